@@ -1,0 +1,151 @@
+/**
+ * The native addon's whole surface, typed once. Everything that crosses into C++ goes through here;
+ * vectors cross as typed arrays, never number[]. The rest of the package talks to the addon only via
+ * `loadBinding()`.
+ */
+import { createRequire } from "node:module";
+import { dirname, join } from "node:path";
+import { existsSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { GavelError } from "../errors.js";
+
+export interface NativeModelParams {
+  gpuLayers: number;
+  contextSize: number;
+  threads: number;
+  batchSize: number;
+  /** Sequences the context holds at once: working sequences plus cached prefixes. */
+  sequences: number;
+}
+
+export interface NativeModelInfo {
+  architecture: string;
+  nLayer: number;
+  nEmbd: number;
+  nVocab: number;
+  /** Context length the model was trained with. */
+  contextLength: number;
+  /** Context size of this loaded instance. */
+  contextSize: number;
+  chatTemplate: string | null;
+  bos: number | null;
+  eos: number | null;
+  addBos: boolean;
+  description: string;
+}
+
+export interface NativeScoreRequest {
+  prefix: Int32Array;
+  continuation: Int32Array;
+}
+
+export interface NativeScoreResult {
+  logprobs: Float32Array;
+  final: Float32Array;
+}
+
+export interface NativeCacheStats {
+  entries: number;
+  tokens: number;
+  hits: number;
+  misses: number;
+}
+
+export interface NativeModel {
+  load(path: string, params: NativeModelParams): Promise<void>;
+  info(): NativeModelInfo;
+  /** A GGUF metadata value as llama.cpp reads it, or null. */
+  meta(key: string): string | null;
+  tokenize(text: string, special: boolean, addBos: boolean): Int32Array;
+  detokenize(tokens: Int32Array, special: boolean): string;
+  /** One token's text piece (special tokens rendered). */
+  tokenPiece(token: number): string;
+  hiddenStates(tokens: Int32Array, layer: number): Promise<Float32Array>;
+  score(requests: NativeScoreRequest[], readIds: Int32Array): Promise<NativeScoreResult[]>;
+  /** Logits (tokens × nVocab) of one fresh decode, no cache involved. */
+  logits(tokens: Int32Array): Promise<Float32Array>;
+  clearCache(): void;
+  cacheStats(): NativeCacheStats;
+  /** Makes the running operation stop at its next check and reject with ABORTED. */
+  abort(): void;
+  dispose(): void;
+}
+
+/** Results of the glance kernel for a set of query tokens against every skill's bank. */
+export interface NativeGlanceResult {
+  /** g(s|x) per skill, length nSkills. */
+  g: Float32Array;
+  /** m_i(s), row-major nQuery × nSkills. */
+  m: Float32Array;
+  /** Index (within the skill's own bank) of the key that attained m_i(s), nQuery × nSkills. */
+  argmax: Int32Array;
+}
+
+export interface NativeKernels {
+  /**
+   * Farthest-first traversal of unit keys (n × dim, row-major): returns the indices retained, the
+   * first key first, until every key lies within eps (Euclidean) of a retained one.
+   */
+  coverFarthestFirst(keys: Float32Array, dim: number, eps: number): Int32Array;
+  /**
+   * The glance: m_i(s) = max_j <q_i, d^s_j> over each skill's keys (bank rows offsets[s]..offsets[s+1]),
+   * each query token votes m_i(s) into its top-k skills, weighted by weights[i], normalised by Σw.
+   */
+  glance(queries: Float32Array, bank: Float32Array, offsets: Int32Array, dim: number,
+         weights: Float32Array, k: number): Promise<NativeGlanceResult>;
+}
+
+export interface NativeBinding extends NativeKernels {
+  setErrorClass(cls: typeof GavelError): void;
+  /** Loads the ggml backends found in libDir (null: those linked in); returns the devices found. */
+  init(libDir: string | null): string[];
+  systemInfo(): string;
+  NativeModel: new () => NativeModel;
+}
+
+let binding: NativeBinding | undefined;
+
+function packageRoot(): string {
+  // dist/index.js, dist/cli/gavel.js and src/native/binding.ts all sit below the package root.
+  let dir = typeof __dirname !== "undefined" ? __dirname : dirname(fileURLToPath(import.meta.url));
+  while (!existsSync(join(dir, "package.json")) || !existsSync(join(dir, "CMakeLists.txt"))) {
+    const up = dirname(dir);
+    if (up === dir) throw new GavelError("cannot find gavel-router's package root", "NATIVE_UNAVAILABLE");
+    dir = up;
+  }
+  return dir;
+}
+
+/** The folder of prebuilt llama.cpp libraries to load ggml backends from, or null (linked in). */
+function backendDir(root: string): string | null {
+  if (process.env.GAVEL_BACKEND_DIR) return process.env.GAVEL_BACKEND_DIR;
+  const require = createRequire(join(root, "package.json"));
+  for (const base of require.resolve.paths("@node-llama-cpp/linux-x64") ?? []) {
+    const dir = join(base, "@node-llama-cpp", "linux-x64", "bins", "linux-x64");
+    if (existsSync(dir)) return dir;
+  }
+  return null;
+}
+
+/** Loads the addon once (prebuilds/ or build/Release through node-gyp-build) and initialises ggml. */
+export function loadBinding(): NativeBinding {
+  if (binding) return binding;
+  const root = packageRoot();
+  const require = createRequire(join(root, "package.json"));
+  let b: NativeBinding;
+  try {
+    const explicit = process.env.GAVEL_ADDON;
+    b = explicit ? (require(explicit) as NativeBinding) : (require("node-gyp-build")(root) as NativeBinding);
+  } catch (err) {
+    throw new GavelError(
+      `gavel-router's native addon could not be loaded (${(err as Error).message}). ` +
+        "It ships prebuilt for linux-x64; elsewhere run `npm run build:native`.",
+      "NATIVE_UNAVAILABLE",
+      { cause: err },
+    );
+  }
+  b.setErrorClass(GavelError);
+  b.init(backendDir(root));
+  binding = b;
+  return b;
+}

@@ -1,0 +1,12 @@
+import { defineConfig } from "vitest/config";
+
+export default defineConfig({
+  test: {
+    include: ["test/**/*.test.ts"],
+    testTimeout: 120_000,
+    hookTimeout: 300_000,
+    pool: "forks",
+    // two cores: run files two at a time
+    poolOptions: { forks: { maxForks: 2, minForks: 1 } },
+  },
+});
