@@ -1,0 +1,21 @@
+// Typed errors across the boundary. JS hands its GavelError class to the addon once
+// (setErrorClass); every native failure is then thrown as `new GavelError(message, code)`, so callers
+// see the same class and codes whether TypeScript or C++ detected the problem.
+#pragma once
+#include <napi.h>
+#include <stdexcept>
+#include <string>
+
+namespace gavel {
+
+// A failure detected on a worker thread, carried to the JS thread with its code.
+struct Failure : std::runtime_error {
+  std::string code;
+  Failure(std::string code_, const std::string& message) : std::runtime_error(message), code(std::move(code_)) {}
+};
+
+void SetErrorClass(const Napi::Function& cls);
+Napi::Error MakeError(Napi::Env env, const std::string& code, const std::string& message);
+[[noreturn]] void Throw(Napi::Env env, const std::string& code, const std::string& message);
+
+}  // namespace gavel

@@ -1,0 +1,508 @@
+#include "model/engine.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <thread>
+
+#include "common/errors.h"
+#include "ggml-backend.h"
+#include "ggml.h"
+
+namespace gavel {
+
+// ---------------------------------------------------------------------------------------------
+// llama.cpp's log: kept quiet (GAVEL_LOG=1 prints it), but its last warnings and errors are kept so
+// that a failed load can say why.
+
+static std::mutex g_log_mutex;
+static std::deque<std::string> g_log_tail;
+static bool g_log_echo = false;
+static std::string g_log_partial;
+
+static void LogSink(ggml_log_level level, const char* text, void*) {
+  if (g_log_echo) std::fputs(text, stderr);
+  if (level != GGML_LOG_LEVEL_ERROR && level != GGML_LOG_LEVEL_WARN && level != GGML_LOG_LEVEL_CONT) return;
+  std::lock_guard<std::mutex> lock(g_log_mutex);
+  g_log_partial += text;
+  size_t nl;
+  while ((nl = g_log_partial.find('\n')) != std::string::npos) {
+    g_log_tail.push_back(g_log_partial.substr(0, nl));
+    g_log_partial.erase(0, nl + 1);
+    while (g_log_tail.size() > 32) g_log_tail.pop_front();
+  }
+}
+
+static void ClearLog() {
+  std::lock_guard<std::mutex> lock(g_log_mutex);
+  g_log_tail.clear();
+  g_log_partial.clear();
+}
+
+std::string LastLlamaErrors() {
+  std::lock_guard<std::mutex> lock(g_log_mutex);
+  std::string out;
+  for (const auto& l : g_log_tail) {
+    if (!out.empty()) out += "; ";
+    out += l;
+  }
+  return out;
+}
+
+std::vector<std::string> InitBackends(const char* lib_dir) {
+  static std::once_flag once;
+  std::call_once(once, [&] {
+    const char* echo = std::getenv("GAVEL_LOG");
+    g_log_echo = echo != nullptr && std::strcmp(echo, "1") == 0;
+    llama_log_set(LogSink, nullptr);
+    if (lib_dir != nullptr && *lib_dir != '\0') ggml_backend_load_all_from_path(lib_dir);
+    llama_backend_init();
+  });
+  std::vector<std::string> devices;
+  for (size_t i = 0; i < ggml_backend_dev_count(); ++i) {
+    ggml_backend_dev_t dev = ggml_backend_dev_get(i);
+    devices.push_back(std::string(ggml_backend_dev_name(dev)) + " (" + ggml_backend_dev_description(dev) + ")");
+  }
+  return devices;
+}
+
+// ---------------------------------------------------------------------------------------------
+
+namespace {
+// RAII for llama_batch.
+struct Batch {
+  llama_batch b;
+  explicit Batch(int n) : b(llama_batch_init(n, 0, 1)) {}
+  ~Batch() { llama_batch_free(b); }
+  void Add(int32_t token, int32_t pos, int32_t seq, bool output) {
+    const int i = b.n_tokens++;
+    b.token[i] = token;
+    b.pos[i] = pos;
+    b.n_seq_id[i] = 1;
+    b.seq_id[i][0] = seq;
+    b.logits[i] = output ? 1 : 0;
+  }
+};
+
+// log Σ exp over a logits row, in double for a stable reference-grade result.
+double LogSumExp(const float* row, int n) {
+  float mx = row[0];
+  for (int i = 1; i < n; ++i) mx = std::max(mx, row[i]);
+  double s = 0;
+  for (int i = 0; i < n; ++i) s += std::exp(double(row[i]) - double(mx));
+  return double(mx) + std::log(s);
+}
+}  // namespace
+
+Engine::~Engine() { Free(); }
+
+void Engine::Free() {
+  if (ctx_ != nullptr) llama_free(ctx_);
+  if (model_ != nullptr) llama_model_free(model_);
+  ctx_ = nullptr;
+  model_ = nullptr;
+  vocab_ = nullptr;
+  slots_.clear();
+  lru_.clear();
+  seq_to_stem_.clear();
+  free_seqs_.clear();
+  cached_tokens_ = 0;
+}
+
+bool Engine::EvalCallback(struct ggml_tensor* t, bool ask, void* user_data) {
+  auto* self = static_cast<Engine*>(user_data);
+  if (!self->capture_active_ || std::strcmp(t->name, self->capture_name_.c_str()) != 0) return !ask;
+  if (ask) return true;
+  // The tensor is n_embd × n_tokens of the current ubatch (more dims would be a graph we don't know).
+  if (t->type != GGML_TYPE_F32 || t->ne[0] != self->info_.n_embd || t->ne[2] != 1 || t->ne[3] != 1 ||
+      t->nb[0] != sizeof(float)) {
+    self->capture_error_ = std::string("tensor ") + t->name + " has an unexpected type or shape";
+    return true;
+  }
+  const size_t rows = size_t(t->ne[1]);
+  const size_t cols = size_t(t->ne[0]);
+  const size_t old = self->capture_rows_.size();
+  self->capture_rows_.resize(old + rows * cols);
+  float* dst = self->capture_rows_.data() + old;
+  if (ggml_is_contiguous(t)) {
+    ggml_backend_tensor_get(t, dst, 0, rows * cols * sizeof(float));
+  } else {
+    for (size_t r = 0; r < rows; ++r) ggml_backend_tensor_get(t, dst + r * cols, r * t->nb[1], cols * sizeof(float));
+  }
+  return true;
+}
+
+bool Engine::AbortCallback(void* data) { return static_cast<Engine*>(data)->abort_flag.load(); }
+
+void Engine::CheckAbort() {
+  if (abort_flag.load()) throw Failure("ABORTED", "the operation was aborted");
+}
+
+void Engine::Load(const std::string& path, const LoadParams& p) {
+  if (ctx_ != nullptr) throw Failure("INVALID_ARGUMENT", "this model is already loaded");
+  ClearLog();
+  llama_model_params mp = llama_model_default_params();
+  mp.n_gpu_layers = p.gpu_layers;
+  model_ = llama_model_load_from_file(path.c_str(), mp);
+  if (model_ == nullptr) {
+    const std::string why = LastLlamaErrors();
+    const bool arch = why.find("unknown model architecture") != std::string::npos;
+    throw Failure(arch ? "UNSUPPORTED_ARCHITECTURE" : "MODEL_LOAD_FAILED",
+                  std::string(arch ? "llama.cpp does not support this model's architecture" : "llama.cpp could not load the model") +
+                      " (" + path + "): " + (why.empty() ? "no details" : why));
+  }
+  vocab_ = llama_model_get_vocab(model_);
+
+  llama_context_params cp = llama_context_default_params();
+  const int hw = std::max(1, int(std::thread::hardware_concurrency()));
+  cp.n_ctx = uint32_t(p.context_size);
+  cp.n_batch = uint32_t(p.batch_size);
+  cp.n_ubatch = uint32_t(std::min(p.batch_size, 512));
+  cp.n_seq_max = uint32_t(p.sequences);
+  cp.n_threads = p.threads > 0 ? p.threads : hw;
+  cp.n_threads_batch = cp.n_threads;
+  cp.kv_unified = true;  // cached prefixes and working sequences share one pool of cells
+  cp.cb_eval = &Engine::EvalCallback;
+  cp.cb_eval_user_data = this;
+  cp.abort_callback = &Engine::AbortCallback;
+  cp.abort_callback_data = this;
+  cp.no_perf = true;
+  ctx_ = llama_init_from_model(model_, cp);
+  if (ctx_ == nullptr) {
+    const std::string why = LastLlamaErrors();
+    llama_model_free(model_);
+    model_ = nullptr;
+    throw Failure("MODEL_LOAD_FAILED", "llama.cpp could not create a context: " + (why.empty() ? std::string("no details") : why));
+  }
+  n_batch_ = int(llama_n_batch(ctx_));
+  n_seq_ = int(llama_n_seq_max(ctx_));
+  n_work_ = std::max(1, std::min(16, n_seq_ / 4));
+  for (int s = n_seq_ - 1; s >= n_work_; --s) free_seqs_.push_back(s);
+
+  char buf[512];
+  info_ = ModelInfo{};
+  if (llama_model_meta_val_str(model_, "general.architecture", buf, sizeof(buf)) >= 0) info_.architecture = buf;
+  if (llama_model_desc(model_, buf, sizeof(buf)) >= 0) info_.description = buf;
+  info_.n_layer = llama_model_n_layer(model_);
+  info_.n_embd = llama_model_n_embd(model_);
+  info_.n_vocab = llama_vocab_n_tokens(vocab_);
+  info_.context_length = llama_model_n_ctx_train(model_);
+  info_.context_size = int(llama_n_ctx(ctx_));
+  const char* tmpl = llama_model_chat_template(model_, nullptr);
+  info_.has_chat_template = tmpl != nullptr;
+  if (tmpl != nullptr) info_.chat_template = tmpl;
+  info_.bos = llama_vocab_bos(vocab_);
+  info_.eos = llama_vocab_eos(vocab_);
+  info_.add_bos = llama_vocab_get_add_bos(vocab_);
+}
+
+bool Engine::Meta(const std::string& key, std::string* out) const {
+  const int32_t n = llama_model_meta_val_str(model_, key.c_str(), nullptr, 0);
+  if (n < 0) return false;
+  std::vector<char> buf(size_t(n) + 1);
+  llama_model_meta_val_str(model_, key.c_str(), buf.data(), buf.size());
+  out->assign(buf.data(), size_t(n));
+  return true;
+}
+
+void Engine::CheckTokens(const std::vector<int32_t>& tokens, const char* what) const {
+  for (size_t i = 0; i < tokens.size(); ++i) {
+    if (tokens[i] < 0 || tokens[i] >= info_.n_vocab) {
+      throw Failure("TOKEN_OUT_OF_VOCABULARY", std::string(what) + "[" + std::to_string(i) + "] = " +
+                                                   std::to_string(tokens[i]) + " is not a token id (vocabulary size " +
+                                                   std::to_string(info_.n_vocab) + ")");
+    }
+  }
+}
+
+std::vector<int32_t> Engine::Tokenize(const std::string& text, bool special, bool add_bos) const {
+  if (text.size() > size_t(INT32_MAX / 2)) throw Failure("INVALID_ARGUMENT", "text too long to tokenize");
+  if (text.empty() && !add_bos) return {};
+  int32_t n = llama_tokenize(vocab_, text.data(), int32_t(text.size()), nullptr, 0, add_bos, special);
+  if (n >= 0 && text.empty()) n = -n;  // nothing but BOS
+  std::vector<int32_t> out(size_t(n < 0 ? -n : n) + 1);
+  n = llama_tokenize(vocab_, text.data(), int32_t(text.size()), out.data(), int32_t(out.size()), add_bos, special);
+  if (n < 0) throw Failure("INTERNAL", "llama_tokenize failed");
+  out.resize(size_t(n));
+  return out;
+}
+
+std::string Engine::Detokenize(const std::vector<int32_t>& tokens, bool special) const {
+  CheckTokens(tokens, "tokens");
+  if (tokens.empty()) return {};
+  std::string out(tokens.size() * 8 + 16, '\0');
+  int32_t n = llama_detokenize(vocab_, tokens.data(), int32_t(tokens.size()), out.data(), int32_t(out.size()), false, special);
+  if (n < 0) {
+    out.resize(size_t(-n));
+    n = llama_detokenize(vocab_, tokens.data(), int32_t(tokens.size()), out.data(), int32_t(out.size()), false, special);
+  }
+  if (n < 0) throw Failure("INTERNAL", "llama_detokenize failed");
+  out.resize(size_t(n));
+  return out;
+}
+
+std::string Engine::TokenPiece(int32_t token) const {
+  CheckTokens({token}, "token");
+  char buf[256];
+  int32_t n = llama_token_to_piece(vocab_, token, buf, sizeof(buf), 0, true);
+  if (n < 0) {
+    std::vector<char> big(size_t(-n));
+    n = llama_token_to_piece(vocab_, token, big.data(), int32_t(big.size()), 0, true);
+    return n < 0 ? std::string() : std::string(big.data(), size_t(n));
+  }
+  return std::string(buf, size_t(n));
+}
+
+void Engine::RemoveSeq(int seq) { llama_memory_seq_rm(llama_get_memory(ctx_), seq, -1, -1); }
+
+bool Engine::EvictOne(const std::vector<int>& pinned) {
+  for (auto it = lru_.rbegin(); it != lru_.rend(); ++it) {
+    const int seq = *it;
+    if (std::find(pinned.begin(), pinned.end(), seq) != pinned.end()) continue;
+    RemoveSeq(seq);
+    auto stem = seq_to_stem_.find(seq);
+    cached_tokens_ -= static_cast<long long>(stem->second.size());
+    slots_.erase(stem->second);
+    seq_to_stem_.erase(stem);
+    lru_.erase(std::next(it).base());
+    free_seqs_.push_back(seq);
+    return true;
+  }
+  return false;
+}
+
+void Engine::DecodeWithEviction(llama_batch& batch, const std::vector<int>& pinned) {
+  for (;;) {
+    CheckAbort();
+    const int32_t rc = llama_decode(ctx_, batch);
+    if (rc == 0) return;
+    if (rc == 1) {
+      // No free KV cells: make room by dropping the least recently used cached prefix.
+      if (EvictOne(pinned)) continue;
+      throw Failure("CONTEXT_OVERFLOW", "the context (" + std::to_string(info_.context_size) +
+                                            " cells) cannot hold this work; load the model with a larger contextSize");
+    }
+    if (rc == 2) throw Failure("ABORTED", "the operation was aborted");
+    throw Failure("DECODE_FAILED", "llama_decode returned " + std::to_string(rc) + ": " + LastLlamaErrors());
+  }
+}
+
+void Engine::DecodeSequence(const std::vector<int32_t>& tokens, int seq, int pos0, bool all_outputs,
+                            std::vector<float>* logits_out) {
+  Batch batch(n_batch_);
+  const size_t n = tokens.size();
+  for (size_t start = 0; start < n; start += size_t(n_batch_)) {
+    const size_t cnt = std::min(size_t(n_batch_), n - start);
+    batch.b.n_tokens = 0;
+    for (size_t i = 0; i < cnt; ++i) {
+      batch.Add(tokens[start + i], int32_t(pos0 + start + i), seq, all_outputs || start + i == n - 1);
+    }
+    DecodeWithEviction(batch.b, pinned_);
+    if (logits_out != nullptr) {
+      const int nv = info_.n_vocab;
+      for (size_t i = 0; i < cnt; ++i) {
+        const float* row = llama_get_logits_ith(ctx_, int32_t(i));
+        if (row == nullptr) throw Failure("INTERNAL", "no logits for an output position");
+        logits_out->insert(logits_out->end(), row, row + nv);
+      }
+    }
+  }
+}
+
+int Engine::EnsureSlot(const std::vector<int32_t>& stem) {
+  auto it = slots_.find(stem);
+  if (it != slots_.end()) {
+    ++hits_;
+    lru_.splice(lru_.begin(), lru_, it->second.lru);
+    pinned_.push_back(it->second.seq);
+    return it->second.seq;
+  }
+  ++misses_;
+  while (free_seqs_.empty()) {
+    if (!EvictOne(pinned_)) {
+      throw Failure("CONTEXT_OVERFLOW", "more distinct prefixes at once than the context has sequences for; "
+                                        "load the model with more sequences");
+    }
+  }
+  const int seq = free_seqs_.back();
+  free_seqs_.pop_back();
+  pinned_.push_back(seq);
+  try {
+    RemoveSeq(seq);
+    DecodeSequence(stem, seq, 0, false, nullptr);
+  } catch (...) {
+    RemoveSeq(seq);
+    pinned_.pop_back();
+    free_seqs_.push_back(seq);
+    throw;
+  }
+  lru_.push_front(seq);
+  Slot slot;
+  slot.stem = stem;
+  slot.seq = seq;
+  slot.lru = lru_.begin();
+  slots_.emplace(stem, std::move(slot));
+  seq_to_stem_[seq] = stem;
+  cached_tokens_ += static_cast<long long>(stem.size());
+  return seq;
+}
+
+std::vector<float> Engine::HiddenStates(const std::vector<int32_t>& tokens, int layer) {
+  if (tokens.empty()) throw Failure("INVALID_ARGUMENT", "hiddenStates needs at least one token");
+  if (layer < 0 || layer >= info_.n_layer) {
+    throw Failure("LAYER_OUT_OF_RANGE", "layer " + std::to_string(layer) + " is out of range: the model has " +
+                                            std::to_string(info_.n_layer) + " layers (0.." + std::to_string(info_.n_layer - 1) + ")");
+  }
+  CheckTokens(tokens, "tokens");
+  if (tokens.size() > size_t(info_.context_size)) {
+    throw Failure("CONTEXT_OVERFLOW", std::to_string(tokens.size()) + " tokens exceed the context size " + std::to_string(info_.context_size));
+  }
+  abort_flag = false;
+  capture_name_ = "l_out-" + std::to_string(layer);
+  capture_rows_.clear();
+  capture_error_.clear();
+  capture_active_ = true;
+  pinned_.clear();
+  // Past the last block llama.cpp keeps only the rows it outputs, so ask for every row there.
+  const bool last = layer == info_.n_layer - 1;
+  try {
+    RemoveSeq(0);
+    DecodeSequence(tokens, 0, 0, last, nullptr);
+  } catch (...) {
+    capture_active_ = false;
+    RemoveSeq(0);
+    throw;
+  }
+  capture_active_ = false;
+  RemoveSeq(0);
+  if (!capture_error_.empty()) throw Failure("HIDDEN_STATES_UNAVAILABLE", capture_error_);
+  if (capture_rows_.size() != tokens.size() * size_t(info_.n_embd)) {
+    throw Failure("HIDDEN_STATES_UNAVAILABLE", "the " + info_.architecture + " graph did not expose " + capture_name_ +
+                                                   " for every token (got " + std::to_string(capture_rows_.size() / size_t(info_.n_embd)) +
+                                                   " of " + std::to_string(tokens.size()) + " rows)");
+  }
+  return std::move(capture_rows_);
+}
+
+std::vector<float> Engine::Logits(const std::vector<int32_t>& tokens) {
+  if (tokens.empty()) throw Failure("INVALID_ARGUMENT", "logits needs at least one token");
+  CheckTokens(tokens, "tokens");
+  if (tokens.size() > size_t(info_.context_size)) {
+    throw Failure("CONTEXT_OVERFLOW", std::to_string(tokens.size()) + " tokens exceed the context size " + std::to_string(info_.context_size));
+  }
+  abort_flag = false;
+  pinned_.clear();
+  std::vector<float> out;
+  out.reserve(tokens.size() * size_t(info_.n_vocab));
+  try {
+    RemoveSeq(0);
+    DecodeSequence(tokens, 0, 0, true, &out);
+  } catch (...) {
+    RemoveSeq(0);
+    throw;
+  }
+  RemoveSeq(0);
+  return out;
+}
+
+std::vector<ScoreResult> Engine::Score(const std::vector<ScoreRequest>& requests, const std::vector<int32_t>& read_ids) {
+  CheckTokens(read_ids, "readIds");
+  for (size_t r = 0; r < requests.size(); ++r) {
+    const auto& q = requests[r];
+    if (q.prefix.empty()) throw Failure("INVALID_ARGUMENT", "request " + std::to_string(r) + ": the prefix is empty");
+    CheckTokens(q.prefix, "prefix");
+    CheckTokens(q.continuation, "continuation");
+    if (q.prefix.size() + q.continuation.size() > size_t(info_.context_size)) {
+      throw Failure("CONTEXT_OVERFLOW", "request " + std::to_string(r) + ": " + std::to_string(q.prefix.size() + q.continuation.size()) +
+                                            " tokens exceed the context size " + std::to_string(info_.context_size));
+    }
+  }
+  abort_flag = false;
+  std::vector<ScoreResult> results(requests.size());
+  const int nv = info_.n_vocab;
+  llama_memory_t mem = llama_get_memory(ctx_);
+
+  // Requests go in waves of n_work_, one working sequence each.
+  for (size_t w0 = 0; w0 < requests.size(); w0 += size_t(n_work_)) {
+    const size_t w1 = std::min(requests.size(), w0 + size_t(n_work_));
+    pinned_.clear();
+    try {
+      // 1. Every prefix's stem (all but its last token) resident in a cached sequence.
+      std::vector<int> slot(w1 - w0, -1);
+      for (size_t r = w0; r < w1; ++r) {
+        const auto& p = requests[r].prefix;
+        if (p.size() > 1) slot[r - w0] = EnsureSlot(std::vector<int32_t>(p.begin(), p.end() - 1));
+      }
+      // 2. Working sequence r starts as a (cell-sharing) copy of its prefix's sequence.
+      for (size_t r = w0; r < w1; ++r) {
+        const int ws = int(r - w0);
+        RemoveSeq(ws);
+        if (slot[r - w0] >= 0) llama_memory_seq_cp(mem, slot[r - w0], ws, -1, -1);
+        results[r].logprobs.resize(requests[r].continuation.size());
+        results[r].final.resize(read_ids.size());
+      }
+      // 3. Decode [last prefix token, continuation...] of every request, packed into full batches.
+      struct Out { size_t r; size_t j; };  // position j predicts continuation[j] (or the read ids at the end)
+      Batch batch(n_batch_);
+      std::vector<Out> outs;
+      auto flush = [&]() {
+        if (batch.b.n_tokens == 0) return;
+        DecodeWithEviction(batch.b, pinned_);
+        for (int i = 0; i < batch.b.n_tokens; ++i) {
+          const float* row = llama_get_logits_ith(ctx_, i);
+          if (row == nullptr) throw Failure("INTERNAL", "no logits for an output position");
+          const double lse = LogSumExp(row, nv);
+          const Out& o = outs[size_t(i)];
+          const auto& cont = requests[o.r].continuation;
+          if (o.j < cont.size()) {
+            results[o.r].logprobs[o.j] = float(double(row[cont[o.j]]) - lse);
+          } else {
+            for (size_t k = 0; k < read_ids.size(); ++k) results[o.r].final[k] = float(double(row[read_ids[k]]) - lse);
+          }
+        }
+        batch.b.n_tokens = 0;
+        outs.clear();
+      };
+      for (size_t r = w0; r < w1; ++r) {
+        const auto& q = requests[r];
+        const int ws = int(r - w0);
+        const size_t n = q.continuation.size() + 1;
+        for (size_t j = 0; j < n; ++j) {
+          const int32_t tok = j == 0 ? q.prefix.back() : q.continuation[j - 1];
+          batch.Add(tok, int32_t(q.prefix.size() - 1 + j), ws, true);
+          outs.push_back({r, j});
+          if (batch.b.n_tokens == n_batch_) flush();
+        }
+      }
+      flush();
+    } catch (...) {
+      for (size_t r = w0; r < w1; ++r) RemoveSeq(int(r - w0));
+      throw;
+    }
+    for (size_t r = w0; r < w1; ++r) RemoveSeq(int(r - w0));
+  }
+  return results;
+}
+
+void Engine::ClearCache() {
+  for (const auto& kv : seq_to_stem_) RemoveSeq(kv.first);
+  for (const auto& kv : seq_to_stem_) free_seqs_.push_back(kv.first);
+  slots_.clear();
+  seq_to_stem_.clear();
+  lru_.clear();
+  cached_tokens_ = 0;
+}
+
+CacheStats Engine::Stats() const {
+  CacheStats s;
+  s.entries = int(slots_.size());
+  s.tokens = cached_tokens_;
+  s.hits = hits_;
+  s.misses = misses_;
+  return s;
+}
+
+}  // namespace gavel

@@ -1,0 +1,143 @@
+// Engine: one llama.cpp model with one context, and the three things GAVEL asks of it.
+//  - HiddenStates: the residual stream after block ℓ (graph tensor "l_out-ℓ") for every token.
+//  - Score: log-probs of a continuation after a prefix, with each prefix's KV kept resident in a
+//    sequence of a unified KV cache (LRU), so a later call with the same prefix decodes only the
+//    continuation.
+//  - Logits: a plain fresh decode, the reference path tests compare Score against.
+// No N-API here: model_napi.cpp wraps it. All methods may throw gavel::Failure; callers hold `mutex`.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <list>
+#include <map>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "llama.h"
+
+namespace gavel {
+
+struct LoadParams {
+  int gpu_layers = 0;
+  int context_size = 4096;
+  int threads = 0;
+  int batch_size = 512;
+  int sequences = 64;
+};
+
+struct ModelInfo {
+  std::string architecture;
+  std::string description;
+  int n_layer = 0;
+  int n_embd = 0;
+  int n_vocab = 0;
+  int context_length = 0;
+  int context_size = 0;
+  bool has_chat_template = false;
+  std::string chat_template;
+  int32_t bos = -1;
+  int32_t eos = -1;
+  bool add_bos = false;
+};
+
+struct ScoreRequest {
+  std::vector<int32_t> prefix;
+  std::vector<int32_t> continuation;
+};
+
+struct ScoreResult {
+  std::vector<float> logprobs;  // one per continuation token
+  std::vector<float> final;     // one per read id, after the last token
+};
+
+struct CacheStats {
+  int entries = 0;
+  long long tokens = 0;
+  long long hits = 0;
+  long long misses = 0;
+};
+
+class Engine {
+ public:
+  Engine() = default;
+  ~Engine();
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  void Load(const std::string& path, const LoadParams& params);
+  bool Loaded() const { return ctx_ != nullptr; }
+  void Free();
+
+  const ModelInfo& Info() const { return info_; }
+  bool Meta(const std::string& key, std::string* out) const;
+  std::vector<int32_t> Tokenize(const std::string& text, bool special, bool add_bos) const;
+  std::string Detokenize(const std::vector<int32_t>& tokens, bool special) const;
+  std::string TokenPiece(int32_t token) const;
+
+  std::vector<float> HiddenStates(const std::vector<int32_t>& tokens, int layer);
+  std::vector<ScoreResult> Score(const std::vector<ScoreRequest>& requests, const std::vector<int32_t>& read_ids);
+  std::vector<float> Logits(const std::vector<int32_t>& tokens);
+
+  void ClearCache();
+  CacheStats Stats() const;
+
+  // Checked before each decode and by llama.cpp's abort callback during one.
+  std::atomic<bool> abort_flag{false};
+  // Serialises every call on this engine (the JS side queues too; this is the guard).
+  std::mutex mutex;
+
+  // Validation shared by every entry point: throws Failure with a typed code.
+  void CheckTokens(const std::vector<int32_t>& tokens, const char* what) const;
+
+ private:
+  struct Slot {
+    std::vector<int32_t> stem;  // prefix without its last token: what the KV cache holds
+    int seq = -1;
+    std::list<int>::iterator lru;
+  };
+
+  static bool EvalCallback(struct ggml_tensor* t, bool ask, void* user_data);
+  static bool AbortCallback(void* data);
+
+  void CheckAbort();
+  // Decodes tokens into one sequence starting at pos0, in chunks of n_batch. Outputs are requested
+  // for every token when all_outputs, else for the last one only.
+  void DecodeSequence(const std::vector<int32_t>& tokens, int seq, int pos0, bool all_outputs,
+                      std::vector<float>* logits_out);
+  // llama_decode with eviction of unpinned cached prefixes when the KV cache is full.
+  void DecodeWithEviction(llama_batch& batch, const std::vector<int>& pinned);
+  bool EvictOne(const std::vector<int>& pinned);
+  // The cached sequence holding stem's KV, decoded now if absent; pins it for the current call.
+  int EnsureSlot(const std::vector<int32_t>& stem);
+  void RemoveSeq(int seq);
+
+  llama_model* model_ = nullptr;
+  llama_context* ctx_ = nullptr;
+  const llama_vocab* vocab_ = nullptr;
+  ModelInfo info_;
+  int n_batch_ = 512;
+  int n_seq_ = 1;
+  int n_work_ = 1;  // sequences [0, n_work_) are working sequences; the rest hold cached prefixes
+
+  // capture of "l_out-<layer>"
+  std::string capture_name_;
+  bool capture_active_ = false;
+  std::vector<float> capture_rows_;
+  std::string capture_error_;
+
+  std::map<std::vector<int32_t>, Slot> slots_;
+  std::list<int> lru_;  // seq ids, most recent at the front
+  std::map<int, std::vector<int32_t>> seq_to_stem_;
+  std::vector<int> free_seqs_;
+  std::vector<int> pinned_;  // cached sequences the current call uses: never evicted during it
+  long long cached_tokens_ = 0;
+  long long hits_ = 0, misses_ = 0;
+};
+
+// Installs llama.cpp's log sink (once) and loads ggml backends from lib_dir (if given).
+std::vector<std::string> InitBackends(const char* lib_dir);
+std::string LastLlamaErrors();
+
+}  // namespace gavel

@@ -1,0 +1,288 @@
+import { availableParallelism } from "node:os";
+import { openSync, readSync, closeSync, statSync } from "node:fs";
+import { GavelError, invalidArgument } from "../errors.js";
+import { loadBinding, type NativeModel } from "../native/binding.js";
+import { abortedError, boolOption, intOption, optionsObject, signalOption, toTokens } from "./validate.js";
+
+/** Options of {@link Model.load}. */
+export interface ModelLoadOptions {
+  /** Layers to offload to a GPU (CUDA build only); -1, the default, offloads all. */
+  gpuLayers?: number;
+  /** Context size in tokens, shared by every cached prefix and working sequence. Default 8192. */
+  contextSize?: number;
+  /** CPU threads; default: every core. */
+  threads?: number;
+  /** Most tokens one llama_decode takes; default 512. */
+  batchSize?: number;
+  /** Sequences of the context: a quarter (at most 16) are working sequences, the rest hold cached prefixes. Default 32. */
+  sequences?: number;
+}
+
+/** What {@link Model.info} tells about the loaded model. */
+export interface ModelInfo {
+  architecture: string;
+  nLayer: number;
+  nEmbd: number;
+  nVocab: number;
+  /** Context length the model was trained with. */
+  contextLength: number;
+  /** Context size of this loaded instance (llama.cpp may round it up). */
+  contextSize: number;
+  chatTemplate?: string;
+  bos?: number;
+  eos?: number;
+  /** Whether the vocabulary asks for a BOS token at the start of a text. */
+  addBos: boolean;
+  description: string;
+}
+
+/** Log-probabilities of a continuation, see {@link Model.score}. */
+export interface ScoreResult {
+  /** logprobs[i] = log p(continuation[i] | prefix, continuation[<i]). */
+  logprobs: Float32Array;
+  /** final[j] = log p(readIds[j]) at the position after the last continuation token. */
+  final: Float32Array;
+}
+
+export interface ScoreOptions {
+  /** Token ids whose log-probability is read after the last continuation token. */
+  readIds?: Int32Array | number[];
+  signal?: AbortSignal;
+}
+
+export interface CallOptions {
+  signal?: AbortSignal;
+}
+
+const GGUF_MAGIC = 0x46554747; // "GGUF" little-endian
+
+function checkGgufFile(path: string): void {
+  let size: number;
+  try {
+    const st = statSync(path);
+    if (!st.isFile()) throw new GavelError(`${path} is not a file`, "FILE_NOT_FOUND");
+    size = st.size;
+  } catch (err) {
+    if (err instanceof GavelError) throw err;
+    throw new GavelError(`model file not found: ${path}`, "FILE_NOT_FOUND", { cause: err });
+  }
+  const head = Buffer.alloc(8);
+  const fd = openSync(path, "r");
+  try {
+    readSync(fd, head, 0, 8, 0);
+  } finally {
+    closeSync(fd);
+  }
+  if (size < 24 || head.readUInt32LE(0) !== GGUF_MAGIC) throw new GavelError(`${path} is not a GGUF file`, "NOT_GGUF");
+  const version = head.readUInt32LE(4);
+  if (version < 2 || version > 3) throw new GavelError(`${path}: GGUF version ${version} is not supported (2 or 3)`, "NOT_GGUF");
+}
+
+/**
+ * A frozen GGUF model run by llama.cpp: tokenisation, hidden states of any layer, and log-probs of
+ * continuations over cached prefixes. Calls on one model run one at a time, in call order (a
+ * queue); each slow call runs off the JavaScript thread.
+ *
+ * @example
+ * ```ts
+ * const model = await Model.load("model.gguf");
+ * const tokens = model.tokenize("Once upon a time", { addBos: true });
+ * const states = await model.hiddenStates(tokens, 3); // tokens.length × nEmbd
+ * const { logprobs } = await model.score(tokens.subarray(0, 2), tokens.subarray(2));
+ * await model.dispose();
+ * ```
+ */
+export class Model {
+  readonly info: ModelInfo;
+  readonly path: string;
+  #native: NativeModel | null;
+  #queue: Promise<unknown> = Promise.resolve();
+  #running: (() => void) | null = null;
+
+  private constructor(native: NativeModel, path: string) {
+    this.#native = native;
+    this.path = path;
+    const i = native.info();
+    this.info = Object.freeze({
+      architecture: i.architecture,
+      nLayer: i.nLayer,
+      nEmbd: i.nEmbd,
+      nVocab: i.nVocab,
+      contextLength: i.contextLength,
+      contextSize: i.contextSize,
+      ...(i.chatTemplate !== null ? { chatTemplate: i.chatTemplate } : {}),
+      ...(i.bos !== null ? { bos: i.bos } : {}),
+      ...(i.eos !== null ? { eos: i.eos } : {}),
+      addBos: i.addBos,
+      description: i.description,
+    });
+  }
+
+  /** Loads a GGUF model. Rejects with FILE_NOT_FOUND, NOT_GGUF, UNSUPPORTED_ARCHITECTURE or MODEL_LOAD_FAILED. */
+  static async load(path: string, options?: ModelLoadOptions): Promise<Model> {
+    if (typeof path !== "string" || path.length === 0) throw invalidArgument("path must be a non-empty string");
+    const o = optionsObject(options, "options");
+    const params = {
+      gpuLayers: intOption(o.gpuLayers, "gpuLayers", -1, 100000, -1),
+      contextSize: intOption(o.contextSize, "contextSize", 16, 1 << 22, 8192),
+      threads: intOption(o.threads, "threads", 1, 1024, availableParallelism()),
+      batchSize: intOption(o.batchSize, "batchSize", 1, 1 << 16, 512),
+      sequences: intOption(o.sequences, "sequences", 2, 256, 32),
+    };
+    checkGgufFile(path);
+    const binding = loadBinding();
+    const native = new binding.NativeModel();
+    await native.load(path, params);
+    return new Model(native, path);
+  }
+
+  /** The native model, or DISPOSED. */
+  #use(): NativeModel {
+    if (!this.#native) throw new GavelError("this model was disposed", "DISPOSED");
+    return this.#native;
+  }
+
+  /** Runs a native call after every earlier one, with AbortSignal support. */
+  #enqueue<T>(signal: AbortSignal | undefined, run: (native: NativeModel) => Promise<T>): Promise<T> {
+    this.#use();
+    const start = async (): Promise<T> => {
+      const native = this.#use();
+      if (signal?.aborted) throw abortedError();
+      const onAbort = () => native.abort();
+      signal?.addEventListener("abort", onAbort, { once: true });
+      try {
+        return await run(native);
+      } finally {
+        signal?.removeEventListener("abort", onAbort);
+      }
+    };
+    const p = this.#queue.then(start, start);
+    this.#queue = p.catch(() => undefined);
+    return p;
+  }
+
+  /** A GGUF metadata value as llama.cpp reads it (numbers and arrays as text), or undefined. */
+  meta(key: string): string | undefined {
+    if (typeof key !== "string") throw invalidArgument("key must be a string");
+    return this.#use().meta(key) ?? undefined;
+  }
+
+  /**
+   * Text to token ids. `special` parses control tokens written in the text (such as `<|im_start|>`);
+   * keep it false for untrusted text. `addBos` prepends BOS when the vocabulary asks for one.
+   */
+  tokenize(text: string, options?: { special?: boolean; addBos?: boolean }): Int32Array {
+    if (typeof text !== "string") throw invalidArgument("text must be a string");
+    const o = optionsObject(options, "options");
+    return this.#use().tokenize(text, boolOption(o.special, "special", false), boolOption(o.addBos, "addBos", false));
+  }
+
+  /** Token ids to text; special tokens are rendered unless `special` is false. */
+  detokenize(tokens: Int32Array | number[], options?: { special?: boolean }): string {
+    const o = optionsObject(options, "options");
+    return this.#use().detokenize(toTokens(tokens, "tokens", this.info.nVocab), boolOption(o.special, "special", true));
+  }
+
+  /** One token's text piece. */
+  tokenPiece(token: number): string {
+    return this.#use().tokenPiece(toTokens([token], "token", this.info.nVocab)[0]);
+  }
+
+  #checkLength(n: number, what: string): void {
+    if (n > this.info.contextSize) {
+      throw new GavelError(`${what}: ${n} tokens exceed the context size ${this.info.contextSize}`, "CONTEXT_OVERFLOW");
+    }
+  }
+
+  /**
+   * The residual stream after block `layer` (0-based; nLayer − 1 is the last block) for every token:
+   * row-major, tokens × nEmbd.
+   */
+  hiddenStates(tokens: Int32Array | number[], layer: number, options?: CallOptions): Promise<Float32Array> {
+    return this.#call(() => {
+      const t = toTokens(tokens, "tokens", this.info.nVocab);
+      if (t.length === 0) throw invalidArgument("tokens must not be empty");
+      if (typeof layer !== "number" || !Number.isInteger(layer) || layer < 0 || layer >= this.info.nLayer) {
+        throw new GavelError(`layer ${String(layer)} is out of range: the model has ${this.info.nLayer} layers (0..${this.info.nLayer - 1})`, "LAYER_OUT_OF_RANGE");
+      }
+      this.#checkLength(t.length, "hiddenStates");
+      const signal = signalOption(optionsObject(options, "options").signal);
+      return this.#enqueue(signal, (n) => n.hiddenStates(t, layer));
+    });
+  }
+
+  /**
+   * Log-probs of `continuation` after `prefix`. The prefix's KV stays cached (LRU over the
+   * context's sequences), so a later call with the same prefix decodes only the continuation.
+   */
+  async score(prefix: Int32Array | number[], continuation: Int32Array | number[], options?: ScoreOptions): Promise<ScoreResult> {
+    const [r] = await this.scoreMany([prefix], continuation, options);
+    return r;
+  }
+
+  /** {@link Model.score} for several prefixes, packed as sequences into as few decodes as fit. */
+  scoreMany(prefixes: (Int32Array | number[])[], continuation: Int32Array | number[] | (Int32Array | number[])[], options?: ScoreOptions): Promise<ScoreResult[]> {
+    return this.#call(() => {
+      if (!Array.isArray(prefixes)) throw invalidArgument("prefixes must be an array of token arrays");
+      const o = optionsObject(options, "options");
+      const readIds = o.readIds === undefined ? new Int32Array(0) : toTokens(o.readIds, "readIds", this.info.nVocab);
+      const perPrefix = Array.isArray(continuation) && continuation.length > 0 && typeof continuation[0] !== "number";
+      if (perPrefix && continuation.length !== prefixes.length) throw invalidArgument("continuations must match prefixes one to one");
+      const shared = perPrefix ? null : toTokens(continuation, "continuation", this.info.nVocab);
+      const requests = prefixes.map((p, i) => {
+        const prefix = toTokens(p, `prefixes[${i}]`, this.info.nVocab);
+        if (prefix.length === 0) throw invalidArgument(`prefixes[${i}] must not be empty`);
+        const cont = shared ?? toTokens((continuation as (Int32Array | number[])[])[i], `continuations[${i}]`, this.info.nVocab);
+        this.#checkLength(prefix.length + cont.length, `prefixes[${i}] + continuation`);
+        return { prefix, continuation: cont };
+      });
+      const signal = signalOption(o.signal);
+      return this.#enqueue(signal, (n) => n.score(requests, readIds));
+    });
+  }
+
+  /** Logits (tokens × nVocab) of one fresh decode with no cache involved: a reference path. */
+  logits(tokens: Int32Array | number[], options?: CallOptions): Promise<Float32Array> {
+    return this.#call(() => {
+      const t = toTokens(tokens, "tokens", this.info.nVocab);
+      if (t.length === 0) throw invalidArgument("tokens must not be empty");
+      this.#checkLength(t.length, "logits");
+      return this.#enqueue(signalOption(optionsObject(options, "options").signal), (n) => n.logits(t));
+    });
+  }
+
+  /** Drops every cached prefix. */
+  clearCache(): Promise<void> {
+    return this.#call(() => this.#enqueue(undefined, async (n) => n.clearCache()));
+  }
+
+  /** Counters of the prefix cache. */
+  cacheStats(): { entries: number; tokens: number; hits: number; misses: number } {
+    return this.#use().cacheStats();
+  }
+
+  /** Turns synchronous validation failures into rejections, so every async verb only rejects. */
+  #call<T>(f: () => Promise<T>): Promise<T> {
+    try {
+      return f();
+    } catch (err) {
+      return Promise.reject(err);
+    }
+  }
+
+  get disposed(): boolean {
+    return this.#native === null;
+  }
+
+  /** Frees the model and its context; a call still running is aborted. Idempotent. */
+  async dispose(): Promise<void> {
+    const native = this.#native;
+    if (!native) return;
+    this.#native = null;
+    native.dispose();
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.dispose();
+  }
+}

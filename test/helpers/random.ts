@@ -1,0 +1,40 @@
+/** A small seeded PRNG (mulberry32) so failures can be replayed from the logged seed. */
+export function rng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+export function freshSeed(): number {
+  return (Date.now() ^ Math.floor(Math.random() * 0x7fffffff)) >>> 0;
+}
+
+export function randomTokens(r: () => number, n: number, lo: number, hi: number): Int32Array {
+  const out = new Int32Array(n);
+  for (let i = 0; i < n; i++) out[i] = lo + Math.floor(r() * (hi - lo));
+  return out;
+}
+
+/** log-softmax of one row, in float64. */
+export function logSoftmax(row: ArrayLike<number>): Float64Array {
+  let mx = -Infinity;
+  for (let i = 0; i < row.length; i++) mx = Math.max(mx, row[i]);
+  let s = 0;
+  for (let i = 0; i < row.length; i++) s += Math.exp(row[i] - mx);
+  const lse = mx + Math.log(s);
+  const out = new Float64Array(row.length);
+  for (let i = 0; i < row.length; i++) out[i] = row[i] - lse;
+  return out;
+}
+
+export function maxAbsDiff(a: ArrayLike<number>, b: ArrayLike<number>): number {
+  if (a.length !== b.length) throw new Error(`length ${a.length} != ${b.length}`);
+  let m = 0;
+  for (let i = 0; i < a.length; i++) m = Math.max(m, Math.abs(a[i] - b[i]));
+  return m;
+}

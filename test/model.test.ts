@@ -1,0 +1,219 @@
+// The native foundation on real models: stories260K (llama) and a random-weight qwen3 model carrying
+// the real Qwen3 tokenizer. Every check compares against an independent path: a fresh decode for the
+// scorer, a float64 output head computed here for the hidden states.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Model, GavelError } from "../src/index.js";
+import { ggufMetaNumber, readGgufHeader, readGgufTensor } from "../src/gguf/index.js";
+import { makeQwen3Fixture } from "./fixtures/qwen3.js";
+import { storiesPath } from "./helpers/paths.js";
+import { freshSeed, logSoftmax, maxAbsDiff, randomTokens, rng } from "./helpers/random.js";
+
+interface Fixture {
+  name: string;
+  path: () => Promise<string>;
+  text: string;
+}
+
+const fixtures: Fixture[] = [
+  { name: "stories260K (llama)", path: async () => storiesPath, text: "Once upon a time there was a little cat who liked to play in the sun." },
+  {
+    name: "random qwen3",
+    path: () => makeQwen3Fixture(join(tmpdir(), "gavel-fixtures")),
+    text: "<|im_start|>user\nRefactor the parser and add tests.<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\n",
+  },
+];
+
+describe.each(fixtures)("Model on $name", (fx) => {
+  let model: Model;
+  let tokens: Int32Array;
+  const seed = freshSeed();
+  const r = rng(seed);
+
+  beforeAll(async () => {
+    model = await Model.load(await fx.path(), { contextSize: 512, batchSize: 64, sequences: 8, threads: 2 });
+    tokens = model.tokenize(fx.text, { special: true, addBos: model.info.addBos });
+  });
+  afterAll(async () => {
+    await model?.dispose();
+  });
+
+  it("reports its shape", () => {
+    expect(model.info.nLayer).toBeGreaterThan(1);
+    expect(model.info.nEmbd).toBeGreaterThan(0);
+    expect(model.info.nVocab).toBeGreaterThan(100);
+    expect(tokens.length).toBeGreaterThan(5);
+    expect(model.detokenize(tokens, { special: true })).toContain(fx.text.slice(0, 10).replace(/^<\|im_start\|>/, ""));
+  });
+
+  it("hiddenStates: tokens × nEmbd, finite, distinct per layer, causal", async () => {
+    const { nLayer, nEmbd } = model.info;
+    let previous: Float32Array | null = null;
+    for (let layer = 0; layer < nLayer; layer++) {
+      const h = await model.hiddenStates(tokens, layer);
+      expect(h.length).toBe(tokens.length * nEmbd);
+      expect(h.every(Number.isFinite)).toBe(true);
+      if (previous) expect(maxAbsDiff(previous, h)).toBeGreaterThan(1e-3);
+      previous = h;
+      // causality: the states of a prefix are the first rows of the longer text's states
+      const cut = 1 + Math.floor(r() * (tokens.length - 1));
+      const hp = await model.hiddenStates(tokens.subarray(0, cut), layer);
+      expect(maxAbsDiff(hp, h.subarray(0, cut * nEmbd)), `layer ${layer} cut ${cut} seed ${seed}`).toBeLessThan(1e-4);
+    }
+  });
+
+  it("the last layer's states through a float64 output head give the model's logits", async () => {
+    const { nLayer, nEmbd, nVocab, architecture } = model.info;
+    const h = await model.hiddenStates(tokens, nLayer - 1);
+    const logits = await model.logits(tokens);
+    const header = await readGgufHeader(model.path);
+    const norm = await readGgufTensor(model.path, header, "output_norm.weight");
+    const hasOutput = header.tensors.some((t) => t.name === "output.weight");
+    const head = await readGgufTensor(model.path, header, hasOutput ? "output.weight" : "token_embd.weight");
+    const eps = ggufMetaNumber(header, `${architecture}.attention.layer_norm_rms_epsilon`) ?? 1e-5;
+    let worst = 0;
+    let scale = 0;
+    for (let t = 0; t < tokens.length; t++) {
+      const x = h.subarray(t * nEmbd, (t + 1) * nEmbd);
+      let ss = 0;
+      for (let i = 0; i < nEmbd; i++) ss += x[i] * x[i];
+      const inv = 1 / Math.sqrt(ss / nEmbd + eps);
+      const y = new Float64Array(nEmbd);
+      for (let i = 0; i < nEmbd; i++) y[i] = x[i] * inv * norm[i];
+      for (let v = 0; v < nVocab; v += 7) {
+        let dot = 0;
+        for (let i = 0; i < nEmbd; i++) dot += y[i] * head[v * nEmbd + i];
+        const got = logits[t * nVocab + v];
+        worst = Math.max(worst, Math.abs(dot - got));
+        scale = Math.max(scale, Math.abs(dot));
+      }
+    }
+    expect(worst / Math.max(1, scale)).toBeLessThan(1e-3);
+  });
+
+  it("score equals log-softmax of a fresh full decode, cold and cached", async () => {
+    const { nVocab } = model.info;
+    const cut = 2 + Math.floor(r() * (tokens.length - 4));
+    const prefix = tokens.subarray(0, cut);
+    const cont = tokens.subarray(cut);
+    const readIds = randomTokens(r, 5, 0, nVocab);
+    await model.clearCache();
+    const cold = await model.score(prefix, cont, { readIds });
+    const statsCold = model.cacheStats();
+    const warm = await model.score(prefix, cont, { readIds });
+    const statsWarm = model.cacheStats();
+    expect(statsWarm.hits).toBe(statsCold.hits + 1);
+    expect(maxAbsDiff(cold.logprobs, warm.logprobs)).toBeLessThan(1e-4);
+    expect(maxAbsDiff(cold.final, warm.final)).toBeLessThan(1e-4);
+
+    const logits = await model.logits(tokens);
+    const expected: number[] = [];
+    for (let i = 0; i < cont.length; i++) expected.push(logSoftmax(logits.subarray((cut - 1 + i) * nVocab, (cut + i) * nVocab))[cont[i]]);
+    expect(maxAbsDiff(cold.logprobs, expected), `seed ${seed}`).toBeLessThan(1e-4);
+    const last = logSoftmax(logits.subarray((tokens.length - 1) * nVocab, tokens.length * nVocab));
+    expect(maxAbsDiff(cold.final, Array.from(readIds, (id) => last[id]))).toBeLessThan(1e-4);
+  });
+
+  it("scoreMany equals score called once per prefix", async () => {
+    const { nVocab } = model.info;
+    const cont = randomTokens(r, 7, 3, nVocab);
+    const prefixes = [3, 5, 8, 1, 5].map((n) => tokens.subarray(0, Math.min(n, tokens.length)));
+    prefixes.push(randomTokens(r, 9, 3, nVocab));
+    const readIds = randomTokens(r, 3, 0, nVocab);
+    await model.clearCache();
+    const many = await model.scoreMany(prefixes, cont, { readIds });
+    await model.clearCache();
+    for (let i = 0; i < prefixes.length; i++) {
+      const one = await model.score(prefixes[i], cont, { readIds });
+      expect(maxAbsDiff(many[i].logprobs, one.logprobs), `prefix ${i} seed ${seed}`).toBeLessThan(1e-4);
+      expect(maxAbsDiff(many[i].final, one.final)).toBeLessThan(1e-4);
+    }
+  });
+
+  it("keeps working when the prefix cache must evict", async () => {
+    const { nVocab } = model.info;
+    await model.clearCache();
+    const prefixes = Array.from({ length: 20 }, () => randomTokens(r, 40, 3, nVocab));
+    const cont = randomTokens(r, 5, 3, nVocab);
+    const first = await model.scoreMany(prefixes, cont);
+    expect(model.cacheStats().entries).toBeLessThanOrEqual(8);
+    const again = await model.scoreMany(prefixes.slice(0, 3), cont);
+    for (let i = 0; i < 3; i++) expect(maxAbsDiff(first[i].logprobs, again[i].logprobs)).toBeLessThan(1e-4);
+  });
+
+  it("serialises concurrent calls and gives the same answers", async () => {
+    const { nLayer } = model.info;
+    const solo = await model.hiddenStates(tokens, nLayer - 2);
+    const soloScore = await model.score(tokens.subarray(0, 3), tokens.subarray(3));
+    const [a, b, c] = await Promise.all([
+      model.hiddenStates(tokens, nLayer - 2),
+      model.score(tokens.subarray(0, 3), tokens.subarray(3)),
+      model.hiddenStates(tokens, nLayer - 2),
+    ]);
+    expect(maxAbsDiff(a, solo)).toBe(0);
+    expect(maxAbsDiff(c, solo)).toBe(0);
+    expect(maxAbsDiff(b.logprobs, soloScore.logprobs)).toBeLessThan(1e-5);
+  });
+});
+
+describe("Model errors", () => {
+  let model: Model;
+  beforeAll(async () => {
+    model = await Model.load(storiesPath, { contextSize: 128, batchSize: 32, sequences: 4, threads: 1 });
+  });
+  afterAll(async () => {
+    await model?.dispose();
+  });
+
+  const code = async (p: Promise<unknown> | (() => unknown)) => {
+    try {
+      if (typeof p === "function") p();
+      else await p;
+    } catch (err) {
+      expect(err).toBeInstanceOf(GavelError);
+      return (err as GavelError).code;
+    }
+    return "no error";
+  };
+
+  it("rejects bad files with typed errors", async () => {
+    expect(await code(Model.load("/nonexistent/model.gguf"))).toBe("FILE_NOT_FOUND");
+    expect(await code(Model.load(join(storiesPath, "..")))).toBe("FILE_NOT_FOUND");
+    expect(await code(Model.load(new URL(import.meta.url).pathname))).toBe("NOT_GGUF");
+    expect(await code(Model.load(storiesPath, { contextSize: -3 }))).toBe("INVALID_ARGUMENT");
+  });
+
+  it("rejects bad arguments with typed errors", async () => {
+    const t = model.tokenize("Once upon a time", { addBos: true });
+    expect(await code(model.hiddenStates(t, 5))).toBe("LAYER_OUT_OF_RANGE");
+    expect(await code(model.hiddenStates(t, -1))).toBe("LAYER_OUT_OF_RANGE");
+    expect(await code(model.hiddenStates(t, 1.5))).toBe("LAYER_OUT_OF_RANGE");
+    expect(await code(model.hiddenStates(new Int32Array([1, 512]), 1))).toBe("TOKEN_OUT_OF_VOCABULARY");
+    expect(await code(model.hiddenStates(new Int32Array([-1]), 1))).toBe("TOKEN_OUT_OF_VOCABULARY");
+    expect(await code(model.hiddenStates(new Int32Array(0), 1))).toBe("INVALID_ARGUMENT");
+    expect(await code(model.hiddenStates(new Int32Array(model.info.contextSize + 1).fill(5), 1))).toBe("CONTEXT_OVERFLOW");
+    expect(await code(model.score(new Int32Array(200).fill(5), new Int32Array(200).fill(5)))).toBe("CONTEXT_OVERFLOW");
+    expect(await code(model.score([], t))).toBe("INVALID_ARGUMENT");
+    expect(await code(model.score(t, t, { readIds: [1, 99999] }))).toBe("TOKEN_OUT_OF_VOCABULARY");
+    expect(await code(() => model.detokenize([3, 1e9]))).toBe("TOKEN_OUT_OF_VOCABULARY");
+    expect(await code(() => model.tokenize(42 as unknown as string))).toBe("INVALID_ARGUMENT");
+    expect(await code(model.hiddenStates("abc" as unknown as Int32Array, 1))).toBe("INVALID_ARGUMENT");
+  });
+
+  it("honours an AbortSignal", async () => {
+    const t = model.tokenize("Once upon a time", { addBos: true });
+    expect(await code(model.hiddenStates(t, 1, { signal: AbortSignal.abort() }))).toBe("ABORTED");
+    // the model still works afterwards
+    expect((await model.hiddenStates(t, 1)).length).toBe(t.length * model.info.nEmbd);
+  });
+
+  it("rejects use after dispose", async () => {
+    const m = await Model.load(storiesPath, { contextSize: 64, sequences: 2 });
+    const t = m.tokenize("hello", { addBos: true });
+    await m.dispose();
+    await m.dispose();
+    expect(await code(m.hiddenStates(t, 1))).toBe("DISPOSED");
+    expect(await code(() => m.tokenize("x"))).toBe("DISPOSED");
+  });
+});
