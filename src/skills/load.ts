@@ -1,0 +1,345 @@
+import { createReadStream, type Dirent } from "node:fs";
+import { open, readdir, readFile, realpath, stat } from "node:fs/promises";
+import { basename, dirname, extname, join } from "node:path";
+import { createInterface } from "node:readline";
+import { createGunzip } from "node:zlib";
+import { GavelError, invalidArgument } from "../errors.js";
+import { buildSkill, parseSkillMarkdown, skillError } from "./parse.js";
+import {
+  DEFAULT_MAX_BODY_BYTES,
+  type LoadSkillsOptions,
+  type LoadSkillsResult,
+  type Skill,
+  type SkillFailure,
+  type SkillInput,
+} from "./types.js";
+
+const SKILL_FILE = "SKILL.md";
+/** Folders never searched for skills: huge and never hold a host's skills. */
+const SKIP_DIRS = new Set([".git", "node_modules"]);
+/** Room for front matter on top of the body cap when refusing an oversized file before reading it. */
+const FRONT_MATTER_ALLOWANCE = 64 * 1024;
+/** Files read at once when loading a folder library (bounded so huge libraries do not exhaust fds). */
+const READ_CONCURRENCY = 16;
+
+/**
+ * Loads a skill library.
+ *
+ * `source` may be:
+ * - a folder that is one skill (holds `SKILL.md`), or a folder searched up to `maxDepth` levels for
+ *   `<skill>/SKILL.md` (e.g. `skills/`, `.claude/skills/`, or a project root holding `.claude/skills/`);
+ * - a `SKILL.md` (or other `.md`) file;
+ * - a JSONL library, one `{id, name, description, body, …}` object a line, optionally gzip-compressed
+ *   (detected by its magic bytes, so the extension does not matter), streamed line by line;
+ * - an array of {@link SkillInput} (or {@link Skill}) records, re-validated like any other source.
+ *
+ * Per-skill problems never throw: each becomes a {@link SkillFailure} (`SKILL_INVALID`) and the other
+ * skills still load. Duplicates are failures of the later one, naming the first's location: folder skills
+ * by name (hosts address them by name), JSONL rows and array entries by id (real libraries reuse names
+ * across collections, so a repeated name there is only a warning).
+ *
+ * @throws GavelError `FILE_NOT_FOUND` when the path does not exist or cannot be read, `EMPTY_LIBRARY`
+ *   when the source holds no candidate skill at all, `CORRUPT_FILE` when a gzip stream is corrupt,
+ *   `INVALID_ARGUMENT` for bad options, `ABORTED` when `opts.signal` fires.
+ */
+export async function loadSkills(
+  source: string | readonly (Skill | SkillInput)[],
+  opts: LoadSkillsOptions = {},
+): Promise<LoadSkillsResult> {
+  const o = checkOptions(opts);
+  if (typeof source === "string") return loadPath(source, o);
+  if (Array.isArray(source)) return loadArray(source, o);
+  throw invalidArgument("loadSkills: source must be a path or an array of skills");
+}
+
+interface Opts {
+  offset: number;
+  limit: number;
+  maxBodyBytes: number;
+  maxDepth: number;
+  signal?: AbortSignal;
+}
+
+function checkOptions(opts: LoadSkillsOptions): Opts {
+  const count = (v: number | undefined, name: string, dflt: number) => {
+    if (v === undefined) return dflt;
+    if (typeof v !== "number" || !(v >= 0) || (!Number.isInteger(v) && v !== Infinity)) {
+      throw invalidArgument(`loadSkills: ${name} must be a non-negative integer, got ${String(v)}`);
+    }
+    return v;
+  };
+  return {
+    offset: count(opts.offset, "offset", 0),
+    limit: count(opts.limit, "limit", Infinity),
+    maxBodyBytes: count(opts.maxBodyBytes, "maxBodyBytes", DEFAULT_MAX_BODY_BYTES),
+    maxDepth: count(opts.maxDepth, "maxDepth", 3),
+    signal: opts.signal,
+  };
+}
+
+function checkAbort(signal: AbortSignal | undefined): void {
+  if (signal?.aborted) throw new GavelError("loadSkills: aborted", "ABORTED", { cause: signal.reason });
+}
+
+/** Collects skills and failures, turning duplicates into failures of the later entry. */
+class Collector {
+  readonly skills: Skill[] = [];
+  readonly failed: SkillFailure[] = [];
+  private readonly byKey = new Map<string, string>();
+  private readonly byName = new Map<string, string>();
+  constructor(private readonly key: "name" | "id") {}
+
+  add(skill: Skill): void {
+    const k = this.key === "name" ? skill.name : skill.id;
+    const first = this.byKey.get(k);
+    if (first !== undefined) {
+      this.fail(skill.source, skillError(skill.source, `duplicate skill ${this.key} "${k}" (first defined at ${first})`));
+      return;
+    }
+    this.byKey.set(k, skill.source);
+    if (this.key === "id") {
+      const sameName = this.byName.get(skill.name);
+      if (sameName !== undefined) skill.warnings.push(`${skill.source}: name "${skill.name}" is also used by ${sameName}`);
+      else this.byName.set(skill.name, skill.source);
+    }
+    this.skills.push(skill);
+  }
+
+  fail(where: string, error: unknown): void {
+    const e =
+      error instanceof GavelError && error.code === "SKILL_INVALID"
+        ? error
+        : skillError(where, error instanceof Error ? error.message : String(error), error);
+    this.failed.push({ where, error: e });
+  }
+
+  result(): LoadSkillsResult {
+    return { skills: this.skills, failed: this.failed };
+  }
+}
+
+async function loadPath(path: string, o: Opts): Promise<LoadSkillsResult> {
+  let st;
+  try {
+    st = await stat(path);
+  } catch (cause) {
+    throw new GavelError(`skill library not found: ${path}`, "FILE_NOT_FOUND", { cause });
+  }
+  if (st.isDirectory()) return loadFolder(path, o);
+  if (!st.isFile()) throw new GavelError(`not a file or folder: ${path}`, "FILE_NOT_FOUND");
+  if (extname(path).toLowerCase() === ".md") {
+    const c = new Collector("name");
+    await readSkillFile(path, o, c);
+    return c.result();
+  }
+  return loadJsonl(path, o);
+}
+
+async function loadFolder(dir: string, o: Opts): Promise<LoadSkillsResult> {
+  const files = await findSkillFiles(dir, o.maxDepth, o.signal);
+  if (files.length === 0) {
+    throw new GavelError(`no skills in ${dir} (no ${SKILL_FILE} within ${o.maxDepth} folder levels)`, "EMPTY_LIBRARY");
+  }
+  const slice = files.slice(o.offset, o.offset + o.limit);
+  // Parse in parallel, then add in path order so duplicates are decided the same way every run.
+  const parsed: (Skill | { where: string; error: unknown })[] = new Array(slice.length);
+  let next = 0;
+  const worker = async () => {
+    for (let i = next++; i < slice.length; i = next++) {
+      checkAbort(o.signal);
+      try {
+        parsed[i] = await parseSkillFile(slice[i], o);
+      } catch (error) {
+        parsed[i] = { where: slice[i], error };
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(READ_CONCURRENCY, slice.length) }, worker));
+  checkAbort(o.signal);
+  const c = new Collector("name");
+  for (const p of parsed) {
+    if ("error" in p) c.fail(p.where, p.error);
+    else c.add(p);
+  }
+  return c.result();
+}
+
+async function readSkillFile(file: string, o: Opts, c: Collector): Promise<void> {
+  try {
+    c.add(await parseSkillFile(file, o));
+  } catch (error) {
+    c.fail(file, error);
+  }
+}
+
+async function parseSkillFile(file: string, o: Opts): Promise<Skill> {
+  let bytes: Buffer;
+  try {
+    // Refuse a huge file before reading it: the cap exists so one bad file cannot exhaust memory.
+    const st = await stat(file);
+    if (st.size > o.maxBodyBytes + FRONT_MATTER_ALLOWANCE) {
+      throw skillError(file, `file is ${st.size} bytes, above the body cap of ${o.maxBodyBytes}`);
+    }
+    bytes = await readFile(file);
+  } catch (error) {
+    if (error instanceof GavelError) throw error;
+    throw skillError(file, `cannot be read: ${(error as Error).message}`, error);
+  }
+  return parseSkillMarkdown(bytes, file, { folderName: basename(dirname(file)), maxBodyBytes: o.maxBodyBytes });
+}
+
+/**
+ * Finds `SKILL.md` files: the folder itself if it is a skill, else breadth-first down to `maxDepth`
+ * levels, not descending into a skill folder (its sub-folders are its resources) nor into `.git` or
+ * `node_modules`. Hidden folders are searched: hosts keep skills in `.claude/skills`, `.agents/skills`,
+ * `.github/skills`. Symlinked folders are followed once (by real path) so a link cycle ends.
+ */
+async function findSkillFiles(root: string, maxDepth: number, signal?: AbortSignal): Promise<string[]> {
+  const found: string[] = [];
+  const seen = new Set<string>();
+  let level: string[] = [root];
+  for (let depth = 0; depth <= maxDepth && level.length > 0; depth++) {
+    const nextLevel: string[] = [];
+    for (const dir of level) {
+      checkAbort(signal);
+      let real: string;
+      try {
+        real = await realpath(dir);
+      } catch {
+        continue;
+      }
+      if (seen.has(real)) continue;
+      seen.add(real);
+      let entries: Dirent[];
+      try {
+        entries = await readdir(dir, { withFileTypes: true });
+      } catch (cause) {
+        if (depth === 0) throw new GavelError(`cannot read folder ${dir}`, "FILE_NOT_FOUND", { cause });
+        continue;
+      }
+      const skillFile = entries.find((e) => e.name === SKILL_FILE && (e.isFile() || e.isSymbolicLink()));
+      if (skillFile) {
+        found.push(join(dir, SKILL_FILE));
+        continue;
+      }
+      for (const e of entries) {
+        if (SKIP_DIRS.has(e.name)) continue;
+        const p = join(dir, e.name);
+        if (e.isDirectory()) nextLevel.push(p);
+        else if (e.isSymbolicLink()) {
+          try {
+            if ((await stat(p)).isDirectory()) nextLevel.push(p);
+          } catch {
+            // dangling link: nothing to search
+          }
+        }
+      }
+    }
+    level = nextLevel;
+  }
+  return found.sort();
+}
+
+/** Reads a JSONL (or gzip JSONL) library row by row; `where` of a row is `path:line`. */
+async function loadJsonl(path: string, o: Opts): Promise<LoadSkillsResult> {
+  const gz = await isGzip(path);
+  const file = createReadStream(path);
+  const input = gz ? file.pipe(createGunzip()) : file;
+  // A gunzip error does not propagate through pipe(); forward it so the loop below sees it.
+  if (gz) file.on("error", (e) => input.destroy(e));
+  const rl = createInterface({ input, crlfDelay: Infinity });
+  const c = new Collector("id");
+  let lineNo = 0;
+  let candidates = 0;
+  try {
+    for await (const line of rl) {
+      lineNo++;
+      if (line.trim() === "") continue;
+      const index = candidates++;
+      if (index < o.offset) continue;
+      if (index >= o.offset + o.limit) break;
+      if ((index & 255) === 0) checkAbort(o.signal);
+      const where = `${path}:${lineNo}`;
+      try {
+        c.add(jsonlSkill(line, where, o));
+      } catch (error) {
+        c.fail(where, error);
+      }
+    }
+  } catch (cause) {
+    if (cause instanceof GavelError) throw cause;
+    throw new GavelError(`cannot read ${path} after line ${lineNo}: ${(cause as Error).message}`, "CORRUPT_FILE", {
+      cause,
+    });
+  } finally {
+    rl.close();
+    input.destroy();
+    file.destroy();
+  }
+  if (candidates === 0) throw new GavelError(`no skills in ${path} (no rows)`, "EMPTY_LIBRARY");
+  return c.result();
+}
+
+function jsonlSkill(line: string, where: string, o: Opts): Skill {
+  let row: unknown;
+  try {
+    row = JSON.parse(line);
+  } catch (cause) {
+    throw skillError(where, `not valid JSON: ${(cause as Error).message}`, cause);
+  }
+  if (typeof row !== "object" || row === null || Array.isArray(row)) throw skillError(where, "row is not a JSON object");
+  return fromRecord(row as Record<string, unknown>, where, o);
+}
+
+/** A JSONL row or an array entry: known fields, everything else into meta (a nested `meta` map is merged). */
+function fromRecord(rec: Record<string, unknown>, where: string, o: Opts): Skill {
+  const { id, name, description, body, meta, disableModelInvocation, contentHash: _h, source: src, warnings: _w, ...rest } =
+    rec;
+  const merged: Record<string, unknown> = { ...rest };
+  // A JSONL `source` field (e.g. the GitHub collection) is data, not our provenance: keep it in meta.
+  if (src !== undefined) merged["source"] = src;
+  if (meta !== undefined) {
+    if (typeof meta !== "object" || meta === null || Array.isArray(meta)) throw skillError(where, "meta must be a map");
+    Object.assign(merged, meta);
+  }
+  return buildSkill({ id, name, description, body, meta: merged, source: where, disableModelInvocation, maxBodyBytes: o.maxBodyBytes, lenientText: true });
+}
+
+async function loadArray(items: readonly (Skill | SkillInput)[], o: Opts): Promise<LoadSkillsResult> {
+  if (items.length === 0) throw new GavelError("no skills given (empty array)", "EMPTY_LIBRARY");
+  const c = new Collector("id");
+  const end = Math.min(items.length, o.offset + o.limit);
+  for (let i = o.offset; i < end; i++) {
+    if ((i & 255) === 0) checkAbort(o.signal);
+    const item = items[i] as unknown;
+    const fallback = `input[${i}]`;
+    if (typeof item !== "object" || item === null || Array.isArray(item)) {
+      c.fail(fallback, skillError(fallback, "not a skill object"));
+      continue;
+    }
+    const rec = item as Record<string, unknown>;
+    // An array entry keeps the provenance it brings (e.g. a Skill loaded earlier from a file).
+    const where = typeof rec["source"] === "string" && rec["source"] !== "" ? (rec["source"] as string) : fallback;
+    try {
+      const { source: _s, ...rest } = rec;
+      c.add(fromRecord(rest, where, o));
+    } catch (error) {
+      c.fail(where, error);
+    }
+  }
+  return c.result();
+}
+
+async function isGzip(path: string): Promise<boolean> {
+  let fh;
+  try {
+    fh = await open(path, "r");
+    const buf = Buffer.alloc(2);
+    const { bytesRead } = await fh.read(buf, 0, 2, 0);
+    return bytesRead === 2 && buf[0] === 0x1f && buf[1] === 0x8b;
+  } catch (cause) {
+    throw new GavelError(`cannot read ${path}`, "FILE_NOT_FOUND", { cause });
+  } finally {
+    await fh?.close();
+  }
+}

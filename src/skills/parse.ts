@@ -1,0 +1,307 @@
+import { createHash } from "node:crypto";
+import { LineCounter, parseDocument, isMap, isScalar } from "yaml";
+import { GavelError } from "../errors.js";
+import { DEFAULT_MAX_BODY_BYTES, type ParseSkillOptions, type Skill } from "./types.js";
+
+/** The spec's name rule: 1–64 of a-z, 0-9, '-', no leading/trailing hyphen, no "--". */
+const SPEC_NAME = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
+const SPEC_NAME_MAX = 64;
+const SPEC_DESCRIPTION_MAX = 1024;
+const SPEC_COMPATIBILITY_MAX = 500;
+const SPEC_BODY_LINES = 500;
+
+/**
+ * Phrases that try to make a router or agent pick a skill regardless of the task, or that address the
+ * model directly (SKILL-FORMAT.md counts them in real libraries). Some skills merely discuss prompt
+ * injection, so this is a warning for the user, never a refusal.
+ */
+const STEERING = [
+  /\bignore\s+(?:all\s+)?(?:the\s+)?(?:previous|prior|above)\s+instructions\b/i,
+  /\balways\s+use\s+this\s+skill\b/i,
+  /\buse\s+this\s+skill\s+(?:whenever|for\s+any|for\s+every|for\s+all)\b/i,
+];
+
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/** Builds the per-skill error. */
+export function skillError(where: string, message: string, cause?: unknown): GavelError {
+  return new GavelError(`${where}: ${message}`, "SKILL_INVALID", cause === undefined ? undefined : { cause });
+}
+
+/**
+ * Decodes a file's bytes as UTF-8, refusing what is not text: NUL bytes (binary files; no text format
+ * a host reads contains them) and invalid UTF-8 (would reach the tokenizer as U+FFFD noise).
+ */
+export function decodeSkillText(bytes: Uint8Array, where: string): string {
+  if (bytes.indexOf(0) !== -1) throw skillError(where, "binary file (contains NUL bytes)");
+  try {
+    return new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(bytes);
+  } catch (cause) {
+    throw skillError(where, "not valid UTF-8 text", cause);
+  }
+}
+
+/**
+ * Checks text that arrived already decoded (JSONL fields, caller input, a string given to
+ * {@link parseSkillMarkdown}). Strict: NUL characters or unpaired surrogates make it an error (the file
+ * readers' "binary" rule). Lenient (JSONL rows, arrays): they are dropped / replaced by U+FFFD with a
+ * warning, because real libraries carry the odd stray NUL inside otherwise fine text (one row of
+ * skills-mit.jsonl.gz has "R\u0000/mes" in a table), and native tokenizers must never see a NUL.
+ */
+export function sanitizeText(text: string, where: string, field: string, warnings: string[] | null): string {
+  let t = text;
+  if (t.includes("\0")) {
+    if (warnings === null) throw skillError(where, `${field} contains NUL characters (binary data?)`);
+    t = t.replaceAll("\0", "");
+    warnings.push(`${where}: ${field} contained NUL characters; they were removed`);
+  }
+  if (LONE_SURROGATE.test(t)) {
+    if (warnings === null) throw skillError(where, `${field} contains unpaired UTF-16 surrogates`);
+    t = t.replace(new RegExp(LONE_SURROGATE.source, "g"), "\uFFFD");
+    warnings.push(`${where}: ${field} contained unpaired UTF-16 surrogates; replaced by U+FFFD`);
+  }
+  return t;
+}
+
+/** CRLF/CR → LF and no BOM: line positions and hashes must not depend on the platform that wrote the file. */
+export function normalizeNewlines(text: string): string {
+  const t = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+  return t.includes("\r") ? t.replace(/\r\n?/g, "\n") : t;
+}
+
+/**
+ * The body as the renders use it: blank lines after the front matter and trailing whitespace dropped
+ * (the appendix G render puts exactly one blank line on each side of `{body}`), but leading indentation
+ * of the first line kept (it may be a code block).
+ */
+export function normalizeBody(body: string): string {
+  return normalizeNewlines(body).replace(/^(?:[ \t]*\n)+/, "").trimEnd();
+}
+
+/** sha256 of the three texts, length-delimited via JSON so field boundaries count. */
+export function skillContentHash(name: string, description: string, body: string): string {
+  return createHash("sha256").update(JSON.stringify([name, description, body]), "utf8").digest("hex");
+}
+
+/** Raw fields gathered by a reader, before validation. */
+export interface RawSkillFields {
+  id?: unknown;
+  name: unknown;
+  description: unknown;
+  body: unknown;
+  meta: Record<string, unknown>;
+  source: string;
+  /** Location of each front-matter key for warnings (`path:line`); defaults to `source`. */
+  keyWhere?: (key: string) => string;
+  /** Folder name for folder skills (default name, and the spec's name = folder rule). */
+  folderName?: string;
+  /** Drop NULs / repair surrogates with a warning instead of refusing (see {@link sanitizeText}). */
+  lenientText?: boolean;
+  /** Explicit flag (caller input); otherwise read from meta. */
+  disableModelInvocation?: unknown;
+  maxBodyBytes?: number;
+}
+
+/**
+ * Validates and normalises one skill's fields; shared by the SKILL.md, JSONL and in-memory readers so
+ * they accept and warn alike. Throws a `SKILL_INVALID` {@link GavelError} for what cannot be used.
+ */
+export function buildSkill(raw: RawSkillFields): Skill {
+  const where = raw.source;
+  const at = raw.keyWhere ?? (() => where);
+  const warnings: string[] = [];
+  const clean = (text: string, field: string) => sanitizeText(text, where, field, raw.lenientText ? warnings : null);
+
+  // name: hosts such as Claude Code default it to the folder name, so only a skill with neither fails.
+  let name: string;
+  if (raw.name === undefined || raw.name === null || (typeof raw.name === "string" && raw.name.trim() === "")) {
+    if (raw.folderName === undefined) throw skillError(where, "missing name");
+    name = raw.folderName;
+    warnings.push(`${where}: no name in the front matter; using the folder name "${name}"`);
+  } else if (typeof raw.name === "string") {
+    name = clean(normalizeNewlines(raw.name), "name").trim();
+  } else if (typeof raw.name === "number" || typeof raw.name === "boolean") {
+    // YAML turns `name: 2048` into a number; the intent is plainly the text.
+    name = String(raw.name);
+    warnings.push(`${at("name")}: name is a ${typeof raw.name}, read as the string "${name}"`);
+  } else {
+    throw skillError(at("name"), `name must be a string, got ${describeType(raw.name)}`);
+  }
+  if (name.includes("\n")) throw skillError(at("name"), "name spans several lines");
+
+  // description: the glance and verdict read it; a non-string (list, map) has no single right reading.
+  if (raw.description === undefined || raw.description === null) throw skillError(where, "missing description");
+  if (typeof raw.description !== "string") {
+    throw skillError(at("description"), `description must be a string, got ${describeType(raw.description)}`);
+  }
+  const description = clean(normalizeNewlines(raw.description), "description").trim();
+  if (description === "") throw skillError(at("description"), "empty description");
+
+  let body = "";
+  if (raw.body !== undefined && raw.body !== null) {
+    if (typeof raw.body !== "string") throw skillError(where, `body must be a string, got ${describeType(raw.body)}`);
+    body = normalizeBody(clean(raw.body, "body"));
+  }
+  const maxBody = raw.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
+  const bodyBytes = Buffer.byteLength(body, "utf8");
+  if (bodyBytes > maxBody) throw skillError(where, `body is ${bodyBytes} bytes, above the cap of ${maxBody}`);
+
+  let id: string;
+  if (raw.id === undefined || raw.id === null || raw.id === "") id = name;
+  else if (typeof raw.id === "string" || typeof raw.id === "number") id = String(raw.id);
+  else throw skillError(where, `id must be a string, got ${describeType(raw.id)}`);
+
+  // Spec rules hosts do not all enforce: warn, keep the skill.
+  if (name.length > SPEC_NAME_MAX || !SPEC_NAME.test(name)) {
+    warnings.push(
+      `${at("name")}: name "${truncate(name)}" breaks the spec's rule (1–${SPEC_NAME_MAX} of a-z, 0-9, '-'; no leading, trailing or double hyphen)`,
+    );
+  }
+  if (raw.folderName !== undefined && raw.name !== undefined && raw.name !== null && name !== raw.folderName) {
+    warnings.push(`${at("name")}: name "${truncate(name)}" differs from its folder's name "${raw.folderName}"`);
+  }
+  if (description.length > SPEC_DESCRIPTION_MAX) {
+    warnings.push(`${at("description")}: description has ${description.length} characters, above the spec's ${SPEC_DESCRIPTION_MAX}`);
+  }
+  const compatibility = raw.meta["compatibility"];
+  if (typeof compatibility === "string" && compatibility.length > SPEC_COMPATIBILITY_MAX) {
+    warnings.push(`${at("compatibility")}: compatibility has ${compatibility.length} characters, above the spec's ${SPEC_COMPATIBILITY_MAX}`);
+  }
+  const metadata = raw.meta["metadata"];
+  if (metadata !== undefined && !isStringMap(metadata)) {
+    warnings.push(`${at("metadata")}: metadata should be a map of strings`);
+  }
+  const lines = body === "" ? 0 : body.split("\n").length;
+  if (lines > SPEC_BODY_LINES) warnings.push(`${where}: body has ${lines} lines, above the spec's recommended ${SPEC_BODY_LINES}`);
+  for (const re of STEERING) {
+    const m = re.exec(description) ?? re.exec(body);
+    if (m) warnings.push(`${where}: contains "${m[0]}", which may try to steer routing (skill text is untrusted)`);
+  }
+
+  const disableModelInvocation = readFlag(
+    raw.disableModelInvocation !== undefined ? raw.disableModelInvocation : raw.meta["disable-model-invocation"],
+    at("disable-model-invocation"),
+    warnings,
+  );
+
+  return {
+    id,
+    name,
+    description,
+    body,
+    meta: raw.meta,
+    contentHash: skillContentHash(name, description, body),
+    source: where,
+    warnings,
+    disableModelInvocation,
+  };
+}
+
+/**
+ * Parses one SKILL.md: YAML front matter between `---` lines, then the Markdown body.
+ *
+ * @param text   the file's text, or its bytes (then NUL bytes and invalid UTF-8 are refused).
+ * @param where  location used in `source`, warnings and errors (usually the file's path).
+ * @param opts   `folderName` supplies the default name and the spec's name = folder check.
+ * @returns the skill, with spec violations as warnings.
+ * @throws GavelError `SKILL_INVALID` when the file cannot be used: empty, binary, no or unterminated
+ *   front matter, malformed YAML, front matter not a map, missing/non-string description, missing name
+ *   (and no folder name), body above the cap.
+ */
+export function parseSkillMarkdown(text: string | Uint8Array, where: string, opts: ParseSkillOptions = {}): Skill {
+  let src = typeof text === "string" ? text : decodeSkillText(text, where);
+  if (typeof text === "string") sanitizeText(src, where, "file", null);
+  src = normalizeNewlines(src);
+  if (src.trim() === "") throw skillError(where, "empty file");
+
+  const fm = splitFrontMatter(src);
+  if (fm === null) throw skillError(where, "no YAML front matter (a SKILL.md starts with a '---' line)");
+  if (fm === "unterminated") throw skillError(where, "front matter is not closed by a '---' line");
+
+  const lineCounter = new LineCounter();
+  // uniqueKeys: a repeated `description:` has no single meaning; YAML 1.2 core schema keeps yes/no/dates as text.
+  const doc = parseDocument(fm.yaml, { lineCounter, uniqueKeys: true, prettyErrors: false });
+  const lineOf = (offset: number) => fm.yamlFirstLine + lineCounter.linePos(offset).line - 1;
+  if (doc.errors.length > 0) {
+    const e = doc.errors[0];
+    throw skillError(`${where}:${lineOf(e.pos[0])}`, `malformed YAML front matter: ${firstLine(e.message)}`, e);
+  }
+  let data: unknown;
+  try {
+    // maxAliasCount bounds alias expansion ("billion laughs"): skill files are untrusted.
+    data = doc.toJS({ maxAliasCount: 100 });
+  } catch (cause) {
+    throw skillError(where, `front matter cannot be read: ${(cause as Error).message}`, cause);
+  }
+  if (data === null || data === undefined) data = {};
+  if (typeof data !== "object" || Array.isArray(data) || data instanceof Map) {
+    throw skillError(`${where}:${fm.yamlFirstLine}`, "front matter must be a map of keys to values");
+  }
+
+  // Line of each top-level key, so warnings point into the file.
+  const keyLines = new Map<string, number>();
+  if (isMap(doc.contents)) {
+    for (const item of doc.contents.items) {
+      if (isScalar(item.key) && item.key.range) keyLines.set(String(item.key.value), lineOf(item.key.range[0]));
+    }
+  }
+  const { name, description, ...meta } = data as Record<string, unknown>;
+  return buildSkill({
+    name,
+    description,
+    body: fm.body,
+    meta,
+    source: where,
+    keyWhere: (key) => (keyLines.has(key) ? `${where}:${keyLines.get(key)}` : where),
+    folderName: opts.folderName,
+    maxBodyBytes: opts.maxBodyBytes,
+  });
+}
+
+/**
+ * Splits `---\n<yaml>\n---\n<body>`. The closing fence may also be YAML's `...`; trailing spaces on
+ * fences are tolerated, as hosts do. Returns null when the file does not open with a fence.
+ */
+function splitFrontMatter(src: string): { yaml: string; yamlFirstLine: number; body: string } | null | "unterminated" {
+  const open = /^---[ \t]*(?:\n|$)/.exec(src);
+  if (!open) return null;
+  const rest = src.slice(open[0].length);
+  const close = /^(?:---|\.\.\.)[ \t]*$/m.exec(rest);
+  if (!close) return "unterminated";
+  const yaml = rest.slice(0, close.index);
+  let after = close.index + close[0].length;
+  if (rest[after] === "\n") after += 1;
+  return { yaml, yamlFirstLine: 2, body: rest.slice(after) };
+}
+
+function readFlag(v: unknown, where: string, warnings: string[]): boolean {
+  if (v === undefined || v === null) return false;
+  if (typeof v === "boolean") return v;
+  if (typeof v === "string" && /^(true|false)$/i.test(v.trim())) {
+    warnings.push(`${where}: disable-model-invocation is the string "${v}", read as a boolean`);
+    return v.trim().toLowerCase() === "true";
+  }
+  // Unknown value: erring towards "disabled" would hide a skill; towards "enabled" would auto-invoke one the
+  // author meant to guard. Hosts treat non-true as false, so do we, but say so.
+  warnings.push(`${where}: disable-model-invocation should be true or false, got ${describeType(v)}; read as false`);
+  return false;
+}
+
+function isStringMap(v: unknown): boolean {
+  return typeof v === "object" && v !== null && !Array.isArray(v) && Object.values(v).every((x) => typeof x === "string");
+}
+
+function describeType(v: unknown): string {
+  if (v === null) return "null";
+  if (Array.isArray(v)) return "a list";
+  if (typeof v === "object") return "a map";
+  return `a ${typeof v}`;
+}
+
+function truncate(s: string, n = 80): string {
+  return s.length > n ? `${s.slice(0, n)}…` : s;
+}
+
+function firstLine(s: string): string {
+  return s.split("\n")[0];
+}
