@@ -93,6 +93,11 @@ export interface NativeKernels {
    */
   glance(queries: Float32Array, bank: Float32Array, offsets: Int32Array, dim: number,
          weights: Float32Array, k: number): Promise<NativeGlanceResult>;
+  /**
+   * The instruction set the kernels' inner loops run with ("avx512" | "avx2" | "generic"): the best
+   * the CPU supports, capped by the GAVEL_KERNEL_ISA environment variable (read at each call).
+   */
+  kernelIsa(): string;
 }
 
 export interface NativeBinding extends NativeKernels {

@@ -1,0 +1,170 @@
+/**
+ * The router's numeric kernels: the farthest-first ε-cover that compresses a skill's bank at
+ * installation (paper §3.3, appendix D) and the glance, max-sim plus top-k vote over every bank
+ * (paper §3.2, Eqs. 1 and 3). The loops run in C++ (native/src/kernels); these wrappers validate
+ * arguments in TypeScript first so that mistakes surface as a {@link GavelError} with code
+ * `INVALID_ARGUMENT` and a message naming the argument. The native side checks everything again.
+ *
+ * @module
+ */
+import { invalidArgument } from "../errors.js";
+import { loadBinding, type NativeGlanceResult } from "../native/binding.js";
+
+/** Results of {@link glance}; see {@link NativeGlanceResult}. */
+export type GlanceResult = NativeGlanceResult;
+
+function checkFloat32(value: unknown, name: string): asserts value is Float32Array {
+  if (!(value instanceof Float32Array)) throw invalidArgument(`${name} must be a Float32Array`);
+}
+
+function checkInt(value: unknown, name: string, min: number): asserts value is number {
+  if (typeof value !== "number" || !Number.isInteger(value) || value < min || value > 0x7fffffff) {
+    throw invalidArgument(`${name} must be an integer in [${min}, 2^31 - 1], got ${String(value)}`);
+  }
+}
+
+function checkRows(arr: Float32Array, dim: number, name: string): number {
+  if (arr.length % dim !== 0) {
+    throw invalidArgument(`${name}.length (${arr.length}) is not a multiple of dim (${dim})`);
+  }
+  return arr.length / dim;
+}
+
+/**
+ * ε-cover of one skill's keys by farthest-first traversal (Gonzalez): starting from key 0, keep
+ * retaining the key farthest from those retained until every key lies within `eps` (Euclidean) of
+ * one. The result is both an ε-cover and ε-separated (appendix D, Proposition 2), so by
+ * Proposition 1 a glance over the retained keys lowers each max-sim score by at most `eps` and
+ * raises none.
+ *
+ * Runs synchronously (one skill, at installation; O(n·|C|·dim) with triangle-inequality pruning).
+ * Distances are computed in float32: "within eps" holds up to ~1e-6 for unit keys.
+ *
+ * @param keys - n × dim row-major unit keys (not renormalised here).
+ * @param dim - key dimension, integer ≥ 1.
+ * @param eps - cover radius, finite and ≥ 0 (0 keeps every distinct key).
+ * @returns the retained row indices, in retention order (key 0 first; empty for n = 0).
+ * @throws GavelError `INVALID_ARGUMENT` on a wrong type, a length not a multiple of dim, a bad
+ *   eps, or non-finite keys.
+ */
+export function coverFarthestFirst(keys: Float32Array, dim: number, eps: number): Int32Array {
+  checkFloat32(keys, "keys");
+  checkInt(dim, "dim", 1);
+  if (typeof eps !== "number" || !Number.isFinite(eps) || eps < 0) {
+    throw invalidArgument(`eps must be a finite number >= 0, got ${String(eps)}`);
+  }
+  checkRows(keys, dim, "keys");
+  return loadBinding().coverFarthestFirst(keys, dim, eps);
+}
+
+/**
+ * The vote size k of Eq. (3): `min(10, max(3, round(0.1·N)))` for a library of N skills, i.e. 3 up
+ * to N = 34, 10 from N = 95 on.
+ *
+ * `round` is round-half-up (`Math.round(N / 10)`); it differs from Python's round-half-even only at
+ * N = 45, 65, 85 (5, 7, 9 here against 4, 6, 8).
+ *
+ * @param nSkills - library size N, integer ≥ 0.
+ */
+export function voteK(nSkills: number): number {
+  if (typeof nSkills !== "number" || !Number.isInteger(nSkills) || nSkills < 0) {
+    throw invalidArgument(`nSkills must be a non-negative integer, got ${String(nSkills)}`);
+  }
+  return Math.min(10, Math.max(3, Math.round(nSkills / 10)));
+}
+
+/**
+ * Recency weights for the vote (paper §5, trajectories): `w_i = 2^(−a_i/64)` where a_i counts the
+ * tokens from position i to the decision point, so the weight halves every 64 tokens back.
+ *
+ * @param nTokens - number of query tokens (positions 0 … nTokens − 1), integer ≥ 1.
+ * @param decisionPoint - position of the decision point, integer ≥ nTokens − 1; defaults to the
+ *   last token (whose a is then 0, weight 1). Pass a later position when the span read ends before
+ *   the decision point; a token after the decision point has no defined weight, hence the bound.
+ * @returns Float32Array of nTokens weights in (0, 1].
+ */
+export function decayWeights(nTokens: number, decisionPoint: number = nTokens - 1): Float32Array {
+  checkInt(nTokens, "nTokens", 1);
+  if (typeof decisionPoint !== "number" || !Number.isInteger(decisionPoint) || decisionPoint < nTokens - 1) {
+    throw invalidArgument(`decisionPoint must be an integer >= nTokens - 1 (${nTokens - 1}), got ${String(decisionPoint)}`);
+  }
+  const w = new Float32Array(nTokens);
+  // Far-back tokens underflow to 0 in float32 (after ~9600 tokens); Σw stays > 0 thanks to the
+  // nearest ones as long as the decision point is within that range of the span.
+  for (let i = 0; i < nTokens; i++) w[i] = 2 ** (-(decisionPoint - i) / 64);
+  return w;
+}
+
+/** Options of {@link glance}. */
+export interface GlanceOptions {
+  /** Per-token vote weights w_i (finite, ≥ 0, positive sum); default uniform. See {@link decayWeights}. */
+  weights?: Float32Array;
+  /** Top-k of the vote, integer ≥ 1 (k ≥ N puts every skill in every T_i); default {@link voteK}(N). */
+  k?: number;
+}
+
+/**
+ * The glance (Eqs. 1 and 3): for each query token i and skill s,
+ * `m_i(s) = max_j ⟨q_i, d^s_j⟩` over the skill's keys, then
+ * `g(s) = Σ_{i : s ∈ T_i} w_i·m_i(s) / Σ_i w_i` with T_i the top-k skills under m_i.
+ *
+ * Conventions:
+ * - a skill with no keys scores `m = −1` (the least inner product of unit vectors) with
+ *   `argmax = −1`, and competes for the top-k with that score;
+ * - top-k ties go to the lower skill index; argmax ties to the lower key index;
+ * - scores are float32 dot products accumulated in float32 (agree with float64 to ~1e-6 for unit
+ *   vectors); g is accumulated in float64.
+ *
+ * Runs off the JS thread, split over the CPU's cores by skill range. The arguments are copied
+ * first (on the JS thread), so they may be changed as soon as the call returns.
+ *
+ * @param queries - nq × dim row-major unit queries, nq ≥ 1, finite.
+ * @param bank - all skills' keys, K × dim row-major, skill s in rows offsets[s] … offsets[s+1] − 1.
+ * @param offsets - Int32Array of N + 1 entries: 0, non-decreasing, last = K.
+ * @param dim - vector dimension, integer ≥ 1.
+ * @returns g (N), m and argmax (nq × N, row-major by token).
+ * @throws GavelError `INVALID_ARGUMENT` (as a rejection, never synchronously) on a wrong type,
+ *   length or value of any argument, or when the bank holds NaN/Inf.
+ */
+export async function glance(
+  queries: Float32Array,
+  bank: Float32Array,
+  offsets: Int32Array,
+  dim: number,
+  options: GlanceOptions = {},
+): Promise<GlanceResult> {
+  checkFloat32(queries, "queries");
+  checkFloat32(bank, "bank");
+  if (!(offsets instanceof Int32Array)) throw invalidArgument("offsets must be an Int32Array");
+  checkInt(dim, "dim", 1);
+  const nq = checkRows(queries, dim, "queries");
+  const rows = checkRows(bank, dim, "bank");
+  if (nq === 0) throw invalidArgument("queries hold no token");
+  if (offsets.length < 1) throw invalidArgument("offsets must hold nSkills + 1 entries, got none");
+  if (offsets[0] !== 0) throw invalidArgument(`offsets[0] must be 0, got ${offsets[0]}`);
+  for (let s = 1; s < offsets.length; s++) {
+    if (offsets[s] < offsets[s - 1]) {
+      throw invalidArgument(`offsets must be non-decreasing, but offsets[${s}] = ${offsets[s]} < offsets[${s - 1}] = ${offsets[s - 1]}`);
+    }
+  }
+  if (offsets[offsets.length - 1] !== rows) {
+    throw invalidArgument(`offsets[last] (${offsets[offsets.length - 1]}) must equal the bank's row count (${rows})`);
+  }
+  const nSkills = offsets.length - 1;
+  // Only `undefined` means "default": a null is more likely a bug upstream than a request.
+  const weights = options.weights === undefined ? new Float32Array(nq).fill(1) : options.weights;
+  checkFloat32(weights, "weights");
+  if (weights.length !== nq) {
+    throw invalidArgument(`weights.length (${weights.length}) must equal the number of query tokens (${nq})`);
+  }
+  let sum = 0;
+  for (let i = 0; i < nq; i++) {
+    const w = weights[i];
+    if (!Number.isFinite(w) || w < 0) throw invalidArgument(`weights[${i}] must be finite and >= 0, got ${w}`);
+    sum += w;
+  }
+  if (!(sum > 0)) throw invalidArgument("weights must have a positive sum");
+  const k = options.k === undefined ? voteK(nSkills) : options.k;
+  checkInt(k, "k", 1);
+  return loadBinding().glance(queries, bank, offsets, dim, weights, k);
+}
