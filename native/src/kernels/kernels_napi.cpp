@@ -27,9 +27,10 @@ struct ArgError {
 
 [[noreturn]] void Bad(const std::string& message) { throw ArgError{message}; }
 
-// The addon is compiled with node-addon-api's C++ exceptions disabled, so nothing may escape a
-// callback as a C++ exception (it would terminate the process): every entry point runs through
-// Guard, which converts argument errors, typed Napi errors and std exceptions into pending JS ones.
+// Every entry point runs through Guard, which turns argument errors, Failures, Napi errors and std
+// exceptions into pending JS GavelErrors itself. node-addon-api would only catch Napi::Error, and
+// only when built with NAPI_CPP_EXCEPTIONS; with Guard nothing can escape a callback as a C++
+// exception (which would terminate the process) whichever way the addon is configured.
 template <typename Fn>
 Napi::Value Guard(const Napi::CallbackInfo& info, const char* fn, Fn body) {
   Napi::Env env = info.Env();
