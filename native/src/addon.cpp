@@ -28,10 +28,23 @@ Napi::Value Init(const Napi::CallbackInfo& info) {
 
 Napi::Value SystemInfo(const Napi::CallbackInfo& info) { return Napi::String::New(info.Env(), llama_print_system_info()); }
 
+// How this addon was built: with its own CUDA llama.cpp (backends linked in) or against the
+// prebuilt CPU libraries (backends loaded from their folder).
+Napi::Value BuildInfo(const Napi::CallbackInfo& info) {
+  Napi::Object o = Napi::Object::New(info.Env());
+#ifdef GAVEL_WITH_CUDA
+  o.Set("cuda", true);
+#else
+  o.Set("cuda", false);
+#endif
+  return o;
+}
+
 Napi::Object InitModule(Napi::Env env, Napi::Object exports) {
   exports.Set("setErrorClass", Napi::Function::New(env, SetErrorClass));
   exports.Set("init", Napi::Function::New(env, Init));
   exports.Set("systemInfo", Napi::Function::New(env, SystemInfo));
+  exports.Set("buildInfo", Napi::Function::New(env, BuildInfo));
   gavel::RegisterModel(env, exports);
   gavel::RegisterKernels(env, exports);
   return exports;

@@ -105,6 +105,8 @@ export interface NativeBinding extends NativeKernels {
   /** Loads the ggml backends found in libDir (null: those linked in); returns the devices found. */
   init(libDir: string | null): string[];
   systemInfo(): string;
+  /** cuda: llama.cpp was compiled into this addon with CUDA (GAVEL_CUDA=1); else it uses the prebuilt CPU libraries. */
+  buildInfo(): { cuda: boolean };
   NativeModel: new () => NativeModel;
 }
 
@@ -123,7 +125,9 @@ function packageRoot(): string {
 
 /** The folder of prebuilt llama.cpp libraries to load ggml backends from, or null (linked in). */
 function backendDir(root: string): string | null {
-  if (process.env.GAVEL_BACKEND_DIR) return process.env.GAVEL_BACKEND_DIR;
+  const env = process.env.GAVEL_BACKEND_DIR;
+  if (env === "none") return null;
+  if (env) return env;
   const require = createRequire(join(root, "package.json"));
   for (const base of require.resolve.paths("@node-llama-cpp/linux-x64") ?? []) {
     const dir = join(base, "@node-llama-cpp", "linux-x64", "bins", "linux-x64");
@@ -150,7 +154,8 @@ export function loadBinding(): NativeBinding {
     );
   }
   b.setErrorClass(GavelError);
-  b.init(backendDir(root));
+  // A CUDA build has its backends linked in; loading the prebuilt CPU ones beside them would clash.
+  b.init(b.buildInfo().cuda ? null : backendDir(root));
   binding = b;
   return b;
 }

@@ -1,0 +1,5 @@
+export interface Command {
+  summary: string;
+  help: string;
+  run(args: string[]): Promise<number>;
+}
