@@ -2,10 +2,11 @@
 // @node-llama-cpp/linux-x64, in seconds. GAVEL_CUDA=1: compiles llama.cpp with CUDA from the bundled
 // source too (minutes). --prebuild copies the result to prebuilds/linux-x64/ for node-gyp-build.
 import { execFileSync } from "node:child_process";
-import { copyFileSync, mkdirSync } from "node:fs";
+import { copyFileSync, mkdirSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { llamaSourceDir, prebuiltLibDir } from "./llama-source.mjs";
+import { nativeSourcesHash } from "./native-sources.mjs";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const cuda = process.env.GAVEL_CUDA === "1";
@@ -22,5 +23,6 @@ if (process.argv.includes("--prebuild")) {
   const dest = join(root, "prebuilds", "linux-x64");
   mkdirSync(dest, { recursive: true });
   copyFileSync(join(root, "build", "Release", "gavel.node"), join(dest, "gavel-router.node"));
+  writeFileSync(join(dest, "gavel-router.sources.sha256"), nativeSourcesHash() + "\n");
   console.log(`copied to ${dest}/gavel-router.node`);
 }

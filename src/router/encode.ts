@@ -1,0 +1,172 @@
+/**
+ * Renders to tokens. The chat template's scaffolding is trusted and tokenized with special tokens
+ * parsed; everything inside the user turn (the paper's prompt text, the skill, the task) is tokenized
+ * as plain text, so a skill that writes `<|im_start|>` cannot forge a control token.
+ *
+ * Spans (which tokens are the skill's keys, which are the task's) are found by tokenizing the span's
+ * text on its own and taking the common prefix with the whole: where a BPE merge straddles the end of
+ * a span, the straddling token is left out of it.
+ */
+import { GavelError } from "../errors.js";
+import type { Model } from "../model/Model.js";
+import { ChatTemplate, renderSkill, renderTask, renderVerdict, SKILL_INTRO, type RenderableSkill } from "../render/index.js";
+
+/** r(s) as tokens: the verdict's reusable prefix, and which tokens the glance keys. */
+export interface EncodedSkill {
+  tokens: Int32Array;
+  /** Keyed tokens are tokens[keyStart, keyEnd): "name: …\ndescription: …\n\n{body}". */
+  keyStart: number;
+  keyEnd: number;
+  /** The body was cut to fit the token budget. */
+  truncated: boolean;
+}
+
+/** A token sequence with the task's span [taskStart, taskEnd). */
+export interface EncodedTask {
+  tokens: Int32Array;
+  taskStart: number;
+  taskEnd: number;
+  truncated: boolean;
+}
+
+function concat(parts: Int32Array[]): Int32Array {
+  const out = new Int32Array(parts.reduce((n, p) => n + p.length, 0));
+  let o = 0;
+  for (const p of parts) {
+    out.set(p, o);
+    o += p.length;
+  }
+  return out;
+}
+
+function commonPrefix(a: Int32Array, b: Int32Array): number {
+  const n = Math.min(a.length, b.length);
+  let i = 0;
+  while (i < n && a[i] === b[i]) i++;
+  return i;
+}
+
+/** Token sets of the verdict's answers: every spelling that is a single token of the vocabulary. */
+export interface AnswerIds {
+  yes: Int32Array;
+  no: Int32Array;
+}
+
+export class RenderEncoder {
+  readonly template: ChatTemplate;
+  readonly answers: AnswerIds;
+
+  constructor(
+    readonly model: Model,
+    /** Most tokens of r(s); the body is cut to fit. */
+    readonly skillBudget: number,
+  ) {
+    this.template = new ChatTemplate({ template: model.info.chatTemplate ?? null });
+    this.answers = {
+      yes: this.#singleTokens(["yes", "Yes", "YES"]),
+      no: this.#singleTokens(["no", "No", "NO"]),
+    };
+  }
+
+  #singleTokens(words: string[]): Int32Array {
+    const ids = new Set<number>();
+    for (const w of words) {
+      for (const s of [w, ` ${w}`]) {
+        const t = this.model.tokenize(s, { special: false, addBos: false });
+        if (t.length === 1) ids.add(t[0]);
+      }
+    }
+    return Int32Array.from([...ids].sort((a, b) => a - b));
+  }
+
+  #scaffold(text: string, first: boolean): Int32Array {
+    return this.model.tokenize(text, { special: true, addBos: first && this.model.info.addBos });
+  }
+
+  #plain(text: string): Int32Array {
+    return this.model.tokenize(text, { special: false, addBos: false });
+  }
+
+  /** r(s) for one skill, its body cut (at a character boundary found by bisection) to fit the budget. */
+  encodeSkill(skill: RenderableSkill): EncodedSkill {
+    let enc = this.#encodeSkillOnce(skill);
+    if (enc.tokens.length <= this.skillBudget) return enc;
+    let lo = 0;
+    let hi = skill.body.length;
+    let best: EncodedSkill | null = null;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1;
+      const e = this.#encodeSkillOnce({ ...skill, body: skill.body.slice(0, mid) });
+      if (e.tokens.length <= this.skillBudget) {
+        best = e;
+        lo = mid;
+      } else hi = mid - 1;
+    }
+    if (!best) {
+      best = this.#encodeSkillOnce({ ...skill, body: "" });
+      if (best.tokens.length > this.skillBudget) {
+        throw new GavelError(`the skill's name and description alone take ${best.tokens.length} tokens, over the budget of ${this.skillBudget}`, "SKILL_INVALID");
+      }
+    }
+    enc = best;
+    return { ...enc, truncated: true };
+  }
+
+  #encodeSkillOnce(skill: RenderableSkill): EncodedSkill {
+    const r = renderSkill(this.template, skill);
+    const contentStart = r.spans.header.start - SKILL_INTRO.length;
+    const before = this.#scaffold(r.text.slice(0, contentStart), true);
+    const content = this.#plain(r.text.slice(contentStart));
+    const intro = this.#plain(SKILL_INTRO);
+    const introLen = commonPrefix(intro, content);
+    const keyedEnd = commonPrefix(this.#plain(r.text.slice(contentStart, r.spans.keyed.end)), content);
+    return {
+      tokens: concat([before, content]),
+      keyStart: before.length + introLen,
+      keyEnd: before.length + Math.max(introLen, keyedEnd),
+      truncated: false,
+    };
+  }
+
+  /** The task render (appendix G) the glance reads for a written task; at most maxTokens tokens of task. */
+  encodeTask(task: string, maxTokens: number): EncodedTask {
+    const r = renderTask(this.template, task);
+    const before = this.#scaffold(r.before, true);
+    let body = this.#plain(r.task);
+    const truncated = body.length > maxTokens;
+    if (truncated) body = body.subarray(0, maxTokens);
+    const after = this.#scaffold(r.after, false);
+    return { tokens: concat([before, body, after]), taskStart: before.length, taskEnd: before.length + body.length, truncated };
+  }
+
+  /**
+   * The verdict's continuation after r(s): " {task}\n\nDoes this skill provide what that task needs?
+   * Answer yes or no:" and the template's closing. The same for every skill, so it is encoded once per
+   * route; taskStart/taskEnd index into it.
+   */
+  encodeVerdictTail(task: string, maxTokens: number): EncodedTask {
+    const v = renderVerdict(this.template, { name: "n", description: "d", body: "" }, task);
+    const plainEnd = v.question.indexOf("Answer yes or no:") + "Answer yes or no:".length;
+    const taskTokens = this.#plain(v.task);
+    if (taskTokens.length > maxTokens) {
+      // Cut the task itself; the question still follows it.
+      const cut = this.#plain(v.task).subarray(0, maxTokens);
+      const tail = concat([cut, this.#plain(v.question.slice(0, plainEnd)), this.#scaffold(v.question.slice(plainEnd), false)]);
+      return { tokens: tail, taskStart: 0, taskEnd: cut.length, truncated: true };
+    }
+    const plain = this.#plain(v.task + v.question.slice(0, plainEnd));
+    const closing = this.#scaffold(v.question.slice(plainEnd), false);
+    return { tokens: concat([plain, closing]), taskStart: 0, taskEnd: commonPrefix(taskTokens, plain), truncated: false };
+  }
+
+  /**
+   * A live context as the harness renders it: chat messages through the model's template, read in
+   * full (control tokens parsed), the last maxTokens tokens kept.
+   */
+  encodeLive(text: string, maxTokens: number): EncodedTask {
+    let tokens = this.model.tokenize(text, { special: true, addBos: this.model.info.addBos });
+    const truncated = tokens.length > maxTokens;
+    if (truncated) tokens = tokens.subarray(tokens.length - maxTokens);
+    return { tokens, taskStart: 0, taskEnd: tokens.length, truncated };
+  }
+}
