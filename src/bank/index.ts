@@ -1,0 +1,14 @@
+/**
+ * Skill banks on disk: the ε-cover keys of every installed skill, crash-safe, bound to the model and
+ * projections that produced them.
+ */
+export { BankStore, type BankOpenOptions, type BankKeys } from "./store.js";
+export {
+  BANK_FORMAT_VERSION,
+  bankHeaderFor,
+  type BankHeader,
+  type BankEntry,
+  type BankEntryInput,
+  type BankStats,
+  type BankManifest,
+} from "./types.js";

@@ -1,0 +1,150 @@
+/**
+ * An advisory lock file that keeps two processes from writing one bank directory at once: two
+ * writers appending to the same keys file would interleave rows and each overwrite the other's
+ * manifest.
+ *
+ * The lock is created exclusively (a hard link, which fails on an existing name like O_EXCL). It records the owner's pid, host and (on Linux) the process start
+ * time, so a lock left behind by a crashed process is recognised as stale and taken over, while a
+ * recycled pid belonging to an unrelated process is not mistaken for the owner.
+ */
+import { randomBytes } from "node:crypto";
+import { readFileSync } from "node:fs";
+import { link, open, readFile, rename, rm } from "node:fs/promises";
+import { hostname } from "node:os";
+import { GavelError } from "../errors.js";
+
+/** What a lock file holds. */
+interface LockInfo {
+  pid: number;
+  host: string;
+  /** Process start time in clock ticks since boot (Linux `/proc/<pid>/stat` field 22), if known. */
+  start?: string;
+  createdAt: string;
+}
+
+/** Start time of a process (Linux only), used to tell a live owner from a recycled pid. */
+function processStart(pid: number): string | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    // The command name (field 2) may contain spaces and parentheses; fields resume after the last ')'.
+    const rest = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return rest[19]; // field 22 overall: 3 + 19
+  } catch {
+    return undefined;
+  }
+}
+
+/** Whether the process a lock names still runs (unknowable for another host: assume it does). */
+function ownerAlive(info: LockInfo): boolean {
+  if (info.host !== hostname()) return true;
+  try {
+    process.kill(info.pid, 0);
+  } catch (err) {
+    // EPERM: the pid exists but belongs to someone else, so it is alive.
+    return (err as NodeJS.ErrnoException).code === "EPERM";
+  }
+  if (info.start !== undefined) {
+    const now = processStart(info.pid);
+    if (now !== undefined && now !== info.start) return false; // pid recycled
+  }
+  return true;
+}
+
+function parseLock(text: string): LockInfo | undefined {
+  try {
+    const v = JSON.parse(text) as LockInfo;
+    if (typeof v === "object" && v !== null && Number.isInteger(v.pid) && typeof v.host === "string") return v;
+  } catch {
+    // fall through
+  }
+  return undefined;
+}
+
+/** A held lock; {@link DirLock.release} removes the file. */
+export class DirLock {
+  private constructor(
+    readonly path: string,
+    private readonly token: string,
+  ) {}
+
+  /**
+   * Take the lock at `path`, breaking it when its owner is gone.
+   *
+   * @param what how to name the locked thing in errors, e.g. `bank /x/y`
+   * @throws GavelError `INVALID_ARGUMENT` when a live process (this one included) holds it
+   */
+  static async acquire(path: string, what: string): Promise<DirLock> {
+    const me: LockInfo = { pid: process.pid, host: hostname(), start: processStart(process.pid), createdAt: new Date().toISOString() };
+    const token = randomBytes(8).toString("hex");
+    const body = JSON.stringify({ ...me, token }) + "\n";
+    for (let attempt = 0; attempt < 3; attempt++) {
+      // Write the whole lock body to a private file, then hard-link it into place: link() fails
+      // with EEXIST like O_EXCL does, but the lock appears with its content already in it, so no
+      // other process can read a half-written lock and take it for a dead one.
+      const tmp = `${path}.${token}.new`;
+      const fh = await open(tmp, "wx");
+      try {
+        await fh.writeFile(body);
+        await fh.sync();
+      } finally {
+        await fh.close();
+      }
+      try {
+        await link(tmp, path);
+        return new DirLock(path, token);
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
+      } finally {
+        await rm(tmp, { force: true });
+      }
+      let text: string;
+      try {
+        text = await readFile(path, "utf8");
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code === "ENOENT") continue; // released meanwhile: retry
+        throw err;
+      }
+      const info = parseLock(text);
+      // Locks appear complete (see above), so one that does not parse was damaged on disk, not
+      // caught mid-write; nobody can be relying on it.
+      if (info && ownerAlive(info)) {
+        const who = info.pid === process.pid && info.host === me.host ? "this process (it is already open; close it first)" : `process ${info.pid} on ${info.host}`;
+        throw new GavelError(
+          `${what} is in use by ${who}, since ${info.createdAt ?? "?"}. ` +
+            `Wait for it to finish; if that process is gone, delete ${path}.`,
+          "INVALID_ARGUMENT",
+        );
+      }
+      // Break the stale lock by renaming it away first: rename is atomic, so of two processes
+      // breaking the same stale lock only one moves it. If what we moved is no longer the stale
+      // file (someone broke it and locked again in between), put it back and report the conflict.
+      const aside = `${path}.${randomBytes(6).toString("hex")}.stale`;
+      try {
+        await rename(path, aside);
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code === "ENOENT") continue;
+        throw err;
+      }
+      const moved = await readFile(aside, "utf8").catch(() => "");
+      if (moved !== text) {
+        await link(aside, path).catch(() => undefined);
+        await rm(aside, { force: true });
+        continue;
+      }
+      await rm(aside, { force: true });
+    }
+    throw new GavelError(`${what}: could not take the lock ${path} (contended); try again`, "INVALID_ARGUMENT");
+  }
+
+  /** Remove the lock file, if it is still ours. Idempotent. */
+  async release(): Promise<void> {
+    try {
+      const text = await readFile(this.path, "utf8");
+      const v = JSON.parse(text) as { token?: string };
+      if (v.token !== this.token) return; // broken and retaken by someone else: not ours to remove
+    } catch {
+      return;
+    }
+    await rm(this.path, { force: true });
+  }
+}

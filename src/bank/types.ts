@@ -1,0 +1,91 @@
+/**
+ * Records of the bank store: the header that binds a bank to the setup that built it, and one entry
+ * per installed skill.
+ */
+import type { ModelFingerprint } from "../router/fingerprint.js";
+import type { Projections } from "../router/projections.js";
+
+/** Version of the on-disk bank layout (manifest.json + keys files) this code writes and reads. */
+export const BANK_FORMAT_VERSION = 1;
+
+/**
+ * What a bank's keys depend on. Keys computed under any other value are meaningless against queries
+ * of this setup, so a bank whose header differs is refused rather than silently mixed.
+ */
+export interface BankHeader {
+  /** The model whose layer-ℓ* states were projected. */
+  readonly model: ModelFingerprint;
+  /** {@link Projections.hash} of the maps that projected them. */
+  readonly projectionsHash: string;
+  /** ℓ*, the layer read. */
+  readonly layer: number;
+  /** ε of the cover that thinned them. */
+  readonly eps: number;
+  /** Key width. */
+  readonly dim: number;
+}
+
+/** The header of banks built with `projections` (whose `model` must be the model in use). */
+export function bankHeaderFor(projections: Projections): BankHeader {
+  return {
+    model: projections.model,
+    projectionsHash: projections.hash,
+    layer: projections.layer,
+    eps: projections.eps,
+    dim: projections.dim,
+  };
+}
+
+/** What the caller supplies for one skill in {@link BankStore.put}. */
+export interface BankEntryInput {
+  /** Stable skill id (unique in the bank). */
+  readonly id: string;
+  readonly name: string;
+  readonly description: string;
+  /** Hash of the skill's content, so reinstalling an unchanged skill can be skipped. */
+  readonly contentHash: string;
+  /** Where the skill came from (a folder, a JSONL file and line, …). */
+  readonly source: string;
+  /** The skill's `disable-model-invocation` flag: installed but never routed to. */
+  readonly disableModelInvocation: boolean;
+  /** Token id of each retained key (one per key row), for explanations. */
+  readonly keyTokens: readonly number[];
+  /** Position in the render of each retained key, if recorded. */
+  readonly keyPositions?: readonly number[];
+  /** Length of the render r(s) in tokens. */
+  readonly renderTokens: number;
+}
+
+/** One installed skill as the manifest records it. */
+export interface BankEntry extends BankEntryInput {
+  /** Number of key rows. */
+  readonly nKeys: number;
+  /** Row offset of the first key in the keys file. */
+  readonly offset: number;
+}
+
+/** Counts of {@link BankStore.stats}. */
+export interface BankStats {
+  /** Installed skills. */
+  skills: number;
+  /** Live key rows. */
+  keys: number;
+  /** Rows of removed or replaced skills still in the keys file (reclaimed by `compact()`). */
+  deadKeys: number;
+  /** Bytes of the keys file that the bank uses (live and dead rows). */
+  bytes: number;
+}
+
+/** manifest.json as stored. */
+export interface BankManifest {
+  readonly format: "gavel-bank";
+  readonly formatVersion: number;
+  readonly header: BankHeader;
+  /** Name of the keys file in the bank directory (changes on compaction). */
+  readonly keysFile: string;
+  /** Rows of the keys file covered by this manifest; anything after them is an uncommitted tail. */
+  readonly rows: number;
+  /** Increases by one on every commit. */
+  readonly generation: number;
+  readonly entries: readonly BankEntry[];
+}
