@@ -34,6 +34,8 @@ export type GavelErrorCode =
   | "SKILL_INVALID"
   /** A bank on disk belongs to another model, other projections, layer or ε. */
   | "BANK_MISMATCH"
+  /** Another live process (or another Router in this one) has the bank open. */
+  | "BANK_LOCKED"
   /** A bank or projections file is corrupt. */
   | "CORRUPT_FILE"
   /** Projections belong to another model. */

@@ -293,7 +293,7 @@ process.kill(process.pid, "SIGKILL");
   it("the lock keeps a second open out, and a stale lock is broken", async () => {
     const dir = freshDir();
     const bank = await BankStore.open(dir, header, { create: true });
-    await expectCode(BankStore.open(dir, header), "INVALID_ARGUMENT", /in use by this process/);
+    await expectCode(BankStore.open(dir, header), "BANK_LOCKED", /in use by this process/);
     await bank.close();
     await expectCode(bank.put(...skill("late", 1)), "DISPOSED");
     expect(() => bank.entries()).toThrow(/closed/);
@@ -302,7 +302,7 @@ process.kill(process.pid, "SIGKILL");
     const child = spawn("sleep", ["30"], { stdio: "ignore" });
     try {
       await writeFile(join(dir, "lock"), JSON.stringify({ pid: child.pid, host: hostname(), createdAt: "then" }));
-      await expectCode(BankStore.open(dir, header), "INVALID_ARGUMENT", new RegExp(`in use by process ${child.pid}`));
+      await expectCode(BankStore.open(dir, header), "BANK_LOCKED", new RegExp(`in use by process ${child.pid}`));
     } finally {
       child.kill("SIGKILL");
       await new Promise((res) => child.once("exit", res));

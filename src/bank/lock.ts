@@ -71,7 +71,7 @@ export class DirLock {
    * Take the lock at `path`, breaking it when its owner is gone.
    *
    * @param what how to name the locked thing in errors, e.g. `bank /x/y`
-   * @throws GavelError `INVALID_ARGUMENT` when a live process (this one included) holds it
+   * @throws GavelError `BANK_LOCKED` when a live process (this one included) holds it
    */
   static async acquire(path: string, what: string): Promise<DirLock> {
     const me: LockInfo = { pid: process.pid, host: hostname(), start: processStart(process.pid), createdAt: new Date().toISOString() };
@@ -112,7 +112,7 @@ export class DirLock {
         throw new GavelError(
           `${what} is in use by ${who}, since ${info.createdAt ?? "?"}. ` +
             `Wait for it to finish; if that process is gone, delete ${path}.`,
-          "INVALID_ARGUMENT",
+          "BANK_LOCKED",
         );
       }
       // Break the stale lock by renaming it away first: rename is atomic, so of two processes
@@ -133,7 +133,7 @@ export class DirLock {
       }
       await rm(aside, { force: true });
     }
-    throw new GavelError(`${what}: could not take the lock ${path} (contended); try again`, "INVALID_ARGUMENT");
+    throw new GavelError(`${what}: could not take the lock ${path} (contended); try again`, "BANK_LOCKED");
   }
 
   /** Remove the lock file, if it is still ours. Idempotent. */

@@ -15,7 +15,7 @@ export const BANK_FORMAT_VERSION = 1;
 export interface BankHeader {
   /** The model whose layer-ℓ* states were projected. */
   readonly model: ModelFingerprint;
-  /** {@link Projections.hash} of the maps that projected them. */
+  /** {@link Projections.keysHash} of the maps that projected them (ℓ*, dim and W_s). */
   readonly projectionsHash: string;
   /** ℓ*, the layer read. */
   readonly layer: number;
@@ -29,7 +29,7 @@ export interface BankHeader {
 export function bankHeaderFor(projections: Projections): BankHeader {
   return {
     model: projections.model,
-    projectionsHash: projections.hash,
+    projectionsHash: projections.keysHash,
     layer: projections.layer,
     eps: projections.eps,
     dim: projections.dim,

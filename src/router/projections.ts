@@ -149,6 +149,7 @@ export class Projections implements ProjectionsMeta {
   readonly trainedBy?: string;
   readonly createdAt: string;
   #hash: string | undefined;
+  #keysHash: string | undefined;
 
   /**
    * @throws GavelError `INVALID_ARGUMENT` when shapes or values are out of range (weights of the
@@ -246,6 +247,20 @@ export class Projections implements ProjectionsMeta {
       this.#hash = h.digest("hex");
     }
     return this.#hash;
+  }
+
+  /**
+   * Hash of what the installed keys depend on: ℓ*, dim, nEmbd and W_s. Banks bind to this rather than
+   * to {@link hash}, so the paper's W_q-only fine-tune (section 3.3) keeps every installed bank valid.
+   */
+  get keysHash(): string {
+    if (this.#keysHash === undefined) {
+      const h = createHash("sha256");
+      h.update(`gavel-keys-hash-v1\0layer=${this.layer}\0dim=${this.dim}\0n_embd=${this.model.nEmbd}\0`);
+      h.update(leBytes(this.ws));
+      this.#keysHash = h.digest("hex");
+    }
+    return this.#keysHash;
   }
 
   /** Metadata only (no weights), e.g. for display or JSON. */
