@@ -142,6 +142,20 @@ describe.each(fixtures)("Model on $name", (fx) => {
     for (let i = 0; i < 3; i++) expect(maxAbsDiff(first[i].logprobs, again[i].logprobs)).toBeLessThan(1e-4);
   });
 
+  it("scoreMany over prefixes that together exceed the context", async () => {
+    const { nVocab, contextSize } = model.info;
+    const len = Math.floor(contextSize / 3);
+    const prefixes = Array.from({ length: 5 }, () => randomTokens(r, len, 3, nVocab));
+    const cont = randomTokens(r, 6, 3, nVocab);
+    await model.clearCache();
+    const many = await model.scoreMany(prefixes, cont);
+    await model.clearCache();
+    for (let i = 0; i < prefixes.length; i++) {
+      const one = await model.score(prefixes[i], cont);
+      expect(maxAbsDiff(many[i].logprobs, one.logprobs), `prefix ${i} seed ${seed}`).toBeLessThan(1e-4);
+    }
+  });
+
   it("serialises concurrent calls and gives the same answers", async () => {
     const { nLayer } = model.info;
     const solo = await model.hiddenStates(tokens, nLayer - 2);

@@ -425,9 +425,35 @@ std::vector<ScoreResult> Engine::Score(const std::vector<ScoreRequest>& requests
   const int nv = info_.n_vocab;
   llama_memory_t mem = llama_get_memory(ctx_);
 
-  // Requests go in waves of n_work_, one working sequence each.
-  for (size_t w0 = 0; w0 < requests.size(); w0 += size_t(n_work_)) {
-    const size_t w1 = std::min(requests.size(), w0 + size_t(n_work_));
+  // Requests go in waves, one working sequence each: at most n_work_ of them, and no more than the
+  // KV cache holds at once (their prefixes' cached stems, which are pinned for the wave, plus every
+  // continuation). A lone request always fits: it was checked against the context size above.
+  std::vector<size_t> wave_ends;
+  {
+    size_t start = 0;
+    long long cells = 0;
+    std::vector<const std::vector<int32_t>*> stems;
+    for (size_t r = 0; r < requests.size(); ++r) {
+      const auto& p = requests[r].prefix;
+      long long need = static_cast<long long>(requests[r].continuation.size()) + 1;
+      bool shared = false;
+      for (size_t q = start; q < r; ++q) {
+        const auto& pq = requests[q].prefix;
+        if (pq.size() == p.size() && std::equal(pq.begin(), pq.end() - 1, p.begin())) shared = true;
+      }
+      if (!shared) need += static_cast<long long>(p.size()) - 1;
+      if (r > start && (r - start >= size_t(n_work_) || cells + need > info_.context_size)) {
+        wave_ends.push_back(r);
+        start = r;
+        cells = static_cast<long long>(requests[r].continuation.size()) + static_cast<long long>(p.size());
+      } else {
+        cells += need;
+      }
+    }
+    wave_ends.push_back(requests.size());
+  }
+  size_t w0 = 0;
+  for (const size_t w1 : wave_ends) {
     pinned_.clear();
     try {
       // 1. Every prefix's stem (all but its last token) resident in a cached sequence.
@@ -483,6 +509,7 @@ std::vector<ScoreResult> Engine::Score(const std::vector<ScoreRequest>& requests
       throw;
     }
     for (size_t r = w0; r < w1; ++r) RemoveSeq(int(r - w0));
+    w0 = w1;
   }
   return results;
 }
