@@ -98,6 +98,54 @@ export interface NativeKernels {
    * the CPU supports, capped by the GAVEL_KERNEL_ISA environment variable (read at each call).
    */
   kernelIsa(): string;
+  /** {@link NativeKernels.coverFarthestFirst} on a worker thread, over a copy of the keys. */
+  coverFarthestFirstAsync(keys: Float32Array, dim: number, eps: number): Promise<Int32Array>;
+  /**
+   * y = normalize(W h) for each row h of states (n × inDim), W row-major outDim × inDim: n × outDim.
+   * A row whose product is exactly zero stays zero. Blocked GEMM on worker threads.
+   */
+  projectNormalize(states: Float32Array, inDim: number, W: Float32Array, outDim: number): Promise<Float32Array>;
+  /** Skills' keys held natively across glances (copy-on-write snapshots; see NativeBank). */
+  NativeBank: new (dim: number) => NativeBank;
+}
+
+/** {@link NativeGlanceResult} plus the handle of each result column. */
+export interface NativeBankGlanceResult extends NativeGlanceResult {
+  /** handles[s]: the skill of column s of g, m and argmax. */
+  handles: Int32Array;
+}
+
+/**
+ * Every installed skill's keys (float32, dim each), held in native memory so a glance does not copy
+ * the library from JS. Methods run on the JS thread; glance's work runs on worker threads over the
+ * snapshot of the bank taken when it is called (copy-on-write: add/remove/clear during a glance
+ * neither wait for it nor affect it).
+ */
+export interface NativeBank {
+  /** Copies in one skill's n × dim keys (n may be 0); returns its handle (≥ 1, never reused). */
+  add(keys: Float32Array): number;
+  /** Drops a skill; unknown handles throw INVALID_ARGUMENT. */
+  remove(handle: number): void;
+  /** Drops every skill. */
+  clear(): void;
+  /** The handles held, in glance order (ascending = insertion order). */
+  handles(): Int32Array;
+  /**
+   * The glance over every skill held (in handles() order) or over `handles` (in that order), with
+   * the same semantics, conventions and tie rules as {@link NativeKernels.glance}. `ticket` (integer
+   * ≥ 0, default 0) tags the call for {@link NativeBank.abort}.
+   */
+  glance(queries: Float32Array, weights: Float32Array, k: number, handles?: Int32Array | null,
+         ticket?: number): Promise<NativeBankGlanceResult>;
+  /** Makes the running glances with this ticket (all, without one) reject with ABORTED; returns how many. */
+  abort(ticket?: number): number;
+  readonly dim: number;
+  /** Skills held. */
+  readonly size: number;
+  /** Key rows held, all skills together. */
+  readonly keys: number;
+  /** Native memory held by the current snapshot: keys plus bookkeeping, in bytes. */
+  readonly bytes: number;
 }
 
 export interface NativeBinding extends NativeKernels {

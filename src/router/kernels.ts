@@ -1,17 +1,28 @@
 /**
  * The router's numeric kernels: the farthest-first ε-cover that compresses a skill's bank at
- * installation (paper §3.3, appendix D) and the glance, max-sim plus top-k vote over every bank
- * (paper §3.2, Eqs. 1 and 3). The loops run in C++ (native/src/kernels); these wrappers validate
- * arguments in TypeScript first so that mistakes surface as a {@link GavelError} with code
- * `INVALID_ARGUMENT` and a message naming the argument. The native side checks everything again.
+ * installation (paper §3.3, appendix D), the projection of hidden states into the routing space
+ * (y = normalize(W h), W_q / W_s of §3.2), and the glance, max-sim plus top-k vote over every bank
+ * (paper §3.2, Eqs. 1 and 3), either over one flat bank ({@link glance}) or over a {@link KeyBank}
+ * that keeps every skill's keys in native memory across glances. The loops run in C++
+ * (native/src/kernels); these wrappers validate arguments in TypeScript first so that mistakes
+ * surface as a {@link GavelError} with code `INVALID_ARGUMENT` and a message naming the argument.
+ * The native side checks everything again.
  *
  * @module
  */
-import { invalidArgument } from "../errors.js";
-import { loadBinding, type NativeGlanceResult } from "../native/binding.js";
+import { GavelError, invalidArgument } from "../errors.js";
+import {
+  loadBinding,
+  type NativeBank,
+  type NativeBankGlanceResult,
+  type NativeGlanceResult,
+} from "../native/binding.js";
 
 /** Results of {@link glance}; see {@link NativeGlanceResult}. */
 export type GlanceResult = NativeGlanceResult;
+
+/** Results of {@link KeyBank.glance}: {@link GlanceResult} plus the handle of each column. */
+export type KeyBankGlanceResult = NativeBankGlanceResult;
 
 function checkFloat32(value: unknown, name: string): asserts value is Float32Array {
   if (!(value instanceof Float32Array)) throw invalidArgument(`${name} must be a Float32Array`);
@@ -95,6 +106,24 @@ export function decayWeights(nTokens: number, decisionPoint: number = nTokens - 
   return w;
 }
 
+/** The vote weights of a glance: `undefined` → uniform; else checked finite, ≥ 0, positive sum. */
+function resolveWeights(weights: Float32Array | undefined, nq: number): Float32Array {
+  // Only `undefined` means "default": a null is more likely a bug upstream than a request.
+  const w = weights === undefined ? new Float32Array(nq).fill(1) : weights;
+  checkFloat32(w, "weights");
+  if (w.length !== nq) {
+    throw invalidArgument(`weights.length (${w.length}) must equal the number of query tokens (${nq})`);
+  }
+  let sum = 0;
+  for (let i = 0; i < nq; i++) {
+    const x = w[i];
+    if (!Number.isFinite(x) || x < 0) throw invalidArgument(`weights[${i}] must be finite and >= 0, got ${x}`);
+    sum += x;
+  }
+  if (!(sum > 0)) throw invalidArgument("weights must have a positive sum");
+  return w;
+}
+
 /** Options of {@link glance}. */
 export interface GlanceOptions {
   /** Per-token vote weights w_i (finite, ≥ 0, positive sum); default uniform. See {@link decayWeights}. */
@@ -151,20 +180,200 @@ export async function glance(
     throw invalidArgument(`offsets[last] (${offsets[offsets.length - 1]}) must equal the bank's row count (${rows})`);
   }
   const nSkills = offsets.length - 1;
-  // Only `undefined` means "default": a null is more likely a bug upstream than a request.
-  const weights = options.weights === undefined ? new Float32Array(nq).fill(1) : options.weights;
-  checkFloat32(weights, "weights");
-  if (weights.length !== nq) {
-    throw invalidArgument(`weights.length (${weights.length}) must equal the number of query tokens (${nq})`);
-  }
-  let sum = 0;
-  for (let i = 0; i < nq; i++) {
-    const w = weights[i];
-    if (!Number.isFinite(w) || w < 0) throw invalidArgument(`weights[${i}] must be finite and >= 0, got ${w}`);
-    sum += w;
-  }
-  if (!(sum > 0)) throw invalidArgument("weights must have a positive sum");
+  const weights = resolveWeights(options.weights, nq);
   const k = options.k === undefined ? voteK(nSkills) : options.k;
   checkInt(k, "k", 1);
   return loadBinding().glance(queries, bank, offsets, dim, weights, k);
+}
+
+/**
+ * {@link coverFarthestFirst} off the JS thread: the same traversal, the same result, on a worker
+ * thread over a copy of `keys` taken at the call (so `keys` may be changed as soon as it returns).
+ * Use it for large skills (thousands of incompressible keys take seconds).
+ *
+ * @param keys - n × dim row-major unit keys (not renormalised here), finite.
+ * @param dim - key dimension, integer ≥ 1.
+ * @param eps - cover radius, finite and ≥ 0.
+ * @returns the retained row indices, in retention order (key 0 first; empty for n = 0).
+ * @throws GavelError `INVALID_ARGUMENT` (as a rejection) on a wrong type, a length not a multiple
+ *   of dim, a bad eps, or non-finite keys.
+ */
+export async function coverFarthestFirstAsync(keys: Float32Array, dim: number, eps: number): Promise<Int32Array> {
+  checkFloat32(keys, "keys");
+  checkInt(dim, "dim", 1);
+  if (typeof eps !== "number" || !Number.isFinite(eps) || eps < 0) {
+    throw invalidArgument(`eps must be a finite number >= 0, got ${String(eps)}`);
+  }
+  checkRows(keys, dim, "keys");
+  return loadBinding().coverFarthestFirstAsync(keys, dim, eps);
+}
+
+/**
+ * Projects hidden states into the routing space: for each row h of `states`,
+ * `y = W h / ‖W h‖` (the paper's q_i = normalize(W_q h_i) and d^s_j = normalize(W_s h_j), §3.2).
+ *
+ * A blocked, threaded float32 GEMM with the kernels' SIMD dispatch (products summed in float32
+ * over 512-wide blocks of inDim, the norm in float64; agrees with float64 to ~1e-6 per component).
+ * A row whose product W h is exactly zero (e.g. a zero state) cannot be normalised and comes back
+ * as zeros. Arguments are copied at the call, so they may be changed as soon as it returns.
+ *
+ * @param states - n × inDim row-major hidden states (n ≥ 0), finite.
+ * @param inDim - state width (the model's nEmbd), integer ≥ 1.
+ * @param W - outDim × inDim row-major projection, finite.
+ * @param outDim - routing dimension (768 in the paper), integer ≥ 1.
+ * @returns n × outDim row-major unit rows (or zero rows, see above).
+ * @throws GavelError `INVALID_ARGUMENT` (as a rejection) on a wrong type or length, NaN/Inf in
+ *   states or W, or a product overflowing float32.
+ */
+export async function projectNormalize(
+  states: Float32Array,
+  inDim: number,
+  W: Float32Array,
+  outDim: number,
+): Promise<Float32Array> {
+  checkFloat32(states, "states");
+  checkInt(inDim, "inDim", 1);
+  checkFloat32(W, "W");
+  checkInt(outDim, "outDim", 1);
+  if (states.length % inDim !== 0) {
+    throw invalidArgument(`states.length (${states.length}) is not a multiple of inDim (${inDim})`);
+  }
+  if (W.length !== outDim * inDim) {
+    throw invalidArgument(`W.length (${W.length}) must equal outDim × inDim (${outDim} × ${inDim})`);
+  }
+  return loadBinding().projectNormalize(states, inDim, W, outDim);
+}
+
+/** Options of {@link KeyBank.glance}. */
+export interface KeyBankGlanceOptions extends GlanceOptions {
+  /**
+   * Glance only these skills, in this order (distinct handles held by the bank); default every
+   * skill, in {@link KeyBank.handles} order. The default k is then {@link voteK}(handles.length).
+   */
+  handles?: Int32Array;
+  /** Cancels the glance: it rejects with a GavelError `ABORTED` (the bank stays usable). */
+  signal?: AbortSignal;
+}
+
+let nextTicket = 1;
+
+/**
+ * Every installed skill's ε-cover keys, held in native memory (float32) across glances, so a glance
+ * over a 30K-skill library copies nothing but its queries from JS.
+ *
+ * Skills are added one at a time and named by the handle {@link KeyBank.add} returns (integers ≥ 1,
+ * increasing, never reused). A glance sees the bank as it was when the glance was called:
+ * `add` / `remove` / `clear` during a running glance neither wait for it nor change its result
+ * (copy-on-write: the glance keeps the snapshot of the skill list it started with, and key
+ * buffers are immutable and shared; the first mutation after a glance starts copies the list of
+ * skills, not their keys).
+ *
+ * @example
+ * ```ts
+ * const bank = new KeyBank(768);
+ * const h = bank.add(keysOfSkill);              // n × 768 unit keys
+ * const { g, handles } = await bank.glance(queries, { weights: decayWeights(nq) });
+ * ```
+ */
+export class KeyBank {
+  /** Key dimension. */
+  readonly dim: number;
+  readonly #native: NativeBank;
+
+  /**
+   * @param dim - key dimension, integer ≥ 1.
+   * @throws GavelError `INVALID_ARGUMENT` on a bad dim; `NATIVE_UNAVAILABLE` without the addon.
+   */
+  constructor(dim: number) {
+    checkInt(dim, "dim", 1);
+    this.dim = dim;
+    this.#native = new (loadBinding().NativeBank)(dim);
+  }
+
+  /**
+   * Adds one skill: copies its n × dim keys in (n may be 0: such a skill scores m = −1).
+   *
+   * @param keys - n × dim row-major unit keys, finite (not renormalised).
+   * @returns the skill's handle.
+   * @throws GavelError `INVALID_ARGUMENT` on a wrong type, a length not a multiple of dim, or NaN/Inf.
+   */
+  add(keys: Float32Array): number {
+    checkFloat32(keys, "keys");
+    checkRows(keys, this.dim, "keys");
+    return this.#native.add(keys);
+  }
+
+  /**
+   * Removes one skill. A glance already running still sees it.
+   *
+   * @throws GavelError `INVALID_ARGUMENT` if the bank holds no skill with that handle.
+   */
+  remove(handle: number): void {
+    checkInt(handle, "handle", 1);
+    this.#native.remove(handle);
+  }
+
+  /** Removes every skill (running glances keep theirs). */
+  clear(): void {
+    this.#native.clear();
+  }
+
+  /** The handles held, in the order a glance over the whole bank reports them (insertion order). */
+  handles(): Int32Array {
+    return this.#native.handles();
+  }
+
+  /** Number of skills held. */
+  get size(): number {
+    return this.#native.size;
+  }
+
+  /** Number of key rows held, all skills together. */
+  get keys(): number {
+    return this.#native.keys;
+  }
+
+  /** Native memory held for the current skills, in bytes (keys plus bookkeeping). */
+  get bytes(): number {
+    return this.#native.bytes;
+  }
+
+  /**
+   * The glance (Eqs. 1 and 3) over the skills held, exactly as {@link glance} computes it over a
+   * flat bank holding the same skills in the same order: same conventions (empty skill m = −1,
+   * argmax −1), same ties (top-k to the lower column, argmax to the lower key index), same
+   * float32 scores and float64 vote. Columns of g, m and argmax follow `result.handles`.
+   *
+   * Runs on worker threads, split over skills. Queries and weights are copied at the call.
+   *
+   * @param queries - nq × dim row-major unit queries, nq ≥ 1, finite.
+   * @returns g (N), m and argmax (nq × N, row-major by token), handles (N).
+   * @throws GavelError (as a rejection) `INVALID_ARGUMENT` on a wrong type, length or value of any
+   *   argument, an unknown or repeated handle; `ABORTED` once `options.signal` aborts.
+   */
+  async glance(queries: Float32Array, options: KeyBankGlanceOptions = {}): Promise<KeyBankGlanceResult> {
+    checkFloat32(queries, "queries");
+    const nq = checkRows(queries, this.dim, "queries");
+    if (nq === 0) throw invalidArgument("queries hold no token");
+    const { handles, signal } = options;
+    if (handles !== undefined && !(handles instanceof Int32Array)) throw invalidArgument("handles must be an Int32Array");
+    if (signal !== undefined && !(signal instanceof AbortSignal)) throw invalidArgument("signal must be an AbortSignal");
+    const weights = resolveWeights(options.weights, nq);
+    const k = options.k === undefined ? voteK(handles ? handles.length : this.size) : options.k;
+    checkInt(k, "k", 1);
+    if (signal?.aborted) throw new GavelError("glance aborted", "ABORTED");
+    const ticket = nextTicket;
+    nextTicket = nextTicket >= 0x7fffffff ? 1 : nextTicket + 1;
+    const pending = this.#native.glance(queries, weights, k, handles ?? null, ticket);
+    if (signal === undefined) return pending;
+    const onAbort = () => {
+      this.#native.abort(ticket);
+    };
+    signal.addEventListener("abort", onAbort, { once: true });
+    try {
+      return await pending;
+    } finally {
+      signal.removeEventListener("abort", onAbort);
+    }
+  }
 }

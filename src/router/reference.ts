@@ -129,3 +129,26 @@ export function referenceGlance(
   }
   return { g: referenceVote(m, nq, nSkills, weights, k), m, argmax };
 }
+
+/**
+ * The projection into the routing space in float64: for each row h of `states` (n × inDim),
+ * `y = W h / ‖W h‖` with W row-major outDim × inDim; a row with W h = 0 stays zero (the native
+ * kernel's convention).
+ */
+export function referenceProjectNormalize(states: Float32Array, inDim: number, W: Float32Array, outDim: number): Float64Array {
+  const n = states.length / inDim;
+  const y = new Float64Array(n * outDim);
+  for (let i = 0; i < n; i++) {
+    const h = row(states, i, inDim);
+    let ss = 0;
+    for (let o = 0; o < outDim; o++) {
+      const v = dot(row(W, o, inDim), h);
+      y[i * outDim + o] = v;
+      ss += v * v;
+    }
+    if (ss === 0) continue;
+    const norm = Math.sqrt(ss);
+    for (let o = 0; o < outDim; o++) y[i * outDim + o] /= norm;
+  }
+  return y;
+}

@@ -2,6 +2,7 @@
 #include "kernels/kernels_core.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cfloat>
 #include <cmath>
 #include <cstring>
@@ -17,14 +18,12 @@
 // build still runs AVX-512 code on CPUs that have it (chosen at run time by SelectIsa).
 
 #define GAVEL_ISA_NS isa_generic
+#define GAVEL_MR 6
 #define GAVEL_VW 4
-#define GAVEL_TR 2
-#define GAVEL_TC 4
 #include "kernels/simd_body.inc"
 #undef GAVEL_ISA_NS
 #undef GAVEL_VW
-#undef GAVEL_TR
-#undef GAVEL_TC
+#undef GAVEL_MR
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define GAVEL_HAVE_X86_DISPATCH 1
@@ -35,16 +34,14 @@
 #pragma GCC push_options
 #pragma GCC target("avx2,fma")
 #endif
-// 16 ymm registers: a 3×4 tile (12 accumulators) leaves room for the loaded operands.
+// 16 ymm registers: a 6 × 16 micro-tile (12 accumulators) + 2 key vectors + 1 broadcast.
 #define GAVEL_ISA_NS isa_avx2
+#define GAVEL_MR 6
 #define GAVEL_VW 8
-#define GAVEL_TR 3
-#define GAVEL_TC 4
 #include "kernels/simd_body.inc"
 #undef GAVEL_ISA_NS
 #undef GAVEL_VW
-#undef GAVEL_TR
-#undef GAVEL_TC
+#undef GAVEL_MR
 #if defined(__clang__)
 #pragma clang attribute pop
 #else
@@ -57,16 +54,14 @@
 #pragma GCC push_options
 #pragma GCC target("avx512f,avx512vl,avx512bw,avx512dq,avx2,fma")
 #endif
-// 32 zmm registers: a 4×4 tile (16 accumulators) plus 4 query and 4 key vectors.
+// 32 zmm registers: a 12 × 32 micro-tile (24 accumulators) + 2 key vectors + 1 broadcast.
 #define GAVEL_ISA_NS isa_avx512
+#define GAVEL_MR 12
 #define GAVEL_VW 16
-#define GAVEL_TR 4
-#define GAVEL_TC 4
 #include "kernels/simd_body.inc"
 #undef GAVEL_ISA_NS
 #undef GAVEL_VW
-#undef GAVEL_TR
-#undef GAVEL_TC
+#undef GAVEL_MR
 #if defined(__clang__)
 #pragma clang attribute pop
 #else
@@ -115,14 +110,50 @@ std::vector<int32_t> CoverFarthestFirst(const float* keys, int64_t n, int64_t di
 
 namespace {
 
-bool MaxSimRange(Isa isa, const float* q, int64_t nq, const float* bank, const int32_t* offsets, int64_t s0,
-                 int64_t s1, int64_t nSkills, int64_t dim, float* m, int32_t* argmax) {
+bool MaxSimRange(Isa isa, const float* q, int64_t nq, const SkillKeys& keys, int64_t s0, int64_t s1, int64_t dim,
+                 float* m, int32_t* argmax, const std::atomic<bool>* stop) {
   switch (isa) {
 #ifdef GAVEL_HAVE_X86_DISPATCH
-    case Isa::Avx512: return isa_avx512::MaxSim(q, nq, bank, offsets, s0, s1, nSkills, dim, m, argmax);
-    case Isa::Avx2: return isa_avx2::MaxSim(q, nq, bank, offsets, s0, s1, nSkills, dim, m, argmax);
+    case Isa::Avx512:
+      return isa_avx512::MaxSim(q, nq, keys.base, keys.offsets, s0, s1, keys.nSkills, dim, m, argmax, stop);
+    case Isa::Avx2:
+      return isa_avx2::MaxSim(q, nq, keys.base, keys.offsets, s0, s1, keys.nSkills, dim, m, argmax, stop);
 #endif
-    default: return isa_generic::MaxSim(q, nq, bank, offsets, s0, s1, nSkills, dim, m, argmax);
+    default:
+      return isa_generic::MaxSim(q, nq, keys.base, keys.offsets, s0, s1, keys.nSkills, dim, m, argmax, stop);
+  }
+}
+
+// The projection's column-panel width for this ISA (PackW / Project).
+int64_t PanelWidth(Isa isa) {
+  switch (isa) {
+#ifdef GAVEL_HAVE_X86_DISPATCH
+    case Isa::Avx512: return isa_avx512::PanelWidth();
+    case Isa::Avx2: return isa_avx2::PanelWidth();
+#endif
+    default: return isa_generic::PanelWidth();
+  }
+}
+
+void PackWRange(Isa isa, const float* W, int64_t inDim, int64_t outDim, int64_t panels, int64_t p0, int64_t p1,
+                float* Wp) {
+  switch (isa) {
+#ifdef GAVEL_HAVE_X86_DISPATCH
+    case Isa::Avx512: return isa_avx512::PackW(W, inDim, outDim, panels, p0, p1, Wp);
+    case Isa::Avx2: return isa_avx2::PackW(W, inDim, outDim, panels, p0, p1, Wp);
+#endif
+    default: return isa_generic::PackW(W, inDim, outDim, panels, p0, p1, Wp);
+  }
+}
+
+void ProjectRange(Isa isa, const float* H, int64_t inDim, const float* Wp, int64_t outDim, int64_t panels, int64_t r0,
+                  int64_t r1, int64_t c0, int64_t c1, float* C) {
+  switch (isa) {
+#ifdef GAVEL_HAVE_X86_DISPATCH
+    case Isa::Avx512: return isa_avx512::Project(H, inDim, Wp, outDim, panels, r0, r1, c0, c1, C);
+    case Isa::Avx2: return isa_avx2::Project(H, inDim, Wp, outDim, panels, r0, r1, c0, c1, C);
+#endif
+    default: return isa_generic::Project(H, inDim, Wp, outDim, panels, r0, r1, c0, c1, C);
   }
 }
 
@@ -184,12 +215,17 @@ void TopK(const float* m, int64_t nSkills, int64_t k, int32_t* out, std::vector<
   std::copy(scratch.begin(), scratch.begin() + k, out);
 }
 
+bool Stopped(const std::atomic<bool>* stop) { return stop != nullptr && stop->load(std::memory_order_relaxed); }
+
+[[noreturn]] void Aborted() { throw Failure("ABORTED", "glance aborted"); }
+
 }  // namespace
 
-GlanceResult Glance(const float* queries, int64_t nq, const float* bank, const int32_t* offsets,
-                    int64_t nSkills, int64_t dim, const float* weights, int64_t k, Isa isa,
-                    unsigned threads) {
+GlanceResult Glance(const float* queries, int64_t nq, const SkillKeys& keys, int64_t dim, const float* weights,
+                    int64_t k, Isa isa, unsigned threads, const std::atomic<bool>* stop) {
   GlanceResult r;
+  const int64_t nSkills = keys.nSkills;
+  const int64_t* offsets = keys.offsets;
   const size_t cells = static_cast<size_t>(nq * nSkills);
   r.g.assign(static_cast<size_t>(nSkills), 0.f);
   r.m.assign(cells, -std::numeric_limits<float>::infinity());
@@ -199,22 +235,22 @@ GlanceResult Glance(const float* queries, int64_t nq, const float* bank, const i
 
   // Max-sim, split by skill range with about the same number of keys per thread. Below ~4 MFLOP a
   // thread costs more to start than it saves.
-  const int64_t keys = offsets[nSkills];
-  const double flops = 2.0 * double(nq) * double(keys) * double(dim);
+  const int64_t rows = offsets[nSkills];
+  const double flops = 2.0 * double(nq) * double(rows) * double(dim);
   unsigned nt = flops < 4e6 ? 1u : static_cast<unsigned>(std::min<int64_t>(threads, nSkills));
   std::vector<int64_t> cut(nt + 1, 0);
   cut[nt] = nSkills;
   for (unsigned t = 1; t < nt; ++t) {
-    const int64_t target = keys * t / nt;
+    const int64_t target = rows * t / nt;
     cut[t] = std::lower_bound(offsets, offsets + nSkills + 1, target) - offsets;
     cut[t] = std::max(cut[t], cut[t - 1]);
   }
   std::vector<char> finite(nt, 1);
-  if (keys > 0)
+  if (rows > 0)
     Parallel(nt, [&](unsigned t) {
-      finite[t] = MaxSimRange(isa, queries, nq, bank, offsets, cut[t], cut[t + 1], nSkills, dim, r.m.data(),
-                              r.argmax.data());
+      finite[t] = MaxSimRange(isa, queries, nq, keys, cut[t], cut[t + 1], dim, r.m.data(), r.argmax.data(), stop);
     });
+  if (Stopped(stop)) Aborted();
   for (char f : finite)
     if (!f) throw Failure("INVALID_ARGUMENT", "glance: a score came out non-finite; the bank holds NaN, Inf or overflowing values");
 
@@ -229,9 +265,12 @@ GlanceResult Glance(const float* queries, int64_t nq, const float* bank, const i
   const unsigned rt = static_cast<unsigned>(std::min<int64_t>(nt, nq));
   Parallel(rt, [&](unsigned t) {
     std::vector<int32_t> scratch;
-    for (int64_t i = nq * t / rt; i < nq * (t + 1) / rt; ++i)
+    for (int64_t i = nq * t / rt; i < nq * (t + 1) / rt; ++i) {
+      if (Stopped(stop)) return;
       TopK(r.m.data() + i * nSkills, nSkills, kk, top.data() + i * kk, scratch);
+    }
   });
+  if (Stopped(stop)) Aborted();
 
   // The vote, in double and in token order so the result does not depend on the thread count.
   double W = 0.0;
@@ -247,6 +286,81 @@ GlanceResult Glance(const float* queries, int64_t nq, const float* bank, const i
   }
   for (int64_t s = 0; s < nSkills; ++s) r.g[s] = static_cast<float>(acc[s] / W);
   return r;
+}
+
+GlanceResult Glance(const float* queries, int64_t nq, const float* bank, const int32_t* offsets, int64_t nSkills,
+                    int64_t dim, const float* weights, int64_t k, Isa isa, unsigned threads,
+                    const std::atomic<bool>* stop) {
+  std::vector<const float*> base(static_cast<size_t>(nSkills));
+  std::vector<int64_t> off(static_cast<size_t>(nSkills) + 1);
+  for (int64_t s = 0; s <= nSkills; ++s) off[s] = offsets[s];
+  for (int64_t s = 0; s < nSkills; ++s) base[s] = bank + off[s] * dim;
+  return Glance(queries, nq, SkillKeys{base.data(), off.data(), nSkills}, dim, weights, k, isa, threads, stop);
+}
+
+std::vector<float> ProjectNormalize(const float* H, int64_t n, int64_t inDim, const float* W, int64_t outDim, Isa isa,
+                                    unsigned threads) {
+  std::vector<float> Y(static_cast<size_t>(n * outDim), 0.f);
+  if (n == 0) return Y;
+  if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
+  const double flops = 2.0 * double(n) * double(inDim) * double(outDim);
+  const unsigned nt = flops < 4e6 ? 1u : threads;
+
+  // Operands checked finite off the JS thread, in parallel (they may be hundreds of MiB).
+  std::vector<char> bad(nt, 0);
+  Parallel(nt, [&](unsigned t) {
+    const int64_t hn = n * inDim, wn = outDim * inDim;
+    for (int64_t i = hn * t / nt; i < hn * (t + 1) / nt && !bad[t]; ++i)
+      if (!std::isfinite(H[i])) bad[t] = 1;
+    for (int64_t i = wn * t / nt; i < wn * (t + 1) / nt && !bad[t]; ++i)
+      if (!std::isfinite(W[i])) bad[t] = 2;
+  });
+  for (char b : bad) {
+    if (b == 1) throw Failure("INVALID_ARGUMENT", "states hold NaN or Infinity");
+    if (b == 2) throw Failure("INVALID_ARGUMENT", "W holds NaN or Infinity");
+  }
+
+  // W packed once into column panels (shared, read-only), in parallel.
+  const int64_t NR = PanelWidth(isa);
+  const int64_t panels = (outDim + NR - 1) / NR;
+  std::vector<float> Wp(static_cast<size_t>(panels * NR * inDim));
+  Parallel(nt, [&](unsigned t) { PackWRange(isa, W, inDim, outDim, panels, panels * t / nt, panels * (t + 1) / nt, Wp.data()); });
+
+  // Threads take row ranges when there are enough rows for every thread to keep its micro-tiles
+  // full; otherwise (a handful of rows, e.g. one query) they split the column panels instead.
+  const bool byRows = n >= int64_t(nt) * 48;
+  Parallel(nt, [&](unsigned t) {
+    if (byRows) {
+      ProjectRange(isa, H, inDim, Wp.data(), outDim, panels, n * t / nt, n * (t + 1) / nt, 0, outDim, Y.data());
+    } else {
+      const int64_t c0 = std::min(outDim, panels * t / nt * NR), c1 = std::min(outDim, panels * (t + 1) / nt * NR);
+      if (c0 < c1) ProjectRange(isa, H, inDim, Wp.data(), outDim, panels, 0, n, c0, c1, Y.data());
+    }
+  });
+  Wp = std::vector<float>();
+
+  // Normalise each row (norm in double); an all-zero row stays zero.
+  std::vector<char> overflow(nt, 0);
+  Parallel(nt, [&](unsigned t) {
+    for (int64_t i = n * t / nt; i < n * (t + 1) / nt; ++i) {
+      float* y = Y.data() + i * outDim;
+      double ss = 0.0;
+      for (int64_t o = 0; o < outDim; ++o) ss += double(y[o]) * double(y[o]);
+      if (!std::isfinite(ss)) {
+        overflow[t] = 1;
+        return;
+      }
+      if (ss == 0.0) {
+        std::fill(y, y + outDim, 0.f);  // also turns -0 into +0
+        continue;
+      }
+      const double inv = 1.0 / std::sqrt(ss);
+      for (int64_t o = 0; o < outDim; ++o) y[o] = static_cast<float>(double(y[o]) * inv);
+    }
+  });
+  for (char o : overflow)
+    if (o) throw Failure("INVALID_ARGUMENT", "W h overflows float32 (states or W far too large)");
+  return Y;
 }
 
 }  // namespace gavel::kernels

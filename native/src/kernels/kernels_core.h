@@ -1,7 +1,9 @@
-// The router's numeric kernels as plain C++ (no N-API): the farthest-first ε-cover and the glance
-// (max-sim + top-k vote). kernels_napi.cpp validates JS arguments and calls these; they trust their
-// inputs apart from the finiteness of the bank (see Glance).
+// The router's numeric kernels as plain C++ (no N-API): the farthest-first ε-cover, the glance
+// (max-sim + top-k vote) and the install-time projection (y = normalize(W h)). kernels_napi.cpp
+// validates JS arguments and calls these; they trust their inputs apart from the finiteness of the
+// keys (see Glance) and of the projection's operands (see ProjectNormalize).
 #pragma once
+#include <atomic>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -28,13 +30,39 @@ struct GlanceResult {
   std::vector<int32_t> argmax;  // nq × nSkills
 };
 
-// The glance. offsets has nSkills + 1 entries, 0 = offsets[0] ≤ … ≤ offsets[nSkills] = bank rows;
-// weights are finite, ≥ 0 and sum to > 0; k ≥ 1 (k ≥ nSkills puts every skill in every top-k).
-// A skill with no keys scores m = -1 (the least inner product of unit vectors) with argmax -1, and
-// takes part in the top-k like any other skill. Top-k ties go to the lower skill index.
-// Throws gavel::Failure("INVALID_ARGUMENT") if a score comes out non-finite (NaN/Inf in the bank).
-GlanceResult Glance(const float* queries, int64_t nq, const float* bank, const int32_t* offsets,
-                    int64_t nSkills, int64_t dim, const float* weights, int64_t k, Isa isa,
-                    unsigned threads);
+// Where each skill's keys live. Skill s has rows offsets[s] … offsets[s+1] − 1 in a global
+// numbering, stored contiguously (dim floats per row) from base[s]; skills need not be adjacent in
+// memory. One flat bank is the special case base[s] = bank + offsets[s]·dim; a NativeBank hands
+// one buffer per skill. offsets has nSkills + 1 entries, 0 = offsets[0] ≤ … ≤ offsets[nSkills].
+struct SkillKeys {
+  const float* const* base;
+  const int64_t* offsets;
+  int64_t nSkills;
+};
+
+// The glance. weights are finite, ≥ 0 and sum to > 0; k ≥ 1 (k ≥ nSkills puts every skill in every
+// top-k). A skill with no keys scores m = -1 (the least inner product of unit vectors) with argmax
+// -1, and takes part in the top-k like any other skill. Top-k ties go to the lower skill index,
+// argmax ties to the lower key index.
+// Throws gavel::Failure("INVALID_ARGUMENT") if a score comes out non-finite (NaN/Inf in the keys).
+// `stop`, when given, is polled between blocks of keys (≈64 KiB each) and between query rows of the
+// vote; once it reads true the call throws gavel::Failure("ABORTED").
+GlanceResult Glance(const float* queries, int64_t nq, const SkillKeys& keys, int64_t dim, const float* weights,
+                    int64_t k, Isa isa, unsigned threads, const std::atomic<bool>* stop = nullptr);
+
+// The same over one flat bank (rows offsets[s] … offsets[s+1] − 1 of `bank` for skill s, offsets
+// ending at the bank's row count).
+GlanceResult Glance(const float* queries, int64_t nq, const float* bank, const int32_t* offsets, int64_t nSkills,
+                    int64_t dim, const float* weights, int64_t k, Isa isa, unsigned threads,
+                    const std::atomic<bool>* stop = nullptr);
+
+// Y = rows of normalize(W h) for each row h of H: H is n × inDim, W outDim × inDim (row-major, the
+// paper's W_q / W_s), Y n × outDim. A blocked GEMM (k-blocks in L1, W panels in L2, register tiles),
+// threaded over rows (or over W's rows when n is small). Products accumulate in float32 per
+// 512-wide k-block; the norm is taken in double. A row whose product is exactly zero stays zero
+// (no direction to normalise to). Throws Failure("INVALID_ARGUMENT") if H or W holds NaN/Inf or a
+// product overflows float32.
+std::vector<float> ProjectNormalize(const float* H, int64_t n, int64_t inDim, const float* W, int64_t outDim, Isa isa,
+                                    unsigned threads);
 
 }  // namespace gavel::kernels

@@ -1,0 +1,68 @@
+/**
+ * Throughput of projectNormalize (y = normalize(W h), the install-time projection of hidden states
+ * into the 768-dim routing space) at several model widths.
+ *
+ * Run (from the package root; the output lands in .cache/, which git ignores):
+ *
+ *   npx esbuild bench/project.bench.ts --bundle --platform=node --format=esm --packages=external \
+ *     --outfile=.cache/bench/project.bench.mjs && node .cache/bench/project.bench.mjs [inDims] [rows] [outDim]
+ *
+ * Defaults: inDim "64,1024,5120", 4096 rows, outDim 768. Every instruction set the CPU supports is
+ * timed (GAVEL_KERNEL_ISA caps the dispatch). Set GAVEL_ADDON to bench another build.
+ */
+import { loadBinding } from "../src/native/binding.js";
+import { projectNormalize } from "../src/router/kernels.js";
+
+const inDims = (process.argv[2] ?? "64,1024,5120").split(",").map(Number);
+const rows = Number(process.argv[3] ?? 4096);
+const outDim = Number(process.argv[4] ?? 768);
+
+function randomMatrix(n: number, seed: number): Float32Array {
+  let s = seed >>> 0 || 1;
+  const out = new Float32Array(n);
+  for (let i = 0; i < n; i++) {
+    s ^= s << 13;
+    s ^= s >>> 17;
+    s ^= s << 5;
+    out[i] = (s >>> 0) / 2 ** 31 - 1;
+  }
+  return out;
+}
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.floor(s.length / 2)];
+}
+
+async function main() {
+  const best = loadBinding().kernelIsa();
+  const isas = ["generic", "avx2", "avx512"].slice(0, ["generic", "avx2", "avx512"].indexOf(best) + 1);
+  console.log(`projectNormalize: ${rows} rows → ${outDim}`);
+  for (const inDim of inDims) {
+    const H = randomMatrix(rows * inDim, 1 + inDim);
+    const W = randomMatrix(outDim * inDim, 2 + inDim);
+    const gflop = (2 * rows * inDim * outDim) / 1e9;
+    for (const isa of isas) {
+      process.env.GAVEL_KERNEL_ISA = isa;
+      const runs = gflop * (isa === "generic" ? 4 : 1) > 20 ? 3 : 7;
+      await projectNormalize(H, inDim, W, outDim);
+      const t: number[] = [];
+      for (let r = 0; r < runs; r++) {
+        const t0 = performance.now();
+        await projectNormalize(H, inDim, W, outDim);
+        t.push(performance.now() - t0);
+      }
+      const ms = median(t);
+      console.log(
+        `  inDim ${String(inDim).padStart(5)}  ${isa.padEnd(8)} ${ms.toFixed(1).padStart(8)} ms` +
+          `  ${((rows / ms) * 1e3).toFixed(0).padStart(8)} rows/s  ${(gflop / (ms / 1e3)).toFixed(1).padStart(6)} GFLOP/s`,
+      );
+    }
+  }
+  delete process.env.GAVEL_KERNEL_ISA;
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});
