@@ -1,3 +1,33 @@
+/**
+ * gavel-router: route an agent to the right SKILL.md by reading the agent model's own forward passes.
+ *
+ * - {@link Model}: a frozen GGUF model run by llama.cpp (hidden states, scoring with cached prefixes).
+ * - {@link Router}: install skills into ε-cover banks, glance, verdict, ruling.
+ * - {@link Projections}: the trained maps W_q, W_s and the ruling's constants, in one GGUF file.
+ */
 export { GavelError, type GavelErrorCode } from "./errors.js";
 export { Model, type ModelLoadOptions, type ModelInfo, type ScoreResult, type ScoreOptions, type CallOptions } from "./model/Model.js";
+export {
+  Router,
+  type RouterOpenOptions,
+  type RouteContext,
+  type InstallOptions,
+  type InstallProgress,
+  type InstallReport,
+  type InstalledSkill,
+  type GlanceOptions,
+  type GlanceHit,
+  type RouteOptions,
+  type RouteResult,
+  type Candidate,
+  type Vote,
+} from "./router/Router.js";
+export { Projections, PROJECTION_DEFAULTS, type ProjectionsMeta, type RandomProjectionsOptions, type Calibration } from "./router/projections.js";
+export { modelFingerprint, type ModelFingerprint } from "./router/fingerprint.js";
+export { loadSkills, parseSkillMarkdown, type Skill, type SkillInput, type SkillFailure, type LoadSkillsOptions, type LoadSkillsResult } from "./skills/index.js";
+export { ChatTemplate, renderChat, renderSkill, renderTask, renderVerdict, type ChatMessage } from "./render/index.js";
+export { KeyBank, glance, coverFarthestFirst, coverFarthestFirstAsync, projectNormalize, voteK, decayWeights } from "./router/kernels.js";
+export { BankStore, type BankHeader, type BankEntry } from "./bank/index.js";
+export { GgufWriter, readGgufHeader, readGgufTensor } from "./gguf/index.js";
+/** @internal The raw addon, for tests and tools. */
 export { loadBinding } from "./native/binding.js";

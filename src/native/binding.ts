@@ -16,6 +16,8 @@ export interface NativeModelParams {
   batchSize: number;
   /** Sequences the context holds at once: working sequences plus cached prefixes. */
   sequences: number;
+  /** -1 auto, 0 off, 1 on. */
+  flashAttention: number;
 }
 
 export interface NativeModelInfo {

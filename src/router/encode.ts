@@ -89,27 +89,32 @@ export class RenderEncoder {
 
   /** r(s) for one skill, its body cut (at a character boundary found by bisection) to fit the budget. */
   encodeSkill(skill: RenderableSkill): EncodedSkill {
-    let enc = this.#encodeSkillOnce(skill);
+    const enc = this.#encodeSkillOnce(skill);
     if (enc.tokens.length <= this.skillBudget) return enc;
+    // Cut the body; if the name and description alone overflow (tiny budgets), cut the description too.
+    const cut =
+      this.#longestFitting(skill.body.length, (n) => ({ ...skill, body: skill.body.slice(0, n) })) ??
+      this.#longestFitting(skill.description.length, (n) => ({ ...skill, description: skill.description.slice(0, n), body: "" }));
+    if (!cut) {
+      throw new GavelError(`the skill's name alone overflows the token budget of ${this.skillBudget}`, "SKILL_INVALID");
+    }
+    return { ...cut, truncated: true };
+  }
+
+  /** Bisection for the longest cut n ∈ [0, max) whose render fits the budget. */
+  #longestFitting(max: number, variant: (n: number) => RenderableSkill): EncodedSkill | null {
     let lo = 0;
-    let hi = skill.body.length;
+    let hi = max - 1;
     let best: EncodedSkill | null = null;
-    while (lo < hi) {
-      const mid = (lo + hi + 1) >> 1;
-      const e = this.#encodeSkillOnce({ ...skill, body: skill.body.slice(0, mid) });
+    while (lo <= hi) {
+      const mid = (lo + hi) >> 1;
+      const e = this.#encodeSkillOnce(variant(mid));
       if (e.tokens.length <= this.skillBudget) {
         best = e;
-        lo = mid;
+        lo = mid + 1;
       } else hi = mid - 1;
     }
-    if (!best) {
-      best = this.#encodeSkillOnce({ ...skill, body: "" });
-      if (best.tokens.length > this.skillBudget) {
-        throw new GavelError(`the skill's name and description alone take ${best.tokens.length} tokens, over the budget of ${this.skillBudget}`, "SKILL_INVALID");
-      }
-    }
-    enc = best;
-    return { ...enc, truncated: true };
+    return best;
   }
 
   #encodeSkillOnce(skill: RenderableSkill): EncodedSkill {

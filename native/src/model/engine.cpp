@@ -170,6 +170,8 @@ void Engine::Load(const std::string& path, const LoadParams& p) {
   cp.abort_callback = &Engine::AbortCallback;
   cp.abort_callback_data = this;
   cp.no_perf = true;
+  cp.flash_attn_type = p.flash_attention < 0 ? LLAMA_FLASH_ATTN_TYPE_AUTO
+                       : p.flash_attention == 0 ? LLAMA_FLASH_ATTN_TYPE_DISABLED : LLAMA_FLASH_ATTN_TYPE_ENABLED;
   ctx_ = llama_init_from_model(model_, cp);
   if (ctx_ == nullptr) {
     const std::string why = LastLlamaErrors();

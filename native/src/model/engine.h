@@ -25,6 +25,7 @@ struct LoadParams {
   int threads = 0;
   int batch_size = 512;
   int sequences = 64;
+  int flash_attention = 0;  // -1 auto, 0 off, 1 on
 };
 
 struct ModelInfo {

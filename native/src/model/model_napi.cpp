@@ -66,6 +66,7 @@ class NativeModel : public Napi::ObjectWrap<NativeModel> {
     p.threads = IntArg(env, o.Get("threads"), "threads", 0, 1024);
     p.batch_size = IntArg(env, o.Get("batchSize"), "batchSize", 1, 1 << 20);
     p.sequences = IntArg(env, o.Get("sequences"), "sequences", 2, 256);
+    p.flash_attention = IntArg(env, o.Get("flashAttention"), "flashAttention", -1, 1);
     loading_ = true;
     return PromiseWorker<bool>::Start(
         env,

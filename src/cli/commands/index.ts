@@ -1,4 +1,7 @@
 import { info } from "./info.js";
+import { install } from "./install.js";
+import { projections } from "./projections.js";
+import { glance, list, route, uninstall } from "./route.js";
 import type { Command } from "./types.js";
 
-export const commands: Record<string, Command> = { info };
+export const commands: Record<string, Command> = { info, install, route, glance, list, uninstall, projections };

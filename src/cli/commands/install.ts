@@ -1,0 +1,64 @@
+import { parseArgs } from "node:util";
+import { routerOptions, routerOptionsHelp, withRouter } from "./common.js";
+import type { Command } from "./types.js";
+
+/** A one-line progress bar on a terminal; a line every 5% elsewhere (logs, CI). */
+function progressBar(stream: NodeJS.WriteStream) {
+  let lastPct = -1;
+  return (p: { done: number; total: number; skill: string }) => {
+    const pct = Math.floor((100 * p.done) / Math.max(1, p.total));
+    if (stream.isTTY) {
+      const width = 30;
+      const fill = Math.round((width * p.done) / Math.max(1, p.total));
+      stream.write(`\r[${"#".repeat(fill)}${".".repeat(width - fill)}] ${p.done}/${p.total} ${p.skill.slice(0, 40).padEnd(40)}`);
+      if (p.done === p.total) stream.write("\n");
+    } else if (pct >= lastPct + 5 || p.done === p.total) {
+      lastPct = pct;
+      stream.write(`${p.done}/${p.total} (${pct}%)\n`);
+    }
+  };
+}
+
+export const install: Command = {
+  summary: "install skills (a folder of SKILL.md folders, or a .jsonl[.gz] library) into a bank",
+  help: `usage: gavel install <dir|library.jsonl[.gz]> [options]
+${routerOptionsHelp}
+  --limit N, --offset N take a slice of a JSONL library`,
+  async run(args) {
+    const { positionals, values } = parseArgs({
+      args,
+      allowPositionals: true,
+      options: { ...routerOptions, limit: { type: "string" }, offset: { type: "string" } },
+    });
+    if (positionals.length !== 1) {
+      console.error(this.help);
+      return 2;
+    }
+    const controller = new AbortController();
+    const onSigint = () => controller.abort();
+    process.once("SIGINT", onSigint);
+    try {
+      return await withRouter(values, async (router) => {
+        const report = await router.install(positionals[0], {
+          onProgress: progressBar(process.stderr),
+          signal: controller.signal,
+          limit: values.limit ? Number(values.limit) : undefined,
+          offset: values.offset ? Number(values.offset) : undefined,
+        });
+        if (values.json) {
+          console.log(JSON.stringify({ ...report, failed: report.failed.map((f) => ({ where: f.where, code: f.error.code, error: f.error.message })) }, null, 2));
+        } else {
+          console.log(
+            `installed ${report.installed.length}, unchanged ${report.unchanged.length}, failed ${report.failed.length}` +
+              ` in ${report.seconds.toFixed(1)} s (${report.tokens} tokens, ${report.keys} keys kept of ${report.rawKeys})`,
+          );
+          for (const f of report.failed) console.log(`  failed: ${f.where}: ${f.error.message}`);
+          if (report.truncated.length) console.log(`  truncated to the token budget: ${report.truncated.join(", ")}`);
+        }
+        return report.failed.length > 0 && report.installed.length + report.unchanged.length === 0 ? 1 : 0;
+      });
+    } finally {
+      process.removeListener("SIGINT", onSigint);
+    }
+  },
+};

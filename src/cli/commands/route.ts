@@ -1,0 +1,86 @@
+import { parseArgs } from "node:util";
+import { routerOptions, routerOptionsHelp, table, withRouter } from "./common.js";
+import type { Command } from "./types.js";
+
+export const route: Command = {
+  summary: "route a task: glance, verdict on the shortlist, ruling (prints the shortlist)",
+  help: `usage: gavel route "<task>" [options]
+${routerOptionsHelp}
+  --abstain             load nothing when the winner's verdict V < 0
+  --explain             show the task tokens that voted for the winner`,
+  async run(args) {
+    const { positionals, values } = parseArgs({
+      args,
+      allowPositionals: true,
+      options: { ...routerOptions, abstain: { type: "boolean" }, explain: { type: "boolean" } },
+    });
+    if (positionals.length !== 1) {
+      console.error(this.help);
+      return 2;
+    }
+    return withRouter(values, async (router) => {
+      const res = await router.route(positionals[0], { abstain: values.abstain, explain: values.explain });
+      if (values.json) {
+        console.log(JSON.stringify(res, null, 2));
+        return 0;
+      }
+      console.log(table(["skill", "g", "L", "V", "S"], res.shortlist.map((c) => [c.skill, c.g, c.L, c.V, c.S])));
+      console.log(res.abstained ? "\nabstained: no skill's verdict says yes" : `\nchosen: ${res.skill ?? "(none)"}`);
+      if (res.explanation) {
+        console.log("\nvotes for it (task token → matched skill token, m):");
+        for (const v of res.explanation.slice(0, 15)) console.log(`  ${JSON.stringify(v.token)} → ${JSON.stringify(v.matched)}  ${v.m.toFixed(3)}`);
+      }
+      console.log(`(${res.timings.glanceMs.toFixed(0)} ms glance, ${res.timings.verdictMs.toFixed(0)} ms verdict)`);
+      return 0;
+    });
+  },
+};
+
+export const glance: Command = {
+  summary: "rank the library by the glance alone",
+  help: `usage: gavel glance "<task>" [options]
+${routerOptionsHelp}
+  --top K               how many to print (default 20)`,
+  async run(args) {
+    const { positionals, values } = parseArgs({ args, allowPositionals: true, options: { ...routerOptions, top: { type: "string" } } });
+    if (positionals.length !== 1) {
+      console.error(this.help);
+      return 2;
+    }
+    return withRouter(values, async (router) => {
+      const hits = await router.glance(positionals[0], { topK: values.top ? Number(values.top) : 20 });
+      console.log(values.json ? JSON.stringify(hits, null, 2) : table(["skill", "g"], hits.map((h) => [h.skill, h.g])));
+      return 0;
+    });
+  },
+};
+
+export const list: Command = {
+  summary: "list the installed skills",
+  help: `usage: gavel list [options]\n${routerOptionsHelp}`,
+  async run(args) {
+    const { values } = parseArgs({ args, options: routerOptions });
+    return withRouter(values, async (router) => {
+      const skills = router.list();
+      console.log(values.json ? JSON.stringify(skills, null, 2) : table(["skill", "keys", "tokens"], skills.map((s) => [s.id, String(s.keys), String(s.renderTokens)])));
+      return 0;
+    });
+  },
+};
+
+export const uninstall: Command = {
+  summary: "remove an installed skill",
+  help: `usage: gavel uninstall <skill> [options]\n${routerOptionsHelp}`,
+  async run(args) {
+    const { positionals, values } = parseArgs({ args, allowPositionals: true, options: routerOptions });
+    if (positionals.length !== 1) {
+      console.error(this.help);
+      return 2;
+    }
+    return withRouter(values, async (router) => {
+      const removed = await router.uninstall(positionals[0]);
+      console.log(removed ? `removed ${positionals[0]}` : `no installed skill ${positionals[0]}`);
+      return removed ? 0 : 1;
+    });
+  },
+};
