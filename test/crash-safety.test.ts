@@ -34,23 +34,25 @@ await expectCode("piece", () => m.tokenPiece(-1));
 // the raw addon, bypassing every TypeScript check
 const b = loadBinding();
 const n = new b.NativeModel();
-await expectCode("rawNotLoaded", () => n.hiddenStates(new Int32Array([1]), 0));
+await expectCode("rawNotLoaded", () => n.hiddenStates(new Int32Array([1]), new Int32Array([0])));
 await expectCode("rawBadParams", () => n.load(stories, {}));
 await expectCode("rawBadPath", () => n.load(42, {}));
 await expectCode("rawLoadMissing", () => n.load("/nope.gguf", { gpuLayers: 0, contextSize: 64, threads: 1, batchSize: 8, sequences: 2, flashAttention: 0 }));
 const n2 = new b.NativeModel();
 await n2.load(stories, { gpuLayers: 0, contextSize: 64, threads: 1, batchSize: 8, sequences: 2, flashAttention: 0 });
-await expectCode("rawTokens", () => n2.hiddenStates([1, 2], 0));
-await expectCode("rawLayer", () => n2.hiddenStates(new Int32Array([1, 2]), 5));
-await expectCode("rawVocab", () => n2.hiddenStates(new Int32Array([1, 600]), 1));
+await expectCode("rawTokens", () => n2.hiddenStates([1, 2], new Int32Array([0])));
+await expectCode("rawLayer", () => n2.hiddenStates(new Int32Array([1, 2]), new Int32Array([5])));
+await expectCode("rawVocab", () => n2.hiddenStates(new Int32Array([1, 600]), new Int32Array([1])));
 await expectCode("rawOverflow", () => n2.logits(new Int32Array(300).fill(3)));
+await expectCode("rawLayers", () => n2.hiddenStates(new Int32Array([1, 2]), 3));
+await expectCode("rawLayersDup", () => n2.hiddenStates(new Int32Array([1, 2]), new Int32Array([1, 1])));
 await expectCode("rawScore", () => n2.score([{ prefix: new Int32Array(0), continuation: new Int32Array([3]) }], new Int32Array(0)));
 await expectCode("rawScoreShape", () => n2.score([{ prefix: "x" }], new Int32Array(0)));
 await expectCode("rawScoreArr", () => n2.score(7, new Int32Array(0)));
 await expectCode("rawDetok", () => n2.detokenize(new Int32Array([-7]), true));
 await expectCode("rawPiece", () => n2.tokenPiece(1e12));
 n2.dispose();
-await expectCode("rawDisposed", () => n2.hiddenStates(new Int32Array([1]), 0));
+await expectCode("rawDisposed", () => n2.hiddenStates(new Int32Array([1]), new Int32Array([0])));
 await m.dispose();
 await expectCode("disposed", () => m.score(t, t));
 console.log(JSON.stringify(seen));
@@ -87,6 +89,8 @@ describe("crash safety", () => {
       rawLayer: "LAYER_OUT_OF_RANGE",
       rawVocab: "TOKEN_OUT_OF_VOCABULARY",
       rawOverflow: "CONTEXT_OVERFLOW",
+      rawLayers: "INVALID_ARGUMENT",
+      rawLayersDup: "INVALID_ARGUMENT",
       rawScore: "INVALID_ARGUMENT",
       rawScoreShape: "INVALID_ARGUMENT",
       rawScoreArr: "INVALID_ARGUMENT",

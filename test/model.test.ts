@@ -63,6 +63,13 @@ describe.each(fixtures)("Model on $name", (fx) => {
     }
   });
 
+  it("hiddenStatesAt reads several layers from one pass, equal to one layer at a time", async () => {
+    const { nLayer } = model.info;
+    const layers = [nLayer - 1, 0, Math.floor(nLayer / 2)];
+    const many = await model.hiddenStatesAt(tokens, layers);
+    for (let i = 0; i < layers.length; i++) expect(maxAbsDiff(many[i], await model.hiddenStates(tokens, layers[i]))).toBeLessThan(1e-5);
+  });
+
   it("the last layer's states through a float64 output head give the model's logits", async () => {
     const { nLayer, nEmbd, nVocab, architecture } = model.info;
     const h = await model.hiddenStates(tokens, nLayer - 1);
@@ -220,6 +227,16 @@ describe("Model errors", () => {
     expect(await code(model.hiddenStates(t, 1, { signal: AbortSignal.abort() }))).toBe("ABORTED");
     // the model still works afterwards
     expect((await model.hiddenStates(t, 1)).length).toBe(t.length * model.info.nEmbd);
+  });
+
+  it("loads with an f16 KV cache and flash attention, and rejects bad values of both", async () => {
+    const m = await Model.load(storiesPath, { contextSize: 128, sequences: 2, kvCacheType: "f16", flashAttention: true });
+    const t = m.tokenize("Once upon a time", { addBos: true });
+    const cold = await m.score(t.subarray(0, 2), t.subarray(2));
+    expect(cold.logprobs.every(Number.isFinite)).toBe(true);
+    await m.dispose();
+    expect(await code(Model.load(storiesPath, { kvCacheType: "q8" as "f16" }))).toBe("INVALID_ARGUMENT");
+    expect(await code(Model.load(storiesPath, { flashAttention: 1 as unknown as boolean }))).toBe("INVALID_ARGUMENT");
   });
 
   it("rejects use after dispose", async () => {

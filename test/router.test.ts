@@ -117,10 +117,10 @@ describe("Router on stories260K with random projections", () => {
       const yes = Array.from(one.final.subarray(0, v.yes.length));
       const no = Array.from(one.final.subarray(v.yes.length));
       const V = yes.length && no.length ? logSumExp(yes) - logSumExp(no) : 0;
-      // batch composition (several sequences per decode vs one) moves llama.cpp's float32 sums
-      // slightly: measured up to 3.3e-4 nats with flash attention off (the default), 2.6e-3 with it on
-      expect(Math.abs(c.L - L)).toBeLessThan(1e-3);
-      expect(Math.abs(c.V - V)).toBeLessThan(1e-3);
+      // with the default f32 KV cache and no flash attention, batching does not move log-probs
+      // (with an f16 cache it did by up to 3.4e-4 nats, with flash attention by up to 2.6e-3)
+      expect(Math.abs(c.L - L)).toBeLessThan(1e-4);
+      expect(Math.abs(c.V - V)).toBeLessThan(1e-4);
       expect(readIds.length).toBe(v.yes.length + v.no.length);
     }
     await router.close();

@@ -17,11 +17,15 @@ export interface ModelLoadOptions {
   /** Sequences of the context: a quarter (at most 16) are working sequences, the rest hold cached prefixes. Default 32. */
   sequences?: number;
   /**
-   * llama.cpp's flash attention: true, false or "auto". Default false: without it, log-probs do not
-   * depend on how requests were batched or cached (within ~3e-4 nats; with it, ~3e-3), so a route is
-   * the same whether the prefix cache was warm or cold. On a GPU with long contexts, true is faster.
+   * llama.cpp's flash attention: true, false or "auto". Default false.
+   * With the defaults (no flash attention, f32 KV cache) log-probs do not depend on how requests
+   * were batched or whether a prefix came from the cache (within 1e-4 nats), so a route is the same
+   * whether the cache was warm or cold. Flash attention or an f16 cache move them by up to ~3e-3
+   * nats; on a GPU with long contexts both are faster and the cache takes half the memory.
    */
   flashAttention?: boolean | "auto";
+  /** KV cache type: "f32" (default, see flashAttention) or "f16" (half the memory). */
+  kvCacheType?: "f32" | "f16";
 }
 
 /** What {@link Model.info} tells about the loaded model. */
@@ -61,6 +65,12 @@ export interface CallOptions {
 }
 
 const GGUF_MAGIC = 0x46554747; // "GGUF" little-endian
+
+function kvOption(v: unknown): boolean {
+  if (v === undefined || v === "f32") return false;
+  if (v === "f16") return true;
+  throw invalidArgument(`kvCacheType must be "f32" or "f16", got ${String(v)}`);
+}
 
 function flashOption(v: unknown): number {
   if (v === undefined || v === false) return 0;
@@ -142,6 +152,7 @@ export class Model {
       batchSize: intOption(o.batchSize, "batchSize", 1, 1 << 16, 512),
       sequences: intOption(o.sequences, "sequences", 2, 256, 32),
       flashAttention: flashOption(o.flashAttention),
+      kvF16: kvOption(o.kvCacheType),
     };
     checkGgufFile(path);
     const binding = loadBinding();
@@ -213,15 +224,24 @@ export class Model {
    * row-major, tokens × nEmbd.
    */
   hiddenStates(tokens: Int32Array | number[], layer: number, options?: CallOptions): Promise<Float32Array> {
+    return this.hiddenStatesAt(tokens, [layer], options).then((r) => r[0]);
+  }
+
+  /** {@link Model.hiddenStates} for several distinct layers, from one forward pass. */
+  hiddenStatesAt(tokens: Int32Array | number[], layers: number[], options?: CallOptions): Promise<Float32Array[]> {
     return this.#call(() => {
       const t = toTokens(tokens, "tokens", this.info.nVocab);
       if (t.length === 0) throw invalidArgument("tokens must not be empty");
-      if (typeof layer !== "number" || !Number.isInteger(layer) || layer < 0 || layer >= this.info.nLayer) {
-        throw new GavelError(`layer ${String(layer)} is out of range: the model has ${this.info.nLayer} layers (0..${this.info.nLayer - 1})`, "LAYER_OUT_OF_RANGE");
+      if (!Array.isArray(layers) || layers.length === 0) throw invalidArgument("layers must be a non-empty array");
+      for (const layer of layers) {
+        if (typeof layer !== "number" || !Number.isInteger(layer) || layer < 0 || layer >= this.info.nLayer) {
+          throw new GavelError(`layer ${String(layer)} is out of range: the model has ${this.info.nLayer} layers (0..${this.info.nLayer - 1})`, "LAYER_OUT_OF_RANGE");
+        }
       }
+      if (new Set(layers).size !== layers.length) throw invalidArgument("layers must be distinct");
       this.#checkLength(t.length, "hiddenStates");
       const signal = signalOption(optionsObject(options, "options").signal);
-      return this.#enqueue(signal, (n) => n.hiddenStates(t, layer));
+      return this.#enqueue(signal, (n) => n.hiddenStates(t, Int32Array.from(layers)));
     });
   }
 

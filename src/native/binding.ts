@@ -18,6 +18,8 @@ export interface NativeModelParams {
   sequences: number;
   /** -1 auto, 0 off, 1 on. */
   flashAttention: number;
+  /** f16 KV cache instead of f32. */
+  kvF16: boolean;
 }
 
 export interface NativeModelInfo {
@@ -62,7 +64,8 @@ export interface NativeModel {
   detokenize(tokens: Int32Array, special: boolean): string;
   /** One token's text piece (special tokens rendered). */
   tokenPiece(token: number): string;
-  hiddenStates(tokens: Int32Array, layer: number): Promise<Float32Array>;
+  /** One Float32Array (tokens × nEmbd) per requested layer, from a single decode. */
+  hiddenStates(tokens: Int32Array, layers: Int32Array): Promise<Float32Array[]>;
   score(requests: NativeScoreRequest[], readIds: Int32Array): Promise<NativeScoreResult[]>;
   /** Logits (tokens × nVocab) of one fresh decode, no cache involved. */
   logits(tokens: Int32Array): Promise<Float32Array>;

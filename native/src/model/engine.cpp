@@ -114,7 +114,9 @@ void Engine::Free() {
 
 bool Engine::EvalCallback(struct ggml_tensor* t, bool ask, void* user_data) {
   auto* self = static_cast<Engine*>(user_data);
-  if (!self->capture_active_ || std::strcmp(t->name, self->capture_name_.c_str()) != 0) return !ask;
+  if (!self->capture_active_) return !ask;
+  auto it = self->capture_index_.find(t->name);
+  if (it == self->capture_index_.end()) return !ask;
   if (ask) return true;
   // The tensor is n_embd × n_tokens of the current ubatch (more dims would be a graph we don't know).
   if (t->type != GGML_TYPE_F32 || t->ne[0] != self->info_.n_embd || t->ne[2] != 1 || t->ne[3] != 1 ||
@@ -122,11 +124,12 @@ bool Engine::EvalCallback(struct ggml_tensor* t, bool ask, void* user_data) {
     self->capture_error_ = std::string("tensor ") + t->name + " has an unexpected type or shape";
     return true;
   }
+  std::vector<float>& out = self->capture_rows_[it->second];
   const size_t rows = size_t(t->ne[1]);
   const size_t cols = size_t(t->ne[0]);
-  const size_t old = self->capture_rows_.size();
-  self->capture_rows_.resize(old + rows * cols);
-  float* dst = self->capture_rows_.data() + old;
+  const size_t old = out.size();
+  out.resize(old + rows * cols);
+  float* dst = out.data() + old;
   if (ggml_is_contiguous(t)) {
     ggml_backend_tensor_get(t, dst, 0, rows * cols * sizeof(float));
   } else {
@@ -170,6 +173,9 @@ void Engine::Load(const std::string& path, const LoadParams& p) {
   cp.abort_callback = &Engine::AbortCallback;
   cp.abort_callback_data = this;
   cp.no_perf = true;
+  // An f32 KV cache and no flash attention keep log-probs independent of how requests were batched
+  // and cached (f16 rounding of K/V amplifies float32 reordering differences into ~1e-3 nats).
+  cp.type_k = cp.type_v = p.kv_f16 ? GGML_TYPE_F16 : GGML_TYPE_F32;
   cp.flash_attn_type = p.flash_attention < 0 ? LLAMA_FLASH_ATTN_TYPE_AUTO
                        : p.flash_attention == 0 ? LLAMA_FLASH_ATTN_TYPE_DISABLED : LLAMA_FLASH_ATTN_TYPE_ENABLED;
   ctx_ = llama_init_from_model(model_, cp);
@@ -352,24 +358,32 @@ int Engine::EnsureSlot(const std::vector<int32_t>& stem) {
   return seq;
 }
 
-std::vector<float> Engine::HiddenStates(const std::vector<int32_t>& tokens, int layer) {
+std::vector<std::vector<float>> Engine::HiddenStates(const std::vector<int32_t>& tokens, const std::vector<int>& layers) {
   if (tokens.empty()) throw Failure("INVALID_ARGUMENT", "hiddenStates needs at least one token");
-  if (layer < 0 || layer >= info_.n_layer) {
-    throw Failure("LAYER_OUT_OF_RANGE", "layer " + std::to_string(layer) + " is out of range: the model has " +
-                                            std::to_string(info_.n_layer) + " layers (0.." + std::to_string(info_.n_layer - 1) + ")");
+  if (layers.empty()) throw Failure("INVALID_ARGUMENT", "hiddenStates needs at least one layer");
+  bool last = false;
+  capture_index_.clear();
+  for (size_t i = 0; i < layers.size(); ++i) {
+    const int layer = layers[i];
+    if (layer < 0 || layer >= info_.n_layer) {
+      throw Failure("LAYER_OUT_OF_RANGE", "layer " + std::to_string(layer) + " is out of range: the model has " +
+                                              std::to_string(info_.n_layer) + " layers (0.." + std::to_string(info_.n_layer - 1) + ")");
+    }
+    if (!capture_index_.emplace("l_out-" + std::to_string(layer), i).second) {
+      throw Failure("INVALID_ARGUMENT", "layer " + std::to_string(layer) + " is asked for twice");
+    }
+    // Past the last block llama.cpp keeps only the rows it outputs, so ask for every row there.
+    last = last || layer == info_.n_layer - 1;
   }
   CheckTokens(tokens, "tokens");
   if (tokens.size() > size_t(info_.context_size)) {
     throw Failure("CONTEXT_OVERFLOW", std::to_string(tokens.size()) + " tokens exceed the context size " + std::to_string(info_.context_size));
   }
   abort_flag = false;
-  capture_name_ = "l_out-" + std::to_string(layer);
-  capture_rows_.clear();
+  capture_rows_.assign(layers.size(), {});
   capture_error_.clear();
   capture_active_ = true;
   pinned_.clear();
-  // Past the last block llama.cpp keeps only the rows it outputs, so ask for every row there.
-  const bool last = layer == info_.n_layer - 1;
   try {
     RemoveSeq(0);
     DecodeSequence(tokens, 0, 0, last, nullptr);
@@ -381,10 +395,12 @@ std::vector<float> Engine::HiddenStates(const std::vector<int32_t>& tokens, int 
   capture_active_ = false;
   RemoveSeq(0);
   if (!capture_error_.empty()) throw Failure("HIDDEN_STATES_UNAVAILABLE", capture_error_);
-  if (capture_rows_.size() != tokens.size() * size_t(info_.n_embd)) {
-    throw Failure("HIDDEN_STATES_UNAVAILABLE", "the " + info_.architecture + " graph did not expose " + capture_name_ +
-                                                   " for every token (got " + std::to_string(capture_rows_.size() / size_t(info_.n_embd)) +
-                                                   " of " + std::to_string(tokens.size()) + " rows)");
+  for (size_t i = 0; i < layers.size(); ++i) {
+    if (capture_rows_[i].size() != tokens.size() * size_t(info_.n_embd)) {
+      throw Failure("HIDDEN_STATES_UNAVAILABLE", "the " + info_.architecture + " graph did not expose l_out-" + std::to_string(layers[i]) +
+                                                     " for every token (got " + std::to_string(capture_rows_[i].size() / size_t(info_.n_embd)) +
+                                                     " of " + std::to_string(tokens.size()) + " rows)");
+    }
   }
   return std::move(capture_rows_);
 }

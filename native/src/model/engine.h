@@ -26,6 +26,7 @@ struct LoadParams {
   int batch_size = 512;
   int sequences = 64;
   int flash_attention = 0;  // -1 auto, 0 off, 1 on
+  bool kv_f16 = false;      // f16 KV cache (half the memory) instead of f32
 };
 
 struct ModelInfo {
@@ -77,7 +78,8 @@ class Engine {
   std::string Detokenize(const std::vector<int32_t>& tokens, bool special) const;
   std::string TokenPiece(int32_t token) const;
 
-  std::vector<float> HiddenStates(const std::vector<int32_t>& tokens, int layer);
+  // The residual stream after each of `layers` (distinct), every token: one decode for all.
+  std::vector<std::vector<float>> HiddenStates(const std::vector<int32_t>& tokens, const std::vector<int>& layers);
   std::vector<ScoreResult> Score(const std::vector<ScoreRequest>& requests, const std::vector<int32_t>& read_ids);
   std::vector<float> Logits(const std::vector<int32_t>& tokens);
 
@@ -122,10 +124,10 @@ class Engine {
   int n_seq_ = 1;
   int n_work_ = 1;  // sequences [0, n_work_) are working sequences; the rest hold cached prefixes
 
-  // capture of "l_out-<layer>"
-  std::string capture_name_;
+  // capture of "l_out-<layer>" tensors: name → index into capture_rows_
+  std::map<std::string, size_t> capture_index_;
   bool capture_active_ = false;
-  std::vector<float> capture_rows_;
+  std::vector<std::vector<float>> capture_rows_;
   std::string capture_error_;
 
   std::map<std::vector<int32_t>, Slot> slots_;

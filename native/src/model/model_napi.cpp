@@ -67,6 +67,7 @@ class NativeModel : public Napi::ObjectWrap<NativeModel> {
     p.batch_size = IntArg(env, o.Get("batchSize"), "batchSize", 1, 1 << 20);
     p.sequences = IntArg(env, o.Get("sequences"), "sequences", 2, 256);
     p.flash_attention = IntArg(env, o.Get("flashAttention"), "flashAttention", -1, 1);
+    p.kv_f16 = o.Get("kvF16").ToBoolean();
     loading_ = true;
     return PromiseWorker<bool>::Start(
         env,
@@ -148,14 +149,20 @@ class NativeModel : public Napi::ObjectWrap<NativeModel> {
     Napi::Env env = info.Env();
     auto engine = Use(env);
     auto tokens = Int32Arg(env, info[0], "tokens");
-    const int layer = IntArg(env, info[1], "layer", INT32_MIN, INT32_MAX);
-    return PromiseWorker<std::vector<float>>::Start(
+    auto layers32 = Int32Arg(env, info[1], "layers");
+    std::vector<int> layers(layers32.begin(), layers32.end());
+    return PromiseWorker<std::vector<std::vector<float>>>::Start(
         env,
-        [engine, tokens = std::move(tokens), layer]() {
+        [engine, tokens = std::move(tokens), layers = std::move(layers)]() {
           std::lock_guard<std::mutex> lock(engine->mutex);
-          return engine->HiddenStates(tokens, layer);
+          return engine->HiddenStates(tokens, layers);
         },
-        [](Napi::Env e, std::vector<float>& v) { return ToTyped(e, v); }, Value());
+        [](Napi::Env e, std::vector<std::vector<float>>& v) {
+          Napi::Array out = Napi::Array::New(e, v.size());
+          for (size_t i = 0; i < v.size(); ++i) out.Set(uint32_t(i), ToTyped(e, v[i]));
+          return Napi::Value(out);
+        },
+        Value());
   }
 
   Napi::Value Logits(const Napi::CallbackInfo& info) {
