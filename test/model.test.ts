@@ -172,8 +172,8 @@ describe.each(fixtures)("Model on $name", (fx) => {
       model.score(tokens.subarray(0, 3), tokens.subarray(3)),
       model.hiddenStates(tokens, nLayer - 2),
     ]);
-    expect(maxAbsDiff(a, solo)).toBe(0);
-    expect(maxAbsDiff(c, solo)).toBe(0);
+    expect(maxAbsDiff(a, solo)).toBeLessThan(1e-5);
+    expect(maxAbsDiff(c, solo)).toBeLessThan(1e-5);
     expect(maxAbsDiff(b.logprobs, soloScore.logprobs)).toBeLessThan(1e-5);
   });
 });
