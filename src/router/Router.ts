@@ -451,20 +451,8 @@ export class Router {
     const t0 = performance.now();
     const { q, res, ranked, k } = await this.#glanceAll(context, o.live === undefined ? undefined : boolOption(o.live, "live", false), signal);
     const t1 = performance.now();
-    const { alpha, gamma, delta, maxShortlist } = this.projections;
-    const short = pickShortlist(ranked, delta, maxShortlist);
-    const tail = this.#encoder.encodeVerdictTail(q.taskText, this.#taskBudget());
-    const prefixes = await Promise.all(short.map((c) => this.#skillPrefix(c.skill)));
-    const { yes } = this.#encoder.answers;
-    const readIds = this.#readIds();
-    const scores = await this.model.scoreMany(prefixes, tail.tokens, { readIds, signal });
-    const shortlist: Candidate[] = short
-      .map((c, i) => {
-        const L = meanLogLikelihood(scores[i].logprobs, tail.taskStart, tail.taskEnd);
-        const V = yesNoLogOdds(scores[i].final, yes.length);
-        return { skill: c.skill, name: c.name, g: c.g, L, V, S: ruling(c.g, L, V, alpha, gamma) };
-      })
-      .sort((a, b) => b.S - a.S);
+    const { delta, maxShortlist } = this.projections;
+    const shortlist = await this.#verdict(q.taskText, pickShortlist(ranked, delta, maxShortlist), signal);
     const t2 = performance.now();
     const best = shortlist[0];
     const abstained = abstain && best !== undefined && best.V < 0;
@@ -481,6 +469,38 @@ export class Router {
       result.explanation = this.#explain(best.skill, column, q, res, k);
     }
     return result;
+  }
+
+  /** One verdict pass per candidate (prefixes KV-cached), then S; best S first. */
+  async #verdict(taskText: string, candidates: { skill: string; name: string; g: number }[], signal?: AbortSignal): Promise<Candidate[]> {
+    if (candidates.length === 0) return [];
+    const { alpha, gamma } = this.projections;
+    const tail = this.#encoder.encodeVerdictTail(taskText, this.#taskBudget());
+    const prefixes = await Promise.all(candidates.map((c) => this.#skillPrefix(c.skill)));
+    const nYes = this.#encoder.answers.yes.length;
+    const scores = await this.model.scoreMany(prefixes, tail.tokens, { readIds: this.#readIds(), signal });
+    return candidates
+      .map((c, i) => {
+        const L = meanLogLikelihood(scores[i].logprobs, tail.taskStart, tail.taskEnd);
+        const V = yesNoLogOdds(scores[i].final, nYes);
+        return { skill: c.skill, name: c.name, g: c.g, L, V, S: ruling(c.g, L, V, alpha, gamma) };
+      })
+      .sort((a, b) => b.S - a.S);
+  }
+
+  /**
+   * Every read-out for evaluation and calibration: the glance's top `glanceTop` skills, and the
+   * verdict (L, V, and S under the current α, γ) for the top `verdictTop` of them by g, whatever Δ.
+   */
+  async rank(context: RouteContext, options?: { glanceTop?: number; verdictTop?: number; live?: boolean; signal?: AbortSignal }): Promise<{ glance: GlanceHit[]; verdict: Candidate[] }> {
+    this.#check();
+    const o = optionsObject(options, "options");
+    const glanceTop = intOption(o.glanceTop, "glanceTop", 1, 1 << 30, 20);
+    const verdictTop = intOption(o.verdictTop, "verdictTop", 0, 1 << 10, this.projections.maxShortlist);
+    const signal = signalOption(o.signal);
+    const { q, ranked } = await this.#glanceAll(context, o.live === undefined ? undefined : boolOption(o.live, "live", false), signal);
+    const verdict = await this.#verdict(q.taskText, ranked.slice(0, verdictTop), signal);
+    return { glance: ranked.slice(0, glanceTop).map(({ skill, name, g }) => ({ skill, name, g })), verdict };
   }
 
   async #skillPrefix(id: string): Promise<Int32Array> {
