@@ -5,3 +5,4 @@ import { glance, list, route, uninstall } from "./route.js";
 import type { Command } from "./types.js";
 
 export const commands: Record<string, Command> = { info, install, route, glance, list, uninstall, projections };
+import { layer } from "./layer.js"; commands.layer = layer; // one line, so it never collides with edits to the list above
