@@ -6,6 +6,7 @@
 #include "llama.h"
 #include "model/engine.h"
 #include "model/model_napi.h"
+#include "train/train.h"
 
 namespace {
 
@@ -47,6 +48,7 @@ Napi::Object InitModule(Napi::Env env, Napi::Object exports) {
   exports.Set("buildInfo", Napi::Function::New(env, BuildInfo));
   gavel::RegisterModel(env, exports);
   gavel::RegisterKernels(env, exports);
+  gavel::RegisterTrainer(env, exports);
   return exports;
 }
 

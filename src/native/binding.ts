@@ -212,3 +212,83 @@ export function loadBinding(): NativeBinding {
   binding = b;
   return b;
 }
+
+// ---- NativeTrainer (W_q / W_s training, paper §3.2 and appendix C; native/src/train) -------------
+
+/** Options of the {@link NativeTrainer} constructor. */
+export interface NativeTrainerOptions {
+  /** Width of the backbone's residual stream (columns of W_q and W_s). */
+  nEmbd: number;
+  /** Rows of W_q and W_s: the width of queries and keys. */
+  dim: number;
+  /** Contrastive temperature τ (default 40). */
+  tau?: number;
+  /** AdamW learning rate (default 1e-3). */
+  lr?: number;
+  beta1?: number;
+  beta2?: number;
+  eps?: number;
+  /** Decoupled weight decay (default 0.01). */
+  weightDecay?: number;
+  /** Train W_q alone against given unit keys (the ε-cover banks) instead of W_s-projected states. */
+  freezeWs?: boolean;
+  /** Seed of the N(0, 1/nEmbd) initialisation of both maps (default 0). */
+  seed?: number;
+  /** Worker threads (0 or absent: every core). */
+  threads?: number;
+}
+
+/**
+ * One training batch. Task t's query states are rows queryOffsets[t] … queryOffsets[t+1] − 1 of
+ * queryStates (nEmbd floats each); skill s's rows are skillOffsets[s] … skillOffsets[s+1] − 1 of
+ * skillStates (nEmbd-wide states, or dim-wide unit keys while freezeWs); task t's candidates are
+ * candidates[candidateOffsets[t] …] (distinct skill indices) with positive[] flags (0/1, ≥ 1 per task).
+ */
+export interface NativeTrainBatch {
+  queryStates: Float32Array;
+  queryOffsets: Int32Array;
+  skillStates: Float32Array;
+  skillOffsets: Int32Array;
+  candidateOffsets: Int32Array;
+  candidates: Int32Array;
+  positive: Uint8Array;
+}
+
+/** Everything a checkpoint needs: both maps, AdamW's moments and the step count. */
+export interface NativeTrainerState {
+  step: number;
+  wq: Float32Array;
+  ws: Float32Array;
+  mWq: Float32Array;
+  vWq: Float32Array;
+  mWs: Float32Array;
+  vWs: Float32Array;
+}
+
+/**
+ * W_q, W_s (dim × nEmbd, row-major fp32) and their AdamW state, held natively. step and lossAndGrad
+ * run off the JS thread over a copy of the batch; while one is in flight every other method throws
+ * INVALID_ARGUMENT (await it first).
+ */
+export interface NativeTrainer {
+  /** Forward, exact backward and one AdamW update (W_q only while freezeWs). */
+  step(batch: NativeTrainBatch): Promise<{ loss: number; gradNorm: number }>;
+  /** Loss and gradients without an update (gradWs is null while freezeWs). */
+  lossAndGrad(batch: NativeTrainBatch): Promise<{ loss: number; gradWq: Float32Array; gradWs: Float32Array | null }>;
+  getWeights(): { wq: Float32Array; ws: Float32Array };
+  /** Replaces both maps; AdamW's moments and step count are kept. */
+  setWeights(wq: Float32Array, ws: Float32Array): void;
+  getState(): NativeTrainerState;
+  setState(state: NativeTrainerState): void;
+  freezeWs: boolean;
+  lr: number;
+  /** AdamW updates taken so far. */
+  readonly steps: number;
+  readonly nEmbd: number;
+  readonly dim: number;
+}
+
+// Declaration merging: the trainer's constructor joins the binding's surface.
+export interface NativeBinding {
+  NativeTrainer: new (options: NativeTrainerOptions) => NativeTrainer;
+}

@@ -6,3 +6,4 @@ import type { Command } from "./types.js";
 
 export const commands: Record<string, Command> = { info, install, route, glance, list, uninstall, projections };
 import { layer } from "./layer.js"; commands.layer = layer; // one line, so it never collides with edits to the list above
+import { train } from "./train.js"; commands.train = train; // one line, so it never collides with edits to the list above

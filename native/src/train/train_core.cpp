@@ -1,0 +1,386 @@
+// Loss, gradient and AdamW of the glance head's training (see train_core.h for the maths and the
+// CUDA-twin plan). The GEMMs reuse the kernels' packed micro-kernel: simd_body.inc is stamped here
+// once per instruction set exactly as kernels_core.cpp does (its PackW / Project are static, so each
+// translation unit that needs them includes the body; the source is written once). Max-sim + argmax
+// per task is the glance kernel itself (kernels::Glance with k = 1).
+#include "train/train_core.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cfloat>
+#include <cmath>
+#include <cstring>
+#include <exception>
+#include <limits>
+#include <thread>
+#include <vector>
+
+#include "common/errors.h"
+
+// simd_body.inc also defines the cover and max-sim loops, unused in this file.
+#if defined(__GNUC__) || defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wunused-function"
+#endif
+
+#define GAVEL_ISA_NS train_generic
+#define GAVEL_MR 6
+#define GAVEL_VW 4
+#include "kernels/simd_body.inc"
+#undef GAVEL_ISA_NS
+#undef GAVEL_VW
+#undef GAVEL_MR
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define GAVEL_TRAIN_X86 1
+#if defined(__clang__)
+#pragma clang attribute push(__attribute__((target("avx2,fma"))), apply_to = function)
+#else
+#pragma GCC push_options
+#pragma GCC target("avx2,fma")
+#endif
+#define GAVEL_ISA_NS train_avx2
+#define GAVEL_MR 6
+#define GAVEL_VW 8
+#include "kernels/simd_body.inc"
+#undef GAVEL_ISA_NS
+#undef GAVEL_VW
+#undef GAVEL_MR
+#if defined(__clang__)
+#pragma clang attribute pop
+#else
+#pragma GCC pop_options
+#endif
+
+#if defined(__clang__)
+#pragma clang attribute push(__attribute__((target("avx512f,avx512vl,avx512bw,avx512dq,avx2,fma"))), apply_to = function)
+#else
+#pragma GCC push_options
+#pragma GCC target("avx512f,avx512vl,avx512bw,avx512dq,avx2,fma")
+#endif
+#define GAVEL_ISA_NS train_avx512
+#define GAVEL_MR 12
+#define GAVEL_VW 16
+#include "kernels/simd_body.inc"
+#undef GAVEL_ISA_NS
+#undef GAVEL_VW
+#undef GAVEL_MR
+#if defined(__clang__)
+#pragma clang attribute pop
+#else
+#pragma GCC pop_options
+#endif
+#endif  // x86-64
+
+#if defined(__GNUC__) || defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
+
+namespace gavel::train {
+namespace {
+
+using kernels::Isa;
+
+int64_t PanelWidth(Isa isa) {
+  switch (isa) {
+#ifdef GAVEL_TRAIN_X86
+    case Isa::Avx512: return train_avx512::PanelWidth();
+    case Isa::Avx2: return train_avx2::PanelWidth();
+#endif
+    default: return train_generic::PanelWidth();
+  }
+}
+
+void PackWRange(Isa isa, const float* W, int64_t inDim, int64_t outDim, int64_t panels, int64_t p0, int64_t p1,
+                float* Wp) {
+  switch (isa) {
+#ifdef GAVEL_TRAIN_X86
+    case Isa::Avx512: return train_avx512::PackW(W, inDim, outDim, panels, p0, p1, Wp);
+    case Isa::Avx2: return train_avx2::PackW(W, inDim, outDim, panels, p0, p1, Wp);
+#endif
+    default: return train_generic::PackW(W, inDim, outDim, panels, p0, p1, Wp);
+  }
+}
+
+void ProjectRange(Isa isa, const float* H, int64_t inDim, const float* Wp, int64_t outDim, int64_t panels, int64_t r0,
+                  int64_t r1, int64_t c0, int64_t c1, float* C) {
+  switch (isa) {
+#ifdef GAVEL_TRAIN_X86
+    case Isa::Avx512: return train_avx512::Project(H, inDim, Wp, outDim, panels, r0, r1, c0, c1, C);
+    case Isa::Avx2: return train_avx2::Project(H, inDim, Wp, outDim, panels, r0, r1, c0, c1, C);
+#endif
+    default: return train_generic::Project(H, inDim, Wp, outDim, panels, r0, r1, c0, c1, C);
+  }
+}
+
+// Runs fn(t) for t in [0, n) on n threads (t = 0 on the caller's), rethrowing the first exception:
+// one escaping a std::thread would terminate the process.
+template <typename Fn>
+void Parallel(unsigned n, Fn fn) {
+  if (n <= 1) {
+    fn(0u);
+    return;
+  }
+  std::vector<std::exception_ptr> errors(n);
+  std::vector<std::thread> pool;
+  pool.reserve(n - 1);
+  auto guarded = [&](unsigned t) {
+    try {
+      fn(t);
+    } catch (...) {
+      errors[t] = std::current_exception();
+    }
+  };
+  for (unsigned t = 1; t < n; ++t) pool.emplace_back(guarded, t);
+  guarded(0);
+  for (auto& th : pool) th.join();
+  for (auto& e : errors)
+    if (e) std::rethrow_exception(e);
+}
+
+unsigned Threads(unsigned threads, double flops) {
+  if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
+  return flops < 4e6 ? 1u : threads;  // below ~4 MFLOP a thread costs more to start than it saves
+}
+
+bool AllFinite(const float* p, int64_t n) {
+  for (int64_t i = 0; i < n; ++i)
+    if (!std::isfinite(p[i])) return false;
+  return true;
+}
+
+// Row i of Y = normalize(row i of U) in place; r[i] = ‖U_i‖ (double). Zero rows stay zero.
+void NormalizeRows(float* U, int64_t n, int64_t dim, std::vector<double>& r) {
+  r.assign(static_cast<size_t>(n), 0.0);
+  for (int64_t i = 0; i < n; ++i) {
+    float* u = U + i * dim;
+    double ss = 0;
+    for (int64_t o = 0; o < dim; ++o) ss += double(u[o]) * double(u[o]);
+    if (!std::isfinite(ss)) throw Failure("INVALID_ARGUMENT", "W h overflows float32 (states or weights far too large)");
+    if (ss == 0) {
+      std::fill(u, u + dim, 0.f);
+      continue;
+    }
+    r[i] = std::sqrt(ss);
+    const double inv = 1.0 / r[i];
+    for (int64_t o = 0; o < dim; ++o) u[o] = static_cast<float>(double(u[o]) * inv);
+  }
+}
+
+// The backward of y = u/‖u‖: g_u = (g_y − y⟨y, g_y⟩) / ‖u‖, in place on G (rows of dim floats).
+void NormalizeBackward(const float* Y, const std::vector<double>& r, float* G, int64_t n, int64_t dim) {
+  for (int64_t i = 0; i < n; ++i) {
+    float* g = G + i * dim;
+    if (r[i] == 0) {
+      std::fill(g, g + dim, 0.f);
+      continue;
+    }
+    const float* y = Y + i * dim;
+    double dot = 0;
+    for (int64_t o = 0; o < dim; ++o) dot += double(y[o]) * double(g[o]);
+    const double inv = 1.0 / r[i];
+    for (int64_t o = 0; o < dim; ++o) g[o] = static_cast<float>((double(g[o]) - double(y[o]) * dot) * inv);
+  }
+}
+
+// gW (dim × nEmbd) = Σ_i gU_iᵀ h_i over the rows i with a non-zero gU (the max-sim gradient reaches
+// only argmax keys, so most skill rows drop out before the GEMM).
+std::vector<float> WeightGrad(const float* gU, const float* H, int64_t n, int64_t nEmbd, int64_t dim, Isa isa,
+                              unsigned threads) {
+  std::vector<int64_t> rows;
+  for (int64_t i = 0; i < n; ++i) {
+    const float* g = gU + i * dim;
+    for (int64_t o = 0; o < dim; ++o)
+      if (g[o] != 0.f) {
+        rows.push_back(i);
+        break;
+      }
+  }
+  std::vector<float> gW(static_cast<size_t>(dim * nEmbd), 0.f);
+  const int64_t k = static_cast<int64_t>(rows.size());
+  if (k == 0) return gW;
+  // A = gUᵀ (dim × k), B = Hᵀ (nEmbd × k): gW = A Bᵀ.
+  std::vector<float> A(static_cast<size_t>(dim * k)), B(static_cast<size_t>(nEmbd * k));
+  for (int64_t c = 0; c < k; ++c) {
+    const float* g = gU + rows[c] * dim;
+    const float* h = H + rows[c] * nEmbd;
+    for (int64_t o = 0; o < dim; ++o) A[o * k + c] = g[o];
+    for (int64_t e = 0; e < nEmbd; ++e) B[e * k + c] = h[e];
+  }
+  MatMulABt(A.data(), dim, k, B.data(), nEmbd, gW.data(), isa, threads);
+  return gW;
+}
+
+// Per task, after the forward: each candidate's coefficient ∂L/∂m̄(s) / n_q and each (query, candidate)'s argmax.
+struct TaskFwd {
+  double loss = 0;
+  std::vector<double> coef;     // nc
+  std::vector<int32_t> argmax;  // nq × nc, key index within the skill
+};
+
+}  // namespace
+
+void MatMulABt(const float* A, int64_t n, int64_t k, const float* B, int64_t m, float* C, Isa isa, unsigned threads) {
+  std::fill(C, C + n * m, 0.f);
+  if (n == 0 || m == 0 || k == 0) return;
+  const unsigned nt = Threads(threads, 2.0 * double(n) * double(m) * double(k));
+  const int64_t NR = PanelWidth(isa);
+  const int64_t panels = (m + NR - 1) / NR;
+  std::vector<float> Bp(static_cast<size_t>(panels * NR * k));
+  Parallel(nt, [&](unsigned t) { PackWRange(isa, B, k, m, panels, panels * t / nt, panels * (t + 1) / nt, Bp.data()); });
+  // Row split when every thread gets full micro-tiles, else column panels (as ProjectNormalize).
+  const bool byRows = n >= int64_t(nt) * 48;
+  Parallel(nt, [&](unsigned t) {
+    if (byRows) {
+      ProjectRange(isa, A, k, Bp.data(), m, panels, n * t / nt, n * (t + 1) / nt, 0, m, C);
+    } else {
+      const int64_t c0 = std::min(m, panels * t / nt * NR), c1 = std::min(m, panels * (t + 1) / nt * NR);
+      if (c0 < c1) ProjectRange(isa, A, k, Bp.data(), m, panels, 0, n, c0, c1, C);
+    }
+  });
+}
+
+LossGrad LossAndGrad(const Batch& b, const float* Wq, const float* Ws, int64_t nEmbd, int64_t dim, double tau,
+                     bool keysGiven, Isa isa, unsigned threads) {
+  const int64_t nTasks = b.nTasks(), nSkills = b.nSkills();
+  const int64_t nQ = b.qOff[nTasks], nS = b.sOff[nSkills];
+  const int64_t sWidth = keysGiven ? dim : nEmbd;
+  if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
+  if (!AllFinite(Wq, dim * nEmbd) || (!keysGiven && !AllFinite(Ws, dim * nEmbd)))
+    throw Failure("INVALID_ARGUMENT", "the weights hold NaN or Infinity");
+  if (!AllFinite(b.q.data(), nQ * nEmbd)) throw Failure("INVALID_ARGUMENT", "queryStates hold NaN or Infinity");
+  if (!AllFinite(b.s.data(), nS * sWidth)) throw Failure("INVALID_ARGUMENT", "skillStates hold NaN or Infinity");
+
+  // Forward projections: unit queries Yq, unit keys Ys (given, or projected).
+  std::vector<float> Yq(static_cast<size_t>(nQ * dim));
+  std::vector<double> rq, rs;
+  MatMulABt(b.q.data(), nQ, nEmbd, Wq, dim, Yq.data(), isa, threads);
+  NormalizeRows(Yq.data(), nQ, dim, rq);
+  std::vector<float> YsOwn;
+  const float* Ys = b.s.data();
+  if (!keysGiven) {
+    YsOwn.resize(static_cast<size_t>(nS * dim));
+    MatMulABt(b.s.data(), nS, nEmbd, Ws, dim, YsOwn.data(), isa, threads);
+    NormalizeRows(YsOwn.data(), nS, dim, rs);
+    Ys = YsOwn.data();
+  }
+
+  // Per task: max-sim with argmax (the glance kernel, one thread each; tasks spread over threads),
+  // span means, the loss and ∂L/∂m̄, then the queries' gradient gYq (rows owned by the task).
+  std::vector<TaskFwd> fwd(static_cast<size_t>(nTasks));
+  std::vector<float> gYq(static_cast<size_t>(nQ * dim), 0.f);
+  std::atomic<int64_t> next{0};
+  const double invT = 1.0 / double(nTasks);
+  double work = 0;
+  for (int64_t t = 0; t < nTasks; ++t)
+    for (int32_t c = b.candOff[t]; c < b.candOff[t + 1]; ++c)
+      work += 2.0 * double(b.qOff[t + 1] - b.qOff[t]) * double(b.sOff[b.cand[c] + 1] - b.sOff[b.cand[c]]) * double(dim);
+  const unsigned nt = static_cast<unsigned>(std::min<int64_t>(Threads(threads, work), nTasks));
+  Parallel(nt, [&](unsigned) {
+    std::vector<const float*> base;
+    std::vector<int64_t> off;
+    std::vector<float> ones;
+    std::vector<double> mbar;
+    for (int64_t t; (t = next.fetch_add(1)) < nTasks;) {
+      const int64_t q0 = b.qOff[t], nq = b.qOff[t + 1] - q0;
+      const int64_t c0 = b.candOff[t], nc = b.candOff[t + 1] - c0;
+      base.resize(static_cast<size_t>(nc));
+      off.assign(static_cast<size_t>(nc) + 1, 0);
+      for (int64_t c = 0; c < nc; ++c) {
+        const int32_t s = b.cand[c0 + c];
+        base[c] = Ys + int64_t(b.sOff[s]) * dim;
+        off[c + 1] = off[c] + (b.sOff[s + 1] - b.sOff[s]);
+      }
+      ones.assign(static_cast<size_t>(nq), 1.f);
+      kernels::GlanceResult g = kernels::Glance(Yq.data() + q0 * dim, nq, kernels::SkillKeys{base.data(), off.data(), nc},
+                                                dim, ones.data(), 1, isa, 1);
+      // L_t = lse_all(τ m̄) − lse_pos(τ m̄); ∂L_t/∂m̄(s) = τ (p_all(s) − p_pos(s)).
+      mbar.assign(static_cast<size_t>(nc), 0.0);
+      for (int64_t i = 0; i < nq; ++i)
+        for (int64_t c = 0; c < nc; ++c) mbar[c] += g.m[i * nc + c];
+      double mx = -std::numeric_limits<double>::infinity();
+      for (int64_t c = 0; c < nc; ++c) {
+        mbar[c] = tau * mbar[c] / double(nq);
+        mx = std::max(mx, mbar[c]);
+      }
+      double zAll = 0, zPos = 0;
+      for (int64_t c = 0; c < nc; ++c) {
+        const double e = std::exp(mbar[c] - mx);
+        zAll += e;
+        if (b.pos[c0 + c]) zPos += e;
+      }
+      TaskFwd& f = fwd[t];
+      f.loss = std::log(zAll) - std::log(zPos);
+      f.coef.resize(static_cast<size_t>(nc));
+      for (int64_t c = 0; c < nc; ++c) {
+        const double e = std::exp(mbar[c] - mx);
+        const double d = tau * (e / zAll - (b.pos[c0 + c] ? e / zPos : 0.0));
+        f.coef[c] = d * invT / double(nq);
+      }
+      f.argmax = std::move(g.argmax);
+      for (int64_t i = 0; i < nq; ++i) {
+        float* gq = gYq.data() + (q0 + i) * dim;
+        for (int64_t c = 0; c < nc; ++c) {
+          const float* d = base[c] + int64_t(f.argmax[i * nc + c]) * dim;
+          const float w = static_cast<float>(f.coef[c]);
+          for (int64_t o = 0; o < dim; ++o) gq[o] += w * d[o];
+        }
+      }
+    }
+  });
+
+  LossGrad out;
+  for (int64_t t = 0; t < nTasks; ++t) out.loss += fwd[t].loss;
+  out.loss *= invT;
+  if (!std::isfinite(out.loss)) throw Failure("INVALID_ARGUMENT", "the loss came out non-finite");
+
+  NormalizeBackward(Yq.data(), rq, gYq.data(), nQ, dim);
+  out.gWq = WeightGrad(gYq.data(), b.q.data(), nQ, nEmbd, dim, isa, threads);
+  if (keysGiven) return out;
+
+  // The argmax keys' gradient, gYs[key] += coef · q_i. Threads own disjoint skill ranges and walk
+  // tasks, candidates and queries in order, so the sums do not depend on the thread count.
+  std::vector<float> gYs(static_cast<size_t>(nS * dim), 0.f);
+  const unsigned ns = static_cast<unsigned>(std::min<int64_t>(Threads(threads, work), nSkills));
+  Parallel(ns, [&](unsigned th) {
+    const int64_t s0 = nSkills * th / ns, s1 = nSkills * (th + 1) / ns;
+    for (int64_t t = 0; t < nTasks; ++t) {
+      const int64_t q0 = b.qOff[t], nq = b.qOff[t + 1] - q0;
+      const int64_t c0 = b.candOff[t], nc = b.candOff[t + 1] - c0;
+      for (int64_t c = 0; c < nc; ++c) {
+        const int32_t s = b.cand[c0 + c];
+        if (s < s0 || s >= s1) continue;
+        const float w = static_cast<float>(fwd[t].coef[c]);
+        for (int64_t i = 0; i < nq; ++i) {
+          float* gd = gYs.data() + (int64_t(b.sOff[s]) + fwd[t].argmax[i * nc + c]) * dim;
+          const float* q = Yq.data() + (q0 + i) * dim;
+          for (int64_t o = 0; o < dim; ++o) gd[o] += w * q[o];
+        }
+      }
+    }
+  });
+  NormalizeBackward(Ys, rs, gYs.data(), nS, dim);
+  out.gWs = WeightGrad(gYs.data(), b.s.data(), nS, nEmbd, dim, isa, threads);
+  return out;
+}
+
+void AdamWUpdate(float* w, float* m, float* v, const float* g, int64_t n, int64_t t, const AdamWParams& p,
+                 unsigned threads) {
+  const double c1 = 1.0 - std::pow(p.beta1, double(t)), c2 = 1.0 - std::pow(p.beta2, double(t));
+  const unsigned nt = Threads(threads, 10.0 * double(n));
+  Parallel(nt, [&](unsigned th) {
+    for (int64_t i = n * th / nt; i < n * (th + 1) / nt; ++i) {
+      const double gi = g[i];
+      const double mi = p.beta1 * m[i] + (1 - p.beta1) * gi;
+      const double vi = p.beta2 * v[i] + (1 - p.beta2) * gi * gi;
+      m[i] = static_cast<float>(mi);
+      v[i] = static_cast<float>(vi);
+      double wi = w[i];
+      wi -= p.lr * p.weightDecay * wi;
+      wi -= p.lr * (mi / c1) / (std::sqrt(vi / c2) + p.eps);
+      w[i] = static_cast<float>(wi);
+    }
+  });
+}
+
+}  // namespace gavel::train

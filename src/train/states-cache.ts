@@ -1,0 +1,169 @@
+/**
+ * Backbone states at ℓ* for training, computed once with `model.hiddenStates` and kept on disk
+ * (appendix C: "computed once and stored"), so that reruns and resumes skip the forward passes.
+ *
+ * Layout: `<dir>/<key>/<entry>.f16`, where `<key>` hashes the model fingerprint, the layer and
+ * {@link STATES_CACHE_VERSION} (bumped whenever the renders or the encoder change what tokens a skill or
+ * task becomes), and `<entry>` hashes the token ids and the span kept. An entry is a 16-byte header
+ * (magic, rows, nEmbd) and rows × nEmbd IEEE half floats: f16 halves the disk against f32 and the
+ * states' own precision (backbones run in bf16/f16) makes the rounding immaterial.
+ *
+ * Disk cost: bytes ≈ tokens × nEmbd × 2. A 4,000-skill library at ~2,000 keyed tokens each on a
+ * 5,120-wide backbone is 4,000 × 2,000 × 5,120 × 2 ≈ 82 GB; with the 8,192-token cap of appendix C
+ * the worst case is 4,000 × 8,192 × 5,120 × 2 ≈ 335 GB. 60 skills of stories260K (nEmbd 64, ≤ 192
+ * tokens) are under 1.5 MB.
+ *
+ * @module
+ */
+import { createHash, randomBytes } from "node:crypto";
+import { mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { GavelError, invalidArgument } from "../errors.js";
+import type { Model } from "../model/Model.js";
+import { modelFingerprint } from "../router/fingerprint.js";
+
+/** Bump when renders/encoding change the tokens of a skill or a task (old entries are then ignored). */
+export const STATES_CACHE_VERSION = 1;
+const MAGIC = 0x31534c47; // "GLS1"
+
+// ---- IEEE half precision -----------------------------------------------------------------------
+
+const f32 = new Float32Array(1);
+const u32 = new Uint32Array(f32.buffer);
+
+/** float32 → f16 bits, round to nearest even; overflow → ±Inf, NaN kept. */
+export function toHalf(x: number): number {
+  f32[0] = x;
+  const b = u32[0];
+  const sign = (b >>> 16) & 0x8000;
+  const exp = (b >>> 23) & 0xff;
+  let mant = b & 0x7fffff;
+  if (exp === 0xff) return sign | 0x7c00 | (mant ? 0x200 : 0);
+  const e = exp - 127 + 15;
+  if (e >= 0x1f) return sign | 0x7c00;
+  if (e <= 0) {
+    if (e < -10) return sign;
+    mant |= 0x800000;
+    const shift = 14 - e;
+    let h = mant >>> shift;
+    const rem = mant & ((1 << shift) - 1);
+    const half = 1 << (shift - 1);
+    if (rem > half || (rem === half && (h & 1))) h++;
+    return sign | h;
+  }
+  let h = (e << 10) | (mant >>> 13);
+  const rem = mant & 0x1fff;
+  if (rem > 0x1000 || (rem === 0x1000 && (h & 1))) h++; // may carry into the exponent: still right
+  return sign | h;
+}
+
+const HALF_TABLE = (() => {
+  const t = new Float32Array(65536);
+  for (let h = 0; h < 65536; h++) {
+    const s = h & 0x8000 ? -1 : 1;
+    const e = (h >>> 10) & 0x1f;
+    const m = h & 0x3ff;
+    t[h] = e === 0 ? s * m * 2 ** -24 : e === 0x1f ? (m ? NaN : s * Infinity) : s * (1 + m / 1024) * 2 ** (e - 15);
+  }
+  return t;
+})();
+
+/** f16 bits → float. */
+export function fromHalf(h: number): number {
+  return HALF_TABLE[h & 0xffff];
+}
+
+// ---- the cache ---------------------------------------------------------------------------------
+
+/** Counters of a {@link StatesCache}. */
+export interface StatesCacheStats {
+  hits: number;
+  misses: number;
+  /** Bytes written this session. */
+  bytesWritten: number;
+}
+
+/**
+ * States of token spans at one layer of one model, cached on disk (or only in this process when no
+ * directory is given).
+ */
+export class StatesCache {
+  readonly stats: StatesCacheStats = { hits: 0, misses: 0, bytesWritten: 0 };
+
+  private constructor(
+    readonly model: Model,
+    readonly layer: number,
+    /** The folder holding this model's and layer's entries, or undefined (no disk). */
+    readonly dir: string | undefined,
+  ) {}
+
+  /**
+   * @param root - cache root (created when missing), or undefined to compute without storing.
+   * @throws GavelError `LAYER_OUT_OF_RANGE` for a layer outside the model.
+   */
+  static async open(root: string | undefined, model: Model, layer: number): Promise<StatesCache> {
+    if (!Number.isInteger(layer) || layer < 0 || layer >= model.info.nLayer) {
+      throw new GavelError(`layer ${layer} is out of range: the model has ${model.info.nLayer} layers`, "LAYER_OUT_OF_RANGE");
+    }
+    if (root === undefined) return new StatesCache(model, layer, undefined);
+    if (typeof root !== "string" || root === "") throw invalidArgument("cache dir must be a non-empty string");
+    const fp = await modelFingerprint(model);
+    const key = createHash("sha256").update(JSON.stringify({ fp, layer, version: STATES_CACHE_VERSION })).digest("hex").slice(0, 24);
+    const dir = join(root, key);
+    await mkdir(dir, { recursive: true });
+    await writeFile(join(dir, "about.json"), JSON.stringify({ model: fp, layer, version: STATES_CACHE_VERSION }, null, 2));
+    return new StatesCache(model, layer, dir);
+  }
+
+  /** Rows [start, end) × nEmbd of the states of `tokens` at the layer, from disk or one forward pass. */
+  async get(tokens: Int32Array, start: number, end: number): Promise<Float32Array> {
+    const nEmbd = this.model.info.nEmbd;
+    if (!(0 <= start && start <= end && end <= tokens.length)) throw invalidArgument(`span [${start}, ${end}) is outside the ${tokens.length} tokens`);
+    const rows = end - start;
+    const name = createHash("sha256").update(new Uint8Array(tokens.buffer, tokens.byteOffset, tokens.byteLength)).update(`${start}:${end}`).digest("hex");
+    const path = this.dir ? join(this.dir, `${name}.f16`) : undefined;
+    if (path) {
+      const hit = await readEntry(path, rows, nEmbd);
+      if (hit) {
+        this.stats.hits++;
+        return hit;
+      }
+    }
+    this.stats.misses++;
+    const states = rows === 0 ? new Float32Array(0) : (await this.model.hiddenStates(tokens, this.layer)).slice(start * nEmbd, end * nEmbd);
+    // Round through f16 even on a miss, so a first run and a cached rerun see the same numbers.
+    const half = new Uint16Array(states.length);
+    for (let i = 0; i < states.length; i++) {
+      half[i] = toHalf(states[i]);
+      states[i] = fromHalf(half[i]);
+    }
+    if (path) {
+      const head = new Uint32Array([MAGIC, rows, nEmbd, 0]);
+      const buf = Buffer.concat([Buffer.from(head.buffer), Buffer.from(half.buffer)]);
+      // A crash leaves at worst a stray temp file; readers only ever see complete entries.
+      const tmp = `${path}.${randomBytes(4).toString("hex")}.tmp`;
+      await writeFile(tmp, buf);
+      await rename(tmp, path).catch(async (err) => {
+        await rm(tmp, { force: true });
+        throw err;
+      });
+      this.stats.bytesWritten += buf.length;
+    }
+    return states;
+  }
+}
+
+async function readEntry(path: string, rows: number, nEmbd: number): Promise<Float32Array | undefined> {
+  let buf: Buffer;
+  try {
+    buf = await readFile(path);
+  } catch {
+    return undefined;
+  }
+  if (buf.length !== 16 + rows * nEmbd * 2 || buf.readUInt32LE(0) !== MAGIC || buf.readUInt32LE(4) !== rows || buf.readUInt32LE(8) !== nEmbd) {
+    return undefined; // damaged or foreign: recompute (and overwrite)
+  }
+  const out = new Float32Array(rows * nEmbd);
+  for (let i = 0; i < out.length; i++) out[i] = HALF_TABLE[buf.readUInt16LE(16 + 2 * i)];
+  return out;
+}
