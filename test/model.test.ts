@@ -32,7 +32,7 @@ describe.each(fixtures)("Model on $name", (fx) => {
   const r = rng(seed);
 
   beforeAll(async () => {
-    model = await Model.load(await fx.path(), { contextSize: 512, batchSize: 64, sequences: 8, threads: 2 });
+    model = await Model.load(await fx.path(), { contextSize: 512, batchSize: 64, sequences: 8, threads: 1 });
     tokens = model.tokenize(fx.text, { special: true, addBos: model.info.addBos });
   });
   afterAll(async () => {

@@ -32,7 +32,7 @@ describe("Router on stories260K with random projections", () => {
   const seed = freshSeed();
 
   beforeAll(async () => {
-    model = await Model.load(storiesPath, { contextSize: 1024, sequences: 16, threads: 2 });
+    model = await Model.load(storiesPath, { contextSize: 1024, sequences: 16, threads: 1 });
     projections = await Projections.random(model, { seed, dim: 96 });
   });
   afterAll(async () => {
@@ -181,7 +181,7 @@ describe("Router on stories260K with random projections", () => {
 describe("Router renders on a Qwen3-template model", () => {
   let model: Model;
   beforeAll(async () => {
-    model = await Model.load(await makeQwen3Fixture(join(tmpdir(), "gavel-fixtures")), { contextSize: 2048, sequences: 4, threads: 2 });
+    model = await Model.load(await makeQwen3Fixture(join(tmpdir(), "gavel-fixtures")), { contextSize: 2048, sequences: 4, threads: 1 });
   });
   afterAll(async () => {
     await model?.dispose();
