@@ -29,5 +29,8 @@ export { ChatTemplate, renderChat, renderSkill, renderTask, renderVerdict, type 
 export { KeyBank, glance, coverFarthestFirst, coverFarthestFirstAsync, projectNormalize, voteK, decayWeights } from "./router/kernels.js";
 export { BankStore, type BankHeader, type BankEntry } from "./bank/index.js";
 export { GgufWriter, readGgufHeader, readGgufTensor } from "./gguf/index.js";
+export { scanLayers, pickLayer, readLayerChoice, writeLayerChoice, layerChoiceOf, type LayerScan, type LayerChoice, type ScanLayersOptions } from "./train/layer.js";
+export { matrixEntropy } from "./train/entropy.js";
+export { trainProjections, type TrainProjectionsOptions, type TrainProjectionsResult } from "./train/pipeline.js";
 /** @internal The raw addon, for tests and tools. */
 export { loadBinding } from "./native/binding.js";
