@@ -7,3 +7,5 @@ import type { Command } from "./types.js";
 export const commands: Record<string, Command> = { info, install, route, glance, list, uninstall, projections };
 import { layer } from "./layer.js"; commands.layer = layer; // one line, so it never collides with edits to the list above
 import { train } from "./train.js"; commands.train = train; // one line, so it never collides with edits to the list above
+import { evalCommand } from "./eval.js"; commands.eval = evalCommand; // one line, so it never collides with edits to the list above
+import { calibrateCommand } from "./calibrate.js"; commands.calibrate = calibrateCommand; // one line, so it never collides with edits to the list above

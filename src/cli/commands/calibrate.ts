@@ -1,0 +1,81 @@
+import { parseArgs } from "node:util";
+import { invalidArgument } from "../../errors.js";
+import { calibrate, PAPER_RULING } from "../../eval/calibrate.js";
+import { readPerQuery, writePerQuery } from "../../eval/io.js";
+import type { PerQueryRecord } from "../../eval/evaluate.js";
+import { Projections, PROJECTION_DEFAULTS } from "../../router/projections.js";
+import { routerOptions, routerOptionsHelp } from "./common.js";
+import { runEvaluation, taskOptions, taskOptionsHelp } from "./eval.js";
+import type { Command } from "./types.js";
+
+export const calibrateCommand: Command = {
+  summary: "fit the ruling's α, γ and Δ on validation tasks (and store them in the projections)",
+  help: `usage: gavel calibrate --per-query F [--projections P] [--write] [options]
+       gavel calibrate --tasks T --library L [--library …] --model M --projections P --bank B --batches 1-5 [--write]
+
+Fits α, γ (S = g + αL + γV) and Δ (the glance's shortlist margin) by maximising Hit@1 on
+validation tasks; ties go to the smaller average shortlist, then to the paper's values
+(α=${PAPER_RULING.alpha}, γ=${PAPER_RULING.gamma}, Δ=${PAPER_RULING.delta}). Never calibrate on the tasks you report on.
+
+  --per-query F         per-query records from gavel eval --per-query (on the validation split)
+${taskOptionsHelp}
+  --save-per-query F    (with --tasks) also keep the records computed here
+  --write               store α, γ, Δ in the projections file (--projections)
+  --out P2              write the calibrated projections to P2 instead of over P
+  --max-shortlist N     most candidates a verdict examines (default: the projections')
+${routerOptionsHelp}`,
+  async run(args) {
+    const { values } = parseArgs({
+      args,
+      options: {
+        ...routerOptions,
+        ...taskOptions,
+        "per-query": { type: "string" },
+        "save-per-query": { type: "string" },
+        write: { type: "boolean" },
+        out: { type: "string", short: "o" },
+        "max-shortlist": { type: "string" },
+      },
+    });
+    const fromFile = values["per-query"];
+    if (!fromFile === !values.tasks) {
+      console.error(this.help);
+      return 2;
+    }
+    const projectionsPath = values.projections ?? process.env.GAVEL_PROJECTIONS;
+    const write = values.write || values.out !== undefined;
+    if (write && !projectionsPath) throw invalidArgument("--write needs --projections <file.gguf> (the file whose α, γ, Δ are set)");
+    // The projections are read up front so that a bad path fails before minutes of evaluation.
+    const projections = projectionsPath ? await Projections.load(projectionsPath) : undefined;
+
+    let records: PerQueryRecord[];
+    if (fromFile) records = await readPerQuery(fromFile);
+    else {
+      const result = await runEvaluation(values, ["glance", "ruling"]);
+      records = result.perQuery;
+      if (values["save-per-query"]) await writePerQuery(values["save-per-query"], records);
+    }
+    let maxShortlist = projections?.maxShortlist ?? PROJECTION_DEFAULTS.maxShortlist;
+    if (values["max-shortlist"] !== undefined) {
+      maxShortlist = Number(values["max-shortlist"]);
+      if (!Number.isInteger(maxShortlist) || maxShortlist < 1) throw invalidArgument(`--max-shortlist must be a positive integer, got ${values["max-shortlist"]}`);
+    }
+    const fit = calibrate(records, { maxShortlist });
+    let wrote: string | undefined;
+    if (write) {
+      wrote = values.out ?? projectionsPath!;
+      await projections!.withCalibration({ alpha: fit.alpha, gamma: fit.gamma, delta: fit.delta }).save(wrote);
+    }
+    if (values.json) {
+      console.log(JSON.stringify({ ...fit, defaults: PAPER_RULING, maxShortlist, wrote: wrote ?? null }, null, 2));
+      return 0;
+    }
+    const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
+    console.log(`records: ${fit.evaluated} with verdict read-outs (of ${records.length}); ${fit.settings} settings tried`);
+    console.log(`best:     α=${fit.alpha}  γ=${fit.gamma}  Δ=${fit.delta.toPrecision(4)}   Hit@1 ${pct(fit.hitAt1)}  avg shortlist ${fit.avgShortlist.toFixed(2)}`);
+    console.log(`defaults: α=${PAPER_RULING.alpha}  γ=${PAPER_RULING.gamma}  Δ=${PAPER_RULING.delta}   Hit@1 ${pct(fit.defaultHitAt1)}  avg shortlist ${fit.defaultAvgShortlist.toFixed(2)}`);
+    console.log(`ceiling (a gold anywhere in the verdict pool of ${maxShortlist}): ${pct(fit.oracleHitAt1)}`);
+    console.log(wrote ? `wrote α, γ, Δ into ${wrote}` : "(not written: pass --write to store them in the projections)");
+    return 0;
+  },
+};

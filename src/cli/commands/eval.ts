@@ -1,0 +1,108 @@
+import { parseArgs } from "node:util";
+import { invalidArgument } from "../../errors.js";
+import { evaluate, parseMethods, type EvalMethod, type EvalResult } from "../../eval/evaluate.js";
+import { loadLibrary, writePerQuery } from "../../eval/io.js";
+import { loadTasks, selectTasks, type EvalTask } from "../../eval/tasks.js";
+import type { Skill } from "../../skills/index.js";
+import { routerOptions, routerOptionsHelp, table, withRouter, type RouterArgs } from "./common.js";
+import type { Command } from "./types.js";
+
+/** Options shared by `gavel eval` and `gavel calibrate` to pick tasks and a library. */
+export const taskOptions = {
+  tasks: { type: "string" },
+  library: { type: "string", multiple: true },
+  batches: { type: "string" },
+  limit: { type: "string" },
+} as const;
+
+export const taskOptionsHelp = `
+  --tasks T             tasks JSONL, one {id, text, gold_skill_ids, batch?} a line
+  --library L           a library (folder, .jsonl or .jsonl.gz); repeat to mix several, e.g. a
+                        benchmark's gold skills and a public library (the bank must hold them all)
+  --batches SPEC        only tasks of these batches, e.g. 1-5 (validation) or 6-10 (test)
+  --limit N             only the first N tasks (after --batches)`;
+
+/** A progress line on stderr: rewritten in place on a terminal, every 10% elsewhere. */
+export function taskProgress(stream: NodeJS.WriteStream) {
+  let last = -1;
+  return (p: { done: number; total: number; task: string }) => {
+    if (stream.isTTY) {
+      stream.write(`\r${p.done}/${p.total} ${p.task.slice(0, 60).padEnd(60)}`);
+      if (p.done === p.total) stream.write("\n");
+      return;
+    }
+    const pct = Math.floor((100 * p.done) / Math.max(1, p.total));
+    if (pct >= last + 10 || p.done === p.total) {
+      last = pct;
+      stream.write(`${p.done}/${p.total} tasks (${pct}%)\n`);
+    }
+  };
+}
+
+/** Loads the library and the selected tasks, telling on stderr what was read. */
+export async function loadTasksAndLibrary(values: { tasks?: string; library?: string[]; batches?: string; limit?: string }, signal?: AbortSignal): Promise<{ tasks: EvalTask[]; library: Skill[] }> {
+  if (!values.tasks) throw invalidArgument("no tasks: pass --tasks <tasks.jsonl>");
+  let limit: number | undefined;
+  if (values.limit !== undefined) {
+    limit = Number(values.limit);
+    if (!Number.isInteger(limit) || limit < 0) throw invalidArgument(`--limit must be a non-negative integer, got ${values.limit}`);
+  }
+  const all = await loadTasks(values.tasks);
+  const tasks = selectTasks(all, { batches: values.batches, limit });
+  const lib = await loadLibrary(values.library ?? [], { signal });
+  const notes = [`library: ${lib.skills.length} skills`];
+  if (lib.failed.length) notes.push(`${lib.failed.length} could not be read (first: ${lib.failed[0].error.message})`);
+  if (lib.duplicates.length) notes.push(`${lib.duplicates.length} ids repeated in a later source were ignored`);
+  console.error(`${notes.join("; ")}\ntasks: ${tasks.length} of ${all.length}${values.batches ? ` (batches ${values.batches})` : ""}`);
+  return { tasks, library: lib.skills };
+}
+
+/** Runs evaluate with or without a router (BM25 alone needs no model). */
+export async function runEvaluation(values: RouterArgs & { tasks?: string; library?: string[]; batches?: string; limit?: string }, methods: EvalMethod[]): Promise<EvalResult> {
+  const controller = new AbortController();
+  const onSigint = () => controller.abort();
+  process.once("SIGINT", onSigint);
+  try {
+    const { tasks, library } = await loadTasksAndLibrary(values, controller.signal);
+    const run = (router?: Parameters<typeof evaluate>[0]["router"]) =>
+      evaluate({ router, tasks, library, methods, signal: controller.signal, onProgress: taskProgress(process.stderr) });
+    const needsModel = methods.some((m) => m !== "bm25");
+    const result = needsModel ? await withRouter(values, (router) => run(router)) : await run();
+    if (result.skipped.length) console.error(`skipped ${result.skipped.length} tasks whose golds are all absent from the library (${result.skipped.slice(0, 3).join(", ")}${result.skipped.length > 3 ? ", …" : ""})`);
+    for (const w of result.warnings) console.error(`warning: ${w}`);
+    return result;
+  } finally {
+    process.removeListener("SIGINT", onSigint);
+  }
+}
+
+export const evalCommand: Command = {
+  summary: "score BM25, the glance, the ruling and its ablations on a benchmark (Hit@1, R@20)",
+  help: `usage: gavel eval --tasks T --library L [--library L2 …] [options]
+${taskOptionsHelp}
+  --methods LIST        comma-separated, of bm25, glance, ruling, gL (g+αL), gV (g+γV)
+                        (default: all; bm25 alone needs no --model, --projections or --bank)
+  --per-query F         write per-query records (JSONL): the input of gavel calibrate
+${routerOptionsHelp}
+
+Hit@1: the committed skill is a gold (or a library entry with a gold's name and description).
+R@20: a gold is in the top 20. The ruling and its ablations re-rank the glance's top candidates,
+so their R@20 is the glance's. Install the library into the bank first (gavel install).`,
+  async run(args) {
+    const { values } = parseArgs({ args, options: { ...routerOptions, ...taskOptions, methods: { type: "string" }, "per-query": { type: "string" } } });
+    if (!values.tasks || !values.library?.length) {
+      console.error(this.help);
+      return 2;
+    }
+    const methods = values.methods ? parseMethods(values.methods) : parseMethods("all");
+    const result = await runEvaluation(values, methods);
+    if (values["per-query"]) await writePerQuery(values["per-query"], result.perQuery);
+    if (values.json) {
+      console.log(JSON.stringify({ table: result.table, skipped: result.skipped, warnings: result.warnings }, null, 2));
+    } else {
+      console.log(table(["method", "Hit@1", "R@20", "n"], result.table.map((r) => [r.label, r.hitAt1, r.recallAt20, String(r.n)])));
+      if (values["per-query"]) console.log(`\nper-query records: ${values["per-query"]}`);
+    }
+    return 0;
+  },
+};

@@ -1,0 +1,304 @@
+/**
+ * `gavel calibrate`: fits the ruling's exchange rates α, γ and the pruning margin Δ on validation
+ * read-outs (paper, section 4.1: "calibrated on SkillRet's validation split"), by maximising the
+ * Hit@1 of argmax_{shortlist(Δ)} g + αL + γV.
+ *
+ * Δ is searched exactly: on recorded data the shortlists, hence the choices, change only where Δ
+ * crosses some task's gap g_best − g_j, so every interval between consecutive gaps is tried, in one
+ * sweep per (α, γ). α and γ are searched on a log-spaced grid (with 0, and the paper's values), then
+ * refined around the best cells.
+ */
+import { invalidArgument } from "../errors.js";
+import { PROJECTION_DEFAULTS } from "../router/projections.js";
+import type { PerQueryRecord } from "./evaluate.js";
+import { chooseByRuling, type VerdictRecord } from "./rule.js";
+
+/** The paper's calibrated constants (section 4.1), the tie-break's anchor and the baseline. */
+export const PAPER_RULING = Object.freeze({ alpha: PROJECTION_DEFAULTS.alpha, gamma: PROJECTION_DEFAULTS.gamma, delta: PROJECTION_DEFAULTS.delta });
+
+/** The search space of {@link calibrate}. */
+export interface CalibrationGrid {
+  /** α values of the coarse grid (default 0 and 10^-3 … 10^2 in quarter decades, and 1). */
+  alphas?: number[];
+  /** γ values of the coarse grid (default 0 and 10^-4 … 10^1 in quarter decades, and 0.025). */
+  gammas?: number[];
+  /** Rounds of refinement around the best coarse cells (default 2). */
+  refine?: number;
+}
+
+/** Options of {@link calibrate}. */
+export interface CalibrateOptions {
+  grid?: CalibrationGrid;
+  /** Most candidates the verdict examines (default the projections' default, 20); records are cut to it. */
+  maxShortlist?: number;
+  /** The constants to compare with and to break ties toward (default the paper's α=1, γ=0.025, Δ=0.133). */
+  defaults?: { alpha: number; gamma: number; delta: number };
+}
+
+/** What {@link calibrate} returns. */
+export interface CalibrationResult {
+  alpha: number;
+  gamma: number;
+  delta: number;
+  /** Hit@1 of the ruling at the fitted constants, over the evaluated records. */
+  hitAt1: number;
+  /** Hit@1 at the defaults (the paper's unless `defaults` says otherwise). */
+  defaultHitAt1: number;
+  /** Average shortlist size (candidates the verdict examines) that the fitted Δ yields. */
+  avgShortlist: number;
+  /** The same at the default Δ. */
+  defaultAvgShortlist: number;
+  /** Records the fit used (those with verdict read-outs and an accepted id). */
+  evaluated: number;
+  /** Fraction of them with an accepted skill anywhere in the verdict pool: no constants can beat it. */
+  oracleHitAt1: number;
+  /** (α, γ, Δ-interval) settings tried. */
+  settings: number;
+}
+
+interface Prepared {
+  g: Float64Array;
+  L: Float64Array;
+  V: Float64Array;
+  gold: Uint8Array;
+  /** Candidates shortlisted at Δ = 0 (the best and any exact ties of it). */
+  atZero: number;
+}
+
+function quarterDecades(fromExp: number, toExp: number): number[] {
+  const out: number[] = [];
+  for (let e = fromExp * 4; e <= toExp * 4; e++) out.push(Number((10 ** (e / 4)).toPrecision(6)));
+  return out;
+}
+
+function uniqueSorted(values: number[]): number[] {
+  return [...new Set(values)].sort((a, b) => a - b);
+}
+
+/** Distance to the defaults on a log scale that stays finite at 0 (x0/10 is "about zero"). */
+function logDistance(x: number, x0: number): number {
+  if (x0 <= 0) return Math.abs(x);
+  const s = x0 / 10;
+  return Math.abs(Math.log((x + s) / (x0 + s)));
+}
+
+function prepare(records: readonly PerQueryRecord[], maxShortlist: number): { prepared: Prepared[]; kept: PerQueryRecord[] } {
+  const prepared: Prepared[] = [];
+  const kept: PerQueryRecord[] = [];
+  for (const r of records) {
+    if (!r.verdict || r.verdict.length === 0 || !r.accepted || r.accepted.length === 0) continue;
+    for (const c of r.verdict) {
+      if (typeof c.skill !== "string" || ![c.g, c.L, c.V].every(Number.isFinite)) throw invalidArgument(`calibrate: record ${r.id} has a verdict entry without finite g, L, V`);
+    }
+    // Records hold the verdict in glance order; a stable sort by g keeps that order's ties.
+    const v = [...r.verdict].sort((a, b) => b.g - a.g).slice(0, maxShortlist);
+    const accepted = new Set(r.accepted);
+    let atZero = 0;
+    while (atZero < v.length && v[atZero].g >= v[0].g) atZero++;
+    prepared.push({
+      g: Float64Array.from(v, (c) => c.g),
+      L: Float64Array.from(v, (c) => c.L),
+      V: Float64Array.from(v, (c) => c.V),
+      gold: Uint8Array.from(v, (c) => (accepted.has(c.skill) ? 1 : 0)),
+      atZero,
+    });
+    kept.push({ ...r, verdict: v });
+  }
+  return { prepared, kept };
+}
+
+/** A candidate setting, with what it scores. */
+interface Setting {
+  alpha: number;
+  gamma: number;
+  delta: number;
+  hits: number;
+  avgShortlist: number;
+  distance: number;
+}
+
+/** Better: more hits, then a smaller average shortlist, then closer to the defaults. */
+function better(a: Setting, b: Setting | undefined): boolean {
+  if (!b) return true;
+  if (a.hits !== b.hits) return a.hits > b.hits;
+  if (Math.abs(a.avgShortlist - b.avgShortlist) > 1e-12) return a.avgShortlist < b.avgShortlist;
+  return a.distance < b.distance;
+}
+
+/**
+ * Fits α, γ and Δ to per-query records (from `gavel eval --per-query` on a validation split) by
+ * maximising the Hit@1 of the ruling. Among equally good settings it prefers the smaller average
+ * shortlist (fewer verdict passes), then the setting closest to the defaults.
+ *
+ * Only records with verdict read-outs and an accepted id are used. The verdict pool caps what any
+ * constants can achieve: see {@link CalibrationResult.oracleHitAt1}.
+ *
+ * @throws GavelError `INVALID_ARGUMENT` when no record has verdict read-outs, or on bad options.
+ */
+export function calibrate(records: readonly PerQueryRecord[], options: CalibrateOptions = {}): CalibrationResult {
+  if (!Array.isArray(records)) throw invalidArgument("calibrate: records must be an array");
+  const maxShortlist = options.maxShortlist ?? PROJECTION_DEFAULTS.maxShortlist;
+  if (!Number.isInteger(maxShortlist) || maxShortlist < 1) throw invalidArgument("calibrate: maxShortlist must be a positive integer");
+  const defaults = options.defaults ?? PAPER_RULING;
+  const { prepared, kept } = prepare(records, maxShortlist);
+  if (prepared.length === 0) throw invalidArgument("calibrate: no record holds verdict read-outs (run gavel eval with the ruling, --per-query)");
+  const R = prepared.length;
+
+  // Δ-intervals. Candidate j of record r joins the shortlist once Δ ≥ gap = g_0 − g_j (> 0 past the
+  // ties of the best); between two consecutive distinct gaps every shortlist is fixed. `events`
+  // lists the joins in gap order.
+  const events: { gap: number; r: number }[] = [];
+  prepared.forEach((p, r) => {
+    for (let j = p.atZero; j < p.g.length; j++) events.push({ gap: p.g[0] - p.g[j], r });
+  });
+  events.sort((a, b) => a.gap - b.gap);
+  const bounds = uniqueSorted(events.map((e) => e.gap).filter((x) => x > 0));
+  // Interval i is [lo_i, hi_i): lo_0 = 0, then each distinct gap; the last one is unbounded.
+  const lows = [0, ...bounds];
+  const nIntervals = lows.length;
+  const rep = new Float64Array(nIntervals);
+  const avgShort = new Float64Array(nIntervals);
+  {
+    let total = prepared.reduce((s, p) => s + p.atZero, 0);
+    let e = 0;
+    for (let i = 0; i < nIntervals; i++) {
+      const lo = lows[i];
+      const hi = i + 1 < nIntervals ? lows[i + 1] : Infinity;
+      for (; e < events.length && events[e].gap <= lo; e++) total++;
+      avgShort[i] = total / R;
+      // Within an interval every Δ rules alike on these records: take the default when it lies
+      // inside, else a point clear of both ends (a Δ on a boundary would hinge on one task's gap).
+      if (defaults.delta > lo && defaults.delta < hi) rep[i] = defaults.delta;
+      else rep[i] = hi === Infinity ? (lo > 0 ? lo * 1.25 : 1) : (lo + hi) / 2;
+    }
+  }
+
+  let settings = 0;
+  const prefixHit = prepared.map((p) => new Uint8Array(p.g.length + 1));
+  /** The best Δ-interval for (α, γ), by one sweep over the joins. */
+  const bestFor = (alpha: number, gamma: number): Setting => {
+    // prefixHit[r][m]: the ruling over the first m candidates commits to a gold.
+    for (let r = 0; r < R; r++) {
+      const p = prepared[r];
+      let bestS = -Infinity;
+      let bestJ = -1;
+      for (let j = 0; j < p.g.length; j++) {
+        const S = p.g[j] + alpha * p.L[j] + gamma * p.V[j];
+        if (bestJ < 0 || S > bestS) {
+          bestS = S;
+          bestJ = j;
+        }
+        prefixHit[r][j + 1] = p.gold[bestJ];
+      }
+    }
+    const m = prepared.map((p) => p.atZero);
+    let hits = 0;
+    for (let r = 0; r < R; r++) hits += prefixHit[r][m[r]];
+    let best: Setting | undefined;
+    let e = 0;
+    for (let i = 0; i < nIntervals; i++) {
+      while (e < events.length && events[e].gap <= lows[i]) {
+        const r = events[e].r;
+        hits += prefixHit[r][m[r] + 1] - prefixHit[r][m[r]];
+        m[r]++;
+        e++;
+      }
+      settings++;
+      if (best && hits < best.hits) continue;
+      const s: Setting = {
+        alpha,
+        gamma,
+        delta: rep[i],
+        hits,
+        avgShortlist: avgShort[i],
+        distance: logDistance(alpha, defaults.alpha) + logDistance(gamma, defaults.gamma) + logDistance(rep[i], defaults.delta),
+      };
+      if (better(s, best)) best = s;
+    }
+    return best!;
+  };
+
+  const coarseAlphas = uniqueSorted(options.grid?.alphas ?? [0, ...quarterDecades(-3, 2), defaults.alpha]);
+  const coarseGammas = uniqueSorted(options.grid?.gammas ?? [0, ...quarterDecades(-4, 1), defaults.gamma]);
+  for (const x of [...coarseAlphas, ...coarseGammas]) if (!(x >= 0) || !Number.isFinite(x)) throw invalidArgument("calibrate: grid values must be finite and ≥ 0");
+  const rounds = options.grid?.refine ?? 2;
+
+  const tried = new Map<string, Setting>();
+  const run = (alpha: number, gamma: number): Setting => {
+    const key = `${alpha},${gamma}`;
+    let s = tried.get(key);
+    if (!s) tried.set(key, (s = bestFor(alpha, gamma)));
+    return s;
+  };
+  const top = (n: number): Setting[] => {
+    const all = [...tried.values()];
+    const out: Setting[] = [];
+    while (out.length < n && all.length > 0) {
+      let bi = 0;
+      for (let i = 1; i < all.length; i++) if (better(all[i], all[bi])) bi = i;
+      out.push(all.splice(bi, 1)[0]);
+    }
+    return out;
+  };
+  for (const a of coarseAlphas) for (const c of coarseGammas) run(a, c);
+
+  // Refinement: around each of the best few cells, a finer grid spanning its neighbours on the
+  // previous grid (geometric between positive values; linear next to 0), narrowing each round.
+  let alphas = coarseAlphas;
+  let gammas = coarseGammas;
+  for (let round = 0; round < rounds; round++) {
+    const nextA: number[] = [];
+    const nextC: number[] = [];
+    for (const s of top(3)) {
+      const fa = around(alphas, s.alpha);
+      const fc = around(gammas, s.gamma);
+      for (const a of fa) for (const c of fc) run(a, c);
+      nextA.push(...fa);
+      nextC.push(...fc);
+    }
+    alphas = uniqueSorted(nextA);
+    gammas = uniqueSorted(nextC);
+  }
+
+  const best = top(1)[0];
+  const params = { maxShortlist };
+  // Report Hit@1 by replaying route()'s own ruling, not the sweep's bookkeeping.
+  const hitRate = (alpha: number, gamma: number, delta: number) =>
+    kept.filter((r) => {
+      const chosen = chooseByRuling(r.verdict as VerdictRecord[], { alpha, gamma, delta, ...params });
+      return chosen !== null && r.accepted.includes(chosen);
+    }).length / R;
+  const avgShortlistAt = (delta: number) =>
+    prepared.reduce((s, p) => {
+      let m = 0;
+      while (m < p.g.length && !(p.g[m] < p.g[0] - delta)) m++;
+      return s + m;
+    }, 0) / R;
+  return {
+    alpha: best.alpha,
+    gamma: best.gamma,
+    delta: best.delta,
+    hitAt1: hitRate(best.alpha, best.gamma, best.delta),
+    defaultHitAt1: hitRate(defaults.alpha, defaults.gamma, defaults.delta),
+    avgShortlist: avgShortlistAt(best.delta),
+    defaultAvgShortlist: avgShortlistAt(defaults.delta),
+    evaluated: R,
+    oracleHitAt1: prepared.filter((p) => p.gold.some((x) => x === 1)).length / R,
+    settings,
+  };
+}
+
+/** Nine points spanning x's neighbours in the sorted grid `values` (x itself included). */
+function around(values: number[], x: number): number[] {
+  const i = values.indexOf(x);
+  const lo = i > 0 ? values[i - 1] : x > 0 ? x / 2 : 0;
+  const hi = i >= 0 && i + 1 < values.length ? values[i + 1] : x > 0 ? x * 2 : 1;
+  const out = [x];
+  for (let t = 1; t <= 4; t++) {
+    const f = t / 4;
+    // Geometric between positive ends, linear where an end is 0.
+    out.push(lo > 0 ? Number((x * (lo / x) ** f).toPrecision(6)) : Number((x + (lo - x) * f).toPrecision(6)));
+    out.push(x > 0 ? Number((x * (hi / x) ** f).toPrecision(6)) : Number((hi * f).toPrecision(6)));
+  }
+  return uniqueSorted(out.filter((v) => v >= 0));
+}

@@ -1,0 +1,286 @@
+/**
+ * `gavel eval`: routes benchmark tasks with BM25, the glance, the full ruling and its two ablations,
+ * and scores each by raw Hit@1 and R@20 (the benchmark's rules: ../shared/README.md).
+ */
+import { GavelError, invalidArgument } from "../errors.js";
+import { abortedError } from "../model/validate.js";
+import type { Router } from "../router/Router.js";
+import { Bm25Index, type Bm25Options } from "./bm25.js";
+import { acceptedIds, hitAt1, LibraryIndex, recallAt, type LibraryEntry } from "./metrics.js";
+import { chooseByRuling, type VerdictRecord } from "./rule.js";
+import type { EvalTask } from "./tasks.js";
+
+/**
+ * The ranking methods. `gL` and `gV` are the ablations g + αL (γ = 0) and g + γV (α = 0) over the
+ * same Δ-shortlist as `ruling`.
+ */
+export type EvalMethod = "bm25" | "glance" | "ruling" | "gL" | "gV";
+
+/** Every method, in table order. */
+export const EVAL_METHODS: readonly EvalMethod[] = ["bm25", "glance", "ruling", "gL", "gV"];
+
+/** How each method is labelled in tables. */
+export const METHOD_LABELS: Readonly<Record<EvalMethod, string>> = {
+  bm25: "bm25",
+  glance: "glance",
+  ruling: "ruling (g+αL+γV)",
+  gL: "g+αL",
+  gV: "g+γV",
+};
+
+const ALIASES: Record<string, EvalMethod> = {
+  bm25: "bm25",
+  glance: "glance",
+  g: "glance",
+  ruling: "ruling",
+  route: "ruling",
+  gl: "gL",
+  "g+αl": "gL",
+  "g+al": "gL",
+  "g+alphal": "gL",
+  gv: "gV",
+  "g+γv": "gV",
+  "g+gv": "gV",
+  "g+gammav": "gV",
+};
+
+/** Parses a comma-separated method list (`bm25,glance,ruling,gL,gV`; `g+αL` and `g+aL` also name gL). */
+export function parseMethods(spec: string): EvalMethod[] {
+  const out: EvalMethod[] = [];
+  for (const raw of spec.split(",")) {
+    const name = raw.trim();
+    if (name === "") continue;
+    if (name.toLowerCase() === "all") return [...EVAL_METHODS];
+    const m = ALIASES[name.toLowerCase()];
+    if (!m) throw invalidArgument(`unknown method "${name}" (methods: ${EVAL_METHODS.join(", ")})`);
+    if (!out.includes(m)) out.push(m);
+  }
+  if (out.length === 0) throw invalidArgument("no method given");
+  return EVAL_METHODS.filter((m) => out.includes(m));
+}
+
+/** A library skill as eval reads it: what BM25 indexes and the gold rule compares. */
+export interface EvalLibrarySkill extends LibraryEntry {
+  body?: string;
+  /** Never routed to (SKILL.md `disable-model-invocation`): BM25 leaves it out too, as the glance does. */
+  disableModelInvocation?: boolean;
+}
+
+/** One per-query record: every read-out needed to score the methods again, and to calibrate. */
+export interface PerQueryRecord {
+  id: string;
+  batch?: string | number;
+  /** The task's gold ids. */
+  golds: string[];
+  /** The ids that count as a hit (golds in the library and their identical copies). */
+  accepted: string[];
+  /** BM25's top k ids. */
+  bm25?: string[];
+  /** The glance's top k. */
+  glance?: { skill: string; g: number }[];
+  /** The verdict's read-outs for the top maxShortlist by g, in glance order (whatever Δ). */
+  verdict?: VerdictRecord[];
+  /** What each ruling variant commits to (null: nothing was shortlisted). */
+  chosen?: { ruling?: string | null; gL?: string | null; gV?: string | null };
+}
+
+/** One row of the results table. */
+export interface EvalRow {
+  method: EvalMethod;
+  label: string;
+  /** Fraction of tasks whose committed (first) skill is accepted. */
+  hitAt1: number;
+  /**
+   * Fraction of tasks with an accepted skill in the top k (k = 20). The ruling and its ablations
+   * re-rank the glance's own top candidates, so their recall is the glance's, by definition.
+   */
+  recallAt20: number;
+  /** The k of the recall (20 unless evaluate's `k` says otherwise). */
+  k: number;
+  /** Tasks scored. */
+  n: number;
+}
+
+/** Progress of {@link evaluate}, after each task. */
+export interface EvalProgress {
+  done: number;
+  total: number;
+  task: string;
+}
+
+/** Options of {@link evaluate}. */
+export interface EvaluateOptions {
+  /** The router whose bank holds the library; needed by every method but bm25. */
+  router?: Router;
+  tasks: readonly EvalTask[];
+  /** The library the tasks are routed against (several sources concatenated; ids unique). */
+  library: readonly EvalLibrarySkill[];
+  /** Default: every method when a router is given, else bm25. */
+  methods?: readonly EvalMethod[];
+  /** The k of R@k and the length of ranked lists kept per query (default 20). */
+  k?: number;
+  /** BM25 parameters, or an index already built over `library` (building one over 30K skills takes ~25 s). */
+  bm25?: Bm25Options | Bm25Index;
+  /**
+   * Check that the bank holds every library skill, with the same name and description (default
+   * true). A missing skill would silently lower every glance-based number.
+   */
+  checkInstalled?: boolean;
+  signal?: AbortSignal;
+  onProgress?: (p: EvalProgress) => void;
+}
+
+/** What {@link evaluate} returns. */
+export interface EvalResult {
+  table: EvalRow[];
+  perQuery: PerQueryRecord[];
+  /** Ids of tasks skipped because none of their golds is in the library. */
+  skipped: string[];
+  /** Things worth knowing that did not stop the run (e.g. bank skills outside the library). */
+  warnings: string[];
+}
+
+/**
+ * Library skills the router's bank lacks, or holds with another name or description: eval refuses
+ * to run over them. Also returns the bank's skills that are not in the library (the glance still
+ * ranks those, so they are a warning).
+ */
+export function checkBank(router: Router, library: readonly LibraryEntry[]): { missing: string[]; differing: string[]; extra: string[] } {
+  const installed = new Map(router.list().map((s) => [s.id, s]));
+  const missing: string[] = [];
+  const differing: string[] = [];
+  const inLibrary = new Set<string>();
+  for (const s of library) {
+    inLibrary.add(s.id);
+    const e = installed.get(s.id);
+    if (!e) missing.push(s.id);
+    else if (e.name !== s.name || e.description !== s.description) differing.push(s.id);
+  }
+  const extra = [...installed.keys()].filter((id) => !inLibrary.has(id));
+  return { missing, differing, extra };
+}
+
+function sample(ids: string[], n = 5): string {
+  return ids.slice(0, n).join(", ") + (ids.length > n ? `, … (${ids.length - n} more)` : "");
+}
+
+/**
+ * Routes every task with each method and scores it. Tasks none of whose golds is in the library are
+ * skipped (and listed). BM25 ranks the library; the glance, ruling and ablations rank the router's
+ * bank, which must hold the library.
+ *
+ * Per task the router is asked once ({@link Router.rank}): the glance's top k and the verdict for the
+ * top maxShortlist by g. `ruling` then replays route()'s Δ-shortlist and S = g + αL + γV from those
+ * read-outs (the same arithmetic, so the same choice), and `gL`/`gV` replay it with γ = 0 / α = 0.
+ *
+ * @throws GavelError `INVALID_ARGUMENT` for bad options or a model method without a router,
+ *   `SKILL_NOT_FOUND` when the bank lacks library skills, `ABORTED` when `signal` fires.
+ */
+export async function evaluate(options: EvaluateOptions): Promise<EvalResult> {
+  const { router, tasks, library, signal, onProgress } = options;
+  if (!Array.isArray(tasks)) throw invalidArgument("evaluate: tasks must be an array");
+  if (!Array.isArray(library)) throw invalidArgument("evaluate: library must be an array of skills");
+  const methods = options.methods ? EVAL_METHODS.filter((m) => options.methods!.includes(m)) : router ? [...EVAL_METHODS] : (["bm25"] as EvalMethod[]);
+  if (methods.length === 0) throw invalidArgument("evaluate: no method");
+  const k = options.k ?? 20;
+  if (!Number.isInteger(k) || k < 1) throw invalidArgument("evaluate: k must be a positive integer");
+  const needRouter = methods.some((m) => m !== "bm25");
+  const needVerdict = methods.some((m) => m === "ruling" || m === "gL" || m === "gV");
+  if (needRouter && !router) throw invalidArgument(`evaluate: methods ${methods.filter((m) => m !== "bm25").join(", ")} need a router`);
+  const warnings: string[] = [];
+
+  const ids = new Set<string>();
+  for (const s of library) {
+    if (ids.has(s.id)) throw invalidArgument(`evaluate: library id ${s.id} appears twice`);
+    ids.add(s.id);
+  }
+  if (needRouter && options.checkInstalled !== false) {
+    const { missing, differing, extra } = checkBank(router!, library);
+    if (missing.length > 0 || differing.length > 0) {
+      const parts: string[] = [];
+      if (missing.length) parts.push(`${missing.length} of the ${library.length} library skills are not installed in the bank (${sample(missing)})`);
+      if (differing.length) parts.push(`${differing.length} are installed with another name or description (${sample(differing)})`);
+      throw new GavelError(`${parts.join("; ")}: install the library first (gavel install <library> --bank ${router!.bankDir})`, "SKILL_NOT_FOUND");
+    }
+    if (extra.length) warnings.push(`the bank holds ${extra.length} skills outside the library (${sample(extra)}); the glance ranks them too`);
+  }
+
+  const index = new LibraryIndex(library);
+  let bm25: Bm25Index | undefined;
+  if (methods.includes("bm25")) {
+    if (options.bm25 instanceof Bm25Index) {
+      bm25 = options.bm25;
+      if (bm25.size !== library.filter((s) => !s.disableModelInvocation).length) warnings.push("the BM25 index given was not built over this library");
+    } else {
+      bm25 = new Bm25Index(library.filter((s) => !s.disableModelInvocation), options.bm25);
+    }
+  }
+  const maxShortlist = router?.projections.maxShortlist ?? 0;
+  const ruling = router ? { alpha: router.projections.alpha, gamma: router.projections.gamma, delta: router.projections.delta, maxShortlist } : undefined;
+
+  const perQuery: PerQueryRecord[] = [];
+  const skipped: string[] = [];
+  const scored = tasks.filter((t) => {
+    if (acceptedIds(t.gold_skill_ids, index).size > 0) return true;
+    skipped.push(t.id);
+    return false;
+  });
+  let done = 0;
+  for (const task of scored) {
+    if (signal?.aborted) throw abortedError();
+    const accepted = acceptedIds(task.gold_skill_ids, index);
+    const rec: PerQueryRecord = { id: task.id, ...(task.batch !== undefined ? { batch: task.batch } : {}), golds: [...task.gold_skill_ids], accepted: [...accepted] };
+    if (bm25) rec.bm25 = bm25.search(task.text, k).map((h) => h.id);
+    if (needRouter) {
+      // The glance list is at least as long as the verdict pool, so each candidate's glance position
+      // (route()'s tie order) is known.
+      const { glance, verdict } = await router!.rank(task.text, { glanceTop: Math.max(k, maxShortlist), verdictTop: needVerdict ? maxShortlist : 0, signal });
+      const position = new Map(glance.map((h, i) => [h.skill, i]));
+      rec.glance = glance.slice(0, k).map(({ skill, g }) => ({ skill, g }));
+      if (needVerdict) {
+        rec.verdict = verdict
+          .map(({ skill, g, L, V }) => ({ skill, g, L, V }))
+          .sort((a, b) => position.get(a.skill)! - position.get(b.skill)!);
+        rec.chosen = {
+          ruling: chooseByRuling(rec.verdict, ruling!),
+          gL: chooseByRuling(rec.verdict, { ...ruling!, gamma: 0 }),
+          gV: chooseByRuling(rec.verdict, { ...ruling!, alpha: 0 }),
+        };
+      }
+    }
+    perQuery.push(rec);
+    onProgress?.({ done: ++done, total: scored.length, task: task.id });
+  }
+  return { table: scoreRecords(perQuery, methods, k), perQuery, skipped, warnings };
+}
+
+/**
+ * The results table from per-query records (also those read back from a `--per-query` file).
+ * A method is scored over the records that hold its read-outs.
+ */
+export function scoreRecords(records: readonly PerQueryRecord[], methods: readonly EvalMethod[] = EVAL_METHODS, k = 20): EvalRow[] {
+  const rows: EvalRow[] = [];
+  for (const method of methods) {
+    let hits = 0;
+    let recall = 0;
+    let n = 0;
+    for (const r of records) {
+      const accepted = new Set(r.accepted);
+      if (method === "bm25" || method === "glance") {
+        const ranked = method === "bm25" ? r.bm25 : r.glance;
+        if (!ranked) continue;
+        hits += hitAt1(ranked, accepted);
+        recall += recallAt(ranked, accepted, k);
+      } else {
+        if (!r.chosen || !(method in r.chosen) || !r.glance) continue;
+        const chosen = r.chosen[method];
+        hits += chosen != null && accepted.has(chosen) ? 1 : 0;
+        // The verdict only re-orders the glance's leading candidates: recall is the glance's.
+        recall += recallAt(r.glance, accepted, k);
+      }
+      n++;
+    }
+    rows.push({ method, label: METHOD_LABELS[method], hitAt1: n ? hits / n : 0, recallAt20: n ? recall / n : 0, k, n });
+  }
+  return rows;
+}

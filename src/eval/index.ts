@@ -1,0 +1,26 @@
+/**
+ * Evaluation and calibration on a routing benchmark: BM25 and GAVEL's methods scored by raw Hit@1
+ * and R@20 ({@link evaluate}), and the ruling's α, γ, Δ fitted on validation read-outs
+ * ({@link calibrate}).
+ */
+export { Bm25Index, bm25Tokens, type Bm25Doc, type Bm25Hit, type Bm25Options } from "./bm25.js";
+export { acceptedIds, hitAt1, libraryIndex, LibraryIndex, recallAt, type LibraryEntry, type Ranked } from "./metrics.js";
+export { chooseByRuling, type RulingParams, type VerdictRecord } from "./rule.js";
+export { batchNumber, loadTasks, parseBatches, selectTasks, type EvalTask } from "./tasks.js";
+export {
+  checkBank,
+  EVAL_METHODS,
+  evaluate,
+  METHOD_LABELS,
+  parseMethods,
+  scoreRecords,
+  type EvalLibrarySkill,
+  type EvalMethod,
+  type EvalProgress,
+  type EvalResult,
+  type EvalRow,
+  type EvaluateOptions,
+  type PerQueryRecord,
+} from "./evaluate.js";
+export { calibrate, PAPER_RULING, type CalibrateOptions, type CalibrationGrid, type CalibrationResult } from "./calibrate.js";
+export { loadLibrary, readPerQuery, writePerQuery, type LoadedLibrary } from "./io.js";

@@ -1,0 +1,69 @@
+/**
+ * Files of `gavel eval` and `gavel calibrate`: libraries from several sources, and per-query records
+ * as JSONL.
+ */
+import { readFile, writeFile } from "node:fs/promises";
+import { GavelError, invalidArgument } from "../errors.js";
+import { loadSkills, type Skill, type SkillFailure } from "../skills/index.js";
+import type { PerQueryRecord } from "./evaluate.js";
+
+/** What {@link loadLibrary} returns. */
+export interface LoadedLibrary {
+  skills: Skill[];
+  failed: SkillFailure[];
+  /** Ids met again in a later source; the first source's skill is kept. */
+  duplicates: string[];
+}
+
+/**
+ * Loads and concatenates library sources (folders, JSONL, JSONL.gz; see loadSkills), e.g. a
+ * benchmark's gold skills and the public library they are mixed into. An id already loaded from an
+ * earlier source is kept from there and reported in `duplicates`.
+ */
+export async function loadLibrary(sources: readonly string[], options: { signal?: AbortSignal } = {}): Promise<LoadedLibrary> {
+  if (sources.length === 0) throw invalidArgument("no library: pass --library <dir|library.jsonl[.gz]> (repeatable)");
+  const out: LoadedLibrary = { skills: [], failed: [], duplicates: [] };
+  const seen = new Set<string>();
+  for (const source of sources) {
+    const { skills, failed } = await loadSkills(source, { signal: options.signal });
+    out.failed.push(...failed);
+    for (const s of skills) {
+      if (seen.has(s.id)) out.duplicates.push(s.id);
+      else {
+        seen.add(s.id);
+        out.skills.push(s);
+      }
+    }
+  }
+  return out;
+}
+
+/** Writes per-query records, one JSON object a line (a few KB each: written in one go). */
+export async function writePerQuery(path: string, records: readonly PerQueryRecord[]): Promise<void> {
+  await writeFile(path, records.map((r) => JSON.stringify(r) + "\n").join(""));
+}
+
+/** Reads per-query records written by {@link writePerQuery} (`gavel eval --per-query`). */
+export async function readPerQuery(path: string): Promise<PerQueryRecord[]> {
+  let text: string;
+  try {
+    text = await readFile(path, "utf8");
+  } catch (err) {
+    throw new GavelError(`cannot read per-query records ${path}: ${(err as Error).message}`, "FILE_NOT_FOUND", { cause: err });
+  }
+  const out: PerQueryRecord[] = [];
+  text.split("\n").forEach((line, i) => {
+    if (line.trim() === "") return;
+    let r: PerQueryRecord;
+    try {
+      r = JSON.parse(line) as PerQueryRecord;
+    } catch {
+      throw invalidArgument(`${path}:${i + 1}: not JSON`);
+    }
+    if (typeof r !== "object" || r === null || typeof r.id !== "string" || !Array.isArray(r.accepted)) {
+      throw invalidArgument(`${path}:${i + 1}: not a per-query record (needs id and accepted)`);
+    }
+    out.push(r);
+  });
+  return out;
+}
