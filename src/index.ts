@@ -32,5 +32,6 @@ export { GgufWriter, readGgufHeader, readGgufTensor } from "./gguf/index.js";
 export { scanLayers, pickLayer, readLayerChoice, writeLayerChoice, layerChoiceOf, type LayerScan, type LayerChoice, type ScanLayersOptions } from "./train/layer.js";
 export { matrixEntropy } from "./train/entropy.js";
 export { trainProjections, type TrainProjectionsOptions, type TrainProjectionsResult } from "./train/pipeline.js";
+export { evaluate, calibrate, Bm25Index, hitAt1, recallAt, acceptedIds, loadTasks, type CalibrationResult } from "./eval/index.js";
 /** @internal The raw addon, for tests and tools. */
 export { loadBinding } from "./native/binding.js";

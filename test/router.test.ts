@@ -170,6 +170,9 @@ describe("Router on stories260K with random projections", () => {
     const res = await router.route(chat, { abstain: true });
     expect(res.shortlist.length).toBeGreaterThan(0);
     expect(res.abstained).toBe(res.shortlist[0].V < 0);
+    // a task longer than the context is cut to fit beside r(s) and the question, never overflowing
+    const long = await router.route("Please fix the failing build and update the docs. ".repeat(200));
+    expect(long.shortlist.length).toBeGreaterThan(0);
     const aborted = await router.route("Fix the tests", { signal: AbortSignal.abort() }).catch((e: unknown) => e);
     expect((aborted as GavelError).code).toBe("ABORTED");
     expect((await router.glance("Fix the tests")).length).toBe(6);

@@ -214,7 +214,16 @@ export class Router {
     const ctx = model.info.contextSize;
     const skillBudget = intOption(o.skillBudget, "skillBudget", 16, 1 << 22, Math.min(30_720, Math.floor(ctx * 0.75)));
     if (skillBudget >= ctx - 16) throw invalidArgument(`skillBudget ${skillBudget} leaves no room for a task in the context of ${ctx} tokens`);
-    const store = await BankStore.open(o.bankDir, bankHeaderFor(projections), { create: boolOption(o.create, "create", true) });
+    const router = await Router.#create(model, projections, o.bankDir, boolOption(o.create, "create", true), skillBudget);
+    if (router.#taskBudget() < 16) {
+      await router.close();
+      throw invalidArgument(`skillBudget ${skillBudget} leaves too little room for a task in the context of ${ctx} tokens`);
+    }
+    return router;
+  }
+
+  static async #create(model: Model, projections: Projections, bankDir: string, create: boolean, skillBudget: number): Promise<Router> {
+    const store = await BankStore.open(bankDir, bankHeaderFor(projections), { create });
     try {
       const bank = new KeyBank(projections.dim);
       const router = new Router(model, projections, store, bank, skillBudget);
@@ -371,8 +380,9 @@ export class Router {
     return { ...this.#store.stats(), memoryBytes: this.#bank.bytes };
   }
 
+  /** Most task tokens: r(s) (≤ skillBudget) + the verdict's continuation must fit the context. */
   #taskBudget(): number {
-    return this.model.info.contextSize - this.skillBudget - 64;
+    return this.model.info.contextSize - this.skillBudget - this.#encoder.verdictOverhead;
   }
 
   async #queries(context: RouteContext, live: boolean | undefined, signal?: AbortSignal): Promise<Queries> {

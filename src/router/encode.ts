@@ -55,6 +55,8 @@ export interface AnswerIds {
 export class RenderEncoder {
   readonly template: ChatTemplate;
   readonly answers: AnswerIds;
+  /** Tokens the verdict's continuation adds around the task (lead space, question, closing scaffolding). */
+  readonly verdictOverhead: number;
 
   constructor(
     readonly model: Model,
@@ -66,6 +68,9 @@ export class RenderEncoder {
       yes: this.#singleTokens(["yes", "Yes", "YES"]),
       no: this.#singleTokens(["no", "No", "NO"]),
     };
+    const probe = this.encodeVerdictTail("x", 1 << 20);
+    // +2: a cut task may tokenize differently at its end than the probe's one-word task
+    this.verdictOverhead = probe.tokens.length - (probe.taskEnd - probe.taskStart) + 2;
   }
 
   #singleTokens(words: string[]): Int32Array {
