@@ -1,0 +1,395 @@
+"""Train gavel-mini (a llama-architecture decoder) on the token streams of prepare.ts, for a time budget,
+then evaluate and export it as a Q8_0 GGUF (export.py).
+
+    python3 scripts/backbone/train.py --data .device/backbone/data --out $OUT --minutes 6
+    python3 scripts/backbone/train.py --dry-run          # CPU, tiny model, a few steps (any torch >= 1.13)
+
+The model is exactly what llama.cpp's `llama` graph computes (reference.py is the float64 twin):
+RMSNorm (eps 1e-5), q/k/v, RoPE of llama.cpp's NORMAL kind (consecutive pairs (2i, 2i+1) rotated; so no
+q/k permutation at export), causal GQA attention, SwiGLU FFN, final RMSNorm, output head tied to the
+token embedding. AdamW (betas 0.9/0.95, weight decay on matrices only), bf16 autocast, linear warm-up then
+cosine to min_lr. The step count is fixed after a short timing probe so that the run fits --minutes;
+--steps N replays a run exactly (same data order: batches come from a seeded generator).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+sys.dont_write_bytecode = True
+
+
+def log(*a):
+    print(*a, flush=True)
+
+
+# ---------------------------------------------------------------------------------------------------
+class RMSNorm(nn.Module):
+    def __init__(self, n, eps):
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(n))
+        self.eps = eps
+
+    def forward(self, x):
+        xf = x.float()
+        y = xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + self.eps)
+        return (y * self.weight.float()).type_as(x)
+
+
+def rope_tables(T, D, theta, device):
+    inv = theta ** (-torch.arange(0, D, 2, dtype=torch.float64, device=device) / D)
+    ang = torch.arange(T, dtype=torch.float64, device=device)[:, None] * inv[None, :]
+    return torch.cos(ang).float(), torch.sin(ang).float()        # [T, D/2]
+
+
+def apply_rope_normal(x, cos, sin):
+    """x: [B, H, T, D]; llama.cpp's NORMAL rope: pairs (2i, 2i+1)."""
+    xf = x.float()
+    x0, x1 = xf[..., 0::2], xf[..., 1::2]
+    c, s = cos[None, None], sin[None, None]
+    out = torch.stack((x0 * c - x1 * s, x0 * s + x1 * c), dim=-1).flatten(-2)
+    return out.type_as(x)
+
+
+class Block(nn.Module):
+    def __init__(self, hp):
+        super().__init__()
+        E, D = hp["n_embd"], hp["head_dim"]
+        self.H, self.Hkv, self.D = hp["n_head"], hp["n_head_kv"], D
+        self.attn_norm = RMSNorm(E, hp["rms_eps"])
+        self.q = nn.Linear(E, self.H * D, bias=False)
+        self.k = nn.Linear(E, self.Hkv * D, bias=False)
+        self.v = nn.Linear(E, self.Hkv * D, bias=False)
+        self.o = nn.Linear(self.H * D, E, bias=False)
+        self.ffn_norm = RMSNorm(E, hp["rms_eps"])
+        self.gate = nn.Linear(E, hp["n_ff"], bias=False)
+        self.up = nn.Linear(E, hp["n_ff"], bias=False)
+        self.down = nn.Linear(hp["n_ff"], E, bias=False)
+
+    def forward(self, x, cos, sin):
+        B, T, _ = x.shape
+        h = self.attn_norm(x)
+        q = self.q(h).view(B, T, self.H, self.D).transpose(1, 2)
+        k = self.k(h).view(B, T, self.Hkv, self.D).transpose(1, 2)
+        v = self.v(h).view(B, T, self.Hkv, self.D).transpose(1, 2)
+        q, k = apply_rope_normal(q, cos, sin), apply_rope_normal(k, cos, sin)
+        g = self.H // self.Hkv
+        if g > 1:  # query head h reads kv head h // g, as ggml's broadcast does
+            k = k.repeat_interleave(g, dim=1)
+            v = v.repeat_interleave(g, dim=1)
+        if hasattr(F, "scaled_dot_product_attention"):
+            a = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        else:  # torch < 2.0 (CPU dry runs)
+            s = (q @ k.transpose(-1, -2)) / math.sqrt(self.D)
+            s = s.masked_fill(torch.ones(T, T, dtype=torch.bool, device=x.device).triu(1), float("-inf"))
+            a = s.softmax(-1) @ v
+        x = x + self.o(a.transpose(1, 2).reshape(B, T, self.H * self.D))
+        h = self.ffn_norm(x)
+        return x + self.down(F.silu(self.gate(h)) * self.up(h))
+
+
+class GavelMini(nn.Module):
+    def __init__(self, hp):
+        super().__init__()
+        self.hp = hp
+        self.embed = nn.Embedding(hp["n_vocab"], hp["n_embd"])
+        self.blocks = nn.ModuleList(Block(hp) for _ in range(hp["n_layer"]))
+        self.norm = RMSNorm(hp["n_embd"], hp["rms_eps"])
+        self.register_buffer("cos", torch.zeros(1), persistent=False)
+        self.register_buffer("sin", torch.zeros(1), persistent=False)
+        std = hp["init_std"]
+        for name, p in self.named_parameters():
+            if p.dim() == 2:
+                s = std / math.sqrt(2 * hp["n_layer"]) if name.endswith(("o.weight", "down.weight")) else std
+                nn.init.normal_(p, 0.0, s)
+
+    def set_rope(self, T, device):
+        c, s = rope_tables(T, self.hp["head_dim"], self.hp["rope_theta"], device)
+        self.cos, self.sin = c, s
+
+    def forward(self, idx):
+        T = idx.shape[1]
+        x = self.embed(idx)
+        cos, sin = self.cos[:T], self.sin[:T]
+        for b in self.blocks:
+            x = b(x, cos, sin)
+        x = self.norm(x)
+        return x @ self.embed.weight.t()  # tied head
+
+    def export_weights(self) -> dict:
+        """numpy float32 arrays under the GGUF tensor names (export.py's layout)."""
+        g = lambda t: t.detach().float().cpu().numpy()  # noqa: E731
+        w = {"token_embd.weight": g(self.embed.weight), "output_norm.weight": g(self.norm.weight)}
+        for i, b in enumerate(self.blocks):
+            p = f"blk.{i}."
+            w.update({p + "attn_norm.weight": g(b.attn_norm.weight), p + "attn_q.weight": g(b.q.weight),
+                      p + "attn_k.weight": g(b.k.weight), p + "attn_v.weight": g(b.v.weight),
+                      p + "attn_output.weight": g(b.o.weight), p + "ffn_norm.weight": g(b.ffn_norm.weight),
+                      p + "ffn_gate.weight": g(b.gate.weight), p + "ffn_up.weight": g(b.up.weight),
+                      p + "ffn_down.weight": g(b.down.weight)})
+        return w
+
+
+# ---------------------------------------------------------------------------------------------------
+def load_stream(path) -> np.ndarray:
+    return np.fromfile(path, dtype=np.uint16)
+
+
+def lr_at(step, a):
+    if step < a.warmup:
+        return a.lr * (step + 1) / a.warmup
+    p = min(1.0, (step - a.warmup) / max(1, a.total_steps - a.warmup))
+    return a.lr * (a.min_lr_frac + (1 - a.min_lr_frac) * 0.5 * (1 + math.cos(math.pi * p)))
+
+
+@torch.no_grad()
+def eval_stream(model, data: np.ndarray, seq: int, batch: int, device, amp) -> dict:
+    """Mean next-token NLL over non-overlapping windows of `seq` tokens covering the stream."""
+    model.eval()
+    n = (len(data) - 1) // seq
+    tot, cnt = 0.0, 0
+    for i in range(0, n, batch):
+        idx = [np.asarray(data[j * seq:(j + 1) * seq + 1], dtype=np.int64) for j in range(i, min(n, i + batch))]
+        t = torch.from_numpy(np.stack(idx)).to(device)
+        with amp():
+            logits = model(t[:, :-1])
+        loss = F.cross_entropy(logits.float().reshape(-1, logits.shape[-1]), t[:, 1:].reshape(-1), reduction="sum")
+        tot += float(loss)
+        cnt += t[:, 1:].numel()
+    model.train()
+    nll = tot / max(1, cnt)
+    return {"tokens": cnt, "nll": nll, "ppl": math.exp(nll)}
+
+
+@torch.no_grad()
+def eval_verdict(model, data: np.ndarray, index, yes_ids, no_ids, device, amp) -> dict:
+    """Held-out yes/no pairs: V = logsumexp(yes ids) - logsumexp(no ids) at the last prompt position,
+    as the router reads it; accuracy of sign(V), and pairwise accuracy (V(match) > V(non-match))."""
+    model.eval()
+    Vs = []
+    for off, ln, lab in index:
+        t = torch.from_numpy(np.asarray(data[off:off + ln], dtype=np.int64))[None].to(device)
+        with amp():
+            lg = model(t)[0, -1].float().log_softmax(-1)
+        V = float(torch.logsumexp(lg[yes_ids], 0) - torch.logsumexp(lg[no_ids], 0))
+        Vs.append((V, lab))
+    model.train()
+    acc = sum((v > 0) == (lab == 1) for v, lab in Vs) / max(1, len(Vs))
+    pairs = [(Vs[i][0], Vs[i + 1][0]) for i in range(0, len(Vs) - 1, 2) if Vs[i][1] == 1 and Vs[i + 1][1] == 0]
+    pacc = sum(a > b for a, b in pairs) / max(1, len(pairs))
+    return {"examples": len(Vs), "accuracy": acc, "pair_accuracy": pacc,
+            "mean_V_yes": float(np.mean([v for v, l in Vs if l == 1])) if Vs else 0.0,
+            "mean_V_no": float(np.mean([v for v, l in Vs if l == 0])) if Vs else 0.0}
+
+
+def self_check(model, hp) -> float:
+    """The PyTorch module vs reference.py's float64 forward (which matches llama.cpp: selftest.py):
+    max relative logit difference on a short sequence, float32, CPU."""
+    import reference
+    m = GavelMini(hp)
+    m.load_state_dict({k: v.detach().float().cpu() for k, v in model.state_dict().items()})
+    m = m.float().cpu().eval()
+    m.set_rope(32, "cpu")
+    toks = np.random.default_rng(0).integers(3, hp["n_vocab"], size=32)
+    with torch.no_grad():
+        got = m(torch.from_numpy(toks)[None])[0].double().numpy()
+    ref = reference.forward(m.export_weights(), hp, toks)
+    return float(np.abs(got - ref).max() / np.abs(ref).max())
+
+
+# ---------------------------------------------------------------------------------------------------
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--data", default=str(HERE.parents[1] / ".device/backbone/pack/data"))
+    ap.add_argument("--out", default=os.environ.get("OUT", str(HERE.parents[1] / ".device/backbone/out")))
+    ap.add_argument("--minutes", type=float, default=6.0, help="training time budget (probe included)")
+    ap.add_argument("--steps", type=int, default=0, help="fixed step count (replay); 0 = from the budget")
+    ap.add_argument("--seed", type=int, default=1234)
+    ap.add_argument("--n-embd", type=int, default=384)
+    ap.add_argument("--n-layer", type=int, default=10)
+    ap.add_argument("--n-head", type=int, default=6)
+    ap.add_argument("--n-head-kv", type=int, default=2)
+    ap.add_argument("--n-ff", type=int, default=896)
+    ap.add_argument("--n-ctx", type=int, default=2048, help="context length written to the GGUF")
+    ap.add_argument("--seq", type=int, default=2048, help="training sequence length")
+    ap.add_argument("--batch", type=int, default=32, help="sequences per step")
+    ap.add_argument("--lr", type=float, default=2e-3)
+    ap.add_argument("--min-lr-frac", type=float, default=0.1)
+    ap.add_argument("--warmup", type=int, default=150)
+    ap.add_argument("--wd", type=float, default=0.1)
+    ap.add_argument("--clip", type=float, default=1.0)
+    ap.add_argument("--init-std", type=float, default=0.02)
+    ap.add_argument("--probe", type=int, default=30, help="steps timed to fix the step count")
+    ap.add_argument("--compile", type=int, default=1)
+    ap.add_argument("--qtype", default="q8_0", choices=["q8_0", "f16", "f32"])
+    ap.add_argument("--name", default="gavel-mini")
+    ap.add_argument("--eval-tokens", type=int, default=0, help="cap on tokens per evaluated stream (0 = all)")
+    ap.add_argument("--eval-verdicts", type=int, default=0, help="cap on held-out verdict prompts (0 = all)")
+    ap.add_argument("--dry-run", action="store_true", help="CPU, tiny model, few steps: tests the script")
+    a = ap.parse_args()
+
+    if a.dry_run:
+        a.n_embd, a.n_layer, a.n_head, a.n_head_kv, a.n_ff = 64, 2, 4, 2, 128
+        a.seq, a.batch, a.steps, a.warmup, a.compile, a.probe = 128, 4, 12, 3, 0, 0
+        a.eval_tokens, a.eval_verdicts = 4096, 40
+
+    torch.manual_seed(a.seed)
+    np.random.seed(a.seed)
+    dev = torch.device("cuda" if torch.cuda.is_available() and not a.dry_run else "cpu")
+    if dev.type == "cuda":
+        torch.backends.cuda.matmul.allow_tf32 = True
+        torch.backends.cudnn.allow_tf32 = True
+    out = Path(a.out)
+    out.mkdir(parents=True, exist_ok=True)
+    data = Path(a.data)
+    meta = json.loads((data / "meta.json").read_text())
+    train = load_stream(data / "train.bin")
+    val = load_stream(data / "val.bin")
+    val_chat = load_stream(data / "val_chat.bin")
+    vv = load_stream(data / "val_verdict.bin")
+    hp = dict(n_vocab=32000, n_embd=a.n_embd, n_layer=a.n_layer, n_head=a.n_head, n_head_kv=a.n_head_kv,
+              head_dim=a.n_embd // a.n_head, n_ff=a.n_ff, n_ctx=a.n_ctx, rope_theta=10000.0, rms_eps=1e-5,
+              init_std=a.init_std)
+    import export
+    est = export.estimate_bytes(hp, a.qtype)
+    log(f"device {dev} ({torch.cuda.get_device_name(0) if dev.type == 'cuda' else 'cpu'}), torch {torch.__version__}")
+    log(f"hparams {json.dumps(hp)}; estimated {a.qtype} tensor bytes {est / 1e6:.1f} MB")
+    log(f"data: train {len(train):,} tokens, val {len(val):,}, val_chat {len(val_chat):,}, val_verdict {len(meta['val_verdict']['index'])} prompts")
+
+    model = GavelMini(hp).to(dev)
+    model.set_rope(max(a.seq, a.n_ctx), dev)
+    n_params = sum(p.numel() for p in model.parameters())
+    log(f"parameters {n_params:,}")
+    decay = [p for n, p in model.named_parameters() if p.dim() == 2]
+    no_decay = [p for n, p in model.named_parameters() if p.dim() < 2]
+    opt_kw = dict(lr=a.lr, betas=(0.9, 0.95), eps=1e-8)
+    if dev.type == "cuda":
+        opt_kw["fused"] = True
+    opt = torch.optim.AdamW([{"params": decay, "weight_decay": a.wd}, {"params": no_decay, "weight_decay": 0.0}], **opt_kw)
+    use_bf16 = dev.type == "cuda"
+    amp = (lambda: torch.autocast("cuda", dtype=torch.bfloat16)) if use_bf16 else (lambda: torch.autocast("cpu", enabled=False))
+
+    step_fn = model
+    if a.compile and hasattr(torch, "compile"):
+        try:
+            step_fn = torch.compile(model)
+        except Exception as e:  # noqa: BLE001
+            log(f"torch.compile unavailable ({e}); eager")
+            step_fn = model
+
+    step_fn_box = [step_fn]
+    gen = torch.Generator().manual_seed(a.seed)
+    hi = len(train) - a.seq - 1
+    train_t = torch.from_numpy(train.astype(np.int64))
+    if dev.type == "cuda":
+        train_t = train_t.to(dev)
+
+    def batch():
+        offs = torch.randint(0, hi, (a.batch,), generator=gen)
+        if dev.type == "cuda":
+            offs = offs.to(dev)
+        ix = offs[:, None] + torch.arange(a.seq + 1, device=offs.device)[None]
+        t = train_t[ix]
+        return t[:, :-1], t[:, 1:]
+
+    def train_step(step):
+        fn = step_fn_box[0]
+        for g in opt.param_groups:
+            g["lr"] = lr_at(step, a)
+        x, y = batch()
+        with amp():
+            logits = fn(x)
+            loss = F.cross_entropy(logits.float().view(-1, logits.shape[-1]), y.reshape(-1))
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        gn = torch.nn.utils.clip_grad_norm_(model.parameters(), a.clip)
+        opt.step()
+        return loss, gn
+
+    budget = a.minutes * 60
+    t0 = time.time()
+    a.total_steps = a.steps if a.steps > 0 else 10 ** 9
+    curve = []
+    step = 0
+    probe_t = None
+    tokens_per_step = a.batch * a.seq
+    while step < a.total_steps:
+        if a.steps == 0 and step == 3:
+            if dev.type == "cuda":
+                torch.cuda.synchronize()
+            probe_t = time.time()  # compile and warm-up done by now
+        try:
+            loss, gn = train_step(step)
+        except Exception as e:  # noqa: BLE001  (torch.compile fails lazily, at the first call)
+            if step_fn is model:
+                raise
+            log(f"compiled step failed ({type(e).__name__}: {str(e)[:300]}); falling back to eager")
+            step_fn = step_fn_box[0] = model
+            loss, gn = train_step(step)
+        step += 1
+        if a.steps == 0 and step == 3 + a.probe:
+            if dev.type == "cuda":
+                torch.cuda.synchronize()
+            per = (time.time() - probe_t) / a.probe
+            left = budget - (time.time() - t0)
+            a.total_steps = step + max(0, int(left / per))
+            log(f"probe: {per * 1000:.1f} ms/step, {tokens_per_step / per / 1e3:.0f}K tok/s -> total_steps {a.total_steps} "
+                f"({a.total_steps * tokens_per_step / 1e6:.0f}M tokens, {a.total_steps * tokens_per_step / len(train):.2f} epochs)")
+        if step % 50 == 0 or step == a.total_steps or a.dry_run:
+            l, g = float(loss), float(gn)
+            el = time.time() - t0
+            curve.append({"step": step, "loss": l, "grad_norm": g, "lr": lr_at(step - 1, a), "seconds": round(el, 1)})
+            log(f"step {step}/{a.total_steps if a.total_steps < 10 ** 9 else '?'} loss {l:.4f} gnorm {g:.3f} lr {lr_at(step - 1, a):.2e} {el:.0f}s")
+            if not math.isfinite(l):
+                raise SystemExit("loss is not finite")
+    train_seconds = time.time() - t0
+    log(f"trained {step} steps, {step * tokens_per_step / 1e6:.1f}M tokens in {train_seconds:.0f} s")
+
+    ev_seq = min(a.seq, 1024)
+    cap = (lambda s: s[: a.eval_tokens + 1]) if a.eval_tokens > 0 else (lambda s: s)  # noqa: E731
+    vindex = meta["val_verdict"]["index"][: a.eval_verdicts] if a.eval_verdicts > 0 else meta["val_verdict"]["index"]
+    ev = {
+        "val_plain": eval_stream(model, cap(val), ev_seq, 16, dev, amp),
+        "val_chat": eval_stream(model, cap(val_chat), ev_seq, 16, dev, amp),
+        "train_sample": eval_stream(model, cap(train[: len(val) + 1]), ev_seq, 16, dev, amp),
+        "verdict": eval_verdict(model, vv, vindex, meta["vocab"]["yes_ids"], meta["vocab"]["no_ids"], dev, amp),
+    }
+    log(f"held-out perplexity (plain skill documents, windows of {ev_seq}): {ev['val_plain']['ppl']:.3f} "
+        f"(nll {ev['val_plain']['nll']:.4f} over {ev['val_plain']['tokens']:,} tokens)")
+    log(f"held-out perplexity (chat renders): {ev['val_chat']['ppl']:.3f}; train-sample perplexity {ev['train_sample']['ppl']:.3f}")
+    log(f"held-out verdict: {json.dumps(ev['verdict'])}")
+    rel = self_check(model, hp)
+    log(f"self-check: PyTorch module vs float64 reference (llama.cpp's graph): max rel logit diff {rel:.2e}")
+
+    w = model.export_weights()
+    gguf_path = out / f"{a.name}.gguf"
+    info = export.write_gguf(gguf_path, w, hp, qtype=a.qtype, name=a.name,
+                             extra_meta={"gavel.backbone.recipe": "scripts/backbone (prepare.ts, train.py, export.py)"})
+    log(f"wrote {gguf_path} ({info['bytes'] / 1e6:.2f} MB, {info['n_params']:,} parameters, {a.qtype})")
+    result = {
+        "name": a.name, "hparams": hp, "args": {k: v for k, v in vars(a).items() if k not in ("data", "out")},
+        "n_params": n_params, "gguf": info, "steps": step, "tokens_per_step": tokens_per_step,
+        "tokens_seen": step * tokens_per_step, "train_tokens": int(len(train)),
+        "epochs": step * tokens_per_step / len(train), "train_seconds": train_seconds,
+        "device": torch.cuda.get_device_name(0) if dev.type == "cuda" else "cpu", "torch": torch.__version__,
+        "eval": ev, "self_check_rel": rel, "curve": curve,
+        "data": {k: meta[k] for k in ("skills", "train", "val", "options") if k in meta},
+    }
+    (out / "metrics.json").write_text(json.dumps(result, indent=1))
+    log("metrics written")
+
+
+if __name__ == "__main__":
+    main()
