@@ -124,8 +124,11 @@ export async function trainProjections(model: Model, o: TrainProjectionsOptions)
   const cache = await StatesCache.open(o.cache, model, layer);
   const skillStates: Float32Array[] = [];
   let stateTokens = 0;
-  for (const s of skills) {
+  // Progress of the (slow, once) states pass: a line every ~5%.
+  const every = (n: number) => Math.max(1, Math.round(n / 20));
+  for (const [i, s] of skills.entries()) {
     if (o.signal?.aborted) throw new GavelError("training aborted", "ABORTED");
+    if (i % every(skills.length) === 0) log(`states: skill ${i}/${skills.length}`);
     const enc = encoder.encodeSkill(trainingRender(s, !!o.selfSupervised));
     const st = await cache.get(enc.tokens, enc.keyStart, enc.keyEnd);
     skillStates.push(st);
@@ -134,8 +137,9 @@ export async function trainProjections(model: Model, o: TrainProjectionsOptions)
   const taskMax = Math.max(16, contextSize - 64);
   const toExamples = async (list: Pair[]): Promise<TrainingExample[]> => {
     const out: TrainingExample[] = [];
-    for (const p of list) {
+    for (const [i, p] of list.entries()) {
       if (o.signal?.aborted) throw new GavelError("training aborted", "ABORTED");
+      if (i % every(list.length) === 0) log(`states: query ${i}/${list.length}`);
       const enc = encoder.encodeTask(p.query, taskMax);
       if (enc.taskEnd <= enc.taskStart || enc.tokens.length > contextSize) continue;
       const positives = p.positives.filter((i) => skillStates[i].length > 0);
