@@ -97,8 +97,12 @@ export class RenderEncoder {
     const enc = this.#encodeSkillOnce(skill);
     if (enc.tokens.length <= this.skillBudget) return enc;
     // Cut the body; if the name and description alone overflow (tiny budgets), cut the description too.
+    // The search starts from the cut the tokens-per-character ratio predicts, so a long body costs a
+    // few tokenizations rather than a full bisection over its length.
+    const over = enc.tokens.length - this.skillBudget;
+    const guess = Math.floor(skill.body.length * Math.max(0, 1 - (over * 1.05) / Math.max(1, enc.keyEnd - enc.keyStart)));
     const cut =
-      this.#longestFitting(skill.body.length, (n) => ({ ...skill, body: skill.body.slice(0, n) })) ??
+      this.#longestFitting(skill.body.length, (n) => ({ ...skill, body: skill.body.slice(0, n) }), guess) ??
       this.#longestFitting(skill.description.length, (n) => ({ ...skill, description: skill.description.slice(0, n), body: "" }));
     if (!cut) {
       throw new GavelError(`the skill's name alone overflows the token budget of ${this.skillBudget}`, "SKILL_INVALID");
@@ -106,11 +110,48 @@ export class RenderEncoder {
     return { ...cut, truncated: true };
   }
 
-  /** Bisection for the longest cut n ∈ [0, max) whose render fits the budget. */
-  #longestFitting(max: number, variant: (n: number) => RenderableSkill): EncodedSkill | null {
+  /**
+   * The longest cut n ∈ [0, max) whose render fits the budget: from `guess`, gallop to a bracket
+   * (doubling steps), then bisect inside it. Fitting is monotone in n, so this finds the same n as a
+   * plain bisection.
+   */
+  #longestFitting(max: number, variant: (n: number) => RenderableSkill, guess = -1): EncodedSkill | null {
     let lo = 0;
     let hi = max - 1;
     let best: EncodedSkill | null = null;
+    if (guess > 0 && guess < max) {
+      const fits = (n: number) => {
+        const e = this.#encodeSkillOnce(variant(n));
+        return e.tokens.length <= this.skillBudget ? e : null;
+      };
+      const at = fits(guess);
+      let step = Math.max(16, Math.floor(max / 256));
+      if (at) {
+        best = at;
+        lo = guess + 1;
+        for (let n = guess + step; n < max; n += step, step *= 2) {
+          const e = fits(n);
+          if (!e) {
+            hi = n - 1;
+            break;
+          }
+          best = e;
+          lo = n + 1;
+        }
+      } else {
+        hi = guess - 1;
+        for (let n = guess - step; ; n -= step, step *= 2) {
+          if (n <= 0) break;
+          const e = fits(n);
+          if (e) {
+            best = e;
+            lo = n + 1;
+            break;
+          }
+          hi = n - 1;
+        }
+      }
+    }
     while (lo <= hi) {
       const mid = (lo + hi) >> 1;
       const e = this.#encodeSkillOnce(variant(mid));
