@@ -53,7 +53,11 @@ ${routerOptionsHelp}
               ` in ${report.seconds.toFixed(1)} s (${report.tokens} tokens, ${report.keys} keys kept of ${report.rawKeys})`,
           );
           for (const f of report.failed) console.log(`  failed: ${f.where}: ${f.error.message}`);
-          if (report.truncated.length) console.log(`  truncated to the token budget: ${report.truncated.join(", ")}`);
+          if (report.truncated.length) {
+            const shown = report.truncated.slice(0, 5).join(", ");
+            const more = report.truncated.length > 5 ? ` and ${report.truncated.length - 5} more (--json lists them)` : "";
+            console.log(`  ${report.truncated.length} cut to the token budget: ${shown}${more}`);
+          }
         }
         return report.failed.length > 0 && report.installed.length + report.unchanged.length === 0 ? 1 : 0;
       });
