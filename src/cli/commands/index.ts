@@ -9,3 +9,4 @@ import { layer } from "./layer.js"; commands.layer = layer; // one line, so it n
 import { train } from "./train.js"; commands.train = train; // one line, so it never collides with edits to the list above
 import { evalCommand } from "./eval.js"; commands.eval = evalCommand; // one line, so it never collides with edits to the list above
 import { calibrateCommand } from "./calibrate.js"; commands.calibrate = calibrateCommand; // one line, so it never collides with edits to the list above
+import { demo } from "./demo.js"; commands.demo = demo; // one line, so it never collides with edits to the list above
