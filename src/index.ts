@@ -33,5 +33,6 @@ export { scanLayers, pickLayer, readLayerChoice, writeLayerChoice, layerChoiceOf
 export { matrixEntropy } from "./train/entropy.js";
 export { trainProjections, type TrainProjectionsOptions, type TrainProjectionsResult } from "./train/pipeline.js";
 export { evaluate, calibrate, Bm25Index, hitAt1, recallAt, acceptedIds, loadTasks, type CalibrationResult } from "./eval/index.js";
+export { defaultModelPaths } from "./defaults.js";
 /** @internal The raw addon, for tests and tools. */
 export { loadBinding } from "./native/binding.js";

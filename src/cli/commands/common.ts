@@ -2,6 +2,7 @@
 import { invalidArgument } from "../../errors.js";
 import { Model } from "../../model/Model.js";
 import { Router } from "../../router/Router.js";
+import { resolveModelPath, resolveProjectionsPath } from "../../defaults.js";
 
 export const routerOptions = {
   model: { type: "string", short: "m" },
@@ -15,8 +16,8 @@ export const routerOptions = {
 } as const;
 
 export const routerOptionsHelp = `
-  --model, -m M         the agent model (GGUF)                         [$GAVEL_MODEL]
-  --projections, -p P   its projections (GGUF; see gavel projections)  [$GAVEL_PROJECTIONS]
+  --model, -m M         the agent model (GGUF)              [$GAVEL_MODEL, default: the embedded gavel-mini]
+  --projections, -p P   its projections (GGUF)              [$GAVEL_PROJECTIONS, default: gavel-mini's]
   --bank, -b DIR        the skill bank directory                       [$GAVEL_BANK, default .gavel/bank]
   --context N           context size in tokens (default 8192)
   --threads N           CPU threads
@@ -42,8 +43,8 @@ export interface RouterArgs {
 }
 
 export async function openModel(values: RouterArgs): Promise<Model> {
-  const path = values.model ?? process.env.GAVEL_MODEL;
-  if (!path) throw invalidArgument("no model: pass --model <file.gguf> or set GAVEL_MODEL");
+  // --model, else $GAVEL_MODEL, else the embedded gavel-mini
+  const path = resolveModelPath(values.model).path;
   return Model.load(path, {
     contextSize: intArg(values.context, "context"),
     threads: intArg(values.threads, "threads"),
@@ -53,8 +54,8 @@ export async function openModel(values: RouterArgs): Promise<Model> {
 
 /** Opens model and router; `use` runs with both and they are closed after, whatever happens. */
 export async function withRouter<T>(values: RouterArgs, use: (router: Router, model: Model) => Promise<T>): Promise<T> {
-  const projections = values.projections ?? process.env.GAVEL_PROJECTIONS;
-  if (!projections) throw invalidArgument("no projections: pass --projections <file.gguf> or set GAVEL_PROJECTIONS (gavel projections makes random ones for testing)");
+  // --projections, else $GAVEL_PROJECTIONS, else gavel-mini's
+  const projections = resolveProjectionsPath(values.projections).path;
   const model = await openModel(values);
   try {
     const router = await Router.open(model, {
