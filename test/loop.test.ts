@@ -1,7 +1,7 @@
 // The whole loop a user with their own model runs, through the CLI on stories260K:
 // layer → train → install → eval (validation) → calibrate → eval (test), and the router loads the result.
 import { describe, expect, it } from "vitest";
-import { spawnSync } from "node:child_process";
+import { runNode } from "./helpers/run.js";
 import { existsSync, mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -13,10 +13,10 @@ const benchTasks = join(sharedDir, "data", "swe-skills-bench", "tasks.jsonl");
 const benchSkills = join(sharedDir, "data", "swe-skills-bench", "skills.jsonl");
 const mit = join(sharedDir, "data", "skills-mit.jsonl.gz");
 
-function gavel(...args: string[]): string {
-  const res = spawnSync(process.execPath, [cli, ...args], { encoding: "utf8", timeout: 600_000 });
-  if (res.status !== 0) throw new Error(`gavel ${args[0]} exited ${res.status}\n${res.stderr}\n${res.stdout}`);
-  return res.stdout;
+async function gavel(...args: string[]): Promise<string> {
+  const res = await runNode([cli, ...args]);
+  if (res.code !== 0) throw new Error(`gavel ${args[0]} exited ${res.code}\n${res.err}\n${res.out}`);
+  return res.out;
 }
 
 describe("layer → train → calibrate → eval", () => {
@@ -27,26 +27,26 @@ describe("layer → train → calibrate → eval", () => {
     const common = ["--model", storiesPath, "--threads", "1"];
     const routerArgs = [...common, "--projections", proj, "--bank", bank, "--context", "1024", "--skill-budget", "160"];
 
-    gavel("layer", benchSkills, ...common, "--sample", "16", "--max-tokens", "96", "--out", join(dir, "layer.json"));
+    await gavel("layer", benchSkills, ...common, "--sample", "16", "--max-tokens", "96", "--out", join(dir, "layer.json"));
     const layer = JSON.parse(readFileSync(join(dir, "layer.json"), "utf8")) as { layer: number; curve: number[] };
     expect(layer.curve).toHaveLength(5);
 
-    gavel("train", ...common, "--library", mit, "--limit", "60", "--self-supervised", "--out", proj, "--layer-file", join(dir, "layer.json"), "--dim", "32", "--steps", "20", "--context", "512");
+    await gavel("train", ...common, "--library", mit, "--limit", "60", "--self-supervised", "--out", proj, "--layer-file", join(dir, "layer.json"), "--dim", "32", "--steps", "20", "--context", "512");
     expect(existsSync(proj)).toBe(true);
     const trained = await Projections.load(proj);
     expect(trained.layer).toBe(layer.layer);
 
-    const inst = gavel("install", benchSkills, ...routerArgs);
+    const inst = await gavel("install", benchSkills, ...routerArgs);
     expect(inst).toMatch(/installed 49/);
 
-    gavel("eval", "--tasks", benchTasks, "--library", benchSkills, "--batches", "1-5", "--limit", "4", "--per-query", join(dir, "val.jsonl"), ...routerArgs);
-    const cal = gavel("calibrate", "--per-query", join(dir, "val.jsonl"), "--projections", proj, "--write", "--json");
+    await gavel("eval", "--tasks", benchTasks, "--library", benchSkills, "--batches", "1-5", "--limit", "4", "--per-query", join(dir, "val.jsonl"), ...routerArgs);
+    const cal = await gavel("calibrate", "--per-query", join(dir, "val.jsonl"), "--projections", proj, "--write", "--json");
     const fitted = JSON.parse(cal) as { alpha: number; gamma: number; delta: number };
     const calibrated = await Projections.load(proj);
     expect(calibrated.alpha).toBeCloseTo(fitted.alpha, 10);
     expect(calibrated.delta).toBeCloseTo(fitted.delta, 10);
 
-    const table = JSON.parse(gavel("eval", "--tasks", benchTasks, "--library", benchSkills, "--batches", "6-10", "--limit", "4", "--json", ...routerArgs));
+    const table = JSON.parse(await gavel("eval", "--tasks", benchTasks, "--library", benchSkills, "--batches", "6-10", "--limit", "4", "--json", ...routerArgs));
     const rows = (Array.isArray(table) ? table : table.table) as { method: string; hitAt1: number; recallAt20: number }[];
     expect(rows.map((r) => r.method).sort()).toEqual(["bm25", "gL", "gV", "glance", "ruling"].sort());
     for (const r of rows) {
