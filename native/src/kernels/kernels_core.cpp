@@ -1,6 +1,8 @@
 // Dispatch, threading and the top-k vote around the ISA-specific inner loops of simd_body.inc.
 #include "kernels/kernels_core.h"
 
+#include "common/parallel.h"
+
 #include <algorithm>
 #include <atomic>
 #include <cfloat>
@@ -108,22 +110,6 @@ std::vector<int32_t> CoverFarthestFirst(const float* keys, int64_t n, int64_t di
   }
 }
 
-namespace {
-
-bool MaxSimRange(Isa isa, const float* q, int64_t nq, const SkillKeys& keys, int64_t s0, int64_t s1, int64_t dim,
-                 float* m, int32_t* argmax, const std::atomic<bool>* stop) {
-  switch (isa) {
-#ifdef GAVEL_HAVE_X86_DISPATCH
-    case Isa::Avx512:
-      return isa_avx512::MaxSim(q, nq, keys.base, keys.offsets, s0, s1, keys.nSkills, dim, m, argmax, stop);
-    case Isa::Avx2:
-      return isa_avx2::MaxSim(q, nq, keys.base, keys.offsets, s0, s1, keys.nSkills, dim, m, argmax, stop);
-#endif
-    default:
-      return isa_generic::MaxSim(q, nq, keys.base, keys.offsets, s0, s1, keys.nSkills, dim, m, argmax, stop);
-  }
-}
-
 // The projection's column-panel width for this ISA (PackW / Project).
 int64_t PanelWidth(Isa isa) {
   switch (isa) {
@@ -157,29 +143,23 @@ void ProjectRange(Isa isa, const float* H, int64_t inDim, const float* Wp, int64
   }
 }
 
-// Runs fn(t) for t in [0, n) on n threads (t = 0 on the caller's), rethrowing the first exception:
-// an exception escaping a std::thread would terminate the process.
-template <typename Fn>
-void Parallel(unsigned n, Fn fn) {
-  if (n <= 1) {
-    fn(0u);
-    return;
+namespace {
+
+using gavel::Parallel;
+
+
+bool MaxSimRange(Isa isa, const float* q, int64_t nq, const SkillKeys& keys, int64_t s0, int64_t s1, int64_t dim,
+                 float* m, int32_t* argmax, const std::atomic<bool>* stop) {
+  switch (isa) {
+#ifdef GAVEL_HAVE_X86_DISPATCH
+    case Isa::Avx512:
+      return isa_avx512::MaxSim(q, nq, keys.base, keys.offsets, s0, s1, keys.nSkills, dim, m, argmax, stop);
+    case Isa::Avx2:
+      return isa_avx2::MaxSim(q, nq, keys.base, keys.offsets, s0, s1, keys.nSkills, dim, m, argmax, stop);
+#endif
+    default:
+      return isa_generic::MaxSim(q, nq, keys.base, keys.offsets, s0, s1, keys.nSkills, dim, m, argmax, stop);
   }
-  std::vector<std::exception_ptr> errors(n);
-  std::vector<std::thread> pool;
-  pool.reserve(n - 1);
-  auto guarded = [&](unsigned t) {
-    try {
-      fn(t);
-    } catch (...) {
-      errors[t] = std::current_exception();
-    }
-  };
-  for (unsigned t = 1; t < n; ++t) pool.emplace_back(guarded, t);
-  guarded(0);
-  for (auto& th : pool) th.join();
-  for (auto& e : errors)
-    if (e) std::rethrow_exception(e);
 }
 
 // True when skill a ranks above skill b under row m: higher score, or equal score and lower index.

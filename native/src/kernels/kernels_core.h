@@ -19,6 +19,14 @@ enum class Isa { Generic = 0, Avx2 = 1, Avx512 = 2 };
 Isa SelectIsa(const char* cap);
 const char* IsaName(Isa isa);
 
+// The packed GEMM micro-kernel of the projection, per ISA, for callers that run their own GEMMs
+// (the trainer): W (outDim × inDim) is packed panel by panel (panels [p0, p1) of PanelWidth(isa)
+// columns) into Wp, then C[r0..r1) × [c0..c1) = H · Wpᵀ.
+int64_t PanelWidth(Isa isa);
+void PackWRange(Isa isa, const float* W, int64_t inDim, int64_t outDim, int64_t panels, int64_t p0, int64_t p1, float* Wp);
+void ProjectRange(Isa isa, const float* H, int64_t inDim, const float* Wp, int64_t outDim, int64_t panels, int64_t r0,
+                  int64_t r1, int64_t c0, int64_t c1, float* C);
+
 // Farthest-first traversal of the n × dim row-major keys: retained indices, key 0 first, until every
 // key lies within eps of a retained one. Distances are computed in float32, so "within eps" holds up
 // to float rounding (≈1e-6 for unit keys); retained keys are pairwise > eps apart up to the same.

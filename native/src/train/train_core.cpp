@@ -1,8 +1,7 @@
 // Loss, gradient and AdamW of the glance head's training (see train_core.h for the maths and the
-// CUDA-twin plan). The GEMMs reuse the kernels' packed micro-kernel: simd_body.inc is stamped here
-// once per instruction set exactly as kernels_core.cpp does (its PackW / Project are static, so each
-// translation unit that needs them includes the body; the source is written once). Max-sim + argmax
-// per task is the glance kernel itself (kernels::Glance with k = 1).
+// CUDA-twin plan). The GEMMs call the kernels' packed micro-kernel (kernels::PackWRange /
+// ProjectRange, dispatched per ISA there). Max-sim + argmax per task is the glance kernel itself
+// (kernels::Glance with k = 1).
 #include "train/train_core.h"
 
 #include <algorithm>
@@ -16,127 +15,18 @@
 #include <vector>
 
 #include "common/errors.h"
-
-// simd_body.inc also defines the cover and max-sim loops, unused in this file.
-#if defined(__GNUC__) || defined(__clang__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wunused-function"
-#endif
-
-#define GAVEL_ISA_NS train_generic
-#define GAVEL_MR 6
-#define GAVEL_VW 4
-#include "kernels/simd_body.inc"
-#undef GAVEL_ISA_NS
-#undef GAVEL_VW
-#undef GAVEL_MR
-
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#define GAVEL_TRAIN_X86 1
-#if defined(__clang__)
-#pragma clang attribute push(__attribute__((target("avx2,fma"))), apply_to = function)
-#else
-#pragma GCC push_options
-#pragma GCC target("avx2,fma")
-#endif
-#define GAVEL_ISA_NS train_avx2
-#define GAVEL_MR 6
-#define GAVEL_VW 8
-#include "kernels/simd_body.inc"
-#undef GAVEL_ISA_NS
-#undef GAVEL_VW
-#undef GAVEL_MR
-#if defined(__clang__)
-#pragma clang attribute pop
-#else
-#pragma GCC pop_options
-#endif
-
-#if defined(__clang__)
-#pragma clang attribute push(__attribute__((target("avx512f,avx512vl,avx512bw,avx512dq,avx2,fma"))), apply_to = function)
-#else
-#pragma GCC push_options
-#pragma GCC target("avx512f,avx512vl,avx512bw,avx512dq,avx2,fma")
-#endif
-#define GAVEL_ISA_NS train_avx512
-#define GAVEL_MR 12
-#define GAVEL_VW 16
-#include "kernels/simd_body.inc"
-#undef GAVEL_ISA_NS
-#undef GAVEL_VW
-#undef GAVEL_MR
-#if defined(__clang__)
-#pragma clang attribute pop
-#else
-#pragma GCC pop_options
-#endif
-#endif  // x86-64
-
-#if defined(__GNUC__) || defined(__clang__)
-#pragma GCC diagnostic pop
-#endif
+#include "common/parallel.h"
+#include "kernels/kernels_core.h"
 
 namespace gavel::train {
 namespace {
 
 using kernels::Isa;
 
-int64_t PanelWidth(Isa isa) {
-  switch (isa) {
-#ifdef GAVEL_TRAIN_X86
-    case Isa::Avx512: return train_avx512::PanelWidth();
-    case Isa::Avx2: return train_avx2::PanelWidth();
-#endif
-    default: return train_generic::PanelWidth();
-  }
-}
-
-void PackWRange(Isa isa, const float* W, int64_t inDim, int64_t outDim, int64_t panels, int64_t p0, int64_t p1,
-                float* Wp) {
-  switch (isa) {
-#ifdef GAVEL_TRAIN_X86
-    case Isa::Avx512: return train_avx512::PackW(W, inDim, outDim, panels, p0, p1, Wp);
-    case Isa::Avx2: return train_avx2::PackW(W, inDim, outDim, panels, p0, p1, Wp);
-#endif
-    default: return train_generic::PackW(W, inDim, outDim, panels, p0, p1, Wp);
-  }
-}
-
-void ProjectRange(Isa isa, const float* H, int64_t inDim, const float* Wp, int64_t outDim, int64_t panels, int64_t r0,
-                  int64_t r1, int64_t c0, int64_t c1, float* C) {
-  switch (isa) {
-#ifdef GAVEL_TRAIN_X86
-    case Isa::Avx512: return train_avx512::Project(H, inDim, Wp, outDim, panels, r0, r1, c0, c1, C);
-    case Isa::Avx2: return train_avx2::Project(H, inDim, Wp, outDim, panels, r0, r1, c0, c1, C);
-#endif
-    default: return train_generic::Project(H, inDim, Wp, outDim, panels, r0, r1, c0, c1, C);
-  }
-}
-
-// Runs fn(t) for t in [0, n) on n threads (t = 0 on the caller's), rethrowing the first exception:
-// one escaping a std::thread would terminate the process.
-template <typename Fn>
-void Parallel(unsigned n, Fn fn) {
-  if (n <= 1) {
-    fn(0u);
-    return;
-  }
-  std::vector<std::exception_ptr> errors(n);
-  std::vector<std::thread> pool;
-  pool.reserve(n - 1);
-  auto guarded = [&](unsigned t) {
-    try {
-      fn(t);
-    } catch (...) {
-      errors[t] = std::current_exception();
-    }
-  };
-  for (unsigned t = 1; t < n; ++t) pool.emplace_back(guarded, t);
-  guarded(0);
-  for (auto& th : pool) th.join();
-  for (auto& e : errors)
-    if (e) std::rethrow_exception(e);
-}
+using gavel::Parallel;
+using kernels::PackWRange;
+using kernels::PanelWidth;
+using kernels::ProjectRange;
 
 unsigned Threads(unsigned threads, double flops) {
   if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
