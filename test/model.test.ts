@@ -70,6 +70,27 @@ describe.each(fixtures)("Model on $name", (fx) => {
     for (let i = 0; i < layers.length; i++) expect(maxAbsDiff(many[i], await model.hiddenStates(tokens, layers[i]))).toBeLessThan(1e-5);
   });
 
+  it("a shallow layer (graph stopped after it) over several batches = the same rows of a full pass, and leaves scoring intact", async () => {
+    const { nLayer, nVocab } = model.info;
+    // 150 random tokens = 3 batches of 64: the early exit must hold per ubatch, attending to earlier
+    // batches' KV of the layers that did run.
+    const long = randomTokens(r, 150, 3, nVocab);
+    const layer = Math.floor(r() * (nLayer - 1)); // never the last: that one needs every row output
+    const shallow = await model.hiddenStates(long, layer);
+    const [full] = await model.hiddenStatesAt(long, [layer, nLayer - 1]);
+    expect(maxAbsDiff(shallow, full), `layer ${layer} seed ${seed}`).toBeLessThan(1e-5);
+    // The stopped graph left the deeper layers' KV unwritten; nothing of it may reach a later score.
+    const prefix = long.subarray(0, 20);
+    const cont = long.subarray(20, 40);
+    await model.hiddenStates(long, layer);
+    const after = await model.score(prefix, cont);
+    const logits = await model.logits(long.subarray(0, 40));
+    for (let i = 0; i < 20; i++) {
+      const ref = logSoftmax(logits.subarray((19 + i) * nVocab, (20 + i) * nVocab))[cont[i]];
+      expect(Math.abs(after.logprobs[i] - ref), `position ${i} seed ${seed}`).toBeLessThan(1e-4);
+    }
+  });
+
   it("the last layer's states through a float64 output head give the model's logits", async () => {
     const { nLayer, nEmbd, nVocab, architecture } = model.info;
     const h = await model.hiddenStates(tokens, nLayer - 1);

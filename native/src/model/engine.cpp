@@ -135,7 +135,9 @@ bool Engine::EvalCallback(struct ggml_tensor* t, bool ask, void* user_data) {
   } else {
     for (size_t r = 0; r < rows; ++r) ggml_backend_tensor_get(t, dst + r * cols, r * t->nb[1], cols * sizeof(float));
   }
-  return true;
+  // Returning false from the data phase makes ggml's scheduler stop computing this graph: every layer
+  // asked for is in hand (layers run in order) and nobody reads this ubatch's logits.
+  return !(self->exit_after_ >= 0 && long(it->second) == self->exit_after_);
 }
 
 bool Engine::AbortCallback(void* data) { return static_cast<Engine*>(data)->abort_flag.load(); }
@@ -362,6 +364,7 @@ std::vector<std::vector<float>> Engine::HiddenStates(const std::vector<int32_t>&
   if (tokens.empty()) throw Failure("INVALID_ARGUMENT", "hiddenStates needs at least one token");
   if (layers.empty()) throw Failure("INVALID_ARGUMENT", "hiddenStates needs at least one layer");
   bool last = false;
+  long deepest = -1;
   capture_index_.clear();
   for (size_t i = 0; i < layers.size(); ++i) {
     const int layer = layers[i];
@@ -374,6 +377,7 @@ std::vector<std::vector<float>> Engine::HiddenStates(const std::vector<int32_t>&
     }
     // Past the last block llama.cpp keeps only the rows it outputs, so ask for every row there.
     last = last || layer == info_.n_layer - 1;
+    if (deepest < 0 || layer > layers[size_t(deepest)]) deepest = long(i);
   }
   CheckTokens(tokens, "tokens");
   if (tokens.size() > size_t(info_.context_size)) {
@@ -382,6 +386,8 @@ std::vector<std::vector<float>> Engine::HiddenStates(const std::vector<int32_t>&
   abort_flag = false;
   capture_rows_.assign(layers.size(), {});
   capture_error_.clear();
+  // Early exit only when no logits are read: with the last layer asked for, every row is output.
+  exit_after_ = last ? -1 : deepest;
   capture_active_ = true;
   pinned_.clear();
   try {

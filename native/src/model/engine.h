@@ -126,6 +126,10 @@ class Engine {
 
   // capture of "l_out-<layer>" tensors: name → index into capture_rows_
   std::map<std::string, size_t> capture_index_;
+  // Index (into capture_rows_) of the deepest captured layer when no logits are wanted: once it is
+  // copied, EvalCallback ends the graph, so the blocks past it (and the output head) are never run.
+  // -1 while logits are needed.
+  long exit_after_ = -1;
   bool capture_active_ = false;
   std::vector<std::vector<float>> capture_rows_;
   std::string capture_error_;
