@@ -16,8 +16,10 @@ import { randomInt } from "node:crypto";
 import { afterEach, describe, expect, it } from "vitest";
 import { GavelError } from "../src/errors.js";
 import { loadBinding } from "../src/native/binding.js";
+import { runNode } from "./helpers/run.js";
 import {
   KeyBank,
+  glanceDevice,
   coverFarthestFirst,
   coverFarthestFirstAsync,
   decayWeights,
@@ -608,5 +610,29 @@ describe("bad inputs throw or reject INVALID_ARGUMENT and never crash", () => {
     expectSameArray(res.handles, [h]);
     expect(Array.from(res.g)).toEqual([1]);
     expect(Array.from(await projectNormalize(q, 4, W, 2))).toEqual([Math.SQRT1_2, Math.SQRT1_2].map(Math.fround));
+  });
+});
+
+describe("the glance's device", () => {
+  it("this CPU build glances on the CPU and says why not CUDA", () => {
+    const d = glanceDevice();
+    expect(loadBinding().buildInfo().cuda).toBe(false);
+    expect(d).toMatchObject({ device: "cpu", cudaAvailable: false });
+    expect(d.reason).toMatch(/without CUDA/);
+  });
+
+  it("GAVEL_GLANCE_DEVICE=cuda without CUDA: a typed CUDA_UNAVAILABLE rejection, and the process lives on", async () => {
+    const script = [
+      `import { KeyBank, GavelError } from ${JSON.stringify(new URL("../dist/index.js", import.meta.url).href)};`,
+      "const bank = new KeyBank(4); bank.add(new Float32Array([1, 0, 0, 0]));",
+      "const q = new Float32Array([1, 0, 0, 0]);",
+      "try { await bank.glance(q, { k: 1 }); console.log('no error'); } catch (e) { console.log(e instanceof GavelError, e.code); }",
+      // a glance over a handle subset stays on the CPU whatever the variable says
+      "const r = await bank.glance(q, { k: 1, handles: bank.handles() }); console.log('subset', r.g[0]);",
+    ].join("\n");
+    const { code, out, err } = await runNode(["--input-type=module", "-e", script], { env: { ...process.env, GAVEL_GLANCE_DEVICE: "cuda" } });
+    expect(err).toBe("");
+    expect(code).toBe(0);
+    expect(out.trim().split("\n")).toEqual(["true CUDA_UNAVAILABLE", "subset 1"]);
   });
 });

@@ -18,6 +18,7 @@ describe("RenderEncoder.encodeSkill under a budget", () => {
     const seed = freshSeed();
     const r = rng(seed);
     const words = ["the", "cat", "ran", "docker", "compose", "kubernetes", "日本語", "🙂", "\n", "## Step", "x=1;"];
+    const unbounded = new RenderEncoder(model, 1 << 20);
     for (const budget of [90, 157, 300]) {
       const enc = new RenderEncoder(model, budget);
       for (let t = 0; t < 6; t++) {
@@ -31,6 +32,11 @@ describe("RenderEncoder.encodeSkill under a budget", () => {
           const full = enc.encodeSkill({ ...skill, body: "" });
           expect(full.tokens.length).toBeLessThanOrEqual(budget);
           expect(e.tokens.length, `seed ${seed} budget ${budget} n ${n}`).toBeGreaterThanOrEqual(budget - 6);
+          // exactly the longest cut: the render of the kept body is this one, one character more overflows
+          if (e.bodyChars > 0) {
+            expect(Array.from(unbounded.encodeSkill({ ...skill, body: body.slice(0, e.bodyChars) }).tokens)).toEqual(Array.from(e.tokens));
+            expect(unbounded.encodeSkill({ ...skill, body: body.slice(0, e.bodyChars + 1) }).tokens.length, `seed ${seed}`).toBeGreaterThan(budget);
+          }
         }
       }
     }

@@ -103,6 +103,12 @@ export interface NativeKernels {
    * the CPU supports, capped by the GAVEL_KERNEL_ISA environment variable (read at each call).
    */
   kernelIsa(): string;
+  /**
+   * Where whole-bank glances ({@link NativeBank.glance} without a handle subset) compute their max-sim:
+   * "cuda" when the addon was built with CUDA and a device answers (or GAVEL_GLANCE_DEVICE=cuda),
+   * else "cpu" (GAVEL_GLANCE_DEVICE=cpu forces it). Read once per process.
+   */
+  glanceDevice(): { device: "cuda" | "cpu"; cudaAvailable: boolean; reason?: string };
   /** {@link NativeKernels.coverFarthestFirst} on a worker thread, over a copy of the keys. */
   coverFarthestFirstAsync(keys: Float32Array, dim: number, eps: number): Promise<Int32Array>;
   /**

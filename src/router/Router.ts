@@ -30,6 +30,16 @@ export interface RouterOpenOptions {
   create?: boolean;
 }
 
+/** One skill's keys as {@link Router.install} computes them. */
+interface Encoded {
+  keys: Float32Array;
+  keyTokens: number[];
+  keyPositions: number[];
+  renderTokens: number;
+  rawKeys: number;
+  truncated: boolean;
+}
+
 /** Progress of {@link Router.install}, reported after each skill. */
 export interface InstallProgress {
   done: number;
@@ -283,34 +293,58 @@ export class Router {
       let done = 0;
       let staged = 0;
       const progress = (skill: string, status: InstallProgress["status"]) => o.onProgress?.({ done: ++done, total, skill, status });
+      // Up to `inFlight` skills are encoded at once: while one skill's forward pass, projection and
+      // cover run natively, the JS thread renders and tokenizes the next. Results are stored strictly
+      // in library order, so the bank is the same as with one at a time.
+      const inFlight = 4;
+      const window: { skill: Skill; result: Promise<{ enc?: Encoded; err?: unknown }> }[] = [];
+      const finish = async (skill: Skill, result: { enc?: Encoded; err?: unknown }) => {
+        try {
+          if (result.err !== undefined) throw result.err;
+          const enc = result.enc!;
+          await this.#texts.put(skill.contentHash, skill);
+          await this.#store.put(toBankInput(skill, enc.keyTokens, enc.keyPositions, enc.renderTokens), enc.keys);
+          this.#untrack(skill.id);
+          this.#track(skill.id, this.#bank.add(enc.keys));
+          report.installed.push(skill.id);
+          if (enc.truncated) report.truncated.push(skill.id);
+          report.tokens += enc.renderTokens;
+          report.keys += enc.keyTokens.length;
+          report.rawKeys += enc.rawKeys;
+          progress(skill.id, "installed");
+          if (++staged % commitEvery === 0) await this.#store.commit();
+        } catch (err) {
+          if (err instanceof GavelError && (err.code === "ABORTED" || err.code === "DISPOSED")) throw err;
+          const error = err instanceof GavelError ? err : new GavelError(`could not install: ${(err as Error).message}`, "SKILL_INVALID", { cause: err });
+          report.failed.push({ where: skill.source, error });
+          progress(skill.id, "failed");
+        }
+      };
       try {
-        for (const skill of skills) {
-          if (signal?.aborted) throw abortedError();
-          const existing = this.#store.get(skill.id);
-          if (existing && existing.contentHash === skill.contentHash && this.#handleOf.has(skill.id)) {
-            report.unchanged.push(skill.id);
-            progress(skill.id, "unchanged");
-            continue;
+        try {
+          for (const skill of skills) {
+            if (signal?.aborted) throw abortedError();
+            const existing = this.#store.get(skill.id);
+            if (existing && existing.contentHash === skill.contentHash && this.#handleOf.has(skill.id)) {
+              // Earlier skills still in flight are stored first: progress stays in library order.
+              while (window.length > 0) await finish(window[0].skill, await window.shift()!.result);
+              report.unchanged.push(skill.id);
+              progress(skill.id, "unchanged");
+              continue;
+            }
+            let result: Promise<{ enc?: Encoded; err?: unknown }>;
+            try {
+              result = this.#encodeSkill(skill, signal).then((enc) => ({ enc }), (err: unknown) => ({ err }));
+            } catch (err) {
+              result = Promise.resolve({ err }); // the synchronous render/tokenize part failed
+            }
+            window.push({ skill, result });
+            if (window.length >= inFlight) await finish(window[0].skill, await window.shift()!.result);
           }
-          try {
-            const enc = await this.#encodeSkill(skill, signal);
-            await this.#texts.put(skill.contentHash, skill);
-            await this.#store.put(toBankInput(skill, enc.keyTokens, enc.keyPositions, enc.renderTokens), enc.keys);
-            this.#untrack(skill.id);
-            this.#track(skill.id, this.#bank.add(enc.keys));
-            report.installed.push(skill.id);
-            if (enc.truncated) report.truncated.push(skill.id);
-            report.tokens += enc.renderTokens;
-            report.keys += enc.keyTokens.length;
-            report.rawKeys += enc.rawKeys;
-            progress(skill.id, "installed");
-            if (++staged % commitEvery === 0) await this.#store.commit();
-          } catch (err) {
-            if (err instanceof GavelError && (err.code === "ABORTED" || err.code === "DISPOSED")) throw err;
-            const error = err instanceof GavelError ? err : new GavelError(`could not install: ${(err as Error).message}`, "SKILL_INVALID", { cause: err });
-            report.failed.push({ where: skill.source, error });
-            progress(skill.id, "failed");
-          }
+          while (window.length > 0) await finish(window[0].skill, await window.shift()!.result);
+        } finally {
+          // On an abort or a failure, let the skills still in flight settle before the bank commits.
+          await Promise.all(window.map((w) => w.result));
         }
       } finally {
         // Whatever was encoded before an abort or a failure is kept.
@@ -322,7 +356,7 @@ export class Router {
   }
 
   /** One forward pass over r(s): keys = ε-cover of normalize(W_s h) over the header and body tokens. */
-  async #encodeSkill(skill: Skill, signal?: AbortSignal) {
+  async #encodeSkill(skill: Skill, signal?: AbortSignal): Promise<Encoded> {
     const enc = this.#encoder.encodeSkill(skill);
     const { nEmbd } = this.model.info;
     const { dim, eps, layer, ws } = this.projections;

@@ -19,6 +19,8 @@ export interface EncodedSkill {
   keyEnd: number;
   /** The body was cut to fit the token budget. */
   truncated: boolean;
+  /** Characters of the body rendered (all of it unless truncated). */
+  bodyChars: number;
 }
 
 /** A token sequence with the task's span [taskStart, taskEnd). */
@@ -94,15 +96,27 @@ export class RenderEncoder {
 
   /** r(s) for one skill, its body cut (at a character boundary found by bisection) to fit the budget. */
   encodeSkill(skill: RenderableSkill): EncodedSkill {
+    // A long body is first cut to 16 characters per budget token. When even that render overflows,
+    // the longest fitting cut lies below it (fitting is monotone in the cut), so searching from there
+    // finds the same cut as from the whole body, without tokenizing a 100 KB body 20 times.
+    const preCut = this.skillBudget * 16;
+    if (skill.body.length > preCut) {
+      const short = { ...skill, body: skill.body.slice(0, preCut) };
+      if (this.#encodeSkillOnce(short).tokens.length > this.skillBudget) skill = short;
+    }
     const enc = this.#encodeSkillOnce(skill);
     if (enc.tokens.length <= this.skillBudget) return enc;
     // Cut the body; if the name and description alone overflow (tiny budgets), cut the description too.
     // The search starts from the cut the tokens-per-character ratio predicts, so a long body costs a
     // few tokenizations rather than a full bisection over its length.
-    const over = enc.tokens.length - this.skillBudget;
-    const guess = Math.floor(skill.body.length * Math.max(0, 1 - (over * 1.05) / Math.max(1, enc.keyEnd - enc.keyStart)));
+    // Guess the cut from the body's own tokens: the render's other tokens take the rest of the
+    // budget, and the characters of the first `room` body tokens are about where the cut falls. The
+    // search then only confirms it, a few characters either way (a handful of tokenizations).
+    const bodyTokens = this.#plain(skill.body);
+    const room = this.skillBudget - (enc.tokens.length - bodyTokens.length);
+    const guess = room <= 0 ? 0 : Math.min(skill.body.length - 1, this.model.detokenize(bodyTokens.subarray(0, room)).length);
     const cut =
-      this.#longestFitting(skill.body.length, (n) => ({ ...skill, body: skill.body.slice(0, n) }), guess) ??
+      this.#longestFitting(skill.body.length, (n) => ({ ...skill, body: skill.body.slice(0, n) }), guess, 4) ??
       this.#longestFitting(skill.description.length, (n) => ({ ...skill, description: skill.description.slice(0, n), body: "" }));
     if (!cut) {
       throw new GavelError(`the skill's name alone overflows the token budget of ${this.skillBudget}`, "SKILL_INVALID");
@@ -115,7 +129,7 @@ export class RenderEncoder {
    * (doubling steps), then bisect inside it. Fitting is monotone in n, so this finds the same n as a
    * plain bisection.
    */
-  #longestFitting(max: number, variant: (n: number) => RenderableSkill, guess = -1): EncodedSkill | null {
+  #longestFitting(max: number, variant: (n: number) => RenderableSkill, guess = -1, firstStep?: number): EncodedSkill | null {
     let lo = 0;
     let hi = max - 1;
     let best: EncodedSkill | null = null;
@@ -125,7 +139,7 @@ export class RenderEncoder {
         return e.tokens.length <= this.skillBudget ? e : null;
       };
       const at = fits(guess);
-      let step = Math.max(16, Math.floor(max / 256));
+      let step = firstStep ?? Math.max(16, Math.floor(max / 256));
       if (at) {
         best = at;
         lo = guess + 1;
@@ -176,6 +190,7 @@ export class RenderEncoder {
       keyStart: before.length + introLen,
       keyEnd: before.length + Math.max(introLen, keyedEnd),
       truncated: false,
+      bodyChars: skill.body.length,
     };
   }
 

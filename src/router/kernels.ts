@@ -275,6 +275,18 @@ let nextTicket = 1;
  * const { g, handles } = await bank.glance(queries, { weights: decayWeights(nq) });
  * ```
  */
+/**
+ * Where {@link KeyBank.glance} over the whole bank computes its max-sim: `"cuda"` when the addon was
+ * built with CUDA (`GAVEL_CUDA=1 npm run build:native`) and a device answers, else `"cpu"`. The
+ * environment variable `GAVEL_GLANCE_DEVICE` (`cpu` | `cuda` | `auto`) overrides it, read once per
+ * process. Glances over a handle subset always run on the CPU. The vote runs on the CPU either way.
+ *
+ * @returns the device, whether CUDA is available, and if not, why.
+ */
+export function glanceDevice(): { device: "cuda" | "cpu"; cudaAvailable: boolean; reason?: string } {
+  return loadBinding().glanceDevice();
+}
+
 export class KeyBank {
   /** Key dimension. */
   readonly dim: number;

@@ -3,16 +3,11 @@
 // see the same class and codes whether TypeScript or C++ detected the problem.
 #pragma once
 #include <napi.h>
-#include <stdexcept>
 #include <string>
 
-namespace gavel {
+#include "common/failure.h"
 
-// A failure detected on a worker thread, carried to the JS thread with its code.
-struct Failure : std::runtime_error {
-  std::string code;
-  Failure(std::string code_, const std::string& message) : std::runtime_error(message), code(std::move(code_)) {}
-};
+namespace gavel {
 
 void SetErrorClass(const Napi::Function& cls);
 Napi::Error MakeError(Napi::Env env, const std::string& code, const std::string& message);

@@ -233,6 +233,16 @@ GlanceResult Glance(const float* queries, int64_t nq, const SkillKeys& keys, int
   if (Stopped(stop)) Aborted();
   for (char f : finite)
     if (!f) throw Failure("INVALID_ARGUMENT", "glance: a score came out non-finite; the bank holds NaN, Inf or overflowing values");
+  Vote(r, nq, offsets, nSkills, weights, k, nt, stop);
+  return r;
+}
+
+void Vote(GlanceResult& r, int64_t nq, const int64_t* offsets, int64_t nSkills, const float* weights, int64_t k,
+          unsigned threads, const std::atomic<bool>* stop) {
+  if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
+  const unsigned nt = threads;
+  r.g.assign(static_cast<size_t>(nSkills), 0.f);
+  if (nSkills == 0 || nq == 0) return;
 
   // Skills without keys: m = -1, the least inner product two unit vectors can have.
   for (int64_t s = 0; s < nSkills; ++s)
@@ -265,7 +275,6 @@ GlanceResult Glance(const float* queries, int64_t nq, const SkillKeys& keys, int
     }
   }
   for (int64_t s = 0; s < nSkills; ++s) r.g[s] = static_cast<float>(acc[s] / W);
-  return r;
 }
 
 GlanceResult Glance(const float* queries, int64_t nq, const float* bank, const int32_t* offsets, int64_t nSkills,

@@ -58,6 +58,11 @@ struct SkillKeys {
 GlanceResult Glance(const float* queries, int64_t nq, const SkillKeys& keys, int64_t dim, const float* weights,
                     int64_t k, Isa isa, unsigned threads, const std::atomic<bool>* stop = nullptr);
 
+// The glance's second half, for a caller that computed r.m and r.argmax itself (the CUDA twin):
+// skills without keys get m = -1, then the top-k vote fills r.g. Same contract as Glance.
+void Vote(GlanceResult& r, int64_t nq, const int64_t* offsets, int64_t nSkills, const float* weights, int64_t k,
+          unsigned threads, const std::atomic<bool>* stop = nullptr);
+
 // The same over one flat bank (rows offsets[s] … offsets[s+1] − 1 of `bank` for skill s, offsets
 // ending at the bank's row count).
 GlanceResult Glance(const float* queries, int64_t nq, const float* bank, const int32_t* offsets, int64_t nSkills,

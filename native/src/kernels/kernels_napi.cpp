@@ -19,6 +19,7 @@
 
 #include "common/errors.h"
 #include "common/worker.h"
+#include "kernels/device.h"
 #include "kernels/kernels.h"
 #include "kernels/kernels_core.h"
 
@@ -408,8 +409,33 @@ class GlanceRegistry {
   std::vector<std::shared_ptr<RunningGlance>> running_;
 };
 
+// Where a whole-bank glance computes its max-sim. GAVEL_GLANCE_DEVICE = "cpu" | "cuda" | "auto"
+// (default auto: CUDA when this addon was built with it and a device answers). Read once.
+bool GlanceOnDevice() {
+  static const bool on = [] {
+    const char* v = std::getenv("GAVEL_GLANCE_DEVICE");
+    const std::string mode = v == nullptr ? "auto" : v;
+    if (mode == "cpu") return false;
+    if (mode == "cuda") return true;  // Upload then says why, if it cannot
+    return kernels::device::Available();
+  }();
+  return on;
+}
+
+// The bank's keys on the device, uploaded by the first device glance after a change (version) and
+// shared by the glances that follow. Glances hold their own reference, so a re-upload never pulls
+// the keys from under a running one.
+struct DeviceCache {
+  std::mutex mu;
+  int64_t version = -1;
+  std::shared_ptr<const kernels::device::DeviceKeys> keys;
+};
+
 struct BankGlanceJob {
   std::shared_ptr<const BankSnapshot> snap;  // keeps every block read below alive
+  int64_t version = 0;
+  bool onDevice = false;
+  std::shared_ptr<DeviceCache> device;
   std::vector<float> queries, weights;
   std::vector<const float*> base;
   std::vector<int64_t> offsets;
@@ -459,6 +485,7 @@ class NativeBank : public Napi::ObjectWrap<NativeBank> {
  private:
   // The snapshot, safe to mutate in place (see the design note above).
   BankSnapshot& Writable() {
+    ++version_;
     if (snap_.use_count() != 1) snap_ = std::make_shared<BankSnapshot>(*snap_);
     else std::atomic_thread_fence(std::memory_order_acquire);
     return *snap_;
@@ -603,6 +630,9 @@ class NativeBank : public Napi::ObjectWrap<NativeBank> {
       job->run = std::make_shared<RunningGlance>();
       job->run->ticket = ticket;
       job->registry = registry_;
+      job->version = version_;
+      job->onDevice = !restricted && GlanceOnDevice();
+      job->device = device_;
       registry_->Add(job->run);
 
       return PromiseWorker<BankGlanceOut>::Start(
@@ -613,10 +643,27 @@ class NativeBank : public Napi::ObjectWrap<NativeBank> {
               ~Unregister() { j->registry->Remove(j->run.get()); }
             } unregister{job.get()};
             BankGlanceOut out;
-            out.r = kernels::Glance(job->queries.data(), job->nq,
-                                    kernels::SkillKeys{job->base.data(), job->offsets.data(),
-                                                       static_cast<int64_t>(job->handles.size())},
-                                    job->dim, job->weights.data(), job->k, job->isa, 0, &job->run->stop);
+            const kernels::SkillKeys keys{job->base.data(), job->offsets.data(), static_cast<int64_t>(job->handles.size())};
+            if (job->onDevice) {
+              std::shared_ptr<const kernels::device::DeviceKeys> dk;
+              {
+                std::lock_guard<std::mutex> lock(job->device->mu);
+                if (job->device->version != job->version || !job->device->keys) {
+                  job->device->keys.reset();  // free the old copy first: device memory is the limit
+                  job->device->keys = kernels::device::Upload(keys, job->dim);
+                  job->device->version = job->version;
+                }
+                dk = job->device->keys;
+              }
+              const size_t cells = static_cast<size_t>(job->nq * keys.nSkills);
+              out.r.m.resize(cells);
+              out.r.argmax.resize(cells);
+              dk->MaxSim(job->queries.data(), job->nq, out.r.m.data(), out.r.argmax.data(), &job->run->stop);
+              kernels::Vote(out.r, job->nq, keys.offsets, keys.nSkills, job->weights.data(), job->k, 0, &job->run->stop);
+            } else {
+              out.r = kernels::Glance(job->queries.data(), job->nq, keys, job->dim, job->weights.data(), job->k,
+                                      job->isa, 0, &job->run->stop);
+            }
             out.handles = std::move(job->handles);
             job->snap.reset();  // let add/remove mutate in place again as soon as possible
             return out;
@@ -665,8 +712,21 @@ class NativeBank : public Napi::ObjectWrap<NativeBank> {
   int64_t dim_ = 0;
   std::shared_ptr<BankSnapshot> snap_;
   int64_t nextHandle_ = 1;
+  int64_t version_ = 0;  // bumped by every change, so the device copy knows when it is stale
   std::shared_ptr<GlanceRegistry> registry_;
+  std::shared_ptr<DeviceCache> device_ = std::make_shared<DeviceCache>();
 };
+
+// Where whole-bank glances run: "cuda" or "cpu", and why not CUDA when it is not used.
+Napi::Value GlanceDevice(const Napi::CallbackInfo& info) {
+  Napi::Object o = Napi::Object::New(info.Env());
+  std::string why;
+  const bool available = kernels::device::Available(&why);
+  o.Set("device", GlanceOnDevice() ? "cuda" : "cpu");
+  o.Set("cudaAvailable", available);
+  if (!available) o.Set("reason", why);
+  return o;
+}
 
 // Which instruction set the kernels run with (GAVEL_KERNEL_ISA may cap it). For benches and tests.
 Napi::Value KernelIsa(const Napi::CallbackInfo& info) {
@@ -683,6 +743,7 @@ void RegisterKernels(Napi::Env env, Napi::Object exports) {
   exports.Set("projectNormalize", Napi::Function::New(env, ProjectNormalize, "projectNormalize"));
   exports.Set("NativeBank", NativeBank::Define(env));
   exports.Set("kernelIsa", Napi::Function::New(env, KernelIsa, "kernelIsa"));
+  exports.Set("glanceDevice", Napi::Function::New(env, GlanceDevice, "glanceDevice"));
 }
 
 }  // namespace gavel
