@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# On the GPU machine, after gpu-build.sh staged $HOME/gavel (same warm machine), carrying .device/lib
+# (pack-gpu.sh) and models/: installs SWE-Skills-Bench's gold skills and the packed public library
+# into a bank under $HOME with gavel-mini on the GPU, calibrates the ruling on validation tasks
+# (batches 1-5) and evaluates batches 6-10. Every step is resumable or skipped once done, and the
+# whole stays inside one call's limit (DEADLINE seconds, default 570): run it again to go on.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+OUT=${OUT:-/tmp/gavel-out}
+G="$HOME/gavel"
+L="$HOME/lib"
+W="$HOME/work"
+mkdir -p "$OUT" "$L" "$W"
+export PATH="$HOME/bin:$PATH"
+export GAVEL_ADDON=$(cat "$G/addon-path")
+t0=$(date +%s)
+END=$((t0 + ${DEADLINE:-570}))
+left() { echo $((END - $(date +%s))); }
+log() { echo "[$(( $(date +%s) - t0 ))s] $*" | tee -a "$OUT/full-eval.log"; }
+
+# inputs: the model and its projections (tracked, carried by the tree when present), the library
+if [ -f models/gavel-mini.gguf ]; then cp models/gavel-mini.gguf "$W/"; fi
+if [ -f models/gavel-mini.projections.gguf ] && [ ! -f "$W/proj.gguf" ]; then cp models/gavel-mini.projections.gguf "$W/proj.gguf"; fi
+if [ -f .device/lib/mit.jsonl.xz ] && [ ! -f "$L/mit.jsonl" ]; then xz -dc .device/lib/mit.jsonl.xz > "$L/mit.jsonl.tmp" && mv "$L/mit.jsonl.tmp" "$L/mit.jsonl"; fi
+for f in golds.jsonl tasks.jsonl; do [ -f ".device/lib/$f" ] && cp ".device/lib/$f" "$L/"; done
+cd "$G"
+A="--model $W/gavel-mini.gguf --projections $W/proj.gguf --bank $HOME/bank --context 2048 --skill-budget 512"
+CLI="node dist/cli/gavel.js"
+LIBS="--library $L/golds.jsonl --library $L/mit.jsonl"
+
+mkdir -p "$W/logs"
+# What comes back: the log and one archive (a call returns at most 8 files), rebuilt on every exit.
+trap 'cp "$OUT/full-eval.log" "$W/logs/" 2>/dev/null; tar -czf "$OUT/results.tgz" -C "$W" $(cd "$W" && ls *.jsonl proj.gguf logs 2>/dev/null) 2>/dev/null' EXIT
+
+step() { # name, then the command; skipped when $W/<name>.done exists
+  local name=$1; shift
+  [ -f "$W/$name.done" ] && { log "$name: done before"; return 0; }
+  local t=$(left)
+  [ "$t" -lt 30 ] && { log "$name: no time left"; return 1; }
+  log "$name: start ($t s left)"
+  timeout -s INT "$t" "$@" > "$W/logs/$name.out" 2>&1
+  local rc=$?
+  tail -4 "$W/logs/$name.out" | tee -a "$OUT/full-eval.log"
+  if [ $rc -eq 0 ]; then touch "$W/$name.done"; log "$name: ok"; else log "$name: rc $rc"; fi
+  return $rc
+}
+
+step install-golds $CLI install "$L/golds.jsonl" $A || exit 0
+step install-mit $CLI install "$L/mit.jsonl" $A || exit 0
+# validation: the first VAL_PER_BATCH tasks of each of batches 1-5; the paper's constants are in the
+# projections until calibrate writes its own
+for b in 1 2 3 4 5; do
+  step val-$b $CLI eval --tasks "$L/tasks.jsonl" $LIBS --batches $b --limit ${VAL_PER_BATCH:-10} --methods glance,ruling,gL,gV --per-query "$W/val-$b.jsonl" $A || exit 0
+done
+cat "$W"/val-[1-5].jsonl > "$W/val.jsonl"
+step calibrate $CLI calibrate --per-query "$W/val.jsonl" --projections "$W/proj.gguf" --write || exit 0
+# test: batches 6-10, one step each (so that a call's limit loses at most one batch)
+for b in 6 7 8 9 10; do
+  step test-$b $CLI eval --tasks "$L/tasks.jsonl" $LIBS --batches $b --methods glance,ruling,gL,gV --per-query "$W/test-$b.jsonl" $A || exit 0
+done
+log "all done"

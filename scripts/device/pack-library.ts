@@ -1,0 +1,58 @@
+// Packs a skill library for the GPU machine, whose calls carry at most 64 MiB: each skill's body is
+// cut to the characters its install render actually reads under the token budget (the encoder's own
+// cut), so the device installs exactly the keys it would from the full library, from a file a
+// fraction of the size. BM25 (which reads whole bodies) is evaluated here, on the full library.
+//
+// Usage: npx vite-node scripts/device/pack-library.ts -- <model.gguf> <budget> <out.jsonl> <library> [<library> …]
+// Then: xz -T2 -9 <out.jsonl>. A sample of the packed skills is re-encoded from the packed text and
+// compared token for token with the full text's encoding; a mismatch fails the run.
+import { createWriteStream } from "node:fs";
+import { once } from "node:events";
+import { Model, loadSkills, type Skill } from "../../src/index.js";
+import { RenderEncoder } from "../../src/router/encode.js";
+
+const args = process.argv.slice(2).filter((a) => a !== "--");
+const [modelPath, budgetArg, out, ...libraries] = args;
+const budget = Number(budgetArg);
+if (!modelPath || !out || libraries.length === 0 || !Number.isInteger(budget)) {
+  console.error("usage: pack-library.ts <model.gguf> <budget> <out.jsonl> <library> [<library> …]");
+  process.exit(2);
+}
+const model = await Model.load(modelPath, { contextSize: 2048, threads: 1 });
+const enc = new RenderEncoder(model, budget);
+const file = createWriteStream(out);
+let n = 0, cut = 0, charsIn = 0, charsOut = 0, checked = 0;
+const sample: { full: Skill; packed: string }[] = [];
+const t0 = performance.now();
+for (const lib of libraries) {
+  const { skills, failed } = await loadSkills(lib);
+  if (failed.length) console.log(`${lib}: ${failed.length} entries failed to load (left out, as install leaves them out)`);
+  for (const s of skills) {
+    const e = enc.encodeSkill(s);
+    const body = s.body.slice(0, e.bodyChars);
+    const rec = { id: s.id, name: s.name, description: s.description, body };
+    const line = JSON.stringify(rec);
+    if (!file.write(line + "\n")) await once(file, "drain");
+    n++;
+    if (e.truncated) cut++;
+    charsIn += s.body.length;
+    charsOut += body.length;
+    if (n % 97 === 0) sample.push({ full: s, packed: line });
+    if (n % 2000 === 0) console.log(`${n} skills, ${((performance.now() - t0) / 1000).toFixed(0)} s`);
+  }
+}
+file.end();
+await once(file, "finish");
+// The packed text must encode to the very tokens of the full text.
+for (const { full, packed } of sample) {
+  const { skills } = await loadSkills([JSON.parse(packed)]);
+  const a = enc.encodeSkill(full).tokens;
+  const b = enc.encodeSkill(skills[0]).tokens;
+  if (a.length !== b.length || a.some((t, i) => t !== b[i])) {
+    console.error(`MISMATCH: ${full.id} encodes differently once packed`);
+    process.exit(1);
+  }
+  checked++;
+}
+console.log(`${n} skills packed (${cut} bodies cut), body characters ${charsIn} → ${charsOut}; ${checked} sampled skills re-encode identically; ${((performance.now() - t0) / 1000).toFixed(0)} s`);
+await model.dispose();
