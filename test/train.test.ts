@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { GavelError } from "../src/errors.js";
 import { infoNceReference } from "../src/train/infonce-reference.js";
-import { createTrainer, evaluateRetrieval, loadCheckpoint, runTraining, type NativeTrainBatch, type TrainingSet } from "../src/train/trainer.js";
+import { createTrainer, evaluateRetrieval, loadCheckpoint, packBatch, Rng, runTraining, type NativeTrainBatch, type TrainingSet } from "../src/train/trainer.js";
 import { rng } from "./helpers/random.js";
 
 function gauss(r: () => number): number {
@@ -207,6 +207,20 @@ describe("runTraining", () => {
     expect(after.hit1).toBeGreaterThanOrEqual(0.9);
   });
 
+  it("learns with hard and in-batch negatives too", async () => {
+    const set = synthetic(43, 20, 32);
+    // hard lists: the 5 skills whose centres lie closest to the gold's (the look-alikes)
+    const centre = (s: Float32Array) => s.subarray(0, 32);
+    const dist = (a: Float32Array, b: Float32Array) => a.reduce((t, x, e) => t + (x - b[e]) ** 2, 0);
+    for (const ex of set.train) {
+      const g = ex.positives[0];
+      ex.hard = set.skills.map((_, i) => i).filter((i) => i !== g).sort((a, b) => dist(centre(set.skills[a]), centre(set.skills[g])) - dist(centre(set.skills[b]), centre(set.skills[g]))).slice(0, 5);
+    }
+    const res = await runTraining(set, { dim: 16, steps: 150, seed: 3, lr: 1e-2, batchTasks: 8, negatives: 6, hardNegatives: 3, inBatch: true });
+    const after = await evaluateRetrieval(set.train, set.skills, res, 32, 16);
+    expect(after.hit1).toBeGreaterThanOrEqual(0.9);
+  });
+
   it("a resumed run ends with the same weights as an uninterrupted one", async () => {
     const dir = mkdtempSync(join(tmpdir(), "gavel-train-"));
     try {
@@ -226,6 +240,58 @@ describe("runTraining", () => {
       await expect(runTraining(set, { ...base, seed: 6, steps: 14, checkpoint: join(dir, "b.ckpt"), resume: true })).rejects.toThrow(/another configuration/);
     } finally {
       rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("packBatch's negatives", () => {
+  const set = synthetic(11, 30, 8);
+  const width = { skillWidth: 8, queryWidth: 8 };
+  // the skill index of each local candidate, per task
+  const candidatesOf = (b: NativeTrainBatch, order: number[]) => {
+    const out: { cand: number[]; pos: number[] }[] = [];
+    for (let t = 0; t + 1 < b.candidateOffsets.length; t++) {
+      const cand: number[] = [];
+      const pos: number[] = [];
+      for (let j = b.candidateOffsets[t]; j < b.candidateOffsets[t + 1]; j++) {
+        cand.push(order[b.candidates[j]]);
+        pos.push(b.positive[j]);
+      }
+      out.push({ cand, pos });
+    }
+    return out;
+  };
+  // Recover the batch's skill order from its packed states (skills' rows are distinct random draws).
+  const orderOf = (b: NativeTrainBatch) =>
+    Array.from({ length: b.skillOffsets.length - 1 }, (_, i) => set.skills.findIndex((s) => s[0] === b.skillStates[b.skillOffsets[i] * 8] && s.length === (b.skillOffsets[i + 1] - b.skillOffsets[i]) * 8));
+
+  it("draws hardNegatives of each task's negatives from its hard list, the rest at random, never a gold", () => {
+    const examples = set.train.map((e) => ({ ...e, hard: [(e.positives[0] + 1) % 30, (e.positives[0] + 2) % 30, e.positives[0]] }));
+    for (let seed = 1; seed <= 20; seed++) {
+      const packed = packBatch(examples, set.skills, new Rng(seed), { batchTasks: 4, batchTokens: 1e6, negatives: 5, hardNegatives: 2, ...width });
+      const order = orderOf(packed.batch);
+      for (const { cand, pos } of candidatesOf(packed.batch, order)) {
+        const g = cand[0];
+        expect(pos[0]).toBe(1);
+        expect(cand.length).toBe(6);
+        expect(new Set(cand).size).toBe(6);
+        expect(pos.slice(1).every((p) => p === 0)).toBe(true);
+        // both look-alikes are in (the gold listed as "hard" is never a negative)
+        expect(cand.slice(1)).toContain((g + 1) % 30);
+        expect(cand.slice(1)).toContain((g + 2) % 30);
+      }
+    }
+  });
+
+  it("inBatch: every task's candidates are its golds plus every other skill of the batch", () => {
+    for (let seed = 1; seed <= 20; seed++) {
+      const packed = packBatch(set.train, set.skills, new Rng(seed), { batchTasks: 5, batchTokens: 1e6, negatives: 3, inBatch: true, ...width });
+      const order = orderOf(packed.batch);
+      for (const { cand, pos } of candidatesOf(packed.batch, order)) {
+        expect(new Set(cand)).toEqual(new Set(order));
+        expect(cand.length).toBe(order.length);
+        expect(pos.filter((p) => p === 1).length).toBe(1);
+      }
     }
   });
 });

@@ -12,6 +12,7 @@ import { modelFingerprint } from "../router/fingerprint.js";
 import { coverFarthestFirstAsync, projectNormalize } from "../router/kernels.js";
 import { defaultLayer, Projections, PROJECTION_DEFAULTS } from "../router/projections.js";
 import { loadSkills } from "../skills/index.js";
+import { Bm25Index } from "../eval/bm25.js";
 import { excludePairs, readPairs, readTaskTexts, selfSupervisedPairs, splitValidation, trainingRender, type Pair } from "./pairs.js";
 import { readLayerChoice } from "./layer.js";
 import { StatesCache } from "./states-cache.js";
@@ -36,6 +37,10 @@ export interface TrainProjectionsOptions {
   batchTasks?: number;
   batchTokens?: number;
   negatives?: number;
+  /** Negatives per task drawn from its BM25 look-alikes (default 0: all random). */
+  hardNegatives?: number;
+  /** In-batch negatives (see PackOptions.inBatch). */
+  inBatch?: boolean;
   seed?: number;
   threads?: number;
   /** States cache root (default: none, states are recomputed each run). */
@@ -135,6 +140,7 @@ export async function trainProjections(model: Model, o: TrainProjectionsOptions)
     stateTokens += st.length / nEmbd;
   }
   const taskMax = Math.max(16, contextSize - 64);
+  const texts = new Map<TrainingExample, string>(); // each example's query text, for hard-negative mining
   const toExamples = async (list: Pair[]): Promise<TrainingExample[]> => {
     const out: TrainingExample[] = [];
     for (const [i, p] of list.entries()) {
@@ -147,16 +153,22 @@ export async function trainProjections(model: Model, o: TrainProjectionsOptions)
       const q = await cache.get(enc.tokens, enc.taskStart, enc.taskEnd);
       stateTokens += q.length / nEmbd;
       out.push({ query: q, positives });
+      texts.set(out[out.length - 1], p.query);
     }
     return out;
   };
   const train = await toExamples(split.train);
   const val = await toExamples(split.val);
+  if ((o.hardNegatives ?? 0) > 0) {
+    const t = performance.now();
+    const found = mineHardNegatives(train, texts, skills, HARD_POOL);
+    log(`hard negatives: BM25 look-alikes for ${found} of ${train.length} train tasks (${((performance.now() - t) / 1000).toFixed(1)} s)`);
+  }
   log(`states: ${skills.length} skills, ${train.length} train + ${val.length} val tasks, ${stateTokens} tokens at layer ${layer} (cache ${cache.stats.hits} hits, ${cache.stats.misses} computed; f16 on disk ≈ ${((stateTokens * nEmbd * 2) / 2 ** 20).toFixed(1)} MiB)`);
   const set = { nEmbd, skills: skillStates, train, val };
 
   const common = {
-    dim, batchTasks: o.batchTasks, batchTokens: o.batchTokens, negatives: o.negatives, seed, threads: o.threads,
+    dim, batchTasks: o.batchTasks, batchTokens: o.batchTokens, negatives: o.negatives, hardNegatives: o.hardNegatives, inBatch: o.inBatch, seed, threads: o.threads,
     checkpointEvery: o.checkpointEvery, resume: o.resume, valEvery: o.valEvery, onProgress: o.onProgress, signal: o.signal,
   };
   const ckpt = o.checkpoint ?? `${o.out}.ckpt`;
@@ -198,3 +210,42 @@ export async function trainProjections(model: Model, o: TrainProjectionsOptions)
   };
 }
 
+
+/** Hard negatives kept per task: BM25's best look-alikes, of which each step draws a few. */
+const HARD_POOL = 20;
+
+/**
+ * Fills each example's `hard` list: the library skills BM25 ranks highest for its query text that are
+ * neither a gold nor a copy of one (the same name or the same description: a public library holds
+ * many copies of one skill, and training them apart would teach noise). Bodies are indexed up to
+ * 4,000 characters. Returns how many examples got at least one.
+ */
+function mineHardNegatives(
+  examples: readonly TrainingExample[],
+  texts: ReadonlyMap<TrainingExample, string>,
+  skills: readonly { name: string; description: string; body: string }[],
+  pool: number,
+): number {
+  const index = new Bm25Index(skills.map((s, i) => ({ id: String(i), name: s.name, description: s.description, body: s.body.slice(0, 4000) })));
+  const norm = (t: string) => t.trim().toLowerCase();
+  let found = 0;
+  for (const ex of examples) {
+    const text = texts.get(ex);
+    if (text === undefined) continue;
+    const gold = new Set(ex.positives);
+    const names = new Set(ex.positives.map((i) => norm(skills[i].name)));
+    const descs = new Set(ex.positives.map((i) => norm(skills[i].description)).filter((d) => d !== ""));
+    const hard: number[] = [];
+    for (const hit of index.search(text, pool * 3)) {
+      const i = Number(hit.id);
+      if (gold.has(i) || names.has(norm(skills[i].name)) || descs.has(norm(skills[i].description))) continue;
+      hard.push(i);
+      if (hard.length === pool) break;
+    }
+    if (hard.length > 0) {
+      ex.hard = hard;
+      found++;
+    }
+  }
+  return found;
+}

@@ -62,6 +62,12 @@ export interface TrainingExample {
   query: Float32Array;
   /** Gold skills (indices into {@link TrainingSet.skills}), at least one. */
   positives: number[];
+  /**
+   * Hard negatives: skills that resemble the task without answering it (e.g. BM25's top hits minus
+   * the golds and their copies), most similar first. {@link PackOptions.hardNegatives} of each
+   * task's negatives are drawn from here.
+   */
+  hard?: number[];
 }
 
 /** Everything a run trains on, in memory (nTokens × nEmbd × 4 bytes). */
@@ -95,6 +101,13 @@ export interface PackOptions {
   batchTasks: number;
   batchTokens: number;
   negatives: number;
+  /** Of those negatives, how many come from the task's {@link TrainingExample.hard} list (default 0). */
+  hardNegatives?: number;
+  /**
+   * In-batch negatives: every skill the batch carries (another task's gold or negative) is also a
+   * candidate of every task it is not gold for. More negatives at no cost in rows of states.
+   */
+  inBatch?: boolean;
   /** Row width of the skills' entries (nEmbd for states, dim for given keys). */
   skillWidth: number;
   /** Row width of the queries' states (nEmbd). */
@@ -127,7 +140,9 @@ export function packBatch(examples: readonly TrainingExample[], skills: readonly
   while (tasks.length < o.batchTasks) {
     const ex = examples[rng.int(examples.length)];
     const posSet = new Set(ex.positives);
-    const negs = sampleNegatives(usable, posSet, o.negatives, rng);
+    const hard = sampleHard(ex.hard, rows, posSet, Math.min(o.hardNegatives ?? 0, o.negatives), rng);
+    const taken = new Set([...posSet, ...hard]);
+    const negs = [...hard, ...sampleNegatives(usable, taken, o.negatives - hard.length, rng)];
     const cand = [...ex.positives, ...negs];
     let cost = ex.query.length / o.queryWidth;
     for (const s of cand) if (!local.has(s)) cost += rows[s];
@@ -140,6 +155,19 @@ export function packBatch(examples: readonly TrainingExample[], skills: readonly
       }
     }
     tasks.push({ ex, cand, pos: cand.map((s) => (posSet.has(s) ? 1 : 0)) });
+  }
+  if (o.inBatch) {
+    // Each task: its own candidates first (as drawn), then every other skill of the batch that is
+    // not one of its golds.
+    for (const t of tasks) {
+      const own = new Set(t.cand);
+      const gold = new Set(t.ex.positives);
+      for (const s of order) {
+        if (own.has(s)) continue;
+        t.cand.push(s);
+        t.pos.push(gold.has(s) ? 1 : 0);
+      }
+    }
   }
   const qWidth = o.queryWidth;
   const qRows = tasks.map((t) => t.ex.query.length / qWidth);
@@ -191,6 +219,18 @@ export function makeTrainingSet(set: TrainingSet): TrainingSet {
   }
   if (set.train.length === 0) throw invalidArgument("the training split is empty");
   return set;
+}
+
+/** Up to `want` distinct skills drawn uniformly from `hard` (skills with rows, not gold). */
+function sampleHard(hard: readonly number[] | undefined, rows: readonly number[], pos: Set<number>, want: number, rng: Rng): number[] {
+  if (!hard || want <= 0) return [];
+  const pool = [...new Set(hard)].filter((s) => s >= 0 && s < rows.length && rows[s] > 0 && !pos.has(s));
+  const n = Math.min(want, pool.length);
+  for (let i = 0; i < n; i++) {
+    const j = i + rng.int(pool.length - i);
+    [pool[i], pool[j]] = [pool[j], pool[i]];
+  }
+  return pool.slice(0, n);
 }
 
 function sampleNegatives(usable: readonly number[], pos: Set<number>, want: number, rng: Rng): number[] {
@@ -368,6 +408,10 @@ export interface TrainLoopOptions {
   batchTasks?: number;
   batchTokens?: number;
   negatives?: number;
+  /** Negatives per task drawn from its hard list (default 0). */
+  hardNegatives?: number;
+  /** Every skill of the batch is a candidate of every task (default false). */
+  inBatch?: boolean;
   /** Seeds the initial weights and the sampler. */
   seed?: number;
   threads?: number;
@@ -417,6 +461,8 @@ export async function runTraining(set: TrainingSet, opts: TrainLoopOptions): Pro
   const batchTasks = posInt(opts.batchTasks ?? TRAIN_DEFAULTS.batchTasks, "batchTasks");
   const batchTokens = posInt(opts.batchTokens ?? TRAIN_DEFAULTS.batchTokens, "batchTokens");
   const negatives = posInt(opts.negatives ?? TRAIN_DEFAULTS.negatives, "negatives", 0);
+  const hardNegatives = posInt(opts.hardNegatives ?? 0, "hardNegatives", 0);
+  const inBatch = opts.inBatch === true;
   const every = posInt(opts.checkpointEvery ?? TRAIN_DEFAULTS.checkpointEvery, "checkpointEvery");
   const valEvery = posInt(opts.valEvery ?? 0, "valEvery", 0);
   const seed = posInt(opts.seed ?? 0, "seed", 0);
@@ -435,7 +481,7 @@ export async function runTraining(set: TrainingSet, opts: TrainLoopOptions): Pro
   });
   if (opts.init) trainer.setWeights(opts.init.wq, opts.init.ws);
   const config = createHash("sha256")
-    .update(JSON.stringify({ phase, nEmbd: set.nEmbd, dim, tau, lr, wd: opts.weightDecay ?? TRAIN_DEFAULTS.weightDecay, batchTasks, batchTokens, negatives, seed, nSkills: set.skills.length, nTrain: set.train.length }))
+    .update(JSON.stringify({ phase, nEmbd: set.nEmbd, dim, tau, lr, wd: opts.weightDecay ?? TRAIN_DEFAULTS.weightDecay, batchTasks, batchTokens, negatives, ...(hardNegatives ? { hardNegatives } : {}), ...(inBatch ? { inBatch } : {}), seed, nSkills: set.skills.length, nTrain: set.train.length }))
     .digest("hex")
     .slice(0, 16);
   // Distinct streams for the two phases of one seed.
@@ -463,7 +509,7 @@ export async function runTraining(set: TrainingSet, opts: TrainLoopOptions): Pro
   const evalNow = async () => (set.val.length > 0 ? evaluateRetrieval(set.val, set.skills, trainer.getWeights(), set.nEmbd, dim, frozen ? opts.keys : undefined) : undefined);
   while (trainer.steps < steps) {
     if (opts.signal?.aborted) throw new GavelError("training aborted", "ABORTED");
-    const packed = packBatch(set.train, skillsForBatch, rng, { batchTasks, batchTokens, negatives, skillWidth: frozen ? dim : set.nEmbd, queryWidth: set.nEmbd });
+    const packed = packBatch(set.train, skillsForBatch, rng, { batchTasks, batchTokens, negatives, hardNegatives, inBatch, skillWidth: frozen ? dim : set.nEmbd, queryWidth: set.nEmbd });
     const { loss, gradNorm } = await trainer.step(packed.batch);
     losses.push(loss);
     tokensDone += packed.tokens;

@@ -26,6 +26,9 @@ export const train: Command = {
   --batch-tasks N       most tasks per step (default ${TRAIN_DEFAULTS.batchTasks}; paper 256)
   --batch-tokens N      most rows of states per step (default ${TRAIN_DEFAULTS.batchTokens}; paper 200,000)
   --negatives N         negatives per task (default ${TRAIN_DEFAULTS.negatives})
+  --hard-negatives N    of those, N drawn from the task's BM25 look-alikes (top hits that are
+                        neither its gold nor a copy of it: same name or description); default 0
+  --in-batch            every skill a batch carries is also a negative of every other task
   --cache DIR           keep backbone states on disk (f16, tokens × n_embd × 2 bytes) across runs
   --resume              continue from <out>.ckpt (and <out>.finetune.ckpt)
   --checkpoint-every N  (default ${TRAIN_DEFAULTS.checkpointEvery})
@@ -45,6 +48,7 @@ export const train: Command = {
         "self-supervised": { type: "boolean" }, out: { type: "string", short: "o" }, layer: { type: "string" },
         "layer-file": { type: "string" }, dim: { type: "string" }, steps: { type: "string" }, lr: { type: "string" },
         "batch-tasks": { type: "string" }, "batch-tokens": { type: "string" }, negatives: { type: "string" },
+        "hard-negatives": { type: "string" }, "in-batch": { type: "boolean" },
         cache: { type: "string" }, resume: { type: "boolean" }, "checkpoint-every": { type: "string" },
         "finetune-steps": { type: "string" }, "finetune-lr": { type: "string" }, eps: { type: "string" },
         exclude: { type: "string" }, "exclude-tasks": { type: "string" }, "val-fraction": { type: "string" },
@@ -64,6 +68,7 @@ export const train: Command = {
         layer: num(values.layer, "layer"), layerFile: values["layer-file"], dim: num(values.dim, "dim"),
         steps: num(values.steps, "steps"), lr: num(values.lr, "lr", false), batchTasks: num(values["batch-tasks"], "batch-tasks"),
         batchTokens: num(values["batch-tokens"], "batch-tokens"), negatives: num(values.negatives, "negatives"),
+        hardNegatives: num(values["hard-negatives"], "hard-negatives"), inBatch: values["in-batch"],
         cache: values.cache, resume: values.resume, checkpointEvery: num(values["checkpoint-every"], "checkpoint-every"),
         finetuneSteps: num(values["finetune-steps"], "finetune-steps"), finetuneLr: num(values["finetune-lr"], "finetune-lr", false),
         eps: num(values.eps, "eps", false), exclude: values.exclude?.split(",").map((s) => s.trim()).filter(Boolean),
