@@ -13,6 +13,7 @@ W="$HOME/work"
 mkdir -p "$OUT" "$L" "$W"
 export PATH="$HOME/bin:$PATH"
 export GAVEL_ADDON=$(cat "$G/addon-path")
+export LD_LIBRARY_PATH="$HOME/gavel-cuda/bin${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 t0=$(date +%s)
 END=$((t0 + ${DEADLINE:-570}))
 left() { echo $((END - $(date +%s))); }
@@ -30,7 +31,7 @@ LIBS="--library $L/golds.jsonl --library $L/mit.jsonl"
 
 mkdir -p "$W/logs"
 # What comes back: the log and one archive (a call returns at most 8 files), rebuilt on every exit.
-trap 'cp "$OUT/full-eval.log" "$W/logs/" 2>/dev/null; tar -czf "$OUT/results.tgz" -C "$W" $(cd "$W" && ls *.jsonl proj.gguf logs 2>/dev/null) 2>/dev/null' EXIT
+trap 'cp "$OUT/full-eval.log" "$W/logs/" 2>/dev/null; tar -czf "$OUT/results.tgz" -C "$W" $(cd "$W" && ls *.jsonl proj.gguf trained.gguf logs 2>/dev/null) 2>/dev/null' EXIT
 
 step() { # name, then the command; skipped when $W/<name>.done exists
   local name=$1; shift
@@ -44,6 +45,17 @@ step() { # name, then the command; skipped when $W/<name>.done exists
   if [ $rc -eq 0 ]; then touch "$W/$name.done"; log "$name: ok"; else log "$name: rc $rc"; fi
   return $rc
 }
+
+# Optional: train the projections here first (TRAIN_LAYER=ℓ*), self-supervised on the public library,
+# with BM25 hard and in-batch negatives; no skill named like a benchmark gold gives a query.
+if [ -n "${TRAIN_LAYER:-}" ]; then
+  EXCL=$(node -e 'const fs=require("fs");console.log([...new Set(fs.readFileSync(process.argv[1],"utf8").split("\n").filter(Boolean).map(l=>JSON.parse(l).name))].join(","))' "$L/golds.jsonl")
+  step train $CLI train --model "$W/gavel-mini.gguf" --library "$L/mit.jsonl" --self-supervised --layer "$TRAIN_LAYER" \
+    --dim 256 --steps "${TRAIN_STEPS:-3000}" --skill-tokens 512 --batch-tasks 32 --batch-tokens 65536 --negatives 15 \
+    --hard-negatives 8 --in-batch --exclude "$EXCL" --exclude-tasks "$L/tasks.jsonl" --limit "${TRAIN_LIMIT:-40000}" \
+    --cache "$HOME/states" --out "$W/trained.gguf" --threads "$(nproc)" --context 2048 --val-every 500 --seed 2 --resume || exit 0
+  [ -f "$W/proj-from-train" ] || { cp "$W/trained.gguf" "$W/proj.gguf"; touch "$W/proj-from-train"; }
+fi
 
 step install-golds $CLI install "$L/golds.jsonl" $A || exit 0
 step install-mit $CLI install "$L/mit.jsonl" $A || exit 0

@@ -21,3 +21,11 @@ if [ -f "$LIB/mit.jsonl" ]; then
   cp ../shared/data/swe-skills-bench/tasks.jsonl .device/lib/tasks.jsonl
 fi
 du -sh .device/run .device/lib
+# The two stage folders of gpu-stage.sh (when an earlier build came back into .device/cuda-build).
+if ls .device/cuda-build/cuda-build.tar.xz.part-ac >/dev/null 2>&1; then
+  rm -rf .device/stage-a .device/stage-b && mkdir -p .device/stage-a .device/stage-b
+  cp .device/node.xz .device/cuda-build/cuda-build.tar.xz.part-aa .device/cuda-build/cuda-build.tar.xz.part-ab .device/stage-a/
+  cp -r .device/run/dist .device/run/node_modules .device/run/cpu-ref.json .device/run/stories.gguf .device/stage-a/
+  cp .device/cuda-build/cuda-build.tar.xz.part-ac .device/stage-b/
+  du -sh .device/stage-a .device/stage-b
+fi
