@@ -121,6 +121,7 @@ class Engine {
   const llama_vocab* vocab_ = nullptr;
   ModelInfo info_;
   int n_batch_ = 512;
+  unsigned threads_ = 1;  // CPU threads of the context, also used for the scorer's log-softmax
   int n_seq_ = 1;
   int n_work_ = 1;  // sequences [0, n_work_) are working sequences; the rest hold cached prefixes
 
