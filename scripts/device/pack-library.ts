@@ -1,5 +1,5 @@
 // Packs a skill library for the GPU machine, whose calls carry at most 64 MiB: each skill's body is
-// cut to the characters its install render actually reads under the token budget (the encoder's own
+// cut just past the characters its install render reads under the token budget (the encoder's own
 // cut), so the device installs exactly the keys it would from the full library, from a file a
 // fraction of the size. BM25 (which reads whole bodies) is evaluated here, on the full library.
 //
@@ -29,7 +29,10 @@ for (const lib of libraries) {
   if (failed.length) console.log(`${lib}: ${failed.length} entries failed to load (left out, as install leaves them out)`);
   for (const s of skills) {
     const e = enc.encodeSkill(s);
-    const body = s.body.slice(0, e.bodyChars);
+    // A cut body keeps 64 characters past the cut: loading trims a body's trailing whitespace, so a
+    // body ending at the cut could lose a space the render had; with the margin the packed render
+    // still overflows and the device's encoder finds the very same cut (fitting is monotone).
+    const body = e.truncated ? s.body.slice(0, e.bodyChars + 64) : s.body;
     const rec = { id: s.id, name: s.name, description: s.description, body };
     const line = JSON.stringify(rec);
     if (!file.write(line + "\n")) await once(file, "drain");
@@ -37,7 +40,7 @@ for (const lib of libraries) {
     if (e.truncated) cut++;
     charsIn += s.body.length;
     charsOut += body.length;
-    if (n % 97 === 0) sample.push({ full: s, packed: line });
+    if (n <= 200 || n % 97 === 0) sample.push({ full: s, packed: line });
     if (n % 2000 === 0) console.log(`${n} skills, ${((performance.now() - t0) / 1000).toFixed(0)} s`);
   }
 }
