@@ -48,6 +48,8 @@ step() { # name, then the command; skipped when $W/<name>.done exists
 
 # Optional: train the projections here first (TRAIN_LAYER=ℓ*), self-supervised on the public library,
 # with BM25 hard and in-batch negatives; no skill named like a benchmark gold gives a query.
+# (TRAIN_LAYER=scan: the depth layer-scan.sh chose)
+[ "${TRAIN_LAYER:-}" = scan ] && TRAIN_LAYER=$(cat "$W/layer.txt")
 if [ -n "${TRAIN_LAYER:-}" ]; then
   EXCL=$(node -e 'const fs=require("fs");console.log([...new Set(fs.readFileSync(process.argv[1],"utf8").split("\n").filter(Boolean).map(l=>JSON.parse(l).name))].join(","))' "$L/golds.jsonl")
   step train $CLI train --model "$W/gavel-mini.gguf" --library "$L/mit.jsonl" --self-supervised --layer "$TRAIN_LAYER" \

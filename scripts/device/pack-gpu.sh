@@ -29,3 +29,7 @@ if ls .device/cuda-build/cuda-build.tar.xz.part-ac >/dev/null 2>&1; then
   cp .device/cuda-build/cuda-build.tar.xz.part-ac .device/stage-b/
   du -sh .device/stage-a .device/stage-b
 fi
+# The layer scan's projections (one per candidate depth), when trained here (SCAN=/tmp/scan).
+if ls "${SCAN:-/tmp/scan}"/p*.gguf >/dev/null 2>&1; then
+  rm -rf .device/scan && mkdir -p .device/scan && cp "${SCAN:-/tmp/scan}"/p*.gguf .device/scan/ && du -sh .device/scan
+fi
