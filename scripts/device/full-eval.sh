@@ -21,6 +21,7 @@ log() { echo "[$(( $(date +%s) - t0 ))s] $*" | tee -a "$OUT/full-eval.log"; }
 
 # inputs: the model and its projections (tracked, carried by the tree when present), the library
 if [ -f models/gavel-mini.gguf ]; then cp models/gavel-mini.gguf "$W/"; fi
+[ -f "$W/gavel-mini.gguf" ] || cp .device/stage-b/gavel-mini.gguf "$W/"   # a call whose tree left the model out
 if [ -f models/gavel-mini.projections.gguf ] && [ ! -f "$W/proj.gguf" ]; then cp models/gavel-mini.projections.gguf "$W/proj.gguf"; fi
 if [ -f .device/lib/mit.jsonl.xz ] && [ ! -f "$L/mit.jsonl" ]; then xz -dc .device/lib/mit.jsonl.xz > "$L/mit.jsonl.tmp" && mv "$L/mit.jsonl.tmp" "$L/mit.jsonl"; fi
 for f in golds.jsonl tasks.jsonl; do [ -f ".device/lib/$f" ] && cp ".device/lib/$f" "$L/"; done
@@ -55,7 +56,7 @@ if [ -n "${TRAIN_LAYER:-}" ]; then
   step train $CLI train --model "$W/gavel-mini.gguf" --library "$L/mit.jsonl" --self-supervised --layer "$TRAIN_LAYER" \
     --dim 256 --steps "${TRAIN_STEPS:-3000}" --skill-tokens 512 --batch-tasks 32 --batch-tokens 65536 --negatives 15 \
     --hard-negatives 8 --in-batch --exclude "$EXCL" --exclude-tasks "$L/tasks.jsonl" --limit "${TRAIN_LIMIT:-40000}" \
-    --cache "$HOME/states" --out "$W/trained.gguf" --threads "$(nproc)" --context 2048 --val-every 500 --seed 2 --resume || exit 0
+    --val-fraction 0 --cache "$HOME/states" --out "$W/trained.gguf" --threads "$(nproc)" --context 2048 --seed 2 --resume || exit 0
   [ -f "$W/proj-from-train" ] || { cp "$W/trained.gguf" "$W/proj.gguf"; touch "$W/proj-from-train"; }
 fi
 
