@@ -332,3 +332,34 @@ process.kill(process.pid, "SIGKILL");
     expect(bank.stats()).toEqual({ skills: 0, keys: 0, deadKeys: 0, bytes: 0 });
   });
 });
+
+describe("reading keys in bounded chunks", () => {
+  it("readAll asks for at most one chunk per read (node refuses 2 GiB reads) and still fills the buffer exactly", async () => {
+    const { readAll, READ_CHUNK } = await import("../src/bank/store.js");
+    expect(READ_CHUNK).toBeLessThan(2 ** 31);
+    const dir = await mkdtemp(join(tmpdir(), "gavel-chunk-"));
+    try {
+      const data = new Uint8Array(1000).map((_, i) => (i * 37 + 11) & 255);
+      await writeFile(join(dir, "f"), data);
+      const { open } = await import("node:fs/promises");
+      const fh = await open(join(dir, "f"), "r");
+      try {
+        const asked: number[] = [];
+        const spy = { read: (b: Uint8Array, o: number, n: number, p: number) => (asked.push(n), fh.read(b, o, n, p)) };
+        for (const chunk of [1, 7, 333, 4096]) {
+          asked.length = 0;
+          const into = new Uint8Array(900);
+          await readAll(spy as never, into, 100, "f", chunk);
+          expect(Array.from(into)).toEqual(Array.from(data.subarray(100)));
+          expect(Math.max(...asked)).toBeLessThanOrEqual(chunk);
+        }
+        // a file shorter than the rows it should hold is reported, not padded
+        await expect(readAll(fh, new Uint8Array(10), 995, "f", 4)).rejects.toMatchObject({ code: "CORRUPT_FILE" });
+      } finally {
+        await fh.close();
+      }
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});

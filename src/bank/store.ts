@@ -654,10 +654,17 @@ async function writeAll(fh: FileHandle, bytes: Uint8Array, position: number): Pr
   }
 }
 
-async function readAll(fh: FileHandle, into: Uint8Array, position: number, path: string): Promise<void> {
+/**
+ * Most bytes one read asks for: node rejects a length of 2 GiB or more (ERR_OUT_OF_RANGE), and a
+ * 30K-skill bank at dim 256 holds ~6 GB of keys, read as one run.
+ */
+export const READ_CHUNK = 1 << 30;
+
+/** Fills `into` from `position` of the file, in reads of at most `chunk` bytes. */
+export async function readAll(fh: FileHandle, into: Uint8Array, position: number, path: string, chunk = READ_CHUNK): Promise<void> {
   let done = 0;
   while (done < into.byteLength) {
-    const { bytesRead } = await fh.read(into, done, into.byteLength - done, position + done);
+    const { bytesRead } = await fh.read(into, done, Math.min(into.byteLength - done, chunk), position + done);
     if (bytesRead === 0) throw new GavelError(`${path} ended at byte ${position + done}, inside rows the manifest references`, "CORRUPT_FILE");
     done += bytesRead;
   }
