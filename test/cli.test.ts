@@ -28,6 +28,12 @@ describe("gavel CLI", () => {
     const noProj = gavel("route", "a task", "--model", storiesPath);
     expect(noProj.code).toBe(1);
     expect(noProj.err).toMatch(/projections/);
+    // usage errors (a stray positional, an unknown option, a missing value) exit 2 with one line, no stack
+    for (const args of [["projections", "/tmp/x.gguf"], ["eval", "--frobnicate"], ["eval", "--tasks"]]) {
+      const u = gavel(...args);
+      expect(u.code, args.join(" ")).toBe(2);
+      expect(u.err).toMatch(/^gavel: .*--help shows the usage\)\n$/);
+    }
   });
 
   it("projections → install → glance → route → list → uninstall", () => {

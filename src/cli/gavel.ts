@@ -33,8 +33,12 @@ main(process.argv.slice(2)).then(
   },
   (err: unknown) => {
     if (err instanceof GavelError) console.error(`gavel: ${err.message} [${err.code}]`);
-    else if (err instanceof Error && (err as NodeJS.ErrnoException).code === "ERR_PARSE_ARGS_UNKNOWN_OPTION") console.error(`gavel: ${err.message}`);
-    else console.error(err);
+    else if (err instanceof Error && String((err as NodeJS.ErrnoException).code).startsWith("ERR_PARSE_ARGS_")) {
+      // an unknown option, a missing option value, a stray positional argument: a usage error
+      console.error(`gavel: ${err.message} (gavel ${process.argv[2] ?? ""} --help shows the usage)`);
+      process.exitCode = 2;
+      return;
+    } else console.error(err);
     process.exitCode = 1;
   },
 );
