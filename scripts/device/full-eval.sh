@@ -22,7 +22,9 @@ log() { echo "[$(( $(date +%s) - t0 ))s] $*" | tee -a "$OUT/full-eval.log"; }
 # inputs: the model and its projections (tracked, carried by the tree when present), the library
 if [ -f models/gavel-mini.gguf ]; then cp models/gavel-mini.gguf "$W/"; fi
 [ -f "$W/gavel-mini.gguf" ] || cp .device/stage-b/gavel-mini.gguf "$W/"   # a call whose tree left the model out
-if [ -f models/gavel-mini.projections.gguf ] && [ ! -f "$W/proj.gguf" ]; then cp models/gavel-mini.projections.gguf "$W/proj.gguf"; fi
+# the projections to install with (PROJ, default the embedded pair's), unless TRAIN_LAYER trains new ones
+P0=${PROJ:-models/gavel-mini.projections.gguf}
+if [ -f "$P0" ] && [ ! -f "$W/proj.gguf" ]; then cp "$P0" "$W/proj.gguf"; fi
 if [ -f .device/lib/mit.jsonl.xz ] && [ ! -f "$L/mit.jsonl" ]; then xz -dc .device/lib/mit.jsonl.xz > "$L/mit.jsonl.tmp" && mv "$L/mit.jsonl.tmp" "$L/mit.jsonl"; fi
 for f in golds.jsonl tasks.jsonl; do [ -f ".device/lib/$f" ] && cp ".device/lib/$f" "$L/"; done
 cd "$G"

@@ -4,8 +4,9 @@
 # pieces together exceed one call's 64 MiB:
 #   part a, carrying .device/stage-a (node.xz, pieces aa and ab, dist, the runtime packages, the
 #           CPU reference and stories260K): unpacks node and stages $HOME/gavel;
-#   part b, carrying .device/stage-b (piece ac): unpacks the build and checks the CUDA glance against
-#           its CPU twin on small banks.
+#   part b, carrying .device/stage-b (piece ac and the model, which then stays out of the tree of
+#           part a, too large beside node): unpacks the build and checks the CUDA glance against its
+#           CPU twin on small banks.
 # Then scripts/device/full-eval.sh runs on the staged package.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -30,6 +31,8 @@ case "${1:-}" in
     cp .device/stage-b/cuda-build.tar.xz.part-* "$HOME/parts/"
     mkdir -p "$HOME/gavel-cuda"
     cat "$HOME"/parts/cuda-build.tar.xz.part-* | xz -dc | tar -xf - -C "$HOME/gavel-cuda"
+    # the libraries came back under their linker names; the addon asks for the sonames (libllama.so.0 …)
+    (cd "$HOME/gavel-cuda/bin" && for f in lib*.so; do ln -sf "$f" "$f.0"; done)
     echo "$HOME/gavel-cuda/gavel.node" > "$G/addon-path"
     cd "$G"
     export LD_LIBRARY_PATH="$HOME/gavel-cuda/bin${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"

@@ -27,6 +27,7 @@ if ls .device/cuda-build/cuda-build.tar.xz.part-ac >/dev/null 2>&1; then
   cp .device/node.xz .device/cuda-build/cuda-build.tar.xz.part-aa .device/cuda-build/cuda-build.tar.xz.part-ab .device/stage-a/
   cp -r .device/run/dist .device/run/node_modules .device/run/cpu-ref.json .device/run/stories.gguf .device/stage-a/
   cp .device/cuda-build/cuda-build.tar.xz.part-ac .device/stage-b/
+  cp models/gavel-mini.gguf .device/stage-b/
   du -sh .device/stage-a .device/stage-b
 fi
 # The layer scan's projections (one per candidate depth), when trained here (SCAN=/tmp/scan).
