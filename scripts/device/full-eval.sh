@@ -67,9 +67,7 @@ step install-mit $CLI install "$L/mit.jsonl" $A || exit 0
 # validation: the first VAL_PER_BATCH tasks of each of batches 1-5, in one eval (each eval process
 # loads the library and the bank afresh); the paper's constants are in the projections until
 # calibrate writes its own
-node -e 'const fs=require("fs");const per=+process.argv[3];const n={};
-  fs.writeFileSync(process.argv[2],fs.readFileSync(process.argv[1],"utf8").split("\n").filter(Boolean).filter(l=>{const b=String(JSON.parse(l).batch).replace(/\D/g,"");if(+b<1||+b>5)return false;n[b]=(n[b]||0)+1;return n[b]<=per}).join("\n")+"\n")' \
-  "$L/tasks.jsonl" "$L/val-tasks.jsonl" "${VAL_PER_BATCH:-10}"
+node "$G/scripts/device/val-tasks.mjs" "$L/tasks.jsonl" "$L/val-tasks.jsonl" "${VAL_PER_BATCH:-10}"
 step val $CLI eval --tasks "$L/val-tasks.jsonl" $LIBS --batches 1-5 --methods glance,ruling,gL,gV --per-query "$W/val.jsonl" $A || exit 0
 step calibrate $CLI calibrate --per-query "$W/val.jsonl" --projections "$W/proj.gguf" --write || exit 0
 # test: batches 6-10 with the calibrated constants

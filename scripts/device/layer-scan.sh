@@ -18,9 +18,7 @@ if [ -f models/gavel-mini.gguf ]; then cp models/gavel-mini.gguf "$W/"; fi
 if [ -f .device/lib/mit.jsonl.xz ] && [ ! -f "$L/mit.jsonl" ]; then xz -dc .device/lib/mit.jsonl.xz > "$L/mit.jsonl.tmp" && mv "$L/mit.jsonl.tmp" "$L/mit.jsonl"; fi
 for f in golds.jsonl tasks.jsonl; do [ -f ".device/lib/$f" ] && cp ".device/lib/$f" "$L/"; done
 head -"${SCAN_SKILLS:-1000}" "$L/mit.jsonl" > "$L/mit1000.jsonl"
-node -e 'const fs=require("fs");const per=+process.argv[3];const n={};
-  fs.writeFileSync(process.argv[2],fs.readFileSync(process.argv[1],"utf8").split("\n").filter(Boolean).filter(l=>{const b=String(JSON.parse(l).batch).replace(/\D/g,"");if(+b<1||+b>5)return false;n[b]=(n[b]||0)+1;return n[b]<=per}).join("\n")+"\n")' \
-  "$L/tasks.jsonl" "$L/val-tasks.jsonl" "${VAL_PER_BATCH:-10}"
+node "$G/scripts/device/val-tasks.mjs" "$L/tasks.jsonl" "$L/val-tasks.jsonl" "${VAL_PER_BATCH:-10}"
 mkdir -p "$W/scan"
 cp .device/scan/p*.gguf "$W/scan/"
 cd "$G"
