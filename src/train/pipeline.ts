@@ -131,13 +131,29 @@ export async function trainProjections(model: Model, o: TrainProjectionsOptions)
   let stateTokens = 0;
   // Progress of the (slow, once) states pass: a line every ~5%.
   const every = (n: number) => Math.max(1, Math.round(n / 20));
-  for (const [i, s] of skills.entries()) {
-    if (o.signal?.aborted) throw new GavelError("training aborted", "ABORTED");
-    if (i % every(skills.length) === 0) log(`states: skill ${i}/${skills.length}`);
-    const enc = encoder.encodeSkill(trainingRender(s, !!o.selfSupervised));
-    const st = await cache.get(enc.tokens, enc.keyStart, enc.keyEnd);
-    skillStates.push(st);
-    stateTokens += st.length / nEmbd;
+  // Up to 4 skills in flight: while one skill's forward pass runs natively, the JS thread renders and
+  // tokenizes the next (on a GPU the render and tokenizer are the bound). States land in library order.
+  const inFlight: Promise<{ st?: Float32Array; err?: unknown }>[] = [];
+  const settle = async () => {
+    const r = await inFlight.shift()!;
+    if (r.err !== undefined) throw r.err;
+    skillStates.push(r.st!);
+    stateTokens += r.st!.length / nEmbd;
+  };
+  try {
+    for (const [i, s] of skills.entries()) {
+      if (o.signal?.aborted) throw new GavelError("training aborted", "ABORTED");
+      if (i % every(skills.length) === 0) log(`states: skill ${i}/${skills.length}`);
+      const next = (async () => {
+        const enc = encoder.encodeSkill(trainingRender(s, !!o.selfSupervised));
+        return cache.get(enc.tokens, enc.keyStart, enc.keyEnd);
+      })();
+      inFlight.push(next.then((st) => ({ st }), (err: unknown) => ({ err })));
+      if (inFlight.length >= 4) await settle();
+    }
+    while (inFlight.length > 0) await settle();
+  } finally {
+    await Promise.all(inFlight); // never leave a forward pass running behind a failure
   }
   const taskMax = Math.max(16, contextSize - 64);
   const texts = new Map<TrainingExample, string>(); // each example's query text, for hard-negative mining
