@@ -362,4 +362,22 @@ describe("reading keys in bounded chunks", () => {
       await rm(dir, { recursive: true, force: true });
     }
   });
+
+  it("byteViews tiles a range of a buffer with views of at most one chunk (no single view over a 4 GiB bank)", async () => {
+    const { byteViews } = await import("../src/bank/store.js");
+    const buffer = new ArrayBuffer(64);
+    for (const [at, length, chunk] of [[0, 64, 64], [3, 50, 7], [10, 0, 4], [8, 16, 16], [1, 63, 1]]) {
+      const parts = [...byteViews(buffer, at, length, chunk)];
+      expect(parts.every((p) => p.view.buffer === buffer && p.view.byteLength <= chunk && p.view.byteLength > 0)).toBe(true);
+      // contiguous, in order, covering exactly [at, at + length)
+      let next = 0;
+      for (const p of parts) {
+        expect(p.start).toBe(next);
+        expect(p.view.byteOffset).toBe(at + p.start);
+        next += p.view.byteLength;
+      }
+      expect(next).toBe(length);
+      expect(parts).toHaveLength(Math.ceil(length / chunk));
+    }
+  });
 });

@@ -147,6 +147,41 @@ describe("BM25", () => {
     expect(res.perQuery[2].bm25![0]).toBe("git");
     await expect(evaluate({ tasks, library: lib, methods: ["glance"] })).rejects.toThrow(/need a router/);
   });
+
+  it("resumes from earlier records: complete ones are kept as they are, the rest are scored and handed out one by one", async () => {
+    const tasks: EvalTask[] = [
+      { id: "t-pdf", text: "pull the tables out of this PDF", gold_skill_ids: ["pdf"] },
+      { id: "t-git", text: "rebase my branch and recover a lost commit with reflog", gold_skill_ids: ["git"] },
+      { id: "t-docker", text: "write a Dockerfile with compose services", gold_skill_ids: ["docker"] },
+    ];
+    // An earlier record whose (made-up) BM25 list misses: kept as it is, so Hit@1 counts it a miss.
+    const earlier: PerQueryRecord = { id: "t-git", golds: ["git"], accepted: ["git"], bm25: ["docker"] };
+    // One lacking the read-outs of the asked method is scored again; one of an unselected task is dropped.
+    const incomplete: PerQueryRecord = { id: "t-pdf", golds: ["pdf"], accepted: ["pdf"] };
+    const stray: PerQueryRecord = { id: "t-gone", golds: ["git"], accepted: ["git"], bm25: ["git"] };
+    const handed: string[] = [];
+    const res = await evaluate({ tasks, library: lib, previous: [stray, earlier, incomplete], onRecord: async (r) => void handed.push(r.id) });
+    expect(handed).toEqual(["t-pdf", "t-docker"]);
+    expect(res.perQuery.map((r) => r.id)).toEqual(["t-pdf", "t-git", "t-docker"]);
+    expect(res.perQuery[1]).toBe(earlier);
+    expect(res.perQuery[0].bm25![0]).toBe("pdf");
+    expect(res.table[0]).toMatchObject({ method: "bm25", hitAt1: 2 / 3, n: 3 });
+  });
+
+  it("reads back records whose last line a stopped run tore, only when asked to", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "gavel-pq-"));
+    try {
+      const file = join(dir, "pq.jsonl");
+      const rec: PerQueryRecord = { id: "a", golds: ["x"], accepted: ["x"], bm25: ["x"] };
+      writeFileSync(file, JSON.stringify(rec) + "\n" + JSON.stringify(rec).slice(0, 17));
+      await expect(readPerQuery(file)).rejects.toThrow(/pq.jsonl:2: not JSON/);
+      expect(await readPerQuery(file, { tornTail: true })).toEqual([rec]);
+      writeFileSync(file, JSON.stringify(rec).slice(0, 17) + "\n" + JSON.stringify(rec) + "\n");
+      await expect(readPerQuery(file, { tornTail: true })).rejects.toThrow(/pq.jsonl:1: not JSON/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });
 
 describe("end to end on stories260K", () => {
@@ -235,6 +270,24 @@ describe("end to end on stories260K", () => {
     expect(bm.code, bm.err).toBe(0);
     expect(bm.out).toMatch(/^method\s+Hit@1\s+R@20\s+n/m);
     expect(bm.out).toMatch(/^bm25\s+\d\.\d{3}\s+\d\.\d{3}\s+\d+$/m);
+
+    // --per-query keeps records as they come; --resume routes only the tasks the file lacks.
+    const bq = join(dir, "bm25-pq.jsonl");
+    const first = gavel("eval", ...tasksArg, ...libs, "--methods", "bm25", "--per-query", bq, "--limit", "1");
+    expect(first.code, first.err).toBe(0);
+    const one = readFileSync(bq, "utf8");
+    expect(one.trim().split("\n")).toHaveLength(1);
+    writeFileSync(bq, one + one.slice(0, 10)); // a torn line, as a killed run may leave
+    const resumed = gavel("eval", ...tasksArg, ...libs, "--methods", "bm25", "--per-query", bq, "--resume", "--json");
+    expect(resumed.code, resumed.err).toBe(0);
+    expect(resumed.err).toMatch(/resuming: 1 records/);
+    const lines = readFileSync(bq, "utf8").trim().split("\n");
+    expect(lines).toHaveLength(2);
+    expect(lines[0]).toBe(one.trim());
+    expect(JSON.parse(resumed.out).table[0]).toMatchObject({ method: "bm25", n: 2 });
+    const lone = gavel("eval", ...tasksArg, ...libs, "--methods", "bm25", "--resume");
+    expect(lone.code).toBe(1);
+    expect(lone.err).toMatch(/--resume needs --per-query/);
 
     const pq = join(dir, "cli-pq.jsonl");
     const full = gavel("eval", ...tasksArg, ...libs, ...common, "--per-query", pq, "--json");

@@ -68,8 +68,8 @@ step install-mit $CLI install "$L/mit.jsonl" $A || exit 0
 # loads the library and the bank afresh); the paper's constants are in the projections until
 # calibrate writes its own
 node "$G/scripts/device/val-tasks.mjs" "$L/tasks.jsonl" "$L/val-tasks.jsonl" "${VAL_PER_BATCH:-10}"
-step val $CLI eval --tasks "$L/val-tasks.jsonl" $LIBS --batches 1-5 --methods glance,ruling,gL,gV --per-query "$W/val.jsonl" $A || exit 0
+step val $CLI eval --tasks "$L/val-tasks.jsonl" $LIBS --batches 1-5 --methods glance,ruling,gL,gV --per-query "$W/val.jsonl" --resume $A || exit 0
 step calibrate $CLI calibrate --per-query "$W/val.jsonl" --projections "$W/proj.gguf" --write || exit 0
 # test: batches 6-10 with the calibrated constants
-step test $CLI eval --tasks "$L/tasks.jsonl" $LIBS --batches 6-10 --limit ${TEST_LIMIT:-1000} --methods glance,ruling,gL,gV --per-query "$W/test.jsonl" $A || exit 0
+step test $CLI eval --tasks "$L/tasks.jsonl" $LIBS --batches 6-10 --limit ${TEST_LIMIT:-1000} --methods glance,ruling,gL,gV --per-query "$W/test.jsonl" --resume $A || exit 0
 log "all done"

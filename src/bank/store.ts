@@ -352,11 +352,12 @@ export class BankStore {
       for (let i = 0; i < entries.length; i++) offsets[i + 1] = offsets[i] + entries[i].nKeys;
       const total = offsets[entries.length];
       const keys = new Float32Array(total * this.dim);
-      const bytes = new Uint8Array(keys.buffer);
       let row = 0;
       for (const run of contiguousRuns(entries)) {
-        const at = row * this.dim * 4;
-        await readAll(this.#fh!, bytes.subarray(at, at + run.rows * this.dim * 4), run.offset * this.dim * 4, this.#keysPath());
+        // Views of at most READ_CHUNK bytes: one Uint8Array over a bank of 4 GiB or more is refused.
+        for (const part of byteViews(keys.buffer, row * this.dim * 4, run.rows * this.dim * 4)) {
+          await readAll(this.#fh!, part.view, run.offset * this.dim * 4 + part.start, this.#keysPath());
+        }
         row += run.rows;
       }
       return { keys, offsets, entries };
@@ -661,6 +662,15 @@ async function writeAll(fh: FileHandle, bytes: Uint8Array, position: number): Pr
 export const READ_CHUNK = 1 << 30;
 
 /** Fills `into` from `position` of the file, in reads of at most `chunk` bytes. */
+/**
+ * Byte views of `length` bytes of `buffer` from `at`, each at most `chunk` long, with their start
+ * relative to `at`: node and V8 refuse one Uint8Array of 4 GiB or more (and reads of 2 GiB), and a
+ * whole 30K-skill bank is ~6 GB.
+ */
+export function* byteViews(buffer: ArrayBufferLike, at: number, length: number, chunk = READ_CHUNK): Generator<{ view: Uint8Array; start: number }> {
+  for (let start = 0; start < length; start += chunk) yield { view: new Uint8Array(buffer, at + start, Math.min(chunk, length - start)), start };
+}
+
 export async function readAll(fh: FileHandle, into: Uint8Array, position: number, path: string, chunk = READ_CHUNK): Promise<void> {
   let done = 0;
   while (done < into.byteLength) {

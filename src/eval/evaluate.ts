@@ -126,6 +126,16 @@ export interface EvaluateOptions {
    * true). A missing skill would silently lower every glance-based number.
    */
   checkInstalled?: boolean;
+  /**
+   * Records of an earlier, interrupted run (e.g. read back from its `--per-query` file): a task whose
+   * record holds every read-out the methods need is not routed again, and its record joins the result.
+   */
+  previous?: readonly PerQueryRecord[];
+  /**
+   * Called with each new record as soon as its task is scored (awaited), so that a long run can keep
+   * what it has done when it is stopped: `gavel eval --per-query` appends it to the file.
+   */
+  onRecord?: (record: PerQueryRecord) => void | Promise<void>;
   signal?: AbortSignal;
   onProgress?: (p: EvalProgress) => void;
 }
@@ -225,9 +235,21 @@ export async function evaluate(options: EvaluateOptions): Promise<EvalResult> {
     skipped.push(t.id);
     return false;
   });
+  // Earlier records reused: those of scored tasks that hold what every asked method reads.
+  const reusable = new Map<string, PerQueryRecord>();
+  for (const r of options.previous ?? []) {
+    const complete = (!bm25 || Array.isArray(r.bm25)) && (!needRouter || Array.isArray(r.glance)) && (!needVerdict || Array.isArray(r.verdict));
+    if (complete) reusable.set(r.id, r);
+  }
   let done = 0;
   for (const task of scored) {
     if (signal?.aborted) throw abortedError();
+    const earlier = reusable.get(task.id);
+    if (earlier) {
+      perQuery.push(earlier);
+      onProgress?.({ done: ++done, total: scored.length, task: task.id });
+      continue;
+    }
     const accepted = acceptedIds(task.gold_skill_ids, index);
     const rec: PerQueryRecord = { id: task.id, ...(task.batch !== undefined ? { batch: task.batch } : {}), golds: [...task.gold_skill_ids], accepted: [...accepted] };
     if (bm25) rec.bm25 = bm25.search(task.text, k).map((h) => h.id);
@@ -249,6 +271,7 @@ export async function evaluate(options: EvaluateOptions): Promise<EvalResult> {
       }
     }
     perQuery.push(rec);
+    await options.onRecord?.(rec);
     onProgress?.({ done: ++done, total: scored.length, task: task.id });
   }
   return { table: scoreRecords(perQuery, methods, k), perQuery, skipped, warnings };

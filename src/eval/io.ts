@@ -2,7 +2,7 @@
  * Files of `gavel eval` and `gavel calibrate`: libraries from several sources, and per-query records
  * as JSONL.
  */
-import { readFile, writeFile } from "node:fs/promises";
+import { appendFile, readFile, writeFile } from "node:fs/promises";
 import { GavelError, invalidArgument } from "../errors.js";
 import { loadSkills, type Skill, type SkillFailure } from "../skills/index.js";
 import type { PerQueryRecord } from "./evaluate.js";
@@ -43,8 +43,17 @@ export async function writePerQuery(path: string, records: readonly PerQueryReco
   await writeFile(path, records.map((r) => JSON.stringify(r) + "\n").join(""));
 }
 
-/** Reads per-query records written by {@link writePerQuery} (`gavel eval --per-query`). */
-export async function readPerQuery(path: string): Promise<PerQueryRecord[]> {
+/** Appends one per-query record to a file that {@link readPerQuery} reads (a line, written whole). */
+export async function appendPerQuery(path: string, record: PerQueryRecord): Promise<void> {
+  await appendFile(path, JSON.stringify(record) + "\n");
+}
+
+/**
+ * Reads per-query records written by {@link writePerQuery} (`gavel eval --per-query`). With
+ * `tornTail`, a last line that a stopped run left unfinished (no newline after it, not JSON) is
+ * dropped instead of refused: what resuming a run needs.
+ */
+export async function readPerQuery(path: string, options: { tornTail?: boolean } = {}): Promise<PerQueryRecord[]> {
   let text: string;
   try {
     text = await readFile(path, "utf8");
@@ -52,12 +61,14 @@ export async function readPerQuery(path: string): Promise<PerQueryRecord[]> {
     throw new GavelError(`cannot read per-query records ${path}: ${(err as Error).message}`, "FILE_NOT_FOUND", { cause: err });
   }
   const out: PerQueryRecord[] = [];
-  text.split("\n").forEach((line, i) => {
+  const lines = text.split("\n");
+  lines.forEach((line, i) => {
     if (line.trim() === "") return;
     let r: PerQueryRecord;
     try {
       r = JSON.parse(line) as PerQueryRecord;
     } catch {
+      if (options.tornTail && i === lines.length - 1) return;
       throw invalidArgument(`${path}:${i + 1}: not JSON`);
     }
     if (typeof r !== "object" || r === null || typeof r.id !== "string" || !Array.isArray(r.accepted)) {

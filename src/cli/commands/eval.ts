@@ -1,7 +1,8 @@
+import { existsSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { invalidArgument } from "../../errors.js";
-import { evaluate, parseMethods, type EvalMethod, type EvalResult } from "../../eval/evaluate.js";
-import { loadLibrary, writePerQuery } from "../../eval/io.js";
+import { evaluate, parseMethods, type EvalMethod, type EvalResult, type PerQueryRecord } from "../../eval/evaluate.js";
+import { appendPerQuery, loadLibrary, readPerQuery, writePerQuery } from "../../eval/io.js";
 import { loadTasks, selectTasks, type EvalTask } from "../../eval/tasks.js";
 import type { Skill } from "../../skills/index.js";
 import { routerOptions, routerOptionsHelp, table, withRouter, type RouterArgs } from "./common.js";
@@ -58,14 +59,18 @@ export async function loadTasksAndLibrary(values: { tasks?: string; library?: st
 }
 
 /** Runs evaluate with or without a router (BM25 alone needs no model). */
-export async function runEvaluation(values: RouterArgs & { tasks?: string; library?: string[]; batches?: string; limit?: string }, methods: EvalMethod[]): Promise<EvalResult> {
+export async function runEvaluation(
+  values: RouterArgs & { tasks?: string; library?: string[]; batches?: string; limit?: string },
+  methods: EvalMethod[],
+  records: { previous?: readonly PerQueryRecord[]; onRecord?: (r: PerQueryRecord) => Promise<void> } = {},
+): Promise<EvalResult> {
   const controller = new AbortController();
   const onSigint = () => controller.abort();
   process.once("SIGINT", onSigint);
   try {
     const { tasks, library } = await loadTasksAndLibrary(values, controller.signal);
     const run = (router?: Parameters<typeof evaluate>[0]["router"]) =>
-      evaluate({ router, tasks, library, methods, signal: controller.signal, onProgress: taskProgress(process.stderr) });
+      evaluate({ router, tasks, library, methods, ...records, signal: controller.signal, onProgress: taskProgress(process.stderr) });
     const needsModel = methods.some((m) => m !== "bm25");
     const result = needsModel ? await withRouter(values, (router) => run(router)) : await run();
     if (result.skipped.length) console.error(`skipped ${result.skipped.length} tasks whose golds are all absent from the library (${result.skipped.slice(0, 3).join(", ")}${result.skipped.length > 3 ? ", …" : ""})`);
@@ -82,21 +87,35 @@ export const evalCommand: Command = {
 ${taskOptionsHelp}
   --methods LIST        comma-separated, of bm25, glance, ruling, gL (g+αL), gV (g+γV)
                         (default: all; bm25 alone needs no --model, --projections or --bank)
-  --per-query F         write per-query records (JSONL): the input of gavel calibrate
+  --per-query F         write per-query records (JSONL): the input of gavel calibrate; each is
+                        appended as soon as its task is scored, so a stopped run keeps them
+  --resume              with --per-query: keep F's records and route only the tasks it lacks
 ${routerOptionsHelp}
 
 Hit@1: the committed skill is a gold (or a library entry with a gold's name and description).
 R@20: a gold is in the top 20. The ruling and its ablations re-rank the glance's top candidates,
 so their R@20 is the glance's. Install the library into the bank first (gavel install).`,
   async run(args) {
-    const { values } = parseArgs({ args, options: { ...routerOptions, ...taskOptions, methods: { type: "string" }, "per-query": { type: "string" } } });
+    const { values } = parseArgs({ args, options: { ...routerOptions, ...taskOptions, methods: { type: "string" }, "per-query": { type: "string" }, resume: { type: "boolean" } } });
     if (!values.tasks || !values.library?.length) {
       console.error(this.help);
       return 2;
     }
+    const out = values["per-query"];
+    if (values.resume && !out) throw invalidArgument("--resume needs --per-query <file>: the records to go on from");
     const methods = values.methods ? parseMethods(values.methods) : parseMethods("all");
-    const result = await runEvaluation(values, methods);
-    if (values["per-query"]) await writePerQuery(values["per-query"], result.perQuery);
+    let previous: PerQueryRecord[] = [];
+    if (out) {
+      // Resuming keeps the file's whole records (a torn last line is dropped) and rewrites them, so
+      // appends start on a fresh line; otherwise the file starts empty.
+      previous = values.resume && existsSync(out) ? await readPerQuery(out, { tornTail: true }) : [];
+      await writePerQuery(out, previous);
+      if (previous.length) console.error(`resuming: ${previous.length} records in ${out}`);
+    }
+    const result = await runEvaluation(values, methods, out ? { previous, onRecord: (r) => appendPerQuery(out, r) } : {});
+    // The file ends as the result's records in task order (a resumed run appended out of order, and
+    // earlier records of tasks no longer selected are dropped).
+    if (out) await writePerQuery(out, result.perQuery);
     if (values.json) {
       console.log(JSON.stringify({ table: result.table, skipped: result.skipped, warnings: result.warnings }, null, 2));
     } else {
