@@ -627,12 +627,14 @@ describe("the glance's device", () => {
       "const bank = new KeyBank(4); bank.add(new Float32Array([1, 0, 0, 0]));",
       "const q = new Float32Array([1, 0, 0, 0]);",
       "try { await bank.glance(q, { k: 1 }); console.log('no error'); } catch (e) { console.log(e instanceof GavelError, e.code); }",
-      // a glance over a handle subset stays on the CPU whatever the variable says
-      "const r = await bank.glance(q, { k: 1, handles: bank.handles() }); console.log('subset', r.g[0]);",
+      // a glance over a handle subset goes to the device too (whole-bank pass, columns gathered) …
+      "try { await bank.glance(q, { k: 1, handles: bank.handles() }); console.log('no error'); } catch (e) { console.log('subset', e.code); }",
+      // … but one over no skill at all has nothing to compute and stays on the CPU
+      "const r = await bank.glance(q, { k: 1, handles: new Int32Array(0) }); console.log('empty', r.g.length);",
     ].join("\n");
     const { code, out, err } = await runNode(["--input-type=module", "-e", script], { env: { ...process.env, GAVEL_GLANCE_DEVICE: "cuda" } });
     expect(err).toBe("");
     expect(code).toBe(0);
-    expect(out.trim().split("\n")).toEqual(["true CUDA_UNAVAILABLE", "subset 1"]);
+    expect(out.trim().split("\n")).toEqual(["true CUDA_UNAVAILABLE", "subset CUDA_UNAVAILABLE", "empty 0"]);
   });
 });

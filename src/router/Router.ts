@@ -464,7 +464,10 @@ export class Router {
     if (handles.length === 0) throw new GavelError("no skill is installed (or every one has disable-model-invocation)", "EMPTY_LIBRARY");
     const q = await this.#queries(context, live, signal);
     const k = voteK(handles.length);
-    const res = await this.#bank.glance(q.queries, { weights: q.weights, k, handles, signal });
+    // The whole bank when every skill is routable: a whole-bank glance is the one a CUDA build runs
+    // on the device (a restricted one gathers its columns from a whole-bank pass there too).
+    const all = handles.length === this.#bank.size;
+    const res = await this.#bank.glance(q.queries, { weights: q.weights, k, handles: all ? undefined : handles, signal });
     const ranked = Array.from(res.handles, (h, s) => {
       const id = this.#idOf.get(h)!;
       return { column: s, skill: id, name: this.#store.get(id)!.name, g: res.g[s] };

@@ -237,6 +237,22 @@ GlanceResult Glance(const float* queries, int64_t nq, const SkillKeys& keys, int
   return r;
 }
 
+void GatherSkills(const float* m, const int32_t* argmax, int64_t nq, int64_t nAll, const int64_t* pick, int64_t nPick,
+                  GlanceResult& out) {
+  out.m.resize(static_cast<size_t>(nq * nPick));
+  out.argmax.resize(out.m.size());
+  for (int64_t i = 0; i < nq; ++i) {
+    const float* mi = m + i * nAll;
+    const int32_t* ai = argmax + i * nAll;
+    float* om = out.m.data() + i * nPick;
+    int32_t* oa = out.argmax.data() + i * nPick;
+    for (int64_t j = 0; j < nPick; ++j) {
+      om[j] = mi[pick[j]];
+      oa[j] = ai[pick[j]];
+    }
+  }
+}
+
 void Vote(GlanceResult& r, int64_t nq, const int64_t* offsets, int64_t nSkills, const float* weights, int64_t k,
           unsigned threads, const std::atomic<bool>* stop) {
   if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());

@@ -60,6 +60,13 @@ GlanceResult Glance(const float* queries, int64_t nq, const SkillKeys& keys, int
 
 // The glance's second half, for a caller that computed r.m and r.argmax itself (the CUDA twin):
 // skills without keys get m = -1, then the top-k vote fills r.g. Same contract as Glance.
+// Columns `pick` (positions among nAll skills) of a whole-bank max-sim (m and argmax, nq × nAll)
+// into out.m and out.argmax (nq × nPick, in pick order): a restricted glance computed on a device
+// that holds the whole bank. Vote() then runs over the picked skills only, as the CPU's restricted
+// glance does, so both give the same result.
+void GatherSkills(const float* m, const int32_t* argmax, int64_t nq, int64_t nAll, const int64_t* pick, int64_t nPick,
+                  GlanceResult& out);
+
 void Vote(GlanceResult& r, int64_t nq, const int64_t* offsets, int64_t nSkills, const float* weights, int64_t k,
           unsigned threads, const std::atomic<bool>* stop = nullptr);
 

@@ -440,6 +440,12 @@ struct BankGlanceJob {
   std::vector<const float*> base;
   std::vector<int64_t> offsets;
   std::vector<int32_t> handles;
+  // A restricted glance on the device: the whole bank (what the device holds) and the positions of
+  // the asked skills in it. The max-sim runs over every skill, then the asked columns are gathered.
+  std::vector<const float*> allBase;
+  std::vector<int64_t> allOffsets;
+  std::vector<int64_t> pick;
+  bool gather = false;
   int64_t nq = 0, dim = 0, k = 0;
   kernels::Isa isa = kernels::Isa::Generic;
   std::shared_ptr<RunningGlance> run;
@@ -631,8 +637,20 @@ class NativeBank : public Napi::ObjectWrap<NativeBank> {
       job->run->ticket = ticket;
       job->registry = registry_;
       job->version = version_;
-      job->onDevice = !restricted && GlanceOnDevice();
+      job->onDevice = (!restricted || nSkills > 0) && GlanceOnDevice();
       job->device = device_;
+      if (job->onDevice && restricted) {
+        job->gather = true;
+        const int64_t nAll = static_cast<int64_t>(s.entries.size());
+        CheckResultSize(nq, nAll);
+        job->allBase.resize(s.entries.size());
+        job->allOffsets.assign(s.entries.size() + 1, 0);
+        for (int64_t i = 0; i < nAll; ++i) {
+          job->allBase[i] = s.entries[i].keys->data.data();
+          job->allOffsets[i + 1] = job->allOffsets[i] + s.entries[i].keys->rows;
+        }
+        job->pick = std::move(pick);
+      }
       registry_->Add(job->run);
 
       return PromiseWorker<BankGlanceOut>::Start(
@@ -645,20 +663,32 @@ class NativeBank : public Napi::ObjectWrap<NativeBank> {
             BankGlanceOut out;
             const kernels::SkillKeys keys{job->base.data(), job->offsets.data(), static_cast<int64_t>(job->handles.size())};
             if (job->onDevice) {
+              // The device always holds the whole bank (one copy serves every glance until it changes).
+              const bool restricted = job->gather;
+              const kernels::SkillKeys whole =
+                  restricted ? kernels::SkillKeys{job->allBase.data(), job->allOffsets.data(), static_cast<int64_t>(job->allBase.size())} : keys;
               std::shared_ptr<const kernels::device::DeviceKeys> dk;
               {
                 std::lock_guard<std::mutex> lock(job->device->mu);
                 if (job->device->version != job->version || !job->device->keys) {
                   job->device->keys.reset();  // free the old copy first: device memory is the limit
-                  job->device->keys = kernels::device::Upload(keys, job->dim);
+                  job->device->keys = kernels::device::Upload(whole, job->dim);
                   job->device->version = job->version;
                 }
                 dk = job->device->keys;
               }
               const size_t cells = static_cast<size_t>(job->nq * keys.nSkills);
-              out.r.m.resize(cells);
-              out.r.argmax.resize(cells);
-              dk->MaxSim(job->queries.data(), job->nq, out.r.m.data(), out.r.argmax.data(), &job->run->stop);
+              if (!restricted) {
+                out.r.m.resize(cells);
+                out.r.argmax.resize(cells);
+                dk->MaxSim(job->queries.data(), job->nq, out.r.m.data(), out.r.argmax.data(), &job->run->stop);
+              } else {
+                const int64_t nAll = whole.nSkills;
+                std::vector<float> m(static_cast<size_t>(job->nq * nAll));
+                std::vector<int32_t> argmax(m.size());
+                dk->MaxSim(job->queries.data(), job->nq, m.data(), argmax.data(), &job->run->stop);
+                kernels::GatherSkills(m.data(), argmax.data(), job->nq, nAll, job->pick.data(), keys.nSkills, out.r);
+              }
               kernels::Vote(out.r, job->nq, keys.offsets, keys.nSkills, job->weights.data(), job->k, 0, &job->run->stop);
             } else {
               out.r = kernels::Glance(job->queries.data(), job->nq, keys, job->dim, job->weights.data(), job->k,
