@@ -1,7 +1,7 @@
 /**
  * Install throughput, cover compression, bank size and route latency of the Router on this machine.
  *
- *   npm run bench -- install [skills=300] [dim=768] [context=4096]
+ *   npm run bench -- install [skills=300] [dim=768] [context=4096] [budget=default] [jobs=8]
  *
  * stories260K with random projections (dim as given): the figures measure the machinery (one
  * forward pass per skill, projection, ε-cover, storage), not routing quality. Skills come from
@@ -14,7 +14,7 @@ import { Model } from "../src/model/Model.js";
 import { Projections } from "../src/router/projections.js";
 import { Router } from "../src/router/Router.js";
 
-const [nSkills, dim, context] = [300, 768, 4096].map((d, i) => Number(process.argv[2 + i] ?? d));
+const [nSkills, dim, context, budget, jobs] = [300, 768, 4096, 0, 8].map((d, i) => Number(process.argv[2 + i] ?? d));
 const shared = resolve("..", "shared");
 
 function dirBytes(dir: string): number {
@@ -30,10 +30,10 @@ function dirBytes(dir: string): number {
 const model = await Model.load(join(shared, "models", "stories260Ktok512.gguf"), { contextSize: context });
 const projections = await Projections.random(model, { seed: 1, dim });
 const bankDir = mkdtempSync(join(tmpdir(), "gavel-bench-"));
-const router = await Router.open(model, { projections, bankDir });
-console.log(`machine: ${cpus().length} × ${cpus()[0].model}; model ${model.info.description}, context ${model.info.contextSize}, skill budget ${router.skillBudget} tokens, dim ${dim}, ε ${projections.eps}`);
+const router = await Router.open(model, { projections, bankDir, ...(budget > 0 ? { skillBudget: budget } : {}) });
+console.log(`machine: ${cpus().length} × ${cpus()[0].model}; model ${model.info.description}, context ${model.info.contextSize}, skill budget ${router.skillBudget} tokens, dim ${dim}, ε ${projections.eps}, ${jobs} skills in flight`);
 
-const report = await router.install(join(shared, "data", "skills-mit.jsonl.gz"), { limit: nSkills });
+const report = await router.install(join(shared, "data", "skills-mit.jsonl.gz"), { limit: nSkills, concurrency: jobs });
 const n = report.installed.length;
 console.log(`install: ${n} skills (${report.failed.length} failed, ${report.truncated.length} truncated) in ${report.seconds.toFixed(1)} s`);
 console.log(`  ${(n / report.seconds).toFixed(2)} skills/s, ${(report.tokens / report.seconds).toFixed(0)} tokens/s (${report.tokens} tokens, ${(report.tokens / n).toFixed(0)} per skill)`);

@@ -99,6 +99,24 @@ describe("Router on stories260K with random projections", () => {
     rmSync(dir, { recursive: true, force: true });
   }, 300_000);
 
+  it("installs the same bank, in library order, whatever the number of skills in flight", async () => {
+    const task = "Set up continuous integration for a Python package";
+    const runs: { list: string[]; hits: unknown }[] = [];
+    for (const concurrency of [1, 16]) {
+      const dir = tmp("gavel-bank-");
+      const router = await Router.open(model, { projections, bankDir: dir, skillBudget: 128 });
+      const order: string[] = [];
+      const r = await router.install(mitSkills, { limit: 40, concurrency, onProgress: (p) => order.push(p.skill) });
+      expect(r.installed).toEqual(order.filter((id) => r.installed.includes(id)));
+      runs.push({ list: router.list().map((s) => s.id), hits: await router.glance(task, { topK: 40 }) });
+      await expect(router.install(mitSkills, { limit: 1, concurrency: 0 })).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
+      await router.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+    expect(runs[1].list).toEqual(runs[0].list);
+    expect(runs[1].hits).toEqual(runs[0].hits);
+  }, 300_000);
+
   it("L and V equal values recomputed from Model.score on the same tokens", async () => {
     const dir = tmp("gavel-bank-");
     const router = await Router.open(model, { projections, bankDir: dir, skillBudget: 128 });

@@ -75,8 +75,8 @@ if [ -n "${TRAIN_LAYER:-}" ]; then
   [ -f "$W/proj-from-train" ] || { cp "$W/trained.gguf" "$W/proj.gguf"; touch "$W/proj-from-train"; }
 fi
 
-step install-golds $CLI install "$L/golds.jsonl" $A || exit 0
-step install-mit $CLI install "$L/mit.jsonl" $A || exit 0
+step install-golds $CLI install "$L/golds.jsonl" --jobs "${JOBS:-16}" $A || exit 0
+step install-mit $CLI install "$L/mit.jsonl" --jobs "${JOBS:-16}" $A || exit 0
 # The glance alone on the test split first: it needs no verdict, so the table's glance row (and
 # R@20) is in hand early even if the verdict's passes run out of time.
 step test-glance $CLI eval --tasks "$L/tasks.jsonl" $LIBS --batches 6-10 --limit ${TEST_LIMIT:-1000} --methods glance --per-query "$W/test-glance.jsonl" --resume $A || exit 0

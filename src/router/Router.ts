@@ -53,6 +53,12 @@ export interface InstallOptions extends Pick<LoadSkillsOptions, "offset" | "limi
   signal?: AbortSignal;
   /** Commit the bank every this many installed skills (default 64), and at the end. */
   commitEvery?: number;
+  /**
+   * Skills in flight at once (default 8): while the model runs one skill's forward pass, others are
+   * rendered and tokenized, projected and compressed. The bank is the same for any value (skills are
+   * stored in library order); a fast backend (a GPU) needs more in flight to stay busy.
+   */
+  concurrency?: number;
 }
 
 export interface InstallReport {
@@ -285,6 +291,7 @@ export class Router {
       const o = optionsObject(options, "options") as InstallOptions;
       const signal = signalOption(o.signal);
       const commitEvery = intOption(o.commitEvery, "commitEvery", 1, 1 << 20, 64);
+      const inFlight = intOption(o.concurrency, "concurrency", 1, 256, 8);
       if (o.onProgress !== undefined && typeof o.onProgress !== "function") throw invalidArgument("onProgress must be a function");
       const t0 = performance.now();
       const { skills, failed } = await loadSkills(source, { offset: o.offset, limit: o.limit, signal });
@@ -296,7 +303,6 @@ export class Router {
       // Up to `inFlight` skills are encoded at once: while one skill's forward pass, projection and
       // cover run natively, the JS thread renders and tokenizes the next. Results are stored strictly
       // in library order, so the bank is the same as with one at a time.
-      const inFlight = 4;
       const window: { skill: Skill; result: Promise<{ enc?: Encoded; err?: unknown }> }[] = [];
       const finish = async (skill: Skill, result: { enc?: Encoded; err?: unknown }) => {
         try {

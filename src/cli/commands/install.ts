@@ -23,12 +23,13 @@ export const install: Command = {
   summary: "install skills (a folder of SKILL.md folders, or a .jsonl[.gz] library) into a bank",
   help: `usage: gavel install <dir|library.jsonl[.gz]> [options]
 ${routerOptionsHelp}
-  --limit N, --offset N take a slice of a JSONL library`,
+  --limit N, --offset N take a slice of a JSONL library
+  --jobs N              skills in flight at once (default 8; more keeps a GPU busy)`,
   async run(args) {
     const { positionals, values } = parseArgs({
       args,
       allowPositionals: true,
-      options: { ...routerOptions, limit: { type: "string" }, offset: { type: "string" } },
+      options: { ...routerOptions, limit: { type: "string" }, offset: { type: "string" }, jobs: { type: "string" } },
     });
     if (positionals.length !== 1) {
       console.error(this.help);
@@ -44,6 +45,7 @@ ${routerOptionsHelp}
           signal: controller.signal,
           limit: values.limit ? Number(values.limit) : undefined,
           offset: values.offset ? Number(values.offset) : undefined,
+          concurrency: values.jobs !== undefined ? Number(values.jobs) : undefined,
         });
         if (values.json) {
           console.log(JSON.stringify({ ...report, failed: report.failed.map((f) => ({ where: f.where, code: f.error.code, error: f.error.message })) }, null, 2));
