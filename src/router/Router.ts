@@ -12,6 +12,7 @@ import { BankStore, bankHeaderFor, type BankEntry } from "../bank/index.js";
 import { RenderEncoder, type EncodedTask } from "./encode.js";
 import { modelFingerprint } from "./fingerprint.js";
 import { coverFarthestFirstAsync, decayWeights, KeyBank, projectNormalize, voteK } from "./kernels.js";
+import { inOrder, type Outcome } from "../util/in-order.js";
 import { Projections } from "./projections.js";
 import { meanLogLikelihood, ruling, shortlist as pickShortlist, yesNoLogOdds } from "./ruling.js";
 import { TextStore } from "./texts.js";
@@ -302,12 +303,22 @@ export class Router {
       const progress = (skill: string, status: InstallProgress["status"]) => o.onProgress?.({ done: ++done, total, skill, status });
       // Up to `inFlight` skills are encoded at once: while one skill's forward pass, projection and
       // cover run natively, the JS thread renders and tokenizes the next. Results are stored strictly
-      // in library order, so the bank is the same as with one at a time.
-      const window: { skill: Skill; result: Promise<{ enc?: Encoded; err?: unknown }> }[] = [];
-      const finish = async (skill: Skill, result: { enc?: Encoded; err?: unknown }) => {
+      // in library order (unchanged skills too), so the bank is the same as with one at a time.
+      const unchanged = Symbol("unchanged");
+      const encode = (skill: Skill): Promise<Encoded | typeof unchanged> => {
+        const existing = this.#store.get(skill.id);
+        if (existing && existing.contentHash === skill.contentHash && this.#handleOf.has(skill.id)) return Promise.resolve(unchanged);
+        return this.#encodeSkill(skill, signal);
+      };
+      const store = async (skill: Skill, outcome: Outcome<Encoded | typeof unchanged>) => {
+        if (outcome.ok && outcome.value === unchanged) {
+          report.unchanged.push(skill.id);
+          progress(skill.id, "unchanged");
+          return;
+        }
         try {
-          if (result.err !== undefined) throw result.err;
-          const enc = result.enc!;
+          if (!outcome.ok) throw outcome.error;
+          const enc = outcome.value as Encoded;
           await this.#texts.put(skill.contentHash, skill);
           await this.#store.put(toBankInput(skill, enc.keyTokens, enc.keyPositions, enc.renderTokens), enc.keys);
           this.#untrack(skill.id);
@@ -327,31 +338,7 @@ export class Router {
         }
       };
       try {
-        try {
-          for (const skill of skills) {
-            if (signal?.aborted) throw abortedError();
-            const existing = this.#store.get(skill.id);
-            if (existing && existing.contentHash === skill.contentHash && this.#handleOf.has(skill.id)) {
-              // Earlier skills still in flight are stored first: progress stays in library order.
-              while (window.length > 0) await finish(window[0].skill, await window.shift()!.result);
-              report.unchanged.push(skill.id);
-              progress(skill.id, "unchanged");
-              continue;
-            }
-            let result: Promise<{ enc?: Encoded; err?: unknown }>;
-            try {
-              result = this.#encodeSkill(skill, signal).then((enc) => ({ enc }), (err: unknown) => ({ err }));
-            } catch (err) {
-              result = Promise.resolve({ err }); // the synchronous render/tokenize part failed
-            }
-            window.push({ skill, result });
-            if (window.length >= inFlight) await finish(window[0].skill, await window.shift()!.result);
-          }
-          while (window.length > 0) await finish(window[0].skill, await window.shift()!.result);
-        } finally {
-          // On an abort or a failure, let the skills still in flight settle before the bank commits.
-          await Promise.all(window.map((w) => w.result));
-        }
+        await inOrder(skills, { width: inFlight, beforeEach: () => { if (signal?.aborted) throw abortedError(); } }, encode, store);
       } finally {
         // Whatever was encoded before an abort or a failure is kept.
         await this.#store.commit();

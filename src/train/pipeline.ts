@@ -16,6 +16,7 @@ import { Bm25Index } from "../eval/bm25.js";
 import { excludePairs, readPairs, readTaskTexts, selfSupervisedPairs, splitValidation, trainingRender, type Pair } from "./pairs.js";
 import { readLayerChoice } from "./layer.js";
 import { StatesCache } from "./states-cache.js";
+import { inOrder } from "../util/in-order.js";
 import { runTraining, TRAIN_DEFAULTS, type RetrievalMetrics, type TrainingExample, type TrainProgress } from "./trainer.js";
 
 /** Options of {@link trainProjections}. */
@@ -133,28 +134,21 @@ export async function trainProjections(model: Model, o: TrainProjectionsOptions)
   const every = (n: number) => Math.max(1, Math.round(n / 20));
   // Up to 4 skills in flight: while one skill's forward pass runs natively, the JS thread renders and
   // tokenizes the next (on a GPU the render and tokenizer are the bound). States land in library order.
-  const inFlight: Promise<{ st?: Float32Array; err?: unknown }>[] = [];
-  const settle = async () => {
-    const r = await inFlight.shift()!;
-    if (r.err !== undefined) throw r.err;
-    skillStates.push(r.st!);
-    stateTokens += r.st!.length / nEmbd;
-  };
-  try {
-    for (const [i, s] of skills.entries()) {
-      if (o.signal?.aborted) throw new GavelError("training aborted", "ABORTED");
+  const skillsIndexed = [...skills.entries()];
+  await inOrder(
+    skillsIndexed,
+    { width: 4, beforeEach: () => { if (o.signal?.aborted) throw new GavelError("training aborted", "ABORTED"); } },
+    async ([i, s]) => {
       if (i % every(skills.length) === 0) log(`states: skill ${i}/${skills.length}`);
-      const next = (async () => {
-        const enc = encoder.encodeSkill(trainingRender(s, !!o.selfSupervised));
-        return cache.get(enc.tokens, enc.keyStart, enc.keyEnd);
-      })();
-      inFlight.push(next.then((st) => ({ st }), (err: unknown) => ({ err })));
-      if (inFlight.length >= 4) await settle();
-    }
-    while (inFlight.length > 0) await settle();
-  } finally {
-    await Promise.all(inFlight); // never leave a forward pass running behind a failure
-  }
+      const enc = encoder.encodeSkill(trainingRender(s, !!o.selfSupervised));
+      return cache.get(enc.tokens, enc.keyStart, enc.keyEnd);
+    },
+    (_, outcome) => {
+      if (!outcome.ok) throw outcome.error;
+      skillStates.push(outcome.value);
+      stateTokens += outcome.value.length / nEmbd;
+    },
+  );
   const taskMax = Math.max(16, contextSize - 64);
   const texts = new Map<TrainingExample, string>(); // each example's query text, for hard-negative mining
   const toExamples = async (list: Pair[]): Promise<TrainingExample[]> => {
