@@ -83,6 +83,20 @@ async function checkContents(bank: BankStore, expected: Map<string, Float32Array
   all.entries.forEach((e, i) => {
     expect(all.keys.subarray(all.offsets[i] * DIM, all.offsets[i + 1] * DIM), e.id).toEqual(expected.get(e.id));
   });
+  // The same keys in batches of whole skills, each within the byte cap unless a skill alone exceeds it.
+  const cap = DIM * 4 * (1 + Math.floor(r() * 40));
+  const seen: string[] = [];
+  await bank.forEachKeyBatch(cap, (b) => {
+    expect(b.offsets.length).toBe(b.entries.length + 1);
+    expect(b.keys.length).toBe(b.offsets[b.entries.length] * DIM);
+    if (b.entries.length > 1) expect(b.keys.byteLength).toBeLessThanOrEqual(cap);
+    b.entries.forEach((e, i) => {
+      seen.push(e.id);
+      expect(b.keys.subarray(b.offsets[i] * DIM, b.offsets[i + 1] * DIM), e.id).toEqual(expected.get(e.id));
+    });
+  });
+  expect(seen).toEqual(all.entries.map((e) => e.id));
+  await expectCode(bank.forEachKeyBatch(0, () => {}), "INVALID_ARGUMENT");
   const stats = bank.stats();
   expect(stats.skills).toBe(expected.size);
   expect(stats.keys).toBe([...expected.values()].reduce((a, k) => a + k.length / DIM, 0));

@@ -343,25 +343,54 @@ export class BankStore {
 
   /**
    * Every live key in one pass over the keys file (adjacent skills are read as one range; dead rows
-   * are skipped), laid out for the glance kernel.
+   * are skipped), laid out for the glance kernel. Holds the whole bank in one array: to load it into
+   * something else, {@link forEachKeyBatch} needs only a batch's worth of memory beside it.
    */
   readAllKeys(): Promise<BankKeys> {
     return this.#run(async () => {
       const entries = [...this.#entries.values()];
-      const offsets = new Int32Array(entries.length + 1);
-      for (let i = 0; i < entries.length; i++) offsets[i + 1] = offsets[i] + entries[i].nKeys;
-      const total = offsets[entries.length];
-      const keys = new Float32Array(total * this.dim);
-      let row = 0;
-      for (const run of contiguousRuns(entries)) {
-        // Views of at most READ_CHUNK bytes: one Uint8Array over a bank of 4 GiB or more is refused.
-        for (const part of byteViews(keys.buffer, row * this.dim * 4, run.rows * this.dim * 4)) {
-          await readAll(this.#fh!, part.view, run.offset * this.dim * 4 + part.start, this.#keysPath());
-        }
-        row += run.rows;
-      }
-      return { keys, offsets, entries };
+      return entries.length === 0 ? { keys: new Float32Array(0), offsets: new Int32Array(1), entries } : this.#readBatch(entries);
     });
+  }
+
+  /**
+   * Every live key, in entry order, handed to `onBatch` in batches of whole skills of at most
+   * `maxBytes` of keys each (a larger skill comes alone). Reopening a 30K-skill bank (~6 GB) this way
+   * costs the bank plus one batch, not twice the bank. The store is not changed meanwhile.
+   */
+  forEachKeyBatch(maxBytes: number, onBatch: (batch: BankKeys) => void | Promise<void>): Promise<void> {
+    if (!(maxBytes > 0)) return Promise.reject(invalidArgument("maxBytes must be positive"));
+    return this.#run(async () => {
+      const rowBytes = this.dim * 4;
+      let batch: BankEntry[] = [];
+      let bytes = 0;
+      for (const e of this.#entries.values()) {
+        if (batch.length > 0 && bytes + e.nKeys * rowBytes > maxBytes) {
+          await onBatch(await this.#readBatch(batch));
+          batch = [];
+          bytes = 0;
+        }
+        batch.push(e);
+        bytes += e.nKeys * rowBytes;
+      }
+      if (batch.length > 0) await onBatch(await this.#readBatch(batch));
+    });
+  }
+
+  /** The keys of `entries` (in this order), read run by run. */
+  async #readBatch(entries: BankEntry[]): Promise<BankKeys> {
+    const offsets = new Int32Array(entries.length + 1);
+    for (let i = 0; i < entries.length; i++) offsets[i + 1] = offsets[i] + entries[i].nKeys;
+    const keys = new Float32Array(offsets[entries.length] * this.dim);
+    let row = 0;
+    for (const run of contiguousRuns(entries)) {
+      // Views of at most READ_CHUNK bytes: one Uint8Array over a bank of 4 GiB or more is refused.
+      for (const part of byteViews(keys.buffer, row * this.dim * 4, run.rows * this.dim * 4)) {
+        await readAll(this.#fh!, part.view, run.offset * this.dim * 4 + part.start, this.#keysPath());
+      }
+      row += run.rows;
+    }
+    return { keys, offsets, entries };
   }
 
   /**

@@ -244,11 +244,14 @@ export class Router {
     try {
       const bank = new KeyBank(projections.dim);
       const router = new Router(model, projections, store, bank, skillBudget);
-      const all = await store.readAllKeys();
-      for (let s = 0; s < all.entries.length; s++) {
-        const e = all.entries[s];
-        router.#track(e.id, bank.add(all.keys.subarray(all.offsets[s] * projections.dim, all.offsets[s + 1] * projections.dim)));
-      }
+      // In batches of 256 MiB: the native bank copies each skill's keys, so reading the whole bank
+      // first would hold it twice.
+      await store.forEachKeyBatch(256 * 2 ** 20, (batch) => {
+        for (let s = 0; s < batch.entries.length; s++) {
+          const e = batch.entries[s];
+          router.#track(e.id, bank.add(batch.keys.subarray(batch.offsets[s] * projections.dim, batch.offsets[s + 1] * projections.dim)));
+        }
+      });
       return router;
     } catch (err) {
       await store.close();
