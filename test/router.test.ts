@@ -106,10 +106,12 @@ describe("Router on stories260K with random projections", () => {
       const dir = tmp("gavel-bank-");
       const router = await Router.open(model, { projections, bankDir: dir, skillBudget: 128 });
       const order: string[] = [];
-      const r = await router.install(mitSkills, { limit: 40, concurrency, onProgress: (p) => order.push(p.skill) });
+      // one run commits by count, the other by the default interval
+      const r = await router.install(mitSkills, { limit: 40, concurrency, onProgress: (p) => order.push(p.skill), ...(concurrency === 1 ? { commitEvery: 7 } : {}) });
       expect(r.installed).toEqual(order.filter((id) => r.installed.includes(id)));
       runs.push({ list: router.list().map((s) => s.id), hits: await router.glance(task, { topK: 40 }) });
       await expect(router.install(mitSkills, { limit: 1, concurrency: 0 })).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
+      await expect(router.install(mitSkills, { limit: 1, commitEvery: 0 })).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
       await router.close();
       rmSync(dir, { recursive: true, force: true });
     }

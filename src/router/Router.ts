@@ -52,7 +52,12 @@ export interface InstallProgress {
 export interface InstallOptions extends Pick<LoadSkillsOptions, "offset" | "limit"> {
   onProgress?: (p: InstallProgress) => void;
   signal?: AbortSignal;
-  /** Commit the bank every this many installed skills (default 64), and at the end. */
+  /**
+   * Commit the bank every this many installed skills, and at the end. By default it commits at most
+   * every {@link COMMIT_INTERVAL_MS} (and at the end): a commit rewrites the manifest, which grows
+   * with the bank (~90 MB at 30K skills), so committing every few dozen skills made a large install
+   * quadratic. An interrupted install loses at most the skills since the last commit.
+   */
   commitEvery?: number;
   /**
    * Skills in flight at once (default 8): while the model runs one skill's forward pass, others are
@@ -154,6 +159,9 @@ function chatAsTask(messages: ChatMessage[]): string {
 }
 
 /** Bank entries know their skill's text by content hash. */
+/** How often an install commits the bank by default (see {@link InstallOptions.commitEvery}). */
+export const COMMIT_INTERVAL_MS = 10_000;
+
 function toBankInput(skill: Skill, keyTokens: number[], keyPositions: number[], renderTokens: number) {
   return {
     id: skill.id,
@@ -294,7 +302,8 @@ export class Router {
       this.#check();
       const o = optionsObject(options, "options") as InstallOptions;
       const signal = signalOption(o.signal);
-      const commitEvery = intOption(o.commitEvery, "commitEvery", 1, 1 << 20, 64);
+      const commitEvery = o.commitEvery === undefined ? undefined : intOption(o.commitEvery, "commitEvery", 1, 1 << 20, 64);
+      let lastCommit = performance.now();
       const inFlight = intOption(o.concurrency, "concurrency", 1, 256, 8);
       if (o.onProgress !== undefined && typeof o.onProgress !== "function") throw invalidArgument("onProgress must be a function");
       const t0 = performance.now();
@@ -332,7 +341,11 @@ export class Router {
           report.keys += enc.keyTokens.length;
           report.rawKeys += enc.rawKeys;
           progress(skill.id, "installed");
-          if (++staged % commitEvery === 0) await this.#store.commit();
+          staged++;
+          if (commitEvery !== undefined ? staged % commitEvery === 0 : performance.now() - lastCommit >= COMMIT_INTERVAL_MS) {
+            await this.#store.commit();
+            lastCommit = performance.now();
+          }
         } catch (err) {
           if (err instanceof GavelError && (err.code === "ABORTED" || err.code === "DISPOSED")) throw err;
           const error = err instanceof GavelError ? err : new GavelError(`could not install: ${(err as Error).message}`, "SKILL_INVALID", { cause: err });
