@@ -38,6 +38,7 @@ const n = report.installed.length;
 console.log(`install: ${n} skills (${report.failed.length} failed, ${report.truncated.length} truncated) in ${report.seconds.toFixed(1)} s`);
 console.log(`  ${(n / report.seconds).toFixed(2)} skills/s, ${(report.tokens / report.seconds).toFixed(0)} tokens/s (${report.tokens} tokens, ${(report.tokens / n).toFixed(0)} per skill)`);
 console.log(`  cover: ${report.rawKeys} keys → ${report.keys} kept, ${(report.rawKeys / report.keys).toFixed(2)}× compression`);
+console.log(`  stages, summed over skills in flight (s): ${JSON.stringify(Object.fromEntries(Object.entries(report.stages).map(([k, v]) => [k, +v.toFixed(2)])))}`);
 const bytes = dirBytes(bankDir);
 console.log(`  bank on disk: ${(bytes / 2 ** 20).toFixed(1)} MiB, ${(bytes / n / 1024).toFixed(1)} KiB per skill (keys ${((report.keys * dim * 4) / n / 1024).toFixed(1)} KiB of it); in memory ${(router.stats().memoryBytes / 2 ** 20).toFixed(1)} MiB`);
 

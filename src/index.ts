@@ -14,6 +14,7 @@ export {
   type InstallOptions,
   type InstallProgress,
   type InstallReport,
+  type InstallStages,
   type InstalledSkill,
   type GlanceOptions,
   type GlanceHit,

@@ -109,6 +109,9 @@ describe("Router on stories260K with random projections", () => {
       // one run commits by count, the other by the default interval
       const r = await router.install(mitSkills, { limit: 40, concurrency, onProgress: (p) => order.push(p.skill), ...(concurrency === 1 ? { commitEvery: 7 } : {}) });
       expect(r.installed).toEqual(order.filter((id) => r.installed.includes(id)));
+      // every stage took time, and each skill's own stages happen one after another
+      for (const [stage, sec] of Object.entries(r.stages)) expect(sec, stage).toBeGreaterThan(0);
+      if (concurrency === 1) expect(r.stages.render + r.stages.forward + r.stages.project + r.stages.cover + r.stages.store).toBeLessThanOrEqual(r.seconds);
       runs.push({ list: router.list().map((s) => s.id), hits: await router.glance(task, { topK: 40 }) });
       await expect(router.install(mitSkills, { limit: 1, concurrency: 0 })).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
       await expect(router.install(mitSkills, { limit: 1, commitEvery: 0 })).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });

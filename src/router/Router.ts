@@ -81,6 +81,27 @@ export interface InstallReport {
   /** Keys before compression (the ε-cover keeps `keys` of them). */
   rawKeys: number;
   seconds: number;
+  /**
+   * Seconds spent in each stage, summed over the installed skills. Skills in flight overlap, so the
+   * stages add up to more than `seconds`; the largest one is what bounds an install.
+   */
+  stages: InstallStages;
+}
+
+/** Where an install's time went (see {@link InstallReport.stages}). */
+export interface InstallStages {
+  /** Rendering r(s) and tokenizing it, cut search included (on the JavaScript thread). */
+  render: number;
+  /** The model's forward pass to layer ℓ*, queue wait included. */
+  forward: number;
+  /** Projection W_s h and normalisation. */
+  project: number;
+  /** The ε-cover. */
+  cover: number;
+  /** Writing the skill's text and keys to the bank. */
+  store: number;
+  /** Bank commits (manifest rewrites). */
+  commit: number;
 }
 
 export interface InstalledSkill {
@@ -308,7 +329,8 @@ export class Router {
       if (o.onProgress !== undefined && typeof o.onProgress !== "function") throw invalidArgument("onProgress must be a function");
       const t0 = performance.now();
       const { skills, failed } = await loadSkills(source, { offset: o.offset, limit: o.limit, signal });
-      const report: InstallReport = { installed: [], unchanged: [], failed: [...failed], truncated: [], tokens: 0, keys: 0, rawKeys: 0, seconds: 0 };
+      const stages: InstallStages = { render: 0, forward: 0, project: 0, cover: 0, store: 0, commit: 0 };
+      const report: InstallReport = { installed: [], unchanged: [], failed: [...failed], truncated: [], tokens: 0, keys: 0, rawKeys: 0, seconds: 0, stages };
       const total = skills.length;
       let done = 0;
       let staged = 0;
@@ -320,7 +342,7 @@ export class Router {
       const encode = (skill: Skill): Promise<Encoded | typeof unchanged> => {
         const existing = this.#store.get(skill.id);
         if (existing && existing.contentHash === skill.contentHash && this.#handleOf.has(skill.id)) return Promise.resolve(unchanged);
-        return this.#encodeSkill(skill, signal);
+        return this.#encodeSkill(skill, signal, stages);
       };
       const store = async (skill: Skill, outcome: Outcome<Encoded | typeof unchanged>) => {
         if (outcome.ok && outcome.value === unchanged) {
@@ -331,8 +353,10 @@ export class Router {
         try {
           if (!outcome.ok) throw outcome.error;
           const enc = outcome.value as Encoded;
+          const t = performance.now();
           await this.#texts.put(skill.contentHash, skill);
           await this.#store.put(toBankInput(skill, enc.keyTokens, enc.keyPositions, enc.renderTokens), enc.keys);
+          stages.store += (performance.now() - t) / 1000;
           this.#untrack(skill.id);
           this.#track(skill.id, this.#bank.add(enc.keys));
           report.installed.push(skill.id);
@@ -343,8 +367,10 @@ export class Router {
           progress(skill.id, "installed");
           staged++;
           if (commitEvery !== undefined ? staged % commitEvery === 0 : performance.now() - lastCommit >= COMMIT_INTERVAL_MS) {
+            const t = performance.now();
             await this.#store.commit();
             lastCommit = performance.now();
+            stages.commit += (lastCommit - t) / 1000;
           }
         } catch (err) {
           if (err instanceof GavelError && (err.code === "ABORTED" || err.code === "DISPOSED")) throw err;
@@ -357,7 +383,9 @@ export class Router {
         await inOrder(skills, { width: inFlight, beforeEach: () => { if (signal?.aborted) throw abortedError(); } }, encode, store);
       } finally {
         // Whatever was encoded before an abort or a failure is kept.
+        const t = performance.now();
         await this.#store.commit();
+        stages.commit += (performance.now() - t) / 1000;
       }
       report.seconds = (performance.now() - t0) / 1000;
       return report;
@@ -365,14 +393,24 @@ export class Router {
   }
 
   /** One forward pass over r(s): keys = ε-cover of normalize(W_s h) over the header and body tokens. */
-  async #encodeSkill(skill: Skill, signal?: AbortSignal): Promise<Encoded> {
+  async #encodeSkill(skill: Skill, signal?: AbortSignal, stages?: InstallStages): Promise<Encoded> {
+    let t = performance.now();
+    const lap = (stage: keyof InstallStages) => {
+      const now = performance.now();
+      if (stages) stages[stage] += (now - t) / 1000;
+      t = now;
+    };
     const enc = this.#encoder.encodeSkill(skill);
+    lap("render");
     const { nEmbd } = this.model.info;
     const { dim, eps, layer, ws } = this.projections;
     const states = await this.model.hiddenStates(enc.tokens, layer, { signal });
+    lap("forward");
     const rows = states.subarray(enc.keyStart * nEmbd, enc.keyEnd * nEmbd);
     const all = rows.length > 0 ? await projectNormalize(rows, nEmbd, ws, dim) : new Float32Array(0);
+    lap("project");
     const kept = all.length > 0 ? await coverFarthestFirstAsync(all, dim, eps) : new Int32Array(0);
+    lap("cover");
     const keys = new Float32Array(kept.length * dim);
     const keyTokens: number[] = [];
     const keyPositions: number[] = [];

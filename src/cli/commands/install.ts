@@ -54,6 +54,11 @@ ${routerOptionsHelp}
             `installed ${report.installed.length}, unchanged ${report.unchanged.length}, failed ${report.failed.length}` +
               ` in ${report.seconds.toFixed(1)} s (${report.tokens} tokens, ${report.keys} keys kept of ${report.rawKeys})`,
           );
+          if (report.installed.length > 0) {
+            const st = report.stages;
+            const parts = (Object.keys(st) as (keyof typeof st)[]).map((k) => `${k} ${st[k].toFixed(1)} s`);
+            console.log(`  stages, summed over skills in flight: ${parts.join(", ")}`);
+          }
           for (const f of report.failed) console.log(`  failed: ${f.where}: ${f.error.message}`);
           if (report.truncated.length) {
             const shown = report.truncated.slice(0, 5).join(", ");
