@@ -179,10 +179,10 @@ function chatAsTask(messages: ChatMessage[]): string {
   return messages.map((m) => `${m.role}: ${m.content}`).join("\n");
 }
 
-/** Bank entries know their skill's text by content hash. */
 /** How often an install commits the bank by default (see {@link InstallOptions.commitEvery}). */
 export const COMMIT_INTERVAL_MS = 10_000;
 
+/** Bank entries know their skill's text by content hash. */
 function toBankInput(skill: Skill, keyTokens: number[], keyPositions: number[], renderTokens: number) {
   return {
     id: skill.id,
