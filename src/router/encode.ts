@@ -100,11 +100,16 @@ export class RenderEncoder {
     // the longest fitting cut lies below it (fitting is monotone in the cut), so searching from there
     // finds the same cut as from the whole body, without tokenizing a 100 KB body 20 times.
     const preCut = this.skillBudget * 16;
+    let enc: EncodedSkill | undefined;
     if (skill.body.length > preCut) {
       const short = { ...skill, body: skill.body.slice(0, preCut) };
-      if (this.#encodeSkillOnce(short).tokens.length > this.skillBudget) skill = short;
+      const encShort = this.#encodeSkillOnce(short);
+      if (encShort.tokens.length > this.skillBudget) {
+        skill = short;
+        enc = encShort; // the render of the pre-cut skill, reused rather than tokenized again
+      }
     }
-    const enc = this.#encodeSkillOnce(skill);
+    enc ??= this.#encodeSkillOnce(skill);
     if (enc.tokens.length <= this.skillBudget) return enc;
     // Cut the body; if the name and description alone overflow (tiny budgets), cut the description too.
     // The search starts from the cut the tokens-per-character ratio predicts, so a long body costs a
@@ -177,12 +182,19 @@ export class RenderEncoder {
     return best;
   }
 
+  /** The render's text before the skill (the template's opening) and SKILL_INTRO, tokenized once. */
+  #fixed: { before: string; beforeTokens: Int32Array; intro: Int32Array } | undefined;
+
   #encodeSkillOnce(skill: RenderableSkill): EncodedSkill {
     const r = renderSkill(this.template, skill);
     const contentStart = r.spans.header.start - SKILL_INTRO.length;
-    const before = this.#scaffold(r.text.slice(0, contentStart), true);
+    const beforeText = r.text.slice(0, contentStart);
+    // The same for every skill of a template; kept by its text, so a template whose opening did
+    // depend on the skill would still be tokenized each time.
+    if (this.#fixed?.before !== beforeText) this.#fixed = { before: beforeText, beforeTokens: this.#scaffold(beforeText, true), intro: this.#plain(SKILL_INTRO) };
+    const before = this.#fixed.beforeTokens;
     const content = this.#plain(r.text.slice(contentStart));
-    const intro = this.#plain(SKILL_INTRO);
+    const intro = this.#fixed.intro;
     const introLen = commonPrefix(intro, content);
     const keyedEnd = commonPrefix(this.#plain(r.text.slice(contentStart, r.spans.keyed.end)), content);
     return {
