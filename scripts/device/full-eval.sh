@@ -6,32 +6,20 @@
 # whole stays inside one call's limit (DEADLINE seconds, default 570): run it again to go on.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
-OUT=${OUT:-/tmp/gavel-out}
-G="$HOME/gavel"
-L="$HOME/lib"
-W="$HOME/work"
-mkdir -p "$OUT" "$L" "$W"
-export PATH="$HOME/bin:$PATH"
-export GAVEL_ADDON=$(cat "$G/addon-path")
-export LD_LIBRARY_PATH="$HOME/gavel-cuda/bin${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+t0=$(date +%s)   # before the inputs are unpacked: DEADLINE counts from the call's start
+source scripts/device/env.sh
 # llama.cpp's messages go to each step's log (an abort's reason is only there); CUDA graphs off
 # unless asked for: the one abort seen in the verdict's decode (session 3, H100) came inside
 # ggml-cuda's graph compute, and gavel-mini's small graphs gain little from them.
 export GAVEL_LOG=${GAVEL_LOG:-1}
 export GGML_CUDA_DISABLE_GRAPHS=${GGML_CUDA_DISABLE_GRAPHS:-1}
-t0=$(date +%s)
 END=$((t0 + ${DEADLINE:-570}))
 left() { echo $((END - $(date +%s))); }
 log() { echo "[$(( $(date +%s) - t0 ))s] $*" | tee -a "$OUT/full-eval.log"; }
 
-# inputs: the model and its projections (tracked, carried by the tree when present), the library
-if [ -f models/gavel-mini.gguf ]; then cp models/gavel-mini.gguf "$W/"; fi
-[ -f "$W/gavel-mini.gguf" ] || cp .device/stage-b/gavel-mini.gguf "$W/"   # a call whose tree left the model out
 # the projections to install with (PROJ, default the embedded pair's), unless TRAIN_LAYER trains new ones
 P0=${PROJ:-models/gavel-mini.projections.gguf}
 if [ -f "$P0" ] && [ ! -f "$W/proj.gguf" ]; then cp "$P0" "$W/proj.gguf"; fi
-if [ -f .device/lib/mit.jsonl.xz ] && [ ! -f "$L/mit.jsonl" ]; then xz -dc .device/lib/mit.jsonl.xz > "$L/mit.jsonl.tmp" && mv "$L/mit.jsonl.tmp" "$L/mit.jsonl"; fi
-for f in golds.jsonl tasks.jsonl; do [ -f ".device/lib/$f" ] && cp ".device/lib/$f" "$L/"; done
 cd "$G"
 A="--model $W/gavel-mini.gguf --projections $W/proj.gguf --bank $HOME/bank --context 2048 --skill-budget 512"
 CLI="node dist/cli/gavel.js"

@@ -7,16 +7,7 @@
 # which full-eval.sh trains at. Test batches 6-10 are never read here.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
-OUT=${OUT:-/tmp/gavel-out}
-G="$HOME/gavel"; L="$HOME/lib"; W="$HOME/work"
-mkdir -p "$OUT" "$L" "$W"
-export PATH="$HOME/bin:$PATH"
-export GAVEL_ADDON=$(cat "$G/addon-path")
-export LD_LIBRARY_PATH="$HOME/gavel-cuda/bin${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-if [ -f models/gavel-mini.gguf ]; then cp models/gavel-mini.gguf "$W/"; fi
-[ -f "$W/gavel-mini.gguf" ] || cp .device/stage-b/gavel-mini.gguf "$W/"   # a call whose tree left the model out
-if [ -f .device/lib/mit.jsonl.xz ] && [ ! -f "$L/mit.jsonl" ]; then xz -dc .device/lib/mit.jsonl.xz > "$L/mit.jsonl.tmp" && mv "$L/mit.jsonl.tmp" "$L/mit.jsonl"; fi
-for f in golds.jsonl tasks.jsonl; do [ -f ".device/lib/$f" ] && cp ".device/lib/$f" "$L/"; done
+source scripts/device/env.sh
 head -"${SCAN_SKILLS:-1000}" "$L/mit.jsonl" > "$L/mit1000.jsonl"
 node "$G/scripts/device/val-tasks.mjs" "$L/tasks.jsonl" "$L/val-tasks.jsonl" "${VAL_PER_BATCH:-10}"
 mkdir -p "$W/scan"
