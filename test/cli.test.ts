@@ -45,8 +45,12 @@ describe("gavel CLI", () => {
     expect(inst.code, inst.err).toBe(0);
     expect(inst.out).toMatch(/installed 5, unchanged 0, failed 0/);
     expect(inst.err).toMatch(/5\/5/); // progress
-    const again = gavel("install", join(sharedDir, "data", "swe-skills-bench", "skills.jsonl"), "--limit", "5", ...common);
+    expect(inst.out).toMatch(/stages, summed over skills in flight: render [\d.]+ s, forward [\d.]+ s/);
+    const again = gavel("install", join(sharedDir, "data", "swe-skills-bench", "skills.jsonl"), "--limit", "5", "--jobs", "3", ...common);
     expect(again.out).toMatch(/installed 0, unchanged 5/);
+    const badJobs = gavel("install", join(sharedDir, "data", "swe-skills-bench", "skills.jsonl"), "--jobs", "2.5", ...common);
+    expect(badJobs.code).toBe(1);
+    expect(badJobs.err).toMatch(/--jobs must be a whole number from 1 to 256, got 2\.5 \[INVALID_ARGUMENT\]/);
     const gl = gavel("glance", "write a dockerfile", "--top", "3", "--json", ...common);
     expect(gl.code, gl.err).toBe(0);
     expect(JSON.parse(gl.out)).toHaveLength(3);
