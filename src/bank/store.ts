@@ -690,7 +690,6 @@ async function writeAll(fh: FileHandle, bytes: Uint8Array, position: number): Pr
  */
 export const READ_CHUNK = 1 << 30;
 
-/** Fills `into` from `position` of the file, in reads of at most `chunk` bytes. */
 /**
  * Byte views of `length` bytes of `buffer` from `at`, each at most `chunk` long, with their start
  * relative to `at`: node and V8 refuse one Uint8Array of 4 GiB or more (and reads of 2 GiB), and a
@@ -700,6 +699,7 @@ export function* byteViews(buffer: ArrayBufferLike, at: number, length: number, 
   for (let start = 0; start < length; start += chunk) yield { view: new Uint8Array(buffer, at + start, Math.min(chunk, length - start)), start };
 }
 
+/** Fills `into` from `position` of the file, in reads of at most `chunk` bytes. */
 export async function readAll(fh: FileHandle, into: Uint8Array, position: number, path: string, chunk = READ_CHUNK): Promise<void> {
   let done = 0;
   while (done < into.byteLength) {

@@ -134,9 +134,8 @@ export async function trainProjections(model: Model, o: TrainProjectionsOptions)
   const every = (n: number) => Math.max(1, Math.round(n / 20));
   // Up to 4 skills in flight: while one skill's forward pass runs natively, the JS thread renders and
   // tokenizes the next (on a GPU the render and tokenizer are the bound). States land in library order.
-  const skillsIndexed = [...skills.entries()];
   await inOrder(
-    skillsIndexed,
+    skills.entries(),
     { width: 4, beforeEach: () => { if (o.signal?.aborted) throw new GavelError("training aborted", "ABORTED"); } },
     async ([i, s]) => {
       if (i % every(skills.length) === 0) log(`states: skill ${i}/${skills.length}`);

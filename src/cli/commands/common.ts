@@ -25,9 +25,13 @@ export const routerOptionsHelp = `
   --skill-budget N      most tokens of a skill render
   --json                print JSON`;
 
-function intArg(v: string | undefined, name: string): number | undefined {
+/** An integer option's value (undefined when absent); with bounds, one inside them. */
+export function intArg(v: string | undefined, name: string, range?: { min: number; max: number }): number | undefined {
   if (v === undefined) return undefined;
   const n = Number(v);
+  if (range && !(Number.isInteger(n) && n >= range.min && n <= range.max)) {
+    throw invalidArgument(`--${name} must be a whole number from ${range.min} to ${range.max}, got ${v}`);
+  }
   if (!Number.isInteger(n)) throw invalidArgument(`--${name} must be an integer, got ${v}`);
   return n;
 }

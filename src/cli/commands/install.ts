@@ -1,6 +1,5 @@
 import { parseArgs } from "node:util";
-import { invalidArgument } from "../../errors.js";
-import { routerOptions, routerOptionsHelp, withRouter } from "./common.js";
+import { intArg, routerOptions, routerOptionsHelp, withRouter } from "./common.js";
 import type { Command } from "./types.js";
 
 /** A one-line progress bar on a terminal; a line every 5% elsewhere (logs, CI). */
@@ -18,12 +17,6 @@ function progressBar(stream: NodeJS.WriteStream) {
       stream.write(`${p.done}/${p.total} (${pct}%)\n`);
     }
   };
-}
-
-function jobsArg(text: string): number {
-  const n = Number(text);
-  if (!Number.isInteger(n) || n < 1 || n > 256) throw invalidArgument(`--jobs must be a whole number from 1 to 256, got ${text}`);
-  return n;
 }
 
 export const install: Command = {
@@ -52,7 +45,7 @@ ${routerOptionsHelp}
           signal: controller.signal,
           limit: values.limit ? Number(values.limit) : undefined,
           offset: values.offset ? Number(values.offset) : undefined,
-          concurrency: values.jobs !== undefined ? jobsArg(values.jobs) : undefined,
+          concurrency: intArg(values.jobs, "jobs", { min: 1, max: 256 }),
         });
         if (values.json) {
           console.log(JSON.stringify({ ...report, failed: report.failed.map((f) => ({ where: f.where, code: f.error.code, error: f.error.message })) }, null, 2));
