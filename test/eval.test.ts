@@ -5,6 +5,7 @@ import { spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { gzipSync } from "node:zlib";
 import { Model } from "../src/model/Model.js";
 import { Projections } from "../src/router/projections.js";
 import { Router } from "../src/router/Router.js";
@@ -178,6 +179,25 @@ describe("BM25", () => {
       expect(await readPerQuery(file, { tornTail: true })).toEqual([rec]);
       writeFileSync(file, JSON.stringify(rec).slice(0, 17) + "\n" + JSON.stringify(rec) + "\n");
       await expect(readPerQuery(file, { tornTail: true })).rejects.toThrow(/pq.jsonl:1: not JSON/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("reads gzipped records like plain ones, and says when a .gz file is not gzip", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "gavel-pq-"));
+    try {
+      const recs: PerQueryRecord[] = [
+        { id: "a", golds: ["x"], accepted: ["x"], bm25: ["x", "y"] },
+        { id: "b", golds: ["y"], accepted: ["y", "z"], glance: [{ skill: "z", g: 0.25 }] },
+      ];
+      const text = recs.map((r) => JSON.stringify(r)).join("\n") + "\n";
+      writeFileSync(join(dir, "pq.jsonl"), text);
+      writeFileSync(join(dir, "pq.jsonl.gz"), gzipSync(text));
+      expect(await readPerQuery(join(dir, "pq.jsonl.gz"))).toEqual(await readPerQuery(join(dir, "pq.jsonl")));
+      expect(await readPerQuery(join(dir, "pq.jsonl.gz"))).toEqual(recs);
+      writeFileSync(join(dir, "plain.jsonl.gz"), text);
+      await expect(readPerQuery(join(dir, "plain.jsonl.gz"))).rejects.toMatchObject({ code: "INVALID_ARGUMENT", message: expect.stringMatching(/plain\.jsonl\.gz: not gzip data/) });
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -20,12 +20,16 @@ log() { echo "[$(( $(date +%s) - t0 ))s] $*" | tee -a "$OUT/full-eval.log"; }
 # the projections to install with (PROJ, default the embedded pair's), unless TRAIN_LAYER trains new ones
 P0=${PROJ:-models/gavel-mini.projections.gguf}
 if [ -f "$P0" ] && [ ! -f "$W/proj.gguf" ]; then cp "$P0" "$W/proj.gguf"; fi
+R=$PWD   # the call's tree
 cd "$G"
 A="--model $W/gavel-mini.gguf --projections $W/proj.gguf --bank $HOME/bank --context 2048 --skill-budget 512"
 CLI="node dist/cli/gavel.js"
 LIBS="--library $L/golds.jsonl --library $L/mit.jsonl"
 
 mkdir -p "$W/logs"
+# Records an earlier machine sent back (.device/lib/seed/<step>.jsonl): an eval resumes from them
+# instead of routing those tasks again (and <step>.done skips a step that finished there).
+for f in "$R"/.device/lib/seed/*.jsonl "$R"/.device/lib/seed/*.done; do [ -f "$f" ] && [ ! -f "$W/$(basename "$f")" ] && cp "$f" "$W/"; done
 # What comes back: the log and one archive (a call returns at most 8 files), rebuilt on every exit.
 trap 'cp "$OUT/full-eval.log" "$W/logs/" 2>/dev/null; tar -czf "$OUT/results.tgz" -C "$W" $(cd "$W" && ls -d *.jsonl proj.gguf trained.gguf logs 2>/dev/null) 2>/dev/null' EXIT
 
@@ -63,17 +67,24 @@ if [ -n "${TRAIN_LAYER:-}" ]; then
   [ -f "$W/proj-from-train" ] || { cp "$W/trained.gguf" "$W/proj.gguf"; touch "$W/proj-from-train"; }
 fi
 
-step install-golds $CLI install "$L/golds.jsonl" --jobs "${JOBS:-16}" $A || exit 0
-step install-mit $CLI install "$L/mit.jsonl" --jobs "${JOBS:-16}" $A || exit 0
+# Install with few llama.cpp threads and 8 in flight: on the GPU llama.cpp's CPU threads only run the
+# embedding lookup. At 16 in flight with 16 threads (session 4, H100) the synchronous render took
+# 22 ms a skill (4.7 ms on an idle 2-core CPU here) and 141 s of a 184 s wall, so the JS thread bound
+# the install; contention for the cores is the suspect, not yet confirmed.
+I="--jobs ${JOBS:-8} --threads ${INSTALL_THREADS:-4}"
+step install-golds $CLI install "$L/golds.jsonl" $I $A || exit 0
+step install-mit $CLI install "$L/mit.jsonl" $I $A || exit 0
 # The glance alone on the test split first: it needs no verdict, so the table's glance row (and
 # R@20) is in hand early even if the verdict's passes run out of time.
 step test-glance $CLI eval --tasks "$L/tasks.jsonl" $LIBS --batches 6-10 --limit ${TEST_LIMIT:-1000} --methods glance --per-query "$W/test-glance.jsonl" --resume $A || exit 0
+# test: batches 6-10 with the verdict, before validation: the records hold every read-out of the top
+# candidates, so the ruling is replayed offline under whatever constants validation fits
+# (score-per-query.ts); the test split is what the table needs most
+step test $CLI eval --tasks "$L/tasks.jsonl" $LIBS --batches 6-10 --limit ${TEST_LIMIT:-1000} --methods glance,ruling,gL,gV --per-query "$W/test.jsonl" --resume $A || exit 0
 # validation: the first VAL_PER_BATCH tasks of each of batches 1-5, in one eval (each eval process
 # loads the library and the bank afresh); the paper's constants are in the projections until
 # calibrate writes its own
 node "$G/scripts/device/val-tasks.mjs" "$L/tasks.jsonl" "$L/val-tasks.jsonl" "${VAL_PER_BATCH:-10}"
 step val $CLI eval --tasks "$L/val-tasks.jsonl" $LIBS --batches 1-5 --methods glance,ruling,gL,gV --per-query "$W/val.jsonl" --resume $A || exit 0
 step calibrate $CLI calibrate --per-query "$W/val.jsonl" --projections "$W/proj.gguf" --write || exit 0
-# test: batches 6-10 with the calibrated constants
-step test $CLI eval --tasks "$L/tasks.jsonl" $LIBS --batches 6-10 --limit ${TEST_LIMIT:-1000} --methods glance,ruling,gL,gV --per-query "$W/test.jsonl" --resume $A || exit 0
 log "all done"

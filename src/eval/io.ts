@@ -3,6 +3,7 @@
  * as JSONL.
  */
 import { appendFile, readFile, writeFile } from "node:fs/promises";
+import { gunzipSync } from "node:zlib";
 import { GavelError, invalidArgument } from "../errors.js";
 import { loadSkills, type Skill, type SkillFailure } from "../skills/index.js";
 import type { PerQueryRecord } from "./evaluate.js";
@@ -54,11 +55,18 @@ export async function appendPerQuery(path: string, record: PerQueryRecord): Prom
  * dropped instead of refused: what resuming a run needs.
  */
 export async function readPerQuery(path: string, options: { tornTail?: boolean } = {}): Promise<PerQueryRecord[]> {
-  let text: string;
+  let bytes: Buffer;
   try {
-    text = await readFile(path, "utf8");
+    bytes = await readFile(path);
   } catch (err) {
     throw new GavelError(`cannot read per-query records ${path}: ${(err as Error).message}`, "FILE_NOT_FOUND", { cause: err });
+  }
+  // Gzipped records (e.g. the ones docs/BENCHMARKS.md keeps under bench/results) are read as they are.
+  let text: string;
+  try {
+    text = (path.endsWith(".gz") ? gunzipSync(bytes) : bytes).toString("utf8");
+  } catch (err) {
+    throw invalidArgument(`${path}: not gzip data (${(err as Error).message})`);
   }
   const out: PerQueryRecord[] = [];
   const lines = text.split("\n");
