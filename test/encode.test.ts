@@ -1,8 +1,10 @@
 // Cutting a long skill to the token budget: the render fits, and no longer cut would.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Model } from "../src/index.js";
+import { join } from "node:path";
+import { DEFAULT_MODEL } from "../src/defaults.js";
+import { Model, loadSkills } from "../src/index.js";
 import { RenderEncoder } from "../src/router/encode.js";
-import { storiesPath } from "./helpers/paths.js";
+import { sharedDir, storiesPath } from "./helpers/paths.js";
 import { freshSeed, rng } from "./helpers/random.js";
 
 describe("RenderEncoder.encodeSkill under a budget", () => {
@@ -41,4 +43,39 @@ describe("RenderEncoder.encodeSkill under a budget", () => {
       }
     }
   });
+
+  it("cuts real skills with gavel-mini's 32K vocabulary to a longest fitting render", async () => {
+    // Public skills, long and short, prose and code: what the probe that skips tokenizing a long
+    // body whole must get right. A cut is right when its render is the unbounded render of the kept
+    // body, it fits, and one character more overflows.
+    const mini = await Model.load(DEFAULT_MODEL, { contextSize: 2048, threads: 1 });
+    try {
+      const seed = freshSeed();
+      const r = rng(seed);
+      const offset = Math.floor(r() * 30000);
+      const { skills } = await loadSkills(join(sharedDir, "data", "skills-mit.jsonl.gz"), { offset, limit: 24 });
+      expect(skills.length).toBe(24);
+      const unbounded = new RenderEncoder(mini, 1 << 20);
+      let cuts = 0;
+      for (const budget of [96, 512]) {
+        const enc = new RenderEncoder(mini, budget);
+        for (const skill of skills) {
+          const e = enc.encodeSkill(skill);
+          const at = `seed ${seed}, skill ${skill.id}, budget ${budget}`;
+          expect(e.tokens.length, at).toBeLessThanOrEqual(budget);
+          if (e.bodyChars < skill.body.length) expect(e.truncated, at).toBe(true);
+          if (!e.truncated) expect(e.bodyChars, at).toBe(skill.body.length);
+          const kept = { ...skill, body: skill.body.slice(0, e.bodyChars) };
+          if (!e.truncated || e.bodyChars > 0) expect(Array.from(unbounded.encodeSkill(kept).tokens), at).toEqual(Array.from(e.tokens));
+          if (e.truncated) {
+            cuts++;
+            expect(unbounded.encodeSkill({ ...skill, body: skill.body.slice(0, e.bodyChars + 1) }).tokens.length, at).toBeGreaterThan(budget);
+          }
+        }
+      }
+      expect(cuts).toBeGreaterThan(0);
+    } finally {
+      await mini.dispose();
+    }
+  }, 120_000);
 });

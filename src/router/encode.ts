@@ -48,6 +48,22 @@ function commonPrefix(a: Int32Array, b: Int32Array): number {
   return i;
 }
 
+/**
+ * Tokens by which joining two texts can change their token counts at the seam, at most; a margin on
+ * the probe that decides a body overflows (llama.cpp's tokenizers merge within a few characters of
+ * a seam, so one or two tokens would do).
+ */
+const SEAM_SLACK = 16;
+
+/** A skill's render and its content's tokens (SKILL_INTRO onwards); the cut search's probes keep them. */
+interface RenderedContent {
+  text: string;
+  contentStart: number;
+  keyedEnd: number;
+  fixed: { beforeTokens: Int32Array; intro: Int32Array };
+  content: Int32Array;
+}
+
 /** Token sets of the verdict's answers: every spelling that is a single token of the vocabulary. */
 export interface AnswerIds {
   yes: Int32Array;
@@ -96,30 +112,33 @@ export class RenderEncoder {
 
   /** r(s) for one skill, its body cut (at a character boundary found by bisection) to fit the budget. */
   encodeSkill(skill: RenderableSkill): EncodedSkill {
-    // A long body is first cut to 16 characters per budget token. When even that render overflows,
-    // the longest fitting cut lies below it (fitting is monotone in the cut), so searching from there
-    // finds the same cut as from the whole body, without tokenizing a 100 KB body 20 times.
-    const preCut = this.skillBudget * 16;
-    let enc: EncodedSkill | undefined;
-    if (skill.body.length > preCut) {
-      const short = { ...skill, body: skill.body.slice(0, preCut) };
-      const encShort = this.#encodeSkillOnce(short);
-      if (encShort.tokens.length > this.skillBudget) {
-        skill = short;
-        enc = encShort; // the render of the pre-cut skill, reused rather than tokenized again
+    // Tokenizing is nearly all of a render's cost (llama.cpp's tokenizer, on the JS thread), so a long
+    // body is not tokenized whole. Its render without a body gives the scaffolding's tokens; the room
+    // left is about where the cut falls, and the body's first ~8 characters per token of room tell
+    // where (prose and code take fewer than 8 characters a token). A search for the longest fitting cut then
+    // confirms it exactly, a few tokenizations of the render either way.
+    const bare = this.#renderContent({ ...skill, body: "" });
+    const room = this.skillBudget - bare.fixed.beforeTokens.length - bare.content.length;
+    const probeChars = Math.max(64, room * 8);
+    if (room > 0 && skill.body.length > probeChars) {
+      const probe = this.#plain(skill.body.slice(0, probeChars));
+      // Joining the body to its scaffolding changes a token or two at the seams, so a probe this far
+      // past the room overflows; when it does not reach that far, the whole render decides.
+      if (probe.length > room + SEAM_SLACK) {
+        const guess = Math.min(probeChars - 1, this.model.detokenize(probe.subarray(0, room)).length);
+        const cut = this.#longestFitting(probeChars, (n) => ({ ...skill, body: skill.body.slice(0, n) }), guess, 4);
+        if (cut) return { ...cut, truncated: true };
       }
     }
-    enc ??= this.#encodeSkillOnce(skill);
+    const enc = this.#encodeSkillOnce(skill);
     if (enc.tokens.length <= this.skillBudget) return enc;
     // Cut the body; if the name and description alone overflow (tiny budgets), cut the description too.
-    // The search starts from the cut the tokens-per-character ratio predicts, so a long body costs a
-    // few tokenizations rather than a full bisection over its length.
-    // Guess the cut from the body's own tokens: the render's other tokens take the rest of the
-    // budget, and the characters of the first `room` body tokens are about where the cut falls. The
-    // search then only confirms it, a few characters either way (a handful of tokenizations).
+    // The search starts from the cut the body's own tokens predict: the render's other tokens take
+    // the rest of the budget, and the characters of the first `room` body tokens are about where the
+    // cut falls.
     const bodyTokens = this.#plain(skill.body);
-    const room = this.skillBudget - (enc.tokens.length - bodyTokens.length);
-    const guess = room <= 0 ? 0 : Math.min(skill.body.length - 1, this.model.detokenize(bodyTokens.subarray(0, room)).length);
+    const bodyRoom = this.skillBudget - (enc.tokens.length - bodyTokens.length);
+    const guess = bodyRoom <= 0 ? 0 : Math.min(skill.body.length - 1, this.model.detokenize(bodyTokens.subarray(0, bodyRoom)).length);
     const cut =
       this.#longestFitting(skill.body.length, (n) => ({ ...skill, body: skill.body.slice(0, n) }), guess, 4) ??
       this.#longestFitting(skill.description.length, (n) => ({ ...skill, description: skill.description.slice(0, n), body: "" }));
@@ -132,38 +151,37 @@ export class RenderEncoder {
   /**
    * The longest cut n ∈ [0, max) whose render fits the budget: from `guess`, gallop to a bracket
    * (doubling steps), then bisect inside it. Fitting is monotone in n, so this finds the same n as a
-   * plain bisection.
+   * plain bisection. A probe tokenizes the render's content once; the cut found reuses its probe.
    */
   #longestFitting(max: number, variant: (n: number) => RenderableSkill, guess = -1, firstStep?: number): EncodedSkill | null {
     let lo = 0;
     let hi = max - 1;
-    let best: EncodedSkill | null = null;
+    let best = -1;
+    const probed = new Map<number, RenderedContent>();
+    const fits = (n: number) => {
+      const c = this.#renderContent(variant(n));
+      probed.set(n, c);
+      return c.fixed.beforeTokens.length + c.content.length <= this.skillBudget;
+    };
     if (guess > 0 && guess < max) {
-      const fits = (n: number) => {
-        const e = this.#encodeSkillOnce(variant(n));
-        return e.tokens.length <= this.skillBudget ? e : null;
-      };
-      const at = fits(guess);
       let step = firstStep ?? Math.max(16, Math.floor(max / 256));
-      if (at) {
-        best = at;
+      if (fits(guess)) {
+        best = guess;
         lo = guess + 1;
         for (let n = guess + step; n < max; n += step, step *= 2) {
-          const e = fits(n);
-          if (!e) {
+          if (!fits(n)) {
             hi = n - 1;
             break;
           }
-          best = e;
+          best = n;
           lo = n + 1;
         }
       } else {
         hi = guess - 1;
         for (let n = guess - step; ; n -= step, step *= 2) {
           if (n <= 0) break;
-          const e = fits(n);
-          if (e) {
-            best = e;
+          if (fits(n)) {
+            best = n;
             lo = n + 1;
             break;
           }
@@ -173,38 +191,51 @@ export class RenderEncoder {
     }
     while (lo <= hi) {
       const mid = (lo + hi) >> 1;
-      const e = this.#encodeSkillOnce(variant(mid));
-      if (e.tokens.length <= this.skillBudget) {
-        best = e;
+      if (fits(mid)) {
+        best = mid;
         lo = mid + 1;
       } else hi = mid - 1;
     }
-    return best;
+    if (best < 0) return null;
+    // the cut's render was tokenized by its probe (only a bisection that never probed n = 0 lacks it)
+    return this.#encodeRendered(probed.get(best) ?? this.#renderContent(variant(best)), variant(best).body.length);
   }
+
 
   /** The render's text before the skill (the template's opening) and SKILL_INTRO, tokenized once. */
   #fixed: { before: string; beforeTokens: Int32Array; intro: Int32Array } | undefined;
 
+  /** The same for every skill of a template; kept by its text, so a template whose opening did depend on the skill would still be tokenized each time. */
+  #fixedFor(beforeText: string): { before: string; beforeTokens: Int32Array; intro: Int32Array } {
+    if (this.#fixed?.before !== beforeText) this.#fixed = { before: beforeText, beforeTokens: this.#scaffold(beforeText, true), intro: this.#plain(SKILL_INTRO) };
+    return this.#fixed;
+  }
+
   #encodeSkillOnce(skill: RenderableSkill): EncodedSkill {
+    return this.#encodeRendered(this.#renderContent(skill), skill.body.length);
+  }
+
+  /** r(s) rendered, and the tokens of its content (SKILL_INTRO onwards), tokenized as plain text. */
+  #renderContent(skill: RenderableSkill): RenderedContent {
     const r = renderSkill(this.template, skill);
     const contentStart = r.spans.header.start - SKILL_INTRO.length;
-    const beforeText = r.text.slice(0, contentStart);
-    // The same for every skill of a template; kept by its text, so a template whose opening did
-    // depend on the skill would still be tokenized each time.
-    if (this.#fixed?.before !== beforeText) this.#fixed = { before: beforeText, beforeTokens: this.#scaffold(beforeText, true), intro: this.#plain(SKILL_INTRO) };
-    const before = this.#fixed.beforeTokens;
-    const content = this.#plain(r.text.slice(contentStart));
-    const intro = this.#fixed.intro;
-    const introLen = commonPrefix(intro, content);
-    const keyedEnd = commonPrefix(this.#plain(r.text.slice(contentStart, r.spans.keyed.end)), content);
+    const fixed = this.#fixedFor(r.text.slice(0, contentStart));
+    return { text: r.text, contentStart, keyedEnd: r.spans.keyed.end, fixed, content: this.#plain(r.text.slice(contentStart)) };
+  }
+
+  #encodeRendered(c: RenderedContent, bodyChars: number): EncodedSkill {
+    const before = c.fixed.beforeTokens;
+    const introLen = commonPrefix(c.fixed.intro, c.content);
+    const keyedEnd = commonPrefix(this.#plain(c.text.slice(c.contentStart, c.keyedEnd)), c.content);
     return {
-      tokens: concat([before, content]),
+      tokens: concat([before, c.content]),
       keyStart: before.length + introLen,
       keyEnd: before.length + Math.max(introLen, keyedEnd),
       truncated: false,
-      bodyChars: skill.body.length,
+      bodyChars,
     };
   }
+
 
   /** The task render (appendix G) the glance reads for a written task; at most maxTokens tokens of task. */
   encodeTask(task: string, maxTokens: number): EncodedTask {
