@@ -52,6 +52,7 @@ function skill(id: string, nKeys: number, extra: Partial<BankEntryInput> = {}): 
       keyTokens,
       keyPositions: keyTokens.map((_, i) => i * 2),
       renderTokens: nKeys * 3,
+      ...(r() < 0.7 ? { renderCut: { descriptionChars: Math.floor(r() * 20), bodyChars: Math.floor(r() * 5000) } } : {}),
       ...extra,
     },
     randomKeys(nKeys),
@@ -338,6 +339,8 @@ process.kill(process.pid, "SIGKILL");
     await expectCode(bank.put(input, keys.subarray(1)), "INVALID_ARGUMENT", /multiple of dim/);
     await expectCode(bank.put({ ...input, keyTokens: [1] }, keys), "INVALID_ARGUMENT", /keyTokens/);
     await expectCode(bank.put({ ...input, id: "" }, keys), "INVALID_ARGUMENT", /id/);
+    await expectCode(bank.put({ ...input, renderCut: { descriptionChars: 1.5, bodyChars: 2 } }, keys), "INVALID_ARGUMENT", /renderCut/);
+    await expectCode(bank.put({ ...input, renderCut: null as never }, keys), "INVALID_ARGUMENT", /renderCut/);
     const nan = keys.slice();
     nan[2] = NaN;
     await expectCode(bank.put(input, nan), "INVALID_ARGUMENT", /NaN/);

@@ -1,7 +1,7 @@
 // The router end to end on real models with random projections: install, glance, verdict, ruling,
 // persistence, bad skills. (Routing quality is meaningless here: stories260K knows no skills.)
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { mkdtempSync, mkdirSync, writeFileSync, rmSync } from "node:fs";
+import { mkdtempSync, mkdirSync, readFileSync, writeFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { GavelError, Model, Projections, Router } from "../src/index.js";
@@ -69,6 +69,49 @@ describe("Router on stories260K with random projections", () => {
     await router.close();
     rmSync(dir, { recursive: true, force: true });
   }, 900_000);
+
+  it("the verdict resumes the render install made: its recorded cut, whatever budget the bank reopens with", async () => {
+    const dir = tmp("gavel-bank-");
+    const task = "Tell a story about a cat";
+    const body = Array.from({ length: 400 }, (_, i) => `Step ${i}: the little cat ran to the park and played.`).join("\n");
+    const skill = { id: "long", name: "long", description: "A long story skill.", body };
+    let router = await Router.open(model, { projections, bankDir: dir, skillBudget: 200 });
+    const report = await router.install([skill]);
+    expect(report.truncated).toEqual(["long"]);
+    const installed = await router.verdictInputs(task, "long");
+    expect(installed.prefix.length).toBeLessThanOrEqual(200);
+    await router.close();
+    const manifest = () => JSON.parse(readFileSync(join(dir, "manifest.json"), "utf8"));
+    const cut = manifest().entries[0].renderCut;
+    expect(cut.descriptionChars).toBe(skill.description.length);
+    expect(cut.bodyChars).toBeGreaterThan(0);
+    expect(cut.bodyChars).toBeLessThan(body.length);
+    // a larger budget: still install's render (cutting afresh would keep more of the body)
+    router = await Router.open(model, { projections, bankDir: dir, skillBudget: 400 });
+    expect(Array.from((await router.verdictInputs(task, "long")).prefix)).toEqual(Array.from(installed.prefix));
+    await router.close();
+    // a smaller budget than install's render: cut afresh to fit
+    router = await Router.open(model, { projections, bankDir: dir, skillBudget: 150 });
+    const smaller = (await router.verdictInputs(task, "long")).prefix;
+    expect(smaller.length).toBeLessThanOrEqual(150);
+    expect(Array.from(installed.prefix.subarray(0, 20))).toEqual(Array.from(smaller.subarray(0, 20)));
+    await router.close();
+    // a bank written before the cut was recorded: the render is cut afresh under the open's budget
+    const m = manifest();
+    delete m.entries[0].renderCut;
+    writeFileSync(join(dir, "manifest.json"), JSON.stringify(m));
+    router = await Router.open(model, { projections, bankDir: dir, skillBudget: 400 });
+    const legacy = (await router.verdictInputs(task, "long")).prefix;
+    expect(legacy.length).toBeGreaterThan(installed.prefix.length);
+    expect(legacy.length).toBeLessThanOrEqual(400);
+    expect((await router.route(task)).skill).toBe("long");
+    await router.close();
+    // a recorded cut that does not fit the skill is refused when the bank opens
+    m.entries[0].renderCut = { descriptionChars: -1, bodyChars: 3 };
+    writeFileSync(join(dir, "manifest.json"), JSON.stringify(m));
+    await expect(Router.open(model, { projections, bankDir: dir, skillBudget: 400 })).rejects.toMatchObject({ code: "CORRUPT_FILE" });
+    rmSync(dir, { recursive: true, force: true });
+  }, 300_000);
 
   it("survives close and reopen with identical glance scores; unchanged skills encode nothing", async () => {
     const dir = tmp("gavel-bank-");

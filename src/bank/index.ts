@@ -9,6 +9,7 @@ export {
   type BankHeader,
   type BankEntry,
   type BankEntryInput,
+  type RenderCut,
   type BankStats,
   type BankManifest,
 } from "./types.js";

@@ -645,12 +645,21 @@ function checkEntryFields(input: BankEntryInput, nKeys: number): BankEntryInput 
     keyTokens: ints(input.keyTokens, "keyTokens"),
     ...(input.keyPositions !== undefined ? { keyPositions: ints(input.keyPositions, "keyPositions") } : {}),
     renderTokens: input.renderTokens,
+    ...(input.renderCut !== undefined ? { renderCut: checkRenderCut(input.renderCut) } : {}),
   };
+}
+
+function checkRenderCut(c: unknown): { descriptionChars: number; bodyChars: number } {
+  if (typeof c !== "object" || c === null) throw new Error("renderCut must be an object");
+  const { descriptionChars, bodyChars } = c as Record<string, unknown>;
+  if (!isUint(descriptionChars) || !isUint(bodyChars)) throw new Error("renderCut must hold descriptionChars and bodyChars, non-negative integers");
+  return { descriptionChars, bodyChars };
 }
 
 function freezeEntry(e: BankEntry): BankEntry {
   Object.freeze(e.keyTokens);
   if (e.keyPositions) Object.freeze(e.keyPositions);
+  if (e.renderCut) Object.freeze(e.renderCut);
   return Object.freeze(e);
 }
 

@@ -54,6 +54,18 @@ export interface BankEntryInput {
   readonly keyPositions?: readonly number[];
   /** Length of the render r(s) in tokens. */
   readonly renderTokens: number;
+  /**
+   * Characters of the description and of the body that r(s) rendered (less than the skill's when
+   * install cut them to the token budget), so the verdict resumes exactly the pass install made.
+   * Absent in entries of banks written before it was recorded.
+   */
+  readonly renderCut?: RenderCut;
+}
+
+/** How much of a skill's description and body its install render r(s) kept. */
+export interface RenderCut {
+  readonly descriptionChars: number;
+  readonly bodyChars: number;
 }
 
 /** One installed skill as the manifest records it. */

@@ -8,7 +8,7 @@ import type { Model } from "../model/Model.js";
 import { abortedError, boolOption, intOption, optionsObject, signalOption } from "../model/validate.js";
 import { renderChat, type ChatMessage, type RenderableSkill } from "../render/index.js";
 import { loadSkills, type LoadSkillsOptions, type Skill, type SkillFailure, type SkillInput } from "../skills/index.js";
-import { BankStore, bankHeaderFor, type BankEntry } from "../bank/index.js";
+import { BankStore, bankHeaderFor, type BankEntry, type RenderCut } from "../bank/index.js";
 import { RenderEncoder, type EncodedTask } from "./encode.js";
 import { modelFingerprint } from "./fingerprint.js";
 import { coverFarthestFirstAsync, decayWeights, KeyBank, projectNormalize, voteK } from "./kernels.js";
@@ -39,6 +39,7 @@ interface Encoded {
   renderTokens: number;
   rawKeys: number;
   truncated: boolean;
+  renderCut: RenderCut;
 }
 
 /** Progress of {@link Router.install}, reported after each skill. */
@@ -183,7 +184,7 @@ function chatAsTask(messages: ChatMessage[]): string {
 export const COMMIT_INTERVAL_MS = 10_000;
 
 /** Bank entries know their skill's text by content hash. */
-function toBankInput(skill: Skill, keyTokens: number[], keyPositions: number[], renderTokens: number) {
+function toBankInput(skill: Skill, keyTokens: number[], keyPositions: number[], renderTokens: number, renderCut: RenderCut) {
   return {
     id: skill.id,
     name: skill.name,
@@ -194,6 +195,7 @@ function toBankInput(skill: Skill, keyTokens: number[], keyPositions: number[], 
     keyTokens,
     keyPositions,
     renderTokens,
+    renderCut,
   };
 }
 
@@ -355,7 +357,7 @@ export class Router {
           const enc = outcome.value as Encoded;
           const t = performance.now();
           await this.#texts.put(skill.contentHash, skill);
-          await this.#store.put(toBankInput(skill, enc.keyTokens, enc.keyPositions, enc.renderTokens), enc.keys);
+          await this.#store.put(toBankInput(skill, enc.keyTokens, enc.keyPositions, enc.renderTokens, enc.renderCut), enc.keys);
           stages.store += (performance.now() - t) / 1000;
           this.#untrack(skill.id);
           this.#track(skill.id, this.#bank.add(enc.keys));
@@ -419,7 +421,8 @@ export class Router {
       keyTokens.push(enc.tokens[enc.keyStart + j]);
       keyPositions.push(enc.keyStart + j);
     });
-    return { keys, keyTokens, keyPositions, renderTokens: enc.tokens.length, rawKeys: enc.keyEnd - enc.keyStart, truncated: enc.truncated };
+    const renderCut = { descriptionChars: enc.descriptionChars, bodyChars: enc.bodyChars };
+    return { keys, keyTokens, keyPositions, renderTokens: enc.tokens.length, rawKeys: enc.keyEnd - enc.keyStart, truncated: enc.truncated, renderCut };
   }
 
   /** Removes an installed skill (by id or name). Resolves to false when there is none. */
@@ -597,8 +600,15 @@ export class Router {
     return { glance: ranked.slice(0, glanceTop).map(({ skill, name, g }) => ({ skill, name, g })), verdict };
   }
 
+  /**
+   * r(s) for the verdict: the render install made (its recorded cut, so the verdict resumes the same
+   * pass, whatever the encoder's cut search would pick now); cut afresh for banks that predate the
+   * record, or when that render exceeds this router's skillBudget.
+   */
   async #skillPrefix(id: string): Promise<Int32Array> {
-    return this.#encoder.encodeSkill(await this.#texts.get(this.#store.get(id)!.contentHash)).tokens;
+    const entry = this.#store.get(id)!;
+    const skill = await this.#texts.get(entry.contentHash);
+    return ((entry.renderCut && this.#encoder.encodeSkillCut(skill, entry.renderCut)) ?? this.#encoder.encodeSkill(skill)).tokens;
   }
 
   /** The yes spellings' token ids, then the no spellings'. */

@@ -21,6 +21,8 @@ export interface EncodedSkill {
   truncated: boolean;
   /** Characters of the body rendered (all of it unless truncated). */
   bodyChars: number;
+  /** Characters of the description rendered (all of it unless even an empty body overflowed). */
+  descriptionChars: number;
 }
 
 /** A token sequence with the task's span [taskStart, taskEnd). */
@@ -198,7 +200,8 @@ export class RenderEncoder {
     }
     if (best < 0) return null;
     // the cut's render was tokenized by its probe (only a bisection that never probed n = 0 lacks it)
-    return this.#encodeRendered(probed.get(best) ?? this.#renderContent(variant(best)), variant(best).body.length);
+    const cut = variant(best);
+    return this.#encodeRendered(probed.get(best) ?? this.#renderContent(cut), cut);
   }
 
 
@@ -212,7 +215,20 @@ export class RenderEncoder {
   }
 
   #encodeSkillOnce(skill: RenderableSkill): EncodedSkill {
-    return this.#encodeRendered(this.#renderContent(skill), skill.body.length);
+    return this.#encodeRendered(this.#renderContent(skill), skill);
+  }
+
+  /**
+   * r(s) with the description and body cut where an earlier {@link encodeSkill} cut them (its
+   * descriptionChars and bodyChars): the same tokens, without searching for the cut again. Null when
+   * the cut does not apply to this skill or its render does not fit this encoder's budget.
+   */
+  encodeSkillCut(skill: RenderableSkill, cut: { descriptionChars: number; bodyChars: number }): EncodedSkill | null {
+    const { descriptionChars: d, bodyChars: b } = cut;
+    if (!(Number.isSafeInteger(d) && Number.isSafeInteger(b) && d >= 0 && b >= 0 && d <= skill.description.length && b <= skill.body.length)) return null;
+    const e = this.#encodeSkillOnce({ ...skill, description: skill.description.slice(0, d), body: skill.body.slice(0, b) });
+    if (e.tokens.length > this.skillBudget) return null;
+    return { ...e, truncated: d < skill.description.length || b < skill.body.length };
   }
 
   /** r(s) rendered, and the tokens of its content (SKILL_INTRO onwards), tokenized as plain text. */
@@ -223,7 +239,7 @@ export class RenderEncoder {
     return { text: r.text, contentStart, keyedEnd: r.spans.keyed.end, fixed, content: this.#plain(r.text.slice(contentStart)) };
   }
 
-  #encodeRendered(c: RenderedContent, bodyChars: number): EncodedSkill {
+  #encodeRendered(c: RenderedContent, rendered: RenderableSkill): EncodedSkill {
     const before = c.fixed.beforeTokens;
     const introLen = commonPrefix(c.fixed.intro, c.content);
     const keyedEnd = commonPrefix(this.#plain(c.text.slice(c.contentStart, c.keyedEnd)), c.content);
@@ -232,7 +248,8 @@ export class RenderEncoder {
       keyStart: before.length + introLen,
       keyEnd: before.length + Math.max(introLen, keyedEnd),
       truncated: false,
-      bodyChars,
+      bodyChars: rendered.body.length,
+      descriptionChars: rendered.description.length,
     };
   }
 
