@@ -10,6 +10,7 @@ import { Model } from "../src/model/Model.js";
 import { Projections } from "../src/router/projections.js";
 import { Router } from "../src/router/Router.js";
 import { loadSkills, type Skill } from "../src/skills/index.js";
+import { appendPerQuery } from "../src/eval/io.js";
 import {
   acceptedIds,
   Bm25Index,
@@ -198,6 +199,9 @@ describe("BM25", () => {
       expect(await readPerQuery(join(dir, "pq.jsonl.gz"))).toEqual(recs);
       writeFileSync(join(dir, "plain.jsonl.gz"), text);
       await expect(readPerQuery(join(dir, "plain.jsonl.gz"))).rejects.toMatchObject({ code: "INVALID_ARGUMENT", message: expect.stringMatching(/plain\.jsonl\.gz: not gzip data/) });
+      // records are written plain (appended a line per task), never under a .gz name
+      await expect(writePerQuery(join(dir, "out.jsonl.gz"), recs)).rejects.toMatchObject({ code: "INVALID_ARGUMENT", message: expect.stringMatching(/gzip the file afterwards/) });
+      await expect(appendPerQuery(join(dir, "out.jsonl.gz"), recs[0])).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
@@ -308,6 +312,10 @@ describe("end to end on stories260K", () => {
     const lone = gavel("eval", ...tasksArg, ...libs, "--methods", "bm25", "--resume");
     expect(lone.code).toBe(1);
     expect(lone.err).toMatch(/--resume needs --per-query/);
+    const gz = gavel("eval", ...tasksArg, ...libs, "--methods", "bm25", "--per-query", join(dir, "pq.jsonl.gz"));
+    expect(gz.code).toBe(1);
+    expect(gz.err).toMatch(/pq\.jsonl\.gz: per-query records are written as plain JSONL/);
+    expect(existsSync(join(dir, "pq.jsonl.gz"))).toBe(false);
 
     const pq = join(dir, "cli-pq.jsonl");
     const full = gavel("eval", ...tasksArg, ...libs, ...common, "--per-query", pq, "--json");
@@ -324,6 +332,11 @@ describe("end to end on stories260K", () => {
     expect(cal.code, cal.err).toBe(0);
     expect(cal.out).toMatch(/best: +α=\S+ +γ=\S+ +Δ=\S+ +Hit@1 [\d.]+%/);
     expect(cal.out).toMatch(/wrote α, γ, Δ into/);
+    // the same records gzipped calibrate to the same constants
+    writeFileSync(join(dir, "cli-pq.jsonl.gz"), gzipSync(readFileSync(pq)));
+    const calGz = gavel("calibrate", "--per-query", join(dir, "cli-pq.jsonl.gz"), "--projections", join(dir, "p.gguf"), "--out", join(dir, "p3.gguf"));
+    expect(calGz.code, calGz.err).toBe(0);
+    expect(calGz.out.match(/best:.*/)![0]).toBe(cal.out.match(/best:.*/)![0]);
 
     // Computed on the fly from tasks and the router instead of a records file.
     const fly = gavel("calibrate", ...tasksArg, ...libs, ...common, "--json");

@@ -39,13 +39,23 @@ export async function loadLibrary(sources: readonly string[], options: { signal?
   return out;
 }
 
+/**
+ * Refuses a gzip name for records being written: they are appended a line at a time, as plain JSONL
+ * (gzip the file afterwards; {@link readPerQuery} reads either).
+ */
+export function checkPerQueryOutput(path: string): void {
+  if (path.endsWith(".gz")) throw invalidArgument(`${path}: per-query records are written as plain JSONL, a line per task; gzip the file afterwards (it is read either way)`);
+}
+
 /** Writes per-query records, one JSON object a line (a few KB each: written in one go). */
 export async function writePerQuery(path: string, records: readonly PerQueryRecord[]): Promise<void> {
+  checkPerQueryOutput(path);
   await writeFile(path, records.map((r) => JSON.stringify(r) + "\n").join(""));
 }
 
 /** Appends one per-query record to a file that {@link readPerQuery} reads (a line, written whole). */
 export async function appendPerQuery(path: string, record: PerQueryRecord): Promise<void> {
+  checkPerQueryOutput(path);
   await appendFile(path, JSON.stringify(record) + "\n");
 }
 

@@ -2,7 +2,7 @@ import { existsSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { invalidArgument } from "../../errors.js";
 import { evaluate, parseMethods, type EvalMethod, type EvalResult, type PerQueryRecord } from "../../eval/evaluate.js";
-import { appendPerQuery, loadLibrary, readPerQuery, writePerQuery } from "../../eval/io.js";
+import { appendPerQuery, checkPerQueryOutput, loadLibrary, readPerQuery, writePerQuery } from "../../eval/io.js";
 import { loadTasks, selectTasks, type EvalTask } from "../../eval/tasks.js";
 import type { Skill } from "../../skills/index.js";
 import { routerOptions, routerOptionsHelp, table, withRouter, type RouterArgs } from "./common.js";
@@ -103,6 +103,7 @@ so their R@20 is the glance's. Install the library into the bank first (gavel in
     }
     const out = values["per-query"];
     if (values.resume && !out) throw invalidArgument("--resume needs --per-query <file>: the records to go on from");
+    if (out) checkPerQueryOutput(out);
     const methods = values.methods ? parseMethods(values.methods) : parseMethods("all");
     let previous: PerQueryRecord[] = [];
     if (out) {
