@@ -137,6 +137,41 @@ describe(`BankStore (seed ${seed})`, () => {
     await checkContents(again, expected);
   });
 
+  it("writes the manifest in pieces, byte for byte JSON.stringify's text, and rewrites only what changed", async () => {
+    const dir = freshDir();
+    const expected = new Map<string, Float32Array>();
+    {
+      await using bank = await BankStore.open(dir, header, { create: true });
+      // ~9 MB of entry JSON: more than one 8M-character piece
+      for (let i = 0; i < 650; i++) {
+        const [input, keys] = skill(`big${i}`, 1600 + Math.floor(r() * 100));
+        await bank.put(input, keys);
+        expected.set(input.id, keys);
+      }
+      await bank.commit();
+      const raw = await readFile(join(dir, "manifest.json"), "utf8");
+      expect(raw.length).toBeGreaterThan(1 << 23);
+      expect(raw).toBe(JSON.stringify(JSON.parse(raw)) + "\n");
+      // (compared as text: a deep toEqual over 2M numbers takes vitest a minute)
+      expect(JSON.stringify(JSON.parse(raw).entries)).toBe(JSON.stringify(bank.entries()));
+      // a replaced skill and a removed one show in the next commit (cached JSON is per entry object)
+      const [input, keys] = skill("big7", 3);
+      await bank.put({ ...input, name: "replaced" }, keys);
+      expected.set("big7", keys);
+      await bank.remove("big8");
+      expected.delete("big8");
+      await bank.commit();
+      const again = JSON.parse(await readFile(join(dir, "manifest.json"), "utf8"));
+      expect(again.entries.find((e: { id: string }) => e.id === "big7")).toMatchObject({ name: "replaced", nKeys: 3 });
+      expect(again.entries.some((e: { id: string }) => e.id === "big8")).toBe(false);
+      await bank.compact();
+      expect(JSON.stringify(JSON.parse(await readFile(join(dir, "manifest.json"), "utf8")).entries)).toBe(JSON.stringify(bank.entries()));
+    }
+    await using reopened = await BankStore.open(dir, header);
+    expect(reopened.entries().length).toBe(expected.size);
+    for (const id of ["big0", "big7", "big649"]) expect(await reopened.readKeys(id)).toEqual(expected.get(id));
+  });
+
   it("refuses a bank built for another setup with BANK_MISMATCH and a rebuild hint", async () => {
     const dir = freshDir();
     const bank = await BankStore.open(dir, header, { create: true });

@@ -84,6 +84,9 @@ export class BankStore {
   #closing = false;
   #queue: Promise<unknown> = Promise.resolve();
 
+  /** Each entry's manifest JSON, made at its first commit (see #commit). */
+  readonly #entryJson = new WeakMap<BankEntry, string>();
+
   private constructor(dir: string, lock: DirLock, fh: FileHandle, m: BankManifest) {
     this.dir = dir;
     this.header = m.header;
@@ -442,20 +445,42 @@ export class BankStore {
     // Rows first: the manifest must never reference rows that are not on disk.
     await this.#fh!.sync();
     const generation = this.#generation + 1;
-    const manifest: BankManifest = {
+    const manifest: Omit<BankManifest, "entries"> = {
       format: "gavel-bank",
       formatVersion: BANK_FORMAT_VERSION,
       header: this.header,
       keysFile: this.#keysFile,
       rows: this.#rows,
       generation,
-      entries: [...this.#entries.values()],
     };
     const tmp = join(this.dir, `${MANIFEST}.${randomBytes(6).toString("hex")}.tmp`);
     const fh = await open(tmp, "wx");
     try {
       try {
-        await fh.writeFile(JSON.stringify(manifest) + "\n");
+        // The text of JSON.stringify({ ...manifest, entries }), written in pieces: an entry's JSON is
+        // made once per entry object (entries are frozen; a changed skill is a new object), so a
+        // commit at 30K skills rewrites 80 MB without formatting 15M key tokens again, and no single
+        // string approaches V8's length limit.
+        const head = JSON.stringify(manifest);
+        let piece = head.slice(0, -1) + ',"entries":[';
+        let at = 0;
+        const flush = async (text: string) => {
+          const bytes = Buffer.from(text, "utf8");
+          await writeAll(fh, bytes, at);
+          at += bytes.byteLength;
+        };
+        let first = true;
+        for (const e of this.#entries.values()) {
+          let json = this.#entryJson.get(e);
+          if (json === undefined) this.#entryJson.set(e, (json = JSON.stringify(e)));
+          piece += first ? json : "," + json;
+          first = false;
+          if (piece.length >= 1 << 23) {
+            await flush(piece);
+            piece = "";
+          }
+        }
+        await flush(piece + "]}\n");
         await fh.sync();
       } finally {
         await fh.close();
