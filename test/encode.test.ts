@@ -44,6 +44,31 @@ describe("RenderEncoder.encodeSkill under a budget", () => {
     }
   });
 
+  it("cuts the description when the name and description alone overflow, whatever the body's length", () => {
+    const seed = freshSeed();
+    const r = rng(seed);
+    const unbounded = new RenderEncoder(model, 1 << 20);
+    const words = ["the", "cat", "ran", "far", "away", "home", "\n"];
+    const text = (n: number) => Array.from({ length: n }, () => words[Math.floor(r() * words.length)]).join(" ");
+    const description = text(150);
+    for (const bodyWords of [0, 10, 20_000]) {
+      const skill = { name: "tiny", description, body: text(bodyWords) };
+      const bare = unbounded.encodeSkill({ ...skill, body: "" }).tokens.length;
+      const budget = bare - 40; // the description must lose about 40 tokens
+      const e = new RenderEncoder(model, budget).encodeSkill(skill);
+      const at = `seed ${seed}, body of ${bodyWords} words`;
+      expect(e.truncated, at).toBe(true);
+      expect(e.bodyChars, at).toBe(0);
+      expect(e.descriptionChars, at).toBeLessThan(description.length);
+      expect(e.tokens.length, at).toBeLessThanOrEqual(budget);
+      const kept = { ...skill, description: description.slice(0, e.descriptionChars), body: "" };
+      expect(Array.from(unbounded.encodeSkill(kept).tokens), at).toEqual(Array.from(e.tokens));
+      expect(unbounded.encodeSkill({ ...kept, description: description.slice(0, e.descriptionChars + 1) }).tokens.length, at).toBeGreaterThan(budget);
+    }
+    // a name that alone overflows is refused, typed
+    expect(() => new RenderEncoder(model, 20).encodeSkill({ name: text(40), description: "d", body: "b" })).toThrow(expect.objectContaining({ code: "SKILL_INVALID" }));
+  });
+
   it("cuts real skills with gavel-mini's 32K vocabulary to a longest fitting render", async () => {
     // Public skills, long and short, prose and code: what the probe that skips tokenizing a long
     // body whole must get right. A cut is right when its render is the unbounded render of the kept

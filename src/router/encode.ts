@@ -115,38 +115,39 @@ export class RenderEncoder {
   /** r(s) for one skill, its body cut (at a character boundary found by bisection) to fit the budget. */
   encodeSkill(skill: RenderableSkill): EncodedSkill {
     // Tokenizing is nearly all of a render's cost (llama.cpp's tokenizer, on the JS thread), so a long
-    // body is not tokenized whole. Its render without a body gives the scaffolding's tokens; the room
-    // left is about where the cut falls, and the body's first ~8 characters per token of room tell
-    // where (prose and code take fewer than 8 characters a token). A search for the longest fitting cut then
-    // confirms it exactly, a few tokenizations of the render either way.
+    // body is never tokenized whole. The render without a body gives the scaffolding's tokens and the
+    // room left for the body; a probe of the body's first characters that holds more tokens than the
+    // room (plus a margin for the seams) proves the cut lies inside it and says about where (the
+    // characters of its first `room` tokens). A search for the longest fitting cut then confirms it
+    // exactly, a few tokenizations of the render either way. Probes start at 8 characters a token of
+    // room (prose and code take fewer) and grow 4× while the body has more.
     const bare = this.#renderContent({ ...skill, body: "" });
     const room = this.skillBudget - bare.fixed.beforeTokens.length - bare.content.length;
-    const probeChars = Math.max(64, room * 8);
-    if (room > 0 && skill.body.length > probeChars) {
+    const bodyCut = (n: number) => ({ ...skill, body: skill.body.slice(0, n) });
+    if (room < 0) {
+      // Even the name and description overflow (tiny budgets): no body, and the description cut.
+      const cut = this.#longestFitting(skill.description.length, (n) => ({ ...skill, description: skill.description.slice(0, n), body: "" }));
+      if (!cut) throw new GavelError(`the skill's name alone overflows the token budget of ${this.skillBudget}`, "SKILL_INVALID");
+      return { ...cut, truncated: true };
+    }
+    for (let probeChars = Math.max(64, room * 8); probeChars < skill.body.length; probeChars *= 4) {
       const probe = this.#plain(skill.body.slice(0, probeChars));
-      // Joining the body to its scaffolding changes a token or two at the seams, so a probe this far
-      // past the room overflows; when it does not reach that far, the whole render decides.
+      // Joining the body to its scaffolding changes a token or two at the seams.
       if (probe.length > room + SEAM_SLACK) {
         const guess = Math.min(probeChars - 1, this.model.detokenize(probe.subarray(0, room)).length);
-        const cut = this.#longestFitting(probeChars, (n) => ({ ...skill, body: skill.body.slice(0, n) }), guess, 4);
+        const cut = this.#longestFitting(probeChars, bodyCut, guess, 4);
         if (cut) return { ...cut, truncated: true };
+        break;
       }
     }
+    // A body short enough to tokenize whole.
     const enc = this.#encodeSkillOnce(skill);
     if (enc.tokens.length <= this.skillBudget) return enc;
-    // Cut the body; if the name and description alone overflow (tiny budgets), cut the description too.
-    // The search starts from the cut the body's own tokens predict: the render's other tokens take
-    // the rest of the budget, and the characters of the first `room` body tokens are about where the
-    // cut falls.
     const bodyTokens = this.#plain(skill.body);
     const bodyRoom = this.skillBudget - (enc.tokens.length - bodyTokens.length);
     const guess = bodyRoom <= 0 ? 0 : Math.min(skill.body.length - 1, this.model.detokenize(bodyTokens.subarray(0, bodyRoom)).length);
-    const cut =
-      this.#longestFitting(skill.body.length, (n) => ({ ...skill, body: skill.body.slice(0, n) }), guess, 4) ??
-      this.#longestFitting(skill.description.length, (n) => ({ ...skill, description: skill.description.slice(0, n), body: "" }));
-    if (!cut) {
-      throw new GavelError(`the skill's name alone overflows the token budget of ${this.skillBudget}`, "SKILL_INVALID");
-    }
+    // n = 0 (no body) fits: room ≥ 0 above
+    const cut = this.#longestFitting(skill.body.length, bodyCut, guess, 4)!;
     return { ...cut, truncated: true };
   }
 
