@@ -316,6 +316,9 @@ describe("end to end on stories260K", () => {
     expect(gz.code).toBe(1);
     expect(gz.err).toMatch(/pq\.jsonl\.gz: per-query records are written as plain JSONL/);
     expect(existsSync(join(dir, "pq.jsonl.gz"))).toBe(false);
+    const calSaveGz = gavel("calibrate", ...tasksArg, ...libs, "--save-per-query", join(dir, "pq.jsonl.gz"));
+    expect(calSaveGz.code).toBe(1);
+    expect(calSaveGz.err).toMatch(/per-query records are written as plain JSONL/);
 
     const pq = join(dir, "cli-pq.jsonl");
     const full = gavel("eval", ...tasksArg, ...libs, ...common, "--per-query", pq, "--json");

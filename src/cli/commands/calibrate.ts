@@ -1,7 +1,7 @@
 import { parseArgs } from "node:util";
 import { invalidArgument } from "../../errors.js";
 import { calibrate, PAPER_RULING } from "../../eval/calibrate.js";
-import { readPerQuery, writePerQuery } from "../../eval/io.js";
+import { checkPerQueryOutput, readPerQuery, writePerQuery } from "../../eval/io.js";
 import type { PerQueryRecord } from "../../eval/evaluate.js";
 import { Projections, PROJECTION_DEFAULTS } from "../../router/projections.js";
 import { routerOptions, routerOptionsHelp } from "./common.js";
@@ -17,7 +17,8 @@ Fits α, γ (S = g + αL + γV) and Δ (the glance's shortlist margin) by maximi
 validation tasks; ties go to the smaller average shortlist, then to the paper's values
 (α=${PAPER_RULING.alpha}, γ=${PAPER_RULING.gamma}, Δ=${PAPER_RULING.delta}). Never calibrate on the tasks you report on.
 
-  --per-query F         per-query records from gavel eval --per-query (on the validation split)
+  --per-query F         per-query records from gavel eval --per-query (on the validation split;
+                        JSONL, or gzipped when F ends in .gz)
 ${taskOptionsHelp}
   --save-per-query F    (with --tasks) also keep the records computed here
   --write               store α, γ, Δ in the projections file (--projections)
@@ -45,6 +46,7 @@ ${routerOptionsHelp}`,
     const projectionsPath = values.projections ?? process.env.GAVEL_PROJECTIONS;
     const write = values.write || values.out !== undefined;
     if (write && !projectionsPath) throw invalidArgument("--write needs --projections <file.gguf> (the file whose α, γ, Δ are set)");
+    if (values["save-per-query"]) checkPerQueryOutput(values["save-per-query"]);
     // The projections are read up front so that a bad path fails before minutes of evaluation.
     const projections = projectionsPath ? await Projections.load(projectionsPath) : undefined;
 

@@ -89,6 +89,7 @@ ${taskOptionsHelp}
                         (default: all; bm25 alone needs no --model, --projections or --bank)
   --per-query F         write per-query records (JSONL): the input of gavel calibrate; each is
                         appended as soon as its task is scored, so a stopped run keeps them
+                        (plain text: gzip F afterwards if you like, calibrate reads F.gz too)
   --resume              with --per-query: keep F's records and route only the tasks it lacks
 ${routerOptionsHelp}
 
