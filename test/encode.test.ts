@@ -87,6 +87,8 @@ describe("RenderEncoder.encodeSkill under a budget", () => {
         for (const skill of skills) {
           const e = enc.encodeSkill(skill);
           const at = `seed ${seed}, skill ${skill.id}, budget ${budget}`;
+          // the same encoding with its tokenizations off the JS thread
+          expect(await enc.encodeSkillAsync(skill), at).toEqual(e);
           expect(e.tokens.length, at).toBeLessThanOrEqual(budget);
           if (e.bodyChars < skill.body.length) expect(e.truncated, at).toBe(true);
           if (!e.truncated) expect(e.bodyChars, at).toBe(skill.body.length);

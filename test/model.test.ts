@@ -47,6 +47,19 @@ describe.each(fixtures)("Model on $name", (fx) => {
     expect(model.detokenize(tokens, { special: true })).toContain(fx.text.slice(0, 10).replace(/^<\|im_start\|>/, ""));
   });
 
+  it("tokenizeAsync gives tokenize's tokens, many at once and beside a running forward pass", async () => {
+    const pieces = ["Once", " upon", " a time", "\n", "<|im_start|>", "日本語", "🙂", "  x=1;", "docker compose", "ü", "\t"];
+    const texts = Array.from({ length: 40 }, () => Array.from({ length: Math.floor(r() * 200) }, () => pieces[Math.floor(r() * pieces.length)]).join(""));
+    const forward = model.hiddenStates(tokens, 1); // runs on a worker while the tokenizations do
+    const results = await Promise.all(texts.map((t, i) => model.tokenizeAsync(t, { special: i % 2 === 0, addBos: i % 3 === 0 }).then((a) => [t, i, a] as const)));
+    for (const [t, i, a] of results) {
+      expect(Array.from(a), `seed ${seed}: ${JSON.stringify(t)}`).toEqual(Array.from(model.tokenize(t, { special: i % 2 === 0, addBos: i % 3 === 0 })));
+    }
+    expect((await forward).length).toBe(tokens.length * model.info.nEmbd);
+    expect(await model.tokenizeAsync("")).toEqual(new Int32Array(0));
+    await expect(model.tokenizeAsync(42 as unknown as string)).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
+  });
+
   it("hiddenStates: tokens × nEmbd, finite, distinct per layer, causal", async () => {
     const { nLayer, nEmbd } = model.info;
     let previous: Float32Array | null = null;
@@ -267,5 +280,15 @@ describe("Model errors", () => {
     await m.dispose();
     expect(await code(m.hiddenStates(t, 1))).toBe("DISPOSED");
     expect(await code(() => m.tokenize("x"))).toBe("DISPOSED");
+    expect(await code(m.tokenizeAsync("x"))).toBe("DISPOSED");
+  });
+
+  it("a tokenizeAsync in flight when the model is disposed still resolves", async () => {
+    const m = await Model.load(storiesPath, { contextSize: 64, sequences: 2 });
+    const long = "Once upon a time there was a little cat. ".repeat(2000);
+    const expected = m.tokenize(long);
+    const pending = Array.from({ length: 8 }, () => m.tokenizeAsync(long));
+    await m.dispose();
+    for (const p of pending) expect(Array.from(await p)).toEqual(Array.from(expected));
   });
 });

@@ -202,6 +202,17 @@ export class Model {
     return this.#use().tokenize(text, boolOption(o.special, "special", false), boolOption(o.addBos, "addBos", false));
   }
 
+  /**
+   * {@link Model.tokenize} off the JS thread: the same tokens, computed on a libuv worker, beside any
+   * running forward pass and other tokenizations (llama.cpp's tokenizers only read the vocabulary).
+   * For work that tokenizes much text while the model runs, such as an install's renders.
+   */
+  async tokenizeAsync(text: string, options?: { special?: boolean; addBos?: boolean }): Promise<Int32Array> {
+    if (typeof text !== "string") throw invalidArgument("text must be a string");
+    const o = optionsObject(options, "options");
+    return this.#use().tokenizeAsync(text, boolOption(o.special, "special", false), boolOption(o.addBos, "addBos", false));
+  }
+
   /** Token ids to text; special tokens are rendered unless `special` is false. */
   detokenize(tokens: Int32Array | number[], options?: { special?: boolean }): string {
     const o = optionsObject(options, "options");

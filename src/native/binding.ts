@@ -61,6 +61,8 @@ export interface NativeModel {
   /** A GGUF metadata value as llama.cpp reads it, or null. */
   meta(key: string): string | null;
   tokenize(text: string, special: boolean, addBos: boolean): Int32Array;
+  /** The same off the JS thread (a libuv worker, beside any decode). */
+  tokenizeAsync(text: string, special: boolean, addBos: boolean): Promise<Int32Array>;
   detokenize(tokens: Int32Array, special: boolean): string;
   /** One token's text piece (special tokens rendered). */
   tokenPiece(token: number): string;

@@ -91,7 +91,7 @@ export interface InstallReport {
 
 /** Where an install's time went (see {@link InstallReport.stages}). */
 export interface InstallStages {
-  /** Rendering r(s) and tokenizing it, cut search included (on the JavaScript thread). */
+  /** Rendering r(s) (JavaScript thread) and tokenizing it (libuv workers), cut search included. */
   render: number;
   /** The model's forward pass to layer ℓ*, queue wait included. */
   forward: number;
@@ -338,8 +338,9 @@ export class Router {
       let staged = 0;
       const progress = (skill: string, status: InstallProgress["status"]) => o.onProgress?.({ done: ++done, total, skill, status });
       // Up to `inFlight` skills are encoded at once: while one skill's forward pass, projection and
-      // cover run natively, the JS thread renders and tokenizes the next. Results are stored strictly
-      // in library order (unchanged skills too), so the bank is the same as with one at a time.
+      // cover run natively, the next ones render (on the JS thread) and tokenize (on libuv workers).
+      // Results are stored strictly in library order (unchanged skills too), so the bank is the same
+      // as with one at a time.
       const unchanged = Symbol("unchanged");
       const encode = (skill: Skill): Promise<Encoded | typeof unchanged> => {
         const existing = this.#store.get(skill.id);
@@ -402,7 +403,9 @@ export class Router {
       if (stages) stages[stage] += (now - t) / 1000;
       t = now;
     };
-    const enc = this.#encoder.encodeSkill(skill);
+    // tokenized off the JS thread: with skills in flight the JS thread would otherwise bound the
+    // install wherever the forward pass is cheap (on a GPU)
+    const enc = await this.#encoder.encodeSkillAsync(skill);
     lap("render");
     const { nEmbd } = this.model.info;
     const { dim, eps, layer, ws } = this.projections;
@@ -608,7 +611,7 @@ export class Router {
   async #skillPrefix(id: string): Promise<Int32Array> {
     const entry = this.#store.get(id)!;
     const skill = await this.#texts.get(entry.contentHash);
-    return ((entry.renderCut && this.#encoder.encodeSkillCut(skill, entry.renderCut)) ?? this.#encoder.encodeSkill(skill)).tokens;
+    return ((entry.renderCut && this.#encoder.encodeSkillCut(skill, entry.renderCut)) ?? (await this.#encoder.encodeSkillAsync(skill))).tokens;
   }
 
   /** The yes spellings' token ids, then the no spellings'. */

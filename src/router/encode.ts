@@ -57,6 +57,13 @@ function commonPrefix(a: Int32Array, b: Int32Array): number {
  */
 const SEAM_SLACK = 16;
 
+/** A text the skill encoding asks to have tokenized (Model.tokenize's arguments). */
+interface TokenizeStep {
+  text: string;
+  special: boolean;
+  addBos: boolean;
+}
+
 /** A skill's render and its content's tokens (SKILL_INTRO onwards); the cut search's probes keep them. */
 interface RenderedContent {
   text: string;
@@ -114,109 +121,15 @@ export class RenderEncoder {
 
   /** r(s) for one skill, its body cut (at a character boundary found by bisection) to fit the budget. */
   encodeSkill(skill: RenderableSkill): EncodedSkill {
-    // Tokenizing is nearly all of a render's cost (llama.cpp's tokenizer, on the JS thread), so a long
-    // body is never tokenized whole. The render without a body gives the scaffolding's tokens and the
-    // room left for the body; a probe of the body's first characters that holds more tokens than the
-    // room (plus a margin for the seams) proves the cut lies inside it and says about where (the
-    // characters of its first `room` tokens). A search for the longest fitting cut then confirms it
-    // exactly, a few tokenizations of the render either way. Probes start at 8 characters a token of
-    // room (prose and code take fewer) and grow 4× while the body has more.
-    const bare = this.#renderContent({ ...skill, body: "" });
-    const room = this.skillBudget - bare.fixed.beforeTokens.length - bare.content.length;
-    const bodyCut = (n: number) => ({ ...skill, body: skill.body.slice(0, n) });
-    if (room < 0) {
-      // Even the name and description overflow (tiny budgets): no body, and the description cut.
-      const cut = this.#longestFitting(skill.description.length, (n) => ({ ...skill, description: skill.description.slice(0, n), body: "" }));
-      if (!cut) throw new GavelError(`the skill's name alone overflows the token budget of ${this.skillBudget}`, "SKILL_INVALID");
-      return { ...cut, truncated: true };
-    }
-    for (let probeChars = Math.max(64, room * 8); probeChars < skill.body.length; probeChars *= 4) {
-      const probe = this.#plain(skill.body.slice(0, probeChars));
-      // Joining the body to its scaffolding changes a token or two at the seams.
-      if (probe.length > room + SEAM_SLACK) {
-        const guess = Math.min(probeChars - 1, this.model.detokenize(probe.subarray(0, room)).length);
-        const cut = this.#longestFitting(probeChars, bodyCut, guess, 4);
-        if (cut) return { ...cut, truncated: true };
-        break;
-      }
-    }
-    // A body short enough to tokenize whole.
-    const enc = this.#encodeSkillOnce(skill);
-    if (enc.tokens.length <= this.skillBudget) return enc;
-    const bodyTokens = this.#plain(skill.body);
-    const bodyRoom = this.skillBudget - (enc.tokens.length - bodyTokens.length);
-    const guess = bodyRoom <= 0 ? 0 : Math.min(skill.body.length - 1, this.model.detokenize(bodyTokens.subarray(0, bodyRoom)).length);
-    // n = 0 (no body) fits: room ≥ 0 above
-    const cut = this.#longestFitting(skill.body.length, bodyCut, guess, 4)!;
-    return { ...cut, truncated: true };
+    return this.#runSync(this.#skillSteps(skill));
   }
 
   /**
-   * The longest cut n ∈ [0, max) whose render fits the budget: from `guess`, gallop to a bracket
-   * (doubling steps), then bisect inside it. Fitting is monotone in n, so this finds the same n as a
-   * plain bisection. A probe tokenizes the render's content once; the cut found reuses its probe.
+   * {@link encodeSkill} with its tokenizations off the JS thread (Model.tokenizeAsync): the same
+   * result, while the JS thread serves other work, e.g. an install's other skills in flight.
    */
-  #longestFitting(max: number, variant: (n: number) => RenderableSkill, guess = -1, firstStep?: number): EncodedSkill | null {
-    let lo = 0;
-    let hi = max - 1;
-    let best = -1;
-    const probed = new Map<number, RenderedContent>();
-    const fits = (n: number) => {
-      const c = this.#renderContent(variant(n));
-      probed.set(n, c);
-      return c.fixed.beforeTokens.length + c.content.length <= this.skillBudget;
-    };
-    if (guess > 0 && guess < max) {
-      let step = firstStep ?? Math.max(16, Math.floor(max / 256));
-      if (fits(guess)) {
-        best = guess;
-        lo = guess + 1;
-        for (let n = guess + step; n < max; n += step, step *= 2) {
-          if (!fits(n)) {
-            hi = n - 1;
-            break;
-          }
-          best = n;
-          lo = n + 1;
-        }
-      } else {
-        hi = guess - 1;
-        for (let n = guess - step; ; n -= step, step *= 2) {
-          if (n <= 0) break;
-          if (fits(n)) {
-            best = n;
-            lo = n + 1;
-            break;
-          }
-          hi = n - 1;
-        }
-      }
-    }
-    while (lo <= hi) {
-      const mid = (lo + hi) >> 1;
-      if (fits(mid)) {
-        best = mid;
-        lo = mid + 1;
-      } else hi = mid - 1;
-    }
-    if (best < 0) return null;
-    // the cut's render was tokenized by its probe (only a bisection that never probed n = 0 lacks it)
-    const cut = variant(best);
-    return this.#encodeRendered(probed.get(best) ?? this.#renderContent(cut), cut);
-  }
-
-
-  /** The render's text before the skill (the template's opening) and SKILL_INTRO, tokenized once. */
-  #fixed: { before: string; beforeTokens: Int32Array; intro: Int32Array } | undefined;
-
-  /** The same for every skill of a template; kept by its text, so a template whose opening did depend on the skill would still be tokenized each time. */
-  #fixedFor(beforeText: string): { before: string; beforeTokens: Int32Array; intro: Int32Array } {
-    if (this.#fixed?.before !== beforeText) this.#fixed = { before: beforeText, beforeTokens: this.#scaffold(beforeText, true), intro: this.#plain(SKILL_INTRO) };
-    return this.#fixed;
-  }
-
-  #encodeSkillOnce(skill: RenderableSkill): EncodedSkill {
-    return this.#encodeRendered(this.#renderContent(skill), skill);
+  encodeSkillAsync(skill: RenderableSkill): Promise<EncodedSkill> {
+    return this.#runAsync(this.#skillSteps(skill));
   }
 
   /**
@@ -227,23 +140,153 @@ export class RenderEncoder {
   encodeSkillCut(skill: RenderableSkill, cut: { descriptionChars: number; bodyChars: number }): EncodedSkill | null {
     const { descriptionChars: d, bodyChars: b } = cut;
     if (!(Number.isSafeInteger(d) && Number.isSafeInteger(b) && d >= 0 && b >= 0 && d <= skill.description.length && b <= skill.body.length)) return null;
-    const e = this.#encodeSkillOnce({ ...skill, description: skill.description.slice(0, d), body: skill.body.slice(0, b) });
+    const e = this.#runSync(this.#onceSteps({ ...skill, description: skill.description.slice(0, d), body: skill.body.slice(0, b) }));
     if (e.tokens.length > this.skillBudget) return null;
     return { ...e, truncated: d < skill.description.length || b < skill.body.length };
   }
 
-  /** r(s) rendered, and the tokens of its content (SKILL_INTRO onwards), tokenized as plain text. */
-  #renderContent(skill: RenderableSkill): RenderedContent {
-    const r = renderSkill(this.template, skill);
-    const contentStart = r.spans.header.start - SKILL_INTRO.length;
-    const fixed = this.#fixedFor(r.text.slice(0, contentStart));
-    return { text: r.text, contentStart, keyedEnd: r.spans.keyed.end, fixed, content: this.#plain(r.text.slice(contentStart)) };
+  // The skill encoding is written once, as generators that yield each text to tokenize and receive
+  // its tokens; #runSync answers with Model.tokenize, #runAsync with Model.tokenizeAsync.
+
+  #runSync<T>(steps: Generator<TokenizeStep, T, Int32Array>): T {
+    let r = steps.next();
+    while (!r.done) r = steps.next(this.model.tokenize(r.value.text, { special: r.value.special, addBos: r.value.addBos }));
+    return r.value;
   }
 
-  #encodeRendered(c: RenderedContent, rendered: RenderableSkill): EncodedSkill {
+  async #runAsync<T>(steps: Generator<TokenizeStep, T, Int32Array>): Promise<T> {
+    let r = steps.next();
+    while (!r.done) r = steps.next(await this.model.tokenizeAsync(r.value.text, { special: r.value.special, addBos: r.value.addBos }));
+    return r.value;
+  }
+
+  *#plainStep(text: string): Generator<TokenizeStep, Int32Array, Int32Array> {
+    return yield { text, special: false, addBos: false };
+  }
+
+  *#skillSteps(skill: RenderableSkill): Generator<TokenizeStep, EncodedSkill, Int32Array> {
+    // Tokenizing is nearly all of a render's cost (llama.cpp's tokenizer), so a long body is never
+    // tokenized whole. The render without a body gives the scaffolding's tokens and the room left for
+    // the body; a probe of the body's first characters that holds more tokens than the room (plus a
+    // margin for the seams) proves the cut lies inside it and says about where (the characters of its
+    // first `room` tokens). A search for the longest fitting cut then confirms it exactly, a few
+    // tokenizations of the render either way. Probes start at 8 characters a token of room (prose and
+    // code take fewer) and grow 4× while the body has more.
+    const bare = yield* this.#renderSteps({ ...skill, body: "" });
+    const room = this.skillBudget - bare.fixed.beforeTokens.length - bare.content.length;
+    const bodyCut = (n: number) => ({ ...skill, body: skill.body.slice(0, n) });
+    if (room < 0) {
+      // Even the name and description overflow (tiny budgets): no body, and the description cut.
+      const cut = yield* this.#longestFitting(skill.description.length, (n) => ({ ...skill, description: skill.description.slice(0, n), body: "" }));
+      if (!cut) throw new GavelError(`the skill's name alone overflows the token budget of ${this.skillBudget}`, "SKILL_INVALID");
+      return { ...cut, truncated: true };
+    }
+    for (let probeChars = Math.max(64, room * 8); probeChars < skill.body.length; probeChars *= 4) {
+      const probe = yield* this.#plainStep(skill.body.slice(0, probeChars));
+      // Joining the body to its scaffolding changes a token or two at the seams.
+      if (probe.length > room + SEAM_SLACK) {
+        const guess = Math.min(probeChars - 1, this.model.detokenize(probe.subarray(0, room)).length);
+        const cut = yield* this.#longestFitting(probeChars, bodyCut, guess, 4);
+        if (cut) return { ...cut, truncated: true };
+        break;
+      }
+    }
+    // A body short enough to tokenize whole.
+    const enc = yield* this.#onceSteps(skill);
+    if (enc.tokens.length <= this.skillBudget) return enc;
+    const bodyTokens = yield* this.#plainStep(skill.body);
+    const bodyRoom = this.skillBudget - (enc.tokens.length - bodyTokens.length);
+    const guess = bodyRoom <= 0 ? 0 : Math.min(skill.body.length - 1, this.model.detokenize(bodyTokens.subarray(0, bodyRoom)).length);
+    // n = 0 (no body) fits: room ≥ 0 above
+    const cut = (yield* this.#longestFitting(skill.body.length, bodyCut, guess, 4))!;
+    return { ...cut, truncated: true };
+  }
+
+  /**
+   * The longest cut n ∈ [0, max) whose render fits the budget: from `guess`, gallop to a bracket
+   * (doubling steps), then bisect inside it. Fitting is monotone in n, so this finds the same n as a
+   * plain bisection. A probe tokenizes the render's content once; the cut found reuses its probe.
+   */
+  *#longestFitting(max: number, variant: (n: number) => RenderableSkill, guess = -1, firstStep?: number): Generator<TokenizeStep, EncodedSkill | null, Int32Array> {
+    let lo = 0;
+    let hi = max - 1;
+    let best = -1;
+    const probed = new Map<number, RenderedContent>();
+    const self = this;
+    function* fits(n: number): Generator<TokenizeStep, boolean, Int32Array> {
+      const c = yield* self.#renderSteps(variant(n));
+      probed.set(n, c);
+      return c.fixed.beforeTokens.length + c.content.length <= self.skillBudget;
+    }
+    if (guess > 0 && guess < max) {
+      let step = firstStep ?? Math.max(16, Math.floor(max / 256));
+      if (yield* fits(guess)) {
+        best = guess;
+        lo = guess + 1;
+        for (let n = guess + step; n < max; n += step, step *= 2) {
+          if (!(yield* fits(n))) {
+            hi = n - 1;
+            break;
+          }
+          best = n;
+          lo = n + 1;
+        }
+      } else {
+        hi = guess - 1;
+        for (let n = guess - step; ; n -= step, step *= 2) {
+          if (n <= 0) break;
+          if (yield* fits(n)) {
+            best = n;
+            lo = n + 1;
+            break;
+          }
+          hi = n - 1;
+        }
+      }
+    }
+    while (lo <= hi) {
+      const mid = (lo + hi) >> 1;
+      if (yield* fits(mid)) {
+        best = mid;
+        lo = mid + 1;
+      } else hi = mid - 1;
+    }
+    if (best < 0) return null;
+    // the cut's render was tokenized by its probe (only a bisection that never probed n = 0 lacks it)
+    const cut = variant(best);
+    return yield* this.#encodeRenderedSteps(probed.get(best) ?? (yield* this.#renderSteps(cut)), cut);
+  }
+
+  /** The render's text before the skill (the template's opening) and SKILL_INTRO, tokenized once. */
+  #fixed: { before: string; beforeTokens: Int32Array; intro: Int32Array } | undefined;
+
+  /** The same for every skill of a template; kept by its text, so a template whose opening did depend on the skill would still be tokenized each time. */
+  *#fixedSteps(beforeText: string): Generator<TokenizeStep, { before: string; beforeTokens: Int32Array; intro: Int32Array }, Int32Array> {
+    if (this.#fixed?.before !== beforeText) {
+      const beforeTokens = yield { text: beforeText, special: true, addBos: this.model.info.addBos };
+      const intro = yield* this.#plainStep(SKILL_INTRO);
+      this.#fixed = { before: beforeText, beforeTokens, intro };
+    }
+    return this.#fixed;
+  }
+
+  *#onceSteps(skill: RenderableSkill): Generator<TokenizeStep, EncodedSkill, Int32Array> {
+    return yield* this.#encodeRenderedSteps(yield* this.#renderSteps(skill), skill);
+  }
+
+  /** r(s) rendered, and the tokens of its content (SKILL_INTRO onwards), tokenized as plain text. */
+  *#renderSteps(skill: RenderableSkill): Generator<TokenizeStep, RenderedContent, Int32Array> {
+    const r = renderSkill(this.template, skill);
+    const contentStart = r.spans.header.start - SKILL_INTRO.length;
+    const fixed = yield* this.#fixedSteps(r.text.slice(0, contentStart));
+    const content = yield* this.#plainStep(r.text.slice(contentStart));
+    return { text: r.text, contentStart, keyedEnd: r.spans.keyed.end, fixed, content };
+  }
+
+  *#encodeRenderedSteps(c: RenderedContent, rendered: RenderableSkill): Generator<TokenizeStep, EncodedSkill, Int32Array> {
     const before = c.fixed.beforeTokens;
     const introLen = commonPrefix(c.fixed.intro, c.content);
-    const keyedEnd = commonPrefix(this.#plain(c.text.slice(c.contentStart, c.keyedEnd)), c.content);
+    const keyedEnd = commonPrefix(yield* this.#plainStep(c.text.slice(c.contentStart, c.keyedEnd)), c.content);
     return {
       tokens: concat([before, c.content]),
       keyStart: before.length + introLen,
@@ -253,7 +296,6 @@ export class RenderEncoder {
       descriptionChars: rendered.description.length,
     };
   }
-
 
   /** The task render (appendix G) the glance reads for a written task; at most maxTokens tokens of task. */
   encodeTask(task: string, maxTokens: number): EncodedTask {

@@ -33,6 +33,7 @@ class NativeModel : public Napi::ObjectWrap<NativeModel> {
     return DefineClass(env, "NativeModel",
                        {InstanceMethod("load", &NativeModel::Load), InstanceMethod("info", &NativeModel::Info),
                         InstanceMethod("meta", &NativeModel::Meta), InstanceMethod("tokenize", &NativeModel::Tokenize),
+                        InstanceMethod("tokenizeAsync", &NativeModel::TokenizeAsync),
                         InstanceMethod("detokenize", &NativeModel::Detokenize),
                         InstanceMethod("tokenPiece", &NativeModel::TokenPiece),
                         InstanceMethod("hiddenStates", &NativeModel::HiddenStates),
@@ -121,6 +122,21 @@ class NativeModel : public Napi::ObjectWrap<NativeModel> {
     } catch (const Failure& f) {
       Throw(env, f.code, f.what());
     }
+  }
+
+  // Tokenize off the JS thread. Without the engine's mutex: llama.cpp's tokenizers only read the
+  // vocabulary, which nothing changes after load, so this runs beside a decode and beside other
+  // tokenizations (as llama-server's HTTP threads do). The worker's reference keeps the engine alive
+  // past a dispose.
+  Napi::Value TokenizeAsync(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    auto engine = Use(env);
+    if (!info[0].IsString()) Throw(env, "INVALID_ARGUMENT", "text must be a string");
+    std::string text = info[0].As<Napi::String>();
+    const bool special = info[1].ToBoolean(), add_bos = info[2].ToBoolean();
+    return PromiseWorker<std::vector<int32_t>>::Start(
+        env, [engine, text = std::move(text), special, add_bos]() { return engine->Tokenize(text, special, add_bos); },
+        [](Napi::Env e, std::vector<int32_t>& out) { return Napi::Value(ToTyped(e, out)); }, Value());
   }
 
   Napi::Value Detokenize(const Napi::CallbackInfo& info) {
