@@ -35,6 +35,7 @@ await expectCode("piece", () => m.tokenPiece(-1));
 const b = loadBinding();
 const n = new b.NativeModel();
 await expectCode("rawNotLoaded", () => n.hiddenStates(new Int32Array([1]), new Int32Array([0])));
+await expectCode("rawTokAsyncNotLoaded", () => n.tokenizeAsync("x", false, false));
 await expectCode("rawBadParams", () => n.load(stories, {}));
 await expectCode("rawBadPath", () => n.load(42, {}));
 await expectCode("rawLoadMissing", () => n.load("/nope.gguf", { gpuLayers: 0, contextSize: 64, threads: 1, batchSize: 8, sequences: 2, flashAttention: 0 }));
@@ -51,7 +52,10 @@ await expectCode("rawScoreShape", () => n2.score([{ prefix: "x" }], new Int32Arr
 await expectCode("rawScoreArr", () => n2.score(7, new Int32Array(0)));
 await expectCode("rawDetok", () => n2.detokenize(new Int32Array([-7]), true));
 await expectCode("rawPiece", () => n2.tokenPiece(1e12));
+await expectCode("rawTokAsync", () => n2.tokenizeAsync(42, false, false));
+await expectCode("rawTokAsyncLoose", () => Promise.all([n2.tokenizeAsync("\ud800 \u0000 x", undefined, {}), n2.tokenizeAsync("")]));
 n2.dispose();
+await expectCode("rawTokAsyncDisposed", () => n2.tokenizeAsync("x", false, false));
 await expectCode("rawDisposed", () => n2.hiddenStates(new Int32Array([1]), new Int32Array([0])));
 await m.dispose();
 await expectCode("disposed", () => m.score(t, t));
@@ -82,6 +86,7 @@ describe("crash safety", () => {
       detok: "TOKEN_OUT_OF_VOCABULARY",
       piece: "TOKEN_OUT_OF_VOCABULARY",
       rawNotLoaded: "INVALID_ARGUMENT",
+      rawTokAsyncNotLoaded: "INVALID_ARGUMENT",
       rawBadParams: "INVALID_ARGUMENT",
       rawBadPath: "INVALID_ARGUMENT",
       rawLoadMissing: "MODEL_LOAD_FAILED",
@@ -96,6 +101,9 @@ describe("crash safety", () => {
       rawScoreArr: "INVALID_ARGUMENT",
       rawDetok: "TOKEN_OUT_OF_VOCABULARY",
       rawPiece: "INVALID_ARGUMENT",
+      rawTokAsync: "INVALID_ARGUMENT",
+      rawTokAsyncLoose: "no-error",
+      rawTokAsyncDisposed: "DISPOSED",
       rawDisposed: "DISPOSED",
       disposed: "DISPOSED",
     });
