@@ -89,6 +89,9 @@ describe("RenderEncoder.encodeSkill under a budget", () => {
           const at = `seed ${seed}, skill ${skill.id}, budget ${budget}`;
           // the same encoding with its tokenizations off the JS thread
           expect(await enc.encodeSkillAsync(skill), at).toEqual(e);
+          // and again from the recorded cut alone (what the verdict re-renders)
+          expect(enc.encodeSkillCut(skill, e), at).toEqual(e);
+          expect(await enc.encodeSkillCutAsync(skill, e), at).toEqual(e);
           expect(e.tokens.length, at).toBeLessThanOrEqual(budget);
           if (e.bodyChars < skill.body.length) expect(e.truncated, at).toBe(true);
           if (!e.truncated) expect(e.bodyChars, at).toBe(skill.body.length);
@@ -101,6 +104,13 @@ describe("RenderEncoder.encodeSkill under a budget", () => {
         }
       }
       expect(cuts).toBeGreaterThan(0);
+      // a cut that does not apply, or whose render overflows this encoder's budget, gives null
+      const s0 = skills[0];
+      const small = new RenderEncoder(mini, 16); // below any render with its scaffolding
+      expect(unbounded.encodeSkillCut(s0, { descriptionChars: s0.description.length + 1, bodyChars: 0 })).toBeNull();
+      expect(unbounded.encodeSkillCut(s0, { descriptionChars: -1, bodyChars: 0 })).toBeNull();
+      expect(unbounded.encodeSkillCut(s0, { descriptionChars: 0.5, bodyChars: 0 })).toBeNull();
+      expect(small.encodeSkillCut(s0, { descriptionChars: s0.description.length, bodyChars: s0.body.length })).toBeNull();
     } finally {
       await mini.dispose();
     }

@@ -611,7 +611,9 @@ export class Router {
   async #skillPrefix(id: string): Promise<Int32Array> {
     const entry = this.#store.get(id)!;
     const skill = await this.#texts.get(entry.contentHash);
-    return ((entry.renderCut && this.#encoder.encodeSkillCut(skill, entry.renderCut)) ?? (await this.#encoder.encodeSkillAsync(skill))).tokens;
+    // tokenized off the JS thread: a verdict renders up to 20 shortlisted skills at once
+    const atCut = entry.renderCut ? await this.#encoder.encodeSkillCutAsync(skill, entry.renderCut) : null;
+    return (atCut ?? (await this.#encoder.encodeSkillAsync(skill))).tokens;
   }
 
   /** The yes spellings' token ids, then the no spellings'. */

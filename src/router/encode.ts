@@ -138,9 +138,18 @@ export class RenderEncoder {
    * the cut does not apply to this skill or its render does not fit this encoder's budget.
    */
   encodeSkillCut(skill: RenderableSkill, cut: { descriptionChars: number; bodyChars: number }): EncodedSkill | null {
+    return this.#runSync(this.#cutSteps(skill, cut));
+  }
+
+  /** {@link encodeSkillCut} with its tokenizations off the JS thread. */
+  encodeSkillCutAsync(skill: RenderableSkill, cut: { descriptionChars: number; bodyChars: number }): Promise<EncodedSkill | null> {
+    return this.#runAsync(this.#cutSteps(skill, cut));
+  }
+
+  *#cutSteps(skill: RenderableSkill, cut: { descriptionChars: number; bodyChars: number }): Generator<TokenizeStep, EncodedSkill | null, Int32Array> {
     const { descriptionChars: d, bodyChars: b } = cut;
     if (!(Number.isSafeInteger(d) && Number.isSafeInteger(b) && d >= 0 && b >= 0 && d <= skill.description.length && b <= skill.body.length)) return null;
-    const e = this.#runSync(this.#onceSteps({ ...skill, description: skill.description.slice(0, d), body: skill.body.slice(0, b) }));
+    const e = yield* this.#onceSteps({ ...skill, description: skill.description.slice(0, d), body: skill.body.slice(0, b) });
     if (e.tokens.length > this.skillBudget) return null;
     return { ...e, truncated: d < skill.description.length || b < skill.body.length };
   }
