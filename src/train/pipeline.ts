@@ -132,14 +132,15 @@ export async function trainProjections(model: Model, o: TrainProjectionsOptions)
   let stateTokens = 0;
   // Progress of the (slow, once) states pass: a line every ~5%.
   const every = (n: number) => Math.max(1, Math.round(n / 20));
-  // Up to 4 skills in flight: while one skill's forward pass runs natively, the JS thread renders and
-  // tokenizes the next (on a GPU the render and tokenizer are the bound). States land in library order.
+  // Up to 4 skills in flight: while one skill's forward pass runs natively, the next ones render and
+  // tokenize (off the JS thread, which on a GPU would otherwise bound the pass). States land in
+  // library order.
   await inOrder(
     skills.entries(),
     { width: 4, beforeEach: () => { if (o.signal?.aborted) throw new GavelError("training aborted", "ABORTED"); } },
     async ([i, s]) => {
       if (i % every(skills.length) === 0) log(`states: skill ${i}/${skills.length}`);
-      const enc = encoder.encodeSkill(trainingRender(s, !!o.selfSupervised));
+      const enc = await encoder.encodeSkillAsync(trainingRender(s, !!o.selfSupervised));
       return cache.get(enc.tokens, enc.keyStart, enc.keyEnd);
     },
     (_, outcome) => {
