@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Model, GavelError } from "../src/index.js";
+import { loadBinding, missingModelMethods } from "../src/native/binding.js";
 import { ggufMetaNumber, readGgufHeader, readGgufTensor } from "../src/gguf/index.js";
 import { makeQwen3Fixture } from "./fixtures/qwen3.js";
 import { storiesPath } from "./helpers/paths.js";
@@ -290,5 +291,19 @@ describe("Model errors", () => {
     const pending = Array.from({ length: 8 }, () => m.tokenizeAsync(long));
     await m.dispose();
     for (const p of pending) expect(Array.from(await p)).toEqual(Array.from(expected));
+  });
+});
+
+describe("the native addon's surface", () => {
+  it("has every NativeModel method the package calls, and an older addon is named for what it lacks", () => {
+    expect(missingModelMethods(loadBinding().NativeModel)).toEqual([]);
+    class Older {
+      tokenize() {}
+      load() {}
+    }
+    const missing = missingModelMethods(Older);
+    expect(missing).toContain("tokenizeAsync");
+    expect(missing).not.toContain("tokenize");
+    expect(missingModelMethods(undefined).length).toBeGreaterThan(10);
   });
 });

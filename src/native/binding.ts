@@ -197,6 +197,15 @@ function backendDir(root: string): string | null {
   return null;
 }
 
+/** The NativeModel methods this package calls; an addon built from older sources may lack some. */
+const MODEL_METHODS = ["load", "info", "meta", "tokenize", "tokenizeAsync", "detokenize", "tokenPiece", "hiddenStates", "score", "logits", "clearCache", "cacheStats", "abort", "dispose"] as const;
+
+/** Which of {@link MODEL_METHODS} a NativeModel class lacks (an addon older than the package). */
+export function missingModelMethods(cls: unknown): string[] {
+  const proto = typeof cls === "function" ? (cls as { prototype?: Record<string, unknown> }).prototype : undefined;
+  return MODEL_METHODS.filter((m) => typeof proto?.[m] !== "function");
+}
+
 /** Loads the addon once (prebuilds/ or build/Release through node-gyp-build) and initialises ggml. */
 export function loadBinding(): NativeBinding {
   if (binding) return binding;
@@ -212,6 +221,14 @@ export function loadBinding(): NativeBinding {
         "It ships prebuilt for linux-x64; elsewhere run `npm run build:native`.",
       "NATIVE_UNAVAILABLE",
       { cause: err },
+    );
+  }
+  const missing = missingModelMethods(b.NativeModel);
+  if (missing.length) {
+    throw new GavelError(
+      `gavel-router's native addon${process.env.GAVEL_ADDON ? ` (GAVEL_ADDON=${process.env.GAVEL_ADDON})` : ""} is older than this ` +
+        `package: its NativeModel lacks ${missing.join(", ")}. Rebuild it (npm run build:native, or the CUDA build) or unset GAVEL_ADDON.`,
+      "NATIVE_UNAVAILABLE",
     );
   }
   b.setErrorClass(GavelError);
