@@ -26,6 +26,14 @@ const fixtures: Fixture[] = [
   },
 ];
 
+/**
+ * How far log-probs may move with batching and caching (f32 KV cache, no flash attention): llama.cpp's
+ * CPU kernels take other paths for other batch shapes, and the float32 sums differ in their last
+ * bits. Typically under 1e-4 nats; 1.05e-4 was seen once on the random 152K-vocabulary qwen3 fixture
+ * after an eviction (a clean-clone CI run, 2026-11-26).
+ */
+const LOGPROB_TOL = 2e-4;
+
 describe.each(fixtures)("Model on $name", (fx) => {
   let model: Model;
   let tokens: Int32Array;
@@ -101,7 +109,7 @@ describe.each(fixtures)("Model on $name", (fx) => {
     const logits = await model.logits(long.subarray(0, 40));
     for (let i = 0; i < 20; i++) {
       const ref = logSoftmax(logits.subarray((19 + i) * nVocab, (20 + i) * nVocab))[cont[i]];
-      expect(Math.abs(after.logprobs[i] - ref), `position ${i} seed ${seed}`).toBeLessThan(1e-4);
+      expect(Math.abs(after.logprobs[i] - ref), `position ${i} seed ${seed}`).toBeLessThan(LOGPROB_TOL);
     }
   });
 
@@ -146,15 +154,15 @@ describe.each(fixtures)("Model on $name", (fx) => {
     const warm = await model.score(prefix, cont, { readIds });
     const statsWarm = model.cacheStats();
     expect(statsWarm.hits).toBe(statsCold.hits + 1);
-    expect(maxAbsDiff(cold.logprobs, warm.logprobs)).toBeLessThan(1e-4);
-    expect(maxAbsDiff(cold.final, warm.final)).toBeLessThan(1e-4);
+    expect(maxAbsDiff(cold.logprobs, warm.logprobs)).toBeLessThan(LOGPROB_TOL);
+    expect(maxAbsDiff(cold.final, warm.final)).toBeLessThan(LOGPROB_TOL);
 
     const logits = await model.logits(tokens);
     const expected: number[] = [];
     for (let i = 0; i < cont.length; i++) expected.push(logSoftmax(logits.subarray((cut - 1 + i) * nVocab, (cut + i) * nVocab))[cont[i]]);
-    expect(maxAbsDiff(cold.logprobs, expected), `seed ${seed}`).toBeLessThan(1e-4);
+    expect(maxAbsDiff(cold.logprobs, expected), `seed ${seed}`).toBeLessThan(LOGPROB_TOL);
     const last = logSoftmax(logits.subarray((tokens.length - 1) * nVocab, tokens.length * nVocab));
-    expect(maxAbsDiff(cold.final, Array.from(readIds, (id) => last[id]))).toBeLessThan(1e-4);
+    expect(maxAbsDiff(cold.final, Array.from(readIds, (id) => last[id]))).toBeLessThan(LOGPROB_TOL);
   });
 
   it("scoreMany equals score called once per prefix", async () => {
@@ -168,8 +176,8 @@ describe.each(fixtures)("Model on $name", (fx) => {
     await model.clearCache();
     for (let i = 0; i < prefixes.length; i++) {
       const one = await model.score(prefixes[i], cont, { readIds });
-      expect(maxAbsDiff(many[i].logprobs, one.logprobs), `prefix ${i} seed ${seed}`).toBeLessThan(1e-4);
-      expect(maxAbsDiff(many[i].final, one.final)).toBeLessThan(1e-4);
+      expect(maxAbsDiff(many[i].logprobs, one.logprobs), `prefix ${i} seed ${seed}`).toBeLessThan(LOGPROB_TOL);
+      expect(maxAbsDiff(many[i].final, one.final)).toBeLessThan(LOGPROB_TOL);
     }
   });
 
@@ -181,7 +189,7 @@ describe.each(fixtures)("Model on $name", (fx) => {
     const first = await model.scoreMany(prefixes, cont);
     expect(model.cacheStats().entries).toBeLessThanOrEqual(8);
     const again = await model.scoreMany(prefixes.slice(0, 3), cont);
-    for (let i = 0; i < 3; i++) expect(maxAbsDiff(first[i].logprobs, again[i].logprobs)).toBeLessThan(1e-4);
+    for (let i = 0; i < 3; i++) expect(maxAbsDiff(first[i].logprobs, again[i].logprobs), `prefix ${i} seed ${seed}`).toBeLessThan(LOGPROB_TOL);
   });
 
   it("scoreMany over prefixes that together exceed the context", async () => {
@@ -194,7 +202,7 @@ describe.each(fixtures)("Model on $name", (fx) => {
     await model.clearCache();
     for (let i = 0; i < prefixes.length; i++) {
       const one = await model.score(prefixes[i], cont);
-      expect(maxAbsDiff(many[i].logprobs, one.logprobs), `prefix ${i} seed ${seed}`).toBeLessThan(1e-4);
+      expect(maxAbsDiff(many[i].logprobs, one.logprobs), `prefix ${i} seed ${seed}`).toBeLessThan(LOGPROB_TOL);
     }
   });
 
