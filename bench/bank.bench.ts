@@ -12,7 +12,7 @@
  * Set GAVEL_ADDON=/path/to/gavel.node to bench a build other than prebuilds/ or build/Release.
  */
 import { loadBinding } from "../src/native/binding.js";
-import { KeyBank, glance, voteK } from "../src/router/kernels.js";
+import { KeyBank, glance, voteK } from "../src/kernels/kernels.js";
 
 const dims = (process.argv[2] ?? "128,768").split(",").map(Number);
 const sizes = (process.argv[3] ?? "1000,10000,30000").split(",").map(Number);

@@ -11,8 +11,8 @@ import { mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { BankStore, bankHeaderFor } from "../src/bank/index.js";
-import type { ModelFingerprint } from "../src/router/fingerprint.js";
-import { Projections } from "../src/router/projections.js";
+import type { ModelFingerprint } from "../src/model/fingerprint.js";
+import { Projections } from "../src/projections/projections.js";
 
 const [nSkills, keysPer] = [30000, 243].map((d, i) => Number(process.argv[2 + i] ?? d));
 const fp: ModelFingerprint = { architecture: "llama", nLayer: 10, nEmbd: 384, nVocab: 32000, vocabHash: "ab".repeat(32) };

@@ -11,7 +11,7 @@
  * Every instruction set the CPU supports is timed (GAVEL_KERNEL_ISA caps the dispatch).
  */
 import { loadBinding } from "../src/native/binding.js";
-import { coverFarthestFirst, coverFarthestFirstAsync, glance, voteK } from "../src/router/kernels.js";
+import { coverFarthestFirst, coverFarthestFirstAsync, glance, voteK } from "../src/kernels/kernels.js";
 
 const [nSkills, keysPer, dim, nq] = [1000, 30, 768, 200].map((d, i) => Number(process.argv[2 + i] ?? d));
 

@@ -12,8 +12,8 @@ import { mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
 import { cpus, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { Model } from "../src/model/Model.js";
-import { Projections } from "../src/router/projections.js";
-import { Router } from "../src/router/Router.js";
+import { Projections } from "../src/projections/projections.js";
+import { Router } from "../src/route/Router.js";
 
 const [nSkills, dim, context, budget, jobs] = [300, 768, 4096, 0, 8].map((d, i) => Number(process.argv[2 + i] ?? d));
 const shared = resolve("..", "shared");

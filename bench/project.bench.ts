@@ -11,7 +11,7 @@
  * timed (GAVEL_KERNEL_ISA caps the dispatch). Set GAVEL_ADDON to bench another build.
  */
 import { loadBinding } from "../src/native/binding.js";
-import { projectNormalize } from "../src/router/kernels.js";
+import { projectNormalize } from "../src/kernels/kernels.js";
 
 const inDims = (process.argv[2] ?? "64,1024,5120").split(",").map(Number);
 const rows = Number(process.argv[3] ?? 4096);

@@ -11,7 +11,7 @@
 import { resolve } from "node:path";
 import { DEFAULT_MODEL } from "../src/defaults.js";
 import { Model } from "../src/model/Model.js";
-import { RenderEncoder } from "../src/router/encode.js";
+import { RenderEncoder } from "../src/render/encode.js";
 import { loadSkills } from "../src/skills/index.js";
 
 const [nSkills, budget] = [400, 512].map((d, i) => Number(process.argv[2 + i] ?? d));

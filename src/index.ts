@@ -22,12 +22,12 @@ export {
   type RouteResult,
   type Candidate,
   type Vote,
-} from "./router/Router.js";
-export { Projections, PROJECTION_DEFAULTS, type ProjectionsMeta, type RandomProjectionsOptions, type Calibration } from "./router/projections.js";
-export { modelFingerprint, type ModelFingerprint } from "./router/fingerprint.js";
+} from "./route/Router.js";
+export { Projections, PROJECTION_DEFAULTS, type ProjectionsMeta, type RandomProjectionsOptions, type Calibration } from "./projections/projections.js";
+export { modelFingerprint, type ModelFingerprint } from "./model/fingerprint.js";
 export { loadSkills, parseSkillMarkdown, type Skill, type SkillInput, type SkillFailure, type LoadSkillsOptions, type LoadSkillsResult } from "./skills/index.js";
 export { ChatTemplate, renderChat, renderSkill, renderTask, renderVerdict, type ChatMessage } from "./render/index.js";
-export { KeyBank, glance, glanceDevice, coverFarthestFirst, coverFarthestFirstAsync, projectNormalize, voteK, decayWeights } from "./router/kernels.js";
+export { KeyBank, glance, glanceDevice, coverFarthestFirst, coverFarthestFirstAsync, projectNormalize, voteK, decayWeights } from "./kernels/kernels.js";
 export { BankStore, type BankHeader, type BankEntry } from "./bank/index.js";
 export { GgufWriter, readGgufHeader, readGgufTensor } from "./gguf/index.js";
 export { scanLayers, pickLayer, readLayerChoice, writeLayerChoice, layerChoiceOf, type LayerScan, type LayerChoice, type ScanLayersOptions } from "./train/layer.js";

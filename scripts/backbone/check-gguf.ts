@@ -17,7 +17,7 @@ import { join, resolve } from "node:path";
 import { Model } from "../../src/model/Model.js";
 import { ChatTemplate } from "../../src/render/template.js";
 import { renderVerdict } from "../../src/render/gavel.js";
-import { RenderEncoder } from "../../src/router/encode.js";
+import { RenderEncoder } from "../../src/render/encode.js";
 
 /** Run from the repository root. */
 const ROOT = resolve(process.env.GAVEL_ROOT ?? process.cwd());

@@ -25,7 +25,7 @@ import { join, resolve } from "node:path";
 import { Model } from "../../src/model/Model.js";
 import { loadSkills } from "../../src/skills/index.js";
 import type { Skill } from "../../src/skills/types.js";
-import { RenderEncoder } from "../../src/router/encode.js";
+import { RenderEncoder } from "../../src/render/encode.js";
 
 const ROOT = resolve(process.env.GAVEL_ROOT ?? process.cwd());
 const args = process.argv.slice(2);

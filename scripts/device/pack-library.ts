@@ -9,7 +9,7 @@
 import { createWriteStream } from "node:fs";
 import { once } from "node:events";
 import { Model, loadSkills, type Skill } from "../../src/index.js";
-import { RenderEncoder } from "../../src/router/encode.js";
+import { RenderEncoder } from "../../src/render/encode.js";
 
 const args = process.argv.slice(2).filter((a) => a !== "--");
 const [modelPath, budgetArg, out, ...libraries] = args;

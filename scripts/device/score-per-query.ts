@@ -8,9 +8,9 @@
 //
 // Usage: npx vite-node scripts/device/score-per-query.ts -- <projections.gguf> <records.jsonl> [more.jsonl …] [--bm25 F]
 import { readPerQuery } from "../../src/eval/io.js";
-import { chooseByRuling } from "../../src/eval/rule.js";
+import { chooseByRuling } from "../../src/route/replay.js";
 import { PAPER_RULING } from "../../src/eval/calibrate.js";
-import { Projections } from "../../src/router/projections.js";
+import { Projections } from "../../src/projections/projections.js";
 import type { PerQueryRecord } from "../../src/eval/evaluate.js";
 
 const args = process.argv.slice(2).filter((a) => a !== "--");

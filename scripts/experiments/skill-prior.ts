@@ -9,10 +9,10 @@
 // Prints Hit@1 / R@20 per λ, for the tasks of batches 1-5 (validation) and 6-10 (test) separately.
 import { readFileSync, writeFileSync } from "node:fs";
 import { Model } from "../../src/model/Model.js";
-import { Projections } from "../../src/router/projections.js";
+import { Projections } from "../../src/projections/projections.js";
 import { BankStore, bankHeaderFor } from "../../src/bank/index.js";
-import { KeyBank, projectNormalize, voteK } from "../../src/router/kernels.js";
-import { RenderEncoder } from "../../src/router/encode.js";
+import { KeyBank, projectNormalize, voteK } from "../../src/kernels/kernels.js";
+import { RenderEncoder } from "../../src/render/encode.js";
 import { acceptedIds, LibraryIndex } from "../../src/eval/metrics.js";
 
 const args = process.argv.slice(2).filter((a) => a !== "--");

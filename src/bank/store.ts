@@ -21,8 +21,8 @@ import { mkdir, open, readFile, readdir, rename, rm, stat, type FileHandle } fro
 import { endianness } from "node:os";
 import { join } from "node:path";
 import { GavelError, invalidArgument } from "../errors.js";
-import { describeMismatch, isModelFingerprint } from "../router/fingerprint.js";
-import { fsyncDir } from "./fs.js";
+import { describeMismatch, isModelFingerprint } from "../model/fingerprint.js";
+import { fsyncDir } from "../util/durable-file.js";
 import { DirLock } from "./lock.js";
 import { BANK_FORMAT_VERSION, type BankEntry, type BankEntryInput, type BankHeader, type BankManifest, type BankStats } from "./types.js";
 

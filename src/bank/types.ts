@@ -2,8 +2,8 @@
  * Records of the bank store: the header that binds a bank to the setup that built it, and one entry
  * per installed skill.
  */
-import type { ModelFingerprint } from "../router/fingerprint.js";
-import type { Projections } from "../router/projections.js";
+import type { ModelFingerprint } from "../model/fingerprint.js";
+import type { Projections } from "../projections/projections.js";
 
 /** Version of the on-disk bank layout (manifest.json + keys files) this code writes and reads. */
 export const BANK_FORMAT_VERSION = 1;

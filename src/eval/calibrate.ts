@@ -9,9 +9,9 @@
  * refined around the best cells.
  */
 import { invalidArgument } from "../errors.js";
-import { PROJECTION_DEFAULTS } from "../router/projections.js";
+import { PROJECTION_DEFAULTS } from "../projections/projections.js";
 import type { PerQueryRecord } from "./evaluate.js";
-import { chooseByRuling, type VerdictRecord } from "./rule.js";
+import { chooseByRuling, type VerdictRecord } from "../route/replay.js";
 
 /** The paper's calibrated constants (section 4.1), the tie-break's anchor and the baseline. */
 export const PAPER_RULING = Object.freeze({ alpha: PROJECTION_DEFAULTS.alpha, gamma: PROJECTION_DEFAULTS.gamma, delta: PROJECTION_DEFAULTS.delta });

@@ -3,11 +3,11 @@
  * and scores each by raw Hit@1 and R@20 (the benchmark's rules: ../shared/README.md).
  */
 import { GavelError, invalidArgument } from "../errors.js";
-import { abortedError } from "../model/validate.js";
-import type { Router } from "../router/Router.js";
-import { Bm25Index, type Bm25Options } from "./bm25.js";
+import { abortedError } from "../util/validate.js";
+import type { Router } from "../route/Router.js";
+import { Bm25Index, type Bm25Options } from "../lexical/bm25.js";
 import { acceptedIds, hitAt1, LibraryIndex, recallAt, type LibraryEntry } from "./metrics.js";
-import { chooseByRuling, type VerdictRecord } from "./rule.js";
+import { chooseByRuling, type VerdictRecord } from "../route/replay.js";
 import type { EvalTask } from "./tasks.js";
 
 /**

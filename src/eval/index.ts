@@ -3,9 +3,9 @@
  * and R@20 ({@link evaluate}), and the ruling's α, γ, Δ fitted on validation read-outs
  * ({@link calibrate}).
  */
-export { Bm25Index, bm25Tokens, type Bm25Doc, type Bm25Hit, type Bm25Options } from "./bm25.js";
+export { Bm25Index, bm25Tokens, type Bm25Doc, type Bm25Hit, type Bm25Options } from "../lexical/bm25.js";
 export { acceptedIds, hitAt1, libraryIndex, LibraryIndex, recallAt, type LibraryEntry, type Ranked } from "./metrics.js";
-export { chooseByRuling, type RulingParams, type VerdictRecord } from "./rule.js";
+export { chooseByRuling, type RulingParams, type VerdictRecord } from "../route/replay.js";
 export { batchNumber, loadTasks, parseBatches, selectTasks, type EvalTask } from "./tasks.js";
 export {
   checkBank,

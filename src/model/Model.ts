@@ -2,7 +2,7 @@ import { availableParallelism } from "node:os";
 import { openSync, readSync, closeSync, statSync } from "node:fs";
 import { GavelError, invalidArgument } from "../errors.js";
 import { loadBinding, type NativeModel } from "../native/binding.js";
-import { abortedError, boolOption, intOption, optionsObject, signalOption, toTokens } from "./validate.js";
+import { abortedError, boolOption, intOption, optionsObject, signalOption, toTokens } from "../util/validate.js";
 
 /** Options of {@link Model.load}. */
 export interface ModelLoadOptions {

@@ -21,8 +21,8 @@ import { dirname, join } from "node:path";
 import { GavelError, invalidArgument } from "../errors.js";
 import type { Model } from "../model/Model.js";
 import type { RenderableSkill } from "../render/index.js";
-import { RenderEncoder } from "../router/encode.js";
-import { describeMismatch, describeModel, isModelFingerprint, modelFingerprint, type ModelFingerprint } from "../router/fingerprint.js";
+import { RenderEncoder } from "../render/encode.js";
+import { describeMismatch, describeModel, isModelFingerprint, modelFingerprint, type ModelFingerprint } from "../model/fingerprint.js";
 import { matrixEntropy } from "./entropy.js";
 
 /** Skills sampled by default (the paper's figure uses 500). */

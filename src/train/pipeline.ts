@@ -7,12 +7,12 @@
  */
 import { GavelError, invalidArgument } from "../errors.js";
 import type { Model } from "../model/Model.js";
-import { RenderEncoder } from "../router/encode.js";
-import { modelFingerprint } from "../router/fingerprint.js";
-import { coverFarthestFirstAsync, projectNormalize } from "../router/kernels.js";
-import { defaultLayer, Projections, PROJECTION_DEFAULTS } from "../router/projections.js";
+import { RenderEncoder } from "../render/encode.js";
+import { modelFingerprint } from "../model/fingerprint.js";
+import { coverFarthestFirstAsync, projectNormalize } from "../kernels/kernels.js";
+import { defaultLayer, Projections, PROJECTION_DEFAULTS } from "../projections/projections.js";
 import { loadSkills } from "../skills/index.js";
-import { Bm25Index } from "../eval/bm25.js";
+import { Bm25Index } from "../lexical/bm25.js";
 import { excludePairs, readPairs, readTaskTexts, selfSupervisedPairs, splitValidation, trainingRender, type Pair } from "./pairs.js";
 import { readLayerChoice } from "./layer.js";
 import { StatesCache } from "./states-cache.js";

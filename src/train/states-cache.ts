@@ -20,7 +20,7 @@ import { mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { GavelError, invalidArgument } from "../errors.js";
 import type { Model } from "../model/Model.js";
-import { modelFingerprint } from "../router/fingerprint.js";
+import { modelFingerprint } from "../model/fingerprint.js";
 
 /** Bump when renders/encoding change the tokens of a skill or a task (old entries are then ignored). */
 export const STATES_CACHE_VERSION = 1;

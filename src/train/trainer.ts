@@ -12,9 +12,9 @@ import { createHash, randomBytes } from "node:crypto";
 import { open, readFile, rename, rm } from "node:fs/promises";
 import { dirname } from "node:path";
 import { GavelError, invalidArgument } from "../errors.js";
-import { fsyncDir } from "../bank/fs.js";
+import { fsyncDir } from "../util/durable-file.js";
 import { loadBinding, type NativeTrainBatch, type NativeTrainer, type NativeTrainerOptions, type NativeTrainerState } from "../native/binding.js";
-import { glance, projectNormalize } from "../router/kernels.js";
+import { glance, projectNormalize } from "../kernels/kernels.js";
 
 export type { NativeTrainBatch, NativeTrainer, NativeTrainerOptions, NativeTrainerState };
 

@@ -3,7 +3,7 @@ import { invalidArgument } from "../../errors.js";
 import { calibrate, PAPER_RULING } from "../../eval/calibrate.js";
 import { checkPerQueryOutput, readPerQuery, writePerQuery } from "../../eval/io.js";
 import type { PerQueryRecord } from "../../eval/evaluate.js";
-import { Projections, PROJECTION_DEFAULTS } from "../../router/projections.js";
+import { Projections, PROJECTION_DEFAULTS } from "../../projections/projections.js";
 import { routerOptions, routerOptionsHelp } from "./common.js";
 import { runEvaluation, taskOptions, taskOptionsHelp } from "./eval.js";
 import type { Command } from "./types.js";

@@ -1,7 +1,7 @@
 // Options every router command shares, and opening a model + router from them.
 import { invalidArgument } from "../../errors.js";
 import { Model } from "../../model/Model.js";
-import { Router } from "../../router/Router.js";
+import { Router } from "../../route/Router.js";
 import { resolveModelPath, resolveProjectionsPath } from "../../defaults.js";
 
 export const routerOptions = {

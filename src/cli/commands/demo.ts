@@ -15,7 +15,7 @@ import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { GavelError, invalidArgument } from "../../errors.js";
 import { Model } from "../../model/Model.js";
-import { Router, type InstallReport, type RouteResult } from "../../router/Router.js";
+import { Router, type InstallReport, type RouteResult } from "../../route/Router.js";
 import { PACKAGE_ROOT, resolveModelPath, resolveProjectionsPath, type ResolvedPath } from "../../defaults.js";
 import { table } from "./common.js";
 import type { Command } from "./types.js";

@@ -1,5 +1,5 @@
 import { parseArgs } from "node:util";
-import { Projections } from "../../router/projections.js";
+import { Projections } from "../../projections/projections.js";
 import { openModel } from "./common.js";
 import type { Command } from "./types.js";
 

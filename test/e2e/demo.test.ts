@@ -1,0 +1,128 @@
+// `gavel demo`, run as a user would (node dist/cli/gavel.js demo …), and the default-path lookup behind it.
+import { describe, expect, it } from "vitest";
+import { spawnSync } from "node:child_process";
+import { runNode } from "../helpers/run.js";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { DEFAULT_MODEL, DEFAULT_PROJECTIONS, PACKAGE_ROOT, defaultModelPaths, resolveModelPath, resolveProjectionsPath } from "../../src/defaults.js";
+import { repoRoot, storiesPath } from "../helpers/paths.js";
+
+const cli = join(repoRoot, "dist", "cli", "gavel.js");
+const tasksFile = join(repoRoot, "examples", "demo-tasks.json");
+
+/** Runs the CLI with the model variables cleared, so that the embedded defaults are what is tested. */
+function gavel(args: string[], env: Record<string, string> = {}) {
+  const res = spawnSync(process.execPath, [cli, ...args], {
+    encoding: "utf8",
+    timeout: 600_000,
+    env: { ...process.env, GAVEL_MODEL: "", GAVEL_PROJECTIONS: "", ...env },
+  });
+  return { code: res.status, out: res.stdout, err: res.stderr };
+}
+
+/** The long demo runs, without blocking the test worker. */
+function gavelAsync(args: string[], env: Record<string, string> = {}) {
+  return runNode([cli, ...args], { env: { ...process.env, GAVEL_MODEL: "", GAVEL_PROJECTIONS: "", ...env } });
+}
+
+interface DemoJson {
+  install: { installed: number; unchanged: number; failed: unknown[] };
+  tasks: { task: string; expected: string; chosen: string | null; correct: boolean; shortlist: { skill: string; g: number; L: number; V: number; S: number }[] }[];
+  correct: number;
+  total: number;
+  timings: { routeMs: number; totalMs: number };
+}
+
+describe("default model paths", () => {
+  it("point into models/ at the package root", () => {
+    expect(PACKAGE_ROOT).toBe(repoRoot);
+    expect(DEFAULT_MODEL).toBe(join(repoRoot, "models", "gavel-mini.gguf"));
+    expect(DEFAULT_PROJECTIONS).toBe(join(repoRoot, "models", "gavel-mini.projections.gguf"));
+    const d = defaultModelPaths();
+    expect(d.modelAvailable).toBe(existsSync(DEFAULT_MODEL));
+    expect(d.available).toBe(existsSync(DEFAULT_MODEL) && existsSync(DEFAULT_PROJECTIONS));
+  });
+
+  it("look up the argument, then the environment, then the default", () => {
+    expect(resolveModelPath("a.gguf", { GAVEL_MODEL: "b.gguf" })).toEqual({ path: "a.gguf", source: "argument" });
+    expect(resolveModelPath(undefined, { GAVEL_MODEL: "b.gguf" })).toEqual({ path: "b.gguf", source: "env" });
+    expect(resolveProjectionsPath(undefined, { GAVEL_PROJECTIONS: "p.gguf" })).toEqual({ path: "p.gguf", source: "env" });
+    // An empty variable is unset (GAVEL_MODEL="" is how shells and these tests clear it).
+    expect(resolveModelPath("", { GAVEL_MODEL: "" })).toEqual({ path: DEFAULT_MODEL, source: "default" });
+    if (existsSync(DEFAULT_PROJECTIONS)) {
+      expect(resolveProjectionsPath(undefined, {})).toEqual({ path: DEFAULT_PROJECTIONS, source: "default" });
+    } else {
+      // A missing default says which file and how to get one.
+      expect(() => resolveProjectionsPath(undefined, {})).toThrow(/gavel-mini\.projections\.gguf is missing.*--projections.*GAVEL_PROJECTIONS/);
+    }
+  });
+});
+
+describe("gavel demo", () => {
+  it("--help describes the command", () => {
+    const r = gavel(["demo", "--help"]);
+    expect(r.code).toBe(0);
+    expect(r.out).toMatch(/usage: gavel demo/);
+    for (const flag of ["--model", "--projections", "--skills", "--tasks", "--json"]) expect(r.out).toContain(flag);
+    expect(gavel(["--help"]).out).toMatch(/^\s+demo\s/m);
+  });
+
+  it("names the missing file and where it came from", () => {
+    const proj = gavel(["demo", "--projections", "/no/such/proj.gguf"]);
+    expect(proj.code).toBe(1);
+    expect(proj.err).toMatch(/projections \/no\/such\/proj\.gguf \(from --projections\) does not exist \[FILE_NOT_FOUND\]/);
+    const model = gavel(["demo"], { GAVEL_MODEL: "/no/such/model.gguf" });
+    expect(model.code).toBe(1);
+    expect(model.err).toMatch(/model \/no\/such\/model\.gguf \(from \$GAVEL_MODEL\) does not exist/);
+    // The tasks and skills are checked before anything loads; stories260K stands in for a model here.
+    const tasks = gavel(["demo", "--model", storiesPath, "--projections", storiesPath, "--tasks", "/no/such/tasks.json"]);
+    expect(tasks.code).toBe(1);
+    expect(tasks.err).toMatch(/tasks file \/no\/such\/tasks\.json does not exist/);
+    const skills = gavel(["demo", "--model", storiesPath, "--projections", storiesPath, "--skills", "/no/such/skills"]);
+    expect(skills.code).toBe(1);
+    expect(skills.err).toMatch(/skills folder \/no\/such\/skills does not exist/);
+    expect(gavel(["demo", "stray"]).code).toBe(2);
+  });
+
+  it("routes every example task to the skill written for it, with the embedded default pair", async () => {
+    // Not a skip: the demo must work on a fresh clone, so a missing default pair is a failure.
+    expect(
+      existsSync(DEFAULT_PROJECTIONS),
+      `${DEFAULT_PROJECTIONS} is missing: the embedded default projections must be trained (docs/BACKBONE.md) and committed before this passes`,
+    ).toBe(true);
+    expect(existsSync(DEFAULT_MODEL), `${DEFAULT_MODEL} is missing`).toBe(true);
+    const expected = JSON.parse(readFileSync(tasksFile, "utf8")) as { task: string; expected: string }[];
+    // A private TMPDIR: the first run installs into a fresh cache bank, the second must find it.
+    const tmp = mkdtempSync(join(tmpdir(), "gavel-demo-test-"));
+    try {
+      // One llama.cpp thread, like the other tests: two files run at once on two cores, and
+      // spin-waiting threads that outnumber the cores slow everything down severalfold.
+      const first = await gavelAsync(["demo", "--json", "--threads", "1"], { TMPDIR: tmp });
+      expect(first.code, first.err).toBe(0);
+      const report = JSON.parse(first.out) as DemoJson;
+      expect(report.install.failed).toEqual([]);
+      expect(report.install.installed).toBeGreaterThanOrEqual(20);
+      expect(report.total).toBe(expected.length);
+      expect(report.tasks.map((t) => t.task)).toEqual(expected.map((t) => t.task));
+      for (const t of report.tasks) {
+        expect(t.shortlist.length, t.task).toBeGreaterThan(0);
+        for (const c of t.shortlist) for (const v of [c.g, c.L, c.V, c.S]) expect(Number.isFinite(v)).toBe(true);
+      }
+      // The embedded pair's ruling (α, γ, Δ calibrated on SWE-Skills-Bench batches 1–5) picks the
+      // skill written for each task.
+      const wrong = report.tasks.filter((t) => t.chosen !== t.expected).map((t) => `${JSON.stringify(t.task)}: chose ${t.chosen}, expected ${t.expected}`);
+      expect(wrong, `misrouted:\n${wrong.join("\n")}`).toEqual([]);
+      expect(report.correct).toBe(report.total);
+
+      const again = await gavelAsync(["demo", "--json", "--threads", "1"], { TMPDIR: tmp });
+      expect(again.code, again.err).toBe(0);
+      const second = JSON.parse(again.out) as DemoJson;
+      expect(second.install.installed).toBe(0);
+      expect(second.install.unchanged).toBe(report.install.installed);
+      expect(second.tasks.map((t) => t.chosen)).toEqual(report.tasks.map((t) => t.chosen));
+    } finally {
+      rmSync(tmp, { recursive: true, force: true });
+    }
+  }, 900_000);
+});

@@ -1,0 +1,65 @@
+// The whole loop a user with their own model runs, through the CLI on stories260K:
+// layer → train → install → eval (validation) → calibrate → eval (test), and the router loads the result.
+import { describe, expect, it } from "vitest";
+import { runNode } from "../helpers/run.js";
+import { existsSync, mkdtempSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Model, Projections, Router } from "../../src/index.js";
+import { repoRoot, sharedDir, storiesPath } from "../helpers/paths.js";
+
+const cli = join(repoRoot, "dist", "cli", "gavel.js");
+const benchTasks = join(sharedDir, "data", "swe-skills-bench", "tasks.jsonl");
+const benchSkills = join(sharedDir, "data", "swe-skills-bench", "skills.jsonl");
+const mit = join(sharedDir, "data", "skills-mit.jsonl.gz");
+
+async function gavel(...args: string[]): Promise<string> {
+  const res = await runNode([cli, ...args]);
+  if (res.code !== 0) throw new Error(`gavel ${args[0]} exited ${res.code}\n${res.err}\n${res.out}`);
+  return res.out;
+}
+
+describe("layer → train → calibrate → eval", () => {
+  it("runs end to end on stories260K and produces projections the Router loads", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "gavel-loop-"));
+    const proj = join(dir, "proj.gguf");
+    const bank = join(dir, "bank");
+    const common = ["--model", storiesPath, "--threads", "1"];
+    const routerArgs = [...common, "--projections", proj, "--bank", bank, "--context", "1024", "--skill-budget", "160"];
+
+    await gavel("layer", benchSkills, ...common, "--sample", "16", "--max-tokens", "96", "--out", join(dir, "layer.json"));
+    const layer = JSON.parse(readFileSync(join(dir, "layer.json"), "utf8")) as { layer: number; curve: number[] };
+    expect(layer.curve).toHaveLength(5);
+
+    await gavel("train", ...common, "--library", mit, "--limit", "60", "--self-supervised", "--out", proj, "--layer-file", join(dir, "layer.json"), "--dim", "32", "--steps", "20", "--context", "512");
+    expect(existsSync(proj)).toBe(true);
+    const trained = await Projections.load(proj);
+    expect(trained.layer).toBe(layer.layer);
+
+    const inst = await gavel("install", benchSkills, ...routerArgs);
+    expect(inst).toMatch(/installed 49/);
+
+    await gavel("eval", "--tasks", benchTasks, "--library", benchSkills, "--batches", "1-5", "--limit", "4", "--per-query", join(dir, "val.jsonl"), ...routerArgs);
+    const cal = await gavel("calibrate", "--per-query", join(dir, "val.jsonl"), "--projections", proj, "--write", "--json");
+    const fitted = JSON.parse(cal) as { alpha: number; gamma: number; delta: number };
+    const calibrated = await Projections.load(proj);
+    expect(calibrated.alpha).toBeCloseTo(fitted.alpha, 10);
+    expect(calibrated.delta).toBeCloseTo(fitted.delta, 10);
+
+    const table = JSON.parse(await gavel("eval", "--tasks", benchTasks, "--library", benchSkills, "--batches", "6-10", "--limit", "4", "--json", ...routerArgs));
+    const rows = (Array.isArray(table) ? table : table.table) as { method: string; hitAt1: number; recallAt20: number }[];
+    expect(rows.map((r) => r.method).sort()).toEqual(["bm25", "gL", "gV", "glance", "ruling"].sort());
+    for (const r of rows) {
+      expect(r.hitAt1).toBeGreaterThanOrEqual(0);
+      expect(r.hitAt1).toBeLessThanOrEqual(1);
+    }
+
+    // the calibrated projections still open the bank built before calibration, and route
+    const model = await Model.load(storiesPath, { contextSize: 1024, sequences: 16, threads: 1 });
+    const router = await Router.open(model, { projections: proj, bankDir: bank, skillBudget: 160 });
+    const res = await router.route("Add a CI workflow that runs the unit tests");
+    expect(res.skill).not.toBeNull();
+    await router.close();
+    await model.dispose();
+  }, 900_000);
+});
