@@ -12,7 +12,8 @@
  * Set GAVEL_ADDON=/path/to/gavel.node to bench a build other than prebuilds/ or build/Release.
  */
 import { loadBinding } from "../src/native/binding.js";
-import { KeyBank, glance, voteK } from "../src/kernels/kernels.js";
+import { glance, voteK } from "../src/kernels/kernels.js";
+import { KeyBank } from "../src/bank/key-bank.js";
 
 const dims = (process.argv[2] ?? "128,768").split(",").map(Number);
 const sizes = (process.argv[3] ?? "1000,10000,30000").split(",").map(Number);

@@ -27,7 +27,8 @@ export { Projections, PROJECTION_DEFAULTS, type ProjectionsMeta, type RandomProj
 export { modelFingerprint, type ModelFingerprint } from "./model/fingerprint.js";
 export { loadSkills, parseSkillMarkdown, type Skill, type SkillInput, type SkillFailure, type LoadSkillsOptions, type LoadSkillsResult } from "./skills/index.js";
 export { ChatTemplate, renderChat, renderSkill, renderTask, renderVerdict, type ChatMessage } from "./render/index.js";
-export { KeyBank, glance, glanceDevice, coverFarthestFirst, coverFarthestFirstAsync, projectNormalize, voteK, decayWeights } from "./kernels/kernels.js";
+export { KeyBank, glanceDevice } from "./bank/key-bank.js";
+export { glance, coverFarthestFirst, coverFarthestFirstAsync, projectNormalize, voteK, decayWeights } from "./kernels/kernels.js";
 export { BankStore, type BankHeader, type BankEntry } from "./bank/index.js";
 export { GgufWriter, readGgufHeader, readGgufTensor } from "./gguf/index.js";
 export { scanLayers, pickLayer, readLayerChoice, writeLayerChoice, layerChoiceOf, type LayerScan, type LayerChoice, type ScanLayersOptions } from "./train/layer.js";

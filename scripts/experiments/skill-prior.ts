@@ -11,7 +11,8 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { Model } from "../../src/model/Model.js";
 import { Projections } from "../../src/projections/projections.js";
 import { BankStore, bankHeaderFor } from "../../src/bank/index.js";
-import { KeyBank, projectNormalize, voteK } from "../../src/kernels/kernels.js";
+import { projectNormalize, voteK } from "../../src/kernels/kernels.js";
+import { KeyBank } from "../../src/bank/key-bank.js";
 import { RenderEncoder } from "../../src/render/encode.js";
 import { acceptedIds, LibraryIndex } from "../../src/eval/metrics.js";
 

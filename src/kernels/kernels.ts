@@ -10,36 +10,12 @@
  *
  * @module
  */
-import { GavelError, invalidArgument } from "../errors.js";
-import {
-  loadBinding,
-  type NativeBank,
-  type NativeBankGlanceResult,
-  type NativeGlanceResult,
-} from "../native/binding.js";
+import { invalidArgument } from "../errors.js";
+import { loadBinding, type NativeGlanceResult } from "../native/binding.js";
+import { checkFloat32, checkInt, checkRows, resolveWeights } from "./args.js";
 
 /** Results of {@link glance}; see {@link NativeGlanceResult}. */
 export type GlanceResult = NativeGlanceResult;
-
-/** Results of {@link KeyBank.glance}: {@link GlanceResult} plus the handle of each column. */
-export type KeyBankGlanceResult = NativeBankGlanceResult;
-
-function checkFloat32(value: unknown, name: string): asserts value is Float32Array {
-  if (!(value instanceof Float32Array)) throw invalidArgument(`${name} must be a Float32Array`);
-}
-
-function checkInt(value: unknown, name: string, min: number): asserts value is number {
-  if (typeof value !== "number" || !Number.isInteger(value) || value < min || value > 0x7fffffff) {
-    throw invalidArgument(`${name} must be an integer in [${min}, 2^31 - 1], got ${String(value)}`);
-  }
-}
-
-function checkRows(arr: Float32Array, dim: number, name: string): number {
-  if (arr.length % dim !== 0) {
-    throw invalidArgument(`${name}.length (${arr.length}) is not a multiple of dim (${dim})`);
-  }
-  return arr.length / dim;
-}
 
 /**
  * ε-cover of one skill's keys by farthest-first traversal (Gonzalez): starting from key 0, keep
@@ -103,24 +79,6 @@ export function decayWeights(nTokens: number, decisionPoint: number = nTokens - 
   // Far-back tokens underflow to 0 in float32 (after ~9600 tokens); Σw stays > 0 thanks to the
   // nearest ones as long as the decision point is within that range of the span.
   for (let i = 0; i < nTokens; i++) w[i] = 2 ** (-(decisionPoint - i) / 64);
-  return w;
-}
-
-/** The vote weights of a glance: `undefined` → uniform; else checked finite, ≥ 0, positive sum. */
-function resolveWeights(weights: Float32Array | undefined, nq: number): Float32Array {
-  // Only `undefined` means "default": a null is more likely a bug upstream than a request.
-  const w = weights === undefined ? new Float32Array(nq).fill(1) : weights;
-  checkFloat32(w, "weights");
-  if (w.length !== nq) {
-    throw invalidArgument(`weights.length (${w.length}) must equal the number of query tokens (${nq})`);
-  }
-  let sum = 0;
-  for (let i = 0; i < nq; i++) {
-    const x = w[i];
-    if (!Number.isFinite(x) || x < 0) throw invalidArgument(`weights[${i}] must be finite and >= 0, got ${x}`);
-    sum += x;
-  }
-  if (!(sum > 0)) throw invalidArgument("weights must have a positive sum");
   return w;
 }
 
@@ -242,150 +200,4 @@ export async function projectNormalize(
     throw invalidArgument(`W.length (${W.length}) must equal outDim × inDim (${outDim} × ${inDim})`);
   }
   return loadBinding().projectNormalize(states, inDim, W, outDim);
-}
-
-/** Options of {@link KeyBank.glance}. */
-export interface KeyBankGlanceOptions extends GlanceOptions {
-  /**
-   * Glance only these skills, in this order (distinct handles held by the bank); default every
-   * skill, in {@link KeyBank.handles} order. The default k is then {@link voteK}(handles.length).
-   */
-  handles?: Int32Array;
-  /** Cancels the glance: it rejects with a GavelError `ABORTED` (the bank stays usable). */
-  signal?: AbortSignal;
-}
-
-let nextTicket = 1;
-
-/**
- * Every installed skill's ε-cover keys, held in native memory (float32) across glances, so a glance
- * over a 30K-skill library copies nothing but its queries from JS.
- *
- * Skills are added one at a time and named by the handle {@link KeyBank.add} returns (integers ≥ 1,
- * increasing, never reused). A glance sees the bank as it was when the glance was called:
- * `add` / `remove` / `clear` during a running glance neither wait for it nor change its result
- * (copy-on-write: the glance keeps the snapshot of the skill list it started with, and key
- * buffers are immutable and shared; the first mutation after a glance starts copies the list of
- * skills, not their keys).
- *
- * @example
- * ```ts
- * const bank = new KeyBank(768);
- * const h = bank.add(keysOfSkill);              // n × 768 unit keys
- * const { g, handles } = await bank.glance(queries, { weights: decayWeights(nq) });
- * ```
- */
-/**
- * Where {@link KeyBank.glance} over the whole bank computes its max-sim: `"cuda"` when the addon was
- * built with CUDA (`GAVEL_CUDA=1 npm run build:native`) and a device answers, else `"cpu"`. The
- * environment variable `GAVEL_GLANCE_DEVICE` (`cpu` | `cuda` | `auto`) overrides it, read once per
- * process. Glances over a handle subset always run on the CPU. The vote runs on the CPU either way.
- *
- * @returns the device, whether CUDA is available, and if not, why.
- */
-export function glanceDevice(): { device: "cuda" | "cpu"; cudaAvailable: boolean; reason?: string } {
-  return loadBinding().glanceDevice();
-}
-
-export class KeyBank {
-  /** Key dimension. */
-  readonly dim: number;
-  readonly #native: NativeBank;
-
-  /**
-   * @param dim - key dimension, integer ≥ 1.
-   * @throws GavelError `INVALID_ARGUMENT` on a bad dim; `NATIVE_UNAVAILABLE` without the addon.
-   */
-  constructor(dim: number) {
-    checkInt(dim, "dim", 1);
-    this.dim = dim;
-    this.#native = new (loadBinding().NativeBank)(dim);
-  }
-
-  /**
-   * Adds one skill: copies its n × dim keys in (n may be 0: such a skill scores m = −1).
-   *
-   * @param keys - n × dim row-major unit keys, finite (not renormalised).
-   * @returns the skill's handle.
-   * @throws GavelError `INVALID_ARGUMENT` on a wrong type, a length not a multiple of dim, or NaN/Inf.
-   */
-  add(keys: Float32Array): number {
-    checkFloat32(keys, "keys");
-    checkRows(keys, this.dim, "keys");
-    return this.#native.add(keys);
-  }
-
-  /**
-   * Removes one skill. A glance already running still sees it.
-   *
-   * @throws GavelError `INVALID_ARGUMENT` if the bank holds no skill with that handle.
-   */
-  remove(handle: number): void {
-    checkInt(handle, "handle", 1);
-    this.#native.remove(handle);
-  }
-
-  /** Removes every skill (running glances keep theirs). */
-  clear(): void {
-    this.#native.clear();
-  }
-
-  /** The handles held, in the order a glance over the whole bank reports them (insertion order). */
-  handles(): Int32Array {
-    return this.#native.handles();
-  }
-
-  /** Number of skills held. */
-  get size(): number {
-    return this.#native.size;
-  }
-
-  /** Number of key rows held, all skills together. */
-  get keys(): number {
-    return this.#native.keys;
-  }
-
-  /** Native memory held for the current skills, in bytes (keys plus bookkeeping). */
-  get bytes(): number {
-    return this.#native.bytes;
-  }
-
-  /**
-   * The glance (Eqs. 1 and 3) over the skills held, exactly as {@link glance} computes it over a
-   * flat bank holding the same skills in the same order: same conventions (empty skill m = −1,
-   * argmax −1), same ties (top-k to the lower column, argmax to the lower key index), same
-   * float32 scores and float64 vote. Columns of g, m and argmax follow `result.handles`.
-   *
-   * Runs on worker threads, split over skills. Queries and weights are copied at the call.
-   *
-   * @param queries - nq × dim row-major unit queries, nq ≥ 1, finite.
-   * @returns g (N), m and argmax (nq × N, row-major by token), handles (N).
-   * @throws GavelError (as a rejection) `INVALID_ARGUMENT` on a wrong type, length or value of any
-   *   argument, an unknown or repeated handle; `ABORTED` once `options.signal` aborts.
-   */
-  async glance(queries: Float32Array, options: KeyBankGlanceOptions = {}): Promise<KeyBankGlanceResult> {
-    checkFloat32(queries, "queries");
-    const nq = checkRows(queries, this.dim, "queries");
-    if (nq === 0) throw invalidArgument("queries hold no token");
-    const { handles, signal } = options;
-    if (handles !== undefined && !(handles instanceof Int32Array)) throw invalidArgument("handles must be an Int32Array");
-    if (signal !== undefined && !(signal instanceof AbortSignal)) throw invalidArgument("signal must be an AbortSignal");
-    const weights = resolveWeights(options.weights, nq);
-    const k = options.k === undefined ? voteK(handles ? handles.length : this.size) : options.k;
-    checkInt(k, "k", 1);
-    if (signal?.aborted) throw new GavelError("glance aborted", "ABORTED");
-    const ticket = nextTicket;
-    nextTicket = nextTicket >= 0x7fffffff ? 1 : nextTicket + 1;
-    const pending = this.#native.glance(queries, weights, k, handles ?? null, ticket);
-    if (signal === undefined) return pending;
-    const onAbort = () => {
-      this.#native.abort(ticket);
-    };
-    signal.addEventListener("abort", onAbort, { once: true });
-    try {
-      return await pending;
-    } finally {
-      signal.removeEventListener("abort", onAbort);
-    }
-  }
 }

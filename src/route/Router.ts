@@ -11,7 +11,8 @@ import { loadSkills, type LoadSkillsOptions, type Skill, type SkillFailure, type
 import { BankStore, bankHeaderFor, type BankEntry, type RenderCut } from "../bank/index.js";
 import { RenderEncoder, type EncodedTask } from "../render/encode.js";
 import { modelFingerprint } from "../model/fingerprint.js";
-import { coverFarthestFirstAsync, decayWeights, KeyBank, projectNormalize, voteK } from "../kernels/kernels.js";
+import { coverFarthestFirstAsync, decayWeights, projectNormalize, voteK } from "../kernels/kernels.js";
+import { KeyBank } from "../bank/key-bank.js";
 import { inOrder, type Outcome } from "../util/in-order.js";
 import { Projections } from "../projections/projections.js";
 import { meanLogLikelihood, ruling, shortlist as pickShortlist, yesNoLogOdds } from "./ruling.js";

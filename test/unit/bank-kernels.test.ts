@@ -17,9 +17,8 @@ import { afterEach, describe, expect, it } from "vitest";
 import { GavelError } from "../../src/errors.js";
 import { loadBinding } from "../../src/native/binding.js";
 import { runNode } from "../helpers/run.js";
+import { KeyBank, glanceDevice } from "../../src/bank/key-bank.js";
 import {
-  KeyBank,
-  glanceDevice,
   coverFarthestFirst,
   coverFarthestFirstAsync,
   decayWeights,

@@ -1,0 +1,159 @@
+/**
+ * The in-memory half of the bank: every installed skill's ε-cover keys held in native memory
+ * (native/src/bank), glanced at without copying the library from JavaScript.
+ *
+ * @module
+ */
+import { GavelError, invalidArgument } from "../errors.js";
+import { loadBinding, type NativeBank, type NativeBankGlanceResult } from "../native/binding.js";
+import { checkFloat32, checkInt, checkRows, resolveWeights } from "../kernels/args.js";
+import { voteK, type GlanceOptions } from "../kernels/kernels.js";
+
+/** Results of {@link KeyBank.glance}: a flat glance's result plus the handle of each column. */
+export type KeyBankGlanceResult = NativeBankGlanceResult;
+
+/** Options of {@link KeyBank.glance}. */
+export interface KeyBankGlanceOptions extends GlanceOptions {
+  /**
+   * Glance only these skills, in this order (distinct handles held by the bank); default every
+   * skill, in {@link KeyBank.handles} order. The default k is then {@link voteK}(handles.length).
+   */
+  handles?: Int32Array;
+  /** Cancels the glance: it rejects with a GavelError `ABORTED` (the bank stays usable). */
+  signal?: AbortSignal;
+}
+
+let nextTicket = 1;
+
+/**
+ * Where {@link KeyBank.glance} over the whole bank computes its max-sim: `"cuda"` when the addon was
+ * built with CUDA (`GAVEL_CUDA=1 npm run build:native`) and a device answers, else `"cpu"`. The
+ * environment variable `GAVEL_GLANCE_DEVICE` (`cpu` | `cuda` | `auto`) overrides it, read once per
+ * process. Glances over a handle subset always run on the CPU. The vote runs on the CPU either way.
+ *
+ * @returns the device, whether CUDA is available, and if not, why.
+ */
+export function glanceDevice(): { device: "cuda" | "cpu"; cudaAvailable: boolean; reason?: string } {
+  return loadBinding().glanceDevice();
+}
+
+/**
+ * Every installed skill's ε-cover keys, held in native memory (float32) across glances, so a glance
+ * over a 30K-skill library copies nothing but its queries from JS.
+ *
+ * Skills are added one at a time and named by the handle {@link KeyBank.add} returns (integers ≥ 1,
+ * increasing, never reused). A glance sees the bank as it was when the glance was called:
+ * `add` / `remove` / `clear` during a running glance neither wait for it nor change its result
+ * (copy-on-write: the glance keeps the snapshot of the skill list it started with, and key
+ * buffers are immutable and shared; the first mutation after a glance starts copies the list of
+ * skills, not their keys).
+ *
+ * @example
+ * ```ts
+ * const bank = new KeyBank(768);
+ * const h = bank.add(keysOfSkill);              // n × 768 unit keys
+ * const { g, handles } = await bank.glance(queries, { weights: decayWeights(nq) });
+ * ```
+ */
+export class KeyBank {
+  /** Key dimension. */
+  readonly dim: number;
+  readonly #native: NativeBank;
+
+  /**
+   * @param dim - key dimension, integer ≥ 1.
+   * @throws GavelError `INVALID_ARGUMENT` on a bad dim; `NATIVE_UNAVAILABLE` without the addon.
+   */
+  constructor(dim: number) {
+    checkInt(dim, "dim", 1);
+    this.dim = dim;
+    this.#native = new (loadBinding().NativeBank)(dim);
+  }
+
+  /**
+   * Adds one skill: copies its n × dim keys in (n may be 0: such a skill scores m = −1).
+   *
+   * @param keys - n × dim row-major unit keys, finite (not renormalised).
+   * @returns the skill's handle.
+   * @throws GavelError `INVALID_ARGUMENT` on a wrong type, a length not a multiple of dim, or NaN/Inf.
+   */
+  add(keys: Float32Array): number {
+    checkFloat32(keys, "keys");
+    checkRows(keys, this.dim, "keys");
+    return this.#native.add(keys);
+  }
+
+  /**
+   * Removes one skill. A glance already running still sees it.
+   *
+   * @throws GavelError `INVALID_ARGUMENT` if the bank holds no skill with that handle.
+   */
+  remove(handle: number): void {
+    checkInt(handle, "handle", 1);
+    this.#native.remove(handle);
+  }
+
+  /** Removes every skill (running glances keep theirs). */
+  clear(): void {
+    this.#native.clear();
+  }
+
+  /** The handles held, in the order a glance over the whole bank reports them (insertion order). */
+  handles(): Int32Array {
+    return this.#native.handles();
+  }
+
+  /** Number of skills held. */
+  get size(): number {
+    return this.#native.size;
+  }
+
+  /** Number of key rows held, all skills together. */
+  get keys(): number {
+    return this.#native.keys;
+  }
+
+  /** Native memory held for the current skills, in bytes (keys plus bookkeeping). */
+  get bytes(): number {
+    return this.#native.bytes;
+  }
+
+  /**
+   * The glance (Eqs. 1 and 3) over the skills held, exactly as {@link glance} computes it over a
+   * flat bank holding the same skills in the same order: same conventions (empty skill m = −1,
+   * argmax −1), same ties (top-k to the lower column, argmax to the lower key index), same
+   * float32 scores and float64 vote. Columns of g, m and argmax follow `result.handles`.
+   *
+   * Runs on worker threads, split over skills. Queries and weights are copied at the call.
+   *
+   * @param queries - nq × dim row-major unit queries, nq ≥ 1, finite.
+   * @returns g (N), m and argmax (nq × N, row-major by token), handles (N).
+   * @throws GavelError (as a rejection) `INVALID_ARGUMENT` on a wrong type, length or value of any
+   *   argument, an unknown or repeated handle; `ABORTED` once `options.signal` aborts.
+   */
+  async glance(queries: Float32Array, options: KeyBankGlanceOptions = {}): Promise<KeyBankGlanceResult> {
+    checkFloat32(queries, "queries");
+    const nq = checkRows(queries, this.dim, "queries");
+    if (nq === 0) throw invalidArgument("queries hold no token");
+    const { handles, signal } = options;
+    if (handles !== undefined && !(handles instanceof Int32Array)) throw invalidArgument("handles must be an Int32Array");
+    if (signal !== undefined && !(signal instanceof AbortSignal)) throw invalidArgument("signal must be an AbortSignal");
+    const weights = resolveWeights(options.weights, nq);
+    const k = options.k === undefined ? voteK(handles ? handles.length : this.size) : options.k;
+    checkInt(k, "k", 1);
+    if (signal?.aborted) throw new GavelError("glance aborted", "ABORTED");
+    const ticket = nextTicket;
+    nextTicket = nextTicket >= 0x7fffffff ? 1 : nextTicket + 1;
+    const pending = this.#native.glance(queries, weights, k, handles ?? null, ticket);
+    if (signal === undefined) return pending;
+    const onAbort = () => {
+      this.#native.abort(ticket);
+    };
+    signal.addEventListener("abort", onAbort, { once: true });
+    try {
+      return await pending;
+    } finally {
+      signal.removeEventListener("abort", onAbort);
+    }
+  }
+}
