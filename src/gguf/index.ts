@@ -3,14 +3,9 @@
  * general writer. Used for test fixtures, projection files and model inspection.
  */
 export * from "./types.js";
-export {
-  readGgufHeader,
-  readGgufTensor,
-  readGgufTensorBytes,
-  halfToFloat,
-  ggufMeta,
-  ggufMetaNumber,
-  ggufMetaString,
-  READABLE_TENSOR_TYPES,
-} from "./reader.js";
-export { GgufWriter, floatToHalf, type GgufTensorData, type GgufWritableType } from "./writer.js";
+export { readGgufHeader } from "./reader.js";
+export { ggufMeta, ggufMetaNumber, ggufMetaString } from "./metadata.js";
+export { readGgufTensor, readGgufTensorBytes, READABLE_TENSOR_TYPES } from "./tensors.js";
+export { GgufWriter, type GgufTensorData, type GgufWritableType } from "./writer.js";
+/** The f16 conversions the tensor reader and writer use (written once, in util/). */
+export { floatToHalf, halfToFloat } from "../util/half.js";

@@ -8,6 +8,7 @@ import { open, rename, rm } from "node:fs/promises";
 import { randomBytes } from "node:crypto";
 import { endianness } from "node:os";
 import { invalidArgument } from "../errors.js";
+import { floatToHalf } from "../util/half.js";
 import {
   GGML_MAX_DIMS,
   GGUF_DEFAULT_ALIGNMENT,
@@ -129,42 +130,6 @@ interface PendingTensor {
   type: GgmlType;
   nBytes: number;
   data: GgufTensorData | (() => GgufTensorData);
-}
-
-/** float → IEEE binary16 with round-to-nearest-even (what ggml's `GGML_FP32_TO_FP16` does). */
-export function floatToHalf(src: Float32Array, dst = new Uint16Array(src.length)): Uint16Array {
-  const u = new Uint32Array(src.buffer, src.byteOffset, src.length);
-  for (let i = 0; i < src.length; i++) {
-    const x = u[i];
-    const sign = (x >>> 16) & 0x8000;
-    const abs = x & 0x7fffffff;
-    let h: number;
-    if (abs >= 0x7f800000) {
-      h = abs > 0x7f800000 ? 0x7e00 : 0x7c00; // NaN (quiet) / Inf
-    } else if (abs >= 0x477ff000) {
-      h = 0x7c00; // rounds to >= 65520: overflow to Inf
-    } else if (abs < 0x38800000) {
-      // Subnormal half (or zero): value / 2^-24, rounded to nearest even.
-      if (abs < 0x33000000) {
-        h = 0; // below half of the smallest subnormal
-      } else {
-        const e = abs >>> 23;
-        const m = (abs & 0x7fffff) | 0x800000;
-        const shift = 126 - e; // bits to drop so that the unit is 2^-24
-        const r = m >>> shift;
-        const rem = m & ((1 << shift) - 1);
-        const halfway = 1 << (shift - 1);
-        h = r + (rem > halfway || (rem === halfway && (r & 1)) ? 1 : 0);
-      }
-    } else {
-      // Normal: rebias exponent (127 → 15), keep 10 mantissa bits, round to nearest even.
-      const r = (abs - 0x38000000) >>> 13;
-      const rem = abs & 0x1fff;
-      h = r + (rem > 0x1000 || (rem === 0x1000 && (r & 1)) ? 1 : 0);
-    }
-    dst[i] = sign | h;
-  }
-  return dst;
 }
 
 /**

@@ -9,7 +9,7 @@
  */
 import { GavelError } from "../errors.js";
 import type { Model } from "../model/Model.js";
-import { ChatTemplate, renderSkill, renderTask, renderVerdict, SKILL_INTRO, type RenderableSkill } from "./index.js";
+import { ChatTemplate, renderSkill, renderTask, renderVerdictTail, SKILL_INTRO, type RenderableSkill } from "./index.js";
 
 /** r(s) as tokens: the verdict's reusable prefix, and which tokens the glance keys. */
 export interface EncodedSkill {
@@ -319,21 +319,20 @@ export class RenderEncoder {
 
   /**
    * The verdict's continuation after r(s): " {task}\n\nDoes this skill provide what that task needs?
-   * Answer yes or no:" and the template's closing. The same for every skill, so it is encoded once per
-   * route; taskStart/taskEnd index into it.
+   * Answer yes or no:" (plain text) and the template's closing (scaffolding), rendered directly
+   * ({@link renderVerdictTail}). The same for every skill, so it is encoded once per route;
+   * taskStart/taskEnd index into it. A task over maxTokens tokens is cut; the question still follows it.
    */
   encodeVerdictTail(task: string, maxTokens: number): EncodedTask {
-    const v = renderVerdict(this.template, { name: "n", description: "d", body: "" }, task);
-    const plainEnd = v.question.indexOf("Answer yes or no:") + "Answer yes or no:".length;
+    const v = renderVerdictTail(this.template, task);
     const taskTokens = this.#plain(v.task);
+    const closing = this.#scaffold(v.closing, false);
     if (taskTokens.length > maxTokens) {
-      // Cut the task itself; the question still follows it.
-      const cut = this.#plain(v.task).subarray(0, maxTokens);
-      const tail = concat([cut, this.#plain(v.question.slice(0, plainEnd)), this.#scaffold(v.question.slice(plainEnd), false)]);
-      return { tokens: tail, taskStart: 0, taskEnd: cut.length, truncated: true };
+      const cut = taskTokens.subarray(0, maxTokens);
+      return { tokens: concat([cut, this.#plain(v.question), closing]), taskStart: 0, taskEnd: cut.length, truncated: true };
     }
-    const plain = this.#plain(v.task + v.question.slice(0, plainEnd));
-    const closing = this.#scaffold(v.question.slice(plainEnd), false);
+    // Task and question tokenized together, as one plain text: the task's span is their common prefix.
+    const plain = this.#plain(v.task + v.question);
     return { tokens: concat([plain, closing]), taskStart: 0, taskEnd: commonPrefix(taskTokens, plain), truncated: false };
   }
 

@@ -86,6 +86,21 @@ export interface VerdictRender {
   spans: SkillSpans;
 }
 
+/**
+ * The verdict's continuation after r(s), rendered without any skill: what follows
+ * {@link VerdictRender.skillPrefix} for every skill alike, as plain text (task, question) and the
+ * template's scaffolding (closing). task + question + closing equals {@link VerdictRender.task} +
+ * {@link VerdictRender.question}.
+ */
+export interface VerdictTailRender {
+  /** " " + task: the span L averages over. */
+  task: string;
+  /** {@link VERDICT_QUESTION}, plain text like the task. */
+  question: string;
+  /** The template's closing of the user turn, e.g. "<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\n". */
+  closing: string;
+}
+
 /** The texts the renders need; a {@link Skill} has them. */
 export type RenderableSkill = Pick<Skill, "name" | "description" | "body">;
 
@@ -114,6 +129,35 @@ export function renderSkill(template: ChatTemplate, skill: RenderableSkill): Ski
 export function renderVerdict(template: ChatTemplate, skill: RenderableSkill, task: string): VerdictRender {
   const t = checkTask(task);
   return verdictSegments(template, skill, t);
+}
+
+/**
+ * Renders the verdict's continuation after r(s) directly from its pieces: the task and
+ * {@link VERDICT_QUESTION} as written, then the template's closing of the user turn. The closing is
+ * the template's alone (it does not depend on the content), so it is rendered once per template.
+ * @throws GavelError `INVALID_ARGUMENT` for an empty task or a template that rewrites content.
+ */
+export function renderVerdictTail(template: ChatTemplate, task: string): VerdictTailRender {
+  const t = checkTask(task);
+  return { task: ` ${t}`, question: VERDICT_QUESTION, closing: userTurnClosing(template) };
+}
+
+/** Each template's closing of a user turn, rendered once. */
+const closings = new WeakMap<ChatTemplate, string>();
+
+/**
+ * The scaffolding a template prints after a user message's content (generation prompt added,
+ * thinking off). The question stands in as the content: it neither starts nor ends with whitespace,
+ * so a template that trims content prints it as it prints the end of a verdict.
+ */
+function userTurnClosing(template: ChatTemplate): string {
+  let closing = closings.get(template);
+  if (closing === undefined) {
+    const { text, cuts } = renderWithCuts(template, [VERDICT_QUESTION.trimStart()]);
+    closing = text.slice(cuts[1]);
+    closings.set(template, closing);
+  }
+  return closing;
 }
 
 /**

@@ -11,6 +11,7 @@ export {
   renderSkill,
   renderTask,
   renderVerdict,
+  renderVerdictTail,
   toUtf8Span,
   SKILL_INTRO,
   TASK_LEAD,
@@ -21,4 +22,5 @@ export {
   type TaskRender,
   type TextSpan,
   type VerdictRender,
+  type VerdictTailRender,
 } from "./gavel.js";

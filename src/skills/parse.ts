@@ -108,50 +108,101 @@ export interface RawSkillFields {
  */
 export function buildSkill(raw: RawSkillFields): Skill {
   const where = raw.source;
-  const at = raw.keyWhere ?? (() => where);
   const warnings: string[] = [];
-  const clean = (text: string, field: string) => sanitizeText(text, where, field, raw.lenientText ? warnings : null);
+  const f: FieldContext = {
+    where,
+    at: raw.keyWhere ?? (() => where),
+    warnings,
+    clean: (text, field) => sanitizeText(text, where, field, raw.lenientText ? warnings : null),
+  };
+  const name = readName(raw, f);
+  const description = readDescription(raw.description, f);
+  const body = readBody(raw, f);
+  const id = readId(raw.id, where, name);
+  specWarnings(raw, { name, description, body }, f);
+  const disableModelInvocation = readFlag(
+    raw.disableModelInvocation !== undefined ? raw.disableModelInvocation : raw.meta["disable-model-invocation"],
+    f.at("disable-model-invocation"),
+    warnings,
+  );
+  return {
+    id,
+    name,
+    description,
+    body,
+    meta: raw.meta,
+    contentHash: skillContentHash(name, description, body),
+    source: where,
+    warnings,
+    disableModelInvocation,
+  };
+}
 
-  // name: hosts such as Claude Code default it to the folder name, so only a skill with neither fails.
+/** What the field readers of {@link buildSkill} share: where the skill is, its warnings, the text check. */
+interface FieldContext {
+  where: string;
+  /** Location of a front-matter key, for warnings and errors. */
+  at: (key: string) => string;
+  warnings: string[];
+  /** {@link sanitizeText}, strict or lenient as the reader asked. */
+  clean: (text: string, field: string) => string;
+}
+
+/** name: hosts such as Claude Code default it to the folder name, so only a skill with neither fails. */
+function readName(raw: RawSkillFields, f: FieldContext): string {
   let name: string;
   if (raw.name === undefined || raw.name === null || (typeof raw.name === "string" && raw.name.trim() === "")) {
-    if (raw.folderName === undefined) throw skillError(where, "missing name");
+    if (raw.folderName === undefined) throw skillError(f.where, "missing name");
     name = raw.folderName;
-    warnings.push(`${where}: no name in the front matter; using the folder name "${name}"`);
+    f.warnings.push(`${f.where}: no name in the front matter; using the folder name "${name}"`);
   } else if (typeof raw.name === "string") {
-    name = clean(normalizeNewlines(raw.name), "name").trim();
+    name = f.clean(normalizeNewlines(raw.name), "name").trim();
   } else if (typeof raw.name === "number" || typeof raw.name === "boolean") {
     // YAML turns `name: 2048` into a number; the intent is plainly the text.
     name = String(raw.name);
-    warnings.push(`${at("name")}: name is a ${typeof raw.name}, read as the string "${name}"`);
+    f.warnings.push(`${f.at("name")}: name is a ${typeof raw.name}, read as the string "${name}"`);
   } else {
-    throw skillError(at("name"), `name must be a string, got ${describeType(raw.name)}`);
+    throw skillError(f.at("name"), `name must be a string, got ${describeType(raw.name)}`);
   }
-  if (name.includes("\n")) throw skillError(at("name"), "name spans several lines");
+  if (name.includes("\n")) throw skillError(f.at("name"), "name spans several lines");
+  return name;
+}
 
-  // description: the glance and verdict read it; a non-string (list, map) has no single right reading.
-  if (raw.description === undefined || raw.description === null) throw skillError(where, "missing description");
-  if (typeof raw.description !== "string") {
-    throw skillError(at("description"), `description must be a string, got ${describeType(raw.description)}`);
+/** description: the glance and verdict read it; a non-string (list, map) has no single right reading. */
+function readDescription(value: unknown, f: FieldContext): string {
+  if (value === undefined || value === null) throw skillError(f.where, "missing description");
+  if (typeof value !== "string") {
+    throw skillError(f.at("description"), `description must be a string, got ${describeType(value)}`);
   }
-  const description = clean(normalizeNewlines(raw.description), "description").trim();
-  if (description === "") throw skillError(at("description"), "empty description");
+  const description = f.clean(normalizeNewlines(value), "description").trim();
+  if (description === "") throw skillError(f.at("description"), "empty description");
+  return description;
+}
 
+/** The body, normalised (may be empty), refused above the byte cap. */
+function readBody(raw: RawSkillFields, f: FieldContext): string {
   let body = "";
   if (raw.body !== undefined && raw.body !== null) {
-    if (typeof raw.body !== "string") throw skillError(where, `body must be a string, got ${describeType(raw.body)}`);
-    body = normalizeBody(clean(raw.body, "body"));
+    if (typeof raw.body !== "string") throw skillError(f.where, `body must be a string, got ${describeType(raw.body)}`);
+    body = normalizeBody(f.clean(raw.body, "body"));
   }
   const maxBody = raw.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   const bodyBytes = Buffer.byteLength(body, "utf8");
-  if (bodyBytes > maxBody) throw skillError(where, `body is ${bodyBytes} bytes, above the cap of ${maxBody}`);
+  if (bodyBytes > maxBody) throw skillError(f.where, `body is ${bodyBytes} bytes, above the cap of ${maxBody}`);
+  return body;
+}
 
-  let id: string;
-  if (raw.id === undefined || raw.id === null || raw.id === "") id = name;
-  else if (typeof raw.id === "string" || typeof raw.id === "number") id = String(raw.id);
-  else throw skillError(where, `id must be a string, got ${describeType(raw.id)}`);
+/** The id: given (a string or number), else the name. */
+function readId(value: unknown, where: string, name: string): string {
+  if (value === undefined || value === null || value === "") return name;
+  if (typeof value === "string" || typeof value === "number") return String(value);
+  throw skillError(where, `id must be a string, got ${describeType(value)}`);
+}
 
-  // Spec rules hosts do not all enforce: warn, keep the skill.
+/** Spec rules hosts do not all enforce, and steering phrases: warn, keep the skill. */
+function specWarnings(raw: RawSkillFields, skill: { name: string; description: string; body: string }, f: FieldContext): void {
+  const { name, description, body } = skill;
+  const { where, at, warnings } = f;
   if (name.length > SPEC_NAME_MAX || !SPEC_NAME.test(name)) {
     warnings.push(
       `${at("name")}: name "${truncate(name)}" breaks the spec's rule (1–${SPEC_NAME_MAX} of a-z, 0-9, '-'; no leading, trailing or double hyphen)`,
@@ -177,24 +228,6 @@ export function buildSkill(raw: RawSkillFields): Skill {
     const m = re.exec(description) ?? re.exec(body);
     if (m) warnings.push(`${where}: contains "${m[0]}", which may try to steer routing (skill text is untrusted)`);
   }
-
-  const disableModelInvocation = readFlag(
-    raw.disableModelInvocation !== undefined ? raw.disableModelInvocation : raw.meta["disable-model-invocation"],
-    at("disable-model-invocation"),
-    warnings,
-  );
-
-  return {
-    id,
-    name,
-    description,
-    body,
-    meta: raw.meta,
-    contentHash: skillContentHash(name, description, body),
-    source: where,
-    warnings,
-    disableModelInvocation,
-  };
 }
 
 /**

@@ -13,6 +13,27 @@ const benchTasks = join(sharedDir, "data", "swe-skills-bench", "tasks.jsonl");
 const benchSkills = join(sharedDir, "data", "swe-skills-bench", "skills.jsonl");
 const mit = join(sharedDir, "data", "skills-mit.jsonl.gz");
 
+/** One line of a `gavel eval --per-query` file, the fields this test reads. */
+interface TaskRecord {
+  id: string;
+  accepted: string[];
+  bm25?: string[];
+  glance?: { skill: string; g: number }[];
+  verdict?: { skill: string; g: number; L: number; V: number }[];
+  chosen?: { ruling?: string | null; gL?: string | null; gV?: string | null };
+}
+
+/** The ruling written out independently of src/: shortlist by Δ in glance order, then the best S (first on a tie). */
+function replayRuling(verdict: NonNullable<TaskRecord["verdict"]>, p: { alpha: number; gamma: number; delta: number; maxShortlist: number }): string | null {
+  const pool = verdict.filter((c) => c.g >= verdict[0].g - p.delta).slice(0, p.maxShortlist);
+  let best: { skill: string; S: number } | null = null;
+  for (const c of pool) {
+    const S = c.g + p.alpha * c.L + p.gamma * c.V;
+    if (best === null || S > best.S) best = { skill: c.skill, S };
+  }
+  return best?.skill ?? null;
+}
+
 async function gavel(...args: string[]): Promise<string> {
   const res = await runNode([cli, ...args]);
   if (res.code !== 0) throw new Error(`gavel ${args[0]} exited ${res.code}\n${res.err}\n${res.out}`);
@@ -46,12 +67,26 @@ describe("layer → train → calibrate → eval", () => {
     expect(calibrated.alpha).toBeCloseTo(fitted.alpha, 10);
     expect(calibrated.delta).toBeCloseTo(fitted.delta, 10);
 
-    const table = JSON.parse(await gavel("eval", "--tasks", benchTasks, "--library", benchSkills, "--batches", "6-10", "--limit", "4", "--json", ...routerArgs));
-    const rows = (Array.isArray(table) ? table : table.table) as { method: string; hitAt1: number; recallAt20: number }[];
+    const testRecords = join(dir, "test.jsonl");
+    const table = JSON.parse(await gavel("eval", "--tasks", benchTasks, "--library", benchSkills, "--batches", "6-10", "--limit", "4", "--per-query", testRecords, "--json", ...routerArgs));
+    const rows = (Array.isArray(table) ? table : table.table) as { method: string; hitAt1: number; recallAt20: number; n: number }[];
     expect(rows.map((r) => r.method).sort()).toEqual(["bm25", "gL", "gV", "glance", "ruling"].sort());
+    // Each Hit@1 is what the per-task records say: the share of the 4 tasks whose committed skill is accepted.
+    const records = readFileSync(testRecords, "utf8").trim().split("\n").map((l) => JSON.parse(l) as TaskRecord);
+    expect(records).toHaveLength(4);
     for (const r of rows) {
-      expect(r.hitAt1).toBeGreaterThanOrEqual(0);
-      expect(r.hitAt1).toBeLessThanOrEqual(1);
+      const hits = records.filter((t) => {
+        const first = r.method === "bm25" ? t.bm25?.[0] : r.method === "glance" ? t.glance?.[0]?.skill : t.chosen?.[r.method as "ruling" | "gL" | "gV"];
+        return first != null && t.accepted.includes(first);
+      }).length;
+      expect(r.n, r.method).toBe(4);
+      expect(r.hitAt1, r.method).toBeCloseTo(hits / 4, 12);
+    }
+    // And each record's ruling is the ruling replayed here from its verdict read-outs with the
+    // calibrated α, γ, Δ: the first by S = g + αL + γV among the g within Δ of the best.
+    for (const t of records) {
+      expect(t.verdict?.length, t.id).toBeGreaterThan(0);
+      expect(t.chosen?.ruling, t.id).toBe(replayRuling(t.verdict!, calibrated));
     }
 
     // the calibrated projections still open the bank built before calibration, and route

@@ -45,13 +45,31 @@ describe("gavel train on stories260K", () => {
 
     const p = await Projections.load(out);
     expect(p.dim).toBe(32);
+    expect(p.layer).toBe(r.layer);
+    expect(p.layer).toBeGreaterThan(0);
+    expect(p.layer).toBeLessThan(model.info.nLayer);
     expect(p.trainedBy).toMatch(/gavel train/);
     const router = await Router.open(model, { projections: out, bankDir: join(dir, "bank"), skillBudget: 192 });
     try {
       const inst = await router.install(mitSkills, { limit: 12 });
       expect(inst.installed.length).toBeGreaterThan(8);
       const res = await router.route("Monitor a GitHub repository for new releases and send a notification");
-      expect(typeof res).toBe("object");
+      // The ruling over the trained projections: installed skills only, each S = g + αL + γV with the
+      // file's α and γ, best S first and committed to, g within Δ of the best, at most maxShortlist.
+      const installed = new Set(router.list().map((s) => s.id));
+      expect(res.abstained).toBe(false);
+      expect(res.shortlist.length).toBeGreaterThan(0);
+      expect(res.shortlist.length).toBeLessThanOrEqual(p.maxShortlist);
+      expect(res.skill).toBe(res.shortlist[0].skill);
+      const bestG = Math.max(...res.shortlist.map((c) => c.g));
+      for (const [i, c] of res.shortlist.entries()) {
+        expect(installed.has(c.skill), c.skill).toBe(true);
+        for (const v of [c.g, c.L, c.V, c.S]) expect(Number.isFinite(v)).toBe(true);
+        expect(c.L).toBeLessThanOrEqual(0); // a mean log-probability
+        expect(c.S).toBeCloseTo(c.g + p.alpha * c.L + p.gamma * c.V, 6);
+        expect(c.g).toBeGreaterThanOrEqual(bestG - p.delta - 1e-9);
+        if (i > 0) expect(c.S).toBeLessThanOrEqual(res.shortlist[i - 1].S);
+      }
     } finally {
       await router.close();
     }

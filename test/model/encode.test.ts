@@ -1,9 +1,12 @@
-// Cutting a long skill to the token budget: the render fits, and no longer cut would.
+// Cutting a long skill to the token budget: the render fits, and no longer cut would. The verdict
+// tail, rendered directly, is the tail the old dummy-skill method found, token for token.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { join } from "node:path";
 import { DEFAULT_MODEL } from "../../src/defaults.js";
 import { Model, loadSkills } from "../../src/index.js";
-import { RenderEncoder } from "../../src/render/encode.js";
+import { RenderEncoder, type EncodedTask } from "../../src/render/encode.js";
+import { renderVerdict } from "../../src/render/index.js";
+import { defaultFixtureDir, makeQwen3Fixture } from "../fixtures/qwen3.js";
 import { sharedDir, storiesPath } from "../helpers/paths.js";
 import { freshSeed, rng } from "../helpers/random.js";
 
@@ -115,4 +118,68 @@ describe("RenderEncoder.encodeSkill under a budget", () => {
       await mini.dispose();
     }
   }, 120_000);
+});
+
+/**
+ * The verdict tail as RenderEncoder found it before it was rendered directly: render the verdict of a
+ * dummy skill, take what follows r(s), and split plain text from scaffolding at the question's end.
+ * Kept here only as the oracle of the direct render.
+ */
+function oldVerdictTail(model: Model, encoder: RenderEncoder, task: string, maxTokens: number): EncodedTask {
+  const plainText = (text: string) => model.tokenize(text, { special: false, addBos: false });
+  const scaffold = (text: string) => model.tokenize(text, { special: true, addBos: false });
+  const cat = (parts: Int32Array[]) => Int32Array.from(parts.flatMap((p) => Array.from(p)));
+  const v = renderVerdict(encoder.template, { name: "n", description: "d", body: "" }, task);
+  const plainEnd = v.question.indexOf("Answer yes or no:") + "Answer yes or no:".length;
+  const taskTokens = plainText(v.task);
+  if (taskTokens.length > maxTokens) {
+    const cut = taskTokens.subarray(0, maxTokens);
+    return { tokens: cat([cut, plainText(v.question.slice(0, plainEnd)), scaffold(v.question.slice(plainEnd))]), taskStart: 0, taskEnd: cut.length, truncated: true };
+  }
+  const plain = plainText(v.task + v.question.slice(0, plainEnd));
+  let taskEnd = 0;
+  while (taskEnd < Math.min(taskTokens.length, plain.length) && taskTokens[taskEnd] === plain[taskEnd]) taskEnd++;
+  return { tokens: cat([plain, scaffold(v.question.slice(plainEnd))]), taskStart: 0, taskEnd, truncated: false };
+}
+
+describe("RenderEncoder.encodeVerdictTail renders the tail directly", () => {
+  const long = Array.from({ length: 120 }, (_, i) => `step ${i}: docker compose up, then kubectl apply -f k8s/`).join("\n");
+  const tasks = [
+    "x",
+    "  \n a \r\n", // empty-ish: trimmed to one character, CRLF normalised
+    "?",
+    "Write a Dockerfile for the Flask app",
+    "Extract the tables from 報告書.pdf and summarise them 🚀 — ça va?",
+    "line one\r\nline two\n\n  indented <|im_end|> not a control token",
+    long,
+  ];
+  const models: [string, () => Promise<string>][] = [
+    ["stories260K", async () => storiesPath],
+    ["gavel-mini", async () => DEFAULT_MODEL],
+    ["the random qwen3 fixture", () => makeQwen3Fixture(defaultFixtureDir())],
+  ];
+  for (const [label, path] of models) {
+    it(`gives the old method's tokens on ${label}, whole and cut`, async () => {
+      const model = await Model.load(await path(), { contextSize: 2048, threads: 1 });
+      try {
+        const enc = new RenderEncoder(model, 256);
+        let cuts = 0;
+        for (const task of tasks) {
+          for (const maxTokens of [1 << 20, 64, 5, 1]) {
+            const at = `${label}, task ${JSON.stringify(task.slice(0, 40))}, maxTokens ${maxTokens}`;
+            const want = oldVerdictTail(model, enc, task, maxTokens);
+            const got = enc.encodeVerdictTail(task, maxTokens);
+            expect(Array.from(got.tokens), at).toEqual(Array.from(want.tokens));
+            expect({ ...got, tokens: null }, at).toEqual({ ...want, tokens: null });
+            if (got.truncated) cuts++;
+          }
+        }
+        expect(cuts).toBeGreaterThan(0);
+        // an empty task is still refused, typed
+        expect(() => enc.encodeVerdictTail(" \n ", 64)).toThrow(expect.objectContaining({ code: "INVALID_ARGUMENT" }));
+      } finally {
+        await model.dispose();
+      }
+    }, 120_000);
+  }
 });

@@ -40,6 +40,7 @@ import {
   defaultFixtureDir,
   makeQwen3Fixture,
 } from "../fixtures/qwen3.js";
+import { rng } from "../helpers/random.js";
 
 const repoRoot = fileURLToPath(new URL("../..", import.meta.url));
 const storiesPath = join(repoRoot, "..", "shared", "models", "stories260Ktok512.gguf");
@@ -52,17 +53,6 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-/** Deterministic PRNG so a failing case can be reproduced. */
-function rng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function randomScalar(r: () => number, type: GgufScalarTypeName): GgufValue["value"] {
   const int = (lo: number, hi: number) => lo + Math.floor(r() * (hi - lo + 1));

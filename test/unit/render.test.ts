@@ -9,6 +9,7 @@ import {
   renderSkill,
   renderTask,
   renderVerdict,
+  renderVerdictTail,
   toUtf8Span,
 } from "../../src/render/index.js";
 import { loadSkills } from "../../src/skills/index.js";
@@ -110,6 +111,29 @@ describe("appendix G renders with the Qwen3 chat template", () => {
     const v = renderVerdict(qwen3, skill, "\uE000gavel0:5\uE001");
     expect(v.task).toBe(" \uE000gavel0:5\uE001");
     expect(v.text).toContain("description: {{ bos_token }} {% if %}\n\n\uE000gavel0:1\uE001 and");
+  });
+
+  it("renders the verdict tail directly: what follows r(s), whatever the skill", () => {
+    const tail = renderVerdictTail(qwen3, "  Fix the flaky test.\r\n");
+    expect(tail).toEqual({
+      task: " Fix the flaky test.",
+      question: "\n\nDoes this skill provide what that task needs? Answer yes or no:",
+      closing: "<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\n",
+    });
+    const llama3 =
+      "{{- bos_token }}{%- for m in messages %}{{- '<|start_header_id|>' + m.role + '<|end_header_id|>\\n\\n' + m.content | trim + '<|eot_id|>' }}{%- endfor %}" +
+      "{%- if add_generation_prompt %}{{- '<|start_header_id|>assistant<|end_header_id|>\\n\\n' }}{%- endif %}";
+    for (const t of [qwen3, new ChatTemplate({ template: null }), new ChatTemplate({ template: llama3, bosToken: "<|begin_of_text|>" })]) {
+      for (const skill of [NDB, { name: "café", description: "Line one\nline two 🚀", body: "" }]) {
+        for (const task of ["T", " 写一个脚本 \n", "a\r\nb"]) {
+          const v = renderVerdict(t, skill, task);
+          const tail = renderVerdictTail(t, task);
+          expect(tail.task + tail.question + tail.closing).toBe(v.task + v.question);
+          expect(tail.task).toBe(v.task);
+        }
+      }
+    }
+    invalidArg(() => renderVerdictTail(qwen3, " \n "));
   });
 
   it("rejects an empty task and templates that rewrite content", () => {

@@ -4,10 +4,12 @@ import { calibrate, PAPER_RULING } from "../../eval/calibrate.js";
 import { checkPerQueryOutput, readPerQuery, writePerQuery } from "../../eval/io.js";
 import type { PerQueryRecord } from "../../eval/evaluate.js";
 import { Projections, PROJECTION_DEFAULTS } from "../../projections/projections.js";
+import { intArg } from "../ui/options.js";
 import { routerOptions, routerOptionsHelp } from "./common.js";
 import { runEvaluation, taskOptions, taskOptionsHelp } from "./eval.js";
 import type { Command } from "./types.js";
 
+/** `gavel calibrate`: the ruling's α, γ, Δ fitted on validation tasks. */
 export const calibrateCommand: Command = {
   summary: "fit the ruling's α, γ and Δ on validation tasks (and store them in the projections)",
   help: `usage: gavel calibrate --per-query F [--projections P] [--write] [options]
@@ -47,8 +49,9 @@ ${routerOptionsHelp}`,
     const write = values.write || values.out !== undefined;
     if (write && !projectionsPath) throw invalidArgument("--write needs --projections <file.gguf> (the file whose α, γ, Δ are set)");
     if (values["save-per-query"]) checkPerQueryOutput(values["save-per-query"]);
-    // The projections are read up front so that a bad path fails before minutes of evaluation.
+    // The projections and options are read up front so that a bad one fails before minutes of evaluation.
     const projections = projectionsPath ? await Projections.load(projectionsPath) : undefined;
+    const maxShortlist = intArg(values["max-shortlist"], "max-shortlist", { min: 1 }) ?? projections?.maxShortlist ?? PROJECTION_DEFAULTS.maxShortlist;
 
     let records: PerQueryRecord[];
     if (fromFile) records = await readPerQuery(fromFile);
@@ -56,11 +59,6 @@ ${routerOptionsHelp}`,
       const result = await runEvaluation(values, ["glance", "ruling"]);
       records = result.perQuery;
       if (values["save-per-query"]) await writePerQuery(values["save-per-query"], records);
-    }
-    let maxShortlist = projections?.maxShortlist ?? PROJECTION_DEFAULTS.maxShortlist;
-    if (values["max-shortlist"] !== undefined) {
-      maxShortlist = Number(values["max-shortlist"]);
-      if (!Number.isInteger(maxShortlist) || maxShortlist < 1) throw invalidArgument(`--max-shortlist must be a positive integer, got ${values["max-shortlist"]}`);
     }
     const fit = calibrate(records, { maxShortlist });
     let wrote: string | undefined;

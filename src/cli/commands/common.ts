@@ -1,20 +1,28 @@
 // Options every router command shares, and opening a model + router from them.
-import { invalidArgument } from "../../errors.js";
 import { Model } from "../../model/Model.js";
-import { Router } from "../../route/Router.js";
+import { Router } from "../../route/index.js";
 import { resolveModelPath, resolveProjectionsPath } from "../../defaults.js";
+import { intArg } from "../ui/options.js";
 
-export const routerOptions = {
+/** The flags of every command that loads the agent model (util.parseArgs specs). */
+export const modelOptions = {
   model: { type: "string", short: "m" },
-  projections: { type: "string", short: "p" },
-  bank: { type: "string", short: "b" },
   context: { type: "string" },
   threads: { type: "string" },
   "gpu-layers": { type: "string" },
-  "skill-budget": { type: "string" },
+} as const;
+
+/** Where the projections and the bank are, and JSON output. */
+export const bankOptions = {
+  projections: { type: "string", short: "p" },
+  bank: { type: "string", short: "b" },
   json: { type: "boolean" },
 } as const;
 
+/** The flags every router command shares: the model's, the bank's, and the skill budget. */
+export const routerOptions = { ...modelOptions, ...bankOptions, "skill-budget": { type: "string" } } as const;
+
+/** {@link routerOptions} as a command's help lists them. */
 export const routerOptionsHelp = `
   --model, -m M         the agent model (GGUF)              [$GAVEL_MODEL, default: the embedded gavel-mini]
   --projections, -p P   its projections (GGUF)              [$GAVEL_PROJECTIONS, default: gavel-mini's]
@@ -25,17 +33,7 @@ export const routerOptionsHelp = `
   --skill-budget N      most tokens of a skill render
   --json                print JSON`;
 
-/** An integer option's value (undefined when absent); with bounds, one inside them. */
-export function intArg(v: string | undefined, name: string, range?: { min: number; max: number }): number | undefined {
-  if (v === undefined) return undefined;
-  const n = Number(v);
-  if (range && !(Number.isInteger(n) && n >= range.min && n <= range.max)) {
-    throw invalidArgument(`--${name} must be a whole number from ${range.min} to ${range.max}, got ${v}`);
-  }
-  if (!Number.isInteger(n)) throw invalidArgument(`--${name} must be an integer, got ${v}`);
-  return n;
-}
-
+/** {@link routerOptions}' values as util.parseArgs gives them. */
 export interface RouterArgs {
   model?: string;
   projections?: string;
@@ -46,6 +44,7 @@ export interface RouterArgs {
   "skill-budget"?: string;
 }
 
+/** Loads the agent model the options name (the embedded gavel-mini by default). */
 export async function openModel(values: RouterArgs): Promise<Model> {
   // --model, else $GAVEL_MODEL, else the embedded gavel-mini
   const path = resolveModelPath(values.model).path;
@@ -75,18 +74,4 @@ export async function withRouter<T>(values: RouterArgs, use: (router: Router, mo
   } finally {
     await model.dispose();
   }
-}
-
-/** A plain text table: columns left-aligned, numbers right-aligned. */
-export function table(header: string[], rows: (string | number)[][]): string {
-  const cells = [header, ...rows.map((r) => r.map((c) => (typeof c === "number" ? c.toFixed(3) : c)))];
-  const widths = header.map((_, j) => Math.max(...cells.map((r) => r[j].length)));
-  return cells
-    .map((r, i) =>
-      r
-        .map((c, j) => (i > 0 && typeof rows[i - 1][j] === "number" ? c.padStart(widths[j]) : c.padEnd(widths[j])))
-        .join("  ")
-        .trimEnd(),
-    )
-    .join("\n");
 }

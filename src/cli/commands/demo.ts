@@ -15,9 +15,11 @@ import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { GavelError, invalidArgument } from "../../errors.js";
 import { Model } from "../../model/Model.js";
-import { Router, type InstallReport, type RouteResult } from "../../route/Router.js";
+import { Router, type InstallReport, type RouteResult } from "../../route/index.js";
 import { PACKAGE_ROOT, resolveModelPath, resolveProjectionsPath, type ResolvedPath } from "../../defaults.js";
-import { table } from "./common.js";
+import { intArg } from "../ui/options.js";
+import { Progress } from "../ui/progress.js";
+import { formatMs, table } from "../ui/table.js";
 import type { Command } from "./types.js";
 
 /** The example skills render to ~450–650 tokens; 1024 keeps them whole and leaves room for the task. */
@@ -37,7 +39,9 @@ const VERDICT_ROOM = 128;
 /** Shortlist rows printed per task (the expected skill is always shown, wherever it ranks). */
 const SHOWN_ROWS = 6;
 
+/** The example skills the demo routes over (`--skills` replaces them). */
 export const DEFAULT_SKILLS_DIR = join(PACKAGE_ROOT, "examples", "skills");
+/** The example tasks, each with the skill it was written for (`--tasks` replaces them). */
 export const DEFAULT_TASKS_FILE = join(PACKAGE_ROOT, "examples", "demo-tasks.json");
 
 /** One example task and the skill it was written for. */
@@ -137,10 +141,6 @@ async function openBank(model: Model, projections: string, dir: string): Promise
   }
 }
 
-function fmtMs(ms: number): string {
-  return ms >= 1000 ? `${(ms / 1000).toFixed(1)} s` : `${ms.toFixed(0)} ms`;
-}
-
 /** One task's ruling as a table: the shortlist with g, L, V, S, the chosen skill marked. */
 function printTask(i: number, n: number, r: DemoTaskResult): void {
   console.log(`\n[${i + 1}/${n}] ${r.task}`);
@@ -156,9 +156,10 @@ function printTask(i: number, n: number, r: DemoTaskResult): void {
   const more = r.shortlist.length - shown.length;
   if (more > 0) console.log(`  … ${more} more in the shortlist`);
   if (!r.correct) console.log(`  expected ${r.expected}${expectedAt < 0 ? " (not shortlisted)" : ""}`);
-  console.log(`  ${fmtMs(r.timings.glanceMs)} glance, ${fmtMs(r.timings.verdictMs)} verdict`);
+  console.log(`  ${formatMs(r.timings.glanceMs)} glance, ${formatMs(r.timings.verdictMs)} verdict`);
 }
 
+/** `gavel demo`: the example tasks routed over the example skills. */
 export const demo: Command = {
   summary: "route the example tasks over examples/skills with the embedded default model (start here)",
   help: `usage: gavel demo [options]
@@ -191,100 +192,43 @@ S = g + αL + γV) with the chosen skill, ✓ when it is the skill the task was 
       return 2;
     }
     const t0 = performance.now();
-    const modelPath = resolveModelPath(values.model);
-    requireFile("model", modelPath, "--model", "GAVEL_MODEL");
-    const projPath = resolveProjectionsPath(values.projections);
-    requireFile("projections", projPath, "--projections", "GAVEL_PROJECTIONS");
-    const skillsDir = values.skills ?? DEFAULT_SKILLS_DIR;
-    const tasksFile = values.tasks ?? DEFAULT_TASKS_FILE;
-    if (!existsSync(skillsDir) || !statSync(skillsDir).isDirectory()) throw new GavelError(`skills folder ${skillsDir} does not exist`, "FILE_NOT_FOUND");
-    if (!existsSync(tasksFile)) throw new GavelError(`tasks file ${tasksFile} does not exist`, "FILE_NOT_FOUND");
-    const tasks = await loadTasks(tasksFile);
-    let threads: number | undefined;
-    if (values.threads !== undefined) {
-      threads = Number(values.threads);
-      if (!Number.isInteger(threads) || threads < 1) throw invalidArgument(`--threads must be a positive integer, got ${values.threads}`);
-    }
+    const inputs = await demoInputs(values);
     const log = (s: string) => {
       if (!values.json) console.log(s);
     };
-
-    const bankDir = await cacheBankDir(modelPath.path, projPath.path, skillsDir);
+    const bankDir = await cacheBankDir(inputs.model.path, inputs.projections.path, inputs.skillsDir);
     // Flash attention: llama.cpp's CPU kernel skips the masked cells of other sequences in the shared
     // pool, where the plain path multiplies through all of them; measured 2.5–4× faster verdicts on two
     // cores. It moves S by up to ~0.04 on these tasks (changing the pool size alone moves it ~0.01), so
     // only near-ties can rule differently from `gavel route`, whose defaults keep it off.
-    const model = await Model.load(modelPath.path, { contextSize: CONTEXT_SIZE, sequences: SEQUENCES, flashAttention: true, threads });
+    const model = await Model.load(inputs.model.path, { contextSize: CONTEXT_SIZE, sequences: SEQUENCES, flashAttention: true, threads: inputs.threads });
     try {
-      // The pool is larger than the model's trained context: keep each verdict sequence inside it.
-      const taskLimit = model.info.contextLength - SKILL_BUDGET - VERDICT_ROOM;
-      for (const [i, t] of tasks.entries()) {
-        const n = model.tokenize(t.task).length;
-        if (n > taskLimit) throw invalidArgument(`task ${i + 1} of ${tasksFile} has ${n} tokens; the demo takes at most ${taskLimit}`);
-      }
-      const { router, temporary } = await openBank(model, projPath.path, bankDir);
+      checkTaskLengths(model, inputs.tasks, inputs.tasksFile);
+      const { router, temporary } = await openBank(model, inputs.projections.path, bankDir);
       try {
         const t1 = performance.now();
-        log(`model ${modelPath.path} (${model.info.architecture}, ${model.info.nLayer} layers), projections ${projPath.path}`);
-        let announced = false;
-        const report: InstallReport = await router.install(skillsDir, {
-          onProgress: (p) => {
-            // Only a first run (or edited skills) computes anything; say so once, then show progress.
-            if (p.status !== "installed") return;
-            if (!announced) {
-              process.stderr.write(`installing ${p.total} skills into ${router.bankDir} (once; later runs reuse it)\n`);
-              announced = true;
-            }
-            if (process.stderr.isTTY) process.stderr.write(`\r  ${p.done}/${p.total} ${p.skill.padEnd(40).slice(0, 40)}`);
-          },
-        });
-        if (announced && process.stderr.isTTY) process.stderr.write("\n");
-        // The cache bank mirrors the skills folder: a skill deleted from the folder leaves the bank too.
-        const present = new Set([...report.installed, ...report.unchanged]);
-        let removed = 0;
-        for (const s of router.list()) if (!present.has(s.id) && (await router.uninstall(s.id))) removed++;
+        log(`model ${inputs.model.path} (${model.info.architecture}, ${model.info.nLayer} layers), projections ${inputs.projections.path}`);
+        const installed = await installExamples(router, inputs.skillsDir);
         const t2 = performance.now();
+        const { report, present, removed } = installed;
         log(
-          `skills ${skillsDir}: ${present.size} in the bank (${report.installed.length} installed now, ${report.unchanged.length} unchanged` +
-            `${removed ? `, ${removed} removed` : ""}) in ${fmtMs(t2 - t1)}`,
+          `skills ${inputs.skillsDir}: ${present.size} in the bank (${report.installed.length} installed now, ${report.unchanged.length} unchanged` +
+            `${removed ? `, ${removed} removed` : ""}) in ${formatMs(t2 - t1)}`,
         );
         for (const f of report.failed) log(`  failed: ${f.where}: ${f.error.message}`);
-        for (const t of tasks) if (!present.has(t.expected)) log(`  note: no installed skill is named ${t.expected} (expected by a task)`);
+        for (const t of inputs.tasks) if (!present.has(t.expected)) log(`  note: no installed skill is named ${t.expected} (expected by a task)`);
 
         const results: DemoTaskResult[] = [];
-        for (const [i, t] of tasks.entries()) {
+        for (const [i, t] of inputs.tasks.entries()) {
           const res = await router.route(t.task);
           const r: DemoTaskResult = { ...t, chosen: res.skill, correct: res.skill === t.expected, shortlist: res.shortlist, timings: res.timings };
           results.push(r);
-          if (!values.json) printTask(i, tasks.length, r);
+          if (!values.json) printTask(i, inputs.tasks.length, r);
         }
         const t3 = performance.now();
-        const correct = results.filter((r) => r.correct).length;
-        const out: DemoReport = {
-          model: modelPath.path,
-          projections: projPath.path,
-          skills: resolve(skillsDir),
-          bank: temporary ? "(temporary)" : router.bankDir,
-          install: {
-            installed: report.installed.length,
-            unchanged: report.unchanged.length,
-            removed,
-            failed: report.failed.map((f) => ({ where: f.where, error: f.error.message })),
-            seconds: report.seconds,
-          },
-          tasks: results,
-          correct,
-          total: results.length,
-          timings: { loadMs: t1 - t0, installMs: t2 - t1, routeMs: t3 - t2, totalMs: t3 - t0 },
-        };
+        const out = demoReport(inputs, temporary ? "(temporary)" : router.bankDir, installed, results, [t0, t1, t2, t3]);
         if (values.json) console.log(JSON.stringify(out, null, 2));
-        else {
-          console.log(`\n${correct}/${results.length} routed to the skill written for them`);
-          console.log(
-            `load ${fmtMs(t1 - t0)}, install ${fmtMs(t2 - t1)}, routing ${fmtMs(t3 - t2)} ` +
-              `(${fmtMs((t3 - t2) / Math.max(1, results.length))} a task), total ${fmtMs(t3 - t0)}`,
-          );
-        }
+        else printSummary(out);
         return 0;
       } finally {
         await router.close();
@@ -295,3 +239,99 @@ S = g + αL + γV) with the chosen skill, ✓ when it is the skill the task was 
     }
   },
 };
+
+/** The demo's inputs, resolved and checked before anything loads. */
+interface DemoInputs {
+  model: ResolvedPath;
+  projections: ResolvedPath;
+  skillsDir: string;
+  tasksFile: string;
+  tasks: DemoTask[];
+  threads: number | undefined;
+}
+
+async function demoInputs(values: { model?: string; projections?: string; skills?: string; tasks?: string; threads?: string }): Promise<DemoInputs> {
+  const model = resolveModelPath(values.model);
+  requireFile("model", model, "--model", "GAVEL_MODEL");
+  const projections = resolveProjectionsPath(values.projections);
+  requireFile("projections", projections, "--projections", "GAVEL_PROJECTIONS");
+  const skillsDir = values.skills ?? DEFAULT_SKILLS_DIR;
+  const tasksFile = values.tasks ?? DEFAULT_TASKS_FILE;
+  if (!existsSync(skillsDir) || !statSync(skillsDir).isDirectory()) throw new GavelError(`skills folder ${skillsDir} does not exist`, "FILE_NOT_FOUND");
+  if (!existsSync(tasksFile)) throw new GavelError(`tasks file ${tasksFile} does not exist`, "FILE_NOT_FOUND");
+  const tasks = await loadTasks(tasksFile);
+  return { model, projections, skillsDir, tasksFile, tasks, threads: intArg(values.threads, "threads", { min: 1 }) };
+}
+
+/** The pool is larger than the model's trained context: each verdict sequence must stay inside it. */
+function checkTaskLengths(model: Model, tasks: DemoTask[], tasksFile: string): void {
+  const taskLimit = model.info.contextLength - SKILL_BUDGET - VERDICT_ROOM;
+  for (const [i, t] of tasks.entries()) {
+    const n = model.tokenize(t.task).length;
+    if (n > taskLimit) throw invalidArgument(`task ${i + 1} of ${tasksFile} has ${n} tokens; the demo takes at most ${taskLimit}`);
+  }
+}
+
+/** The example skills installed into the cache bank, which then mirrors the folder. */
+interface ExamplesInstalled {
+  report: InstallReport;
+  /** Skills in the bank now. */
+  present: Set<string>;
+  /** Skills removed from the bank because they left the folder. */
+  removed: number;
+}
+
+async function installExamples(router: Router, skillsDir: string): Promise<ExamplesInstalled> {
+  // a line rewritten in place on a terminal, nothing elsewhere
+  const progress = new Progress(process.stderr, { prefix: "  ", every: 0 });
+  let announced = false;
+  const report = await router.install(skillsDir, {
+    onProgress: (p) => {
+      // Only a first run (or edited skills) computes anything; say so once, then show progress.
+      if (p.status !== "installed") return;
+      if (!announced) {
+        process.stderr.write(`installing ${p.total} skills into ${router.bankDir} (once; later runs reuse it)\n`);
+        announced = true;
+      }
+      progress.update(p.done, p.total, p.skill);
+    },
+  });
+  progress.end();
+  // The cache bank mirrors the skills folder: a skill deleted from the folder leaves the bank too.
+  const present = new Set([...report.installed, ...report.unchanged]);
+  let removed = 0;
+  for (const s of router.list()) if (!present.has(s.id) && (await router.uninstall(s.id))) removed++;
+  return { report, present, removed };
+}
+
+/** The `--json` report; `times` are the starts of loading, installing and routing, and the end. */
+function demoReport(inputs: DemoInputs, bank: string, installed: ExamplesInstalled, results: DemoTaskResult[], times: number[]): DemoReport {
+  const [t0, t1, t2, t3] = times;
+  const { report, removed } = installed;
+  return {
+    model: inputs.model.path,
+    projections: inputs.projections.path,
+    skills: resolve(inputs.skillsDir),
+    bank,
+    install: {
+      installed: report.installed.length,
+      unchanged: report.unchanged.length,
+      removed,
+      failed: report.failed.map((f) => ({ where: f.where, error: f.error.message })),
+      seconds: report.seconds,
+    },
+    tasks: results,
+    correct: results.filter((r) => r.correct).length,
+    total: results.length,
+    timings: { loadMs: t1 - t0, installMs: t2 - t1, routeMs: t3 - t2, totalMs: t3 - t0 },
+  };
+}
+
+function printSummary(out: DemoReport): void {
+  const { loadMs, installMs, routeMs, totalMs } = out.timings;
+  console.log(`\n${out.correct}/${out.total} routed to the skill written for them`);
+  console.log(
+    `load ${formatMs(loadMs)}, install ${formatMs(installMs)}, routing ${formatMs(routeMs)} ` +
+      `(${formatMs(routeMs / Math.max(1, out.total))} a task), total ${formatMs(totalMs)}`,
+  );
+}

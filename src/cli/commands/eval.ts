@@ -5,7 +5,11 @@ import { evaluate, parseMethods, type EvalMethod, type EvalResult, type PerQuery
 import { appendPerQuery, checkPerQueryOutput, loadLibrary, readPerQuery, writePerQuery } from "../../eval/io.js";
 import { loadTasks, selectTasks, type EvalTask } from "../../eval/tasks.js";
 import type { Skill } from "../../skills/index.js";
-import { routerOptions, routerOptionsHelp, table, withRouter, type RouterArgs } from "./common.js";
+import { withInterrupt } from "../ui/interrupt.js";
+import { intArg } from "../ui/options.js";
+import { Progress } from "../ui/progress.js";
+import { table } from "../ui/table.js";
+import { routerOptions, routerOptionsHelp, withRouter, type RouterArgs } from "./common.js";
 import type { Command } from "./types.js";
 
 /** Options shared by `gavel eval` and `gavel calibrate` to pick tasks and a library. */
@@ -16,6 +20,7 @@ export const taskOptions = {
   limit: { type: "string" },
 } as const;
 
+/** {@link taskOptions} as a command's help lists them. */
 export const taskOptionsHelp = `
   --tasks T             tasks JSONL, one {id, text, gold_skill_ids, batch?} a line
   --library L           a library (folder, .jsonl or .jsonl.gz); repeat to mix several, e.g. a
@@ -23,31 +28,10 @@ export const taskOptionsHelp = `
   --batches SPEC        only tasks of these batches, e.g. 1-5 (validation) or 6-10 (test)
   --limit N             only the first N tasks (after --batches)`;
 
-/** A progress line on stderr: rewritten in place on a terminal, every 10% elsewhere. */
-export function taskProgress(stream: NodeJS.WriteStream) {
-  let last = -1;
-  return (p: { done: number; total: number; task: string }) => {
-    if (stream.isTTY) {
-      stream.write(`\r${p.done}/${p.total} ${p.task.slice(0, 60).padEnd(60)}`);
-      if (p.done === p.total) stream.write("\n");
-      return;
-    }
-    const pct = Math.floor((100 * p.done) / Math.max(1, p.total));
-    if (pct >= last + 10 || p.done === p.total) {
-      last = pct;
-      stream.write(`${p.done}/${p.total} tasks (${pct}%)\n`);
-    }
-  };
-}
-
 /** Loads the library and the selected tasks, telling on stderr what was read. */
 export async function loadTasksAndLibrary(values: { tasks?: string; library?: string[]; batches?: string; limit?: string }, signal?: AbortSignal): Promise<{ tasks: EvalTask[]; library: Skill[] }> {
   if (!values.tasks) throw invalidArgument("no tasks: pass --tasks <tasks.jsonl>");
-  let limit: number | undefined;
-  if (values.limit !== undefined) {
-    limit = Number(values.limit);
-    if (!Number.isInteger(limit) || limit < 0) throw invalidArgument(`--limit must be a non-negative integer, got ${values.limit}`);
-  }
+  const limit = intArg(values.limit, "limit", { min: 0 });
   const all = await loadTasks(values.tasks);
   const tasks = selectTasks(all, { batches: values.batches, limit });
   const lib = await loadLibrary(values.library ?? [], { signal });
@@ -64,23 +48,21 @@ export async function runEvaluation(
   methods: EvalMethod[],
   records: { previous?: readonly PerQueryRecord[]; onRecord?: (r: PerQueryRecord) => Promise<void> } = {},
 ): Promise<EvalResult> {
-  const controller = new AbortController();
-  const onSigint = () => controller.abort();
-  process.once("SIGINT", onSigint);
-  try {
-    const { tasks, library } = await loadTasksAndLibrary(values, controller.signal);
+  return withInterrupt(async (signal) => {
+    const { tasks, library } = await loadTasksAndLibrary(values, signal);
+    // a line rewritten in place on a terminal; every 10% elsewhere
+    const progress = new Progress(process.stderr, { nameWidth: 60, every: 10, logLine: (done, total, pct) => `${done}/${total} tasks (${pct}%)` });
     const run = (router?: Parameters<typeof evaluate>[0]["router"]) =>
-      evaluate({ router, tasks, library, methods, ...records, signal: controller.signal, onProgress: taskProgress(process.stderr) });
+      evaluate({ router, tasks, library, methods, ...records, signal, onProgress: (p) => progress.update(p.done, p.total, p.task) });
     const needsModel = methods.some((m) => m !== "bm25");
     const result = needsModel ? await withRouter(values, (router) => run(router)) : await run();
     if (result.skipped.length) console.error(`skipped ${result.skipped.length} tasks whose golds are all absent from the library (${result.skipped.slice(0, 3).join(", ")}${result.skipped.length > 3 ? ", …" : ""})`);
     for (const w of result.warnings) console.error(`warning: ${w}`);
     return result;
-  } finally {
-    process.removeListener("SIGINT", onSigint);
-  }
+  });
 }
 
+/** `gavel eval`: Hit@1 and R@20 of each method on a benchmark. */
 export const evalCommand: Command = {
   summary: "score BM25, the glance, the ruling and its ablations on a benchmark (Hit@1, R@20)",
   help: `usage: gavel eval --tasks T --library L [--library L2 …] [options]

@@ -4,6 +4,7 @@ import { projections } from "./projections.js";
 import { glance, list, route, uninstall } from "./route.js";
 import type { Command } from "./types.js";
 
+/** Every subcommand, by the name it is called with. */
 export const commands: Record<string, Command> = { info, install, route, glance, list, uninstall, projections };
 import { layer } from "./layer.js"; commands.layer = layer; // one line, so it never collides with edits to the list above
 import { train } from "./train.js"; commands.train = train; // one line, so it never collides with edits to the list above

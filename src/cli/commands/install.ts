@@ -1,24 +1,11 @@
 import { parseArgs } from "node:util";
-import { intArg, routerOptions, routerOptionsHelp, withRouter } from "./common.js";
+import { intArg } from "../ui/options.js";
+import { withInterrupt } from "../ui/interrupt.js";
+import { Progress } from "../ui/progress.js";
+import { routerOptions, routerOptionsHelp, withRouter } from "./common.js";
 import type { Command } from "./types.js";
 
-/** A one-line progress bar on a terminal; a line every 5% elsewhere (logs, CI). */
-function progressBar(stream: NodeJS.WriteStream) {
-  let lastPct = -1;
-  return (p: { done: number; total: number; skill: string }) => {
-    const pct = Math.floor((100 * p.done) / Math.max(1, p.total));
-    if (stream.isTTY) {
-      const width = 30;
-      const fill = Math.round((width * p.done) / Math.max(1, p.total));
-      stream.write(`\r[${"#".repeat(fill)}${".".repeat(width - fill)}] ${p.done}/${p.total} ${p.skill.slice(0, 40).padEnd(40)}`);
-      if (p.done === p.total) stream.write("\n");
-    } else if (pct >= lastPct + 5 || p.done === p.total) {
-      lastPct = pct;
-      stream.write(`${p.done}/${p.total} (${pct}%)\n`);
-    }
-  };
-}
-
+/** `gavel install`: skills into a bank, with a progress bar. */
 export const install: Command = {
   summary: "install skills (a folder of SKILL.md folders, or a .jsonl[.gz] library) into a bank",
   help: `usage: gavel install <dir|library.jsonl[.gz]> [options]
@@ -35,16 +22,15 @@ ${routerOptionsHelp}
       console.error(this.help);
       return 2;
     }
-    const controller = new AbortController();
-    const onSigint = () => controller.abort();
-    process.once("SIGINT", onSigint);
-    try {
-      return await withRouter(values, async (router) => {
+    return withInterrupt((signal) =>
+      withRouter(values, async (router) => {
+        // a bar on a terminal; a line every 5% elsewhere (logs, CI)
+        const progress = new Progress(process.stderr, { bar: 30, every: 5 });
         const report = await router.install(positionals[0], {
-          onProgress: progressBar(process.stderr),
-          signal: controller.signal,
-          limit: values.limit ? Number(values.limit) : undefined,
-          offset: values.offset ? Number(values.offset) : undefined,
+          onProgress: (p) => progress.update(p.done, p.total, p.skill),
+          signal,
+          limit: intArg(values.limit, "limit", { min: 0 }),
+          offset: intArg(values.offset, "offset", { min: 0 }),
           concurrency: intArg(values.jobs, "jobs", { min: 1, max: 256 }),
         });
         if (values.json) {
@@ -67,9 +53,7 @@ ${routerOptionsHelp}
           }
         }
         return report.failed.length > 0 && report.installed.length + report.unchanged.length === 0 ? 1 : 0;
-      });
-    } finally {
-      process.removeListener("SIGINT", onSigint);
-    }
+      }),
+    );
   },
 };

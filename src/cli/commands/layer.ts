@@ -1,3 +1,7 @@
+/**
+ * `gavel layer`: scans a library's skills for the glance's layer ℓ* (train/layer.ts) and prints the
+ * entropy curve, writing the choice for `gavel train`.
+ */
 import { parseArgs } from "node:util";
 import { invalidArgument } from "../../errors.js";
 import { Model } from "../../model/Model.js";
@@ -9,49 +13,17 @@ import {
   layerChoiceOf,
   scanLayers,
   writeLayerChoice,
-  type LayerScanProgress,
+  type LayerChoice,
+  type LayerScan,
 } from "../../train/layer.js";
-import { table } from "./common.js";
+import { withInterrupt } from "../ui/interrupt.js";
+import { intArg } from "../ui/options.js";
+import { Progress } from "../ui/progress.js";
+import { sparkline, table } from "../ui/table.js";
+import { bankOptions, modelOptions } from "./common.js";
 import type { Command } from "./types.js";
 
-const SPARK = "▁▂▃▄▅▆▇█";
-
-/** One block character per value, scaled between the curve's min and max (NaN as a space). */
-export function sparkline(values: ArrayLike<number>): string {
-  const finite = Array.from(values).filter((v) => Number.isFinite(v));
-  const lo = Math.min(...finite);
-  const hi = Math.max(...finite);
-  let out = "";
-  for (let i = 0; i < values.length; i++) {
-    const v = values[i];
-    if (!Number.isFinite(v)) out += " ";
-    else out += SPARK[hi > lo ? Math.round(((v - lo) / (hi - lo)) * (SPARK.length - 1)) : 0];
-  }
-  return out;
-}
-
-function int(v: string | undefined, name: string): number | undefined {
-  if (v === undefined) return undefined;
-  const n = Number(v);
-  if (!Number.isInteger(n)) throw invalidArgument(`--${name} must be an integer, got ${v}`);
-  return n;
-}
-
-/** A one-line bar on a terminal; a line every 10% elsewhere (logs, CI). */
-function progress(stream: NodeJS.WriteStream): (p: LayerScanProgress) => void {
-  let lastPct = -10;
-  return (p) => {
-    const pct = Math.floor((100 * p.done) / Math.max(1, p.total));
-    if (stream.isTTY) {
-      stream.write(`\rscanning ${p.done}/${p.total} ${p.skill.slice(0, 40).padEnd(40)}`);
-      if (p.done === p.total) stream.write("\n");
-    } else if (pct >= lastPct + 10 || p.done === p.total) {
-      lastPct = pct;
-      stream.write(`scanned ${p.done}/${p.total} (${pct}%)\n`);
-    }
-  };
-}
-
+/** `gavel layer`: ℓ* picked at the floor of the entropy valley. */
 export const layer: Command = {
   summary: "pick the glance's layer ℓ* at the floor of the model's entropy valley (appendix B)",
   help: `usage: gavel layer <dir|library.jsonl[.gz]> --model M [options]
@@ -79,18 +51,13 @@ layer of minimum median entropy excluding layer 0 and the last layer, and writes
       args,
       allowPositionals: true,
       options: {
-        model: { type: "string", short: "m" },
+        ...modelOptions,
+        ...bankOptions,
         sample: { type: "string" },
         "max-tokens": { type: "string" },
         seed: { type: "string" },
         "keep-sink": { type: "boolean" },
         out: { type: "string", short: "o" },
-        projections: { type: "string", short: "p" },
-        bank: { type: "string", short: "b" },
-        context: { type: "string" },
-        threads: { type: "string" },
-        "gpu-layers": { type: "string" },
-        json: { type: "boolean" },
       },
     });
     if (positionals.length !== 1) {
@@ -99,84 +66,78 @@ layer of minimum median entropy excluding layer 0 and the last layer, and writes
     }
     const modelPath = values.model || process.env.GAVEL_MODEL;
     if (!modelPath) throw invalidArgument("no model: pass --model <file.gguf> or set GAVEL_MODEL");
-    const maxTokens = int(values["max-tokens"], "max-tokens") ?? DEFAULT_LAYER_MAX_TOKENS;
+    const maxTokens = intArg(values["max-tokens"], "max-tokens") ?? DEFAULT_LAYER_MAX_TOKENS;
     const out =
       values.out ??
       defaultLayerChoicePath({ projections: values.projections || process.env.GAVEL_PROJECTIONS || undefined, bank: values.bank || process.env.GAVEL_BANK || undefined });
 
-    const controller = new AbortController();
-    const onSigint = () => controller.abort();
-    process.once("SIGINT", onSigint);
-    try {
-      const library = await loadSkills(positionals[0], { signal: controller.signal });
+    return withInterrupt(async (signal) => {
+      const library = await loadSkills(positionals[0], { signal });
       if (library.failed.length) process.stderr.write(`skipped ${library.failed.length} skills that failed to load\n`);
       // The scaffolding before the keyed span is short; 256 tokens leave room for it.
       const model = await Model.load(modelPath, {
-        contextSize: int(values.context, "context") ?? maxTokens + 256,
+        contextSize: intArg(values.context, "context") ?? maxTokens + 256,
         sequences: 2,
-        threads: int(values.threads, "threads"),
-        gpuLayers: int(values["gpu-layers"], "gpu-layers"),
+        threads: intArg(values.threads, "threads"),
+        gpuLayers: intArg(values["gpu-layers"], "gpu-layers"),
       });
       try {
+        // a line rewritten in place on a terminal; every 10% elsewhere
+        const progress = new Progress(process.stderr, { prefix: "scanning ", every: 10, logLine: (done, total, pct) => `scanned ${done}/${total} (${pct}%)` });
         const scan = await scanLayers(model, library.skills, {
-          sample: int(values.sample, "sample"),
+          sample: intArg(values.sample, "sample"),
           maxTokens,
-          seed: int(values.seed, "seed"),
+          seed: intArg(values.seed, "seed"),
           dropTopNorm: !values["keep-sink"],
-          signal: controller.signal,
-          onProgress: progress(process.stderr),
+          signal,
+          onProgress: (p) => progress.update(p.done, p.total, p.skill),
         });
         const choice = await layerChoiceOf(model, scan);
         await writeLayerChoice(out, choice);
-        if (values.json) {
-          console.log(
-            JSON.stringify(
-              {
-                layer: scan.layer,
-                curve: Array.from(scan.curve),
-                q25: Array.from(scan.q25),
-                q75: Array.from(scan.q75),
-                skills: scan.perSkill.length,
-                skipped: scan.skipped,
-                tokensPerSkill: scan.maxTokens,
-                meanTokens: scan.tokens.reduce((a, b) => a + b, 0) / Math.max(1, scan.tokens.length),
-                dropTopNorm: scan.dropTopNorm,
-                seconds: scan.seconds,
-                model: choice.model,
-                out,
-              },
-              null,
-              2,
-            ),
-          );
-        } else {
-          const rows = Array.from(scan.curve, (s, l) => [
-            String(l),
-            s,
-            scan.q25[l],
-            scan.q75[l],
-            Math.exp(s),
-            l === scan.layer ? "◀ ℓ*" : "",
-          ]);
-          console.log(table(["layer", "median S1", "q25", "q75", "exp(S1)", ""], rows));
-          console.log(`\nS1 by layer: ${sparkline(scan.curve)}  (0 … ${scan.curve.length - 1})`);
-          const mean = scan.tokens.reduce((a, b) => a + b, 0) / Math.max(1, scan.tokens.length);
-          console.log(
-            `ℓ* = ${scan.layer} of ${model.info.nLayer} layers (floor of the valley, layers 0 and ${model.info.nLayer - 1} excluded); ` +
-              `${scan.perSkill.length} skills, ${mean.toFixed(0)} keyed tokens on average (cap ${scan.maxTokens}), ${scan.seconds.toFixed(1)} s`,
-          );
-          if (model.info.contextLength > 0 && model.info.contextLength < scan.maxTokens + 256) {
-            console.log(`spans end at the model's trained context of ${model.info.contextLength} tokens (later positions are out of distribution)`);
-          }
-          if (scan.skipped.length) console.log(`skipped ${scan.skipped.length}: ${scan.skipped.slice(0, 3).map((s) => `${s.id} (${s.reason})`).join(", ")}`);
-          console.log(`wrote ${out}`);
-        }
+        if (values.json) console.log(JSON.stringify(scanJson(scan, choice, out), null, 2));
+        else printScan(scan, model, out);
         return 0;
       } finally {
         await model.dispose();
       }
-    } finally {
-      process.removeListener("SIGINT", onSigint);
-    }
+    });
   },
 };
+
+function meanTokens(scan: LayerScan): number {
+  return scan.tokens.reduce((a, b) => a + b, 0) / Math.max(1, scan.tokens.length);
+}
+
+/** The scan as `--json` prints it. */
+function scanJson(scan: LayerScan, choice: LayerChoice, out: string) {
+  return {
+    layer: scan.layer,
+    curve: Array.from(scan.curve),
+    q25: Array.from(scan.q25),
+    q75: Array.from(scan.q75),
+    skills: scan.perSkill.length,
+    skipped: scan.skipped,
+    tokensPerSkill: scan.maxTokens,
+    meanTokens: meanTokens(scan),
+    dropTopNorm: scan.dropTopNorm,
+    seconds: scan.seconds,
+    model: choice.model,
+    out,
+  };
+}
+
+/** The scan as text: the curve by layer, a sparkline, ℓ* and what the scan read. */
+function printScan(scan: LayerScan, model: Model, out: string): void {
+  const rows = Array.from(scan.curve, (s, l) => [String(l), s, scan.q25[l], scan.q75[l], Math.exp(s), l === scan.layer ? "◀ ℓ*" : ""]);
+  console.log(table(["layer", "median S1", "q25", "q75", "exp(S1)", ""], rows));
+  console.log(`\nS1 by layer: ${sparkline(scan.curve)}  (0 … ${scan.curve.length - 1})`);
+  console.log(
+    `ℓ* = ${scan.layer} of ${model.info.nLayer} layers (floor of the valley, layers 0 and ${model.info.nLayer - 1} excluded); ` +
+      `${scan.perSkill.length} skills, ${meanTokens(scan).toFixed(0)} keyed tokens on average (cap ${scan.maxTokens}), ${scan.seconds.toFixed(1)} s`,
+  );
+  if (model.info.contextLength > 0 && model.info.contextLength < scan.maxTokens + 256) {
+    console.log(`spans end at the model's trained context of ${model.info.contextLength} tokens (later positions are out of distribution)`);
+  }
+  if (scan.skipped.length) console.log(`skipped ${scan.skipped.length}: ${scan.skipped.slice(0, 3).map((s) => `${s.id} (${s.reason})`).join(", ")}`);
+  console.log(`wrote ${out}`);
+}

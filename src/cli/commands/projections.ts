@@ -1,8 +1,10 @@
 import { parseArgs } from "node:util";
 import { Projections } from "../../projections/projections.js";
+import { intArg } from "../ui/options.js";
 import { openModel } from "./common.js";
 import type { Command } from "./types.js";
 
+/** `gavel projections`: random W_q, W_s for a model. */
 export const projections: Command = {
   summary: "write random projections for a model (for trying the pipeline before training)",
   help: `usage: gavel projections --model M --out P [--seed N] [--dim D] [--layer L]
@@ -20,9 +22,9 @@ Random W_q and W_s route no better than chance: train real ones for a real model
     const model = await openModel({ model: values.model, context: "256" });
     try {
       const p = await Projections.random(model, {
-        seed: values.seed ? Number(values.seed) : undefined,
-        dim: values.dim ? Number(values.dim) : undefined,
-        layer: values.layer ? Number(values.layer) : undefined,
+        seed: intArg(values.seed, "seed"),
+        dim: intArg(values.dim, "dim"),
+        layer: intArg(values.layer, "layer"),
       });
       await p.save(values.out);
       console.log(`wrote ${values.out}: layer ${p.layer}, dim ${p.dim}, for ${model.info.architecture} (${model.info.nLayer} layers)`);

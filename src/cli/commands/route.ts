@@ -1,7 +1,10 @@
 import { parseArgs } from "node:util";
-import { routerOptions, routerOptionsHelp, table, withRouter } from "./common.js";
+import { intArg } from "../ui/options.js";
+import { table } from "../ui/table.js";
+import { routerOptions, routerOptionsHelp, withRouter } from "./common.js";
 import type { Command } from "./types.js";
 
+/** `gavel route`: one task through glance, verdict and ruling. */
 export const route: Command = {
   summary: "route a task: glance, verdict on the shortlist, ruling (prints the shortlist)",
   help: `usage: gavel route "<task>" [options]
@@ -36,6 +39,7 @@ ${routerOptionsHelp}
   },
 };
 
+/** `gavel glance`: the library ranked by the glance alone. */
 export const glance: Command = {
   summary: "rank the library by the glance alone",
   help: `usage: gavel glance "<task>" [options]
@@ -48,13 +52,14 @@ ${routerOptionsHelp}
       return 2;
     }
     return withRouter(values, async (router) => {
-      const hits = await router.glance(positionals[0], { topK: values.top ? Number(values.top) : 20 });
+      const hits = await router.glance(positionals[0], { topK: intArg(values.top, "top") ?? 20 });
       console.log(values.json ? JSON.stringify(hits, null, 2) : table(["skill", "g"], hits.map((h) => [h.skill, h.g])));
       return 0;
     });
   },
 };
 
+/** `gavel list`: the installed skills. */
 export const list: Command = {
   summary: "list the installed skills",
   help: `usage: gavel list [options]\n${routerOptionsHelp}`,
@@ -68,6 +73,7 @@ export const list: Command = {
   },
 };
 
+/** `gavel uninstall`: one skill out of the bank. */
 export const uninstall: Command = {
   summary: "remove an installed skill",
   help: `usage: gavel uninstall <skill> [options]\n${routerOptionsHelp}`,

@@ -1,17 +1,11 @@
 import { parseArgs } from "node:util";
-import { invalidArgument } from "../../errors.js";
 import { trainProjections } from "../../train/pipeline.js";
 import { TRAIN_DEFAULTS } from "../../train/trainer.js";
+import { intArg, listArg, numberArg } from "../ui/options.js";
 import { openModel } from "./common.js";
 import type { Command } from "./types.js";
 
-function num(v: string | undefined, name: string, integer = true): number | undefined {
-  if (v === undefined) return undefined;
-  const n = Number(v);
-  if (!Number.isFinite(n) || (integer && !Number.isInteger(n))) throw invalidArgument(`--${name} must be ${integer ? "an integer" : "a number"}, got ${v}`);
-  return n;
-}
-
+/** `gavel train`: W_q and W_s trained on a library. */
 export const train: Command = {
   summary: "train W_q and W_s (the glance head) on a skill library",
   help: `usage: gavel train --model M --library L (--pairs P | --self-supervised) --out proj.gguf [options]
@@ -65,16 +59,16 @@ export const train: Command = {
       const t0 = performance.now();
       const r = await trainProjections(model, {
         library: values.library, pairs: values.pairs, selfSupervised: values["self-supervised"], out: values.out,
-        layer: num(values.layer, "layer"), layerFile: values["layer-file"], dim: num(values.dim, "dim"),
-        steps: num(values.steps, "steps"), lr: num(values.lr, "lr", false), batchTasks: num(values["batch-tasks"], "batch-tasks"),
-        batchTokens: num(values["batch-tokens"], "batch-tokens"), negatives: num(values.negatives, "negatives"),
-        hardNegatives: num(values["hard-negatives"], "hard-negatives"), inBatch: values["in-batch"],
-        cache: values.cache, resume: values.resume, checkpointEvery: num(values["checkpoint-every"], "checkpoint-every"),
-        finetuneSteps: num(values["finetune-steps"], "finetune-steps"), finetuneLr: num(values["finetune-lr"], "finetune-lr", false),
-        eps: num(values.eps, "eps", false), exclude: values.exclude?.split(",").map((s) => s.trim()).filter(Boolean),
-        excludeTasks: values["exclude-tasks"], valFraction: num(values["val-fraction"], "val-fraction", false),
-        valEvery: num(values["val-every"], "val-every"), skillTokens: num(values["skill-tokens"], "skill-tokens"),
-        limit: num(values.limit, "limit"), seed: num(values.seed, "seed"), threads: num(values.threads, "threads"),
+        layer: intArg(values.layer, "layer"), layerFile: values["layer-file"], dim: intArg(values.dim, "dim"),
+        steps: intArg(values.steps, "steps"), lr: numberArg(values.lr, "lr"), batchTasks: intArg(values["batch-tasks"], "batch-tasks"),
+        batchTokens: intArg(values["batch-tokens"], "batch-tokens"), negatives: intArg(values.negatives, "negatives"),
+        hardNegatives: intArg(values["hard-negatives"], "hard-negatives"), inBatch: values["in-batch"],
+        cache: values.cache, resume: values.resume, checkpointEvery: intArg(values["checkpoint-every"], "checkpoint-every"),
+        finetuneSteps: intArg(values["finetune-steps"], "finetune-steps"), finetuneLr: numberArg(values["finetune-lr"], "finetune-lr"),
+        eps: numberArg(values.eps, "eps"), exclude: listArg(values.exclude),
+        excludeTasks: values["exclude-tasks"], valFraction: numberArg(values["val-fraction"], "val-fraction"),
+        valEvery: intArg(values["val-every"], "val-every"), skillTokens: intArg(values["skill-tokens"], "skill-tokens"),
+        limit: intArg(values.limit, "limit"), seed: intArg(values.seed, "seed"), threads: intArg(values.threads, "threads"),
         trainedBy: `gavel train ${args.join(" ")}`,
         onLog: (line) => console.error(line),
         onProgress: (p) => {

@@ -1,3 +1,4 @@
+/** One `gavel` subcommand: its line in the usage, its --help, and what it runs (the exit code). */
 export interface Command {
   summary: string;
   help: string;

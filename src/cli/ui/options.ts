@@ -1,0 +1,45 @@
+/**
+ * Option values of the `gavel` commands. Flags are parsed by Node's own `util.parseArgs` (a maintained
+ * parser with no dependency weight; a framework such as cac or commander would add a package for
+ * what it already does); this module turns its string values into checked numbers and lists, each
+ * failure an INVALID_ARGUMENT that names the flag. Our own small code: ~50 lines.
+ */
+import { invalidArgument } from "../../errors.js";
+
+/** Bounds of an integer option; `max` absent means none. */
+export interface IntRange {
+  min: number;
+  max?: number;
+}
+
+/** How a bounded integer is described in an error ("a positive integer", "a whole number from 1 to 256"). */
+function describeRange(range: IntRange): string {
+  if (range.max !== undefined) return `a whole number from ${range.min} to ${range.max}`;
+  if (range.min === 1) return "a positive integer";
+  if (range.min === 0) return "a non-negative integer";
+  return `an integer of at least ${range.min}`;
+}
+
+/** An integer option's value (undefined when absent); with a range, one inside it. */
+export function intArg(v: string | undefined, name: string, range?: IntRange): number | undefined {
+  if (v === undefined) return undefined;
+  const n = Number(v);
+  if (range && !(Number.isInteger(n) && n >= range.min && (range.max === undefined || n <= range.max))) {
+    throw invalidArgument(`--${name} must be ${describeRange(range)}, got ${v}`);
+  }
+  if (!Number.isInteger(n)) throw invalidArgument(`--${name} must be an integer, got ${v}`);
+  return n;
+}
+
+/** A finite number option's value (undefined when absent). */
+export function numberArg(v: string | undefined, name: string): number | undefined {
+  if (v === undefined) return undefined;
+  const n = Number(v);
+  if (!Number.isFinite(n)) throw invalidArgument(`--${name} must be a number, got ${v}`);
+  return n;
+}
+
+/** A comma-separated list option's items, trimmed, empty ones dropped (undefined when absent). */
+export function listArg(v: string | undefined): string[] | undefined {
+  return v?.split(",").map((s) => s.trim()).filter(Boolean);
+}

@@ -1,0 +1,73 @@
+// The CLI's shared UI: option values, progress lines, text tables.
+import { describe, expect, it } from "vitest";
+import { intArg, listArg, numberArg } from "../../src/cli/ui/options.js";
+import { Progress } from "../../src/cli/ui/progress.js";
+import { formatMs, sparkline, table } from "../../src/cli/ui/table.js";
+
+/** A stand-in for process.stderr that records what is written. */
+function stream(isTTY: boolean): NodeJS.WriteStream & { text: string } {
+  const s = { isTTY, text: "", write: (chunk: string) => ((s.text += chunk), true) };
+  return s as unknown as NodeJS.WriteStream & { text: string };
+}
+
+describe("option values", () => {
+  it("parses integers and numbers, naming the flag when they are wrong", () => {
+    expect(intArg(undefined, "jobs")).toBeUndefined();
+    expect(intArg("-3", "seed")).toBe(-3);
+    expect(() => intArg("2.5", "seed")).toThrow("--seed must be an integer, got 2.5");
+    expect(() => intArg("2.5", "jobs", { min: 1, max: 256 })).toThrow("--jobs must be a whole number from 1 to 256, got 2.5");
+    expect(() => intArg("0", "threads", { min: 1 })).toThrow("--threads must be a positive integer, got 0");
+    expect(() => intArg("-1", "limit", { min: 0 })).toThrow("--limit must be a non-negative integer, got -1");
+    expect(() => intArg("x", "limit", { min: 0 })).toThrow(expect.objectContaining({ code: "INVALID_ARGUMENT" }));
+    expect(numberArg("1e-3", "lr")).toBe(1e-3);
+    expect(() => numberArg("fast", "lr")).toThrow("--lr must be a number, got fast");
+    expect(listArg(" a, b,,c ")).toEqual(["a", "b", "c"]);
+    expect(listArg(undefined)).toBeUndefined();
+  });
+});
+
+describe("Progress", () => {
+  it("rewrites one line on a terminal and ends it at the last item", () => {
+    const s = stream(true);
+    const p = new Progress(s, { bar: 4, every: 5 });
+    p.update(1, 2, "alpha");
+    p.update(2, 2, "beta");
+    expect(s.text).toBe(`\r[##..] 1/2 ${"alpha".padEnd(40)}\r[####] 2/2 ${"beta".padEnd(40)}\n`);
+    p.end(); // already ended: nothing more
+    expect(s.text.endsWith("\n")).toBe(true);
+    expect(s.text.split("\n")).toHaveLength(2);
+  });
+
+  it("ends a line left open when asked", () => {
+    const s = stream(true);
+    const p = new Progress(s, { prefix: "  ", nameWidth: 3, every: 0 });
+    p.update(1, 3, "abcdef");
+    p.end();
+    expect(s.text).toBe("\r  1/3 abc\n");
+  });
+
+  it("prints a line every few percent elsewhere, and the last one", () => {
+    const s = stream(false);
+    const p = new Progress(s, { every: 10, logLine: (d, t, pct) => `${d}/${t} tasks (${pct}%)` });
+    for (let i = 1; i <= 40; i++) p.update(i, 40, `t${i}`);
+    const lines = s.text.trim().split("\n");
+    expect(lines[0]).toBe("1/40 tasks (2%)");
+    expect(lines.at(-1)).toBe("40/40 tasks (100%)");
+    expect(lines.length).toBe(11);
+    const quiet = stream(false);
+    new Progress(quiet, { every: 0 }).update(1, 1, "x");
+    expect(quiet.text).toBe("");
+  });
+});
+
+describe("text output", () => {
+  it("aligns tables: text left, numbers right with 3 decimals", () => {
+    expect(table(["skill", "g"], [["a", 1], ["long-name", -0.25]])).toBe("skill      g\na           1.000\nlong-name  -0.250");
+  });
+
+  it("draws sparklines and durations", () => {
+    expect(sparkline([0, 0.5, 1, NaN])).toBe("▁▅█ ");
+    expect(formatMs(850)).toBe("850 ms");
+    expect(formatMs(1234)).toBe("1.2 s");
+  });
+});
