@@ -1,7 +1,8 @@
 /**
  * Every failure gavel-router reports is a {@link GavelError} with a stable {@link GavelErrorCode}.
  * The native addon receives this class once at load time and throws it too, so native failures
- * arrive typed, with the same codes.
+ * arrive typed, with the same codes: the addon's codes are the table in
+ * native/src/common/error_codes.h, and test/unit/error-codes.test.ts checks that every one is here.
  */
 export type GavelErrorCode =
   /** The model (or another) file does not exist or cannot be read. */
@@ -43,7 +44,47 @@ export type GavelErrorCode =
   /** Nothing to route over. */
   | "EMPTY_LIBRARY"
   /** A named skill does not exist. */
-  | "SKILL_NOT_FOUND";
+  | "SKILL_NOT_FOUND"
+  /** A native bug or an unexpected C++ exception (message says which); please report it. */
+  | "INTERNAL"
+  /** Native memory (or, for a CUDA glance, device memory) ran out. */
+  | "OUT_OF_MEMORY"
+  /** GAVEL_GLANCE_DEVICE=cuda, but this addon was built without CUDA or no CUDA device answers. */
+  | "CUDA_UNAVAILABLE"
+  /** A CUDA call failed during a glance on the device (message carries CUDA's error). */
+  | "CUDA_ERROR";
+
+/** Every {@link GavelErrorCode}, at run time (checked exhaustive below). */
+export const GAVEL_ERROR_CODES = [
+  "FILE_NOT_FOUND",
+  "NOT_GGUF",
+  "UNSUPPORTED_ARCHITECTURE",
+  "MODEL_LOAD_FAILED",
+  "LAYER_OUT_OF_RANGE",
+  "TOKEN_OUT_OF_VOCABULARY",
+  "CONTEXT_OVERFLOW",
+  "INVALID_ARGUMENT",
+  "DISPOSED",
+  "ABORTED",
+  "DECODE_FAILED",
+  "HIDDEN_STATES_UNAVAILABLE",
+  "NATIVE_UNAVAILABLE",
+  "SKILL_INVALID",
+  "BANK_MISMATCH",
+  "BANK_LOCKED",
+  "CORRUPT_FILE",
+  "PROJECTIONS_MISMATCH",
+  "EMPTY_LIBRARY",
+  "SKILL_NOT_FOUND",
+  "INTERNAL",
+  "OUT_OF_MEMORY",
+  "CUDA_UNAVAILABLE",
+  "CUDA_ERROR",
+] as const satisfies readonly GavelErrorCode[];
+
+// Compile-time: a code added to GavelErrorCode but not to GAVEL_ERROR_CODES fails type-checking here.
+const exhaustive: [Exclude<GavelErrorCode, (typeof GAVEL_ERROR_CODES)[number]>] extends [never] ? true : never = true;
+void exhaustive;
 
 export class GavelError extends Error {
   readonly code: GavelErrorCode;

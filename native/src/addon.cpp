@@ -1,6 +1,7 @@
 // Module init: the error class hand-off, ggml backend loading, and the registration of each part.
 #include <napi.h>
 
+#include "bank/bank.h"
 #include "common/errors.h"
 #include "kernels/kernels.h"
 #include "llama.h"
@@ -11,7 +12,7 @@
 namespace {
 
 Napi::Value SetErrorClass(const Napi::CallbackInfo& info) {
-  if (!info[0].IsFunction()) gavel::Throw(info.Env(), "INVALID_ARGUMENT", "setErrorClass needs a constructor");
+  if (!info[0].IsFunction()) gavel::Throw(info.Env(), gavel::Code::INVALID_ARGUMENT, "setErrorClass needs a constructor");
   gavel::SetErrorClass(info[0].As<Napi::Function>());
   return info.Env().Undefined();
 }
@@ -20,7 +21,7 @@ Napi::Value Init(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   std::string dir;
   if (info[0].IsString()) dir = info[0].As<Napi::String>();
-  else if (!info[0].IsNull() && !info[0].IsUndefined()) gavel::Throw(env, "INVALID_ARGUMENT", "libDir must be a string or null");
+  else if (!info[0].IsNull() && !info[0].IsUndefined()) gavel::Throw(env, gavel::Code::INVALID_ARGUMENT, "libDir must be a string or null");
   auto devices = gavel::InitBackends(dir.empty() ? nullptr : dir.c_str());
   Napi::Array out = Napi::Array::New(env, devices.size());
   for (size_t i = 0; i < devices.size(); ++i) out.Set(uint32_t(i), devices[i]);
@@ -48,6 +49,7 @@ Napi::Object InitModule(Napi::Env env, Napi::Object exports) {
   exports.Set("buildInfo", Napi::Function::New(env, BuildInfo));
   gavel::RegisterModel(env, exports);
   gavel::RegisterKernels(env, exports);
+  gavel::RegisterBank(env, exports);
   gavel::RegisterTrainer(env, exports);
   return exports;
 }

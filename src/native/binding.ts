@@ -4,14 +4,17 @@
  * `loadBinding()`.
  */
 import { createRequire } from "node:module";
-import { dirname, join } from "node:path";
+import { join } from "node:path";
 import { existsSync } from "node:fs";
-import { fileURLToPath } from "node:url";
 import { GavelError } from "../errors.js";
+import { findPackageRoot } from "../util/package-root.js";
 
+/** Model load parameters: every field is required (the addon has no defaults; Model.load sets them). */
 export interface NativeModelParams {
+  /** -1: every layer on the GPU. */
   gpuLayers: number;
   contextSize: number;
+  /** CPU threads, ≥ 1. */
   threads: number;
   batchSize: number;
   /** Sequences the context holds at once: working sequences plus cached prefixes. */
@@ -75,6 +78,10 @@ export interface NativeModel {
   cacheStats(): NativeCacheStats;
   /** Makes the running operation stop at its next check and reject with ABORTED. */
   abort(): void;
+  /**
+   * Drops this wrapper's engine: a call in flight is told to abort and keeps the engine alive until it
+   * ends. Idempotent; every other method then throws DISPOSED (abort stays a no-op).
+   */
   dispose(): void;
 }
 
@@ -152,6 +159,12 @@ export interface NativeBank {
          ticket?: number): Promise<NativeBankGlanceResult>;
   /** Makes the running glances with this ticket (all, without one) reject with ABORTED; returns how many. */
   abort(ticket?: number): number;
+  /**
+   * Frees the keys now. Running glances are aborted (they reject with ABORTED, or resolve if already
+   * past their last check); what they read is freed when they end. Idempotent; every other method
+   * and accessor then throws DISPOSED.
+   */
+  dispose(): void;
   readonly dim: number;
   /** Skills held. */
   readonly size: number;
@@ -174,14 +187,9 @@ export interface NativeBinding extends NativeKernels {
 let binding: NativeBinding | undefined;
 
 function packageRoot(): string {
-  // dist/index.js, dist/cli/gavel.js and src/native/binding.ts all sit below the package root.
-  let dir = typeof __dirname !== "undefined" ? __dirname : dirname(fileURLToPath(import.meta.url));
-  while (!existsSync(join(dir, "package.json")) || !existsSync(join(dir, "CMakeLists.txt"))) {
-    const up = dirname(dir);
-    if (up === dir) throw new GavelError("cannot find gavel-router's package root", "NATIVE_UNAVAILABLE");
-    dir = up;
-  }
-  return dir;
+  const root = findPackageRoot();
+  if (root === null) throw new GavelError("cannot find gavel-router's package root", "NATIVE_UNAVAILABLE");
+  return root;
 }
 
 /** The folder of prebuilt llama.cpp libraries to load ggml backends from, or null (linked in). */
@@ -305,6 +313,12 @@ export interface NativeTrainer {
   setWeights(wq: Float32Array, ws: Float32Array): void;
   getState(): NativeTrainerState;
   setState(state: NativeTrainerState): void;
+  /**
+   * Frees the weights and optimizer state. A step in flight finishes and settles as usual over its
+   * own copy, freed when it ends. Idempotent; every other method and accessor then throws DISPOSED
+   * (step and lossAndGrad reject with it).
+   */
+  dispose(): void;
   freezeWs: boolean;
   lr: number;
   /** AdamW updates taken so far. */

@@ -9,18 +9,17 @@ void SetErrorClass(const Napi::Function& cls) {
   *g_error_class = Napi::Persistent(cls);
 }
 
-Napi::Error MakeError(Napi::Env env, const std::string& code, const std::string& message) {
+Napi::Error MakeError(Napi::Env env, Code code, const std::string& message) {
+  const char* name = CodeName(code);
   if (g_error_class != nullptr && !g_error_class->IsEmpty()) {
-    Napi::Value err = g_error_class->New({Napi::String::New(env, message), Napi::String::New(env, code)});
+    Napi::Value err = g_error_class->New({Napi::String::New(env, message), Napi::String::New(env, name)});
     return Napi::Error(env, err);
   }
   Napi::Error e = Napi::Error::New(env, message);
-  e.Set("code", Napi::String::New(env, code));
+  e.Set("code", Napi::String::New(env, name));
   return e;
 }
 
-void Throw(Napi::Env env, const std::string& code, const std::string& message) {
-  throw MakeError(env, code, message);
-}
+void Throw(Napi::Env env, Code code, const std::string& message) { throw MakeError(env, code, message); }
 
 }  // namespace gavel

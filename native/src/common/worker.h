@@ -1,10 +1,13 @@
 // A Promise-returning AsyncWorker: Execute() runs `work` off the JS thread; a thrown Failure rejects
 // the promise with a typed GavelError; `done` turns the result into a JS value on the JS thread.
+// `settle`, when given, runs on the JS thread just before the promise settles either way (e.g. to
+// mark the object idle again), so JS never sees the object idle before the promise settles.
 #pragma once
 #include <napi.h>
 #include <functional>
 #include <cstring>
 #include <memory>
+#include <string>
 #include <vector>
 #include "common/errors.h"
 
@@ -15,9 +18,12 @@ class PromiseWorker : public Napi::AsyncWorker {
  public:
   using Work = std::function<Result()>;
   using Done = std::function<Napi::Value(Napi::Env, Result&)>;
+  using Settle = std::function<void()>;
 
-  static Napi::Promise Start(Napi::Env env, Work work, Done done, Napi::Object keepAlive = Napi::Object()) {
+  static Napi::Promise Start(Napi::Env env, Work work, Done done, Napi::Object keepAlive = Napi::Object(),
+                             Settle settle = nullptr) {
     auto* w = new PromiseWorker(env, std::move(work), std::move(done));
+    w->settle_ = std::move(settle);
     if (!keepAlive.IsEmpty()) w->keep_ = Napi::Persistent(keepAlive);
     Napi::Promise p = w->deferred_.Promise();
     w->Queue();
@@ -28,19 +34,15 @@ class PromiseWorker : public Napi::AsyncWorker {
   void Execute() override {
     try {
       result_ = work_();
-    } catch (const Failure& f) {
-      code_ = f.code;
-      SetError(f.what());
-    } catch (const std::bad_alloc&) {
-      code_ = "OUT_OF_MEMORY";
-      SetError("out of memory");
-    } catch (const std::exception& e) {
-      code_ = "INTERNAL";
-      SetError(e.what());
+    } catch (...) {
+      std::string message;
+      code_ = CurrentFailure(message);
+      SetError(message);
     }
   }
   void OnOK() override {
     Napi::Env env = Env();
+    if (settle_) settle_();
     try {
       deferred_.Resolve(done_(env, result_));
     } catch (const Napi::Error& e) {
@@ -48,6 +50,7 @@ class PromiseWorker : public Napi::AsyncWorker {
     }
   }
   void OnError(const Napi::Error& e) override {
+    if (settle_) settle_();
     deferred_.Reject(MakeError(Env(), code_, e.Message()).Value());
   }
 
@@ -58,8 +61,9 @@ class PromiseWorker : public Napi::AsyncWorker {
   Work work_;
   Done done_;
   Result result_{};
-  std::string code_;
+  Code code_ = Code::INTERNAL;
   Napi::ObjectReference keep_;
+  Settle settle_;
 };
 
 // Copies of typed arrays taken on the JS thread, so worker threads never touch JS memory.

@@ -26,7 +26,7 @@ class DeviceKeys {
  public:
   virtual ~DeviceKeys() = default;
   // Fills m and argmax (nq × nSkills, host memory) for row-major queries (nq × dim). Polls `stop`
-  // between launches of ≈4K skills. Throws Failure("ABORTED") when stopped, Failure("CUDA_ERROR")
+  // between launches of ≈4K skills. Throws Failure(Code::ABORTED) when stopped, Failure(Code::CUDA_ERROR)
   // on a device error.
   virtual void MaxSim(const float* queries, int64_t nq, float* m, int32_t* argmax,
                       const std::atomic<bool>* stop) const = 0;
@@ -34,8 +34,8 @@ class DeviceKeys {
   virtual int64_t Rows() const = 0;
 };
 
-// Uploads `keys` (dim floats per row). Throws Failure("CUDA_UNAVAILABLE") in a CPU build or without a
-// device, Failure("OUT_OF_MEMORY") when the device cannot hold the bank.
+// Uploads `keys` (dim floats per row). Throws Failure(Code::CUDA_UNAVAILABLE) in a CPU build or without a
+// device, Failure(Code::OUT_OF_MEMORY) when the device cannot hold the bank.
 std::unique_ptr<DeviceKeys> Upload(const SkillKeys& keys, int64_t dim);
 
 }  // namespace gavel::kernels::device

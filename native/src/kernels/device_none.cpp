@@ -12,7 +12,7 @@ bool Available(std::string* why) {
 }
 
 std::unique_ptr<DeviceKeys> Upload(const SkillKeys&, int64_t) {
-  throw Failure("CUDA_UNAVAILABLE", "this addon was built without CUDA");
+  throw Failure(Code::CUDA_UNAVAILABLE, "this addon was built without CUDA");
 }
 
 }  // namespace gavel::kernels::device

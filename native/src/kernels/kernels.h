@@ -1,7 +1,12 @@
-// The numeric hot loops of the router (farthest-first ε-cover, max-sim + top-k vote), exposed to JS.
+// The numeric hot loops of the router (farthest-first ε-cover, max-sim + top-k vote, projection),
+// exposed to JS.
 #pragma once
 #include <napi.h>
 
+#include "kernels/kernels_core.h"
+
 namespace gavel {
 void RegisterKernels(Napi::Env env, Napi::Object exports);
-}
+// A glance's result as JS sees it: { g, m, argmax } (NativeBank's glance adds handles).
+Napi::Object GlanceToJs(Napi::Env env, const kernels::GlanceResult& r);
+}  // namespace gavel

@@ -7,69 +7,29 @@
 #include <atomic>
 #include <cfloat>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <exception>
+#include <string>
 #include <limits>
 #include <thread>
 #include <vector>
 
-#include "common/errors.h"
+#include "common/failure.h"
 
 // ---- the inner loops, once per instruction set -------------------------------------------------
 // Each copy lives in its own namespace and is compiled for its own target, so a baseline x86-64
 // build still runs AVX-512 code on CPUs that have it (chosen at run time by SelectIsa).
 
-#define GAVEL_ISA_NS isa_generic
-#define GAVEL_MR 6
-#define GAVEL_VW 4
-#include "kernels/simd_body.inc"
-#undef GAVEL_ISA_NS
-#undef GAVEL_VW
-#undef GAVEL_MR
-
+#define GAVEL_ISA_LEVEL 0
+#include "kernels/simd_variant.inc"
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define GAVEL_HAVE_X86_DISPATCH 1
-
-#if defined(__clang__)
-#pragma clang attribute push(__attribute__((target("avx2,fma"))), apply_to = function)
-#else
-#pragma GCC push_options
-#pragma GCC target("avx2,fma")
+#define GAVEL_ISA_LEVEL 1
+#include "kernels/simd_variant.inc"
+#define GAVEL_ISA_LEVEL 2
+#include "kernels/simd_variant.inc"
 #endif
-// 16 ymm registers: a 6 × 16 micro-tile (12 accumulators) + 2 key vectors + 1 broadcast.
-#define GAVEL_ISA_NS isa_avx2
-#define GAVEL_MR 6
-#define GAVEL_VW 8
-#include "kernels/simd_body.inc"
-#undef GAVEL_ISA_NS
-#undef GAVEL_VW
-#undef GAVEL_MR
-#if defined(__clang__)
-#pragma clang attribute pop
-#else
-#pragma GCC pop_options
-#endif
-
-#if defined(__clang__)
-#pragma clang attribute push(__attribute__((target("avx512f,avx512vl,avx512bw,avx512dq,avx2,fma"))), apply_to = function)
-#else
-#pragma GCC push_options
-#pragma GCC target("avx512f,avx512vl,avx512bw,avx512dq,avx2,fma")
-#endif
-// 32 zmm registers: a 12 × 32 micro-tile (24 accumulators) + 2 key vectors + 1 broadcast.
-#define GAVEL_ISA_NS isa_avx512
-#define GAVEL_MR 12
-#define GAVEL_VW 16
-#include "kernels/simd_body.inc"
-#undef GAVEL_ISA_NS
-#undef GAVEL_VW
-#undef GAVEL_MR
-#if defined(__clang__)
-#pragma clang attribute pop
-#else
-#pragma GCC pop_options
-#endif
-#endif  // x86-64
 
 namespace gavel::kernels {
 
@@ -92,6 +52,8 @@ Isa SelectIsa(const char* cap) {
   return best;
 }
 
+Isa IsaFromEnv() { return SelectIsa(std::getenv("GAVEL_KERNEL_ISA")); }
+
 const char* IsaName(Isa isa) {
   switch (isa) {
     case Isa::Avx512: return "avx512";
@@ -110,7 +72,12 @@ std::vector<int32_t> CoverFarthestFirst(const float* keys, int64_t n, int64_t di
   }
 }
 
-// The projection's column-panel width for this ISA (PackW / Project).
+namespace {
+
+using gavel::Parallel;
+
+// The GEMM micro-kernel of simd_body.inc, per ISA: the column-panel width, the packing of B into
+// panels [p0, p1), and C[r0..r1) × [c0..c1) = A · Bpᵀ over packed panels.
 int64_t PanelWidth(Isa isa) {
   switch (isa) {
 #ifdef GAVEL_HAVE_X86_DISPATCH
@@ -142,10 +109,6 @@ void ProjectRange(Isa isa, const float* H, int64_t inDim, const float* Wp, int64
     default: return isa_generic::Project(H, inDim, Wp, outDim, panels, r0, r1, c0, c1, C);
   }
 }
-
-namespace {
-
-using gavel::Parallel;
 
 
 bool MaxSimRange(Isa isa, const float* q, int64_t nq, const SkillKeys& keys, int64_t s0, int64_t s1, int64_t dim,
@@ -197,7 +160,7 @@ void TopK(const float* m, int64_t nSkills, int64_t k, int32_t* out, std::vector<
 
 bool Stopped(const std::atomic<bool>* stop) { return stop != nullptr && stop->load(std::memory_order_relaxed); }
 
-[[noreturn]] void Aborted() { throw Failure("ABORTED", "glance aborted"); }
+[[noreturn]] void Aborted() { throw Failure(Code::ABORTED, "glance aborted"); }
 
 }  // namespace
 
@@ -232,7 +195,7 @@ GlanceResult Glance(const float* queries, int64_t nq, const SkillKeys& keys, int
     });
   if (Stopped(stop)) Aborted();
   for (char f : finite)
-    if (!f) throw Failure("INVALID_ARGUMENT", "glance: a score came out non-finite; the bank holds NaN, Inf or overflowing values");
+    if (!f) throw Failure(Code::INVALID_ARGUMENT, "glance: a score came out non-finite; the bank holds NaN, Inf or overflowing values");
   Vote(r, nq, offsets, nSkills, weights, k, nt, stop);
   return r;
 }
@@ -303,6 +266,29 @@ GlanceResult Glance(const float* queries, int64_t nq, const float* bank, const i
   return Glance(queries, nq, SkillKeys{base.data(), off.data(), nSkills}, dim, weights, k, isa, threads, stop);
 }
 
+void MatMulABt(const float* A, int64_t n, int64_t k, const float* B, int64_t m, float* C, Isa isa, unsigned threads) {
+  std::fill(C, C + n * m, 0.f);
+  if (n == 0 || m == 0 || k == 0) return;
+  if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
+  const unsigned nt = 2.0 * double(n) * double(m) * double(k) < 4e6 ? 1u : threads;  // below ~4 MFLOP one thread
+  // B packed once into column panels (shared, read-only), in parallel.
+  const int64_t NR = PanelWidth(isa);
+  const int64_t panels = (m + NR - 1) / NR;
+  std::vector<float> Bp(static_cast<size_t>(panels * NR * k));
+  Parallel(nt, [&](unsigned t) { PackWRange(isa, B, k, m, panels, panels * t / nt, panels * (t + 1) / nt, Bp.data()); });
+  // Threads take row ranges when there are enough rows for every thread to keep its micro-tiles
+  // full; otherwise (a handful of rows, e.g. one query) they split the column panels instead.
+  const bool byRows = n >= int64_t(nt) * 48;
+  Parallel(nt, [&](unsigned t) {
+    if (byRows) {
+      ProjectRange(isa, A, k, Bp.data(), m, panels, n * t / nt, n * (t + 1) / nt, 0, m, C);
+    } else {
+      const int64_t c0 = std::min(m, panels * t / nt * NR), c1 = std::min(m, panels * (t + 1) / nt * NR);
+      if (c0 < c1) ProjectRange(isa, A, k, Bp.data(), m, panels, 0, n, c0, c1, C);
+    }
+  });
+}
+
 std::vector<float> ProjectNormalize(const float* H, int64_t n, int64_t inDim, const float* W, int64_t outDim, Isa isa,
                                     unsigned threads) {
   std::vector<float> Y(static_cast<size_t>(n * outDim), 0.f);
@@ -321,28 +307,11 @@ std::vector<float> ProjectNormalize(const float* H, int64_t n, int64_t inDim, co
       if (!std::isfinite(W[i])) bad[t] = 2;
   });
   for (char b : bad) {
-    if (b == 1) throw Failure("INVALID_ARGUMENT", "states hold NaN or Infinity");
-    if (b == 2) throw Failure("INVALID_ARGUMENT", "W holds NaN or Infinity");
+    if (b == 1) throw Failure(Code::INVALID_ARGUMENT, "states hold NaN or Infinity");
+    if (b == 2) throw Failure(Code::INVALID_ARGUMENT, "W holds NaN or Infinity");
   }
 
-  // W packed once into column panels (shared, read-only), in parallel.
-  const int64_t NR = PanelWidth(isa);
-  const int64_t panels = (outDim + NR - 1) / NR;
-  std::vector<float> Wp(static_cast<size_t>(panels * NR * inDim));
-  Parallel(nt, [&](unsigned t) { PackWRange(isa, W, inDim, outDim, panels, panels * t / nt, panels * (t + 1) / nt, Wp.data()); });
-
-  // Threads take row ranges when there are enough rows for every thread to keep its micro-tiles
-  // full; otherwise (a handful of rows, e.g. one query) they split the column panels instead.
-  const bool byRows = n >= int64_t(nt) * 48;
-  Parallel(nt, [&](unsigned t) {
-    if (byRows) {
-      ProjectRange(isa, H, inDim, Wp.data(), outDim, panels, n * t / nt, n * (t + 1) / nt, 0, outDim, Y.data());
-    } else {
-      const int64_t c0 = std::min(outDim, panels * t / nt * NR), c1 = std::min(outDim, panels * (t + 1) / nt * NR);
-      if (c0 < c1) ProjectRange(isa, H, inDim, Wp.data(), outDim, panels, 0, n, c0, c1, Y.data());
-    }
-  });
-  Wp = std::vector<float>();
+  MatMulABt(H, n, inDim, W, outDim, Y.data(), isa, nt);
 
   // Normalise each row (norm in double); an all-zero row stays zero.
   std::vector<char> overflow(nt, 0);
@@ -364,8 +333,41 @@ std::vector<float> ProjectNormalize(const float* H, int64_t n, int64_t inDim, co
     }
   });
   for (char o : overflow)
-    if (o) throw Failure("INVALID_ARGUMENT", "W h overflows float32 (states or W far too large)");
+    if (o) throw Failure(Code::INVALID_ARGUMENT, "W h overflows float32 (states or W far too large)");
   return Y;
+}
+
+namespace {
+[[noreturn]] void BadInput(const std::string& message) { throw Failure(Code::INVALID_ARGUMENT, message); }
+}  // namespace
+
+int64_t CheckQueries(const float* queries, int64_t qlen, int64_t dim) {
+  if (qlen % dim != 0)
+    BadInput("queries.length (" + std::to_string(qlen) + ") is not a multiple of dim (" + std::to_string(dim) + ")");
+  const int64_t nq = qlen / dim;
+  if (nq == 0) BadInput("queries hold no token");
+  for (int64_t i = 0; i < qlen; ++i)
+    if (!std::isfinite(queries[i])) BadInput("queries[" + std::to_string(i) + "] is not finite");
+  return nq;
+}
+
+void CheckWeights(const float* weights, int64_t wlen, int64_t nq) {
+  if (wlen != nq)
+    BadInput("weights.length (" + std::to_string(wlen) + ") must equal the number of query tokens (" +
+             std::to_string(nq) + ")");
+  double wsum = 0;
+  for (int64_t i = 0; i < nq; ++i) {
+    const float w = weights[i];
+    if (!std::isfinite(w) || w < 0)
+      BadInput("weights[" + std::to_string(i) + "] must be finite and >= 0, got " + std::to_string(w));
+    wsum += w;
+  }
+  if (!(wsum > 0)) BadInput("weights must have a positive sum");
+}
+
+void CheckResultSize(int64_t nq, int64_t nSkills) {
+  if (static_cast<double>(nq) * static_cast<double>(nSkills) > double(std::numeric_limits<int32_t>::max()))
+    BadInput("queries × skills is too large for one result array; split the queries");
 }
 
 }  // namespace gavel::kernels

@@ -19,13 +19,15 @@ enum class Isa { Generic = 0, Avx2 = 1, Avx512 = 2 };
 Isa SelectIsa(const char* cap);
 const char* IsaName(Isa isa);
 
-// The packed GEMM micro-kernel of the projection, per ISA, for callers that run their own GEMMs
-// (the trainer): W (outDim × inDim) is packed panel by panel (panels [p0, p1) of PanelWidth(isa)
-// columns) into Wp, then C[r0..r1) × [c0..c1) = H · Wpᵀ.
-int64_t PanelWidth(Isa isa);
-void PackWRange(Isa isa, const float* W, int64_t inDim, int64_t outDim, int64_t panels, int64_t p0, int64_t p1, float* Wp);
-void ProjectRange(Isa isa, const float* H, int64_t inDim, const float* Wp, int64_t outDim, int64_t panels, int64_t r0,
-                  int64_t r1, int64_t c0, int64_t c1, float* C);
+// SelectIsa capped by the GAVEL_KERNEL_ISA environment variable (read at each call).
+Isa IsaFromEnv();
+
+// The one GEMM driver of the addon (the projection's and the trainer's): C (n × m) = A (n × k) · Bᵀ
+// (B is m × k), all row-major, through the packed micro-kernel of simd_body.inc (B packed into
+// column panels, register tiles), threaded over A's rows or over B's panels when A has few rows;
+// one thread below ~4 MFLOP (threads = 0: every core). Products accumulate in float32 per 512-wide
+// k-block. Trusts its inputs.
+void MatMulABt(const float* A, int64_t n, int64_t k, const float* B, int64_t m, float* C, Isa isa, unsigned threads);
 
 // Farthest-first traversal of the n × dim row-major keys: retained indices, key 0 first, until every
 // key lies within eps of a retained one. Distances are computed in float32, so "within eps" holds up
@@ -52,9 +54,9 @@ struct SkillKeys {
 // top-k). A skill with no keys scores m = -1 (the least inner product of unit vectors) with argmax
 // -1, and takes part in the top-k like any other skill. Top-k ties go to the lower skill index,
 // argmax ties to the lower key index.
-// Throws gavel::Failure("INVALID_ARGUMENT") if a score comes out non-finite (NaN/Inf in the keys).
+// Throws gavel::Failure(Code::INVALID_ARGUMENT) if a score comes out non-finite (NaN/Inf in the keys).
 // `stop`, when given, is polled between blocks of keys (≈64 KiB each) and between query rows of the
-// vote; once it reads true the call throws gavel::Failure("ABORTED").
+// vote; once it reads true the call throws gavel::Failure(Code::ABORTED).
 GlanceResult Glance(const float* queries, int64_t nq, const SkillKeys& keys, int64_t dim, const float* weights,
                     int64_t k, Isa isa, unsigned threads, const std::atomic<bool>* stop = nullptr);
 
@@ -77,12 +79,21 @@ GlanceResult Glance(const float* queries, int64_t nq, const float* bank, const i
                     const std::atomic<bool>* stop = nullptr);
 
 // Y = rows of normalize(W h) for each row h of H: H is n × inDim, W outDim × inDim (row-major, the
-// paper's W_q / W_s), Y n × outDim. A blocked GEMM (k-blocks in L1, W panels in L2, register tiles),
+// paper's W_q / W_s), Y n × outDim: MatMulABt (k-blocks in L1, W panels in L2, register tiles),
 // threaded over rows (or over W's rows when n is small). Products accumulate in float32 per
 // 512-wide k-block; the norm is taken in double. A row whose product is exactly zero stays zero
-// (no direction to normalise to). Throws Failure("INVALID_ARGUMENT") if H or W holds NaN/Inf or a
+// (no direction to normalise to). Throws Failure(Code::INVALID_ARGUMENT) if H or W holds NaN/Inf or a
 // product overflows float32.
 std::vector<float> ProjectNormalize(const float* H, int64_t n, int64_t inDim, const float* W, int64_t outDim, Isa isa,
                                     unsigned threads);
+
+// Checks of a glance's caller-given inputs, shared by the flat glance and the bank's (both N-API
+// surfaces); each throws Failure(INVALID_ARGUMENT) with a message naming the argument.
+// Query tokens nq (≥ 1) of qlen = nq × dim finite floats.
+int64_t CheckQueries(const float* queries, int64_t qlen, int64_t dim);
+// nq weights, finite, ≥ 0, with a positive sum.
+void CheckWeights(const float* weights, int64_t wlen, int64_t nq);
+// nq × nSkills fits one result array.
+void CheckResultSize(int64_t nq, int64_t nSkills);
 
 }  // namespace gavel::kernels

@@ -30,8 +30,8 @@ constexpr int64_t kSkillsPerLaunch = 4096;  // between two polls of the stop fla
 void Check(cudaError_t e, const char* what) {
   if (e == cudaSuccess) return;
   const std::string msg = std::string(what) + ": " + cudaGetErrorString(e);
-  if (e == cudaErrorMemoryAllocation) throw Failure("OUT_OF_MEMORY", "CUDA " + msg);
-  throw Failure("CUDA_ERROR", msg);
+  if (e == cudaErrorMemoryAllocation) throw Failure(Code::OUT_OF_MEMORY, "CUDA " + msg);
+  throw Failure(Code::CUDA_ERROR, msg);
 }
 
 // (value, index) ordering of the max: larger value, or equal value and lower index; index -1 (no
@@ -160,7 +160,7 @@ class CudaKeys final : public DeviceKeys {
 
   void MaxSim(const float* queries, int64_t nq, float* m, int32_t* argmax, const std::atomic<bool>* stop) const override {
     if (nq == 0 || nSkills_ == 0) return;
-    if (nq > int64_t(kTileQ) * 65535) throw Failure("INVALID_ARGUMENT", "glance: too many query rows for one CUDA launch");
+    if (nq > int64_t(kTileQ) * 65535) throw Failure(Code::INVALID_ARGUMENT, "glance: too many query rows for one CUDA launch");
     const size_t cells = size_t(nq * nSkills_);
     DeviceBuffer<float> q(size_t(nq * dim_));
     DeviceBuffer<float> dm(cells);
@@ -170,7 +170,7 @@ class CudaKeys final : public DeviceKeys {
     Check(cudaMemcpy(q.p, queries, size_t(nq * dim_) * sizeof(float), cudaMemcpyHostToDevice), "copying queries");
     const unsigned gy = unsigned((nq + kTileQ - 1) / kTileQ);
     for (int64_t s0 = 0; s0 < nSkills_; s0 += kSkillsPerLaunch) {
-      if (stop != nullptr && stop->load(std::memory_order_relaxed)) throw Failure("ABORTED", "glance aborted");
+      if (stop != nullptr && stop->load(std::memory_order_relaxed)) throw Failure(Code::ABORTED, "glance aborted");
       const unsigned gx = unsigned(std::min<int64_t>(kSkillsPerLaunch, nSkills_ - s0));
       MaxSimKernel<<<dim3(gx, gy), kThreads>>>(q.p, int(nq), keys_.p, off_.p, int(dim_), nSkills_, s0, dm.p, da.p, bad.p);
       Check(cudaGetLastError(), "launching the max-sim kernel");
@@ -179,7 +179,7 @@ class CudaKeys final : public DeviceKeys {
     int badHost = 0;
     Check(cudaMemcpy(&badHost, bad.p, sizeof(int), cudaMemcpyDeviceToHost), "reading the error flag");
     if (badHost != 0)
-      throw Failure("INVALID_ARGUMENT", "glance: a score came out non-finite; the bank holds NaN, Inf or overflowing values");
+      throw Failure(Code::INVALID_ARGUMENT, "glance: a score came out non-finite; the bank holds NaN, Inf or overflowing values");
     Check(cudaMemcpy(m, dm.p, cells * sizeof(float), cudaMemcpyDeviceToHost), "copying max-sim scores back");
     Check(cudaMemcpy(argmax, da.p, cells * sizeof(int), cudaMemcpyDeviceToHost), "copying max-sim argmax back");
   }
@@ -207,8 +207,8 @@ bool Available(std::string* why) {
 
 std::unique_ptr<DeviceKeys> Upload(const SkillKeys& keys, int64_t dim) {
   std::string why;
-  if (!Available(&why)) throw Failure("CUDA_UNAVAILABLE", why);
-  if (dim < 1 || dim > (1 << 24)) throw Failure("INVALID_ARGUMENT", "glance: bad key dimension for the device");
+  if (!Available(&why)) throw Failure(Code::CUDA_UNAVAILABLE, why);
+  if (dim < 1 || dim > (1 << 24)) throw Failure(Code::INVALID_ARGUMENT, "glance: bad key dimension for the device");
   return std::make_unique<CudaKeys>(keys, dim);
 }
 

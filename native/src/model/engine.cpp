@@ -6,14 +6,15 @@
 #include <cstdlib>
 #include <cstring>
 #include <deque>
-#include <thread>
 
-#include "common/errors.h"
-#include "common/parallel.h"
+#include "common/failure.h"
 #include "ggml-backend.h"
 #include "ggml.h"
+#include "model/engine_detail.h"
 
 namespace gavel {
+
+using engine_detail::Batch;
 
 // ---------------------------------------------------------------------------------------------
 // llama.cpp's log: kept quiet (GAVEL_LOG=1 prints it), but its last warnings and errors are kept so
@@ -72,34 +73,6 @@ std::vector<std::string> InitBackends(const char* lib_dir) {
 
 // ---------------------------------------------------------------------------------------------
 
-namespace {
-// RAII for llama_batch.
-struct Batch {
-  llama_batch b;
-  explicit Batch(int n) : b(llama_batch_init(n, 0, 1)) {}
-  ~Batch() { llama_batch_free(b); }
-  void Add(int32_t token, int32_t pos, int32_t seq, bool output) {
-    const int i = b.n_tokens++;
-    b.token[i] = token;
-    b.pos[i] = pos;
-    b.n_seq_id[i] = 1;
-    b.seq_id[i][0] = seq;
-    b.logits[i] = output ? 1 : 0;
-  }
-};
-
-// log Σ exp over a logits row. Each term is exp of a float argument ≤ 0 (relative error ~1e-7) and
-// the sum is kept in double, so the result is good to ~1e-7 nats, far inside what callers compare
-// (1e-4), at a fraction of the cost of double exps: the scorer runs this over every vocabulary entry
-// of every scored position.
-double LogSumExp(const float* row, int n) {
-  float mx = row[0];
-  for (int i = 1; i < n; ++i) mx = std::max(mx, row[i]);
-  double s = 0;
-  for (int i = 0; i < n; ++i) s += double(std::exp(row[i] - mx));
-  return double(mx) + std::log(s);
-}
-}  // namespace
 
 Engine::~Engine() { Free(); }
 
@@ -147,11 +120,11 @@ bool Engine::EvalCallback(struct ggml_tensor* t, bool ask, void* user_data) {
 bool Engine::AbortCallback(void* data) { return static_cast<Engine*>(data)->abort_flag.load(); }
 
 void Engine::CheckAbort() {
-  if (abort_flag.load()) throw Failure("ABORTED", "the operation was aborted");
+  if (abort_flag.load()) throw Failure(Code::ABORTED, "the operation was aborted");
 }
 
 void Engine::Load(const std::string& path, const LoadParams& p) {
-  if (ctx_ != nullptr) throw Failure("INVALID_ARGUMENT", "this model is already loaded");
+  if (ctx_ != nullptr) throw Failure(Code::INVALID_ARGUMENT, "this model is already loaded");
   ClearLog();
   llama_model_params mp = llama_model_default_params();
   mp.n_gpu_layers = p.gpu_layers;
@@ -159,19 +132,18 @@ void Engine::Load(const std::string& path, const LoadParams& p) {
   if (model_ == nullptr) {
     const std::string why = LastLlamaErrors();
     const bool arch = why.find("unknown model architecture") != std::string::npos;
-    throw Failure(arch ? "UNSUPPORTED_ARCHITECTURE" : "MODEL_LOAD_FAILED",
+    throw Failure(arch ? Code::UNSUPPORTED_ARCHITECTURE : Code::MODEL_LOAD_FAILED,
                   std::string(arch ? "llama.cpp does not support this model's architecture" : "llama.cpp could not load the model") +
                       " (" + path + "): " + (why.empty() ? "no details" : why));
   }
   vocab_ = llama_model_get_vocab(model_);
 
   llama_context_params cp = llama_context_default_params();
-  const int hw = std::max(1, int(std::thread::hardware_concurrency()));
   cp.n_ctx = uint32_t(p.context_size);
   cp.n_batch = uint32_t(p.batch_size);
   cp.n_ubatch = uint32_t(std::min(p.batch_size, 512));
   cp.n_seq_max = uint32_t(p.sequences);
-  cp.n_threads = p.threads > 0 ? p.threads : hw;
+  cp.n_threads = p.threads;
   cp.n_threads_batch = cp.n_threads;
   cp.kv_unified = true;  // cached prefixes and working sequences share one pool of cells
   cp.cb_eval = &Engine::EvalCallback;
@@ -189,7 +161,7 @@ void Engine::Load(const std::string& path, const LoadParams& p) {
     const std::string why = LastLlamaErrors();
     llama_model_free(model_);
     model_ = nullptr;
-    throw Failure("MODEL_LOAD_FAILED", "llama.cpp could not create a context: " + (why.empty() ? std::string("no details") : why));
+    throw Failure(Code::MODEL_LOAD_FAILED, "llama.cpp could not create a context: " + (why.empty() ? std::string("no details") : why));
   }
   n_batch_ = int(llama_n_batch(ctx_));
   threads_ = unsigned(std::max(1, int(cp.n_threads)));
@@ -226,7 +198,7 @@ bool Engine::Meta(const std::string& key, std::string* out) const {
 void Engine::CheckTokens(const std::vector<int32_t>& tokens, const char* what) const {
   for (size_t i = 0; i < tokens.size(); ++i) {
     if (tokens[i] < 0 || tokens[i] >= info_.n_vocab) {
-      throw Failure("TOKEN_OUT_OF_VOCABULARY", std::string(what) + "[" + std::to_string(i) + "] = " +
+      throw Failure(Code::TOKEN_OUT_OF_VOCABULARY, std::string(what) + "[" + std::to_string(i) + "] = " +
                                                    std::to_string(tokens[i]) + " is not a token id (vocabulary size " +
                                                    std::to_string(info_.n_vocab) + ")");
     }
@@ -234,13 +206,13 @@ void Engine::CheckTokens(const std::vector<int32_t>& tokens, const char* what) c
 }
 
 std::vector<int32_t> Engine::Tokenize(const std::string& text, bool special, bool add_bos) const {
-  if (text.size() > size_t(INT32_MAX / 2)) throw Failure("INVALID_ARGUMENT", "text too long to tokenize");
+  if (text.size() > size_t(INT32_MAX / 2)) throw Failure(Code::INVALID_ARGUMENT, "text too long to tokenize");
   if (text.empty() && !add_bos) return {};
   int32_t n = llama_tokenize(vocab_, text.data(), int32_t(text.size()), nullptr, 0, add_bos, special);
   if (n >= 0 && text.empty()) n = -n;  // nothing but BOS
   std::vector<int32_t> out(size_t(n < 0 ? -n : n) + 1);
   n = llama_tokenize(vocab_, text.data(), int32_t(text.size()), out.data(), int32_t(out.size()), add_bos, special);
-  if (n < 0) throw Failure("INTERNAL", "llama_tokenize failed");
+  if (n < 0) throw Failure(Code::INTERNAL, "llama_tokenize failed");
   out.resize(size_t(n));
   return out;
 }
@@ -254,7 +226,7 @@ std::string Engine::Detokenize(const std::vector<int32_t>& tokens, bool special)
     out.resize(size_t(-n));
     n = llama_detokenize(vocab_, tokens.data(), int32_t(tokens.size()), out.data(), int32_t(out.size()), false, special);
   }
-  if (n < 0) throw Failure("INTERNAL", "llama_detokenize failed");
+  if (n < 0) throw Failure(Code::INTERNAL, "llama_detokenize failed");
   out.resize(size_t(n));
   return out;
 }
@@ -269,40 +241,6 @@ std::string Engine::TokenPiece(int32_t token) const {
     return n < 0 ? std::string() : std::string(big.data(), size_t(n));
   }
   return std::string(buf, size_t(n));
-}
-
-void Engine::RemoveSeq(int seq) { llama_memory_seq_rm(llama_get_memory(ctx_), seq, -1, -1); }
-
-bool Engine::EvictOne(const std::vector<int>& pinned) {
-  for (auto it = lru_.rbegin(); it != lru_.rend(); ++it) {
-    const int seq = *it;
-    if (std::find(pinned.begin(), pinned.end(), seq) != pinned.end()) continue;
-    RemoveSeq(seq);
-    auto stem = seq_to_stem_.find(seq);
-    cached_tokens_ -= static_cast<long long>(stem->second.size());
-    slots_.erase(stem->second);
-    seq_to_stem_.erase(stem);
-    lru_.erase(std::next(it).base());
-    free_seqs_.push_back(seq);
-    return true;
-  }
-  return false;
-}
-
-void Engine::DecodeWithEviction(llama_batch& batch, const std::vector<int>& pinned) {
-  for (;;) {
-    CheckAbort();
-    const int32_t rc = llama_decode(ctx_, batch);
-    if (rc == 0) return;
-    if (rc == 1) {
-      // No free KV cells: make room by dropping the least recently used cached prefix.
-      if (EvictOne(pinned)) continue;
-      throw Failure("CONTEXT_OVERFLOW", "the context (" + std::to_string(info_.context_size) +
-                                            " cells) cannot hold this work; load the model with a larger contextSize");
-    }
-    if (rc == 2) throw Failure("ABORTED", "the operation was aborted");
-    throw Failure("DECODE_FAILED", "llama_decode returned " + std::to_string(rc) + ": " + LastLlamaErrors());
-  }
 }
 
 void Engine::DecodeSequence(const std::vector<int32_t>& tokens, int seq, int pos0, bool all_outputs,
@@ -320,65 +258,27 @@ void Engine::DecodeSequence(const std::vector<int32_t>& tokens, int seq, int pos
       const int nv = info_.n_vocab;
       for (size_t i = 0; i < cnt; ++i) {
         const float* row = llama_get_logits_ith(ctx_, int32_t(i));
-        if (row == nullptr) throw Failure("INTERNAL", "no logits for an output position");
+        if (row == nullptr) throw Failure(Code::INTERNAL, "no logits for an output position");
         logits_out->insert(logits_out->end(), row, row + nv);
       }
     }
   }
 }
 
-int Engine::EnsureSlot(const std::vector<int32_t>& stem) {
-  auto it = slots_.find(stem);
-  if (it != slots_.end()) {
-    ++hits_;
-    lru_.splice(lru_.begin(), lru_, it->second.lru);
-    pinned_.push_back(it->second.seq);
-    return it->second.seq;
-  }
-  ++misses_;
-  while (free_seqs_.empty()) {
-    if (!EvictOne(pinned_)) {
-      throw Failure("CONTEXT_OVERFLOW", "more distinct prefixes at once than the context has sequences for; "
-                                        "load the model with more sequences");
-    }
-  }
-  const int seq = free_seqs_.back();
-  free_seqs_.pop_back();
-  pinned_.push_back(seq);
-  try {
-    RemoveSeq(seq);
-    DecodeSequence(stem, seq, 0, false, nullptr);
-  } catch (...) {
-    RemoveSeq(seq);
-    pinned_.pop_back();
-    free_seqs_.push_back(seq);
-    throw;
-  }
-  lru_.push_front(seq);
-  Slot slot;
-  slot.stem = stem;
-  slot.seq = seq;
-  slot.lru = lru_.begin();
-  slots_.emplace(stem, std::move(slot));
-  seq_to_stem_[seq] = stem;
-  cached_tokens_ += static_cast<long long>(stem.size());
-  return seq;
-}
-
 std::vector<std::vector<float>> Engine::HiddenStates(const std::vector<int32_t>& tokens, const std::vector<int>& layers) {
-  if (tokens.empty()) throw Failure("INVALID_ARGUMENT", "hiddenStates needs at least one token");
-  if (layers.empty()) throw Failure("INVALID_ARGUMENT", "hiddenStates needs at least one layer");
+  if (tokens.empty()) throw Failure(Code::INVALID_ARGUMENT, "hiddenStates needs at least one token");
+  if (layers.empty()) throw Failure(Code::INVALID_ARGUMENT, "hiddenStates needs at least one layer");
   bool last = false;
   long deepest = -1;
   capture_index_.clear();
   for (size_t i = 0; i < layers.size(); ++i) {
     const int layer = layers[i];
     if (layer < 0 || layer >= info_.n_layer) {
-      throw Failure("LAYER_OUT_OF_RANGE", "layer " + std::to_string(layer) + " is out of range: the model has " +
+      throw Failure(Code::LAYER_OUT_OF_RANGE, "layer " + std::to_string(layer) + " is out of range: the model has " +
                                               std::to_string(info_.n_layer) + " layers (0.." + std::to_string(info_.n_layer - 1) + ")");
     }
     if (!capture_index_.emplace("l_out-" + std::to_string(layer), i).second) {
-      throw Failure("INVALID_ARGUMENT", "layer " + std::to_string(layer) + " is asked for twice");
+      throw Failure(Code::INVALID_ARGUMENT, "layer " + std::to_string(layer) + " is asked for twice");
     }
     // Past the last block llama.cpp keeps only the rows it outputs, so ask for every row there.
     last = last || layer == info_.n_layer - 1;
@@ -386,7 +286,7 @@ std::vector<std::vector<float>> Engine::HiddenStates(const std::vector<int32_t>&
   }
   CheckTokens(tokens, "tokens");
   if (tokens.size() > size_t(info_.context_size)) {
-    throw Failure("CONTEXT_OVERFLOW", std::to_string(tokens.size()) + " tokens exceed the context size " + std::to_string(info_.context_size));
+    throw Failure(Code::CONTEXT_OVERFLOW, std::to_string(tokens.size()) + " tokens exceed the context size " + std::to_string(info_.context_size));
   }
   abort_flag = false;
   capture_rows_.assign(layers.size(), {});
@@ -405,10 +305,10 @@ std::vector<std::vector<float>> Engine::HiddenStates(const std::vector<int32_t>&
   }
   capture_active_ = false;
   RemoveSeq(0);
-  if (!capture_error_.empty()) throw Failure("HIDDEN_STATES_UNAVAILABLE", capture_error_);
+  if (!capture_error_.empty()) throw Failure(Code::HIDDEN_STATES_UNAVAILABLE, capture_error_);
   for (size_t i = 0; i < layers.size(); ++i) {
     if (capture_rows_[i].size() != tokens.size() * size_t(info_.n_embd)) {
-      throw Failure("HIDDEN_STATES_UNAVAILABLE", "the " + info_.architecture + " graph did not expose l_out-" + std::to_string(layers[i]) +
+      throw Failure(Code::HIDDEN_STATES_UNAVAILABLE, "the " + info_.architecture + " graph did not expose l_out-" + std::to_string(layers[i]) +
                                                      " for every token (got " + std::to_string(capture_rows_[i].size() / size_t(info_.n_embd)) +
                                                      " of " + std::to_string(tokens.size()) + " rows)");
     }
@@ -417,10 +317,10 @@ std::vector<std::vector<float>> Engine::HiddenStates(const std::vector<int32_t>&
 }
 
 std::vector<float> Engine::Logits(const std::vector<int32_t>& tokens) {
-  if (tokens.empty()) throw Failure("INVALID_ARGUMENT", "logits needs at least one token");
+  if (tokens.empty()) throw Failure(Code::INVALID_ARGUMENT, "logits needs at least one token");
   CheckTokens(tokens, "tokens");
   if (tokens.size() > size_t(info_.context_size)) {
-    throw Failure("CONTEXT_OVERFLOW", std::to_string(tokens.size()) + " tokens exceed the context size " + std::to_string(info_.context_size));
+    throw Failure(Code::CONTEXT_OVERFLOW, std::to_string(tokens.size()) + " tokens exceed the context size " + std::to_string(info_.context_size));
   }
   abort_flag = false;
   pinned_.clear();
@@ -435,142 +335,6 @@ std::vector<float> Engine::Logits(const std::vector<int32_t>& tokens) {
   }
   RemoveSeq(0);
   return out;
-}
-
-std::vector<ScoreResult> Engine::Score(const std::vector<ScoreRequest>& requests, const std::vector<int32_t>& read_ids) {
-  CheckTokens(read_ids, "readIds");
-  for (size_t r = 0; r < requests.size(); ++r) {
-    const auto& q = requests[r];
-    if (q.prefix.empty()) throw Failure("INVALID_ARGUMENT", "request " + std::to_string(r) + ": the prefix is empty");
-    CheckTokens(q.prefix, "prefix");
-    CheckTokens(q.continuation, "continuation");
-    if (q.prefix.size() + q.continuation.size() > size_t(info_.context_size)) {
-      throw Failure("CONTEXT_OVERFLOW", "request " + std::to_string(r) + ": " + std::to_string(q.prefix.size() + q.continuation.size()) +
-                                            " tokens exceed the context size " + std::to_string(info_.context_size));
-    }
-  }
-  abort_flag = false;
-  std::vector<ScoreResult> results(requests.size());
-  const int nv = info_.n_vocab;
-  llama_memory_t mem = llama_get_memory(ctx_);
-
-  // Requests go in waves, one working sequence each: at most n_work_ of them, and no more than the
-  // KV cache holds at once (their prefixes' cached stems, which are pinned for the wave, plus every
-  // continuation). A lone request always fits: it was checked against the context size above.
-  std::vector<size_t> wave_ends;
-  {
-    size_t start = 0;
-    long long cells = 0;
-    std::vector<const std::vector<int32_t>*> stems;
-    for (size_t r = 0; r < requests.size(); ++r) {
-      const auto& p = requests[r].prefix;
-      long long need = static_cast<long long>(requests[r].continuation.size()) + 1;
-      bool shared = false;
-      for (size_t q = start; q < r; ++q) {
-        const auto& pq = requests[q].prefix;
-        if (pq.size() == p.size() && std::equal(pq.begin(), pq.end() - 1, p.begin())) shared = true;
-      }
-      if (!shared) need += static_cast<long long>(p.size()) - 1;
-      if (r > start && (r - start >= size_t(n_work_) || cells + need > info_.context_size)) {
-        wave_ends.push_back(r);
-        start = r;
-        cells = static_cast<long long>(requests[r].continuation.size()) + static_cast<long long>(p.size());
-      } else {
-        cells += need;
-      }
-    }
-    wave_ends.push_back(requests.size());
-  }
-  size_t w0 = 0;
-  for (const size_t w1 : wave_ends) {
-    pinned_.clear();
-    try {
-      // 1. Every prefix's stem (all but its last token) resident in a cached sequence.
-      std::vector<int> slot(w1 - w0, -1);
-      for (size_t r = w0; r < w1; ++r) {
-        const auto& p = requests[r].prefix;
-        if (p.size() > 1) slot[r - w0] = EnsureSlot(std::vector<int32_t>(p.begin(), p.end() - 1));
-      }
-      // 2. Working sequence r starts as a (cell-sharing) copy of its prefix's sequence.
-      for (size_t r = w0; r < w1; ++r) {
-        const int ws = int(r - w0);
-        RemoveSeq(ws);
-        if (slot[r - w0] >= 0) llama_memory_seq_cp(mem, slot[r - w0], ws, -1, -1);
-        results[r].logprobs.resize(requests[r].continuation.size());
-        results[r].final.resize(read_ids.size());
-      }
-      // 3. Decode [last prefix token, continuation...] of every request, packed into full batches.
-      struct Out { size_t r; size_t j; };  // position j predicts continuation[j] (or the read ids at the end)
-      Batch batch(n_batch_);
-      std::vector<Out> outs;
-      auto flush = [&]() {
-        if (batch.b.n_tokens == 0) return;
-        DecodeWithEviction(batch.b, pinned_);
-        const int nt = batch.b.n_tokens;
-        std::vector<const float*> rows(size_t(nt), nullptr);
-        for (int i = 0; i < nt; ++i) {
-          rows[size_t(i)] = llama_get_logits_ith(ctx_, i);
-          if (rows[size_t(i)] == nullptr) throw Failure("INTERNAL", "no logits for an output position");
-        }
-        // The log-normalisers, rows split over the context's threads (the decode has finished, so
-        // they are idle): a long continuation has a vocabulary-wide sum per position.
-        std::vector<double> lses(static_cast<size_t>(nt), 0.0);
-        const unsigned workers = std::max(1u, std::min(threads_, unsigned((int64_t(nt) * nv) / (1 << 18) + 1)));
-        Parallel(workers, [&](unsigned t) {
-          for (int i = int(int64_t(nt) * t / workers); i < int(int64_t(nt) * (t + 1) / workers); ++i) lses[size_t(i)] = LogSumExp(rows[size_t(i)], nv);
-        });
-        for (int i = 0; i < nt; ++i) {
-          const float* row = rows[size_t(i)];
-          const double lse = lses[size_t(i)];
-          const Out& o = outs[size_t(i)];
-          const auto& cont = requests[o.r].continuation;
-          if (o.j < cont.size()) {
-            results[o.r].logprobs[o.j] = float(double(row[cont[o.j]]) - lse);
-          } else {
-            for (size_t k = 0; k < read_ids.size(); ++k) results[o.r].final[k] = float(double(row[read_ids[k]]) - lse);
-          }
-        }
-        batch.b.n_tokens = 0;
-        outs.clear();
-      };
-      for (size_t r = w0; r < w1; ++r) {
-        const auto& q = requests[r];
-        const int ws = int(r - w0);
-        const size_t n = q.continuation.size() + 1;
-        for (size_t j = 0; j < n; ++j) {
-          const int32_t tok = j == 0 ? q.prefix.back() : q.continuation[j - 1];
-          batch.Add(tok, int32_t(q.prefix.size() - 1 + j), ws, true);
-          outs.push_back({r, j});
-          if (batch.b.n_tokens == n_batch_) flush();
-        }
-      }
-      flush();
-    } catch (...) {
-      for (size_t r = w0; r < w1; ++r) RemoveSeq(int(r - w0));
-      throw;
-    }
-    for (size_t r = w0; r < w1; ++r) RemoveSeq(int(r - w0));
-    w0 = w1;
-  }
-  return results;
-}
-
-void Engine::ClearCache() {
-  for (const auto& kv : seq_to_stem_) RemoveSeq(kv.first);
-  for (const auto& kv : seq_to_stem_) free_seqs_.push_back(kv.first);
-  slots_.clear();
-  seq_to_stem_.clear();
-  lru_.clear();
-  cached_tokens_ = 0;
-}
-
-CacheStats Engine::Stats() const {
-  CacheStats s;
-  s.entries = int(slots_.size());
-  s.tokens = cached_tokens_;
-  s.hits = hits_;
-  s.misses = misses_;
-  return s;
 }
 
 }  // namespace gavel

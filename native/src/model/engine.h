@@ -5,6 +5,8 @@
 //    continuation.
 //  - Logits: a plain fresh decode, the reference path tests compare Score against.
 // No N-API here: model_napi.cpp wraps it. All methods may throw gavel::Failure; callers hold `mutex`.
+// engine.cpp: logs, backends, load, tokenizer, decode, hidden states, logits; engine_cache.cpp: the
+// prefix cache and Score.
 #pragma once
 
 #include <atomic>
@@ -19,14 +21,16 @@
 
 namespace gavel {
 
+// No defaults here: Model.load (src/model/Model.ts) is their single source, and model_napi.cpp
+// requires every field from JS (INVALID_ARGUMENT when one is missing).
 struct LoadParams {
-  int gpu_layers = 0;
-  int context_size = 4096;
-  int threads = 0;
-  int batch_size = 512;
-  int sequences = 64;
-  int flash_attention = 0;  // -1 auto, 0 off, 1 on
-  bool kv_f16 = false;      // f16 KV cache (half the memory) instead of f32
+  int gpu_layers;       // -1: all
+  int context_size;
+  int threads;          // >= 1
+  int batch_size;
+  int sequences;
+  int flash_attention;  // -1 auto, 0 off, 1 on
+  bool kv_f16;          // f16 KV cache (half the memory) instead of f32
 };
 
 struct ModelInfo {

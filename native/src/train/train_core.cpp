@@ -1,7 +1,6 @@
 // Loss, gradient and AdamW of the glance head's training (see train_core.h for the maths and the
-// CUDA-twin plan). The GEMMs call the kernels' packed micro-kernel (kernels::PackWRange /
-// ProjectRange, dispatched per ISA there). Max-sim + argmax per task is the glance kernel itself
-// (kernels::Glance with k = 1).
+// CUDA-twin plan). The GEMMs are the kernels' one GEMM driver (kernels::MatMulABt, the projection's
+// too). Max-sim + argmax per task is the glance kernel itself (kernels::Glance with k = 1).
 #include "train/train_core.h"
 
 #include <algorithm>
@@ -14,7 +13,7 @@
 #include <thread>
 #include <vector>
 
-#include "common/errors.h"
+#include "common/failure.h"
 #include "common/parallel.h"
 #include "kernels/kernels_core.h"
 
@@ -24,9 +23,7 @@ namespace {
 using kernels::Isa;
 
 using gavel::Parallel;
-using kernels::PackWRange;
-using kernels::PanelWidth;
-using kernels::ProjectRange;
+using kernels::MatMulABt;
 
 unsigned Threads(unsigned threads, double flops) {
   if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
@@ -46,7 +43,7 @@ void NormalizeRows(float* U, int64_t n, int64_t dim, std::vector<double>& r) {
     float* u = U + i * dim;
     double ss = 0;
     for (int64_t o = 0; o < dim; ++o) ss += double(u[o]) * double(u[o]);
-    if (!std::isfinite(ss)) throw Failure("INVALID_ARGUMENT", "W h overflows float32 (states or weights far too large)");
+    if (!std::isfinite(ss)) throw Failure(Code::INVALID_ARGUMENT, "W h overflows float32 (states or weights far too large)");
     if (ss == 0) {
       std::fill(u, u + dim, 0.f);
       continue;
@@ -110,26 +107,6 @@ struct TaskFwd {
 
 }  // namespace
 
-void MatMulABt(const float* A, int64_t n, int64_t k, const float* B, int64_t m, float* C, Isa isa, unsigned threads) {
-  std::fill(C, C + n * m, 0.f);
-  if (n == 0 || m == 0 || k == 0) return;
-  const unsigned nt = Threads(threads, 2.0 * double(n) * double(m) * double(k));
-  const int64_t NR = PanelWidth(isa);
-  const int64_t panels = (m + NR - 1) / NR;
-  std::vector<float> Bp(static_cast<size_t>(panels * NR * k));
-  Parallel(nt, [&](unsigned t) { PackWRange(isa, B, k, m, panels, panels * t / nt, panels * (t + 1) / nt, Bp.data()); });
-  // Row split when every thread gets full micro-tiles, else column panels (as ProjectNormalize).
-  const bool byRows = n >= int64_t(nt) * 48;
-  Parallel(nt, [&](unsigned t) {
-    if (byRows) {
-      ProjectRange(isa, A, k, Bp.data(), m, panels, n * t / nt, n * (t + 1) / nt, 0, m, C);
-    } else {
-      const int64_t c0 = std::min(m, panels * t / nt * NR), c1 = std::min(m, panels * (t + 1) / nt * NR);
-      if (c0 < c1) ProjectRange(isa, A, k, Bp.data(), m, panels, 0, n, c0, c1, C);
-    }
-  });
-}
-
 LossGrad LossAndGrad(const Batch& b, const float* Wq, const float* Ws, int64_t nEmbd, int64_t dim, double tau,
                      bool keysGiven, Isa isa, unsigned threads) {
   const int64_t nTasks = b.nTasks(), nSkills = b.nSkills();
@@ -137,9 +114,9 @@ LossGrad LossAndGrad(const Batch& b, const float* Wq, const float* Ws, int64_t n
   const int64_t sWidth = keysGiven ? dim : nEmbd;
   if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
   if (!AllFinite(Wq, dim * nEmbd) || (!keysGiven && !AllFinite(Ws, dim * nEmbd)))
-    throw Failure("INVALID_ARGUMENT", "the weights hold NaN or Infinity");
-  if (!AllFinite(b.q.data(), nQ * nEmbd)) throw Failure("INVALID_ARGUMENT", "queryStates hold NaN or Infinity");
-  if (!AllFinite(b.s.data(), nS * sWidth)) throw Failure("INVALID_ARGUMENT", "skillStates hold NaN or Infinity");
+    throw Failure(Code::INVALID_ARGUMENT, "the weights hold NaN or Infinity");
+  if (!AllFinite(b.q.data(), nQ * nEmbd)) throw Failure(Code::INVALID_ARGUMENT, "queryStates hold NaN or Infinity");
+  if (!AllFinite(b.s.data(), nS * sWidth)) throw Failure(Code::INVALID_ARGUMENT, "skillStates hold NaN or Infinity");
 
   // Forward projections: unit queries Yq, unit keys Ys (given, or projected).
   std::vector<float> Yq(static_cast<size_t>(nQ * dim));
@@ -222,7 +199,7 @@ LossGrad LossAndGrad(const Batch& b, const float* Wq, const float* Ws, int64_t n
   LossGrad out;
   for (int64_t t = 0; t < nTasks; ++t) out.loss += fwd[t].loss;
   out.loss *= invT;
-  if (!std::isfinite(out.loss)) throw Failure("INVALID_ARGUMENT", "the loss came out non-finite");
+  if (!std::isfinite(out.loss)) throw Failure(Code::INVALID_ARGUMENT, "the loss came out non-finite");
 
   NormalizeBackward(Yq.data(), rq, gYq.data(), nQ, dim);
   out.gWq = WeightGrad(gYq.data(), b.q.data(), nQ, nEmbd, dim, isa, threads);

@@ -48,7 +48,7 @@ struct LossGrad {
 
 // Loss (mean over tasks) and its gradient with respect to W_q and (unless keysGiven) W_s. The
 // batch's shapes must already be valid (see train_napi.cpp); values are checked here: non-finite
-// states or weights throw Failure("INVALID_ARGUMENT"). Max-sim ties go to the lowest key index (the
+// states or weights throw Failure(Code::INVALID_ARGUMENT). Max-sim ties go to the lowest key index (the
 // glance kernel's rule), so the subgradient at a tie is that key's. A zero projection (W h = 0) has
 // no direction: its unit vector is 0 and it passes no gradient. Deterministic for a given thread
 // count and ISA (every reduction runs in a fixed order).
@@ -63,10 +63,5 @@ struct AdamWParams {
 // AdamW): w ← w − lr·wd·w − lr · m̂ / (√v̂ + eps), m̂ and v̂ bias-corrected. fp32 state, math in double.
 void AdamWUpdate(float* w, float* m, float* v, const float* g, int64_t n, int64_t t, const AdamWParams& p,
                  unsigned threads);
-
-// C (n × m) = A (n × k) · Bᵀ (B is m × k), all row-major, through the kernels' packed GEMM
-// micro-kernel (simd_body.inc), threaded. Exposed for the tests of this module's own callers.
-void MatMulABt(const float* A, int64_t n, int64_t k, const float* B, int64_t m, float* C, kernels::Isa isa,
-               unsigned threads);
 
 }  // namespace gavel::train

@@ -13,63 +13,13 @@
 #include <unordered_set>
 #include <vector>
 
-#include "common/errors.h"
+#include "common/napi_args.h"
 #include "common/worker.h"
 #include "train/train.h"
 #include "train/train_core.h"
 
 namespace gavel {
 namespace {
-
-struct ArgError {
-  std::string message;
-};
-[[noreturn]] void Bad(const std::string& m) { throw ArgError{m}; }
-
-template <typename Fn>
-Napi::Value Guard(const Napi::CallbackInfo& info, const char* fn, Fn body) {
-  Napi::Env env = info.Env();
-  try {
-    return body();
-  } catch (const ArgError& e) {
-    MakeError(env, "INVALID_ARGUMENT", std::string(fn) + ": " + e.message).ThrowAsJavaScriptException();
-  } catch (const Failure& f) {
-    MakeError(env, f.code, std::string(fn) + ": " + f.what()).ThrowAsJavaScriptException();
-  } catch (const Napi::Error& e) {
-    e.ThrowAsJavaScriptException();
-  } catch (const std::bad_alloc&) {
-    MakeError(env, "OUT_OF_MEMORY", std::string(fn) + ": out of memory").ThrowAsJavaScriptException();
-  } catch (const std::exception& e) {
-    MakeError(env, "INTERNAL", std::string(fn) + ": " + e.what()).ThrowAsJavaScriptException();
-  }
-  return env.Undefined();
-}
-
-template <typename T>
-Napi::TypedArrayOf<T> Typed(const Napi::Value& v, const std::string& name, napi_typedarray_type type, const char* tn) {
-  if (!v.IsTypedArray() || v.As<Napi::TypedArray>().TypedArrayType() != type) Bad(name + " must be a " + tn);
-  return v.As<Napi::TypedArrayOf<T>>();
-}
-Napi::Float32Array F32(const Napi::Value& v, const std::string& name) {
-  return Typed<float>(v, name, napi_float32_array, "Float32Array");
-}
-Napi::Int32Array I32(const Napi::Value& v, const std::string& name) {
-  return Typed<int32_t>(v, name, napi_int32_array, "Int32Array");
-}
-Napi::Uint8Array U8(const Napi::Value& v, const std::string& name) {
-  return Typed<uint8_t>(v, name, napi_uint8_array, "Uint8Array");
-}
-
-double Num(const Napi::Object& o, const char* key, double dflt, double lo, double hi, bool integer = false) {
-  Napi::Value v = o.Get(key);
-  if (v.IsUndefined()) return dflt;
-  if (!v.IsNumber()) Bad(std::string(key) + " must be a number");
-  const double d = v.As<Napi::Number>().DoubleValue();
-  if (!std::isfinite(d) || d < lo || d > hi || (integer && std::floor(d) != d))
-    Bad(std::string(key) + " must be " + (integer ? "an integer" : "a number") + " in [" + std::to_string(lo) + ", " +
-        std::to_string(hi) + "], got " + std::to_string(d));
-  return d;
-}
 
 // Offsets: n + 1 entries, 0 first, non-decreasing, last = total.
 void CheckOffsets(const Napi::Int32Array& off, const std::string& name, int64_t minLen) {
@@ -109,6 +59,9 @@ void GaussianInit(std::vector<float>& w, uint64_t seed, double scale) {
   }
 }
 
+// Marks NativeTrainer instances (see CheckTag).
+constexpr napi_type_tag kTrainerTag = {0x67617665'6c5f7472ull, 0x4c1e8a2b'93d0f657ull};
+
 class NativeTrainer : public Napi::ObjectWrap<NativeTrainer> {
  public:
   static Napi::Function Define(Napi::Env env) {
@@ -120,6 +73,7 @@ class NativeTrainer : public Napi::ObjectWrap<NativeTrainer> {
                            InstanceMethod<&NativeTrainer::SetWeights>("setWeights"),
                            InstanceMethod<&NativeTrainer::GetState>("getState"),
                            InstanceMethod<&NativeTrainer::SetState>("setState"),
+                           InstanceMethod<&NativeTrainer::Dispose>("dispose"),
                            InstanceAccessor<&NativeTrainer::GetFreeze, &NativeTrainer::SetFreeze>("freezeWs"),
                            InstanceAccessor<&NativeTrainer::GetLr, &NativeTrainer::SetLr>("lr"),
                            InstanceAccessor<&NativeTrainer::GetSteps>("steps"),
@@ -131,21 +85,22 @@ class NativeTrainer : public Napi::ObjectWrap<NativeTrainer> {
   // new NativeTrainer({ nEmbd, dim, tau?, lr?, beta1?, beta2?, eps?, weightDecay?, freezeWs?, seed?, threads? })
   explicit NativeTrainer(const Napi::CallbackInfo& info) : Napi::ObjectWrap<NativeTrainer>(info) {
     Guard(info, "NativeTrainer", [&]() -> Napi::Value {
+      info.This().As<Napi::Object>().TypeTag(&kTrainerTag);
       if (!info[0].IsObject()) Bad("options must be an object");
       Napi::Object o = info[0].As<Napi::Object>();
       auto& s = *state_;
-      s.nEmbd = static_cast<int64_t>(Num(o, "nEmbd", -1, 1, 1 << 20, true));
-      s.dim = static_cast<int64_t>(Num(o, "dim", -1, 1, 1 << 16, true));
+      s.nEmbd = IntArg(o.Get("nEmbd"), "nEmbd", 1, 1 << 20);
+      s.dim = IntArg(o.Get("dim"), "dim", 1, 1 << 16);
       if (double(s.nEmbd) * double(s.dim) > double(std::numeric_limits<int32_t>::max()))
         Bad("dim × nEmbd is too large");
-      s.tau = Num(o, "tau", 40, 1e-6, 1e6);
-      s.adam.lr = Num(o, "lr", 1e-3, 0, 10);
-      s.adam.beta1 = Num(o, "beta1", 0.9, 0, 0.999999);
-      s.adam.beta2 = Num(o, "beta2", 0.999, 0, 0.999999999);
-      s.adam.eps = Num(o, "eps", 1e-8, 1e-30, 1);
-      s.adam.weightDecay = Num(o, "weightDecay", 0.01, 0, 1e3);
-      s.threads = static_cast<unsigned>(Num(o, "threads", 0, 0, 4096, true));
-      const double seed = Num(o, "seed", 0, 0, 9007199254740991.0, true);
+      s.tau = NumberField(o, "tau", 40, 1e-6, 1e6);
+      s.adam.lr = NumberField(o, "lr", 1e-3, 0, 10);
+      s.adam.beta1 = NumberField(o, "beta1", 0.9, 0, 0.999999);
+      s.adam.beta2 = NumberField(o, "beta2", 0.999, 0, 0.999999999);
+      s.adam.eps = NumberField(o, "eps", 1e-8, 1e-30, 1);
+      s.adam.weightDecay = NumberField(o, "weightDecay", 0.01, 0, 1e3);
+      s.threads = static_cast<unsigned>(NumberField(o, "threads", 0, 0, 4096, true));
+      const double seed = NumberField(o, "seed", 0, 0, 9007199254740991.0, true);
       Napi::Value fz = o.Get("freezeWs");
       if (!fz.IsUndefined() && !fz.IsBoolean()) Bad("freezeWs must be a boolean");
       s.freezeWs = fz.IsBoolean() && fz.As<Napi::Boolean>().Value();
@@ -165,24 +120,34 @@ class NativeTrainer : public Napi::ObjectWrap<NativeTrainer> {
   }
 
  private:
+  // Null once disposed; a step in flight holds its own reference, so its State outlives a dispose.
   std::shared_ptr<State> state_ = std::make_shared<State>();
 
-  void CheckIdle() {
-    if (state_->busy.load(std::memory_order_acquire)) Bad("a step is in flight on this trainer; await it first");
+  // First thing in every entry point: `this` must be a live NativeTrainer.
+  State& Use(const Napi::CallbackInfo& info) {
+    CheckTag(info, &kTrainerTag, "NativeTrainer");
+    if (!state_) Disposed("trainer");
+    return *state_;
+  }
+  // The same, with no step in flight.
+  State& UseIdle(const Napi::CallbackInfo& info) {
+    State& s = Use(info);
+    if (s.busy.load(std::memory_order_acquire)) Bad("a step is in flight on this trainer; await it first");
+    return s;
   }
 
   // The batch, validated and copied (the worker never touches JS memory).
-  std::shared_ptr<train::Batch> ReadBatch(const Napi::Value& v) {
+  std::shared_ptr<train::Batch> ReadBatch(const Napi::Value& v) const {
     if (!v.IsObject()) Bad("batch must be an object");
     Napi::Object o = v.As<Napi::Object>();
     const State& s = *state_;
-    auto q = F32(o.Get("queryStates"), "batch.queryStates");
-    auto qOff = I32(o.Get("queryOffsets"), "batch.queryOffsets");
-    auto st = F32(o.Get("skillStates"), "batch.skillStates");
-    auto sOff = I32(o.Get("skillOffsets"), "batch.skillOffsets");
-    auto cOff = I32(o.Get("candidateOffsets"), "batch.candidateOffsets");
-    auto cand = I32(o.Get("candidates"), "batch.candidates");
-    auto pos = U8(o.Get("positive"), "batch.positive");
+    auto q = Float32Arg(o.Get("queryStates"), "batch.queryStates");
+    auto qOff = Int32Arg(o.Get("queryOffsets"), "batch.queryOffsets");
+    auto st = Float32Arg(o.Get("skillStates"), "batch.skillStates");
+    auto sOff = Int32Arg(o.Get("skillOffsets"), "batch.skillOffsets");
+    auto cOff = Int32Arg(o.Get("candidateOffsets"), "batch.candidateOffsets");
+    auto cand = Int32Arg(o.Get("candidates"), "batch.candidates");
+    auto pos = Uint8Arg(o.Get("positive"), "batch.positive");
     const int32_t *qO = qOff.Data(), *sO = sOff.Data(), *cO = cOff.Data(), *cd = cand.Data();
     const uint8_t* ps = pos.Data();
     CheckOffsets(qOff, "batch.queryOffsets", 2);
@@ -235,65 +200,28 @@ class NativeTrainer : public Napi::ObjectWrap<NativeTrainer> {
     double loss = 0, gradNorm = 0;
     std::vector<float> gWq, gWs;
     bool frozen = false;
-    std::string errCode, errMsg;
   };
 
+  // step / lossAndGrad: an async verb only rejects, never throws (as Model's verbs).
   Napi::Value Run(const Napi::CallbackInfo& info, const char* name, bool update) {
-    return Guard(info, name, [&]() -> Napi::Value {
-      std::shared_ptr<train::Batch> batch;
-      try {
-        CheckIdle();
-        batch = ReadBatch(info[0]);
-      } catch (const ArgError& e) {
-        // An async verb only rejects, never throws (as Model's verbs).
-        auto d = Napi::Promise::Deferred::New(info.Env());
-        d.Reject(MakeError(info.Env(), "INVALID_ARGUMENT", std::string(name) + ": " + e.message).Value());
-        return d.Promise();
-      }
+    return GuardAsync(info, name, [&]() -> Napi::Value {
+      UseIdle(info);
+      std::shared_ptr<train::Batch> batch = ReadBatch(info[0]);
       auto st = state_;
-      const kernels::Isa isa = kernels::SelectIsa(std::getenv("GAVEL_KERNEL_ISA"));
+      const kernels::Isa isa = kernels::IsaFromEnv();
       st->busy.store(true, std::memory_order_release);
       return PromiseWorker<StepOut>::Start(
           info.Env(),
-          [st, batch, isa, update]() {
-            StepOut out;
-            // Errors travel in the result so that the JS-thread callback below clears `busy` in
-            // every case: JS then never sees the trainer idle before the promise settles.
+          [st, batch, isa, update, name = std::string(name)]() {
             try {
-              State& s = *st;
-              train::LossGrad lg = train::LossAndGrad(*batch, s.wq.data(), s.ws.data(), s.nEmbd, s.dim, s.tau,
-                                                      s.freezeWs, isa, s.threads);
-              out.loss = lg.loss;
-              out.frozen = s.freezeWs;
-              double ss = 0;
-              for (float g : lg.gWq) ss += double(g) * double(g);
-              for (float g : lg.gWs) ss += double(g) * double(g);
-              out.gradNorm = std::sqrt(ss);
-              if (update) {
-                const int64_t t = ++s.step;
-                const int64_t n = s.nEmbd * s.dim;
-                train::AdamWUpdate(s.wq.data(), s.mq.data(), s.vq.data(), lg.gWq.data(), n, t, s.adam, s.threads);
-                if (!s.freezeWs)
-                  train::AdamWUpdate(s.ws.data(), s.ms.data(), s.vs.data(), lg.gWs.data(), n, t, s.adam, s.threads);
-              } else {
-                out.gWq = std::move(lg.gWq);
-                out.gWs = std::move(lg.gWs);
-              }
-            } catch (const Failure& f) {
-              out.errCode = f.code;
-              out.errMsg = f.what();
-            } catch (const std::bad_alloc&) {
-              out.errCode = "OUT_OF_MEMORY";
-              out.errMsg = "out of memory";
-            } catch (const std::exception& e) {
-              out.errCode = "INTERNAL";
-              out.errMsg = e.what();
+              return Compute(*st, *batch, isa, update);
+            } catch (...) {
+              std::string message;
+              const Code code = CurrentFailure(message);
+              throw Failure(code, name + ": " + message);
             }
-            return out;
           },
-          [st, update, name = std::string(name)](Napi::Env env, StepOut& r) -> Napi::Value {
-            st->busy.store(false, std::memory_order_release);
-            if (!r.errCode.empty()) throw MakeError(env, r.errCode, name + ": " + r.errMsg);
+          [update](Napi::Env env, StepOut& r) -> Napi::Value {
             Napi::Object o = Napi::Object::New(env);
             o.Set("loss", r.loss);
             if (update) {
@@ -304,27 +232,66 @@ class NativeTrainer : public Napi::ObjectWrap<NativeTrainer> {
             }
             return o;
           },
-          Value());
+          Value(),
+          // Clears `busy` on the JS thread as the promise settles, in every case: JS never sees the
+          // trainer idle before the promise settles.
+          [st]() { st->busy.store(false, std::memory_order_release); });
     });
+  }
+
+  // The step's work, on a worker thread.
+  static StepOut Compute(State& s, const train::Batch& batch, kernels::Isa isa, bool update) {
+    StepOut out;
+    train::LossGrad lg =
+        train::LossAndGrad(batch, s.wq.data(), s.ws.data(), s.nEmbd, s.dim, s.tau, s.freezeWs, isa, s.threads);
+    out.loss = lg.loss;
+    out.frozen = s.freezeWs;
+    double ss = 0;
+    for (float g : lg.gWq) ss += double(g) * double(g);
+    for (float g : lg.gWs) ss += double(g) * double(g);
+    out.gradNorm = std::sqrt(ss);
+    if (update) {
+      const int64_t t = ++s.step;
+      const int64_t n = s.nEmbd * s.dim;
+      train::AdamWUpdate(s.wq.data(), s.mq.data(), s.vq.data(), lg.gWq.data(), n, t, s.adam, s.threads);
+      if (!s.freezeWs)
+        train::AdamWUpdate(s.ws.data(), s.ms.data(), s.vs.data(), lg.gWs.data(), n, t, s.adam, s.threads);
+    } else {
+      out.gWq = std::move(lg.gWq);
+      out.gWs = std::move(lg.gWs);
+    }
+    return out;
   }
 
   Napi::Value Step(const Napi::CallbackInfo& info) { return Run(info, "NativeTrainer.step", true); }
   Napi::Value LossAndGradJs(const Napi::CallbackInfo& info) { return Run(info, "NativeTrainer.lossAndGrad", false); }
 
+  // dispose(): void — frees the weights and optimizer state. A step in flight finishes (its promise
+  // settles as usual) over its own reference, freed when it ends. Idempotent; every other use then
+  // throws DISPOSED (step and lossAndGrad reject with it).
+  Napi::Value Dispose(const Napi::CallbackInfo& info) {
+    return Guard(info, "NativeTrainer.dispose", [&]() -> Napi::Value {
+      CheckTag(info, &kTrainerTag, "NativeTrainer");
+      state_.reset();
+      return info.Env().Undefined();
+    });
+  }
+
   Napi::Value GetWeights(const Napi::CallbackInfo& info) {
     return Guard(info, "NativeTrainer.getWeights", [&]() -> Napi::Value {
-      CheckIdle();
+      const State& s = UseIdle(info);
       Napi::Object o = Napi::Object::New(info.Env());
-      o.Set("wq", ToTyped(info.Env(), state_->wq));
-      o.Set("ws", ToTyped(info.Env(), state_->ws));
+      o.Set("wq", ToTyped(info.Env(), s.wq));
+      o.Set("ws", ToTyped(info.Env(), s.ws));
       return o;
     });
   }
 
-  void ReadMatrix(const Napi::Value& v, const std::string& name, std::vector<float>& into, bool finite) {
-    auto a = F32(v, name);
-    if (int64_t(a.ElementLength()) != state_->nEmbd * state_->dim)
-      Bad(name + " must hold dim × nEmbd = " + std::to_string(state_->nEmbd * state_->dim) + " values, got " +
+  static void ReadMatrix(const State& s, const Napi::Value& v, const std::string& name, std::vector<float>& into,
+                         bool finite) {
+    auto a = Float32Arg(v, name);
+    if (int64_t(a.ElementLength()) != s.nEmbd * s.dim)
+      Bad(name + " must hold dim × nEmbd = " + std::to_string(s.nEmbd * s.dim) + " values, got " +
           std::to_string(a.ElementLength()));
     for (size_t i = 0; i < a.ElementLength(); ++i)
       if (!std::isfinite(a.Data()[i]) || (!finite && a.Data()[i] < 0)) Bad(name + "[" + std::to_string(i) + "] is out of range");
@@ -334,21 +301,20 @@ class NativeTrainer : public Napi::ObjectWrap<NativeTrainer> {
   // setWeights(wq, ws): the optimizer state is kept (use setState to replace everything).
   Napi::Value SetWeights(const Napi::CallbackInfo& info) {
     return Guard(info, "NativeTrainer.setWeights", [&]() -> Napi::Value {
-      CheckIdle();
+      State& s = UseIdle(info);
       std::vector<float> wq, ws;
-      ReadMatrix(info[0], "wq", wq, true);
-      ReadMatrix(info[1], "ws", ws, true);
-      state_->wq = std::move(wq);
-      state_->ws = std::move(ws);
+      ReadMatrix(s, info[0], "wq", wq, true);
+      ReadMatrix(s, info[1], "ws", ws, true);
+      s.wq = std::move(wq);
+      s.ws = std::move(ws);
       return info.Env().Undefined();
     });
   }
 
   Napi::Value GetState(const Napi::CallbackInfo& info) {
     return Guard(info, "NativeTrainer.getState", [&]() -> Napi::Value {
-      CheckIdle();
+      const State& s = UseIdle(info);
       Napi::Env env = info.Env();
-      const State& s = *state_;
       Napi::Object o = Napi::Object::New(env);
       o.Set("step", double(s.step));
       o.Set("wq", ToTyped(env, s.wq));
@@ -364,19 +330,18 @@ class NativeTrainer : public Napi::ObjectWrap<NativeTrainer> {
   // setState({ step, wq, ws, mWq, vWq, mWs, vWs }): all or nothing.
   Napi::Value SetState(const Napi::CallbackInfo& info) {
     return Guard(info, "NativeTrainer.setState", [&]() -> Napi::Value {
-      CheckIdle();
+      State& s = UseIdle(info);
       if (!info[0].IsObject()) Bad("state must be an object");
       Napi::Object o = info[0].As<Napi::Object>();
-      const double step = Num(o, "step", -1, 0, 9007199254740991.0, true);
+      const double step = NumberField(o, "step", -1, 0, 9007199254740991.0, true);
       if (step < 0) Bad("state.step is required");
       std::vector<float> wq, ws, mq, vq, ms, vs;
-      ReadMatrix(o.Get("wq"), "state.wq", wq, true);
-      ReadMatrix(o.Get("ws"), "state.ws", ws, true);
-      ReadMatrix(o.Get("mWq"), "state.mWq", mq, true);
-      ReadMatrix(o.Get("vWq"), "state.vWq", vq, false);
-      ReadMatrix(o.Get("mWs"), "state.mWs", ms, true);
-      ReadMatrix(o.Get("vWs"), "state.vWs", vs, false);
-      State& s = *state_;
+      ReadMatrix(s, o.Get("wq"), "state.wq", wq, true);
+      ReadMatrix(s, o.Get("ws"), "state.ws", ws, true);
+      ReadMatrix(s, o.Get("mWq"), "state.mWq", mq, true);
+      ReadMatrix(s, o.Get("vWq"), "state.vWq", vq, false);
+      ReadMatrix(s, o.Get("mWs"), "state.mWs", ms, true);
+      ReadMatrix(s, o.Get("vWs"), "state.vWs", vs, false);
       s.step = static_cast<int64_t>(step);
       s.wq = std::move(wq);
       s.ws = std::move(ws);
@@ -388,29 +353,43 @@ class NativeTrainer : public Napi::ObjectWrap<NativeTrainer> {
     });
   }
 
-  Napi::Value GetFreeze(const Napi::CallbackInfo& info) { return Napi::Boolean::New(info.Env(), state_->freezeWs); }
+  template <typename Fn>
+  Napi::Value Getter(const Napi::CallbackInfo& info, const char* name, Fn value) {
+    return Guard(info, name, [&]() -> Napi::Value { return value(info.Env(), Use(info)); });
+  }
+  Napi::Value GetFreeze(const Napi::CallbackInfo& info) {
+    return Getter(info, "NativeTrainer.freezeWs", [](Napi::Env e, const State& s) { return Napi::Boolean::New(e, s.freezeWs); });
+  }
   void SetFreeze(const Napi::CallbackInfo& info, const Napi::Value& v) {
     Guard(info, "NativeTrainer.freezeWs", [&]() -> Napi::Value {
-      CheckIdle();
+      State& s = UseIdle(info);
       if (!v.IsBoolean()) Bad("freezeWs must be a boolean");
-      state_->freezeWs = v.As<Napi::Boolean>().Value();
+      s.freezeWs = v.As<Napi::Boolean>().Value();
       return info.Env().Undefined();
     });
   }
-  Napi::Value GetLr(const Napi::CallbackInfo& info) { return Napi::Number::New(info.Env(), state_->adam.lr); }
+  Napi::Value GetLr(const Napi::CallbackInfo& info) {
+    return Getter(info, "NativeTrainer.lr", [](Napi::Env e, const State& s) { return Napi::Number::New(e, s.adam.lr); });
+  }
   void SetLr(const Napi::CallbackInfo& info, const Napi::Value& v) {
     Guard(info, "NativeTrainer.lr", [&]() -> Napi::Value {
-      CheckIdle();
+      State& s = UseIdle(info);
       if (!v.IsNumber()) Bad("lr must be a number");
       const double lr = v.As<Napi::Number>().DoubleValue();
       if (!std::isfinite(lr) || lr < 0 || lr > 10) Bad("lr must be in [0, 10]");
-      state_->adam.lr = lr;
+      s.adam.lr = lr;
       return info.Env().Undefined();
     });
   }
-  Napi::Value GetSteps(const Napi::CallbackInfo& info) { return Napi::Number::New(info.Env(), double(state_->step)); }
-  Napi::Value GetNEmbd(const Napi::CallbackInfo& info) { return Napi::Number::New(info.Env(), double(state_->nEmbd)); }
-  Napi::Value GetDim(const Napi::CallbackInfo& info) { return Napi::Number::New(info.Env(), double(state_->dim)); }
+  Napi::Value GetSteps(const Napi::CallbackInfo& info) {
+    return Getter(info, "NativeTrainer.steps", [](Napi::Env e, const State& s) { return Napi::Number::New(e, double(s.step)); });
+  }
+  Napi::Value GetNEmbd(const Napi::CallbackInfo& info) {
+    return Getter(info, "NativeTrainer.nEmbd", [](Napi::Env e, const State& s) { return Napi::Number::New(e, double(s.nEmbd)); });
+  }
+  Napi::Value GetDim(const Napi::CallbackInfo& info) {
+    return Getter(info, "NativeTrainer.dim", [](Napi::Env e, const State& s) { return Napi::Number::New(e, double(s.dim)); });
+  }
 };
 
 }  // namespace

@@ -1,0 +1,154 @@
+// The in-memory bank as plain C++ (no N-API): every installed skill's keys, held natively across
+// glances, with the running glances' abort flags, the bank's copy on a CUDA device and the policy of
+// where a whole-bank glance runs. bank_napi.cpp validates JS arguments and calls this.
+//
+// Concurrency is copy-on-write:
+//  - One skill's keys are an immutable KeyBlock, shared by pointer.
+//  - The bank's current state is a Snapshot: the entries (handle, block) sorted by handle, which is
+//    also insertion order since handles only grow and are never reused.
+//  - PrepareGlance() takes a reference to the current snapshot on the JS thread, when the glance is
+//    called, and RunGlance (on workers) reads only that snapshot and its blocks: the glance sees
+//    exactly the skills held at the call, whatever add/remove/clear happen while it runs, and nothing
+//    it reads is ever written.
+//  - Add/Remove/Clear (JS thread only, like every method of Bank) mutate the snapshot in place when
+//    nobody else holds it, else first replace it by a copy (the entries only, O(skills) pointers: the
+//    keys are shared). Only the JS thread ever creates references to a snapshot, so a use count of 1
+//    read there cannot go up concurrently; the acquire fence orders the in-place writes after the
+//    last reads of a glance that just released its reference (its decrement is a release).
+// So add/remove never wait for a glance, and a glance never waits for them.
+//
+// Cancellation: each glance gets its own flag, registered (with the caller's ticket) before the call
+// returns and unregistered when its work ends; Abort(ticket) raises the flags of the running glances
+// with that ticket (all of them for ticket < 0). The kernels poll the flag between ≈64 KiB blocks of
+// keys, so a glance rejects with ABORTED within a fraction of a millisecond per thread.
+//
+// Disposal (NativeBank.dispose): Abort(-1), then the Bank is destroyed, dropping its references to
+// the snapshot, the registry and the device copy. A running glance holds its own references
+// (GlanceJob), so what it reads is freed only when it ends: never a use-after-free.
+#pragma once
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "kernels/device.h"
+#include "kernels/kernels_core.h"
+
+namespace gavel::bank {
+
+struct KeyBlock {
+  std::vector<float> data;  // rows × dim
+  int64_t rows = 0;
+};
+
+struct Entry {
+  int32_t handle;
+  std::shared_ptr<const KeyBlock> keys;
+};
+
+struct Snapshot {
+  std::vector<Entry> entries;  // sorted by handle
+  int64_t rows = 0;
+  int64_t keyBytes = 0;
+};
+
+struct RunningGlance {
+  std::atomic<bool> stop{false};
+  int64_t ticket = 0;
+};
+
+class GlanceRegistry {
+ public:
+  void Add(const std::shared_ptr<RunningGlance>& g);
+  void Remove(const RunningGlance* g);
+  // Raises the flags of the running glances with this ticket (ticket < 0: all). Returns how many.
+  int Abort(int64_t ticket);
+
+ private:
+  std::mutex mu_;
+  std::vector<std::shared_ptr<RunningGlance>> running_;
+};
+
+// Where a whole-bank glance computes its max-sim. GAVEL_GLANCE_DEVICE = "cpu" | "cuda" | "auto"
+// (default auto: CUDA when this addon was built with it and a device answers). Read once.
+bool GlanceOnDevice();
+
+// The bank's keys on the device, uploaded by the first device glance after a change (version) and
+// shared by the glances that follow. Glances hold their own reference, so a re-upload never pulls
+// the keys from under a running one.
+struct DeviceCache {
+  std::mutex mu;
+  int64_t version = -1;
+  std::shared_ptr<const kernels::device::DeviceKeys> keys;
+};
+
+// Everything one glance reads, prepared on the JS thread and owned by its worker.
+struct GlanceJob {
+  std::shared_ptr<const Snapshot> snap;  // keeps every block read below alive
+  int64_t version = 0;
+  bool onDevice = false;
+  std::shared_ptr<DeviceCache> device;
+  std::vector<float> queries, weights;
+  std::vector<const float*> base;
+  std::vector<int64_t> offsets;
+  std::vector<int32_t> handles;
+  // A restricted glance on the device: the whole bank (what the device holds) and the positions of
+  // the asked skills in it. The max-sim runs over every skill, then the asked columns are gathered.
+  std::vector<const float*> allBase;
+  std::vector<int64_t> allOffsets;
+  std::vector<int64_t> pick;
+  bool gather = false;
+  int64_t nq = 0, dim = 0, k = 0;
+  kernels::Isa isa = kernels::Isa::Generic;
+  std::shared_ptr<RunningGlance> run;
+  std::shared_ptr<GlanceRegistry> registry;
+};
+
+struct GlanceOut {
+  kernels::GlanceResult r;
+  std::vector<int32_t> handles;
+};
+
+// The glance's work, on a worker thread: CPU kernels or the device copy, then the vote. Unregisters
+// the job's abort flag and drops its snapshot before returning (or throwing).
+GlanceOut RunGlance(GlanceJob& job);
+
+class Bank {
+ public:
+  explicit Bank(int64_t dim) : dim_(dim) {}
+
+  int64_t dim() const { return dim_; }
+  int64_t size() const { return static_cast<int64_t>(snap_->entries.size()); }
+  int64_t rows() const { return snap_->rows; }
+  // Native memory held by the current snapshot: keys plus bookkeeping, in bytes.
+  int64_t bytes() const;
+
+  // One skill's rows × dim keys (finite; the caller checked), moved in. Returns its handle.
+  // Throws Failure(INVALID_ARGUMENT) once 2^31 - 1 handles were issued.
+  int32_t Add(std::vector<float> keys, int64_t rows);
+  // False when no skill has this handle.
+  bool Remove(int64_t handle);
+  void Clear();
+  std::vector<int32_t> Handles() const;
+
+  // A glance over every skill or (restricted) over the nOnly handles of `only` (distinct, held: else
+  // Failure(INVALID_ARGUMENT); nOnly may be 0), registered for Abort. queries and weights are checked
+  // already.
+  std::shared_ptr<GlanceJob> PrepareGlance(std::vector<float> queries, std::vector<float> weights, int64_t nq, int64_t k,
+                                           bool restricted, const int32_t* only, int64_t nOnly, int64_t ticket);
+  int Abort(int64_t ticket) { return registry_->Abort(ticket); }
+
+ private:
+  Snapshot& Writable();
+  static int64_t Find(const Snapshot& s, int64_t handle);
+
+  int64_t dim_;
+  std::shared_ptr<Snapshot> snap_ = std::make_shared<Snapshot>();
+  int64_t nextHandle_ = 1;
+  int64_t version_ = 0;  // bumped by every change, so the device copy knows when it is stale
+  std::shared_ptr<GlanceRegistry> registry_ = std::make_shared<GlanceRegistry>();
+  std::shared_ptr<DeviceCache> device_ = std::make_shared<DeviceCache>();
+};
+
+}  // namespace gavel::bank
