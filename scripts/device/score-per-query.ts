@@ -1,14 +1,14 @@
 // Scores `gavel eval --per-query` records again, offline: Hit@1 and R@20 of the glance, and of the
 // ruling and its two ablations (g+αL, g+γV) under given constants: the projections' calibrated ones
 // and the paper's. The records hold the verdict's read-outs for the top candidates whatever Δ is, so
-// any (α, γ, Δ) can be replayed exactly (the arithmetic of route(), src/eval/rule.ts).
+// any (α, γ, Δ) can be replayed exactly (the arithmetic of route(), src/route/ruling.ts).
 //
 // With --bm25 F (records of `gavel eval --methods bm25 --per-query F`, e.g. over the unpacked library
 // here on the CPU), a BM25 row over the same tasks comes first, so the table has issue 5's five rows.
 //
 // Usage: npx vite-node scripts/device/score-per-query.ts -- <projections.gguf> <records.jsonl> [more.jsonl …] [--bm25 F]
 import { readPerQuery } from "../../src/eval/io.js";
-import { chooseByRuling } from "../../src/route/replay.js";
+import { chooseByRuling } from "../../src/route/index.js";
 import { PAPER_RULING } from "../../src/eval/calibrate.js";
 import { Projections } from "../../src/projections/projections.js";
 import type { PerQueryRecord } from "../../src/eval/evaluate.js";

@@ -11,7 +11,7 @@
 import { invalidArgument } from "../errors.js";
 import { PROJECTION_DEFAULTS } from "../projections/projections.js";
 import type { PerQueryRecord } from "./evaluate.js";
-import { chooseByRuling, type VerdictRecord } from "../route/replay.js";
+import { chooseByRuling, ruling, shortlist, type VerdictRecord } from "../route/index.js";
 
 /** The paper's calibrated constants (section 4.1), the tie-break's anchor and the baseline. */
 export const PAPER_RULING = Object.freeze({ alpha: PROJECTION_DEFAULTS.alpha, gamma: PROJECTION_DEFAULTS.gamma, delta: PROJECTION_DEFAULTS.delta });
@@ -144,136 +144,15 @@ export function calibrate(records: readonly PerQueryRecord[], options: Calibrate
   if (prepared.length === 0) throw invalidArgument("calibrate: no record holds verdict read-outs (run gavel eval with the ruling, --per-query)");
   const R = prepared.length;
 
-  // Δ-intervals. Candidate j of record r joins the shortlist once Δ ≥ gap = g_0 − g_j (> 0 past the
-  // ties of the best); between two consecutive distinct gaps every shortlist is fixed. `events`
-  // lists the joins in gap order.
-  const events: { gap: number; r: number }[] = [];
-  prepared.forEach((p, r) => {
-    for (let j = p.atZero; j < p.g.length; j++) events.push({ gap: p.g[0] - p.g[j], r });
-  });
-  events.sort((a, b) => a.gap - b.gap);
-  const bounds = uniqueSorted(events.map((e) => e.gap).filter((x) => x > 0));
-  // Interval i is [lo_i, hi_i): lo_0 = 0, then each distinct gap; the last one is unbounded.
-  const lows = [0, ...bounds];
-  const nIntervals = lows.length;
-  const rep = new Float64Array(nIntervals);
-  const avgShort = new Float64Array(nIntervals);
-  {
-    let total = prepared.reduce((s, p) => s + p.atZero, 0);
-    let e = 0;
-    for (let i = 0; i < nIntervals; i++) {
-      const lo = lows[i];
-      const hi = i + 1 < nIntervals ? lows[i + 1] : Infinity;
-      for (; e < events.length && events[e].gap <= lo; e++) total++;
-      avgShort[i] = total / R;
-      // Within an interval every Δ rules alike on these records: take the default when it lies
-      // inside, else a point clear of both ends (a Δ on a boundary would hinge on one task's gap).
-      if (defaults.delta > lo && defaults.delta < hi) rep[i] = defaults.delta;
-      else rep[i] = hi === Infinity ? (lo > 0 ? lo * 1.25 : 1) : (lo + hi) / 2;
-    }
-  }
-
-  let settings = 0;
-  const prefixHit = prepared.map((p) => new Uint8Array(p.g.length + 1));
-  /** The best Δ-interval for (α, γ), by one sweep over the joins. */
-  const bestFor = (alpha: number, gamma: number): Setting => {
-    // prefixHit[r][m]: the ruling over the first m candidates commits to a gold.
-    for (let r = 0; r < R; r++) {
-      const p = prepared[r];
-      let bestS = -Infinity;
-      let bestJ = -1;
-      for (let j = 0; j < p.g.length; j++) {
-        const S = p.g[j] + alpha * p.L[j] + gamma * p.V[j];
-        if (bestJ < 0 || S > bestS) {
-          bestS = S;
-          bestJ = j;
-        }
-        prefixHit[r][j + 1] = p.gold[bestJ];
-      }
-    }
-    const m = prepared.map((p) => p.atZero);
-    let hits = 0;
-    for (let r = 0; r < R; r++) hits += prefixHit[r][m[r]];
-    let best: Setting | undefined;
-    let e = 0;
-    for (let i = 0; i < nIntervals; i++) {
-      while (e < events.length && events[e].gap <= lows[i]) {
-        const r = events[e].r;
-        hits += prefixHit[r][m[r] + 1] - prefixHit[r][m[r]];
-        m[r]++;
-        e++;
-      }
-      settings++;
-      if (best && hits < best.hits) continue;
-      const s: Setting = {
-        alpha,
-        gamma,
-        delta: rep[i],
-        hits,
-        avgShortlist: avgShort[i],
-        distance: logDistance(alpha, defaults.alpha) + logDistance(gamma, defaults.gamma) + logDistance(rep[i], defaults.delta),
-      };
-      if (better(s, best)) best = s;
-    }
-    return best!;
-  };
-
-  const coarseAlphas = uniqueSorted(options.grid?.alphas ?? [0, ...quarterDecades(-3, 2), defaults.alpha]);
-  const coarseGammas = uniqueSorted(options.grid?.gammas ?? [0, ...quarterDecades(-4, 1), defaults.gamma]);
-  for (const x of [...coarseAlphas, ...coarseGammas]) if (!(x >= 0) || !Number.isFinite(x)) throw invalidArgument("calibrate: grid values must be finite and ≥ 0");
-  const rounds = options.grid?.refine ?? 2;
-
-  const tried = new Map<string, Setting>();
-  const run = (alpha: number, gamma: number): Setting => {
-    const key = `${alpha},${gamma}`;
-    let s = tried.get(key);
-    if (!s) tried.set(key, (s = bestFor(alpha, gamma)));
-    return s;
-  };
-  const top = (n: number): Setting[] => {
-    const all = [...tried.values()];
-    const out: Setting[] = [];
-    while (out.length < n && all.length > 0) {
-      let bi = 0;
-      for (let i = 1; i < all.length; i++) if (better(all[i], all[bi])) bi = i;
-      out.push(all.splice(bi, 1)[0]);
-    }
-    return out;
-  };
-  for (const a of coarseAlphas) for (const c of coarseGammas) run(a, c);
-
-  // Refinement: around each of the best few cells, a finer grid spanning its neighbours on the
-  // previous grid (geometric between positive values; linear next to 0), narrowing each round.
-  let alphas = coarseAlphas;
-  let gammas = coarseGammas;
-  for (let round = 0; round < rounds; round++) {
-    const nextA: number[] = [];
-    const nextC: number[] = [];
-    for (const s of top(3)) {
-      const fa = around(alphas, s.alpha);
-      const fc = around(gammas, s.gamma);
-      for (const a of fa) for (const c of fc) run(a, c);
-      nextA.push(...fa);
-      nextC.push(...fc);
-    }
-    alphas = uniqueSorted(nextA);
-    gammas = uniqueSorted(nextC);
-  }
-
-  const best = top(1)[0];
-  const params = { maxShortlist };
+  const sweep = new DeltaSweep(prepared, defaults);
+  const best = searchGrid((alpha, gamma) => sweep.bestFor(alpha, gamma), defaults, options.grid);
   // Report Hit@1 by replaying route()'s own ruling, not the sweep's bookkeeping.
   const hitRate = (alpha: number, gamma: number, delta: number) =>
     kept.filter((r) => {
-      const chosen = chooseByRuling(r.verdict as VerdictRecord[], { alpha, gamma, delta, ...params });
+      const chosen = chooseByRuling(r.verdict as VerdictRecord[], { alpha, gamma, delta, maxShortlist });
       return chosen !== null && r.accepted.includes(chosen);
     }).length / R;
-  const avgShortlistAt = (delta: number) =>
-    prepared.reduce((s, p) => {
-      let m = 0;
-      while (m < p.g.length && !(p.g[m] < p.g[0] - delta)) m++;
-      return s + m;
-    }, 0) / R;
+  const avgShortlistAt = (delta: number) => kept.reduce((n, r) => n + shortlist(r.verdict!, delta, maxShortlist).length, 0) / R;
   return {
     alpha: best.alpha,
     gamma: best.gamma,
@@ -284,8 +163,162 @@ export function calibrate(records: readonly PerQueryRecord[], options: Calibrate
     defaultAvgShortlist: avgShortlistAt(defaults.delta),
     evaluated: R,
     oracleHitAt1: prepared.filter((p) => p.gold.some((x) => x === 1)).length / R,
-    settings,
+    settings: sweep.settings,
   };
+}
+
+/** The constants calibration compares with and breaks ties toward. */
+type Defaults = NonNullable<CalibrateOptions["defaults"]>;
+
+/**
+ * The exact search over Δ for given (α, γ). Candidate j of record r joins the shortlist once
+ * Δ ≥ gap = g_0 − g_j (> 0 past the ties of the best); between two consecutive distinct gaps every
+ * shortlist is fixed, so one sweep over the joins in gap order tries every distinct Δ.
+ */
+class DeltaSweep {
+  /** (α, γ, Δ-interval) settings tried so far. */
+  settings = 0;
+  readonly #prepared: Prepared[];
+  readonly #defaults: Defaults;
+  /** The joins, in gap order. */
+  readonly #events: { gap: number; r: number }[] = [];
+  /** Interval i is [lows[i], lows[i+1]): lows[0] = 0, then each distinct gap; the last is unbounded. */
+  readonly #lows: number[];
+  /** The Δ reported for each interval, and the average shortlist it yields. */
+  readonly #rep: Float64Array;
+  readonly #avgShort: Float64Array;
+  /** prefixHit[r][m]: the ruling over record r's first m candidates commits to a gold. */
+  readonly #prefixHit: Uint8Array[];
+
+  constructor(prepared: Prepared[], defaults: Defaults) {
+    this.#prepared = prepared;
+    this.#defaults = defaults;
+    prepared.forEach((p, r) => {
+      for (let j = p.atZero; j < p.g.length; j++) this.#events.push({ gap: p.g[0] - p.g[j], r });
+    });
+    this.#events.sort((a, b) => a.gap - b.gap);
+    this.#lows = [0, ...uniqueSorted(this.#events.map((e) => e.gap).filter((x) => x > 0))];
+    this.#rep = new Float64Array(this.#lows.length);
+    this.#avgShort = new Float64Array(this.#lows.length);
+    this.#prefixHit = prepared.map((p) => new Uint8Array(p.g.length + 1));
+    this.#describeIntervals();
+  }
+
+  #describeIntervals(): void {
+    const prepared = this.#prepared;
+    const lows = this.#lows;
+    const events = this.#events;
+    let total = prepared.reduce((s, p) => s + p.atZero, 0);
+    let e = 0;
+    for (let i = 0; i < lows.length; i++) {
+      const lo = lows[i];
+      const hi = i + 1 < lows.length ? lows[i + 1] : Infinity;
+      for (; e < events.length && events[e].gap <= lo; e++) total++;
+      this.#avgShort[i] = total / prepared.length;
+      // Within an interval every Δ rules alike on these records: take the default when it lies
+      // inside, else a point clear of both ends (a Δ on a boundary would hinge on one task's gap).
+      const d = this.#defaults.delta;
+      if (d > lo && d < hi) this.#rep[i] = d;
+      else this.#rep[i] = hi === Infinity ? (lo > 0 ? lo * 1.25 : 1) : (lo + hi) / 2;
+    }
+  }
+
+  /** Fills prefixHit for (α, γ): the running argmax of S over each record's candidates. */
+  #fillPrefixHits(alpha: number, gamma: number): void {
+    this.#prepared.forEach((p, r) => {
+      const hit = this.#prefixHit[r];
+      let bestS = -Infinity;
+      let bestJ = -1;
+      for (let j = 0; j < p.g.length; j++) {
+        const S = ruling(p.g[j], p.L[j], p.V[j], alpha, gamma);
+        // strictly greater: on equal S the earlier candidate stays, as rule()'s stable sort keeps it
+        if (bestJ < 0 || S > bestS) {
+          bestS = S;
+          bestJ = j;
+        }
+        hit[j + 1] = p.gold[bestJ];
+      }
+    });
+  }
+
+  /** The best Δ-interval for (α, γ), by one sweep over the joins. */
+  bestFor(alpha: number, gamma: number): Setting {
+    this.#fillPrefixHits(alpha, gamma);
+    const prefixHit = this.#prefixHit;
+    const events = this.#events;
+    const defaults = this.#defaults;
+    const m = this.#prepared.map((p) => p.atZero);
+    let hits = 0;
+    for (let r = 0; r < m.length; r++) hits += prefixHit[r][m[r]];
+    let best: Setting | undefined;
+    let e = 0;
+    for (let i = 0; i < this.#lows.length; i++) {
+      while (e < events.length && events[e].gap <= this.#lows[i]) {
+        const r = events[e].r;
+        hits += prefixHit[r][m[r] + 1] - prefixHit[r][m[r]];
+        m[r]++;
+        e++;
+      }
+      this.settings++;
+      if (best && hits < best.hits) continue;
+      const delta = this.#rep[i];
+      const distance = logDistance(alpha, defaults.alpha) + logDistance(gamma, defaults.gamma) + logDistance(delta, defaults.delta);
+      const s: Setting = { alpha, gamma, delta, hits, avgShortlist: this.#avgShort[i], distance };
+      if (better(s, best)) best = s;
+    }
+    return best!;
+  }
+}
+
+/**
+ * The (α, γ) search: a coarse grid (log-spaced with 0 and the defaults, unless `grid` says
+ * otherwise), then rounds of refinement around the best few cells. Returns the best setting.
+ */
+function searchGrid(bestFor: (alpha: number, gamma: number) => Setting, defaults: Defaults, grid: CalibrationGrid | undefined): Setting {
+  const coarseAlphas = uniqueSorted(grid?.alphas ?? [0, ...quarterDecades(-3, 2), defaults.alpha]);
+  const coarseGammas = uniqueSorted(grid?.gammas ?? [0, ...quarterDecades(-4, 1), defaults.gamma]);
+  for (const x of [...coarseAlphas, ...coarseGammas]) if (!(x >= 0) || !Number.isFinite(x)) throw invalidArgument("calibrate: grid values must be finite and ≥ 0");
+  const rounds = grid?.refine ?? 2;
+
+  const tried = new Map<string, Setting>();
+  const run = (alpha: number, gamma: number): Setting => {
+    const key = `${alpha},${gamma}`;
+    let s = tried.get(key);
+    if (!s) tried.set(key, (s = bestFor(alpha, gamma)));
+    return s;
+  };
+  for (const a of coarseAlphas) for (const c of coarseGammas) run(a, c);
+
+  // Refinement: around each of the best few cells, a finer grid spanning its neighbours on the
+  // previous grid (geometric between positive values; linear next to 0), narrowing each round.
+  let alphas = coarseAlphas;
+  let gammas = coarseGammas;
+  for (let round = 0; round < rounds; round++) {
+    const nextA: number[] = [];
+    const nextC: number[] = [];
+    for (const s of top(tried, 3)) {
+      const fa = around(alphas, s.alpha);
+      const fc = around(gammas, s.gamma);
+      for (const a of fa) for (const c of fc) run(a, c);
+      nextA.push(...fa);
+      nextC.push(...fc);
+    }
+    alphas = uniqueSorted(nextA);
+    gammas = uniqueSorted(nextC);
+  }
+  return top(tried, 1)[0];
+}
+
+/** The `n` best settings tried, best first (ties to the one tried first). */
+function top(tried: ReadonlyMap<string, Setting>, n: number): Setting[] {
+  const all = [...tried.values()];
+  const out: Setting[] = [];
+  while (out.length < n && all.length > 0) {
+    let bi = 0;
+    for (let i = 1; i < all.length; i++) if (better(all[i], all[bi])) bi = i;
+    out.push(all.splice(bi, 1)[0]);
+  }
+  return out;
 }
 
 /** Nine points spanning x's neighbours in the sorted grid `values` (x itself included). */

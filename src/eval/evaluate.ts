@@ -4,10 +4,9 @@
  */
 import { GavelError, invalidArgument } from "../errors.js";
 import { abortedError } from "../util/validate.js";
-import type { Router } from "../route/Router.js";
+import { chooseByRuling, type Router, type RulingParams, type VerdictRecord } from "../route/index.js";
 import { Bm25Index, type Bm25Options } from "../lexical/bm25.js";
 import { acceptedIds, hitAt1, LibraryIndex, recallAt, type LibraryEntry } from "./metrics.js";
-import { chooseByRuling, type VerdictRecord } from "../route/replay.js";
 import type { EvalTask } from "./tasks.js";
 
 /**
@@ -188,43 +187,10 @@ function sample(ids: string[], n = 5): string {
  */
 export async function evaluate(options: EvaluateOptions): Promise<EvalResult> {
   const { router, tasks, library, signal, onProgress } = options;
-  if (!Array.isArray(tasks)) throw invalidArgument("evaluate: tasks must be an array");
-  if (!Array.isArray(library)) throw invalidArgument("evaluate: library must be an array of skills");
-  const methods = options.methods ? EVAL_METHODS.filter((m) => options.methods!.includes(m)) : router ? [...EVAL_METHODS] : (["bm25"] as EvalMethod[]);
-  if (methods.length === 0) throw invalidArgument("evaluate: no method");
-  const k = options.k ?? 20;
-  if (!Number.isInteger(k) || k < 1) throw invalidArgument("evaluate: k must be a positive integer");
-  const needRouter = methods.some((m) => m !== "bm25");
-  const needVerdict = methods.some((m) => m === "ruling" || m === "gL" || m === "gV");
-  if (needRouter && !router) throw invalidArgument(`evaluate: methods ${methods.filter((m) => m !== "bm25").join(", ")} need a router`);
-  const warnings: string[] = [];
-
-  const ids = new Set<string>();
-  for (const s of library) {
-    if (ids.has(s.id)) throw invalidArgument(`evaluate: library id ${s.id} appears twice`);
-    ids.add(s.id);
-  }
-  if (needRouter && options.checkInstalled !== false) {
-    const { missing, differing, extra } = checkBank(router!, library);
-    if (missing.length > 0 || differing.length > 0) {
-      const parts: string[] = [];
-      if (missing.length) parts.push(`${missing.length} of the ${library.length} library skills are not installed in the bank (${sample(missing)})`);
-      if (differing.length) parts.push(`${differing.length} are installed with another name or description (${sample(differing)})`);
-      throw new GavelError(`${parts.join("; ")}: install the library first (gavel install <library> --bank ${router!.bankDir})`, "SKILL_NOT_FOUND");
-    }
-    if (extra.length) warnings.push(`the bank holds ${extra.length} skills outside the library (${sample(extra)}); the glance ranks them too`);
-  }
-
+  const plan = evaluationPlan(options);
+  const warnings = checkLibrary(options, plan);
   const index = new LibraryIndex(library);
-  let bm25: Bm25Index | undefined;
-  if (methods.includes("bm25")) {
-    if (options.bm25 instanceof Bm25Index) {
-      bm25 = options.bm25;
-      if (bm25.size !== library.filter((s) => !s.disableModelInvocation).length) warnings.push("the BM25 index given was not built over this library");
-    } else {
-      bm25 = new Bm25Index(library.filter((s) => !s.disableModelInvocation), options.bm25);
-    }
-  }
+  const bm25 = plan.methods.includes("bm25") ? bm25Over(library, options.bm25, warnings) : undefined;
   const maxShortlist = router?.projections.maxShortlist ?? 0;
   const ruling = router ? { alpha: router.projections.alpha, gamma: router.projections.gamma, delta: router.projections.delta, maxShortlist } : undefined;
 
@@ -235,12 +201,7 @@ export async function evaluate(options: EvaluateOptions): Promise<EvalResult> {
     skipped.push(t.id);
     return false;
   });
-  // Earlier records reused: those of scored tasks that hold what every asked method reads.
-  const reusable = new Map<string, PerQueryRecord>();
-  for (const r of options.previous ?? []) {
-    const complete = (!bm25 || Array.isArray(r.bm25)) && (!needRouter || Array.isArray(r.glance)) && (!needVerdict || Array.isArray(r.verdict));
-    if (complete) reusable.set(r.id, r);
-  }
+  const reusable = reusableRecords(options.previous, { bm25: !!bm25, ...plan });
   let done = 0;
   for (const task of scored) {
     if (signal?.aborted) throw abortedError();
@@ -252,29 +213,101 @@ export async function evaluate(options: EvaluateOptions): Promise<EvalResult> {
     }
     const accepted = acceptedIds(task.gold_skill_ids, index);
     const rec: PerQueryRecord = { id: task.id, ...(task.batch !== undefined ? { batch: task.batch } : {}), golds: [...task.gold_skill_ids], accepted: [...accepted] };
-    if (bm25) rec.bm25 = bm25.search(task.text, k).map((h) => h.id);
-    if (needRouter) {
-      // The glance list is at least as long as the verdict pool, so each candidate's glance position
-      // (route()'s tie order) is known.
-      const { glance, verdict } = await router!.rank(task.text, { glanceTop: Math.max(k, maxShortlist), verdictTop: needVerdict ? maxShortlist : 0, signal });
-      const position = new Map(glance.map((h, i) => [h.skill, i]));
-      rec.glance = glance.slice(0, k).map(({ skill, g }) => ({ skill, g }));
-      if (needVerdict) {
-        rec.verdict = verdict
-          .map(({ skill, g, L, V }) => ({ skill, g, L, V }))
-          .sort((a, b) => position.get(a.skill)! - position.get(b.skill)!);
-        rec.chosen = {
-          ruling: chooseByRuling(rec.verdict, ruling!),
-          gL: chooseByRuling(rec.verdict, { ...ruling!, gamma: 0 }),
-          gV: chooseByRuling(rec.verdict, { ...ruling!, alpha: 0 }),
-        };
-      }
-    }
+    if (bm25) rec.bm25 = bm25.search(task.text, plan.k).map((h) => h.id);
+    if (plan.needRouter) await readRouter(rec, router!, task.text, { k: plan.k, needVerdict: plan.needVerdict, ruling: ruling!, signal });
     perQuery.push(rec);
     await options.onRecord?.(rec);
     onProgress?.({ done: ++done, total: scored.length, task: task.id });
   }
-  return { table: scoreRecords(perQuery, methods, k), perQuery, skipped, warnings };
+  return { table: scoreRecords(perQuery, plan.methods, plan.k), perQuery, skipped, warnings };
+}
+
+/** What an evaluation runs: its methods, its k, and which read-outs they need. */
+interface EvaluationPlan {
+  methods: EvalMethod[];
+  k: number;
+  /** Some method reads the router (every method but bm25). */
+  needRouter: boolean;
+  /** Some method reads the verdict (the ruling and its ablations). */
+  needVerdict: boolean;
+}
+
+/** Checks the options and settles the methods (default: every one with a router, else bm25) and k. */
+function evaluationPlan(options: EvaluateOptions): EvaluationPlan {
+  const { router, tasks, library } = options;
+  if (!Array.isArray(tasks)) throw invalidArgument("evaluate: tasks must be an array");
+  if (!Array.isArray(library)) throw invalidArgument("evaluate: library must be an array of skills");
+  const methods = options.methods ? EVAL_METHODS.filter((m) => options.methods!.includes(m)) : router ? [...EVAL_METHODS] : (["bm25"] as EvalMethod[]);
+  if (methods.length === 0) throw invalidArgument("evaluate: no method");
+  const k = options.k ?? 20;
+  if (!Number.isInteger(k) || k < 1) throw invalidArgument("evaluate: k must be a positive integer");
+  const needRouter = methods.some((m) => m !== "bm25");
+  const needVerdict = methods.some((m) => m === "ruling" || m === "gL" || m === "gV");
+  if (needRouter && !router) throw invalidArgument(`evaluate: methods ${methods.filter((m) => m !== "bm25").join(", ")} need a router`);
+  return { methods, k, needRouter, needVerdict };
+}
+
+/**
+ * Library ids must be unique and, when the router is read (and `checkInstalled` is not false), the
+ * bank must hold every library skill as it is. Returns the warnings worth giving.
+ */
+function checkLibrary(options: EvaluateOptions, plan: EvaluationPlan): string[] {
+  const { router, library } = options;
+  const warnings: string[] = [];
+  const ids = new Set<string>();
+  for (const s of library) {
+    if (ids.has(s.id)) throw invalidArgument(`evaluate: library id ${s.id} appears twice`);
+    ids.add(s.id);
+  }
+  if (plan.needRouter && options.checkInstalled !== false) {
+    const { missing, differing, extra } = checkBank(router!, library);
+    if (missing.length > 0 || differing.length > 0) {
+      const parts: string[] = [];
+      if (missing.length) parts.push(`${missing.length} of the ${library.length} library skills are not installed in the bank (${sample(missing)})`);
+      if (differing.length) parts.push(`${differing.length} are installed with another name or description (${sample(differing)})`);
+      throw new GavelError(`${parts.join("; ")}: install the library first (gavel install <library> --bank ${router!.bankDir})`, "SKILL_NOT_FOUND");
+    }
+    if (extra.length) warnings.push(`the bank holds ${extra.length} skills outside the library (${sample(extra)}); the glance ranks them too`);
+  }
+  return warnings;
+}
+
+/** BM25 over the routable library skills: the index given (warning when it was built elsewhere), or a new one. */
+function bm25Over(library: readonly EvalLibrarySkill[], given: EvaluateOptions["bm25"], warnings: string[]): Bm25Index {
+  const routable = library.filter((s) => !s.disableModelInvocation);
+  if (!(given instanceof Bm25Index)) return new Bm25Index(routable, given);
+  if (given.size !== routable.length) warnings.push("the BM25 index given was not built over this library");
+  return given;
+}
+
+/** Earlier records that hold what every asked method reads, by task id. */
+function reusableRecords(previous: readonly PerQueryRecord[] | undefined, need: { bm25: boolean; needRouter: boolean; needVerdict: boolean }): Map<string, PerQueryRecord> {
+  const reusable = new Map<string, PerQueryRecord>();
+  for (const r of previous ?? []) {
+    const complete = (!need.bm25 || Array.isArray(r.bm25)) && (!need.needRouter || Array.isArray(r.glance)) && (!need.needVerdict || Array.isArray(r.verdict));
+    if (complete) reusable.set(r.id, r);
+  }
+  return reusable;
+}
+
+/**
+ * Asks the router once ({@link Router.rank}) and fills the record: the glance's top k and, when
+ * needed, the verdict in glance order and what the ruling and its ablations commit to.
+ */
+async function readRouter(rec: PerQueryRecord, router: Router, text: string, o: { k: number; needVerdict: boolean; ruling: RulingParams; signal?: AbortSignal }): Promise<void> {
+  const { maxShortlist } = o.ruling;
+  // The glance list is at least as long as the verdict pool, so each candidate's glance position
+  // (route()'s tie order) is known.
+  const { glance, verdict } = await router.rank(text, { glanceTop: Math.max(o.k, maxShortlist), verdictTop: o.needVerdict ? maxShortlist : 0, signal: o.signal });
+  const position = new Map(glance.map((h, i) => [h.skill, i]));
+  rec.glance = glance.slice(0, o.k).map(({ skill, g }) => ({ skill, g }));
+  if (!o.needVerdict) return;
+  rec.verdict = verdict.map(({ skill, g, L, V }) => ({ skill, g, L, V })).sort((a, b) => position.get(a.skill)! - position.get(b.skill)!);
+  rec.chosen = {
+    ruling: chooseByRuling(rec.verdict, o.ruling),
+    gL: chooseByRuling(rec.verdict, { ...o.ruling, gamma: 0 }),
+    gV: chooseByRuling(rec.verdict, { ...o.ruling, alpha: 0 }),
+  };
 }
 
 /**

@@ -5,7 +5,7 @@
  */
 export { Bm25Index, bm25Tokens, type Bm25Doc, type Bm25Hit, type Bm25Options } from "../lexical/bm25.js";
 export { acceptedIds, hitAt1, libraryIndex, LibraryIndex, recallAt, type LibraryEntry, type Ranked } from "./metrics.js";
-export { chooseByRuling, type RulingParams, type VerdictRecord } from "../route/replay.js";
+export { chooseByRuling, type RulingParams, type VerdictRecord } from "../route/index.js";
 export { batchNumber, loadTasks, parseBatches, selectTasks, type EvalTask } from "./tasks.js";
 export {
   checkBank,

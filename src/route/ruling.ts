@@ -2,6 +2,12 @@
  * The verdict's read-outs and the ruling (paper, sections 3.4–3.5): L is the mean log-likelihood of
  * the task tokens with the skill as prefix, V the log-odds of yes over no after the question, and
  * S = g + αL + γV, a product of experts.
+ *
+ * {@link rule} is the one implementation of the ruling's order: {@link Router.route} commits to its
+ * first candidate, and {@link chooseByRuling} replays it from recorded read-outs for evaluation and
+ * calibration, so the two cannot disagree.
+ *
+ * @module
  */
 
 /** log Σ exp(x) over the given values, stable. */
@@ -35,7 +41,7 @@ export function yesNoLogOdds(final: Float32Array, nYes: number): number {
 }
 
 /** The candidates the verdict examines: g within Δ of the best, at most `max`, best first. */
-export function shortlist<T extends { g: number }>(ranked: T[], delta: number, max: number): T[] {
+export function shortlist<T extends { g: number }>(ranked: readonly T[], delta: number, max: number): T[] {
   if (ranked.length === 0) return [];
   const best = ranked[0].g;
   const out: T[] = [];
@@ -49,4 +55,53 @@ export function shortlist<T extends { g: number }>(ranked: T[], delta: number, m
 /** S = g + αL + γV. */
 export function ruling(g: number, L: number, V: number, alpha: number, gamma: number): number {
   return g + alpha * L + gamma * V;
+}
+
+/** The ruling's exchange rates: S = g + αL + γV. */
+export interface RulingWeights {
+  alpha: number;
+  gamma: number;
+}
+
+/** A candidate as the ruling reads it: the glance's g and the verdict's L and V. */
+export interface Ruled {
+  g: number;
+  L: number;
+  V: number;
+}
+
+/** Higher S first; equal (or unordered) S keep their order under a stable sort. */
+function byScoreDescending(a: { S: number }, b: { S: number }): number {
+  return b.S > a.S ? 1 : b.S < a.S ? -1 : 0;
+}
+
+/**
+ * The ruling: each candidate with its S = g + αL + γV, best S first. Candidates must come in glance
+ * order (g descending, the glance's own tie order); equal S keep that order (the sort is stable), so
+ * on a tie the earlier in glance order wins.
+ */
+export function rule<T extends Ruled>(candidates: readonly T[], w: RulingWeights): (T & { S: number })[] {
+  return candidates.map((c) => ({ ...c, S: ruling(c.g, c.L, c.V, w.alpha, w.gamma) })).sort(byScoreDescending);
+}
+
+/** A verdict read-out as per-query records keep it. */
+export interface VerdictRecord extends Ruled {
+  skill: string;
+}
+
+/** The ruling's constants. */
+export interface RulingParams extends RulingWeights {
+  delta: number;
+  /** Most candidates the verdict examines (the projections' maxShortlist). */
+  maxShortlist: number;
+}
+
+/**
+ * The ruling replayed from recorded read-outs: the skill {@link Router.route} would commit to under
+ * (α, γ, Δ), without running the model again: the first of {@link rule} over the candidates whose g
+ * is within Δ of the best (at most maxShortlist, in glance order). `verdict` must be in glance order.
+ * Null when there is no candidate.
+ */
+export function chooseByRuling(verdict: readonly VerdictRecord[], p: RulingParams): string | null {
+  return rule(shortlist(verdict, p.delta, p.maxShortlist), p)[0]?.skill ?? null;
 }

@@ -8,15 +8,16 @@
 import { GavelError, invalidArgument } from "../errors.js";
 import type { Model } from "../model/Model.js";
 import { RenderEncoder } from "../render/encode.js";
-import { modelFingerprint } from "../model/fingerprint.js";
-import { coverFarthestFirstAsync, projectNormalize } from "../kernels/kernels.js";
+import { modelFingerprint, type ModelFingerprint } from "../model/fingerprint.js";
+import { coverKeys } from "../route/index.js";
 import { defaultLayer, Projections, PROJECTION_DEFAULTS } from "../projections/projections.js";
-import { loadSkills } from "../skills/index.js";
+import { loadSkills, type Skill } from "../skills/index.js";
 import { Bm25Index } from "../lexical/bm25.js";
 import { excludePairs, readPairs, readTaskTexts, selfSupervisedPairs, splitValidation, trainingRender, type Pair } from "./pairs.js";
 import { readLayerChoice } from "./layer.js";
 import { StatesCache } from "./states-cache.js";
 import { inOrder } from "../util/in-order.js";
+import { checkLayer } from "../util/validate.js";
 import { runTraining, TRAIN_DEFAULTS, type RetrievalMetrics, type TrainingExample, type TrainProgress } from "./trainer.js";
 
 /** Options of {@link trainProjections}. */
@@ -95,87 +96,14 @@ export async function trainProjections(model: Model, o: TrainProjectionsOptions)
   const log = o.onLog ?? (() => {});
   if (!o.pairs === !o.selfSupervised) throw invalidArgument("pass exactly one of pairs (a JSONL file) and selfSupervised");
   const seed = o.seed ?? 0;
-  const { nEmbd, nLayer, contextSize } = model.info;
+  const { nEmbd } = model.info;
   const fp = await modelFingerprint(model);
-  let layer = o.layer;
-  if (o.layerFile !== undefined) {
-    const choice = await readLayerChoice(o.layerFile, fp);
-    if (layer !== undefined && layer !== choice.layer) throw invalidArgument(`--layer ${layer} contradicts ${o.layerFile} (layer ${choice.layer})`);
-    layer = choice.layer;
-  }
-  layer ??= defaultLayer(nLayer);
-  if (!Number.isInteger(layer) || layer < 0 || layer >= nLayer) throw new GavelError(`layer ${layer} is out of range (0..${nLayer - 1})`, "LAYER_OUT_OF_RANGE");
+  const layer = await resolveLayer(model, o, fp);
   const dim = o.dim ?? PROJECTION_DEFAULTS.dim;
-
-  const { skills, failed } = await loadSkills(o.library, { limit: o.limit, signal: o.signal });
-  if (failed.length) log(`${failed.length} library entries failed to load and are left out`);
-  if (skills.length < 2) throw new GavelError("training needs at least two skills", "EMPTY_LIBRARY");
-
-  let pairs: Pair[];
-  if (o.pairs) {
-    const r = await readPairs(o.pairs, skills);
-    r.dropped.slice(0, 5).forEach(log);
-    if (r.dropped.length > 5) log(`… ${r.dropped.length} pairs dropped in all (gold skills not in the library)`);
-    pairs = r.pairs;
-  } else pairs = selfSupervisedPairs(skills, seed);
-  const taskTexts = o.excludeTasks ? await readTaskTexts(o.excludeTasks) : undefined;
-  const ex = excludePairs(pairs, skills, { exclude: o.exclude, taskTexts });
-  if (ex.excludedSkills || ex.excludedTasks) log(`excluded ${ex.excludedSkills} pairs of excluded skills and ${ex.excludedTasks} pairs equal to a task text`);
-  const split = splitValidation(ex.pairs, o.valFraction ?? 0.05, seed);
-  if (split.train.length === 0) throw invalidArgument("no training pair is left");
-
-  // States: every skill's keyed tokens and every query's task tokens, at ℓ*.
-  const skillTokens = Math.min(o.skillTokens ?? 8192, contextSize);
-  const encoder = new RenderEncoder(model, skillTokens);
-  const cache = await StatesCache.open(o.cache, model, layer);
-  const skillStates: Float32Array[] = [];
-  let stateTokens = 0;
-  // Progress of the (slow, once) states pass: a line every ~5%.
-  const every = (n: number) => Math.max(1, Math.round(n / 20));
-  // Up to 4 skills in flight: while one skill's forward pass runs natively, the next ones render and
-  // tokenize (off the JS thread, which on a GPU would otherwise bound the pass). States land in
-  // library order.
-  await inOrder(
-    skills.entries(),
-    { width: 4, beforeEach: () => { if (o.signal?.aborted) throw new GavelError("training aborted", "ABORTED"); } },
-    async ([i, s]) => {
-      if (i % every(skills.length) === 0) log(`states: skill ${i}/${skills.length}`);
-      const enc = await encoder.encodeSkillAsync(trainingRender(s, !!o.selfSupervised));
-      return cache.get(enc.tokens, enc.keyStart, enc.keyEnd);
-    },
-    (_, outcome) => {
-      if (!outcome.ok) throw outcome.error;
-      skillStates.push(outcome.value);
-      stateTokens += outcome.value.length / nEmbd;
-    },
-  );
-  const taskMax = Math.max(16, contextSize - 64);
-  const texts = new Map<TrainingExample, string>(); // each example's query text, for hard-negative mining
-  const toExamples = async (list: Pair[]): Promise<TrainingExample[]> => {
-    const out: TrainingExample[] = [];
-    for (const [i, p] of list.entries()) {
-      if (o.signal?.aborted) throw new GavelError("training aborted", "ABORTED");
-      if (i % every(list.length) === 0) log(`states: query ${i}/${list.length}`);
-      const enc = encoder.encodeTask(p.query, taskMax);
-      if (enc.taskEnd <= enc.taskStart || enc.tokens.length > contextSize) continue;
-      const positives = p.positives.filter((i) => skillStates[i].length > 0);
-      if (positives.length === 0) continue;
-      const q = await cache.get(enc.tokens, enc.taskStart, enc.taskEnd);
-      stateTokens += q.length / nEmbd;
-      out.push({ query: q, positives });
-      texts.set(out[out.length - 1], p.query);
-    }
-    return out;
-  };
-  const train = await toExamples(split.train);
-  const val = await toExamples(split.val);
-  if ((o.hardNegatives ?? 0) > 0) {
-    const t = performance.now();
-    const found = mineHardNegatives(train, texts, skills, HARD_POOL);
-    log(`hard negatives: BM25 look-alikes for ${found} of ${train.length} train tasks (${((performance.now() - t) / 1000).toFixed(1)} s)`);
-  }
-  log(`states: ${skills.length} skills, ${train.length} train + ${val.length} val tasks, ${stateTokens} tokens at layer ${layer} (cache ${cache.stats.hits} hits, ${cache.stats.misses} computed; f16 on disk ≈ ${((stateTokens * nEmbd * 2) / 2 ** 20).toFixed(1)} MiB)`);
-  const set = { nEmbd, skills: skillStates, train, val };
+  const skills = await loadLibrary(o, log);
+  const split = await trainingPairs(o, skills, seed, log);
+  const states = await computeStates(model, o, layer, skills, split, log);
+  const set = { nEmbd, skills: states.skills, train: states.train, val: states.val };
 
   const common = {
     dim, batchTasks: o.batchTasks, batchTokens: o.batchTokens, negatives: o.negatives, hardNegatives: o.hardNegatives, inBatch: o.inBatch, seed, threads: o.threads,
@@ -189,18 +117,7 @@ export async function trainProjections(model: Model, o: TrainProjectionsOptions)
   const eps = o.eps ?? PROJECTION_DEFAULTS.eps;
   if ((o.finetuneSteps ?? 0) > 0) {
     // The banks the router would install with these W_s: ε-covers of each skill's unit keys.
-    const keys: Float32Array[] = [];
-    for (const st of skillStates) {
-      if (st.length === 0) {
-        keys.push(new Float32Array(0));
-        continue;
-      }
-      const all = await projectNormalize(st, nEmbd, ws, dim);
-      const kept = await coverFarthestFirstAsync(all, dim, eps);
-      const k = new Float32Array(kept.length * dim);
-      kept.forEach((j, i) => k.set(all.subarray(j * dim, (j + 1) * dim), i * dim));
-      keys.push(k);
-    }
+    const keys = await installedKeys(states.skills, nEmbd, { ws, dim, eps });
     const ft = await runTraining(set, {
       ...common, phase: "finetune", keys, init: { wq, ws }, steps: o.finetuneSteps!,
       lr: o.finetuneLr ?? TRAIN_DEFAULTS.finetuneLr, checkpoint: `${o.out}.finetune.ckpt`,
@@ -213,13 +130,147 @@ export async function trainProjections(model: Model, o: TrainProjectionsOptions)
     trainedBy: o.trainedBy ?? `gavel train (${o.selfSupervised ? "self-supervised" : "pairs"}, ${main.steps} steps, seed ${seed})`,
   });
   await projections.save(o.out);
+  const { stateTokens } = states;
   return {
-    projections, layer, skills: skills.length, trainPairs: train.length, valPairs: val.length, stateTokens,
+    projections, layer, skills: skills.length, trainPairs: states.train.length, valPairs: states.val.length, stateTokens,
     cacheBytes: stateTokens * nEmbd * 2, losses: main.losses, val: main.val, finetuneVal,
     tokensPerSec: main.tokensPerSec, stepsPerSec: main.stepsPerSec,
   };
 }
 
+/** ℓ*: the option, else `layerFile`'s choice (they must agree when both are given), else the default. */
+async function resolveLayer(model: Model, o: TrainProjectionsOptions, fp: ModelFingerprint): Promise<number> {
+  const { nLayer } = model.info;
+  let layer = o.layer;
+  if (o.layerFile !== undefined) {
+    const choice = await readLayerChoice(o.layerFile, fp);
+    if (layer !== undefined && layer !== choice.layer) throw invalidArgument(`--layer ${layer} contradicts ${o.layerFile} (layer ${choice.layer})`);
+    layer = choice.layer;
+  }
+  layer ??= defaultLayer(nLayer);
+  checkLayer(layer, nLayer);
+  return layer;
+}
+
+/** The skill library; entries that fail to load are left out (and logged). */
+async function loadLibrary(o: TrainProjectionsOptions, log: (line: string) => void): Promise<Skill[]> {
+  const { skills, failed } = await loadSkills(o.library, { limit: o.limit, signal: o.signal });
+  if (failed.length) log(`${failed.length} library entries failed to load and are left out`);
+  if (skills.length < 2) throw new GavelError("training needs at least two skills", "EMPTY_LIBRARY");
+  return skills;
+}
+
+/** The labelled (or self-supervised) pairs, exclusions applied, split into train and validation. */
+async function trainingPairs(o: TrainProjectionsOptions, skills: readonly Skill[], seed: number, log: (line: string) => void): Promise<{ train: Pair[]; val: Pair[] }> {
+  let pairs: Pair[];
+  if (o.pairs) {
+    const r = await readPairs(o.pairs, skills);
+    r.dropped.slice(0, 5).forEach(log);
+    if (r.dropped.length > 5) log(`… ${r.dropped.length} pairs dropped in all (gold skills not in the library)`);
+    pairs = r.pairs;
+  } else pairs = selfSupervisedPairs(skills, seed);
+  const taskTexts = o.excludeTasks ? await readTaskTexts(o.excludeTasks) : undefined;
+  const ex = excludePairs(pairs, skills, { exclude: o.exclude, taskTexts });
+  if (ex.excludedSkills || ex.excludedTasks) log(`excluded ${ex.excludedSkills} pairs of excluded skills and ${ex.excludedTasks} pairs equal to a task text`);
+  const split = splitValidation(ex.pairs, o.valFraction ?? 0.05, seed);
+  if (split.train.length === 0) throw invalidArgument("no training pair is left");
+  return split;
+}
+
+/** Backbone states at ℓ* of every skill's keyed tokens and every kept example's task tokens. */
+interface StatesPass {
+  skills: Float32Array[];
+  train: TrainingExample[];
+  val: TrainingExample[];
+  /** Tokens of states held, skills and queries together. */
+  stateTokens: number;
+}
+
+/** A progress line every ~5% of a (slow, once) states pass. */
+function every(n: number): number {
+  return Math.max(1, Math.round(n / 20));
+}
+
+function checkAborted(signal: AbortSignal | undefined): void {
+  if (signal?.aborted) throw new GavelError("training aborted", "ABORTED");
+}
+
+/**
+ * The states pass: skills' keyed tokens, then the train and validation queries' task tokens, all at ℓ*
+ * (cached on disk when `o.cache` is set); hard negatives mined when asked.
+ */
+async function computeStates(model: Model, o: TrainProjectionsOptions, layer: number, skills: readonly Skill[], split: { train: Pair[]; val: Pair[] }, log: (line: string) => void): Promise<StatesPass> {
+  const { nEmbd, contextSize } = model.info;
+  const skillTokens = Math.min(o.skillTokens ?? 8192, contextSize);
+  const encoder = new RenderEncoder(model, skillTokens);
+  const cache = await StatesCache.open(o.cache, model, layer);
+  const skillStates = await computeSkillStates(encoder, cache, skills, o, log);
+  const pass: StatesPass = { skills: skillStates, train: [], val: [], stateTokens: skillStates.reduce((n, st) => n + st.length / nEmbd, 0) };
+  const texts = new Map<TrainingExample, string>(); // each example's query text, for hard-negative mining
+  const toExamples = async (list: Pair[]): Promise<TrainingExample[]> => {
+    const out: TrainingExample[] = [];
+    for (const [i, p] of list.entries()) {
+      checkAborted(o.signal);
+      if (i % every(list.length) === 0) log(`states: query ${i}/${list.length}`);
+      const ex = await queryExample(encoder, cache, contextSize, skillStates, p);
+      if (!ex) continue;
+      pass.stateTokens += ex.query.length / nEmbd;
+      out.push(ex);
+      texts.set(ex, p.query);
+    }
+    return out;
+  };
+  pass.train = await toExamples(split.train);
+  pass.val = await toExamples(split.val);
+  if ((o.hardNegatives ?? 0) > 0) {
+    const t = performance.now();
+    const found = mineHardNegatives(pass.train, texts, skills, HARD_POOL);
+    log(`hard negatives: BM25 look-alikes for ${found} of ${pass.train.length} train tasks (${((performance.now() - t) / 1000).toFixed(1)} s)`);
+  }
+  log(`states: ${skills.length} skills, ${pass.train.length} train + ${pass.val.length} val tasks, ${pass.stateTokens} tokens at layer ${layer} (cache ${cache.stats.hits} hits, ${cache.stats.misses} computed; f16 on disk ≈ ${((pass.stateTokens * nEmbd * 2) / 2 ** 20).toFixed(1)} MiB)`);
+  return pass;
+}
+
+/** Every skill's keyed-token states at ℓ*, in library order. */
+async function computeSkillStates(encoder: RenderEncoder, cache: StatesCache, skills: readonly Skill[], o: TrainProjectionsOptions, log: (line: string) => void): Promise<Float32Array[]> {
+  const out: Float32Array[] = [];
+  // Up to 4 skills in flight: while one skill's forward pass runs natively, the next ones render and
+  // tokenize (off the JS thread, which on a GPU would otherwise bound the pass). States land in
+  // library order.
+  await inOrder(
+    skills.entries(),
+    { width: 4, beforeEach: () => checkAborted(o.signal) },
+    async ([i, s]) => {
+      if (i % every(skills.length) === 0) log(`states: skill ${i}/${skills.length}`);
+      const enc = await encoder.encodeSkillAsync(trainingRender(s, !!o.selfSupervised));
+      return cache.get(enc.tokens, enc.keyStart, enc.keyEnd);
+    },
+    (_, outcome) => {
+      if (!outcome.ok) throw outcome.error;
+      out.push(outcome.value);
+    },
+  );
+  return out;
+}
+
+/**
+ * One pair as a training example: its task tokens' states, and the positives that have keyed tokens.
+ * Undefined when the task has no tokens, does not fit the context, or no positive has states.
+ */
+async function queryExample(encoder: RenderEncoder, cache: StatesCache, contextSize: number, skillStates: readonly Float32Array[], p: Pair): Promise<TrainingExample | undefined> {
+  const enc = encoder.encodeTask(p.query, Math.max(16, contextSize - 64));
+  if (enc.taskEnd <= enc.taskStart || enc.tokens.length > contextSize) return undefined;
+  const positives = p.positives.filter((i) => skillStates[i].length > 0);
+  if (positives.length === 0) return undefined;
+  return { query: await cache.get(enc.tokens, enc.taskStart, enc.taskEnd), positives };
+}
+
+/** The keys the router would install for each skill's states under these W_s and ε (see route's coverKeys). */
+async function installedKeys(skillStates: readonly Float32Array[], nEmbd: number, p: { ws: Float32Array; dim: number; eps: number }): Promise<Float32Array[]> {
+  const keys: Float32Array[] = [];
+  for (const st of skillStates) keys.push((await coverKeys(st, nEmbd, p)).keys);
+  return keys;
+}
 
 /** Hard negatives kept per task: BM25's best look-alikes, of which each step draws a few. */
 const HARD_POOL = 20;

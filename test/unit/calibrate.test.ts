@@ -1,6 +1,8 @@
 // calibrate: fitting α, γ, Δ to recorded read-outs, on synthetic records whose optimum is known.
 import { describe, expect, it } from "vitest";
-import { calibrate, chooseByRuling, PAPER_RULING, type PerQueryRecord, type VerdictRecord } from "../../src/eval/index.js";
+import { calibrate, chooseByRuling, PAPER_RULING, type PerQueryRecord, type RulingParams, type VerdictRecord } from "../../src/eval/index.js";
+import { rule, ruling, shortlist } from "../../src/route/index.js";
+import { freshSeed, rng } from "../helpers/random.js";
 
 type Cand = [skill: string, g: number, L: number, V: number];
 
@@ -111,5 +113,56 @@ describe("calibrate", () => {
     expect(fit.hitAt1).toBe(0); // with one candidate the gold is never examined
     expect(fit.oracleHitAt1).toBe(0);
     expect(() => calibrate([{ id: "y", golds: ["gold"], accepted: ["gold"] }])).toThrow(/verdict/);
+  });
+});
+
+// The ruling lives once (src/route/ruling.ts): Router.route orders its shortlist with rule(), and
+// eval/calibrate replay it with chooseByRuling(). Both must also match what each did before they
+// shared one function: route() sorted by S (stable, so ties keep glance order), and the replay kept
+// the first strictly greater S over the Δ-shortlist.
+describe("the ruling: the router's order and the replay agree", () => {
+  const seed = freshSeed();
+  console.log(`calibrate.test.ts ruling seed: ${seed} (a failure names it)`);
+
+  /** Candidates in glance order, drawn from few values so that g ties and S ties are common. */
+  function candidates(r: () => number, n: number): VerdictRecord[] {
+    const pick = (xs: number[]) => xs[Math.floor(r() * xs.length)];
+    return Array.from({ length: n }, (_, i) => ({ skill: `s${i}`, g: pick([1, 0.75, 0.5, 0.25]), L: pick([-2, -1, 0]), V: pick([-1, 0, 1]) }))
+      .sort((a, b) => b.g - a.g);
+  }
+
+  /** route()'s order before rule(): S computed, then a stable sort by S descending. */
+  function routeOrderBefore(c: VerdictRecord[], alpha: number, gamma: number): string[] {
+    return c.map((x) => ({ ...x, S: x.g + alpha * x.L + gamma * x.V })).sort((a, b) => b.S - a.S).map((x) => x.skill);
+  }
+
+  /** The replay before it used rule(): the first strictly greater S over the Δ-shortlist. */
+  function replayBefore(c: VerdictRecord[], p: RulingParams): string | null {
+    let best: VerdictRecord | null = null;
+    let bestS = -Infinity;
+    for (const [i, x] of c.entries()) {
+      if (i >= p.maxShortlist || x.g < c[0].g - p.delta) break;
+      const S = x.g + p.alpha * x.L + p.gamma * x.V;
+      if (best === null || S > bestS) [best, bestS] = [x, S];
+    }
+    return best?.skill ?? null;
+  }
+
+  it(`on random candidate sets with ties (seed ${seed})`, () => {
+    const r = rng(seed);
+    let ties = 0;
+    for (let trial = 0; trial < 2000; trial++) {
+      const c = candidates(r, Math.floor(r() * 10));
+      const p: RulingParams = { alpha: [0, 0.5, 1, 2][trial % 4], gamma: [0, 0.25, 1][trial % 3], delta: [0, 0.25, 0.5, 10][trial % 4], maxShortlist: 1 + (trial % 8) };
+      const ruled = rule(c, p);
+      expect(ruled.map((x) => x.skill)).toEqual(routeOrderBefore(c, p.alpha, p.gamma));
+      for (const x of ruled) expect(x.S).toBe(ruling(x.g, x.L, x.V, p.alpha, p.gamma));
+      const short = shortlist(c, p.delta, p.maxShortlist);
+      const routed = rule(short, p)[0]?.skill ?? null;
+      expect(chooseByRuling(c, p)).toBe(routed);
+      expect(chooseByRuling(c, p)).toBe(replayBefore(c, p));
+      if (short.length > 1 && rule(short, p)[1].S === rule(short, p)[0].S) ties++;
+    }
+    expect(ties).toBeGreaterThan(50); // the draw did exercise ties at the top
   });
 });

@@ -1,0 +1,51 @@
+/**
+ * The glance (paper, section 3.3): every task token votes for the skills whose keys it matches best,
+ * and the library is ranked by the votes g. One pass over the whole key bank in native memory.
+ *
+ * @module
+ */
+import { GavelError } from "../errors.js";
+import type { KeyBankGlanceResult } from "../bank/key-bank.js";
+import { voteK } from "../kernels/kernels.js";
+import type { Queries } from "./context.js";
+import type { RouterParts } from "./parts.js";
+
+/** One skill as the glance ranks it. */
+export interface Ranked {
+  /** The skill's column in the glance's result (its m and argmax). */
+  column: number;
+  skill: string;
+  name: string;
+  g: number;
+}
+
+/** A glance over the routable library: the queries, the raw result, the ranking (best g first) and k. */
+export interface Glanced {
+  q: Queries;
+  res: KeyBankGlanceResult;
+  ranked: Ranked[];
+  /** Top-k of the vote: how many skills each task token votes for. */
+  k: number;
+}
+
+/**
+ * Glances over every skill that may be chosen automatically. `queriesOf` encodes the context; it is
+ * called only once the library is known to hold a routable skill.
+ *
+ * @throws GavelError `EMPTY_LIBRARY` when no skill is routable.
+ */
+export async function glanceLibrary({ library }: RouterParts, queriesOf: () => Promise<Queries>, signal?: AbortSignal): Promise<Glanced> {
+  const handles = library.routable();
+  if (handles.length === 0) throw new GavelError("no skill is installed (or every one has disable-model-invocation)", "EMPTY_LIBRARY");
+  const q = await queriesOf();
+  const k = voteK(handles.length);
+  // The whole bank when every skill is routable: a whole-bank glance is the one a CUDA build runs
+  // on the device (a restricted one gathers its columns from a whole-bank pass there too).
+  const all = handles.length === library.keys.size;
+  const res = await library.keys.glance(q.queries, { weights: q.weights, k, handles: all ? undefined : handles, signal });
+  const ranked = Array.from(res.handles, (h, s) => {
+    const id = library.idOf(h);
+    return { column: s, skill: id, name: library.entry(id).name, g: res.g[s] };
+  }).sort((a, b) => b.g - a.g || a.column - b.column);
+  return { q, res, ranked, k };
+}

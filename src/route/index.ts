@@ -1,0 +1,42 @@
+/**
+ * The route stage's public surface: the {@link Router} and its option and result types, the ruling
+ * (one implementation, used by the router and replayed by evaluation and calibration), and one
+ * skill's key encoding (used by install and by training). `train/` and `eval/` import route only
+ * from here.
+ *
+ * @module
+ */
+export { Router } from "./Router.js";
+export {
+  COMMIT_INTERVAL_MS,
+  type Candidate,
+  type GlanceHit,
+  type GlanceOptions,
+  type InstalledSkill,
+  type InstallOptions,
+  type InstallProgress,
+  type InstallReport,
+  type InstallStages,
+  type RankOptions,
+  type RankResult,
+  type RouteContext,
+  type RouteOptions,
+  type RouteResult,
+  type RouterOpenOptions,
+  type Vote,
+} from "./types.js";
+export type { VerdictInputs } from "./verdict.js";
+export {
+  chooseByRuling,
+  logSumExp,
+  meanLogLikelihood,
+  rule,
+  ruling,
+  shortlist,
+  yesNoLogOdds,
+  type Ruled,
+  type RulingParams,
+  type RulingWeights,
+  type VerdictRecord,
+} from "./ruling.js";
+export { coverKeys, encodeSkillKeys, type CoveredKeys, type SkillKeys, type StageLap } from "./keys.js";

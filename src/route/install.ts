@@ -1,0 +1,159 @@
+/**
+ * Installation (paper, section 3.3): each skill of a library costs one forward pass, and its ε-cover
+ * keys join the bank. Skills are encoded several at a time and stored strictly in library order, the
+ * bank is committed now and then, and the time of each stage is reported.
+ *
+ * @module
+ */
+import { GavelError, invalidArgument } from "../errors.js";
+import { abortedError, intOption, optionsObject, signalOption } from "../util/validate.js";
+import { inOrder, type Outcome } from "../util/in-order.js";
+import { loadSkills, type Skill, type SkillInput } from "../skills/index.js";
+import { encodeSkillKeys, type SkillKeys, type StageLap } from "./keys.js";
+import type { RouterParts } from "./parts.js";
+import { COMMIT_INTERVAL_MS, type InstallOptions, type InstallProgress, type InstallReport, type InstallStages } from "./types.js";
+
+/** {@link InstallOptions} checked, with their defaults. */
+interface InstallSettings {
+  signal?: AbortSignal;
+  /** Commit every this many installed skills; undefined: every {@link COMMIT_INTERVAL_MS}. */
+  commitEvery?: number;
+  /** Skills in flight at once. */
+  inFlight: number;
+  onProgress?: (p: InstallProgress) => void;
+  offset?: number;
+  limit?: number;
+}
+
+function installSettings(options: InstallOptions | undefined): InstallSettings {
+  const o = optionsObject(options, "options") as InstallOptions;
+  const signal = signalOption(o.signal);
+  const commitEvery = o.commitEvery === undefined ? undefined : intOption(o.commitEvery, "commitEvery", 1, 1 << 20, 64);
+  const inFlight = intOption(o.concurrency, "concurrency", 1, 256, 8);
+  if (o.onProgress !== undefined && typeof o.onProgress !== "function") throw invalidArgument("onProgress must be a function");
+  return { signal, commitEvery, inFlight, onProgress: o.onProgress, offset: o.offset, limit: o.limit };
+}
+
+/** A skill whose content the bank already holds: nothing to compute. */
+const UNCHANGED = Symbol("unchanged");
+
+/** Seconds since `t` (a performance.now() reading). */
+function secondsSince(t: number): number {
+  return (performance.now() - t) / 1000;
+}
+
+/** One install run: its settings, its report so far, and when it last committed. */
+class Installation {
+  readonly report: InstallReport;
+  readonly #parts: RouterParts;
+  readonly #settings: InstallSettings;
+  readonly #total: number;
+  #done = 0;
+  #staged = 0;
+  #lastCommit: number;
+
+  /** `started`: when the install began (the commit interval counts from it). */
+  constructor(parts: RouterParts, settings: InstallSettings, started: number, total: number, failed: InstallReport["failed"]) {
+    this.#parts = parts;
+    this.#lastCommit = started;
+    this.#settings = settings;
+    this.#total = total;
+    const stages: InstallStages = { render: 0, forward: 0, project: 0, cover: 0, store: 0, commit: 0 };
+    this.report = { installed: [], unchanged: [], failed: [...failed], truncated: [], tokens: 0, keys: 0, rawKeys: 0, seconds: 0, stages };
+  }
+
+  #progress(skill: string, status: InstallProgress["status"]): void {
+    this.#settings.onProgress?.({ done: ++this.#done, total: this.#total, skill, status });
+  }
+
+  /** The skill's keys, or UNCHANGED when the bank holds this content already. */
+  encode(skill: Skill): Promise<SkillKeys | typeof UNCHANGED> {
+    if (this.#parts.library.isCurrent(skill)) return Promise.resolve(UNCHANGED);
+    let t = performance.now();
+    const lap: StageLap = (stage) => {
+      const now = performance.now();
+      this.report.stages[stage] += (now - t) / 1000;
+      t = now;
+    };
+    const { model, projections, encoder } = this.#parts;
+    return encodeSkillKeys(model, projections, encoder, skill, { signal: this.#settings.signal, lap });
+  }
+
+  /**
+   * Takes one skill's outcome, in library order: stores its keys and text, or records it as unchanged
+   * or failed. An abort or a closed model ends the install; any other error fails this skill only.
+   */
+  async settle(skill: Skill, outcome: Outcome<SkillKeys | typeof UNCHANGED>): Promise<void> {
+    if (outcome.ok && outcome.value === UNCHANGED) {
+      this.report.unchanged.push(skill.id);
+      this.#progress(skill.id, "unchanged");
+      return;
+    }
+    try {
+      if (!outcome.ok) throw outcome.error;
+      await this.#store(skill, outcome.value as SkillKeys);
+      this.#progress(skill.id, "installed");
+      this.#staged++;
+      if (this.#commitDue()) await this.commit();
+    } catch (err) {
+      if (err instanceof GavelError && (err.code === "ABORTED" || err.code === "DISPOSED")) throw err;
+      const error = err instanceof GavelError ? err : new GavelError(`could not install: ${(err as Error).message}`, "SKILL_INVALID", { cause: err });
+      this.report.failed.push({ where: skill.source, error });
+      this.#progress(skill.id, "failed");
+    }
+  }
+
+  async #store(skill: Skill, enc: SkillKeys): Promise<void> {
+    const { library } = this.#parts;
+    const t = performance.now();
+    const { keys, keyTokens, keyPositions, renderTokens, renderCut } = enc;
+    await library.save(skill, { keyTokens, keyPositions, renderTokens, renderCut }, keys);
+    this.report.stages.store += secondsSince(t);
+    library.track(skill.id, keys);
+    const r = this.report;
+    r.installed.push(skill.id);
+    if (enc.truncated) r.truncated.push(skill.id);
+    r.tokens += renderTokens;
+    r.keys += keyTokens.length;
+    r.rawKeys += enc.rawKeys;
+  }
+
+  /** Every `commitEvery` skills when set, else once {@link COMMIT_INTERVAL_MS} have passed. */
+  #commitDue(): boolean {
+    const { commitEvery } = this.#settings;
+    return commitEvery !== undefined ? this.#staged % commitEvery === 0 : performance.now() - this.#lastCommit >= COMMIT_INTERVAL_MS;
+  }
+
+  /** Commits the bank, charging the time to the commit stage. */
+  async commit(): Promise<void> {
+    const t = performance.now();
+    await this.#parts.library.commit();
+    this.#lastCommit = performance.now();
+    this.report.stages.commit += (this.#lastCommit - t) / 1000;
+  }
+}
+
+/**
+ * Installs skills (see {@link Router.install}). Up to `concurrency` skills are encoded at once: while
+ * one skill's forward pass, projection and cover run natively, the next ones render (on the JS thread)
+ * and tokenize (on libuv workers). Results are stored strictly in library order (unchanged skills
+ * too), so the bank is the same as with one at a time.
+ */
+export async function installSkills(parts: RouterParts, source: string | readonly (Skill | SkillInput)[], options?: InstallOptions): Promise<InstallReport> {
+  const settings = installSettings(options);
+  const { signal } = settings;
+  const t0 = performance.now();
+  const { skills, failed } = await loadSkills(source, { offset: settings.offset, limit: settings.limit, signal });
+  const run = new Installation(parts, settings, t0, skills.length, failed);
+  const beforeEach = () => {
+    if (signal?.aborted) throw abortedError();
+  };
+  try {
+    await inOrder(skills, { width: settings.inFlight, beforeEach }, (s) => run.encode(s), (s, outcome) => run.settle(s, outcome));
+  } finally {
+    // Whatever was encoded before an abort or a failure is kept.
+    await run.commit();
+  }
+  run.report.seconds = secondsSince(t0);
+  return run.report;
+}

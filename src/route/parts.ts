@@ -1,0 +1,22 @@
+/**
+ * What the route stages share: the model, the projections, the render encoder and the installed
+ * library, plus the task budget they imply. {@link Router} builds it once when it opens and hands it
+ * to each stage.
+ *
+ * @module
+ */
+import type { Model } from "../model/Model.js";
+import type { Projections } from "../projections/projections.js";
+import type { RenderEncoder } from "../render/encode.js";
+import type { Library } from "../bank/library.js";
+
+/** The parts of a {@link Router} its stages work with. */
+export interface RouterParts {
+  readonly model: Model;
+  readonly projections: Projections;
+  /** Renders and tokenizes r(s), tasks and the verdict's continuation within the skill budget. */
+  readonly encoder: RenderEncoder;
+  readonly library: Library;
+  /** Most task tokens: r(s) (≤ skillBudget) + the verdict's continuation must fit the context. */
+  readonly taskBudget: number;
+}

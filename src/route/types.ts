@@ -1,0 +1,184 @@
+/**
+ * The router's public option and result types: what {@link Router.open}, {@link Router.install},
+ * {@link Router.glance}, {@link Router.route} and {@link Router.rank} take and give.
+ *
+ * @module
+ */
+import type { ChatMessage } from "../render/index.js";
+import type { LoadSkillsOptions, SkillFailure } from "../skills/index.js";
+import type { Projections } from "../projections/projections.js";
+
+/** A routing context: a written task, or a live chat (rendered with the model's chat template). */
+export type RouteContext = string | ChatMessage[];
+
+/** Options of {@link Router.open}. */
+export interface RouterOpenOptions {
+  /** The projections (W_q, W_s and the ruling's constants), or the path of their GGUF file. */
+  projections: Projections | string;
+  /** The bank's directory (created when missing). */
+  bankDir: string;
+  /** Most tokens of a skill render r(s); default min(30,720, ¾ of the model's context). */
+  skillBudget?: number;
+  /** Create the bank if it does not exist (default true). */
+  create?: boolean;
+}
+
+/** How often an install commits the bank by default (see {@link InstallOptions.commitEvery}). */
+export const COMMIT_INTERVAL_MS = 10_000;
+
+/** Progress of {@link Router.install}, reported after each skill. */
+export interface InstallProgress {
+  done: number;
+  total: number;
+  skill: string;
+  status: "installed" | "unchanged" | "failed";
+}
+
+/** Options of {@link Router.install}. */
+export interface InstallOptions extends Pick<LoadSkillsOptions, "offset" | "limit"> {
+  onProgress?: (p: InstallProgress) => void;
+  signal?: AbortSignal;
+  /**
+   * Commit the bank every this many installed skills, and at the end. By default it commits at most
+   * every {@link COMMIT_INTERVAL_MS} (and at the end): a commit rewrites the manifest, which grows
+   * with the bank (~90 MB at 30K skills), so committing every few dozen skills made a large install
+   * quadratic. An interrupted install loses at most the skills since the last commit.
+   */
+  commitEvery?: number;
+  /**
+   * Skills in flight at once (default 8): while the model runs one skill's forward pass, others are
+   * rendered and tokenized, projected and compressed. The bank is the same for any value (skills are
+   * stored in library order); a fast backend (a GPU) needs more in flight to stay busy.
+   */
+  concurrency?: number;
+}
+
+/** What {@link Router.install} did, and where its time went. */
+export interface InstallReport {
+  /** Ids of the skills encoded now. */
+  installed: string[];
+  /** Ids of the skills already installed with the same content (nothing was computed). */
+  unchanged: string[];
+  failed: SkillFailure[];
+  /** Ids of installed skills whose body was cut to fit the token budget (`skillBudget`). */
+  truncated: string[];
+  /** Tokens run through the model, and keys kept, for the installed skills. */
+  tokens: number;
+  keys: number;
+  /** Keys before compression (the ε-cover keeps `keys` of them). */
+  rawKeys: number;
+  seconds: number;
+  /**
+   * Seconds spent in each stage, summed over the installed skills. Skills in flight overlap, so the
+   * stages add up to more than `seconds`; the largest one is what bounds an install.
+   */
+  stages: InstallStages;
+}
+
+/** Where an install's time went (see {@link InstallReport.stages}). */
+export interface InstallStages {
+  /** Rendering r(s) (JavaScript thread) and tokenizing it (libuv workers), cut search included. */
+  render: number;
+  /** The model's forward pass to layer ℓ*, queue wait included. */
+  forward: number;
+  /** Projection W_s h and normalisation. */
+  project: number;
+  /** The ε-cover. */
+  cover: number;
+  /** Writing the skill's text and keys to the bank. */
+  store: number;
+  /** Bank commits (manifest rewrites). */
+  commit: number;
+}
+
+/** One installed skill, as {@link Router.list} reports it. */
+export interface InstalledSkill {
+  id: string;
+  name: string;
+  description: string;
+  source: string;
+  keys: number;
+  renderTokens: number;
+  /** Never chosen automatically (SKILL.md `disable-model-invocation: true`). */
+  disableModelInvocation: boolean;
+}
+
+/** Options of {@link Router.glance}. */
+export interface GlanceOptions {
+  /** How many skills to return, best first (default 20). */
+  topK?: number;
+  /** Read the context as a live rollout: decayed vote weights 2^(−a_i/64) (default: true for chat messages). */
+  live?: boolean;
+  signal?: AbortSignal;
+}
+
+/** One skill ranked by the glance alone: its vote g. */
+export interface GlanceHit {
+  skill: string;
+  name: string;
+  g: number;
+}
+
+/** Options of {@link Router.route}. */
+export interface RouteOptions {
+  /** Load nothing when the winner's verdict V < 0 (default false). */
+  abstain?: boolean;
+  live?: boolean;
+  /** Explain the choice: which task tokens voted for the winner, and what they matched. */
+  explain?: boolean;
+  signal?: AbortSignal;
+}
+
+/** One shortlisted skill with the verdict's read-outs and its score under the ruling. */
+export interface Candidate {
+  skill: string;
+  name: string;
+  /** The glance's vote. */
+  g: number;
+  /** Mean log-likelihood of the task with the skill as prefix. */
+  L: number;
+  /** Log-odds of yes over no to "Does this skill provide what that task needs?". */
+  V: number;
+  /** S = g + αL + γV. */
+  S: number;
+}
+
+/** One task token that voted for the winner. */
+export interface Vote {
+  /** Position of the token within the task's tokens. */
+  position: number;
+  token: string;
+  /** m_i(winner): its best similarity with the winner's keys. */
+  m: number;
+  /** The winner's token whose key it matched. */
+  matched: string;
+}
+
+/** What {@link Router.route} chose, and why. */
+export interface RouteResult {
+  /** The chosen skill's id, or null (empty shortlist, or abstained). */
+  skill: string | null;
+  name: string | null;
+  abstained: boolean;
+  /** The verdict's candidates, best S first. */
+  shortlist: Candidate[];
+  timings: { glanceMs: number; verdictMs: number; totalMs: number };
+  /** With `explain`: the task tokens that voted for the winner, strongest first. */
+  explanation?: Vote[];
+}
+
+/** Options of {@link Router.rank}. */
+export interface RankOptions {
+  /** How many skills the glance list holds, best first (default 20). */
+  glanceTop?: number;
+  /** How many of the glance's best get a verdict, whatever Δ (default the projections' maxShortlist). */
+  verdictTop?: number;
+  live?: boolean;
+  signal?: AbortSignal;
+}
+
+/** What {@link Router.rank} reads out: the glance's ranking and the verdict's candidates, best S first. */
+export interface RankResult {
+  glance: GlanceHit[];
+  verdict: Candidate[];
+}
