@@ -98,6 +98,18 @@ export class KeyBank {
     this.#native.clear();
   }
 
+  /**
+   * Frees the native keys. Running glances reject with ABORTED (or resolve, if already past their
+   * last check); any later use throws a GavelError `DISPOSED`. Idempotent.
+   */
+  dispose(): void {
+    this.#native.dispose();
+  }
+
+  [Symbol.dispose](): void {
+    this.dispose();
+  }
+
   /** The handles held, in the order a glance over the whole bank reports them (insertion order). */
   handles(): Int32Array {
     return this.#native.handles();

@@ -54,8 +54,9 @@ export class Library {
    */
   static async open(dir: string, projections: Projections, options: LibraryOpenOptions): Promise<Library> {
     const store = await BankStore.open(dir, bankHeaderFor(projections), { create: options.create });
+    const keys = new KeyBank(projections.dim);
     try {
-      const library = new Library(store, new KeyBank(projections.dim));
+      const library = new Library(store, keys);
       const dim = projections.dim;
       // In batches of 256 MiB: the native bank copies each skill's keys, so reading the whole bank
       // first would hold it twice.
@@ -66,6 +67,7 @@ export class Library {
       });
       return library;
     } catch (err) {
+      keys.dispose();
       await store.close();
       throw err;
     }
@@ -168,7 +170,7 @@ export class Library {
 
   /** Frees the keys in memory and closes the bank (committing it). */
   async close(): Promise<void> {
-    this.keys.clear();
+    this.keys.dispose();
     await this.store.close();
   }
 }

@@ -120,3 +120,17 @@ describe("NativeTrainer.dispose", () => {
     expect(code(() => t.steps)).toBe("DISPOSED");
   });
 });
+
+describe("KeyBank.dispose (the TypeScript wrapper the Library closes)", () => {
+  it("frees the native bank: later uses throw DISPOSED, a second dispose is a no-op", async () => {
+    const { KeyBank } = await import("../../src/bank/key-bank.js");
+    const bank = new KeyBank(16);
+    const h = bank.add(unitRows(5, 16, 3));
+    expect((await bank.glance(unitRows(2, 16, 4))).handles).toEqual(Int32Array.of(h));
+    bank.dispose();
+    bank.dispose();
+    expect(code(() => bank.size)).toBe("DISPOSED");
+    expect(code(() => bank.add(unitRows(1, 16, 5)))).toBe("DISPOSED");
+    expect(await asyncCode(bank.glance(unitRows(2, 16, 6)))).toBe("DISPOSED");
+  });
+});
