@@ -14,6 +14,7 @@
 import { loadBinding } from "../src/native/binding.js";
 import { glance, voteK } from "../src/kernels/kernels.js";
 import { KeyBank } from "../src/bank/key-bank.js";
+import { median, unitRows } from "./data.js";
 
 const dims = (process.argv[2] ?? "128,768").split(",").map(Number);
 const sizes = (process.argv[3] ?? "1000,10000,30000").split(",").map(Number);
@@ -21,30 +22,6 @@ const keysPer = Number(process.argv[4] ?? 30);
 const nq = Number(process.argv[5] ?? 200);
 /** Largest flat bank (floats) the comparison builds in JS: 10K × 30 × 768. */
 const FLAT_LIMIT = 10_000 * 30 * 768;
-
-function unitRows(n: number, d: number, seed: number): Float32Array {
-  let s = seed >>> 0 || 1;
-  const out = new Float32Array(n * d);
-  for (let i = 0; i < n; i++) {
-    let norm = 0;
-    for (let j = 0; j < d; j++) {
-      s ^= s << 13;
-      s ^= s >>> 17;
-      s ^= s << 5;
-      const v = (s >>> 0) / 2 ** 31 - 1;
-      out[i * d + j] = v;
-      norm += v * v;
-    }
-    norm = Math.sqrt(norm);
-    for (let j = 0; j < d; j++) out[i * d + j] /= norm;
-  }
-  return out;
-}
-
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.floor(s.length / 2)];
-}
 
 async function time(runs: number, fn: () => Promise<unknown>): Promise<number> {
   await fn(); // warm-up

@@ -13,6 +13,7 @@ import { join } from "node:path";
 import { BankStore, bankHeaderFor } from "../src/bank/index.js";
 import type { ModelFingerprint } from "../src/model/fingerprint.js";
 import { Projections } from "../src/projections/projections.js";
+import { median } from "./data.js";
 
 const [nSkills, keysPer] = [30000, 243].map((d, i) => Number(process.argv[2 + i] ?? d));
 const fp: ModelFingerprint = { architecture: "llama", nLayer: 10, nEmbd: 384, nVocab: 32000, vocabHash: "ab".repeat(32) };
@@ -36,7 +37,6 @@ const entry = (i: number) => ({
   renderTokens: 511,
   renderCut: { descriptionChars: 80, bodyChars: 1800 },
 });
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 try {
   const bank = await BankStore.open(dir, header, { create: true });
   try {

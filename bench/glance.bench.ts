@@ -12,34 +12,9 @@
  */
 import { loadBinding } from "../src/native/binding.js";
 import { coverFarthestFirst, coverFarthestFirstAsync, glance, voteK } from "../src/kernels/kernels.js";
+import { median, unitRows } from "./data.js";
 
 const [nSkills, keysPer, dim, nq] = [1000, 30, 768, 200].map((d, i) => Number(process.argv[2 + i] ?? d));
-
-function unitRows(n: number, d: number, seed: number): Float32Array {
-  // xorshift + Box–Muller-free approximation: uniform(−1, 1) rows, normalised; the speed does not
-  // depend on the distribution.
-  let s = seed >>> 0 || 1;
-  const out = new Float32Array(n * d);
-  for (let i = 0; i < n; i++) {
-    let norm = 0;
-    for (let j = 0; j < d; j++) {
-      s ^= s << 13;
-      s ^= s >>> 17;
-      s ^= s << 5;
-      const v = (s >>> 0) / 2 ** 31 - 1;
-      out[i * d + j] = v;
-      norm += v * v;
-    }
-    norm = Math.sqrt(norm);
-    for (let j = 0; j < d; j++) out[i * d + j] /= norm;
-  }
-  return out;
-}
-
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.floor(s.length / 2)];
-}
 
 async function main() {
   const binding = loadBinding();

@@ -12,27 +12,11 @@
  */
 import { loadBinding } from "../src/native/binding.js";
 import { projectNormalize } from "../src/kernels/kernels.js";
+import { median, randomMatrix } from "./data.js";
 
 const inDims = (process.argv[2] ?? "64,1024,5120").split(",").map(Number);
 const rows = Number(process.argv[3] ?? 4096);
 const outDim = Number(process.argv[4] ?? 768);
-
-function randomMatrix(n: number, seed: number): Float32Array {
-  let s = seed >>> 0 || 1;
-  const out = new Float32Array(n);
-  for (let i = 0; i < n; i++) {
-    s ^= s << 13;
-    s ^= s >>> 17;
-    s ^= s << 5;
-    out[i] = (s >>> 0) / 2 ** 31 - 1;
-  }
-  return out;
-}
-
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.floor(s.length / 2)];
-}
 
 async function main() {
   const best = loadBinding().kernelIsa();

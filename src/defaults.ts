@@ -8,32 +8,16 @@
  * `GAVEL_PROJECTIONS`), then the embedded default.
  */
 import { existsSync } from "node:fs";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { join } from "node:path";
 import { GavelError } from "./errors.js";
-
-/**
- * The package root: the nearest folder above this module holding both package.json and
- * CMakeLists.txt (the same rule as src/native/binding.ts). dist/index.js, dist/cli/gavel.js and
- * src/defaults.ts all sit below it, so one walk serves the bundles and the sources.
- */
-function findPackageRoot(): string | null {
-  let dir = typeof __dirname !== "undefined" ? __dirname : dirname(fileURLToPath(import.meta.url));
-  while (!existsSync(join(dir, "package.json")) || !existsSync(join(dir, "CMakeLists.txt"))) {
-    const up = dirname(dir);
-    if (up === dir) return null;
-    dir = up;
-  }
-  return dir;
-}
+import { findPackageRoot, moduleDir } from "./util/package-root.js";
 
 /**
  * The package root, or — when the walk finds none (a copied-out bundle) — the folder above this
  * module. Never throws at import: importing the library must not fail because a default is absent;
  * the absence is reported, with a remedy, when a default is actually needed.
  */
-export const PACKAGE_ROOT: string =
-  findPackageRoot() ?? join(typeof __dirname !== "undefined" ? __dirname : dirname(fileURLToPath(import.meta.url)), "..");
+export const PACKAGE_ROOT: string = findPackageRoot() ?? join(moduleDir(), "..");
 
 /** The embedded default model: gavel-mini (llama, 26M parameters, context 2048, Q8_0). */
 export const DEFAULT_MODEL: string = join(PACKAGE_ROOT, "models", "gavel-mini.gguf");

@@ -22,7 +22,7 @@ export {
   type RouteResult,
   type Candidate,
   type Vote,
-} from "./route/Router.js";
+} from "./route/index.js";
 export { Projections, PROJECTION_DEFAULTS, type ProjectionsMeta, type RandomProjectionsOptions, type Calibration } from "./projections/projections.js";
 export { modelFingerprint, type ModelFingerprint } from "./model/fingerprint.js";
 export { loadSkills, parseSkillMarkdown, type Skill, type SkillInput, type SkillFailure, type LoadSkillsOptions, type LoadSkillsResult } from "./skills/index.js";

@@ -26,6 +26,7 @@ import { Model } from "../../src/model/Model.js";
 import { loadSkills } from "../../src/skills/index.js";
 import type { Skill } from "../../src/skills/types.js";
 import { RenderEncoder } from "../../src/render/encode.js";
+import { mulberry32 as prng } from "../../src/util/prng.js";
 
 const ROOT = resolve(process.env.GAVEL_ROOT ?? process.cwd());
 const args = process.argv.slice(2);
@@ -51,17 +52,6 @@ const O = {
   shingle: Number(opt("shingle", "12")),
 };
 
-/** mulberry32: a small seeded PRNG, so the data are the same on every run. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 const rand = prng(O.seed);
 const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rand() * xs.length)];
 

@@ -2,7 +2,8 @@
  * Skill banks on disk: the ε-cover keys of every installed skill, crash-safe, bound to the model and
  * projections that produced them.
  */
-export { BankStore, type BankOpenOptions, type BankKeys } from "./store.js";
+export { BankStore, type BankOpenOptions } from "./store.js";
+export type { BankKeys } from "./keys.js";
 export {
   BANK_FORMAT_VERSION,
   bankHeaderFor,

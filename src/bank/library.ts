@@ -155,9 +155,13 @@ export class Library {
     );
   }
 
-  /** Makes the staged changes durable (rewrites the manifest). */
-  commit(): Promise<void> {
-    return this.store.commit();
+  /**
+   * Makes the staged changes durable: the texts folder is synced (so the texts the manifest will
+   * name survive a power cut), then the manifest is rewritten.
+   */
+  async commit(): Promise<void> {
+    await this.texts.syncDir();
+    await this.store.commit();
   }
 
   /** Removes an installed skill from disk and memory, commits, and deletes texts no entry names. */
@@ -171,6 +175,7 @@ export class Library {
   /** Frees the keys in memory and closes the bank (committing it). */
   async close(): Promise<void> {
     this.keys.dispose();
+    await this.texts.syncDir();
     await this.store.close();
   }
 }

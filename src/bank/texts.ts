@@ -3,12 +3,15 @@
  * one small JSON file per content hash under <bank>/texts/, written atomically before the manifest
  * that names it is committed, so a committed bank never points at a missing text.
  */
-import { mkdir, readFile, readdir, rename, rm, open } from "node:fs/promises";
+import { mkdir, readFile, readdir, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { GavelError } from "../errors.js";
+import { fsyncDir, writeFileDurable } from "../util/durable-file.js";
 import type { RenderableSkill } from "../render/index.js";
 
+/** The texts of one bank, by content hash. */
 export class TextStore {
+  /** `<bank>/texts`. */
   readonly dir: string;
   constructor(bankDir: string) {
     this.dir = join(bankDir, "texts");
@@ -19,20 +22,27 @@ export class TextStore {
     return join(this.dir, `${contentHash}.json`);
   }
 
+  /** Writes a skill's text under its content hash (whole or not at all). */
   async put(contentHash: string, skill: RenderableSkill): Promise<void> {
     await mkdir(this.dir, { recursive: true });
     const path = this.#path(contentHash);
-    const tmp = `${path}.${process.pid}.tmp`;
-    const fh = await open(tmp, "w");
-    try {
-      await fh.writeFile(JSON.stringify({ name: skill.name, description: skill.description, body: skill.body }));
-      await fh.sync();
-    } finally {
-      await fh.close();
-    }
-    await rename(tmp, path);
+    const text = JSON.stringify({ name: skill.name, description: skill.description, body: skill.body });
+    // The file is fsynced before its rename; the texts directory is synced once by syncDir(), not
+    // per skill, so an install of thousands of skills does not pay a directory fsync each.
+    await writeFileDurable(path, text, { syncDir: false });
   }
 
+  /**
+   * fsyncs the texts directory, so the renames of every text put so far survive a power cut: call it
+   * before committing a manifest that names them.
+   */
+  async syncDir(): Promise<void> {
+    await fsyncDir(this.dir).catch((err: NodeJS.ErrnoException) => {
+      if (err.code !== "ENOENT") throw err; // no text was ever put
+    });
+  }
+
+  /** A skill's text by content hash; CORRUPT_FILE when the bank has lost it. */
   async get(contentHash: string): Promise<RenderableSkill> {
     let text: string;
     try {

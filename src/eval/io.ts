@@ -2,9 +2,9 @@
  * Files of `gavel eval` and `gavel calibrate`: libraries from several sources, and per-query records
  * as JSONL.
  */
-import { appendFile, readFile, writeFile } from "node:fs/promises";
-import { gunzipSync } from "node:zlib";
-import { GavelError, invalidArgument } from "../errors.js";
+import { appendFile, writeFile } from "node:fs/promises";
+import { invalidArgument } from "../errors.js";
+import { readJsonl } from "../util/jsonl.js";
 import { loadSkills, type Skill, type SkillFailure } from "../skills/index.js";
 import type { PerQueryRecord } from "./evaluate.js";
 
@@ -65,34 +65,13 @@ export async function appendPerQuery(path: string, record: PerQueryRecord): Prom
  * dropped instead of refused: what resuming a run needs.
  */
 export async function readPerQuery(path: string, options: { tornTail?: boolean } = {}): Promise<PerQueryRecord[]> {
-  let bytes: Buffer;
-  try {
-    bytes = await readFile(path);
-  } catch (err) {
-    throw new GavelError(`cannot read per-query records ${path}: ${(err as Error).message}`, "FILE_NOT_FOUND", { cause: err });
-  }
   // Gzipped records (e.g. the ones docs/BENCHMARKS.md keeps under bench/results) are read as they are.
-  let text: string;
-  try {
-    text = (path.endsWith(".gz") ? gunzipSync(bytes) : bytes).toString("utf8");
-  } catch (err) {
-    throw invalidArgument(`${path}: not gzip data (${(err as Error).message})`);
-  }
-  const out: PerQueryRecord[] = [];
-  const lines = text.split("\n");
-  lines.forEach((line, i) => {
-    if (line.trim() === "") return;
-    let r: PerQueryRecord;
-    try {
-      r = JSON.parse(line) as PerQueryRecord;
-    } catch {
-      if (options.tornTail && i === lines.length - 1) return;
-      throw invalidArgument(`${path}:${i + 1}: not JSON`);
-    }
+  const rows = await readJsonl(path, { what: "per-query records", tornTail: options.tornTail });
+  return rows.map(({ value, line }) => {
+    const r = value as PerQueryRecord;
     if (typeof r !== "object" || r === null || typeof r.id !== "string" || !Array.isArray(r.accepted)) {
-      throw invalidArgument(`${path}:${i + 1}: not a per-query record (needs id and accepted)`);
+      throw invalidArgument(`${path}:${line}: not a per-query record (needs id and accepted)`);
     }
-    out.push(r);
+    return r;
   });
-  return out;
 }

@@ -2,8 +2,8 @@
  * Benchmark tasks: a JSONL file of `{id, text, gold_skill_ids, batch?}` (SWE-Skills-Bench's
  * tasks.jsonl), and the `--batches` filter that splits it into validation and test.
  */
-import { readFile } from "node:fs/promises";
-import { GavelError, invalidArgument } from "../errors.js";
+import { invalidArgument } from "../errors.js";
+import { readJsonl } from "../util/jsonl.js";
 
 /** One routing task with its gold skills. */
 export interface EvalTask {
@@ -20,33 +20,20 @@ export interface EvalTask {
  * silently dropping a task would change the benchmark.
  */
 export async function loadTasks(path: string): Promise<EvalTask[]> {
-  let text: string;
-  try {
-    text = await readFile(path, "utf8");
-  } catch (err) {
-    throw new GavelError(`cannot read tasks ${path}: ${(err as Error).message}`, "FILE_NOT_FOUND", { cause: err });
-  }
   const tasks: EvalTask[] = [];
   const seen = new Set<string>();
-  text.split("\n").forEach((line, i) => {
-    if (line.trim() === "") return;
-    let row: unknown;
-    try {
-      row = JSON.parse(line);
-    } catch {
-      throw invalidArgument(`${path}:${i + 1}: not JSON`);
-    }
-    const r = row as Record<string, unknown>;
+  for (const { value, line } of await readJsonl(path, { what: "tasks" })) {
+    const r = value as Record<string, unknown>;
     const ok =
       typeof r === "object" && r !== null &&
       typeof r.id === "string" && typeof r.text === "string" &&
       Array.isArray(r.gold_skill_ids) && r.gold_skill_ids.every((g) => typeof g === "string") &&
       (r.batch === undefined || typeof r.batch === "string" || typeof r.batch === "number");
-    if (!ok) throw invalidArgument(`${path}:${i + 1}: a task needs {id: string, text: string, gold_skill_ids: string[], batch?: string|number}`);
-    if (seen.has(r.id as string)) throw invalidArgument(`${path}:${i + 1}: duplicate task id ${r.id as string}`);
+    if (!ok) throw invalidArgument(`${path}:${line}: a task needs {id: string, text: string, gold_skill_ids: string[], batch?: string|number}`);
+    if (seen.has(r.id as string)) throw invalidArgument(`${path}:${line}: duplicate task id ${r.id as string}`);
     seen.add(r.id as string);
     tasks.push({ id: r.id as string, text: r.text as string, gold_skill_ids: r.gold_skill_ids as string[], batch: r.batch as string | number | undefined });
-  });
+  }
   return tasks;
 }
 

@@ -4,10 +4,9 @@
  * more memory than the caller already holds. Files are written to a temporary name and renamed into
  * place, so a reader (or a concurrent writer of the same cache file) never sees a half-written file.
  */
-import { open, rename, rm } from "node:fs/promises";
-import { randomBytes } from "node:crypto";
 import { endianness } from "node:os";
 import { invalidArgument } from "../errors.js";
+import { writeAll, writeFileDurable } from "../util/durable-file.js";
 import { floatToHalf } from "../util/half.js";
 import {
   GGML_MAX_DIMS,
@@ -259,7 +258,8 @@ export class GgufWriter {
   }
 
   /**
-   * Write the file. It is written as `path.<random>.tmp` and renamed onto `path` when complete.
+   * Write the file. It is written as `path.<random>.tmp`, fsynced and renamed onto `path` when
+   * complete (then the directory is fsynced), so a crash leaves the old file or the new one.
    *
    * @throws GavelError `INVALID_ARGUMENT` when a lazily supplied tensor has the wrong size
    */
@@ -267,17 +267,11 @@ export class GgufWriter {
     if (endianness() !== "LE") throw invalidArgument("GGUF writing needs a little-endian host");
     const alignment = this.alignment;
     const header = this.encodeHeader();
-    const tmp = `${path}.${randomBytes(6).toString("hex")}.tmp`;
-    const fh = await open(tmp, "w");
-    let ok = false;
-    try {
+    // Whole or not at all, and durable: util/durable-file writes a temp file, fsyncs, renames.
+    await writeFileDurable(path, async (fh) => {
       let pos = 0;
       const put = async (bytes: Uint8Array) => {
-        let done = 0;
-        while (done < bytes.byteLength) {
-          const { bytesWritten } = await fh.write(bytes, done, bytes.byteLength - done, pos + done);
-          done += bytesWritten;
-        }
+        await writeAll(fh, bytes, pos);
         pos += bytes.byteLength;
       };
       await put(header);
@@ -289,12 +283,7 @@ export class GgufWriter {
         const padded = Math.ceil(t.nBytes / alignment) * alignment;
         if (padded > t.nBytes) await put(zeros.subarray(0, padded - t.nBytes));
       }
-      ok = true;
-    } finally {
-      await fh.close();
-      if (!ok) await rm(tmp, { force: true });
-    }
-    await rename(tmp, path);
+    });
   }
 }
 

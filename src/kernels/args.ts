@@ -5,15 +5,15 @@
  * @module
  */
 import { invalidArgument } from "../errors.js";
+import { checkInt as checkIntInRange } from "../util/validate.js";
 
 export function checkFloat32(value: unknown, name: string): asserts value is Float32Array {
   if (!(value instanceof Float32Array)) throw invalidArgument(`${name} must be a Float32Array`);
 }
 
+/** Asserts an int32 argument in [min, 2^31 − 1] (util/validate's check, as an assertion). */
 export function checkInt(value: unknown, name: string, min: number): asserts value is number {
-  if (typeof value !== "number" || !Number.isInteger(value) || value < min || value > 0x7fffffff) {
-    throw invalidArgument(`${name} must be an integer in [${min}, 2^31 - 1], got ${String(value)}`);
-  }
+  checkIntInRange(value, name, min);
 }
 
 export function checkRows(arr: Float32Array, dim: number, name: string): number {

@@ -2,7 +2,7 @@ import { availableParallelism } from "node:os";
 import { openSync, readSync, closeSync, statSync } from "node:fs";
 import { GavelError, invalidArgument } from "../errors.js";
 import { loadBinding, type NativeModel } from "../native/binding.js";
-import { abortedError, boolOption, intOption, optionsObject, signalOption, toTokens } from "../util/validate.js";
+import { abortedError, boolOption, checkLayer, intOption, optionsObject, signalOption, toTokens } from "../util/validate.js";
 
 /** Options of {@link Model.load}. */
 export interface ModelLoadOptions {
@@ -244,11 +244,7 @@ export class Model {
       const t = toTokens(tokens, "tokens", this.info.nVocab);
       if (t.length === 0) throw invalidArgument("tokens must not be empty");
       if (!Array.isArray(layers) || layers.length === 0) throw invalidArgument("layers must be a non-empty array");
-      for (const layer of layers) {
-        if (typeof layer !== "number" || !Number.isInteger(layer) || layer < 0 || layer >= this.info.nLayer) {
-          throw new GavelError(`layer ${String(layer)} is out of range: the model has ${this.info.nLayer} layers (0..${this.info.nLayer - 1})`, "LAYER_OUT_OF_RANGE");
-        }
-      }
+      for (const layer of layers) checkLayer(layer, this.info.nLayer);
       if (new Set(layers).size !== layers.length) throw invalidArgument("layers must be distinct");
       this.#checkLength(t.length, "hiddenStates");
       const signal = signalOption(optionsObject(options, "options").signal);

@@ -2,130 +2,19 @@
  * The glance head's two maps, W_q and W_s (paper section 3.2), with everything needed to use them:
  * the layer ℓ* they read, the ε of the bank cover (3.3), the ruling's coefficients α, γ and shortlist
  * margin Δ (3.5), and the fingerprint of the model they were trained on. All of it lives in one GGUF
- * file so that a projections file can be copied around and still say what it is.
+ * file (file.ts) so that a projections file can be copied around and still say what it is.
  */
-import { createHash, randomBytes } from "node:crypto";
-import { open, rename, rm } from "node:fs/promises";
-import { dirname } from "node:path";
+import { createHash } from "node:crypto";
 import { GavelError, invalidArgument } from "../errors.js";
-import {
-  GgmlType,
-  GgufWriter,
-  f64,
-  ggufMetaNumber,
-  ggufMetaString,
-  readGgufHeader,
-  readGgufTensor,
-  str,
-  u32,
-  type GgufHeader,
-} from "../gguf/index.js";
-import { fsyncDir } from "../util/durable-file.js";
 import { Model } from "../model/Model.js";
 import { describeMismatch, describeModel, isModelFingerprint, modelFingerprint, type ModelFingerprint } from "../model/fingerprint.js";
+import { gaussian } from "../util/prng.js";
+import { checkFinite, checkLayer } from "../util/validate.js";
+import { firstNonFinite, readProjectionsFile, writeProjectionsFile } from "./file.js";
+import { defaultLayer, PROJECTION_DEFAULTS, type Calibration, type ProjectionsInit, type ProjectionsMeta, type RandomProjectionsOptions } from "./meta.js";
 
-/** `general.architecture` of a projections file. */
-export const PROJECTIONS_ARCHITECTURE = "gavel-projections";
-/** Version of the projections file layout this code writes (and the newest it reads). */
-export const PROJECTIONS_VERSION = 1;
-
-/** Defaults of the paper's setup (section 4.1). */
-export const PROJECTION_DEFAULTS = Object.freeze({
-  dim: 768,
-  tau: 40,
-  eps: 0.83,
-  alpha: 1.0,
-  gamma: 0.025,
-  delta: 0.133,
-  maxShortlist: 20,
-});
-
-/** Metadata of a {@link Projections} (everything but the weights). */
-export interface ProjectionsMeta {
-  /** ℓ*: 0-based index of the block whose output (residual stream) both maps read. */
-  readonly layer: number;
-  /** Rows of W_q and W_s: the width of queries and keys. */
-  readonly dim: number;
-  /** Contrastive temperature τ the maps were trained at. */
-  readonly tau: number;
-  /** ε of the farthest-first cover that thins each skill's keys. */
-  readonly eps: number;
-  /** α: weight of the verdict's likelihood L in S = g + αL + γV. */
-  readonly alpha: number;
-  /** γ: weight of the verdict's yes/no log-odds V. */
-  readonly gamma: number;
-  /** Δ: skills whose glance g is within Δ of the best are shortlisted. */
-  readonly delta: number;
-  /** Most skills the verdict examines. */
-  readonly maxShortlist: number;
-  /** The model the maps were trained on. */
-  readonly model: ModelFingerprint;
-  /** Free text: who or what trained these (a command line, `random(seed=…)`, …). */
-  readonly trainedBy?: string;
-  /** ISO 8601 creation time. */
-  readonly createdAt: string;
-}
-
-/** Arguments of the {@link Projections} constructor: weights plus metadata, defaults filled in. */
-export interface ProjectionsInit {
-  /** W_q, dim × nEmbd row-major. */
-  wq: Float32Array;
-  /** W_s, dim × nEmbd row-major. */
-  ws: Float32Array;
-  layer: number;
-  model: ModelFingerprint;
-  dim?: number;
-  tau?: number;
-  eps?: number;
-  alpha?: number;
-  gamma?: number;
-  delta?: number;
-  maxShortlist?: number;
-  trainedBy?: string;
-  /** Defaults to now. */
-  createdAt?: string;
-}
-
-/** The ruling's coefficients, which calibration fits after training. */
-export interface Calibration {
-  alpha?: number;
-  gamma?: number;
-  delta?: number;
-}
-
-/** Options of {@link Projections.random}. */
-export interface RandomProjectionsOptions {
-  /** PRNG seed (default 0, so two calls give the same maps). */
-  seed?: number;
-  /** Rows of each map (default 768). */
-  dim?: number;
-  /** ℓ* (default floor(0.7 × nLayer), the paper's ~70% depth). */
-  layer?: number;
-}
-
-const KEY = {
-  version: "gavel.version",
-  layer: "gavel.layer",
-  dim: "gavel.dim",
-  tau: "gavel.tau",
-  eps: "gavel.eps",
-  alpha: "gavel.alpha",
-  gamma: "gavel.gamma",
-  delta: "gavel.delta",
-  maxShortlist: "gavel.max_shortlist",
-  trainedBy: "gavel.trained_by",
-  createdAt: "gavel.created_at",
-  modelArchitecture: "gavel.model.architecture",
-  modelNLayer: "gavel.model.n_layer",
-  modelNEmbd: "gavel.model.n_embd",
-  modelNVocab: "gavel.model.n_vocab",
-  modelVocabHash: "gavel.model.vocab_hash",
-} as const;
-
-/** Name of the W_q tensor in a projections file. */
-export const TENSOR_WQ = "gavel.w_q";
-/** Name of the W_s tensor in a projections file. */
-export const TENSOR_WS = "gavel.w_s";
+export { defaultLayer, PROJECTION_DEFAULTS, type Calibration, type ProjectionsInit, type ProjectionsMeta, type RandomProjectionsOptions } from "./meta.js";
+export { PROJECTIONS_ARCHITECTURE, PROJECTIONS_VERSION, TENSOR_WQ, TENSOR_WS } from "./file.js";
 
 /**
  * W_q and W_s (each dim × nEmbd, row-major float32, no bias) and their metadata.
@@ -162,12 +51,7 @@ export class Projections implements ProjectionsMeta {
     const d = PROJECTION_DEFAULTS;
     const dim = init.dim ?? d.dim;
     if (!Number.isInteger(dim) || dim < 1) throw invalidArgument(`Projections: dim must be a positive integer, got ${dim}`);
-    if (!Number.isInteger(init.layer) || init.layer < 0 || init.layer >= model.nLayer) {
-      throw new GavelError(
-        `Projections: layer ${init.layer} is out of range: the model has ${model.nLayer} layers (0..${model.nLayer - 1})`,
-        "LAYER_OUT_OF_RANGE",
-      );
-    }
+    checkLayer(init.layer, model.nLayer, "Projections: layer");
     for (const [name, w] of [["wq", init.wq], ["ws", init.ws]] as const) {
       if (!(w instanceof Float32Array)) throw invalidArgument(`Projections: ${name} must be a Float32Array`);
       if (w.length !== dim * model.nEmbd) {
@@ -181,14 +65,14 @@ export class Projections implements ProjectionsMeta {
     this.layer = init.layer;
     this.dim = dim;
     this.model = model;
-    this.tau = positive("tau", init.tau ?? d.tau);
+    this.tau = checkFinite(init.tau ?? d.tau, "Projections: tau", { above: 0 });
     this.eps = init.eps ?? d.eps;
     // Unit keys are at most 2 apart, so an ε above 2 would keep one key per skill; 0 keeps all of them
     // but the kernel needs a positive radius.
     if (!(Number.isFinite(this.eps) && this.eps > 0 && this.eps <= 2)) throw invalidArgument(`Projections: eps must be in (0, 2], got ${this.eps}`);
-    this.alpha = finite("alpha", init.alpha ?? d.alpha);
-    this.gamma = finite("gamma", init.gamma ?? d.gamma);
-    this.delta = finiteNonNegative("delta", init.delta ?? d.delta);
+    this.alpha = checkFinite(init.alpha ?? d.alpha, "Projections: alpha");
+    this.gamma = checkFinite(init.gamma ?? d.gamma, "Projections: gamma");
+    this.delta = checkFinite(init.delta ?? d.delta, "Projections: delta", { min: 0 });
     this.maxShortlist = init.maxShortlist ?? d.maxShortlist;
     if (!Number.isInteger(this.maxShortlist) || this.maxShortlist < 1) {
       throw invalidArgument(`Projections: maxShortlist must be a positive integer, got ${this.maxShortlist}`);
@@ -321,47 +205,7 @@ export class Projections implements ProjectionsMeta {
    */
   async save(path: string): Promise<void> {
     if (typeof path !== "string" || path.length === 0) throw invalidArgument("save: path must be a non-empty string");
-    const w = new GgufWriter();
-    w.set("general.architecture", str(PROJECTIONS_ARCHITECTURE));
-    w.set("general.name", str("gavel projections"));
-    w.set(KEY.version, u32(PROJECTIONS_VERSION));
-    w.set(KEY.layer, u32(this.layer));
-    w.set(KEY.dim, u32(this.dim));
-    // f64, not f32: 0.83 must read back as 0.83, or ε would differ from what banks recorded.
-    w.set(KEY.tau, f64(this.tau));
-    w.set(KEY.eps, f64(this.eps));
-    w.set(KEY.alpha, f64(this.alpha));
-    w.set(KEY.gamma, f64(this.gamma));
-    w.set(KEY.delta, f64(this.delta));
-    w.set(KEY.maxShortlist, u32(this.maxShortlist));
-    w.set(KEY.modelArchitecture, str(this.model.architecture));
-    w.set(KEY.modelNLayer, u32(this.model.nLayer));
-    w.set(KEY.modelNEmbd, u32(this.model.nEmbd));
-    w.set(KEY.modelNVocab, u32(this.model.nVocab));
-    w.set(KEY.modelVocabHash, str(this.model.vocabHash));
-    if (this.trainedBy !== undefined) w.set(KEY.trainedBy, str(this.trainedBy));
-    w.set(KEY.createdAt, str(this.createdAt));
-    // ggml `ne` order: the contiguous dimension first, so a row-major dim × nEmbd matrix is [nEmbd, dim].
-    w.addTensor(TENSOR_WQ, [this.model.nEmbd, this.dim], this.wq, GgmlType.F32);
-    w.addTensor(TENSOR_WS, [this.model.nEmbd, this.dim], this.ws, GgmlType.F32);
-
-    // GgufWriter renames its own temp file into place but does not fsync; write to our temp name,
-    // fsync it, then rename onto the target.
-    const tmp = `${path}.${randomBytes(6).toString("hex")}.tmp`;
-    try {
-      await w.write(tmp);
-      const fh = await open(tmp, "r+");
-      try {
-        await fh.sync();
-      } finally {
-        await fh.close();
-      }
-      await rename(tmp, path);
-    } catch (err) {
-      await rm(tmp, { force: true });
-      throw err;
-    }
-    await fsyncDir(dirname(path));
+    await writeProjectionsFile(path, this);
   }
 
   /**
@@ -373,61 +217,9 @@ export class Projections implements ProjectionsMeta {
    */
   static async load(path: string): Promise<Projections> {
     if (typeof path !== "string" || path.length === 0) throw invalidArgument("load: path must be a non-empty string");
-    const header = await readGgufHeader(path);
-    const corrupt = (why: string) => new GavelError(`${path}: ${why}`, "CORRUPT_FILE");
-    const arch = ggufMetaString(header, "general.architecture");
-    if (arch !== PROJECTIONS_ARCHITECTURE) {
-      throw corrupt(`not a gavel projections file (general.architecture is ${arch === undefined ? "missing" : JSON.stringify(arch)})`);
-    }
-    const num = (key: string, kind: "uint" | "float"): number => {
-      const v = header.metadata.get(key);
-      if (v === undefined) throw corrupt(`metadata key ${key} is missing`);
-      const n = ggufMetaNumber(header, key);
-      if (n === undefined || !Number.isFinite(n) || (kind === "uint" && !(Number.isInteger(n) && n >= 0))) {
-        throw corrupt(`metadata key ${key} is not a${kind === "uint" ? "n unsigned integer" : " finite number"} (type ${v.type})`);
-      }
-      return n;
-    };
-    const text = (key: string, optional = false): string | undefined => {
-      const v = header.metadata.get(key);
-      if (v === undefined) {
-        if (optional) return undefined;
-        throw corrupt(`metadata key ${key} is missing`);
-      }
-      if (v.type !== "str") throw corrupt(`metadata key ${key} is not a string (type ${v.type})`);
-      return v.value;
-    };
-    const version = num(KEY.version, "uint");
-    if (version < 1 || version > PROJECTIONS_VERSION) {
-      throw corrupt(`projections format version ${version} is not supported (this gavel-router reads up to ${PROJECTIONS_VERSION}; upgrade it)`);
-    }
-    const model: ModelFingerprint = {
-      architecture: text(KEY.modelArchitecture)!,
-      nLayer: num(KEY.modelNLayer, "uint"),
-      nEmbd: num(KEY.modelNEmbd, "uint"),
-      nVocab: num(KEY.modelNVocab, "uint"),
-      vocabHash: text(KEY.modelVocabHash)!,
-    };
-    if (!isModelFingerprint(model)) throw corrupt(`the model fingerprint is malformed: ${JSON.stringify(model)}`);
-    const dim = num(KEY.dim, "uint");
-    const wq = await readWeights(path, header, TENSOR_WQ, dim, model.nEmbd, corrupt);
-    const ws = await readWeights(path, header, TENSOR_WS, dim, model.nEmbd, corrupt);
+    const init = await readProjectionsFile(path);
     try {
-      return new Projections({
-        wq,
-        ws,
-        model,
-        dim,
-        layer: num(KEY.layer, "uint"),
-        tau: num(KEY.tau, "float"),
-        eps: num(KEY.eps, "float"),
-        alpha: num(KEY.alpha, "float"),
-        gamma: num(KEY.gamma, "float"),
-        delta: num(KEY.delta, "float"),
-        maxShortlist: num(KEY.maxShortlist, "uint"),
-        trainedBy: text(KEY.trainedBy, true),
-        createdAt: text(KEY.createdAt)!,
-      });
+      return new Projections(init);
     } catch (err) {
       // Out-of-range values in a file are corruption, not a caller's bad argument.
       if (err instanceof GavelError && (err.code === "INVALID_ARGUMENT" || err.code === "LAYER_OUT_OF_RANGE")) {
@@ -438,75 +230,7 @@ export class Projections implements ProjectionsMeta {
   }
 }
 
-/** floor(0.7 × nLayer) clamped to [0, nLayer − 1]: the paper's ℓ* sits ~70% of the way through. */
-export function defaultLayer(nLayer: number): number {
-  return Math.min(Math.max(Math.floor(0.7 * nLayer), 0), nLayer - 1);
-}
-
-async function readWeights(
-  path: string,
-  header: GgufHeader,
-  name: string,
-  dim: number,
-  nEmbd: number,
-  corrupt: (why: string) => GavelError,
-): Promise<Float32Array> {
-  const info = header.tensors.find((t) => t.name === name);
-  if (!info) throw corrupt(`tensor ${name} is missing`);
-  if (info.type !== GgmlType.F32) throw corrupt(`tensor ${name} has type ${info.type}, expected F32`);
-  if (info.dims.length !== 2 || info.dims[0] !== nEmbd || info.dims[1] !== dim) {
-    throw corrupt(`tensor ${name} has shape [${info.dims}], expected [${nEmbd}, ${dim}] (n_embd × dim, ggml order)`);
-  }
-  const w = await readGgufTensor(path, header, name);
-  const bad = firstNonFinite(w);
-  if (bad >= 0) throw corrupt(`tensor ${name} holds a non-finite weight (${w[bad]} at ${bad})`);
-  return w;
-}
-
-function firstNonFinite(w: Float32Array): number {
-  for (let i = 0; i < w.length; i++) if (!Number.isFinite(w[i])) return i;
-  return -1;
-}
-
-function finite(name: string, v: number): number {
-  if (typeof v !== "number" || !Number.isFinite(v)) throw invalidArgument(`Projections: ${name} must be a finite number, got ${v}`);
-  return v;
-}
-function finiteNonNegative(name: string, v: number): number {
-  if (finite(name, v) < 0) throw invalidArgument(`Projections: ${name} must be ≥ 0, got ${v}`);
-  return v;
-}
-function positive(name: string, v: number): number {
-  if (finite(name, v) <= 0) throw invalidArgument(`Projections: ${name} must be > 0, got ${v}`);
-  return v;
-}
-
 function leBytes(a: Float32Array): Uint8Array {
   // Hosts are little-endian (the GGUF writer refuses others), so the view is the file's bytes.
   return new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
-}
-
-/** Standard normal samples from a mulberry32 stream (Box–Muller, both outputs used). */
-function gaussian(seed: number): () => number {
-  let a = seed >>> 0;
-  const uniform = () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-  let spare: number | undefined;
-  return () => {
-    if (spare !== undefined) {
-      const s = spare;
-      spare = undefined;
-      return s;
-    }
-    const u1 = 1 - uniform(); // (0, 1]: log stays finite
-    const u2 = uniform();
-    const r = Math.sqrt(-2 * Math.log(u1));
-    spare = r * Math.sin(2 * Math.PI * u2);
-    return r * Math.cos(2 * Math.PI * u2);
-  };
 }

@@ -1,9 +1,8 @@
-import { createReadStream, type Dirent } from "node:fs";
+import type { Dirent } from "node:fs";
 import { open, readdir, readFile, realpath, stat } from "node:fs/promises";
 import { basename, dirname, extname, join } from "node:path";
-import { createInterface } from "node:readline";
-import { createGunzip } from "node:zlib";
 import { GavelError, invalidArgument } from "../errors.js";
+import { jsonlLines } from "../util/jsonl.js";
 import { buildSkill, parseSkillMarkdown, skillError } from "./parse.js";
 import {
   DEFAULT_MAX_BODY_BYTES,
@@ -242,39 +241,19 @@ async function findSkillFiles(root: string, maxDepth: number, signal?: AbortSign
 
 /** Reads a JSONL (or gzip JSONL) library row by row; `where` of a row is `path:line`. */
 async function loadJsonl(path: string, o: Opts): Promise<LoadSkillsResult> {
-  const gz = await isGzip(path);
-  const file = createReadStream(path);
-  const input = gz ? file.pipe(createGunzip()) : file;
-  // A gunzip error does not propagate through pipe(); forward it so the loop below sees it.
-  if (gz) file.on("error", (e) => input.destroy(e));
-  const rl = createInterface({ input, crlfDelay: Infinity });
   const c = new Collector("id");
-  let lineNo = 0;
   let candidates = 0;
-  try {
-    for await (const line of rl) {
-      lineNo++;
-      if (line.trim() === "") continue;
-      const index = candidates++;
-      if (index < o.offset) continue;
-      if (index >= o.offset + o.limit) break;
-      if ((index & 255) === 0) checkAbort(o.signal);
-      const where = `${path}:${lineNo}`;
-      try {
-        c.add(jsonlSkill(line, where, o));
-      } catch (error) {
-        c.fail(where, error);
-      }
+  for await (const { text, line } of jsonlLines(path)) {
+    const index = candidates++;
+    if (index < o.offset) continue;
+    if (index >= o.offset + o.limit) break;
+    if ((index & 255) === 0) checkAbort(o.signal);
+    const where = `${path}:${line}`;
+    try {
+      c.add(jsonlSkill(text, where, o));
+    } catch (error) {
+      c.fail(where, error);
     }
-  } catch (cause) {
-    if (cause instanceof GavelError) throw cause;
-    throw new GavelError(`cannot read ${path} after line ${lineNo}: ${(cause as Error).message}`, "CORRUPT_FILE", {
-      cause,
-    });
-  } finally {
-    rl.close();
-    input.destroy();
-    file.destroy();
   }
   if (candidates === 0) throw new GavelError(`no skills in ${path} (no rows)`, "EMPTY_LIBRARY");
   return c.result();
@@ -328,18 +307,4 @@ async function loadArray(items: readonly (Skill | SkillInput)[], o: Opts): Promi
     }
   }
   return c.result();
-}
-
-async function isGzip(path: string): Promise<boolean> {
-  let fh;
-  try {
-    fh = await open(path, "r");
-    const buf = Buffer.alloc(2);
-    const { bytesRead } = await fh.read(buf, 0, 2, 0);
-    return bytesRead === 2 && buf[0] === 0x1f && buf[1] === 0x8b;
-  } catch (cause) {
-    throw new GavelError(`cannot read ${path}`, "FILE_NOT_FOUND", { cause });
-  } finally {
-    await fh?.close();
-  }
 }

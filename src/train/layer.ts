@@ -16,9 +16,13 @@
  * The result is written where training reads it: a small JSON bound to the model's fingerprint
  * ({@link writeLayerChoice}, {@link readLayerChoice}).
  */
-import { mkdir, readFile, rename, writeFile } from "node:fs/promises";
+import { mkdir, readFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { GavelError, invalidArgument } from "../errors.js";
+import { writeFileDurable } from "../util/durable-file.js";
+import { inOrder } from "../util/in-order.js";
+import { mulberry32 } from "../util/prng.js";
+import { checkLayer, INT32_MAX, intOption } from "../util/validate.js";
 import type { Model } from "../model/Model.js";
 import type { RenderableSkill } from "../render/index.js";
 import { RenderEncoder } from "../render/encode.js";
@@ -104,23 +108,11 @@ export function pickLayer(curve: ArrayLike<number>): number {
   return best;
 }
 
-/** mulberry32: a small seeded PRNG, so a sample can be replayed from its seed. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 /** k distinct indices of [0, n), seeded (a partial Fisher–Yates shuffle), returned in ascending order. */
 export function sampleIndices(n: number, k: number, seed: number): number[] {
   const idx = Array.from({ length: n }, (_, i) => i);
   const m = Math.min(n, k);
-  const rand = prng(seed);
+  const rand = mulberry32(seed);
   for (let i = 0; i < m; i++) {
     const j = i + Math.floor(rand() * (n - i));
     [idx[i], idx[j]] = [idx[j], idx[i]];
@@ -136,16 +128,108 @@ function quantile(sorted: number[], q: number): number {
   return sorted[lo] + (sorted[hi] - sorted[lo]) * (pos - lo);
 }
 
-function intOpt(v: unknown, name: string, min: number, dflt: number): number {
-  if (v === undefined) return dflt;
-  if (typeof v !== "number" || !Number.isInteger(v) || v < min) throw invalidArgument(`${name} must be an integer ≥ ${min}, got ${String(v)}`);
-  return v;
-}
 
 /** Characters of body kept before rendering: far more than maxTokens tokens need (see below). */
 const CHARS_PER_TOKEN_BOUND = 32;
 /** Keep one pass's states (layers × tokens × width float32) under this; more layers take more passes. */
 const STATES_BYTES_PER_PASS = 1 << 30;
+
+/** The settings of one scan, resolved from its options and the model. */
+interface ScanPlan {
+  sample: number;
+  maxTokens: number;
+  seed: number;
+  dropTopNorm: boolean;
+  nLayer: number;
+  nEmbd: number;
+  /** Positions at or past this are never read (see {@link scanPlan}). */
+  lastPosition: number;
+  /** Body characters kept before rendering. */
+  bodyChars: number;
+  /** Fewest keyed rows that give a spectrum (one more when the top-norm token is dropped). */
+  minRows: number;
+}
+
+function scanPlan(model: Model, options: ScanLayersOptions): ScanPlan {
+  const maxTokens = intOption(options.maxTokens, "maxTokens", 2, INT32_MAX, DEFAULT_LAYER_MAX_TOKENS);
+  const dropTopNorm = options.dropTopNorm ?? true;
+  const { nLayer, nEmbd, contextSize, contextLength } = model.info;
+  return {
+    sample: intOption(options.sample, "sample", 1, INT32_MAX, DEFAULT_LAYER_SAMPLE),
+    maxTokens,
+    seed: intOption(options.seed, "seed", 0, INT32_MAX, 0),
+    dropTopNorm,
+    nLayer,
+    nEmbd,
+    // Positions past the length the model was trained on give out-of-distribution states (a loaded
+    // context may be larger): never read them.
+    lastPosition: Math.min(contextSize, contextLength > 0 ? contextLength : contextSize),
+    // The body is cut to a generous character budget before rendering: tokenising a 100 kB body to
+    // keep 512 tokens wastes time, and a token is rarely longer than a few characters. Since the model
+    // is causal, cutting tokens after the span's first maxTokens cannot change the states we read.
+    bodyChars: maxTokens * CHARS_PER_TOKEN_BOUND,
+    minRows: dropTopNorm ? 3 : 2,
+  };
+}
+
+/** One skill's forward pass(es) done: every layer's states of its tokens up to the span's cut. */
+interface SkillPass {
+  id: string;
+  keyStart: number;
+  rows: number;
+  states: Float32Array[];
+}
+
+/** A sampled skill whose keyed span is too short to scan. */
+interface SkillSkip {
+  id: string;
+  reason: string;
+}
+
+/**
+ * Renders one skill and runs the forward pass(es) reading every layer of its keyed span (several
+ * passes only when all layers' states would exceed {@link STATES_BYTES_PER_PASS}).
+ */
+async function skillPass(model: Model, encoder: RenderEncoder, plan: ScanPlan, s: LayerScanSkill, signal?: AbortSignal): Promise<SkillPass | SkillSkip> {
+  const id = s.id ?? s.name;
+  const body = s.body.length > plan.bodyChars ? s.body.slice(0, plan.bodyChars) : s.body;
+  const enc = encoder.encodeSkill({ name: s.name, description: s.description, body });
+  const end = Math.min(enc.keyEnd, enc.keyStart + plan.maxTokens, plan.lastPosition);
+  const rows = end - enc.keyStart;
+  if (rows < plan.minRows) return { id, reason: `${Math.max(0, rows)} keyed tokens fit (need ${plan.minRows})` };
+  const tokens = enc.tokens.subarray(0, end);
+  const perPass = Math.max(1, Math.floor(STATES_BYTES_PER_PASS / (end * plan.nEmbd * 4)));
+  const passes: Promise<Float32Array[]>[] = [];
+  for (let l = 0; l < plan.nLayer; l += perPass) {
+    const layers = Array.from({ length: Math.min(perPass, plan.nLayer - l) }, (_, i) => l + i);
+    passes.push(model.hiddenStatesAt(tokens, layers, { signal }));
+  }
+  return { id, keyStart: enc.keyStart, rows, states: (await Promise.all(passes)).flat() };
+}
+
+/** S₁ per layer of the keyed span's states of one skill. */
+function skillCurve(plan: ScanPlan, pass: SkillPass): Float64Array {
+  const curve = new Float64Array(plan.nLayer);
+  for (let l = 0; l < plan.nLayer; l++) {
+    const z = pass.states[l].subarray(pass.keyStart * plan.nEmbd, (pass.keyStart + pass.rows) * plan.nEmbd);
+    curve[l] = matrixEntropy(z, pass.rows, plan.nEmbd, { dropTopNorm: plan.dropTopNorm });
+  }
+  return curve;
+}
+
+/** The median curve and its quartiles, per layer, over the skills' curves (NaN entries ignored). */
+function summarizeCurves(perSkill: readonly Float64Array[], nLayer: number): { curve: Float64Array; q25: Float64Array; q75: Float64Array } {
+  const curve = new Float64Array(nLayer);
+  const q25 = new Float64Array(nLayer);
+  const q75 = new Float64Array(nLayer);
+  for (let l = 0; l < nLayer; l++) {
+    const vals = perSkill.map((c) => c[l]).filter((v) => !Number.isNaN(v)).sort((a, b) => a - b);
+    curve[l] = quantile(vals, 0.5);
+    q25[l] = quantile(vals, 0.25);
+    q75[l] = quantile(vals, 0.75);
+  }
+  return { curve, q25, q75 };
+}
 
 /**
  * Scans every layer of `model` over a seeded sample of `skills`: one forward pass per skill (more
@@ -160,105 +244,37 @@ const STATES_BYTES_PER_PASS = 1 << 30;
  */
 export async function scanLayers(model: Model, skills: readonly LayerScanSkill[], options: ScanLayersOptions = {}): Promise<LayerScan> {
   if (!Array.isArray(skills) || skills.length === 0) throw invalidArgument("scanLayers: skills must be a non-empty array");
-  const sample = intOpt(options.sample, "sample", 1, DEFAULT_LAYER_SAMPLE);
-  const maxTokens = intOpt(options.maxTokens, "maxTokens", 2, DEFAULT_LAYER_MAX_TOKENS);
-  const seed = intOpt(options.seed, "seed", 0, 0);
-  const dropTopNorm = options.dropTopNorm ?? true;
+  const plan = scanPlan(model, options);
   const signal = options.signal;
   const t0 = performance.now();
-  const { nLayer, nEmbd, contextSize, contextLength } = model.info;
-  // Positions past the length the model was trained on give out-of-distribution states (a loaded
-  // context may be larger): never read them.
-  const lastPosition = Math.min(contextSize, contextLength > 0 ? contextLength : contextSize);
-  const allLayers = Array.from({ length: nLayer }, (_, l) => l);
-  // The body is cut to a generous character budget before rendering: tokenising a 100 kB body to keep
-  // 512 tokens wastes time, and a token is rarely longer than a few characters. Since the model is
-  // causal, cutting tokens after the span's first maxTokens cannot change the states we read.
-  const bodyChars = maxTokens * CHARS_PER_TOKEN_BOUND;
-  // No budget cut inside the encoder: we truncate the token sequence ourselves (see above).
+  // No budget cut inside the encoder: we truncate the token sequence ourselves (see scanPlan).
   const encoder = new RenderEncoder(model, Number.MAX_SAFE_INTEGER);
-  const picked = sampleIndices(skills.length, sample, seed);
-  const minRows = dropTopNorm ? 3 : 2;
-
+  const picked = sampleIndices(skills.length, plan.sample, plan.seed).map((i) => skills[i]);
   const ids: string[] = [];
   const perSkill: Float64Array[] = [];
   const tokenCounts: number[] = [];
-  const skipped: { id: string; reason: string }[] = [];
-
-  interface Job {
-    id: string;
-    keyStart: number;
-    rows: number;
-    states: Promise<Float32Array[]>;
-  }
-
+  const skipped: SkillSkip[] = [];
   const checkAbort = () => {
     if (signal?.aborted) throw new GavelError("the layer scan was aborted", "ABORTED");
   };
-
-  /** Starts the forward pass(es) of one skill; null when the skill is skipped. */
-  const start = (s: LayerScanSkill): Job | null => {
-    const id = s.id ?? s.name;
-    const enc = encoder.encodeSkill({ name: s.name, description: s.description, body: s.body.length > bodyChars ? s.body.slice(0, bodyChars) : s.body });
-    const end = Math.min(enc.keyEnd, enc.keyStart + maxTokens, lastPosition);
-    const rows = end - enc.keyStart;
-    if (rows < minRows) {
-      skipped.push({ id, reason: `${Math.max(0, rows)} keyed tokens fit (need ${minRows})` });
-      return null;
-    }
-    const tokens = enc.tokens.subarray(0, end);
-    const perPass = Math.max(1, Math.floor(STATES_BYTES_PER_PASS / (end * nEmbd * 4)));
-    const passes: Promise<Float32Array[]>[] = [];
-    for (let l = 0; l < nLayer; l += perPass) passes.push(model.hiddenStatesAt(tokens, allLayers.slice(l, l + perPass), { signal }));
-    const states = Promise.all(passes).then((parts) => parts.flat());
-    // The job may be awaited only after the previous skill's entropies: keep a rejection from being
-    // reported as unhandled meanwhile (it is rethrown when awaited).
-    states.catch(() => undefined);
-    return { id, keyStart: enc.keyStart, rows, states };
-  };
-
-  const finish = async (job: Job): Promise<void> => {
-    const states = await job.states;
-    const curve = new Float64Array(nLayer);
-    for (let l = 0; l < nLayer; l++) {
-      const z = states[l].subarray(job.keyStart * nEmbd, (job.keyStart + job.rows) * nEmbd);
-      curve[l] = matrixEntropy(z, job.rows, nEmbd, { dropTopNorm });
-    }
-    ids.push(job.id);
-    perSkill.push(curve);
-    tokenCounts.push(job.rows);
-  };
-
-  let pending: Job | null = null;
   let done = 0;
-  for (const i of picked) {
-    checkAbort();
-    const job = start(skills[i]);
-    if (pending) {
-      await finish(pending);
-      options.onProgress?.({ done: ++done, total: picked.length, skill: pending.id });
+  // Width 2: skill i + 1's forward pass runs while skill i's entropies are computed.
+  await inOrder(picked, { width: 2, beforeEach: checkAbort }, (s) => skillPass(model, encoder, plan, s, signal), async (_s, outcome) => {
+    if (!outcome.ok) throw outcome.error;
+    const job = outcome.value;
+    if ("reason" in job) skipped.push(job);
+    else {
+      perSkill.push(skillCurve(plan, job));
+      ids.push(job.id);
+      tokenCounts.push(job.rows);
     }
-    if (!job) options.onProgress?.({ done: ++done, total: picked.length, skill: skills[i].id ?? skills[i].name });
-    pending = job;
+    options.onProgress?.({ done: ++done, total: picked.length, skill: job.id });
     // Let an abort (e.g. SIGINT) and progress output through between skills.
     await new Promise<void>((r) => setImmediate(r));
-  }
-  if (pending) {
-    await finish(pending);
-    options.onProgress?.({ done: ++done, total: picked.length, skill: pending.id });
-  }
+  });
   checkAbort();
   if (perSkill.length === 0) throw new GavelError(`no sampled skill could be scanned (${skipped.length} skipped: ${skipped[0]?.reason})`, "EMPTY_LIBRARY");
-
-  const curve = new Float64Array(nLayer);
-  const q25 = new Float64Array(nLayer);
-  const q75 = new Float64Array(nLayer);
-  for (let l = 0; l < nLayer; l++) {
-    const vals = perSkill.map((c) => c[l]).filter((v) => !Number.isNaN(v)).sort((a, b) => a - b);
-    curve[l] = quantile(vals, 0.5);
-    q25[l] = quantile(vals, 0.25);
-    q75[l] = quantile(vals, 0.75);
-  }
+  const { curve, q25, q75 } = summarizeCurves(perSkill, plan.nLayer);
   return {
     curve,
     q25,
@@ -268,8 +284,8 @@ export async function scanLayers(model: Model, skills: readonly LayerScanSkill[]
     ids,
     tokens: Int32Array.from(tokenCounts),
     skipped,
-    maxTokens,
-    dropTopNorm,
+    maxTokens: plan.maxTokens,
+    dropTopNorm: plan.dropTopNorm,
     seconds: (performance.now() - t0) / 1000,
   };
 }
@@ -322,9 +338,7 @@ export function defaultLayerChoicePath(at: { projections?: string; bank?: string
 /** Writes `choice` as JSON, atomically (a temporary file renamed over the target). */
 export async function writeLayerChoice(path: string, choice: LayerChoice): Promise<void> {
   await mkdir(dirname(path), { recursive: true });
-  const tmp = `${path}.${process.pid}.tmp`;
-  await writeFile(tmp, JSON.stringify(choice, null, 2) + "\n");
-  await rename(tmp, path);
+  await writeFileDurable(path, JSON.stringify(choice, null, 2) + "\n");
 }
 
 function isLayerChoice(v: unknown): v is LayerChoice {
@@ -374,8 +388,6 @@ export async function readLayerChoice(path: string, model: Model | ModelFingerpr
       "PROJECTIONS_MISMATCH",
     );
   }
-  if (parsed.layer >= fp.nLayer) {
-    throw new GavelError(`${path}: layer ${parsed.layer} is out of range for ${fp.nLayer} layers`, "LAYER_OUT_OF_RANGE");
-  }
+  checkLayer(parsed.layer, fp.nLayer, `${path}: layer`);
   return parsed;
 }

@@ -16,11 +16,11 @@
  *
  * @module
  */
-import { readFile } from "node:fs/promises";
-import { GavelError, invalidArgument } from "../errors.js";
+import { invalidArgument } from "../errors.js";
+import { readJsonl } from "../util/jsonl.js";
+import { Rng } from "../util/prng.js";
 import type { RenderableSkill } from "../render/index.js";
 import type { Skill } from "../skills/index.js";
-import { Rng } from "./trainer.js";
 
 /** A task text and its gold skills (indices into the library). */
 export interface Pair {
@@ -30,32 +30,21 @@ export interface Pair {
 
 /** Reads `{ query, gold_skill_ids }` JSONL rows and resolves the ids (then names) in `skills`. */
 export async function readPairs(path: string, skills: readonly Skill[]): Promise<{ pairs: Pair[]; dropped: string[] }> {
-  let text: string;
-  try {
-    text = await readFile(path, "utf8");
-  } catch (err) {
-    throw new GavelError(`cannot read ${path}: ${(err as Error).message}`, "FILE_NOT_FOUND", { cause: err });
-  }
+  const rows = await readJsonl(path);
   const byId = new Map<string, number>();
   skills.forEach((s, i) => byId.set(s.id, i));
   skills.forEach((s, i) => byId.has(s.name) || byId.set(s.name, i));
   const pairs: Pair[] = [];
   const dropped: string[] = [];
-  text.split("\n").forEach((line, n) => {
-    if (line.trim() === "") return;
-    let row: { query?: unknown; gold_skill_ids?: unknown };
-    try {
-      row = JSON.parse(line);
-    } catch {
-      throw invalidArgument(`${path}:${n + 1}: not JSON`);
-    }
+  for (const { value, line } of rows) {
+    const row = (value ?? {}) as { query?: unknown; gold_skill_ids?: unknown };
     if (typeof row.query !== "string" || row.query.trim() === "" || !Array.isArray(row.gold_skill_ids)) {
-      throw invalidArgument(`${path}:${n + 1}: expected { "query": string, "gold_skill_ids": string[] }`);
+      throw invalidArgument(`${path}:${line}: expected { "query": string, "gold_skill_ids": string[] }`);
     }
     const pos = [...new Set(row.gold_skill_ids.map((id) => byId.get(String(id))).filter((i): i is number => i !== undefined))];
-    if (pos.length === 0) dropped.push(`${path}:${n + 1}: no gold skill is in the library`);
+    if (pos.length === 0) dropped.push(`${path}:${line}: no gold skill is in the library`);
     else pairs.push({ query: row.query, positives: pos });
-  });
+  }
   return { pairs, dropped };
 }
 
@@ -90,16 +79,9 @@ export function trainingRender(skill: Skill, selfSupervised: boolean): Renderabl
 
 /** Task texts of a JSONL task file (`text`, `task`, `query` or `prompt` field), trimmed. */
 export async function readTaskTexts(path: string): Promise<Set<string>> {
-  let text: string;
-  try {
-    text = await readFile(path, "utf8");
-  } catch (err) {
-    throw new GavelError(`cannot read ${path}: ${(err as Error).message}`, "FILE_NOT_FOUND", { cause: err });
-  }
   const out = new Set<string>();
-  for (const line of text.split("\n")) {
-    if (line.trim() === "") continue;
-    const row = JSON.parse(line) as Record<string, unknown>;
+  for (const { value } of await readJsonl(path)) {
+    const row = (value ?? {}) as Record<string, unknown>;
     for (const k of ["text", "task", "query", "prompt"]) if (typeof row[k] === "string") out.add((row[k] as string).trim());
   }
   return out;

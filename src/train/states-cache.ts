@@ -15,10 +15,13 @@
  *
  * @module
  */
-import { createHash, randomBytes } from "node:crypto";
-import { mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
+import { createHash } from "node:crypto";
+import { mkdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { GavelError, invalidArgument } from "../errors.js";
+import { invalidArgument } from "../errors.js";
+import { writeFileDurable } from "../util/durable-file.js";
+import { fromHalf, toHalf } from "../util/half.js";
+import { checkLayer } from "../util/validate.js";
 import type { Model } from "../model/Model.js";
 import { modelFingerprint } from "../model/fingerprint.js";
 
@@ -26,52 +29,8 @@ import { modelFingerprint } from "../model/fingerprint.js";
 export const STATES_CACHE_VERSION = 1;
 const MAGIC = 0x31534c47; // "GLS1"
 
-// ---- IEEE half precision -----------------------------------------------------------------------
-
-const f32 = new Float32Array(1);
-const u32 = new Uint32Array(f32.buffer);
-
-/** float32 → f16 bits, round to nearest even; overflow → ±Inf, NaN kept. */
-export function toHalf(x: number): number {
-  f32[0] = x;
-  const b = u32[0];
-  const sign = (b >>> 16) & 0x8000;
-  const exp = (b >>> 23) & 0xff;
-  let mant = b & 0x7fffff;
-  if (exp === 0xff) return sign | 0x7c00 | (mant ? 0x200 : 0);
-  const e = exp - 127 + 15;
-  if (e >= 0x1f) return sign | 0x7c00;
-  if (e <= 0) {
-    if (e < -10) return sign;
-    mant |= 0x800000;
-    const shift = 14 - e;
-    let h = mant >>> shift;
-    const rem = mant & ((1 << shift) - 1);
-    const half = 1 << (shift - 1);
-    if (rem > half || (rem === half && (h & 1))) h++;
-    return sign | h;
-  }
-  let h = (e << 10) | (mant >>> 13);
-  const rem = mant & 0x1fff;
-  if (rem > 0x1000 || (rem === 0x1000 && (h & 1))) h++; // may carry into the exponent: still right
-  return sign | h;
-}
-
-const HALF_TABLE = (() => {
-  const t = new Float32Array(65536);
-  for (let h = 0; h < 65536; h++) {
-    const s = h & 0x8000 ? -1 : 1;
-    const e = (h >>> 10) & 0x1f;
-    const m = h & 0x3ff;
-    t[h] = e === 0 ? s * m * 2 ** -24 : e === 0x1f ? (m ? NaN : s * Infinity) : s * (1 + m / 1024) * 2 ** (e - 15);
-  }
-  return t;
-})();
-
-/** f16 bits → float. */
-export function fromHalf(h: number): number {
-  return HALF_TABLE[h & 0xffff];
-}
+/** The f16 conversions live in util/half.ts; re-exported for callers of this module. */
+export { toHalf, fromHalf };
 
 // ---- the cache ---------------------------------------------------------------------------------
 
@@ -102,16 +61,15 @@ export class StatesCache {
    * @throws GavelError `LAYER_OUT_OF_RANGE` for a layer outside the model.
    */
   static async open(root: string | undefined, model: Model, layer: number): Promise<StatesCache> {
-    if (!Number.isInteger(layer) || layer < 0 || layer >= model.info.nLayer) {
-      throw new GavelError(`layer ${layer} is out of range: the model has ${model.info.nLayer} layers`, "LAYER_OUT_OF_RANGE");
-    }
+    checkLayer(layer, model.info.nLayer);
     if (root === undefined) return new StatesCache(model, layer, undefined);
     if (typeof root !== "string" || root === "") throw invalidArgument("cache dir must be a non-empty string");
     const fp = await modelFingerprint(model);
     const key = createHash("sha256").update(JSON.stringify({ fp, layer, version: STATES_CACHE_VERSION })).digest("hex").slice(0, 24);
     const dir = join(root, key);
     await mkdir(dir, { recursive: true });
-    await writeFile(join(dir, "about.json"), JSON.stringify({ model: fp, layer, version: STATES_CACHE_VERSION }, null, 2));
+    // Informational only (nothing reads it back), and a cache: atomic is enough, no fsync.
+    await writeFileDurable(join(dir, "about.json"), JSON.stringify({ model: fp, layer, version: STATES_CACHE_VERSION }, null, 2), { sync: false });
     return new StatesCache(model, layer, dir);
   }
 
@@ -140,13 +98,9 @@ export class StatesCache {
     if (path) {
       const head = new Uint32Array([MAGIC, rows, nEmbd, 0]);
       const buf = Buffer.concat([Buffer.from(head.buffer), Buffer.from(half.buffer)]);
-      // A crash leaves at worst a stray temp file; readers only ever see complete entries.
-      const tmp = `${path}.${randomBytes(4).toString("hex")}.tmp`;
-      await writeFile(tmp, buf);
-      await rename(tmp, path).catch(async (err) => {
-        await rm(tmp, { force: true });
-        throw err;
-      });
+      // A crash leaves at worst a stray temp file; readers only ever see complete entries. No fsync:
+      // an entry a power cut loses or tears fails readEntry's size and header check and is recomputed.
+      await writeFileDurable(path, buf, { sync: false });
       this.stats.bytesWritten += buf.length;
     }
     return states;
@@ -164,6 +118,6 @@ async function readEntry(path: string, rows: number, nEmbd: number): Promise<Flo
     return undefined; // damaged or foreign: recompute (and overwrite)
   }
   const out = new Float32Array(rows * nEmbd);
-  for (let i = 0; i < out.length; i++) out[i] = HALF_TABLE[buf.readUInt16LE(16 + 2 * i)];
+  for (let i = 0; i < out.length; i++) out[i] = fromHalf(buf.readUInt16LE(16 + 2 * i));
   return out;
 }

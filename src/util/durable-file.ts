@@ -1,7 +1,15 @@
 /**
- * Small durability helpers shared by the bank store and the projections writer.
+ * Durable file writes, written once: a file is replaced whole or not at all, and the replacement
+ * survives a power cut. The GGUF writer (so the projections), the bank store and its texts, training
+ * checkpoints, the layer choice and the states cache all write through here.
+ *
+ * The recipe: write a temporary file beside the target (same directory, so the rename cannot cross
+ * file systems), fsync it, rename it over the target, fsync the directory. Readers therefore see the
+ * old file or the new one, never a torn one.
  */
-import { open } from "node:fs/promises";
+import { randomBytes } from "node:crypto";
+import { open, rename, rm, type FileHandle } from "node:fs/promises";
+import { dirname } from "node:path";
 
 /**
  * fsync a directory, so that a rename or create inside it survives a power cut (on Linux a rename is
@@ -13,5 +21,77 @@ export async function fsyncDir(dir: string): Promise<void> {
     await fh.sync();
   } finally {
     await fh.close();
+  }
+}
+
+/**
+ * A fresh temporary name beside `path`: `<path>.<12 hex>.tmp`. Openers that clean up after a crash
+ * (e.g. the bank store) recognise this shape.
+ */
+export function tempPathFor(path: string): string {
+  return `${path}.${randomBytes(6).toString("hex")}.tmp`;
+}
+
+/** Writes all of `bytes` at `position` (a single `write` may write fewer bytes than asked). */
+export async function writeAll(fh: FileHandle, bytes: Uint8Array, position: number): Promise<void> {
+  let done = 0;
+  while (done < bytes.byteLength) {
+    const { bytesWritten } = await fh.write(bytes, done, bytes.byteLength - done, position + done);
+    done += bytesWritten;
+  }
+}
+
+/**
+ * What {@link writeFileDurable} writes: text (UTF-8), bytes, a list of byte chunks written in order,
+ * or a function that writes the open temporary file itself (for output made in pieces).
+ */
+export type DurableContent = string | Uint8Array | readonly Uint8Array[] | ((fh: FileHandle) => Promise<void>);
+
+/** Options of {@link writeFileDurable}. */
+export interface DurableWriteOptions {
+  /**
+   * fsync the file and its directory (default true). Off only for caches, where an entry lost or
+   * torn by a power cut is detected and recomputed: the write is still atomic for other readers.
+   */
+  sync?: boolean;
+  /**
+   * fsync the directory after the rename (default: as `sync`). A writer of many files in one
+   * directory may turn it off and fsync the directory once, with {@link fsyncDir}, before anything
+   * that must not outlive them is committed.
+   */
+  syncDir?: boolean;
+}
+
+/**
+ * Replaces `path` with `content`, whole or not at all: temp file, fsync, rename, directory fsync.
+ * The temporary file is removed when anything fails.
+ */
+export async function writeFileDurable(path: string, content: DurableContent, options: DurableWriteOptions = {}): Promise<void> {
+  const sync = options.sync ?? true;
+  const tmp = tempPathFor(path);
+  try {
+    const fh = await open(tmp, "wx");
+    try {
+      await writeContent(fh, content);
+      if (sync) await fh.sync();
+    } finally {
+      await fh.close();
+    }
+    await rename(tmp, path);
+  } catch (err) {
+    await rm(tmp, { force: true });
+    throw err;
+  }
+  if (options.syncDir ?? sync) await fsyncDir(dirname(path));
+}
+
+async function writeContent(fh: FileHandle, content: DurableContent): Promise<void> {
+  if (typeof content === "function") return content(fh);
+  if (typeof content === "string") return writeAll(fh, Buffer.from(content, "utf8"), 0);
+  if (content instanceof Uint8Array) return writeAll(fh, content, 0);
+  let at = 0;
+  for (const chunk of content) {
+    await writeAll(fh, chunk, at);
+    at += chunk.byteLength;
   }
 }

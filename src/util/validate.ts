@@ -1,6 +1,12 @@
-// Argument checks shared by the facades: each failure is a GavelError with code INVALID_ARGUMENT
-// (or a more specific one), raised before anything reaches llama.cpp.
+/**
+ * Argument checks, written once for every facade: each failure is a GavelError with code
+ * INVALID_ARGUMENT (or a more specific one, e.g. LAYER_OUT_OF_RANGE), raised before anything reaches
+ * llama.cpp or the kernels.
+ */
 import { GavelError, invalidArgument } from "../errors.js";
+
+/** The largest value an int32 argument of the addon takes. */
+export const INT32_MAX = 0x7fffffff;
 
 /** Token ids as an Int32Array; accepts Int32Array or an array of integers. */
 export function toTokens(value: unknown, what: string, nVocab: number): Int32Array {
@@ -23,20 +29,55 @@ export function toTokens(value: unknown, what: string, nVocab: number): Int32Arr
   return out;
 }
 
-export function intOption(value: unknown, name: string, lo: number, hi: number, dflt: number): number {
-  if (value === undefined) return dflt;
+/** Whether `v` is a non-negative safe integer (a count, an offset, a row index). */
+export function isUint(v: unknown): v is number {
+  return typeof v === "number" && Number.isSafeInteger(v) && v >= 0;
+}
+
+/**
+ * `value` as an integer in [lo, hi] (hi defaults to {@link INT32_MAX}, what the addon takes).
+ * @throws GavelError `INVALID_ARGUMENT` naming `name` and the range otherwise
+ */
+export function checkInt(value: unknown, name: string, lo: number, hi = INT32_MAX): number {
   if (typeof value !== "number" || !Number.isInteger(value) || value < lo || value > hi) {
-    throw invalidArgument(`${name} must be an integer in [${lo}, ${hi}], got ${String(value)}`);
+    const top = hi === INT32_MAX ? "2^31 - 1" : String(hi);
+    throw invalidArgument(`${name} must be an integer in [${lo}, ${top}], got ${String(value)}`);
   }
   return value;
 }
 
+/** An optional integer option: `dflt` when undefined, else {@link checkInt}. */
+export function intOption(value: unknown, name: string, lo: number, hi: number, dflt: number): number {
+  return value === undefined ? dflt : checkInt(value, name, lo, hi);
+}
+
+/** Bounds of {@link checkFinite}; each is optional. */
+export interface FiniteBounds {
+  /** value ≥ min. */
+  min?: number;
+  /** value > above. */
+  above?: number;
+}
+
+/**
+ * `value` as a finite number within `bounds`.
+ * @throws GavelError `INVALID_ARGUMENT` naming `name` otherwise
+ */
+export function checkFinite(value: unknown, name: string, bounds: FiniteBounds = {}): number {
+  if (typeof value !== "number" || !Number.isFinite(value)) throw invalidArgument(`${name} must be a finite number, got ${String(value)}`);
+  if (bounds.min !== undefined && value < bounds.min) throw invalidArgument(`${name} must be ≥ ${bounds.min}, got ${value}`);
+  if (bounds.above !== undefined && value <= bounds.above) throw invalidArgument(`${name} must be > ${bounds.above}, got ${value}`);
+  return value;
+}
+
+/** An optional boolean option: `dflt` when undefined. */
 export function boolOption(value: unknown, name: string, dflt: boolean): boolean {
   if (value === undefined) return dflt;
   if (typeof value !== "boolean") throw invalidArgument(`${name} must be a boolean, got ${typeof value}`);
   return value;
 }
 
+/** An optional AbortSignal option (anything with a boolean `aborted` passes, as signals from other realms do). */
 export function signalOption(value: unknown): AbortSignal | undefined {
   if (value === undefined) return undefined;
   if (typeof value !== "object" || value === null || typeof (value as AbortSignal).aborted !== "boolean") {
@@ -45,12 +86,27 @@ export function signalOption(value: unknown): AbortSignal | undefined {
   return value as AbortSignal;
 }
 
+/** An options argument: `{}` when undefined, else it must be a plain object. */
 export function optionsObject(value: unknown, what: string): Record<string, unknown> {
   if (value === undefined) return {};
   if (typeof value !== "object" || value === null || Array.isArray(value)) throw invalidArgument(`${what} must be an object`);
   return value as Record<string, unknown>;
 }
 
+/**
+ * The ℓ* range check, the one place it is written: `layer` must be an integer in [0, nLayer).
+ * `what` names the value in the message (e.g. `"Projections: layer"`, `"<file>: layer"`).
+ *
+ * @throws GavelError `LAYER_OUT_OF_RANGE` otherwise
+ */
+export function checkLayer(layer: unknown, nLayer: number, what = "layer"): number {
+  if (typeof layer !== "number" || !Number.isInteger(layer) || layer < 0 || layer >= nLayer) {
+    throw new GavelError(`${what} ${String(layer)} is out of range: the model has ${nLayer} layers (0..${nLayer - 1})`, "LAYER_OUT_OF_RANGE");
+  }
+  return layer;
+}
+
+/** The error an aborted call rejects with. */
 export function abortedError(): GavelError {
   return new GavelError("the operation was aborted", "ABORTED");
 }

@@ -1,14 +1,7 @@
-/** A small seeded PRNG (mulberry32) so failures can be replayed from the logged seed. */
-export function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { mulberry32 } from "../../src/util/prng.js";
+
+/** A small seeded PRNG (the package's mulberry32) so failures can be replayed from the logged seed. */
+export const rng: (seed: number) => () => number = mulberry32;
 
 export function freshSeed(): number {
   return (Date.now() ^ Math.floor(Math.random() * 0x7fffffff)) >>> 0;

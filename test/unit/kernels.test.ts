@@ -21,21 +21,11 @@ import {
   referenceVote,
   row,
 } from "../oracles/glance-reference.js";
+import { rng } from "../helpers/random.js";
 
 const SEED = process.env.GAVEL_TEST_SEED ? Number(process.env.GAVEL_TEST_SEED) : randomInt(2 ** 31);
 console.log(`kernels.test.ts seed: ${SEED} (replay with GAVEL_TEST_SEED=${SEED})`);
 
-/** mulberry32: small, seedable, good enough for test data. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function gauss(r: () => number): number {
   return Math.sqrt(-2 * Math.log(1 - r())) * Math.cos(2 * Math.PI * r());

@@ -1,0 +1,66 @@
+/**
+ * Bank entries: checking what a caller stages with {@link BankStore.put} and what a manifest holds,
+ * and freezing entries (their manifest JSON is cached per entry object, so they must not change).
+ */
+import { invalidArgument } from "../errors.js";
+import { isUint } from "../util/validate.js";
+import type { BankEntry, BankEntryInput } from "./types.js";
+
+/** Checks a {@link BankStore.put}'s entry and keys; INVALID_ARGUMENT naming the problem. */
+export function checkEntryInput(input: BankEntryInput, keys: Float32Array, dim: number): BankEntryInput {
+  if (!(keys instanceof Float32Array)) throw invalidArgument("put: keys must be a Float32Array");
+  if (keys.length === 0 || keys.length % dim !== 0) {
+    throw invalidArgument(`put: keys must hold a positive multiple of dim = ${dim} values, got ${keys.length}`);
+  }
+  for (let i = 0; i < keys.length; i++) {
+    if (!Number.isFinite(keys[i])) throw invalidArgument(`put: keys[${i}] is ${keys[i]}`);
+  }
+  try {
+    return checkEntryFields(input, keys.length / dim);
+  } catch (err) {
+    throw invalidArgument(`put: ${(err as Error).message}`);
+  }
+}
+
+/** Validates and copies the caller-supplied fields of an entry (plain Error on failure). */
+export function checkEntryFields(input: BankEntryInput, nKeys: number): BankEntryInput {
+  if (typeof input !== "object" || input === null) throw new Error("entry must be an object");
+  for (const k of ["id", "name", "description", "contentHash", "source"] as const) {
+    if (typeof input[k] !== "string") throw new Error(`${k} must be a string`);
+  }
+  if (input.id.length === 0) throw new Error("id must not be empty");
+  if (typeof input.disableModelInvocation !== "boolean") throw new Error("disableModelInvocation must be a boolean");
+  if (!isUint(input.renderTokens)) throw new Error("renderTokens must be a non-negative integer");
+  const ints = (a: unknown, name: string): number[] => {
+    if (!Array.isArray(a) || a.length !== nKeys) throw new Error(`${name} must be an array of ${nKeys} integers (one per key)`);
+    for (const v of a) if (!isUint(v)) throw new Error(`${name} holds ${JSON.stringify(v)}, not a non-negative integer`);
+    return [...(a as number[])];
+  };
+  return {
+    id: input.id,
+    name: input.name,
+    description: input.description,
+    contentHash: input.contentHash,
+    source: input.source,
+    disableModelInvocation: input.disableModelInvocation,
+    keyTokens: ints(input.keyTokens, "keyTokens"),
+    ...(input.keyPositions !== undefined ? { keyPositions: ints(input.keyPositions, "keyPositions") } : {}),
+    renderTokens: input.renderTokens,
+    ...(input.renderCut !== undefined ? { renderCut: checkRenderCut(input.renderCut) } : {}),
+  };
+}
+
+function checkRenderCut(c: unknown): { descriptionChars: number; bodyChars: number } {
+  if (typeof c !== "object" || c === null) throw new Error("renderCut must be an object");
+  const { descriptionChars, bodyChars } = c as Record<string, unknown>;
+  if (!isUint(descriptionChars) || !isUint(bodyChars)) throw new Error("renderCut must hold descriptionChars and bodyChars, non-negative integers");
+  return { descriptionChars, bodyChars };
+}
+
+/** Freezes an entry and its arrays (see the module comment). */
+export function freezeEntry(e: BankEntry): BankEntry {
+  Object.freeze(e.keyTokens);
+  if (e.keyPositions) Object.freeze(e.keyPositions);
+  if (e.renderCut) Object.freeze(e.renderCut);
+  return Object.freeze(e);
+}

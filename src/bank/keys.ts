@@ -1,0 +1,114 @@
+/**
+ * The keys file of a bank: float32 rows of `dim` values, little-endian, appended in install order.
+ * Reads are done in runs of adjacent rows and in chunks node and V8 accept; compaction copies the
+ * live rows into a fresh file.
+ */
+import type { FileHandle } from "node:fs/promises";
+import { GavelError } from "../errors.js";
+import { writeAll } from "../util/durable-file.js";
+import { freezeEntry } from "./entries.js";
+import type { BankEntry } from "./types.js";
+
+/** Result of {@link BankStore.readAllKeys}: every skill's keys, ready for the glance kernel. */
+export interface BankKeys {
+  /** All live keys, K × dim row-major; skill i holds rows offsets[i] … offsets[i+1] − 1. */
+  keys: Float32Array;
+  /** N + 1 row offsets into `keys` (0 first, K last). */
+  offsets: Int32Array;
+  /** The N entries, in the order of `offsets`. */
+  entries: BankEntry[];
+}
+
+/** A run of entries whose rows are adjacent in the keys file: one read. */
+export interface KeyRun {
+  /** First row. */
+  offset: number;
+  rows: number;
+  entries: BankEntry[];
+}
+
+/**
+ * Most bytes one read asks for: node rejects a length of 2 GiB or more (ERR_OUT_OF_RANGE), and a
+ * 30K-skill bank at dim 256 holds ~6 GB of keys, read as one run.
+ */
+export const READ_CHUNK = 1 << 30;
+
+/**
+ * Byte views of `length` bytes of `buffer` from `at`, each at most `chunk` long, with their start
+ * relative to `at`: node and V8 refuse one Uint8Array of 4 GiB or more (and reads of 2 GiB), and a
+ * whole 30K-skill bank is ~6 GB.
+ */
+export function* byteViews(buffer: ArrayBufferLike, at: number, length: number, chunk = READ_CHUNK): Generator<{ view: Uint8Array; start: number }> {
+  for (let start = 0; start < length; start += chunk) yield { view: new Uint8Array(buffer, at + start, Math.min(chunk, length - start)), start };
+}
+
+/** Fills `into` from `position` of the file, in reads of at most `chunk` bytes. */
+export async function readAll(fh: FileHandle, into: Uint8Array, position: number, path: string, chunk = READ_CHUNK): Promise<void> {
+  let done = 0;
+  while (done < into.byteLength) {
+    const { bytesRead } = await fh.read(into, done, Math.min(into.byteLength - done, chunk), position + done);
+    if (bytesRead === 0) throw new GavelError(`${path} ended at byte ${position + done}, inside rows the manifest references`, "CORRUPT_FILE");
+    done += bytesRead;
+  }
+}
+
+/** Groups entries (in row order) into runs of adjacent rows, so each run is one read. */
+export function contiguousRuns(entries: readonly BankEntry[]): KeyRun[] {
+  const runs: KeyRun[] = [];
+  for (const e of entries) {
+    const last = runs[runs.length - 1];
+    if (last && last.offset + last.rows === e.offset) {
+      last.rows += e.nKeys;
+      last.entries.push(e);
+    } else {
+      runs.push({ offset: e.offset, rows: e.nKeys, entries: [e] });
+    }
+  }
+  return runs;
+}
+
+/** Appends (or overwrites from `row`) key rows: `keys` is rows × dim float32. */
+export async function writeRows(fh: FileHandle, keys: Float32Array, row: number, dim: number): Promise<void> {
+  await writeAll(fh, new Uint8Array(keys.buffer, keys.byteOffset, keys.byteLength), row * dim * 4);
+}
+
+/** The keys of `entries` (in this order), read run by run from the keys file at `path`. */
+export async function readEntryKeys(fh: FileHandle, entries: BankEntry[], dim: number, path: string): Promise<BankKeys> {
+  const offsets = new Int32Array(entries.length + 1);
+  for (let i = 0; i < entries.length; i++) offsets[i + 1] = offsets[i] + entries[i].nKeys;
+  const keys = new Float32Array(offsets[entries.length] * dim);
+  let row = 0;
+  for (const run of contiguousRuns(entries)) {
+    // Views of at most READ_CHUNK bytes: one Uint8Array over a bank of 4 GiB or more is refused.
+    for (const part of byteViews(keys.buffer, row * dim * 4, run.rows * dim * 4)) {
+      await readAll(fh, part.view, run.offset * dim * 4 + part.start, path);
+    }
+    row += run.rows;
+  }
+  return { keys, offsets, entries };
+}
+
+/**
+ * Copies the rows of the `live` entries (in row order) from one keys file to the start of another,
+ * packed, in runs of adjacent entries and a bounded buffer at a time, then fsyncs the copy.
+ *
+ * @returns the entries with their new offsets
+ */
+export async function copyLiveRows(from: FileHandle, fromPath: string, to: FileHandle, live: readonly BankEntry[], dim: number): Promise<BankEntry[]> {
+  const moved: BankEntry[] = [];
+  let row = 0;
+  for (const run of contiguousRuns(live)) {
+    const runBytes = run.rows * dim * 4;
+    const chunk = Math.min(runBytes, 1 << 24);
+    const buf = new Uint8Array(chunk);
+    for (let done = 0; done < runBytes; done += chunk) {
+      const n = Math.min(chunk, runBytes - done);
+      await readAll(from, buf.subarray(0, n), run.offset * dim * 4 + done, fromPath);
+      await writeAll(to, buf.subarray(0, n), row * dim * 4 + done);
+    }
+    for (const e of run.entries) moved.push(freezeEntry({ ...e, offset: row + (e.offset - run.offset) }));
+    row += run.rows;
+  }
+  await to.sync();
+  return moved;
+}

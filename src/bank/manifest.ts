@@ -1,0 +1,204 @@
+/**
+ * The bank manifest (`manifest.json`): the {@link BankManifest} that says which keys file and how
+ * many of its rows are committed, and one entry per skill. Parsing checks everything a crash or a
+ * foreign writer could get wrong; writing replaces the file atomically and durably, in pieces.
+ */
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
+import { GavelError, invalidArgument } from "../errors.js";
+import { describeMismatch, isModelFingerprint } from "../model/fingerprint.js";
+import { writeAll, writeFileDurable } from "../util/durable-file.js";
+import { checkLayer, isUint } from "../util/validate.js";
+import { checkEntryFields, freezeEntry } from "./entries.js";
+import { BANK_FORMAT_VERSION, type BankEntry, type BankEntryInput, type BankHeader, type BankManifest } from "./types.js";
+
+/** The manifest's file name in a bank directory. */
+export const MANIFEST = "manifest.json";
+/** Names of keys files: `keys.bin`, and `keys.<generation>.bin` after a compaction. */
+export const KEYS_FILE_RE = /^keys(\.\d+)?\.bin$/;
+/** Temporary manifests of interrupted commits (util/durable-file's temp names). */
+export const MANIFEST_TMP_RE = /^manifest\.json\.[0-9a-f]+\.tmp$/;
+
+/** The manifest of a bank that was just created: no rows, no entries. */
+export function emptyManifest(header: BankHeader): BankManifest {
+  return {
+    format: "gavel-bank",
+    formatVersion: BANK_FORMAT_VERSION,
+    header: normalizeHeader(header),
+    keysFile: "keys.bin",
+    rows: 0,
+    generation: 0,
+    entries: [],
+  };
+}
+
+/** Strings longer than this are flushed while the manifest is written (V8 caps a string's length). */
+const PIECE_CHARS = 1 << 23;
+
+/**
+ * Replaces `<dir>/manifest.json` durably with `head` plus `entries`. The text is that of
+ * JSON.stringify({ ...head, entries }), written in pieces: an entry's JSON is made once per entry
+ * object and kept in `entryJson` (entries are frozen; a changed skill is a new object), so a commit
+ * at 30K skills rewrites 80 MB without formatting 15M key tokens again, and no single string
+ * approaches V8's length limit.
+ */
+export async function writeManifest(
+  dir: string,
+  head: Omit<BankManifest, "entries">,
+  entries: Iterable<BankEntry>,
+  entryJson: WeakMap<BankEntry, string>,
+): Promise<void> {
+  await writeFileDurable(join(dir, MANIFEST), async (fh) => {
+    let piece = JSON.stringify(head).slice(0, -1) + ',"entries":[';
+    let at = 0;
+    const flush = async (text: string) => {
+      const bytes = Buffer.from(text, "utf8");
+      await writeAll(fh, bytes, at);
+      at += bytes.byteLength;
+    };
+    let first = true;
+    for (const e of entries) {
+      let json = entryJson.get(e);
+      if (json === undefined) entryJson.set(e, (json = JSON.stringify(e)));
+      piece += first ? json : "," + json;
+      first = false;
+      if (piece.length >= PIECE_CHARS) {
+        await flush(piece);
+        piece = "";
+      }
+    }
+    await flush(piece + "]}\n");
+  });
+}
+
+/** The bank's manifest, or undefined when there is none; CORRUPT_FILE when it cannot be parsed. */
+export async function readManifest(dir: string): Promise<BankManifest | undefined> {
+  const path = join(dir, MANIFEST);
+  let text: string;
+  try {
+    text = await readFile(path, "utf8");
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+    throw err;
+  }
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch (err) {
+    throw new GavelError(`${path} is not valid JSON (${(err as Error).message}); delete ${dir} and run \`gavel install\` again`, "CORRUPT_FILE", { cause: err });
+  }
+  return parseManifest(raw, path, dir);
+}
+
+/** A parsed manifest, checked field by field (CORRUPT_FILE saying what is wrong and how to rebuild). */
+function parseManifest(raw: unknown, path: string, dir: string): BankManifest {
+  const bad = (why: string) =>
+    new GavelError(`${path} is corrupt: ${why}; delete ${dir} and run \`gavel install\` again`, "CORRUPT_FILE");
+  if (typeof raw !== "object" || raw === null || Array.isArray(raw)) throw bad("not a JSON object");
+  const m = raw as Record<string, unknown>;
+  if (m.format !== "gavel-bank") throw bad(`format is ${JSON.stringify(m.format)}, expected "gavel-bank"`);
+  if (!isUint(m.formatVersion)) throw bad("formatVersion is not a non-negative integer");
+  if (m.formatVersion !== BANK_FORMAT_VERSION) {
+    // Readable enough to report the mismatch; the rest may follow another layout, so stop here.
+    return { ...(m as unknown as BankManifest), entries: [] };
+  }
+  try {
+    checkHeader(m.header as BankHeader, "header");
+  } catch (err) {
+    throw bad((err as Error).message);
+  }
+  const header = m.header as BankHeader;
+  if (typeof m.keysFile !== "string" || !KEYS_FILE_RE.test(m.keysFile)) throw bad(`keysFile ${JSON.stringify(m.keysFile)} is not a keys file name`);
+  if (!isUint(m.rows)) throw bad("rows is not a non-negative integer");
+  if (!isUint(m.generation)) throw bad("generation is not a non-negative integer");
+  if (!Array.isArray(m.entries)) throw bad("entries is not an array");
+  const rows = m.rows;
+  const ids = new Set<string>();
+  let end = 0;
+  const entries: BankEntry[] = m.entries.map((e: unknown, i: number) => {
+    let entry: BankEntry;
+    try {
+      const x = e as Record<string, unknown>;
+      if (typeof e !== "object" || e === null) throw new Error("not an object");
+      if (!isUint(x.nKeys) || x.nKeys === 0) throw new Error("nKeys is not a positive integer");
+      if (!isUint(x.offset)) throw new Error("offset is not a non-negative integer");
+      const nKeys = x.nKeys as number;
+      const offset = x.offset as number;
+      entry = { ...checkEntryFields(x as unknown as BankEntryInput, nKeys), nKeys, offset };
+    } catch (err) {
+      throw bad(`entry ${i}: ${(err as Error).message}`);
+    }
+    if (ids.has(entry.id)) throw bad(`entry ${i}: duplicate id ${JSON.stringify(entry.id)}`);
+    ids.add(entry.id);
+    // Entries are written in row order and never share rows; anything else was not written by us.
+    if (entry.offset < end) throw bad(`entry ${i} (${entry.id}) overlaps or precedes the previous entry's rows`);
+    end = entry.offset + entry.nKeys;
+    if (end > rows) throw bad(`entry ${i} (${entry.id}) ends at row ${end}, past the ${rows} committed rows`);
+    return freezeEntry(entry);
+  });
+  return {
+    format: "gavel-bank",
+    formatVersion: m.formatVersion,
+    header: normalizeHeader(header),
+    keysFile: m.keysFile,
+    rows,
+    generation: m.generation,
+    entries,
+  };
+}
+
+const short = (h: string) => `${h.slice(0, 12)}…`;
+
+/** Throws BANK_MISMATCH naming every difference between the bank's header and `expected`. */
+export function verifyHeader(dir: string, m: BankManifest, expected: BankHeader): void {
+  const rebuild = `delete ${dir} and run \`gavel install\` again to rebuild it`;
+  if (m.formatVersion !== BANK_FORMAT_VERSION) {
+    const newer = m.formatVersion > BANK_FORMAT_VERSION;
+    throw new GavelError(
+      `bank ${dir} uses bank format ${m.formatVersion}, ${newer ? "newer than" : "older than"} the format ${BANK_FORMAT_VERSION} this gavel-router reads; ` +
+        (newer ? `upgrade gavel-router, or ${rebuild}` : rebuild) +
+        ".",
+      "BANK_MISMATCH",
+    );
+  }
+  const h = m.header;
+  const diffs: string[] = [];
+  const modelDiff = describeMismatch(h.model, expected.model);
+  if (modelDiff !== undefined) diffs.push(`it was built with another model (${modelDiff}; bank vs now)`);
+  if (h.projectionsHash !== expected.projectionsHash) {
+    diffs.push(`it was built with projections ${short(h.projectionsHash)}, the projections in use are ${short(expected.projectionsHash)}`);
+  }
+  if (h.layer !== expected.layer) diffs.push(`its keys read layer ${h.layer}, the projections read layer ${expected.layer}`);
+  if (h.eps !== expected.eps) diffs.push(`it was compressed with ε = ${h.eps}, the projections use ε = ${expected.eps}`);
+  if (h.dim !== expected.dim) diffs.push(`its keys have ${h.dim} dimensions, the projections produce ${expected.dim}`);
+  if (diffs.length === 0) return;
+  throw new GavelError(
+    `bank ${dir} does not match this setup: ${diffs.join("; ")}. ` +
+      `Open it with the model and projections ${short(h.projectionsHash)} it was built with, or ${rebuild}.`,
+    "BANK_MISMATCH",
+  );
+}
+
+/** Checks a header given by a caller (or read from a manifest); the ℓ* check is util/validate's. */
+export function checkHeader(h: BankHeader, what: string): void {
+  if (typeof h !== "object" || h === null) throw invalidArgument(`${what} must be a BankHeader object`);
+  if (!isModelFingerprint(h.model)) throw invalidArgument(`${what}.model is not a model fingerprint`);
+  if (typeof h.projectionsHash !== "string" || !/^[0-9a-f]{64}$/.test(h.projectionsHash)) {
+    throw invalidArgument(`${what}.projectionsHash must be a sha256 hex string`);
+  }
+  checkLayer(h.layer, h.model.nLayer, `${what}.layer`);
+  if (typeof h.eps !== "number" || !(h.eps > 0 && h.eps <= 2)) throw invalidArgument(`${what}.eps must be in (0, 2]`);
+  if (!isUint(h.dim) || h.dim === 0) throw invalidArgument(`${what}.dim must be a positive integer`);
+}
+
+/** A plain copy holding only the header's fields (no extra properties leak into the manifest). */
+export function normalizeHeader(h: BankHeader): BankHeader {
+  const { architecture, nLayer, nEmbd, nVocab, vocabHash } = h.model;
+  return Object.freeze({
+    model: Object.freeze({ architecture, nLayer, nEmbd, nVocab, vocabHash }),
+    projectionsHash: h.projectionsHash,
+    layer: h.layer,
+    eps: h.eps,
+    dim: h.dim,
+  });
+}

@@ -1,0 +1,183 @@
+/**
+ * The projections file: one GGUF file holding W_q and W_s as F32 tensors and every metadata field
+ * of a {@link ProjectionsMeta} as typed GGUF keys, so that a copied file still says what it is.
+ * Writing is atomic and durable; reading checks every key, shape and weight.
+ */
+import { GavelError } from "../errors.js";
+import {
+  GgmlType,
+  GgufWriter,
+  f64,
+  ggufMetaNumber,
+  ggufMetaString,
+  readGgufHeader,
+  readGgufTensor,
+  str,
+  u32,
+  type GgufHeader,
+} from "../gguf/index.js";
+import { isModelFingerprint, type ModelFingerprint } from "../model/fingerprint.js";
+import type { ProjectionsInit, ProjectionsMeta } from "./meta.js";
+
+/** `general.architecture` of a projections file. */
+export const PROJECTIONS_ARCHITECTURE = "gavel-projections";
+/** Version of the projections file layout this code writes (and the newest it reads). */
+export const PROJECTIONS_VERSION = 1;
+
+const KEY = {
+  version: "gavel.version",
+  layer: "gavel.layer",
+  dim: "gavel.dim",
+  tau: "gavel.tau",
+  eps: "gavel.eps",
+  alpha: "gavel.alpha",
+  gamma: "gavel.gamma",
+  delta: "gavel.delta",
+  maxShortlist: "gavel.max_shortlist",
+  trainedBy: "gavel.trained_by",
+  createdAt: "gavel.created_at",
+  modelArchitecture: "gavel.model.architecture",
+  modelNLayer: "gavel.model.n_layer",
+  modelNEmbd: "gavel.model.n_embd",
+  modelNVocab: "gavel.model.n_vocab",
+  modelVocabHash: "gavel.model.vocab_hash",
+} as const;
+
+/** Name of the W_q tensor in a projections file. */
+export const TENSOR_WQ = "gavel.w_q";
+/** Name of the W_s tensor in a projections file. */
+export const TENSOR_WS = "gavel.w_s";
+
+
+/** What a projections file holds: the metadata and both maps (dim × nEmbd row-major). */
+export type ProjectionsContent = ProjectionsMeta & { readonly wq: Float32Array; readonly ws: Float32Array };
+
+/**
+ * Writes `p` to one GGUF file, atomically: a temporary file in the same directory is written,
+ * fsynced and renamed over `path`, and the directory is fsynced, so a crash leaves either the old
+ * file or the new one, never a torn one.
+ */
+export async function writeProjectionsFile(path: string, p: ProjectionsContent): Promise<void> {
+  const w = new GgufWriter();
+  w.set("general.architecture", str(PROJECTIONS_ARCHITECTURE));
+  w.set("general.name", str("gavel projections"));
+  w.set(KEY.version, u32(PROJECTIONS_VERSION));
+  w.set(KEY.layer, u32(p.layer));
+  w.set(KEY.dim, u32(p.dim));
+  // f64, not f32: 0.83 must read back as 0.83, or ε would differ from what banks recorded.
+  w.set(KEY.tau, f64(p.tau));
+  w.set(KEY.eps, f64(p.eps));
+  w.set(KEY.alpha, f64(p.alpha));
+  w.set(KEY.gamma, f64(p.gamma));
+  w.set(KEY.delta, f64(p.delta));
+  w.set(KEY.maxShortlist, u32(p.maxShortlist));
+  w.set(KEY.modelArchitecture, str(p.model.architecture));
+  w.set(KEY.modelNLayer, u32(p.model.nLayer));
+  w.set(KEY.modelNEmbd, u32(p.model.nEmbd));
+  w.set(KEY.modelNVocab, u32(p.model.nVocab));
+  w.set(KEY.modelVocabHash, str(p.model.vocabHash));
+  if (p.trainedBy !== undefined) w.set(KEY.trainedBy, str(p.trainedBy));
+  w.set(KEY.createdAt, str(p.createdAt));
+  // ggml `ne` order: the contiguous dimension first, so a row-major dim × nEmbd matrix is [nEmbd, dim].
+  w.addTensor(TENSOR_WQ, [p.model.nEmbd, p.dim], p.wq, GgmlType.F32);
+  w.addTensor(TENSOR_WS, [p.model.nEmbd, p.dim], p.ws, GgmlType.F32);
+  // GgufWriter.write is atomic and durable itself (util/durable-file).
+  await w.write(path);
+}
+
+/**
+ * Reads a projections file into the arguments of the Projections constructor (which then checks
+ * the values' ranges).
+ *
+ * @throws GavelError `FILE_NOT_FOUND` (no such file), `NOT_GGUF` (not a GGUF file), `CORRUPT_FILE`
+ *   (a GGUF file that is not projections, from a newer version, with missing or ill-typed keys,
+ *   missing tensors, wrong shapes or non-finite weights)
+ */
+export async function readProjectionsFile(path: string): Promise<ProjectionsInit> {
+  const header = await readGgufHeader(path);
+  const { num, text, corrupt } = metadataReader(path, header);
+  const arch = ggufMetaString(header, "general.architecture");
+  if (arch !== PROJECTIONS_ARCHITECTURE) {
+    throw corrupt(`not a gavel projections file (general.architecture is ${arch === undefined ? "missing" : JSON.stringify(arch)})`);
+  }
+  const version = num(KEY.version, "uint");
+  if (version < 1 || version > PROJECTIONS_VERSION) {
+    throw corrupt(`projections format version ${version} is not supported (this gavel-router reads up to ${PROJECTIONS_VERSION}; upgrade it)`);
+  }
+  const model: ModelFingerprint = {
+    architecture: text(KEY.modelArchitecture)!,
+    nLayer: num(KEY.modelNLayer, "uint"),
+    nEmbd: num(KEY.modelNEmbd, "uint"),
+    nVocab: num(KEY.modelNVocab, "uint"),
+    vocabHash: text(KEY.modelVocabHash)!,
+  };
+  if (!isModelFingerprint(model)) throw corrupt(`the model fingerprint is malformed: ${JSON.stringify(model)}`);
+  const dim = num(KEY.dim, "uint");
+  const wq = await readWeights(path, header, TENSOR_WQ, dim, model.nEmbd, corrupt);
+  const ws = await readWeights(path, header, TENSOR_WS, dim, model.nEmbd, corrupt);
+  return {
+    wq,
+    ws,
+    model,
+    dim,
+    layer: num(KEY.layer, "uint"),
+    tau: num(KEY.tau, "float"),
+    eps: num(KEY.eps, "float"),
+    alpha: num(KEY.alpha, "float"),
+    gamma: num(KEY.gamma, "float"),
+    delta: num(KEY.delta, "float"),
+    maxShortlist: num(KEY.maxShortlist, "uint"),
+    trainedBy: text(KEY.trainedBy, true),
+    createdAt: text(KEY.createdAt)!,
+  };
+}
+
+/** Typed getters of a header's metadata that throw CORRUPT_FILE naming the key. */
+function metadataReader(path: string, header: GgufHeader) {
+  const corrupt = (why: string) => new GavelError(`${path}: ${why}`, "CORRUPT_FILE");
+  const num = (key: string, kind: "uint" | "float"): number => {
+    const v = header.metadata.get(key);
+    if (v === undefined) throw corrupt(`metadata key ${key} is missing`);
+    const n = ggufMetaNumber(header, key);
+    if (n === undefined || !Number.isFinite(n) || (kind === "uint" && !(Number.isInteger(n) && n >= 0))) {
+      throw corrupt(`metadata key ${key} is not a${kind === "uint" ? "n unsigned integer" : " finite number"} (type ${v.type})`);
+    }
+    return n;
+  };
+  const text = (key: string, optional = false): string | undefined => {
+    const v = header.metadata.get(key);
+    if (v === undefined) {
+      if (optional) return undefined;
+      throw corrupt(`metadata key ${key} is missing`);
+    }
+    if (v.type !== "str") throw corrupt(`metadata key ${key} is not a string (type ${v.type})`);
+    return v.value;
+  };
+  return { num, text, corrupt };
+}
+
+async function readWeights(
+  path: string,
+  header: GgufHeader,
+  name: string,
+  dim: number,
+  nEmbd: number,
+  corrupt: (why: string) => GavelError,
+): Promise<Float32Array> {
+  const info = header.tensors.find((t) => t.name === name);
+  if (!info) throw corrupt(`tensor ${name} is missing`);
+  if (info.type !== GgmlType.F32) throw corrupt(`tensor ${name} has type ${info.type}, expected F32`);
+  if (info.dims.length !== 2 || info.dims[0] !== nEmbd || info.dims[1] !== dim) {
+    throw corrupt(`tensor ${name} has shape [${info.dims}], expected [${nEmbd}, ${dim}] (n_embd × dim, ggml order)`);
+  }
+  const w = await readGgufTensor(path, header, name);
+  const bad = firstNonFinite(w);
+  if (bad >= 0) throw corrupt(`tensor ${name} holds a non-finite weight (${w[bad]} at ${bad})`);
+  return w;
+}
+
+/** Index of the first NaN or ±Inf in `w`, or −1. */
+export function firstNonFinite(w: Float32Array): number {
+  for (let i = 0; i < w.length; i++) if (!Number.isFinite(w[i])) return i;
+  return -1;
+}

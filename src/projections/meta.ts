@@ -1,0 +1,85 @@
+/**
+ * What a {@link Projections} is made of, apart from the class: the paper's defaults, the metadata
+ * fields, the constructor's arguments and the calibration a copy can take. Shared by the class and
+ * the projections file format (file.ts).
+ */
+import type { ModelFingerprint } from "../model/fingerprint.js";
+
+/** Defaults of the paper's setup (section 4.1). */
+export const PROJECTION_DEFAULTS = Object.freeze({
+  dim: 768,
+  tau: 40,
+  eps: 0.83,
+  alpha: 1.0,
+  gamma: 0.025,
+  delta: 0.133,
+  maxShortlist: 20,
+});
+
+/** Metadata of a {@link Projections} (everything but the weights). */
+export interface ProjectionsMeta {
+  /** ℓ*: 0-based index of the block whose output (residual stream) both maps read. */
+  readonly layer: number;
+  /** Rows of W_q and W_s: the width of queries and keys. */
+  readonly dim: number;
+  /** Contrastive temperature τ the maps were trained at. */
+  readonly tau: number;
+  /** ε of the farthest-first cover that thins each skill's keys. */
+  readonly eps: number;
+  /** α: weight of the verdict's likelihood L in S = g + αL + γV. */
+  readonly alpha: number;
+  /** γ: weight of the verdict's yes/no log-odds V. */
+  readonly gamma: number;
+  /** Δ: skills whose glance g is within Δ of the best are shortlisted. */
+  readonly delta: number;
+  /** Most skills the verdict examines. */
+  readonly maxShortlist: number;
+  /** The model the maps were trained on. */
+  readonly model: ModelFingerprint;
+  /** Free text: who or what trained these (a command line, `random(seed=…)`, …). */
+  readonly trainedBy?: string;
+  /** ISO 8601 creation time. */
+  readonly createdAt: string;
+}
+
+/** Arguments of the {@link Projections} constructor: weights plus metadata, defaults filled in. */
+export interface ProjectionsInit {
+  /** W_q, dim × nEmbd row-major. */
+  wq: Float32Array;
+  /** W_s, dim × nEmbd row-major. */
+  ws: Float32Array;
+  layer: number;
+  model: ModelFingerprint;
+  dim?: number;
+  tau?: number;
+  eps?: number;
+  alpha?: number;
+  gamma?: number;
+  delta?: number;
+  maxShortlist?: number;
+  trainedBy?: string;
+  /** Defaults to now. */
+  createdAt?: string;
+}
+
+/** The ruling's coefficients, which calibration fits after training. */
+export interface Calibration {
+  alpha?: number;
+  gamma?: number;
+  delta?: number;
+}
+
+/** Options of {@link Projections.random}. */
+export interface RandomProjectionsOptions {
+  /** PRNG seed (default 0, so two calls give the same maps). */
+  seed?: number;
+  /** Rows of each map (default 768). */
+  dim?: number;
+  /** ℓ* (default floor(0.7 × nLayer), the paper's ~70% depth). */
+  layer?: number;
+}
+
+/** floor(0.7 × nLayer) clamped to [0, nLayer − 1]: the paper's ℓ* sits ~70% of the way through. */
+export function defaultLayer(nLayer: number): number {
+  return Math.min(Math.max(Math.floor(0.7 * nLayer), 0), nLayer - 1);
+}
