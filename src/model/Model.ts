@@ -1,7 +1,7 @@
 import { availableParallelism } from "node:os";
 import { openSync, readSync, closeSync, statSync } from "node:fs";
 import { GavelError, invalidArgument } from "../errors.js";
-import { loadBinding, type NativeModel } from "../native/binding.js";
+import { loadBinding, type NativeModel, type NativeModelInfo } from "../native/binding.js";
 import { abortedError, boolOption, checkLayer, intOption, optionsObject, signalOption, toTokens } from "../util/validate.js";
 
 /** Options of {@link Model.load}. */
@@ -29,21 +29,11 @@ export interface ModelLoadOptions {
 }
 
 /** What {@link Model.info} tells about the loaded model. */
-export interface ModelInfo {
-  architecture: string;
-  nLayer: number;
-  nEmbd: number;
-  nVocab: number;
-  /** Context length the model was trained with. */
-  contextLength: number;
-  /** Context size of this loaded instance (llama.cpp may round it up). */
-  contextSize: number;
+export interface ModelInfo extends Omit<NativeModelInfo, "chatTemplate" | "bos" | "eos"> {
+  /** The model's chat template (GGUF `tokenizer.chat_template`), when it has one. */
   chatTemplate?: string;
   bos?: number;
   eos?: number;
-  /** Whether the vocabulary asks for a BOS token at the start of a text. */
-  addBos: boolean;
-  description: string;
 }
 
 /** Log-probabilities of a continuation, see {@link Model.score}. */

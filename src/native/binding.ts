@@ -32,11 +32,12 @@ export interface NativeModelInfo {
   nVocab: number;
   /** Context length the model was trained with. */
   contextLength: number;
-  /** Context size of this loaded instance. */
+  /** Context size of this loaded instance (llama.cpp may round it up). */
   contextSize: number;
   chatTemplate: string | null;
   bos: number | null;
   eos: number | null;
+  /** Whether the vocabulary asks for a BOS token at the start of a text. */
   addBos: boolean;
   description: string;
 }
