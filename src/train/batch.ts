@@ -22,6 +22,19 @@ export interface TrainingExample {
    * task's negatives are drawn from here.
    */
   hard?: number[];
+  /**
+   * Hard negatives from the current glance (the skills the trainer's own W_q / W_s rank highest),
+   * refreshed by the trainer every few steps; {@link PackOptions.glanceNegatives} are drawn from here.
+   */
+  glance?: number[];
+  /** Skills that are never negatives of this task: copies of a gold (same name or description). */
+  twins?: number[];
+  /**
+   * Rows of one positive left out of its keys for this task: the rows (of `skills[skill]`'s states)
+   * in the half-open ranges [ranges[0], ranges[1]), [ranges[2], ranges[3]), …, i.e. the tokens the
+   * query copied (inverse cloze; docs/TRAINING.md). A mask that would leave nothing is ignored.
+   */
+  mask?: { skill: number; ranges: readonly number[] };
 }
 
 /** Everything a run trains on, in memory (nTokens × nEmbd × 4 bytes). */
@@ -40,6 +53,13 @@ export interface PackOptions {
   negatives: number;
   /** Of those negatives, how many come from the task's {@link TrainingExample.hard} list (default 0). */
   hardNegatives?: number;
+  /** And how many from its {@link TrainingExample.glance} list (default 0). */
+  glanceNegatives?: number;
+  /**
+   * When the skills' entries are keys kept by a cover (the fine-tune), the state row each key came
+   * from, per skill: a mask given in state rows then removes the keys of those rows.
+   */
+  keyRows?: readonly Int32Array[];
   /**
    * In-batch negatives: every skill the batch carries (another task's gold or negative) is also a
    * candidate of every task it is not gold for. More negatives at no cost in rows of states.
@@ -59,53 +79,109 @@ export interface PackedBatch {
   tokens: number;
 }
 
+/** One skill entry of a batch: a library skill, or a positive with some of its rows masked out. */
+interface Entry {
+  skill: number;
+  /** Rows kept (undefined: all). */
+  keep?: Int32Array;
+  rows: number;
+}
+
+/** A task of a batch: its example and its candidates (entry keys) with positive flags. */
+interface PackedTask {
+  ex: TrainingExample;
+  cand: string[];
+  pos: number[];
+  /** Skills never to be added as its in-batch negatives (golds, twins). */
+  banned: Set<number>;
+}
+
+/**
+ * The rows of a skill's entry that a mask keeps (state rows, or the keys whose `keyRows` are not
+ * masked); undefined when nothing would be left (the mask is then ignored).
+ */
+export function keptRows(rows: number, ranges: readonly number[], keyRows?: Int32Array): Int32Array | undefined {
+  const masked = (r: number) => {
+    for (let i = 0; i + 1 < ranges.length; i += 2) if (r >= ranges[i] && r < ranges[i + 1]) return true;
+    return false;
+  };
+  const keep: number[] = [];
+  for (let i = 0; i < rows; i++) if (!masked(keyRows ? keyRows[i] : i)) keep.push(i);
+  return keep.length > 0 ? Int32Array.from(keep) : undefined;
+}
+
+/**
+ * The negatives of one task: `hardNegatives` from its hard list, `glanceNegatives` from its glance
+ * list, the rest uniformly from the usable skills; never a gold or a twin, all distinct.
+ */
+function drawNegatives(ex: TrainingExample, banned: Set<number>, rows: readonly number[], usable: readonly number[], rng: Rng, o: PackOptions): number[] {
+  const hard = sampleHard(ex.hard, rows, banned, Math.min(o.hardNegatives ?? 0, o.negatives), rng);
+  const taken = new Set([...banned, ...hard]);
+  const glance = sampleHard(ex.glance, rows, taken, Math.min(o.glanceNegatives ?? 0, o.negatives - hard.length), rng);
+  for (const s of glance) taken.add(s);
+  return [...hard, ...glance, ...sampleNegatives(usable, taken, o.negatives - hard.length - glance.length, rng)];
+}
+
 /**
  * Packs tasks drawn at random (with replacement) with their gold skills and `negatives` negatives
  * resampled from the rest of the library, until `batchTasks` tasks or until the next task would push
  * the distinct rows past `batchTokens` (the first task always goes in). A skill shared by several
- * tasks of the batch is sent once.
+ * tasks of the batch is sent once; a masked positive ({@link TrainingExample.mask}) is its own entry.
  */
 export function packBatch(examples: readonly TrainingExample[], skills: readonly Float32Array[], rng: Rng, o: PackOptions): PackedBatch {
   if (examples.length === 0) throw invalidArgument("packBatch: no training example");
   const rows = skills.map((s) => s.length / o.skillWidth);
   const usable: number[] = [];
   rows.forEach((r, i) => r > 0 && usable.push(i));
-  const local = new Map<number, number>();
-  const order: number[] = [];
-  const tasks: { ex: TrainingExample; cand: number[]; pos: number[] }[] = [];
+  const entries = new Map<string, Entry>();
+  const tasks: PackedTask[] = [];
   let tokens = 0;
   while (tasks.length < o.batchTasks) {
     const ex = examples[rng.int(examples.length)];
     const posSet = new Set(ex.positives);
-    const hard = sampleHard(ex.hard, rows, posSet, Math.min(o.hardNegatives ?? 0, o.negatives), rng);
-    const taken = new Set([...posSet, ...hard]);
-    const negs = [...hard, ...sampleNegatives(usable, taken, o.negatives - hard.length, rng)];
-    const cand = [...ex.positives, ...negs];
+    const banned = new Set([...posSet, ...(ex.twins ?? [])]);
+    const negs = drawNegatives(ex, banned, rows, usable, rng, o);
+    const fresh = new Map<string, Entry>();
+    const keyOf = (s: number): string => {
+      if (ex.mask?.skill === s) {
+        const keep = keptRows(rows[s], ex.mask.ranges, o.keyRows?.[s]);
+        if (keep) {
+          const key = `m${tasks.length}`;
+          fresh.set(key, { skill: s, keep, rows: keep.length });
+          return key;
+        }
+      }
+      const key = String(s);
+      if (!entries.has(key)) fresh.set(key, { skill: s, rows: rows[s] });
+      return key;
+    };
+    const cand = [...ex.positives.map(keyOf), ...negs.map(keyOf)];
     let cost = ex.query.length / o.queryWidth;
-    for (const s of cand) if (!local.has(s)) cost += rows[s];
+    for (const e of fresh.values()) cost += e.rows;
     if (tasks.length > 0 && tokens + cost > o.batchTokens) break;
     tokens += cost;
-    for (const s of cand) {
-      if (!local.has(s)) {
-        local.set(s, order.length);
-        order.push(s);
-      }
-    }
-    tasks.push({ ex, cand, pos: cand.map((s) => (posSet.has(s) ? 1 : 0)) });
+    for (const [k, e] of fresh) entries.set(k, e);
+    tasks.push({ ex, cand, pos: cand.map((_, j) => (j < ex.positives.length ? 1 : 0)), banned });
   }
+  const order = [...entries.keys()];
   if (o.inBatch) {
-    // Each task: its own candidates first (as drawn), then every other skill of the batch that is
-    // not one of its golds.
+    // Each task: its own candidates first (as drawn), then every other library skill of the batch
+    // that is neither one of its golds nor a twin (masked entries belong to their own task alone).
     for (const t of tasks) {
       const own = new Set(t.cand);
-      const gold = new Set(t.ex.positives);
-      for (const s of order) {
-        if (own.has(s)) continue;
-        t.cand.push(s);
-        t.pos.push(gold.has(s) ? 1 : 0);
+      for (const key of order) {
+        const e = entries.get(key)!;
+        if (own.has(key) || e.keep || t.banned.has(e.skill)) continue;
+        t.cand.push(key);
+        t.pos.push(0);
       }
     }
   }
+  return assemble(tasks, order, entries, skills, o);
+}
+
+/** The native batch of packed tasks: query states, entries' states (masked rows left out), candidates. */
+function assemble(tasks: readonly PackedTask[], order: readonly string[], entries: ReadonlyMap<string, Entry>, skills: readonly Float32Array[], o: PackOptions): PackedBatch {
   const qWidth = o.queryWidth;
   const qRows = tasks.map((t) => t.ex.query.length / qWidth);
   const nQ = qRows.reduce((a, b) => a + b, 0);
@@ -115,20 +191,28 @@ export function packBatch(examples: readonly TrainingExample[], skills: readonly
     queryStates.set(t.ex.query, queryOffsets[i] * qWidth);
     queryOffsets[i + 1] = queryOffsets[i] + qRows[i];
   });
+  const w = o.skillWidth;
+  const local = new Map(order.map((k, i) => [k, i]));
   const skillOffsets = new Int32Array(order.length + 1);
-  order.forEach((s, i) => (skillOffsets[i + 1] = skillOffsets[i] + rows[s]));
-  const skillStates = new Float32Array(skillOffsets[order.length] * o.skillWidth);
-  order.forEach((s, i) => skillStates.set(skills[s], skillOffsets[i] * o.skillWidth));
+  order.forEach((k, i) => (skillOffsets[i + 1] = skillOffsets[i] + entries.get(k)!.rows));
+  const skillStates = new Float32Array(skillOffsets[order.length] * w);
+  order.forEach((k, i) => {
+    const e = entries.get(k)!;
+    const src = skills[e.skill];
+    if (!e.keep) skillStates.set(src, skillOffsets[i] * w);
+    else e.keep.forEach((r, j) => skillStates.set(src.subarray(r * w, (r + 1) * w), (skillOffsets[i] + j) * w));
+  });
   const candidateOffsets = new Int32Array(tasks.length + 1);
   tasks.forEach((t, i) => (candidateOffsets[i + 1] = candidateOffsets[i] + t.cand.length));
   const candidates = new Int32Array(candidateOffsets[tasks.length]);
   const positive = new Uint8Array(candidates.length);
   tasks.forEach((t, i) => {
-    t.cand.forEach((s, j) => {
-      candidates[candidateOffsets[i] + j] = local.get(s)!;
+    t.cand.forEach((k, j) => {
+      candidates[candidateOffsets[i] + j] = local.get(k)!;
       positive[candidateOffsets[i] + j] = t.pos[j];
     });
   });
+  const tokens = nQ + skillOffsets[order.length];
   return { batch: { queryStates, queryOffsets, skillStates, skillOffsets, candidateOffsets, candidates, positive }, tasks: tasks.length, tokens };
 }
 
@@ -151,6 +235,10 @@ export function makeTrainingSet(set: TrainingSet): TrainingSet {
       for (const p of ex.positives) {
         if (!Number.isInteger(p) || p < 0 || p >= set.skills.length) throw invalidArgument(`${name}[${i}]: gold skill ${p} is out of range`);
         if (set.skills[p].length === 0) throw invalidArgument(`${name}[${i}]: gold skill ${p} has no keyed tokens`);
+      }
+      const m = ex.mask;
+      if (m && (!ex.positives.includes(m.skill) || m.ranges.length % 2 !== 0 || m.ranges.some((r) => !Number.isInteger(r) || r < 0))) {
+        throw invalidArgument(`${name}[${i}].mask must name one of its golds and hold [start, end) pairs of rows`);
       }
     });
   }

@@ -8,11 +8,15 @@
  *   query is never a verbatim piece of its positive's keys; every skill of the batch is rendered
  *   that way, so "has a description" cannot give the answer away. Negatives are drawn from the rest
  *   of the library at every step (trainer.ts).
+ * - Pseudo-queries (a library alone, `--queries`): several kinds generated from each skill
+ *   (queries/), each with the characters it copied, which the states pass masks out of the positive
+ *   rendered as installed (docs/TRAINING.md).
  *
  * Exclusions: skills named by `exclude` (ids or names) never give a query; and when the caller passes
  * a task file (`--exclude-tasks`, e.g. ../shared/data/swe-skills-bench/tasks.jsonl), any pair whose
- * query text equals one of its task texts (after trimming) is dropped, so benchmark tasks never leak
- * into training. The task file is read only when given.
+ * query text equals one of its task texts (after trimming), or shares a 12-word run with one
+ * (queries/overlap.ts), is dropped, so benchmark tasks never leak into training; the skills all stay.
+ * The task file is read only when given.
  *
  * @module
  */
@@ -21,11 +25,16 @@ import { readJsonl } from "../util/jsonl.js";
 import { Rng } from "../util/prng.js";
 import type { RenderableSkill } from "../render/index.js";
 import type { Skill } from "../skills/index.js";
+import { mixQueries, type MixOptions, type QueryKind, type SourceSpan, type TaskOverlap } from "./queries/index.js";
 
 /** A task text and its gold skills (indices into the library). */
 export interface Pair {
   query: string;
   positives: number[];
+  /** A pseudo-query's kind (queries mode). */
+  kind?: QueryKind;
+  /** Characters of its (single) positive the query copied: masked out of the positive's keys. */
+  spans?: SourceSpan[];
 }
 
 /** Reads `{ query, gold_skill_ids }` JSONL rows and resolves the ids (then names) in `skills`. */
@@ -88,12 +97,26 @@ export async function readTaskTexts(path: string): Promise<Set<string>> {
 }
 
 /**
- * Drops pairs whose query comes from, or whose gold includes, an excluded skill (by id or name) or equals a task text. Returns the kept pairs and how many were dropped for each reason.
+ * Pseudo-query pairs (queries mode): per skill, {@link mixQueries}' picks, each with its skill as the
+ * one positive and the characters it copied (see docs/TRAINING.md).
+ */
+export function queryPairs(skills: readonly Skill[], o: MixOptions): Pair[] {
+  const out: Pair[] = [];
+  skills.forEach((s, i) => {
+    for (const q of mixQueries(s, o)) out.push({ query: q.text, positives: [i], kind: q.kind, spans: q.spans });
+  });
+  return out;
+}
+
+/**
+ * Drops pairs whose query comes from, or whose gold includes, an excluded skill (by id or name), or
+ * that equals a task text, or (with `overlap`) shares a long run of words with one. Only queries are
+ * screened: no skill leaves the library. Returns the kept pairs and how many were dropped for each reason.
  */
 export function excludePairs(
   pairs: readonly Pair[],
   skills: readonly Skill[],
-  opts: { exclude?: readonly string[]; taskTexts?: ReadonlySet<string> },
+  opts: { exclude?: readonly string[]; taskTexts?: ReadonlySet<string>; overlap?: TaskOverlap },
 ): { pairs: Pair[]; excludedSkills: number; excludedTasks: number } {
   const ex = new Set(opts.exclude ?? []);
   let excludedSkills = 0;
@@ -103,7 +126,7 @@ export function excludePairs(
       excludedSkills++;
       return false;
     }
-    if (opts.taskTexts?.has(p.query.trim())) {
+    if (opts.taskTexts?.has(p.query.trim()) || opts.overlap?.overlaps(p.query)) {
       excludedTasks++;
       return false;
     }
@@ -112,9 +135,18 @@ export function excludePairs(
   return { pairs: kept, excludedSkills, excludedTasks };
 }
 
-/** A seeded validation split: `fraction` of the pairs (at least one when there are ≥ 2 and fraction > 0). */
-export function splitValidation<T>(items: readonly T[], fraction: number, seed: number): { train: T[]; val: T[] } {
+/**
+ * A seeded validation split: `fraction` of the pairs (at least one when there are ≥ 2 and fraction > 0).
+ * With `groupOf`, whole groups go one way (e.g. every pseudo-query of one skill), `fraction` of the groups.
+ */
+export function splitValidation<T>(items: readonly T[], fraction: number, seed: number, groupOf?: (item: T) => number): { train: T[]; val: T[] } {
   if (!(fraction >= 0 && fraction < 1)) throw invalidArgument(`validation fraction must be in [0, 1), got ${fraction}`);
+  if (groupOf) {
+    const groups = [...new Set(items.map(groupOf))].sort((a, b) => a - b);
+    const { val } = splitValidation(groups, fraction, seed);
+    const inVal = new Set(val);
+    return { train: items.filter((x) => !inVal.has(groupOf(x))), val: items.filter((x) => inVal.has(groupOf(x))) };
+  }
   const idx = items.map((_, i) => i);
   const rng = new Rng((seed ^ 0xc2b2ae35) >>> 0);
   for (let i = idx.length - 1; i > 0; i--) {

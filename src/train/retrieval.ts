@@ -1,11 +1,11 @@
 /**
- * Validation retrieval during training: Hit@1 and R@10 by the span mean m̄, the score the loss
- * trains.
+ * Validation retrieval during training: Hit@1, R@10 and R@20 by the span mean m̄, the score the loss
+ * trains; and the m̄ of one task against a whole bank, which the glance's hard negatives reuse.
  *
  * @module
  */
 import { glance, projectNormalize } from "../kernels/kernels.js";
-import type { TrainingExample } from "./batch.js";
+import { keptRows, type TrainingExample } from "./batch.js";
 
 /** Retrieval by the training score m̄ over the whole library. */
 export interface RetrievalMetrics {
@@ -13,13 +13,71 @@ export interface RetrievalMetrics {
   hit1: number;
   /** Mean over tasks of |top-10 ∩ gold| / |gold|. */
   recall10: number;
+  /** Mean over tasks of |top-20 ∩ gold| / |gold| (the shortlist's size; issue 12's R@20). */
+  recall20: number;
   tasks: number;
 }
 
+/** Unit keys of every skill packed for the glance kernel. */
+export interface KeyBank {
+  /** Per skill: rows × dim unit keys (empty: the skill never ranks). */
+  parts: readonly Float32Array[];
+  bank: Float32Array;
+  offsets: Int32Array;
+  dim: number;
+}
+
+/** Packs per-skill unit keys into one bank. */
+export function packKeys(parts: readonly Float32Array[], dim: number): KeyBank {
+  const offsets = new Int32Array(parts.length + 1);
+  parts.forEach((k, i) => (offsets[i + 1] = offsets[i] + k.length / dim));
+  const bank = new Float32Array(offsets[parts.length] * dim);
+  parts.forEach((k, i) => bank.set(k, offsets[i] * dim));
+  return { parts, bank, offsets, dim };
+}
+
+/** The keys the trainer scores skills by: given keys (the fine-tune's covers), else normalize(W_s h). */
+export async function projectKeys(skills: readonly Float32Array[], ws: Float32Array, nEmbd: number, dim: number, keys?: readonly Float32Array[]): Promise<KeyBank> {
+  const parts = keys ?? (await Promise.all(skills.map((s) => (s.length > 0 ? projectNormalize(s, nEmbd, ws, dim) : new Float32Array(0)))));
+  return packKeys(parts, dim);
+}
+
 /**
- * Hit@1 and R@10 of `examples` against every skill, ranking by the span mean m̄(s) (what the loss
- * trains; the serving vote g is the router's business). `keys` replaces the W_s-projected states
- * with given unit keys per skill (the ε-cover banks of the fine-tune).
+ * m̄(s) = mean over the task's tokens of max_j ⟨q_i, d^s_j⟩ for every skill of the bank (−∞ for a
+ * skill without keys). With `mask`, that skill is scored over its unmasked keys (`keyRows` maps keys to
+ * state rows when the keys are a cover).
+ */
+export async function spanMeanScores(queryUnit: Float32Array, kb: KeyBank, mask?: TrainingExample["mask"], keyRows?: readonly Int32Array[]): Promise<Float64Array> {
+  const { dim, offsets } = kb;
+  const N = kb.parts.length;
+  const nq = queryUnit.length / dim;
+  const mbar = new Float64Array(N);
+  const { m } = await glance(queryUnit, kb.bank, offsets, dim, { k: 1 });
+  for (let i = 0; i < nq; i++) for (let s = 0; s < N; s++) mbar[s] += m[i * N + s] / nq;
+  for (let s = 0; s < N; s++) if (offsets[s + 1] === offsets[s]) mbar[s] = -Infinity;
+  if (mask && offsets[mask.skill + 1] > offsets[mask.skill]) {
+    const part = kb.parts[mask.skill];
+    const keep = keptRows(part.length / dim, mask.ranges, keyRows?.[mask.skill]);
+    if (keep) {
+      const sub = new Float32Array(keep.length * dim);
+      keep.forEach((r, j) => sub.set(part.subarray(r * dim, (r + 1) * dim), j * dim));
+      const one = await glance(queryUnit, sub, Int32Array.of(0, keep.length), dim, { k: 1 });
+      mbar[mask.skill] = one.m.reduce((t, x) => t + x, 0) / nq;
+    }
+  }
+  return mbar;
+}
+
+/** Skill indices by descending score (ties by index). */
+export function rankByScore(scores: Float64Array): number[] {
+  return [...scores.keys()].sort((a, b) => scores[b] - scores[a] || a - b);
+}
+
+/**
+ * Hit@1, R@10 and R@20 of `examples` against every skill, ranking by the span mean m̄(s) (what the
+ * loss trains; the serving vote g is the router's business). `keys` replaces the W_s-projected states
+ * with given unit keys per skill (the ε-cover banks of the fine-tune), `keyRows` their state rows (for
+ * masks). A masked example's positive is scored without its masked rows, as in training.
  */
 export async function evaluateRetrieval(
   examples: readonly TrainingExample[],
@@ -28,28 +86,21 @@ export async function evaluateRetrieval(
   nEmbd: number,
   dim: number,
   keys?: readonly Float32Array[],
+  keyRows?: readonly Int32Array[],
 ): Promise<RetrievalMetrics> {
-  if (examples.length === 0) return { hit1: 0, recall10: 0, tasks: 0 };
-  const bankParts = keys ?? (await Promise.all(skills.map((s) => (s.length > 0 ? projectNormalize(s, nEmbd, weights.ws, dim) : new Float32Array(0)))));
-  const offsets = new Int32Array(bankParts.length + 1);
-  bankParts.forEach((k, i) => (offsets[i + 1] = offsets[i] + k.length / dim));
-  const bank = new Float32Array(offsets[bankParts.length] * dim);
-  bankParts.forEach((k, i) => bank.set(k, offsets[i] * dim));
-  const N = bankParts.length;
+  if (examples.length === 0) return { hit1: 0, recall10: 0, recall20: 0, tasks: 0 };
+  const kb = await projectKeys(skills, weights.ws, nEmbd, dim, keys);
   let hit = 0;
-  let rec = 0;
+  let rec10 = 0;
+  let rec20 = 0;
   for (const ex of examples) {
     const q = await projectNormalize(ex.query, nEmbd, weights.wq, dim);
-    const nq = q.length / dim;
-    const { m } = await glance(q, bank, offsets, dim, { k: 1 });
-    const mbar = new Float64Array(N);
-    for (let i = 0; i < nq; i++) for (let s = 0; s < N; s++) mbar[s] += m[i * N + s] / nq;
-    // Skills without keys never rank.
-    for (let s = 0; s < N; s++) if (offsets[s + 1] === offsets[s]) mbar[s] = -Infinity;
-    const order = [...mbar.keys()].sort((a, b) => mbar[b] - mbar[a] || a - b);
+    const order = rankByScore(await spanMeanScores(q, kb, ex.mask, keyRows));
     const gold = new Set(ex.positives);
     if (gold.has(order[0])) hit++;
-    rec += order.slice(0, 10).filter((s) => gold.has(s)).length / gold.size;
+    rec10 += order.slice(0, 10).filter((s) => gold.has(s)).length / gold.size;
+    rec20 += order.slice(0, 20).filter((s) => gold.has(s)).length / gold.size;
   }
-  return { hit1: hit / examples.length, recall10: rec / examples.length, tasks: examples.length };
+  const n = examples.length;
+  return { hit1: hit / n, recall10: rec10 / n, recall20: rec20 / n, tasks: n };
 }

@@ -1,0 +1,163 @@
+/**
+ * The states pass of `gavel train` (pipeline.ts): every skill's keyed tokens and every kept query's
+ * task tokens run through the model to ℓ* once (cached on disk when asked), the pseudo-queries' copied
+ * characters mapped to masked rows of their positive, twins attached, and BM25 look-alikes mined.
+ *
+ * @module
+ */
+import { GavelError } from "../errors.js";
+import type { Model } from "../model/Model.js";
+import { RenderEncoder } from "../render/encode.js";
+import type { Skill } from "../skills/index.js";
+import { inOrder } from "../util/in-order.js";
+import type { TrainingExample } from "./batch.js";
+import { keptRows } from "./batch.js";
+import { mineBm25Negatives, twinsOf } from "./hard-negatives.js";
+import { trainingRender, type Pair } from "./pairs.js";
+import { spanRows } from "./spans.js";
+import { StatesCache } from "./states-cache.js";
+
+/** What the states pass needs of the pipeline's options. */
+export interface StatesOptions {
+  /** Skill renders without their description (the legacy self-supervised mode). */
+  noDescription: boolean;
+  skillTokens?: number;
+  cache?: string;
+  hardNegatives?: number;
+  signal?: AbortSignal;
+}
+
+/** Backbone states at ℓ* of every skill's keyed tokens and every kept example's task tokens. */
+export interface StatesPass {
+  skills: Float32Array[];
+  train: TrainingExample[];
+  val: TrainingExample[];
+  /** Tokens of states held, skills and queries together. */
+  stateTokens: number;
+  /** Queries dropped because their mask would leave too little of the positive. */
+  overMasked: number;
+}
+
+/** A progress line every ~5% of a (slow, once) states pass. */
+function every(n: number): number {
+  return Math.max(1, Math.round(n / 20));
+}
+
+/** @throws GavelError `ABORTED` once `signal` is aborted. */
+export function checkAborted(signal: AbortSignal | undefined): void {
+  if (signal?.aborted) throw new GavelError("training aborted", "ABORTED");
+}
+
+/** Hard negatives kept per task: BM25's best look-alikes, of which each step draws a few. */
+const HARD_POOL = 20;
+
+/** A mask must leave at least this share of the positive's rows (and 4 rows), or the query is dropped. */
+export const MIN_KEPT_SHARE = 0.2;
+
+/**
+ * The states pass: skills' keyed tokens, then the train and validation queries' task tokens, all at ℓ*
+ * (cached on disk when `o.cache` is set); masks, twins, hard negatives mined when asked.
+ */
+export async function computeStates(model: Model, o: StatesOptions, layer: number, skills: readonly Skill[], split: { train: Pair[]; val: Pair[] }, log: (line: string) => void): Promise<StatesPass> {
+  const { nEmbd, contextSize } = model.info;
+  const skillTokens = Math.min(o.skillTokens ?? 8192, contextSize);
+  const encoder = new RenderEncoder(model, skillTokens);
+  const cache = await StatesCache.open(o.cache, model, layer);
+  const skillStates = await computeSkillStates(encoder, cache, skills, o, log);
+  const pass: StatesPass = { skills: skillStates, train: [], val: [], stateTokens: skillStates.reduce((n, st) => n + st.length / nEmbd, 0), overMasked: 0 };
+  const masks = await maskRows(encoder, skills, skillStates, nEmbd, [...split.train, ...split.val], o);
+  const twins = twinsOf(skills);
+  const texts = new Map<TrainingExample, string>(); // each example's query text, for hard-negative mining
+  const toExamples = async (list: Pair[]): Promise<TrainingExample[]> => {
+    const out: TrainingExample[] = [];
+    for (const [i, p] of list.entries()) {
+      checkAborted(o.signal);
+      if (i % every(list.length) === 0) log(`states: query ${i}/${list.length}`);
+      const ranges = masks.get(p);
+      if (ranges && !enoughLeft(skillStates[p.positives[0]].length / nEmbd, ranges)) {
+        pass.overMasked++;
+        continue;
+      }
+      const ex = await queryExample(encoder, cache, contextSize, skillStates, p);
+      if (!ex) continue;
+      if (ranges?.length) ex.mask = { skill: p.positives[0], ranges };
+      const tw = [...new Set(ex.positives.flatMap((g) => twins.get(g) ?? []))].filter((t) => !ex.positives.includes(t));
+      if (tw.length) ex.twins = tw;
+      pass.stateTokens += ex.query.length / nEmbd;
+      out.push(ex);
+      texts.set(ex, p.query);
+    }
+    return out;
+  };
+  pass.train = await toExamples(split.train);
+  pass.val = await toExamples(split.val);
+  if ((o.hardNegatives ?? 0) > 0) {
+    const t = performance.now();
+    const found = mineBm25Negatives(pass.train, texts, skills, HARD_POOL);
+    log(`hard negatives: BM25 look-alikes for ${found} of ${pass.train.length} train tasks (${((performance.now() - t) / 1000).toFixed(1)} s)`);
+  }
+  if (pass.overMasked) log(`${pass.overMasked} queries dropped: their copied text covers over ${100 - MIN_KEPT_SHARE * 100}% of their skill's keyed tokens`);
+  log(`states: ${skills.length} skills, ${pass.train.length} train + ${pass.val.length} val tasks, ${pass.stateTokens} tokens at layer ${layer} (cache ${cache.stats.hits} hits, ${cache.stats.misses} computed; f16 on disk ≈ ${((pass.stateTokens * nEmbd * 2) / 2 ** 20).toFixed(1)} MiB)`);
+  return pass;
+}
+
+/** Whether a mask leaves enough of a positive of `rows` rows ({@link MIN_KEPT_SHARE}, at least 4 rows or all). */
+function enoughLeft(rows: number, ranges: readonly number[]): boolean {
+  if (ranges.length === 0) return true;
+  const kept = keptRows(rows, ranges)?.length ?? 0;
+  return kept >= Math.min(rows, Math.max(4, Math.ceil(MIN_KEPT_SHARE * rows)));
+}
+
+/** Per pair with source spans, the masked rows of its positive (grouped by skill: one content tokenization each). */
+async function maskRows(encoder: RenderEncoder, skills: readonly Skill[], skillStates: readonly Float32Array[], nEmbd: number, pairs: readonly Pair[], o: StatesOptions): Promise<Map<Pair, number[]>> {
+  const bySkill = new Map<number, Pair[]>();
+  for (const p of pairs) {
+    if (!p.spans?.length) continue;
+    const s = p.positives[0];
+    const list = bySkill.get(s);
+    if (list) list.push(p);
+    else bySkill.set(s, [p]);
+  }
+  const out = new Map<Pair, number[]>();
+  for (const [s, list] of bySkill) {
+    checkAborted(o.signal);
+    const rows = skillStates[s].length / nEmbd;
+    const ranges = await spanRows(encoder, trainingRender(skills[s], o.noDescription), list.map((p) => p.spans!), rows);
+    list.forEach((p, i) => out.set(p, ranges[i]));
+  }
+  return out;
+}
+
+/** Every skill's keyed-token states at ℓ*, in library order. */
+async function computeSkillStates(encoder: RenderEncoder, cache: StatesCache, skills: readonly Skill[], o: StatesOptions, log: (line: string) => void): Promise<Float32Array[]> {
+  const out: Float32Array[] = [];
+  // Up to 4 skills in flight: while one skill's forward pass runs natively, the next ones render and
+  // tokenize (off the JS thread, which on a GPU would otherwise bound the pass). States land in
+  // library order.
+  await inOrder(
+    skills.entries(),
+    { width: 4, beforeEach: () => checkAborted(o.signal) },
+    async ([i, s]) => {
+      if (i % every(skills.length) === 0) log(`states: skill ${i}/${skills.length}`);
+      const enc = await encoder.encodeSkillAsync(trainingRender(s, o.noDescription));
+      return cache.get(enc.tokens, enc.keyStart, enc.keyEnd);
+    },
+    (_, outcome) => {
+      if (!outcome.ok) throw outcome.error;
+      out.push(outcome.value);
+    },
+  );
+  return out;
+}
+
+/**
+ * One pair as a training example: its task tokens' states, and the positives that have keyed tokens.
+ * Undefined when the task has no tokens, does not fit the context, or no positive has states.
+ */
+async function queryExample(encoder: RenderEncoder, cache: StatesCache, contextSize: number, skillStates: readonly Float32Array[], p: Pair): Promise<TrainingExample | undefined> {
+  const enc = encoder.encodeTask(p.query, Math.max(16, contextSize - 64));
+  if (enc.taskEnd <= enc.taskStart || enc.tokens.length > contextSize) return undefined;
+  const positives = p.positives.filter((i) => skillStates[i].length > 0);
+  if (positives.length === 0) return undefined;
+  return { query: await cache.get(enc.tokens, enc.taskStart, enc.taskEnd), positives };
+}
