@@ -270,6 +270,35 @@ export interface NativeTrainerOptions {
   seed?: number;
   /** Worker threads (0 or absent: every core). */
   threads?: number;
+  /**
+   * Where the weights live and the step runs (default "cpu"). "cuda" keeps W_q, W_s and AdamW's
+   * moments on the GPU between steps (each step uploads its batch); a CPU build, or a CUDA build
+   * without a device, throws CUDA_UNAVAILABLE.
+   */
+  device?: "cpu" | "cuda";
+  /**
+   * The CUDA trainer's max-sim (default "bf16"): "bf16" searches the argmax key on bf16 tensor cores
+   * and rescores it in fp32 (everything else stays fp32, so only near ties may pick another key);
+   * "fp32" computes every product in fp32 (the exact twin of the CPU). Ignored by the CPU trainer.
+   */
+  precision?: "bf16" | "fp32";
+}
+
+/** Wall-clock milliseconds of one step: the batch's upload to the device (0 on the CPU) and the rest. */
+export interface NativeStepTimings {
+  uploadMs: number;
+  computeMs: number;
+}
+
+/** Test options of {@link NativeTrainer.lossAndGrad} and {@link NativeTrainer.step} (the twins' comparison). */
+export interface NativeLossAndGradOptions {
+  /** Return m and the argmax of every (task, query row, candidate) pair. */
+  keepPairs?: boolean;
+  /**
+   * One key index (within the skill) per pair, replacing the max-sim's search: each pair then
+   * scores its given key. Pair order: task t, its query rows i, its candidates c.
+   */
+  forceArgmax?: Int32Array;
 }
 
 /**
@@ -306,9 +335,22 @@ export interface NativeTrainerState {
  */
 export interface NativeTrainer {
   /** Forward, exact backward and one AdamW update (W_q only while freezeWs). */
-  step(batch: NativeTrainBatch): Promise<{ loss: number; gradNorm: number }>;
+  step(
+    batch: NativeTrainBatch,
+    options?: NativeLossAndGradOptions,
+  ): Promise<{ loss: number; gradNorm: number; timings: NativeStepTimings; pairs?: { m: Float32Array; argmax: Int32Array } }>;
   /** Loss and gradients without an update (gradWs is null while freezeWs). */
-  lossAndGrad(batch: NativeTrainBatch): Promise<{ loss: number; gradWq: Float32Array; gradWs: Float32Array | null }>;
+  lossAndGrad(
+    batch: NativeTrainBatch,
+    options?: NativeLossAndGradOptions,
+  ): Promise<{
+    loss: number;
+    gradWq: Float32Array;
+    gradWs: Float32Array | null;
+    timings: NativeStepTimings;
+    /** With keepPairs: per pair, m and the argmax key (index within its skill). */
+    pairs?: { m: Float32Array; argmax: Int32Array };
+  }>;
   getWeights(): { wq: Float32Array; ws: Float32Array };
   /** Replaces both maps; AdamW's moments and step count are kept. */
   setWeights(wq: Float32Array, ws: Float32Array): void;
@@ -326,6 +368,10 @@ export interface NativeTrainer {
   readonly steps: number;
   readonly nEmbd: number;
   readonly dim: number;
+  /** "cuda" when the weights live on the GPU. */
+  readonly device: "cpu" | "cuda";
+  /** "bf16" for a CUDA trainer searching on bf16 tensor cores, else "fp32". */
+  readonly precision: "bf16" | "fp32";
 }
 
 // Declaration merging: the trainer's constructor joins the binding's surface.

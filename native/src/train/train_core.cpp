@@ -10,6 +10,7 @@
 #include <cstring>
 #include <exception>
 #include <limits>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -103,12 +104,43 @@ struct TaskFwd {
   double loss = 0;
   std::vector<double> coef;     // nc
   std::vector<int32_t> argmax;  // nq × nc, key index within the skill
+  std::vector<float> m;         // nq × nc, kept only when asked (PairOptions.keep)
 };
+
+// Max-sim of one task's unit queries against its candidates' keys at given argmax keys (the
+// forceArgmax hook): m = ⟨q_i, d_key⟩ in float32, the key taken from `forced` (nq × nc).
+kernels::GlanceResult ForcedMaxSim(const float* Yq, int64_t nq, const std::vector<const float*>& base,
+                                   const std::vector<int64_t>& off, int64_t dim, const int32_t* forced) {
+  const int64_t nc = static_cast<int64_t>(base.size());
+  kernels::GlanceResult g;
+  g.m.resize(static_cast<size_t>(nq * nc));
+  g.argmax.assign(forced, forced + nq * nc);
+  for (int64_t i = 0; i < nq; ++i)
+    for (int64_t c = 0; c < nc; ++c) {
+      const int32_t k = forced[i * nc + c];
+      if (k < 0 || k >= off[c + 1] - off[c]) throw Failure(Code::INVALID_ARGUMENT, "forceArgmax names a key outside its skill");
+      const float* q = Yq + i * dim;
+      const float* d = base[c] + int64_t(k) * dim;
+      float acc = 0.f;
+      for (int64_t o = 0; o < dim; ++o) acc += q[o] * d[o];
+      g.m[i * nc + c] = acc;
+    }
+  return g;
+}
 
 }  // namespace
 
+std::vector<int64_t> PairOffsets(const Batch& b) {
+  const int64_t nTasks = b.nTasks();
+  std::vector<int64_t> off(static_cast<size_t>(nTasks) + 1, 0);
+  for (int64_t t = 0; t < nTasks; ++t)
+    off[t + 1] = off[t] + int64_t(b.qOff[t + 1] - b.qOff[t]) * int64_t(b.candOff[t + 1] - b.candOff[t]);
+  return off;
+}
+
+// long function: the step's phases in order, each commented, sharing the batch's locals.
 LossGrad LossAndGrad(const Batch& b, const float* Wq, const float* Ws, int64_t nEmbd, int64_t dim, double tau,
-                     bool keysGiven, Isa isa, unsigned threads) {
+                     bool keysGiven, Isa isa, unsigned threads, const PairOptions& pairs) {
   const int64_t nTasks = b.nTasks(), nSkills = b.nSkills();
   const int64_t nQ = b.qOff[nTasks], nS = b.sOff[nSkills];
   const int64_t sWidth = keysGiven ? dim : nEmbd;
@@ -117,6 +149,10 @@ LossGrad LossAndGrad(const Batch& b, const float* Wq, const float* Ws, int64_t n
     throw Failure(Code::INVALID_ARGUMENT, "the weights hold NaN or Infinity");
   if (!AllFinite(b.q.data(), nQ * nEmbd)) throw Failure(Code::INVALID_ARGUMENT, "queryStates hold NaN or Infinity");
   if (!AllFinite(b.s.data(), nS * sWidth)) throw Failure(Code::INVALID_ARGUMENT, "skillStates hold NaN or Infinity");
+  const std::vector<int64_t> pairOff = PairOffsets(b);
+  if (pairs.forceArgmax != nullptr && pairs.forceCount != pairOff[nTasks])
+    throw Failure(Code::INVALID_ARGUMENT, "forceArgmax must hold one key index per (task, query row, candidate) pair (" +
+                                              std::to_string(pairOff[nTasks]) + ")");
 
   // Forward projections: unit queries Yq, unit keys Ys (given, or projected).
   std::vector<float> Yq(static_cast<size_t>(nQ * dim));
@@ -159,8 +195,11 @@ LossGrad LossAndGrad(const Batch& b, const float* Wq, const float* Ws, int64_t n
         off[c + 1] = off[c] + (b.sOff[s + 1] - b.sOff[s]);
       }
       ones.assign(static_cast<size_t>(nq), 1.f);
-      kernels::GlanceResult g = kernels::Glance(Yq.data() + q0 * dim, nq, kernels::SkillKeys{base.data(), off.data(), nc},
-                                                dim, ones.data(), 1, isa, 1);
+      kernels::GlanceResult g =
+          pairs.forceArgmax != nullptr
+              ? ForcedMaxSim(Yq.data() + q0 * dim, nq, base, off, dim, pairs.forceArgmax + pairOff[t])
+              : kernels::Glance(Yq.data() + q0 * dim, nq, kernels::SkillKeys{base.data(), off.data(), nc}, dim,
+                                ones.data(), 1, isa, 1);
       // L_t = lse_all(τ m̄) − lse_pos(τ m̄); ∂L_t/∂m̄(s) = τ (p_all(s) − p_pos(s)).
       mbar.assign(static_cast<size_t>(nc), 0.0);
       for (int64_t i = 0; i < nq; ++i)
@@ -185,6 +224,7 @@ LossGrad LossAndGrad(const Batch& b, const float* Wq, const float* Ws, int64_t n
         f.coef[c] = d * invT / double(nq);
       }
       f.argmax = std::move(g.argmax);
+      if (pairs.keep) f.m = std::move(g.m);
       for (int64_t i = 0; i < nq; ++i) {
         float* gq = gYq.data() + (q0 + i) * dim;
         for (int64_t c = 0; c < nc; ++c) {
@@ -200,6 +240,14 @@ LossGrad LossAndGrad(const Batch& b, const float* Wq, const float* Ws, int64_t n
   for (int64_t t = 0; t < nTasks; ++t) out.loss += fwd[t].loss;
   out.loss *= invT;
   if (!std::isfinite(out.loss)) throw Failure(Code::INVALID_ARGUMENT, "the loss came out non-finite");
+  if (pairs.keep) {
+    out.m.reserve(static_cast<size_t>(pairOff[nTasks]));
+    out.argmax.reserve(static_cast<size_t>(pairOff[nTasks]));
+    for (const TaskFwd& f : fwd) {
+      out.m.insert(out.m.end(), f.m.begin(), f.m.end());
+      out.argmax.insert(out.argmax.end(), f.argmax.begin(), f.argmax.end());
+    }
+  }
 
   NormalizeBackward(Yq.data(), rq, gYq.data(), nQ, dim);
   out.gWq = WeightGrad(gYq.data(), b.q.data(), nQ, nEmbd, dim, isa, threads);

@@ -8,13 +8,10 @@
 // max-sim gradient is sparse anyway (it reaches the argmax key only), which a dense autodiff graph
 // would not exploit. Gradients stop at the backbone states h.
 //
-// Structure for a CUDA twin: everything device-independent (batch layout, validation, AdamW's
-// hyper-parameters, the loss's definition) lives here; LossAndGrad and AdamWUpdate are the only two
-// compute entry points, taking host pointers and returning host buffers. A train_core.cu compiled
-// under GAVEL_CUDA (CMakeLists globs native/src/*/*.cu) can provide LossAndGradCuda / AdamWUpdateCuda
-// with the same signatures (cuBLAS for the three GEMMs, one kernel for max-sim + argmax per task, a
-// scatter-add for the argmax keys' gradients), and train_napi.cpp would pick it when a device is
-// present. None is written yet: training runs on CPU threads.
+// Everything device-independent (batch layout, validation, AdamW's hyper-parameters, the loss's
+// definition) lives here; LossAndGrad and AdamWUpdate are the CPU's compute entry points. Their CUDA
+// twin (train_device.h, train_cuda.cu; a CUDA build only) keeps the weights on the device and runs
+// the same step there; train_napi.cpp picks it with the constructor option device: "cuda".
 #pragma once
 #include <cstdint>
 #include <vector>
@@ -36,6 +33,12 @@ struct Batch {
   std::vector<int32_t> candOff;
   std::vector<int32_t> cand;
   std::vector<uint8_t> pos;
+  // The CUDA trainer stages q and s in its pinned host memory instead (then these point there and
+  // the vectors stay empty); the CPU trainer reads the vectors.
+  const float* qStaged = nullptr;
+  const float* sStaged = nullptr;
+  const float* Q() const { return qStaged != nullptr ? qStaged : q.data(); }
+  const float* S() const { return sStaged != nullptr ? sStaged : s.data(); }
   int64_t nTasks() const { return static_cast<int64_t>(qOff.size()) - 1; }
   int64_t nSkills() const { return static_cast<int64_t>(sOff.size()) - 1; }
 };
@@ -44,7 +47,24 @@ struct LossGrad {
   double loss = 0;
   std::vector<float> gWq;  // dim × nEmbd
   std::vector<float> gWs;  // dim × nEmbd, empty when the keys are given
+  // Per (task, query row, candidate) pair, when PairOptions.keep: the max-sim score m and the argmax
+  // (key index within the skill). Pair order: task t, then its rows i, then its candidates c, i.e.
+  // pair = Σ_{t'<t} nq(t')·nc(t') + i·nc(t) + c.
+  std::vector<float> m;
+  std::vector<int32_t> argmax;
 };
+
+// Test hooks of the twins' comparison (bf16 search on the device picks keys the CPU may not pick at
+// a near tie): `forceArgmax` (one key index per pair, in LossGrad's pair order) replaces the max-sim
+// search, each pair then scoring its given key; `keep` returns m and argmax per pair.
+struct PairOptions {
+  const int32_t* forceArgmax = nullptr;
+  int64_t forceCount = 0;
+  bool keep = false;
+};
+
+// Pairs of the batch (Σ_t nq(t)·nc(t)) and each task's first pair (nTasks + 1 entries).
+std::vector<int64_t> PairOffsets(const Batch& b);
 
 // Loss (mean over tasks) and its gradient with respect to W_q and (unless keysGiven) W_s. The
 // batch's shapes must already be valid (see train_napi.cpp); values are checked here: non-finite
@@ -52,8 +72,9 @@ struct LossGrad {
 // glance kernel's rule), so the subgradient at a tie is that key's. A zero projection (W h = 0) has
 // no direction: its unit vector is 0 and it passes no gradient. Deterministic for a given thread
 // count and ISA (every reduction runs in a fixed order).
+// forceArgmax entries out of a skill's range throw Failure(INVALID_ARGUMENT).
 LossGrad LossAndGrad(const Batch& b, const float* Wq, const float* Ws, int64_t nEmbd, int64_t dim, double tau,
-                     bool keysGiven, kernels::Isa isa, unsigned threads);
+                     bool keysGiven, kernels::Isa isa, unsigned threads, const PairOptions& pairs = {});
 
 struct AdamWParams {
   double lr = 1e-3, beta1 = 0.9, beta2 = 0.999, eps = 1e-8, weightDecay = 0.01;

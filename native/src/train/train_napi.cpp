@@ -4,6 +4,7 @@
 #include <napi.h>
 
 #include <atomic>
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
@@ -17,6 +18,7 @@
 #include "common/worker.h"
 #include "train/train.h"
 #include "train/train_core.h"
+#include "train/train_device.h"
 
 namespace gavel {
 namespace {
@@ -38,8 +40,19 @@ struct State {
   bool freezeWs = false;
   unsigned threads = 0;
   int64_t step = 0;
+  // CPU trainer: the weights and moments live here. CUDA trainer (dev set): they live on the device
+  // and these stay empty.
   std::vector<float> wq, ws, mq, vq, ms, vs;
+  std::unique_ptr<train::device::DeviceTrainer> dev;
+  train::device::Precision precision = train::device::Precision::Bf16;
   std::atomic<bool> busy{false};
+};
+
+// Test options of lossAndGrad (see train_core.h's PairOptions), copied off the JS thread.
+struct PairRequest {
+  bool keep = false;
+  std::vector<int32_t> force;
+  bool forced = false;
 };
 
 // splitmix64 → uniform → Box–Muller: a portable Gaussian (std::normal_distribution differs by library).
@@ -57,6 +70,14 @@ void GaussianInit(std::vector<float>& w, uint64_t seed, double scale) {
     w[i] = static_cast<float>(scale * r * std::cos(a));
     if (i + 1 < w.size()) w[i + 1] = static_cast<float>(scale * r * std::sin(a));
   }
+}
+
+// An optional string field: absent → dflt.
+std::string StringOption(const Napi::Object& o, const char* key, const char* dflt) {
+  Napi::Value v = o.Get(key);
+  if (v.IsUndefined()) return dflt;
+  if (!v.IsString()) Bad(std::string(key) + " must be a string");
+  return v.As<Napi::String>().Utf8Value();
 }
 
 // Marks NativeTrainer instances (see CheckTag).
@@ -79,10 +100,13 @@ class NativeTrainer : public Napi::ObjectWrap<NativeTrainer> {
                            InstanceAccessor<&NativeTrainer::GetSteps>("steps"),
                            InstanceAccessor<&NativeTrainer::GetNEmbd>("nEmbd"),
                            InstanceAccessor<&NativeTrainer::GetDim>("dim"),
+                           InstanceAccessor<&NativeTrainer::GetDevice>("device"),
+                           InstanceAccessor<&NativeTrainer::GetPrecision>("precision"),
                        });
   }
 
-  // new NativeTrainer({ nEmbd, dim, tau?, lr?, beta1?, beta2?, eps?, weightDecay?, freezeWs?, seed?, threads? })
+  // new NativeTrainer({ nEmbd, dim, tau?, lr?, beta1?, beta2?, eps?, weightDecay?, freezeWs?, seed?, threads?,
+  //                     device?: "cpu" | "cuda", precision?: "bf16" | "fp32" })
   explicit NativeTrainer(const Napi::CallbackInfo& info) : Napi::ObjectWrap<NativeTrainer>(info) {
     Guard(info, "NativeTrainer", [&]() -> Napi::Value {
       info.This().As<Napi::Object>().TypeTag(&kTrainerTag);
@@ -104,6 +128,11 @@ class NativeTrainer : public Napi::ObjectWrap<NativeTrainer> {
       Napi::Value fz = o.Get("freezeWs");
       if (!fz.IsUndefined() && !fz.IsBoolean()) Bad("freezeWs must be a boolean");
       s.freezeWs = fz.IsBoolean() && fz.As<Napi::Boolean>().Value();
+      const std::string device = StringOption(o, "device", "cpu");
+      if (device != "cpu" && device != "cuda") Bad("device must be \"cpu\" or \"cuda\"");
+      const std::string precision = StringOption(o, "precision", "bf16");
+      if (precision != "bf16" && precision != "fp32") Bad("precision must be \"bf16\" or \"fp32\"");
+      s.precision = precision == "fp32" ? train::device::Precision::Fp32 : train::device::Precision::Bf16;
       const size_t n = static_cast<size_t>(s.nEmbd * s.dim);
       s.wq.resize(n);
       s.ws.resize(n);
@@ -111,6 +140,14 @@ class NativeTrainer : public Napi::ObjectWrap<NativeTrainer> {
       const double scale = 1.0 / std::sqrt(double(s.nEmbd));
       GaussianInit(s.wq, uint64_t(seed) * 2 + 1, scale);
       GaussianInit(s.ws, uint64_t(seed) * 2 + 2, scale);
+      if (device == "cuda") {
+        // Throws CUDA_UNAVAILABLE in a CPU build or without a device; moments start at zero there.
+        s.dev = train::device::Create(s.nEmbd, s.dim, s.precision);
+        s.dev->SetWeights(s.wq.data(), s.ws.data());
+        s.wq = {};
+        s.ws = {};
+        return info.Env().Undefined();
+      }
       s.mq.assign(n, 0.f);
       s.vq.assign(n, 0.f);
       s.ms.assign(n, 0.f);
@@ -186,9 +223,13 @@ class NativeTrainer : public Napi::ObjectWrap<NativeTrainer> {
       if (!anyPos) Bad("task " + std::to_string(t) + " has no positive candidate");
     }
     auto b = std::make_shared<train::Batch>();
-    b->q = CopyTyped<float>(q);
+    if (s.dev) {
+      s.dev->Stage(q.Data(), q.ElementLength(), st.Data(), st.ElementLength(), *b);
+    } else {
+      b->q = CopyTyped<float>(q);
+      b->s = CopyTyped<float>(st);
+    }
     b->qOff = CopyTyped<int32_t>(qOff);
-    b->s = CopyTyped<float>(st);
     b->sOff = CopyTyped<int32_t>(sOff);
     b->candOff = CopyTyped<int32_t>(cOff);
     b->cand = CopyTyped<int32_t>(cand);
@@ -198,23 +239,43 @@ class NativeTrainer : public Napi::ObjectWrap<NativeTrainer> {
 
   struct StepOut {
     double loss = 0, gradNorm = 0;
-    std::vector<float> gWq, gWs;
-    bool frozen = false;
+    std::vector<float> gWq, gWs, m;
+    std::vector<int32_t> argmax;
+    bool frozen = false, keep = false;
+    double uploadMs = 0, computeMs = 0;
   };
+
+  // step's and lossAndGrad's second argument: { keepPairs?: boolean, forceArgmax?: Int32Array }.
+  static std::shared_ptr<PairRequest> ReadPairRequest(const Napi::Value& v) {
+    auto r = std::make_shared<PairRequest>();
+    if (v.IsUndefined()) return r;
+    if (!v.IsObject()) Bad("options must be an object");
+    Napi::Object o = v.As<Napi::Object>();
+    Napi::Value keep = o.Get("keepPairs");
+    if (!keep.IsUndefined() && !keep.IsBoolean()) Bad("options.keepPairs must be a boolean");
+    r->keep = keep.IsBoolean() && keep.As<Napi::Boolean>().Value();
+    Napi::Value f = o.Get("forceArgmax");
+    if (!f.IsUndefined()) {
+      r->force = CopyTyped<int32_t>(Int32Arg(f, "options.forceArgmax"));
+      r->forced = true;
+    }
+    return r;
+  }
 
   // step / lossAndGrad: an async verb only rejects, never throws (as Model's verbs).
   Napi::Value Run(const Napi::CallbackInfo& info, const char* name, bool update) {
     return GuardAsync(info, name, [&]() -> Napi::Value {
       UseIdle(info);
       std::shared_ptr<train::Batch> batch = ReadBatch(info[0]);
+      std::shared_ptr<PairRequest> pairs = ReadPairRequest(info[1]);
       auto st = state_;
       const kernels::Isa isa = kernels::IsaFromEnv();
       st->busy.store(true, std::memory_order_release);
       return PromiseWorker<StepOut>::Start(
           info.Env(),
-          [st, batch, isa, update, name = std::string(name)]() {
+          [st, batch, pairs, isa, update, name = std::string(name)]() {
             try {
-              return Compute(*st, *batch, isa, update);
+              return Compute(*st, *batch, *pairs, isa, update);
             } catch (...) {
               std::string message;
               const Code code = CurrentFailure(message);
@@ -230,6 +291,16 @@ class NativeTrainer : public Napi::ObjectWrap<NativeTrainer> {
               o.Set("gradWq", ToTyped(env, r.gWq));
               o.Set("gradWs", r.frozen ? env.Null() : Napi::Value(ToTyped(env, r.gWs)));
             }
+            if (r.keep) {
+              Napi::Object pr = Napi::Object::New(env);
+              pr.Set("m", ToTyped(env, r.m));
+              pr.Set("argmax", ToTyped(env, r.argmax));
+              o.Set("pairs", pr);
+            }
+            Napi::Object tm = Napi::Object::New(env);
+            tm.Set("uploadMs", r.uploadMs);
+            tm.Set("computeMs", r.computeMs);
+            o.Set("timings", tm);
             return o;
           },
           Value(),
@@ -239,13 +310,42 @@ class NativeTrainer : public Napi::ObjectWrap<NativeTrainer> {
     });
   }
 
-  // The step's work, on a worker thread.
-  static StepOut Compute(State& s, const train::Batch& batch, kernels::Isa isa, bool update) {
+  // The step's work, on a worker thread: on the device when the trainer has one, else on CPU threads.
+  static StepOut Compute(State& s, const train::Batch& batch, const PairRequest& pr, kernels::Isa isa, bool update) {
     StepOut out;
-    train::LossGrad lg =
-        train::LossAndGrad(batch, s.wq.data(), s.ws.data(), s.nEmbd, s.dim, s.tau, s.freezeWs, isa, s.threads);
-    out.loss = lg.loss;
     out.frozen = s.freezeWs;
+    out.keep = pr.keep;
+    train::PairOptions po;
+    po.keep = pr.keep;
+    if (pr.forced) {
+      po.forceArgmax = pr.force.data();
+      po.forceCount = static_cast<int64_t>(pr.force.size());
+    }
+    if (s.dev) {
+      train::device::StepParams p;
+      p.tau = s.tau;
+      p.keysGiven = s.freezeWs;
+      p.update = update;
+      p.t = s.step + 1;
+      p.adam = s.adam;
+      p.returnGrads = !update;
+      p.pairs = po;
+      train::device::StepResult r = s.dev->Step(batch, p);
+      if (update) s.step = p.t;
+      out.loss = r.lg.loss;
+      out.gradNorm = r.gradNorm;
+      out.gWq = std::move(r.lg.gWq);
+      out.gWs = std::move(r.lg.gWs);
+      out.m = std::move(r.lg.m);
+      out.argmax = std::move(r.lg.argmax);
+      out.uploadMs = r.uploadMs;
+      out.computeMs = r.computeMs;
+      return out;
+    }
+    const auto t0 = std::chrono::steady_clock::now();
+    train::LossGrad lg =
+        train::LossAndGrad(batch, s.wq.data(), s.ws.data(), s.nEmbd, s.dim, s.tau, s.freezeWs, isa, s.threads, po);
+    out.loss = lg.loss;
     double ss = 0;
     for (float g : lg.gWq) ss += double(g) * double(g);
     for (float g : lg.gWs) ss += double(g) * double(g);
@@ -260,6 +360,9 @@ class NativeTrainer : public Napi::ObjectWrap<NativeTrainer> {
       out.gWq = std::move(lg.gWq);
       out.gWs = std::move(lg.gWs);
     }
+    out.m = std::move(lg.m);
+    out.argmax = std::move(lg.argmax);
+    out.computeMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     return out;
   }
 
@@ -281,6 +384,13 @@ class NativeTrainer : public Napi::ObjectWrap<NativeTrainer> {
     return Guard(info, "NativeTrainer.getWeights", [&]() -> Napi::Value {
       const State& s = UseIdle(info);
       Napi::Object o = Napi::Object::New(info.Env());
+      if (s.dev) {
+        std::vector<float> wq(size_t(s.nEmbd * s.dim)), ws(wq.size());
+        s.dev->GetWeights(wq.data(), ws.data());
+        o.Set("wq", ToTyped(info.Env(), wq));
+        o.Set("ws", ToTyped(info.Env(), ws));
+        return o;
+      }
       o.Set("wq", ToTyped(info.Env(), s.wq));
       o.Set("ws", ToTyped(info.Env(), s.ws));
       return o;
@@ -305,6 +415,10 @@ class NativeTrainer : public Napi::ObjectWrap<NativeTrainer> {
       std::vector<float> wq, ws;
       ReadMatrix(s, info[0], "wq", wq, true);
       ReadMatrix(s, info[1], "ws", ws, true);
+      if (s.dev) {
+        s.dev->SetWeights(wq.data(), ws.data());
+        return info.Env().Undefined();
+      }
       s.wq = std::move(wq);
       s.ws = std::move(ws);
       return info.Env().Undefined();
@@ -317,6 +431,16 @@ class NativeTrainer : public Napi::ObjectWrap<NativeTrainer> {
       Napi::Env env = info.Env();
       Napi::Object o = Napi::Object::New(env);
       o.Set("step", double(s.step));
+      if (s.dev) {
+        const size_t n = size_t(s.nEmbd * s.dim);
+        std::vector<float> wq(n), ws(n), mq(n), vq(n), ms(n), vs(n);
+        s.dev->GetWeights(wq.data(), ws.data());
+        s.dev->GetMoments(mq.data(), vq.data(), ms.data(), vs.data());
+        for (auto [key, v] : {std::pair<const char*, std::vector<float>*>{"wq", &wq}, {"ws", &ws}, {"mWq", &mq}, {"vWq", &vq},
+                              {"mWs", &ms}, {"vWs", &vs}})
+          o.Set(key, ToTyped(env, *v));
+        return o;
+      }
       o.Set("wq", ToTyped(env, s.wq));
       o.Set("ws", ToTyped(env, s.ws));
       o.Set("mWq", ToTyped(env, s.mq));
@@ -342,6 +466,12 @@ class NativeTrainer : public Napi::ObjectWrap<NativeTrainer> {
       ReadMatrix(s, o.Get("vWq"), "state.vWq", vq, false);
       ReadMatrix(s, o.Get("mWs"), "state.mWs", ms, true);
       ReadMatrix(s, o.Get("vWs"), "state.vWs", vs, false);
+      if (s.dev) {
+        s.dev->SetWeights(wq.data(), ws.data());
+        s.dev->SetMoments(mq.data(), vq.data(), ms.data(), vs.data());
+        s.step = static_cast<int64_t>(step);
+        return info.Env().Undefined();
+      }
       s.step = static_cast<int64_t>(step);
       s.wq = std::move(wq);
       s.ws = std::move(ws);
@@ -389,6 +519,15 @@ class NativeTrainer : public Napi::ObjectWrap<NativeTrainer> {
   }
   Napi::Value GetDim(const Napi::CallbackInfo& info) {
     return Getter(info, "NativeTrainer.dim", [](Napi::Env e, const State& s) { return Napi::Number::New(e, double(s.dim)); });
+  }
+  Napi::Value GetDevice(const Napi::CallbackInfo& info) {
+    return Getter(info, "NativeTrainer.device", [](Napi::Env e, const State& s) { return Napi::String::New(e, s.dev ? "cuda" : "cpu"); });
+  }
+  // The CUDA trainer's precision ("bf16" | "fp32"); the CPU trainer is always "fp32".
+  Napi::Value GetPrecision(const Napi::CallbackInfo& info) {
+    return Getter(info, "NativeTrainer.precision", [](Napi::Env e, const State& s) {
+      return Napi::String::New(e, s.dev && s.precision == train::device::Precision::Bf16 ? "bf16" : "fp32");
+    });
   }
 };
 
