@@ -1,5 +1,6 @@
 /**
- * `gavel calibrate`: fits the ruling's exchange rates α, γ and the pruning margin Δ on validation
+ * `gavel calibrate`: fits the ruling's exchange rates α, γ (and β, T of the lexical expert B when the
+ * records carry it, issue 13) and the pruning margin Δ on validation
  * read-outs (paper, section 4.1: "calibrated on SkillRet's validation split"), by maximising the
  * Hit@1 of argmax_{shortlist(Δ)} g + αL + γV.
  *
@@ -12,6 +13,7 @@ import { invalidArgument } from "../errors.js";
 import { PROJECTION_DEFAULTS } from "../projections/projections.js";
 import type { PerQueryRecord } from "./evaluate.js";
 import { chooseByRuling, ruling, shortlist, type VerdictRecord } from "../route/index.js";
+import { fitLexicalTemperature, lexicalB, type LexicalRecord } from "./lexical.js";
 
 /** The paper's calibrated constants (section 4.1), the tie-break's anchor and the baseline. */
 export const PAPER_RULING = Object.freeze({ alpha: PROJECTION_DEFAULTS.alpha, gamma: PROJECTION_DEFAULTS.gamma, delta: PROJECTION_DEFAULTS.delta });
@@ -24,6 +26,8 @@ export interface CalibrationGrid {
   gammas?: number[];
   /** Rounds of refinement around the best coarse cells (default 2). */
   refine?: number;
+  /** β values tried for the lexical expert (default 0 and 10^-4 … 10^0 in quarter decades). */
+  betas?: number[];
 }
 
 /** Options of {@link calibrate}. */
@@ -33,6 +37,12 @@ export interface CalibrateOptions {
   maxShortlist?: number;
   /** The constants to compare with and to break ties toward (default the paper's α=1, γ=0.025, Δ=0.133). */
   defaults?: { alpha: number; gamma: number; delta: number };
+  /**
+   * Fit the lexical expert's β and T too (default: when every kept record has lexical read-outs,
+   * src/eval/lexical.ts). T is fitted first, by the gold's likelihood; then β with α, γ, Δ. With
+   * false, or records without them, β = 0.
+   */
+  lexical?: boolean;
 }
 
 /** What {@link calibrate} returns. */
@@ -40,6 +50,12 @@ export interface CalibrationResult {
   alpha: number;
   gamma: number;
   delta: number;
+  /** β of the lexical expert (0 when not fitted, or when it does not help on these records). */
+  beta: number;
+  /** T of the lexical expert (the default when not fitted). */
+  lexicalTemperature: number;
+  /** Hit@1 of the best ruling without B (β = 0), when β was fitted. */
+  withoutLexicalHitAt1?: number;
   /** Hit@1 of the ruling at the fitted constants, over the evaluated records. */
   hitAt1: number;
   /** Hit@1 at the defaults (the paper's unless `defaults` says otherwise). */
@@ -60,6 +76,8 @@ interface Prepared {
   g: Float64Array;
   L: Float64Array;
   V: Float64Array;
+  /** The lexical expert's B (zeros without lexical read-outs). */
+  B: Float64Array;
   gold: Uint8Array;
   /** Candidates shortlisted at Δ = 0 (the best and any exact ties of it). */
   atZero: number;
@@ -82,7 +100,7 @@ function logDistance(x: number, x0: number): number {
   return Math.abs(Math.log((x + s) / (x0 + s)));
 }
 
-function prepare(records: readonly PerQueryRecord[], maxShortlist: number): { prepared: Prepared[]; kept: PerQueryRecord[] } {
+function prepare(records: readonly PerQueryRecord[], maxShortlist: number, temperature: number | undefined): { prepared: Prepared[]; kept: PerQueryRecord[] } {
   const prepared: Prepared[] = [];
   const kept: PerQueryRecord[] = [];
   for (const r of records) {
@@ -91,7 +109,11 @@ function prepare(records: readonly PerQueryRecord[], maxShortlist: number): { pr
       if (typeof c.skill !== "string" || ![c.g, c.L, c.V].every(Number.isFinite)) throw invalidArgument(`calibrate: record ${r.id} has a verdict entry without finite g, L, V`);
     }
     // Records hold the verdict in glance order; a stable sort by g keeps that order's ties.
-    const v = [...r.verdict].sort((a, b) => b.g - a.g).slice(0, maxShortlist);
+    const lex = temperature === undefined ? undefined : r.lexical;
+    const v = [...r.verdict]
+      .sort((a, b) => b.g - a.g)
+      .slice(0, maxShortlist)
+      .map((c) => (lex ? { ...c, B: lexicalB(lex, c.s, temperature!) } : c));
     const accepted = new Set(r.accepted);
     let atZero = 0;
     while (atZero < v.length && v[atZero].g >= v[0].g) atZero++;
@@ -99,6 +121,7 @@ function prepare(records: readonly PerQueryRecord[], maxShortlist: number): { pr
       g: Float64Array.from(v, (c) => c.g),
       L: Float64Array.from(v, (c) => c.L),
       V: Float64Array.from(v, (c) => c.V),
+      B: Float64Array.from(v, (c) => c.B ?? 0),
       gold: Uint8Array.from(v, (c) => (accepted.has(c.skill) ? 1 : 0)),
       atZero,
     });
@@ -112,6 +135,7 @@ interface Setting {
   alpha: number;
   gamma: number;
   delta: number;
+  beta: number;
   hits: number;
   avgShortlist: number;
   distance: number;
@@ -140,16 +164,28 @@ export function calibrate(records: readonly PerQueryRecord[], options: Calibrate
   const maxShortlist = options.maxShortlist ?? PROJECTION_DEFAULTS.maxShortlist;
   if (!Number.isInteger(maxShortlist) || maxShortlist < 1) throw invalidArgument("calibrate: maxShortlist must be a positive integer");
   const defaults = options.defaults ?? PAPER_RULING;
-  const { prepared, kept } = prepare(records, maxShortlist);
+  const temperature = lexicalTemperatureOf(records, options.lexical);
+  const { prepared, kept } = prepare(records, maxShortlist, temperature);
   if (prepared.length === 0) throw invalidArgument("calibrate: no record holds verdict read-outs (run gavel eval with the ruling, --per-query)");
   const R = prepared.length;
 
   const sweep = new DeltaSweep(prepared, defaults);
-  const best = searchGrid((alpha, gamma) => sweep.bestFor(alpha, gamma), defaults, options.grid);
+  const betas = temperature === undefined ? [0] : uniqueSorted(options.grid?.betas ?? [0, ...quarterDecades(-4, 0)]);
+  if (betas.some((b) => !(b >= 0) || !Number.isFinite(b))) throw invalidArgument("calibrate: grid betas must be finite and ≥ 0");
+  let best: Setting | undefined;
+  let withoutB: Setting | undefined;
+  // β = 0 is always fitted (the comparison without B); the best is taken over the grid's β only.
+  for (const beta of uniqueSorted([0, ...betas])) {
+    sweep.beta = beta;
+    const s = searchGrid((alpha, gamma) => sweep.bestFor(alpha, gamma), defaults, options.grid);
+    if (beta === 0) withoutB = s;
+    if (betas.includes(beta) && better(s, best)) best = s;
+  }
+  best = best!;
   // Report Hit@1 by replaying route()'s own ruling, not the sweep's bookkeeping.
-  const hitRate = (alpha: number, gamma: number, delta: number) =>
+  const hitRate = (alpha: number, gamma: number, delta: number, beta = 0) =>
     kept.filter((r) => {
-      const chosen = chooseByRuling(r.verdict as VerdictRecord[], { alpha, gamma, delta, maxShortlist });
+      const chosen = chooseByRuling(r.verdict as VerdictRecord[], { alpha, gamma, delta, beta, maxShortlist });
       return chosen !== null && r.accepted.includes(chosen);
     }).length / R;
   const avgShortlistAt = (delta: number) => kept.reduce((n, r) => n + shortlist(r.verdict!, delta, maxShortlist).length, 0) / R;
@@ -157,7 +193,10 @@ export function calibrate(records: readonly PerQueryRecord[], options: Calibrate
     alpha: best.alpha,
     gamma: best.gamma,
     delta: best.delta,
-    hitAt1: hitRate(best.alpha, best.gamma, best.delta),
+    beta: best.beta,
+    lexicalTemperature: temperature ?? PROJECTION_DEFAULTS.lexicalTemperature,
+    ...(temperature !== undefined && withoutB ? { withoutLexicalHitAt1: hitRate(withoutB.alpha, withoutB.gamma, withoutB.delta) } : {}),
+    hitAt1: hitRate(best.alpha, best.gamma, best.delta, best.beta),
     defaultHitAt1: hitRate(defaults.alpha, defaults.gamma, defaults.delta),
     avgShortlist: avgShortlistAt(best.delta),
     defaultAvgShortlist: avgShortlistAt(defaults.delta),
@@ -165,6 +204,21 @@ export function calibrate(records: readonly PerQueryRecord[], options: Calibrate
     oracleHitAt1: prepared.filter((p) => p.gold.some((x) => x === 1)).length / R,
     settings: sweep.settings,
   };
+}
+
+/**
+ * The lexical expert's T fitted on the records (src/eval/lexical.ts), or undefined when B is not
+ * fitted: `lexical: false`, or some record with verdict read-outs lacks lexical ones.
+ */
+function lexicalTemperatureOf(records: readonly PerQueryRecord[], lexical: boolean | undefined): number | undefined {
+  if (lexical === false) return undefined;
+  const used = records.filter((r) => r.verdict && r.verdict.length > 0 && r.accepted && r.accepted.length > 0);
+  const lex = used.map((r) => r.lexical).filter((l): l is LexicalRecord => !!l);
+  if (lex.length === 0 || lex.length < used.length) {
+    if (lexical === true) throw invalidArgument(`calibrate: ${used.length - lex.length} of ${used.length} records lack lexical read-outs (scripts/device/lexical-records.ts adds them)`);
+    return undefined;
+  }
+  return fitLexicalTemperature(lex).temperature;
 }
 
 /** The constants calibration compares with and breaks ties toward. */
@@ -178,6 +232,8 @@ type Defaults = NonNullable<CalibrateOptions["defaults"]>;
 class DeltaSweep {
   /** (α, γ, Δ-interval) settings tried so far. */
   settings = 0;
+  /** β of the lexical expert for the next sweeps. */
+  beta = 0;
   readonly #prepared: Prepared[];
   readonly #defaults: Defaults;
   /** The joins, in gap order. */
@@ -230,7 +286,7 @@ class DeltaSweep {
       let bestS = -Infinity;
       let bestJ = -1;
       for (let j = 0; j < p.g.length; j++) {
-        const S = ruling(p.g[j], p.L[j], p.V[j], alpha, gamma);
+        const S = ruling(p.g[j], p.L[j], p.V[j], alpha, gamma, this.beta, p.B[j]);
         // strictly greater: on equal S the earlier candidate stays, as rule()'s stable sort keeps it
         if (bestJ < 0 || S > bestS) {
           bestS = S;
@@ -262,8 +318,8 @@ class DeltaSweep {
       this.settings++;
       if (best && hits < best.hits) continue;
       const delta = this.#rep[i];
-      const distance = logDistance(alpha, defaults.alpha) + logDistance(gamma, defaults.gamma) + logDistance(delta, defaults.delta);
-      const s: Setting = { alpha, gamma, delta, hits, avgShortlist: this.#avgShort[i], distance };
+      const distance = logDistance(alpha, defaults.alpha) + logDistance(gamma, defaults.gamma) + logDistance(delta, defaults.delta) + logDistance(this.beta, 0);
+      const s: Setting = { alpha, gamma, delta, beta: this.beta, hits, avgShortlist: this.#avgShort[i], distance };
       if (better(s, best)) best = s;
     }
     return best!;

@@ -6,6 +6,7 @@ import { GavelError, invalidArgument } from "../errors.js";
 import { abortedError } from "../util/validate.js";
 import { chooseByRuling, type Router, type RulingParams, type VerdictRecord } from "../route/index.js";
 import { Bm25Index, type Bm25Options } from "../lexical/bm25.js";
+import { lexicalReadouts, type LexicalRecord } from "./lexical.js";
 import { acceptedIds, hitAt1, LibraryIndex, recallAt, type LibraryEntry } from "./metrics.js";
 import type { EvalTask } from "./tasks.js";
 
@@ -76,9 +77,11 @@ export interface PerQueryRecord {
   /** BM25's top k ids. */
   bm25?: string[];
   /** The glance's top k. */
-  glance?: { skill: string; g: number }[];
+  glance?: { skill: string; g: number; s?: number }[];
   /** The verdict's read-outs for the top maxShortlist by g, in glance order (whatever Δ). */
-  verdict?: VerdictRecord[];
+  verdict?: (VerdictRecord & { s?: number })[];
+  /** BM25 over the library for the lexical expert B (issue 13; `s` above is each entry's raw BM25). */
+  lexical?: LexicalRecord;
   /** What each ruling variant commits to (null: nothing was shortlisted). */
   chosen?: { ruling?: string | null; gL?: string | null; gV?: string | null };
 }
@@ -202,6 +205,7 @@ export async function evaluate(options: EvaluateOptions): Promise<EvalResult> {
     return false;
   });
   const reusable = reusableRecords(options.previous, { bm25: !!bm25, ...plan });
+  const bm25Row = bm25 && plan.needRouter ? new Map(bm25.ids.map((id, i) => [id, i])) : undefined;
   let done = 0;
   for (const task of scored) {
     if (signal?.aborted) throw abortedError();
@@ -215,11 +219,24 @@ export async function evaluate(options: EvaluateOptions): Promise<EvalResult> {
     const rec: PerQueryRecord = { id: task.id, ...(task.batch !== undefined ? { batch: task.batch } : {}), golds: [...task.gold_skill_ids], accepted: [...accepted] };
     if (bm25) rec.bm25 = bm25.search(task.text, plan.k).map((h) => h.id);
     if (plan.needRouter) await readRouter(rec, router!, task.text, { k: plan.k, needVerdict: plan.needVerdict, ruling: ruling!, signal });
+    if (bm25Row) addLexical(rec, bm25!, bm25Row, task.text);
     perQuery.push(rec);
     await options.onRecord?.(rec);
     onProgress?.({ done: ++done, total: scored.length, task: task.id });
   }
   return { table: scoreRecords(perQuery, plan.methods, plan.k), perQuery, skipped, warnings };
+}
+
+/**
+ * With both BM25 and the router, the record also keeps the lexical expert's read-outs (issue 13):
+ * each glance and verdict entry's raw BM25 `s` and the `lexical` part, which `gavel calibrate` reads
+ * to fit β and T.
+ */
+function addLexical(rec: PerQueryRecord, index: Bm25Index, row: ReadonlyMap<string, number>, text: string): void {
+  const { lexical, scoreOf } = lexicalReadouts(index, row, text, rec.accepted);
+  rec.lexical = lexical;
+  if (rec.glance) rec.glance = rec.glance.map((c) => ({ ...c, s: scoreOf(c.skill) }));
+  if (rec.verdict) rec.verdict = rec.verdict.map((c) => ({ ...c, s: scoreOf(c.skill) }));
 }
 
 /** What an evaluation runs: its methods, its k, and which read-outs they need. */

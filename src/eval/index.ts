@@ -24,3 +24,15 @@ export {
 } from "./evaluate.js";
 export { calibrate, PAPER_RULING, type CalibrateOptions, type CalibrationGrid, type CalibrationResult } from "./calibrate.js";
 export { loadLibrary, readPerQuery, writePerQuery, type LoadedLibrary } from "./io.js";
+export { lexicalPosterior, logPartition } from "../lexical/posterior.js";
+export {
+  firstStageHit,
+  firstStageRates,
+  fitFirstStageBeta,
+  fitLexicalTemperature,
+  LEXICAL_T_GRID,
+  lexicalB,
+  unionRecall,
+  type LexicalRecord,
+  type LexicalTemperatureFit,
+} from "./lexical.js";

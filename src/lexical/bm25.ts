@@ -123,17 +123,24 @@ export class Bm25Index {
     const out = new Float64Array(n);
     const { k1, b } = this;
     const avg = this.#avgLen || 1;
+    // A word repeated in the query counts each time: its postings are walked once, times its count
+    // (a task of a few hundred words repeats most of them; this is what keeps a route's B cheap).
+    const queryCount = new Map<number, number>();
     for (const tok of bm25Tokens(query)) {
       const t = this.#termOf.get(tok);
-      if (t === undefined) continue;
+      if (t !== undefined) queryCount.set(t, (queryCount.get(t) ?? 0) + 1);
+    }
+    for (const [t, q] of queryCount) {
       const from = this.#start[t];
       const to = this.#start[t + 1];
       const df = to - from;
-      const idf = Math.log(1 + (n - df + 0.5) / (df + 0.5));
+      const w = q * Math.log(1 + (n - df + 0.5) / (df + 0.5)) * (k1 + 1);
+      const norm = (k1 * b) / avg;
+      const base = k1 * (1 - b);
       for (let j = from; j < to; j++) {
         const f = this.#tf[j];
         const d = this.#doc[j];
-        out[d] += (idf * f * (k1 + 1)) / (f + k1 * (1 - b + (b * this.#len[d]) / avg));
+        out[d] += (w * f) / (f + base + norm * this.#len[d]);
       }
     }
     return out;

@@ -17,7 +17,7 @@ import {
   type GgufHeader,
 } from "../gguf/index.js";
 import { isModelFingerprint, type ModelFingerprint } from "../model/fingerprint.js";
-import type { ProjectionsInit, ProjectionsMeta } from "./meta.js";
+import { PROJECTION_DEFAULTS, type ProjectionsInit, type ProjectionsMeta } from "./meta.js";
 
 /** `general.architecture` of a projections file. */
 export const PROJECTIONS_ARCHITECTURE = "gavel-projections";
@@ -33,6 +33,8 @@ const KEY = {
   alpha: "gavel.alpha",
   gamma: "gavel.gamma",
   delta: "gavel.delta",
+  beta: "gavel.beta",
+  lexicalTemperature: "gavel.lexical_temperature",
   maxShortlist: "gavel.max_shortlist",
   trainedBy: "gavel.trained_by",
   createdAt: "gavel.created_at",
@@ -70,6 +72,8 @@ export async function writeProjectionsFile(path: string, p: ProjectionsContent):
   w.set(KEY.alpha, f64(p.alpha));
   w.set(KEY.gamma, f64(p.gamma));
   w.set(KEY.delta, f64(p.delta));
+  w.set(KEY.beta, f64(p.beta));
+  w.set(KEY.lexicalTemperature, f64(p.lexicalTemperature));
   w.set(KEY.maxShortlist, u32(p.maxShortlist));
   w.set(KEY.modelArchitecture, str(p.model.architecture));
   w.set(KEY.modelNLayer, u32(p.model.nLayer));
@@ -126,6 +130,9 @@ export async function readProjectionsFile(path: string): Promise<ProjectionsInit
     alpha: num(KEY.alpha, "float"),
     gamma: num(KEY.gamma, "float"),
     delta: num(KEY.delta, "float"),
+    // Files from before issue 13 lack them: no lexical expert (β = 0) at the default temperature.
+    beta: header.metadata.has(KEY.beta) ? num(KEY.beta, "float") : 0,
+    lexicalTemperature: header.metadata.has(KEY.lexicalTemperature) ? num(KEY.lexicalTemperature, "float") : PROJECTION_DEFAULTS.lexicalTemperature,
     maxShortlist: num(KEY.maxShortlist, "uint"),
     trainedBy: text(KEY.trainedBy, true),
     createdAt: text(KEY.createdAt)!,

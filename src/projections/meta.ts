@@ -14,6 +14,10 @@ export const PROJECTION_DEFAULTS = Object.freeze({
   gamma: 0.025,
   delta: 0.133,
   maxShortlist: 20,
+  /** β: weight of the lexical expert B (issue 13); 0 leaves it out, the paper's ruling. */
+  beta: 0,
+  /** T of B = log softmax(BM25 / T) over the library (BM25 points per nat). */
+  lexicalTemperature: 1,
 });
 
 /** Metadata of a {@link Projections} (everything but the weights). */
@@ -32,6 +36,10 @@ export interface ProjectionsMeta {
   readonly gamma: number;
   /** Δ: skills whose glance g is within Δ of the best are shortlisted. */
   readonly delta: number;
+  /** β: weight of the lexical expert B in S = g + αL + γV + βB (0: not used; files without it read as 0). */
+  readonly beta: number;
+  /** T of the lexical expert B = log softmax(BM25 / T) over the installed skills. */
+  readonly lexicalTemperature: number;
   /** Most skills the verdict examines. */
   readonly maxShortlist: number;
   /** The model the maps were trained on. */
@@ -56,6 +64,8 @@ export interface ProjectionsInit {
   alpha?: number;
   gamma?: number;
   delta?: number;
+  beta?: number;
+  lexicalTemperature?: number;
   maxShortlist?: number;
   trainedBy?: string;
   /** Defaults to now. */
@@ -67,6 +77,8 @@ export interface Calibration {
   alpha?: number;
   gamma?: number;
   delta?: number;
+  beta?: number;
+  lexicalTemperature?: number;
 }
 
 /** Options of {@link Projections.random}. */

@@ -33,6 +33,8 @@ export class Projections implements ProjectionsMeta {
   readonly alpha: number;
   readonly gamma: number;
   readonly delta: number;
+  readonly beta: number;
+  readonly lexicalTemperature: number;
   readonly maxShortlist: number;
   readonly model: ModelFingerprint;
   readonly trainedBy?: string;
@@ -73,6 +75,8 @@ export class Projections implements ProjectionsMeta {
     this.alpha = checkFinite(init.alpha ?? d.alpha, "Projections: alpha");
     this.gamma = checkFinite(init.gamma ?? d.gamma, "Projections: gamma");
     this.delta = checkFinite(init.delta ?? d.delta, "Projections: delta", { min: 0 });
+    this.beta = checkFinite(init.beta ?? d.beta, "Projections: beta", { min: 0 });
+    this.lexicalTemperature = checkFinite(init.lexicalTemperature ?? d.lexicalTemperature, "Projections: lexicalTemperature", { above: 0 });
     this.maxShortlist = init.maxShortlist ?? d.maxShortlist;
     if (!Number.isInteger(this.maxShortlist) || this.maxShortlist < 1) {
       throw invalidArgument(`Projections: maxShortlist must be a positive integer, got ${this.maxShortlist}`);
@@ -157,6 +161,8 @@ export class Projections implements ProjectionsMeta {
       alpha: this.alpha,
       gamma: this.gamma,
       delta: this.delta,
+      beta: this.beta,
+      lexicalTemperature: this.lexicalTemperature,
       maxShortlist: this.maxShortlist,
       model: this.model,
       ...(this.trainedBy !== undefined ? { trainedBy: this.trainedBy } : {}),
@@ -193,6 +199,8 @@ export class Projections implements ProjectionsMeta {
       alpha: c.alpha ?? this.alpha,
       gamma: c.gamma ?? this.gamma,
       delta: c.delta ?? this.delta,
+      beta: c.beta ?? this.beta,
+      lexicalTemperature: c.lexicalTemperature ?? this.lexicalTemperature,
     });
     p.#hash = this.#hash;
     return p;

@@ -17,8 +17,9 @@ import { Projections } from "../projections/projections.js";
 import { Library } from "../bank/library.js";
 import { encodeQueries, taskTextOf } from "./context.js";
 import { glanceLibrary, type Glanced } from "./glance.js";
-import { judge, shortlistOf, verdictInputsOf, type Shortlisted, type VerdictInputs } from "./verdict.js";
+import { judge, shortlistOf, verdictInputsOf, type Judged, type Shortlisted, type VerdictInputs } from "./verdict.js";
 import { rule } from "./ruling.js";
+import { LexicalExpert } from "./lexical.js";
 import { explainVotes } from "./explain.js";
 import { installSkills } from "./install.js";
 import type { RouterParts } from "./parts.js";
@@ -55,6 +56,7 @@ export class Router {
   readonly #parts: RouterParts;
   #closed = false;
   #busy: Promise<unknown> = Promise.resolve();
+  readonly #lexical = new LexicalExpert();
 
   private constructor(model: Model, projections: Projections, library: Library, skillBudget: number) {
     this.model = model;
@@ -118,7 +120,11 @@ export class Router {
   install(source: string | readonly (Skill | SkillInput)[], options?: InstallOptions): Promise<InstallReport> {
     return this.#exclusive(async () => {
       this.#check();
-      return installSkills(this.#parts, source, options);
+      try {
+        return await installSkills(this.#parts, source, options);
+      } finally {
+        this.#lexical.invalidate();
+      }
     });
   }
 
@@ -129,7 +135,11 @@ export class Router {
       if (typeof idOrName !== "string") throw invalidArgument("uninstall takes a skill id or name");
       const entry = this.#parts.library.find(idOrName);
       if (!entry) return false;
-      await this.#parts.library.remove(entry.id);
+      try {
+        await this.#parts.library.remove(entry.id);
+      } finally {
+        this.#lexical.invalidate();
+      }
       return true;
     });
   }
@@ -160,9 +170,19 @@ export class Router {
     return glanceLibrary(this.#parts, () => encodeQueries(this.#parts, context, live, signal), signal);
   }
 
-  /** The verdict over the candidates (in glance order), then the ruling: best S first. */
-  async #judgeAndRule(taskText: string, candidates: readonly Shortlisted[], signal?: AbortSignal): Promise<Candidate[]> {
-    return rule(await judge(this.#parts, taskText, candidates, signal), this.projections);
+  /**
+   * The verdict over the candidates (in glance order), then the ruling: best S first. With
+   * `lexical`, each candidate gets the lexical expert's B, which S weighs by the projections' β.
+   */
+  async #judgeAndRule(taskText: string, candidates: readonly Shortlisted[], signal?: AbortSignal, lexical = false, lap?: { lexicalMs?: number }): Promise<Candidate[]> {
+    const judged: (Judged & { B?: number })[] = await judge(this.#parts, taskText, candidates, signal);
+    if (lexical && judged.length > 0) {
+      const t = performance.now();
+      const B = await this.#lexical.posterior(this.#parts.library, taskText, judged.map((c) => c.skill), this.projections.lexicalTemperature);
+      judged.forEach((c, i) => (c.B = B[i]));
+      if (lap) lap.lexicalMs = performance.now() - t;
+    }
+    return rule(judged, this.projections);
   }
 
   /** Ranks the whole library by the glance alone, best first. */
@@ -177,18 +197,21 @@ export class Router {
   /**
    * Routes: the glance shortlists the skills whose g is within Δ of the best (at most
    * maxShortlist), one verdict pass per candidate over r(s) + task + question (prefixes KV-cached)
-   * gives L and V, and the skill with the highest S = g + αL + γV is chosen.
+   * gives L and V, and the skill with the highest S = g + αL + γV is chosen (+ βB, the lexical
+   * expert, when the projections' β > 0 or `lexical` is set; issue 13).
    */
   async route(context: RouteContext, options?: RouteOptions): Promise<RouteResult> {
     this.#check();
     const o = optionsObject(options, "options");
     const abstain = boolOption(o.abstain, "abstain", false);
     const explain = boolOption(o.explain, "explain", false);
+    const lexical = boolOption(o.lexical, "lexical", this.projections.beta > 0);
     const signal = signalOption(o.signal);
     const t0 = performance.now();
     const glanced = await this.#glance(context, liveOption(o.live), signal);
     const t1 = performance.now();
-    const shortlist = await this.#judgeAndRule(glanced.q.taskText, shortlistOf(this.#parts, glanced.ranked), signal);
+    const lap: { lexicalMs?: number } = {};
+    const shortlist = await this.#judgeAndRule(glanced.q.taskText, shortlistOf(this.#parts, glanced.ranked), signal, lexical, lap);
     const t2 = performance.now();
     const best = shortlist[0];
     const abstained = abstain && best !== undefined && best.V < 0;
@@ -198,7 +221,7 @@ export class Router {
       name: chosen?.name ?? null,
       abstained,
       shortlist,
-      timings: { glanceMs: t1 - t0, verdictMs: t2 - t1, totalMs: t2 - t0 },
+      timings: { glanceMs: t1 - t0, verdictMs: t2 - t1 - (lap.lexicalMs ?? 0), totalMs: t2 - t0, ...lap },
     };
     if (explain && best) {
       const column = glanced.ranked.find((r) => r.skill === best.skill)!.column;

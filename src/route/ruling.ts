@@ -1,7 +1,7 @@
 /**
  * The verdict's read-outs and the ruling (paper, sections 3.4–3.5): L is the mean log-likelihood of
  * the task tokens with the skill as prefix, V the log-odds of yes over no after the question, and
- * S = g + αL + γV, a product of experts.
+ * S = g + αL + γV, a product of experts; issue 13 adds a fourth, the lexical B: S = g + αL + γV + βB.
  *
  * {@link rule} is the one implementation of the ruling's order: {@link Router.route} commits to its
  * first candidate, and {@link chooseByRuling} replays it from recorded read-outs for evaluation and
@@ -52,22 +52,31 @@ export function shortlist<T extends { g: number }>(ranked: readonly T[], delta: 
   return out;
 }
 
-/** S = g + αL + γV. */
-export function ruling(g: number, L: number, V: number, alpha: number, gamma: number): number {
-  return g + alpha * L + gamma * V;
+/**
+ * S = g + αL + γV + βB. B is the lexical expert (log posterior of BM25 over the library,
+ * src/lexical/posterior.ts); with β = 0 (the default) the term is left out, so S is exactly
+ * g + αL + γV whatever B holds.
+ */
+export function ruling(g: number, L: number, V: number, alpha: number, gamma: number, beta = 0, B = 0): number {
+  const s = g + alpha * L + gamma * V;
+  return beta === 0 ? s : s + beta * B;
 }
 
-/** The ruling's exchange rates: S = g + αL + γV. */
+/** The ruling's exchange rates: S = g + αL + γV + βB. */
 export interface RulingWeights {
   alpha: number;
   gamma: number;
+  /** Weight of the lexical expert B (default 0: the ruling of the paper, S = g + αL + γV). */
+  beta?: number;
 }
 
-/** A candidate as the ruling reads it: the glance's g and the verdict's L and V. */
+/** A candidate as the ruling reads it: the glance's g, the verdict's L and V, and B if computed. */
 export interface Ruled {
   g: number;
   L: number;
   V: number;
+  /** The lexical expert's log posterior (read as 0 when absent). */
+  B?: number;
 }
 
 /** Higher S first; equal (or unordered) S keep their order under a stable sort. */
@@ -76,12 +85,13 @@ function byScoreDescending(a: { S: number }, b: { S: number }): number {
 }
 
 /**
- * The ruling: each candidate with its S = g + αL + γV, best S first. Candidates must come in glance
+ * The ruling: each candidate with its S = g + αL + γV + βB, best S first. Candidates must come in glance
  * order (g descending, the glance's own tie order); equal S keep that order (the sort is stable), so
  * on a tie the earlier in glance order wins.
  */
 export function rule<T extends Ruled>(candidates: readonly T[], w: RulingWeights): (T & { S: number })[] {
-  return candidates.map((c) => ({ ...c, S: ruling(c.g, c.L, c.V, w.alpha, w.gamma) })).sort(byScoreDescending);
+  const beta = w.beta ?? 0;
+  return candidates.map((c) => ({ ...c, S: ruling(c.g, c.L, c.V, w.alpha, w.gamma, beta, c.B ?? 0) })).sort(byScoreDescending);
 }
 
 /** A verdict read-out as per-query records keep it. */

@@ -126,6 +126,11 @@ export interface RouteOptions {
   live?: boolean;
   /** Explain the choice: which task tokens voted for the winner, and what they matched. */
   explain?: boolean;
+  /**
+   * Compute the lexical expert B for the shortlist (BM25 over the installed skills' text as a log
+   * posterior); S adds βB. Default: on when the projections' β > 0 (calibrated), else off.
+   */
+  lexical?: boolean;
   signal?: AbortSignal;
 }
 
@@ -139,8 +144,10 @@ export interface Candidate {
   L: number;
   /** Log-odds of yes over no to "Does this skill provide what that task needs?". */
   V: number;
-  /** S = g + αL + γV. */
+  /** S = g + αL + γV (+ βB). */
   S: number;
+  /** The lexical expert's log posterior, when it was computed (`lexical`). */
+  B?: number;
 }
 
 /** One task token that voted for the winner. */
@@ -162,7 +169,8 @@ export interface RouteResult {
   abstained: boolean;
   /** The verdict's candidates, best S first. */
   shortlist: Candidate[];
-  timings: { glanceMs: number; verdictMs: number; totalMs: number };
+  /** Where the time went; `lexicalMs` (the lexical expert B, when computed) is not in `verdictMs`. */
+  timings: { glanceMs: number; verdictMs: number; totalMs: number; lexicalMs?: number };
   /** With `explain`: the task tokens that voted for the winner, strongest first. */
   explanation?: Vote[];
 }

@@ -18,6 +18,9 @@ export const calibrateCommand: Command = {
 Fits α, γ (S = g + αL + γV) and Δ (the glance's shortlist margin) by maximising Hit@1 on
 validation tasks; ties go to the smaller average shortlist, then to the paper's values
 (α=${PAPER_RULING.alpha}, γ=${PAPER_RULING.gamma}, Δ=${PAPER_RULING.delta}). Never calibrate on the tasks you report on.
+When the records carry the lexical expert's read-outs (scripts/device/lexical-records.ts), its
+temperature T is fitted by the gold's likelihood and β (S = g + αL + γV + βB) with α, γ, Δ;
+β stays 0 unless it raises validation Hit@1.
 
   --per-query F         per-query records from gavel eval --per-query (on the validation split;
                         JSONL, or gzipped when F ends in .gz)
@@ -26,6 +29,7 @@ ${taskOptionsHelp}
   --write               store α, γ, Δ in the projections file (--projections)
   --out P2              write the calibrated projections to P2 instead of over P
   --max-shortlist N     most candidates a verdict examines (default: the projections')
+  --no-lexical          leave the lexical expert out (β = 0) even when the records carry it
 ${routerOptionsHelp}`,
   async run(args) {
     const { values } = parseArgs({
@@ -38,6 +42,7 @@ ${routerOptionsHelp}`,
         write: { type: "boolean" },
         out: { type: "string", short: "o" },
         "max-shortlist": { type: "string" },
+        "no-lexical": { type: "boolean" },
       },
     });
     const fromFile = values["per-query"];
@@ -60,11 +65,12 @@ ${routerOptionsHelp}`,
       records = result.perQuery;
       if (values["save-per-query"]) await writePerQuery(values["save-per-query"], records);
     }
-    const fit = calibrate(records, { maxShortlist });
+    const fit = calibrate(records, { maxShortlist, ...(values["no-lexical"] ? { lexical: false } : {}) });
     let wrote: string | undefined;
     if (write) {
       wrote = values.out ?? projectionsPath!;
-      await projections!.withCalibration({ alpha: fit.alpha, gamma: fit.gamma, delta: fit.delta }).save(wrote);
+      const { alpha, gamma, delta, beta, lexicalTemperature } = fit;
+      await projections!.withCalibration({ alpha, gamma, delta, beta, lexicalTemperature }).save(wrote);
     }
     if (values.json) {
       console.log(JSON.stringify({ ...fit, defaults: PAPER_RULING, maxShortlist, wrote: wrote ?? null }, null, 2));
@@ -72,10 +78,12 @@ ${routerOptionsHelp}`,
     }
     const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
     console.log(`records: ${fit.evaluated} with verdict read-outs (of ${records.length}); ${fit.settings} settings tried`);
+    const lexical = fit.withoutLexicalHitAt1 !== undefined;
     console.log(`best:     α=${fit.alpha}  γ=${fit.gamma}  Δ=${fit.delta.toPrecision(4)}   Hit@1 ${pct(fit.hitAt1)}  avg shortlist ${fit.avgShortlist.toFixed(2)}`);
+    if (lexical) console.log(`lexical:  β=${fit.beta}  T=${fit.lexicalTemperature}   (without B, β = 0: Hit@1 ${pct(fit.withoutLexicalHitAt1!)})`);
     console.log(`defaults: α=${PAPER_RULING.alpha}  γ=${PAPER_RULING.gamma}  Δ=${PAPER_RULING.delta}   Hit@1 ${pct(fit.defaultHitAt1)}  avg shortlist ${fit.defaultAvgShortlist.toFixed(2)}`);
     console.log(`ceiling (a gold anywhere in the verdict pool of ${maxShortlist}): ${pct(fit.oracleHitAt1)}`);
-    console.log(wrote ? `wrote α, γ, Δ into ${wrote}` : "(not written: pass --write to store them in the projections)");
+    console.log(wrote ? `wrote α, γ, Δ into ${wrote}${lexical ? " (and β, T)" : ""}` : "(not written: pass --write to store them in the projections)");
     return 0;
   },
 };

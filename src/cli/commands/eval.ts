@@ -71,7 +71,9 @@ ${taskOptionsHelp}
                         (default: all; bm25 alone needs no --model, --projections or --bank)
   --per-query F         write per-query records (JSONL): the input of gavel calibrate; each is
                         appended as soon as its task is scored, so a stopped run keeps them
-                        (plain text: gzip F afterwards if you like, calibrate reads F.gz too)
+                        (plain text: gzip F afterwards if you like, calibrate reads F.gz too);
+                        with bm25 and a router method, records also keep the lexical expert's
+                        read-outs, from which calibrate fits β and T (S = g + αL + γV + βB)
   --resume              with --per-query: keep F's records and route only the tasks it lacks
 ${routerOptionsHelp}
 

@@ -10,30 +10,35 @@ export const route: Command = {
   help: `usage: gavel route "<task>" [options]
 ${routerOptionsHelp}
   --abstain             load nothing when the winner's verdict V < 0
-  --explain             show the task tokens that voted for the winner`,
+  --explain             show the task tokens that voted for the winner
+  --lexical             compute the lexical expert B (BM25 over the installed skills' text) for the
+                        shortlist; S adds βB (on by default when the projections' β > 0)`,
   async run(args) {
     const { positionals, values } = parseArgs({
       args,
       allowPositionals: true,
-      options: { ...routerOptions, abstain: { type: "boolean" }, explain: { type: "boolean" } },
+      options: { ...routerOptions, abstain: { type: "boolean" }, explain: { type: "boolean" }, lexical: { type: "boolean" } },
     });
     if (positionals.length !== 1) {
       console.error(this.help);
       return 2;
     }
     return withRouter(values, async (router) => {
-      const res = await router.route(positionals[0], { abstain: values.abstain, explain: values.explain });
+      const res = await router.route(positionals[0], { abstain: values.abstain, explain: values.explain, ...(values.lexical ? { lexical: true } : {}) });
       if (values.json) {
         console.log(JSON.stringify(res, null, 2));
         return 0;
       }
-      console.log(table(["skill", "g", "L", "V", "S"], res.shortlist.map((c) => [c.skill, c.g, c.L, c.V, c.S])));
+      if (res.shortlist.some((c) => c.B !== undefined)) {
+        console.log(table(["skill", "g", "L", "V", "B", "S"], res.shortlist.map((c) => [c.skill, c.g, c.L, c.V, c.B ?? 0, c.S])));
+      } else console.log(table(["skill", "g", "L", "V", "S"], res.shortlist.map((c) => [c.skill, c.g, c.L, c.V, c.S])));
       console.log(res.abstained ? "\nabstained: no skill's verdict says yes" : `\nchosen: ${res.skill ?? "(none)"}`);
       if (res.explanation) {
         console.log("\nvotes for it (task token → matched skill token, m):");
         for (const v of res.explanation.slice(0, 15)) console.log(`  ${JSON.stringify(v.token)} → ${JSON.stringify(v.matched)}  ${v.m.toFixed(3)}`);
       }
-      console.log(`(${res.timings.glanceMs.toFixed(0)} ms glance, ${res.timings.verdictMs.toFixed(0)} ms verdict)`);
+      const lexicalMs = res.timings.lexicalMs === undefined ? "" : `, ${res.timings.lexicalMs.toFixed(1)} ms lexical`;
+      console.log(`(${res.timings.glanceMs.toFixed(0)} ms glance, ${res.timings.verdictMs.toFixed(0)} ms verdict${lexicalMs})`);
       return 0;
     });
   },
