@@ -68,25 +68,35 @@ export async function computeStates(model: Model, o: StatesOptions, layer: numbe
   const masks = await maskRows(encoder, skills, skillStates, nEmbd, [...split.train, ...split.val], o);
   const twins = twinsOf(skills);
   const texts = new Map<TrainingExample, string>(); // each example's query text, for hard-negative mining
+  // Up to 4 queries in flight, as the skills below: a query's forward pass runs natively while the
+  // next ones tokenize; examples land in list order, so the result is the same as one at a time.
   const toExamples = async (list: Pair[]): Promise<TrainingExample[]> => {
     const out: TrainingExample[] = [];
-    for (const [i, p] of list.entries()) {
-      checkAborted(o.signal);
-      if (i % every(list.length) === 0) log(`states: query ${i}/${list.length}`);
-      const ranges = masks.get(p);
-      if (ranges && !enoughLeft(skillStates[p.positives[0]].length / nEmbd, ranges)) {
-        pass.overMasked++;
-        continue;
-      }
-      const ex = await queryExample(encoder, cache, contextSize, skillStates, p);
-      if (!ex) continue;
-      if (ranges?.length) ex.mask = { skill: p.positives[0], ranges };
-      const tw = [...new Set(ex.positives.flatMap((g) => twins.get(g) ?? []))].filter((t) => !ex.positives.includes(t));
-      if (tw.length) ex.twins = tw;
-      pass.stateTokens += ex.query.length / nEmbd;
-      out.push(ex);
-      texts.set(ex, p.query);
-    }
+    await inOrder(
+      list.entries(),
+      { width: 4, beforeEach: () => checkAborted(o.signal) },
+      async ([i, p]) => {
+        if (i % every(list.length) === 0) log(`states: query ${i}/${list.length}`);
+        const ranges = masks.get(p);
+        if (ranges && !enoughLeft(skillStates[p.positives[0]].length / nEmbd, ranges)) return { p, overMasked: true };
+        return { p, ranges, ex: await queryExample(encoder, cache, contextSize, skillStates, p) };
+      },
+      (_, outcome) => {
+        if (!outcome.ok) throw outcome.error;
+        const { p, ranges, ex, overMasked } = outcome.value;
+        if (overMasked) {
+          pass.overMasked++;
+          return;
+        }
+        if (!ex) return;
+        if (ranges?.length) ex.mask = { skill: p.positives[0], ranges };
+        const tw = [...new Set(ex.positives.flatMap((g) => twins.get(g) ?? []))].filter((t) => !ex.positives.includes(t));
+        if (tw.length) ex.twins = tw;
+        pass.stateTokens += ex.query.length / nEmbd;
+        out.push(ex);
+        texts.set(ex, p.query);
+      },
+    );
     return out;
   };
   pass.train = await toExamples(split.train);

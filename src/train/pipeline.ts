@@ -17,7 +17,7 @@ import { readLayerChoice } from "./layer.js";
 import { computeStates } from "./pipeline-states.js";
 import { TaskOverlap, type QueryKind } from "./queries/index.js";
 import { checkLayer } from "../util/validate.js";
-import { runTraining, TRAIN_DEFAULTS, type RetrievalMetrics, type TrainLoopOptions, type TrainProgress } from "./trainer.js";
+import { assertTrainerDevice, runTraining, TRAIN_DEFAULTS, type RetrievalMetrics, type TrainLoopOptions, type TrainProgress } from "./trainer.js";
 
 /** Options of {@link trainProjections}. */
 export interface TrainProjectionsOptions {
@@ -60,6 +60,10 @@ export interface TrainProjectionsOptions {
   inBatch?: boolean;
   seed?: number;
   threads?: number;
+  /** Where the trainer's step runs (default "cpu"; "cuda": a CUDA build only, checked before any work). */
+  device?: "cpu" | "cuda";
+  /** The CUDA trainer's max-sim precision (default "bf16"). */
+  precision?: "bf16" | "fp32";
   /** States cache root (default: none, states are recomputed each run). */
   cache?: string;
   /** Checkpoint path of the main phase (default `<out>.ckpt`; the fine-tune's is `<out>.finetune.ckpt`). */
@@ -127,6 +131,8 @@ export async function trainProjections(model: Model, o: TrainProjectionsOptions)
   const t0 = performance.now();
   const log = o.onLog ?? (() => {});
   if ([!!o.pairs, !!o.selfSupervised, !!o.queries?.length].filter(Boolean).length !== 1) throw invalidArgument("pass exactly one of pairs (a JSONL file), selfSupervised and queries");
+  // A CUDA trainer that cannot run fails here, before the states pass.
+  assertTrainerDevice(o.device, o.precision);
   const seed = o.seed ?? 0;
   const { nEmbd } = model.info;
   const fp = await modelFingerprint(model);
@@ -141,7 +147,7 @@ export async function trainProjections(model: Model, o: TrainProjectionsOptions)
 
   const common: Omit<TrainLoopOptions, "steps"> = {
     dim, batchTasks: o.batchTasks, batchTokens: o.batchTokens, negatives: o.negatives, hardNegatives: o.hardNegatives, inBatch: o.inBatch, seed, threads: o.threads,
-    glanceNegatives: o.glanceNegatives, refreshEvery: o.refreshEvery, refreshTasks: o.refreshTasks, glancePool: o.glancePool,
+    device: o.device, precision: o.precision, glanceNegatives: o.glanceNegatives, refreshEvery: o.refreshEvery, refreshTasks: o.refreshTasks, glancePool: o.glancePool,
     checkpointEvery: o.checkpointEvery, resume: o.resume, valEvery: o.valEvery, onProgress: o.onProgress, signal: o.signal,
   };
   const main = await runTraining(set, { ...common, steps: o.steps ?? 1000, lr: o.lr ?? TRAIN_DEFAULTS.lr, checkpoint: o.checkpoint ?? `${o.out}.ckpt`, stopAfterSeconds: left() });

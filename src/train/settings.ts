@@ -76,6 +76,14 @@ export interface TrainLoopOptions {
   /** Seeds the initial weights and the sampler. */
   seed?: number;
   threads?: number;
+  /**
+   * Where the trainer's step runs (default "cpu"): "cuda" keeps W_q, W_s and AdamW's moments on the
+   * GPU (a CUDA build only, else CUDA_UNAVAILABLE). Checkpoints are the same either way, so a run
+   * may resume on the other device (not bit for bit: the twins agree within docs/DEVICE.md's tolerances).
+   */
+  device?: "cpu" | "cuda";
+  /** The CUDA trainer's max-sim precision (default "bf16"; ignored on the CPU). */
+  precision?: "bf16" | "fp32";
   /** Checkpoint file; written every `checkpointEvery` steps and at the end. */
   checkpoint?: string;
   checkpointEvery?: number;

@@ -40,7 +40,34 @@ export function createTrainer(options: NativeTrainerOptions): NativeTrainer {
   for (const k of ["tau", "lr", "beta1", "beta2", "eps", "weightDecay"] as const) {
     if (options[k] !== undefined) checkFinite(options[k], k, { min: 0 });
   }
+  checkTrainerDevice(options.device, options.precision);
   return new (loadBinding().NativeTrainer)(options);
+}
+
+/** The trainer's devices and max-sim precisions (`NativeTrainerOptions`). */
+export const TRAINER_DEVICES = Object.freeze(["cpu", "cuda"] as const);
+export const TRAINER_PRECISIONS = Object.freeze(["bf16", "fp32"] as const);
+
+/**
+ * Checks `device` and `precision` (undefined: the defaults, "cpu" and "bf16").
+ * @throws GavelError `INVALID_ARGUMENT` for another value.
+ */
+export function checkTrainerDevice(device: unknown, precision: unknown): void {
+  if (device !== undefined && !(TRAINER_DEVICES as readonly unknown[]).includes(device)) throw invalidArgument(`device must be "cpu" or "cuda", got ${JSON.stringify(device)}`);
+  if (precision !== undefined && !(TRAINER_PRECISIONS as readonly unknown[]).includes(precision)) throw invalidArgument(`precision must be "bf16" or "fp32", got ${JSON.stringify(precision)}`);
+}
+
+/**
+ * Whether the trainer can run on `device` here: nothing to check for the CPU; for "cuda", a one-row
+ * trainer is made and freed at once, so a CPU build (or a CUDA build without a device) fails before
+ * any work with the native trainer's own error.
+ * @throws GavelError `CUDA_UNAVAILABLE` when device is "cuda" and no CUDA trainer can run;
+ *   `INVALID_ARGUMENT` for an unknown device or precision.
+ */
+export function assertTrainerDevice(device: "cpu" | "cuda" | undefined, precision?: "bf16" | "fp32"): void {
+  checkTrainerDevice(device, precision);
+  if (device !== "cuda") return;
+  createTrainer({ nEmbd: 1, dim: 1, device, precision }).dispose();
 }
 
 // ---- the loop ----------------------------------------------------------------------------------
@@ -103,7 +130,10 @@ export async function runTraining(set: TrainingSet, opts: TrainLoopOptions): Pro
   makeTrainingSet(set);
   const s = loopSettings(set, opts);
   const { phase, frozen, dim, steps } = s;
-  const trainer = createTrainer({ nEmbd: set.nEmbd, dim, tau: s.tau, lr: s.lr, weightDecay: s.weightDecay, freezeWs: frozen, seed: s.seed, threads: opts.threads });
+  const trainer = createTrainer({
+    nEmbd: set.nEmbd, dim, tau: s.tau, lr: s.lr, weightDecay: s.weightDecay, freezeWs: frozen, seed: s.seed, threads: opts.threads,
+    device: opts.device, precision: opts.precision,
+  });
   try {
     if (opts.init) trainer.setWeights(opts.init.wq, opts.init.ws);
     const config = configHash(set, s, opts.init);

@@ -2,7 +2,7 @@ import { appendFile } from "node:fs/promises";
 import { parseArgs } from "node:util";
 import { trainProjections, type TrainProjectionsOptions } from "../../train/pipeline.js";
 import { parseQueryKinds } from "../../train/queries/index.js";
-import { TRAIN_DEFAULTS, type TrainProgress } from "../../train/trainer.js";
+import { assertTrainerDevice, TRAIN_DEFAULTS, type TrainProgress } from "../../train/trainer.js";
 import { intArg, listArg, numberArg } from "../ui/options.js";
 import { openModel } from "./common.js";
 import type { Command } from "./types.js";
@@ -24,6 +24,7 @@ const OPTIONS = {
   "val-every": { type: "string" }, "log-every": { type: "string" }, "log-file": { type: "string" },
   "skill-tokens": { type: "string" }, limit: { type: "string" },
   seed: { type: "string" }, threads: { type: "string" }, context: { type: "string" },
+  device: { type: "string" }, precision: { type: "string" },
 } as const;
 
 type Values = ReturnType<typeof parseArgs<{ options: typeof OPTIONS }>>["values"];
@@ -46,6 +47,7 @@ function pipelineOptions(values: Values, args: string[]): TrainProjectionsOption
     excludeTasks: values["exclude-tasks"], valFraction: numberArg(values["val-fraction"], "val-fraction"),
     valEvery: intArg(values["val-every"], "val-every"), skillTokens: intArg(values["skill-tokens"], "skill-tokens"),
     limit: intArg(values.limit, "limit"), seed: intArg(values.seed, "seed"), threads: intArg(values.threads, "threads"),
+    device: values.device as TrainProjectionsOptions["device"], precision: values.precision as TrainProjectionsOptions["precision"],
     trainedBy: `gavel train ${args.join(" ")}`,
   };
 }
@@ -96,6 +98,10 @@ export const train: Command = {
   --log-file F          append every step's progress to F as JSON lines
   --skill-tokens N      most keyed tokens per skill (default 8192)
   --limit N             read only the first N library entries
+  --device cpu|cuda     where the trainer's step runs (default cpu; cuda needs a CUDA build of the
+                        addon, docs/DEVICE.md, else CUDA_UNAVAILABLE before any work)
+  --precision bf16|fp32 the CUDA trainer's max-sim (default bf16: tensor cores pick the argmax key,
+                        rescored in fp32; fp32: the CPU's exact twin)
   --seed N, --threads N, --context N`,
   async run(args) {
     const { values } = parseArgs({ args, options: OPTIONS });
@@ -105,6 +111,8 @@ export const train: Command = {
       return 2;
     }
     const opts = pipelineOptions(values, args);
+    // Before the model loads: a --device the addon cannot serve fails at once.
+    assertTrainerDevice(opts.device, opts.precision);
     const logEvery = intArg(values["log-every"], "log-every", { min: 1 }) ?? 1;
     const logFile = values["log-file"];
     let pending = Promise.resolve();
@@ -127,6 +135,10 @@ export const train: Command = {
         return EXIT_UNFINISHED;
       }
       console.log(`wrote ${values.out}: layer ${r.layer}, dim ${r.projections!.dim}, ${r.skills} skills, ${r.trainPairs} train${kinds} / ${r.valPairs} val tasks, ${secs} s`);
+      const v = (name: string, m?: { hit1: number; recall10: number; recall20: number; tasks: number }) =>
+        m && console.log(`${name} val (${m.tasks} held-out queries, m̄ over the library): Hit@1 ${m.hit1.toFixed(3)} R@10 ${m.recall10.toFixed(3)} R@20 ${m.recall20.toFixed(3)}`);
+      v(`main (${r.mainSteps} steps)`, r.val);
+      v(`fine-tune (${r.finetuneSteps} steps)`, r.finetuneVal);
     } finally {
       await model.dispose();
     }
