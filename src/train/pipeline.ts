@@ -19,8 +19,18 @@ import { TaskOverlap, type QueryKind } from "./queries/index.js";
 import { checkLayer } from "../util/validate.js";
 import { assertTrainerDevice, runTraining, TRAIN_DEFAULTS, type RetrievalMetrics, type TrainLoopOptions, type TrainProgress } from "./trainer.js";
 
+/** The training loop's settings {@link trainProjections} passes through (documented once, on TrainLoopOptions). */
+type LoopSettings = Pick<
+  TrainLoopOptions,
+  "lr" | "batchTasks" | "batchTokens" | "negatives" | "hardNegatives" | "glanceNegatives" | "refreshEvery" | "refreshTasks" | "glancePool" | "inBatch" | "seed" | "threads" | "device" | "precision"
+>;
+
 /** Options of {@link trainProjections}. */
-export interface TrainProjectionsOptions {
+export interface TrainProjectionsOptions extends LoopSettings {
+  /** Rows of W_q and W_s (default PROJECTION_DEFAULTS.dim). */
+  dim?: number;
+  /** AdamW updates of the main phase (a resumed run continues up to this count). */
+  steps?: number;
   /** Skill library: a JSONL(.gz) file or a folder of SKILL.md files. */
   library: string;
   /** Labelled pairs (JSONL of { query, gold_skill_ids }); or set `selfSupervised` or `queries`. */
@@ -42,28 +52,6 @@ export interface TrainProjectionsOptions {
   layer?: number;
   /** A `gavel layer` JSON (read with readLayerChoice, checked against the model). */
   layerFile?: string;
-  dim?: number;
-  steps?: number;
-  lr?: number;
-  batchTasks?: number;
-  batchTokens?: number;
-  negatives?: number;
-  /** Negatives per task drawn from its BM25 look-alikes (default 0: all random). */
-  hardNegatives?: number;
-  /** Negatives per task drawn from the current glance's top skills, refreshed every `refreshEvery` steps (default 0). */
-  glanceNegatives?: number;
-  refreshEvery?: number;
-  /** Train tasks refreshed per round, in turn (default all). */
-  refreshTasks?: number;
-  glancePool?: number;
-  /** In-batch negatives (see PackOptions.inBatch). */
-  inBatch?: boolean;
-  seed?: number;
-  threads?: number;
-  /** Where the trainer's step runs (default "cpu"; "cuda": a CUDA build only, checked before any work). */
-  device?: "cpu" | "cuda";
-  /** The CUDA trainer's max-sim precision (default "bf16"). */
-  precision?: "bf16" | "fp32";
   /** States cache root (default: none, states are recomputed each run). */
   cache?: string;
   /** Checkpoint path of the main phase (default `<out>.ckpt`; the fine-tune's is `<out>.finetune.ckpt`). */
