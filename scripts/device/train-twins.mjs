@@ -9,8 +9,11 @@
 //  2. the CPU forced onto the device's argmax keys (forceArgmax): the same subgradient on both sides,
 //     so loss and gradients must agree to float rounding (TF32 projections in bf16 mode);
 //  3. K AdamW steps on fresh batches (same batch on both sides per step): the losses, and the weights
-//     after K steps as the difference of the two runs' updates relative to the CPU's update (fp32: both
-//     search freely; bf16: the CPU steps at the device's keys, so that both follow one subgradient).
+//     after K steps as the difference of the two runs' updates relative to the CPU's update. The CPU
+//     steps at the device's argmax keys in both precisions, so that both follow one subgradient: in
+//     fp32 too, the two GEMMs' summation orders leave the weights an ulp apart after step 1, and a
+//     near tie can then flip an argmax in a later step (session 5's rerun, seed 420669564: the
+//     gavel-mini fp32 case's update differed by 1.7% while every single-step check held).
 // bf16 picks another key than fp32 only at a near tie: each of the two fp32 products is within
 // 2^-8·|q|·|d| of its bf16 counterpart, so the two keys' fp32 scores differ by at most 2^-7 ≈ 7.8e-3
 // (unit vectors). The gradients there differ by a whole pair's contribution (either key is a valid
@@ -153,8 +156,8 @@ for (const c of quick ? cases.slice(0, 3) : cases) {
     let lossSteps = 0;
     for (let k = 0; k < K_STEPS; k++) {
       const b = makeBatch(shape);
-      const lg = await gpu.step(b, { keepPairs: precision === "bf16" });
-      const lc = await cpu.step(b, precision === "bf16" ? { forceArgmax: lg.pairs.argmax } : undefined);
+      const lg = await gpu.step(b, { keepPairs: true });
+      const lc = await cpu.step(b, { forceArgmax: lg.pairs.argmax });
       lossSteps = Math.max(lossSteps, rel(lg.loss, lc.loss));
     }
     const sc = cpu.getState(), sg = gpu.getState();

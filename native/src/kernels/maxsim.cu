@@ -15,16 +15,17 @@
 #include <string>
 #include <vector>
 
+#include "common/cuda_tiles.cuh"
 #include "common/failure.h"
 #include "kernels/device.h"
 
 namespace gavel::kernels::device {
 namespace {
 
-constexpr int kTileQ = 64;    // query rows per block
-constexpr int kTileK = 64;    // keys per inner tile
-constexpr int kTileD = 16;    // dimensions staged per step
-constexpr int kThreads = 256; // 16 × 16 threads, 4 × 4 outputs each
+constexpr int kTileQ = cuda::kTileRows;  // query rows per block
+constexpr int kTileK = cuda::kTileRows;  // keys per inner tile
+constexpr int kTileD = cuda::kTileDims;  // dimensions staged per step
+constexpr int kThreads = cuda::kTileThreads;
 constexpr int64_t kSkillsPerLaunch = 4096;  // between two polls of the stop flag
 
 void Check(cudaError_t e, const char* what) {
@@ -75,18 +76,7 @@ __global__ void MaxSimKernel(const float* __restrict__ Q, int nq, const float* _
         Ks[c][r] = (kj < k1 && d < dim) ? K[kj * dim + d] : 0.f;
       }
       __syncthreads();
-#pragma unroll
-      for (int c = 0; c < kTileD; ++c) {
-        float a[4], b[4];
-#pragma unroll
-        for (int i = 0; i < 4; ++i) a[i] = Qs[c][ty * 4 + i];
-#pragma unroll
-        for (int j = 0; j < 4; ++j) b[j] = Ks[c][tx * 4 + j];
-#pragma unroll
-        for (int i = 0; i < 4; ++i)
-#pragma unroll
-          for (int j = 0; j < 4; ++j) acc[i][j] = fmaf(a[i], b[j], acc[i][j]);
-      }
+      cuda::TileFma(Qs, Ks, tx, ty, acc);
       __syncthreads();
     }
     // Keys in increasing order within the thread, strict ">" (via Better): ties keep the lower key.
@@ -195,15 +185,7 @@ class CudaKeys final : public DeviceKeys {
 
 }  // namespace
 
-bool Available(std::string* why) {
-  int n = 0;
-  const cudaError_t e = cudaGetDeviceCount(&n);
-  if (e != cudaSuccess || n == 0) {
-    if (why != nullptr) *why = e != cudaSuccess ? std::string("no CUDA device: ") + cudaGetErrorString(e) : "no CUDA device";
-    return false;
-  }
-  return true;
-}
+bool Available(std::string* why) { return cuda::DeviceAvailable(why); }
 
 std::unique_ptr<DeviceKeys> Upload(const SkillKeys& keys, int64_t dim) {
   std::string why;

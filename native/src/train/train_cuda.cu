@@ -434,15 +434,7 @@ StepResult CudaTrainer::Step(const Batch& b, const StepParams& p) {
 
 }  // namespace
 
-bool Available(std::string* why) {
-  int n = 0;
-  const cudaError_t e = cudaGetDeviceCount(&n);
-  if (e != cudaSuccess || n == 0) {
-    if (why != nullptr) *why = e != cudaSuccess ? std::string("no CUDA device: ") + cudaGetErrorString(e) : "no CUDA device";
-    return false;
-  }
-  return true;
-}
+bool Available(std::string* why) { return cuda::DeviceAvailable(why); }
 
 std::unique_ptr<DeviceTrainer> Create(int64_t nEmbd, int64_t dim, Precision precision) {
   std::string why;

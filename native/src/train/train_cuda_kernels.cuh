@@ -10,6 +10,8 @@
 #include <cfloat>
 #include <cstdint>
 
+#include "common/cuda_tiles.cuh"
+
 namespace gavel::train::device {
 
 // One block of the max-sim: up to 64 query rows of one task against all keys of one candidate.
@@ -80,7 +82,7 @@ __global__ void ToBf16Kernel(const float* __restrict__ X, int64_t n, int dim, __
 }
 
 // ---- max-sim, float32 (CUDA cores): the glance kernel's tiling (kernels/maxsim.cu) over Work items.
-constexpr int kF32Tile = 64, kF32D = 16, kF32Threads = 256;
+constexpr int kF32Tile = cuda::kTileRows, kF32D = cuda::kTileDims, kF32Threads = cuda::kTileThreads;
 
 __global__ void __launch_bounds__(kF32Threads) MaxSimF32Kernel(const float* __restrict__ Q, const float* __restrict__ K,
                                                                 int dim, const Work* __restrict__ work,
@@ -109,18 +111,7 @@ __global__ void __launch_bounds__(kF32Threads) MaxSimF32Kernel(const float* __re
         Ks[c][r] = (kb + r < w.nk && d < dim) ? K[int64_t(w.k0 + kb + r) * dim + d] : 0.f;
       }
       __syncthreads();
-#pragma unroll
-      for (int c = 0; c < kF32D; ++c) {
-        float a[4], b[4];
-#pragma unroll
-        for (int i = 0; i < 4; ++i) a[i] = Qs[c][ty * 4 + i];
-#pragma unroll
-        for (int j = 0; j < 4; ++j) b[j] = Ks[c][tx * 4 + j];
-#pragma unroll
-        for (int i = 0; i < 4; ++i)
-#pragma unroll
-          for (int j = 0; j < 4; ++j) acc[i][j] = fmaf(a[i], b[j], acc[i][j]);
-      }
+      cuda::TileFma(Qs, Ks, tx, ty, acc);
       __syncthreads();
     }
 #pragma unroll
