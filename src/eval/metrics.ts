@@ -25,7 +25,7 @@ function idOf(r: Ranked): string {
  * same instructions). Empty when no gold is in the library: such a task cannot be scored and is
  * skipped by {@link evaluate}.
  *
- * For many tasks over one large library, pass a prebuilt {@link libraryIndex} instead of the array.
+ * For many tasks over one large library, pass a prebuilt `libraryIndex(library)` instead of the array.
  */
 export function acceptedIds(goldIds: readonly string[], library: readonly LibraryEntry[] | LibraryIndex): Set<string> {
   const index = library instanceof LibraryIndex ? library : new LibraryIndex(library);

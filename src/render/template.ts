@@ -30,7 +30,7 @@ export interface RenderChatOptions {
 export interface ChatTemplateOptions {
   /**
    * The model's `tokenizer.chat_template` (GGUF metadata or tokenizer_config.json). Null/undefined/empty:
-   * {@link CHATML_FALLBACK_TEMPLATE}.
+   * `CHATML_FALLBACK_TEMPLATE` (plain ChatML).
    */
   template?: string | null;
   /** Text of the BOS token, for templates that print `bos_token` (e.g. Llama 3). Default "". */
@@ -59,7 +59,7 @@ export const CHATML_FALLBACK_TEMPLATE =
 export class ChatTemplate {
   /** The Jinja source actually used (the fallback where the model has none). */
   readonly source: string;
-  /** True when the model had no template and {@link CHATML_FALLBACK_TEMPLATE} is used. */
+  /** True when the model had no template and `CHATML_FALLBACK_TEMPLATE` (plain ChatML) is used. */
   readonly isFallback: boolean;
   readonly bosToken: string;
   readonly eosToken: string;

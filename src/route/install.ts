@@ -16,7 +16,7 @@ import { COMMIT_INTERVAL_MS, type InstallOptions, type InstallProgress, type Ins
 /** {@link InstallOptions} checked, with their defaults. */
 interface InstallSettings {
   signal?: AbortSignal;
-  /** Commit every this many installed skills; undefined: every {@link COMMIT_INTERVAL_MS}. */
+  /** Commit every this many installed skills; undefined: every 10 s (`COMMIT_INTERVAL_MS`). */
   commitEvery?: number;
   /** Skills in flight at once. */
   inFlight: number;
@@ -118,7 +118,7 @@ class Installation {
     r.rawKeys += enc.rawKeys;
   }
 
-  /** Every `commitEvery` skills when set, else once {@link COMMIT_INTERVAL_MS} have passed. */
+  /** Every `commitEvery` skills when set, else once 10 s (`COMMIT_INTERVAL_MS`) have passed. */
   #commitDue(): boolean {
     const { commitEvery } = this.#settings;
     return commitEvery !== undefined ? this.#staged % commitEvery === 0 : performance.now() - this.#lastCommit >= COMMIT_INTERVAL_MS;

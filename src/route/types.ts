@@ -40,7 +40,7 @@ export interface InstallOptions extends Pick<LoadSkillsOptions, "offset" | "limi
   signal?: AbortSignal;
   /**
    * Commit the bank every this many installed skills, and at the end. By default it commits at most
-   * every {@link COMMIT_INTERVAL_MS} (and at the end): a commit rewrites the manifest, which grows
+   * every 10 s (`COMMIT_INTERVAL_MS`) (and at the end): a commit rewrites the manifest, which grows
    * with the bank (~90 MB at 30K skills), so committing every few dozen skills made a large install
    * quadratic. An interrupted install loses at most the skills since the last commit.
    */

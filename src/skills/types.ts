@@ -80,7 +80,7 @@ export interface LoadSkillsOptions {
   offset?: number;
   /** Load at most this many candidates (after `offset`). A JSONL stream stops reading there. */
   limit?: number;
-  /** A body above this many UTF-8 bytes is an error for that skill. Default {@link DEFAULT_MAX_BODY_BYTES}. */
+  /** A body above this many UTF-8 bytes is an error for that skill. Default `DEFAULT_MAX_BODY_BYTES` (1 MiB). */
   maxBodyBytes?: number;
   /**
    * How many folder levels below the given directory are searched for `<dir>/SKILL.md`. Default 3, which
