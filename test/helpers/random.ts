@@ -7,6 +7,18 @@ export function freshSeed(): number {
   return (Date.now() ^ Math.floor(Math.random() * 0x7fffffff)) >>> 0;
 }
 
+/** A standard normal draw (Box–Muller) from the stream `r`. */
+export function gauss(r: () => number): number {
+  return Math.sqrt(-2 * Math.log(1 - r())) * Math.cos(2 * Math.PI * r());
+}
+
+/** n normal draws times `scale`, as float32. */
+export function randArray(r: () => number, n: number, scale = 1): Float32Array {
+  const a = new Float32Array(n);
+  for (let i = 0; i < n; i++) a[i] = gauss(r) * scale;
+  return a;
+}
+
 export function randomTokens(r: () => number, n: number, lo: number, hi: number): Int32Array {
   const out = new Int32Array(n);
   for (let i = 0; i < n; i++) out[i] = lo + Math.floor(r() * (hi - lo));

@@ -10,16 +10,8 @@ import { keptRows } from "../../src/train/batch.js";
 import { refreshGlanceNegatives, refreshRound, twinsOf } from "../../src/train/hard-negatives.js";
 import { projectKeys } from "../../src/train/retrieval.js";
 import { createTrainer, evaluateRetrieval, loadCheckpoint, packBatch, Rng, runTraining, saveCheckpoint, type NativeTrainBatch, type TrainingSet, type TrainLoopOptions } from "../../src/train/trainer.js";
-import { rng } from "../helpers/random.js";
+import { gauss, randArray, rng } from "../helpers/random.js";
 
-function gauss(r: () => number): number {
-  return Math.sqrt(-2 * Math.log(1 - r())) * Math.cos(2 * Math.PI * r());
-}
-function randArray(r: () => number, n: number, scale = 1): Float32Array {
-  const a = new Float32Array(n);
-  for (let i = 0; i < n; i++) a[i] = gauss(r) * scale;
-  return a;
-}
 
 /** Skills = noisy copies of a centre (and distractors); queries = noisy centre rows; every query masks its positive's row 0. */
 function synthetic(seed: number, nSkills: number, nEmbd: number, masked = true): TrainingSet {

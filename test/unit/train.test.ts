@@ -7,16 +7,8 @@ import { join } from "node:path";
 import { GavelError } from "../../src/errors.js";
 import { infoNceReference } from "../oracles/infonce-reference.js";
 import { createTrainer, evaluateRetrieval, loadCheckpoint, packBatch, Rng, runTraining, type NativeTrainBatch, type TrainingSet } from "../../src/train/trainer.js";
-import { rng } from "../helpers/random.js";
+import { gauss, randArray, rng } from "../helpers/random.js";
 
-function gauss(r: () => number): number {
-  return Math.sqrt(-2 * Math.log(1 - r())) * Math.cos(2 * Math.PI * r());
-}
-function randArray(r: () => number, n: number, scale = 1): Float32Array {
-  const a = new Float32Array(n);
-  for (let i = 0; i < n; i++) a[i] = gauss(r) * scale;
-  return a;
-}
 
 /** 3 tasks over 5 skills; task 1 has two positives (multi-positive), task 2 has no negative-free case. */
 function smallBatch(r: () => number, nEmbd: number): NativeTrainBatch {
