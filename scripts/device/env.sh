@@ -13,4 +13,4 @@ if [ -f models/gavel-mini.gguf ]; then cp models/gavel-mini.gguf "$W/"; fi
 [ -f "$W/gavel-mini.gguf" ] || cp .device/stage-b/gavel-mini.gguf "$W/"
 # the packed library (pack-gpu.sh), unpacked once
 if [ -f .device/lib/mit.jsonl.xz ] && [ ! -f "$L/mit.jsonl" ]; then xz -dc .device/lib/mit.jsonl.xz > "$L/mit.jsonl.tmp" && mv "$L/mit.jsonl.tmp" "$L/mit.jsonl"; fi
-for f in golds.jsonl tasks.jsonl; do [ -f ".device/lib/$f" ] && cp ".device/lib/$f" "$L/"; done
+for f in golds.jsonl tasks.jsonl offdomain.jsonl; do [ -f ".device/lib/$f" ] && cp ".device/lib/$f" "$L/"; done

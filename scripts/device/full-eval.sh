@@ -76,15 +76,24 @@ step install-golds $CLI install "$L/golds.jsonl" $I $A || exit 0
 step install-mit $CLI install "$L/mit.jsonl" $I $A || exit 0
 # The glance alone on the test split first: it needs no verdict, so the table's glance row (and
 # R@20) is in hand early even if the verdict's passes run out of time.
-step test-glance $CLI eval --tasks "$L/tasks.jsonl" $LIBS --batches 6-10 --limit ${TEST_LIMIT:-1000} --methods glance --per-query "$W/test-glance.jsonl" --resume $A || exit 0
+# POOL=N (issue 13): BM25 runs beside the router and its top N get g and a verdict too, so the
+# records replay a first stage fusing both experts; the glance-only step is then left out.
+POOL=${POOL:-0}
+M="glance,ruling,gL,gV"; [ "$POOL" -gt 0 ] && M="bm25,$M --lexical-pool $POOL"
+[ "$POOL" -gt 0 ] || step test-glance $CLI eval --tasks "$L/tasks.jsonl" $LIBS --batches 6-10 --limit ${TEST_LIMIT:-1000} --methods glance --per-query "$W/test-glance.jsonl" --resume $A || exit 0
 # test: batches 6-10 with the verdict, before validation: the records hold every read-out of the top
 # candidates, so the ruling is replayed offline under whatever constants validation fits
 # (score-per-query.ts); the test split is what the table needs most
-step test $CLI eval --tasks "$L/tasks.jsonl" $LIBS --batches 6-10 --limit ${TEST_LIMIT:-1000} --methods glance,ruling,gL,gV --per-query "$W/test.jsonl" --resume $A || exit 0
+step test $CLI eval --tasks "$L/tasks.jsonl" $LIBS --batches 6-10 --limit ${TEST_LIMIT:-1000} --methods $M --per-query "$W/test.jsonl" --resume $A || exit 0
 # validation: the first VAL_PER_BATCH tasks of each of batches 1-5, in one eval (each eval process
 # loads the library and the bank afresh); the paper's constants are in the projections until
 # calibrate writes its own
 node "$G/scripts/device/val-tasks.mjs" "$L/tasks.jsonl" "$L/val-tasks.jsonl" "${VAL_PER_BATCH:-10}"
-step val $CLI eval --tasks "$L/val-tasks.jsonl" $LIBS --batches 1-5 --methods glance,ruling,gL,gV --per-query "$W/val.jsonl" --resume $A || exit 0
+step val $CLI eval --tasks "$L/val-tasks.jsonl" $LIBS --batches 1-5 --methods $M --per-query "$W/val.jsonl" --resume $A || exit 0
+# off-domain prompts (src/eval/off-domain.ts; .device/lib/offdomain.jsonl), for abstention
+if [ -f "$L/offdomain.jsonl" ]; then
+  step offdomain $CLI eval --tasks "$L/offdomain.jsonl" $LIBS --batches 1-10 --methods $M --per-query "$W/offdomain.jsonl" --resume $A || exit 0
+fi
+[ "$POOL" -gt 0 ] && { log "all done (calibration offline)"; exit 0; }
 step calibrate $CLI calibrate --per-query "$W/val.jsonl" --projections "$W/proj.gguf" --write || exit 0
 log "all done"

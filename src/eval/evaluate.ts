@@ -78,6 +78,13 @@ export interface PerQueryRecord {
   bm25?: string[];
   /** The glance's top k. */
   glance?: { skill: string; g: number; s?: number }[];
+  /**
+   * With `lexicalPool`: BM25's leaders outside the glance's top k, with their g (in glance order), so
+   * that a first stage fusing both experts replays exactly (issue 13).
+   */
+  also?: { skill: string; g: number; s?: number }[];
+  /** An off-domain prompt (no skill of the library serves it): scored for abstention, not for Hit@1. */
+  offDomain?: boolean;
   /** The verdict's read-outs for the top maxShortlist by g, in glance order (whatever Δ). */
   verdict?: (VerdictRecord & { s?: number })[];
   /** BM25 over the library for the lexical expert B (issue 13; `s` above is each entry's raw BM25). */
@@ -121,6 +128,12 @@ export interface EvaluateOptions {
   methods?: readonly EvalMethod[];
   /** The k of R@k and the length of ranked lists kept per query (default 20). */
   k?: number;
+  /**
+   * How many of BM25's leaders also get their g and a verdict from the router (default 0), when BM25
+   * and a router method run together: the records then replay a first stage g + βB or the union of
+   * both experts' lists exactly (issue 13).
+   */
+  lexicalPool?: number;
   /** BM25 parameters, or an index already built over `library` (building one over 30K skills takes ~25 s). */
   bm25?: Bm25Options | Bm25Index;
   /**
@@ -200,7 +213,7 @@ export async function evaluate(options: EvaluateOptions): Promise<EvalResult> {
   const perQuery: PerQueryRecord[] = [];
   const skipped: string[] = [];
   const scored = tasks.filter((t) => {
-    if (acceptedIds(t.gold_skill_ids, index).size > 0) return true;
+    if (t.off_domain || acceptedIds(t.gold_skill_ids, index).size > 0) return true;
     skipped.push(t.id);
     return false;
   });
@@ -216,9 +229,11 @@ export async function evaluate(options: EvaluateOptions): Promise<EvalResult> {
       continue;
     }
     const accepted = acceptedIds(task.gold_skill_ids, index);
-    const rec: PerQueryRecord = { id: task.id, ...(task.batch !== undefined ? { batch: task.batch } : {}), golds: [...task.gold_skill_ids], accepted: [...accepted] };
-    if (bm25) rec.bm25 = bm25.search(task.text, plan.k).map((h) => h.id);
-    if (plan.needRouter) await readRouter(rec, router!, task.text, { k: plan.k, needVerdict: plan.needVerdict, ruling: ruling!, signal });
+    const rec: PerQueryRecord = { id: task.id, ...(task.batch !== undefined ? { batch: task.batch } : {}), golds: [...task.gold_skill_ids], accepted: [...accepted], ...(task.off_domain ? { offDomain: true } : {}) };
+    const lexTop = bm25 ? bm25.search(task.text, Math.max(plan.k, plan.lexicalPool)).map((h) => h.id) : [];
+    if (bm25) rec.bm25 = lexTop.slice(0, plan.k);
+    const also = lexTop.slice(0, plan.lexicalPool);
+    if (plan.needRouter) await readRouter(rec, router!, task.text, { k: plan.k, needVerdict: plan.needVerdict, ruling: ruling!, also, signal });
     if (bm25Row) addLexical(rec, bm25!, bm25Row, task.text);
     perQuery.push(rec);
     await options.onRecord?.(rec);
@@ -236,6 +251,7 @@ function addLexical(rec: PerQueryRecord, index: Bm25Index, row: ReadonlyMap<stri
   const { lexical, scoreOf } = lexicalReadouts(index, row, text, rec.accepted);
   rec.lexical = lexical;
   if (rec.glance) rec.glance = rec.glance.map((c) => ({ ...c, s: scoreOf(c.skill) }));
+  if (rec.also) rec.also = rec.also.map((c) => ({ ...c, s: scoreOf(c.skill) }));
   if (rec.verdict) rec.verdict = rec.verdict.map((c) => ({ ...c, s: scoreOf(c.skill) }));
 }
 
@@ -247,6 +263,8 @@ interface EvaluationPlan {
   needRouter: boolean;
   /** Some method reads the verdict (the ruling and its ablations). */
   needVerdict: boolean;
+  /** BM25's leaders that also get g and a verdict (0 unless BM25 and the router both run). */
+  lexicalPool: number;
 }
 
 /** Checks the options and settles the methods (default: every one with a router, else bm25) and k. */
@@ -261,7 +279,10 @@ function evaluationPlan(options: EvaluateOptions): EvaluationPlan {
   const needRouter = methods.some((m) => m !== "bm25");
   const needVerdict = methods.some((m) => m === "ruling" || m === "gL" || m === "gV");
   if (needRouter && !router) throw invalidArgument(`evaluate: methods ${methods.filter((m) => m !== "bm25").join(", ")} need a router`);
-  return { methods, k, needRouter, needVerdict };
+  const pool = options.lexicalPool ?? 0;
+  if (!Number.isInteger(pool) || pool < 0 || pool > 1000) throw invalidArgument("evaluate: lexicalPool must be an integer in [0, 1000]");
+  const lexicalPool = needRouter && methods.includes("bm25") ? pool : 0;
+  return { methods, k, needRouter, needVerdict, lexicalPool };
 }
 
 /**
@@ -311,13 +332,20 @@ function reusableRecords(previous: readonly PerQueryRecord[] | undefined, need: 
  * Asks the router once ({@link Router.rank}) and fills the record: the glance's top k and, when
  * needed, the verdict in glance order and what the ruling and its ablations commit to.
  */
-async function readRouter(rec: PerQueryRecord, router: Router, text: string, o: { k: number; needVerdict: boolean; ruling: RulingParams; signal?: AbortSignal }): Promise<void> {
+async function readRouter(rec: PerQueryRecord, router: Router, text: string, o: { k: number; needVerdict: boolean; ruling: RulingParams; also: string[]; signal?: AbortSignal }): Promise<void> {
   const { maxShortlist } = o.ruling;
-  // The glance list is at least as long as the verdict pool, so each candidate's glance position
-  // (route()'s tie order) is known.
-  const { glance, verdict } = await router.rank(text, { glanceTop: Math.max(o.k, maxShortlist), verdictTop: o.needVerdict ? maxShortlist : 0, signal: o.signal });
-  const position = new Map(glance.map((h, i) => [h.skill, i]));
+  // The glance list is at least as long as the verdict pool, and `also` comes in glance order after
+  // it, so each candidate's glance position (route()'s tie order) is known.
+  const glanceTop = Math.max(o.k, maxShortlist);
+  const { glance, verdict, also } = await router.rank(text, { glanceTop, verdictTop: o.needVerdict ? maxShortlist : 0, also: o.also, signal: o.signal });
+  const position = new Map([...glance, ...(also ?? [])].map((h, i) => [h.skill, i]));
   rec.glance = glance.slice(0, o.k).map(({ skill, g }) => ({ skill, g }));
+  // BM25's leaders the kept glance list lacks (those ranked k…glanceTop, then the rest), in glance order
+  if (o.also.length) {
+    const kept = new Set(rec.glance.map((h) => h.skill));
+    const wanted = new Set(o.also);
+    rec.also = [...glance, ...(also ?? [])].filter((h) => wanted.has(h.skill) && !kept.has(h.skill)).map(({ skill, g }) => ({ skill, g }));
+  }
   if (!o.needVerdict) return;
   rec.verdict = verdict.map(({ skill, g, L, V }) => ({ skill, g, L, V })).sort((a, b) => position.get(a.skill)! - position.get(b.skill)!);
   rec.chosen = {
@@ -338,6 +366,7 @@ export function scoreRecords(records: readonly PerQueryRecord[], methods: readon
     let recall = 0;
     let n = 0;
     for (const r of records) {
+      if (r.offDomain) continue;
       const accepted = new Set(r.accepted);
       if (method === "bm25" || method === "glance") {
         const ranked = method === "bm25" ? r.bm25 : r.glance;

@@ -13,6 +13,8 @@ export interface EvalTask {
   gold_skill_ids: string[];
   /** The benchmark's split label, e.g. `"batch6"` (or a number). */
   batch?: string | number;
+  /** An off-domain prompt: no skill serves it (gold_skill_ids empty); eval keeps it for abstention. */
+  off_domain?: boolean;
 }
 
 /**
@@ -28,11 +30,12 @@ export async function loadTasks(path: string): Promise<EvalTask[]> {
       typeof r === "object" && r !== null &&
       typeof r.id === "string" && typeof r.text === "string" &&
       Array.isArray(r.gold_skill_ids) && r.gold_skill_ids.every((g) => typeof g === "string") &&
-      (r.batch === undefined || typeof r.batch === "string" || typeof r.batch === "number");
+      (r.batch === undefined || typeof r.batch === "string" || typeof r.batch === "number") &&
+      (r.off_domain === undefined || typeof r.off_domain === "boolean");
     if (!ok) throw invalidArgument(`${path}:${line}: a task needs {id: string, text: string, gold_skill_ids: string[], batch?: string|number}`);
     if (seen.has(r.id as string)) throw invalidArgument(`${path}:${line}: duplicate task id ${r.id as string}`);
     seen.add(r.id as string);
-    tasks.push({ id: r.id as string, text: r.text as string, gold_skill_ids: r.gold_skill_ids as string[], batch: r.batch as string | number | undefined });
+    tasks.push({ id: r.id as string, text: r.text as string, gold_skill_ids: r.gold_skill_ids as string[], batch: r.batch as string | number | undefined, ...(r.off_domain === true ? { off_domain: true } : {}) });
   }
   return tasks;
 }

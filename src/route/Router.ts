@@ -31,6 +31,15 @@ function liveOption(value: unknown): boolean | undefined {
   return value === undefined ? undefined : boolOption(value, "live", false);
 }
 
+/** The `also` option of {@link Router.rank}: skill ids (at most 4,096). */
+function alsoOption(value: unknown): string[] {
+  if (value === undefined) return [];
+  if (!Array.isArray(value) || value.length > 4096 || !value.every((v) => typeof v === "string")) {
+    throw invalidArgument("also must be an array of at most 4096 skill ids");
+  }
+  return value as string[];
+}
+
 /** The ranking without its glance columns, as the public results give it. */
 function glanceHits(ranked: readonly GlanceHit[]): GlanceHit[] {
   return ranked.map(({ skill, name, g }) => ({ skill, name, g }));
@@ -239,10 +248,16 @@ export class Router {
     const o = optionsObject(options, "options");
     const glanceTop = intOption(o.glanceTop, "glanceTop", 1, 1 << 30, 20);
     const verdictTop = intOption(o.verdictTop, "verdictTop", 0, 1 << 10, this.projections.maxShortlist);
+    const also = alsoOption(o.also);
     const signal = signalOption(o.signal);
     const { q, ranked } = await this.#glance(context, liveOption(o.live), signal);
-    const verdict = await this.#judgeAndRule(q.taskText, ranked.slice(0, verdictTop), signal);
-    return { glance: glanceHits(ranked.slice(0, glanceTop)), verdict };
+    // `also`: skills outside the glance's leaders (e.g. BM25's) get their g and a verdict too, so
+    // that records can replay a first stage that fuses both experts (issue 13).
+    const wanted = new Set(also);
+    const extra = ranked.filter((r, i) => wanted.has(r.skill) && i >= glanceTop);
+    const pool = [...ranked.slice(0, verdictTop), ...ranked.filter((r, i) => wanted.has(r.skill) && i >= verdictTop)];
+    const verdict = await this.#judgeAndRule(q.taskText, pool, signal);
+    return { glance: glanceHits(ranked.slice(0, glanceTop)), verdict, ...(also.length ? { also: glanceHits(extra) } : {}) };
   }
 
   /**

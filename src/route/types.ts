@@ -181,6 +181,12 @@ export interface RankOptions {
   glanceTop?: number;
   /** How many of the glance's best get a verdict, whatever Δ (default the projections' maxShortlist). */
   verdictTop?: number;
+  /**
+   * More skills to read out whatever their rank (e.g. BM25's leaders): each one outside the glance
+   * list gets its g in {@link RankResult.also}, and each one outside the verdict's top a verdict too.
+   * Ids the routable library lacks are ignored.
+   */
+  also?: readonly string[];
   live?: boolean;
   signal?: AbortSignal;
 }
@@ -189,4 +195,6 @@ export interface RankOptions {
 export interface RankResult {
   glance: GlanceHit[];
   verdict: Candidate[];
+  /** With `also`: those of its skills outside the glance list, with their g, in glance order. */
+  also?: GlanceHit[];
 }

@@ -46,7 +46,7 @@ export async function loadTasksAndLibrary(values: { tasks?: string; library?: st
 export async function runEvaluation(
   values: RouterArgs & { tasks?: string; library?: string[]; batches?: string; limit?: string },
   methods: EvalMethod[],
-  records: { previous?: readonly PerQueryRecord[]; onRecord?: (r: PerQueryRecord) => Promise<void> } = {},
+  records: { previous?: readonly PerQueryRecord[]; onRecord?: (r: PerQueryRecord) => Promise<void>; lexicalPool?: number } = {},
 ): Promise<EvalResult> {
   return withInterrupt(async (signal) => {
     const { tasks, library } = await loadTasksAndLibrary(values, signal);
@@ -75,13 +75,15 @@ ${taskOptionsHelp}
                         with bm25 and a router method, records also keep the lexical expert's
                         read-outs, from which calibrate fits β and T (S = g + αL + γV + βB)
   --resume              with --per-query: keep F's records and route only the tasks it lacks
+  --lexical-pool N      with bm25 and a router method: BM25's top N also get their g and a verdict,
+                        so the records replay a first stage that fuses both experts (default 0)
 ${routerOptionsHelp}
 
 Hit@1: the committed skill is a gold (or a library entry with a gold's name and description).
 R@20: a gold is in the top 20. The ruling and its ablations re-rank the glance's top candidates,
 so their R@20 is the glance's. Install the library into the bank first (gavel install).`,
   async run(args) {
-    const { values } = parseArgs({ args, options: { ...routerOptions, ...taskOptions, methods: { type: "string" }, "per-query": { type: "string" }, resume: { type: "boolean" } } });
+    const { values } = parseArgs({ args, options: { ...routerOptions, ...taskOptions, methods: { type: "string" }, "per-query": { type: "string" }, resume: { type: "boolean" }, "lexical-pool": { type: "string" } } });
     if (!values.tasks || !values.library?.length) {
       console.error(this.help);
       return 2;
@@ -98,7 +100,8 @@ so their R@20 is the glance's. Install the library into the bank first (gavel in
       await writePerQuery(out, previous);
       if (previous.length) console.error(`resuming: ${previous.length} records in ${out}`);
     }
-    const result = await runEvaluation(values, methods, out ? { previous, onRecord: (r) => appendPerQuery(out, r) } : {});
+    const lexicalPool = intArg(values["lexical-pool"], "lexical-pool", { min: 0, max: 1000 }) ?? 0;
+    const result = await runEvaluation(values, methods, { lexicalPool, ...(out ? { previous, onRecord: (r) => appendPerQuery(out, r) } : {}) });
     // The file ends as the result's records in task order (a resumed run appended out of order, and
     // earlier records of tasks no longer selected are dropped).
     if (out) await writePerQuery(out, result.perQuery);
