@@ -1,8 +1,9 @@
 /**
  * The installed library as one object: the bank on disk ({@link BankStore}), its keys in native
- * memory ({@link KeyBank}), the skill texts the verdict renders again ({@link TextStore}), and the
- * map between skill ids and the key bank's handles. The router's stages read the library through
- * it; install and uninstall change it through it, so the four never drift apart.
+ * memory ({@link KeyBank}), the skill texts the verdict renders again ({@link TextStore}), the BM25
+ * index of those texts that the lexical expert reads ({@link BankLexicon}), and the map between
+ * skill ids and the key bank's handles. The router's stages read the library through it; install
+ * and uninstall change it through it, so the five never drift apart.
  *
  * @module
  */
@@ -10,6 +11,7 @@ import type { Projections } from "../projections/projections.js";
 import type { RenderableSkill } from "../render/index.js";
 import type { Skill } from "../skills/index.js";
 import { KeyBank } from "./key-bank.js";
+import { BankLexicon } from "./lexicon.js";
 import { BankStore } from "./store.js";
 import { TextStore } from "./texts.js";
 import { bankHeaderFor, type BankEntry, type RenderCut } from "./types.js";
@@ -39,24 +41,29 @@ export class Library {
   readonly store: BankStore;
   readonly keys: KeyBank;
   readonly texts: TextStore;
+  /** The BM25 index of the routable skills' texts, kept in the bank (lexicon.bin). */
+  readonly lexicon: BankLexicon;
   #handleOf = new Map<string, number>();
   #idOf = new Map<number, string>();
 
-  private constructor(store: BankStore, keys: KeyBank) {
+  private constructor(store: BankStore, keys: KeyBank, texts: TextStore, lexicon: BankLexicon) {
     this.store = store;
     this.keys = keys;
-    this.texts = new TextStore(store.dir);
+    this.texts = texts;
+    this.lexicon = lexicon;
   }
 
   /**
    * Opens (or creates) the bank in `dir` for these projections and loads every installed skill's
-   * keys into native memory. Fails as {@link BankStore.open} does (BANK_MISMATCH, BANK_LOCKED, …).
+   * keys into native memory, and its lexicon (rebuilt from the texts when it cannot be used: see
+   * {@link BankLexicon.rebuilt}). Fails as {@link BankStore.open} does (BANK_MISMATCH, BANK_LOCKED, …).
    */
   static async open(dir: string, projections: Projections, options: LibraryOpenOptions): Promise<Library> {
     const store = await BankStore.open(dir, bankHeaderFor(projections), { create: options.create });
     const keys = new KeyBank(projections.dim);
     try {
-      const library = new Library(store, keys);
+      const texts = new TextStore(store.dir);
+      const library = new Library(store, keys, texts, await BankLexicon.open(store, texts));
       const dim = projections.dim;
       // In batches of 256 MiB: the native bank copies each skill's keys, so reading the whole bank
       // first would hold it twice.
@@ -136,8 +143,8 @@ export class Library {
   }
 
   /**
-   * Writes one encoded skill to disk: its text, then its entry and keys (staged until the next
-   * {@link commit}). The keys are not held in memory until {@link track}.
+   * Writes one encoded skill to disk: its text, then its entry and keys, and its terms to the
+   * lexicon (staged until the next {@link commit}). The keys are not held in memory until {@link track}.
    */
   async save(skill: Skill, record: SkillKeysRecord, keys: Float32Array): Promise<void> {
     await this.texts.put(skill.contentHash, skill);
@@ -153,6 +160,7 @@ export class Library {
       },
       keys,
     );
+    this.lexicon.put(skill, skill);
   }
 
   /**
@@ -167,6 +175,7 @@ export class Library {
   /** Removes an installed skill from disk and memory, commits, and deletes texts no entry names. */
   async remove(id: string): Promise<void> {
     await this.store.remove(id);
+    this.lexicon.remove(id);
     this.untrack(id);
     await this.store.commit();
     await this.texts.prune(new Set(this.store.entries().map((e) => e.contentHash)));

@@ -8,13 +8,19 @@
  * - `keys.bin` (after a compaction `keys.<generation>.bin`): float32 rows of `dim` values,
  *   little-endian, appended in install order. Rows past the manifest's `rows` are an uncommitted
  *   tail (a crash mid-install) and are ignored, then overwritten.
+ * - `texts/`: each skill's text by content hash (texts.ts), for the verdict and the lexicon.
+ * - `lexicon.bin`: the BM25 index of the routable skills' texts (lexicon.ts), a log of records whose
+ *   commit records carry the manifest generation they land with; written by a commit participant
+ *   (see `CommitParticipant`) before the manifest, and rebuilt from `texts/` when missing,
+ *   damaged or out of step.
  * - `lock`: present while a process has the bank open.
  *
  * Crash safety rests on one ordering: key rows are written and fsynced before the manifest that
  * references them is renamed into place (and the directory fsynced). The manifest is therefore
  * always the last committed state, and every row it references is on disk. Compaction writes a
  * fresh keys file under a new name, so the old manifest stays valid with the old file until the new
- * manifest lands.
+ * manifest lands. The lexicon's records and its COMMIT of the new generation are fsynced in the same
+ * window (after the rows, before the manifest), so it always holds the COMMIT of the manifest on disk.
  */
 import { mkdir, open, readdir, rm, stat, type FileHandle } from "node:fs/promises";
 import { endianness } from "node:os";
@@ -35,6 +41,18 @@ export interface BankOpenOptions {
 }
 
 const LOCK = "lock";
+
+/**
+ * A file kept in step with the manifest (the bank's lexicon). Each commit calls `prepare` with the
+ * generation it is about to write, after the key rows are synced and before the manifest is written,
+ * then `committed` once the manifest is durable. `prepare` must leave the participant's files so that
+ * either generation reads back consistently; a participant that cannot keep up must not throw but
+ * leave files that its next open recognises as out of step. A `committed` that throws is ignored.
+ */
+export interface CommitParticipant {
+  prepare(generation: number): Promise<void>;
+  committed(generation: number): Promise<void>;
+}
 
 /**
  * An open bank directory. Writes are staged: {@link BankStore.put} appends a skill's keys to the keys
@@ -72,6 +90,7 @@ export class BankStore {
   /** Set when close() starts: new calls are refused, calls already queued still run. */
   #closing = false;
   #queue: Promise<unknown> = Promise.resolve();
+  readonly #participants: CommitParticipant[] = [];
 
   /** Each entry's manifest JSON, made at its first commit (see #commit). */
   readonly #entryJson = new WeakMap<BankEntry, string>();
@@ -173,6 +192,11 @@ export class BankStore {
   /** Number of the last commit (0 for a bank that was just created). */
   get generation(): number {
     return this.#generation;
+  }
+
+  /** @internal Joins `p` to every later commit (a compaction's too); see `CommitParticipant`. */
+  join(p: CommitParticipant): void {
+    this.#participants.push(p);
   }
 
   /** Every installed skill (staged changes included), in keys-file order. */
@@ -405,9 +429,11 @@ export class BankStore {
       rows: this.#rows,
       generation,
     };
+    for (const p of this.#participants) await p.prepare(generation);
     await writeManifest(this.dir, manifest, this.#entries.values(), this.#entryJson);
     this.#generation = generation;
     this.#dirty = false;
+    for (const p of this.#participants) await p.committed(generation).catch(() => undefined);
   }
 }
 

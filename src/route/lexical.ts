@@ -4,42 +4,38 @@
  * B(s) = log softmax_s(BM25(s) / T) over the library (src/lexical/posterior.ts), for the ruling's
  * S = g + αL + γV + βB.
  *
- * The index is held in memory: built from the bank's texts at the first route that needs it (only
- * when β > 0 or `route(…, { lexical: true })`), and dropped by any install or uninstall, so the next
- * such route rebuilds it. It is not yet kept in the bank.
+ * The index is the bank's lexicon ({@link Library.lexicon}, src/bank/lexicon.ts): read at open, kept
+ * up to date by install and uninstall as they change the bank, committed with it. Nothing is built
+ * here.
  *
  * @module
  */
-import { Bm25Index } from "../lexical/bm25.js";
 import { logPartition } from "../lexical/posterior.js";
 import type { Library } from "../bank/library.js";
 
-/** A lazily built BM25 index over a library's routable skills. */
-export class LexicalExpert {
-  #index: Promise<{ index: Bm25Index; row: Map<string, number> }> | undefined;
+/** BM25 of every routable skill for one task. */
+export interface LexicalScores {
+  /** The routable skills, in the bank's order (the same array until the library changes). */
+  ids: readonly string[];
+  /** BM25 of each, in the order of `ids` (0 where the task shares no word with the skill). */
+  scores: Float64Array;
+}
 
-  /** Forgets the index (after an install or uninstall): the next use rebuilds it. */
+/** B and the raw BM25 of a library, read from the bank's lexicon. */
+export class LexicalExpert {
+  /** Row of each id in the last {@link LexicalScores.ids} seen. */
+  #rows: { ids: readonly string[]; row: Map<string, number> } | undefined;
+
+  /** Kept for callers of the in-memory index it replaced: the bank's lexicon is always current. */
   invalidate(): void {
-    this.#index = undefined;
+    this.#rows = undefined;
   }
 
-  #build(library: Library): Promise<{ index: Bm25Index; row: Map<string, number> }> {
-    if (!this.#index) {
-      const p = (async () => {
-        const entries = library.store.entries().filter((e) => !e.disableModelInvocation);
-        // A text an uninstall running beside this build has just pruned is left out; that uninstall
-        // then drops this index, so the next route rebuilds it without the skill anyway.
-        const docs = await Promise.all(entries.map(async (e) => library.text(e).then((t) => ({ id: e.id, ...t }), () => undefined)));
-        const index = new Bm25Index(docs.filter((d) => d !== undefined));
-        return { index, row: new Map(index.ids.map((id, i) => [id, i])) };
-      })();
-      // A failed build is not kept: the next route tries again.
-      p.catch(() => {
-        if (this.#index === p) this.#index = undefined;
-      });
-      this.#index = p;
-    }
-    return this.#index;
+  /** BM25 of the whole routable library for the task text, with the ids in the bank's order. */
+  async scoresAll(library: Library, taskText: string): Promise<LexicalScores> {
+    const index = library.lexicon.index;
+    const scores = index.scores(taskText);
+    return { ids: index.ids(), scores };
   }
 
   /**
@@ -47,12 +43,17 @@ export class LexicalExpert {
    * task text: BM25 / T minus log Σ exp(BM25 / T) over the whole routable library.
    */
   async posterior(library: Library, taskText: string, ids: readonly string[], temperature: number): Promise<number[]> {
-    const { index, row } = await this.#build(library);
-    const scores = index.scores(taskText);
-    const z = logPartition(scores, temperature);
+    const all = await this.scoresAll(library, taskText);
+    const z = logPartition(all.scores, temperature);
+    const row = this.#rowsOf(all.ids);
     return ids.map((id) => {
       const i = row.get(id);
-      return i === undefined ? -Infinity : scores[i] / temperature - z;
+      return i === undefined ? -Infinity : all.scores[i] / temperature - z;
     });
+  }
+
+  #rowsOf(ids: readonly string[]): Map<string, number> {
+    if (this.#rows?.ids !== ids) this.#rows = { ids, row: new Map(ids.map((id, i) => [id, i])) };
+    return this.#rows.row;
   }
 }
