@@ -1,7 +1,8 @@
 /**
  * Evaluation and calibration on a routing benchmark: BM25 and GAVEL's methods scored by raw Hit@1
  * and R@20 ({@link evaluate}), and the ruling's α, γ, Δ fitted on validation read-outs
- * ({@link calibrate}).
+ * ({@link calibrate}), and the abstention decision fitted from in-domain and off-domain records
+ * ({@link fitAbstention}).
  */
 export { Bm25Index, bm25Tokens, type Bm25Doc, type Bm25Hit, type Bm25Options } from "../lexical/bm25.js";
 export { acceptedIds, hitAt1, libraryIndex, LibraryIndex, recallAt, type LibraryEntry, type Ranked } from "./metrics.js";
@@ -36,3 +37,21 @@ export {
   type LexicalRecord,
   type LexicalTemperatureFit,
 } from "./lexical.js";
+export {
+  abstainCut,
+  evaluateAbstention,
+  familyLabel,
+  fitAbstention,
+  replayAbstention,
+  splitByDomain,
+  type AbstentionCandidate,
+  type AbstentionEvaluation,
+  type AbstentionFamily,
+  type AbstentionFitReport,
+  type AbstentionRates,
+  type AbstentionRecord,
+  type AbstentionRuling,
+  type FitAbstentionOptions,
+  type ReplayedAbstention,
+} from "./abstain.js";
+export { fitLogistic, solveLinear, type LogisticFit, type LogisticOptions } from "./logistic.js";

@@ -7,6 +7,7 @@ import { GavelError } from "../errors.js";
 import {
   GgmlType,
   GgufWriter,
+  arr,
   f64,
   ggufMetaNumber,
   ggufMetaString,
@@ -18,6 +19,7 @@ import {
 } from "../gguf/index.js";
 import { isModelFingerprint, type ModelFingerprint } from "../model/fingerprint.js";
 import { PROJECTION_DEFAULTS, type ProjectionsInit, type ProjectionsMeta } from "./meta.js";
+import { checkAbstentionModel, modelFeatures, type AbstentionModel } from "./abstention.js";
 
 /** `general.architecture` of a projections file. */
 export const PROJECTIONS_ARCHITECTURE = "gavel-projections";
@@ -43,6 +45,26 @@ const KEY = {
   modelNEmbd: "gavel.model.n_embd",
   modelNVocab: "gavel.model.n_vocab",
   modelVocabHash: "gavel.model.vocab_hash",
+} as const;
+
+/**
+ * The abstention model's keys (issue 13). A file without `gavel.abstain.kind` has no model (null).
+ * Numbers are f64 and lists f64 arrays, so a model reads back exactly as it was fitted.
+ */
+export const ABSTAIN_KEY = {
+  /** "threshold" | "logistic" */
+  kind: "gavel.abstain.kind",
+  /** The features read, in order (a threshold model: one). */
+  features: "gavel.abstain.features",
+  threshold: "gavel.abstain.threshold",
+  marginCap: "gavel.abstain.margin_cap",
+  /** Logistic only: weights, bias, and the standardisation's mean and scale. */
+  weights: "gavel.abstain.weights",
+  bias: "gavel.abstain.bias",
+  mean: "gavel.abstain.mean",
+  scale: "gavel.abstain.scale",
+  /** Optional: the off-domain trigger rate the model was fitted for. */
+  targetTriggerRate: "gavel.abstain.target_trigger_rate",
 } as const;
 
 /** Name of the W_q tensor in a projections file. */
@@ -82,6 +104,7 @@ export async function writeProjectionsFile(path: string, p: ProjectionsContent):
   w.set(KEY.modelVocabHash, str(p.model.vocabHash));
   if (p.trainedBy !== undefined) w.set(KEY.trainedBy, str(p.trainedBy));
   w.set(KEY.createdAt, str(p.createdAt));
+  if (p.abstention) writeAbstention(w, p.abstention);
   // ggml `ne` order: the contiguous dimension first, so a row-major dim × nEmbd matrix is [nEmbd, dim].
   w.addTensor(TENSOR_WQ, [p.model.nEmbd, p.dim], p.wq, GgmlType.F32);
   w.addTensor(TENSOR_WS, [p.model.nEmbd, p.dim], p.ws, GgmlType.F32);
@@ -136,7 +159,56 @@ export async function readProjectionsFile(path: string): Promise<ProjectionsInit
     maxShortlist: num(KEY.maxShortlist, "uint"),
     trainedBy: text(KEY.trainedBy, true),
     createdAt: text(KEY.createdAt)!,
+    abstention: readAbstention(header, corrupt),
   };
+}
+
+function writeAbstention(w: GgufWriter, m: AbstentionModel): void {
+  w.set(ABSTAIN_KEY.kind, str(m.kind));
+  w.set(ABSTAIN_KEY.features, arr("str", modelFeatures(m)));
+  w.set(ABSTAIN_KEY.threshold, f64(m.threshold));
+  w.set(ABSTAIN_KEY.marginCap, f64(m.marginCap));
+  if (m.targetTriggerRate !== undefined) w.set(ABSTAIN_KEY.targetTriggerRate, f64(m.targetTriggerRate));
+  if (m.kind === "logistic") {
+    w.set(ABSTAIN_KEY.weights, arr("f64", m.weights));
+    w.set(ABSTAIN_KEY.bias, f64(m.bias));
+    w.set(ABSTAIN_KEY.mean, arr("f64", m.mean));
+    w.set(ABSTAIN_KEY.scale, arr("f64", m.scale));
+  }
+}
+
+/** The abstention model of a header, or null when the file has none (`gavel.abstain.kind` absent). */
+function readAbstention(header: GgufHeader, corrupt: (why: string) => GavelError): AbstentionModel | null {
+  const meta = header.metadata;
+  const kind = meta.get(ABSTAIN_KEY.kind);
+  if (kind === undefined) return null;
+  const scalar = (key: string, optional = false): number | string | undefined => {
+    const v = meta.get(key);
+    if (v === undefined) {
+      if (optional) return undefined;
+      throw corrupt(`metadata key ${key} is missing (the file has ${ABSTAIN_KEY.kind})`);
+    }
+    if (v.type === "arr") throw corrupt(`metadata key ${key} is an array, expected a scalar`);
+    if (v.type === "u64" || v.type === "i64" || v.type === "bool") throw corrupt(`metadata key ${key} has type ${v.type}`);
+    return v.value;
+  };
+  const list = (key: string, item: "f64" | "str"): unknown[] => {
+    const v = meta.get(key);
+    if (v === undefined) throw corrupt(`metadata key ${key} is missing (the file has ${ABSTAIN_KEY.kind})`);
+    if (v.type !== "arr" || v.itemType !== item) throw corrupt(`metadata key ${key} is not an array of ${item}`);
+    return [...v.value];
+  };
+  const features = list(ABSTAIN_KEY.features, "str");
+  const common = { kind: scalar(ABSTAIN_KEY.kind), threshold: scalar(ABSTAIN_KEY.threshold), marginCap: scalar(ABSTAIN_KEY.marginCap), targetTriggerRate: scalar(ABSTAIN_KEY.targetTriggerRate, true) };
+  const raw =
+    common.kind === "logistic"
+      ? { ...common, features, weights: list(ABSTAIN_KEY.weights, "f64"), bias: scalar(ABSTAIN_KEY.bias), mean: list(ABSTAIN_KEY.mean, "f64"), scale: list(ABSTAIN_KEY.scale, "f64") }
+      : { ...common, feature: features.length === 1 ? features[0] : features };
+  try {
+    return checkAbstentionModel(raw);
+  } catch (err) {
+    throw corrupt(err instanceof Error ? err.message : String(err));
+  }
 }
 
 /** Typed getters of a header's metadata that throw CORRUPT_FILE naming the key. */

@@ -4,6 +4,7 @@
  * the projections file format (file.ts).
  */
 import type { ModelFingerprint } from "../model/fingerprint.js";
+import type { AbstentionModel } from "./abstention.js";
 
 /** Defaults of the paper's setup (section 4.1). */
 export const PROJECTION_DEFAULTS = Object.freeze({
@@ -42,6 +43,11 @@ export interface ProjectionsMeta {
   readonly lexicalTemperature: number;
   /** Most skills the verdict examines. */
   readonly maxShortlist: number;
+  /**
+   * The calibrated abstention decision (issue 13; src/route/abstention.ts applies it), or null: never
+   * abstain on it. Files without the `gavel.abstain.*` keys read as null.
+   */
+  readonly abstention: AbstentionModel | null;
   /** The model the maps were trained on. */
   readonly model: ModelFingerprint;
   /** Free text: who or what trained these (a command line, `random(seed=…)`, …). */
@@ -67,6 +73,8 @@ export interface ProjectionsInit {
   beta?: number;
   lexicalTemperature?: number;
   maxShortlist?: number;
+  /** The abstention model (default null: none). */
+  abstention?: AbstentionModel | null;
   trainedBy?: string;
   /** Defaults to now. */
   createdAt?: string;
@@ -79,6 +87,8 @@ export interface Calibration {
   delta?: number;
   beta?: number;
   lexicalTemperature?: number;
+  /** A new abstention model; null removes it, undefined keeps the current one. */
+  abstention?: AbstentionModel | null;
 }
 
 /** Options of {@link Projections.random}. */

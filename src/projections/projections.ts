@@ -11,10 +11,22 @@ import { describeMismatch, describeModel, isModelFingerprint, modelFingerprint, 
 import { gaussian } from "../util/prng.js";
 import { checkFinite, checkLayer } from "../util/validate.js";
 import { firstNonFinite, readProjectionsFile, writeProjectionsFile } from "./file.js";
+import { checkAbstentionModel, type AbstentionModel } from "./abstention.js";
 import { defaultLayer, PROJECTION_DEFAULTS, type Calibration, type ProjectionsInit, type ProjectionsMeta, type RandomProjectionsOptions } from "./meta.js";
 
 export { defaultLayer, PROJECTION_DEFAULTS, type Calibration, type ProjectionsInit, type ProjectionsMeta, type RandomProjectionsOptions } from "./meta.js";
-export { PROJECTIONS_ARCHITECTURE, PROJECTIONS_VERSION, TENSOR_WQ, TENSOR_WS } from "./file.js";
+export { ABSTAIN_KEY, PROJECTIONS_ARCHITECTURE, PROJECTIONS_VERSION, TENSOR_WQ, TENSOR_WS } from "./file.js";
+export {
+  ABSTENTION_FEATURES,
+  checkAbstentionModel,
+  modelFeatures,
+  needsLexical,
+  needsVerdict,
+  type AbstentionFeature,
+  type AbstentionModel,
+  type LogisticAbstention,
+  type ThresholdAbstention,
+} from "./abstention.js";
 
 /**
  * W_q and W_s (each dim × nEmbd, row-major float32, no bias) and their metadata.
@@ -36,6 +48,8 @@ export class Projections implements ProjectionsMeta {
   readonly beta: number;
   readonly lexicalTemperature: number;
   readonly maxShortlist: number;
+  /** The calibrated abstention decision, or null (never abstains on it). */
+  readonly abstention: AbstentionModel | null;
   readonly model: ModelFingerprint;
   readonly trainedBy?: string;
   readonly createdAt: string;
@@ -81,6 +95,7 @@ export class Projections implements ProjectionsMeta {
     if (!Number.isInteger(this.maxShortlist) || this.maxShortlist < 1) {
       throw invalidArgument(`Projections: maxShortlist must be a positive integer, got ${this.maxShortlist}`);
     }
+    this.abstention = checkAbstentionModel(init.abstention);
     if (init.trainedBy !== undefined) {
       if (typeof init.trainedBy !== "string") throw invalidArgument("Projections: trainedBy must be a string");
       this.trainedBy = init.trainedBy;
@@ -164,6 +179,7 @@ export class Projections implements ProjectionsMeta {
       beta: this.beta,
       lexicalTemperature: this.lexicalTemperature,
       maxShortlist: this.maxShortlist,
+      abstention: this.abstention,
       model: this.model,
       ...(this.trainedBy !== undefined ? { trainedBy: this.trainedBy } : {}),
       createdAt: this.createdAt,
@@ -201,6 +217,7 @@ export class Projections implements ProjectionsMeta {
       delta: c.delta ?? this.delta,
       beta: c.beta ?? this.beta,
       lexicalTemperature: c.lexicalTemperature ?? this.lexicalTemperature,
+      abstention: c.abstention === undefined ? this.abstention : c.abstention,
     });
     p.#hash = this.#hash;
     return p;

@@ -39,4 +39,23 @@ export {
   type RulingWeights,
   type VerdictRecord,
 } from "./ruling.js";
+export {
+  ABSTENTION_FEATURES,
+  abstentionFeatures,
+  checkAbstentionModel,
+  decideAbstention,
+  describeAbstentionModel,
+  featureValue,
+  logisticLogit,
+  modelFeatures,
+  needsLexical,
+  needsVerdict,
+  type AbstentionDecision,
+  type AbstentionFeature,
+  type AbstentionFeatures,
+  type AbstentionModel,
+  type LogisticAbstention,
+  type RuledForAbstention,
+  type ThresholdAbstention,
+} from "./abstention.js";
 export { coverKeys, encodeSkillKeys, type CoveredKeys, type SkillKeys, type StageLap } from "./keys.js";

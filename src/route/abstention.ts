@@ -1,0 +1,172 @@
+/**
+ * Abstention calibrated from data (issue 13): the features of a ruled shortlist and the decision a
+ * fitted {@link AbstentionModel} takes on them. Pure: no I/O, no model. `Router.route` applies it to
+ * its ruled shortlist, and src/eval/abstain.ts fits and measures it by replaying the ruling from
+ * per-query records through the same two functions, so route and evaluation cannot disagree.
+ *
+ * The model (its type, checks and file keys) lives with the projections (src/projections/abstention.ts),
+ * because it is fitted under their α, γ, Δ, β and T.
+ *
+ * @module
+ */
+import { invalidArgument } from "../errors.js";
+import { modelFeatures, type AbstentionFeature, type AbstentionModel } from "../projections/abstention.js";
+
+export {
+  ABSTENTION_FEATURES,
+  checkAbstentionModel,
+  modelFeatures,
+  needsLexical,
+  needsVerdict,
+  type AbstentionFeature,
+  type AbstentionModel,
+  type LogisticAbstention,
+  type ThresholdAbstention,
+} from "../projections/abstention.js";
+
+/**
+ * What abstention reads of one ruled shortlist. Every feature is evidence for the match (higher reads
+ * more in-domain).
+ */
+export interface AbstentionFeatures {
+  /**
+   * S(winner) − S(runner-up) under the ruling (≥ 0). A lone candidate has no runner-up: its margin is
+   * +∞, which every model clips to its `marginCap` (the largest contested margin among the fitting
+   * records). A lone candidate means Δ left every other skill out on g alone, so it is read as at
+   * least as decisive as the most decisive contested ruling seen; a fixed constant would not do, as
+   * S's scale moves with α, γ and β. The cap needs no verdict, so a lone candidate's margin is known
+   * without one.
+   */
+  margin: number;
+  /** The winner's verdict V (NaN when the verdict did not run). */
+  V: number;
+  /** The winner's glance vote g. */
+  g: number;
+  /** The winner's lexical log posterior B, when computed. */
+  B?: number;
+  /**
+   * The best B over the library: s_top/T − log Z(T), from the same BM25 pass that gives B's
+   * normaliser (so free once B is computed). Low when no installed skill shares the task's words.
+   */
+  maxB?: number;
+  /** Candidates in the shortlist. */
+  candidates: number;
+}
+
+/** A ruled candidate as abstention reads it (a route's `Candidate`, or a replayed record entry). */
+export interface RuledForAbstention {
+  S: number;
+  g: number;
+  V: number;
+  B?: number;
+}
+
+/**
+ * The features of a ruled shortlist (best S first, as `rule` returns it), or null when it is empty.
+ * `maxB` is the best B over the library when the lexical expert ran (see {@link AbstentionFeatures}).
+ */
+export function abstentionFeatures(ruled: readonly RuledForAbstention[], extra: { maxB?: number } = {}): AbstentionFeatures | null {
+  if (ruled.length === 0) return null;
+  const w = ruled[0];
+  return {
+    margin: ruled.length > 1 ? w.S - ruled[1].S : Infinity,
+    V: w.V,
+    g: w.g,
+    ...(w.B !== undefined ? { B: w.B } : {}),
+    ...(extra.maxB !== undefined ? { maxB: Math.max(extra.maxB, w.B ?? -Infinity) } : {}),
+    candidates: ruled.length,
+  };
+}
+
+/** What {@link decideAbstention} decides. */
+export interface AbstentionDecision {
+  abstain: boolean;
+  /**
+   * What the threshold is compared with: a threshold model's feature value (margin clipped to the
+   * cap), a logistic model's logit z of p(off-domain). NaN when there is no model or no candidate.
+   */
+  score: number;
+  /** A sentence naming the feature(s), their values and the calibrated threshold. */
+  reason: string;
+}
+
+const LABEL: Readonly<Record<AbstentionFeature, string>> = {
+  margin: "the ruling's margin S(winner) − S(runner-up)",
+  V: "V of the winner",
+  g: "g of the winner",
+  B: "B of the winner",
+  maxB: "the best B over the library",
+};
+
+/** A number for a sentence: 3 significant digits, a true minus sign. */
+function fmt(x: number): string {
+  if (x === Infinity) return "∞";
+  if (x === -Infinity) return "−∞";
+  return String(Number(x.toPrecision(3))).replace(/-/g, "−");
+}
+
+/**
+ * A feature's value as a model reads it: the margin clipped to the model's cap; B and maxB undefined
+ * when absent (the neutral case, see {@link decideAbstention}).
+ * @throws GavelError `INVALID_ARGUMENT` when the model reads g, V or the margin and it is not a number
+ *   (e.g. V when the verdict was skipped: the router must run it when {@link needsVerdict} says so)
+ */
+export function featureValue(model: AbstentionModel, f: AbstentionFeatures, name: AbstentionFeature): number | undefined {
+  const x = f[name];
+  if (name === "B" || name === "maxB") return x === undefined || Number.isNaN(x) ? undefined : x;
+  if (typeof x !== "number" || Number.isNaN(x)) throw invalidArgument(`abstention reads ${LABEL[name]}, which was not computed`);
+  return name === "margin" ? Math.min(x, model.marginCap) : x;
+}
+
+/**
+ * The logistic model's logit z = bias + Σ wᵢ (xᵢ − meanᵢ)/scaleᵢ over values in the model's feature
+ * order; an absent value (B or maxB not computed) sits at its mean, so it adds nothing either way.
+ * One implementation: the fit sets its threshold with it, and route decides with it.
+ */
+export function logisticLogit(model: Extract<AbstentionModel, { kind: "logistic" }>, values: readonly (number | undefined)[]): number {
+  let z = model.bias;
+  for (let i = 0; i < model.features.length; i++) {
+    const x = values[i];
+    if (x !== undefined) z += (model.weights[i] * (x - model.mean[i])) / model.scale[i];
+  }
+  return z;
+}
+
+/**
+ * The calibrated decision on one ruled shortlist's features. No model (null/undefined) never
+ * abstains, nor does an empty shortlist (there is nothing to load anyway). A threshold model abstains
+ * when its feature is strictly below the threshold; a logistic one when its logit is strictly above.
+ * B and maxB absent (the lexical expert did not run) are neutral: a threshold on them does not
+ * abstain, a logistic model reads them at its mean. {@link needsLexical} tells the router to compute
+ * them.
+ */
+export function decideAbstention(model: AbstentionModel | null | undefined, features: AbstentionFeatures | null): AbstentionDecision {
+  if (!model) return { abstain: false, score: NaN, reason: "no abstention model: never abstains" };
+  if (!features) return { abstain: false, score: NaN, reason: "nothing was shortlisted" };
+  if (model.kind === "threshold") {
+    const name = model.feature;
+    const x = featureValue(model, features, name);
+    if (x === undefined) return { abstain: false, score: NaN, reason: `${LABEL[name]} was not computed (the lexical expert did not run): no abstention on it` };
+    const abstain = x < model.threshold;
+    const lone = name === "margin" && features.candidates === 1 ? " (one candidate: the margin is the cap)" : "";
+    return { abstain, score: x, reason: `${LABEL[name]} ${fmt(x)}${lone} is ${abstain ? "below" : "at or above"} the calibrated ${fmt(model.threshold)}` };
+  }
+  const values = model.features.map((n) => featureValue(model, features, n));
+  const z = logisticLogit(model, values);
+  const abstain = z > model.threshold;
+  const p = (t: number) => fmt(1 / (1 + Math.exp(-t)));
+  // Each feature's pull toward abstaining, strongest first.
+  const parts = model.features
+    .map((n, i) => ({ n, x: values[i], c: values[i] === undefined ? 0 : (model.weights[i] * (values[i]! - model.mean[i])) / model.scale[i] }))
+    .sort((a, b) => Math.abs(b.c) - Math.abs(a.c))
+    .map(({ n, x, c }) => (x === undefined ? `${LABEL[n]} not computed (neutral)` : `${LABEL[n]} ${fmt(x)} (${c >= 0 ? "+" : "−"}${fmt(Math.abs(c))})`));
+  const verdict = abstain ? "is above" : "is at or below";
+  return { abstain, score: z, reason: `p(off-domain) ${p(z)} ${verdict} the calibrated ${p(model.threshold)} (logit ${fmt(z)} vs ${fmt(model.threshold)}), from ${parts.join(", ")}` };
+}
+
+/** One line saying what a model decides, for display ("abstain when V < −0.4"). */
+export function describeAbstentionModel(model: AbstentionModel | null | undefined): string {
+  if (!model) return "none";
+  if (model.kind === "threshold") return `abstain when ${model.feature} < ${fmt(model.threshold)}`;
+  return `logistic over ${modelFeatures(model).join(", ")}: abstain when p(off-domain) > ${fmt(1 / (1 + Math.exp(-model.threshold)))}`;
+}

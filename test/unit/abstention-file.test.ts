@@ -1,0 +1,132 @@
+// The abstention model in the projections file (every kind round-trips exactly; a file without the
+// keys has none) and `gavel calibrate --off-domain` choosing and writing one from gzipped records.
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { gzipSync } from "node:zlib";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { calibrateCommand } from "../../src/cli/commands/calibrate.js";
+import { readGgufHeader } from "../../src/gguf/index.js";
+import { writeProjectionsFile } from "../../src/projections/file.js";
+import { ABSTAIN_KEY, Projections, type AbstentionModel } from "../../src/projections/projections.js";
+import { needsLexical } from "../../src/route/index.js";
+import type { AbstentionRecord } from "../../src/eval/index.js";
+import { synthSet } from "../helpers/abstention-records.js";
+
+const model = { architecture: "llama", nLayer: 2, nEmbd: 4, nVocab: 10, vocabHash: "0".repeat(64) };
+const dir = mkdtempSync(join(tmpdir(), "abstain-"));
+const base = () => new Projections({ wq: Float32Array.from({ length: 8 }, (_, i) => i / 8), ws: new Float32Array(8), dim: 2, layer: 1, model });
+
+const MODELS: AbstentionModel[] = [
+  { kind: "threshold", feature: "V", threshold: -0.4, marginCap: 0.7 },
+  { kind: "threshold", feature: "maxB", threshold: -6.123456789012345, marginCap: 1e-300, targetTriggerRate: 0.1 },
+  { kind: "threshold", feature: "margin", threshold: 0.1 + 0.2, marginCap: 3 },
+  {
+    kind: "logistic",
+    features: ["margin", "V", "g", "B", "maxB"],
+    weights: [-0.1, 1 / 3, -Math.PI, 1e-17, -2.5],
+    bias: Math.E,
+    mean: [0.25, 8.1, 0.43, -10.37, 0.93],
+    scale: [0.22, 3.3, 0.054, 0.83, 7.27],
+    threshold: 0.022820573287669583,
+    marginCap: 0.7285899305448305,
+    targetTriggerRate: 0.05,
+  },
+  { kind: "logistic", features: ["g"], weights: [-1], bias: 0, mean: [0], scale: [1], threshold: -1, marginCap: 1 },
+];
+
+describe("the projections file keeps the abstention model", () => {
+  it("round-trips every kind exactly, as f64 keys", async () => {
+    for (const [i, m] of MODELS.entries()) {
+      const p = base().withCalibration({ abstention: m, alpha: 0.5 });
+      const path = join(dir, `m${i}.gguf`);
+      await p.save(path);
+      const back = await Projections.load(path);
+      expect(back.abstention).toEqual(m);
+      expect(back.meta).toEqual(p.meta);
+      expect(back.hash).toBe(base().hash); // calibration leaves the hash alone
+      const h = await readGgufHeader(path);
+      expect(h.metadata.get(ABSTAIN_KEY.kind)).toEqual({ type: "str", value: m.kind });
+      expect(h.metadata.get(ABSTAIN_KEY.threshold)?.type).toBe("f64");
+      if (m.kind === "logistic") expect(h.metadata.get(ABSTAIN_KEY.weights)).toMatchObject({ type: "arr", itemType: "f64" });
+      else expect(h.metadata.has(ABSTAIN_KEY.weights)).toBe(false);
+    }
+  });
+
+  it("reads a file without the keys as no model; null removes one, undefined keeps it", async () => {
+    const path = join(dir, "none.gguf");
+    await base().save(path);
+    expect((await Projections.load(path)).abstention).toBeNull();
+    expect((await Projections.load("models/gavel-mini.projections.gguf")).abstention).toBeNull();
+    const withModel = base().withCalibration({ abstention: MODELS[0] });
+    expect(withModel.withCalibration({ alpha: 2 }).abstention).toEqual(MODELS[0]);
+    expect(withModel.withCalibration({ abstention: null }).abstention).toBeNull();
+    expect(() => base().withCalibration({ abstention: { ...MODELS[0], threshold: NaN } })).toThrow(/threshold/);
+  });
+
+  it("refuses a malformed stored model as a corrupt file", async () => {
+    const path = join(dir, "bad.gguf");
+    const p = base();
+    const bad = { ...MODELS[3], weights: [1, 2] } as unknown as AbstentionModel;
+    await writeProjectionsFile(path, { ...p.meta, wq: p.wq, ws: p.ws, abstention: bad });
+    await expect(Projections.load(path)).rejects.toMatchObject({ code: "CORRUPT_FILE", message: expect.stringMatching(/weights must hold 5/) });
+  });
+});
+
+/** Writes records as gzipped JSONL. */
+function writeGz(name: string, records: AbstentionRecord[]): string {
+  const path = join(dir, name);
+  writeFileSync(path, gzipSync(records.map((r) => JSON.stringify(r) + "\n").join("")));
+  return path;
+}
+
+/** Runs `gavel calibrate` in-process and returns its exit code and what it printed. */
+async function calibrateCli(...args: string[]): Promise<{ code: number; out: string }> {
+  const lines: string[] = [];
+  const spy = vi.spyOn(console, "log").mockImplementation((...xs: unknown[]) => void lines.push(xs.join(" ")));
+  try {
+    const code = await calibrateCommand.run(args);
+    return { code, out: lines.join("\n") };
+  } finally {
+    spy.mockRestore();
+  }
+}
+
+describe("gavel calibrate --off-domain", () => {
+  afterEach(() => vi.restoreAllMocks());
+  const { inDomain, offDomain } = synthSet(21, 60, 80);
+  const val = writeGz("val.jsonl.gz", inDomain);
+  const off = writeGz("off.jsonl.gz", offDomain.map(({ offDomain: _, ...r }) => r)); // the flag comes from the option
+
+  it("fits the ruling, then chooses an abstention model and writes it", async () => {
+    const proj = join(dir, "cal.gguf");
+    await base().save(proj);
+    const { code, out } = await calibrateCli("--per-query", val, "--off-domain", off, "--projections", proj, "--write", "--json");
+    expect(code).toBe(0);
+    const result = JSON.parse(out);
+    const written = await Projections.load(proj);
+    expect(written.abstention).toEqual(result.abstention.model);
+    expect([written.alpha, written.gamma, written.delta, written.beta]).toEqual([result.alpha, result.gamma, result.delta, result.beta]);
+    expect(result.abstention.report).toMatchObject({ inDomain: 60, offDomain: 80, folds: 5, targetTriggerRate: 0.1 });
+    expect(result.abstention.report.fitting.triggerRate).toBeLessThanOrEqual(0.1);
+    expect(needsLexical(written.abstention)).toBe(true); // the best B is what separates these records
+    // recalibrating without --off-domain drops the model fitted under the old constants
+    const again = await calibrateCli("--per-query", val, "--projections", proj, "--write");
+    expect(again.out).toMatch(/dropped its abstention model/);
+    expect((await Projections.load(proj)).abstention).toBeNull();
+  });
+
+  it("prints both rates and the chosen model; --trigger-rate sets the target; a file of tasks is refused", async () => {
+    const { code, out } = await calibrateCli("--per-query", val, "--off-domain", off, "--trigger-rate", "0.05");
+    expect(code).toBe(0);
+    expect(out).toMatch(/abstention: 60 in-domain, 80 off-domain records; features margin, V, g, B, maxB; 5-fold cross-validation/);
+    expect(out).toMatch(/target: triggers on ≤ 5\.0% of off-domain prompts/);
+    expect(out).toMatch(/chosen: .+\n {2}abstains on \d+\.\d% of in-domain tasks, triggers on \d+\.\d% of off-domain prompts \(out of fold/);
+    expect(out).toMatch(/maxB < t/);
+    expect(out).toMatch(/\(not written/);
+    const plain = await calibrateCli("--per-query", val, "--json");
+    expect(JSON.parse(plain.out).abstention).toBeUndefined();
+    await expect(calibrateCli("--per-query", val, "--off-domain", val)).rejects.toThrow(/--off-domain takes prompts no skill serves/);
+    await expect(calibrateCli("--per-query", val, "--off-domain", off, "--trigger-rate", "1")).rejects.toThrow(/--trigger-rate/);
+  });
+});

@@ -1,0 +1,264 @@
+// Abstention calibrated from data (issue 13): the decision on hand-computed cases, the logistic fit
+// against a plain float64 Newton solve, the threshold's trigger rate on its fitting records, the
+// replay agreeing with the ruling, and the choice between models on synthetic records.
+import { describe, expect, it } from "vitest";
+import { abstainCut, evaluateAbstention, fitAbstention, fitLogistic, replayAbstention } from "../../src/eval/index.js";
+import {
+  abstentionFeatures,
+  checkAbstentionModel,
+  chooseByRuling,
+  decideAbstention,
+  needsLexical,
+  needsVerdict,
+  type AbstentionFeatures,
+  type AbstentionModel,
+} from "../../src/route/index.js";
+import { gaussian, mulberry32 } from "../../src/util/prng.js";
+import { RULING, synthSet } from "../helpers/abstention-records.js";
+
+const lone = (x: Partial<AbstentionFeatures>): AbstentionFeatures => ({ margin: Infinity, V: 0, g: 0, candidates: 1, ...x });
+
+describe("decideAbstention", () => {
+  const onV: AbstentionModel = { kind: "threshold", feature: "V", threshold: -0.4, marginCap: 2 };
+
+  it("a threshold model abstains strictly below its threshold, and says why", () => {
+    expect(decideAbstention(onV, lone({ V: -1.2 }))).toEqual({ abstain: true, score: -1.2, reason: "V of the winner −1.2 is below the calibrated −0.4" });
+    expect(decideAbstention(onV, lone({ V: -0.4 }))).toMatchObject({ abstain: false, score: -0.4, reason: "V of the winner −0.4 is at or above the calibrated −0.4" });
+    expect(decideAbstention(onV, lone({ V: 3 })).abstain).toBe(false);
+  });
+
+  it("no model, or nothing shortlisted, never abstains", () => {
+    for (const m of [null, undefined]) expect(decideAbstention(m, lone({ V: -100 }))).toMatchObject({ abstain: false, reason: "no abstention model: never abstains" });
+    expect(decideAbstention(onV, null)).toMatchObject({ abstain: false, reason: "nothing was shortlisted" });
+    expect(abstentionFeatures([])).toBeNull();
+  });
+
+  it("the margin: S(winner) − S(runner-up), a lone candidate at the model's cap", () => {
+    const two = abstentionFeatures([
+      { S: 1.5, g: 0.5, V: 2, B: -3 },
+      { S: 1.25, g: 0.6, V: 1 },
+    ], { maxB: -4 });
+    // maxB is at least the winner's own B
+    expect(two).toEqual({ margin: 0.25, V: 2, g: 0.5, B: -3, maxB: -3, candidates: 2 });
+    const one = abstentionFeatures([{ S: 1.5, g: 0.5, V: 2 }])!;
+    expect(one).toEqual({ margin: Infinity, V: 2, g: 0.5, candidates: 1 });
+    const onMargin = (threshold: number): AbstentionModel => ({ kind: "threshold", feature: "margin", threshold, marginCap: 2 });
+    expect(decideAbstention(onMargin(0.5), two!)).toMatchObject({ abstain: true, score: 0.25 });
+    expect(decideAbstention(onMargin(0.5), one)).toMatchObject({ abstain: false, score: 2 });
+    expect(decideAbstention(onMargin(0.5), one).reason).toMatch(/one candidate: the margin is the cap/);
+    expect(decideAbstention(onMargin(3), one).abstain).toBe(true); // a threshold above the cap abstains on all
+  });
+
+  it("a logistic model: z = b + Σ w (x − mean)/scale, abstain when z > threshold", () => {
+    const m: AbstentionModel = { kind: "logistic", features: ["V", "g", "B"], weights: [-2, -1, -0.5], bias: 0.5, mean: [1, 0, -5], scale: [2, 1, 4], threshold: 0, marginCap: 1 };
+    // z = 0.5 + (−2)(−3 − 1)/2 + (−1)(0.5 − 0)/1 + (−0.5)(−9 + 5)/4 = 0.5 + 4 − 0.5 + 0.5 = 4.5
+    const d = decideAbstention(m, lone({ V: -3, g: 0.5, B: -9 }));
+    expect(d.abstain).toBe(true);
+    expect(d.score).toBeCloseTo(4.5, 14);
+    expect(d.reason).toMatch(/^p\(off-domain\) 0\.989 is above the calibrated 0\.5 \(logit 4\.5 vs 0\), from V of the winner −3 \(\+4\), /);
+    // B absent: neutral (at its mean, adding nothing): z = 0.5 + 4 − 0.5 = 4
+    const noB = decideAbstention(m, lone({ V: -3, g: 0.5 }));
+    expect(noB.score).toBeCloseTo(4, 14);
+    expect(noB.reason).toMatch(/B of the winner not computed \(neutral\)/);
+    // V = mean, g = 0.5 + 0.5: z = 0.5 − 1 + 0 = −0.5 ≤ 0
+    expect(decideAbstention(m, lone({ V: 1, g: 1, B: -5 }))).toMatchObject({ abstain: false, score: -0.5 });
+  });
+
+  it("B absent under a threshold on B does not abstain; V absent where V is read is refused", () => {
+    const onB: AbstentionModel = { kind: "threshold", feature: "B", threshold: -2, marginCap: 1 };
+    expect(decideAbstention(onB, lone({}))).toMatchObject({ abstain: false });
+    expect(decideAbstention(onB, lone({})).reason).toMatch(/not computed/);
+    expect(decideAbstention(onB, lone({ B: -3 })).abstain).toBe(true);
+    expect(() => decideAbstention(onV, lone({ V: NaN }))).toThrow(/V of the winner, which was not computed/);
+  });
+
+  it("needsVerdict and needsLexical say what the model reads", () => {
+    const logistic = (features: ("margin" | "V" | "g" | "B" | "maxB")[], weights: number[]): AbstentionModel => ({
+      kind: "logistic", features, weights, bias: 0, mean: features.map(() => 0), scale: features.map(() => 1), threshold: 0, marginCap: 1,
+    });
+    expect([needsVerdict(onV), needsLexical(onV)]).toEqual([true, false]);
+    expect([needsVerdict(null), needsLexical(undefined)]).toEqual([false, false]);
+    expect(needsVerdict({ kind: "threshold", feature: "margin", threshold: 0, marginCap: 1 })).toBe(false);
+    expect(needsLexical({ kind: "threshold", feature: "maxB", threshold: 0, marginCap: 1 })).toBe(true);
+    expect([needsVerdict(logistic(["V", "g"], [1, 1])), needsLexical(logistic(["V", "g"], [1, 1]))]).toEqual([true, false]);
+    expect(needsVerdict(logistic(["V", "g"], [0, 1]))).toBe(false); // a zero weight reads nothing
+    expect(needsLexical(logistic(["g", "maxB"], [1, 2]))).toBe(true);
+  });
+
+  it("checkAbstentionModel refuses malformed models", () => {
+    expect(checkAbstentionModel(null)).toBeNull();
+    expect(() => checkAbstentionModel({ kind: "threshold", feature: "L", threshold: 0, marginCap: 1 })).toThrow(/unknown feature "L"/);
+    expect(() => checkAbstentionModel({ kind: "threshold", feature: "V", threshold: NaN, marginCap: 1 })).toThrow(/threshold/);
+    expect(() => checkAbstentionModel({ kind: "logistic", features: ["V"], weights: [1, 2], bias: 0, mean: [0], scale: [1], threshold: 0, marginCap: 1 })).toThrow(/weights must hold 1/);
+    expect(() => checkAbstentionModel({ kind: "logistic", features: ["V", "V"], weights: [1, 2], bias: 0, mean: [0, 0], scale: [1, 1], threshold: 0, marginCap: 1 })).toThrow(/repeat/);
+    expect(() => checkAbstentionModel({ kind: "logistic", features: ["V"], weights: [1], bias: 0, mean: [0], scale: [0], threshold: 0, marginCap: 1 })).toThrow(/scale/);
+    expect(() => checkAbstentionModel({ kind: "tree" })).toThrow();
+  });
+});
+
+/** The plain reference: Newton on the same penalised loss, in float64, written out term by term. */
+function newtonReference(X: number[][], y: number[], lambda: number, balanced: boolean): { w: number[]; b: number; mean: number[]; scale: number[] } {
+  const n = X.length;
+  const d = X[0].length;
+  const mean = Array.from({ length: d }, (_, j) => X.reduce((s, r) => s + r[j], 0) / n);
+  const scale = Array.from({ length: d }, (_, j) => Math.sqrt(X.reduce((s, r) => s + (r[j] - mean[j]) ** 2, 0) / n));
+  const Z = X.map((r) => [...r.map((v, j) => (v - mean[j]) / scale[j]), 1]);
+  const pos = y.reduce((a, b) => a + b, 0);
+  const c = y.map((yi) => (balanced ? 1 / (2 * (yi ? pos : n - pos)) : 1 / n));
+  let t = new Array(d + 1).fill(0);
+  for (let it = 0; it < 50; it++) {
+    const G = new Array(d + 1).fill(0);
+    const H = Array.from({ length: d + 1 }, () => new Array(d + 1).fill(0));
+    Z.forEach((z, i) => {
+      const p = 1 / (1 + Math.exp(-z.reduce((s, v, j) => s + v * t[j], 0)));
+      z.forEach((zj, j) => {
+        G[j] += c[i] * (p - y[i]) * zj;
+        z.forEach((zk, k) => (H[j][k] += c[i] * p * (1 - p) * zj * zk));
+      });
+    });
+    for (let j = 0; j < d; j++) {
+      G[j] += lambda * t[j];
+      H[j][j] += lambda;
+    }
+    // Gauss–Jordan on [H | G]
+    const A = H.map((row, j) => [...row, G[j]]);
+    for (let col = 0; col <= d; col++) {
+      const piv = A[col][col];
+      for (let k = 0; k <= d + 1; k++) A[col][k] /= piv;
+      for (let r = 0; r <= d; r++) if (r !== col) {
+        const f = A[r][col];
+        for (let k = 0; k <= d + 1; k++) A[r][k] -= f * A[col][k];
+      }
+    }
+    t = t.map((v, j) => v - A[j][d + 1]);
+  }
+  return { w: t.slice(0, d), b: t[d], mean, scale };
+}
+
+describe("fitLogistic", () => {
+  const seed = 20261127;
+  const normal = gaussian(seed);
+  const uniform = mulberry32(seed + 1);
+  const trueW = [2, -1, 0.5];
+  const trueB = -0.3;
+  const X = Array.from({ length: 3000 }, () => [normal() * 2 + 1, normal(), normal() * 0.5 - 2]);
+  const y = X.map((x) => (uniform() < 1 / (1 + Math.exp(-(trueB + x.reduce((s, v, j) => s + v * trueW[j], 0)))) ? 1 : 0));
+
+  it("matches a plain Newton solve and recovers the separating direction", () => {
+    for (const [lambda, balanced] of [[1e-4, false], [0.1, true], [1, true]] as const) {
+      const fit = fitLogistic(X, y, { lambda, balanced });
+      const ref = newtonReference(X, y, lambda, balanced);
+      expect(fit.converged).toBe(true);
+      fit.weights.forEach((w, j) => expect(Math.abs(w - ref.w[j]), `λ=${lambda} w${j}`).toBeLessThan(1e-9));
+      expect(Math.abs(fit.bias - ref.b)).toBeLessThan(1e-9);
+      fit.scale.forEach((s, j) => expect(s).toBeCloseTo(ref.scale[j], 12));
+    }
+    // With a tiny λ and no reweighting the raw weights are the generating ones, up to sampling.
+    const fit = fitLogistic(X, y, { lambda: 1e-4, balanced: false });
+    const raw = fit.weights.map((w, j) => w / fit.scale[j]);
+    const cos = raw.reduce((s, w, j) => s + w * trueW[j], 0) / Math.hypot(...raw) / Math.hypot(...trueW);
+    expect(cos).toBeGreaterThan(0.995);
+    raw.forEach((w, j) => expect(Math.abs(w - trueW[j])).toBeLessThan(0.25 * Math.abs(trueW[j]) + 0.1));
+  });
+
+  it("is deterministic, and refuses one class, ragged rows and λ ≤ 0", () => {
+    expect(fitLogistic(X, y)).toEqual(fitLogistic(X, y));
+    expect(() => fitLogistic([[1], [2]], [1, 1])).toThrow(/both classes/);
+    expect(() => fitLogistic([[1], [2, 3]], [0, 1])).toThrow(/same length/);
+    expect(() => fitLogistic([[1], [2]], [0, 1], { lambda: 0 })).toThrow(/lambda/);
+    // perfectly separable: the penalty keeps it finite
+    const sep = fitLogistic([[0], [1], [2], [3]], [0, 0, 1, 1], { lambda: 0.01 });
+    expect(Number.isFinite(sep.weights[0]) && sep.weights[0] > 0).toBe(true);
+  });
+});
+
+describe("abstainCut", () => {
+  it("triggers on at most the allowed off-domain scores, and abstains on as few in-domain ones as that allows", () => {
+    const r = mulberry32(7);
+    for (let t = 0; t < 300; t++) {
+      const q = (x: number) => Math.round(x * 8) / 8; // ties are common
+      const off = Array.from({ length: 1 + Math.floor(r() * 30) }, () => q(r() * 4));
+      const ins = Array.from({ length: Math.floor(r() * 30) }, () => q(r() * 4 - 1));
+      const allowed = Math.floor(r() * off.length);
+      const theta = abstainCut(off, ins, allowed);
+      expect(off.filter((s) => s <= theta).length).toBeLessThanOrEqual(allowed);
+      // no θ' with at most `allowed` triggers abstains on fewer in-domain scores
+      const cut = [...off].sort((a, b) => a - b)[allowed];
+      expect(ins.filter((s) => s > theta).length).toBe(ins.filter((s) => s >= cut).length);
+    }
+  });
+});
+
+
+describe("replayAbstention", () => {
+  it("rules as chooseByRuling, and reads B and the best B from the record's lexical part at T", () => {
+    const { inDomain, offDomain } = synthSet(3, 40, 40);
+    for (const rec of [...inDomain, ...offDomain]) {
+      const x = replayAbstention(rec, RULING)!;
+      const withB = rec.verdict!.map((c) => ({ ...c, B: c.s! / 1 - (Math.log(1000) + 5) }));
+      expect(x.chosen).toBe(chooseByRuling(withB, RULING));
+      expect(x.features.B).toBeCloseTo(withB.find((c) => c.skill === x.chosen)!.B, 12);
+      expect(x.features.maxB).toBeCloseTo(Math.max(rec.lexical!.top[0].s - Math.log(1000) - 5, x.features.B!), 12);
+      expect(x.hit).toBe(rec.accepted.includes(x.chosen));
+    }
+    // without T, no B; without verdict read-outs, nothing
+    expect(replayAbstention(inDomain[0], { ...RULING, lexicalTemperature: undefined })!.features.B).toBeUndefined();
+    expect(replayAbstention({ id: "x", golds: [], accepted: [] }, RULING)).toBeNull();
+  });
+});
+
+describe("fitAbstention", () => {
+  it("meets the stated trigger rate on its fitting records, for every candidate, through decideAbstention", () => {
+    const { inDomain, offDomain } = synthSet(11, 60, 90);
+    for (const target of [0.1, 0.05, 0.2]) {
+      const { model, report } = fitAbstention(inDomain, offDomain, RULING, { targetTriggerRate: target });
+      expect(report.fitting.triggerRate).toBeLessThanOrEqual(target);
+      for (const c of report.candidates) {
+        expect(c.fitting.triggerRate, c.label).toBeLessThanOrEqual(c.fitTriggerRate + 1e-12);
+        expect(c.fitTriggerRate).toBeLessThanOrEqual(target);
+      }
+      const ev = evaluateAbstention(model, inDomain, offDomain, RULING);
+      expect(ev.triggerRate).toBe(report.fitting.triggerRate);
+      expect(ev.abstentionRate).toBe(report.fitting.abstentionRate);
+    }
+    // At a fixed fitting share, the threshold triggers on at most ⌊r·n⌋ prompts.
+    const fixed = fitAbstention(inDomain, offDomain, RULING, { fitTriggerRate: 0.1, folds: 0 });
+    expect(fixed.report.folds).toBe(0);
+    for (const c of fixed.report.candidates) expect(c.fitting.triggerRate * 90).toBeLessThanOrEqual(9);
+  });
+
+  it("picks a model on the separating feature, and it holds up on held-out records", () => {
+    const { inDomain, offDomain } = synthSet(5, 80, 120);
+    const { model, report } = fitAbstention(inDomain, offDomain, RULING);
+    expect(report.features).toEqual(["margin", "V", "g", "B", "maxB"]);
+    expect(report.folds).toBe(5);
+    expect(report.candidates.map((c) => c.label)).toContain("maxB < t");
+    expect(needsLexical(model)).toBe(true);
+    expect(report.cv!.triggerRate).toBeLessThanOrEqual(0.1);
+    expect(report.meetsTriggerTarget).toBe(true);
+    // maxB separates the classes by 3 standard deviations: abstentions on in-domain stay low
+    expect(report.cv!.abstentionRate).toBeLessThan(0.25);
+    // V carries nothing here: its threshold abstains on far more in-domain tasks
+    const onV = report.candidates.find((c) => c.label === "V < t")!;
+    expect(onV.cv!.abstentionRate).toBeGreaterThan(report.cv!.abstentionRate);
+    const held = synthSet(99, 400, 400);
+    const ev = evaluateAbstention(model, held.inDomain, held.offDomain, RULING);
+    expect(ev.triggerRate).toBeLessThan(0.16);
+    expect(ev.abstentionRate).toBeLessThan(0.3);
+    expect(ev.hitAt1).toBeLessThanOrEqual(ev.hitAt1WithoutAbstention);
+    expect(ev.hitAt1).toBeCloseTo(ev.answeredHitAt1 * (1 - ev.abstentionRate), 12);
+    expect(evaluateAbstention(null, held.inDomain, held.offDomain, RULING)).toMatchObject({ abstentionRate: 0, triggerRate: 1 });
+    // deterministic
+    expect(fitAbstention(inDomain, offDomain, RULING)).toEqual({ model, report });
+  });
+
+  it("leaves B out without T, skips records without read-outs, and refuses a missing class", () => {
+    const { inDomain, offDomain } = synthSet(8, 30, 30);
+    const noT = fitAbstention([...inDomain, { id: "bare", golds: [], accepted: [] }], offDomain, { ...RULING, lexicalTemperature: undefined });
+    expect(noT.report.features).toEqual(["margin", "V", "g"]);
+    expect(noT.report.skipped).toBe(1);
+    expect(needsLexical(noT.model)).toBe(false);
+    expect(() => fitAbstention(inDomain, [], RULING)).toThrow(/in-domain and off-domain/);
+    expect(() => fitAbstention(inDomain, offDomain, RULING, { targetTriggerRate: 1 })).toThrow(/targetTriggerRate/);
+  });
+});
