@@ -6,7 +6,9 @@
 //     log Σ_library exp(BM25/T) at each T of a grid (the normaliser of B = BM25/T − logZ(T)).
 // `gavel calibrate` and score-per-query.ts read these fields; records without them read as B = 0.
 //
-// Usage: npx vite-node scripts/device/lexical-records.ts -- <tasks.jsonl> <out-dir> <records.jsonl[.gz]> [more …]
+//   - `bm25`: BM25's own top 20 over that library (records of a run whose BM25 read another text are
+//     brought to the full text), and `s` on `also` entries (BM25's leaders read out by --lexical-pool).
+// Usage: npx vite-node scripts/device/lexical-records.ts -- <tasks.jsonl[,more.jsonl]> <out-dir> <records.jsonl[.gz]> [more …]
 //        [--library F]… (default: the benchmark's skills.jsonl, then skills-mit.jsonl.gz)
 // Each input a.jsonl.gz is written to <out-dir>/a.jsonl.gz.
 import { writeFile } from "node:fs/promises";
@@ -22,7 +24,7 @@ const libraries: string[] = [];
 for (let i = args.indexOf("--library"); i >= 0; i = args.indexOf("--library")) libraries.push(args.splice(i, 2)[1]);
 if (libraries.length === 0) libraries.push("../shared/data/swe-skills-bench/skills.jsonl", "../shared/data/skills-mit.jsonl.gz");
 const [tasksPath, outDir, ...files] = args;
-const tasks = new Map((await loadTasks(tasksPath)).map((t) => [t.id, t]));
+const tasks = new Map((await Promise.all(tasksPath.split(",").map((p) => loadTasks(p)))).flat().map((t) => [t.id, t]));
 const t0 = Date.now();
 const { skills } = await loadLibrary(libraries);
 const routable = skills.filter((s) => !s.disableModelInvocation);
@@ -36,7 +38,8 @@ for (const f of files) {
     if (!task) throw new Error(`${f}: task ${r.id} is not in ${tasksPath}`);
     const { lexical, scoreOf } = lexicalReadouts(index, row, task.text, r.accepted);
     const withS = <T extends { skill: string }>(list: T[] | undefined) => list?.map((c) => ({ ...c, s: scoreOf(c.skill) }));
-    out.push(JSON.stringify({ ...r, glance: withS(r.glance), verdict: withS(r.verdict), lexical }));
+    const bm25 = lexical.top.slice(0, 20).map((c) => c.skill);
+    out.push(JSON.stringify({ ...r, ...(r.bm25 ? { bm25 } : {}), glance: withS(r.glance), ...(r.also ? { also: withS(r.also) } : {}), verdict: withS(r.verdict), lexical }));
   }
   const name = join(outDir, basename(f).replace(/\.gz$/, "") + ".gz");
   await writeFile(name, gzipSync(out.join("\n") + "\n"));

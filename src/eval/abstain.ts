@@ -30,15 +30,14 @@ import {
   featureValue,
   logisticLogit,
   needsVerdict,
-  rule,
-  shortlist,
+  ruledShortlist,
   type AbstentionFeature,
   type AbstentionFeatures,
   type AbstentionModel,
   type RulingParams,
 } from "../route/index.js";
 import type { PerQueryRecord } from "./evaluate.js";
-import { lexicalB } from "./lexical.js";
+import { lexicalB, verdictPool } from "./lexical.js";
 import { fitLogistic } from "./logistic.js";
 
 /** A per-query record as abstention reads it; off-domain prompts carry `offDomain: true`. */
@@ -66,11 +65,7 @@ export function replayAbstention(record: AbstentionRecord, ruling: AbstentionRul
   if (!record.verdict || record.verdict.length === 0) return null;
   const T = ruling.lexicalTemperature;
   const lex = T === undefined ? undefined : record.lexical;
-  const pool = [...record.verdict]
-    .sort((a, b) => b.g - a.g)
-    .slice(0, ruling.maxShortlist)
-    .map((c) => (lex ? { ...c, B: lexicalB(lex, c.s, T!) } : c));
-  const ruled = rule(shortlist(pool, ruling.delta, ruling.maxShortlist), ruling);
+  const ruled = ruledShortlist(verdictPool(record, T), ruling);
   const maxB = lex ? lexicalB(lex, lex.top[0]?.s ?? 0, T!) : undefined;
   const features = abstentionFeatures(ruled, maxB === undefined ? {} : { maxB });
   if (!features) return null;

@@ -12,8 +12,8 @@
 import { invalidArgument } from "../errors.js";
 import { PROJECTION_DEFAULTS } from "../projections/projections.js";
 import type { PerQueryRecord } from "./evaluate.js";
-import { chooseByRuling, ruling, shortlist, type VerdictRecord } from "../route/index.js";
-import { fitLexicalTemperature, lexicalB, type LexicalRecord } from "./lexical.js";
+import { chooseByRuling, firstStage, firstStageOrder, ruling, shortlist, type VerdictRecord } from "../route/index.js";
+import { fitLexicalTemperature, verdictPool, type LexicalRecord } from "./lexical.js";
 
 /** The paper's calibrated constants (section 4.1), the tie-break's anchor and the baseline. */
 export const PAPER_RULING = Object.freeze({ alpha: PROJECTION_DEFAULTS.alpha, gamma: PROJECTION_DEFAULTS.gamma, delta: PROJECTION_DEFAULTS.delta });
@@ -73,11 +73,10 @@ export interface CalibrationResult {
 }
 
 interface Prepared {
+  /** The first-stage score g + βB of each candidate, in first-stage order (g alone at β = 0). */
   g: Float64Array;
   L: Float64Array;
   V: Float64Array;
-  /** The lexical expert's B (zeros without lexical read-outs). */
-  B: Float64Array;
   gold: Uint8Array;
   /** Candidates shortlisted at Δ = 0 (the best and any exact ties of it). */
   atZero: number;
@@ -100,34 +99,41 @@ function logDistance(x: number, x0: number): number {
   return Math.abs(Math.log((x + s) / (x0 + s)));
 }
 
-function prepare(records: readonly PerQueryRecord[], maxShortlist: number, temperature: number | undefined): { prepared: Prepared[]; kept: PerQueryRecord[] } {
-  const prepared: Prepared[] = [];
+/**
+ * The records calibration can use (verdict read-outs and an accepted id), each with its verdict pool
+ * in glance order and B on every entry when T is given ({@link verdictPool}).
+ */
+function usable(records: readonly PerQueryRecord[], temperature: number | undefined): PerQueryRecord[] {
   const kept: PerQueryRecord[] = [];
   for (const r of records) {
     if (!r.verdict || r.verdict.length === 0 || !r.accepted || r.accepted.length === 0) continue;
     for (const c of r.verdict) {
       if (typeof c.skill !== "string" || ![c.g, c.L, c.V].every(Number.isFinite)) throw invalidArgument(`calibrate: record ${r.id} has a verdict entry without finite g, L, V`);
     }
-    // Records hold the verdict in glance order; a stable sort by g keeps that order's ties.
-    const lex = temperature === undefined ? undefined : r.lexical;
-    const v = [...r.verdict]
-      .sort((a, b) => b.g - a.g)
-      .slice(0, maxShortlist)
-      .map((c) => (lex ? { ...c, B: lexicalB(lex, c.s, temperature!) } : c));
+    kept.push({ ...r, verdict: verdictPool(r, temperature) });
+  }
+  return kept;
+}
+
+/**
+ * Each record's candidates for β as the sweep reads them: in first-stage order by g + βB, cut to
+ * maxShortlist, with the first-stage score in place of g (so S = that + αL + γV = g + αL + γV + βB).
+ */
+function prepare(kept: readonly PerQueryRecord[], maxShortlist: number, beta: number): Prepared[] {
+  return kept.map((r) => {
+    const v = firstStageOrder(r.verdict!, beta).slice(0, maxShortlist);
     const accepted = new Set(r.accepted);
+    const F = Float64Array.from(v, (c) => firstStage(c.g, c.B, beta));
     let atZero = 0;
-    while (atZero < v.length && v[atZero].g >= v[0].g) atZero++;
-    prepared.push({
-      g: Float64Array.from(v, (c) => c.g),
+    while (atZero < v.length && F[atZero] >= F[0]) atZero++;
+    return {
+      g: F,
       L: Float64Array.from(v, (c) => c.L),
       V: Float64Array.from(v, (c) => c.V),
-      B: Float64Array.from(v, (c) => c.B ?? 0),
       gold: Uint8Array.from(v, (c) => (accepted.has(c.skill) ? 1 : 0)),
       atZero,
-    });
-    kept.push({ ...r, verdict: v });
-  }
-  return { prepared, kept };
+    };
+  });
 }
 
 /** A candidate setting, with what it scores. */
@@ -141,11 +147,15 @@ interface Setting {
   distance: number;
 }
 
-/** Better: more hits, then a smaller average shortlist, then closer to the defaults. */
+/**
+ * Better: more hits, then a smaller average shortlist, then the smaller β (B enters only where it
+ * raises Hit@1 or saves verdict passes), then closer to the defaults.
+ */
 function better(a: Setting, b: Setting | undefined): boolean {
   if (!b) return true;
   if (a.hits !== b.hits) return a.hits > b.hits;
   if (Math.abs(a.avgShortlist - b.avgShortlist) > 1e-12) return a.avgShortlist < b.avgShortlist;
+  if (a.beta !== b.beta) return a.beta < b.beta;
   return a.distance < b.distance;
 }
 
@@ -165,19 +175,22 @@ export function calibrate(records: readonly PerQueryRecord[], options: Calibrate
   if (!Number.isInteger(maxShortlist) || maxShortlist < 1) throw invalidArgument("calibrate: maxShortlist must be a positive integer");
   const defaults = options.defaults ?? PAPER_RULING;
   const temperature = lexicalTemperatureOf(records, options.lexical);
-  const { prepared, kept } = prepare(records, maxShortlist, temperature);
-  if (prepared.length === 0) throw invalidArgument("calibrate: no record holds verdict read-outs (run gavel eval with the ruling, --per-query)");
-  const R = prepared.length;
+  const kept = usable(records, temperature);
+  if (kept.length === 0) throw invalidArgument("calibrate: no record holds verdict read-outs (run gavel eval with the ruling, --per-query)");
+  const R = kept.length;
 
-  const sweep = new DeltaSweep(prepared, defaults);
   const betas = temperature === undefined ? [0] : uniqueSorted(options.grid?.betas ?? [0, ...quarterDecades(-4, 0)]);
   if (betas.some((b) => !(b >= 0) || !Number.isFinite(b))) throw invalidArgument("calibrate: grid betas must be finite and ≥ 0");
   let best: Setting | undefined;
   let withoutB: Setting | undefined;
+  let settings = 0;
   // β = 0 is always fitted (the comparison without B); the best is taken over the grid's β only.
+  // β moves the first stage too (the shortlist is by g + βB), so each β has its own sweep.
   for (const beta of uniqueSorted([0, ...betas])) {
+    const sweep = new DeltaSweep(prepare(kept, maxShortlist, beta), defaults);
     sweep.beta = beta;
     const s = searchGrid((alpha, gamma) => sweep.bestFor(alpha, gamma), defaults, options.grid);
+    settings += sweep.settings;
     if (beta === 0) withoutB = s;
     if (betas.includes(beta) && better(s, best)) best = s;
   }
@@ -188,7 +201,7 @@ export function calibrate(records: readonly PerQueryRecord[], options: Calibrate
       const chosen = chooseByRuling(r.verdict as VerdictRecord[], { alpha, gamma, delta, beta, maxShortlist });
       return chosen !== null && r.accepted.includes(chosen);
     }).length / R;
-  const avgShortlistAt = (delta: number) => kept.reduce((n, r) => n + shortlist(r.verdict!, delta, maxShortlist).length, 0) / R;
+  const avgShortlistAt = (delta: number, beta = 0) => kept.reduce((n, r) => n + shortlist(firstStageOrder(r.verdict!, beta), delta, maxShortlist, beta).length, 0) / R;
   return {
     alpha: best.alpha,
     gamma: best.gamma,
@@ -198,11 +211,13 @@ export function calibrate(records: readonly PerQueryRecord[], options: Calibrate
     ...(temperature !== undefined && withoutB ? { withoutLexicalHitAt1: hitRate(withoutB.alpha, withoutB.gamma, withoutB.delta) } : {}),
     hitAt1: hitRate(best.alpha, best.gamma, best.delta, best.beta),
     defaultHitAt1: hitRate(defaults.alpha, defaults.gamma, defaults.delta),
-    avgShortlist: avgShortlistAt(best.delta),
+    avgShortlist: avgShortlistAt(best.delta, best.beta),
     defaultAvgShortlist: avgShortlistAt(defaults.delta),
     evaluated: R,
-    oracleHitAt1: prepared.filter((p) => p.gold.some((x) => x === 1)).length / R,
-    settings: sweep.settings,
+    // the candidates some setting can shortlist: the glance's first maxShortlist, or with B (which
+    // moves the first stage) the whole recorded pool
+    oracleHitAt1: kept.filter((r) => (temperature === undefined ? r.verdict!.slice(0, maxShortlist) : r.verdict!).some((c) => r.accepted.includes(c.skill))).length / R,
+    settings,
   };
 }
 
@@ -232,7 +247,7 @@ type Defaults = NonNullable<CalibrateOptions["defaults"]>;
 class DeltaSweep {
   /** (α, γ, Δ-interval) settings tried so far. */
   settings = 0;
-  /** β of the lexical expert for the next sweeps. */
+  /** β of the lexical expert (already in the prepared first-stage scores; here for the tie-break's distance). */
   beta = 0;
   readonly #prepared: Prepared[];
   readonly #defaults: Defaults;
@@ -286,7 +301,7 @@ class DeltaSweep {
       let bestS = -Infinity;
       let bestJ = -1;
       for (let j = 0; j < p.g.length; j++) {
-        const S = ruling(p.g[j], p.L[j], p.V[j], alpha, gamma, this.beta, p.B[j]);
+        const S = ruling(p.g[j], p.L[j], p.V[j], alpha, gamma);
         // strictly greater: on equal S the earlier candidate stays, as rule()'s stable sort keeps it
         if (bestJ < 0 || S > bestS) {
           bestS = S;

@@ -64,6 +64,16 @@ export function lexicalB(lex: LexicalRecord | undefined, s: number | undefined, 
   return (s ?? 0) / temperature - logZAt(lex, temperature);
 }
 
+/**
+ * A record's verdict pool as the ruling replays it: in glance order (a stable sort by g keeps the
+ * record's own order on ties), with B at T on every entry when T is given and the record has lexical
+ * read-outs.
+ */
+export function verdictPool<V extends { g: number; s?: number }>(record: { verdict?: V[]; lexical?: LexicalRecord }, temperature?: number): (V & { B?: number })[] {
+  const lex = temperature === undefined ? undefined : record.lexical;
+  return [...(record.verdict ?? [])].sort((a, b) => b.g - a.g).map((c) => (lex ? { ...c, B: lexicalB(lex, c.s, temperature!) } : c));
+}
+
 /** What {@link fitLexicalTemperature} returns. */
 export interface LexicalTemperatureFit {
   temperature: number;

@@ -20,6 +20,8 @@ import { glanceLibrary, type Glanced } from "./glance.js";
 import { judge, shortlistOf, verdictInputsOf, type Judged, type Shortlisted, type VerdictInputs } from "./verdict.js";
 import { rule } from "./ruling.js";
 import { LexicalExpert } from "./lexical.js";
+import { decide } from "./decide.js";
+import { needsLexical } from "../projections/abstention.js";
 import { explainVotes } from "./explain.js";
 import { installSkills } from "./install.js";
 import type { RouterParts } from "./parts.js";
@@ -204,33 +206,39 @@ export class Router {
   }
 
   /**
-   * Routes: the glance shortlists the skills whose g is within Δ of the best (at most
-   * maxShortlist), one verdict pass per candidate over r(s) + task + question (prefixes KV-cached)
-   * gives L and V, and the skill with the highest S = g + αL + γV is chosen (+ βB, the lexical
-   * expert, when the projections' β > 0 or `lexical` is set; issue 13).
+   * Routes: the first stage ranks the whole library by g + βB (the glance's vote, plus the lexical
+   * expert B when the projections' β > 0 or `lexical` is set; issue 13) and shortlists the skills
+   * within Δ of the best (at most maxShortlist); one verdict pass per candidate over
+   * r(s) + task + question (prefixes KV-cached) gives L and V, and the skill with the highest
+   * S = g + αL + γV + βB is chosen. The verdict is skipped when it cannot change anything (one
+   * candidate, and abstention does not read V). With a calibrated abstention model in the
+   * projections, a route may load nothing: `abstained: true` and the reason.
    */
   async route(context: RouteContext, options?: RouteOptions): Promise<RouteResult> {
     this.#check();
     const o = optionsObject(options, "options");
-    const abstain = boolOption(o.abstain, "abstain", false);
+    const model = this.projections.abstention;
+    const abstain = boolOption(o.abstain, "abstain", model !== null);
     const explain = boolOption(o.explain, "explain", false);
-    const lexical = boolOption(o.lexical, "lexical", this.projections.beta > 0);
+    const verdict = boolOption(o.verdict, "verdict", true);
+    const lexical = boolOption(o.lexical, "lexical", this.projections.beta > 0 || (abstain && needsLexical(model)));
     const signal = signalOption(o.signal);
     const t0 = performance.now();
     const glanced = await this.#glance(context, liveOption(o.live), signal);
     const t1 = performance.now();
-    const lap: { lexicalMs?: number } = {};
-    const shortlist = await this.#judgeAndRule(glanced.q.taskText, shortlistOf(this.#parts, glanced.ranked), signal, lexical, lap);
+    const d = await decide(this.#parts, this.#lexical, glanced.q.taskText, glanced.ranked, { lexical, verdict, abstain, signal });
     const t2 = performance.now();
-    const best = shortlist[0];
-    const abstained = abstain && best !== undefined && best.V < 0;
+    const best = d.shortlist[0];
+    const abstained = d.abstention?.abstain === true;
     const chosen = abstained || !best ? null : best;
     const result: RouteResult = {
       skill: chosen?.skill ?? null,
       name: chosen?.name ?? null,
       abstained,
-      shortlist,
-      timings: { glanceMs: t1 - t0, verdictMs: t2 - t1 - (lap.lexicalMs ?? 0), totalMs: t2 - t0, ...lap },
+      ...(d.abstention ? { abstention: { reason: d.abstention.reason, score: d.abstention.score } } : {}),
+      shortlist: d.shortlist,
+      verdict: d.verdict,
+      timings: { glanceMs: t1 - t0, verdictMs: d.verdictMs, totalMs: t2 - t0, ...(d.lexicalMs !== undefined ? { lexicalMs: d.lexicalMs } : {}) },
     };
     if (explain && best) {
       const column = glanced.ranked.find((r) => r.skill === best.skill)!.column;

@@ -28,9 +28,13 @@ export {
 export type { VerdictInputs } from "./verdict.js";
 export {
   chooseByRuling,
+  firstStage,
+  firstStageOrder,
+  firstStageShortlist,
   logSumExp,
   meanLogLikelihood,
   rule,
+  ruledShortlist,
   ruling,
   shortlist,
   yesNoLogOdds,

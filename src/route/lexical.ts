@@ -52,6 +52,25 @@ export class LexicalExpert {
     });
   }
 
+  /**
+   * B at temperature T of every routable skill for the task text, read through `of(id)` (−∞ for an
+   * id outside the routable library), and the best of them, maxB (what abstention may read).
+   */
+  async posteriorAll(library: Library, taskText: string, temperature: number): Promise<{ of: (id: string) => number; maxB: number }> {
+    const all = await this.scoresAll(library, taskText);
+    const z = logPartition(all.scores, temperature);
+    const row = this.#rowsOf(all.ids);
+    let top = 0;
+    for (let i = 0; i < all.scores.length; i++) if (all.scores[i] > top) top = all.scores[i];
+    return {
+      of: (id) => {
+        const i = row.get(id);
+        return i === undefined ? -Infinity : all.scores[i] / temperature - z;
+      },
+      maxB: top / temperature - z,
+    };
+  }
+
   #rowsOf(ids: readonly string[]): Map<string, number> {
     if (this.#rows?.ids !== ids) this.#rows = { ids, row: new Map(ids.map((id, i) => [id, i])) };
     return this.#rows.row;

@@ -40,13 +40,54 @@ export function yesNoLogOdds(final: Float32Array, nYes: number): number {
   return logSumExp(yes) - logSumExp(no);
 }
 
-/** The candidates the verdict examines: g within Δ of the best, at most `max`, best first. */
-export function shortlist<T extends { g: number }>(ranked: readonly T[], delta: number, max: number): T[] {
+/**
+ * The first stage's score of a skill: the glance's g plus β times the lexical expert's B (issue 13),
+ * the two experts that score the whole library before any verdict. g alone when β = 0.
+ */
+export function firstStage(g: number, B: number | undefined, beta = 0): number {
+  return beta === 0 ? g : g + beta * (B ?? 0);
+}
+
+/**
+ * Candidates in first-stage order, best g + βB first; equal scores keep the input's (glance) order.
+ * With β = 0 the input order itself (the glance's).
+ */
+export function firstStageOrder<T extends { g: number; B?: number }>(candidates: readonly T[], beta = 0): T[] {
+  if (beta === 0) return [...candidates];
+  return candidates
+    .map((c, i) => ({ c, i, f: firstStage(c.g, c.B, beta) }))
+    .sort((a, b) => (b.f > a.f ? 1 : b.f < a.f ? -1 : a.i - b.i))
+    .map((e) => e.c);
+}
+
+/**
+ * {@link shortlist} of {@link firstStageOrder} in one pass over a whole library, without sorting it:
+ * the candidates whose g + βB is within Δ of the best, best first (ties in the input's order), at
+ * most `max`. The route's first stage over 30K skills; the same result as the composition.
+ */
+export function firstStageShortlist<T extends { g: number; B?: number }>(candidates: readonly T[], delta: number, max: number, beta = 0): T[] {
+  let best = -Infinity;
+  for (const c of candidates) best = Math.max(best, firstStage(c.g, c.B, beta));
+  const near: { c: T; i: number; f: number }[] = [];
+  candidates.forEach((c, i) => {
+    const f = firstStage(c.g, c.B, beta);
+    if (f >= best - delta) near.push({ c, i, f });
+  });
+  near.sort((a, b) => (b.f > a.f ? 1 : b.f < a.f ? -1 : a.i - b.i));
+  return near.slice(0, max).map((e) => e.c);
+}
+
+/**
+ * The candidates the verdict examines: first-stage score g + βB within Δ of the best, at most `max`,
+ * best first. `ranked` must be in first-stage order ({@link firstStageOrder}; with β = 0, the
+ * glance's order).
+ */
+export function shortlist<T extends { g: number; B?: number }>(ranked: readonly T[], delta: number, max: number, beta = 0): T[] {
   if (ranked.length === 0) return [];
-  const best = ranked[0].g;
+  const best = firstStage(ranked[0].g, ranked[0].B, beta);
   const out: T[] = [];
   for (const c of ranked) {
-    if (out.length >= max || c.g < best - delta) break;
+    if (out.length >= max || firstStage(c.g, c.B, beta) < best - delta) break;
     out.push(c);
   }
   return out;
@@ -108,10 +149,19 @@ export interface RulingParams extends RulingWeights {
 
 /**
  * The ruling replayed from recorded read-outs: the skill {@link Router.route} would commit to under
- * (α, γ, Δ), without running the model again: the first of {@link rule} over the candidates whose g
- * is within Δ of the best (at most maxShortlist, in glance order). `verdict` must be in glance order.
- * Null when there is no candidate.
+ * (α, γ, Δ, β), without running the model again: the first of {@link rule} over the candidates whose
+ * g + βB is within Δ of the best (at most maxShortlist, in first-stage order). `verdict` must be in
+ * glance order, with B on each entry when β > 0. Null when there is no candidate.
  */
 export function chooseByRuling(verdict: readonly VerdictRecord[], p: RulingParams): string | null {
-  return rule(shortlist(verdict, p.delta, p.maxShortlist), p)[0]?.skill ?? null;
+  return ruledShortlist(verdict, p)[0]?.skill ?? null;
+}
+
+/**
+ * The whole ruling over candidates in glance order: first-stage order by g + βB, the Δ-shortlist of
+ * it, then S = g + αL + γV + βB, best first. What route() commits to is the first.
+ */
+export function ruledShortlist<T extends Ruled>(candidates: readonly T[], p: RulingParams): (T & { S: number })[] {
+  const beta = p.beta ?? 0;
+  return rule(shortlist(firstStageOrder(candidates, beta), p.delta, p.maxShortlist, beta), p);
 }

@@ -121,8 +121,17 @@ export interface GlanceHit {
 
 /** Options of {@link Router.route}. */
 export interface RouteOptions {
-  /** Load nothing when the winner's verdict V < 0 (default false). */
+  /**
+   * Abstain (load nothing) when the projections' calibrated abstention model says the task is served
+   * by no installed skill; without a model, when the winner's verdict V < 0. Default: on when the
+   * projections carry a model (`gavel calibrate --off-domain`), else off.
+   */
   abstain?: boolean;
+  /**
+   * Run the verdict on the shortlist (default true). Even when on, it is skipped when it cannot change
+   * the outcome: one candidate, and abstention does not read V. Off: S is the first stage's g + βB.
+   */
+  verdict?: boolean;
   live?: boolean;
   /** Explain the choice: which task tokens voted for the winner, and what they matched. */
   explain?: boolean;
@@ -140,11 +149,11 @@ export interface Candidate {
   name: string;
   /** The glance's vote. */
   g: number;
-  /** Mean log-likelihood of the task with the skill as prefix. */
+  /** Mean log-likelihood of the task with the skill as prefix (NaN when the verdict did not run). */
   L: number;
-  /** Log-odds of yes over no to "Does this skill provide what that task needs?". */
+  /** Log-odds of yes over no to "Does this skill provide what that task needs?" (NaN when the verdict did not run). */
   V: number;
-  /** S = g + αL + γV (+ βB). */
+  /** S = g + αL + γV (+ βB); g + βB when the verdict did not run. */
   S: number;
   /** The lexical expert's log posterior, when it was computed (`lexical`). */
   B?: number;
@@ -167,9 +176,16 @@ export interface RouteResult {
   skill: string | null;
   name: string | null;
   abstained: boolean;
-  /** The verdict's candidates, best S first. */
+  /** When abstention was on: why it abstained or not, and the value it compared with its threshold. */
+  abstention?: { reason: string; score: number };
+  /** The shortlist, best S first. */
   shortlist: Candidate[];
-  /** Where the time went; `lexicalMs` (the lexical expert B, when computed) is not in `verdictMs`. */
+  /** The verdict ran on the shortlist, was skipped (one candidate, V not needed), or was turned off. */
+  verdict: "ran" | "skipped" | "off";
+  /**
+   * Where the time went: the glance, the lexical expert B (when computed), the verdict (0 when it did
+   * not run) and the whole route.
+   */
   timings: { glanceMs: number; verdictMs: number; totalMs: number; lexicalMs?: number };
   /** With `explain`: the task tokens that voted for the winner, strongest first. */
   explanation?: Vote[];

@@ -59,14 +59,28 @@ describe("Router's lexical expert on stories260K", () => {
     const S0 = new Map(plain.shortlist.map((c) => [c.skill, c.S]));
     for (const c of withB.shortlist) expect(c.S).toBeCloseTo(S0.get(c.skill)!, 5);
 
-    // β large: B decides, and S = g + αL + γV + βB
+    // β large: B decides the first stage, whose Δ-shortlist then holds the best B alone, so the
+    // verdict is skipped (it could change nothing) and S = g + βB; with the verdict forced over a
+    // wider Δ, S = g + αL + γV + βB
     await router.close();
     const heavy = projections.withCalibration({ beta: 1000 });
     router = await Router.open(model, { projections: heavy, bankDir: dir, skillBudget: 128 });
     const ruled = await router.route(task);
     const best = [...ref].sort((a, b) => b[1] - a[1])[0][0];
     expect(ruled.skill).toBe(best);
-    for (const c of ruled.shortlist) expect(c.S).toBeCloseTo(c.g + heavy.alpha * c.L + heavy.gamma * c.V + 1000 * c.B!, 6);
+    expect(ruled.shortlist.length).toBe(1);
+    expect(ruled.verdict).toBe("skipped");
+    expect(ruled.timings.verdictMs).toBe(0);
+    expect(ruled.shortlist[0].L).toBeNaN();
+    expect(ruled.shortlist[0].S).toBe(ruled.shortlist[0].g + 1000 * ruled.shortlist[0].B!);
+    await router.close();
+    const wide = projections.withCalibration({ beta: 1000, delta: 1e9 });
+    router = await Router.open(model, { projections: wide, bankDir: dir, skillBudget: 128 });
+    const judged = await router.route(task);
+    expect(judged.verdict).toBe("ran");
+    expect(judged.skill).toBe(best);
+    expect(judged.shortlist.length).toBe(skills.length);
+    for (const c of judged.shortlist) expect(c.S).toBeCloseTo(c.g + wide.alpha * c.L + wide.gamma * c.V + 1000 * c.B!, 6);
     expect((await router.route(task, { lexical: false })).shortlist.every((c) => c.B === undefined)).toBe(true);
 
     // the index follows an uninstall and an install
@@ -77,6 +91,47 @@ describe("Router's lexical expert on stories260K", () => {
     for (const c of after.shortlist) expect(c.B!).toBeCloseTo(ref2.get(c.skill)!, 10);
     await router.install(skills.filter((s) => s.id === best));
     expect((await router.route(task)).skill).toBe(best);
+    await router.close();
+  });
+
+  it("skips the verdict when asked or when it can change nothing, and abstains by the projections' model with its reason", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "gavel-lex-abstain-"));
+    let router = await Router.open(model, { projections, bankDir: dir, skillBudget: 128 });
+    await router.install(skills);
+    const full = await router.route(task);
+    expect(full.verdict).toBe("ran");
+    expect(full.abstained).toBe(false);
+    expect(full.abstention).toBeUndefined(); // no model, abstain off by default
+    // verdict off: the same first stage, L and V unknown, S = g (β = 0), no verdict time
+    const off = await router.route(task, { verdict: false });
+    expect(off.verdict).toBe("off");
+    expect(off.timings.verdictMs).toBe(0);
+    expect(off.shortlist.map((c) => c.skill).sort()).toEqual(full.shortlist.map((c) => c.skill).sort());
+    for (const c of off.shortlist) {
+      expect(c.L).toBeNaN();
+      expect(c.S).toBe(c.g);
+    }
+    expect(off.skill).toBe(off.shortlist[0].skill);
+    // a threshold model on B: B ≤ 0 always (a log posterior), so a threshold of 0 abstains on any
+    // task and one of −1e9 never does; B is computed because the model reads it, and V is not needed
+    await router.close();
+    const marginCap = 1;
+    const always = projections.withCalibration({ abstention: { kind: "threshold", feature: "B", threshold: 0, marginCap } });
+    router = await Router.open(model, { projections: always, bankDir: dir, skillBudget: 128 });
+    const declined = await router.route(task);
+    expect(declined.abstained).toBe(true);
+    expect(declined.skill).toBeNull();
+    expect(declined.abstention!.reason).toMatch(/B of the winner .* is below the calibrated 0/);
+    expect(declined.shortlist[0].B).toBeLessThan(0);
+    expect(declined.timings.lexicalMs).toBeGreaterThanOrEqual(0);
+    expect((await router.route(task, { abstain: false })).abstained).toBe(false);
+    await router.close();
+    const never = projections.withCalibration({ abstention: { kind: "threshold", feature: "B", threshold: -1e9, marginCap } });
+    router = await Router.open(model, { projections: never, bankDir: dir, skillBudget: 128 });
+    const kept = await router.route(task);
+    expect(kept.abstained).toBe(false);
+    expect(kept.skill).toBe(kept.shortlist[0].skill);
+    expect(kept.abstention!.reason).toMatch(/at or above/);
     await router.close();
   });
 

@@ -1,0 +1,93 @@
+/**
+ * What a route decides after the glance (issue 13): the first stage over the whole library by
+ * g + βB (the glance's vote and the lexical expert, the two experts that read every skill), the
+ * Δ-shortlist of it, the verdict on the shortlist when it can change something, the ruling
+ * S = g + αL + γV + βB, and abstention.
+ *
+ * The verdict runs only when it is asked for (`verdict`, default on) and can matter: with one
+ * candidate the ruling's winner is already known, so it is skipped unless abstention reads V.
+ *
+ * @module
+ */
+import { needsVerdict, type AbstentionModel } from "../projections/abstention.js";
+import { abstentionFeatures, decideAbstention, type AbstentionDecision } from "./abstention.js";
+import { firstStage, firstStageShortlist, rule } from "./ruling.js";
+import { judge } from "./verdict.js";
+import type { LexicalExpert } from "./lexical.js";
+import type { Ranked } from "./glance.js";
+import type { RouterParts } from "./parts.js";
+import type { Candidate } from "./types.js";
+
+/** How one route runs its stages after the glance. */
+export interface DecideOptions {
+  /** Compute B for the library (the first stage and S weigh it by β). */
+  lexical: boolean;
+  /** Run the verdict when it can change the outcome (false: never). */
+  verdict: boolean;
+  /**
+   * Abstain: by the projections' calibrated model when there is one, else when the winner's V < 0.
+   * Off: never.
+   */
+  abstain: boolean;
+  signal?: AbortSignal;
+}
+
+/** What {@link decide} returns. */
+export interface Decision {
+  /** The shortlist, best S first. */
+  shortlist: Candidate[];
+  /** Whether the verdict ran on it, was skipped (nothing it could change), or was turned off. */
+  verdict: "ran" | "skipped" | "off";
+  /** The abstention decision, when abstention was on and something was shortlisted. */
+  abstention: AbstentionDecision | null;
+  lexicalMs?: number;
+  verdictMs: number;
+}
+
+/** The rule that abstains when the winner's V < 0: what `abstain` meant before calibrated models. */
+function negativeV(winner: Candidate): AbstentionDecision {
+  const abstain = winner.V < 0;
+  return { abstain, score: winner.V, reason: `V of the winner ${winner.V.toPrecision(3)} is ${abstain ? "below" : "at or above"} 0 (no calibrated abstention model in the projections)` };
+}
+
+/** The stages after the glance, for `ranked` (the glance's ranking of the routable library). */
+export async function decide(parts: RouterParts, lexical: LexicalExpert, taskText: string, ranked: readonly Ranked[], o: DecideOptions): Promise<Decision> {
+  const { projections, library } = parts;
+  let lexicalMs: number | undefined;
+  let maxB: number | undefined;
+  let pool: { skill: string; name: string; g: number; B?: number }[];
+  if (o.lexical) {
+    const t = performance.now();
+    const post = await lexical.posteriorAll(library, taskText, projections.lexicalTemperature);
+    pool = ranked.map(({ skill, name, g }) => ({ skill, name, g, B: post.of(skill) }));
+    maxB = post.maxB;
+    lexicalMs = performance.now() - t;
+  } else {
+    pool = ranked.map(({ skill, name, g }) => ({ skill, name, g }));
+  }
+  // β weighs B only when B was computed; a route with B off rules as the paper's (β = 0).
+  const beta = o.lexical ? projections.beta : 0;
+  const short = firstStageShortlist(pool, projections.delta, projections.maxShortlist, beta);
+  const model: AbstentionModel | null = projections.abstention;
+  const abstentionReadsV = o.abstain && (model ? needsVerdict(model) : true);
+  const run = o.verdict && short.length > 0 && (short.length > 1 || abstentionReadsV);
+  const t = performance.now();
+  let shortlist: Candidate[];
+  if (run) {
+    const judged = await judge(parts, taskText, short, o.signal);
+    shortlist = rule(
+      judged.map((c, i) => ({ ...c, ...(short[i].B !== undefined ? { B: short[i].B } : {}) })),
+      { alpha: projections.alpha, gamma: projections.gamma, beta },
+    );
+  } else {
+    // No verdict: L and V are unknown (NaN) and S is the first stage's own score.
+    shortlist = short.map((c) => ({ ...c, L: NaN, V: NaN, S: firstStage(c.g, c.B, beta) }));
+  }
+  const verdictMs = run ? performance.now() - t : 0;
+  let abstention: AbstentionDecision | null = null;
+  if (o.abstain && shortlist.length > 0) {
+    if (abstentionReadsV && !run) abstention = { abstain: false, score: NaN, reason: "abstention reads the verdict's V, and the verdict was off: no abstention" };
+    else abstention = model ? decideAbstention(model, abstentionFeatures(shortlist, maxB === undefined ? {} : { maxB })) : negativeV(shortlist[0]);
+  }
+  return { shortlist, verdict: run ? "ran" : o.verdict ? "skipped" : "off", abstention, ...(lexicalMs !== undefined ? { lexicalMs } : {}), verdictMs };
+}

@@ -1,0 +1,78 @@
+// calibrate fits the lexical expert's β (issue 13) on synthetic records whose gold is known to win
+// by the first stage g + βB: the fitted β/T must reproduce them, and lie near the true weight.
+import { describe, expect, it } from "vitest";
+import { calibrate, chooseByRuling, LEXICAL_T_GRID, type PerQueryRecord } from "../../src/eval/index.js";
+import { logPartition } from "../../src/lexical/posterior.js";
+import { firstStageOrder, firstStageShortlist, shortlist } from "../../src/route/index.js";
+import { freshSeed, rng } from "../helpers/random.js";
+
+/**
+ * n records of 12 candidates with g in [0, 0.1) and raw BM25 s in [0, 60); the gold is the argmax of
+ * g + κ·s, so a ruling with β/T = κ (and α = γ = 0) gets every record right, and one far from κ
+ * does not. L and V carry no signal (constant), so only β can separate.
+ */
+function records(seed: number, n: number, kappa: number): PerQueryRecord[] {
+  const r = rng(seed);
+  return Array.from({ length: n }, (_, t) => {
+    const cands = Array.from({ length: 12 }, (_, j) => ({ skill: `t${t}-s${j}`, g: r() * 0.1, s: Math.round(r() * 60 * 1e4) / 1e4, L: -1, V: 0 }));
+    const gold = cands.reduce((a, c) => (c.g + kappa * c.s > a.g + kappa * a.s ? c : a)).skill;
+    const verdict = [...cands].sort((a, b) => b.g - a.g);
+    const library = Float64Array.from(cands, (c) => c.s);
+    const logZ = LEXICAL_T_GRID.map((T) => [T, Math.round(logPartition(library, T) * 1e4) / 1e4] as [number, number]);
+    const top = [...cands].sort((a, b) => b.s - a.s).map(({ skill, s }) => ({ skill, s }));
+    return {
+      id: `t${t}`,
+      golds: [gold],
+      accepted: [gold],
+      glance: verdict.map(({ skill, g, s }) => ({ skill, g, s })),
+      verdict,
+      lexical: { top, gold: cands.find((c) => c.skill === gold)!.s, logZ },
+    };
+  });
+}
+
+describe("calibrate with the lexical expert", () => {
+  it("recovers a known β/T: every record right, the weight within a quarter decade or so", () => {
+    const seed = freshSeed();
+    const kappa = 0.004; // β/T: B's weight per raw BM25 point
+    const recs = records(seed, 80, kappa);
+    const fit = calibrate(recs, { maxShortlist: 20, grid: { alphas: [0], gammas: [0], refine: 0 } });
+    expect(fit.beta, `seed ${seed}`).toBeGreaterThan(0);
+    const fitted = fit.beta / fit.lexicalTemperature;
+    expect(Math.abs(Math.log10(fitted / kappa)), `seed ${seed}: fitted β/T ${fitted}`).toBeLessThan(0.5);
+    expect(fit.hitAt1, `seed ${seed}`).toBeGreaterThan(0.95);
+    // without B the glance alone gets far fewer right
+    expect(fit.withoutLexicalHitAt1!, `seed ${seed}`).toBeLessThan(0.6);
+    // the fitted constants replay to the same Hit@1 through route()'s own ruling
+    const p = { alpha: fit.alpha, gamma: fit.gamma, delta: fit.delta, beta: fit.beta, maxShortlist: 20 };
+    const B = (r: PerQueryRecord, s: number) => s / fit.lexicalTemperature - r.lexical!.logZ.find(([T]) => T === fit.lexicalTemperature)![1];
+    const hits = recs.filter((r) => chooseByRuling(r.verdict!.map((c) => ({ ...c, B: B(r, c.s!) })), p) === r.accepted[0]).length;
+    expect(hits / recs.length).toBeCloseTo(fit.hitAt1, 10);
+  });
+
+  it("keeps β = 0 when B carries no signal", () => {
+    const seed = freshSeed();
+    const recs = records(seed, 60, 0); // the gold is the best g: B can only hurt
+    const fit = calibrate(recs, { maxShortlist: 20, grid: { alphas: [0], gammas: [0], refine: 0 } });
+    expect(fit.beta, `seed ${seed}`).toBe(0);
+    expect(fit.hitAt1).toBe(1);
+  });
+});
+
+describe("the first stage over a library", () => {
+  it("firstStageShortlist = shortlist(firstStageOrder(…)) on random candidates, ties and all", () => {
+    const seed = freshSeed();
+    const r = rng(seed);
+    for (let trial = 0; trial < 200; trial++) {
+      const n = 1 + Math.floor(r() * 60);
+      // coarse values so that ties in g and in g + βB occur
+      const cands = Array.from({ length: n }, (_, i) => ({ skill: `s${i}`, g: Math.floor(r() * 8) / 8, B: -Math.floor(r() * 6) })).sort((a, b) => b.g - a.g);
+      const beta = [0, 0.01, 0.125, 1][Math.floor(r() * 4)];
+      const delta = [0, 0.1, 0.25, 2][Math.floor(r() * 4)];
+      const max = 1 + Math.floor(r() * 10);
+      const a = firstStageShortlist(cands, delta, max, beta).map((c) => c.skill);
+      const b = shortlist(firstStageOrder(cands, beta), delta, max, beta).map((c) => c.skill);
+      expect(a, `seed ${seed}, trial ${trial}`).toEqual(b);
+    }
+  });
+});
