@@ -45,7 +45,7 @@ export type AbstentionRecord = PerQueryRecord & { offDomain?: boolean };
 
 /** The ruling replayed to compute features: its constants, and T of the lexical expert. */
 export interface AbstentionRuling extends RulingParams {
-  /** T of B; without it (the lexical expert not fitted) B and maxB are not features. */
+  /** T of B; without it (the lexical expert not fitted) B and lift are not features. */
   lexicalTemperature?: number;
 }
 
@@ -66,8 +66,9 @@ export function replayAbstention(record: AbstentionRecord, ruling: AbstentionRul
   const T = ruling.lexicalTemperature;
   const lex = T === undefined ? undefined : record.lexical;
   const ruled = ruledShortlist(verdictPool(record, T), ruling);
-  const maxB = lex ? lexicalB(lex, lex.top[0]?.s ?? 0, T!) : undefined;
-  const features = abstentionFeatures(ruled, maxB === undefined ? {} : { maxB });
+  if (lex && lex.size === undefined) throw invalidArgument(`record ${record.id}: its lexical read-outs lack the library size (regenerate them with scripts/device/lexical-records.ts)`);
+  const lift = lex ? lexicalB(lex, lex.top[0]?.s ?? 0, T!) + Math.log(lex.size!) : undefined;
+  const features = abstentionFeatures(ruled, lift === undefined ? {} : { lift });
   if (!features) return null;
   return { features, chosen: ruled[0].skill, hit: (record.accepted ?? []).includes(ruled[0].skill) };
 }
@@ -188,10 +189,25 @@ function fitScorer(family: AbstentionFamily, rows: readonly AbstentionFeatures[]
 
 /**
  * θ such that abstaining when a score is > θ leaves at most `allowed` of the off-domain scores at or
- * below it (triggers), and as high as that allows (fewest in-domain abstentions): midway between the
- * (allowed+1)-th lowest off-domain score and the next lower score of either class.
+ * below it (triggers) with the fewest in-domain abstentions, and, among the θ that abstain on exactly
+ * those in-domain tasks, the one with the fewest triggers, midway in its gap (the widest margin on
+ * both sides). Where the classes separate, θ lies in the middle of the gap between them whatever
+ * `allowed` is: the trigger budget is a ceiling, not a quota to spend.
  */
 export function abstainCut(offScores: readonly number[], inScores: readonly number[], allowed: number): number {
+  const hi = loosestCut(offScores, inScores, allowed);
+  // Any θ at or above the highest in-domain score that hi keeps abstains on the same in-domain tasks.
+  let kept = -Infinity;
+  for (const s of inScores) if (s <= hi && s > kept) kept = s;
+  if (!Number.isFinite(kept)) return hi;
+  let nextOff = Infinity;
+  for (const s of offScores) if (s > kept && s < nextOff) nextOff = s;
+  const upper = nextOff <= hi ? nextOff : hi;
+  return kept + (upper - kept) / 2;
+}
+
+/** The highest θ within the trigger budget: midway between the (allowed+1)-th lowest off-domain score and the next lower score of either class. */
+function loosestCut(offScores: readonly number[], inScores: readonly number[], allowed: number): number {
   const off = [...offScores].sort((a, b) => a - b);
   if (allowed >= off.length) return Math.max(...off, ...inScores) + 1;
   const cut = off[allowed];
@@ -259,7 +275,7 @@ function ratesOf(model: AbstentionModel, data: Data): AbstentionRates {
   return { abstentionRate: abstained / (data.off.length - nOff), triggerRate: triggered / nOff };
 }
 
-/** Features every row carries (B and maxB only with the lexical expert's read-outs), within `wanted`. */
+/** Features every row carries (B and lift only with the lexical expert's read-outs), within `wanted`. */
 function availableFeatures(rows: readonly AbstentionFeatures[], wanted: readonly AbstentionFeature[]): AbstentionFeature[] {
   return ABSTENTION_FEATURES.filter((f) => wanted.includes(f) && rows.every((r) => (f === "margin" ? !Number.isNaN(r.margin) : Number.isFinite(r[f]))));
 }

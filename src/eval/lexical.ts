@@ -20,6 +20,8 @@ export interface LexicalRecord {
   gold: number;
   /** [T, log Σ_library exp(BM25/T)] for each T of {@link LEXICAL_T_GRID}. */
   logZ: [number, number][];
+  /** Skills in the library (the N of abstention's lift, max B + log N). */
+  size?: number;
 }
 
 /** Records keep scores and normalisers to 1e-4 (B's differences then hold to 1e-4/T). */
@@ -45,6 +47,7 @@ export function lexicalReadouts(index: Bm25Index, row: ReadonlyMap<string, numbe
     top: order.slice(0, top).map((i) => ({ skill: index.ids[i], s: round4(s[i]) })),
     gold: Math.max(0, ...accepted.map(scoreOf)),
     logZ: LEXICAL_T_GRID.map((T) => [T, round4(logPartition(s, T))]),
+    size: s.length,
   };
   return { lexical, scoreOf };
 }

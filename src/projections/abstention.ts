@@ -15,11 +15,11 @@ import { invalidArgument } from "../errors.js";
  * - `V`: the verdict's yes/no log-odds of the winner;
  * - `g`: the glance's vote for the winner;
  * - `B`: the lexical expert's log posterior of the winner;
- * - `maxB`: the best B over the whole library (BM25's top score, s_top/T − log Z): how well any
- *   installed skill shares the task's words.
+ * - `lift`: the best B over the whole library plus log N (s_top/T − log Z + log N, the log of the best
+ *   skill's posterior over uniform): how well any installed skill shares the task's words.
  * Each is evidence *for* the match: higher reads more in-domain.
  */
-export const ABSTENTION_FEATURES = Object.freeze(["margin", "V", "g", "B", "maxB"] as const);
+export const ABSTENTION_FEATURES = Object.freeze(["margin", "V", "g", "B", "lift"] as const);
 
 /** One of {@link ABSTENTION_FEATURES}. */
 export type AbstentionFeature = (typeof ABSTENTION_FEATURES)[number];
@@ -121,9 +121,9 @@ export function needsVerdict(model: AbstentionModel | null | undefined): boolean
   return model.features.some((f, i) => f === "V" && model.weights[i] !== 0);
 }
 
-/** Whether the model reads the lexical expert (B or maxB), so the route must compute it. */
+/** Whether the model reads the lexical expert (B or lift), so the route must compute it. */
 export function needsLexical(model: AbstentionModel | null | undefined): boolean {
   if (!model) return false;
-  if (model.kind === "threshold") return model.feature === "B" || model.feature === "maxB";
-  return model.features.some((f, i) => (f === "B" || f === "maxB") && model.weights[i] !== 0);
+  if (model.kind === "threshold") return model.feature === "B" || model.feature === "lift";
+  return model.features.some((f, i) => (f === "B" || f === "lift") && model.weights[i] !== 0);
 }

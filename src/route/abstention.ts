@@ -45,10 +45,13 @@ export interface AbstentionFeatures {
   /** The winner's lexical log posterior B, when computed. */
   B?: number;
   /**
-   * The best B over the library: s_top/T − log Z(T), from the same BM25 pass that gives B's
-   * normaliser (so free once B is computed). Low when no installed skill shares the task's words.
+   * The lift of the best skill over the library: its B plus log N (N routable skills), i.e.
+   * log(p_best / (1/N)), how far BM25's posterior rises above uniform. From the same BM25 pass that
+   * gives B's normaliser (free once B is computed). Near 0 when no installed skill shares the task's
+   * words, whatever the library's size; the + log N is what lets a threshold fitted on one library
+   * size carry to another.
    */
-  maxB?: number;
+  lift?: number;
   /** Candidates in the shortlist. */
   candidates: number;
 }
@@ -63,9 +66,9 @@ export interface RuledForAbstention {
 
 /**
  * The features of a ruled shortlist (best S first, as `rule` returns it), or null when it is empty.
- * `maxB` is the best B over the library when the lexical expert ran (see {@link AbstentionFeatures}).
+ * `lift` is the best B over the library when the lexical expert ran (see {@link AbstentionFeatures}).
  */
-export function abstentionFeatures(ruled: readonly RuledForAbstention[], extra: { maxB?: number } = {}): AbstentionFeatures | null {
+export function abstentionFeatures(ruled: readonly RuledForAbstention[], extra: { lift?: number } = {}): AbstentionFeatures | null {
   if (ruled.length === 0) return null;
   const w = ruled[0];
   return {
@@ -73,7 +76,7 @@ export function abstentionFeatures(ruled: readonly RuledForAbstention[], extra: 
     V: w.V,
     g: w.g,
     ...(w.B !== undefined ? { B: w.B } : {}),
-    ...(extra.maxB !== undefined ? { maxB: Math.max(extra.maxB, w.B ?? -Infinity) } : {}),
+    ...(extra.lift !== undefined ? { lift: extra.lift } : {}),
     candidates: ruled.length,
   };
 }
@@ -95,7 +98,7 @@ const LABEL: Readonly<Record<AbstentionFeature, string>> = {
   V: "V of the winner",
   g: "g of the winner",
   B: "B of the winner",
-  maxB: "the best B over the library",
+  lift: "the best skill's lift over uniform (max B + log N)",
 };
 
 /** A number for a sentence: 3 significant digits, a true minus sign. */
@@ -106,21 +109,21 @@ function fmt(x: number): string {
 }
 
 /**
- * A feature's value as a model reads it: the margin clipped to the model's cap; B and maxB undefined
+ * A feature's value as a model reads it: the margin clipped to the model's cap; B and lift undefined
  * when absent (the neutral case, see {@link decideAbstention}).
  * @throws GavelError `INVALID_ARGUMENT` when the model reads g, V or the margin and it is not a number
  *   (e.g. V when the verdict was skipped: the router must run it when {@link needsVerdict} says so)
  */
 export function featureValue(model: AbstentionModel, f: AbstentionFeatures, name: AbstentionFeature): number | undefined {
   const x = f[name];
-  if (name === "B" || name === "maxB") return x === undefined || Number.isNaN(x) ? undefined : x;
+  if (name === "B" || name === "lift") return x === undefined || Number.isNaN(x) ? undefined : x;
   if (typeof x !== "number" || Number.isNaN(x)) throw invalidArgument(`abstention reads ${LABEL[name]}, which was not computed`);
   return name === "margin" ? Math.min(x, model.marginCap) : x;
 }
 
 /**
  * The logistic model's logit z = bias + Σ wᵢ (xᵢ − meanᵢ)/scaleᵢ over values in the model's feature
- * order; an absent value (B or maxB not computed) sits at its mean, so it adds nothing either way.
+ * order; an absent value (B or lift not computed) sits at its mean, so it adds nothing either way.
  * One implementation: the fit sets its threshold with it, and route decides with it.
  */
 export function logisticLogit(model: Extract<AbstentionModel, { kind: "logistic" }>, values: readonly (number | undefined)[]): number {
@@ -136,7 +139,7 @@ export function logisticLogit(model: Extract<AbstentionModel, { kind: "logistic"
  * The calibrated decision on one ruled shortlist's features. No model (null/undefined) never
  * abstains, nor does an empty shortlist (there is nothing to load anyway). A threshold model abstains
  * when its feature is strictly below the threshold; a logistic one when its logit is strictly above.
- * B and maxB absent (the lexical expert did not run) are neutral: a threshold on them does not
+ * B and lift absent (the lexical expert did not run) are neutral: a threshold on them does not
  * abstain, a logistic model reads them at its mean. {@link needsLexical} tells the router to compute
  * them.
  */

@@ -54,13 +54,13 @@ function negativeV(winner: Candidate): AbstentionDecision {
 export async function decide(parts: RouterParts, lexical: LexicalExpert, taskText: string, ranked: readonly Ranked[], o: DecideOptions): Promise<Decision> {
   const { projections, library } = parts;
   let lexicalMs: number | undefined;
-  let maxB: number | undefined;
+  let lift: number | undefined;
   let pool: { skill: string; name: string; g: number; B?: number }[];
   if (o.lexical) {
     const t = performance.now();
     const post = await lexical.posteriorAll(library, taskText, projections.lexicalTemperature);
     pool = ranked.map(({ skill, name, g }) => ({ skill, name, g, B: post.of(skill) }));
-    maxB = post.maxB;
+    lift = post.maxB + Math.log(post.size);
     lexicalMs = performance.now() - t;
   } else {
     pool = ranked.map(({ skill, name, g }) => ({ skill, name, g }));
@@ -87,7 +87,7 @@ export async function decide(parts: RouterParts, lexical: LexicalExpert, taskTex
   let abstention: AbstentionDecision | null = null;
   if (o.abstain && shortlist.length > 0) {
     if (abstentionReadsV && !run) abstention = { abstain: false, score: NaN, reason: "abstention reads the verdict's V, and the verdict was off: no abstention" };
-    else abstention = model ? decideAbstention(model, abstentionFeatures(shortlist, maxB === undefined ? {} : { maxB })) : negativeV(shortlist[0]);
+    else abstention = model ? decideAbstention(model, abstentionFeatures(shortlist, lift === undefined ? {} : { lift })) : negativeV(shortlist[0]);
   }
   return { shortlist, verdict: run ? "ran" : o.verdict ? "skipped" : "off", abstention, ...(lexicalMs !== undefined ? { lexicalMs } : {}), verdictMs };
 }

@@ -54,9 +54,9 @@ export class LexicalExpert {
 
   /**
    * B at temperature T of every routable skill for the task text, read through `of(id)` (−∞ for an
-   * id outside the routable library), and the best of them, maxB (what abstention may read).
+   * id outside the routable library), the best of them (maxB) and the library's size.
    */
-  async posteriorAll(library: Library, taskText: string, temperature: number): Promise<{ of: (id: string) => number; maxB: number }> {
+  async posteriorAll(library: Library, taskText: string, temperature: number): Promise<{ of: (id: string) => number; maxB: number; size: number }> {
     const all = await this.scoresAll(library, taskText);
     const z = logPartition(all.scores, temperature);
     const row = this.#rowsOf(all.ids);
@@ -68,6 +68,7 @@ export class LexicalExpert {
         return i === undefined ? -Infinity : all.scores[i] / temperature - z;
       },
       maxB: top / temperature - z,
+      size: all.scores.length,
     };
   }
 

@@ -11,7 +11,7 @@ export function synthRecord(id: string, r: () => number, normal: () => number, o
   const cands = ["a", "b", "c"].map((skill, i) => ({ skill: `${id}-${skill}`, g: 0.3 + 0.2 * r() + (off ? 0 : 0.05) - 0.01 * i, L: -2 + r(), V: 5 + 4 * normal(), s: 3 * r() }));
   cands.sort((a, b) => b.g - a.g);
   const sTop = off ? 8 + 4 * normal() : 20 + 4 * normal();
-  const lexical = { top: [{ skill: cands[0].skill, s: Math.max(0, sTop) }], gold: 0, logZ: LEXICAL_T_GRID.map((T) => [T, Math.log(1000) + 5 / T] as [number, number]) };
+  const lexical = { top: [{ skill: cands[0].skill, s: Math.max(0, sTop) }], gold: 0, logZ: LEXICAL_T_GRID.map((T) => [T, Math.log(1000) + 5 / T] as [number, number]), size: 1000 };
   const gold = off ? [] : [cands[r() < 0.7 ? 0 : 1].skill];
   return { id, golds: gold, accepted: gold, verdict: cands, glance: cands.map(({ skill, g, s }) => ({ skill, g, s })), lexical, ...(off ? { offDomain: true } : {}) };
 }

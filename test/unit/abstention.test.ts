@@ -37,9 +37,9 @@ describe("decideAbstention", () => {
     const two = abstentionFeatures([
       { S: 1.5, g: 0.5, V: 2, B: -3 },
       { S: 1.25, g: 0.6, V: 1 },
-    ], { maxB: -4 });
-    // maxB is at least the winner's own B
-    expect(two).toEqual({ margin: 0.25, V: 2, g: 0.5, B: -3, maxB: -3, candidates: 2 });
+    ], { lift: -4 });
+    // lift is passed through as the route computed it (max B + log N over the library)
+    expect(two).toEqual({ margin: 0.25, V: 2, g: 0.5, B: -3, lift: -4, candidates: 2 });
     const one = abstentionFeatures([{ S: 1.5, g: 0.5, V: 2 }])!;
     expect(one).toEqual({ margin: Infinity, V: 2, g: 0.5, candidates: 1 });
     const onMargin = (threshold: number): AbstentionModel => ({ kind: "threshold", feature: "margin", threshold, marginCap: 2 });
@@ -73,16 +73,16 @@ describe("decideAbstention", () => {
   });
 
   it("needsVerdict and needsLexical say what the model reads", () => {
-    const logistic = (features: ("margin" | "V" | "g" | "B" | "maxB")[], weights: number[]): AbstentionModel => ({
+    const logistic = (features: ("margin" | "V" | "g" | "B" | "lift")[], weights: number[]): AbstentionModel => ({
       kind: "logistic", features, weights, bias: 0, mean: features.map(() => 0), scale: features.map(() => 1), threshold: 0, marginCap: 1,
     });
     expect([needsVerdict(onV), needsLexical(onV)]).toEqual([true, false]);
     expect([needsVerdict(null), needsLexical(undefined)]).toEqual([false, false]);
     expect(needsVerdict({ kind: "threshold", feature: "margin", threshold: 0, marginCap: 1 })).toBe(false);
-    expect(needsLexical({ kind: "threshold", feature: "maxB", threshold: 0, marginCap: 1 })).toBe(true);
+    expect(needsLexical({ kind: "threshold", feature: "lift", threshold: 0, marginCap: 1 })).toBe(true);
     expect([needsVerdict(logistic(["V", "g"], [1, 1])), needsLexical(logistic(["V", "g"], [1, 1]))]).toEqual([true, false]);
     expect(needsVerdict(logistic(["V", "g"], [0, 1]))).toBe(false); // a zero weight reads nothing
-    expect(needsLexical(logistic(["g", "maxB"], [1, 2]))).toBe(true);
+    expect(needsLexical(logistic(["g", "lift"], [1, 2]))).toBe(true);
   });
 
   it("checkAbstentionModel refuses malformed models", () => {
@@ -198,7 +198,8 @@ describe("replayAbstention", () => {
       const withB = rec.verdict!.map((c) => ({ ...c, B: c.s! / 1 - (Math.log(1000) + 5) }));
       expect(x.chosen).toBe(chooseByRuling(withB, RULING));
       expect(x.features.B).toBeCloseTo(withB.find((c) => c.skill === x.chosen)!.B, 12);
-      expect(x.features.maxB).toBeCloseTo(Math.max(rec.lexical!.top[0].s - Math.log(1000) - 5, x.features.B!), 12);
+      // lift = BM25's top s/T − log Z + log N (T = 1 here, N = 1000)
+      expect(x.features.lift).toBeCloseTo(rec.lexical!.top[0].s - Math.log(1000) - 5 + Math.log(1000), 12);
       expect(x.hit).toBe(rec.accepted.includes(x.chosen));
     }
     // without T, no B; without verdict read-outs, nothing
@@ -230,13 +231,13 @@ describe("fitAbstention", () => {
   it("picks a model on the separating feature, and it holds up on held-out records", () => {
     const { inDomain, offDomain } = synthSet(5, 80, 120);
     const { model, report } = fitAbstention(inDomain, offDomain, RULING);
-    expect(report.features).toEqual(["margin", "V", "g", "B", "maxB"]);
+    expect(report.features).toEqual(["margin", "V", "g", "B", "lift"]);
     expect(report.folds).toBe(5);
-    expect(report.candidates.map((c) => c.label)).toContain("maxB < t");
+    expect(report.candidates.map((c) => c.label)).toContain("lift < t");
     expect(needsLexical(model)).toBe(true);
     expect(report.cv!.triggerRate).toBeLessThanOrEqual(0.1);
     expect(report.meetsTriggerTarget).toBe(true);
-    // maxB separates the classes by 3 standard deviations: abstentions on in-domain stay low
+    // lift separates the classes by 3 standard deviations: abstentions on in-domain stay low
     expect(report.cv!.abstentionRate).toBeLessThan(0.25);
     // V carries nothing here: its threshold abstains on far more in-domain tasks
     const onV = report.candidates.find((c) => c.label === "V < t")!;
