@@ -4,9 +4,9 @@
  */
 import { GavelError, invalidArgument } from "../errors.js";
 import { abortedError } from "../util/validate.js";
-import { chooseByRuling, type Router, type RulingParams, type VerdictRecord } from "../route/index.js";
+import { chooseByRuling, firstStageOrder, type Router, type RulingParams, type VerdictRecord } from "../route/index.js";
 import { Bm25Index, type Bm25Options } from "../lexical/bm25.js";
-import { lexicalReadouts, type LexicalRecord } from "./lexical.js";
+import { lexicalB, lexicalReadouts, type LexicalRecord } from "./lexical.js";
 import { acceptedIds, hitAt1, LibraryIndex, recallAt, type LibraryEntry } from "./metrics.js";
 import type { EvalTask } from "./tasks.js";
 
@@ -14,16 +14,22 @@ import type { EvalTask } from "./tasks.js";
  * The ranking methods. `gL` and `gV` are the ablations g + αL (γ = 0) and g + γV (α = 0) over the
  * same Δ-shortlist as `ruling`.
  */
-export type EvalMethod = "bm25" | "glance" | "ruling" | "gL" | "gV";
+export type EvalMethod = "bm25" | "glance" | "gB" | "ruling" | "rulingNoB" | "gL" | "gV";
 
 /** Every method, in table order. */
-export const EVAL_METHODS: readonly EvalMethod[] = ["bm25", "glance", "ruling", "gL", "gV"];
+export const EVAL_METHODS: readonly EvalMethod[] = ["bm25", "glance", "gB", "ruling", "rulingNoB", "gL", "gV"];
 
-/** How each method is labelled in tables. */
+/**
+ * How each method is labelled in tables. `bm25` is also B alone (B is a monotone map of BM25 within a
+ * task); `gB` (the first stage g + βB, no verdict) and `rulingNoB` (the ruling at β = 0) need BM25 and
+ * the router together (issue 13); `ruling` is route()'s own ruling, with B when the projections' β > 0.
+ */
 export const METHOD_LABELS: Readonly<Record<EvalMethod, string>> = {
   bm25: "bm25",
   glance: "glance",
-  ruling: "ruling (g+αL+γV)",
+  gB: "g+βB (first stage)",
+  ruling: "ruling (g+αL+γV+βB)",
+  rulingNoB: "ruling without B (β=0)",
   gL: "g+αL",
   gV: "g+γV",
 };
@@ -39,6 +45,11 @@ const ALIASES: Record<string, EvalMethod> = {
   "g+al": "gL",
   "g+alphal": "gL",
   gv: "gV",
+  gb: "gB",
+  "g+βb": "gB",
+  "g+bb": "gB",
+  rulingnob: "rulingNoB",
+  "ruling0": "rulingNoB",
   "g+γv": "gV",
   "g+gv": "gV",
   "g+gammav": "gV",
@@ -90,7 +101,9 @@ export interface PerQueryRecord {
   /** BM25 over the library for the lexical expert B (issue 13; `s` above is each entry's raw BM25). */
   lexical?: LexicalRecord;
   /** What each ruling variant commits to (null: nothing was shortlisted). */
-  chosen?: { ruling?: string | null; gL?: string | null; gV?: string | null };
+  chosen?: { ruling?: string | null; rulingNoB?: string | null; gL?: string | null; gV?: string | null };
+  /** With BM25 and the router: the first stage g + βB's top k over the glance's list and `also`. */
+  firstStage?: string[];
 }
 
 /** One row of the results table. */
@@ -208,7 +221,9 @@ export async function evaluate(options: EvaluateOptions): Promise<EvalResult> {
   const index = new LibraryIndex(library);
   const bm25 = plan.methods.includes("bm25") ? bm25Over(library, options.bm25, warnings) : undefined;
   const maxShortlist = router?.projections.maxShortlist ?? 0;
-  const ruling = router ? { alpha: router.projections.alpha, gamma: router.projections.gamma, delta: router.projections.delta, maxShortlist } : undefined;
+  const p = router?.projections;
+  // the ruling as route() rules: with β when BM25 runs beside the router (B known), else at β = 0
+  const ruling = p ? { alpha: p.alpha, gamma: p.gamma, delta: p.delta, beta: plan.methods.includes("bm25") ? p.beta : 0, maxShortlist } : undefined;
 
   const perQuery: PerQueryRecord[] = [];
   const skipped: string[] = [];
@@ -234,7 +249,7 @@ export async function evaluate(options: EvaluateOptions): Promise<EvalResult> {
     if (bm25) rec.bm25 = lexTop.slice(0, plan.k);
     const also = lexTop.slice(0, plan.lexicalPool);
     if (plan.needRouter) await readRouter(rec, router!, task.text, { k: plan.k, needVerdict: plan.needVerdict, ruling: ruling!, also, signal });
-    if (bm25Row) addLexical(rec, bm25!, bm25Row, task.text);
+    if (bm25Row) addLexical(rec, bm25!, bm25Row, task.text, ruling!, router!.projections.lexicalTemperature, plan.k);
     perQuery.push(rec);
     await options.onRecord?.(rec);
     onProgress?.({ done: ++done, total: scored.length, task: task.id });
@@ -247,12 +262,20 @@ export async function evaluate(options: EvaluateOptions): Promise<EvalResult> {
  * each glance and verdict entry's raw BM25 `s` and the `lexical` part, which `gavel calibrate` reads
  * to fit β and T.
  */
-function addLexical(rec: PerQueryRecord, index: Bm25Index, row: ReadonlyMap<string, number>, text: string): void {
+function addLexical(rec: PerQueryRecord, index: Bm25Index, row: ReadonlyMap<string, number>, text: string, ruling: RulingParams, temperature: number, k: number): void {
   const { lexical, scoreOf } = lexicalReadouts(index, row, text, rec.accepted);
   rec.lexical = lexical;
   if (rec.glance) rec.glance = rec.glance.map((c) => ({ ...c, s: scoreOf(c.skill) }));
   if (rec.also) rec.also = rec.also.map((c) => ({ ...c, s: scoreOf(c.skill) }));
   if (rec.verdict) rec.verdict = rec.verdict.map((c) => ({ ...c, s: scoreOf(c.skill) }));
+  // The rows with B: the first stage over what the record knows g of, and route()'s ruling with β
+  const B = (s: number | undefined) => lexicalB(rec.lexical, s, temperature);
+  const known = [...(rec.glance ?? []), ...(rec.also ?? [])].map((c) => ({ ...c, B: B(c.s) }));
+  rec.firstStage = firstStageOrder(known, ruling.beta ?? 0).slice(0, k).map((c) => c.skill);
+  if (rec.verdict && rec.chosen) {
+    rec.chosen.rulingNoB = rec.chosen.ruling;
+    rec.chosen.ruling = chooseByRuling(rec.verdict.map((c) => ({ ...c, B: B(c.s) })), ruling);
+  }
 }
 
 /** What an evaluation runs: its methods, its k, and which read-outs they need. */
@@ -277,7 +300,9 @@ function evaluationPlan(options: EvaluateOptions): EvaluationPlan {
   const k = options.k ?? 20;
   if (!Number.isInteger(k) || k < 1) throw invalidArgument("evaluate: k must be a positive integer");
   const needRouter = methods.some((m) => m !== "bm25");
-  const needVerdict = methods.some((m) => m === "ruling" || m === "gL" || m === "gV");
+  const needVerdict = methods.some((m) => m === "ruling" || m === "rulingNoB" || m === "gL" || m === "gV");
+  const needsB = methods.filter((m) => m === "gB");
+  if (needsB.length && !methods.includes("bm25")) throw invalidArgument("evaluate: method gB (g + βB) needs bm25 among the methods (B is read from it)");
   if (needRouter && !router) throw invalidArgument(`evaluate: methods ${methods.filter((m) => m !== "bm25").join(", ")} need a router`);
   const pool = options.lexicalPool ?? 0;
   if (!Number.isInteger(pool) || pool < 0 || pool > 1000) throw invalidArgument("evaluate: lexicalPool must be an integer in [0, 1000]");
@@ -349,9 +374,11 @@ async function readRouter(rec: PerQueryRecord, router: Router, text: string, o: 
   if (!o.needVerdict) return;
   rec.verdict = verdict.map(({ skill, g, L, V }) => ({ skill, g, L, V })).sort((a, b) => position.get(a.skill)! - position.get(b.skill)!);
   rec.chosen = {
-    ruling: chooseByRuling(rec.verdict, o.ruling),
-    gL: chooseByRuling(rec.verdict, { ...o.ruling, gamma: 0 }),
-    gV: chooseByRuling(rec.verdict, { ...o.ruling, alpha: 0 }),
+    // at β = 0 here; addLexical rules again with B when BM25 ran beside (keeping this as rulingNoB)
+    ruling: chooseByRuling(rec.verdict, { ...o.ruling, beta: 0 }),
+    rulingNoB: chooseByRuling(rec.verdict, { ...o.ruling, beta: 0 }),
+    gL: chooseByRuling(rec.verdict, { ...o.ruling, gamma: 0, beta: 0 }),
+    gV: chooseByRuling(rec.verdict, { ...o.ruling, alpha: 0, beta: 0 }),
   };
 }
 
@@ -368,8 +395,8 @@ export function scoreRecords(records: readonly PerQueryRecord[], methods: readon
     for (const r of records) {
       if (r.offDomain) continue;
       const accepted = new Set(r.accepted);
-      if (method === "bm25" || method === "glance") {
-        const ranked = method === "bm25" ? r.bm25 : r.glance;
+      if (method === "bm25" || method === "glance" || method === "gB") {
+        const ranked = method === "bm25" ? r.bm25 : method === "gB" ? r.firstStage : r.glance?.map((c) => c.skill);
         if (!ranked) continue;
         hits += hitAt1(ranked, accepted);
         recall += recallAt(ranked, accepted, k);

@@ -19,16 +19,22 @@ interface TaskRecord {
   accepted: string[];
   bm25?: string[];
   glance?: { skill: string; g: number }[];
-  verdict?: { skill: string; g: number; L: number; V: number }[];
-  chosen?: { ruling?: string | null; gL?: string | null; gV?: string | null };
+  verdict?: { skill: string; g: number; L: number; V: number; s?: number }[];
+  chosen?: { ruling?: string | null; rulingNoB?: string | null; gL?: string | null; gV?: string | null };
+  firstStage?: string[];
+  lexical?: { logZ: [number, number][] };
 }
 
-/** The ruling written out independently of src/: shortlist by Δ in glance order, then the best S (first on a tie). */
-function replayRuling(verdict: NonNullable<TaskRecord["verdict"]>, p: { alpha: number; gamma: number; delta: number; maxShortlist: number }): string | null {
-  const pool = verdict.filter((c) => c.g >= verdict[0].g - p.delta).slice(0, p.maxShortlist);
+/** The ruling written out independently of src/: shortlist by Δ on g + βB (glance order on ties), then the best S = g + βB + αL + γV (first on a tie). */
+function replayRuling(t: TaskRecord, p: { alpha: number; gamma: number; delta: number; maxShortlist: number; beta: number; lexicalTemperature: number }): string | null {
+  // with β > 0: B = s/T − log Z(T) from the record, the first stage g + βB orders and shortlists
+  const logZ = p.beta > 0 ? t.lexical!.logZ.find(([T]) => Math.abs(T - p.lexicalTemperature) < 1e-9 * T)![1] : 0;
+  const F = (c: NonNullable<TaskRecord["verdict"]>[number]) => c.g + (p.beta > 0 ? p.beta * ((c.s ?? 0) / p.lexicalTemperature - logZ) : 0);
+  const order = t.verdict!.map((c, i) => ({ c, i, f: F(c) })).sort((a, b) => b.f - a.f || a.i - b.i);
+  const pool = order.filter((x) => x.f >= order[0].f - p.delta).slice(0, p.maxShortlist).map((x) => x.c);
   let best: { skill: string; S: number } | null = null;
   for (const c of pool) {
-    const S = c.g + p.alpha * c.L + p.gamma * c.V;
+    const S = F(c) + p.alpha * c.L + p.gamma * c.V;
     if (best === null || S > best.S) best = { skill: c.skill, S };
   }
   return best?.skill ?? null;
@@ -70,13 +76,13 @@ describe("layer → train → calibrate → eval", () => {
     const testRecords = join(dir, "test.jsonl");
     const table = JSON.parse(await gavel("eval", "--tasks", benchTasks, "--library", benchSkills, "--batches", "6-10", "--limit", "4", "--per-query", testRecords, "--json", ...routerArgs));
     const rows = (Array.isArray(table) ? table : table.table) as { method: string; hitAt1: number; recallAt20: number; n: number }[];
-    expect(rows.map((r) => r.method).sort()).toEqual(["bm25", "gL", "gV", "glance", "ruling"].sort());
+    expect(rows.map((r) => r.method).sort()).toEqual(["bm25", "gB", "gL", "gV", "glance", "ruling", "rulingNoB"].sort());
     // Each Hit@1 is what the per-task records say: the share of the 4 tasks whose committed skill is accepted.
     const records = readFileSync(testRecords, "utf8").trim().split("\n").map((l) => JSON.parse(l) as TaskRecord);
     expect(records).toHaveLength(4);
     for (const r of rows) {
       const hits = records.filter((t) => {
-        const first = r.method === "bm25" ? t.bm25?.[0] : r.method === "glance" ? t.glance?.[0]?.skill : t.chosen?.[r.method as "ruling" | "gL" | "gV"];
+        const first = r.method === "bm25" ? t.bm25?.[0] : r.method === "glance" ? t.glance?.[0]?.skill : r.method === "gB" ? t.firstStage?.[0] : t.chosen?.[r.method as "ruling" | "rulingNoB" | "gL" | "gV"];
         return first != null && t.accepted.includes(first);
       }).length;
       expect(r.n, r.method).toBe(4);
@@ -86,7 +92,8 @@ describe("layer → train → calibrate → eval", () => {
     // calibrated α, γ, Δ: the first by S = g + αL + γV among the g within Δ of the best.
     for (const t of records) {
       expect(t.verdict?.length, t.id).toBeGreaterThan(0);
-      expect(t.chosen?.ruling, t.id).toBe(replayRuling(t.verdict!, calibrated));
+      expect(t.chosen?.ruling, t.id).toBe(replayRuling(t, calibrated));
+      expect(t.chosen?.rulingNoB, t.id).toBe(replayRuling(t, { ...calibrated, beta: 0 }));
     }
 
     // the calibrated projections still open the bank built before calibration, and route

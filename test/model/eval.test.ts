@@ -96,7 +96,8 @@ describe("metrics", () => {
     expect([...parseBatches("1,3,batch5")]).toEqual([1, 3, 5]);
     expect(() => parseBatches("6-")).toThrow(/batches/);
     expect(parseMethods("ruling,bm25,g+αL,gV")).toEqual(["bm25", "ruling", "gL", "gV"]);
-    expect(parseMethods("all")).toHaveLength(5);
+    expect(parseMethods("all")).toHaveLength(7);
+    expect(parseMethods("g+βB,ruling0")).toEqual(["gB", "rulingNoB"]);
     expect(() => parseMethods("bm26")).toThrow(/unknown method/);
     const tasks: EvalTask[] = [1, 2, 6, 7].map((b) => ({ id: `t${b}`, text: "x", gold_skill_ids: [], batch: `batch${b}` }));
     expect(selectTasks(tasks, { batches: "6-10" }).map((t) => t.id)).toEqual(["t6", "t7"]);
@@ -247,7 +248,12 @@ describe("end to end on stories260K", () => {
       expect(report.failed).toEqual([]);
       let progress = 0;
       const res = await evaluate({ router, tasks, library, onProgress: () => progress++ });
-      expect(res.table.map((r) => r.method)).toEqual(["bm25", "glance", "ruling", "gL", "gV"]);
+      expect(res.table.map((r) => r.method)).toEqual(["bm25", "glance", "gB", "ruling", "rulingNoB", "gL", "gV"]);
+      // β = 0 in these projections: the first stage is the glance's order, and the ruling has no B
+      const row = (m: string) => res.table.find((r) => r.method === m)!;
+      expect(projections.beta).toBe(0);
+      expect(row("gB").hitAt1).toBe(row("glance").hitAt1);
+      expect(row("rulingNoB").hitAt1).toBe(row("ruling").hitAt1);
       const scored = tasks.length - res.skipped.length;
       expect(scored).toBeGreaterThan(0);
       expect(progress).toBe(scored);
@@ -324,7 +330,7 @@ describe("end to end on stories260K", () => {
     const full = gavel("eval", ...tasksArg, ...libs, ...common, "--per-query", pq, "--json");
     expect(full.code, full.err).toBe(0);
     const out = JSON.parse(full.out) as { table: { method: string; hitAt1: number; recallAt20: number }[] };
-    expect(out.table.map((r) => r.method)).toEqual(["bm25", "glance", "ruling", "gL", "gV"]);
+    expect(out.table.map((r) => r.method)).toEqual(["bm25", "glance", "gB", "ruling", "rulingNoB", "gL", "gV"]);
     expect(readFileSync(pq, "utf8").trim().split("\n")).toHaveLength(2);
 
     const missing = gavel("eval", ...tasksArg, "--library", join(bench, "skills.jsonl"), "--library", join(sharedDir, "data", "skills-mit.jsonl.gz"), ...common, "--methods", "glance", "--limit", "1");
