@@ -19,11 +19,11 @@ const base = () => new Projections({ wq: Float32Array.from({ length: 8 }, (_, i)
 
 const MODELS: AbstentionModel[] = [
   { kind: "threshold", feature: "V", threshold: -0.4, marginCap: 0.7 },
-  { kind: "threshold", feature: "maxB", threshold: -6.123456789012345, marginCap: 1e-300, targetTriggerRate: 0.1 },
+  { kind: "threshold", feature: "lift", threshold: -6.123456789012345, marginCap: 1e-300, targetTriggerRate: 0.1 },
   { kind: "threshold", feature: "margin", threshold: 0.1 + 0.2, marginCap: 3 },
   {
     kind: "logistic",
-    features: ["margin", "V", "g", "B", "maxB"],
+    features: ["margin", "V", "g", "B", "lift"],
     weights: [-0.1, 1 / 3, -Math.PI, 1e-17, -2.5],
     bias: Math.E,
     mean: [0.25, 8.1, 0.43, -10.37, 0.93],
@@ -119,10 +119,10 @@ describe("gavel calibrate --off-domain", () => {
   it("prints both rates and the chosen model; --trigger-rate sets the target; a file of tasks is refused", async () => {
     const { code, out } = await calibrateCli("--per-query", val, "--off-domain", off, "--trigger-rate", "0.05");
     expect(code).toBe(0);
-    expect(out).toMatch(/abstention: 60 in-domain, 80 off-domain records; features margin, V, g, B, maxB; 5-fold cross-validation/);
+    expect(out).toMatch(/abstention: 60 in-domain, 80 off-domain records; features margin, V, g, B, lift; 5-fold cross-validation/);
     expect(out).toMatch(/target: triggers on ≤ 5\.0% of off-domain prompts/);
     expect(out).toMatch(/chosen: .+\n {2}abstains on \d+\.\d% of in-domain tasks, triggers on \d+\.\d% of off-domain prompts \(out of fold/);
-    expect(out).toMatch(/maxB < t/);
+    expect(out).toMatch(/lift < t/);
     expect(out).toMatch(/\(not written/);
     const plain = await calibrateCli("--per-query", val, "--json");
     expect(JSON.parse(plain.out).abstention).toBeUndefined();
