@@ -226,7 +226,7 @@ export class Router {
     const t0 = performance.now();
     const glanced = await this.#glance(context, liveOption(o.live), signal);
     const t1 = performance.now();
-    const d = await decide(this.#parts, this.#lexical, glanced.q.taskText, glanced.ranked, { lexical, verdict, abstain, signal });
+    const d = await decide(this.#parts, this.#lexical, glanced.q.taskText, glanced.ranked, glanced.res.handles, { lexical, verdict, abstain, signal });
     const t2 = performance.now();
     const best = d.shortlist[0];
     const abstained = d.abstention?.abstain === true;

@@ -50,24 +50,28 @@ function negativeV(winner: Candidate): AbstentionDecision {
   return { abstain, score: winner.V, reason: `V of the winner ${winner.V.toPrecision(3)} is ${abstain ? "below" : "at or above"} 0 (no calibrated abstention model in the projections)` };
 }
 
-/** The stages after the glance, for `ranked` (the glance's ranking of the routable library). */
-export async function decide(parts: RouterParts, lexical: LexicalExpert, taskText: string, ranked: readonly Ranked[], o: DecideOptions): Promise<Decision> {
+/**
+ * The stages after the glance, for `ranked` (the glance's ranking of the routable library) and
+ * `handles` (the glance's skills in column order, which `ranked[i].column` indexes).
+ */
+export async function decide(parts: RouterParts, lexical: LexicalExpert, taskText: string, ranked: readonly Ranked[], handles: Int32Array, o: DecideOptions): Promise<Decision> {
   const { projections, library } = parts;
   let lexicalMs: number | undefined;
   let lift: number | undefined;
-  let pool: { skill: string; name: string; g: number; B?: number }[];
+  let short: { skill: string; name: string; g: number; B?: number }[];
+  // β weighs B only when B was computed; a route with B off rules as the paper's (β = 0).
+  const beta = o.lexical ? projections.beta : 0;
   if (o.lexical) {
     const t = performance.now();
-    const post = await lexical.posteriorAll(library, taskText, projections.lexicalTemperature);
-    pool = ranked.map(({ skill, name, g }) => ({ skill, name, g, B: post.of(skill) }));
+    const post = await lexical.posteriorByColumn(library, taskText, projections.lexicalTemperature, handles);
+    // B read by glance column, with no object per skill: only the shortlist gets one
+    const bOf = (c: Ranked) => post.B[c.column];
+    short = firstStageShortlist(ranked, projections.delta, projections.maxShortlist, beta, bOf).map((c) => ({ skill: c.skill, name: c.name, g: c.g, B: bOf(c) }));
     lift = post.maxB + Math.log(post.size);
     lexicalMs = performance.now() - t;
   } else {
-    pool = ranked.map(({ skill, name, g }) => ({ skill, name, g }));
+    short = firstStageShortlist(ranked, projections.delta, projections.maxShortlist, 0).map(({ skill, name, g }) => ({ skill, name, g }));
   }
-  // β weighs B only when B was computed; a route with B off rules as the paper's (β = 0).
-  const beta = o.lexical ? projections.beta : 0;
-  const short = firstStageShortlist(pool, projections.delta, projections.maxShortlist, beta);
   const model: AbstentionModel | null = projections.abstention;
   const abstentionReadsV = o.abstain && (model ? needsVerdict(model) : true);
   const run = o.verdict && short.length > 0 && (short.length > 1 || abstentionReadsV);

@@ -72,6 +72,35 @@ export class LexicalExpert {
     };
   }
 
+  /** The lexicon row of each glance column, for the last (ids, handles) seen. */
+  #columns: { ids: readonly string[]; handles: Int32Array; row: Int32Array } | undefined;
+
+  /**
+   * B at temperature T of every column of a glance (`handles`: the glance's skills, in its column
+   * order), the best B over the library (maxB) and the library's size. The column → lexicon row map is
+   * kept until the library changes, so a route pays no per-skill lookup: the first stage over 30K
+   * skills stays within a few milliseconds.
+   */
+  async posteriorByColumn(library: Library, taskText: string, temperature: number, handles: Int32Array): Promise<{ B: Float64Array; maxB: number; size: number }> {
+    const all = await this.scoresAll(library, taskText);
+    const row = this.#columnRows(library, all.ids, handles);
+    const z = logPartition(all.scores, temperature);
+    let top = 0;
+    for (let i = 0; i < all.scores.length; i++) if (all.scores[i] > top) top = all.scores[i];
+    const B = new Float64Array(handles.length);
+    for (let c = 0; c < handles.length; c++) B[c] = row[c] < 0 ? -Infinity : all.scores[row[c]] / temperature - z;
+    return { B, maxB: top / temperature - z, size: all.scores.length };
+  }
+
+  #columnRows(library: Library, ids: readonly string[], handles: Int32Array): Int32Array {
+    const k = this.#columns;
+    if (k && k.ids === ids && k.handles.length === handles.length && k.handles.every((h, i) => h === handles[i])) return k.row;
+    const rowOf = this.#rowsOf(ids);
+    const row = Int32Array.from(handles, (h) => rowOf.get(library.idOf(h)) ?? -1);
+    this.#columns = { ids, handles: handles.slice(), row };
+    return row;
+  }
+
   #rowsOf(ids: readonly string[]): Map<string, number> {
     if (this.#rows?.ids !== ids) this.#rows = { ids, row: new Map(ids.map((id, i) => [id, i])) };
     return this.#rows.row;

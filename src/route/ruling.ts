@@ -63,16 +63,21 @@ export function firstStageOrder<T extends { g: number; B?: number }>(candidates:
 /**
  * {@link shortlist} of {@link firstStageOrder} in one pass over a whole library, without sorting it:
  * the candidates whose g + βB is within Δ of the best, best first (ties in the input's order), at
- * most `max`. The route's first stage over 30K skills; the same result as the composition.
+ * most `max`. The route's first stage over 30K skills; the same result as the composition. `bOf`
+ * reads a candidate's B (default its `B`), so a caller may keep B outside the candidates.
  */
-export function firstStageShortlist<T extends { g: number; B?: number }>(candidates: readonly T[], delta: number, max: number, beta = 0): T[] {
+export function firstStageShortlist<T extends { g: number; B?: number }>(candidates: readonly T[], delta: number, max: number, beta = 0, bOf: (c: T) => number | undefined = (c) => c.B): T[] {
+  // one pass for the scores (a typed array: no object per skill), one for the candidates near the best
+  const F = new Float64Array(candidates.length);
   let best = -Infinity;
-  for (const c of candidates) best = Math.max(best, firstStage(c.g, c.B, beta));
+  for (let i = 0; i < candidates.length; i++) {
+    const c = candidates[i];
+    const f = beta === 0 ? c.g : c.g + beta * (bOf(c) ?? 0);
+    F[i] = f;
+    if (f > best) best = f;
+  }
   const near: { c: T; i: number; f: number }[] = [];
-  candidates.forEach((c, i) => {
-    const f = firstStage(c.g, c.B, beta);
-    if (f >= best - delta) near.push({ c, i, f });
-  });
+  for (let i = 0; i < F.length; i++) if (F[i] >= best - delta) near.push({ c: candidates[i], i, f: F[i] });
   near.sort((a, b) => (b.f > a.f ? 1 : b.f < a.f ? -1 : a.i - b.i));
   return near.slice(0, max).map((e) => e.c);
 }
