@@ -28,9 +28,21 @@ function gavelAsync(args: string[], env: Record<string, string> = {}) {
 
 interface DemoJson {
   install: { installed: number; unchanged: number; failed: unknown[] };
-  tasks: { task: string; expected: string; chosen: string | null; correct: boolean; shortlist: { skill: string; g: number; L: number; V: number; S: number }[] }[];
+  tasks: {
+    task: string;
+    expected: string | null;
+    chosen: string | null;
+    correct: boolean;
+    abstained: boolean;
+    abstention?: { reason: string; score: number };
+    verdict: "ran" | "skipped" | "off";
+    // L and V are null in JSON (NaN) where the verdict was skipped
+    shortlist: { skill: string; g: number; L: number | null; V: number | null; B?: number; S: number }[];
+  }[];
   correct: number;
   total: number;
+  routed: number;
+  declined: number;
   timings: { routeMs: number; totalMs: number };
 }
 
@@ -85,14 +97,17 @@ describe("gavel demo", () => {
     expect(gavel(["demo", "stray"]).code).toBe(2);
   });
 
-  it("routes every example task to the skill written for it, with the embedded default pair", async () => {
+  it("routes every example task to the skill written for it and declines the off-domain ones, with the embedded default pair", async () => {
     // Not a skip: the demo must work on a fresh clone, so a missing default pair is a failure.
     expect(
       existsSync(DEFAULT_PROJECTIONS),
       `${DEFAULT_PROJECTIONS} is missing: the embedded default projections must be trained (docs/BACKBONE.md) and committed before this passes`,
     ).toBe(true);
     expect(existsSync(DEFAULT_MODEL), `${DEFAULT_MODEL} is missing`).toBe(true);
-    const expected = JSON.parse(readFileSync(tasksFile, "utf8")) as { task: string; expected: string }[];
+    const expected = JSON.parse(readFileSync(tasksFile, "utf8")) as { task: string; expected: string | null }[];
+    const offDomain = expected.filter((t) => t.expected === null).length;
+    // the demo shows abstention (issue 13): some tasks are off-domain prompts, where loading nothing is right
+    expect(offDomain).toBeGreaterThan(0);
     // A private TMPDIR: the first run installs into a fresh cache bank, the second must find it.
     const tmp = mkdtempSync(join(tmpdir(), "gavel-demo-test-"));
     try {
@@ -107,13 +122,25 @@ describe("gavel demo", () => {
       expect(report.tasks.map((t) => t.task)).toEqual(expected.map((t) => t.task));
       for (const t of report.tasks) {
         expect(t.shortlist.length, t.task).toBeGreaterThan(0);
-        for (const c of t.shortlist) for (const v of [c.g, c.L, c.V, c.S]) expect(Number.isFinite(v)).toBe(true);
+        expect(["ran", "skipped"]).toContain(t.verdict);
+        for (const c of t.shortlist) {
+          for (const v of [c.g, c.S]) expect(Number.isFinite(v)).toBe(true);
+          // L and V exist exactly when the verdict ran
+          for (const v of [c.L, c.V]) expect(t.verdict === "ran" ? Number.isFinite(v) : v === null, t.task).toBe(true);
+        }
+        // the embedded pair carries an abstention model: every route says why it abstained or not
+        expect(t.abstention?.reason, t.task).toMatch(/calibrated/);
       }
       // The embedded pair's ruling (α, γ, Δ calibrated on SWE-Skills-Bench batches 1–5) picks the
-      // skill written for each task.
-      const wrong = report.tasks.filter((t) => t.chosen !== t.expected).map((t) => `${JSON.stringify(t.task)}: chose ${t.chosen}, expected ${t.expected}`);
+      // skill written for each task, and its abstention model (calibrated on examples/skills by
+      // scripts/calibrate-default.ts) declines the off-domain prompts and no in-domain task.
+      const wrong = report.tasks
+        .filter((t) => !t.correct || t.abstained !== (t.expected === null) || (t.expected !== null && t.chosen !== t.expected))
+        .map((t) => `${JSON.stringify(t.task)}: ${t.abstained ? "abstained" : `chose ${t.chosen}`}, expected ${t.expected ?? "nothing"} (${t.abstention?.reason})`);
       expect(wrong, `misrouted:\n${wrong.join("\n")}`).toEqual([]);
       expect(report.correct).toBe(report.total);
+      expect(report.declined).toBe(offDomain);
+      expect(report.routed).toBe(report.total - offDomain);
 
       const again = await gavelAsync(["demo", "--json", "--threads", "1"], { TMPDIR: tmp });
       expect(again.code, again.err).toBe(0);
@@ -121,6 +148,14 @@ describe("gavel demo", () => {
       expect(second.install.installed).toBe(0);
       expect(second.install.unchanged).toBe(report.install.installed);
       expect(second.tasks.map((t) => t.chosen)).toEqual(report.tasks.map((t) => t.chosen));
+
+      // As a person reads it: the declined prompts, why, and the summary.
+      const text = await gavelAsync(["demo", "--threads", "1"], { TMPDIR: tmp });
+      expect(text.code, text.err).toBe(0);
+      expect(text.out.match(/^ {2}abstained ✓ \(no skill serves it\): .*is below the calibrated/gm)).toHaveLength(offDomain);
+      expect(text.out).toContain(`${report.total}/${report.total} right (${report.total - offDomain} routed to the skill written for them, ${offDomain} declined)`);
+      // a skipped verdict prints "–" for L and V, never NaN
+      expect(text.out).not.toMatch(/NaN/);
     } finally {
       rmSync(tmp, { recursive: true, force: true });
     }

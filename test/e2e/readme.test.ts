@@ -10,10 +10,19 @@ function jsBlocks(markdown: string): string[] {
   return [...markdown.matchAll(/```js\n([\s\S]*?)```/g)].map((m) => m[1]);
 }
 
+/** The output a js block is shown with: the ```text block right after it, if any (by the block's code). */
+function shownOutputs(markdown: string): Map<string, string> {
+  return new Map([...markdown.matchAll(/```js\n([\s\S]*?)```\n\n```text\n([\s\S]*?)```/g)].map((m) => [m[1], m[2]]));
+}
+
 describe("README", () => {
-  const blocks = jsBlocks(readFileSync(join(repoRoot, "README.md"), "utf8"));
+  const readme = readFileSync(join(repoRoot, "README.md"), "utf8");
+  const blocks = jsBlocks(readme);
+  const outputs = shownOutputs(readme);
   it("has runnable examples", () => {
     expect(blocks.length).toBeGreaterThan(0);
+    // the abstention example (issue 13) shows what it prints
+    expect([...outputs.keys()].some((code) => code.includes("r.abstained"))).toBe(true);
   });
   it.each(blocks.map((b, i) => [i, b] as const))("example %i runs", (_, code) => {
     const dir = mkdtempSync(join(tmpdir(), "gavel-readme-"));
@@ -27,5 +36,9 @@ describe("README", () => {
     });
     expect(res.status, res.stderr + res.stdout).toBe(0);
     expect(res.stdout.length).toBeGreaterThan(0);
+    // an example shown with its output prints exactly that (the abstention example: the embedded pair
+    // declines the off-domain prompt and routes the in-domain one, with the reasons)
+    const shown = outputs.get(code);
+    if (shown !== undefined) expect(res.stdout).toBe(shown);
   });
 });

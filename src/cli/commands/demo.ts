@@ -15,11 +15,12 @@ import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { GavelError, invalidArgument } from "../../errors.js";
 import { Model } from "../../model/Model.js";
-import { Router, type InstallReport, type RouteResult } from "../../route/index.js";
+import { Router, type Candidate, type InstallReport, type RouteResult } from "../../route/index.js";
 import { PACKAGE_ROOT, resolveModelPath, resolveProjectionsPath, type ResolvedPath } from "../../defaults.js";
 import { intArg } from "../ui/options.js";
 import { Progress } from "../ui/progress.js";
-import { formatMs, table } from "../ui/table.js";
+import { formatMs } from "../ui/table.js";
+import { shortlistTable } from "./route.js";
 import type { Command } from "./types.js";
 
 /** The example skills render to ~450–650 tokens; 1024 keeps them whole and leaves room for the task. */
@@ -44,16 +45,24 @@ export const DEFAULT_SKILLS_DIR = join(PACKAGE_ROOT, "examples", "skills");
 /** The example tasks, each with the skill it was written for (`--tasks` replaces them). */
 export const DEFAULT_TASKS_FILE = join(PACKAGE_ROOT, "examples", "demo-tasks.json");
 
-/** One example task and the skill it was written for. */
+/**
+ * One example task and the skill it was written for; `null` for an off-domain prompt that no skill
+ * serves, where the right answer is to load nothing (abstain).
+ */
 export interface DemoTask {
   task: string;
-  expected: string;
+  expected: string | null;
 }
 
 /** One routed task, as `--json` prints it. */
 export interface DemoTaskResult extends DemoTask {
   chosen: string | null;
+  /** Routed to the expected skill, or abstained on an off-domain prompt (`expected: null`). */
   correct: boolean;
+  abstained: boolean;
+  /** Why it abstained or not (when abstention was on). */
+  abstention?: RouteResult["abstention"];
+  verdict: RouteResult["verdict"];
   shortlist: RouteResult["shortlist"];
   timings: RouteResult["timings"];
 }
@@ -68,10 +77,14 @@ export interface DemoReport {
   tasks: DemoTaskResult[];
   correct: number;
   total: number;
+  /** In-domain tasks routed to the skill written for them. */
+  routed: number;
+  /** Off-domain prompts declined (abstained on). */
+  declined: number;
   timings: { loadMs: number; installMs: number; routeMs: number; totalMs: number };
 }
 
-/** Reads and validates the tasks file: a JSON array of `{ task, expected }`. */
+/** Reads and validates the tasks file: a JSON array of `{ task, expected }` (expected: a skill name, or null). */
 async function loadTasks(path: string): Promise<DemoTask[]> {
   let parsed: unknown;
   try {
@@ -81,8 +94,8 @@ async function loadTasks(path: string): Promise<DemoTask[]> {
   }
   if (!Array.isArray(parsed) || parsed.length === 0) throw invalidArgument(`${path} must hold a non-empty JSON array of { "task", "expected" }`);
   return parsed.map((t, i) => {
-    if (!t || typeof t.task !== "string" || t.task.trim() === "" || typeof t.expected !== "string") {
-      throw invalidArgument(`${path}[${i}] must be { "task": "<text>", "expected": "<skill name>" }`);
+    if (!t || typeof t.task !== "string" || t.task.trim() === "" || !(typeof t.expected === "string" || t.expected === null)) {
+      throw invalidArgument(`${path}[${i}] must be { "task": "<text>", "expected": "<skill name>" or null (no skill serves it) }`);
     }
     return { task: t.task, expected: t.expected };
   });
@@ -141,22 +154,25 @@ async function openBank(model: Model, projections: string, dir: string): Promise
   }
 }
 
-/** One task's ruling as a table: the shortlist with g, L, V, S, the chosen skill marked. */
+/** One task's ruling as a table: the shortlist with g, L, V, (B,) S, the chosen skill marked, then the abstention. */
 function printTask(i: number, n: number, r: DemoTaskResult): void {
   console.log(`\n[${i + 1}/${n}] ${r.task}`);
   const shown = r.shortlist.slice(0, SHOWN_ROWS);
   const expectedAt = r.shortlist.findIndex((c) => c.skill === r.expected);
   if (expectedAt >= SHOWN_ROWS) shown.push(r.shortlist[expectedAt]);
-  const rows = shown.map((c) => {
-    const mark = c.skill === r.chosen ? (r.correct ? "✓ chosen" : "✗ chosen") : c.skill === r.expected ? "← expected" : "";
-    return [c.skill, c.g, c.L, c.V, c.S, mark];
-  });
-  const body = table(["skill", "g", "L", "V", "S", ""], rows);
-  console.log(body.replace(/^/gm, "  "));
+  const mark = (c: Candidate) => (c.skill === r.chosen ? (r.correct ? "✓ chosen" : "✗ chosen") : c.skill === r.expected ? "← expected" : "");
+  console.log(shortlistTable(shown, mark).replace(/^/gm, "  "));
   const more = r.shortlist.length - shown.length;
   if (more > 0) console.log(`  … ${more} more in the shortlist`);
-  if (!r.correct) console.log(`  expected ${r.expected}${expectedAt < 0 ? " (not shortlisted)" : ""}`);
-  console.log(`  ${formatMs(r.timings.glanceMs)} glance, ${formatMs(r.timings.verdictMs)} verdict`);
+  const reason = r.abstention ? `: ${r.abstention.reason}` : "";
+  if (r.abstained) console.log(r.expected === null ? `  abstained ✓ (no skill serves it)${reason}` : `  abstained ✗ (expected ${r.expected})${reason}`);
+  else {
+    if (r.abstention) console.log(`  not abstained${reason}`);
+    if (r.expected === null) console.log(`  expected nothing: no skill serves this prompt`);
+    else if (!r.correct) console.log(`  expected ${r.expected}${expectedAt < 0 ? " (not shortlisted)" : ""}`);
+  }
+  const verdict = r.verdict === "ran" ? `${formatMs(r.timings.verdictMs)} verdict` : `verdict ${r.verdict}`;
+  console.log(`  ${formatMs(r.timings.glanceMs)} glance, ${verdict}`);
 }
 
 /** `gavel demo`: the example tasks routed over the example skills. */
@@ -166,12 +182,15 @@ export const demo: Command = {
 
 Installs the example skills into a cached bank (the first run only: one forward pass per skill),
 routes each example task, and prints the shortlist (g: glance, L: likelihood, V: yes/no verdict,
-S = g + αL + γV) with the chosen skill, ✓ when it is the skill the task was written for.
+B: the lexical expert, S = g + αL + γV + βB; "–" where the verdict was skipped) with the chosen
+skill, ✓ when it is the skill the task was written for. A task whose expected skill is null is an
+off-domain prompt: the right answer is to load nothing, and the demo shows the abstention and why.
 
   --model, -m M         the agent model     [$GAVEL_MODEL, default: the embedded gavel-mini]
   --projections, -p P   its projections     [$GAVEL_PROJECTIONS, default: the embedded ones]
   --skills DIR          a folder of skill folders   [default: examples/skills]
-  --tasks FILE          JSON array of { "task", "expected" }   [default: examples/demo-tasks.json]
+  --tasks FILE          JSON array of { "task", "expected" } (expected: a skill name, or null when
+                        no skill serves the task)   [default: examples/demo-tasks.json]
   --threads N           CPU threads (default: every core)
   --json                print the report as JSON`,
   async run(args) {
@@ -216,12 +235,22 @@ S = g + αL + γV) with the chosen skill, ✓ when it is the skill the task was 
             `${removed ? `, ${removed} removed` : ""}) in ${formatMs(t2 - t1)}`,
         );
         for (const f of report.failed) log(`  failed: ${f.where}: ${f.error.message}`);
-        for (const t of inputs.tasks) if (!present.has(t.expected)) log(`  note: no installed skill is named ${t.expected} (expected by a task)`);
+        for (const t of inputs.tasks) if (t.expected !== null && !present.has(t.expected)) log(`  note: no installed skill is named ${t.expected} (expected by a task)`);
 
         const results: DemoTaskResult[] = [];
         for (const [i, t] of inputs.tasks.entries()) {
           const res = await router.route(t.task);
-          const r: DemoTaskResult = { ...t, chosen: res.skill, correct: res.skill === t.expected, shortlist: res.shortlist, timings: res.timings };
+          const r: DemoTaskResult = {
+            ...t,
+            chosen: res.skill,
+            // an off-domain prompt (expected null) is right when nothing is loaded; an in-domain task when its skill is
+            correct: t.expected === null ? res.abstained : !res.abstained && res.skill === t.expected,
+            abstained: res.abstained,
+            ...(res.abstention ? { abstention: res.abstention } : {}),
+            verdict: res.verdict,
+            shortlist: res.shortlist,
+            timings: res.timings,
+          };
           results.push(r);
           if (!values.json) printTask(i, inputs.tasks.length, r);
         }
@@ -323,13 +352,17 @@ function demoReport(inputs: DemoInputs, bank: string, installed: ExamplesInstall
     tasks: results,
     correct: results.filter((r) => r.correct).length,
     total: results.length,
+    routed: results.filter((r) => r.correct && r.expected !== null).length,
+    declined: results.filter((r) => r.correct && r.expected === null).length,
     timings: { loadMs: t1 - t0, installMs: t2 - t1, routeMs: t3 - t2, totalMs: t3 - t0 },
   };
 }
 
 function printSummary(out: DemoReport): void {
   const { loadMs, installMs, routeMs, totalMs } = out.timings;
-  console.log(`\n${out.correct}/${out.total} routed to the skill written for them`);
+  const wrong = out.total - out.correct;
+  const declined = out.tasks.some((t) => t.expected === null) ? `, ${out.declined} declined` : "";
+  console.log(`\n${out.correct}/${out.total} right (${out.routed} routed to the skill written for them${declined}${wrong ? `, ${wrong} wrong` : ""})`);
   console.log(
     `load ${formatMs(loadMs)}, install ${formatMs(installMs)}, routing ${formatMs(routeMs)} ` +
       `(${formatMs(routeMs / Math.max(1, out.total))} a task), total ${formatMs(totalMs)}`,

@@ -1,48 +1,105 @@
 import { parseArgs } from "node:util";
+import { invalidArgument } from "../../errors.js";
+import type { Candidate, RouteResult } from "../../route/index.js";
 import { intArg } from "../ui/options.js";
 import { table } from "../ui/table.js";
 import { routerOptions, routerOptionsHelp, withRouter } from "./common.js";
 import type { Command } from "./types.js";
+
+/** A read-out as the tables print it: 3 decimals, or "–" when it was not computed (L, V of a skipped verdict). */
+function readout(x: number): string {
+  return Number.isFinite(x) ? x.toFixed(3) : "–";
+}
+
+/**
+ * A shortlist as a table: skill, g, L, V, B (when the lexical expert ran), S, and an optional last
+ * column; read-outs right-aligned, "–" where the verdict did not run.
+ */
+export function shortlistTable(shortlist: RouteResult["shortlist"], mark?: (c: Candidate) => string): string {
+  const withB = shortlist.some((c) => c.B !== undefined);
+  const header = ["skill", "g", "L", "V", ...(withB ? ["B"] : []), "S", ...(mark ? [""] : [])];
+  const rows = shortlist.map((c) => [c.skill, ...[c.g, c.L, c.V, ...(withB ? [c.B ?? NaN] : []), c.S].map(readout), ...(mark ? [mark(c)] : [])]);
+  // right-align the read-outs: each padded to its column's width, so the table's own padding keeps them
+  const last = header.length - (mark ? 1 : 0);
+  for (let j = 1; j < last; j++) {
+    const w = Math.max(header[j].length, ...rows.map((r) => r[j].length));
+    for (const r of rows) r[j] = r[j].padStart(w);
+  }
+  return table(header, rows);
+}
+
+/** What the verdict did, in words. */
+export function verdictLine(res: Pick<RouteResult, "verdict" | "shortlist">): string {
+  if (res.verdict === "ran") return `verdict: ran on ${res.shortlist.length} candidate${res.shortlist.length === 1 ? "" : "s"}`;
+  if (res.verdict === "off") return "verdict: off (L and V not computed; S = g + βB)";
+  return "verdict: skipped (one candidate, and nothing reads V: it could change nothing)";
+}
 
 /** `gavel route`: one task through glance, verdict and ruling. */
 export const route: Command = {
   summary: "route a task: glance, verdict on the shortlist, ruling (prints the shortlist)",
   help: `usage: gavel route "<task>" [options]
 ${routerOptionsHelp}
-  --abstain             load nothing when the winner's verdict V < 0
+  --abstain             abstain (load nothing) when the projections' calibrated abstention model
+                        says no installed skill serves the task; without a model, when the winner's
+                        V < 0 (default: on when the projections carry a model, as gavel-mini's do)
+  --no-abstain          never abstain
+  --no-verdict          skip the verdict (L, V): S is the first stage's g + βB (by default it runs
+                        unless there is one candidate and abstention does not read V)
   --explain             show the task tokens that voted for the winner
   --lexical             compute the lexical expert B (BM25 over the installed skills' text) for the
-                        shortlist; S adds βB (on by default when the projections' β > 0)`,
+                        shortlist; S adds βB (on by default when the projections' β > 0, or when
+                        the abstention model reads B)`,
   async run(args) {
     const { positionals, values } = parseArgs({
       args,
       allowPositionals: true,
-      options: { ...routerOptions, abstain: { type: "boolean" }, explain: { type: "boolean" }, lexical: { type: "boolean" } },
+      options: {
+        ...routerOptions,
+        abstain: { type: "boolean" },
+        "no-abstain": { type: "boolean" },
+        "no-verdict": { type: "boolean" },
+        explain: { type: "boolean" },
+        lexical: { type: "boolean" },
+      },
     });
     if (positionals.length !== 1) {
       console.error(this.help);
       return 2;
     }
+    if (values.abstain && values["no-abstain"]) throw invalidArgument("--abstain and --no-abstain contradict each other");
+    const abstain = values.abstain ? true : values["no-abstain"] ? false : undefined;
     return withRouter(values, async (router) => {
-      const res = await router.route(positionals[0], { abstain: values.abstain, explain: values.explain, ...(values.lexical ? { lexical: true } : {}) });
+      const res = await router.route(positionals[0], {
+        ...(abstain !== undefined ? { abstain } : {}),
+        ...(values["no-verdict"] ? { verdict: false } : {}),
+        explain: values.explain,
+        ...(values.lexical ? { lexical: true } : {}),
+      });
       if (values.json) {
         console.log(JSON.stringify(res, null, 2));
         return 0;
       }
-      if (res.shortlist.some((c) => c.B !== undefined)) {
-        console.log(table(["skill", "g", "L", "V", "B", "S"], res.shortlist.map((c) => [c.skill, c.g, c.L, c.V, c.B ?? 0, c.S])));
-      } else console.log(table(["skill", "g", "L", "V", "S"], res.shortlist.map((c) => [c.skill, c.g, c.L, c.V, c.S])));
-      console.log(res.abstained ? "\nabstained: no skill's verdict says yes" : `\nchosen: ${res.skill ?? "(none)"}`);
-      if (res.explanation) {
-        console.log("\nvotes for it (task token → matched skill token, m):");
-        for (const v of res.explanation.slice(0, 15)) console.log(`  ${JSON.stringify(v.token)} → ${JSON.stringify(v.matched)}  ${v.m.toFixed(3)}`);
-      }
-      const lexicalMs = res.timings.lexicalMs === undefined ? "" : `, ${res.timings.lexicalMs.toFixed(1)} ms lexical`;
-      console.log(`(${res.timings.glanceMs.toFixed(0)} ms glance, ${res.timings.verdictMs.toFixed(0)} ms verdict${lexicalMs})`);
+      printRoute(res);
       return 0;
     });
   },
 };
+
+/** A route's result as `gavel route` prints it. */
+function printRoute(res: RouteResult): void {
+  console.log(shortlistTable(res.shortlist));
+  console.log(`\n${verdictLine(res)}`);
+  if (res.abstention) console.log(`abstention: ${res.abstention.reason}`);
+  console.log(res.abstained ? "abstained: no installed skill serves this task; load nothing" : `chosen: ${res.skill ?? "(none)"}`);
+  if (res.explanation) {
+    console.log("\nvotes for it (task token → matched skill token, m):");
+    for (const v of res.explanation.slice(0, 15)) console.log(`  ${JSON.stringify(v.token)} → ${JSON.stringify(v.matched)}  ${v.m.toFixed(3)}`);
+  }
+  const lexicalMs = res.timings.lexicalMs === undefined ? "" : `, ${res.timings.lexicalMs.toFixed(1)} ms lexical`;
+  const verdictMs = res.verdict === "ran" ? `${res.timings.verdictMs.toFixed(0)} ms verdict` : `verdict ${res.verdict}`;
+  console.log(`(${res.timings.glanceMs.toFixed(0)} ms glance, ${verdictMs}${lexicalMs})`);
+}
 
 /** `gavel glance`: the library ranked by the glance alone. */
 export const glance: Command = {
