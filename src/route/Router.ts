@@ -17,7 +17,7 @@ import { Projections } from "../projections/projections.js";
 import { Library } from "../bank/library.js";
 import { encodeQueries, taskTextOf } from "./context.js";
 import { glanceLibrary, type Glanced } from "./glance.js";
-import { judge, shortlistOf, verdictInputsOf, type Judged, type Shortlisted, type VerdictInputs } from "./verdict.js";
+import { judge, verdictInputsOf, type Shortlisted, type VerdictInputs } from "./verdict.js";
 import { rule } from "./ruling.js";
 import { LexicalExpert } from "./lexical.js";
 import { decide } from "./decide.js";
@@ -181,19 +181,9 @@ export class Router {
     return glanceLibrary(this.#parts, () => encodeQueries(this.#parts, context, live, signal), signal);
   }
 
-  /**
-   * The verdict over the candidates (in glance order), then the ruling: best S first. With
-   * `lexical`, each candidate gets the lexical expert's B, which S weighs by the projections' β.
-   */
-  async #judgeAndRule(taskText: string, candidates: readonly Shortlisted[], signal?: AbortSignal, lexical = false, lap?: { lexicalMs?: number }): Promise<Candidate[]> {
-    const judged: (Judged & { B?: number })[] = await judge(this.#parts, taskText, candidates, signal);
-    if (lexical && judged.length > 0) {
-      const t = performance.now();
-      const B = await this.#lexical.posterior(this.#parts.library, taskText, judged.map((c) => c.skill), this.projections.lexicalTemperature);
-      judged.forEach((c, i) => (c.B = B[i]));
-      if (lap) lap.lexicalMs = performance.now() - t;
-    }
-    return rule(judged, this.projections);
+  /** The verdict over the candidates (in glance order), then the ruling S = g + αL + γV, best first. */
+  async #judgeAndRule(taskText: string, candidates: readonly Shortlisted[], signal?: AbortSignal): Promise<Candidate[]> {
+    return rule(await judge(this.#parts, taskText, candidates, signal), this.projections);
   }
 
   /** Ranks the whole library by the glance alone, best first. */

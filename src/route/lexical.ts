@@ -52,26 +52,6 @@ export class LexicalExpert {
     });
   }
 
-  /**
-   * B at temperature T of every routable skill for the task text, read through `of(id)` (−∞ for an
-   * id outside the routable library), the best of them (maxB) and the library's size.
-   */
-  async posteriorAll(library: Library, taskText: string, temperature: number): Promise<{ of: (id: string) => number; maxB: number; size: number }> {
-    const all = await this.scoresAll(library, taskText);
-    const z = logPartition(all.scores, temperature);
-    const row = this.#rowsOf(all.ids);
-    let top = 0;
-    for (let i = 0; i < all.scores.length; i++) if (all.scores[i] > top) top = all.scores[i];
-    return {
-      of: (id) => {
-        const i = row.get(id);
-        return i === undefined ? -Infinity : all.scores[i] / temperature - z;
-      },
-      maxB: top / temperature - z,
-      size: all.scores.length,
-    };
-  }
-
   /** The lexicon row of each glance column, for the last (ids, handles) seen. */
   #columns: { ids: readonly string[]; handles: Int32Array; row: Int32Array } | undefined;
 

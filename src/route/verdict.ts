@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { meanLogLikelihood, shortlist, yesNoLogOdds } from "./ruling.js";
+import { meanLogLikelihood, yesNoLogOdds } from "./ruling.js";
 import type { RouterParts } from "./parts.js";
 
 /** A shortlisted skill: its id, name and glance vote. */
@@ -32,11 +32,6 @@ export interface VerdictInputs {
   /** The answer spellings' token ids. */
   yes: Int32Array;
   no: Int32Array;
-}
-
-/** The candidates the verdict examines: g within Δ of the best, at most maxShortlist, in glance order. */
-export function shortlistOf<T extends { g: number }>({ projections }: RouterParts, ranked: readonly T[]): T[] {
-  return shortlist(ranked, projections.delta, projections.maxShortlist);
 }
 
 /**
