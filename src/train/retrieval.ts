@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { KeyBank as NativeKeyBank } from "../bank/key-bank.js";
 import { glance, projectNormalize } from "../kernels/kernels.js";
 import { keptRows, type TrainingExample } from "./batch.js";
 
@@ -18,22 +19,36 @@ export interface RetrievalMetrics {
   tasks: number;
 }
 
-/** Unit keys of every skill packed for the glance kernel. */
+/**
+ * Unit keys of every skill, held natively ({@link NativeKeyBank}) so that each task's glance over the
+ * whole library copies only its queries: a flat glance copies its bank per call, which at 30K skills
+ * (~12M keys, ~12 GB in float32) made validation and the glance refresh minutes long. A whole-bank
+ * glance runs on the device in a CUDA build (see `glanceDevice`). Dispose it when the round is over.
+ */
 export interface KeyBank {
   /** Per skill: rows × dim unit keys (empty: the skill never ranks). */
   parts: readonly Float32Array[];
-  bank: Float32Array;
+  /** The same keys, held natively; column s of its glance is skill s. */
+  native: NativeKeyBank;
+  /** offsets[s] … offsets[s+1] − 1: the rows of skill s (as a packed bank would hold them). */
   offsets: Int32Array;
   dim: number;
+  /** Frees the native keys (idempotent). */
+  dispose(): void;
 }
 
-/** Packs per-skill unit keys into one bank. */
+/** Holds per-skill unit keys natively, skill s as column s. */
 export function packKeys(parts: readonly Float32Array[], dim: number): KeyBank {
   const offsets = new Int32Array(parts.length + 1);
   parts.forEach((k, i) => (offsets[i + 1] = offsets[i] + k.length / dim));
-  const bank = new Float32Array(offsets[parts.length] * dim);
-  parts.forEach((k, i) => bank.set(k, offsets[i] * dim));
-  return { parts, bank, offsets, dim };
+  const native = new NativeKeyBank(dim);
+  try {
+    for (const k of parts) native.add(k);
+  } catch (e) {
+    native.dispose();
+    throw e;
+  }
+  return { parts, native, offsets, dim, dispose: () => native.dispose() };
 }
 
 /** The keys the trainer scores skills by: given keys (the fine-tune's covers), else normalize(W_s h). */
@@ -52,7 +67,7 @@ export async function spanMeanScores(queryUnit: Float32Array, kb: KeyBank, mask?
   const N = kb.parts.length;
   const nq = queryUnit.length / dim;
   const mbar = new Float64Array(N);
-  const { m } = await glance(queryUnit, kb.bank, offsets, dim, { k: 1 });
+  const { m } = await kb.native.glance(queryUnit, { k: 1 });
   for (let i = 0; i < nq; i++) for (let s = 0; s < N; s++) mbar[s] += m[i * N + s] / nq;
   for (let s = 0; s < N; s++) if (offsets[s + 1] === offsets[s]) mbar[s] = -Infinity;
   if (mask && offsets[mask.skill + 1] > offsets[mask.skill]) {
@@ -93,13 +108,17 @@ export async function evaluateRetrieval(
   let hit = 0;
   let rec10 = 0;
   let rec20 = 0;
-  for (const ex of examples) {
-    const q = await projectNormalize(ex.query, nEmbd, weights.wq, dim);
-    const order = rankByScore(await spanMeanScores(q, kb, ex.mask, keyRows));
-    const gold = new Set(ex.positives);
-    if (gold.has(order[0])) hit++;
-    rec10 += order.slice(0, 10).filter((s) => gold.has(s)).length / gold.size;
-    rec20 += order.slice(0, 20).filter((s) => gold.has(s)).length / gold.size;
+  try {
+    for (const ex of examples) {
+      const q = await projectNormalize(ex.query, nEmbd, weights.wq, dim);
+      const order = rankByScore(await spanMeanScores(q, kb, ex.mask, keyRows));
+      const gold = new Set(ex.positives);
+      if (gold.has(order[0])) hit++;
+      rec10 += order.slice(0, 10).filter((s) => gold.has(s)).length / gold.size;
+      rec20 += order.slice(0, 20).filter((s) => gold.has(s)).length / gold.size;
+    }
+  } finally {
+    kb.dispose();
   }
   const n = examples.length;
   return { hit1: hit / n, recall10: rec10 / n, recall20: rec20 / n, tasks: n };

@@ -114,7 +114,11 @@ async function maybeRefresh(set: TrainingSet, trainer: NativeTrainer, s: LoopSet
   const { wq, ws } = trainer.getWeights();
   const keys = await projectKeys(set.skills, ws, set.nEmbd, s.dim, s.frozen ? opts.keys : undefined);
   const which = refreshRound(set.train.length, trainer.steps / s.refreshEvery, s.refreshTasks);
-  await refreshGlanceNegatives(set.train, { keys, wq, nEmbd: set.nEmbd, pool: s.glancePool, which });
+  try {
+    await refreshGlanceNegatives(set.train, { keys, wq, nEmbd: set.nEmbd, pool: s.glancePool, which });
+  } finally {
+    keys.dispose();
+  }
   return true;
 }
 
