@@ -74,6 +74,18 @@ fi
 I="--jobs ${JOBS:-8} --threads ${INSTALL_THREADS:-4}"
 step install-golds $CLI install "$L/golds.jsonl" $I $A || exit 0
 step install-mit $CLI install "$L/mit.jsonl" $I $A || exit 0
+# SUBSETS=1: the glance on batches 6-10 over 1K- and 5K-skill libraries (the 49 golds plus the first
+# public skills of the packed library), beside the full library's glance, to show how it holds with size
+if [ "${SUBSETS:-0}" = 1 ]; then
+  for n in 1000 5000; do
+    k=$((n - $(wc -l < "$L/golds.jsonl")))
+    [ -f "$L/mit$n.jsonl" ] || head -n "$k" "$L/mit.jsonl" > "$L/mit$n.jsonl"
+    B="--model $W/gavel-mini.gguf --projections $W/proj.gguf --bank $HOME/bank$n --context 2048 --skill-budget 512"
+    step "sub$n-install" sh -c "$CLI install $L/golds.jsonl $I $B && $CLI install $L/mit$n.jsonl $I $B" || exit 0
+    step "sub$n-glance" $CLI eval --tasks "$L/tasks.jsonl" --library "$L/golds.jsonl" --library "$L/mit$n.jsonl" --batches 6-10 --methods glance \
+      --per-query "$W/sub$n-glance.jsonl" --resume $B || exit 0
+  done
+fi
 # The glance alone on the test split first: it needs no verdict, so the table's glance row (and
 # R@20) is in hand early even if the verdict's passes run out of time.
 # POOL=N (issue 13): BM25 runs beside the router and its top N get g and a verdict too, so the
@@ -91,7 +103,7 @@ step test $CLI eval --tasks "$L/tasks.jsonl" $LIBS --batches 6-10 --limit ${TEST
 node "$G/scripts/device/val-tasks.mjs" "$L/tasks.jsonl" "$L/val-tasks.jsonl" "${VAL_PER_BATCH:-10}"
 step val $CLI eval --tasks "$L/val-tasks.jsonl" $LIBS --batches 1-5 --methods $M --per-query "$W/val.jsonl" --resume $A || exit 0
 # off-domain prompts (src/eval/off-domain.ts; .device/lib/offdomain.jsonl), for abstention
-if [ -f "$L/offdomain.jsonl" ]; then
+if [ -f "$L/offdomain.jsonl" ] && [ "${OFFDOMAIN:-1}" = 1 ]; then
   step offdomain $CLI eval --tasks "$L/offdomain.jsonl" $LIBS --batches 1-10 --methods $M --per-query "$W/offdomain.jsonl" --resume $A || exit 0
 fi
 [ "$POOL" -gt 0 ] && { log "all done (calibration offline)"; exit 0; }

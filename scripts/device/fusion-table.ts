@@ -9,7 +9,9 @@
  * g ≤ g₂₀ and BM25 ≤ the 11th score; the script counts the tasks where that bound does not exclude it.
  *
  * Usage: npx vite-node scripts/device/fusion-table.ts -- <dir> [--trigger-rate 0.1]
+ * (<dir>/offdomain.jsonl.gz is optional: without it the abstention part is skipped)
  */
+import { existsSync } from "node:fs";
 import { readPerQuery } from "../../src/eval/io.js";
 import { calibrate } from "../../src/eval/calibrate.js";
 import { evaluateAbstention, fitAbstention, type AbstentionRuling } from "../../src/eval/abstain.js";
@@ -24,7 +26,8 @@ const trigger = args.includes("--trigger-rate") ? Number(args[args.indexOf("--tr
 
 const val = await readPerQuery(`${dir}/val.jsonl.gz`);
 const test = await readPerQuery(`${dir}/test.jsonl.gz`);
-const off = await readPerQuery(`${dir}/offdomain.jsonl.gz`);
+// Off-domain records are optional (a run may skip them): abstention is then not fitted here.
+const off = existsSync(`${dir}/offdomain.jsonl.gz`) ? await readPerQuery(`${dir}/offdomain.jsonl.gz`) : [];
 const offVal = off.filter((r) => (batchNumber(r.batch) ?? 0) <= 5);
 const offTest = off.filter((r) => (batchNumber(r.batch) ?? 0) > 5);
 const maxShortlist = 20;
@@ -86,6 +89,10 @@ for (const [name, recs] of [["validation (batches 1–5)", val], ["test (batches
 }
 
 // Abstention, on the ruling with B as fitted
+if (off.length === 0) {
+  console.log("\nno off-domain records: abstention not fitted");
+  process.exit(0);
+}
 const ruling: AbstentionRuling = { alpha: fit.alpha, gamma: fit.gamma, delta: fit.delta, beta: fit.beta, maxShortlist, lexicalTemperature: T };
 const { model, report } = fitAbstention(val, offVal, ruling, { targetTriggerRate: trigger });
 console.log(`\n## Abstention (target trigger rate ${trigger}); fitted on ${report.inDomain} + ${report.offDomain} validation records`);

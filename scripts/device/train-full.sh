@@ -89,7 +89,8 @@ FT_STEPS=${FT_STEPS:-300}
 TRAIN=(train --model "$MODEL" --library "$L/mit.jsonl" --queries all --queries-per-skill "${QPS:-2}" --layer "${LAYER:-7}"
   --dim 256 --skill-tokens 512 --context 2048 --limit "${TRAIN_LIMIT:-8000}" --exclude "$EXCL" --exclude-tasks "$L/tasks.jsonl"
   --batch-tasks "${BATCH_TASKS:-64}" --batch-tokens "${BATCH_TOKENS:-200000}" --negatives "${NEG:-7}" --hard-negatives "${HARD:-4}" --in-batch
-  --val-fraction "${VAL_FRACTION:-0.003}" --val-every "${VAL_EVERY:-300}" --log-every 50 --checkpoint-every 100
+  --glance-negatives "${GLANCE_NEG:-0}" --refresh-every "${REFRESH_EVERY:-2000}" --refresh-tasks "${REFRESH_TASKS:-1024}"
+  --val-fraction "${VAL_FRACTION:-0.003}" --val-every "${VAL_EVERY:-300}" --log-every 50 --checkpoint-every "${CKPT_EVERY:-100}"
   --finetune-steps "$FT_STEPS" --cache "$HOME_STATES" --out "$W/trained.gguf" --log-file "$W/train-log.jsonl"
   --device "$DEVICE" --precision "${PRECISION:-bf16}" --threads "$(nproc)" --seed "${SEED:-3}" --resume)
 
@@ -112,6 +113,8 @@ if [ ! -f "$W/trained.gguf" ]; then
   [ -f "$W/trained.gguf" ] || exit 0
 fi
 [ -f "$W/proj.gguf" ] || cp "$W/trained.gguf" "$W/proj.gguf"
+# TRAIN_ONLY=1: stop here (the evaluation runs on another machine with full-eval.sh, PROJ=trained.gguf)
+[ "${TRAIN_ONLY:-0}" = 1 ] && { log "trained (TRAIN_ONLY)"; exit 0; }
 
 A="--model $MODEL --projections $W/proj.gguf --context 2048 --skill-budget 512"
 I="--jobs ${JOBS:-8} --threads ${INSTALL_THREADS:-4}"
