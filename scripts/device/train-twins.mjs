@@ -19,7 +19,17 @@
 // (unit vectors). The gradients there differ by a whole pair's contribution (either key is a valid
 // subgradient), so the free gradients are compared only when no pair differs.
 // Tolerances (stated here, checked below): see TOL.
-// Usage: node scripts/device/train-twins.mjs [--quick] [--no-bench]
+//
+// Resident skills (issue 12: the states held by the trainer as f16, batches naming them by index):
+//  4. per precision, a library added to both trainers (addSkills) and fresh resident batches with
+//     masked entries (kept rows): checks 1–3 above with the same TOL, the CUDA resident trainer
+//     against the CPU resident trainer; and the CUDA resident step against the CUDA explicit step on
+//     the same rows (the library lies on the f16 grid, so the rows are identical): the same loss and
+//     argmax keys exactly, gradients within 1e-5 (the key scatter's float atomics);
+//  5. (bench) steps/s and rows/s of the resident CUDA path against the explicit CUDA path and the
+//     CPU on the same batches, and a library-sized store (RESIDENT_SKILLS skills, default 30,600, of
+//     470–512 rows: gavel-mini's library) with its residentBytes and a step over it.
+// Usage: node scripts/device/train-twins.mjs [--quick] [--no-bench] [--no-store]
 import { createRequire } from "node:module";
 import { cpus } from "node:os";
 
@@ -27,7 +37,8 @@ const require = createRequire(import.meta.url);
 const addonPath = process.env.GAVEL_ADDON;
 if (!addonPath) throw new Error("set GAVEL_ADDON to the CUDA build's gavel.node");
 const { NativeTrainer, buildInfo } = require(addonPath);
-const quick = process.argv.includes("--quick"), noBench = process.argv.includes("--no-bench");
+const quick = process.argv.includes("--quick"), noBench = process.argv.includes("--no-bench"), noStore = process.argv.includes("--no-store");
+const RESIDENT_SKILLS = Number(process.env.RESIDENT_SKILLS ?? 30600);
 const THREADS = Number(process.env.CPU_THREADS ?? cpus().length);
 const K_STEPS = 5;
 // TRAIN_TWINS_CPU_ONLY=1 runs the script's logic with the CPU on both sides (a dry run off the GPU).
@@ -179,6 +190,137 @@ for (const c of quick ? cases.slice(0, 3) : cases) {
     gpu.dispose();
   }
 }
+
+// ---- 1b. the twins on resident skills -----------------------------------------------------------
+// Values on the f16 grid (k / 1024, |k| < 2048), so the resident rows equal the explicit ones exactly.
+function fillHalfGrid(n) {
+  const a = new Float32Array(n);
+  for (let i = 0; i < n; i++) a[i] = Math.max(-2047, Math.min(2047, Math.round(gauss() * 512))) / 1024;
+  return a;
+}
+/** A library of nLib skills (kRows() rows of width each) as one array + rows, and per skill its slice. */
+function makeLibrary(nLib, width, kRows, unit) {
+  const rows = Int32Array.from({ length: nLib }, () => kRows());
+  const total = rows.reduce((a, b) => a + b, 0);
+  const states = unit ? unitRows(total, width).map((x) => Math.round(x * 1024) / 1024) : fillHalfGrid(total * width);
+  const starts = [0];
+  for (let i = 0; i < nLib; i++) starts.push(starts[i] + rows[i]);
+  return { states, rows, starts, width };
+}
+/**
+ * A resident batch over `lib`: nEntries distinct skills; every third entry a masked positive (a random
+ * sorted subset of its rows); nc candidates per task among the entries, its own masked entry first.
+ */
+function makeResidentBatch(lib, { nEmbd, nTasks, nEntries, nc, qRows }) {
+  const refs = [], keep = [];
+  const seen = new Set();
+  while (refs.length < nEntries) {
+    const s = int(0, lib.rows.length - 1);
+    if (seen.has(s)) continue;
+    seen.add(s);
+    refs.push(s);
+    const n = lib.rows[s];
+    keep.push(refs.length % 3 === 0 && n > 1 ? Array.from({ length: n }, (_, i) => i).filter(() => rand() < 0.7) : []);
+  }
+  const qOff = [0], cOff = [0], cand = [], pos = [];
+  for (let t = 0; t < nTasks; t++) {
+    qOff.push(qOff[t] + qRows());
+    const pick = new Set();
+    const masked = keep.findIndex((k, e) => k.length > 0 && e % nTasks === t);
+    if (masked >= 0) pick.add(masked);
+    while (pick.size < Math.min(nc, nEntries)) pick.add(int(0, nEntries - 1));
+    [...pick].forEach((e, i) => (cand.push(e), pos.push(i === 0 || rand() < 0.1 ? 1 : 0)));
+    cOff.push(cand.length);
+  }
+  const keepOffsets = [0];
+  keep.forEach((k) => keepOffsets.push(keepOffsets.at(-1) + k.length));
+  return {
+    queryStates: fillGauss(qOff[nTasks] * nEmbd), queryOffsets: Int32Array.from(qOff),
+    skillRefs: Int32Array.from(refs), keepOffsets: Int32Array.from(keepOffsets), keepRows: Int32Array.from(keep.flat()),
+    candidateOffsets: Int32Array.from(cOff), candidates: Int32Array.from(cand), positive: Uint8Array.from(pos),
+  };
+}
+/** The explicit batch carrying the rows a resident batch names. */
+function explicitOf(b, lib) {
+  const w = lib.width, parts = [], sOff = [0];
+  b.skillRefs.forEach((s, e) => {
+    const k0 = b.keepOffsets[e], k1 = b.keepOffsets[e + 1];
+    const rows = k1 > k0 ? [...b.keepRows.subarray(k0, k1)] : Array.from({ length: lib.rows[s] }, (_, i) => i);
+    for (const r of rows) parts.push(lib.states.subarray((lib.starts[s] + r) * w, (lib.starts[s] + r + 1) * w));
+    sOff.push(sOff.at(-1) + rows.length);
+  });
+  const skillStates = new Float32Array(sOff.at(-1) * w);
+  parts.forEach((p, i) => skillStates.set(p, i * w));
+  const { queryStates, queryOffsets, candidateOffsets, candidates, positive } = b;
+  return { queryStates, queryOffsets, skillStates, skillOffsets: Int32Array.from(sOff), candidateOffsets, candidates, positive };
+}
+
+const residentCases = [
+  { name: "resident gavel-mini, masked", nEmbd: 384, dim: 768, nLib: 600, k: [30, 260], nTasks: 12, nEntries: 150, nc: 24, q: [20, 140], tau: 40 },
+  { name: "resident freezeWs, masked", nEmbd: 384, dim: 256, nLib: 300, k: [10, 120], nTasks: 8, nEntries: 80, nc: 16, q: [5, 70], tau: 40, freezeWs: true },
+];
+for (const c of quick ? residentCases.slice(0, 1) : residentCases) {
+  const width = c.freezeWs ? c.dim : c.nEmbd;
+  const lib = makeLibrary(c.nLib, width, () => int(c.k[0], c.k[1]), !!c.freezeWs);
+  const shape = { nEmbd: c.nEmbd, nTasks: c.nTasks, nEntries: c.nEntries, nc: c.nc, qRows: () => int(c.q[0], c.q[1]) };
+  for (const precision of ["fp32", "bf16"]) {
+    const tol = TOL[precision];
+    const opts = { nEmbd: c.nEmbd, dim: c.dim, tau: c.tau, seed: 23, freezeWs: !!c.freezeWs, threads: THREADS };
+    const cpu = new NativeTrainer({ ...opts, device: "cpu" });
+    const gpu = new NativeTrainer({ ...opts, device: CUDA, precision });
+    const gpuExplicit = new NativeTrainer({ ...opts, device: CUDA, precision });
+    // Two calls each, so the store's append path runs on both sides.
+    const half = Math.floor(c.nLib / 2), cut = lib.starts[half] * width;
+    for (const t of [cpu, gpu]) {
+      t.addSkills(lib.states.subarray(0, cut), lib.rows.subarray(0, half));
+      t.addSkills(lib.states.subarray(cut), lib.rows.subarray(half));
+    }
+    const w0 = cpu.getWeights();
+    const batch = makeResidentBatch(lib, shape);
+    const fc = await cpu.lossAndGrad(batch, { keepPairs: true });
+    const fg = await gpu.lossAndGrad(batch, { keepPairs: true });
+    const fe = await gpuExplicit.lossAndGrad(explicitOf(batch, lib), { keepPairs: true });
+    let differ = 0, tieGap = 0, dmAgree = 0, vsExplicitArgmax = 0;
+    for (let p = 0; p < fc.pairs.m.length; p++) {
+      const d = Math.abs(fg.pairs.m[p] - fc.pairs.m[p]);
+      if (fg.pairs.argmax[p] !== fc.pairs.argmax[p]) differ++, (tieGap = Math.max(tieGap, d));
+      else dmAgree = Math.max(dmAgree, d);
+      if (fg.pairs.argmax[p] !== fe.pairs.argmax[p]) vsExplicitArgmax++;
+    }
+    const free = { loss: rel(fg.loss, fc.loss), gWq: relL2(fg.gradWq, fc.gradWq), gWs: c.freezeWs ? 0 : relL2(fg.gradWs, fc.gradWs) };
+    const fcf = await cpu.lossAndGrad(batch, { forceArgmax: fg.pairs.argmax });
+    const forced = { loss: rel(fg.loss, fcf.loss), gWq: relL2(fg.gradWq, fcf.gradWq), gWs: c.freezeWs ? 0 : relL2(fg.gradWs, fcf.gradWs) };
+    const vsExplicit = { lossEqual: fg.loss === fe.loss, argmaxDiffers: vsExplicitArgmax,
+      grad: Math.max(relL2(fg.gradWq, fe.gradWq), c.freezeWs ? 0 : relL2(fg.gradWs, fe.gradWs)) };
+    let lossSteps = 0;
+    for (let k = 0; k < K_STEPS; k++) {
+      const b = makeResidentBatch(lib, shape);
+      const lg = await gpu.step(b, { keepPairs: true });
+      const lc = await cpu.step(b, { forceArgmax: lg.pairs.argmax });
+      lossSteps = Math.max(lossSteps, rel(lg.loss, lc.loss));
+    }
+    const sc = cpu.getState(), sg = gpu.getState();
+    const upd = (w, v0) => w.map((x, i) => x - v0[i]);
+    const update = Math.max(relL2(upd(sg.wq, w0.wq), upd(sc.wq, w0.wq)), c.freezeWs ? 0 : relL2(upd(sg.ws, w0.ws), upd(sc.ws, w0.ws)));
+    const gradFreeOk = differ === 0 ? Math.max(free.gWq, free.gWs) <= tol.gradFree : true;
+    const pass = sg.step === K_STEPS && sc.step === K_STEPS && free.loss <= tol.lossFree && gradFreeOk && dmAgree <= tol.dmSame &&
+      tieGap <= tol.tieGap && forced.loss <= tol.lossForced && Math.max(forced.gWq, forced.gWs) <= tol.gradForced &&
+      lossSteps <= tol.lossSteps && update <= tol.update && vsExplicit.lossEqual && vsExplicit.argmaxDiffers === 0 && vsExplicit.grad <= 1e-5 &&
+      cpu.residentSkills === c.nLib && gpu.residentSkills === c.nLib;
+    ok &&= pass;
+    console.log(JSON.stringify({
+      case: c.name, precision, tasks: c.nTasks, entries: c.nEntries, maskedEntries: batch.skillRefs.filter((_, e) => batch.keepOffsets[e + 1] > batch.keepOffsets[e]).length,
+      queryRows: batch.queryOffsets.at(-1), pairs: fc.pairs.m.length, residentBytes: { cpu: cpu.residentBytes, cuda: gpu.residentBytes },
+      free: { loss: fmt(free.loss), gradWq: fmt(free.gWq), gradWs: fmt(free.gWs), argmaxDiffers: differ, worstTieGap: fmt(tieGap), maxDmWhereSame: fmt(dmAgree) },
+      forced: { loss: fmt(forced.loss), gradWq: fmt(forced.gWq), gradWs: fmt(forced.gWs) },
+      cudaResidentVsExplicit: { ...vsExplicit, grad: fmt(vsExplicit.grad) },
+      steps: { k: K_STEPS, maxLossRel: fmt(lossSteps), updateRelDiff: fmt(update) }, pass,
+    }));
+    cpu.dispose();
+    gpu.dispose();
+    gpuExplicit.dispose();
+  }
+}
 console.log(ok ? "CUDA trainer matches the CPU twin within tolerances" : "CUDA trainer DIFFERS from the CPU twin");
 
 // ---- 2. throughput -------------------------------------------------------------------------------
@@ -205,13 +347,20 @@ if (!noBench) {
       }
     }
     const row = { batch: c.name, tasks: c.nTasks, rows: nRows, maxSimGflop: +(flops / 1e9).toFixed(1) };
-    for (const [label, device, precision, steps] of [["cpu", "cpu", "fp32", 3], ["cuda-fp32", CUDA, "fp32", 5], ["cuda-bf16", CUDA, "bf16", 10]]) {
+    // The same batch over resident skills: the batch's skills are the store, entry i = skill i.
+    const sRows = b.skillOffsets.slice(1).map((x, i) => x - b.skillOffsets[i]);
+    const rb = { queryStates: b.queryStates, queryOffsets: b.queryOffsets, skillRefs: Int32Array.from(sRows, (_, i) => i),
+      candidateOffsets: b.candidateOffsets, candidates: b.candidates, positive: b.positive };
+    for (const [label, device, precision, steps, resident] of [["cpu", "cpu", "fp32", 3], ["cpu-resident", "cpu", "fp32", 3, true], ["cuda-fp32", CUDA, "fp32", 5],
+      ["cuda-bf16", CUDA, "bf16", 10], ["cuda-bf16-resident", CUDA, "bf16", 20, true]]) {
       const t = new NativeTrainer({ nEmbd: c.nEmbd, dim: c.dim, seed: 1, freezeWs: !!c.freezeWs, threads: THREADS, device, precision });
-      await t.step(b); // warm-up (allocations, cuBLAS heuristics)
+      if (resident) t.addSkills(b.skillStates, sRows);
+      const sb = resident ? rb : b;
+      await t.step(sb); // warm-up (allocations, cuBLAS heuristics)
       let up = 0, comp = 0;
       const t0 = performance.now();
       for (let i = 0; i < steps; i++) {
-        const r = await t.step(b);
+        const r = await t.step(sb);
         up += r.timings.uploadMs;
         comp += r.timings.computeMs;
       }
@@ -224,6 +373,8 @@ if (!noBench) {
       fp32: +(row.cpu.msPerStep / row["cuda-fp32"].msPerStep).toFixed(1),
       bf16: +(row.cpu.msPerStep / row["cuda-bf16"].msPerStep).toFixed(1),
       bf16ComputeOnly: +(row.cpu.computeMs / row["cuda-bf16"].computeMs).toFixed(1),
+      bf16Resident: +(row.cpu.msPerStep / row["cuda-bf16-resident"].msPerStep).toFixed(1),
+      residentOverExplicit: +(row["cuda-bf16"].msPerStep / row["cuda-bf16-resident"].msPerStep).toFixed(1),
     };
     rows.push(row);
     console.log(JSON.stringify(row));
@@ -233,6 +384,52 @@ if (!noBench) {
   for (const r of rows) {
     const g = r["cuda-bf16"];
     console.log(`| ${r.batch} | ${r.rows} | ${r.maxSimGflop} | ${r.cpu.msPerStep} | ${r["cuda-fp32"].msPerStep} | ${g.msPerStep} (${g.uploadMs} + ${g.computeMs}) | ${r.cpu.stepsPerSec} → ${g.stepsPerSec} | ${r.cpu.rowsPerSec} → ${g.rowsPerSec} | ${r.speedup.bf16}× | ${r.speedup.bf16ComputeOnly}× |`);
+  }
+  console.log("| batch | CPU steps/s (explicit, resident) | CUDA bf16 explicit: steps/s, rows/s | CUDA bf16 resident: steps/s, rows/s (upload + compute ms) | resident ÷ explicit |");
+  console.log("| --- | --- | --- | --- | --- |");
+  for (const r of rows) {
+    const g = r["cuda-bf16"], x = r["cuda-bf16-resident"];
+    console.log(`| ${r.batch} | ${r.cpu.stepsPerSec}, ${r["cpu-resident"].stepsPerSec} | ${g.stepsPerSec}, ${g.rowsPerSec} | ${x.stepsPerSec}, ${x.rowsPerSec} (${x.uploadMs} + ${x.computeMs}) | ${r.speedup.residentOverExplicit}× |`);
+  }
+
+  // A library-sized store: RESIDENT_SKILLS skills of 470–512 rows × 384 (gavel-mini), added 256 skills a
+  // call from one reused buffer, then the paper-budget batch drawn from the whole store.
+  if (!noStore) {
+    const nEmbd = 384, dim = 768, per = 256;
+    const t = new NativeTrainer({ nEmbd, dim, seed: 1, threads: THREADS, device: CUDA, precision: "bf16" });
+    const buf = fillUniform(per * 512 * nEmbd);
+    const rowsOf = Int32Array.from({ length: RESIDENT_SKILLS }, () => int(470, 512));
+    const t0 = performance.now();
+    let added = 0, failure;
+    try {
+      for (let i = 0; i < RESIDENT_SKILLS; i += per) {
+        const r = rowsOf.subarray(i, Math.min(RESIDENT_SKILLS, i + per));
+        added = t.addSkills(buf.subarray(0, r.reduce((a, x) => a + x, 0) * nEmbd), r);
+      }
+    } catch (e) {
+      failure = `${e.code ?? ""} ${e.message}`;
+    }
+    const addSecs = (performance.now() - t0) / 1000;
+    const out = { store: { skills: added, asked: RESIDENT_SKILLS, rows: rowsOf.subarray(0, added).reduce((a, x) => a + x, 0), residentBytes: t.residentBytes,
+      gib: +(t.residentBytes / 2 ** 30).toFixed(2), addSeconds: +addSecs.toFixed(1), failure } };
+    if (added > 1024) {
+      const lib = { rows: rowsOf.subarray(0, added), width: nEmbd };
+      const batches = Array.from({ length: 6 }, () => makeResidentBatch(lib, { nEmbd, nTasks: 32, nEntries: 1024, nc: 32, qRows: () => int(64, 192) }));
+      await t.step(batches[0]);
+      let up = 0, comp = 0, nRows = 0;
+      const t1 = performance.now();
+      for (const b of batches.slice(1)) {
+        const r = await t.step(b);
+        up += r.timings.uploadMs;
+        comp += r.timings.computeMs;
+        nRows += b.queryOffsets.at(-1) + b.skillRefs.reduce((a, s, e) => a + (b.keepOffsets[e + 1] - b.keepOffsets[e] || lib.rows[s]), 0);
+      }
+      const ms = (performance.now() - t1) / 5;
+      out.step = { msPerStep: +ms.toFixed(1), stepsPerSec: +(1000 / ms).toFixed(2), rowsPerSec: Math.round((nRows / 5) * 1000 / ms),
+        uploadMs: +(up / 5).toFixed(1), computeMs: +(comp / 5).toFixed(1) };
+    }
+    t.dispose();
+    console.log(JSON.stringify(out));
   }
 }
 process.exitCode = ok ? 0 : 1;

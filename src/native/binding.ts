@@ -215,6 +215,29 @@ export function missingModelMethods(cls: unknown): string[] {
   return MODEL_METHODS.filter((m) => typeof proto?.[m] !== "function");
 }
 
+/**
+ * Why the addon did not load, and what a user can do: the addon ships prebuilt for linux-x64 (glibc)
+ * only, and building it needs the repository's dev tools, so a user elsewhere is pointed at a
+ * linux-x64 machine or container rather than at a build script they cannot run.
+ */
+export function addonUnavailableMessage(err: Error, platform: string = process.platform, arch: string = process.arch): string {
+  const here = `${platform}-${arch}`;
+  const base = `gavel-router's native addon could not be loaded on ${here} with Node ${process.versions.node} (${err.message}).`;
+  if (here !== "linux-x64") {
+    return (
+      `${base} gavel-router ships its addon prebuilt for linux-x64 only, and ${here} is not supported yet. ` +
+      "What you can do: run it on a linux-x64 machine, or in a linux/amd64 container " +
+      "(e.g. `docker run --platform linux/amd64 -it node:20 bash`, then `npm install gavel-router`), " +
+      "or on a Linux x64 server reached from this machine."
+    );
+  }
+  return (
+    `${base} On linux-x64 this usually means an incomplete install (the optional @node-llama-cpp/linux-x64 left out) or a system C library (glibc) older than the prebuilt addon needs; musl (Alpine) is not supported. ` +
+    "What you can do: reinstall without --omit=optional or --no-optional (`npm install gavel-router` also installs @node-llama-cpp/linux-x64), " +
+    "and check that `node_modules/gavel-router/prebuilds/linux-x64/` exists; or set GAVEL_ADDON to an addon you built yourself."
+  );
+}
+
 /** Loads the addon once (prebuilds/ or build/Release through node-gyp-build) and initialises ggml. */
 export function loadBinding(): NativeBinding {
   if (binding) return binding;
@@ -225,12 +248,7 @@ export function loadBinding(): NativeBinding {
     const explicit = process.env.GAVEL_ADDON;
     b = explicit ? (require(explicit) as NativeBinding) : (require("node-gyp-build")(root) as NativeBinding);
   } catch (err) {
-    throw new GavelError(
-      `gavel-router's native addon could not be loaded (${(err as Error).message}). ` +
-        "It ships prebuilt for linux-x64; elsewhere run `npm run build:native`.",
-      "NATIVE_UNAVAILABLE",
-      { cause: err },
-    );
+    throw new GavelError(addonUnavailableMessage(err as Error), "NATIVE_UNAVAILABLE", { cause: err });
   }
   const missing = missingModelMethods(b.NativeModel);
   if (missing.length) {
@@ -317,6 +335,25 @@ export interface NativeTrainBatch {
   positive: Uint8Array;
 }
 
+/**
+ * A batch over the trainer's resident skills ({@link NativeTrainer.addSkills}): the queries cross as
+ * in {@link NativeTrainBatch}, the skills are named. Entry e is resident skill skillRefs[e] with its
+ * rows keepRows[keepOffsets[e] … keepOffsets[e+1] − 1] (strictly increasing rows of that skill; an
+ * empty range, or no keepOffsets at all, keeps every row); candidates index entries. The trainer
+ * gathers the rows itself (CUDA: on the device), the rows an explicit batch of the f16-rounded states
+ * would carry, so both give the same loss and gradients.
+ */
+export interface NativeResidentBatch {
+  queryStates: Float32Array;
+  queryOffsets: Int32Array;
+  skillRefs: Int32Array;
+  keepOffsets?: Int32Array;
+  keepRows?: Int32Array;
+  candidateOffsets: Int32Array;
+  candidates: Int32Array;
+  positive: Uint8Array;
+}
+
 /** Everything a checkpoint needs: both maps, AdamW's moments and the step count. */
 export interface NativeTrainerState {
   step: number;
@@ -336,12 +373,12 @@ export interface NativeTrainerState {
 export interface NativeTrainer {
   /** Forward, exact backward and one AdamW update (W_q only while freezeWs). */
   step(
-    batch: NativeTrainBatch,
+    batch: NativeTrainBatch | NativeResidentBatch,
     options?: NativeLossAndGradOptions,
   ): Promise<{ loss: number; gradNorm: number; timings: NativeStepTimings; pairs?: { m: Float32Array; argmax: Int32Array } }>;
   /** Loss and gradients without an update (gradWs is null while freezeWs). */
   lossAndGrad(
-    batch: NativeTrainBatch,
+    batch: NativeTrainBatch | NativeResidentBatch,
     options?: NativeLossAndGradOptions,
   ): Promise<{
     loss: number;
@@ -351,6 +388,23 @@ export interface NativeTrainer {
     /** With keepPairs: per pair, m and the argmax key (index within its skill). */
     pairs?: { m: Float32Array; argmax: Int32Array };
   }>;
+  /**
+   * Appends skills to the resident store, held as IEEE binary16 (round to nearest even): on the GPU
+   * for a CUDA trainer, in host memory for the CPU one. Skill i has rows[i] rows (0 allowed) of
+   * nEmbd floats (dim while freezeWs: unit keys), one after another in `states`. Memory comes in
+   * chunks of at most 256 MiB (or one skill); all or nothing.
+   * @returns the store's skill count (the library index of the next skill added)
+   * @throws GavelError `INVALID_ARGUMENT` for bad shapes, a value that is not finite or beyond
+   *   binary16's range (|x| ≥ 65520), widths other than the store's; `OUT_OF_MEMORY` when a chunk
+   *   cannot be allocated (the store then stays as it was).
+   */
+  addSkills(states: Float32Array, rows: Int32Array): number;
+  /** Empties the resident store and frees its memory. */
+  clearSkills(): void;
+  /** Skills in the resident store. */
+  readonly residentSkills: number;
+  /** Bytes the resident store's chunks take (device memory for a CUDA trainer). */
+  readonly residentBytes: number;
   getWeights(): { wq: Float32Array; ws: Float32Array };
   /** Replaces both maps; AdamW's moments and step count are kept. */
   setWeights(wq: Float32Array, ws: Float32Array): void;

@@ -6,7 +6,7 @@
  * @module
  */
 import { invalidArgument } from "../errors.js";
-import type { NativeTrainBatch } from "../native/binding.js";
+import type { NativeResidentBatch, NativeTrainBatch } from "../native/binding.js";
 import type { Rng } from "../util/prng.js";
 import { checkInt } from "../util/validate.js";
 
@@ -69,11 +69,17 @@ export interface PackOptions {
   skillWidth: number;
   /** Row width of the queries' states (nEmbd). */
   queryWidth: number;
+  /**
+   * Emit a {@link NativeResidentBatch} (the skills named by index, masked entries by their kept rows)
+   * for a trainer holding `skills` as its resident store, instead of copying their states. The
+   * sampler draws the same batches either way.
+   */
+  resident?: boolean;
 }
 
 /** A packed batch plus what it cost. */
-export interface PackedBatch {
-  batch: NativeTrainBatch;
+export interface PackedBatch<B extends NativeTrainBatch | NativeResidentBatch = NativeTrainBatch> {
+  batch: B;
   tasks: number;
   /** Rows of states in the batch (query tokens + distinct skills' tokens). */
   tokens: number;
@@ -128,7 +134,10 @@ function drawNegatives(ex: TrainingExample, banned: Set<number>, rows: readonly 
  * the distinct rows past `batchTokens` (the first task always goes in). A skill shared by several
  * tasks of the batch is sent once; a masked positive ({@link TrainingExample.mask}) is its own entry.
  */
-export function packBatch(examples: readonly TrainingExample[], skills: readonly Float32Array[], rng: Rng, o: PackOptions): PackedBatch {
+export function packBatch(examples: readonly TrainingExample[], skills: readonly Float32Array[], rng: Rng, o: PackOptions & { resident: true }): PackedBatch<NativeResidentBatch>;
+export function packBatch(examples: readonly TrainingExample[], skills: readonly Float32Array[], rng: Rng, o: PackOptions & { resident?: false }): PackedBatch;
+export function packBatch(examples: readonly TrainingExample[], skills: readonly Float32Array[], rng: Rng, o: PackOptions): PackedBatch<NativeTrainBatch | NativeResidentBatch>;
+export function packBatch(examples: readonly TrainingExample[], skills: readonly Float32Array[], rng: Rng, o: PackOptions): PackedBatch<NativeTrainBatch | NativeResidentBatch> {
   if (examples.length === 0) throw invalidArgument("packBatch: no training example");
   const rows = skills.map((s) => s.length / o.skillWidth);
   const usable: number[] = [];
@@ -180,9 +189,8 @@ export function packBatch(examples: readonly TrainingExample[], skills: readonly
   return assemble(tasks, order, entries, skills, o);
 }
 
-/** The native batch of packed tasks: query states, entries' states (masked rows left out), candidates. */
-function assemble(tasks: readonly PackedTask[], order: readonly string[], entries: ReadonlyMap<string, Entry>, skills: readonly Float32Array[], o: PackOptions): PackedBatch {
-  const qWidth = o.queryWidth;
+/** The query part of a batch: every task's states one after another, and their offsets. */
+function packQueries(tasks: readonly PackedTask[], qWidth: number): { queryStates: Float32Array; queryOffsets: Int32Array; nQ: number } {
   const qRows = tasks.map((t) => t.ex.query.length / qWidth);
   const nQ = qRows.reduce((a, b) => a + b, 0);
   const queryStates = new Float32Array(nQ * qWidth);
@@ -191,17 +199,12 @@ function assemble(tasks: readonly PackedTask[], order: readonly string[], entrie
     queryStates.set(t.ex.query, queryOffsets[i] * qWidth);
     queryOffsets[i + 1] = queryOffsets[i] + qRows[i];
   });
-  const w = o.skillWidth;
+  return { queryStates, queryOffsets, nQ };
+}
+
+/** The candidate part of a batch: per task its entries (local indices) and positive flags. */
+function packCandidates(tasks: readonly PackedTask[], order: readonly string[]): { candidateOffsets: Int32Array; candidates: Int32Array; positive: Uint8Array } {
   const local = new Map(order.map((k, i) => [k, i]));
-  const skillOffsets = new Int32Array(order.length + 1);
-  order.forEach((k, i) => (skillOffsets[i + 1] = skillOffsets[i] + entries.get(k)!.rows));
-  const skillStates = new Float32Array(skillOffsets[order.length] * w);
-  order.forEach((k, i) => {
-    const e = entries.get(k)!;
-    const src = skills[e.skill];
-    if (!e.keep) skillStates.set(src, skillOffsets[i] * w);
-    else e.keep.forEach((r, j) => skillStates.set(src.subarray(r * w, (r + 1) * w), (skillOffsets[i] + j) * w));
-  });
   const candidateOffsets = new Int32Array(tasks.length + 1);
   tasks.forEach((t, i) => (candidateOffsets[i + 1] = candidateOffsets[i] + t.cand.length));
   const candidates = new Int32Array(candidateOffsets[tasks.length]);
@@ -212,8 +215,46 @@ function assemble(tasks: readonly PackedTask[], order: readonly string[], entrie
       positive[candidateOffsets[i] + j] = t.pos[j];
     });
   });
+  return { candidateOffsets, candidates, positive };
+}
+
+/** The resident batch of packed tasks: query states, entries by library index and kept rows, candidates. */
+function assembleResident(tasks: readonly PackedTask[], order: readonly string[], entries: ReadonlyMap<string, Entry>, o: PackOptions): PackedBatch<NativeResidentBatch> {
+  const { queryStates, queryOffsets, nQ } = packQueries(tasks, o.queryWidth);
+  const skillRefs = new Int32Array(order.length);
+  const keepOffsets = new Int32Array(order.length + 1);
+  let rows = 0;
+  order.forEach((k, i) => {
+    const e = entries.get(k)!;
+    skillRefs[i] = e.skill;
+    keepOffsets[i + 1] = keepOffsets[i] + (e.keep ? e.keep.length : 0);
+    rows += e.rows;
+  });
+  const keepRows = new Int32Array(keepOffsets[order.length]);
+  order.forEach((k, i) => {
+    const e = entries.get(k)!;
+    if (e.keep) keepRows.set(e.keep, keepOffsets[i]);
+  });
+  const batch = { queryStates, queryOffsets, skillRefs, keepOffsets, keepRows, ...packCandidates(tasks, order) };
+  return { batch, tasks: tasks.length, tokens: nQ + rows };
+}
+
+/** The native batch of packed tasks: query states, entries' states (masked rows left out), candidates. */
+function assemble(tasks: readonly PackedTask[], order: readonly string[], entries: ReadonlyMap<string, Entry>, skills: readonly Float32Array[], o: PackOptions): PackedBatch<NativeTrainBatch | NativeResidentBatch> {
+  if (o.resident) return assembleResident(tasks, order, entries, o);
+  const { queryStates, queryOffsets, nQ } = packQueries(tasks, o.queryWidth);
+  const w = o.skillWidth;
+  const skillOffsets = new Int32Array(order.length + 1);
+  order.forEach((k, i) => (skillOffsets[i + 1] = skillOffsets[i] + entries.get(k)!.rows));
+  const skillStates = new Float32Array(skillOffsets[order.length] * w);
+  order.forEach((k, i) => {
+    const e = entries.get(k)!;
+    const src = skills[e.skill];
+    if (!e.keep) skillStates.set(src, skillOffsets[i] * w);
+    else e.keep.forEach((r, j) => skillStates.set(src.subarray(r * w, (r + 1) * w), (skillOffsets[i] + j) * w));
+  });
   const tokens = nQ + skillOffsets[order.length];
-  return { batch: { queryStates, queryOffsets, skillStates, skillOffsets, candidateOffsets, candidates, positive }, tasks: tasks.length, tokens };
+  return { batch: { queryStates, queryOffsets, skillStates, skillOffsets, ...packCandidates(tasks, order) }, tasks: tasks.length, tokens };
 }
 
 /**

@@ -22,7 +22,7 @@ import { assertTrainerDevice, runTraining, TRAIN_DEFAULTS, type RetrievalMetrics
 /** The training loop's settings {@link trainProjections} passes through (documented once, on TrainLoopOptions). */
 type LoopSettings = Pick<
   TrainLoopOptions,
-  "lr" | "batchTasks" | "batchTokens" | "negatives" | "hardNegatives" | "glanceNegatives" | "refreshEvery" | "refreshTasks" | "glancePool" | "inBatch" | "seed" | "threads" | "device" | "precision"
+  "lr" | "batchTasks" | "batchTokens" | "negatives" | "hardNegatives" | "glanceNegatives" | "refreshEvery" | "refreshTasks" | "glancePool" | "inBatch" | "seed" | "threads" | "device" | "precision" | "resident"
 >;
 
 /** Options of {@link trainProjections}. */
@@ -135,7 +135,7 @@ export async function trainProjections(model: Model, o: TrainProjectionsOptions)
 
   const common: Omit<TrainLoopOptions, "steps"> = {
     dim, batchTasks: o.batchTasks, batchTokens: o.batchTokens, negatives: o.negatives, hardNegatives: o.hardNegatives, inBatch: o.inBatch, seed, threads: o.threads,
-    device: o.device, precision: o.precision, glanceNegatives: o.glanceNegatives, refreshEvery: o.refreshEvery, refreshTasks: o.refreshTasks, glancePool: o.glancePool,
+    device: o.device, precision: o.precision, resident: o.resident, glanceNegatives: o.glanceNegatives, refreshEvery: o.refreshEvery, refreshTasks: o.refreshTasks, glancePool: o.glancePool,
     checkpointEvery: o.checkpointEvery, resume: o.resume, valEvery: o.valEvery, onProgress: o.onProgress, signal: o.signal,
   };
   const main = await runTraining(set, { ...common, steps: o.steps ?? 1000, lr: o.lr ?? TRAIN_DEFAULTS.lr, checkpoint: o.checkpoint ?? `${o.out}.ckpt`, stopAfterSeconds: left() });

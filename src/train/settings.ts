@@ -44,6 +44,8 @@ export interface TrainProgress {
   stepsPerSec: number;
   /** Validation metrics, on the steps where they were computed. */
   val?: RetrievalMetrics;
+  /** Bytes of the skills' states held by the trainer (f16; device memory on CUDA), when resident. */
+  residentBytes?: number;
 }
 
 /** Options of {@link runTraining}. */
@@ -84,6 +86,12 @@ export interface TrainLoopOptions {
   device?: "cpu" | "cuda";
   /** The CUDA trainer's max-sim precision (default "bf16"; ignored on the CPU). */
   precision?: "bf16" | "fp32";
+  /**
+   * Hold the skills' states (the fine-tune's keys) in the trainer as f16, uploaded once at the start,
+   * and pack batches as skill indices instead of copying states each step (default: on for "cuda",
+   * off for "cpu"). The batches are the same; the states are rounded to f16 (docs/TRAINING.md).
+   */
+  resident?: boolean;
   /** Checkpoint file; written every `checkpointEvery` steps and at the end. */
   checkpoint?: string;
   checkpointEvery?: number;

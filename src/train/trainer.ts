@@ -11,7 +11,7 @@
  * @module
  */
 import { GavelError, invalidArgument } from "../errors.js";
-import { loadBinding, type NativeTrainBatch, type NativeTrainer, type NativeTrainerOptions, type NativeTrainerState } from "../native/binding.js";
+import { loadBinding, type NativeResidentBatch, type NativeTrainBatch, type NativeTrainer, type NativeTrainerOptions, type NativeTrainerState } from "../native/binding.js";
 import { Rng } from "../util/prng.js";
 import { checkFinite, checkInt } from "../util/validate.js";
 import { makeTrainingSet, packBatch, type TrainingSet } from "./batch.js";
@@ -20,7 +20,7 @@ import { refreshGlanceNegatives, refreshRound } from "./hard-negatives.js";
 import { evaluateRetrieval, projectKeys, type RetrievalMetrics } from "./retrieval.js";
 import { configHash, loopSettings, type LoopSettings, type TrainLoopOptions } from "./settings.js";
 
-export type { NativeTrainBatch, NativeTrainer, NativeTrainerOptions, NativeTrainerState };
+export type { NativeResidentBatch, NativeTrainBatch, NativeTrainer, NativeTrainerOptions, NativeTrainerState };
 // The parts of training, re-exported so this module stays the one to import.
 export { makeTrainingSet, packBatch, type PackedBatch, type PackOptions, type TrainingExample, type TrainingSet } from "./batch.js";
 export { loadCheckpoint, saveCheckpoint, type CheckpointMeta } from "./checkpoint.js";
@@ -70,6 +70,37 @@ export function assertTrainerDevice(device: "cpu" | "cuda" | undefined, precisio
   createTrainer({ nEmbd: 1, dim: 1, device, precision }).dispose();
 }
 
+/** Floats per addSkills call of {@link uploadSkills} (256 MB of f32, 128 MB once f16). */
+const UPLOAD_FLOATS = 64 << 20;
+
+/**
+ * Puts `skills` (rows × `width` each, in library order) into the trainer's resident store, a few
+ * hundred MB per call, after emptying it; resident batches then name them by index.
+ * @returns the store's bytes
+ * @throws GavelError `INVALID_ARGUMENT` for a shape that is not rows × width or a value beyond f16;
+ *   `OUT_OF_MEMORY` when the device (or host) has no room.
+ */
+export function uploadSkills(trainer: NativeTrainer, skills: readonly Float32Array[], width: number): number {
+  checkInt(width, "width", 1);
+  trainer.clearSkills();
+  for (let i = 0; i < skills.length; ) {
+    let floats = 0;
+    let j = i;
+    while (j < skills.length && (j === i || floats + skills[j].length <= UPLOAD_FLOATS)) floats += skills[j++].length;
+    const states = new Float32Array(floats);
+    const rows = new Int32Array(j - i);
+    for (let k = i, at = 0; k < j; k++) {
+      if (skills[k].length % width !== 0) throw invalidArgument(`skills[${k}] must hold rows × ${width} values`);
+      states.set(skills[k], at);
+      at += skills[k].length;
+      rows[k - i] = skills[k].length / width;
+    }
+    trainer.addSkills(states, rows);
+    i = j;
+  }
+  return trainer.residentBytes;
+}
+
 // ---- the loop ----------------------------------------------------------------------------------
 
 /** What {@link runTraining} returns. */
@@ -88,6 +119,8 @@ export interface TrainResult {
   refreshes: number;
   tokensPerSec: number;
   stepsPerSec: number;
+  /** Bytes of the resident store, when the run held its skills in the trainer. */
+  residentBytes?: number;
 }
 
 /**
@@ -146,6 +179,7 @@ export async function runTraining(set: TrainingSet, opts: TrainLoopOptions): Pro
     // Lists left by another run or phase never leak into this one.
     if (s.glanceNegatives > 0) for (const ex of set.train) delete ex.glance;
     const resumedFrom = opts.resume && opts.checkpoint ? await resumeFrom(opts.checkpoint, trainer, rng, set, s, config) : 0;
+    if (opts.resident ?? opts.device === "cuda") uploadSkills(trainer, frozen ? opts.keys! : set.skills, frozen ? dim : set.nEmbd);
     const save = async () => {
       if (!opts.checkpoint) return;
       const lists = s.glanceNegatives > 0 ? set.train.map((ex) => ex.glance) : undefined;
@@ -168,7 +202,10 @@ async function loop(set: TrainingSet, trainer: NativeTrainer, rng: Rng, s: LoopS
   let refreshes = 0;
   let val: RetrievalMetrics | undefined;
   const evalNow = async () => (set.val.length > 0 ? evaluateRetrieval(set.val, set.skills, trainer.getWeights(), set.nEmbd, dim, frozen ? opts.keys : undefined, frozen ? opts.keyRows : undefined) : undefined);
+  const resident = trainer.residentSkills > 0;
+  const residentBytes = resident ? { residentBytes: trainer.residentBytes } : {};
   const pack = {
+    resident,
     batchTasks: s.batchTasks, batchTokens: s.batchTokens, negatives: s.negatives, hardNegatives: s.hardNegatives, glanceNegatives: s.glanceNegatives,
     inBatch: s.inBatch, skillWidth: frozen ? dim : set.nEmbd, queryWidth: set.nEmbd, keyRows: frozen ? opts.keyRows : undefined,
   };
@@ -188,7 +225,7 @@ async function loop(set: TrainingSet, trainer: NativeTrainer, rng: Rng, s: LoopS
     if (step % s.checkpointEvery === 0 || step === steps || stop) await save();
     opts.onProgress?.({
       phase, step, steps, loss, gradNorm, tasks: packed.tasks, tokens: packed.tokens,
-      tokensPerSec: tokensDone / secs, stepsPerSec: stepsDone / secs, val: v,
+      tokensPerSec: tokensDone / secs, stepsPerSec: stepsDone / secs, val: v, ...residentBytes,
     });
     if (stop) break;
   }
@@ -196,7 +233,7 @@ async function loop(set: TrainingSet, trainer: NativeTrainer, rng: Rng, s: LoopS
   const secs = (performance.now() - t0) / 1000;
   const w = trainer.getWeights();
   return {
-    ...w, steps: trainer.steps, finished: trainer.steps >= steps, losses, val, refreshes,
+    ...w, steps: trainer.steps, finished: trainer.steps >= steps, losses, val, refreshes, ...residentBytes,
     tokensPerSec: secs > 0 ? tokensDone / secs : 0, stepsPerSec: secs > 0 ? stepsDone / secs : 0,
   };
 }

@@ -35,6 +35,11 @@ struct Batch {
   std::vector<uint8_t> pos;
   // The CUDA trainer stages q and s in its pinned host memory instead (then these point there and
   // the vectors stay empty); the CPU trainer reads the vectors.
+  // A resident batch (the skills' rows held by the trainer, train_resident.h): entry e is library
+  // skill refs[e], keeping its rows keep[keepOff[e] … keepOff[e+1] − 1] (sorted; none: every row);
+  // sOff is derived from them and s is filled by the gather (host: GatherHost; CUDA: on the device).
+  bool resident = false;
+  std::vector<int32_t> refs, keepOff, keep;
   const float* qStaged = nullptr;
   const float* sStaged = nullptr;
   const float* Q() const { return qStaged != nullptr ? qStaged : q.data(); }

@@ -25,6 +25,7 @@
 
 #include "common/failure.h"
 #include "common/parallel.h"
+#include "train/train_cuda_index.cuh"
 #include "train/train_cuda_kernels.cuh"
 #include "train/train_device.h"
 
@@ -104,6 +105,7 @@ class CudaTrainer final : public DeviceTrainer {
     if (cudaGetDevice(&dev) == cudaSuccess && cudaGetDeviceProperties(&prop, dev) == cudaSuccess) name_ = prop.name;
   }
   ~CudaTrainer() override {
+    for (__half* c : chunks_) cudaFree(c);
     if (pinned_ != nullptr) cudaFreeHost(pinned_);
     if (blas_ != nullptr) cublasDestroy(blas_);
     if (stream_ != nullptr) cudaStreamDestroy(stream_);
@@ -136,6 +138,24 @@ class CudaTrainer final : public DeviceTrainer {
   std::string DeviceName() const override { return name_; }
 
   StepResult Step(const Batch& b, const StepParams& p) override;
+
+  void NewChunk(size_t halves) override {
+    __half* c = nullptr;
+    Check(cudaMalloc(reinterpret_cast<void**>(&c), std::max<size_t>(halves, 1) * sizeof(__half)), "allocating resident states");
+    chunks_.push_back(c);
+  }
+  void FillChunk(int32_t c, size_t at, const uint16_t* src, size_t n) override {
+    if (c < 0 || size_t(c) >= chunks_.size()) throw Failure(Code::INTERNAL, "no such resident chunk");
+    // Synchronous from pageable memory: the source is the caller's, freed when this returns.
+    Check(cudaMemcpy(chunks_[c] + at, src, n * sizeof(uint16_t), cudaMemcpyHostToDevice), "copying resident states");
+  }
+  void DropChunks(size_t from) override {
+    Check(cudaStreamSynchronize(stream_), "waiting for the stream");  // no step reads them any more
+    while (chunks_.size() > from) {
+      cudaFree(chunks_.back());
+      chunks_.pop_back();
+    }
+  }
 
   void Stage(const float* q, size_t qFloats, const float* s, size_t sFloats, Batch& b) override {
     const size_t need = qFloats + sFloats;
@@ -182,6 +202,9 @@ class CudaTrainer final : public DeviceTrainer {
   Buf<int64_t> pairOff_;
   Buf<Work> work_;
   Buf<int> flags_;
+  Buf<GatherEntry> gather_;
+  Buf<int32_t> keep_;
+  std::vector<__half*> chunks_;  // the resident store's chunks (NewChunk)
   float* pinned_ = nullptr;  // staged states (Stage), cudaHostAlloc'd
   size_t pinnedCap_ = 0;
 
@@ -226,53 +249,6 @@ class CudaTrainer final : public DeviceTrainer {
   }
 };
 
-// The host-side index of a batch: each task's first pair, each query row's task, the max-sim's work list.
-struct HostIndex {
-  std::vector<int64_t> pairOff;
-  std::vector<int32_t> rowTask;
-  std::vector<Work> work;
-};
-
-HostIndex BuildIndex(const Batch& b) {
-  HostIndex h;
-  h.pairOff = PairOffsets(b);
-  const int64_t nTasks = b.nTasks();
-  h.rowTask.resize(size_t(b.qOff[nTasks]));
-  for (int64_t t = 0; t < nTasks; ++t) {
-    const int32_t q0 = b.qOff[t], q1 = b.qOff[t + 1], c0 = b.candOff[t], nc = b.candOff[t + 1] - c0;
-    std::fill(h.rowTask.begin() + q0, h.rowTask.begin() + q1, int32_t(t));
-    for (int32_t c = 0; c < nc; ++c) {
-      const int32_t s = b.cand[c0 + c];
-      for (int32_t r = q0; r < q1; r += 64) {
-        Work w{};
-        w.q0 = r;
-        w.nq = std::min(64, q1 - r);
-        w.k0 = b.sOff[s];
-        w.nk = b.sOff[s + 1] - b.sOff[s];
-        w.out = h.pairOff[t] + int64_t(r - q0) * nc + c;
-        w.stride = nc;
-        h.work.push_back(w);
-      }
-    }
-  }
-  return h;
-}
-
-void CheckForced(const Batch& b, const HostIndex& h, const PairOptions& po) {
-  const int64_t nTasks = b.nTasks();
-  if (po.forceCount != h.pairOff[nTasks])
-    throw Failure(Code::INVALID_ARGUMENT, "forceArgmax must hold one key index per (task, query row, candidate) pair (" +
-                                              std::to_string(h.pairOff[nTasks]) + ")");
-  for (int64_t t = 0; t < nTasks; ++t) {
-    const int64_t nq = b.qOff[t + 1] - b.qOff[t], c0 = b.candOff[t], nc = b.candOff[t + 1] - c0;
-    for (int64_t i = 0; i < nq; ++i)
-      for (int64_t c = 0; c < nc; ++c) {
-        const int32_t s = b.cand[c0 + c], k = po.forceArgmax[h.pairOff[t] + i * nc + c];
-        if (k < 0 || k >= b.sOff[s + 1] - b.sOff[s]) throw Failure(Code::INVALID_ARGUMENT, "forceArgmax names a key outside its skill");
-      }
-  }
-}
-
 // long function: the step's phases in order (see the file's head), on one stream.
 StepResult CudaTrainer::Step(const Batch& b, const StepParams& p) {
   using Clock = std::chrono::steady_clock;
@@ -289,9 +265,29 @@ StepResult CudaTrainer::Step(const Batch& b, const StepParams& p) {
     throw Failure(Code::INVALID_ARGUMENT, "the batch is too large for one CUDA step");
   if (double(nQ) * dimP_ > 9e18 / 2 || double(nS) * dimP_ > 9e18 / 2) throw Failure(Code::INVALID_ARGUMENT, "the batch is too large");
 
-  // 1. upload
+  // 1. upload (a resident batch uploads its gather list instead of the skills' rows)
+  const bool resident = b.resident;
+  if (resident && (p.store == nullptr || p.store->width != sWidth))
+    throw Failure(Code::INTERNAL, "a resident batch without its store");
   const float* dq = Upload(q_, b.Q(), size_t(nQ * nEmbd_), stream_);
-  const float* ds = Upload(s_, b.S(), size_t(nS * sWidth), stream_);
+  float* ds = resident ? s_.Ensure(size_t(nS * sWidth)) : Upload(s_, b.S(), size_t(nS * sWidth), stream_);
+  std::vector<GatherEntry> gather;
+  int32_t maxRows = 1;
+  if (resident) {
+    gather.resize(b.refs.size());
+    for (size_t e = 0; e < b.refs.size(); ++e) {
+      const int32_t sk = b.refs[e];
+      GatherEntry& g = gather[e];
+      g.rows = b.sOff[e + 1] - b.sOff[e];
+      g.src = g.rows > 0 ? chunks_.at(size_t(p.store->chunk[sk])) + p.store->row0[sk] * sWidth : nullptr;
+      g.dst = b.sOff[e];
+      g.keep0 = b.keepOff[e];
+      g.keepN = b.keepOff[e + 1] - b.keepOff[e];
+      maxRows = std::max(maxRows, g.rows);
+    }
+    Upload(gather_, gather.data(), gather.size(), stream_);
+    Upload(keep_, b.keep.data(), b.keep.size(), stream_);
+  }
   DevIndex ix{};
   ix.qOff = Upload(qOff_, b.qOff.data(), b.qOff.size(), stream_);
   ix.sOff = Upload(sOff_, b.sOff.data(), b.sOff.size(), stream_);
@@ -306,7 +302,12 @@ StepResult CudaTrainer::Step(const Batch& b, const StepParams& p) {
   Sync("copying the batch to the device");
   const auto t1 = Clock::now();
 
-  // 2. checks and projections
+  // 2. the resident gather, checks and projections
+  if (resident && !gather.empty()) {
+    const dim3 grid(unsigned(gather.size()), unsigned(std::min(maxRows, 64)));
+    GatherHalfKernel<<<grid, 128, 0, stream_>>>(gather_.p, keep_.Ensure(1), int(sWidth), ds);
+    Launched("launching the resident gather");
+  }
   Check(cudaMemsetAsync(flags_.p, 0, kFlags * sizeof(int), stream_), "clearing flags");
   CheckFinite(wq_.p, wn, kWeightsBad);
   if (!p.keysGiven) CheckFinite(ws_.p, wn, kWeightsBad);

@@ -4,6 +4,7 @@
 // pairOff[t] + i·nc(t) + c as in train_core.h.
 #pragma once
 #include <cuda_bf16.h>
+#include <cuda_fp16.h>
 #include <cuda_runtime.h>
 #include <mma.h>
 
@@ -371,6 +372,30 @@ __global__ void AdamWKernel(float* __restrict__ w, float* __restrict__ m, float*
     wi = __dsub_rn(wi, __dmul_rn(__dmul_rn(lr, wd), wi));
     wi = __dsub_rn(wi, __dmul_rn(lr, mi / c1) / (sqrt(vi / c2) + eps));
     w[i] = static_cast<float>(wi);
+  }
+}
+
+// One resident batch entry for the gather: its skill's first row in a resident chunk (binary16),
+// the batch rows it fills (dst …), and its kept rows keep[keep0 … keep0 + rows − 1] (keepN 0: all).
+struct GatherEntry {
+  const __half* src;
+  int32_t dst;
+  int32_t rows;
+  int32_t keep0;
+  int32_t keepN;
+};
+
+// The resident gather: block (e, y) converts rows y, y + gridDim.y, … of entry e from f16 to f32
+// into the step's skill buffer (the rows an explicit batch would have carried, exactly: every
+// binary16 value is a float32).
+__global__ void GatherHalfKernel(const GatherEntry* __restrict__ entries, const int32_t* __restrict__ keep, int width,
+                                 float* __restrict__ out) {
+  const GatherEntry g = entries[blockIdx.x];
+  for (int j = blockIdx.y; j < g.rows; j += gridDim.y) {
+    const int64_t r = g.keepN > 0 ? keep[g.keep0 + j] : j;
+    const __half* src = g.src + r * width;
+    float* o = out + (int64_t(g.dst) + j) * width;
+    for (int c = threadIdx.x; c < width; c += blockDim.x) o[c] = __half2float(src[c]);
   }
 }
 

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "train/train_core.h"
+#include "train/train_resident.h"
 
 namespace gavel::train::device {
 
@@ -35,6 +36,9 @@ struct StepParams {
   AdamWParams adam;
   bool returnGrads = false;  // download gWq (and gWs) into the result
   PairOptions pairs;         // forced argmax / keep the per-pair m and argmax
+  // A resident batch (b.resident): the store's layout, whose chunks are this trainer's (NewChunk);
+  // the step gathers the entries' rows from them on the device (f16 → f32) instead of uploading.
+  const ResidentStore* store = nullptr;
 };
 
 struct StepResult {
@@ -60,6 +64,13 @@ class DeviceTrainer {
   // and b.sStaged. Valid until the next Stage: one step at a time.
   virtual void Stage(const float* q, size_t qFloats, const float* s, size_t sFloats, Batch& b) = 0;
   virtual std::string DeviceName() const = 0;
+  // The resident store's chunks (train_resident.h), in device memory: NewChunk appends one of
+  // `halves` binary16 values (Failure(OUT_OF_MEMORY) when the device has no room, nothing kept);
+  // FillChunk copies f16 bits from the host into chunk c at value offset `at` (synchronously);
+  // DropChunks frees the chunks from index `from` on (all of them for 0).
+  virtual void NewChunk(size_t halves) = 0;
+  virtual void FillChunk(int32_t c, size_t at, const uint16_t* src, size_t n) = 0;
+  virtual void DropChunks(size_t from) = 0;
 };
 
 // Allocates the weights (zero) and moments (zero) on the device. Throws Failure(CUDA_UNAVAILABLE) in

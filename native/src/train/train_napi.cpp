@@ -38,6 +38,10 @@ class NativeTrainer : public Napi::ObjectWrap<NativeTrainer> {
                            InstanceMethod<&NativeTrainer::GetState>("getState"),
                            InstanceMethod<&NativeTrainer::SetState>("setState"),
                            InstanceMethod<&NativeTrainer::Dispose>("dispose"),
+                           InstanceMethod<&NativeTrainer::AddSkills>("addSkills"),
+                           InstanceMethod<&NativeTrainer::ClearSkills>("clearSkills"),
+                           InstanceAccessor<&NativeTrainer::GetResidentSkills>("residentSkills"),
+                           InstanceAccessor<&NativeTrainer::GetResidentBytes>("residentBytes"),
                            InstanceAccessor<&NativeTrainer::GetFreeze, &NativeTrainer::SetFreeze>("freezeWs"),
                            InstanceAccessor<&NativeTrainer::GetLr, &NativeTrainer::SetLr>("lr"),
                            InstanceAccessor<&NativeTrainer::GetSteps>("steps"),
@@ -178,6 +182,25 @@ class NativeTrainer : public Napi::ObjectWrap<NativeTrainer> {
     });
   }
 
+  // addSkills(states, rows): appends skills to the resident store (all or nothing); returns its count.
+  Napi::Value AddSkills(const Napi::CallbackInfo& info) {
+    return Guard(info, "NativeTrainer.addSkills", [&]() -> Napi::Value {
+      State& s = UseIdle(info);
+      AddResidentSkills(s, info[0], info[1]);
+      return Napi::Number::New(info.Env(), double(s.store.Skills()));
+    });
+  }
+
+  // clearSkills(): empties the resident store and frees its memory.
+  Napi::Value ClearSkills(const Napi::CallbackInfo& info) {
+    return Guard(info, "NativeTrainer.clearSkills", [&]() -> Napi::Value {
+      State& s = UseIdle(info);
+      if (s.dev) s.dev->DropChunks(0);
+      s.store.Clear();
+      return info.Env().Undefined();
+    });
+  }
+
   Napi::Value GetWeights(const Napi::CallbackInfo& info) {
     return Guard(info, "NativeTrainer.getWeights", [&]() -> Napi::Value {
       const State& s = UseIdle(info);
@@ -309,6 +332,13 @@ class NativeTrainer : public Napi::ObjectWrap<NativeTrainer> {
   }
   Napi::Value GetDevice(const Napi::CallbackInfo& info) {
     return Getter(info, "NativeTrainer.device", [](Napi::Env e, const State& s) { return Napi::String::New(e, s.dev ? "cuda" : "cpu"); });
+  }
+  Napi::Value GetResidentSkills(const Napi::CallbackInfo& info) {
+    return Getter(info, "NativeTrainer.residentSkills",
+                  [](Napi::Env e, const State& s) { return Napi::Number::New(e, double(s.store.Skills())); });
+  }
+  Napi::Value GetResidentBytes(const Napi::CallbackInfo& info) {
+    return Getter(info, "NativeTrainer.residentBytes", [](Napi::Env e, const State& s) { return Napi::Number::New(e, s.store.Bytes()); });
   }
   // The CUDA trainer's precision ("bf16" | "fp32"); the CPU trainer is always "fp32".
   Napi::Value GetPrecision(const Napi::CallbackInfo& info) {

@@ -3,9 +3,13 @@
 
 #include <chrono>
 #include <cmath>
+#include <cstring>
+#include <new>
+#include <limits>
 #include <unordered_set>
 
 #include "common/napi_args.h"
+#include "common/failure.h"
 #include "common/worker.h"
 
 namespace gavel::trainer_napi {
@@ -42,21 +46,88 @@ std::string StringOption(const Napi::Object& o, const char* key, const char* dfl
   return v.As<Napi::String>().Utf8Value();
 }
 
+namespace {
+
+// A resident batch's skill part: skillRefs (library indices into the resident store), optional
+// keepOffsets / keepRows (per entry, strictly increasing rows of its skill; an empty range keeps
+// every row); fills b.refs, b.keepOff, b.keep and the derived b.sOff.
+void ReadResidentSkills(const State& s, const Napi::Object& o, train::Batch& b) {
+  if (!o.Get("skillStates").IsUndefined() || !o.Get("skillOffsets").IsUndefined())
+    Bad("a batch gives either skillStates + skillOffsets or skillRefs (resident skills), not both");
+  const train::ResidentStore& st = s.store;
+  if (st.Skills() == 0) Bad("batch.skillRefs names resident skills, but none were added (addSkills)");
+  const int64_t sWidth = s.freezeWs ? s.dim : s.nEmbd;
+  if (st.width != sWidth)
+    Bad("the resident skills are " + std::to_string(st.width) + " wide but this trainer's skill rows are " +
+        std::to_string(sWidth) + " (" + (s.freezeWs ? "dim: keys while freezeWs" : "nEmbd") + "); clearSkills and add them again");
+  auto refs = Int32Arg(o.Get("skillRefs"), "batch.skillRefs");
+  const int64_t n = static_cast<int64_t>(refs.ElementLength());
+  if (n < 1) Bad("batch.skillRefs must name at least one skill");
+  const int32_t* rf = refs.Data();
+  for (int64_t e = 0; e < n; ++e)
+    if (rf[e] < 0 || rf[e] >= st.Skills())
+      Bad("batch.skillRefs[" + std::to_string(e) + "] = " + std::to_string(rf[e]) + " is not a resident skill in [0, " +
+          std::to_string(st.Skills()) + ")");
+  const Napi::Value ko = o.Get("keepOffsets"), kr = o.Get("keepRows");
+  if (ko.IsUndefined() != kr.IsUndefined()) Bad("batch.keepOffsets and batch.keepRows go together");
+  b.refs = CopyTyped<int32_t>(refs);
+  b.keepOff.assign(size_t(n) + 1, 0);
+  if (!ko.IsUndefined()) {
+    auto kOff = Int32Arg(ko, "batch.keepOffsets");
+    auto rows = Int32Arg(kr, "batch.keepRows");
+    if (int64_t(kOff.ElementLength()) != n + 1)
+      Bad("batch.keepOffsets must have one entry per skillRefs entry plus one (" + std::to_string(n + 1) + ")");
+    CheckOffsets(kOff, "batch.keepOffsets", 2);
+    if (int64_t(rows.ElementLength()) != int64_t(kOff.Data()[n]))
+      Bad("batch.keepRows.length must be keepOffsets[last] (" + std::to_string(kOff.Data()[n]) + ")");
+    const int32_t *kO = kOff.Data(), *kR = rows.Data();
+    for (int64_t e = 0; e < n; ++e)
+      for (int32_t k = kO[e]; k < kO[e + 1]; ++k) {
+        if (kR[k] < 0 || kR[k] >= st.rows[rf[e]])
+          Bad("batch.keepRows[" + std::to_string(k) + "] = " + std::to_string(kR[k]) + " is not a row of skill " +
+              std::to_string(rf[e]) + " (" + std::to_string(st.rows[rf[e]]) + " rows)");
+        if (k > kO[e] && kR[k] <= kR[k - 1])
+          Bad("batch.keepRows of entry " + std::to_string(e) + " must be strictly increasing (at " + std::to_string(k) + ")");
+      }
+    b.keepOff = CopyTyped<int32_t>(kOff);
+    b.keep = CopyTyped<int32_t>(rows);
+  }
+  b.sOff.assign(size_t(n) + 1, 0);
+  for (int64_t e = 0; e < n; ++e) {
+    const int64_t kept = b.keepOff[e + 1] - b.keepOff[e];
+    const int64_t next = int64_t(b.sOff[e]) + (kept > 0 ? kept : st.rows[rf[e]]);
+    if (next > std::numeric_limits<int32_t>::max() || double(next) * double(sWidth) > 9e15) Bad("the batch's skill rows are too many");
+    b.sOff[e + 1] = int32_t(next);
+  }
+  b.resident = true;
+}
+
+}  // namespace
+
+// long function: the explicit and resident batches' checks in order, then the copies.
 std::shared_ptr<train::Batch> ReadBatch(const State& s, const Napi::Value& v) {
   if (!v.IsObject()) Bad("batch must be an object");
   Napi::Object o = v.As<Napi::Object>();
+  auto b = std::make_shared<train::Batch>();
   auto q = Float32Arg(o.Get("queryStates"), "batch.queryStates");
   auto qOff = Int32Arg(o.Get("queryOffsets"), "batch.queryOffsets");
-  auto st = Float32Arg(o.Get("skillStates"), "batch.skillStates");
-  auto sOff = Int32Arg(o.Get("skillOffsets"), "batch.skillOffsets");
+  const bool resident = !o.Get("skillRefs").IsUndefined();
+  Napi::Float32Array st;
+  if (resident) {
+    ReadResidentSkills(s, o, *b);
+  } else {
+    st = Float32Arg(o.Get("skillStates"), "batch.skillStates");
+    auto sOff = Int32Arg(o.Get("skillOffsets"), "batch.skillOffsets");
+    CheckOffsets(sOff, "batch.skillOffsets", 2);
+    b->sOff = CopyTyped<int32_t>(sOff);
+  }
   auto cOff = Int32Arg(o.Get("candidateOffsets"), "batch.candidateOffsets");
   auto cand = Int32Arg(o.Get("candidates"), "batch.candidates");
   auto pos = Uint8Arg(o.Get("positive"), "batch.positive");
-  const int32_t *qO = qOff.Data(), *sO = sOff.Data(), *cO = cOff.Data(), *cd = cand.Data();
+  const int32_t *qO = qOff.Data(), *sO = b->sOff.data(), *cO = cOff.Data(), *cd = cand.Data();
   const uint8_t* ps = pos.Data();
   CheckOffsets(qOff, "batch.queryOffsets", 2);
-  CheckOffsets(sOff, "batch.skillOffsets", 2);
-  const int64_t nTasks = int64_t(qOff.ElementLength()) - 1, nSkills = int64_t(sOff.ElementLength()) - 1;
+  const int64_t nTasks = int64_t(qOff.ElementLength()) - 1, nSkills = int64_t(b->sOff.size()) - 1;
   if (int64_t(cOff.ElementLength()) != nTasks + 1)
     Bad("batch.candidateOffsets must have one entry per task plus one (" + std::to_string(nTasks + 1) + ")");
   CheckOffsets(cOff, "batch.candidateOffsets", 2);
@@ -64,7 +135,7 @@ std::shared_ptr<train::Batch> ReadBatch(const State& s, const Napi::Value& v) {
   if (double(qO[nTasks]) * double(s.nEmbd) != double(q.ElementLength()))
     Bad("batch.queryStates.length (" + std::to_string(q.ElementLength()) + ") must be queryOffsets[last] × nEmbd (" +
         std::to_string(int64_t(qO[nTasks]) * s.nEmbd) + ")");
-  if (double(sO[nSkills]) * double(sWidth) != double(st.ElementLength()))
+  if (!resident && double(sO[nSkills]) * double(sWidth) != double(st.ElementLength()))
     Bad("batch.skillStates.length (" + std::to_string(st.ElementLength()) + ") must be skillOffsets[last] × " +
         (s.freezeWs ? "dim (keys are given while freezeWs)" : "nEmbd") + " (" +
         std::to_string(int64_t(sO[nSkills]) * sWidth) + ")");
@@ -89,15 +160,13 @@ std::shared_ptr<train::Batch> ReadBatch(const State& s, const Napi::Value& v) {
     }
     if (!anyPos) Bad("task " + std::to_string(t) + " has no positive candidate");
   }
-  auto b = std::make_shared<train::Batch>();
   if (s.dev) {
-    s.dev->Stage(q.Data(), q.ElementLength(), st.Data(), st.ElementLength(), *b);
+    s.dev->Stage(q.Data(), q.ElementLength(), resident ? nullptr : st.Data(), resident ? 0 : st.ElementLength(), *b);
   } else {
     b->q = CopyTyped<float>(q);
-    b->s = CopyTyped<float>(st);
+    if (!resident) b->s = CopyTyped<float>(st);
   }
   b->qOff = CopyTyped<int32_t>(qOff);
-  b->sOff = CopyTyped<int32_t>(sOff);
   b->candOff = CopyTyped<int32_t>(cOff);
   b->cand = CopyTyped<int32_t>(cand);
   b->pos = CopyTyped<uint8_t>(pos);
@@ -130,7 +199,97 @@ void ReadTrainerMatrix(const State& s, const Napi::Value& v, const std::string& 
   into = CopyTyped<float>(a);
 }
 
-StepOut ComputeStep(State& s, const train::Batch& batch, const PairRequest& pr, kernels::Isa isa, bool update) {
+// long function: checks, placement, allocation with rollback, then the copy, in that order.
+void AddResidentSkills(State& s, const Napi::Value& statesV, const Napi::Value& rowsV) {
+  auto states = Float32Arg(statesV, "states");
+  auto rowsA = Int32Arg(rowsV, "rows");
+  train::ResidentStore& st = s.store;
+  const int64_t sWidth = s.freezeWs ? s.dim : s.nEmbd;
+  if (st.Skills() > 0 && st.width != sWidth)
+    Bad("the resident skills are " + std::to_string(st.width) + " wide but this trainer's skill rows are now " +
+        std::to_string(sWidth) + "; clearSkills first");
+  const int64_t n = static_cast<int64_t>(rowsA.ElementLength());
+  const int32_t* rows = rowsA.Data();
+  if (double(st.Skills()) + double(n) > double(std::numeric_limits<int32_t>::max())) Bad("too many resident skills");
+  double total = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    if (rows[i] < 0) Bad("rows[" + std::to_string(i) + "] = " + std::to_string(rows[i]) + " must be ≥ 0");
+    total += rows[i];
+  }
+  if (total * double(sWidth) != double(states.ElementLength()))
+    Bad("states.length (" + std::to_string(states.ElementLength()) + ") must be Σ rows × " +
+        (s.freezeWs ? "dim (keys while freezeWs)" : "nEmbd") + " (" + std::to_string(int64_t(total) * sWidth) + ")");
+  if (n == 0) return;
+  const size_t values = states.ElementLength();
+  std::vector<uint16_t> half;
+  try {
+    half.resize(values);
+  } catch (const std::bad_alloc&) {
+    throw Failure(Code::OUT_OF_MEMORY, "no host memory to convert " + std::to_string(values) + " states to f16");
+  }
+  train::CheckAndConvert(states.Data(), values, half.data(), s.threads);
+  const train::Placement p = train::Place(st, rows, n, sWidth);
+  const size_t oldChunks = st.chunkRows.size();
+  // Allocate every new chunk first; on failure free what this call made and leave the store as it was.
+  std::vector<std::unique_ptr<uint16_t[]>> made;
+  try {
+    for (int64_t r : p.newChunkRows) {
+      const size_t halves = size_t(r) * size_t(sWidth);
+      if (s.dev) {
+        s.dev->NewChunk(halves);
+      } else {
+        std::unique_ptr<uint16_t[]> c(new (std::nothrow) uint16_t[halves]);
+        if (!c) throw Failure(Code::OUT_OF_MEMORY, "no host memory for " + std::to_string(halves * 2) + " bytes of resident states");
+        made.push_back(std::move(c));
+      }
+    }
+  } catch (...) {
+    if (s.dev) s.dev->DropChunks(oldChunks);
+    throw;
+  }
+  const auto chunkOf = [&](int32_t c) -> uint16_t* {
+    return size_t(c) < oldChunks ? st.host[c].get() : made[size_t(c) - oldChunks].get();
+  };
+  // Copy skill by skill (runs of skills sharing a chunk go in one copy on the device).
+  try {
+    size_t at = 0;
+    for (int64_t i = 0; i < n;) {
+      if (rows[i] == 0) {
+        ++i;
+        continue;
+      }
+      int64_t j = i, runRows = 0;
+      while (j < n && (rows[j] == 0 || (p.chunk[j] == p.chunk[i] && p.row0[j] == p.row0[i] + runRows))) runRows += rows[j++];
+      const size_t count = size_t(runRows) * size_t(sWidth), dst = size_t(p.row0[i]) * size_t(sWidth);
+      if (s.dev)
+        s.dev->FillChunk(p.chunk[i], dst, half.data() + at, count);
+      else
+        std::memcpy(chunkOf(p.chunk[i]) + dst, half.data() + at, count * sizeof(uint16_t));
+      at += count;
+      i = j;
+    }
+  } catch (...) {
+    if (s.dev) s.dev->DropChunks(oldChunks);
+    throw;
+  }
+  // Commit.
+  st.width = sWidth;
+  if (oldChunks > 0) st.chunkUsed[oldChunks - 1] = p.lastUsedAfter;
+  for (size_t c = 0; c < p.newChunkRows.size(); ++c) {
+    st.chunkRows.push_back(p.newChunkRows[c]);
+    st.chunkUsed.push_back(0);
+  }
+  for (int64_t i = 0; i < n; ++i) {
+    st.chunk.push_back(p.chunk[i]);
+    st.row0.push_back(p.row0[i]);
+    st.rows.push_back(rows[i]);
+    if (p.chunk[i] >= 0 && size_t(p.chunk[i]) >= oldChunks)
+      st.chunkUsed[p.chunk[i]] = std::max<int64_t>(st.chunkUsed[p.chunk[i]], p.row0[i] + rows[i]);
+  }
+  for (auto& c : made) st.host.push_back(std::move(c));
+}
+
+StepOut ComputeStep(State& s, train::Batch& batch, const PairRequest& pr, kernels::Isa isa, bool update) {
   StepOut out;
   out.frozen = s.freezeWs;
   out.keep = pr.keep;
@@ -149,6 +308,7 @@ StepOut ComputeStep(State& s, const train::Batch& batch, const PairRequest& pr, 
     p.adam = s.adam;
     p.returnGrads = !update;
     p.pairs = po;
+    p.store = batch.resident ? &s.store : nullptr;
     train::device::StepResult r = s.dev->Step(batch, p);
     if (update) s.step = p.t;
     out.loss = r.lg.loss;
@@ -162,6 +322,7 @@ StepOut ComputeStep(State& s, const train::Batch& batch, const PairRequest& pr, 
     return out;
   }
   const auto t0 = std::chrono::steady_clock::now();
+  if (batch.resident) train::GatherHost(s.store, batch, s.threads);
   train::LossGrad lg =
       train::LossAndGrad(batch, s.wq.data(), s.ws.data(), s.nEmbd, s.dim, s.tau, s.freezeWs, isa, s.threads, po);
   out.loss = lg.loss;

@@ -14,6 +14,7 @@
 #include "kernels/kernels_core.h"
 #include "train/train_core.h"
 #include "train/train_device.h"
+#include "train/train_resident.h"
 
 namespace gavel::trainer_napi {
 
@@ -29,6 +30,9 @@ struct State {
   std::vector<float> wq, ws, mq, vq, ms, vs;
   std::unique_ptr<train::device::DeviceTrainer> dev;
   train::device::Precision precision = train::device::Precision::Bf16;
+  // The resident skills (addSkills): layout for both trainers, bytes in host chunks (CPU) or on the
+  // device (dev's chunks).
+  train::ResidentStore store;
   std::atomic<bool> busy{false};
 };
 
@@ -57,7 +61,8 @@ void GaussianInit(std::vector<float>& w, uint64_t seed, double scale);
 std::string StringOption(const Napi::Object& o, const char* key, const char* dflt);
 
 // The batch, validated and copied (the worker never touches JS memory); staged for the device when
-// the trainer has one.
+// the trainer has one. A resident batch (skillRefs, keepOffsets, keepRows instead of skillStates and
+// skillOffsets) is checked against the resident store; its rows are gathered by ComputeStep.
 std::shared_ptr<train::Batch> ReadBatch(const State& s, const Napi::Value& v);
 
 // step's and lossAndGrad's second argument: { keepPairs?: boolean, forceArgmax?: Int32Array }.
@@ -66,7 +71,11 @@ std::shared_ptr<PairRequest> ReadPairRequest(const Napi::Value& v);
 // A dim × nEmbd matrix argument, finite (and ≥ 0 unless `finite`: second moments), copied.
 void ReadTrainerMatrix(const State& s, const Napi::Value& v, const std::string& name, std::vector<float>& into, bool finite);
 
-// The step's work, on a worker thread: on the device when the trainer has one, else on CPU threads.
-StepOut ComputeStep(State& s, const train::Batch& batch, const PairRequest& pr, kernels::Isa isa, bool update);
+// addSkills(states, rows): appends skills to the resident store, all or nothing (see binding.ts).
+void AddResidentSkills(State& s, const Napi::Value& states, const Napi::Value& rows);
+
+// The step's work, on a worker thread: on the device when the trainer has one, else on CPU threads
+// (a resident batch's rows gathered into batch.s first).
+StepOut ComputeStep(State& s, train::Batch& batch, const PairRequest& pr, kernels::Isa isa, bool update);
 
 }  // namespace gavel::trainer_napi
