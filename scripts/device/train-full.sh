@@ -92,7 +92,8 @@ TRAIN=(train --model "$MODEL" --library "$L/mit.jsonl" --queries all --queries-p
   --glance-negatives "${GLANCE_NEG:-0}" --refresh-every "${REFRESH_EVERY:-2000}" --refresh-tasks "${REFRESH_TASKS:-1024}"
   --val-fraction "${VAL_FRACTION:-0.003}" --val-every "${VAL_EVERY:-300}" --log-every 50 --checkpoint-every "${CKPT_EVERY:-100}"
   --finetune-steps "$FT_STEPS" --cache "$HOME_STATES" --out "$W/trained.gguf" --log-file "$W/train-log.jsonl"
-  --device "$DEVICE" --precision "${PRECISION:-bf16}" --threads "$(nproc)" --seed "${SEED:-3}" --resume)
+  --device "$DEVICE" --precision "${PRECISION:-bf16}" --threads "$(nproc)" --seed "${SEED:-3}" --resume
+  --states-workers "${STATES_WORKERS:-1}")
 
 # Main phase: stop TRAIN_MARGIN s before the deadline; unfinished at the end of a call → cap at the
 # step reached, so the next call runs the fine-tune (the loop's settings do not hash the step count).

@@ -25,6 +25,8 @@ export interface StatesOptions {
   cache?: string;
   hardNegatives?: number;
   signal?: AbortSignal;
+  /** Extra instances of the model that compute states beside it (see StatesCache.addWorkers). */
+  statesWorkers?: readonly Model[];
 }
 
 /** Backbone states at ℓ* of every skill's keyed tokens and every kept example's task tokens. */
@@ -60,23 +62,29 @@ export const MIN_KEPT_SHARE = 0.2;
  */
 export async function computeStates(model: Model, o: StatesOptions, layer: number, skills: readonly Skill[], split: { train: Pair[]; val: Pair[] }, log: (line: string) => void): Promise<StatesPass> {
   const { nEmbd, contextSize } = model.info;
+  const t0 = performance.now();
+  const at = () => `${((performance.now() - t0) / 1000).toFixed(1)} s`;
   const skillTokens = Math.min(o.skillTokens ?? 8192, contextSize);
   const encoder = new RenderEncoder(model, skillTokens);
   const cache = await StatesCache.open(o.cache, model, layer);
-  const skillStates = await computeSkillStates(encoder, cache, skills, o, log);
+  if (o.statesWorkers?.length) await cache.addWorkers(o.statesWorkers);
+  // Passes in flight: 4 per model, so the JS thread renders and tokenizes while each model decodes.
+  const width = 4 * cache.workers;
+  const skillStates = await computeSkillStates(encoder, cache, skills, o, (line) => log(`${line} (${at()})`), width);
   const pass: StatesPass = { skills: skillStates, train: [], val: [], stateTokens: skillStates.reduce((n, st) => n + st.length / nEmbd, 0), overMasked: 0 };
   const masks = await maskRows(encoder, skills, skillStates, nEmbd, [...split.train, ...split.val], o);
+  log(`states: masks mapped (${at()})`);
   const twins = twinsOf(skills);
   const texts = new Map<TrainingExample, string>(); // each example's query text, for hard-negative mining
-  // Up to 4 queries in flight, as the skills below: a query's forward pass runs natively while the
+  // Up to `width` queries in flight, as the skills below: a query's forward pass runs natively while the
   // next ones tokenize; examples land in list order, so the result is the same as one at a time.
   const toExamples = async (list: Pair[]): Promise<TrainingExample[]> => {
     const out: TrainingExample[] = [];
     await inOrder(
       list.entries(),
-      { width: 4, beforeEach: () => checkAborted(o.signal) },
+      { width, beforeEach: () => checkAborted(o.signal) },
       async ([i, p]) => {
-        if (i % every(list.length) === 0) log(`states: query ${i}/${list.length}`);
+        if (i % every(list.length) === 0) log(`states: query ${i}/${list.length} (${at()})`);
         const ranges = masks.get(p);
         if (ranges && !enoughLeft(skillStates[p.positives[0]].length / nEmbd, ranges)) return { p, overMasked: true };
         return { p, ranges, ex: await queryExample(encoder, cache, contextSize, skillStates, p) };
@@ -139,14 +147,14 @@ async function maskRows(encoder: RenderEncoder, skills: readonly Skill[], skillS
 }
 
 /** Every skill's keyed-token states at ℓ*, in library order. */
-async function computeSkillStates(encoder: RenderEncoder, cache: StatesCache, skills: readonly Skill[], o: StatesOptions, log: (line: string) => void): Promise<Float32Array[]> {
+async function computeSkillStates(encoder: RenderEncoder, cache: StatesCache, skills: readonly Skill[], o: StatesOptions, log: (line: string) => void, width: number): Promise<Float32Array[]> {
   const out: Float32Array[] = [];
-  // Up to 4 skills in flight: while one skill's forward pass runs natively, the next ones render and
+  // Up to `width` skills in flight (4 a model): while one skill's forward pass runs natively, the next ones render and
   // tokenize (off the JS thread, which on a GPU would otherwise bound the pass). States land in
   // library order.
   await inOrder(
     skills.entries(),
-    { width: 4, beforeEach: () => checkAborted(o.signal) },
+    { width, beforeEach: () => checkAborted(o.signal) },
     async ([i, s]) => {
       if (i % every(skills.length) === 0) log(`states: skill ${i}/${skills.length}`);
       const enc = await encoder.encodeSkillAsync(trainingRender(s, o.noDescription));

@@ -54,6 +54,11 @@ export interface TrainProjectionsOptions extends LoopSettings {
   layerFile?: string;
   /** States cache root (default: none, states are recomputed each run). */
   cache?: string;
+  /**
+   * Extra instances of the same model file that compute states beside `model` (the states pass runs
+   * one forward pass per model at a time; `gavel train --states-workers N` loads N − 1 of them).
+   */
+  statesWorkers?: readonly Model[];
   /** Checkpoint path of the main phase (default `<out>.ckpt`; the fine-tune's is `<out>.finetune.ckpt`). */
   checkpoint?: string;
   checkpointEvery?: number;

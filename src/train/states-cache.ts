@@ -49,12 +49,39 @@ export interface StatesCacheStats {
 export class StatesCache {
   readonly stats: StatesCacheStats = { hits: 0, misses: 0, bytesWritten: 0 };
 
+  /**
+   * Models that compute states (the first is `model`; others are extra instances of the same file,
+   * see {@link StatesCache.addWorkers}); each miss goes to the one with the fewest passes in flight.
+   */
+  readonly #workers: { model: Model; busy: number }[];
+
   private constructor(
     readonly model: Model,
     readonly layer: number,
     /** The folder holding this model's and layer's entries, or undefined (no disk). */
     readonly dir: string | undefined,
-  ) {}
+  ) {
+    this.#workers = [{ model, busy: 0 }];
+  }
+
+  /**
+   * Adds instances of the same model (same fingerprint) that compute states beside the first: one
+   * llama.cpp context runs one forward pass at a time, and on a GPU a small model's pass is bound by
+   * launches and host work rather than by the device, so several contexts keep it busier.
+   * @throws GavelError `INVALID_ARGUMENT` when a model is not the cache's model (another fingerprint).
+   */
+  async addWorkers(models: readonly Model[]): Promise<void> {
+    const fp = JSON.stringify(await modelFingerprint(this.model));
+    for (const m of models) {
+      if (JSON.stringify(await modelFingerprint(m)) !== fp) throw invalidArgument("a states worker must load the same model file as the cache's model");
+      this.#workers.push({ model: m, busy: 0 });
+    }
+  }
+
+  /** How many models compute states. */
+  get workers(): number {
+    return this.#workers.length;
+  }
 
   /**
    * @param root - cache root (created when missing), or undefined to compute without storing.
@@ -88,7 +115,7 @@ export class StatesCache {
       }
     }
     this.stats.misses++;
-    const states = rows === 0 ? new Float32Array(0) : (await this.model.hiddenStates(tokens, this.layer)).slice(start * nEmbd, end * nEmbd);
+    const states = rows === 0 ? new Float32Array(0) : (await this.#hiddenStates(tokens)).slice(start * nEmbd, end * nEmbd);
     // Round through f16 even on a miss, so a first run and a cached rerun see the same numbers.
     const half = new Uint16Array(states.length);
     for (let i = 0; i < states.length; i++) {
@@ -104,6 +131,17 @@ export class StatesCache {
       this.stats.bytesWritten += buf.length;
     }
     return states;
+  }
+
+  /** The layer's states of `tokens`, on the least busy worker. */
+  async #hiddenStates(tokens: Int32Array): Promise<Float32Array> {
+    const w = this.#workers.reduce((a, b) => (b.busy < a.busy ? b : a));
+    w.busy++;
+    try {
+      return await w.model.hiddenStates(tokens, this.layer);
+    } finally {
+      w.busy--;
+    }
   }
 }
 

@@ -6,6 +6,7 @@ import { assertTrainerDevice, TRAIN_DEFAULTS, type TrainProgress } from "../../t
 import { intArg, listArg, numberArg } from "../ui/options.js";
 import { openModel } from "./common.js";
 import type { Command } from "./types.js";
+import type { Model } from "../../model/Model.js";
 
 /** Exit status of a run stopped by --stop-after before the schedule's end (run again with --resume). */
 export const EXIT_UNFINISHED = 75;
@@ -21,7 +22,7 @@ const OPTIONS = {
   cache: { type: "string" }, resume: { type: "boolean" }, "checkpoint-every": { type: "string" }, "stop-after": { type: "string" },
   "finetune-steps": { type: "string" }, "finetune-lr": { type: "string" }, eps: { type: "string" },
   exclude: { type: "string" }, "exclude-tasks": { type: "string" }, "val-fraction": { type: "string" },
-  "val-every": { type: "string" }, "log-every": { type: "string" }, "log-file": { type: "string" },
+  "val-every": { type: "string" }, "log-every": { type: "string" }, "log-file": { type: "string" }, "states-workers": { type: "string" },
   "skill-tokens": { type: "string" }, limit: { type: "string" },
   seed: { type: "string" }, threads: { type: "string" }, context: { type: "string" },
   device: { type: "string" }, precision: { type: "string" },
@@ -102,6 +103,7 @@ export const train: Command = {
                         addon, docs/DEVICE.md, else CUDA_UNAVAILABLE before any work)
   --precision bf16|fp32 the CUDA trainer's max-sim (default bf16: tensor cores pick the argmax key,
                         rescored in fp32; fp32: the CPU's exact twin)
+  --states-workers N    N instances of the model compute the states pass side by side (default 1)
   --seed N, --threads N, --context N`,
   async run(args) {
     const { values } = parseArgs({ args, options: OPTIONS });
@@ -117,10 +119,22 @@ export const train: Command = {
     const logFile = values["log-file"];
     let pending = Promise.resolve();
     const model = await openModel({ model: values.model, context: values.context ?? "4096", threads: values.threads });
+    // --states-workers N: N − 1 more instances of the model share the states pass (a GPU's small-model
+    // passes are bound by launches and host work; several contexts keep it busier)
+    const workers: Model[] = [];
+    const nWorkers = intArg(values["states-workers"], "states-workers", { min: 1 }) ?? 1;
+    try {
+      for (let i = 1; i < nWorkers; i++) workers.push(await openModel({ model: values.model, context: values.context ?? "4096", threads: values.threads }));
+    } catch (e) {
+      for (const w of workers) await w.dispose();
+      await model.dispose();
+      throw e;
+    }
     try {
       const t0 = performance.now();
       const r = await trainProjections(model, {
         ...opts,
+        statesWorkers: workers,
         onLog: (line) => console.error(line),
         onProgress: (p) => {
           if (p.val || p.step % logEvery === 0 || p.step === p.steps) console.error(progressLine(p));
@@ -140,6 +154,7 @@ export const train: Command = {
       v(`main (${r.mainSteps} steps)`, r.val);
       v(`fine-tune (${r.finetuneSteps} steps)`, r.finetuneVal);
     } finally {
+      for (const w of workers) await w.dispose();
       await model.dispose();
     }
     return 0;
