@@ -5,10 +5,14 @@
  *
  * @module
  */
+import { createHash } from "node:crypto";
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
 import { GavelError } from "../errors.js";
 import type { Model } from "../model/Model.js";
 import { RenderEncoder } from "../render/encode.js";
 import type { Skill } from "../skills/index.js";
+import { writeFileDurable } from "../util/durable-file.js";
 import { inOrder } from "../util/in-order.js";
 import type { TrainingExample } from "./batch.js";
 import { keptRows } from "./batch.js";
@@ -72,8 +76,20 @@ export async function computeStates(model: Model, o: StatesOptions, layer: numbe
   const width = 4 * cache.workers;
   const skillStates = await computeSkillStates(encoder, cache, skills, o, (line) => log(`${line} (${at()})`), width);
   const pass: StatesPass = { skills: skillStates, train: [], val: [], stateTokens: skillStates.reduce((n, st) => n + st.length / nEmbd, 0), overMasked: 0 };
-  const masks = await maskRows(encoder, skills, skillStates, nEmbd, [...split.train, ...split.val], o);
-  log(`states: masks mapped (${at()})`);
+  // Masks and BM25's hard negatives cost minutes at 30K skills (a tokenization per span edge; a BM25
+  // query per task) and depend only on the inputs: kept beside the states, a resumed call reads them.
+  const prepared = await PreparedFile.open(cache.dir, skills, split, o);
+  const allPairs = [...split.train, ...split.val];
+  let masks: Map<Pair, number[]>;
+  if (prepared.data.masks?.length === allPairs.length) {
+    masks = new Map();
+    prepared.data.masks.forEach((r, i) => r && masks.set(allPairs[i], r));
+    log(`states: masks read from the cache (${at()})`);
+  } else {
+    masks = await maskRows(encoder, skills, skillStates, nEmbd, allPairs, o);
+    await prepared.save({ masks: allPairs.map((p) => masks.get(p) ?? null) });
+    log(`states: masks mapped (${at()})`);
+  }
   const twins = twinsOf(skills);
   const texts = new Map<TrainingExample, string>(); // each example's query text, for hard-negative mining
   // Up to `width` queries in flight, as the skills below: a query's forward pass runs natively while the
@@ -111,8 +127,15 @@ export async function computeStates(model: Model, o: StatesOptions, layer: numbe
   pass.val = await toExamples(split.val);
   if ((o.hardNegatives ?? 0) > 0) {
     const t = performance.now();
-    const found = mineBm25Negatives(pass.train, texts, skills, HARD_POOL);
-    log(`hard negatives: BM25 look-alikes for ${found} of ${pass.train.length} train tasks (${((performance.now() - t) / 1000).toFixed(1)} s)`);
+    const cached = prepared.data.hard;
+    if (cached && cached.length === pass.train.length) {
+      cached.forEach((h, i) => h && (pass.train[i].hard = h));
+      log(`hard negatives: BM25 look-alikes read from the cache for ${cached.filter(Boolean).length} of ${pass.train.length} train tasks`);
+    } else {
+      const found = mineBm25Negatives(pass.train, texts, skills, HARD_POOL);
+      await prepared.save({ hard: pass.train.map((ex) => ex.hard ?? null) });
+      log(`hard negatives: BM25 look-alikes for ${found} of ${pass.train.length} train tasks (${((performance.now() - t) / 1000).toFixed(1)} s)`);
+    }
   }
   if (pass.overMasked) log(`${pass.overMasked} queries dropped: their copied text covers over ${100 - MIN_KEPT_SHARE * 100}% of their skill's keyed tokens`);
   log(`states: ${skills.length} skills, ${pass.train.length} train + ${pass.val.length} val tasks, ${pass.stateTokens} tokens at layer ${layer} (cache ${cache.stats.hits} hits, ${cache.stats.misses} computed; f16 on disk ≈ ${((pass.stateTokens * nEmbd * 2) / 2 ** 20).toFixed(1)} MiB)`);
@@ -178,4 +201,47 @@ async function queryExample(encoder: RenderEncoder, cache: StatesCache, contextS
   const positives = p.positives.filter((i) => skillStates[i].length > 0);
   if (positives.length === 0) return undefined;
   return { query: await cache.get(enc.tokens, enc.taskStart, enc.taskEnd), positives };
+}
+
+/** What {@link PreparedFile} keeps: per pair (train then val) its masked rows, per train task its BM25 list. */
+interface PreparedData {
+  masks?: (number[] | null)[];
+  hard?: (number[] | null)[];
+}
+
+/**
+ * The states pass's derived inputs, in `<cache>/prepared-<key>.json`, where the key hashes everything
+ * they depend on (the skills' training renders, the pairs with their spans, the options that shape
+ * them; the folder already keys the model and layer). Nothing is kept without a cache folder.
+ */
+class PreparedFile {
+  private constructor(
+    readonly path: string | undefined,
+    readonly data: PreparedData,
+  ) {}
+
+  static async open(dir: string | undefined, skills: readonly Skill[], split: { train: Pair[]; val: Pair[] }, o: StatesOptions): Promise<PreparedFile> {
+    if (!dir) return new PreparedFile(undefined, {});
+    const h = createHash("sha256").update(JSON.stringify({ v: 1, noDescription: o.noDescription, skillTokens: o.skillTokens ?? null, pool: HARD_POOL, minKept: MIN_KEPT_SHARE }));
+    for (const s of skills) h.update(JSON.stringify(trainingRender(s, o.noDescription)));
+    for (const part of [split.train, split.val]) {
+      h.update("|");
+      for (const p of part) h.update(JSON.stringify([p.query, p.positives, p.spans ?? null]));
+    }
+    const path = join(dir, `prepared-${h.digest("hex").slice(0, 32)}.json`);
+    let data: PreparedData = {};
+    try {
+      const parsed: unknown = JSON.parse(await readFile(path, "utf8"));
+      if (parsed && typeof parsed === "object") data = parsed as PreparedData;
+    } catch {
+      // absent or damaged: computed afresh and rewritten
+    }
+    return new PreparedFile(path, data);
+  }
+
+  /** Merges `part` in and rewrites the file atomically (a cache: no fsync). */
+  async save(part: PreparedData): Promise<void> {
+    Object.assign(this.data, part);
+    if (this.path) await writeFileDurable(this.path, JSON.stringify(this.data), { sync: false });
+  }
 }

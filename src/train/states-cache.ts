@@ -20,7 +20,7 @@ import { mkdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { invalidArgument } from "../errors.js";
 import { writeFileDurable } from "../util/durable-file.js";
-import { fromHalf, toHalf } from "../util/half.js";
+import { fromHalf, halfToFloat, toHalf } from "../util/half.js";
 import { checkLayer } from "../util/validate.js";
 import type { Model } from "../model/Model.js";
 import { modelFingerprint } from "../model/fingerprint.js";
@@ -155,7 +155,8 @@ async function readEntry(path: string, rows: number, nEmbd: number): Promise<Flo
   if (buf.length !== 16 + rows * nEmbd * 2 || buf.readUInt32LE(0) !== MAGIC || buf.readUInt32LE(4) !== rows || buf.readUInt32LE(8) !== nEmbd) {
     return undefined; // damaged or foreign: recompute (and overwrite)
   }
-  const out = new Float32Array(rows * nEmbd);
-  for (let i = 0; i < out.length; i++) out[i] = fromHalf(buf.readUInt16LE(16 + 2 * i));
-  return out;
+  // The payload as f16 words (little-endian, as written; copied when the buffer is not 2-aligned)
+  const n = rows * nEmbd;
+  const words = buf.byteOffset % 2 === 0 ? new Uint16Array(buf.buffer, buf.byteOffset + 16, n) : new Uint16Array(buf.buffer.slice(buf.byteOffset + 16, buf.byteOffset + 16 + 2 * n));
+  return halfToFloat(words);
 }
