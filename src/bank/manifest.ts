@@ -3,13 +3,15 @@
  * many of its rows are committed, and one entry per skill. Parsing checks everything a crash or a
  * foreign writer could get wrong; writing replaces the file atomically and durably, in pieces.
  */
-import { readFile } from "node:fs/promises";
+import { readdir, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { GavelError, invalidArgument } from "../errors.js";
+import { readRegularFile, RegularFileError } from "../gguf/regular-file.js";
 import { describeMismatch, isModelFingerprint } from "../model/fingerprint.js";
 import { writeAll, writeFileDurable } from "../util/durable-file.js";
 import { checkLayer, isUint } from "../util/validate.js";
 import { checkEntryFields, freezeEntry } from "./entries.js";
+import { LEXICON_FILE } from "./lexicon-log.js";
 import { BANK_FORMAT_VERSION, type BankEntry, type BankEntryInput, type BankHeader, type BankManifest } from "./types.js";
 
 /** The manifest's file name in a bank directory. */
@@ -18,6 +20,12 @@ export const MANIFEST = "manifest.json";
 export const KEYS_FILE_RE = /^keys(\.\d+)?\.bin$/;
 /** Temporary manifests of interrupted commits (util/durable-file's temp names). */
 export const MANIFEST_TMP_RE = /^manifest\.json\.[0-9a-f]+\.tmp$/;
+
+/**
+ * Largest manifest read: ~2.7 KB a skill, so 30K skills take ~80 MB; this leaves room for ~150K while
+ * staying under V8's string length limit.
+ */
+export const MAX_MANIFEST_BYTES = 400 * 1024 * 1024;
 
 /** The manifest of a bank that was just created: no rows, no entries. */
 export function emptyManifest(header: BankHeader): BankManifest {
@@ -71,15 +79,51 @@ export async function writeManifest(
   });
 }
 
+/**
+ * What of a bank lies in `dir` when its manifest does not: non-empty keys files, a lexicon, stored
+ * texts (the files a commit leaves; an empty keys.bin is what a first open that crashed before its
+ * first commit leaves, and holds nothing to lose).
+ */
+async function bankFilesWithoutManifest(dir: string): Promise<string[]> {
+  const found: string[] = [];
+  for (const e of await readdir(dir, { withFileTypes: true })) {
+    if (KEYS_FILE_RE.test(e.name) || e.name === LEXICON_FILE) {
+      const size = await stat(join(dir, e.name)).then((s) => s.size, () => 0);
+      if (size > 0) found.push(`${e.name} (${size} bytes)`);
+    } else if (e.name === "texts" && e.isDirectory()) {
+      const n = (await readdir(join(dir, e.name)).catch(() => [])).length;
+      if (n > 0) found.push(`texts/ (${n} files)`);
+    }
+  }
+  return found;
+}
+
+/**
+ * Throws CORRUPT_FILE when `dir` holds a bank's files but no manifest (called when there is none):
+ * such a bank must never be re-initialised, which would truncate its keys. Changes nothing.
+ */
+export async function refuseBankWithoutManifest(dir: string): Promise<void> {
+  const left = await bankFilesWithoutManifest(dir);
+  if (left.length === 0) return;
+  throw new GavelError(
+    `bank ${dir} holds ${left.join(", ")} but no ${MANIFEST}, so its keys cannot be read; nothing was changed. ` +
+      `Restore ${MANIFEST} from a backup, or move ${dir} aside and run \`gavel install\` to rebuild the bank`,
+    "CORRUPT_FILE",
+  );
+}
+
 /** The bank's manifest, or undefined when there is none; CORRUPT_FILE when it cannot be parsed. */
 export async function readManifest(dir: string): Promise<BankManifest | undefined> {
   const path = join(dir, MANIFEST);
   let text: string;
   try {
-    text = await readFile(path, "utf8");
+    // A regular file (after symlinks) within MAX_MANIFEST_BYTES: a FIFO never blocks the open and a
+    // device such as /dev/zero is never read (gguf/regular-file.ts).
+    text = (await readRegularFile(path, MAX_MANIFEST_BYTES)).toString("utf8");
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === "ENOENT") return undefined;
-    throw err;
+    if (!(err instanceof RegularFileError)) throw err;
+    if (err.reason === "missing") return undefined;
+    throw new GavelError(`${err.message}; the bank's manifest must be a regular file. Restore it from a backup, or move ${dir} aside and run \`gavel install\` again`, "CORRUPT_FILE", { cause: err });
   }
   let raw: unknown;
   try {

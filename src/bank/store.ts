@@ -26,10 +26,11 @@ import { mkdir, open, readdir, rm, stat, type FileHandle } from "node:fs/promise
 import { endianness } from "node:os";
 import { join } from "node:path";
 import { GavelError, invalidArgument } from "../errors.js";
+import { openRegularFile, RegularFileError } from "../gguf/regular-file.js";
 import { checkEntryInput, freezeEntry } from "./entries.js";
 import { copyLiveRows, readAll, readEntryKeys, writeRows, type BankKeys } from "./keys.js";
 import { DirLock } from "./lock.js";
-import { checkHeader, emptyManifest, KEYS_FILE_RE, MANIFEST, MANIFEST_TMP_RE, readManifest, verifyHeader, writeManifest } from "./manifest.js";
+import { checkHeader, emptyManifest, KEYS_FILE_RE, MANIFEST, MANIFEST_TMP_RE, readManifest, refuseBankWithoutManifest, verifyHeader, writeManifest } from "./manifest.js";
 import { BANK_FORMAT_VERSION, type BankEntry, type BankEntryInput, type BankHeader, type BankManifest, type BankStats } from "./types.js";
 
 export type { BankKeys } from "./keys.js";
@@ -41,6 +42,7 @@ export interface BankOpenOptions {
 }
 
 const LOCK = "lock";
+
 
 /**
  * A file kept in step with the manifest (the bank's lexicon). Each commit calls `prepare` with the
@@ -113,7 +115,9 @@ export class BankStore {
    * @throws GavelError `BANK_MISMATCH` when the bank was built with another model, projections,
    *   layer, ε or width, or by another format version (the message says what differs and how to
    *   rebuild); `CORRUPT_FILE` when the manifest is unreadable or inconsistent, or the keys file is
-   *   shorter than the manifest says; `FILE_NOT_FOUND` when there is no bank and `create` is off;
+   *   shorter than the manifest says, or the directory holds a bank's files (keys, lexicon, texts) but
+   *   no manifest (nothing is changed then, even with `create`); `FILE_NOT_FOUND` when there is no
+   *   bank and `create` is off;
    *   `INVALID_ARGUMENT` when another process (or this one) has the bank open, or `expected` is
    *   malformed
    */
@@ -138,6 +142,8 @@ export class BankStore {
       let manifest = await readManifest(dir);
       const fresh = manifest === undefined;
       if (manifest === undefined) {
+        // Never re-initialise a bank whose manifest is gone: that would truncate its keys file.
+        await refuseBankWithoutManifest(dir);
         if (!create) throw new GavelError(`no bank at ${dir} (no ${MANIFEST}); run \`gavel install\` to build one`, "FILE_NOT_FOUND");
         manifest = emptyManifest(expected);
       } else {
@@ -152,14 +158,17 @@ export class BankStore {
       }
       const keysPath = join(dir, manifest.keysFile);
       const committedBytes = manifest.rows * manifest.header.dim * 4;
+      let size: number;
       try {
-        fh = await open(keysPath, "r+");
+        // A keys file that is a FIFO, a device or a directory is refused, never opened blocking.
+        ({ fh, size } = await openRegularFile(keysPath, { writable: true }));
       } catch (err) {
-        if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
+        if (!(err instanceof RegularFileError)) throw err;
+        if (err.reason !== "missing") throw new GavelError(err.message, "CORRUPT_FILE", { cause: err });
         if (manifest.rows > 0) throw new GavelError(`${keysPath} is missing but ${dir}/${MANIFEST} references ${manifest.rows} key rows`, "CORRUPT_FILE");
         fh = await open(keysPath, "w+");
+        size = 0;
       }
-      const size = (await fh.stat()).size;
       if (size < committedBytes) {
         throw new GavelError(`${keysPath} holds ${size} bytes but ${dir}/${MANIFEST} references ${committedBytes} (${manifest.rows} rows)`, "CORRUPT_FILE");
       }

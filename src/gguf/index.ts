@@ -9,3 +9,5 @@ export { readGgufTensor, readGgufTensorBytes, READABLE_TENSOR_TYPES } from "./te
 export { GgufWriter, type GgufTensorData, type GgufWritableType } from "./writer.js";
 /** The f16 conversions the tensor reader and writer use (written once, in util/). */
 export { floatToHalf, halfToFloat } from "../util/half.js";
+export { openRegularFile, readRegularFile, quoteForMessage, RegularFileError, type NotRegularReason } from "./regular-file.js";
+export { checkModelHeader, MAX_BLOCK_COUNT } from "./model-check.js";

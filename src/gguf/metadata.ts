@@ -4,6 +4,7 @@
  */
 import { GGUF_TYPE_NAME, type GgufHeader, type GgufScalarTypeName, type GgufTypeName, type GgufValue } from "./types.js";
 import { notGguf, type StreamReader } from "./stream.js";
+import { quoteForMessage } from "./regular-file.js";
 
 /** Minimum encoded size of each scalar type, used to bound array counts before allocating. */
 const MIN_SIZE: Readonly<Record<GgufScalarTypeName, number>> = {
@@ -65,21 +66,21 @@ async function readTypeId(r: StreamReader, path: string, what: string): Promise<
 
 /** One metadata value (its type id, then the value: a scalar, or an array of scalars). */
 export async function readValue(r: StreamReader, path: string, key: string): Promise<GgufValue> {
-  const type = await readTypeId(r, path, `key '${key}'`);
+  const type = await readTypeId(r, path, `key ${quoteForMessage(key)}`);
   if (type !== "arr") {
     const t = type;
-    return { type: t, value: await readScalar(r, t, `value of '${key}'`) } as GgufValue;
+    return { type: t, value: await readScalar(r, t, `value of ${quoteForMessage(key)}`) } as GgufValue;
   }
-  const itemType = await readTypeId(r, path, `array '${key}'`);
-  if (itemType === "arr") throw notGguf(path, `array '${key}' nests arrays, which GGUF readers do not support`);
+  const itemType = await readTypeId(r, path, `array ${quoteForMessage(key)}`);
+  if (itemType === "arr") throw notGguf(path, `array ${quoteForMessage(key)} nests arrays, which GGUF readers do not support`);
   const it: GgufScalarTypeName = itemType;
-  const n = await r.count(`array '${key}'`, MIN_SIZE[it]);
+  const n = await r.count(`array ${quoteForMessage(key)}`, MIN_SIZE[it]);
   const out: unknown[] = new Array(n);
   if (it === "str") {
     for (let i = 0; i < n; i++) {
       // Token lists and merges have 150k+ items: decode synchronously while the string is already
       // in the window, and only take the async refill path at window boundaries.
-      out[i] = r.stringIfBuffered() ?? (await r.string(`item of '${key}'`));
+      out[i] = r.stringIfBuffered() ?? (await r.string(`item of ${quoteForMessage(key)}`));
     }
   } else {
     // n * size <= remaining() was checked by count(), so this window is bounded by the file.

@@ -16,6 +16,7 @@ import {
 } from "./types.js";
 import { readValue } from "./metadata.js";
 import { corrupt, notGguf, openFile, StreamReader } from "./stream.js";
+import { quoteForMessage } from "./regular-file.js";
 
 /**
  * Read the header (metadata and tensor descriptors) of a GGUF file without reading tensor data.
@@ -36,7 +37,7 @@ export async function readGgufHeader(path: string): Promise<GgufHeader> {
     const metadata = new Map<string, GgufValue>();
     for (let i = 0; i < nKv; i++) {
       const key = await r.string(`key #${i}`);
-      if (metadata.has(key)) throw corrupt(path, `duplicate metadata key '${key}'`);
+      if (metadata.has(key)) throw corrupt(path, `duplicate metadata key ${quoteForMessage(key)}`);
       metadata.set(key, await readValue(r, path, key));
     }
     const alignment = alignmentOf(metadata, path);
@@ -44,7 +45,7 @@ export async function readGgufHeader(path: string): Promise<GgufHeader> {
     const names = new Set<string>();
     for (let i = 0; i < nTensors; i++) {
       const t = await readTensorInfo(r, path, i);
-      if (names.has(t.name)) throw corrupt(path, `duplicate tensor name '${t.name}'`);
+      if (names.has(t.name)) throw corrupt(path, `duplicate tensor name ${quoteForMessage(t.name)}`);
       names.add(t.name);
       raw.push(t);
     }
@@ -110,13 +111,13 @@ async function readTensorInfo(r: StreamReader, path: string, i: number): Promise
   const name = await r.string(`tensor #${i} name`);
   await r.need(4);
   const nDims = r.u32();
-  if (nDims > GGML_MAX_DIMS) throw notGguf(path, `tensor '${name}' has ${nDims} dimensions (max ${GGML_MAX_DIMS})`);
+  if (nDims > GGML_MAX_DIMS) throw notGguf(path, `tensor ${quoteForMessage(name)} has ${nDims} dimensions (max ${GGML_MAX_DIMS})`);
   await r.need(nDims * 8 + 4 + 8);
   const dims: number[] = [];
   for (let d = 0; d < nDims; d++) {
     const ne = r.i64();
     if (ne < 0n || ne > BigInt(Number.MAX_SAFE_INTEGER)) {
-      throw notGguf(path, `tensor '${name}' has dimension ${ne}`);
+      throw notGguf(path, `tensor ${quoteForMessage(name)} has dimension ${ne}`);
     }
     dims.push(Number(ne));
   }
@@ -131,21 +132,21 @@ function checkTensor(
   file: { path: string; alignment: number; dataOffset: number; fileSize: number },
 ): GgufTensorInfo {
   const { path, alignment, dataOffset, fileSize } = file;
-  if (GGML_TYPE_SIZE[type as GgmlType] === undefined) throw corrupt(path, `tensor '${name}' has unknown ggml type ${type}`);
+  if (GGML_TYPE_SIZE[type as GgmlType] === undefined) throw corrupt(path, `tensor ${quoteForMessage(name)} has unknown ggml type ${type}`);
   let nElements = 1;
   for (const d of dims) nElements *= d;
-  if (!Number.isSafeInteger(nElements)) throw corrupt(path, `tensor '${name}' is absurdly large`);
+  if (!Number.isSafeInteger(nElements)) throw corrupt(path, `tensor ${quoteForMessage(name)} is absurdly large`);
   const blck = GGML_TYPE_SIZE[type as GgmlType]![0];
   if (dims.length > 0 && dims[0] % blck !== 0) {
-    throw corrupt(path, `tensor '${name}' rows are not a whole number of ${ggmlTypeName(type)} blocks`);
+    throw corrupt(path, `tensor ${quoteForMessage(name)} rows are not a whole number of ${ggmlTypeName(type)} blocks`);
   }
   const nBytes = ggmlNBytes(type, nElements);
   if (nBytes === undefined) {
-    throw corrupt(path, `tensor '${name}' of type ${ggmlTypeName(type)} has a size that is not a whole number of blocks`);
+    throw corrupt(path, `tensor ${quoteForMessage(name)} of type ${ggmlTypeName(type)} has a size that is not a whole number of blocks`);
   }
-  if (offset % BigInt(alignment) !== 0n) throw corrupt(path, `tensor '${name}' offset ${offset} is not aligned to ${alignment}`);
+  if (offset % BigInt(alignment) !== 0n) throw corrupt(path, `tensor ${quoteForMessage(name)} offset ${offset} is not aligned to ${alignment}`);
   if (offset + BigInt(dataOffset) + BigInt(nBytes) > BigInt(fileSize)) {
-    throw corrupt(path, `tensor '${name}' data (${nBytes} bytes at ${offset}) lies beyond the end of the file`);
+    throw corrupt(path, `tensor ${quoteForMessage(name)} data (${nBytes} bytes at ${offset}) lies beyond the end of the file`);
   }
   return { name, dims, type: type as GgmlType, offset: Number(offset), nElements, nBytes };
 }

@@ -4,8 +4,9 @@
  * length or count against the bytes left in the file before anything is allocated for it, and the
  * typed errors the readers raise.
  */
-import { open, type FileHandle } from "node:fs/promises";
+import type { FileHandle } from "node:fs/promises";
 import { GavelError } from "../errors.js";
+import { openRegularFile, RegularFileError } from "./regular-file.js";
 
 /** ggml's GGUF_MAX_STRING_LENGTH / GGUF_MAX_ARRAY_ELEMENTS: llama.cpp rejects anything longer. */
 const MAX_ITEMS = 1n << 30n;
@@ -23,17 +24,17 @@ export function corrupt(path: string, why: string): GavelError {
   return new GavelError(`${path}: corrupt GGUF file: ${why}`, "CORRUPT_FILE");
 }
 
-/** Opens a file for reading; a missing or unreadable one is FILE_NOT_FOUND. */
+/**
+ * Opens a file for reading; a missing or unreadable one, or one that is not a regular file after
+ * following symlinks (a directory, a FIFO, a device such as /dev/zero), is FILE_NOT_FOUND. Never
+ * blocks on a FIFO (see regular-file.ts).
+ */
 export async function openFile(path: string): Promise<FileHandle> {
   try {
-    return await open(path, "r");
+    return (await openRegularFile(path)).fh;
   } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code;
-    throw new GavelError(
-      code === "ENOENT" ? `${path}: file not found` : `${path}: cannot open (${code ?? String(e)})`,
-      "FILE_NOT_FOUND",
-      { cause: e },
-    );
+    if (e instanceof RegularFileError) throw new GavelError(e.message, "FILE_NOT_FOUND", { cause: e });
+    throw e;
   }
 }
 

@@ -2,6 +2,7 @@ import { availableParallelism } from "node:os";
 import { openSync, readSync, closeSync, statSync } from "node:fs";
 import { GavelError, invalidArgument } from "../errors.js";
 import { loadBinding, type NativeModel, type NativeModelInfo } from "../native/binding.js";
+import { checkModelHeader, readGgufHeader, type GgufHeader } from "../gguf/index.js";
 import { abortedError, boolOption, checkLayer, intOption, optionsObject, signalOption, toTokens } from "../util/validate.js";
 
 /** Options of {@link Model.load}. */
@@ -92,6 +93,23 @@ function checkGgufFile(path: string): void {
 }
 
 /**
+ * Reads the model's GGUF header with the bounded TypeScript reader and checks its hyper-parameters
+ * and vocabulary (gguf/model-check.ts) before llama.cpp sees the file: llama.cpp aborts the process
+ * on some malformed headers. An inconsistent header is MODEL_LOAD_FAILED; NOT_GGUF and
+ * FILE_NOT_FOUND pass through.
+ */
+async function validateModelFile(path: string): Promise<void> {
+  let header: GgufHeader;
+  try {
+    header = await readGgufHeader(path);
+  } catch (err) {
+    if (err instanceof GavelError && err.code === "CORRUPT_FILE") throw new GavelError(err.message, "MODEL_LOAD_FAILED", { cause: err });
+    throw err;
+  }
+  checkModelHeader(header, path);
+}
+
+/**
  * A frozen GGUF model run by llama.cpp: tokenisation, hidden states of any layer, and log-probs of
  * continuations over cached prefixes. Calls on one model run one at a time, in call order (a
  * queue); each slow call runs off the JavaScript thread.
@@ -145,6 +163,7 @@ export class Model {
       kvF16: kvOption(o.kvCacheType),
     };
     checkGgufFile(path);
+    await validateModelFile(path);
     const binding = loadBinding();
     const native = new binding.NativeModel();
     await native.load(path, params);

@@ -11,6 +11,7 @@ import {
   f64,
   ggufMetaNumber,
   ggufMetaString,
+  quoteForMessage,
   readGgufHeader,
   readGgufTensor,
   str,
@@ -125,7 +126,7 @@ export async function readProjectionsFile(path: string): Promise<ProjectionsInit
   const { num, text, corrupt } = metadataReader(path, header);
   const arch = ggufMetaString(header, "general.architecture");
   if (arch !== PROJECTIONS_ARCHITECTURE) {
-    throw corrupt(`not a gavel projections file (general.architecture is ${arch === undefined ? "missing" : JSON.stringify(arch)})`);
+    throw corrupt(`not a gavel projections file (general.architecture is ${arch === undefined ? "missing" : quoteForMessage(arch)})`);
   }
   const version = num(KEY.version, "uint");
   if (version < 1 || version > PROJECTIONS_VERSION) {
@@ -138,7 +139,7 @@ export async function readProjectionsFile(path: string): Promise<ProjectionsInit
     nVocab: num(KEY.modelNVocab, "uint"),
     vocabHash: text(KEY.modelVocabHash)!,
   };
-  if (!isModelFingerprint(model)) throw corrupt(`the model fingerprint is malformed: ${JSON.stringify(model)}`);
+  if (!isModelFingerprint(model)) throw corrupt(`the model fingerprint is malformed: ${quoteForMessage(JSON.stringify(model), 200)}`);
   const dim = num(KEY.dim, "uint");
   const wq = await readWeights(path, header, TENSOR_WQ, dim, model.nEmbd, corrupt);
   const ws = await readWeights(path, header, TENSOR_WS, dim, model.nEmbd, corrupt);
@@ -252,7 +253,28 @@ async function readWeights(
   const w = await readGgufTensor(path, header, name);
   const bad = firstNonFinite(w);
   if (bad >= 0) throw corrupt(`tensor ${name} holds a non-finite weight (${w[bad]} at ${bad})`);
+  // A row of zeros among trained rows is a zeroed block of the file (trained or random weights are
+  // never exactly 0 across a whole row); a map of zeros only is a placeholder, not damage.
+  const zero = zeroRows(w, nEmbd);
+  if (zero.first >= 0 && zero.count < dim) {
+    throw corrupt(`tensor ${name} has ${zero.count} row${zero.count === 1 ? "" : "s"} of zeros among trained rows (first: row ${zero.first}): a zeroed block, the file is damaged`);
+  }
   return w;
+}
+
+/** The rows (of `width` values) of `w` that are all zeros: how many, and the first (−1: none). */
+function zeroRows(w: Float32Array, width: number): { first: number; count: number } {
+  let first = -1;
+  let count = 0;
+  for (let r = 0, at = 0; at < w.length; r++, at += width) {
+    let i = at;
+    while (i < at + width && w[i] === 0) i++;
+    if (i === at + width) {
+      count++;
+      if (first < 0) first = r;
+    }
+  }
+  return { first, count };
 }
 
 /** Index of the first NaN or ±Inf in `w`, or −1. */

@@ -9,7 +9,7 @@ import { GavelError, invalidArgument } from "../errors.js";
 import { Model } from "../model/Model.js";
 import { describeMismatch, describeModel, isModelFingerprint, modelFingerprint, type ModelFingerprint } from "../model/fingerprint.js";
 import { gaussian } from "../util/prng.js";
-import { checkFinite, checkLayer } from "../util/validate.js";
+import { checkFinite, checkLayer, type FiniteBounds } from "../util/validate.js";
 import { firstNonFinite, readProjectionsFile, writeProjectionsFile } from "./file.js";
 import { checkAbstentionModel, type AbstentionModel } from "./abstention.js";
 import { defaultLayer, PROJECTION_DEFAULTS, type Calibration, type ProjectionsInit, type ProjectionsMeta, type RandomProjectionsOptions } from "./meta.js";
@@ -27,6 +27,18 @@ export {
   type LogisticAbstention,
   type ThresholdAbstention,
 } from "./abstention.js";
+
+/** Largest ruling constant accepted (α, γ, Δ, β, τ, T): larger is damage, not a setting. */
+export const MAX_CONSTANT = 1e9;
+/** Largest maxShortlist accepted (the verdict runs one pass per candidate). */
+export const MAX_SHORTLIST = 1024;
+
+/** A ruling constant: finite, within its bounds and at most {@link MAX_CONSTANT}. */
+function constant(value: unknown, name: string, bounds: FiniteBounds): number {
+  const v = checkFinite(value, `Projections: ${name}`, bounds);
+  if (v > MAX_CONSTANT) throw invalidArgument(`Projections: ${name} must be ≤ ${MAX_CONSTANT}, got ${v}`);
+  return v;
+}
 
 /**
  * W_q and W_s (each dim × nEmbd, row-major float32, no bias) and their metadata.
@@ -81,19 +93,21 @@ export class Projections implements ProjectionsMeta {
     this.layer = init.layer;
     this.dim = dim;
     this.model = model;
-    this.tau = checkFinite(init.tau ?? d.tau, "Projections: tau", { above: 0 });
+    this.tau = constant(init.tau ?? d.tau, "tau", { above: 0 });
     this.eps = init.eps ?? d.eps;
     // Unit keys are at most 2 apart, so an ε above 2 would keep one key per skill; 0 keeps all of them
     // but the kernel needs a positive radius.
     if (!(Number.isFinite(this.eps) && this.eps > 0 && this.eps <= 2)) throw invalidArgument(`Projections: eps must be in (0, 2], got ${this.eps}`);
-    this.alpha = checkFinite(init.alpha ?? d.alpha, "Projections: alpha");
-    this.gamma = checkFinite(init.gamma ?? d.gamma, "Projections: gamma");
-    this.delta = checkFinite(init.delta ?? d.delta, "Projections: delta", { min: 0 });
-    this.beta = checkFinite(init.beta ?? d.beta, "Projections: beta", { min: 0 });
-    this.lexicalTemperature = checkFinite(init.lexicalTemperature ?? d.lexicalTemperature, "Projections: lexicalTemperature", { above: 0 });
+    // The ruling's weights are ≥ 0 (a negative weight inverts an expert) and finite, and none is
+    // absurd (a bit flip in an f64 exponent gives 1e30; see MAX_CONSTANT).
+    this.alpha = constant(init.alpha ?? d.alpha, "alpha", { min: 0 });
+    this.gamma = constant(init.gamma ?? d.gamma, "gamma", { min: 0 });
+    this.delta = constant(init.delta ?? d.delta, "delta", { min: 0 });
+    this.beta = constant(init.beta ?? d.beta, "beta", { min: 0 });
+    this.lexicalTemperature = constant(init.lexicalTemperature ?? d.lexicalTemperature, "lexicalTemperature", { above: 0 });
     this.maxShortlist = init.maxShortlist ?? d.maxShortlist;
-    if (!Number.isInteger(this.maxShortlist) || this.maxShortlist < 1) {
-      throw invalidArgument(`Projections: maxShortlist must be a positive integer, got ${this.maxShortlist}`);
+    if (!Number.isInteger(this.maxShortlist) || this.maxShortlist < 1 || this.maxShortlist > MAX_SHORTLIST) {
+      throw invalidArgument(`Projections: maxShortlist must be an integer in [1, ${MAX_SHORTLIST}], got ${this.maxShortlist}`);
     }
     this.abstention = checkAbstentionModel(init.abstention);
     if (init.trainedBy !== undefined) {

@@ -18,7 +18,7 @@ import { Library } from "../bank/library.js";
 import { encodeQueries, taskTextOf } from "./context.js";
 import { glanceLibrary, type Glanced } from "./glance.js";
 import { judge, verdictInputsOf, type Shortlisted, type VerdictInputs } from "./verdict.js";
-import { rule } from "./ruling.js";
+import { checkFiniteReadouts, rule } from "./ruling.js";
 import { LexicalExpert } from "./lexical.js";
 import { decide } from "./decide.js";
 import { needsLexical } from "../projections/abstention.js";
@@ -183,7 +183,9 @@ export class Router {
 
   /** The verdict over the candidates (in glance order), then the ruling S = g + αL + γV, best first. */
   async #judgeAndRule(taskText: string, candidates: readonly Shortlisted[], signal?: AbortSignal): Promise<Candidate[]> {
-    return rule(await judge(this.#parts, taskText, candidates, signal), this.projections);
+    const ruled = rule(await judge(this.#parts, taskText, candidates, signal), this.projections);
+    checkFiniteReadouts(ruled, true, this.model.path); // NaN/Inf read-outs: a typed error, not an order
+    return ruled;
   }
 
   /** Ranks the whole library by the glance alone, best first. */

@@ -9,9 +9,10 @@
  *
  * @module
  */
+import { GavelError } from "../errors.js";
 import { needsVerdict, type AbstentionModel } from "../projections/abstention.js";
 import { abstentionFeatures, decideAbstention, type AbstentionDecision } from "./abstention.js";
-import { firstStage, firstStageShortlist, rule } from "./ruling.js";
+import { checkFiniteReadouts, firstStage, firstStageShortlist, rule } from "./ruling.js";
 import { judge } from "./verdict.js";
 import type { LexicalExpert } from "./lexical.js";
 import type { Ranked } from "./glance.js";
@@ -46,6 +47,8 @@ export interface Decision {
 
 /** The rule that abstains when the winner's V < 0: what `abstain` meant before calibrated models. */
 function negativeV(winner: Candidate): AbstentionDecision {
+  // V is finite here (checkFiniteReadouts ran on the verdict's read-outs); never read NaN < 0 as "keep".
+  if (!Number.isFinite(winner.V)) return { abstain: true, score: winner.V, reason: `V of the winner is ${winner.V}, not a number: abstaining` };
   const abstain = winner.V < 0;
   return { abstain, score: winner.V, reason: `V of the winner ${winner.V.toPrecision(3)} is ${abstain ? "below" : "at or above"} 0 (no calibrated abstention model in the projections)` };
 }
@@ -56,6 +59,12 @@ function negativeV(winner: Candidate): AbstentionDecision {
  */
 export async function decide(parts: RouterParts, lexical: LexicalExpert, taskText: string, ranked: readonly Ranked[], handles: Int32Array, o: DecideOptions): Promise<Decision> {
   const { projections, library } = parts;
+  // A NaN g sorts anywhere and would shortlist arbitrarily: refuse it before the first stage.
+  for (const r of ranked) {
+    if (!Number.isFinite(r.g)) {
+      throw new GavelError(`the glance g of skill ${JSON.stringify(r.skill.slice(0, 200))} is ${r.g}, not a finite number (model ${parts.model.path}, bank ${library.dir}): damaged keys or model; no skill is chosen`, "INTERNAL");
+    }
+  }
   let lexicalMs: number | undefined;
   let lift: number | undefined;
   let short: { skill: string; name: string; g: number; B?: number }[];
@@ -88,6 +97,8 @@ export async function decide(parts: RouterParts, lexical: LexicalExpert, taskTex
     shortlist = short.map((c) => ({ ...c, L: NaN, V: NaN, S: firstStage(c.g, c.B, beta) }));
   }
   const verdictMs = run ? performance.now() - t : 0;
+  // NaN or ±Inf anywhere would make the winner arbitrary and silence abstention (NaN < 0 is false).
+  checkFiniteReadouts(shortlist, run, parts.model.path);
   let abstention: AbstentionDecision | null = null;
   if (o.abstain && shortlist.length > 0) {
     if (abstentionReadsV && !run) abstention = { abstain: false, score: NaN, reason: "abstention reads the verdict's V, and the verdict was off: no abstention" };

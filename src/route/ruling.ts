@@ -9,6 +9,7 @@
  *
  * @module
  */
+import { GavelError } from "../errors.js";
 
 /** log Σ exp(x) over the given values, stable. */
 export function logSumExp(values: ArrayLike<number>): number {
@@ -169,4 +170,28 @@ export function chooseByRuling(verdict: readonly VerdictRecord[], p: RulingParam
 export function ruledShortlist<T extends Ruled>(candidates: readonly T[], p: RulingParams): (T & { S: number })[] {
   const beta = p.beta ?? 0;
   return rule(shortlist(firstStageOrder(candidates, beta), p.delta, p.maxShortlist, beta), p);
+}
+
+/**
+ * Refuses read-outs that are not finite numbers before anything is chosen from them: a NaN g, L, V,
+ * B or S orders nowhere (every comparison with NaN is false), so a "chosen" skill would be arbitrary,
+ * and `V < 0` would read NaN as "do not abstain". `verdict`: whether L and V were computed (when it
+ * did not run they are NaN by design and S is the first stage's). `model` names the model whose
+ * forward passes gave them.
+ *
+ * @throws GavelError `INTERNAL`, naming the model, the skill and the read-out
+ */
+export function checkFiniteReadouts(candidates: readonly (Ruled & { skill: string; S?: number })[], verdict: boolean, model: string): void {
+  for (const c of candidates) {
+    const fields: [string, number | undefined][] = [["g", c.g], ["B", c.B], ["S", c.S]];
+    if (verdict) fields.push(["L", c.L], ["V", c.V]);
+    for (const [name, x] of fields) {
+      if (x === undefined || Number.isFinite(x)) continue;
+      throw new GavelError(
+        `the read-out ${name} of skill ${JSON.stringify(c.skill.slice(0, 200))} is ${x}, not a finite number: model ${model} gave NaN or infinite ` +
+          "scores (a damaged model or a numeric failure); no skill is chosen from them",
+        "INTERNAL",
+      );
+    }
+  }
 }

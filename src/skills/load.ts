@@ -1,9 +1,10 @@
 import type { Dirent } from "node:fs";
-import { open, readdir, readFile, realpath, stat } from "node:fs/promises";
+import { readdir, realpath, stat } from "node:fs/promises";
 import { basename, dirname, extname, join } from "node:path";
 import { GavelError, invalidArgument } from "../errors.js";
 import { jsonlLines } from "../util/jsonl.js";
-import { buildSkill, parseSkillMarkdown, skillError } from "./parse.js";
+import { readRegularFile, RegularFileError } from "../gguf/regular-file.js";
+import { buildSkill, MAX_FRONT_MATTER_BYTES, parseSkillMarkdown, skillError } from "./parse.js";
 import {
   DEFAULT_MAX_BODY_BYTES,
   type LoadSkillsOptions,
@@ -17,7 +18,7 @@ const SKILL_FILE = "SKILL.md";
 /** Folders never searched for skills: huge and never hold a host's skills. */
 const SKIP_DIRS = new Set([".git", "node_modules"]);
 /** Room for front matter on top of the body cap when refusing an oversized file before reading it. */
-const FRONT_MATTER_ALLOWANCE = 64 * 1024;
+const FRONT_MATTER_ALLOWANCE = MAX_FRONT_MATTER_BYTES + 16;
 /** Files read at once when loading a folder library (bounded so huge libraries do not exhaust fds). */
 const READ_CONCURRENCY = 16;
 
@@ -174,14 +175,15 @@ async function readSkillFile(file: string, o: Opts, c: Collector): Promise<void>
 async function parseSkillFile(file: string, o: Opts): Promise<Skill> {
   let bytes: Buffer;
   try {
-    // Refuse a huge file before reading it: the cap exists so one bad file cannot exhaust memory.
-    const st = await stat(file);
-    if (st.size > o.maxBodyBytes + FRONT_MATTER_ALLOWANCE) {
-      throw skillError(file, `file is ${st.size} bytes, above the body cap of ${o.maxBodyBytes}`);
-    }
-    bytes = await readFile(file);
+    // Only a regular file (after following symlinks), refused above the cap before it is read: a
+    // link to /dev/zero or a FIFO must never hang the load or exhaust memory (gguf/regular-file.ts
+    // states the symlink policy).
+    bytes = await readRegularFile(file, o.maxBodyBytes + FRONT_MATTER_ALLOWANCE);
   } catch (error) {
-    if (error instanceof GavelError) throw error;
+    if (error instanceof RegularFileError && error.reason === "too-large") {
+      throw skillError(file, `file is above the body cap of ${o.maxBodyBytes} bytes (${error.message})`, error);
+    }
+    if (error instanceof RegularFileError) throw skillError(file, `cannot be read: ${error.message}`, error);
     throw skillError(file, `cannot be read: ${(error as Error).message}`, error);
   }
   return parseSkillMarkdown(bytes, file, { folderName: basename(dirname(file)), maxBodyBytes: o.maxBodyBytes });
@@ -216,7 +218,9 @@ async function findSkillFiles(root: string, maxDepth: number, signal?: AbortSign
         if (depth === 0) throw new GavelError(`cannot read folder ${dir}`, "FILE_NOT_FOUND", { cause });
         continue;
       }
-      const skillFile = entries.find((e) => e.name === SKILL_FILE && (e.isFile() || e.isSymbolicLink()));
+      // Whatever SKILL.md is (a file, a link, a FIFO, a directory), the folder is a skill: reading it
+      // refuses what is not a regular file as that skill's SKILL_INVALID, never silently skips it.
+      const skillFile = entries.find((e) => e.name === SKILL_FILE);
       if (skillFile) {
         found.push(join(dir, SKILL_FILE));
         continue;

@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { LineCounter, parseDocument, isMap, isScalar } from "yaml";
+import { LineCounter, parseDocument, isMap, isScalar, visit, type Document } from "yaml";
 import { GavelError } from "../errors.js";
 import { DEFAULT_MAX_BODY_BYTES, type ParseSkillOptions, type Skill } from "./types.js";
 
@@ -20,6 +20,16 @@ const STEERING = [
   /\balways\s+use\s+this\s+skill\b/i,
   /\buse\s+this\s+skill\s+(?:whenever|for\s+any|for\s+every|for\s+all)\b/i,
 ];
+
+/**
+ * Bounds of the front matter, checked before (bytes) and right after (keys) the YAML parse and before
+ * anything is built from it: skill files are untrusted, and YAML's cost is not linear in everything
+ * (the library's own unique-key check is quadratic: 60K keys took 158 s). Hosts' front matter is a
+ * dozen keys in a few hundred bytes.
+ */
+export const MAX_FRONT_MATTER_BYTES = 64 * 1024;
+/** Most keys in the front matter, nested maps included (see {@link MAX_FRONT_MATTER_BYTES}). */
+export const MAX_FRONT_MATTER_KEYS = 1000;
 
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
@@ -251,14 +261,20 @@ export function parseSkillMarkdown(text: string | Uint8Array, where: string, opt
   if (fm === null) throw skillError(where, "no YAML front matter (a SKILL.md starts with a '---' line)");
   if (fm === "unterminated") throw skillError(where, "front matter is not closed by a '---' line");
 
+  const fmBytes = Buffer.byteLength(fm.yaml, "utf8");
+  if (fmBytes > MAX_FRONT_MATTER_BYTES) {
+    throw skillError(`${where}:${fm.yamlFirstLine}`, `front matter is ${fmBytes} bytes, above the cap of ${MAX_FRONT_MATTER_BYTES}`);
+  }
   const lineCounter = new LineCounter();
-  // uniqueKeys: a repeated `description:` has no single meaning; YAML 1.2 core schema keeps yes/no/dates as text.
-  const doc = parseDocument(fm.yaml, { lineCounter, uniqueKeys: true, prettyErrors: false });
+  // YAML 1.2 core schema keeps yes/no/dates as text. Unique keys are checked by checkKeys (linear),
+  // not by the library's uniqueKeys (quadratic in the keys of a map).
+  const doc = parseDocument(fm.yaml, { lineCounter, uniqueKeys: false, prettyErrors: false });
   const lineOf = (offset: number) => fm.yamlFirstLine + lineCounter.linePos(offset).line - 1;
   if (doc.errors.length > 0) {
     const e = doc.errors[0];
     throw skillError(`${where}:${lineOf(e.pos[0])}`, `malformed YAML front matter: ${firstLine(e.message)}`, e);
   }
+  checkKeys(doc, where, lineOf);
   let data: unknown;
   try {
     // maxAliasCount bounds alias expansion ("billion laughs"): skill files are untrusted.
@@ -292,6 +308,33 @@ export function parseSkillMarkdown(text: string | Uint8Array, where: string, opt
 }
 
 /**
+ * At most {@link MAX_FRONT_MATTER_KEYS} keys in all maps together, and no map with a key twice (a
+ * repeated `description:` has no single meaning): one pass, a set per map.
+ */
+function checkKeys(doc: Document, where: string, lineOf: (offset: number) => number): void {
+  let keys = 0;
+  visit(doc, {
+    Map(_, map) {
+      keys += map.items.length;
+      if (keys > MAX_FRONT_MATTER_KEYS) {
+        const at = map.range ? `${where}:${lineOf(map.range[0])}` : where;
+        throw skillError(at, `front matter has more than ${MAX_FRONT_MATTER_KEYS} keys`);
+      }
+      const seen = new Set<string>();
+      for (const item of map.items) {
+        if (!isScalar(item.key)) continue;
+        const id = `${typeof item.key.value}:${String(item.key.value)}`;
+        if (seen.has(id)) {
+          const at = item.key.range ? `${where}:${lineOf(item.key.range[0])}` : where;
+          throw skillError(at, `malformed YAML front matter: map keys must be unique (${JSON.stringify(truncate(String(item.key.value)))} is repeated)`);
+        }
+        seen.add(id);
+      }
+    },
+  });
+}
+
+/**
  * Splits `---\n<yaml>\n---\n<body>`. The closing fence may also be YAML's `...`; trailing spaces on
  * fences are tolerated, as hosts do. Returns null when the file does not open with a fence.
  */
@@ -307,12 +350,28 @@ function splitFrontMatter(src: string): { yaml: string; yamlFirstLine: number; b
   return { yaml, yamlFirstLine: 2, body: rest.slice(after) };
 }
 
+/** Spellings of true and false that YAML 1.1 hosts read as booleans (any case), and 1 / 0. */
+const FLAG_TRUE = new Set(["true", "yes", "on", "1"]);
+const FLAG_FALSE = new Set(["false", "no", "off", "0"]);
+
+/**
+ * `disable-model-invocation` as hosts read it. YAML 1.2 (our parser) reads `yes`, `on` as text and
+ * `1` as a number, but hosts with YAML 1.1 parsers read them as true, and an author who wrote
+ * `disable-model-invocation: yes` meant to guard the skill: reading it as false would auto-route a
+ * guarded skill. So yes/on/1/true (any case) are true, no/off/0/false are false, each with a warning
+ * when it was not a YAML boolean; anything else is false (not guarded) with a warning.
+ */
 function readFlag(v: unknown, where: string, warnings: string[]): boolean {
   if (v === undefined || v === null) return false;
   if (typeof v === "boolean") return v;
-  if (typeof v === "string" && /^(true|false)$/i.test(v.trim())) {
-    warnings.push(`${where}: disable-model-invocation is the string "${v}", read as a boolean`);
-    return v.trim().toLowerCase() === "true";
+  if (typeof v === "string" || typeof v === "number") {
+    const t = String(v).trim().toLowerCase();
+    const shown = typeof v === "string" ? `the string ${JSON.stringify(truncate(v))}` : `the number ${v}`;
+    if (FLAG_TRUE.has(t) || FLAG_FALSE.has(t)) {
+      const value = FLAG_TRUE.has(t);
+      warnings.push(`${where}: disable-model-invocation is ${shown}, read as the boolean ${value} (write true or false)`);
+      return value;
+    }
   }
   // Unknown value: erring towards "disabled" would hide a skill; towards "enabled" would auto-invoke one the
   // author meant to guard. Hosts treat non-true as false, so do we, but say so.

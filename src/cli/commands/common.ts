@@ -55,8 +55,23 @@ export async function openModel(values: RouterArgs): Promise<Model> {
   });
 }
 
+/** How {@link withRouter} opens the bank. */
+export interface WithRouterOptions {
+  /**
+   * Create the bank when there is none (`gavel install`). Read-only commands pass false, so a
+   * mistyped `--bank` is FILE_NOT_FOUND rather than a new empty bank. A folder holding a bank's
+   * files without its manifest is CORRUPT_FILE either way, and nothing is changed.
+   * Default true (what `install` needs; every other command passes false).
+   */
+  create?: boolean;
+}
+
 /** Opens model and router; `use` runs with both and they are closed after, whatever happens. */
-export async function withRouter<T>(values: RouterArgs, use: (router: Router, model: Model) => Promise<T>): Promise<T> {
+export async function withRouter<T>(
+  values: RouterArgs,
+  use: (router: Router, model: Model) => Promise<T>,
+  options: WithRouterOptions = {},
+): Promise<T> {
   // --projections, else $GAVEL_PROJECTIONS, else gavel-mini's
   const projections = resolveProjectionsPath(values.projections).path;
   const model = await openModel(values);
@@ -65,6 +80,7 @@ export async function withRouter<T>(values: RouterArgs, use: (router: Router, mo
       projections,
       bankDir: values.bank ?? process.env.GAVEL_BANK ?? ".gavel/bank",
       skillBudget: intArg(values["skill-budget"], "skill-budget"),
+      create: options.create ?? true,
     });
     try {
       return await use(router, model);

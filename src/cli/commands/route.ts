@@ -6,6 +6,9 @@ import { table } from "../ui/table.js";
 import { routerOptions, routerOptionsHelp, withRouter } from "./common.js";
 import type { Command } from "./types.js";
 
+/** route, glance, list and uninstall never create a bank: a mistyped --bank is FILE_NOT_FOUND. */
+const READ_ONLY = { create: false } as const;
+
 /** A read-out as the tables print it: 3 decimals, or "–" when it was not computed (L, V of a skipped verdict). */
 function readout(x: number): string {
   return Number.isFinite(x) ? x.toFixed(3) : "–";
@@ -82,7 +85,7 @@ ${routerOptionsHelp}
       }
       printRoute(res);
       return 0;
-    });
+    }, READ_ONLY);
   },
 };
 
@@ -117,7 +120,7 @@ ${routerOptionsHelp}
       const hits = await router.glance(positionals[0], { topK: intArg(values.top, "top") ?? 20 });
       console.log(values.json ? JSON.stringify(hits, null, 2) : table(["skill", "g"], hits.map((h) => [h.skill, h.g])));
       return 0;
-    });
+    }, READ_ONLY);
   },
 };
 
@@ -131,7 +134,7 @@ export const list: Command = {
       const skills = router.list();
       console.log(values.json ? JSON.stringify(skills, null, 2) : table(["skill", "keys", "tokens"], skills.map((s) => [s.id, String(s.keys), String(s.renderTokens)])));
       return 0;
-    });
+    }, READ_ONLY);
   },
 };
 
@@ -149,6 +152,6 @@ export const uninstall: Command = {
       const removed = await router.uninstall(positionals[0]);
       console.log(removed ? `removed ${positionals[0]}` : `no installed skill ${positionals[0]}`);
       return removed ? 0 : 1;
-    });
+    }, READ_ONLY);
   },
 };

@@ -1,0 +1,139 @@
+// Issue 17, bounded reads of skills and front matter: a SKILL.md that is a link to /dev/zero or
+// /dev/urandom, a FIFO (or a link to one), or a directory is that skill's SKILL_INVALID, at once,
+// and the other skills still load; front matter is bounded in bytes and keys before YAML builds
+// anything (60K keys took 158 s); `disable-model-invocation` is read as hosts read it.
+import { execFileSync } from "node:child_process";
+import { mkdir, mkdtemp, rm, symlink, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { loadSkills, parseSkillMarkdown } from "../../src/skills/index.js";
+import { MAX_FRONT_MATTER_BYTES, MAX_FRONT_MATTER_KEYS } from "../../src/skills/parse.js";
+import { GavelError } from "../../src/errors.js";
+
+let root: string;
+beforeAll(async () => {
+  root = await mkdtemp(join(tmpdir(), "gavel-rel-skills-"));
+});
+afterAll(async () => {
+  await rm(root, { recursive: true, force: true });
+});
+
+const md = (name: string, extra = "") => `---\nname: ${name}\ndescription: Does ${name} things.\n${extra}---\nBody of ${name}.\n`;
+
+function invalid(text: string): GavelError {
+  try {
+    parseSkillMarkdown(text, "x/SKILL.md");
+  } catch (e) {
+    expect(e).toBeInstanceOf(GavelError);
+    expect((e as GavelError).code).toBe("SKILL_INVALID");
+    return e as GavelError;
+  }
+  throw new Error("expected SKILL_INVALID");
+}
+
+describe("hostile SKILL.md files are per-skill SKILL_INVALID, never a hang or unbounded memory", () => {
+  it("links to /dev/zero and /dev/urandom, a FIFO, a link to a FIFO, a directory", async () => {
+    const lib = join(root, "lib");
+    const folder = async (name: string) => {
+      await mkdir(join(lib, name), { recursive: true });
+      return join(lib, name, "SKILL.md");
+    };
+    await writeFile(await folder("good"), md("good"));
+    await symlink("/dev/zero", await folder("zero"));
+    await symlink("/dev/urandom", await folder("urandom"));
+    execFileSync("mkfifo", [await folder("fifo")]);
+    execFileSync("mkfifo", [join(root, "elsewhere.fifo")]);
+    await symlink(join(root, "elsewhere.fifo"), await folder("fifo-link"));
+    await mkdir(await folder("dir"));
+    const rss0 = process.memoryUsage().rss;
+    const t0 = performance.now();
+    const res = await loadSkills(lib);
+    expect(performance.now() - t0).toBeLessThan(5000);
+    expect(process.memoryUsage().rss - rss0).toBeLessThan(256 * 1024 * 1024);
+    expect(res.skills.map((s) => s.name)).toEqual(["good"]);
+    const why = Object.fromEntries(res.failed.map((f) => [f.where.split("/").slice(-2, -1)[0], f.error]));
+    expect(Object.keys(why).sort()).toEqual(["dir", "fifo", "fifo-link", "urandom", "zero"]);
+    for (const e of Object.values(why)) expect(e.code).toBe("SKILL_INVALID");
+    expect(why.zero.message).toMatch(/is a device, not a regular file/);
+    expect(why.urandom.message).toMatch(/is a device, not a regular file/);
+    expect(why.fifo.message).toMatch(/is a FIFO \(named pipe\), not a regular file/);
+    expect(why["fifo-link"].message).toMatch(/is a FIFO/);
+    expect(why.dir.message).toMatch(/is a directory/);
+  });
+
+  it("a SKILL.md given directly as a link to /dev/zero is refused (FILE_NOT_FOUND: not a file)", async () => {
+    const p = join(root, "direct.md");
+    await symlink("/dev/zero", p);
+    await expect(loadSkills(p)).rejects.toMatchObject({ code: "FILE_NOT_FOUND" });
+  });
+
+  it("a symlinked regular SKILL.md still loads (links are followed to regular files)", async () => {
+    const lib = join(root, "linked");
+    await mkdir(join(lib, "real"), { recursive: true });
+    await writeFile(join(root, "shared.md"), md("real"));
+    await symlink(join(root, "shared.md"), join(lib, "real", "SKILL.md"));
+    const res = await loadSkills(lib);
+    expect(res.skills.map((s) => s.name)).toEqual(["real"]);
+  });
+});
+
+describe("front matter is bounded before YAML builds anything", () => {
+  it("60K keys: a located SKILL_INVALID in well under a second, not 158 s", () => {
+    const keys = Array.from({ length: 60_000 }, (_, i) => `k${i}: ${i}`).join("\n");
+    const t0 = performance.now();
+    const e = invalid(`---\nname: a\ndescription: b\n${keys}\n---\nbody`);
+    expect(performance.now() - t0).toBeLessThan(1000);
+    expect(e.message).toMatch(new RegExp(`^x/SKILL\\.md:2: front matter is \\d+ bytes, above the cap of ${MAX_FRONT_MATTER_BYTES}`));
+  });
+
+  it("more keys than the cap within the byte cap (block and flow maps): refused fast", () => {
+    const block = Array.from({ length: 5000 }, (_, i) => `k${i}: 1`).join("\n");
+    const flow = `meta: {${Array.from({ length: 5000 }, (_, i) => `k${i}: 1`).join(", ")}}`;
+    for (const extra of [block, flow]) {
+      expect(Buffer.byteLength(extra)).toBeLessThan(MAX_FRONT_MATTER_BYTES);
+      const t0 = performance.now();
+      const e = invalid(`---\nname: a\ndescription: b\n${extra}\n---\nbody`);
+      expect(performance.now() - t0).toBeLessThan(1500);
+      expect(e.message).toMatch(new RegExp(`front matter has more than ${MAX_FRONT_MATTER_KEYS} keys`));
+    }
+  });
+
+  it("a duplicate key is still refused, located at the repeated key; nested maps too", () => {
+    expect(invalid("---\nname: a\ndescription: b\nname: c\n---\n").message).toMatch(/^x\/SKILL\.md:4: malformed YAML front matter: map keys must be unique \("name" is repeated\)/);
+    expect(invalid("---\nname: a\ndescription: b\nmetadata:\n  v: 1\n  v: 2\n---\n").message).toMatch(/^x\/SKILL\.md:6: .*"v" is repeated/);
+    // 1 and "1" are different keys, as YAML has them
+    expect(parseSkillMarkdown("---\nname: a\ndescription: b\nmetadata:\n  1: x\n  '1': y\n---\n", "w").name).toBe("a");
+  });
+
+  it("a normal front matter with nested metadata still parses", () => {
+    const s = parseSkillMarkdown(md("ok", "metadata:\n  author: me\n  version: '1'\nallowed-tools: [Read, Grep]\n"), "w");
+    expect(s.meta).toMatchObject({ metadata: { author: "me", version: "1" }, "allowed-tools": ["Read", "Grep"] });
+  });
+});
+
+describe("disable-model-invocation is read as hosts read it", () => {
+  const flag = (v: string) => parseSkillMarkdown(md("a", `disable-model-invocation: ${v}\n`), "w");
+  it.each(["yes", "Yes", "YES", "on", "On", "1", "true", "True", "TRUE", '"true"', "'yes'"])("%s → true", (v) => {
+    const s = flag(v);
+    expect(s.disableModelInvocation).toBe(true);
+    if (!/^(true|True|TRUE)$/.test(v)) expect(s.warnings.join("\n")).toMatch(/disable-model-invocation is the (string|number) .*read as the boolean true/);
+    else expect(s.warnings.join("\n")).not.toMatch(/disable-model-invocation/);
+  });
+  it.each(["no", "Off", "0", "false", "FALSE"])("%s → false", (v) => {
+    expect(flag(v).disableModelInvocation).toBe(false);
+  });
+  it("an unknown value is false with a warning", () => {
+    for (const v of ["maybe", "2", "[true]"]) {
+      const s = flag(v);
+      expect(s.disableModelInvocation).toBe(false);
+      expect(s.warnings.join("\n")).toMatch(/disable-model-invocation should be true or false, got .*; read as false/);
+    }
+  });
+  it("JSONL rows follow the same rule", async () => {
+    const p = join(root, "rows.jsonl");
+    await writeFile(p, [{ name: "r1", description: "d", "disable-model-invocation": "yes" }, { name: "r2", description: "d", disableModelInvocation: 1 }].map((r) => JSON.stringify(r)).join("\n"));
+    const res = await loadSkills(p);
+    expect(res.skills.map((s) => s.disableModelInvocation)).toEqual([true, true]);
+  });
+});
