@@ -16,6 +16,8 @@ const LAYERS = [
   ["bank/"],
   ["route/"],
   ["train/", "eval/"],
+  ["serve/"],
+  ["adapters/"],
   ["cli/"],
   ["index\\.ts"],
 ];

@@ -22,6 +22,19 @@ export {
   type RouteResult,
   type Candidate,
   type Vote,
+  getSkill,
+  readSkillRecord,
+  parseAllowedTools,
+  skillHandle,
+  locateSkill,
+  type SkillRecord,
+  type SkillHandle,
+  type SkillProvenance,
+  type SkillSourceStatus,
+  type SkillHost,
+  type SkillLocation,
+  type SkillBankView,
+  type SkillRouter,
 } from "./route/index.js";
 export { Projections, PROJECTION_DEFAULTS, type ProjectionsMeta, type RandomProjectionsOptions, type Calibration } from "./projections/projections.js";
 export { modelFingerprint, type ModelFingerprint } from "./model/fingerprint.js";

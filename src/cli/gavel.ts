@@ -1,29 +1,43 @@
 // The `gavel` command line. Each subcommand lives in its own module under src/cli/commands/.
+//
+// Commands are imported lazily: `gavel hook claude-code` runs once per prompt and must start fast, so
+// it imports only the serve client (node built-ins), never the command table, the model or the addon.
+// tsup splits the dynamic imports into chunks (dist/cli/gavel.js imports no addon statically).
 import { availableParallelism } from "node:os";
 import { GavelError } from "../errors.js";
-import { commands } from "./commands/index.js";
+import type { Command } from "./commands/types.js";
 
 // libuv's pool (4 threads unless told otherwise) runs every native verb, projection, cover and file
 // write; an install keeps 8 skills in flight, which a many-core machine can serve at once. Read by
 // libuv when the pool first starts, so it is set before any command runs.
 if (process.env.UV_THREADPOOL_SIZE === undefined) process.env.UV_THREADPOOL_SIZE = String(Math.min(16, Math.max(4, availableParallelism())));
 
-function usage(): string {
+function usage(commands: Record<string, Command>): string {
   const lines = ["usage: gavel <command> [options]", "", "commands:"];
   for (const [name, c] of Object.entries(commands)) lines.push(`  ${name.padEnd(10)} ${c.summary}`);
-  lines.push("", "gavel <command> --help shows a command's options.");
+  lines.push("", "gavel <command> --help shows a command's options; gavel --version (-V) the version.");
   return lines.join("\n");
 }
 
 async function main(argv: string[]): Promise<number> {
   const [name, ...rest] = argv;
+  // the Claude Code hook's fast path: no command table, no addon
+  if (name === "hook" && rest[0] === "claude-code" && !rest.includes("--help") && !rest.includes("-h")) {
+    return (await import("./commands/hook.js")).runClaudeCodeHook(rest.slice(1));
+  }
+  if (name === "--version" || name === "-V" || name === "version") {
+    const { packageVersion } = await import("./ui/version.js");
+    console.log(`gavel-router ${packageVersion()}`);
+    return 0;
+  }
+  const { commands } = await import("./commands/index.js");
   if (!name || name === "--help" || name === "-h" || name === "help") {
-    console.log(usage());
+    console.log(usage(commands));
     return name ? 0 : 1;
   }
   const command = commands[name];
   if (!command) {
-    console.error(`gavel: unknown command '${name}'\n\n${usage()}`);
+    console.error(`gavel: unknown command '${name}'\n\n${usage(commands)}`);
     return 2;
   }
   if (rest.includes("--help") || rest.includes("-h")) {

@@ -25,6 +25,7 @@ import { needsLexical } from "../projections/abstention.js";
 import { explainVotes } from "./explain.js";
 import { installSkills } from "./install.js";
 import type { RouterParts } from "./parts.js";
+import { readSkillRecord, skillHandle, type SkillRecord } from "./skill-record.js";
 import type { Candidate, GlanceHit, GlanceOptions, InstalledSkill, InstallOptions, InstallReport } from "./types.js";
 import type { RankOptions, RankResult, RouteContext, RouteOptions, RouteResult, RouterOpenOptions } from "./types.js";
 
@@ -169,6 +170,18 @@ export class Router {
     }));
   }
 
+  /**
+   * An installed skill whole, by id or name: its body, front matter, `allowed-tools`, the absolute
+   * path of its SKILL.md (or library row) and folder, its content hash and its provenance (see
+   * {@link SkillRecord}). What a host needs to load a skill the route chose, or one asked for by name.
+   *
+   * @throws GavelError `SKILL_NOT_FOUND` when no installed skill has this id or name
+   */
+  async get(idOrName: string): Promise<SkillRecord> {
+    this.#check();
+    return readSkillRecord(this.#parts.library, idOrName);
+  }
+
   /** Bank statistics: skills, keys, bytes on disk and in memory. */
   stats() {
     this.#check();
@@ -230,6 +243,7 @@ export class Router {
       ...(d.abstention ? { abstention: { reason: d.abstention.reason, score: d.abstention.score } } : {}),
       shortlist: d.shortlist,
       verdict: d.verdict,
+      load: chosen ? skillHandle(this.#parts.library.entry(chosen.skill), this.bankDir) : null,
       timings: { glanceMs: t1 - t0, verdictMs: d.verdictMs, totalMs: t2 - t0, ...(d.lexicalMs !== undefined ? { lexicalMs: d.lexicalMs } : {}) },
     };
     if (explain && best) {

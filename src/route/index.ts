@@ -63,3 +63,18 @@ export {
   type ThresholdAbstention,
 } from "./abstention.js";
 export { coverKeys, encodeSkillKeys, type CoveredKeys, type SkillKeys, type StageLap } from "./keys.js";
+export {
+  getSkill,
+  parseAllowedTools,
+  readSkillRecord,
+  skillHandle,
+  locateSkill,
+  type SkillBankView,
+  type SkillHandle,
+  type SkillHost,
+  type SkillLocation,
+  type SkillProvenance,
+  type SkillRecord,
+  type SkillRouter,
+  type SkillSourceStatus,
+} from "./skill-record.js";

@@ -7,6 +7,7 @@
 import type { ChatMessage } from "../render/index.js";
 import type { LoadSkillsOptions, SkillFailure } from "../skills/index.js";
 import type { Projections } from "../projections/projections.js";
+import type { SkillHandle } from "./skill-record.js";
 
 /** A routing context: a written task, or a live chat (rendered with the model's chat template). */
 export type RouteContext = string | ChatMessage[];
@@ -182,6 +183,12 @@ export interface RouteResult {
   shortlist: Candidate[];
   /** The verdict ran on the shortlist, was skipped (one candidate, V not needed), or was turned off. */
   verdict: "ran" | "skipped" | "off";
+  /**
+   * What a host needs to load the winner: its id, name, the absolute path of its SKILL.md (or
+   * library file), its folder and its content hash; null when nothing was chosen. `router.get(id)`
+   * gives the skill whole (body, front matter, allowed-tools, provenance).
+   */
+  load: SkillHandle | null;
   /**
    * Where the time went: the glance, the lexical expert B (when computed), the verdict (0 when it did
    * not run) and the whole route.

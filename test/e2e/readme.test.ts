@@ -1,10 +1,10 @@
 // The README's examples are run as written (with "gavel-router" pointing at this build).
 import { describe, expect, it } from "vitest";
-import { spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { repoRoot, storiesPath } from "../helpers/paths.js";
+import { runNode } from "../helpers/run.js";
 
 function jsBlocks(markdown: string): string[] {
   return [...markdown.matchAll(/```js\n([\s\S]*?)```/g)].map((m) => m[1]);
@@ -24,21 +24,21 @@ describe("README", () => {
     // the abstention example (issue 13) shows what it prints
     expect([...outputs.keys()].some((code) => code.includes("r.abstained"))).toBe(true);
   });
-  it.each(blocks.map((b, i) => [i, b] as const))("example %i runs", (_, code) => {
+  it.each(blocks.map((b, i) => [i, b] as const))("example %i runs", async (_, code) => {
     const dir = mkdtempSync(join(tmpdir(), "gavel-readme-"));
     const file = join(dir, "example.mjs");
     writeFileSync(file, code.replaceAll('"gavel-router"', JSON.stringify(join(repoRoot, "dist", "index.js"))));
-    const res = spawnSync(process.execPath, [file], {
-      encoding: "utf8",
+    // asynchronous: a long spawnSync blocks the worker's event loop until its RPC to vitest times out
+    const res = await runNode([file], {
       cwd: dir,
-      timeout: 240_000,
+      timeoutMs: 240_000,
       env: { ...process.env, GAVEL_MODEL: storiesPath, GAVEL_SHARED: join(repoRoot, "..", "shared") },
     });
-    expect(res.status, res.stderr + res.stdout).toBe(0);
-    expect(res.stdout.length).toBeGreaterThan(0);
+    expect(res.code, res.err + res.out).toBe(0);
+    expect(res.out.length).toBeGreaterThan(0);
     // an example shown with its output prints exactly that (the abstention example: the embedded pair
     // declines the off-domain prompt and routes the in-domain one, with the reasons)
     const shown = outputs.get(code);
-    if (shown !== undefined) expect(res.stdout).toBe(shown);
-  });
+    if (shown !== undefined) expect(res.out).toBe(shown);
+  }, 300_000);
 });

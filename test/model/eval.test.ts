@@ -1,12 +1,12 @@
 // gavel eval: metrics and the gold rule on hand-made cases, BM25 on a toy library, and an
 // end-to-end run (API and CLI) on the real stories260K model over a small mixed library.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { gzipSync } from "node:zlib";
 import { Model } from "../../src/model/Model.js";
+import { runNode } from "../helpers/run.js";
 import { Projections } from "../../src/projections/projections.js";
 import { Router } from "../../src/route/Router.js";
 import { loadSkills, type Skill } from "../../src/skills/index.js";
@@ -285,70 +285,68 @@ describe("end to end on stories260K", () => {
     }
   }, 600_000);
 
-  it("the CLI runs eval and calibrate over the same bank", () => {
+  it("the CLI runs eval and calibrate over the same bank", async () => {
     const cli = join(repoRoot, "dist", "cli", "gavel.js");
     expect(existsSync(cli), "build first: npx tsup").toBe(true);
-    const gavel = (...args: string[]) => {
-      const r = spawnSync(process.execPath, [cli, ...args], { encoding: "utf8", timeout: 300_000, env: { ...process.env, GAVEL_MODEL: "", GAVEL_PROJECTIONS: "", GAVEL_BANK: "" } });
-      return { code: r.status, out: r.stdout, err: r.stderr };
-    };
+    // asynchronous: a long spawnSync blocks the worker's event loop until its RPC to vitest times out
+    const gavel = (...args: string[]) => runNode([cli, ...args], { timeoutMs: 300_000, env: { ...process.env, GAVEL_MODEL: "", GAVEL_PROJECTIONS: "", GAVEL_BANK: "" } });
     const libs = ["--library", join(bench, "skills.jsonl"), "--library", join(dir, "mit100.jsonl")];
     const common = ["--model", storiesPath, "--projections", join(dir, "p.gguf"), "--bank", join(dir, "bank"), "--context", "1024", "--skill-budget", "192"];
     const tasksArg = ["--tasks", join(dir, "tasks.jsonl"), "--batches", "6", "--limit", "2"];
 
-    const bm = gavel("eval", ...tasksArg, ...libs, "--methods", "bm25");
+    const bm = await gavel("eval", ...tasksArg, ...libs, "--methods", "bm25");
     expect(bm.code, bm.err).toBe(0);
     expect(bm.out).toMatch(/^method\s+Hit@1\s+R@20\s+n/m);
     expect(bm.out).toMatch(/^bm25\s+\d\.\d{3}\s+\d\.\d{3}\s+\d+$/m);
 
     // --per-query keeps records as they come; --resume routes only the tasks the file lacks.
     const bq = join(dir, "bm25-pq.jsonl");
-    const first = gavel("eval", ...tasksArg, ...libs, "--methods", "bm25", "--per-query", bq, "--limit", "1");
+    const first = await gavel("eval", ...tasksArg, ...libs, "--methods", "bm25", "--per-query", bq, "--limit", "1");
     expect(first.code, first.err).toBe(0);
     const one = readFileSync(bq, "utf8");
     expect(one.trim().split("\n")).toHaveLength(1);
     writeFileSync(bq, one + one.slice(0, 10)); // a torn line, as a killed run may leave
-    const resumed = gavel("eval", ...tasksArg, ...libs, "--methods", "bm25", "--per-query", bq, "--resume", "--json");
+    const resumed = await gavel("eval", ...tasksArg, ...libs, "--methods", "bm25", "--per-query", bq, "--resume", "--json");
     expect(resumed.code, resumed.err).toBe(0);
     expect(resumed.err).toMatch(/resuming: 1 records/);
     const lines = readFileSync(bq, "utf8").trim().split("\n");
     expect(lines).toHaveLength(2);
     expect(lines[0]).toBe(one.trim());
     expect(JSON.parse(resumed.out).table[0]).toMatchObject({ method: "bm25", n: 2 });
-    const lone = gavel("eval", ...tasksArg, ...libs, "--methods", "bm25", "--resume");
+    const lone = await gavel("eval", ...tasksArg, ...libs, "--methods", "bm25", "--resume");
     expect(lone.code).toBe(1);
     expect(lone.err).toMatch(/--resume needs --per-query/);
-    const gz = gavel("eval", ...tasksArg, ...libs, "--methods", "bm25", "--per-query", join(dir, "pq.jsonl.gz"));
+    const gz = await gavel("eval", ...tasksArg, ...libs, "--methods", "bm25", "--per-query", join(dir, "pq.jsonl.gz"));
     expect(gz.code).toBe(1);
     expect(gz.err).toMatch(/pq\.jsonl\.gz: per-query records are written as plain JSONL/);
     expect(existsSync(join(dir, "pq.jsonl.gz"))).toBe(false);
-    const calSaveGz = gavel("calibrate", ...tasksArg, ...libs, "--save-per-query", join(dir, "pq.jsonl.gz"));
+    const calSaveGz = await gavel("calibrate", ...tasksArg, ...libs, "--save-per-query", join(dir, "pq.jsonl.gz"));
     expect(calSaveGz.code).toBe(1);
     expect(calSaveGz.err).toMatch(/per-query records are written as plain JSONL/);
 
     const pq = join(dir, "cli-pq.jsonl");
-    const full = gavel("eval", ...tasksArg, ...libs, ...common, "--per-query", pq, "--json");
+    const full = await gavel("eval", ...tasksArg, ...libs, ...common, "--per-query", pq, "--json");
     expect(full.code, full.err).toBe(0);
     const out = JSON.parse(full.out) as { table: { method: string; hitAt1: number; recallAt20: number }[] };
     expect(out.table.map((r) => r.method)).toEqual(["bm25", "glance", "gB", "ruling", "rulingNoB", "gL", "gV"]);
     expect(readFileSync(pq, "utf8").trim().split("\n")).toHaveLength(2);
 
-    const missing = gavel("eval", ...tasksArg, "--library", join(bench, "skills.jsonl"), "--library", join(sharedDir, "data", "skills-mit.jsonl.gz"), ...common, "--methods", "glance", "--limit", "1");
+    const missing = await gavel("eval", ...tasksArg, "--library", join(bench, "skills.jsonl"), "--library", join(sharedDir, "data", "skills-mit.jsonl.gz"), ...common, "--methods", "glance", "--limit", "1");
     expect(missing.code).toBe(1);
     expect(missing.err).toMatch(/not installed in the bank/);
 
-    const cal = gavel("calibrate", "--per-query", pq, "--projections", join(dir, "p.gguf"), "--out", join(dir, "p2.gguf"));
+    const cal = await gavel("calibrate", "--per-query", pq, "--projections", join(dir, "p.gguf"), "--out", join(dir, "p2.gguf"));
     expect(cal.code, cal.err).toBe(0);
     expect(cal.out).toMatch(/best: +α=\S+ +γ=\S+ +Δ=\S+ +Hit@1 [\d.]+%/);
     expect(cal.out).toMatch(/wrote α, γ, Δ into/);
     // the same records gzipped calibrate to the same constants
     writeFileSync(join(dir, "cli-pq.jsonl.gz"), gzipSync(readFileSync(pq)));
-    const calGz = gavel("calibrate", "--per-query", join(dir, "cli-pq.jsonl.gz"), "--projections", join(dir, "p.gguf"), "--out", join(dir, "p3.gguf"));
+    const calGz = await gavel("calibrate", "--per-query", join(dir, "cli-pq.jsonl.gz"), "--projections", join(dir, "p.gguf"), "--out", join(dir, "p3.gguf"));
     expect(calGz.code, calGz.err).toBe(0);
     expect(calGz.out.match(/best:.*/)![0]).toBe(cal.out.match(/best:.*/)![0]);
 
     // Computed on the fly from tasks and the router instead of a records file.
-    const fly = gavel("calibrate", ...tasksArg, ...libs, ...common, "--json");
+    const fly = await gavel("calibrate", ...tasksArg, ...libs, ...common, "--json");
     expect(fly.code, fly.err).toBe(0);
     const fit = JSON.parse(fly.out) as { alpha: number; gamma: number; delta: number; hitAt1: number; evaluated: number; wrote: string | null };
     expect(fit.evaluated).toBe(2);

@@ -3,6 +3,7 @@ import { Model } from "../../model/Model.js";
 import { Router } from "../../route/index.js";
 import { resolveModelPath, resolveProjectionsPath } from "../../defaults.js";
 import { intArg } from "../ui/options.js";
+import { contextFor } from "./model-context.js";
 
 /** The flags of every command that loads the agent model (util.parseArgs specs). */
 export const modelOptions = {
@@ -27,7 +28,8 @@ export const routerOptionsHelp = `
   --model, -m M         the agent model (GGUF)              [$GAVEL_MODEL, default: the embedded gavel-mini]
   --projections, -p P   its projections (GGUF)              [$GAVEL_PROJECTIONS, default: gavel-mini's]
   --bank, -b DIR        the skill bank directory                       [$GAVEL_BANK, default .gavel/bank]
-  --context N           context size in tokens (default 8192)
+  --context N           context size in tokens (default 8192, or the model's trained context when
+                        smaller: 2048 for gavel-mini)
   --threads N           CPU threads
   --gpu-layers N        layers offloaded to a GPU (CUDA build)
   --skill-budget N      most tokens of a skill render
@@ -44,12 +46,15 @@ export interface RouterArgs {
   "skill-budget"?: string;
 }
 
-/** Loads the agent model the options name (the embedded gavel-mini by default). */
+/**
+ * Loads the agent model the options name (the embedded gavel-mini by default), with `--context`, else
+ * 8192 tokens lowered to the model's trained context when that is smaller (see model-context.ts).
+ */
 export async function openModel(values: RouterArgs): Promise<Model> {
   // --model, else $GAVEL_MODEL, else the embedded gavel-mini
   const path = resolveModelPath(values.model).path;
   return Model.load(path, {
-    contextSize: intArg(values.context, "context"),
+    contextSize: await contextFor(path, values.context),
     threads: intArg(values.threads, "threads"),
     gpuLayers: intArg(values["gpu-layers"], "gpu-layers"),
   });
@@ -61,7 +66,8 @@ export interface WithRouterOptions {
    * Create the bank when there is none (`gavel install`). Read-only commands pass false, so a
    * mistyped `--bank` is FILE_NOT_FOUND rather than a new empty bank. A folder holding a bank's
    * files without its manifest is CORRUPT_FILE either way, and nothing is changed.
-   * Default true (what `install` needs; every other command passes false).
+   * Default false: only the commands that build a bank (`gavel install`, `gavel serve --create`)
+   * pass true.
    */
   create?: boolean;
 }
@@ -80,7 +86,7 @@ export async function withRouter<T>(
       projections,
       bankDir: values.bank ?? process.env.GAVEL_BANK ?? ".gavel/bank",
       skillBudget: intArg(values["skill-budget"], "skill-budget"),
-      create: options.create ?? true,
+      create: options.create ?? false,
     });
     try {
       return await use(router, model);

@@ -11,3 +11,7 @@ import { train } from "./train.js"; commands.train = train; // one line, so it n
 import { evalCommand } from "./eval.js"; commands.eval = evalCommand; // one line, so it never collides with edits to the list above
 import { calibrateCommand } from "./calibrate.js"; commands.calibrate = calibrateCommand; // one line, so it never collides with edits to the list above
 import { demo } from "./demo.js"; commands.demo = demo; // one line, so it never collides with edits to the list above
+import { serve } from "./serve.js"; commands.serve = serve; // one line, so it never collides with edits to the list above
+import { hook } from "./hook.js"; commands.hook = hook; // one line, so it never collides with edits to the list above
+import { mcp } from "./mcp.js"; commands.mcp = mcp; // one line, so it never collides with edits to the list above
+import { sync } from "./sync.js"; commands.sync = sync; // one line, so it never collides with edits to the list above

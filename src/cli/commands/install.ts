@@ -1,3 +1,5 @@
+import { existsSync } from "node:fs";
+import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { intArg } from "../ui/options.js";
 import { withInterrupt } from "../ui/interrupt.js";
@@ -24,15 +26,18 @@ ${routerOptionsHelp}
     }
     return withInterrupt((signal) =>
       withRouter(values, async (router) => {
-        // a bar on a terminal; a line every 5% elsewhere (logs, CI)
-        const progress = new Progress(process.stderr, { bar: 30, every: 5 });
-        const report = await router.install(positionals[0], {
+        // a bar on a terminal; a plain line every 5% elsewhere (logs, CI); both with the rate and ETA
+        const progress = new Progress(process.stderr, { bar: 30, every: 5, rate: { unit: "skills" } });
+        // an absolute path, so each skill's recorded source names its SKILL.md from anywhere (issue 16)
+        const source = existsSync(positionals[0]) ? resolve(positionals[0]) : positionals[0];
+        const report = await router.install(source, {
           onProgress: (p) => progress.update(p.done, p.total, p.skill),
           signal,
           limit: intArg(values.limit, "limit", { min: 0 }),
           offset: intArg(values.offset, "offset", { min: 0 }),
           concurrency: intArg(values.jobs, "jobs", { min: 1, max: 256 }),
         });
+        progress.end();
         if (values.json) {
           console.log(JSON.stringify({ ...report, failed: report.failed.map((f) => ({ where: f.where, code: f.error.code, error: f.error.message })) }, null, 2));
         } else {
@@ -53,7 +58,7 @@ ${routerOptionsHelp}
           }
         }
         return report.failed.length > 0 && report.installed.length + report.unchanged.length === 0 ? 1 : 0;
-      }),
+      }, { create: true }), // the one command that builds a bank
     );
   },
 };

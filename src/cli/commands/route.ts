@@ -3,6 +3,7 @@ import { invalidArgument } from "../../errors.js";
 import type { Candidate, RouteResult } from "../../route/index.js";
 import { intArg } from "../ui/options.js";
 import { table } from "../ui/table.js";
+import { routeViaServerIfRunning } from "../../serve/client.js";
 import { routerOptions, routerOptionsHelp, withRouter } from "./common.js";
 import type { Command } from "./types.js";
 
@@ -72,6 +73,19 @@ ${routerOptionsHelp}
     }
     if (values.abstain && values["no-abstain"]) throw invalidArgument("--abstain and --no-abstain contradict each other");
     const abstain = values.abstain ? true : values["no-abstain"] ? false : undefined;
+    // a running `gavel serve` on this bank answers in milliseconds (and holds the bank's lock)
+    const served = await routeViaServerIfRunning<RouteResult>(positionals[0], {
+      bank: values.bank,
+      ...(abstain !== undefined ? { abstain } : {}),
+      ...(values["no-verdict"] ? { verdict: false } : {}),
+      ...(values.explain ? { explain: true } : {}),
+      ...(values.lexical ? { lexical: true } : {}),
+    });
+    if (served) {
+      if (values.json) console.log(JSON.stringify(served, null, 2));
+      else printRoute(served);
+      return 0;
+    }
     return withRouter(values, async (router) => {
       const res = await router.route(positionals[0], {
         ...(abstain !== undefined ? { abstain } : {}),

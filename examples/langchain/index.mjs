@@ -1,0 +1,33 @@
+// gavel-router/langchain: agent middleware that adds the routed skill to each model call's system
+// message. Runs offline with LangChain's FakeListChatModel; use your chat model (e.g. "openai:gpt-5")
+// for a real agent.
+//   npm run build && node examples/langchain/index.mjs
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { createAgent, HumanMessage } from "langchain";
+import { FakeListChatModel } from "@langchain/core/utils/testing";
+import { Model, Router, defaultModelPaths } from "gavel-router";
+import { gavelSkillMiddleware } from "gavel-router/langchain";
+
+const { model: modelPath, projections } = defaultModelPaths();
+const gavelModel = await Model.load(modelPath, { contextSize: 2048 });
+const router = await Router.open(gavelModel, { projections, bankDir: mkdtempSync(join(tmpdir(), "bank-")), skillBudget: 1024 });
+await router.install(join(dirname(modelPath), "..", "examples", "skills"));
+
+const agent = createAgent({
+  model: new FakeListChatModel({ responses: ["ok", "ok"] }),
+  systemPrompt: "You are a helpful coding agent.",
+  middleware: [gavelSkillMiddleware(router, { maxChars: 4000 })],
+});
+
+// prints the system message each model call received
+const show = { handleChatModelStart: async (_llm, [messages]) => console.log(`system message: ${messages[0].text.split("\n").slice(0, 3).join(" | ")}`) };
+for (const prompt of ["Speed up this slow Postgres query: SELECT * FROM orders WHERE customer_id = 7", "Write a haiku about autumn leaves."]) {
+  console.log(`\n${prompt}`);
+  const state = await agent.invoke({ messages: [new HumanMessage(prompt)] }, { callbacks: [show] });
+  console.log(`answer: ${state.messages.at(-1).text}`);
+}
+
+await router.close();
+await gavelModel.dispose();

@@ -1,0 +1,118 @@
+/**
+ * `gavel-router/ai-sdk`: the Vercel AI SDK (`ai` 5, 6 or 7) adapter.
+ *
+ * - {@link gavelPrepareStep}: a `prepareStep` that routes the step's latest user message (or the whole
+ *   conversation) and adds the chosen skill to the system prompt; nothing when the ruling abstains.
+ * - {@link gavelLoadSkillTool}: a `loadSkill` tool (`tool()` with a zod input schema) that returns an
+ *   installed skill's body, metadata and path by name.
+ *
+ * ```ts
+ * import { generateText } from "ai";
+ * import { gavelPrepareStep, gavelLoadSkillTool } from "gavel-router/ai-sdk";
+ * await generateText({ model, system, prompt, prepareStep: gavelPrepareStep(router, { system }),
+ *   tools: { loadSkill: gavelLoadSkillTool(router) } });
+ * ```
+ *
+ * @module
+ */
+import { tool, type Tool } from "ai";
+import { z } from "zod";
+import { loadedSkill, SkillInjector, textOf, type ChatTurn, type GavelAdapterOptions, type LoadedSkill, type SkillRouterLike } from "./core.js";
+
+export { skillInstructions, type GavelAdapterOptions, type LoadedSkill, type RoutedSkill, type SkillRouterLike } from "./core.js";
+
+/** A system message as the AI SDK writes one. */
+export interface SystemMessageLike {
+  role: "system";
+  content: string;
+  [key: string]: unknown;
+}
+
+/** What {@link gavelPrepareStep}'s function reads of `prepareStep`'s argument (all AI SDK versions have `messages`). */
+export interface PrepareStepInput {
+  messages: ReadonlyArray<{ role: string; content: unknown }>;
+  stepNumber?: number;
+  /** AI SDK 7: the call's own instructions (the skill is added to these, never to a previous step's). */
+  initialInstructions?: string | SystemMessageLike | SystemMessageLike[];
+}
+
+/** What it returns: `instructions` on AI SDK 7, `system` before (where `instructions` does not exist). */
+export interface PrepareStepOutput {
+  system?: string;
+  instructions?: string | SystemMessageLike[];
+}
+
+/** Options of {@link gavelPrepareStep}. */
+export interface GavelPrepareStepOptions extends GavelAdapterOptions {
+  /**
+   * The call's system prompt, to which the skill is appended. AI SDK 5 and 6 do not pass it to
+   * `prepareStep` (and a returned `system` replaces it), so give the same text as `generateText`'s
+   * `system` there; AI SDK 7 passes it as `initialInstructions`, which wins.
+   */
+  system?: string;
+}
+
+/** The turns of AI SDK model messages, as text. */
+function turnsOf(messages: PrepareStepInput["messages"]): ChatTurn[] {
+  return messages.map((m) => ({ role: m.role, content: textOf(m.content) }));
+}
+
+/** The base instructions with the skill's text added. */
+function withSkill(base: PrepareStepInput["initialInstructions"], text: string): string | SystemMessageLike[] {
+  if (base === undefined || base === "") return text;
+  if (typeof base === "string") return `${base}\n\n${text}`;
+  return [...(Array.isArray(base) ? base : [base]), { role: "system", content: text }];
+}
+
+/**
+ * A `prepareStep` for `generateText` / `streamText` / `ToolLoopAgent`: routes the step's latest user
+ * message (once per distinct message: the tool-call steps that follow reuse the route) and adds the
+ * chosen skill's `<skill>` block to the system prompt. When the ruling abstains it returns nothing, and
+ * the step runs as it would have.
+ */
+export function gavelPrepareStep(router: SkillRouterLike, options: GavelPrepareStepOptions = {}): (step: PrepareStepInput) => Promise<PrepareStepOutput | undefined> {
+  const injector = new SkillInjector(router, options);
+  return async (step) => {
+    const routed = await injector.forTurns(turnsOf(step.messages));
+    if (!routed || routed.instructions === null) return undefined;
+    if ("initialInstructions" in step) return { instructions: withSkill(step.initialInstructions ?? options.system, routed.instructions) };
+    const system = withSkill(options.system, routed.instructions);
+    return { system: typeof system === "string" ? system : system.map((m) => m.content).join("\n\n") };
+  };
+}
+
+/** Options of {@link gavelLoadSkillTool}. */
+export interface GavelLoadSkillOptions {
+  /** Most characters of the body returned (default: all of it). */
+  maxChars?: number;
+  /** The tool's description, as the model reads it. */
+  description?: string;
+}
+
+/** What the `loadSkill` tool returns: the skill, or an error the model can read. */
+export type LoadSkillResult = LoadedSkill | { error: string };
+
+/**
+ * A `loadSkill` tool: `{ name }` → the installed skill's body, front matter (`metadata`),
+ * `allowed-tools`, and absolute path and folder; `{ error }` when no installed skill has that name.
+ */
+export function gavelLoadSkillTool(router: SkillRouterLike, options: GavelLoadSkillOptions = {}): Tool<{ name: string }, LoadSkillResult> {
+  const injector = new SkillInjector(router);
+  const maxChars = options.maxChars ?? Infinity;
+  return tool({
+    description: options.description ?? "Load an installed skill (a SKILL.md) by name: its instructions, metadata and the path of its folder.",
+    inputSchema: z.object({ name: z.string().min(1).describe("the skill's name (or id)") }),
+    execute: async ({ name }): Promise<LoadSkillResult> => {
+      const skill = await injector.load(name);
+      return skill ? loadedSkill(skill, maxChars) : { error: `no installed skill named "${name}"` };
+    },
+  });
+}
+
+/** Both at once: `{ prepareStep, tools: { loadSkill } }`, to spread into a `generateText` call. */
+export function gavelSkills(
+  router: SkillRouterLike,
+  options: GavelPrepareStepOptions & { loadSkill?: GavelLoadSkillOptions } = {},
+): { prepareStep: ReturnType<typeof gavelPrepareStep>; tools: { loadSkill: Tool<{ name: string }, LoadSkillResult> } } {
+  return { prepareStep: gavelPrepareStep(router, options), tools: { loadSkill: gavelLoadSkillTool(router, options.loadSkill) } };
+}

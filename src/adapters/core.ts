@@ -1,0 +1,200 @@
+/**
+ * What every framework adapter shares: route a conversation with a `Router` (or anything with `route()`
+ * and `get()`), read the winner whole, and write it as a block of system text; or nothing when the
+ * ruling abstains. Types only from the rest of the package, so an adapter's bundle stays a few
+ * kilobytes and loads nothing of the router itself.
+ *
+ * @module
+ */
+import type { RouteContext, RouteOptions, RouteResult } from "../route/types.js";
+import type { SkillRecord } from "../route/skill-record.js";
+
+/** What an adapter needs of a router: `Router` has both. */
+export interface SkillRouterLike {
+  route(context: RouteContext, options?: RouteOptions): Promise<RouteResult>;
+  get(idOrName: string): Promise<SkillRecord>;
+}
+
+/** Options every adapter takes. */
+export interface GavelAdapterOptions {
+  /** Abstention on (true) or off (false); default: the router's (on when the projections carry a model). */
+  abstain?: boolean;
+  /** Run the verdict (default true); false routes on the glance (and B) alone, faster. */
+  verdict?: boolean;
+  /** Most characters of the skill's body written into the system prompt (default 20,000); the rest is named by its path. */
+  maxChars?: number;
+  /**
+   * What is routed: the latest user message (`"last-user"`, default) or the whole conversation
+   * (`"conversation"`: user and assistant turns, read live with decaying weights).
+   */
+  context?: "last-user" | "conversation";
+  /** Writes the system text for a chosen skill (default {@link skillInstructions}). */
+  format?: (skill: SkillRecord, result: RouteResult) => string;
+  /** Called after each route, with the skill when one was chosen (for logs and tests). */
+  onRoute?: (event: { result: RouteResult; skill: SkillRecord | null }) => void;
+  signal?: AbortSignal;
+}
+
+/** A route and, when it chose one, the skill whole and its system text. */
+export interface RoutedSkill {
+  result: RouteResult;
+  skill: SkillRecord | null;
+  /** The system text to add; null when the ruling abstained or chose nothing. */
+  instructions: string | null;
+}
+
+/** A chat turn as the adapters read it: a role and text. */
+export interface ChatTurn {
+  role: string;
+  content: string;
+}
+
+export const DEFAULT_MAX_CHARS = 20_000;
+
+/** `maxChars` checked. */
+function maxCharsOf(options: GavelAdapterOptions): number {
+  const n = options.maxChars ?? DEFAULT_MAX_CHARS;
+  if (typeof n !== "number" || !(n >= 0)) throw new TypeError(`maxChars must be a non-negative number, got ${String(n)}`);
+  return n;
+}
+
+/** `text` cut to `max` characters (at a line end when one is near), and whether it was cut. */
+export function cutText(text: string, max: number): { text: string; cut: boolean } {
+  if (text.length <= max) return { text, cut: false };
+  let end = max;
+  const nl = text.lastIndexOf("\n", max);
+  if (nl >= max * 0.8) end = nl;
+  return { text: text.slice(0, end).trimEnd(), cut: true };
+}
+
+/** Quotes an attribute value for the `<skill …>` tag. */
+function attr(value: string): string {
+  return JSON.stringify(value.replace(/[<>]/g, ""));
+}
+
+/**
+ * The default system text for a chosen skill: a `<skill>` block with its name, description, where it
+ * lives (relative paths in the body are relative to its folder) and its body, cut at `maxChars`.
+ */
+export function skillInstructions(skill: SkillRecord, maxChars = DEFAULT_MAX_CHARS): string {
+  const { text, cut } = cutText(skill.body, maxChars);
+  const where = skill.path ? ` path=${attr(skill.path)}` : "";
+  const lines = [
+    `<skill name=${attr(skill.name)}${where}>`,
+    `The skill "${skill.name}" was chosen for this request: ${skill.description}`,
+    skill.dir ? `Follow its instructions where they apply; paths in it are relative to ${skill.dir}.` : "Follow its instructions where they apply.",
+    "",
+    text,
+  ];
+  if (cut) lines.push("", `[cut at ${text.length} of ${skill.body.length} characters${skill.path ? `; the whole skill is in ${skill.path}` : ""}]`);
+  lines.push("</skill>");
+  return lines.join("\n");
+}
+
+/** The text of a message's content: a string, or the text parts of a list of parts. */
+export function textOf(content: unknown): string {
+  if (typeof content === "string") return content;
+  if (Array.isArray(content)) {
+    return content
+      .map((p) => (typeof p === "string" ? p : p && typeof p === "object" && (p as { type?: unknown }).type === "text" ? String((p as { text?: unknown }).text ?? "") : ""))
+      .filter((t) => t !== "")
+      .join("\n");
+  }
+  return "";
+}
+
+/** The routing context of a conversation: its last user turn, or its user and assistant turns. */
+export function contextOf(turns: readonly ChatTurn[], mode: GavelAdapterOptions["context"]): RouteContext | null {
+  if (mode === "conversation") {
+    const chat = turns.filter((t) => (t.role === "user" || t.role === "assistant") && t.content.trim() !== "");
+    return chat.length > 0 ? chat.map((t) => ({ role: t.role, content: t.content })) : null;
+  }
+  for (let i = turns.length - 1; i >= 0; i--) if (turns[i].role === "user" && turns[i].content.trim() !== "") return turns[i].content;
+  return null;
+}
+
+/**
+ * A router bound to adapter options: `route(context)` rules once per distinct context (the steps of
+ * one agent loop share the route of its user message) and reads the winner whole.
+ */
+export class SkillInjector {
+  readonly #router: SkillRouterLike;
+  readonly #options: GavelAdapterOptions;
+  readonly #maxChars: number;
+  #lastKey: string | null = null;
+  #last: Promise<RoutedSkill> | null = null;
+
+  constructor(router: SkillRouterLike, options: GavelAdapterOptions = {}) {
+    if (!router || typeof router.route !== "function" || typeof router.get !== "function") {
+      throw new TypeError("a gavel adapter needs a Router (or an object with route() and get())");
+    }
+    this.#router = router;
+    this.#options = options;
+    this.#maxChars = maxCharsOf(options);
+  }
+
+  get options(): GavelAdapterOptions {
+    return this.#options;
+  }
+
+  /** Routes the conversation (see {@link contextOf}); null when it holds no text to route. */
+  async forTurns(turns: readonly ChatTurn[]): Promise<RoutedSkill | null> {
+    const context = contextOf(turns, this.#options.context);
+    return context === null ? null : this.route(context);
+  }
+
+  /** Routes `context` (once per distinct context in a row) and reads the winner. */
+  route(context: RouteContext): Promise<RoutedSkill> {
+    const key = JSON.stringify(context);
+    if (this.#last && this.#lastKey === key) return this.#last;
+    this.#lastKey = key;
+    this.#last = this.#route(context);
+    this.#last.catch(() => {
+      if (this.#lastKey === key) this.#last = this.#lastKey = null; // a failure is not remembered
+    });
+    return this.#last;
+  }
+
+  async #route(context: RouteContext): Promise<RoutedSkill> {
+    const { abstain, verdict, signal } = this.#options;
+    const options: RouteOptions = {};
+    if (abstain !== undefined) options.abstain = abstain;
+    if (verdict !== undefined) options.verdict = verdict;
+    if (signal !== undefined) options.signal = signal;
+    const result = await this.#router.route(context, options);
+    const id = result.abstained ? null : result.skill;
+    const skill = id === null ? null : await this.#router.get(id);
+    const instructions = skill === null ? null : this.#options.format ? this.#options.format(skill, result) : skillInstructions(skill, this.#maxChars);
+    this.#options.onRoute?.({ result, skill });
+    return { result, skill, instructions };
+  }
+
+  /** An installed skill by name or id, for a load-skill tool: null when there is none. */
+  async load(name: string): Promise<SkillRecord | null> {
+    try {
+      return await this.#router.get(name);
+    } catch (err) {
+      if ((err as { code?: unknown }).code === "SKILL_NOT_FOUND") return null;
+      throw err;
+    }
+  }
+}
+
+/** A skill as a load-skill tool returns it (body cut at `maxChars`). */
+export interface LoadedSkill {
+  name: string;
+  description: string;
+  body: string;
+  metadata: Record<string, unknown>;
+  allowedTools: string[] | null;
+  path: string | null;
+  dir: string | null;
+  /** True when the body was cut at `maxChars`. */
+  cut: boolean;
+}
+
+/** {@link LoadedSkill} of a record. */
+export function loadedSkill(skill: SkillRecord, maxChars = Infinity): LoadedSkill {
+  const { text, cut } = cutText(skill.body, maxChars);
+  return { name: skill.name, description: skill.description, body: text, metadata: skill.metadata, allowedTools: skill.allowedTools, path: skill.path, dir: skill.dir, cut };
+}

@@ -1,0 +1,82 @@
+// `gavel serve`: the resident router (src/serve/, docs/SERVE.md).
+import { existsSync } from "node:fs";
+import { parseArgs } from "node:util";
+import { GavelError } from "../../errors.js";
+import { resolveModelPath, resolveProjectionsPath } from "../../defaults.js";
+import { Router } from "../../route/index.js";
+import { claimSocketPath, ResidentServer } from "../../serve/server.js";
+import { isRunning } from "../../serve/client.js";
+import { defaultSocketPath, httpEndpointPath, resolveBankDir } from "../../serve/protocol.js";
+import { intArg } from "../ui/options.js";
+import { openModel, routerOptions, routerOptionsHelp } from "./common.js";
+import type { Command } from "./types.js";
+
+/** `gavel serve`: load the model and the bank once, answer route / glance / get-skill / install / uninstall. */
+export const serve: Command = {
+  summary: "keep the model and the bank loaded and answer requests on a local socket (or localhost HTTP)",
+  help: `usage: gavel serve [options]
+${routerOptionsHelp}
+  --socket PATH         the Unix socket to listen on (mode 0600)   [default: <bank>/serve.sock, or
+                        $XDG_RUNTIME_DIR/gavel-<hash>.sock when that path is too long]
+  --port N              listen on http://127.0.0.1:N instead (0: any free port); the URL and a random
+                        bearer token are written to <bank>/serve.http.json (mode 0600)
+  --grace-ms N          on SIGINT/SIGTERM, how long requests in flight may finish before they are
+                        aborted (default 10000)
+  --create              create the bank when there is none (by default a missing bank is an error,
+                        FILE_NOT_FOUND: \`gavel install\` builds one, or install through the server)
+
+The protocol (newline-delimited JSON, version 1) is described in docs/SERVE.md. \`gavel hook
+claude-code\` and \`gavel route\` use the server when it runs.`,
+  async run(args) {
+    const { values } = parseArgs({ args, options: { ...routerOptions, socket: { type: "string" }, port: { type: "string" }, "grace-ms": { type: "string" }, create: { type: "boolean" } } });
+    const bankDir = resolveBankDir(values.bank);
+    const socket = values.socket ?? defaultSocketPath(bankDir);
+    const port = intArg(values.port, "port");
+    const create = values.create === true;
+    // a mistyped --bank fails now, not after the model loads (and never becomes a new empty bank)
+    if (!create && !existsSync(bankDir)) {
+      throw new GavelError(`no skill bank at ${bankDir} (gavel install <skills> --bank ${bankDir} builds one; gavel serve --create starts an empty one)`, "FILE_NOT_FOUND");
+    }
+    // refuse a second server before paying for the model
+    if (port === undefined) await claimSocketPath(socket);
+    else if (await isRunning(bankDir, { timeoutMs: 1000 })) {
+      throw new GavelError(`a gavel server already serves ${bankDir} (see ${httpEndpointPath(bankDir)})`, "BANK_LOCKED");
+    }
+    const modelPath = resolveModelPath(values.model).path;
+    const model = await openModel(values);
+    let router: Router;
+    try {
+      router = await Router.open(model, { projections: resolveProjectionsPath(values.projections).path, bankDir, create, skillBudget: intArg(values["skill-budget"], "skill-budget") });
+    } catch (err) {
+      await model.dispose();
+      throw err;
+    }
+    let server: ResidentServer;
+    try {
+      if (port === undefined) await claimSocketPath(socket); // again: the bank is ours now
+      server = await ResidentServer.start({ router, model, modelPath, socket, port, graceMs: intArg(values["grace-ms"], "grace-ms") });
+    } catch (err) {
+      await router.close();
+      await model.dispose();
+      throw err;
+    }
+    const skills = router.stats().skills;
+    console.log(`gavel serve: listening on ${server.listen} (bank ${bankDir}, ${skills} skill${skills === 1 ? "" : "s"}; protocol v1, docs/SERVE.md)`);
+    await new Promise<void>((resolve) => {
+      const stop = (sig: string) => {
+        console.error(`gavel serve: ${sig}, shutting down (${server.inFlight} request${server.inFlight === 1 ? "" : "s"} in flight)`);
+        process.removeListener("SIGINT", onInt);
+        process.removeListener("SIGTERM", onTerm);
+        resolve();
+      };
+      const onInt = () => stop("SIGINT");
+      const onTerm = () => stop("SIGTERM");
+      process.on("SIGINT", onInt);
+      process.on("SIGTERM", onTerm);
+    });
+    await server.shutdown();
+    console.error("gavel serve: stopped");
+    return 0;
+  },
+};
+

@@ -1,0 +1,144 @@
+/**
+ * What `gavel mcp`'s two tools answer, as plain functions over a {@link Router} (no MCP SDK here, so
+ * they are tested and reused without it): `search_skills` (a shortlist with scores and one-line
+ * reasons) and `load_skill` (the skill itself, see {@link SkillRecord}).
+ */
+import type { Router } from "../../route/index.js";
+import type { Candidate, RouteResult, Vote } from "../../route/types.js";
+import { getSkill, type SkillRecord } from "../../route/skill-record.js";
+
+/** Most skills `search_skills` lists. */
+export const MAX_SEARCH_K = 50;
+/** Skills `search_skills` lists by default. */
+export const DEFAULT_SEARCH_K = 5;
+
+/** One skill of a search, best first. */
+export interface SearchHit {
+  rank: number;
+  id: string;
+  name: string;
+  description: string;
+  /** `ruled`: on the verdict's shortlist, scored by S; `glance`: below the shortlist, scored by g alone. */
+  stage: "ruled" | "glance";
+  /** S for ruled skills, g for glance-only ones (higher is better; comparable within a stage). */
+  score: number;
+  /** The glance's vote. */
+  g: number;
+  /** The verdict's log-odds that the skill provides what the task needs (ruled skills, when the verdict ran). */
+  V?: number;
+  /** Mean log-likelihood of the task with the skill as prefix (ruled skills, when the verdict ran). */
+  L?: number;
+  /** One line: why it is here. */
+  reason: string;
+}
+
+/** What `search_skills` returns. */
+export interface SearchResult {
+  task: string;
+  /** The router's choice, or null (it abstained, or nothing is installed). */
+  chosen: string | null;
+  abstained: boolean;
+  /** Why it abstained or not, when the projections carry an abstention model. */
+  abstention?: { reason: string; score: number };
+  skills: SearchHit[];
+  /** Milliseconds the search took. */
+  ms: number;
+}
+
+/** A number for a reason line: 3 significant digits, a sign where it means yes/no. */
+function num(x: number, signed = false): string {
+  const s = Math.abs(x) >= 100 ? x.toFixed(0) : x.toPrecision(3);
+  return signed && x >= 0 ? `+${s}` : s;
+}
+
+/** The strongest task tokens that voted for the winner, as `"pdf"→"pdf"`. */
+function votesText(votes: readonly Vote[] | undefined): string {
+  if (!votes?.length) return "";
+  const shown = votes.slice(0, 3).map((v) => `"${v.token.trim()}"→"${v.matched.trim()}"`);
+  return `; task tokens matching it: ${shown.join(", ")}`;
+}
+
+/** The reason line of a ruled candidate. */
+function ruledReason(c: Candidate, i: number, r: RouteResult): string {
+  const parts = [`glance g=${num(c.g)}`];
+  if (Number.isFinite(c.V)) parts.push(`verdict V=${num(c.V, true)} (${c.V >= 0 ? "yes" : "no"} on "does it provide what the task needs?")`);
+  if (Number.isFinite(c.L)) parts.push(`L=${num(c.L)}`);
+  if (c.B !== undefined && Number.isFinite(c.B)) parts.push(`BM25 B=${num(c.B)}`);
+  const head = i === 0 ? (r.abstained ? "best match, but the router abstained" : "chosen by the router") : `shortlisted #${i + 1}`;
+  return `${head}: S=${num(c.S)} from ${parts.join(", ")}${i === 0 ? votesText(r.explanation) : ""}`;
+}
+
+/**
+ * `search_skills`: routes the task (glance, shortlist, verdict, ruling) and lists the ruled shortlist,
+ * then — when it holds fewer than `k` — the glance's next best, up to `k` skills in all.
+ */
+export async function searchSkills(router: Router, task: string, k: number = DEFAULT_SEARCH_K, signal?: AbortSignal): Promise<SearchResult> {
+  const t0 = performance.now();
+  const r = await router.route(task, { explain: true, signal });
+  const described = new Map(router.list().map((s) => [s.id, s.description]));
+  const skills: SearchHit[] = r.shortlist.slice(0, k).map((c, i) => ({
+    rank: i + 1,
+    id: c.skill,
+    name: c.name,
+    description: described.get(c.skill) ?? "",
+    stage: "ruled",
+    score: c.S,
+    g: c.g,
+    ...(Number.isFinite(c.V) ? { V: c.V } : {}),
+    ...(Number.isFinite(c.L) ? { L: c.L } : {}),
+    reason: ruledReason(c, i, r),
+  }));
+  if (skills.length < k) {
+    const seen = new Set(skills.map((s) => s.id));
+    const glanced = await router.glance(task, { topK: k + skills.length, signal });
+    glanced.forEach((h, i) => {
+      if (skills.length >= k || seen.has(h.skill)) return;
+      skills.push({
+        rank: skills.length + 1,
+        id: h.skill,
+        name: h.name,
+        description: described.get(h.skill) ?? "",
+        stage: "glance",
+        score: h.g,
+        g: h.g,
+        reason: `glance only: g=${num(h.g)}, #${i + 1} by the glance, outside the shortlist the verdict judged`,
+      });
+    });
+  }
+  return {
+    task,
+    chosen: r.skill,
+    abstained: r.abstained,
+    ...(r.abstention ? { abstention: r.abstention } : {}),
+    skills,
+    ms: Math.round(performance.now() - t0),
+  };
+}
+
+/** `search_skills`' answer as text for the model: one line a skill, and how to load one. */
+export function searchText(s: SearchResult): string {
+  const lines: string[] = [];
+  if (s.skills.length === 0) return "No skill is installed in this bank (gavel install <folder> installs some).";
+  if (s.abstained) lines.push(`No skill fits this task confidently (${s.abstention?.reason ?? "abstained"}); the closest ones:`);
+  else lines.push(`Best skill: ${s.chosen}. Shortlist, best first:`);
+  for (const h of s.skills) lines.push(`${h.rank}. ${h.name} (id ${h.id}, score ${num(h.score)}): ${h.description}\n   why: ${h.reason}`);
+  lines.push("", "Call load_skill with a skill's id or name to read its instructions.");
+  return lines.join("\n");
+}
+
+/** `load_skill`: the installed skill by id or name (SKILL_NOT_FOUND for an unknown one). */
+export function loadSkill(router: Router, skill: string): Promise<SkillRecord> {
+  return getSkill(router, skill);
+}
+
+/** `load_skill`'s answer as text for the model: where it lives, its allowed tools, then its instructions. */
+export function skillText(s: SkillRecord): string {
+  const lines = [`# Skill: ${s.name}`, ""];
+  if (s.path) lines.push(`Source: ${s.path}`);
+  if (s.dir) lines.push(`Folder (its scripts and references are relative to it): ${s.dir}`);
+  if (s.allowedTools?.length) lines.push(`Allowed tools: ${s.allowedTools.join(", ")}`);
+  if (s.sourceStatus === "changed") lines.push("Note: the SKILL.md changed since it was installed; these are the installed instructions.");
+  if (s.sourceStatus === "missing") lines.push("Note: the skill's source file is no longer where it was installed from.");
+  lines.push(`Description: ${s.description}`, "", s.body);
+  return lines.join("\n");
+}

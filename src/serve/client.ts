@@ -1,0 +1,260 @@
+/**
+ * A client of the resident router (`gavel serve`, docs/SERVE.md): finds the server of a bank, sends
+ * requests and matches their answers by id. The CLI and the Claude Code hook use it when a server is
+ * running and fall back to loading the model themselves (or, for the hook, to doing nothing).
+ *
+ * Like protocol.ts it imports only node built-ins and errors.ts, so a process that only talks to the
+ * server (the hook) never loads the addon or the model.
+ *
+ * @module
+ */
+import { connect as netConnect, type Socket } from "node:net";
+import { request as httpRequest } from "node:http";
+import { lstat, readFile } from "node:fs/promises";
+import { GavelError, type GavelErrorCode } from "../errors.js";
+import { defaultSocketPath, httpEndpointPath, PROTOCOL_VERSION, resolveBankDir, type HttpEndpoint, type Op, type RequestId, type Response } from "./protocol.js";
+
+/** Where to find a server: a bank (its default socket, else its HTTP endpoint file), or a socket path. */
+export interface EndpointOptions {
+  /** The bank directory (default: $GAVEL_BANK, else .gavel/bank). */
+  bank?: string;
+  /** An explicit socket path (default: the bank's, see `defaultSocketPath`). */
+  socket?: string;
+}
+
+/** A located server. */
+export type Endpoint = { kind: "unix"; path: string } | { kind: "http"; url: string; token: string };
+
+/** Options of one request. */
+export interface RequestOptions {
+  /** Aborts the request: the client sends a cancel and rejects with ABORTED. */
+  signal?: AbortSignal;
+  /** Rejects with ABORTED after this many milliseconds (and cancels it on the server). */
+  timeoutMs?: number;
+}
+
+function notRunning(where: string): GavelError {
+  return new GavelError(`no gavel server is running at ${where} (start one with \`gavel serve\`)`, "FILE_NOT_FOUND");
+}
+
+/** Whether a file is ours: owned by this user (a socket or token of another user is never trusted). */
+function ownedByMe(uid: number): boolean {
+  return typeof process.getuid !== "function" || uid === process.getuid();
+}
+
+/**
+ * Finds the server of a bank without connecting: its socket when one exists and belongs to this user,
+ * else its HTTP endpoint file. Null when there is neither (no server: the caller's fast path).
+ */
+export async function findEndpoint(options: EndpointOptions = {}): Promise<Endpoint | null> {
+  const bank = resolveBankDir(options.bank);
+  const path = options.socket ?? defaultSocketPath(bank);
+  const st = await lstat(path).catch(() => null);
+  if (st?.isSocket() && ownedByMe(st.uid)) return { kind: "unix", path };
+  if (options.socket) return null;
+  const file = httpEndpointPath(bank);
+  const fst = await lstat(file).catch(() => null);
+  if (!fst?.isFile() || !ownedByMe(fst.uid) || (fst.mode & 0o077) !== 0) return null;
+  try {
+    const e = JSON.parse(await readFile(file, "utf8")) as HttpEndpoint;
+    if (typeof e.url === "string" && typeof e.token === "string" && /^http:\/\/(127\.0\.0\.1|\[::1\]|localhost):\d+$/.test(e.url)) return { kind: "http", url: e.url, token: e.token };
+  } catch {
+    // unreadable or half-written: no server to talk to
+  }
+  return null;
+}
+
+/** An answer's error as a GavelError with the server's code. */
+function fromWire(e: { code: string; message: string }): GavelError {
+  return new GavelError(e.message, (e.code || "INTERNAL") as GavelErrorCode);
+}
+
+interface Pending {
+  resolve(v: unknown): void;
+  reject(e: unknown): void;
+}
+
+/** A connection to a resident router. */
+export class ServeClient {
+  readonly endpoint: Endpoint;
+  #socket: Socket | null;
+  #pending = new Map<RequestId, Pending>();
+  #next = 1;
+  #buffer = "";
+  #closed = false;
+
+  private constructor(endpoint: Endpoint, socket: Socket | null) {
+    this.endpoint = endpoint;
+    this.#socket = socket;
+    if (socket) {
+      socket.setEncoding("utf8");
+      socket.on("data", (d: string) => this.#onData(d));
+      socket.on("close", () => this.#failAll(new GavelError("the gavel server closed the connection", "INTERNAL")));
+      socket.on("error", () => undefined); // "close" follows and fails what is pending
+    }
+  }
+
+  /** Connects to a located server (a Unix socket is connected now; HTTP connects per request). */
+  static async open(endpoint: Endpoint): Promise<ServeClient> {
+    if (endpoint.kind === "http") return new ServeClient(endpoint, null);
+    const socket = await new Promise<Socket>((resolve, reject) => {
+      const s = netConnect(endpoint.path);
+      s.once("connect", () => {
+        s.removeAllListeners("error");
+        resolve(s);
+      });
+      s.once("error", (err: NodeJS.ErrnoException) => reject(err.code === "ECONNREFUSED" || err.code === "ENOENT" ? notRunning(endpoint.path) : err));
+    });
+    return new ServeClient(endpoint, socket);
+  }
+
+  #onData(d: string): void {
+    this.#buffer += d;
+    let nl: number;
+    while ((nl = this.#buffer.indexOf("\n")) >= 0) {
+      const line = this.#buffer.slice(0, nl);
+      this.#buffer = this.#buffer.slice(nl + 1);
+      if (line.trim()) this.#settle(JSON.parse(line) as Response);
+    }
+  }
+
+  #settle(r: Response): void {
+    const p = r.id === null ? undefined : this.#pending.get(r.id);
+    if (!p) return; // an answer to a request this side already gave up on
+    this.#pending.delete(r.id!);
+    if (r.ok) p.resolve(r.result);
+    else p.reject(fromWire(r.error));
+  }
+
+  #failAll(err: Error): void {
+    this.#closed = true;
+    for (const p of this.#pending.values()) p.reject(err);
+    this.#pending.clear();
+  }
+
+  /** Sends one request and resolves with its result (rejects with the server's error). */
+  request<T = unknown>(op: Exclude<Op, "cancel">, params: Record<string, unknown> = {}, options: RequestOptions = {}): Promise<T> {
+    if (this.#closed) return Promise.reject(new GavelError("this connection to the gavel server is closed", "DISPOSED"));
+    const id = this.#next++;
+    const msg = { ...params, v: PROTOCOL_VERSION, id, op };
+    return new Promise<T>((resolve, reject) => {
+      const signals = [options.signal, options.timeoutMs !== undefined ? AbortSignal.timeout(options.timeoutMs) : undefined].filter((s): s is AbortSignal => s !== undefined);
+      const signal = signals.length ? AbortSignal.any(signals) : undefined;
+      if (signal?.aborted) return reject(new GavelError("the request was aborted", "ABORTED"));
+      const onAbort = () => {
+        if (!this.#pending.delete(id)) return;
+        this.#cancel(id);
+        reject(new GavelError("the request was aborted", "ABORTED"));
+      };
+      const done = (f: (v: never) => void) => (v: unknown) => {
+        signal?.removeEventListener("abort", onAbort);
+        f(v as never);
+      };
+      this.#pending.set(id, { resolve: done(resolve), reject: done(reject) });
+      signal?.addEventListener("abort", onAbort, { once: true });
+      if (this.#socket) this.#socket.write(JSON.stringify(msg) + "\n");
+      else this.#post(msg).then((r) => this.#settle(r), (err) => this.#pending.get(id)?.reject(err));
+    });
+  }
+
+  #cancel(id: RequestId): void {
+    const msg = { v: PROTOCOL_VERSION, id, op: "cancel" };
+    if (this.#socket && !this.#closed) this.#socket.write(JSON.stringify(msg) + "\n");
+    else if (!this.#socket) this.#post(msg).catch(() => undefined);
+  }
+
+  /** One HTTP exchange with the bearer token. */
+  #post(msg: object): Promise<Response> {
+    const e = this.endpoint as Extract<Endpoint, { kind: "http" }>;
+    const body = JSON.stringify(msg);
+    return new Promise((resolve, reject) => {
+      const req = httpRequest(`${e.url}/v1`, { method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${e.token}`, "content-length": Buffer.byteLength(body) } }, (res) => {
+        let text = "";
+        res.setEncoding("utf8");
+        res.on("data", (d: string) => (text += d));
+        res.on("end", () => {
+          try {
+            resolve(JSON.parse(text) as Response);
+          } catch {
+            reject(new GavelError(`the gavel server answered HTTP ${res.statusCode} without JSON`, "INTERNAL"));
+          }
+        });
+      });
+      req.on("error", (err: NodeJS.ErrnoException) => reject(err.code === "ECONNREFUSED" ? notRunning(e.url) : err));
+      req.end(body);
+    });
+  }
+
+  /** Closes the connection; requests still pending reject. */
+  close(): void {
+    if (this.#socket) this.#socket.end();
+    this.#failAll(new GavelError("the connection was closed", "DISPOSED"));
+  }
+}
+
+/** Connects to the server of a bank (or socket); FILE_NOT_FOUND when none is running. */
+export async function connect(options: EndpointOptions = {}): Promise<ServeClient> {
+  const endpoint = await findEndpoint(options);
+  if (!endpoint) throw notRunning(options.socket ?? `the bank ${options.bank ?? "(default)"}`);
+  return ServeClient.open(endpoint);
+}
+
+/** Connects when a server is running, else null (a stale socket counts as none). */
+export async function connectIfRunning(options: EndpointOptions = {}): Promise<ServeClient | null> {
+  const endpoint = await findEndpoint(options);
+  if (!endpoint) return null;
+  try {
+    return await ServeClient.open(endpoint);
+  } catch {
+    return null;
+  }
+}
+
+/** One request on a fresh connection, closed after. */
+export async function request<T = unknown>(options: EndpointOptions, op: Exclude<Op, "cancel">, params: Record<string, unknown> = {}, ro: RequestOptions = {}): Promise<T> {
+  const client = await connect(options);
+  try {
+    return await client.request<T>(op, params, ro);
+  } finally {
+    client.close();
+  }
+}
+
+/** Whether a server answers for this bank (a ping within `timeoutMs`, default 1 s). */
+export async function isRunning(bank?: string, options: { socket?: string; timeoutMs?: number } = {}): Promise<boolean> {
+  const client = await connectIfRunning({ bank, socket: options.socket });
+  if (!client) return false;
+  try {
+    await client.request("ping", {}, { timeoutMs: options.timeoutMs ?? 1000 });
+    return true;
+  } catch {
+    return false;
+  } finally {
+    client.close();
+  }
+}
+
+/** Options of {@link routeViaServerIfRunning}: the route's own and where the server is. */
+export interface ServerRouteOptions extends EndpointOptions {
+  abstain?: boolean;
+  verdict?: boolean;
+  explain?: boolean;
+  lexical?: boolean;
+  signal?: AbortSignal;
+}
+
+/**
+ * Routes through the bank's resident router when one is running; null when none is (the caller then
+ * opens the model itself). The result is the server's `route` result: `Router.route`'s, with NaN read-outs
+ * as null, plus `winner` (what a host needs to load the chosen skill).
+ */
+export async function routeViaServerIfRunning<T = Record<string, unknown>>(task: string, options: ServerRouteOptions = {}): Promise<T | null> {
+  const client = await connectIfRunning(options);
+  if (!client) return null;
+  try {
+    const { bank: _b, socket: _s, signal, ...params } = options;
+    return await client.request<T>("route", { task, ...params }, { signal });
+  } finally {
+    client.close();
+  }
+}

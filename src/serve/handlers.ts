@@ -1,0 +1,171 @@
+/**
+ * What each operation of the resident router does with the Router (docs/SERVE.md): parameters
+ * checked, the Router verb called with the request's AbortSignal, the result shaped for the wire.
+ *
+ * @module
+ */
+import { existsSync } from "node:fs";
+import { basename, isAbsolute, resolve } from "node:path";
+import { GavelError, invalidArgument } from "../errors.js";
+import type { InstalledSkill, Router, RouteOptions, SkillHandle, SkillRecord } from "../route/index.js";
+import { PROTOCOL_VERSION, type Op } from "./protocol.js";
+
+/** How a host loads a skill: where its SKILL.md is, and what it says it is for. */
+export interface SkillRef {
+  id: string;
+  name: string;
+  description: string;
+  /** As the install recorded it. */
+  source: string;
+  /** The SKILL.md's absolute path, when the source is a SKILL.md that exists on this machine. */
+  path: string | null;
+}
+
+/**
+ * A skill whole, as `get-skill` answers: `Router.get`'s record (body, front matter, allowed-tools,
+ * absolute path and folder, content hash, provenance) plus its key count and render length.
+ */
+export interface SkillDocument extends SkillRecord {
+  keys: number;
+  renderTokens: number;
+}
+
+/** The route's winner on the wire: {@link SkillRef} and the route's `load` (folder, content hash; path resolved as `Router.get` does). */
+export interface Winner extends SkillRef {
+  dir: string | null;
+  contentHash: string;
+}
+
+/** What the server knows about itself, for `status`. */
+export interface ServerFacts {
+  pid: number;
+  bank: string;
+  model: string;
+  listen: string;
+  startedAt: number;
+  inFlight(): number;
+}
+
+/** The route options a request may carry (anything else is ignored). */
+const ROUTE_FLAGS = ["abstain", "verdict", "explain", "lexical", "live"] as const;
+
+function str(params: Record<string, unknown>, key: string): string {
+  const v = params[key];
+  if (typeof v !== "string" || v === "") throw invalidArgument(`${key} must be a non-empty string`);
+  return v;
+}
+
+/** The Router verbs behind the ops, with the caches a resident process can keep between requests. */
+export class Handlers {
+  readonly #router: Router;
+  readonly #facts: ServerFacts;
+  /** The installed skills by id and by name; rebuilt after a write. */
+  #skills: Map<string, InstalledSkill> | null = null;
+
+  constructor(router: Router, facts: ServerFacts) {
+    this.#router = router;
+    this.#facts = facts;
+  }
+
+  /** Forgets what a write may have changed. */
+  invalidate(): void {
+    this.#skills = null;
+  }
+
+  #skillMap(): Map<string, InstalledSkill> {
+    if (!this.#skills) {
+      const m = new Map<string, InstalledSkill>();
+      const all = this.#router.list();
+      for (const s of all) if (!m.has(s.name)) m.set(s.name, s);
+      for (const s of all) m.set(s.id, s); // an id wins over another skill's equal name
+      this.#skills = m;
+    }
+    return this.#skills;
+  }
+
+  /** The installed skill an id or name means; SKILL_NOT_FOUND when none. */
+  #find(idOrName: string): InstalledSkill {
+    const s = this.#skillMap().get(idOrName);
+    if (!s) throw new GavelError(`no installed skill ${idOrName}`, "SKILL_NOT_FOUND");
+    return s;
+  }
+
+  /** Where a skill's SKILL.md is, absolute, when its source names one that exists. */
+  ref(s: InstalledSkill): SkillRef {
+    const abs = isAbsolute(s.source) ? s.source : resolve(s.source);
+    const path = basename(abs) === "SKILL.md" && existsSync(abs) ? abs : null;
+    return { id: s.id, name: s.name, description: s.description, source: s.source, path };
+  }
+
+  /** The skill whole, as `Router.get` reads it (SKILL_NOT_FOUND when absent), with its keys and render length. */
+  async getSkill(idOrName: string): Promise<SkillDocument> {
+    const record = await this.#router.get(idOrName);
+    const s = this.#skillMap().get(record.id);
+    return { ...record, keys: s?.keys ?? 0, renderTokens: s?.renderTokens ?? 0 };
+  }
+
+  /** The winner as a host loads it: the route's `load` (its path resolved as `Router.get` resolves it), else the bank's record. */
+  winner(s: InstalledSkill, load: SkillHandle | null): Winner {
+    const ref = this.ref(s);
+    return load ? { ...ref, path: load.path ?? ref.path, dir: load.dir, contentHash: load.contentHash } : { ...ref, dir: null, contentHash: "" };
+  }
+
+  /** route (the verdict as asked) or glance (the first stage's decision, no verdict). */
+  async route(params: Record<string, unknown>, glanceOnly: boolean, signal: AbortSignal) {
+    const task = params.task;
+    if (!(typeof task === "string" || Array.isArray(task))) throw invalidArgument("task must be a string or an array of chat messages");
+    const options: RouteOptions = { signal };
+    for (const f of ROUTE_FLAGS) if (params[f] !== undefined) (options as Record<string, unknown>)[f] = params[f];
+    if (glanceOnly) options.verdict = false;
+    const res = await this.#router.route(task as string, options);
+    const chosen = res.skill === null ? undefined : this.#skillMap().get(res.skill);
+    return { ...res, winner: chosen ? this.winner(chosen, res.load) : null };
+  }
+
+  /** Runs one op (not cancel: the server handles it). */
+  async run(op: Exclude<Op, "cancel">, params: Record<string, unknown>, signal: AbortSignal): Promise<unknown> {
+    switch (op) {
+      case "ping":
+        return { pong: true, v: PROTOCOL_VERSION };
+      case "status":
+        return this.#status();
+      case "route":
+      case "glance":
+        return this.route(params, op === "glance", signal);
+      case "get-skill":
+        return this.getSkill(str(params, "skill"));
+      case "list":
+        return this.#router.list().map((s) => this.ref(s));
+      case "install": {
+        const source = resolve(typeof params.cwd === "string" ? params.cwd : process.cwd(), str(params, "source"));
+        const lim = (k: string) => (params[k] === undefined ? {} : { [k]: params[k] as number });
+        try {
+          return await this.#router.install(source, { signal, ...lim("offset"), ...lim("limit") });
+        } finally {
+          this.invalidate();
+        }
+      }
+      case "uninstall":
+        try {
+          return { removed: await this.#router.uninstall(str(params, "skill")) };
+        } finally {
+          this.invalidate();
+        }
+    }
+  }
+
+  #status() {
+    const f = this.#facts;
+    const stats = this.#router.stats();
+    return {
+      v: PROTOCOL_VERSION,
+      pid: f.pid,
+      bank: f.bank,
+      model: f.model,
+      listen: f.listen,
+      skills: stats.skills,
+      uptimeS: (Date.now() - f.startedAt) / 1000,
+      inFlight: f.inFlight(),
+    };
+  }
+}

@@ -1,0 +1,98 @@
+/**
+ * The resident router's wire format (docs/SERVE.md), shared by the server and its clients.
+ *
+ * Version 1: newline-delimited JSON over a Unix domain socket, or one JSON object per HTTP POST on
+ * localhost. A request is `{"v":1,"id":…,"op":…, …params}`, its answer
+ * `{"v":1,"id":…,"ok":true,"result":…}` or `{"v":1,"id":…,"ok":false,"error":{"code","message"}}`.
+ *
+ * This module imports nothing but node's path, os and crypto helpers: the hook loads it on every
+ * prompt, so it must stay small (no model, no addon).
+ *
+ * @module
+ */
+import { createHash } from "node:crypto";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+
+/** The protocol version this code speaks. */
+export const PROTOCOL_VERSION = 1;
+
+/** The operations of version 1. */
+export const OPS = ["ping", "status", "route", "glance", "get-skill", "list", "install", "uninstall", "cancel"] as const;
+export type Op = (typeof OPS)[number];
+
+/** Operations that write the bank: the server runs them one at a time. */
+export const WRITE_OPS: ReadonlySet<Op> = new Set<Op>(["install", "uninstall"]);
+
+/** A request id: a string or a number the client chooses, unique among its requests in flight. */
+export type RequestId = string | number;
+
+/** A request as it travels: the op's own fields sit beside v, id and op. */
+export interface Request {
+  v: number;
+  id: RequestId;
+  op: Op;
+  [field: string]: unknown;
+}
+
+/** An error as it travels: a GavelErrorCode (src/errors.ts) and a sentence. */
+export interface WireError {
+  code: string;
+  message: string;
+}
+
+/** An answer to one request. */
+export type Response = { v: number; id: RequestId | null; ok: true; result: unknown } | { v: number; id: RequestId | null; ok: false; error: WireError };
+
+/** Longest request line the server reads (bytes); a longer one closes the connection. */
+export const MAX_LINE_BYTES = 4 << 20;
+
+/** The file beside the socket path that an HTTP server writes: its URL and bearer token (mode 0600). */
+export const HTTP_ENDPOINT_FILE = "serve.http.json";
+
+/** What {@link HTTP_ENDPOINT_FILE} holds. */
+export interface HttpEndpoint {
+  v: number;
+  url: string;
+  token: string;
+  pid: number;
+}
+
+/** The bank directory a command means: the argument, else $GAVEL_BANK, else .gavel/bank (absolute). */
+export function resolveBankDir(bank?: string, cwd: string = process.cwd(), env: NodeJS.ProcessEnv = process.env): string {
+  return resolve(cwd, bank || env.GAVEL_BANK || ".gavel/bank");
+}
+
+/**
+ * Where the server of a bank listens by default: `<bank>/serve.sock`, or, when that path is too long
+ * for a Unix socket (108 bytes on Linux), `$XDG_RUNTIME_DIR` (else the temp folder) /
+ * `gavel-<hash of the bank path>.sock`.
+ */
+export function defaultSocketPath(bankDir: string, env: NodeJS.ProcessEnv = process.env): string {
+  const dir = resolve(bankDir);
+  const inBank = join(dir, "serve.sock");
+  if (Buffer.byteLength(inBank) <= 100) return inBank;
+  const hash = createHash("sha256").update(dir).digest("hex").slice(0, 16);
+  return join(env.XDG_RUNTIME_DIR || tmpdir(), `gavel-${hash}.sock`);
+}
+
+/** The HTTP endpoint file of a bank. */
+export function httpEndpointPath(bankDir: string): string {
+  return join(resolve(bankDir), HTTP_ENDPOINT_FILE);
+}
+
+/** A response line. */
+export function encodeResponse(r: Response): string {
+  // NaN (L and V of a skipped verdict) travels as null, as JSON.stringify writes it
+  return JSON.stringify(r) + "\n";
+}
+
+/** Checks the envelope of a parsed request; the error message when it is not one. */
+export function envelopeError(msg: unknown): string | null {
+  if (typeof msg !== "object" || msg === null || Array.isArray(msg)) return "a request is a JSON object";
+  const m = msg as Record<string, unknown>;
+  if (m.v !== PROTOCOL_VERSION) return `unsupported protocol version ${JSON.stringify(m.v)} (this server speaks v${PROTOCOL_VERSION})`;
+  if (!(typeof m.id === "string" || (typeof m.id === "number" && Number.isFinite(m.id)))) return "id must be a string or a number";
+  if (typeof m.op !== "string" || !(OPS as readonly string[]).includes(m.op)) return `unknown op ${JSON.stringify(m.op)} (one of ${OPS.join(", ")})`;
+  return null;
+}

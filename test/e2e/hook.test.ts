@@ -1,0 +1,125 @@
+// `gavel hook claude-code` (a Claude Code UserPromptSubmit hook) and `gavel hook install claude-code`,
+// run as Claude Code runs them: node dist/cli/gavel.js with the hook's JSON on stdin.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { runNode } from "../helpers/run.js";
+import { repoRoot } from "../helpers/paths.js";
+
+const cli = join(repoRoot, "dist", "cli", "gavel.js");
+const env = { ...process.env, GAVEL_MODEL: "", GAVEL_PROJECTIONS: "", GAVEL_BANK: "" };
+
+/** Runs the hook with `stdin`; its exit code, output and wall time. */
+function runHook(stdin: string, args: string[] = []): Promise<{ code: number | null; out: string; err: string; ms: number }> {
+  return new Promise((resolve, reject) => {
+    const t0 = performance.now();
+    const child = spawn(process.execPath, [cli, "hook", "claude-code", ...args], { env });
+    let out = "";
+    let err = "";
+    child.stdout.setEncoding("utf8").on("data", (d: string) => (out += d));
+    child.stderr.setEncoding("utf8").on("data", (d: string) => (err += d));
+    child.on("error", reject);
+    child.on("close", (code) => resolve({ code, out, err, ms: performance.now() - t0 }));
+    child.stdin.end(stdin);
+  });
+}
+
+/** Claude Code's UserPromptSubmit input for a prompt typed in `cwd`. */
+const input = (prompt: string, cwd: string) => JSON.stringify({ session_id: "abc123", transcript_path: join(cwd, "t.jsonl"), cwd, permission_mode: "default", hook_event_name: "UserPromptSubmit", prompt });
+
+describe("gavel hook claude-code", () => {
+  let project: string;
+  let server: ChildProcess;
+  let exited: Promise<number | null>;
+
+  beforeAll(async () => {
+    project = mkdtempSync(join(tmpdir(), "gavel-hook-"));
+    const bank = join(project, ".gavel", "bank");
+    const inst = await runNode([cli, "install", join(repoRoot, "examples", "skills"), "--bank", bank, "--context", "2048"], { env });
+    expect(inst.code, inst.err).toBe(0);
+    server = spawn(process.execPath, [cli, "serve", "--bank", bank, "--context", "2048"], { env });
+    exited = new Promise((resolve) => server.on("close", resolve));
+    let out = "";
+    server.stdout!.setEncoding("utf8").on("data", (d: string) => (out += d));
+    await new Promise<void>((resolve, reject) => {
+      const timer = setInterval(() => out.includes("listening on") && (clearInterval(timer), resolve()), 20);
+      void exited.then((c) => (clearInterval(timer), reject(new Error(`serve exited ${c}`))));
+    });
+  }, 300_000);
+
+  afterAll(async () => {
+    server?.kill("SIGTERM");
+    await exited;
+  });
+
+  it("names the skill a prompt needs, with its SKILL.md (the bank found from the prompt's cwd)", async () => {
+    const r = await runHook(input("Our quarterly report came as report.pdf; get the revenue table out of it into a CSV file.", project));
+    expect(r.code).toBe(0);
+    expect(r.err).toBe("");
+    const out = JSON.parse(r.out) as { hookSpecificOutput: { hookEventName: string; additionalContext: string } };
+    expect(out.hookSpecificOutput.hookEventName).toBe("UserPromptSubmit");
+    expect(out.hookSpecificOutput.additionalContext).toMatch(/skill "pdf-extract"/);
+    expect(out.hookSpecificOutput.additionalContext).toContain(join(repoRoot, "examples", "skills", "pdf-extract", "SKILL.md"));
+    // the full route (glance + verdict) behind --verdict agrees
+    const v = await runHook(input("Our quarterly report came as report.pdf; get the revenue table out of it into a CSV file.", project), ["--verdict"]);
+    expect(v.code).toBe(0);
+    expect(JSON.parse(v.out).hookSpecificOutput.additionalContext).toMatch(/skill "pdf-extract"/);
+  });
+
+  it("adds nothing when the ruling abstains", async () => {
+    const r = await runHook(input("Write a haiku about autumn leaves.", project));
+    expect(r.code).toBe(0);
+    expect(r.out).toBe("");
+  });
+
+  it("exits 0 quietly and fast when no server runs", async () => {
+    const elsewhere = mkdtempSync(join(tmpdir(), "gavel-hook-none-"));
+    const r = await runHook(input("Extract the tables from report.pdf", elsewhere));
+    expect(r.code).toBe(0);
+    expect(r.out).toBe("");
+    expect(r.err).toBe("");
+    expect(r.ms).toBeLessThan(2000); // no model load (node's own start is most of it)
+  });
+
+  it("exits 0 with one line on stderr for malformed stdin", async () => {
+    for (const bad of ["not json", "{\"no_prompt\": 1}", ""]) {
+      const r = await runHook(bad, ["--bank", join(project, ".gavel", "bank")]);
+      expect(r.code).toBe(0);
+      expect(r.out).toBe("");
+      expect(r.err.trim().split("\n")).toHaveLength(1);
+    }
+  });
+});
+
+describe("gavel hook install claude-code", () => {
+  it("merges into an existing .claude/settings.json, idempotently", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "gavel-hook-install-"));
+    mkdirSync(join(dir, ".claude"));
+    const file = join(dir, ".claude", "settings.json");
+    const theirs = { type: "command", command: "echo keep-me" };
+    writeFileSync(file, JSON.stringify({ model: "opus", permissions: { allow: ["Bash(ls)"] }, hooks: { UserPromptSubmit: [{ hooks: [theirs] }], PreToolUse: [{ matcher: "Bash", hooks: [{ type: "command", command: "echo pre" }] }] } }, null, 2));
+    for (let i = 0; i < 2; i++) {
+      const r = await runNode([cli, "hook", "install", "claude-code", "--project", "--dir", dir, "--bank", join(dir, "bank")], { env });
+      expect(r.code, r.err).toBe(0);
+    }
+    const s = JSON.parse(readFileSync(file, "utf8"));
+    expect(s.model).toBe("opus");
+    expect(s.permissions).toEqual({ allow: ["Bash(ls)"] });
+    expect(s.hooks.PreToolUse).toEqual([{ matcher: "Bash", hooks: [{ type: "command", command: "echo pre" }] }]);
+    const all = s.hooks.UserPromptSubmit.flatMap((g: { hooks: { command: string }[] }) => g.hooks);
+    expect(all[0]).toEqual(theirs);
+    const ours = all.filter((h: { command: string }) => h.command.includes("hook claude-code"));
+    expect(ours).toHaveLength(1); // installed twice, present once
+    expect(ours[0]).toMatchObject({ type: "command", timeout: 10 });
+    expect(ours[0].command).toContain(`hook claude-code --bank ${join(dir, "bank")}`);
+    // a fresh folder gets a new settings file; a malformed one is left alone
+    const fresh = mkdtempSync(join(tmpdir(), "gavel-hook-fresh-"));
+    expect((await runNode([cli, "hook", "install", "claude-code", "--dir", fresh], { env })).code).toBe(0);
+    expect(JSON.parse(readFileSync(join(fresh, ".claude", "settings.json"), "utf8")).hooks.UserPromptSubmit).toHaveLength(1);
+    writeFileSync(file, "{ not json");
+    expect((await runNode([cli, "hook", "install", "claude-code", "--dir", dir], { env })).code).not.toBe(0);
+    expect(readFileSync(file, "utf8")).toBe("{ not json");
+  });
+});

@@ -1,0 +1,258 @@
+// `gavel serve`, run as a user would (node dist/cli/gavel.js serve …) over a temp bank of
+// examples/skills with the embedded gavel-mini pair, checked against an in-process Router.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdirSync, mkdtempSync, statSync, existsSync, writeFileSync } from "node:fs";
+import { connect as netConnect } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { DEFAULT_MODEL, DEFAULT_PROJECTIONS } from "../../src/defaults.js";
+import { Model } from "../../src/model/Model.js";
+import { Router, type RouteResult } from "../../src/route/index.js";
+import { connect, isRunning, routeViaServerIfRunning, type ServeClient } from "../../src/serve/client.js";
+import { runNode } from "../helpers/run.js";
+import { repoRoot } from "../helpers/paths.js";
+
+const cli = join(repoRoot, "dist", "cli", "gavel.js");
+const skillsDir = join(repoRoot, "examples", "skills");
+const env = { ...process.env, GAVEL_MODEL: "", GAVEL_PROJECTIONS: "", GAVEL_BANK: "" };
+const TASKS = [
+  "Our quarterly report came as report.pdf; get the revenue table out of it into a CSV file.",
+  "This Postgres query on the orders table takes eight seconds; figure out why and make it fast.",
+  "Turn the 400 product photos in ./photos into 256 pixel square thumbnails in WebP.",
+  "Write a haiku about autumn leaves.",
+];
+
+/** Starts `gavel serve`; resolves once it prints its listening line. */
+function startServer(args: string[]): Promise<{ child: ChildProcess; out: () => string; err: () => string; exited: Promise<number | null> }> {
+  const child = spawn(process.execPath, [cli, "serve", "--context", "2048", ...args], { env });
+  let out = "";
+  let err = "";
+  child.stdout!.setEncoding("utf8").on("data", (d: string) => (out += d));
+  child.stderr!.setEncoding("utf8").on("data", (d: string) => (err += d));
+  const exited = new Promise<number | null>((resolve) => child.on("close", (code) => resolve(code)));
+  return new Promise((resolve, reject) => {
+    const timer = setInterval(() => {
+      if (out.includes("listening on")) {
+        clearInterval(timer);
+        resolve({ child, out: () => out, err: () => err, exited });
+      }
+    }, 20);
+    void exited.then((code) => {
+      clearInterval(timer);
+      reject(new Error(`gavel serve exited ${code} before listening: ${err}`));
+    });
+  });
+}
+
+/** A folder of `n` small SKILL.md folders named `<prefix>-<i>`. */
+function syntheticSkills(dir: string, prefix: string, n: number): string {
+  for (let i = 0; i < n; i++) {
+    const d = join(dir, `${prefix}-${i}`);
+    mkdirSync(d, { recursive: true });
+    const body = `# ${prefix} ${i}\n\n` + `Step ${i}: configure the ${prefix} widget number ${i}, check its logs and restart the service when the health probe fails.\n`.repeat(20);
+    writeFileSync(join(d, "SKILL.md"), `---\nname: ${prefix}-${i}\ndescription: Operate the ${prefix} widget ${i} and its service. Use when widget ${i} misbehaves.\n---\n${body}`);
+  }
+  return dir;
+}
+
+const strip = (r: RouteResult) => ({ skill: r.skill, abstained: r.abstained, verdict: r.verdict, shortlist: r.shortlist.map((c) => c.skill) });
+
+describe("gavel serve", () => {
+  let dir: string;
+  let bank: string;
+  let socket: string;
+  let server: Awaited<ReturnType<typeof startServer>>;
+  const local: { route: RouteResult[]; glance: RouteResult[]; body: string } = { route: [], glance: [], body: "" };
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), "gavel-serve-"));
+    bank = join(dir, "bank");
+    socket = join(bank, "serve.sock");
+    // the in-process reference: same pair, same context, same bank
+    const model = await Model.load(DEFAULT_MODEL, { contextSize: 2048 });
+    try {
+      const router = await Router.open(model, { projections: DEFAULT_PROJECTIONS, bankDir: bank });
+      try {
+        const rep = await router.install(skillsDir);
+        expect(rep.failed).toEqual([]);
+        for (const t of TASKS) {
+          local.route.push(await router.route(t));
+          local.glance.push(await router.route(t, { verdict: false }));
+        }
+      } finally {
+        await router.close();
+      }
+    } finally {
+      await model.dispose();
+    }
+    // a stale socket left by a killed server: the new one must replace it
+    const stale = await runNode(["-e", `require("net").createServer().listen(${JSON.stringify(socket)}, () => process.kill(process.pid, "SIGKILL"))`]);
+    expect(stale.code).toBe(null);
+    expect(statSync(socket).isSocket()).toBe(true);
+    server = await startServer(["--bank", bank]);
+  }, 300_000);
+
+  afterAll(() => {
+    server?.child.kill("SIGKILL");
+  });
+
+  it("listens on a 0600 socket in the bank, replacing a stale one", async () => {
+    expect(server.out()).toContain(`listening on ${socket}`);
+    expect(statSync(socket).mode & 0o777).toBe(0o600);
+    expect(await isRunning(bank)).toBe(true);
+    expect(await isRunning(join(dir, "elsewhere"))).toBe(false);
+  });
+
+  it("answers route, glance and get-skill as an in-process Router does", async () => {
+    const c = await connect({ bank });
+    try {
+      for (let i = 0; i < TASKS.length; i++) {
+        const r = await c.request<RouteResult & { winner: { path: string | null } | null }>("route", { task: TASKS[i] });
+        expect(strip(r)).toEqual(strip(local.route[i]));
+        r.shortlist.forEach((cand, j) => expect(cand.g).toBeCloseTo(local.route[i].shortlist[j].g, 5));
+        const g = await c.request<RouteResult>("glance", { task: TASKS[i] });
+        expect(strip(g)).toEqual(strip(local.glance[i]));
+        expect(g.verdict).toBe("off");
+        if (r.skill) {
+          expect(r.winner!.path).toBe(join(skillsDir, r.skill, "SKILL.md"));
+          expect(r.load).toMatchObject({ id: r.skill, path: join(skillsDir, r.skill, "SKILL.md"), dir: join(skillsDir, r.skill) });
+        } else expect(r.load).toBeNull();
+      }
+      expect(local.route[0].skill).toBe("pdf-extract");
+      const doc = await c.request<{ name: string; body: string; path: string; contentHash: string; allowedTools: unknown; provenance: unknown; sourceStatus: string; keys: number }>("get-skill", { skill: "pdf-extract" });
+      expect(doc.name).toBe("pdf-extract");
+      expect(doc).toMatchObject({ allowedTools: null, sourceStatus: "current", provenance: { kind: "folder", hostFolder: skillsDir } });
+      expect(doc.keys).toBeGreaterThan(0);
+      expect(doc.path).toBe(join(skillsDir, "pdf-extract", "SKILL.md"));
+      expect(doc.body.length).toBeGreaterThan(100);
+      await expect(c.request("get-skill", { skill: "no-such-skill" })).rejects.toMatchObject({ code: "SKILL_NOT_FOUND" });
+      await expect(c.request("route", {})).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
+    } finally {
+      c.close();
+    }
+    const via = await routeViaServerIfRunning<RouteResult>(TASKS[1], { bank });
+    expect(via && strip(via)).toEqual(strip(local.route[1]));
+    expect(await routeViaServerIfRunning(TASKS[1], { bank: join(dir, "none") })).toBeNull();
+  });
+
+  it("serves 8 concurrent routes, also while an install runs", async () => {
+    const clients: ServeClient[] = await Promise.all(Array.from({ length: 8 }, () => connect({ bank })));
+    try {
+      const eight = () => Promise.all(clients.map((c, i) => c.request<RouteResult>("route", { task: TASKS[i % TASKS.length] })));
+      const first = await eight();
+      first.forEach((r, i) => expect(strip(r)).toEqual(strip(local.route[i % TASKS.length])));
+      const extra = syntheticSkills(join(dir, "more"), "widget", 20);
+      const installer = await connect({ bank });
+      let installing = true;
+      const install = installer.request<{ installed: string[]; failed: unknown[] }>("install", { source: extra }).finally(() => (installing = false));
+      await new Promise((r) => setTimeout(r, 50));
+      const during = await eight();
+      expect(installing).toBe(true); // the routes were answered while the install ran
+      during.forEach((r) => expect(typeof r.abstained).toBe("boolean"));
+      const rep = await install;
+      installer.close();
+      expect(rep.installed).toHaveLength(20);
+      expect(rep.failed).toEqual([]);
+      const listed = await clients[0].request<{ name: string }[]>("list");
+      expect(listed.map((s) => s.name)).toContain("widget-19");
+      expect(await clients[0].request("uninstall", { skill: "widget-19" })).toEqual({ removed: true });
+    } finally {
+      for (const c of clients) c.close();
+    }
+  }, 120_000);
+
+  it("aborts a cancelled request", async () => {
+    const c = await connect({ bank });
+    try {
+      // a route and its cancel in one write: the cancel lands before the model runs
+      const raw = await new Promise<string>((resolve) => {
+        const s = netConnect(socket);
+        let buf = "";
+        s.setEncoding("utf8").on("data", (d: string) => {
+          buf += d;
+          if (buf.includes("\n")) (s.end(), resolve(buf));
+        });
+        s.write(JSON.stringify({ v: 1, id: "r1", op: "route", task: TASKS[0] }) + "\n" + JSON.stringify({ v: 1, id: "r1", op: "cancel" }) + "\n");
+      });
+      expect(JSON.parse(raw)).toMatchObject({ v: 1, id: "r1", ok: false, error: { code: "ABORTED" } });
+      // an install cancelled through the client's AbortSignal
+      const ac = new AbortController();
+      const p = c.request("install", { source: syntheticSkills(join(dir, "cancelled"), "gizmo", 40) }, { signal: ac.signal });
+      setTimeout(() => ac.abort(), 300);
+      await expect(p).rejects.toMatchObject({ code: "ABORTED" });
+      // the server is still fine
+      expect(await c.request("ping")).toEqual({ pong: true, v: 1 });
+    } finally {
+      c.close();
+    }
+  }, 120_000);
+
+  it("answers `gavel route` for the bank instead of failing with BANK_LOCKED", async () => {
+    const t0 = performance.now();
+    const r = await runNode([cli, "route", TASKS[0], "--bank", bank, "--json"], { env, timeoutMs: 60_000 });
+    expect(r.err).not.toMatch(/BANK_LOCKED/);
+    expect(r.code).toBe(0);
+    const res = JSON.parse(r.out) as RouteResult & { winner: unknown };
+    // the bank gained widget skills since local.route was taken: the winner is what must agree
+    expect(res.skill).toBe(local.route[0].skill);
+    expect(res.winner).toMatchObject({ name: "pdf-extract" });
+    expect(performance.now() - t0).toBeLessThan(10_000); // no model load
+    const text = await runNode([cli, "route", TASKS[1], "--bank", bank, "--no-verdict"], { env, timeoutMs: 60_000 });
+    expect(text.code).toBe(0);
+    expect(text.out).toContain(`chosen: ${local.glance[1].skill}`);
+    expect(text.out).toContain("verdict: off");
+  }, 60_000);
+
+  it("refuses a missing bank (FILE_NOT_FOUND, nothing created) unless --create", async () => {
+    const missing = join(dir, "no-such-bank");
+    const r = await runNode([cli, "serve", "--bank", missing, "--context", "2048"], { env, timeoutMs: 60_000 });
+    expect(r.code).toBe(1);
+    expect(r.err).toMatch(/FILE_NOT_FOUND/);
+    expect(existsSync(missing)).toBe(false);
+  }, 60_000);
+
+  it("refuses a second server on the same bank", async () => {
+    const t0 = performance.now();
+    const second = await runNode([cli, "serve", "--bank", bank, "--context", "2048"], { env, timeoutMs: 60_000 });
+    expect(second.code).toBe(1);
+    expect(second.err).toMatch(/already listening.*BANK_LOCKED/);
+    expect(performance.now() - t0).toBeLessThan(10_000); // refused before loading the model
+    expect(await isRunning(bank)).toBe(true);
+  }, 60_000);
+
+  it("shuts down on SIGTERM: exit 0, socket removed", async () => {
+    server.child.kill("SIGTERM");
+    expect(await server.exited).toBe(0);
+    expect(existsSync(socket)).toBe(false);
+    expect(existsSync(join(bank, "lock"))).toBe(false);
+    expect(await isRunning(bank)).toBe(false);
+  }, 60_000);
+
+  it("`gavel route` without a server opens the bank itself, as before", async () => {
+    const r = await runNode([cli, "route", TASKS[0], "--bank", bank, "--context", "2048", "--json"], { env, timeoutMs: 120_000 });
+    expect(r.code).toBe(0);
+    expect((JSON.parse(r.out) as RouteResult).skill).toBe(local.route[0].skill);
+  }, 120_000);
+
+  it("serves localhost HTTP with a bearer token in a 0600 file", async () => {
+    const http = await startServer(["--bank", bank, "--port", "0"]);
+    try {
+      const file = join(bank, "serve.http.json");
+      expect(statSync(file).mode & 0o777).toBe(0o600);
+      const { url, token } = JSON.parse((await import("node:fs")).readFileSync(file, "utf8")) as { url: string; token: string };
+      const post = (body: object, auth = token) => fetch(`${url}/v1`, { method: "POST", headers: { authorization: `Bearer ${auth}` }, body: JSON.stringify(body) });
+      expect((await post({ v: 1, id: 1, op: "ping" }, "wrong")).status).toBe(401);
+      const res = await (await post({ v: 1, id: 2, op: "route", task: TASKS[0] })).json();
+      expect(res).toMatchObject({ v: 1, id: 2, ok: true, result: { skill: local.route[0].skill } });
+      const c = await connect({ bank }); // the client finds it through the endpoint file
+      expect(c.endpoint.kind).toBe("http");
+      expect((await c.request<RouteResult>("glance", { task: TASKS[0] })).skill).toBe(local.glance[0].skill);
+      c.close();
+    } finally {
+      http.child.kill("SIGTERM");
+      expect(await http.exited).toBe(0);
+    }
+    expect(existsSync(join(bank, "serve.http.json"))).toBe(false);
+  }, 120_000);
+});
