@@ -118,13 +118,13 @@ export const train: Command = {
     const logEvery = intArg(values["log-every"], "log-every", { min: 1 }) ?? 1;
     const logFile = values["log-file"];
     let pending = Promise.resolve();
-    const model = await openModel({ model: values.model, context: values.context ?? "4096", threads: values.threads });
+    const model = await openModel({ model: values.model, context: values.context, threads: values.threads });
     // --states-workers N: N − 1 more instances of the model share the states pass (a GPU's small-model
     // passes are bound by launches and host work; several contexts keep it busier)
     const workers: Model[] = [];
     const nWorkers = intArg(values["states-workers"], "states-workers", { min: 1 }) ?? 1;
     try {
-      for (let i = 1; i < nWorkers; i++) workers.push(await openModel({ model: values.model, context: values.context ?? "4096", threads: values.threads }));
+      for (let i = 1; i < nWorkers; i++) workers.push(await openModel({ model: values.model, context: values.context, threads: values.threads }));
     } catch (e) {
       for (const w of workers) await w.dispose();
       await model.dispose();
