@@ -3,6 +3,7 @@
  * Reads are done in runs of adjacent rows and in chunks node and V8 accept; compaction copies the
  * live rows into a fresh file.
  */
+import { createHash } from "node:crypto";
 import type { FileHandle } from "node:fs/promises";
 import { GavelError } from "../errors.js";
 import { writeAll } from "../util/durable-file.js";
@@ -46,10 +47,46 @@ export function* byteViews(buffer: ArrayBufferLike, at: number, length: number, 
 export async function readAll(fh: FileHandle, into: Uint8Array, position: number, path: string, chunk = READ_CHUNK): Promise<void> {
   let done = 0;
   while (done < into.byteLength) {
-    const { bytesRead } = await fh.read(into, done, Math.min(into.byteLength - done, chunk), position + done);
+    let bytesRead: number;
+    try {
+      ({ bytesRead } = await fh.read(into, done, Math.min(into.byteLength - done, chunk), position + done));
+    } catch (err) {
+      throw new GavelError(`${path} cannot be read at byte ${position + done} (${(err as Error).message})`, "CORRUPT_FILE", { cause: err });
+    }
     if (bytesRead === 0) throw new GavelError(`${path} ended at byte ${position + done}, inside rows the manifest references`, "CORRUPT_FILE");
     done += bytesRead;
   }
+}
+
+/**
+ * The checksum of one skill's key block as the manifest records it (`keysSha256`): sha256 hex of its
+ * rows' bytes (float32, little-endian), computed when the skill is staged and checked on every read.
+ */
+export function keysChecksum(keys: Float32Array): string {
+  return createHash("sha256").update(new Uint8Array(keys.buffer, keys.byteOffset, keys.byteLength)).digest("hex");
+}
+
+/**
+ * Checks each entry's keys (rows offsets[i] … offsets[i+1] − 1 of `keys`) against its recorded
+ * checksum; entries of banks written before checksums were recorded have none and are not checked.
+ *
+ * @throws GavelError CORRUPT_FILE naming the keys file and the first skill whose block differs
+ */
+export function verifyEntryKeys(entries: readonly BankEntry[], keys: Float32Array, offsets: Int32Array, dim: number, path: string): void {
+  for (let i = 0; i < entries.length; i++) {
+    const e = entries[i];
+    if (e.keysSha256 === undefined) continue;
+    if (keysChecksum(keys.subarray(offsets[i] * dim, offsets[i + 1] * dim)) !== e.keysSha256) throw keysCorrupt(e, path);
+  }
+}
+
+/** The error for a key block that does not match its checksum. */
+export function keysCorrupt(e: BankEntry, path: string): GavelError {
+  return new GavelError(
+    `${path} is damaged: the keys of skill ${JSON.stringify(e.id)} (rows ${e.offset}–${e.offset + e.nKeys - 1}) do not match their checksum in the manifest; ` +
+      "run `gavel check` to list every damaged skill, then reinstall them (or restore the bank from a backup)",
+    "CORRUPT_FILE",
+  );
 }
 
 /** Groups entries (in row order) into runs of adjacent rows, so each run is one read. */
@@ -85,6 +122,7 @@ export async function readEntryKeys(fh: FileHandle, entries: BankEntry[], dim: n
     }
     row += run.rows;
   }
+  verifyEntryKeys(entries, keys, offsets, dim, path);
   return { keys, offsets, entries };
 }
 

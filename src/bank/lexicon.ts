@@ -21,8 +21,10 @@
  *
  * @module
  */
-import { open, readdir, readFile, rm } from "node:fs/promises";
+import { open, readdir, rm } from "node:fs/promises";
 import { join } from "node:path";
+import { GavelError } from "../errors.js";
+import { readRegularFile, RegularFileError } from "../gguf/regular-file.js";
 import { writeAll, writeFileDurable } from "../util/durable-file.js";
 import { inOrder } from "../util/in-order.js";
 import { LiveBm25Index } from "../lexical/live.js";
@@ -32,6 +34,9 @@ import { encodeAdd, encodeCommit, encodeHeader, encodeRemove, HEADER_BYTES, head
 import type { BankStore, CommitParticipant } from "./store.js";
 import type { TextStore } from "./texts.js";
 import type { BankEntry } from "./types.js";
+
+/** Largest lexicon read (~2 KB a skill; a larger file is rebuilt from the texts). */
+export const MAX_LEXICON_BYTES = 1024 * 1024 * 1024;
 
 /** Why and how the lexicon was rebuilt when the bank was opened. */
 export interface LexiconRebuild {
@@ -51,6 +56,24 @@ export interface LexiconOpenOptions {
 }
 
 type SkillRef = Pick<BankEntry, "id" | "contentHash" | "disableModelInvocation">;
+
+/** What of a bank the lexicon is checked against: its manifest's generation and entries. */
+export interface LexiconBankView {
+  readonly generation: number;
+  entries(): BankEntry[];
+}
+
+/** What {@link BankLexicon.inspect} read, without changing a byte. */
+export interface LexiconInspection {
+  /** Why the next open would rebuild the file (undefined when it would be used as is). */
+  problem?: string;
+  /** The index replayed up to the manifest's COMMIT (when there is no problem). */
+  index: LiveBm25Index;
+  /** Skills recorded as lost (tracked without terms). */
+  lost: string[];
+  /** Bytes after that COMMIT (an interrupted commit's records, dropped at the next open). */
+  tail: number;
+}
 
 const NO_TERMS: DocTerms = { terms: new Int32Array(0), tfs: new Int32Array(0), length: 0 };
 
@@ -92,6 +115,16 @@ export class BankLexicon implements CommitParticipant {
     if (problem !== undefined) await lex.#rebuild(store, texts, problem);
     store.join(lex);
     return lex;
+  }
+
+  /**
+   * Reads `lexicon.bin` of the bank in `dir` as an open would, up to the COMMIT of `bank`'s
+   * generation, and says whether the open would use it or rebuild it; writes nothing (`gavel check`).
+   */
+  static async inspect(dir: string, bank: LexiconBankView): Promise<LexiconInspection> {
+    const lex = new BankLexicon(dir, {});
+    const problem = await lex.#load(bank, false);
+    return { problem, index: lex.#index, lost: [...lex.#lost], tail: lex.#tail };
   }
 
   /** The index over the routable skills, in the bank's order. */
@@ -236,13 +269,21 @@ export class BankLexicon implements CommitParticipant {
     return chunks.reduce((a, c) => a + c.length, 0);
   }
 
-  /** Replays the file up to the manifest's COMMIT; undefined when done, else why it cannot be used. */
-  async #load(store: BankStore): Promise<string | undefined> {
+  /** Bytes past the manifest's COMMIT found by the last #load. */
+  #tail = 0;
+
+  /**
+   * Replays the file up to the manifest's COMMIT; undefined when done, else why it cannot be used.
+   * With `truncate`, drops the bytes after that COMMIT.
+   */
+  // long function: one pass over the records, each case returning why the file cannot be used
+  async #load(store: LexiconBankView, truncate = true): Promise<string | undefined> {
     let buf: Buffer;
     try {
-      buf = await readFile(this.path);
+      // A regular file (after links) within MAX_LEXICON_BYTES: a FIFO never blocks, a device is never read.
+      buf = await readRegularFile(this.path, MAX_LEXICON_BYTES);
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === "ENOENT") return "it is missing";
+      if (err instanceof RegularFileError && err.reason === "missing") return "it is missing";
       return `it cannot be read (${(err as Error).message})`;
     }
     const bad = headerProblem(buf, TOKENIZER_VERSION);
@@ -278,7 +319,8 @@ export class BankLexicon implements CommitParticipant {
     this.#pending = [];
     const differs = this.#differsFrom(store);
     if (differs) return differs;
-    if (buf.length > this.#committedEnd) {
+    this.#tail = buf.length - this.#committedEnd;
+    if (truncate && buf.length > this.#committedEnd) {
       // An interrupted commit's records: drop them now (the next commit would overwrite them anyway).
       const fh = await open(this.path, "r+");
       await fh.truncate(this.#committedEnd).finally(() => fh.close());
@@ -311,7 +353,7 @@ export class BankLexicon implements CommitParticipant {
   }
 
   /** Why the replayed skills are not the bank's routable ones, in its order (undefined when they are). */
-  #differsFrom(store: BankStore): string | undefined {
+  #differsFrom(store: LexiconBankView): string | undefined {
     const routable = store.entries().filter((e) => !e.disableModelInvocation);
     if (routable.length !== this.#hashOf.size) return `it holds ${this.#hashOf.size} skills, the bank ${routable.length} routable ones`;
     for (const e of routable) {
@@ -335,7 +377,12 @@ export class BankLexicon implements CommitParticipant {
     const routable = store.entries().filter((e) => !e.disableModelInvocation);
     // Texts are read 32 at a time and indexed in the bank's order.
     await inOrder(routable, { width: 32 }, (e) => texts.get(e.contentHash), (e, got) => this.put(e, got.ok ? got.value : undefined));
-    this.#committedEnd = await this.#writeWhole(store.generation);
+    try {
+      this.#committedEnd = await this.#writeWhole(store.generation);
+    } catch (err) {
+      // Something that is not a file holds the name (a directory, say): refuse, typed, naming it.
+      throw new GavelError(`${this.path} cannot be rewritten (${(err as Error).message}); move it aside and open the bank again`, "CORRUPT_FILE", { cause: err });
+    }
     if (routable.length > 0 || reason !== "it is missing") {
       this.#rebuilt = { reason, skills: this.#index.size, lost: [...this.#lost], seconds: (performance.now() - t0) / 1000 };
     }

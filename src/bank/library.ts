@@ -184,7 +184,11 @@ export class Library {
   /** Frees the keys in memory and closes the bank (committing it). */
   async close(): Promise<void> {
     this.keys.dispose();
-    await this.texts.syncDir();
-    await this.store.close();
+    try {
+      await this.texts.syncDir();
+    } finally {
+      // The lock is released whatever the texts folder holds.
+      await this.store.close();
+    }
   }
 }

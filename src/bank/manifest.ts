@@ -121,7 +121,10 @@ export async function readManifest(dir: string): Promise<BankManifest | undefine
     // device such as /dev/zero is never read (gguf/regular-file.ts).
     text = (await readRegularFile(path, MAX_MANIFEST_BYTES)).toString("utf8");
   } catch (err) {
-    if (!(err instanceof RegularFileError)) throw err;
+    if (!(err instanceof RegularFileError)) {
+      // An I/O error while reading (EIO, say: /proc/self/mem is a "regular file" of size 0).
+      throw new GavelError(`${path} cannot be read (${(err as Error).message}); restore it from a backup, or move ${dir} aside and run \`gavel install\` again`, "CORRUPT_FILE", { cause: err });
+    }
     if (err.reason === "missing") return undefined;
     throw new GavelError(`${err.message}; the bank's manifest must be a regular file. Restore it from a backup, or move ${dir} aside and run \`gavel install\` again`, "CORRUPT_FILE", { cause: err });
   }
@@ -168,7 +171,9 @@ function parseManifest(raw: unknown, path: string, dir: string): BankManifest {
       if (!isUint(x.offset)) throw new Error("offset is not a non-negative integer");
       const nKeys = x.nKeys as number;
       const offset = x.offset as number;
-      entry = { ...checkEntryFields(x as unknown as BankEntryInput, nKeys), nKeys, offset };
+      const sum = x.keysSha256;
+      if (sum !== undefined && (typeof sum !== "string" || !/^[0-9a-f]{64}$/.test(sum))) throw new Error("keysSha256 is not a sha256 hex string");
+      entry = { ...checkEntryFields(x as unknown as BankEntryInput, nKeys), nKeys, offset, ...(sum !== undefined ? { keysSha256: sum } : {}) };
     } catch (err) {
       throw bad(`entry ${i}: ${(err as Error).message}`);
     }

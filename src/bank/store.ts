@@ -28,7 +28,7 @@ import { join } from "node:path";
 import { GavelError, invalidArgument } from "../errors.js";
 import { openRegularFile, RegularFileError } from "../gguf/regular-file.js";
 import { checkEntryInput, freezeEntry } from "./entries.js";
-import { copyLiveRows, readAll, readEntryKeys, writeRows, type BankKeys } from "./keys.js";
+import { copyLiveRows, keysChecksum, keysCorrupt, readAll, readEntryKeys, writeRows, type BankKeys } from "./keys.js";
 import { DirLock } from "./lock.js";
 import { checkHeader, emptyManifest, KEYS_FILE_RE, MANIFEST, MANIFEST_TMP_RE, readManifest, refuseBankWithoutManifest, verifyHeader, writeManifest } from "./manifest.js";
 import { BANK_FORMAT_VERSION, type BankEntry, type BankEntryInput, type BankHeader, type BankManifest, type BankStats } from "./types.js";
@@ -248,7 +248,7 @@ export class BankStore {
       const entry = checkEntryInput(input, keys, this.dim);
       await writeRows(this.#fh!, keys, this.#rows, this.dim);
       // Advance only once every byte is written: a failed write leaves rows to be overwritten.
-      const recorded: BankEntry = freezeEntry({ ...entry, nKeys: keys.length / this.dim, offset: this.#rows });
+      const recorded: BankEntry = freezeEntry({ ...entry, nKeys: keys.length / this.dim, offset: this.#rows, keysSha256: keysChecksum(keys) });
       this.#rows += recorded.nKeys;
       this.#entries.delete(recorded.id);
       this.#entries.set(recorded.id, recorded);
@@ -336,6 +336,7 @@ export class BankStore {
       if (!e) throw new GavelError(`skill ${JSON.stringify(id)} is not in bank ${this.dir}`, "SKILL_NOT_FOUND");
       const out = new Float32Array(e.nKeys * this.dim);
       await readAll(this.#fh!, new Uint8Array(out.buffer), e.offset * this.dim * 4, this.#keysPath());
+      if (e.keysSha256 !== undefined && keysChecksum(out) !== e.keysSha256) throw keysCorrupt(e, this.#keysPath());
       return out;
     });
   }

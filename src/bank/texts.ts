@@ -3,11 +3,47 @@
  * one small JSON file per content hash under <bank>/texts/, written atomically before the manifest
  * that names it is committed, so a committed bank never points at a missing text.
  */
-import { mkdir, readFile, readdir, rm } from "node:fs/promises";
+import { mkdir, readdir, rm, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { GavelError } from "../errors.js";
+import { readRegularFile, RegularFileError } from "../gguf/regular-file.js";
+import { skillContentHash } from "../skills/index.js";
 import { fsyncDir, writeFileDurable } from "../util/durable-file.js";
 import type { RenderableSkill } from "../render/index.js";
+
+/** Largest stored text read (V8's string limit is ~512 MB; a text is one skill's). */
+export const MAX_TEXT_BYTES = 256 * 1024 * 1024;
+
+/**
+ * Whether a content hash can be checked against the text it names: the hashes install writes are
+ * sha256 hex of [name, description, body] (`skillContentHash`); other writers' hashes (16–128 hex
+ * digits) are read unverified.
+ */
+export function isVerifiableHash(contentHash: string): boolean {
+  return /^[0-9a-f]{64}$/.test(contentHash);
+}
+
+/**
+ * Parses a stored text and checks it against its content hash; a plain Error saying what is wrong
+ * (the caller names the file).
+ */
+export function parseStoredText(bytes: Buffer, contentHash: string): RenderableSkill {
+  let v: unknown;
+  try {
+    v = JSON.parse(bytes.toString("utf8"));
+  } catch (err) {
+    throw new Error(`it is not valid JSON (${(err as Error).message})`);
+  }
+  if (typeof v !== "object" || v === null || Array.isArray(v)) throw new Error("it is not a JSON object");
+  const { name, description, body } = v as Record<string, unknown>;
+  if (typeof name !== "string" || typeof description !== "string" || typeof body !== "string") {
+    throw new Error("it lacks a string name, description or body");
+  }
+  if (isVerifiableHash(contentHash) && skillContentHash(name, description, body) !== contentHash) {
+    throw new Error("its content does not match the hash it is stored under");
+  }
+  return { name, description, body };
+}
 
 /** The texts of one bank, by content hash. */
 export class TextStore {
@@ -24,7 +60,9 @@ export class TextStore {
 
   /** Writes a skill's text under its content hash (whole or not at all). */
   async put(contentHash: string, skill: RenderableSkill): Promise<void> {
-    await mkdir(this.dir, { recursive: true });
+    await mkdir(this.dir, { recursive: true }).catch((err: unknown) => {
+      throw new GavelError(`${this.dir} cannot hold the bank's texts (${(err as Error).message}); move it aside`, "CORRUPT_FILE", { cause: err });
+    });
     const path = this.#path(contentHash);
     const text = JSON.stringify({ name: skill.name, description: skill.description, body: skill.body });
     // The file is fsynced before its rename; the texts directory is synced once by syncDir(), not
@@ -37,24 +75,40 @@ export class TextStore {
    * before committing a manifest that names them.
    */
   async syncDir(): Promise<void> {
-    await fsyncDir(this.dir).catch((err: NodeJS.ErrnoException) => {
-      if (err.code !== "ENOENT") throw err; // no text was ever put
+    // Only a directory is opened: a FIFO or a device put in its place would block or fail the open.
+    const st = await stat(this.dir).catch((err: NodeJS.ErrnoException) => {
+      if (err.code === "ENOENT") return undefined; // no text was ever put
+      throw new GavelError(`${this.dir} cannot be read (${err.message})`, "CORRUPT_FILE", { cause: err });
     });
+    if (st === undefined) return;
+    if (!st.isDirectory()) throw new GavelError(`${this.dir} is not a directory, so the bank's texts are lost; move it aside and reinstall the skills`, "CORRUPT_FILE");
+    await fsyncDir(this.dir);
   }
 
-  /** A skill's text by content hash; CORRUPT_FILE when the bank has lost it. */
+  /** The path of the text stored under `contentHash`. */
+  pathOf(contentHash: string): string {
+    return this.#path(contentHash);
+  }
+
+  /**
+   * A skill's text by content hash, verified against that hash; CORRUPT_FILE naming the file when the
+   * bank has lost it, it is not a regular file, it does not parse, or its content is not the one the
+   * hash names (a damaged or replaced file is never used as is).
+   */
   async get(contentHash: string): Promise<RenderableSkill> {
-    let text: string;
+    const path = this.#path(contentHash);
+    let bytes: Buffer;
     try {
-      text = await readFile(this.#path(contentHash), "utf8");
+      bytes = await readRegularFile(path, MAX_TEXT_BYTES);
     } catch (err) {
-      throw new GavelError(`the bank has lost the text of a skill (${contentHash}); reinstall it`, "CORRUPT_FILE", { cause: err });
+      const why = err instanceof RegularFileError && err.reason === "missing" ? "is missing" : `cannot be read (${(err as Error).message})`;
+      throw new GavelError(`the bank has lost the text of a skill: ${path} ${why}; reinstall the skill`, "CORRUPT_FILE", { cause: err });
     }
-    const v = JSON.parse(text) as RenderableSkill;
-    if (typeof v.name !== "string" || typeof v.description !== "string" || typeof v.body !== "string") {
-      throw new GavelError(`the bank's text ${contentHash} is corrupt; reinstall the skill`, "CORRUPT_FILE");
+    try {
+      return parseStoredText(bytes, contentHash);
+    } catch (err) {
+      throw new GavelError(`the bank's text ${path} is corrupt: ${(err as Error).message}; reinstall the skill`, "CORRUPT_FILE", { cause: err });
     }
-    return v;
   }
 
   /** Deletes texts no entry names any more (and temp files of interrupted writes). */

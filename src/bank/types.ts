@@ -74,6 +74,11 @@ export interface BankEntry extends BankEntryInput {
   readonly nKeys: number;
   /** Row offset of the first key in the keys file. */
   readonly offset: number;
+  /**
+   * sha256 hex of the skill's key rows (see `keysChecksum`), checked whenever they are read; absent in
+   * entries of banks written before it was recorded (`gavel check` reports them as unverified).
+   */
+  readonly keysSha256?: string;
 }
 
 /** Counts of {@link BankStore.stats}. */

@@ -133,9 +133,11 @@ function checkVocabulary(header: GgufHeader, path: string): number {
   if (list.length === 0) throw bad(path, "tokenizer.ggml.tokens", "is empty");
   const seen = new Map<string, number>();
   for (let i = 0; i < list.length; i++) {
-    const first = seen.get(list[i]);
-    if (first !== undefined) throw bad(path, "tokenizer.ggml.tokens", `holds ${quoteForMessage(list[i])} twice (ids ${first} and ${i})`);
-    seen.set(list[i], i);
+    // llama.cpp reads a token string as a C string: it ends at the first NUL, so "▁O\0" is "▁O"
+    const text = list[i].split("\0", 1)[0];
+    const first = seen.get(text);
+    if (first !== undefined) throw bad(path, "tokenizer.ggml.tokens", `holds ${quoteForMessage(text)} twice as llama.cpp reads it (ids ${first} and ${i})`);
+    seen.set(text, i);
   }
   for (const k of ["tokenizer.ggml.scores", "tokenizer.ggml.token_type"]) {
     const v = header.metadata.get(k);

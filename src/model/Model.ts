@@ -81,11 +81,16 @@ function checkGgufFile(path: string): void {
     throw new GavelError(`model file not found: ${path}`, "FILE_NOT_FOUND", { cause: err });
   }
   const head = Buffer.alloc(8);
-  const fd = openSync(path, "r");
   try {
-    readSync(fd, head, 0, 8, 0);
-  } finally {
-    closeSync(fd);
+    const fd = openSync(path, "r");
+    try {
+      readSync(fd, head, 0, 8, 0);
+    } finally {
+      closeSync(fd);
+    }
+  } catch (err) {
+    // EIO (/proc/self/mem), EACCES, …: the file cannot be read
+    throw new GavelError(`model file cannot be read: ${path} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`, "FILE_NOT_FOUND", { cause: err });
   }
   if (size < 24 || head.readUInt32LE(0) !== GGUF_MAGIC) throw new GavelError(`${path} is not a GGUF file`, "NOT_GGUF");
   const version = head.readUInt32LE(4);

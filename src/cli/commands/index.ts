@@ -14,4 +14,5 @@ import { demo } from "./demo.js"; commands.demo = demo; // one line, so it never
 import { serve } from "./serve.js"; commands.serve = serve; // one line, so it never collides with edits to the list above
 import { hook } from "./hook.js"; commands.hook = hook; // one line, so it never collides with edits to the list above
 import { mcp } from "./mcp.js"; commands.mcp = mcp; // one line, so it never collides with edits to the list above
+import { check } from "./check.js"; commands.check = check; // one line, so it never collides with edits to the list above
 import { sync } from "./sync.js"; commands.sync = sync; // one line, so it never collides with edits to the list above

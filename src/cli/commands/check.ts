@@ -1,0 +1,33 @@
+import { parseArgs } from "node:util";
+import { checkBank, formatBankCheck } from "../../bank/check.js";
+import type { Command } from "./types.js";
+
+/** `gavel check`: a bank's integrity check (read-only), as SQLite's `PRAGMA integrity_check`. */
+export const check: Command = {
+  summary: "verify a bank's manifest, keys, texts and lexicon (read-only)",
+  help: `usage: gavel check [--bank DIR] [--json]
+
+Reads the bank and verifies it without changing a byte (no lock is taken, so it may run beside an
+install; it checks the last committed state):
+  - the manifest parses and its entries fit the keys file;
+  - every skill's key block is finite and matches the sha256 its entry records (skills installed by
+    an earlier version have none and are listed as unverified);
+  - every skill's text is there and matches the content hash it is stored under;
+  - the lexicon replays to the manifest's commit, and each skill's terms are those of its text.
+Prints a report; exits 0 when no problem was found (things the next open repairs by itself, such as
+an interrupted commit's leftovers or a lexicon to rebuild, are listed but are not problems), 1 with the
+list of problems otherwise.
+
+  --bank, -b DIR   the bank directory                 [$GAVEL_BANK, default .gavel/bank]
+  --json           print the report as JSON`,
+  async run(args) {
+    const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { bank: { type: "string", short: "b" }, json: { type: "boolean" } } });
+    if (positionals.length > 0) {
+      console.error(this.help);
+      return 2;
+    }
+    const report = await checkBank(values.bank ?? process.env.GAVEL_BANK ?? ".gavel/bank");
+    console.log(values.json ? JSON.stringify(report, null, 2) : formatBankCheck(report));
+    return report.ok ? 0 : 1;
+  },
+};
