@@ -15,6 +15,7 @@ export {
   type InstallProgress,
   type InstallReport,
   type InstallStages,
+  type SkillWarnings,
   type InstalledSkill,
   type GlanceOptions,
   type GlanceHit,

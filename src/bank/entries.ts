@@ -47,7 +47,13 @@ export function checkEntryFields(input: BankEntryInput, nKeys: number): BankEntr
     ...(input.keyPositions !== undefined ? { keyPositions: ints(input.keyPositions, "keyPositions") } : {}),
     renderTokens: input.renderTokens,
     ...(input.renderCut !== undefined ? { renderCut: checkRenderCut(input.renderCut) } : {}),
+    ...(input.warnings !== undefined && input.warnings.length > 0 ? { warnings: checkWarnings(input.warnings) } : {}),
   };
+}
+
+function checkWarnings(w: unknown): string[] {
+  if (!Array.isArray(w) || !w.every((x) => typeof x === "string")) throw new Error("warnings must be an array of strings");
+  return [...(w as string[])];
 }
 
 function checkRenderCut(c: unknown): { descriptionChars: number; bodyChars: number } {
@@ -62,5 +68,6 @@ export function freezeEntry(e: BankEntry): BankEntry {
   Object.freeze(e.keyTokens);
   if (e.keyPositions) Object.freeze(e.keyPositions);
   if (e.renderCut) Object.freeze(e.renderCut);
+  if (e.warnings) Object.freeze(e.warnings);
   return Object.freeze(e);
 }

@@ -156,6 +156,7 @@ export class Library {
         contentHash: skill.contentHash,
         source: skill.source,
         disableModelInvocation: skill.disableModelInvocation,
+        ...(skill.warnings.length > 0 ? { warnings: skill.warnings } : {}),
         ...record,
       },
       keys,

@@ -60,6 +60,12 @@ export interface BankEntryInput {
    * Absent in entries of banks written before it was recorded.
    */
   readonly renderCut?: RenderCut;
+  /**
+   * The loader's warnings about the skill when it was installed (spec violations, steering phrases,
+   * non-boolean flags); absent when there were none, and in entries of banks written before they were
+   * recorded.
+   */
+  readonly warnings?: readonly string[];
 }
 
 /** How much of a skill's description and body its install render r(s) kept. */

@@ -167,6 +167,7 @@ export class Router {
       keys: e.nKeys,
       renderTokens: e.renderTokens,
       disableModelInvocation: e.disableModelInvocation,
+      ...(e.warnings !== undefined && e.warnings.length > 0 ? { warnings: [...e.warnings] } : {}),
     }));
   }
 

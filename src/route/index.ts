@@ -17,6 +17,7 @@ export {
   type InstallProgress,
   type InstallReport,
   type InstallStages,
+  type SkillWarnings,
   type RankOptions,
   type RankResult,
   type RouteContext,

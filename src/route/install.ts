@@ -53,13 +53,14 @@ class Installation {
   #lastCommit: number;
 
   /** `started`: when the install began (the commit interval counts from it). */
-  constructor(parts: RouterParts, settings: InstallSettings, started: number, total: number, failed: InstallReport["failed"]) {
+  constructor(parts: RouterParts, settings: InstallSettings, started: number, skills: readonly Skill[], failed: InstallReport["failed"]) {
     this.#parts = parts;
     this.#lastCommit = started;
     this.#settings = settings;
-    this.#total = total;
+    this.#total = skills.length;
     const stages: InstallStages = { render: 0, forward: 0, project: 0, cover: 0, store: 0, commit: 0 };
-    this.report = { installed: [], unchanged: [], failed: [...failed], truncated: [], tokens: 0, keys: 0, rawKeys: 0, seconds: 0, stages };
+    const warnings = skills.filter((s) => s.warnings.length > 0).map((s) => ({ id: s.id, name: s.name, warnings: [...s.warnings] }));
+    this.report = { installed: [], unchanged: [], failed: [...failed], warnings, truncated: [], tokens: 0, keys: 0, rawKeys: 0, seconds: 0, stages };
   }
 
   #progress(skill: string, status: InstallProgress["status"]): void {
@@ -144,7 +145,7 @@ export async function installSkills(parts: RouterParts, source: string | readonl
   const { signal } = settings;
   const t0 = performance.now();
   const { skills, failed } = await loadSkills(source, { offset: settings.offset, limit: settings.limit, signal });
-  const run = new Installation(parts, settings, t0, skills.length, failed);
+  const run = new Installation(parts, settings, t0, skills, failed);
   const beforeEach = () => {
     if (signal?.aborted) throw abortedError();
   };

@@ -61,6 +61,12 @@ export interface InstallReport {
   /** Ids of the skills already installed with the same content (nothing was computed). */
   unchanged: string[];
   failed: SkillFailure[];
+  /**
+   * The loader's warnings about the skills read (installed or unchanged), one record per skill that
+   * has any: spec violations, steering phrases, non-boolean flags. The bank keeps them with the skill
+   * ({@link InstalledSkill.warnings}).
+   */
+  warnings: SkillWarnings[];
   /** Ids of installed skills whose body was cut to fit the token budget (`skillBudget`). */
   truncated: string[];
   /** Tokens run through the model, and keys kept, for the installed skills. */
@@ -74,6 +80,13 @@ export interface InstallReport {
    * stages add up to more than `seconds`; the largest one is what bounds an install.
    */
   stages: InstallStages;
+}
+
+/** One skill's loader warnings (see {@link InstallReport.warnings}). */
+export interface SkillWarnings {
+  id: string;
+  name: string;
+  warnings: string[];
 }
 
 /** Where an install's time went (see {@link InstallReport.stages}). */
@@ -102,6 +115,8 @@ export interface InstalledSkill {
   renderTokens: number;
   /** Never chosen automatically (SKILL.md `disable-model-invocation: true`). */
   disableModelInvocation: boolean;
+  /** The loader's warnings when it was installed; absent when there were none (or the bank predates them). */
+  warnings?: string[];
 }
 
 /** Options of {@link Router.glance}. */

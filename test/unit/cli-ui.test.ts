@@ -2,6 +2,7 @@
 import { describe, expect, it } from "vitest";
 import { intArg, listArg, numberArg } from "../../src/cli/ui/options.js";
 import { Progress } from "../../src/cli/ui/progress.js";
+import { safeText } from "../../src/cli/ui/safe-text.js";
 import { formatMs, sparkline, table } from "../../src/cli/ui/table.js";
 
 /** A stand-in for process.stderr that records what is written. */
@@ -69,5 +70,14 @@ describe("text output", () => {
     expect(sparkline([0, 0.5, 1, NaN])).toBe("▁▅█ ");
     expect(formatMs(850)).toBe("850 ms");
     expect(formatMs(1234)).toBe("1.2 s");
+  });
+});
+
+describe("safeText", () => {
+  it("escapes controls, bidi overrides and zero-width characters, and keeps other text", () => {
+    expect(safeText("evil\u001b[2Jname")).toBe("evil\\u{1b}[2Jname");
+    expect(safeText("a\rb\nc\u0007\u009b")).toBe("a\\u{d}b\\u{a}c\\u{7}\\u{9b}");
+    expect(safeText("abc\u202egpj.exe\u200b\u2066\ufeff")).toBe("abc\\u{202e}gpj.exe\\u{200b}\\u{2066}\\u{feff}");
+    expect(safeText("ünïcödé — 日本語 \t ok")).toBe("ünïcödé — 日本語 \t ok");
   });
 });

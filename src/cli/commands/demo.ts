@@ -15,10 +15,11 @@ import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { GavelError, invalidArgument } from "../../errors.js";
 import { Model } from "../../model/Model.js";
-import { Router, type Candidate, type InstallReport, type RouteResult } from "../../route/index.js";
+import { Router, type Candidate, type InstallReport, type RouteResult, type SkillWarnings } from "../../route/index.js";
 import { PACKAGE_ROOT, resolveModelPath, resolveProjectionsPath, type ResolvedPath } from "../../defaults.js";
 import { intArg } from "../ui/options.js";
 import { Progress } from "../ui/progress.js";
+import { safeText } from "../ui/safe-text.js";
 import { formatMs } from "../ui/table.js";
 import { shortlistTable } from "./route.js";
 import type { Command } from "./types.js";
@@ -73,7 +74,7 @@ export interface DemoReport {
   projections: string;
   skills: string;
   bank: string;
-  install: { installed: number; unchanged: number; removed: number; failed: { where: string; error: string }[]; seconds: number };
+  install: { installed: number; unchanged: number; removed: number; failed: { where: string; error: string }[]; warnings: SkillWarnings[]; seconds: number };
   tasks: DemoTaskResult[];
   correct: number;
   total: number;
@@ -234,7 +235,8 @@ off-domain prompt: the right answer is to load nothing, and the demo shows the a
           `skills ${inputs.skillsDir}: ${present.size} in the bank (${report.installed.length} installed now, ${report.unchanged.length} unchanged` +
             `${removed ? `, ${removed} removed` : ""}) in ${formatMs(t2 - t1)}`,
         );
-        for (const f of report.failed) log(`  failed: ${f.where}: ${f.error.message}`);
+        for (const f of report.failed) log(`  failed: ${safeText(f.where)}: ${safeText(f.error.message)}`);
+        for (const w of report.warnings) for (const text of w.warnings) log(`  warning: ${safeText(w.name)}: ${safeText(text)}`);
         for (const t of inputs.tasks) if (t.expected !== null && !present.has(t.expected)) log(`  note: no installed skill is named ${t.expected} (expected by a task)`);
 
         const results: DemoTaskResult[] = [];
@@ -347,6 +349,7 @@ function demoReport(inputs: DemoInputs, bank: string, installed: ExamplesInstall
       unchanged: report.unchanged.length,
       removed,
       failed: report.failed.map((f) => ({ where: f.where, error: f.error.message })),
+      warnings: report.warnings,
       seconds: report.seconds,
     },
     tasks: results,

@@ -4,6 +4,7 @@ import { parseArgs } from "node:util";
 import { intArg } from "../ui/options.js";
 import { withInterrupt } from "../ui/interrupt.js";
 import { Progress } from "../ui/progress.js";
+import { safeText } from "../ui/safe-text.js";
 import { routerOptions, routerOptionsHelp, withRouter } from "./common.js";
 import type { Command } from "./types.js";
 
@@ -31,7 +32,7 @@ ${routerOptionsHelp}
         // an absolute path, so each skill's recorded source names its SKILL.md from anywhere (issue 16)
         const source = existsSync(positionals[0]) ? resolve(positionals[0]) : positionals[0];
         const report = await router.install(source, {
-          onProgress: (p) => progress.update(p.done, p.total, p.skill),
+          onProgress: (p) => progress.update(p.done, p.total, safeText(p.skill)),
           signal,
           limit: intArg(values.limit, "limit", { min: 0 }),
           offset: intArg(values.offset, "offset", { min: 0 }),
@@ -50,9 +51,17 @@ ${routerOptionsHelp}
             const parts = (Object.keys(st) as (keyof typeof st)[]).map((k) => `${k} ${st[k].toFixed(1)} s`);
             console.log(`  stages, summed over skills in flight: ${parts.join(", ")}`);
           }
-          for (const f of report.failed) console.log(`  failed: ${f.where}: ${f.error.message}`);
+          for (const f of report.failed) console.log(`  failed: ${safeText(f.where)}: ${safeText(f.error.message)}`);
+          for (const w of report.warnings) {
+            for (const text of w.warnings) console.log(`  warning: ${safeText(w.name)}: ${safeText(text)}`);
+          }
+          if (report.warnings.length > 0) {
+            const n = report.warnings.reduce((sum, w) => sum + w.warnings.length, 0);
+            const skills = report.warnings.length;
+            console.log(`  ${n} warning${n === 1 ? "" : "s"} on ${skills} skill${skills === 1 ? "" : "s"} (kept with them: gavel list shows them)`);
+          }
           if (report.truncated.length) {
-            const shown = report.truncated.slice(0, 5).join(", ");
+            const shown = report.truncated.slice(0, 5).map(safeText).join(", ");
             const more = report.truncated.length > 5 ? ` and ${report.truncated.length - 5} more (--json lists them)` : "";
             console.log(`  ${report.truncated.length} cut to the token budget: ${shown}${more}`);
           }

@@ -2,6 +2,7 @@ import { parseArgs } from "node:util";
 import { invalidArgument } from "../../errors.js";
 import type { Candidate, RouteResult } from "../../route/index.js";
 import { intArg } from "../ui/options.js";
+import { safeText } from "../ui/safe-text.js";
 import { table } from "../ui/table.js";
 import { routeViaServerIfRunning } from "../../serve/client.js";
 import { routerOptions, routerOptionsHelp, withRouter } from "./common.js";
@@ -22,7 +23,7 @@ function readout(x: number): string {
 export function shortlistTable(shortlist: RouteResult["shortlist"], mark?: (c: Candidate) => string): string {
   const withB = shortlist.some((c) => c.B !== undefined);
   const header = ["skill", "g", "L", "V", ...(withB ? ["B"] : []), "S", ...(mark ? [""] : [])];
-  const rows = shortlist.map((c) => [c.skill, ...[c.g, c.L, c.V, ...(withB ? [c.B ?? NaN] : []), c.S].map(readout), ...(mark ? [mark(c)] : [])]);
+  const rows = shortlist.map((c) => [safeText(c.skill), ...[c.g, c.L, c.V, ...(withB ? [c.B ?? NaN] : []), c.S].map(readout), ...(mark ? [mark(c)] : [])]);
   // right-align the read-outs: each padded to its column's width, so the table's own padding keeps them
   const last = header.length - (mark ? 1 : 0);
   for (let j = 1; j < last; j++) {
@@ -108,7 +109,7 @@ function printRoute(res: RouteResult): void {
   console.log(shortlistTable(res.shortlist));
   console.log(`\n${verdictLine(res)}`);
   if (res.abstention) console.log(`abstention: ${res.abstention.reason}`);
-  console.log(res.abstained ? "abstained: no installed skill serves this task; load nothing" : `chosen: ${res.skill ?? "(none)"}`);
+  console.log(res.abstained ? "abstained: no installed skill serves this task; load nothing" : `chosen: ${res.skill === undefined || res.skill === null ? "(none)" : safeText(res.skill)}`);
   if (res.explanation) {
     console.log("\nvotes for it (task token → matched skill token, m):");
     for (const v of res.explanation.slice(0, 15)) console.log(`  ${JSON.stringify(v.token)} → ${JSON.stringify(v.matched)}  ${v.m.toFixed(3)}`);
@@ -132,7 +133,7 @@ ${routerOptionsHelp}
     }
     return withRouter(values, async (router) => {
       const hits = await router.glance(positionals[0], { topK: intArg(values.top, "top") ?? 20 });
-      console.log(values.json ? JSON.stringify(hits, null, 2) : table(["skill", "g"], hits.map((h) => [h.skill, h.g])));
+      console.log(values.json ? JSON.stringify(hits, null, 2) : table(["skill", "g"], hits.map((h) => [safeText(h.skill), h.g])));
       return 0;
     }, READ_ONLY);
   },
@@ -146,7 +147,18 @@ export const list: Command = {
     const { values } = parseArgs({ args, options: routerOptions });
     return withRouter(values, async (router) => {
       const skills = router.list();
-      console.log(values.json ? JSON.stringify(skills, null, 2) : table(["skill", "keys", "tokens"], skills.map((s) => [s.id, String(s.keys), String(s.renderTokens)])));
+      if (values.json) {
+        console.log(JSON.stringify(skills, null, 2));
+        return 0;
+      }
+      // "!" marks a skill the loader warned about; its warnings follow the table
+      const rows = skills.map((s) => [safeText(s.id), String(s.keys), String(s.renderTokens), s.warnings?.length ? "!" : ""]);
+      console.log(table(["skill", "keys", "tokens", ""], rows));
+      const warned = skills.filter((s) => s.warnings?.length);
+      if (warned.length > 0) {
+        console.log(`\n! ${warned.length} skill${warned.length === 1 ? "" : "s"} with warnings:`);
+        for (const s of warned) for (const w of s.warnings ?? []) console.log(`  warning: ${safeText(s.name)}: ${safeText(w)}`);
+      }
       return 0;
     }, READ_ONLY);
   },
@@ -164,7 +176,7 @@ export const uninstall: Command = {
     }
     return withRouter(values, async (router) => {
       const removed = await router.uninstall(positionals[0]);
-      console.log(removed ? `removed ${positionals[0]}` : `no installed skill ${positionals[0]}`);
+      console.log(removed ? `removed ${safeText(positionals[0])}` : `no installed skill ${safeText(positionals[0])}`);
       return removed ? 0 : 1;
     }, READ_ONLY);
   },
