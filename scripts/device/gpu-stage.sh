@@ -19,26 +19,35 @@ case "${1:-}" in
     [ -x "$HOME/bin/node" ] || xz -dc $S/node.xz > "$HOME/bin/node"
     chmod +x "$HOME/bin/node"
     cp $S/cuda-build.tar.xz.part-* "$HOME/parts/"
+    bash "$0" package $S
+    node --version
+    ;;
+  b)
+    cp .device/stage-b/cuda-build.tar.xz.part-* "$HOME/parts/"
+    bash "$0" unpack
+    cd "$G"
+    export LD_LIBRARY_PATH="$HOME/gavel-cuda/bin${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+    GAVEL_ADDON="$HOME/gavel-cuda/gavel.node" node scripts/device/compare.mjs check .device | tail -2
+    GAVEL_ADDON="$HOME/gavel-cuda/gavel.node" node scripts/device/glance-twins.mjs --scale 2000,100,256,500 | tail -3
+    ;;
+  package)
+    # the runnable package from a folder holding dist/, node_modules/, cpu-ref.json and stories.gguf
+    S=${2:?folder}
     rm -rf "$G/dist" "$G/node_modules" "$G/scripts"
     cp -r $S/dist "$G/dist"
     cp -r $S/node_modules "$G/node_modules"
     cp -r scripts "$G/scripts"
     cp package.json CMakeLists.txt "$G/"
     mkdir -p "$G/.device" && cp $S/cpu-ref.json $S/stories.gguf "$G/.device/"
-    node --version
     ;;
-  b)
-    cp .device/stage-b/cuda-build.tar.xz.part-* "$HOME/parts/"
+  unpack)
+    # the build from the pieces under $HOME/parts, then the addon's path for the run scripts
     mkdir -p "$HOME/gavel-cuda"
     cat "$HOME"/parts/cuda-build.tar.xz.part-* | xz -dc | tar -xf - -C "$HOME/gavel-cuda"
     # the libraries came back under their linker names; the addon asks for the sonames (libllama.so.0 …)
     (cd "$HOME/gavel-cuda/bin" && for f in lib*.so; do ln -sf "$f" "$f.0"; done)
     echo "$HOME/gavel-cuda/gavel.node" > "$G/addon-path"
-    cd "$G"
-    export LD_LIBRARY_PATH="$HOME/gavel-cuda/bin${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
     nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
-    GAVEL_ADDON="$HOME/gavel-cuda/gavel.node" node scripts/device/compare.mjs check .device | tail -2
-    GAVEL_ADDON="$HOME/gavel-cuda/gavel.node" node scripts/device/glance-twins.mjs --scale 2000,100,256,500 | tail -3
     ;;
-  *) echo "usage: gpu-stage.sh a|b"; exit 2 ;;
+  *) echo "usage: gpu-stage.sh a|b|package DIR|unpack"; exit 2 ;;
 esac

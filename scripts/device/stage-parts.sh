@@ -31,24 +31,14 @@ case "${1:-}" in
   1)
     S=.device/s1
     cp $S/cuda-build.tar.xz.part-* "$HOME/parts/"
-    rm -rf "$G/dist" "$G/node_modules" "$G/scripts"
-    cp -r $S/dist "$G/dist"
-    cp -r $S/node_modules "$G/node_modules"
-    cp -r scripts "$G/scripts"
-    cp package.json CMakeLists.txt "$G/"
-    mkdir -p "$G/.device" && cp $S/cpu-ref.json $S/stories.gguf "$G/.device/"
+    bash scripts/device/gpu-stage.sh package $S
     ;;
   2) cp .device/s2/cuda-build.tar.xz.part-* "$HOME/parts/" ;;
   3)
     cp .device/s3/cuda-build.tar.xz.part-* "$HOME/parts/"
-    mkdir -p "$HOME/gavel-cuda"
-    cat "$HOME"/parts/cuda-build.tar.xz.part-* | xz -dc | tar -xf - -C "$HOME/gavel-cuda"
-    # the libraries came back under their linker names; the addon asks for the sonames (libllama.so.0 …)
-    (cd "$HOME/gavel-cuda/bin" && for f in lib*.so; do ln -sf "$f" "$f.0"; done)
-    echo "$HOME/gavel-cuda/gavel.node" > "$G/addon-path"
+    bash scripts/device/gpu-stage.sh unpack
     cd "$G"
     export LD_LIBRARY_PATH="$HOME/gavel-cuda/bin${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-    nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
     GAVEL_ADDON="$HOME/gavel-cuda/gavel.node" node scripts/device/glance-twins.mjs --scale 2000,100,256,500 | tail -3
     ;;
   *) echo "usage: stage-parts.sh pack DIR | node | 1 | 2 | 3"; exit 2 ;;
