@@ -6,6 +6,8 @@
 #              512 /tmp/gpu/mit.jsonl ../shared/data/skills-mit.jsonl.gz;
 #            cp ../shared/data/swe-skills-bench/skills.jsonl /tmp/gpu/golds.jsonl; bash scripts/device/pack-gpu.sh
 #   call 1:  carry [".device/run"]   bash scripts/device/train-full.sh build   (gpu-build.sh, ~240 s)
+#   here:    QPS=… TRAIN_LIMIT=… bash scripts/device/train-full.sh prepare   (the masks and BM25 lists,
+#            tokenized on this CPU into .device/lib/prepared/, so no device minute goes to them)
 #   call 2+: carry [".device/lib"]   bash scripts/device/train-full.sh go      (again until "all done")
 #
 # `go` runs the steps below in order, each skipped once done and each resumable, inside DEADLINE
@@ -39,6 +41,17 @@ if [ "$mode" = build ]; then
   # the CUDA build, its addon and libraries sent back in pieces (gpu-stage.sh can restage them)
   PACK_LIBS=${PACK_LIBS-1} SKIP_CHECKS=${SKIP_CHECKS:-1} bash scripts/device/gpu-build.sh
   exit $?
+fi
+
+if [ "$mode" = prepare ]; then
+  # Here, on the CPU, before the device calls: the states pass's masks and BM25 look-alikes, tokenized
+  # with no forward pass (gavel train --prepare-only), into .device/lib/prepared/<cache key>/ (carried
+  # with .device/lib; `go` seeds the states cache from it, so the device spends no minute on them).
+  # Same knobs as `go` (QPS, TRAIN_LIMIT, …): the file's name hashes the inputs, so a mismatch is ignored.
+  SIM=1; L=${L:-/tmp/tf-prep/lib}; mkdir -p "$L"
+  [ -f "$L/mit.jsonl" ] || xz -dc .device/lib/mit.jsonl.xz > "$L/mit.jsonl"
+  for f in golds.jsonl tasks.jsonl; do cp ".device/lib/$f" "$L/"; done
+  PREP_DIR=$PWD/.device/lib/prepared; STATES=$PREP_DIR
 fi
 
 if [ -n "${SIM:-}" ]; then
@@ -94,6 +107,17 @@ TRAIN=(train --model "$MODEL" --library "$L/mit.jsonl" --queries all --queries-p
   --finetune-steps "$FT_STEPS" --cache "$HOME_STATES" --out "$W/trained.gguf" --log-file "$W/train-log.jsonl"
   --device "$DEVICE" --precision "${PRECISION:-bf16}" --threads "$(nproc)" --seed "${SEED:-3}" --resume
   --states-workers "${STATES_WORKERS:-1}")
+
+if [ "$mode" = prepare ]; then
+  rm -rf "$PREP_DIR"
+  $CLI "${TRAIN[@]}" --steps "$MAIN_STEPS" --prepare-only
+  rm -f "$PREP_DIR"/*/about.json; ls -la "$PREP_DIR"/*
+  exit $?
+fi
+# Prepared inputs from `prepare` (here): beside the states, where the states pass looks for them.
+if [ -d "$R/.device/lib/prepared" ]; then
+  for d in "$R"/.device/lib/prepared/*/; do mkdir -p "$HOME_STATES/$(basename "$d")"; cp -n "$d"prepared-*.json "$HOME_STATES/$(basename "$d")/" 2>/dev/null; done
+fi
 
 # Main phase: stop TRAIN_MARGIN s before the deadline; unfinished at the end of a call → cap at the
 # step reached, so the next call runs the fine-tune (the loop's settings do not hash the step count).

@@ -31,6 +31,12 @@ export interface StatesOptions {
   signal?: AbortSignal;
   /** Extra instances of the model that compute states beside it (see StatesCache.addWorkers). */
   statesWorkers?: readonly Model[];
+  /**
+   * Tokenize only: derive the masks and BM25 look-alikes into the cache's prepared file from the row
+   * counts, with no forward pass (a CPU machine prepares what a GPU call would spend minutes on).
+   * The pass comes back without states.
+   */
+  prepareOnly?: boolean;
 }
 
 /** Backbone states at ℓ* of every skill's keyed tokens and every kept example's task tokens. */
@@ -42,6 +48,8 @@ export interface StatesPass {
   stateTokens: number;
   /** Queries dropped because their mask would leave too little of the positive. */
   overMasked: number;
+  /** The prepared file (masks, BM25 lists) beside the cached states, when there is a cache. */
+  prepared?: string;
 }
 
 /** A progress line every ~5% of a (slow, once) states pass. */
@@ -75,10 +83,14 @@ export async function computeStates(model: Model, o: StatesOptions, layer: numbe
   // Passes in flight: 4 per model, so the JS thread renders and tokenizes while each model decodes.
   const width = 4 * cache.workers;
   const skillStates = await computeSkillStates(encoder, cache, skills, o, (line) => log(`${line} (${at()})`), width);
-  const pass: StatesPass = { skills: skillStates, train: [], val: [], stateTokens: skillStates.reduce((n, st) => n + st.length / nEmbd, 0), overMasked: 0 };
+  // Rows per skill: all the masks and the kept-query screen need (a prepare-only pass has no states).
+  const rows = skillStates.map((st) => (st instanceof Float32Array ? st.length / nEmbd : st));
+  const states = o.prepareOnly ? [] : (skillStates as Float32Array[]);
+  const pass: StatesPass = { skills: states, train: [], val: [], stateTokens: rows.reduce((n, r) => n + r, 0), overMasked: 0 };
   // Masks and BM25's hard negatives cost minutes at 30K skills (a tokenization per span edge; a BM25
   // query per task) and depend only on the inputs: kept beside the states, a resumed call reads them.
   const prepared = await PreparedFile.open(cache.dir, skills, split, o);
+  pass.prepared = prepared.path;
   const allPairs = [...split.train, ...split.val];
   let masks: Map<Pair, number[]>;
   if (prepared.data.masks?.length === allPairs.length) {
@@ -86,7 +98,7 @@ export async function computeStates(model: Model, o: StatesOptions, layer: numbe
     prepared.data.masks.forEach((r, i) => r && masks.set(allPairs[i], r));
     log(`states: masks read from the cache (${at()})`);
   } else {
-    masks = await maskRows(encoder, skills, skillStates, nEmbd, allPairs, o);
+    masks = await maskRows(encoder, skills, rows, allPairs, o);
     await prepared.save({ masks: allPairs.map((p) => masks.get(p) ?? null) });
     log(`states: masks mapped (${at()})`);
   }
@@ -102,8 +114,8 @@ export async function computeStates(model: Model, o: StatesOptions, layer: numbe
       async ([i, p]) => {
         if (i % every(list.length) === 0) log(`states: query ${i}/${list.length} (${at()})`);
         const ranges = masks.get(p);
-        if (ranges && !enoughLeft(skillStates[p.positives[0]].length / nEmbd, ranges)) return { p, overMasked: true };
-        return { p, ranges, ex: await queryExample(encoder, cache, contextSize, skillStates, p) };
+        if (ranges && !enoughLeft(rows[p.positives[0]], ranges)) return { p, overMasked: true };
+        return { p, ranges, ex: await queryExample(encoder, cache, contextSize, rows, p, !!o.prepareOnly) };
       },
       (_, outcome) => {
         if (!outcome.ok) throw outcome.error;
@@ -116,7 +128,7 @@ export async function computeStates(model: Model, o: StatesOptions, layer: numbe
         if (ranges?.length) ex.mask = { skill: p.positives[0], ranges };
         const tw = [...new Set(ex.positives.flatMap((g) => twins.get(g) ?? []))].filter((t) => !ex.positives.includes(t));
         if (tw.length) ex.twins = tw;
-        pass.stateTokens += ex.query.length / nEmbd;
+        pass.stateTokens += ex.query.length / nEmbd; // 0 in a prepare-only pass (no query states)
         out.push(ex);
         texts.set(ex, p.query);
       },
@@ -150,7 +162,7 @@ function enoughLeft(rows: number, ranges: readonly number[]): boolean {
 }
 
 /** Per pair with source spans, the masked rows of its positive (grouped by skill: one content tokenization each). */
-async function maskRows(encoder: RenderEncoder, skills: readonly Skill[], skillStates: readonly Float32Array[], nEmbd: number, pairs: readonly Pair[], o: StatesOptions): Promise<Map<Pair, number[]>> {
+async function maskRows(encoder: RenderEncoder, skills: readonly Skill[], skillRows: readonly number[], pairs: readonly Pair[], o: StatesOptions): Promise<Map<Pair, number[]>> {
   const bySkill = new Map<number, Pair[]>();
   for (const p of pairs) {
     if (!p.spans?.length) continue;
@@ -162,16 +174,16 @@ async function maskRows(encoder: RenderEncoder, skills: readonly Skill[], skillS
   const out = new Map<Pair, number[]>();
   for (const [s, list] of bySkill) {
     checkAborted(o.signal);
-    const rows = skillStates[s].length / nEmbd;
+    const rows = skillRows[s];
     const ranges = await spanRows(encoder, trainingRender(skills[s], o.noDescription), list.map((p) => p.spans!), rows);
     list.forEach((p, i) => out.set(p, ranges[i]));
   }
   return out;
 }
 
-/** Every skill's keyed-token states at ℓ*, in library order. */
-async function computeSkillStates(encoder: RenderEncoder, cache: StatesCache, skills: readonly Skill[], o: StatesOptions, log: (line: string) => void, width: number): Promise<Float32Array[]> {
-  const out: Float32Array[] = [];
+/** Every skill's keyed-token states at ℓ*, in library order (a prepare-only pass: their row counts). */
+async function computeSkillStates(encoder: RenderEncoder, cache: StatesCache, skills: readonly Skill[], o: StatesOptions, log: (line: string) => void, width: number): Promise<(Float32Array | number)[]> {
+  const out: (Float32Array | number)[] = [];
   // Up to `width` skills in flight (4 a model): while one skill's forward pass runs natively, the next ones render and
   // tokenize (off the JS thread, which on a GPU would otherwise bound the pass). States land in
   // library order.
@@ -181,7 +193,7 @@ async function computeSkillStates(encoder: RenderEncoder, cache: StatesCache, sk
     async ([i, s]) => {
       if (i % every(skills.length) === 0) log(`states: skill ${i}/${skills.length}`);
       const enc = await encoder.encodeSkillAsync(trainingRender(s, o.noDescription));
-      return cache.get(enc.tokens, enc.keyStart, enc.keyEnd);
+      return o.prepareOnly ? enc.keyEnd - enc.keyStart : cache.get(enc.tokens, enc.keyStart, enc.keyEnd);
     },
     (_, outcome) => {
       if (!outcome.ok) throw outcome.error;
@@ -195,12 +207,12 @@ async function computeSkillStates(encoder: RenderEncoder, cache: StatesCache, sk
  * One pair as a training example: its task tokens' states, and the positives that have keyed tokens.
  * Undefined when the task has no tokens, does not fit the context, or no positive has states.
  */
-async function queryExample(encoder: RenderEncoder, cache: StatesCache, contextSize: number, skillStates: readonly Float32Array[], p: Pair): Promise<TrainingExample | undefined> {
+async function queryExample(encoder: RenderEncoder, cache: StatesCache, contextSize: number, skillRows: readonly number[], p: Pair, shapesOnly: boolean): Promise<TrainingExample | undefined> {
   const enc = encoder.encodeTask(p.query, Math.max(16, contextSize - 64));
   if (enc.taskEnd <= enc.taskStart || enc.tokens.length > contextSize) return undefined;
-  const positives = p.positives.filter((i) => skillStates[i].length > 0);
+  const positives = p.positives.filter((i) => skillRows[i] > 0);
   if (positives.length === 0) return undefined;
-  return { query: await cache.get(enc.tokens, enc.taskStart, enc.taskEnd), positives };
+  return { query: shapesOnly ? new Float32Array(0) : await cache.get(enc.tokens, enc.taskStart, enc.taskEnd), positives };
 }
 
 /** What {@link PreparedFile} keeps: per pair (train then val) its masked rows, per train task its BM25 list. */

@@ -68,6 +68,11 @@ export interface TrainProjectionsOptions extends LoopSettings {
    * the result says `finished: false` and a later call with `resume` goes on.
    */
   stopAfterSeconds?: number;
+  /**
+   * Only tokenize and prepare: the masks and BM25 look-alikes are written beside the cache (`cache` is
+   * required) with no forward pass and no training; the result names the file (`prepared`).
+   */
+  prepareOnly?: boolean;
   /** W_q fine-tune steps against the ε-cover banks (0: none). */
   finetuneSteps?: number;
   finetuneLr?: number;
@@ -100,6 +105,8 @@ export interface TrainProjectionsResult {
   projections?: Projections;
   /** Whether both phases reached their step counts (and the projections file was written). */
   finished: boolean;
+  /** The prepared file a `prepareOnly` call wrote (masks and BM25 look-alikes beside the states cache). */
+  prepared?: string;
   /** Steps reached by the main phase and the fine-tune. */
   mainSteps: number;
   finetuneSteps: number;
@@ -133,7 +140,14 @@ export async function trainProjections(model: Model, o: TrainProjectionsOptions)
   const dim = o.dim ?? PROJECTION_DEFAULTS.dim;
   const skills = await loadLibrary(o, log);
   const split = await trainingPairs(o, skills, seed, log);
+  if (o.prepareOnly && !o.cache) throw invalidArgument("prepareOnly needs a cache folder: the prepared file is kept beside the states");
   const states = await computeStates(model, { ...o, noDescription: !!o.selfSupervised }, layer, skills, split, log);
+  if (o.prepareOnly) {
+    return {
+      finished: false, prepared: states.prepared, mainSteps: 0, finetuneSteps: 0, layer, skills: skills.length, trainPairs: states.train.length, valPairs: states.val.length,
+      stateTokens: states.stateTokens, cacheBytes: 0, losses: [], tokensPerSec: 0, stepsPerSec: 0,
+    };
+  }
   const set = { nEmbd, skills: states.skills, train: states.train, val: states.val };
   if (set.train.length === 0) throw invalidArgument("no training pair is left after the states pass");
   const left = () => (o.stopAfterSeconds === undefined ? undefined : Math.max(0, o.stopAfterSeconds - (performance.now() - t0) / 1000));

@@ -2,7 +2,7 @@
 // beside the states: a second run reads them instead of recomputing, and trains the same projections
 // bit for bit; a damaged file is recomputed, again to the same projections.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Model, Projections } from "../../src/index.js";
@@ -61,5 +61,32 @@ describe("the states pass's prepared inputs", () => {
     const third = await run("c");
     expect(third.lines.some((l) => l.startsWith("states: masks mapped"))).toBe(true);
     expect(third.bytes.equals(first.bytes)).toBe(true);
+  });
+
+  it("are written by a prepare-only run with no forward pass, equal to what a full run derives", async () => {
+    const opts = (cache: string, name: string): TrainProjectionsOptions => ({
+      library: mitSkills, limit: 30, queries: ["description", "cloze", "composite"], queriesPerSkill: 2,
+      out: join(dir, `${name}.gguf`), dim: 8, steps: 2, batchTasks: 4, batchTokens: 2000, negatives: 4, hardNegatives: 2,
+      skillTokens: 160, seed: 9, threads: 1, cache, valFraction: 0.1,
+    });
+    const prep = await trainProjections(model, { ...opts(join(dir, "p"), "p"), prepareOnly: true });
+    expect(prep.finished).toBe(false);
+    expect(prep.mainSteps).toBe(0);
+    expect(prep.prepared && existsSync(prep.prepared)).toBe(true);
+    expect(existsSync(join(dir, "p.gguf"))).toBe(false);
+    // no state was computed: the cache folder holds only its about.json and the prepared file
+    const folder = join(prep.prepared!, "..");
+    expect(readdirSync(folder).sort()).toEqual(["about.json", prep.prepared!.slice(folder.length + 1)].sort());
+    const full = await trainProjections(model, opts(join(dir, "f"), "f"));
+    expect(full.finished).toBe(true);
+    const read = (p: string) => JSON.parse(readFileSync(p, "utf8")) as { masks: unknown[]; hard: unknown[] };
+    const fullFile = readdirSync(join(dir, "f"), { recursive: true }).map(String).find((f) => f.includes("prepared-"))!;
+    expect(fullFile.endsWith(prep.prepared!.slice(folder.length + 1))).toBe(true);
+    const a = read(prep.prepared!);
+    const b = read(join(dir, "f", fullFile));
+    expect(a.masks.some((m) => Array.isArray(m) && m.length > 0)).toBe(true);
+    expect(a.hard.filter(Boolean).length).toBeGreaterThan(0);
+    expect(a).toEqual(b);
+    await expect(trainProjections(model, { ...opts(undefined as unknown as string, "x"), cache: undefined, prepareOnly: true })).rejects.toThrow(/prepareOnly needs a cache/);
   });
 });

@@ -23,7 +23,7 @@ const OPTIONS = {
   "finetune-steps": { type: "string" }, "finetune-lr": { type: "string" }, eps: { type: "string" },
   exclude: { type: "string" }, "exclude-tasks": { type: "string" }, "val-fraction": { type: "string" },
   "val-every": { type: "string" }, "log-every": { type: "string" }, "log-file": { type: "string" }, "states-workers": { type: "string" },
-  "skill-tokens": { type: "string" }, limit: { type: "string" },
+  "skill-tokens": { type: "string" }, limit: { type: "string" }, "prepare-only": { type: "boolean" },
   seed: { type: "string" }, threads: { type: "string" }, context: { type: "string" },
   device: { type: "string" }, precision: { type: "string" },
 } as const;
@@ -42,7 +42,7 @@ function pipelineOptions(values: Values, args: string[]): TrainProjectionsOption
     refreshEvery: intArg(values["refresh-every"], "refresh-every", { min: 1 }), refreshTasks: intArg(values["refresh-tasks"], "refresh-tasks", { min: 1 }),
     glancePool: intArg(values["glance-pool"], "glance-pool", { min: 1 }), inBatch: values["in-batch"],
     cache: values.cache, resume: values.resume, checkpointEvery: intArg(values["checkpoint-every"], "checkpoint-every"),
-    stopAfterSeconds: numberArg(values["stop-after"], "stop-after"),
+    stopAfterSeconds: numberArg(values["stop-after"], "stop-after"), prepareOnly: values["prepare-only"],
     finetuneSteps: intArg(values["finetune-steps"], "finetune-steps"), finetuneLr: numberArg(values["finetune-lr"], "finetune-lr"),
     eps: numberArg(values.eps, "eps"), exclude: listArg(values.exclude),
     excludeTasks: values["exclude-tasks"], valFraction: numberArg(values["val-fraction"], "val-fraction"),
@@ -89,6 +89,8 @@ export const train: Command = {
   --checkpoint-every N  (default ${TRAIN_DEFAULTS.checkpointEvery})
   --stop-after S        stop training S seconds into this call (checkpoint written, exit ${EXIT_UNFINISHED});
                         run again with --resume to go on (a device call is time-limited)
+  --prepare-only        tokenize only: write the masks and BM25 look-alikes beside --cache (no forward
+                        pass, no training), for a later run elsewhere to read back
   --finetune-steps N    then W_q alone against the ε-cover banks (lr --finetune-lr, default 1e-4)
   --eps X               ε of the banks (default 0.83)
   --exclude A,B         skill ids/names that never give a query or a gold label
@@ -144,6 +146,10 @@ export const train: Command = {
       await pending;
       const secs = ((performance.now() - t0) / 1000).toFixed(1);
       const kinds = r.kinds ? ` (${Object.entries(r.kinds).map(([k, n]) => `${k} ${n}`).join(", ")})` : "";
+      if (opts.prepareOnly) {
+        console.log(`prepared ${r.prepared}: ${r.skills} skills, ${r.trainPairs} train / ${r.valPairs} val tasks, ${secs} s (no forward pass; copy it beside the states cache where training runs)`);
+        return 0;
+      }
       if (!r.finished) {
         console.log(`stopped at main step ${r.mainSteps}, fine-tune step ${r.finetuneSteps} after ${secs} s: run again with --resume`);
         return EXIT_UNFINISHED;
