@@ -111,12 +111,17 @@ TRAIN=(train --model "$MODEL" --library "$L/mit.jsonl" --queries all --queries-p
 if [ "$mode" = prepare ]; then
   rm -rf "$PREP_DIR"
   $CLI "${TRAIN[@]}" --steps "$MAIN_STEPS" --prepare-only
-  rm -f "$PREP_DIR"/*/about.json; ls -la "$PREP_DIR"/*
-  exit $?
+  rm -f "$PREP_DIR"/*/about.json; xz -T2 -9 "$PREP_DIR"/*/prepared-*.json   # carried: every MiB counts
+  ls -la "$PREP_DIR"/*
+  exit 0
 fi
 # Prepared inputs from `prepare` (here): beside the states, where the states pass looks for them.
 if [ -d "$R/.device/lib/prepared" ]; then
-  for d in "$R"/.device/lib/prepared/*/; do mkdir -p "$HOME_STATES/$(basename "$d")"; cp -n "$d"prepared-*.json "$HOME_STATES/$(basename "$d")/" 2>/dev/null; done
+  for f in "$R"/.device/lib/prepared/*/prepared-*.json.xz; do
+    [ -f "$f" ] || continue
+    d="$HOME_STATES/$(basename "$(dirname "$f")")"; t="$d/$(basename "$f" .xz)"
+    mkdir -p "$d"; [ -f "$t" ] || { xz -dc "$f" > "$t.tmp" && mv "$t.tmp" "$t" && log "prepared inputs seeded: $t"; }
+  done
 fi
 
 # Main phase: stop TRAIN_MARGIN s before the deadline; unfinished at the end of a call → cap at the
