@@ -137,21 +137,24 @@ export async function computeStates(model: Model, o: StatesOptions, layer: numbe
   };
   pass.train = await toExamples(split.train);
   pass.val = await toExamples(split.val);
-  if ((o.hardNegatives ?? 0) > 0) {
-    const t = performance.now();
-    const cached = prepared.data.hard;
-    if (cached && cached.length === pass.train.length) {
-      cached.forEach((h, i) => h && (pass.train[i].hard = h));
-      log(`hard negatives: BM25 look-alikes read from the cache for ${cached.filter(Boolean).length} of ${pass.train.length} train tasks`);
-    } else {
-      const found = mineBm25Negatives(pass.train, texts, skills, HARD_POOL);
-      await prepared.save({ hard: pass.train.map((ex) => ex.hard ?? null) });
-      log(`hard negatives: BM25 look-alikes for ${found} of ${pass.train.length} train tasks (${((performance.now() - t) / 1000).toFixed(1)} s)`);
-    }
-  }
+  if ((o.hardNegatives ?? 0) > 0) await attachHardNegatives(pass.train, texts, skills, prepared, log);
   if (pass.overMasked) log(`${pass.overMasked} queries dropped: their copied text covers over ${100 - MIN_KEPT_SHARE * 100}% of their skill's keyed tokens`);
   log(`states: ${skills.length} skills, ${pass.train.length} train + ${pass.val.length} val tasks, ${pass.stateTokens} tokens at layer ${layer} (cache ${cache.stats.hits} hits, ${cache.stats.misses} computed; f16 on disk ≈ ${((pass.stateTokens * nEmbd * 2) / 2 ** 20).toFixed(1)} MiB)`);
   return pass;
+}
+
+/** BM25's look-alikes for every train task: read from the prepared file, else mined and kept there. */
+async function attachHardNegatives(train: TrainingExample[], texts: ReadonlyMap<TrainingExample, string>, skills: readonly Skill[], prepared: PreparedFile, log: (line: string) => void): Promise<void> {
+  const t = performance.now();
+  const cached = prepared.data.hard;
+  if (cached && cached.length === train.length) {
+    cached.forEach((h, i) => h && (train[i].hard = h));
+    log(`hard negatives: BM25 look-alikes read from the cache for ${cached.filter(Boolean).length} of ${train.length} train tasks`);
+  } else {
+    const found = mineBm25Negatives(train, texts, skills, HARD_POOL);
+    await prepared.save({ hard: train.map((ex) => ex.hard ?? null) });
+    log(`hard negatives: BM25 look-alikes for ${found} of ${train.length} train tasks (${((performance.now() - t) / 1000).toFixed(1)} s)`);
+  }
 }
 
 /** Whether a mask leaves enough of a positive of `rows` rows ({@link MIN_KEPT_SHARE}, at least 4 rows or all). */
