@@ -118,6 +118,23 @@ export class BankLexicon implements CommitParticipant {
   }
 
   /**
+   * The lexicon of a snapshot (`BankStore.openSnapshot`): replayed up to the COMMIT of the snapshot's
+   * generation, writing nothing (a writer may be appending past it). Undefined when it cannot be used
+   * because the bank has moved on meanwhile (a writer rewrote the file whole, or pruned a text):
+   * read the newer snapshot. Otherwise a file that cannot be used is rebuilt from the texts in memory
+   * only ({@link BankLexicon.rebuilt} says why); the writer's next open rewrites it.
+   */
+  static async openSnapshot(store: BankStore, texts: TextStore): Promise<BankLexicon | undefined> {
+    const lex = new BankLexicon(store.dir, {});
+    const problem = await lex.#load(store, false);
+    if (problem === undefined) return lex;
+    if (await store.moved()) return undefined;
+    await lex.#rebuild(store, texts, problem, false);
+    if (lex.#lost.size > 0 && (await store.moved())) return undefined;
+    return lex;
+  }
+
+  /**
    * Reads `lexicon.bin` of the bank in `dir` as an open would, up to the COMMIT of `bank`'s
    * generation, and says whether the open would use it or rebuild it; writes nothing (`gavel check`).
    */
@@ -366,8 +383,8 @@ export class BankLexicon implements CommitParticipant {
     return undefined;
   }
 
-  /** Indexes the routable skills of `store` from `texts` afresh and writes the file whole. */
-  async #rebuild(store: BankStore, texts: TextStore, reason: string): Promise<void> {
+  /** Indexes the routable skills of `store` from `texts` afresh and (with `write`) writes the file whole. */
+  async #rebuild(store: BankStore, texts: TextStore, reason: string, write = true): Promise<void> {
     const t0 = performance.now();
     this.#index = new LiveBm25Index();
     this.#hashOf.clear();
@@ -378,7 +395,7 @@ export class BankLexicon implements CommitParticipant {
     // Texts are read 32 at a time and indexed in the bank's order.
     await inOrder(routable, { width: 32 }, (e) => texts.get(e.contentHash), (e, got) => this.put(e, got.ok ? got.value : undefined));
     try {
-      this.#committedEnd = await this.#writeWhole(store.generation);
+      if (write) this.#committedEnd = await this.#writeWhole(store.generation);
     } catch (err) {
       // Something that is not a file holds the name (a directory, say): refuse, typed, naming it.
       throw new GavelError(`${this.path} cannot be rewritten (${(err as Error).message}); move it aside and open the bank again`, "CORRUPT_FILE", { cause: err });

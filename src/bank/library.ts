@@ -5,16 +5,26 @@
  * skill ids and the key bank's handles. The router's stages read the library through it; install
  * and uninstall change it through it, so the five never drift apart.
  *
+ * Readers are never blocked by another process's writer: {@link Library.openSnapshot} opens the last
+ * committed snapshot without the bank's lock (store.ts says why that is safe), and such a library
+ * moves to the newest commit by itself at the start of each read ({@link Library.reading}), or when a
+ * text it needs was pruned by a writer meanwhile. In one process, routes read inside
+ * {@link Library.reading} and the changes that take something away (an uninstall, a reinstall that
+ * replaces a skill, a refresh, close) wait for the routes in flight, so a route sees one state from
+ * its start to its end; skills added meanwhile are not ranked by it.
+ *
  * @module
  */
 import type { Projections } from "../projections/projections.js";
 import type { RenderableSkill } from "../render/index.js";
 import type { Skill } from "../skills/index.js";
+import { GavelError } from "../errors.js";
+import { Gate } from "./gate.js";
 import { KeyBank } from "./key-bank.js";
 import { BankLexicon } from "./lexicon.js";
-import { BankStore } from "./store.js";
+import { BankStore, SNAPSHOT_ATTEMPTS } from "./store.js";
 import { TextStore } from "./texts.js";
-import { bankHeaderFor, type BankEntry, type RenderCut } from "./types.js";
+import { bankHeaderFor, type BankEntry, type BankHeader, type RenderCut } from "./types.js";
 
 /** Native memory read per batch when a library opens (see {@link Library.open}). */
 const LOAD_BATCH_BYTES = 256 * 2 ** 20;
@@ -38,19 +48,134 @@ export interface LibraryOpenOptions {
 
 /** The installed library: bank on disk, keys in memory, texts, and the id ↔ handle maps. */
 export class Library {
-  readonly store: BankStore;
   readonly keys: KeyBank;
   readonly texts: TextStore;
-  /** The BM25 index of the routable skills' texts, kept in the bank (lexicon.bin). */
-  readonly lexicon: BankLexicon;
+  #store: BankStore;
+  #lexicon: BankLexicon;
   #handleOf = new Map<string, number>();
   #idOf = new Map<number, string>();
+  readonly #gate = new Gate();
 
   private constructor(store: BankStore, keys: KeyBank, texts: TextStore, lexicon: BankLexicon) {
-    this.store = store;
+    this.#store = store;
     this.keys = keys;
     this.texts = texts;
-    this.lexicon = lexicon;
+    this.#lexicon = lexicon;
+  }
+
+  /** The bank on disk (a snapshot's is replaced by a newer one when the library refreshes). */
+  get store(): BankStore {
+    return this.#store;
+  }
+
+  /** The BM25 index of the routable skills' texts, kept in the bank (lexicon.bin). */
+  get lexicon(): BankLexicon {
+    return this.#lexicon;
+  }
+
+  /** Opened by {@link Library.openSnapshot}: reads the last committed state, never writes. */
+  get readOnly(): boolean {
+    return this.#store.readOnly;
+  }
+
+  /** Loads the keys of `store`'s entries that `only` accepts (all by default) into this library. */
+  async #loadKeys(store: BankStore, only?: (e: BankEntry) => boolean): Promise<[string, Float32Array][]> {
+    const dim = store.dim;
+    const out: [string, Float32Array][] = [];
+    // In batches of 256 MiB: the native bank copies each skill's keys, so reading the whole bank
+    // first would hold it twice.
+    await store.forEachKeyBatch(LOAD_BATCH_BYTES, (batch) => {
+      for (let s = 0; s < batch.entries.length; s++) {
+        const keys = batch.keys.subarray(batch.offsets[s] * dim, batch.offsets[s + 1] * dim);
+        if (only) out.push([batch.entries[s].id, keys]);
+        else this.track(batch.entries[s].id, keys);
+      }
+    }, only);
+    return out;
+  }
+
+  /**
+   * Opens the last committed state of the bank in `dir` without its lock, for routes and lists while
+   * another process may install or uninstall (see the module comment). Never creates, truncates or
+   * rewrites a file; `save`, `remove` and `commit` are refused. Fails as {@link Library.open} does,
+   * except never with BANK_LOCKED.
+   */
+  static async openSnapshot(dir: string, projections: Projections): Promise<Library> {
+    const texts = new TextStore(dir);
+    const { store, lexicon } = await openSnapshotParts(dir, bankHeaderFor(projections), texts);
+    const keys = new KeyBank(projections.dim);
+    const library = new Library(store, keys, texts, lexicon);
+    try {
+      await library.#loadKeys(store);
+      return library;
+    } catch (err) {
+      keys.dispose();
+      await store.close();
+      throw err;
+    }
+  }
+
+  /**
+   * For a snapshot: when a newer commit has landed, moves to it (the keys of the skills it added or
+   * changed are read, those of the skills it removed dropped, its lexicon read). The new snapshot is
+   * read while routes go on; only the swap waits for the routes in flight. Resolves to whether it
+   * moved. A writer's library is always current: false.
+   */
+  async refresh(): Promise<boolean> {
+    if (!this.readOnly || !(await this.#store.moved())) return false;
+    // One refresh at a time; a read that asks meanwhile waits for it.
+    this.#refreshing ??= this.#refreshOnce().finally(() => (this.#refreshing = null));
+    return this.#refreshing;
+  }
+
+  #refreshing: Promise<boolean> | null = null;
+
+  async #refreshOnce(): Promise<boolean> {
+    const { store, lexicon } = await openSnapshotParts(this.dir, this.#store.header, this.texts);
+    // A skill whose keys are the same (by checksum) keeps them; the others are read. Only a refresh
+    // changes a snapshot library, and refreshes run one at a time, so this holds until the swap.
+    const prev = new Map(this.#store.entries().map((e) => [e.id, e]));
+    const same = (e: BankEntry) => {
+      const p = prev.get(e.id);
+      return p !== undefined && this.#handleOf.has(e.id) && p.nKeys === e.nKeys && p.keysSha256 !== undefined && p.keysSha256 === e.keysSha256;
+    };
+    let loaded: [string, Float32Array][];
+    try {
+      loaded = await this.#loadKeys(store, (e) => !same(e));
+    } catch (err) {
+      await store.close();
+      throw err;
+    }
+    return this.#gate.write(async () => {
+      for (const id of [...this.#handleOf.keys()]) {
+        const e = store.get(id);
+        if (e === undefined || !same(e)) this.untrack(id);
+      }
+      for (const [id, keys] of loaded) this.track(id, keys);
+      const old = this.#store;
+      this.#store = store;
+      this.#lexicon = lexicon;
+      await old.close();
+      return true;
+    });
+  }
+
+  /**
+   * Runs a read of the library (a route, a glance, a lookup): beside other reads, never while an
+   * uninstall, a replacing reinstall or a refresh changes what it reads. A snapshot moves to the
+   * newest commit first, and when a text it needs was pruned by another process's uninstall
+   * meanwhile (CORRUPT_FILE, and the bank has moved on), it moves and runs `f` again.
+   */
+  async reading<T>(f: () => Promise<T>): Promise<T> {
+    if (this.readOnly) await this.refresh();
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.#gate.read(f);
+      } catch (err) {
+        const retry = this.readOnly && attempt < SNAPSHOT_ATTEMPTS && err instanceof GavelError && err.code === "CORRUPT_FILE";
+        if (!retry || !(await this.refresh())) throw err;
+      }
+    }
   }
 
   /**
@@ -64,14 +189,7 @@ export class Library {
     try {
       const texts = new TextStore(store.dir);
       const library = new Library(store, keys, texts, await BankLexicon.open(store, texts));
-      const dim = projections.dim;
-      // In batches of 256 MiB: the native bank copies each skill's keys, so reading the whole bank
-      // first would hold it twice.
-      await store.forEachKeyBatch(LOAD_BATCH_BYTES, (batch) => {
-        for (let s = 0; s < batch.entries.length; s++) {
-          library.track(batch.entries[s].id, batch.keys.subarray(batch.offsets[s] * dim, batch.offsets[s + 1] * dim));
-        }
-      });
+      await library.#loadKeys(store);
       return library;
     } catch (err) {
       keys.dispose();
@@ -132,9 +250,13 @@ export class Library {
     return e;
   }
 
-  /** The installed skill with this id, else the first one with this name. */
+  /**
+   * The installed skill with this id, else the first one with this name; ids and names are compared
+   * in Unicode NFC too ("café" typed in NFC finds a skill whose name came from an NFD folder).
+   */
   find(idOrName: string): BankEntry | undefined {
-    return this.store.get(idOrName) ?? this.store.entries().find((e) => e.name === idOrName);
+    const nfc = idOrName.normalize("NFC");
+    return this.store.get(idOrName) ?? this.store.get(nfc) ?? this.store.entries().find((e) => e.name === idOrName || e.name.normalize("NFC") === nfc);
   }
 
   /** The text of an installed skill, as the verdict renders it. */
@@ -147,6 +269,12 @@ export class Library {
    * lexicon (staged until the next {@link commit}). The keys are not held in memory until {@link track}.
    */
   async save(skill: Skill, record: SkillKeysRecord, keys: Float32Array): Promise<void> {
+    // Replacing a skill takes its old keys away (until track): not while a route reads them.
+    if (this.store.has(skill.id)) return this.#gate.write(() => this.#save(skill, record, keys));
+    return this.#save(skill, record, keys);
+  }
+
+  async #save(skill: Skill, record: SkillKeysRecord, keys: Float32Array): Promise<void> {
     await this.texts.put(skill.contentHash, skill);
     await this.store.put(
       {
@@ -162,6 +290,8 @@ export class Library {
       keys,
     );
     this.lexicon.put(skill, skill);
+    // The replaced version's keys leave now; the caller tracks the new ones.
+    this.untrack(skill.id);
   }
 
   /**
@@ -175,21 +305,45 @@ export class Library {
 
   /** Removes an installed skill from disk and memory, commits, and deletes texts no entry names. */
   async remove(id: string): Promise<void> {
-    await this.store.remove(id);
-    this.lexicon.remove(id);
-    this.untrack(id);
-    await this.store.commit();
-    await this.texts.prune(new Set(this.store.entries().map((e) => e.contentHash)));
+    // Once the routes in flight are done: they may need this skill's keys, entry and text.
+    return this.#gate.write(async () => {
+      await this.store.remove(id);
+      this.lexicon.remove(id);
+      this.untrack(id);
+      await this.store.commit();
+      await this.texts.prune(new Set(this.store.entries().map((e) => e.contentHash)));
+    });
   }
 
-  /** Frees the keys in memory and closes the bank (committing it). */
+  /** Frees the keys in memory and closes the bank (committing it), once the reads in flight are done. */
   async close(): Promise<void> {
-    this.keys.dispose();
+    return this.#gate.write(async () => {
+      this.keys.dispose();
+      try {
+        if (!this.readOnly) await this.texts.syncDir();
+      } finally {
+        // The lock is released whatever the texts folder holds.
+        await this.store.close();
+      }
+    });
+  }
+}
+
+/**
+ * A committed snapshot's store and lexicon, read again from the newer manifest when a writer changed
+ * the lexicon or pruned a text between the two reads.
+ */
+async function openSnapshotParts(dir: string, header: BankHeader, texts: TextStore): Promise<{ store: BankStore; lexicon: BankLexicon }> {
+  for (let attempt = 1; ; attempt++) {
+    const store = await BankStore.openSnapshot(dir, header);
     try {
-      await this.texts.syncDir();
-    } finally {
-      // The lock is released whatever the texts folder holds.
-      await this.store.close();
+      const lexicon = await BankLexicon.openSnapshot(store, texts);
+      if (lexicon !== undefined) return { store, lexicon };
+      if (attempt >= SNAPSHOT_ATTEMPTS) throw new GavelError(`bank ${dir} changed ${attempt} times while it was read; try again`, "CORRUPT_FILE");
+    } catch (err) {
+      await store.close();
+      throw err;
     }
+    await store.close();
   }
 }

@@ -13,7 +13,15 @@
  *   commit records carry the manifest generation they land with; written by a commit participant
  *   (see `CommitParticipant`) before the manifest, and rebuilt from `texts/` when missing,
  *   damaged or out of step.
- * - `lock`: present while a process has the bank open.
+ * - `lock`: present while a process has the bank open for writing.
+ *
+ * Readers ({@link BankStore.openSnapshot}) take no lock: they read the last committed snapshot, which
+ * writers never change in place. Committed key rows are immutable (a writer only appends past them,
+ * truncates past them, or compacts into a file under a new name); the manifest is replaced by rename;
+ * texts are written under new names; the lexicon's records up to the COMMIT of a generation are never
+ * rewritten in place (a whole rewrite is a rename). A reader validates what it read against the
+ * manifest's generation and checksums and starts again on the newer manifest when a writer renamed
+ * something away meanwhile (as SQLite's WAL readers restart on a changed snapshot).
  *
  * Crash safety rests on one ordering: key rows are written and fsynced before the manifest that
  * references them is renamed into place (and the directory fsynced). The manifest is therefore
@@ -22,27 +30,24 @@
  * manifest lands. The lexicon's records and its COMMIT of the new generation are fsynced in the same
  * window (after the rows, before the manifest), so it always holds the COMMIT of the manifest on disk.
  */
-import { mkdir, open, readdir, rm, stat, type FileHandle } from "node:fs/promises";
-import { endianness } from "node:os";
+import { open, rm, type FileHandle } from "node:fs/promises";
 import { join } from "node:path";
 import { GavelError, invalidArgument } from "../errors.js";
-import { openRegularFile, RegularFileError } from "../gguf/regular-file.js";
 import { checkEntryInput, freezeEntry } from "./entries.js";
 import { copyLiveRows, keysChecksum, keysCorrupt, readAll, readEntryKeys, writeRows, type BankKeys } from "./keys.js";
-import { DirLock } from "./lock.js";
-import { checkHeader, emptyManifest, KEYS_FILE_RE, MANIFEST, MANIFEST_TMP_RE, readManifest, refuseBankWithoutManifest, verifyHeader, writeManifest } from "./manifest.js";
+import type { DirLock } from "./lock.js";
+import { manifestIdentity, openForWriting, readSnapshot } from "./opening.js";
+import { writeManifest } from "./manifest.js";
 import { BANK_FORMAT_VERSION, type BankEntry, type BankEntryInput, type BankHeader, type BankManifest, type BankStats } from "./types.js";
 
 export type { BankKeys } from "./keys.js";
+export { SNAPSHOT_ATTEMPTS } from "./opening.js";
 
 /** Options of {@link BankStore.open}. */
 export interface BankOpenOptions {
   /** Create the bank (and its directory) when it does not exist. Default false. */
   create?: boolean;
 }
-
-const LOCK = "lock";
-
 
 /**
  * A file kept in step with the manifest (the bank's lexicon). Each commit calls `prepare` with the
@@ -81,6 +86,10 @@ export class BankStore {
   /** The header the bank was built with (equal to the one it was opened with). */
   readonly header: BankHeader;
   #lock: DirLock | null;
+  /** Opened by {@link BankStore.openSnapshot}: no lock, no writes. */
+  readonly #readOnly: boolean;
+  /** For a snapshot: the identity of the manifest file it read (see `manifestIdentity`). */
+  readonly #manifestId: string | undefined;
   #fh: FileHandle | null;
   #keysFile: string;
   /** Rows written to the keys file, committed or staged. */
@@ -97,10 +106,12 @@ export class BankStore {
   /** Each entry's manifest JSON, made at its first commit (see #commit). */
   readonly #entryJson = new WeakMap<BankEntry, string>();
 
-  private constructor(dir: string, lock: DirLock, fh: FileHandle, m: BankManifest) {
+  private constructor(dir: string, lock: DirLock | null, fh: FileHandle | null, m: BankManifest, manifestId?: string) {
     this.dir = dir;
     this.header = m.header;
     this.#lock = lock;
+    this.#readOnly = lock === null;
+    this.#manifestId = manifestId;
     this.#fh = fh;
     this.#keysFile = m.keysFile;
     this.#rows = m.rows;
@@ -122,70 +133,49 @@ export class BankStore {
    *   malformed
    */
   static async open(dir: string, expected: BankHeader, options: BankOpenOptions = {}): Promise<BankStore> {
-    if (typeof dir !== "string" || dir.length === 0) throw invalidArgument("BankStore.open: dir must be a non-empty string");
-    checkHeader(expected, "BankStore.open: expected");
-    // Rows are stored as the host's float32 bytes; the format says little-endian.
-    if (endianness() !== "LE") throw invalidArgument("banks need a little-endian host");
-    const create = options.create ?? false;
-    try {
-      const st = await stat(dir);
-      if (!st.isDirectory()) throw invalidArgument(`${dir} exists and is not a directory`);
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
-      if (!create) throw new GavelError(`no bank at ${dir} (the directory does not exist); run \`gavel install\` to build one`, "FILE_NOT_FOUND");
-      await mkdir(dir, { recursive: true });
-    }
-
-    const lock = await DirLock.acquire(join(dir, LOCK), `bank ${dir}`);
-    let fh: FileHandle | null = null;
-    try {
-      let manifest = await readManifest(dir);
-      const fresh = manifest === undefined;
-      if (manifest === undefined) {
-        // Never re-initialise a bank whose manifest is gone: that would truncate its keys file.
-        await refuseBankWithoutManifest(dir);
-        if (!create) throw new GavelError(`no bank at ${dir} (no ${MANIFEST}); run \`gavel install\` to build one`, "FILE_NOT_FOUND");
-        manifest = emptyManifest(expected);
-      } else {
-        verifyHeader(dir, manifest, expected);
-      }
-      // Leftovers of interrupted commits and compactions: torn temp manifests and keys files the
-      // manifest does not name. We hold the lock, so nobody else is writing them.
-      for (const name of await readdir(dir)) {
-        if (MANIFEST_TMP_RE.test(name) || (KEYS_FILE_RE.test(name) && name !== manifest.keysFile)) {
-          await rm(join(dir, name), { force: true });
-        }
-      }
-      const keysPath = join(dir, manifest.keysFile);
-      const committedBytes = manifest.rows * manifest.header.dim * 4;
-      let size: number;
+    const { lock, fh, manifest, fresh } = await openForWriting(dir, expected, options.create ?? false);
+    const store = new BankStore(dir, lock, fh, manifest);
+    if (fresh) {
+      // A new bank is bound to its header from the start: write the empty manifest now.
+      store.#dirty = true;
       try {
-        // A keys file that is a FIFO, a device or a directory is refused, never opened blocking.
-        ({ fh, size } = await openRegularFile(keysPath, { writable: true }));
-      } catch (err) {
-        if (!(err instanceof RegularFileError)) throw err;
-        if (err.reason !== "missing") throw new GavelError(err.message, "CORRUPT_FILE", { cause: err });
-        if (manifest.rows > 0) throw new GavelError(`${keysPath} is missing but ${dir}/${MANIFEST} references ${manifest.rows} key rows`, "CORRUPT_FILE");
-        fh = await open(keysPath, "w+");
-        size = 0;
-      }
-      if (size < committedBytes) {
-        throw new GavelError(`${keysPath} holds ${size} bytes but ${dir}/${MANIFEST} references ${committedBytes} (${manifest.rows} rows)`, "CORRUPT_FILE");
-      }
-      // Drop the uncommitted tail now, so the file never holds bytes the manifest disowns for long.
-      if (size > committedBytes) await fh.truncate(committedBytes);
-      const store = new BankStore(dir, lock, fh, manifest);
-      if (fresh) {
-        // A new bank is bound to its header from the start: write the empty manifest now.
-        store.#dirty = true;
         await store.#commit();
+      } catch (err) {
+        await store.close();
+        throw err;
       }
-      return store;
-    } catch (err) {
-      await fh?.close().catch(() => undefined);
-      await lock.release();
-      throw err;
     }
+    return store;
+  }
+
+  /**
+   * Opens the last committed state of the bank in `dir` for reading, without the lock: a reader is
+   * never refused because another process installs or uninstalls, and sees either the manifest before
+   * that process's commit or the one after, never a mix. Nothing is created, truncated or removed;
+   * `put`, `remove`, `commit` and `compact` are refused. When a writer renames a file away while the
+   * snapshot is read (a compaction's old keys file), it starts again on the newer manifest, up to
+   * {@link SNAPSHOT_ATTEMPTS} times. {@link BankStore.moved} says when a newer commit has landed.
+   *
+   * @throws GavelError as {@link BankStore.open} without `create` (`FILE_NOT_FOUND`, `CORRUPT_FILE`,
+   *   `BANK_MISMATCH`), never `BANK_LOCKED`
+   */
+  static async openSnapshot(dir: string, expected: BankHeader): Promise<BankStore> {
+    const { manifest, fh, id } = await readSnapshot(dir, expected);
+    return new BankStore(dir, null, fh, manifest, id);
+  }
+
+  /** Whether this store was opened by {@link BankStore.openSnapshot} (no lock, no writes). */
+  get readOnly(): boolean {
+    return this.#readOnly;
+  }
+
+  /**
+   * For a snapshot: whether a commit has landed since it was read (the manifest file was replaced;
+   * one `stat`). Always false for a writer, which holds the lock.
+   */
+  async moved(): Promise<boolean> {
+    if (!this.#readOnly) return false;
+    return (await manifestIdentity(this.dir)) !== this.#manifestId;
   }
 
   /** Width of each key row. */
@@ -244,7 +234,7 @@ export class BankStore {
    *   multiple of dim, non-finite values, keyTokens/keyPositions of the wrong length, …)
    */
   put(input: BankEntryInput, keys: Float32Array): Promise<BankEntry> {
-    return this.#run(async () => {
+    return this.#write(async () => {
       const entry = checkEntryInput(input, keys, this.dim);
       await writeRows(this.#fh!, keys, this.#rows, this.dim);
       // Advance only once every byte is written: a failed write leaves rows to be overwritten.
@@ -264,7 +254,7 @@ export class BankStore {
    * @returns whether the skill was installed
    */
   remove(id: string): Promise<boolean> {
-    return this.#run(async () => {
+    return this.#write(async () => {
       if (!this.#entries.delete(id)) return false;
       this.#dirty = true;
       return true;
@@ -276,7 +266,7 @@ export class BankStore {
    * rename it over manifest.json and fsync the directory. A no-op when nothing is staged.
    */
   commit(): Promise<void> {
-    return this.#run(() => this.#commit());
+    return this.#write(() => this.#commit());
   }
 
   /**
@@ -285,7 +275,7 @@ export class BankStore {
    * crash leaves either the old manifest with the old file or the new manifest with the new one.
    */
   compact(): Promise<void> {
-    return this.#run(async () => {
+    return this.#write(async () => {
       const live = [...this.#entries.values()];
       const liveRows = live.reduce((a, e) => a + e.nKeys, 0);
       if (liveRows === this.#rows) return this.#commit();
@@ -358,13 +348,14 @@ export class BankStore {
    * `maxBytes` of keys each (a larger skill comes alone). Reopening a 30K-skill bank (~6 GB) this way
    * costs the bank plus one batch, not twice the bank. The store is not changed meanwhile.
    */
-  forEachKeyBatch(maxBytes: number, onBatch: (batch: BankKeys) => void | Promise<void>): Promise<void> {
+  forEachKeyBatch(maxBytes: number, onBatch: (batch: BankKeys) => void | Promise<void>, only?: (e: BankEntry) => boolean): Promise<void> {
     if (!(maxBytes > 0)) return Promise.reject(invalidArgument("maxBytes must be positive"));
     return this.#run(async () => {
       const rowBytes = this.dim * 4;
       let batch: BankEntry[] = [];
       let bytes = 0;
       for (const e of this.#entries.values()) {
+        if (only && !only(e)) continue;
         if (batch.length > 0 && bytes + e.nKeys * rowBytes > maxBytes) {
           await onBatch(await this.#readBatch(batch));
           batch = [];
@@ -411,6 +402,14 @@ export class BankStore {
 
   #open(): void {
     if (this.#closing) throw new GavelError(`bank ${this.dir} is closed`, "DISPOSED");
+  }
+
+  /** {@link BankStore.#run} for a call that writes: refused on a snapshot. */
+  #write<T>(f: () => Promise<T>): Promise<T> {
+    if (this.#readOnly) {
+      return Promise.reject(invalidArgument(`bank ${this.dir} was opened read-only (a snapshot, without the lock); open it for writing to change it`));
+    }
+    return this.#run(f);
   }
 
   /** Run `f` after every earlier call on this store. */

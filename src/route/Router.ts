@@ -84,7 +84,9 @@ export class Router {
    * Opens (or creates) the bank in `bankDir` for this model and these projections, and loads every
    * installed skill's keys. Fails with PROJECTIONS_MISMATCH when the projections belong to another
    * model, BANK_MISMATCH when the bank was built with another model or projections, BANK_LOCKED when
-   * another process has it open.
+   * another process has it open for writing. With `readOnly`, the router reads the bank's last
+   * committed snapshot without its lock (never BANK_LOCKED, whoever installs meanwhile), moves to a
+   * newer commit at the start of each route, glance or rank, and refuses install and uninstall.
    */
   static async open(model: Model, options: RouterOpenOptions): Promise<Router> {
     const o = optionsObject(options, "options");
@@ -97,7 +99,9 @@ export class Router {
     const ctx = model.info.contextSize;
     const skillBudget = intOption(o.skillBudget, "skillBudget", 16, 1 << 22, Math.min(30_720, Math.floor(ctx * 0.75)));
     if (skillBudget >= ctx - 16) throw invalidArgument(`skillBudget ${skillBudget} leaves no room for a task in the context of ${ctx} tokens`);
-    const library = await Library.open(o.bankDir, projections, { create: boolOption(o.create, "create", true) });
+    const readOnly = boolOption(o.readOnly, "readOnly", false);
+    if (readOnly && o.create === true) throw invalidArgument("readOnly and create contradict each other: a read-only router never creates a bank");
+    const library = readOnly ? await Library.openSnapshot(o.bankDir, projections) : await Library.open(o.bankDir, projections, { create: boolOption(o.create, "create", true) });
     let router: Router;
     try {
       router = new Router(model, projections, library, skillBudget);
@@ -116,8 +120,11 @@ export class Router {
     if (this.#closed) throw new GavelError("this router was closed", "DISPOSED");
   }
 
-  /** Runs install/uninstall one at a time (they write the bank). */
+  /** Runs install/uninstall one at a time (they write the bank); refused on a read-only router. */
   #exclusive<T>(f: () => Promise<T>): Promise<T> {
+    if (this.#parts.library.readOnly) {
+      return Promise.reject(invalidArgument(`this router opened bank ${this.bankDir} read-only (readOnly: true); open one without readOnly to install or uninstall`));
+    }
     const p = this.#busy.then(f, f);
     this.#busy = p.catch(() => undefined);
     return p;
@@ -180,7 +187,7 @@ export class Router {
    */
   async get(idOrName: string): Promise<SkillRecord> {
     this.#check();
-    return readSkillRecord(this.#parts.library, idOrName);
+    return this.#parts.library.reading(() => readSkillRecord(this.#parts.library, idOrName));
   }
 
   /** Bank statistics: skills, keys, bytes on disk and in memory. */
@@ -207,7 +214,7 @@ export class Router {
     this.#check();
     const o = optionsObject(options, "options");
     const topK = intOption(o.topK, "topK", 1, 1 << 30, 20);
-    const { ranked } = await this.#glance(context, liveOption(o.live), signalOption(o.signal));
+    const { ranked } = await this.#parts.library.reading(() => this.#glance(context, liveOption(o.live), signalOption(o.signal)));
     return glanceHits(ranked.slice(0, topK));
   }
 
@@ -219,9 +226,17 @@ export class Router {
    * S = g + αL + γV + βB is chosen. The verdict is skipped when it cannot change anything (one
    * candidate, and abstention does not read V). With a calibrated abstention model in the
    * projections, a route may load nothing: `abstained: true` and the reason.
+   *
+   * A route reads one state of the library from start to end: an uninstall (or a reinstall that
+   * replaces a skill) waits for the routes in flight, and routes that start meanwhile wait for it;
+   * skills installed while it runs are not ranked by it.
    */
   async route(context: RouteContext, options?: RouteOptions): Promise<RouteResult> {
     this.#check();
+    return this.#parts.library.reading(() => this.#route(context, options));
+  }
+
+  async #route(context: RouteContext, options?: RouteOptions): Promise<RouteResult> {
     const o = optionsObject(options, "options");
     const model = this.projections.abstention;
     const abstain = boolOption(o.abstain, "abstain", model !== null);
@@ -246,6 +261,7 @@ export class Router {
       verdict: d.verdict,
       load: chosen ? skillHandle(this.#parts.library.entry(chosen.skill), this.bankDir) : null,
       timings: { glanceMs: t1 - t0, verdictMs: d.verdictMs, totalMs: t2 - t0, ...(d.lexicalMs !== undefined ? { lexicalMs: d.lexicalMs } : {}) },
+      ...(glanced.q.truncation ? { truncation: glanced.q.truncation } : {}),
     };
     if (explain && best) {
       const column = glanced.ranked.find((r) => r.skill === best.skill)!.column;
@@ -260,6 +276,10 @@ export class Router {
    */
   async rank(context: RouteContext, options?: RankOptions): Promise<RankResult> {
     this.#check();
+    return this.#parts.library.reading(() => this.#rank(context, options));
+  }
+
+  async #rank(context: RouteContext, options?: RankOptions): Promise<RankResult> {
     const o = optionsObject(options, "options");
     const glanceTop = intOption(o.glanceTop, "glanceTop", 1, 1 << 30, 20);
     const verdictTop = intOption(o.verdictTop, "verdictTop", 0, 1 << 10, this.projections.maxShortlist);
@@ -282,9 +302,11 @@ export class Router {
    */
   async verdictInputs(context: RouteContext, skill: string): Promise<VerdictInputs> {
     this.#check();
-    const entry = this.#parts.library.find(skill);
-    if (!entry) throw new GavelError(`no installed skill ${skill}`, "SKILL_NOT_FOUND");
-    return verdictInputsOf(this.#parts, taskTextOf(context), entry.id);
+    return this.#parts.library.reading(async () => {
+      const entry = this.#parts.library.find(skill);
+      if (!entry) throw new GavelError(`no installed skill ${skill}`, "SKILL_NOT_FOUND");
+      return verdictInputsOf(this.#parts, taskTextOf(context), entry.id);
+    });
   }
 
   /** Commits and closes the bank (the model stays open: it is the caller's). Idempotent. */

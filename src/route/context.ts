@@ -6,11 +6,11 @@
  * @module
  */
 import { invalidArgument } from "../errors.js";
-import { renderChat, type ChatMessage } from "../render/index.js";
+import { renderChat, renderTask, type ChatMessage } from "../render/index.js";
 import type { EncodedTask } from "../render/encode.js";
 import { decayWeights, projectNormalize } from "../kernels/kernels.js";
 import type { RouterParts } from "./parts.js";
-import type { RouteContext } from "./types.js";
+import type { RouteContext, TaskTruncation } from "./types.js";
 
 /** A context's queries for the glance, and its text for the verdict. */
 export interface Queries {
@@ -22,6 +22,8 @@ export interface Queries {
   tokens: Int32Array;
   /** The task as the verdict reads it. */
   taskText: string;
+  /** How the task was cut to the task budget; undefined when it fit. */
+  truncation?: TaskTruncation;
 }
 
 /** A chat as the verdict's task text: one "role: content" line per message. */
@@ -39,13 +41,17 @@ export function taskTextOf(context: RouteContext): string {
  * live rollout by default, rendered with the model's chat template (or, when not live, read as
  * "role: content" lines).
  */
-function encodeContext({ model, encoder, taskBudget }: RouterParts, context: RouteContext, live: boolean | undefined) {
+function encodeContext(parts: RouterParts, context: RouteContext, live: boolean | undefined) {
+  const { model, encoder, taskBudget } = parts;
   let enc: EncodedTask;
   let taskText: string;
   let isLive: boolean;
+  /** The text a live encoding tokenized. */
+  let liveText = "";
   if (typeof context === "string") {
     isLive = live ?? false;
     taskText = context;
+    liveText = context;
     enc = isLive ? encoder.encodeLive(context, taskBudget) : encoder.encodeTask(context, taskBudget);
   } else if (Array.isArray(context)) {
     isLive = live ?? true;
@@ -54,15 +60,29 @@ function encodeContext({ model, encoder, taskBudget }: RouterParts, context: Rou
     }
     if (context.length === 0) throw invalidArgument("context holds no message");
     taskText = chatAsTask(context);
-    enc = isLive ? encoder.encodeLive(renderChat(model.info.chatTemplate ?? null, context), taskBudget) : encoder.encodeTask(taskText, taskBudget);
+    if (isLive) liveText = renderChat(model.info.chatTemplate ?? null, context);
+    enc = isLive ? encoder.encodeLive(liveText, taskBudget) : encoder.encodeTask(taskText, taskBudget);
   } else throw invalidArgument("context must be a task string or an array of chat messages");
   if (enc.taskEnd <= enc.taskStart) throw invalidArgument("the task has no tokens");
-  return { enc, taskText, isLive };
+  const truncation = enc.truncated ? truncationOf(parts, isLive ? liveText : taskText, isLive, enc.taskEnd - enc.taskStart) : undefined;
+  return { enc, taskText, isLive, truncation };
+}
+
+/**
+ * How a cut task was cut: its whole length in tokens (tokenized again, only when it was cut, as the
+ * encoder tokenized it) against the `kept` tokens read. A written task keeps its start (the encoder
+ * cuts the task text's tokens at the budget), a live rollout its end.
+ */
+function truncationOf({ model, encoder }: RouterParts, text: string, isLive: boolean, kept: number): TaskTruncation {
+  const total = isLive
+    ? model.tokenize(text, { special: true, addBos: model.info.addBos }).length
+    : model.tokenize(renderTask(encoder.template, text).task, { special: false, addBos: false }).length;
+  return { totalTokens: total, keptTokens: kept, droppedTokens: total - kept, kept: isLive ? "end" : "start" };
 }
 
 /** The glance's queries: one forward pass over the task to ℓ*, then normalize(W_q h) per task token. */
 export async function encodeQueries(parts: RouterParts, context: RouteContext, live: boolean | undefined, signal?: AbortSignal): Promise<Queries> {
-  const { enc, taskText, isLive } = encodeContext(parts, context, live);
+  const { enc, taskText, isLive, truncation } = encodeContext(parts, context, live);
   const { layer, dim, wq } = parts.projections;
   const { nEmbd } = parts.model.info;
   const states = await parts.model.hiddenStates(enc.tokens, layer, { signal });
@@ -70,5 +90,5 @@ export async function encodeQueries(parts: RouterParts, context: RouteContext, l
   const queries = await projectNormalize(rows, nEmbd, wq, dim);
   const n = enc.taskEnd - enc.taskStart;
   const weights = isLive ? decayWeights(n) : new Float32Array(n).fill(1);
-  return { queries, weights, tokens: enc.tokens.subarray(enc.taskStart, enc.taskEnd), taskText };
+  return { queries, weights, tokens: enc.tokens.subarray(enc.taskStart, enc.taskEnd), taskText, ...(truncation ? { truncation } : {}) };
 }

@@ -20,8 +20,14 @@ export interface RouterOpenOptions {
   bankDir: string;
   /** Most tokens of a skill render r(s); default min(30,720, ¾ of the model's context). */
   skillBudget?: number;
-  /** Create the bank if it does not exist (default true). */
+  /** Create the bank if it does not exist (default true; never with `readOnly`). */
   create?: boolean;
+  /**
+   * Read the bank's last committed snapshot without its lock (default false): never BANK_LOCKED
+   * while another process installs, moves to newer commits by itself; install and uninstall are
+   * refused. What `gavel route`, `glance` and `list` use.
+   */
+  readOnly?: boolean;
 }
 
 /** How often an install commits the bank by default (see {@link InstallOptions.commitEvery}). */
@@ -211,6 +217,24 @@ export interface RouteResult {
   timings: { glanceMs: number; verdictMs: number; totalMs: number; lexicalMs?: number };
   /** With `explain`: the task tokens that voted for the winner, strongest first. */
   explanation?: Vote[];
+  /** Present when the task was longer than the router's task budget and was cut (see {@link TaskTruncation}). */
+  truncation?: TaskTruncation;
+}
+
+/**
+ * How a task longer than the router's task budget (the context left after the skill budget and the
+ * verdict's scaffolding) was cut: the glance and the verdict read only `keptTokens` of its
+ * `totalTokens` tokens, the start of a written task (the end of a live rollout).
+ */
+export interface TaskTruncation {
+  /** Task tokens in the whole task. */
+  totalTokens: number;
+  /** Task tokens read (the router's task budget). */
+  keptTokens: number;
+  /** totalTokens − keptTokens. */
+  droppedTokens: number;
+  /** Which part was read: `"start"` (a written task) or `"end"` (a live rollout, the latest turns). */
+  kept: "start" | "end";
 }
 
 /** Options of {@link Router.rank}. */

@@ -13,6 +13,7 @@ import {
   type SkillFailure,
   type SkillInput,
 } from "./types.js";
+import { nameSkeleton } from "./confusables.js";
 
 const SKILL_FILE = "SKILL.md";
 /** Folders never searched for skills: huge and never hold a host's skills. */
@@ -87,6 +88,8 @@ class Collector {
   readonly failed: SkillFailure[] = [];
   private readonly byKey = new Map<string, string>();
   private readonly byName = new Map<string, string>();
+  /** The first skill of each name skeleton (confusables.ts): a later, different name alike is warned on. */
+  private readonly bySkeleton = new Map<string, { name: string; source: string }>();
   constructor(private readonly key: "name" | "id") {}
 
   add(skill: Skill): void {
@@ -101,6 +104,12 @@ class Collector {
       const sameName = this.byName.get(skill.name);
       if (sameName !== undefined) skill.warnings.push(`${skill.source}: name "${skill.name}" is also used by ${sameName}`);
       else this.byName.set(skill.name, skill.source);
+    }
+    const sk = nameSkeleton(skill.name);
+    const alike = this.bySkeleton.get(sk);
+    if (alike === undefined) this.bySkeleton.set(sk, { name: skill.name, source: skill.source });
+    else if (alike.name !== skill.name) {
+      skill.warnings.push(`${skill.source}: name ${JSON.stringify(skill.name)} looks like ${JSON.stringify(alike.name)} (${alike.source}); a look-alike name can pass for another skill`);
     }
     this.skills.push(skill);
   }

@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import { LineCounter, parseDocument, isMap, isScalar, visit, type Document } from "yaml";
 import { GavelError } from "../errors.js";
 import { DEFAULT_MAX_BODY_BYTES, type ParseSkillOptions, type Skill } from "./types.js";
+import { lookalikeWarnings } from "./confusables.js";
 
 /** The spec's name rule: 1–64 of a-z, 0-9, '-', no leading/trailing hyphen, no "--". */
 const SPEC_NAME = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
@@ -163,7 +164,7 @@ function readName(raw: RawSkillFields, f: FieldContext): string {
   let name: string;
   if (raw.name === undefined || raw.name === null || (typeof raw.name === "string" && raw.name.trim() === "")) {
     if (raw.folderName === undefined) throw skillError(f.where, "missing name");
-    name = raw.folderName;
+    name = raw.folderName.normalize("NFC");
     f.warnings.push(`${f.where}: no name in the front matter; using the folder name "${name}"`);
   } else if (typeof raw.name === "string") {
     name = f.clean(normalizeNewlines(raw.name), "name").trim();
@@ -175,7 +176,10 @@ function readName(raw: RawSkillFields, f: FieldContext): string {
     throw skillError(f.at("name"), `name must be a string, got ${describeType(raw.name)}`);
   }
   if (name.includes("\n")) throw skillError(f.at("name"), "name spans several lines");
-  return name;
+  // Names are compared in NFC: "café" typed (NFC) and "café" from a macOS folder (NFD) are one name.
+  const nfc = name.normalize("NFC");
+  if (nfc !== name) f.warnings.push(`${f.at("name")}: name "${truncate(nfc)}" was not in Unicode NFC form; it is read in NFC (names are compared in NFC)`);
+  return nfc;
 }
 
 /** description: the glance and verdict read it; a non-string (list, map) has no single right reading. */
@@ -218,7 +222,8 @@ function specWarnings(raw: RawSkillFields, skill: { name: string; description: s
       `${at("name")}: name "${truncate(name)}" breaks the spec's rule (1–${SPEC_NAME_MAX} of a-z, 0-9, '-'; no leading, trailing or double hyphen)`,
     );
   }
-  if (raw.folderName !== undefined && raw.name !== undefined && raw.name !== null && name !== raw.folderName) {
+  warnings.push(...lookalikeWarnings(name, at("name"), truncate(name)));
+  if (raw.folderName !== undefined && raw.name !== undefined && raw.name !== null && name !== raw.folderName.normalize("NFC")) {
     warnings.push(`${at("name")}: name "${truncate(name)}" differs from its folder's name "${raw.folderName}"`);
   }
   if (description.length > SPEC_DESCRIPTION_MAX) {

@@ -1,15 +1,104 @@
 import { parseArgs } from "node:util";
-import { invalidArgument } from "../../errors.js";
+import { GavelError, invalidArgument } from "../../errors.js";
+import { readRegularFile, RegularFileError } from "../../gguf/regular-file.js";
 import type { Candidate, RouteResult } from "../../route/index.js";
 import { intArg } from "../ui/options.js";
 import { safeText } from "../ui/safe-text.js";
 import { table } from "../ui/table.js";
 import { routeViaServerIfRunning } from "../../serve/client.js";
-import { routerOptions, routerOptionsHelp, withRouter } from "./common.js";
+import { resolveProjectionsPath } from "../../defaults.js";
+import { Router } from "../../route/index.js";
+import type { Model } from "../../model/Model.js";
+import { openModel, routerOptions, routerOptionsHelp, withRouter, type RouterArgs } from "./common.js";
 import type { Command } from "./types.js";
 
 /** route, glance, list and uninstall never create a bank: a mistyped --bank is FILE_NOT_FOUND. */
 const READ_ONLY = { create: false } as const;
+
+/**
+ * Opens model and router as `withRouter` does, but reads the bank's last committed snapshot without
+ * its lock (`readOnly`): route, glance and list are never refused with BANK_LOCKED while another
+ * process installs or uninstalls, and never create a bank. Both are closed after, whatever happens.
+ */
+async function withReader<T>(values: RouterArgs, use: (router: Router) => Promise<T>): Promise<T> {
+  const projections = resolveProjectionsPath(values.projections).path;
+  const model: Model = await openModel(values);
+  try {
+    const router = await Router.open(model, {
+      projections,
+      bankDir: values.bank ?? process.env.GAVEL_BANK ?? ".gavel/bank",
+      skillBudget: intArg(values["skill-budget"], "skill-budget"),
+      readOnly: true,
+    });
+    try {
+      return await use(router);
+    } finally {
+      await router.close();
+    }
+  } finally {
+    await model.dispose();
+  }
+}
+
+/** Largest task read from a file or stdin (a task is cut to the context anyway; this bounds memory). */
+export const MAX_TASK_BYTES = 64 * 1024 * 1024;
+
+/** UTF-8 text of task bytes; INVALID_ARGUMENT naming where they came from when they are not UTF-8. */
+function taskText(bytes: Uint8Array, where: string): string {
+  try {
+    return new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+  } catch {
+    throw invalidArgument(`the task in ${where} is not UTF-8 text`);
+  }
+}
+
+/** Reads stdin to its end, within {@link MAX_TASK_BYTES}. */
+async function readStdin(stdin: NodeJS.ReadableStream): Promise<Uint8Array> {
+  const chunks: Buffer[] = [];
+  let n = 0;
+  for await (const chunk of stdin) {
+    const b = typeof chunk === "string" ? Buffer.from(chunk) : (chunk as Buffer);
+    n += b.length;
+    if (n > MAX_TASK_BYTES) throw invalidArgument(`the task on stdin is longer than ${MAX_TASK_BYTES} bytes`);
+    chunks.push(b);
+  }
+  return Buffer.concat(chunks, n);
+}
+
+/**
+ * The task of `gavel route` / `glance`: the argument, `-` (stdin), `--task-file PATH`, or, with
+ * neither, stdin when it is not a terminal (piped). Undefined when none was given (print the usage).
+ *
+ * @throws GavelError `INVALID_ARGUMENT` for two sources at once, a file that is not a regular file or
+ *   is over {@link MAX_TASK_BYTES}, text that is not UTF-8; `FILE_NOT_FOUND` for a missing file
+ */
+export async function readTaskArg(positionals: readonly string[], taskFile: string | undefined, stdin: NodeJS.ReadStream | NodeJS.ReadableStream = process.stdin): Promise<string | undefined> {
+  if (positionals.length > 1) return undefined;
+  const arg = positionals[0];
+  if (arg !== undefined && taskFile !== undefined) throw invalidArgument("give the task once: as an argument (`-` for stdin) or with --task-file, not both");
+  if (taskFile !== undefined) {
+    try {
+      return taskText(await readRegularFile(taskFile, MAX_TASK_BYTES), taskFile);
+    } catch (err) {
+      if (!(err instanceof RegularFileError)) throw err;
+      if (err.reason === "missing") throw new GavelError(`task file ${taskFile} does not exist`, "FILE_NOT_FOUND", { cause: err });
+      throw invalidArgument(`task file: ${err.message}`);
+    }
+  }
+  if (arg === "-") return taskText(await readStdin(stdin), "stdin");
+  if (arg !== undefined) return arg;
+  // piped, with no argument: `cat task.md | gavel route`
+  if ((stdin as NodeJS.ReadStream).isTTY) return undefined;
+  const text = taskText(await readStdin(stdin), "stdin");
+  return text.trim() === "" ? undefined : text;
+}
+
+/** The line `gavel route` prints for a cut task. */
+export function truncationLine(t: NonNullable<RouteResult["truncation"]>): string {
+  const part = t.kept === "start" ? `the first ${t.keptTokens}` : `the last ${t.keptTokens}`;
+  const lost = t.kept === "start" ? "its end was not read" : "its start was not read";
+  return `truncated: the task has ${t.totalTokens} tokens, more than fit the context; routed on ${part} (${t.droppedTokens} dropped: ${lost})`;
+}
 
 /** A read-out as the tables print it: 3 decimals, or "–" when it was not computed (L, V of a skipped verdict). */
 function readout(x: number): string {
@@ -44,7 +133,12 @@ export function verdictLine(res: Pick<RouteResult, "verdict" | "shortlist">): st
 export const route: Command = {
   summary: "route a task: glance, verdict on the shortlist, ruling (prints the shortlist)",
   help: `usage: gavel route "<task>" [options]
+       gavel route --task-file PATH [options]
+       gavel route - [options]            (the task on stdin; also when piped with no task)
 ${routerOptionsHelp}
+  --task-file PATH      read the task from a file (UTF-8, at most 64 MiB)
+                        a task longer than the context is cut (its start is read) and the output
+                        says so ("truncated: …"; JSON: "truncation")
   --abstain             abstain (load nothing) when the projections' calibrated abstention model
                         says no installed skill serves the task; without a model, when the winner's
                         V < 0 (default: on when the projections carry a model, as gavel-mini's do)
@@ -66,16 +160,18 @@ ${routerOptionsHelp}
         "no-verdict": { type: "boolean" },
         explain: { type: "boolean" },
         lexical: { type: "boolean" },
+        "task-file": { type: "string" },
       },
     });
-    if (positionals.length !== 1) {
+    const task = await readTaskArg(positionals, values["task-file"]);
+    if (task === undefined) {
       console.error(this.help);
       return 2;
     }
     if (values.abstain && values["no-abstain"]) throw invalidArgument("--abstain and --no-abstain contradict each other");
     const abstain = values.abstain ? true : values["no-abstain"] ? false : undefined;
     // a running `gavel serve` on this bank answers in milliseconds (and holds the bank's lock)
-    const served = await routeViaServerIfRunning<RouteResult>(positionals[0], {
+    const served = await routeViaServerIfRunning<RouteResult>(task, {
       bank: values.bank,
       ...(abstain !== undefined ? { abstain } : {}),
       ...(values["no-verdict"] ? { verdict: false } : {}),
@@ -87,8 +183,8 @@ ${routerOptionsHelp}
       else printRoute(served);
       return 0;
     }
-    return withRouter(values, async (router) => {
-      const res = await router.route(positionals[0], {
+    return withReader(values, async (router) => {
+      const res = await router.route(task, {
         ...(abstain !== undefined ? { abstain } : {}),
         ...(values["no-verdict"] ? { verdict: false } : {}),
         explain: values.explain,
@@ -100,7 +196,7 @@ ${routerOptionsHelp}
       }
       printRoute(res);
       return 0;
-    }, READ_ONLY);
+    });
   },
 };
 
@@ -110,6 +206,7 @@ function printRoute(res: RouteResult): void {
   console.log(`\n${verdictLine(res)}`);
   if (res.abstention) console.log(`abstention: ${res.abstention.reason}`);
   console.log(res.abstained ? "abstained: no installed skill serves this task; load nothing" : `chosen: ${res.skill === undefined || res.skill === null ? "(none)" : safeText(res.skill)}`);
+  if (res.truncation) console.log(truncationLine(res.truncation));
   if (res.explanation) {
     console.log("\nvotes for it (task token → matched skill token, m):");
     for (const v of res.explanation.slice(0, 15)) console.log(`  ${JSON.stringify(v.token)} → ${JSON.stringify(v.matched)}  ${v.m.toFixed(3)}`);
@@ -122,20 +219,22 @@ function printRoute(res: RouteResult): void {
 /** `gavel glance`: the library ranked by the glance alone. */
 export const glance: Command = {
   summary: "rank the library by the glance alone",
-  help: `usage: gavel glance "<task>" [options]
+  help: `usage: gavel glance "<task>" | --task-file PATH | - [options]
 ${routerOptionsHelp}
+  --task-file PATH      read the task from a file (or give - to read it from stdin)
   --top K               how many to print (default 20)`,
   async run(args) {
-    const { positionals, values } = parseArgs({ args, allowPositionals: true, options: { ...routerOptions, top: { type: "string" } } });
-    if (positionals.length !== 1) {
+    const { positionals, values } = parseArgs({ args, allowPositionals: true, options: { ...routerOptions, top: { type: "string" }, "task-file": { type: "string" } } });
+    const task = await readTaskArg(positionals, values["task-file"]);
+    if (task === undefined) {
       console.error(this.help);
       return 2;
     }
-    return withRouter(values, async (router) => {
-      const hits = await router.glance(positionals[0], { topK: intArg(values.top, "top") ?? 20 });
+    return withReader(values, async (router) => {
+      const hits = await router.glance(task, { topK: intArg(values.top, "top") ?? 20 });
       console.log(values.json ? JSON.stringify(hits, null, 2) : table(["skill", "g"], hits.map((h) => [safeText(h.skill), h.g])));
       return 0;
-    }, READ_ONLY);
+    });
   },
 };
 
@@ -145,7 +244,7 @@ export const list: Command = {
   help: `usage: gavel list [options]\n${routerOptionsHelp}`,
   async run(args) {
     const { values } = parseArgs({ args, options: routerOptions });
-    return withRouter(values, async (router) => {
+    return withReader(values, async (router) => {
       const skills = router.list();
       if (values.json) {
         console.log(JSON.stringify(skills, null, 2));
@@ -160,7 +259,7 @@ export const list: Command = {
         for (const s of warned) for (const w of s.warnings ?? []) console.log(`  warning: ${safeText(s.name)}: ${safeText(w)}`);
       }
       return 0;
-    }, READ_ONLY);
+    });
   },
 };
 

@@ -1,0 +1,162 @@
+/**
+ * What opening a bank does on disk, for its two kinds of opener: a writer (under the bank's lock:
+ * it removes the leftovers of interrupted commits and the keys' uncommitted tail) and a reader of the
+ * last committed snapshot (no lock; it changes nothing and starts again when a writer renamed a file
+ * away meanwhile). {@link BankStore} builds itself from what these return.
+ *
+ * @module
+ */
+import { mkdir, open, readdir, rm, stat, type FileHandle } from "node:fs/promises";
+import { endianness } from "node:os";
+import { join } from "node:path";
+import { GavelError, invalidArgument } from "../errors.js";
+import { openRegularFile, RegularFileError } from "../gguf/regular-file.js";
+import { DirLock } from "./lock.js";
+import { checkHeader, emptyManifest, KEYS_FILE_RE, MANIFEST, MANIFEST_TMP_RE, readManifest, refuseBankWithoutManifest, verifyHeader } from "./manifest.js";
+import type { BankHeader, BankManifest } from "./types.js";
+
+/** The lock file's name in a bank directory. */
+export const LOCK = "lock";
+
+/** Attempts of a snapshot read when a writer renames files away while it reads. */
+export const SNAPSHOT_ATTEMPTS = 8;
+
+/**
+ * A manifest file's identity (device, inode, size, times): a commit renames a new file into place,
+ * so every commit changes it; undefined when there is no manifest.
+ */
+export async function manifestIdentity(dir: string): Promise<string | undefined> {
+  try {
+    const st = await stat(join(dir, MANIFEST), { bigint: true });
+    return `${st.dev}:${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}`;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Checks the arguments and the directory; creates it with `create`. */
+async function checkBankDir(dir: string, expected: BankHeader, what: string, create: boolean): Promise<void> {
+  if (typeof dir !== "string" || dir.length === 0) throw invalidArgument(`${what}: dir must be a non-empty string`);
+  checkHeader(expected, `${what}: expected`);
+  // Rows are stored as the host's float32 bytes; the format says little-endian.
+  if (endianness() !== "LE") throw invalidArgument("banks need a little-endian host");
+  try {
+    const st = await stat(dir);
+    if (!st.isDirectory()) throw invalidArgument(`${dir} exists and is not a directory`);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
+    if (!create) throw new GavelError(`no bank at ${dir} (the directory does not exist); run \`gavel install\` to build one`, "FILE_NOT_FOUND");
+    await mkdir(dir, { recursive: true });
+  }
+}
+
+const noBank = (dir: string) => new GavelError(`no bank at ${dir} (no ${MANIFEST}); run \`gavel install\` to build one`, "FILE_NOT_FOUND");
+const missingKeys = (path: string, dir: string, m: BankManifest) =>
+  new GavelError(`${path} is missing but ${dir}/${MANIFEST} references ${m.rows} key rows`, "CORRUPT_FILE");
+const shortKeys = (path: string, size: number, dir: string, m: BankManifest) =>
+  new GavelError(`${path} holds ${size} bytes but ${dir}/${MANIFEST} references ${m.rows * m.header.dim * 4} (${m.rows} rows)`, "CORRUPT_FILE");
+
+/** What a writer's open found: the lock it holds, the keys file open for writing, the manifest. */
+export interface WriterFiles {
+  lock: DirLock;
+  fh: FileHandle;
+  manifest: BankManifest;
+  /** No manifest was there: the bank is new and its empty manifest must be committed now. */
+  fresh: boolean;
+}
+
+/** A writer's open (see `BankStore.open`): takes the lock, then tidies what interrupted commits left. */
+export async function openForWriting(dir: string, expected: BankHeader, create: boolean): Promise<WriterFiles> {
+  await checkBankDir(dir, expected, "BankStore.open", create);
+  const lock = await DirLock.acquire(join(dir, LOCK), `bank ${dir}`);
+  let fh: FileHandle | null = null;
+  try {
+    let manifest = await readManifest(dir);
+    const fresh = manifest === undefined;
+    if (manifest === undefined) {
+      // Never re-initialise a bank whose manifest is gone: that would truncate its keys file.
+      await refuseBankWithoutManifest(dir);
+      if (!create) throw noBank(dir);
+      manifest = emptyManifest(expected);
+    } else {
+      verifyHeader(dir, manifest, expected);
+    }
+    // Leftovers of interrupted commits and compactions: torn temp manifests and keys files the
+    // manifest does not name. We hold the lock, so no other writer is writing them (readers only read).
+    for (const name of await readdir(dir)) {
+      if (MANIFEST_TMP_RE.test(name) || (KEYS_FILE_RE.test(name) && name !== manifest.keysFile)) {
+        await rm(join(dir, name), { force: true });
+      }
+    }
+    const keysPath = join(dir, manifest.keysFile);
+    const committedBytes = manifest.rows * manifest.header.dim * 4;
+    let size: number;
+    try {
+      // A keys file that is a FIFO, a device or a directory is refused, never opened blocking.
+      ({ fh, size } = await openRegularFile(keysPath, { writable: true }));
+    } catch (err) {
+      if (!(err instanceof RegularFileError)) throw err;
+      if (err.reason !== "missing") throw new GavelError(err.message, "CORRUPT_FILE", { cause: err });
+      if (manifest.rows > 0) throw missingKeys(keysPath, dir, manifest);
+      fh = await open(keysPath, "w+");
+      size = 0;
+    }
+    if (size < committedBytes) throw shortKeys(keysPath, size, dir, manifest);
+    // Drop the uncommitted tail now, so the file never holds bytes the manifest disowns for long.
+    // Committed rows (all a reader's snapshot can name) are never touched.
+    if (size > committedBytes) await fh.truncate(committedBytes);
+    return { lock, fh, manifest, fresh };
+  } catch (err) {
+    await (fh as FileHandle | null)?.close().catch(() => undefined);
+    await lock.release();
+    throw err;
+  }
+}
+
+/** What a snapshot read found: the committed manifest, its keys file open for reading, its identity. */
+export interface SnapshotFiles {
+  manifest: BankManifest;
+  /** Null only for a bank without rows and without a keys file. */
+  fh: FileHandle | null;
+  /** The manifest file's identity when it was read ({@link manifestIdentity}). */
+  id: string | undefined;
+}
+
+/**
+ * A reader's open (see `BankStore.openSnapshot`): no lock, nothing written. The manifest is read from
+ * one open file, so it is whole (a commit replaces it by rename); its keys file is opened next, and a
+ * keys file renamed away meanwhile (a compaction) means a newer manifest: read again.
+ */
+export async function readSnapshot(dir: string, expected: BankHeader): Promise<SnapshotFiles> {
+  await checkBankDir(dir, expected, "BankStore.openSnapshot", false);
+  for (let attempt = 1; ; attempt++) {
+    const before = await manifestIdentity(dir);
+    const manifest = await readManifest(dir);
+    if (manifest === undefined) {
+      await refuseBankWithoutManifest(dir);
+      throw noBank(dir);
+    }
+    const id = await manifestIdentity(dir);
+    // Replaced while it was read: what was read is whole, but read again so the identity kept is its own.
+    if (id !== before && attempt < SNAPSHOT_ATTEMPTS) continue;
+    verifyHeader(dir, manifest, expected);
+    const keysPath = join(dir, manifest.keysFile);
+    let fh: FileHandle | null = null;
+    let size = 0;
+    try {
+      ({ fh, size } = await openRegularFile(keysPath));
+    } catch (err) {
+      if (!(err instanceof RegularFileError)) throw err;
+      if (err.reason !== "missing") throw new GavelError(err.message, "CORRUPT_FILE", { cause: err });
+      // A compaction committed a newer keys file and removed this one after the manifest was read.
+      if (manifest.rows > 0 && (await manifestIdentity(dir)) !== id && attempt < SNAPSHOT_ATTEMPTS) continue;
+      if (manifest.rows > 0) throw missingKeys(keysPath, dir, manifest);
+    }
+    if (size < manifest.rows * manifest.header.dim * 4) {
+      await fh?.close().catch(() => undefined);
+      // Committed rows are never truncated: a short file is damage, not a race.
+      throw shortKeys(keysPath, size, dir, manifest);
+    }
+    return { manifest, fh, id };
+  }
+}

@@ -1,0 +1,158 @@
+// Readers of a bank's last committed snapshot (issue 17, "readers never blocked"): BankStore and
+// Library opened without the lock see the committed state only, change nothing on disk, refuse
+// writes, and a snapshot library moves to newer commits (keys, lexicon and texts as a fresh open
+// reads them), running a read again when a writer pruned a text it needed meanwhile.
+import { mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { BankStore, bankHeaderFor, type BankHeader } from "../../src/bank/index.js";
+import { Library } from "../../src/bank/library.js";
+import { GavelError } from "../../src/errors.js";
+import type { ModelFingerprint } from "../../src/model/fingerprint.js";
+import { Projections } from "../../src/projections/projections.js";
+import { skillContentHash, type Skill } from "../../src/skills/index.js";
+import { freshSeed, rng } from "../helpers/random.js";
+
+const seed = freshSeed();
+const r = rng(seed);
+const DIM = 8;
+const fp: ModelFingerprint = { architecture: "llama", nLayer: 5, nEmbd: 64, nVocab: 512, vocabHash: "cd".repeat(32) };
+let projections: Projections;
+let header: BankHeader;
+let root: string;
+let n = 0;
+const freshDir = () => join(root, `bank-${n++}`);
+
+beforeAll(async () => {
+  root = await mkdtemp(join(tmpdir(), "gavel-snapshot-test-"));
+  projections = await Projections.random(fp, { seed: 4, dim: DIM });
+  header = bankHeaderFor(projections);
+});
+afterAll(async () => {
+  await rm(root, { recursive: true, force: true });
+});
+
+/** n unit rows of random keys. */
+function keys(rows: number): Float32Array {
+  const k = new Float32Array(rows * DIM);
+  for (let i = 0; i < rows; i++) {
+    let norm = 0;
+    for (let j = 0; j < DIM; j++) norm += (k[i * DIM + j] = r() * 2 - 1) ** 2;
+    for (let j = 0; j < DIM; j++) k[i * DIM + j] /= Math.sqrt(norm);
+  }
+  return k;
+}
+function skill(id: string, version: number): Skill {
+  const description = `${id} version ${version}: reads reports and writes tables`;
+  const body = `Use ${id} for reports ${version}.`;
+  return { id, name: id, description, body, meta: {}, contentHash: skillContentHash(id, description, body), source: `${id}/SKILL.md`, warnings: [], disableModelInvocation: false };
+}
+const entryInput = (id: string, rows = 2) => ({ id, name: id, description: "d", contentHash: "ab".repeat(32), source: "t", disableModelInvocation: false, keyTokens: Array(rows).fill(1), renderTokens: rows });
+/** Installs a skill as Router's install does: save, track, commit. */
+async function install(lib: Library, id: string, version: number, rows = 2): Promise<void> {
+  const k = keys(rows);
+  await lib.save(skill(id, version), { keyTokens: Array(rows).fill(1), keyPositions: Array(rows).fill(0), renderTokens: rows, renderCut: { descriptionChars: 1, bodyChars: 1 } }, k);
+  lib.track(id, k);
+  await lib.commit();
+}
+/** Each skill's glance score for one query, by id: equal iff the two libraries hold the same keys. */
+async function scores(lib: Library, q: Float32Array): Promise<Map<string, number>> {
+  const res = await lib.keys.glance(q, { k: 1 });
+  return new Map(Array.from(res.handles, (h, i) => [lib.idOf(h), res.g[i]]));
+}
+
+describe(`BankStore.openSnapshot (seed ${seed})`, () => {
+  it("reads the committed state beside a writer that holds the lock, changes no byte, and refuses writes", async () => {
+    const dir = freshDir();
+    const w = await BankStore.open(dir, header, { create: true });
+    await w.put(entryInput("a"), keys(2));
+    await w.commit();
+    await w.put(entryInput("b", 3), keys(3)); // staged, not committed
+    await writeFile(join(dir, "manifest.json.0123abcd.tmp"), "torn"); // an interrupted commit's leftover
+    const before = await Promise.all((await readdir(dir)).map(async (f) => [f, (await stat(join(dir, f))).size] as const));
+    const snap = await BankStore.openSnapshot(dir, header);
+    expect(snap.readOnly).toBe(true);
+    expect(snap.entries().map((e) => e.id)).toEqual(["a"]);
+    expect(await snap.moved()).toBe(false);
+    for (const write of [() => snap.put(entryInput("c", 1), keys(1)), () => snap.remove("a"), () => snap.commit(), () => snap.compact()]) {
+      await expect(write()).rejects.toMatchObject({ code: "INVALID_ARGUMENT", message: expect.stringMatching(/read-only/) });
+    }
+    // nothing the writer left was touched: not the staged rows, not the temp file, not the lock
+    const after = await Promise.all((await readdir(dir)).map(async (f) => [f, (await stat(join(dir, f))).size] as const));
+    expect(new Map(after)).toEqual(new Map(before));
+    await w.commit();
+    expect(await snap.moved()).toBe(true);
+    expect((await BankStore.openSnapshot(dir, header)).entries().map((e) => e.id)).toEqual(["a", "b"]);
+    // a snapshot opened before a compaction still reads its keys from the file the compaction removed
+    const k = await snap.readKeys("a");
+    await w.remove("a");
+    await w.compact();
+    expect((await readdir(dir)).filter((f) => f.startsWith("keys"))).toEqual(["keys.4.bin"]);
+    expect(await snap.readKeys("a")).toEqual(k);
+    const late = await BankStore.openSnapshot(dir, header);
+    expect(late.entries().map((e) => e.id)).toEqual(["b"]);
+    expect((await late.readAllKeys()).keys).toHaveLength(3 * DIM);
+    for (const s of [snap, late, w]) await s.close();
+    expect((await readdir(dir)).includes("lock")).toBe(false);
+  });
+
+  it("creates nothing where there is no bank, and refuses a bank without its manifest", async () => {
+    const dir = freshDir();
+    await expect(BankStore.openSnapshot(dir, header)).rejects.toMatchObject({ code: "FILE_NOT_FOUND" });
+    await expect(stat(dir)).rejects.toMatchObject({ code: "ENOENT" });
+    const w = await BankStore.open(dir, header, { create: true });
+    await w.put(entryInput("a"), keys(2));
+    await w.commit();
+    await w.close();
+    await rm(join(dir, "manifest.json"));
+    const keysBefore = await readFile(join(dir, "keys.bin"));
+    await expect(BankStore.openSnapshot(dir, header)).rejects.toMatchObject({ code: "CORRUPT_FILE", message: expect.stringMatching(/no manifest\.json/) });
+    expect(Buffer.compare(await readFile(join(dir, "keys.bin")), keysBefore)).toBe(0);
+  });
+});
+
+describe(`Library.openSnapshot (seed ${seed})`, () => {
+  it("moves to newer commits with the keys a fresh open reads: added, replaced and removed skills", async () => {
+    const dir = freshDir();
+    const w = await Library.open(dir, projections, { create: true });
+    for (const id of ["s0", "s1", "s2"]) await install(w, id, 1);
+    const snap = await Library.openSnapshot(dir, projections);
+    expect(snap.readOnly).toBe(true);
+    await install(w, "s1", 2, 3); // replaced
+    await w.remove("s0");
+    await install(w, "s3", 1);
+    const q = keys(4);
+    expect([...(await scores(snap, q)).keys()].sort()).toEqual(["s0", "s1", "s2"]); // not moved yet
+    expect(await snap.reading(async () => snap.store.entries().map((e) => e.id))).toEqual(["s2", "s1", "s3"]);
+    const fresh = await Library.openSnapshot(dir, projections);
+    expect(await scores(snap, q)).toEqual(await scores(fresh, q));
+    expect(await scores(snap, q)).toEqual(await scores(w, q));
+    expect(snap.lexicon.index.ids()).toEqual(fresh.lexicon.index.ids());
+    expect(await snap.refresh()).toBe(false); // nothing newer
+    for (const l of [snap, fresh, w]) await l.close();
+  });
+
+  it("runs a read again on the newer commit when a writer pruned a text it needed meanwhile", async () => {
+    const dir = freshDir();
+    const w = await Library.open(dir, projections, { create: true });
+    for (const id of ["s0", "s1"]) await install(w, id, 1);
+    const snap = await Library.openSnapshot(dir, projections);
+    let calls = 0;
+    const got = await snap.reading(async () => {
+      calls++;
+      const e = snap.find("s0");
+      if (!e) return "gone";
+      if (calls === 1) await w.remove("s0"); // another writer's uninstall prunes s0's text now
+      return (await snap.text(e)).name;
+    });
+    expect(got).toBe("gone");
+    expect(calls).toBe(2);
+    // damage that is not a writer's change is not retried: the error comes out
+    const e1 = snap.find("s1")!;
+    await rm(w.texts.pathOf(e1.contentHash));
+    await expect(snap.reading(() => snap.text(e1))).rejects.toSatisfy((err: unknown) => err instanceof GavelError && err.code === "CORRUPT_FILE");
+    await snap.close();
+    await w.close();
+  });
+});
