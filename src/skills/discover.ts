@@ -4,19 +4,51 @@
  *
  * | host | folders, highest precedence first | source |
  * | --- | --- | --- |
- * | `claude-code` | `~/.claude/skills` (personal), `<project>/.claude/skills` | Claude Code's skills docs: "enterprise > personal > project" |
- * | `codex` | `<project>/.agents/skills`, `~/.agents/skills`, `~/.codex/skills` (legacy) | Codex's skills docs: repository, then user scope |
+ * | `claude-code` | managed `<managed>/.claude/skills`, `~/.claude/skills` (personal), `<project>/.claude/skills`; then plugins' `<installPath>/skills`, namespaced `plugin:skill` | [1], [2], [3] |
+ * | `codex` | `<project>/.agents/skills`, `~/.agents/skills`, `~/.codex/skills` (legacy), `/etc/codex/skills` (admin) | [4] |
  * | `copilot` | `<project>/.github/skills`, `.claude/skills`, `.agents/skills`, then `~/.copilot/skills`, `~/.claude/skills`, `~/.agents/skills` | GitHub's docs list the folders; they give no order: project first, as listed |
- * | `all` (default) | project `.claude/skills`, `.agents/skills`, `.github/skills`, then user `~/.claude/skills`, `~/.agents/skills`, `~/.codex/skills`, `~/.copilot/skills` | gavel's own choice: the project first |
+ * | `all` (default) | project `.claude/skills`, `.agents/skills`, `.github/skills`, then user `~/.claude/skills`, `~/.agents/skills`, `~/.codex/skills`, `~/.copilot/skills`, then Claude Code's managed folder and `/etc/codex/skills`, then Claude Code's plugins | gavel's own choice: the project first |
+ *
+ * Sources:
+ * - [1] Claude Code's skills docs (code.claude.com/docs/en/skills, "Where skills live"): enterprise
+ *   (managed settings), personal `~/.claude/skills/<skill>/SKILL.md`, project
+ *   `.claude/skills/<skill>/SKILL.md`, plugin `<plugin>/skills/<skill>/SKILL.md`; "when skills share the
+ *   same name across levels, higher-priority locations win: enterprise > personal > project. Plugin
+ *   skills use a plugin-name:skill-name namespace, so they cannot conflict with other levels."
+ * - [2] The managed folder is Claude Code's managed-settings directory (code.claude.com/docs/en/settings:
+ *   `/etc/claude-code` on Linux and WSL, `/Library/Application Support/ClaudeCode` on macOS,
+ *   `C:\Program Files\ClaudeCode` on Windows) and its skills are read from `.claude/skills` inside it:
+ *   Claude Code's own debug log, quoted in anthropics/claude-code#40320, "Loading skills from:
+ *   managed=/Library/Application Support/ClaudeCode/.claude/skills, user=…/.claude/skills".
+ * - [3] `claude plugin install` copies a plugin into a versioned cache,
+ *   `~/.claude/plugins/cache/<marketplace>/<plugin>/<version>/`, recorded in
+ *   `~/.claude/plugins/installed_plugins.json`, and Claude Code loads it from there
+ *   (ScriptedAlchemy/tracedecay#273). That file's version 2 maps `"name@marketplace"` to a list of
+ *   `{ scope, projectPath?, installPath, version }` (a project-scoped install has a `projectPath`);
+ *   version 1 held one object. Installing writes `enabledPlugins["name@marketplace"]` into the settings
+ *   file of its scope (code.claude.com/docs/en/plugins/cli-reference: `--scope` "names the settings
+ *   file the command writes to"). gavel reads a plugin as on unless `enabledPlugins` sets it false in
+ *   `~/.claude/settings.json`, `.claude/settings.json` or `.claude/settings.local.json` (the later
+ *   file wins, as settings scopes do), and a project-scoped install only in its `projectPath`.
+ * - [4] Codex's skills docs (developers.openai.com/codex/skills, "Where to save skills"): REPO
+ *   `.agents/skills` (from the working folder up to the repository root), USER `$HOME/.agents/skills`,
+ *   ADMIN `/etc/codex/skills`, SYSTEM (bundled), most specific first; `~/.codex/skills` is the
+ *   older user folder ($CODEX_HOME/skills).
  *
  * Each folder holds one skill folder per skill (`<folder>/<skill>/SKILL.md`, one level deep). A name
- * found in two folders keeps the one of higher precedence; the other is reported as shadowed.
+ * found in two folders keeps the one of higher precedence; the other is reported as shadowed, with
+ * why. Plugin skills are keyed (and installed) as `plugin:skill`, so they shadow nothing and nothing
+ * shadows them, except the same plugin's skill found twice.
+ *
+ * Not covered: nested `.claude/skills` of sub-folders, Codex's walk from the working folder up to the
+ * repository root (the project's root is `projectDir`), a plugin.json that moves its skills elsewhere
+ * than `skills/`, and skills Claude Code's server-managed settings deliver (not files on this machine).
  *
  * @module
  */
-import { existsSync, statSync } from "node:fs";
+import { existsSync, readFileSync, statSync } from "node:fs";
 import { homedir } from "node:os";
-import { join, resolve } from "node:path";
+import { isAbsolute, join, resolve } from "node:path";
 import { GavelError, invalidArgument } from "../errors.js";
 import { loadSkills } from "./load.js";
 import type { Skill, SkillFailure } from "./types.js";
@@ -26,14 +58,21 @@ export const SKILL_HOSTS = ["claude-code", "codex", "copilot", "all"] as const;
 /** One of {@link SKILL_HOSTS}. */
 export type DiscoveryHost = (typeof SKILL_HOSTS)[number];
 
+/**
+ * Whose folder it is: the organisation's (Claude Code's managed settings, Codex's `/etc/codex`), the
+ * user's (under the home directory), the project's, or an installed Claude Code plugin's.
+ */
+export type SkillScope = "managed" | "user" | "project" | "plugin";
+
 /** One folder a host reads skills from. */
 export interface SkillRoot {
   /** The folder, absolute (e.g. `/home/me/project/.claude/skills`). */
   dir: string;
-  /** A project folder, or one of the user's (under the home directory). */
-  scope: "project" | "user";
-  /** How the docs name it: `.claude/skills`, `~/.codex/skills`, … */
+  scope: SkillScope;
+  /** How the docs name it: `.claude/skills`, `~/.codex/skills`, `managed .claude/skills`, `plugin review@acme`, … */
   label: string;
+  /** A plugin's folder: the plugin's id, `name@marketplace`; its skills are keyed `name:skill`. */
+  plugin?: string;
 }
 
 /** Where {@link skillRoots} and {@link discoverSkills} look. */
@@ -44,38 +83,53 @@ export interface DiscoverOptions {
   projectDir?: string;
   /** The user's home (default: `os.homedir()`, which follows `$HOME`). */
   home?: string;
+  /** Claude Code's managed-settings folder (default: {@link claudeManagedDir} of this platform). */
+  managedDir?: string;
+  /** Codex's admin folder, whose `skills/` it reads (default `/etc/codex`). */
+  codexAdminDir?: string;
   signal?: AbortSignal;
 }
 
-type RootSpec = readonly [scope: "project" | "user", path: string];
+/**
+ * Claude Code's managed-settings folder on `platform` (code.claude.com/docs/en/settings): its skills
+ * are in `.claude/skills` inside it (see the module's sources [1] and [2]).
+ */
+export function claudeManagedDir(platform: NodeJS.Platform = process.platform): string {
+  if (platform === "darwin") return "/Library/Application Support/ClaudeCode";
+  if (platform === "win32") return "C:\\Program Files\\ClaudeCode";
+  return "/etc/claude-code"; // Linux and WSL
+}
 
-/** Each host's folders, highest precedence first (see the module's table). */
+/** Where a folder sits: under the project, the home, Claude Code's managed folder, Codex's admin folder. */
+type Base = "project" | "home" | "managed" | "codex-admin";
+/** A folder (`[base, path below it]`), or every enabled Claude Code plugin's `skills/`. */
+type RootSpec = readonly [base: Base, path: string] | "claude-plugins";
+
+/** Each host's folders, highest precedence first (see the module's table and sources). */
 const HOST_ROOTS: Record<DiscoveryHost, readonly RootSpec[]> = {
-  "claude-code": [
-    ["user", ".claude/skills"],
-    ["project", ".claude/skills"],
-  ],
-  codex: [
-    ["project", ".agents/skills"],
-    ["user", ".agents/skills"],
-    ["user", ".codex/skills"],
-  ],
+  // [1] enterprise > personal > project; plugins are namespaced, so their place cannot matter
+  "claude-code": [["managed", ".claude/skills"], ["home", ".claude/skills"], ["project", ".claude/skills"], "claude-plugins"],
+  // [4] REPO, USER (the newer folder, then the older one), ADMIN
+  codex: [["project", ".agents/skills"], ["home", ".agents/skills"], ["home", ".codex/skills"], ["codex-admin", "skills"]],
   copilot: [
     ["project", ".github/skills"],
     ["project", ".claude/skills"],
     ["project", ".agents/skills"],
-    ["user", ".copilot/skills"],
-    ["user", ".claude/skills"],
-    ["user", ".agents/skills"],
+    ["home", ".copilot/skills"],
+    ["home", ".claude/skills"],
+    ["home", ".agents/skills"],
   ],
   all: [
     ["project", ".claude/skills"],
     ["project", ".agents/skills"],
     ["project", ".github/skills"],
-    ["user", ".claude/skills"],
-    ["user", ".agents/skills"],
-    ["user", ".codex/skills"],
-    ["user", ".copilot/skills"],
+    ["home", ".claude/skills"],
+    ["home", ".agents/skills"],
+    ["home", ".codex/skills"],
+    ["home", ".copilot/skills"],
+    ["managed", ".claude/skills"],
+    ["codex-admin", "skills"],
+    "claude-plugins",
   ],
 };
 
@@ -86,19 +140,91 @@ export function discoveryHost(host: unknown): DiscoveryHost {
   throw invalidArgument(`host must be one of ${SKILL_HOSTS.join(", ")}, got ${JSON.stringify(host)}`);
 }
 
-/** The folders `host` reads skills from, highest precedence first (whether they exist or not). */
-export function skillRoots(options: DiscoverOptions = {}): SkillRoot[] {
+/** A JSON file's value; undefined when it is missing; a note (and undefined) when it does not parse. */
+function readJson(file: string, notes: string[]): unknown {
+  let text: string;
+  try {
+    text = readFileSync(file, "utf8");
+  } catch {
+    return undefined;
+  }
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (err) {
+    notes.push(`${file} is not valid JSON (${(err as Error).message}): its plugins are not read`);
+    return undefined;
+  }
+}
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+/**
+ * Every Claude Code plugin installed for this user or this project and not turned off, as the folder
+ * of its skills (source [3]), in the order of their ids.
+ */
+function claudePluginRoots(home: string, project: string, notes: string[]): SkillRoot[] {
+  const registry = readJson(join(home, ".claude", "plugins", "installed_plugins.json"), notes);
+  if (!isRecord(registry) || !isRecord(registry.plugins)) return [];
+  const enabled = new Map<string, boolean>();
+  for (const file of [join(home, ".claude", "settings.json"), join(project, ".claude", "settings.json"), join(project, ".claude", "settings.local.json")]) {
+    const settings = readJson(file, notes);
+    if (!isRecord(settings) || !isRecord(settings.enabledPlugins)) continue;
+    for (const [id, on] of Object.entries(settings.enabledPlugins)) if (typeof on === "boolean") enabled.set(id, on);
+  }
+  const roots: SkillRoot[] = [];
+  for (const id of Object.keys(registry.plugins).sort()) {
+    if (enabled.get(id) === false) continue;
+    const entry = registry.plugins[id];
+    const installs = (Array.isArray(entry) ? entry : [entry]).filter(isRecord);
+    const install = installs.find((i) => {
+      const scope = i.scope ?? "user";
+      if (scope === "user" || scope === "managed") return true;
+      return typeof i.projectPath === "string" && resolve(i.projectPath) === project;
+    });
+    if (!install || typeof install.installPath !== "string") continue;
+    let dir = install.installPath;
+    if (dir === "~" || dir.startsWith("~/")) dir = join(home, dir.slice(1));
+    if (!isAbsolute(dir)) continue;
+    roots.push({ dir: join(resolve(dir), "skills"), scope: "plugin", label: `plugin ${id}`, plugin: id });
+  }
+  return roots;
+}
+
+/** {@link skillRoots}, plus notes on files that could not be read. */
+function rootsOf(options: DiscoverOptions, notes: string[]): SkillRoot[] {
   const host = discoveryHost(options.host);
   const project = resolve(options.projectDir ?? process.cwd());
   const home = resolve(options.home ?? homedir());
+  const bases: Record<Base, string> = {
+    project,
+    home,
+    managed: resolve(options.managedDir ?? claudeManagedDir()),
+    "codex-admin": resolve(options.codexAdminDir ?? "/etc/codex"),
+  };
   const roots: SkillRoot[] = [];
-  for (const [scope, rel] of HOST_ROOTS[host]) {
-    const dir = join(scope === "project" ? project : home, rel);
+  const add = (root: SkillRoot) => {
     // a project inside the home folder could name one folder twice (project = home): keep the first
-    if (roots.some((r) => r.dir === dir)) continue;
-    roots.push({ dir, scope, label: scope === "user" ? `~/${rel}` : rel });
+    if (!roots.some((r) => r.dir === root.dir)) roots.push(root);
+  };
+  for (const spec of HOST_ROOTS[host]) {
+    if (spec === "claude-plugins") {
+      for (const root of claudePluginRoots(home, project, notes)) add(root);
+      continue;
+    }
+    const [base, rel] = spec;
+    const dir = join(bases[base], rel);
+    const scope: SkillScope = base === "project" ? "project" : base === "home" ? "user" : "managed";
+    const label = base === "project" ? rel : base === "home" ? `~/${rel}` : base === "managed" ? `managed ${rel}` : dir;
+    add({ dir, scope, label });
   }
   return roots;
+}
+
+/** The folders `host` reads skills from, highest precedence first (whether they exist or not). */
+export function skillRoots(options: DiscoverOptions = {}): SkillRoot[] {
+  return rootsOf(options, []);
 }
 
 /** A skill that a folder of higher precedence hides. */
@@ -108,6 +234,8 @@ export interface ShadowedSkill {
   winner: string;
   /** The SKILL.md that is hidden. */
   shadowed: string;
+  /** Why the winner wins: its folder, the loser's, and the rule of the host. */
+  why: string;
 }
 
 /** What {@link discoverSkills} found. */
@@ -115,7 +243,10 @@ export interface DiscoverResult {
   host: DiscoveryHost;
   /** Every folder looked at, highest precedence first, and whether it exists. */
   roots: (SkillRoot & { exists: boolean; skills: number })[];
-  /** The skills the host would see, one per name, highest precedence first; each `source` is absolute. */
+  /**
+   * The skills the host would see, one per name, highest precedence first; each `source` is
+   * absolute. A plugin's skill has the id `plugin:skill`, as Claude Code names it.
+   */
   skills: Skill[];
   /** Which folder each winning skill came from, by skill id. */
   rootOf: Map<string, SkillRoot>;
@@ -123,7 +254,7 @@ export interface DiscoverResult {
   shadowed: ShadowedSkill[];
   /** SKILL.md files that could not be read (the others still load). */
   failed: SkillFailure[];
-  /** One line per shadowed skill, naming both, and the spec warnings of the winners. */
+  /** One line per shadowed skill, naming both and why; the spec warnings of the winners; unreadable plugin files. */
   warnings: string[];
 }
 
@@ -137,29 +268,44 @@ async function loadRoot(root: SkillRoot, signal: AbortSignal | undefined): Promi
   }
 }
 
+/** The rule that ranks `winner`'s folder above `loser`'s, in words, with its source. */
+function whyWins(host: DiscoveryHost, winner: SkillRoot, loser: SkillRoot): string {
+  const order = `${winner.label} (${winner.scope}) comes before ${loser.label} (${loser.scope})`;
+  if (winner.plugin !== undefined) return `${order}: both are ${winner.plugin.split("@")[0]}'s, from two marketplaces; the first id in order wins`;
+  if (host === "claude-code") return `${order}: Claude Code's order is enterprise > personal > project`;
+  if (host === "codex") return `${order}: Codex's order is repository, then user, then admin`;
+  if (host === "copilot") return `${order}: GitHub's docs give no order; gavel takes the project's folders first`;
+  return `${order}: gavel's order for all hosts puts the project first, then the user, then managed folders`;
+}
+
 /**
  * The skills `host` would load from this project and this user's home: every folder of
  * {@link skillRoots}, a name kept from the folder of highest precedence, the others reported in
- * `shadowed` (with a warning naming both). Folder skills are keyed by name, as hosts address them.
+ * `shadowed` (with a warning naming both, and why). Folder skills are keyed by name, as hosts address
+ * them; a plugin's by `plugin:name`, so they never meet the others.
  */
 export async function discoverSkills(options: DiscoverOptions = {}): Promise<DiscoverResult> {
   const host = discoveryHost(options.host);
-  const roots = skillRoots(options);
-  const result: DiscoverResult = { host, roots: [], skills: [], rootOf: new Map(), shadowed: [], failed: [], warnings: [] };
-  const byName = new Map<string, Skill>();
+  const notes: string[] = [];
+  const roots = rootsOf(options, notes);
+  const result: DiscoverResult = { host, roots: [], skills: [], rootOf: new Map(), shadowed: [], failed: [], warnings: [...notes] };
+  const byKey = new Map<string, { skill: Skill; root: SkillRoot }>();
   for (const root of roots) {
     const exists = existsSync(root.dir) && statSync(root.dir).isDirectory();
     const loaded = exists ? await loadRoot(root, options.signal) : { skills: [], failed: [] };
     result.roots.push({ ...root, exists, skills: loaded.skills.length });
     result.failed.push(...loaded.failed);
-    for (const skill of loaded.skills) {
-      const first = byName.get(skill.name);
+    for (const found of loaded.skills) {
+      const key = root.plugin !== undefined ? `${root.plugin.split("@")[0]}:${found.name}` : found.name;
+      const skill = root.plugin !== undefined ? { ...found, id: key } : found;
+      const first = byKey.get(key);
       if (first) {
-        result.shadowed.push({ name: skill.name, winner: first.source, shadowed: skill.source });
-        result.warnings.push(`skill "${skill.name}" at ${skill.source} is shadowed by ${first.source} (${host} precedence)`);
+        const why = whyWins(host, first.root, root);
+        result.shadowed.push({ name: key, winner: first.skill.source, shadowed: skill.source, why });
+        result.warnings.push(`skill "${key}" at ${skill.source} is shadowed by ${first.skill.source} (${host} precedence): ${why}`);
         continue;
       }
-      byName.set(skill.name, skill);
+      byKey.set(key, { skill, root });
       result.skills.push(skill);
       result.rootOf.set(skill.id, root);
       result.warnings.push(...skill.warnings);
