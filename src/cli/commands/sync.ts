@@ -50,8 +50,9 @@ function printPlan(found: DiscoverResult, plan: SyncPlan, dryRun: boolean): void
   for (const w of found.warnings) console.log(`warning: ${w}`);
   for (const f of found.failed) console.log(`failed: ${f.where}: ${f.error.message}`);
   const verb = dryRun ? "would " : "";
-  for (const s of plan.add) console.log(`${verb}install ${s.name} (new)  ${s.source}`);
-  for (const s of plan.update) console.log(`${verb}install ${s.name} (changed)  ${s.source}`);
+  // the id, not the name: a plugin's skill is installed as plugin:skill
+  for (const s of plan.add) console.log(`${verb}install ${s.id} (new)  ${s.source}`);
+  for (const s of plan.update) console.log(`${verb}install ${s.id} (changed)  ${s.source}`);
   for (const s of plan.remove) console.log(`${verb}uninstall ${s.name} (deleted on disk)  ${s.source}`);
   for (const s of plan.kept) console.log(`kept ${s.id}: its SKILL.md no longer reads (${s.reason})`);
 }
@@ -64,8 +65,10 @@ Reads the skill folders an agent host reads (project and user), resolves same-na
 host's precedence (a warning names each shadowed one), installs what is new or changed (content hash)
 and uninstalls what was deleted on disk. Skills installed from elsewhere are left alone.
   --host H              ${SKILL_HOSTS.join("|")} (default all): whose folders and precedence
-                          claude-code: ~/.claude/skills, then .claude/skills (its docs: personal > project)
-                          codex: .agents/skills, then ~/.agents/skills, ~/.codex/skills
+                          claude-code: the managed folder, ~/.claude/skills, then .claude/skills (its docs:
+                                       enterprise > personal > project), then installed plugins' skills
+                                       as plugin:skill
+                          codex: .agents/skills, then ~/.agents/skills, ~/.codex/skills, /etc/codex/skills
                           copilot: .github/skills, .claude/skills, .agents/skills, then ~/.copilot/skills,
                                    ~/.claude/skills, ~/.agents/skills
                           all: the project's .claude, .agents, .github, then the user's .claude, .agents,
