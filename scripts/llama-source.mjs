@@ -1,6 +1,6 @@
-// Locates llama.cpp as the pinned dependency node-llama-cpp@3.21.1 ships it: its source, as a git
-// bundle (llama/gitRelease.bundle), and its prebuilt CPU libraries (@node-llama-cpp/linux-x64).
-// The source is cloned once into build/llama.cpp, where the native build reads headers from.
+// Locates llama.cpp as the pinned dev dependency node-llama-cpp@3.21.1 ships it: its source, as a git
+// bundle (llama/gitRelease.bundle). The source is cloned once into build/llama.cpp, which the native
+// build compiles (statically, into the addon) and reads headers from.
 import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync } from "node:fs";
 import { createRequire } from "node:module";
@@ -34,10 +34,6 @@ export function llamaSourceDir(dest = join(root, "build", "llama.cpp")) {
   return dest;
 }
 
-export function prebuiltLibDir() {
-  return join(packageDir("@node-llama-cpp/linux-x64"), "bins", "linux-x64");
-}
-
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  console.log(JSON.stringify({ source: llamaSourceDir(), libs: prebuiltLibDir() }));
+  console.log(JSON.stringify({ source: llamaSourceDir() }));
 }

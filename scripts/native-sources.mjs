@@ -1,5 +1,8 @@
-// The hash of everything the addon is compiled from (native/src/** and CMakeLists.txt). The prebuilt
-// addon records it beside itself, and a test fails when the sources moved on without a new prebuild.
+// The hash of everything the addon is compiled from: native/src/**, CMakeLists.txt and
+// scripts/build-native.mjs (the build flags: static llama.cpp, hidden symbols, the CPU levels), and the
+// node-llama-cpp version package.json pins (whose bundled llama.cpp source is compiled in). The
+// prebuilt addons record it beside themselves, and a test fails when the sources moved on without a
+// new prebuild.
 import { createHash } from "node:crypto";
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
@@ -18,7 +21,10 @@ function walk(dir, out) {
 
 export function nativeSourcesHash() {
   const h = createHash("sha256");
-  for (const file of [join(root, "CMakeLists.txt"), ...walk(join(root, "native", "src"), [])]) {
+  const pinned = JSON.parse(readFileSync(join(root, "package.json"), "utf8")).devDependencies?.["node-llama-cpp"];
+  h.update(`node-llama-cpp@${pinned}\0`);
+  const files = [join(root, "CMakeLists.txt"), join(root, "scripts", "build-native.mjs"), ...walk(join(root, "native", "src"), [])];
+  for (const file of files) {
     h.update(relative(root, file) + "\0");
     h.update(readFileSync(file));
     h.update("\0");

@@ -2,6 +2,7 @@
 #include <napi.h>
 
 #include "bank/bank.h"
+#include "common/cpu_features.h"
 #include "common/errors.h"
 #include "kernels/kernels.h"
 #include "llama.h"
@@ -30,8 +31,9 @@ Napi::Value Init(const Napi::CallbackInfo& info) {
 
 Napi::Value SystemInfo(const Napi::CallbackInfo& info) { return Napi::String::New(info.Env(), llama_print_system_info()); }
 
-// How this addon was built: with its own CUDA llama.cpp (backends linked in) or against the
-// prebuilt CPU libraries (backends loaded from their folder).
+// How this addon was built: llama.cpp compiled in with CUDA (shared libraries beside the addon), or
+// for the CPU as static libraries with hidden symbols; either way its ggml backends are linked in.
+// cpuFeatures: the x86 features ggml's CPU code was compiled for.
 Napi::Value BuildInfo(const Napi::CallbackInfo& info) {
   Napi::Object o = Napi::Object::New(info.Env());
 #ifdef GAVEL_WITH_CUDA
@@ -39,10 +41,22 @@ Napi::Value BuildInfo(const Napi::CallbackInfo& info) {
 #else
   o.Set("cuda", false);
 #endif
+#ifdef GAVEL_STATIC_LLAMA
+  o.Set("staticLlama", true);
+#else
+  o.Set("staticLlama", false);
+#endif
+  o.Set("cpuFeatures", gavel::RequiredCpuFeatures());
   return o;
 }
 
 Napi::Object InitModule(Napi::Env env, Napi::Object exports) {
+  // Before any ggml code runs: a CPU without the build's features would die of SIGILL in it.
+  const std::string missing = gavel::MissingCpuFeatures();
+  if (!missing.empty()) {
+    throw Napi::Error::New(env, std::string("this CPU lacks ") + missing + ", which the addon's llama.cpp was compiled for (" +
+                                    gavel::RequiredCpuFeatures() + ")");
+  }
   exports.Set("setErrorClass", Napi::Function::New(env, SetErrorClass));
   exports.Set("init", Napi::Function::New(env, Init));
   exports.Set("systemInfo", Napi::Function::New(env, SystemInfo));

@@ -5,9 +5,9 @@
  */
 import { createRequire } from "node:module";
 import { join } from "node:path";
-import { existsSync } from "node:fs";
 import { GavelError } from "../errors.js";
 import { findPackageRoot } from "../util/package-root.js";
+import { REQUIRED_CPU_FEATURES, selectCpuVariant, variantAddon } from "./cpu.js";
 
 /** Model load parameters: every field is required (the addon has no defaults; Model.load sets them). */
 export interface NativeModelParams {
@@ -177,11 +177,19 @@ export interface NativeBank {
 
 export interface NativeBinding extends NativeKernels {
   setErrorClass(cls: typeof GavelError): void;
-  /** Loads the ggml backends found in libDir (null: those linked in); returns the devices found. */
+  /**
+   * Initialises llama.cpp once; returns the devices found. Its backends are linked in, so the package
+   * passes null; a folder would make ggml dlopen the backend libraries in it (not used).
+   */
   init(libDir: string | null): string[];
   systemInfo(): string;
-  /** cuda: llama.cpp was compiled into this addon with CUDA (GAVEL_CUDA=1); else it uses the prebuilt CPU libraries. */
-  buildInfo(): { cuda: boolean };
+  /**
+   * cuda: llama.cpp was compiled with CUDA (GAVEL_CUDA=1, shared libraries beside the addon).
+   * staticLlama: llama.cpp and ggml are linked into the addon statically, their symbols hidden (the
+   * CPU build and the prebuild). cpuFeatures: the x86 features ggml's CPU code was compiled for,
+   * comma-separated.
+   */
+  buildInfo(): { cuda: boolean; staticLlama: boolean; cpuFeatures: string };
   NativeModel: new () => NativeModel;
 }
 
@@ -191,19 +199,6 @@ function packageRoot(): string {
   const root = findPackageRoot();
   if (root === null) throw new GavelError("cannot find gavel-router's package root", "NATIVE_UNAVAILABLE");
   return root;
-}
-
-/** The folder of prebuilt llama.cpp libraries to load ggml backends from, or null (linked in). */
-function backendDir(root: string): string | null {
-  const env = process.env.GAVEL_BACKEND_DIR;
-  if (env === "none") return null;
-  if (env) return env;
-  const require = createRequire(join(root, "package.json"));
-  for (const base of require.resolve.paths("@node-llama-cpp/linux-x64") ?? []) {
-    const dir = join(base, "@node-llama-cpp", "linux-x64", "bins", "linux-x64");
-    if (existsSync(dir)) return dir;
-  }
-  return null;
 }
 
 /** The NativeModel methods this package calls; an addon built from older sources may lack some. */
@@ -231,21 +226,32 @@ export function addonUnavailableMessage(err: Error, platform: string = process.p
       "or on a Linux x64 server reached from this machine."
     );
   }
+  if (/this CPU lacks/.test(err.message)) {
+    return (
+      `${base} The addon's llama.cpp is compiled for x86-64 CPUs with ${REQUIRED_CPU_FEATURES.join(", ")} (Intel Haswell / AMD Excavator or newer). ` +
+      "What you can do: run gavel-router on a newer x86-64 machine; in a virtual machine, let the guest see the host CPU's features (e.g. QEMU/KVM `-cpu host`)."
+    );
+  }
   return (
-    `${base} On linux-x64 this usually means an incomplete install (the optional @node-llama-cpp/linux-x64 left out) or a system C library (glibc) older than the prebuilt addon needs; musl (Alpine) is not supported. ` +
-    "What you can do: reinstall without --omit=optional or --no-optional (`npm install gavel-router` also installs @node-llama-cpp/linux-x64), " +
-    "and check that `node_modules/gavel-router/prebuilds/linux-x64/` exists; or set GAVEL_ADDON to an addon you built yourself."
+    `${base} On linux-x64 this usually means an incomplete install or a system C library (glibc) older than the prebuilt addon needs; musl (Alpine) is not supported. ` +
+    "What you can do: reinstall gavel-router, and check that `node_modules/gavel-router/prebuilds/linux-x64/gavel-router.node` exists; " +
+    "or set GAVEL_ADDON to an addon you built yourself."
   );
 }
 
-/** Loads the addon once (prebuilds/ or build/Release through node-gyp-build) and initialises ggml. */
+/**
+ * Loads the addon once (GAVEL_ADDON, else the AVX-512 prebuild where the CPU has it, else prebuilds/
+ * or build/Release through node-gyp-build) and initialises ggml. A CPU without the addon's
+ * instruction set is refused first (./cpu.ts), with NATIVE_UNAVAILABLE.
+ */
 export function loadBinding(): NativeBinding {
   if (binding) return binding;
   const root = packageRoot();
+  const variant = selectCpuVariant();
   const require = createRequire(join(root, "package.json"));
   let b: NativeBinding;
   try {
-    const explicit = process.env.GAVEL_ADDON;
+    const explicit = process.env.GAVEL_ADDON || variantAddon(root, variant);
     b = explicit ? (require(explicit) as NativeBinding) : (require("node-gyp-build")(root) as NativeBinding);
   } catch (err) {
     throw new GavelError(addonUnavailableMessage(err as Error), "NATIVE_UNAVAILABLE", { cause: err });
@@ -259,8 +265,9 @@ export function loadBinding(): NativeBinding {
     );
   }
   b.setErrorClass(GavelError);
-  // A CUDA build has its backends linked in; loading the prebuilt CPU ones beside them would clash.
-  b.init(b.buildInfo().cuda ? null : backendDir(root));
+  // Both builds have their ggml backends linked in: nothing is loaded from another folder (and so
+  // nothing of another llama.cpp in the process, such as node-llama-cpp's, is picked up or shared).
+  b.init(null);
   binding = b;
   return b;
 }

@@ -122,8 +122,13 @@ describe("the unsupported-platform message", () => {
     }
     const here = addonUnavailableMessage(new Error("libggml.so: cannot open"), "linux", "x64");
     expect(here).toMatch(/libggml\.so/);
-    expect(here).toMatch(/@node-llama-cpp\/linux-x64/);
+    expect(here).toMatch(/prebuilds\/linux-x64\/gavel-router\.node/);
     expect(here).not.toMatch(/build:native/);
+    // the addon's own CPU check (a load that bypassed src/native/cpu.ts) says what the CPU needs
+    const cpu = addonUnavailableMessage(new Error("this CPU lacks avx2,fma, which the addon's llama.cpp was compiled for"), "linux", "x64");
+    expect(cpu).toMatch(/lacks avx2,fma/);
+    expect(cpu).toMatch(/sse4_2, avx, avx2, fma, f16c, bmi2/);
+    expect(cpu).toMatch(/What you can do: run gavel-router on a newer x86-64 machine/);
   });
 });
 
