@@ -52,3 +52,7 @@ export { evaluate, calibrate, Bm25Index, hitAt1, recallAt, acceptedIds, loadTask
 export { defaultModelPaths } from "./defaults.js";
 /** @internal The raw addon, for tests and tools. */
 export { loadBinding } from "./native/binding.js";
+export { type GenerateOptions, type GenerateChunk, type GenerateResult, type StopReason } from "./model/generate.js";
+export { generateChat, type GenerateChatOptions } from "./render/generate-chat.js";
+export { LiveContext, type LiveScore } from "./route/live.js";
+export { Gate, gateScoreFeatures, GATE_SCORE_FEATURES, type GateModel } from "./route/gate.js";

@@ -4,6 +4,7 @@ import { GavelError, invalidArgument } from "../errors.js";
 import { loadBinding, type NativeModel, type NativeModelInfo } from "../native/binding.js";
 import { checkModelHeader, readGgufHeader, type GgufHeader } from "../gguf/index.js";
 import { abortedError, boolOption, checkLayer, intOption, optionsObject, signalOption, toTokens } from "../util/validate.js";
+import { checkGenerationVerb, generateSettings, runGeneration, type GenerateChunk, type GenerateOptions, type GenerateResult } from "./generate.js";
 
 /** Options of {@link Model.load}. */
 export interface ModelLoadOptions {
@@ -304,6 +305,43 @@ export class Model {
       this.#checkLength(t.length, "logits");
       return this.#enqueue(signalOption(optionsObject(options, "options").signal), (n) => n.logits(t));
     });
+  }
+
+  /**
+   * Streams a continuation of `prompt` (token ids, or text tokenized with BOS as the vocabulary asks)
+   * sampled by llama.cpp's sampler chain. Each chunk carries its token, the text it releases and the
+   * token's residual stream after `captureLayer`, captured by the very decode that produced the token
+   * (the prompt's rows go to `onPrompt`): a live router reads them with no second pass. The iterator's
+   * return value says why it stopped. Runs on a sequence of its own, so other calls on this model may
+   * run between its steps; each step is queued like any other call. Chat messages:
+   * `generateChat` (render/) renders them through the model's chat template first.
+   *
+   * @throws GavelError INVALID_ARGUMENT, LAYER_OUT_OF_RANGE, TOKEN_OUT_OF_VOCABULARY or CONTEXT_OVERFLOW
+   *   synchronously for bad options or prompts; the iterator rejects with ABORTED when `signal` fires
+   *   (the model stays usable), CONTEXT_OVERFLOW when the context fills, DISPOSED.
+   * @example
+   * ```ts
+   * for await (const c of model.generate("Once upon a time", { temperature: 0, maxTokens: 32, stop: ["."] })) {
+   *   process.stdout.write(c.text);
+   * }
+   * ```
+   */
+  generate(prompt: string | Int32Array | number[], options?: GenerateOptions): AsyncGenerator<GenerateChunk, GenerateResult, undefined> {
+    const s = generateSettings(options, this.info.nLayer, this.info.nVocab);
+    const tokens =
+      typeof prompt === "string"
+        ? this.tokenize(prompt, { special: s.special, addBos: this.info.addBos })
+        : toTokens(prompt, "prompt", this.info.nVocab);
+    if (tokens.length === 0) throw invalidArgument("prompt must not be empty");
+    this.#checkLength(tokens.length, "generate");
+    const native = this.#use();
+    checkGenerationVerb(native);
+    const gen = native.generation(s.layer, s.params);
+    const host = {
+      enqueue: <T>(signal: AbortSignal | undefined, run: () => Promise<T>) => this.#enqueue(signal, () => run()),
+      detokenize: (t: Int32Array) => this.#use().detokenize(t, false),
+    };
+    return runGeneration(host, gen, tokens, s);
   }
 
   /** Drops every cached prefix. */

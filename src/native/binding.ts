@@ -7,6 +7,7 @@ import { createRequire } from "node:module";
 import { join } from "node:path";
 import { GavelError } from "../errors.js";
 import { findPackageRoot } from "../util/package-root.js";
+import type { NativeGeneration, NativeSamplerParams } from "./generation.js";
 import { REQUIRED_CPU_FEATURES, selectCpuVariant, variantAddon } from "./cpu.js";
 
 /** Model load parameters: every field is required (the addon has no defaults; Model.load sets them). */
@@ -59,6 +60,8 @@ export interface NativeCacheStats {
   misses: number;
 }
 
+export type { NativeGeneration, NativeGenerationStep, NativeSamplerParams } from "./generation.js";
+
 export interface NativeModel {
   load(path: string, params: NativeModelParams): Promise<void>;
   info(): NativeModelInfo;
@@ -77,6 +80,11 @@ export interface NativeModel {
   logits(tokens: Int32Array): Promise<Float32Array>;
   clearCache(): void;
   cacheStats(): NativeCacheStats;
+  /**
+   * A streaming generation over a sequence of this model's context held until its close(), capturing
+   * the residual stream after block `layer` of every token it decodes. Parameters re-checked natively.
+   */
+  generation(layer: number, params: NativeSamplerParams): NativeGeneration;
   /** Makes the running operation stop at its next check and reject with ABORTED. */
   abort(): void;
   /**

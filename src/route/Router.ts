@@ -24,6 +24,7 @@ import { decide } from "./decide.js";
 import { needsLexical } from "../projections/abstention.js";
 import { explainVotes } from "./explain.js";
 import { installSkills } from "./install.js";
+import { LiveContext } from "./live.js";
 import type { RouterParts } from "./parts.js";
 import { readSkillRecord, skillHandle, type SkillRecord } from "./skill-record.js";
 import type { Candidate, GlanceHit, GlanceOptions, InstalledSkill, InstallOptions, InstallReport } from "./types.js";
@@ -319,5 +320,15 @@ export class Router {
 
   async [Symbol.asyncDispose](): Promise<void> {
     await this.close();
+  }
+
+  /**
+   * A live context over this router's library: append the ℓ* states of each new token (from
+   * `model.generate(…, { captureLayer: live.layer })`) and read the decayed glance scores per token,
+   * with no re-encoding of the context (src/route/live.ts).
+   */
+  live(): LiveContext {
+    this.#check();
+    return new LiveContext(this.#parts);
   }
 }

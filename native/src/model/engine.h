@@ -99,6 +99,7 @@ class Engine {
   void CheckTokens(const std::vector<int32_t>& tokens, const char* what) const;
 
  private:
+  friend class Generation;  // generate.cpp: decodes into a sequence of its own with this capture
   struct Slot {
     std::vector<int32_t> stem;  // prefix without its last token: what the KV cache holds
     int seq = -1;

@@ -7,6 +7,7 @@
 #include "common/napi_args.h"
 #include "common/worker.h"
 #include "model/engine.h"
+#include "model/generate_napi.h"
 
 namespace gavel {
 namespace {
@@ -27,6 +28,7 @@ class NativeModel : public Napi::ObjectWrap<NativeModel> {
                         InstanceMethod("score", &NativeModel::Score), InstanceMethod("logits", &NativeModel::Logits),
                         InstanceMethod("clearCache", &NativeModel::ClearCache),
                         InstanceMethod("cacheStats", &NativeModel::CacheStatsJs),
+                        InstanceMethod("generation", &NativeModel::GenerationJs),
                         InstanceMethod("abort", &NativeModel::Abort), InstanceMethod("dispose", &NativeModel::Dispose)});
   }
 
@@ -242,6 +244,11 @@ class NativeModel : public Napi::ObjectWrap<NativeModel> {
     });
   }
 
+  // A NativeGeneration over this engine (generate_napi.cpp): layer, sampler params.
+  Napi::Value GenerationJs(const Napi::CallbackInfo& info) {
+    return Guard(info, nullptr, [&]() -> Napi::Value { return NewGeneration(info, Use()); });
+  }
+
   Napi::Value Abort(const Napi::CallbackInfo& info) {
     return Guard(info, nullptr, [&]() -> Napi::Value {
       if (engine_) engine_->abort_flag = true;
@@ -268,6 +275,9 @@ class NativeModel : public Napi::ObjectWrap<NativeModel> {
 
 }  // namespace
 
-void RegisterModel(Napi::Env env, Napi::Object exports) { exports.Set("NativeModel", NativeModel::Define(env)); }
+void RegisterModel(Napi::Env env, Napi::Object exports) {
+  exports.Set("NativeModel", NativeModel::Define(env));
+  RegisterGeneration(env, exports);
+}
 
 }  // namespace gavel

@@ -1,0 +1,64 @@
+/**
+ * Per-token cost of a live context (src/route/live.ts) against the decode step that produced the
+ * token, on the embedded gavel-mini with its projections (W_q, ℓ*), over synthetic unit-key banks.
+ *
+ * Run (from the package root; the output lands in .cache/, which git ignores):
+ *
+ *   npx esbuild bench/live-overhead.bench.ts --bundle --platform=node --format=esm --packages=external \
+ *     --outfile=.cache/bench/live-overhead.bench.mjs && node .cache/bench/live-overhead.bench.mjs [sizes] [keys] [tokens] [threads]
+ *
+ * Defaults: sizes "1000,10000,30000" skills, 16 keys per skill, 64 generated tokens, 2 threads. The
+ * decode step is the median of Model.generate's per-token wall time (greedy, one token per decode);
+ * the live step is the median of one LiveContext.append of that token's ℓ* row (W_q projection,
+ * max-sim over the whole bank, top-k vote, decayed accumulation).
+ */
+import { Model } from "../src/model/Model.js";
+import { Projections } from "../src/projections/projections.js";
+import { KeyBank } from "../src/bank/key-bank.js";
+import { LiveContext } from "../src/route/live.js";
+import type { RouterParts } from "../src/route/parts.js";
+import { DEFAULT_MODEL, DEFAULT_PROJECTIONS } from "../src/defaults.js";
+import { median, unitRows } from "./data.js";
+
+const sizes = (process.argv[2] ?? "1000,10000,30000").split(",").map(Number);
+const keysPer = Number(process.argv[3] ?? 16);
+const nTokens = Number(process.argv[4] ?? 64);
+const threads = Number(process.argv[5] ?? 2);
+
+const model = await Model.load(DEFAULT_MODEL, { threads, contextSize: 2048 });
+const proj = await Projections.load(DEFAULT_PROJECTIONS);
+const decodeMs: number[] = [];
+const rows: Float32Array[] = [];
+let t0 = performance.now();
+for await (const c of model.generate("The build fails with a linker error when", { temperature: 0, maxTokens: nTokens, ignoreEog: true, captureLayer: proj.layer })) {
+  const t = performance.now();
+  decodeMs.push(t - t0);
+  rows.push(c.state);
+  t0 = t;
+}
+const decode = median(decodeMs.slice(1));
+console.log(`model ${model.info.description}, nEmbd ${model.info.nEmbd}, ℓ* ${proj.layer}, dim ${proj.dim}, threads ${threads}, ${rows.length} tokens`);
+console.log(`decode step (generate, per token, median): ${decode.toFixed(3)} ms`);
+console.log("skills\tkeys\tlive append/token (median ms)\toverhead vs decode");
+for (const n of sizes) {
+  const bank = new KeyBank(proj.dim);
+  const keys = unitRows(n * keysPer, proj.dim, 7);
+  const handles = new Int32Array(n);
+  for (let s = 0; s < n; s++) handles[s] = bank.add(keys.subarray(s * keysPer * proj.dim, (s + 1) * keysPer * proj.dim));
+  const parts = {
+    model,
+    projections: proj,
+    library: { routable: () => handles, keys: bank, idOf: (h: number) => String(h), entry: (id: string) => ({ name: id }) },
+  } as unknown as RouterParts;
+  const live = new LiveContext(parts);
+  const ms: number[] = [];
+  for (const r of rows) {
+    const t = performance.now();
+    await live.append(r);
+    ms.push(performance.now() - t);
+  }
+  const m = median(ms.slice(1));
+  console.log(`${n}\t${n * keysPer}\t${m.toFixed(3)}\t${((100 * m) / decode).toFixed(1)}%`);
+  bank.dispose();
+}
+await model.dispose();

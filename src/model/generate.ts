@@ -1,0 +1,214 @@
+/**
+ * Streaming generation over a {@link NativeGeneration}: option checks (every value checked here,
+ * before llama.cpp sees it), the decode loop, stop tokens and end-of-generation, and stop strings cut
+ * exactly, with text held back while it could still be the start of a stop string.
+ */
+import { randomInt } from "node:crypto";
+import { GavelError, invalidArgument } from "../errors.js";
+import type { NativeGeneration, NativeGenerationStep, NativeSamplerParams } from "../native/binding.js";
+import { boolOption, checkFinite, checkLayer, intOption, optionsObject, signalOption, toTokens } from "../util/validate.js";
+
+/** Options of {@link Model.generate}. */
+export interface GenerateOptions {
+  /** Most tokens to generate (≥ 1). Default 256. */
+  maxTokens?: number;
+  /** Sampling temperature ≥ 0; 0 is greedy (argmax after the penalties). Default 0.8. */
+  temperature?: number;
+  /** Keep the k most likely tokens; 0 turns it off. Default 40. */
+  topK?: number;
+  /** Nucleus sampling, in (0, 1]; 1 turns it off. Default 0.95. */
+  topP?: number;
+  /** Drop tokens below minP × the top probability, in [0, 1]; 0 turns it off. Default 0.05. */
+  minP?: number;
+  /** Seed of the sampler, an unsigned 32-bit integer. Default: a random one (see {@link GenerateResult.seed}). */
+  seed?: number;
+  /** Repeat penalty (> 0; 1 turns it off), over the last `penaltyLastN` tokens (prompt included). Default 1. */
+  repeatPenalty?: number;
+  /** Window of the penalties in tokens; 0 turns them off. Default 64. */
+  penaltyLastN?: number;
+  /** Frequency penalty (finite; 0 off). Default 0. */
+  frequencyPenalty?: number;
+  /** Presence penalty (finite; 0 off). Default 0. */
+  presencePenalty?: number;
+  /** Strings that end the generation; the text is cut right before the first one found (it is not emitted). */
+  stop?: string[];
+  /** Token ids that end the generation (not emitted, not decoded), besides end-of-generation tokens. */
+  stopTokens?: Int32Array | number[];
+  /** Keep going past end-of-generation tokens (EOS, EOT, …). Default false. */
+  ignoreEog?: boolean;
+  /**
+   * The layer whose residual stream (tensor `l_out-layer`) each chunk carries: the router's ℓ*
+   * (`router.projections.layer`) to feed a live context. Default 0.
+   */
+  captureLayer?: number;
+  /** Parse control tokens written in a text prompt (trusted text only). Default false. */
+  special?: boolean;
+  /** Called once with the prompt's captured states (prompt tokens × nEmbd) after its prefill. */
+  onPrompt?: (states: Float32Array, tokens: Int32Array) => void;
+  /** Stops the generation: the iterator rejects with ABORTED and the model stays usable. */
+  signal?: AbortSignal;
+}
+
+/** One generated token. */
+export interface GenerateChunk {
+  token: number;
+  /**
+   * New text released by this token: the decoded text grows by whole characters, and text that could
+   * still begin a stop string is held back until it cannot (so it may be "").
+   */
+  text: string;
+  /** The token's residual stream after `captureLayer` (nEmbd floats), from the decode that produced it. */
+  state: Float32Array;
+}
+
+/** Why a generation ended. */
+export type StopReason = "eog" | "stop-token" | "stop-string" | "max-tokens";
+
+/** The iterator's return value. */
+export interface GenerateResult {
+  reason: StopReason;
+  /** All generated text (cut before the stop string when one ended it). */
+  text: string;
+  /** Every generated token that was decoded (a stop or end-of-generation token is not among them). */
+  tokens: Int32Array;
+  /** The stop string or stop token that ended it. */
+  stop?: string | number;
+  /** The sampler's seed. */
+  seed: number;
+}
+
+/** Checked options, with defaults. */
+export interface GenerateSettings {
+  maxTokens: number;
+  params: NativeSamplerParams;
+  stop: string[];
+  stopTokens: Set<number>;
+  ignoreEog: boolean;
+  layer: number;
+  special: boolean;
+  onPrompt?: (states: Float32Array, tokens: Int32Array) => void;
+  signal?: AbortSignal;
+}
+
+const UINT32_MAX = 0xffffffff;
+
+/** Checks every option of {@link GenerateOptions} (INVALID_ARGUMENT, LAYER_OUT_OF_RANGE, TOKEN_OUT_OF_VOCABULARY). */
+export function generateSettings(options: unknown, nLayer: number, nVocab: number): GenerateSettings {
+  const o = optionsObject(options, "options");
+  const num = (k: string, dflt: number, check: (v: number) => boolean, rule: string): number => {
+    if (o[k] === undefined) return dflt;
+    const v = checkFinite(o[k], k);
+    if (!check(v)) throw invalidArgument(`${k} must be ${rule}, got ${v}`);
+    return v;
+  };
+  const params: NativeSamplerParams = {
+    temperature: num("temperature", 0.8, (v) => v >= 0 && v <= 1e6, "in [0, 1e6]"),
+    topK: intOption(o.topK, "topK", 0, 0x7fffffff, 40),
+    topP: num("topP", 0.95, (v) => v > 0 && v <= 1, "in (0, 1]"),
+    minP: num("minP", 0.05, (v) => v >= 0 && v <= 1, "in [0, 1]"),
+    seed: o.seed === undefined ? randomInt(0, UINT32_MAX) : intOption(o.seed, "seed", 0, UINT32_MAX, 0),
+    penaltyLastN: intOption(o.penaltyLastN, "penaltyLastN", 0, 0x7fffffff, 64),
+    repeatPenalty: num("repeatPenalty", 1, (v) => v > 0 && v <= 1e6, "in (0, 1e6]"),
+    frequencyPenalty: num("frequencyPenalty", 0, (v) => Math.abs(v) <= 1e6, "in [-1e6, 1e6]"),
+    presencePenalty: num("presencePenalty", 0, (v) => Math.abs(v) <= 1e6, "in [-1e6, 1e6]"),
+  };
+  let stop: string[] = [];
+  if (o.stop !== undefined) {
+    if (!Array.isArray(o.stop) || o.stop.some((s) => typeof s !== "string" || s.length === 0)) {
+      throw invalidArgument("stop must be an array of non-empty strings");
+    }
+    stop = [...(o.stop as string[])];
+  }
+  const stopTokens = new Set(o.stopTokens === undefined ? [] : toTokens(o.stopTokens, "stopTokens", nVocab));
+  if (o.onPrompt !== undefined && typeof o.onPrompt !== "function") throw invalidArgument("onPrompt must be a function");
+  return {
+    maxTokens: intOption(o.maxTokens, "maxTokens", 1, 1 << 24, 256),
+    params,
+    stop,
+    stopTokens,
+    ignoreEog: boolOption(o.ignoreEog, "ignoreEog", false),
+    layer: o.captureLayer === undefined ? 0 : checkLayer(o.captureLayer, nLayer, "captureLayer"),
+    special: boolOption(o.special, "special", false),
+    onPrompt: o.onPrompt as GenerateSettings["onPrompt"],
+    signal: signalOption(o.signal),
+  };
+}
+
+/** Where the first stop string starts in `text` at or after `from`, and which one; null if none. */
+function findStop(text: string, stops: string[], from: number): { at: number; stop: string } | null {
+  let best: { at: number; stop: string } | null = null;
+  for (const s of stops) {
+    const at = text.indexOf(s, Math.max(0, from));
+    if (at >= 0 && (best === null || at < best.at)) best = { at, stop: s };
+  }
+  return best;
+}
+
+/** Length of the longest suffix of `text` that is a proper prefix of some stop string. */
+function heldBack(text: string, stops: string[]): number {
+  let held = 0;
+  for (const s of stops) {
+    for (let n = Math.min(s.length - 1, text.length); n > held; --n) {
+      if (text.endsWith(s.slice(0, n))) {
+        held = n;
+        break;
+      }
+    }
+  }
+  return held;
+}
+
+/** What the loop needs from {@link Model}: its queue and the detokenizer. */
+export interface GenerateHost {
+  /** Runs one native call after every earlier call on the model (AbortSignal wired to the engine). */
+  enqueue<T>(signal: AbortSignal | undefined, run: () => Promise<T>): Promise<T>;
+  detokenize(tokens: Int32Array): string;
+}
+
+/** The decode loop of {@link Model.generate}. Closes the native generation however it ends. */
+export async function* runGeneration(
+  host: GenerateHost, gen: NativeGeneration, prompt: Int32Array, s: GenerateSettings,
+): AsyncGenerator<GenerateChunk, GenerateResult, undefined> {
+  const tokens: number[] = [];
+  let emitted = 0;
+  let text = "";
+  const maxStop = s.stop.reduce((m, x) => Math.max(m, x.length), 0);
+  try {
+    let step: NativeGenerationStep = await host.enqueue(s.signal, () => gen.append(prompt));
+    s.onPrompt?.(step.states, prompt);
+    for (let i = 0; i < s.maxTokens; ++i) {
+      const t = step.next;
+      if (s.stopTokens.has(t)) return { reason: "stop-token", text, tokens: Int32Array.from(tokens), stop: t, seed: s.params.seed };
+      if (!s.ignoreEog && gen.isEog(t)) return { reason: "eog", text, tokens: Int32Array.from(tokens), stop: t, seed: s.params.seed };
+      step = await host.enqueue(s.signal, () => gen.append(Int32Array.of(t)));
+      tokens.push(t);
+      text = host.detokenize(Int32Array.from(tokens));
+      const hit = s.stop.length > 0 ? findStop(text, s.stop, emitted - maxStop) : null;
+      if (hit !== null) {
+        const piece = hit.at > emitted ? text.slice(emitted, hit.at) : "";
+        text = text.slice(0, hit.at);
+        yield { token: t, text: piece, state: step.states };
+        return { reason: "stop-string", text, tokens: Int32Array.from(tokens), stop: hit.stop, seed: s.params.seed };
+      }
+      // Whole characters only (a multi-byte character split across tokens decodes to U+FFFD), and
+      // nothing that may still begin a stop string.
+      // The next token is known already: when it ends the generation, release everything now.
+      const last = i === s.maxTokens - 1 || s.stopTokens.has(step.next) || (!s.ignoreEog && gen.isEog(step.next));
+      let end = last ? text.length : text.length - heldBack(text, s.stop);
+      while (!last && end > emitted && text.charCodeAt(end - 1) === 0xfffd) --end;
+      const piece = end > emitted ? text.slice(emitted, end) : "";
+      emitted = Math.max(emitted, end);
+      yield { token: t, text: piece, state: step.states };
+    }
+    return { reason: "max-tokens", text, tokens: Int32Array.from(tokens), seed: s.params.seed };
+  } finally {
+    await host.enqueue(undefined, () => gen.close()).catch(() => undefined);
+  }
+}
+
+/** DISPOSED-free check that the addon has the generation verb (an addon built before it lacks it). */
+export function checkGenerationVerb(native: object): void {
+  if (typeof (native as { generation?: unknown }).generation !== "function") {
+    throw new GavelError("this build of the addon has no generation: rebuild it (npm run build:native)", "NATIVE_UNAVAILABLE");
+  }
+}
