@@ -16,6 +16,7 @@
  */
 import { encodeQueries, type Queries } from "./context.js";
 import type { RouterParts } from "./parts.js";
+import { voteK } from "../kernels/kernels.js";
 
 /**
  * The probe tasks: short, varied, everyday software tasks and off-domain prompts. Fixed (a change
@@ -96,6 +97,8 @@ export interface Breadth {
   share: number;
   /** Its mean m̄ over the probes. */
   meanM: number;
+  /** Share of the probes the glance itself ranks it first for (by the vote g, with the route's k). */
+  gShare: number;
 }
 
 /**
@@ -110,10 +113,12 @@ export async function probeBreadth(parts: RouterParts, signal?: AbortSignal): Pr
   const probes = await probeQueries(parts);
   const S = handles.length;
   const top = new Int32Array(S);
+  const gTop = new Int32Array(S);
   const sum = new Float64Array(S);
+  const k = voteK(S);
   let cols: Int32Array | null = null;
   for (const q of probes) {
-    const res = await library.keys.glance(q.queries, { weights: q.weights, k: 1, handles, signal });
+    const res = await library.keys.glance(q.queries, { weights: q.weights, k, handles, signal });
     cols ??= res.handles;
     const nq = q.queries.length / library.keys.dim;
     let best = -Infinity;
@@ -126,8 +131,12 @@ export async function probeBreadth(parts: RouterParts, signal?: AbortSignal): Pr
       if (m > best) [best, arg] = [m, s];
     }
     top[arg]++;
+    let gArg = 0;
+    for (let s = 1; s < S; s++) if (res.g[s] > res.g[gArg]) gArg = s;
+    gTop[gArg]++;
   }
-  for (let s = 0; s < S; s++) out.set(library.idOf(cols![s]), { share: top[s] / probes.length, meanM: sum[s] / probes.length });
+  const n = probes.length;
+  for (let s = 0; s < S; s++) out.set(library.idOf(cols![s]), { share: top[s] / n, meanM: sum[s] / n, gShare: gTop[s] / n });
   return out;
 }
 
