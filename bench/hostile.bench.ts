@@ -14,7 +14,7 @@
  * Tasks: the 12 of examples/demo-tasks.json and 12 more below (one each for example skills the demo
  * tasks do not cover): 22 in-domain tasks and 2 off-domain prompts.
  */
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { cpus, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { Model } from "../src/model/Model.js";
@@ -27,26 +27,11 @@ import { probeBreadth, HUB_SHARE, longestSharedRun, words } from "../src/route/p
 import { DEFAULT_MODEL, DEFAULT_PROJECTIONS } from "../src/defaults.js";
 import { loadSkills } from "../src/skills/index.js";
 import { HOSTILE_KINDS, hostileSkill } from "../test/helpers/hostile-skills.js";
+import { routingTasks } from "./routing-tasks.js";
 
 const root = resolve(".");
 const skillsDir = join(root, "examples", "skills");
-const demo = JSON.parse(readFileSync(join(root, "examples", "demo-tasks.json"), "utf8")) as { task: string; expected: string | null }[];
-/** One task for each example skill the demo tasks leave out (written for this bench). */
-const EXTRA: { task: string; expected: string }[] = [
-  { task: "Write a shell script that renames every .jpeg file in a folder to .jpg and stops on the first error.", expected: "bash-scripting" },
-  { task: "The sidebar and the main column overlap on narrow screens; lay them out side by side with flexbox.", expected: "css-layout" },
-  { task: "go build says a module requires a newer version of golang.org/x/net; sort out go.mod and go.sum.", expected: "go-modules" },
-  { task: "Write the Deployment and Service manifests to run our API with three replicas and a readiness probe.", expected: "kubernetes-manifests" },
-  { task: "Design the REST API spec for a bookings service: paths, request bodies and error responses.", expected: "openapi-design" },
-  { task: "Our batch job got twice as slow after the last release; profile it and find the hot function.", expected: "performance-profiling" },
-  { task: "Add a non-null column to the users table without locking it for minutes in production.", expected: "postgres-migrations" },
-  { task: "Publish our library to PyPI with a pyproject.toml and build a wheel.", expected: "python-packaging" },
-  { task: "Split this 600-line React component into smaller ones and move its state into a custom hook.", expected: "react-components" },
-  { task: "Write a README for the project: what it does, how to install it and a quick start example.", expected: "readme-writing" },
-  { task: "Match dates like 2024-03-07 or 07/03/2024 in log lines and capture day, month and year.", expected: "regex-patterns" },
-  { task: "Set up a cargo workspace with two crates that share a dependency version.", expected: "rust-cargo" },
-];
-const tasks = [...demo, ...EXTRA];
+const tasks = routingTasks(root);
 
 // the demo's settings (src/cli/commands/demo.ts): context 16,384, 40 sequences, flash attention, skill budget 1,024
 const model = await Model.load(DEFAULT_MODEL, { contextSize: 16_384, sequences: 40, flashAttention: true });
