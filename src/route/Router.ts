@@ -24,7 +24,7 @@ import { decide } from "./decide.js";
 import { needsLexical } from "../projections/abstention.js";
 import { explainVotes } from "./explain.js";
 import { installSkills } from "./install.js";
-import { breakTies, glanceTrusted, priorityOf, sourceClass, trustSettings, winnerFlags, type TrustSettings } from "./trust.js";
+import { glanceTrusted, preferTrusted, priorityOf, sourceClass, trustSettings, winnerFlags, type TrustSettings } from "./trust.js";
 import type { RouterParts } from "./parts.js";
 import { readSkillRecord, skillHandle, type SkillRecord } from "./skill-record.js";
 import type { Candidate, GlanceHit, GlanceOptions, InstalledSkill, InstallOptions, InstallReport } from "./types.js";
@@ -252,11 +252,10 @@ export class Router {
     const t0 = performance.now();
     const glanced = await this.#glance(context, liveOption(o.live), signal, trust);
     const t1 = performance.now();
-    const d = await decide(this.#parts, this.#lexical, glanced.q.taskText, glanced.ranked, glanced.res.handles, { lexical, verdict, abstain, signal });
-    if (trust.trust.size > 0) {
-      const { library } = this.#parts;
-      d.shortlist = breakTies(d.shortlist, (id) => priorityOf(sourceClass(library.entry(id), library.dir), trust.trust), trust.tieMargin);
-    }
+    const { library } = this.#parts;
+    // trust per source: lower-priority skills within tieMargin of the best g lose the tie
+    const ranked = trust.trust.size > 0 ? preferTrusted(glanced.ranked, (id) => priorityOf(sourceClass(library.entry(id), library.dir), trust.trust), trust.tieMargin) : glanced.ranked;
+    const d = await decide(this.#parts, this.#lexical, glanced.q.taskText, ranked, glanced.res.handles, { lexical, verdict, abstain, signal });
     const t2 = performance.now();
     const best = d.shortlist[0];
     const abstained = d.abstention?.abstain === true;

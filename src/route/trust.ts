@@ -115,7 +115,7 @@ export interface TrustSettings {
   excludeFlagged: SkillFlag[];
   excludeSources: string[];
   trust: Map<string, number>;
-  /** Near-tie margin in S: candidates within it of the best are ordered by priority first. */
+  /** Near-tie margin in the glance's g: skills within it of the best are ranked by source priority first. */
   tieMargin: number;
 }
 
@@ -157,19 +157,19 @@ export async function echoIds(library: Library, taskText: string, ids: readonly 
 }
 
 /**
- * Near-ties broken by trust: among the candidates whose S is within `margin` of the best, the one
- * with the highest priority comes first (equal priorities keep S order); the rest keep their order.
+ * Near-ties broken by trust at the first stage: among the ranked skills whose glance vote g is within
+ * `margin` of the best, only those from the highest-priority source stay ranked; the others lose the
+ * tie. Skills further from the best are untouched. (With the default pair the Δ-shortlist is nearly
+ * always one skill, so a tie must be broken before it, on g.)
  */
-export function breakTies<T extends { skill: string; S: number }>(ruled: readonly T[], priority: (id: string) => number, margin: number): T[] {
-  if (ruled.length < 2) return [...ruled];
-  const best = ruled[0].S;
-  let pick = 0;
-  for (let i = 1; i < ruled.length && ruled[i].S >= best - margin; i++) {
-    if (priority(ruled[i].skill) > priority(ruled[pick].skill)) pick = i;
-  }
-  if (pick === 0) return [...ruled];
-  return [ruled[pick], ...ruled.filter((_, i) => i !== pick)];
+export function preferTrusted<T extends { skill: string; g: number }>(ranked: readonly T[], priority: (id: string) => number, margin: number): T[] {
+  let best = -Infinity;
+  for (const r of ranked) if (r.g > best) best = r.g;
+  let top = -Infinity;
+  for (const r of ranked) if (r.g >= best - margin) top = Math.max(top, priority(r.skill));
+  return ranked.filter((r) => r.g < best - margin || priority(r.skill) === top);
 }
+
 
 
 /** How many of the glance's best are checked for echoes when `excludeFlagged` holds `"echo"`. */

@@ -161,13 +161,13 @@ export interface GlanceHit {
 /** Options of {@link Router.route}. */
 export interface RouteOptions extends ExclusionOptions {
   /**
-   * Priority per source (selector → number, see {@link ExclusionOptions}): among the shortlisted
-   * skills whose S is within `tieMargin` of the best, the one from the highest-priority source wins,
-   * e.g. `{ project: 2, user: 1, library: 0 }`. A skill no selector matches has priority 0; several
-   * matches take the highest.
+   * Priority per source (selector → number, see {@link ExclusionOptions}): among the skills whose
+   * glance vote g is within `tieMargin` of the best, only those from the highest-priority source stay
+   * in the ranking (the others lose the near-tie), e.g. `{ project: 2, user: 1, library: 0 }`. A skill
+   * no selector matches has priority 0; several matches take the highest.
    */
   trust?: Record<string, number>;
-  /** The near-tie margin in S for `trust` (default the projections' Δ). */
+  /** The near-tie margin in g for `trust` (default the projections' Δ, the shortlist's own margin). */
   tieMargin?: number;
   /**
    * Abstain (load nothing) when the projections' calibrated abstention model says the task is served

@@ -78,7 +78,8 @@ describe("hostile skills", () => {
       const s = hostileSkill(kind);
       await router.install([s]);
       try {
-        for (const t of inDomain) expect((await router.route(t.task)).skill, `${kind}: ${t.task}`).toBe(t.expected);
+        // it wins nothing (its words move BM25's statistics, so abstention may decline a task: see RELIABILITY.md)
+        for (const t of inDomain) expect((await router.route(t.task)).skill, `${kind}: ${t.task}`).not.toBe(s.name);
       } finally {
         await router.uninstall(s.name);
       }
@@ -86,19 +87,28 @@ describe("hostile skills", () => {
   }, 300_000);
 
   it("excludes sources inside the glance, and trust breaks a near-tie", async () => {
-    const pdf = await router.get("pdf-extract");
-    await router.install([{ name: "pdf-extract-copy", description: pdf.description, body: pdf.body, source: "vendor/pdf" }]);
+    // the first demo task; the glance's runner-up reinstalled from another source (records)
+    const task = inDomain[0].task;
+    const first = (await router.route(task, { abstain: false })).skill!;
+    const second = (await router.glance(task, { topK: 2 })).find((h) => h.skill !== first)!.skill;
+    const rec = await router.get(second);
+    expect(await router.uninstall(second)).toBe(true);
+    await router.install([{ id: second, name: rec.name, description: rec.description, body: rec.body, source: `vendor/${second}` }]);
     try {
-      const task = inDomain.find((t) => t.expected === "pdf-extract")!.task;
       const hits = await router.glance(task, { topK: 1000, excludeSources: ["input"] });
-      expect(hits.map((h) => h.skill)).not.toContain("pdf-extract-copy");
-      expect((await router.route(task, { excludeSources: ["input"] })).skill).toBe("pdf-extract");
-      // the copy ties with the original: the trusted source wins, either way round
-      expect((await router.route(task, { trust: { input: 1 }, tieMargin: 1 })).skill).toBe("pdf-extract-copy");
-      expect((await router.route(task, { trust: { project: 1, folder: 1 }, tieMargin: 1 })).skill).toBe("pdf-extract");
+      expect(hits.map((h) => h.skill)).not.toContain(second);
+      expect(hits.length).toBe(23);
+      const margin = { abstain: false, tieMargin: 1e6 };
+      expect((await router.route(task, { ...margin })).skill).toBe(first);
+      // the trusted source wins the near-tie, either way round
+      expect((await router.route(task, { ...margin, trust: { input: 1 } })).skill).toBe(second);
+      expect((await router.route(task, { ...margin, trust: { project: 1, input: 0 } })).skill).toBe(first);
+      // with no margin there is no tie to break: trust changes nothing
+      expect((await router.route(task, { abstain: false, tieMargin: 0, trust: { input: 1 } })).skill).toBe(first);
       await expect(router.glance(task, { excludeSources: ["folder", "input"] })).rejects.toMatchObject({ code: "EMPTY_LIBRARY" });
     } finally {
-      await router.uninstall("pdf-extract-copy");
+      await router.uninstall(second);
+      await router.install(join(repoRoot, "examples", "skills", second));
     }
   }, 120_000);
 });

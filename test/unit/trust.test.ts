@@ -5,7 +5,7 @@ import { describe, expect, it } from "vitest";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { echoRun, ECHO_RUN, longestSharedRun, PROBE_TASKS, words } from "../../src/route/probes.js";
-import { breakTies, flagsOption, matchesSource, priorityOf, storedFlags, trustOption, trustSettings, type SourceClass } from "../../src/route/trust.js";
+import { preferTrusted, flagsOption, matchesSource, priorityOf, storedFlags, trustOption, trustSettings, type SourceClass } from "../../src/route/trust.js";
 import { trustFromArgs } from "../../src/cli/commands/route.js";
 import { GavelError } from "../../src/errors.js";
 import { freshSeed, rng as makeRng } from "../helpers/random.js";
@@ -72,16 +72,17 @@ describe("source selectors and priorities", () => {
     expect(priorityOf(lib, trust)).toBe(-1);
     expect(priorityOf({ kind: "input", scope: "input", host: null, path: null }, trust)).toBe(0);
   });
-  it("breaks only near-ties by priority", () => {
-    const ruled = [
-      { skill: "third-party", S: 5.0 },
-      { skill: "mine", S: 4.8 },
-      { skill: "far", S: 3.0 },
+  it("keeps only the highest-priority source among near-ties of g", () => {
+    const ranked = [
+      { skill: "third-party", g: 0.5 },
+      { skill: "mine", g: 0.45 },
+      { skill: "other-third", g: 0.44 },
+      { skill: "far", g: 0.1 },
     ];
-    const prio = (id: string) => (id === "mine" || id === "far" ? 1 : 0);
-    expect(breakTies(ruled, prio, 0.5).map((c) => c.skill)).toEqual(["mine", "third-party", "far"]);
-    expect(breakTies(ruled, prio, 0.1).map((c) => c.skill)).toEqual(["third-party", "mine", "far"]);
-    expect(breakTies(ruled, () => 0, 10).map((c) => c.skill)).toEqual(["third-party", "mine", "far"]);
+    const prio = (id: string) => (id === "mine" ? 2 : id === "far" ? 5 : 0);
+    expect(preferTrusted(ranked, prio, 0.1).map((r) => r.skill)).toEqual(["mine", "far"]);
+    expect(preferTrusted(ranked, prio, 0.01).map((r) => r.skill)).toEqual(["third-party", "mine", "other-third", "far"]);
+    expect(preferTrusted(ranked, () => 0, 1).map((r) => r.skill)).toEqual(["third-party", "mine", "other-third", "far"]);
   });
 });
 

@@ -145,8 +145,8 @@ const TRUST_HELP = `  --exclude-flagged F   leave flagged skills out of the rank
                         absolute folder or library path`;
 
 const TRUST_ROUTE_HELP = `  --trust SEL=N         priority of a source (repeatable, e.g. --trust project=2 --trust user=1):
-                        among skills within --tie-margin of the best S, the highest priority wins
-  --tie-margin X        the near-tie margin in S for --trust (default the projections' Δ)`;
+                        among skills within --tie-margin of the best glance vote g, the highest priority wins
+  --tie-margin X        the near-tie margin in g for --trust (default the projections' Δ)`;
 
 /** The route or glance options from the trust flags. */
 export function trustFromArgs(values: { "exclude-flagged"?: string; "exclude-source"?: string[]; trust?: string[]; "tie-margin"?: string }): {
