@@ -24,7 +24,7 @@ import { decide } from "./decide.js";
 import { needsLexical } from "../projections/abstention.js";
 import { explainVotes } from "./explain.js";
 import { installSkills } from "./install.js";
-import { glanceTrusted, preferTrusted, priorityOf, sourceClass, trustSettings, winnerFlags, type TrustSettings } from "./trust.js";
+import { glanceTrusted, preferTrusted, priorityOf, sourceClass, trustActive, trustSettings, winnerFlags, type TrustSettings } from "./trust.js";
 import type { RouterParts } from "./parts.js";
 import { readSkillRecord, skillHandle, type SkillRecord } from "./skill-record.js";
 import type { Candidate, GlanceHit, GlanceOptions, InstalledSkill, InstallOptions, InstallReport } from "./types.js";
@@ -201,7 +201,7 @@ export class Router {
   /** The glance over the routable library, for a context (less the skills `trust` excludes). */
   #glance(context: RouteContext, live: boolean | undefined, signal?: AbortSignal, trust?: TrustSettings): Promise<Glanced> {
     const queriesOf = () => encodeQueries(this.#parts, context, live, signal);
-    if (trust) return glanceTrusted(this.#parts, queriesOf, taskTextOf(context), trust, signal);
+    if (trust && trustActive(trust)) return glanceTrusted(this.#parts, queriesOf, trust, signal);
     return glanceLibrary(this.#parts, queriesOf, signal);
   }
 

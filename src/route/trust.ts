@@ -192,7 +192,6 @@ export function trustSettings(o: Record<string, unknown>, defaultMargin: number)
 export async function glanceTrusted(
   parts: RouterParts,
   queriesOf: () => Promise<Queries>,
-  taskText: string,
   t: TrustSettings,
   signal?: AbortSignal,
 ): Promise<Glanced> {
@@ -201,7 +200,8 @@ export async function glanceTrusted(
   const keep = rankFilter(parts.library, t);
   const glanced = await glanceLibrary(parts, once, signal, keep);
   if (!t.excludeFlagged.includes("echo")) return glanced;
-  const echoes = await echoIds(parts.library, taskText, glanced.ranked.slice(0, ECHO_CHECK_TOP).map((r) => r.skill));
+  // the task text as the verdict reads it (the context was checked by the glance's encoding)
+  const echoes = await echoIds(parts.library, glanced.q.taskText, glanced.ranked.slice(0, ECHO_CHECK_TOP).map((r) => r.skill));
   if (echoes.size === 0) return glanced;
   return glanceLibrary(parts, once, signal, (id) => !echoes.has(id) && (keep?.(id) ?? true));
 }
