@@ -248,23 +248,6 @@ export class BankStore {
   }
 
   /**
-   * Stage new warnings for an installed skill (its keys and text unchanged), e.g. the breadth probes'
-   * `hub:` flag; durable at the next {@link BankStore.commit}. The entry keeps its place.
-   *
-   * @returns whether the skill was installed
-   */
-  setWarnings(id: string, warnings: readonly string[]): Promise<boolean> {
-    return this.#write(async () => {
-      const e = this.#entries.get(id);
-      if (!e) return false;
-      const { warnings: _old, ...rest } = e;
-      this.#entries.set(id, freezeEntry({ ...rest, ...(warnings.length > 0 ? { warnings: [...warnings] } : {}) }));
-      this.#dirty = true;
-      return true;
-    });
-  }
-
-  /**
    * Stage the removal of skill `id` (durable at the next commit; its rows stay in the keys file until
    * {@link BankStore.compact}).
    *

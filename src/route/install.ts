@@ -177,7 +177,7 @@ async function flagHubs(parts: RouterParts, report: InstallReport, signal?: Abor
     if (!entry || !b || b.share < HUB_SHARE) continue;
     const w = hubWarning(b, breadth.size);
     const kept = (entry.warnings ?? []).filter((x) => !x.startsWith("hub:"));
-    await library.store.setWarnings(id, [...kept, w]);
+    await library.setWarnings(id, [...kept, w]);
     const rec = report.warnings.find((r) => r.id === id);
     if (rec) rec.warnings.push(w);
     else report.warnings.push({ id, name: entry.name, warnings: [w] });
