@@ -18,7 +18,6 @@ export {
   type SkillWarnings,
   type InstalledSkill,
   type GlanceOptions,
-  type ExclusionOptions,
   type GlanceHit,
   type RouteOptions,
   type RouteResult,

@@ -12,7 +12,6 @@ export {
   type Candidate,
   type GlanceHit,
   type GlanceOptions,
-  type ExclusionOptions,
   type InstalledSkill,
   type InstallOptions,
   type InstallProgress,
