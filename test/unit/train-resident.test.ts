@@ -164,6 +164,9 @@ describe("resident skills: the same step as the explicit batch of f16-rounded ro
     const seed = freshSeed();
     const r = rng(seed);
     const lib = library(r, 17, nEmbd);
+    // The masked positives keep rows by construction: 3 rows each, of which the mask takes row 0
+    // (a 1-row skill would keep none, and a batch of such would hold no kept row at all).
+    for (const s of [0, 2, 3, 4, 5]) lib[s] = randArray(r, 3 * nEmbd, 3);
     const train = Array.from({ length: 9 }, (_, k) => {
       const s = [0, 2, 3, 4, 5][k % 5];
       return { query: randArray(r, 2 * nEmbd), positives: [s], hard: [6, 7, 8], mask: { skill: s, ranges: [0, 1] } };
