@@ -103,16 +103,7 @@ export class Library {
   static async openSnapshot(dir: string, projections: Projections): Promise<Library> {
     const texts = new TextStore(dir);
     const { store, lexicon } = await openSnapshotParts(dir, bankHeaderFor(projections), texts);
-    const keys = new KeyBank(projections.dim);
-    const library = new Library(store, keys, texts, lexicon);
-    try {
-      await library.#loadKeys(store);
-      return library;
-    } catch (err) {
-      keys.dispose();
-      await store.close();
-      throw err;
-    }
+    return Library.#assemble(store, texts, async () => lexicon, projections.dim);
   }
 
   /**
@@ -185,10 +176,15 @@ export class Library {
    */
   static async open(dir: string, projections: Projections, options: LibraryOpenOptions): Promise<Library> {
     const store = await BankStore.open(dir, bankHeaderFor(projections), { create: options.create });
-    const keys = new KeyBank(projections.dim);
+    const texts = new TextStore(store.dir);
+    return Library.#assemble(store, texts, () => BankLexicon.open(store, texts), projections.dim);
+  }
+
+  /** A Library over an opened store, its keys loaded; on failure the keys are freed and the store closed. */
+  static async #assemble(store: BankStore, texts: TextStore, lexicon: () => Promise<BankLexicon>, dim: number): Promise<Library> {
+    const keys = new KeyBank(dim);
     try {
-      const texts = new TextStore(store.dir);
-      const library = new Library(store, keys, texts, await BankLexicon.open(store, texts));
+      const library = new Library(store, keys, texts, await lexicon());
       await library.#loadKeys(store);
       return library;
     } catch (err) {
