@@ -12,7 +12,7 @@
  */
 import { GavelError } from "../errors.js";
 import { quoteForMessage } from "./regular-file.js";
-import type { GgufHeader, GgufValue } from "./types.js";
+import { GgmlType, ggmlTypeName, type GgufHeader, type GgufValue } from "./types.js";
 
 /**
  * Most blocks accepted: llama.cpp's LLAMA_MAX_LAYERS (it asserts `n_layer <= LLAMA_MAX_LAYERS`, 512
@@ -116,6 +116,22 @@ export function checkModelHeader(header: GgufHeader, path: string): void {
 
   const nVocab = checkVocabulary(header, path);
   checkEmbeddingShapes(header, path, nEmbd, nVocab);
+  checkElementwiseTypes(header, path);
+}
+
+/**
+ * Norm weights and biases enter the graph through ggml's element-wise multiply and add, with the f32
+ * activations as the first operand; ggml's CPU kernels abort on any second operand but F32 there
+ * ("binary_op: unsupported types", found by the fuzzer: a flipped type byte made a norm Q4_0).
+ * Converters always write these 1-D tensors as F32, so anything else is a damaged file.
+ */
+function checkElementwiseTypes(header: GgufHeader, path: string): void {
+  for (const t of header.tensors) {
+    const elementwise = t.dims.length === 1 || t.name.endsWith("norm.weight") || t.name.endsWith(".bias");
+    if (elementwise && t.type !== GgmlType.F32) {
+      throw bad(path, `tensor ${t.name}`, `has type ${ggmlTypeName(t.type)}; norm weights and biases must be F32`);
+    }
+  }
 }
 
 /**

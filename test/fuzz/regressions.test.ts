@@ -112,4 +112,18 @@ catch (e) { console.log(e instanceof GavelError ? e.code : "untyped " + e); }`,
     expect(res.signal, res.stderr.slice(-500)).toBeNull();
     expect(res.stdout.trim()).toBe("MODEL_LOAD_FAILED");
   });
+
+  it("a norm weight whose type byte was flipped to Q4_0 is refused before llama.cpp (was SIGABRT in ggml's binary_op; fuzz seed model:401352956)", async () => {
+    const report = await runFuzz({ inputs: 1, seed: 0, weights: {}, trials: [{ target: "model", seed: 401352956 }] });
+    expect(report.failures).toEqual([]);
+    expect(report.counts.model.typed).toBe(1);
+    // the cause, directly: any 1-D tensor, norm weight or bias that is not F32
+    const { checkModelHeader, readGgufHeader } = await import("../../src/gguf/index.js");
+    const header = await readGgufHeader(storiesPath);
+    checkModelHeader(header, storiesPath); // the real model passes
+    const norm = header.tensors.findIndex((t) => t.name.endsWith("norm.weight"));
+    expect(norm).toBeGreaterThanOrEqual(0);
+    const broken = { ...header, tensors: header.tensors.map((t, i) => (i === norm ? { ...t, type: 2 } : t)) };
+    expect(() => checkModelHeader(broken, storiesPath)).toThrow(/must be F32/);
+  });
 });
