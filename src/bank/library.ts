@@ -261,6 +261,20 @@ export class Library {
   }
 
   /**
+   * Replaces an installed skill's warnings (the breadth probes' `hub:` flag), its keys and text
+   * unchanged: the entry is staged again with its keys as stored (the old rows become dead rows until
+   * `compact()`; flags are rare). Durable at the next commit. False when `id` is not installed.
+   */
+  async setWarnings(id: string, warnings: readonly string[]): Promise<boolean> {
+    const e = this.store.get(id);
+    if (!e) return false;
+    const keys = await this.store.readKeys(e);
+    const { nKeys: _n, offset: _o, keysSha256: _k, warnings: _w, ...input } = e;
+    await this.store.put({ ...input, ...(warnings.length > 0 ? { warnings: [...warnings] } : {}) }, keys);
+    return true;
+  }
+
+  /**
    * Writes one encoded skill to disk: its text, then its entry and keys, and its terms to the
    * lexicon (staged until the next {@link commit}). The keys are not held in memory until {@link track}.
    */
