@@ -261,17 +261,12 @@ export class Library {
   }
 
   /**
-   * Replaces an installed skill's warnings (the breadth probes' `hub:` flag), its keys and text
-   * unchanged: the entry is staged again with its keys as stored (the old rows become dead rows until
-   * `compact()`; flags are rare). Durable at the next commit. False when `id` is not installed.
+   * Replaces an installed skill's warnings (the breadth probes' `hub:` flag), its keys, text and place
+   * in the bank unchanged (no row is written, and the lexicon, which follows the bank's order, stays
+   * in step). Durable at the next commit. False when `id` is not installed.
    */
-  async setWarnings(id: string, warnings: readonly string[]): Promise<boolean> {
-    const e = this.store.get(id);
-    if (!e) return false;
-    const keys = await this.store.readKeys(e);
-    const { nKeys: _n, offset: _o, keysSha256: _k, warnings: _w, ...input } = e;
-    await this.store.put({ ...input, ...(warnings.length > 0 ? { warnings: [...warnings] } : {}) }, keys);
-    return true;
+  setWarnings(id: string, warnings: readonly string[]): Promise<boolean> {
+    return this.store.setWarnings(id, warnings);
   }
 
   /**

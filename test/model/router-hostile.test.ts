@@ -6,7 +6,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Model, Router } from "../../src/index.js";
+import { Model, Projections, Router } from "../../src/index.js";
+import { Library } from "../../src/bank/library.js";
 import { DEFAULT_MODEL, DEFAULT_PROJECTIONS } from "../../src/defaults.js";
 import { PROBE_TASKS } from "../../src/route/probes.js";
 import { hostileSkill } from "../helpers/hostile-skills.js";
@@ -37,13 +38,25 @@ describe("hostile skills", () => {
 
   it("flags a skill listing the generic probe tasks as a hub at install, kept in the bank", async () => {
     const hub = { name: "do-everything", description: "Handles everyday requests.", body: PROBE_TASKS.map((t) => `- ${t}`).join("\n"), source: "hostile/hub" };
-    const report = await router.install([hub]);
+    // a skill installed after it (each committed on its own, as in the lexicon kill test): the flag,
+    // written after both, must not move the hub behind it
+    const after = { name: "tidy-csv-columns", description: "Cleans up the columns of a CSV file.", body: "Trim the cells, fix the header names and drop empty columns.", source: "hostile/after" };
+    const report = await router.install([hub, after], { commitEvery: 1 });
     const rec = report.warnings.find((w) => w.name === "do-everything");
     expect(rec?.warnings.some((w) => w.startsWith("hub:"))).toBe(true);
-    // kept in the manifest: a reopened router lists it
     await router.close();
-    router = await open();
+    // the flag kept the bank's order, which the lexicon follows: no rebuild at the next open
+    const library = await Library.open(bankDir, await Projections.load(DEFAULT_PROJECTIONS), { create: false });
+    try {
+      expect(library.lexicon.rebuilt).toBeUndefined();
+      expect(library.store.entries().map((e) => e.id).slice(-2)).toEqual(["do-everything", "tidy-csv-columns"]);
+    } finally {
+      await library.close();
+      router = await open();
+    }
+    // kept in the manifest: a reopened router lists it
     expect(router.list().find((s) => s.name === "do-everything")?.warnings?.some((w) => w.startsWith("hub:"))).toBe(true);
+    expect(await router.uninstall("tidy-csv-columns")).toBe(true);
     // excluded from the glance's ranking itself: absent from a top list of every skill
     const hits = await router.glance(PROBE_TASKS[0], { topK: 1000, excludeFlagged: ["hub"] });
     expect(hits.map((h) => h.skill)).not.toContain("do-everything");
