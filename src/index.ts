@@ -18,6 +18,7 @@ export {
   type SkillWarnings,
   type InstalledSkill,
   type GlanceOptions,
+  type ExclusionOptions,
   type GlanceHit,
   type RouteOptions,
   type RouteResult,

@@ -63,6 +63,18 @@ function checkRenderCut(c: unknown): { descriptionChars: number; bodyChars: numb
   return { descriptionChars, bodyChars };
 }
 
+/** `e` with its warnings replaced (none: the field is dropped), frozen; INVALID_ARGUMENT unless strings. */
+export function withWarnings(e: BankEntry, warnings: readonly string[]): BankEntry {
+  let w: string[];
+  try {
+    w = checkWarnings(warnings);
+  } catch (err) {
+    throw invalidArgument(`setWarnings: ${(err as Error).message}`);
+  }
+  const { warnings: _old, ...rest } = e;
+  return freezeEntry({ ...rest, ...(w.length > 0 ? { warnings: w } : {}) });
+}
+
 /** Freezes an entry and its arrays (see the module comment). */
 export function freezeEntry(e: BankEntry): BankEntry {
   Object.freeze(e.keyTokens);

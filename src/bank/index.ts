@@ -2,7 +2,7 @@
  * Skill banks on disk: the ε-cover keys of every installed skill, crash-safe, bound to the model and
  * projections that produced them.
  */
-export { BankStore, type BankOpenOptions } from "./store.js";
+export { BankStore } from "./store.js";
 export type { BankKeys } from "./keys.js";
 export {
   BANK_FORMAT_VERSION,
@@ -12,5 +12,6 @@ export {
   type BankEntryInput,
   type RenderCut,
   type BankStats,
+  type BankOpenOptions,
   type BankManifest,
 } from "./types.js";

@@ -31,9 +31,9 @@ import { LiveBm25Index } from "../lexical/live.js";
 import { TOKENIZER_VERSION, type DocTerms } from "../lexical/postings.js";
 import type { RenderableSkill } from "../render/index.js";
 import { encodeAdd, encodeCommit, encodeHeader, encodeRemove, HEADER_BYTES, headerProblem, LEXICON_FILE, LEXICON_TMP_RE, readRecords, type AddRecord } from "./lexicon-log.js";
-import type { BankStore, CommitParticipant } from "./store.js";
+import type { BankStore } from "./store.js";
 import type { TextStore } from "./texts.js";
-import type { BankEntry } from "./types.js";
+import type { BankEntry, CommitParticipant } from "./types.js";
 
 /** Largest lexicon read (~2 KB a skill; a larger file is rebuilt from the texts). */
 export const MAX_LEXICON_BYTES = 1024 * 1024 * 1024;

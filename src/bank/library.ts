@@ -261,6 +261,15 @@ export class Library {
   }
 
   /**
+   * Replaces an installed skill's warnings (the breadth probes' `hub:` flag), its keys, text and place
+   * in the bank unchanged (no row is written, and the lexicon, which follows the bank's order, stays
+   * in step). Durable at the next commit. False when `id` is not installed.
+   */
+  setWarnings(id: string, warnings: readonly string[]): Promise<boolean> {
+    return this.store.setWarnings(id, warnings);
+  }
+
+  /**
    * Writes one encoded skill to disk: its text, then its entry and keys, and its terms to the
    * lexicon (staged until the next {@link commit}). The keys are not held in memory until {@link track}.
    */

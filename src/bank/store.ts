@@ -33,33 +33,15 @@
 import { open, rm, type FileHandle } from "node:fs/promises";
 import { join } from "node:path";
 import { GavelError, invalidArgument } from "../errors.js";
-import { checkEntryInput, freezeEntry } from "./entries.js";
+import { checkEntryInput, freezeEntry, withWarnings } from "./entries.js";
 import { copyLiveRows, keysChecksum, keysCorrupt, readAll, readEntryKeys, writeRows, type BankKeys } from "./keys.js";
 import type { DirLock } from "./lock.js";
 import { manifestIdentity, openForWriting, readSnapshot } from "./opening.js";
 import { writeManifest } from "./manifest.js";
-import { BANK_FORMAT_VERSION, type BankEntry, type BankEntryInput, type BankHeader, type BankManifest, type BankStats } from "./types.js";
+import { BANK_FORMAT_VERSION, type BankEntry, type BankEntryInput, type BankHeader, type BankManifest, type BankStats, type BankOpenOptions, type CommitParticipant } from "./types.js";
 
 export type { BankKeys } from "./keys.js";
 export { SNAPSHOT_ATTEMPTS } from "./opening.js";
-
-/** Options of {@link BankStore.open}. */
-export interface BankOpenOptions {
-  /** Create the bank (and its directory) when it does not exist. Default false. */
-  create?: boolean;
-}
-
-/**
- * A file kept in step with the manifest (the bank's lexicon). Each commit calls `prepare` with the
- * generation it is about to write, after the key rows are synced and before the manifest is written,
- * then `committed` once the manifest is durable. `prepare` must leave the participant's files so that
- * either generation reads back consistently; a participant that cannot keep up must not throw but
- * leave files that its next open recognises as out of step. A `committed` that throws is ignored.
- */
-export interface CommitParticipant {
-  prepare(generation: number): Promise<void>;
-  committed(generation: number): Promise<void>;
-}
 
 /**
  * An open bank directory. Writes are staged: {@link BankStore.put} appends a skill's keys to the keys
@@ -256,6 +238,20 @@ export class BankStore {
   remove(id: string): Promise<boolean> {
     return this.#write(async () => {
       if (!this.#entries.delete(id)) return false;
+      this.#dirty = true;
+      return true;
+    });
+  }
+
+  /**
+   * Stage new warnings for skill `id` (durable at the next commit; false when it is not installed). No row
+   * is written and the entry keeps its place, so the bank's order, which the lexicon follows, is unchanged.
+   */
+  setWarnings(id: string, warnings: readonly string[]): Promise<boolean> {
+    return this.#write(async () => {
+      const e = this.#entries.get(id);
+      if (!e) return false;
+      this.#entries.set(id, withWarnings(e, warnings)); // Map.set on a present key keeps its place
       this.#dirty = true;
       return true;
     });

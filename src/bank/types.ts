@@ -62,8 +62,9 @@ export interface BankEntryInput {
   readonly renderCut?: RenderCut;
   /**
    * The loader's warnings about the skill when it was installed (spec violations, steering phrases,
-   * non-boolean flags); absent when there were none, and in entries of banks written before they were
-   * recorded.
+   * non-boolean flags), and the breadth probes' `hub:` flag (set after the skill's keys are staged,
+   * by `BankStore.setWarnings`); absent when there were none, and in entries of banks written before
+   * they were recorded.
    */
   readonly warnings?: readonly string[];
 }
@@ -85,6 +86,12 @@ export interface BankEntry extends BankEntryInput {
    * entries of banks written before it was recorded (`gavel check` reports them as unverified).
    */
   readonly keysSha256?: string;
+}
+
+/** Options of {@link BankStore.open}. */
+export interface BankOpenOptions {
+  /** Create the bank (and its directory) when it does not exist. Default false. */
+  create?: boolean;
 }
 
 /** Counts of {@link BankStore.stats}. */
@@ -111,4 +118,16 @@ export interface BankManifest {
   /** Increases by one on every commit. */
   readonly generation: number;
   readonly entries: readonly BankEntry[];
+}
+
+/**
+ * A file kept in step with the manifest (the bank's lexicon). Each commit calls `prepare` with the
+ * generation it is about to write, after the key rows are synced and before the manifest is written,
+ * then `committed` once the manifest is durable. `prepare` must leave the participant's files so that
+ * either generation reads back consistently; a participant that cannot keep up must not throw but
+ * leave files that its next open recognises as out of step. A `committed` that throws is ignored.
+ */
+export interface CommitParticipant {
+  prepare(generation: number): Promise<void>;
+  committed(generation: number): Promise<void>;
 }

@@ -25,6 +25,7 @@ import { needsLexical } from "../projections/abstention.js";
 import { explainVotes } from "./explain.js";
 import { installSkills } from "./install.js";
 import { LiveContext } from "./live.js";
+import { glanceTrusted, preferTrusted, priorityOf, sourceClass, trustActive, trustSettings, winnerFlags, type TrustSettings } from "./trust.js";
 import type { RouterParts } from "./parts.js";
 import { readSkillRecord, skillHandle, type SkillRecord } from "./skill-record.js";
 import type { Candidate, GlanceHit, GlanceOptions, InstalledSkill, InstallOptions, InstallReport } from "./types.js";
@@ -198,9 +199,11 @@ export class Router {
     return { ...store.stats(), memoryBytes: keys.bytes };
   }
 
-  /** The glance over the routable library, for a context. */
-  #glance(context: RouteContext, live: boolean | undefined, signal?: AbortSignal): Promise<Glanced> {
-    return glanceLibrary(this.#parts, () => encodeQueries(this.#parts, context, live, signal), signal);
+  /** The glance over the routable library, for a context (less the skills `trust` excludes). */
+  #glance(context: RouteContext, live: boolean | undefined, signal?: AbortSignal, trust?: TrustSettings): Promise<Glanced> {
+    const queriesOf = () => encodeQueries(this.#parts, context, live, signal);
+    if (trust && trustActive(trust)) return glanceTrusted(this.#parts, queriesOf, trust, signal);
+    return glanceLibrary(this.#parts, queriesOf, signal);
   }
 
   /** The verdict over the candidates (in glance order), then the ruling S = g + αL + γV, best first. */
@@ -215,7 +218,8 @@ export class Router {
     this.#check();
     const o = optionsObject(options, "options");
     const topK = intOption(o.topK, "topK", 1, 1 << 30, 20);
-    const { ranked } = await this.#parts.library.reading(() => this.#glance(context, liveOption(o.live), signalOption(o.signal)));
+    const trust = trustSettings(o, this.projections.delta);
+    const { ranked } = await this.#parts.library.reading(() => this.#glance(context, liveOption(o.live), signalOption(o.signal), trust));
     return glanceHits(ranked.slice(0, topK));
   }
 
@@ -245,10 +249,14 @@ export class Router {
     const verdict = boolOption(o.verdict, "verdict", true);
     const lexical = boolOption(o.lexical, "lexical", this.projections.beta > 0 || (abstain && needsLexical(model)));
     const signal = signalOption(o.signal);
+    const trust = trustSettings(o, this.projections.delta);
     const t0 = performance.now();
-    const glanced = await this.#glance(context, liveOption(o.live), signal);
+    const glanced = await this.#glance(context, liveOption(o.live), signal, trust);
     const t1 = performance.now();
-    const d = await decide(this.#parts, this.#lexical, glanced.q.taskText, glanced.ranked, glanced.res.handles, { lexical, verdict, abstain, signal });
+    const { library } = this.#parts;
+    // trust per source: lower-priority skills within tieMargin of the best g lose the tie
+    const ranked = trust.trust.size > 0 ? preferTrusted(glanced.ranked, (id) => priorityOf(sourceClass(library.entry(id), library.dir), trust.trust), trust.tieMargin) : glanced.ranked;
+    const d = await decide(this.#parts, this.#lexical, glanced.q.taskText, ranked, glanced.res.handles, { lexical, verdict, abstain, signal });
     const t2 = performance.now();
     const best = d.shortlist[0];
     const abstained = d.abstention?.abstain === true;
@@ -264,6 +272,8 @@ export class Router {
       timings: { glanceMs: t1 - t0, verdictMs: d.verdictMs, totalMs: t2 - t0, ...(d.lexicalMs !== undefined ? { lexicalMs: d.lexicalMs } : {}) },
       ...(glanced.q.truncation ? { truncation: glanced.q.truncation } : {}),
     };
+    const flags = chosen ? await winnerFlags(this.#parts.library, glanced.q.taskText, chosen.skill) : [];
+    if (flags.length > 0) result.flags = flags;
     if (explain && best) {
       const column = glanced.ranked.find((r) => r.skill === best.skill)!.column;
       result.explanation = explainVotes(this.model, this.#parts.library.entry(best.skill), column, glanced);

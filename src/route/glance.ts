@@ -30,13 +30,21 @@ export interface Glanced {
 
 /**
  * Glances over every skill that may be chosen automatically. `queriesOf` encodes the context; it is
- * called only once the library is known to hold a routable skill.
+ * called only once the library is known to hold a routable skill. `keep`, when given, filters the
+ * skill columns the glance ranks (excluded sources and flags, issue 17): an excluded skill takes no
+ * task token's vote and is in no ranking, so it can neither be shortlisted nor push a kept skill out
+ * of a top list.
  *
- * @throws GavelError `EMPTY_LIBRARY` when no skill is routable.
+ * @throws GavelError `EMPTY_LIBRARY` when no skill is routable, or `keep` excludes every one.
  */
-export async function glanceLibrary({ library }: RouterParts, queriesOf: () => Promise<Queries>, signal?: AbortSignal): Promise<Glanced> {
-  const handles = library.routable();
+export async function glanceLibrary({ library }: RouterParts, queriesOf: () => Promise<Queries>, signal?: AbortSignal, keep?: (id: string) => boolean): Promise<Glanced> {
+  let handles = library.routable();
   if (handles.length === 0) throw new GavelError("no skill is installed (or every one has disable-model-invocation)", "EMPTY_LIBRARY");
+  if (keep) {
+    // the excluded skills' columns leave the glance itself: they take no task token's vote
+    handles = handles.filter((h) => keep(library.idOf(h)));
+    if (handles.length === 0) throw new GavelError("every routable skill is excluded by excludeFlagged or excludeSources", "EMPTY_LIBRARY");
+  }
   const q = await queriesOf();
   const k = voteK(handles.length);
   // The whole bank when every skill is routable: a whole-bank glance is the one a CUDA build runs

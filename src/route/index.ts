@@ -12,6 +12,7 @@ export {
   type Candidate,
   type GlanceHit,
   type GlanceOptions,
+  type ExclusionOptions,
   type InstalledSkill,
   type InstallOptions,
   type InstallProgress,

@@ -11,6 +11,7 @@ import { inOrder, type Outcome } from "../util/in-order.js";
 import { loadSkills, type Skill, type SkillInput } from "../skills/index.js";
 import { encodeSkillKeys, type SkillKeys, type StageLap } from "./keys.js";
 import type { RouterParts } from "./parts.js";
+import { HUB_SHARE, hubWarning, probeBreadth } from "./probes.js";
 import { COMMIT_INTERVAL_MS, type InstallOptions, type InstallProgress, type InstallReport, type InstallStages } from "./types.js";
 
 /** {@link InstallOptions} checked, with their defaults. */
@@ -151,10 +152,34 @@ export async function installSkills(parts: RouterParts, source: string | readonl
   };
   try {
     await inOrder(skills, { width: settings.inFlight, beforeEach }, (s) => run.encode(s), (s, outcome) => run.settle(s, outcome));
+    await flagHubs(parts, run.report, signal);
   } finally {
     // Whatever was encoded before an abort or a failure is kept.
     await run.commit();
   }
   run.report.seconds = secondsSince(t0);
   return run.report;
+}
+
+/**
+ * The breadth probes (probes.ts) over the library after an install: each skill installed now that is
+ * the top match of at least {@link HUB_SHARE} of the generic probe tasks gets a `hub:` warning, kept
+ * in the bank and added to the report's warnings. A reinstall re-measures it (its old hub warning is
+ * replaced).
+ */
+async function flagHubs(parts: RouterParts, report: InstallReport, signal?: AbortSignal): Promise<void> {
+  if (report.installed.length === 0) return;
+  const { library } = parts;
+  const breadth = await probeBreadth(parts, signal);
+  for (const id of report.installed) {
+    const b = breadth.get(id);
+    const entry = library.store.get(id);
+    if (!entry || !b || b.share < HUB_SHARE) continue;
+    const w = hubWarning(b, breadth.size);
+    const kept = (entry.warnings ?? []).filter((x) => !x.startsWith("hub:"));
+    await library.setWarnings(id, [...kept, w]);
+    const rec = report.warnings.find((r) => r.id === id);
+    if (rec) rec.warnings.push(w);
+    else report.warnings.push({ id, name: entry.name, warnings: [w] });
+  }
 }

@@ -64,12 +64,15 @@ export class LexicalExpert {
   async posteriorByColumn(library: Library, taskText: string, temperature: number, handles: Int32Array): Promise<{ B: Float64Array; maxB: number; size: number }> {
     const all = await this.scoresAll(library, taskText);
     const row = this.#columnRows(library, all.ids, handles);
-    const z = logPartition(all.scores, temperature);
+    // A glance restricted to fewer skills (excludeFlagged, excludeSources: issue 17) normalises B over
+    // those skills only: an excluded skill that echoes the task takes no posterior mass from them.
+    const scores = handles.length === all.scores.length ? all.scores : Float64Array.from(row.filter((r) => r >= 0), (r) => all.scores[r]);
+    const z = logPartition(scores, temperature);
     let top = 0;
-    for (let i = 0; i < all.scores.length; i++) if (all.scores[i] > top) top = all.scores[i];
+    for (let i = 0; i < scores.length; i++) if (scores[i] > top) top = scores[i];
     const B = new Float64Array(handles.length);
     for (let c = 0; c < handles.length; c++) B[c] = row[c] < 0 ? -Infinity : all.scores[row[c]] / temperature - z;
-    return { B, maxB: top / temperature - z, size: all.scores.length };
+    return { B, maxB: top / temperature - z, size: scores.length };
   }
 
   #columnRows(library: Library, ids: readonly string[], handles: Int32Array): Int32Array {

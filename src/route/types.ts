@@ -125,8 +125,25 @@ export interface InstalledSkill {
   warnings?: string[];
 }
 
+/**
+ * Which skills a route or glance may rank (issue 17). A source selector is a source kind (`folder`,
+ * `library`, `input`), a scope (`project`, `user`: a host folder directly under the home folder,
+ * like `~/.claude/skills`), a host (`claude-code`, `codex`, `agents`, `github-copilot`) or an
+ * absolute path prefix (a host folder, a library file).
+ */
+export interface ExclusionOptions {
+  /**
+   * Leave out skills carrying these flags: `hub` (the breadth probes at install found it the top
+   * match of too many generic tasks), `injection` (a steering phrase), `echo` (its text holds a long
+   * verbatim run of the task's words). The excluded skills' columns leave the glance itself.
+   */
+  excludeFlagged?: ("hub" | "echo" | "injection")[];
+  /** Leave out skills from these sources (selectors, see above). */
+  excludeSources?: string[];
+}
+
 /** Options of {@link Router.glance}. */
-export interface GlanceOptions {
+export interface GlanceOptions extends ExclusionOptions {
   /** How many skills to return, best first (default 20). */
   topK?: number;
   /** Read the context as a live rollout: decayed vote weights 2^(−a_i/64) (default: true for chat messages). */
@@ -142,7 +159,16 @@ export interface GlanceHit {
 }
 
 /** Options of {@link Router.route}. */
-export interface RouteOptions {
+export interface RouteOptions extends ExclusionOptions {
+  /**
+   * Priority per source (selector → number, see {@link ExclusionOptions}): among the skills whose
+   * glance vote g is within `tieMargin` of the best, only those from the highest-priority source stay
+   * in the ranking (the others lose the near-tie), e.g. `{ project: 2, user: 1, library: 0 }`. A skill
+   * no selector matches has priority 0; several matches take the highest.
+   */
+  trust?: Record<string, number>;
+  /** The near-tie margin in g for `trust` (default the projections' Δ, the shortlist's own margin). */
+  tieMargin?: number;
   /**
    * Abstain (load nothing) when the projections' calibrated abstention model says the task is served
    * by no installed skill; without a model, when the winner's verdict V < 0. Default: on when the
@@ -219,6 +245,12 @@ export interface RouteResult {
   explanation?: Vote[];
   /** Present when the task was longer than the router's task budget and was cut (see {@link TaskTruncation}). */
   truncation?: TaskTruncation;
+  /**
+   * The chosen skill's flags, when it has any: `hub` and `injection` (from its warnings, see
+   * {@link InstalledSkill.warnings}) and `echo` (its text holds a verbatim run of at least 8 of the
+   * task's words: it may have won by copying the task).
+   */
+  flags?: ("hub" | "echo" | "injection")[];
 }
 
 /**

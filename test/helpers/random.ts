@@ -3,7 +3,10 @@ import { mulberry32 } from "../../src/util/prng.js";
 /** A small seeded PRNG (the package's mulberry32) so failures can be replayed from the logged seed. */
 export const rng: (seed: number) => () => number = mulberry32;
 
+/** A new seed per run, or GAVEL_TEST_SEED's (to replay a failure that printed its seed). */
 export function freshSeed(): number {
+  const fixed = process.env.GAVEL_TEST_SEED;
+  if (fixed !== undefined && fixed !== "") return Number(fixed) >>> 0;
   return (Date.now() ^ Math.floor(Math.random() * 0x7fffffff)) >>> 0;
 }
 

@@ -129,6 +129,52 @@ export function verdictLine(res: Pick<RouteResult, "verdict" | "shortlist">): st
   return "verdict: skipped (one candidate, and nothing reads V: it could change nothing)";
 }
 
+/** The trust options of `gavel route` and `glance`, as parseArgs declares them. */
+const trustArgOptions = {
+  "exclude-flagged": { type: "string" },
+  "exclude-source": { type: "string", multiple: true },
+  trust: { type: "string", multiple: true },
+  "tie-margin": { type: "string" },
+} as const;
+
+const TRUST_HELP = `  --exclude-flagged F   leave flagged skills out of the ranking: a comma-separated list of hub (the
+                        install's breadth probes flagged it), echo (its text copies the task's
+                        words), injection (a steering phrase)
+  --exclude-source SEL  leave skills from a source out (repeatable): folder, library, input,
+                        project, user, a host (claude-code, codex, agents, github-copilot) or an
+                        absolute folder or library path`;
+
+const TRUST_ROUTE_HELP = `  --trust SEL=N         priority of a source (repeatable, e.g. --trust project=2 --trust user=1):
+                        among skills within --tie-margin of the best glance vote g, the highest priority wins
+  --tie-margin X        the near-tie margin in g for --trust (default the projections' Δ)`;
+
+/** The route or glance options from the trust flags. */
+export function trustFromArgs(values: { "exclude-flagged"?: string; "exclude-source"?: string[]; trust?: string[]; "tie-margin"?: string }): {
+  excludeFlagged?: ("hub" | "echo" | "injection")[];
+  excludeSources?: string[];
+  trust?: Record<string, number>;
+  tieMargin?: number;
+} {
+  const out: ReturnType<typeof trustFromArgs> = {};
+  if (values["exclude-flagged"] !== undefined) out.excludeFlagged = values["exclude-flagged"].split(",").map((f) => f.trim()).filter((f) => f !== "") as ("hub" | "echo" | "injection")[];
+  if (values["exclude-source"] !== undefined) out.excludeSources = [...values["exclude-source"]];
+  if (values.trust !== undefined) {
+    out.trust = {};
+    for (const t of values.trust) {
+      const i = t.lastIndexOf("=");
+      const n = i > 0 ? Number(t.slice(i + 1)) : NaN;
+      if (i <= 0 || t.slice(i + 1).trim() === "" || !Number.isFinite(n)) throw invalidArgument(`--trust takes SELECTOR=NUMBER, got ${JSON.stringify(t)}`);
+      out.trust[t.slice(0, i)] = n;
+    }
+  }
+  if (values["tie-margin"] !== undefined) {
+    const m = Number(values["tie-margin"]);
+    if (values["tie-margin"].trim() === "" || !Number.isFinite(m) || m < 0) throw invalidArgument(`--tie-margin takes a number ≥ 0, got ${JSON.stringify(values["tie-margin"])}`);
+    out.tieMargin = m;
+  }
+  return out;
+}
+
 /** `gavel route`: one task through glance, verdict and ruling. */
 export const route: Command = {
   summary: "route a task: glance, verdict on the shortlist, ruling (prints the shortlist)",
@@ -148,7 +194,9 @@ ${routerOptionsHelp}
   --explain             show the task tokens that voted for the winner
   --lexical             compute the lexical expert B (BM25 over the installed skills' text) for the
                         shortlist; S adds βB (on by default when the projections' β > 0, or when
-                        the abstention model reads B)`,
+                        the abstention model reads B)
+${TRUST_HELP}
+${TRUST_ROUTE_HELP}`,
   async run(args) {
     const { positionals, values } = parseArgs({
       args,
@@ -161,6 +209,7 @@ ${routerOptionsHelp}
         explain: { type: "boolean" },
         lexical: { type: "boolean" },
         "task-file": { type: "string" },
+        ...trustArgOptions,
       },
     });
     const task = await readTaskArg(positionals, values["task-file"]);
@@ -170,8 +219,10 @@ ${routerOptionsHelp}
     }
     if (values.abstain && values["no-abstain"]) throw invalidArgument("--abstain and --no-abstain contradict each other");
     const abstain = values.abstain ? true : values["no-abstain"] ? false : undefined;
-    // a running `gavel serve` on this bank answers in milliseconds (and holds the bank's lock)
-    const served = await routeViaServerIfRunning<RouteResult>(task, {
+    const trust = trustFromArgs(values);
+    // a running `gavel serve` on this bank answers in milliseconds (and holds the bank's lock);
+    // it takes no trust options, so with them the bank is read here
+    const served = Object.keys(trust).length > 0 ? null : await routeViaServerIfRunning<RouteResult>(task, {
       bank: values.bank,
       ...(abstain !== undefined ? { abstain } : {}),
       ...(values["no-verdict"] ? { verdict: false } : {}),
@@ -189,6 +240,7 @@ ${routerOptionsHelp}
         ...(values["no-verdict"] ? { verdict: false } : {}),
         explain: values.explain,
         ...(values.lexical ? { lexical: true } : {}),
+        ...trust,
       });
       if (values.json) {
         console.log(JSON.stringify(res, null, 2));
@@ -206,6 +258,7 @@ function printRoute(res: RouteResult): void {
   console.log(`\n${verdictLine(res)}`);
   if (res.abstention) console.log(`abstention: ${res.abstention.reason}`);
   console.log(res.abstained ? "abstained: no installed skill serves this task; load nothing" : `chosen: ${res.skill === undefined || res.skill === null ? "(none)" : safeText(res.skill)}`);
+  if (res.flags?.length) console.log(`flagged: ${res.flags.join(", ")} (see gavel list for its warnings; --exclude-flagged leaves such skills out)`);
   if (res.truncation) console.log(truncationLine(res.truncation));
   if (res.explanation) {
     console.log("\nvotes for it (task token → matched skill token, m):");
@@ -222,16 +275,17 @@ export const glance: Command = {
   help: `usage: gavel glance "<task>" | --task-file PATH | - [options]
 ${routerOptionsHelp}
   --task-file PATH      read the task from a file (or give - to read it from stdin)
-  --top K               how many to print (default 20)`,
+  --top K               how many to print (default 20)
+${TRUST_HELP}`,
   async run(args) {
-    const { positionals, values } = parseArgs({ args, allowPositionals: true, options: { ...routerOptions, top: { type: "string" }, "task-file": { type: "string" } } });
+    const { positionals, values } = parseArgs({ args, allowPositionals: true, options: { ...routerOptions, top: { type: "string" }, "task-file": { type: "string" }, "exclude-flagged": trustArgOptions["exclude-flagged"], "exclude-source": trustArgOptions["exclude-source"] } });
     const task = await readTaskArg(positionals, values["task-file"]);
     if (task === undefined) {
       console.error(this.help);
       return 2;
     }
     return withReader(values, async (router) => {
-      const hits = await router.glance(task, { topK: intArg(values.top, "top") ?? 20 });
+      const hits = await router.glance(task, { topK: intArg(values.top, "top") ?? 20, ...trustFromArgs(values) });
       console.log(values.json ? JSON.stringify(hits, null, 2) : table(["skill", "g"], hits.map((h) => [safeText(h.skill), h.g])));
       return 0;
     });
