@@ -19,7 +19,7 @@
 import { readFile } from "node:fs/promises";
 import {
   Gate, gateScoreFeatures, GATE_SCORE_FEATURES, generateChat, renderChat,
-  type ChatMessage, type GateModel, type GenerateChunk, type GenerateOptions, type LiveScore, type Model,
+  type ChatMessage, type GateModel, type GenerateChunk, type GenerateOptions, type LiveContext, type LiveScore, type Model,
   type RouteOptions, type Router,
 } from "../../src/index.js";
 import { Sandbox, type ExecResult, type SandboxOptions } from "./sandbox.js";
@@ -325,123 +325,160 @@ async function skillText(router: Router, id: string): Promise<string> {
   return `---\nname: ${rec.name}\ndescription: ${rec.description}\n---\n\n${rec.body}`;
 }
 
+/** One run's state, shared by its steps. */
+interface Run {
+  options: AgentOptions;
+  router: Router;
+  policy: Policy;
+  gate: GateLike;
+  live: LiveContext;
+  sandbox: Sandbox;
+  messages: ChatMessage[];
+  loads: LoadedSkill[];
+  maxLoads: number;
+  emit: (e: AgentEvent) => void;
+}
+
+/**
+ * One attempt at the assistant's reply of turn `turn`: streams it through the live context and the
+ * gate, and returns "restart" when a firing loaded a skill (the partial reply and the skill are then
+ * in the conversation), else "done" with the reply appended.
+ */
+async function attemptReply(run: Run, turn: number, attempt: number): Promise<"done" | "restart"> {
+  const { live, gate, options } = run;
+  // The live context reads the whole conversation as this turn's prompt prefill hands it over.
+  live.reset();
+  gate.reset();
+  let prompt: Promise<void> = Promise.resolve();
+  const stream = run.policy.turn({
+    messages: [...run.messages],
+    captureLayer: live.layer,
+    onPrompt: (states) => {
+      prompt = live.append(states);
+      prompt.catch(() => undefined);
+    },
+    signal: options.signal,
+  });
+  let text = "";
+  let index = 0;
+  let gateOn = run.loads.length < run.maxLoads;
+  for await (const chunk of stream) {
+    await prompt;
+    await live.append(chunk.state);
+    text += chunk.text;
+    const { g } = live.scores();
+    const logit = gateOn && gate.logit ? gate.logit(g, chunk.state) : null;
+    const fired = gateOn && gate.step(g, chunk.state);
+    if (options.onToken) {
+      const f = gateScoreFeatures(g);
+      const features = Object.fromEntries(GATE_SCORE_FEATURES.map((k, i) => [k, f[i]])) as TokenTrace["features"];
+      options.onToken({ turn, attempt, index, text: chunk.text, contextTokens: live.tokens, top: live.top(2), features, logit, fired });
+    }
+    index++;
+    if (!fired) continue;
+    gateOn = false; // one ruling per reply; a load restarts the turn
+    if (await fire(run, turn, attempt, text, index)) return "restart"; // leaving the loop ends the stream
+  }
+  await prompt;
+  run.emit({ type: "assistant", turn, attempt, text, tokens: index, interrupted: false });
+  run.messages.push({ role: "assistant", content: text });
+  return "done";
+}
+
+/** A firing: the route over the context as it stands; true when it loaded a skill (the turn restarts). */
+async function fire(run: Run, turn: number, attempt: number, text: string, index: number): Promise<boolean> {
+  const { router, messages, emit } = run;
+  emit({ type: "fire", turn, attempt, atToken: index, partial: text, leaders: run.live.top(3) });
+  const context: ChatMessage[] = text === "" ? [...messages] : [...messages, { role: "assistant", content: text }];
+  const t0 = performance.now();
+  const res = await router.route(context, { live: true, ...run.options.route, signal: run.options.signal });
+  emit({
+    type: "route", turn, skill: res.skill, name: res.name, abstained: res.abstained, reason: res.abstention?.reason,
+    shortlist: res.shortlist.map((c) => ({ name: c.name, g: c.g, V: Number.isNaN(c.V) ? null : c.V, S: c.S })), ms: performance.now() - t0,
+  });
+  if (res.skill === null || res.name === null) return false;
+  if (run.loads.some((l) => l.skill === res.skill)) {
+    emit({ type: "skip", turn, skill: res.skill, name: res.name, why: "already loaded" });
+    return false;
+  }
+  const body = await skillText(router, res.skill);
+  run.loads.push({ skill: res.skill, name: res.name, turn, atToken: index });
+  emit({ type: "assistant", turn, attempt, text, tokens: index, interrupted: true });
+  // the half-written reply stays as far as it got; the skill follows it
+  if (text !== "") messages.push({ role: "assistant", content: text });
+  messages.push({ role: "user", content: `[skill loaded: ${res.name}]\n\n${body}` });
+  emit({ type: "load", turn, skill: res.skill, name: res.name, chars: body.length });
+  return true;
+}
+
+/** Runs the last reply's action; returns the submitted output, or null (the observation is appended). */
+async function act(run: Run, turn: number): Promise<string | null> {
+  const { messages, sandbox, emit } = run;
+  const actions = actionsOf(messages[messages.length - 1].content);
+  if (actions.length !== 1) {
+    emit({ type: "format-error", turn, blocks: actions.length });
+    messages.push({ role: "user", content: formatError(actions.length) });
+    return null;
+  }
+  const r = await sandbox.exec(actions[0]);
+  emit({ type: "action", turn, command: r.command, refused: r.refused, returncode: r.returncode, timedOut: r.timedOut, output: r.output, ms: r.ms });
+  const lines = r.output.trimStart().split("\n");
+  if (r.refused === null && !r.timedOut && lines[0].trim() === SUBMIT_MARKER) {
+    const output = lines.slice(1).join("\n");
+    emit({ type: "submit", turn, output });
+    return output;
+  }
+  messages.push({ role: "user", content: observation(r, sandbox.timeoutMs) });
+  return null;
+}
+
 /**
  * Runs the agent on one task until it submits, the turns run out, or an error (a context overflow,
  * say) ends it. The sandbox is removed at the end unless `keepSandbox`, whatever happened.
  */
 export async function runAgent(task: string, options: AgentOptions): Promise<AgentResult> {
-  const { router, signal } = options;
-  const policy = options.policy ?? new ModelPolicy(router.model);
+  const { router } = options;
   const { gate, label } = gateOf(options.gate);
-  const maxTurns = options.maxTurns ?? 10;
-  const maxLoads = options.maxLoads ?? 3;
   const sandbox = Sandbox.create(options.sandbox);
   const events: AgentEvent[] = [];
-  const emit = (e: AgentEvent) => {
-    events.push(e);
-    options.log?.(e);
+  const run: Run = {
+    options, router, gate, sandbox,
+    policy: options.policy ?? new ModelPolicy(router.model),
+    live: router.live(),
+    messages: [
+      { role: "system", content: options.system ?? systemPrompt(sandbox.allowed) },
+      { role: "user", content: instancePrompt(task) },
+    ],
+    loads: [],
+    maxLoads: options.maxLoads ?? 3,
+    emit: (e) => {
+      events.push(e);
+      options.log?.(e);
+    },
   };
-  const messages: ChatMessage[] = [
-    { role: "system", content: options.system ?? systemPrompt(sandbox.allowed) },
-    { role: "user", content: instancePrompt(task) },
-  ];
-  const loads: LoadedSkill[] = [];
-  const live = router.live();
+  const maxTurns = options.maxTurns ?? 10;
   let status: AgentStatus = "max-turns";
   let output: string | null = null;
   let error: string | undefined;
   let turns = 0;
   try {
     await options.setup?.(sandbox.dir);
-    emit({ type: "start", task, sandbox: sandbox.dir, gate: label, skills: router.list().length });
-    turnLoop: while (turns < maxTurns) {
-      for (let attempt = 0; ; attempt++) {
-        // The live context reads the whole conversation as this turn's prompt prefill hands it over.
-        live.reset();
-        gate.reset();
-        let prompt: Promise<void> = Promise.resolve();
-        const stream = policy.turn({
-          messages: [...messages],
-          captureLayer: live.layer,
-          onPrompt: (states) => {
-            prompt = live.append(states);
-            prompt.catch(() => undefined);
-          },
-          signal,
-        });
-        let text = "";
-        let index = 0;
-        let gateOn = loads.length < maxLoads;
-        let restart = false;
-        for await (const chunk of stream) {
-          await prompt;
-          await live.append(chunk.state);
-          text += chunk.text;
-          const { g } = live.scores();
-          const logit = gateOn && gate.logit ? gate.logit(g, chunk.state) : null;
-          const fired = gateOn && gate.step(g, chunk.state);
-          if (options.onToken) {
-            const f = gateScoreFeatures(g);
-            const features = Object.fromEntries(GATE_SCORE_FEATURES.map((k, i) => [k, f[i]])) as TokenTrace["features"];
-            options.onToken({ turn: turns, attempt, index, text: chunk.text, contextTokens: live.tokens, top: live.top(2), features, logit, fired });
-          }
-          index++;
-          if (!fired) continue;
-          // The gate fired: one ruling per message; a load restarts the turn.
-          gateOn = false;
-          emit({ type: "fire", turn: turns, attempt, atToken: index, partial: text, leaders: live.top(3) });
-          const context: ChatMessage[] = text === "" ? [...messages] : [...messages, { role: "assistant", content: text }];
-          const t0 = performance.now();
-          const res = await router.route(context, { live: true, ...options.route, signal });
-          emit({
-            type: "route", turn: turns, skill: res.skill, name: res.name, abstained: res.abstained, reason: res.abstention?.reason,
-            shortlist: res.shortlist.map((c) => ({ name: c.name, g: c.g, V: Number.isNaN(c.V) ? null : c.V, S: c.S })), ms: performance.now() - t0,
-          });
-          if (res.skill === null || res.name === null) continue;
-          if (loads.some((l) => l.skill === res.skill)) {
-            emit({ type: "skip", turn: turns, skill: res.skill, name: res.name, why: "already loaded" });
-            continue;
-          }
-          const body = await skillText(router, res.skill);
-          loads.push({ skill: res.skill, name: res.name, turn: turns, atToken: index });
-          emit({ type: "assistant", turn: turns, attempt, text, tokens: index, interrupted: true });
-          if (text !== "") messages.push({ role: "assistant", content: text });
-          messages.push({ role: "user", content: `[skill loaded: ${res.name}]\n\n${body}` });
-          emit({ type: "load", turn: turns, skill: res.skill, name: res.name, chars: body.length });
-          restart = true;
-          break; // ends the stream (the generation's sequence is released)
-        }
-        if (restart) continue;
-        await prompt;
-        emit({ type: "assistant", turn: turns, attempt, text, tokens: index, interrupted: false });
-        messages.push({ role: "assistant", content: text });
+    run.emit({ type: "start", task, sandbox: sandbox.dir, gate: label, skills: router.list().length });
+    while (turns < maxTurns) {
+      let attempt = 0;
+      while ((await attemptReply(run, turns, attempt)) === "restart") attempt++;
+      output = await act(run, turns++);
+      if (output !== null) {
+        status = "submitted";
         break;
       }
-      turns++;
-      const reply = messages[messages.length - 1].content;
-      const actions = actionsOf(reply);
-      if (actions.length !== 1) {
-        emit({ type: "format-error", turn: turns - 1, blocks: actions.length });
-        messages.push({ role: "user", content: formatError(actions.length) });
-        continue;
-      }
-      const r = await sandbox.exec(actions[0]);
-      emit({ type: "action", turn: turns - 1, command: r.command, refused: r.refused, returncode: r.returncode, timedOut: r.timedOut, output: r.output, ms: r.ms });
-      const lines = r.output.trimStart().split("\n");
-      if (r.refused === null && !r.timedOut && lines[0].trim() === SUBMIT_MARKER) {
-        status = "submitted";
-        output = lines.slice(1).join("\n");
-        emit({ type: "submit", turn: turns - 1, output });
-        break turnLoop;
-      }
-      messages.push({ role: "user", content: observation(r, sandbox.timeoutMs) });
     }
   } catch (err) {
-    status = signal?.aborted ? "aborted" : "error";
+    status = options.signal?.aborted ? "aborted" : "error";
     error = err instanceof Error ? err.message : String(err);
   } finally {
     if (!options.keepSandbox) sandbox.dispose();
   }
-  emit({ type: "end", status, turns, loads: loads.map((l) => l.name), removed: !options.keepSandbox, ...(error !== undefined ? { error } : {}) });
-  return { status, output, turns, loads, messages, events, sandbox: sandbox.dir, ...(error !== undefined ? { error } : {}) };
+  run.emit({ type: "end", status, turns, loads: run.loads.map((l) => l.name), removed: !options.keepSandbox, ...(error !== undefined ? { error } : {}) });
+  return { status, output, turns, loads: run.loads, messages: run.messages, events, sandbox: sandbox.dir, ...(error !== undefined ? { error } : {}) };
 }

@@ -48,6 +48,7 @@ type Token = { kind: "word"; text: string; raw: string } | { kind: "sep" } | { k
  * parentheses) and redirections, honouring quotes and backslashes, and skipping heredoc bodies.
  * Throws a string (the reason) on what it refuses: command or process substitution, unbalanced quotes.
  */
+// long function: a tokenizer's one loop over the characters reads better whole
 function tokenize(line: string): Token[] {
   const out: Token[] = [];
   const heredocs: { delim: string; strip: boolean }[] = [];
