@@ -13,7 +13,7 @@
 //     within 2e-3 exempt, as above), and the top-1
 //     skill by g the same unless the CPU's g of the two differs by ≤ 2·TOL_M16 (a stated near-tie);
 //   the vote: g of the device = the float64 vote over its own m (≤ 1e-6), whatever the roundings.
-// Usage: node scripts/device/glance-twins.mjs [--twins-only | --timings-only] [--shapes a,b,…]
+// Usage: node scripts/device/glance-twins.mjs [--twins-only | --timings-only] [--shapes a,b,… | --scale S,K,D,NQ]
 //   --shapes picks timing shapes by name (d256-10k, d256-30k, d256-100k, d768-1k, d768-10k, d768-30k).
 import { KeyBank, glance, glanceDevice } from "../../dist/index.js";
 
@@ -203,8 +203,11 @@ if (!args.includes("--twins-only")) {
     "d768-1k": [1000, 235, 768, 239], "d768-10k": [10000, 235, 768, 239], "d768-30k": [30000, 235, 768, 239],
   };
   const targets = { "d256-100k": 28, "d768-10k": 1.1 }; // issue 15, ms through node
-  const pick = args.includes("--shapes") ? args[args.indexOf("--shapes") + 1].split(",") : Object.keys(all);
+  // --scale S,K,D,NQ (the staging scripts' quick check) times that one shape instead.
+  if (args.includes("--scale")) all.scale = args[args.indexOf("--scale") + 1].split(",").map(Number);
+  const pick = args.includes("--scale") ? ["scale"] : args.includes("--shapes") ? args[args.indexOf("--shapes") + 1].split(",") : Object.keys(all);
   for (const name of pick) {
+    if (!all[name]) throw new Error(`unknown shape ${name}`);
     const [S, K, D, NQ] = all[name];
     const bank = new KeyBank(D, { keyType: "f16" });
     const pool = unitRows(K * 64, D);
@@ -221,14 +224,14 @@ if (!args.includes("--twins-only")) {
       t = performance.now();
       r = await bank.glance(q, { detail: 3 });
       node.push(performance.now() - t);
-      kernel.push(r.device.maxSimMs + r.device.topKMs);
-      copy.push(r.device.copyMs);
+      kernel.push(r.device ? r.device.maxSimMs + r.device.topKMs : NaN); // NaN: not a device glance (a dry run)
+      copy.push(r.device ? r.device.copyMs : NaN);
     }
     const med = (a) => +a.slice().sort((x, y) => x - y)[2].toFixed(3);
     const flops = 2 * NQ * S * K * D;
     console.log(JSON.stringify({
       shape: name, skills: S, keysPerSkill: K, dim: D, queryRows: NQ, addMs: Math.round(addMs), firstGlanceMs: Math.round(firstMs),
-      nodeMs: med(node), kernelMs: med(kernel), maxSimMs: +r.device.maxSimMs.toFixed(3), topKMs: +r.device.topKMs.toFixed(3), copyMs: med(copy),
+      nodeMs: med(node), kernelMs: med(kernel), maxSimMs: r.device?.maxSimMs ?? null, topKMs: r.device?.topKMs ?? null, copyMs: med(copy),
       tflops: +(flops / med(kernel) / 1e9).toFixed(1), targetMs: targets[name] ?? null, gFinite: r.g.every(Number.isFinite),
     }));
     bank.dispose();
