@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <cfloat>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -50,8 +51,20 @@ __device__ __forceinline__ bool Better(float v, int64_t i, float bv, int64_t bi)
   return v > bv || (v == bv && i < bi);
 }
 
+// Dynamic shared memory of MaxSimKernel: the query tile (all of dimP when kResident, else one
+// 64-dimension slab), one key slab, the products.
+size_t MaxSimSmem(bool resident, int dimP) {
+  const size_t lda = resident ? size_t(dimP) + 8 : size_t(kLd);
+  return (kTile * lda + kTile * kLd) * sizeof(__half) + kTile * kLdC * sizeof(float);
+}
+
 // m[i·nCols + c], am[…] for the block's column c = c0 + blockIdx.x and query rows q0 … q0 + 63.
 // Q is nq × dimP, K rows × dimP (f16, zero-padded past dim, so the padding adds nothing).
+// kResident: the block's 64 query rows are loaded into shared memory once, whole (dimP + 8 halves
+// a row), and only key slabs are staged per step: half the loads of staging both (used while the
+// tile fits the device's shared memory, i.e. up to dimP ≈ 1,600 on an H100). Otherwise both operands
+// are staged 64 dimensions at a time.
+template <bool kResident>
 __global__ void __launch_bounds__(kThreads) MaxSimKernel(const __half* __restrict__ Q, int nq,
                                                          const __half* __restrict__ K, int dimP,
                                                          const int64_t* __restrict__ colRow,
@@ -62,10 +75,22 @@ __global__ void __launch_bounds__(kThreads) MaxSimKernel(const __half* __restric
   const int q0 = blockIdx.y * kTile;
   const int64_t k0 = colRow[c];
   const int nk = int(colRows[c]);
-  __shared__ __align__(128) __half As[kTile * kLd];
-  __shared__ __align__(128) __half Bs[kTile * kLd];
-  __shared__ __align__(128) float Cs[kTile * kLdC];
+  // Offsets in bytes are multiples of 32 (WMMA's pointer alignment): 64·lda·2 with lda ≡ 8 (mod 64).
+  extern __shared__ __align__(128) unsigned char smem[];
+  const int lda = kResident ? dimP + 8 : kLd;
+  __half* As = reinterpret_cast<__half*>(smem);
+  __half* Bs = As + kTile * lda;
+  float* Cs = reinterpret_cast<float*>(Bs + kTile * kLd);
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
+  if (kResident) {  // the query tile, once (made visible by the first step's __syncthreads)
+    const int vecs = dimP / 8;
+    for (int e = tid; e < kTile * vecs; e += kThreads) {
+      const int r = e / vecs, v = e % vecs;
+      uint4 a = make_uint4(0, 0, 0, 0);
+      if (q0 + r < nq) a = *reinterpret_cast<const uint4*>(Q + int64_t(q0 + r) * dimP + v * 8);
+      *reinterpret_cast<uint4*>(As + r * lda + v * 8) = a;
+    }
+  }
   const int half = lane & 1;               // two lanes per query row, 32 keys of a tile each
   const int myRow = warp * 16 + (lane >> 1);
   const float* myC = Cs + myRow * kLdC + half * 32;
@@ -80,17 +105,20 @@ __global__ void __launch_bounds__(kThreads) MaxSimKernel(const __half* __restric
 #pragma unroll
       for (int e = tid; e < kTile * 8; e += kThreads) {
         const int r = e >> 3, v = e & 7;
-        uint4 a = make_uint4(0, 0, 0, 0), b = make_uint4(0, 0, 0, 0);
-        if (q0 + r < nq) a = *reinterpret_cast<const uint4*>(Q + int64_t(q0 + r) * dimP + d0 + v * 8);
+        if (!kResident) {
+          uint4 a = make_uint4(0, 0, 0, 0);
+          if (q0 + r < nq) a = *reinterpret_cast<const uint4*>(Q + int64_t(q0 + r) * dimP + d0 + v * 8);
+          *reinterpret_cast<uint4*>(As + r * kLd + v * 8) = a;
+        }
+        uint4 b = make_uint4(0, 0, 0, 0);
         if (kb + r < nk) b = *reinterpret_cast<const uint4*>(K + (k0 + kb + r) * dimP + d0 + v * 8);
-        *reinterpret_cast<uint4*>(As + r * kLd + v * 8) = a;
         *reinterpret_cast<uint4*>(Bs + r * kLd + v * 8) = b;
       }
       __syncthreads();
 #pragma unroll
       for (int kk = 0; kk < kD; kk += 16) {
         wmma::fragment<wmma::matrix_a, 16, 16, 16, __half, wmma::row_major> fa;
-        wmma::load_matrix_sync(fa, As + warp * 16 * kLd + kk, kLd);
+        wmma::load_matrix_sync(fa, As + warp * 16 * lda + (kResident ? d0 : 0) + kk, lda);
 #pragma unroll
         for (int j = 0; j < 4; ++j) {
           // B (dims × keys) is Bs read column-major: element (dim k, key n) at Bs[n·ld + k].
@@ -273,6 +301,11 @@ class CudaBank final : public DeviceBank {
       const size_t at = stage.size();
       stage.resize(at + size_t(p.rows * dimP_), 0);
       uint16_t* dst = stage.data() + at;
+      if (p.f16 != nullptr && dimP_ == dim_) {  // already in the device's format: one copy
+        std::memcpy(dst, p.f16, size_t(p.rows * dim_) * sizeof(uint16_t));
+        stageRows += p.rows;
+        continue;
+      }
       for (int64_t r = 0; r < p.rows; ++r)
         for (int64_t d = 0; d < dim_; ++d) {
           if (p.f16 != nullptr) {
@@ -319,10 +352,18 @@ class CudaBank final : public DeviceBank {
     Check(cudaMemcpyAsync(dRows, a.rows, size_t(nCols) * sizeof(int64_t), cudaMemcpyHostToDevice, stream_), "copying columns");
     Check(cudaEventRecord(e1.e, stream_), "recording an event");
     const unsigned gy = unsigned((nq + kTile - 1) / kTile);
+    const bool resident = ResidentQueries();
+    const size_t smem = MaxSimSmem(resident, int(dimP_));
+    if (resident)
+      Check(cudaFuncSetAttribute(MaxSimKernel<true>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)),
+            "setting the max-sim kernel's shared memory");
     for (int64_t c0 = 0; c0 < nCols; c0 += kColsPerLaunch) {
       if (stop != nullptr && stop->load(std::memory_order_relaxed)) throw Failure(Code::ABORTED, "glance aborted");
       const unsigned gx = unsigned(std::min(kColsPerLaunch, nCols - c0));
-      MaxSimKernel<<<dim3(gx, gy), kThreads, 0, stream_>>>(dq, int(nq), keys_, int(dimP_), dRow, dRows, nCols, c0, dm, dam);
+      if (resident)
+        MaxSimKernel<true><<<dim3(gx, gy), kThreads, smem, stream_>>>(dq, int(nq), keys_, int(dimP_), dRow, dRows, nCols, c0, dm, dam);
+      else
+        MaxSimKernel<false><<<dim3(gx, gy), kThreads, smem, stream_>>>(dq, int(nq), keys_, int(dimP_), dRow, dRows, nCols, c0, dm, dam);
       Check(cudaGetLastError(), "launching the max-sim kernel");
       if (c0 + kColsPerLaunch < nCols) Check(cudaStreamSynchronize(stream_), "running the max-sim kernel");
     }
@@ -390,6 +431,30 @@ class CudaBank final : public DeviceBank {
   }
 
  private:
+  // Whether the max-sim keeps its query tile resident (MaxSimKernel<true>). GAVEL_GLANCE_QTILE =
+  // "resident" | "staged" chooses (read at each glance, for benches); by default resident while the
+  // tile leaves room for 3 blocks per SM (dimP ≤ ~600 on an H100): at 1 block per SM (dim 768) the
+  // 4 warps an SM would then run are unlikely to hide the loads that residency saves. Unmeasured:
+  // glance-twins.mjs times both.
+  bool ResidentQueries() {
+    const size_t need = MaxSimSmem(true, int(dimP_)), optIn = size_t(SmemOptIn());
+    if (need > optIn) return false;
+    const char* v = std::getenv("GAVEL_GLANCE_QTILE");
+    if (v != nullptr && std::strcmp(v, "resident") == 0) return true;
+    if (v != nullptr && std::strcmp(v, "staged") == 0) return false;
+    return 3 * need <= optIn;
+  }
+
+  // The shared memory a block may opt in to (227 KiB on an H100), read once.
+  int SmemOptIn() {
+    if (smemOptIn_ < 0) {
+      int dev = 0;
+      Check(cudaGetDevice(&dev), "reading the device");
+      Check(cudaDeviceGetAttribute(&smemOptIn_, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev), "reading the device's shared memory");
+    }
+    return smemOptIn_;
+  }
+
   // Grow-only key buffer that keeps its rows: a larger one (×1.5 headroom, so n appends cost
   // O(log n) reallocations), rows [0, end_) copied over on the device, the old one freed.
   void Grow(int64_t rows) {
@@ -414,6 +479,7 @@ class CudaBank final : public DeviceBank {
   cudaStream_t stream_ = nullptr;
   __half* keys_ = nullptr;
   int64_t capRows_ = 0, end_ = 0;
+  int smemOptIn_ = -1;
   Buf<__half> q_;
   Buf<int64_t> colRow_, colRows_, cols_;
   Buf<float> m_, topM_, dm_;
