@@ -122,9 +122,9 @@ export interface NativeKernels {
    */
   kernelIsa(): string;
   /**
-   * Where whole-bank glances ({@link NativeBank.glance} without a handle subset) compute their max-sim:
-   * "cuda" when the addon was built with CUDA and a device answers (or GAVEL_GLANCE_DEVICE=cuda),
-   * else "cpu" (GAVEL_GLANCE_DEVICE=cpu forces it). Read once per process.
+   * Where {@link NativeBank.glance} runs (max-sim and top-k selection; over the whole bank or a
+   * handle subset): "cuda" when the addon was built with CUDA and a device answers (or
+   * GAVEL_GLANCE_DEVICE=cuda), else "cpu" (GAVEL_GLANCE_DEVICE=cpu forces it). Read once per process.
    */
   glanceDevice(): { device: "cuda" | "cpu"; cudaAvailable: boolean; reason?: string };
   /** {@link NativeKernels.coverFarthestFirst} on a worker thread, over a copy of the keys. */
@@ -135,13 +135,17 @@ export interface NativeKernels {
    */
   projectNormalize(states: Float32Array, inDim: number, W: Float32Array, outDim: number): Promise<Float32Array>;
   /** Skills' keys held natively across glances (copy-on-write snapshots; see NativeBank). */
-  NativeBank: new (dim: number) => NativeBank;
+  NativeBank: new (dim: number, keyType?: "f32" | "f16") => NativeBank;
 }
 
 /** {@link NativeGlanceResult} plus the handle of each result column. */
 export interface NativeBankGlanceResult extends NativeGlanceResult {
-  /** handles[s]: the skill of column s of g, m and argmax. */
+  /** handles[s]: the skill of column s of g (and of m and argmax without `detail`). */
   handles: Int32Array;
+  /** With `detail` n: the n best columns by g (ties to the lower); m, argmax are nQuery × n of them. */
+  columns?: Int32Array;
+  /** Only for a glance that ran on the device: its phases' device time (CUDA events), in ms. */
+  device?: { maxSimMs: number; topKMs: number; copyMs: number };
 }
 
 /**
@@ -165,7 +169,15 @@ export interface NativeBank {
    * ≥ 0, default 0) tags the call for {@link NativeBank.abort}.
    */
   glance(queries: Float32Array, weights: Float32Array, k: number, handles?: Int32Array | null,
-         ticket?: number): Promise<NativeBankGlanceResult>;
+         ticket?: number, detail?: number): Promise<NativeBankGlanceResult>;
+  /**
+   * Test hook: a device sync's bookkeeping now, on the probe's own layout (no device needed):
+   * skills uploaded (positions in handles()) and their rows, rows in use (live + holes), live rows,
+   * whether it compacted (holes past a third), each skill's first device row.
+   */
+  _deviceLayoutProbe(): { uploads: Int32Array; uploadedRows: number; end: number; live: number; compacted: boolean; rows: Float64Array };
+  /** How the keys are held: "f32" (default) or "f16". */
+  readonly keyType: "f32" | "f16";
   /** Makes the running glances with this ticket (all, without one) reject with ABORTED; returns how many. */
   abort(ticket?: number): number;
   /**
