@@ -55,8 +55,8 @@ case "${1:-}" in
     nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$OUT/verdict-gpu.txt"
     B="$HOME/lcpp-full/b/bin/llama-bench"
     # llama-bench on the same card and model: pp2048, and pp256 after a 2,048-token depth, FA off/on
-    "$B" -m "$M" -ngl 99 -p 2048 -n 0 -fa 0,1 -r 3 -o md 2>/dev/null | tee "$OUT/verdict-llama-bench.txt"
-    "$B" -m "$M" -ngl 99 -p 256 -n 0 -d 2048 -fa 0,1 -r 3 -o md 2>/dev/null | tee -a "$OUT/verdict-llama-bench.txt"
+    "$B" -m "$M" -ngl 99 -p 2048 -n 0 -fa off,on -r 3 -o md 2>/dev/null | tee "$OUT/verdict-llama-bench.txt"
+    "$B" -m "$M" -ngl 99 -p 256 -n 0 -d 2048 -fa off,on -r 3 -o md 2>/dev/null | tee -a "$OUT/verdict-llama-bench.txt"
     # the verdict: layouts × settings, 3 rounds; batch 2048 (the physical batch now follows it)
     export GGML_CUDA_DISABLE_GRAPHS=1
     node "$V/verdict.bench.mjs" model="$M" n=9 prefix=2000 cont=250 threads=16 rounds=3 gpuLayers=-1 batch=2048 \
