@@ -18,12 +18,14 @@ export interface NativeModelParams {
   /** CPU threads, ≥ 1. */
   threads: number;
   batchSize: number;
-  /** Sequences the context holds at once: working sequences plus cached prefixes. */
+  /** Sequences the context holds at once: a scratch sequence plus cached prefixes. */
   sequences: number;
   /** -1 auto, 0 off, 1 on. */
   flashAttention: number;
   /** f16 KV cache instead of f32. */
   kvF16: boolean;
+  /** true: one pool of contextSize cells; false: a stream of contextSize cells per sequence. */
+  kvUnified: boolean;
 }
 
 export interface NativeModelInfo {
@@ -33,8 +35,17 @@ export interface NativeModelInfo {
   nVocab: number;
   /** Context length the model was trained with. */
   contextLength: number;
-  /** Context size of this loaded instance (llama.cpp may round it up). */
+  /**
+   * What one request (prefix + continuation) may use in this loaded instance: the pool ("unified"),
+   * or one sequence's stream ("streams"); llama.cpp may round it up.
+   */
   contextSize: number;
+  /** Most tokens one llama_decode takes (llama.cpp's n_batch). */
+  batchSize: number;
+  /** The physical batch (llama.cpp's n_ubatch). */
+  ubatchSize: number;
+  /** The KV cache's layout, see ModelLoadOptions.kvLayout. */
+  kvLayout: "unified" | "streams";
   chatTemplate: string | null;
   bos: number | null;
   eos: number | null;
