@@ -432,17 +432,15 @@ class CudaBank final : public DeviceBank {
 
  private:
   // Whether the max-sim keeps its query tile resident (MaxSimKernel<true>). GAVEL_GLANCE_QTILE =
-  // "resident" | "staged" chooses (read at each glance, for benches); by default resident while the
-  // tile leaves room for 3 blocks per SM (dimP ≤ ~600 on an H100): at 1 block per SM (dim 768) the
-  // 4 warps an SM would then run are unlikely to hide the loads that residency saves. Unmeasured:
-  // glance-twins.mjs times both.
+  // "resident" chooses it (read at each glance, for benches); the default is staged. Measured on an
+  // H100 80GB HBM3 (2026-11-27, glance-twins.mjs --timings-only, docs/BENCHMARKS.md): resident was
+  // slower at every shape of issue 15, by 25% at dim 256 (3 blocks per SM) and 3x at dim 768 (1 block
+  // per SM): the loads it saves were already hidden by the staged pipeline.
   bool ResidentQueries() {
     const size_t need = MaxSimSmem(true, int(dimP_)), optIn = size_t(SmemOptIn());
     if (need > optIn) return false;
     const char* v = std::getenv("GAVEL_GLANCE_QTILE");
-    if (v != nullptr && std::strcmp(v, "resident") == 0) return true;
-    if (v != nullptr && std::strcmp(v, "staged") == 0) return false;
-    return 3 * need <= optIn;
+    return v != nullptr && std::strcmp(v, "resident") == 0;
   }
 
   // The shared memory a block may opt in to (227 KiB on an H100), read once.
