@@ -21,6 +21,23 @@ export interface KeyBankGlanceOptions extends GlanceOptions {
   handles?: Int32Array;
   /** Cancels the glance: it rejects with a GavelError `ABORTED` (the bank stays usable). */
   signal?: AbortSignal;
+  /**
+   * Return m and argmax only for the `detail` best columns by g (integer ≥ 0), listed in
+   * `result.columns`, instead of for every column (nq × N values: up to gigabytes at 100K skills,
+   * and on a device the copy that dominates a glance). Default: every column.
+   */
+  detail?: number;
+}
+
+/** Options of the {@link KeyBank} constructor. */
+export interface KeyBankOptions {
+  /**
+   * How the keys are held in host memory: `"f32"` (default; the CPU glance is then the float32
+   * reference) or `"f16"` (IEEE half, rounded to nearest even: half the memory; each inner product
+   * moves by at most 2⁻¹¹ ≈ 4.9e-4 for unit vectors, and the CPU max-sim reads them at the same
+   * speed, converting as it packs). A device copy holds f16 keys either way.
+   */
+  keyType?: "f32" | "f16";
 }
 
 let nextTicket = 1;
@@ -29,7 +46,10 @@ let nextTicket = 1;
  * Where {@link KeyBank.glance} over the whole bank computes its max-sim: `"cuda"` when the addon was
  * built with CUDA (`GAVEL_CUDA=1 npm run build:native`) and a device answers, else `"cpu"`. The
  * environment variable `GAVEL_GLANCE_DEVICE` (`cpu` | `cuda` | `auto`) overrides it, read once per
- * process. Glances over a handle subset always run on the CPU. The vote runs on the CPU either way.
+ * process. On the device the bank's keys are held as f16 and follow bank changes incrementally
+ * (only skills added since the last device glance are uploaded); the max-sim and each token's
+ * top-k run there, and only the top-k pairs (plus m and argmax when asked) come back; the vote's
+ * sum runs on the host in float64, as on the CPU. Glances over a handle subset run there too.
  *
  * @returns the device, whether CUDA is available, and if not, why.
  */
@@ -62,12 +82,20 @@ export class KeyBank {
 
   /**
    * @param dim - key dimension, integer ≥ 1.
-   * @throws GavelError `INVALID_ARGUMENT` on a bad dim; `NATIVE_UNAVAILABLE` without the addon.
+   * @param options - {@link KeyBankOptions}: how the keys are held.
+   * @throws GavelError `INVALID_ARGUMENT` on a bad dim or key type; `NATIVE_UNAVAILABLE` without the addon.
    */
-  constructor(dim: number) {
+  constructor(dim: number, options: KeyBankOptions = {}) {
     checkInt(dim, "dim", 1);
+    const keyType = options.keyType ?? "f32";
+    if (keyType !== "f32" && keyType !== "f16") throw invalidArgument(`keyType must be "f32" or "f16", got ${String(keyType)}`);
     this.dim = dim;
-    this.#native = new (loadBinding().NativeBank)(dim);
+    this.#native = new (loadBinding().NativeBank)(dim, keyType);
+  }
+
+  /** How the keys are held: `"f32"` or `"f16"` ({@link KeyBankOptions.keyType}). */
+  get keyType(): "f32" | "f16" {
+    return this.#native.keyType;
   }
 
   /**
@@ -75,7 +103,8 @@ export class KeyBank {
    *
    * @param keys - n × dim row-major unit keys, finite (not renormalised).
    * @returns the skill's handle.
-   * @throws GavelError `INVALID_ARGUMENT` on a wrong type, a length not a multiple of dim, or NaN/Inf.
+   * @throws GavelError `INVALID_ARGUMENT` on a wrong type, a length not a multiple of dim, NaN/Inf,
+   *   or (in an f16 bank) a value beyond f16's range (|x| ≥ 65520).
    */
   add(keys: Float32Array): number {
     checkFloat32(keys, "keys");
@@ -134,7 +163,10 @@ export class KeyBank {
    * The glance (Eqs. 1 and 3) over the skills held, exactly as {@link glance} computes it over a
    * flat bank holding the same skills in the same order: same conventions (empty skill m = −1,
    * argmax −1), same ties (top-k to the lower column, argmax to the lower key index), same
-   * float32 scores and float64 vote. Columns of g, m and argmax follow `result.handles`.
+   * float32 scores and float64 vote. Columns of g, m and argmax follow `result.handles`. In an f16
+   * bank the scores are those of the f16-rounded keys; on a CUDA device (see {@link glanceDevice})
+   * also of f16-rounded queries, with products summed in float32 on tensor cores: m within ~1e-3 of
+   * the CPU's for unit vectors, g likewise, the top-k differing only on such near-ties.
    *
    * Runs on worker threads, split over skills. Queries and weights are copied at the call.
    *
@@ -153,10 +185,11 @@ export class KeyBank {
     const weights = resolveWeights(options.weights, nq);
     const k = options.k === undefined ? voteK(handles ? handles.length : this.size) : options.k;
     checkInt(k, "k", 1);
+    if (options.detail !== undefined) checkInt(options.detail, "detail", 0);
     if (signal?.aborted) throw new GavelError("glance aborted", "ABORTED");
     const ticket = nextTicket;
     nextTicket = nextTicket >= 0x7fffffff ? 1 : nextTicket + 1;
-    const pending = this.#native.glance(queries, weights, k, handles ?? null, ticket);
+    const pending = this.#native.glance(queries, weights, k, handles ?? null, ticket, options.detail);
     if (signal === undefined) return pending;
     const onAbort = () => {
       this.#native.abort(ticket);

@@ -10,23 +10,42 @@ import { checkGenerationVerb, generateSettings, runGeneration, type GenerateChun
 export interface ModelLoadOptions {
   /** Layers to offload to a GPU (CUDA build only); -1, the default, offloads all. */
   gpuLayers?: number;
-  /** Context size in tokens, shared by every cached prefix and working sequence. Default 8192. */
+  /**
+   * Context size in tokens: what one request (prefix + continuation) may use. With `kvLayout:
+   * "unified"` it is one pool shared by every cached prefix; with "streams" every sequence has this
+   * many cells of its own (the KV cache holds contextSize × sequences). Default 8192.
+   */
   contextSize?: number;
   /** CPU threads; default: every core. */
   threads?: number;
-  /** Most tokens one llama_decode takes; default 512. */
+  /**
+   * Most tokens one llama_decode takes, and its physical batch (llama.cpp's n_batch and n_ubatch);
+   * at most contextSize. Default 512, or contextSize when smaller.
+   */
   batchSize?: number;
-  /** Sequences of the context: a quarter (at most 16) are working sequences, the rest hold cached prefixes. Default 32. */
+  /** Sequences of the context: one scratch sequence, the rest hold cached prefixes. Default 32 ("unified") or 10 ("streams"). */
   sequences?: number;
   /**
-   * llama.cpp's flash attention: true, false or "auto". Default false.
+   * How the KV cache is laid out (llama.cpp's kv_unified). "unified": one pool of contextSize cells;
+   * a continuation's attention runs over every cell of the pool, other prefixes masked out.
+   * "streams": each sequence its own stream of contextSize cells, so a continuation attends only to
+   * its own prefix, and its log-probs do not depend on what else is cached. Default "streams"
+   * (faster for the verdict on the CPU, docs/BENCHMARKS.md "Verdict"); it takes contextSize ×
+   * sequences cells of KV memory, so "unified" suits many small prefixes in a bounded pool.
+   */
+  kvLayout?: "unified" | "streams";
+  /**
+   * llama.cpp's flash attention: true, false or "auto". Default false, on the CPU and the GPU alike:
+   * measured on an H100 (docs/BENCHMARKS.md, "Verdict on the GPU"), flash attention with an f16 KV
+   * cache moved gavel-mini's verdict L by up to 1.19e-2 nats against the exact settings, over the
+   * 1e-2 tolerance set for making it the GPU default; ask for it (and `kvCacheType: "f16"`) for speed.
    * With the defaults (no flash attention, f32 KV cache) log-probs do not depend on how requests
    * were batched or whether a prefix came from the cache (within 1e-4 nats), so a route is the same
    * whether the cache was warm or cold. Flash attention or an f16 cache move them by up to ~3e-3
    * nats; on a GPU with long contexts both are faster and the cache takes half the memory.
    */
   flashAttention?: boolean | "auto";
-  /** KV cache type: "f32" (default, see flashAttention) or "f16" (half the memory). */
+  /** KV cache type: "f32" (the default, see flashAttention) or "f16" (half the memory). */
   kvCacheType?: "f32" | "f16";
 }
 
@@ -58,14 +77,25 @@ export interface CallOptions {
 
 const GGUF_MAGIC = 0x46554747; // "GGUF" little-endian
 
-function kvOption(v: unknown): boolean {
-  if (v === undefined || v === "f32") return false;
+function kvOption(v: unknown): boolean | undefined {
+  if (v === undefined) return undefined;
+  if (v === "f32") return false;
   if (v === "f16") return true;
   throw invalidArgument(`kvCacheType must be "f32" or "f16", got ${String(v)}`);
 }
 
-function flashOption(v: unknown): number {
-  if (v === undefined || v === false) return 0;
+function layoutOption(v: unknown): boolean {
+  if (v === "unified") return true;
+  if (v === undefined || v === "streams") return false;
+  throw invalidArgument(`kvLayout must be "unified" or "streams", got ${String(v)}`);
+}
+
+/** Most KV cells a context may hold (contextSize, times sequences with per-sequence streams). */
+const MAX_KV_CELLS = 1 << 24;
+
+function flashOption(v: unknown): number | undefined {
+  if (v === undefined) return undefined;
+  if (v === false) return 0;
   if (v === true) return 1;
   if (v === "auto") return -1;
   throw invalidArgument(`flashAttention must be true, false or "auto", got ${String(v)}`);
@@ -147,6 +177,9 @@ export class Model {
       nVocab: i.nVocab,
       contextLength: i.contextLength,
       contextSize: i.contextSize,
+      batchSize: i.batchSize,
+      ubatchSize: i.ubatchSize,
+      kvLayout: i.kvLayout,
       ...(i.chatTemplate !== null ? { chatTemplate: i.chatTemplate } : {}),
       ...(i.bos !== null ? { bos: i.bos } : {}),
       ...(i.eos !== null ? { eos: i.eos } : {}),
@@ -159,20 +192,29 @@ export class Model {
   static async load(path: string, options?: ModelLoadOptions): Promise<Model> {
     if (typeof path !== "string" || path.length === 0) throw invalidArgument("path must be a non-empty string");
     const o = optionsObject(options, "options");
+    const kvUnified = layoutOption(o.kvLayout);
+    const contextSize = intOption(o.contextSize, "contextSize", 16, 1 << 22, 8192);
     const params = {
       gpuLayers: intOption(o.gpuLayers, "gpuLayers", -1, 100000, -1),
-      contextSize: intOption(o.contextSize, "contextSize", 16, 1 << 22, 8192),
+      contextSize,
       threads: intOption(o.threads, "threads", 1, 1024, availableParallelism()),
-      batchSize: intOption(o.batchSize, "batchSize", 1, 1 << 16, 512),
-      sequences: intOption(o.sequences, "sequences", 2, 256, 32),
+      batchSize: intOption(o.batchSize, "batchSize", 1, contextSize, Math.min(512, contextSize)),
+      sequences: intOption(o.sequences, "sequences", 2, 256, kvUnified ? 32 : 10),
       flashAttention: flashOption(o.flashAttention),
       kvF16: kvOption(o.kvCacheType),
+      kvUnified,
     };
+    const cells = kvUnified ? contextSize : contextSize * params.sequences;
+    if (cells > MAX_KV_CELLS) {
+      throw invalidArgument(`the KV cache would hold ${cells} cells (contextSize × sequences with kvLayout "streams"); at most ${MAX_KV_CELLS}`);
+    }
     checkGgufFile(path);
     await validateModelFile(path);
     const binding = loadBinding();
+    // The exact settings (f32 KV, no flash attention) unless asked otherwise, on a GPU too: the fast
+    // ones drifted past their tolerance there (docs/BENCHMARKS.md, "Verdict on the GPU").
     const native = new binding.NativeModel();
-    await native.load(path, params);
+    await native.load(path, { ...params, flashAttention: params.flashAttention ?? 0, kvF16: params.kvF16 ?? false });
     return new Model(native, path);
   }
 

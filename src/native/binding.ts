@@ -18,12 +18,14 @@ export interface NativeModelParams {
   /** CPU threads, ≥ 1. */
   threads: number;
   batchSize: number;
-  /** Sequences the context holds at once: working sequences plus cached prefixes. */
+  /** Sequences the context holds at once: a scratch sequence plus cached prefixes. */
   sequences: number;
   /** -1 auto, 0 off, 1 on. */
   flashAttention: number;
   /** f16 KV cache instead of f32. */
   kvF16: boolean;
+  /** true: one pool of contextSize cells; false: a stream of contextSize cells per sequence. */
+  kvUnified: boolean;
 }
 
 export interface NativeModelInfo {
@@ -33,8 +35,17 @@ export interface NativeModelInfo {
   nVocab: number;
   /** Context length the model was trained with. */
   contextLength: number;
-  /** Context size of this loaded instance (llama.cpp may round it up). */
+  /**
+   * What one request (prefix + continuation) may use in this loaded instance: the pool ("unified"),
+   * or one sequence's stream ("streams"); llama.cpp may round it up.
+   */
   contextSize: number;
+  /** Most tokens one llama_decode takes (llama.cpp's n_batch). */
+  batchSize: number;
+  /** The physical batch (llama.cpp's n_ubatch). */
+  ubatchSize: number;
+  /** The KV cache's layout, see ModelLoadOptions.kvLayout. */
+  kvLayout: "unified" | "streams";
   chatTemplate: string | null;
   bos: number | null;
   eos: number | null;
@@ -122,9 +133,9 @@ export interface NativeKernels {
    */
   kernelIsa(): string;
   /**
-   * Where whole-bank glances ({@link NativeBank.glance} without a handle subset) compute their max-sim:
-   * "cuda" when the addon was built with CUDA and a device answers (or GAVEL_GLANCE_DEVICE=cuda),
-   * else "cpu" (GAVEL_GLANCE_DEVICE=cpu forces it). Read once per process.
+   * Where {@link NativeBank.glance} runs (max-sim and top-k selection; over the whole bank or a
+   * handle subset): "cuda" when the addon was built with CUDA and a device answers (or
+   * GAVEL_GLANCE_DEVICE=cuda), else "cpu" (GAVEL_GLANCE_DEVICE=cpu forces it). Read once per process.
    */
   glanceDevice(): { device: "cuda" | "cpu"; cudaAvailable: boolean; reason?: string };
   /** {@link NativeKernels.coverFarthestFirst} on a worker thread, over a copy of the keys. */
@@ -135,13 +146,17 @@ export interface NativeKernels {
    */
   projectNormalize(states: Float32Array, inDim: number, W: Float32Array, outDim: number): Promise<Float32Array>;
   /** Skills' keys held natively across glances (copy-on-write snapshots; see NativeBank). */
-  NativeBank: new (dim: number) => NativeBank;
+  NativeBank: new (dim: number, keyType?: "f32" | "f16") => NativeBank;
 }
 
 /** {@link NativeGlanceResult} plus the handle of each result column. */
 export interface NativeBankGlanceResult extends NativeGlanceResult {
-  /** handles[s]: the skill of column s of g, m and argmax. */
+  /** handles[s]: the skill of column s of g (and of m and argmax without `detail`). */
   handles: Int32Array;
+  /** With `detail` n: the n best columns by g (ties to the lower); m, argmax are nQuery × n of them. */
+  columns?: Int32Array;
+  /** Only for a glance that ran on the device: its phases' device time (CUDA events), in ms. */
+  device?: { maxSimMs: number; topKMs: number; copyMs: number };
 }
 
 /**
@@ -165,7 +180,15 @@ export interface NativeBank {
    * ≥ 0, default 0) tags the call for {@link NativeBank.abort}.
    */
   glance(queries: Float32Array, weights: Float32Array, k: number, handles?: Int32Array | null,
-         ticket?: number): Promise<NativeBankGlanceResult>;
+         ticket?: number, detail?: number): Promise<NativeBankGlanceResult>;
+  /**
+   * Test hook: a device sync's bookkeeping now, on the probe's own layout (no device needed):
+   * skills uploaded (positions in handles()) and their rows, rows in use (live + holes), live rows,
+   * whether it compacted (holes past a third), each skill's first device row.
+   */
+  _deviceLayoutProbe(): { uploads: Int32Array; uploadedRows: number; end: number; live: number; compacted: boolean; rows: Float64Array };
+  /** How the keys are held: "f32" (default) or "f16". */
+  readonly keyType: "f32" | "f16";
   /** Makes the running glances with this ticket (all, without one) reject with ABORTED; returns how many. */
   abort(ticket?: number): number;
   /**

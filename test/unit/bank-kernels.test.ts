@@ -609,7 +609,7 @@ describe("the glance's device", () => {
       "const bank = new KeyBank(4); bank.add(new Float32Array([1, 0, 0, 0]));",
       "const q = new Float32Array([1, 0, 0, 0]);",
       "try { await bank.glance(q, { k: 1 }); console.log('no error'); } catch (e) { console.log(e instanceof GavelError, e.code); }",
-      // a glance over a handle subset goes to the device too (whole-bank pass, columns gathered) …
+      // a glance over a handle subset goes to the device too (its own columns' rows there) …
       "try { await bank.glance(q, { k: 1, handles: bank.handles() }); console.log('no error'); } catch (e) { console.log('subset', e.code); }",
       // … but one over no skill at all has nothing to compute and stays on the CPU
       "const r = await bank.glance(q, { k: 1, handles: new Int32Array(0) }); console.log('empty', r.g.length);",

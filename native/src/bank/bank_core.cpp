@@ -8,6 +8,7 @@
 #include <unordered_set>
 
 #include "common/failure.h"
+#include "common/half.h"
 
 namespace gavel::bank {
 
@@ -51,38 +52,44 @@ bool GlanceOnDevice() {
 namespace {
 
 int64_t BlockBytes(const KeyBlock& b) {
-  return static_cast<int64_t>(b.data.capacity() * sizeof(float) + sizeof(KeyBlock) + 32);  // + control block
+  return static_cast<int64_t>(b.data.capacity() * sizeof(float) + b.half.capacity() * sizeof(uint16_t) +
+                              sizeof(KeyBlock) + 32);  // + control block
 }
 
-// The max-sim of a device glance into out.r.m / out.r.argmax: the device always holds the whole
-// bank (one copy serves every glance until it changes); a restricted glance gathers its columns.
-void DeviceMaxSim(GlanceJob& job, const kernels::SkillKeys& keys, GlanceOut& out) {
-  const bool restricted = job.gather;
-  const kernels::SkillKeys whole =
-      restricted ? kernels::SkillKeys{job.allBase.data(), job.allOffsets.data(), static_cast<int64_t>(job.allBase.size())}
-                 : keys;
-  std::shared_ptr<const kernels::device::DeviceKeys> dk;
-  {
-    std::lock_guard<std::mutex> lock(job.device->mu);
-    if (job.device->version != job.version || !job.device->keys) {
-      job.device->keys.reset();  // free the old copy first: device memory is the limit
-      job.device->keys = kernels::device::Upload(whole, job.dim);
-      job.device->version = job.version;
+// A glance on the device: bring the device copy up to the job's snapshot (only what changed since
+// the last device glance), then the glance over the job's columns, each named by its rows there.
+void DeviceGlance(GlanceJob& job, GlanceOut& out) {
+  DeviceCache& dc = *job.device;
+  std::lock_guard<std::mutex> lock(dc.mu);
+  if (!dc.dev) dc.dev = kernels::device::CreateBank(job.dim);
+  try {
+    const LayoutPlan plan = dc.layout.Sync(*job.snap);
+    std::vector<kernels::device::Placement> ups;
+    ups.reserve(plan.uploads.size());
+    for (const LayoutPlan::Upload& u : plan.uploads) {
+      const KeyBlock& b = *job.snap->entries[static_cast<size_t>(u.entry)].keys;
+      ups.push_back({u.row, b.rows, b.half.empty() ? b.data.data() : nullptr, b.half.empty() ? nullptr : b.half.data()});
     }
-    dk = job.device->keys;
+    dc.dev->Update(plan.end, ups);
+  } catch (...) {
+    dc.layout = DeviceLayout();  // the device copy is in doubt: the next device glance uploads it whole
+    throw;
   }
-  if (!restricted) {
-    const size_t cells = static_cast<size_t>(job.nq * keys.nSkills);
-    out.r.m.resize(cells);
-    out.r.argmax.resize(cells);
-    dk->MaxSim(job.queries.data(), job.nq, out.r.m.data(), out.r.argmax.data(), &job.run->stop);
-    return;
+  const int64_t n = static_cast<int64_t>(job.handles.size());
+  std::vector<int64_t> row(static_cast<size_t>(n)), rows(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) {
+    row[i] = dc.layout.Row(job.handles[i]);
+    rows[i] = job.offsets[i + 1] - job.offsets[i];
   }
-  const int64_t nAll = whole.nSkills;
-  std::vector<float> m(static_cast<size_t>(job.nq * nAll));
-  std::vector<int32_t> argmax(m.size());
-  dk->MaxSim(job.queries.data(), job.nq, m.data(), argmax.data(), &job.run->stop);
-  kernels::GatherSkills(m.data(), argmax.data(), job.nq, nAll, job.pick.data(), keys.nSkills, out.r);
+  kernels::device::GlanceArgs a{job.queries.data(), job.nq, job.weights.data(), job.k, row.data(), rows.data(), n, job.detail};
+  kernels::device::GlanceOut d;
+  dc.dev->Glance(a, d, &job.run->stop);
+  out.r = std::move(d.r);
+  out.columns = std::move(d.columns);
+  out.onDevice = true;
+  out.maxSimMs = d.maxSimMs;
+  out.topKMs = d.topKMs;
+  out.copyMs = d.copyMs;
 }
 
 }  // namespace
@@ -96,13 +103,20 @@ GlanceOut RunGlance(GlanceJob& job) {
     }
   } release{job};
   GlanceOut out;
-  const kernels::SkillKeys keys{job.base.data(), job.offsets.data(), static_cast<int64_t>(job.handles.size())};
+  const int64_t n = static_cast<int64_t>(job.handles.size());
+  const kernels::SkillKeys keys{job.base.data(), job.offsets.data(), n, job.half.empty() ? nullptr : job.half.data()};
   if (job.onDevice) {
-    DeviceMaxSim(job, keys, out);
-    kernels::Vote(out.r, job.nq, keys.offsets, keys.nSkills, job.weights.data(), job.k, 0, &job.run->stop);
+    DeviceGlance(job, out);
   } else {
     out.r = kernels::Glance(job.queries.data(), job.nq, keys, job.dim, job.weights.data(), job.k, job.isa, 0,
                             &job.run->stop);
+    if (job.detail >= 0) {  // the device's detail contract, on the CPU: the best columns' m and argmax
+      out.columns = kernels::TopColumns(out.r.g, job.detail);
+      kernels::GlanceResult all = std::move(out.r);
+      out.r.g = std::move(all.g);
+      kernels::GatherSkills(all.m.data(), all.argmax.data(), job.nq, n, out.columns.data(),
+                            static_cast<int64_t>(out.columns.size()), out.r);
+    }
   }
   out.handles = std::move(job.handles);
   return out;
@@ -113,7 +127,6 @@ int64_t Bank::bytes() const {
 }
 
 Snapshot& Bank::Writable() {
-  ++version_;
   if (snap_.use_count() != 1) snap_ = std::make_shared<Snapshot>(*snap_);
   else std::atomic_thread_fence(std::memory_order_acquire);
   return *snap_;
@@ -129,7 +142,17 @@ int32_t Bank::Add(std::vector<float> keys, int64_t rows) {
   if (nextHandle_ > std::numeric_limits<int32_t>::max())
     throw Failure(Code::INVALID_ARGUMENT, "this bank has issued 2^31 - 1 handles; build a new one");
   auto block = std::make_shared<KeyBlock>();
-  block->data = std::move(keys);
+  if (half_) {
+    block->half.resize(keys.size());
+    for (size_t i = 0; i < keys.size(); ++i) {
+      if (!FitsHalf(keys[i]))
+        throw Failure(Code::INVALID_ARGUMENT, "keys[" + std::to_string(i) + "] (" + std::to_string(keys[i]) +
+                                                  ") is beyond the range of this bank's f16 keys");
+      block->half[i] = FloatToHalf(keys[i]);
+    }
+  } else {
+    block->data = std::move(keys);
+  }
   block->rows = rows;
   Snapshot& s = Writable();
   const int32_t handle = static_cast<int32_t>(nextHandle_++);
@@ -159,7 +182,7 @@ std::vector<int32_t> Bank::Handles() const {
 
 std::shared_ptr<GlanceJob> Bank::PrepareGlance(std::vector<float> queries, std::vector<float> weights, int64_t nq,
                                                int64_t k, bool restricted, const int32_t* only, int64_t nOnly,
-                                               int64_t ticket) {
+                                               int64_t ticket, int64_t detail) {
   auto job = std::make_shared<GlanceJob>();
   job->snap = snap_;
   const Snapshot& s = *job->snap;
@@ -182,12 +205,14 @@ std::shared_ptr<GlanceJob> Bank::PrepareGlance(std::vector<float> queries, std::
   }
   const int64_t nSkills = static_cast<int64_t>(pick.size());
   kernels::CheckResultSize(nq, nSkills);
-  job->base.resize(pick.size());
+  if (half_) job->half.resize(pick.size());
+  else job->base.resize(pick.size());
   job->offsets.assign(pick.size() + 1, 0);
   job->handles.resize(pick.size());
   for (int64_t i = 0; i < nSkills; ++i) {
     const Entry& e = s.entries[pick[i]];
-    job->base[i] = e.keys->data.data();
+    if (half_) job->half[i] = e.keys->half.data();
+    else job->base[i] = e.keys->data.data();
     job->offsets[i + 1] = job->offsets[i] + e.keys->rows;
     job->handles[i] = e.handle;
   }
@@ -200,23 +225,20 @@ std::shared_ptr<GlanceJob> Bank::PrepareGlance(std::vector<float> queries, std::
   job->run = std::make_shared<RunningGlance>();
   job->run->ticket = ticket;
   job->registry = registry_;
-  job->version = version_;
+  job->detail = detail;
   job->onDevice = (!restricted || nSkills > 0) && GlanceOnDevice();
   job->device = device_;
-  if (job->onDevice && restricted) {
-    job->gather = true;
-    const int64_t nAll = static_cast<int64_t>(s.entries.size());
-    kernels::CheckResultSize(nq, nAll);
-    job->allBase.resize(s.entries.size());
-    job->allOffsets.assign(s.entries.size() + 1, 0);
-    for (int64_t i = 0; i < nAll; ++i) {
-      job->allBase[i] = s.entries[i].keys->data.data();
-      job->allOffsets[i + 1] = job->allOffsets[i] + s.entries[i].keys->rows;
-    }
-    job->pick = std::move(pick);
-  }
   registry_->Add(job->run);
   return job;
+}
+
+LayoutProbe Bank::ProbeLayout() {
+  LayoutProbe p;
+  p.plan = probe_.Sync(*snap_);
+  p.rows.reserve(snap_->entries.size());
+  for (const Entry& e : snap_->entries) p.rows.push_back(probe_.Row(e.handle));
+  p.live = probe_.LiveRows();
+  return p;
 }
 
 }  // namespace gavel::bank

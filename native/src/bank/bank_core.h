@@ -22,6 +22,15 @@
 // with that ticket (all of them for ticket < 0). The kernels poll the flag between ≈64 KiB blocks of
 // keys, so a glance rejects with ABORTED within a fraction of a millisecond per thread.
 //
+// Key precision: a bank holds its keys as float32 (the default: the CPU glance is then exact to
+// float32 rounding, the reference) or as f16 (half the memory; common/half.h says why f16). The
+// CPU max-sim converts f16 keys as it packs them; the device copy is f16 either way.
+//
+// The device copy (DeviceCache) follows the bank incrementally: bank/device_layout.h places each
+// skill's rows once, so a glance after a change uploads only the skills added since the last
+// device glance (see there for removals and compaction). Device glances are serialised by the
+// cache's mutex, which also guards the device's workspace (reused across glances).
+//
 // Disposal (NativeBank.dispose): Abort(-1), then the Bank is destroyed, dropping its references to
 // the snapshot, the registry and the device copy. A running glance holds its own references
 // (GlanceJob), so what it reads is freed only when it ends: never a use-after-free.
@@ -32,13 +41,15 @@
 #include <mutex>
 #include <vector>
 
+#include "bank/device_layout.h"
 #include "kernels/device.h"
 #include "kernels/kernels_core.h"
 
 namespace gavel::bank {
 
 struct KeyBlock {
-  std::vector<float> data;  // rows × dim
+  std::vector<float> data;     // rows × dim, in a float32 bank
+  std::vector<uint16_t> half;  // rows × dim f16 bit patterns, in an f16 bank
   int64_t rows = 0;
 };
 
@@ -74,32 +85,27 @@ class GlanceRegistry {
 // (default auto: CUDA when this addon was built with it and a device answers). Read once.
 bool GlanceOnDevice();
 
-// The bank's keys on the device, uploaded by the first device glance after a change (version) and
-// shared by the glances that follow. Glances hold their own reference, so a re-upload never pulls
-// the keys from under a running one.
+// The bank's keys on the device, brought up to date by each device glance (under `mu`) with the
+// skills added since the last one; `layout` says where each skill's rows are.
 struct DeviceCache {
   std::mutex mu;
-  int64_t version = -1;
-  std::shared_ptr<const kernels::device::DeviceKeys> keys;
+  DeviceLayout layout;
+  std::unique_ptr<kernels::device::DeviceBank> dev;
 };
 
 // Everything one glance reads, prepared on the JS thread and owned by its worker.
 struct GlanceJob {
   std::shared_ptr<const Snapshot> snap;  // keeps every block read below alive
-  int64_t version = 0;
   bool onDevice = false;
   std::shared_ptr<DeviceCache> device;
   std::vector<float> queries, weights;
-  std::vector<const float*> base;
+  std::vector<const float*> base;     // float32 bank
+  std::vector<const uint16_t*> half;  // f16 bank
   std::vector<int64_t> offsets;
   std::vector<int32_t> handles;
-  // A restricted glance on the device: the whole bank (what the device holds) and the positions of
-  // the asked skills in it. The max-sim runs over every skill, then the asked columns are gathered.
-  std::vector<const float*> allBase;
-  std::vector<int64_t> allOffsets;
-  std::vector<int64_t> pick;
-  bool gather = false;
   int64_t nq = 0, dim = 0, k = 0;
+  // m and argmax in the result: every column (-1), or the `detail` best columns by g.
+  int64_t detail = -1;
   kernels::Isa isa = kernels::Isa::Generic;
   std::shared_ptr<RunningGlance> run;
   std::shared_ptr<GlanceRegistry> registry;
@@ -108,6 +114,17 @@ struct GlanceJob {
 struct GlanceOut {
   kernels::GlanceResult r;
   std::vector<int32_t> handles;
+  std::vector<int64_t> columns;  // with detail ≥ 0: the columns r.m and r.argmax hold
+  bool onDevice = false;
+  double maxSimMs = 0, topKMs = 0, copyMs = 0;  // device time (device glances only)
+};
+
+// What a device sync would do now, computed on a layout of the probe's own (never the device's):
+// the test hook behind NativeBank._deviceLayoutProbe, so the bookkeeping is tested without a GPU.
+struct LayoutProbe {
+  LayoutPlan plan;
+  std::vector<int64_t> rows;  // first device row of each skill, in handles order
+  int64_t live = 0;
 };
 
 // The glance's work, on a worker thread: CPU kernels or the device copy, then the vote. Unregisters
@@ -116,16 +133,19 @@ GlanceOut RunGlance(GlanceJob& job);
 
 class Bank {
  public:
-  explicit Bank(int64_t dim) : dim_(dim) {}
+  // halfKeys: hold keys as f16 (see above) instead of float32.
+  explicit Bank(int64_t dim, bool halfKeys = false) : dim_(dim), half_(halfKeys) {}
 
   int64_t dim() const { return dim_; }
+  bool halfKeys() const { return half_; }
   int64_t size() const { return static_cast<int64_t>(snap_->entries.size()); }
   int64_t rows() const { return snap_->rows; }
   // Native memory held by the current snapshot: keys plus bookkeeping, in bytes.
   int64_t bytes() const;
 
-  // One skill's rows × dim keys (finite; the caller checked), moved in. Returns its handle.
-  // Throws Failure(INVALID_ARGUMENT) once 2^31 - 1 handles were issued.
+  // One skill's rows × dim keys (finite; the caller checked), moved in (an f16 bank rounds them to
+  // nearest even and frees the floats). Returns its handle. Throws Failure(INVALID_ARGUMENT) once
+  // 2^31 - 1 handles were issued, or in an f16 bank for a key beyond f16's range (|x| ≥ 65520).
   int32_t Add(std::vector<float> keys, int64_t rows);
   // False when no skill has this handle.
   bool Remove(int64_t handle);
@@ -134,9 +154,11 @@ class Bank {
 
   // A glance over every skill or (restricted) over the nOnly handles of `only` (distinct, held: else
   // Failure(INVALID_ARGUMENT); nOnly may be 0), registered for Abort. queries and weights are checked
-  // already.
+  // already. detail < 0: m and argmax of every column; else of the `detail` best columns by g.
   std::shared_ptr<GlanceJob> PrepareGlance(std::vector<float> queries, std::vector<float> weights, int64_t nq, int64_t k,
-                                           bool restricted, const int32_t* only, int64_t nOnly, int64_t ticket);
+                                           bool restricted, const int32_t* only, int64_t nOnly, int64_t ticket,
+                                           int64_t detail = -1);
+  LayoutProbe ProbeLayout();
   int Abort(int64_t ticket) { return registry_->Abort(ticket); }
 
  private:
@@ -144,9 +166,10 @@ class Bank {
   static int64_t Find(const Snapshot& s, int64_t handle);
 
   int64_t dim_;
+  bool half_;
   std::shared_ptr<Snapshot> snap_ = std::make_shared<Snapshot>();
   int64_t nextHandle_ = 1;
-  int64_t version_ = 0;  // bumped by every change, so the device copy knows when it is stale
+  DeviceLayout probe_;  // ProbeLayout's own layout
   std::shared_ptr<GlanceRegistry> registry_ = std::make_shared<GlanceRegistry>();
   std::shared_ptr<DeviceCache> device_ = std::make_shared<DeviceCache>();
 };

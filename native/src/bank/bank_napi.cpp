@@ -28,6 +28,8 @@ class NativeBank : public Napi::ObjectWrap<NativeBank> {
                         InstanceMethod("clear", &NativeBank::Clear), InstanceMethod("handles", &NativeBank::Handles),
                         InstanceMethod("glance", &NativeBank::Glance), InstanceMethod("abort", &NativeBank::Abort),
                         InstanceMethod("dispose", &NativeBank::Dispose),
+                        InstanceMethod("_deviceLayoutProbe", &NativeBank::DeviceLayoutProbe),
+                        InstanceAccessor("keyType", &NativeBank::KeyType, nullptr),
                         InstanceAccessor("dim", &NativeBank::Dim, nullptr),
                         InstanceAccessor("size", &NativeBank::Size, nullptr),
                         InstanceAccessor("keys", &NativeBank::Keys, nullptr),
@@ -39,7 +41,11 @@ class NativeBank : public Napi::ObjectWrap<NativeBank> {
     Guard(info, "NativeBank", [&]() -> Napi::Value {
       info.This().As<Napi::Object>().TypeTag(&kBankTag);
       CheckArity(info, 1);
-      bank_ = std::make_unique<bank::Bank>(IntArg(info[0], "dim", 1));
+      const int64_t dim = IntArg(info[0], "dim", 1);
+      std::string keyType = "f32";
+      if (info.Length() > 1 && !info[1].IsUndefined()) keyType = StringArg(info[1], "keyType");
+      if (keyType != "f32" && keyType != "f16") Bad("keyType must be \"f32\" or \"f16\", got \"" + keyType + "\"");
+      bank_ = std::make_unique<bank::Bank>(dim, keyType == "f16");
       return info.Env().Undefined();
     });
   }
@@ -91,7 +97,9 @@ class NativeBank : public Napi::ObjectWrap<NativeBank> {
     return Guard(info, "NativeBank.handles", [&]() -> Napi::Value { return ToTyped(info.Env(), Use(info).Handles()); });
   }
 
-  // glance(queries, weights, k, handles?: Int32Array | null, ticket?: number): Promise<{ g, m, argmax, handles }>
+  // glance(queries, weights, k, handles?: Int32Array | null, ticket?: number, detail?: number):
+  //   Promise<{ g, m, argmax, handles, columns?, device? }>
+  // detail (integer ≥ 0): m and argmax only for the `detail` best columns by g (`columns`).
   Napi::Value Glance(const Napi::CallbackInfo& info) {
     return Guard(info, "NativeBank.glance", [&]() -> Napi::Value {
       bank::Bank& b = Use(info);
@@ -104,17 +112,31 @@ class NativeBank : public Napi::ObjectWrap<NativeBank> {
       if (restricted) only = Int32Arg(info[3], "handles");
       int64_t ticket = 0;
       if (info.Length() > 4 && !info[4].IsUndefined()) ticket = IntArg(info[4], "ticket", 0);
+      int64_t detail = -1;
+      if (info.Length() > 5 && !info[5].IsUndefined() && !info[5].IsNull()) detail = IntArg(info[5], "detail", 0);
       const int64_t nq = kernels::CheckQueries(queries.Data(), int64_t(queries.ElementLength()), b.dim());
       kernels::CheckWeights(weights.Data(), int64_t(weights.ElementLength()), nq);
       // Copies: the workers never touch JS memory (a typed array may be detached or collected).
       std::shared_ptr<bank::GlanceJob> job =
           b.PrepareGlance(CopyTyped<float>(queries), CopyTyped<float>(weights), nq, k, restricted,
-                          restricted ? only.Data() : nullptr, restricted ? int64_t(only.ElementLength()) : 0, ticket);
+                          restricted ? only.Data() : nullptr, restricted ? int64_t(only.ElementLength()) : 0, ticket,
+                          detail);
       return PromiseWorker<bank::GlanceOut>::Start(
           info.Env(), [job]() { return bank::RunGlance(*job); },
-          [](Napi::Env env, bank::GlanceOut& out) -> Napi::Value {
+          [detail](Napi::Env env, bank::GlanceOut& out) -> Napi::Value {
             Napi::Object o = GlanceToJs(env, out.r);
             o.Set("handles", ToTyped(env, out.handles));
+            if (detail >= 0) {
+              std::vector<int32_t> cols(out.columns.begin(), out.columns.end());
+              o.Set("columns", ToTyped(env, cols));
+            }
+            if (out.onDevice) {  // device time of the phases (CUDA events), for benches
+              Napi::Object d = Napi::Object::New(env);
+              d.Set("maxSimMs", out.maxSimMs);
+              d.Set("topKMs", out.topKMs);
+              d.Set("copyMs", out.copyMs);
+              o.Set("device", d);
+            }
             return o;
           },
           info.This().As<Napi::Object>());
@@ -141,6 +163,34 @@ class NativeBank : public Napi::ObjectWrap<NativeBank> {
       disposed_ = true;
       return info.Env().Undefined();
     });
+  }
+
+  // _deviceLayoutProbe(): what syncing the device copy to the bank now would upload, on a layout of
+  // the probe's own (a test hook: it never touches the device copy). { uploads: Int32Array (skill
+  // positions in handles order), uploadedRows, end, live, compacted, rows: Float64Array (each
+  // skill's first device row) }.
+  Napi::Value DeviceLayoutProbe(const Napi::CallbackInfo& info) {
+    return Guard(info, "NativeBank._deviceLayoutProbe", [&]() -> Napi::Value {
+      const bank::LayoutProbe p = Use(info).ProbeLayout();
+      Napi::Env env = info.Env();
+      Napi::Object o = Napi::Object::New(env);
+      std::vector<int32_t> uploads;
+      for (const auto& u : p.plan.uploads) uploads.push_back(static_cast<int32_t>(u.entry));
+      o.Set("uploads", ToTyped(env, uploads));
+      o.Set("uploadedRows", double(p.plan.uploadedRows));
+      o.Set("end", double(p.plan.end));
+      o.Set("live", double(p.live));
+      o.Set("compacted", p.plan.compacted);
+      Napi::Float64Array rows = Napi::Float64Array::New(env, p.rows.size());
+      for (size_t i = 0; i < p.rows.size(); ++i) rows[i] = double(p.rows[i]);
+      o.Set("rows", rows);
+      return o;
+    });
+  }
+
+  Napi::Value KeyType(const Napi::CallbackInfo& info) {
+    return Guard(info, "NativeBank.keyType",
+                 [&]() -> Napi::Value { return Napi::String::New(info.Env(), Use(info).halfKeys() ? "f16" : "f32"); });
   }
 
   template <typename Fn>

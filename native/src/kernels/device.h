@@ -1,17 +1,29 @@
-// The glance's max-sim on a CUDA device: the GPU twin of kernels_core's CPU MaxSim, behind a plain
-// interface so that the rest of the addon compiles the same with or without CUDA. In a CPU build
-// (no GAVEL_WITH_CUDA) device_none.cpp answers "unavailable" and nothing here is ever constructed.
+// The glance on a CUDA device (maxsim.cu), behind a plain interface so that the rest of the addon
+// compiles the same with or without CUDA. In a CPU build (no GAVEL_WITH_CUDA) device_none.cpp
+// answers "unavailable" and nothing here is ever constructed.
 //
-// Contract (the CPU twin's, kernels_core.h): for query row i and skill s, m[i·nSkills + s] is the
-// largest inner product of query i with skill s's keys and argmax its key index within the skill
-// (ties to the lower index); a skill without keys leaves m = -inf and argmax = -1 (Vote() then sets
-// m = -1). Products accumulate in float32 in a different order than on the CPU, so the two twins
-// agree to rounding (the tests state the tolerance), not bit for bit.
+// The device holds a bank's keys as f16 (common/half.h says why f16) in one grow-only buffer of
+// rows laid out by bank/device_layout.h; a glance names its columns by (first row, row count), so
+// a restricted glance runs on the device too and holes left by removals are never read.
+//
+// One glance: the queries are rounded to f16; a fused tensor-core kernel (WMMA 16×16×16, fp32
+// accumulate) computes m and argmax per (token, column) into device memory, never to the host; a
+// second kernel picks each token's top-k columns there; only those nq × k (column, m) pairs come
+// back, and the host sums the vote g in double and in token order, as the CPU twin's Vote() does,
+// so for equal m the two give bit-identical g. m and argmax leave the device only for the columns
+// asked (`detail`, the best few by g, for explanations) or, with detail < 0, whole.
+//
+// Contract against the CPU twin (kernels_core.h, the reference in the tests): for a column with
+// keys, m is the largest inner product of the f16-rounded query with the skill's f16 keys,
+// accumulated in float32 (so |m − m_cpu| ≤ ~2·2⁻¹¹ for unit vectors, in practice ~1e-4), argmax its
+// key index within the skill (ties to the lower index); a column without keys scores m = -1 with
+// argmax -1; top-k ties go to the lower column. The tests state the tolerances.
 #pragma once
 #include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "kernels/kernels_core.h"
 
@@ -21,21 +33,53 @@ namespace gavel::kernels::device {
 // is given, the reason in words.
 bool Available(std::string* why = nullptr);
 
-// A bank's keys copied to device memory once, reused by every glance until the bank changes.
-class DeviceKeys {
- public:
-  virtual ~DeviceKeys() = default;
-  // Fills m and argmax (nq × nSkills, host memory) for row-major queries (nq × dim). Polls `stop`
-  // between launches of ≈4K skills. Throws Failure(Code::ABORTED) when stopped, Failure(Code::CUDA_ERROR)
-  // on a device error.
-  virtual void MaxSim(const float* queries, int64_t nq, float* m, int32_t* argmax,
-                      const std::atomic<bool>* stop) const = 0;
-  virtual int64_t Skills() const = 0;
-  virtual int64_t Rows() const = 0;
+// One skill's keys on the host, to be copied to device rows [row, row + rows): float32 or f16.
+struct Placement {
+  int64_t row;
+  int64_t rows;
+  const float* f32;     // one of these two is set
+  const uint16_t* f16;
 };
 
-// Uploads `keys` (dim floats per row). Throws Failure(Code::CUDA_UNAVAILABLE) in a CPU build or without a
-// device, Failure(Code::OUT_OF_MEMORY) when the device cannot hold the bank.
-std::unique_ptr<DeviceKeys> Upload(const SkillKeys& keys, int64_t dim);
+struct GlanceArgs {
+  const float* queries;  // nq × dim, finite
+  int64_t nq;
+  const float* weights;  // nq, finite, ≥ 0, positive sum
+  int64_t k;             // ≥ 1
+  const int64_t* row;    // per column: first device row
+  const int64_t* rows;   // per column: key count (0: m = -1)
+  int64_t nCols;
+  // m and argmax brought back: -1 every column (nq × nCols), else the `detail` best columns by g
+  // (nq × detail, in `columns` order).
+  int64_t detail;
+};
+
+struct GlanceOut {
+  GlanceResult r;
+  std::vector<int64_t> columns;  // with detail ≥ 0: the columns of r.m / r.argmax
+  // Device time of the phases, from CUDA events (ms): max-sim, top-k, and copies (queries in, the
+  // top-k pairs and the detail columns out).
+  double maxSimMs = 0, topKMs = 0, copyMs = 0;
+};
+
+// A bank's keys on the device, with the workspace its glances reuse. Not thread-safe: the bank
+// serialises Update and Glance (one device; a glance holds the workspace throughout).
+class DeviceBank {
+ public:
+  virtual ~DeviceBank() = default;
+  // Makes rows [0, endRows) valid (growing the buffer when needed, keeping rows already there) and
+  // copies each placement's keys in, converted to f16. Throws Failure(OUT_OF_MEMORY) when the device
+  // cannot hold them, Failure(INVALID_ARGUMENT) for a key outside f16's range, Failure(CUDA_ERROR).
+  virtual void Update(int64_t endRows, const std::vector<Placement>& uploads) = 0;
+  // Polls `stop` between launches of ≈4K columns; Failure(ABORTED) when stopped.
+  virtual void Glance(const GlanceArgs& a, GlanceOut& out, const std::atomic<bool>* stop) = 0;
+  // Rows the key buffer holds, and the bytes of device memory held (keys + workspace).
+  virtual int64_t CapacityRows() const = 0;
+  virtual int64_t DeviceBytes() const = 0;
+};
+
+// A device copy for keys of this dimension. Throws Failure(CUDA_UNAVAILABLE) in a CPU build or
+// without a device.
+std::unique_ptr<DeviceBank> CreateBank(int64_t dim);
 
 }  // namespace gavel::kernels::device

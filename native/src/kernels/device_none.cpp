@@ -11,7 +11,7 @@ bool Available(std::string* why) {
   return false;
 }
 
-std::unique_ptr<DeviceKeys> Upload(const SkillKeys&, int64_t) {
+std::unique_ptr<DeviceBank> CreateBank(int64_t) {
   throw Failure(Code::CUDA_UNAVAILABLE, "this addon was built without CUDA");
 }
 

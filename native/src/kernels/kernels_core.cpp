@@ -16,6 +16,11 @@
 #include <vector>
 
 #include "common/failure.h"
+#include "common/half.h"
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>  // F16C's vcvtph2ps, used by the AVX2 / AVX-512 copies only
+#endif
 
 // ---- the inner loops, once per instruction set -------------------------------------------------
 // Each copy lives in its own namespace and is compiled for its own target, so a baseline x86-64
@@ -37,7 +42,8 @@ Isa SelectIsa(const char* cap) {
   Isa best = Isa::Generic;
 #ifdef GAVEL_HAVE_X86_DISPATCH
   __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) best = Isa::Avx2;
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c"))
+    best = Isa::Avx2;
   if (best == Isa::Avx2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
       __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq"))
     best = Isa::Avx512;
@@ -116,12 +122,12 @@ bool MaxSimRange(Isa isa, const float* q, int64_t nq, const SkillKeys& keys, int
   switch (isa) {
 #ifdef GAVEL_HAVE_X86_DISPATCH
     case Isa::Avx512:
-      return isa_avx512::MaxSim(q, nq, keys.base, keys.offsets, s0, s1, keys.nSkills, dim, m, argmax, stop);
+      return isa_avx512::MaxSim(q, nq, keys.base, keys.half, keys.offsets, s0, s1, keys.nSkills, dim, m, argmax, stop);
     case Isa::Avx2:
-      return isa_avx2::MaxSim(q, nq, keys.base, keys.offsets, s0, s1, keys.nSkills, dim, m, argmax, stop);
+      return isa_avx2::MaxSim(q, nq, keys.base, keys.half, keys.offsets, s0, s1, keys.nSkills, dim, m, argmax, stop);
 #endif
     default:
-      return isa_generic::MaxSim(q, nq, keys.base, keys.offsets, s0, s1, keys.nSkills, dim, m, argmax, stop);
+      return isa_generic::MaxSim(q, nq, keys.base, keys.half, keys.offsets, s0, s1, keys.nSkills, dim, m, argmax, stop);
   }
 }
 
@@ -214,6 +220,16 @@ void GatherSkills(const float* m, const int32_t* argmax, int64_t nq, int64_t nAl
       oa[j] = ai[pick[j]];
     }
   }
+}
+
+std::vector<int64_t> TopColumns(const std::vector<float>& g, int64_t n) {
+  std::vector<int64_t> cols(g.size());
+  for (size_t s = 0; s < cols.size(); ++s) cols[s] = static_cast<int64_t>(s);
+  n = std::min<int64_t>(n, static_cast<int64_t>(cols.size()));
+  std::partial_sort(cols.begin(), cols.begin() + n, cols.end(),
+                    [&g](int64_t a, int64_t b) { return g[a] > g[b] || (g[a] == g[b] && a < b); });
+  cols.resize(static_cast<size_t>(n));
+  return cols;
 }
 
 void Vote(GlanceResult& r, int64_t nq, const int64_t* offsets, int64_t nSkills, const float* weights, int64_t k,

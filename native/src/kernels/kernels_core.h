@@ -44,10 +44,15 @@ struct GlanceResult {
 // numbering, stored contiguously (dim floats per row) from base[s]; skills need not be adjacent in
 // memory. One flat bank is the special case base[s] = bank + offsets[s]·dim; a NativeBank hands
 // one buffer per skill. offsets has nSkills + 1 entries, 0 = offsets[0] ≤ … ≤ offsets[nSkills].
+// When `half` is set the keys are IEEE f16 bit patterns (common/half.h) from half[s] and `base` is
+// not read: a KeyBank with 16-bit keys. The max-sim converts each key panel to float32 as it packs
+// it (F16C on AVX2 / AVX-512), so the products and their order are those of the float32 path over
+// the rounded keys.
 struct SkillKeys {
   const float* const* base;
   const int64_t* offsets;
   int64_t nSkills;
+  const uint16_t* const* half = nullptr;
 };
 
 // The glance. weights are finite, ≥ 0 and sum to > 0; k ≥ 1 (k ≥ nSkills puts every skill in every
@@ -60,15 +65,17 @@ struct SkillKeys {
 GlanceResult Glance(const float* queries, int64_t nq, const SkillKeys& keys, int64_t dim, const float* weights,
                     int64_t k, Isa isa, unsigned threads, const std::atomic<bool>* stop = nullptr);
 
-// The glance's second half, for a caller that computed r.m and r.argmax itself (the CUDA twin):
-// skills without keys get m = -1, then the top-k vote fills r.g. Same contract as Glance.
-// Columns `pick` (positions among nAll skills) of a whole-bank max-sim (m and argmax, nq × nAll)
-// into out.m and out.argmax (nq × nPick, in pick order): a restricted glance computed on a device
-// that holds the whole bank. Vote() then runs over the picked skills only, as the CPU's restricted
-// glance does, so both give the same result.
+// Columns `pick` (positions among nAll skills) of a glance's m and argmax (nq × nAll) into out.m
+// and out.argmax (nq × nPick, in pick order): a glance asked for the `detail` of a few columns.
 void GatherSkills(const float* m, const int32_t* argmax, int64_t nq, int64_t nAll, const int64_t* pick, int64_t nPick,
                   GlanceResult& out);
 
+// The `n` best columns of g (larger g first, ties to the lower column), n ≤ g.size(): the columns a
+// glance asked for `detail` reports m and argmax of.
+std::vector<int64_t> TopColumns(const std::vector<float>& g, int64_t n);
+
+// The glance's second half, for a caller that computed r.m and r.argmax itself: skills without
+// keys get m = -1, then the top-k vote fills r.g. Same contract as Glance.
 void Vote(GlanceResult& r, int64_t nq, const int64_t* offsets, int64_t nSkills, const float* weights, int64_t k,
           unsigned threads, const std::atomic<bool>* stop = nullptr);
 

@@ -1,32 +1,40 @@
-// The glance's max-sim on CUDA (device.h): the twin of the CPU MaxSim in simd_body.inc.
+// The glance on CUDA (device.h): f16 keys resident on the device, a fused tensor-core max-sim, the
+// top-k selection on the device, the vote's sum on the host. The CPU twin is kernels_core's Glance.
 //
-// One block per (skill, tile of 64 query rows). The block walks its skill's keys in tiles of 64 and
-// computes the 64 × 64 inner products of each pair of tiles like a small SGEMM: operands staged
-// through shared memory 16 dimensions at a time, each of the 256 threads holding a 4 × 4 register
-// tile (4 query rows × 4 keys). A thread keeps the running max (and its key) of its 4 rows over the
-// keys it sees; at the end the 16 threads that share rows reduce by warp shuffles (they are 16
-// consecutive lanes). Keys past the skill's end are masked, never read.
+// Why a fused WMMA kernel rather than cuBLAS GEMM + a reduction: the products of a glance are nq ×
+// rows floats (1,300 × 20M = 104 GB at 100K skills × 200 keys), so a GEMM that writes them and a
+// kernel that reads them back move ~200 GB through HBM (~60 ms on an H100) whatever the GEMM's
+// speed; reducing each 64 × 64 tile to its per-(row, skill) max in shared memory moves only the
+// keys (f16) and m/argmax (nq × skills). The tiling follows the trainer's bf16 search kernel
+// (train/train_cuda_kernels.cuh), which has run on the H100: one block per (column, 64 query
+// rows), 4 warps of 16 rows × 64 keys, operands staged 64 dimensions at a time.
+#include <cuda_fp16.h>
 #include <cuda_runtime.h>
+#include <mma.h>
 
 #include <algorithm>
 #include <cfloat>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
 
 #include "common/cuda_tiles.cuh"
 #include "common/failure.h"
+#include "common/half.h"
 #include "kernels/device.h"
 
 namespace gavel::kernels::device {
 namespace {
 
-constexpr int kTileQ = cuda::kTileRows;  // query rows per block
-constexpr int kTileK = cuda::kTileRows;  // keys per inner tile
-constexpr int kTileD = cuda::kTileDims;  // dimensions staged per step
-constexpr int kThreads = cuda::kTileThreads;
-constexpr int64_t kSkillsPerLaunch = 4096;  // between two polls of the stop flag
+constexpr int kTile = 64;              // query rows per block, and keys per tile
+constexpr int kD = 64;                 // dimensions staged per step; rows are padded to a multiple
+constexpr int kLd = kD + 8;            // shared row stride in halves (16-byte rows, fewer bank conflicts)
+constexpr int kLdC = kTile + 4;        // shared row stride of the products
+constexpr int kThreads = 128;          // 4 warps; warp w owns query rows 16w … 16w + 15
+constexpr int kTopThreads = 256;       // one block per query row in the top-k kernel
+constexpr int64_t kColsPerLaunch = 16384;  // between two polls of the stop flag
 
 void Check(cudaError_t e, const char* what) {
   if (e == cudaSuccess) return;
@@ -35,163 +43,456 @@ void Check(cudaError_t e, const char* what) {
   throw Failure(Code::CUDA_ERROR, msg);
 }
 
-// (value, index) ordering of the max: larger value, or equal value and lower index; index -1 (no
-// key seen) loses to everything.
-__device__ __forceinline__ bool Better(float v, int i, float bv, int bi) {
+// (value, index) order of the max-sim and the top-k: larger value, or equal value and lower index;
+// index -1 (nothing seen) loses to everything.
+__device__ __forceinline__ bool Better(float v, int64_t i, float bv, int64_t bi) {
   if (i < 0) return false;
   if (bi < 0) return true;
   return v > bv || (v == bv && i < bi);
 }
 
-__global__ void MaxSimKernel(const float* __restrict__ Q, int nq, const float* __restrict__ K,
-                             const int64_t* __restrict__ off, int dim, int64_t nSkills, int64_t s0,
-                             float* __restrict__ m, int* __restrict__ am, int* __restrict__ bad) {
-  const int64_t s = s0 + blockIdx.x;
-  const int q0 = blockIdx.y * kTileQ;
-  const int64_t k0 = off[s], k1 = off[s + 1];
-  __shared__ float Qs[kTileD][kTileQ + 4];
-  __shared__ float Ks[kTileD][kTileK + 4];
-  const int tid = threadIdx.x;
-  const int tx = tid & 15;   // key group: keys tx*4 .. tx*4+3 of the tile
-  const int ty = tid >> 4;   // row group: rows ty*4 .. ty*4+3 of the tile
-  float best[4];
-  int bidx[4];
-#pragma unroll
-  for (int i = 0; i < 4; ++i) {
-    best[i] = -FLT_MAX;
-    bidx[i] = -1;
+// Dynamic shared memory of MaxSimKernel: the query tile (all of dimP when kResident, else one
+// 64-dimension slab), one key slab, the products.
+size_t MaxSimSmem(bool resident, int dimP) {
+  const size_t lda = resident ? size_t(dimP) + 8 : size_t(kLd);
+  return (kTile * lda + kTile * kLd) * sizeof(__half) + kTile * kLdC * sizeof(float);
+}
+
+// m[i·nCols + c], am[…] for the block's column c = c0 + blockIdx.x and query rows q0 … q0 + 63.
+// Q is nq × dimP, K rows × dimP (f16, zero-padded past dim, so the padding adds nothing).
+// kResident: the block's 64 query rows are loaded into shared memory once, whole (dimP + 8 halves
+// a row), and only key slabs are staged per step: half the loads of staging both (used while the
+// tile fits the device's shared memory, i.e. up to dimP ≈ 1,600 on an H100). Otherwise both operands
+// are staged 64 dimensions at a time.
+template <bool kResident>
+__global__ void __launch_bounds__(kThreads) MaxSimKernel(const __half* __restrict__ Q, int nq,
+                                                         const __half* __restrict__ K, int dimP,
+                                                         const int64_t* __restrict__ colRow,
+                                                         const int64_t* __restrict__ colRows, int64_t nCols, int64_t c0,
+                                                         float* __restrict__ m, int32_t* __restrict__ am) {
+  using namespace nvcuda;
+  const int64_t c = c0 + blockIdx.x;
+  const int q0 = blockIdx.y * kTile;
+  const int64_t k0 = colRow[c];
+  const int nk = int(colRows[c]);
+  // Offsets in bytes are multiples of 32 (WMMA's pointer alignment): 64·lda·2 with lda ≡ 8 (mod 64).
+  extern __shared__ __align__(128) unsigned char smem[];
+  const int lda = kResident ? dimP + 8 : kLd;
+  __half* As = reinterpret_cast<__half*>(smem);
+  __half* Bs = As + kTile * lda;
+  float* Cs = reinterpret_cast<float*>(Bs + kTile * kLd);
+  const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
+  if (kResident) {  // the query tile, once (made visible by the first step's __syncthreads)
+    const int vecs = dimP / 8;
+    for (int e = tid; e < kTile * vecs; e += kThreads) {
+      const int r = e / vecs, v = e % vecs;
+      uint4 a = make_uint4(0, 0, 0, 0);
+      if (q0 + r < nq) a = *reinterpret_cast<const uint4*>(Q + int64_t(q0 + r) * dimP + v * 8);
+      *reinterpret_cast<uint4*>(As + r * lda + v * 8) = a;
+    }
   }
-  for (int64_t kb = k0; kb < k1; kb += kTileK) {
-    float acc[4][4];
+  const int half = lane & 1;               // two lanes per query row, 32 keys of a tile each
+  const int myRow = warp * 16 + (lane >> 1);
+  const float* myC = Cs + myRow * kLdC + half * 32;
+  float best = -FLT_MAX;
+  int bidx = -1;
+  for (int kb = 0; kb < nk; kb += kTile) {
+    wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc[4];
 #pragma unroll
-    for (int i = 0; i < 4; ++i)
+    for (int j = 0; j < 4; ++j) wmma::fill_fragment(acc[j], 0.f);
+    for (int d0 = 0; d0 < dimP; d0 += kD) {
+      // 64 rows × 64 halves = 512 16-byte vectors per operand, 4 per thread; rows past the end zero.
 #pragma unroll
-      for (int j = 0; j < 4; ++j) acc[i][j] = 0.f;
-    for (int d0 = 0; d0 < dim; d0 += kTileD) {
-      for (int e = tid; e < kTileQ * kTileD; e += kThreads) {
-        const int r = e / kTileD, c = e % kTileD;
-        const int qi = q0 + r, d = d0 + c;
-        Qs[c][r] = (qi < nq && d < dim) ? Q[int64_t(qi) * dim + d] : 0.f;
-        const int64_t kj = kb + r;
-        Ks[c][r] = (kj < k1 && d < dim) ? K[kj * dim + d] : 0.f;
+      for (int e = tid; e < kTile * 8; e += kThreads) {
+        const int r = e >> 3, v = e & 7;
+        if (!kResident) {
+          uint4 a = make_uint4(0, 0, 0, 0);
+          if (q0 + r < nq) a = *reinterpret_cast<const uint4*>(Q + int64_t(q0 + r) * dimP + d0 + v * 8);
+          *reinterpret_cast<uint4*>(As + r * kLd + v * 8) = a;
+        }
+        uint4 b = make_uint4(0, 0, 0, 0);
+        if (kb + r < nk) b = *reinterpret_cast<const uint4*>(K + (k0 + kb + r) * dimP + d0 + v * 8);
+        *reinterpret_cast<uint4*>(Bs + r * kLd + v * 8) = b;
       }
       __syncthreads();
-      cuda::TileFma(Qs, Ks, tx, ty, acc);
-      __syncthreads();
-    }
-    // Keys in increasing order within the thread, strict ">" (via Better): ties keep the lower key.
 #pragma unroll
-    for (int j = 0; j < 4; ++j) {
-      const int64_t kj = kb + tx * 4 + j;
-      if (kj >= k1) continue;
-      const int local = int(kj - k0);
+      for (int kk = 0; kk < kD; kk += 16) {
+        wmma::fragment<wmma::matrix_a, 16, 16, 16, __half, wmma::row_major> fa;
+        wmma::load_matrix_sync(fa, As + warp * 16 * lda + (kResident ? d0 : 0) + kk, lda);
 #pragma unroll
-      for (int i = 0; i < 4; ++i) {
-        // NaN/Inf in the keys (or queries): reported, as the CPU twin does, instead of ranked.
-        if (!isfinite(acc[i][j])) *bad = 1;
-        if (Better(acc[i][j], local, best[i], bidx[i])) {
-          best[i] = acc[i][j];
-          bidx[i] = local;
+        for (int j = 0; j < 4; ++j) {
+          // B (dims × keys) is Bs read column-major: element (dim k, key n) at Bs[n·ld + k].
+          wmma::fragment<wmma::matrix_b, 16, 16, 16, __half, wmma::col_major> fb;
+          wmma::load_matrix_sync(fb, Bs + j * 16 * kLd + kk, kLd);
+          wmma::mma_sync(acc[j], fa, fb, acc[j]);
         }
       }
+      __syncthreads();
     }
-  }
-  // Reduce over the 16 lanes sharing these rows (lanes differ in their low 4 bits).
 #pragma unroll
-  for (int i = 0; i < 4; ++i) {
-    float v = best[i];
-    int ix = bidx[i];
-#pragma unroll
-    for (int w = 8; w >= 1; w >>= 1) {
-      const float ov = __shfl_xor_sync(0xffffffffu, v, w);
-      const int oi = __shfl_xor_sync(0xffffffffu, ix, w);
-      if (Better(ov, oi, v, ix)) {
-        v = ov;
-        ix = oi;
+    for (int j = 0; j < 4; ++j)
+      wmma::store_matrix_sync(Cs + warp * 16 * kLdC + j * 16, acc[j], kLdC, wmma::mem_row_major);
+    __syncwarp();
+    // Keys in increasing order, strict ">": ties keep the lower key, as on the CPU.
+    const int kFirst = kb + half * 32;
+    const int kEnd = min(32, nk - kFirst);
+    for (int j = 0; j < kEnd; ++j) {
+      const float v = myC[j];
+      if (bidx < 0 || v > best) {
+        best = v;
+        bidx = kFirst + j;
       }
     }
-    const int qi = q0 + ty * 4 + i;
-    if (tx == 0 && qi < nq) {
-      m[int64_t(qi) * nSkills + s] = ix < 0 ? -INFINITY : v;
-      am[int64_t(qi) * nSkills + s] = ix;
-    }
+    __syncwarp();  // the warp's next store_matrix_sync overwrites only its own rows of Cs
+  }
+  const float ov = __shfl_xor_sync(0xffffffffu, best, 1);
+  const int oi = __shfl_xor_sync(0xffffffffu, bidx, 1);
+  if (Better(ov, oi, best, bidx)) {
+    best = ov;
+    bidx = oi;
+  }
+  const int qi = q0 + myRow;
+  if (half == 0 && qi < nq) {
+    // A column without keys: m = -1 (the least inner product of unit vectors), as Vote() sets it.
+    m[int64_t(qi) * nCols + c] = bidx < 0 ? -1.f : best;
+    am[int64_t(qi) * nCols + c] = bidx;
   }
 }
 
-template <typename T>
-struct DeviceBuffer {
-  T* p = nullptr;
-  size_t n = 0;
-  explicit DeviceBuffer(size_t count) : n(count) {
-    if (count > 0) Check(cudaMalloc(&p, count * sizeof(T)), "cudaMalloc");
+// Token i = blockIdx.x: its kk best columns under (m desc, column asc), best first, into
+// top[i·kk …] and topM. kk rounds, each the best column strictly after the previous one in that
+// order (a strict total order on distinct columns, so every round adds a new column). kk is the
+// vote's k (≤ 10 by voteK), so kk passes over a row cost less than one sort of it.
+__global__ void __launch_bounds__(kTopThreads) TopKKernel(const float* __restrict__ m, int64_t nCols, int kk,
+                                                          int32_t* __restrict__ top, float* __restrict__ topM) {
+  const int64_t i = blockIdx.x;
+  const float* row = m + i * nCols;
+  __shared__ float sv[kTopThreads / 32];
+  __shared__ int64_t si[kTopThreads / 32];
+  __shared__ float prevV;
+  __shared__ int64_t prevI;
+  if (threadIdx.x == 0) {
+    prevV = FLT_MAX;
+    prevI = -1;
   }
-  ~DeviceBuffer() {
+  __syncthreads();
+  for (int r = 0; r < kk; ++r) {
+    const float pv = prevV;
+    const int64_t pi = prevI;
+    float bv = -FLT_MAX;
+    int64_t bi = -1;
+    for (int64_t c = threadIdx.x; c < nCols; c += kTopThreads) {
+      const float v = row[c];
+      // strictly after (pv, pi): lower value, or equal value and higher column (r = 0: everything)
+      const bool after = pi < 0 || v < pv || (v == pv && c > pi);
+      if (after && Better(v, c, bv, bi)) {
+        bv = v;
+        bi = c;
+      }
+    }
+#pragma unroll
+    for (int w = 16; w >= 1; w >>= 1) {
+      const float ov = __shfl_xor_sync(0xffffffffu, bv, w);
+      const int64_t oi = __shfl_xor_sync(0xffffffffu, bi, w);
+      if (Better(ov, oi, bv, bi)) {
+        bv = ov;
+        bi = oi;
+      }
+    }
+    if ((threadIdx.x & 31) == 0) {
+      sv[threadIdx.x >> 5] = bv;
+      si[threadIdx.x >> 5] = bi;
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+      for (int w = 1; w < kTopThreads / 32; ++w)
+        if (Better(sv[w], si[w], bv, bi)) {
+          bv = sv[w];
+          bi = si[w];
+        }
+      top[i * kk + r] = int32_t(bi);
+      topM[i * kk + r] = bv;
+      prevV = bv;
+      prevI = bi;
+    }
+    __syncthreads();
+  }
+}
+
+// The detail columns' m and argmax: out[i·nd + j] = m[i·nCols + cols[j]].
+__global__ void GatherKernel(const float* __restrict__ m, const int32_t* __restrict__ am, int64_t nq, int64_t nCols,
+                             const int64_t* __restrict__ cols, int64_t nd, float* __restrict__ om,
+                             int32_t* __restrict__ oa) {
+  for (int64_t e = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; e < nq * nd; e += int64_t(gridDim.x) * blockDim.x) {
+    const int64_t i = e / nd, j = e % nd;
+    om[e] = m[i * nCols + cols[j]];
+    oa[e] = am[i * nCols + cols[j]];
+  }
+}
+
+// A device buffer that grows (never shrinks) to the largest size asked; Ensure keeps no contents.
+template <typename T>
+struct Buf {
+  T* p = nullptr;
+  size_t cap = 0;
+  Buf() = default;
+  Buf(const Buf&) = delete;
+  Buf& operator=(const Buf&) = delete;
+  ~Buf() {
     if (p != nullptr) cudaFree(p);
   }
-  DeviceBuffer(const DeviceBuffer&) = delete;
-  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  T* Ensure(size_t n) {
+    if (n <= cap) return p;
+    if (p != nullptr) cudaFree(p);
+    p = nullptr;
+    cap = 0;
+    const size_t want = std::max<size_t>(n + n / 8, 64);
+    Check(cudaMalloc(&p, want * sizeof(T)), "cudaMalloc");
+    cap = want;
+    return p;
+  }
+  int64_t Bytes() const { return int64_t(cap * sizeof(T)); }
 };
 
-class CudaKeys final : public DeviceKeys {
+struct Event {
+  cudaEvent_t e = nullptr;
+  Event() { Check(cudaEventCreate(&e), "creating a CUDA event"); }
+  ~Event() { cudaEventDestroy(e); }
+  Event(const Event&) = delete;
+  Event& operator=(const Event&) = delete;
+};
+
+float Elapsed(const Event& a, const Event& b) {
+  float ms = 0;
+  Check(cudaEventElapsedTime(&ms, a.e, b.e), "reading a CUDA event");
+  return ms;
+}
+
+class CudaBank final : public DeviceBank {
  public:
-  CudaKeys(const SkillKeys& keys, int64_t dim)
-      : dim_(dim), nSkills_(keys.nSkills), rows_(keys.offsets[keys.nSkills]),
-        keys_(size_t(rows_ * dim)), off_(size_t(keys.nSkills + 1)) {
-    // One copy per skill (skills live in separate host blocks); a skill's rows are contiguous.
-    for (int64_t s = 0; s < nSkills_; ++s) {
-      const int64_t r0 = keys.offsets[s], r1 = keys.offsets[s + 1];
-      if (r1 > r0)
-        Check(cudaMemcpy(keys_.p + r0 * dim, keys.base[s], size_t((r1 - r0) * dim) * sizeof(float), cudaMemcpyHostToDevice),
-              "copying keys to the device");
-    }
-    Check(cudaMemcpy(off_.p, keys.offsets, size_t(nSkills_ + 1) * sizeof(int64_t), cudaMemcpyHostToDevice),
-          "copying offsets to the device");
+  explicit CudaBank(int64_t dim) : dim_(dim), dimP_((dim + kD - 1) / kD * kD) {
+    Check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "creating a CUDA stream");
+  }
+  ~CudaBank() override {
+    if (keys_ != nullptr) cudaFree(keys_);
+    if (stream_ != nullptr) cudaStreamDestroy(stream_);
   }
 
-  void MaxSim(const float* queries, int64_t nq, float* m, int32_t* argmax, const std::atomic<bool>* stop) const override {
-    if (nq == 0 || nSkills_ == 0) return;
-    if (nq > int64_t(kTileQ) * 65535) throw Failure(Code::INVALID_ARGUMENT, "glance: too many query rows for one CUDA launch");
-    const size_t cells = size_t(nq * nSkills_);
-    DeviceBuffer<float> q(size_t(nq * dim_));
-    DeviceBuffer<float> dm(cells);
-    DeviceBuffer<int> da(cells);
-    DeviceBuffer<int> bad(1);
-    Check(cudaMemset(bad.p, 0, sizeof(int)), "clearing the error flag");
-    Check(cudaMemcpy(q.p, queries, size_t(nq * dim_) * sizeof(float), cudaMemcpyHostToDevice), "copying queries");
-    const unsigned gy = unsigned((nq + kTileQ - 1) / kTileQ);
-    for (int64_t s0 = 0; s0 < nSkills_; s0 += kSkillsPerLaunch) {
+  void Update(int64_t endRows, const std::vector<Placement>& uploads) override {
+    Grow(endRows);
+    end_ = endRows;
+    // Contiguous placements are staged together and copied in one transfer of ≤ 64 MiB.
+    constexpr size_t kStage = size_t(64) << 20;
+    std::vector<uint16_t> stage;
+    int64_t stageRow = 0, stageRows = 0;
+    auto flush = [&]() {
+      if (stageRows == 0) return;
+      Check(cudaMemcpyAsync(keys_ + stageRow * dimP_, stage.data(), size_t(stageRows * dimP_) * sizeof(__half),
+                            cudaMemcpyHostToDevice, stream_),
+            "copying keys to the device");
+      Check(cudaStreamSynchronize(stream_), "copying keys to the device");
+      stage.clear();
+      stageRows = 0;
+    };
+    for (const Placement& p : uploads) {
+      if (p.rows == 0) continue;
+      if (stageRows > 0 && (p.row != stageRow + stageRows || stage.size() * sizeof(uint16_t) >= kStage)) flush();
+      if (stageRows == 0) stageRow = p.row;
+      const size_t at = stage.size();
+      stage.resize(at + size_t(p.rows * dimP_), 0);
+      uint16_t* dst = stage.data() + at;
+      if (p.f16 != nullptr && dimP_ == dim_) {  // already in the device's format: one copy
+        std::memcpy(dst, p.f16, size_t(p.rows * dim_) * sizeof(uint16_t));
+        stageRows += p.rows;
+        continue;
+      }
+      for (int64_t r = 0; r < p.rows; ++r)
+        for (int64_t d = 0; d < dim_; ++d) {
+          if (p.f16 != nullptr) {
+            dst[r * dimP_ + d] = p.f16[r * dim_ + d];
+          } else {
+            const float x = p.f32[r * dim_ + d];
+            if (!FitsHalf(x)) throw Failure(Code::INVALID_ARGUMENT, "glance: a key is outside the f16 range of the device copy");
+            dst[r * dimP_ + d] = FloatToHalf(x);
+          }
+        }
+      stageRows += p.rows;
+    }
+    flush();
+  }
+
+  void Glance(const GlanceArgs& a, GlanceOut& out, const std::atomic<bool>* stop) override {
+    const int64_t nq = a.nq, nCols = a.nCols;
+    out.r.g.assign(size_t(nCols), 0.f);
+    out.r.m.clear();
+    out.r.argmax.clear();
+    out.columns.clear();
+    if (nCols == 0 || nq == 0) return;
+    if (nq > int64_t(kTile) * 65535) throw Failure(Code::INVALID_ARGUMENT, "glance: too many query rows for one CUDA launch");
+    const int64_t kk = std::min(a.k, nCols);
+    // Queries rounded to f16 on the host (nq × dim is small), padded like the keys.
+    std::vector<uint16_t> hq(size_t(nq * dimP_), 0);
+    for (int64_t i = 0; i < nq; ++i)
+      for (int64_t d = 0; d < dim_; ++d) {
+        const float x = a.queries[i * dim_ + d];
+        if (!FitsHalf(x)) throw Failure(Code::INVALID_ARGUMENT, "glance: a query is outside the f16 range of the device glance");
+        hq[size_t(i * dimP_ + d)] = FloatToHalf(x);
+      }
+    __half* dq = q_.Ensure(hq.size());
+    int64_t* dRow = colRow_.Ensure(size_t(nCols));
+    int64_t* dRows = colRows_.Ensure(size_t(nCols));
+    float* dm = m_.Ensure(size_t(nq * nCols));
+    int32_t* dam = am_.Ensure(size_t(nq * nCols));
+    int32_t* dtop = top_.Ensure(size_t(nq * kk));
+    float* dtopM = topM_.Ensure(size_t(nq * kk));
+    Event e0, e1, e2, e3, e4, e5;
+    Check(cudaEventRecord(e0.e, stream_), "recording an event");
+    Check(cudaMemcpyAsync(dq, hq.data(), hq.size() * sizeof(__half), cudaMemcpyHostToDevice, stream_), "copying queries");
+    Check(cudaMemcpyAsync(dRow, a.row, size_t(nCols) * sizeof(int64_t), cudaMemcpyHostToDevice, stream_), "copying columns");
+    Check(cudaMemcpyAsync(dRows, a.rows, size_t(nCols) * sizeof(int64_t), cudaMemcpyHostToDevice, stream_), "copying columns");
+    Check(cudaEventRecord(e1.e, stream_), "recording an event");
+    const unsigned gy = unsigned((nq + kTile - 1) / kTile);
+    const bool resident = ResidentQueries();
+    const size_t smem = MaxSimSmem(resident, int(dimP_));
+    if (resident)
+      Check(cudaFuncSetAttribute(MaxSimKernel<true>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)),
+            "setting the max-sim kernel's shared memory");
+    for (int64_t c0 = 0; c0 < nCols; c0 += kColsPerLaunch) {
       if (stop != nullptr && stop->load(std::memory_order_relaxed)) throw Failure(Code::ABORTED, "glance aborted");
-      const unsigned gx = unsigned(std::min<int64_t>(kSkillsPerLaunch, nSkills_ - s0));
-      MaxSimKernel<<<dim3(gx, gy), kThreads>>>(q.p, int(nq), keys_.p, off_.p, int(dim_), nSkills_, s0, dm.p, da.p, bad.p);
+      const unsigned gx = unsigned(std::min(kColsPerLaunch, nCols - c0));
+      if (resident)
+        MaxSimKernel<true><<<dim3(gx, gy), kThreads, smem, stream_>>>(dq, int(nq), keys_, int(dimP_), dRow, dRows, nCols, c0, dm, dam);
+      else
+        MaxSimKernel<false><<<dim3(gx, gy), kThreads, smem, stream_>>>(dq, int(nq), keys_, int(dimP_), dRow, dRows, nCols, c0, dm, dam);
       Check(cudaGetLastError(), "launching the max-sim kernel");
-      Check(cudaDeviceSynchronize(), "running the max-sim kernel");
+      if (c0 + kColsPerLaunch < nCols) Check(cudaStreamSynchronize(stream_), "running the max-sim kernel");
     }
-    int badHost = 0;
-    Check(cudaMemcpy(&badHost, bad.p, sizeof(int), cudaMemcpyDeviceToHost), "reading the error flag");
-    if (badHost != 0)
-      throw Failure(Code::INVALID_ARGUMENT, "glance: a score came out non-finite; the bank holds NaN, Inf or overflowing values");
-    Check(cudaMemcpy(m, dm.p, cells * sizeof(float), cudaMemcpyDeviceToHost), "copying max-sim scores back");
-    Check(cudaMemcpy(argmax, da.p, cells * sizeof(int), cudaMemcpyDeviceToHost), "copying max-sim argmax back");
+    Check(cudaEventRecord(e2.e, stream_), "recording an event");
+    TopKKernel<<<unsigned(nq), kTopThreads, 0, stream_>>>(dm, nCols, int(kk), dtop, dtopM);
+    Check(cudaGetLastError(), "launching the top-k kernel");
+    Check(cudaEventRecord(e3.e, stream_), "recording an event");
+    std::vector<int32_t> top(size_t(nq * kk));
+    std::vector<float> topM(top.size());
+    Check(cudaMemcpyAsync(top.data(), dtop, top.size() * sizeof(int32_t), cudaMemcpyDeviceToHost, stream_), "copying the top-k back");
+    Check(cudaMemcpyAsync(topM.data(), dtopM, topM.size() * sizeof(float), cudaMemcpyDeviceToHost, stream_), "copying the top-k back");
+    Check(cudaStreamSynchronize(stream_), "running the glance");
+    if (stop != nullptr && stop->load(std::memory_order_relaxed)) throw Failure(Code::ABORTED, "glance aborted");
+
+    // The vote, in double and in token order: the CPU twin's loop (kernels_core.cpp, Vote).
+    double W = 0.0;
+    for (int64_t i = 0; i < nq; ++i) W += a.weights[i];
+    std::vector<double> acc(size_t(nCols), 0.0);
+    for (int64_t i = 0; i < nq; ++i) {
+      const double w = a.weights[i];
+      if (w == 0.0) continue;
+      for (int64_t j = 0; j < kk; ++j) {
+        const int32_t s = top[size_t(i * kk + j)];
+        if (s < 0 || s >= nCols) throw Failure(Code::INTERNAL, "glance: the device's top-k returned a bad column");
+        acc[size_t(s)] += w * double(topM[size_t(i * kk + j)]);
+      }
+    }
+    for (int64_t s = 0; s < nCols; ++s) out.r.g[size_t(s)] = float(acc[size_t(s)] / W);
+
+    Check(cudaEventRecord(e4.e, stream_), "recording an event");
+    if (a.detail < 0) {
+      out.r.m.resize(size_t(nq * nCols));
+      out.r.argmax.resize(out.r.m.size());
+      Check(cudaMemcpyAsync(out.r.m.data(), dm, out.r.m.size() * sizeof(float), cudaMemcpyDeviceToHost, stream_), "copying m back");
+      Check(cudaMemcpyAsync(out.r.argmax.data(), dam, out.r.argmax.size() * sizeof(int32_t), cudaMemcpyDeviceToHost, stream_),
+            "copying argmax back");
+    } else if (a.detail > 0) {
+      out.columns = TopColumns(out.r.g, a.detail);
+      const int64_t nd = int64_t(out.columns.size());
+      int64_t* dcols = cols_.Ensure(size_t(nd));
+      float* dom = dm_.Ensure(size_t(nq * nd));
+      int32_t* doa = da_.Ensure(size_t(nq * nd));
+      Check(cudaMemcpyAsync(dcols, out.columns.data(), size_t(nd) * sizeof(int64_t), cudaMemcpyHostToDevice, stream_),
+            "copying the detail columns");
+      GatherKernel<<<unsigned(std::min<int64_t>(1024, (nq * nd + 255) / 256)), 256, 0, stream_>>>(dm, dam, nq, nCols, dcols, nd,
+                                                                                                  dom, doa);
+      Check(cudaGetLastError(), "launching the gather kernel");
+      out.r.m.resize(size_t(nq * nd));
+      out.r.argmax.resize(out.r.m.size());
+      Check(cudaMemcpyAsync(out.r.m.data(), dom, out.r.m.size() * sizeof(float), cudaMemcpyDeviceToHost, stream_), "copying m back");
+      Check(cudaMemcpyAsync(out.r.argmax.data(), doa, out.r.argmax.size() * sizeof(int32_t), cudaMemcpyDeviceToHost, stream_),
+            "copying argmax back");
+    }
+    Check(cudaEventRecord(e5.e, stream_), "recording an event");
+    Check(cudaStreamSynchronize(stream_), "running the glance");
+    out.maxSimMs = Elapsed(e1, e2);
+    out.topKMs = Elapsed(e2, e3);
+    out.copyMs = Elapsed(e0, e1) + Elapsed(e3, e4) + Elapsed(e4, e5);
   }
 
-  int64_t Skills() const override { return nSkills_; }
-  int64_t Rows() const override { return rows_; }
+  int64_t CapacityRows() const override { return capRows_; }
+  int64_t DeviceBytes() const override {
+    return capRows_ * dimP_ * int64_t(sizeof(__half)) + q_.Bytes() + colRow_.Bytes() + colRows_.Bytes() + m_.Bytes() +
+           am_.Bytes() + top_.Bytes() + topM_.Bytes() + cols_.Bytes() + dm_.Bytes() + da_.Bytes();
+  }
 
  private:
-  int64_t dim_, nSkills_, rows_;
-  DeviceBuffer<float> keys_;
-  DeviceBuffer<int64_t> off_;
+  // Whether the max-sim keeps its query tile resident (MaxSimKernel<true>). GAVEL_GLANCE_QTILE =
+  // "resident" chooses it (read at each glance, for benches); the default is staged. Measured on an
+  // H100 80GB HBM3 (2026-11-27, glance-twins.mjs --timings-only, docs/BENCHMARKS.md): resident was
+  // slower at every shape of issue 15, by 25% at dim 256 (3 blocks per SM) and 3x at dim 768 (1 block
+  // per SM): the loads it saves were already hidden by the staged pipeline.
+  bool ResidentQueries() {
+    const size_t need = MaxSimSmem(true, int(dimP_)), optIn = size_t(SmemOptIn());
+    if (need > optIn) return false;
+    const char* v = std::getenv("GAVEL_GLANCE_QTILE");
+    return v != nullptr && std::strcmp(v, "resident") == 0;
+  }
+
+  // The shared memory a block may opt in to (227 KiB on an H100), read once.
+  int SmemOptIn() {
+    if (smemOptIn_ < 0) {
+      int dev = 0;
+      Check(cudaGetDevice(&dev), "reading the device");
+      Check(cudaDeviceGetAttribute(&smemOptIn_, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev), "reading the device's shared memory");
+    }
+    return smemOptIn_;
+  }
+
+  // Grow-only key buffer that keeps its rows: a larger one (×1.5 headroom, so n appends cost
+  // O(log n) reallocations), rows [0, end_) copied over on the device, the old one freed.
+  void Grow(int64_t rows) {
+    if (rows <= capRows_) return;
+    const int64_t want = std::max<int64_t>({rows, capRows_ + capRows_ / 2, 1024});
+    __half* p = nullptr;
+    Check(cudaMalloc(&p, size_t(want * dimP_) * sizeof(__half)), "cudaMalloc (keys)");
+    if (end_ > 0) {
+      const cudaError_t e = cudaMemcpyAsync(p, keys_, size_t(end_ * dimP_) * sizeof(__half), cudaMemcpyDeviceToDevice, stream_);
+      const cudaError_t s = e == cudaSuccess ? cudaStreamSynchronize(stream_) : e;
+      if (s != cudaSuccess) {
+        cudaFree(p);
+        Check(s, "moving keys to a larger buffer");
+      }
+    }
+    if (keys_ != nullptr) cudaFree(keys_);
+    keys_ = p;
+    capRows_ = want;
+  }
+
+  int64_t dim_, dimP_;
+  cudaStream_t stream_ = nullptr;
+  __half* keys_ = nullptr;
+  int64_t capRows_ = 0, end_ = 0;
+  int smemOptIn_ = -1;
+  Buf<__half> q_;
+  Buf<int64_t> colRow_, colRows_, cols_;
+  Buf<float> m_, topM_, dm_;
+  Buf<int32_t> am_, top_, da_;
 };
 
 }  // namespace
 
 bool Available(std::string* why) { return cuda::DeviceAvailable(why); }
 
-std::unique_ptr<DeviceKeys> Upload(const SkillKeys& keys, int64_t dim) {
+std::unique_ptr<DeviceBank> CreateBank(int64_t dim) {
   std::string why;
   if (!Available(&why)) throw Failure(Code::CUDA_UNAVAILABLE, why);
   if (dim < 1 || dim > (1 << 24)) throw Failure(Code::INVALID_ARGUMENT, "glance: bad key dimension for the device");
-  return std::make_unique<CudaKeys>(keys, dim);
+  return std::make_unique<CudaBank>(dim);
 }
 
 }  // namespace gavel::kernels::device

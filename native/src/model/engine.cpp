@@ -125,6 +125,17 @@ void Engine::CheckAbort() {
 
 void Engine::Load(const std::string& path, const LoadParams& p) {
   if (ctx_ != nullptr) throw Failure(Code::INVALID_ARGUMENT, "this model is already loaded");
+  // Checked here too (model_napi and Model.load check first): llama.cpp aborts or silently clamps.
+  if (p.sequences < 2 || p.sequences > 256) throw Failure(Code::INVALID_ARGUMENT, "sequences must be in 2..256");
+  if (p.batch_size < 1 || p.batch_size > p.context_size) {
+    throw Failure(Code::INVALID_ARGUMENT, "batchSize (" + std::to_string(p.batch_size) + ") must be in 1..contextSize (" +
+                                          std::to_string(p.context_size) + ")");
+  }
+  const int64_t cells = p.kv_unified ? int64_t(p.context_size) : int64_t(p.context_size) * p.sequences;
+  if (cells > (int64_t(1) << 24)) {
+    throw Failure(Code::INVALID_ARGUMENT, "the KV cache would hold " + std::to_string(cells) +
+                                          " cells (contextSize × sequences with per-sequence streams); at most 16777216");
+  }
   ClearLog();
   llama_model_params mp = llama_model_default_params();
   mp.n_gpu_layers = p.gpu_layers;
@@ -139,13 +150,14 @@ void Engine::Load(const std::string& path, const LoadParams& p) {
   vocab_ = llama_model_get_vocab(model_);
 
   llama_context_params cp = llama_context_default_params();
-  cp.n_ctx = uint32_t(p.context_size);
+  // Per-sequence streams: llama.cpp gives each of n_seq_max streams n_ctx / n_seq_max cells.
+  cp.n_ctx = uint32_t(cells);
   cp.n_batch = uint32_t(p.batch_size);
-  cp.n_ubatch = uint32_t(std::min(p.batch_size, 512));
+  cp.n_ubatch = uint32_t(p.batch_size);  // the physical batch follows batchSize
   cp.n_seq_max = uint32_t(p.sequences);
   cp.n_threads = p.threads;
   cp.n_threads_batch = cp.n_threads;
-  cp.kv_unified = true;  // cached prefixes and working sequences share one pool of cells
+  cp.kv_unified = p.kv_unified;
   cp.cb_eval = &Engine::EvalCallback;
   cp.cb_eval_user_data = this;
   cp.abort_callback = &Engine::AbortCallback;
@@ -166,8 +178,8 @@ void Engine::Load(const std::string& path, const LoadParams& p) {
   n_batch_ = int(llama_n_batch(ctx_));
   threads_ = unsigned(std::max(1, int(cp.n_threads)));
   n_seq_ = int(llama_n_seq_max(ctx_));
-  n_work_ = std::max(1, std::min(16, n_seq_ / 4));
-  for (int s = n_seq_ - 1; s >= n_work_; --s) free_seqs_.push_back(s);
+  kv_unified_ = p.kv_unified;
+  for (int s = n_seq_ - 1; s >= 1; --s) free_seqs_.push_back(s);
 
   char buf[512];
   info_ = ModelInfo{};
@@ -177,7 +189,11 @@ void Engine::Load(const std::string& path, const LoadParams& p) {
   info_.n_embd = llama_model_n_embd(model_);
   info_.n_vocab = llama_vocab_n_tokens(vocab_);
   info_.context_length = llama_model_n_ctx_train(model_);
-  info_.context_size = int(llama_n_ctx(ctx_));
+  // What one request may use: the pool, or one sequence's stream.
+  info_.context_size = int(p.kv_unified ? llama_n_ctx(ctx_) : llama_n_ctx_seq(ctx_));
+  info_.batch_size = int(llama_n_batch(ctx_));
+  info_.ubatch_size = int(llama_n_ubatch(ctx_));
+  info_.kv_unified = p.kv_unified;
   const char* tmpl = llama_model_chat_template(model_, nullptr);
   info_.has_chat_template = tmpl != nullptr;
   if (tmpl != nullptr) info_.chat_template = tmpl;

@@ -1,8 +1,8 @@
 // Engine: one llama.cpp model with one context, and the three things GAVEL asks of it.
 //  - HiddenStates: the residual stream after block ℓ (graph tensor "l_out-ℓ") for every token.
 //  - Score: log-probs of a continuation after a prefix, with each prefix's KV kept resident in a
-//    sequence of a unified KV cache (LRU), so a later call with the same prefix decodes only the
-//    continuation.
+//    sequence of the KV cache (LRU), so a later call with the same prefix decodes only the
+//    continuation. The continuation is decoded into the prefix's own sequence and trimmed off after.
 //  - Logits: a plain fresh decode, the reference path tests compare Score against.
 // No N-API here: model_napi.cpp wraps it. All methods may throw gavel::Failure; callers hold `mutex`.
 // engine.cpp: logs, backends, load, tokenizer, decode, hidden states, logits; engine_cache.cpp: the
@@ -31,6 +31,10 @@ struct LoadParams {
   int sequences;
   int flash_attention;  // -1 auto, 0 off, 1 on
   bool kv_f16;          // f16 KV cache (half the memory) instead of f32
+  // true: one pool of context_size cells shared by every sequence (attention runs over the whole
+  // pool, other sequences masked out); false: each sequence its own stream of context_size cells, so
+  // a continuation attends only over its own prefix's cells (llama_context_params.kv_unified).
+  bool kv_unified;
 };
 
 struct ModelInfo {
@@ -40,7 +44,10 @@ struct ModelInfo {
   int n_embd = 0;
   int n_vocab = 0;
   int context_length = 0;
-  int context_size = 0;
+  int context_size = 0;   // what one request may use (the pool, or one sequence's stream)
+  int batch_size = 0;     // llama_n_batch
+  int ubatch_size = 0;    // llama_n_ubatch: the physical batch
+  bool kv_unified = true;
   bool has_chat_template = false;
   std::string chat_template;
   int32_t bos = -1;
@@ -114,11 +121,16 @@ class Engine {
   // for every token when all_outputs, else for the last one only.
   void DecodeSequence(const std::vector<int32_t>& tokens, int seq, int pos0, bool all_outputs,
                       std::vector<float>* logits_out);
+  // One wave of Score: requests [w0, w1), each with a distinct stem.
+  void ScoreWave(const std::vector<ScoreRequest>& requests, size_t w0, size_t w1, const std::vector<int32_t>& read_ids,
+                 std::vector<ScoreResult>* results);
   // llama_decode with eviction of unpinned cached prefixes when the KV cache is full.
   void DecodeWithEviction(llama_batch& batch, const std::vector<int>& pinned);
   bool EvictOne(const std::vector<int>& pinned);
-  // The cached sequence holding stem's KV, decoded now if absent; pins it for the current call.
-  int EnsureSlot(const std::vector<int32_t>& stem);
+  // The cached sequence for stem, pinned for the current call. A new one (*cold = true) is registered
+  // but still empty: the caller decodes the stem into it, or drops it with DropSlot on failure.
+  int AcquireSlot(const std::vector<int32_t>& stem, bool* cold);
+  void DropSlot(int seq);
   void RemoveSeq(int seq);
 
   llama_model* model_ = nullptr;
@@ -128,7 +140,9 @@ class Engine {
   int n_batch_ = 512;
   unsigned threads_ = 1;  // CPU threads of the context, also used for the scorer's log-softmax
   int n_seq_ = 1;
-  int n_work_ = 1;  // sequences [0, n_work_) are working sequences; the rest hold cached prefixes
+  // Sequence 0 is the scratch sequence of HiddenStates and Logits; 1..n_seq_-1 hold cached prefixes
+  // (a score decodes its continuation into its prefix's sequence and trims it off after).
+  bool kv_unified_ = true;
 
   // capture of "l_out-<layer>" tensors: name → index into capture_rows_
   std::map<std::string, size_t> capture_index_;

@@ -1,5 +1,6 @@
-// Engine's prefix cache and scorer: each prefix's KV kept resident in a sequence of the unified KV
-// cache (LRU, evicted when the cache is full, never while the current call uses it), and Score over it.
+// Engine's prefix cache and scorer: each prefix's KV kept resident in a sequence of the KV cache (one
+// pool or a stream per sequence; LRU, evicted when the cache is full, never while the current call
+// uses it), and Score over it.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -48,10 +49,11 @@ void Engine::DecodeWithEviction(llama_batch& batch, const std::vector<int>& pinn
   }
 }
 
-int Engine::EnsureSlot(const std::vector<int32_t>& stem) {
+int Engine::AcquireSlot(const std::vector<int32_t>& stem, bool* cold) {
   auto it = slots_.find(stem);
   if (it != slots_.end()) {
     ++hits_;
+    *cold = false;
     lru_.splice(lru_.begin(), lru_, it->second.lru);
     pinned_.push_back(it->second.seq);
     return it->second.seq;
@@ -63,18 +65,12 @@ int Engine::EnsureSlot(const std::vector<int32_t>& stem) {
                                         "load the model with more sequences");
     }
   }
-  const int seq = free_seqs_.back();
-  free_seqs_.pop_back();
+  // The lowest free id: a wave's new sequences then tend to be consecutive (see ScoreWave).
+  const auto lowest = std::min_element(free_seqs_.begin(), free_seqs_.end());
+  const int seq = *lowest;
+  free_seqs_.erase(lowest);
+  RemoveSeq(seq);
   pinned_.push_back(seq);
-  try {
-    RemoveSeq(seq);
-    DecodeSequence(stem, seq, 0, false, nullptr);
-  } catch (...) {
-    RemoveSeq(seq);
-    pinned_.pop_back();
-    free_seqs_.push_back(seq);
-    throw;
-  }
   lru_.push_front(seq);
   Slot slot;
   slot.stem = stem;
@@ -83,7 +79,112 @@ int Engine::EnsureSlot(const std::vector<int32_t>& stem) {
   slots_.emplace(stem, std::move(slot));
   seq_to_stem_[seq] = stem;
   cached_tokens_ += static_cast<long long>(stem.size());
+  *cold = true;
   return seq;
+}
+
+void Engine::DropSlot(int seq) {
+  auto stem = seq_to_stem_.find(seq);
+  if (stem == seq_to_stem_.end()) return;
+  RemoveSeq(seq);
+  cached_tokens_ -= static_cast<long long>(stem->second.size());
+  auto slot = slots_.find(stem->second);
+  lru_.erase(slot->second.lru);
+  slots_.erase(slot);
+  seq_to_stem_.erase(stem);
+  free_seqs_.push_back(seq);
+}
+
+// long function: one wave's slots, its packed decode and its read-out share the wave's state
+void Engine::ScoreWave(const std::vector<ScoreRequest>& requests, size_t w0, size_t w1, const std::vector<int32_t>& read_ids,
+                       std::vector<ScoreResult>* results) {
+  const int nv = info_.n_vocab;
+  llama_memory_t mem = llama_get_memory(ctx_);
+  pinned_.clear();
+  std::vector<int> seqs;
+  std::vector<char> colds;
+  try {
+    // 1. Each request's sequence: its prefix's stem (all but the last token) cached, or a new sequence
+    //    whose stem is decoded below, in the same batches as the continuations (cold prefixes batched).
+    for (size_t r = w0; r < w1; ++r) {
+      const auto& p = requests[r].prefix;
+      bool cold = false;
+      seqs.push_back(AcquireSlot(std::vector<int32_t>(p.begin(), p.end() - 1), &cold));
+      colds.push_back(cold ? 1 : 0);
+      (*results)[r].logprobs.resize(requests[r].continuation.size());
+      (*results)[r].final.resize(read_ids.size());
+    }
+    // 2. Decode [stem if cold, last prefix token, continuation...] of every request into its own
+    //    sequence, packed into full batches; outputs from the last prefix token on.
+    struct Out { size_t r; size_t j; int i; };  // batch index i; position j predicts continuation[j] (or the read ids at the end)
+    Batch batch(n_batch_);
+    std::vector<Out> outs;
+    auto flush = [&]() {
+      if (batch.b.n_tokens == 0) return;
+      DecodeWithEviction(batch.b, pinned_);
+      const int nt = int(outs.size());
+      std::vector<const float*> rows(size_t(nt), nullptr);
+      for (int i = 0; i < nt; ++i) {
+        rows[size_t(i)] = llama_get_logits_ith(ctx_, outs[size_t(i)].i);
+        if (rows[size_t(i)] == nullptr) throw Failure(Code::INTERNAL, "no logits for an output position");
+      }
+      // The log-normalisers, rows split over the context's threads (the decode has finished, so
+      // they are idle): a long continuation has a vocabulary-wide sum per position.
+      std::vector<double> lses(static_cast<size_t>(nt), 0.0);
+      const unsigned workers = std::max(1u, std::min(threads_, unsigned((int64_t(nt) * nv) / (1 << 18) + 1)));
+      Parallel(workers, [&](unsigned t) {
+        for (int i = int(int64_t(nt) * t / workers); i < int(int64_t(nt) * (t + 1) / workers); ++i) lses[size_t(i)] = LogSumExp(rows[size_t(i)], nv);
+      });
+      for (int i = 0; i < nt; ++i) {
+        const float* row = rows[size_t(i)];
+        const double lse = lses[size_t(i)];
+        const Out& o = outs[size_t(i)];
+        const auto& cont = requests[o.r].continuation;
+        ScoreResult& res = (*results)[o.r];
+        if (o.j < cont.size()) {
+          res.logprobs[o.j] = float(double(row[cont[o.j]]) - lse);
+        } else {
+          for (size_t k = 0; k < read_ids.size(); ++k) res.final[k] = float(double(row[read_ids[k]]) - lse);
+        }
+      }
+      batch.b.n_tokens = 0;
+      outs.clear();
+    };
+    // In ascending sequence ids: with per-sequence streams llama.cpp puts only consecutive ids in
+    // one ubatch (split_equal, sequential), in the order it meets them in the batch.
+    std::vector<size_t> order(w1 - w0);
+    for (size_t i = 0; i < order.size(); ++i) order[i] = w0 + i;
+    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return seqs[a - w0] < seqs[b - w0]; });
+    for (const size_t r : order) {
+      const auto& q = requests[r];
+      const int seq = seqs[r - w0];
+      const size_t stem = q.prefix.size() - 1;
+      const size_t first = colds[r - w0] ? 0 : stem;
+      const size_t n = q.prefix.size() + q.continuation.size();
+      for (size_t pos = first; pos < n; ++pos) {
+        const int32_t tok = pos < q.prefix.size() ? q.prefix[pos] : q.continuation[pos - q.prefix.size()];
+        const bool out = pos >= stem;
+        if (out) outs.push_back({r, pos - stem, batch.b.n_tokens});
+        batch.Add(tok, int32_t(pos), seq, out);
+        if (batch.b.n_tokens == n_batch_) flush();
+      }
+    }
+    flush();
+  } catch (...) {
+    // A cold stem may be half decoded: drop it; a cached one loses what was decoded after it.
+    for (size_t i = 0; i < seqs.size(); ++i) {
+      if (colds[i]) {
+        DropSlot(seqs[i]);
+      } else {
+        llama_memory_seq_rm(mem, seqs[i], llama_pos(requests[w0 + i].prefix.size() - 1), -1);
+      }
+    }
+    pinned_.clear();
+    throw;
+  }
+  // 3. Trim each sequence back to its stem: the cache keeps the prefix, not the continuation.
+  for (size_t i = 0; i < seqs.size(); ++i) llama_memory_seq_rm(mem, seqs[i], llama_pos(requests[w0 + i].prefix.size() - 1), -1);
+  pinned_.clear();
 }
 
 std::vector<ScoreResult> Engine::Score(const std::vector<ScoreRequest>& requests, const std::vector<int32_t>& read_ids) {
@@ -100,106 +201,33 @@ std::vector<ScoreResult> Engine::Score(const std::vector<ScoreRequest>& requests
   }
   abort_flag = false;
   std::vector<ScoreResult> results(requests.size());
-  const int nv = info_.n_vocab;
-  llama_memory_t mem = llama_get_memory(ctx_);
 
-  // Requests go in waves, one working sequence each: at most n_work_ of them, and no more than the
-  // KV cache holds at once (their prefixes' cached stems, which are pinned for the wave, plus every
-  // continuation). A lone request always fits: it was checked against the context size above.
-  std::vector<size_t> wave_ends;
-  {
-    size_t start = 0;
-    long long cells = 0;
-    std::vector<const std::vector<int32_t>*> stems;
-    for (size_t r = 0; r < requests.size(); ++r) {
+  // Requests go in waves: distinct stems (each request decodes into its stem's sequence), at most
+  // the cache's sequences, and with one pool (kv_unified) no more cells than it holds (stems plus
+  // continuations; cached stems outside the wave are evicted as needed). Per-sequence streams hold
+  // any one request (checked above). A lone request always fits.
+  const size_t max_seqs = size_t(n_seq_ - 1);
+  size_t start = 0;
+  long long cells = 0;
+  for (size_t r = 0; r <= requests.size(); ++r) {
+    bool cut = r == requests.size();
+    long long need = 0;
+    if (!cut) {
       const auto& p = requests[r].prefix;
-      long long need = static_cast<long long>(requests[r].continuation.size()) + 1;
-      bool shared = false;
-      for (size_t q = start; q < r; ++q) {
+      need = static_cast<long long>(p.size() + requests[r].continuation.size());
+      bool repeat = false;
+      for (size_t q = start; q < r && !repeat; ++q) {
         const auto& pq = requests[q].prefix;
-        if (pq.size() == p.size() && std::equal(pq.begin(), pq.end() - 1, p.begin())) shared = true;
+        repeat = pq.size() == p.size() && std::equal(pq.begin(), pq.end() - 1, p.begin());
       }
-      if (!shared) need += static_cast<long long>(p.size()) - 1;
-      if (r > start && (r - start >= size_t(n_work_) || cells + need > info_.context_size)) {
-        wave_ends.push_back(r);
-        start = r;
-        cells = static_cast<long long>(requests[r].continuation.size()) + static_cast<long long>(p.size());
-      } else {
-        cells += need;
-      }
+      cut = r > start && (repeat || r - start >= max_seqs || (kv_unified_ && cells + need > info_.context_size));
     }
-    wave_ends.push_back(requests.size());
-  }
-  size_t w0 = 0;
-  for (const size_t w1 : wave_ends) {
-    pinned_.clear();
-    try {
-      // 1. Every prefix's stem (all but its last token) resident in a cached sequence.
-      std::vector<int> slot(w1 - w0, -1);
-      for (size_t r = w0; r < w1; ++r) {
-        const auto& p = requests[r].prefix;
-        if (p.size() > 1) slot[r - w0] = EnsureSlot(std::vector<int32_t>(p.begin(), p.end() - 1));
-      }
-      // 2. Working sequence r starts as a (cell-sharing) copy of its prefix's sequence.
-      for (size_t r = w0; r < w1; ++r) {
-        const int ws = int(r - w0);
-        RemoveSeq(ws);
-        if (slot[r - w0] >= 0) llama_memory_seq_cp(mem, slot[r - w0], ws, -1, -1);
-        results[r].logprobs.resize(requests[r].continuation.size());
-        results[r].final.resize(read_ids.size());
-      }
-      // 3. Decode [last prefix token, continuation...] of every request, packed into full batches.
-      struct Out { size_t r; size_t j; };  // position j predicts continuation[j] (or the read ids at the end)
-      Batch batch(n_batch_);
-      std::vector<Out> outs;
-      auto flush = [&]() {
-        if (batch.b.n_tokens == 0) return;
-        DecodeWithEviction(batch.b, pinned_);
-        const int nt = batch.b.n_tokens;
-        std::vector<const float*> rows(size_t(nt), nullptr);
-        for (int i = 0; i < nt; ++i) {
-          rows[size_t(i)] = llama_get_logits_ith(ctx_, i);
-          if (rows[size_t(i)] == nullptr) throw Failure(Code::INTERNAL, "no logits for an output position");
-        }
-        // The log-normalisers, rows split over the context's threads (the decode has finished, so
-        // they are idle): a long continuation has a vocabulary-wide sum per position.
-        std::vector<double> lses(static_cast<size_t>(nt), 0.0);
-        const unsigned workers = std::max(1u, std::min(threads_, unsigned((int64_t(nt) * nv) / (1 << 18) + 1)));
-        Parallel(workers, [&](unsigned t) {
-          for (int i = int(int64_t(nt) * t / workers); i < int(int64_t(nt) * (t + 1) / workers); ++i) lses[size_t(i)] = LogSumExp(rows[size_t(i)], nv);
-        });
-        for (int i = 0; i < nt; ++i) {
-          const float* row = rows[size_t(i)];
-          const double lse = lses[size_t(i)];
-          const Out& o = outs[size_t(i)];
-          const auto& cont = requests[o.r].continuation;
-          if (o.j < cont.size()) {
-            results[o.r].logprobs[o.j] = float(double(row[cont[o.j]]) - lse);
-          } else {
-            for (size_t k = 0; k < read_ids.size(); ++k) results[o.r].final[k] = float(double(row[read_ids[k]]) - lse);
-          }
-        }
-        batch.b.n_tokens = 0;
-        outs.clear();
-      };
-      for (size_t r = w0; r < w1; ++r) {
-        const auto& q = requests[r];
-        const int ws = int(r - w0);
-        const size_t n = q.continuation.size() + 1;
-        for (size_t j = 0; j < n; ++j) {
-          const int32_t tok = j == 0 ? q.prefix.back() : q.continuation[j - 1];
-          batch.Add(tok, int32_t(q.prefix.size() - 1 + j), ws, true);
-          outs.push_back({r, j});
-          if (batch.b.n_tokens == n_batch_) flush();
-        }
-      }
-      flush();
-    } catch (...) {
-      for (size_t r = w0; r < w1; ++r) RemoveSeq(int(r - w0));
-      throw;
+    if (cut && r > start) {
+      ScoreWave(requests, start, r, read_ids, &results);
+      start = r;
+      cells = 0;
     }
-    for (size_t r = w0; r < w1; ++r) RemoveSeq(int(r - w0));
-    w0 = w1;
+    cells += need;
   }
   return results;
 }

@@ -59,6 +59,7 @@ class NativeModel : public Napi::ObjectWrap<NativeModel> {
       p.sequences = int(IntArg(o.Get("sequences"), "sequences", 2, 256));
       p.flash_attention = int(IntArg(o.Get("flashAttention"), "flashAttention", -1, 1));
       p.kv_f16 = BoolArg(o.Get("kvF16"), "kvF16");
+      p.kv_unified = BoolArg(o.Get("kvUnified"), "kvUnified");
       loading_ = true;
       return PromiseWorker<bool>::Start(
           env,
@@ -88,6 +89,9 @@ class NativeModel : public Napi::ObjectWrap<NativeModel> {
       o.Set("nVocab", m.n_vocab);
       o.Set("contextLength", m.context_length);
       o.Set("contextSize", m.context_size);
+      o.Set("batchSize", m.batch_size);
+      o.Set("ubatchSize", m.ubatch_size);
+      o.Set("kvLayout", m.kv_unified ? "unified" : "streams");
       o.Set("chatTemplate", m.has_chat_template ? Napi::Value(Napi::String::New(env, m.chat_template)) : env.Null());
       o.Set("bos", m.bos >= 0 ? Napi::Value(Napi::Number::New(env, m.bos)) : env.Null());
       o.Set("eos", m.eos >= 0 ? Napi::Value(Napi::Number::New(env, m.eos)) : env.Null());

@@ -34,7 +34,7 @@ const SKILL_BUDGET = 1024;
  * task, as a 2048-cell pool (room for three renders) forces. Costs ~170 MB of f32 KV.
  */
 const CONTEXT_SIZE = 16_384;
-/** Sequences: a quarter work, the rest hold cached prefixes (30: every example skill, with room). */
+/** Sequences: one scratch, the rest hold cached prefixes (30: every example skill, with room). */
 const SEQUENCES = 40;
 /** Room for the verdict's question and chat scaffolding around the task, in tokens. */
 const VERDICT_ROOM = 128;
@@ -221,7 +221,9 @@ off-domain prompt: the right answer is to load nothing, and the demo shows the a
     // pool, where the plain path multiplies through all of them; measured 2.5–4× faster verdicts on two
     // cores. It moves S by up to ~0.04 on these tasks (changing the pool size alone moves it ~0.01), so
     // only near-ties can rule differently from `gavel route`, whose defaults keep it off.
-    const model = await Model.load(inputs.model.path, { contextSize: CONTEXT_SIZE, sequences: SEQUENCES, flashAttention: true, threads: inputs.threads });
+    // One pool ("unified"): the demo caches every example skill's render at once in 16K cells, where
+    // per-sequence streams of 16K cells each would take 40× the memory.
+    const model = await Model.load(inputs.model.path, { contextSize: CONTEXT_SIZE, sequences: SEQUENCES, kvLayout: "unified", flashAttention: true, threads: inputs.threads });
     try {
       checkTaskLengths(model, inputs.tasks, inputs.tasksFile);
       const { router, temporary } = await openBank(model, inputs.projections.path, bankDir);
