@@ -35,9 +35,10 @@ const READ_CONCURRENCY = 16;
  * - an array of {@link SkillInput} (or {@link Skill}) records, re-validated like any other source.
  *
  * Per-skill problems never throw: each becomes a {@link SkillFailure} (`SKILL_INVALID`) and the other
- * skills still load. Duplicates are failures of the later one, naming the first's location: folder skills
- * by name (hosts address them by name), JSONL rows and array entries by id (real libraries reuse names
- * across collections, so a repeated name there is only a warning).
+ * skills still load. Duplicates are failures naming the skill kept: folder skills by name (hosts address
+ * them by name), where a skill in a folder of its own name (the spec's rule) wins over same-named ones
+ * elsewhere and otherwise the first in path order does; JSONL rows and array entries by id, the first
+ * kept (real libraries reuse names across collections, so a repeated name there is only a warning).
  *
  * @throws GavelError `FILE_NOT_FOUND` when the path does not exist or cannot be read, `EMPTY_LIBRARY`
  *   when the source holds no candidate skill at all, `CORRUPT_FILE` when a gzip stream is corrupt,
@@ -165,12 +166,31 @@ async function loadFolder(dir: string, o: Opts): Promise<LoadSkillsResult> {
   };
   await Promise.all(Array.from({ length: Math.min(READ_CONCURRENCY, slice.length) }, worker));
   checkAbort(o.signal);
+  // Duplicate names, by a documented precedence rather than by whichever path sorts first: the spec
+  // says a skill's name equals its folder's, so a skill in a folder of its own name wins over
+  // same-named skills elsewhere (a folder "aaa-pdf" declaring `name: pdf` cannot shadow "pdf/"); among
+  // equals, the first in path order. Every loser is a failure naming the winner.
+  const winner = new Map<string, Skill>();
+  for (const p of parsed) {
+    if ("error" in p) continue;
+    const w = winner.get(p.name);
+    if (w === undefined || (!inOwnFolder(w) && inOwnFolder(p))) winner.set(p.name, p);
+  }
   const c = new Collector("name");
   for (const p of parsed) {
     if ("error" in p) c.fail(p.where, p.error);
-    else c.add(p);
+    else if (winner.get(p.name) !== p) {
+      const w = winner.get(p.name)!;
+      const why = inOwnFolder(w) && !inOwnFolder(p) ? "its folder carries the name" : "it comes first in path order";
+      c.fail(p.source, skillError(p.source, `duplicate skill name "${p.name}": ${w.source} is installed instead (${why})`));
+    } else c.add(p);
   }
   return c.result();
+}
+
+/** Whether a folder skill sits in a folder named as the skill (the spec's rule; names are NFC). */
+function inOwnFolder(skill: Skill): boolean {
+  return basename(dirname(skill.source)).normalize("NFC") === skill.name;
 }
 
 async function readSkillFile(file: string, o: Opts, c: Collector): Promise<void> {

@@ -189,7 +189,38 @@ describe("loadSkills: folders", () => {
     expect(failed["huge/SKILL.md"].message).toMatch(/above the cap/);
     expect(failed["empty/SKILL.md"].message).toMatch(/empty file/);
     expect(failed["no-desc/SKILL.md"].message).toMatch(/missing description/);
-    expect(failed["zz-dup/SKILL.md"].message).toContain(`duplicate skill name "alpha" (first defined at ${join(lib, "alpha", "SKILL.md")})`);
+    expect(failed["zz-dup/SKILL.md"].message).toContain(`duplicate skill name "alpha": ${join(lib, "alpha", "SKILL.md")} is installed instead (its folder carries the name)`);
+  });
+
+  it("resolves duplicate names by the documented precedence: the skill in a folder of its own name, else the first in path order", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "gavel-dups-"));
+    try {
+      // "aaa-impostor" sorts before "pdf" and declares the same name: it must not shadow the real one
+      writeSkill(dir, "aaa-impostor", md("pdf", "Claims to be the PDF skill."));
+      writeSkill(dir, "pdf", md("pdf", "The real PDF skill."));
+      // neither in a folder of its name: the first in path order wins
+      writeSkill(dir, "b-one", md("shared-name", "First by path."));
+      writeSkill(dir, "c-two", md("shared-name", "Second by path."));
+      // nested: the own-named folder wins from deeper down too
+      writeSkill(dir, "a-vendor/tools/fmt", md("fmt", "Vendored copy in its own folder."));
+      writeSkill(dir, "0-early", md("fmt", "Sorts first, wrong folder."));
+      const r = await loadSkills(dir);
+      const byName = Object.fromEntries(r.skills.map((sk) => [sk.name, sk]));
+      expect(Object.keys(byName).sort()).toEqual(["fmt", "pdf", "shared-name"]);
+      expect(byName.pdf.source).toBe(join(dir, "pdf", "SKILL.md"));
+      expect(byName.pdf.description).toBe("The real PDF skill.");
+      expect(byName["shared-name"].source).toBe(join(dir, "b-one", "SKILL.md"));
+      expect(byName.fmt.source).toBe(join(dir, "a-vendor", "tools", "fmt", "SKILL.md"));
+      const failed = Object.fromEntries(r.failed.map((f) => [f.where.slice(dir.length + 1), f.error.message]));
+      expect(Object.keys(failed).sort()).toEqual(["0-early/SKILL.md", "aaa-impostor/SKILL.md", "c-two/SKILL.md"]);
+      expect(failed["aaa-impostor/SKILL.md"]).toContain(`${join(dir, "pdf", "SKILL.md")} is installed instead (its folder carries the name)`);
+      expect(failed["c-two/SKILL.md"]).toContain(`${join(dir, "b-one", "SKILL.md")} is installed instead (it comes first in path order)`);
+      // the same every run, whatever the parse order
+      const again = await loadSkills(dir);
+      expect(again.skills.map((sk) => sk.source)).toEqual(r.skills.map((sk) => sk.source));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it("keeps provenance, meta and warnings", () => {
