@@ -7,7 +7,7 @@
  * - request first: "<task>\n\nFor context, the logs from last night:\n<logs>" (context follows it).
  *
  * Each is routed over the example skills with the embedded default pair (context 2,048, skill budget
- * 1,024: a task budget of a few hundred tokens), reading the task's start (the text as given: the
+ * 1,024: a task budget of a few hundred tokens), reading the task's start (the text as given, to a router opened with `truncate: "start"`: the
  * encoder keeps the start) or its end (the text cut here to its last task-budget tokens, which is what
  * keeping the end reads). Counts the tasks routed to the expected skill.
  *
@@ -25,7 +25,7 @@ const root = resolve(".");
 const tasks = routingTasks(root).filter((t) => t.expected !== null);
 const model = await Model.load(DEFAULT_MODEL, { contextSize: 2048 });
 const dir = mkdtempSync(join(tmpdir(), "gavel-long-"));
-const router = await Router.open(model, { projections: DEFAULT_PROJECTIONS, bankDir: dir, skillBudget: 1024 });
+const router = await Router.open(model, { projections: DEFAULT_PROJECTIONS, bankDir: dir, skillBudget: 1024, truncate: "start" });
 await router.install(join(root, "examples", "skills"));
 
 /** Neutral log lines (no example skill's domain words beyond what any service log has). */

@@ -25,6 +25,17 @@ export interface EncodedSkill {
   descriptionChars: number;
 }
 
+/**
+ * Which part of a task longer than its budget is read: its end (the default: a request usually comes
+ * last, after pasted context) or its start.
+ */
+export type TaskKeep = "start" | "end";
+
+/** The first or the last `n` tokens. */
+function keepPart(tokens: Int32Array, n: number, keep: TaskKeep): Int32Array {
+  return keep === "start" ? tokens.subarray(0, n) : tokens.subarray(tokens.length - n);
+}
+
 /** A token sequence with the task's span [taskStart, taskEnd). */
 export interface EncodedTask {
   tokens: Int32Array;
@@ -307,12 +318,12 @@ export class RenderEncoder {
   }
 
   /** The task render (appendix G) the glance reads for a written task; at most maxTokens tokens of task. */
-  encodeTask(task: string, maxTokens: number): EncodedTask {
+  encodeTask(task: string, maxTokens: number, keep: TaskKeep = "end"): EncodedTask {
     const r = renderTask(this.template, task);
     const before = this.#scaffold(r.before, true);
     let body = this.#plain(r.task);
     const truncated = body.length > maxTokens;
-    if (truncated) body = body.subarray(0, maxTokens);
+    if (truncated) body = keepPart(body, maxTokens, keep);
     const after = this.#scaffold(r.after, false);
     return { tokens: concat([before, body, after]), taskStart: before.length, taskEnd: before.length + body.length, truncated };
   }
@@ -323,12 +334,12 @@ export class RenderEncoder {
    * ({@link renderVerdictTail}). The same for every skill, so it is encoded once per route;
    * taskStart/taskEnd index into it. A task over maxTokens tokens is cut; the question still follows it.
    */
-  encodeVerdictTail(task: string, maxTokens: number): EncodedTask {
+  encodeVerdictTail(task: string, maxTokens: number, keep: TaskKeep = "end"): EncodedTask {
     const v = renderVerdictTail(this.template, task);
     const taskTokens = this.#plain(v.task);
     const closing = this.#scaffold(v.closing, false);
     if (taskTokens.length > maxTokens) {
-      const cut = taskTokens.subarray(0, maxTokens);
+      const cut = keepPart(taskTokens, maxTokens, keep);
       return { tokens: concat([cut, this.#plain(v.question), closing]), taskStart: 0, taskEnd: cut.length, truncated: true };
     }
     // Task and question tokenized together, as one plain text: the task's span is their common prefix.

@@ -11,7 +11,7 @@ import { GavelError, invalidArgument } from "../errors.js";
 import type { Model } from "../model/Model.js";
 import { boolOption, intOption, optionsObject, signalOption } from "../util/validate.js";
 import type { Skill, SkillInput } from "../skills/index.js";
-import { RenderEncoder } from "../render/encode.js";
+import { RenderEncoder, type TaskKeep } from "../render/encode.js";
 import { modelFingerprint } from "../model/fingerprint.js";
 import { Projections } from "../projections/projections.js";
 import { Library } from "../bank/library.js";
@@ -72,14 +72,14 @@ export class Router {
   #busy: Promise<unknown> = Promise.resolve();
   readonly #lexical = new LexicalExpert();
 
-  private constructor(model: Model, projections: Projections, library: Library, skillBudget: number) {
+  private constructor(model: Model, projections: Projections, library: Library, skillBudget: number, keep: TaskKeep) {
     this.model = model;
     this.projections = projections;
     this.bankDir = library.dir;
     this.skillBudget = skillBudget;
     const encoder = new RenderEncoder(model, skillBudget);
     const taskBudget = model.info.contextSize - skillBudget - encoder.verdictOverhead;
-    this.#parts = { model, projections, encoder, library, taskBudget };
+    this.#parts = { model, projections, encoder, library, taskBudget, keep };
   }
 
   /**
@@ -101,12 +101,14 @@ export class Router {
     const ctx = model.info.contextSize;
     const skillBudget = intOption(o.skillBudget, "skillBudget", 16, 1 << 22, Math.min(30_720, Math.floor(ctx * 0.75)));
     if (skillBudget >= ctx - 16) throw invalidArgument(`skillBudget ${skillBudget} leaves no room for a task in the context of ${ctx} tokens`);
+    const keep = o.truncate ?? "end";
+    if (keep !== "start" && keep !== "end") throw invalidArgument(`truncate must be "start" or "end", got ${String(o.truncate)}`);
     const readOnly = boolOption(o.readOnly, "readOnly", false);
     if (readOnly && o.create === true) throw invalidArgument("readOnly and create contradict each other: a read-only router never creates a bank");
     const library = readOnly ? await Library.openSnapshot(o.bankDir, projections) : await Library.open(o.bankDir, projections, { create: boolOption(o.create, "create", true) });
     let router: Router;
     try {
-      router = new Router(model, projections, library, skillBudget);
+      router = new Router(model, projections, library, skillBudget, keep);
     } catch (err) {
       await library.close();
       throw err;

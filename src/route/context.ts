@@ -52,7 +52,7 @@ function encodeContext(parts: RouterParts, context: RouteContext, live: boolean 
     isLive = live ?? false;
     taskText = context;
     liveText = context;
-    enc = isLive ? encoder.encodeLive(context, taskBudget) : encoder.encodeTask(context, taskBudget);
+    enc = isLive ? encoder.encodeLive(context, taskBudget) : encoder.encodeTask(context, taskBudget, parts.keep);
   } else if (Array.isArray(context)) {
     isLive = live ?? true;
     for (const [i, m] of context.entries()) {
@@ -61,7 +61,7 @@ function encodeContext(parts: RouterParts, context: RouteContext, live: boolean 
     if (context.length === 0) throw invalidArgument("context holds no message");
     taskText = chatAsTask(context);
     if (isLive) liveText = renderChat(model.info.chatTemplate ?? null, context);
-    enc = isLive ? encoder.encodeLive(liveText, taskBudget) : encoder.encodeTask(taskText, taskBudget);
+    enc = isLive ? encoder.encodeLive(liveText, taskBudget) : encoder.encodeTask(taskText, taskBudget, parts.keep);
   } else throw invalidArgument("context must be a task string or an array of chat messages");
   if (enc.taskEnd <= enc.taskStart) throw invalidArgument("the task has no tokens");
   const truncation = enc.truncated ? truncationOf(parts, isLive ? liveText : taskText, isLive, enc.taskEnd - enc.taskStart) : undefined;
@@ -70,14 +70,14 @@ function encodeContext(parts: RouterParts, context: RouteContext, live: boolean 
 
 /**
  * How a cut task was cut: its whole length in tokens (tokenized again, only when it was cut, as the
- * encoder tokenized it) against the `kept` tokens read. A written task keeps its start (the encoder
- * cuts the task text's tokens at the budget), a live rollout its end.
+ * encoder tokenized it) against the `kept` tokens read. A written task keeps the part the router was
+ * opened with (`truncate`, default its end), a live rollout its end.
  */
-function truncationOf({ model, encoder }: RouterParts, text: string, isLive: boolean, kept: number): TaskTruncation {
+function truncationOf({ model, encoder, keep }: RouterParts, text: string, isLive: boolean, kept: number): TaskTruncation {
   const total = isLive
     ? model.tokenize(text, { special: true, addBos: model.info.addBos }).length
     : model.tokenize(renderTask(encoder.template, text).task, { special: false, addBos: false }).length;
-  return { totalTokens: total, keptTokens: kept, droppedTokens: total - kept, kept: isLive ? "end" : "start" };
+  return { totalTokens: total, keptTokens: kept, droppedTokens: total - kept, kept: isLive ? "end" : keep };
 }
 
 /** The glance's queries: one forward pass over the task to ℓ*, then normalize(W_q h) per task token. */

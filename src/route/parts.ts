@@ -7,7 +7,7 @@
  */
 import type { Model } from "../model/Model.js";
 import type { Projections } from "../projections/projections.js";
-import type { RenderEncoder } from "../render/encode.js";
+import type { RenderEncoder, TaskKeep } from "../render/encode.js";
 import type { Library } from "../bank/library.js";
 
 /** The parts of a {@link Router} its stages work with. */
@@ -19,4 +19,6 @@ export interface RouterParts {
   readonly library: Library;
   /** Most task tokens: r(s) (≤ skillBudget) + the verdict's continuation must fit the context. */
   readonly taskBudget: number;
+  /** Which part of a written task over the budget is read (RouterOpenOptions.truncate). */
+  readonly keep: TaskKeep;
 }

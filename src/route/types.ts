@@ -20,6 +20,12 @@ export interface RouterOpenOptions {
   bankDir: string;
   /** Most tokens of a skill render r(s); default min(30,720, ¾ of the model's context). */
   skillBudget?: number;
+  /**
+   * Which part of a written task longer than the task budget the glance and the verdict read: "end"
+   * (default: a request usually comes last, after pasted context) or "start". A live rollout always
+   * keeps its end. The result's `truncation` says what was read (docs/RELIABILITY.md, "Long tasks").
+   */
+  truncate?: "start" | "end";
   /** Create the bank if it does not exist (default true; never with `readOnly`). */
   create?: boolean;
   /**

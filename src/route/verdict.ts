@@ -60,7 +60,7 @@ function readIds({ encoder }: RouterParts): Int32Array {
 export async function judge(parts: RouterParts, taskText: string, candidates: readonly Shortlisted[], signal?: AbortSignal): Promise<Judged[]> {
   if (candidates.length === 0) return [];
   const { model, encoder, taskBudget } = parts;
-  const tail = encoder.encodeVerdictTail(taskText, taskBudget);
+  const tail = encoder.encodeVerdictTail(taskText, taskBudget, parts.keep);
   const prefixes = await Promise.all(candidates.map((c) => skillPrefix(parts, c.skill)));
   const nYes = encoder.answers.yes.length;
   const scores = await model.scoreMany(prefixes, tail.tokens, { readIds: readIds(parts), signal });
@@ -75,6 +75,6 @@ export async function judge(parts: RouterParts, taskText: string, candidates: re
 
 /** The exact inputs {@link judge} scores for `taskText` and the installed skill `id`. */
 export async function verdictInputsOf(parts: RouterParts, taskText: string, id: string): Promise<VerdictInputs> {
-  const tail = parts.encoder.encodeVerdictTail(taskText, parts.taskBudget);
+  const tail = parts.encoder.encodeVerdictTail(taskText, parts.taskBudget, parts.keep);
   return { prefix: await skillPrefix(parts, id), continuation: tail.tokens, taskStart: tail.taskStart, taskEnd: tail.taskEnd, ...parts.encoder.answers };
 }

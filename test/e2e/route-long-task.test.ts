@@ -48,13 +48,27 @@ beforeAll(async () => {
 }, 120_000);
 
 describe("a task longer than the context", () => {
-  it("is reported by Router.route: tokens read, dropped, and which part (the start of a written task, the end of a live rollout)", async () => {
+  it("is reported by Router.route: tokens read, dropped, and which part (the end of a written task by default, its start on request, the end of a live rollout)", async () => {
     const router = await Router.open(model, { projections, bankDir: bank, skillBudget: 256, readOnly: true });
     const total = model.tokenize(longTask, { special: false, addBos: false }).length;
     const res = await router.route(longTask, { abstain: false });
     expect(res.truncation).toBeDefined();
     const t = res.truncation!;
-    expect(t).toEqual({ totalTokens: total, keptTokens: t.keptTokens, droppedTokens: total - t.keptTokens, kept: "start" });
+    expect(t).toEqual({ totalTokens: total, keptTokens: t.keptTokens, droppedTokens: total - t.keptTokens, kept: "end" });
+    // the end is what is read: the glance equals the glance of the task's last keptTokens tokens alone
+    const tail = model.detokenize(model.tokenize(longTask, { special: false, addBos: false }).subarray(total - t.keptTokens));
+    const tailHits = await router.glance(tail, { topK: 5 });
+    const longHits = await router.glance(longTask, { topK: 5 });
+    expect(longHits.map((h) => h.skill)).toEqual(tailHits.map((h) => h.skill));
+    for (let i = 0; i < longHits.length; i++) expect(Math.abs(longHits[i].g - tailHits[i].g)).toBeLessThan(0.05);
+    // a router opened with truncate: "start" reads the start, and another part of the text
+    const startRouter = await Router.open(model, { projections, bankDir: bank, skillBudget: 256, readOnly: true, truncate: "start" });
+    const s = (await startRouter.route(longTask, { abstain: false })).truncation!;
+    expect(s).toEqual({ ...t, kept: "start" });
+    const startHits = await startRouter.glance(longTask, { topK: 5 });
+    expect(startHits.map((h) => h.g)).not.toEqual(longHits.map((h) => h.g));
+    await startRouter.close();
+    await expect(Router.open(model, { projections, bankDir: bank, readOnly: true, truncate: "middle" as "end" })).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
     expect(t.keptTokens).toBeGreaterThan(16);
     expect(t.keptTokens).toBeLessThan(512 - 256);
     // a task that fits is not cut
@@ -76,7 +90,7 @@ describe("gavel route takes the task from a file and from stdin", () => {
     expect(viaFile.code, viaFile.err).toBe(0);
     const a = JSON.parse(viaFile.out);
     const total = model.tokenize(longTask, { special: false, addBos: false }).length;
-    expect(a.truncation).toMatchObject({ totalTokens: total, kept: "start" });
+    expect(a.truncation).toMatchObject({ totalTokens: total, kept: "end" });
     expect(a.truncation.droppedTokens).toBe(total - a.truncation.keptTokens);
     const viaDash = gavel(["route", "-", "--json", "--no-abstain", ...common], longTask);
     const viaPipe = gavel(["route", "--json", "--no-abstain", ...common], longTask + "\n");
@@ -88,7 +102,13 @@ describe("gavel route takes the task from a file and from stdin", () => {
     }
     const text = gavel(["route", "--task-file", file, "--no-abstain", ...common]);
     expect(text.code, text.err).toBe(0);
-    expect(text.out).toContain(`truncated: the task has ${total} tokens, more than fit the context; routed on the first ${a.truncation.keptTokens} (${a.truncation.droppedTokens} dropped: its end was not read)`);
+    expect(text.out).toContain(`truncated: the task has ${total} tokens, more than fit the context; routed on the last ${a.truncation.keptTokens} (${a.truncation.droppedTokens} dropped: its start was not read)`);
+    const fromStart = gavel(["route", "--task-file", file, "--truncate", "start", "--no-abstain", ...common]);
+    expect(fromStart.code, fromStart.err).toBe(0);
+    expect(fromStart.out).toContain(`routed on the first ${a.truncation.keptTokens} (${a.truncation.droppedTokens} dropped: its end was not read)`);
+    const badTruncate = gavel(["route", "--task-file", file, "--truncate", "middle", ...common]);
+    expect(badTruncate.code).not.toBe(0);
+    expect(badTruncate.err).toContain('truncate must be "start" or "end"');
     // a task that fits: no truncation, in JSON or text
     const short = gavel(["route", shortTask, "--json", "--no-abstain", ...common]);
     expect(short.code, short.err).toBe(0);

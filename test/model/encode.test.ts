@@ -125,7 +125,7 @@ describe("RenderEncoder.encodeSkill under a budget", () => {
  * dummy skill, take what follows r(s), and split plain text from scaffolding at the question's end.
  * Kept here only as the oracle of the direct render.
  */
-function oldVerdictTail(model: Model, encoder: RenderEncoder, task: string, maxTokens: number): EncodedTask {
+function oldVerdictTail(model: Model, encoder: RenderEncoder, task: string, maxTokens: number, keep: "start" | "end"): EncodedTask {
   const plainText = (text: string) => model.tokenize(text, { special: false, addBos: false });
   const scaffold = (text: string) => model.tokenize(text, { special: true, addBos: false });
   const cat = (parts: Int32Array[]) => Int32Array.from(parts.flatMap((p) => Array.from(p)));
@@ -133,7 +133,7 @@ function oldVerdictTail(model: Model, encoder: RenderEncoder, task: string, maxT
   const plainEnd = v.question.indexOf("Answer yes or no:") + "Answer yes or no:".length;
   const taskTokens = plainText(v.task);
   if (taskTokens.length > maxTokens) {
-    const cut = taskTokens.subarray(0, maxTokens);
+    const cut = keep === "start" ? taskTokens.subarray(0, maxTokens) : taskTokens.subarray(taskTokens.length - maxTokens);
     return { tokens: cat([cut, plainText(v.question.slice(0, plainEnd)), scaffold(v.question.slice(plainEnd))]), taskStart: 0, taskEnd: cut.length, truncated: true };
   }
   const plain = plainText(v.task + v.question.slice(0, plainEnd));
@@ -166,12 +166,14 @@ describe("RenderEncoder.encodeVerdictTail renders the tail directly", () => {
         let cuts = 0;
         for (const task of tasks) {
           for (const maxTokens of [1 << 20, 64, 5, 1]) {
-            const at = `${label}, task ${JSON.stringify(task.slice(0, 40))}, maxTokens ${maxTokens}`;
-            const want = oldVerdictTail(model, enc, task, maxTokens);
-            const got = enc.encodeVerdictTail(task, maxTokens);
-            expect(Array.from(got.tokens), at).toEqual(Array.from(want.tokens));
-            expect({ ...got, tokens: null }, at).toEqual({ ...want, tokens: null });
-            if (got.truncated) cuts++;
+            for (const keep of ["end", "start"] as const) {
+              const at = `${label}, task ${JSON.stringify(task.slice(0, 40))}, maxTokens ${maxTokens}, keep ${keep}`;
+              const want = oldVerdictTail(model, enc, task, maxTokens, keep);
+              const got = keep === "end" ? enc.encodeVerdictTail(task, maxTokens) : enc.encodeVerdictTail(task, maxTokens, keep);
+              expect(Array.from(got.tokens), at).toEqual(Array.from(want.tokens));
+              expect({ ...got, tokens: null }, at).toEqual({ ...want, tokens: null });
+              if (got.truncated) cuts++;
+            }
           }
         }
         expect(cuts).toBeGreaterThan(0);

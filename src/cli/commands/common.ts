@@ -21,7 +21,7 @@ export const bankOptions = {
 } as const;
 
 /** The flags every router command shares: the model's, the bank's, and the skill budget. */
-export const routerOptions = { ...modelOptions, ...bankOptions, "skill-budget": { type: "string" } } as const;
+export const routerOptions = { ...modelOptions, ...bankOptions, "skill-budget": { type: "string" }, truncate: { type: "string" } } as const;
 
 /** {@link routerOptions} as a command's help lists them. */
 export const routerOptionsHelp = `
@@ -33,6 +33,8 @@ export const routerOptionsHelp = `
   --threads N           CPU threads
   --gpu-layers N        layers offloaded to a GPU (CUDA build)
   --skill-budget N      most tokens of a skill render
+  --truncate end|start  which part of a task longer than the context is read (default end: the
+                        request usually comes last)
   --json                print JSON`;
 
 /** {@link routerOptions}' values as util.parseArgs gives them. */
@@ -44,6 +46,12 @@ export interface RouterArgs {
   threads?: string;
   "gpu-layers"?: string;
   "skill-budget"?: string;
+  truncate?: string;
+}
+
+/** Router.open's `truncate` from `--truncate` (Router.open refuses any value but "start" and "end"). */
+export function truncateArg(values: RouterArgs): { truncate?: "start" | "end" } {
+  return values.truncate === undefined ? {} : { truncate: values.truncate as "start" | "end" };
 }
 
 /**
@@ -86,6 +94,7 @@ export async function withRouter<T>(
       projections,
       bankDir: values.bank ?? process.env.GAVEL_BANK ?? ".gavel/bank",
       skillBudget: intArg(values["skill-budget"], "skill-budget"),
+      ...truncateArg(values),
       create: options.create ?? false,
     });
     try {

@@ -9,7 +9,7 @@ import { routeViaServerIfRunning } from "../../serve/client.js";
 import { resolveProjectionsPath } from "../../defaults.js";
 import { Router } from "../../route/index.js";
 import type { Model } from "../../model/Model.js";
-import { openModel, routerOptions, routerOptionsHelp, withRouter, type RouterArgs } from "./common.js";
+import { openModel, routerOptions, routerOptionsHelp, truncateArg, withRouter, type RouterArgs } from "./common.js";
 import type { Command } from "./types.js";
 
 /** route, glance, list and uninstall never create a bank: a mistyped --bank is FILE_NOT_FOUND. */
@@ -28,6 +28,7 @@ async function withReader<T>(values: RouterArgs, use: (router: Router) => Promis
       projections,
       bankDir: values.bank ?? process.env.GAVEL_BANK ?? ".gavel/bank",
       skillBudget: intArg(values["skill-budget"], "skill-budget"),
+      ...truncateArg(values),
       readOnly: true,
     });
     try {
