@@ -1,18 +1,11 @@
 // gavel-router/ai-sdk through the AI SDK itself: generateText with the SDK's MockLanguageModelV3,
 // gavelPrepareStep and the loadSkill tool, over a real Router (the embedded gavel-mini pair and the 24
 // example skills). The mock model records each prompt it received.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { describe, expect, it } from "vitest";
 import { generateText, stepCountIs } from "ai";
 import { MockLanguageModelV3 } from "ai/test";
-import { Model, Router, defaultModelPaths, type SkillRecord } from "../../src/index.js";
 import { gavelLoadSkillTool, gavelPrepareStep, gavelSkills, type LoadSkillResult } from "../../src/adapters/ai-sdk.js";
-import { repoRoot } from "../helpers/paths.js";
-
-const PHOTOS = "Turn the 400 product photos in ./photos into 256 pixel square thumbnails in WebP.";
-const HAIKU = "Write a haiku about autumn leaves.";
+import { HAIKU, PHOTOS, setUpExampleSkillsRouter } from "../helpers/adapter-router.js";
 
 const usage = {
   inputTokens: { total: 10, noCache: 10, cacheRead: undefined, cacheWrite: undefined },
@@ -32,26 +25,7 @@ function systemOf(prompt: Prompt): string {
 }
 
 describe("gavel-router/ai-sdk", () => {
-  let dir: string;
-  let model: Model;
-  let router: Router;
-  let image: SkillRecord;
-
-  beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), "gavel-ai-sdk-"));
-    const paths = defaultModelPaths();
-    model = await Model.load(paths.model, { contextSize: 2048 });
-    router = await Router.open(model, { projections: paths.projections, bankDir: join(dir, "bank"), skillBudget: 1024 });
-    const report = await router.install(join(repoRoot, "examples", "skills"));
-    expect(report.installed.length).toBe(24);
-    image = await router.get("image-resizing");
-  }, 300_000);
-
-  afterAll(async () => {
-    await router?.close();
-    await model?.dispose();
-    if (dir) rmSync(dir, { recursive: true, force: true });
-  });
+  const fixture = setUpExampleSkillsRouter("gavel-ai-sdk-");
 
   it("adds the routed skill's body to the system prompt the model receives", async () => {
     const mock = textModel();
@@ -60,7 +34,7 @@ describe("gavel-router/ai-sdk", () => {
       model: mock,
       system: "You are a careful assistant.",
       prompt: PHOTOS,
-      prepareStep: gavelPrepareStep(router, { system: "You are a careful assistant.", onRoute: (e) => routes.push(e.skill?.name ?? null) }),
+      prepareStep: gavelPrepareStep(fixture.router, { system: "You are a careful assistant.", onRoute: (e) => routes.push(e.skill?.name ?? null) }),
     });
     expect(result.text).toBe("ok");
     expect(routes).toEqual(["image-resizing"]);
@@ -68,27 +42,27 @@ describe("gavel-router/ai-sdk", () => {
     const system = systemOf(mock.doGenerateCalls[0].prompt as Prompt);
     expect(system).toContain("You are a careful assistant.");
     expect(system).toContain('<skill name="image-resizing"');
-    expect(system).toContain(image.body);
-    expect(system).toContain(image.path!);
+    expect(system).toContain(fixture.image.body);
+    expect(system).toContain(fixture.image.path!);
   });
 
   it("adds nothing when the ruling abstains", async () => {
     const mock = textModel();
-    await generateText({ model: mock, system: "Base.", prompt: HAIKU, prepareStep: gavelPrepareStep(router, { system: "Base." }) });
+    await generateText({ model: mock, system: "Base.", prompt: HAIKU, prepareStep: gavelPrepareStep(fixture.router, { system: "Base." }) });
     expect(systemOf(mock.doGenerateCalls[0].prompt as Prompt)).toBe("Base.");
     // with abstention off the glance's best skill is injected instead
     const forced = textModel();
-    await generateText({ model: forced, prompt: HAIKU, prepareStep: gavelPrepareStep(router, { abstain: false, verdict: false }) });
+    await generateText({ model: forced, prompt: HAIKU, prepareStep: gavelPrepareStep(fixture.router, { abstain: false, verdict: false }) });
     expect(systemOf(forced.doGenerateCalls[0].prompt as Prompt)).toMatch(/^<skill name="/);
   });
 
   it("cuts the injected body at maxChars and names the file that holds the rest", async () => {
     const mock = textModel();
-    await generateText({ model: mock, prompt: PHOTOS, prepareStep: gavelPrepareStep(router, { maxChars: 100 }) });
+    await generateText({ model: mock, prompt: PHOTOS, prepareStep: gavelPrepareStep(fixture.router, { maxChars: 100 }) });
     const system = systemOf(mock.doGenerateCalls[0].prompt as Prompt);
-    expect(system).not.toContain(image.body);
-    expect(system).toContain(image.body.slice(0, 40));
-    expect(system).toContain(`of ${image.body.length} characters; the whole skill is in ${image.path}`);
+    expect(system).not.toContain(fixture.image.body);
+    expect(system).toContain(fixture.image.body.slice(0, 40));
+    expect(system).toContain(`of ${fixture.image.body.length} characters; the whole skill is in ${fixture.image.path}`);
   });
 
   it("answers a tool call to loadSkill with the skill's body, metadata and path; the tool-call step reuses the route", async () => {
@@ -104,21 +78,21 @@ describe("gavel-router/ai-sdk", () => {
       },
     });
     let routes = 0;
-    const { prepareStep, tools } = gavelSkills(router, { onRoute: () => routes++ });
+    const { prepareStep, tools } = gavelSkills(fixture.router, { onRoute: () => routes++ });
     const result = await generateText({ model: mock, prompt: PHOTOS, tools, prepareStep, stopWhen: stepCountIs(3) });
     expect(result.text).toBe("done");
     expect(routes).toBe(1); // two steps, one route
-    const pdf = await router.get("pdf-extract");
+    const pdf = await fixture.router.get("pdf-extract");
     const output = result.steps[0].toolResults[0].output as LoadSkillResult;
     expect(output).toMatchObject({ name: "pdf-extract", body: pdf.body, path: pdf.path, dir: pdf.dir, cut: false });
     expect((output as { metadata: Record<string, unknown> }).metadata.description).toBe(pdf.description);
     // both steps' prompts carry the routed skill; the second also the tool's result
-    for (const call of mock.doGenerateCalls) expect(systemOf(call.prompt as Prompt)).toContain(image.body);
+    for (const call of mock.doGenerateCalls) expect(systemOf(call.prompt as Prompt)).toContain(fixture.image.body);
     expect(JSON.stringify(mock.doGenerateCalls[1].prompt)).toContain(JSON.stringify(pdf.body.slice(0, 40)).slice(1, -1));
   });
 
   it("tells the model when no installed skill has the name", async () => {
-    const loadSkill = gavelLoadSkillTool(router);
+    const loadSkill = gavelLoadSkillTool(fixture.router);
     const out = await loadSkill.execute!({ name: "no-such-skill" }, { toolCallId: "x", messages: [] } as never);
     expect(out).toEqual({ error: 'no installed skill named "no-such-skill"' });
   });

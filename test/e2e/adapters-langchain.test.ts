@@ -1,18 +1,11 @@
 // gavel-router/langchain through LangChain itself: a v1 createAgent agent with gavelSkillMiddleware and
 // @langchain/core's FakeListChatModel, over a real Router (the embedded gavel-mini pair and the 24
 // example skills). A callback handler records the messages each model call received.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { describe, expect, it } from "vitest";
 import { AIMessage, HumanMessage, createAgent, type BaseMessage } from "langchain";
 import { FakeListChatModel } from "@langchain/core/utils/testing";
-import { Model, Router, defaultModelPaths, type SkillRecord } from "../../src/index.js";
 import { gavelSkillMiddleware } from "../../src/adapters/langchain.js";
-import { repoRoot } from "../helpers/paths.js";
-
-const PHOTOS = "Turn the 400 product photos in ./photos into 256 pixel square thumbnails in WebP.";
-const HAIKU = "Write a haiku about autumn leaves.";
+import { HAIKU, PHOTOS, setUpExampleSkillsRouter } from "../helpers/adapter-router.js";
 
 /** Runs one agent turn and returns the messages the model received, by type and text. */
 async function modelSaw(agent: { invoke: (input: never, config?: never) => Promise<unknown> }, messages: BaseMessage[]) {
@@ -27,44 +20,26 @@ async function modelSaw(agent: { invoke: (input: never, config?: never) => Promi
 }
 
 describe("gavel-router/langchain", () => {
-  let dir: string;
-  let model: Model;
-  let router: Router;
-  let image: SkillRecord;
-
-  beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), "gavel-langchain-"));
-    const paths = defaultModelPaths();
-    model = await Model.load(paths.model, { contextSize: 2048 });
-    router = await Router.open(model, { projections: paths.projections, bankDir: join(dir, "bank"), skillBudget: 1024 });
-    expect((await router.install(join(repoRoot, "examples", "skills"))).installed.length).toBe(24);
-    image = await router.get("image-resizing");
-  }, 300_000);
-
-  afterAll(async () => {
-    await router?.close();
-    await model?.dispose();
-    if (dir) rmSync(dir, { recursive: true, force: true });
-  });
+  const fixture = setUpExampleSkillsRouter("gavel-langchain-");
 
   it("adds the routed skill to the system message of the model call, not to the agent's history", async () => {
     const agent = createAgent({
       model: new FakeListChatModel({ responses: ["ok"] }),
       systemPrompt: "You are a careful assistant.",
-      middleware: [gavelSkillMiddleware(router)],
+      middleware: [gavelSkillMiddleware(fixture.router)],
     });
     const { seen, state } = await modelSaw(agent, [new HumanMessage(PHOTOS)]);
     expect(seen).toHaveLength(1);
     const system = seen[0].filter((m) => m.type === "system").map((m) => m.text).join("\n");
     expect(system).toContain("You are a careful assistant.");
     expect(system).toContain('<skill name="image-resizing"');
-    expect(system).toContain(image.body);
+    expect(system).toContain(fixture.image.body);
     expect(state.messages.map((m) => m.getType())).toEqual(["human", "ai"]);
-    expect(JSON.stringify(state.messages)).not.toContain(image.body);
+    expect(JSON.stringify(state.messages)).not.toContain(fixture.image.body);
   });
 
   it("routes the latest user message of a conversation, and adds nothing when the ruling abstains", async () => {
-    const agent = createAgent({ model: new FakeListChatModel({ responses: ["ok"] }), systemPrompt: "Base.", middleware: [gavelSkillMiddleware(router)] });
+    const agent = createAgent({ model: new FakeListChatModel({ responses: ["ok"] }), systemPrompt: "Base.", middleware: [gavelSkillMiddleware(fixture.router)] });
     const { seen } = await modelSaw(agent, [new HumanMessage(PHOTOS), new AIMessage("Done: 400 thumbnails."), new HumanMessage(HAIKU)]);
     const system = seen[0].filter((m) => m.type === "system").map((m) => m.text);
     expect(system).toEqual(["Base."]);
@@ -74,7 +49,7 @@ describe("gavel-router/langchain", () => {
     const names: (string | null)[] = [];
     const agent = createAgent({
       model: new FakeListChatModel({ responses: ["ok", "ok"] }),
-      middleware: [gavelSkillMiddleware(router, { abstain: false, verdict: false, maxChars: 80, onRoute: (e) => names.push(e.skill?.name ?? null) })],
+      middleware: [gavelSkillMiddleware(fixture.router, { abstain: false, verdict: false, maxChars: 80, onRoute: (e) => names.push(e.skill?.name ?? null) })],
     });
     const { seen } = await modelSaw(agent, [new HumanMessage(HAIKU)]);
     const system = seen[0].filter((m) => m.type === "system").map((m) => m.text).join("\n");

@@ -1,18 +1,11 @@
 // gavel-router/mastra through Mastra itself: an Agent with gavelSkillProcessor as an input processor and
 // Mastra's own mock model (createMockModel from @mastra/core/test-utils/llm-mock), over a real Router
 // (the embedded gavel-mini pair and the 24 example skills). The mock's spy records each prompt.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { describe, expect, it } from "vitest";
 import { Agent } from "@mastra/core/agent";
 import { createMockModel } from "@mastra/core/test-utils/llm-mock";
-import { Model, Router, defaultModelPaths, type SkillRecord } from "../../src/index.js";
 import { gavelSkillProcessor } from "../../src/adapters/mastra.js";
-import { repoRoot } from "../helpers/paths.js";
-
-const PHOTOS = "Turn the 400 product photos in ./photos into 256 pixel square thumbnails in WebP.";
-const HAIKU = "Write a haiku about autumn leaves.";
+import { HAIKU, PHOTOS, setUpExampleSkillsRouter } from "../helpers/adapter-router.js";
 
 type Prompt = { role: string; content: unknown }[];
 
@@ -30,42 +23,24 @@ function systemOf(prompt: Prompt): string {
 }
 
 describe("gavel-router/mastra", () => {
-  let dir: string;
-  let model: Model;
-  let router: Router;
-  let image: SkillRecord;
-
-  beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), "gavel-mastra-"));
-    const paths = defaultModelPaths();
-    model = await Model.load(paths.model, { contextSize: 2048 });
-    router = await Router.open(model, { projections: paths.projections, bankDir: join(dir, "bank"), skillBudget: 1024 });
-    expect((await router.install(join(repoRoot, "examples", "skills"))).installed.length).toBe(24);
-    image = await router.get("image-resizing");
-  }, 300_000);
-
-  afterAll(async () => {
-    await router?.close();
-    await model?.dispose();
-    if (dir) rmSync(dir, { recursive: true, force: true });
-  });
+  const fixture = setUpExampleSkillsRouter("gavel-mastra-");
 
   it("adds the routed skill as a system message of the agent's call", async () => {
-    const { agent, prompts } = agentWith(gavelSkillProcessor(router));
+    const { agent, prompts } = agentWith(gavelSkillProcessor(fixture.router));
     const result = await agent.generate(PHOTOS);
     expect(result.text).toBe("ok");
     expect(prompts).toHaveLength(1);
     const system = systemOf(prompts[0]);
     expect(system).toContain("You are a careful assistant.");
     expect(system).toContain('<skill name="image-resizing"');
-    expect(system).toContain(image.body);
+    expect(system).toContain(fixture.image.body);
   });
 
   it("adds nothing when the ruling abstains, and takes the adapter options", async () => {
-    const plain = agentWith(gavelSkillProcessor(router));
+    const plain = agentWith(gavelSkillProcessor(fixture.router));
     await plain.agent.generate(HAIKU);
     expect(systemOf(plain.prompts[0])).not.toContain("<skill");
-    const forced = agentWith(gavelSkillProcessor(router, { abstain: false, maxChars: 60 }));
+    const forced = agentWith(gavelSkillProcessor(fixture.router, { abstain: false, maxChars: 60 }));
     await forced.agent.generate(HAIKU);
     expect(systemOf(forced.prompts[0])).toMatch(/<skill name="[^"]+"[\s\S]*\[cut at \d+ of \d+ characters/);
   });

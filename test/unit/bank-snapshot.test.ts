@@ -61,13 +61,25 @@ async function scores(lib: Library, q: Float32Array): Promise<Map<string, number
   const res = await lib.keys.glance(q, { k: 1 });
   return new Map(Array.from(res.handles, (h, i) => [lib.idOf(h), res.g[i]]));
 }
+/** The BankStore cases' starting point: a bank created in `dir` whose one commit holds "a" (2 keys), and its writer, still open. */
+async function writerWithCommittedA(dir: string): Promise<BankStore> {
+  const w = await BankStore.open(dir, header, { create: true });
+  await w.put(entryInput("a"), keys(2));
+  await w.commit();
+  return w;
+}
+/** The Library cases' starting point: a writer over a fresh bank with `ids` installed, and a snapshot opened after. */
+async function libraryAndSnapshot(ids: string[]): Promise<{ dir: string; w: Library; snap: Library }> {
+  const dir = freshDir();
+  const w = await Library.open(dir, projections, { create: true });
+  for (const id of ids) await install(w, id, 1);
+  return { dir, w, snap: await Library.openSnapshot(dir, projections) };
+}
 
 describe(`BankStore.openSnapshot (seed ${seed})`, () => {
   it("reads the committed state beside a writer that holds the lock, changes no byte, and refuses writes", async () => {
     const dir = freshDir();
-    const w = await BankStore.open(dir, header, { create: true });
-    await w.put(entryInput("a"), keys(2));
-    await w.commit();
+    const w = await writerWithCommittedA(dir);
     await w.put(entryInput("b", 3), keys(3)); // staged, not committed
     await writeFile(join(dir, "manifest.json.0123abcd.tmp"), "torn"); // an interrupted commit's leftover
     const before = await Promise.all((await readdir(dir)).map(async (f) => [f, (await stat(join(dir, f))).size] as const));
@@ -101,10 +113,7 @@ describe(`BankStore.openSnapshot (seed ${seed})`, () => {
     const dir = freshDir();
     await expect(BankStore.openSnapshot(dir, header)).rejects.toMatchObject({ code: "FILE_NOT_FOUND" });
     await expect(stat(dir)).rejects.toMatchObject({ code: "ENOENT" });
-    const w = await BankStore.open(dir, header, { create: true });
-    await w.put(entryInput("a"), keys(2));
-    await w.commit();
-    await w.close();
+    await (await writerWithCommittedA(dir)).close();
     await rm(join(dir, "manifest.json"));
     const keysBefore = await readFile(join(dir, "keys.bin"));
     await expect(BankStore.openSnapshot(dir, header)).rejects.toMatchObject({ code: "CORRUPT_FILE", message: expect.stringMatching(/no manifest\.json/) });
@@ -114,10 +123,7 @@ describe(`BankStore.openSnapshot (seed ${seed})`, () => {
 
 describe(`Library.openSnapshot (seed ${seed})`, () => {
   it("moves to newer commits with the keys a fresh open reads: added, replaced and removed skills", async () => {
-    const dir = freshDir();
-    const w = await Library.open(dir, projections, { create: true });
-    for (const id of ["s0", "s1", "s2"]) await install(w, id, 1);
-    const snap = await Library.openSnapshot(dir, projections);
+    const { dir, w, snap } = await libraryAndSnapshot(["s0", "s1", "s2"]);
     expect(snap.readOnly).toBe(true);
     await install(w, "s1", 2, 3); // replaced
     await w.remove("s0");
@@ -134,10 +140,7 @@ describe(`Library.openSnapshot (seed ${seed})`, () => {
   });
 
   it("runs a read again on the newer commit when a writer pruned a text it needed meanwhile", async () => {
-    const dir = freshDir();
-    const w = await Library.open(dir, projections, { create: true });
-    for (const id of ["s0", "s1"]) await install(w, id, 1);
-    const snap = await Library.openSnapshot(dir, projections);
+    const { w, snap } = await libraryAndSnapshot(["s0", "s1"]);
     let calls = 0;
     const got = await snap.reading(async () => {
       calls++;
