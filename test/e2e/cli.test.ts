@@ -1,67 +1,66 @@
 // The gavel command, run as a user would (node dist/cli/gavel.js …).
 import { describe, expect, it } from "vitest";
-import { spawnSync } from "node:child_process";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { repoRoot, sharedDir, storiesPath } from "../helpers/paths.js";
+import { run } from "../helpers/run.js";
 
 const cli = join(repoRoot, "dist", "cli", "gavel.js");
 function gavel(...args: string[]) {
-  const res = spawnSync(process.execPath, [cli, ...args], { encoding: "utf8", timeout: 300_000, env: { ...process.env, GAVEL_MODEL: "", GAVEL_PROJECTIONS: "" } });
-  return { code: res.status, out: res.stdout, err: res.stderr };
+  return run(process.execPath, [cli, ...args], { timeoutMs: 300_000, env: { ...process.env, GAVEL_MODEL: "", GAVEL_PROJECTIONS: "" } });
 }
 
 describe("gavel CLI", () => {
-  it("info prints model.info as JSON", () => {
-    const r = gavel("info", storiesPath);
+  it("info prints model.info as JSON", async () => {
+    const r = await gavel("info", storiesPath);
     expect(r.code, r.err).toBe(0);
     const info = JSON.parse(r.out);
     expect(info).toMatchObject({ architecture: "llama", nLayer: 5, nEmbd: 64, nVocab: 512 });
   });
 
-  it("fails clearly on bad input", () => {
-    const r = gavel("info", "/no/such.gguf");
+  it("fails clearly on bad input", async () => {
+    const r = await gavel("info", "/no/such.gguf");
     expect(r.code).toBe(1);
     expect(r.err).toMatch(/FILE_NOT_FOUND/);
-    expect(gavel("frobnicate").code).toBe(2);
-    const noProj = gavel("route", "a task", "--model", storiesPath);
+    expect((await gavel("frobnicate")).code).toBe(2);
+    const noProj = await gavel("route", "a task", "--model", storiesPath);
     expect(noProj.code).toBe(1);
     expect(noProj.err).toMatch(/projections/);
     // usage errors (a stray positional, an unknown option, a missing value) exit 2 with one line, no stack
     for (const args of [["projections", "/tmp/x.gguf"], ["eval", "--frobnicate"], ["eval", "--tasks"]]) {
-      const u = gavel(...args);
+      const u = await gavel(...args);
       expect(u.code, args.join(" ")).toBe(2);
       expect(u.err).toMatch(/^gavel: .*--help shows the usage\)\n$/);
     }
   });
 
-  it("projections → install → glance → route → list → uninstall", () => {
+  it("projections → install → glance → route → list → uninstall", async () => {
     const dir = mkdtempSync(join(tmpdir(), "gavel-cli-"));
     const proj = join(dir, "p.gguf");
     const common = ["--model", storiesPath, "--projections", proj, "--bank", join(dir, "bank"), "--context", "1024", "--skill-budget", "256"];
-    expect(gavel("projections", "--model", storiesPath, "--out", proj, "--dim", "64").code).toBe(0);
-    const inst = gavel("install", join(sharedDir, "data", "swe-skills-bench", "skills.jsonl"), "--limit", "5", ...common);
+    expect((await gavel("projections", "--model", storiesPath, "--out", proj, "--dim", "64")).code).toBe(0);
+    const inst = await gavel("install", join(sharedDir, "data", "swe-skills-bench", "skills.jsonl"), "--limit", "5", ...common);
     expect(inst.code, inst.err).toBe(0);
     expect(inst.out).toMatch(/installed 5, unchanged 0, failed 0/);
     expect(inst.err).toMatch(/5\/5/); // progress
     expect(inst.out).toMatch(/stages, summed over skills in flight: render [\d.]+ s, forward [\d.]+ s/);
-    const again = gavel("install", join(sharedDir, "data", "swe-skills-bench", "skills.jsonl"), "--limit", "5", "--jobs", "3", ...common);
+    const again = await gavel("install", join(sharedDir, "data", "swe-skills-bench", "skills.jsonl"), "--limit", "5", "--jobs", "3", ...common);
     expect(again.out).toMatch(/installed 0, unchanged 5/);
-    const badJobs = gavel("install", join(sharedDir, "data", "swe-skills-bench", "skills.jsonl"), "--jobs", "2.5", ...common);
+    const badJobs = await gavel("install", join(sharedDir, "data", "swe-skills-bench", "skills.jsonl"), "--jobs", "2.5", ...common);
     expect(badJobs.code).toBe(1);
     expect(badJobs.err).toMatch(/--jobs must be a whole number from 1 to 256, got 2\.5 \[INVALID_ARGUMENT\]/);
-    const gl = gavel("glance", "write a dockerfile", "--top", "3", "--json", ...common);
+    const gl = await gavel("glance", "write a dockerfile", "--top", "3", "--json", ...common);
     expect(gl.code, gl.err).toBe(0);
     expect(JSON.parse(gl.out)).toHaveLength(3);
-    const rt = gavel("route", "write a dockerfile", "--explain", ...common);
+    const rt = await gavel("route", "write a dockerfile", "--explain", ...common);
     expect(rt.code, rt.err).toBe(0);
     expect(rt.out).toMatch(/^skill\s+g\s+L\s+V\s+S/m);
     expect(rt.out).toMatch(/chosen: \S+/);
-    const ls = gavel("list", "--json", ...common);
+    const ls = await gavel("list", "--json", ...common);
     const skills = JSON.parse(ls.out) as { id: string }[];
     expect(skills).toHaveLength(5);
-    expect(gavel("uninstall", skills[0].id, ...common).code).toBe(0);
-    expect(JSON.parse(gavel("list", "--json", ...common).out)).toHaveLength(4);
+    expect((await gavel("uninstall", skills[0].id, ...common)).code).toBe(0);
+    expect(JSON.parse((await gavel("list", "--json", ...common)).out)).toHaveLength(4);
   }, 600_000);
 });

@@ -2,11 +2,11 @@
 // can think of at the public API and at the raw addon, and must exit normally, having seen a typed
 // error for each.
 import { describe, expect, it } from "vitest";
-import { spawnSync } from "node:child_process";
 import { writeFileSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { repoRoot, storiesPath } from "../helpers/paths.js";
+import { run } from "../helpers/run.js";
 
 const script = `
 import { Model, GavelError } from ${JSON.stringify(join(repoRoot, "dist", "index.js"))};
@@ -63,14 +63,14 @@ console.log(JSON.stringify(seen));
 `;
 
 describe("crash safety", () => {
-  it("a process that tries every bad input exits normally with typed errors", () => {
+  it("a process that tries every bad input exits normally with typed errors", async () => {
     const dir = mkdtempSync(join(tmpdir(), "gavel-crash-"));
     const file = join(dir, "bad-inputs.mjs");
     writeFileSync(file, script);
-    const res = spawnSync(process.execPath, [file], { encoding: "utf8", timeout: 120_000 });
-    expect(res.signal, res.stderr).toBeNull();
-    expect(res.status, res.stderr).toBe(0);
-    const seen = JSON.parse(res.stdout.trim().split("\n").pop()!) as string[];
+    const res = await run(process.execPath, [file], { timeoutMs: 120_000 });
+    expect(res.signal, res.err).toBeNull();
+    expect(res.code, res.err).toBe(0);
+    const seen = JSON.parse(res.out.trim().split("\n").pop()!) as string[];
     const codes = Object.fromEntries(seen.map((s) => s.split(":") as [string, string]));
     expect(codes).toEqual({
       missing: "FILE_NOT_FOUND",

@@ -1,7 +1,6 @@
 // `gavel demo`, run as a user would (node dist/cli/gavel.js demo …), and the default-path lookup behind it.
 import { describe, expect, it } from "vitest";
-import { spawnSync } from "node:child_process";
-import { runNode } from "../helpers/run.js";
+import { run } from "../helpers/run.js";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -13,17 +12,10 @@ const tasksFile = join(repoRoot, "examples", "demo-tasks.json");
 
 /** Runs the CLI with the model variables cleared, so that the embedded defaults are what is tested. */
 function gavel(args: string[], env: Record<string, string> = {}) {
-  const res = spawnSync(process.execPath, [cli, ...args], {
-    encoding: "utf8",
-    timeout: 600_000,
+  return run(process.execPath, [cli, ...args], {
+    timeoutMs: 600_000,
     env: { ...process.env, GAVEL_MODEL: "", GAVEL_PROJECTIONS: "", ...env },
   });
-  return { code: res.status, out: res.stdout, err: res.stderr };
-}
-
-/** The long demo runs, without blocking the test worker. */
-function gavelAsync(args: string[], env: Record<string, string> = {}) {
-  return runNode([cli, ...args], { env: { ...process.env, GAVEL_MODEL: "", GAVEL_PROJECTIONS: "", ...env } });
 }
 
 interface DemoJson {
@@ -72,29 +64,29 @@ describe("default model paths", () => {
 });
 
 describe("gavel demo", () => {
-  it("--help describes the command", () => {
-    const r = gavel(["demo", "--help"]);
+  it("--help describes the command", async () => {
+    const r = await gavel(["demo", "--help"]);
     expect(r.code).toBe(0);
     expect(r.out).toMatch(/usage: gavel demo/);
     for (const flag of ["--model", "--projections", "--skills", "--tasks", "--json"]) expect(r.out).toContain(flag);
-    expect(gavel(["--help"]).out).toMatch(/^\s+demo\s/m);
+    expect((await gavel(["--help"])).out).toMatch(/^\s+demo\s/m);
   });
 
-  it("names the missing file and where it came from", () => {
-    const proj = gavel(["demo", "--projections", "/no/such/proj.gguf"]);
+  it("names the missing file and where it came from", async () => {
+    const proj = await gavel(["demo", "--projections", "/no/such/proj.gguf"]);
     expect(proj.code).toBe(1);
     expect(proj.err).toMatch(/projections \/no\/such\/proj\.gguf \(from --projections\) does not exist \[FILE_NOT_FOUND\]/);
-    const model = gavel(["demo"], { GAVEL_MODEL: "/no/such/model.gguf" });
+    const model = await gavel(["demo"], { GAVEL_MODEL: "/no/such/model.gguf" });
     expect(model.code).toBe(1);
     expect(model.err).toMatch(/model \/no\/such\/model\.gguf \(from \$GAVEL_MODEL\) does not exist/);
     // The tasks and skills are checked before anything loads; stories260K stands in for a model here.
-    const tasks = gavel(["demo", "--model", storiesPath, "--projections", storiesPath, "--tasks", "/no/such/tasks.json"]);
+    const tasks = await gavel(["demo", "--model", storiesPath, "--projections", storiesPath, "--tasks", "/no/such/tasks.json"]);
     expect(tasks.code).toBe(1);
     expect(tasks.err).toMatch(/tasks file \/no\/such\/tasks\.json does not exist/);
-    const skills = gavel(["demo", "--model", storiesPath, "--projections", storiesPath, "--skills", "/no/such/skills"]);
+    const skills = await gavel(["demo", "--model", storiesPath, "--projections", storiesPath, "--skills", "/no/such/skills"]);
     expect(skills.code).toBe(1);
     expect(skills.err).toMatch(/skills folder \/no\/such\/skills does not exist/);
-    expect(gavel(["demo", "stray"]).code).toBe(2);
+    expect((await gavel(["demo", "stray"])).code).toBe(2);
   });
 
   it("routes every example task to the skill written for it and declines the off-domain ones, with the embedded default pair", async () => {
@@ -113,7 +105,7 @@ describe("gavel demo", () => {
     try {
       // One llama.cpp thread, like the other tests: two files run at once on two cores, and
       // spin-waiting threads that outnumber the cores slow everything down severalfold.
-      const first = await gavelAsync(["demo", "--json", "--threads", "1"], { TMPDIR: tmp });
+      const first = await gavel(["demo", "--json", "--threads", "1"], { TMPDIR: tmp });
       expect(first.code, first.err).toBe(0);
       const report = JSON.parse(first.out) as DemoJson;
       expect(report.install.failed).toEqual([]);
@@ -142,7 +134,7 @@ describe("gavel demo", () => {
       expect(report.declined).toBe(offDomain);
       expect(report.routed).toBe(report.total - offDomain);
 
-      const again = await gavelAsync(["demo", "--json", "--threads", "1"], { TMPDIR: tmp });
+      const again = await gavel(["demo", "--json", "--threads", "1"], { TMPDIR: tmp });
       expect(again.code, again.err).toBe(0);
       const second = JSON.parse(again.out) as DemoJson;
       expect(second.install.installed).toBe(0);
@@ -150,7 +142,7 @@ describe("gavel demo", () => {
       expect(second.tasks.map((t) => t.chosen)).toEqual(report.tasks.map((t) => t.chosen));
 
       // As a person reads it: the declined prompts, why, and the summary.
-      const text = await gavelAsync(["demo", "--threads", "1"], { TMPDIR: tmp });
+      const text = await gavel(["demo", "--threads", "1"], { TMPDIR: tmp });
       expect(text.code, text.err).toBe(0);
       expect(text.out.match(/^ {2}abstained ✓ \(no skill serves it\): .*is below the calibrated/gm)).toHaveLength(offDomain);
       expect(text.out).toContain(`${report.total}/${report.total} right (${report.total - offDomain} routed to the skill written for them, ${offDomain} declined)`);

@@ -6,34 +6,15 @@
 // test/e2e/readme.test.ts runs every ```js block of the README from the repository; this one proves
 // that the published package alone is enough.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { repoRoot } from "../helpers/paths.js";
-import { runNode } from "../helpers/run.js";
-
-interface Ran {
-  code: number | null;
-  out: string;
-  err: string;
-}
+import { run as runAsync, runNode, type Ran } from "../helpers/run.js";
 
 /** Runs a command asynchronously (a long spawnSync would block the worker's RPC to vitest). */
 function run(cmd: string, args: string[], cwd: string, env: NodeJS.ProcessEnv, timeoutMs = 240_000): Promise<Ran> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(cmd, args, { cwd, env });
-    let out = "";
-    let err = "";
-    child.stdout.setEncoding("utf8").on("data", (d: string) => (out += d));
-    child.stderr.setEncoding("utf8").on("data", (d: string) => (err += d));
-    const timer = setTimeout(() => child.kill("SIGKILL"), timeoutMs);
-    child.on("error", reject);
-    child.on("close", (code) => {
-      clearTimeout(timer);
-      resolve({ code, out, err });
-    });
-  });
+  return runAsync(cmd, args, { cwd, env, timeoutMs, killSignal: "SIGKILL" });
 }
 
 /** The first ```lang block after the heading `## title` (and before the next `## ` heading). */

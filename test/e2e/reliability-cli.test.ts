@@ -2,7 +2,6 @@
 // BANK` re-initialised the bank and truncated keys.bin to 0 bytes, with exit code 0, and a mistyped
 // `-b` silently created a bank. Now read-only commands never create a bank, and no command
 // re-initialises one whose manifest is gone. The CLI runs from source (vite-node), as a user runs it.
-import { spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, mkdirSync, readdirSync, readFileSync, rmSync, unlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -12,6 +11,7 @@ import { Model } from "../../src/model/Model.js";
 import { modelFingerprint } from "../../src/model/fingerprint.js";
 import { Projections } from "../../src/projections/projections.js";
 import { repoRoot, storiesPath } from "../helpers/paths.js";
+import { run } from "../helpers/run.js";
 
 const root = mkdtempSync(join(tmpdir(), "gavel-rel-cli-"));
 const proj = join(root, "p.gguf");
@@ -19,13 +19,11 @@ const bank = join(root, "bank");
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
 function gavel(...args: string[]) {
-  const res = spawnSync(join(repoRoot, "node_modules", ".bin", "vite-node"), [join(repoRoot, "src", "cli", "gavel.ts"), "--", ...args], {
+  return run(join(repoRoot, "node_modules", ".bin", "vite-node"), [join(repoRoot, "src", "cli", "gavel.ts"), "--", ...args], {
     cwd: repoRoot,
-    encoding: "utf8",
-    timeout: 120_000,
+    timeoutMs: 120_000,
     env: { ...process.env, GAVEL_MODEL: "", GAVEL_PROJECTIONS: "", GAVEL_BANK: "" },
   });
-  return { code: res.status, out: res.stdout, err: res.stderr };
 }
 const common = (b: string) => ["--model", storiesPath, "--projections", proj, "--bank", b, "--context", "256", "--skill-budget", "64"];
 
@@ -43,11 +41,11 @@ beforeAll(async () => {
 }, 120_000);
 
 describe("read-only commands never create or re-initialise a bank", () => {
-  it("list and install on a bank whose manifest is gone: CORRUPT_FILE with a recovery hint, keys.bin untouched", () => {
+  it("list and install on a bank whose manifest is gone: CORRUPT_FILE with a recovery hint, keys.bin untouched", async () => {
     const before = readFileSync(join(bank, "keys.bin"));
     expect(before.byteLength).toBe(128);
     for (const args of [["list"], ["route", "a task"], ["install", join(root, "nothing")]]) {
-      const r = gavel(...args, ...common(bank));
+      const r = await gavel(...args, ...common(bank));
       expect(r.code, `${args[0]}: ${r.err}`).toBe(1);
       expect(r.err).toMatch(/holds keys\.bin \(128 bytes\) but no manifest\.json.*nothing was changed.*\[CORRUPT_FILE\]/);
       expect(Buffer.compare(readFileSync(join(bank, "keys.bin")), before)).toBe(0);
@@ -55,10 +53,10 @@ describe("read-only commands never create or re-initialise a bank", () => {
     }
   });
 
-  it("a mistyped --bank is FILE_NOT_FOUND for list, route and glance, and nothing is created", () => {
+  it("a mistyped --bank is FILE_NOT_FOUND for list, route and glance, and nothing is created", async () => {
     const typo = join(root, "bnak");
     for (const args of [["list"], ["route", "a task"], ["glance", "a task"]]) {
-      const r = gavel(...args, ...common(typo));
+      const r = await gavel(...args, ...common(typo));
       expect(r.code, r.err).toBe(1);
       expect(r.err).toMatch(/no bank at .*bnak.*gavel install.*\[FILE_NOT_FOUND\]/);
       expect(existsSync(typo)).toBe(false);
@@ -66,7 +64,7 @@ describe("read-only commands never create or re-initialise a bank", () => {
     // an existing folder that holds no bank: FILE_NOT_FOUND and the folder stays empty
     const empty = join(root, "empty");
     mkdirSync(empty);
-    const r = gavel("list", ...common(empty));
+    const r = await gavel("list", ...common(empty));
     expect(r.err).toMatch(/\[FILE_NOT_FOUND\]/);
     expect(readdirSync(empty)).toEqual([]);
   });

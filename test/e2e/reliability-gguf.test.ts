@@ -3,7 +3,6 @@
 // bit flip that duplicates a vocabulary string). Each mutation below is written to a temp dir from
 // ../shared/models/stories260Ktok512.gguf, refused by Model.load with a typed error naming the file
 // and the field, in this process and in a child process that loads them all and exits normally.
-import { spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -11,6 +10,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { Model } from "../../src/model/Model.js";
 import { checkModelHeader, readGgufHeader } from "../../src/gguf/index.js";
 import { repoRoot, storiesPath } from "../helpers/paths.js";
+import { run } from "../helpers/run.js";
 
 const dir = mkdtempSync(join(tmpdir(), "gavel-rel-gguf-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -91,7 +91,7 @@ describe("GGUF models are validated before llama.cpp sees them", () => {
     expect((err as Error).message.length).toBeLessThan(600);
   });
 
-  it("a child process that loads every mutation exits normally (no SIGABRT)", () => {
+  it("a child process that loads every mutation exits normally (no SIGABRT)", async () => {
     const paths = mutations.map(([name, , mutate]) => write(name, mutate));
     const child = join(dir, "child.mts");
     writeFileSync(
@@ -105,10 +105,10 @@ for (const p of ${JSON.stringify(paths)}) {
 console.log(JSON.stringify(codes));
 `,
     );
-    const res = spawnSync(join(repoRoot, "node_modules", ".bin", "vite-node"), [child], { cwd: repoRoot, encoding: "utf8", timeout: 120_000 });
-    expect(res.signal, res.stderr).toBeNull();
-    expect(res.status, res.stderr).toBe(0);
-    const codes = JSON.parse(res.stdout.trim().split("\n").pop()!) as string[];
+    const res = await run(join(repoRoot, "node_modules", ".bin", "vite-node"), [child], { cwd: repoRoot, timeoutMs: 120_000 });
+    expect(res.signal, res.err).toBeNull();
+    expect(res.code, res.err).toBe(0);
+    const codes = JSON.parse(res.out.trim().split("\n").pop()!) as string[];
     expect(codes).toEqual(mutations.map(() => "MODEL_LOAD_FAILED"));
   });
 });

@@ -1,11 +1,11 @@
 // `gavel route` with the embedded default pair over examples/skills (issue 13): the abstention and
 // its reason, the verdict's state, --no-abstain, --abstain and --no-verdict, as a user runs them.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { repoRoot } from "../helpers/paths.js";
+import { run } from "../helpers/run.js";
 
 const cli = join(repoRoot, "dist", "cli", "gavel.js");
 const offDomain = "Write a haiku about autumn leaves.";
@@ -13,25 +13,22 @@ const inDomain = "Turn the 400 product photos in ./photos into 256 pixel square 
 
 describe("gavel route with the embedded default pair", () => {
   let dir: string;
-  const gavel = (...args: string[]) => {
-    const res = spawnSync(process.execPath, [cli, ...args, "--bank", join(dir, "bank"), "--threads", "1"], {
-      encoding: "utf8",
-      timeout: 300_000,
+  const gavel = (...args: string[]) =>
+    run(process.execPath, [cli, ...args, "--bank", join(dir, "bank"), "--threads", "1"], {
+      timeoutMs: 300_000,
       env: { ...process.env, GAVEL_MODEL: "", GAVEL_PROJECTIONS: "" },
     });
-    return { code: res.status, out: res.stdout, err: res.stderr };
-  };
-  beforeAll(() => {
+  beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), "gavel-route-abstain-"));
-    const inst = gavel("install", join(repoRoot, "examples", "skills"));
+    const inst = await gavel("install", join(repoRoot, "examples", "skills"));
     expect(inst.code, inst.err).toBe(0);
   });
   afterAll(() => {
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
-  it("declines an off-domain prompt and says why; routes an in-domain one", () => {
-    const off = gavel("route", offDomain);
+  it("declines an off-domain prompt and says why; routes an in-domain one", async () => {
+    const off = await gavel("route", offDomain);
     expect(off.code, off.err).toBe(0);
     expect(off.out).toMatch(/^skill\s+g\s+L\s+V\s+B\s+S$/m);
     // one candidate: the verdict is skipped, and its L and V print as "–"
@@ -40,29 +37,29 @@ describe("gavel route with the embedded default pair", () => {
     expect(off.out).toMatch(/^abstention: B of the winner −[\d.]+ is below the calibrated −[\d.]+$/m);
     expect(off.out).toMatch(/^abstained: no installed skill serves this task; load nothing$/m);
     expect(off.out).not.toMatch(/^chosen:/m);
-    const on = gavel("route", inDomain);
+    const on = await gavel("route", inDomain);
     expect(on.out).toMatch(/^abstention: B of the winner .* is at or above the calibrated/m);
     expect(on.out).toMatch(/^chosen: image-resizing$/m);
-    const json = JSON.parse(gavel("route", offDomain, "--json").out) as { abstained: boolean; skill: string | null; verdict: string; abstention: { reason: string } };
+    const json = JSON.parse((await gavel("route", offDomain, "--json")).out) as { abstained: boolean; skill: string | null; verdict: string; abstention: { reason: string } };
     expect(json).toMatchObject({ abstained: true, skill: null, verdict: "skipped" });
     expect(json.abstention.reason).toMatch(/below the calibrated/);
   });
 
-  it("--no-abstain, --abstain and --no-verdict", () => {
-    const never = gavel("route", offDomain, "--no-abstain");
+  it("--no-abstain, --abstain and --no-verdict", async () => {
+    const never = await gavel("route", offDomain, "--no-abstain");
     expect(never.code, never.err).toBe(0);
     expect(never.out).not.toMatch(/^abstention:/m);
     expect(never.out).toMatch(/^chosen: \S+$/m);
-    const forced = gavel("route", inDomain, "--abstain");
+    const forced = await gavel("route", inDomain, "--abstain");
     expect(forced.out).toMatch(/^abstention: /m);
-    const noVerdict = gavel("route", inDomain, "--no-verdict");
+    const noVerdict = await gavel("route", inDomain, "--no-verdict");
     expect(noVerdict.code, noVerdict.err).toBe(0);
     expect(noVerdict.out).toMatch(/^verdict: off/m);
     expect(noVerdict.out).toMatch(/verdict off/);
-    const both = gavel("route", offDomain, "--abstain", "--no-abstain");
+    const both = await gavel("route", offDomain, "--abstain", "--no-abstain");
     expect(both.code).toBe(1);
     expect(both.err).toMatch(/--abstain and --no-abstain contradict each other/);
-    const help = gavel("route", "--help");
+    const help = await gavel("route", "--help");
     for (const flag of ["--abstain", "--no-abstain", "--no-verdict"]) expect(help.out + help.err).toContain(flag);
   });
 });

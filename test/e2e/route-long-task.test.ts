@@ -2,7 +2,6 @@
 // tokens were read and dropped, and which part was read), in the result, in `gavel route`'s output
 // and in its JSON; `gavel route` takes the task from a file (--task-file) and from stdin (`-`, or
 // piped with no task). The CLI runs from source (vite-node), as a user runs it.
-import { spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
@@ -11,6 +10,7 @@ import { Model, Projections, Router } from "../../src/index.js";
 import { modelFingerprint } from "../../src/model/fingerprint.js";
 import { repoRoot, storiesPath } from "../helpers/paths.js";
 import { readerSkill } from "../helpers/reader-skills.js";
+import { run } from "../helpers/run.js";
 
 const root = mkdtempSync(join(tmpdir(), "gavel-long-task-"));
 const proj = join(root, "p.gguf");
@@ -23,14 +23,12 @@ afterAll(async () => {
 });
 
 function gavel(args: string[], input?: string | Buffer) {
-  const res = spawnSync(join(repoRoot, "node_modules", ".bin", "vite-node"), [join(repoRoot, "src", "cli", "gavel.ts"), "--", ...args], {
+  return run(join(repoRoot, "node_modules", ".bin", "vite-node"), [join(repoRoot, "src", "cli", "gavel.ts"), "--", ...args], {
     cwd: repoRoot,
-    encoding: "utf8",
-    timeout: 120_000,
+    timeoutMs: 120_000,
     input,
     env: { ...process.env, GAVEL_MODEL: "", GAVEL_PROJECTIONS: "", GAVEL_BANK: "", GAVEL_SOCKET: "" },
   });
-  return { code: res.status, out: res.stdout, err: res.stderr };
 }
 // context 512, skill budget 256: a task budget of ~200 tokens
 const common = ["--model", storiesPath, "--projections", proj, "--bank", bank, "--context", "512", "--skill-budget", "256"];
@@ -83,77 +81,77 @@ describe("a task longer than the context", () => {
 });
 
 describe("gavel route takes the task from a file and from stdin", () => {
-  it("--task-file, `-` and a pipe give the same route; a long task's cut is in the JSON and in the text", () => {
+  it("--task-file, `-` and a pipe give the same route; a long task's cut is in the JSON and in the text", async () => {
     const file = join(root, "task.md");
     writeFileSync(file, longTask + "\n");
-    const viaFile = gavel(["route", "--task-file", file, "--json", "--no-abstain", ...common]);
+    const viaFile = await gavel(["route", "--task-file", file, "--json", "--no-abstain", ...common]);
     expect(viaFile.code, viaFile.err).toBe(0);
     const a = JSON.parse(viaFile.out);
     const total = model.tokenize(longTask, { special: false, addBos: false }).length;
     expect(a.truncation).toMatchObject({ totalTokens: total, kept: "end" });
     expect(a.truncation.droppedTokens).toBe(total - a.truncation.keptTokens);
-    const viaDash = gavel(["route", "-", "--json", "--no-abstain", ...common], longTask);
-    const viaPipe = gavel(["route", "--json", "--no-abstain", ...common], longTask + "\n");
+    const viaDash = await gavel(["route", "-", "--json", "--no-abstain", ...common], longTask);
+    const viaPipe = await gavel(["route", "--json", "--no-abstain", ...common], longTask + "\n");
     for (const r of [viaDash, viaPipe]) {
       expect(r.code, r.err).toBe(0);
       const b = JSON.parse(r.out);
       expect(b.truncation).toEqual(a.truncation);
       expect(b.shortlist.map((c: { skill: string; g: number }) => [c.skill, c.g])).toEqual(a.shortlist.map((c: { skill: string; g: number }) => [c.skill, c.g]));
     }
-    const text = gavel(["route", "--task-file", file, "--no-abstain", ...common]);
+    const text = await gavel(["route", "--task-file", file, "--no-abstain", ...common]);
     expect(text.code, text.err).toBe(0);
     expect(text.out).toContain(`truncated: the task has ${total} tokens, more than fit the context; routed on the last ${a.truncation.keptTokens} (${a.truncation.droppedTokens} dropped: its start was not read)`);
-    const fromStart = gavel(["route", "--task-file", file, "--truncate", "start", "--no-abstain", ...common]);
+    const fromStart = await gavel(["route", "--task-file", file, "--truncate", "start", "--no-abstain", ...common]);
     expect(fromStart.code, fromStart.err).toBe(0);
     expect(fromStart.out).toContain(`routed on the first ${a.truncation.keptTokens} (${a.truncation.droppedTokens} dropped: its end was not read)`);
-    const badTruncate = gavel(["route", "--task-file", file, "--truncate", "middle", ...common]);
+    const badTruncate = await gavel(["route", "--task-file", file, "--truncate", "middle", ...common]);
     expect(badTruncate.code).not.toBe(0);
     expect(badTruncate.err).toContain('truncate must be "start" or "end"');
     // a task that fits: no truncation, in JSON or text
-    const short = gavel(["route", shortTask, "--json", "--no-abstain", ...common]);
+    const short = await gavel(["route", shortTask, "--json", "--no-abstain", ...common]);
     expect(short.code, short.err).toBe(0);
     expect(JSON.parse(short.out).truncation).toBeUndefined();
-    expect(gavel(["route", shortTask, "--no-abstain", ...common]).out).not.toContain("truncated:");
+    expect((await gavel(["route", shortTask, "--no-abstain", ...common])).out).not.toContain("truncated:");
   });
 
-  it("refuses a missing file, a directory, two sources at once and text that is not UTF-8, typed; no task prints the usage", () => {
-    const missing = gavel(["route", "--task-file", join(root, "nope.md"), ...common]);
+  it("refuses a missing file, a directory, two sources at once and text that is not UTF-8, typed; no task prints the usage", async () => {
+    const missing = await gavel(["route", "--task-file", join(root, "nope.md"), ...common]);
     expect(missing.code).toBe(1);
     expect(missing.err).toMatch(/task file .*nope\.md does not exist.*\[FILE_NOT_FOUND\]/);
     const dir = join(root, "adir");
     mkdirSync(dir, { recursive: true });
-    const isDir = gavel(["route", "--task-file", dir, ...common]);
+    const isDir = await gavel(["route", "--task-file", dir, ...common]);
     expect(isDir.code).toBe(1);
     expect(isDir.err).toMatch(/task file: .*adir.*\[INVALID_ARGUMENT\]/);
-    const both = gavel(["route", "a task", "--task-file", dir, ...common]);
+    const both = await gavel(["route", "a task", "--task-file", dir, ...common]);
     expect(both.code).toBe(1);
     expect(both.err).toMatch(/give the task once.*\[INVALID_ARGUMENT\]/);
     const bad = join(root, "latin1.txt");
     writeFileSync(bad, Buffer.from([0x63, 0x61, 0x66, 0xe9, 0x20, 0xff]));
-    const notUtf8 = gavel(["route", "--task-file", bad, ...common]);
+    const notUtf8 = await gavel(["route", "--task-file", bad, ...common]);
     expect(notUtf8.code).toBe(1);
     expect(notUtf8.err).toMatch(/not UTF-8 text.*\[INVALID_ARGUMENT\]/);
-    const none = gavel(["route", ...common], "");
+    const none = await gavel(["route", ...common], "");
     expect(none.code).toBe(2);
     expect(none.err).toMatch(/usage: gavel route/);
   });
 });
 
 describe("gavel route, glance and list beside a writer", () => {
-  it("are not refused while another live process holds the bank's lock; uninstall (a writer) still is", () => {
+  it("are not refused while another live process holds the bank's lock; uninstall (a writer) still is", async () => {
     // the lock as a writer leaves it: this test process, alive, on this host
     const lock = join(bank, "lock");
     writeFileSync(lock, JSON.stringify({ pid: process.pid, host: hostname(), createdAt: new Date().toISOString(), token: "t" }) + "\n");
     try {
-      const list = gavel(["list", "--json", ...common]);
+      const list = await gavel(["list", "--json", ...common]);
       expect(list.code, list.err).toBe(0);
       expect(JSON.parse(list.out).map((s: { id: string }) => s.id)).toEqual(["s0", "s1", "s2", "s3", "s4"]);
       for (const args of [["route", shortTask, "--json", "--no-abstain"], ["glance", shortTask, "--json"]]) {
-        const r = gavel([...args, ...common]);
+        const r = await gavel([...args, ...common]);
         expect(r.code, `${args[0]}: ${r.err}`).toBe(0);
         expect(r.err).not.toMatch(/BANK_LOCKED/);
       }
-      const un = gavel(["uninstall", "s0", ...common]);
+      const un = await gavel(["uninstall", "s0", ...common]);
       expect(un.code).toBe(1);
       expect(un.err).toMatch(new RegExp(`in use by process ${process.pid}.*\\[BANK_LOCKED\\]`));
     } finally {

@@ -2,7 +2,6 @@
 // with CUDA_UNAVAILABLE before any work (before the model loads and the library is read: both paths
 // here do not exist, so any work would fail otherwise), in the CLI and in trainProjections; a bad
 // value is INVALID_ARGUMENT; the CPU trainer takes the options through the loop.
-import { spawnSync } from "node:child_process";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { GavelError } from "../../src/errors.js";
@@ -11,31 +10,32 @@ import type { Model } from "../../src/model/Model.js";
 import { trainProjections } from "../../src/train/pipeline.js";
 import { assertTrainerDevice, createTrainer, runTraining } from "../../src/train/trainer.js";
 import { repoRoot } from "../helpers/paths.js";
+import { run as runCommand } from "../helpers/run.js";
 
 const cli = join(repoRoot, "dist", "cli", "gavel.js");
 const cudaBuild = loadBinding().buildInfo().cuda;
-const run = (...args: string[]) => spawnSync(process.execPath, [cli, "train", ...args], { encoding: "utf8", timeout: 60_000 });
+const run = (...args: string[]) => runCommand(process.execPath, [cli, "train", ...args], { timeoutMs: 60_000 });
 const base = ["--model", "/nonexistent/model.gguf", "--library", "/nonexistent/library.jsonl", "--queries", "all", "--out", "/nonexistent/p.gguf"];
 
 describe("gavel train --device / --precision", () => {
-  it.skipIf(cudaBuild)("--device cuda on a CPU build fails with CUDA_UNAVAILABLE before any work", () => {
-    const r = run(...base, "--device", "cuda");
-    expect(r.status).toBe(1);
-    expect(r.stderr).toMatch(/CUDA_UNAVAILABLE/);
-    expect(r.stderr).not.toMatch(/FILE_NOT_FOUND/);
-    const bf = run(...base, "--device", "cuda", "--precision", "fp32");
-    expect(bf.stderr).toMatch(/CUDA_UNAVAILABLE/);
+  it.skipIf(cudaBuild)("--device cuda on a CPU build fails with CUDA_UNAVAILABLE before any work", async () => {
+    const r = await run(...base, "--device", "cuda");
+    expect(r.code).toBe(1);
+    expect(r.err).toMatch(/CUDA_UNAVAILABLE/);
+    expect(r.err).not.toMatch(/FILE_NOT_FOUND/);
+    const bf = await run(...base, "--device", "cuda", "--precision", "fp32");
+    expect(bf.err).toMatch(/CUDA_UNAVAILABLE/);
   });
 
-  it("rejects an unknown device or precision with INVALID_ARGUMENT", () => {
-    expect(run(...base, "--device", "gpu").stderr).toMatch(/device must be "cpu" or "cuda".*INVALID_ARGUMENT/);
-    expect(run(...base, "--precision", "fp16").stderr).toMatch(/precision must be "bf16" or "fp32".*INVALID_ARGUMENT/);
+  it("rejects an unknown device or precision with INVALID_ARGUMENT", async () => {
+    expect((await run(...base, "--device", "gpu")).err).toMatch(/device must be "cpu" or "cuda".*INVALID_ARGUMENT/);
+    expect((await run(...base, "--precision", "fp16")).err).toMatch(/precision must be "bf16" or "fp32".*INVALID_ARGUMENT/);
   });
 
-  it("--device cpu goes on to the work (here: the missing model)", () => {
-    const r = run(...base, "--device", "cpu", "--precision", "fp32");
-    expect(r.status).not.toBe(0);
-    expect(r.stderr).not.toMatch(/CUDA_UNAVAILABLE|INVALID_ARGUMENT/);
+  it("--device cpu goes on to the work (here: the missing model)", async () => {
+    const r = await run(...base, "--device", "cpu", "--precision", "fp32");
+    expect(r.code).not.toBe(0);
+    expect(r.err).not.toMatch(/CUDA_UNAVAILABLE|INVALID_ARGUMENT/);
   });
 
   it.skipIf(cudaBuild)("trainProjections and createTrainer throw CUDA_UNAVAILABLE for device cuda", async () => {

@@ -4,7 +4,6 @@
 // stopped by its time budget and resumed by the next, as time-limited device calls would — writes the
 // same projections, bit for bit, as one uninterrupted call; and the CLI does the same with --stop-after.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -15,6 +14,7 @@ import { trainProjections, type TrainProjectionsOptions } from "../../src/train/
 import { candidateQueries } from "../../src/train/queries/index.js";
 import { spanRows } from "../../src/train/spans.js";
 import { repoRoot, sharedDir, storiesPath } from "../helpers/paths.js";
+import { run } from "../helpers/run.js";
 
 const mitSkills = join(sharedDir, "data", "skills-mit.jsonl.gz");
 const benchTasks = join(sharedDir, "data", "swe-skills-bench", "tasks.jsonl");
@@ -84,21 +84,21 @@ describe("gavel train --queries on stories260K", () => {
     expect(b.ws).toEqual(a.ws);
   });
 
-  it("gavel train --queries … --stop-after 0 exits 75 with a checkpoint; --resume goes on", () => {
+  it("gavel train --queries … --stop-after 0 exits 75 with a checkpoint; --resume goes on", async () => {
     if (!existsSync(cli)) throw new Error("run npm run build first");
     const out = join(dir, "cli.gguf");
     const args = [cli, "train", "-m", storiesPath, "-l", mitSkills, "--limit", "20", "--queries", "description,cloze,headings", "-o", out,
       "--dim", "8", "--steps", "4", "--batch-tasks", "4", "--negatives", "4", "--glance-negatives", "1", "--refresh-every", "2",
       "--skill-tokens", "128", "--threads", "1", "--context", "512", "--cache", join(dir, "cli-cache"), "--log-file", join(dir, "log.jsonl"), "--val-every", "2"];
     const env = { ...process.env, GAVEL_MODEL: "", GAVEL_PROJECTIONS: "" };
-    const first = spawnSync(process.execPath, [...args, "--stop-after", "0"], { encoding: "utf8", timeout: 300_000, env });
-    expect(first.status, first.stderr).toBe(75);
+    const first = await run(process.execPath, [...args, "--stop-after", "0"], { timeoutMs: 300_000, env });
+    expect(first.code, first.err).toBe(75);
     expect(existsSync(`${out}.ckpt`)).toBe(true);
     expect(existsSync(out)).toBe(false);
-    const second = spawnSync(process.execPath, [...args, "--resume"], { encoding: "utf8", timeout: 300_000, env });
-    expect(second.status, second.stderr).toBe(0);
-    expect(second.stdout).toMatch(/wrote .*cli\.gguf.*train \(/);
-    expect(second.stderr).toMatch(/R@20/);
+    const second = await run(process.execPath, [...args, "--resume"], { timeoutMs: 300_000, env });
+    expect(second.code, second.err).toBe(0);
+    expect(second.out).toMatch(/wrote .*cli\.gguf.*train \(/);
+    expect(second.err).toMatch(/R@20/);
     const log = readFileSync(join(dir, "log.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l));
     expect(log.map((p) => p.step)).toEqual([1, 2, 3, 4]);
     expect(log[1].val.recall20).toBeTypeOf("number");

@@ -14,6 +14,7 @@ import type { ModelFingerprint } from "../../src/model/fingerprint.js";
 import { Projections } from "../../src/projections/projections.js";
 import { runFuzz } from "../../scripts/fuzz/harness.js";
 import { repoRoot, storiesPath } from "../helpers/paths.js";
+import { run } from "../helpers/run.js";
 
 const fp: ModelFingerprint = { architecture: "llama", nLayer: 5, nEmbd: 64, nVocab: 512, vocabHash: "ab".repeat(32) };
 let root: string;
@@ -108,9 +109,9 @@ describe("fuzz regressions", () => {
 try { const m = await Model.load(${JSON.stringify(file)}, { contextSize: 64, threads: 1 }); await m.dispose(); console.log("loaded"); }
 catch (e) { console.log(e instanceof GavelError ? e.code : "untyped " + e); }`,
     );
-    const res = spawnSync(process.execPath, [script], { encoding: "utf8", timeout: 60_000 });
-    expect(res.signal, res.stderr.slice(-500)).toBeNull();
-    expect(res.stdout.trim()).toBe("MODEL_LOAD_FAILED");
+    const res = await run(process.execPath, [script], { timeoutMs: 60_000 });
+    expect(res.signal, res.err.slice(-500)).toBeNull();
+    expect(res.out.trim()).toBe("MODEL_LOAD_FAILED");
   });
 
   it("a norm weight whose type byte was flipped to Q4_0 is refused before llama.cpp (was SIGABRT in ggml's binary_op; fuzz seed model:401352956)", async () => {

@@ -1,7 +1,6 @@
 // Layer selection (appendix B): the eigen solver, the matrix entropy on states of known spectrum, the
 // scan on stories260K, the layer-choice file, and `gavel layer` as a user runs it.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -14,6 +13,7 @@ import { defaultLayerChoicePath, layerChoiceOf, pickLayer, readLayerChoice, samp
 import { modelFingerprint } from "../../src/model/fingerprint.js";
 import { repoRoot, sharedDir, storiesPath } from "../helpers/paths.js";
 import { freshSeed, rng } from "../helpers/random.js";
+import { run as runCommand } from "../helpers/run.js";
 
 const benchSkills = join(sharedDir, "data", "swe-skills-bench", "skills.jsonl");
 
@@ -338,25 +338,25 @@ describe("scanLayers on stories260K", () => {
 });
 
 describe("gavel layer (CLI)", () => {
-  it("prints the curve and the pick, and writes the choice file", () => {
+  it("prints the curve and the pick, and writes the choice file", async () => {
     const cli = join(repoRoot, "dist", "cli", "gavel.js");
     const dir = mkdtempSync(join(tmpdir(), "gavel-layer-cli-"));
     const out = join(dir, "layer.json");
     const env = { ...process.env, GAVEL_MODEL: "", GAVEL_PROJECTIONS: "", GAVEL_BANK: "" };
-    const run = (...args: string[]) => spawnSync(process.execPath, [cli, "layer", benchSkills, "--model", storiesPath, "--sample", "20", "--max-tokens", "128", "--threads", "1", ...args], { encoding: "utf8", env, timeout: 300_000 });
-    const r = run("--out", out);
-    expect(r.status, r.stderr).toBe(0);
-    expect(r.stderr).toMatch(/20\/20/); // progress
-    expect(r.stdout).toMatch(/^layer\s+median S1/m);
-    expect(r.stdout).toMatch(/ℓ\* = [1-3] of 5 layers/);
-    expect(r.stdout).toMatch(/S1 by layer: [▁▂▃▄▅▆▇█]{5}/);
+    const run = (...args: string[]) => runCommand(process.execPath, [cli, "layer", benchSkills, "--model", storiesPath, "--sample", "20", "--max-tokens", "128", "--threads", "1", ...args], { env, timeoutMs: 300_000 });
+    const r = await run("--out", out);
+    expect(r.code, r.err).toBe(0);
+    expect(r.err).toMatch(/20\/20/); // progress
+    expect(r.out).toMatch(/^layer\s+median S1/m);
+    expect(r.out).toMatch(/ℓ\* = [1-3] of 5 layers/);
+    expect(r.out).toMatch(/S1 by layer: [▁▂▃▄▅▆▇█]{5}/);
     const file = JSON.parse(readFileSync(out, "utf8"));
     expect(file).toMatchObject({ layer: expect.any(Number), skills: 20, tokensPerSkill: 128, model: { architecture: "llama", nLayer: 5, nEmbd: 64 } });
     expect(file.curve).toHaveLength(5);
     expect(file.curve.every((x: unknown) => typeof x === "number" && Number.isFinite(x))).toBe(true);
-    const j = run("--json", "--projections", join(dir, "p.gguf"));
-    expect(j.status, j.stderr).toBe(0);
-    const parsed = JSON.parse(j.stdout);
+    const j = await run("--json", "--projections", join(dir, "p.gguf"));
+    expect(j.code, j.err).toBe(0);
+    const parsed = JSON.parse(j.out);
     expect(parsed.layer).toBe(file.layer);
     expect(parsed.curve).toEqual(file.curve);
     expect(parsed.out).toBe(join(dir, "gavel-layer.json"));

@@ -3,13 +3,13 @@
 // checker refuses it (and accepts the same tree without the breach), so a rule that stopped biting
 // would fail here.
 import { describe, expect, it } from "vitest";
-import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, writeFileSync, copyFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 // @ts-expect-error plain .mjs script without types
 import { checkStructure, MAX_FILE_LINES, MAX_FUNCTION_LINES } from "../../scripts/lint/structure.mjs";
 import { repoRoot } from "../helpers/paths.js";
+import { run } from "../helpers/run.js";
 
 function scratch(files: Record<string, string>): string {
   const dir = mkdtempSync(join(tmpdir(), "gavel-arch-"));
@@ -20,18 +20,13 @@ function scratch(files: Record<string, string>): string {
   return dir;
 }
 
-/** Runs dependency-cruiser with the repository's rules over `dir`/src; its exit status and output. */
-function cruise(dir: string): { ok: boolean; out: string } {
+/** Runs dependency-cruiser with the repository's rules over `dir`/src; its exit status and output (stdout, and stderr on a failure). */
+async function cruise(dir: string): Promise<{ ok: boolean; out: string }> {
   copyFileSync(join(repoRoot, ".dependency-cruiser.cjs"), join(dir, ".dependency-cruiser.cjs"));
   writeFileSync(join(dir, "tsconfig.json"), JSON.stringify({ compilerOptions: { module: "NodeNext", moduleResolution: "NodeNext", strict: true }, include: ["src"] }));
   const bin = join(repoRoot, "node_modules", ".bin", "depcruise");
-  try {
-    const out = execFileSync(bin, ["src", "--config", ".dependency-cruiser.cjs"], { cwd: dir, encoding: "utf8", stdio: "pipe" });
-    return { ok: true, out };
-  } catch (err) {
-    const e = err as { stdout?: string; stderr?: string };
-    return { ok: false, out: `${e.stdout ?? ""}${e.stderr ?? ""}` };
-  }
+  const r = await run(bin, ["src", "--config", ".dependency-cruiser.cjs"], { cwd: dir });
+  return r.code === 0 ? { ok: true, out: r.out } : { ok: false, out: `${r.out}${r.err}` };
 }
 
 describe("direction rules (dependency-cruiser)", () => {
@@ -43,20 +38,20 @@ describe("direction rules (dependency-cruiser)", () => {
     "src/eval/evaluate.ts": 'import { R } from "../route/index.js";\nexport const V = R;\n',
   };
 
-  it("accept a tree whose imports only go down", () => {
-    const r = cruise(scratch(base));
+  it("accept a tree whose imports only go down", async () => {
+    const r = await cruise(scratch(base));
     expect(r.out).toMatch(/no dependency violations/);
     expect(r.ok).toBe(true);
   }, 60_000);
 
-  it("refuse a planted back-import (bank → route)", () => {
-    const r = cruise(scratch({ ...base, "src/bank/store.ts": 'import { R } from "../route/Router.js";\nexport const S = R;\n' }));
+  it("refuse a planted back-import (bank → route)", async () => {
+    const r = await cruise(scratch({ ...base, "src/bank/store.ts": 'import { R } from "../route/Router.js";\nexport const S = R;\n' }));
     expect(r.ok).toBe(false);
     expect(r.out).toMatch(/layer-\d+-imports-above: src\/bank\/store\.ts → src\/route\/Router\.ts/);
   }, 60_000);
 
-  it("refuse eval reaching into a route module past its index", () => {
-    const r = cruise(scratch({ ...base, "src/eval/evaluate.ts": 'import { R } from "../route/Router.js";\nexport const V = R;\n' }));
+  it("refuse eval reaching into a route module past its index", async () => {
+    const r = await cruise(scratch({ ...base, "src/eval/evaluate.ts": 'import { R } from "../route/Router.js";\nexport const V = R;\n' }));
     expect(r.ok).toBe(false);
     expect(r.out).toMatch(/stages-reach-route-through-its-index: src\/eval\/evaluate\.ts → src\/route\/Router\.ts/);
   }, 60_000);

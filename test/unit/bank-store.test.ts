@@ -2,7 +2,7 @@
 // copying a directory mid-install, and for real by SIGKILLing a child process), removal and
 // compaction, and the lock that keeps a second process out. Keys are random from a fresh seed each
 // run; the seed is in the test names so a failure can be replayed.
-import { spawn, spawnSync } from "node:child_process";
+import { spawn } from "node:child_process";
 import { cp, mkdtemp, readFile, readdir, rm, stat, writeFile } from "node:fs/promises";
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
@@ -13,6 +13,7 @@ import { Projections } from "../../src/projections/projections.js";
 import type { ModelFingerprint } from "../../src/model/fingerprint.js";
 import { repoRoot } from "../helpers/paths.js";
 import { freshSeed, rng } from "../helpers/random.js";
+import { run } from "../helpers/run.js";
 
 const seed = freshSeed();
 const r = rng(seed);
@@ -269,13 +270,12 @@ process.stdout.write("ready\\n");
 process.kill(process.pid, "SIGKILL");
 `,
     );
-    const res = spawnSync(process.execPath, [join(repoRoot, "node_modules", "vite-node", "vite-node.mjs"), script, JSON.stringify(header)], {
+    const res = await run(process.execPath, [join(repoRoot, "node_modules", "vite-node", "vite-node.mjs"), script, JSON.stringify(header)], {
       cwd: repoRoot,
-      encoding: "utf8",
-      timeout: 60_000,
+      timeoutMs: 60_000,
     });
-    expect(res.signal, res.stderr).toBe("SIGKILL");
-    expect(res.stdout).toContain("ready");
+    expect(res.signal, res.err).toBe("SIGKILL");
+    expect(res.out).toContain("ready");
     expect(JSON.parse(await readFile(join(dir, "lock"), "utf8")).pid).not.toBe(process.pid); // left behind
     await using bank = await BankStore.open(dir, header);
     await checkContents(bank, new Map([["kept", new Float32Array(2 * DIM).fill(0.5)]]));
