@@ -1,0 +1,271 @@
+/**
+ * The gate's training data and its measures (issue 18): trajectories (src/route/trajectories.ts) are
+ * rendered through the model's chat template and read by one forward pass each; a live context
+ * (`router.live()`) accumulates the glance's scores token by token, and at each chosen position the
+ * gate's row is [gateScoreFeatures(g), the state at `stateLayer`]. Labels: 1 on the last `window`
+ * tokens of a decision point that needs a skill; 0 on positions before the need surfaces and on every
+ * position of a trajectory that never needs one; the rest of the message that carries the need is
+ * left out (its need is partly read).
+ *
+ * @module
+ */
+import { GavelError, invalidArgument } from "../errors.js";
+import { renderChat } from "../render/index.js";
+import { Rng } from "../util/prng.js";
+import { GATE_SCORE_FEATURES, gateScoreFeatures, type Gate } from "./gate.js";
+import type { Router } from "./Router.js";
+import type { Trajectory } from "./trajectories.js";
+
+/** A trajectory as tokens: where each message ends, where the need starts and the decision point. */
+export interface TrajectoryTokens {
+  tokens: Int32Array;
+  /** Exclusive token end of each message (the rendered prefix through it, tokenized). */
+  messageEnds: number[];
+  /** First token of the message at the decision point. */
+  needStart: number;
+  /** Exclusive end of the decision point's message: the decision point is token decisionEnd − 1. */
+  decisionEnd: number;
+}
+
+/**
+ * Renders a trajectory through the model's chat template (no generation prompt: the context ends where
+ * the decision message ends) and tokenizes it as a live context is (control tokens parsed, BOS as the
+ * vocabulary asks). Message boundaries are the lengths of the tokenized rendered prefixes.
+ */
+export function tokenizeTrajectory(model: Router["model"], t: Trajectory): TrajectoryTokens {
+  const template = model.info.chatTemplate ?? null;
+  const messages = t.messages.slice(0, t.decision + 1);
+  const tok = (text: string) => model.tokenize(text, { special: true, addBos: model.info.addBos });
+  const tokens = tok(renderChat(template, messages));
+  const messageEnds = messages.map((_, k) => (k === messages.length - 1 ? tokens.length : Math.min(tokens.length, tok(renderChat(template, messages.slice(0, k + 1))).length)));
+  const needStart = t.decision === 0 ? 0 : messageEnds[t.decision - 1];
+  return { tokens, messageEnds, needStart, decisionEnd: tokens.length };
+}
+
+/** One trajectory's gate rows. */
+export interface TrajectoryFeatures {
+  id: string;
+  needsSkill: boolean;
+  /** Tokens read. */
+  tokens: number;
+  needStart: number;
+  decisionEnd: number;
+  /** Positions of the rows, ascending (every position with `allPositions`). */
+  positions: Int32Array;
+  /** 1, 0, or −1 (left out of training: inside the need's message, before its last `window` tokens). */
+  labels: Int8Array;
+  /** positions.length × dims rows: score features, then the state. */
+  rows: Float32Array;
+  dims: number;
+}
+
+/** Options of {@link collectGateFeatures}. */
+export interface CollectOptions {
+  /** The layer whose state joins the row; null for score features only. Default: the router's ℓ*. */
+  stateLayer?: number | null;
+  /** Positive tokens at the end of a decision point (default 4: the two-token rule has room). */
+  window?: number;
+  /** Besides message ends, this many random negative positions per trajectory (default 8). */
+  randomPositions?: number;
+  /** Every position 0..n−1 (to measure firing) instead of the sampled ones. */
+  allPositions?: boolean | ((t: Trajectory) => boolean);
+  seed?: number;
+  signal?: AbortSignal;
+  onProgress?: (done: number, total: number, id: string) => void;
+}
+
+/** The label of a position. */
+function labelAt(p: number, tt: TrajectoryTokens, needsSkill: boolean, window: number): number {
+  if (p < tt.needStart) return 0;
+  if (!needsSkill) return 0;
+  return p >= tt.decisionEnd - window ? 1 : -1;
+}
+
+/** The sampled positions: every message's last `window` tokens, and `extra` random ones (ascending, distinct). */
+function sampledPositions(tt: TrajectoryTokens, window: number, extra: number, r: Rng): number[] {
+  const set = new Set<number>();
+  for (const end of tt.messageEnds) for (let p = Math.max(0, end - window); p < end; p++) set.add(p);
+  for (let i = 0; i < extra; i++) set.add(r.int(tt.decisionEnd));
+  return [...set].sort((a, b) => a - b);
+}
+
+/**
+ * The gate's rows for each trajectory: one forward pass over its tokens (the ℓ* layer, and the state
+ * layer), the ℓ* rows appended to a fresh live context up to each position, and the row
+ * [gateScoreFeatures(live g), state] there. Trajectories longer than the model's context are skipped
+ * and reported.
+ *
+ * @throws GavelError EMPTY_LIBRARY, ABORTED, INVALID_ARGUMENT
+ */
+export async function collectGateFeatures(router: Router, trajectories: readonly Trajectory[], options: CollectOptions = {}): Promise<{ features: TrajectoryFeatures[]; skipped: { id: string; reason: string }[] }> {
+  const { model } = router;
+  const star = router.projections.layer;
+  const stateLayer = options.stateLayer === undefined ? star : options.stateLayer;
+  if (stateLayer !== null && (!Number.isInteger(stateLayer) || stateLayer < 0 || stateLayer >= model.info.nLayer)) {
+    throw new GavelError(`stateLayer ${stateLayer} is not a layer of this model (0..${model.info.nLayer - 1})`, "LAYER_OUT_OF_RANGE");
+  }
+  const window = options.window ?? 4;
+  if (!Number.isInteger(window) || window < 1 || window > 256) throw invalidArgument(`window must be an integer in [1, 256], got ${window}`);
+  const extra = options.randomPositions ?? 8;
+  if (!Number.isInteger(extra) || extra < 0) throw invalidArgument(`randomPositions must be a non-negative integer, got ${extra}`);
+  const r = new Rng(options.seed ?? 1);
+  const nEmbd = model.info.nEmbd;
+  const nf = GATE_SCORE_FEATURES.length;
+  const dims = nf + (stateLayer === null ? 0 : nEmbd);
+  const layers = stateLayer === null || stateLayer === star ? [star] : [star, stateLayer];
+  const features: TrajectoryFeatures[] = [];
+  const skipped: { id: string; reason: string }[] = [];
+  for (const [i, t] of trajectories.entries()) {
+    options.signal?.throwIfAborted();
+    const tt = tokenizeTrajectory(model, t);
+    if (tt.tokens.length > model.info.contextSize) {
+      skipped.push({ id: t.id, reason: `${tt.tokens.length} tokens exceed the context of ${model.info.contextSize}` });
+      options.onProgress?.(i + 1, trajectories.length, t.id);
+      continue;
+    }
+    const all = typeof options.allPositions === "function" ? options.allPositions(t) : options.allPositions === true;
+    const positions = all ? Array.from({ length: tt.decisionEnd }, (_, p) => p) : sampledPositions(tt, window, extra, r);
+    const hs = await model.hiddenStatesAt(tt.tokens, layers, { signal: options.signal });
+    const hStar = hs[0];
+    const hState = stateLayer === null ? null : hs[layers.indexOf(stateLayer)];
+    const live = router.live();
+    const rows = new Float32Array(positions.length * dims);
+    const labels = new Int8Array(positions.length);
+    let cursor = 0;
+    for (const [k, p] of positions.entries()) {
+      if (p + 1 > cursor) {
+        await live.append(hStar.subarray(cursor * nEmbd, (p + 1) * nEmbd), { signal: options.signal });
+        cursor = p + 1;
+      }
+      rows.set(gateScoreFeatures(live.scores().g), k * dims);
+      if (hState) rows.set(hState.subarray(p * nEmbd, (p + 1) * nEmbd), k * dims + nf);
+      labels[k] = labelAt(p, tt, t.needsSkill, window);
+    }
+    features.push({ id: t.id, needsSkill: t.needsSkill, tokens: tt.tokens.length, needStart: tt.needStart, decisionEnd: tt.decisionEnd, positions: Int32Array.from(positions), labels, rows, dims });
+    options.onProgress?.(i + 1, trajectories.length, t.id);
+  }
+  return { features, skipped };
+}
+
+/** The labelled rows (label 0 or 1) of trajectories' features, for {@link fitGate}. */
+export function labelledRows(features: readonly TrajectoryFeatures[]): { rows: Float64Array[]; labels: number[] } {
+  const rows: Float64Array[] = [];
+  const labels: number[] = [];
+  for (const f of features) {
+    for (let k = 0; k < f.positions.length; k++) {
+      if (f.labels[k] < 0) continue;
+      rows.push(Float64Array.from(f.rows.subarray(k * f.dims, (k + 1) * f.dims)));
+      labels.push(f.labels[k]);
+    }
+  }
+  return { rows, labels };
+}
+
+/** Position-level figures of a gate on labelled rows (logit > 0 is "on"). */
+export interface PositionMetrics {
+  n: number;
+  positives: number;
+  accuracy: number;
+  precision: number;
+  recall: number;
+}
+
+/** The gate's accuracy, precision and recall over labelled rows. */
+export function positionMetrics(gate: Gate, features: readonly TrajectoryFeatures[]): PositionMetrics {
+  let tp = 0, fp = 0, tn = 0, fn = 0;
+  const nf = GATE_SCORE_FEATURES.length;
+  for (const f of features) {
+    for (let k = 0; k < f.positions.length; k++) {
+      const y = f.labels[k];
+      if (y < 0) continue;
+      const row = f.rows.subarray(k * f.dims, (k + 1) * f.dims);
+      const on = gate.logitOfFeatures(row.subarray(0, nf), row.subarray(nf)) > 0;
+      if (on && y === 1) tp++;
+      else if (on) fp++;
+      else if (y === 1) fn++;
+      else tn++;
+    }
+  }
+  const n = tp + fp + tn + fn;
+  return { n, positives: tp + fn, accuracy: n ? (tp + tn) / n : NaN, precision: tp + fp ? tp / (tp + fp) : NaN, recall: tp + fn ? tp / (tp + fn) : NaN };
+}
+
+/** Where the gate first fires over a trajectory's every position (the two-token rule), or null. */
+export function firstFiring(gate: Gate, f: TrajectoryFeatures): number | null {
+  const nf = GATE_SCORE_FEATURES.length;
+  if (f.positions.length !== f.decisionEnd || f.positions.some((p, k) => p !== k)) {
+    throw invalidArgument(`firing needs every position of ${f.id} (collect it with allPositions)`);
+  }
+  gate.reset();
+  for (let k = 0; k < f.positions.length; k++) {
+    const row = f.rows.subarray(k * f.dims, (k + 1) * f.dims);
+    if (stepOnRow(gate, row, nf)) {
+      gate.reset();
+      return k;
+    }
+  }
+  gate.reset();
+  return null;
+}
+
+/** Gate.step over precomputed features: the same streak rule. */
+function stepOnRow(gate: Gate, row: Float32Array, nf: number): boolean {
+  const on = gate.logitOfFeatures(row.subarray(0, nf), row.subarray(nf)) > 0;
+  return gate.stepDecision(on);
+}
+
+/** Firing figures over whole trajectories (the first firing of each). */
+export interface FiringMetrics {
+  /** Trajectories that need a skill / that never do. */
+  positives: number;
+  negatives: number;
+  /** Positives whose first firing is at or after the need starts (inside its message). */
+  onTime: number;
+  /** Positives that fired in the noise before the need. */
+  early: number;
+  /** Positives that never fired. */
+  missed: number;
+  /** Negatives that fired somewhere. */
+  falseFires: number;
+  /** onTime / positives. */
+  recall: number;
+  /** onTime / (trajectories that fired). */
+  precision: number;
+  /** Median tokens from the need's first token to the firing, over on-time firings. */
+  medianFromNeedStart: number;
+  /** Median tokens from the firing to the decision point (the need message's last token; ≥ 0 fires before it ends). */
+  medianBeforeDecision: number;
+}
+
+const medianOf = (xs: number[]) => (xs.length === 0 ? NaN : [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]);
+
+/** The gate's firing over trajectories collected with every position. */
+export function firingMetrics(gate: Gate, features: readonly TrajectoryFeatures[]): FiringMetrics {
+  let positives = 0, negatives = 0, onTime = 0, early = 0, missed = 0, falseFires = 0;
+  const fromStart: number[] = [];
+  const before: number[] = [];
+  for (const f of features) {
+    const at = firstFiring(gate, f);
+    if (!f.needsSkill) {
+      negatives++;
+      if (at !== null) falseFires++;
+      continue;
+    }
+    positives++;
+    if (at === null) missed++;
+    else if (at < f.needStart) early++;
+    else {
+      onTime++;
+      fromStart.push(at - f.needStart);
+      before.push(f.decisionEnd - 1 - at);
+    }
+  }
+  const fired = onTime + early + falseFires;
+  return {
+    positives, negatives, onTime, early, missed, falseFires,
+    recall: positives ? onTime / positives : NaN,
+    precision: fired ? onTime / fired : NaN,
+    medianFromNeedStart: medianOf(fromStart),
+    medianBeforeDecision: medianOf(before),
+  };
+}
