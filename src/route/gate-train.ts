@@ -7,9 +7,17 @@
  * position of a trajectory that never needs one; the rest of the message that carries the need is
  * left out (its need is partly read).
  *
+ * Two ways to get g at every chosen position, equal within float32 rounding (test/model/gate-train.test.ts):
+ * `live` appends the ℓ* rows to a fresh `router.live()` up to each position (what a host does);
+ * `batched` (the default) runs one glance over all the trajectory's rows and folds each row's top-k
+ * votes into the decayed sums in float64, position by position (the live context's definition,
+ * g_p(s) = Σ_{i≤p} 2^(−(p−i)/64) v_i(s) / Σ_{i≤p} 2^(−(p−i)/64)), which costs one batched max-sim
+ * instead of one per token.
+ *
  * @module
  */
 import { GavelError, invalidArgument } from "../errors.js";
+import { projectNormalize, voteK } from "../kernels/kernels.js";
 import { renderChat } from "../render/index.js";
 import { Rng } from "../util/prng.js";
 import { GATE_SCORE_FEATURES, gateScoreFeatures, type Gate } from "./gate.js";
@@ -67,6 +75,8 @@ export interface CollectOptions {
   window?: number;
   /** Besides message ends, this many random negative positions per trajectory (default 8). */
   randomPositions?: number;
+  /** How g is computed at each position (see the module's comment); default "batched". */
+  method?: "live" | "batched";
   /** Every position 0..n−1 (to measure firing) instead of the sampled ones. */
   allPositions?: boolean | ((t: Trajectory) => boolean);
   seed?: number;
@@ -128,16 +138,11 @@ export async function collectGateFeatures(router: Router, trajectories: readonly
     const hs = await model.hiddenStatesAt(tt.tokens, layers, { signal: options.signal });
     const hStar = hs[0];
     const hState = stateLayer === null ? null : hs[layers.indexOf(stateLayer)];
-    const live = router.live();
+    const scoreRows = options.method === "live" ? await liveFeatures(router, hStar, positions, options.signal) : await batchedFeatures(router, hStar, positions, options.signal);
     const rows = new Float32Array(positions.length * dims);
     const labels = new Int8Array(positions.length);
-    let cursor = 0;
     for (const [k, p] of positions.entries()) {
-      if (p + 1 > cursor) {
-        await live.append(hStar.subarray(cursor * nEmbd, (p + 1) * nEmbd), { signal: options.signal });
-        cursor = p + 1;
-      }
-      rows.set(gateScoreFeatures(live.scores().g), k * dims);
+      rows.set(scoreRows.subarray(k * nf, (k + 1) * nf), k * dims);
       if (hState) rows.set(hState.subarray(p * nEmbd, (p + 1) * nEmbd), k * dims + nf);
       labels[k] = labelAt(p, tt, t.needsSkill, window);
     }
@@ -145,6 +150,66 @@ export async function collectGateFeatures(router: Router, trajectories: readonly
     options.onProgress?.(i + 1, trajectories.length, t.id);
   }
   return { features, skipped };
+}
+
+/** Score features at each position (ascending) through a fresh live context, appended up to each. */
+async function liveFeatures(router: Router, hStar: Float32Array, positions: readonly number[], signal?: AbortSignal): Promise<Float64Array> {
+  const nEmbd = router.model.info.nEmbd;
+  const nf = GATE_SCORE_FEATURES.length;
+  const live = router.live();
+  const out = new Float64Array(positions.length * nf);
+  let cursor = 0;
+  for (const [k, p] of positions.entries()) {
+    if (p + 1 > cursor) {
+      await live.append(hStar.subarray(cursor * nEmbd, (p + 1) * nEmbd), { signal });
+      cursor = p + 1;
+    }
+    out.set(gateScoreFeatures(live.scores().g), k * nf);
+  }
+  return out;
+}
+
+/**
+ * The live context's scores g after each of the rows `hStar` (tokens × nEmbd at ℓ*), from one batched
+ * glance: each row's top-k votes (ties to the lower column, as the kernel) folded into float64 sums
+ * decayed by 2^(−1/64) per token. `at(p, g)` hears each position of `positions` (ascending).
+ */
+export async function everyPositionScores(router: Router, hStar: Float32Array, positions: readonly number[], at: (k: number, g: Float64Array) => void, signal?: AbortSignal): Promise<void> {
+  const { library, projections, model } = router.live().routerParts;
+  const handles = library.routable();
+  if (handles.length === 0) throw new GavelError("no skill is installed (or every one has disable-model-invocation)", "EMPTY_LIBRARY");
+  const n = hStar.length / model.info.nEmbd;
+  const queries = await projectNormalize(hStar, model.info.nEmbd, projections.wq, projections.dim);
+  const kVote = voteK(handles.length);
+  const all = handles.length === library.keys.size;
+  const res = await library.keys.glance(queries, { k: kVote, handles: all ? undefined : handles, signal });
+  const S = res.handles.length;
+  const acc = new Float64Array(S);
+  const g = new Float64Array(S);
+  const decay = 2 ** (-1 / 64);
+  const order = Array.from({ length: S }, (_, s) => s);
+  let wsum = 0;
+  let next = 0;
+  for (let i = 0; i < n && next < positions.length; i++) {
+    const m = res.m.subarray(i * S, (i + 1) * S);
+    for (let s = 0; s < S; s++) acc[s] *= decay;
+    wsum = wsum * decay + 1;
+    // top-k of the row by m, ties to the lower column
+    order.sort((a, b) => m[b] - m[a] || a - b);
+    for (let j = 0; j < Math.min(kVote, S); j++) acc[order[j]] += m[order[j]];
+    while (next < positions.length && positions[next] === i) {
+      for (let s = 0; s < S; s++) g[s] = acc[s] / wsum;
+      at(next++, g);
+    }
+  }
+}
+
+/** Score features at each position (ascending) by {@link everyPositionScores}. */
+async function batchedFeatures(router: Router, hStar: Float32Array, positions: readonly number[], signal?: AbortSignal): Promise<Float64Array> {
+  const nf = GATE_SCORE_FEATURES.length;
+  const out = new Float64Array(positions.length * nf);
+  await everyPositionScores(router, hStar, positions, (k, g) => out.set(gateScoreFeatures(g), k * nf), signal);
+  return out;
 }
 
 /** The labelled rows (label 0 or 1) of trajectories' features, for {@link fitGate}. */

@@ -224,7 +224,7 @@ function observation(output: string, code = 0): string {
   return `<returncode>${code}</returncode>\n<output>\n${output}\n</output>`;
 }
 
-/** The noise: one chore, asked and worked through (1 to steps.length exchanges), then closed. */
+/** The noise: one chore, asked and worked through (1 to steps.length exchanges), then closed by the assistant. */
 function noiseChore(r: Rng, first: boolean): ChatMessage[] {
   const chore = pick(r, CHORES);
   const request = chore.request(r);
@@ -234,7 +234,8 @@ function noiseChore(r: Rng, first: boolean): ChatMessage[] {
     const e = chore.steps[i](r);
     out.push({ role: "assistant", content: assistantTurn(e) }, { role: "user", content: observation(e.output) });
   }
-  out.push({ role: "assistant", content: `THOUGHT: ${pick(r, DONE_REMARKS)}\n\n\`\`\`bash\necho ok\n\`\`\`` }, { role: "user", content: observation("ok") });
+  // mini-swe-agent's way to end a task: the next user turn follows this assistant turn.
+  out.push({ role: "assistant", content: `THOUGHT: ${pick(r, DONE_REMARKS)}\n\n\`\`\`bash\necho COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT\n\`\`\`` });
   return out;
 }
 
