@@ -266,7 +266,7 @@ function shuffle<T>(r: Rng, xs: T[]): T[] {
 
 /**
  * Trajectories from benchmark tasks: positives (one or more per task of the selected batches, the task
- * surfacing at the decision point) and negatives (chore tickets there), shuffled together. Seeded and
+ * surfacing at the decision point; a task whose text also appears in an unselected batch is left out) and negatives (chore tickets there), shuffled together. Seeded and
  * deterministic.
  *
  * @example
@@ -294,9 +294,13 @@ export function buildTrajectories(tasks: readonly TrajectoryTask[], options: Tra
   const scenarios = o.scenarios ?? (["user-request", "tool-evidence"] as const);
   if (scenarios.length === 0 || scenarios.some((s) => s !== "user-request" && s !== "tool-evidence")) throw invalidArgument("scenarios must be user-request and/or tool-evidence");
   const r = new Rng(seed);
+  // A task whose text also belongs to a batch outside the selection is left out: SWE-Skills-Bench
+  // repeats one task (dotnet-backend-patterns) word for word in every batch, and a training build must
+  // not carry a test task's text.
+  const outside = new Set(tasks.filter((t) => !batches.has(batchOf(t.batch) ?? -1)).map((t) => t.text.trim()));
   let selected = tasks.filter((t) => {
     const b = batchOf(t.batch);
-    return b !== null && batches.has(b) && t.gold_skill_ids.length > 0 && t.text.trim().length > 0;
+    return b !== null && batches.has(b) && t.gold_skill_ids.length > 0 && t.text.trim().length > 0 && !outside.has(t.text.trim());
   });
   if (selected.length === 0) throw invalidArgument(`no task of batches ${[...batches].join(",")} has a gold skill`);
   if (o.maxTasks !== undefined) {

@@ -27,6 +27,7 @@ const options = {
   "held-out": { type: "string" },
   "state-layer": { type: "string" },
   window: { type: "string" },
+  "random-positions": { type: "string" },
   lambda: { type: "string" },
   out: { type: "string", short: "o" },
   "save-trajectories": { type: "string" },
@@ -78,13 +79,14 @@ async function train(router: Router, v: Values, all: Trajectory[], signal: Abort
   const { train: trainSet, held } = splitTrajectories(all, heldFraction, seed);
   const stateLayer = stateLayerOf(v["state-layer"], router);
   const window = intArg(v.window, "window", { min: 1, max: 256 });
+  const randomPositions = intArg(v["random-positions"], "random-positions", { min: 0, max: 4096 }) ?? 32;
   const lambda = numberArg(v.lambda, "lambda") ?? 0.1;
   if (!(lambda > 0)) throw invalidArgument(`--lambda must be > 0, got ${lambda}`);
   const progress = new Progress(process.stderr, { prefix: "features ", every: 10, rate: { unit: "trajectories" } });
   const heldIds = new Set(held.map((t) => t.id));
   // Held-out trajectories are read at every position (to measure firing), the others at sampled ones.
   const { features, skipped } = await collectGateFeatures(router, [...trainSet, ...held], {
-    stateLayer, window, seed, signal, allPositions: (t) => heldIds.has(t.id),
+    stateLayer, window, randomPositions, seed, signal, allPositions: (t) => heldIds.has(t.id),
     onProgress: (d, n, id) => progress.update(d, n, id),
   });
   for (const s of skipped) console.error(`skipped ${s.id}: ${s.reason}`);
@@ -164,6 +166,7 @@ token by token to report the gate's firing (two consecutive positive tokens).
   --state-layer L         star (the router's ℓ*, what Model.generate captures: default), final,
                           none, or a layer number
   --window N              positive tokens at the end of a decision point (default 4)
+  --random-positions N    negative rows per training trajectory besides message ends (default 32)
   --lambda X              L2 penalty on the standardised weights (default 0.1)
   --save-trajectories F   write the trajectories (JSONL)
   --trajectories-only     only build (and save) the trajectories: no model
