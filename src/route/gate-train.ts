@@ -334,3 +334,75 @@ export function firingMetrics(gate: Gate, features: readonly TrajectoryFeatures[
     medianBeforeDecision: medianOf(before),
   };
 }
+
+/**
+ * What any threshold t on the gate's logit does to one trajectory under the two-token rule: with
+ * m_k = min(logit_{k−1}, logit_k), the gate (logit > t) first fires at the first k with m_k > t. So
+ * a positive fires early iff `before` (max m_k over k < needStart) > t, on time iff before ≤ t <
+ * `after` (max m_k over k ≥ needStart); a negative fires iff max(before, after) > t.
+ */
+export interface FiringSummary {
+  needsSkill: boolean;
+  before: number;
+  after: number;
+}
+
+/** {@link FiringSummary} of a trajectory read at every position. */
+export function firingSummary(gate: Gate, f: TrajectoryFeatures): FiringSummary {
+  const nf = GATE_SCORE_FEATURES.length;
+  if (f.positions.length !== f.decisionEnd) throw invalidArgument(`firing needs every position of ${f.id} (collect it with allPositions)`);
+  let before = -Infinity;
+  let after = -Infinity;
+  let prev = NaN;
+  for (let k = 0; k < f.positions.length; k++) {
+    const row = f.rows.subarray(k * f.dims, (k + 1) * f.dims);
+    const z = gate.logitOfFeatures(row.subarray(0, nf), row.subarray(nf));
+    if (k > 0) {
+      const m = Math.min(prev, z);
+      if (k < f.needStart) before = Math.max(before, m);
+      else after = Math.max(after, m);
+    }
+    prev = z;
+  }
+  return { needsSkill: f.needsSkill, before, after };
+}
+
+/** The threshold chosen for firing, and its figures on the trajectories it was chosen on. */
+export interface FiringThreshold {
+  threshold: number;
+  f1: number;
+  recall: number;
+  precision: number;
+  falseFireRate: number;
+}
+
+/**
+ * The logit threshold that maximises the firing F1 (on time over positives, against on time over all
+ * first firings, false fires on negatives included) over trajectories' summaries; ties go to the
+ * higher threshold (fewer firings). Candidates: every summary value, and 0.
+ */
+export function chooseFiringThreshold(summaries: readonly FiringSummary[]): FiringThreshold {
+  const candidates = [...new Set([0, ...summaries.flatMap((s) => [s.before, s.after]).filter(Number.isFinite)])].sort((a, b) => a - b);
+  const positives = summaries.filter((s) => s.needsSkill).length;
+  const negatives = summaries.length - positives;
+  let best: FiringThreshold | null = null;
+  for (const t of candidates) {
+    let onTime = 0;
+    let wrong = 0;
+    let falseFires = 0;
+    for (const s of summaries) {
+      if (s.needsSkill) {
+        if (s.before > t) wrong++;
+        else if (s.after > t) onTime++;
+      } else if (Math.max(s.before, s.after) > t) {
+        wrong++;
+        falseFires++;
+      }
+    }
+    const recall = positives ? onTime / positives : 0;
+    const precision = onTime + wrong ? onTime / (onTime + wrong) : 0;
+    const f1 = recall + precision > 0 ? (2 * recall * precision) / (recall + precision) : 0;
+    if (best === null || f1 >= best.f1) best = { threshold: t, f1, recall, precision, falseFireRate: negatives ? falseFires / negatives : 0 };
+  }
+  return best!;
+}

@@ -44,7 +44,7 @@ describe("gavel train-gate", () => {
     expect(r.err).toMatch(/trajectories: 8 \(4 need a skill\)/);
     expect(r.err).toMatch(/8\/8 \(100%\)/); // progress
     const report = JSON.parse(r.out);
-    expect(report.trajectories.train + report.trajectories.held + report.trajectories.skipped).toBe(8);
+    expect(report.trajectories.train + report.trajectories.calibration + report.trajectories.held + report.trajectories.skipped).toBe(8);
     expect(report.trajectories.held).toBeGreaterThan(0);
     expect(report.stateLayer).toBe(4);
     expect(report.rows.positives).toBeGreaterThan(0);

@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fitGate } from "../../src/eval/gate-fit.js";
 import { Gate, gateFileJson, GATE_SCORE_FEATURES, loadGate, saveGate, type GateInfo } from "../../src/route/gate.js";
-import { firingMetrics, firstFiring, type TrajectoryFeatures } from "../../src/route/gate-train.js";
+import { chooseFiringThreshold, firingMetrics, firingSummary, firstFiring, type TrajectoryFeatures } from "../../src/route/gate-train.js";
 import { freshSeed, gauss, rng } from "../helpers/random.js";
 
 const nf = GATE_SCORE_FEATURES.length;
@@ -147,5 +147,34 @@ describe("firing measures", () => {
     expect(m).toMatchObject({ positives: 3, negatives: 2, onTime: 1, early: 1, missed: 1, falseFires: 1, medianFromNeedStart: 2, medianBeforeDecision: 1 });
     expect(m.recall).toBeCloseTo(1 / 3, 12);
     expect(m.precision).toBeCloseTo(1 / 3, 12);
+  });
+
+  it("the threshold's summaries predict the two-token rule's firing at every threshold (fresh random logits)", () => {
+    const seed = freshSeed();
+    const r = rng(seed);
+    const ts = Array.from({ length: 30 }, (_, i) => {
+      const n = 5 + Math.floor(r() * 30);
+      return traj(`t${i}`, r() < 0.5, Array.from({ length: n }, () => gauss(r)), Math.floor(r() * n));
+    });
+    const summaries = ts.map((t) => firingSummary(gate, t));
+    const chosen = chooseFiringThreshold(summaries);
+    for (const t of [-1, -0.3, 0, 0.4, 1.2, chosen.threshold]) {
+      const shifted = new Gate({ weights: [0, 0, 0, 0, 0, 0, 1], bias: -t });
+      const m = firingMetrics(shifted, ts);
+      let onTime = 0, early = 0, falseFires = 0;
+      for (const s of summaries) {
+        if (s.needsSkill) {
+          if (s.before > t) early++;
+          else if (s.after > t) onTime++;
+        } else if (Math.max(s.before, s.after) > t) falseFires++;
+      }
+      expect({ onTime: m.onTime, early: m.early, falseFires: m.falseFires }, `seed ${seed} t ${t}`).toEqual({ onTime, early, falseFires });
+    }
+    // the chosen threshold is the best F1 over a sweep
+    for (let t = -3; t <= 3; t += 0.05) {
+      const m = firingMetrics(new Gate({ weights: [0, 0, 0, 0, 0, 0, 1], bias: -t }), ts);
+      const f1 = m.recall + m.precision > 0 ? (2 * m.recall * m.precision) / (m.recall + m.precision) : 0;
+      expect(f1 || 0, `seed ${seed} t ${t}`).toBeLessThanOrEqual(chosen.f1 + 1e-12);
+    }
   });
 });

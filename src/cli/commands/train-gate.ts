@@ -3,7 +3,7 @@ import { GavelError, invalidArgument } from "../../errors.js";
 import { fitGate } from "../../eval/gate-fit.js";
 import { loadTasks, parseBatches } from "../../eval/tasks.js";
 import { Gate, saveGate, type GateInfo } from "../../route/gate.js";
-import { collectGateFeatures, firingMetrics, labelledRows, positionMetrics, type FiringMetrics, type PositionMetrics } from "../../route/gate-train.js";
+import { chooseFiringThreshold, collectGateFeatures, firingMetrics, firingSummary, labelledRows, positionMetrics, type FiringMetrics, type FiringThreshold, type PositionMetrics, type TrajectoryFeatures } from "../../route/gate-train.js";
 import type { Router } from "../../route/index.js";
 import { buildTrajectories, splitTrajectories, type Trajectory } from "../../route/trajectories.js";
 import { writeFileDurable } from "../../util/durable-file.js";
@@ -25,6 +25,7 @@ const options = {
   "max-tasks": { type: "string" },
   "max-task-chars": { type: "string" },
   "held-out": { type: "string" },
+  calibration: { type: "string" },
   "state-layer": { type: "string" },
   window: { type: "string" },
   "random-positions": { type: "string" },
@@ -63,49 +64,72 @@ function stateLayerOf(v: string | undefined, router: Router): number | null {
 }
 
 interface TrainReport {
-  trajectories: { train: number; held: number; skipped: number };
+  trajectories: { train: number; calibration: number; held: number; skipped: number };
   rows: { train: number; positives: number };
   fit: { iterations: number; converged: boolean; loss: number; lambda: number };
+  /** The firing threshold folded into the bias, chosen on the calibration trajectories (null: none, threshold 0). */
+  calibration: FiringThreshold | null;
   train: PositionMetrics;
   held: PositionMetrics;
   firing: FiringMetrics;
   stateLayer: number | null;
 }
 
-/** Features of both splits, the fit, the held-out figures, and the gate written to --out. */
-async function train(router: Router, v: Values, all: Trajectory[], signal: AbortSignal): Promise<TrainReport> {
+/** Fits the gate on `fitF`'s sampled rows, then shifts its bias by the firing threshold chosen on `calF` (read at every position). */
+function fitAndCalibrate(fitF: TrajectoryFeatures[], calF: TrajectoryFeatures[], lambda: number) {
+  const { rows, labels } = labelledRows(fitF);
+  if (!labels.includes(1) || !labels.includes(0)) throw new GavelError("the training trajectories gave rows of one class only: build more (--max-tasks, --negatives)", "INVALID_ARGUMENT");
+  const fit = fitGate(rows, labels, { lambda });
+  const raw = new Gate(fit.model);
+  const calibration = calF.length ? chooseFiringThreshold(calF.map((f) => firingSummary(raw, f))) : null;
+  const model = { weights: fit.model.weights, bias: fit.model.bias - (calibration?.threshold ?? 0) };
+  return { fit, raw, calibration, model, rows: rows.length, positives: labels.filter((y) => y === 1).length };
+}
+
+/** The three splits by task: fit (sampled rows), calibration and held out (every position). */
+function splits(all: Trajectory[], v: Values, seed: number) {
   const heldFraction = numberArg(v["held-out"], "held-out") ?? 0.2;
-  const seed = intArg(v.seed, "seed", { min: 0, max: 0xffffffff }) ?? 1;
+  const calFraction = numberArg(v.calibration, "calibration") ?? 0.2;
   const { train: trainSet, held } = splitTrajectories(all, heldFraction, seed);
+  const { train: fitSet, held: cal } = splitTrajectories(trainSet, calFraction, seed + 1);
+  return { fitSet, cal, held };
+}
+
+/** Features of the splits, the fit, the firing threshold, the held-out figures, and the gate written to --out. */
+async function train(router: Router, v: Values, all: Trajectory[], signal: AbortSignal): Promise<TrainReport> {
+  const seed = intArg(v.seed, "seed", { min: 0, max: 0xffffffff }) ?? 1;
+  const { fitSet, cal, held } = splits(all, v, seed);
   const stateLayer = stateLayerOf(v["state-layer"], router);
   const window = intArg(v.window, "window", { min: 1, max: 256 });
   const randomPositions = intArg(v["random-positions"], "random-positions", { min: 0, max: 4096 }) ?? 32;
   const lambda = numberArg(v.lambda, "lambda") ?? 0.1;
   if (!(lambda > 0)) throw invalidArgument(`--lambda must be > 0, got ${lambda}`);
   const progress = new Progress(process.stderr, { prefix: "features ", every: 10, rate: { unit: "trajectories" } });
+  const everyPosition = new Set([...cal, ...held].map((t) => t.id));
   const heldIds = new Set(held.map((t) => t.id));
-  // Held-out trajectories are read at every position (to measure firing), the others at sampled ones.
-  const { features, skipped } = await collectGateFeatures(router, [...trainSet, ...held], {
-    stateLayer, window, randomPositions, seed, signal, allPositions: (t) => heldIds.has(t.id),
+  const calIds = new Set(cal.map((t) => t.id));
+  // Calibration and held-out trajectories are read at every position (firing), the others at sampled ones.
+  const { features, skipped } = await collectGateFeatures(router, [...fitSet, ...cal, ...held], {
+    stateLayer, window, randomPositions, seed, signal, allPositions: (t) => everyPosition.has(t.id),
     onProgress: (d, n, id) => progress.update(d, n, id),
   });
   for (const s of skipped) console.error(`skipped ${s.id}: ${s.reason}`);
-  const trainF = features.filter((f) => !heldIds.has(f.id));
+  const fitF = features.filter((f) => !everyPosition.has(f.id));
+  const calF = features.filter((f) => calIds.has(f.id));
   const heldF = features.filter((f) => heldIds.has(f.id));
-  const { rows, labels } = labelledRows(trainF);
-  if (!labels.includes(1) || !labels.includes(0)) throw new GavelError("the training trajectories gave rows of one class only: build more (--max-tasks, --negatives)", "INVALID_ARGUMENT");
-  const fit = fitGate(rows, labels, { lambda });
-  const gate = new Gate(fit.model);
+  const r = fitAndCalibrate(fitF, calF, lambda);
+  const gate = new Gate(r.model);
   const report: TrainReport = {
-    trajectories: { train: trainF.length, held: heldF.length, skipped: skipped.length },
-    rows: { train: rows.length, positives: labels.filter((y) => y === 1).length },
-    fit: { iterations: fit.iterations, converged: fit.converged, loss: fit.loss, lambda },
-    train: positionMetrics(gate, trainF),
+    trajectories: { train: fitF.length, calibration: calF.length, held: heldF.length, skipped: skipped.length },
+    rows: { train: r.rows, positives: r.positives },
+    fit: { iterations: r.fit.iterations, converged: r.fit.converged, loss: r.fit.loss, lambda },
+    calibration: r.calibration,
+    train: positionMetrics(gate, fitF),
     held: positionMetrics(gate, heldF),
     firing: firingMetrics(gate, heldF),
     stateLayer,
   };
-  await saveGate(v.out!, fit.model, gateInfo(router, stateLayer, v, report));
+  await saveGate(v.out!, r.model, gateInfo(router, stateLayer, v, report));
   return report;
 }
 
@@ -131,8 +155,10 @@ const pct = (x: number) => (Number.isFinite(x) ? `${(100 * x).toFixed(1)}%` : "�
 
 function printReport(r: TrainReport, out: string): void {
   const f = r.firing;
-  console.log(`trajectories: ${r.trajectories.train} training, ${r.trajectories.held} held out${r.trajectories.skipped ? `, ${r.trajectories.skipped} skipped` : ""}; ${r.rows.train} training rows (${r.rows.positives} positive)`);
+  console.log(`trajectories: ${r.trajectories.train} training, ${r.trajectories.calibration} calibration, ${r.trajectories.held} held out${r.trajectories.skipped ? `, ${r.trajectories.skipped} skipped` : ""}; ${r.rows.train} training rows (${r.rows.positives} positive)`);
   console.log(`state: ${r.stateLayer === null ? "none (score features only)" : `layer ${r.stateLayer}`}; logistic fit λ=${r.fit.lambda}, ${r.fit.iterations} Newton steps${r.fit.converged ? "" : " (not converged)"}`);
+  const c = r.calibration;
+  if (c) console.log(`firing threshold ${c.threshold.toPrecision(4)} (folded into the bias), chosen on the calibration trajectories: F1 ${pct(c.f1)}, recall ${pct(c.recall)}, precision ${pct(c.precision)}, negatives fired ${pct(c.falseFireRate)}`);
   console.log(table(["rows", "n", "accuracy", "precision", "recall"], [
     ["training", String(r.train.n), pct(r.train.accuracy), pct(r.train.precision), pct(r.train.recall)],
     ["held out", String(r.held.n), pct(r.held.accuracy), pct(r.held.precision), pct(r.held.recall)],
@@ -163,6 +189,9 @@ token by token to report the gate's firing (two consecutive positive tokens).
   --max-tasks N           a seeded sample of N tasks
   --max-task-chars N      cut each task's text (default 1500)
   --held-out F            share held out, by task (default 0.2)
+  --calibration F         share of the rest read at every position to choose the firing threshold
+                          (the logit the two-token rule compares with; best firing F1), folded into
+                          the bias (default 0.2; 0: threshold 0)
   --state-layer L         star (the router's ℓ*, what Model.generate captures: default), final,
                           none, or a layer number
   --window N              positive tokens at the end of a decision point (default 4)
