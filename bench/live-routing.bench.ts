@@ -19,7 +19,7 @@
  * Run (from the package root, after installing the library into the bank):
  *
  *   npm run bench -- live-routing --bank /tmp/gate-bench/bank [--gate gate.json] [--limit N]
- *     [--negatives N] [--seed S] [--max-task-chars C] [--threads T] [--out result.json]
+ *     [--negatives N] [--seed S] [--max-task-chars C] [--threads T] [--out result.json] [--gate-only]
  *
  * Model and projections: the embedded gavel-mini's unless --model / --projections say otherwise.
  */
@@ -41,7 +41,7 @@ const { values: v } = parseArgs({
     bank: { type: "string" }, gate: { type: "string" }, limit: { type: "string" }, negatives: { type: "string" },
     seed: { type: "string" }, "max-task-chars": { type: "string" }, threads: { type: "string" }, context: { type: "string" },
     "skill-budget": { type: "string" }, model: { type: "string" }, projections: { type: "string" }, out: { type: "string" },
-    tasks: { type: "string" },
+    tasks: { type: "string" }, "gate-only": { type: "boolean" },
   },
 });
 if (!v.bank) throw new Error("--bank <dir> is required (install the library first)");
@@ -64,7 +64,7 @@ const hits = Object.fromEntries(rows.map((r) => [r, 0])) as Record<(typeof rows)
 const byScenario: Record<string, { n: number; written: number; live: number }> = {};
 let skipped = 0;
 const t0 = performance.now();
-for (const [i, t] of positives.entries()) {
+for (const [i, t] of (v["gate-only"] ? [] : positives).entries()) {
   const accepted = acceptedIds(t.gold, index);
   const hit = (id: string | null | undefined) => (id != null && accepted.has(id) ? 1 : 0);
   const tt = tokenizeTrajectory(model, t);
@@ -88,7 +88,7 @@ for (const [i, t] of positives.entries()) {
   s.live += lg;
   if ((i + 1) % 10 === 0) console.error(`${i + 1}/${positives.length} (${((performance.now() - t0) / 1000).toFixed(0)} s)`);
 }
-const n = positives.length - skipped;
+const n = v["gate-only"] ? 0 : positives.length - skipped;
 const result: Record<string, unknown> = {
   date: new Date().toISOString(), model: model.path, projections: router.projections.hash.slice(0, 12), library: index.byId.size,
   trajectories: n, skipped, seed, maxTaskChars: maxChars,
@@ -96,8 +96,8 @@ const result: Record<string, unknown> = {
   byScenario: Object.fromEntries(Object.entries(byScenario).map(([k, s]) => [k, { n: s.n, writtenGlance: s.written / s.n, liveGlance: s.live / s.n }])),
   seconds: (performance.now() - t0) / 1000,
 };
-console.log(`Hit@1 over ${n} trajectories (${index.byId.size} skills):`);
-for (const r of rows) console.log(`  ${r.padEnd(32)} ${(hits[r] / n).toFixed(3)}`);
+if (n > 0) console.log(`Hit@1 over ${n} trajectories (${index.byId.size} skills):`);
+if (n > 0) for (const r of rows) console.log(`  ${r.padEnd(32)} ${(hits[r] / n).toFixed(3)}`);
 for (const [k, s] of Object.entries(byScenario)) console.log(`  ${k}: ${s.n} trajectories, written glance ${(s.written / s.n).toFixed(3)}, live glance ${(s.live / s.n).toFixed(3)}`);
 
 if (v.gate) {
