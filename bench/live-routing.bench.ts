@@ -119,7 +119,22 @@ if (v.gate) {
     await live.append(await model.hiddenStates(tt.tokens.subarray(0, at + 1), live.layer));
     fireHits += acceptedIds(t.gold, index).has(live.top(1)[0].skill) ? 1 : 0;
   }
-  result.gate = { file: v.gate, stateLayer: gate.info!.stateLayer, trainedOn: gate.info!.librarySize, skipped: gs.length, ...f, hitAt1AtFiring: f.onTime ? fireHits / f.onTime : null, seconds: (performance.now() - t1) / 1000 };
+  // the gate's own cost per token (scores copy, features, the logit), over the first trajectory's rows
+  const probe = tokenizeTrajectory(model, positives[0]);
+  const pl = router.live();
+  const hs = await model.hiddenStates(probe.tokens, pl.layer);
+  const stepMs: number[] = [];
+  const nEmbd = model.info.nEmbd;
+  for (let p = 0; p < Math.min(200, probe.tokens.length); p++) {
+    await pl.append(hs.subarray(p * nEmbd, (p + 1) * nEmbd));
+    const ts = performance.now();
+    gate.stepLive(pl, hs.subarray(p * nEmbd, (p + 1) * nEmbd));
+    stepMs.push(performance.now() - ts);
+  }
+  stepMs.sort((a, b) => a - b);
+  const gateStepMs = stepMs[Math.floor(stepMs.length / 2)];
+  console.log(`  gate.stepLive per token (median over ${stepMs.length}): ${gateStepMs.toFixed(3)} ms at ${index.byId.size} skills`);
+  result.gate = { gateStepMs, file: v.gate, stateLayer: gate.info!.stateLayer, trainedOn: gate.info!.librarySize, skipped: gs.length, ...f, hitAt1AtFiring: f.onTime ? fireHits / f.onTime : null, seconds: (performance.now() - t1) / 1000 };
   console.log(`gate: ${f.onTime}/${f.positives} on time (recall ${f.recall.toFixed(3)}), ${f.early} early, ${f.missed} missed; ${f.falseFires}/${f.negatives} negatives fired; precision ${f.precision.toFixed(3)}`);
   console.log(`  latency: median ${f.medianFromNeedStart} tokens after the need's message starts, ${f.medianBeforeDecision} before its end; Hit@1 of the live leader at the firing: ${f.onTime ? (fireHits / f.onTime).toFixed(3) : "–"}`);
 }
