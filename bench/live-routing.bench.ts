@@ -59,7 +59,7 @@ if (v.limit) positives = positives.slice(0, Number(v.limit));
 const negatives = all.filter((t) => !t.needsSkill);
 console.error(`library ${index.byId.size} skills; ${positives.length} test trajectories (batches 6-10) with a gold in the library, ${negatives.length} negatives`);
 
-const rows = ["written task, glance", "written task, route", "live, glance", "live, route (selectLive)", "full context as text, glance"] as const;
+const rows = ["written task, glance", "written task, route", "written task, route + abstention", "live, glance", "live, route (selectLive)", "live, route + abstention", "full context as text, glance"] as const;
 const hits = Object.fromEntries(rows.map((r) => [r, 0])) as Record<(typeof rows)[number], number>;
 const byScenario: Record<string, { n: number; written: number; live: number }> = {};
 let skipped = 0;
@@ -73,14 +73,21 @@ for (const [i, t] of (v["gate-only"] ? [] : positives).entries()) {
     continue;
   }
   const written = cutTaskText(byTask.get(t.task!)!.text, maxChars);
-  const wg = hit((await router.glance(written, { topK: 1 }))[0]?.skill);
+  // One pass per context: the glance's leader is the shortlist's highest g (the shortlist holds every
+  // skill within Δ of it); abstention (the projections' calibrated model) reads the same shortlist.
+  const leader = (short: { skill: string; g: number }[]) => short.reduce((a, b) => (b.g > a.g ? b : a), short[0])?.skill;
+  const wr = await router.route(written, { abstain: false });
+  const wg = hit(leader(wr.shortlist));
   hits["written task, glance"] += wg;
-  hits["written task, route"] += hit((await router.route(written, { abstain: false })).skill);
+  hits["written task, route"] += hit(wr.skill);
+  hits["written task, route + abstention"] += hit((await router.route(written)).skill);
   const live = router.live();
   await live.append(await model.hiddenStates(tt.tokens, live.layer));
-  const lg = hit(live.top(1)[0]?.skill);
+  const lr = await selectLive(live, t.messages, { abstain: false });
+  const lg = hit(leader(lr.shortlist));
   hits["live, glance"] += lg;
-  hits["live, route (selectLive)"] += hit((await selectLive(live, t.messages, { abstain: false })).skill);
+  hits["live, route (selectLive)"] += hit(lr.skill);
+  hits["live, route + abstention"] += hit((await selectLive(live, t.messages)).skill);
   hits["full context as text, glance"] += hit((await router.glance(t.messages, { live: false, topK: 1 }))[0]?.skill);
   const s = (byScenario[t.scenario] ??= { n: 0, written: 0, live: 0 });
   s.n++;
