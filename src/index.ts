@@ -56,4 +56,5 @@ export { loadBinding } from "./native/binding.js";
 export { type GenerateOptions, type GenerateChunk, type GenerateResult, type StopReason } from "./model/generate.js";
 export { generateChat, type GenerateChatOptions } from "./render/generate-chat.js";
 export { LiveContext, type LiveScore } from "./route/live.js";
-export { Gate, gateScoreFeatures, GATE_SCORE_FEATURES, type GateModel } from "./route/gate.js";
+export { Gate, gateScoreFeatures, GATE_SCORE_FEATURES, loadGate, saveGate, type GateModel, type GateInfo } from "./route/gate.js";
+export { selectLive, skillInjection, type LiveSelection, type LiveSelectOptions } from "./route/firing.js";

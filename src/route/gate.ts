@@ -1,12 +1,22 @@
 /**
- * The gate's scaffold (issue 18; paper, discussion): a linear classifier over summary features of a
- * live context's accumulated glance scores and the final-layer state at the current position, that
- * fires once it has been positive for two consecutive tokens. Training (`gavel train-gate`) is not
- * here yet: weights come from the caller.
+ * The gate (issue 18; paper, end-to-end deployment and discussion): a linear classifier over summary
+ * features of a live context's accumulated glance scores and a hidden state at the current position,
+ * that fires once it has been positive for two consecutive tokens.
+ *
+ * The paper reads the final-layer state. `Model.generate` captures one layer per token (the router's
+ * ℓ*, which the live context needs), so a gate that runs inside the agent's own decode with no second
+ * pass reads the ℓ* state; `gavel train-gate` trains on ℓ* by default and records the layer it used
+ * (`stateLayer`), so a host that has another layer's state (e.g. from `hiddenStatesAt`) can train for
+ * it. Weights come from `fitGate` (src/eval/gate-fit.ts, over the rows that src/route/gate-train.ts
+ * collects), or from the caller; a gate file is JSON with the weights as base64 little-endian float64
+ * ({@link saveGate}, {@link Gate.load}).
  *
  * @module
  */
-import { invalidArgument } from "../errors.js";
+import { readFile } from "node:fs/promises";
+import { GavelError, invalidArgument } from "../errors.js";
+import { describeMismatch, isModelFingerprint, sameModel, type ModelFingerprint } from "../model/fingerprint.js";
+import { writeFileDurable } from "../util/durable-file.js";
 
 /** Summary features of the accumulated scores g over the library (order fixed: {@link GATE_SCORE_FEATURES}). */
 export const GATE_SCORE_FEATURES = ["max", "margin", "mean", "std", "top5mean", "entropy"] as const;
@@ -37,12 +47,33 @@ export function gateScoreFeatures(g: ArrayLike<number>): Float64Array {
   return Float64Array.of(sorted[0], n > 1 ? sorted[0] - sorted[1] : 0, mean, Math.sqrt(v / n), t5 / top, h);
 }
 
-/** A linear gate: weights over [score features…, final-layer state…] and a bias. */
+/** A linear gate: weights over [score features…, state…] and a bias. */
 export interface GateModel {
-  /** Length {@link GATE_SCORE_FEATURES}.length + the state's width. */
+  /** Length {@link GATE_SCORE_FEATURES}.length + the state's width (0: score features only). */
   weights: Float64Array | number[];
   bias: number;
 }
+
+/** What a gate file records besides the weights: what they were trained on. */
+export interface GateInfo {
+  /** The layer whose state the weights read (the router's ℓ* by default); null when they read none. */
+  stateLayer: number | null;
+  /** The glance's layer ℓ* of the projections the scores came from. */
+  glanceLayer: number;
+  /** The model the features came from. */
+  model: ModelFingerprint;
+  /** {@link Projections.hash} of the projections that scored the library. */
+  projections: string;
+  /** Routable skills in the library it was trained over (the score features depend on its size). */
+  librarySize: number;
+  /** Free-form: the command, data, figures of the held-out split. */
+  training?: Record<string, unknown>;
+}
+
+/** The format tag of a gate file. */
+export const GATE_FILE_FORMAT = "gavel-gate";
+/** The version of the gate file this code writes and reads. */
+export const GATE_FILE_VERSION = 1;
 
 /**
  * The gate over a stream of tokens: `step` scores one position and reports whether the gate fires
@@ -55,7 +86,7 @@ export class Gate {
 
   constructor(model: GateModel) {
     const w = Float64Array.from(model.weights as ArrayLike<number>);
-    if (w.length <= GATE_SCORE_FEATURES.length || !w.every(Number.isFinite)) {
+    if (w.length < GATE_SCORE_FEATURES.length || !w.every(Number.isFinite)) {
       throw invalidArgument(`gate weights must be ${GATE_SCORE_FEATURES.length} score weights plus the state's, all finite`);
     }
     if (!Number.isFinite(model.bias)) throw invalidArgument("gate bias must be finite");
@@ -63,11 +94,29 @@ export class Gate {
     this.#b = model.bias;
   }
 
+  /** What the gate file recorded (null for a gate built from weights alone). */
+  info: GateInfo | null = null;
+
+  /** The state's width the weights expect (0: none). */
+  get stateDim(): number {
+    return this.#w.length - GATE_SCORE_FEATURES.length;
+  }
+
+  /** The weights and bias (copies). */
+  get model(): { weights: Float64Array; bias: number } {
+    return { weights: Float64Array.from(this.#w), bias: this.#b };
+  }
+
   /** The logit w·[features(g), state] + b. */
   logit(g: ArrayLike<number>, state: ArrayLike<number>): number {
+    return this.logitOfFeatures(gateScoreFeatures(g), state);
+  }
+
+  /** The logit from precomputed score features ({@link gateScoreFeatures}) and the state. */
+  logitOfFeatures(f: ArrayLike<number>, state: ArrayLike<number>): number {
     const nf = GATE_SCORE_FEATURES.length;
+    if (f.length !== nf) throw invalidArgument(`score features must have ${nf} values, got ${f.length}`);
     if (state.length !== this.#w.length - nf) throw invalidArgument(`state must have ${this.#w.length - nf} values, got ${state.length}`);
-    const f = gateScoreFeatures(g);
     let z = this.#b;
     for (let i = 0; i < nf; i++) z += this.#w[i] * f[i];
     for (let i = 0; i < state.length; i++) z += this.#w[nf + i] * state[i];
@@ -75,9 +124,35 @@ export class Gate {
     return z;
   }
 
+  /**
+   * One token of a live context: {@link Gate.step} over the context's current scores g
+   * (`live.scores().g`, after the token was appended) and the token's state (the chunk's `state` of
+   * `model.generate(…, { captureLayer: live.layer })` when the gate reads ℓ*). A gate that reads no
+   * state takes an empty one.
+   */
+  stepLive(live: { scores(): { g: Float64Array } }, state: ArrayLike<number>): boolean {
+    return this.step(live.scores().g, this.stateDim === 0 ? [] : state);
+  }
+
+  /**
+   * Reads a gate file ({@link saveGate}). With `router`, checks that it was trained for the router's
+   * model and projections and that its state layer exists.
+   *
+   * @throws GavelError FILE_NOT_FOUND, CORRUPT_FILE (not a gate file, a bad field, weights of the wrong
+   *   length or not finite), PROJECTIONS_MISMATCH (another model or projections than the router's)
+   */
+  static async load(path: string, options?: { router?: GateRouterView }): Promise<Gate> {
+    return loadGate(path, options);
+  }
+
   /** One token: true when the gate has been positive (logit > 0) for this token and the previous one. */
   step(g: ArrayLike<number>, state: ArrayLike<number>): boolean {
-    this.#streak = this.logit(g, state) > 0 ? this.#streak + 1 : 0;
+    return this.stepDecision(this.logit(g, state) > 0);
+  }
+
+  /** The two-token rule alone, given whether the gate is on at this token (for precomputed logits). */
+  stepDecision(on: boolean): boolean {
+    this.#streak = on ? this.#streak + 1 : 0;
     if (this.#streak >= 2) {
       this.#streak = 0;
       return true;
@@ -88,5 +163,127 @@ export class Gate {
   /** Forgets the streak. */
   reset(): void {
     this.#streak = 0;
+  }
+}
+
+/** What {@link Gate.load} checks a gate against: a `Router` has it. */
+export interface GateRouterView {
+  readonly model: { readonly info: { nLayer: number; nEmbd: number } };
+  readonly projections: { readonly hash: string; readonly layer: number; readonly model: ModelFingerprint };
+}
+
+function toBase64Float64(w: ArrayLike<number>): string {
+  const buf = Buffer.alloc(w.length * 8);
+  for (let i = 0; i < w.length; i++) buf.writeDoubleLE(w[i], i * 8);
+  return buf.toString("base64");
+}
+
+function fromBase64Float64(s: string): Float64Array | null {
+  if (!/^[A-Za-z0-9+/]*={0,2}$/.test(s)) return null;
+  const buf = Buffer.from(s, "base64");
+  if (buf.length % 8 !== 0) return null;
+  const out = new Float64Array(buf.length / 8);
+  for (let i = 0; i < out.length; i++) out[i] = buf.readDoubleLE(i * 8);
+  return out;
+}
+
+/** The JSON of a gate file. */
+export function gateFileJson(model: GateModel, info: GateInfo): string {
+  const gate = new Gate(model); // checks the weights
+  const { weights, bias } = gate.model;
+  const stateDim = weights.length - GATE_SCORE_FEATURES.length;
+  if ((info.stateLayer === null) !== (stateDim === 0)) throw invalidArgument("stateLayer must be null exactly when the gate reads no state");
+  return `${JSON.stringify({
+    format: GATE_FILE_FORMAT,
+    version: GATE_FILE_VERSION,
+    features: [...GATE_SCORE_FEATURES],
+    stateLayer: info.stateLayer,
+    stateDim,
+    glanceLayer: info.glanceLayer,
+    model: info.model,
+    projections: info.projections,
+    librarySize: info.librarySize,
+    bias,
+    weights: toBase64Float64(weights),
+    ...(info.training ? { training: info.training } : {}),
+  }, null, 2)}\n`;
+}
+
+/** Writes a gate file (JSON, weights as base64 float64), durably (temp file, fsync, rename). */
+export async function saveGate(path: string, model: GateModel, info: GateInfo): Promise<void> {
+  await writeFileDurable(path, gateFileJson(model, info));
+}
+
+/** Parses the JSON of a gate file; `where` names it in errors. */
+export function parseGateFile(text: string, where = "gate file"): Gate {
+  const bad = (why: string) => new GavelError(`${where} is not a valid gate file: ${why}`, "CORRUPT_FILE");
+  let o: Record<string, unknown>;
+  try {
+    o = JSON.parse(text) as Record<string, unknown>;
+  } catch (err) {
+    throw new GavelError(`${where} is not JSON: ${(err as Error).message}`, "CORRUPT_FILE", { cause: err });
+  }
+  if (typeof o !== "object" || o === null || Array.isArray(o)) throw bad("not a JSON object");
+  if (o.format !== GATE_FILE_FORMAT) throw bad(`format is ${JSON.stringify(o.format)}, not "${GATE_FILE_FORMAT}"`);
+  if (o.version !== GATE_FILE_VERSION) throw bad(`version ${JSON.stringify(o.version)} (this code reads version ${GATE_FILE_VERSION})`);
+  if (!Array.isArray(o.features) || o.features.join(",") !== GATE_SCORE_FEATURES.join(",")) throw bad(`features must be ${GATE_SCORE_FEATURES.join(", ")}`);
+  const int = (v: unknown, min: number) => typeof v === "number" && Number.isInteger(v) && v >= min;
+  if (!int(o.stateDim, 0)) throw bad("stateDim must be an integer ≥ 0");
+  if (!(o.stateLayer === null ? o.stateDim === 0 : int(o.stateLayer, 0) && (o.stateDim as number) > 0)) throw bad("stateLayer must be a layer ≥ 0 (null exactly when stateDim is 0)");
+  if (!int(o.glanceLayer, 0)) throw bad("glanceLayer must be an integer ≥ 0");
+  if (!isModelFingerprint(o.model)) throw bad("model must be a model fingerprint");
+  if (typeof o.projections !== "string" || o.projections === "") throw bad("projections must be the projections' hash");
+  if (!int(o.librarySize, 1)) throw bad("librarySize must be an integer ≥ 1");
+  if (typeof o.bias !== "number" || !Number.isFinite(o.bias)) throw bad("bias must be a finite number");
+  const w = typeof o.weights === "string" ? fromBase64Float64(o.weights) : null;
+  if (w === null) throw bad("weights must be base64 of little-endian float64 values");
+  if (w.length !== GATE_SCORE_FEATURES.length + (o.stateDim as number)) throw bad(`weights hold ${w.length} values, not ${GATE_SCORE_FEATURES.length} + stateDim ${o.stateDim as number}`);
+  if (!w.every(Number.isFinite)) throw bad("weights must be finite");
+  if (o.training !== undefined && (typeof o.training !== "object" || o.training === null || Array.isArray(o.training))) throw bad("training must be an object");
+  const gate = new Gate({ weights: w, bias: o.bias });
+  gate.info = {
+    stateLayer: o.stateLayer as number | null,
+    glanceLayer: o.glanceLayer as number,
+    model: o.model as ModelFingerprint,
+    projections: o.projections,
+    librarySize: o.librarySize as number,
+    ...(o.training ? { training: o.training as Record<string, unknown> } : {}),
+  };
+  return gate;
+}
+
+/**
+ * Reads and checks a gate file ({@link Gate.load}).
+ *
+ * @throws GavelError FILE_NOT_FOUND, CORRUPT_FILE, PROJECTIONS_MISMATCH
+ */
+export async function loadGate(path: string, options?: { router?: GateRouterView }): Promise<Gate> {
+  if (typeof path !== "string" || path === "") throw invalidArgument("the gate's path must be a non-empty string");
+  let text: string;
+  try {
+    text = await readFile(path, "utf8");
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === "ENOENT" || code === "ENOTDIR") throw new GavelError(`no gate file at ${path}`, "FILE_NOT_FOUND", { cause: err });
+    throw err;
+  }
+  const gate = parseGateFile(text, path);
+  if (options?.router) checkGateFor(gate, options.router, path);
+  return gate;
+}
+
+/** Refuses a gate trained for another model, projections or state width than the router's. */
+export function checkGateFor(gate: Gate, router: GateRouterView, where = "the gate"): void {
+  const info = gate.info;
+  if (!info) return;
+  const fp = router.projections.model;
+  if (!sameModel(info.model, fp)) {
+    throw new GavelError(`${where} was trained on another model (${describeMismatch(info.model, fp) ?? "different"}): retrain it (gavel train-gate)`, "PROJECTIONS_MISMATCH");
+  }
+  if (info.projections !== router.projections.hash || info.glanceLayer !== router.projections.layer) {
+    throw new GavelError(`${where} was trained with other projections (hash ${info.projections.slice(0, 12)}, not ${router.projections.hash.slice(0, 12)}): retrain it (gavel train-gate)`, "PROJECTIONS_MISMATCH");
+  }
+  if (info.stateLayer !== null && (info.stateLayer >= router.model.info.nLayer || gate.stateDim !== router.model.info.nEmbd)) {
+    throw new GavelError(`${where} reads layer ${info.stateLayer} with ${gate.stateDim} values; the model has ${router.model.info.nLayer} layers of ${router.model.info.nEmbd}`, "PROJECTIONS_MISMATCH");
   }
 }

@@ -57,6 +57,11 @@ export class LiveContext {
     this.#parts = parts;
   }
 
+  /** @internal The router's parts, for a firing's verdict on this context (src/route/firing.ts). */
+  get routerParts(): RouterParts {
+    return this.#parts;
+  }
+
   /** The layer whose states this context reads (the projections' ℓ*). */
   get layer(): number {
     return this.#parts.projections.layer;

@@ -16,3 +16,4 @@ import { hook } from "./hook.js"; commands.hook = hook; // one line, so it never
 import { mcp } from "./mcp.js"; commands.mcp = mcp; // one line, so it never collides with edits to the list above
 import { check } from "./check.js"; commands.check = check; // one line, so it never collides with edits to the list above
 import { sync } from "./sync.js"; commands.sync = sync; // one line, so it never collides with edits to the list above
+import { trainGate } from "./train-gate.js"; commands["train-gate"] = trainGate; // one line, so it never collides with edits to the list above

@@ -1,0 +1,151 @@
+/**
+ * What happens when the gate fires (issue 18; paper, end-to-end deployment): the live context's
+ * accumulated glance scores are the first stage (nothing is encoded again), its Δ-shortlist gets the
+ * verdict, the ruling S = g + αL + γV (+ βB) picks the winner, and abstention decides whether to load
+ * it: the projections' calibrated abstention model when there is one, else "nothing when the winner's
+ * V < 0". The same {@link decide} as `router.route`, so the two cannot disagree on a shortlist.
+ *
+ * The result hands the host the winner's skill, with its text, and leaves the injection to the host:
+ * the paper's harness injects the skill into the context and restarts the agent's turn
+ * ({@link skillInjection} is one way to word it).
+ *
+ * The verdict reads the context as text: chat messages as "role: content" lines without the system
+ * prompt, and, when that is longer than the router's task budget, its end (the most recent messages),
+ * as the paper's verdict continues from the most recent message.
+ *
+ * @module
+ */
+import { GavelError, invalidArgument } from "../errors.js";
+import { boolOption, optionsObject, signalOption } from "../util/validate.js";
+import { needsLexical } from "../projections/abstention.js";
+import { chatAsTask } from "./context.js";
+import { decide } from "./decide.js";
+import { LexicalExpert } from "./lexical.js";
+import type { LiveContext } from "./live.js";
+import type { Ranked } from "./glance.js";
+import type { RouterParts } from "./parts.js";
+import { readSkillRecord, skillHandle, type SkillHandle, type SkillRecord } from "./skill-record.js";
+import type { Candidate, RouteContext } from "./types.js";
+
+/** Options of {@link selectLive}. */
+export interface LiveSelectOptions {
+  /** Abstain (default true): by the calibrated model when the projections have one, else when the winner's V < 0. */
+  abstain?: boolean;
+  /** Run the verdict when it can change the outcome (default true). */
+  verdict?: boolean;
+  /** Compute the lexical expert B (default: as route does, on when β > 0 or abstention reads it). */
+  lexical?: boolean;
+  signal?: AbortSignal;
+}
+
+/** What a firing chose. */
+export interface LiveSelection {
+  /** The winner's id, or null (abstained, or an empty shortlist). */
+  skill: string | null;
+  name: string | null;
+  abstained: boolean;
+  /** Why it abstained or not, when abstention was on. */
+  abstention?: { reason: string; score: number };
+  /** The live shortlist, best S first. */
+  shortlist: Candidate[];
+  verdict: "ran" | "skipped" | "off";
+  /** As `route().load`: id, name, SKILL.md path, folder, content hash; null when nothing loads. */
+  load: SkillHandle | null;
+  /** The winner whole (body, front matter, allowed-tools); null when nothing loads. */
+  record: SkillRecord | null;
+  /** Live tokens read when it fired. */
+  tokens: number;
+  timings: { verdictMs: number; totalMs: number; lexicalMs?: number };
+}
+
+/** The verdict's text for a live context: the messages without the system prompt, the end kept within `budget` tokens. */
+export function liveVerdictText(parts: RouterParts, context: RouteContext): string {
+  let text: string;
+  if (typeof context === "string") text = context;
+  else if (Array.isArray(context)) {
+    const kept = context.filter((m) => m && m.role !== "system");
+    if (kept.length === 0) throw invalidArgument("the live context needs a message besides the system prompt");
+    for (const [i, m] of kept.entries()) {
+      if (typeof m.role !== "string" || typeof m.content !== "string") throw invalidArgument(`context[${i}] must be a chat message { role, content }`);
+    }
+    text = chatAsTask(kept);
+  } else throw invalidArgument("context must be a text or an array of chat messages");
+  if (text.trim() === "") throw invalidArgument("the live context's text is empty");
+  const { model, taskBudget } = parts;
+  const tokens = model.tokenize(text, { special: false, addBos: false });
+  if (tokens.length <= taskBudget) return text;
+  // The end: the most recent messages. Cut a few tokens short, so that the text tokenized again fits.
+  return model.detokenize(tokens.subarray(tokens.length - Math.max(1, taskBudget - 8)));
+}
+
+/**
+ * Runs the verdict on a live context's shortlist and returns the winner's skill (or nothing): call it
+ * when the gate fires (`gate.stepLive(live, state)` returned true). `context` is the conversation so
+ * far (chat messages, or its text), which the verdict reads.
+ *
+ * @example
+ * ```ts
+ * for await (const c of model.generate(prompt, { captureLayer: live.layer, onPrompt: (s) => void live.append(s) })) {
+ *   await live.append(c.state);
+ *   if (gate.stepLive(live, c.state)) {
+ *     const pick = await selectLive(live, [...messages, { role: "assistant", content: soFar }]);
+ *     if (pick.record) { messages.push({ role: "user", content: skillInjection(pick.record) }); break; } // restart the turn
+ *   }
+ * }
+ * ```
+ * @throws GavelError INVALID_ARGUMENT (no token read yet, a bad context), EMPTY_LIBRARY, ABORTED
+ */
+export async function selectLive(live: LiveContext, context: RouteContext, options?: LiveSelectOptions): Promise<LiveSelection> {
+  const parts = live.routerParts;
+  const o = optionsObject(options, "options");
+  const projections = parts.projections;
+  const model = projections.abstention;
+  const abstain = boolOption(o.abstain, "abstain", true);
+  const verdict = boolOption(o.verdict, "verdict", true);
+  const lexical = boolOption(o.lexical, "lexical", projections.beta > 0 || (abstain && needsLexical(model)));
+  const signal = signalOption(o.signal);
+  if (live.tokens === 0) throw invalidArgument("the live context has read no token yet: nothing to select from");
+  const taskText = liveVerdictText(parts, context);
+  const t0 = performance.now();
+  const { library } = parts;
+  return library.reading(async () => {
+    const routable = new Set(library.routable());
+    if (routable.size === 0) throw new GavelError("no skill is installed (or every one has disable-model-invocation)", "EMPTY_LIBRARY");
+    const scores = live.scores();
+    // Columns of skills still routable (one removed since the last append is dropped).
+    const kept: number[] = [];
+    for (let c = 0; c < scores.handles.length; c++) if (routable.has(scores.handles[c])) kept.push(c);
+    const handles = Int32Array.from(kept, (c) => scores.handles[c]);
+    const ranked: Ranked[] = kept
+      .map((c, column) => {
+        const id = library.idOf(scores.handles[c]);
+        return { column, skill: id, name: library.entry(id).name, g: scores.g[c] };
+      })
+      .sort((a, b) => b.g - a.g || a.column - b.column);
+    const d = await decide(parts, new LexicalExpert(), taskText, ranked, handles, { lexical, verdict, abstain, signal });
+    const best = d.shortlist[0];
+    const abstained = d.abstention?.abstain === true;
+    const chosen = abstained || !best ? null : best;
+    const record = chosen ? await readSkillRecord(library, chosen.skill) : null;
+    return {
+      skill: chosen?.skill ?? null,
+      name: chosen?.name ?? null,
+      abstained,
+      ...(d.abstention ? { abstention: { reason: d.abstention.reason, score: d.abstention.score } } : {}),
+      shortlist: d.shortlist,
+      verdict: d.verdict,
+      load: chosen ? skillHandle(library.entry(chosen.skill), library.dir) : null,
+      record,
+      tokens: live.tokens,
+      timings: { verdictMs: d.verdictMs, totalMs: performance.now() - t0, ...(d.lexicalMs !== undefined ? { lexicalMs: d.lexicalMs } : {}) },
+    };
+  });
+}
+
+/**
+ * One way to inject a chosen skill: a user turn that carries its SKILL.md (front matter name and
+ * description, then the body), for the host to append before restarting the agent's turn.
+ */
+export function skillInjection(record: Pick<SkillRecord, "name" | "description" | "body">): string {
+  return `The skill "${record.name}" applies to this task. Its SKILL.md follows; use it.\n\n---\nname: ${record.name}\ndescription: ${record.description}\n---\n${record.body.trimStart()}`;
+}

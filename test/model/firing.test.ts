@@ -1,0 +1,69 @@
+// A firing on gavel-mini (a real instruction model, with yes/no tokens for V): selectLive over a live
+// context loads the ruling's winner when its V ≥ 0 and nothing when V < 0, V being the verdict's own
+// read-out for (context, winner), recomputed independently by router.rank. The two cases are built:
+// the context asks for the one installed skill's own job (V ≥ 0), or chats about something no skill
+// serves (V < 0).
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Model, Projections, Router } from "../../src/index.js";
+import type { ChatMessage } from "../../src/render/index.js";
+import { selectLive, skillInjection } from "../../src/route/firing.js";
+import { chatAsTask } from "../../src/route/context.js";
+import { repoRoot } from "../helpers/paths.js";
+
+const miniModel = join(repoRoot, "models", "gavel-mini.gguf");
+const miniProjections = join(repoRoot, "models", "gavel-mini.projections.gguf");
+
+const skill = { name: "csv-dedupe", description: "Remove duplicate rows from CSV files.", body: "# CSV dedupe\nRemove duplicate rows from a CSV file." };
+
+describe.skipIf(!existsSync(miniModel))("selectLive on gavel-mini: the winner, or nothing when V < 0", () => {
+  let model: Model;
+  let router: Router;
+  let dir: string;
+  beforeAll(async () => {
+    model = await Model.load(miniModel, { contextSize: 2048, threads: 1 });
+    dir = mkdtempSync(join(tmpdir(), "gavel-firing-"));
+    // without the committed calibrated abstention model: the rule under test is "nothing when V < 0"
+    const projections = (await Projections.load(miniProjections)).withCalibration({ abstention: null });
+    router = await Router.open(model, { projections, bankDir: join(dir, "bank"), skillBudget: 256 });
+    await router.install([skill]);
+  }, 600_000);
+  afterAll(async () => {
+    await router?.close();
+    await model?.dispose();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  const fire = async (messages: ChatMessage[]) => {
+    const live = router.live();
+    const tokens = model.tokenize(messages.map((m) => `<|${m.role}|>\n${m.content}\n`).join(""), { special: true, addBos: true });
+    await live.append(await model.hiddenStates(tokens, live.layer));
+    const pick = await selectLive(live, messages);
+    const ranked = await router.rank(chatAsTask(messages.filter((m) => m.role !== "system")), { verdictTop: 1 });
+    return { pick, V: ranked.verdict[0].V, skill: ranked.verdict[0].skill };
+  };
+
+  it("constructed cases: the skill's own job loads it (V ≥ 0); an unrelated chat loads nothing (V < 0)", async () => {
+    const sys: ChatMessage = { role: "system", content: "You are a helpful assistant that can run shell commands." };
+    const need = await fire([sys, { role: "user", content: "Remove duplicate rows from a CSV file." }]);
+    const none = await fire([sys, { role: "user", content: "Write a bedtime story about a dragon." }]);
+    for (const c of [need, none]) {
+      // the firing's V is the verdict's V for (context, winner), whatever computed it
+      expect(c.pick.shortlist[0].skill).toBe(c.skill);
+      expect(Math.abs(c.pick.shortlist[0].V - c.V)).toBeLessThanOrEqual(1e-4);
+      expect(c.pick.verdict).toBe("ran");
+      expect(c.pick.abstained).toBe(c.V < 0);
+    }
+    console.log(`V(need) = ${need.V.toFixed(3)}, V(unrelated) = ${none.V.toFixed(3)}`);
+    expect(need.V).toBeGreaterThanOrEqual(0);
+    expect(need.pick.skill).toBe(need.skill);
+    expect(need.pick.record?.body).toBe(skill.body);
+    expect(skillInjection(need.pick.record!)).toContain(skill.body);
+    expect(none.V).toBeLessThan(0);
+    expect(none.pick.skill).toBeNull();
+    expect(none.pick.load).toBeNull();
+    expect(none.pick.record).toBeNull();
+  });
+});
