@@ -8,10 +8,11 @@
 #                               checks the pieces' sha256, unpacks segment N into $HOME/corpus
 #                               (decompressed sha256 checked), and in call 1 the held-out files and
 #                               the tools (gguf-py, the vocabulary); says which segments are missing
-#   train NAME [--minutes M] [--size mini|large] [train.py flags]
+#   train NAME [--gpu N] [--minutes M] [--size mini|large] [train.py flags]
 #                               starts train.py detached (setsid) under $HOME/runs/NAME: checkpoints,
-#                               progress.json, train.log, then NAME.gguf and metrics.json. Runs queue
-#                               on one lock, so `train a …; train b …` runs a, then b. Training steps
+#                               progress.json, train.log, then NAME.gguf and metrics.json. Runs on one
+#                               GPU (--gpu, default 0) queue on its lock, so `train a …; train b …`
+#                               runs a, then b; on a machine of two GPUs, --gpu 1 runs b beside a. Steps
 #                               end by the study's deadline ($HOME/study/t0 + STUDY_HOLD_S −
 #                               STUDY_RESERVE_S) whatever --minutes says.
 #   wait NAME [SECONDS]         polls until NAME is done or failed, or SECONDS (default 540) pass,
@@ -34,7 +35,7 @@ R="$HOME/runs"
 S="$HOME/study"
 PY=${STUDY_PY:-python3}
 D=${STUDY_CORPUS_DIR:-.device/corpus}   # the carried groups
-HOLD=${STUDY_HOLD_S:-1620}      # 27 min from the first stage call
+HOLD=${STUDY_HOLD_S:-1560}      # 26 min from the first call (the machine started 1-2 min before)
 RESERVE=${STUDY_RESERVE_S:-180} # evaluation, export and the fetch calls after the last step
 mkdir -p "$C" "$R" "$S"
 [[ -f "$S/t0" ]] || date +%s > "$S/t0"
@@ -103,8 +104,14 @@ print('held-out files ok:', ', '.join(f'{f} {x[\"tokens\"]:,}' for f, x in m['he
   ;;
 
 train)
-  NAME=${2:?train NAME [--minutes M] [--size mini|large] [train.py flags]}
+  NAME=${2:?train NAME [--gpu N] [--minutes M] [--size mini|large] [train.py flags]}
   shift 2
+  GPU=0
+  pass=()
+  while (($#)); do
+    if [[ $1 == --gpu ]]; then GPU=${2:?--gpu N}; shift 2; else pass+=("$1"); shift; fi
+  done
+  set -- "${pass[@]+"${pass[@]}"}"
   [[ $NAME =~ ^[A-Za-z0-9._-]+$ ]] || die "NAME: letters, digits, . _ - only"
   W="$R/$NAME"
   alive "$NAME" && die "$NAME is running (pid $(cat "$W/pid"))"
@@ -120,14 +127,15 @@ train)
   printf '%q ' "${cmd[@]}" > "$W/command"
   echo >> "$W/command"
   echo "{\"status\": \"queued\", \"time\": $(date +%s)}" > "$W/progress.json"
-  # queued on one lock: the GPU trains one backbone at a time
-  setsid nohup flock "$S/gpu.lock" bash -c '
+  # queued on one lock a GPU: each GPU trains one backbone at a time
+  export CUDA_VISIBLE_DEVICES=$GPU
+  setsid nohup flock "$S/gpu$GPU.lock" bash -c '
     echo "{\"status\": \"started\", \"time\": $(date +%s)}" > "$1/progress.json"
     { command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader; } || true
     shift; "$@"; rc=$?
     echo $rc > "'"$W"'/rc"; exit $rc' _ "$W" "${cmd[@]}" > "$W/train.log" 2>&1 < /dev/null &
   echo $! > "$W/pid"
-  echo "started $NAME (pid $(cat "$W/pid")): $(cat "$W/command")"
+  echo "started $NAME on GPU $GPU (pid $(cat "$W/pid")): $(cat "$W/command")"
   echo "training steps end by $(date -d @"$deadline" +%T) (t0 $(date -d @"$(cat "$S/t0")" +%T) + ${HOLD}s - ${RESERVE}s)"
   ;;
 

@@ -172,8 +172,8 @@ def load_train(data: Path) -> tuple[np.ndarray, list]:
 
 
 SIZES = {
-    "mini": dict(n_embd=384, n_layer=10, n_head=6, n_head_kv=2, n_ff=896, lr=2e-3),
-    "large": dict(n_embd=768, n_layer=14, n_head=12, n_head_kv=4, n_ff=2048, lr=1e-3),
+    "mini": dict(n_embd=384, n_layer=10, n_head=6, n_head_kv=2, n_ff=896, lr=2e-3, accum=1),
+    "large": dict(n_embd=768, n_layer=14, n_head=12, n_head_kv=4, n_ff=2048, lr=1e-3, accum=2),
 }
 
 
@@ -256,6 +256,7 @@ def main():
     ap.add_argument("--n-ctx", type=int, default=2048, help="context length written to the GGUF")
     ap.add_argument("--seq", type=int, default=2048, help="training sequence length")
     ap.add_argument("--batch", type=int, default=32, help="sequences per step")
+    ap.add_argument("--accum", type=int, default=None, help="micro-batches per step (memory; the step is the same)")
     ap.add_argument("--lr", type=float, default=None)
     ap.add_argument("--min-lr-frac", type=float, default=0.1)
     ap.add_argument("--warmup", type=int, default=150)
@@ -278,6 +279,8 @@ def main():
         if getattr(a, k) is None:
             setattr(a, k, v)
 
+    if a.batch % a.accum:
+        raise SystemExit(f"--batch {a.batch} is not a multiple of --accum {a.accum}")
     if a.dry_run:
         a.n_embd, a.n_layer, a.n_head, a.n_head_kv, a.n_ff = 64, 2, 4, 2, 128
         a.seq, a.batch, a.warmup, a.compile, a.probe = 128, 4, 3, 0, 0
@@ -423,14 +426,26 @@ def train_loop(a, model, train, dev, amp, tokens_per_step, progress, save_ckpt):
         for g in opt.param_groups:
             g["lr"] = lr_at(step, a)
         x, y = batch()
-        with amp():
-            logits = fn(x)
-            loss = F.cross_entropy(logits.float().view(-1, logits.shape[-1]), y.reshape(-1))
         opt.zero_grad(set_to_none=True)
-        loss.backward()
+        m = a.batch // a.accum  # micro-batches: the same step (same sequences, mean loss), less memory
+        if m > int(os.environ.get("TRAIN_FAKE_OOM_ABOVE", "1000000")):  # tests the retry off the GPU
+            raise RuntimeError(f"CUDA out of memory (simulated: micro-batch {m} > TRAIN_FAKE_OOM_ABOVE)")
+        total = None
+        for i in range(a.accum):
+            with amp():
+                logits = fn(x[i * m:(i + 1) * m])
+                loss = F.cross_entropy(logits.float().view(-1, logits.shape[-1]), y[i * m:(i + 1) * m].reshape(-1))
+            if a.accum > 1:
+                loss = loss / a.accum
+            loss.backward()
+            total = loss.detach() if total is None else total + loss.detach()
+        del logits, loss
         gn = torch.nn.utils.clip_grad_norm_(model.parameters(), a.clip)
         opt.step()
-        return loss, gn
+        return total, gn
+
+    def out_of_memory(e) -> bool:
+        return isinstance(e, getattr(torch.cuda, "OutOfMemoryError", ())) or "out of memory" in str(e)
 
     t0 = time.time()
     budget = a.minutes * 60
@@ -456,14 +471,24 @@ def train_loop(a, model, train, dev, amp, tokens_per_step, progress, save_ckpt):
             if dev.type == "cuda":
                 torch.cuda.synchronize()
             probe_t = time.time()  # compile and warm-up done by now
-        try:
-            loss, gn = train_step(step)
-        except Exception as e:  # noqa: BLE001  (torch.compile fails lazily, at the first call)
-            if step_fn is model:
-                raise
-            log(f"compiled step failed ({type(e).__name__}: {str(e)[:300]}); falling back to eager")
-            step_fn = step_fn_box[0] = model
-            loss, gn = train_step(step)
+        gstate = gen.get_state()  # a failed first step is redone on the same sequences
+        for attempt in range(4):
+            try:
+                loss, gn = train_step(step)
+                break
+            except Exception as e:  # noqa: BLE001
+                gen.set_state(gstate)
+                opt.zero_grad(set_to_none=True)
+                if out_of_memory(e) and step < 3 and a.batch % (2 * a.accum) == 0 and attempt < 3:
+                    if dev.type == "cuda":
+                        torch.cuda.empty_cache()
+                    a.accum *= 2
+                    log(f"out of memory at step {step}: {a.accum} micro-batches of {a.batch // a.accum} sequences from now on")
+                    continue
+                if step_fn_box[0] is model:  # torch.compile fails lazily, at the first call
+                    raise
+                log(f"compiled step failed ({type(e).__name__}: {str(e)[:300]}); falling back to eager")
+                step_fn_box[0] = model
         step += 1
         if a.steps == 0 and step == 3 + a.probe:
             if dev.type == "cuda":
