@@ -57,7 +57,7 @@ const O = {
   maxTokens: Number(opt("max-tokens", "0")),
   /** Read at most this many corpus records (a slice, for tests); 0 = all. */
   slice: Number(opt("slice", "0")),
-  groupMiB: Number(opt("group-mib", "54")),
+  groupMiB: Number(opt("group-mib", "55")),
   pieceMiB: Number(opt("piece-mib", "15")),
   xz: opt("xz", "-9"),
   /** After writing: read the pieces back, check them, and decode this many documents. */
@@ -254,19 +254,6 @@ const writeSegment = (from: number, to: number, file: string) => {
   writeFileSync(file, b);
   return { tokens: n, bytes: b.length, sha256: sha256(b) };
 };
-// the compression ratio, from the stream's first ~24 MiB
-let ratio: number;
-{
-  let to = 0;
-  let n = 0;
-  while (to < docs.length && n < 12 * MiB) n += docs[to++].len;
-  writeSegment(0, to, join(O.work, "probe.bin"));
-  xz(join(O.work, "probe.bin"), join(O.work, "probe.bin.xz"));
-  ratio = statSync(join(O.work, "probe.bin.xz")).size / statSync(join(O.work, "probe.bin")).size;
-  rmSync(join(O.work, "probe.bin"));
-  rmSync(join(O.work, "probe.bin.xz"));
-  log(`xz ${O.xz}: ${ratio.toFixed(3)} of the raw bytes (${(ratio * 16).toFixed(2)} bits a token) on the first ${((n * 2) / MiB).toFixed(0)} MiB`);
-}
 // group 1 also carries the held-out files
 const heldTar = join(O.work, "heldout.tar.xz");
 {
@@ -277,16 +264,37 @@ type Piece = { file: string; bytes: number; sha256: string };
 type Segment = { index: number; group: string; file: string; docs: number; tokens: number; bytes: number; sha256: string; xz_bytes: number; xz_sha256: string; pieces: Piece[] };
 const segments: Segment[] = [];
 const margin = 0.3 * MiB; // manifest.json, SHA256SUMS
+const budgetOf = (k: number) => O.groupMiB * MiB - margin - (k === 1 ? statSync(heldTar).size : 0);
+// The ratio xz reaches on a segment-sized piece (xz -9's 64 MiB dictionary does better on large inputs
+// than on small ones), from a probe of up to 128 MiB of the stream's start.
+let ratio: number;
+{
+  let to = 0;
+  let n = 0;
+  while (to < docs.length && n < 64 * MiB) n += docs[to++].len;
+  writeSegment(0, to, join(O.work, "probe.bin"));
+  xz(join(O.work, "probe.bin"), join(O.work, "probe.bin.xz"));
+  ratio = statSync(join(O.work, "probe.bin.xz")).size / statSync(join(O.work, "probe.bin")).size;
+  rmSync(join(O.work, "probe.bin"));
+  rmSync(join(O.work, "probe.bin.xz"));
+  log(`xz ${O.xz}: ${ratio.toFixed(3)} of the raw bytes (${(ratio * 16).toFixed(2)} bits a token) on the first ${((n * 2) / MiB).toFixed(0)} MiB`);
+}
+// As few groups as the estimate allows, the rest of the stream split evenly over them; a segment over its
+// budget is cut shorter and the rest planned again.
 let at = 0;
 while (at < docs.length) {
   const k = segments.length + 1;
   const group = `c${k}`;
-  const budget = O.groupMiB * MiB - margin - (k === 1 ? statSync(heldTar).size : 0);
-  let target = (budget / ratio) * 0.97;
+  const budget = budgetOf(k);
+  let left = 0;
+  for (let i = at; i < docs.length; i++) left += docs[i].len * 2;
+  const groupsLeft = Math.max(1, Math.ceil((left * ratio) / (budgetOf(2) * 0.97)));
+  let target = Math.min(left / groupsLeft, (budget / ratio) * 0.97);
   for (let attempt = 0; ; attempt++) {
     let to = at;
     let bytes = 0;
     while (to < docs.length && (to === at || bytes + docs[to].len * 2 <= target)) bytes += docs[to++].len * 2;
+    if (groupsLeft === 1 && attempt === 0) while (to < docs.length) bytes += docs[to++].len * 2;
     const name = `train-${String(k).padStart(2, "0")}.bin`;
     const raw = join(O.work, name);
     const w = writeSegment(at, to, raw);
@@ -295,7 +303,7 @@ while (at < docs.length) {
     if (z > budget) {
       if (attempt >= 4) throw new Error(`segment ${k} does not compress under its budget`);
       log(`  segment ${k}: ${(z / MiB).toFixed(2)} MiB of xz over ${(budget / MiB).toFixed(2)}: cut shorter`);
-      target *= (budget / z) * 0.98;
+      target = w.bytes * (budget / z) * 0.97;
       continue;
     }
     const zb = readFileSync(`${raw}.xz`);
@@ -308,7 +316,7 @@ while (at < docs.length) {
       writeFileSync(join(O.out, group, file), part);
       pieces.push({ file, bytes: part.length, sha256: sha256(part) });
     }
-    ratio = z / w.bytes; // the next segment's cut starts from this one's ratio
+    ratio = Math.max(ratio, z / w.bytes); // plan the rest with the worse of the two
     segments.push({ index: k, group, file: name, docs: to - at, tokens: w.tokens, bytes: w.bytes, sha256: w.sha256, xz_bytes: z, xz_sha256: sha256(zb), pieces });
     log(`  segment ${k} -> ${group}: ${(to - at).toLocaleString()} documents, ${w.tokens.toLocaleString()} tokens, ${(w.bytes / MiB).toFixed(1)} MiB raw, ${(z / MiB).toFixed(2)} MiB xz, ${pieces.length} pieces`);
     rmSync(`${raw}.xz`);
@@ -365,7 +373,7 @@ const manifest = {
   groups: [...new Set(segments.map((s) => s.group))].map((g) => {
     const files = readdirSync(join(O.out, g));
     const bytes = files.reduce((s, f) => s + statSync(join(O.out, g, f)).size, 0);
-    return { group: g, files: files.length, bytes };
+    return { group: g, payload_files: files.length, payload_bytes: bytes }; // manifest.json and SHA256SUMS apart
   }),
   corpus: corpusInfo,
 };
@@ -378,9 +386,8 @@ for (const g of manifest.groups) {
     .sort()
     .map((f) => `${sha256(readFileSync(join(O.out, g.group, f)))}  ${f}`);
   writeFileSync(join(O.out, g.group, "SHA256SUMS"), `${lines.join("\n")}\n`);
-  g.files = readdirSync(join(O.out, g.group)).length;
-  g.bytes = readdirSync(join(O.out, g.group)).reduce((s, f) => s + statSync(join(O.out, g.group, f)).size, 0);
-  log(`  ${g.group}: ${(g.bytes / MiB).toFixed(2)} MiB in ${readdirSync(join(O.out, g.group)).length} files`);
+  const all = readdirSync(join(O.out, g.group)).reduce((s, f) => s + statSync(join(O.out, g.group, f)).size, 0);
+  log(`  ${g.group}: ${(all / MiB).toFixed(2)} MiB in ${readdirSync(join(O.out, g.group)).length} files`);
 }
 log(`wrote ${O.out}: ${segments.length} groups, ${(segments.reduce((s, x) => s + x.xz_bytes, 0) / MiB).toFixed(1)} MiB of xz for ${total.toLocaleString()} tokens`);
 
