@@ -119,11 +119,11 @@ train)
   if [[ ${STUDY_DRY:-0} != 1 ]]; then staged_report || die "the corpus is not fully staged"; fi
   rm -rf "$W" && mkdir -p "$W"
   # the code runs from a copy, so a later call's fresh tree cannot change it under a running job
-  rm -rf "$S/code" && mkdir -p "$S/code" && cp scripts/backbone/{train,export,reference}.py "$S/code/"
+  mkdir -p "$W/code" && cp scripts/backbone/{train,export,reference}.py "$W/code/"
   deadline=$(($(cat "$S/t0") + HOLD - RESERVE))
   extra=(--ckpt-every 3 --stop-file "$W/STOP" --deadline "$deadline")
   [[ ${STUDY_DRY:-0} == 1 ]] && extra+=(--dry-run)
-  cmd=("$PY" "$S/code/train.py" --data "$C" --out "$W" --name "$NAME" "${extra[@]}" "$@")
+  cmd=("$PY" "$W/code/train.py" --data "$C" --out "$W" --name "$NAME" "${extra[@]}" "$@")
   printf '%q ' "${cmd[@]}" > "$W/command"
   echo >> "$W/command"
   echo "{\"status\": \"queued\", \"time\": $(date +%s)}" > "$W/progress.json"
