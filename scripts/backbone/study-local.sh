@@ -16,7 +16,7 @@ REPO=$PWD
 SLIM=${STUDY_SLIM_DIR:-$(dirname "$REPO")/.study-slim-$(basename "$REPO")}
 MOVE=(models prebuilds bench/results)
 die() { echo "study-local.sh: $*" >&2; exit 1; }
-tree_bytes() { { git ls-files -z; git ls-files -z --others --exclude-standard; } | xargs -0 du -cb 2>/dev/null | awk '/total$/{s+=$1} END{print s+0}'; }
+tree_bytes() { { git ls-files -z; git ls-files -z --others --exclude-standard; } | { xargs -0 du -cb 2>/dev/null || true; } | awk '/total$/{s+=$1} END{print s+0}'; }
 
 case "${1:-}" in
 slim)
