@@ -320,6 +320,7 @@ while (at < docs.length) {
     segments.push({ index: k, group, file: name, docs: to - at, tokens: w.tokens, bytes: w.bytes, sha256: w.sha256, xz_bytes: z, xz_sha256: sha256(zb), pieces });
     log(`  segment ${k} -> ${group}: ${(to - at).toLocaleString()} documents, ${w.tokens.toLocaleString()} tokens, ${(w.bytes / MiB).toFixed(1)} MiB raw, ${(z / MiB).toFixed(2)} MiB xz, ${pieces.length} pieces`);
     rmSync(`${raw}.xz`);
+    rmSync(raw);
     at = to;
     break;
   }
