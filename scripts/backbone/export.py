@@ -56,7 +56,8 @@ CHAT_TEMPLATE = (
 )
 
 DEFAULT_VOCAB = None
-for _p in (HERE.parents[1] / ".device/backbone/pack/ggml-vocab-llama-spm.gguf",
+for _p in (Path(os.environ.get("GAVEL_VOCAB") or "/nonexistent"),  # study-run.sh runs a copy of this file
+           HERE.parents[1] / ".device/backbone/pack/ggml-vocab-llama-spm.gguf",
            HERE.parents[1] / "build/llama.cpp/models/ggml-vocab-llama-spm.gguf"):
     if _p.exists():
         DEFAULT_VOCAB = _p

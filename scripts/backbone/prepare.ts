@@ -18,6 +18,10 @@
  *
  *   npx esbuild scripts/backbone/prepare.ts --bundle --platform=node --format=esm --packages=external \
  *     --outfile=.cache/prepare.mjs && node .cache/prepare.mjs [--limit N] [--out .device/backbone/pack/data]
+ *
+ * --kinds bc keeps only the (b)/(c) documents in train.bin (the held-out files and the generator's path are
+ * unchanged: the same val*.bin for any --kinds); --lens also writes train.lens (uint32 LE document lengths,
+ * in stream order). pack-corpus.ts uses both to mix the chat documents into the larger corpus.
  */
 import { createHash } from "node:crypto";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
@@ -50,7 +54,12 @@ const O = {
   taskTokens: Number(opt("task-tokens", "96")),
   cjk: Number(opt("cjk", "0.1")),
   shingle: Number(opt("shingle", "12")),
+  /** Which kinds go into train.bin ("abc" = all; pack-corpus.ts asks "bc": its corpus has whole skills). */
+  kinds: opt("kinds", "abc"),
+  /** Also write train.lens: each train.bin document's length (uint32 LE), in stream order. */
+  lens: args.includes("--lens"),
 };
+if (!/^[abc]+$/.test(O.kinds)) throw new Error(`--kinds ${O.kinds}: letters of a, b, c`);
 
 const rand = prng(O.seed);
 const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rand() * xs.length)];
@@ -185,6 +194,7 @@ function otherSkill(pool: Skill[], s: Skill): Skill {
 
 const counts = { a: 0, a_cjk: 0, b: 0, c_yes: 0, c_no: 0 };
 const tokensOf = { a: 0, b: 0, c: 0 };
+const bDocs = new Set<Doc>(); // the (b) renders, for --kinds
 function build(pool: Skill[], label: string): { docs: Doc[]; chat: Doc[] } {
   const docs: Doc[] = [];
   const chat: Doc[] = [];
@@ -194,7 +204,10 @@ function build(pool: Skill[], label: string): { docs: Doc[]; chat: Doc[] } {
     docs.push(a);
     const v = Math.floor(rand() * 1000);
     const b = isCjk(s) ? new Int32Array(0) : withAnswer(verdictPrompt(s, O.renderTokens, request(s, v)), true);
-    if (b.length) chat.push(b);
+    if (b.length) {
+      chat.push(b);
+      bDocs.add(b);
+    }
     const yes = rand() < 0.5;
     const sp = yes ? s : otherSkill(pool, s);
     const c = withAnswer(verdictPrompt(sp, O.pairTokens, request(s, v + 1)), yes);
@@ -240,7 +253,15 @@ function writeStream(file: string, docs: Doc[]): number {
 mkdirSync(O.out, { recursive: true });
 const tr = build(train, "train");
 const va = build(val, "val");
-const nTrain = writeStream(join(O.out, "train.bin"), shuffle([...tr.docs, ...tr.chat]));
+// The shuffle runs over every kind whatever --kinds says, so the generator is left where it always is and
+// the held-out verdict set below comes out the same for any --kinds.
+const plainDocs = new Set<Doc>(tr.docs);
+const kindOf = (d: Doc): string => (plainDocs.has(d) ? "a" : bDocs.has(d) ? "b" : "c");
+const trainDocs = shuffle([...tr.docs, ...tr.chat]).filter((d) => O.kinds.includes(kindOf(d)));
+const trainByKind = { a: 0, b: 0, c: 0 } as Record<string, number>;
+for (const d of trainDocs) trainByKind[kindOf(d)] += 1;
+const nTrain = writeStream(join(O.out, "train.bin"), trainDocs);
+if (O.lens) writeFileSync(join(O.out, "train.lens"), Buffer.from(Uint32Array.from(trainDocs, (d) => d.length).buffer));
 const nVal = writeStream(join(O.out, "val.bin"), va.docs);
 const nValChat = writeStream(join(O.out, "val_chat.bin"), va.chat);
 
@@ -262,12 +283,12 @@ writeStream(join(O.out, "val_verdict.bin"), vv);
 
 const meta = {
   made: new Date().toISOString(),
-  options: { ...O, skills: "../shared/data/skills-mit.jsonl.gz", tasks: "../shared/data/swe-skills-bench/tasks.jsonl", tokenizer: "ggml-vocab-llama-spm (via selftest tiny GGUF)", out: undefined },
+  options: { ...O, skills: "../shared/data/skills-mit.jsonl.gz", tasks: "../shared/data/swe-skills-bench/tasks.jsonl", tokenizer: `ggml-vocab-llama-spm (via ${O.tokenizer.split("/").pop()})`, out: undefined },
   vocab: { n: model.info.nVocab, bos: BOS, eos: EOS, yes: YES[0], no: NO[0], yes_ids: Array.from(enc.answers.yes), no_ids: Array.from(enc.answers.no) },
   chat_template: model.info.chatTemplate,
   skills: { loaded: all.length, failed: failed.length, excluded_bench: excluded.length, train: train.length, held_out: val.length },
   excluded,
-  train: { tokens: nTrain, docs: tr.docs.length + tr.chat.length, counts, tokens_by_kind: tokensOf },
+  train: { tokens: nTrain, docs: trainDocs.length, counts, tokens_by_kind: tokensOf, kinds: O.kinds, docs_by_kind: trainByKind },
   val: { tokens: nVal, docs: va.docs.length, chat_tokens: nValChat, chat_docs: va.chat.length },
   val_verdict: { examples: index.length, index },
   seconds: (Date.now() - t0) / 1000,

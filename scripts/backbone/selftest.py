@@ -5,6 +5,7 @@ convention and not the wrong one.
 
     python3 scripts/backbone/selftest.py [outdir]     # default .device/backbone/test
     python3 scripts/backbone/selftest.py --full       # train.py's default shape, Q8_0 only (.device/backbone/test-full)
+    python3 scripts/backbone/selftest.py --large      # train.py's --size large shape (.device/backbone/test-large)
 
 Outputs: tiny-f32.gguf, tiny-q8_0.gguf, selftest.json ({hparams, tokens, files: {name: {gguf, logits}}}),
 logits-*.f32 (raw little-endian float32, T x n_vocab).
@@ -27,6 +28,9 @@ TINY = dict(n_vocab=32000, n_embd=64, n_layer=2, n_head=4, n_head_kv=2, head_dim
 # train.py's default shape: checks the real export's size and that llama.cpp loads it (--full)
 FULL = dict(n_vocab=32000, n_embd=384, n_layer=10, n_head=6, n_head_kv=2, head_dim=64, n_ff=896,
             n_ctx=2048, rope_theta=10000.0, rms_eps=1e-5)
+# train.py's --size large (issue 14): 12 query heads over 4 KV heads, 14 layers
+LARGE = dict(n_vocab=32000, n_embd=768, n_layer=14, n_head=12, n_head_kv=4, head_dim=64, n_ff=2048,
+             n_ctx=2048, rope_theta=10000.0, rms_eps=1e-5)
 
 
 def neox_forward(weights, hp, tokens):
@@ -49,18 +53,22 @@ def neox_forward(weights, hp, tokens):
 
 
 def main():
-    argv = [x for x in sys.argv[1:] if x != "--full"]
-    full = "--full" in sys.argv
-    out = Path(argv[0] if argv else Path(__file__).resolve().parents[2] / (".device/backbone/test" + ("-full" if full else "")))
+    argv = [x for x in sys.argv[1:] if x not in ("--full", "--large")]
+    large = "--large" in sys.argv
+    full = "--full" in sys.argv or large
+    suffix = "-large" if large else "-full" if full else ""
+    out = Path(argv[0] if argv else Path(__file__).resolve().parents[2] / (".device/backbone/test" + suffix))
     out.mkdir(parents=True, exist_ok=True)
-    hp = dict(FULL if full else TINY)
+    hp = dict(LARGE if large else FULL if full else TINY)
     w = reference.random_weights(hp, seed=7, std=0.05, gain=0.25 if full else 1.0)
     rng = np.random.default_rng(3)
     tokens = [1] + [int(t) for t in rng.integers(3, 32000, size=47)]
     # Q8_0 at full size: ggml quantises each weight matmul's activations to Q8_0; a float32-vs-float64
     # difference that flips one rounding is amplified by a random 10-layer net along the sequence
     # (positions 0-2 agree to 1e-3, later ones drift). F32 at full size and Q8_0 tiny agree to ~1e-5.
-    res = {"hparams": hp, "tokens": tokens, "files": {}, "tolerance": {"f32": 2e-3, "q8_0": 5e-2 if full else 2e-3}}
+    # The large shape (14 layers) drifts further: rel 6.0e-2 at Q8_0, against 1.3e-5 at F32 (the check of
+    # the layout), so its Q8_0 tolerance is 1e-1.
+    res = {"hparams": hp, "tokens": tokens, "files": {}, "tolerance": {"f32": 2e-3, "q8_0": 1e-1 if large else 5e-2 if full else 2e-3}}
     for qtype in ("f32", "q8_0"):
         path = out / f"tiny-{qtype}.gguf"
         info = export.write_gguf(path, w, hp, qtype=qtype, name=f"gavel-mini-selftest-{qtype}")
