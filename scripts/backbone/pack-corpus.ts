@@ -38,13 +38,8 @@ import { join, resolve } from "node:path";
 import { createInterface } from "node:readline";
 import { Model } from "../../src/model/Model.js";
 import { Rng } from "../../src/util/prng.js";
+import { opt, ROOT } from "./args.js";
 
-const ROOT = resolve(process.env.GAVEL_ROOT ?? process.cwd());
-const args = process.argv.slice(2);
-function opt(name: string, dflt: string): string {
-  const i = args.indexOf(`--${name}`);
-  return i >= 0 && i + 1 < args.length ? args[i + 1] : dflt;
-}
 const O = {
   corpus: resolve(opt("corpus", "/work/corpus/out")),
   chat: resolve(opt("chat", join(ROOT, ".cache/corpus-pack/chat"))),

@@ -31,13 +31,8 @@ import { loadSkills } from "../../src/skills/index.js";
 import type { Skill } from "../../src/skills/types.js";
 import { RenderEncoder } from "../../src/render/encode.js";
 import { mulberry32 as prng } from "../../src/util/prng.js";
+import { args, opt, ROOT } from "./args.js";
 
-const ROOT = resolve(process.env.GAVEL_ROOT ?? process.cwd());
-const args = process.argv.slice(2);
-function opt(name: string, dflt: string): string {
-  const i = args.indexOf(`--${name}`);
-  return i >= 0 && i + 1 < args.length ? args[i + 1] : dflt;
-}
 const O = {
   skills: opt("skills", resolve(ROOT, "../shared/data/skills-mit.jsonl.gz")),
   tasks: opt("tasks", resolve(ROOT, "../shared/data/swe-skills-bench/tasks.jsonl")),

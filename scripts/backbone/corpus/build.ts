@@ -31,13 +31,8 @@ import { words } from "../../../src/train/queries/text.js";
 import { Rng } from "../../../src/util/prng.js";
 import { boilerplateLines, decodeText, dropLines, htmlToText, letterFraction, looksGenerated, looksMinified, roffToText, tidy } from "./extract.js";
 import { licenceOf, packageLicence, type PackageLicence } from "./licence.js";
+import { args, opt, ROOT } from "../args.js";
 
-const ROOT = resolve(process.env.GAVEL_ROOT ?? process.cwd());
-const args = process.argv.slice(2);
-function opt(name: string, dflt: string): string {
-  const i = args.indexOf(`--${name}`);
-  return i >= 0 && i + 1 < args.length ? args[i + 1] : dflt;
-}
 const O = {
   cache: resolve(opt("cache", "/work/corpus/cache")),
   out: resolve(opt("out", "/work/corpus/out")),
