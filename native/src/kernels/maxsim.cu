@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "common/cuda_tiles.cuh"
+#include "common/cuda_memory.cuh"
 #include "common/failure.h"
 #include "common/half.h"
 #include "kernels/device.h"
@@ -36,12 +37,8 @@ constexpr int kThreads = 128;          // 4 warps; warp w owns query rows 16w â€
 constexpr int kTopThreads = 256;       // one block per query row in the top-k kernel
 constexpr int64_t kColsPerLaunch = 16384;  // between two polls of the stop flag
 
-void Check(cudaError_t e, const char* what) {
-  if (e == cudaSuccess) return;
-  const std::string msg = std::string(what) + ": " + cudaGetErrorString(e);
-  if (e == cudaErrorMemoryAllocation) throw Failure(Code::OUT_OF_MEMORY, "CUDA " + msg);
-  throw Failure(Code::CUDA_ERROR, msg);
-}
+using cuda::Buf;
+using cuda::Check;
 
 // (value, index) order of the max-sim and the top-k: larger value, or equal value and lower index;
 // index -1 (nothing seen) loses to everything.
@@ -230,29 +227,6 @@ __global__ void GatherKernel(const float* __restrict__ m, const int32_t* __restr
   }
 }
 
-// A device buffer that grows (never shrinks) to the largest size asked; Ensure keeps no contents.
-template <typename T>
-struct Buf {
-  T* p = nullptr;
-  size_t cap = 0;
-  Buf() = default;
-  Buf(const Buf&) = delete;
-  Buf& operator=(const Buf&) = delete;
-  ~Buf() {
-    if (p != nullptr) cudaFree(p);
-  }
-  T* Ensure(size_t n) {
-    if (n <= cap) return p;
-    if (p != nullptr) cudaFree(p);
-    p = nullptr;
-    cap = 0;
-    const size_t want = std::max<size_t>(n + n / 8, 64);
-    Check(cudaMalloc(&p, want * sizeof(T)), "cudaMalloc");
-    cap = want;
-    return p;
-  }
-  int64_t Bytes() const { return int64_t(cap * sizeof(T)); }
-};
 
 struct Event {
   cudaEvent_t e = nullptr;

@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "common/cuda_memory.cuh"
 #include "common/failure.h"
 #include "common/parallel.h"
 #include "train/train_cuda_index.cuh"
@@ -32,12 +33,8 @@
 namespace gavel::train::device {
 namespace {
 
-void Check(cudaError_t e, const char* what) {
-  if (e == cudaSuccess) return;
-  const std::string msg = std::string(what) + ": " + cudaGetErrorString(e);
-  if (e == cudaErrorMemoryAllocation) throw Failure(Code::OUT_OF_MEMORY, "CUDA " + msg);
-  throw Failure(Code::CUDA_ERROR, msg);
-}
+using cuda::Buf;
+using cuda::Check;
 
 void CheckBlas(cublasStatus_t s, const char* what) {
   if (s == CUBLAS_STATUS_SUCCESS) return;
@@ -45,28 +42,6 @@ void CheckBlas(cublasStatus_t s, const char* what) {
   throw Failure(Code::CUDA_ERROR, std::string("cuBLAS ") + what + ": status " + std::to_string(int(s)));
 }
 
-// A device buffer that grows (never shrinks) to the largest size asked.
-template <typename T>
-struct Buf {
-  T* p = nullptr;
-  size_t cap = 0;
-  Buf() = default;
-  Buf(const Buf&) = delete;
-  Buf& operator=(const Buf&) = delete;
-  ~Buf() {
-    if (p != nullptr) cudaFree(p);
-  }
-  T* Ensure(size_t n) {
-    if (n <= cap) return p;
-    if (p != nullptr) cudaFree(p);
-    p = nullptr;
-    cap = 0;
-    const size_t want = std::max<size_t>(n + n / 8, 64);
-    Check(cudaMalloc(&p, want * sizeof(T)), "cudaMalloc");
-    cap = want;
-    return p;
-  }
-};
 
 template <typename T>
 T* Upload(Buf<T>& b, const T* host, size_t n, cudaStream_t st) {
