@@ -58,26 +58,23 @@ if (mode === "calibrate") {
     console.log(`  by g: max ${(g[0] * 100).toFixed(1)}%, next ${g.slice(1, 5).map((x) => (x * 100).toFixed(1) + "%").join(", ")}`);
     return b;
   };
+  /** Each hostile variant added alone to the library as it is now: its probes' shares, then removed. */
+  const reportEachVariant = async () => {
+    for (const kind of HOSTILE_KINDS) {
+      const s = { ...hostileSkill(kind, tasks.map((t) => t.task)), id: `hostile-${kind}` };
+      await installSkills(parts, [s]);
+      const b = await probeBreadth(parts);
+      const x = b.get(`hostile-${kind}`)!;
+      console.log(`  + ${kind}: share ${(x.share * 100).toFixed(1)}%  g-share ${(x.gShare * 100).toFixed(1)}%  m̄ ${x.meanM.toFixed(3)}`);
+      await library.remove(`hostile-${kind}`);
+    }
+  };
   await installSkills(parts, skillsDir);
   await report("24 example skills");
-  for (const kind of HOSTILE_KINDS) {
-    const s = { ...hostileSkill(kind, tasks.map((t) => t.task)), id: `hostile-${kind}` };
-    await installSkills(parts, [s]);
-    const b = await probeBreadth(parts);
-    const x = b.get(`hostile-${kind}`)!;
-    console.log(`  + ${kind}: share ${(x.share * 100).toFixed(1)}%  g-share ${(x.gShare * 100).toFixed(1)}%  m̄ ${x.meanM.toFixed(3)}`);
-    await library.remove(`hostile-${kind}`);
-  }
+  await reportEachVariant();
   await installSkills(parts, join(root, "..", "shared", "data", "skills-mit.jsonl.gz"), { limit: nPublic });
   await report(`24 example skills + first ${nPublic} public skills`);
-  for (const kind of HOSTILE_KINDS) {
-    const s = { ...hostileSkill(kind, tasks.map((t) => t.task)), id: `hostile-${kind}` };
-    await installSkills(parts, [s]);
-    const b = await probeBreadth(parts);
-    const x = b.get(`hostile-${kind}`)!;
-    console.log(`  + ${kind}: share ${(x.share * 100).toFixed(1)}%  g-share ${(x.gShare * 100).toFixed(1)}%  m̄ ${x.meanM.toFixed(3)}`);
-    await library.remove(`hostile-${kind}`);
-  }
+  await reportEachVariant();
   // echo: the longest verbatim word run each task shares with each example skill
   const { skills } = await loadSkills(skillsDir);
   let worst = { run: 0, task: "", skill: "" };
