@@ -66,6 +66,7 @@ else
   source scripts/device/env.sh
   export GAVEL_LOG=${GAVEL_LOG:-1}
   export GGML_CUDA_DISABLE_GRAPHS=${GGML_CUDA_DISABLE_GRAPHS:-1}
+  export UV_THREADPOOL_SIZE=${UV_THREADPOOL_SIZE:-$(nproc)}   # projections and covers run in libuv's pool
   DEVICE=${DEVICE:-cuda}; MODEL=$W/gavel-mini.gguf
 fi
 END=$((t0 + ${DEADLINE:-560}))
@@ -122,6 +123,35 @@ if [ -d "$R/.device/lib/prepared" ]; then
     d="$HOME_STATES/$(basename "$(dirname "$f")")"; t="$d/$(basename "$f" .xz)"
     mkdir -p "$d"; [ -f "$t" ] || { xz -dc "$f" > "$t.tmp" && mv "$t.tmp" "$t" && log "prepared inputs seeded: $t"; }
   done
+fi
+
+# DETACH=1 (the default on the device): one training process for the whole recipe (states, main phase,
+# fine-tune, projections), started by the first `go` with setsid so that it outlives its call; every
+# `go` then follows its log until it ends or the call's deadline comes. The states stay in memory from
+# the first step to the last (a call-bound run re-read 14 GB of cached states in every call).
+PIDF="$W/train.pid"
+alive() { [ -f "$PIDF" ] && kill -0 "$(cat "$PIDF")" 2>/dev/null; }
+if [ ! -f "$W/trained.gguf" ] && [ "${DETACH:-$([ -n "${SIM:-}" ] && echo 0 || echo 1)}" = 1 ]; then
+  if ! alive; then
+    out="$W/logs/train-detached-$(date +%s).out"
+    log "train: start detached (main steps $MAIN_STEPS, fine-tune $FT_STEPS), log $out"
+    setsid nohup $CLI "${TRAIN[@]}" --steps "$MAIN_STEPS" > "$out" 2>&1 < /dev/null &
+    echo $! > "$PIDF"
+  fi
+  log_now=$(ls -t "$W"/logs/train-detached-*.out | head -1)
+  seen=0
+  while alive && [ "$(left)" -gt "${TRAIN_MARGIN:-45}" ]; do
+    sleep 15
+    n=$(wc -l < "$log_now")
+    # the new lines, thinned: every step line would drown the call's output
+    [ "$n" -gt "$seen" ] && sed -n "$((seen + 1)),${n}p" "$log_now" | grep -v -E "^(main|finetune) step [0-9]*[1-9]50?/" | tail -n 6
+    seen=$n
+  done
+  if [ ! -f "$W/trained.gguf" ]; then
+    if alive; then log "train: still running detached (pid $(cat "$PIDF")): call go again"; exit 0; fi
+    log "train: the detached run ended without trained.gguf"; tail -n 20 "$log_now"; exit 1
+  fi
+  log "train: done"
 fi
 
 # Main phase: stop TRAIN_MARGIN s before the deadline; unfinished at the end of a call → cap at the

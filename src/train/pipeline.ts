@@ -16,6 +16,7 @@ import { excludePairs, queryPairs, readPairs, readTaskTexts, selfSupervisedPairs
 import { readLayerChoice } from "./layer.js";
 import { computeStates } from "./pipeline-states.js";
 import { TaskOverlap, type QueryKind } from "./queries/index.js";
+import { inOrder } from "../util/in-order.js";
 import { checkLayer } from "../util/validate.js";
 import { assertTrainerDevice, runTraining, TRAIN_DEFAULTS, type RetrievalMetrics, type TrainLoopOptions, type TrainProgress } from "./trainer.js";
 
@@ -240,14 +241,21 @@ async function trainingPairs(o: TrainProjectionsOptions, skills: readonly Skill[
   return split;
 }
 
+/** Covers in flight at once: the libuv pool's size (UV_THREADPOOL_SIZE, default 4). */
+function coverWidth(): number {
+  const n = Number(process.env.UV_THREADPOOL_SIZE);
+  return Number.isInteger(n) && n > 0 ? n : 4;
+}
+
 /** The keys the router would install for each skill's states under these W_s and ε (see route's coverKeys), with their state rows. */
 async function installedKeys(skillStates: readonly Float32Array[], nEmbd: number, p: { ws: Float32Array; dim: number; eps: number }): Promise<{ keys: Float32Array[]; keyRows: Int32Array[] }> {
   const keys: Float32Array[] = [];
   const keyRows: Int32Array[] = [];
-  for (const st of skillStates) {
-    const c = await coverKeys(st, nEmbd, p);
-    keys.push(c.keys);
-    keyRows.push(c.kept);
-  }
+  // Each cover runs off the JS thread: keep the libuv pool busy (30K skills one at a time took minutes).
+  await inOrder(skillStates, { width: coverWidth() }, (st) => coverKeys(st, nEmbd, p), (_st, out) => {
+    if (!out.ok) throw out.error;
+    keys.push(out.value.keys);
+    keyRows.push(out.value.kept);
+  });
   return { keys, keyRows };
 }
