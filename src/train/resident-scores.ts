@@ -30,8 +30,10 @@ export interface ResidentScoreOptions {
   /** Pairs (query rows × candidates) one call may return, m and argmax each (default 2²⁵). */
   maxPairs?: number;
   /**
-   * Skill rows one call gathers (default 2¹⁸): the trainer's transient buffers (and, on CUDA, its
-   * grow-only device buffers) scale with it, ~4 KB a row at nEmbd 384, dim 256.
+   * Skill rows one call gathers (default 2¹⁷): the trainer's buffers scale with it, about
+   * (nEmbd + 2.5·dim) × 4 bytes a row (the gathered states, the keys, their zero gradient, bf16
+   * copies), ~1.2 GB at nEmbd 384, dim 768. A CUDA trainer's device buffers only grow, so this is
+   * held for the rest of the run; training batches (batchTokens, 16K rows by default) stay below it.
    */
   maxRows?: number;
   /** Skills one call names (default 2048). */
@@ -174,7 +176,7 @@ export async function* residentSpanMeanGroups(trainer: NativeTrainer, skills: re
     const scores = part.map(() => Float64Array.from(rows, (r) => (r > 0 ? 0 : -Infinity)));
     // The pair budget caps the candidates of a call for this group's query rows.
     const entries = Math.max(1, Math.min(o.maxEntries ?? 2048, Math.floor(maxPairs / g.queryOffsets[part.length])));
-    for (const chunk of skillChunks(rows, entries, o.maxRows ?? 2 ** 18)) {
+    for (const chunk of skillChunks(rows, entries, o.maxRows ?? 2 ** 17)) {
       const { batch, maskedAt } = scoringBatch(g, chunk);
       const { pairs } = await trainer.lossAndGrad(batch, { keepPairs: true });
       accumulate(pairs!.m, g, chunk, maskedAt, scores);
