@@ -98,7 +98,7 @@ describe("residentSpanMeans: m̄ over the resident store", () => {
       const seed = freshSeed();
       const r = rng(seed);
       const width = freezeWs ? dim : nEmbd;
-      // 41 skills of 0–7 rows (skills 3 and 40 empty); keys: unit rows, keyRows a subset of 0…9.
+      // 41 skills of 0–7 rows (skills 3 and 40 empty); keys: unit rows, key j from state row 2j + 1.
       const lib = Array.from({ length: 41 }, (_, i) => {
         const rows = i === 3 || i === 40 ? 0 : 1 + Math.floor(r() * 7);
         const a = randArray(r, rows * width, 2);
