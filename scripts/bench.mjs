@@ -7,7 +7,7 @@ import { fileURLToPath } from "node:url";
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const [name, ...args] = process.argv.slice(2);
 if (!name) {
-  console.error("usage: npm run bench -- <install|glance|bank|project|states|render|commit|lexicon|first-stage|hostile|long-tasks> [args…]");
+  console.error("usage: npm run bench -- <install|glance|bank|project|states|render|commit|lexicon|first-stage|hostile|long-tasks|resident-scores> [args…]");
   process.exit(2);
 }
 const out = join(root, ".cache", "bench", `${name}.bench.mjs`);

@@ -107,13 +107,20 @@ export async function refreshGlanceNegatives(examples: readonly TrainingExample[
   for (const i of r.which) {
     const ex = examples[i];
     const q = await projectNormalize(ex.query, r.nEmbd, r.wq, dim);
-    const scores = await spanMeanScores(q, r.keys);
-    const banned = new Set([...ex.positives, ...(ex.twins ?? [])]);
-    const list: number[] = [];
-    for (const s of rankByScore(scores)) {
-      if (list.length === r.pool || scores[s] === -Infinity) break;
-      if (!banned.has(s)) list.push(s);
-    }
-    ex.glance = list;
+    ex.glance = glanceList(ex, await spanMeanScores(q, r.keys), r.pool);
   }
+}
+
+/**
+ * The `pool` skills of highest m̄ (`scores`, one per skill) that are neither a gold nor a twin of
+ * `ex`, best first; skills scored −∞ (no keys) never enter.
+ */
+export function glanceList(ex: Pick<TrainingExample, "positives" | "twins">, scores: Float64Array, pool: number): number[] {
+  const banned = new Set([...ex.positives, ...(ex.twins ?? [])]);
+  const list: number[] = [];
+  for (const s of rankByScore(scores)) {
+    if (list.length === pool || scores[s] === -Infinity) break;
+    if (!banned.has(s)) list.push(s);
+  }
+  return list;
 }

@@ -103,23 +103,44 @@ export async function evaluateRetrieval(
   keys?: readonly Float32Array[],
   keyRows?: readonly Int32Array[],
 ): Promise<RetrievalMetrics> {
-  if (examples.length === 0) return { hit1: 0, recall10: 0, recall20: 0, tasks: 0 };
+  const tally = new RetrievalTally();
+  if (examples.length === 0) return tally.metrics();
   const kb = await projectKeys(skills, weights.ws, nEmbd, dim, keys);
-  let hit = 0;
-  let rec10 = 0;
-  let rec20 = 0;
   try {
     for (const ex of examples) {
       const q = await projectNormalize(ex.query, nEmbd, weights.wq, dim);
-      const order = rankByScore(await spanMeanScores(q, kb, ex.mask, keyRows));
-      const gold = new Set(ex.positives);
-      if (gold.has(order[0])) hit++;
-      rec10 += order.slice(0, 10).filter((s) => gold.has(s)).length / gold.size;
-      rec20 += order.slice(0, 20).filter((s) => gold.has(s)).length / gold.size;
+      tally.add(ex, await spanMeanScores(q, kb, ex.mask, keyRows));
     }
   } finally {
     kb.dispose();
   }
-  const n = examples.length;
-  return { hit1: hit / n, recall10: rec10 / n, recall20: rec20 / n, tasks: n };
+  return tally.metrics();
+}
+
+/**
+ * Hit@1, R@10 and R@20 summed over examples one score vector at a time, so that every way of
+ * computing m̄ (the host's bank above, the trainer's resident store) ranks and counts alike.
+ */
+export class RetrievalTally {
+  private hit = 0;
+  private rec10 = 0;
+  private rec20 = 0;
+  private n = 0;
+
+  /** Counts one example, `scores` its m̄ over every skill. */
+  add(ex: Pick<TrainingExample, "positives">, scores: Float64Array): void {
+    const order = rankByScore(scores);
+    const gold = new Set(ex.positives);
+    if (gold.has(order[0])) this.hit++;
+    this.rec10 += order.slice(0, 10).filter((s) => gold.has(s)).length / gold.size;
+    this.rec20 += order.slice(0, 20).filter((s) => gold.has(s)).length / gold.size;
+    this.n++;
+  }
+
+  /** The means so far (all 0 before any example). */
+  metrics(): RetrievalMetrics {
+    const n = this.n;
+    if (n === 0) return { hit1: 0, recall10: 0, recall20: 0, tasks: 0 };
+    return { hit1: this.hit / n, recall10: this.rec10 / n, recall20: this.rec20 / n, tasks: n };
+  }
 }

@@ -17,6 +17,7 @@ import { checkFinite, checkInt } from "../util/validate.js";
 import { makeTrainingSet, packBatch, type TrainingSet } from "./batch.js";
 import { loadCheckpoint, saveCheckpoint } from "./checkpoint.js";
 import { refreshGlanceNegatives, refreshRound } from "./hard-negatives.js";
+import { evaluateRetrievalResident, holdsLibrary, refreshGlanceNegativesResident } from "./resident-scores.js";
 import { evaluateRetrieval, projectKeys, type RetrievalMetrics } from "./retrieval.js";
 import { configHash, loopSettings, type LoopSettings, type TrainLoopOptions } from "./settings.js";
 
@@ -144,9 +145,14 @@ async function resumeFrom(checkpoint: string, trainer: NativeTrainer, rng: Rng, 
 /** Recomputes the glance lists when this step opens a refresh round; returns whether it did. */
 async function maybeRefresh(set: TrainingSet, trainer: NativeTrainer, s: LoopSettings, opts: TrainLoopOptions): Promise<boolean> {
   if (s.glanceNegatives === 0 || trainer.steps % s.refreshEvery !== 0) return false;
+  const which = refreshRound(set.train.length, trainer.steps / s.refreshEvery, s.refreshTasks);
+  if (holdsLibrary(trainer, set.skills.length)) {
+    // The store already holds the library: score it there, with no host projection or bank.
+    await refreshGlanceNegativesResident(set.train, trainer, s.frozen ? opts.keys! : set.skills, s.glancePool, which);
+    return true;
+  }
   const { wq, ws } = trainer.getWeights();
   const keys = await projectKeys(set.skills, ws, set.nEmbd, s.dim, s.frozen ? opts.keys : undefined);
-  const which = refreshRound(set.train.length, trainer.steps / s.refreshEvery, s.refreshTasks);
   try {
     await refreshGlanceNegatives(set.train, { keys, wq, nEmbd: set.nEmbd, pool: s.glancePool, which });
   } finally {
@@ -201,7 +207,13 @@ async function loop(set: TrainingSet, trainer: NativeTrainer, rng: Rng, s: LoopS
   let stepsDone = 0;
   let refreshes = 0;
   let val: RetrievalMetrics | undefined;
-  const evalNow = async () => (set.val.length > 0 ? evaluateRetrieval(set.val, set.skills, trainer.getWeights(), set.nEmbd, dim, frozen ? opts.keys : undefined, frozen ? opts.keyRows : undefined) : undefined);
+  const evalNow = async () => {
+    if (set.val.length === 0) return undefined;
+    const keys = frozen ? opts.keys : undefined, keyRows = frozen ? opts.keyRows : undefined;
+    // Resident: the trainer scores its own store (no host projection); else the host's bank.
+    if (holdsLibrary(trainer, set.skills.length)) return evaluateRetrievalResident(set.val, trainer, keys ?? set.skills, { keyRows });
+    return evaluateRetrieval(set.val, set.skills, trainer.getWeights(), set.nEmbd, dim, keys, keyRows);
+  };
   const resident = trainer.residentSkills > 0;
   const residentBytes = resident ? { residentBytes: trainer.residentBytes } : {};
   const pack = {
