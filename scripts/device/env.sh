@@ -3,7 +3,7 @@
 #   $G  the staged package (gpu-build.sh or gpu-stage.sh)   $L  the library and tasks
 #   $W  work files that later calls of a warm machine reuse  $OUT what comes back
 OUT=${OUT:-/tmp/gavel-out}
-G="$HOME/gavel"; L="$HOME/lib"; W="$HOME/work"
+G="$HOME/gavel"; L="$HOME/lib"; W="${WORK_DIR:-$HOME/work}"   # WORK_DIR: one per backbone (issue 14)
 mkdir -p "$OUT" "$L" "$W"
 export PATH="$HOME/bin:$PATH"
 export GAVEL_ADDON=$(cat "$G/addon-path")

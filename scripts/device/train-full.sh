@@ -10,6 +10,12 @@
 #            tokenized on this CPU into .device/lib/prepared/, so no device minute goes to them)
 #   call 2+: carry [".device/lib"]   bash scripts/device/train-full.sh go      (again until "all done")
 #
+# On the device `go` starts the training as one detached process (DETACH=1, the default there: states,
+# main phase, fine-tune and projections without re-reading anything between calls) and follows its log
+# until it ends or the call's deadline; the next `go` follows the same process, then runs the evaluation
+# steps. DETACH=0 keeps the older call-bound run (stopped before each deadline, resumed from checkpoints).
+# Knobs: LAYER (default 7), BACKBONE (another GGUF instead of gavel-mini), MAIN_STEPS, FT_STEPS, QPS, …
+#
 # `go` runs the steps below in order, each skipped once done and each resumable, inside DEADLINE
 # seconds (default 560) of the call; every exit packs what the lead needs into $OUT/results.tgz (the
 # projections, the checkpoints, the training log, the per-query records, the step logs), so a later
@@ -68,6 +74,11 @@ else
   export GGML_CUDA_DISABLE_GRAPHS=${GGML_CUDA_DISABLE_GRAPHS:-1}
   export UV_THREADPOOL_SIZE=${UV_THREADPOOL_SIZE:-$(nproc)}   # projections and covers run in libuv's pool
   DEVICE=${DEVICE:-cuda}; MODEL=$W/gavel-mini.gguf
+  # BACKBONE=path/to/other.gguf (carried, e.g. issue 14's gavel-mini2): trained and evaluated instead of
+  # gavel-mini, copied once into $W; WORK_DIR (env.sh) keeps each backbone's work apart (states, bank, records).
+  if [ -n "${BACKBONE:-}" ]; then
+    MODEL="$W/$(basename "$BACKBONE")"; [ -f "$MODEL" ] || cp "$BACKBONE" "$MODEL"
+  fi
 fi
 END=$((t0 + ${DEADLINE:-560}))
 left() { echo $((END - $(date +%s))); }
