@@ -9,6 +9,7 @@ import { GavelError, invalidArgument } from "../errors.js";
 import { abortedError, intOption, optionsObject, signalOption } from "../util/validate.js";
 import { inOrder, type Outcome } from "../util/in-order.js";
 import { loadSkills, type Skill, type SkillInput } from "../skills/index.js";
+import { StatesCache } from "../model/states-cache.js";
 import { encodeSkillKeys, type SkillKeys, type StageLap } from "./keys.js";
 import type { RouterParts } from "./parts.js";
 import { HUB_SHARE, hubWarning, probeBreadth } from "./probes.js";
@@ -24,6 +25,8 @@ interface InstallSettings {
   onProgress?: (p: InstallProgress) => void;
   offset?: number;
   limit?: number;
+  /** The trainer's states cache root to read keyed rows from (InstallOptions.statesCache). */
+  statesCache?: string;
 }
 
 function installSettings(options: InstallOptions | undefined): InstallSettings {
@@ -32,7 +35,8 @@ function installSettings(options: InstallOptions | undefined): InstallSettings {
   const commitEvery = o.commitEvery === undefined ? undefined : intOption(o.commitEvery, "commitEvery", 1, 1 << 20, 64);
   const inFlight = intOption(o.concurrency, "concurrency", 1, 256, 8);
   if (o.onProgress !== undefined && typeof o.onProgress !== "function") throw invalidArgument("onProgress must be a function");
-  return { signal, commitEvery, inFlight, onProgress: o.onProgress, offset: o.offset, limit: o.limit };
+  if (o.statesCache !== undefined && (typeof o.statesCache !== "string" || o.statesCache === "")) throw invalidArgument("statesCache must be a non-empty path");
+  return { signal, commitEvery, inFlight, onProgress: o.onProgress, offset: o.offset, limit: o.limit, statesCache: o.statesCache };
 }
 
 /** A skill whose content the bank already holds: nothing to compute. */
@@ -48,14 +52,16 @@ class Installation {
   readonly report: InstallReport;
   readonly #parts: RouterParts;
   readonly #settings: InstallSettings;
+  readonly #states: StatesCache | undefined;
   readonly #total: number;
   #done = 0;
   #staged = 0;
   #lastCommit: number;
 
   /** `started`: when the install began (the commit interval counts from it). */
-  constructor(parts: RouterParts, settings: InstallSettings, started: number, skills: readonly Skill[], failed: InstallReport["failed"]) {
+  constructor(parts: RouterParts, settings: InstallSettings, states: StatesCache | undefined, started: number, skills: readonly Skill[], failed: InstallReport["failed"]) {
     this.#parts = parts;
+    this.#states = states;
     this.#lastCommit = started;
     this.#settings = settings;
     this.#total = skills.length;
@@ -78,7 +84,7 @@ class Installation {
       t = now;
     };
     const { model, projections, encoder } = this.#parts;
-    return encodeSkillKeys(model, projections, encoder, skill, { signal: this.#settings.signal, lap });
+    return encodeSkillKeys(model, projections, encoder, skill, { signal: this.#settings.signal, lap, states: this.#states });
   }
 
   /**
@@ -145,8 +151,10 @@ export async function installSkills(parts: RouterParts, source: string | readonl
   const settings = installSettings(options);
   const { signal } = settings;
   const t0 = performance.now();
+  // Read-only: an install never writes the trainer's cache, and its misses are plain passes.
+  const states = settings.statesCache === undefined ? undefined : await StatesCache.open(settings.statesCache, parts.model, parts.projections.layer, { readOnly: true });
   const { skills, failed } = await loadSkills(source, { offset: settings.offset, limit: settings.limit, signal });
-  const run = new Installation(parts, settings, t0, skills, failed);
+  const run = new Installation(parts, settings, states, t0, skills, failed);
   const beforeEach = () => {
     if (signal?.aborted) throw abortedError();
   };
@@ -157,6 +165,7 @@ export async function installSkills(parts: RouterParts, source: string | readonl
     // Whatever was encoded before an abort or a failure is kept.
     await run.commit();
   }
+  if (states) run.report.statesCache = { hits: states.stats.hits, misses: states.stats.misses, present: states.present };
   run.report.seconds = secondsSince(t0);
   return run.report;
 }

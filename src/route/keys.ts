@@ -8,6 +8,7 @@
  * @module
  */
 import type { Model } from "../model/Model.js";
+import type { StatesCache } from "../model/states-cache.js";
 import type { Projections } from "../projections/projections.js";
 import type { RenderEncoder } from "../render/encode.js";
 import type { Skill } from "../skills/index.js";
@@ -58,23 +59,28 @@ export interface SkillKeys extends SkillKeysRecord {
 /**
  * One forward pass over r(s): keys = ε-cover of normalize(W_s h) over the header and body tokens,
  * each with its token id and position in r(s). `lap` is told as render, forward, project and cover end.
+ * With `states` (a read-only cache of the same model and layer: `install --states-cache`), the keyed
+ * rows are read from it when it holds these very tokens and span (as the trainer's states pass stores
+ * them), and no forward pass runs; a miss runs the pass as without it and stores nothing.
  */
 export async function encodeSkillKeys(
   model: Model,
   projections: Projections,
   encoder: RenderEncoder,
   skill: Skill,
-  options: { signal?: AbortSignal; lap?: StageLap } = {},
+  options: { signal?: AbortSignal; lap?: StageLap; states?: StatesCache } = {},
 ): Promise<SkillKeys> {
-  const { signal, lap } = options;
+  const { signal, lap, states: cache } = options;
   // tokenized off the JS thread: with skills in flight the JS thread would otherwise bound the
   // install wherever the forward pass is cheap (on a GPU)
   const enc = await encoder.encodeSkillAsync(skill);
   lap?.("render");
   const { nEmbd } = model.info;
-  const states = await model.hiddenStates(enc.tokens, projections.layer, { signal });
+  // A hit holds exactly the keyed rows, rounded through f16 (the cache's format); a miss is the plain
+  // float32 pass, so skills the cache lacks get the keys an install without it gives, bit for bit.
+  const cached = await cache?.lookup(enc.tokens, enc.keyStart, enc.keyEnd);
+  const rows = cached ?? (await model.hiddenStates(enc.tokens, projections.layer, { signal })).subarray(enc.keyStart * nEmbd, enc.keyEnd * nEmbd);
   lap?.("forward");
-  const rows = states.subarray(enc.keyStart * nEmbd, enc.keyEnd * nEmbd);
   const { keys, kept } = await coverKeys(rows, nEmbd, projections, lap);
   const keyPositions = Array.from(kept, (j) => enc.keyStart + j);
   return {

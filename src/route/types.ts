@@ -64,6 +64,15 @@ export interface InstallOptions extends Pick<LoadSkillsOptions, "offset" | "limi
    * stored in library order); a fast backend (a GPU) needs more in flight to stay busy.
    */
   concurrency?: number;
+  /**
+   * The root of a `gavel train --cache` folder trained on this model file (`install --states-cache`):
+   * a skill whose keyed tokens (render, skill budget, cut) and layer are exactly those of an entry
+   * there takes its states from it instead of a forward pass. Hits are the trainer's states rounded
+   * through f16; misses (another budget or render, a skill the trainer skipped, another model file or
+   * layer: a clean miss, see {@link InstallReport.statesCache}) are computed as without the option. Only
+   * read: nothing is written there. The folder must exist (`FILE_NOT_FOUND` otherwise).
+   */
+  statesCache?: string;
 }
 
 /** What {@link Router.install} did, and where its time went. */
@@ -92,6 +101,8 @@ export interface InstallReport {
    * stages add up to more than `seconds`; the largest one is what bounds an install.
    */
   stages: InstallStages;
+  /** With {@link InstallOptions.statesCache}: skills whose states it held, skills computed, and whether it held any state of this model file and layer. */
+  statesCache?: { hits: number; misses: number; present: boolean };
 }
 
 /** One skill's loader warnings (see {@link InstallReport.warnings}). */

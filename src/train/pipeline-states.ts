@@ -19,7 +19,7 @@ import { keptRows } from "./batch.js";
 import { mineBm25Negatives, twinsOf } from "./hard-negatives.js";
 import { trainingRender, type Pair } from "./pairs.js";
 import { spanRows } from "./spans.js";
-import { StatesCache } from "./states-cache.js";
+import { StatesCache } from "../model/states-cache.js";
 
 /** What the states pass needs of the pipeline's options. */
 export interface StatesOptions {

@@ -1,6 +1,6 @@
 /**
  * Contrastive training of the glance head's two maps, W_q and W_s (paper §3.2, appendix C), over
- * backbone states already computed (see states-cache.ts): the native trainer (native/src/train,
+ * backbone states already computed (see model/states-cache.ts): the native trainer (native/src/train,
  * forward + exact backward + AdamW off the JS thread), batch packing under a task and token budget
  * with negatives resampled from the rest of the library each step (plus BM25 and current-glance hard
  * negatives, the latter refreshed every few steps), masked positives, validation Hit@1 / R@10 / R@20

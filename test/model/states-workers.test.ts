@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { DEFAULT_MODEL } from "../../src/defaults.js";
 import { Model } from "../../src/index.js";
-import { StatesCache } from "../../src/train/states-cache.js";
+import { StatesCache } from "../../src/model/states-cache.js";
 import { storiesPath } from "../helpers/paths.js";
 import { freshSeed, rng } from "../helpers/random.js";
 

@@ -14,12 +14,15 @@ export const install: Command = {
   help: `usage: gavel install <dir|library.jsonl[.gz]> [options]
 ${routerOptionsHelp}
   --limit N, --offset N take a slice of a JSONL library
-  --jobs N              skills in flight at once (default 8; more keeps a GPU busy)`,
+  --jobs N              skills in flight at once (default 8; more keeps a GPU busy)
+  --states-cache DIR    a gavel train --cache folder of this model file: skills whose keyed tokens and
+                        layer it holds skip their forward pass (states rounded through f16); others
+                        are computed as usual; nothing is written there`,
   async run(args) {
     const { positionals, values } = parseArgs({
       args,
       allowPositionals: true,
-      options: { ...routerOptions, limit: { type: "string" }, offset: { type: "string" }, jobs: { type: "string" } },
+      options: { ...routerOptions, limit: { type: "string" }, offset: { type: "string" }, jobs: { type: "string" }, "states-cache": { type: "string" } },
     });
     if (positionals.length !== 1) {
       console.error(this.help);
@@ -37,6 +40,7 @@ ${routerOptionsHelp}
           limit: intArg(values.limit, "limit", { min: 0 }),
           offset: intArg(values.offset, "offset", { min: 0 }),
           concurrency: intArg(values.jobs, "jobs", { min: 1, max: 256 }),
+          statesCache: values["states-cache"],
         });
         progress.end();
         if (values.json) {
@@ -46,6 +50,11 @@ ${routerOptionsHelp}
             `installed ${report.installed.length}, unchanged ${report.unchanged.length}, failed ${report.failed.length}` +
               ` in ${report.seconds.toFixed(1)} s (${report.tokens} tokens, ${report.keys} keys kept of ${report.rawKeys})`,
           );
+          const sc = report.statesCache;
+          if (sc) {
+            const why = sc.present ? "" : " (it holds no states of this model file at this layer)";
+            console.log(`  states cache: ${sc.hits} skills read, ${sc.misses} computed${why}`);
+          }
           if (report.installed.length > 0) {
             const st = report.stages;
             const parts = (Object.keys(st) as (keyof typeof st)[]).map((k) => `${k} ${st[k].toFixed(1)} s`);
