@@ -37,6 +37,8 @@ export interface TurnRequest {
   captureLayer: number;
   /** Must be called once with the prompt's states at `captureLayer` (tokens × nEmbd) before the first chunk. */
   onPrompt: (states: Float32Array, tokens: Int32Array) => void;
+  /** When true, each chunk must also carry its `finalState` (the final layer's row: generate's `finalState`). */
+  finalState?: boolean;
   signal?: AbortSignal;
 }
 
@@ -52,16 +54,18 @@ export interface Policy {
 /** The default policy: the model itself, through its chat template ({@link generateChat}). */
 export class ModelPolicy implements Policy {
   readonly model: Model;
-  readonly options: Omit<GenerateOptions, "captureLayer" | "onPrompt" | "signal" | "special">;
+  readonly options: Omit<GenerateOptions, "captureLayer" | "onPrompt" | "signal" | "special" | "finalState">;
 
   /** Generation options default to greedy decoding (temperature 0) and 256 tokens a turn. */
-  constructor(model: Model, options: Omit<GenerateOptions, "captureLayer" | "onPrompt" | "signal" | "special"> = {}) {
+  constructor(model: Model, options: Omit<GenerateOptions, "captureLayer" | "onPrompt" | "signal" | "special" | "finalState"> = {}) {
     this.model = model;
     this.options = { temperature: 0, maxTokens: 256, ...options };
   }
 
   turn(r: TurnRequest): AsyncIterable<GenerateChunk> {
-    return generateChat(this.model, r.messages, { ...this.options, captureLayer: r.captureLayer, onPrompt: r.onPrompt, signal: r.signal });
+    return generateChat(this.model, r.messages, {
+      ...this.options, captureLayer: r.captureLayer, onPrompt: r.onPrompt, signal: r.signal, finalState: r.finalState === true,
+    });
   }
 }
 
@@ -71,7 +75,8 @@ export type Script = readonly string[] | ((call: number, messages: readonly Chat
 /**
  * Predetermined turns for tests and demos, read through the real model: the conversation is
  * rendered and tokenized exactly as {@link generateChat} does, the scripted reply is appended, and one
- * `hiddenStates` pass over the whole sequence gives the prompt's states and each reply token's —
+ * `hiddenStates` pass over the whole sequence gives the prompt's states and each reply token's (and
+ * their final-layer rows when asked) —
  * the states the model would have produced had it written the reply itself. So the live context,
  * the gate and the route read real states; only the choice of tokens is scripted.
  *
@@ -100,7 +105,11 @@ export class ScriptedPolicy implements Policy {
     const all = new Int32Array(prompt.length + tokens.length);
     all.set(prompt);
     all.set(tokens, prompt.length);
-    const states = await model.hiddenStates(all, r.captureLayer, { signal: r.signal });
+    const last = model.info.nLayer - 1;
+    const layers = r.finalState === true && r.captureLayer !== last ? [r.captureLayer, last] : [r.captureLayer];
+    const hs = await model.hiddenStatesAt(all, layers, { signal: r.signal });
+    const states = hs[0];
+    const finals = r.finalState === true ? hs[hs.length - 1] : null;
     const n = model.info.nEmbd;
     r.onPrompt(states.slice(0, prompt.length * n), prompt);
     let emitted = 0;
@@ -112,7 +121,8 @@ export class ScriptedPolicy implements Policy {
       const piece = text.length > emitted ? text.slice(emitted) : "";
       emitted = Math.max(emitted, text.length);
       const row = prompt.length + i;
-      yield { token: tokens[i], text: piece, state: states.slice(row * n, (row + 1) * n) };
+      const state = states.slice(row * n, (row + 1) * n);
+      yield finals ? { token: tokens[i], text: piece, state, finalState: finals.slice(row * n, (row + 1) * n) } : { token: tokens[i], text: piece, state };
     }
   }
 }
@@ -166,9 +176,13 @@ export class MarginGate implements GateLike {
 /** A gate that never fires: the agent without routing. */
 export const NEVER: GateLike = { step: () => false, reset: () => undefined };
 
-/** Reads a gate weights file: JSON `{ "weights": number[], "bias": number }` (6 score weights, then nEmbd state weights). */
-export async function loadGateModel(path: string): Promise<GateModel> {
-  const o = JSON.parse(await readFile(path, "utf8")) as { weights?: unknown; bias?: unknown };
+/**
+ * Reads a gate: a `gavel train-gate` file (a {@link Gate}, which knows the layer it reads), or JSON
+ * `{ "weights": number[], "bias": number }` (6 score weights, then nEmbd state weights).
+ */
+export async function loadGateModel(path: string): Promise<GateModel | Gate> {
+  const o = JSON.parse(await readFile(path, "utf8")) as { weights?: unknown; bias?: unknown; format?: unknown };
+  if (o.format === "gavel-gate") return Gate.load(path);
   if (!Array.isArray(o.weights) || typeof o.bias !== "number") throw new Error(`${path}: expected { "weights": number[], "bias": number }`);
   return { weights: o.weights as number[], bias: o.bias };
 }
@@ -183,10 +197,17 @@ export interface AgentOptions {
   policy?: Policy;
   /**
    * When to route: a {@link GateLike}, a linear gate's weights ({@link GateModel}, read with the
-   * `Gate` class: 6 score weights then one per state value, the state being the token's ℓ* row),
-   * or null never to route. Default: {@link MarginGate} with its default margin.
+   * `Gate` class: 6 score weights then one per state value, the state being the token's ℓ* row or
+   * its final-layer row: see `gateState`), or null never to route. Default: {@link MarginGate} with
+   * its default margin.
    */
   gate?: GateLike | GateModel | null;
+  /**
+   * The state the gate reads: "star" (the token's ℓ* row, the live context's) or "final" (its
+   * final-layer row: the policy is asked for `finalState`, which generate captures from the same
+   * decode). Default: what a {@link Gate} from a gate file says ({@link Gate.stateSource}), else "star".
+   */
+  gateState?: "star" | "final";
   /** Options of the route run at a firing (default `{ live: true }`: the router's abstention rules apply). */
   route?: Omit<RouteOptions, "signal">;
   /** Most assistant turns that end in an action (default 10); restarts after a skill load do not count. */
@@ -312,6 +333,17 @@ function gateOf(g: AgentOptions["gate"]): { gate: GateLike; label: string } {
   return { gate: new Gate(g as GateModel), label: "linear" };
 }
 
+/** Which state the gate reads: the option, else what a gate file's {@link Gate} says, else ℓ*. */
+function gateStateOf(gate: GateLike, option: AgentOptions["gateState"]): "star" | "final" {
+  if (option !== undefined && option !== "star" && option !== "final") throw new Error(`gateState must be "star" or "final", not ${String(option)}`);
+  if (!(gate instanceof Gate)) return option ?? "star";
+  const source = gate.stateSource;
+  if (source === null) throw new Error(`the gate reads layer ${gate.info?.stateLayer}, which generate does not capture (retrain it with --state-layer star or final)`);
+  const reads = source === "final" ? "final" : "star";
+  if (option !== undefined && source !== "none" && gate.info !== null && option !== reads) throw new Error(`the gate file reads the ${reads} state, not the ${option} one`);
+  return option ?? reads;
+}
+
 /** The text of the skill to inject: its SKILL.md as written, else its front matter and body as installed. */
 async function skillText(router: Router, id: string): Promise<string> {
   const rec = await router.get(id);
@@ -331,6 +363,8 @@ interface Run {
   router: Router;
   policy: Policy;
   gate: GateLike;
+  /** Which of a chunk's states the gate reads. */
+  gateState: "star" | "final";
   live: LiveContext;
   sandbox: Sandbox;
   messages: ChatMessage[];
@@ -353,6 +387,7 @@ async function attemptReply(run: Run, turn: number, attempt: number): Promise<"d
   const stream = run.policy.turn({
     messages: [...run.messages],
     captureLayer: live.layer,
+    finalState: run.gateState === "final",
     onPrompt: (states) => {
       prompt = live.append(states);
       prompt.catch(() => undefined);
@@ -367,8 +402,10 @@ async function attemptReply(run: Run, turn: number, attempt: number): Promise<"d
     await live.append(chunk.state);
     text += chunk.text;
     const { g } = live.scores();
-    const logit = gateOn && gate.logit ? gate.logit(g, chunk.state) : null;
-    const fired = gateOn && gate.step(g, chunk.state);
+    const state = run.gateState === "final" ? chunk.finalState : chunk.state;
+    if (state === undefined) throw new Error("the policy gave no finalState, which the gate reads");
+    const logit = gateOn && gate.logit ? gate.logit(g, state) : null;
+    const fired = gateOn && gate.step(g, state);
     if (options.onToken) {
       const f = gateScoreFeatures(g);
       const features = Object.fromEntries(GATE_SCORE_FEATURES.map((k, i) => [k, f[i]])) as TokenTrace["features"];
@@ -439,10 +476,11 @@ async function act(run: Run, turn: number): Promise<string | null> {
 export async function runAgent(task: string, options: AgentOptions): Promise<AgentResult> {
   const { router } = options;
   const { gate, label } = gateOf(options.gate);
+  const gateState = gateStateOf(gate, options.gateState);
   const sandbox = Sandbox.create(options.sandbox);
   const events: AgentEvent[] = [];
   const run: Run = {
-    options, router, gate, sandbox,
+    options, router, gate, gateState, sandbox,
     policy: options.policy ?? new ModelPolicy(router.model),
     live: router.live(),
     messages: [

@@ -4,8 +4,9 @@
  *
  *   npx vite-node examples/bash-agent/main.ts -- "Make 256 px WebP thumbnails of the photos" --max-turns 2
  *
- * Options: --model FILE --projections FILE --skills DIR --gate WEIGHTS.json (else the margin rule,
- * --margin M) --no-gate --max-turns N --max-tokens N --temperature T --seed N --timeout SECONDS
+ * Options: --model FILE --projections FILE --skills DIR --gate WEIGHTS.json or a `gavel train-gate`
+ * file (else the margin rule, --margin M) --gate-state star|final (the state a weights file reads;
+ * a gate file says it itself) --no-gate --max-turns N --max-tokens N --temperature T --seed N --timeout SECONDS
  * --context N --threads N --log FILE --keep-sandbox.
  */
 import { appendFileSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -23,6 +24,7 @@ const { values, positionals } = parseArgs({
     projections: { type: "string" },
     skills: { type: "string" },
     gate: { type: "string" },
+    "gate-state": { type: "string" },
     margin: { type: "string" },
     "no-gate": { type: "boolean", default: false },
     "max-turns": { type: "string", default: "4" },
@@ -64,6 +66,7 @@ try {
   const result = await runAgent(positionals.join(" "), {
     router,
     gate,
+    ...(values["gate-state"] ? { gateState: values["gate-state"] as "star" | "final" } : {}),
     policy: new ModelPolicy(model, {
       temperature: Number(values.temperature),
       maxTokens: Number(values["max-tokens"]),

@@ -353,7 +353,9 @@ export class Model {
    * Streams a continuation of `prompt` (token ids, or text tokenized with BOS as the vocabulary asks)
    * sampled by llama.cpp's sampler chain. Each chunk carries its token, the text it releases and the
    * token's residual stream after `captureLayer`, captured by the very decode that produced the token
-   * (the prompt's rows go to `onPrompt`): a live router reads them with no second pass. The iterator's
+   * (the prompt's rows go to `onPrompt`): a live router reads them with no second pass. With
+   * `finalState: true` each chunk also carries the final layer's row of its position, from the same
+   * decode (the row llama.cpp computes for the sampled token anyway). The iterator's
    * return value says why it stopped. Runs on a sequence of its own, so other calls on this model may
    * run between its steps; each step is queued like any other call. Chat messages:
    * `generateChat` (render/) renders them through the model's chat template first.
@@ -378,7 +380,7 @@ export class Model {
     this.#checkLength(tokens.length, "generate");
     const native = this.#use();
     checkGenerationVerb(native);
-    const gen = native.generation(s.layer, s.params);
+    const gen = s.finalState ? native.generation(s.layer, s.params, true) : native.generation(s.layer, s.params);
     const host = {
       enqueue: <T>(signal: AbortSignal | undefined, run: () => Promise<T>) => this.#enqueue(signal, () => run()),
       detokenize: (t: Int32Array) => this.#use().detokenize(t, false),

@@ -41,10 +41,21 @@ export interface GenerateOptions {
    * (`router.projections.layer`) to feed a live context. Default 0.
    */
   captureLayer?: number;
+  /**
+   * Also carry the final layer's state (tensor `l_out-(nLayer−1)`, what `hiddenStates(…, nLayer − 1)`
+   * reads) of the current position: each chunk's `finalState`, and the prompt's last token's as
+   * `onPrompt`'s third argument. It comes from the same decode: llama.cpp computes the last block
+   * for the sampled token anyway, so no output row or pass is added (one nEmbd row is copied per
+   * token). Default false: chunks have no `finalState`.
+   */
+  finalState?: boolean;
   /** Parse control tokens written in a text prompt (trusted text only). Default false. */
   special?: boolean;
-  /** Called once with the prompt's captured states (prompt tokens × nEmbd) after its prefill. */
-  onPrompt?: (states: Float32Array, tokens: Int32Array) => void;
+  /**
+   * Called once with the prompt's captured states (prompt tokens × nEmbd) after its prefill; with
+   * `finalState`, also the final layer's state of the prompt's last token (nEmbd floats).
+   */
+  onPrompt?: (states: Float32Array, tokens: Int32Array, finalState?: Float32Array) => void;
   /** Stops the generation: the iterator rejects with ABORTED and the model stays usable. */
   signal?: AbortSignal;
 }
@@ -59,6 +70,8 @@ export interface GenerateChunk {
   text: string;
   /** The token's residual stream after `captureLayer` (nEmbd floats), from the decode that produced it. */
   state: Float32Array;
+  /** With the `finalState` option: the token's final-layer state (nEmbd floats), from the same decode. */
+  finalState?: Float32Array;
 }
 
 /** Why a generation ended. */
@@ -85,8 +98,9 @@ export interface GenerateSettings {
   stopTokens: Set<number>;
   ignoreEog: boolean;
   layer: number;
+  finalState: boolean;
   special: boolean;
-  onPrompt?: (states: Float32Array, tokens: Int32Array) => void;
+  onPrompt?: (states: Float32Array, tokens: Int32Array, finalState?: Float32Array) => void;
   signal?: AbortSignal;
 }
 
@@ -128,6 +142,7 @@ export function generateSettings(options: unknown, nLayer: number, nVocab: numbe
     stopTokens,
     ignoreEog: boolOption(o.ignoreEog, "ignoreEog", false),
     layer: o.captureLayer === undefined ? 0 : checkLayer(o.captureLayer, nLayer, "captureLayer"),
+    finalState: boolOption(o.finalState, "finalState", false),
     special: boolOption(o.special, "special", false),
     onPrompt: o.onPrompt as GenerateSettings["onPrompt"],
     signal: signalOption(o.signal),
@@ -158,6 +173,18 @@ function heldBack(text: string, stops: string[]): number {
   return held;
 }
 
+/** The step's final-layer row, which the addon returns when the generation was opened with finalState. */
+function finalOf(step: NativeGenerationStep): Float32Array {
+  if (!(step.finalState instanceof Float32Array)) {
+    throw new GavelError("this build of the addon returns no final-layer state: rebuild it (npm run build:native)", "NATIVE_UNAVAILABLE");
+  }
+  return step.finalState;
+}
+
+function chunk(token: number, text: string, step: NativeGenerationStep, final: boolean): GenerateChunk {
+  return final ? { token, text, state: step.states, finalState: finalOf(step) } : { token, text, state: step.states };
+}
+
 /** What the loop needs from {@link Model}: its queue and the detokenizer. */
 export interface GenerateHost {
   /** Runs one native call after every earlier call on the model (AbortSignal wired to the engine). */
@@ -175,7 +202,8 @@ export async function* runGeneration(
   const maxStop = s.stop.reduce((m, x) => Math.max(m, x.length), 0);
   try {
     let step: NativeGenerationStep = await host.enqueue(s.signal, () => gen.append(prompt));
-    s.onPrompt?.(step.states, prompt);
+    if (s.finalState) s.onPrompt?.(step.states, prompt, finalOf(step));
+    else s.onPrompt?.(step.states, prompt);
     for (let i = 0; i < s.maxTokens; ++i) {
       const t = step.next;
       if (s.stopTokens.has(t)) return { reason: "stop-token", text, tokens: Int32Array.from(tokens), stop: t, seed: s.params.seed };
@@ -187,7 +215,7 @@ export async function* runGeneration(
       if (hit !== null) {
         const piece = hit.at > emitted ? text.slice(emitted, hit.at) : "";
         text = text.slice(0, hit.at);
-        yield { token: t, text: piece, state: step.states };
+        yield chunk(t, piece, step, s.finalState);
         return { reason: "stop-string", text, tokens: Int32Array.from(tokens), stop: hit.stop, seed: s.params.seed };
       }
       // Whole characters only (a multi-byte character split across tokens decodes to U+FFFD), and
@@ -198,7 +226,7 @@ export async function* runGeneration(
       while (!last && end > emitted && text.charCodeAt(end - 1) === 0xfffd) --end;
       const piece = end > emitted ? text.slice(emitted, end) : "";
       emitted = Math.max(emitted, end);
-      yield { token: t, text: piece, state: step.states };
+      yield chunk(t, piece, step, s.finalState);
     }
     return { reason: "max-tokens", text, tokens: Int32Array.from(tokens), seed: s.params.seed };
   } finally {

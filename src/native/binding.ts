@@ -95,9 +95,10 @@ export interface NativeModel {
   cacheStats(): NativeCacheStats;
   /**
    * A streaming generation over a sequence of this model's context held until its close(), capturing
-   * the residual stream after block `layer` of every token it decodes. Parameters re-checked natively.
+   * the residual stream after block `layer` of every token it decodes, and with `finalState` the last
+   * block's output at each append's last token. Parameters re-checked natively.
    */
-  generation(layer: number, params: NativeSamplerParams): NativeGeneration;
+  generation(layer: number, params: NativeSamplerParams, finalState?: boolean): NativeGeneration;
   /** Makes the running operation stop at its next check and reject with ABORTED. */
   abort(): void;
   /**

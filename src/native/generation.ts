@@ -24,6 +24,11 @@ export interface NativeSamplerParams {
 export interface NativeGenerationStep {
   /** The appended tokens' residual stream after the generation's layer: tokens × nEmbd. */
   states: Float32Array;
+  /**
+   * With the generation's `finalState`: the last block's output (tensor `l_out-(nLayer−1)`) at the
+   * last appended token, nEmbd floats, from the same decode; absent otherwise.
+   */
+  finalState?: Float32Array;
   /** The token sampled after the last appended one (already in the repeat penalty's window). */
   next: number;
 }

@@ -80,14 +80,14 @@ export function liveVerdictText(parts: RouterParts, context: RouteContext): stri
 
 /**
  * Runs the verdict on a live context's shortlist and returns the winner's skill (or nothing): call it
- * when the gate fires (`gate.stepLive(live, state)` returned true). `context` is the conversation so
+ * when the gate fires (`gate.stepChunk(live, chunk)` or `gate.stepLive(live, state)` returned true). `context` is the conversation so
  * far (chat messages, or its text), which the verdict reads.
  *
  * @example
  * ```ts
  * for await (const c of model.generate(prompt, { captureLayer: live.layer, onPrompt: (s) => void live.append(s) })) {
  *   await live.append(c.state);
- *   if (gate.stepLive(live, c.state)) {
+ *   if (gate.stepChunk(live, c)) { // c.state, or c.finalState (generate's finalState: true) for a final-layer gate
  *     const pick = await selectLive(live, [...messages, { role: "assistant", content: soFar }]);
  *     if (pick.record) { messages.push({ role: "user", content: skillInjection(pick.record) }); break; } // restart the turn
  *   }

@@ -69,7 +69,11 @@ export interface TrajectoryFeatures {
 
 /** Options of {@link collectGateFeatures}. */
 export interface CollectOptions {
-  /** The layer whose state joins the row; null for score features only. Default: the router's ℓ*. */
+  /**
+   * The layer whose state joins the row; null for score features only. Default: the router's ℓ*.
+   * ℓ* and the last layer (nLayer − 1) are the two that `Model.generate` gives in the decode loop
+   * (each chunk's `state`, and its `finalState` with `finalState: true`).
+   */
   stateLayer?: number | null;
   /** Positive tokens at the end of a decision point (default 4: the two-token rule has room). */
   window?: number;

@@ -3,11 +3,13 @@
  * features of a live context's accumulated glance scores and a hidden state at the current position,
  * that fires once it has been positive for two consecutive tokens.
  *
- * The paper reads the final-layer state. `Model.generate` captures one layer per token (the router's
- * ℓ*, which the live context needs), so a gate that runs inside the agent's own decode with no second
- * pass reads the ℓ* state; `gavel train-gate` trains on ℓ* by default and records the layer it used
- * (`stateLayer`), so a host that has another layer's state (e.g. from `hiddenStatesAt`) can train for
- * it. Weights come from `fitGate` (src/eval/gate-fit.ts, over the rows that src/route/gate-train.ts
+ * The paper reads the final-layer state. `Model.generate` captures the router's ℓ* for every token
+ * (the live context needs it) and, with `finalState: true`, the final layer's state of the current
+ * position from the same decode; both are in the decode loop with no second pass. `gavel train-gate`
+ * trains on ℓ* by default (`--state-layer final` for the paper's layer) and records the layer it used
+ * (`stateLayer`); {@link Gate.stateSource} says which of a chunk's states a gate reads and
+ * {@link Gate.stepChunk} feeds it that one. A host that has another layer's state (e.g. from
+ * `hiddenStatesAt`) can train for it and use {@link Gate.stepLive}. Weights come from `fitGate` (src/eval/gate-fit.ts, over the rows that src/route/gate-train.ts
  * collects), or from the caller; a gate file is JSON with the weights as base64 little-endian float64
  * ({@link saveGate}, {@link Gate.load}).
  *
@@ -127,11 +129,41 @@ export class Gate {
   /**
    * One token of a live context: {@link Gate.step} over the context's current scores g
    * (`live.scores().g`, after the token was appended) and the token's state (the chunk's `state` of
-   * `model.generate(…, { captureLayer: live.layer })` when the gate reads ℓ*). A gate that reads no
-   * state takes an empty one.
+   * `model.generate(…, { captureLayer: live.layer })` when the gate reads ℓ*, its `finalState` with
+   * `finalState: true` when it reads the final layer; {@link Gate.stepChunk} picks). A gate that
+   * reads no state takes an empty one.
    */
   stepLive(live: { scores(): { g: Float64Array } }, state: ArrayLike<number>): boolean {
     return this.step(live.scores().g, this.stateDim === 0 ? [] : state);
+  }
+
+  /**
+   * Which state of a `model.generate` chunk this gate reads: "none" (score features only), "star"
+   * (the chunk's `state`, with `captureLayer: live.layer`: the file's state layer is its glance
+   * layer ℓ*, or the gate has no file info), "final" (the chunk's `finalState`, with
+   * `finalState: true`: the file's state layer is the model's last), or null: another layer, which
+   * generate does not capture (feed it with {@link Gate.stepLive}).
+   */
+  get stateSource(): "none" | "star" | "final" | null {
+    if (this.stateDim === 0) return "none";
+    const info = this.info;
+    if (info === null || info.stateLayer === info.glanceLayer) return "star";
+    return info.stateLayer === info.model.nLayer - 1 ? "final" : null;
+  }
+
+  /**
+   * One generated token of a live context: {@link Gate.stepLive} with the chunk's state this gate
+   * reads ({@link Gate.stateSource}): `chunk.state` (ℓ*) or `chunk.finalState` (generate's
+   * `finalState: true`).
+   *
+   * @throws GavelError INVALID_ARGUMENT when the chunk lacks that state (a final-layer gate over a
+   *   generation without `finalState`, or a gate of a layer generate does not capture)
+   */
+  stepChunk(live: { scores(): { g: Float64Array } }, chunk: { state: ArrayLike<number>; finalState?: ArrayLike<number> }): boolean {
+    const source = this.stateSource;
+    if (source === null) throw invalidArgument(`this gate reads layer ${this.info?.stateLayer}, which generate does not capture: use stepLive with that layer's state`);
+    if (source === "final" && chunk.finalState === undefined) throw invalidArgument("this gate reads the final layer: generate with finalState: true");
+    return this.stepLive(live, source === "final" ? chunk.finalState! : chunk.state);
   }
 
   /**

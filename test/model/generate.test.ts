@@ -70,6 +70,83 @@ describe("Model.generate (stories260K)", () => {
     expect(maxDiff).toBeLessThanOrEqual(1e-4 * maxRef);
   });
 
+  it("finalState: the current position's final-layer state equals a fresh hiddenStates(nLayer − 1) row; ℓ* capture unchanged", async () => {
+    const layer = 2;
+    const last = model.info.nLayer - 1;
+    expect(layer).toBeLessThan(last);
+    const opts = { temperature: 0.9, seed: 7, maxTokens: 20, captureLayer: layer };
+    let promptStates: Float32Array | undefined;
+    let promptFinal: Float32Array | undefined;
+    const on = await collect(model.generate(PROMPT, { ...opts, finalState: true, onPrompt: (s, _t, f) => ((promptStates = s), (promptFinal = f)) }));
+    let plainPrompt: Float32Array | undefined;
+    const off = await collect(model.generate(PROMPT, { ...opts, onPrompt: (s, ...rest) => ((plainPrompt = s), expect(rest.length).toBe(1)) }));
+    // The ℓ* capture and the sampled tokens are bit for bit those of the same run without finalState.
+    expect(Array.from(on.result.tokens)).toEqual(Array.from(off.result.tokens));
+    expect(Array.from(promptStates!)).toEqual(Array.from(plainPrompt!));
+    on.chunks.forEach((c, i) => expect(Array.from(c.state)).toEqual(Array.from(off.chunks[i].state)));
+    // Off: nothing extra.
+    for (const c of off.chunks) expect("finalState" in c).toBe(false);
+    const prompt = model.tokenize(PROMPT, { addBos: model.info.addBos });
+    const all = Int32Array.from([...prompt, ...on.result.tokens]);
+    const [, ref] = await model.hiddenStatesAt(all, [layer, last]);
+    const d = model.info.nEmbd;
+    // Row p of the reference against the state generate gave for position p.
+    const rows: [number, Float32Array][] = [[prompt.length - 1, promptFinal!], ...on.chunks.map((c, i): [number, Float32Array] => [prompt.length + i, c.finalState!])];
+    let maxRef = 0;
+    let maxDiff = 0;
+    for (const [p, got] of rows) {
+      expect(got).toBeInstanceOf(Float32Array);
+      expect(got.length).toBe(d);
+      for (let j = 0; j < d; j++) {
+        maxRef = Math.max(maxRef, Math.abs(ref[p * d + j]));
+        maxDiff = Math.max(maxDiff, Math.abs(ref[p * d + j] - got[j]));
+      }
+    }
+    expect(maxRef).toBeGreaterThan(0);
+    expect(maxDiff).toBeLessThanOrEqual(1e-4 * maxRef);
+  });
+
+  it("finalState with captureLayer = nLayer − 1 is the chunk's own state", async () => {
+    const last = model.info.nLayer - 1;
+    let promptStates: Float32Array | undefined;
+    let promptFinal: Float32Array | undefined;
+    const { chunks } = await collect(
+      model.generate(PROMPT, { temperature: 0, maxTokens: 6, ignoreEog: true, captureLayer: last, finalState: true, onPrompt: (s, _t, f) => ((promptStates = s), (promptFinal = f)) }),
+    );
+    const d = model.info.nEmbd;
+    expect(Array.from(promptFinal!)).toEqual(Array.from(promptStates!.subarray(promptStates!.length - d)));
+    for (const c of chunks) expect(Array.from(c.finalState!)).toEqual(Array.from(c.state));
+  });
+
+  it("finalState over a prompt prefilled in several batches (only the last one outputs a row)", async () => {
+    const small = await Model.load(storiesPath, { contextSize: 128, batchSize: 4, threads: 1 });
+    try {
+      const last = small.info.nLayer - 1;
+      const prompt = small.tokenize(PROMPT, { addBos: small.info.addBos });
+      expect(prompt.length).toBeGreaterThan(8);
+      let promptFinal: Float32Array | undefined;
+      const { chunks, result } = await collect(
+        small.generate(prompt, { temperature: 0, maxTokens: 4, ignoreEog: true, captureLayer: 1, finalState: true, onPrompt: (_s, _t, f) => (promptFinal = f) }),
+      );
+      const all = Int32Array.from([...prompt, ...result.tokens]);
+      const ref = await small.hiddenStates(all, last);
+      const d = small.info.nEmbd;
+      const rows: [number, Float32Array][] = [[prompt.length - 1, promptFinal!], ...chunks.map((c, i): [number, Float32Array] => [prompt.length + i, c.finalState!])];
+      let maxRef = 0;
+      let maxDiff = 0;
+      for (const [p, got] of rows) {
+        expect(got.length).toBe(d);
+        for (let j = 0; j < d; j++) {
+          maxRef = Math.max(maxRef, Math.abs(ref[p * d + j]));
+          maxDiff = Math.max(maxDiff, Math.abs(ref[p * d + j] - got[j]));
+        }
+      }
+      expect(maxDiff).toBeLessThanOrEqual(1e-4 * maxRef);
+    } finally {
+      await small.dispose();
+    }
+  });
+
   it("the same seed gives the same text; other seeds give other texts", async () => {
     const run = async (seed: number) =>
       (await collect(model.generate(PROMPT, { temperature: 1.5, topK: 0, topP: 1, minP: 0, seed, maxTokens: 30, ignoreEog: true }))).result.tokens;
@@ -154,6 +231,9 @@ describe("Model.generate (stories260K)", () => {
       [{ captureLayer: 99 }, "LAYER_OUT_OF_RANGE"],
       [{ signal: 3 }, "INVALID_ARGUMENT"],
       [{ onPrompt: 3 }, "INVALID_ARGUMENT"],
+      [{ finalState: 1 }, "INVALID_ARGUMENT"],
+      [{ finalState: "yes" }, "INVALID_ARGUMENT"],
+      [{ finalState: null }, "INVALID_ARGUMENT"],
       ["x", "INVALID_ARGUMENT"],
     ];
     for (const [o, code] of bad) {
@@ -168,6 +248,28 @@ describe("Model.generate (stories260K)", () => {
     }
     expect(() => model.generate([], {})).toThrow(GavelError);
     expect(() => model.generate([1e9], {})).toThrow(/vocabulary|token/i);
+  });
+
+  it("the raw binding re-checks finalState (a non-boolean is INVALID_ARGUMENT, not a crash)", async () => {
+    const { loadBinding } = await import("../../src/native/binding.js");
+    const raw = new (loadBinding().NativeModel)();
+    await raw.load(storiesPath, { gpuLayers: 0, contextSize: 64, threads: 1, batchSize: 8, sequences: 2, flashAttention: 0, kvF16: false, kvUnified: true });
+    try {
+      const params = { temperature: 0, topK: 0, topP: 1, minP: 0, seed: 1, penaltyLastN: 0, repeatPenalty: 1, frequencyPenalty: 0, presencePenalty: 0 };
+      for (const bad of [1, "yes", null, {}]) {
+        expect(() => raw.generation(1, params, bad as never), String(bad)).toThrow(expect.objectContaining({ code: "INVALID_ARGUMENT" }));
+      }
+      const gen = raw.generation(1, params, true);
+      const step = await gen.append(Int32Array.of(1, 2, 3));
+      expect(step.states.length).toBe(3 * raw.info().nEmbd);
+      expect(step.finalState!.length).toBe(raw.info().nEmbd);
+      await gen.close();
+      const plain = raw.generation(1, params);
+      expect("finalState" in (await plain.append(Int32Array.of(1, 2, 3)))).toBe(false);
+      await plain.close();
+    } finally {
+      raw.dispose();
+    }
   });
 
   it("a prompt past the context is CONTEXT_OVERFLOW", () => {

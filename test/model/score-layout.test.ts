@@ -147,6 +147,18 @@ describe("scorer limits are typed errors before llama.cpp sees them", () => {
     ok.dispose();
   });
 
+  it("a batch smaller than the number of sequences decodes (llama.cpp's output bound is raised, not asserted)", async () => {
+    const m = await Model.load(storiesPath, { contextSize: 64, batchSize: 4, sequences: 8, threads: 1 });
+    try {
+      const tokens = m.tokenize("Once upon a time there was a little girl", { addBos: m.info.addBos });
+      expect((await m.hiddenStates(tokens, 1)).length).toBe(tokens.length * m.info.nEmbd);
+      const r = await m.score(tokens.subarray(0, 5), tokens.subarray(5));
+      expect(r.logprobs.length).toBe(tokens.length - 5);
+    } finally {
+      await m.dispose();
+    }
+  });
+
   it("a small contextSize lowers the default batch to it", async () => {
     const m = await Model.load(storiesPath, { contextSize: 64, sequences: 2 });
     expect(m.info.batchSize).toBe(64);

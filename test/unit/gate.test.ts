@@ -49,4 +49,33 @@ describe("gate", () => {
     expect(() => gate.step([1], [1])).toThrow(expect.objectContaining({ code: "INVALID_ARGUMENT" }));
     expect(() => gateScoreFeatures([])).toThrow(expect.objectContaining({ code: "INVALID_ARGUMENT" }));
   });
+
+  it("stateSource says which of a generate chunk's states the gate reads; stepChunk feeds it that one", () => {
+    const nf = GATE_SCORE_FEATURES.length;
+    const model = { architecture: "llama", nLayer: 6, nEmbd: 2, nVocab: 10, vocabHash: "0".repeat(64) };
+    const make = (stateLayer: number | null) => {
+      // The logit reads the state's first value only: +1 on the star row, −1 on the final row below.
+      const weights = new Float64Array(nf + (stateLayer === null ? 0 : 2));
+      if (stateLayer !== null) weights[nf] = 1;
+      const gate = new Gate({ weights, bias: 0 });
+      gate.info = { stateLayer, glanceLayer: 3, model, projections: "p", librarySize: 4 };
+      return gate;
+    };
+    const live = { scores: () => ({ g: Float64Array.of(0.1, 0.2, 0.3, 0.4) }) };
+    const chunk = { state: Float32Array.of(1, 0), finalState: Float32Array.of(-1, 0) };
+    expect(make(null).stateSource).toBe("none");
+    expect(make(3).stateSource).toBe("star");
+    expect(make(5).stateSource).toBe("final");
+    expect(make(4).stateSource).toBeNull();
+    expect(new Gate({ weights: new Float64Array(nf + 2), bias: 0 }).stateSource).toBe("star");
+    const star = make(3);
+    expect(star.stepChunk(live, chunk)).toBe(false);
+    expect(star.stepChunk(live, chunk)).toBe(true); // positive twice on the star row
+    const final = make(5);
+    expect(final.stepChunk(live, chunk)).toBe(false);
+    expect(final.stepChunk(live, chunk)).toBe(false); // negative on the final row
+    expect(() => final.stepChunk(live, { state: chunk.state })).toThrow(expect.objectContaining({ code: "INVALID_ARGUMENT" }));
+    expect(() => make(4).stepChunk(live, chunk)).toThrow(expect.objectContaining({ code: "INVALID_ARGUMENT" }));
+    expect(make(null).stepChunk(live, { state: chunk.state })).toBe(false);
+  });
 });

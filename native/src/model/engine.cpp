@@ -104,6 +104,9 @@ bool Engine::EvalCallback(struct ggml_tensor* t, bool ask, void* user_data) {
   std::vector<float>& out = self->capture_rows_[it->second];
   const size_t rows = size_t(t->ne[1]);
   const size_t cols = size_t(t->ne[0]);
+  // No row: past the last block of a ubatch that outputs none (a generation's prefill before its last
+  // batch), llama.cpp keeps zero rows; such a tensor may have no buffer to read from.
+  if (rows == 0) return !(self->exit_after_ >= 0 && long(it->second) == self->exit_after_);
   const size_t old = out.size();
   out.resize(old + rows * cols);
   float* dst = out.data() + old;
@@ -155,6 +158,10 @@ void Engine::Load(const std::string& path, const LoadParams& p) {
   cp.n_batch = uint32_t(p.batch_size);
   cp.n_ubatch = uint32_t(p.batch_size);  // the physical batch follows batchSize
   cp.n_seq_max = uint32_t(p.sequences);
+  // llama.cpp reserves room for at least one output per sequence at every decode and asserts (aborts
+  // the process) when that exceeds n_outputs_max, which defaults to n_batch: a batch smaller than the
+  // number of sequences needs the larger bound.
+  if (p.batch_size < p.sequences) cp.n_outputs_max = uint32_t(p.sequences);
   cp.n_threads = p.threads;
   cp.n_threads_batch = cp.n_threads;
   cp.kv_unified = p.kv_unified;

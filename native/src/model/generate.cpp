@@ -11,7 +11,8 @@ namespace gavel {
 
 using engine_detail::Batch;
 
-Generation::Generation(std::shared_ptr<Engine> engine, int layer, const SamplerParams& p) : engine_(std::move(engine)), layer_(layer) {
+Generation::Generation(std::shared_ptr<Engine> engine, int layer, const SamplerParams& p, bool final_state)
+    : engine_(std::move(engine)), layer_(layer), final_state_(final_state) {
   const ModelInfo& info = engine_->Info();
   if (layer < 0 || layer >= info.n_layer) {
     throw Failure(Code::LAYER_OUT_OF_RANGE, "layer " + std::to_string(layer) + " is out of range: the model has " +
@@ -90,11 +91,16 @@ GenerationStep Generation::Append(const std::vector<int32_t>& tokens) {
   e.abort_flag = false;
   if (seq_ < 0) Reserve();
   const int n_embd = e.info_.n_embd;
+  const int last_layer = e.info_.n_layer - 1;
   // Past the last block llama.cpp keeps only the rows it outputs: ask for every row there.
-  const bool all_outputs = layer_ == e.info_.n_layer - 1;
+  const bool all_outputs = layer_ == last_layer;
+  // The final state: the last block's output, captured beside ℓ* from the same graph. Only the rows
+  // llama.cpp outputs reach it (the last token's; every row when ℓ* is the last layer itself).
+  const bool final_separate = final_state_ && !all_outputs;
   e.capture_index_.clear();
   e.capture_index_.emplace("l_out-" + std::to_string(layer_), 0);
-  e.capture_rows_.assign(1, {});
+  if (final_separate) e.capture_index_.emplace("l_out-" + std::to_string(last_layer), 1);
+  e.capture_rows_.assign(final_separate ? 2 : 1, {});
   e.capture_error_.clear();
   e.exit_after_ = -1;  // the logits are needed for sampling
   e.pinned_.clear();
@@ -123,7 +129,18 @@ GenerationStep Generation::Append(const std::vector<int32_t>& tokens) {
   if (e.capture_rows_[0].size() != n * size_t(n_embd)) {
     throw Failure(Code::HIDDEN_STATES_UNAVAILABLE, "the graph did not expose l_out-" + std::to_string(layer_) + " for every token");
   }
+  if (final_separate) {
+    // One row (the output token's) when the architecture drops the other rows before its last block,
+    // every row when it does not: the last one is the last token's either way.
+    const size_t rows = e.capture_rows_[1].size() / size_t(n_embd);
+    if (e.capture_rows_[1].size() % size_t(n_embd) != 0 || (rows != 1 && rows != n)) {
+      throw Failure(Code::HIDDEN_STATES_UNAVAILABLE, "the graph did not expose l_out-" + std::to_string(last_layer) +
+                                                     " for the last token (got " + std::to_string(rows) + " rows)");
+    }
+    out.final_state.assign(e.capture_rows_[1].end() - n_embd, e.capture_rows_[1].end());
+  }
   out.states = std::move(e.capture_rows_[0]);
+  if (final_state_ && !final_separate) out.final_state.assign(out.states.end() - n_embd, out.states.end());
   e.capture_rows_.clear();
   // llama_sampler_sample accepts the token it draws: when that token is what is appended next, the
   // chain already holds it and accepting it again would count it twice in the penalties.

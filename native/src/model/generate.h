@@ -1,8 +1,11 @@
 // Generation: streaming decode over one engine sequence of its own, with llama.cpp's sampler chain,
 // capturing the residual stream after block ℓ* ("l_out-ℓ*", the tensor hiddenStates reads) for every
 // token it decodes (prompt prefill and each generated token) from the same forward passes: no
-// second pass. The sequence is taken from the engine's pool of cached-prefix sequences for the
-// generation's lifetime, so hiddenStates, score and logits calls between steps leave it intact.
+// second pass. With final_state, also the last block's output ("l_out-<n_layer-1>") of each append's
+// last token: the one row llama.cpp computes past the last block anyway (the row whose logits are
+// sampled), so no extra output row is requested and the LM head still runs for that token only.
+// The sequence is taken from the engine's pool of cached-prefix sequences for the generation's
+// lifetime, so hiddenStates, score and logits calls between steps leave it intact.
 // No N-API here: generate_napi.cpp wraps it. Every method takes the engine's mutex itself.
 #pragma once
 
@@ -30,20 +33,21 @@ struct SamplerParams {
 };
 
 struct GenerationStep {
-  std::vector<float> states;  // decoded tokens × nEmbd, the ℓ* rows
-  int32_t next = -1;          // the token sampled after the last decoded one
+  std::vector<float> states;       // decoded tokens × nEmbd, the ℓ* rows
+  std::vector<float> final_state;  // nEmbd: the last block's output at the last decoded token (empty unless asked)
+  int32_t next = -1;               // the token sampled after the last decoded one
 };
 
 class Generation {
  public:
-  Generation(std::shared_ptr<Engine> engine, int layer, const SamplerParams& params);
+  Generation(std::shared_ptr<Engine> engine, int layer, const SamplerParams& params, bool final_state = false);
   ~Generation();
   Generation(const Generation&) = delete;
   Generation& operator=(const Generation&) = delete;
 
   // Decodes `tokens` after everything decoded so far (the first call is the prompt), captures their
-  // ℓ* rows and samples the next token from the last one's logits. The tokens enter the repeat
-  // penalty's window.
+  // ℓ* rows (and, with final_state, the last block's row of the last token) and samples the next
+  // token from the last one's logits. The tokens enter the repeat penalty's window.
   GenerationStep Append(const std::vector<int32_t>& tokens);
   // Frees the sequence's cells and returns it to the engine's pool. Idempotent.
   void Close();
@@ -54,6 +58,7 @@ class Generation {
   void Reserve();
   std::shared_ptr<Engine> engine_;
   int layer_;
+  bool final_state_;
   llama_sampler* sampler_ = nullptr;
   int seq_ = -1;
   int n_past_ = 0;

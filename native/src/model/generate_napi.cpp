@@ -15,6 +15,7 @@ struct Holder {
   std::shared_ptr<Engine> engine;
   int layer;
   SamplerParams params;
+  bool final_state = false;
 };
 
 class NativeGeneration : public Napi::ObjectWrap<NativeGeneration> {
@@ -32,7 +33,7 @@ class NativeGeneration : public Napi::ObjectWrap<NativeGeneration> {
     }
     auto* h = info[0].As<Napi::External<Holder>>().Data();
     try {
-      gen_ = std::make_shared<Generation>(h->engine, h->layer, h->params);
+      gen_ = std::make_shared<Generation>(h->engine, h->layer, h->params, h->final_state);
     } catch (...) {
       CurrentError(info.Env(), "generation: ").ThrowAsJavaScriptException();
     }
@@ -53,6 +54,7 @@ class NativeGeneration : public Napi::ObjectWrap<NativeGeneration> {
           [](Napi::Env e, GenerationStep& s) {
             Napi::Object o = Napi::Object::New(e);
             o.Set("states", ToTyped(e, s.states));
+            if (!s.final_state.empty()) o.Set("finalState", ToTyped(e, s.final_state));
             o.Set("next", s.next);
             return Napi::Value(o);
           },
@@ -116,6 +118,8 @@ Napi::Value NewGeneration(const Napi::CallbackInfo& info, std::shared_ptr<Engine
   h.params.repeat_penalty = float(num("repeatPenalty", 1e-9, 1e6));
   h.params.frequency_penalty = float(num("frequencyPenalty", -1e6, 1e6));
   h.params.presence_penalty = float(num("presencePenalty", -1e6, 1e6));
+  // Optional third argument: whether each append also returns the last block's row of its last token.
+  if (info.Length() > 2 && !info[2].IsUndefined()) h.final_state = BoolArg(info[2], "finalState");
   if (g_ctor == nullptr) Bad("NativeGeneration is not registered");
   Napi::Object obj = g_ctor->New({Napi::External<Holder>::New(env, &h)});
   return obj;

@@ -192,8 +192,9 @@ token by token to report the gate's firing (two consecutive positive tokens).
   --calibration F         share of the rest read at every position to choose the firing threshold
                           (the logit the two-token rule compares with; best firing F1), folded into
                           the bias (default 0.2; 0: threshold 0)
-  --state-layer L         star (the router's ℓ*, what Model.generate captures: default), final,
-                          none, or a layer number
+  --state-layer L         star (the router's ℓ*, each chunk's state in Model.generate: default),
+                          final (the last layer, each chunk's finalState with generate's
+                          finalState: true), none, or a layer number (not captured by generate)
   --window N              positive tokens at the end of a decision point (default 4)
   --random-positions N    negative rows per training trajectory besides message ends (default 32)
   --lambda X              L2 penalty on the standardised weights (default 0.1)
