@@ -24,8 +24,8 @@ import { LexicalExpert } from "./lexical.js";
 import type { LiveContext } from "./live.js";
 import type { Ranked } from "./glance.js";
 import type { RouterParts } from "./parts.js";
-import { readSkillRecord, skillHandle, type SkillHandle, type SkillRecord } from "./skill-record.js";
-import type { Candidate, RouteContext } from "./types.js";
+import { readSkillRecord, skillHandle, type SkillRecord } from "./skill-record.js";
+import type { RouteContext, RouteResult } from "./types.js";
 
 /** Options of {@link selectLive}. */
 export interface LiveSelectOptions {
@@ -39,23 +39,13 @@ export interface LiveSelectOptions {
 }
 
 /** What a firing chose. */
-export interface LiveSelection {
-  /** The winner's id, or null (abstained, or an empty shortlist). */
-  skill: string | null;
-  name: string | null;
-  abstained: boolean;
-  /** Why it abstained or not, when abstention was on. */
-  abstention?: { reason: string; score: number };
-  /** The live shortlist, best S first. */
-  shortlist: Candidate[];
-  verdict: "ran" | "skipped" | "off";
-  /** As `route().load`: id, name, SKILL.md path, folder, content hash; null when nothing loads. */
-  load: SkillHandle | null;
+export interface LiveSelection extends Pick<RouteResult, "skill" | "name" | "abstained" | "abstention" | "shortlist" | "verdict" | "load"> {
   /** The winner whole (body, front matter, allowed-tools); null when nothing loads. */
   record: SkillRecord | null;
   /** Live tokens read when it fired. */
   tokens: number;
-  timings: { verdictMs: number; totalMs: number; lexicalMs?: number };
+  /** As `route().timings`, without the glance (the live context keeps its scores as it reads). */
+  timings: Omit<RouteResult["timings"], "glanceMs">;
 }
 
 /** The verdict's text for a live context: the messages without the system prompt, the end kept within `budget` tokens. */
