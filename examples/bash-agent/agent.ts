@@ -141,37 +141,38 @@ export interface GateLike {
 
 /**
  * The stand-in gate when none is given: positive while the live leader's margin over the runner-up
- * (g₁ − g₂) is at least `margin`, firing once it has been positive for two consecutive tokens (the
- * trained gate's two-token rule). It reads no state. The default 0.06 is set by eye on gavel-mini
- * over the 24 example skills (scaffolding-only contexts stay under ~0.045, a turn that names an
- * image job climbs past 0.08); it is no substitute for a gate trained with `gavel train-gate`.
+ * (g₁ − g₂) exceeds `margin`, firing once it has been positive for two consecutive tokens. It is a
+ * {@link Gate} whose only weight is on the margin feature (bias −margin, no state), so the two-token
+ * rule is the library's own. The default 0.06 is set by eye on gavel-mini over the 24 example skills
+ * (scaffolding-only contexts stay under ~0.045, a turn that names an image job climbs past 0.08); it
+ * is no substitute for a gate trained with `gavel train-gate`.
  */
 export class MarginGate implements GateLike {
   readonly margin: number;
-  #streak = 0;
+  readonly #gate: Gate;
 
   constructor(margin = 0.06) {
     if (!(margin >= 0) || !Number.isFinite(margin)) throw new RangeError("margin must be a finite number ≥ 0");
     this.margin = margin;
+    const weights = GATE_SCORE_FEATURES.map((f) => (f === "margin" ? 1 : 0));
+    this.#gate = new Gate({ weights, bias: -margin });
   }
 
   logit(g: ArrayLike<number>): number {
-    return gateScoreFeatures(g)[1] - this.margin;
+    return this.#gate.logit(g, NO_STATE);
   }
 
   step(g: ArrayLike<number>): boolean {
-    this.#streak = this.logit(g) >= 0 ? this.#streak + 1 : 0;
-    if (this.#streak >= 2) {
-      this.#streak = 0;
-      return true;
-    }
-    return false;
+    return this.#gate.step(g, NO_STATE);
   }
 
   reset(): void {
-    this.#streak = 0;
+    this.#gate.reset();
   }
 }
+
+/** The state a gate over score features alone reads: none. */
+const NO_STATE = new Float32Array(0);
 
 /** A gate that never fires: the agent without routing. */
 export const NEVER: GateLike = { step: () => false, reset: () => undefined };
