@@ -20,14 +20,14 @@ import { glanceLibrary, type Glanced } from "./glance.js";
 import { judge, verdictInputsOf, type Shortlisted, type VerdictInputs } from "./verdict.js";
 import { checkFiniteReadouts, rule } from "./ruling.js";
 import { LexicalExpert } from "./lexical.js";
-import { decide } from "./decide.js";
+import { decide, decisionOutcome } from "./decide.js";
 import { needsLexical } from "../projections/abstention.js";
 import { explainVotes } from "./explain.js";
 import { installSkills } from "./install.js";
 import { LiveContext } from "./live.js";
 import { glanceTrusted, preferTrusted, priorityOf, sourceClass, trustActive, trustSettings, winnerFlags, type TrustSettings } from "./trust.js";
 import type { RouterParts } from "./parts.js";
-import { readSkillRecord, skillHandle, type SkillRecord } from "./skill-record.js";
+import { readSkillRecord, type SkillRecord } from "./skill-record.js";
 import type { Candidate, GlanceHit, GlanceOptions, InstalledSkill, InstallOptions, InstallReport } from "./types.js";
 import type { RankOptions, RankResult, RouteContext, RouteOptions, RouteResult, RouterOpenOptions } from "./types.js";
 
@@ -260,22 +260,14 @@ export class Router {
     const ranked = trust.trust.size > 0 ? preferTrusted(glanced.ranked, (id) => priorityOf(sourceClass(library.entry(id), library.dir), trust.trust), trust.tieMargin) : glanced.ranked;
     const d = await decide(this.#parts, this.#lexical, glanced.q.taskText, ranked, glanced.res.handles, { lexical, verdict, abstain, signal });
     const t2 = performance.now();
-    const best = d.shortlist[0];
-    const abstained = d.abstention?.abstain === true;
-    const chosen = abstained || !best ? null : best;
     const result: RouteResult = {
-      skill: chosen?.skill ?? null,
-      name: chosen?.name ?? null,
-      abstained,
-      ...(d.abstention ? { abstention: { reason: d.abstention.reason, score: d.abstention.score } } : {}),
-      shortlist: d.shortlist,
-      verdict: d.verdict,
-      load: chosen ? skillHandle(this.#parts.library.entry(chosen.skill), this.bankDir) : null,
+      ...decisionOutcome(this.#parts, d),
       timings: { glanceMs: t1 - t0, verdictMs: d.verdictMs, totalMs: t2 - t0, ...(d.lexicalMs !== undefined ? { lexicalMs: d.lexicalMs } : {}) },
       ...(glanced.q.truncation ? { truncation: glanced.q.truncation } : {}),
     };
-    const flags = chosen ? await winnerFlags(this.#parts.library, glanced.q.taskText, chosen.skill) : [];
+    const flags = result.skill !== null ? await winnerFlags(this.#parts.library, glanced.q.taskText, result.skill) : [];
     if (flags.length > 0) result.flags = flags;
+    const best = d.shortlist[0];
     if (explain && best) {
       const column = glanced.ranked.find((r) => r.skill === best.skill)!.column;
       result.explanation = explainVotes(this.model, this.#parts.library.entry(best.skill), column, glanced);

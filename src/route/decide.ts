@@ -17,7 +17,8 @@ import { judge } from "./verdict.js";
 import type { LexicalExpert } from "./lexical.js";
 import type { Ranked } from "./glance.js";
 import type { RouterParts } from "./parts.js";
-import type { Candidate } from "./types.js";
+import { skillHandle } from "./skill-record.js";
+import type { Candidate, RouteResult } from "./types.js";
 
 /** How one route runs its stages after the glance. */
 export interface DecideOptions {
@@ -43,6 +44,26 @@ export interface Decision {
   abstention: AbstentionDecision | null;
   lexicalMs?: number;
   verdictMs: number;
+}
+
+/** The fields a route and a live selection share, from a {@link Decision}: the winner (none when it abstained), and its load handle. */
+export type DecisionOutcome = Pick<RouteResult, "skill" | "name" | "abstained" | "abstention" | "shortlist" | "verdict" | "load">;
+
+/** {@link DecisionOutcome} of `d` over the library of `parts` (one reading for `router.route` and `selectLive`). */
+export function decisionOutcome(parts: Pick<RouterParts, "library">, d: Decision): DecisionOutcome {
+  const best = d.shortlist[0];
+  const abstained = d.abstention?.abstain === true;
+  const chosen = abstained || !best ? null : best;
+  const { library } = parts;
+  return {
+    skill: chosen?.skill ?? null,
+    name: chosen?.name ?? null,
+    abstained,
+    ...(d.abstention ? { abstention: { reason: d.abstention.reason, score: d.abstention.score } } : {}),
+    shortlist: d.shortlist,
+    verdict: d.verdict,
+    load: chosen ? skillHandle(library.entry(chosen.skill), library.dir) : null,
+  };
 }
 
 /** The rule that abstains when the winner's V < 0: what `abstain` meant before calibrated models. */

@@ -19,12 +19,12 @@ import { GavelError, invalidArgument } from "../errors.js";
 import { boolOption, optionsObject, signalOption } from "../util/validate.js";
 import { needsLexical } from "../projections/abstention.js";
 import { chatAsTask } from "./context.js";
-import { decide } from "./decide.js";
+import { decide, decisionOutcome } from "./decide.js";
 import { LexicalExpert } from "./lexical.js";
 import type { LiveContext } from "./live.js";
 import type { Ranked } from "./glance.js";
 import type { RouterParts } from "./parts.js";
-import { readSkillRecord, skillHandle, type SkillRecord } from "./skill-record.js";
+import { readSkillRecord, type SkillRecord } from "./skill-record.js";
 import type { RouteContext, RouteResult } from "./types.js";
 
 /** Options of {@link selectLive}. */
@@ -113,18 +113,10 @@ export async function selectLive(live: LiveContext, context: RouteContext, optio
       })
       .sort((a, b) => b.g - a.g || a.column - b.column);
     const d = await decide(parts, new LexicalExpert(), taskText, ranked, handles, { lexical, verdict, abstain, signal });
-    const best = d.shortlist[0];
-    const abstained = d.abstention?.abstain === true;
-    const chosen = abstained || !best ? null : best;
-    const record = chosen ? await readSkillRecord(library, chosen.skill) : null;
+    const outcome = decisionOutcome(parts, d);
+    const record = outcome.skill !== null ? await readSkillRecord(library, outcome.skill) : null;
     return {
-      skill: chosen?.skill ?? null,
-      name: chosen?.name ?? null,
-      abstained,
-      ...(d.abstention ? { abstention: { reason: d.abstention.reason, score: d.abstention.score } } : {}),
-      shortlist: d.shortlist,
-      verdict: d.verdict,
-      load: chosen ? skillHandle(library.entry(chosen.skill), library.dir) : null,
+      ...outcome,
       record,
       tokens: live.tokens,
       timings: { verdictMs: d.verdictMs, totalMs: performance.now() - t0, ...(d.lexicalMs !== undefined ? { lexicalMs: d.lexicalMs } : {}) },
