@@ -91,7 +91,7 @@ mkdir -p "$W/logs"
 
 # Seeds a machine that lost $W: checkpoints, logs and records an earlier call sent back.
 for f in "$R"/.device/lib/seed/*; do [ -f "$f" ] && [ ! -f "$W/$(basename "$f")" ] && cp "$f" "$W/"; done
-trap 'cp "$OUT/train-full.log" "$W/logs/" 2>/dev/null; (cd "$W" && tar -czf "$OUT/results.tgz" $(ls -d *.jsonl *.gguf *.ckpt *.done main-steps logs 2>/dev/null | grep -v "^gavel-mini.gguf$")) 2>/dev/null; ls -la "$OUT"' EXIT
+trap 'cp "$OUT/train-full.log" "$W/logs/" 2>/dev/null; (cd "$W" && tar -czf "$OUT/results.tgz" $(ls -d *.jsonl *.gguf *.ckpt *.done main-steps logs 2>/dev/null | grep -v -x -e gavel-mini.gguf -e "$(basename "$MODEL")")) 2>/dev/null; ls -la "$OUT"' EXIT
 
 step() { # name, then the command; skipped when $W/<name>.done exists; 0 ok, 75 unfinished, else failed
   local name=$1; shift
