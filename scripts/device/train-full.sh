@@ -27,8 +27,9 @@
 #   train-ft     the W_q fine-tune against the ε-cover keys (FT_STEPS), then the projections file
 #   install-*    the 49 SWE-Skills-Bench golds and the packed public library into $HOME/bank, the
 #                library's states read from the training's cache (REUSE_STATES=1, the default)
-#   test-glance  gavel eval --methods glance on batches 6-10 (test), per-query records
-#   val-glance   the same on batches 1-5 (validation: the split recipe choices are judged on)
+#   val-glance   gavel eval --methods glance on batches 1-5 (validation: the split recipe choices are
+#                judged on), per-query records; first, so that no choice waits on a test figure
+#   test-glance  the same on batches 6-10 (test)
 #   sub-1k/5k    the glance on 1K and 5K-skill libraries holding the golds (SUBSETS=1)
 #   test-ruling  the full ruling on batches 6-10 (RULING=1)
 # ℓ* = 7: the trained layer scan's pick on batches 1-5 (docs/BACKBONE.md); no choice here reads 6-10.
@@ -197,8 +198,9 @@ I="--jobs ${JOBS:-8} --threads ${INSTALL_THREADS:-4} $SC"
 LIBS="--library $L/golds.jsonl --library $L/mit.jsonl"
 step install-golds $CLI install "$L/golds.jsonl" $I $A --bank "$BANK" || exit 0
 step install-mit $CLI install "$L/mit.jsonl" $I $A --bank "$BANK" || exit 0
-step test-glance $CLI eval --tasks "$L/tasks.jsonl" $LIBS --batches 6-10 --methods glance --per-query "$W/test-glance.jsonl" --resume $A --bank "$BANK" || exit 0
+# validation (batches 1-5) first: every choice is read from it before any test figure is seen
 step val-glance $CLI eval --tasks "$L/tasks.jsonl" $LIBS --batches 1-5 --methods glance --per-query "$W/val-glance.jsonl" --resume $A --bank "$BANK" || exit 0
+step test-glance $CLI eval --tasks "$L/tasks.jsonl" $LIBS --batches 6-10 --methods glance --per-query "$W/test-glance.jsonl" --resume $A --bank "$BANK" || exit 0
 if [ "${SUBSETS:-1}" = 1 ]; then
   for n in 1000 5000; do
     k=$((n - $(wc -l < "$L/golds.jsonl")))
