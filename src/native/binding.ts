@@ -187,9 +187,12 @@ export interface NativeBank {
   /**
    * Test hook: a device sync's bookkeeping now, on the probe's own layout (no device needed):
    * skills uploaded (positions in handles()) and their rows, rows in use (live + holes), live rows,
-   * whether it compacted (holes past a third), each skill's first device row.
+   * whether it compacted (holes past a third), each skill's first device row, and whether the
+   * whole-bank columns were reused (nothing changed since the last probe).
    */
-  _deviceLayoutProbe(): { uploads: Int32Array; uploadedRows: number; end: number; live: number; compacted: boolean; rows: Float64Array };
+  _deviceLayoutProbe(): {
+    uploads: Int32Array; uploadedRows: number; end: number; live: number; compacted: boolean; rows: Float64Array; columnsReused: boolean;
+  };
   /** How the keys are held: "f32" (default) or "f16". */
   readonly keyType: "f32" | "f16";
   /** Makes the running glances with this ticket (all, without one) reject with ABORTED; returns how many. */

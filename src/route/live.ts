@@ -107,10 +107,11 @@ export class LiveContext {
     const queries = await projectNormalize(rows, model.info.nEmbd, projections.wq, projections.dim);
     const weights = decayWeights(b);
     const all = handles.length === library.keys.size;
-    const res = await library.keys.glance(queries, { weights, k: voteK(handles.length), handles: all ? undefined : handles, signal });
+    // detail 0: only g is read here, so no m or argmax (nq × skills) comes back.
+    const res = await library.keys.glance(queries, { weights, k: voteK(handles.length), handles: all ? undefined : handles, signal, detail: 0 });
     let wb = 0;
     for (let i = 0; i < b; i++) wb += weights[i];
-    this.#remap(res.handles);
+    const same = this.#remap(res.handles);
     const decay = 2 ** (-b / 64);
     this.#scale *= decay;
     if (this.#scale < RENORM_BELOW) {
@@ -119,17 +120,29 @@ export class LiveContext {
       this.#scale = 1;
     }
     const inv = 1 / this.#scale;
-    for (let s = 0; s < res.handles.length; s++) {
-      const c = this.#column.get(res.handles[s])!;
-      this.#acc[c] += res.g[s] * wb * inv;
+    if (same) {
+      // The columns are the glance's, in its order: no lookup per skill.
+      for (let s = 0; s < res.handles.length; s++) this.#acc[s] += res.g[s] * wb * inv;
+    } else {
+      for (let s = 0; s < res.handles.length; s++) {
+        const c = this.#column.get(res.handles[s])!;
+        this.#acc[c] += res.g[s] * wb * inv;
+      }
     }
     this.#wsum += wb * inv;
     this.#tokens += b;
   }
 
-  /** Columns for the glance's handles: new skills start at 0, removed ones are dropped. */
-  #remap(handles: Int32Array): void {
-    if (handles.length === this.#handles.length && handles.every((h, i) => h === this.#handles[i])) return;
+  /**
+   * Columns for the glance's handles: new skills start at 0, removed ones are dropped. True when the
+   * handles are those of the last glance, in the same order (column s is then handles[s]).
+   */
+  #remap(handles: Int32Array): boolean {
+    if (handles.length === this.#handles.length) {
+      let same = true;
+      for (let i = 0; i < handles.length && same; i++) same = handles[i] === this.#handles[i];
+      if (same) return true;
+    }
     const acc = new Float64Array(handles.length);
     const column = new Map<number, number>();
     handles.forEach((h, i) => {
@@ -140,6 +153,7 @@ export class LiveContext {
     this.#acc = acc;
     this.#column = column;
     this.#handles = Array.from(handles);
+    return false;
   }
 
   /** Each routable skill's score g after the last appended token, in the library's column order (Float64Array). */

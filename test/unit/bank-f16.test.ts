@@ -272,4 +272,64 @@ describe("the device copy's bookkeeping (layout probe, no device needed)", () =>
     }
     b.dispose();
   });
+
+  it("an unchanged bank syncs at once and reuses its columns; any change, in place or copied, syncs again", async () => {
+    const dim = 2;
+    const b = new (binding.NativeBank)(dim);
+    const rows = (n: number) => new Float32Array(n * dim).fill(0.5);
+    const a = b.add(rows(2));
+    b.add(rows(1));
+    let p = b._deviceLayoutProbe();
+    expect([p.columnsReused, Array.from(p.rows)]).toEqual([false, [0, 2]]);
+    p = b._deviceLayoutProbe();
+    expect([Array.from(p.uploads), p.uploadedRows, p.end, p.live, p.compacted, p.columnsReused, Array.from(p.rows)]).toEqual([[], 0, 3, 3, false, true, [0, 2]]);
+    expect(() => b.remove(9999)).toThrow(); // no change: still the same snapshot
+    expect(b._deviceLayoutProbe().columnsReused).toBe(true);
+    b.add(rows(0)); // mutated in place (no glance holds the snapshot)
+    p = b._deviceLayoutProbe();
+    expect([Array.from(p.uploads), p.columnsReused, Array.from(p.rows)]).toEqual([[], false, [0, 2, 3]]);
+    // A glance holds the snapshot: the next add copies it, and the copy is a new snapshot to the layout.
+    const pending = b.glance(new Float32Array([1, 0]), new Float32Array([1]), 1, null, 0, 0);
+    const c = b.add(rows(4));
+    p = b._deviceLayoutProbe();
+    expect([Array.from(p.uploads), p.uploadedRows, p.columnsReused, Array.from(p.rows)]).toEqual([[3], 4, false, [0, 2, 3, 3]]);
+    await pending;
+    b.remove(a); // 2 hole rows of 7: kept, and the columns follow
+    p = b._deviceLayoutProbe();
+    expect([p.end, p.live, p.columnsReused, Array.from(p.rows)]).toEqual([7, 5, false, [2, 3, 3]]);
+    expect(b._deviceLayoutProbe().columnsReused).toBe(true);
+    b.remove(c); // 6 hole rows of 7: compaction moves the rows; the columns move with them
+    p = b._deviceLayoutProbe();
+    expect([p.compacted, p.end, p.columnsReused, Array.from(p.rows)]).toEqual([true, 1, false, [0, 1]]);
+    p = b._deviceLayoutProbe();
+    expect([p.compacted, p.end, p.columnsReused, Array.from(p.rows)]).toEqual([false, 1, true, [0, 1]]);
+    b.clear();
+    p = b._deviceLayoutProbe();
+    expect([p.end, p.live, p.columnsReused, p.rows.length]).toEqual([0, 0, false, 0]);
+    expect(b._deviceLayoutProbe().columnsReused).toBe(true);
+    b.dispose();
+  });
+
+  it("a second probe with no change between reuses everything, over random changes", () => {
+    const r = rng(SEED + 5);
+    const dim = 2;
+    const b = new (binding.NativeBank)(dim);
+    const held: number[] = [];
+    for (let step = 0; step < 200; step++) {
+      const op = r();
+      if (op < 0.6 || held.length === 0) held.push(b.add(new Float32Array(Math.floor(r() * 5) * dim).fill(0.25)));
+      else if (op < 0.97) b.remove(held.splice(Math.floor(r() * held.length), 1)[0]);
+      else {
+        b.clear();
+        held.length = 0;
+      }
+      if (r() < 0.3) continue;
+      const p = b._deviceLayoutProbe();
+      expect(p.columnsReused).toBe(false);
+      const q = b._deviceLayoutProbe();
+      expect([Array.from(q.uploads), q.uploadedRows, q.end, q.live, q.compacted, q.columnsReused]).toEqual([[], 0, p.end, p.live, false, true]);
+      expect(Array.from(q.rows)).toEqual(Array.from(p.rows));
+    }
+    b.dispose();
+  });
 });

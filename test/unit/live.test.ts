@@ -101,6 +101,87 @@ describe("LiveContext (incremental glance)", () => {
     bank.dispose();
   });
 
+  it("an append over an unchanged bank after skills were added and removed equals the float64 reference of the changing library (|Δ| ≤ 2e-6)", async () => {
+    // A skill added later votes only on the tokens appended after it; a removed one drops out (of
+    // the scores and of every later token's top-k). Each append's library is kept, and the reference
+    // replays the tokens against those libraries.
+    const seed = freshSeed();
+    const r = rng(seed);
+    const nEmbd = 20, dim = 8;
+    const wq = randArray(r, dim * nEmbd, 0.3);
+    const bank = new KeyBank(dim);
+    const keysOf = new Map<number, Float32Array>();
+    const add = () => {
+      const keys = unitKeys(r, 1 + Math.floor(r() * 5), dim);
+      const h = bank.add(keys);
+      keysOf.set(h, keys);
+      return h;
+    };
+    let routable: number[] = Array.from({ length: 14 }, add);
+    const parts = {
+      model: { info: { nEmbd } },
+      projections: { layer: 3, wq, dim },
+      library: {
+        routable: () => Int32Array.from(routable),
+        keys: bank,
+        idOf: (h: number) => `s${h}`,
+        entry: (id: string) => ({ name: id }),
+      },
+    } as unknown as RouterParts;
+    const live = new LiveContext(parts);
+    const appended: { states: Float32Array; handles: number[] }[] = [];
+    const append = async (n: number) => {
+      const states = randArray(r, n * nEmbd);
+      appended.push({ states, handles: [...routable] });
+      await live.append(states);
+    };
+    const check = (what: string) => {
+      const N = appended.reduce((t, a) => t + a.states.length / nEmbd, 0);
+      const acc = new Map<number, number>();
+      let W = 0, i = 0;
+      for (const a of appended) {
+        const skills = a.handles.map((h) => keysOf.get(h)!);
+        for (let t = 0; t < a.states.length / nEmbd; t++, i++) {
+          const w = 2 ** (-(N - 1 - i) / 64);
+          W += w;
+          // One token's vote over that append's library: the reference of one row, times its Σw = 1.
+          const v = reference(a.states.subarray(t * nEmbd, (t + 1) * nEmbd), nEmbd, wq, dim, skills, voteK(skills.length));
+          a.handles.forEach((h, s) => acc.set(h, (acc.get(h) ?? 0) + w * v[s]));
+        }
+      }
+      const { handles, g } = live.scores();
+      expect(Array.from(handles), `${what} (seed ${seed})`).toEqual(routable);
+      handles.forEach((h, s) => expect(Math.abs(g[s] - (acc.get(h) ?? 0) / W), `${what}, skill ${h} (seed ${seed})`).toBeLessThanOrEqual(2e-6));
+    };
+    await append(5);
+    await append(1);
+    check("unchanged");
+    routable.push(add()); // a skill added between two appends
+    await append(1);
+    check("after an add");
+    await append(1); // the same bank again: the unchanged path
+    await append(3);
+    check("unchanged after an add");
+    const gone = routable.splice(2, 1)[0]; // a skill removed between two appends
+    bank.remove(gone);
+    await append(1);
+    check("after a remove");
+    await append(1);
+    await append(2);
+    check("unchanged after a remove");
+    routable = routable.filter((_, s) => s !== 4); // held by the bank but not routable: a glance over a subset
+    await append(1);
+    check("after a subset");
+    await append(1);
+    check("unchanged subset");
+    routable.push(add(), add());
+    bank.remove(routable.shift()!);
+    await append(1);
+    await append(1);
+    check("after an add and a remove together");
+    bank.dispose();
+  });
+
   it("rejects states that are not rows of nEmbd", async () => {
     const parts = { model: { info: { nEmbd: 4 } } } as unknown as RouterParts;
     const live = new LiveContext(parts);

@@ -73,15 +73,29 @@ void DeviceGlance(GlanceJob& job, GlanceOut& out) {
     dc.dev->Update(plan.end, ups);
   } catch (...) {
     dc.layout = DeviceLayout();  // the device copy is in doubt: the next device glance uploads it whole
+    dc.cols = ColumnCache();
     throw;
   }
   const int64_t n = static_cast<int64_t>(job.handles.size());
-  std::vector<int64_t> row(static_cast<size_t>(n)), rows(static_cast<size_t>(n));
-  for (int64_t i = 0; i < n; ++i) {
-    row[i] = dc.layout.Row(job.handles[i]);
-    rows[i] = job.offsets[i + 1] - job.offsets[i];
+  const int64_t *rowP = nullptr, *rowsP = nullptr;
+  uint64_t columnsKey = 0;
+  std::vector<int64_t> row, rows;  // a restricted glance's columns
+  if (!job.restricted) {  // every skill in entry order: the cached columns of this layout epoch
+    WholeBankColumns(*job.snap, dc.layout, dc.cols);
+    rowP = dc.cols.row.data();
+    rowsP = dc.cols.rows.data();
+    columnsKey = dc.cols.epoch;
+  } else {
+    row.resize(static_cast<size_t>(n));
+    rows.resize(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) {
+      row[i] = dc.layout.Row(job.handles[i]);
+      rows[i] = job.offsets[i + 1] - job.offsets[i];
+    }
+    rowP = row.data();
+    rowsP = rows.data();
   }
-  kernels::device::GlanceArgs a{job.queries.data(), job.nq, job.weights.data(), job.k, row.data(), rows.data(), n, job.detail};
+  kernels::device::GlanceArgs a{job.queries.data(), job.nq, job.weights.data(), job.k, rowP, rowsP, n, job.detail, columnsKey};
   kernels::device::GlanceOut d;
   dc.dev->Glance(a, d, &job.run->stop);
   out.r = std::move(d.r);
@@ -93,6 +107,20 @@ void DeviceGlance(GlanceJob& job, GlanceOut& out) {
 }
 
 }  // namespace
+
+bool WholeBankColumns(const Snapshot& s, const DeviceLayout& layout, ColumnCache& cache) {
+  if (cache.epoch != 0 && cache.epoch == layout.Epoch()) return true;
+  const size_t n = s.entries.size();
+  cache.epoch = 0;  // until rebuilt
+  cache.row.resize(n);
+  cache.rows.resize(n);
+  for (size_t i = 0; i < n; ++i) {
+    cache.row[i] = layout.Row(s.entries[i].handle);
+    cache.rows[i] = s.entries[i].keys->rows;
+  }
+  cache.epoch = layout.Epoch();
+  return false;
+}
 
 GlanceOut RunGlance(GlanceJob& job) {
   struct Release {
@@ -110,7 +138,10 @@ GlanceOut RunGlance(GlanceJob& job) {
   } else {
     out.r = kernels::Glance(job.queries.data(), job.nq, keys, job.dim, job.weights.data(), job.k, job.isa, 0,
                             &job.run->stop);
-    if (job.detail >= 0) {  // the device's detail contract, on the CPU: the best columns' m and argmax
+    if (job.detail == 0) {  // no m or argmax asked
+      out.r.m.clear();
+      out.r.argmax.clear();
+    } else if (job.detail > 0) {  // the device's detail contract, on the CPU: the best columns' m and argmax
       out.columns = kernels::TopColumns(out.r.g, job.detail);
       kernels::GlanceResult all = std::move(out.r);
       out.r.g = std::move(all.g);
@@ -129,6 +160,7 @@ int64_t Bank::bytes() const {
 Snapshot& Bank::Writable() {
   if (snap_.use_count() != 1) snap_ = std::make_shared<Snapshot>(*snap_);
   else std::atomic_thread_fence(std::memory_order_acquire);
+  snap_->generation = NewGeneration();  // the caller mutates it next: a layout synced to it must sync again
   return *snap_;
 }
 
@@ -226,6 +258,7 @@ std::shared_ptr<GlanceJob> Bank::PrepareGlance(std::vector<float> queries, std::
   job->run->ticket = ticket;
   job->registry = registry_;
   job->detail = detail;
+  job->restricted = restricted;
   job->onDevice = (!restricted || nSkills > 0) && GlanceOnDevice();
   job->device = device_;
   registry_->Add(job->run);
@@ -235,8 +268,8 @@ std::shared_ptr<GlanceJob> Bank::PrepareGlance(std::vector<float> queries, std::
 LayoutProbe Bank::ProbeLayout() {
   LayoutProbe p;
   p.plan = probe_.Sync(*snap_);
-  p.rows.reserve(snap_->entries.size());
-  for (const Entry& e : snap_->entries) p.rows.push_back(probe_.Row(e.handle));
+  p.columnsReused = WholeBankColumns(*snap_, probe_, probeCols_);  // as a whole-bank device glance does
+  p.rows = probeCols_.row;
   p.live = probe_.LiveRows();
   return p;
 }

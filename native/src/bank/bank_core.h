@@ -62,6 +62,9 @@ struct Snapshot {
   std::vector<Entry> entries;  // sorted by handle
   int64_t rows = 0;
   int64_t keyBytes = 0;
+  // Fresh (NewGeneration) for each snapshot made and at each mutation (Bank::Writable), never reused:
+  // two snapshots with equal generations hold the same entries (DeviceLayout's fast path).
+  uint64_t generation = NewGeneration();
 };
 
 struct RunningGlance {
@@ -85,11 +88,25 @@ class GlanceRegistry {
 // (default auto: CUDA when this addon was built with it and a device answers). Read once.
 bool GlanceOnDevice();
 
+// The columns of a whole-bank device glance: each skill's first device row and row count, in entry
+// order, kept for the layout epoch they were built for (0: none) so that glances over an unchanged
+// bank neither rebuild them (a hash lookup per skill) nor upload them again (GlanceArgs::columnsKey).
+struct ColumnCache {
+  uint64_t epoch = 0;
+  std::vector<int64_t> row, rows;
+};
+
+// Brings `cache` to the columns of every entry of `s` under `layout`, which must have just synced
+// `s` (so its epoch names this placement of these entries). True when the cached ones held already.
+bool WholeBankColumns(const Snapshot& s, const DeviceLayout& layout, ColumnCache& cache);
+
 // The bank's keys on the device, brought up to date by each device glance (under `mu`) with the
-// skills added since the last one; `layout` says where each skill's rows are.
+// skills added since the last one; `layout` says where each skill's rows are, `cols` caches the
+// whole-bank columns.
 struct DeviceCache {
   std::mutex mu;
   DeviceLayout layout;
+  ColumnCache cols;
   std::unique_ptr<kernels::device::DeviceBank> dev;
 };
 
@@ -97,6 +114,7 @@ struct DeviceCache {
 struct GlanceJob {
   std::shared_ptr<const Snapshot> snap;  // keeps every block read below alive
   bool onDevice = false;
+  bool restricted = false;  // over a handle subset (else every skill, in entry order)
   std::shared_ptr<DeviceCache> device;
   std::vector<float> queries, weights;
   std::vector<const float*> base;     // float32 bank
@@ -123,8 +141,9 @@ struct GlanceOut {
 // the test hook behind NativeBank._deviceLayoutProbe, so the bookkeeping is tested without a GPU.
 struct LayoutProbe {
   LayoutPlan plan;
-  std::vector<int64_t> rows;  // first device row of each skill, in handles order
+  std::vector<int64_t> rows;  // first device row of each skill, in handles order (the column cache's)
   int64_t live = 0;
+  bool columnsReused = false;  // the probe's column cache held these columns already
 };
 
 // The glance's work, on a worker thread: CPU kernels or the device copy, then the vote. Unregisters
@@ -170,6 +189,7 @@ class Bank {
   std::shared_ptr<Snapshot> snap_ = std::make_shared<Snapshot>();
   int64_t nextHandle_ = 1;
   DeviceLayout probe_;  // ProbeLayout's own layout
+  ColumnCache probeCols_;  // and column cache
   std::shared_ptr<GlanceRegistry> registry_ = std::make_shared<GlanceRegistry>();
   std::shared_ptr<DeviceCache> device_ = std::make_shared<DeviceCache>();
 };

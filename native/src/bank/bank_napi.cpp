@@ -168,7 +168,7 @@ class NativeBank : public Napi::ObjectWrap<NativeBank> {
   // _deviceLayoutProbe(): what syncing the device copy to the bank now would upload, on a layout of
   // the probe's own (a test hook: it never touches the device copy). { uploads: Int32Array (skill
   // positions in handles order), uploadedRows, end, live, compacted, rows: Float64Array (each
-  // skill's first device row) }.
+  // skill's first device row, from the probe's column cache), columnsReused (that cache held them) }.
   Napi::Value DeviceLayoutProbe(const Napi::CallbackInfo& info) {
     return Guard(info, "NativeBank._deviceLayoutProbe", [&]() -> Napi::Value {
       const bank::LayoutProbe p = Use(info).ProbeLayout();
@@ -181,6 +181,7 @@ class NativeBank : public Napi::ObjectWrap<NativeBank> {
       o.Set("end", double(p.plan.end));
       o.Set("live", double(p.live));
       o.Set("compacted", p.plan.compacted);
+      o.Set("columnsReused", p.columnsReused);
       Napi::Float64Array rows = Napi::Float64Array::New(env, p.rows.size());
       for (size_t i = 0; i < p.rows.size(); ++i) rows[i] = double(p.rows[i]);
       o.Set("rows", rows);

@@ -1,14 +1,25 @@
 // The device copy's row layout (device_layout.h).
 #include "bank/device_layout.h"
 
+#include <atomic>
 #include <unordered_set>
 
 #include "bank/bank_core.h"
 
 namespace gavel::bank {
 
+uint64_t NewGeneration() {
+  static std::atomic<uint64_t> next{1};
+  return next.fetch_add(1, std::memory_order_relaxed);
+}
+
 LayoutPlan DeviceLayout::Sync(const Snapshot& s) {
   LayoutPlan plan;
+  if (synced_ != 0 && s.generation == synced_) {  // the same entries as last time: nothing moves
+    plan.end = end_;
+    return plan;
+  }
+  synced_ = epoch_ = 0;  // until this sync completes
   // Drop the skills the snapshot no longer holds: their rows become holes.
   std::unordered_set<int32_t> held;
   held.reserve(s.entries.size());
@@ -42,6 +53,8 @@ LayoutPlan DeviceLayout::Sync(const Snapshot& s) {
     plan.uploadedRows += rows;
   }
   plan.end = end_;
+  synced_ = s.generation;
+  epoch_ = NewGeneration();
   return plan;
 }
 

@@ -10,6 +10,12 @@
 //
 // Handles are never reused by a bank (bank_core.h), so a handle names one immutable key block for
 // the bank's lifetime; the layout follows handles only.
+//
+// A sync of the snapshot synced last (same generation: Snapshot::generation changes with every
+// mutation, so equal generations mean equal entries) returns at once, without a pass over the
+// skills: the steady state of a live context, one glance per token over an unchanged bank. Every
+// other sync takes a fresh epoch, so an epoch names one placement of the skills (what a cache of
+// the columns' rows, bank_core.h, keys on).
 #pragma once
 #include <cstdint>
 #include <unordered_map>
@@ -18,6 +24,9 @@
 namespace gavel::bank {
 
 struct Snapshot;
+
+// A fresh value (≥ 1) of one process-wide counter: snapshot generations and layout epochs.
+uint64_t NewGeneration();
 
 struct LayoutPlan {
   struct Upload {
@@ -39,6 +48,8 @@ class DeviceLayout {
   int64_t Row(int32_t handle) const { return slots_.at(handle).row; }
   int64_t End() const { return end_; }
   int64_t LiveRows() const { return live_; }
+  // Changes with every sync that did not find the snapshot synced last; 0 before the first.
+  uint64_t Epoch() const { return epoch_; }
 
  private:
   struct Slot {
@@ -46,6 +57,8 @@ class DeviceLayout {
   };
   std::unordered_map<int32_t, Slot> slots_;
   int64_t end_ = 0, live_ = 0;
+  uint64_t synced_ = 0;  // generation of the snapshot synced last (0: none)
+  uint64_t epoch_ = 0;
 };
 
 }  // namespace gavel::bank

@@ -52,6 +52,9 @@ struct GlanceArgs {
   // m and argmax brought back: -1 every column (nq × nCols), else the `detail` best columns by g
   // (nq × detail, in `columns` order).
   int64_t detail;
+  // Nonzero: row and rows equal those of every earlier glance given the same key, so the device may
+  // reuse its copy of them instead of uploading them again. 0: unknown (they are uploaded).
+  uint64_t columnsKey = 0;
 };
 
 struct GlanceOut {

@@ -322,8 +322,15 @@ class CudaBank final : public DeviceBank {
     Event e0, e1, e2, e3, e4, e5;
     Check(cudaEventRecord(e0.e, stream_), "recording an event");
     Check(cudaMemcpyAsync(dq, hq.data(), hq.size() * sizeof(__half), cudaMemcpyHostToDevice, stream_), "copying queries");
-    Check(cudaMemcpyAsync(dRow, a.row, size_t(nCols) * sizeof(int64_t), cudaMemcpyHostToDevice, stream_), "copying columns");
-    Check(cudaMemcpyAsync(dRows, a.rows, size_t(nCols) * sizeof(int64_t), cudaMemcpyHostToDevice, stream_), "copying columns");
+    // The columns, unless the device holds these very ones already: same nonzero key and count (Ensure
+    // above reallocates only for more columns than any before, so then the count differs).
+    if (a.columnsKey == 0 || a.columnsKey != colsKey_ || nCols != colsN_) {
+      colsKey_ = 0;  // until both copies are queued
+      Check(cudaMemcpyAsync(dRow, a.row, size_t(nCols) * sizeof(int64_t), cudaMemcpyHostToDevice, stream_), "copying columns");
+      Check(cudaMemcpyAsync(dRows, a.rows, size_t(nCols) * sizeof(int64_t), cudaMemcpyHostToDevice, stream_), "copying columns");
+      colsKey_ = a.columnsKey;
+      colsN_ = nCols;
+    }
     Check(cudaEventRecord(e1.e, stream_), "recording an event");
     const unsigned gy = unsigned((nq + kTile - 1) / kTile);
     const bool resident = ResidentQueries();
@@ -454,6 +461,9 @@ class CudaBank final : public DeviceBank {
   int smemOptIn_ = -1;
   Buf<__half> q_;
   Buf<int64_t> colRow_, colRows_, cols_;
+  // What colRow_ / colRows_ hold: the colsN_ columns of GlanceArgs::columnsKey colsKey_ (0: unknown).
+  uint64_t colsKey_ = 0;
+  int64_t colsN_ = 0;
   Buf<float> m_, topM_, dm_;
   Buf<int32_t> am_, top_, da_;
 };
