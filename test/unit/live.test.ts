@@ -58,6 +58,15 @@ function unitKeys(r: () => number, rows: number, dim: number): Float32Array {
   return a;
 }
 
+/** The parts a LiveContext reads: a model's width, W_q at ℓ 3, and a library over `bank`. */
+function fakeParts(nEmbd: number, wq: Float32Array, dim: number, bank: KeyBank, routable: () => number[]): RouterParts {
+  return {
+    model: { info: { nEmbd } },
+    projections: { layer: 3, wq, dim },
+    library: { routable: () => Int32Array.from(routable()), keys: bank, idOf: (h: number) => `s${h}`, entry: (id: string) => ({ name: id }) },
+  } as unknown as RouterParts;
+}
+
 describe("LiveContext (incremental glance)", () => {
   it.each([
     [12, 40],
@@ -75,16 +84,7 @@ describe("LiveContext (incremental glance)", () => {
       skills.push(keys);
       handles.push(bank.add(keys));
     }
-    const parts = {
-      model: { info: { nEmbd } },
-      projections: { layer: 3, wq, dim },
-      library: {
-        routable: () => Int32Array.from(handles),
-        keys: bank,
-        idOf: (h: number) => `s${h}`,
-        entry: (id: string) => ({ name: id }),
-      },
-    } as unknown as RouterParts;
+    const parts = fakeParts(nEmbd, wq, dim, bank, () => handles);
     const live = new LiveContext(parts);
     const states = randArray(r, N * nEmbd);
     // Uneven batches: one prompt-like block, then single tokens, then a block.
@@ -118,16 +118,7 @@ describe("LiveContext (incremental glance)", () => {
       return h;
     };
     let routable: number[] = Array.from({ length: 14 }, add);
-    const parts = {
-      model: { info: { nEmbd } },
-      projections: { layer: 3, wq, dim },
-      library: {
-        routable: () => Int32Array.from(routable),
-        keys: bank,
-        idOf: (h: number) => `s${h}`,
-        entry: (id: string) => ({ name: id }),
-      },
-    } as unknown as RouterParts;
+    const parts = fakeParts(nEmbd, wq, dim, bank, () => routable);
     const live = new LiveContext(parts);
     const appended: { states: Float32Array; handles: number[] }[] = [];
     const append = async (n: number) => {
