@@ -10,12 +10,15 @@
  * Defaults: sizes "1000,10000,30000" skills, 16 keys per skill, 64 generated tokens, 2 threads. The
  * decode step is the median of Model.generate's per-token wall time (greedy, one token per decode);
  * the live step is the median of one LiveContext.append of that token's ℓ* row (W_q projection,
- * max-sim over the whole bank, top-k vote, decayed accumulation).
+ * max-sim over the whole bank, top-k vote, decayed accumulation). The gate's host step per token is
+ * timed beside it: its score features over the live scores (`gateScoreFeatures(live.scores().g)`),
+ * what `Gate.stepLive` computes before its dot product.
  */
 import { Model } from "../src/model/Model.js";
 import { Projections } from "../src/projections/projections.js";
 import { KeyBank } from "../src/bank/key-bank.js";
 import { LiveContext } from "../src/route/live.js";
+import { gateScoreFeatures } from "../src/route/gate.js";
 import type { RouterParts } from "../src/route/parts.js";
 import { DEFAULT_MODEL, DEFAULT_PROJECTIONS } from "../src/defaults.js";
 import { median, unitRows } from "./data.js";
@@ -39,7 +42,7 @@ for await (const c of model.generate("The build fails with a linker error when",
 const decode = median(decodeMs.slice(1));
 console.log(`model ${model.info.description}, nEmbd ${model.info.nEmbd}, ℓ* ${proj.layer}, dim ${proj.dim}, threads ${threads}, ${rows.length} tokens`);
 console.log(`decode step (generate, per token, median): ${decode.toFixed(3)} ms`);
-console.log("skills\tkeys\tlive append/token (median ms)\toverhead vs decode");
+console.log("skills\tkeys\tlive append/token (median ms)\toverhead vs decode\tgate features/token (median ms)");
 for (const n of sizes) {
   const bank = new KeyBank(proj.dim);
   const keys = unitRows(n * keysPer, proj.dim, 7);
@@ -58,7 +61,13 @@ for (const n of sizes) {
     ms.push(performance.now() - t);
   }
   const m = median(ms.slice(1));
-  console.log(`${n}\t${n * keysPer}\t${m.toFixed(3)}\t${((100 * m) / decode).toFixed(1)}%`);
+  const gateMs: number[] = [];
+  for (let i = 0; i < rows.length; i++) {
+    const t = performance.now();
+    gateScoreFeatures(live.scores().g);
+    gateMs.push(performance.now() - t);
+  }
+  console.log(`${n}\t${n * keysPer}\t${m.toFixed(3)}\t${((100 * m) / decode).toFixed(1)}%\t${median(gateMs.slice(1)).toFixed(3)}`);
   bank.dispose();
 }
 await model.dispose();

@@ -19,6 +19,31 @@ describe("gate", () => {
     want.forEach((w, i) => expect(Math.abs(got[i] - w), `seed ${seed} ${GATE_SCORE_FEATURES[i]}`).toBeLessThanOrEqual(1e-12));
   });
 
+  it("score features equal the sorted float64 reference at every library size, ties and equal scores included", () => {
+    const seed = freshSeed();
+    const r = rng(seed);
+    const reference = (g: number[]) => {
+      const s = [...g].sort((a, b) => b - a);
+      const n = g.length, top = Math.min(5, n);
+      const mean = g.reduce((a, b) => a + b, 0) / n;
+      const std = Math.sqrt(g.reduce((a, b) => a + (b - mean) ** 2, 0) / n);
+      const z = g.reduce((a, b) => a + Math.exp(b - s[0]), 0);
+      const ent = -g.reduce((a, b) => a + (Math.exp(b - s[0]) / z) * Math.log(Math.exp(b - s[0]) / z), 0);
+      return [s[0], n > 1 ? s[0] - s[1] : 0, mean, std, s.slice(0, top).reduce((a, b) => a + b, 0) / top, ent];
+    };
+    for (const n of [1, 2, 4, 5, 6, 97, 3000]) {
+      // rounded to 2 decimals: many exact ties, at the top too
+      const g = Array.from(randArray(r, n), (x) => Math.round(x * 30) / 100);
+      const cases = [g, g.map(() => 0.125)];
+      for (const c of cases) {
+        const got = gateScoreFeatures(c);
+        reference(c).forEach((w, i) => expect(Math.abs(got[i] - w), `seed ${seed} n ${n} ${GATE_SCORE_FEATURES[i]}`).toBeLessThanOrEqual(1e-11));
+      }
+      // every score equal: softmax is uniform, its entropy log n
+      expect(Math.abs(gateScoreFeatures(cases[1])[5] - Math.log(n))).toBeLessThanOrEqual(1e-11);
+    }
+  });
+
   it("fires only after two consecutive positive tokens, then starts again", () => {
     const d = 3;
     // Weight only on the state's first value: its sign drives the logit.
