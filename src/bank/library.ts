@@ -54,6 +54,9 @@ export class Library {
   #lexicon: BankLexicon;
   #handleOf = new Map<string, number>();
   #idOf = new Map<number, string>();
+  /** Bumped by every track/untrack: with the store and its entriesVersion, what routable()'s cache keys on. */
+  #handlesVersion = 0;
+  #routable: { store: BankStore; entries: number; handles: number; list: Int32Array } | null = null;
   readonly #gate = new Gate();
 
   private constructor(store: BankStore, keys: KeyBank, texts: TextStore, lexicon: BankLexicon) {
@@ -205,6 +208,7 @@ export class Library {
     const handle = this.keys.add(keys);
     this.#handleOf.set(id, handle);
     this.#idOf.set(handle, id);
+    this.#handlesVersion++;
   }
 
   /** Drops skill `id`'s keys from memory (nothing when it has none). */
@@ -214,6 +218,7 @@ export class Library {
     this.keys.remove(h);
     this.#handleOf.delete(id);
     this.#idOf.delete(h);
+    this.#handlesVersion++;
   }
 
   /** Whether the bank already holds this very skill (same id, same content, keys in memory). */
@@ -224,12 +229,18 @@ export class Library {
 
   /** Handles of the skills that may be chosen automatically, in bank order. */
   routable(): Int32Array {
+    // Kept while neither the entries nor the held keys change: a live context asks on every token,
+    // and rebuilding it walked every entry (~3 ms at 30K skills on the dev CPU).
+    const store = this.store, c = this.#routable;
+    if (c && c.store === store && c.entries === store.entriesVersion && c.handles === this.#handlesVersion) return c.list.slice();
     const out: number[] = [];
-    for (const e of this.store.entries()) {
+    for (const e of store.entries()) {
       const h = this.#handleOf.get(e.id);
       if (h !== undefined && !e.disableModelInvocation) out.push(h);
     }
-    return Int32Array.from(out);
+    const list = Int32Array.from(out);
+    this.#routable = { store, entries: store.entriesVersion, handles: this.#handlesVersion, list };
+    return list.slice();
   }
 
   /** The skill id that key-bank handle `handle` holds. */

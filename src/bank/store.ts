@@ -77,6 +77,7 @@ export class BankStore {
   /** Rows written to the keys file, committed or staged. */
   #rows: number;
   #generation: number;
+  #entriesVersion = 0;
   /** Live entries in row-offset order (a replaced id is deleted and re-added to keep that order). */
   #entries: Map<string, BankEntry>;
   #dirty = false;
@@ -105,14 +106,12 @@ export class BankStore {
    * Open the bank in `dir`, verifying that it was built with `expected`; with `create`, make a new
    * empty bank when there is none.
    *
-   * @throws GavelError `BANK_MISMATCH` when the bank was built with another model, projections,
-   *   layer, ε or width, or by another format version (the message says what differs and how to
-   *   rebuild); `CORRUPT_FILE` when the manifest is unreadable or inconsistent, or the keys file is
-   *   shorter than the manifest says, or the directory holds a bank's files (keys, lexicon, texts) but
-   *   no manifest (nothing is changed then, even with `create`); `FILE_NOT_FOUND` when there is no
-   *   bank and `create` is off;
-   *   `INVALID_ARGUMENT` when another process (or this one) has the bank open, or `expected` is
-   *   malformed
+   * @throws GavelError `BANK_MISMATCH` when the bank was built with another model, projections, layer, ε
+   *   or width, or by another format version (the message says what differs and how to rebuild);
+   *   `CORRUPT_FILE` when the manifest is unreadable or inconsistent, or the keys file is shorter than the
+   *   manifest says, or the directory holds a bank's files (keys, lexicon, texts) but no manifest (nothing
+   *   is changed then, even with `create`); `FILE_NOT_FOUND` when there is no bank and `create` is off;
+   *   `INVALID_ARGUMENT` when another process (or this one) has the bank open, or `expected` is malformed
    */
   static async open(dir: string, expected: BankHeader, options: BankOpenOptions = {}): Promise<BankStore> {
     const { lock, fh, manifest, fresh } = await openForWriting(dir, expected, options.create ?? false);
@@ -138,8 +137,7 @@ export class BankStore {
    * snapshot is read (a compaction's old keys file), it starts again on the newer manifest, up to
    * {@link SNAPSHOT_ATTEMPTS} times. {@link BankStore.moved} says when a newer commit has landed.
    *
-   * @throws GavelError as {@link BankStore.open} without `create` (`FILE_NOT_FOUND`, `CORRUPT_FILE`,
-   *   `BANK_MISMATCH`), never `BANK_LOCKED`
+   * @throws GavelError as {@link BankStore.open} without `create` (`FILE_NOT_FOUND`, `CORRUPT_FILE`, `BANK_MISMATCH`), never `BANK_LOCKED`
    */
   static async openSnapshot(dir: string, expected: BankHeader): Promise<BankStore> {
     const { manifest, fh, id } = await readSnapshot(dir, expected);
@@ -151,10 +149,7 @@ export class BankStore {
     return this.#readOnly;
   }
 
-  /**
-   * For a snapshot: whether a commit has landed since it was read (the manifest file was replaced;
-   * one `stat`). Always false for a writer, which holds the lock.
-   */
+  /** For a snapshot: whether a commit has landed since it was read (one `stat`). Always false for a writer. */
   async moved(): Promise<boolean> {
     if (!this.#readOnly) return false;
     return (await manifestIdentity(this.dir)) !== this.#manifestId;
@@ -168,6 +163,11 @@ export class BankStore {
   /** Whether there are staged changes that {@link BankStore.commit} has not persisted yet. */
   get dirty(): boolean {
     return this.#dirty;
+  }
+
+  /** Changes with the entries, at once (put, remove, warnings, compaction): what caches of them key on. */
+  get entriesVersion(): number {
+    return this.#entriesVersion;
   }
 
   /** Number of the last commit (0 for a bank that was just created). */
@@ -224,6 +224,7 @@ export class BankStore {
       this.#rows += recorded.nKeys;
       this.#entries.delete(recorded.id);
       this.#entries.set(recorded.id, recorded);
+      this.#entriesVersion++;
       this.#dirty = true;
       return recorded;
     });
@@ -238,6 +239,7 @@ export class BankStore {
   remove(id: string): Promise<boolean> {
     return this.#write(async () => {
       if (!this.#entries.delete(id)) return false;
+      this.#entriesVersion++;
       this.#dirty = true;
       return true;
     });
@@ -252,6 +254,7 @@ export class BankStore {
       const e = this.#entries.get(id);
       if (!e) return false;
       this.#entries.set(id, withWarnings(e, warnings)); // Map.set on a present key keeps its place
+      this.#entriesVersion++;
       this.#dirty = true;
       return true;
     });
@@ -293,6 +296,7 @@ export class BankStore {
       this.#keysFile = newName;
       this.#rows = liveRows;
       this.#entries = new Map(moved.map((e) => [e.id, e]));
+      this.#entriesVersion++;
       this.#dirty = true;
       try {
         await this.#commit();
@@ -302,6 +306,7 @@ export class BankStore {
         this.#keysFile = prev.keysFile;
         this.#rows = prev.rows;
         this.#entries = prev.entries;
+        this.#entriesVersion++;
         this.#dirty = prev.dirty;
         await newFh.close().catch(() => undefined);
         await rm(newPath, { force: true });
