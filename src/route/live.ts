@@ -43,7 +43,7 @@ export class LiveContext {
   readonly #parts: RouterParts;
   /** handle → column of #acc. */
   #column = new Map<number, number>();
-  #handles: number[] = [];
+  #handles = new Int32Array(0);
   /** Σ w_i v_i(s) / #scale per column. */
   #acc = new Float64Array(0);
   /** Σ w_i / #scale. */
@@ -152,7 +152,7 @@ export class LiveContext {
     });
     this.#acc = acc;
     this.#column = column;
-    this.#handles = Array.from(handles);
+    this.#handles = handles.slice();
     return false;
   }
 
@@ -160,7 +160,7 @@ export class LiveContext {
   scores(): { handles: Int32Array; g: Float64Array } {
     const g = new Float64Array(this.#acc.length);
     if (this.#wsum > 0) for (let s = 0; s < g.length; s++) g[s] = this.#acc[s] / this.#wsum;
-    return { handles: Int32Array.from(this.#handles), g };
+    return { handles: this.#handles.slice(), g };
   }
 
   /** The `n` best skills by g, best first (ties in column order). */
