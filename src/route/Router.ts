@@ -202,10 +202,10 @@ export class Router {
   }
 
   /** The glance over the routable library, for a context (less the skills `trust` excludes). */
-  #glance(context: RouteContext, live: boolean | undefined, signal?: AbortSignal, trust?: TrustSettings): Promise<Glanced> {
+  #glance(context: RouteContext, live: boolean | undefined, signal?: AbortSignal, trust?: TrustSettings, tokenScores = false): Promise<Glanced> {
     const queriesOf = () => encodeQueries(this.#parts, context, live, signal);
-    if (trust && trustActive(trust)) return glanceTrusted(this.#parts, queriesOf, trust, signal);
-    return glanceLibrary(this.#parts, queriesOf, signal);
+    if (trust && trustActive(trust)) return glanceTrusted(this.#parts, queriesOf, trust, signal, tokenScores);
+    return glanceLibrary(this.#parts, queriesOf, signal, undefined, tokenScores);
   }
 
   /** The verdict over the candidates (in glance order), then the ruling S = g + αL + γV, best first. */
@@ -253,7 +253,7 @@ export class Router {
     const signal = signalOption(o.signal);
     const trust = trustSettings(o, this.projections.delta);
     const t0 = performance.now();
-    const glanced = await this.#glance(context, liveOption(o.live), signal, trust);
+    const glanced = await this.#glance(context, liveOption(o.live), signal, trust, explain);
     const t1 = performance.now();
     const { library } = this.#parts;
     // trust per source: lower-priority skills within tieMargin of the best g lose the tie

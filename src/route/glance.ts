@@ -22,6 +22,7 @@ export interface Ranked {
 /** A glance over the routable library: the queries, the raw result, the ranking (best g first) and k. */
 export interface Glanced {
   q: Queries;
+  /** The glance; its per-token m and argmax (nq × skills) only when asked for (`tokenScores`). */
   res: KeyBankGlanceResult;
   ranked: Ranked[];
   /** Top-k of the vote: how many skills each task token votes for. */
@@ -35,9 +36,11 @@ export interface Glanced {
  * task token's vote and is in no ranking, so it can neither be shortlisted nor push a kept skill out
  * of a top list.
  *
+ * `tokenScores`: keep the glance's per-token m and argmax (an explanation reads them).
+ *
  * @throws GavelError `EMPTY_LIBRARY` when no skill is routable, or `keep` excludes every one.
  */
-export async function glanceLibrary({ library }: RouterParts, queriesOf: () => Promise<Queries>, signal?: AbortSignal, keep?: (id: string) => boolean): Promise<Glanced> {
+export async function glanceLibrary({ library }: RouterParts, queriesOf: () => Promise<Queries>, signal?: AbortSignal, keep?: (id: string) => boolean, tokenScores = false): Promise<Glanced> {
   let handles = library.routable();
   if (handles.length === 0) throw new GavelError("no skill is installed (or every one has disable-model-invocation)", "EMPTY_LIBRARY");
   if (keep) {
@@ -50,7 +53,9 @@ export async function glanceLibrary({ library }: RouterParts, queriesOf: () => P
   // The whole bank when every skill is routable: a whole-bank glance is the one a CUDA build runs
   // on the device (a restricted one gathers its columns from a whole-bank pass there too).
   const all = handles.length === library.keys.size;
-  const res = await library.keys.glance(q.queries, { weights: q.weights, k, handles: all ? undefined : handles, signal });
+  // m and argmax of every (token, skill) only for an explanation: at 30K skills and 1,000 task tokens
+  // they are 240 MB, copied from the device and into JavaScript, that a route does not read.
+  const res = await library.keys.glance(q.queries, { weights: q.weights, k, handles: all ? undefined : handles, signal, ...(tokenScores ? {} : { detail: 0 }) });
   const ranked = Array.from(res.handles, (h, s) => {
     const id = library.idOf(h);
     return { column: s, skill: id, name: library.entry(id).name, g: res.g[s] };

@@ -194,16 +194,17 @@ export async function glanceTrusted(
   queriesOf: () => Promise<Queries>,
   t: TrustSettings,
   signal?: AbortSignal,
+  tokenScores = false,
 ): Promise<Glanced> {
   let q: Promise<Queries> | undefined;
   const once = () => (q ??= queriesOf());
   const keep = rankFilter(parts.library, t);
-  const glanced = await glanceLibrary(parts, once, signal, keep);
+  const glanced = await glanceLibrary(parts, once, signal, keep, tokenScores);
   if (!t.excludeFlagged.includes("echo")) return glanced;
   // the task text as the verdict reads it (the context was checked by the glance's encoding)
   const echoes = await echoIds(parts.library, glanced.q.taskText, glanced.ranked.slice(0, ECHO_CHECK_TOP).map((r) => r.skill));
   if (echoes.size === 0) return glanced;
-  return glanceLibrary(parts, once, signal, (id) => !echoes.has(id) && (keep?.(id) ?? true));
+  return glanceLibrary(parts, once, signal, (id) => !echoes.has(id) && (keep?.(id) ?? true), tokenScores);
 }
 
 /** The flags of a route's winner: its stored ones (hub, injection) and echo, when its text echoes the task. */

@@ -66,6 +66,11 @@ describe("Router on stories260K with random projections", () => {
     for (const c of res.shortlist) expect(c.g).toBeGreaterThanOrEqual(top[0].g - projections.delta - 1e-9);
     expect(res.explanation!.length).toBeGreaterThan(0);
     expect(res.explanation![0].m).toBeGreaterThanOrEqual(res.explanation!.at(-1)!.m);
+    // without an explanation the glance brings back no per-token scores: the same decision
+    const plain = await router.route("Write a Kubernetes deployment manifest for the api service");
+    expect(plain.explanation).toBeUndefined();
+    expect(plain.shortlist.map(({ skill, g, L, V, S }) => ({ skill, g, L, V, S }))).toEqual(res.shortlist.map(({ skill, g, L, V, S }) => ({ skill, g, L, V, S })));
+    expect(plain.skill).toBe(res.skill);
     await router.close();
     rmSync(dir, { recursive: true, force: true });
   }, 900_000);
