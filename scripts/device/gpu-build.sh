@@ -25,7 +25,7 @@ echo "build: $((t1 - t0)) s"
 addon=$(find "$BUILD" -name gavel.node | head -1)
 # The built addon and libraries come back (xz, in pieces under 16 MiB), so a later session can skip
 # the build: gpu-stage.sh unpacks them instead.
-if [ -n "${PACK_LIBS:-}" ]; then
+if [ "${PACK_LIBS:-0}" != 0 ]; then   # PACK_LIBS=1: send the build back (gpu-stage.sh restages it); 0 or unset: not
   (cd "$BUILD" && tar -chf - "${addon#$BUILD/}" $(find . -name 'lib*.so' -not -path '*/CMakeFiles/*')) | xz -T0 -6 | split -b 15M - "$OUT/cuda-build.tar.xz.part-"
   ls -la "$OUT"/cuda-build.tar.xz.part-*
 fi
