@@ -111,7 +111,7 @@ export class LiveContext {
     const res = await library.keys.glance(queries, { weights, k: voteK(handles.length), handles: all ? undefined : handles, signal, detail: 0 });
     let wb = 0;
     for (let i = 0; i < b; i++) wb += weights[i];
-    const same = this.#remap(res.handles);
+    this.#remap(res.handles);
     const decay = 2 ** (-b / 64);
     this.#scale *= decay;
     if (this.#scale < RENORM_BELOW) {
@@ -120,28 +120,21 @@ export class LiveContext {
       this.#scale = 1;
     }
     const inv = 1 / this.#scale;
-    if (same) {
-      // The columns are the glance's, in its order: no lookup per skill.
-      for (let s = 0; s < res.handles.length; s++) this.#acc[s] += res.g[s] * wb * inv;
-    } else {
-      for (let s = 0; s < res.handles.length; s++) {
-        const c = this.#column.get(res.handles[s])!;
-        this.#acc[c] += res.g[s] * wb * inv;
-      }
-    }
+    // After #remap the columns are the glance's, in its order: column s is res.handles[s].
+    for (let s = 0; s < res.handles.length; s++) this.#acc[s] += res.g[s] * wb * inv;
     this.#wsum += wb * inv;
     this.#tokens += b;
   }
 
   /**
-   * Columns for the glance's handles: new skills start at 0, removed ones are dropped. True when the
-   * handles are those of the last glance, in the same order (column s is then handles[s]).
+   * Makes the columns the glance's handles, in their order (column s is handles[s]): kept skills keep
+   * their scores, new ones start at 0, removed ones are dropped. Nothing to do when they are unchanged.
    */
-  #remap(handles: Int32Array): boolean {
+  #remap(handles: Int32Array): void {
     if (handles.length === this.#handles.length) {
       let same = true;
       for (let i = 0; i < handles.length && same; i++) same = handles[i] === this.#handles[i];
-      if (same) return true;
+      if (same) return;
     }
     const acc = new Float64Array(handles.length);
     const column = new Map<number, number>();
@@ -153,7 +146,6 @@ export class LiveContext {
     this.#acc = acc;
     this.#column = column;
     this.#handles = handles.slice();
-    return false;
   }
 
   /** Each routable skill's score g after the last appended token, in the library's column order (Float64Array). */
