@@ -8,7 +8,8 @@
  *
  * Keys (defaults): model (models/gavel-mini.gguf), n (9 candidates), prefix (2000 tokens), cont (250),
  * threads (2), rounds (3), layouts (unified,streams), settings (exact: f32 KV, no flash attention;
- * "fast": f16 KV + flash attention; a comma list), gpuLayers (-1), batch (512), drift (0; 1: also
+ * "fast": f16 KV + flash attention; a comma list; "+host" / "+graph" after one sets where the
+ * log-probs are reduced, ModelLoadOptions.logprobsInGraph, default host), gpuLayers (-1), batch (512), drift (0; 1: also
  * print the log-prob drift of every other setting against the first, same layout).
  * Tokens are arbitrary ids (speed does not depend on them). Prints the median over rounds (each
  * round a cold then a warm call per configuration, configurations interleaved) and the largest
@@ -32,11 +33,15 @@ const settings = arg("settings", "exact").split(",");
 const drift = arg("drift", "0") === "1";
 const perRequest = prefixLen + contLen;
 
-function settingOptions(s: string): { flashAttention: boolean; kvCacheType: "f32" | "f16" } {
-  if (s === "exact") return { flashAttention: false, kvCacheType: "f32" };
-  if (s === "fast") return { flashAttention: true, kvCacheType: "f16" };
-  if (s === "fa") return { flashAttention: true, kvCacheType: "f32" };
-  throw new Error(`unknown setting ${s} (exact, fast, fa)`);
+/** A setting: exact | fast | fa, optionally +host or +graph (where Score's log-probs are reduced). */
+function settingOptions(s: string): { flashAttention: boolean; kvCacheType: "f32" | "f16"; logprobsInGraph: boolean } {
+  const [base, reduce] = s.split("+");
+  const logprobsInGraph = reduce === "graph";
+  if (reduce !== undefined && reduce !== "graph" && reduce !== "host") throw new Error(`unknown reduction ${reduce} (host, graph)`);
+  if (base === "exact") return { flashAttention: false, kvCacheType: "f32", logprobsInGraph };
+  if (base === "fast") return { flashAttention: true, kvCacheType: "f16", logprobsInGraph };
+  if (base === "fa") return { flashAttention: true, kvCacheType: "f32", logprobsInGraph };
+  throw new Error(`unknown setting ${s} (exact, fast, fa; +host or +graph)`);
 }
 
 async function open(layout: "unified" | "streams", setting: string): Promise<Model> {

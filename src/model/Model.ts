@@ -47,6 +47,15 @@ export interface ModelLoadOptions {
   flashAttention?: boolean | "auto";
   /** KV cache type: "f32" (the default, see flashAttention) or "f16" (half the memory). */
   kvCacheType?: "f32" | "f16";
+  /**
+   * Where {@link Model.score}'s log-probs are reduced. false (the default): on the host, from the
+   * full-vocabulary logits, float64 sums. true: in the model's own graph, through llama.cpp's backend
+   * sampling, so that only the asked tokens' log-probs leave the device (float32 sums; the two agree
+   * within 1e-4 nats, test/model/logprobs-in-graph.test.ts). Not the default anywhere yet: on an H100
+   * it made gavel-mini's warm verdict 2× slower (llama.cpp builds and copies a sampler output per row,
+   * and attaching the samplers re-reserves the graph; docs/BENCHMARKS.md, "Log-probs in the graph").
+   */
+  logprobsInGraph?: boolean;
 }
 
 /** What {@link Model.info} tells about the loaded model. */
@@ -180,6 +189,7 @@ export class Model {
       batchSize: i.batchSize,
       ubatchSize: i.ubatchSize,
       kvLayout: i.kvLayout,
+      logprobsInGraph: i.logprobsInGraph,
       ...(i.chatTemplate !== null ? { chatTemplate: i.chatTemplate } : {}),
       ...(i.bos !== null ? { bos: i.bos } : {}),
       ...(i.eos !== null ? { eos: i.eos } : {}),
@@ -203,6 +213,7 @@ export class Model {
       flashAttention: flashOption(o.flashAttention),
       kvF16: kvOption(o.kvCacheType),
       kvUnified,
+      logprobsInGraph: boolOption(o.logprobsInGraph, "logprobsInGraph", false),
     };
     const cells = kvUnified ? contextSize : contextSize * params.sequences;
     if (cells > MAX_KV_CELLS) {

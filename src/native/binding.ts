@@ -26,6 +26,8 @@ export interface NativeModelParams {
   kvF16: boolean;
   /** true: one pool of contextSize cells; false: a stream of contextSize cells per sequence. */
   kvUnified: boolean;
+  /** Score's log-probs reduced in the model's graph (true) or on the host (false, float64). */
+  logprobsInGraph: boolean;
 }
 
 export interface NativeModelInfo {
@@ -46,6 +48,8 @@ export interface NativeModelInfo {
   ubatchSize: number;
   /** The KV cache's layout, see ModelLoadOptions.kvLayout. */
   kvLayout: "unified" | "streams";
+  /** Whether scores reduce their log-probs in the model's graph (ModelLoadOptions.logprobsInGraph). */
+  logprobsInGraph: boolean;
   chatTemplate: string | null;
   bos: number | null;
   eos: number | null;

@@ -38,9 +38,9 @@ await expectCode("rawNotLoaded", () => n.hiddenStates(new Int32Array([1]), new I
 await expectCode("rawTokAsyncNotLoaded", () => n.tokenizeAsync("x", false, false));
 await expectCode("rawBadParams", () => n.load(stories, {}));
 await expectCode("rawBadPath", () => n.load(42, {}));
-await expectCode("rawLoadMissing", () => n.load("/nope.gguf", { gpuLayers: 0, contextSize: 64, threads: 1, batchSize: 8, sequences: 2, flashAttention: 0, kvF16: false, kvUnified: true }));
+await expectCode("rawLoadMissing", () => n.load("/nope.gguf", { gpuLayers: 0, contextSize: 64, threads: 1, batchSize: 8, sequences: 2, flashAttention: 0, kvF16: false, kvUnified: true, logprobsInGraph: false }));
 const n2 = new b.NativeModel();
-await n2.load(stories, { gpuLayers: 0, contextSize: 64, threads: 1, batchSize: 8, sequences: 2, flashAttention: 0, kvF16: false, kvUnified: true });
+await n2.load(stories, { gpuLayers: 0, contextSize: 64, threads: 1, batchSize: 8, sequences: 2, flashAttention: 0, kvF16: false, kvUnified: true, logprobsInGraph: false });
 await expectCode("rawTokens", () => n2.hiddenStates([1, 2], new Int32Array([0])));
 await expectCode("rawLayer", () => n2.hiddenStates(new Int32Array([1, 2]), new Int32Array([5])));
 await expectCode("rawVocab", () => n2.hiddenStates(new Int32Array([1, 600]), new Int32Array([1])));

@@ -253,7 +253,7 @@ describe("Model.generate (stories260K)", () => {
   it("the raw binding re-checks finalState (a non-boolean is INVALID_ARGUMENT, not a crash)", async () => {
     const { loadBinding } = await import("../../src/native/binding.js");
     const raw = new (loadBinding().NativeModel)();
-    await raw.load(storiesPath, { gpuLayers: 0, contextSize: 64, threads: 1, batchSize: 8, sequences: 2, flashAttention: 0, kvF16: false, kvUnified: true });
+    await raw.load(storiesPath, { gpuLayers: 0, contextSize: 64, threads: 1, batchSize: 8, sequences: 2, flashAttention: 0, kvF16: false, kvUnified: true, logprobsInGraph: false });
     try {
       const params = { temperature: 0, topK: 0, topP: 1, minP: 0, seed: 1, penaltyLastN: 0, repeatPenalty: 1, frequencyPenalty: 0, presencePenalty: 0 };
       for (const bad of [1, "yes", null, {}]) {

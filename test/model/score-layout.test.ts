@@ -134,7 +134,7 @@ describe("scorer limits are typed errors before llama.cpp sees them", () => {
     expect(await code(Model.load(storiesPath, { contextSize: 1 << 20, sequences: 32, kvLayout: "streams" }))).toBe("INVALID_ARGUMENT");
     // the same limits on the native side, for callers of the raw binding
     const { loadBinding } = await import("../../src/native/binding.js");
-    const base = { gpuLayers: 0, contextSize: 64, threads: 1, batchSize: 8, sequences: 2, flashAttention: 0, kvF16: false, kvUnified: true };
+    const base = { gpuLayers: 0, contextSize: 64, threads: 1, batchSize: 8, sequences: 2, flashAttention: 0, kvF16: false, kvUnified: true, logprobsInGraph: false };
     for (const params of [{ ...base, batchSize: 65 }, { ...base, contextSize: 1 << 20, sequences: 32, kvUnified: false }]) {
       const raw = new (loadBinding().NativeModel)();
       expect(await code(raw.load(storiesPath, params))).toBe("INVALID_ARGUMENT");

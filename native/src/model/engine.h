@@ -11,6 +11,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <list>
 #include <map>
 #include <mutex>
@@ -35,6 +36,9 @@ struct LoadParams {
   // pool, other sequences masked out); false: each sequence its own stream of context_size cells, so
   // a continuation attends only over its own prefix's cells (llama_context_params.kv_unified).
   bool kv_unified;
+  // Score's log-probs reduced in the model's graph (logprob_reducer.h) instead of on the host from
+  // the full logits (float64 log-normaliser).
+  bool logprobs_in_graph;
 };
 
 struct ModelInfo {
@@ -48,6 +52,7 @@ struct ModelInfo {
   int batch_size = 0;     // llama_n_batch
   int ubatch_size = 0;    // llama_n_ubatch: the physical batch
   bool kv_unified = true;
+  bool logprobs_in_graph = false;  // LoadParams.logprobs_in_graph
   bool has_chat_template = false;
   std::string chat_template;
   int32_t bos = -1;
@@ -125,7 +130,9 @@ class Engine {
   void ScoreWave(const std::vector<ScoreRequest>& requests, size_t w0, size_t w1, const std::vector<int32_t>& read_ids,
                  std::vector<ScoreResult>* results);
   // llama_decode with eviction of unpinned cached prefixes when the KV cache is full.
-  void DecodeWithEviction(llama_batch& batch, const std::vector<int>& pinned);
+  // before_attempt runs before every llama_decode of the batch (a refused decode computed nothing
+  // and is retried after an eviction).
+  void DecodeWithEviction(llama_batch& batch, const std::vector<int>& pinned, const std::function<void()>& before_attempt = nullptr);
   bool EvictOne(const std::vector<int>& pinned);
   // The cached sequence for stem, pinned for the current call. A new one (*cold = true) is registered
   // but still empty: the caller decodes the stem into it, or drops it with DropSlot on failure.
@@ -143,6 +150,7 @@ class Engine {
   // Sequence 0 is the scratch sequence of HiddenStates and Logits; 1..n_seq_-1 hold cached prefixes
   // (a score decodes its continuation into its prefix's sequence and trims it off after).
   bool kv_unified_ = true;
+  bool logprobs_in_graph_ = false;  // see LoadParams.logprobs_in_graph
 
   // capture of "l_out-<layer>" tensors: name → index into capture_rows_
   std::map<std::string, size_t> capture_index_;

@@ -4,11 +4,13 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <memory>
 
 #include "common/failure.h"
 #include "common/parallel.h"
 #include "model/engine.h"
 #include "model/engine_detail.h"
+#include "model/logprob_reducer.h"
 
 namespace gavel {
 
@@ -33,9 +35,10 @@ bool Engine::EvictOne(const std::vector<int>& pinned) {
   return false;
 }
 
-void Engine::DecodeWithEviction(llama_batch& batch, const std::vector<int>& pinned) {
+void Engine::DecodeWithEviction(llama_batch& batch, const std::vector<int>& pinned, const std::function<void()>& before_attempt) {
   for (;;) {
     CheckAbort();
+    if (before_attempt) before_attempt();
     const int32_t rc = llama_decode(ctx_, batch);
     if (rc == 0) return;
     if (rc == 1) {
@@ -117,10 +120,57 @@ void Engine::ScoreWave(const std::vector<ScoreRequest>& requests, size_t w0, siz
     // 2. Decode [stem if cold, last prefix token, continuation...] of every request into its own
     //    sequence, packed into full batches; outputs from the last prefix token on.
     struct Out { size_t r; size_t j; int i; };  // batch index i; position j predicts continuation[j] (or the read ids at the end)
+    // logprobsInGraph: the log-probs reduced in the graph (logprob_reducer.h), K floats a row back
+    // instead of the vocabulary's logits; the host path when llama.cpp cannot attach the samplers.
+    const int k = std::max(1, int(read_ids.size()));
+    std::unique_ptr<LogprobReducer> reducer;
+    if (logprobs_in_graph_) {
+      reducer = std::make_unique<LogprobReducer>(ctx_, k);
+      for (const int seq : seqs) {
+        if (!reducer->Attach(seq)) {
+          reducer.reset();
+          break;
+        }
+      }
+    }
     Batch batch(n_batch_);
     std::vector<Out> outs;
+    std::vector<int32_t> targets_row(static_cast<size_t>(k), 0);
+    auto flush_reduced = [&]() {
+      reducer->Begin();
+      for (const Out& o : outs) {
+        const auto& cont = requests[o.r].continuation;
+        if (o.j < cont.size()) {
+          std::fill(targets_row.begin(), targets_row.end(), cont[o.j]);
+        } else {
+          for (size_t t = 0; t < targets_row.size(); ++t) targets_row[t] = t < read_ids.size() ? read_ids[t] : 0;
+        }
+        reducer->Push(seqs[o.r - w0], targets_row.data());
+      }
+      DecodeWithEviction(batch.b, pinned_, [&]() { reducer->Rewind(); });
+      if (reducer->Failed()) throw Failure(Code::INTERNAL, "the in-graph log-prob reduction lost track of its rows");
+      for (const Out& o : outs) {
+        const float* lp = llama_get_sampled_logits_ith(ctx_, o.i);
+        if (lp == nullptr || llama_get_sampled_logits_count_ith(ctx_, o.i) != uint32_t(k)) {
+          throw Failure(Code::INTERNAL, "no reduced log-probs for an output position");
+        }
+        const auto& cont = requests[o.r].continuation;
+        ScoreResult& res = (*results)[o.r];
+        if (o.j < cont.size()) {
+          res.logprobs[o.j] = lp[0];
+        } else {
+          for (size_t t = 0; t < read_ids.size(); ++t) res.final[t] = lp[t];
+        }
+      }
+    };
     auto flush = [&]() {
       if (batch.b.n_tokens == 0) return;
+      if (reducer) {
+        flush_reduced();
+        batch.b.n_tokens = 0;
+        outs.clear();
+        return;
+      }
       DecodeWithEviction(batch.b, pinned_);
       const int nt = int(outs.size());
       std::vector<const float*> rows(size_t(nt), nullptr);
@@ -144,7 +194,7 @@ void Engine::ScoreWave(const std::vector<ScoreRequest>& requests, size_t w0, siz
         if (o.j < cont.size()) {
           res.logprobs[o.j] = float(double(row[cont[o.j]]) - lse);
         } else {
-          for (size_t k = 0; k < read_ids.size(); ++k) res.final[k] = float(double(row[read_ids[k]]) - lse);
+          for (size_t q = 0; q < read_ids.size(); ++q) res.final[q] = float(double(row[read_ids[q]]) - lse);
         }
       }
       batch.b.n_tokens = 0;

@@ -60,6 +60,7 @@ class NativeModel : public Napi::ObjectWrap<NativeModel> {
       p.flash_attention = int(IntArg(o.Get("flashAttention"), "flashAttention", -1, 1));
       p.kv_f16 = BoolArg(o.Get("kvF16"), "kvF16");
       p.kv_unified = BoolArg(o.Get("kvUnified"), "kvUnified");
+      p.logprobs_in_graph = BoolArg(o.Get("logprobsInGraph"), "logprobsInGraph");
       loading_ = true;
       return PromiseWorker<bool>::Start(
           env,
@@ -92,6 +93,7 @@ class NativeModel : public Napi::ObjectWrap<NativeModel> {
       o.Set("batchSize", m.batch_size);
       o.Set("ubatchSize", m.ubatch_size);
       o.Set("kvLayout", m.kv_unified ? "unified" : "streams");
+      o.Set("logprobsInGraph", m.logprobs_in_graph);
       o.Set("chatTemplate", m.has_chat_template ? Napi::Value(Napi::String::New(env, m.chat_template)) : env.Null());
       o.Set("bos", m.bos >= 0 ? Napi::Value(Napi::Number::New(env, m.bos)) : env.Null());
       o.Set("eos", m.eos >= 0 ? Napi::Value(Napi::Number::New(env, m.eos)) : env.Null());

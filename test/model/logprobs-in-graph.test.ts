@@ -1,0 +1,105 @@
+// Score's log-probs reduced in the model's graph (logprobsInGraph, native/src/model/logprob_reducer.h)
+// against the host path (full logits, float64 log-normaliser), on stories260K (f32 weights) and the
+// embedded gavel-mini (Q8_0), on the CPU backend: the same ops run on the GPU's backend there.
+// Random candidate sets: several prefixes (cold, then cached), continuations, read ids, batches
+// smaller than the work (so one decode spans several ubatches and a sequence's rows several graphs).
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Model, GavelError } from "../../src/index.js";
+import { DEFAULT_MODEL } from "../../src/defaults.js";
+import { storiesPath } from "../helpers/paths.js";
+import { freshSeed, logSoftmax, maxAbsDiff, randomTokens, rng } from "../helpers/random.js";
+
+/**
+ * Tolerance: the graph sums exp() in float32 over the vocabulary (32,000 terms on gavel-mini, 512 on
+ * stories), the host in float64, both from the same float32 logits: their logsumexp differ by a few
+ * float32 ulps of the sum (≤ ~1e-5 relative), so 1e-4 nats.
+ */
+const TOL = 1e-4;
+
+const models = [
+  { name: "stories260K", path: storiesPath, maxPrefix: 60 },
+  { name: "gavel-mini", path: DEFAULT_MODEL, maxPrefix: 120 },
+];
+
+describe.each(models)("log-probs in the graph on $name", (mx) => {
+  const seed = freshSeed();
+  const r = rng(seed);
+  let host: Model;
+  let graph: Model;
+  beforeAll(async () => {
+    const common = { contextSize: 256, sequences: 6, kvLayout: "streams" as const, threads: 2 };
+    host = await Model.load(mx.path, { ...common, batchSize: 256, logprobsInGraph: false });
+    // a batch smaller than most waves: several decodes, each of several ubatches
+    graph = await Model.load(mx.path, { ...common, batchSize: 64, logprobsInGraph: true });
+  });
+  afterAll(async () => {
+    await host?.dispose();
+    await graph?.dispose();
+  });
+
+  it("says where its log-probs are reduced", () => {
+    expect(host.info.logprobsInGraph).toBe(false);
+    expect(graph.info.logprobsInGraph).toBe(true);
+  });
+
+  it(`equals the host path within ${TOL} nats, cold and cached (seed ${seed})`, async () => {
+    const nVocab = host.info.nVocab;
+    for (let round = 0; round < 3; round++) {
+      const n = 1 + Math.floor(r() * 4);
+      const prefixes = Array.from({ length: n }, () => randomTokens(r, 1 + Math.floor(r() * mx.maxPrefix), 3, nVocab));
+      const cont = randomTokens(r, 1 + Math.floor(r() * 40), 3, nVocab);
+      const readIds = randomTokens(r, Math.floor(r() * 4), 0, nVocab);
+      const want = await host.scoreMany(prefixes, cont, { readIds });
+      for (const pass of ["cold", "cached"]) {
+        const got = await graph.scoreMany(prefixes, cont, { readIds });
+        for (let i = 0; i < n; i++) {
+          expect(got[i].logprobs.length, pass).toBe(cont.length);
+          expect(got[i].final.length, pass).toBe(readIds.length);
+          expect(maxAbsDiff(got[i].logprobs, want[i].logprobs), `${pass} candidate ${i}`).toBeLessThanOrEqual(TOL);
+          if (readIds.length) expect(maxAbsDiff(got[i].final, want[i].final), `${pass} candidate ${i}`).toBeLessThanOrEqual(TOL);
+        }
+      }
+    }
+  });
+
+  it("matches a float64 log-softmax of a fresh decode's logits", async () => {
+    const nVocab = host.info.nVocab;
+    const prefix = randomTokens(r, 5 + Math.floor(r() * 30), 3, nVocab);
+    const cont = randomTokens(r, 8, 3, nVocab);
+    const [got] = await graph.scoreMany([prefix], cont);
+    const all = new Int32Array([...prefix, ...cont]);
+    const logits = await host.logits(all);
+    for (let j = 0; j < cont.length; j++) {
+      const row = logits.subarray((prefix.length - 1 + j) * nVocab, (prefix.length + j) * nVocab);
+      expect(Math.abs(got.logprobs[j] - logSoftmax(row)[cont[j]])).toBeLessThanOrEqual(TOL);
+    }
+  });
+
+  it("leaves generation's raw logits alone after a score", async () => {
+    const nVocab = host.info.nVocab;
+    const prefix = randomTokens(r, 10, 3, nVocab);
+    await graph.scoreMany([prefix], randomTokens(r, 5, 3, nVocab));
+    const a = await graph.logits(prefix);
+    const b = await host.logits(prefix);
+    expect(maxAbsDiff(a, b)).toBeLessThanOrEqual(TOL);
+  });
+});
+
+describe("logprobsInGraph option", () => {
+  it("rejects a value that is not a boolean", async () => {
+    for (const v of ["yes", 1, null, "auto"]) {
+      await expect(Model.load(storiesPath, { logprobsInGraph: v as never })).rejects.toSatisfy(
+        (e: unknown) => e instanceof GavelError && e.code === "INVALID_ARGUMENT" && /logprobsInGraph/.test(e.message),
+      );
+    }
+  });
+
+  it("is off by default (the host path, float64)", async () => {
+    const m = await Model.load(storiesPath, { contextSize: 64, threads: 1 });
+    try {
+      expect(m.info.logprobsInGraph).toBe(false);
+    } finally {
+      await m.dispose();
+    }
+  });
+});
