@@ -85,6 +85,41 @@ describe.each(models)("log-probs in the graph on $name", (mx) => {
   });
 });
 
+describe("log-probs in the graph with one shared pool", () => {
+  // A pool too small for every prefix at once: later calls evict cached prefixes, and the rows of one
+  // decode span several ubatches of several sequences.
+  const seed = freshSeed();
+  const r = rng(seed);
+  let host: Model;
+  let graph: Model;
+  beforeAll(async () => {
+    const common = { contextSize: 160, sequences: 6, kvLayout: "unified" as const, threads: 2, batchSize: 48 };
+    host = await Model.load(storiesPath, { ...common, logprobsInGraph: false });
+    graph = await Model.load(storiesPath, { ...common, logprobsInGraph: true });
+  });
+  afterAll(async () => {
+    await host?.dispose();
+    await graph?.dispose();
+  });
+
+  it(`equals the host path while prefixes are evicted (seed ${seed})`, async () => {
+    const nVocab = host.info.nVocab;
+    // unified pool: results move with what else is cached (float32 reordering), as score-layout.test.ts
+    const tol = 2e-4;
+    for (let round = 0; round < 6; round++) {
+      const prefixes = Array.from({ length: 2 + Math.floor(r() * 2) }, () => randomTokens(r, 10 + Math.floor(r() * 30), 3, nVocab));
+      const cont = randomTokens(r, 1 + Math.floor(r() * 12), 3, nVocab);
+      const readIds = randomTokens(r, 2, 0, nVocab);
+      const want = await host.scoreMany(prefixes, cont, { readIds });
+      const got = await graph.scoreMany(prefixes, cont, { readIds });
+      for (let i = 0; i < prefixes.length; i++) {
+        expect(maxAbsDiff(got[i].logprobs, want[i].logprobs), `round ${round} candidate ${i}`).toBeLessThanOrEqual(tol);
+        expect(maxAbsDiff(got[i].final, want[i].final), `round ${round} candidate ${i}`).toBeLessThanOrEqual(tol);
+      }
+    }
+  });
+});
+
 describe("logprobsInGraph option", () => {
   it("rejects a value that is not a boolean", async () => {
     for (const v of ["yes", 1, null, "auto"]) {
