@@ -139,6 +139,8 @@ export interface NativeKernels {
    * the CPU supports, capped by the GAVEL_KERNEL_ISA environment variable (read at each call).
    */
   kernelIsa(): string;
+  /** log Σ exp of each n-long row of rows (the scorer's log-normaliser kernel), float64 results. */
+  logSumExp(rows: Float32Array, n: number): Float64Array;
   /**
    * Where {@link NativeBank.glance} runs (max-sim and top-k selection; over the whole bank or a
    * handle subset): "cuda" when the addon was built with CUDA and a device answers (or

@@ -78,6 +78,16 @@ std::vector<int32_t> CoverFarthestFirst(const float* keys, int64_t n, int64_t di
   }
 }
 
+double LogSumExp(const float* row, int64_t n, Isa isa) {
+  switch (isa) {
+#ifdef GAVEL_HAVE_X86_DISPATCH
+    case Isa::Avx512: return isa_avx512::LogSumExp(row, n);
+    case Isa::Avx2: return isa_avx2::LogSumExp(row, n);
+#endif
+    default: return isa_generic::LogSumExp(row, n);
+  }
+}
+
 namespace {
 
 using gavel::Parallel;

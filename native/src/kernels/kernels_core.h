@@ -34,6 +34,11 @@ void MatMulABt(const float* A, int64_t n, int64_t k, const float* B, int64_t m, 
 // to float rounding (≈1e-6 for unit keys); retained keys are pairwise > eps apart up to the same.
 std::vector<int32_t> CoverFarthestFirst(const float* keys, int64_t n, int64_t dim, double eps, Isa isa);
 
+// log Σ exp(row[i]) over n floats (the verdict's log-normaliser of one vocabulary-wide logits row):
+// a vectorised exp with float lanes summed into double per block, within ~1e-6 of a float64
+// logsumexp of the same floats (simd_body.inc says why). -inf for n = 0.
+double LogSumExp(const float* row, int64_t n, Isa isa);
+
 struct GlanceResult {
   std::vector<float> g;         // nSkills
   std::vector<float> m;         // nq × nSkills

@@ -1,5 +1,5 @@
 // The kernels' N-API surface: coverFarthestFirst (synchronous) and coverFarthestFirstAsync, glance
-// over one flat bank, projectNormalize and kernelIsa (the NativeBank class lives in bank/);
+// over one flat bank, projectNormalize, logSumExp and kernelIsa (the NativeBank class lives in bank/);
 // everything slow is a Promise computed off the JS thread. Every argument is
 // validated here before any memory is touched, because the TypeScript wrappers are not the only
 // possible callers: no JS input may crash the process.
@@ -225,6 +225,23 @@ Napi::Value ProjectNormalize(const Napi::CallbackInfo& info) {
   });
 }
 
+// logSumExp(rows: Float32Array, n: number): Float64Array — log Σ exp of each n-long row, the
+// scorer's log-normaliser kernel; synchronous (tests and benches hand it a few rows).
+Napi::Value LogSumExp(const Napi::CallbackInfo& info) {
+  return Guard(info, "logSumExp", [&]() -> Napi::Value {
+    CheckArity(info, 2);
+    Napi::Float32Array rows = Float32Arg(info[0], "rows");
+    const int64_t n = IntArg(info[1], "n", 1);
+    const int64_t count = RowsOf(static_cast<int64_t>(rows.ElementLength()), "rows", n, "n");
+    const float* data = rows.Data();
+    if (int64_t bad = FirstNonFinite(data, count * n); bad >= 0) Bad("rows[" + std::to_string(bad) + "] is not finite");
+    const kernels::Isa isa = kernels::IsaFromEnv();
+    std::vector<double> out(static_cast<size_t>(count));
+    for (int64_t r = 0; r < count; ++r) out[size_t(r)] = kernels::LogSumExp(data + r * n, n, isa);
+    return ToTyped(info.Env(), out);
+  });
+}
+
 // Which instruction set the kernels run with (GAVEL_KERNEL_ISA may cap it). For benches and tests.
 Napi::Value KernelIsa(const Napi::CallbackInfo& info) {
   return Napi::String::New(info.Env(), kernels::IsaName(kernels::IsaFromEnv()));
@@ -239,6 +256,7 @@ void RegisterKernels(Napi::Env env, Napi::Object exports) {
   exports.Set("glance", Napi::Function::New(env, Glance, "glance"));
   exports.Set("projectNormalize", Napi::Function::New(env, ProjectNormalize, "projectNormalize"));
   exports.Set("kernelIsa", Napi::Function::New(env, KernelIsa, "kernelIsa"));
+  exports.Set("logSumExp", Napi::Function::New(env, LogSumExp, "logSumExp"));
 }
 
 }  // namespace gavel

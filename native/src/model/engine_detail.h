@@ -1,7 +1,5 @@
 // Internal helpers of Engine's two source files (engine.cpp, engine_cache.cpp): not part of its API.
 #pragma once
-#include <algorithm>
-#include <cmath>
 #include <cstdint>
 
 #include "llama.h"
@@ -22,17 +20,5 @@ struct Batch {
     b.logits[i] = output ? 1 : 0;
   }
 };
-
-// log Σ exp over a logits row. Each term is exp of a float argument ≤ 0 (relative error ~1e-7) and
-// the sum is kept in double, so the result is good to ~1e-7 nats, far inside what callers compare
-// (1e-4), at a fraction of the cost of double exps: the scorer runs this over every vocabulary entry
-// of every scored position.
-inline double LogSumExp(const float* row, int n) {
-  float mx = row[0];
-  for (int i = 1; i < n; ++i) mx = std::max(mx, row[i]);
-  double s = 0;
-  for (int i = 0; i < n; ++i) s += double(std::exp(row[i] - mx));
-  return double(mx) + std::log(s);
-}
 
 }  // namespace gavel::engine_detail
