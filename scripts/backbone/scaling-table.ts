@@ -1,0 +1,114 @@
+/**
+ * Issue 14's scaling table and plot, rebuilt from per-query glance records on the CPU (no GPU): one
+ * row per backbone (parameters, unique training tokens, validation and test glance Hit@1 / R@20 over
+ * the full library), BM25 beside them from the same tasks' full-text records, and an SVG of test
+ * Hit@1 and R@20 against parameters (log axis) with BM25's two lines. A backbone without records is
+ * listed as not measured, and has no point.
+ *
+ * Each backbone: label=parameters:tokens:folder, the folder holding val-glance.jsonl.gz and
+ * test-glance.jsonl.gz (train-full.sh's records) or "-" when not measured. BM25 comes from
+ * --bm25=<folder> with val.jsonl.gz and test.jsonl.gz (scripts/device/lexical-records.ts).
+ *
+ *   npx vite-node scripts/backbone/scaling-table.ts -- --svg docs/scaling.svg \
+ *     --bm25 bench/results/2026-11-27-h100-session11/m2l7/full-text \
+ *     gavel-mini=26.6e6:22e6:bench/results/2026-11-27-h100-session11/mini \
+ *     gavel-mini2=26.6e6:259e6:bench/results/2026-11-27-h100-session11/m2l7 \
+ *     gavel-large=112.7e6:270e6:-
+ */
+import { writeFileSync } from "node:fs";
+import { readPerQuery } from "../../src/eval/io.js";
+import type { PerQueryRecord } from "../../src/eval/evaluate.js";
+
+interface Rates { tasks: number; hit1: number; r20: number }
+interface Row { label: string; params: number; tokens: number; val?: Rates; test?: Rates }
+
+const args = process.argv.slice(2).filter((a) => a !== "--");
+const flag = (name: string) => {
+  const i = args.indexOf(name);
+  if (i < 0) return undefined;
+  const v = args[i + 1];
+  args.splice(i, 2);
+  return v;
+};
+const svgPath = flag("--svg");
+const bm25Dir = flag("--bm25");
+
+/** Hit@1 and R@20 of a ranked list per task (records of off-domain prompts left out). */
+function rates(records: PerQueryRecord[], ranked: (r: PerQueryRecord) => readonly string[] | undefined): Rates {
+  const rs = records.filter((r) => !r.offDomain);
+  let h = 0, k = 0;
+  for (const r of rs) {
+    const ids = ranked(r) ?? [];
+    if (ids[0] !== undefined && r.accepted.includes(ids[0])) h++;
+    if (ids.slice(0, 20).some((id) => r.accepted.includes(id))) k++;
+  }
+  return { tasks: rs.length, hit1: h / (rs.length || 1), r20: k / (rs.length || 1) };
+}
+const glanceIds = (r: PerQueryRecord) => r.glance?.map((c) => c.skill);
+const bm25Ids = (r: PerQueryRecord) => r.bm25 ?? r.lexical?.top.map((t) => t.skill);
+
+const rows: Row[] = [];
+for (const a of args) {
+  const [label, spec] = a.split("=");
+  const [params, tokens, dir] = spec.split(":");
+  const row: Row = { label, params: Number(params), tokens: Number(tokens) };
+  if (dir && dir !== "-") {
+    row.val = rates(await readPerQuery(`${dir}/val-glance.jsonl.gz`), glanceIds);
+    row.test = rates(await readPerQuery(`${dir}/test-glance.jsonl.gz`), glanceIds);
+  }
+  rows.push(row);
+}
+const bm25 = bm25Dir
+  ? { val: rates(await readPerQuery(`${bm25Dir}/val.jsonl.gz`), bm25Ids), test: rates(await readPerQuery(`${bm25Dir}/test.jsonl.gz`), bm25Ids) }
+  : undefined;
+
+const f3 = (x: number) => x.toFixed(3);
+const m = (x: number) => `${(x / 1e6).toFixed(1)}M`;
+const cell = (r?: Rates) => (r ? `${f3(r.hit1)} / ${f3(r.r20)} (${r.tasks})` : "not measured");
+console.log("| backbone | parameters | unique training tokens | val glance Hit@1 / R@20 (tasks) | test glance Hit@1 / R@20 (tasks) |");
+console.log("| --- | --- | --- | --- | --- |");
+if (bm25) console.log(`| BM25 (full text) | – | – | ${cell(bm25.val)} | ${cell(bm25.test)} |`);
+for (const r of rows) console.log(`| ${r.label} | ${m(r.params)} | ${m(r.tokens)} | ${cell(r.val)} | ${cell(r.test)} |`);
+
+if (svgPath) writeFileSync(svgPath, plot(rows, bm25?.test));
+
+/** Test Hit@1 (filled) and R@20 (open) against parameters on a log axis; BM25 as dashed lines. */
+function plot(rs: Row[], ref?: Rates): string {
+  const W = 640, H = 340, L = 60, R = 190, T = 30, B = 50;
+  const lo = 1e7, hi = 1e9;
+  const x = (p: number) => L + ((Math.log10(p) - Math.log10(lo)) / (Math.log10(hi) - Math.log10(lo))) * (W - L - R);
+  const y = (v: number) => T + (1 - v) * (H - T - B);
+  const out: string[] = [`<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" font-family="sans-serif" font-size="11">`];
+  out.push(`<rect width="${W}" height="${H}" fill="white"/>`);
+  out.push(`<text x="${L}" y="18" font-size="13">Glance on the test tasks (batches 6–10) over 30,593 skills, by backbone size</text>`);
+  for (const v of [0, 0.2, 0.4, 0.6, 0.8, 1]) {
+    out.push(`<line x1="${L}" x2="${W - R}" y1="${y(v)}" y2="${y(v)}" stroke="#ddd"/><text x="${L - 8}" y="${y(v) + 4}" text-anchor="end">${v.toFixed(1)}</text>`);
+  }
+  for (const p of [1e7, 3e7, 1e8, 3e8, 1e9]) {
+    out.push(`<line x1="${x(p)}" x2="${x(p)}" y1="${T}" y2="${H - B}" stroke="#eee"/><text x="${x(p)}" y="${H - B + 16}" text-anchor="middle">${p >= 1e9 ? "1B" : `${p / 1e6}M`}</text>`);
+  }
+  out.push(`<text x="${(L + W - R) / 2}" y="${H - 12}" text-anchor="middle">parameters</text>`);
+  out.push(`<rect x="${L}" y="${T}" width="${W - L - R}" height="${H - T - B}" fill="none" stroke="#888"/>`);
+  const legend = (i: number, svg: string, text: string) => out.push(`<g transform="translate(${W - R + 12},${T + 10 + i * 18})">${svg}<text x="18" y="4">${text}</text></g>`);
+  if (ref) {
+    out.push(`<line x1="${L}" x2="${W - R}" y1="${y(ref.hit1)}" y2="${y(ref.hit1)}" stroke="#c33" stroke-dasharray="5,4"/>`);
+    out.push(`<line x1="${L}" x2="${W - R}" y1="${y(ref.r20)}" y2="${y(ref.r20)}" stroke="#c33" stroke-dasharray="1,3"/>`);
+    legend(0, `<line x1="0" x2="14" stroke="#c33" stroke-dasharray="5,4"/>`, "BM25 Hit@1");
+    legend(1, `<line x1="0" x2="14" stroke="#c33" stroke-dasharray="1,3"/>`, "BM25 R@20");
+  }
+  legend(2, `<circle cx="7" r="4" fill="#236"/>`, "glance Hit@1");
+  legend(3, `<circle cx="7" r="4" fill="white" stroke="#236"/>`, "glance R@20");
+  let i = 4;
+  for (const r of rs) {
+    if (!r.test) {
+      legend(i++, "", `${r.label}: not measured`);
+      continue;
+    }
+    const px = x(r.params);
+    out.push(`<circle cx="${px}" cy="${y(r.test.hit1)}" r="4" fill="#236"><title>${r.label} Hit@1 ${f3(r.test.hit1)}</title></circle>`);
+    out.push(`<circle cx="${px}" cy="${y(r.test.r20)}" r="4" fill="white" stroke="#236"><title>${r.label} R@20 ${f3(r.test.r20)}</title></circle>`);
+    out.push(`<text x="${px + 7}" y="${y(r.test.hit1) + 4}">${r.label}</text>`);
+  }
+  out.push("</svg>");
+  return out.join("\n") + "\n";
+}
