@@ -48,12 +48,13 @@ export interface ModelLoadOptions {
   /** KV cache type: "f32" (the default, see flashAttention) or "f16" (half the memory). */
   kvCacheType?: "f32" | "f16";
   /**
-   * Where {@link Model.score}'s log-probs are reduced. false (the default): on the host, from the
-   * full-vocabulary logits, float64 sums. true: in the model's own graph, through llama.cpp's backend
-   * sampling, so that only the asked tokens' log-probs leave the device (float32 sums; the two agree
-   * within 1e-4 nats, test/model/logprobs-in-graph.test.ts). Not the default anywhere yet: on an H100
-   * it made gavel-mini's warm verdict 2× slower (llama.cpp builds and copies a sampler output per row,
-   * and attaching the samplers re-reserves the graph; docs/BENCHMARKS.md, "Log-probs in the graph").
+   * Where {@link Model.score}'s log-probs are reduced. false (the default): llama.cpp copies every
+   * output row's full-vocabulary logits to the host, which log-normalises them. true: the logits stay
+   * where llama.cpp computed them (llama.cpp's backend-sampling hooks keep the copy from happening)
+   * and are reduced there to the asked tokens' log-probs: on a GPU by a CUDA kernel, on the CPU by the
+   * host path's own code. The same float64 sums either way (test/model/logprobs-in-graph.test.ts).
+   * Not the default until measured faster on a GPU: a first version (one graph output per row) made
+   * gavel-mini's warm verdict 2× slower on an H100 (docs/BENCHMARKS.md, "Log-probs in the graph").
    */
   logprobsInGraph?: boolean;
 }

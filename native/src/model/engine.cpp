@@ -11,6 +11,7 @@
 #include "ggml-backend.h"
 #include "ggml.h"
 #include "model/engine_detail.h"
+#include "model/logprob_reducer.h"
 
 namespace gavel {
 
@@ -91,6 +92,11 @@ void Engine::Free() {
 
 bool Engine::EvalCallback(struct ggml_tensor* t, bool ask, void* user_data) {
   auto* self = static_cast<Engine*>(user_data);
+  if (self->reducer_ != nullptr && std::strcmp(t->name, "result_output") == 0) {
+    // Score's logits, computed and still where they were computed: reduced there (logprob_reducer.h).
+    if (!ask) self->reducer_->OnLogits(t);
+    return true;
+  }
   if (!self->capture_active_) return !ask;
   auto it = self->capture_index_.find(t->name);
   if (it == self->capture_index_.end()) return !ask;

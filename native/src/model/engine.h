@@ -22,6 +22,8 @@
 
 namespace gavel {
 
+class LogprobReducer;  // logprob_reducer.h
+
 // No defaults here: Model.load (src/model/Model.ts) is their single source, and model_napi.cpp
 // requires every field from JS (INVALID_ARGUMENT when one is missing).
 struct LoadParams {
@@ -151,6 +153,8 @@ class Engine {
   // (a score decodes its continuation into its prefix's sequence and trims it off after).
   bool kv_unified_ = true;
   bool logprobs_in_graph_ = false;  // see LoadParams.logprobs_in_graph
+  // During a Score decode with log-probs read in the graph: where EvalCallback hands the logits.
+  LogprobReducer* reducer_ = nullptr;
 
   // capture of "l_out-<layer>" tensors: name → index into capture_rows_
   std::map<std::string, size_t> capture_index_;

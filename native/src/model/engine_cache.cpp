@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <map>
 #include <memory>
 
 #include "common/failure.h"
@@ -125,7 +126,7 @@ void Engine::ScoreWave(const std::vector<ScoreRequest>& requests, size_t w0, siz
     const int k = std::max(1, int(read_ids.size()));
     std::unique_ptr<LogprobReducer> reducer;
     if (logprobs_in_graph_) {
-      reducer = std::make_unique<LogprobReducer>(ctx_, k);
+      reducer = std::make_unique<LogprobReducer>(ctx_, k, threads_);
       for (const int seq : seqs) {
         if (!reducer->Attach(seq)) {
           reducer.reset();
@@ -138,22 +139,33 @@ void Engine::ScoreWave(const std::vector<ScoreRequest>& requests, size_t w0, siz
     std::vector<int32_t> targets_row(static_cast<size_t>(k), 0);
     auto flush_reduced = [&]() {
       reducer->Begin();
-      for (const Out& o : outs) {
+      std::map<int, size_t> pushed;  // rows pushed per sequence: an output's index in its sequence
+      std::vector<size_t> index(outs.size());
+      for (size_t i = 0; i < outs.size(); ++i) {
+        const Out& o = outs[i];
         const auto& cont = requests[o.r].continuation;
         if (o.j < cont.size()) {
           std::fill(targets_row.begin(), targets_row.end(), cont[o.j]);
         } else {
           for (size_t t = 0; t < targets_row.size(); ++t) targets_row[t] = t < read_ids.size() ? read_ids[t] : 0;
         }
-        reducer->Push(seqs[o.r - w0], targets_row.data());
+        const int seq = seqs[o.r - w0];
+        reducer->Push(seq, targets_row.data());
+        index[i] = pushed[seq]++;
       }
-      DecodeWithEviction(batch.b, pinned_, [&]() { reducer->Rewind(); });
-      if (reducer->Failed()) throw Failure(Code::INTERNAL, "the in-graph log-prob reduction lost track of its rows");
-      for (const Out& o : outs) {
-        const float* lp = llama_get_sampled_logits_ith(ctx_, o.i);
-        if (lp == nullptr || llama_get_sampled_logits_count_ith(ctx_, o.i) != uint32_t(k)) {
-          throw Failure(Code::INTERNAL, "no reduced log-probs for an output position");
-        }
+      reducer_ = reducer.get();
+      try {
+        DecodeWithEviction(batch.b, pinned_, [&]() { reducer->Rewind(); });
+      } catch (...) {
+        reducer_ = nullptr;
+        throw;
+      }
+      reducer_ = nullptr;
+      if (!reducer->Error().empty()) throw Failure(Code::INTERNAL, "log-probs in the graph: " + reducer->Error());
+      for (size_t i = 0; i < outs.size(); ++i) {
+        const Out& o = outs[i];
+        const float* lp = reducer->Result(seqs[o.r - w0], index[i]);
+        if (lp == nullptr) throw Failure(Code::INTERNAL, "no reduced log-probs for an output position");
         const auto& cont = requests[o.r].continuation;
         ScoreResult& res = (*results)[o.r];
         if (o.j < cont.size()) {

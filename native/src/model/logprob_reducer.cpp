@@ -1,9 +1,13 @@
 #include "model/logprob_reducer.h"
 
+#include <algorithm>
 #include <cstring>
 
+#include "common/parallel.h"
 #include "ggml-backend.h"
 #include "ggml.h"
+#include "kernels/kernels_core.h"
+#include "model/logprobs_device.h"
 
 namespace gavel {
 namespace {
@@ -17,13 +21,13 @@ struct SamplerState {
 SamplerState* StateOf(const llama_sampler* s) { return static_cast<SamplerState*>(s->ctx); }
 
 const char* Name(const llama_sampler*) { return "gavel-logprobs"; }
-// The CPU sampling hook is required by the interface but never reached: the engine reads the
-// reduced rows and never asks llama.cpp to sample.
+// The CPU sampling hook is required by the interface but never reached: the engine reads the reduced
+// rows and never asks llama.cpp to sample.
 void ApplyOnHost(llama_sampler*, llama_token_data_array*) {}
 void Free(llama_sampler* s) { delete StateOf(s); }
 bool BackendInit(llama_sampler*, ggml_backend_buffer_type_t, uint32_t) { return true; }
-void BackendApply(llama_sampler* s, ggml_context* ctx, ggml_cgraph*, llama_sampler_data* data) {
-  StateOf(s)->reducer->Apply(StateOf(s)->seq, ctx, data);
+void BackendApply(llama_sampler* s, ggml_context*, ggml_cgraph*, llama_sampler_data* data) {
+  StateOf(s)->reducer->Apply(StateOf(s)->seq, data);
 }
 void BackendSetInput(llama_sampler* s) { StateOf(s)->reducer->SetInput(StateOf(s)->seq); }
 void BackendReset(llama_sampler* s) { StateOf(s)->reducer->ResetBuild(); }
@@ -45,7 +49,7 @@ llama_sampler_i kInterface = {
 
 }  // namespace
 
-LogprobReducer::LogprobReducer(llama_context* ctx, int k) : ctx_(ctx), k_(k < 1 ? 1 : k) {}
+LogprobReducer::LogprobReducer(llama_context* ctx, int k, unsigned threads) : ctx_(ctx), k_(k < 1 ? 1 : k), threads_(threads < 1 ? 1 : threads) {}
 
 LogprobReducer::~LogprobReducer() {
   // Detach first: the context must not keep a pointer to a freed chain.
@@ -68,86 +72,110 @@ bool LogprobReducer::Attach(int seq) {
 }
 
 void LogprobReducer::Begin() {
-  targets_.clear();
-  failed_ = false;
+  seqs_.clear();
+  error_.clear();
 }
 
 void LogprobReducer::Push(int seq, const int32_t* targets) {
-  auto& t = targets_[seq].ids;
-  t.insert(t.end(), targets, targets + k_);
+  SeqRows& s = seqs_[seq];
+  s.targets.insert(s.targets.end(), targets, targets + k_);
+  s.results.resize(s.targets.size(), 0.f);
 }
 
 void LogprobReducer::Rewind() {
-  for (auto& [seq, t] : targets_) t.cursor = 0;
-  failed_ = false;
+  for (auto& [seq, s] : seqs_) s.cursor = 0;
+  error_.clear();
 }
 
-ggml_tensor* LogprobReducer::Reduce(ggml_context* ctx, ggml_tensor* m, ggml_tensor* targets) const {
-  const int64_t nv = m->ne[0];
-  const int64_t n = m->ne[1];
-  // m as n batches of nv one-element rows, so that get_rows picks one element per output row.
-  ggml_tensor* m3 = ggml_reshape_3d(ctx, m, 1, nv, n);
-  ggml_tensor* argmax = ggml_argmax(ctx, m);
-  ggml_tensor* mx = ggml_reshape_2d(ctx, ggml_get_rows(ctx, m3, ggml_reshape_2d(ctx, argmax, 1, n)), 1, n);
-  // logsumexp shifted by each row's max, so exp never overflows
-  ggml_tensor* lse = ggml_add(ctx, ggml_log(ctx, ggml_sum_rows(ctx, ggml_exp(ctx, ggml_sub(ctx, m, mx)))), mx);
-  ggml_tensor* picked = ggml_reshape_2d(ctx, ggml_get_rows(ctx, m3, targets), k_, n);
-  ggml_tensor* out = ggml_sub(ctx, picked, lse);
-  ggml_set_name(out, "gavel_logprobs");
-  return out;
+const float* LogprobReducer::Result(int seq, size_t i) const {
+  auto s = seqs_.find(seq);
+  if (s == seqs_.end() || (i + 1) * size_t(k_) > s->second.results.size()) return nullptr;
+  return s->second.results.data() + i * size_t(k_);
 }
 
-void LogprobReducer::Apply(int seq, ggml_context* ctx, llama_sampler_data* data) {
+void LogprobReducer::Apply(int seq, llama_sampler_data* data) {
   ggml_tensor* x = data->logits;
-  if (x == nullptr) return;
-  ggml_tensor* src = x->view_src;
-  if (src == nullptr || ggml_n_dims(src) != 2 || src->ne[0] != x->ne[0] || !ggml_is_contiguous(src) || src->type != GGML_TYPE_F32) {
-    // llama.cpp's probe at attach time (a lone row, to count nodes): the same ops on that row alone,
-    // recorded nowhere (the probe never runs).
-    ggml_tensor* in = ggml_new_tensor_2d(ctx, GGML_TYPE_I32, k_, 1);
-    ggml_set_input(in);
-    data->logits = Reduce(ctx, ggml_reshape_2d(ctx, x, x->ne[0], 1), in);
-    return;
-  }
+  // No output of ours in the graph: what matters is that this sequence has a backend sampler (so the
+  // raw logits stay on the device) and which rows are its.
+  data->logits = nullptr;
+  if (x == nullptr || x->view_src == nullptr) return;  // llama.cpp's probe at attach time: a lone row
+  const ggml_tensor* src = x->view_src;
   if (matrix_ != src) {
-    // The first row of a new graph: the reduction over the whole matrix, once.
     matrix_ = src;
     rows_.clear();
-    input_ = ggml_new_tensor_2d(ctx, GGML_TYPE_I32, k_, src->ne[1]);
-    ggml_set_name(input_, "gavel_logprob_targets");
-    ggml_set_input(input_);
-    result_ = Reduce(ctx, src, input_);
-    staging_.assign(size_t(k_) * size_t(src->ne[1]), 0);
+    targets_.assign(size_t(k_) * size_t(src->ne[1]), 0);
+    owner_.assign(size_t(src->ne[1]), {-1, 0});
   }
-  const int64_t r = int64_t(x->view_offs / src->nb[1]);
-  rows_[seq].push_back(r);
-  data->logits = ggml_view_1d(ctx, result_, k_, size_t(r) * result_->nb[1]);
+  rows_[seq].push_back(int64_t(x->view_offs / src->nb[1]));
 }
 
 void LogprobReducer::SetInput(int seq) {
   auto rows = rows_.find(seq);
-  if (rows == rows_.end() || input_ == nullptr || input_->buffer == nullptr) return;
-  SeqTargets& t = targets_[seq];
+  if (rows == rows_.end()) return;
+  SeqRows& s = seqs_[seq];
   const size_t k = size_t(k_);
   for (const int64_t r : rows->second) {
-    int32_t* dst = staging_.data() + size_t(r) * k;
-    if (size_t(r) * k + k > staging_.size() || (t.cursor + 1) * k > t.ids.size()) {
-      // More rows than pushed: never return log-probs of the wrong tokens (the engine throws).
-      failed_ = true;
-      if (size_t(r) * k + k <= staging_.size()) std::memset(dst, 0, k * sizeof(int32_t));
+    if (size_t(r) >= owner_.size() || (s.cursor + 1) * k > s.targets.size()) {
+      error_ = "sequence " + std::to_string(seq) + " has more output rows than targets pushed";
       continue;
     }
-    std::memcpy(dst, t.ids.data() + t.cursor * k, k * sizeof(int32_t));
-    ++t.cursor;
+    std::memcpy(targets_.data() + size_t(r) * k, s.targets.data() + s.cursor * k, k * sizeof(int32_t));
+    owner_[size_t(r)] = {seq, s.cursor};
+    ++s.cursor;
   }
-  ggml_backend_tensor_set(input_, staging_.data(), 0, staging_.size() * sizeof(int32_t));
 }
 
 void LogprobReducer::ResetBuild() {
   matrix_ = nullptr;
-  input_ = nullptr;
-  result_ = nullptr;
   rows_.clear();
+}
+
+void LogprobReducer::OnLogits(const ggml_tensor* t) {
+  const int64_t nv = t->ne[0];
+  const int64_t n = t->ne[1];
+  const size_t k = size_t(k_);
+  if (n == 0) return;
+  if (t->type != GGML_TYPE_F32 || !ggml_is_contiguous(t) || t->ne[2] != 1 || t->ne[3] != 1 || size_t(n) > owner_.size()) {
+    error_ = "the logits tensor has an unexpected type or shape";
+    return;
+  }
+  for (int64_t r = 0; r < n; ++r) {
+    if (owner_[size_t(r)].first < 0) {
+      error_ = "output row " + std::to_string(r) + " of a ubatch has no sequence";
+      return;
+    }
+    for (size_t j = 0; j < k; ++j) {
+      const int32_t id = targets_[size_t(r) * k + j];
+      if (id < 0 || id >= nv) {
+        error_ = "a target id is outside the vocabulary";
+        return;
+      }
+    }
+  }
+  out_.resize(k * size_t(n));
+  const bool on_host = t->buffer == nullptr || ggml_backend_buffer_is_host(t->buffer);
+  if (on_host || !logprobs_device::RowLogProbs(static_cast<const float*>(t->data), nv, n, targets_.data(), k_, out_.data())) {
+    const float* logits = static_cast<const float*>(t->data);
+    if (!on_host) {
+      host_.resize(size_t(nv) * size_t(n));
+      ggml_backend_tensor_get(t, host_.data(), 0, host_.size() * sizeof(float));
+      logits = host_.data();
+    }
+    // The host path's arithmetic (kernels::LogSumExp), rows split over the context's threads.
+    const kernels::Isa isa = kernels::IsaFromEnv();
+    const unsigned workers = unsigned(std::max<int64_t>(1, std::min<int64_t>(threads_, (n * nv) / (1 << 18) + 1)));
+    Parallel(workers, [&](unsigned w) {
+      for (int64_t r = n * w / workers; r < n * (w + 1) / workers; ++r) {
+        const float* row = logits + r * nv;
+        const double lse = kernels::LogSumExp(row, nv, isa);
+        for (size_t j = 0; j < k; ++j) out_[size_t(r) * k + j] = float(double(row[targets_[size_t(r) * k + j]]) - lse);
+      }
+    });
+  }
+  for (int64_t r = 0; r < n; ++r) {
+    const auto [seq, i] = owner_[size_t(r)];
+    std::memcpy(seqs_[seq].results.data() + i * k, out_.data() + size_t(r) * k, k * sizeof(float));
+  }
 }
 
 }  // namespace gavel
