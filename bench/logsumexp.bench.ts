@@ -1,8 +1,8 @@
 /**
  * The scorer's log-normaliser: log Σ exp over vocabulary-wide logits rows (kernels::LogSumExp), per
- * instruction set, against the scalar loop it replaced (std::exp on each float, summed in double),
- * which this bench reproduces in JavaScript only as a correctness check, not for time: the scalar
- * C++ loop's time is printed by the standalone program below, built with the addon's flags.
+ * instruction set, with its largest error against a float64 logsumexp computed here. (The scalar loop
+ * it replaced, std::exp on each float summed in double, is engine_detail.h before commit 8369243;
+ * docs/BENCHMARKS.md gives its time from that loop compiled alone.)
  *
  *   npx esbuild bench/logsumexp.bench.ts --bundle --platform=node --format=esm --packages=external \
  *     --outfile=.cache/bench/logsumexp.bench.mjs && node .cache/bench/logsumexp.bench.mjs [vocab] [rows]
