@@ -16,9 +16,10 @@
  * Fresh random inputs each run; the seed is logged (replay with GAVEL_TEST_SEED=<seed>).
  */
 import { randomInt } from "node:crypto";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { GavelError } from "../../src/errors.js";
 import { loadBinding } from "../../src/native/binding.js";
+import { kernelIsas, restoreKernelIsaAfterEach } from "../helpers/isa.js";
 import { KeyBank } from "../../src/bank/key-bank.js";
 import { glance } from "../../src/kernels/kernels.js";
 import { floatToHalf, halfToFloat } from "../../src/util/half.js";
@@ -75,13 +76,8 @@ function expectCode(fn: () => unknown, code: string) {
 }
 
 const binding = loadBinding();
-const order = ["generic", "avx2", "avx512"];
-const isas = order.slice(0, order.indexOf(binding.kernelIsa()) + 1);
-const savedIsa = process.env.GAVEL_KERNEL_ISA;
-afterEach(() => {
-  if (savedIsa === undefined) delete process.env.GAVEL_KERNEL_ISA;
-  else process.env.GAVEL_KERNEL_ISA = savedIsa;
-});
+const isas = kernelIsas(binding);
+restoreKernelIsaAfterEach();
 
 describe("KeyBank with f16 keys", () => {
   it("equals the float32 glance over the f16-rounded keys, bit for bit, on every ISA", async () => {

@@ -13,9 +13,10 @@
  * GAVEL_TEST_SEED=<seed>.
  */
 import { randomInt } from "node:crypto";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { GavelError } from "../../src/errors.js";
 import { loadBinding } from "../../src/native/binding.js";
+import { kernelIsas, restoreKernelIsaAfterEach } from "../helpers/isa.js";
 import { runNode } from "../helpers/run.js";
 import { KeyBank, glanceDevice } from "../../src/bank/key-bank.js";
 import {
@@ -97,13 +98,8 @@ function expectCode(err: unknown, code: string) {
 }
 
 const binding = loadBinding();
-const order = ["generic", "avx2", "avx512"];
-const isas = order.slice(0, order.indexOf(binding.kernelIsa()) + 1);
-const savedIsa = process.env.GAVEL_KERNEL_ISA;
-afterEach(() => {
-  if (savedIsa === undefined) delete process.env.GAVEL_KERNEL_ISA;
-  else process.env.GAVEL_KERNEL_ISA = savedIsa;
-});
+const isas = kernelIsas(binding);
+restoreKernelIsaAfterEach();
 
 /**
  * The bank's glance against the flat native glance (exactly) and the float64 reference (as in

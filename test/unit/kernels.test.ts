@@ -7,9 +7,10 @@
  * GAVEL_TEST_SEED=<seed>.
  */
 import { randomInt } from "node:crypto";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { GavelError } from "../../src/errors.js";
 import { loadBinding } from "../../src/native/binding.js";
+import { kernelIsas, restoreKernelIsaAfterEach } from "../helpers/isa.js";
 import { coverFarthestFirst, decayWeights, glance, voteK } from "../../src/kernels/kernels.js";
 import {
   distance,
@@ -268,14 +269,8 @@ describe("vote stability (appendix D corollary)", () => {
 describe("native glance = float64 reference", () => {
   const r = rng(SEED + 2);
   const binding = loadBinding();
-  const supported = binding.kernelIsa();
-  const order = ["generic", "avx2", "avx512"];
-  const isas = order.slice(0, order.indexOf(supported) + 1);
-  const savedIsa = process.env.GAVEL_KERNEL_ISA;
-  afterEach(() => {
-    if (savedIsa === undefined) delete process.env.GAVEL_KERNEL_ISA;
-    else process.env.GAVEL_KERNEL_ISA = savedIsa;
-  });
+  const isas = kernelIsas(binding);
+  restoreKernelIsaAfterEach();
 
   const Ns = [1, 2, 3, 4, 29, 30, 34, 35, 36, 99, 100, 101, 150];
   const cases: Array<[number, string]> = [];

@@ -6,9 +6,10 @@
  * Fresh random rows every run; the seed is logged (replay with GAVEL_TEST_SEED).
  */
 import { randomInt } from "node:crypto";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { GavelError } from "../../src/errors.js";
 import { loadBinding } from "../../src/native/binding.js";
+import { kernelIsas, restoreKernelIsaAfterEach } from "../helpers/isa.js";
 import { rng } from "../helpers/random.js";
 
 const SEED = process.env.GAVEL_TEST_SEED ? Number(process.env.GAVEL_TEST_SEED) : randomInt(2 ** 31);
@@ -31,20 +32,8 @@ function gauss(r: () => number): number {
 
 describe("logSumExp = float64 logsumexp", () => {
   const binding = loadBinding();
-  const supported = (() => {
-    const saved = process.env.GAVEL_KERNEL_ISA;
-    delete process.env.GAVEL_KERNEL_ISA;
-    const best = binding.kernelIsa();
-    if (saved !== undefined) process.env.GAVEL_KERNEL_ISA = saved;
-    return best;
-  })();
-  const order = ["generic", "avx2", "avx512"];
-  const isas = order.slice(0, order.indexOf(supported) + 1);
-  const savedIsa = process.env.GAVEL_KERNEL_ISA;
-  afterEach(() => {
-    if (savedIsa === undefined) delete process.env.GAVEL_KERNEL_ISA;
-    else process.env.GAVEL_KERNEL_ISA = savedIsa;
-  });
+  const isas = kernelIsas(binding);
+  restoreKernelIsaAfterEach();
   const r = rng(SEED);
   const lengths = [1, 3, 4, 7, 8, 15, 16, 17, 31, 33, 255, 257, 513, 32000, 151936];
   const spreads: Array<[string, (i: number, n: number) => number]> = [
