@@ -120,6 +120,42 @@ describe("log-probs in the graph with one shared pool", () => {
   });
 });
 
+describe("log-probs in the graph beside a generation", () => {
+  // One cached-prefix sequence only: the generation must take the very sequence a score left its
+  // sampler on, which it detaches (its decodes need raw logits), and the next score attaches again.
+  const seed = freshSeed();
+  const r = rng(seed);
+  let host: Model;
+  let graph: Model;
+  beforeAll(async () => {
+    const common = { contextSize: 128, sequences: 2, kvLayout: "streams" as const, threads: 2, batchSize: 64 };
+    host = await Model.load(storiesPath, { ...common, logprobsInGraph: false });
+    graph = await Model.load(storiesPath, { ...common, logprobsInGraph: true });
+  });
+  afterAll(async () => {
+    await host?.dispose();
+    await graph?.dispose();
+  });
+
+  async function tokensOf(m: Model, prompt: Int32Array): Promise<number[]> {
+    const out: number[] = [];
+    for await (const c of m.generate(prompt, { temperature: 0, maxTokens: 12, ignoreEog: true })) out.push(c.token);
+    return out;
+  }
+
+  it(`scores, generates, scores again: each equal to the host path (seed ${seed})`, async () => {
+    const nVocab = host.info.nVocab;
+    for (let round = 0; round < 3; round++) {
+      const prefix = randomTokens(r, 5 + Math.floor(r() * 30), 3, nVocab);
+      const cont = randomTokens(r, 1 + Math.floor(r() * 20), 3, nVocab);
+      const [want] = await host.scoreMany([prefix], cont);
+      const [got] = await graph.scoreMany([prefix], cont);
+      expect(maxAbsDiff(got.logprobs, want.logprobs), `round ${round}, score`).toBeLessThanOrEqual(TOL);
+      expect(await tokensOf(graph, prefix), `round ${round}, generation`).toEqual(await tokensOf(host, prefix));
+    }
+  });
+});
+
 describe("logprobsInGraph option", () => {
   it("rejects a value that is not a boolean", async () => {
     for (const v of ["yes", 1, null, "auto"]) {

@@ -75,9 +75,11 @@ std::vector<std::string> InitBackends(const char* lib_dir) {
 // ---------------------------------------------------------------------------------------------
 
 
+Engine::Engine() = default;
 Engine::~Engine() { Free(); }
 
 void Engine::Free() {
+  logprobs_.reset();  // detaches its samplers: needs the context
   if (ctx_ != nullptr) llama_free(ctx_);
   if (model_ != nullptr) llama_model_free(model_);
   ctx_ = nullptr;
@@ -211,6 +213,7 @@ void Engine::Load(const std::string& path, const LoadParams& p) {
   info_.ubatch_size = int(llama_n_ubatch(ctx_));
   info_.kv_unified = p.kv_unified;
   info_.logprobs_in_graph = logprobs_in_graph_;
+  if (logprobs_in_graph_) logprobs_ = std::make_unique<LogprobReducer>(ctx_, threads_);
   const char* tmpl = llama_model_chat_template(model_, nullptr);
   info_.has_chat_template = tmpl != nullptr;
   if (tmpl != nullptr) info_.chat_template = tmpl;

@@ -14,6 +14,7 @@
 #include <functional>
 #include <list>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -81,7 +82,7 @@ struct CacheStats {
 
 class Engine {
  public:
-  Engine() = default;
+  Engine();  // out of line: logprobs_ holds a type engine.h only declares
   ~Engine();
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;
@@ -153,7 +154,9 @@ class Engine {
   // (a score decodes its continuation into its prefix's sequence and trims it off after).
   bool kv_unified_ = true;
   bool logprobs_in_graph_ = false;  // see LoadParams.logprobs_in_graph
-  // During a Score decode with log-probs read in the graph: where EvalCallback hands the logits.
+  // With logprobsInGraph: the samplers of the sequences Score has used (logprob_reducer.h), and,
+  // during a Score decode, where EvalCallback hands the logits.
+  std::unique_ptr<LogprobReducer> logprobs_;
   LogprobReducer* reducer_ = nullptr;
 
   // capture of "l_out-<layer>" tensors: name → index into capture_rows_

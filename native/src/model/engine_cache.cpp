@@ -121,24 +121,25 @@ void Engine::ScoreWave(const std::vector<ScoreRequest>& requests, size_t w0, siz
     // 2. Decode [stem if cold, last prefix token, continuation...] of every request into its own
     //    sequence, packed into full batches; outputs from the last prefix token on.
     struct Out { size_t r; size_t j; int i; };  // batch index i; position j predicts continuation[j] (or the read ids at the end)
-    // logprobsInGraph: the log-probs reduced in the graph (logprob_reducer.h), K floats a row back
-    // instead of the vocabulary's logits; the host path when llama.cpp cannot attach the samplers.
+    // logprobsInGraph: the log-probs read where the logits are (logprob_reducer.h), k floats a row
+    // back instead of the vocabulary's logits. The samplers stay attached across calls (attaching
+    // makes llama.cpp re-reserve its graph); the host path when llama.cpp will not attach them.
     const int k = std::max(1, int(read_ids.size()));
-    std::unique_ptr<LogprobReducer> reducer;
-    if (logprobs_in_graph_) {
-      reducer = std::make_unique<LogprobReducer>(ctx_, k, threads_);
-      for (const int seq : seqs) {
-        if (!reducer->Attach(seq)) {
-          reducer.reset();
-          break;
-        }
+    LogprobReducer* reducer = nullptr;
+    if (logprobs_) {
+      bool attached = true;
+      for (const int seq : seqs) attached = attached && logprobs_->Attach(seq);
+      if (attached) {
+        reducer = logprobs_.get();
+      } else {
+        logprobs_.reset();  // detaches every sequence: from now on, the host path
       }
     }
     Batch batch(n_batch_);
     std::vector<Out> outs;
     std::vector<int32_t> targets_row(static_cast<size_t>(k), 0);
     auto flush_reduced = [&]() {
-      reducer->Begin();
+      reducer->Begin(k);
       std::map<int, size_t> pushed;  // rows pushed per sequence: an output's index in its sequence
       std::vector<size_t> index(outs.size());
       for (size_t i = 0; i < outs.size(); ++i) {
@@ -153,7 +154,7 @@ void Engine::ScoreWave(const std::vector<ScoreRequest>& requests, size_t w0, siz
         reducer->Push(seq, targets_row.data());
         index[i] = pushed[seq]++;
       }
-      reducer_ = reducer.get();
+      reducer_ = reducer;
       try {
         DecodeWithEviction(batch.b, pinned_, [&]() { reducer->Rewind(); });
       } catch (...) {

@@ -6,6 +6,7 @@
 
 #include "common/failure.h"
 #include "model/engine_detail.h"
+#include "model/logprob_reducer.h"
 
 namespace gavel {
 
@@ -65,6 +66,8 @@ void Generation::Reserve() {
   seq_ = e.free_seqs_.back();
   e.free_seqs_.pop_back();
   e.RemoveSeq(seq_);
+  // A Score may have left a log-prob sampler on it: this sequence's decodes need raw logits.
+  if (e.logprobs_) e.logprobs_->Detach(seq_);
 }
 
 void Generation::Close() {

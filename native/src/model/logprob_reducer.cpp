@@ -49,7 +49,7 @@ llama_sampler_i kInterface = {
 
 }  // namespace
 
-LogprobReducer::LogprobReducer(llama_context* ctx, int k, unsigned threads) : ctx_(ctx), k_(k < 1 ? 1 : k), threads_(threads < 1 ? 1 : threads) {}
+LogprobReducer::LogprobReducer(llama_context* ctx, unsigned threads) : ctx_(ctx), threads_(threads < 1 ? 1 : threads) {}
 
 LogprobReducer::~LogprobReducer() {
   // Detach first: the context must not keep a pointer to a freed chain.
@@ -71,7 +71,16 @@ bool LogprobReducer::Attach(int seq) {
   return true;
 }
 
-void LogprobReducer::Begin() {
+void LogprobReducer::Detach(int seq) {
+  auto it = chains_.find(seq);
+  if (it == chains_.end()) return;
+  llama_set_sampler(ctx_, seq, nullptr);
+  llama_sampler_free(it->second);
+  chains_.erase(it);
+}
+
+void LogprobReducer::Begin(int k) {
+  k_ = k < 1 ? 1 : k;
   seqs_.clear();
   error_.clear();
 }
@@ -103,7 +112,6 @@ void LogprobReducer::Apply(int seq, llama_sampler_data* data) {
   if (matrix_ != src) {
     matrix_ = src;
     rows_.clear();
-    targets_.assign(size_t(k_) * size_t(src->ne[1]), 0);
     owner_.assign(size_t(src->ne[1]), {-1, 0});
   }
   rows_[seq].push_back(int64_t(x->view_offs / src->nb[1]));
@@ -114,6 +122,8 @@ void LogprobReducer::SetInput(int seq) {
   if (rows == rows_.end()) return;
   SeqRows& s = seqs_[seq];
   const size_t k = size_t(k_);
+  // k may differ from the last call's while llama.cpp reuses the graph (its shape does not depend on k)
+  if (targets_.size() != k * owner_.size()) targets_.assign(k * owner_.size(), 0);
   for (const int64_t r : rows->second) {
     if (size_t(r) >= owner_.size() || (s.cursor + 1) * k > s.targets.size()) {
       error_ = "sequence " + std::to_string(seq) + " has more output rows than targets pushed";

@@ -13,8 +13,10 @@
 //    reduce every row to log p(t) = x[t] − logsumexp(x) for its k targets: on the device with
 //    logprobs_device.h's kernel when the tensor lives there, else on the host with the same float64
 //    sums as Score's host path (kernels::LogSumExp).
-// One reducer per Score wave: the destructor detaches the samplers (generation and hidden-state decodes
-// of the same context then get raw logits again).
+// One reducer per engine (with logprobsInGraph): a sequence's sampler is attached at its first Score
+// and stays (attaching or detaching makes llama.cpp re-reserve its graph); a generation that borrows
+// the sequence detaches it first, so its decodes get raw logits. Decodes of sequence 0 (hidden states,
+// plain logits) never have one. The destructor detaches them all.
 #pragma once
 
 #include <cstdint>
@@ -32,22 +34,23 @@ namespace gavel {
 
 class LogprobReducer {
  public:
-  // k: targets a row (≥ 1; the same for every row of the wave); threads: for the host reduction.
-  LogprobReducer(llama_context* ctx, int k, unsigned threads);
+  // threads: for the host reduction.
+  LogprobReducer(llama_context* ctx, unsigned threads);
   ~LogprobReducer();
   LogprobReducer(const LogprobReducer&) = delete;
   LogprobReducer& operator=(const LogprobReducer&) = delete;
 
-  // Gives seq a sampler; false when llama.cpp will not run it (the caller then destroys the reducer,
-  // which detaches everything, and reads raw logits instead).
+  // Gives seq a sampler (nothing when it has one); false when llama.cpp will not run it (the caller
+  // then destroys the reducer, which detaches everything, and reads raw logits instead).
   bool Attach(int seq);
-  int k() const { return k_; }
+  // Takes seq's sampler away (nothing when it has none): its decodes get raw logits again.
+  void Detach(int seq);
 
-  // The targets of one decode's outputs: Begin() forgets the last decode's, Push() appends one row (k
-  // ids) to seq's list in batch order. Result(seq, i) is the i-th pushed row's k log-probs once the
+  // The targets of one decode's outputs: Begin(k) forgets the last decode's and sets the targets a
+  // row (≥ 1), Push() appends one row (k ids) to seq's list in batch order. Result(seq, i) is the i-th pushed row's k log-probs once the
   // decode has run. Rewind() restarts the cursors (a decode refused before it computed anything is
   // retried with the same batch).
-  void Begin();
+  void Begin(int k);
   void Push(int seq, const int32_t* targets);
   void Rewind();
   const float* Result(int seq, size_t i) const;
@@ -69,7 +72,7 @@ class LogprobReducer {
   };
 
   llama_context* ctx_;
-  int k_;
+  int k_ = 1;
   unsigned threads_;
   std::map<int, llama_sampler*> chains_;  // seq → attached chain (owned)
   std::map<int, SeqRows> seqs_;
