@@ -1,10 +1,12 @@
-// Score's log-probs reduced in the model's graph (logprobsInGraph, native/src/model/logprob_reducer.h)
-// against the host path (full logits, float64 log-normaliser), on stories260K (f32 weights) and the
-// embedded gavel-mini (Q8_0), on the CPU backend: the same ops run on the GPU's backend there.
+// Score's log-probs read where the logits are (logprobsInGraph, native/src/model/logprob_reducer.h)
+// against the host path (full logits copied out, float64 log-normaliser), on stories260K (f32 weights)
+// and the embedded gavel-mini (Q8_0). On the CPU backend this runs the reducer's host branch (the CUDA
+// kernel's twin) and all of its bookkeeping: samplers attached per sequence, rows mapped to sequences
+// and targets across ubatches, results scattered back.
 // Random candidate sets: several prefixes (cold, then cached), continuations, read ids, batches
 // smaller than the work (so one decode spans several ubatches and a sequence's rows several graphs).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Model, GavelError } from "../../src/index.js";
+import { Model, GavelError, type ModelLoadOptions } from "../../src/index.js";
 import { DEFAULT_MODEL } from "../../src/defaults.js";
 import { storiesPath } from "../helpers/paths.js";
 import { freshSeed, logSoftmax, maxAbsDiff, randomTokens, rng } from "../helpers/random.js";
@@ -16,6 +18,23 @@ import { freshSeed, logSoftmax, maxAbsDiff, randomTokens, rng } from "../helpers
  */
 const TOL = 1e-4;
 
+/**
+ * The same model loaded twice for the calling suite: log-probs from the copied logits (host) and in
+ * the graph; `graphBatch`, when given, is the graph side's batchSize.
+ */
+function hostAndGraph(path: string, options: ModelLoadOptions, graphBatch?: number): { host: Model; graph: Model } {
+  const pair = {} as { host: Model; graph: Model };
+  beforeAll(async () => {
+    pair.host = await Model.load(path, { ...options, logprobsInGraph: false });
+    pair.graph = await Model.load(path, { ...options, ...(graphBatch ? { batchSize: graphBatch } : {}), logprobsInGraph: true });
+  });
+  afterAll(async () => {
+    await pair.host?.dispose();
+    await pair.graph?.dispose();
+  });
+  return pair;
+}
+
 const models = [
   { name: "stories260K", path: storiesPath, maxPrefix: 60 },
   { name: "gavel-mini", path: DEFAULT_MODEL, maxPrefix: 120 },
@@ -24,34 +43,24 @@ const models = [
 describe.each(models)("log-probs in the graph on $name", (mx) => {
   const seed = freshSeed();
   const r = rng(seed);
-  let host: Model;
-  let graph: Model;
-  beforeAll(async () => {
-    const common = { contextSize: 256, sequences: 6, kvLayout: "streams" as const, threads: 2 };
-    host = await Model.load(mx.path, { ...common, batchSize: 256, logprobsInGraph: false });
-    // a batch smaller than most waves: several decodes, each of several ubatches
-    graph = await Model.load(mx.path, { ...common, batchSize: 64, logprobsInGraph: true });
-  });
-  afterAll(async () => {
-    await host?.dispose();
-    await graph?.dispose();
-  });
+  // the graph side with a batch smaller than most waves: several decodes, each of several ubatches
+  const pair = hostAndGraph(mx.path, { contextSize: 256, sequences: 6, kvLayout: "streams", threads: 2, batchSize: 256 }, 64);
 
   it("says where its log-probs are reduced", () => {
-    expect(host.info.logprobsInGraph).toBe(false);
-    expect(graph.info.logprobsInGraph).toBe(true);
+    expect(pair.host.info.logprobsInGraph).toBe(false);
+    expect(pair.graph.info.logprobsInGraph).toBe(true);
   });
 
   it(`equals the host path within ${TOL} nats, cold and cached (seed ${seed})`, async () => {
-    const nVocab = host.info.nVocab;
+    const nVocab = pair.host.info.nVocab;
     for (let round = 0; round < 3; round++) {
       const n = 1 + Math.floor(r() * 4);
       const prefixes = Array.from({ length: n }, () => randomTokens(r, 1 + Math.floor(r() * mx.maxPrefix), 3, nVocab));
       const cont = randomTokens(r, 1 + Math.floor(r() * 40), 3, nVocab);
       const readIds = randomTokens(r, Math.floor(r() * 4), 0, nVocab);
-      const want = await host.scoreMany(prefixes, cont, { readIds });
+      const want = await pair.host.scoreMany(prefixes, cont, { readIds });
       for (const pass of ["cold", "cached"]) {
-        const got = await graph.scoreMany(prefixes, cont, { readIds });
+        const got = await pair.graph.scoreMany(prefixes, cont, { readIds });
         for (let i = 0; i < n; i++) {
           expect(got[i].logprobs.length, pass).toBe(cont.length);
           expect(got[i].final.length, pass).toBe(readIds.length);
@@ -63,12 +72,12 @@ describe.each(models)("log-probs in the graph on $name", (mx) => {
   });
 
   it("matches a float64 log-softmax of a fresh decode's logits", async () => {
-    const nVocab = host.info.nVocab;
+    const nVocab = pair.host.info.nVocab;
     const prefix = randomTokens(r, 5 + Math.floor(r() * 30), 3, nVocab);
     const cont = randomTokens(r, 8, 3, nVocab);
-    const [got] = await graph.scoreMany([prefix], cont);
+    const [got] = await pair.graph.scoreMany([prefix], cont);
     const all = new Int32Array([...prefix, ...cont]);
-    const logits = await host.logits(all);
+    const logits = await pair.host.logits(all);
     for (let j = 0; j < cont.length; j++) {
       const row = logits.subarray((prefix.length - 1 + j) * nVocab, (prefix.length + j) * nVocab);
       expect(Math.abs(got.logprobs[j] - logSoftmax(row)[cont[j]])).toBeLessThanOrEqual(TOL);
@@ -76,11 +85,11 @@ describe.each(models)("log-probs in the graph on $name", (mx) => {
   });
 
   it("leaves generation's raw logits alone after a score", async () => {
-    const nVocab = host.info.nVocab;
+    const nVocab = pair.host.info.nVocab;
     const prefix = randomTokens(r, 10, 3, nVocab);
-    await graph.scoreMany([prefix], randomTokens(r, 5, 3, nVocab));
-    const a = await graph.logits(prefix);
-    const b = await host.logits(prefix);
+    await pair.graph.scoreMany([prefix], randomTokens(r, 5, 3, nVocab));
+    const a = await pair.graph.logits(prefix);
+    const b = await pair.host.logits(prefix);
     expect(maxAbsDiff(a, b)).toBeLessThanOrEqual(TOL);
   });
 });
@@ -90,28 +99,18 @@ describe("log-probs in the graph with one shared pool", () => {
   // decode span several ubatches of several sequences.
   const seed = freshSeed();
   const r = rng(seed);
-  let host: Model;
-  let graph: Model;
-  beforeAll(async () => {
-    const common = { contextSize: 160, sequences: 6, kvLayout: "unified" as const, threads: 2, batchSize: 48 };
-    host = await Model.load(storiesPath, { ...common, logprobsInGraph: false });
-    graph = await Model.load(storiesPath, { ...common, logprobsInGraph: true });
-  });
-  afterAll(async () => {
-    await host?.dispose();
-    await graph?.dispose();
-  });
+  const pair = hostAndGraph(storiesPath, { contextSize: 160, sequences: 6, kvLayout: "unified", threads: 2, batchSize: 48 });
 
   it(`equals the host path while prefixes are evicted (seed ${seed})`, async () => {
-    const nVocab = host.info.nVocab;
+    const nVocab = pair.host.info.nVocab;
     // unified pool: results move with what else is cached (float32 reordering), as score-layout.test.ts
     const tol = 2e-4;
     for (let round = 0; round < 6; round++) {
       const prefixes = Array.from({ length: 2 + Math.floor(r() * 2) }, () => randomTokens(r, 10 + Math.floor(r() * 30), 3, nVocab));
       const cont = randomTokens(r, 1 + Math.floor(r() * 12), 3, nVocab);
       const readIds = randomTokens(r, 2, 0, nVocab);
-      const want = await host.scoreMany(prefixes, cont, { readIds });
-      const got = await graph.scoreMany(prefixes, cont, { readIds });
+      const want = await pair.host.scoreMany(prefixes, cont, { readIds });
+      const got = await pair.graph.scoreMany(prefixes, cont, { readIds });
       for (let i = 0; i < prefixes.length; i++) {
         expect(maxAbsDiff(got[i].logprobs, want[i].logprobs), `round ${round} candidate ${i}`).toBeLessThanOrEqual(tol);
         expect(maxAbsDiff(got[i].final, want[i].final), `round ${round} candidate ${i}`).toBeLessThanOrEqual(tol);
@@ -125,17 +124,7 @@ describe("log-probs in the graph beside a generation", () => {
   // sampler on, which it detaches (its decodes need raw logits), and the next score attaches again.
   const seed = freshSeed();
   const r = rng(seed);
-  let host: Model;
-  let graph: Model;
-  beforeAll(async () => {
-    const common = { contextSize: 128, sequences: 2, kvLayout: "streams" as const, threads: 2, batchSize: 64 };
-    host = await Model.load(storiesPath, { ...common, logprobsInGraph: false });
-    graph = await Model.load(storiesPath, { ...common, logprobsInGraph: true });
-  });
-  afterAll(async () => {
-    await host?.dispose();
-    await graph?.dispose();
-  });
+  const pair = hostAndGraph(storiesPath, { contextSize: 128, sequences: 2, kvLayout: "streams", threads: 2, batchSize: 64 });
 
   async function tokensOf(m: Model, prompt: Int32Array): Promise<number[]> {
     const out: number[] = [];
@@ -144,14 +133,14 @@ describe("log-probs in the graph beside a generation", () => {
   }
 
   it(`scores, generates, scores again: each equal to the host path (seed ${seed})`, async () => {
-    const nVocab = host.info.nVocab;
+    const nVocab = pair.host.info.nVocab;
     for (let round = 0; round < 3; round++) {
       const prefix = randomTokens(r, 5 + Math.floor(r() * 30), 3, nVocab);
       const cont = randomTokens(r, 1 + Math.floor(r() * 20), 3, nVocab);
-      const [want] = await host.scoreMany([prefix], cont);
-      const [got] = await graph.scoreMany([prefix], cont);
+      const [want] = await pair.host.scoreMany([prefix], cont);
+      const [got] = await pair.graph.scoreMany([prefix], cont);
       expect(maxAbsDiff(got.logprobs, want.logprobs), `round ${round}, score`).toBeLessThanOrEqual(TOL);
-      expect(await tokensOf(graph, prefix), `round ${round}, generation`).toEqual(await tokensOf(host, prefix));
+      expect(await tokensOf(pair.graph, prefix), `round ${round}, generation`).toEqual(await tokensOf(pair.host, prefix));
     }
   });
 });

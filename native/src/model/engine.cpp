@@ -170,9 +170,8 @@ void Engine::Load(const std::string& path, const LoadParams& p) {
   // the process) when that exceeds n_outputs_max, which defaults to n_batch: a batch smaller than the
   // number of sequences needs the larger bound.
   if (p.batch_size < p.sequences) cp.n_outputs_max = uint32_t(p.sequences);
-  logprobs_in_graph_ = p.logprobs_in_graph;
   // Every output row of a wave may belong to one sequence (one long continuation).
-  if (logprobs_in_graph_) cp.n_outputs_max_per_seq = 0;  // 0: n_outputs_max
+  if (p.logprobs_in_graph) cp.n_outputs_max_per_seq = 0;  // 0: n_outputs_max
   cp.n_threads = p.threads;
   cp.n_threads_batch = cp.n_threads;
   cp.kv_unified = p.kv_unified;
@@ -212,8 +211,8 @@ void Engine::Load(const std::string& path, const LoadParams& p) {
   info_.batch_size = int(llama_n_batch(ctx_));
   info_.ubatch_size = int(llama_n_ubatch(ctx_));
   info_.kv_unified = p.kv_unified;
-  info_.logprobs_in_graph = logprobs_in_graph_;
-  if (logprobs_in_graph_) logprobs_ = std::make_unique<LogprobReducer>(ctx_, threads_);
+  info_.logprobs_in_graph = p.logprobs_in_graph;
+  if (p.logprobs_in_graph) logprobs_ = std::make_unique<LogprobReducer>(ctx_, threads_);
   const char* tmpl = llama_model_chat_template(model_, nullptr);
   info_.has_chat_template = tmpl != nullptr;
   if (tmpl != nullptr) info_.chat_template = tmpl;

@@ -11,7 +11,6 @@
 
 #include <atomic>
 #include <cstdint>
-#include <functional>
 #include <list>
 #include <map>
 #include <memory>
@@ -133,9 +132,7 @@ class Engine {
   void ScoreWave(const std::vector<ScoreRequest>& requests, size_t w0, size_t w1, const std::vector<int32_t>& read_ids,
                  std::vector<ScoreResult>* results);
   // llama_decode with eviction of unpinned cached prefixes when the KV cache is full.
-  // before_attempt runs before every llama_decode of the batch (a refused decode computed nothing
-  // and is retried after an eviction).
-  void DecodeWithEviction(llama_batch& batch, const std::vector<int>& pinned, const std::function<void()>& before_attempt = nullptr);
+  void DecodeWithEviction(llama_batch& batch, const std::vector<int>& pinned);
   bool EvictOne(const std::vector<int>& pinned);
   // The cached sequence for stem, pinned for the current call. A new one (*cold = true) is registered
   // but still empty: the caller decodes the stem into it, or drops it with DropSlot on failure.
@@ -153,7 +150,6 @@ class Engine {
   // Sequence 0 is the scratch sequence of HiddenStates and Logits; 1..n_seq_-1 hold cached prefixes
   // (a score decodes its continuation into its prefix's sequence and trims it off after).
   bool kv_unified_ = true;
-  bool logprobs_in_graph_ = false;  // see LoadParams.logprobs_in_graph
   // With logprobsInGraph: the samplers of the sequences Score has used (logprob_reducer.h), and,
   // during a Score decode, where EvalCallback hands the logits.
   std::unique_ptr<LogprobReducer> logprobs_;

@@ -2,15 +2,9 @@
 // pool or a stream per sequence; LRU, evicted when the cache is full, never while the current call
 // uses it), and Score over it.
 #include <algorithm>
-#include <cmath>
-#include <cstring>
-#include <map>
-#include <memory>
 
 #include "common/failure.h"
-#include "common/parallel.h"
 #include "model/engine.h"
-#include "kernels/kernels_core.h"
 #include "model/engine_detail.h"
 #include "model/logprob_reducer.h"
 
@@ -36,10 +30,9 @@ bool Engine::EvictOne(const std::vector<int>& pinned) {
   return false;
 }
 
-void Engine::DecodeWithEviction(llama_batch& batch, const std::vector<int>& pinned, const std::function<void()>& before_attempt) {
+void Engine::DecodeWithEviction(llama_batch& batch, const std::vector<int>& pinned) {
   for (;;) {
     CheckAbort();
-    if (before_attempt) before_attempt();
     const int32_t rc = llama_decode(ctx_, batch);
     if (rc == 0) return;
     if (rc == 1) {
@@ -137,26 +130,17 @@ void Engine::ScoreWave(const std::vector<ScoreRequest>& requests, size_t w0, siz
     }
     Batch batch(n_batch_);
     std::vector<Out> outs;
-    std::vector<int32_t> targets_row(static_cast<size_t>(k), 0);
-    auto flush_reduced = [&]() {
-      reducer->Begin(k);
-      std::map<int, size_t> pushed;  // rows pushed per sequence: an output's index in its sequence
+    std::vector<int32_t> targets;  // k a output: its continuation token k times, or the read ids (padded with 0)
+    std::vector<float> lp;         // k a output: their log-probs
+    // The log-probs of outs' targets from the decoded batch: in the graph through the reducer, or
+    // from the logits llama.cpp copied out, with the same host arithmetic (HostLogProbs).
+    auto read_reduced = [&]() {
       std::vector<size_t> index(outs.size());
-      for (size_t i = 0; i < outs.size(); ++i) {
-        const Out& o = outs[i];
-        const auto& cont = requests[o.r].continuation;
-        if (o.j < cont.size()) {
-          std::fill(targets_row.begin(), targets_row.end(), cont[o.j]);
-        } else {
-          for (size_t t = 0; t < targets_row.size(); ++t) targets_row[t] = t < read_ids.size() ? read_ids[t] : 0;
-        }
-        const int seq = seqs[o.r - w0];
-        reducer->Push(seq, targets_row.data());
-        index[i] = pushed[seq]++;
-      }
+      reducer->Begin(k);
+      for (size_t i = 0; i < outs.size(); ++i) index[i] = reducer->Push(seqs[outs[i].r - w0], targets.data() + i * size_t(k));
       reducer_ = reducer;
       try {
-        DecodeWithEviction(batch.b, pinned_, [&]() { reducer->Rewind(); });
+        DecodeWithEviction(batch.b, pinned_);
       } catch (...) {
         reducer_ = nullptr;
         throw;
@@ -164,52 +148,44 @@ void Engine::ScoreWave(const std::vector<ScoreRequest>& requests, size_t w0, siz
       reducer_ = nullptr;
       if (!reducer->Error().empty()) throw Failure(Code::INTERNAL, "log-probs in the graph: " + reducer->Error());
       for (size_t i = 0; i < outs.size(); ++i) {
-        const Out& o = outs[i];
-        const float* lp = reducer->Result(seqs[o.r - w0], index[i]);
-        if (lp == nullptr) throw Failure(Code::INTERNAL, "no reduced log-probs for an output position");
-        const auto& cont = requests[o.r].continuation;
-        ScoreResult& res = (*results)[o.r];
-        if (o.j < cont.size()) {
-          res.logprobs[o.j] = lp[0];
-        } else {
-          for (size_t t = 0; t < read_ids.size(); ++t) res.final[t] = lp[t];
-        }
+        const float* r = reducer->Result(seqs[outs[i].r - w0], index[i]);
+        if (r == nullptr) throw Failure(Code::INTERNAL, "no reduced log-probs for an output position");
+        std::copy(r, r + k, lp.begin() + std::ptrdiff_t(i * size_t(k)));
       }
+    };
+    auto read_copied = [&]() {
+      DecodeWithEviction(batch.b, pinned_);
+      std::vector<const float*> rows(outs.size(), nullptr);
+      for (size_t i = 0; i < outs.size(); ++i) {
+        rows[i] = llama_get_logits_ith(ctx_, outs[i].i);
+        if (rows[i] == nullptr) throw Failure(Code::INTERNAL, "no logits for an output position");
+      }
+      // the decode has finished, so the context's threads are idle
+      HostLogProbs([&](int64_t i) { return rows[size_t(i)]; }, int64_t(outs.size()), nv, targets.data(), size_t(k), lp.data(), threads_);
     };
     auto flush = [&]() {
       if (batch.b.n_tokens == 0) return;
-      if (reducer) {
-        flush_reduced();
-        batch.b.n_tokens = 0;
-        outs.clear();
-        return;
-      }
-      DecodeWithEviction(batch.b, pinned_);
-      const int nt = int(outs.size());
-      std::vector<const float*> rows(size_t(nt), nullptr);
-      for (int i = 0; i < nt; ++i) {
-        rows[size_t(i)] = llama_get_logits_ith(ctx_, outs[size_t(i)].i);
-        if (rows[size_t(i)] == nullptr) throw Failure(Code::INTERNAL, "no logits for an output position");
-      }
-      // The log-normalisers, rows split over the context's threads (the decode has finished, so
-      // they are idle): a long continuation has a vocabulary-wide sum per position. The vectorised
-      // kernel (kernels_core.h) is within ~1e-6 of a float64 logsumexp.
-      std::vector<double> lses(static_cast<size_t>(nt), 0.0);
-      const kernels::Isa isa = kernels::IsaFromEnv();
-      const unsigned workers = std::max(1u, std::min(threads_, unsigned((int64_t(nt) * nv) / (1 << 18) + 1)));
-      Parallel(workers, [&](unsigned t) {
-        for (int i = int(int64_t(nt) * t / workers); i < int(int64_t(nt) * (t + 1) / workers); ++i) lses[size_t(i)] = kernels::LogSumExp(rows[size_t(i)], nv, isa);
-      });
-      for (int i = 0; i < nt; ++i) {
-        const float* row = rows[size_t(i)];
-        const double lse = lses[size_t(i)];
-        const Out& o = outs[size_t(i)];
+      targets.resize(outs.size() * size_t(k));
+      lp.resize(targets.size());
+      for (size_t i = 0; i < outs.size(); ++i) {
+        const Out& o = outs[i];
         const auto& cont = requests[o.r].continuation;
+        int32_t* t = targets.data() + i * size_t(k);
+        for (size_t q = 0; q < size_t(k); ++q) t[q] = o.j < cont.size() ? cont[o.j] : q < read_ids.size() ? read_ids[q] : 0;
+      }
+      if (reducer) {
+        read_reduced();
+      } else {
+        read_copied();
+      }
+      for (size_t i = 0; i < outs.size(); ++i) {
+        const Out& o = outs[i];
+        const float* v = lp.data() + i * size_t(k);
         ScoreResult& res = (*results)[o.r];
-        if (o.j < cont.size()) {
-          res.logprobs[o.j] = float(double(row[cont[o.j]]) - lse);
+        if (o.j < requests[o.r].continuation.size()) {
+          res.logprobs[o.j] = v[0];
         } else {
-          for (size_t q = 0; q < read_ids.size(); ++q) res.final[q] = float(double(row[read_ids[q]]) - lse);
+          std::copy(v, v + read_ids.size(), res.final.begin());
         }
       }
       batch.b.n_tokens = 0;

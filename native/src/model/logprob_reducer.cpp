@@ -85,15 +85,11 @@ void LogprobReducer::Begin(int k) {
   error_.clear();
 }
 
-void LogprobReducer::Push(int seq, const int32_t* targets) {
+size_t LogprobReducer::Push(int seq, const int32_t* targets) {
   SeqRows& s = seqs_[seq];
   s.targets.insert(s.targets.end(), targets, targets + k_);
   s.results.resize(s.targets.size(), 0.f);
-}
-
-void LogprobReducer::Rewind() {
-  for (auto& [seq, s] : seqs_) s.cursor = 0;
-  error_.clear();
+  return s.targets.size() / size_t(k_) - 1;
 }
 
 const float* LogprobReducer::Result(int seq, size_t i) const {
@@ -171,21 +167,26 @@ void LogprobReducer::OnLogits(const ggml_tensor* t) {
       ggml_backend_tensor_get(t, host_.data(), 0, host_.size() * sizeof(float));
       logits = host_.data();
     }
-    // The host path's arithmetic (kernels::LogSumExp), rows split over the context's threads.
-    const kernels::Isa isa = kernels::IsaFromEnv();
-    const unsigned workers = unsigned(std::max<int64_t>(1, std::min<int64_t>(threads_, (n * nv) / (1 << 18) + 1)));
-    Parallel(workers, [&](unsigned w) {
-      for (int64_t r = n * w / workers; r < n * (w + 1) / workers; ++r) {
-        const float* row = logits + r * nv;
-        const double lse = kernels::LogSumExp(row, nv, isa);
-        for (size_t j = 0; j < k; ++j) out_[size_t(r) * k + j] = float(double(row[targets_[size_t(r) * k + j]]) - lse);
-      }
-    });
+    HostLogProbs([&](int64_t r) { return logits + r * nv; }, n, nv, targets_.data(), k, out_.data(), threads_);
   }
   for (int64_t r = 0; r < n; ++r) {
     const auto [seq, i] = owner_[size_t(r)];
     std::memcpy(seqs_[seq].results.data() + i * k, out_.data() + size_t(r) * k, k * sizeof(float));
   }
+}
+
+void HostLogProbs(const std::function<const float*(int64_t)>& row, int64_t n, int64_t nv, const int32_t* targets, size_t k,
+                  float* out, unsigned threads) {
+  const kernels::Isa isa = kernels::IsaFromEnv();
+  // a thread per 2^18 logits at least: short rows of a short batch are not worth a thread
+  const unsigned workers = unsigned(std::max<int64_t>(1, std::min<int64_t>(threads, (n * nv) / (1 << 18) + 1)));
+  Parallel(workers, [&](unsigned w) {
+    for (int64_t r = n * w / workers; r < n * (w + 1) / workers; ++r) {
+      const float* x = row(r);
+      const double lse = kernels::LogSumExp(x, nv, isa);
+      for (size_t j = 0; j < k; ++j) out[size_t(r) * k + j] = float(double(x[targets[size_t(r) * k + j]]) - lse);
+    }
+  });
 }
 
 }  // namespace gavel

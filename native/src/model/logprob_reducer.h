@@ -20,6 +20,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <utility>
@@ -47,12 +48,11 @@ class LogprobReducer {
   void Detach(int seq);
 
   // The targets of one decode's outputs: Begin(k) forgets the last decode's and sets the targets a
-  // row (≥ 1), Push() appends one row (k ids) to seq's list in batch order. Result(seq, i) is the i-th pushed row's k log-probs once the
-  // decode has run. Rewind() restarts the cursors (a decode refused before it computed anything is
-  // retried with the same batch).
+  // row (≥ 1); Push() appends one row (k ids) to seq's list in batch order and returns its index
+  // there. Result(seq, i) is that row's k log-probs once the decode has run. (A decode llama.cpp
+  // refuses for lack of KV cells is refused before any graph runs, so a retry finds every cursor at 0.)
   void Begin(int k);
-  void Push(int seq, const int32_t* targets);
-  void Rewind();
+  size_t Push(int seq, const int32_t* targets);
   const float* Result(int seq, size_t i) const;
   // Empty, or why a decode's rows could not be reduced (a bug, not an input error: the engine throws).
   const std::string& Error() const { return error_; }
@@ -86,5 +86,11 @@ class LogprobReducer {
   std::vector<float> out_;  // k × rows, the reduction's output before it is scattered
   std::vector<float> host_;  // the logits, when they must be copied to the host first
 };
+
+// out[i·k + j] = row(i)[targets[i·k + j]] − logsumexp(row(i)) for n rows of nv logits: the host
+// reduction of Score's host path and of the reducer's host branch (kernels::LogSumExp, float64 sums),
+// rows split over up to `threads` threads.
+void HostLogProbs(const std::function<const float*(int64_t)>& row, int64_t n, int64_t nv, const int32_t* targets, size_t k,
+                  float* out, unsigned threads);
 
 }  // namespace gavel

@@ -1,6 +1,6 @@
 // logprobs_device.h on CUDA: the log-probs of a Score ubatch's targets, reduced from the logits where
-// llama.cpp computed them (the host twin is LogprobReducer::OnLogits's host branch, which the tests
-// compare with the host path; on the device the verdict bench's drift line compares the two).
+// llama.cpp computed them (the host twin is HostLogProbs in logprob_reducer.cpp, which the tests
+// compare with the host path; on the device scripts/device/logprobs-twins.mjs compares the two).
 //
 // One block a row: the row's max, then Σ exp(x − max) in float64 (as the host path), then the k
 // targets' x − logsumexp. The row is read twice from HBM (152K floats a row for Qwen3): 1.4 GB for a
