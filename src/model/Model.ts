@@ -1,9 +1,10 @@
 import { availableParallelism } from "node:os";
 import { openSync, readSync, closeSync, statSync } from "node:fs";
 import { GavelError, invalidArgument } from "../errors.js";
-import { loadBinding, type NativeModel, type NativeModelInfo } from "../native/binding.js";
+import { backendDevices, loadBinding, type NativeModel, type NativeModelInfo } from "../native/binding.js";
 import { checkModelHeader, readGgufHeader, type GgufHeader } from "../gguf/index.js";
 import { abortedError, boolOption, checkLayer, intOption, optionsObject, signalOption, toTokens } from "../util/validate.js";
+import { flashOption, kvOption, layoutOption, MAX_KV_CELLS, resolveLogprobsInGraph } from "./load-options.js";
 import { checkGenerationVerb, generateSettings, runGeneration, type GenerateChunk, type GenerateOptions, type GenerateResult } from "./generate.js";
 
 /** Options of {@link Model.load}. */
@@ -48,15 +49,17 @@ export interface ModelLoadOptions {
   /** KV cache type: "f32" (the default, see flashAttention) or "f16" (half the memory). */
   kvCacheType?: "f32" | "f16";
   /**
-   * Where {@link Model.score}'s log-probs are reduced. false (the default): llama.cpp copies every
-   * output row's full-vocabulary logits to the host, which log-normalises them. true: the logits stay
-   * where llama.cpp computed them (llama.cpp's backend-sampling hooks keep the copy from happening)
-   * and are reduced there to the asked tokens' log-probs: on a GPU by a CUDA kernel, on the CPU by the
-   * host path's own code. The same float64 sums either way (test/model/logprobs-in-graph.test.ts).
-   * Not the default until measured faster on a GPU: a first version (one graph output per row) made
-   * gavel-mini's warm verdict 2× slower on an H100 (docs/BENCHMARKS.md, "Log-probs in the graph").
+   * Where {@link Model.score}'s log-probs are reduced. false: llama.cpp copies every output row's
+   * full-vocabulary logits to the host, which log-normalises them. true: the logits stay where
+   * llama.cpp computed them (its backend-sampling hooks keep the copy from happening) and are reduced
+   * there to the asked tokens' log-probs: on a GPU by a CUDA kernel, on the CPU by the host path's own
+   * code. The same float64 sums either way (test/model/logprobs-in-graph.test.ts on the CPU;
+   * scripts/device/logprobs-twins.mjs on a GPU, ≤ 1.9e-6 nats). "auto", the default: true when the
+   * addon is a CUDA build, a GPU was found and `gpuLayers` is not 0, else false. Measured on an H200
+   * (docs/BENCHMARKS.md, "Issue 15's table on one H200"): the warm verdict of a Qwen3-8B shape 0.61 → 0.31 s,
+   * gavel-mini's 85 → 28 ms; on the CPU nothing is copied either way, so the CPU keeps the host path.
    */
-  logprobsInGraph?: boolean;
+  logprobsInGraph?: boolean | "auto";
 }
 
 /** What {@link Model.info} tells about the loaded model. */
@@ -86,30 +89,6 @@ export interface CallOptions {
 }
 
 const GGUF_MAGIC = 0x46554747; // "GGUF" little-endian
-
-function kvOption(v: unknown): boolean | undefined {
-  if (v === undefined) return undefined;
-  if (v === "f32") return false;
-  if (v === "f16") return true;
-  throw invalidArgument(`kvCacheType must be "f32" or "f16", got ${String(v)}`);
-}
-
-function layoutOption(v: unknown): boolean {
-  if (v === "unified") return true;
-  if (v === undefined || v === "streams") return false;
-  throw invalidArgument(`kvLayout must be "unified" or "streams", got ${String(v)}`);
-}
-
-/** Most KV cells a context may hold (contextSize, times sequences with per-sequence streams). */
-const MAX_KV_CELLS = 1 << 24;
-
-function flashOption(v: unknown): number | undefined {
-  if (v === undefined) return undefined;
-  if (v === false) return 0;
-  if (v === true) return 1;
-  if (v === "auto") return -1;
-  throw invalidArgument(`flashAttention must be true, false or "auto", got ${String(v)}`);
-}
 
 function checkGgufFile(path: string): void {
   let size: number;
@@ -214,8 +193,9 @@ export class Model {
       flashAttention: flashOption(o.flashAttention),
       kvF16: kvOption(o.kvCacheType),
       kvUnified,
-      logprobsInGraph: boolOption(o.logprobsInGraph, "logprobsInGraph", false),
     };
+    // checked before the file and the addon are touched, like every other option
+    resolveLogprobsInGraph(o.logprobsInGraph, { cuda: false, devices: [], gpuLayers: 0 });
     const cells = kvUnified ? contextSize : contextSize * params.sequences;
     if (cells > MAX_KV_CELLS) {
       throw invalidArgument(`the KV cache would hold ${cells} cells (contextSize × sequences with kvLayout "streams"); at most ${MAX_KV_CELLS}`);
@@ -226,7 +206,8 @@ export class Model {
     // The exact settings (f32 KV, no flash attention) unless asked otherwise, on a GPU too: the fast
     // ones drifted past their tolerance there (docs/BENCHMARKS.md, "Verdict on the GPU").
     const native = new binding.NativeModel();
-    await native.load(path, { ...params, flashAttention: params.flashAttention ?? 0, kvF16: params.kvF16 ?? false });
+    const logprobsInGraph = resolveLogprobsInGraph(o.logprobsInGraph, { cuda: binding.buildInfo().cuda, devices: backendDevices(), gpuLayers: params.gpuLayers });
+    await native.load(path, { ...params, flashAttention: params.flashAttention ?? 0, kvF16: params.kvF16 ?? false, logprobsInGraph });
     return new Model(native, path);
   }
 

@@ -238,6 +238,7 @@ export interface NativeBinding extends NativeKernels {
 }
 
 let binding: NativeBinding | undefined;
+let devices: readonly string[] = [];
 
 function packageRoot(): string {
   const root = findPackageRoot();
@@ -311,7 +312,15 @@ export function loadBinding(): NativeBinding {
   b.setErrorClass(GavelError);
   // Both builds have their ggml backends linked in: nothing is loaded from another folder (and so
   // nothing of another llama.cpp in the process, such as node-llama-cpp's, is picked up or shared).
-  b.init(null);
+  devices = Object.freeze(b.init(null));
   binding = b;
   return b;
+}
+
+/**
+ * The ggml devices the loaded addon found at init, as "NAME (description)": "CPU (…)" always, and
+ * "CUDA0 (NVIDIA H100 80GB HBM3)" and so on in a CUDA build with a GPU. Empty before {@link loadBinding}.
+ */
+export function backendDevices(): readonly string[] {
+  return devices;
 }

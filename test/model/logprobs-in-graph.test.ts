@@ -8,6 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Model, GavelError, type ModelLoadOptions } from "../../src/index.js";
 import { DEFAULT_MODEL } from "../../src/defaults.js";
+import { resolveLogprobsInGraph } from "../../src/model/load-options.js";
 import { storiesPath } from "../helpers/paths.js";
 import { freshSeed, logSoftmax, maxAbsDiff, randomTokens, rng } from "../helpers/random.js";
 
@@ -146,20 +147,35 @@ describe("log-probs in the graph beside a generation", () => {
 });
 
 describe("logprobsInGraph option", () => {
-  it("rejects a value that is not a boolean", async () => {
-    for (const v of ["yes", 1, null, "auto"]) {
+  it("rejects a value that is not true, false or \"auto\"", async () => {
+    for (const v of ["yes", 1, null, "AUTO", "on"]) {
       await expect(Model.load(storiesPath, { logprobsInGraph: v as never })).rejects.toSatisfy(
         (e: unknown) => e instanceof GavelError && e.code === "INVALID_ARGUMENT" && /logprobsInGraph/.test(e.message),
       );
     }
   });
 
-  it("is off by default (the host path, float64)", async () => {
-    const m = await Model.load(storiesPath, { contextSize: 64, threads: 1 });
-    try {
-      expect(m.info.logprobsInGraph).toBe(false);
-    } finally {
-      await m.dispose();
+  it("\"auto\" (the default) is on only where the logits live on a CUDA device", () => {
+    const gpu = ["CPU (AMD EPYC)", "CUDA0 (NVIDIA H200)"];
+    expect(resolveLogprobsInGraph(undefined, { cuda: true, devices: gpu, gpuLayers: -1 })).toBe(true);
+    expect(resolveLogprobsInGraph("auto", { cuda: true, devices: gpu, gpuLayers: 12 })).toBe(true);
+    // no layer offloaded, no CUDA device found, or a CPU build: the host path
+    expect(resolveLogprobsInGraph("auto", { cuda: true, devices: gpu, gpuLayers: 0 })).toBe(false);
+    expect(resolveLogprobsInGraph("auto", { cuda: true, devices: ["CPU (AMD EPYC)"], gpuLayers: -1 })).toBe(false);
+    expect(resolveLogprobsInGraph(undefined, { cuda: false, devices: gpu, gpuLayers: -1 })).toBe(false);
+    // an explicit value wins either way
+    expect(resolveLogprobsInGraph(true, { cuda: false, devices: [], gpuLayers: 0 })).toBe(true);
+    expect(resolveLogprobsInGraph(false, { cuda: true, devices: gpu, gpuLayers: -1 })).toBe(false);
+  });
+
+  it("resolves to the host path on this CPU build, by default and as \"auto\"", async () => {
+    for (const options of [{}, { logprobsInGraph: "auto" as const }]) {
+      const m = await Model.load(storiesPath, { contextSize: 64, threads: 1, ...options });
+      try {
+        expect(m.info.logprobsInGraph).toBe(false);
+      } finally {
+        await m.dispose();
+      }
     }
   });
 });
