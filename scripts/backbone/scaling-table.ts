@@ -5,9 +5,14 @@
  * Hit@1 and R@20 against parameters (log axis) with BM25's two lines. A backbone without records is
  * listed as not measured, and has no point.
  *
- * Each backbone: label=parameters:tokens:folder, the folder holding val-glance.jsonl.gz and
- * test-glance.jsonl.gz (train-full.sh's records) or "-" when not measured. BM25 comes from
+ * Each backbone: label=parameters:tokens:folder[:verdict-folder], the folder holding val-glance.jsonl.gz
+ * and test-glance.jsonl.gz (train-full.sh's records) or "-" when not measured. BM25 comes from
  * --bm25=<folder> with val.jsonl.gz and test.jsonl.gz (scripts/device/lexical-records.ts).
+ * The verdict folder, when given, holds val.jsonl.gz and test.jsonl.gz with the verdict's read-outs
+ * over the glance's top 20 (scripts/backbone/verdict-records.ts, then lexical-records.ts): the ruling's
+ * constants are fitted on validation (`calibrate`, as `gavel calibrate`) and the ruling is replayed on
+ * test (g + αL and g + γV: the fitted ruling without γ, without α; the full ruling without B and with
+ * B, issue 13's), as scripts/device/fusion-table.ts does; the plot marks the full ruling too.
  *
  *   npx vite-node scripts/backbone/scaling-table.ts -- --svg docs/scaling.svg \
  *     --bm25 bench/results/2026-11-27-h100-session11/m2l7/full-text \
@@ -18,9 +23,14 @@
 import { writeFileSync } from "node:fs";
 import { readPerQuery } from "../../src/eval/io.js";
 import type { PerQueryRecord } from "../../src/eval/evaluate.js";
+import { calibrate } from "../../src/eval/calibrate.js";
+import { verdictPool } from "../../src/eval/lexical.js";
+import { chooseByRuling } from "../../src/route/index.js";
 
 interface Rates { tasks: number; hit1: number; r20: number }
-interface Row { label: string; params: number; tokens: number; val?: Rates; test?: Rates }
+/** Test Hit@1 of the ruling's variants, their constants fitted on validation. */
+interface Ruled { valTasks: number; testTasks: number; gL: number; gV: number; ruling: number; rulingB: number; fit: string }
+interface Row { label: string; params: number; tokens: number; val?: Rates; test?: Rates; ruled?: Ruled }
 
 const args = process.argv.slice(2).filter((a) => a !== "--");
 const flag = (name: string) => {
@@ -47,15 +57,43 @@ function rates(records: PerQueryRecord[], ranked: (r: PerQueryRecord) => readonl
 const glanceIds = (r: PerQueryRecord) => r.glance?.map((c) => c.skill);
 const bm25Ids = (r: PerQueryRecord) => r.bm25 ?? r.lexical?.top.map((t) => t.skill);
 
+/** The ruling's variants on test, fitted on validation (the pool: the glance's recorded top 20). */
+async function ruledRates(dir: string): Promise<Ruled> {
+  const maxShortlist = 20;
+  const val = (await readPerQuery(`${dir}/val.jsonl.gz`)).filter((r) => !r.offDomain);
+  const test = (await readPerQuery(`${dir}/test.jsonl.gz`)).filter((r) => !r.offDomain);
+  const fitB = calibrate(val, { maxShortlist });
+  const fit0 = calibrate(val, { maxShortlist, lexical: false });
+  const T = fitB.lexicalTemperature;
+  const hit = (p: { alpha: number; gamma: number; delta: number; beta: number }) =>
+    test.filter((r) => {
+      const chosen = chooseByRuling(verdictPool(r, T), { ...p, maxShortlist });
+      return chosen !== null && r.accepted.includes(chosen);
+    }).length / (test.length || 1);
+  const p0 = { alpha: fit0.alpha, gamma: fit0.gamma, delta: fit0.delta, beta: 0 };
+  const pB = { alpha: fitB.alpha, gamma: fitB.gamma, delta: fitB.delta, beta: fitB.beta };
+  const g = (x: number) => x.toPrecision(3);
+  return {
+    valTasks: val.length,
+    testTasks: test.length,
+    gL: hit({ ...p0, gamma: 0 }),
+    gV: hit({ ...p0, alpha: 0 }),
+    ruling: hit(p0),
+    rulingB: hit(pB),
+    fit: `α ${g(p0.alpha)}, γ ${g(p0.gamma)}, Δ ${g(p0.delta)}; with B: α ${g(pB.alpha)}, γ ${g(pB.gamma)}, Δ ${g(pB.delta)}, β ${g(pB.beta)}`,
+  };
+}
+
 const rows: Row[] = [];
 for (const a of args) {
   const [label, spec] = a.split("=");
-  const [params, tokens, dir] = spec.split(":");
+  const [params, tokens, dir, verdictDir] = spec.split(":");
   const row: Row = { label, params: Number(params), tokens: Number(tokens) };
   if (dir && dir !== "-") {
     row.val = rates(await readPerQuery(`${dir}/val-glance.jsonl.gz`), glanceIds);
     row.test = rates(await readPerQuery(`${dir}/test-glance.jsonl.gz`), glanceIds);
   }
+  if (verdictDir) row.ruled = await ruledRates(verdictDir);
   rows.push(row);
 }
 const bm25 = bm25Dir
@@ -69,6 +107,15 @@ console.log("| backbone | parameters | unique training tokens | val glance Hit@1
 console.log("| --- | --- | --- | --- | --- |");
 if (bm25) console.log(`| BM25 (full text) | – | – | ${cell(bm25.val)} | ${cell(bm25.test)} |`);
 for (const r of rows) console.log(`| ${r.label} | ${m(r.params)} | ${m(r.tokens)} | ${cell(r.val)} | ${cell(r.test)} |`);
+console.log("\n| backbone | test glance Hit@1 | test g + αL | test g + γV | **test full ruling** | test ruling with B | fitted on validation (tasks) |");
+console.log("| --- | --- | --- | --- | --- | --- | --- |");
+if (bm25) console.log(`| BM25 (full text) | ${f3(bm25.test.hit1)} | – | – | – | – | – |`);
+for (const r of rows) {
+  const v = r.ruled;
+  console.log(v
+    ? `| ${r.label} | ${r.test ? f3(r.test.hit1) : "–"} | ${f3(v.gL)} | ${f3(v.gV)} | **${f3(v.ruling)}** | ${f3(v.rulingB)} | ${v.fit} (${v.valTasks}; test ${v.testTasks}) |`
+    : `| ${r.label} | ${r.test ? f3(r.test.hit1) : "–"} | not measured | not measured | not measured | not measured | – |`);
+}
 
 if (svgPath) writeFileSync(svgPath, plot(rows, bm25?.test));
 
@@ -98,7 +145,8 @@ function plot(rs: Row[], ref?: Rates): string {
   }
   legend(2, `<circle cx="7" r="4" fill="#236"/>`, "glance Hit@1");
   legend(3, `<circle cx="7" r="4" fill="white" stroke="#236"/>`, "glance R@20");
-  let i = 4;
+  legend(4, `<rect x="3" y="-4" width="8" height="8" fill="#383"/>`, "full ruling Hit@1");
+  let i = 5;
   for (const r of rs) {
     if (!r.test) {
       legend(i++, "", `${r.label}: not measured`);
@@ -107,6 +155,7 @@ function plot(rs: Row[], ref?: Rates): string {
     const px = x(r.params);
     out.push(`<circle cx="${px}" cy="${y(r.test.hit1)}" r="4" fill="#236"><title>${r.label} Hit@1 ${f3(r.test.hit1)}</title></circle>`);
     out.push(`<circle cx="${px}" cy="${y(r.test.r20)}" r="4" fill="white" stroke="#236"><title>${r.label} R@20 ${f3(r.test.r20)}</title></circle>`);
+    if (r.ruled) out.push(`<rect x="${px - 4}" y="${y(r.ruled.ruling) - 4}" width="8" height="8" fill="#383"><title>${r.label} full ruling Hit@1 ${f3(r.ruled.ruling)}</title></rect>`);
     out.push(`<text x="${px + 7}" y="${y(r.test.hit1) + 4}">${r.label}</text>`);
   }
   out.push("</svg>");
