@@ -58,6 +58,10 @@ export interface ModelLoadOptions {
    * addon is a CUDA build, a GPU was found and `gpuLayers` is not 0, else false. Measured on an H200
    * (docs/BENCHMARKS.md, "Issue 15's table on one H200"): the warm verdict of a Qwen3-8B shape 0.61 → 0.31 s,
    * gavel-mini's 85 → 28 ms; on the CPU nothing is copied either way, so the CPU keeps the host path.
+   * Its cost is host memory: with backend samplers llama.cpp sizes its (pinned) output buffer for
+   * sampled logits, probabilities and candidates too, 16 bytes instead of 4 per vocabulary entry and
+   * output row: nVocab × batchSize × 16 B, e.g. 1.2 GB instead of 0.3 GB for a 152K vocabulary at
+   * batchSize 512. Pass false where that memory matters more than the verdict's speed.
    */
   logprobsInGraph?: boolean | "auto";
 }
