@@ -141,6 +141,10 @@ export interface NativeKernels {
   kernelIsa(): string;
   /** log Σ exp of each n-long row of rows (the scorer's log-normaliser kernel), float64 results. */
   logSumExp(rows: Float32Array, n: number): Float64Array;
+  /** x rounded to f16 in place, its bits into `half` (same length): round to nearest even, F16C where the CPU has it. */
+  roundToHalf(x: Float32Array, half: Uint16Array): void;
+  /** f16 bits to float32 (exact), into `x` (same length). */
+  halfToFloat(half: Uint16Array, x: Float32Array): void;
   /**
    * Where {@link NativeBank.glance} runs (max-sim and top-k selection; over the whole bank or a
    * handle subset): "cuda" when the addon was built with CUDA and a device answers (or

@@ -88,6 +88,26 @@ double LogSumExp(const float* row, int64_t n, Isa isa) {
   }
 }
 
+void RoundToHalf(float* x, uint16_t* half, int64_t n, Isa isa) {
+  switch (isa) {
+#ifdef GAVEL_HAVE_X86_DISPATCH
+    case Isa::Avx512: return isa_avx512::RoundToHalf(x, half, n);
+    case Isa::Avx2: return isa_avx2::RoundToHalf(x, half, n);
+#endif
+    default: return isa_generic::RoundToHalf(x, half, n);
+  }
+}
+
+void HalfToFloats(const uint16_t* half, float* x, int64_t n, Isa isa) {
+  switch (isa) {
+#ifdef GAVEL_HAVE_X86_DISPATCH
+    case Isa::Avx512: return isa_avx512::HalfToFloats(half, x, n);
+    case Isa::Avx2: return isa_avx2::HalfToFloats(half, x, n);
+#endif
+    default: return isa_generic::HalfToFloats(half, x, n);
+  }
+}
+
 namespace {
 
 using gavel::Parallel;

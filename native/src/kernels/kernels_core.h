@@ -39,6 +39,12 @@ std::vector<int32_t> CoverFarthestFirst(const float* keys, int64_t n, int64_t di
 // logsumexp of the same floats (simd_body.inc says why). -inf for n = 0.
 double LogSumExp(const float* row, int64_t n, Isa isa);
 
+// x[i] rounded to f16 in place and its bits in half[i] (round to nearest even: FloatToHalf's bits for
+// every non-NaN value), and f16 bits back to float32 (exact): the states cache's f16 entries, F16C
+// where the ISA has it.
+void RoundToHalf(float* x, uint16_t* half, int64_t n, Isa isa);
+void HalfToFloats(const uint16_t* half, float* x, int64_t n, Isa isa);
+
 struct GlanceResult {
   std::vector<float> g;         // nSkills
   std::vector<float> m;         // nq × nSkills

@@ -242,6 +242,33 @@ Napi::Value LogSumExp(const Napi::CallbackInfo& info) {
   });
 }
 
+// roundToHalf(x: Float32Array, half: Uint16Array): void — x rounded to f16 in place, its bits into
+// half (the states cache's entries); halfToFloat(half: Uint16Array, x: Float32Array): void — back.
+// Synchronous: a skill's states (~0.4M values) take tens of microseconds.
+Napi::Value RoundToHalf(const Napi::CallbackInfo& info) {
+  return Guard(info, "roundToHalf", [&]() -> Napi::Value {
+    CheckArity(info, 2);
+    Napi::Float32Array x = Float32Arg(info[0], "x");
+    if (!info[1].IsTypedArray() || info[1].As<Napi::TypedArray>().TypedArrayType() != napi_uint16_array) Bad("half must be a Uint16Array");
+    Napi::Uint16Array half = info[1].As<Napi::Uint16Array>();
+    if (half.ElementLength() != x.ElementLength()) Bad("half must hold as many values as x");
+    kernels::RoundToHalf(x.Data(), half.Data(), static_cast<int64_t>(x.ElementLength()), kernels::IsaFromEnv());
+    return info.Env().Undefined();
+  });
+}
+
+Napi::Value HalfToFloat(const Napi::CallbackInfo& info) {
+  return Guard(info, "halfToFloat", [&]() -> Napi::Value {
+    CheckArity(info, 2);
+    if (!info[0].IsTypedArray() || info[0].As<Napi::TypedArray>().TypedArrayType() != napi_uint16_array) Bad("half must be a Uint16Array");
+    Napi::Uint16Array half = info[0].As<Napi::Uint16Array>();
+    Napi::Float32Array x = Float32Arg(info[1], "x");
+    if (half.ElementLength() != x.ElementLength()) Bad("x must hold as many values as half");
+    kernels::HalfToFloats(half.Data(), x.Data(), static_cast<int64_t>(x.ElementLength()), kernels::IsaFromEnv());
+    return info.Env().Undefined();
+  });
+}
+
 // Which instruction set the kernels run with (GAVEL_KERNEL_ISA may cap it). For benches and tests.
 Napi::Value KernelIsa(const Napi::CallbackInfo& info) {
   return Napi::String::New(info.Env(), kernels::IsaName(kernels::IsaFromEnv()));
@@ -257,6 +284,8 @@ void RegisterKernels(Napi::Env env, Napi::Object exports) {
   exports.Set("projectNormalize", Napi::Function::New(env, ProjectNormalize, "projectNormalize"));
   exports.Set("kernelIsa", Napi::Function::New(env, KernelIsa, "kernelIsa"));
   exports.Set("logSumExp", Napi::Function::New(env, LogSumExp, "logSumExp"));
+  exports.Set("roundToHalf", Napi::Function::New(env, RoundToHalf, "roundToHalf"));
+  exports.Set("halfToFloat", Napi::Function::New(env, HalfToFloat, "halfToFloat"));
 }
 
 }  // namespace gavel
