@@ -41,16 +41,41 @@ function records(seed: number, n: number, kappa: number): PerQueryRecord[] {
   });
 }
 
+/**
+ * The weights w = β/T for which g + w·s ranks every record's gold first: an open interval (lo, hi),
+ * from each record's constraints g_gold − g_j + w (s_gold − s_j) > 0. The data identify the weight
+ * only up to this interval, which may span more than a factor of 3 around the true one (seed
+ * 557653066: (0.0012, 0.0163) around 0.004, and the fit landed at 0.00126), so that is what a fit can
+ * be held to.
+ */
+function feasibleWeights(recs: readonly PerQueryRecord[]): { lo: number; hi: number } {
+  let lo = 0, hi = Infinity;
+  for (const r of recs) {
+    const gold = r.verdict!.find((c) => c.skill === r.accepted[0])!;
+    for (const c of r.verdict!) {
+      if (c === gold) continue;
+      const dg = gold.g - c.g, ds = gold.s! - c.s!;
+      if (ds > 0) lo = Math.max(lo, -dg / ds);
+      else if (ds < 0) hi = Math.min(hi, dg / -ds);
+    }
+  }
+  return { lo, hi };
+}
+
 describe("calibrate with the lexical expert", () => {
-  it("recovers a known β/T: every record right, the weight within a quarter decade or so", () => {
+  it("recovers a known β/T: every record right, the weight inside the interval the records identify", () => {
     const seed = freshSeed();
     const kappa = 0.004; // β/T: B's weight per raw BM25 point
     const recs = records(seed, 80, kappa);
+    const { lo, hi } = feasibleWeights(recs);
+    // by construction the true weight gets every record right
+    expect(lo < kappa && kappa < hi, `seed ${seed}: (${lo}, ${hi})`).toBe(true);
     const fit = calibrate(recs, { maxShortlist: 20, grid: { alphas: [0], gammas: [0], refine: 0 } });
     expect(fit.beta, `seed ${seed}`).toBeGreaterThan(0);
     const fitted = fit.beta / fit.lexicalTemperature;
-    expect(Math.abs(Math.log10(fitted / kappa)), `seed ${seed}: fitted β/T ${fitted}`).toBeLessThan(0.5);
-    expect(fit.hitAt1, `seed ${seed}`).toBeGreaterThan(0.95);
+    // the grid's β and T put the fit inside the interval, never a grid step outside it
+    expect(fitted > lo && fitted < hi, `seed ${seed}: fitted β/T ${fitted} outside (${lo}, ${hi})`).toBe(true);
+    expect(fit.hitAt1, `seed ${seed}`).toBe(1);
     // without B the glance alone gets far fewer right
     expect(fit.withoutLexicalHitAt1!, `seed ${seed}`).toBeLessThan(0.6);
     // the fitted constants replay to the same Hit@1 through route()'s own ruling
