@@ -127,7 +127,7 @@ function plot(rs: Row[], ref?: Rates): string {
   const y = (v: number) => T + (1 - v) * (H - T - B);
   const out: string[] = [`<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" font-family="sans-serif" font-size="11">`];
   out.push(`<rect width="${W}" height="${H}" fill="white"/>`);
-  out.push(`<text x="${L}" y="18" font-size="13">Glance on the test tasks (batches 6–10) over 30,593 skills, by backbone size</text>`);
+  out.push(`<text x="${L}" y="18" font-size="13">Routing on the test tasks (batches 6–10) over 30,593 skills, by backbone size</text>`);
   for (const v of [0, 0.2, 0.4, 0.6, 0.8, 1]) {
     out.push(`<line x1="${L}" x2="${W - R}" y1="${y(v)}" y2="${y(v)}" stroke="#ddd"/><text x="${L - 8}" y="${y(v) + 4}" text-anchor="end">${v.toFixed(1)}</text>`);
   }
@@ -145,18 +145,22 @@ function plot(rs: Row[], ref?: Rates): string {
   }
   legend(2, `<circle cx="7" r="4" fill="#236"/>`, "glance Hit@1");
   legend(3, `<circle cx="7" r="4" fill="white" stroke="#236"/>`, "glance R@20");
-  legend(4, `<rect x="3" y="-4" width="8" height="8" fill="#383"/>`, "full ruling Hit@1");
+  legend(4, `<rect x="1" y="-6" width="12" height="12" fill="none" stroke="#383" stroke-width="2"/>`, "full ruling Hit@1");
   let i = 5;
   for (const r of rs) {
     if (!r.test) {
       legend(i++, "", `${r.label}: not measured`);
       continue;
     }
-    const px = x(r.params);
+    // backbones of one size side by side (the data axis), 16 px apart around their size
+    const same = rs.filter((o) => o.test && o.params === r.params);
+    const px = x(r.params) + (same.indexOf(r) - (same.length - 1) / 2) * 16;
     out.push(`<circle cx="${px}" cy="${y(r.test.hit1)}" r="4" fill="#236"><title>${r.label} Hit@1 ${f3(r.test.hit1)}</title></circle>`);
     out.push(`<circle cx="${px}" cy="${y(r.test.r20)}" r="4" fill="white" stroke="#236"><title>${r.label} R@20 ${f3(r.test.r20)}</title></circle>`);
-    if (r.ruled) out.push(`<rect x="${px - 4}" y="${y(r.ruled.ruling) - 4}" width="8" height="8" fill="#383"><title>${r.label} full ruling Hit@1 ${f3(r.ruled.ruling)}</title></rect>`);
-    out.push(`<text x="${px + 7}" y="${y(r.test.hit1) + 4}">${r.label}</text>`);
+    if (r.ruled) out.push(`<rect x="${px - 6}" y="${y(r.ruled.ruling) - 6}" width="12" height="12" fill="none" stroke="#383" stroke-width="2"><title>${r.label} full ruling Hit@1 ${f3(r.ruled.ruling)}</title></rect>`);
+    // the first of a group labelled on its left, the others on their right
+    const left = same.length > 1 && same.indexOf(r) === 0;
+    out.push(`<text x="${left ? px - 10 : px + 10}" y="${y(r.test.hit1) + 4}"${left ? ' text-anchor="end"' : ""}>${r.label}</text>`);
   }
   out.push("</svg>");
   return out.join("\n") + "\n";
