@@ -108,8 +108,8 @@ export async function selectLive(live: LiveContext, context: RouteContext, optio
     const handles = Int32Array.from(kept, (c) => scores.handles[c]);
     const ranked: Ranked[] = kept
       .map((c, column) => {
-        const id = library.idOf(scores.handles[c]);
-        return { column, skill: id, name: library.entry(id).name, g: scores.g[c] };
+        const { id, name } = library.label(scores.handles[c]);
+        return { column, skill: id, name, g: scores.g[c] };
       })
       .sort((a, b) => b.g - a.g || a.column - b.column);
     const d = await decide(parts, new LexicalExpert(), taskText, ranked, handles, { lexical, verdict, abstain, signal });

@@ -57,8 +57,8 @@ export async function glanceLibrary({ library }: RouterParts, queriesOf: () => P
   // they are 240 MB, copied from the device and into JavaScript, that a route does not read.
   const res = await library.keys.glance(q.queries, { weights: q.weights, k, handles: all ? undefined : handles, signal, ...(tokenScores ? {} : { detail: 0 }) });
   const ranked = Array.from(res.handles, (h, s) => {
-    const id = library.idOf(h);
-    return { column: s, skill: id, name: library.entry(id).name, g: res.g[s] };
+    const { id, name } = library.label(h);
+    return { column: s, skill: id, name, g: res.g[s] };
   }).sort((a, b) => b.g - a.g || a.column - b.column);
   return { q, res, ranked, k };
 }

@@ -161,8 +161,8 @@ export class LiveContext {
     const { library } = this.#parts;
     const order = Array.from(g.keys()).sort((a, b) => g[b] - g[a] || a - b).slice(0, Math.max(0, n));
     return order.map((c) => {
-      const id = library.idOf(handles[c]);
-      return { skill: id, name: library.entry(id).name, g: g[c] };
+      const { id, name } = library.label(handles[c]);
+      return { skill: id, name, g: g[c] };
     });
   }
 

@@ -1,6 +1,8 @@
 // Library.routable() is cached while the bank's entries and the keys held in memory are unchanged (a
 // live context asks for it on every token). After every kind of change it must equal a fresh walk of
-// the entries: the tracked skills, in bank order, without those that disable model invocation.
+// the entries: the tracked skills, in bank order, without those that disable model invocation. So is
+// Library.label() (each held skill's id and name, which a route reads for every glance column): after
+// every change it must equal the entries' own, names changing with new versions.
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -27,7 +29,7 @@ afterAll(async () => {
 function skill(id: string, version: number, disabled: boolean): Skill {
   const description = `${id} v${version}: reads reports`;
   const body = `Use ${id} for reports (${version}).`;
-  return { id, name: id, description, body, meta: {}, contentHash: skillContentHash(id, description, body), source: `${id}/SKILL.md`, warnings: [], disableModelInvocation: disabled };
+  return { id, name: `${id}-n${version % 7}`, description, body, meta: {}, contentHash: skillContentHash(id, description, body), source: `${id}/SKILL.md`, warnings: [], disableModelInvocation: disabled };
 }
 
 describe("Library.routable()", () => {
@@ -59,6 +61,14 @@ describe("Library.routable()", () => {
       expect(Array.from(first, (h) => lib.idOf(h)), `seed ${seed}: ${what}`).toEqual(expected());
       first.fill(-1); // a caller's writes must not reach the next answer
       expect(Array.from(lib.routable(), (h) => lib.idOf(h)), `seed ${seed}: ${what}, asked again`).toEqual(expected());
+      // every held skill's label, routable or not, as the entries say now (asked twice: once cached)
+      for (let pass = 0; pass < 2; pass++) {
+        for (const h of lib.keys.handles()) {
+          const id = lib.idOf(h);
+          if (!lib.store.has(id)) continue; // held keys of a skill removed from the store alone: no name
+          expect(lib.label(h), `seed ${seed}: ${what}, label of ${id}, pass ${pass}`).toEqual({ id, name: lib.store.get(id)!.name });
+        }
+      }
     };
     const ids = Array.from({ length: 12 }, (_, i) => `s${i}`);
     for (const id of ids) await save(id);
@@ -71,6 +81,11 @@ describe("Library.routable()", () => {
     const second = lib.store.entries().find((e) => tracked.has(e.id))!.id;
     await lib.store.remove(second);
     check(`${second} removed from the store alone`);
+    // the store renamed a skill under the library, its keys still held (same handle): only the
+    // entries' version tells the labels
+    const third = lib.store.entries().find((e) => tracked.has(e.id))!;
+    await lib.store.put({ ...third, name: `${third.id}-renamed` }, await lib.store.readKeys(third));
+    check(`${third.id} renamed in the store alone`);
     for (let step = 0; step < 40; step++) {
       const id = ids[Math.floor(r() * ids.length)];
       const op = Math.floor(r() * 5);
