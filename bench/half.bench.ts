@@ -3,7 +3,8 @@
  * and written as f16; a hit reads them back): the per-value JavaScript loop the cache used before
  * session 13, util/half.ts's bulk loops, and the native kernels (kernels::RoundToHalf and
  * HalfToFloats, F16C on the AVX2 and AVX-512 levels) per instruction set, on one skill's states of
- * each backbone shape (491 tokens, the library's mean render, × nEmbd).
+ * each backbone shape (491 tokens, the library's mean render, × nEmbd); then the device glance's
+ * host-side query conversion (kernels::FloatsToHalf) at issue 15's query shapes.
  *
  *   npm run bench -- half            (or: npx vite-node bench/half.bench.ts)
  */
@@ -66,6 +67,18 @@ for (const [name, nEmbd] of [["gavel-mini (384)", 384], ["gavel-large (768)", 76
   for (const [method, run] of rows) {
     const ms = time(run);
     console.log(`${name}\t${method}\t${ms.toFixed(3)}\t${((ms * 1e6) / n).toFixed(2)}\t${((ms * SKILLS) / 1000).toFixed(1)}`);
+  }
+}
+// The device glance's host-side conversion of its queries (kernels::FloatsToHalf; the generic level
+// is the scalar loop maxsim.cu ran before session 13), at issue 15's two query shapes.
+console.log("\nqueries\tisa\tms a glance");
+for (const [name, nq, dim] of [["1,300 × 256", 1300, 256], ["239 × 768", 239, 768]] as const) {
+  const q = new Float32Array(nq * dim);
+  for (let i = 0; i < q.length; i++) q[i] = Math.sin(i) * 0.06; // unit-row-sized values
+  const half = new Uint16Array(q.length);
+  for (const isa of isas) {
+    process.env.GAVEL_KERNEL_ISA = isa;
+    console.log(`${name}\t${isa}\t${time(() => binding.floatsToHalf(q, half), 21).toFixed(3)}`);
   }
 }
 if (saved === undefined) delete process.env.GAVEL_KERNEL_ISA;

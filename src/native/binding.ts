@@ -145,6 +145,8 @@ export interface NativeKernels {
   roundToHalf(x: Float32Array, half: Uint16Array): void;
   /** f16 bits to float32 (exact), into `x` (same length). */
   halfToFloat(half: Uint16Array, x: Float32Array): void;
+  /** x's f16 bits into `half` while every value fits f16 (finite, |x| < 65520): the first index that does not, else -1. */
+  floatsToHalf(x: Float32Array, half: Uint16Array): number;
   /**
    * Where {@link NativeBank.glance} runs (max-sim and top-k selection; over the whole bank or a
    * handle subset): "cuda" when the addon was built with CUDA and a device answers (or

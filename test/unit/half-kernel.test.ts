@@ -3,7 +3,8 @@
  * AVX2 and AVX-512 levels, the scalar rule on the generic one) against the package's reference in
  * src/util/half.ts, on every instruction set this CPU has: bit for bit for every non-NaN float32
  * (fresh random bit patterns plus the edges: zeros, subnormals, ties, the overflow boundary, Inf),
- * and every one of the 65,536 f16 patterns back to float32. Lengths exercise the 8-wide vector body
+ * and every one of the 65,536 f16 patterns back to float32; and the device glance's checked
+ * conversion (floatsToHalf), which stops at the first value outside f16. Lengths exercise the 8-wide vector body
  * and its scalar tail. The seed is logged (replay with GAVEL_TEST_SEED).
  */
 import { randomInt } from "node:crypto";
@@ -79,12 +80,34 @@ describe("native f16 conversions = util/half.ts", () => {
     });
   }
 
+  for (const isa of isas) {
+    it(`floatsToHalf on ${isa}: the reference's bits up to the first value outside f16, and its index`, () => {
+      process.env.GAVEL_KERNEL_ISA = isa;
+      const outside = [65520, -65520, 1e30, Infinity, -Infinity, NaN];
+      for (const n of [1, 7, 8, 9, 33, 768 + 3]) {
+        for (let trial = 0; trial < 6; trial++) {
+          // values inside f16's range (|x| < 65504 and subnormals), and in some trials one outside it
+          const x = Float32Array.from({ length: n }, () => (r() < 0.5 ? (r() * 2 - 1) * 65504 : (r() * 2 - 1) * 2 ** -20));
+          const bad = trial % 2 === 1 ? Math.floor(r() * n) : -1;
+          if (bad >= 0) x[bad] = outside[Math.floor(r() * outside.length)];
+          const half = new Uint16Array(n);
+          const at = binding.floatsToHalf(x, half);
+          expect(at, `n ${n}, trial ${trial}`).toBe(bad);
+          const want = floatToHalf(x);
+          const upTo = bad >= 0 ? bad : n;
+          for (let i = 0; i < upTo; i++) expect(half[i], `n ${n}, trial ${trial}, at ${i}`).toBe(want[i]);
+        }
+      }
+    });
+  }
+
   it("refuses arrays of the wrong type or length with INVALID_ARGUMENT", () => {
     const bad: [string, () => void][] = [
       ["length", () => binding.roundToHalf(new Float32Array(4), new Uint16Array(3))],
       ["type", () => binding.roundToHalf(new Float32Array(4), new Int16Array(4) as unknown as Uint16Array)],
       ["x type", () => binding.halfToFloat(new Uint16Array(4), new Float64Array(4) as unknown as Float32Array)],
       ["back length", () => binding.halfToFloat(new Uint16Array(4), new Float32Array(5))],
+      ["checked length", () => binding.floatsToHalf(new Float32Array(4), new Uint16Array(5))],
     ];
     for (const [what, call] of bad) {
       expect(call, what).toThrow(GavelError);

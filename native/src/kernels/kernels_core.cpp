@@ -108,6 +108,16 @@ void HalfToFloats(const uint16_t* half, float* x, int64_t n, Isa isa) {
   }
 }
 
+int64_t FloatsToHalf(const float* x, uint16_t* half, int64_t n, Isa isa) {
+  switch (isa) {
+#ifdef GAVEL_HAVE_X86_DISPATCH
+    case Isa::Avx512: return isa_avx512::FloatsToHalf(x, half, n);
+    case Isa::Avx2: return isa_avx2::FloatsToHalf(x, half, n);
+#endif
+    default: return isa_generic::FloatsToHalf(x, half, n);
+  }
+}
+
 namespace {
 
 using gavel::Parallel;

@@ -44,6 +44,9 @@ double LogSumExp(const float* row, int64_t n, Isa isa);
 // where the ISA has it.
 void RoundToHalf(float* x, uint16_t* half, int64_t n, Isa isa);
 void HalfToFloats(const uint16_t* half, float* x, int64_t n, Isa isa);
+// x's f16 bits into half while every value fits f16 (finite, |x| < 65520): the index of the first
+// that does not, else -1. The device glance's queries and float32 keys, on the host.
+int64_t FloatsToHalf(const float* x, uint16_t* half, int64_t n, Isa isa);
 
 struct GlanceResult {
   std::vector<float> g;         // nSkills

@@ -269,6 +269,20 @@ Napi::Value HalfToFloat(const Napi::CallbackInfo& info) {
   });
 }
 
+// floatsToHalf(x: Float32Array, half: Uint16Array): number — x's f16 bits into half while every value
+// fits f16; the index of the first that does not, else -1 (the device glance's host-side conversion).
+Napi::Value FloatsToHalf(const Napi::CallbackInfo& info) {
+  return Guard(info, "floatsToHalf", [&]() -> Napi::Value {
+    CheckArity(info, 2);
+    Napi::Float32Array x = Float32Arg(info[0], "x");
+    if (!info[1].IsTypedArray() || info[1].As<Napi::TypedArray>().TypedArrayType() != napi_uint16_array) Bad("half must be a Uint16Array");
+    Napi::Uint16Array half = info[1].As<Napi::Uint16Array>();
+    if (half.ElementLength() != x.ElementLength()) Bad("half must hold as many values as x");
+    const int64_t at = kernels::FloatsToHalf(x.Data(), half.Data(), static_cast<int64_t>(x.ElementLength()), kernels::IsaFromEnv());
+    return Napi::Number::New(info.Env(), double(at));
+  });
+}
+
 // Which instruction set the kernels run with (GAVEL_KERNEL_ISA may cap it). For benches and tests.
 Napi::Value KernelIsa(const Napi::CallbackInfo& info) {
   return Napi::String::New(info.Env(), kernels::IsaName(kernels::IsaFromEnv()));
@@ -286,6 +300,7 @@ void RegisterKernels(Napi::Env env, Napi::Object exports) {
   exports.Set("logSumExp", Napi::Function::New(env, LogSumExp, "logSumExp"));
   exports.Set("roundToHalf", Napi::Function::New(env, RoundToHalf, "roundToHalf"));
   exports.Set("halfToFloat", Napi::Function::New(env, HalfToFloat, "halfToFloat"));
+  exports.Set("floatsToHalf", Napi::Function::New(env, FloatsToHalf, "floatsToHalf"));
 }
 
 }  // namespace gavel
