@@ -6,34 +6,15 @@
  *
  *   npm run bench -- ranked [sizes]      (default sizes 1000,10000,30000)
  */
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { Library } from "../src/bank/library.js";
-import type { ModelFingerprint } from "../src/model/fingerprint.js";
-import { Projections } from "../src/projections/projections.js";
-import { skillContentHash } from "../src/skills/index.js";
+import { rmSync } from "node:fs";
 import { median, unitRows } from "./data.js";
+import { SYNTHETIC_DIM, syntheticLibrary } from "./synthetic-library.js";
 
 const sizes = (process.argv[2] ?? "1000,10000,30000").split(",").map(Number);
-const dim = 16;
-const fp: ModelFingerprint = { architecture: "llama", nLayer: 4, nEmbd: 32, nVocab: 256, vocabHash: "ab".repeat(32) };
-const projections = await Projections.random(fp, { seed: 1, dim });
 console.log("skills\tlabels via the entries + sort (ms, median of 30)\tcached labels + sort (ms)\tfirst route after a change (ms)");
 for (const n of sizes) {
-  const dir = mkdtempSync(join(tmpdir(), "gavel-ranked-"));
-  const lib = await Library.open(dir, projections, { create: true });
-  const keys = unitRows(n, dim, 3);
-  for (let i = 0; i < n; i++) {
-    const id = `bench/skills:skills/user-${i}/skill-${i}`;
-    const description = `skill ${i} does task ${i}`, body = `Use it for ${i}.`;
-    const k = keys.subarray(i * dim, (i + 1) * dim);
-    const skill = { id, name: `skill-${i}`, description, body, meta: {}, contentHash: skillContentHash(id, description, body), source: `${id}/SKILL.md`, warnings: [], disableModelInvocation: false };
-    await lib.save(skill, { keyTokens: [1], keyPositions: [0], renderTokens: 9, renderCut: { descriptionChars: 1, bodyChars: 1 } }, k);
-    lib.track(id, k);
-  }
-  await lib.commit();
-  const res = await lib.keys.glance(unitRows(20, dim, 5), { k: 10, detail: 0 });
+  const { lib, dir } = await syntheticLibrary(n, { prefix: "gavel-ranked-" });
+  const res = await lib.keys.glance(unitRows(20, SYNTHETIC_DIM, 5), { k: 10, detail: 0 });
   const byEntries = () =>
     Array.from(res.handles, (h, s) => {
       const id = lib.idOf(h);

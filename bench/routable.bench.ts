@@ -11,33 +11,14 @@
  *
  * Default sizes: "1000,10000,30000" skills.
  */
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { Library } from "../src/bank/library.js";
-import type { ModelFingerprint } from "../src/model/fingerprint.js";
-import { Projections } from "../src/projections/projections.js";
-import { skillContentHash } from "../src/skills/index.js";
-import { median, unitRows } from "./data.js";
+import { rmSync } from "node:fs";
+import { median } from "./data.js";
+import { syntheticLibrary } from "./synthetic-library.js";
 
 const sizes = (process.argv[2] ?? "1000,10000,30000").split(",").map(Number);
-const dim = 16;
-const fp: ModelFingerprint = { architecture: "llama", nLayer: 4, nEmbd: 32, nVocab: 256, vocabHash: "ab".repeat(32) };
-const projections = await Projections.random(fp, { seed: 1, dim });
 console.log("skills\tunchanged bank: routable() (median ms)\tafter a change (ms)");
 for (const n of sizes) {
-  const dir = mkdtempSync(join(tmpdir(), "gavel-routable-"));
-  const lib = await Library.open(dir, projections, { create: true });
-  const keys = unitRows(n, dim, 3);
-  for (let i = 0; i < n; i++) {
-    const id = `bench/skills:skills/user-${i}/skill-${i}`;
-    const description = `skill ${i} does task ${i}`, body = `Use it for ${i}.`;
-    const k = keys.subarray(i * dim, (i + 1) * dim);
-    const skill = { id, name: `skill-${i}`, description, body, meta: {}, contentHash: skillContentHash(id, description, body), source: `${id}/SKILL.md`, warnings: [], disableModelInvocation: i % 50 === 0 };
-    await lib.save(skill, { keyTokens: [1], keyPositions: [0], renderTokens: 9, renderCut: { descriptionChars: 1, bodyChars: 1 } }, k);
-    lib.track(id, k);
-  }
-  await lib.commit();
+  const { lib, dir } = await syntheticLibrary(n, { disabledEvery: 50, prefix: "gavel-routable-" });
   const ms: number[] = [];
   for (let r = 0; r < 200; r++) {
     const t = performance.now();

@@ -34,6 +34,10 @@ Napi::Uint8Array Uint8Arg(const Napi::Value& v, const std::string& name) {
   return TypedArg<uint8_t>(v, name, napi_uint8_array, "Uint8Array");
 }
 
+Napi::Uint16Array Uint16Arg(const Napi::Value& v, const std::string& name) {
+  return TypedArg<uint16_t>(v, name, napi_uint16_array, "Uint16Array");
+}
+
 static std::string Bound(int64_t b) {
   if (b == std::numeric_limits<int32_t>::max()) return "2^31 - 1";
   if (b == std::numeric_limits<int32_t>::min()) return "-2^31";

@@ -66,6 +66,7 @@ Napi::TypedArrayOf<T> TypedArg(const Napi::Value& v, const std::string& name, na
 Napi::Float32Array Float32Arg(const Napi::Value& v, const std::string& name);
 Napi::Int32Array Int32Arg(const Napi::Value& v, const std::string& name);
 Napi::Uint8Array Uint8Arg(const Napi::Value& v, const std::string& name);
+Napi::Uint16Array Uint16Arg(const Napi::Value& v, const std::string& name);
 
 // An integer in [min, max] given as a JS number (undefined: "<name> is required").
 int64_t IntArg(const Napi::Value& v, const std::string& name, int64_t min,

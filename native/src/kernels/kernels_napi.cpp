@@ -242,17 +242,28 @@ Napi::Value LogSumExp(const Napi::CallbackInfo& info) {
   });
 }
 
+// The f16 conversions' arrays: float32 values x and their f16 bits, of one length.
+struct HalfArrays {
+  Napi::Float32Array x;
+  Napi::Uint16Array half;
+  int64_t n;
+};
+
+HalfArrays HalfArgs(const Napi::Value& x, const Napi::Value& half) {
+  HalfArrays a{Float32Arg(x, "x"), Uint16Arg(half, "half"), 0};
+  if (a.half.ElementLength() != a.x.ElementLength()) Bad("half must hold as many values as x");
+  a.n = static_cast<int64_t>(a.x.ElementLength());
+  return a;
+}
+
 // roundToHalf(x: Float32Array, half: Uint16Array): void — x rounded to f16 in place, its bits into
 // half (the states cache's entries); halfToFloat(half: Uint16Array, x: Float32Array): void — back.
 // Synchronous: a skill's states (~0.4M values) take tens of microseconds.
 Napi::Value RoundToHalf(const Napi::CallbackInfo& info) {
   return Guard(info, "roundToHalf", [&]() -> Napi::Value {
     CheckArity(info, 2);
-    Napi::Float32Array x = Float32Arg(info[0], "x");
-    if (!info[1].IsTypedArray() || info[1].As<Napi::TypedArray>().TypedArrayType() != napi_uint16_array) Bad("half must be a Uint16Array");
-    Napi::Uint16Array half = info[1].As<Napi::Uint16Array>();
-    if (half.ElementLength() != x.ElementLength()) Bad("half must hold as many values as x");
-    kernels::RoundToHalf(x.Data(), half.Data(), static_cast<int64_t>(x.ElementLength()), kernels::IsaFromEnv());
+    HalfArrays a = HalfArgs(info[0], info[1]);
+    kernels::RoundToHalf(a.x.Data(), a.half.Data(), a.n, kernels::IsaFromEnv());
     return info.Env().Undefined();
   });
 }
@@ -260,11 +271,8 @@ Napi::Value RoundToHalf(const Napi::CallbackInfo& info) {
 Napi::Value HalfToFloat(const Napi::CallbackInfo& info) {
   return Guard(info, "halfToFloat", [&]() -> Napi::Value {
     CheckArity(info, 2);
-    if (!info[0].IsTypedArray() || info[0].As<Napi::TypedArray>().TypedArrayType() != napi_uint16_array) Bad("half must be a Uint16Array");
-    Napi::Uint16Array half = info[0].As<Napi::Uint16Array>();
-    Napi::Float32Array x = Float32Arg(info[1], "x");
-    if (half.ElementLength() != x.ElementLength()) Bad("x must hold as many values as half");
-    kernels::HalfToFloats(half.Data(), x.Data(), static_cast<int64_t>(x.ElementLength()), kernels::IsaFromEnv());
+    HalfArrays a = HalfArgs(info[1], info[0]);
+    kernels::HalfToFloats(a.half.Data(), a.x.Data(), a.n, kernels::IsaFromEnv());
     return info.Env().Undefined();
   });
 }
@@ -274,12 +282,8 @@ Napi::Value HalfToFloat(const Napi::CallbackInfo& info) {
 Napi::Value FloatsToHalf(const Napi::CallbackInfo& info) {
   return Guard(info, "floatsToHalf", [&]() -> Napi::Value {
     CheckArity(info, 2);
-    Napi::Float32Array x = Float32Arg(info[0], "x");
-    if (!info[1].IsTypedArray() || info[1].As<Napi::TypedArray>().TypedArrayType() != napi_uint16_array) Bad("half must be a Uint16Array");
-    Napi::Uint16Array half = info[1].As<Napi::Uint16Array>();
-    if (half.ElementLength() != x.ElementLength()) Bad("half must hold as many values as x");
-    const int64_t at = kernels::FloatsToHalf(x.Data(), half.Data(), static_cast<int64_t>(x.ElementLength()), kernels::IsaFromEnv());
-    return Napi::Number::New(info.Env(), double(at));
+    HalfArrays a = HalfArgs(info[0], info[1]);
+    return Napi::Number::New(info.Env(), double(kernels::FloatsToHalf(a.x.Data(), a.half.Data(), a.n, kernels::IsaFromEnv())));
   });
 }
 

@@ -260,6 +260,7 @@ class CudaBank final : public DeviceBank {
     constexpr size_t kStage = size_t(64) << 20;
     std::vector<uint16_t> stage;
     int64_t stageRow = 0, stageRows = 0;
+    const Isa isa = IsaFromEnv();  // float32 keys are converted with F16C where the CPU has it
     auto flush = [&]() {
       if (stageRows == 0) return;
       Check(cudaMemcpyAsync(keys_ + stageRow * dimP_, stage.data(), size_t(stageRows * dimP_) * sizeof(__half),
@@ -281,7 +282,6 @@ class CudaBank final : public DeviceBank {
         stageRows += p.rows;
         continue;
       }
-      const Isa isa = IsaFromEnv();
       for (int64_t r = 0; r < p.rows; ++r) {
         if (p.f16 != nullptr) {
           std::memcpy(dst + r * dimP_, p.f16 + r * dim_, size_t(dim_) * sizeof(uint16_t));
