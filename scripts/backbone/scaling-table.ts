@@ -19,6 +19,8 @@
  *     gavel-mini=26.6e6:22e6:bench/results/2026-11-27-h100-session11/mini \
  *     gavel-mini2=26.6e6:259e6:bench/results/2026-11-27-h100-session11/m2l7 \
  *     gavel-large=112.7e6:270e6:-
+ * (docs/BACKBONE.md has the command with every backbone's records and verdict folders.) A third table
+ * gives the verdict alone inside the glance's pool (argmax L, argmax V where the top 20 holds a gold).
  */
 import { writeFileSync } from "node:fs";
 import { readPerQuery } from "../../src/eval/io.js";
@@ -29,7 +31,9 @@ import { chooseByRuling } from "../../src/route/index.js";
 
 interface Rates { tasks: number; hit1: number; r20: number }
 /** Test Hit@1 of the ruling's variants, their constants fitted on validation. */
-interface Ruled { valTasks: number; testTasks: number; gL: number; gV: number; ruling: number; rulingB: number; fit: string }
+interface Ruled { valTasks: number; testTasks: number; gL: number; gV: number; ruling: number; rulingB: number; fit: string; inPool: { val: InPool; test: InPool } }
+/** Over the tasks whose glance top 20 holds a gold: how often the highest L, resp. V, is a gold (no g, no fitting). */
+interface InPool { tasks: number; byL: number; byV: number }
 interface Row { label: string; params: number; tokens: number; val?: Rates; test?: Rates; ruled?: Ruled }
 
 const args = process.argv.slice(2).filter((a) => a !== "--");
@@ -57,6 +61,20 @@ function rates(records: PerQueryRecord[], ranked: (r: PerQueryRecord) => readonl
 const glanceIds = (r: PerQueryRecord) => r.glance?.map((c) => c.skill);
 const bm25Ids = (r: PerQueryRecord) => r.bm25 ?? r.lexical?.top.map((t) => t.skill);
 
+/** The verdict alone inside the glance's pool: what the backbone's read-outs pick when the pool holds a gold. */
+function inPool(records: PerQueryRecord[]): InPool {
+  let tasks = 0, byL = 0, byV = 0;
+  for (const r of records) {
+    const v = r.verdict ?? [];
+    if (!v.some((c) => r.accepted.includes(c.skill))) continue;
+    tasks++;
+    const best = (key: "L" | "V") => v.reduce((a, c) => (c[key] > a[key] ? c : a));
+    if (r.accepted.includes(best("L").skill)) byL++;
+    if (r.accepted.includes(best("V").skill)) byV++;
+  }
+  return { tasks, byL: byL / (tasks || 1), byV: byV / (tasks || 1) };
+}
+
 /** The ruling's variants on test, fitted on validation (the pool: the glance's recorded top 20). */
 async function ruledRates(dir: string): Promise<Ruled> {
   const maxShortlist = 20;
@@ -80,6 +98,7 @@ async function ruledRates(dir: string): Promise<Ruled> {
     gV: hit({ ...p0, alpha: 0 }),
     ruling: hit(p0),
     rulingB: hit(pB),
+    inPool: { val: inPool(val), test: inPool(test) },
     fit: `α ${g(p0.alpha)}, γ ${g(p0.gamma)}, Δ ${g(p0.delta)}; with B: α ${g(pB.alpha)}, γ ${g(pB.gamma)}, Δ ${g(pB.delta)}, β ${g(pB.beta)}`,
   };
 }
@@ -115,6 +134,13 @@ for (const r of rows) {
   console.log(v
     ? `| ${r.label} | ${r.test ? f3(r.test.hit1) : "–"} | ${f3(v.gL)} | ${f3(v.gV)} | **${f3(v.ruling)}** | ${f3(v.rulingB)} | ${v.fit} (${v.valTasks}; test ${v.testTasks}) |`
     : `| ${r.label} | ${r.test ? f3(r.test.hit1) : "–"} | not measured | not measured | not measured | not measured | – |`);
+}
+
+console.log("\n| backbone | gold in the glance's top 20, val / test tasks | argmax L is a gold, val / test | argmax V is a gold, val / test |");
+console.log("| --- | --- | --- | --- |");
+for (const r of rows) {
+  const p = r.ruled?.inPool;
+  if (p) console.log(`| ${r.label} | ${p.val.tasks} / ${p.test.tasks} | ${f3(p.val.byL)} / ${f3(p.test.byL)} | ${f3(p.val.byV)} / ${f3(p.test.byV)} |`);
 }
 
 if (svgPath) writeFileSync(svgPath, plot(rows, bm25?.test));
