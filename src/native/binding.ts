@@ -48,7 +48,11 @@ export interface NativeModelInfo {
   ubatchSize: number;
   /** The KV cache's layout, see ModelLoadOptions.kvLayout. */
   kvLayout: "unified" | "streams";
-  /** Whether scores reduce their log-probs in the model's graph (ModelLoadOptions.logprobsInGraph). */
+  /**
+   * Whether the model was loaded to reduce its scores' log-probs in the graph (ModelLoadOptions.logprobsInGraph,
+   * resolved). Read at load: if llama.cpp declines to attach the reducing samplers at the first score, every
+   * later score takes the host path (same values, float64 sums) and this still reads true.
+   */
   logprobsInGraph: boolean;
   chatTemplate: string | null;
   bos: number | null;
