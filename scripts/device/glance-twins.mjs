@@ -87,6 +87,19 @@ console.log(JSON.stringify({ seed, ...info }));
 if (info.device !== "cuda" && !process.env.GLANCE_TWINS_ALLOW_CPU) { console.log("not a CUDA glance: nothing to compare"); process.exit(1); }
 const args = process.argv.slice(2);
 let ok = true;
+// The max-sim kernels to check and time: "wmma" (the default) and the opt-in candidate "mma:BM:G"
+// (kernels/maxsim_mma.cuh; GAVEL_GLANCE_KERNEL, GAVEL_GLANCE_MMA_BM, GAVEL_GLANCE_MMA_G, read at each glance).
+const KERNELS = (process.env.GLANCE_KERNELS ?? "wmma,mma:128:4,mma:64:1,mma:128:16").split(",");
+function useKernel(spec) {
+  const [name, bm, g] = spec.split(":");
+  if (name === "mma") {
+    process.env.GAVEL_GLANCE_KERNEL = "mma";
+    process.env.GAVEL_GLANCE_MMA_BM = bm ?? "128";
+    process.env.GAVEL_GLANCE_MMA_G = g ?? "4";
+  } else {
+    for (const v of ["GAVEL_GLANCE_KERNEL", "GAVEL_GLANCE_MMA_BM", "GAVEL_GLANCE_MMA_G"]) delete process.env[v];
+  }
+}
 
 // One device glance against both CPU twins. `keys` are the skills' float32 keys (flat, offsets).
 async function compare(label, bank, keys, offsets, dim, q, opts) {
@@ -137,7 +150,9 @@ async function compare(label, bank, keys, offsets, dim, q, opts) {
   console.log(JSON.stringify({ label, skills: n, keys: offsets[n], dim, nq, k: opts.k, maxMDiff: dm, maxGDiff: dg, argmaxDiffers: argDiff, worstTieGap: worstTie, maxMDiffF32: dmLoose, maxGDiffF32: dgLoose, nearTieSkills: exTight.size, nearTieSkillsF32: exLoose.size, voteDiff: dVote, top1Same: t1d === t1c, detailOk, modesSame, device: dev.device, pass }));
 }
 
-if (!args.includes("--timings-only")) {
+for (const kernel of args.includes("--timings-only") ? [] : KERNELS) {
+  useKernel(kernel);
+  console.log(JSON.stringify({ twinsOf: kernel }));
   const shapes = [
     // [skills, max keys per skill, dim, query rows]: tile edges (64), empty skills, odd dims (padded to 64)
     [1, 1, 1, 1], [3, 0, 8, 5], [7, 65, 17, 63], [40, 130, 256, 64], [200, 64, 100, 65], [513, 40, 256, 300], [64, 200, 384, 129],
@@ -229,9 +244,10 @@ if (!args.includes("--twins-only")) {
     const firstMs = performance.now() - t;
     const med = (a) => +a.slice().sort((x, y) => x - y)[2].toFixed(3);
     const flops = 2 * NQ * S * K * D;
-    // Both query-tile modes of the max-sim kernel (GAVEL_GLANCE_QTILE), then the default's choice.
-    for (const mode of ["staged", "resident", "default"]) {
-      if (mode === "default") delete process.env.GAVEL_GLANCE_QTILE;
+    // Both query-tile modes of the WMMA kernel (GAVEL_GLANCE_QTILE), the default's choice, then the mma candidates.
+    for (const mode of ["staged", "resident", "default", ...KERNELS.filter((k) => k.startsWith("mma"))]) {
+      useKernel(mode.startsWith("mma") ? mode : "wmma");
+      if (mode === "default" || mode.startsWith("mma")) delete process.env.GAVEL_GLANCE_QTILE;
       else process.env.GAVEL_GLANCE_QTILE = mode;
       await bank.glance(q, { detail: 3 }); // warm-up in this mode
       const node = [], kernel = [], copy = [];

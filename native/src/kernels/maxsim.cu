@@ -1,5 +1,7 @@
 // The glance on CUDA (device.h): f16 keys resident on the device, a fused tensor-core max-sim, the
 // top-k selection on the device, the vote's sum on the host. The CPU twin is kernels_core's Glance.
+// Two max-sims: the WMMA kernel below (the default), and the candidate of kernels/maxsim_mma.cuh
+// (GAVEL_GLANCE_KERNEL=mma, opt-in until a device run has checked and timed it: docs/DEVICE.md).
 //
 // Why a fused WMMA kernel rather than cuBLAS GEMM + a reduction: the products of a glance are nq ×
 // rows floats (1,300 × 20M = 104 GB at 100K skills × 200 keys), so a GEMM that writes them and a
@@ -26,6 +28,7 @@
 #include "common/half.h"
 #include "kernels/device.h"
 #include "kernels/kernels_core.h"
+#include "kernels/maxsim_mma.cuh"
 
 namespace gavel::kernels::device {
 namespace {
@@ -332,21 +335,10 @@ class CudaBank final : public DeviceBank {
       colsN_ = nCols;
     }
     Check(cudaEventRecord(e1.e, stream_), "recording an event");
-    const unsigned gy = unsigned((nq + kTile - 1) / kTile);
-    const bool resident = ResidentQueries();
-    const size_t smem = MaxSimSmem(resident, int(dimP_));
-    if (resident)
-      Check(cudaFuncSetAttribute(MaxSimKernel<true>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)),
-            "setting the max-sim kernel's shared memory");
-    for (int64_t c0 = 0; c0 < nCols; c0 += kColsPerLaunch) {
-      if (stop != nullptr && stop->load(std::memory_order_relaxed)) throw Failure(Code::ABORTED, "glance aborted");
-      const unsigned gx = unsigned(std::min(kColsPerLaunch, nCols - c0));
-      if (resident)
-        MaxSimKernel<true><<<dim3(gx, gy), kThreads, smem, stream_>>>(dq, int(nq), keys_, int(dimP_), dRow, dRows, nCols, c0, dm, dam);
-      else
-        MaxSimKernel<false><<<dim3(gx, gy), kThreads, smem, stream_>>>(dq, int(nq), keys_, int(dimP_), dRow, dRows, nCols, c0, dm, dam);
-      Check(cudaGetLastError(), "launching the max-sim kernel");
-      if (c0 + kColsPerLaunch < nCols) Check(cudaStreamSynchronize(stream_), "running the max-sim kernel");
+    if (const MmaChoice mc = MmaFromEnv(); mc.bm > 0) {
+      LaunchMma(mc, dq, nq, dRow, dRows, nCols, dm, dam, stop);
+    } else {
+      LaunchWmma(dq, nq, dRow, dRows, nCols, dm, dam, stop);
     }
     Check(cudaEventRecord(e2.e, stream_), "recording an event");
     TopKKernel<<<unsigned(nq), kTopThreads, 0, stream_>>>(dm, nCols, int(kk), dtop, dtopM);
@@ -422,6 +414,69 @@ class CudaBank final : public DeviceBank {
     if (need > optIn) return false;
     const char* v = std::getenv("GAVEL_GLANCE_QTILE");
     return v != nullptr && std::strcmp(v, "resident") == 0;
+  }
+
+  // The WMMA max-sim over every column, in launches of kColsPerLaunch columns (the stop flag is polled
+  // between them).
+  void LaunchWmma(const __half* dq, int64_t nq, const int64_t* dRow, const int64_t* dRows, int64_t nCols, float* dm,
+                  int32_t* dam, const std::atomic<bool>* stop) {
+    const unsigned gy = unsigned((nq + kTile - 1) / kTile);
+    const bool resident = ResidentQueries();
+    const size_t smem = MaxSimSmem(resident, int(dimP_));
+    if (resident)
+      Check(cudaFuncSetAttribute(MaxSimKernel<true>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)),
+            "setting the max-sim kernel's shared memory");
+    for (int64_t c0 = 0; c0 < nCols; c0 += kColsPerLaunch) {
+      if (stop != nullptr && stop->load(std::memory_order_relaxed)) throw Failure(Code::ABORTED, "glance aborted");
+      const unsigned gx = unsigned(std::min(kColsPerLaunch, nCols - c0));
+      if (resident)
+        MaxSimKernel<true><<<dim3(gx, gy), kThreads, smem, stream_>>>(dq, int(nq), keys_, int(dimP_), dRow, dRows, nCols, c0, dm, dam);
+      else
+        MaxSimKernel<false><<<dim3(gx, gy), kThreads, smem, stream_>>>(dq, int(nq), keys_, int(dimP_), dRow, dRows, nCols, c0, dm, dam);
+      Check(cudaGetLastError(), "launching the max-sim kernel");
+      if (c0 + kColsPerLaunch < nCols) Check(cudaStreamSynchronize(stream_), "running the max-sim kernel");
+    }
+  }
+
+  // The candidate max-sim (kernels/maxsim_mma.cuh), opt-in until measured: GAVEL_GLANCE_KERNEL=mma,
+  // with GAVEL_GLANCE_MMA_BM (64 or 128: query rows a block keeps) and GAVEL_GLANCE_MMA_G (columns a
+  // block walks with them) for benches. bm = 0: the WMMA kernel (not asked for, or its shared memory
+  // does not fit this dimension).
+  struct MmaChoice {
+    int bm = 0, g = 4;
+  };
+  MmaChoice MmaFromEnv() {
+    MmaChoice c;
+    const char* v = std::getenv("GAVEL_GLANCE_KERNEL");
+    if (v == nullptr || std::strcmp(v, "mma") != 0) return c;
+    const char* bm = std::getenv("GAVEL_GLANCE_MMA_BM");
+    const char* g = std::getenv("GAVEL_GLANCE_MMA_G");
+    c.bm = bm != nullptr && std::strcmp(bm, "64") == 0 ? 64 : 128;
+    if (g != nullptr) c.g = std::max(1, std::min(256, std::atoi(g)));
+    const size_t optIn = size_t(SmemOptIn());
+    if (c.bm == 128 && mma::MmaSmem(128, dimP_) > optIn) c.bm = 64;
+    if (mma::MmaSmem(c.bm, dimP_) > optIn) c.bm = 0;
+    return c;
+  }
+  void LaunchMma(const MmaChoice& mc, const __half* dq, int64_t nq, const int64_t* dRow, const int64_t* dRows, int64_t nCols,
+                 float* dm, int32_t* dam, const std::atomic<bool>* stop) {
+    const size_t smem = mma::MmaSmem(mc.bm, dimP_);
+    if (mc.bm == 128)
+      Check(cudaFuncSetAttribute(mma::MmaMaxSim<128>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)), "setting the max-sim kernel's shared memory");
+    else
+      Check(cudaFuncSetAttribute(mma::MmaMaxSim<64>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)), "setting the max-sim kernel's shared memory");
+    const unsigned gy = unsigned((nq + mc.bm - 1) / mc.bm);
+    for (int64_t c0 = 0; c0 < nCols; c0 += kColsPerLaunch) {
+      if (stop != nullptr && stop->load(std::memory_order_relaxed)) throw Failure(Code::ABORTED, "glance aborted");
+      const int64_t n = std::min(kColsPerLaunch, nCols - c0);
+      const dim3 grid(unsigned((n + mc.g - 1) / mc.g), gy);
+      if (mc.bm == 128)
+        mma::MmaMaxSim<128><<<grid, 256, smem, stream_>>>(dq, int(nq), keys_, int(dimP_), dRow, dRows, nCols, c0, n, mc.g, dm, dam);
+      else
+        mma::MmaMaxSim<64><<<grid, 128, smem, stream_>>>(dq, int(nq), keys_, int(dimP_), dRow, dRows, nCols, c0, n, mc.g, dm, dam);
+      Check(cudaGetLastError(), "launching the max-sim kernel");
+      if (c0 + kColsPerLaunch < nCols) Check(cudaStreamSynchronize(stream_), "running the max-sim kernel");
+    }
   }
 
   // The shared memory a block may opt in to (227 KiB on an H100), read once.
