@@ -133,15 +133,18 @@ __global__ void __launch_bounds__(BM * 2) MmaMaxSim(const __half* __restrict__ Q
         }
 
   float acc[2][4][4];
-  float best[2][2];
+  float best[2][2];  // the column's best so far for the thread's 4 rows (2 m16 × upper / lower 8)
   int bidx[2][2];
+  const auto resetBest = [&]() {
 #pragma unroll
-  for (int i = 0; i < 2; ++i)
+    for (int i = 0; i < 2; ++i)
 #pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      best[i][h] = -FLT_MAX;
-      bidx[i][h] = -1;
-    }
+      for (int h = 0; h < 2; ++h) {
+        best[i][h] = -FLT_MAX;
+        bidx[i][h] = -1;
+      }
+  };
+  resetBest();
   int64_t cs = nextColumn(s0);
   int ct = 0, cc = 0, stage = 0;
   while (cs < s1) {  // block-uniform: every __syncthreads below is reached by all threads
@@ -248,13 +251,7 @@ __global__ void __launch_bounds__(BM * 2) MmaMaxSim(const __half* __restrict__ Q
               }
             }
         }
-#pragma unroll
-        for (int i = 0; i < 2; ++i)
-#pragma unroll
-          for (int h = 0; h < 2; ++h) {
-            best[i][h] = -FLT_MAX;
-            bidx[i][h] = -1;
-          }
+        resetBest();
       }
     }
     if (++cc == nChunks) {  // the consumer's position, as the producer's
