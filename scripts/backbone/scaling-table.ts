@@ -21,6 +21,7 @@
  *     gavel-large=112.7e6:270e6:-
  * (docs/BACKBONE.md has the command with every backbone's records and verdict folders.) A third table
  * gives the verdict alone inside the glance's pool (argmax L, argmax V where the top 20 holds a gold).
+ * A fourth gives each step between consecutive rows as a paired difference on test with a 95% bootstrap interval.
  */
 import { writeFileSync } from "node:fs";
 import { readPerQuery } from "../../src/eval/io.js";
@@ -29,9 +30,9 @@ import { calibrate } from "../../src/eval/calibrate.js";
 import { verdictPool } from "../../src/eval/lexical.js";
 import { chooseByRuling } from "../../src/route/index.js";
 
-interface Rates { tasks: number; hit1: number; r20: number }
+interface Rates { tasks: number; hit1: number; r20: number; /** Hit@1 per task id */ hits: Map<string, boolean> }
 /** Test Hit@1 of the ruling's variants, their constants fitted on validation. */
-interface Ruled { valTasks: number; testTasks: number; gL: number; gV: number; ruling: number; rulingB: number; fit: string; inPool: { val: InPool; test: InPool } }
+interface Ruled { valTasks: number; testTasks: number; gL: number; gV: number; ruling: number; rulingB: number; fit: string; rulingHits: Map<string, boolean>; inPool: { val: InPool; test: InPool } }
 /** Over the tasks whose glance top 20 holds a gold: how often the highest L, resp. V, is a gold (no g, no fitting). */
 interface InPool { tasks: number; byL: number; byV: number }
 interface Row { label: string; params: number; tokens: number; val?: Rates; test?: Rates; ruled?: Ruled }
@@ -51,12 +52,15 @@ const bm25Dir = flag("--bm25");
 function rates(records: PerQueryRecord[], ranked: (r: PerQueryRecord) => readonly string[] | undefined): Rates {
   const rs = records.filter((r) => !r.offDomain);
   let h = 0, k = 0;
+  const hits = new Map<string, boolean>();
   for (const r of rs) {
     const ids = ranked(r) ?? [];
-    if (ids[0] !== undefined && r.accepted.includes(ids[0])) h++;
+    const hit = ids[0] !== undefined && r.accepted.includes(ids[0]);
+    hits.set(r.id, hit);
+    if (hit) h++;
     if (ids.slice(0, 20).some((id) => r.accepted.includes(id))) k++;
   }
-  return { tasks: rs.length, hit1: h / (rs.length || 1), r20: k / (rs.length || 1) };
+  return { tasks: rs.length, hit1: h / (rs.length || 1), r20: k / (rs.length || 1), hits };
 }
 const glanceIds = (r: PerQueryRecord) => r.glance?.map((c) => c.skill);
 const bm25Ids = (r: PerQueryRecord) => r.bm25 ?? r.lexical?.top.map((t) => t.skill);
@@ -83,11 +87,13 @@ async function ruledRates(dir: string): Promise<Ruled> {
   const fitB = calibrate(val, { maxShortlist });
   const fit0 = calibrate(val, { maxShortlist, lexical: false });
   const T = fitB.lexicalTemperature;
-  const hit = (p: { alpha: number; gamma: number; delta: number; beta: number }) =>
-    test.filter((r) => {
+  const hitsOf = (p: { alpha: number; gamma: number; delta: number; beta: number }) =>
+    new Map(test.map((r) => {
       const chosen = chooseByRuling(verdictPool(r, T), { ...p, maxShortlist });
-      return chosen !== null && r.accepted.includes(chosen);
-    }).length / (test.length || 1);
+      return [r.id, chosen !== null && r.accepted.includes(chosen)] as const;
+    }));
+  const hit = (p: { alpha: number; gamma: number; delta: number; beta: number }) =>
+    [...hitsOf(p).values()].filter(Boolean).length / (test.length || 1);
   const p0 = { alpha: fit0.alpha, gamma: fit0.gamma, delta: fit0.delta, beta: 0 };
   const pB = { alpha: fitB.alpha, gamma: fitB.gamma, delta: fitB.delta, beta: fitB.beta };
   const g = (x: number) => x.toPrecision(3);
@@ -99,6 +105,7 @@ async function ruledRates(dir: string): Promise<Ruled> {
     ruling: hit(p0),
     rulingB: hit(pB),
     inPool: { val: inPool(val), test: inPool(test) },
+    rulingHits: hitsOf(p0),
     fit: `α ${g(p0.alpha)}, γ ${g(p0.gamma)}, Δ ${g(p0.delta)}; with B: α ${g(pB.alpha)}, γ ${g(pB.gamma)}, Δ ${g(pB.delta)}, β ${g(pB.beta)}`,
   };
 }
@@ -141,6 +148,38 @@ console.log("| --- | --- | --- | --- |");
 for (const r of rows) {
   const p = r.ruled?.inPool;
   if (p) console.log(`| ${r.label} | ${p.val.tasks} / ${p.test.tasks} | ${f3(p.val.byL)} / ${f3(p.test.byL)} | ${f3(p.val.byV)} / ${f3(p.test.byV)} |`);
+}
+
+/**
+ * Paired difference of two Hit@1 vectors over the tasks both hold, with a 95% percentile bootstrap
+ * interval (10,000 resamples of the tasks, a fixed seed, so the table rebuilds the same).
+ */
+function pairedDiff(a: Map<string, boolean>, b: Map<string, boolean>): { n: number; diff: number; lo: number; hi: number } {
+  const ids = [...a.keys()].filter((id) => b.has(id));
+  const d = ids.map((id) => Number(b.get(id)) - Number(a.get(id)));
+  const n = d.length;
+  const mean = (xs: number[]) => xs.reduce((x, y) => x + y, 0) / (xs.length || 1);
+  let state = 12345;
+  const rand = () => ((state = (Math.imul(state, 1664525) + 1013904223) >>> 0) / 2 ** 32);
+  const means: number[] = [];
+  for (let it = 0; it < 10000; it++) {
+    let s = 0;
+    for (let i = 0; i < n; i++) s += d[Math.floor(rand() * n)];
+    means.push(s / (n || 1));
+  }
+  means.sort((x, y) => x - y);
+  return { n, diff: mean(d), lo: means[249], hi: means[9749] };
+}
+const signed = (x: number) => `${x >= 0 ? "+" : "−"}${Math.abs(x).toFixed(3)}`;
+console.log("\n| step (test tasks both hold) | Δ glance Hit@1 [95% interval] | Δ full ruling Hit@1 [95% interval] |");
+console.log("| --- | --- | --- |");
+for (let i = 1; i < rows.length; i++) {
+  const [a, b] = [rows[i - 1], rows[i]];
+  if (!a.test || !b.test) continue;
+  const g = pairedDiff(a.test.hits, b.test.hits);
+  const r = a.ruled && b.ruled ? pairedDiff(a.ruled.rulingHits, b.ruled.rulingHits) : undefined;
+  const cellOf = (x: { diff: number; lo: number; hi: number }) => `${signed(x.diff)} [${signed(x.lo)}, ${signed(x.hi)}]`;
+  console.log(`| ${a.label} → ${b.label} (${g.n}) | ${cellOf(g)} | ${r ? cellOf(r) : "–"} |`);
 }
 
 if (svgPath) writeFileSync(svgPath, plot(rows, bm25?.test));
