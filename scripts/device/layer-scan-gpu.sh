@@ -6,8 +6,8 @@
 #      task text screened out of the pseudo-queries, as train-full.sh): STEPS main steps, no fine-tune;
 #   2. install the 49 golds and the same SCAN_SKILLS skills (states read from the trainer's cache);
 #   3. the glance on every validation task (batches 1-5); batches 6-10 are never read.
-# One line of JSON a depth goes to $OUT/layer-scan.jsonl; the best (R@20, then Hit@1, then the shallower)
-# is printed last. Each depth's states are deleted after its glance (a 768-wide model's fill the disk).
+# One line of JSON a depth goes to $OUT/layer-scan.jsonl, its per-task records to $OUT/val-<ℓ>.jsonl.gz;
+# the best (R@20, then Hit@1, then the shallower) is printed last. Each depth's states are deleted after its glance (a 768-wide model's fill the disk).
 #
 #   device, after gpu-build.sh, carrying .device/lib:
 #     BACKBONE=.device/backbones/gavel-large.gguf LAYERS="4 7 10 12" bash scripts/device/layer-scan-gpu.sh
@@ -54,7 +54,9 @@ for l in ${LAYERS:?set LAYERS, e.g. \"4 7 10 12\"}; do
     $CLI install "$L/mit-scan.jsonl" $A --states-cache "$S" >> "$W/scan/install-$l.log" 2>&1 ||
     { echo "layer $l: install failed"; tail -5 "$W/scan/install-$l.log"; continue; }
   $CLI eval --tasks "$L/tasks.jsonl" --library "$L/golds.jsonl" --library "$L/mit-scan.jsonl" --batches 1-5 --methods glance \
-    --json $A > "$W/scan/eval-$l.json" 2> "$W/scan/eval-$l.err" || { echo "layer $l: eval failed"; tail -5 "$W/scan/eval-$l.err"; continue; }
+    --per-query "$W/scan/val-$l.jsonl" --json $A > "$W/scan/eval-$l.json" 2> "$W/scan/eval-$l.err" ||
+    { echo "layer $l: eval failed"; tail -5 "$W/scan/eval-$l.err"; continue; }
+  gzip -c "$W/scan/val-$l.jsonl" > "$OUT/val-$l.jsonl.gz"   # per-task records: the scan's choice can be re-read with intervals
   node -e 'const r=JSON.parse(require("fs").readFileSync(process.argv[1],"utf8")).table[0];
     console.log(JSON.stringify({layer:+process.argv[2],hit1:r.hitAt1,r20:r.recallAt20,n:r.n,trainSeconds:+process.argv[3],seconds:+process.argv[4]}))' \
     "$W/scan/eval-$l.json" "$l" "$tt" "$(( $(date +%s) - t ))" | tee -a "$OUT/layer-scan.jsonl"
