@@ -95,7 +95,9 @@ describe("calibration with B", () => {
     const fit = calibrate(records, { grid });
     const T = fitLexicalTemperature(records.map((x) => x.lexical!)).temperature;
     expect(fit.lexicalTemperature).toBe(T);
-    expect(fit.hitAt1, `seed ${seed}`).toBeGreaterThan(0.97);
+    // The β grid steps 12%, so the fitted β/T misses the true one by up to ~6% and near ties flip:
+    // over 200 seeds Hit@1 ranged 0.967–1.0 (median 0.987). Without B it stays under 0.8 (next line).
+    expect(fit.hitAt1, `seed ${seed}`).toBeGreaterThan(0.95);
     expect(fit.withoutLexicalHitAt1!).toBeLessThan(0.8);
     // only β/T orders candidates: the fitted ratio is the true one per BM25 point
     expect(fit.beta / T / betaTrue, `seed ${seed}`).toBeGreaterThan(0.8);
