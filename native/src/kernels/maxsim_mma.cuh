@@ -17,8 +17,13 @@
 // launch, m = −1 and am = −1 for a column without keys.
 #pragma once
 
+// GAVEL_MMA_HOST_EMULATION: compiled as host C++ by a lane-level emulator (native/test/maxsim_mma_emu.cpp),
+// which supplies the CUDA builtins and the six warp primitives below, so this very kernel's indexing,
+// fragments and reductions are tested on a CPU against a plain reference.
+#ifndef GAVEL_MMA_HOST_EMULATION
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
+#endif
 
 #include <cfloat>
 #include <cstddef>
@@ -42,6 +47,7 @@ __device__ __forceinline__ bool MmaBetter(float v, int i, float bv, int bi) {
   if (bi < 0) return true;
   return v > bv || (v == bv && i < bi);
 }
+#ifndef GAVEL_MMA_HOST_EMULATION
 __device__ __forceinline__ uint32_t SmemAddr(const void* p) { return uint32_t(__cvta_generic_to_shared(p)); }
 // 16 bytes global → shared, asynchronously; zero-filled when !valid (src must still be a readable address).
 __device__ __forceinline__ void CpAsync16(uint32_t dst, const void* src, bool valid) {
@@ -59,6 +65,7 @@ __device__ __forceinline__ void Mma16816(float* c, const uint32_t* a, uint32_t b
                : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
                : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
+#endif
 
 // Grid (ceil(nLaunch / G), ceil(nq / BM)), BM · 2 threads (BM / 32 row groups × 2 key halves of a tile).
 // Q: nq × dimP, K: rows × dimP (f16, zero-padded past dim); column c0 + j (j < nLaunch) owns keys
