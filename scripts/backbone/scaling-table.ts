@@ -29,6 +29,7 @@ import type { PerQueryRecord } from "../../src/eval/evaluate.js";
 import { calibrate } from "../../src/eval/calibrate.js";
 import { verdictPool } from "../../src/eval/lexical.js";
 import { chooseByRuling } from "../../src/route/index.js";
+import { mulberry32 } from "../../src/util/prng.js";
 
 interface Rates { tasks: number; hit1: number; r20: number; /** Hit@1 per task id */ hits: Map<string, boolean> }
 /** Test Hit@1 of the ruling's variants, their constants fitted on validation. */
@@ -159,8 +160,7 @@ function pairedDiff(a: Map<string, boolean>, b: Map<string, boolean>): { n: numb
   const d = ids.map((id) => Number(b.get(id)) - Number(a.get(id)));
   const n = d.length;
   const mean = (xs: number[]) => xs.reduce((x, y) => x + y, 0) / (xs.length || 1);
-  let state = 12345;
-  const rand = () => ((state = (Math.imul(state, 1664525) + 1013904223) >>> 0) / 2 ** 32);
+  const rand = mulberry32(12345);
   const means: number[] = [];
   for (let it = 0; it < 10000; it++) {
     let s = 0;

@@ -34,7 +34,7 @@ else
 fi
 N=${SCAN_SKILLS:-2000}
 head -n "$N" "$L/mit.jsonl" > "$L/mit-scan.jsonl"
-EXCL=$(node -e 'const fs=require("fs");console.log([...new Set(fs.readFileSync(process.argv[1],"utf8").split("\n").filter(Boolean).map(l=>JSON.parse(l).name))].join(","))' "$L/golds.jsonl")
+EXCL=$(node "$R/scripts/device/gold-names.mjs" "$L/golds.jsonl")
 CLI="node $G/dist/cli/gavel.js"
 mkdir -p "$W/scan"
 : > "$OUT/layer-scan.jsonl"

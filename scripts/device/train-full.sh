@@ -109,7 +109,7 @@ step() { # name, then the command; skipped when $W/<name>.done exists; 0 ok, 75 
 }
 
 CLI="node $G/dist/cli/gavel.js"
-EXCL=$(node -e 'const fs=require("fs");console.log([...new Set(fs.readFileSync(process.argv[1],"utf8").split("\n").filter(Boolean).map(l=>JSON.parse(l).name))].join(","))' "$L/golds.jsonl")
+EXCL=$(node "$R/scripts/device/gold-names.mjs" "$L/golds.jsonl")
 MAIN_STEPS=${MAIN_STEPS:-20000}
 [ -f "$W/main-steps" ] && MAIN_STEPS=$(cat "$W/main-steps")
 FT_STEPS=${FT_STEPS:-300}

@@ -416,26 +416,30 @@ class CudaBank final : public DeviceBank {
     return v != nullptr && std::strcmp(v, "resident") == 0;
   }
 
-  // The WMMA max-sim over every column, in launches of kColsPerLaunch columns (the stop flag is polled
-  // between them).
+  // launch(c0, n) for the columns in launches of at most kColsPerLaunch, the stop flag polled between
+  // them (a launch cannot be stopped once queued).
+  template <typename Launch>
+  void InLaunches(int64_t nCols, const std::atomic<bool>* stop, Launch launch) {
+    for (int64_t c0 = 0; c0 < nCols; c0 += kColsPerLaunch) {
+      if (stop != nullptr && stop->load(std::memory_order_relaxed)) throw Failure(Code::ABORTED, "glance aborted");
+      launch(c0, std::min(kColsPerLaunch, nCols - c0));
+      Check(cudaGetLastError(), "launching the max-sim kernel");
+      if (c0 + kColsPerLaunch < nCols) Check(cudaStreamSynchronize(stream_), "running the max-sim kernel");
+    }
+  }
+
+  // The WMMA max-sim, one block per column and 64 query rows.
   void LaunchWmma(const __half* dq, int64_t nq, const int64_t* dRow, const int64_t* dRows, int64_t nCols, float* dm,
                   int32_t* dam, const std::atomic<bool>* stop) {
     const unsigned gy = unsigned((nq + kTile - 1) / kTile);
     const bool resident = ResidentQueries();
     const size_t smem = MaxSimSmem(resident, int(dimP_));
+    const auto kernel = resident ? MaxSimKernel<true> : MaxSimKernel<false>;
     if (resident)
-      Check(cudaFuncSetAttribute(MaxSimKernel<true>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)),
-            "setting the max-sim kernel's shared memory");
-    for (int64_t c0 = 0; c0 < nCols; c0 += kColsPerLaunch) {
-      if (stop != nullptr && stop->load(std::memory_order_relaxed)) throw Failure(Code::ABORTED, "glance aborted");
-      const unsigned gx = unsigned(std::min(kColsPerLaunch, nCols - c0));
-      if (resident)
-        MaxSimKernel<true><<<dim3(gx, gy), kThreads, smem, stream_>>>(dq, int(nq), keys_, int(dimP_), dRow, dRows, nCols, c0, dm, dam);
-      else
-        MaxSimKernel<false><<<dim3(gx, gy), kThreads, smem, stream_>>>(dq, int(nq), keys_, int(dimP_), dRow, dRows, nCols, c0, dm, dam);
-      Check(cudaGetLastError(), "launching the max-sim kernel");
-      if (c0 + kColsPerLaunch < nCols) Check(cudaStreamSynchronize(stream_), "running the max-sim kernel");
-    }
+      Check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)), "setting the max-sim kernel's shared memory");
+    InLaunches(nCols, stop, [&](int64_t c0, int64_t n) {
+      kernel<<<dim3(unsigned(n), gy), kThreads, smem, stream_>>>(dq, int(nq), keys_, int(dimP_), dRow, dRows, nCols, c0, dm, dam);
+    });
   }
 
   // The candidate max-sim (kernels/maxsim_mma.cuh), opt-in until measured: GAVEL_GLANCE_KERNEL=mma,
@@ -461,22 +465,13 @@ class CudaBank final : public DeviceBank {
   void LaunchMma(const MmaChoice& mc, const __half* dq, int64_t nq, const int64_t* dRow, const int64_t* dRows, int64_t nCols,
                  float* dm, int32_t* dam, const std::atomic<bool>* stop) {
     const size_t smem = mma::MmaSmem(mc.bm, dimP_);
-    if (mc.bm == 128)
-      Check(cudaFuncSetAttribute(mma::MmaMaxSim<128>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)), "setting the max-sim kernel's shared memory");
-    else
-      Check(cudaFuncSetAttribute(mma::MmaMaxSim<64>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)), "setting the max-sim kernel's shared memory");
+    const auto kernel = mc.bm == 128 ? mma::MmaMaxSim<128> : mma::MmaMaxSim<64>;
+    Check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)), "setting the max-sim kernel's shared memory");
     const unsigned gy = unsigned((nq + mc.bm - 1) / mc.bm);
-    for (int64_t c0 = 0; c0 < nCols; c0 += kColsPerLaunch) {
-      if (stop != nullptr && stop->load(std::memory_order_relaxed)) throw Failure(Code::ABORTED, "glance aborted");
-      const int64_t n = std::min(kColsPerLaunch, nCols - c0);
+    InLaunches(nCols, stop, [&](int64_t c0, int64_t n) {
       const dim3 grid(unsigned((n + mc.g - 1) / mc.g), gy);
-      if (mc.bm == 128)
-        mma::MmaMaxSim<128><<<grid, 256, smem, stream_>>>(dq, int(nq), keys_, int(dimP_), dRow, dRows, nCols, c0, n, mc.g, dm, dam);
-      else
-        mma::MmaMaxSim<64><<<grid, 128, smem, stream_>>>(dq, int(nq), keys_, int(dimP_), dRow, dRows, nCols, c0, n, mc.g, dm, dam);
-      Check(cudaGetLastError(), "launching the max-sim kernel");
-      if (c0 + kColsPerLaunch < nCols) Check(cudaStreamSynchronize(stream_), "running the max-sim kernel");
-    }
+      kernel<<<grid, unsigned(mc.bm * 2), smem, stream_>>>(dq, int(nq), keys_, int(dimP_), dRow, dRows, nCols, c0, n, mc.g, dm, dam);
+    });
   }
 
   // The shared memory a block may opt in to (227 KiB on an H100), read once.
