@@ -22,7 +22,7 @@ function build(variant) {
   const out = cuda ? "build-cuda" : OUT[variant];
   if (!out) throw new Error(`GAVEL_CPU_VARIANT must be avx2 or avx512, not ${variant}`);
   const args = ["cmake-js", "build", "--out", out, "--parallel", jobs, `--CDLLAMA_SRC_DIR=${llamaSourceDir()}`];
-  if (cuda) args.push("--CDGAVEL_CUDA=ON", `--CDCMAKE_CUDA_ARCHITECTURES=${process.env.CUDA_ARCHS ?? "90"}`);
+  if (cuda) args.push("--CDGAVEL_CUDA=ON", `--CDCMAKE_CUDA_ARCHITECTURES=${process.env.CUDA_ARCHS ?? "90a"}`);
   else args.push(`--CDGAVEL_CPU_VARIANT=${variant}`);
   if (process.env.GAVEL_DEBUG === "1") args.push("--debug");
   execFileSync("npx", args, { cwd: root, stdio: "inherit" });

@@ -4,7 +4,7 @@
 // in one call before one of them replaces native/src/kernels/maxsim.cu's WMMA kernel (session 9's,
 // 101–118 TFLOP/s on an H200: docs/BENCHMARKS.md).
 //
-//   nvcc -O3 -std=c++17 -arch=sm_90 -I native/src bench/cuda/maxsim-explore.cu -o /tmp/mx && /tmp/mx [--quick]
+//   nvcc -O3 -std=c++17 -arch=sm_90a -I native/src bench/cuda/maxsim-explore.cu -o /tmp/mx && /tmp/mx [--quick]
 //
 // The problem, as the glance's: queries Q (nq × D, f16, unit rows), the bank's keys K (rows × D, f16,
 // unit rows), skill s owning keys colRow[s] … colRow[s] + colRows[s] − 1. For every (query row q,
@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "kernels/maxsim_mma.cuh"
+#include "kernels/maxsim_wgmma.cuh"
 
 #define CK(x)                                                                                  \
   do {                                                                                         \
@@ -42,6 +43,8 @@ namespace {
 using gavel::kernels::mma::MmaBetter;
 using gavel::kernels::mma::MmaMaxSim;
 using gavel::kernels::mma::MmaSmem;
+using gavel::kernels::wgmma::WgmmaMaxSim;
+using gavel::kernels::wgmma::WgmmaSmem;
 
 // ---------------------------------------------------------------- data, on the device
 __device__ uint32_t Hash(uint64_t x) {
@@ -136,6 +139,32 @@ bool LaunchMma(const __half* Q, int nq, const __half* K, int D, const int64_t* c
   CK(cudaGetLastError());
   return true;
 }
+template <int BM, int ST>
+bool LaunchWgmma(const __half* Q, int nq, const __half* K, int D, const int64_t* colRow, const int64_t* colRows, int S, int G,
+                 int64_t nCols, float* m, int* am) {
+  const size_t sm = WgmmaSmem(BM, ST, D);
+  int maxSm = 0;
+  CK(cudaDeviceGetAttribute(&maxSm, cudaDevAttrMaxSharedMemoryPerBlockOptin, 0));
+  if (sm > size_t(maxSm)) return false;
+  CK(cudaFuncSetAttribute(WgmmaMaxSim<BM, ST>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(sm)));
+  dim3 grid((nq + BM - 1) / BM, (S + G - 1) / G);
+  WgmmaMaxSim<BM, ST><<<grid, BM * 2, sm>>>(Q, nq, K, D, colRow, colRows, nCols, 0, S, G, m, am);
+  CK(cudaGetLastError());
+  return true;
+}
+// The candidates: the mma.sync kernel at its best configuration of session 15, and wgmma's.
+struct Config { const char* kernel; int bm, g, stages; };
+const Config kConfigs[] = {{"wgmma", 64, 16, 5}, {"wgmma", 64, 16, 8}, {"wgmma", 64, 16, 12}, {"wgmma", 128, 16, 5}, {"wgmma", 128, 16, 8}, {"wgmma", 128, 16, 12}};
+bool Launch(const Config& c, const __half* Q, int nq, const __half* K, int D, const int64_t* colRow, const int64_t* colRows, int S,
+            int64_t nCols, float* m, int* am) {
+  if (c.kernel[0] == 'm') return c.bm == 64 ? LaunchMma<64>(Q, nq, K, D, colRow, colRows, S, c.g, nCols, m, am)
+                                            : LaunchMma<128>(Q, nq, K, D, colRow, colRows, S, c.g, nCols, m, am);
+#define GAVEL_WG_CASE(B, T) \
+  if (c.bm == B && c.stages == T) return LaunchWgmma<B, T>(Q, nq, K, D, colRow, colRows, S, c.g, nCols, m, am);
+  GAVEL_WG_CASE(64, 5) GAVEL_WG_CASE(64, 8) GAVEL_WG_CASE(64, 12) GAVEL_WG_CASE(128, 5) GAVEL_WG_CASE(128, 8) GAVEL_WG_CASE(128, 12)
+#undef GAVEL_WG_CASE
+  return false;
+}
 
 void Run(const Shape& sh, bool varied, bool timeIt, uint64_t seed) {
   const int D = (sh.dim + 63) / 64 * 64;
@@ -176,12 +205,12 @@ void Run(const Shape& sh, bool varied, bool timeIt, uint64_t seed) {
     CK(cudaDeviceSynchronize());
   }
   const double flops = 2.0 * sh.nq * double(total) * sh.dim;
-  for (int bm : {64, 128}) {
-    for (int g : {1, 4, 16}) {
+  for (const Config& cf : kConfigs) {
+    {
+      const int bm = cf.bm, g = cf.g;
       CK(cudaMemset(m, 0, size_t(sh.nq) * sh.S * 4));
-      const bool ok = bm == 64 ? LaunchMma<64>(Q, sh.nq, K, D, dStart, dRows, sh.S, g, sh.S, m, am)
-                               : LaunchMma<128>(Q, sh.nq, K, D, dStart, dRows, sh.S, g, sh.S, m, am);
-      if (!ok) { std::printf("{\"shape\":\"%s\",\"bm\":%d,\"g\":%d,\"skipped\":\"shared memory\"}\n", sh.name, bm, g); continue; }
+      const bool ok = Launch(cf, Q, sh.nq, K, D, dStart, dRows, sh.S, sh.S, m, am);
+      if (!ok) { std::printf("{\"shape\":\"%s\",\"kernel\":\"%s\",\"bm\":%d,\"g\":%d,\"skipped\":\"shared memory\"}\n", sh.name, cf.kernel, bm, g); continue; }
       CK(cudaDeviceSynchronize());
       CK(cudaMemset(counts, 0, 16));
       CK(cudaMemset(worst, 0, 4));
@@ -199,8 +228,7 @@ void Run(const Shape& sh, bool varied, bool timeIt, uint64_t seed) {
         std::vector<float> t;
         for (int rep = 0; rep < 5; ++rep) {
           CK(cudaEventRecord(a));
-          if (bm == 64) LaunchMma<64>(Q, sh.nq, K, D, dStart, dRows, sh.S, g, sh.S, m, am);
-          else LaunchMma<128>(Q, sh.nq, K, D, dStart, dRows, sh.S, g, sh.S, m, am);
+          Launch(cf, Q, sh.nq, K, D, dStart, dRows, sh.S, sh.S, m, am);
           CK(cudaEventRecord(b));
           CK(cudaEventSynchronize(b));
           float x;
@@ -210,9 +238,9 @@ void Run(const Shape& sh, bool varied, bool timeIt, uint64_t seed) {
         std::sort(t.begin(), t.end());
         ms = t[2];
       }
-      std::printf("{\"shape\":\"%s\",\"skills\":%d,\"keys\":%lld,\"dim\":%d,\"nq\":%d,\"varied\":%s,\"bm\":%d,\"g\":%d,"
+      std::printf("{\"shape\":\"%s\",\"kernel\":\"%s\",\"stages\":%d,\"skills\":%d,\"keys\":%lld,\"dim\":%d,\"nq\":%d,\"varied\":%s,\"bm\":%d,\"g\":%d,"
                   "\"checked\":%lld,\"bad\":%llu,\"ties\":%llu,\"maxMDiff\":%.3g,\"ms\":%.3f,\"tflops\":%.1f}\n",
-                  sh.name, sh.S, (long long)total, sh.dim, sh.nq, varied ? "true" : "false", bm, g, (long long)n, c[0], c[1], w, ms,
+                  sh.name, cf.kernel, cf.stages, sh.S, (long long)total, sh.dim, sh.nq, varied ? "true" : "false", bm, g, (long long)n, c[0], c[1], w, ms,
                   timeIt ? flops / ms / 1e9 : 0.0);
       std::fflush(stdout);
     }

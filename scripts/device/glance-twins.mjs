@@ -87,17 +87,18 @@ console.log(JSON.stringify({ seed, ...info }));
 if (info.device !== "cuda" && !process.env.GLANCE_TWINS_ALLOW_CPU) { console.log("not a CUDA glance: nothing to compare"); process.exit(1); }
 const args = process.argv.slice(2);
 let ok = true;
-// The max-sim kernels to check and time: "wmma" (the default) and the opt-in candidate "mma:BM:G"
-// (kernels/maxsim_mma.cuh; GAVEL_GLANCE_KERNEL, GAVEL_GLANCE_MMA_BM, GAVEL_GLANCE_MMA_G, read at each glance).
-const KERNELS = (process.env.GLANCE_KERNELS ?? "wmma,mma:128:4,mma:64:1,mma:128:16").split(",");
+// The max-sim kernels to check and time (GAVEL_GLANCE_KERNEL and friends, read at each glance):
+// "default" (the addon's own choice: wgmma at dims ≤ 256 on an sm_90a build, else WMMA), "wmma",
+// "wgmma" (forced, at every dim its shared memory fits) and "mma:BM:G" (kernels/maxsim_mma.cuh).
+const KERNELS = (process.env.GLANCE_KERNELS ?? "default,wmma,wgmma").split(",");
 function useKernel(spec) {
   const [name, bm, g] = spec.split(":");
+  for (const v of ["GAVEL_GLANCE_KERNEL", "GAVEL_GLANCE_MMA_BM", "GAVEL_GLANCE_MMA_G"]) delete process.env[v];
+  if (name === "default") return;
+  process.env.GAVEL_GLANCE_KERNEL = name;
   if (name === "mma") {
-    process.env.GAVEL_GLANCE_KERNEL = "mma";
     process.env.GAVEL_GLANCE_MMA_BM = bm ?? "128";
     process.env.GAVEL_GLANCE_MMA_G = g ?? "4";
-  } else {
-    for (const v of ["GAVEL_GLANCE_KERNEL", "GAVEL_GLANCE_MMA_BM", "GAVEL_GLANCE_MMA_G"]) delete process.env[v];
   }
 }
 
@@ -244,11 +245,11 @@ if (!args.includes("--twins-only")) {
     const firstMs = performance.now() - t;
     const med = (a) => +a.slice().sort((x, y) => x - y)[2].toFixed(3);
     const flops = 2 * NQ * S * K * D;
-    // Both query-tile modes of the WMMA kernel (GAVEL_GLANCE_QTILE), the default's choice, then the mma candidates.
-    for (const mode of ["staged", "resident", "default", ...KERNELS.filter((k) => k.startsWith("mma"))]) {
-      useKernel(mode.startsWith("mma") ? mode : "wmma");
-      if (mode === "default" || mode.startsWith("mma")) delete process.env.GAVEL_GLANCE_QTILE;
-      else process.env.GAVEL_GLANCE_QTILE = mode;
+    // Each kernel of KERNELS; the WMMA kernel in both query-tile modes (GAVEL_GLANCE_QTILE).
+    for (const mode of KERNELS.flatMap((k) => (k === "wmma" ? ["wmma:staged", "wmma:resident"] : [k]))) {
+      useKernel(mode.split(":")[0] === "wmma" ? "wmma" : mode);
+      if (mode.startsWith("wmma:")) process.env.GAVEL_GLANCE_QTILE = mode.slice(5);
+      else delete process.env.GAVEL_GLANCE_QTILE;
       await bank.glance(q, { detail: 3 }); // warm-up in this mode
       const node = [], kernel = [], copy = [];
       let r;
@@ -260,7 +261,7 @@ if (!args.includes("--twins-only")) {
         copy.push(r.device ? r.device.copyMs : NaN);
       }
       console.log(JSON.stringify({
-        shape: name, qtile: mode, skills: S, keysPerSkill: K, dim: D, queryRows: NQ, addMs: Math.round(addMs), firstGlanceMs: Math.round(firstMs),
+        shape: name, kernel: mode, skills: S, keysPerSkill: K, dim: D, queryRows: NQ, addMs: Math.round(addMs), firstGlanceMs: Math.round(firstMs),
         nodeMs: med(node), kernelMs: med(kernel), maxSimMs: r.device?.maxSimMs ?? null, topKMs: r.device?.topKMs ?? null, copyMs: med(copy),
         tflops: +(flops / med(kernel) / 1e9).toFixed(1), targetMs: targets[name] ?? null, gFinite: r.g.every(Number.isFinite),
       }));

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # On the GPU machine, carrying .device/run (pack-gpu.sh): unpacks node, builds llama.cpp and the addon
-# with CUDA (sm_90) under $HOME, stages a runnable package in $HOME/gavel for the calls that follow
+# with CUDA (sm_90a) under $HOME, stages a runnable package in $HOME/gavel for the calls that follow
 # (files under $HOME survive while the machine stays warm), then checks the CUDA build against the
 # CPU: hidden states and scores (compare.mjs) and the glance's CUDA max-sim (glance-twins.mjs).
 set -euo pipefail
@@ -17,7 +17,7 @@ if [ ! -f "$HOME/lcpp/CMakeLists.txt" ]; then mkdir -p "$HOME/lcpp" && xz -dc $R
 # the addon's build reads node-addon-api through node's resolution from the source tree
 rm -rf node_modules && cp -r $R/node_modules node_modules
 BUILD="$HOME/gavel-cuda"
-cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DGAVEL_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=${CUDA_ARCHS:-90} \
+cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DGAVEL_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=${CUDA_ARCHS:-90a} \
   -DLLAMA_SRC_DIR="$HOME/lcpp" -DCMAKE_JS_INC="$PWD/$R/node-api-headers" > "$OUT/cmake.log" 2>&1 || { tail -50 "$OUT/cmake.log"; exit 1; }
 cmake --build "$BUILD" -j"$(nproc)" --target gavel_router > "$OUT/build.log" 2>&1 || { grep -B2 -A12 -m3 "error" "$OUT/build.log" | head -80; exit 1; }
 t1=$(date +%s)

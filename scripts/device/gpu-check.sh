@@ -11,7 +11,7 @@ chmod +x "$HOME/bin/node"
 export PATH="$HOME/bin:$PATH"
 if [ ! -f "$HOME/lcpp/CMakeLists.txt" ]; then mkdir -p "$HOME/lcpp" && xz -dc .device/llama-src.tar.xz | tar -xf - -C "$HOME/lcpp"; fi
 BUILD="$HOME/gavel-cuda"
-cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DGAVEL_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=${CUDA_ARCHS:-90} \
+cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DGAVEL_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=${CUDA_ARCHS:-90a} \
   -DLLAMA_SRC_DIR="$HOME/lcpp" -DCMAKE_JS_INC="$PWD/.device/node-api-headers" > "$OUT/cmake.log" 2>&1 || { tail -50 "$OUT/cmake.log"; exit 1; }
 cmake --build "$BUILD" -j"$(nproc)" --target gavel_router > "$OUT/build.log" 2>&1 || { tail -80 "$OUT/build.log"; exit 1; }
 t1=$(date +%s)

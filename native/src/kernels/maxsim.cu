@@ -1,7 +1,12 @@
 // The glance on CUDA (device.h): f16 keys resident on the device, a fused tensor-core max-sim, the
 // top-k selection on the device, the vote's sum on the host. The CPU twin is kernels_core's Glance.
-// Two max-sims: the WMMA kernel below (the default), and the candidate of kernels/maxsim_mma.cuh
-// (GAVEL_GLANCE_KERNEL=mma, opt-in until a device run has checked and timed it: docs/DEVICE.md).
+// Three max-sims, one contract (ChooseKernel picks; GAVEL_GLANCE_KERNEL = wmma | mma | wgmma forces):
+//   - wgmma (kernels/maxsim_wgmma.cuh): Hopper's warpgroup MMA, where the build carries sm_90a code and
+//     a block of 128 query rows fits twice on an SM (dims up to 256): 1.7× the WMMA kernel there
+//     (171 against ~102 TFLOP/s on an H200, session 15); at dim 768 (one block of 64 rows an SM) it
+//     was slower (77 against ~118), so the WMMA kernel keeps those;
+//   - WMMA (below): the default elsewhere;
+//   - mma.sync (kernels/maxsim_mma.cuh): measured at 82–102 TFLOP/s, no faster than WMMA; kept for benches.
 //
 // Why a fused WMMA kernel rather than cuBLAS GEMM + a reduction: the products of a glance are nq ×
 // rows floats (1,300 × 20M = 104 GB at 100K skills × 200 keys), so a GEMM that writes them and a
@@ -29,6 +34,7 @@
 #include "kernels/device.h"
 #include "kernels/kernels_core.h"
 #include "kernels/maxsim_mma.cuh"
+#include "kernels/maxsim_wgmma.cuh"
 
 namespace gavel::kernels::device {
 namespace {
@@ -335,10 +341,10 @@ class CudaBank final : public DeviceBank {
       colsN_ = nCols;
     }
     Check(cudaEventRecord(e1.e, stream_), "recording an event");
-    if (const MmaChoice mc = MmaFromEnv(); mc.bm > 0) {
-      LaunchMma(mc, dq, nq, dRow, dRows, nCols, dm, dam, stop);
-    } else {
-      LaunchWmma(dq, nq, dRow, dRows, nCols, dm, dam, stop);
+    switch (const KernelChoice kc = ChooseKernel(); kc.kind) {
+      case Kernel::kWgmma: LaunchWgmma(dq, nq, dRow, dRows, nCols, dm, dam, stop); break;
+      case Kernel::kMma: LaunchMma(kc, dq, nq, dRow, dRows, nCols, dm, dam, stop); break;
+      default: LaunchWmma(dq, nq, dRow, dRows, nCols, dm, dam, stop); break;
     }
     Check(cudaEventRecord(e2.e, stream_), "recording an event");
     TopKKernel<<<unsigned(nq), kTopThreads, 0, stream_>>>(dm, nCols, int(kk), dtop, dtopM);
@@ -442,27 +448,37 @@ class CudaBank final : public DeviceBank {
     });
   }
 
-  // The candidate max-sim (kernels/maxsim_mma.cuh), opt-in until measured: GAVEL_GLANCE_KERNEL=mma,
-  // with GAVEL_GLANCE_MMA_BM (64 or 128: query rows a block keeps) and GAVEL_GLANCE_MMA_G (columns a
-  // block walks with them) for benches. bm = 0: the WMMA kernel (not asked for, or its shared memory
-  // does not fit this dimension).
-  struct MmaChoice {
+  // Which max-sim runs (read at each glance, so benches can switch): GAVEL_GLANCE_KERNEL = "wmma",
+  // "mma" (with GAVEL_GLANCE_MMA_BM, 64 or 128, and GAVEL_GLANCE_MMA_G, columns a block walks) or
+  // "wgmma"; otherwise wgmma where it runs and was measured faster, else WMMA. A kernel whose shared
+  // memory does not fit this dimension, or wgmma on a build without sm_90a code, falls back to WMMA.
+  enum class Kernel { kWmma, kMma, kWgmma };
+  struct KernelChoice {
+    Kernel kind = Kernel::kWmma;
     int bm = 0, g = 4;
   };
-  MmaChoice MmaFromEnv() {
-    MmaChoice c;
+  KernelChoice ChooseKernel() {
+    KernelChoice c;
     const char* v = std::getenv("GAVEL_GLANCE_KERNEL");
-    if (v == nullptr || std::strcmp(v, "mma") != 0) return c;
-    const char* bm = std::getenv("GAVEL_GLANCE_MMA_BM");
-    const char* g = std::getenv("GAVEL_GLANCE_MMA_G");
-    c.bm = bm != nullptr && std::strcmp(bm, "64") == 0 ? 64 : 128;
-    if (g != nullptr) c.g = std::max(1, std::min(256, std::atoi(g)));
     const size_t optIn = size_t(SmemOptIn());
-    if (c.bm == 128 && mma::MmaSmem(128, dimP_) > optIn) c.bm = 64;
-    if (mma::MmaSmem(c.bm, dimP_) > optIn) c.bm = 0;
+    if (v != nullptr && std::strcmp(v, "mma") == 0) {
+      const char* bm = std::getenv("GAVEL_GLANCE_MMA_BM");
+      const char* g = std::getenv("GAVEL_GLANCE_MMA_G");
+      c.bm = bm != nullptr && std::strcmp(bm, "64") == 0 ? 64 : 128;
+      if (g != nullptr) c.g = std::max(1, std::min(256, std::atoi(g)));
+      if (c.bm == 128 && mma::MmaSmem(128, dimP_) > optIn) c.bm = 64;
+      if (mma::MmaSmem(c.bm, dimP_) <= optIn) c.kind = Kernel::kMma;
+      return c;
+    }
+    if (v != nullptr && std::strcmp(v, "wmma") == 0) return c;
+    const bool forced = v != nullptr && std::strcmp(v, "wgmma") == 0;
+    const size_t need = wgmma::WgmmaSmem(kWgRows, kWgStages, dimP_);
+    // two blocks an SM: what made it faster (dims ≤ 256); forced, one block is enough
+    const bool fits = forced ? need <= optIn : 2 * (need + 1024) <= size_t(SmemPerSm());
+    if (fits && WgmmaBuilt()) c.kind = Kernel::kWgmma;
     return c;
   }
-  void LaunchMma(const MmaChoice& mc, const __half* dq, int64_t nq, const int64_t* dRow, const int64_t* dRows, int64_t nCols,
+  void LaunchMma(const KernelChoice& mc, const __half* dq, int64_t nq, const int64_t* dRow, const int64_t* dRows, int64_t nCols,
                  float* dm, int32_t* dam, const std::atomic<bool>* stop) {
     const size_t smem = mma::MmaSmem(mc.bm, dimP_);
     const auto kernel = mc.bm == 128 ? mma::MmaMaxSim<128> : mma::MmaMaxSim<64>;
@@ -472,6 +488,49 @@ class CudaBank final : public DeviceBank {
       const dim3 grid(unsigned((n + mc.g - 1) / mc.g), gy);
       kernel<<<grid, unsigned(mc.bm * 2), smem, stream_>>>(dq, int(nq), keys_, int(dimP_), dRow, dRows, nCols, c0, n, mc.g, dm, dam);
     });
+  }
+
+  // wgmma's configuration, the fastest of session 15's explorer runs at dim 256 (H200): 128 query
+  // rows a block (two warpgroups), a ring of 5 key chunks, 16 columns a block. Deeper rings cost the
+  // second block an SM and were slower (8 stages: 104 TFLOP/s against 171).
+  static constexpr int kWgRows = 128, kWgStages = 5, kWgGroup = 16;
+  void LaunchWgmma(const __half* dq, int64_t nq, const int64_t* dRow, const int64_t* dRows, int64_t nCols, float* dm,
+                   int32_t* dam, const std::atomic<bool>* stop) {
+    const size_t smem = wgmma::WgmmaSmem(kWgRows, kWgStages, dimP_);
+    const auto kernel = wgmma::WgmmaMaxSim<kWgRows, kWgStages>;
+    Check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)), "setting the max-sim kernel's shared memory");
+    const unsigned gx = unsigned((nq + kWgRows - 1) / kWgRows);
+    InLaunches(nCols, stop, [&](int64_t c0, int64_t n) {
+      // x: the query-row blocks, so those reading one group of skills run together and share it in L2
+      const dim3 grid(gx, unsigned((n + kWgGroup - 1) / kWgGroup));
+      kernel<<<grid, unsigned(kWgRows * 2), smem, stream_>>>(dq, int(nq), keys_, int(dimP_), dRow, dRows, nCols, c0, n, kWgGroup, dm, dam);
+    });
+  }
+  // Whether the loaded device code has wgmma (an sm_90a build on a compute-capability 9.0 device):
+  // asked of the device once, by a one-thread kernel compiled in the same file.
+  bool WgmmaBuilt() {
+    if (wgmmaBuilt_ < 0) {
+      int* d = nullptr;
+      int h = 0;
+      Check(cudaMalloc(&d, sizeof(int)), "cudaMalloc (probe)");
+      wgmma::WgmmaProbe<<<1, 1, 0, stream_>>>(d);
+      cudaError_t e = cudaGetLastError();
+      if (e == cudaSuccess) e = cudaMemcpyAsync(&h, d, sizeof(int), cudaMemcpyDeviceToHost, stream_);
+      if (e == cudaSuccess) e = cudaStreamSynchronize(stream_);
+      cudaFree(d);
+      Check(e, "probing the device code for wgmma");
+      wgmmaBuilt_ = h == 1 ? 1 : 0;
+    }
+    return wgmmaBuilt_ == 1;
+  }
+  // Shared memory of one SM (228 KiB on an H100), read once.
+  int SmemPerSm() {
+    if (smemPerSm_ < 0) {
+      int dev = 0;
+      Check(cudaGetDevice(&dev), "reading the device");
+      Check(cudaDeviceGetAttribute(&smemPerSm_, cudaDevAttrMaxSharedMemoryPerMultiprocessor, dev), "reading the device's shared memory");
+    }
+    return smemPerSm_;
   }
 
   // The shared memory a block may opt in to (227 KiB on an H100), read once.
@@ -508,7 +567,7 @@ class CudaBank final : public DeviceBank {
   cudaStream_t stream_ = nullptr;
   __half* keys_ = nullptr;
   int64_t capRows_ = 0, end_ = 0;
-  int smemOptIn_ = -1;
+  int smemOptIn_ = -1, smemPerSm_ = -1, wgmmaBuilt_ = -1;
   Buf<__half> q_;
   Buf<int64_t> colRow_, colRows_, cols_;
   // What colRow_ / colRows_ hold: the colsN_ columns of GlanceArgs::columnsKey colsKey_ (0: unknown).
