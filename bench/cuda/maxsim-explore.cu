@@ -1,8 +1,8 @@
 // Issue 15: candidate max-sim kernels for the glance, tried on a GPU in one device call, each checked
 // against a plain reference kernel in the same run, timed at issue 15's shapes. Standalone (no addon,
 // no node): the device machine has nvcc, and one compile takes seconds, so several tilings are compared
-// in one call before one of them replaces native/src/kernels/maxsim.cu's WMMA kernel (session 9's,
-// 101–118 TFLOP/s on an H200: docs/BENCHMARKS.md).
+// in one call before one of them becomes native/src/kernels/maxsim.cu's choice (session 15 chose
+// wgmma's at 128 rows and 4 stages: docs/BENCHMARKS.md).
 //
 //   nvcc -O3 -std=c++17 -arch=sm_90a -I native/src bench/cuda/maxsim-explore.cu -o /tmp/mx && /tmp/mx [--quick]
 //
@@ -11,8 +11,8 @@
 // skill s): m = max over the skill's keys of Q[q]·K[k] in fp32, am = the key (index within the skill)
 // reaching it, the lower index on equal values; a skill without keys gets m = −1, am = −1.
 //
-// The candidate is native/src/kernels/maxsim_mma.cuh's MmaMaxSim (what it does: that header), run here
-// for BM ∈ {64, 128} and G ∈ {1, 4, 16}; the one that wins becomes maxsim.cu's choice.
+// The candidates (kConfigs): native/src/kernels/maxsim_wgmma.cuh's WgmmaMaxSim (sm_90a) at a few
+// (rows a block, columns a block, ring depth), and maxsim_mma.cuh's MmaMaxSim as the mma.sync baseline.
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
@@ -141,27 +141,27 @@ bool LaunchMma(const __half* Q, int nq, const __half* K, int D, const int64_t* c
 }
 template <int BM, int ST>
 bool LaunchWgmma(const __half* Q, int nq, const __half* K, int D, const int64_t* colRow, const int64_t* colRows, int S, int G,
-                 int64_t nCols, float* m, int* am) {
+                   int64_t nCols, float* m, int* am) {
   const size_t sm = WgmmaSmem(BM, ST, D);
   int maxSm = 0;
   CK(cudaDeviceGetAttribute(&maxSm, cudaDevAttrMaxSharedMemoryPerBlockOptin, 0));
   if (sm > size_t(maxSm)) return false;
   CK(cudaFuncSetAttribute(WgmmaMaxSim<BM, ST>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(sm)));
   dim3 grid((nq + BM - 1) / BM, (S + G - 1) / G);
-  WgmmaMaxSim<BM, ST><<<grid, BM * 2, sm>>>(Q, nq, K, D, colRow, colRows, nCols, 0, S, G, m, am);
+  WgmmaMaxSim<BM, ST><<<grid, 128 + BM * 2, sm>>>(Q, nq, K, D, colRow, colRows, nCols, 0, S, G, m, am);
   CK(cudaGetLastError());
   return true;
 }
 // The candidates: the mma.sync kernel at its best configuration of session 15, and wgmma's.
 struct Config { const char* kernel; int bm, g, stages; };
-const Config kConfigs[] = {{"wgmma", 64, 16, 5}, {"wgmma", 64, 16, 8}, {"wgmma", 64, 16, 12}, {"wgmma", 128, 16, 5}, {"wgmma", 128, 16, 8}, {"wgmma", 128, 16, 12}};
+const Config kConfigs[] = {{"mma", 128, 16, 0}, {"wgmma", 128, 16, 4}, {"wgmma", 128, 16, 3}, {"wgmma", 128, 4, 4}, {"wgmma", 64, 16, 4}};
 bool Launch(const Config& c, const __half* Q, int nq, const __half* K, int D, const int64_t* colRow, const int64_t* colRows, int S,
             int64_t nCols, float* m, int* am) {
   if (c.kernel[0] == 'm') return c.bm == 64 ? LaunchMma<64>(Q, nq, K, D, colRow, colRows, S, c.g, nCols, m, am)
                                             : LaunchMma<128>(Q, nq, K, D, colRow, colRows, S, c.g, nCols, m, am);
 #define GAVEL_WG_CASE(B, T) \
   if (c.bm == B && c.stages == T) return LaunchWgmma<B, T>(Q, nq, K, D, colRow, colRows, S, c.g, nCols, m, am);
-  GAVEL_WG_CASE(64, 5) GAVEL_WG_CASE(64, 8) GAVEL_WG_CASE(64, 12) GAVEL_WG_CASE(128, 5) GAVEL_WG_CASE(128, 8) GAVEL_WG_CASE(128, 12)
+  GAVEL_WG_CASE(64, 4) GAVEL_WG_CASE(128, 3) GAVEL_WG_CASE(128, 4)
 #undef GAVEL_WG_CASE
   return false;
 }

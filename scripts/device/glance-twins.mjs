@@ -88,9 +88,9 @@ if (info.device !== "cuda" && !process.env.GLANCE_TWINS_ALLOW_CPU) { console.log
 const args = process.argv.slice(2);
 let ok = true;
 // The max-sim kernels to check and time (GAVEL_GLANCE_KERNEL and friends, read at each glance):
-// "default" (the addon's own choice: wgmma at dims ≤ 256 on an sm_90a build, else WMMA), "wmma",
-// "wgmma" (forced, at every dim its shared memory fits) and "mma:BM:G" (kernels/maxsim_mma.cuh).
-const KERNELS = (process.env.GLANCE_KERNELS ?? "default,wmma,wgmma").split(",");
+// "default" (the addon's own choice: wgmma on sm_90a device code, else WMMA), "wmma",
+// "wgmma" (what default picks where it can) and "mma:BM:G" (kernels/maxsim_mma.cuh).
+const KERNELS = (process.env.GLANCE_KERNELS ?? "default,wmma").split(",");
 function useKernel(spec) {
   const [name, bm, g] = spec.split(":");
   for (const v of ["GAVEL_GLANCE_KERNEL", "GAVEL_GLANCE_MMA_BM", "GAVEL_GLANCE_MMA_G"]) delete process.env[v];

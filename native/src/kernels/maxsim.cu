@@ -1,20 +1,13 @@
 // The glance on CUDA (device.h): f16 keys resident on the device, a fused tensor-core max-sim, the
 // top-k selection on the device, the vote's sum on the host. The CPU twin is kernels_core's Glance.
 // Three max-sims, one contract (ChooseKernel picks; GAVEL_GLANCE_KERNEL = wmma | mma | wgmma forces):
-//   - wgmma (kernels/maxsim_wgmma.cuh): Hopper's warpgroup MMA, where the build carries sm_90a code and
-//     a block of 128 query rows fits twice on an SM (dims up to 256): 1.7× the WMMA kernel there
-//     (171 against ~102 TFLOP/s on an H200, session 15); at dim 768 (one block of 64 rows an SM) it
-//     was slower (77 against ~118), so the WMMA kernel keeps those;
-//   - WMMA (below): the default elsewhere;
-//   - mma.sync (kernels/maxsim_mma.cuh): measured at 82–102 TFLOP/s, no faster than WMMA; kept for benches.
+//   - wgmma (kernels/maxsim_wgmma.cuh): Hopper's warpgroup MMA fed by a loader warpgroup through
+//     mbarriers, where the device code is sm_90a's (a probe kernel says) and 64 query rows of the
+//     dimension fit in shared memory: 280–297 TFLOP/s on an H200 at issue 15's shapes (session 15),
+//     against the WMMA kernel's 102–118;
+//   - WMMA (below): elsewhere (other GPUs, non-sm_90a builds, dims past ~1,600);
+//   - mma.sync (kernels/maxsim_mma.cuh): 82–102 TFLOP/s, no faster than WMMA; kept for benches.
 //
-// Why a fused WMMA kernel rather than cuBLAS GEMM + a reduction: the products of a glance are nq ×
-// rows floats (1,300 × 20M = 104 GB at 100K skills × 200 keys), so a GEMM that writes them and a
-// kernel that reads them back move ~200 GB through HBM (~60 ms on an H100) whatever the GEMM's
-// speed; reducing each 64 × 64 tile to its per-(row, skill) max in shared memory moves only the
-// keys (f16) and m/argmax (nq × skills). The tiling follows the trainer's bf16 search kernel
-// (train/train_cuda_kernels.cuh), which has run on the H100: one block per (column, 64 query
-// rows), 4 warps of 16 rows × 64 keys, operands staged 64 dimensions at a time.
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 #include <mma.h>
@@ -342,7 +335,7 @@ class CudaBank final : public DeviceBank {
     }
     Check(cudaEventRecord(e1.e, stream_), "recording an event");
     switch (const KernelChoice kc = ChooseKernel(); kc.kind) {
-      case Kernel::kWgmma: LaunchWgmma(dq, nq, dRow, dRows, nCols, dm, dam, stop); break;
+      case Kernel::kWgmma: LaunchWgmma(kc.bm, dq, nq, dRow, dRows, nCols, dm, dam, stop); break;
       case Kernel::kMma: LaunchMma(kc, dq, nq, dRow, dRows, nCols, dm, dam, stop); break;
       default: LaunchWmma(dq, nq, dRow, dRows, nCols, dm, dam, stop); break;
     }
@@ -448,10 +441,10 @@ class CudaBank final : public DeviceBank {
     });
   }
 
-  // Which max-sim runs (read at each glance, so benches can switch): GAVEL_GLANCE_KERNEL = "wmma",
-  // "mma" (with GAVEL_GLANCE_MMA_BM, 64 or 128, and GAVEL_GLANCE_MMA_G, columns a block walks) or
-  // "wgmma"; otherwise wgmma where it runs and was measured faster, else WMMA. A kernel whose shared
-  // memory does not fit this dimension, or wgmma on a build without sm_90a code, falls back to WMMA.
+  // Which max-sim runs (read at each glance, so benches can switch): GAVEL_GLANCE_KERNEL = "wmma", or
+  // "mma" (with GAVEL_GLANCE_MMA_BM, 64 or 128, and GAVEL_GLANCE_MMA_G, columns a block walks);
+  // otherwise ("wgmma" or unset) wgmma where it runs, else WMMA. A kernel whose shared memory does not
+  // fit this dimension, or wgmma on device code without sm_90a's, falls back to WMMA.
   enum class Kernel { kWmma, kMma, kWgmma };
   struct KernelChoice {
     Kernel kind = Kernel::kWmma;
@@ -471,11 +464,9 @@ class CudaBank final : public DeviceBank {
       return c;
     }
     if (v != nullptr && std::strcmp(v, "wmma") == 0) return c;
-    const bool forced = v != nullptr && std::strcmp(v, "wgmma") == 0;
-    const size_t need = wgmma::WgmmaSmem(kWgRows, kWgStages, dimP_);
-    // two blocks an SM: what made it faster (dims ≤ 256); forced, one block is enough
-    const bool fits = forced ? need <= optIn : 2 * (need + 1024) <= size_t(SmemPerSm());
-    if (fits && WgmmaBuilt()) c.kind = Kernel::kWgmma;
+    // 128 query rows a block (two multiplying warpgroups) where they fit, else 64
+    c.bm = wgmma::WgmmaSmem(128, kWgStages, dimP_) <= optIn ? 128 : wgmma::WgmmaSmem(64, kWgStages, dimP_) <= optIn ? 64 : 0;
+    if (c.bm > 0 && WgmmaBuilt()) c.kind = Kernel::kWgmma;
     return c;
   }
   void LaunchMma(const KernelChoice& mc, const __half* dq, int64_t nq, const int64_t* dRow, const int64_t* dRows, int64_t nCols,
@@ -490,20 +481,20 @@ class CudaBank final : public DeviceBank {
     });
   }
 
-  // wgmma's configuration, the fastest of session 15's explorer runs at dim 256 (H200): 128 query
-  // rows a block (two warpgroups), a ring of 5 key chunks, 16 columns a block. Deeper rings cost the
-  // second block an SM and were slower (8 stages: 104 TFLOP/s against 171).
-  static constexpr int kWgRows = 128, kWgStages = 5, kWgGroup = 16;
-  void LaunchWgmma(const __half* dq, int64_t nq, const int64_t* dRow, const int64_t* dRows, int64_t nCols, float* dm,
+  // wgmma's configuration, the fastest of session 15's explorer runs (H200, bench/results/…-session15):
+  // a ring of 4 key chunks and 16 columns a block; 128 rows a block beat 64 at both dims measured
+  // (290 against 237 TFLOP/s at dim 256, 278 against 170 at dim 768).
+  static constexpr int kWgStages = 4, kWgGroup = 16;
+  void LaunchWgmma(int bm, const __half* dq, int64_t nq, const int64_t* dRow, const int64_t* dRows, int64_t nCols, float* dm,
                    int32_t* dam, const std::atomic<bool>* stop) {
-    const size_t smem = wgmma::WgmmaSmem(kWgRows, kWgStages, dimP_);
-    const auto kernel = wgmma::WgmmaMaxSim<kWgRows, kWgStages>;
+    const size_t smem = wgmma::WgmmaSmem(bm, kWgStages, dimP_);
+    const auto kernel = bm == 128 ? wgmma::WgmmaMaxSim<128, kWgStages> : wgmma::WgmmaMaxSim<64, kWgStages>;
     Check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)), "setting the max-sim kernel's shared memory");
-    const unsigned gx = unsigned((nq + kWgRows - 1) / kWgRows);
+    const unsigned gx = unsigned((nq + bm - 1) / bm);
     InLaunches(nCols, stop, [&](int64_t c0, int64_t n) {
       // x: the query-row blocks, so those reading one group of skills run together and share it in L2
       const dim3 grid(gx, unsigned((n + kWgGroup - 1) / kWgGroup));
-      kernel<<<grid, unsigned(kWgRows * 2), smem, stream_>>>(dq, int(nq), keys_, int(dimP_), dRow, dRows, nCols, c0, n, kWgGroup, dm, dam);
+      kernel<<<grid, unsigned(128 + bm * 2), smem, stream_>>>(dq, int(nq), keys_, int(dimP_), dRow, dRows, nCols, c0, n, kWgGroup, dm, dam);
     });
   }
   // Whether the loaded device code has wgmma (an sm_90a build on a compute-capability 9.0 device):
@@ -523,16 +514,6 @@ class CudaBank final : public DeviceBank {
     }
     return wgmmaBuilt_ == 1;
   }
-  // Shared memory of one SM (228 KiB on an H100), read once.
-  int SmemPerSm() {
-    if (smemPerSm_ < 0) {
-      int dev = 0;
-      Check(cudaGetDevice(&dev), "reading the device");
-      Check(cudaDeviceGetAttribute(&smemPerSm_, cudaDevAttrMaxSharedMemoryPerMultiprocessor, dev), "reading the device's shared memory");
-    }
-    return smemPerSm_;
-  }
-
   // The shared memory a block may opt in to (227 KiB on an H100), read once.
   int SmemOptIn() {
     if (smemOptIn_ < 0) {
@@ -567,7 +548,7 @@ class CudaBank final : public DeviceBank {
   cudaStream_t stream_ = nullptr;
   __half* keys_ = nullptr;
   int64_t capRows_ = 0, end_ = 0;
-  int smemOptIn_ = -1, smemPerSm_ = -1, wgmmaBuilt_ = -1;
+  int smemOptIn_ = -1, wgmmaBuilt_ = -1;
   Buf<__half> q_;
   Buf<int64_t> colRow_, colRows_, cols_;
   // What colRow_ / colRows_ hold: the colsN_ columns of GlanceArgs::columnsKey colsKey_ (0: unknown).
