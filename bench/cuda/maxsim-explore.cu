@@ -154,7 +154,7 @@ bool LaunchWgmma(const __half* Q, int nq, const __half* K, int D, const int64_t*
 }
 // The candidates: the mma.sync kernel at its best configuration of session 15, and wgmma's.
 struct Config { const char* kernel; int bm, g, stages; };
-const Config kConfigs[] = {{"mma", 128, 16, 0}, {"wgmma", 128, 16, 4}, {"wgmma", 128, 16, 3}, {"wgmma", 128, 4, 4}, {"wgmma", 64, 16, 4}};
+const Config kConfigs[] = {{"mma", 128, 16, 0}, {"wgmma", 128, 16, 4}, {"wgmma", 128, 16, 3}, {"wgmma", 128, 32, 4}, {"wgmma", 64, 16, 4}};
 bool Launch(const Config& c, const __half* Q, int nq, const __half* K, int D, const int64_t* colRow, const int64_t* colRows, int S,
             int64_t nCols, float* m, int* am) {
   if (c.kernel[0] == 'm') return c.bm == 64 ? LaunchMma<64>(Q, nq, K, D, colRow, colRows, S, c.g, nCols, m, am)

@@ -3,7 +3,7 @@
 // Three max-sims, one contract (ChooseKernel picks; GAVEL_GLANCE_KERNEL = wmma | mma | wgmma forces):
 //   - wgmma (kernels/maxsim_wgmma.cuh): Hopper's warpgroup MMA fed by a loader warpgroup through
 //     mbarriers, where the device code is sm_90a's (a probe kernel says) and 64 query rows of the
-//     dimension fit in shared memory: 280–297 TFLOP/s on an H200 at issue 15's shapes (session 15),
+//     dimension fit in shared memory: 280–324 TFLOP/s on an H200 at issue 15's shapes (session 15),
 //     against the WMMA kernel's 102–118;
 //   - WMMA (below): elsewhere (other GPUs, non-sm_90a builds, dims past ~1,600);
 //   - mma.sync (kernels/maxsim_mma.cuh): 82–102 TFLOP/s, no faster than WMMA; kept for benches.

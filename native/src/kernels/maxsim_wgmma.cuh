@@ -7,7 +7,7 @@
 //
 // Why it is faster than the WMMA and mma.sync kernels (~100 TFLOP/s on an H200): those feed the tensor
 // cores from registers through ldmatrix, and a block-wide __syncthreads paces every 64-dimension step;
-// here (session 15, H200: 280–297 TFLOP/s at issue 15's shapes):
+// here (session 15, H200: 280–324 TFLOP/s at issue 15's shapes):
 //   - A block owns BM query rows, all of dimP resident in shared memory, and a group of G skills
 //     (columns). Warpgroup 0 (128 threads) only loads; warpgroups 1 … BM/64 only multiply, 64 rows each.
 //   - Keys stream as chunks of 64 keys × 64 dimensions (8 KB) through a ring of STAGES buffers. A
@@ -32,6 +32,7 @@
 #include <cfloat>
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
 // wgmma exists only in the architecture-specific sm_90a target.
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -151,9 +152,9 @@ __device__ __forceinline__ void Wgmma<64>(float* d, uint64_t a, uint64_t b, int 
       : "l"(a), "l"(b), "r"(scaleD));
 }
 
-// One chunk's products: fence, the four k16 steps of 64 dimensions at a fixed N, commit. The whole
-// sequence sits in each case of the dispatch below, so no wgmma is on a path the compiler sees as
-// divergent (where it would serialize them: ptxas's C7520).
+// One chunk's products: fence, the four k16 steps of 64 dimensions at a fixed N, commit. The kernel
+// calls it from straight-line code per width, so no wgmma is on a path the compiler sees as divergent
+// (where it would serialize them: ptxas's C7520).
 template <int N>
 __device__ __forceinline__ void WgChunk(float* d, uint32_t qAddr, uint32_t kAddr, bool first) {
   WgFence();
@@ -161,19 +162,6 @@ __device__ __forceinline__ void WgChunk(float* d, uint32_t qAddr, uint32_t kAddr
   for (int k = 0; k < kWgDC / 16; ++k)
     Wgmma<N>(d, WgDesc(qAddr + uint32_t(k) * 32u), WgDesc(kAddr + uint32_t(k) * 32u), (first && k == 0) ? 0 : 1);
   WgCommit();
-}
-// Dispatches on the tile's key count rounded up to 8 (warp-uniform).
-__device__ __forceinline__ void WgChunkN(int n8, float* d, uint32_t qAddr, uint32_t kAddr, bool first) {
-  switch (n8) {
-    case 8: WgChunk<8>(d, qAddr, kAddr, first); break;
-    case 16: WgChunk<16>(d, qAddr, kAddr, first); break;
-    case 24: WgChunk<24>(d, qAddr, kAddr, first); break;
-    case 32: WgChunk<32>(d, qAddr, kAddr, first); break;
-    case 40: WgChunk<40>(d, qAddr, kAddr, first); break;
-    case 48: WgChunk<48>(d, qAddr, kAddr, first); break;
-    case 56: WgChunk<56>(d, qAddr, kAddr, first); break;
-    default: WgChunk<64>(d, qAddr, kAddr, first); break;
-  }
 }
 // mbarriers (shared-memory barriers that count arrivals and flip a phase bit when the count is met)
 __device__ __forceinline__ void MbarInit(uint32_t bar, int count) {
@@ -291,42 +279,59 @@ __global__ void __launch_bounds__(128 + BM * 2) WgmmaMaxSim(const __half* __rest
     const int nk = int(colRows[cs]);
     for (int ct = 0; ct * kWgBN < nk; ++ct) {
       const int nValid = nk - ct * kWgBN < kWgBN ? nk - ct * kWgBN : kWgBN;
-      const int n8 = (nValid + 7) & ~7;
-      for (int cc = 0; cc < nChunks; ++cc, ++i) {
-        const int stage = i % STAGES;
-        MbarWait(fullBar(stage), uint32_t((i / STAGES) & 1));
-        FenceProxyAsync();  // the copies, observed through the barrier, made visible to wgmma's reads
+      // The tile's chunks at one wgmma width N (its keys rounded up to 8), the whole tile inside one
+      // case of the switch below: the accumulators an in-flight wgmma defines never meet those of
+      // another width at a control-flow merge, where ptxas would wait for them (C7517) and so lose
+      // the overlap of one chunk's products with the next one's issue.
+      const auto tile = [&](auto width) {
+        constexpr int N = decltype(width)::value;
+        for (int cc = 0; cc < nChunks; ++cc, ++i) {
+          const int stage = i % STAGES;
+          MbarWait(fullBar(stage), uint32_t((i / STAGES) & 1));
+          FenceProxyAsync();  // the copies, observed through the barrier, made visible to wgmma's reads
 #pragma unroll
-        for (int j = 0; j < 32; ++j) WgKeep(acc[j]);
-        WgChunkN(n8, acc, qBase + uint32_t(cc) * uint32_t(slabBytes), kBase + uint32_t(stage) * kWgChunkBytes, cc == 0);
-        if (cc + 1 < nChunks) {
-          WgWait<1>();  // the previous chunk's products are done: release its buffer
+          for (int j = 0; j < N / 2; ++j) WgKeep(acc[j]);
+          WgChunk<N>(acc, qBase + uint32_t(cc) * uint32_t(slabBytes), kBase + uint32_t(stage) * kWgChunkBytes, cc == 0);
+          if (cc + 1 < nChunks) {
+            WgWait<1>();  // the previous chunk's products are done: release its buffer
+            if (held >= 0) MbarArrive(emptyBar(held));
+            held = stage;
+            continue;
+          }
+          WgWait<0>();
           if (held >= 0) MbarArrive(emptyBar(held));
-          held = stage;
-          continue;
-        }
-        WgWait<0>();
-        if (held >= 0) MbarArrive(emptyBar(held));
-        MbarArrive(emptyBar(stage));
-        held = -1;
+          MbarArrive(emptyBar(stage));
+          held = -1;
 #pragma unroll
-        for (int j = 0; j < 32; ++j) WgKeep(acc[j]);
+          for (int j = 0; j < N / 2; ++j) WgKeep(acc[j]);
+          // acc[4j + e] at row rowA, acc[4j + 2 + e] at row rowA + 8, key 8j + 2·(lane % 4) + e
 #pragma unroll
-        for (int j = 0; j < 8; ++j)
+          for (int j = 0; j < N / 8; ++j)
 #pragma unroll
-          for (int e = 0; e < 2; ++e) {
-            const int col = 8 * j + 2 * (lane & 3) + e;
-            if (col < nValid) {
+            for (int e = 0; e < 2; ++e) {
+              const int col = 8 * j + 2 * (lane & 3) + e;
+              if (col < nValid) {
 #pragma unroll
-              for (int h = 0; h < 2; ++h) {
-                const float v = acc[4 * j + 2 * h + e];
-                if (v > best[h]) {
-                  best[h] = v;
-                  bidx[h] = ct * kWgBN + col;
+                for (int h = 0; h < 2; ++h) {
+                  const float v = acc[4 * j + 2 * h + e];
+                  if (v > best[h]) {
+                    best[h] = v;
+                    bidx[h] = ct * kWgBN + col;
+                  }
                 }
               }
             }
-          }
+        }
+      };
+      switch ((nValid + 7) & ~7) {
+        case 8: tile(std::integral_constant<int, 8>{}); break;
+        case 16: tile(std::integral_constant<int, 16>{}); break;
+        case 24: tile(std::integral_constant<int, 24>{}); break;
+        case 32: tile(std::integral_constant<int, 32>{}); break;
+        case 40: tile(std::integral_constant<int, 40>{}); break;
+        case 48: tile(std::integral_constant<int, 48>{}); break;
+        case 56: tile(std::integral_constant<int, 56>{}); break;
+        default: tile(std::integral_constant<int, 64>{}); break;
       }
     }
     // the column's last tile done: reduce over the quad and write
