@@ -34,6 +34,8 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "kernels/maxsim_mma.cuh"
+
 // wgmma exists only in the architecture-specific sm_90a target.
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
 #define GAVEL_WGMMA_DEVICE 1
@@ -50,21 +52,11 @@ inline size_t WgmmaSmem(int bm, int stages, int64_t dimP) {
   return 1024 + size_t(bm) * size_t(dimP) * 2 + size_t(stages) * kWgChunkBytes + size_t(2 * stages + 1) * 8;
 }
 
-// (value, index) order: larger value, or equal value and lower index; index −1 loses to everything.
-__device__ __forceinline__ bool WgBetter(float v, int i, float bv, int bi) {
-  if (i < 0) return false;
-  if (bi < 0) return true;
-  return v > bv || (v == bv && i < bi);
-}
-
 #ifdef GAVEL_WGMMA_DEVICE
-__device__ __forceinline__ uint32_t WgSmemAddr(const void* p) { return uint32_t(__cvta_generic_to_shared(p)); }
-__device__ __forceinline__ void WgCpAsync16(uint32_t dst, const void* src, bool valid) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(valid ? 16 : 0));
-}
-__device__ __forceinline__ void WgCpCommit() { asm volatile("cp.async.commit_group;\n" ::); }
-template <int N>
-__device__ __forceinline__ void WgCpWait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory"); }
+// The cp.async helpers and the (value, index) order are the mma.sync kernel's (kernels/maxsim_mma.cuh).
+using mma::CpAsync16;
+using mma::CpWait;
+using mma::SmemAddr;
 // cp.async writes through the generic proxy, wgmma reads through the async proxy: the fence orders them.
 __device__ __forceinline__ void FenceProxyAsync() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
 __device__ __forceinline__ void WgFence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
@@ -196,10 +188,10 @@ __global__ void __launch_bounds__(128 + BM * 2) WgmmaMaxSim(const __half* __rest
                                                              int32_t* __restrict__ am) {
 #ifdef GAVEL_WGMMA_DEVICE
   extern __shared__ __align__(1024) unsigned char smemRaw[];
-  unsigned char* smem = smemRaw + ((1024u - (WgSmemAddr(smemRaw) & 1023u)) & 1023u);
+  unsigned char* smem = smemRaw + ((1024u - (SmemAddr(smemRaw) & 1023u)) & 1023u);
   unsigned char* Qs = smem;
   unsigned char* Ks = smem + size_t(BM) * dimP * 2;
-  const uint32_t bars = WgSmemAddr(Ks + STAGES * kWgChunkBytes);  // full[STAGES], empty[STAGES], queries
+  const uint32_t bars = SmemAddr(Ks + STAGES * kWgChunkBytes);  // full[STAGES], empty[STAGES], queries
   const auto fullBar = [&](int s) { return bars + uint32_t(s) * 8u; };
   const auto emptyBar = [&](int s) { return bars + uint32_t(STAGES + s) * 8u; };
   const uint32_t qBar = bars + uint32_t(2 * STAGES) * 8u;
@@ -229,7 +221,7 @@ __global__ void __launch_bounds__(128 + BM * 2) WgmmaMaxSim(const __half* __rest
     for (int e = tid; e < BM * (dimP / 8); e += 128) {
       const int r = e / (dimP / 8), v = e % (dimP / 8);
       const bool ok = q0 + r < nq;
-      WgCpAsync16(WgSmemAddr(Qs + (v >> 3) * slabBytes + Sw128(r, v & 7)), Q + int64_t(ok ? q0 + r : 0) * dimP + v * 8, ok);
+      CpAsync16(SmemAddr(Qs + (v >> 3) * slabBytes + Sw128(r, v & 7)), Q + int64_t(ok ? q0 + r : 0) * dimP + v * 8, ok);
     }
     MbarArriveCpAsync(qBar);
     int i = 0;  // chunks issued
@@ -246,13 +238,13 @@ __global__ void __launch_bounds__(128 + BM * 2) WgmmaMaxSim(const __half* __rest
           for (int e = tid; e < kWgBN * 8; e += 128) {
             const int r = e >> 3, v = e & 7;
             const bool ok = pt * kWgBN + r < nk;
-            WgCpAsync16(WgSmemAddr(dst + Sw128(r, v)), K + (ok ? k0 + r : kFirst) * dimP + pc * kWgDC + v * 8, ok);
+            CpAsync16(SmemAddr(dst + Sw128(r, v)), K + (ok ? k0 + r : kFirst) * dimP + pc * kWgDC + v * 8, ok);
           }
           MbarArriveCpAsync(fullBar(stage));
         }
       }
     }
-    WgCpWait<0>();
+    CpWait<0>();
     return;
   }
 
@@ -271,8 +263,8 @@ __global__ void __launch_bounds__(128 + BM * 2) WgmmaMaxSim(const __half* __rest
   const int rowA = wg * 64 + (warp & 3) * 16 + (lane >> 2);
   float best[2] = {-FLT_MAX, -FLT_MAX};
   int bidx[2] = {-1, -1};
-  const uint32_t qBase = WgSmemAddr(Qs) + uint32_t(wg) * 64u * 128u;
-  const uint32_t kBase = WgSmemAddr(Ks);
+  const uint32_t qBase = SmemAddr(Qs) + uint32_t(wg) * 64u * 128u;
+  const uint32_t kBase = SmemAddr(Ks);
   MbarWait(qBar, 0);
   int i = 0, held = -1;  // chunks consumed; the stage whose products may still be in flight
   for (int64_t cs = nextColumn(s0); cs < s1; cs = nextColumn(cs + 1)) {
@@ -343,7 +335,7 @@ __global__ void __launch_bounds__(128 + BM * 2) WgmmaMaxSim(const __half* __rest
       for (int x = 1; x <= 2; x <<= 1) {
         const float ov = __shfl_xor_sync(0xffffffffu, v, x);
         const int oi = __shfl_xor_sync(0xffffffffu, vi, x);
-        if (WgBetter(ov, oi, v, vi)) {
+        if (mma::MmaBetter(ov, oi, v, vi)) {
           v = ov;
           vi = oi;
         }
