@@ -77,6 +77,8 @@ __device__ __forceinline__ uint64_t WgDesc(uint32_t saddr) {
 __device__ __forceinline__ uint32_t Sw128(int r, int v) { return uint32_t(r) * 128u + (uint32_t(v ^ (r & 7)) << 4); }
 
 // d (64 × N of fp32, this thread's N/2) = (scaleD ? d : 0) + A (64 × 16) · B (16 × N), both from shared memory.
+// One specialization per width: an inline-asm operand list (N/2 accumulator registers) cannot be
+// built by a template, so the eight are written out, alike but for N and the register count.
 template <int N>
 __device__ __forceinline__ void Wgmma(float* d, uint64_t a, uint64_t b, int scaleD);
 template <>
