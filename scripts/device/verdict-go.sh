@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Issue 14: the verdict's read-outs (L and V of each of the glance's top 20) over a study run's glance
+# records, on the GPU machine right after study-go.sh, which left them in $HOME/work-<RUN>/ (so the same
+# machine, the calls back to back). scripts/backbone/verdict-records.ts does the scoring; this script
+# bundles it here and runs it there, validation and test side by side. Session 14 ran the same steps by
+# hand (docs/BACKBONE.md, "gavel-large routed"); this is them, kept.
+#
+#   here:   bash scripts/device/verdict-go.sh pack                # -> .device/vl/ (carry [".device/vl"])
+#   device: RUN=large7 BACKBONE=.device/backbones/gavel-large.gguf LIMIT=540 bash scripts/device/verdict-go.sh run
+#
+# `run` is resumable (verdict-records.ts skips the tasks already in its output), so a call stopped by
+# LIMIT (seconds, per split) is simply repeated. What comes back: $OUT/<RUN>/{val,test}-verdict.jsonl.gz
+# and each split's log. Then, here, BM25's read-outs and the table (docs/BACKBONE.md):
+#   npx vite-node scripts/device/lexical-records.ts -- ../shared/data/swe-skills-bench/tasks.jsonl OUT val… test…
+#
+# Overrides for a dry run on a CPU (see the test): VL_WORK (the run's work folder), VL_LIB (tasks.jsonl,
+# golds.jsonl, mit.jsonl), VL_APP (a folder whose node_modules the bundle resolves from), VL_THREADS.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+mode=${1:-}
+if [ "$mode" = pack ]; then
+  rm -rf .device/vl && mkdir -p .device/vl
+  # npm packages stay external: on the device they resolve from the staged package (~/gavel/node_modules)
+  npx esbuild scripts/backbone/verdict-records.ts --bundle --platform=node --format=esm --packages=external \
+    --log-level=warning --outfile=.device/vl/verdict-records.mjs
+  du -sh .device/vl
+  exit 0
+fi
+[ "$mode" = run ] || { echo "usage: verdict-go.sh pack | run (RUN=name BACKBONE=path [LIMIT=s])"; exit 2; }
+: "${RUN:?set RUN, the study run whose glance records to judge}" "${BACKBONE:?set BACKBONE, the GGUF of the run}"
+OUT=${OUT:-/tmp/gavel-out}/$RUN
+W=${VL_WORK:-$HOME/work-$RUN}
+L=${VL_LIB:-$HOME/lib}
+APP=${VL_APP:-$HOME/gavel}
+mkdir -p "$OUT"
+[ -f .device/vl/verdict-records.mjs ] || { echo "verdict-go.sh: no .device/vl/verdict-records.mjs (run pack here and carry .device/vl)"; exit 2; }
+for f in "$W/val-glance.jsonl" "$W/test-glance.jsonl" "$L/tasks.jsonl" "$L/golds.jsonl" "$L/mit.jsonl" "$BACKBONE"; do
+  [ -f "$f" ] || { echo "verdict-go.sh: missing $f"; exit 2; }
+done
+# The bundle sits beside the staged package so that its external imports resolve there.
+cp .device/vl/verdict-records.mjs "$APP/verdict-records.mjs"
+[ -z "${GAVEL_ADDON:-}" ] && [ -f "$APP/addon-path" ] && export GAVEL_ADDON=$(cat "$APP/addon-path")
+model=$(readlink -f "$BACKBONE")
+threads=${VL_THREADS:-$(( $(nproc) / 2 ))}
+pids=()
+for split in val test; do
+  timeout "${LIMIT:-540}" node "$APP/verdict-records.mjs" --model "$model" --records "$W/$split-glance.jsonl" \
+    --tasks "$L/tasks.jsonl" --library "$L/golds.jsonl" --library "$L/mit.jsonl" \
+    --out "$W/$split-verdict.jsonl" --threads "$threads" > "$OUT/$split-verdict.log" 2>&1 &
+  pids+=($!)
+done
+status=0
+for p in "${pids[@]}"; do wait "$p" || status=$?; done
+for split in val test; do
+  [ -f "$W/$split-verdict.jsonl" ] && gzip -c "$W/$split-verdict.jsonl" > "$OUT/$split-verdict.jsonl.gz"
+  echo "$split: $( [ -f "$W/$split-verdict.jsonl" ] && wc -l < "$W/$split-verdict.jsonl" || echo 0) of $(wc -l < "$W/$split-glance.jsonl") tasks judged"
+  tail -n 2 "$OUT/$split-verdict.log"
+done
+# 124: a split ran out of LIMIT (run again to go on); anything else non-zero is a failure
+exit $status
