@@ -89,11 +89,14 @@ const args = process.argv.slice(2);
 let ok = true;
 // The max-sim kernels to check and time (GAVEL_GLANCE_KERNEL and friends, read at each glance):
 // "default" (the addon's own choice: wgmma on sm_90a device code, else WMMA), "wmma",
-// "wgmma" (what default picks where it can) and "mma:BM:G" (kernels/maxsim_mma.cuh).
+// "wgmma" (what default picks where it can) and "mma:BM:G" (kernels/maxsim_mma.cuh); a "+onepass"
+// suffix adds the one-read top-k (GAVEL_GLANCE_TOPK=onepass, kernels/topk.cuh), e.g. "default+onepass".
 const KERNELS = (process.env.GLANCE_KERNELS ?? "default,wmma").split(",");
-function useKernel(spec) {
+function useKernel(full) {
+  const [spec, topk] = full.split("+");
   const [name, bm, g] = spec.split(":");
-  for (const v of ["GAVEL_GLANCE_KERNEL", "GAVEL_GLANCE_MMA_BM", "GAVEL_GLANCE_MMA_G"]) delete process.env[v];
+  for (const v of ["GAVEL_GLANCE_KERNEL", "GAVEL_GLANCE_MMA_BM", "GAVEL_GLANCE_MMA_G", "GAVEL_GLANCE_TOPK"]) delete process.env[v];
+  if (topk) process.env.GAVEL_GLANCE_TOPK = topk;
   if (name === "default") return;
   process.env.GAVEL_GLANCE_KERNEL = name;
   if (name === "mma") {

@@ -28,6 +28,7 @@
 #include "kernels/kernels_core.h"
 #include "kernels/maxsim_mma.cuh"
 #include "kernels/maxsim_wgmma.cuh"
+#include "kernels/topk.cuh"
 
 namespace gavel::kernels::device {
 namespace {
@@ -37,19 +38,14 @@ constexpr int kD = 64;                 // dimensions staged per step; rows are p
 constexpr int kLd = kD + 8;            // shared row stride in halves (16-byte rows, fewer bank conflicts)
 constexpr int kLdC = kTile + 4;        // shared row stride of the products
 constexpr int kThreads = 128;          // 4 warps; warp w owns query rows 16w … 16w + 15
-constexpr int kTopThreads = 256;       // one block per query row in the top-k kernel
 constexpr int64_t kColsPerLaunch = 16384;  // between two polls of the stop flag
 
 using cuda::Buf;
 using cuda::Check;
 
-// (value, index) order of the max-sim and the top-k: larger value, or equal value and lower index;
-// index -1 (nothing seen) loses to everything.
-__device__ __forceinline__ bool Better(float v, int64_t i, float bv, int64_t bi) {
-  if (i < 0) return false;
-  if (bi < 0) return true;
-  return v > bv || (v == bv && i < bi);
-}
+// (value, index) order of the max-sim and the top-k (kernels/topk.cuh): larger value, or equal value
+// and lower index; index -1 (nothing seen) loses to everything.
+using topk::OrderBetter;
 
 // Dynamic shared memory of MaxSimKernel: the query tile (all of dimP when kResident, else one
 // 64-dimension slab), one key slab, the products.
@@ -147,7 +143,7 @@ __global__ void __launch_bounds__(kThreads) MaxSimKernel(const __half* __restric
   }
   const float ov = __shfl_xor_sync(0xffffffffu, best, 1);
   const int oi = __shfl_xor_sync(0xffffffffu, bidx, 1);
-  if (Better(ov, oi, best, bidx)) {
+  if (OrderBetter(ov, oi, best, bidx)) {
     best = ov;
     bidx = oi;
   }
@@ -156,66 +152,6 @@ __global__ void __launch_bounds__(kThreads) MaxSimKernel(const __half* __restric
     // A column without keys: m = -1 (the least inner product of unit vectors), as Vote() sets it.
     m[int64_t(qi) * nCols + c] = bidx < 0 ? -1.f : best;
     am[int64_t(qi) * nCols + c] = bidx;
-  }
-}
-
-// Token i = blockIdx.x: its kk best columns under (m desc, column asc), best first, into
-// top[i·kk …] and topM. kk rounds, each the best column strictly after the previous one in that
-// order (a strict total order on distinct columns, so every round adds a new column). kk is the
-// vote's k (≤ 10 by voteK), so kk passes over a row cost less than one sort of it.
-__global__ void __launch_bounds__(kTopThreads) TopKKernel(const float* __restrict__ m, int64_t nCols, int kk,
-                                                          int32_t* __restrict__ top, float* __restrict__ topM) {
-  const int64_t i = blockIdx.x;
-  const float* row = m + i * nCols;
-  __shared__ float sv[kTopThreads / 32];
-  __shared__ int64_t si[kTopThreads / 32];
-  __shared__ float prevV;
-  __shared__ int64_t prevI;
-  if (threadIdx.x == 0) {
-    prevV = FLT_MAX;
-    prevI = -1;
-  }
-  __syncthreads();
-  for (int r = 0; r < kk; ++r) {
-    const float pv = prevV;
-    const int64_t pi = prevI;
-    float bv = -FLT_MAX;
-    int64_t bi = -1;
-    for (int64_t c = threadIdx.x; c < nCols; c += kTopThreads) {
-      const float v = row[c];
-      // strictly after (pv, pi): lower value, or equal value and higher column (r = 0: everything)
-      const bool after = pi < 0 || v < pv || (v == pv && c > pi);
-      if (after && Better(v, c, bv, bi)) {
-        bv = v;
-        bi = c;
-      }
-    }
-#pragma unroll
-    for (int w = 16; w >= 1; w >>= 1) {
-      const float ov = __shfl_xor_sync(0xffffffffu, bv, w);
-      const int64_t oi = __shfl_xor_sync(0xffffffffu, bi, w);
-      if (Better(ov, oi, bv, bi)) {
-        bv = ov;
-        bi = oi;
-      }
-    }
-    if ((threadIdx.x & 31) == 0) {
-      sv[threadIdx.x >> 5] = bv;
-      si[threadIdx.x >> 5] = bi;
-    }
-    __syncthreads();
-    if (threadIdx.x == 0) {
-      for (int w = 1; w < kTopThreads / 32; ++w)
-        if (Better(sv[w], si[w], bv, bi)) {
-          bv = sv[w];
-          bi = si[w];
-        }
-      top[i * kk + r] = int32_t(bi);
-      topM[i * kk + r] = bv;
-      prevV = bv;
-      prevI = bi;
-    }
-    __syncthreads();
   }
 }
 
@@ -340,7 +276,14 @@ class CudaBank final : public DeviceBank {
       default: LaunchWmma(dq, nq, dRow, dRows, nCols, dm, dam, stop); break;
     }
     Check(cudaEventRecord(e2.e, stream_), "recording an event");
-    TopKKernel<<<unsigned(nq), kTopThreads, 0, stream_>>>(dm, nCols, int(kk), dtop, dtopM);
+    // GAVEL_GLANCE_TOPK=onepass: the one-read top-k (kernels/topk.cuh), opt-in until a device run has
+    // timed it; the same output bit for bit (checked on a CPU by native/test/topk_emu.cpp)
+    const char* tk = std::getenv("GAVEL_GLANCE_TOPK");
+    if (tk != nullptr && std::strcmp(tk, "onepass") == 0 && kk <= 16) {
+      topk::TopKOnePass<16><<<unsigned(nq), topk::kTopThreads, 0, stream_>>>(dm, nCols, int(kk), dtop, dtopM);
+    } else {
+      topk::TopKPasses<<<unsigned(nq), topk::kTopThreads, 0, stream_>>>(dm, nCols, int(kk), dtop, dtopM);
+    }
     Check(cudaGetLastError(), "launching the top-k kernel");
     Check(cudaEventRecord(e3.e, stream_), "recording an event");
     std::vector<int32_t> top(size_t(nq * kk));
