@@ -26,17 +26,10 @@
 #include <string>
 #include <vector>
 
+#include "check.cuh"
 #include "kernels/maxsim_mma.cuh"
 #include "kernels/maxsim_wgmma.cuh"
 
-#define CK(x)                                                                                  \
-  do {                                                                                         \
-    cudaError_t e_ = (x);                                                                      \
-    if (e_ != cudaSuccess) {                                                                   \
-      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
-      std::exit(1);                                                                            \
-    }                                                                                          \
-  } while (0)
 
 namespace {
 

@@ -11,16 +11,9 @@
 #include <cstdlib>
 #include <vector>
 
+#include "check.cuh"
 #include "kernels/topk.cuh"
 
-#define CK(x)                                                                                  \
-  do {                                                                                         \
-    cudaError_t e_ = (x);                                                                      \
-    if (e_ != cudaSuccess) {                                                                   \
-      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
-      std::exit(1);                                                                            \
-    }                                                                                          \
-  } while (0)
 
 namespace topk = gavel::kernels::topk;
 
