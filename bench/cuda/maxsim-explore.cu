@@ -214,23 +214,7 @@ void Run(const Shape& sh, bool varied, bool timeIt, uint64_t seed) {
       CK(cudaMemcpy(c, counts, 16, cudaMemcpyDeviceToHost));
       CK(cudaMemcpy(&w, worst, 4, cudaMemcpyDeviceToHost));
       double ms = NAN;
-      if (timeIt) {
-        cudaEvent_t a, b;
-        CK(cudaEventCreate(&a));
-        CK(cudaEventCreate(&b));
-        std::vector<float> t;
-        for (int rep = 0; rep < 5; ++rep) {
-          CK(cudaEventRecord(a));
-          Launch(cf, Q, sh.nq, K, D, dStart, dRows, sh.S, sh.S, m, am);
-          CK(cudaEventRecord(b));
-          CK(cudaEventSynchronize(b));
-          float x;
-          CK(cudaEventElapsedTime(&x, a, b));
-          t.push_back(x);
-        }
-        std::sort(t.begin(), t.end());
-        ms = t[2];
-      }
+      if (timeIt) ms = MedianMs([&]() { Launch(cf, Q, sh.nq, K, D, dStart, dRows, sh.S, sh.S, m, am); }, 5);
       std::printf("{\"shape\":\"%s\",\"kernel\":\"%s\",\"stages\":%d,\"skills\":%d,\"keys\":%lld,\"dim\":%d,\"nq\":%d,\"varied\":%s,\"bm\":%d,\"g\":%d,"
                   "\"checked\":%lld,\"bad\":%llu,\"ties\":%llu,\"maxMDiff\":%.3g,\"ms\":%.3f,\"tflops\":%.1f}\n",
                   sh.name, cf.kernel, cf.stages, sh.S, (long long)total, sh.dim, sh.nq, varied ? "true" : "false", bm, g, (long long)n, c[0], c[1], w, ms,

@@ -26,25 +26,6 @@ __global__ void Fill(float* m, int64_t n, int levels, uint64_t seed) {
   }
 }
 
-template <typename K>
-float Time(K launch) {
-  cudaEvent_t a, b;
-  CK(cudaEventCreate(&a));
-  CK(cudaEventCreate(&b));
-  std::vector<float> t;
-  for (int rep = 0; rep < 7; ++rep) {
-    CK(cudaEventRecord(a));
-    launch();
-    CK(cudaEventRecord(b));
-    CK(cudaEventSynchronize(b));
-    float x;
-    CK(cudaEventElapsedTime(&x, a, b));
-    t.push_back(x);
-  }
-  std::sort(t.begin(), t.end());
-  return t[3];
-}
-
 int main() {
   struct Shape { const char* name; int nq; int64_t nCols; int kk, levels; };
   const Shape shapes[] = {{"ties-small", 37, 300, 16, 3},   {"ties-odd", 130, 4099, 13, 7},   {"d256-10k", 1300, 10000, 10, 1 << 20},
@@ -73,8 +54,8 @@ int main() {
     size_t differ = 0;
     for (size_t e = 0; e < nk; ++e) differ += ha[e] != hb[e] || hma[e] != hmb[e];
     ok &= differ == 0;
-    const float tp = Time([&]() { topk::TopKPasses<<<s.nq, topk::kTopThreads>>>(m, s.nCols, s.kk, a, am); });
-    const float to = Time([&]() { topk::TopKOnePass<16><<<s.nq, topk::kTopThreads>>>(m, s.nCols, s.kk, b, bm); });
+    const float tp = MedianMs([&]() { topk::TopKPasses<<<s.nq, topk::kTopThreads>>>(m, s.nCols, s.kk, a, am); }, 7);
+    const float to = MedianMs([&]() { topk::TopKOnePass<16><<<s.nq, topk::kTopThreads>>>(m, s.nCols, s.kk, b, bm); }, 7);
     std::printf("{\"shape\":\"%s\",\"rows\":%d,\"columns\":%lld,\"k\":%d,\"picksDiffer\":%zu,\"passesMs\":%.3f,\"onePassMs\":%.3f}\n", s.name, s.nq,
                 (long long)s.nCols, s.kk, differ, tp, to);
     cudaFree(m); cudaFree(a); cudaFree(b); cudaFree(am); cudaFree(bm);
