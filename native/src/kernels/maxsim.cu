@@ -8,6 +8,13 @@
 //   - WMMA (below): elsewhere (other GPUs, non-sm_90a builds, dims past ~1,600);
 //   - mma.sync (kernels/maxsim_mma.cuh): 82–102 TFLOP/s, no faster than WMMA; kept for benches.
 //
+// Why fused max-sims rather than cuBLAS GEMM + a reduction: the products of a glance are nq × rows
+// floats (1,300 × 20M = 104 GB at 100K skills × 200 keys), so a GEMM that writes them and a kernel
+// that reads them back move ~200 GB through HBM (~60 ms on an H100) whatever the GEMM's speed;
+// reducing each tile to its per-(row, skill) max on chip moves only the keys (f16) and m/argmax
+// (nq × skills). The WMMA kernel's tiling follows the trainer's bf16 search kernel
+// (train/train_cuda_kernels.cuh): one block per (column, 64 query rows), 4 warps of 16 rows × 64
+// keys, operands staged 64 dimensions at a time.
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 #include <mma.h>
@@ -270,16 +277,14 @@ class CudaBank final : public DeviceBank {
       colsN_ = nCols;
     }
     Check(cudaEventRecord(e1.e, stream_), "recording an event");
-    switch (const KernelChoice kc = ChooseKernel(); kc.kind) {
+    const KernelChoice kc = ChooseKernel();
+    switch (kc.kind) {
       case Kernel::kWgmma: LaunchWgmma(kc.bm, dq, nq, dRow, dRows, nCols, dm, dam, stop); break;
       case Kernel::kMma: LaunchMma(kc, dq, nq, dRow, dRows, nCols, dm, dam, stop); break;
       default: LaunchWmma(dq, nq, dRow, dRows, nCols, dm, dam, stop); break;
     }
     Check(cudaEventRecord(e2.e, stream_), "recording an event");
-    // GAVEL_GLANCE_TOPK=onepass: the one-read top-k (kernels/topk.cuh), opt-in until a device run has
-    // timed it; the same output bit for bit (checked on a CPU by native/test/topk_emu.cpp)
-    const char* tk = std::getenv("GAVEL_GLANCE_TOPK");
-    if (tk != nullptr && std::strcmp(tk, "onepass") == 0 && kk <= 16) {
+    if (kc.onePassTopK && kk <= 16) {
       topk::TopKOnePass<16><<<unsigned(nq), topk::kTopThreads, 0, stream_>>>(dm, nCols, int(kk), dtop, dtopM);
     } else {
       topk::TopKPasses<<<unsigned(nq), topk::kTopThreads, 0, stream_>>>(dm, nCols, int(kk), dtop, dtopM);
@@ -388,13 +393,18 @@ class CudaBank final : public DeviceBank {
   // "mma" (with GAVEL_GLANCE_MMA_BM, 64 or 128, and GAVEL_GLANCE_MMA_G, columns a block walks);
   // otherwise ("wgmma" or unset) wgmma where it runs, else WMMA. A kernel whose shared memory does not
   // fit this dimension, or wgmma on device code without sm_90a's, falls back to WMMA.
+  // GAVEL_GLANCE_TOPK=onepass picks the one-read top-k (kernels/topk.cuh; k ≤ 16), opt-in until a
+  // device run has timed it: the same output bit for bit (native/test/topk_emu.cpp, on a CPU).
   enum class Kernel { kWmma, kMma, kWgmma };
   struct KernelChoice {
     Kernel kind = Kernel::kWmma;
     int bm = 0, g = 4;
+    bool onePassTopK = false;
   };
   KernelChoice ChooseKernel() {
     KernelChoice c;
+    const char* tk = std::getenv("GAVEL_GLANCE_TOPK");
+    c.onePassTopK = tk != nullptr && std::strcmp(tk, "onepass") == 0;
     const char* v = std::getenv("GAVEL_GLANCE_KERNEL");
     const size_t optIn = size_t(SmemOptIn());
     if (v != nullptr && std::strcmp(v, "mma") == 0) {
