@@ -90,7 +90,8 @@ let ok = true;
 // The max-sim kernels to check and time (GAVEL_GLANCE_KERNEL and friends, read at each glance):
 // "default" (the addon's own choice: wgmma on sm_90a device code, else WMMA), "wmma",
 // "wgmma" (what default picks where it can) and "mma:BM:G" (kernels/maxsim_mma.cuh); a "+onepass"
-// suffix adds the one-read top-k (GAVEL_GLANCE_TOPK=onepass, kernels/topk.cuh), e.g. "default+onepass".
+// suffix sets GAVEL_GLANCE_TOPK (kernels/topk.cuh): "+passes" the k-pass top-k, "+onepass" the one-read
+// top-k (the default for k ≤ 16 since session 16), e.g. "default,default+passes".
 const KERNELS = (process.env.GLANCE_KERNELS ?? "default,wmma").split(",");
 function useKernel(full) {
   const [spec, topk] = full.split("+");

@@ -41,6 +41,10 @@ mkdir -p "$OUT"
 for f in $(for s in ${SPLITS:-val test}; do echo "$W/$s-glance.jsonl"; done) "$L/tasks.jsonl" "$L/golds.jsonl" "$L/mit.jsonl" "$BACKBONE"; do
   [ -f "$f" ] || { echo "verdict-go.sh: missing $f"; exit 2; }
 done
+# node lives in $HOME/bin on the device (gpu-build.sh put it there; env.sh adds it for train-full.sh,
+# but this script runs outside it: session 16's chain lost its verdict to a bare PATH)
+export PATH="$HOME/bin:$PATH"
+command -v node >/dev/null || { echo "verdict-go.sh: no node on PATH (\$HOME/bin)"; exit 2; }
 # The bundle sits beside the staged package so that its external imports resolve there.
 cp .device/vl/verdict-records.mjs "$APP/verdict-records.mjs"
 [ -z "${GAVEL_ADDON:-}" ] && [ -f "$APP/addon-path" ] && export GAVEL_ADDON=$(cat "$APP/addon-path")
@@ -77,11 +81,12 @@ for split in $SPLITS; do
   if [ "$SHARDS" != 1 ]; then
     # joined in the records' order (slice k's i-th line is record i * SHARDS + k); a slice cut short by
     # LIMIT leaves the tail of its records unjudged, and the join keeps what was judged
-    python3 - "$W/$split-verdict.jsonl" "$SHARDS" "$W/$split-verdict".s*.jsonl <<'PYEOF'
-import sys
-out, shards, parts = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
-parts = sorted(parts, key=lambda p: int(p.rsplit(".s", 1)[1].split(".")[0]))
-lines = [open(p).read().splitlines() for p in parts]
+    python3 - "$W/$split-verdict.jsonl" "$SHARDS" <<'PYEOF'
+import os, sys
+out, shards = sys.argv[1], int(sys.argv[2])
+# a slice whose process failed before writing has no file: it joins as empty
+parts = [out[: -len(".jsonl")] + f".s{k}.jsonl" for k in range(shards)]
+lines = [open(p).read().splitlines() if os.path.exists(p) else [] for p in parts]
 with open(out, "w") as f:
     for i in range(max(map(len, lines), default=0)):
         for k in range(shards):

@@ -2,10 +2,10 @@
 // (value, index) order of the max-sim (larger value, or equal value and lower column). Two kernels,
 // the same output bit for bit (the order is total, so the top kk are one set in one order):
 //   - TopKPasses: kk passes over the row, each a block-wide argmax of what ranks after the last pick
-//     (the default since session 9). It reads the row kk times: 3.6 ms of a 100K-skill glance's 51 ms
+//     (the default from session 9 to 15; now for k > 16, or GAVEL_GLANCE_TOPK=passes). It reads the row kk times: 3.6 ms of a 100K-skill glance's 51 ms
 //     on an H200 (session 15), 7%.
-//   - TopKOnePass<KMAX> (kk ≤ KMAX; opt-in with GAVEL_GLANCE_TOPK=onepass until a device run has timed
-//     it): one read of the row, each thread keeping its own kk best in registers (a sorted insertion,
+//   - TopKOnePass<KMAX> (kk ≤ KMAX; the default since session 16, 0.92 ms against 3.48 at 100K skills
+//     through the addon on an H200): one read of the row, each thread keeping its own kk best in registers (a sorted insertion,
 //     rarely taken once the list fills), then kk rounds of a block-wide argmax over the threads' heads,
 //     the winner shifting its list up. bench/cuda/topk-explore.cu checks both against a host reference
 //     and times them.
