@@ -33,8 +33,7 @@ __device__ __forceinline__ bool OrderBetter(float v, I i, float bv, I bi) {
 }
 
 // The block's best (v, i) by OrderBetter, known to every thread: warp shuffles, then the warps' bests
-// through shared memory (sv, si: kTopThreads / 32 each). Two __syncthreads. TopKPasses keeps its own
-// inline copy of this reduction: its code is session 15's measured kernel, token for token.
+// through shared memory (sv, si: kTopThreads / 32 each). Two __syncthreads.
 __device__ __forceinline__ void BlockBest(float& v, int64_t& i, float* sv, int64_t* si) {
 #pragma unroll
   for (int w = 16; w >= 1; w >>= 1) {
@@ -62,24 +61,18 @@ __device__ __forceinline__ void BlockBest(float& v, int64_t& i, float* sv, int64
 
 // top[i·kk + r], topM[…]: row i's r-th best column and its m, best first. Grid nq blocks of
 // kTopThreads. kk rounds, each the best column strictly after the previous one in the order (a strict
-// total order on distinct columns, so every round adds a new column). Moved here from maxsim.cu as it
-// was measured (session 15's twins), token for token.
+// total order on distinct columns, so every round adds a new column). Session 15's measured kernel,
+// its reduction since session 16 the shared BlockBest (every thread then knows the round's pick, so
+// the previous pick lives in registers).
 __global__ void __launch_bounds__(kTopThreads) TopKPasses(const float* __restrict__ m, int64_t nCols, int kk,
                                                           int32_t* __restrict__ top, float* __restrict__ topM) {
   const int64_t i = blockIdx.x;
   const float* row = m + i * nCols;
   __shared__ float sv[kTopThreads / 32];
   __shared__ int64_t si[kTopThreads / 32];
-  __shared__ float prevV;
-  __shared__ int64_t prevI;
-  if (threadIdx.x == 0) {
-    prevV = FLT_MAX;
-    prevI = -1;
-  }
-  __syncthreads();
+  float pv = FLT_MAX;
+  int64_t pi = -1;
   for (int r = 0; r < kk; ++r) {
-    const float pv = prevV;
-    const int64_t pi = prevI;
     float bv = -FLT_MAX;
     int64_t bi = -1;
     for (int64_t c = threadIdx.x; c < nCols; c += kTopThreads) {
@@ -91,32 +84,13 @@ __global__ void __launch_bounds__(kTopThreads) TopKPasses(const float* __restric
         bi = c;
       }
     }
-#pragma unroll
-    for (int w = 16; w >= 1; w >>= 1) {
-      const float ov = __shfl_xor_sync(0xffffffffu, bv, w);
-      const int64_t oi = __shfl_xor_sync(0xffffffffu, bi, w);
-      if (OrderBetter(ov, oi, bv, bi)) {
-        bv = ov;
-        bi = oi;
-      }
-    }
-    if ((threadIdx.x & 31) == 0) {
-      sv[threadIdx.x >> 5] = bv;
-      si[threadIdx.x >> 5] = bi;
-    }
-    __syncthreads();
+    BlockBest(bv, bi, sv, si);
     if (threadIdx.x == 0) {
-      for (int w = 1; w < kTopThreads / 32; ++w)
-        if (OrderBetter(sv[w], si[w], bv, bi)) {
-          bv = sv[w];
-          bi = si[w];
-        }
       top[i * kk + r] = int32_t(bi);
       topM[i * kk + r] = bv;
-      prevV = bv;
-      prevI = bi;
     }
-    __syncthreads();
+    pv = bv;
+    pi = bi;
   }
 }
 
