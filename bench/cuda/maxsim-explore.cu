@@ -37,7 +37,12 @@ using gavel::kernels::mma::MmaBetter;
 using gavel::kernels::mma::MmaMaxSim;
 using gavel::kernels::mma::MmaSmem;
 using gavel::kernels::wgmma::WgmmaMaxSim;
+using gavel::kernels::wgmma::MakeWgKeyMaps;
+using gavel::kernels::wgmma::WgKeyMaps;
 using gavel::kernels::wgmma::WgmmaSmem;
+
+WgKeyMaps gMaps{};  // the TMA maps over the shape's keys (Run makes them)
+int gOnly = -1;     // --only I: run kConfigs[I] alone (for a profiler)
 
 // ---------------------------------------------------------------- data, on the device
 __device__ uint32_t Hash(uint64_t x) {
@@ -132,29 +137,40 @@ bool LaunchMma(const __half* Q, int nq, const __half* K, int D, const int64_t* c
   CK(cudaGetLastError());
   return true;
 }
-template <int BM, int ST>
+template <int BM, int TN, int ST, bool TMA, bool AM>
 bool LaunchWgmma(const __half* Q, int nq, const __half* K, int D, const int64_t* colRow, const int64_t* colRows, int S, int G,
                    int64_t nCols, float* m, int* am) {
-  const size_t sm = WgmmaSmem(BM, ST, D);
+  const size_t sm = WgmmaSmem(BM, TN, ST, D);
   int maxSm = 0;
   CK(cudaDeviceGetAttribute(&maxSm, cudaDevAttrMaxSharedMemoryPerBlockOptin, 0));
   if (sm > size_t(maxSm)) return false;
-  CK(cudaFuncSetAttribute(WgmmaMaxSim<BM, ST>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(sm)));
+  CK(cudaFuncSetAttribute(WgmmaMaxSim<BM, TN, ST, TMA, AM>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(sm)));
   dim3 grid((nq + BM - 1) / BM, (S + G - 1) / G);
-  WgmmaMaxSim<BM, ST><<<grid, 128 + BM * 2, sm>>>(Q, nq, K, D, colRow, colRows, nCols, 0, S, G, m, am);
+  WgmmaMaxSim<BM, TN, ST, TMA, AM><<<grid, 128 + BM * 2, sm>>>(Q, nq, K, D, colRow, colRows, nCols, 0, S, G, m, am, gMaps);
   CK(cudaGetLastError());
   return true;
 }
 // The candidates: the mma.sync kernel at its best configuration of session 15, and wgmma's.
-struct Config { const char* kernel; int bm, g, stages; };
-const Config kConfigs[] = {{"mma", 128, 16, 0}, {"wgmma", 128, 16, 4}, {"wgmma", 128, 16, 3}, {"wgmma", 128, 32, 4}, {"wgmma", 64, 16, 4}};
+// tn: keys a tile (wgmma's widest N); session 15's choice was bm 128, tn 64, 4 stages, g 16.
+// kernel "tma": the same wgmma kernel with its keys loaded by TMA; "tma-m": and m alone (no argmax,
+// which the explorer then does not check).
+struct Config { const char* kernel; int bm, g, stages, tn; };
+const Config kConfigs[] = {{"wgmma", 128, 16, 4, 64}, {"tma", 128, 16, 4, 64},   {"tma", 192, 16, 4, 128},  {"tma-m", 128, 16, 4, 64},
+                           {"tma-m", 192, 16, 4, 128}, {"tma-m", 192, 16, 4, 64}, {"tma-m", 256, 16, 4, 64}, {"tma-m", 128, 16, 3, 256},
+                           {"tma-m", 192, 16, 3, 128}, {"tma", 192, 16, 3, 128},  {"tma-m", 192, 32, 3, 128}, {"tma-m", 192, 64, 3, 128},
+                           {"tma-m", 192, 32, 4, 128}, {"tma-m", 192, 64, 4, 128}};
 bool Launch(const Config& c, const __half* Q, int nq, const __half* K, int D, const int64_t* colRow, const int64_t* colRows, int S,
             int64_t nCols, float* m, int* am) {
   if (c.kernel[0] == 'm') return c.bm == 64 ? LaunchMma<64>(Q, nq, K, D, colRow, colRows, S, c.g, nCols, m, am)
                                             : LaunchMma<128>(Q, nq, K, D, colRow, colRows, S, c.g, nCols, m, am);
-#define GAVEL_WG_CASE(B, T) \
-  if (c.bm == B && c.stages == T) return LaunchWgmma<B, T>(Q, nq, K, D, colRow, colRows, S, c.g, nCols, m, am);
-  GAVEL_WG_CASE(64, 4) GAVEL_WG_CASE(128, 3) GAVEL_WG_CASE(128, 4)
+  const bool tma = c.kernel[0] == 't', mOnly = std::strcmp(c.kernel, "tma-m") == 0;
+#define GAVEL_WG_CASE(B, N, T)                                                                                \
+  if (c.bm == B && c.tn == N && c.stages == T)                                                                \
+    return mOnly ? LaunchWgmma<B, N, T, true, false>(Q, nq, K, D, colRow, colRows, S, c.g, nCols, m, am)      \
+           : tma ? LaunchWgmma<B, N, T, true, true>(Q, nq, K, D, colRow, colRows, S, c.g, nCols, m, am)       \
+                 : LaunchWgmma<B, N, T, false, true>(Q, nq, K, D, colRow, colRows, S, c.g, nCols, m, am);
+  GAVEL_WG_CASE(128, 64, 4) GAVEL_WG_CASE(192, 64, 4) GAVEL_WG_CASE(192, 128, 4) GAVEL_WG_CASE(192, 128, 3)
+  GAVEL_WG_CASE(256, 64, 4) GAVEL_WG_CASE(128, 256, 3)
 #undef GAVEL_WG_CASE
   return false;
 }
@@ -193,15 +209,23 @@ void Run(const Shape& sh, bool varied, bool timeIt, uint64_t seed) {
   if (total > 0) UnitRows<<<unsigned(total), 256>>>(K, total, D, sh.dim, seed + 1);
   CK(cudaGetLastError());
   {
+    const char* why = MakeWgKeyMaps(K, std::max<int64_t>(total, 1), D, &gMaps);
+    if (*why) std::printf("# no TMA maps: %s\n", why);
+  }
+  {
     const int64_t n = int64_t(sh.nq) * nRef;
     RefMaxSim<<<unsigned((n + 255) / 256), 256>>>(Q, sh.nq, K, D, dStart, dRows, nRef, sh.S, rm, ram);
     CK(cudaDeviceSynchronize());
   }
   const double flops = 2.0 * sh.nq * double(total) * sh.dim;
-  for (const Config& cf : kConfigs) {
+  for (int ci = 0; ci < int(sizeof(kConfigs) / sizeof(kConfigs[0])); ++ci) {
+    const Config& cf = kConfigs[ci];
+    if (gOnly >= 0 && ci != gOnly) continue;
     {
       const int bm = cf.bm, g = cf.g;
       CK(cudaMemset(m, 0, size_t(sh.nq) * sh.S * 4));
+      // m alone: the argmax the check reads is the reference's (only m is checked)
+      if (std::strcmp(cf.kernel, "tma-m") == 0) CK(cudaMemcpy(am, ram, size_t(sh.nq) * sh.S * 4, cudaMemcpyDeviceToDevice));
       const bool ok = Launch(cf, Q, sh.nq, K, D, dStart, dRows, sh.S, sh.S, m, am);
       if (!ok) { std::printf("{\"shape\":\"%s\",\"kernel\":\"%s\",\"bm\":%d,\"g\":%d,\"skipped\":\"shared memory\"}\n", sh.name, cf.kernel, bm, g); continue; }
       CK(cudaDeviceSynchronize());
@@ -215,9 +239,9 @@ void Run(const Shape& sh, bool varied, bool timeIt, uint64_t seed) {
       CK(cudaMemcpy(&w, worst, 4, cudaMemcpyDeviceToHost));
       double ms = NAN;
       if (timeIt) ms = MedianMs([&]() { Launch(cf, Q, sh.nq, K, D, dStart, dRows, sh.S, sh.S, m, am); }, 5);
-      std::printf("{\"shape\":\"%s\",\"kernel\":\"%s\",\"stages\":%d,\"skills\":%d,\"keys\":%lld,\"dim\":%d,\"nq\":%d,\"varied\":%s,\"bm\":%d,\"g\":%d,"
+      std::printf("{\"shape\":\"%s\",\"kernel\":\"%s\",\"tn\":%d,\"stages\":%d,\"skills\":%d,\"keys\":%lld,\"dim\":%d,\"nq\":%d,\"varied\":%s,\"bm\":%d,\"g\":%d,"
                   "\"checked\":%lld,\"bad\":%llu,\"ties\":%llu,\"maxMDiff\":%.3g,\"ms\":%.3f,\"tflops\":%.1f}\n",
-                  sh.name, cf.kernel, cf.stages, sh.S, (long long)total, sh.dim, sh.nq, varied ? "true" : "false", bm, g, (long long)n, c[0], c[1], w, ms,
+                  sh.name, cf.kernel, cf.tn, cf.stages, sh.S, (long long)total, sh.dim, sh.nq, varied ? "true" : "false", bm, g, (long long)n, c[0], c[1], w, ms,
                   timeIt ? flops / ms / 1e9 : 0.0);
       std::fflush(stdout);
     }
@@ -229,17 +253,26 @@ void Run(const Shape& sh, bool varied, bool timeIt, uint64_t seed) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // --quick: the checks only; --shape NAME [--only I]: that timed shape alone (and config I alone),
+  // e.g. under `ncu -k regex:WgmmaMaxSim -s 1 -c 1` (the launch after the checked one)
   const bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
+  const char* only = nullptr;
+  for (int a = 1; a + 1 < argc; ++a) {
+    if (std::strcmp(argv[a], "--shape") == 0) only = argv[a + 1];
+    if (std::strcmp(argv[a], "--only") == 0) gOnly = std::atoi(argv[a + 1]);
+  }
   cudaDeviceProp p;
   CK(cudaGetDeviceProperties(&p, 0));
   std::printf("# %s, %d SMs, %zu KB shared per block (opt-in)\n", p.name, p.multiProcessorCount, p.sharedMemPerBlockOptin / 1024);
   // correctness at awkward sizes: varied keys per skill (empty skills, partial tiles), odd row counts, dim not a multiple of 64
   const Shape checks[] = {{"check-a", 300, 40, 64, 37}, {"check-b", 211, 120, 200, 130}, {"check-c", 97, 235, 768, 239}, {"check-d", 50, 5, 256, 1}};
-  for (const Shape& s : checks) Run(s, true, false, 7 + s.S);
+  if (only == nullptr)
+    for (const Shape& s : checks) Run(s, true, false, 7 + s.S);
   if (quick) return 0;
   // issue 15's shapes, timed (the reference checks the first 1,000 skills)
   const Shape shapes[] = {{"d256-10k", 10000, 200, 256, 1300}, {"d256-30k", 30000, 200, 256, 1300}, {"d256-100k", 100000, 200, 256, 1300},
                           {"d768-1k", 1000, 235, 768, 239}, {"d768-10k", 10000, 235, 768, 239}, {"d768-30k", 30000, 235, 768, 239}};
-  for (const Shape& s : shapes) Run(s, false, true, 11);
+  for (const Shape& s : shapes)
+    if (only == nullptr || std::strcmp(only, s.name) == 0) Run(s, false, true, 11);
   return 0;
 }

@@ -91,13 +91,17 @@ let ok = true;
 // "default" (the addon's own choice: wgmma on sm_90a device code, else WMMA), "wmma",
 // "wgmma" (what default picks where it can) and "mma:BM:G" (kernels/maxsim_mma.cuh); a "+onepass"
 // suffix sets GAVEL_GLANCE_TOPK (kernels/topk.cuh): "+passes" the k-pass top-k, "+onepass" the one-read
-// top-k (the default for k ≤ 16 since session 16), e.g. "default,default+passes".
+// top-k (the default for k ≤ 16 since session 16), e.g. "default,default+passes"; "+cp.async" sets
+// GAVEL_GLANCE_LOADER (the wgmma kernel's keys by the loader warpgroup's cp.async, not TMA: session 15's).
 const KERNELS = (process.env.GLANCE_KERNELS ?? "default,wmma").split(",");
 function useKernel(full) {
-  const [spec, topk] = full.split("+");
+  const [spec, ...extras] = full.split("+");
   const [name, bm, g] = spec.split(":");
-  for (const v of ["GAVEL_GLANCE_KERNEL", "GAVEL_GLANCE_MMA_BM", "GAVEL_GLANCE_MMA_G", "GAVEL_GLANCE_TOPK"]) delete process.env[v];
-  if (topk) process.env.GAVEL_GLANCE_TOPK = topk;
+  for (const v of ["GAVEL_GLANCE_KERNEL", "GAVEL_GLANCE_MMA_BM", "GAVEL_GLANCE_MMA_G", "GAVEL_GLANCE_TOPK", "GAVEL_GLANCE_LOADER"]) delete process.env[v];
+  for (const x of extras) {
+    if (x === "cp.async") process.env.GAVEL_GLANCE_LOADER = x;
+    else process.env.GAVEL_GLANCE_TOPK = x;
+  }
   if (name === "default") return;
   process.env.GAVEL_GLANCE_KERNEL = name;
   if (name === "mma") {

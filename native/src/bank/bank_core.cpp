@@ -76,7 +76,7 @@ void DeviceGlance(GlanceJob& job, GlanceOut& out) {
     dc.cols = ColumnCache();
     throw;
   }
-  const int64_t n = static_cast<int64_t>(job.handles.size());
+  const int64_t n = static_cast<int64_t>(job.cols->handles.size());
   const int64_t *rowP = nullptr, *rowsP = nullptr;
   uint64_t columnsKey = 0;
   std::vector<int64_t> row, rows;  // a restricted glance's columns
@@ -89,8 +89,8 @@ void DeviceGlance(GlanceJob& job, GlanceOut& out) {
     row.resize(static_cast<size_t>(n));
     rows.resize(static_cast<size_t>(n));
     for (int64_t i = 0; i < n; ++i) {
-      row[i] = dc.layout.Row(job.handles[i]);
-      rows[i] = job.offsets[i + 1] - job.offsets[i];
+      row[i] = dc.layout.Row(job.cols->handles[i]);
+      rows[i] = job.cols->offsets[i + 1] - job.cols->offsets[i];
     }
     rowP = row.data();
     rowsP = rows.data();
@@ -131,8 +131,9 @@ GlanceOut RunGlance(GlanceJob& job) {
     }
   } release{job};
   GlanceOut out;
-  const int64_t n = static_cast<int64_t>(job.handles.size());
-  const kernels::SkillKeys keys{job.base.data(), job.offsets.data(), n, job.half.empty() ? nullptr : job.half.data()};
+  const GlanceColumns& cols = *job.cols;
+  const int64_t n = static_cast<int64_t>(cols.handles.size());
+  const kernels::SkillKeys keys{cols.base.data(), cols.offsets.data(), n, cols.half.empty() ? nullptr : cols.half.data()};
   if (job.onDevice) {
     DeviceGlance(job, out);
   } else {
@@ -149,7 +150,7 @@ GlanceOut RunGlance(GlanceJob& job) {
                             static_cast<int64_t>(out.columns.size()), out.r);
     }
   }
-  out.handles = std::move(job.handles);
+  out.handles = cols.handles;
   return out;
 }
 
@@ -231,22 +232,29 @@ std::shared_ptr<GlanceJob> Bank::PrepareGlance(std::vector<float> queries, std::
       if (!seen.insert(h).second) throw Failure(Code::INVALID_ARGUMENT, which + " is repeated");
       pick[i] = at;
     }
-  } else {
-    pick.resize(s.entries.size());
-    for (size_t i = 0; i < pick.size(); ++i) pick[i] = static_cast<int64_t>(i);
   }
-  const int64_t nSkills = static_cast<int64_t>(pick.size());
+  const int64_t nSkills = restricted ? nOnly : static_cast<int64_t>(s.entries.size());
   kernels::CheckResultSize(nq, nSkills);
-  if (half_) job->half.resize(pick.size());
-  else job->base.resize(pick.size());
-  job->offsets.assign(pick.size() + 1, 0);
-  job->handles.resize(pick.size());
-  for (int64_t i = 0; i < nSkills; ++i) {
-    const Entry& e = s.entries[pick[i]];
-    if (half_) job->half[i] = e.keys->half.data();
-    else job->base[i] = e.keys->data.data();
-    job->offsets[i + 1] = job->offsets[i] + e.keys->rows;
-    job->handles[i] = e.handle;
+  if (!restricted && whole_ && whole_->generation == s.generation) {
+    job->cols = whole_;  // the bank has not changed since the last whole-bank glance
+  } else {
+    auto cols = std::make_shared<GlanceColumns>();
+    if (half_) cols->half.resize(static_cast<size_t>(nSkills));
+    else cols->base.resize(static_cast<size_t>(nSkills));
+    cols->offsets.assign(static_cast<size_t>(nSkills) + 1, 0);
+    cols->handles.resize(static_cast<size_t>(nSkills));
+    for (int64_t i = 0; i < nSkills; ++i) {
+      const Entry& e = s.entries[static_cast<size_t>(restricted ? pick[static_cast<size_t>(i)] : i)];
+      if (half_) cols->half[i] = e.keys->half.data();
+      else cols->base[i] = e.keys->data.data();
+      cols->offsets[i + 1] = cols->offsets[i] + e.keys->rows;
+      cols->handles[i] = e.handle;
+    }
+    if (!restricted) {
+      cols->generation = s.generation;
+      whole_ = cols;
+    }
+    job->cols = std::move(cols);
   }
   job->queries = std::move(queries);
   job->weights = std::move(weights);

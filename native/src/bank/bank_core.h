@@ -110,6 +110,17 @@ struct DeviceCache {
   std::unique_ptr<kernels::device::DeviceBank> dev;
 };
 
+// A glance's columns: each one's keys (one of base/half, by the bank's key type), the prefix sums
+// of their rows, their handles. Immutable once made: a whole-bank glance shares the one made for
+// its snapshot's generation (Bank::whole_), so preparing it costs nothing per call at 100K skills.
+struct GlanceColumns {
+  std::vector<const float*> base;     // float32 bank
+  std::vector<const uint16_t*> half;  // f16 bank
+  std::vector<int64_t> offsets;
+  std::vector<int32_t> handles;
+  uint64_t generation = 0;  // the snapshot's, for a whole-bank set (0: a restricted one)
+};
+
 // Everything one glance reads, prepared on the JS thread and owned by its worker.
 struct GlanceJob {
   std::shared_ptr<const Snapshot> snap;  // keeps every block read below alive
@@ -117,10 +128,7 @@ struct GlanceJob {
   bool restricted = false;  // over a handle subset (else every skill, in entry order)
   std::shared_ptr<DeviceCache> device;
   std::vector<float> queries, weights;
-  std::vector<const float*> base;     // float32 bank
-  std::vector<const uint16_t*> half;  // f16 bank
-  std::vector<int64_t> offsets;
-  std::vector<int32_t> handles;
+  std::shared_ptr<const GlanceColumns> cols;  // read-only: keys of `snap`
   int64_t nq = 0, dim = 0, k = 0;
   // m and argmax in the result: every column (-1), or the `detail` best columns by g.
   int64_t detail = -1;
@@ -192,6 +200,7 @@ class Bank {
   ColumnCache probeCols_;  // and column cache
   std::shared_ptr<GlanceRegistry> registry_ = std::make_shared<GlanceRegistry>();
   std::shared_ptr<DeviceCache> device_ = std::make_shared<DeviceCache>();
+  std::shared_ptr<const GlanceColumns> whole_;  // the whole bank's columns at whole_->generation
 };
 
 }  // namespace gavel::bank

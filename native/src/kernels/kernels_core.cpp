@@ -263,11 +263,21 @@ void GatherSkills(const float* m, const int32_t* argmax, int64_t nq, int64_t nAl
 }
 
 std::vector<int64_t> TopColumns(const std::vector<float>& g, int64_t n) {
+  n = std::min<int64_t>(n, static_cast<int64_t>(g.size()));
+  const auto better = [&g](int64_t a, int64_t b) { return g[a] > g[b] || (g[a] == g[b] && a < b); };
+  if (n <= 32) {  // the usual detail (a few columns): one pass, the best n kept sorted, no N-sized index
+    std::vector<int64_t> best;
+    best.reserve(static_cast<size_t>(n) + 1);
+    for (int64_t s = 0; s < static_cast<int64_t>(g.size()) && n > 0; ++s) {
+      if (static_cast<int64_t>(best.size()) == n && !better(s, best.back())) continue;
+      best.insert(std::upper_bound(best.begin(), best.end(), s, better), s);
+      if (static_cast<int64_t>(best.size()) > n) best.pop_back();
+    }
+    return best;
+  }
   std::vector<int64_t> cols(g.size());
   for (size_t s = 0; s < cols.size(); ++s) cols[s] = static_cast<int64_t>(s);
-  n = std::min<int64_t>(n, static_cast<int64_t>(cols.size()));
-  std::partial_sort(cols.begin(), cols.begin() + n, cols.end(),
-                    [&g](int64_t a, int64_t b) { return g[a] > g[b] || (g[a] == g[b] && a < b); });
+  std::partial_sort(cols.begin(), cols.begin() + n, cols.end(), better);
   cols.resize(static_cast<size_t>(n));
   return cols;
 }

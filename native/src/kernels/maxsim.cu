@@ -45,7 +45,9 @@ constexpr int kD = 64;                 // dimensions staged per step; rows are p
 constexpr int kLd = kD + 8;            // shared row stride in halves (16-byte rows, fewer bank conflicts)
 constexpr int kLdC = kTile + 4;        // shared row stride of the products
 constexpr int kThreads = 128;          // 4 warps; warp w owns query rows 16w … 16w + 15
-constexpr int64_t kColsPerLaunch = 16384;  // between two polls of the stop flag
+// Between two polls of the stop flag: ~15 ms of max-sim at dim 256 on an H200 (session 17); fewer,
+// larger launches lose less to each launch's last partial wave and to the syncs between them.
+constexpr int64_t kColsPerLaunch = 65536;
 
 using cuda::Buf;
 using cuda::Check;
@@ -261,7 +263,12 @@ class CudaBank final : public DeviceBank {
     int64_t* dRow = colRow_.Ensure(size_t(nCols));
     int64_t* dRows = colRows_.Ensure(size_t(nCols));
     float* dm = m_.Ensure(size_t(nq * nCols));
-    int32_t* dam = am_.Ensure(size_t(nq * nCols));
+    const KernelChoice kc = ChooseKernel();
+    // With TMA the max-sim over every column computes m alone: the vote reads nothing else, and the
+    // detail columns' argmax comes from a second launch over those few columns (below), the same
+    // kernel with the same tiles, so the same products and the same m and argmax as a full one.
+    const bool mOnly = kc.kind == Kernel::kWgmma && kc.tma && a.detail >= 0;
+    int32_t* dam = mOnly ? nullptr : am_.Ensure(size_t(nq * nCols));
     int32_t* dtop = top_.Ensure(size_t(nq * kk));
     float* dtopM = topM_.Ensure(size_t(nq * kk));
     Event e0, e1, e2, e3, e4, e5;
@@ -277,9 +284,8 @@ class CudaBank final : public DeviceBank {
       colsN_ = nCols;
     }
     Check(cudaEventRecord(e1.e, stream_), "recording an event");
-    const KernelChoice kc = ChooseKernel();
     switch (kc.kind) {
-      case Kernel::kWgmma: LaunchWgmma(kc.bm, dq, nq, dRow, dRows, nCols, dm, dam, stop); break;
+      case Kernel::kWgmma: LaunchWgmma(kc, !mOnly, dq, nq, dRow, dRows, nCols, dm, dam, stop); break;
       case Kernel::kMma: LaunchMma(kc, dq, nq, dRow, dRows, nCols, dm, dam, stop); break;
       default: LaunchWmma(dq, nq, dRow, dRows, nCols, dm, dam, stop); break;
     }
@@ -326,11 +332,25 @@ class CudaBank final : public DeviceBank {
       int64_t* dcols = cols_.Ensure(size_t(nd));
       float* dom = dm_.Ensure(size_t(nq * nd));
       int32_t* doa = da_.Ensure(size_t(nq * nd));
-      Check(cudaMemcpyAsync(dcols, out.columns.data(), size_t(nd) * sizeof(int64_t), cudaMemcpyHostToDevice, stream_),
-            "copying the detail columns");
-      GatherKernel<<<unsigned(std::min<int64_t>(1024, (nq * nd + 255) / 256)), 256, 0, stream_>>>(dm, dam, nq, nCols, dcols, nd,
-                                                                                                  dom, doa);
-      Check(cudaGetLastError(), "launching the gather kernel");
+      if (mOnly) {
+        // the detail columns' rows and counts (2 · nd), then the max-sim with argmax over them alone
+        std::vector<int64_t> det(size_t(2 * nd));
+        for (int64_t j = 0; j < nd; ++j) {
+          det[size_t(j)] = a.row[out.columns[size_t(j)]];
+          det[size_t(nd + j)] = a.rows[out.columns[size_t(j)]];
+        }
+        int64_t* dDet = detRow_.Ensure(det.size());
+        Check(cudaMemcpyAsync(dDet, det.data(), det.size() * sizeof(int64_t), cudaMemcpyHostToDevice, stream_),
+              "copying the detail columns");
+        LaunchWgmma(kc, true, dq, nq, dDet, dDet + nd, nd, dom, doa, nullptr);
+        Check(cudaStreamSynchronize(stream_), "running the detail max-sim");  // det is freed at the end of this block
+      } else {
+        Check(cudaMemcpyAsync(dcols, out.columns.data(), size_t(nd) * sizeof(int64_t), cudaMemcpyHostToDevice, stream_),
+              "copying the detail columns");
+        GatherKernel<<<unsigned(std::min<int64_t>(1024, (nq * nd + 255) / 256)), 256, 0, stream_>>>(dm, dam, nq, nCols, dcols, nd,
+                                                                                                    dom, doa);
+        Check(cudaGetLastError(), "launching the gather kernel");
+      }
       out.r.m.resize(size_t(nq * nd));
       out.r.argmax.resize(out.r.m.size());
       Check(cudaMemcpyAsync(out.r.m.data(), dom, out.r.m.size() * sizeof(float), cudaMemcpyDeviceToHost, stream_), "copying m back");
@@ -347,7 +367,7 @@ class CudaBank final : public DeviceBank {
   int64_t CapacityRows() const override { return capRows_; }
   int64_t DeviceBytes() const override {
     return capRows_ * dimP_ * int64_t(sizeof(__half)) + q_.Bytes() + colRow_.Bytes() + colRows_.Bytes() + m_.Bytes() +
-           am_.Bytes() + top_.Bytes() + topM_.Bytes() + cols_.Bytes() + dm_.Bytes() + da_.Bytes();
+           am_.Bytes() + top_.Bytes() + topM_.Bytes() + cols_.Bytes() + dm_.Bytes() + da_.Bytes() + detRow_.Bytes();
   }
 
  private:
@@ -402,6 +422,8 @@ class CudaBank final : public DeviceBank {
   struct KernelChoice {
     Kernel kind = Kernel::kWmma;
     int bm = 0, g = 4;
+    int tn = 64, stages = 4;  // wgmma: keys a tile, ring depth
+    bool tma = false;         // wgmma: keys loaded by TMA (else the loader warpgroup's cp.async)
     bool onePassTopK = true;
   };
   KernelChoice ChooseKernel() {
@@ -420,9 +442,26 @@ class CudaBank final : public DeviceBank {
       return c;
     }
     if (v != nullptr && std::strcmp(v, "wmma") == 0) return c;
-    // 128 query rows a block (two multiplying warpgroups) where they fit, else 64
-    c.bm = wgmma::WgmmaSmem(128, kWgStages, dimP_) <= optIn ? 128 : wgmma::WgmmaSmem(64, kWgStages, dimP_) <= optIn ? 64 : 0;
-    if (c.bm > 0 && WgmmaBuilt()) c.kind = Kernel::kWgmma;
+    if (!WgmmaBuilt()) return c;
+    // The first of these that fits this dimension's shared memory (session 17's explorer runs on an
+    // H100 and an H200, docs/BENCHMARKS.md): 192 rows × 128-key tiles by TMA, 4 stages, 32 columns a
+    // block (dims up to 384), 128 × 64 by TMA (up to 768), 128 × 64 by cp.async, 64 × 64 by cp.async
+    // (up to 1,536). GAVEL_GLANCE_LOADER=cp.async, or no TMA maps for this bank (MakeWgKeyMaps), keeps
+    // the cp.async loader of session 15.
+    const char* ld = std::getenv("GAVEL_GLANCE_LOADER");
+    const bool tmaOk = (ld == nullptr || std::strcmp(ld, "cp.async") != 0) && KeyMaps();
+    struct Cfg { int bm, tn, stages; bool tma; int g; };
+    static constexpr Cfg kCfgs[] = {{192, 128, 4, true, 32}, {128, 64, 4, true, 16}, {128, 64, 4, false, 16}, {64, 64, 4, false, 16}};
+    for (const Cfg& f : kCfgs) {
+      if ((f.tma && !tmaOk) || wgmma::WgmmaSmem(f.bm, f.tn, f.stages, dimP_) > optIn) continue;
+      c.kind = Kernel::kWgmma;
+      c.bm = f.bm;
+      c.tn = f.tn;
+      c.stages = f.stages;
+      c.tma = f.tma;
+      c.g = f.g;
+      return c;
+    }
     return c;
   }
   void LaunchMma(const KernelChoice& mc, const __half* dq, int64_t nq, const int64_t* dRow, const int64_t* dRows, int64_t nCols,
@@ -437,21 +476,46 @@ class CudaBank final : public DeviceBank {
     });
   }
 
-  // wgmma's configuration, the fastest of session 15's explorer runs (H200, bench/results/…-session15):
-  // a ring of 4 key chunks and 16 columns a block; 128 rows a block beat 64 at both dims measured
-  // (290 against 237 TFLOP/s at dim 256, 278 against 170 at dim 768).
-  static constexpr int kWgStages = 4, kWgGroup = 16;
-  void LaunchWgmma(int bm, const __half* dq, int64_t nq, const int64_t* dRow, const int64_t* dRows, int64_t nCols, float* dm,
-                   int32_t* dam, const std::atomic<bool>* stop) {
-    const size_t smem = wgmma::WgmmaSmem(bm, kWgStages, dimP_);
-    const auto kernel = bm == 128 ? wgmma::WgmmaMaxSim<128, kWgStages> : wgmma::WgmmaMaxSim<64, kWgStages>;
+  // The wgmma max-sim of configuration kc over columns dRow/dRows; withArgmax false: m alone (am is
+  // not written), only for TMA configurations.
+  void LaunchWgmma(const KernelChoice& kc, bool withArgmax, const __half* dq, int64_t nq, const int64_t* dRow, const int64_t* dRows,
+                   int64_t nCols, float* dm, int32_t* dam, const std::atomic<bool>* stop) {
+    if (kc.tma && kc.bm == 192) {
+      if (withArgmax) LaunchWg<192, 128, 4, true, true>(kc.g, dq, nq, dRow, dRows, nCols, dm, dam, stop);
+      else LaunchWg<192, 128, 4, true, false>(kc.g, dq, nq, dRow, dRows, nCols, dm, dam, stop);
+    } else if (kc.tma) {
+      if (withArgmax) LaunchWg<128, 64, 4, true, true>(kc.g, dq, nq, dRow, dRows, nCols, dm, dam, stop);
+      else LaunchWg<128, 64, 4, true, false>(kc.g, dq, nq, dRow, dRows, nCols, dm, dam, stop);
+    } else if (kc.bm == 128) {
+      LaunchWg<128, 64, 4, false, true>(kc.g, dq, nq, dRow, dRows, nCols, dm, dam, stop);
+    } else {
+      LaunchWg<64, 64, 4, false, true>(kc.g, dq, nq, dRow, dRows, nCols, dm, dam, stop);
+    }
+  }
+  // One configuration's launches; g columns a block.
+  template <int BM, int TN, int ST, bool TMA, bool AM>
+  void LaunchWg(int g, const __half* dq, int64_t nq, const int64_t* dRow, const int64_t* dRows, int64_t nCols, float* dm,
+                int32_t* dam, const std::atomic<bool>* stop) {
+    const auto kernel = wgmma::WgmmaMaxSim<BM, TN, ST, TMA, AM>;
+    const size_t smem = wgmma::WgmmaSmem(BM, TN, ST, dimP_);
     Check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)), "setting the max-sim kernel's shared memory");
-    const unsigned gx = unsigned((nq + bm - 1) / bm);
+    const unsigned gx = unsigned((nq + BM - 1) / BM);
     InLaunches(nCols, stop, [&](int64_t c0, int64_t n) {
       // x: the query-row blocks, so those reading one group of skills run together and share it in L2
-      const dim3 grid(gx, unsigned((n + kWgGroup - 1) / kWgGroup));
-      kernel<<<grid, unsigned(128 + bm * 2), smem, stream_>>>(dq, int(nq), keys_, int(dimP_), dRow, dRows, nCols, c0, n, kWgGroup, dm, dam);
+      const dim3 grid(gx, unsigned((n + g - 1) / g));
+      kernel<<<grid, unsigned(128 + BM * 2), smem, stream_>>>(dq, int(nq), keys_, int(dimP_), dRow, dRows, nCols, c0, n, g, dm, dam, maps_);
     });
+  }
+  // TMA maps over the key buffer, remade when it moves (Grow): false where they cannot be made (no
+  // driver entry point, no rows yet, more rows than 32-bit coordinates reach).
+  bool KeyMaps() {
+    if (keys_ == nullptr) return false;
+    if (mapsFor_ != keys_ || mapsRows_ != capRows_) {
+      mapsOk_ = *wgmma::MakeWgKeyMaps(keys_, capRows_, dimP_, &maps_) == '\0';
+      mapsFor_ = keys_;
+      mapsRows_ = capRows_;
+    }
+    return mapsOk_;
   }
   // Whether the loaded device code has wgmma (an sm_90a build on a compute-capability 9.0 device):
   // asked of the device once, by a one-thread kernel compiled in the same file.
@@ -505,8 +569,12 @@ class CudaBank final : public DeviceBank {
   __half* keys_ = nullptr;
   int64_t capRows_ = 0, end_ = 0;
   int smemOptIn_ = -1, wgmmaBuilt_ = -1;
+  wgmma::WgKeyMaps maps_{};  // for keys_ of capRows_ rows (KeyMaps)
+  const __half* mapsFor_ = nullptr;
+  int64_t mapsRows_ = -1;
+  bool mapsOk_ = false;
   Buf<__half> q_;
-  Buf<int64_t> colRow_, colRows_, cols_;
+  Buf<int64_t> colRow_, colRows_, cols_, detRow_;
   // What colRow_ / colRows_ hold: the colsN_ columns of GlanceArgs::columnsKey colsKey_ (0: unknown).
   uint64_t colsKey_ = 0;
   int64_t colsN_ = 0;
