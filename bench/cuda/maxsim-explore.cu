@@ -2,7 +2,8 @@
 // against a plain reference kernel in the same run, timed at issue 15's shapes. Standalone (no addon,
 // no node): the device machine has nvcc, and one compile takes seconds, so several tilings are compared
 // in one call before one of them becomes native/src/kernels/maxsim.cu's choice (session 15 chose
-// wgmma's at 128 rows and 4 stages: docs/BENCHMARKS.md).
+// wgmma's at 128 rows and 4 stages; session 17 TMA's at 192 rows, 128-key tiles, 4 stages, 32 columns
+// a block: docs/BENCHMARKS.md).
 //
 //   nvcc -O3 -std=c++17 -arch=sm_90a -I native/src bench/cuda/maxsim-explore.cu -o /tmp/mx && /tmp/mx [--quick]
 //
@@ -12,7 +13,7 @@
 // reaching it, the lower index on equal values; a skill without keys gets m = −1, am = −1.
 //
 // The candidates (kConfigs): native/src/kernels/maxsim_wgmma.cuh's WgmmaMaxSim (sm_90a) at a few
-// (rows a block, columns a block, ring depth), and maxsim_mma.cuh's MmaMaxSim as the mma.sync baseline.
+// (loader, rows a block, columns a block, ring depth, keys a tile), with or without the argmax.
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 

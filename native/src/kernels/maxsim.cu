@@ -1,10 +1,10 @@
 // The glance on CUDA (device.h): f16 keys resident on the device, a fused tensor-core max-sim, the
 // top-k selection on the device, the vote's sum on the host. The CPU twin is kernels_core's Glance.
 // Three max-sims, one contract (ChooseKernel picks; GAVEL_GLANCE_KERNEL = wmma | mma | wgmma forces):
-//   - wgmma (kernels/maxsim_wgmma.cuh): Hopper's warpgroup MMA fed by a loader warpgroup through
-//     mbarriers, where the device code is sm_90a's (a probe kernel says) and 64 query rows of the
-//     dimension fit in shared memory: 280–324 TFLOP/s on an H200 at issue 15's shapes (session 15),
-//     against the WMMA kernel's 102–118;
+//   - wgmma (kernels/maxsim_wgmma.cuh): Hopper's warpgroup MMA, its keys brought by TMA (or a loader
+//     warpgroup's cp.async) through mbarriers, where the device code is sm_90a's (a probe kernel says)
+//     and 64 query rows of the dimension fit in shared memory: 320–595 TFLOP/s on an H100 at issue
+//     15's shapes (session 17), against the WMMA kernel's ~100;
 //   - WMMA (below): elsewhere (other GPUs, non-sm_90a builds, dims past ~1,600);
 //   - mma.sync (kernels/maxsim_mma.cuh): 82–102 TFLOP/s, no faster than WMMA; kept for benches.
 //

@@ -1,29 +1,34 @@
 // The glance's Hopper max-sim for issue 15: wgmma (the warpgroup tensor-core instruction of sm_90a)
-// reading both operands from shared memory, fed by a loader warpgroup through mbarriers. Compiled only
-// where the build targets sm_90a (GAVEL_WGMMA_DEVICE below); elsewhere, and where the device code is
-// not sm_90a's (maxsim.cu asks WgmmaProbe), maxsim.cu keeps the WMMA kernel.
+// reading both operands from shared memory, its keys brought by TMA (or a loader warpgroup's cp.async)
+// through mbarriers. Compiled only where the build targets sm_90a (GAVEL_WGMMA_DEVICE below); elsewhere,
+// and where the device code is not sm_90a's (maxsim.cu asks WgmmaProbe), maxsim.cu keeps the WMMA kernel.
 // bench/cuda/maxsim-explore.cu checks it against a plain reference kernel and times it;
 // scripts/device/glance-twins.mjs checks the glance built on it against the CPU twin.
 //
-// Why it is faster than the WMMA and mma.sync kernels (~100 TFLOP/s on an H200): those feed the tensor
-// cores from registers through ldmatrix, and a block-wide __syncthreads paces every 64-dimension step;
-// here (session 15, H200: 280–324 TFLOP/s at issue 15's shapes):
-//   - A block owns BM query rows, all of dimP resident in shared memory, and a group of G skills
-//     (columns). Warpgroup 0 (128 threads) only loads; warpgroups 1 … BM/64 only multiply, 64 rows each.
-//   - Keys stream as chunks of 64 keys × 64 dimensions (8 KB) through a ring of STAGES buffers. A
-//     chunk's "full" mbarrier completes when the loader's cp.async copies landed, its "empty" one when
-//     every multiplying thread is done reading it: no block-wide barrier, so one warpgroup's epilogue
-//     does not hold up the other or the loads.
+// Why it is fast (~100 TFLOP/s for the WMMA and mma.sync kernels, which feed the tensor cores from
+// registers through ldmatrix and pace every step with __syncthreads; this one 514–585 TFLOP/s at
+// 100K × 256 on an H100 and an H200 since session 17, docs/BENCHMARKS.md):
+//   - A block owns BM query rows (192 at dim ≤ 384: L2 then serves each key to 7 blocks for 1,300
+//     rows, not 11), all of dimP resident in shared memory, and a group of G skills (columns).
+//     Warpgroup 0 only loads; warpgroups 1 … BM/64 only multiply, 64 rows each.
+//   - Keys stream as chunks of up to TN keys × 64 dimensions through a ring of STAGES buffers. With
+//     TMA one thread issues each chunk as 2-D bulk copies (WgKeyMaps: boxes of 8 … 256 rows, the
+//     tile's row count in binary digits), which write the 128-byte swizzle themselves; else the loader
+//     warpgroup's 128 threads copy 16 bytes each by cp.async. A chunk's "full" mbarrier completes
+//     when its bytes landed, its "empty" one when every multiplying warp is done reading it: no
+//     block-wide barrier, so one warpgroup's epilogue does not hold up the others or the loads.
 //   - Both operands are K-major with the 128-byte swizzle wgmma's descriptors name (conflict-free).
 //   - One wgmma per 16 dimensions, m64 × nN × k16, with nN the tile's keys rounded up to 8: a 200-key
-//     skill costs 64 + 64 + 64 + 8 keys of products, not 256. Each chunk's four wgmma form one group;
-//     the previous group is waited for (and its buffer released) after the next is issued.
-//   - Each warp holds all nN columns of its 16 rows, so max and argmax reduce in registers and across
-//     the quad by shuffles: no shared-memory reduction.
+//     skill at TN = 128 costs 128 + 72 keys of products, not 256. Each chunk's four wgmma form one
+//     group; the previous group is waited for (and its buffer released) after the next is issued.
+//   - Each warp holds all nN columns of its 16 rows, so max (and argmax) reduce in registers and across
+//     the quad by shuffles: no shared-memory reduction. ARGMAX = false skips the argmax (the vote
+//     reads m alone): one fmax a product in the epilogue.
 //   - The grid's x is the query-row block, so the blocks that read one group of skills run side by
 //     side and share its keys through L2 (the bank is read from HBM about once, not once per BM rows).
 // Same contract as MaxSimKernel and MmaMaxSim: m[q·nCols + c], am[…] for every query row q and column c
-// of the launch, the lower key on equal values, m = −1 and am = −1 for a column without keys.
+// of the launch, the lower key on equal values, m = −1 and am = −1 for a column without keys (am
+// untouched when ARGMAX is false).
 #pragma once
 
 #include <cuda.h>  // CUtensorMap and its enums (types only: the encoder is reached through the runtime)
@@ -293,7 +298,7 @@ __global__ void __launch_bounds__(128 + BM * 2, 1) WgmmaMaxSim(const __half* __r
     for (int ct = 0; ct * TN < nk; ++ct) {
       const int nValid = nk - ct * TN < TN ? nk - ct * TN : TN;
       // The tile's chunks at one wgmma width N (its keys rounded up to 8), the whole tile inside one
-      // case of the switch below: the accumulators an in-flight wgmma defines never meet those of
+      // branch of WidthSwitch below: the accumulators an in-flight wgmma defines never meet those of
       // another width at a control-flow merge, where ptxas would wait for them (C7517) and so lose
       // the overlap of one chunk's products with the next one's issue.
       const auto tile = [&](auto width) {
