@@ -35,8 +35,6 @@
 namespace {
 
 using gavel::kernels::mma::MmaBetter;
-using gavel::kernels::mma::MmaMaxSim;
-using gavel::kernels::mma::MmaSmem;
 using gavel::kernels::wgmma::WgmmaMaxSim;
 using gavel::kernels::wgmma::MakeWgKeyMaps;
 using gavel::kernels::wgmma::WgKeyMaps;
@@ -125,19 +123,6 @@ __global__ void Verify(const __half* Q, int nq, const __half* K, int D, const in
 // ---------------------------------------------------------------- driver
 struct Shape { const char* name; int S, keys, dim, nq; };
 
-template <int BM>
-bool LaunchMma(const __half* Q, int nq, const __half* K, int D, const int64_t* colRow, const int64_t* colRows, int S, int G,
-               int64_t nCols, float* m, int* am) {
-  const size_t sm = MmaSmem(BM, D);
-  int maxSm = 0;
-  CK(cudaDeviceGetAttribute(&maxSm, cudaDevAttrMaxSharedMemoryPerBlockOptin, 0));
-  if (sm > size_t(maxSm)) return false;
-  CK(cudaFuncSetAttribute(MmaMaxSim<BM>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(sm)));
-  dim3 grid((S + G - 1) / G, (nq + BM - 1) / BM);
-  MmaMaxSim<BM><<<grid, BM * 2, sm>>>(Q, nq, K, D, colRow, colRows, nCols, 0, S, G, m, am);
-  CK(cudaGetLastError());
-  return true;
-}
 template <int BM, int TN, int ST, bool TMA, bool AM>
 bool LaunchWgmma(const __half* Q, int nq, const __half* K, int D, const int64_t* colRow, const int64_t* colRows, int S, int G,
                    int64_t nCols, float* m, int* am) {
@@ -151,8 +136,8 @@ bool LaunchWgmma(const __half* Q, int nq, const __half* K, int D, const int64_t*
   CK(cudaGetLastError());
   return true;
 }
-// The candidates: the mma.sync kernel at its best configuration of session 15, and wgmma's.
-// tn: keys a tile (wgmma's widest N); session 15's choice was bm 128, tn 64, 4 stages, g 16.
+// The candidates, wgmma's (the mma.sync kernel, no faster than WMMA, left the list in session 17).
+// Their indices are --only's (docs/BENCHMARKS.md names some). tn: keys a tile (wgmma's widest N); session 15's choice was bm 128, tn 64, 4 stages, g 16.
 // kernel "tma": the same wgmma kernel with its keys loaded by TMA; "tma-m": and m alone (no argmax,
 // which the explorer then does not check).
 struct Config { const char* kernel; int bm, g, stages, tn; };
@@ -162,8 +147,6 @@ const Config kConfigs[] = {{"wgmma", 128, 16, 4, 64}, {"tma", 128, 16, 4, 64},  
                            {"tma-m", 192, 32, 4, 128}, {"tma-m", 192, 64, 4, 128}};
 bool Launch(const Config& c, const __half* Q, int nq, const __half* K, int D, const int64_t* colRow, const int64_t* colRows, int S,
             int64_t nCols, float* m, int* am) {
-  if (c.kernel[0] == 'm') return c.bm == 64 ? LaunchMma<64>(Q, nq, K, D, colRow, colRows, S, c.g, nCols, m, am)
-                                            : LaunchMma<128>(Q, nq, K, D, colRow, colRows, S, c.g, nCols, m, am);
   const bool tma = c.kernel[0] == 't', mOnly = std::strcmp(c.kernel, "tma-m") == 0;
 #define GAVEL_WG_CASE(B, N, T)                                                                                \
   if (c.bm == B && c.tn == N && c.stages == T)                                                                \

@@ -24,6 +24,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -267,7 +268,7 @@ class CudaBank final : public DeviceBank {
     // With TMA the max-sim over every column computes m alone: the vote reads nothing else, and the
     // detail columns' argmax comes from a second launch over those few columns (below), the same
     // kernel with the same tiles, so the same products and the same m and argmax as a full one.
-    const bool mOnly = kc.kind == Kernel::kWgmma && kc.tma && a.detail >= 0;
+    const bool mOnly = kc.kind == Kernel::kWgmma && kWgConfigs[kc.wg].tma && a.detail >= 0;
     int32_t* dam = mOnly ? nullptr : am_.Ensure(size_t(nq * nCols));
     int32_t* dtop = top_.Ensure(size_t(nq * kk));
     float* dtopM = topM_.Ensure(size_t(nq * kk));
@@ -320,6 +321,7 @@ class CudaBank final : public DeviceBank {
     for (int64_t s = 0; s < nCols; ++s) out.r.g[size_t(s)] = float(acc[size_t(s)] / W);
 
     Check(cudaEventRecord(e4.e, stream_), "recording an event");
+    std::vector<int64_t> detail;  // with m alone: the detail columns' rows and counts, copied below
     if (a.detail < 0) {
       out.r.m.resize(size_t(nq * nCols));
       out.r.argmax.resize(out.r.m.size());
@@ -329,22 +331,22 @@ class CudaBank final : public DeviceBank {
     } else if (a.detail > 0) {
       out.columns = TopColumns(out.r.g, a.detail);
       const int64_t nd = int64_t(out.columns.size());
-      int64_t* dcols = cols_.Ensure(size_t(nd));
       float* dom = dm_.Ensure(size_t(nq * nd));
       int32_t* doa = da_.Ensure(size_t(nq * nd));
       if (mOnly) {
-        // the detail columns' rows and counts (2 · nd), then the max-sim with argmax over them alone
-        std::vector<int64_t> det(size_t(2 * nd));
+        // the detail columns' rows and counts (2 · nd), then the max-sim with argmax over them alone;
+        // detail outlives the copy (the sync below)
+        detail.resize(size_t(2 * nd));
         for (int64_t j = 0; j < nd; ++j) {
-          det[size_t(j)] = a.row[out.columns[size_t(j)]];
-          det[size_t(nd + j)] = a.rows[out.columns[size_t(j)]];
+          detail[size_t(j)] = a.row[out.columns[size_t(j)]];
+          detail[size_t(nd + j)] = a.rows[out.columns[size_t(j)]];
         }
-        int64_t* dDet = detRow_.Ensure(det.size());
-        Check(cudaMemcpyAsync(dDet, det.data(), det.size() * sizeof(int64_t), cudaMemcpyHostToDevice, stream_),
+        int64_t* dDet = cols_.Ensure(detail.size());
+        Check(cudaMemcpyAsync(dDet, detail.data(), detail.size() * sizeof(int64_t), cudaMemcpyHostToDevice, stream_),
               "copying the detail columns");
         LaunchWgmma(kc, true, dq, nq, dDet, dDet + nd, nd, dom, doa, nullptr);
-        Check(cudaStreamSynchronize(stream_), "running the detail max-sim");  // det is freed at the end of this block
       } else {
+        int64_t* dcols = cols_.Ensure(size_t(nd));
         Check(cudaMemcpyAsync(dcols, out.columns.data(), size_t(nd) * sizeof(int64_t), cudaMemcpyHostToDevice, stream_),
               "copying the detail columns");
         GatherKernel<<<unsigned(std::min<int64_t>(1024, (nq * nd + 255) / 256)), 256, 0, stream_>>>(dm, dam, nq, nCols, dcols, nd,
@@ -367,7 +369,7 @@ class CudaBank final : public DeviceBank {
   int64_t CapacityRows() const override { return capRows_; }
   int64_t DeviceBytes() const override {
     return capRows_ * dimP_ * int64_t(sizeof(__half)) + q_.Bytes() + colRow_.Bytes() + colRows_.Bytes() + m_.Bytes() +
-           am_.Bytes() + top_.Bytes() + topM_.Bytes() + cols_.Bytes() + dm_.Bytes() + da_.Bytes() + detRow_.Bytes();
+           am_.Bytes() + top_.Bytes() + topM_.Bytes() + cols_.Bytes() + dm_.Bytes() + da_.Bytes();
   }
 
  private:
@@ -422,10 +424,19 @@ class CudaBank final : public DeviceBank {
   struct KernelChoice {
     Kernel kind = Kernel::kWmma;
     int bm = 0, g = 4;
-    int tn = 64, stages = 4;  // wgmma: keys a tile, ring depth
-    bool tma = false;         // wgmma: keys loaded by TMA (else the loader warpgroup's cp.async)
+    int wg = -1;  // wgmma: the index of its configuration in kWgConfigs
     bool onePassTopK = true;
   };
+  // wgmma's configurations, in order of preference: the first whose shared memory fits this
+  // dimension runs (session 17's explorer runs on an H100 and an H200, docs/BENCHMARKS.md): 192 rows ×
+  // 128-key tiles by TMA, 4 stages, 32 columns a block (dims up to 384), 128 × 64 by TMA (up to 768),
+  // 128 × 64 by cp.async, 64 × 64 by cp.async (up to 1,536). LaunchWgmma instantiates each.
+  struct WgConfig {
+    int bm, tn, stages;
+    bool tma;  // keys loaded by TMA (else the loader warpgroup's cp.async)
+    int g;     // columns a block
+  };
+  static constexpr WgConfig kWgConfigs[] = {{192, 128, 4, true, 32}, {128, 64, 4, true, 16}, {128, 64, 4, false, 16}, {64, 64, 4, false, 16}};
   KernelChoice ChooseKernel() {
     KernelChoice c;
     const char* tk = std::getenv("GAVEL_GLANCE_TOPK");
@@ -443,23 +454,15 @@ class CudaBank final : public DeviceBank {
     }
     if (v != nullptr && std::strcmp(v, "wmma") == 0) return c;
     if (!WgmmaBuilt()) return c;
-    // The first of these that fits this dimension's shared memory (session 17's explorer runs on an
-    // H100 and an H200, docs/BENCHMARKS.md): 192 rows × 128-key tiles by TMA, 4 stages, 32 columns a
-    // block (dims up to 384), 128 × 64 by TMA (up to 768), 128 × 64 by cp.async, 64 × 64 by cp.async
-    // (up to 1,536). GAVEL_GLANCE_LOADER=cp.async, or no TMA maps for this bank (MakeWgKeyMaps), keeps
-    // the cp.async loader of session 15.
+    // GAVEL_GLANCE_LOADER=cp.async, or no TMA maps for this bank (MakeWgKeyMaps), keeps the cp.async
+    // loader of session 15.
     const char* ld = std::getenv("GAVEL_GLANCE_LOADER");
     const bool tmaOk = (ld == nullptr || std::strcmp(ld, "cp.async") != 0) && KeyMaps();
-    struct Cfg { int bm, tn, stages; bool tma; int g; };
-    static constexpr Cfg kCfgs[] = {{192, 128, 4, true, 32}, {128, 64, 4, true, 16}, {128, 64, 4, false, 16}, {64, 64, 4, false, 16}};
-    for (const Cfg& f : kCfgs) {
+    for (int i = 0; i < int(std::size(kWgConfigs)); ++i) {
+      const WgConfig& f = kWgConfigs[i];
       if ((f.tma && !tmaOk) || wgmma::WgmmaSmem(f.bm, f.tn, f.stages, dimP_) > optIn) continue;
       c.kind = Kernel::kWgmma;
-      c.bm = f.bm;
-      c.tn = f.tn;
-      c.stages = f.stages;
-      c.tma = f.tma;
-      c.g = f.g;
+      c.wg = i;
       return c;
     }
     return c;
@@ -476,21 +479,26 @@ class CudaBank final : public DeviceBank {
     });
   }
 
-  // The wgmma max-sim of configuration kc over columns dRow/dRows; withArgmax false: m alone (am is
-  // not written), only for TMA configurations.
+  // The wgmma max-sim of configuration kWgConfigs[kc.wg] over columns dRow/dRows; withArgmax false:
+  // m alone (am is not written), only for TMA configurations (those alone are instantiated so).
   void LaunchWgmma(const KernelChoice& kc, bool withArgmax, const __half* dq, int64_t nq, const int64_t* dRow, const int64_t* dRows,
                    int64_t nCols, float* dm, int32_t* dam, const std::atomic<bool>* stop) {
-    if (kc.tma && kc.bm == 192) {
-      if (withArgmax) LaunchWg<192, 128, 4, true, true>(kc.g, dq, nq, dRow, dRows, nCols, dm, dam, stop);
-      else LaunchWg<192, 128, 4, true, false>(kc.g, dq, nq, dRow, dRows, nCols, dm, dam, stop);
-    } else if (kc.tma) {
-      if (withArgmax) LaunchWg<128, 64, 4, true, true>(kc.g, dq, nq, dRow, dRows, nCols, dm, dam, stop);
-      else LaunchWg<128, 64, 4, true, false>(kc.g, dq, nq, dRow, dRows, nCols, dm, dam, stop);
-    } else if (kc.bm == 128) {
-      LaunchWg<128, 64, 4, false, true>(kc.g, dq, nq, dRow, dRows, nCols, dm, dam, stop);
-    } else {
-      LaunchWg<64, 64, 4, false, true>(kc.g, dq, nq, dRow, dRows, nCols, dm, dam, stop);
+    switch (kc.wg) {
+      case 0: LaunchWg<0>(withArgmax, dq, nq, dRow, dRows, nCols, dm, dam, stop); break;
+      case 1: LaunchWg<1>(withArgmax, dq, nq, dRow, dRows, nCols, dm, dam, stop); break;
+      case 2: LaunchWg<2>(withArgmax, dq, nq, dRow, dRows, nCols, dm, dam, stop); break;
+      default: LaunchWg<3>(withArgmax, dq, nq, dRow, dRows, nCols, dm, dam, stop); break;
     }
+  }
+  template <int I>
+  void LaunchWg(bool withArgmax, const __half* dq, int64_t nq, const int64_t* dRow, const int64_t* dRows, int64_t nCols, float* dm,
+                int32_t* dam, const std::atomic<bool>* stop) {
+    static_assert(std::size(kWgConfigs) == 4, "LaunchWgmma's switch names every configuration");
+    constexpr WgConfig f = kWgConfigs[I];
+    if constexpr (f.tma) {
+      if (!withArgmax) return LaunchWg<f.bm, f.tn, f.stages, true, false>(f.g, dq, nq, dRow, dRows, nCols, dm, dam, stop);
+    }
+    LaunchWg<f.bm, f.tn, f.stages, f.tma, true>(f.g, dq, nq, dRow, dRows, nCols, dm, dam, stop);
   }
   // One configuration's launches; g columns a block.
   template <int BM, int TN, int ST, bool TMA, bool AM>
@@ -574,7 +582,7 @@ class CudaBank final : public DeviceBank {
   int64_t mapsRows_ = -1;
   bool mapsOk_ = false;
   Buf<__half> q_;
-  Buf<int64_t> colRow_, colRows_, cols_, detRow_;
+  Buf<int64_t> colRow_, colRows_, cols_;  // cols_: the detail columns (or their rows and counts)
   // What colRow_ / colRows_ hold: the colsN_ columns of GlanceArgs::columnsKey colsKey_ (0: unknown).
   uint64_t colsKey_ = 0;
   int64_t colsN_ = 0;

@@ -223,30 +223,7 @@ __global__ void __launch_bounds__(128 + BM * 2, 1) WgmmaMaxSim(const __half* __r
     }
     MbarArriveCpAsync(qBar);
     if constexpr (TMA) {
-      if (tid != 0) return;
-      int i = 0;  // chunks issued
-      for (int64_t ps = nextColumn(s0); ps < s1; ps = nextColumn(ps + 1)) {
-        const int nk = int(colRows[ps]);
-        for (int pt = 0; pt * TN < nk; ++pt) {
-          const int nValid = nk - pt * TN < TN ? nk - pt * TN : TN, nRows = (nValid + 7) & ~7;
-          const int row0 = int(colRow[ps]) + pt * TN;  // TMA coordinates are 32-bit (MakeWgKeyMaps checks rows < 2^31)
-          for (int pc = 0; pc < nChunks; ++pc, ++i) {
-            const int stage = i % STAGES;
-            if (i >= STAGES) MbarWait(emptyBar(stage), uint32_t((i / STAGES - 1) & 1));
-            const uint32_t dst = SmemAddr(Ks + stage * kChunkBytes);
-            MbarArriveExpectTx(fullBar(stage), uint32_t(nRows) * 128u);
-            int off = 0;
-#pragma unroll
-            for (int b = kWgBoxes - 1; b >= 0; --b)
-              if (nRows & (8 << b)) {
-                TmaLoad2d(dst + uint32_t(off) * 128u, &maps.box[b], pc * kWgDC, row0 + off, fullBar(stage));
-                off += 8 << b;
-              }
-          }
-        }
-      }
-      CpWait<0>();
-      return;
+      if (tid != 0) return;  // one thread issues the TMA copies
     }
     int i = 0;  // chunks issued
     for (int64_t ps = nextColumn(s0); ps < s1; ps = nextColumn(ps + 1)) {
@@ -254,18 +231,32 @@ __global__ void __launch_bounds__(128 + BM * 2, 1) WgmmaMaxSim(const __half* __r
       const int64_t kFirst = colRow[ps];
       for (int pt = 0; pt * TN < nk; ++pt) {
         const int64_t k0 = kFirst + int64_t(pt) * TN;
-        // only the rows the tile's wgmma width reads: its keys rounded up to 8 (the extra ones zero)
+        // only the rows the tile's wgmma width reads: its keys rounded up to 8 (the extra ones zero by
+        // cp.async; by TMA the next column's keys, or zero past the bank: the epilogue skips them)
         const int nValid = nk - pt * TN < TN ? nk - pt * TN : TN, nRows = (nValid + 7) & ~7;
         for (int pc = 0; pc < nChunks; ++pc, ++i) {
           const int stage = i % STAGES;
           if (i >= STAGES) MbarWait(emptyBar(stage), uint32_t((i / STAGES - 1) & 1));
           unsigned char* dst = Ks + stage * kChunkBytes;
-          for (int e = tid; e < nRows * 8; e += 128) {
-            const int r = e >> 3, v = e & 7;
-            const bool ok = r < nValid;
-            CpAsync16(SmemAddr(dst + Sw128(r, v)), K + (ok ? k0 + r : kFirst) * dimP + pc * kWgDC + v * 8, ok);
+          if constexpr (TMA) {
+            const int row0 = int(kFirst) + pt * TN;  // TMA coordinates are 32-bit (MakeWgKeyMaps checks rows < 2^31)
+            const uint32_t sdst = SmemAddr(dst);
+            MbarArriveExpectTx(fullBar(stage), uint32_t(nRows) * 128u);
+            int off = 0;
+#pragma unroll
+            for (int b = kWgBoxes - 1; b >= 0; --b)
+              if (nRows & (8 << b)) {
+                TmaLoad2d(sdst + uint32_t(off) * 128u, &maps.box[b], pc * kWgDC, row0 + off, fullBar(stage));
+                off += 8 << b;
+              }
+          } else {
+            for (int e = tid; e < nRows * 8; e += 128) {
+              const int r = e >> 3, v = e & 7;
+              const bool ok = r < nValid;
+              CpAsync16(SmemAddr(dst + Sw128(r, v)), K + (ok ? k0 + r : kFirst) * dimP + pc * kWgDC + v * 8, ok);
+            }
+            MbarArriveCpAsync(fullBar(stage));
           }
-          MbarArriveCpAsync(fullBar(stage));
         }
       }
     }
