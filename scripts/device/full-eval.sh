@@ -22,7 +22,7 @@ P0=${PROJ:-models/gavel-mini.projections.gguf}
 if [ -f "$P0" ] && [ ! -f "$W/proj.gguf" ]; then cp "$P0" "$W/proj.gguf"; fi
 R=$PWD   # the call's tree
 cd "$G"
-A="--model $W/gavel-mini.gguf --projections $W/proj.gguf --bank $HOME/bank --context 2048 --skill-budget 512"
+A="--model $W/gavel-mini.gguf --projections $W/proj.gguf --bank ${BANK:-$HOME/bank} --context 2048 --skill-budget 512"
 CLI="node dist/cli/gavel.js"
 LIBS="--library $L/golds.jsonl --library $L/mit.jsonl"
 
@@ -92,6 +92,9 @@ fi
 # records replay a first stage fusing both experts; the glance-only step is then left out.
 POOL=${POOL:-0}
 M="glance,ruling,gL,gV"; [ "$POOL" -gt 0 ] && M="bm25,$M --lexical-pool $POOL"
+# $L/also.jsonl (also-list.ts, made here over the full text): BM25's leaders a user's bank would rank,
+# read out beside the pool the packed library gives
+[ "$POOL" -gt 0 ] && [ -f "$L/also.jsonl" ] && M="$M --also $L/also.jsonl"
 [ "$POOL" -gt 0 ] || step test-glance $CLI eval --tasks "$L/tasks.jsonl" $LIBS --batches 6-10 --limit ${TEST_LIMIT:-1000} --methods glance --per-query "$W/test-glance.jsonl" --resume $A || exit 0
 # test: batches 6-10 with the verdict, before validation: the records hold every read-out of the top
 # candidates, so the ruling is replayed offline under whatever constants validation fits
@@ -100,8 +103,8 @@ step test $CLI eval --tasks "$L/tasks.jsonl" $LIBS --batches 6-10 --limit ${TEST
 # validation: the first VAL_PER_BATCH tasks of each of batches 1-5, in one eval (each eval process
 # loads the library and the bank afresh); the paper's constants are in the projections until
 # calibrate writes its own
-node "$G/scripts/device/val-tasks.mjs" "$L/tasks.jsonl" "$L/val-tasks.jsonl" "${VAL_PER_BATCH:-10}"
-step val $CLI eval --tasks "$L/val-tasks.jsonl" $LIBS --batches 1-5 --methods $M --per-query "$W/val.jsonl" --resume $A || exit 0
+node "$G/scripts/device/val-tasks.mjs" "$L/tasks.jsonl" "$W/val-tasks.jsonl" "${VAL_PER_BATCH:-10}"
+step val $CLI eval --tasks "$W/val-tasks.jsonl" $LIBS --batches 1-5 --methods $M --per-query "$W/val.jsonl" --resume $A || exit 0
 # off-domain prompts (src/eval/off-domain.ts; .device/lib/offdomain.jsonl), for abstention
 if [ -f "$L/offdomain.jsonl" ] && [ "${OFFDOMAIN:-1}" = 1 ]; then
   step offdomain $CLI eval --tasks "$L/offdomain.jsonl" $LIBS --batches 1-10 --methods $M --per-query "$W/offdomain.jsonl" --resume $A || exit 0

@@ -9,7 +9,7 @@
 //   - `bm25`: BM25's own top 20 over that library (records of a run whose BM25 read another text are
 //     brought to the full text), and `s` on `also` entries (BM25's leaders read out by --lexical-pool).
 // Usage: npx vite-node scripts/device/lexical-records.ts -- <tasks.jsonl[,more.jsonl]> <out-dir> <records.jsonl[.gz]> [more …]
-//        [--library F]… (default: the benchmark's skills.jsonl, then skills-mit.jsonl.gz)
+//        [--k1 X] [--b Y] [--library F]… (default: the benchmark's skills.jsonl, then skills-mit.jsonl.gz)
 // Each input a.jsonl.gz is written to <out-dir>/a.jsonl.gz.
 import { writeFile } from "node:fs/promises";
 import { basename, join } from "node:path";
@@ -23,12 +23,16 @@ const args = process.argv.slice(2).filter((a) => a !== "--");
 const libraries: string[] = [];
 for (let i = args.indexOf("--library"); i >= 0; i = args.indexOf("--library")) libraries.push(args.splice(i, 2)[1]);
 if (libraries.length === 0) libraries.push("../shared/data/swe-skills-bench/skills.jsonl", "../shared/data/skills-mit.jsonl.gz");
+// --k1 X --b Y: BM25's constants (default Lucene's 1.2 / 0.75), as a projections file's lexical_k1 / _b
+const opt = (name: string) => { const i = args.indexOf(name); return i >= 0 ? Number(args.splice(i, 2)[1]) : undefined; };
+const k1 = opt("--k1");
+const b = opt("--b");
 const [tasksPath, outDir, ...files] = args;
 const tasks = new Map((await Promise.all(tasksPath.split(",").map((p) => loadTasks(p)))).flat().map((t) => [t.id, t]));
 const t0 = Date.now();
 const { skills } = await loadLibrary(libraries);
 const routable = skills.filter((s) => !s.disableModelInvocation);
-const index = new Bm25Index(routable);
+const index = new Bm25Index(routable, { ...(k1 !== undefined ? { k1 } : {}), ...(b !== undefined ? { b } : {}) });
 console.log(`BM25 over ${index.size} skills in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
 const row = new Map(index.ids.map((id, i) => [id, i]));
 for (const f of files) {

@@ -147,6 +147,11 @@ export interface EvaluateOptions {
    * both experts' lists exactly (issue 13).
    */
   lexicalPool?: number;
+  /**
+   * More skills, per task id, that get their g and a verdict beside the lexical pool (with BM25 and a
+   * router method), e.g. BM25's leaders over a text the evaluating machine does not hold.
+   */
+  also?: ReadonlyMap<string, readonly string[]>;
   /** BM25 parameters, or an index already built over `library` (building one over 30K skills takes ~25 s). */
   bm25?: Bm25Options | Bm25Index;
   /**
@@ -219,7 +224,10 @@ export async function evaluate(options: EvaluateOptions): Promise<EvalResult> {
   const plan = evaluationPlan(options);
   const warnings = checkLibrary(options, plan);
   const index = new LibraryIndex(library);
-  const bm25 = plan.methods.includes("bm25") ? bm25Over(library, options.bm25, warnings) : undefined;
+  // BM25 scores with the router's lexical constants (k1, b) when there is a router and no options
+  // were given, so `bm25`, B and the lexical pool read the same expert the route does.
+  const lexicalParams = options.bm25 ?? (router ? { k1: router.projections.lexicalK1, b: router.projections.lexicalB } : undefined);
+  const bm25 = plan.methods.includes("bm25") ? bm25Over(library, lexicalParams, warnings) : undefined;
   const maxShortlist = router?.projections.maxShortlist ?? 0;
   const p = router?.projections;
   // the ruling as route() rules: with β when BM25 runs beside the router (B known), else at β = 0
@@ -247,7 +255,8 @@ export async function evaluate(options: EvaluateOptions): Promise<EvalResult> {
     const rec: PerQueryRecord = { id: task.id, ...(task.batch !== undefined ? { batch: task.batch } : {}), golds: [...task.gold_skill_ids], accepted: [...accepted], ...(task.off_domain ? { offDomain: true } : {}) };
     const lexTop = bm25 ? bm25.search(task.text, Math.max(plan.k, plan.lexicalPool)).map((h) => h.id) : [];
     if (bm25) rec.bm25 = lexTop.slice(0, plan.k);
-    const also = lexTop.slice(0, plan.lexicalPool);
+    const given = plan.lexicalPool > 0 || options.also ? options.also?.get(task.id) ?? [] : [];
+    const also = [...new Set([...given, ...lexTop.slice(0, plan.lexicalPool)])];
     if (plan.needRouter) await readRouter(rec, router!, task.text, { k: plan.k, needVerdict: plan.needVerdict, ruling: ruling!, also, signal });
     if (bm25Row) addLexical(rec, bm25!, bm25Row, task.text, ruling!, router!.projections.lexicalTemperature, plan.k);
     perQuery.push(rec);

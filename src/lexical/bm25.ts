@@ -55,10 +55,14 @@ export class Bm25Index {
     return this.ids.length;
   }
 
-  /** BM25 of every document for `query` (0 where no query word occurs), in document order. */
-  scores(query: string): Float64Array {
+  /**
+   * BM25 of every document for `query` (0 where no query word occurs), in document order. `params`
+   * scores with other k1 / b than the index's (they are read at query time, not indexed).
+   */
+  scores(query: string, params?: Bm25Options): Float64Array {
+    const { k1, b } = params ? bm25Params({ k1: params.k1 ?? this.k1, b: params.b ?? this.b }) : this;
     const out = new Float64Array(this.ids.length);
-    const stats = { k1: this.k1, b: this.b, n: this.ids.length, avgLen: this.#avgLen };
+    const stats = { k1, b, n: this.ids.length, avgLen: this.#avgLen };
     accumulateBm25(out, queryTerms(query, this.#vocab), [this.#postings], undefined, stats, this.#len);
     return out;
   }
@@ -67,8 +71,8 @@ export class Bm25Index {
    * The `k` best documents for `query`, best first; ties (equal scores) keep library order so runs
    * are reproducible. Documents sharing no word with the query are not returned.
    */
-  search(query: string, k = 20): Bm25Hit[] {
-    const s = this.scores(query);
+  search(query: string, k = 20, params?: Bm25Options): Bm25Hit[] {
+    const s = this.scores(query, params);
     const hits: number[] = [];
     for (let i = 0; i < s.length; i++) if (s[i] > 0) hits.push(i);
     hits.sort((x, y) => s[y] - s[x] || x - y);

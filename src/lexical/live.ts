@@ -134,13 +134,17 @@ export class LiveBm25Index {
     return this.#ids;
   }
 
-  /** BM25 of every document for `query` (0 where no query word occurs), in the order of {@link ids}. */
-  scores(query: string): Float64Array {
+  /**
+   * BM25 of every document for `query` (0 where no query word occurs), in the order of {@link ids}.
+   * `params` scores with other k1 / b than the index's (they are read at query time, not indexed).
+   */
+  scores(query: string, params?: Bm25Options): Float64Array {
+    const { k1, b } = params ? bm25Params({ k1: params.k1 ?? this.k1, b: params.b ?? this.b }) : this;
     const segments = this.#layout();
     const slots = this.#idAt.length;
     const out = new Float64Array(slots);
     const n = this.size;
-    const stats = { k1: this.k1, b: this.b, n, avgLen: n > 0 ? this.#totalLen / n : 0 };
+    const stats = { k1, b, n, avgLen: n > 0 ? this.#totalLen / n : 0 };
     accumulateBm25(out, queryTerms(query, this.#vocab), segments, this.#df, stats, this.#len);
     if (n === slots) return out;
     const packed = new Float64Array(n);

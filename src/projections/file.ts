@@ -38,6 +38,10 @@ const KEY = {
   delta: "gavel.delta",
   beta: "gavel.beta",
   lexicalTemperature: "gavel.lexical_temperature",
+  lexicalK1: "gavel.lexical_k1",
+  lexicalB: "gavel.lexical_b",
+  shortlistGlance: "gavel.shortlist_glance",
+  shortlistLexical: "gavel.shortlist_lexical",
   maxShortlist: "gavel.max_shortlist",
   trainedBy: "gavel.trained_by",
   createdAt: "gavel.created_at",
@@ -97,6 +101,10 @@ export async function writeProjectionsFile(path: string, p: ProjectionsContent):
   w.set(KEY.delta, f64(p.delta));
   w.set(KEY.beta, f64(p.beta));
   w.set(KEY.lexicalTemperature, f64(p.lexicalTemperature));
+  w.set(KEY.lexicalK1, f64(p.lexicalK1));
+  w.set(KEY.lexicalB, f64(p.lexicalB));
+  w.set(KEY.shortlistGlance, u32(p.shortlistGlance));
+  w.set(KEY.shortlistLexical, u32(p.shortlistLexical));
   w.set(KEY.maxShortlist, u32(p.maxShortlist));
   w.set(KEY.modelArchitecture, str(p.model.architecture));
   w.set(KEY.modelNLayer, u32(p.model.nLayer));
@@ -157,6 +165,11 @@ export async function readProjectionsFile(path: string): Promise<ProjectionsInit
     // Files from before issue 13 lack them: no lexical expert (β = 0) at the default temperature.
     beta: header.metadata.has(KEY.beta) ? num(KEY.beta, "float") : 0,
     lexicalTemperature: header.metadata.has(KEY.lexicalTemperature) ? num(KEY.lexicalTemperature, "float") : PROJECTION_DEFAULTS.lexicalTemperature,
+    // Files without them score B with Lucene's BM25 and shortlist by the first stage alone.
+    lexicalK1: header.metadata.has(KEY.lexicalK1) ? num(KEY.lexicalK1, "float") : PROJECTION_DEFAULTS.lexicalK1,
+    lexicalB: header.metadata.has(KEY.lexicalB) ? num(KEY.lexicalB, "float") : PROJECTION_DEFAULTS.lexicalB,
+    shortlistGlance: header.metadata.has(KEY.shortlistGlance) ? num(KEY.shortlistGlance, "uint") : 0,
+    shortlistLexical: header.metadata.has(KEY.shortlistLexical) ? num(KEY.shortlistLexical, "uint") : 0,
     maxShortlist: num(KEY.maxShortlist, "uint"),
     trainedBy: text(KEY.trainedBy, true),
     createdAt: text(KEY.createdAt)!,

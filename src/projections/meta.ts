@@ -19,6 +19,14 @@ export const PROJECTION_DEFAULTS = Object.freeze({
   beta: 0,
   /** T of B = log softmax(BM25 / T) over the library (BM25 points per nat). */
   lexicalTemperature: 1,
+  /** BM25's term-frequency saturation k1 in B (Lucene's 1.2 for files without it). */
+  lexicalK1: 1.2,
+  /** BM25's length normalisation b in B (Lucene's 0.75 for files without it). */
+  lexicalB: 0.75,
+  /** The verdict's pool also takes the glance's best k skills (0: only the first stage's Δ-shortlist). */
+  shortlistGlance: 0,
+  /** The verdict's pool also takes the lexical expert's best k skills (0: none). */
+  shortlistLexical: 0,
 });
 
 /** Metadata of a {@link Projections} (everything but the weights). */
@@ -41,6 +49,14 @@ export interface ProjectionsMeta {
   readonly beta: number;
   /** T of the lexical expert B = log softmax(BM25 / T) over the installed skills. */
   readonly lexicalTemperature: number;
+  /** BM25's k1 in the lexical expert. */
+  readonly lexicalK1: number;
+  /** BM25's b in the lexical expert. */
+  readonly lexicalB: number;
+  /** The glance's best k join the verdict's pool (0: none beyond the Δ-shortlist). */
+  readonly shortlistGlance: number;
+  /** The lexical expert's best k join the verdict's pool (0: none). */
+  readonly shortlistLexical: number;
   /** Most skills the verdict examines. */
   readonly maxShortlist: number;
   /**
@@ -72,6 +88,10 @@ export interface ProjectionsInit {
   delta?: number;
   beta?: number;
   lexicalTemperature?: number;
+  lexicalK1?: number;
+  lexicalB?: number;
+  shortlistGlance?: number;
+  shortlistLexical?: number;
   maxShortlist?: number;
   /** The abstention model (default null: none). */
   abstention?: AbstentionModel | null;
@@ -87,6 +107,11 @@ export interface Calibration {
   delta?: number;
   beta?: number;
   lexicalTemperature?: number;
+  lexicalK1?: number;
+  lexicalB?: number;
+  shortlistGlance?: number;
+  shortlistLexical?: number;
+  maxShortlist?: number;
   /** A new abstention model; null removes it, undefined keeps the current one. */
   abstention?: AbstentionModel | null;
 }

@@ -59,6 +59,10 @@ export class Projections implements ProjectionsMeta {
   readonly delta: number;
   readonly beta: number;
   readonly lexicalTemperature: number;
+  readonly lexicalK1: number;
+  readonly lexicalB: number;
+  readonly shortlistGlance: number;
+  readonly shortlistLexical: number;
   readonly maxShortlist: number;
   /** The calibrated abstention decision, or null (never abstains on it). */
   readonly abstention: AbstentionModel | null;
@@ -105,7 +109,15 @@ export class Projections implements ProjectionsMeta {
     this.delta = constant(init.delta ?? d.delta, "delta", { min: 0 });
     this.beta = constant(init.beta ?? d.beta, "beta", { min: 0 });
     this.lexicalTemperature = constant(init.lexicalTemperature ?? d.lexicalTemperature, "lexicalTemperature", { above: 0 });
+    this.lexicalK1 = constant(init.lexicalK1 ?? d.lexicalK1, "lexicalK1", { min: 0 });
+    this.lexicalB = constant(init.lexicalB ?? d.lexicalB, "lexicalB", { min: 0 });
+    if (this.lexicalB > 1) throw invalidArgument(`Projections: lexicalB must be in [0, 1], got ${this.lexicalB}`);
     this.maxShortlist = init.maxShortlist ?? d.maxShortlist;
+    this.shortlistGlance = init.shortlistGlance ?? d.shortlistGlance;
+    this.shortlistLexical = init.shortlistLexical ?? d.shortlistLexical;
+    for (const [name, v] of [["shortlistGlance", this.shortlistGlance], ["shortlistLexical", this.shortlistLexical]] as const) {
+      if (!Number.isInteger(v) || v < 0 || v > MAX_SHORTLIST) throw invalidArgument(`Projections: ${name} must be an integer in [0, ${MAX_SHORTLIST}], got ${v}`);
+    }
     if (!Number.isInteger(this.maxShortlist) || this.maxShortlist < 1 || this.maxShortlist > MAX_SHORTLIST) {
       throw invalidArgument(`Projections: maxShortlist must be an integer in [1, ${MAX_SHORTLIST}], got ${this.maxShortlist}`);
     }
@@ -192,6 +204,10 @@ export class Projections implements ProjectionsMeta {
       delta: this.delta,
       beta: this.beta,
       lexicalTemperature: this.lexicalTemperature,
+      lexicalK1: this.lexicalK1,
+      lexicalB: this.lexicalB,
+      shortlistGlance: this.shortlistGlance,
+      shortlistLexical: this.shortlistLexical,
       maxShortlist: this.maxShortlist,
       abstention: this.abstention,
       model: this.model,
@@ -231,6 +247,11 @@ export class Projections implements ProjectionsMeta {
       delta: c.delta ?? this.delta,
       beta: c.beta ?? this.beta,
       lexicalTemperature: c.lexicalTemperature ?? this.lexicalTemperature,
+      lexicalK1: c.lexicalK1 ?? this.lexicalK1,
+      lexicalB: c.lexicalB ?? this.lexicalB,
+      shortlistGlance: c.shortlistGlance ?? this.shortlistGlance,
+      shortlistLexical: c.shortlistLexical ?? this.shortlistLexical,
+      maxShortlist: c.maxShortlist ?? this.maxShortlist,
       abstention: c.abstention === undefined ? this.abstention : c.abstention,
     });
     p.#hash = this.#hash;

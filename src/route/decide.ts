@@ -93,14 +93,15 @@ export async function decide(parts: RouterParts, lexical: LexicalExpert, taskTex
   const beta = o.lexical ? projections.beta : 0;
   if (o.lexical) {
     const t = performance.now();
-    const post = await lexical.posteriorByColumn(library, taskText, projections.lexicalTemperature, handles);
+    const post = await lexical.posteriorByColumn(library, taskText, projections.lexicalTemperature, handles, { k1: projections.lexicalK1, b: projections.lexicalB });
     // B read by glance column, with no object per skill: only the shortlist gets one
     const bOf = (c: Ranked) => post.B[c.column];
-    short = firstStageShortlist(ranked, projections.delta, projections.maxShortlist, beta, bOf).map((c) => ({ skill: c.skill, name: c.name, g: c.g, B: bOf(c) }));
+    const union = { glance: projections.shortlistGlance, lexical: projections.shortlistLexical };
+    short = firstStageShortlist(ranked, projections.delta, projections.maxShortlist, beta, bOf, union).map((c) => ({ skill: c.skill, name: c.name, g: c.g, B: bOf(c) }));
     lift = post.maxB + Math.log(post.size);
     lexicalMs = performance.now() - t;
   } else {
-    short = firstStageShortlist(ranked, projections.delta, projections.maxShortlist, 0).map(({ skill, name, g }) => ({ skill, name, g }));
+    short = firstStageShortlist(ranked, projections.delta, projections.maxShortlist, 0, undefined, { glance: projections.shortlistGlance }).map(({ skill, name, g }) => ({ skill, name, g }));
   }
   const model: AbstentionModel | null = projections.abstention;
   const abstentionReadsV = o.abstain && (model ? needsVerdict(model) : true);

@@ -11,6 +11,7 @@
  * @module
  */
 import { logPartition } from "../lexical/posterior.js";
+import type { Bm25Options } from "../lexical/postings.js";
 import type { Library } from "../bank/library.js";
 
 /** BM25 of every routable skill for one task. */
@@ -32,9 +33,9 @@ export class LexicalExpert {
   }
 
   /** BM25 of the whole routable library for the task text, with the ids in the bank's order. */
-  async scoresAll(library: Library, taskText: string): Promise<LexicalScores> {
+  async scoresAll(library: Library, taskText: string, params?: Bm25Options): Promise<LexicalScores> {
     const index = library.lexicon.index;
-    const scores = index.scores(taskText);
+    const scores = index.scores(taskText, params);
     return { ids: index.ids(), scores };
   }
 
@@ -42,8 +43,8 @@ export class LexicalExpert {
    * B at temperature T for each of `ids` (−∞ for a skill outside the routable library) given the
    * task text: BM25 / T minus log Σ exp(BM25 / T) over the whole routable library.
    */
-  async posterior(library: Library, taskText: string, ids: readonly string[], temperature: number): Promise<number[]> {
-    const all = await this.scoresAll(library, taskText);
+  async posterior(library: Library, taskText: string, ids: readonly string[], temperature: number, params?: Bm25Options): Promise<number[]> {
+    const all = await this.scoresAll(library, taskText, params);
     const z = logPartition(all.scores, temperature);
     const row = this.#rowsOf(all.ids);
     return ids.map((id) => {
@@ -61,8 +62,8 @@ export class LexicalExpert {
    * kept until the library changes, so a route pays no per-skill lookup: the first stage over 30K
    * skills stays within a few milliseconds.
    */
-  async posteriorByColumn(library: Library, taskText: string, temperature: number, handles: Int32Array): Promise<{ B: Float64Array; maxB: number; size: number }> {
-    const all = await this.scoresAll(library, taskText);
+  async posteriorByColumn(library: Library, taskText: string, temperature: number, handles: Int32Array, params?: Bm25Options): Promise<{ B: Float64Array; maxB: number; size: number }> {
+    const all = await this.scoresAll(library, taskText, params);
     const row = this.#columnRows(library, all.ids, handles);
     // A glance restricted to fewer skills (excludeFlagged, excludeSources: issue 17) normalises B over
     // those skills only: an excluded skill that echoes the task takes no posterior mass from them.

@@ -67,7 +67,14 @@ export function firstStageOrder<T extends { g: number; B?: number }>(candidates:
  * most `max`. The route's first stage over 30K skills; the same result as the composition. `bOf`
  * reads a candidate's B (default its `B`), so a caller may keep B outside the candidates.
  */
-export function firstStageShortlist<T extends { g: number; B?: number }>(candidates: readonly T[], delta: number, max: number, beta = 0, bOf: (c: T) => number | undefined = (c) => c.B): T[] {
+export function firstStageShortlist<T extends { g: number; B?: number }>(
+  candidates: readonly T[],
+  delta: number,
+  max: number,
+  beta = 0,
+  bOf: (c: T) => number | undefined = (c) => c.B,
+  union: ShortlistUnion = {},
+): T[] {
   // one pass for the scores (a typed array: no object per skill), one for the candidates near the best
   const F = new Float64Array(candidates.length);
   let best = -Infinity;
@@ -78,9 +85,37 @@ export function firstStageShortlist<T extends { g: number; B?: number }>(candida
     if (f > best) best = f;
   }
   const near: { c: T; i: number; f: number }[] = [];
-  for (let i = 0; i < F.length; i++) if (F[i] >= best - delta) near.push({ c: candidates[i], i, f: F[i] });
+  const taken = new Uint8Array(F.length);
+  for (let i = 0; i < F.length; i++) if (F[i] >= best - delta) taken[i] = 1;
+  // the union: each expert's own best k join the pool, whatever their first-stage score
+  if (union.glance) for (const i of topIndices(candidates.length, union.glance, (i) => candidates[i].g)) taken[i] = 1;
+  if (union.lexical) for (const i of topIndices(candidates.length, union.lexical, (i) => bOf(candidates[i]) ?? -Infinity)) taken[i] = 1;
+  for (let i = 0; i < F.length; i++) if (taken[i]) near.push({ c: candidates[i], i, f: F[i] });
   near.sort((a, b) => (b.f > a.f ? 1 : b.f < a.f ? -1 : a.i - b.i));
   return near.slice(0, max).map((e) => e.c);
+}
+
+/** Each expert's best k that join the verdict's pool beside the first stage's Δ-shortlist. */
+export interface ShortlistUnion {
+  /** The glance's best k by g (0 or absent: none). */
+  glance?: number;
+  /** The lexical expert's best k by B (0 or absent: none; skills with no B never join). */
+  lexical?: number;
+}
+
+/** Indices of the k largest finite values of `value(i)`, i < n, best first (ties: lower index first). */
+function topIndices(n: number, k: number, value: (i: number) => number): number[] {
+  const best: { i: number; v: number }[] = [];
+  for (let i = 0; i < n; i++) {
+    const v = value(i);
+    if (!Number.isFinite(v)) continue;
+    if (best.length === k && v <= best[k - 1].v) continue;
+    let j = best.length < k ? best.length : k - 1;
+    if (best.length < k) best.push({ i, v });
+    while (j > 0 && best[j - 1].v < v) { best[j] = best[j - 1]; j--; }
+    best[j] = { i, v };
+  }
+  return best.map((e) => e.i);
 }
 
 /**

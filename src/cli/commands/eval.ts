@@ -1,4 +1,5 @@
 import { existsSync } from "node:fs";
+import { readFile } from "node:fs/promises";
 import { parseArgs } from "node:util";
 import { invalidArgument } from "../../errors.js";
 import { evaluate, parseMethods, type EvalMethod, type EvalResult, type PerQueryRecord } from "../../eval/evaluate.js";
@@ -46,7 +47,7 @@ export async function loadTasksAndLibrary(values: { tasks?: string; library?: st
 export async function runEvaluation(
   values: RouterArgs & { tasks?: string; library?: string[]; batches?: string; limit?: string },
   methods: EvalMethod[],
-  records: { previous?: readonly PerQueryRecord[]; onRecord?: (r: PerQueryRecord) => Promise<void>; lexicalPool?: number } = {},
+  records: { previous?: readonly PerQueryRecord[]; onRecord?: (r: PerQueryRecord) => Promise<void>; lexicalPool?: number; also?: ReadonlyMap<string, readonly string[]> } = {},
 ): Promise<EvalResult> {
   return withInterrupt(async (signal) => {
     const { tasks, library } = await loadTasksAndLibrary(values, signal);
@@ -60,6 +61,27 @@ export async function runEvaluation(
     for (const w of result.warnings) console.error(`warning: ${w}`);
     return result;
   });
+}
+
+/** `--also F`: task id → skill ids (one JSON object a line), refused whole when a line is malformed. */
+async function readAlso(path: string): Promise<Map<string, string[]>> {
+  const out = new Map<string, string[]>();
+  const lines = (await readFile(path, "utf8")).split("\n");
+  for (const [i, line] of lines.entries()) {
+    if (!line.trim()) continue;
+    let row: unknown;
+    try {
+      row = JSON.parse(line);
+    } catch {
+      throw invalidArgument(`--also ${path}: line ${i + 1} is not JSON`);
+    }
+    const r = row as { id?: unknown; skills?: unknown };
+    if (typeof r.id !== "string" || !Array.isArray(r.skills) || !r.skills.every((s) => typeof s === "string")) {
+      throw invalidArgument(`--also ${path}: line ${i + 1} must be { "id": string, "skills": string[] }`);
+    }
+    out.set(r.id, r.skills as string[]);
+  }
+  return out;
 }
 
 /** `gavel eval`: Hit@1 and R@20 of each method on a benchmark. */
@@ -77,13 +99,16 @@ ${taskOptionsHelp}
   --resume              with --per-query: keep F's records and route only the tasks it lacks
   --lexical-pool N      with bm25 and a router method: BM25's top N also get their g and a verdict,
                         so the records replay a first stage that fuses both experts (default 0)
+  --also F              JSONL of { "id": task id, "skills": [...] }: these skills get their g and a
+                        verdict too (with bm25 and a router method), e.g. BM25's leaders over the
+                        full text when the library given here is cut
 ${routerOptionsHelp}
 
 Hit@1: the committed skill is a gold (or a library entry with a gold's name and description).
 R@20: a gold is in the top 20. The ruling and its ablations re-rank the glance's top candidates,
 so their R@20 is the glance's. Install the library into the bank first (gavel install).`,
   async run(args) {
-    const { values } = parseArgs({ args, options: { ...routerOptions, ...taskOptions, methods: { type: "string" }, "per-query": { type: "string" }, resume: { type: "boolean" }, "lexical-pool": { type: "string" } } });
+    const { values } = parseArgs({ args, options: { ...routerOptions, ...taskOptions, methods: { type: "string" }, "per-query": { type: "string" }, resume: { type: "boolean" }, "lexical-pool": { type: "string" }, also: { type: "string" } } });
     if (!values.tasks || !values.library?.length) {
       console.error(this.help);
       return 2;
@@ -101,7 +126,8 @@ so their R@20 is the glance's. Install the library into the bank first (gavel in
       if (previous.length) console.error(`resuming: ${previous.length} records in ${out}`);
     }
     const lexicalPool = intArg(values["lexical-pool"], "lexical-pool", { min: 0, max: 1000 }) ?? 0;
-    const result = await runEvaluation(values, methods, { lexicalPool, ...(out ? { previous, onRecord: (r) => appendPerQuery(out, r) } : {}) });
+    const also = values.also ? await readAlso(values.also) : undefined;
+    const result = await runEvaluation(values, methods, { lexicalPool, ...(also ? { also } : {}), ...(out ? { previous, onRecord: (r) => appendPerQuery(out, r) } : {}) });
     // The file ends as the result's records in task order (a resumed run appended out of order, and
     // earlier records of tasks no longer selected are dropped).
     if (out) await writePerQuery(out, result.perQuery);
