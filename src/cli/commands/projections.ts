@@ -2,20 +2,28 @@ import { parseArgs } from "node:util";
 import { Projections } from "../../projections/projections.js";
 import { intArg } from "../ui/options.js";
 import { openModel } from "./common.js";
+import { projectionsReport } from "./info.js";
 import type { Command } from "./types.js";
 
 /** `gavel projections`: random W_q, W_s for a model. */
 export const projections: Command = {
-  summary: "write random projections for a model (for trying the pipeline before training)",
-  help: `usage: gavel projections --model M --out P [--seed N] [--dim D] [--layer L]
+  summary: "print a projections file's constants, or write random projections for a model",
+  help: `usage: gavel projections FILE
+       gavel projections --model M --out P [--seed N] [--dim D] [--layer L]
 
-Random W_q and W_s route no better than chance: train real ones for a real model.`,
+With FILE: prints its constants and provenance as JSON (as gavel info does).
+With --out: random W_q and W_s, which route no better than chance: train real ones for a real model.`,
   async run(args) {
-    const { values } = parseArgs({
+    const { values, positionals } = parseArgs({
       args,
+      allowPositionals: true,
       options: { model: { type: "string", short: "m" }, out: { type: "string", short: "o" }, seed: { type: "string" }, dim: { type: "string" }, layer: { type: "string" } },
     });
-    if (!values.out) {
+    if (positionals.length === 1 && !values.out && !values.model) {
+      console.log(JSON.stringify(await projectionsReport(positionals[0]), null, 2));
+      return 0;
+    }
+    if (!values.out || positionals.length > 0) {
       console.error(this.help);
       return 2;
     }
