@@ -19,7 +19,7 @@ import { TextStore } from "../src/bank/texts.js";
 import { loadLibrary } from "../lab/eval/io.js";
 import { loadTasks, selectTasks } from "../lab/eval/tasks.js";
 import { Bm25Index } from "../src/lexical/bm25.js";
-import type { LiveBm25Index } from "../src/lexical/live.js";
+import type { LiveBm25Index } from "../src/lexical/live-index.js";
 import type { ModelFingerprint } from "../src/model/fingerprint.js";
 import { Projections } from "../src/projections/projections.js";
 import type { Skill } from "../src/skills/index.js";

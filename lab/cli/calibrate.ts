@@ -3,7 +3,7 @@ import { type AbstentionModel, type Command, describeAbstentionModel, intArg, in
 import { calibrate, PAPER_RULING, type CalibrationResult } from "../eval/calibrate.js";
 import { checkPerQueryOutput, readPerQuery, writePerQuery } from "../eval/io.js";
 import type { PerQueryRecord } from "../eval/evaluate.js";
-import { fitAbstention, splitByDomain, type AbstentionFitReport, type AbstentionRecord } from "../eval/abstain.js";
+import { fitAbstention, splitByDomain, type AbstentionFitReport, type AbstentionRecord } from "../eval/abstention-fit.js";
 import { Projections, PROJECTION_DEFAULTS } from "gavel-router";
 import { runEvaluation, taskOptions, taskOptionsHelp } from "./eval.js";
 

@@ -12,7 +12,7 @@
 import { chooseByRuling, firstStage, firstStageOrder, invalidArgument, ruling, shortlist, type VerdictRecord } from "gavel-router/internal";
 import { PROJECTION_DEFAULTS } from "gavel-router";
 import type { PerQueryRecord } from "./evaluate.js";
-import { fitLexicalTemperature, verdictPool, type LexicalRecord } from "./lexical.js";
+import { fitLexicalTemperature, verdictPool, type LexicalRecord } from "./lexical-fit.js";
 
 /** The paper's calibrated constants (section 4.1), the tie-break's anchor and the baseline. */
 export const PAPER_RULING = Object.freeze({ alpha: PROJECTION_DEFAULTS.alpha, gamma: PROJECTION_DEFAULTS.gamma, delta: PROJECTION_DEFAULTS.delta });
@@ -38,7 +38,7 @@ export interface CalibrateOptions {
   defaults?: { alpha: number; gamma: number; delta: number };
   /**
    * Fit the lexical expert's β and T too (default: when every kept record has lexical read-outs,
-   * src/eval/lexical.ts). T is fitted first, by the gold's likelihood; then β with α, γ, Δ. With
+   * lab/eval/lexical-fit.ts). T is fitted first, by the gold's likelihood; then β with α, γ, Δ. With
    * false, or records without them, β = 0.
    */
   lexical?: boolean;
@@ -221,7 +221,7 @@ export function calibrate(records: readonly PerQueryRecord[], options: Calibrate
 }
 
 /**
- * The lexical expert's T fitted on the records (src/eval/lexical.ts), or undefined when B is not
+ * The lexical expert's T fitted on the records (lab/eval/lexical-fit.ts), or undefined when B is not
  * fitted: `lexical: false`, or some record with verdict read-outs lacks lexical ones.
  */
 function lexicalTemperatureOf(records: readonly PerQueryRecord[], lexical: boolean | undefined): number | undefined {

@@ -4,7 +4,7 @@
  */
 import { Bm25Index, type Bm25Options, GavelError, type Router } from "gavel-router";
 import { abortedError, chooseByRuling, firstStageOrder, invalidArgument, type RulingParams, type VerdictRecord } from "gavel-router/internal";
-import { lexicalB, lexicalReadouts, type LexicalRecord } from "./lexical.js";
+import { lexicalB, lexicalReadouts, type LexicalRecord } from "./lexical-fit.js";
 import { acceptedIds, hitAt1, LibraryIndex, recallAt, type LibraryEntry } from "./metrics.js";
 import type { EvalTask } from "./tasks.js";
 

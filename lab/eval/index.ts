@@ -33,7 +33,7 @@ export {
   unionRecall,
   type LexicalRecord,
   type LexicalTemperatureFit,
-} from "./lexical.js";
+} from "./lexical-fit.js";
 export {
   abstainCut,
   evaluateAbstention,
@@ -50,5 +50,5 @@ export {
   type AbstentionRuling,
   type FitAbstentionOptions,
   type ReplayedAbstention,
-} from "./abstain.js";
+} from "./abstention-fit.js";
 export { fitLogistic, solveLinear, type LogisticFit, type LogisticOptions } from "./logistic.js";

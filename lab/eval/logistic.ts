@@ -2,7 +2,7 @@
  * A small L2-regularised logistic regression in float64, fitted by Newton's method with a
  * backtracking line search: deterministic (no sampling, a fixed order of sums), exact to the
  * tolerance, and fast for the few features and few hundred records that abstention fits
- * (src/eval/abstain.ts). Features are standardised first, and the penalty falls on the weights of the
+ * (lab/eval/abstention-fit.ts). Features are standardised first, and the penalty falls on the weights of the
  * standardised features, not on the bias.
  *
  * @module

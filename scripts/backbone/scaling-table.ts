@@ -27,7 +27,7 @@ import { writeFileSync } from "node:fs";
 import { readPerQuery } from "../../lab/eval/io.js";
 import type { PerQueryRecord } from "../../lab/eval/evaluate.js";
 import { calibrate } from "../../lab/eval/calibrate.js";
-import { verdictPool } from "../../lab/eval/lexical.js";
+import { verdictPool } from "../../lab/eval/lexical-fit.js";
 import { chooseByRuling } from "../../src/route/index.js";
 import { mulberry32 } from "../../src/util/prng.js";
 

@@ -10,7 +10,7 @@
  * Usage: npx vite-node scripts/device/first-stage-table.ts -- s11=bench/results/…/mini/full-text …
  */
 import { readPerQuery } from "../../lab/eval/io.js";
-import { fitLexicalTemperature, lexicalB } from "../../lab/eval/lexical.js";
+import { fitLexicalTemperature, lexicalB } from "../../lab/eval/lexical-fit.js";
 import { firstStageOrder } from "../../src/route/index.js";
 import type { PerQueryRecord } from "../../lab/eval/evaluate.js";
 

@@ -14,8 +14,8 @@
 import { existsSync } from "node:fs";
 import { readPerQuery } from "../../lab/eval/io.js";
 import { calibrate } from "../../lab/eval/calibrate.js";
-import { evaluateAbstention, fitAbstention, type AbstentionRuling } from "../../lab/eval/abstain.js";
-import { lexicalB, unionRecall, verdictPool } from "../../lab/eval/lexical.js";
+import { evaluateAbstention, fitAbstention, type AbstentionRuling } from "../../lab/eval/abstention-fit.js";
+import { lexicalB, unionRecall, verdictPool } from "../../lab/eval/lexical-fit.js";
 import { batchNumber } from "../../lab/eval/tasks.js";
 import { chooseByRuling, firstStage, firstStageOrder, ruledShortlist } from "../../src/route/index.js";
 import type { PerQueryRecord } from "../../lab/eval/evaluate.js";

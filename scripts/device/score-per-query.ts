@@ -18,7 +18,7 @@ import { chooseByRuling, type RulingParams } from "../../src/route/index.js";
 import { calibrate, PAPER_RULING } from "../../lab/eval/calibrate.js";
 import { Projections } from "../../src/projections/projections.js";
 import type { PerQueryRecord } from "../../lab/eval/evaluate.js";
-import { fitFirstStageBeta, fitLexicalTemperature, firstStageRates, lexicalB, unionRecall, type LexicalRecord } from "../../lab/eval/lexical.js";
+import { fitFirstStageBeta, fitLexicalTemperature, firstStageRates, lexicalB, unionRecall, type LexicalRecord } from "../../lab/eval/lexical-fit.js";
 
 const args = process.argv.slice(2).filter((a) => a !== "--");
 const option = (name: string) => {

@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { calibrate, type PerQueryRecord } from "../../lab/eval/index.js";
-import { firstStageHit, fitLexicalTemperature, LEXICAL_T_GRID, lexicalB, unionRecall, type LexicalRecord } from "../../lab/eval/lexical.js";
+import { firstStageHit, fitLexicalTemperature, LEXICAL_T_GRID, lexicalB, unionRecall, type LexicalRecord } from "../../lab/eval/lexical-fit.js";
 import { Bm25Index } from "../../src/lexical/bm25.js";
 import { lexicalPosterior, logPartition } from "../../src/lexical/posterior.js";
 import { Projections } from "../../src/projections/projections.js";

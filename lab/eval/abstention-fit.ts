@@ -23,7 +23,7 @@
  */
 import { ABSTENTION_FEATURES, type AbstentionFeature, abstentionFeatures, type AbstentionFeatures, type AbstentionModel, decideAbstention, featureValue, invalidArgument, logisticLogit, needsVerdict, Rng, ruledShortlist, type RulingParams } from "gavel-router/internal";
 import type { PerQueryRecord } from "./evaluate.js";
-import { lexicalB, verdictPool } from "./lexical.js";
+import { lexicalB, verdictPool } from "./lexical-fit.js";
 import { fitLogistic } from "./logistic.js";
 
 /** A per-query record as abstention reads it; off-domain prompts carry `offDomain: true`. */
