@@ -48,7 +48,9 @@ function constant(value: unknown, name: string, bounds: FiniteBounds): number {
  * instance instead.
  */
 export class Projections implements ProjectionsMeta {
+  /** W_q: dim × nEmbd, row-major (maps the task's states to queries). */
   readonly wq: Float32Array;
+  /** W_s: dim × nEmbd, row-major (maps a skill's states to keys). */
   readonly ws: Float32Array;
   readonly layer: number;
   readonly dim: number;

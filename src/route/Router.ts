@@ -63,9 +63,13 @@ function glanceHits(ranked: readonly GlanceHit[]): GlanceHit[] {
  * ```
  */
 export class Router {
+  /** The model the router reads (the caller's: {@link Router.close} leaves it open). */
   readonly model: Model;
+  /** The projections W_q, W_s and the ruling's constants in use. */
   readonly projections: Projections;
+  /** The bank's folder. */
   readonly bankDir: string;
+  /** Most tokens of a skill render r(s) ({@link RouterOpenOptions.skillBudget}, resolved). */
   readonly skillBudget: number;
   readonly #parts: RouterParts;
   #closed = false;
