@@ -1,5 +1,5 @@
 // Runs on the GPU machine with the CUDA addon (GAVEL_ADDON=…/gavel.node): the trainer's CUDA step
-// (NativeTrainer device "cuda", native/lab/train/train_cuda.cu) against its CPU twin (device "cpu")
+// (NativeTrainer device "cuda", native/src/train/train_cuda.cu) against its CPU twin (device "cpu")
 // on fresh random batches, then the throughput of both on the same batches.
 //
 // Per case and precision, with the same seed (so the same initial W_q, W_s on both):

@@ -1,4 +1,4 @@
-// The trainer's device option (native/lab/train/train_device.h): a CPU build keeps the CPU trainer
+// The trainer's device option (native/src/train/train_device.h): a CPU build keeps the CPU trainer
 // and answers device "cuda" with CUDA_UNAVAILABLE; the twins' test hooks of lossAndGrad (keepPairs,
 // forceArgmax) on the CPU trainer. The CUDA twin itself is compared with the CPU on the GPU machine
 // (scripts/device/train-twins.mjs), since CI has no GPU.
