@@ -1,12 +1,34 @@
 import { defineConfig } from "tsup";
 
+/**
+ * The package's own names. The lab (lab/) imports the runtime as `gavel-router` and
+ * `gavel-router/internal`, and the CLI loads the lab as `gavel-router/lab`; tsconfig.json's "paths"
+ * map them to the sources for tsc, vitest and dependency-cruiser, while the bundles keep them
+ * external, so Node resolves them at run time by self-reference (package.json "exports"): dist/lab
+ * then shares dist/index.js's modules (one GavelError, one Router class) instead of carrying a copy.
+ */
+const SELF = ["gavel-router", "gavel-router/internal", "gavel-router/lab"];
+
 export default defineConfig([
   {
-    entry: { index: "src/index.ts" },
-    format: ["esm", "cjs"],
+    // ESM: the runtime (index), its internal entry for the lab and tools (internal: not a stable API)
+    // and the lab (gavel-router/lab) in one build, so index and internal share their chunks (one
+    // GavelError, one Router class); the lab imports both by name (external: SELF), never a copy.
+    entry: { index: "src/index.ts", internal: "src/internal.ts", "lab/index": "lab/index.ts" },
+    format: ["esm"],
     dts: true,
     sourcemap: true,
     clean: true,
+    target: "node20",
+    shims: true,
+    external: SELF,
+  },
+  {
+    // CommonJS: the runtime only (internal and the lab are ESM only)
+    entry: { index: "src/index.ts" },
+    format: ["cjs"],
+    dts: true,
+    sourcemap: true,
     target: "node20",
     shims: true,
   },
@@ -21,6 +43,8 @@ export default defineConfig([
     target: "node20",
     banner: { js: "#!/usr/bin/env node" },
     shims: true,
+    // the lab's commands: a dynamic import of gavel-router/lab at run time (src/cli/lab.ts), not bundled
+    external: SELF,
   },
   {
     // The framework adapters (gavel-router/ai-sdk, /langchain, /mastra): subpath exports of their own,

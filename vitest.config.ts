@@ -1,6 +1,8 @@
 import { defineConfig } from "vitest/config";
+import { selfAlias } from "./vite.config.js";
 
 export default defineConfig({
+  resolve: { alias: selfAlias },
   test: {
     include: ["test/**/*.test.ts"],
     testTimeout: 120_000,

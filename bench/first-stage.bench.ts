@@ -9,8 +9,8 @@
  *   npm run bench -- first-stage
  */
 import { join } from "node:path";
-import { loadLibrary } from "../src/eval/io.js";
-import { loadTasks, selectTasks } from "../src/eval/tasks.js";
+import { loadLibrary } from "../lab/eval/io.js";
+import { loadTasks, selectTasks } from "../lab/eval/tasks.js";
 import { Bm25Index } from "../src/lexical/bm25.js";
 import { logPartition } from "../src/lexical/posterior.js";
 import { firstStageShortlist } from "../src/route/ruling.js";

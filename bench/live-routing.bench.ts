@@ -1,6 +1,6 @@
 /**
  * Routing mid-rollout, in the spirit of the paper's SkillTraj (section 4.4), on SWE-Skills-Bench's
- * test batches 6–10: each task is embedded in a bash-agent trajectory (src/route/trajectories.ts:
+ * test batches 6–10: each task is embedded in a bash-agent trajectory (lab/gate/trajectories.ts:
  * one to three chore exchanges of noise, then the task as a user request or as a ticket's `cat`
  * output), and the router is scored at the decision point (the end of the message that carries the
  * need) against the same tasks given as written tasks.
@@ -29,10 +29,10 @@ import { join } from "node:path";
 import { Model } from "../src/model/Model.js";
 import { Router } from "../src/route/Router.js";
 import { DEFAULT_MODEL, DEFAULT_PROJECTIONS } from "../src/defaults.js";
-import { loadTasks } from "../src/eval/tasks.js";
-import { acceptedIds, LibraryIndex } from "../src/eval/metrics.js";
-import { buildTrajectories, cutTaskText } from "../src/route/trajectories.js";
-import { collectGateFeatures, firstFiring, firingMetrics, tokenizeTrajectory } from "../src/route/gate-train.js";
+import { loadTasks } from "../lab/eval/tasks.js";
+import { acceptedIds, LibraryIndex } from "../lab/eval/metrics.js";
+import { buildTrajectories, cutTaskText } from "../lab/gate/trajectories.js";
+import { collectGateFeatures, firstFiring, firingMetrics, tokenizeTrajectory } from "../lab/gate/gate-train.js";
 import { loadGate } from "../src/route/gate.js";
 import { selectLive } from "../src/route/firing.js";
 

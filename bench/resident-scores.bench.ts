@@ -10,9 +10,9 @@
  * Defaults: 2000 skills × 200 rows, nEmbd 384, dim 768, 64 tasks × 32 query rows, every core.
  */
 import { projectNormalize } from "../src/kernels/kernels.js";
-import { residentSpanMeans } from "../src/train/resident-scores.js";
-import { projectKeys, rankByScore, spanMeanScores } from "../src/train/retrieval.js";
-import { createTrainer, uploadSkills } from "../src/train/trainer.js";
+import { residentSpanMeans } from "../lab/train/resident-scores.js";
+import { projectKeys, rankByScore, spanMeanScores } from "../lab/train/retrieval.js";
+import { createTrainer, uploadSkills } from "../lab/train/trainer.js";
 import { randomMatrix } from "./data.js";
 
 const [nSkills, rows, nEmbd, dim, nTasks, qRows, threads] = [2000, 200, 384, 768, 64, 32, 0].map((d, i) => Number(process.argv[2 + i] ?? d));

@@ -31,14 +31,14 @@ import { parseArgs } from "node:util";
 import { DEFAULT_MODEL, DEFAULT_PROJECTIONS, PACKAGE_ROOT } from "../src/defaults.js";
 import { Model } from "../src/model/Model.js";
 import { Projections } from "../src/projections/projections.js";
-import { needsVerdict } from "../src/projections/abstention.js";
+import { needsVerdict } from "../src/projections/abstention-model.js";
 import { describeAbstentionModel, decideAbstention, Router, type AbstentionModel } from "../src/route/index.js";
-import { evaluate, type EvalLibrarySkill, type PerQueryRecord } from "../src/eval/evaluate.js";
-import { loadLibrary, writePerQuery } from "../src/eval/io.js";
-import { selectTasks, type EvalTask } from "../src/eval/tasks.js";
-import { offDomainPrompts } from "../src/eval/off-domain.js";
-import { fitLexicalTemperature, LEXICAL_T_GRID } from "../src/eval/lexical.js";
-import { evaluateAbstention, fitAbstention, replayAbstention, type AbstentionFitReport, type AbstentionRecord, type AbstentionRuling } from "../src/eval/abstain.js";
+import { evaluate, type EvalLibrarySkill, type PerQueryRecord } from "../lab/eval/evaluate.js";
+import { loadLibrary, writePerQuery } from "../lab/eval/io.js";
+import { selectTasks, type EvalTask } from "../lab/eval/tasks.js";
+import { offDomainPrompts } from "../lab/eval/off-domain.js";
+import { fitLexicalTemperature, LEXICAL_T_GRID } from "../lab/eval/lexical-fit.js";
+import { evaluateAbstention, fitAbstention, replayAbstention, type AbstentionFitReport, type AbstentionRecord, type AbstentionRuling } from "../lab/eval/abstention-fit.js";
 import { table } from "../src/cli/ui/table.js";
 
 /** The demo's settings (src/cli/commands/demo.ts), so that the records read what the demo reads. */

@@ -86,6 +86,7 @@ export const GAVEL_ERROR_CODES = [
 const exhaustive: [Exclude<GavelErrorCode, (typeof GAVEL_ERROR_CODES)[number]>] extends [never] ? true : never = true;
 void exhaustive;
 
+/** The one error class of gavel-router (TypeScript and native alike): a message and a stable {@link GavelErrorCode}. */
 export class GavelError extends Error {
   readonly code: GavelErrorCode;
   constructor(message: string, code: GavelErrorCode, options?: { cause?: unknown }) {

@@ -4,6 +4,11 @@
  * - {@link Model}: a frozen GGUF model run by llama.cpp (hidden states, scoring with cached prefixes).
  * - {@link Router}: install skills into ε-cover banks, glance, verdict, ruling.
  * - {@link Projections}: the trained maps W_q, W_s and the ruling's constants, in one GGUF file.
+ * - {@link connect}, {@link routeViaServerIfRunning}: a client of a running `gavel serve`.
+ * - {@link discoverSkills}: the skill folders an agent host reads, and the skills in them.
+ *
+ * Training, evaluation and calibration are the lab's: `gavel-router/lab` (lab/index.ts). The full
+ * list with one line per export is docs/api.md.
  */
 export { GavelError, type GavelErrorCode } from "./errors.js";
 export { Model, type ModelLoadOptions, type ModelInfo, type ScoreResult, type ScoreOptions, type CallOptions } from "./model/Model.js";
@@ -24,6 +29,9 @@ export {
   type RouteResult,
   type Candidate,
   type Vote,
+  type RankOptions,
+  type RankResult,
+  type VerdictInputs,
   getSkill,
   readSkillRecord,
   parseAllowedTools,
@@ -46,10 +54,7 @@ export { KeyBank, glanceDevice } from "./bank/key-bank.js";
 export { glance, coverFarthestFirst, coverFarthestFirstAsync, projectNormalize, voteK, decayWeights } from "./kernels/kernels.js";
 export { BankStore, type BankHeader, type BankEntry } from "./bank/index.js";
 export { GgufWriter, readGgufHeader, readGgufTensor } from "./gguf/index.js";
-export { scanLayers, pickLayer, readLayerChoice, writeLayerChoice, layerChoiceOf, type LayerScan, type LayerChoice, type ScanLayersOptions } from "./train/layer.js";
-export { matrixEntropy } from "./train/entropy.js";
-export { trainProjections, type TrainProjectionsOptions, type TrainProjectionsResult } from "./train/pipeline.js";
-export { evaluate, calibrate, Bm25Index, hitAt1, recallAt, acceptedIds, loadTasks, type CalibrationResult } from "./eval/index.js";
+export { Bm25Index, type Bm25Doc, type Bm25Hit, type Bm25Options } from "./lexical/bm25.js";
 export { defaultModelPaths } from "./defaults.js";
 /** @internal The raw addon, for tests and tools. */
 export { loadBinding } from "./native/binding.js";
@@ -58,3 +63,17 @@ export { generateChat, type GenerateChatOptions } from "./render/generate-chat.j
 export { LiveContext, type LiveScore } from "./route/live.js";
 export { Gate, gateScoreFeatures, GATE_SCORE_FEATURES, loadGate, saveGate, type GateModel, type GateInfo } from "./route/gate.js";
 export { selectLive, skillInjection, type LiveSelection, type LiveSelectOptions } from "./route/firing.js";
+export {
+  connect,
+  connectIfRunning,
+  isRunning,
+  request,
+  findEndpoint,
+  routeViaServerIfRunning,
+  ServeClient,
+  type Endpoint,
+  type EndpointOptions,
+  type RequestOptions,
+  type ServerRouteOptions,
+} from "./serve/client.js";
+export { discoverSkills, skillRoots, SKILL_HOSTS, type DiscoverOptions, type DiscoverResult, type DiscoveryHost, type SkillRoot, type SkillScope, type ShadowedSkill } from "./skills/discover.js";

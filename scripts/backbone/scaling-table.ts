@@ -24,10 +24,10 @@
  * A fourth gives each step between consecutive rows as a paired difference on test with a 95% bootstrap interval.
  */
 import { writeFileSync } from "node:fs";
-import { readPerQuery } from "../../src/eval/io.js";
-import type { PerQueryRecord } from "../../src/eval/evaluate.js";
-import { calibrate } from "../../src/eval/calibrate.js";
-import { verdictPool } from "../../src/eval/lexical.js";
+import { readPerQuery } from "../../lab/eval/io.js";
+import type { PerQueryRecord } from "../../lab/eval/evaluate.js";
+import { calibrate } from "../../lab/eval/calibrate.js";
+import { verdictPool } from "../../lab/eval/lexical-fit.js";
 import { chooseByRuling } from "../../src/route/index.js";
 import { mulberry32 } from "../../src/util/prng.js";
 

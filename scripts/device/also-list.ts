@@ -3,8 +3,8 @@
 // would draw itself differs from what a user's bank (full text) ranks first.
 // Usage: npx vite-node scripts/device/also-list.ts -- <tasks.jsonl[,more]> <out.jsonl> [--k N] [--k1 X] [--b Y] [--library F]…
 import { writeFile } from "node:fs/promises";
-import { loadLibrary } from "../../src/eval/io.js";
-import { loadTasks } from "../../src/eval/tasks.js";
+import { loadLibrary } from "../../lab/eval/io.js";
+import { loadTasks } from "../../lab/eval/tasks.js";
 import { Bm25Index } from "../../src/lexical/bm25.js";
 
 const args = process.argv.slice(2).filter((a) => a !== "--");

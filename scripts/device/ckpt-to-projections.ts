@@ -5,8 +5,8 @@
 import { Model } from "../../src/index.js";
 import { modelFingerprint } from "../../src/model/fingerprint.js";
 import { Projections, PROJECTION_DEFAULTS } from "../../src/projections/projections.js";
-import { loadCheckpoint } from "../../src/train/checkpoint.js";
-import { TRAIN_DEFAULTS } from "../../src/train/settings.js";
+import { loadCheckpoint } from "../../lab/train/checkpoint.js";
+import { TRAIN_DEFAULTS } from "../../lab/train/settings.js";
 
 const [modelPath, ckptPath, layerArg, out, trainedBy] = process.argv.slice(2).filter((a) => a !== "--");
 if (!modelPath || !ckptPath || !out || !Number.isInteger(Number(layerArg))) {

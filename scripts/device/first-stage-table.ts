@@ -9,10 +9,10 @@
  * (scripts/device/lexical-records.ts), named on the command line as label=folder.
  * Usage: npx vite-node scripts/device/first-stage-table.ts -- s11=bench/results/…/mini/full-text …
  */
-import { readPerQuery } from "../../src/eval/io.js";
-import { fitLexicalTemperature, lexicalB } from "../../src/eval/lexical.js";
+import { readPerQuery } from "../../lab/eval/io.js";
+import { fitLexicalTemperature, lexicalB } from "../../lab/eval/lexical-fit.js";
 import { firstStageOrder } from "../../src/route/index.js";
-import type { PerQueryRecord } from "../../src/eval/evaluate.js";
+import type { PerQueryRecord } from "../../lab/eval/evaluate.js";
 
 const BETAS = [0, ...Array.from({ length: 17 }, (_, i) => Number((10 ** ((i - 16) / 4)).toPrecision(6)))];
 const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / (xs.length || 1);

@@ -105,7 +105,7 @@ step test $CLI eval --tasks "$L/tasks.jsonl" $LIBS --batches 6-10 --limit ${TEST
 # calibrate writes its own
 node "$G/scripts/device/val-tasks.mjs" "$L/tasks.jsonl" "$W/val-tasks.jsonl" "${VAL_PER_BATCH:-10}"
 step val $CLI eval --tasks "$W/val-tasks.jsonl" $LIBS --batches 1-5 --methods $M --per-query "$W/val.jsonl" --resume $A || exit 0
-# off-domain prompts (src/eval/off-domain.ts; .device/lib/offdomain.jsonl), for abstention
+# off-domain prompts (lab/eval/off-domain.ts; .device/lib/offdomain.jsonl), for abstention
 if [ -f "$L/offdomain.jsonl" ] && [ "${OFFDOMAIN:-1}" = 1 ]; then
   step offdomain $CLI eval --tasks "$L/offdomain.jsonl" $LIBS --batches 1-10 --methods $M --per-query "$W/offdomain.jsonl" --resume $A || exit 0
 fi

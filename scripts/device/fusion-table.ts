@@ -12,13 +12,13 @@
  * (<dir>/offdomain.jsonl.gz is optional: without it the abstention part is skipped)
  */
 import { existsSync } from "node:fs";
-import { readPerQuery } from "../../src/eval/io.js";
-import { calibrate } from "../../src/eval/calibrate.js";
-import { evaluateAbstention, fitAbstention, type AbstentionRuling } from "../../src/eval/abstain.js";
-import { lexicalB, unionRecall, verdictPool } from "../../src/eval/lexical.js";
-import { batchNumber } from "../../src/eval/tasks.js";
+import { readPerQuery } from "../../lab/eval/io.js";
+import { calibrate } from "../../lab/eval/calibrate.js";
+import { evaluateAbstention, fitAbstention, type AbstentionRuling } from "../../lab/eval/abstention-fit.js";
+import { lexicalB, unionRecall, verdictPool } from "../../lab/eval/lexical-fit.js";
+import { batchNumber } from "../../lab/eval/tasks.js";
 import { chooseByRuling, firstStage, firstStageOrder, ruledShortlist } from "../../src/route/index.js";
-import type { PerQueryRecord } from "../../src/eval/evaluate.js";
+import type { PerQueryRecord } from "../../lab/eval/evaluate.js";
 
 const args = process.argv.slice(2).filter((a) => a !== "--");
 const dir = args[0] ?? "bench/results/2026-11-26-h100-fusion";

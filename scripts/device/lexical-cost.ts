@@ -1,5 +1,5 @@
-import { loadLibrary } from "../../src/eval/io.js";
-import { loadTasks, selectTasks } from "../../src/eval/tasks.js";
+import { loadLibrary } from "../../lab/eval/io.js";
+import { loadTasks, selectTasks } from "../../lab/eval/tasks.js";
 import { Bm25Index } from "../../src/lexical/bm25.js";
 import { logPartition } from "../../src/lexical/posterior.js";
 const { skills } = await loadLibrary(["../shared/data/swe-skills-bench/skills.jsonl", "../shared/data/skills-mit.jsonl.gz"]);

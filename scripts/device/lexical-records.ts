@@ -14,10 +14,10 @@
 import { writeFile } from "node:fs/promises";
 import { basename, join } from "node:path";
 import { gzipSync } from "node:zlib";
-import { loadLibrary, readPerQuery } from "../../src/eval/io.js";
-import { loadTasks } from "../../src/eval/tasks.js";
+import { loadLibrary, readPerQuery } from "../../lab/eval/io.js";
+import { loadTasks } from "../../lab/eval/tasks.js";
 import { Bm25Index } from "../../src/lexical/bm25.js";
-import { lexicalReadouts } from "../../src/eval/lexical.js";
+import { lexicalReadouts } from "../../lab/eval/lexical-fit.js";
 
 const args = process.argv.slice(2).filter((a) => a !== "--");
 const libraries: string[] = [];

@@ -13,12 +13,12 @@
 // the union of both top-20 lists, and the full ruling with and without B.
 //
 // Usage: npx vite-node scripts/device/score-per-query.ts -- <projections.gguf> <records.jsonl> [more.jsonl …] [--bm25 F] [--lexical-val V]
-import { readPerQuery } from "../../src/eval/io.js";
+import { readPerQuery } from "../../lab/eval/io.js";
 import { chooseByRuling, type RulingParams } from "../../src/route/index.js";
-import { calibrate, PAPER_RULING } from "../../src/eval/calibrate.js";
+import { calibrate, PAPER_RULING } from "../../lab/eval/calibrate.js";
 import { Projections } from "../../src/projections/projections.js";
-import type { PerQueryRecord } from "../../src/eval/evaluate.js";
-import { fitFirstStageBeta, fitLexicalTemperature, firstStageRates, lexicalB, unionRecall, type LexicalRecord } from "../../src/eval/lexical.js";
+import type { PerQueryRecord } from "../../lab/eval/evaluate.js";
+import { fitFirstStageBeta, fitLexicalTemperature, firstStageRates, lexicalB, unionRecall, type LexicalRecord } from "../../lab/eval/lexical-fit.js";
 
 const args = process.argv.slice(2).filter((a) => a !== "--");
 const option = (name: string) => {

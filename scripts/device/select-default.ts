@@ -18,12 +18,12 @@
  * Usage: npx vite-node scripts/device/select-default.ts -- NAME=DIR [NAME=DIR …] [--json OUT]
  */
 import { existsSync, writeFileSync } from "node:fs";
-import { readPerQuery } from "../../src/eval/io.js";
-import { calibrate } from "../../src/eval/calibrate.js";
-import { evaluateAbstention, fitAbstention, type AbstentionRuling } from "../../src/eval/abstain.js";
-import { lexicalB } from "../../src/eval/lexical.js";
-import { batchNumber } from "../../src/eval/tasks.js";
-import type { PerQueryRecord } from "../../src/eval/evaluate.js";
+import { readPerQuery } from "../../lab/eval/io.js";
+import { calibrate } from "../../lab/eval/calibrate.js";
+import { evaluateAbstention, fitAbstention, type AbstentionRuling } from "../../lab/eval/abstention-fit.js";
+import { lexicalB } from "../../lab/eval/lexical-fit.js";
+import { batchNumber } from "../../lab/eval/tasks.js";
+import type { PerQueryRecord } from "../../lab/eval/evaluate.js";
 
 const args = process.argv.slice(2).filter((a) => a !== "--");
 const jsonAt = args.indexOf("--json");

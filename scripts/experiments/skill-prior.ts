@@ -14,7 +14,7 @@ import { BankStore, bankHeaderFor } from "../../src/bank/index.js";
 import { projectNormalize, voteK } from "../../src/kernels/kernels.js";
 import { KeyBank } from "../../src/bank/key-bank.js";
 import { RenderEncoder } from "../../src/render/encode.js";
-import { acceptedIds, LibraryIndex } from "../../src/eval/metrics.js";
+import { acceptedIds, LibraryIndex } from "../../lab/eval/metrics.js";
 
 const args = process.argv.slice(2).filter((a) => a !== "--");
 const libs: string[] = [];

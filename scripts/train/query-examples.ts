@@ -10,7 +10,7 @@
 import { parseArgs } from "node:util";
 import { join } from "node:path";
 import { loadSkills } from "../../src/skills/index.js";
-import { candidateQueries, mixQueries, QUERY_KINDS, type PseudoQuery } from "../../src/train/queries/index.js";
+import { candidateQueries, mixQueries, QUERY_KINDS, type PseudoQuery } from "../../lab/train/queries/index.js";
 
 const { values } = parseArgs({ options: { id: { type: "string", multiple: true }, seed: { type: "string" }, stats: { type: "string" } } });
 const seed = Number(values.seed ?? 0);

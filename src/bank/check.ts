@@ -24,7 +24,7 @@ import { GavelError } from "../errors.js";
 import { openRegularFile, quoteForMessage, RegularFileError } from "../gguf/regular-file.js";
 import { bm25DocTokens } from "../lexical/postings.js";
 import type { RenderableSkill } from "../render/index.js";
-import { keysChecksum, readAll } from "./keys.js";
+import { keysChecksum, readAll } from "./keys-file.js";
 import { BankLexicon } from "./lexicon.js";
 import { LEXICON_TMP_RE } from "./lexicon-log.js";
 import { KEYS_FILE_RE, MANIFEST, MANIFEST_TMP_RE, readManifest, refuseBankWithoutManifest } from "./manifest.js";

@@ -3,7 +3,7 @@
  * projections that produced them.
  */
 export { BankStore } from "./store.js";
-export type { BankKeys } from "./keys.js";
+export type { BankKeys } from "./keys-file.js";
 export {
   BANK_FORMAT_VERSION,
   bankHeaderFor,

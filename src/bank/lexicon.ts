@@ -27,7 +27,7 @@ import { GavelError } from "../errors.js";
 import { readRegularFile, RegularFileError } from "../gguf/regular-file.js";
 import { writeAll, writeFileDurable } from "../util/durable-file.js";
 import { inOrder } from "../util/in-order.js";
-import { LiveBm25Index } from "../lexical/live.js";
+import { LiveBm25Index } from "../lexical/live-index.js";
 import { TOKENIZER_VERSION, type DocTerms } from "../lexical/postings.js";
 import type { RenderableSkill } from "../render/index.js";
 import { encodeAdd, encodeCommit, encodeHeader, encodeRemove, HEADER_BYTES, headerProblem, LEXICON_FILE, LEXICON_TMP_RE, readRecords, type AddRecord } from "./lexicon-log.js";

@@ -19,7 +19,7 @@ import type { Projections } from "../projections/projections.js";
 import type { RenderableSkill } from "../render/index.js";
 import type { Skill } from "../skills/index.js";
 import { GavelError } from "../errors.js";
-import { Gate } from "./gate.js";
+import { ReadWriteLock } from "./rw-lock.js";
 import { KeyBank } from "./key-bank.js";
 import { BankLexicon } from "./lexicon.js";
 import { BankStore, SNAPSHOT_ATTEMPTS } from "./store.js";
@@ -65,7 +65,7 @@ export class Library {
   #routable: { store: BankStore; entries: number; handles: number; list: Int32Array } | null = null;
   /** {@link Library.label}'s cache, valid while neither the entries nor the held keys change. */
   #labels: { store: BankStore; entries: number; handles: number; of: Map<number, SkillLabel> } | null = null;
-  readonly #gate = new Gate();
+  readonly #rw = new ReadWriteLock();
 
   private constructor(store: BankStore, keys: KeyBank, texts: TextStore, lexicon: BankLexicon) {
     this.#store = store;
@@ -148,7 +148,7 @@ export class Library {
       await store.close();
       throw err;
     }
-    return this.#gate.write(async () => {
+    return this.#rw.write(async () => {
       for (const id of [...this.#handleOf.keys()]) {
         const e = store.get(id);
         if (e === undefined || !same(e)) this.untrack(id);
@@ -172,7 +172,7 @@ export class Library {
     if (this.readOnly) await this.refresh();
     for (let attempt = 1; ; attempt++) {
       try {
-        return await this.#gate.read(f);
+        return await this.#rw.read(f);
       } catch (err) {
         const retry = this.readOnly && attempt < SNAPSHOT_ATTEMPTS && err instanceof GavelError && err.code === "CORRUPT_FILE";
         if (!retry || !(await this.refresh())) throw err;
@@ -315,7 +315,7 @@ export class Library {
    */
   async save(skill: Skill, record: SkillKeysRecord, keys: Float32Array): Promise<void> {
     // Replacing a skill takes its old keys away (until track): not while a route reads them.
-    if (this.store.has(skill.id)) return this.#gate.write(() => this.#save(skill, record, keys));
+    if (this.store.has(skill.id)) return this.#rw.write(() => this.#save(skill, record, keys));
     return this.#save(skill, record, keys);
   }
 
@@ -351,7 +351,7 @@ export class Library {
   /** Removes an installed skill from disk and memory, commits, and deletes texts no entry names. */
   async remove(id: string): Promise<void> {
     // Once the routes in flight are done: they may need this skill's keys, entry and text.
-    return this.#gate.write(async () => {
+    return this.#rw.write(async () => {
       await this.store.remove(id);
       this.lexicon.remove(id);
       this.untrack(id);
@@ -362,7 +362,7 @@ export class Library {
 
   /** Frees the keys in memory and closes the bank (committing it), once the reads in flight are done. */
   async close(): Promise<void> {
-    return this.#gate.write(async () => {
+    return this.#rw.write(async () => {
       this.keys.dispose();
       try {
         if (!this.readOnly) await this.texts.syncDir();

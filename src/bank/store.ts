@@ -34,13 +34,13 @@ import { open, rm, type FileHandle } from "node:fs/promises";
 import { join } from "node:path";
 import { GavelError, invalidArgument } from "../errors.js";
 import { checkEntryInput, freezeEntry, withWarnings } from "./entries.js";
-import { copyLiveRows, keysChecksum, keysCorrupt, readAll, readEntryKeys, writeRows, type BankKeys } from "./keys.js";
+import { copyLiveRows, keysChecksum, keysCorrupt, readAll, readEntryKeys, writeRows, type BankKeys } from "./keys-file.js";
 import type { DirLock } from "./lock.js";
 import { manifestIdentity, openForWriting, readSnapshot } from "./opening.js";
 import { writeManifest } from "./manifest.js";
 import { BANK_FORMAT_VERSION, type BankEntry, type BankEntryInput, type BankHeader, type BankManifest, type BankStats, type BankOpenOptions, type CommitParticipant } from "./types.js";
 
-export type { BankKeys } from "./keys.js";
+export type { BankKeys } from "./keys-file.js";
 export { SNAPSHOT_ATTEMPTS } from "./opening.js";
 
 /**

@@ -6,11 +6,34 @@
 import { availableParallelism } from "node:os";
 import { GavelError } from "../errors.js";
 import type { Command } from "./commands/types.js";
+import { LAB_COMMANDS, loadLabCommands } from "./lab.js";
 
 // libuv's pool (4 threads unless told otherwise) runs every native verb, projection, cover and file
 // write; an install keeps 8 skills in flight, which a many-core machine can serve at once. Read by
 // libuv when the pool first starts, so it is set before any command runs.
 if (process.env.UV_THREADPOOL_SIZE === undefined) process.env.UV_THREADPOOL_SIZE = String(Math.min(16, Math.max(4, availableParallelism())));
+
+/**
+ * Whether `err` is a GavelError. The lab's commands run from dist/lab, which uses the runtime of
+ * dist/index.js, a copy of the classes other than this bundle's, so `instanceof` alone misses theirs.
+ */
+function isGavelError(err: unknown): err is GavelError {
+  return err instanceof GavelError || (err instanceof Error && err.name === "GavelError" && typeof (err as { code?: unknown }).code === "string");
+}
+
+/**
+ * The runtime's commands and the lab's (loaded from gavel-router/lab, ./lab.ts): `none` leaves the lab
+ * unloaded, `optional` (the usage) lists it when it is there, `required` (a lab command) throws without it.
+ */
+async function commandTable(lab: "none" | "optional" | "required"): Promise<Record<string, Command>> {
+  const { commands } = await import("./commands/index.js");
+  if (lab === "none") return commands;
+  const labCommands = await loadLabCommands().catch((err: unknown) => {
+    if (lab === "required" || !isGavelError(err)) throw err;
+    return {};
+  });
+  return { ...commands, ...labCommands };
+}
 
 function usage(commands: Record<string, Command>): string {
   const lines = ["usage: gavel <command> [options]", "", "commands:"];
@@ -30,8 +53,9 @@ async function main(argv: string[]): Promise<number> {
     console.log(`gavel-router ${packageVersion()}`);
     return 0;
   }
-  const { commands } = await import("./commands/index.js");
-  if (!name || name === "--help" || name === "-h" || name === "help") {
+  const help = !name || name === "--help" || name === "-h" || name === "help";
+  const commands = await commandTable(LAB_COMMANDS.includes(name) ? "required" : help ? "optional" : "none");
+  if (help) {
     console.log(usage(commands));
     return name ? 0 : 1;
   }
@@ -52,7 +76,7 @@ main(process.argv.slice(2)).then(
     process.exitCode = code;
   },
   (err: unknown) => {
-    if (err instanceof GavelError) console.error(`gavel: ${err.message} [${err.code}]`);
+    if (isGavelError(err)) console.error(`gavel: ${err.message} [${err.code}]`);
     else if (err instanceof Error && String((err as NodeJS.ErrnoException).code).startsWith("ERR_PARSE_ARGS_")) {
       // an unknown option, a missing option value, a stray positional argument: a usage error
       console.error(`gavel: ${err.message} (gavel ${process.argv[2] ?? ""} --help shows the usage)`);

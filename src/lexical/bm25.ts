@@ -7,7 +7,7 @@
  * benchmark library and about 1.5 s per task-length query. This inverted index over typed arrays
  * does both in a small fraction of that, and its scoring is the textbook formula, tested by hand.
  * The tokenizer, the postings and the scoring loop live in postings.ts, shared with the live index
- * the bank keeps (live.ts).
+ * the bank keeps (live-index.ts).
  */
 import { accumulateBm25, bm25DocTokens, bm25Params, postingsByTerm, queryTerms, TermCounter, Vocabulary, type Bm25Doc, type Bm25Options, type DocTerms, type Postings } from "./postings.js";
 

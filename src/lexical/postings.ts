@@ -1,6 +1,6 @@
 /**
  * The BM25 core that the immutable index ({@link Bm25Index}, bm25.ts) and the live one
- * ({@link LiveBm25Index}, live.ts) share: the tokenizer, the vocabulary, a document's term counts,
+ * ({@link LiveBm25Index}, live-index.ts) share: the tokenizer, the vocabulary, a document's term counts,
  * postings laid out by term (CSR) and the one scoring loop. Both indexes score through
  * {@link accumulateBm25}, so the same documents give the same bits in either.
  *

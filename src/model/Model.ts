@@ -82,13 +82,16 @@ export interface ScoreResult {
   final: Float32Array;
 }
 
+/** Options of {@link Model.score} and {@link Model.scoreMany}. */
 export interface ScoreOptions {
   /** Token ids whose log-probability is read after the last continuation token. */
   readIds?: Int32Array | number[];
   signal?: AbortSignal;
 }
 
+/** Options of a model call that can be aborted. */
 export interface CallOptions {
+  /** Aborts the call (ABORTED); a call already running in native code stops at its next check. */
   signal?: AbortSignal;
 }
 
@@ -153,7 +156,9 @@ async function validateModelFile(path: string): Promise<void> {
  * ```
  */
 export class Model {
+  /** What the loaded model is ({@link ModelInfo}), read once at load. */
   readonly info: ModelInfo;
+  /** The GGUF file it was loaded from. */
   readonly path: string;
   #native: NativeModel | null;
   #queue: Promise<unknown> = Promise.resolve();
@@ -404,6 +409,7 @@ export class Model {
     }
   }
 
+  /** Whether {@link Model.dispose} has run. */
   get disposed(): boolean {
     return this.#native === null;
   }

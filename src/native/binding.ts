@@ -80,8 +80,8 @@ export interface NativeCacheStats {
 }
 
 export type { NativeGeneration, NativeGenerationStep, NativeSamplerParams } from "./generation.js";
-import type { NativeTrainer, NativeTrainerOptions } from "./trainer.js";
-export type * from "./trainer.js";
+import type { NativeTrainer, NativeTrainerOptions } from "./trainer-binding.js";
+export type * from "./trainer-binding.js";
 
 export interface NativeModel {
   load(path: string, params: NativeModelParams): Promise<void>;

@@ -20,7 +20,7 @@ import {
 } from "../gguf/index.js";
 import { isModelFingerprint, type ModelFingerprint } from "../model/fingerprint.js";
 import { PROJECTION_DEFAULTS, type ProjectionsInit, type ProjectionsMeta } from "./meta.js";
-import { checkAbstentionModel, modelFeatures, type AbstentionModel } from "./abstention.js";
+import { checkAbstentionModel, modelFeatures, type AbstentionModel } from "./abstention-model.js";
 
 /** `general.architecture` of a projections file. */
 export const PROJECTIONS_ARCHITECTURE = "gavel-projections";

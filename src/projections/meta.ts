@@ -4,7 +4,7 @@
  * the projections file format (file.ts).
  */
 import type { ModelFingerprint } from "../model/fingerprint.js";
-import type { AbstentionModel } from "./abstention.js";
+import type { AbstentionModel } from "./abstention-model.js";
 
 /** Defaults of the paper's setup (section 4.1). */
 export const PROJECTION_DEFAULTS = Object.freeze({

@@ -11,7 +11,7 @@ import { describeMismatch, describeModel, isModelFingerprint, modelFingerprint, 
 import { gaussian } from "../util/prng.js";
 import { checkFinite, checkLayer, type FiniteBounds } from "../util/validate.js";
 import { firstNonFinite, readProjectionsFile, writeProjectionsFile } from "./file.js";
-import { checkAbstentionModel, type AbstentionModel } from "./abstention.js";
+import { checkAbstentionModel, type AbstentionModel } from "./abstention-model.js";
 import { defaultLayer, PROJECTION_DEFAULTS, type Calibration, type ProjectionsInit, type ProjectionsMeta, type RandomProjectionsOptions } from "./meta.js";
 
 export { defaultLayer, PROJECTION_DEFAULTS, type Calibration, type ProjectionsInit, type ProjectionsMeta, type RandomProjectionsOptions } from "./meta.js";
@@ -26,7 +26,7 @@ export {
   type AbstentionModel,
   type LogisticAbstention,
   type ThresholdAbstention,
-} from "./abstention.js";
+} from "./abstention-model.js";
 
 /** Largest ruling constant accepted (α, γ, Δ, β, τ, T): larger is damage, not a setting. */
 export const MAX_CONSTANT = 1e9;
@@ -48,7 +48,9 @@ function constant(value: unknown, name: string, bounds: FiniteBounds): number {
  * instance instead.
  */
 export class Projections implements ProjectionsMeta {
+  /** W_q: dim × nEmbd, row-major (maps the task's states to queries). */
   readonly wq: Float32Array;
+  /** W_s: dim × nEmbd, row-major (maps a skill's states to keys). */
   readonly ws: Float32Array;
   readonly layer: number;
   readonly dim: number;

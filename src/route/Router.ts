@@ -19,9 +19,9 @@ import { encodeQueries, taskTextOf } from "./context.js";
 import { glanceLibrary, type Glanced } from "./glance.js";
 import { judge, verdictInputsOf, type Shortlisted, type VerdictInputs } from "./verdict.js";
 import { checkFiniteReadouts, rule } from "./ruling.js";
-import { LexicalExpert } from "./lexical.js";
+import { LexicalExpert } from "./lexical-expert.js";
 import { decide, decisionOutcome } from "./decide.js";
-import { needsLexical } from "../projections/abstention.js";
+import { needsLexical } from "../projections/abstention-model.js";
 import { explainVotes } from "./explain.js";
 import { installSkills } from "./install.js";
 import { LiveContext } from "./live.js";
@@ -63,9 +63,13 @@ function glanceHits(ranked: readonly GlanceHit[]): GlanceHit[] {
  * ```
  */
 export class Router {
+  /** The model the router reads (the caller's: {@link Router.close} leaves it open). */
   readonly model: Model;
+  /** The projections W_q, W_s and the ruling's constants in use. */
   readonly projections: Projections;
+  /** The bank's folder. */
   readonly bankDir: string;
+  /** Most tokens of a skill render r(s) ({@link RouterOpenOptions.skillBudget}, resolved). */
   readonly skillBudget: number;
   readonly #parts: RouterParts;
   #closed = false;

@@ -1,16 +1,16 @@
 /**
  * Abstention calibrated from data (issue 13): the features of a ruled shortlist and the decision a
  * fitted {@link AbstentionModel} takes on them. Pure: no I/O, no model. `Router.route` applies it to
- * its ruled shortlist, and src/eval/abstain.ts fits and measures it by replaying the ruling from
+ * its ruled shortlist, and lab/eval/abstention-fit.ts fits and measures it by replaying the ruling from
  * per-query records through the same two functions, so route and evaluation cannot disagree.
  *
- * The model (its type, checks and file keys) lives with the projections (src/projections/abstention.ts),
+ * The model (its type, checks and file keys) lives with the projections (src/projections/abstention-model.ts),
  * because it is fitted under their α, γ, Δ, β and T.
  *
  * @module
  */
 import { invalidArgument } from "../errors.js";
-import { modelFeatures, type AbstentionFeature, type AbstentionModel } from "../projections/abstention.js";
+import { modelFeatures, type AbstentionFeature, type AbstentionModel } from "../projections/abstention-model.js";
 
 export {
   ABSTENTION_FEATURES,
@@ -22,7 +22,7 @@ export {
   type AbstentionModel,
   type LogisticAbstention,
   type ThresholdAbstention,
-} from "../projections/abstention.js";
+} from "../projections/abstention-model.js";
 
 /**
  * What abstention reads of one ruled shortlist. Every feature is evidence for the match (higher reads

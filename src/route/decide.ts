@@ -10,11 +10,11 @@
  * @module
  */
 import { GavelError } from "../errors.js";
-import { needsVerdict, type AbstentionModel } from "../projections/abstention.js";
+import { needsVerdict, type AbstentionModel } from "../projections/abstention-model.js";
 import { abstentionFeatures, decideAbstention, type AbstentionDecision } from "./abstention.js";
 import { checkFiniteReadouts, firstStage, firstStageShortlist, rule } from "./ruling.js";
 import { judge } from "./verdict.js";
-import type { LexicalExpert } from "./lexical.js";
+import type { LexicalExpert } from "./lexical-expert.js";
 import type { Ranked } from "./glance.js";
 import type { RouterParts } from "./parts.js";
 import { skillHandle } from "./skill-record.js";

@@ -17,10 +17,10 @@
  */
 import { GavelError, invalidArgument } from "../errors.js";
 import { boolOption, optionsObject, signalOption } from "../util/validate.js";
-import { needsLexical } from "../projections/abstention.js";
+import { needsLexical } from "../projections/abstention-model.js";
 import { chatAsTask } from "./context.js";
 import { decide, decisionOutcome } from "./decide.js";
-import { LexicalExpert } from "./lexical.js";
+import { LexicalExpert } from "./lexical-expert.js";
 import type { LiveContext } from "./live.js";
 import type { Ranked } from "./glance.js";
 import type { RouterParts } from "./parts.js";

@@ -9,7 +9,7 @@
  * trains on ℓ* by default (`--state-layer final` for the paper's layer) and records the layer it used
  * (`stateLayer`); {@link Gate.stateSource} says which of a chunk's states a gate reads and
  * {@link Gate.stepChunk} feeds it that one. A host that has another layer's state (e.g. from
- * `hiddenStatesAt`) can train for it and use {@link Gate.stepLive}. Weights come from `fitGate` (src/eval/gate-fit.ts, over the rows that src/route/gate-train.ts
+ * `hiddenStatesAt`) can train for it and use {@link Gate.stepLive}. Weights come from `fitGate` (lab/eval/gate-fit.ts, over the rows that lab/gate/gate-train.ts
  * collects), or from the caller; a gate file is JSON with the weights as base64 little-endian float64
  * ({@link saveGate}, {@link Gate.load}).
  *

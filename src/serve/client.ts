@@ -76,6 +76,7 @@ interface Pending {
 
 /** A connection to a resident router. */
 export class ServeClient {
+  /** Where the server was found. */
   readonly endpoint: Endpoint;
   #socket: Socket | null;
   #pending = new Map<RequestId, Pending>();

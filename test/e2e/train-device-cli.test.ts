@@ -7,8 +7,8 @@ import { describe, expect, it } from "vitest";
 import { GavelError } from "../../src/errors.js";
 import { loadBinding } from "../../src/native/binding.js";
 import type { Model } from "../../src/model/Model.js";
-import { trainProjections } from "../../src/train/pipeline.js";
-import { assertTrainerDevice, createTrainer, runTraining } from "../../src/train/trainer.js";
+import { trainProjections } from "../../lab/train/pipeline.js";
+import { assertTrainerDevice, createTrainer, runTraining } from "../../lab/train/trainer.js";
 import { repoRoot } from "../helpers/paths.js";
 import { run as runCommand } from "../helpers/run.js";
 

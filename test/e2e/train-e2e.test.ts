@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync, statSync, readdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Model, Projections, Router } from "../../src/index.js";
-import { trainProjections } from "../../src/train/pipeline.js";
+import { trainProjections } from "../../lab/train/pipeline.js";
 import { sharedDir, storiesPath } from "../helpers/paths.js";
 
 const mitSkills = join(sharedDir, "data", "skills-mit.jsonl.gz");

@@ -6,7 +6,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSy
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Model, Projections } from "../../src/index.js";
-import { trainProjections, type TrainProjectionsOptions } from "../../src/train/pipeline.js";
+import { trainProjections, type TrainProjectionsOptions } from "../../lab/train/pipeline.js";
 import { sharedDir, storiesPath } from "../helpers/paths.js";
 
 const mitSkills = join(sharedDir, "data", "skills-mit.jsonl.gz");

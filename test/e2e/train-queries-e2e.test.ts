@@ -10,9 +10,9 @@ import { join } from "node:path";
 import { Model, Projections } from "../../src/index.js";
 import { RenderEncoder } from "../../src/render/encode.js";
 import { loadSkills } from "../../src/skills/index.js";
-import { trainProjections, type TrainProjectionsOptions } from "../../src/train/pipeline.js";
-import { candidateQueries } from "../../src/train/queries/index.js";
-import { spanRows } from "../../src/train/spans.js";
+import { trainProjections, type TrainProjectionsOptions } from "../../lab/train/pipeline.js";
+import { candidateQueries } from "../../lab/train/queries/index.js";
+import { spanRows } from "../../lab/train/spans.js";
 import { repoRoot, sharedDir, storiesPath } from "../helpers/paths.js";
 import { run } from "../helpers/run.js";
 

@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { Model, Router } from "../../src/index.js";
 import { DEFAULT_MODEL, DEFAULT_PROJECTIONS } from "../../src/defaults.js";
-import { readPerQuery } from "../../src/eval/io.js";
+import { readPerQuery } from "../../lab/eval/io.js";
 import { repoRoot } from "../helpers/paths.js";
 import { run } from "../helpers/run.js";
 

@@ -1,6 +1,6 @@
 // Synthetic per-query records for abstention: in-domain tasks and off-domain prompts whose top BM25
 // score (hence the best B) separates them, with V carrying nothing.
-import { LEXICAL_T_GRID, type AbstentionRecord } from "../../src/eval/index.js";
+import { LEXICAL_T_GRID, type AbstentionRecord } from "../../lab/eval/index.js";
 import { gaussian, mulberry32 } from "../../src/util/prng.js";
 
 /** The ruling the records are replayed under (T = 1 is on the records' grid). */

@@ -2,7 +2,7 @@
 // same texts would be, and a textbook BM25 to hold B against.
 import { expect } from "vitest";
 import { Bm25Index } from "../../src/lexical/bm25.js";
-import type { LiveBm25Index } from "../../src/lexical/live.js";
+import type { LiveBm25Index } from "../../src/lexical/live-index.js";
 
 import { words } from "./lexicon-bank.js";
 

@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Model, Projections, Router } from "../../src/index.js";
 import { DEFAULT_MODEL, DEFAULT_PROJECTIONS } from "../../src/defaults.js";
-import { needsLexical, needsVerdict } from "../../src/projections/abstention.js";
+import { needsLexical, needsVerdict } from "../../src/projections/abstention-model.js";
 import { repoRoot } from "../helpers/paths.js";
 
 const tasks = JSON.parse(readFileSync(join(repoRoot, "examples", "demo-tasks.json"), "utf8")) as { task: string; expected: string | null }[];

@@ -10,12 +10,11 @@ import { runNode } from "../helpers/run.js";
 import { Projections } from "../../src/projections/projections.js";
 import { Router } from "../../src/route/Router.js";
 import { loadSkills, type Skill } from "../../src/skills/index.js";
-import { appendPerQuery } from "../../src/eval/io.js";
+import { appendPerQuery } from "../../lab/eval/io.js";
+import { Bm25Index, bm25Tokens } from "../../src/lexical/bm25.js";
+import { chooseByRuling } from "../../src/route/index.js";
 import {
   acceptedIds,
-  Bm25Index,
-  bm25Tokens,
-  chooseByRuling,
   evaluate,
   hitAt1,
   loadLibrary,
@@ -29,7 +28,7 @@ import {
   writePerQuery,
   type EvalTask,
   type PerQueryRecord,
-} from "../../src/eval/index.js";
+} from "../../lab/eval/index.js";
 import { repoRoot, sharedDir, storiesPath } from "../helpers/paths.js";
 
 const bench = join(sharedDir, "data", "swe-skills-bench");

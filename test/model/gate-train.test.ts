@@ -7,12 +7,12 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Model, Projections, Router } from "../../src/index.js";
-import { loadTasks } from "../../src/eval/tasks.js";
-import { fitGate } from "../../src/eval/gate-fit.js";
+import { loadTasks } from "../../lab/eval/tasks.js";
+import { fitGate } from "../../lab/eval/gate-fit.js";
 import { Gate, saveGate } from "../../src/route/gate.js";
-import { collectGateFeatures, labelledRows, tokenizeTrajectory } from "../../src/route/gate-train.js";
+import { collectGateFeatures, labelledRows, tokenizeTrajectory } from "../../lab/gate/gate-train.js";
 import { selectLive } from "../../src/route/firing.js";
-import { buildTrajectories } from "../../src/route/trajectories.js";
+import { buildTrajectories } from "../../lab/gate/trajectories.js";
 import { sharedDir, storiesPath } from "../helpers/paths.js";
 import { freshSeed } from "../helpers/random.js";
 

@@ -12,7 +12,7 @@ import { Model, Projections, Router } from "../../src/index.js";
 import { Library } from "../../src/bank/library.js";
 import { RenderEncoder } from "../../src/render/encode.js";
 import { loadSkills, type Skill, type SkillInput } from "../../src/skills/index.js";
-import { computeStates } from "../../src/train/pipeline-states.js";
+import { computeStates } from "../../lab/train/pipeline-states.js";
 import { fromHalf, toHalf } from "../../src/util/half.js";
 import { words } from "../helpers/lexicon.js";
 import { storiesPath } from "../helpers/paths.js";

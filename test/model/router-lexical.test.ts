@@ -7,8 +7,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Model, Projections, Router } from "../../src/index.js";
 import { Bm25Index } from "../../src/lexical/bm25.js";
-import { calibrate, evaluate } from "../../src/eval/index.js";
-import { logZAt } from "../../src/eval/lexical.js";
+import { calibrate, evaluate } from "../../lab/eval/index.js";
+import { logZAt } from "../../lab/eval/lexical-fit.js";
 import { storiesPath } from "../helpers/paths.js";
 import { freshSeed } from "../helpers/random.js";
 

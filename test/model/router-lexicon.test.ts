@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Model, Projections, Router } from "../../src/index.js";
 import { Library } from "../../src/bank/library.js";
-import { LexicalExpert } from "../../src/route/lexical.js";
+import { LexicalExpert } from "../../src/route/lexical-expert.js";
 import { canonical, expectSameAsBm25, plainBm25, randomQueries, randomSkill, words } from "../helpers/lexicon.js";
 import { repoRoot, storiesPath } from "../helpers/paths.js";
 import { freshSeed, rng } from "../helpers/random.js";

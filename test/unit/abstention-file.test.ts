@@ -5,12 +5,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { gzipSync } from "node:zlib";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { calibrateCommand } from "../../src/cli/commands/calibrate.js";
+import { calibrateCommand } from "../../lab/cli/calibrate.js";
 import { readGgufHeader } from "../../src/gguf/index.js";
 import { writeProjectionsFile } from "../../src/projections/file.js";
 import { ABSTAIN_KEY, Projections, type AbstentionModel } from "../../src/projections/projections.js";
 import { needsLexical } from "../../src/route/index.js";
-import type { AbstentionRecord } from "../../src/eval/index.js";
+import type { AbstentionRecord } from "../../lab/eval/index.js";
 import { synthSet } from "../helpers/abstention-records.js";
 
 const model = { architecture: "llama", nLayer: 2, nEmbd: 4, nVocab: 10, vocabHash: "0".repeat(64) };

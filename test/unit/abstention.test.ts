@@ -2,7 +2,7 @@
 // against a plain float64 Newton solve, the threshold's trigger rate on its fitting records, the
 // replay agreeing with the ruling, and the choice between models on synthetic records.
 import { describe, expect, it } from "vitest";
-import { abstainCut, evaluateAbstention, fitAbstention, fitLogistic, replayAbstention } from "../../src/eval/index.js";
+import { abstainCut, evaluateAbstention, fitAbstention, fitLogistic, replayAbstention } from "../../lab/eval/index.js";
 import {
   abstentionFeatures,
   checkAbstentionModel,

@@ -387,7 +387,7 @@ process.kill(process.pid, "SIGKILL");
 
 describe("reading keys in bounded chunks", () => {
   it("readAll asks for at most one chunk per read (node refuses 2 GiB reads) and still fills the buffer exactly", async () => {
-    const { readAll, READ_CHUNK } = await import("../../src/bank/keys.js");
+    const { readAll, READ_CHUNK } = await import("../../src/bank/keys-file.js");
     expect(READ_CHUNK).toBeLessThan(2 ** 31);
     const dir = await mkdtemp(join(tmpdir(), "gavel-chunk-"));
     try {
@@ -416,7 +416,7 @@ describe("reading keys in bounded chunks", () => {
   });
 
   it("byteViews tiles a range of a buffer with views of at most one chunk (no single view over a 4 GiB bank)", async () => {
-    const { byteViews } = await import("../../src/bank/keys.js");
+    const { byteViews } = await import("../../src/bank/keys-file.js");
     const buffer = new ArrayBuffer(64);
     for (const [at, length, chunk] of [[0, 64, 64], [3, 50, 7], [10, 0, 4], [8, 16, 16], [1, 63, 1]]) {
       const parts = [...byteViews(buffer, at, length, chunk)];

@@ -1,9 +1,9 @@
 // calibrate fits the lexical expert's β (issue 13) on synthetic records whose gold is known to win
 // by the first stage g + βB: the fitted β/T must reproduce them, and lie near the true weight.
 import { describe, expect, it } from "vitest";
-import { calibrate, chooseByRuling, LEXICAL_T_GRID, type PerQueryRecord } from "../../src/eval/index.js";
+import { calibrate, LEXICAL_T_GRID, type PerQueryRecord } from "../../lab/eval/index.js";
 import { logPartition } from "../../src/lexical/posterior.js";
-import { firstStageOrder, firstStageShortlist, shortlist } from "../../src/route/index.js";
+import { chooseByRuling, firstStageOrder, firstStageShortlist, shortlist } from "../../src/route/index.js";
 import { freshSeed, rng } from "../helpers/random.js";
 
 /**

@@ -1,7 +1,7 @@
 // calibrate: fitting α, γ, Δ to recorded read-outs, on synthetic records whose optimum is known.
 import { describe, expect, it } from "vitest";
-import { calibrate, chooseByRuling, PAPER_RULING, type PerQueryRecord, type RulingParams, type VerdictRecord } from "../../src/eval/index.js";
-import { rule, ruling, shortlist } from "../../src/route/index.js";
+import { calibrate, PAPER_RULING, type PerQueryRecord } from "../../lab/eval/index.js";
+import { chooseByRuling, rule, ruling, shortlist, type RulingParams, type VerdictRecord } from "../../src/route/index.js";
 import { freshSeed, rng } from "../helpers/random.js";
 
 type Cand = [skill: string, g: number, L: number, V: number];

@@ -5,9 +5,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fitGate } from "../../src/eval/gate-fit.js";
+import { fitGate } from "../../lab/eval/gate-fit.js";
 import { Gate, gateFileJson, GATE_SCORE_FEATURES, loadGate, saveGate, type GateInfo } from "../../src/route/gate.js";
-import { chooseFiringThreshold, firingMetrics, firingSummary, firstFiring, type TrajectoryFeatures } from "../../src/route/gate-train.js";
+import { chooseFiringThreshold, firingMetrics, firingSummary, firstFiring, type TrajectoryFeatures } from "../../lab/gate/gate-train.js";
 import { freshSeed, gauss, rng } from "../helpers/random.js";
 
 const nf = GATE_SCORE_FEATURES.length;

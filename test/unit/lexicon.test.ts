@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { bankHeaderFor, type BankHeader } from "../../src/bank/index.js";
-import { LiveBm25Index } from "../../src/lexical/live.js";
+import { LiveBm25Index } from "../../src/lexical/live-index.js";
 import { Vocabulary } from "../../src/lexical/postings.js";
 import { readRecords } from "../../src/bank/lexicon-log.js";
 import { Bm25Index } from "../../src/lexical/bm25.js";

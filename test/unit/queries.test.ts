@@ -1,4 +1,4 @@
-// The pseudo-query generators, the mixer and the task-overlap screen (src/train/queries), on
+// The pseudo-query generators, the mixer and the task-overlap screen (lab/train/queries), on
 // hand-written skills: what each kind quotes, that every span points at the characters quoted, purity,
 // proportions, and that task texts never become queries.
 import { describe, expect, it } from "vitest";
@@ -6,8 +6,8 @@ import { Rng } from "../../src/util/prng.js";
 import {
   candidateQueries, clozeQueries, compositeQueries, DEFAULT_MIX, descriptionQueries, headingQueries, mixQueries, parseQueryKinds,
   QUERY_KINDS, sections, sentenceSpans, splitLines, TaskOverlap, triggerQueries, type PseudoQuery, type QuerySkill,
-} from "../../src/train/queries/index.js";
-import { excludePairs, queryPairs, splitValidation } from "../../src/train/pairs.js";
+} from "../../lab/train/queries/index.js";
+import { excludePairs, queryPairs, splitValidation } from "../../lab/train/pairs.js";
 import type { Skill } from "../../src/skills/index.js";
 
 const BODY = `# PDF Toolkit

@@ -6,10 +6,10 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { coverKeys } from "../../src/route/index.js";
-import { keptRows } from "../../src/train/batch.js";
-import { refreshGlanceNegatives, refreshRound, twinsOf } from "../../src/train/hard-negatives.js";
-import { projectKeys } from "../../src/train/retrieval.js";
-import { createTrainer, evaluateRetrieval, loadCheckpoint, packBatch, Rng, runTraining, saveCheckpoint, type NativeTrainBatch, type TrainingSet, type TrainLoopOptions } from "../../src/train/trainer.js";
+import { keptRows } from "../../lab/train/batch.js";
+import { refreshGlanceNegatives, refreshRound, twinsOf } from "../../lab/train/hard-negatives.js";
+import { projectKeys } from "../../lab/train/retrieval.js";
+import { createTrainer, evaluateRetrieval, loadCheckpoint, packBatch, Rng, runTraining, saveCheckpoint, type NativeTrainBatch, type TrainingSet, type TrainLoopOptions } from "../../lab/train/trainer.js";
 import { gauss, randArray, rng } from "../helpers/random.js";
 
 

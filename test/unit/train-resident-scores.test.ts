@@ -1,4 +1,4 @@
-// The span mean m̄ computed by the trainer over its resident store (src/train/resident-scores.ts):
+// The span mean m̄ computed by the trainer over its resident store (lab/train/resident-scores.ts):
 // every task against every skill, through chunked lossAndGrad calls. It equals a float64 reference
 // (q = normalize(W_q h), d = normalize(W_s h) of the f16-rounded rows, or the f16-rounded given keys
 // while freezeWs) within 1e-5, masked golds, empty skills and chunk boundaries included, stays within
@@ -6,18 +6,18 @@
 import { describe, expect, it, vi } from "vitest";
 import { coverKeys } from "../../src/route/index.js";
 import { GavelError } from "../../src/errors.js";
-import { keptRows, type TrainingExample } from "../../src/train/batch.js";
-import { residentSpanMeans, type ResidentScoreOptions } from "../../src/train/resident-scores.js";
-import { projectKeys, spanMeanScores } from "../../src/train/retrieval.js";
-import { createTrainer, runTraining, uploadSkills, type NativeResidentBatch, type NativeTrainer, type TrainingSet, type TrainLoopOptions } from "../../src/train/trainer.js";
+import { keptRows, type TrainingExample } from "../../lab/train/batch.js";
+import { residentSpanMeans, type ResidentScoreOptions } from "../../lab/train/resident-scores.js";
+import { projectKeys, spanMeanScores } from "../../lab/train/retrieval.js";
+import { createTrainer, runTraining, uploadSkills, type NativeResidentBatch, type NativeTrainer, type TrainingSet, type TrainLoopOptions } from "../../lab/train/trainer.js";
 import { projectNormalize } from "../../src/kernels/kernels.js";
 import { floatToHalf, halfToFloat } from "../../src/util/half.js";
 import { freshSeed, gauss, randArray, rng } from "../helpers/random.js";
 
 // Counts the host path's banks (refresh rounds and validations), to tell which path runTraining took.
 const hostBanks = vi.hoisted(() => ({ count: 0 }));
-vi.mock("../../src/train/retrieval.js", async (importOriginal) => {
-  const m = await importOriginal<typeof import("../../src/train/retrieval.js")>();
+vi.mock("../../lab/train/retrieval.js", async (importOriginal) => {
+  const m = await importOriginal<typeof import("../../lab/train/retrieval.js")>();
   return {
     ...m,
     projectKeys: (...a: Parameters<typeof m.projectKeys>) => (hostBanks.count++, m.projectKeys(...a)),

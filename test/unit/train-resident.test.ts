@@ -9,8 +9,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { GavelError } from "../../src/errors.js";
 import { coverKeys } from "../../src/route/index.js";
-import { createTrainer, packBatch, Rng, runTraining, type NativeResidentBatch, type NativeTrainBatch, type NativeTrainer, type TrainingSet, type TrainLoopOptions } from "../../src/train/trainer.js";
-import { uploadSkills } from "../../src/train/trainer.js";
+import { createTrainer, packBatch, Rng, runTraining, type NativeResidentBatch, type NativeTrainBatch, type NativeTrainer, type TrainingSet, type TrainLoopOptions } from "../../lab/train/trainer.js";
+import { uploadSkills } from "../../lab/train/trainer.js";
 import { floatToHalf, halfToFloat } from "../../src/util/half.js";
 import { freshSeed, gauss, randArray, rng } from "../helpers/random.js";
 

@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { GavelError } from "../../src/errors.js";
 import { infoNceReference } from "../oracles/infonce-reference.js";
-import { createTrainer, evaluateRetrieval, loadCheckpoint, packBatch, Rng, runTraining, type NativeTrainBatch, type TrainingSet } from "../../src/train/trainer.js";
+import { createTrainer, evaluateRetrieval, loadCheckpoint, packBatch, Rng, runTraining, type NativeTrainBatch, type TrainingSet } from "../../lab/train/trainer.js";
 import { gauss, randArray, rng } from "../helpers/random.js";
 
 

@@ -3,8 +3,8 @@
 // agent's context with the need at the decision point and only there.
 import { beforeAll, describe, expect, it } from "vitest";
 import { join } from "node:path";
-import { loadTasks, type EvalTask } from "../../src/eval/tasks.js";
-import { AGENT_SYSTEM_PROMPT, buildTrajectories, cutTaskText, splitTrajectories } from "../../src/route/trajectories.js";
+import { loadTasks, type EvalTask } from "../../lab/eval/tasks.js";
+import { AGENT_SYSTEM_PROMPT, buildTrajectories, cutTaskText, splitTrajectories } from "../../lab/gate/trajectories.js";
 import { sharedDir } from "../helpers/paths.js";
 import { freshSeed } from "../helpers/random.js";
 

@@ -9,7 +9,7 @@
  * and name; files of a package in sorted path order), extracts text, filters, and keeps a document
  * unless it is
  *   - an exact duplicate of a kept one (sha1 of the text with all whitespace runs squeezed to one space),
- *   - SWE-Skills-Bench task text: src/train/queries/overlap.ts TaskOverlap (a shared 12-word run),
+ *   - SWE-Skills-Bench task text: lab/train/queries/overlap.ts TaskOverlap (a shared 12-word run),
  *   - a near duplicate: MinHash (64 hashes) of its set of 5-word shingles, LSH with 16 bands of 4 rows
  *     for candidates, dropped when the estimated Jaccard with a kept document is >= --jaccard (0.8).
  * The first copy met is kept, so skills win over packages and the held-out skills over everything: no
@@ -26,8 +26,8 @@ import { gunzipSync } from "node:zlib";
 import { join, resolve } from "node:path";
 import { Model } from "../../../src/model/Model.js";
 import { loadSkills } from "../../../src/skills/index.js";
-import { TaskOverlap } from "../../../src/train/queries/overlap.js";
-import { words } from "../../../src/train/queries/text.js";
+import { TaskOverlap } from "../../../lab/train/queries/overlap.js";
+import { words } from "../../../lab/train/queries/text.js";
 import { Rng } from "../../../src/util/prng.js";
 import { boilerplateLines, decodeText, dropLines, htmlToText, letterFraction, looksGenerated, looksMinified, roffToText, tidy } from "./extract.js";
 import { licenceOf, packageLicence, type PackageLicence } from "./licence.js";
@@ -493,7 +493,7 @@ const stats = {
     exact: "sha1 of the text with whitespace runs squeezed to one space",
     near: `MinHash K=${K} over the set of 5-word shingles (words: lower-cased letter/digit runs), LSH ${BANDS} bands x ${ROWS} rows, dropped at estimated Jaccard >= ${O.jaccard} with a kept document; first copy kept (skills, then packages in group/name/path order)`,
     html_boilerplate: `lines found on >= half of a package's HTML pages (packages with >= 8 pages) removed: ${boilerplateDropped} lines`,
-    task_screen: `src/train/queries/overlap.ts TaskOverlap over the ${tasks.length} SWE-Skills-Bench task texts (window ${overlap.window} words)`,
+    task_screen: `lab/train/queries/overlap.ts TaskOverlap over the ${tasks.length} SWE-Skills-Bench task texts (window ${overlap.window} words)`,
   },
   heldout: { rule: "skills with sha1(id) mod 100 = 0 (as scripts/backbone/prepare.ts)", documents: held.length, characters: heldChars, tokens: heldTokens, file: "heldout-skills.jsonl" },
   total: { documents: tot.docs, characters: tot.chars, tokens: tot.tokens, tokens_measured: tot.tokens_measured, candidate_files: tot.files, removed_exact_duplicates: tot.exact, removed_near_duplicates: tot.near, removed_task_overlap: tot.task },

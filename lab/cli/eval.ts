@@ -1,0 +1,136 @@
+import { existsSync } from "node:fs";
+import { readFile } from "node:fs/promises";
+import { parseArgs } from "node:util";
+import { type Command, intArg, invalidArgument, Progress, type RouterArgs, routerOptions, routerOptionsHelp, table, withInterrupt, withRouter } from "gavel-router/internal";
+import { evaluate, parseMethods, type EvalMethod, type EvalResult, type PerQueryRecord } from "../eval/evaluate.js";
+import { appendPerQuery, checkPerQueryOutput, loadLibrary, readPerQuery, writePerQuery } from "../eval/io.js";
+import { loadTasks, selectTasks, type EvalTask } from "../eval/tasks.js";
+import type { Skill } from "gavel-router";
+
+/** Options shared by `gavel eval` and `gavel calibrate` to pick tasks and a library. */
+export const taskOptions = {
+  tasks: { type: "string" },
+  library: { type: "string", multiple: true },
+  batches: { type: "string" },
+  limit: { type: "string" },
+} as const;
+
+/** {@link taskOptions} as a command's help lists them. */
+export const taskOptionsHelp = `
+  --tasks T             tasks JSONL, one {id, text, gold_skill_ids, batch?} a line
+  --library L           a library (folder, .jsonl or .jsonl.gz); repeat to mix several, e.g. a
+                        benchmark's gold skills and a public library (the bank must hold them all)
+  --batches SPEC        only tasks of these batches, e.g. 1-5 (validation) or 6-10 (test)
+  --limit N             only the first N tasks (after --batches)`;
+
+/** Loads the library and the selected tasks, telling on stderr what was read. */
+export async function loadTasksAndLibrary(values: { tasks?: string; library?: string[]; batches?: string; limit?: string }, signal?: AbortSignal): Promise<{ tasks: EvalTask[]; library: Skill[] }> {
+  if (!values.tasks) throw invalidArgument("no tasks: pass --tasks <tasks.jsonl>");
+  const limit = intArg(values.limit, "limit", { min: 0 });
+  const all = await loadTasks(values.tasks);
+  const tasks = selectTasks(all, { batches: values.batches, limit });
+  const lib = await loadLibrary(values.library ?? [], { signal });
+  const notes = [`library: ${lib.skills.length} skills`];
+  if (lib.failed.length) notes.push(`${lib.failed.length} could not be read (first: ${lib.failed[0].error.message})`);
+  if (lib.duplicates.length) notes.push(`${lib.duplicates.length} ids repeated in a later source were ignored`);
+  console.error(`${notes.join("; ")}\ntasks: ${tasks.length} of ${all.length}${values.batches ? ` (batches ${values.batches})` : ""}`);
+  return { tasks, library: lib.skills };
+}
+
+/** Runs evaluate with or without a router (BM25 alone needs no model). */
+export async function runEvaluation(
+  values: RouterArgs & { tasks?: string; library?: string[]; batches?: string; limit?: string },
+  methods: EvalMethod[],
+  records: { previous?: readonly PerQueryRecord[]; onRecord?: (r: PerQueryRecord) => Promise<void>; lexicalPool?: number; also?: ReadonlyMap<string, readonly string[]> } = {},
+): Promise<EvalResult> {
+  return withInterrupt(async (signal) => {
+    const { tasks, library } = await loadTasksAndLibrary(values, signal);
+    // a line rewritten in place on a terminal; every 10% elsewhere
+    const progress = new Progress(process.stderr, { nameWidth: 60, every: 10, logLine: (done, total, pct) => `${done}/${total} tasks (${pct}%)` });
+    const run = (router?: Parameters<typeof evaluate>[0]["router"]) =>
+      evaluate({ router, tasks, library, methods, ...records, signal, onProgress: (p) => progress.update(p.done, p.total, p.task) });
+    const needsModel = methods.some((m) => m !== "bm25");
+    const result = needsModel ? await withRouter(values, (router) => run(router), { create: false }) : await run();
+    if (result.skipped.length) console.error(`skipped ${result.skipped.length} tasks whose golds are all absent from the library (${result.skipped.slice(0, 3).join(", ")}${result.skipped.length > 3 ? ", …" : ""})`);
+    for (const w of result.warnings) console.error(`warning: ${w}`);
+    return result;
+  });
+}
+
+/** `--also F`: task id → skill ids (one JSON object a line), refused whole when a line is malformed. */
+async function readAlso(path: string): Promise<Map<string, string[]>> {
+  const out = new Map<string, string[]>();
+  const lines = (await readFile(path, "utf8")).split("\n");
+  for (const [i, line] of lines.entries()) {
+    if (!line.trim()) continue;
+    let row: unknown;
+    try {
+      row = JSON.parse(line);
+    } catch {
+      throw invalidArgument(`--also ${path}: line ${i + 1} is not JSON`);
+    }
+    const r = row as { id?: unknown; skills?: unknown };
+    if (typeof r.id !== "string" || !Array.isArray(r.skills) || !r.skills.every((s) => typeof s === "string")) {
+      throw invalidArgument(`--also ${path}: line ${i + 1} must be { "id": string, "skills": string[] }`);
+    }
+    out.set(r.id, r.skills as string[]);
+  }
+  return out;
+}
+
+/** `gavel eval`: Hit@1 and R@20 of each method on a benchmark. */
+export const evalCommand: Command = {
+  summary: "score BM25, the glance, the ruling and its ablations on a benchmark (Hit@1, R@20)",
+  help: `usage: gavel eval --tasks T --library L [--library L2 …] [options]
+${taskOptionsHelp}
+  --methods LIST        comma-separated, of bm25, glance, ruling, gL (g+αL), gV (g+γV)
+                        (default: all; bm25 alone needs no --model, --projections or --bank)
+  --per-query F         write per-query records (JSONL): the input of gavel calibrate; each is
+                        appended as soon as its task is scored, so a stopped run keeps them
+                        (plain text: gzip F afterwards if you like, calibrate reads F.gz too);
+                        with bm25 and a router method, records also keep the lexical expert's
+                        read-outs, from which calibrate fits β and T (S = g + αL + γV + βB)
+  --resume              with --per-query: keep F's records and route only the tasks it lacks
+  --lexical-pool N      with bm25 and a router method: BM25's top N also get their g and a verdict,
+                        so the records replay a first stage that fuses both experts (default 0)
+  --also F              JSONL of { "id": task id, "skills": [...] }: these skills get their g and a
+                        verdict too (with bm25 and a router method), e.g. BM25's leaders over the
+                        full text when the library given here is cut
+${routerOptionsHelp}
+
+Hit@1: the committed skill is a gold (or a library entry with a gold's name and description).
+R@20: a gold is in the top 20. The ruling and its ablations re-rank the glance's top candidates,
+so their R@20 is the glance's. Install the library into the bank first (gavel install).`,
+  async run(args) {
+    const { values } = parseArgs({ args, options: { ...routerOptions, ...taskOptions, methods: { type: "string" }, "per-query": { type: "string" }, resume: { type: "boolean" }, "lexical-pool": { type: "string" }, also: { type: "string" } } });
+    if (!values.tasks || !values.library?.length) {
+      console.error(this.help);
+      return 2;
+    }
+    const out = values["per-query"];
+    if (values.resume && !out) throw invalidArgument("--resume needs --per-query <file>: the records to go on from");
+    if (out) checkPerQueryOutput(out);
+    const methods = values.methods ? parseMethods(values.methods) : parseMethods("all");
+    let previous: PerQueryRecord[] = [];
+    if (out) {
+      // Resuming keeps the file's whole records (a torn last line is dropped) and rewrites them, so
+      // appends start on a fresh line; otherwise the file starts empty.
+      previous = values.resume && existsSync(out) ? await readPerQuery(out, { tornTail: true }) : [];
+      await writePerQuery(out, previous);
+      if (previous.length) console.error(`resuming: ${previous.length} records in ${out}`);
+    }
+    const lexicalPool = intArg(values["lexical-pool"], "lexical-pool", { min: 0, max: 1000 }) ?? 0;
+    const also = values.also ? await readAlso(values.also) : undefined;
+    const result = await runEvaluation(values, methods, { lexicalPool, ...(also ? { also } : {}), ...(out ? { previous, onRecord: (r) => appendPerQuery(out, r) } : {}) });
+    // The file ends as the result's records in task order (a resumed run appended out of order, and
+    // earlier records of tasks no longer selected are dropped).
+    if (out) await writePerQuery(out, result.perQuery);
+    if (values.json) {
+      console.log(JSON.stringify({ table: result.table, skipped: result.skipped, warnings: result.warnings }, null, 2));
+    } else {
+      console.log(table(["method", "Hit@1", "R@20", "n"], result.table.map((r) => [r.label, r.hitAt1, r.recallAt20, String(r.n)])));
+      if (values["per-query"]) console.log(`\nper-query records: ${values["per-query"]}`);
+    }
+    return 0;
+  },
+};
