@@ -5,6 +5,7 @@
 const LAYERS = [
   ["errors\\.ts"],
   ["util/"],
+  ["config\\.ts"],
   ["defaults\\.ts"],
   ["native/"],
   ["gguf/"],
