@@ -125,7 +125,7 @@ export const SETTINGS: readonly Setting[] = [
     name: "UV_THREADPOOL_SIZE",
     values: "integer ≥ 1",
     default: "4 (libuv's); `gavel` sets it to the cores available, 4 to 16, when unset",
-    meaning: "libuv's thread pool, which runs every native call, projection, cover and file write.",
+    meaning: "libuv's thread pool, which runs every native call, projection, cover and file write. libuv's own variable: another value is left to libuv, not refused.",
     readBy: "libuv; cli/gavel.ts (ensureThreadPoolSize); training's cover width",
     scope: "runtime",
   },
@@ -223,6 +223,12 @@ function integer(env: Env, name: string, min: number): number | undefined {
   return n;
 }
 
+// libuv's variable, not ours: what libuv makes of another value is libuv's business, so it is not refused.
+function lenientInteger(env: Env, name: string): number | undefined {
+  const n = Number(text(env, name));
+  return Number.isSafeInteger(n) && n >= 1 ? n : undefined;
+}
+
 /**
  * The configuration an environment gives (pure: for tests and tools; the package uses {@link config}).
  *
@@ -241,7 +247,7 @@ export function resolveConfig(env: Env): Config {
     glanceTopK: choice(env, "GAVEL_GLANCE_TOPK", ["auto", "passes"] as const) ?? "auto",
     glanceLoader: choice(env, "GAVEL_GLANCE_LOADER", ["tma", "cp.async"] as const) ?? "tma",
     log: choice(env, "GAVEL_LOG", ["0", "1"] as const) === "1",
-    threadPoolSize: integer(env, "UV_THREADPOOL_SIZE", 1),
+    threadPoolSize: lenientInteger(env, "UV_THREADPOOL_SIZE"),
     runtimeDir: text(env, "XDG_RUNTIME_DIR"),
     residentRows: integer(env, "GAVEL_RESIDENT_ROWS", 1024),
   };

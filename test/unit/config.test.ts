@@ -63,6 +63,11 @@ describe("resolveConfig", () => {
     expect(nativeSettings(c)).toEqual({ logEcho: true, kernelIsa: "avx2", glanceDevice: "cpu", glanceKernel: "wmma", glanceTopK: "passes", glanceLoader: "cp.async" });
   });
 
+  it("leaves libuv's UV_THREADPOOL_SIZE to libuv: a value that is no pool size is not refused, only not used", () => {
+    expect(resolveConfig({ UV_THREADPOOL_SIZE: "0" }).threadPoolSize).toBeUndefined();
+    expect(resolveConfig({ UV_THREADPOOL_SIZE: "4x" }).threadPoolSize).toBeUndefined();
+  });
+
   it("takes an empty value as unset, for every variable", () => {
     const empty = Object.fromEntries(SETTINGS.map((s) => [s.name, ""]));
     expect(resolveConfig(empty)).toEqual(resolveConfig({}));
@@ -70,8 +75,8 @@ describe("resolveConfig", () => {
 
   it.each([
     ["GAVEL_KERNEL_ISA", "sse2"], ["GAVEL_GLANCE_DEVICE", "gpu"], ["GAVEL_GLANCE_KERNEL", "mma"], ["GAVEL_GLANCE_TOPK", "onepass"],
-    ["GAVEL_GLANCE_LOADER", "dma"], ["GAVEL_LOG", "yes"], ["GAVEL_CPU_VARIANT", "avx"], ["UV_THREADPOOL_SIZE", "0"],
-    ["UV_THREADPOOL_SIZE", "4x"], ["GAVEL_RESIDENT_ROWS", "512"],
+    ["GAVEL_GLANCE_LOADER", "dma"], ["GAVEL_LOG", "yes"], ["GAVEL_CPU_VARIANT", "avx"], ["GAVEL_RESIDENT_ROWS", "512"],
+    ["GAVEL_RESIDENT_ROWS", "4096x"],
   ])("%s=%s is an INVALID_ARGUMENT naming the variable", (name, value) => {
     const e = thrown(() => resolveConfig({ [name]: value }));
     expect(e.code).toBe("INVALID_ARGUMENT");
