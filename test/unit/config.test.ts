@@ -8,6 +8,8 @@ import { dirname, join } from "node:path";
 import { bankDir, config, DEFAULT_BANK_DIR, nativeSettings, resetConfig, resolveConfig, SETTINGS } from "../../src/config.js";
 import { resolveModelPath } from "../../src/defaults.js";
 import { GavelError } from "../../src/errors.js";
+import { loadBinding } from "../../src/native/binding.js";
+import { runNode } from "../helpers/run.js";
 import { defaultSocketPath, resolveBankDir } from "../../src/serve/protocol.js";
 // @ts-expect-error plain .mjs script without types
 import { checkEnvReads, envReadLines, getenvLines } from "../../scripts/lint/env-reads.mjs";
@@ -131,6 +133,46 @@ describe("the bank folder: one meaning for every command", () => {
       const long = "/" + "d".repeat(120);
       expect(defaultSocketPath(long)).toMatch(/^\/run\/u\/gavel-[0-9a-f]{16}\.sock$/);
     });
+  });
+});
+
+describe("native settings: from the environment through configure(), never getenv", () => {
+  it("the loader hands GAVEL_KERNEL_ISA and GAVEL_GLANCE_DEVICE to the addon; a bad variable fails the load, typed", async () => {
+    const script = [
+      `import { loadBinding, glanceDevice } from ${JSON.stringify(new URL("../../dist/index.js", import.meta.url).href)};`,
+      "try { const b = loadBinding(); console.log(b.kernelIsa(), glanceDevice().device); } catch (e) { console.log(e.code, e.message); }",
+    ].join("\n");
+    const env = { ...process.env, GAVEL_KERNEL_ISA: "generic", GAVEL_GLANCE_DEVICE: "cpu" };
+    const ok = await runNode(["--input-type=module", "-e", script], { env });
+    expect(ok.out.trim()).toBe("generic cpu");
+    const bad = await runNode(["--input-type=module", "-e", script], { env: { ...env, GAVEL_GLANCE_KERNEL: "mma" } });
+    expect(bad.out.trim()).toMatch(/^INVALID_ARGUMENT GAVEL_GLANCE_KERNEL must be auto or wmma/);
+  });
+
+  it("configure sets the keys given, refuses a bad value typed and then changes nothing", () => {
+    const b = loadBinding();
+    const best = (() => {
+      b.configure({ kernelIsa: null });
+      return b.kernelIsa();
+    })();
+    try {
+      b.configure({ kernelIsa: "generic" });
+      expect(b.kernelIsa()).toBe("generic");
+      let err: unknown;
+      try {
+        b.configure({ kernelIsa: null, glanceDevice: "gpu" as never });
+      } catch (e) {
+        err = e;
+      }
+      expect(err).toBeInstanceOf(GavelError);
+      expect((err as GavelError).code).toBe("INVALID_ARGUMENT");
+      expect((err as GavelError).message).toMatch(/glanceDevice must be one of auto \| cpu \| cuda/);
+      expect(b.kernelIsa()).toBe("generic"); // the valid key of the refused call was not applied
+      expect(() => b.configure(null as never)).toThrow(GavelError);
+    } finally {
+      b.configure({ kernelIsa: config().kernelIsa ?? null });
+    }
+    expect(b.kernelIsa()).toBe(config().kernelIsa ?? best);
   });
 });
 
