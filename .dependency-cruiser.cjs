@@ -8,6 +8,7 @@
 const LAYERS = [
   ["errors\\.ts"],
   ["util/"],
+  ["config\\.ts"],
   ["defaults\\.ts"],
   ["native/"],
   ["gguf/"],

@@ -8,7 +8,7 @@
  *
  * Defaults: 1000 skills × 30 keys × dim 768, 200 query tokens, k = voteK(skills), uniform weights.
  * Set GAVEL_ADDON=/path/to/gavel.node to bench a build other than prebuilds/ or build/Release.
- * Every instruction set the CPU supports is timed (GAVEL_KERNEL_ISA caps the dispatch).
+ * Every instruction set the CPU supports is timed (the kernelIsa setting, GAVEL_KERNEL_ISA, caps the dispatch).
  */
 import { loadBinding } from "../src/native/binding.js";
 import { coverFarthestFirst, coverFarthestFirstAsync, glance, voteK } from "../src/kernels/kernels.js";
@@ -30,7 +30,7 @@ async function main() {
       `(${gflop.toFixed(2)} GFLOP per call, bank ${((bank.length * 4) / 2 ** 20).toFixed(0)} MiB)`,
   );
   for (const isa of isas) {
-    process.env.GAVEL_KERNEL_ISA = isa;
+    loadBinding().configure({ kernelIsa: isa as "generic" | "avx2" | "avx512" });
     const times: number[] = [];
     const syncTimes: number[] = [];
     const runs = isa === "generic" ? 3 : 7;
@@ -51,7 +51,7 @@ async function main() {
         `  (of which ${median(syncTimes).toFixed(1)} ms on the JS thread: checks + copies)`,
     );
   }
-  delete process.env.GAVEL_KERNEL_ISA;
+  loadBinding().configure({ kernelIsa: null });
 
   const coverKeys = 5000;
   const keys = unitRows(coverKeys, dim, 3);

@@ -13,8 +13,7 @@ import { floatToHalf, fromHalf, halfToFloat, toHalf } from "../src/util/half.js"
 import { median } from "./data.js";
 
 const binding = loadBinding();
-const saved = process.env.GAVEL_KERNEL_ISA;
-delete process.env.GAVEL_KERNEL_ISA;
+binding.configure({ kernelIsa: null });
 const best = binding.kernelIsa();
 const isas = ["generic", "avx2", "avx512"].slice(0, ["generic", "avx2", "avx512"].indexOf(best) + 1);
 const SKILLS = 30_544;
@@ -54,13 +53,13 @@ for (const [name, nEmbd] of [["gavel-mini (384)", 384], ["gavel-large (768)", 76
       halfToFloat(half, x);
     }],
     ...isas.map((isa): [string, () => void] => [`round trip, native ${isa}`, () => {
-      process.env.GAVEL_KERNEL_ISA = isa;
+      loadBinding().configure({ kernelIsa: isa as "generic" | "avx2" | "avx512" });
       x.set(src);
       binding.roundToHalf(x, half);
     }]),
     ["read back, util/half.ts bulk", () => void halfToFloat(half, x)],
     ...isas.map((isa): [string, () => void] => [`read back, native ${isa}`, () => {
-      process.env.GAVEL_KERNEL_ISA = isa;
+      loadBinding().configure({ kernelIsa: isa as "generic" | "avx2" | "avx512" });
       binding.halfToFloat(half, x);
     }]),
   ];
@@ -77,9 +76,8 @@ for (const [name, nq, dim] of [["1,300 × 256", 1300, 256], ["239 × 768", 239, 
   for (let i = 0; i < q.length; i++) q[i] = Math.sin(i) * 0.06; // unit-row-sized values
   const half = new Uint16Array(q.length);
   for (const isa of isas) {
-    process.env.GAVEL_KERNEL_ISA = isa;
+    loadBinding().configure({ kernelIsa: isa as "generic" | "avx2" | "avx512" });
     console.log(`${name}\t${isa}\t${time(() => binding.floatsToHalf(q, half), 21).toFixed(3)}`);
   }
 }
-if (saved === undefined) delete process.env.GAVEL_KERNEL_ISA;
-else process.env.GAVEL_KERNEL_ISA = saved;
+binding.configure({ kernelIsa: null });

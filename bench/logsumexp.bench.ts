@@ -15,8 +15,7 @@ import { median } from "./data.js";
 const binding = loadBinding();
 const vocabs = process.argv[2] ? [Number(process.argv[2])] : [32000, 151936];
 const rows = Number(process.argv[3] ?? 256);
-const saved = process.env.GAVEL_KERNEL_ISA;
-delete process.env.GAVEL_KERNEL_ISA;
+binding.configure({ kernelIsa: null });
 const best = binding.kernelIsa();
 const isas = ["generic", "avx2", "avx512"].slice(0, ["generic", "avx2", "avx512"].indexOf(best) + 1);
 console.log("vocab\trows\tisa\tms (median of 5)\tns per element\tmax |Δ| vs float64");
@@ -37,7 +36,7 @@ for (const nv of vocabs) {
     ref[k] = mx + Math.log(sum);
   }
   for (const isa of isas) {
-    process.env.GAVEL_KERNEL_ISA = isa;
+    loadBinding().configure({ kernelIsa: isa as "generic" | "avx2" | "avx512" });
     const times: number[] = [];
     let out: Float64Array = new Float64Array(0);
     for (let rep = 0; rep < 5; rep++) {
@@ -51,5 +50,4 @@ for (const nv of vocabs) {
     console.log(`${nv}\t${rows}\t${isa}\t${ms.toFixed(2)}\t${((ms * 1e6) / (nv * rows)).toFixed(3)}\t${d.toExponential(2)}`);
   }
 }
-if (saved === undefined) delete process.env.GAVEL_KERNEL_ISA;
-else process.env.GAVEL_KERNEL_ISA = saved;
+binding.configure({ kernelIsa: null });

@@ -8,7 +8,7 @@
  *     --outfile=.cache/bench/project.bench.mjs && node .cache/bench/project.bench.mjs [inDims] [rows] [outDim]
  *
  * Defaults: inDim "64,1024,5120", 4096 rows, outDim 768. Every instruction set the CPU supports is
- * timed (GAVEL_KERNEL_ISA caps the dispatch). Set GAVEL_ADDON to bench another build.
+ * timed (the kernelIsa setting, GAVEL_KERNEL_ISA, caps the dispatch). Set GAVEL_ADDON to bench another build.
  */
 import { loadBinding } from "../src/native/binding.js";
 import { projectNormalize } from "../src/kernels/kernels.js";
@@ -27,7 +27,7 @@ async function main() {
     const W = randomMatrix(outDim * inDim, 2 + inDim);
     const gflop = (2 * rows * inDim * outDim) / 1e9;
     for (const isa of isas) {
-      process.env.GAVEL_KERNEL_ISA = isa;
+      loadBinding().configure({ kernelIsa: isa as "generic" | "avx2" | "avx512" });
       const runs = gflop * (isa === "generic" ? 4 : 1) > 20 ? 3 : 7;
       await projectNormalize(H, inDim, W, outDim);
       const t: number[] = [];
@@ -43,7 +43,7 @@ async function main() {
       );
     }
   }
-  delete process.env.GAVEL_KERNEL_ISA;
+  loadBinding().configure({ kernelIsa: null });
 }
 
 main().catch((err) => {

@@ -11,6 +11,7 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { GavelError } from "./errors.js";
 import { findPackageRoot, moduleDir } from "./util/package-root.js";
+import { config, resolveConfig } from "./config.js";
 
 /**
  * The package root, or — when the walk finds none (a copied-out bundle) — the folder above this
@@ -66,10 +67,9 @@ const REMEDY = {
     "(gavel projections --out p.gguf writes random ones, which only exercise the pipeline)",
 } as const;
 
-function resolvePath(kind: "model" | "projections", given: string | undefined, envName: string, fallback: string, env: NodeJS.ProcessEnv): ResolvedPath {
+function resolvePath(kind: "model" | "projections", given: string | undefined, envName: string, fallback: string, fromEnv: string | undefined): ResolvedPath {
   // An empty value means "not set", as shells and test harnesses use GAVEL_MODEL="" to clear a variable.
   if (given) return { path: given, source: "argument" };
-  const fromEnv = env[envName];
   if (fromEnv) return { path: fromEnv, source: "env" };
   if (!existsSync(fallback)) {
     throw new GavelError(
@@ -81,15 +81,15 @@ function resolvePath(kind: "model" | "projections", given: string | undefined, e
 }
 
 /**
- * The model to load: `given` (a CLI flag or an API argument), else `$GAVEL_MODEL`, else
- * {@link DEFAULT_MODEL}.
+ * The model to load: `given` (a CLI flag or an API argument), else `$GAVEL_MODEL` (of `env` when
+ * given, else of the process's configuration, config.ts), else {@link DEFAULT_MODEL}.
  *
  * @throws GavelError `FILE_NOT_FOUND` when it falls back to the default and the default is missing
  *   (the message names the file and how to get it). An explicit path is returned unchecked: loading
  *   it reports its own error.
  */
-export function resolveModelPath(given?: string, env: NodeJS.ProcessEnv = process.env): ResolvedPath {
-  return resolvePath("model", given, "GAVEL_MODEL", DEFAULT_MODEL, env);
+export function resolveModelPath(given?: string, env?: Readonly<Record<string, string | undefined>>): ResolvedPath {
+  return resolvePath("model", given, "GAVEL_MODEL", DEFAULT_MODEL, (env ? resolveConfig(env) : config()).model);
 }
 
 /**
@@ -100,6 +100,6 @@ export function resolveModelPath(given?: string, env: NodeJS.ProcessEnv = proces
  *
  * @throws GavelError `FILE_NOT_FOUND` when it falls back to the default and the default is missing.
  */
-export function resolveProjectionsPath(given?: string, env: NodeJS.ProcessEnv = process.env): ResolvedPath {
-  return resolvePath("projections", given, "GAVEL_PROJECTIONS", DEFAULT_PROJECTIONS, env);
+export function resolveProjectionsPath(given?: string, env?: Readonly<Record<string, string | undefined>>): ResolvedPath {
+  return resolvePath("projections", given, "GAVEL_PROJECTIONS", DEFAULT_PROJECTIONS, (env ? resolveConfig(env) : config()).projections);
 }

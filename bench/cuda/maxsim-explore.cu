@@ -28,13 +28,13 @@
 #include <vector>
 
 #include "check.cuh"
-#include "kernels/maxsim_mma.cuh"
 #include "kernels/maxsim_wgmma.cuh"
+#include "kernels/topk.cuh"
 
 
 namespace {
 
-using gavel::kernels::mma::MmaBetter;
+using gavel::kernels::topk::OrderBetter;
 using gavel::kernels::wgmma::WgmmaMaxSim;
 using gavel::kernels::wgmma::MakeWgKeyMaps;
 using gavel::kernels::wgmma::WgKeyMaps;
@@ -92,7 +92,7 @@ __global__ void RefMaxSim(const __half* Q, int nq, const __half* K, int D, const
     const __half* b = K + (colRow[s] + k) * D;
     float acc = 0.f;
     for (int d = 0; d < D; ++d) acc += __half2float(a[d]) * __half2float(b[d]);
-    if (MmaBetter(acc, k, best, bi)) { best = acc; bi = k; }
+    if (OrderBetter(acc, k, best, bi)) { best = acc; bi = k; }
   }
   m[int64_t(q) * nCols + s] = best;
   am[int64_t(q) * nCols + s] = bi;

@@ -1,5 +1,5 @@
 import { parseArgs } from "node:util";
-import { type AbstentionModel, type Command, describeAbstentionModel, intArg, invalidArgument, numberArg, routerOptions, routerOptionsHelp, table } from "gavel-router/internal";
+import { type AbstentionModel, type Command, config, describeAbstentionModel, intArg, invalidArgument, numberArg, routerOptions, routerOptionsHelp, table } from "gavel-router/internal";
 import { calibrate, PAPER_RULING, type CalibrationResult } from "../eval/calibrate.js";
 import { checkPerQueryOutput, readPerQuery, writePerQuery } from "../eval/io.js";
 import type { PerQueryRecord } from "../eval/evaluate.js";
@@ -99,7 +99,7 @@ ${routerOptionsHelp}`,
       console.error(this.help);
       return 2;
     }
-    const projectionsPath = values.projections ?? process.env.GAVEL_PROJECTIONS;
+    const projectionsPath = values.projections || config().projections;
     const write = values.write || values.out !== undefined;
     if (write && !projectionsPath) throw invalidArgument("--write needs --projections <file.gguf> (the file whose α, γ, Δ are set)");
     if (values["save-per-query"]) checkPerQueryOutput(values["save-per-query"]);

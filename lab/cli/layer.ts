@@ -3,7 +3,7 @@
  * entropy curve, writing the choice for `gavel train`.
  */
 import { parseArgs } from "node:util";
-import { bankOptions, type Command, intArg, invalidArgument, modelOptions, Progress, sparkline, table, withInterrupt } from "gavel-router/internal";
+import { bankOptions, type Command, config, intArg, invalidArgument, modelOptions, Progress, sparkline, table, withInterrupt } from "gavel-router/internal";
 import { loadSkills, Model } from "gavel-router";
 import {
   DEFAULT_LAYER_MAX_TOKENS,
@@ -57,12 +57,12 @@ layer of minimum median entropy excluding layer 0 and the last layer, and writes
       console.error(this.help);
       return 2;
     }
-    const modelPath = values.model || process.env.GAVEL_MODEL;
+    const modelPath = values.model || config().model;
     if (!modelPath) throw invalidArgument("no model: pass --model <file.gguf> or set GAVEL_MODEL");
     const maxTokens = intArg(values["max-tokens"], "max-tokens") ?? DEFAULT_LAYER_MAX_TOKENS;
     const out =
       values.out ??
-      defaultLayerChoicePath({ projections: values.projections || process.env.GAVEL_PROJECTIONS || undefined, bank: values.bank || process.env.GAVEL_BANK || undefined });
+      defaultLayerChoicePath({ projections: values.projections || config().projections, bank: values.bank || config().bank });
 
     return withInterrupt(async (signal) => {
       const library = await loadSkills(positionals[0], { signal });

@@ -7,7 +7,7 @@
  * @module
  */
 import { GavelError, loadSkills, type Model, modelFingerprint, type ModelFingerprint, PROJECTION_DEFAULTS, Projections, type Skill } from "gavel-router";
-import { checkLayer, coverKeys, defaultLayer, inOrder, invalidArgument } from "gavel-router/internal";
+import { checkLayer, coverKeys, defaultLayer, inOrder, invalidArgument, threadPoolSize } from "gavel-router/internal";
 import { excludePairs, queryPairs, readPairs, readTaskTexts, selfSupervisedPairs, splitValidation, type Pair } from "./pairs.js";
 import { readLayerChoice } from "./layer.js";
 import { computeStates } from "./pipeline-states.js";
@@ -237,8 +237,7 @@ async function trainingPairs(o: TrainProjectionsOptions, skills: readonly Skill[
 
 /** Covers in flight at once: the libuv pool's size (UV_THREADPOOL_SIZE, default 4). */
 function coverWidth(): number {
-  const n = Number(process.env.UV_THREADPOOL_SIZE);
-  return Number.isInteger(n) && n > 0 ? n : 4;
+  return threadPoolSize();
 }
 
 /** The keys the router would install for each skill's states under these W_s and ε (see route's coverKeys), with their state rows. */

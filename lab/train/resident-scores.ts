@@ -12,7 +12,7 @@
  *
  * @module
  */
-import { invalidArgument, type NativeResidentBatch, type NativeTrainer } from "gavel-router/internal";
+import { config, invalidArgument, type NativeResidentBatch, type NativeTrainer } from "gavel-router/internal";
 import { keptRows, type TrainingExample } from "./batch.js";
 import { glanceList } from "./hard-negatives.js";
 import { RetrievalTally, type RetrievalMetrics } from "./retrieval.js";
@@ -61,8 +61,8 @@ export function holdsLibrary(trainer: NativeTrainer, nSkills: number): boolean {
  * with its own launch, copies and host accumulation, for work that fills the card in far fewer.
  */
 function defaultMaxRows(trainer: NativeTrainer): number {
-  const env = Number(process.env.GAVEL_RESIDENT_ROWS);
-  if (Number.isInteger(env) && env >= 1024) return env;
+  const rows = config().residentRows;
+  if (rows !== undefined) return rows;
   return trainer.device === "cuda" ? 2 ** 19 : 2 ** 17;
 }
 

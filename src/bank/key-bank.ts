@@ -45,8 +45,8 @@ let nextTicket = 1;
 /**
  * Where {@link KeyBank.glance} over the whole bank computes its max-sim: `"cuda"` when the addon was
  * built with CUDA (`GAVEL_CUDA=1 npm run build:native`) and a device answers, else `"cpu"`. The
- * environment variable `GAVEL_GLANCE_DEVICE` (`cpu` | `cuda` | `auto`) overrides it, read once per
- * process. On the device the bank's keys are held as f16 and follow bank changes incrementally
+ * environment variable `GAVEL_GLANCE_DEVICE` (`cpu` | `cuda` | `auto`, docs/configuration.md)
+ * overrides it. On the device the bank's keys are held as f16 and follow bank changes incrementally
  * (only skills added since the last device glance are uploaded); the max-sim and each token's
  * top-k run there, and only the top-k pairs (plus m and argmax when asked) come back; the vote's
  * sum runs on the host in float64, as on the CPU. Glances over a handle subset run there too.

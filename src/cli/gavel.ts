@@ -7,11 +7,12 @@ import { availableParallelism } from "node:os";
 import { GavelError } from "../errors.js";
 import type { Command } from "./commands/types.js";
 import { LAB_COMMANDS, loadLabCommands } from "./lab.js";
+import { ensureThreadPoolSize } from "../config.js";
 
 // libuv's pool (4 threads unless told otherwise) runs every native verb, projection, cover and file
 // write; an install keeps 8 skills in flight, which a many-core machine can serve at once. Read by
 // libuv when the pool first starts, so it is set before any command runs.
-if (process.env.UV_THREADPOOL_SIZE === undefined) process.env.UV_THREADPOOL_SIZE = String(Math.min(16, Math.max(4, availableParallelism())));
+ensureThreadPoolSize(Math.min(16, Math.max(4, availableParallelism())));
 
 /**
  * Whether `err` is a GavelError. The lab's commands run from dist/lab, which uses the runtime of

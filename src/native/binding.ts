@@ -81,6 +81,7 @@ export interface NativeCacheStats {
 
 export type { NativeGeneration, NativeGenerationStep, NativeSamplerParams } from "./generation.js";
 import type { NativeTrainer, NativeTrainerOptions } from "./trainer-binding.js";
+import { config, nativeSettings } from "../config.js";
 export type * from "./trainer-binding.js";
 
 export interface NativeModel {
@@ -140,7 +141,7 @@ export interface NativeKernels {
          weights: Float32Array, k: number): Promise<NativeGlanceResult>;
   /**
    * The instruction set the kernels' inner loops run with ("avx512" | "avx2" | "generic"): the best
-   * the CPU supports, capped by the GAVEL_KERNEL_ISA environment variable (read at each call).
+   * the CPU supports, capped by the kernelIsa setting ({@link NativeBinding.configure}; GAVEL_KERNEL_ISA).
    */
   kernelIsa(): string;
   /** log Σ exp of each n-long row of rows (the scorer's log-normaliser kernel), float64 results. */
@@ -154,7 +155,8 @@ export interface NativeKernels {
   /**
    * Where {@link NativeBank.glance} runs (max-sim and top-k selection; over the whole bank or a
    * handle subset): "cuda" when the addon was built with CUDA and a device answers (or
-   * GAVEL_GLANCE_DEVICE=cuda), else "cpu" (GAVEL_GLANCE_DEVICE=cpu forces it). Read once per process.
+   * GAVEL_GLANCE_DEVICE=cuda), else "cpu" (GAVEL_GLANCE_DEVICE=cpu forces it): the glanceDevice
+   * setting ({@link NativeBinding.configure}); whether a device answers is asked once per process.
    */
   glanceDevice(): { device: "cuda" | "cpu"; cudaAvailable: boolean; reason?: string };
   /** {@link NativeKernels.coverFarthestFirst} on a worker thread, over a copy of the keys. */
@@ -228,8 +230,30 @@ export interface NativeBank {
   readonly bytes: number;
 }
 
+/**
+ * The addon's run-time settings (native/src/common/settings.h): src/config.ts resolves them from the
+ * environment once, and {@link loadBinding} passes them in; native code reads no environment variable.
+ * configure() sets the keys given and leaves the rest, so benches and tests may switch one.
+ */
+export interface NativeSettings {
+  /** GAVEL_LOG=1: llama.cpp's log to stderr. */
+  logEcho?: boolean;
+  /** GAVEL_KERNEL_ISA: the most the CPU kernels may use; null: the CPU's best. */
+  kernelIsa?: "generic" | "avx2" | "avx512" | null;
+  /** GAVEL_GLANCE_DEVICE: where a bank's glance runs. */
+  glanceDevice?: "auto" | "cpu" | "cuda";
+  /** GAVEL_GLANCE_KERNEL: the CUDA max-sim (auto: wgmma on sm_90a code, else WMMA). */
+  glanceKernel?: "auto" | "wmma";
+  /** GAVEL_GLANCE_TOPK: the CUDA top-k (auto: one read for k ≤ 16, else k passes). */
+  glanceTopK?: "auto" | "passes";
+  /** GAVEL_GLANCE_LOADER: how the wgmma max-sim loads keys. */
+  glanceLoader?: "tma" | "cp.async";
+}
+
 export interface NativeBinding extends NativeKernels {
   setErrorClass(cls: typeof GavelError): void;
+  /** Sets the settings given ({@link NativeSettings}); throws INVALID_ARGUMENT on a bad value, changing nothing. */
+  configure(settings: NativeSettings): void;
   /**
    * Initialises llama.cpp once; returns the devices found. Its backends are linked in, so the package
    * passes null; a folder would make ggml dlopen the backend libraries in it (not used).
@@ -296,30 +320,34 @@ export function addonUnavailableMessage(err: Error, platform: string = process.p
 
 /**
  * Loads the addon once (GAVEL_ADDON, else the AVX-512 prebuild where the CPU has it, else prebuilds/
- * or build/Release through node-gyp-build) and initialises ggml. A CPU without the addon's
- * instruction set is refused first (./cpu.ts), with NATIVE_UNAVAILABLE.
+ * or build/Release through node-gyp-build), gives it its settings (config.ts's, through configure)
+ * and initialises ggml. A CPU without the addon's instruction set is refused first (./cpu.ts), with
+ * NATIVE_UNAVAILABLE.
  */
 export function loadBinding(): NativeBinding {
   if (binding) return binding;
   const root = packageRoot();
-  const variant = selectCpuVariant();
+  const cfg = config(); // every variable checked before the addon loads: a bad value fails here, typed
+  const variant = selectCpuVariant(undefined, undefined, undefined, cfg.cpuVariant);
   const require = createRequire(join(root, "package.json"));
   let b: NativeBinding;
   try {
-    const explicit = process.env.GAVEL_ADDON || variantAddon(root, variant);
+    const explicit = cfg.addon || variantAddon(root, variant);
     b = explicit ? (require(explicit) as NativeBinding) : (require("node-gyp-build")(root) as NativeBinding);
   } catch (err) {
     throw new GavelError(addonUnavailableMessage(err as Error), "NATIVE_UNAVAILABLE", { cause: err });
   }
   const missing = missingModelMethods(b.NativeModel);
+  if (typeof b.configure !== "function") missing.push("configure (the addon's settings)");
   if (missing.length) {
     throw new GavelError(
-      `gavel-router's native addon${process.env.GAVEL_ADDON ? ` (GAVEL_ADDON=${process.env.GAVEL_ADDON})` : ""} is older than this ` +
-        `package: its NativeModel lacks ${missing.join(", ")}. Rebuild it (npm run build:native, or the CUDA build) or unset GAVEL_ADDON.`,
+      `gavel-router's native addon${cfg.addon ? ` (GAVEL_ADDON=${cfg.addon})` : ""} is older than this ` +
+        `package: it lacks ${missing.join(", ")}. Rebuild it (npm run build:native, or the CUDA build) or unset GAVEL_ADDON.`,
       "NATIVE_UNAVAILABLE",
     );
   }
   b.setErrorClass(GavelError);
+  b.configure(nativeSettings(cfg));
   // Both builds have their ggml backends linked in: nothing is loaded from another folder (and so
   // nothing of another llama.cpp in the process, such as node-llama-cpp's, is picked up or shared).
   devices = Object.freeze(b.init(null));

@@ -11,6 +11,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { GavelError } from "../errors.js";
+import { config } from "../config.js";
 
 /** The features of the baseline ("avx2") prebuild, as /proc/cpuinfo names them. */
 export const REQUIRED_CPU_FEATURES = ["sse4_2", "avx", "avx2", "fma", "f16c", "bmi2"] as const;
@@ -58,7 +59,7 @@ export function selectCpuVariant(
   readCpuinfo: () => string = () => readFileSync("/proc/cpuinfo", "utf8"),
   platform: string = process.platform,
   arch: string = process.arch,
-  forced: string | undefined = process.env.GAVEL_CPU_VARIANT,
+  forced: string | undefined = config().cpuVariant,
 ): CpuVariant {
   if (forced !== undefined && forced !== "" && forced !== "avx2" && forced !== "avx512") {
     throw new GavelError(`GAVEL_CPU_VARIANT must be avx2 or avx512, not ${JSON.stringify(forced)}`, "INVALID_ARGUMENT");

@@ -13,6 +13,7 @@
 import { createHash } from "node:crypto";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import { bankDir, config } from "../config.js";
 
 /** The protocol version this code speaks. */
 export const PROTOCOL_VERSION = 1;
@@ -58,9 +59,9 @@ export interface HttpEndpoint {
   pid: number;
 }
 
-/** The bank directory a command means: the argument, else $GAVEL_BANK, else .gavel/bank (absolute). */
-export function resolveBankDir(bank?: string, cwd: string = process.cwd(), env: NodeJS.ProcessEnv = process.env): string {
-  return resolve(cwd, bank || env.GAVEL_BANK || ".gavel/bank");
+/** The bank directory a command means, absolute: the argument, else $GAVEL_BANK, else .gavel/bank (config.ts's bankDir). */
+export function resolveBankDir(bank?: string, cwd: string = process.cwd()): string {
+  return resolve(cwd, bankDir(bank));
 }
 
 /**
@@ -68,12 +69,12 @@ export function resolveBankDir(bank?: string, cwd: string = process.cwd(), env: 
  * for a Unix socket (108 bytes on Linux), `$XDG_RUNTIME_DIR` (else the temp folder) /
  * `gavel-<hash of the bank path>.sock`.
  */
-export function defaultSocketPath(bankDir: string, env: NodeJS.ProcessEnv = process.env): string {
-  const dir = resolve(bankDir);
+export function defaultSocketPath(bank: string, runtimeDir: string | undefined = config().runtimeDir): string {
+  const dir = resolve(bank);
   const inBank = join(dir, "serve.sock");
   if (Buffer.byteLength(inBank) <= 100) return inBank;
   const hash = createHash("sha256").update(dir).digest("hex").slice(0, 16);
-  return join(env.XDG_RUNTIME_DIR || tmpdir(), `gavel-${hash}.sock`);
+  return join(runtimeDir || tmpdir(), `gavel-${hash}.sock`);
 }
 
 /** The HTTP endpoint file of a bank. */

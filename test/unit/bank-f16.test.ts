@@ -19,7 +19,7 @@ import { randomInt } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { GavelError } from "../../src/errors.js";
 import { loadBinding } from "../../src/native/binding.js";
-import { kernelIsas, restoreKernelIsaAfterEach } from "../helpers/isa.js";
+import { kernelIsas, restoreKernelIsaAfterEach, setKernelIsa } from "../helpers/isa.js";
 import { KeyBank } from "../../src/bank/key-bank.js";
 import { glance } from "../../src/kernels/kernels.js";
 import { floatToHalf, halfToFloat } from "../../src/util/half.js";
@@ -83,7 +83,7 @@ describe("KeyBank with f16 keys", () => {
   it("equals the float32 glance over the f16-rounded keys, bit for bit, on every ISA", async () => {
     const r = rng(SEED);
     for (const isa of isas) {
-      process.env.GAVEL_KERNEL_ISA = isa;
+      setKernelIsa(isa);
       for (const [nSkills, maxKeys, dim, nq] of [[1, 1, 1, 1], [9, 40, 17, 13], [40, 70, 256, 30], [25, 33, 100, 7]]) {
         const skills = Array.from({ length: nSkills }, (_, s) => unitRows(r, s % 6 === 5 ? 0 : 1 + Math.floor(r() * maxKeys), dim));
         skills.forEach((k) => plantRoundingCases(r, k));

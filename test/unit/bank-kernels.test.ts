@@ -16,7 +16,7 @@ import { randomInt } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { GavelError } from "../../src/errors.js";
 import { loadBinding } from "../../src/native/binding.js";
-import { kernelIsas, restoreKernelIsaAfterEach } from "../helpers/isa.js";
+import { kernelIsas, restoreKernelIsaAfterEach, setKernelIsa } from "../helpers/isa.js";
 import { runNode } from "../helpers/run.js";
 import { KeyBank, glanceDevice } from "../../src/bank/key-bank.js";
 import {
@@ -144,7 +144,7 @@ describe("KeyBank.glance = flat glance = float64 reference", () => {
   const r = rng(SEED);
 
   it.each(isas)("random add/remove sequences on %s", async (isa) => {
-    process.env.GAVEL_KERNEL_ISA = isa;
+    setKernelIsa(isa);
     for (const dim of [5, 37, 64, 768]) {
       const bank = new KeyBank(dim);
       const skills = new Map<number, Float32Array>();
@@ -381,7 +381,7 @@ describe("projectNormalize = float64 normalize(W h)", () => {
   for (const s of shapes) for (const isa of isas) cases.push([...s, isa]);
 
   it.each(cases)("n %i, inDim %i → outDim %i on %s", async (n, inDim, outDim, isa) => {
-    process.env.GAVEL_KERNEL_ISA = isa;
+    setKernelIsa(isa);
     const H = states(n, inDim);
     if (n > 2) H.fill(0, inDim, 2 * inDim); // row 1 zero
     const W = matrix(outDim, inDim);

@@ -12,7 +12,7 @@ import { describe, expect, it } from "vitest";
 import { GavelError } from "../../src/errors.js";
 import { loadBinding } from "../../src/native/binding.js";
 import { floatToHalf, halfToFloat } from "../../src/util/half.js";
-import { kernelIsas, restoreKernelIsaAfterEach } from "../helpers/isa.js";
+import { kernelIsas, restoreKernelIsaAfterEach, setKernelIsa } from "../helpers/isa.js";
 import { rng } from "../helpers/random.js";
 
 const SEED = process.env.GAVEL_TEST_SEED ? Number(process.env.GAVEL_TEST_SEED) : randomInt(2 ** 31);
@@ -47,7 +47,7 @@ describe("native f16 conversions = util/half.ts", () => {
 
   for (const isa of isas) {
     it(`roundToHalf on ${isa}: the reference's bits and values for every non-NaN input, NaN stays NaN`, () => {
-      process.env.GAVEL_KERNEL_ISA = isa;
+      setKernelIsa(isa);
       for (const n of [1, 7, 8, 9, 23, 4096 + 5]) {
         const x = inputs(r, n);
         const want = floatToHalf(x);
@@ -68,7 +68,7 @@ describe("native f16 conversions = util/half.ts", () => {
     });
 
     it(`halfToFloat on ${isa}: every f16 pattern, exactly`, () => {
-      process.env.GAVEL_KERNEL_ISA = isa;
+      setKernelIsa(isa);
       const all = new Uint16Array(65536).map((_, i) => i);
       const want = halfToFloat(all);
       const got = new Float32Array(all.length);
@@ -82,7 +82,7 @@ describe("native f16 conversions = util/half.ts", () => {
 
   for (const isa of isas) {
     it(`floatsToHalf on ${isa}: the reference's bits up to the first value outside f16, and its index`, () => {
-      process.env.GAVEL_KERNEL_ISA = isa;
+      setKernelIsa(isa);
       const outside = [65520, -65520, 1e30, Infinity, -Infinity, NaN];
       for (const n of [1, 7, 8, 9, 33, 768 + 3]) {
         for (let trial = 0; trial < 6; trial++) {

@@ -10,7 +10,7 @@ import { randomInt } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { GavelError } from "../../src/errors.js";
 import { loadBinding } from "../../src/native/binding.js";
-import { kernelIsas, restoreKernelIsaAfterEach } from "../helpers/isa.js";
+import { kernelIsas, restoreKernelIsaAfterEach, setKernelIsa } from "../helpers/isa.js";
 import { coverFarthestFirst, decayWeights, glance, voteK } from "../../src/kernels/kernels.js";
 import {
   distance,
@@ -277,7 +277,7 @@ describe("native glance = float64 reference", () => {
   for (const N of Ns) for (const isa of isas) cases.push([N, isa]);
 
   it.each(cases)("N = %i on %s", async (N, isa) => {
-    process.env.GAVEL_KERNEL_ISA = isa;
+    setKernelIsa(isa);
     expect(binding.kernelIsa()).toBe(isa);
     for (const decayed of [false, true]) {
       // Odd dims exercise the SIMD tails; 768 with many keys the threaded path.

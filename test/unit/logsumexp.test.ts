@@ -9,7 +9,7 @@ import { randomInt } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { GavelError } from "../../src/errors.js";
 import { loadBinding } from "../../src/native/binding.js";
-import { kernelIsas, restoreKernelIsaAfterEach } from "../helpers/isa.js";
+import { kernelIsas, restoreKernelIsaAfterEach, setKernelIsa } from "../helpers/isa.js";
 import { rng } from "../helpers/random.js";
 
 const SEED = process.env.GAVEL_TEST_SEED ? Number(process.env.GAVEL_TEST_SEED) : randomInt(2 ** 31);
@@ -45,7 +45,7 @@ describe("logSumExp = float64 logsumexp", () => {
   ];
 
   it.each(isas)("on %s", (isa) => {
-    process.env.GAVEL_KERNEL_ISA = isa;
+    setKernelIsa(isa);
     expect(binding.kernelIsa()).toBe(isa);
     let worst = 0;
     for (const n of lengths) {

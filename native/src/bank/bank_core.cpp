@@ -9,6 +9,7 @@
 
 #include "common/failure.h"
 #include "common/half.h"
+#include "common/settings.h"
 
 namespace gavel::bank {
 
@@ -39,14 +40,13 @@ int GlanceRegistry::Abort(int64_t ticket) {
 }
 
 bool GlanceOnDevice() {
-  static const bool on = [] {
-    const char* v = std::getenv("GAVEL_GLANCE_DEVICE");
-    const std::string mode = v == nullptr ? "auto" : v;
-    if (mode == "cpu") return false;
-    if (mode == "cuda") return true;  // Upload then says why, if it cannot
-    return kernels::device::Available();
-  }();
-  return on;
+  switch (settings::GlanceDevice(settings::Current().glanceDevice.load(std::memory_order_relaxed))) {
+    case settings::GlanceDevice::kCpu: return false;
+    case settings::GlanceDevice::kCuda: return true;  // Upload then says why, if it cannot
+    default: break;
+  }
+  static const bool available = kernels::device::Available();  // asked of the driver once
+  return available;
 }
 
 namespace {
@@ -261,7 +261,7 @@ std::shared_ptr<GlanceJob> Bank::PrepareGlance(std::vector<float> queries, std::
   job->nq = nq;
   job->dim = dim_;
   job->k = k;
-  job->isa = kernels::IsaFromEnv();
+  job->isa = kernels::CurrentIsa();
   job->run = std::make_shared<RunningGlance>();
   job->run->ticket = ticket;
   job->registry = registry_;

@@ -84,8 +84,9 @@ class GlanceRegistry {
   std::vector<std::shared_ptr<RunningGlance>> running_;
 };
 
-// Where a whole-bank glance computes its max-sim. GAVEL_GLANCE_DEVICE = "cpu" | "cuda" | "auto"
-// (default auto: CUDA when this addon was built with it and a device answers). Read once.
+// Where a whole-bank glance computes its max-sim: the GAVEL_GLANCE_DEVICE setting (common/settings.h),
+// "cpu" | "cuda" | "auto" (default auto: CUDA when this addon was built with it and a device answers;
+// the device is asked once).
 bool GlanceOnDevice();
 
 // The columns of a whole-bank device glance: each skill's first device row and row count, in entry

@@ -38,7 +38,7 @@
 
 namespace gavel::kernels {
 
-Isa SelectIsa(const char* cap) {
+Isa SelectIsa(settings::IsaCap cap) {
   Isa best = Isa::Generic;
 #ifdef GAVEL_HAVE_X86_DISPATCH
   __builtin_cpu_init();
@@ -48,17 +48,14 @@ Isa SelectIsa(const char* cap) {
       __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq"))
     best = Isa::Avx512;
 #endif
-  if (cap != nullptr) {
-    Isa limit = best;
-    if (std::strcmp(cap, "generic") == 0) limit = Isa::Generic;
-    else if (std::strcmp(cap, "avx2") == 0) limit = Isa::Avx2;
-    else if (std::strcmp(cap, "avx512") == 0) limit = Isa::Avx512;
-    best = std::min(best, limit);
+  switch (cap) {
+    case settings::IsaCap::kGeneric: return Isa::Generic;
+    case settings::IsaCap::kAvx2: return std::min(best, Isa::Avx2);
+    default: return best;
   }
-  return best;
 }
 
-Isa IsaFromEnv() { return SelectIsa(std::getenv("GAVEL_KERNEL_ISA")); }
+Isa CurrentIsa() { return SelectIsa(settings::IsaCap(settings::Current().isaCap.load(std::memory_order_relaxed))); }
 
 const char* IsaName(Isa isa) {
   switch (isa) {

@@ -8,19 +8,21 @@
 #include <string>
 #include <vector>
 
+#include "common/settings.h"
+
 namespace gavel::kernels {
 
 // Instruction sets the inner loops are compiled for; the best one the CPU supports is picked at run
 // time, so one prebuilt addon serves every x86-64 machine.
 enum class Isa { Generic = 0, Avx2 = 1, Avx512 = 2 };
 
-// Best supported ISA, capped by `cap` ("generic" | "avx2" | "avx512", or null for no cap). The cap
-// comes from the GAVEL_KERNEL_ISA environment variable, which lets tests run every code path.
-Isa SelectIsa(const char* cap);
+// Best supported ISA, capped by `cap` (settings::IsaCap::kNone: no cap). The cap is the
+// GAVEL_KERNEL_ISA setting (common/settings.h), which lets tests and benches run every code path.
+Isa SelectIsa(settings::IsaCap cap);
 const char* IsaName(Isa isa);
 
-// SelectIsa capped by the GAVEL_KERNEL_ISA environment variable (read at each call).
-Isa IsaFromEnv();
+// SelectIsa capped by the current GAVEL_KERNEL_ISA setting (read at each call).
+Isa CurrentIsa();
 
 // The one GEMM driver of the addon (the projection's and the trainer's): C (n × m) = A (n × k) · Bᵀ
 // (B is m × k), all row-major, through the packed micro-kernel of simd_body.inc (B packed into

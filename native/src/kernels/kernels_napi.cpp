@@ -54,7 +54,7 @@ Napi::Value CoverFarthestFirst(const Napi::CallbackInfo& info) {
     if (int64_t bad = FirstNonFinite(data, a.n * a.dim); bad >= 0)
       Bad("keys[" + std::to_string(bad) + "] is not finite");
     // Synchronous on purpose (one small skill): the data is read in place on this thread.
-    std::vector<int32_t> kept = kernels::CoverFarthestFirst(data, a.n, a.dim, a.eps, kernels::IsaFromEnv());
+    std::vector<int32_t> kept = kernels::CoverFarthestFirst(data, a.n, a.dim, a.eps, kernels::CurrentIsa());
     return ToTyped(info.Env(), kept);
   });
 }
@@ -67,7 +67,7 @@ Napi::Value CoverFarthestFirstAsync(const Napi::CallbackInfo& info) {
     auto keys = std::make_shared<std::vector<float>>(CopyTyped<float>(a.keys));
     const int64_t n = a.n, dim = a.dim;
     const double eps = a.eps;
-    const kernels::Isa isa = kernels::IsaFromEnv();
+    const kernels::Isa isa = kernels::CurrentIsa();
     return PromiseWorker<std::vector<int32_t>>::Start(
         info.Env(),
         [keys, n, dim, eps, isa]() {
@@ -176,7 +176,7 @@ Napi::Value Glance(const Napi::CallbackInfo& info) {
     job->nSkills = nSkills;
     job->dim = dim;
     job->k = k;
-    job->isa = kernels::IsaFromEnv();
+    job->isa = kernels::CurrentIsa();
 
     return PromiseWorker<kernels::GlanceResult>::Start(
         info.Env(),
@@ -212,7 +212,7 @@ Napi::Value ProjectNormalize(const Napi::CallbackInfo& info) {
       Bad("rows × outDim is too large for one result array; split the states");
     auto H = std::make_shared<std::vector<float>>(CopyTyped<float>(states));
     auto Wc = std::make_shared<std::vector<float>>(CopyTyped<float>(W));
-    const kernels::Isa isa = kernels::IsaFromEnv();
+    const kernels::Isa isa = kernels::CurrentIsa();
     return PromiseWorker<std::vector<float>>::Start(
         info.Env(),
         [H, Wc, n, inDim, outDim, isa]() {
@@ -235,7 +235,7 @@ Napi::Value LogSumExp(const Napi::CallbackInfo& info) {
     const int64_t count = RowsOf(static_cast<int64_t>(rows.ElementLength()), "rows", n, "n");
     const float* data = rows.Data();
     if (int64_t bad = FirstNonFinite(data, count * n); bad >= 0) Bad("rows[" + std::to_string(bad) + "] is not finite");
-    const kernels::Isa isa = kernels::IsaFromEnv();
+    const kernels::Isa isa = kernels::CurrentIsa();
     std::vector<double> out(static_cast<size_t>(count));
     for (int64_t r = 0; r < count; ++r) out[size_t(r)] = kernels::LogSumExp(data + r * n, n, isa);
     return ToTyped(info.Env(), out);
@@ -263,7 +263,7 @@ Napi::Value RoundToHalf(const Napi::CallbackInfo& info) {
   return Guard(info, "roundToHalf", [&]() -> Napi::Value {
     CheckArity(info, 2);
     HalfArrays a = HalfArgs(info[0], info[1]);
-    kernels::RoundToHalf(a.x.Data(), a.half.Data(), a.n, kernels::IsaFromEnv());
+    kernels::RoundToHalf(a.x.Data(), a.half.Data(), a.n, kernels::CurrentIsa());
     return info.Env().Undefined();
   });
 }
@@ -272,7 +272,7 @@ Napi::Value HalfToFloat(const Napi::CallbackInfo& info) {
   return Guard(info, "halfToFloat", [&]() -> Napi::Value {
     CheckArity(info, 2);
     HalfArrays a = HalfArgs(info[1], info[0]);
-    kernels::HalfToFloats(a.half.Data(), a.x.Data(), a.n, kernels::IsaFromEnv());
+    kernels::HalfToFloats(a.half.Data(), a.x.Data(), a.n, kernels::CurrentIsa());
     return info.Env().Undefined();
   });
 }
@@ -283,13 +283,13 @@ Napi::Value FloatsToHalf(const Napi::CallbackInfo& info) {
   return Guard(info, "floatsToHalf", [&]() -> Napi::Value {
     CheckArity(info, 2);
     HalfArrays a = HalfArgs(info[0], info[1]);
-    return Napi::Number::New(info.Env(), double(kernels::FloatsToHalf(a.x.Data(), a.half.Data(), a.n, kernels::IsaFromEnv())));
+    return Napi::Number::New(info.Env(), double(kernels::FloatsToHalf(a.x.Data(), a.half.Data(), a.n, kernels::CurrentIsa())));
   });
 }
 
 // Which instruction set the kernels run with (GAVEL_KERNEL_ISA may cap it). For benches and tests.
 Napi::Value KernelIsa(const Napi::CallbackInfo& info) {
-  return Napi::String::New(info.Env(), kernels::IsaName(kernels::IsaFromEnv()));
+  return Napi::String::New(info.Env(), kernels::IsaName(kernels::CurrentIsa()));
 }
 
 }  // namespace

@@ -1,12 +1,13 @@
 // The glance on CUDA (device.h): f16 keys resident on the device, a fused tensor-core max-sim, the
 // top-k selection on the device, the vote's sum on the host. The CPU twin is kernels_core's Glance.
-// Three max-sims, one contract (ChooseKernel picks; GAVEL_GLANCE_KERNEL = wmma | mma | wgmma forces):
+// One max-sim per GPU generation, one contract (ChooseKernel picks; the GAVEL_GLANCE_KERNEL setting,
+// common/settings.h, may force WMMA):
 //   - wgmma (kernels/maxsim_wgmma.cuh): Hopper's warpgroup MMA, its keys brought by TMA (or a loader
 //     warpgroup's cp.async) through mbarriers, where the device code is sm_90a's (a probe kernel says)
-//     and 64 query rows of the dimension fit in shared memory: 320–595 TFLOP/s on an H100 at issue
-//     15's shapes (session 17), against the WMMA kernel's ~100;
-//   - WMMA (below): elsewhere (other GPUs, non-sm_90a builds, dims past ~1,600);
-//   - mma.sync (kernels/maxsim_mma.cuh): 82–102 TFLOP/s, no faster than WMMA; kept for benches.
+//     and 64 query rows of the dimension fit in shared memory: 320–595 TFLOP/s on an H100 at 100K
+//     skills × 256 dimensions and neighbouring shapes (docs/BENCHMARKS.md), against the WMMA kernel's ~100;
+//   - WMMA (below): elsewhere (other GPUs, non-sm_90a builds, dims past ~1,600).
+// The top-k after either is kernels/topk.cuh's.
 //
 // Why fused max-sims rather than cuBLAS GEMM + a reduction: the products of a glance are nq × rows
 // floats (1,300 × 20M = 104 GB at 100K skills × 200 keys), so a GEMM that writes them and a kernel
@@ -32,9 +33,9 @@
 #include "common/cuda_memory.cuh"
 #include "common/failure.h"
 #include "common/half.h"
+#include "common/settings.h"
 #include "kernels/device.h"
 #include "kernels/kernels_core.h"
-#include "kernels/maxsim_mma.cuh"
 #include "kernels/maxsim_wgmma.cuh"
 #include "kernels/topk.cuh"
 
@@ -57,20 +58,15 @@ using cuda::Check;
 // and lower index; index -1 (nothing seen) loses to everything.
 using topk::OrderBetter;
 
-// Dynamic shared memory of MaxSimKernel: the query tile (all of dimP when kResident, else one
-// 64-dimension slab), one key slab, the products.
-size_t MaxSimSmem(bool resident, int dimP) {
-  const size_t lda = resident ? size_t(dimP) + 8 : size_t(kLd);
-  return (kTile * lda + kTile * kLd) * sizeof(__half) + kTile * kLdC * sizeof(float);
-}
+// Shared memory of MaxSimKernel: one 64-dimension slab of the query tile, one of keys, the products
+// (36 KiB: under the 48 KiB a block gets without opting in).
+constexpr size_t kMaxSimSmem = (kTile * kLd + kTile * kLd) * sizeof(__half) + kTile * kLdC * sizeof(float);
 
 // m[i·nCols + c], am[…] for the block's column c = c0 + blockIdx.x and query rows q0 … q0 + 63.
 // Q is nq × dimP, K rows × dimP (f16, zero-padded past dim, so the padding adds nothing).
-// kResident: the block's 64 query rows are loaded into shared memory once, whole (dimP + 8 halves
-// a row), and only key slabs are staged per step: half the loads of staging both (used while the
-// tile fits the device's shared memory, i.e. up to dimP ≈ 1,600 on an H100). Otherwise both operands
-// are staged 64 dimensions at a time.
-template <bool kResident>
+// Both operands are staged 64 dimensions at a time. (Keeping the query tile resident instead halves
+// the loads but was slower at every measured shape on an H100, 25% at dim 256 and 3x at dim 768: the
+// staged loads were already hidden; docs/BENCHMARKS.md.)
 __global__ void __launch_bounds__(kThreads) MaxSimKernel(const __half* __restrict__ Q, int nq,
                                                          const __half* __restrict__ K, int dimP,
                                                          const int64_t* __restrict__ colRow,
@@ -83,20 +79,11 @@ __global__ void __launch_bounds__(kThreads) MaxSimKernel(const __half* __restric
   const int nk = int(colRows[c]);
   // Offsets in bytes are multiples of 32 (WMMA's pointer alignment): 64·lda·2 with lda ≡ 8 (mod 64).
   extern __shared__ __align__(128) unsigned char smem[];
-  const int lda = kResident ? dimP + 8 : kLd;
+  constexpr int lda = kLd;
   __half* As = reinterpret_cast<__half*>(smem);
   __half* Bs = As + kTile * lda;
   float* Cs = reinterpret_cast<float*>(Bs + kTile * kLd);
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
-  if (kResident) {  // the query tile, once (made visible by the first step's __syncthreads)
-    const int vecs = dimP / 8;
-    for (int e = tid; e < kTile * vecs; e += kThreads) {
-      const int r = e / vecs, v = e % vecs;
-      uint4 a = make_uint4(0, 0, 0, 0);
-      if (q0 + r < nq) a = *reinterpret_cast<const uint4*>(Q + int64_t(q0 + r) * dimP + v * 8);
-      *reinterpret_cast<uint4*>(As + r * lda + v * 8) = a;
-    }
-  }
   const int half = lane & 1;               // two lanes per query row, 32 keys of a tile each
   const int myRow = warp * 16 + (lane >> 1);
   const float* myC = Cs + myRow * kLdC + half * 32;
@@ -111,11 +98,9 @@ __global__ void __launch_bounds__(kThreads) MaxSimKernel(const __half* __restric
 #pragma unroll
       for (int e = tid; e < kTile * 8; e += kThreads) {
         const int r = e >> 3, v = e & 7;
-        if (!kResident) {
-          uint4 a = make_uint4(0, 0, 0, 0);
-          if (q0 + r < nq) a = *reinterpret_cast<const uint4*>(Q + int64_t(q0 + r) * dimP + d0 + v * 8);
-          *reinterpret_cast<uint4*>(As + r * kLd + v * 8) = a;
-        }
+        uint4 a = make_uint4(0, 0, 0, 0);
+        if (q0 + r < nq) a = *reinterpret_cast<const uint4*>(Q + int64_t(q0 + r) * dimP + d0 + v * 8);
+        *reinterpret_cast<uint4*>(As + r * kLd + v * 8) = a;
         uint4 b = make_uint4(0, 0, 0, 0);
         if (kb + r < nk) b = *reinterpret_cast<const uint4*>(K + (k0 + kb + r) * dimP + d0 + v * 8);
         *reinterpret_cast<uint4*>(Bs + r * kLd + v * 8) = b;
@@ -124,7 +109,7 @@ __global__ void __launch_bounds__(kThreads) MaxSimKernel(const __half* __restric
 #pragma unroll
       for (int kk = 0; kk < kD; kk += 16) {
         wmma::fragment<wmma::matrix_a, 16, 16, 16, __half, wmma::row_major> fa;
-        wmma::load_matrix_sync(fa, As + warp * 16 * lda + (kResident ? d0 : 0) + kk, lda);
+        wmma::load_matrix_sync(fa, As + warp * 16 * lda + kk, lda);
 #pragma unroll
         for (int j = 0; j < 4; ++j) {
           // B (dims × keys) is Bs read column-major: element (dim k, key n) at Bs[n·ld + k].
@@ -208,7 +193,7 @@ class CudaBank final : public DeviceBank {
     constexpr size_t kStage = size_t(64) << 20;
     std::vector<uint16_t> stage;
     int64_t stageRow = 0, stageRows = 0;
-    const Isa isa = IsaFromEnv();  // float32 keys are converted with F16C where the CPU has it
+    const Isa isa = CurrentIsa();  // float32 keys are converted with F16C where the CPU has it
     auto flush = [&]() {
       if (stageRows == 0) return;
       Check(cudaMemcpyAsync(keys_ + stageRow * dimP_, stage.data(), size_t(stageRows * dimP_) * sizeof(__half),
@@ -254,7 +239,7 @@ class CudaBank final : public DeviceBank {
     // Queries rounded to f16 on the host (F16C; the scalar loop this replaced took ~2 ns a value,
     // 0.4–0.8 ms of issue 15's shapes), padded like the keys.
     std::vector<uint16_t> hq(size_t(nq * dimP_), 0);
-    const Isa isa = IsaFromEnv();
+    const Isa isa = CurrentIsa();
     for (int64_t i = 0; i < nq; ++i) {
       if (FloatsToHalf(a.queries + i * dim_, hq.data() + i * dimP_, dim_, isa) >= 0) {
         throw Failure(Code::INVALID_ARGUMENT, "glance: a query is outside the f16 range of the device glance");
@@ -287,7 +272,6 @@ class CudaBank final : public DeviceBank {
     Check(cudaEventRecord(e1.e, stream_), "recording an event");
     switch (kc.kind) {
       case Kernel::kWgmma: LaunchWgmma(kc, !mOnly, dq, nq, dRow, dRows, nCols, dm, dam, stop); break;
-      case Kernel::kMma: LaunchMma(kc, dq, nq, dRow, dRows, nCols, dm, dam, stop); break;
       default: LaunchWmma(dq, nq, dRow, dRows, nCols, dm, dam, stop); break;
     }
     Check(cudaEventRecord(e2.e, stream_), "recording an event");
@@ -373,18 +357,6 @@ class CudaBank final : public DeviceBank {
   }
 
  private:
-  // Whether the max-sim keeps its query tile resident (MaxSimKernel<true>). GAVEL_GLANCE_QTILE =
-  // "resident" chooses it (read at each glance, for benches); the default is staged. Measured on an
-  // H100 80GB HBM3 (2026-11-27, glance-twins.mjs --timings-only, docs/BENCHMARKS.md): resident was
-  // slower at every shape of issue 15, by 25% at dim 256 (3 blocks per SM) and 3x at dim 768 (1 block
-  // per SM): the loads it saves were already hidden by the staged pipeline.
-  bool ResidentQueries() {
-    const size_t need = MaxSimSmem(true, int(dimP_)), optIn = size_t(SmemOptIn());
-    if (need > optIn) return false;
-    const char* v = std::getenv("GAVEL_GLANCE_QTILE");
-    return v != nullptr && std::strcmp(v, "resident") == 0;
-  }
-
   // launch(c0, n) for the columns in launches of at most kColsPerLaunch, the stop flag polled between
   // them (a launch cannot be stopped once queued).
   template <typename Launch>
@@ -401,34 +373,27 @@ class CudaBank final : public DeviceBank {
   void LaunchWmma(const __half* dq, int64_t nq, const int64_t* dRow, const int64_t* dRows, int64_t nCols, float* dm,
                   int32_t* dam, const std::atomic<bool>* stop) {
     const unsigned gy = unsigned((nq + kTile - 1) / kTile);
-    const bool resident = ResidentQueries();
-    const size_t smem = MaxSimSmem(resident, int(dimP_));
-    const auto kernel = resident ? MaxSimKernel<true> : MaxSimKernel<false>;
-    if (resident)
-      Check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)), "setting the max-sim kernel's shared memory");
     InLaunches(nCols, stop, [&](int64_t c0, int64_t n) {
-      kernel<<<dim3(unsigned(n), gy), kThreads, smem, stream_>>>(dq, int(nq), keys_, int(dimP_), dRow, dRows, nCols, c0, dm, dam);
+      MaxSimKernel<<<dim3(unsigned(n), gy), kThreads, kMaxSimSmem, stream_>>>(dq, int(nq), keys_, int(dimP_), dRow, dRows, nCols, c0, dm, dam);
     });
   }
 
-  // Which max-sim runs (read at each glance, so benches can switch): GAVEL_GLANCE_KERNEL = "wmma", or
-  // "mma" (with GAVEL_GLANCE_MMA_BM, 64 or 128, and GAVEL_GLANCE_MMA_G, columns a block walks);
-  // otherwise ("wgmma" or unset) wgmma where it runs, else WMMA. A kernel whose shared memory does not
-  // fit this dimension, or wgmma on device code without sm_90a's, falls back to WMMA.
+  // Which max-sim runs (the settings are read at each glance, so benches can switch them with
+  // configure()): wgmma where the device code has it and its shared memory fits this dimension, else
+  // WMMA; GAVEL_GLANCE_KERNEL=wmma forces WMMA.
   // The top-k is the one-read kernel (kernels/topk.cuh) for k ≤ 16, the k-pass one above that or with
   // GAVEL_GLANCE_TOPK=passes: the same output bit for bit (native/test/topk_emu.cpp on a CPU; on an
-  // H100 bench/cuda/topk-explore.cu, and the glance twins through the addon on an H200, session 16).
+  // H100 bench/cuda/topk-explore.cu, and the glance twins through the addon on an H200).
   // Through the addon on the H200 the one-read top-k took 0.92 ms against 3.48 at 100K x 256 x 1,300
   // rows and 0.04 against 0.07 at 10K x 768, and no more at any of issue 15's shapes.
-  enum class Kernel { kWmma, kMma, kWgmma };
+  enum class Kernel { kWmma, kWgmma };
   struct KernelChoice {
     Kernel kind = Kernel::kWmma;
-    int bm = 0, g = 4;
     int wg = -1;  // wgmma: the index of its configuration in kWgConfigs
     bool onePassTopK = true;
   };
   // wgmma's configurations, in order of preference: the first whose shared memory fits this
-  // dimension runs (session 17's explorer runs on an H100 and an H200, docs/BENCHMARKS.md): 192 rows ×
+  // dimension runs (bench/cuda/maxsim-explore.cu's runs on an H100 and an H200, docs/BENCHMARKS.md): 192 rows ×
   // 128-key tiles by TMA, 4 stages, 32 columns a block (dims up to 384), 128 × 64 by TMA (up to 768),
   // 128 × 64 by cp.async, 64 × 64 by cp.async (up to 1,536). LaunchWgmma instantiates each.
   struct WgConfig {
@@ -438,26 +403,15 @@ class CudaBank final : public DeviceBank {
   };
   static constexpr WgConfig kWgConfigs[] = {{192, 128, 4, true, 32}, {128, 64, 4, true, 16}, {128, 64, 4, false, 16}, {64, 64, 4, false, 16}};
   KernelChoice ChooseKernel() {
+    const settings::Settings& set = settings::Current();
     KernelChoice c;
-    const char* tk = std::getenv("GAVEL_GLANCE_TOPK");
-    c.onePassTopK = tk == nullptr || std::strcmp(tk, "passes") != 0;
-    const char* v = std::getenv("GAVEL_GLANCE_KERNEL");
+    c.onePassTopK = !set.topKPasses.load(std::memory_order_relaxed);
+    if (settings::GlanceKernel(set.glanceKernel.load(std::memory_order_relaxed)) == settings::GlanceKernel::kWmma) return c;
     const size_t optIn = size_t(SmemOptIn());
-    if (v != nullptr && std::strcmp(v, "mma") == 0) {
-      const char* bm = std::getenv("GAVEL_GLANCE_MMA_BM");
-      const char* g = std::getenv("GAVEL_GLANCE_MMA_G");
-      c.bm = bm != nullptr && std::strcmp(bm, "64") == 0 ? 64 : 128;
-      if (g != nullptr) c.g = std::max(1, std::min(256, std::atoi(g)));
-      if (c.bm == 128 && mma::MmaSmem(128, dimP_) > optIn) c.bm = 64;
-      if (mma::MmaSmem(c.bm, dimP_) <= optIn) c.kind = Kernel::kMma;
-      return c;
-    }
-    if (v != nullptr && std::strcmp(v, "wmma") == 0) return c;
     if (!WgmmaBuilt()) return c;
-    // GAVEL_GLANCE_LOADER=cp.async, or no TMA maps for this bank (MakeWgKeyMaps), keeps the cp.async
-    // loader of session 15.
-    const char* ld = std::getenv("GAVEL_GLANCE_LOADER");
-    const bool tmaOk = (ld == nullptr || std::strcmp(ld, "cp.async") != 0) && KeyMaps();
+    // GAVEL_GLANCE_LOADER=cp.async, or no TMA maps for this bank (MakeWgKeyMaps), keeps the loader
+    // warpgroup's cp.async.
+    const bool tmaOk = !set.cpAsyncLoader.load(std::memory_order_relaxed) && KeyMaps();
     for (int i = 0; i < int(std::size(kWgConfigs)); ++i) {
       const WgConfig& f = kWgConfigs[i];
       if ((f.tma && !tmaOk) || wgmma::WgmmaSmem(f.bm, f.tn, f.stages, dimP_) > optIn) continue;
@@ -467,18 +421,6 @@ class CudaBank final : public DeviceBank {
     }
     return c;
   }
-  void LaunchMma(const KernelChoice& mc, const __half* dq, int64_t nq, const int64_t* dRow, const int64_t* dRows, int64_t nCols,
-                 float* dm, int32_t* dam, const std::atomic<bool>* stop) {
-    const size_t smem = mma::MmaSmem(mc.bm, dimP_);
-    const auto kernel = mc.bm == 128 ? mma::MmaMaxSim<128> : mma::MmaMaxSim<64>;
-    Check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)), "setting the max-sim kernel's shared memory");
-    const unsigned gy = unsigned((nq + mc.bm - 1) / mc.bm);
-    InLaunches(nCols, stop, [&](int64_t c0, int64_t n) {
-      const dim3 grid(unsigned((n + mc.g - 1) / mc.g), gy);
-      kernel<<<grid, unsigned(mc.bm * 2), smem, stream_>>>(dq, int(nq), keys_, int(dimP_), dRow, dRows, nCols, c0, n, mc.g, dm, dam);
-    });
-  }
-
   // The wgmma max-sim of configuration kWgConfigs[kc.wg] over columns dRow/dRows; withArgmax false:
   // m alone (am is not written), only for TMA configurations (those alone are instantiated so).
   void LaunchWgmma(const KernelChoice& kc, bool withArgmax, const __half* dq, int64_t nq, const int64_t* dRow, const int64_t* dRows,

@@ -5,8 +5,8 @@
 // bench/cuda/maxsim-explore.cu checks it against a plain reference kernel and times it;
 // scripts/device/glance-twins.mjs checks the glance built on it against the CPU twin.
 //
-// Why it is fast (~100 TFLOP/s for the WMMA and mma.sync kernels, which feed the tensor cores from
-// registers through ldmatrix and pace every step with __syncthreads; this one 514–585 TFLOP/s at
+// Why it is fast (~100 TFLOP/s for the WMMA kernel and the mma.sync candidate it replaced, which feed
+// the tensor cores from registers and pace every step with __syncthreads; this one 514–585 TFLOP/s at
 // 100K × 256 on an H100 and an H200 since session 17, docs/BENCHMARKS.md):
 //   - A block owns BM query rows (192 at dim ≤ 384: L2 then serves each key to 7 blocks for 1,300
 //     rows, not 11), all of dimP resident in shared memory, and a group of G skills (columns).
@@ -26,7 +26,7 @@
 //     reads m alone): one fmax a product in the epilogue.
 //   - The grid's x is the query-row block, so the blocks that read one group of skills run side by
 //     side and share its keys through L2 (the bank is read from HBM about once, not once per BM rows).
-// Same contract as MaxSimKernel and MmaMaxSim: m[q·nCols + c], am[…] for every query row q and column c
+// Same contract as MaxSimKernel (maxsim.cu): m[q·nCols + c], am[…] for every query row q and column c
 // of the launch, the lower key on equal values, m = −1 and am = −1 for a column without keys (am
 // untouched when ARGMAX is false).
 #pragma once
@@ -40,7 +40,7 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "kernels/maxsim_mma.cuh"
+#include "kernels/topk.cuh"
 
 // wgmma exists only in the architecture-specific sm_90a target.
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -71,10 +71,13 @@ inline size_t WgmmaSmem(int bm, int tn, int stages, int64_t dimP) {
 }
 
 #ifdef GAVEL_WGMMA_DEVICE
-// The cp.async helpers and the (value, index) order are the mma.sync kernel's (kernels/maxsim_mma.cuh).
-using mma::CpAsync16;
-using mma::CpWait;
-using mma::SmemAddr;
+__device__ __forceinline__ uint32_t SmemAddr(const void* p) { return uint32_t(__cvta_generic_to_shared(p)); }
+// 16 bytes global → shared, asynchronously; zero-filled when !valid (src must still be a readable address).
+__device__ __forceinline__ void CpAsync16(uint32_t dst, const void* src, bool valid) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(valid ? 16 : 0));
+}
+template <int N>
+__device__ __forceinline__ void CpWait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N)); }
 // cp.async writes through the generic proxy, wgmma reads through the async proxy: the fence orders them.
 __device__ __forceinline__ void FenceProxyAsync() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
 __device__ __forceinline__ void WgFence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
@@ -351,7 +354,7 @@ __global__ void __launch_bounds__(128 + BM * 2, 1) WgmmaMaxSim(const __half* __r
         const float ov = __shfl_xor_sync(0xffffffffu, v, x);
         if constexpr (ARGMAX) {
           const int oi = __shfl_xor_sync(0xffffffffu, vi, x);
-          if (mma::MmaBetter(ov, oi, v, vi)) {
+          if (topk::OrderBetter(ov, oi, v, vi)) {  // the max-sim's (value, index) order
             v = ov;
             vi = oi;
           }

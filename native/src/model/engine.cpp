@@ -8,6 +8,7 @@
 #include <deque>
 
 #include "common/failure.h"
+#include "common/settings.h"
 #include "ggml-backend.h"
 #include "ggml.h"
 #include "model/engine_detail.h"
@@ -18,16 +19,15 @@ namespace gavel {
 using engine_detail::Batch;
 
 // ---------------------------------------------------------------------------------------------
-// llama.cpp's log: kept quiet (GAVEL_LOG=1 prints it), but its last warnings and errors are kept so
-// that a failed load can say why.
+// llama.cpp's log: kept quiet (the GAVEL_LOG setting, common/settings.h, prints it), but its last
+// warnings and errors are kept so that a failed load can say why.
 
 static std::mutex g_log_mutex;
 static std::deque<std::string> g_log_tail;
-static bool g_log_echo = false;
 static std::string g_log_partial;
 
 static void LogSink(ggml_log_level level, const char* text, void*) {
-  if (g_log_echo) std::fputs(text, stderr);
+  if (settings::Current().logEcho.load(std::memory_order_relaxed)) std::fputs(text, stderr);
   if (level != GGML_LOG_LEVEL_ERROR && level != GGML_LOG_LEVEL_WARN && level != GGML_LOG_LEVEL_CONT) return;
   std::lock_guard<std::mutex> lock(g_log_mutex);
   g_log_partial += text;
@@ -58,8 +58,6 @@ std::string LastLlamaErrors() {
 std::vector<std::string> InitBackends(const char* lib_dir) {
   static std::once_flag once;
   std::call_once(once, [&] {
-    const char* echo = std::getenv("GAVEL_LOG");
-    g_log_echo = echo != nullptr && std::strcmp(echo, "1") == 0;
     llama_log_set(LogSink, nullptr);
     if (lib_dir != nullptr && *lib_dir != '\0') ggml_backend_load_all_from_path(lib_dir);
     llama_backend_init();

@@ -177,7 +177,7 @@ void LogprobReducer::OnLogits(const ggml_tensor* t) {
 
 void HostLogProbs(const std::function<const float*(int64_t)>& row, int64_t n, int64_t nv, const int32_t* targets, size_t k,
                   float* out, unsigned threads) {
-  const kernels::Isa isa = kernels::IsaFromEnv();
+  const kernels::Isa isa = kernels::CurrentIsa();
   // a thread per 2^18 logits at least: short rows of a short batch are not worth a thread
   const unsigned workers = unsigned(std::max<int64_t>(1, std::min<int64_t>(threads, (n * nv) / (1 << 18) + 1)));
   Parallel(workers, [&](unsigned w) {

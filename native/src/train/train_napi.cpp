@@ -127,7 +127,7 @@ class NativeTrainer : public Napi::ObjectWrap<NativeTrainer> {
       std::shared_ptr<train::Batch> batch = ReadBatch(*state_, info[0]);
       std::shared_ptr<PairRequest> pairs = ReadPairRequest(info[1]);
       auto st = state_;
-      const kernels::Isa isa = kernels::IsaFromEnv();
+      const kernels::Isa isa = kernels::CurrentIsa();
       st->busy.store(true, std::memory_order_release);
       return PromiseWorker<StepOut>::Start(
           info.Env(),

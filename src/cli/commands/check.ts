@@ -1,6 +1,7 @@
 import { parseArgs } from "node:util";
 import { checkBank, formatBankCheck } from "../../bank/check.js";
 import type { Command } from "./types.js";
+import { bankDir } from "../../config.js";
 
 /** `gavel check`: a bank's integrity check (read-only), as SQLite's `PRAGMA integrity_check`. */
 export const check: Command = {
@@ -26,7 +27,7 @@ list of problems otherwise.
       console.error(this.help);
       return 2;
     }
-    const report = await checkBank(values.bank ?? process.env.GAVEL_BANK ?? ".gavel/bank");
+    const report = await checkBank(bankDir(values.bank));
     console.log(values.json ? JSON.stringify(report, null, 2) : formatBankCheck(report));
     return report.ok ? 0 : 1;
   },

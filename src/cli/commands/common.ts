@@ -4,6 +4,7 @@ import { Router } from "../../route/index.js";
 import { resolveModelPath, resolveProjectionsPath } from "../../defaults.js";
 import { intArg } from "../ui/options.js";
 import { contextFor } from "./model-context.js";
+import { bankDir } from "../../config.js";
 
 /** The flags of every command that loads the agent model (util.parseArgs specs). */
 export const modelOptions = {
@@ -92,7 +93,7 @@ export async function withRouter<T>(
   try {
     const router = await Router.open(model, {
       projections,
-      bankDir: values.bank ?? process.env.GAVEL_BANK ?? ".gavel/bank",
+      bankDir: bankDir(values.bank),
       skillBudget: intArg(values["skill-budget"], "skill-budget"),
       ...truncateArg(values),
       create: options.create ?? false,

@@ -10,6 +10,7 @@ import { homedir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { connectIfRunning } from "../../serve/client.js";
 import type { Command } from "./types.js";
+import { bankDir } from "../../config.js";
 
 /** The fields of Claude Code's UserPromptSubmit input that the hook reads. */
 interface HookInput {
@@ -88,7 +89,7 @@ export async function runClaudeCodeHook(args: string[]): Promise<number> {
     return 0;
   }
   if (!input.prompt.trim()) return 0;
-  const bank = values.bank || process.env.GAVEL_BANK || join(input.cwd ?? process.cwd(), ".gavel", "bank");
+  const bank = bankDir(values.bank, input.cwd ?? process.cwd());
   const client = await connectIfRunning({ bank: resolve(input.cwd ?? process.cwd(), bank), socket: values.socket });
   if (!client) return 0; // no resident router: quietly nothing (no model load here)
   try {

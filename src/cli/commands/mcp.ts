@@ -6,6 +6,7 @@ import { packageVersion } from "../ui/version.js";
 import { loadMcpSdk, serveMcpStdio } from "../mcp/server.js";
 import { openModel, routerOptions, routerOptionsHelp } from "./common.js";
 import type { Command } from "./types.js";
+import { bankDir } from "../../config.js";
 
 /** `gavel mcp`: an MCP server over stdio whose tools search and load the bank's skills. */
 export const mcp: Command = {
@@ -28,7 +29,7 @@ ${routerOptionsHelp}`,
     // stdout is the protocol's: whatever else prints goes to stderr
     console.log = console.error;
     const projections = resolveProjectionsPath(values.projections).path;
-    const bankDir = values.bank ?? process.env.GAVEL_BANK ?? ".gavel/bank";
+    const bank = bankDir(values.bank);
     const model = await openModel(values); // --context, else the model's trained context up to 8192
     const stop = new AbortController();
     const onSignal = () => stop.abort();
@@ -36,10 +37,10 @@ ${routerOptionsHelp}`,
     process.once("SIGTERM", onSignal);
     try {
       // a read-only command: a missing bank is an error, not a new empty bank
-      const router = await Router.open(model, { projections, bankDir, create: false, skillBudget: intArg(values["skill-budget"], "skill-budget") });
+      const router = await Router.open(model, { projections, bankDir: bank, create: false, skillBudget: intArg(values["skill-budget"], "skill-budget") });
       try {
-        console.error(`gavel mcp: serving ${router.list().length} skills from ${bankDir} over stdio`);
-        await serveMcpStdio(router, { version: packageVersion(), bankDir }, stop.signal);
+        console.error(`gavel mcp: serving ${router.list().length} skills from ${bank} over stdio`);
+        await serveMcpStdio(router, { version: packageVersion(), bankDir: bank }, stop.signal);
       } finally {
         await router.close();
       }

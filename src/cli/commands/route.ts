@@ -11,6 +11,7 @@ import { Router } from "../../route/index.js";
 import type { Model } from "../../model/Model.js";
 import { openModel, routerOptions, routerOptionsHelp, truncateArg, withRouter, type RouterArgs } from "./common.js";
 import type { Command } from "./types.js";
+import { bankDir } from "../../config.js";
 
 /** route, glance, list and uninstall never create a bank: a mistyped --bank is FILE_NOT_FOUND. */
 const READ_ONLY = { create: false } as const;
@@ -26,7 +27,7 @@ async function withReader<T>(values: RouterArgs, use: (router: Router) => Promis
   try {
     const router = await Router.open(model, {
       projections,
-      bankDir: values.bank ?? process.env.GAVEL_BANK ?? ".gavel/bank",
+      bankDir: bankDir(values.bank),
       skillBudget: intArg(values["skill-budget"], "skill-budget"),
       ...truncateArg(values),
       readOnly: true,

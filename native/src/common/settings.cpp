@@ -1,0 +1,10 @@
+#include "common/settings.h"
+
+namespace gavel::settings {
+
+Settings& Current() {
+  static Settings s;
+  return s;
+}
+
+}  // namespace gavel::settings

@@ -1,0 +1,319 @@
+/**
+ * The package's configuration: every environment variable gavel-router reads, declared once in
+ * {@link SETTINGS} (name, values, default, meaning, who reads it) and resolved once per process by
+ * {@link config}. No other module reads `process.env` (`npm run lint` checks it, with the addon
+ * loader's one exception); native code gets its settings as arguments (`configure`, called by the
+ * loader in src/native/binding.ts). docs/configuration.md is generated from {@link SETTINGS}
+ * (`node scripts/gen/config-table.mjs`).
+ *
+ * An empty value means "not set" for every variable, as shells and test harnesses use `VAR=""` to
+ * clear one. A value outside a variable's values is a GavelError `INVALID_ARGUMENT` naming it.
+ */
+import { join } from "node:path";
+import { GavelError } from "./errors.js";
+
+/** One environment variable, as docs/configuration.md lists it. */
+export interface Setting {
+  /** The variable's name. */
+  readonly name: string;
+  /** Its values: a list, or a word for the kind ("path", "integer ≥ 1024"). */
+  readonly values: readonly string[] | string;
+  /** What happens when it is unset (or empty). */
+  readonly default: string;
+  /** What it does. */
+  readonly meaning: string;
+  /** The component that acts on it. */
+  readonly readBy: string;
+  /** runtime: the package reads it; lab: training and its tools; build: scripts/build-native.mjs. */
+  readonly scope: "runtime" | "lab" | "build";
+}
+
+/** The bank folder a command uses when given none and GAVEL_BANK is unset, relative to the working directory. */
+export const DEFAULT_BANK_DIR = ".gavel/bank";
+
+/** Every environment variable gavel-router and its build read. */
+export const SETTINGS: readonly Setting[] = [
+  {
+    name: "GAVEL_MODEL",
+    values: "path",
+    default: "the embedded gavel-mini (models/gavel-mini.gguf)",
+    meaning: "The GGUF model a command loads when given no --model.",
+    readBy: "defaults.ts (resolveModelPath): every CLI command that loads a model",
+    scope: "runtime",
+  },
+  {
+    name: "GAVEL_PROJECTIONS",
+    values: "path",
+    default: "the embedded projections (models/gavel-mini.projections.gguf)",
+    meaning: "The projections file a command loads when given no --projections.",
+    readBy: "defaults.ts (resolveProjectionsPath): every CLI command that routes",
+    scope: "runtime",
+  },
+  {
+    name: "GAVEL_BANK",
+    values: "path",
+    default: `${DEFAULT_BANK_DIR} (under the hook's project folder for \`gavel hook\`)`,
+    meaning: "The bank folder a command uses when given no --bank, and the serve client's default bank.",
+    readBy: "config.ts (bankDir): CLI commands, serve client, hook",
+    scope: "runtime",
+  },
+  {
+    name: "GAVEL_ADDON",
+    values: "path",
+    default: "the prebuilt addon for this CPU (prebuilds/), or build/Release",
+    meaning: "A native addon file to load instead of the prebuilt one (a CUDA build, a local build).",
+    readBy: "native/binding.ts (loadBinding)",
+    scope: "runtime",
+  },
+  {
+    name: "GAVEL_CPU_VARIANT",
+    values: ["avx2", "avx512"],
+    default: "avx512 where the CPU has every AVX-512 feature the prebuild needs, else avx2",
+    meaning: "Which prebuilt addon to load; avx2 forces the baseline. Also the CPU level scripts/build-native.mjs builds for.",
+    readBy: "native/cpu.ts (selectCpuVariant), scripts/build-native.mjs",
+    scope: "runtime",
+  },
+  {
+    name: "GAVEL_KERNEL_ISA",
+    values: ["generic", "avx2", "avx512"],
+    default: "the best the CPU runs",
+    meaning: "Caps the instruction set of the addon's CPU kernels (glance, cover, projection, f16 conversion, logsumexp), to compare or test each code path.",
+    readBy: "native kernels (configure({ kernelIsa }))",
+    scope: "runtime",
+  },
+  {
+    name: "GAVEL_GLANCE_DEVICE",
+    values: ["auto", "cpu", "cuda"],
+    default: "auto: CUDA where the addon was built with it and a device answers, else the CPU",
+    meaning: "Where a bank's glance (max-sim and top-k) runs; cuda without a device fails with CUDA_UNAVAILABLE.",
+    readBy: "native bank (configure({ glanceDevice }))",
+    scope: "runtime",
+  },
+  {
+    name: "GAVEL_GLANCE_KERNEL",
+    values: ["auto", "wmma"],
+    default: "auto: the wgmma max-sim where the device code is sm_90a's (Hopper) and the dimension fits, else WMMA",
+    meaning: "The CUDA max-sim kernel; wmma forces the WMMA kernel (to compare the two).",
+    readBy: "native CUDA glance (configure({ glanceKernel }))",
+    scope: "runtime",
+  },
+  {
+    name: "GAVEL_GLANCE_TOPK",
+    values: ["auto", "passes"],
+    default: "auto: the one-read top-k for k ≤ 16, the k-pass one above",
+    meaning: "The CUDA top-k kernel; passes forces the k-pass one (the same output bit for bit).",
+    readBy: "native CUDA glance (configure({ glanceTopK }))",
+    scope: "runtime",
+  },
+  {
+    name: "GAVEL_GLANCE_LOADER",
+    values: ["tma", "cp.async"],
+    default: "tma where the bank's TMA maps can be made",
+    meaning: "How the wgmma max-sim loads keys: by TMA, or by a loader warpgroup's cp.async.",
+    readBy: "native CUDA glance (configure({ glanceLoader }))",
+    scope: "runtime",
+  },
+  {
+    name: "GAVEL_LOG",
+    values: ["0", "1"],
+    default: "0: llama.cpp's log is kept quiet (its last warnings still explain a failed load)",
+    meaning: "1 prints llama.cpp's log to stderr.",
+    readBy: "native model (configure({ logEcho }))",
+    scope: "runtime",
+  },
+  {
+    name: "UV_THREADPOOL_SIZE",
+    values: "integer ≥ 1",
+    default: "4 (libuv's); `gavel` sets it to the cores available, 4 to 16, when unset",
+    meaning: "libuv's thread pool, which runs every native call, projection, cover and file write. libuv's own variable: another value is left to libuv, not refused.",
+    readBy: "libuv; cli/gavel.ts (ensureThreadPoolSize); training's cover width",
+    scope: "runtime",
+  },
+  {
+    name: "XDG_RUNTIME_DIR",
+    values: "path",
+    default: "the system's temporary folder",
+    meaning: "Where a server's socket goes when <bank>/serve.sock is too long for a Unix socket.",
+    readBy: "serve/protocol.ts (defaultSocketPath)",
+    scope: "runtime",
+  },
+  {
+    name: "GAVEL_RESIDENT_ROWS",
+    values: "integer ≥ 1024",
+    default: "2¹⁷ on the CPU, 2¹⁹ for a CUDA trainer",
+    meaning: "Skill rows one training scoring call gathers (the trainer's buffers scale with it, ~1.2 GB at nEmbd 384, dim 768).",
+    readBy: "training (resident scores)",
+    scope: "lab",
+  },
+  {
+    name: "GAVEL_CUDA",
+    values: ["0", "1"],
+    default: "0: the CPU build",
+    meaning: "1 builds the addon with llama.cpp's CUDA backend and the CUDA glance and trainer (into build-cuda/).",
+    readBy: "scripts/build-native.mjs",
+    scope: "build",
+  },
+  {
+    name: "GAVEL_JOBS",
+    values: "integer ≥ 1",
+    default: "2",
+    meaning: "Parallel compile jobs of the native build.",
+    readBy: "scripts/build-native.mjs",
+    scope: "build",
+  },
+  {
+    name: "CUDA_ARCHS",
+    values: "CMake CUDA architectures",
+    default: "90a (Hopper, with the wgmma max-sim)",
+    meaning: "The GPU architectures a CUDA build (GAVEL_CUDA=1) compiles for, e.g. `90a;89`; other than 90a the glance runs the WMMA max-sim.",
+    readBy: "scripts/build-native.mjs",
+    scope: "build",
+  },
+  {
+    name: "GAVEL_DEBUG",
+    values: ["0", "1"],
+    default: "0: a Release build",
+    meaning: "1 builds the addon with debug information.",
+    readBy: "scripts/build-native.mjs",
+    scope: "build",
+  },
+];
+
+/** The environment as the package resolved it: each variable's value, typed; absent where unset or empty. */
+export interface Config {
+  model?: string;
+  projections?: string;
+  bank?: string;
+  addon?: string;
+  cpuVariant?: "avx2" | "avx512";
+  kernelIsa?: "generic" | "avx2" | "avx512";
+  glanceDevice: "auto" | "cpu" | "cuda";
+  glanceKernel: "auto" | "wmma";
+  glanceTopK: "auto" | "passes";
+  glanceLoader: "tma" | "cp.async";
+  log: boolean;
+  threadPoolSize?: number;
+  runtimeDir?: string;
+  residentRows?: number;
+}
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+function text(env: Env, name: string): string | undefined {
+  const v = env[name];
+  return v === undefined || v === "" ? undefined : v;
+}
+
+function choice<T extends string>(env: Env, name: string, values: readonly T[]): T | undefined {
+  const v = text(env, name);
+  if (v === undefined) return undefined;
+  if (!(values as readonly string[]).includes(v)) {
+    throw new GavelError(`${name} must be ${values.join(" or ")} (or unset), not ${JSON.stringify(v)}`, "INVALID_ARGUMENT");
+  }
+  return v as T;
+}
+
+function integer(env: Env, name: string, min: number): number | undefined {
+  const v = text(env, name);
+  if (v === undefined) return undefined;
+  const n = Number(v);
+  if (!/^\d+$/.test(v.trim()) || !Number.isSafeInteger(n) || n < min) {
+    throw new GavelError(`${name} must be an integer ≥ ${min} (or unset), not ${JSON.stringify(v)}`, "INVALID_ARGUMENT");
+  }
+  return n;
+}
+
+// libuv's variable, not ours: what libuv makes of another value is libuv's business, so it is not refused.
+function lenientInteger(env: Env, name: string): number | undefined {
+  const n = Number(text(env, name));
+  return Number.isSafeInteger(n) && n >= 1 ? n : undefined;
+}
+
+/**
+ * The configuration an environment gives (pure: for tests and tools; the package uses {@link config}).
+ *
+ * @throws GavelError `INVALID_ARGUMENT` naming the first variable whose value is not one of its values.
+ */
+export function resolveConfig(env: Env): Config {
+  return {
+    model: text(env, "GAVEL_MODEL"),
+    projections: text(env, "GAVEL_PROJECTIONS"),
+    bank: text(env, "GAVEL_BANK"),
+    addon: text(env, "GAVEL_ADDON"),
+    cpuVariant: choice(env, "GAVEL_CPU_VARIANT", ["avx2", "avx512"] as const),
+    kernelIsa: choice(env, "GAVEL_KERNEL_ISA", ["generic", "avx2", "avx512"] as const),
+    glanceDevice: choice(env, "GAVEL_GLANCE_DEVICE", ["auto", "cpu", "cuda"] as const) ?? "auto",
+    glanceKernel: choice(env, "GAVEL_GLANCE_KERNEL", ["auto", "wmma"] as const) ?? "auto",
+    glanceTopK: choice(env, "GAVEL_GLANCE_TOPK", ["auto", "passes"] as const) ?? "auto",
+    glanceLoader: choice(env, "GAVEL_GLANCE_LOADER", ["tma", "cp.async"] as const) ?? "tma",
+    log: choice(env, "GAVEL_LOG", ["0", "1"] as const) === "1",
+    threadPoolSize: lenientInteger(env, "UV_THREADPOOL_SIZE"),
+    runtimeDir: text(env, "XDG_RUNTIME_DIR"),
+    residentRows: integer(env, "GAVEL_RESIDENT_ROWS", 1024),
+  };
+}
+
+let resolved: Config | undefined;
+
+/**
+ * The process's configuration, resolved from `process.env` on first use and kept (later changes to
+ * the environment are not seen; tests call {@link resetConfig}).
+ *
+ * @throws GavelError `INVALID_ARGUMENT` naming a variable with a value outside its values.
+ */
+export function config(): Config {
+  resolved ??= Object.freeze(resolveConfig(process.env));
+  return resolved;
+}
+
+/** Forgets the resolved configuration, so the next {@link config} reads the environment again (for tests). */
+export function resetConfig(): void {
+  resolved = undefined;
+}
+
+/**
+ * The bank folder a command means: `given` (a flag or an argument), else GAVEL_BANK, else
+ * {@link DEFAULT_BANK_DIR} under `base` (default: as is, relative to the working directory). An
+ * empty `given` or GAVEL_BANK counts as not given. Not made absolute: callers that need it resolve it.
+ */
+export function bankDir(given?: string, base?: string): string {
+  if (given) return given;
+  const env = config().bank;
+  if (env) return env;
+  return base === undefined ? DEFAULT_BANK_DIR : join(base, DEFAULT_BANK_DIR);
+}
+
+/**
+ * Sets UV_THREADPOOL_SIZE to `size` when it is unset, for libuv to read when its pool first starts
+ * (so before any native call). The one place the package writes the environment.
+ */
+export function ensureThreadPoolSize(size: number): void {
+  if (process.env.UV_THREADPOOL_SIZE === undefined) {
+    process.env.UV_THREADPOOL_SIZE = String(size);
+    resolved = undefined;
+  }
+}
+
+/** libuv's pool size: UV_THREADPOOL_SIZE, else libuv's default of 4. */
+export function threadPoolSize(): number {
+  return config().threadPoolSize ?? 4;
+}
+
+/** The settings the native addon takes (its `configure`), from {@link config}. */
+export function nativeSettings(c: Config = config()): {
+  logEcho: boolean;
+  kernelIsa: "generic" | "avx2" | "avx512" | null;
+  glanceDevice: Config["glanceDevice"];
+  glanceKernel: Config["glanceKernel"];
+  glanceTopK: Config["glanceTopK"];
+  glanceLoader: Config["glanceLoader"];
+} {
+  return {
+    logEcho: c.log,
+    kernelIsa: c.kernelIsa ?? null,
+    glanceDevice: c.glanceDevice,
+    glanceKernel: c.glanceKernel,
+    glanceTopK: c.glanceTopK,
+    glanceLoader: c.glanceLoader,
+  };
+}
