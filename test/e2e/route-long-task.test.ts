@@ -113,7 +113,7 @@ describe("gavel route takes the task from a file and from stdin", () => {
     expect(short.code, short.err).toBe(0);
     expect(JSON.parse(short.out).truncation).toBeUndefined();
     expect((await gavel(["route", shortTask, "--no-abstain", ...common])).out).not.toContain("truncated:");
-  });
+  }, 600_000); // eight CLI processes, one after another, each loading the model: minutes on a loaded machine
 
   it("refuses a missing file, a directory, two sources at once and text that is not UTF-8, typed; no task prints the usage", async () => {
     const missing = await gavel(["route", "--task-file", join(root, "nope.md"), ...common]);
