@@ -5,6 +5,7 @@ export default defineConfig({
   resolve: { alias: selfAlias },
   test: {
     include: ["test/**/*.test.ts"],
+    globalSetup: ["test/global-setup.ts"],
     testTimeout: 120_000,
     hookTimeout: 300_000,
     pool: "forks",

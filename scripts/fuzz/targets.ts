@@ -23,6 +23,7 @@ import { spawnSync } from "node:child_process";
 import { cp, mkdir, readFile, readdir, rm, symlink, writeFile } from "node:fs/promises";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
+import { tinyLlamaPath } from "../../test/fixtures/tiny-llama.js";
 import { checkBank } from "../../src/bank/check.js";
 import { GavelError, loadSkills, Model, Projections, Router, type Skill } from "../../src/index.js";
 import { skillContentHash } from "../../src/skills/parse.js";
@@ -31,6 +32,14 @@ import { ggufLayout, mutateBytes, mutateGguf, mutateJson, mutateSkillText, R, ty
 
 export const REPO = join(import.meta.dirname, "..", "..");
 export const STORIES = join(REPO, "..", "shared", "models", "stories260Ktok512.gguf");
+
+/**
+ * The llama model the model and skills targets use: stories260K from ../shared, or on a clone without
+ * it the generated tiny llama of the same shape (test/fixtures/tiny-llama.ts).
+ */
+async function fuzzModel(): Promise<string> {
+  return existsSync(STORIES) ? STORIES : tinyLlamaPath();
+}
 const EXAMPLES = join(REPO, "examples", "skills");
 
 /** An oracle's finding: the entry point returned a result that is wrong. */
@@ -156,7 +165,7 @@ export const skillsTarget: Target = {
     // One trial in four installs what loaded (stories260K, random projections) and routes to it:
     // awkward text goes through llama.cpp's tokenizer and a forward pass.
     if (res.skills.length > 0 && r.chance(0.25)) {
-      ctx.stories ??= await Model.load(STORIES, { contextSize: 1024, sequences: 4, threads: 1 });
+      ctx.stories ??= await Model.load(await fuzzModel(), { contextSize: 1024, sequences: 4, threads: 1 });
       ctx.storiesProjections ??= await Projections.random(ctx.stories, { seed: 11, dim: 32 });
       await tagged(`${what} (install)`, async () => {
         const router = await Router.open(ctx.stories!, { projections: ctx.storiesProjections!, bankDir: join(dir, "bank"), skillBudget: 128, create: true });
@@ -189,7 +198,7 @@ export const modelTarget: Target = {
   name: "model",
   async trial(r, dir) {
     if (!storiesBytes) {
-      const buf = await readFile(STORIES);
+      const buf = await readFile(await fuzzModel());
       storiesBytes = { buf, layout: ggufLayout(buf) };
     }
     const file = join(dir, "m.gguf");

@@ -4,7 +4,8 @@ import { describe, expect, it } from "vitest";
 import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { repoRoot, storiesPath } from "../helpers/paths.js";
+import { repoRoot } from "../helpers/paths.js";
+import { TINY_LLAMA_PATH } from "../fixtures/tiny-llama.js";
 import { run } from "../helpers/run.js";
 
 const cli = join(repoRoot, "dist", "cli", "gavel.js");
@@ -27,8 +28,8 @@ describe("gavel install / list: skill warnings", () => {
     );
     writeFileSync(join(skills, "plain", "SKILL.md"), "---\nname: plain\ndescription: Writes a Dockerfile for a Node.js service.\n---\n\nUse node:22-slim.\n");
     const proj = join(dir, "p.gguf");
-    const common = ["--model", storiesPath, "--projections", proj, "--bank", join(dir, "bank"), "--context", "1024", "--skill-budget", "256"];
-    expect((await gavel("projections", "--model", storiesPath, "--out", proj, "--dim", "64")).code).toBe(0);
+    const common = ["--model", TINY_LLAMA_PATH, "--projections", proj, "--bank", join(dir, "bank"), "--context", "1024", "--skill-budget", "256"];
+    expect((await gavel("projections", "--model", TINY_LLAMA_PATH, "--out", proj, "--dim", "64")).code).toBe(0);
 
     const inst = await gavel("install", skills, ...common);
     expect(inst.code, inst.err).toBe(0);

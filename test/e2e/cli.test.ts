@@ -3,7 +3,8 @@ import { describe, expect, it } from "vitest";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { repoRoot, sharedDir, storiesPath } from "../helpers/paths.js";
+import { repoRoot } from "../helpers/paths.js";
+import { TINY_LLAMA_PATH } from "../fixtures/tiny-llama.js";
 import { run } from "../helpers/run.js";
 
 const cli = join(repoRoot, "dist", "cli", "gavel.js");
@@ -13,7 +14,7 @@ function gavel(...args: string[]) {
 
 describe("gavel CLI", () => {
   it("info prints model.info as JSON", async () => {
-    const r = await gavel("info", storiesPath);
+    const r = await gavel("info", TINY_LLAMA_PATH);
     expect(r.code, r.err).toBe(0);
     const info = JSON.parse(r.out);
     expect(info).toMatchObject({ architecture: "llama", nLayer: 5, nEmbd: 64, nVocab: 512 });
@@ -24,7 +25,7 @@ describe("gavel CLI", () => {
     expect(r.code).toBe(1);
     expect(r.err).toMatch(/FILE_NOT_FOUND/);
     expect((await gavel("frobnicate")).code).toBe(2);
-    const noProj = await gavel("route", "a task", "--model", storiesPath);
+    const noProj = await gavel("route", "a task", "--model", TINY_LLAMA_PATH);
     expect(noProj.code).toBe(1);
     expect(noProj.err).toMatch(/projections/);
     // usage errors (a stray positional, an unknown option, a missing value) exit 2 with one line, no stack
@@ -38,16 +39,16 @@ describe("gavel CLI", () => {
   it("projections → install → glance → route → list → uninstall", async () => {
     const dir = mkdtempSync(join(tmpdir(), "gavel-cli-"));
     const proj = join(dir, "p.gguf");
-    const common = ["--model", storiesPath, "--projections", proj, "--bank", join(dir, "bank"), "--context", "1024", "--skill-budget", "256"];
-    expect((await gavel("projections", "--model", storiesPath, "--out", proj, "--dim", "64")).code).toBe(0);
-    const inst = await gavel("install", join(sharedDir, "data", "swe-skills-bench", "skills.jsonl"), "--limit", "5", ...common);
+    const common = ["--model", TINY_LLAMA_PATH, "--projections", proj, "--bank", join(dir, "bank"), "--context", "1024", "--skill-budget", "256"];
+    expect((await gavel("projections", "--model", TINY_LLAMA_PATH, "--out", proj, "--dim", "64")).code).toBe(0);
+    const inst = await gavel("install", join(repoRoot, "examples", "skills"), "--limit", "5", ...common);
     expect(inst.code, inst.err).toBe(0);
     expect(inst.out).toMatch(/installed 5, unchanged 0, failed 0/);
     expect(inst.err).toMatch(/5\/5/); // progress
     expect(inst.out).toMatch(/stages, summed over skills in flight: render [\d.]+ s, forward [\d.]+ s/);
-    const again = await gavel("install", join(sharedDir, "data", "swe-skills-bench", "skills.jsonl"), "--limit", "5", "--jobs", "3", ...common);
+    const again = await gavel("install", join(repoRoot, "examples", "skills"), "--limit", "5", "--jobs", "3", ...common);
     expect(again.out).toMatch(/installed 0, unchanged 5/);
-    const badJobs = await gavel("install", join(sharedDir, "data", "swe-skills-bench", "skills.jsonl"), "--jobs", "2.5", ...common);
+    const badJobs = await gavel("install", join(repoRoot, "examples", "skills"), "--jobs", "2.5", ...common);
     expect(badJobs.code).toBe(1);
     expect(badJobs.err).toMatch(/--jobs must be a whole number from 1 to 256, got 2\.5 \[INVALID_ARGUMENT\]/);
     const gl = await gavel("glance", "write a dockerfile", "--top", "3", "--json", ...common);

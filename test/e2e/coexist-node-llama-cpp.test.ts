@@ -7,7 +7,8 @@
 import { describe, expect, it } from "vitest";
 import { join } from "node:path";
 import { existsSync, readFileSync, realpathSync } from "node:fs";
-import { repoRoot, storiesPath } from "../helpers/paths.js";
+import { repoRoot } from "../helpers/paths.js";
+import { TINY_LLAMA_PATH } from "../fixtures/tiny-llama.js";
 import { runNode } from "../helpers/run.js";
 
 const child = join(repoRoot, "test", "helpers", "coexist-child.mjs");
@@ -27,7 +28,7 @@ interface NlcResult {
 async function run(steps: string, nlcName: string): Promise<{ gavel?: GavelResult; nlc?: NlcResult; libs: string[] }> {
   const env: NodeJS.ProcessEnv = { ...process.env, NODE_LLAMA_CPP_SKIP_DOWNLOAD: "true" };
   delete env.GAVEL_ADDON;
-  const r = await runNode([child, steps, nlcName, storiesPath], { env, timeoutMs: 120_000 });
+  const r = await runNode([child, steps, nlcName, TINY_LLAMA_PATH], { env, timeoutMs: 120_000 });
   const what = `${steps} with ${nlcName}: exit ${r.code}\n${r.err.slice(-3000)}`;
   expect(r.err, what).not.toMatch(/symbol lookup error|undefined symbol/);
   expect(r.code, what).toBe(0);

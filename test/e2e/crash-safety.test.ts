@@ -5,7 +5,8 @@ import { describe, expect, it } from "vitest";
 import { writeFileSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { repoRoot, storiesPath } from "../helpers/paths.js";
+import { repoRoot } from "../helpers/paths.js";
+import { TINY_LLAMA_PATH } from "../fixtures/tiny-llama.js";
 import { run } from "../helpers/run.js";
 
 const script = `
@@ -16,7 +17,7 @@ async function expectCode(label, f) {
   try { await f(); seen.push(label + ":no-error"); }
   catch (e) { seen.push(label + ":" + (e instanceof GavelError ? e.code : "untyped " + e)); }
 }
-const stories = ${JSON.stringify(storiesPath)};
+const stories = ${JSON.stringify(TINY_LLAMA_PATH)};
 await expectCode("missing", () => Model.load("/nope.gguf"));
 await expectCode("notgguf", () => Model.load(${JSON.stringify(join(repoRoot, "package.json"))}));
 await expectCode("badopts", () => Model.load(stories, { contextSize: "big" }));

@@ -5,7 +5,8 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { DEFAULT_MODEL, DEFAULT_PROJECTIONS, PACKAGE_ROOT, defaultModelPaths, resolveModelPath, resolveProjectionsPath } from "../../src/defaults.js";
-import { repoRoot, storiesPath } from "../helpers/paths.js";
+import { repoRoot } from "../helpers/paths.js";
+import { TINY_LLAMA_PATH } from "../fixtures/tiny-llama.js";
 
 const cli = join(repoRoot, "dist", "cli", "gavel.js");
 const tasksFile = join(repoRoot, "examples", "demo-tasks.json");
@@ -80,10 +81,10 @@ describe("gavel demo", () => {
     expect(model.code).toBe(1);
     expect(model.err).toMatch(/model \/no\/such\/model\.gguf \(from \$GAVEL_MODEL\) does not exist/);
     // The tasks and skills are checked before anything loads; stories260K stands in for a model here.
-    const tasks = await gavel(["demo", "--model", storiesPath, "--projections", storiesPath, "--tasks", "/no/such/tasks.json"]);
+    const tasks = await gavel(["demo", "--model", TINY_LLAMA_PATH, "--projections", TINY_LLAMA_PATH, "--tasks", "/no/such/tasks.json"]);
     expect(tasks.code).toBe(1);
     expect(tasks.err).toMatch(/tasks file \/no\/such\/tasks\.json does not exist/);
-    const skills = await gavel(["demo", "--model", storiesPath, "--projections", storiesPath, "--skills", "/no/such/skills"]);
+    const skills = await gavel(["demo", "--model", TINY_LLAMA_PATH, "--projections", TINY_LLAMA_PATH, "--skills", "/no/such/skills"]);
     expect(skills.code).toBe(1);
     expect(skills.err).toMatch(/skills folder \/no\/such\/skills does not exist/);
     expect((await gavel(["demo", "stray"])).code).toBe(2);

@@ -6,7 +6,9 @@ import { existsSync, mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Model, Projections, Router } from "../../src/index.js";
-import { repoRoot, sharedDir, storiesPath } from "../helpers/paths.js";
+import { repoRoot, sharedDir, storiesPath, needsShared, SHARED } from "../helpers/paths.js";
+
+const NO_SHARED = needsShared("stories260K, SWE-Skills-Bench and the MIT skills library for layer, train, calibrate, eval", SHARED.stories, SHARED.benchTasks, SHARED.benchSkills, SHARED.mit);
 
 const cli = join(repoRoot, "dist", "cli", "gavel.js");
 const benchTasks = join(sharedDir, "data", "swe-skills-bench", "tasks.jsonl");
@@ -46,7 +48,7 @@ async function gavel(...args: string[]): Promise<string> {
   return res.out;
 }
 
-describe("layer → train → calibrate → eval", () => {
+describe.skipIf(NO_SHARED)("layer → train → calibrate → eval", () => {
   it("runs end to end on stories260K and produces projections the Router loads", async () => {
     const dir = mkdtempSync(join(tmpdir(), "gavel-loop-"));
     const proj = join(dir, "proj.gguf");

@@ -9,7 +9,8 @@ import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { GavelError, Model, Projections, Router } from "../../src/index.js";
-import { repoRoot, storiesPath } from "../helpers/paths.js";
+import { repoRoot } from "../helpers/paths.js";
+import { TINY_LLAMA_PATH } from "../fixtures/tiny-llama.js";
 import { READER_TASKS, readerSkill, stateOf } from "../helpers/reader-skills.js";
 
 let model: Model;
@@ -19,7 +20,7 @@ const dirs: string[] = [];
 const open = (bankDir: string, extra: { readOnly?: boolean } = {}) => Router.open(model, { projections, bankDir, skillBudget: 128, ...extra });
 
 beforeAll(async () => {
-  model = await Model.load(storiesPath, { contextSize: 1024, sequences: 4, threads: 1 });
+  model = await Model.load(TINY_LLAMA_PATH, { contextSize: 1024, sequences: 4, threads: 1 });
   projections = await Projections.random(model, { seed: PROJ_SEED, dim: 32 });
 });
 afterAll(async () => {

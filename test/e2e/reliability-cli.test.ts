@@ -10,7 +10,8 @@ import { BankStore, bankHeaderFor } from "../../src/bank/index.js";
 import { Model } from "../../src/model/Model.js";
 import { modelFingerprint } from "../../src/model/fingerprint.js";
 import { Projections } from "../../src/projections/projections.js";
-import { repoRoot, storiesPath } from "../helpers/paths.js";
+import { repoRoot } from "../helpers/paths.js";
+import { TINY_LLAMA_PATH } from "../fixtures/tiny-llama.js";
 import { run } from "../helpers/run.js";
 
 const root = mkdtempSync(join(tmpdir(), "gavel-rel-cli-"));
@@ -25,10 +26,10 @@ function gavel(...args: string[]) {
     env: { ...process.env, GAVEL_MODEL: "", GAVEL_PROJECTIONS: "", GAVEL_BANK: "" },
   });
 }
-const common = (b: string) => ["--model", storiesPath, "--projections", proj, "--bank", b, "--context", "256", "--skill-budget", "64"];
+const common = (b: string) => ["--model", TINY_LLAMA_PATH, "--projections", proj, "--bank", b, "--context", "256", "--skill-budget", "64"];
 
 beforeAll(async () => {
-  const model = await Model.load(storiesPath, { contextSize: 64, threads: 1 });
+  const model = await Model.load(TINY_LLAMA_PATH, { contextSize: 64, threads: 1 });
   const p = await Projections.random(await modelFingerprint(model), { dim: 16 });
   await model.dispose();
   await p.save(proj);

@@ -9,12 +9,13 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { Model } from "../../src/model/Model.js";
 import { checkModelHeader, readGgufHeader } from "../../src/gguf/index.js";
-import { repoRoot, storiesPath } from "../helpers/paths.js";
+import { repoRoot } from "../helpers/paths.js";
+import { TINY_LLAMA_PATH } from "../fixtures/tiny-llama.js";
 import { run } from "../helpers/run.js";
 
 const dir = mkdtempSync(join(tmpdir(), "gavel-rel-gguf-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
-const original = readFileSync(storiesPath);
+const original = readFileSync(TINY_LLAMA_PATH);
 
 /** Byte offset of the value of metadata key `key` (after its u32 type id), and that type id. */
 function valueAt(buf: Buffer, key: string): { at: number; type: number } {
@@ -63,7 +64,7 @@ function write(name: string, mutate: (b: Buffer) => void): string {
 
 describe("GGUF models are validated before llama.cpp sees them", () => {
   it("the real models pass, and the check costs little", async () => {
-    for (const p of [storiesPath, join(repoRoot, "models", "gavel-mini.gguf")]) {
+    for (const p of [TINY_LLAMA_PATH, join(repoRoot, "models", "gavel-mini.gguf")]) {
       const t0 = performance.now();
       checkModelHeader(await readGgufHeader(p), p);
       const ms = performance.now() - t0;

@@ -8,7 +8,8 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Model, Projections, Router } from "../../src/index.js";
 import { modelFingerprint } from "../../src/model/fingerprint.js";
-import { repoRoot, storiesPath } from "../helpers/paths.js";
+import { repoRoot } from "../helpers/paths.js";
+import { TINY_LLAMA_PATH } from "../fixtures/tiny-llama.js";
 import { readerSkill } from "../helpers/reader-skills.js";
 import { run } from "../helpers/run.js";
 
@@ -31,13 +32,13 @@ function gavel(args: string[], input?: string | Buffer) {
   });
 }
 // context 512, skill budget 256: a task budget of ~200 tokens
-const common = ["--model", storiesPath, "--projections", proj, "--bank", bank, "--context", "512", "--skill-budget", "256"];
+const common = ["--model", TINY_LLAMA_PATH, "--projections", proj, "--bank", bank, "--context", "512", "--skill-budget", "256"];
 /** A task of many words; its request comes last. */
 const longTask = Array.from({ length: 400 }, (_, i) => `step ${i} of the pipeline reads the log file and writes a table.`).join(" ") + " Please extract the tables from report.pdf.";
 const shortTask = "Extract the tables from report.pdf";
 
 beforeAll(async () => {
-  model = await Model.load(storiesPath, { contextSize: 512, threads: 1 });
+  model = await Model.load(TINY_LLAMA_PATH, { contextSize: 512, threads: 1 });
   projections = await Projections.random(await modelFingerprint(model), { seed: 5, dim: 16 });
   await projections.save(proj);
   const router = await Router.open(model, { projections, bankDir: bank, skillBudget: 256 });
@@ -112,7 +113,7 @@ describe("gavel route takes the task from a file and from stdin", () => {
     expect(short.code, short.err).toBe(0);
     expect(JSON.parse(short.out).truncation).toBeUndefined();
     expect((await gavel(["route", shortTask, "--no-abstain", ...common])).out).not.toContain("truncated:");
-  });
+  }, 600_000); // eight CLI processes, one after another, each loading the model: minutes on a loaded machine
 
   it("refuses a missing file, a directory, two sources at once and text that is not UTF-8, typed; no task prints the usage", async () => {
     const missing = await gavel(["route", "--task-file", join(root, "nope.md"), ...common]);

@@ -7,11 +7,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Model, Projections, Router } from "../../src/index.js";
 import { trainProjections } from "../../lab/train/pipeline.js";
-import { sharedDir, storiesPath } from "../helpers/paths.js";
+import { sharedDir, storiesPath, needsShared, SHARED } from "../helpers/paths.js";
+
+const NO_SHARED = needsShared("stories260K and the MIT skills library to train", SHARED.stories, SHARED.mit);
 
 const mitSkills = join(sharedDir, "data", "skills-mit.jsonl.gz");
 
-describe("gavel train on stories260K", () => {
+describe.skipIf(NO_SHARED)("gavel train on stories260K", () => {
   let model: Model;
   let dir: string;
   beforeAll(async () => {

@@ -7,14 +7,16 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Model, Projections, Router } from "../../src/index.js";
 import { Gate } from "../../src/route/gate.js";
-import { repoRoot, sharedDir, storiesPath } from "../helpers/paths.js";
+import { repoRoot, sharedDir, storiesPath, needsShared, SHARED } from "../helpers/paths.js";
 import { runNode } from "../helpers/run.js";
+
+const NO_SHARED = needsShared("stories260K and SWE-Skills-Bench to train a gate", SHARED.stories, SHARED.bench);
 
 const cli = join(repoRoot, "dist", "cli", "gavel.js");
 const bench = join(sharedDir, "data", "swe-skills-bench");
 const gavel = (...args: string[]) => runNode([cli, ...args], { env: { ...process.env, GAVEL_MODEL: "", GAVEL_PROJECTIONS: "" } });
 
-describe("gavel train-gate", () => {
+describe.skipIf(NO_SHARED)("gavel train-gate", () => {
   let dir: string;
   let common: string[];
   beforeAll(async () => {

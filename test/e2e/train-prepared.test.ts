@@ -7,11 +7,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Model, Projections } from "../../src/index.js";
 import { trainProjections, type TrainProjectionsOptions } from "../../lab/train/pipeline.js";
-import { sharedDir, storiesPath } from "../helpers/paths.js";
+import { sharedDir, storiesPath, needsShared, SHARED } from "../helpers/paths.js";
+
+const NO_SHARED = needsShared("stories260K and the MIT skills library to train", SHARED.stories, SHARED.mit);
 
 const mitSkills = join(sharedDir, "data", "skills-mit.jsonl.gz");
 
-describe("the states pass's prepared inputs", () => {
+describe.skipIf(NO_SHARED)("the states pass's prepared inputs", () => {
   let model: Model;
   let dir: string;
   beforeAll(async () => {

@@ -13,14 +13,16 @@ import { loadSkills } from "../../src/skills/index.js";
 import { trainProjections, type TrainProjectionsOptions } from "../../lab/train/pipeline.js";
 import { candidateQueries } from "../../lab/train/queries/index.js";
 import { spanRows } from "../../lab/train/spans.js";
-import { repoRoot, sharedDir, storiesPath } from "../helpers/paths.js";
+import { repoRoot, sharedDir, storiesPath, needsShared, SHARED } from "../helpers/paths.js";
 import { run } from "../helpers/run.js";
+
+const NO_SHARED = needsShared("stories260K, the MIT skills library and SWE-Skills-Bench's tasks to train", SHARED.stories, SHARED.mit, SHARED.benchTasks);
 
 const mitSkills = join(sharedDir, "data", "skills-mit.jsonl.gz");
 const benchTasks = join(sharedDir, "data", "swe-skills-bench", "tasks.jsonl");
 const cli = join(repoRoot, "dist", "cli", "gavel.js");
 
-describe("gavel train --queries on stories260K", () => {
+describe.skipIf(NO_SHARED)("gavel train --queries on stories260K", () => {
   let model: Model;
   let dir: string;
   beforeAll(async () => {

@@ -7,10 +7,10 @@
 import { createInterface } from "node:readline";
 import { Model, Projections, Router } from "../../src/index.js";
 import { readerSkill, stateOf } from "./reader-skills.js";
-import { storiesPath } from "./paths.js";
+import { TINY_LLAMA_PATH } from "../fixtures/tiny-llama.js";
 
 const [dir, projSeed, opsArg] = process.argv.slice(2);
-const model = await Model.load(storiesPath, { contextSize: 1024, sequences: 4, threads: 1 });
+const model = await Model.load(TINY_LLAMA_PATH, { contextSize: 1024, sequences: 4, threads: 1 });
 const projections = await Projections.random(model, { seed: Number(projSeed), dim: 32 });
 const router = await Router.open(model, { projections, bankDir: dir, skillBudget: 128, create: false });
 const print = (line: string) => process.stdout.write(line + "\n");

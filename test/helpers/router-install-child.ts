@@ -6,10 +6,10 @@
 import { Model, Projections, Router } from "../../src/index.js";
 import { mulberry32 } from "../../src/util/prng.js";
 import { randomSkill } from "./lexicon-bank.js";
-import { storiesPath } from "./paths.js";
+import { TINY_LLAMA_PATH } from "../fixtures/tiny-llama.js";
 
 const [dir, projSeed, skillSeed] = process.argv.slice(2);
-const model = await Model.load(storiesPath, { contextSize: 1024, sequences: 4, threads: 1 });
+const model = await Model.load(TINY_LLAMA_PATH, { contextSize: 1024, sequences: 4, threads: 1 });
 const projections = await Projections.random(model, { seed: Number(projSeed), dim: 32 });
 const router = await Router.open(model, { projections, bankDir: dir, skillBudget: 128 });
 const r = mulberry32(Number(skillSeed));

@@ -33,7 +33,9 @@ describe("the default pair's abstention", () => {
       // attention and the pool size move g by up to a few hundredths, enough to change the glance's
       // winner of a near tie (with `gavel route`'s defaults the Flask task goes to go-modules, and is
       // then declined: B of that winner is −1.92).
-      model = await Model.load(DEFAULT_MODEL, { contextSize: 16_384, sequences: 40, flashAttention: true, threads: 1 });
+      // The demo's one pool of 16K cells too: the default per-sequence streams would be 40 × 16K
+      // cells (3.3 GB of KV cache, ~30 s of CPU at load, minutes on a loaded machine).
+      model = await Model.load(DEFAULT_MODEL, { contextSize: 16_384, sequences: 40, kvLayout: "unified", flashAttention: true, threads: 1 });
       bankDir = mkdtempSync(join(tmpdir(), "gavel-default-abstain-"));
       router = await Router.open(model, { projections: DEFAULT_PROJECTIONS, bankDir, skillBudget: 1024 });
       const report = await router.install(join(repoRoot, "examples", "skills"));

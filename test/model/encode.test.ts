@@ -7,13 +7,14 @@ import { Model, loadSkills } from "../../src/index.js";
 import { RenderEncoder, type EncodedTask } from "../../src/render/encode.js";
 import { renderVerdict } from "../../src/render/index.js";
 import { defaultFixtureDir, makeQwen3Fixture } from "../fixtures/qwen3.js";
-import { sharedDir, storiesPath } from "../helpers/paths.js";
+import { SHARED, needsShared, sharedDir } from "../helpers/paths.js";
+import { TINY_LLAMA_PATH } from "../fixtures/tiny-llama.js";
 import { freshSeed, rng } from "../helpers/random.js";
 
 describe("RenderEncoder.encodeSkill under a budget", () => {
   let model: Model;
   beforeAll(async () => {
-    model = await Model.load(storiesPath, { contextSize: 1024, sequences: 2, threads: 1 });
+    model = await Model.load(TINY_LLAMA_PATH, { contextSize: 1024, sequences: 2, threads: 1 });
   });
   afterAll(async () => {
     await model?.dispose();
@@ -72,7 +73,7 @@ describe("RenderEncoder.encodeSkill under a budget", () => {
     expect(() => new RenderEncoder(model, 20).encodeSkill({ name: text(40), description: "d", body: "b" })).toThrow(expect.objectContaining({ code: "SKILL_INVALID" }));
   });
 
-  it("cuts real skills with gavel-mini's 32K vocabulary to a longest fitting render", async () => {
+  it.skipIf(needsShared("the MIT skills library for real skills to cut", SHARED.mit))("cuts real skills with gavel-mini's 32K vocabulary to a longest fitting render", async () => {
     // Public skills, long and short, prose and code: what the probe that skips tokenizing a long
     // body whole must get right. A cut is right when its render is the unbounded render of the kept
     // body, it fits, and one character more overflows.
@@ -154,7 +155,7 @@ describe("RenderEncoder.encodeVerdictTail renders the tail directly", () => {
     long,
   ];
   const models: [string, () => Promise<string>][] = [
-    ["stories260K", async () => storiesPath],
+    ["stories260K", async () => TINY_LLAMA_PATH],
     ["gavel-mini", async () => DEFAULT_MODEL],
     ["the random qwen3 fixture", () => makeQwen3Fixture(defaultFixtureDir())],
   ];

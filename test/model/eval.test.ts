@@ -29,7 +29,9 @@ import {
   type EvalTask,
   type PerQueryRecord,
 } from "../../lab/eval/index.js";
-import { repoRoot, sharedDir, storiesPath } from "../helpers/paths.js";
+import { repoRoot, sharedDir, storiesPath, needsShared, SHARED } from "../helpers/paths.js";
+
+const NO_SHARED = needsShared("stories260K, the MIT skills library and SWE-Skills-Bench for the end-to-end eval", SHARED.stories, SHARED.mit, SHARED.bench);
 
 const bench = join(sharedDir, "data", "swe-skills-bench");
 
@@ -208,7 +210,7 @@ describe("BM25", () => {
   });
 });
 
-describe("end to end on stories260K", () => {
+describe.skipIf(NO_SHARED)("end to end on stories260K", () => {
   let dir: string;
   let model: Model;
   let projections: Projections;

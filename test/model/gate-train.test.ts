@@ -13,12 +13,14 @@ import { Gate, saveGate } from "../../src/route/gate.js";
 import { collectGateFeatures, labelledRows, tokenizeTrajectory } from "../../lab/gate/gate-train.js";
 import { selectLive } from "../../src/route/firing.js";
 import { buildTrajectories } from "../../lab/gate/trajectories.js";
-import { sharedDir, storiesPath } from "../helpers/paths.js";
+import { sharedDir, storiesPath, needsShared, SHARED } from "../helpers/paths.js";
 import { freshSeed } from "../helpers/random.js";
+
+const NO_SHARED = needsShared("stories260K and SWE-Skills-Bench's tasks for gate trajectories", SHARED.stories, SHARED.bench);
 
 const bench = join(sharedDir, "data", "swe-skills-bench");
 
-describe("gate features over router.live() (stories260K, random projections)", () => {
+describe.skipIf(NO_SHARED)("gate features over router.live() (stories260K, random projections)", () => {
   let model: Model;
   let router: Router;
   let dir: string;

@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { GavelError, Model } from "../../src/index.js";
 import type { GenerateChunk, GenerateResult } from "../../src/model/generate.js";
-import { storiesPath } from "../helpers/paths.js";
+import { TINY_LLAMA_PATH } from "../fixtures/tiny-llama.js";
 
 const PROMPT = "Once upon a time there was a little girl";
 
@@ -23,10 +23,10 @@ function argmax(row: Float32Array, off: number, n: number): number {
   return best;
 }
 
-describe("Model.generate (stories260K)", () => {
+describe("Model.generate (the tiny llama)", () => {
   let model: Model;
   beforeAll(async () => {
-    model = await Model.load(storiesPath, { contextSize: 512, threads: 1 });
+    model = await Model.load(TINY_LLAMA_PATH, { contextSize: 512, threads: 1 });
   });
   afterAll(async () => {
     await model.dispose();
@@ -119,7 +119,7 @@ describe("Model.generate (stories260K)", () => {
   });
 
   it("finalState over a prompt prefilled in several batches (only the last one outputs a row)", async () => {
-    const small = await Model.load(storiesPath, { contextSize: 128, batchSize: 4, threads: 1 });
+    const small = await Model.load(TINY_LLAMA_PATH, { contextSize: 128, batchSize: 4, threads: 1 });
     try {
       const last = small.info.nLayer - 1;
       const prompt = small.tokenize(PROMPT, { addBos: small.info.addBos });
@@ -253,7 +253,7 @@ describe("Model.generate (stories260K)", () => {
   it("the raw binding re-checks finalState (a non-boolean is INVALID_ARGUMENT, not a crash)", async () => {
     const { loadBinding } = await import("../../src/native/binding.js");
     const raw = new (loadBinding().NativeModel)();
-    await raw.load(storiesPath, { gpuLayers: 0, contextSize: 64, threads: 1, batchSize: 8, sequences: 2, flashAttention: 0, kvF16: false, kvUnified: true, logprobsInGraph: false });
+    await raw.load(TINY_LLAMA_PATH, { gpuLayers: 0, contextSize: 64, threads: 1, batchSize: 8, sequences: 2, flashAttention: 0, kvF16: false, kvUnified: true, logprobsInGraph: false });
     try {
       const params = { temperature: 0, topK: 0, topP: 1, minP: 0, seed: 1, penaltyLastN: 0, repeatPenalty: 1, frequencyPenalty: 0, presencePenalty: 0 };
       for (const bad of [1, "yes", null, {}]) {
@@ -278,10 +278,10 @@ describe("Model.generate (stories260K)", () => {
   });
 });
 
-describe("generateChat (stories260K, ChatML fallback)", () => {
+describe("generateChat (the tiny llama, ChatML fallback)", () => {
   it("generates from the rendered chat exactly as from its tokens", async () => {
     const { generateChat, renderChat } = await import("../../src/index.js");
-    const model = await Model.load(storiesPath, { contextSize: 512, threads: 1 });
+    const model = await Model.load(TINY_LLAMA_PATH, { contextSize: 512, threads: 1 });
     try {
       const messages = [{ role: "user", content: "Tell me a story about a cat." }];
       const a = await collect(generateChat(model, messages, { temperature: 0, maxTokens: 12, ignoreEog: true }));

@@ -15,7 +15,7 @@ import { loadSkills, type Skill, type SkillInput } from "../../src/skills/index.
 import { computeStates } from "../../lab/train/pipeline-states.js";
 import { fromHalf, toHalf } from "../../src/util/half.js";
 import { words } from "../helpers/lexicon.js";
-import { storiesPath } from "../helpers/paths.js";
+import { TINY_LLAMA_PATH } from "../fixtures/tiny-llama.js";
 import { freshSeed, rng } from "../helpers/random.js";
 
 const seed = freshSeed();
@@ -54,7 +54,7 @@ async function tree(dir: string): Promise<string[]> {
   return (await readdir(dir, { recursive: true })).map(String).sort();
 }
 
-describe(`install --states-cache on stories260K (seed ${seed})`, () => {
+describe(`install --states-cache on the tiny llama (seed ${seed})`, () => {
   let model: Model;
   let projections: Projections;
   let dir: string;
@@ -80,7 +80,7 @@ describe(`install --states-cache on stories260K (seed ${seed})`, () => {
   }
 
   beforeAll(async () => {
-    model = await Model.load(storiesPath, { contextSize: 1024, sequences: 4, threads: 1 });
+    model = await Model.load(TINY_LLAMA_PATH, { contextSize: 1024, sequences: 4, threads: 1 });
     projections = await Projections.random(model, { seed, dim: 32 });
     dir = await mkdtemp(join(tmpdir(), "gavel-install-states-"));
     inputs = library();
@@ -171,7 +171,7 @@ describe(`install --states-cache on stories260K (seed ${seed})`, () => {
   it("never reads the states of another model file with the same fingerprint (other weights)", async () => {
     // one low mantissa byte of the last tensor changed: same shapes and vocabulary, other weights
     const twin = join(dir, "twin.gguf");
-    await copyFile(storiesPath, twin);
+    await copyFile(TINY_LLAMA_PATH, twin);
     const bytes = await readFile(twin);
     bytes[bytes.length - 4] ^= 1;
     await writeFile(twin, bytes);

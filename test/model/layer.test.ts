@@ -11,9 +11,11 @@ import { jacobiEigen, symmetricEigen } from "../../lab/train/eigen.js";
 import { matrixEntropy, topNormRow } from "../../lab/train/entropy.js";
 import { defaultLayerChoicePath, layerChoiceOf, pickLayer, readLayerChoice, sampleIndices, scanLayers, writeLayerChoice } from "../../lab/train/layer.js";
 import { modelFingerprint } from "../../src/model/fingerprint.js";
-import { repoRoot, sharedDir, storiesPath } from "../helpers/paths.js";
+import { repoRoot, sharedDir, storiesPath, needsShared, SHARED } from "../helpers/paths.js";
 import { freshSeed, rng } from "../helpers/random.js";
 import { run as runCommand } from "../helpers/run.js";
+
+const NO_SHARED = needsShared("stories260K for the layer scan and SWE-Skills-Bench's skills for gavel layer", SHARED.stories, SHARED.benchSkills);
 
 const benchSkills = join(sharedDir, "data", "swe-skills-bench", "skills.jsonl");
 
@@ -257,7 +259,7 @@ describe("pick rule and sampling", () => {
   });
 });
 
-describe("scanLayers on stories260K", () => {
+describe.skipIf(NO_SHARED)("scanLayers on stories260K", () => {
   let model: Model;
   let skills: Skill[];
 
@@ -337,7 +339,7 @@ describe("scanLayers on stories260K", () => {
   });
 });
 
-describe("gavel layer (CLI)", () => {
+describe.skipIf(NO_SHARED)("gavel layer (CLI)", () => {
   it("prints the curve and the pick, and writes the choice file", async () => {
     const cli = join(repoRoot, "dist", "cli", "gavel.js");
     const dir = mkdtempSync(join(tmpdir(), "gavel-layer-cli-"));

@@ -6,12 +6,14 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Model, Projections, Router } from "../../src/index.js";
-import { sharedDir, storiesPath } from "../helpers/paths.js";
+import { sharedDir, storiesPath, needsShared, SHARED } from "../helpers/paths.js";
 import { freshSeed } from "../helpers/random.js";
+
+const NO_SHARED = needsShared("stories260K and SWE-Skills-Bench's skills", SHARED.stories, SHARED.benchSkills);
 
 const benchSkills = join(sharedDir, "data", "swe-skills-bench", "skills.jsonl");
 
-describe("router.live() over a generated rollout (stories260K, random projections)", () => {
+describe.skipIf(NO_SHARED)("router.live() over a generated rollout (stories260K, random projections)", () => {
   let model: Model;
   let router: Router;
   let dir: string;

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Model, GavelError, type ModelLoadOptions } from "../../src/index.js";
 import { DEFAULT_MODEL } from "../../src/defaults.js";
 import { resolveLogprobsInGraph } from "../../src/model/load-options.js";
-import { storiesPath } from "../helpers/paths.js";
+import { TINY_LLAMA_PATH } from "../fixtures/tiny-llama.js";
 import { freshSeed, logSoftmax, maxAbsDiff, randomTokens, rng } from "../helpers/random.js";
 
 /**
@@ -37,7 +37,7 @@ function hostAndGraph(path: string, options: ModelLoadOptions, graphBatch?: numb
 }
 
 const models = [
-  { name: "stories260K", path: storiesPath, maxPrefix: 60 },
+  { name: "stories260K", path: TINY_LLAMA_PATH, maxPrefix: 60 },
   { name: "gavel-mini", path: DEFAULT_MODEL, maxPrefix: 120 },
 ];
 
@@ -100,7 +100,7 @@ describe("log-probs in the graph with one shared pool", () => {
   // decode span several ubatches of several sequences.
   const seed = freshSeed();
   const r = rng(seed);
-  const pair = hostAndGraph(storiesPath, { contextSize: 160, sequences: 6, kvLayout: "unified", threads: 2, batchSize: 48 });
+  const pair = hostAndGraph(TINY_LLAMA_PATH, { contextSize: 160, sequences: 6, kvLayout: "unified", threads: 2, batchSize: 48 });
 
   it(`equals the host path while prefixes are evicted (seed ${seed})`, async () => {
     const nVocab = pair.host.info.nVocab;
@@ -125,7 +125,7 @@ describe("log-probs in the graph beside a generation", () => {
   // sampler on, which it detaches (its decodes need raw logits), and the next score attaches again.
   const seed = freshSeed();
   const r = rng(seed);
-  const pair = hostAndGraph(storiesPath, { contextSize: 128, sequences: 2, kvLayout: "streams", threads: 2, batchSize: 64 });
+  const pair = hostAndGraph(TINY_LLAMA_PATH, { contextSize: 128, sequences: 2, kvLayout: "streams", threads: 2, batchSize: 64 });
 
   async function tokensOf(m: Model, prompt: Int32Array): Promise<number[]> {
     const out: number[] = [];
@@ -149,7 +149,7 @@ describe("log-probs in the graph beside a generation", () => {
 describe("logprobsInGraph option", () => {
   it("rejects a value that is not true, false or \"auto\"", async () => {
     for (const v of ["yes", 1, null, "AUTO", "on"]) {
-      await expect(Model.load(storiesPath, { logprobsInGraph: v as never })).rejects.toSatisfy(
+      await expect(Model.load(TINY_LLAMA_PATH, { logprobsInGraph: v as never })).rejects.toSatisfy(
         (e: unknown) => e instanceof GavelError && e.code === "INVALID_ARGUMENT" && /logprobsInGraph/.test(e.message),
       );
     }
@@ -170,7 +170,7 @@ describe("logprobsInGraph option", () => {
 
   it("resolves to the host path on this CPU build, by default and as \"auto\"", async () => {
     for (const options of [{}, { logprobsInGraph: "auto" as const }]) {
-      const m = await Model.load(storiesPath, { contextSize: 64, threads: 1, ...options });
+      const m = await Model.load(TINY_LLAMA_PATH, { contextSize: 64, threads: 1, ...options });
       try {
         expect(m.info.logprobsInGraph).toBe(false);
       } finally {

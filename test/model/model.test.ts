@@ -8,7 +8,7 @@ import { Model, GavelError } from "../../src/index.js";
 import { loadBinding, missingModelMethods } from "../../src/native/binding.js";
 import { ggufMetaNumber, readGgufHeader, readGgufTensor } from "../../src/gguf/index.js";
 import { makeQwen3Fixture } from "../fixtures/qwen3.js";
-import { storiesPath } from "../helpers/paths.js";
+import { TINY_LLAMA_PATH } from "../fixtures/tiny-llama.js";
 import { freshSeed, logSoftmax, maxAbsDiff, randomTokens, rng } from "../helpers/random.js";
 
 interface Fixture {
@@ -18,7 +18,7 @@ interface Fixture {
 }
 
 const fixtures: Fixture[] = [
-  { name: "stories260K (llama)", path: async () => storiesPath, text: "Once upon a time there was a little cat who liked to play in the sun." },
+  { name: "stories260K (llama)", path: async () => TINY_LLAMA_PATH, text: "Once upon a time there was a little cat who liked to play in the sun." },
   {
     name: "random qwen3",
     path: () => makeQwen3Fixture(join(tmpdir(), "gavel-fixtures")),
@@ -224,7 +224,7 @@ describe.each(fixtures)("Model on $name", (fx) => {
 describe("Model errors", () => {
   let model: Model;
   beforeAll(async () => {
-    model = await Model.load(storiesPath, { contextSize: 128, batchSize: 32, sequences: 4, threads: 1 });
+    model = await Model.load(TINY_LLAMA_PATH, { contextSize: 128, batchSize: 32, sequences: 4, threads: 1 });
   });
   afterAll(async () => {
     await model?.dispose();
@@ -243,9 +243,9 @@ describe("Model errors", () => {
 
   it("rejects bad files with typed errors", async () => {
     expect(await code(Model.load("/nonexistent/model.gguf"))).toBe("FILE_NOT_FOUND");
-    expect(await code(Model.load(join(storiesPath, "..")))).toBe("FILE_NOT_FOUND");
+    expect(await code(Model.load(join(TINY_LLAMA_PATH, "..")))).toBe("FILE_NOT_FOUND");
     expect(await code(Model.load(new URL(import.meta.url).pathname))).toBe("NOT_GGUF");
-    expect(await code(Model.load(storiesPath, { contextSize: -3 }))).toBe("INVALID_ARGUMENT");
+    expect(await code(Model.load(TINY_LLAMA_PATH, { contextSize: -3 }))).toBe("INVALID_ARGUMENT");
   });
 
   it("rejects bad arguments with typed errors", async () => {
@@ -273,17 +273,17 @@ describe("Model errors", () => {
   });
 
   it("loads with an f16 KV cache and flash attention, and rejects bad values of both", async () => {
-    const m = await Model.load(storiesPath, { contextSize: 128, sequences: 2, kvCacheType: "f16", flashAttention: true });
+    const m = await Model.load(TINY_LLAMA_PATH, { contextSize: 128, sequences: 2, kvCacheType: "f16", flashAttention: true });
     const t = m.tokenize("Once upon a time", { addBos: true });
     const cold = await m.score(t.subarray(0, 2), t.subarray(2));
     expect(cold.logprobs.every(Number.isFinite)).toBe(true);
     await m.dispose();
-    expect(await code(Model.load(storiesPath, { kvCacheType: "q8" as "f16" }))).toBe("INVALID_ARGUMENT");
-    expect(await code(Model.load(storiesPath, { flashAttention: 1 as unknown as boolean }))).toBe("INVALID_ARGUMENT");
+    expect(await code(Model.load(TINY_LLAMA_PATH, { kvCacheType: "q8" as "f16" }))).toBe("INVALID_ARGUMENT");
+    expect(await code(Model.load(TINY_LLAMA_PATH, { flashAttention: 1 as unknown as boolean }))).toBe("INVALID_ARGUMENT");
   });
 
   it("rejects use after dispose", async () => {
-    const m = await Model.load(storiesPath, { contextSize: 64, sequences: 2 });
+    const m = await Model.load(TINY_LLAMA_PATH, { contextSize: 64, sequences: 2 });
     const t = m.tokenize("hello", { addBos: true });
     await m.dispose();
     await m.dispose();
@@ -293,7 +293,7 @@ describe("Model errors", () => {
   });
 
   it("a tokenizeAsync in flight when the model is disposed still resolves", async () => {
-    const m = await Model.load(storiesPath, { contextSize: 64, sequences: 2 });
+    const m = await Model.load(TINY_LLAMA_PATH, { contextSize: 64, sequences: 2 });
     const long = "Once upon a time there was a little cat. ".repeat(2000);
     const expected = m.tokenize(long);
     const pending = Array.from({ length: 8 }, () => m.tokenizeAsync(long));

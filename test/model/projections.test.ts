@@ -9,7 +9,7 @@ import { GgufWriter, f64, readGgufHeader, str, u32 } from "../../src/gguf/index.
 import { Model } from "../../src/model/Model.js";
 import { describeMismatch, modelFingerprint, sameModel, type ModelFingerprint } from "../../src/model/fingerprint.js";
 import { PROJECTION_DEFAULTS, Projections, defaultLayer } from "../../src/projections/projections.js";
-import { storiesPath } from "../helpers/paths.js";
+import { TINY_LLAMA_PATH } from "../fixtures/tiny-llama.js";
 import { freshSeed } from "../helpers/random.js";
 
 let dir: string;
@@ -18,7 +18,7 @@ let fp: ModelFingerprint;
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), "gavel-projections-test-"));
-  model = await Model.load(storiesPath, { contextSize: 128, sequences: 2 });
+  model = await Model.load(TINY_LLAMA_PATH, { contextSize: 128, sequences: 2 });
   fp = await modelFingerprint(model);
 });
 afterAll(async () => {
@@ -41,7 +41,7 @@ describe("modelFingerprint", () => {
   it("reads shape from the model and hashes the GGUF vocabulary", async () => {
     expect(fp).toMatchObject({ architecture: "llama", nLayer: model.info.nLayer, nEmbd: model.info.nEmbd, nVocab: model.info.nVocab });
     expect(fp.vocabHash).toMatch(/^[0-9a-f]{64}$/);
-    const header = await readGgufHeader(storiesPath);
+    const header = await readGgufHeader(TINY_LLAMA_PATH);
     const tokens = header.metadata.get("tokenizer.ggml.tokens");
     expect(tokens?.type).toBe("arr");
     expect((tokens!.value as string[]).length).toBe(fp.nVocab);
@@ -195,7 +195,7 @@ describe("Projections", () => {
     });
 
     it("CORRUPT_FILE for a model file, missing keys, bad shapes, non-finite weights, truncation", async () => {
-      await expectCode(Projections.load(storiesPath), "CORRUPT_FILE", /not a gavel projections file.*llama/);
+      await expectCode(Projections.load(TINY_LLAMA_PATH), "CORRUPT_FILE", /not a gavel projections file.*llama/);
       await expectCode(Projections.load(await variant("nokey.gguf", (w) => w.delete("gavel.eps"))), "CORRUPT_FILE", /gavel\.eps is missing/);
       await expectCode(Projections.load(await variant("badtype.gguf", (w) => w.set("gavel.layer", str("3")))), "CORRUPT_FILE", /gavel\.layer/);
       await expectCode(Projections.load(await variant("badlayer.gguf", (w) => w.set("gavel.layer", u32(fp.nLayer)))), "CORRUPT_FILE", /out of range/);

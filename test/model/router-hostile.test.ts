@@ -22,7 +22,10 @@ describe("hostile skills", () => {
   let bankDir: string;
   const open = () => Router.open(model, { projections: DEFAULT_PROJECTIONS, bankDir, skillBudget: 1024 });
   beforeAll(async () => {
-    model = await Model.load(DEFAULT_MODEL, { contextSize: 16_384, sequences: 40, flashAttention: true, threads: 1 });
+    // The demo's settings, its one pool of 16K cells included: per-sequence streams (the default
+    // layout) would be 40 × 16K cells, 3.3 GB of KV cache to allocate and clear, about 30 s of CPU at
+    // load (over 6 minutes on this 2-core machine under a load of 16).
+    model = await Model.load(DEFAULT_MODEL, { contextSize: 16_384, sequences: 40, kvLayout: "unified", flashAttention: true, threads: 1 });
     bankDir = mkdtempSync(join(tmpdir(), "gavel-hostile-"));
     router = await open();
     const report = await router.install(join(repoRoot, "examples", "skills"));

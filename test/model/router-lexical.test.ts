@@ -9,7 +9,7 @@ import { Model, Projections, Router } from "../../src/index.js";
 import { Bm25Index } from "../../src/lexical/bm25.js";
 import { calibrate, evaluate } from "../../lab/eval/index.js";
 import { logZAt } from "../../lab/eval/lexical-fit.js";
-import { storiesPath } from "../helpers/paths.js";
+import { TINY_LLAMA_PATH } from "../fixtures/tiny-llama.js";
 import { freshSeed } from "../helpers/random.js";
 
 const skills = [
@@ -28,12 +28,12 @@ function plainB(docs: typeof skills, T: number): Map<string, number> {
   return new Map(idx.ids.map((id, i) => [id, s[i] / T - z]));
 }
 
-describe("Router's lexical expert on stories260K", () => {
+describe("Router's lexical expert on the tiny llama", () => {
   let model: Model;
   let projections: Projections;
   const seed = freshSeed();
   beforeAll(async () => {
-    model = await Model.load(storiesPath, { contextSize: 1024, sequences: 8, threads: 1 });
+    model = await Model.load(TINY_LLAMA_PATH, { contextSize: 1024, sequences: 8, threads: 1 });
     // Δ large: every skill is shortlisted, so every B is checked
     projections = (await Projections.random(model, { seed, dim: 64 })).withCalibration({ delta: 10, lexicalTemperature: 2 });
   });

@@ -11,7 +11,8 @@ import { Model, Projections, Router } from "../../src/index.js";
 import { Library } from "../../src/bank/library.js";
 import { LexicalExpert } from "../../src/route/lexical-expert.js";
 import { canonical, expectSameAsBm25, plainBm25, randomQueries, randomSkill, words } from "../helpers/lexicon.js";
-import { repoRoot, storiesPath } from "../helpers/paths.js";
+import { repoRoot } from "../helpers/paths.js";
+import { TINY_LLAMA_PATH } from "../fixtures/tiny-llama.js";
 import { freshSeed, rng } from "../helpers/random.js";
 
 const seed = freshSeed();
@@ -49,11 +50,11 @@ async function checkBank(dir: string, projections: Projections, what: string): P
   }
 }
 
-describe(`the bank's lexicon under the Router on stories260K (seed ${seed})`, () => {
+describe(`the bank's lexicon under the Router on the tiny llama (seed ${seed})`, () => {
   let model: Model;
   let projections: Projections;
   beforeAll(async () => {
-    model = await Model.load(storiesPath, { contextSize: 1024, sequences: 8, threads: 1 });
+    model = await Model.load(TINY_LLAMA_PATH, { contextSize: 1024, sequences: 8, threads: 1 });
     // Δ large: every skill is shortlisted, so every B is checked
     projections = (await Projections.random(model, { seed, dim: 32 })).withCalibration({ delta: 10, lexicalTemperature: 1.5 });
   });

@@ -6,8 +6,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { GavelError, Model, Projections, Router } from "../../src/index.js";
 import { makeQwen3Fixture } from "../fixtures/qwen3.js";
-import { sharedDir, storiesPath } from "../helpers/paths.js";
+import { sharedDir, storiesPath, needsShared, SHARED } from "../helpers/paths.js";
 import { freshSeed } from "../helpers/random.js";
+
+const NO_SHARED = needsShared("stories260K, SWE-Skills-Bench's skills and the MIT skills library", SHARED.stories, SHARED.benchSkills, SHARED.mit);
 
 const benchSkills = join(sharedDir, "data", "swe-skills-bench", "skills.jsonl");
 const mitSkills = join(sharedDir, "data", "skills-mit.jsonl.gz");
@@ -26,7 +28,7 @@ function logSumExp(xs: number[]): number {
   return m + Math.log(xs.reduce((a, x) => a + Math.exp(x - m), 0));
 }
 
-describe("Router on stories260K with random projections", () => {
+describe.skipIf(NO_SHARED)("Router on stories260K with random projections", () => {
   let model: Model;
   let projections: Projections;
   const seed = freshSeed();

@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Model, GavelError } from "../../src/index.js";
 import { DEFAULT_MODEL } from "../../src/defaults.js";
-import { storiesPath } from "../helpers/paths.js";
+import { TINY_LLAMA_PATH } from "../fixtures/tiny-llama.js";
 import { freshSeed, logSoftmax, maxAbsDiff, randomTokens, rng } from "../helpers/random.js";
 
 /**
@@ -22,7 +22,7 @@ import { freshSeed, logSoftmax, maxAbsDiff, randomTokens, rng } from "../helpers
 const TOL = { streams: 1e-4, unified: 2e-4 };
 
 const models = [
-  { name: "stories260K", path: storiesPath, layouts: ["streams", "unified"] as const, maxPrefix: 60 },
+  { name: "stories260K", path: TINY_LLAMA_PATH, layouts: ["streams", "unified"] as const, maxPrefix: 60 },
   { name: "gavel-mini", path: DEFAULT_MODEL, layouts: ["streams"] as const, maxPrefix: 120 },
 ];
 
@@ -129,26 +129,26 @@ describe.each(models)("scoreMany on $name", (mx) => {
 
 describe("scorer limits are typed errors before llama.cpp sees them", () => {
   it("rejects a batch above the context, an unknown layout and a KV cache over 2^24 cells", async () => {
-    expect(await code(Model.load(storiesPath, { contextSize: 256, batchSize: 257 }))).toBe("INVALID_ARGUMENT");
-    expect(await code(Model.load(storiesPath, { kvLayout: "paged" as "streams" }))).toBe("INVALID_ARGUMENT");
-    expect(await code(Model.load(storiesPath, { contextSize: 1 << 20, sequences: 32, kvLayout: "streams" }))).toBe("INVALID_ARGUMENT");
+    expect(await code(Model.load(TINY_LLAMA_PATH, { contextSize: 256, batchSize: 257 }))).toBe("INVALID_ARGUMENT");
+    expect(await code(Model.load(TINY_LLAMA_PATH, { kvLayout: "paged" as "streams" }))).toBe("INVALID_ARGUMENT");
+    expect(await code(Model.load(TINY_LLAMA_PATH, { contextSize: 1 << 20, sequences: 32, kvLayout: "streams" }))).toBe("INVALID_ARGUMENT");
     // the same limits on the native side, for callers of the raw binding
     const { loadBinding } = await import("../../src/native/binding.js");
     const base = { gpuLayers: 0, contextSize: 64, threads: 1, batchSize: 8, sequences: 2, flashAttention: 0, kvF16: false, kvUnified: true, logprobsInGraph: false };
     for (const params of [{ ...base, batchSize: 65 }, { ...base, contextSize: 1 << 20, sequences: 32, kvUnified: false }]) {
       const raw = new (loadBinding().NativeModel)();
-      expect(await code(raw.load(storiesPath, params))).toBe("INVALID_ARGUMENT");
+      expect(await code(raw.load(TINY_LLAMA_PATH, params))).toBe("INVALID_ARGUMENT");
       raw.dispose();
     }
     // and the same raw parameters within the limits load
     const ok = new (loadBinding().NativeModel)();
-    await ok.load(storiesPath, { ...base, batchSize: 64, kvUnified: false });
+    await ok.load(TINY_LLAMA_PATH, { ...base, batchSize: 64, kvUnified: false });
     expect(ok.info().kvLayout).toBe("streams");
     ok.dispose();
   });
 
   it("a batch smaller than the number of sequences decodes (llama.cpp's output bound is raised, not asserted)", async () => {
-    const m = await Model.load(storiesPath, { contextSize: 64, batchSize: 4, sequences: 8, threads: 1 });
+    const m = await Model.load(TINY_LLAMA_PATH, { contextSize: 64, batchSize: 4, sequences: 8, threads: 1 });
     try {
       const tokens = m.tokenize("Once upon a time there was a little girl", { addBos: m.info.addBos });
       expect((await m.hiddenStates(tokens, 1)).length).toBe(tokens.length * m.info.nEmbd);
@@ -160,7 +160,7 @@ describe("scorer limits are typed errors before llama.cpp sees them", () => {
   });
 
   it("a small contextSize lowers the default batch to it", async () => {
-    const m = await Model.load(storiesPath, { contextSize: 64, sequences: 2 });
+    const m = await Model.load(TINY_LLAMA_PATH, { contextSize: 64, sequences: 2 });
     expect(m.info.batchSize).toBe(64);
     await m.dispose();
   });

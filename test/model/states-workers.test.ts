@@ -7,14 +7,14 @@ import { join } from "node:path";
 import { DEFAULT_MODEL } from "../../src/defaults.js";
 import { Model } from "../../src/index.js";
 import { StatesCache } from "../../src/model/states-cache.js";
-import { storiesPath } from "../helpers/paths.js";
+import { TINY_LLAMA_PATH } from "../fixtures/tiny-llama.js";
 import { freshSeed, rng } from "../helpers/random.js";
 
 describe("StatesCache with several workers", () => {
   const models: Model[] = [];
   let dir: string;
   beforeAll(async () => {
-    for (let i = 0; i < 3; i++) models.push(await Model.load(storiesPath, { contextSize: 256, threads: 1 }));
+    for (let i = 0; i < 3; i++) models.push(await Model.load(TINY_LLAMA_PATH, { contextSize: 256, threads: 1 }));
     dir = await mkdtemp(join(tmpdir(), "gavel-states-workers-"));
   });
   afterAll(async () => {

@@ -13,7 +13,8 @@ import { hostOfFolder, locateSkill, parseAllowedTools, readSkillRecord, type Ski
 import { parseSkillMarkdown } from "../../src/skills/index.js";
 import type { BankEntry } from "../../src/bank/types.js";
 import type { RenderableSkill } from "../../src/render/index.js";
-import { repoRoot, storiesPath } from "../helpers/paths.js";
+import { repoRoot } from "../helpers/paths.js";
+import { TINY_LLAMA_PATH } from "../fixtures/tiny-llama.js";
 
 const pkg = JSON.parse(readFileSync(join(repoRoot, "package.json"), "utf8"));
 
@@ -90,7 +91,7 @@ describe("the context default follows the model's trained context", () => {
 
   it("reads <arch>.context_length", async () => {
     expect(await trainedContext(mini)).toBe(2048);
-    expect(await trainedContext(storiesPath)).toBe(128);
+    expect(await trainedContext(TINY_LLAMA_PATH)).toBe(128);
   });
 
   it("lowers the default to it, keeps --context and warns past it", async () => {
@@ -103,7 +104,7 @@ describe("the context default follows the model's trained context", () => {
     expect(warnings).toEqual([expect.stringMatching(/--context 4096 exceeds the 2048 tokens the model was trained on/)]);
     // a model trained on too few tokens to route in (stories260K: 128) keeps the default, with a warning
     warnings.length = 0;
-    expect(await contextFor(storiesPath, undefined, warn)).toBe(CLI_DEFAULT_CONTEXT);
+    expect(await contextFor(TINY_LLAMA_PATH, undefined, warn)).toBe(CLI_DEFAULT_CONTEXT);
     expect(warnings).toEqual([expect.stringMatching(/trained on 128 tokens only.*stays at 8192/)]);
     // a file that cannot be read leaves the default (Model.load reports the file itself)
     expect(await contextFor("/no/such.gguf", undefined, warn)).toBe(CLI_DEFAULT_CONTEXT);

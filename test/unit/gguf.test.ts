@@ -41,6 +41,9 @@ import {
   makeQwen3Fixture,
 } from "../fixtures/qwen3.js";
 import { rng } from "../helpers/random.js";
+import { needsShared, SHARED } from "../helpers/paths.js";
+
+const NO_SHARED = needsShared("stories260K, a llama.cpp-converted model", SHARED.stories);
 
 const repoRoot = fileURLToPath(new URL("../..", import.meta.url));
 const storiesPath = join(repoRoot, "..", "shared", "models", "stories260Ktok512.gguf");
@@ -388,7 +391,7 @@ describe("GGUF reader errors", () => {
   });
 });
 
-describe("stories260K (a real llama.cpp model)", () => {
+describe.skipIf(NO_SHARED)("stories260K (a real llama.cpp model)", () => {
   it("reads its header and tensors", async () => {
     const h = await readGgufHeader(storiesPath);
     expect(h.version).toBe(3);
@@ -405,6 +408,36 @@ describe("stories260K (a real llama.cpp model)", () => {
     expect(tokens?.type === "arr" && tokens.value.length).toBe(512);
     const norm = await readGgufTensor(storiesPath, h, "output_norm.weight");
     expect(norm.length).toBe(64);
+    expect(norm.every(Number.isFinite)).toBe(true);
+  });
+});
+
+describe("gavel-mini (a converted llama model in the repository)", () => {
+  it("reads its header and tensors", async () => {
+    const mini = join(repoRoot, "models", "gavel-mini.gguf");
+    const h = await readGgufHeader(mini);
+    expect(h.version).toBe(3);
+    expect(ggufMetaString(h, "general.architecture")).toBe("llama");
+    const blocks = ggufMetaNumber(h, "llama.block_count")!;
+    const width = ggufMetaNumber(h, "llama.embedding_length")!;
+    expect(blocks).toBeGreaterThan(1);
+    const names = h.tensors.map((t) => t.name);
+    expect(names).toContain("token_embd.weight");
+    expect(names).toContain(`blk.${blocks - 1}.ffn_down.weight`);
+    expect(names).not.toContain(`blk.${blocks}.ffn_down.weight`);
+    const tokens = h.metadata.get("tokenizer.ggml.tokens");
+    const nVocab = tokens?.type === "arr" ? tokens.value.length : 0;
+    expect(h.tensors.find((t) => t.name === "token_embd.weight")!.dims).toEqual([width, nVocab]);
+    // every tensor lies inside the file, in order, aligned
+    let end = 0;
+    for (const t of h.tensors) {
+      expect(t.offset % h.alignment).toBe(0);
+      expect(t.offset).toBeGreaterThanOrEqual(end);
+      end = t.offset + t.nBytes;
+    }
+    expect(h.dataOffset + end).toBeLessThanOrEqual(h.fileSize);
+    const norm = await readGgufTensor(mini, h, "output_norm.weight");
+    expect(norm.length).toBe(width);
     expect(norm.every(Number.isFinite)).toBe(true);
   });
 });

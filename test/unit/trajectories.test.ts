@@ -5,13 +5,15 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { join } from "node:path";
 import { loadTasks, type EvalTask } from "../../lab/eval/tasks.js";
 import { AGENT_SYSTEM_PROMPT, buildTrajectories, cutTaskText, splitTrajectories } from "../../lab/gate/trajectories.js";
-import { sharedDir } from "../helpers/paths.js";
+import { sharedDir, needsShared, SHARED } from "../helpers/paths.js";
 import { freshSeed } from "../helpers/random.js";
+
+const NO_SHARED = needsShared("SWE-Skills-Bench's tasks", SHARED.benchTasks);
 
 const tasksPath = join(sharedDir, "data", "swe-skills-bench", "tasks.jsonl");
 const batchOf = (t: EvalTask) => Number(/(\d+)$/.exec(String(t.batch))![1]);
 
-describe("gate trajectories", () => {
+describe.skipIf(NO_SHARED)("gate trajectories", () => {
   let tasks: EvalTask[];
   beforeAll(async () => {
     tasks = await loadTasks(tasksPath);
