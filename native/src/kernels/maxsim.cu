@@ -3,8 +3,8 @@
 // Three max-sims, one contract (ChooseKernel picks; GAVEL_GLANCE_KERNEL = wmma | mma | wgmma forces):
 //   - wgmma (kernels/maxsim_wgmma.cuh): Hopper's warpgroup MMA, its keys brought by TMA (or a loader
 //     warpgroup's cp.async) through mbarriers, where the device code is sm_90a's (a probe kernel says)
-//     and 64 query rows of the dimension fit in shared memory: 320–595 TFLOP/s on an H100 at issue
-//     15's shapes (session 17), against the WMMA kernel's ~100;
+//     and 64 query rows of the dimension fit in shared memory: 320–595 TFLOP/s on an H100 at the
+//     benchmark's shapes, against the WMMA kernel's ~100;
 //   - WMMA (below): elsewhere (other GPUs, non-sm_90a builds, dims past ~1,600);
 //   - mma.sync (kernels/maxsim_mma.cuh): 82–102 TFLOP/s, no faster than WMMA; kept for benches.
 //
@@ -46,7 +46,7 @@ constexpr int kD = 64;                 // dimensions staged per step; rows are p
 constexpr int kLd = kD + 8;            // shared row stride in halves (16-byte rows, fewer bank conflicts)
 constexpr int kLdC = kTile + 4;        // shared row stride of the products
 constexpr int kThreads = 128;          // 4 warps; warp w owns query rows 16w … 16w + 15
-// Between two polls of the stop flag: ~15 ms of max-sim at dim 256 on an H200 (session 17); fewer,
+// Between two polls of the stop flag: ~15 ms of max-sim at dim 256 on an H200; fewer,
 // larger launches lose less to each launch's last partial wave and to the syncs between them.
 constexpr int64_t kColsPerLaunch = 65536;
 
@@ -252,7 +252,7 @@ class CudaBank final : public DeviceBank {
     if (nq > int64_t(kTile) * 65535) throw Failure(Code::INVALID_ARGUMENT, "glance: too many query rows for one CUDA launch");
     const int64_t kk = std::min(a.k, nCols);
     // Queries rounded to f16 on the host (F16C; the scalar loop this replaced took ~2 ns a value,
-    // 0.4–0.8 ms of issue 15's shapes), padded like the keys.
+    // 0.4–0.8 ms at the benchmark's shapes), padded like the keys.
     std::vector<uint16_t> hq(size_t(nq * dimP_), 0);
     const Isa isa = IsaFromEnv();
     for (int64_t i = 0; i < nq; ++i) {
@@ -376,7 +376,7 @@ class CudaBank final : public DeviceBank {
   // Whether the max-sim keeps its query tile resident (MaxSimKernel<true>). GAVEL_GLANCE_QTILE =
   // "resident" chooses it (read at each glance, for benches); the default is staged. Measured on an
   // H100 80GB HBM3 (2026-11-27, glance-twins.mjs --timings-only, docs/BENCHMARKS.md): resident was
-  // slower at every shape of issue 15, by 25% at dim 256 (3 blocks per SM) and 3x at dim 768 (1 block
+  // slower at every benchmark shape, by 25% at dim 256 (3 blocks per SM) and 3x at dim 768 (1 block
   // per SM): the loads it saves were already hidden by the staged pipeline.
   bool ResidentQueries() {
     const size_t need = MaxSimSmem(true, int(dimP_)), optIn = size_t(SmemOptIn());
@@ -417,9 +417,9 @@ class CudaBank final : public DeviceBank {
   // fit this dimension, or wgmma on device code without sm_90a's, falls back to WMMA.
   // The top-k is the one-read kernel (kernels/topk.cuh) for k ≤ 16, the k-pass one above that or with
   // GAVEL_GLANCE_TOPK=passes: the same output bit for bit (native/test/topk_emu.cpp on a CPU; on an
-  // H100 bench/cuda/topk-explore.cu, and the glance twins through the addon on an H200, session 16).
+  // H100 bench/cuda/topk-explore.cu, and the glance twins through the addon on an H200).
   // Through the addon on the H200 the one-read top-k took 0.92 ms against 3.48 at 100K x 256 x 1,300
-  // rows and 0.04 against 0.07 at 10K x 768, and no more at any of issue 15's shapes.
+  // rows and 0.04 against 0.07 at 10K x 768, and no more at any benchmark shape.
   enum class Kernel { kWmma, kMma, kWgmma };
   struct KernelChoice {
     Kernel kind = Kernel::kWmma;
@@ -428,7 +428,7 @@ class CudaBank final : public DeviceBank {
     bool onePassTopK = true;
   };
   // wgmma's configurations, in order of preference: the first whose shared memory fits this
-  // dimension runs (session 17's explorer runs on an H100 and an H200, docs/BENCHMARKS.md): 192 rows ×
+  // dimension runs (chosen by the explorer, bench/cuda/maxsim-explore.cu, on an H100 and an H200, docs/BENCHMARKS.md): 192 rows ×
   // 128-key tiles by TMA, 4 stages, 32 columns a block (dims up to 384), 128 × 64 by TMA (up to 768),
   // 128 × 64 by cp.async, 64 × 64 by cp.async (up to 1,536). LaunchWgmma instantiates each.
   struct WgConfig {
@@ -455,7 +455,7 @@ class CudaBank final : public DeviceBank {
     if (v != nullptr && std::strcmp(v, "wmma") == 0) return c;
     if (!WgmmaBuilt()) return c;
     // GAVEL_GLANCE_LOADER=cp.async, or no TMA maps for this bank (MakeWgKeyMaps), keeps the cp.async
-    // loader of session 15.
+    // loader (128 rows, 64-key tiles).
     const char* ld = std::getenv("GAVEL_GLANCE_LOADER");
     const bool tmaOk = (ld == nullptr || std::strcmp(ld, "cp.async") != 0) && KeyMaps();
     for (int i = 0; i < int(std::size(kWgConfigs)); ++i) {

@@ -1,5 +1,5 @@
-// The glance's candidate max-sim for issue 15 (opt-in: GAVEL_GLANCE_KERNEL=mma, maxsim.cu), written
-// in session 14 and not yet run on a GPU: bench/cuda/maxsim-explore.cu checks it against a plain
+// The glance's candidate max-sim (opt-in: GAVEL_GLANCE_KERNEL=mma, maxsim.cu), written
+// without a GPU and not yet run on one: bench/cuda/maxsim-explore.cu checks it against a plain
 // reference kernel and times it, and scripts/device/glance-twins.mjs against the CPU twin.
 //
 // Against MaxSimKernel (WMMA 16×16×16 through shared-memory fragments, one block per column and 64
