@@ -1,5 +1,5 @@
 /**
- * Abstention calibrated from data (issue 13): the decision to load nothing, fitted on validation
+ * Abstention calibrated from data: the decision to load nothing, fitted on validation
  * per-query records of in-domain tasks and of off-domain prompts (records with `offDomain: true`,
  * no golds), and measured on held-out ones.
  *

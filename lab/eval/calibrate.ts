@@ -1,6 +1,6 @@
 /**
  * `gavel calibrate`: fits the ruling's exchange rates α, γ (and β, T of the lexical expert B when the
- * records carry it, issue 13) and the pruning margin Δ on validation
+ * records carry it) and the pruning margin Δ on validation
  * read-outs (paper, section 4.1: "calibrated on SkillRet's validation split"), by maximising the
  * Hit@1 of argmax_{shortlist(Δ)} g + αL + γV.
  *

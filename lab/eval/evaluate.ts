@@ -20,7 +20,7 @@ export const EVAL_METHODS: readonly EvalMethod[] = ["bm25", "glance", "gB", "rul
 /**
  * How each method is labelled in tables. `bm25` is also B alone (B is a monotone map of BM25 within a
  * task); `gB` (the first stage g + βB, no verdict) and `rulingNoB` (the ruling at β = 0) need BM25 and
- * the router together (issue 13); `ruling` is route()'s own ruling, with B when the projections' β > 0.
+ * the router together; `ruling` is route()'s own ruling, with B when the projections' β > 0.
  */
 export const METHOD_LABELS: Readonly<Record<EvalMethod, string>> = {
   bm25: "bm25",
@@ -89,14 +89,14 @@ export interface PerQueryRecord {
   glance?: { skill: string; g: number; s?: number }[];
   /**
    * With `lexicalPool`: BM25's leaders outside the glance's top k, with their g (in glance order), so
-   * that a first stage fusing both experts replays exactly (issue 13).
+   * that a first stage fusing both experts replays exactly.
    */
   also?: { skill: string; g: number; s?: number }[];
   /** An off-domain prompt (no skill of the library serves it): scored for abstention, not for Hit@1. */
   offDomain?: boolean;
   /** The verdict's read-outs for the top maxShortlist by g, in glance order (whatever Δ). */
   verdict?: (VerdictRecord & { s?: number })[];
-  /** BM25 over the library for the lexical expert B (issue 13; `s` above is each entry's raw BM25). */
+  /** BM25 over the library for the lexical expert B (`s` above is each entry's raw BM25). */
   lexical?: LexicalRecord;
   /** What each ruling variant commits to (null: nothing was shortlisted). */
   chosen?: { ruling?: string | null; rulingNoB?: string | null; gL?: string | null; gV?: string | null };
@@ -142,7 +142,7 @@ export interface EvaluateOptions {
   /**
    * How many of BM25's leaders also get their g and a verdict from the router (default 0), when BM25
    * and a router method run together: the records then replay a first stage g + βB or the union of
-   * both experts' lists exactly (issue 13).
+   * both experts' lists exactly.
    */
   lexicalPool?: number;
   /**
@@ -265,7 +265,7 @@ export async function evaluate(options: EvaluateOptions): Promise<EvalResult> {
 }
 
 /**
- * With both BM25 and the router, the record also keeps the lexical expert's read-outs (issue 13):
+ * With both BM25 and the router, the record also keeps the lexical expert's read-outs:
  * each glance and verdict entry's raw BM25 `s` and the `lexical` part, which `gavel calibrate` reads
  * to fit β and T.
  */

@@ -1,5 +1,5 @@
 /**
- * Fitting the live gate (issue 18): an L2-regularised logistic regression (./logistic.ts) over rows
+ * Fitting the live gate: an L2-regularised logistic regression (./logistic.ts) over rows
  * [score features…, state…] with 0/1 labels, folded back into weights on the raw features, so the
  * gate's logit on a raw row (src/route/gate.ts) equals the fit's logit on the standardised row.
  *

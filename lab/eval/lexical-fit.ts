@@ -1,5 +1,5 @@
 /**
- * The lexical expert B in per-query records (issue 13). `scripts/device/lexical-records.ts` adds to
+ * The lexical expert B in per-query records. `scripts/device/lexical-records.ts` adds to
  * each record the raw BM25 score `s` of every glance and verdict entry and a {@link LexicalRecord}:
  * BM25's top list, the best score of an accepted skill, and the normaliser log Σ exp(BM25/T) over the
  * whole library at each T of {@link LEXICAL_T_GRID}, so that B = s/T − logZ(T) (src/lexical/posterior.ts)

@@ -1,5 +1,5 @@
 /**
- * An off-domain prompt set for abstention (issue 13): prompts no skill of a software-agent library
+ * An off-domain prompt set for abstention: prompts no skill of a software-agent library
  * serves, generated reproducibly from a seed, so anyone can rebuild the exact set without data.
  *
  * Four families, each from templates filled from word lists written here:

@@ -1,5 +1,5 @@
 /**
- * The gate's training data and its measures (issue 18): trajectories (lab/gate/trajectories.ts) are
+ * The gate's training data and its measures: trajectories (lab/gate/trajectories.ts) are
  * rendered through the model's chat template and read by one forward pass each; a live context
  * (`router.live()`) accumulates the glance's scores token by token, and at each chosen position the
  * gate's row is [gateScoreFeatures(g), the state at `stateLayer`]. Labels: 1 on the last `window`

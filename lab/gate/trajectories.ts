@@ -1,5 +1,5 @@
 /**
- * Bash-agent trajectories for the gate (issue 18; paper, section 4.4 and the end-to-end deployment):
+ * Bash-agent trajectories for the gate (paper, section 4.4 and the end-to-end deployment):
  * multi-turn contexts in the style of mini-swe-agent (a system prompt, a user task, the assistant's
  * THOUGHT + one bash command per turn, the shell's output as the next user turn), where the need for a
  * skill surfaces at a decision point mid-conversation, after noisy turns that never need one.

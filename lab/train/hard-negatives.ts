@@ -1,5 +1,5 @@
 /**
- * Hard negatives: skills that resemble a task without answering it. Two sources (issue 12):
+ * Hard negatives: skills that resemble a task without answering it. Two sources:
  *
  * - BM25 look-alikes ({@link mineBm25Negatives}): the library skills BM25 ranks highest for the
  *   task's text, mined once before training;

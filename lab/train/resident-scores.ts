@@ -57,7 +57,7 @@ export function holdsLibrary(trainer: NativeTrainer, nSkills: number): boolean {
 
 /**
  * Skill rows a scoring call gathers when the caller names none. The GPU gets 4× the CPU's: a refresh
- * of 1,024 tasks over 30.5K skills made 432 calls of 2¹⁷ rows on the H200 (71.5 s, session 10), each
+ * of 1,024 tasks over 30.5K skills made 432 calls of 2¹⁷ rows on the H200 (71.5 s), each
  * with its own launch, copies and host accumulation, for work that fills the card in far fewer.
  */
 function defaultMaxRows(trainer: NativeTrainer): number {

@@ -13,7 +13,7 @@ export interface RetrievalMetrics {
   hit1: number;
   /** Mean over tasks of |top-10 ∩ gold| / |gold|. */
   recall10: number;
-  /** Mean over tasks of |top-20 ∩ gold| / |gold| (the shortlist's size; issue 12's R@20). */
+  /** Mean over tasks of |top-20 ∩ gold| / |gold| (the shortlist's size; the R@20 the training targets). */
   recall20: number;
   tasks: number;
 }

@@ -1,5 +1,5 @@
 /**
- * The bank's lexicon (issue 13): a BM25 index of the routable skills' texts (name, description, body,
+ * The bank's lexicon: a BM25 index of the routable skills' texts (name, description, body,
  * as `texts/` keeps them), kept in the bank beside the keys, so the lexical expert B never indexes the
  * library at route time. In memory it is a {@link LiveBm25Index}; on disk, `lexicon.bin`, a log of
  * ADD / REMOVE records (one skill's term counts, or its removal) and COMMIT records (lexicon-log.ts).

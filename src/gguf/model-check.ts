@@ -2,7 +2,7 @@
  * What a model's GGUF header must satisfy before llama.cpp sees the file. llama.cpp trusts its
  * hyper-parameters: a `block_count` of 0 or 2³²−1, an rms epsilon that is NaN or negative, head
  * counts that do not divide the width, or a vocabulary with a repeated string end in a `GGML_ASSERT`
- * that aborts the whole process (issue 17), so these are checked here, on the header the TypeScript
+ * that aborts the whole process, so these are checked here, on the header the TypeScript
  * reader has already bounded, and refused with a typed error naming the file and the field.
  *
  * Not everything llama.cpp could choke on is checked: the checks are the hyper-parameters every

@@ -1,5 +1,5 @@
 /**
- * A BM25 index that documents join and leave one at a time, for the bank's lexicon (issue 13): BM25's
+ * A BM25 index that documents join and leave one at a time, for the bank's lexicon: BM25's
  * N, avgdl and df are kept as counts that an addition adds to and a removal subtracts from, and the
  * scores equal those of a {@link Bm25Index} built afresh over the same documents in the same order,
  * bit for bit (one scoring loop, postings.ts).

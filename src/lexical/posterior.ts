@@ -1,5 +1,5 @@
 /**
- * The lexical expert B (issue 13): BM25 read as a log posterior of the skill given the task,
+ * The lexical expert B: BM25 read as a log posterior of the skill given the task,
  * B(s) = log softmax_s(BM25(s) / T) over the library, so B ≤ 0 and Σ_s exp B(s) = 1. It joins the
  * ruling as a fourth expert, S = g + αL + γV + βB (src/route/ruling.ts).
  *

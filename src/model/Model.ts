@@ -56,7 +56,7 @@ export interface ModelLoadOptions {
    * code. The same float64 sums either way (test/model/logprobs-in-graph.test.ts on the CPU;
    * scripts/device/logprobs-twins.mjs on a GPU, ≤ 1.9e-6 nats). "auto", the default: true when the
    * addon is a CUDA build, a GPU was found and `gpuLayers` is not 0, else false. Measured on an H200
-   * (docs/BENCHMARKS.md, "Issue 15's table on one H200"): the warm verdict of a Qwen3-8B shape 0.61 → 0.31 s,
+   * (docs/BENCHMARKS.md, "Verdict speed"): the warm verdict of a Qwen3-8B shape 0.61 → 0.31 s,
    * gavel-mini's 85 → 28 ms; on the CPU nothing is copied either way, so the CPU keeps the host path.
    * Its cost is host memory: with backend samplers llama.cpp sizes its (pinned) output buffer for
    * sampled logits, probabilities and candidates too, 16 bytes instead of 4 per vocabulary entry and

@@ -1,5 +1,5 @@
 /**
- * The abstention model as the projections file stores it (issue 13): a decision, learnt on validation
+ * The abstention model as the projections file stores it: a decision, learnt on validation
  * records (lab/eval/abstention-fit.ts), to load nothing when the ruled shortlist looks off-domain. It lives
  * here, beside α, γ, Δ, β and T, because it is fitted under those constants; src/route/abstention.ts
  * computes its features and applies it. This module holds only the data and its checks.

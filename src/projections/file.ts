@@ -53,7 +53,7 @@ const KEY = {
 } as const;
 
 /**
- * The abstention model's keys (issue 13). A file without `gavel.abstain.kind` has no model (null).
+ * The abstention model's keys. A file without `gavel.abstain.kind` has no model (null).
  * Numbers are f64 and lists f64 arrays, so a model reads back exactly as it was fitted.
  */
 export const ABSTAIN_KEY = {
@@ -162,7 +162,7 @@ export async function readProjectionsFile(path: string): Promise<ProjectionsInit
     alpha: num(KEY.alpha, "float"),
     gamma: num(KEY.gamma, "float"),
     delta: num(KEY.delta, "float"),
-    // Files from before issue 13 lack them: no lexical expert (β = 0) at the default temperature.
+    // Files written before the lexical expert existed lack them: no lexical expert (β = 0) at the default temperature.
     beta: header.metadata.has(KEY.beta) ? num(KEY.beta, "float") : 0,
     lexicalTemperature: header.metadata.has(KEY.lexicalTemperature) ? num(KEY.lexicalTemperature, "float") : PROJECTION_DEFAULTS.lexicalTemperature,
     // Files without them score B with Lucene's BM25 and shortlist by the first stage alone.

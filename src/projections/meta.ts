@@ -15,7 +15,7 @@ export const PROJECTION_DEFAULTS = Object.freeze({
   gamma: 0.025,
   delta: 0.133,
   maxShortlist: 20,
-  /** β: weight of the lexical expert B (issue 13); 0 leaves it out, the paper's ruling. */
+  /** β: weight of the lexical expert B; 0 leaves it out, the paper's ruling. */
   beta: 0,
   /** T of B = log softmax(BM25 / T) over the library (BM25 points per nat). */
   lexicalTemperature: 1,
@@ -60,7 +60,7 @@ export interface ProjectionsMeta {
   /** Most skills the verdict examines. */
   readonly maxShortlist: number;
   /**
-   * The calibrated abstention decision (issue 13; src/route/abstention.ts applies it), or null: never
+   * The calibrated abstention decision (src/route/abstention.ts applies it), or null: never
    * abstain on it. Files without the `gavel.abstain.*` keys read as null.
    */
   readonly abstention: AbstentionModel | null;

@@ -231,7 +231,7 @@ export class Router {
 
   /**
    * Routes: the first stage ranks the whole library by g + βB (the glance's vote, plus the lexical
-   * expert B when the projections' β > 0 or `lexical` is set; issue 13) and shortlists the skills
+   * expert B when the projections' β > 0 or `lexical` is set) and shortlists the skills
    * within Δ of the best (at most maxShortlist); one verdict pass per candidate over
    * r(s) + task + question (prefixes KV-cached) gives L and V, and the skill with the highest
    * S = g + αL + γV + βB is chosen. The verdict is skipped when it cannot change anything (one
@@ -296,7 +296,7 @@ export class Router {
     const signal = signalOption(o.signal);
     const { q, ranked } = await this.#glance(context, liveOption(o.live), signal);
     // `also`: skills outside the glance's leaders (e.g. BM25's) get their g and a verdict too, so
-    // that records can replay a first stage that fuses both experts (issue 13).
+    // that records can replay a first stage that fuses both experts.
     const wanted = new Set(also);
     const extra = ranked.filter((r, i) => wanted.has(r.skill) && i >= glanceTop);
     const pool = [...ranked.slice(0, verdictTop), ...ranked.filter((r, i) => wanted.has(r.skill) && i >= verdictTop)];

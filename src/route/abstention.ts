@@ -1,5 +1,5 @@
 /**
- * Abstention calibrated from data (issue 13): the features of a ruled shortlist and the decision a
+ * Abstention calibrated from data: the features of a ruled shortlist and the decision a
  * fitted {@link AbstentionModel} takes on them. Pure: no I/O, no model. `Router.route` applies it to
  * its ruled shortlist, and lab/eval/abstention-fit.ts fits and measures it by replaying the ruling from
  * per-query records through the same two functions, so route and evaluation cannot disagree.

@@ -1,5 +1,5 @@
 /**
- * What a route decides after the glance (issue 13): the first stage over the whole library by
+ * What a route decides after the glance: the first stage over the whole library by
  * g + βB (the glance's vote and the lexical expert, the two experts that read every skill), the
  * Δ-shortlist of it, the verdict on the shortlist when it can change something, the ruling
  * S = g + αL + γV + βB, and abstention.

@@ -1,5 +1,5 @@
 /**
- * What happens when the gate fires (issue 18; paper, end-to-end deployment): the live context's
+ * What happens when the gate fires (paper, end-to-end deployment): the live context's
  * accumulated glance scores are the first stage (nothing is encoded again), its Δ-shortlist gets the
  * verdict, the ruling S = g + αL + γV (+ βB) picks the winner, and abstention decides whether to load
  * it: the projections' calibrated abstention model when there is one, else "nothing when the winner's

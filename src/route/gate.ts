@@ -1,5 +1,5 @@
 /**
- * The gate (issue 18; paper, end-to-end deployment and discussion): a linear classifier over summary
+ * The gate (paper, end-to-end deployment and discussion): a linear classifier over summary
  * features of a live context's accumulated glance scores and a hidden state at the current position,
  * that fires once it has been positive for two consecutive tokens.
  *

@@ -32,7 +32,7 @@ export interface Glanced {
 /**
  * Glances over every skill that may be chosen automatically. `queriesOf` encodes the context; it is
  * called only once the library is known to hold a routable skill. `keep`, when given, filters the
- * skill columns the glance ranks (excluded sources and flags, issue 17): an excluded skill takes no
+ * skill columns the glance ranks (excluded sources and flags): an excluded skill takes no
  * task token's vote and is in no ranking, so it can neither be shortlisted nor push a kept skill out
  * of a top list.
  *

@@ -1,5 +1,5 @@
 /**
- * The lexical expert at route time (issue 13): BM25 over the installed, routable skills' text (name,
+ * The lexical expert at route time: BM25 over the installed, routable skills' text (name,
  * description, body, as the bank keeps them under texts/), read as a log posterior
  * B(s) = log softmax_s(BM25(s) / T) over the library (src/lexical/posterior.ts), for the ruling's
  * S = g + αL + γV + βB.
@@ -65,7 +65,7 @@ export class LexicalExpert {
   async posteriorByColumn(library: Library, taskText: string, temperature: number, handles: Int32Array, params?: Bm25Options): Promise<{ B: Float64Array; maxB: number; size: number }> {
     const all = await this.scoresAll(library, taskText, params);
     const row = this.#columnRows(library, all.ids, handles);
-    // A glance restricted to fewer skills (excludeFlagged, excludeSources: issue 17) normalises B over
+    // A glance restricted to fewer skills (excludeFlagged, excludeSources) normalises B over
     // those skills only: an excluded skill that echoes the task takes no posterior mass from them.
     const scores = handles.length === all.scores.length ? all.scores : Float64Array.from(row.filter((r) => r >= 0), (r) => all.scores[r]);
     const z = logPartition(scores, temperature);

@@ -1,5 +1,5 @@
 /**
- * The live context (issue 18): the glance's accumulated per-skill scores over a growing rollout,
+ * The live context: the glance's accumulated per-skill scores over a growing rollout,
  * updated per appended token from that token's ℓ* state only (projected by W_q, max-sim against the
  * bank's keys, top-k vote), with the recency decay w_i = 2^(−a_i/64) of {@link decayWeights}. Nothing
  * already read is encoded again.

@@ -1,5 +1,5 @@
 /**
- * Breadth probes and echo checks (issue 17, "hostile and look-alike skills").
+ * Breadth probes and echo checks (docs/RELIABILITY.md, "Hostile skills").
  *
  * - **Hubs.** At install, a fixed set of generic probe tasks ({@link PROBE_TASKS}: everyday software
  *   tasks and off-domain prompts that no one skill should serve) is glanced over the routable

@@ -1,7 +1,7 @@
 /**
  * The verdict's read-outs and the ruling (paper, sections 3.4–3.5): L is the mean log-likelihood of
  * the task tokens with the skill as prefix, V the log-odds of yes over no after the question, and
- * S = g + αL + γV, a product of experts; issue 13 adds a fourth, the lexical B: S = g + αL + γV + βB.
+ * S = g + αL + γV, a product of experts, with a fourth, the lexical B: S = g + αL + γV + βB.
  *
  * {@link rule} is the one implementation of the ruling's order: {@link Router.route} commits to its
  * first candidate, and {@link chooseByRuling} replays it from recorded read-outs for evaluation and
@@ -42,7 +42,7 @@ export function yesNoLogOdds(final: Float32Array, nYes: number): number {
 }
 
 /**
- * The first stage's score of a skill: the glance's g plus β times the lexical expert's B (issue 13),
+ * The first stage's score of a skill: the glance's g plus β times the lexical expert's B,
  * the two experts that score the whole library before any verdict. g alone when β = 0.
  */
 export function firstStage(g: number, B: number | undefined, beta = 0): number {

@@ -1,5 +1,5 @@
 /**
- * The skill itself (issue 16): what a host needs to load an installed skill — its body, front matter,
+ * The skill itself: what a host needs to load an installed skill — its body, front matter,
  * `allowed-tools`, the absolute path of its SKILL.md (or library row), a content hash and where it came
  * from. The body, name and description are the bank's (what was installed and routed on); the front
  * matter is read back from the source while it still holds the same content.
@@ -38,7 +38,7 @@ export interface SkillRecord {
   allowedTools: string[] | null;
   /** sha256 of name, description and body, as installed (see `Skill.contentHash`). */
   contentHash: string;
-  /** `source` as the bank recorded it (relative to the install's folder in banks written before issue 16). */
+  /** `source` as the bank recorded it (relative to the install's folder in banks written before sources were recorded as absolute paths). */
   source: string;
   /** The SKILL.md or the JSONL library, absolute; null when not found on this machine or installed from memory. */
   path: string | null;

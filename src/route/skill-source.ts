@@ -1,6 +1,6 @@
 /**
  * Where an installed skill came from, found again: the bank records `source` as the install saw it (a
- * SKILL.md path, `library.jsonl:line`, or `input[i]`), which before issue 16 was relative to the folder
+ * SKILL.md path, `library.jsonl:line`, or `input[i]`), which in older banks was relative to the folder
  * the install ran in. This module resolves it to an absolute path (trying the likely install folders
  * for a relative one), says which host folder or library holds it, and reads its front matter back.
  *

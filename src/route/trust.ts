@@ -1,5 +1,5 @@
 /**
- * Trust per source and flagged skills at route time (issue 17): which skills a route may rank
+ * Trust per source and flagged skills at route time: which skills a route may rank
  * (`excludeFlagged`, `excludeSources`), which one wins a near-tie (`trust`), and the flags a chosen
  * skill carries into the route's result.
  *

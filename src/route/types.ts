@@ -143,7 +143,7 @@ export interface InstalledSkill {
 }
 
 /**
- * Which skills a route or glance may rank (issue 17). A source selector is a source kind (`folder`,
+ * Which skills a route or glance may rank. A source selector is a source kind (`folder`,
  * `library`, `input`), a scope (`project`, `user`: a host folder directly under the home folder,
  * like `~/.claude/skills`), a host (`claude-code`, `codex`, `agents`, `github-copilot`) or an
  * absolute path prefix (a host folder, a library file).

@@ -1,5 +1,5 @@
 /**
- * Look-alike skill names (issue 17, "hostile and look-alike skills"): a name that mixes scripts (a
+ * Look-alike skill names (docs/RELIABILITY.md, "Names: NFC and look-alikes"): a name that mixes scripts (a
  * Cyrillic "а" in "react"), that hides invisible characters, or that reads as another skill's name
  * can pass for that skill in `gavel list` and in a host's menu. Names are compared in Unicode NFC
  * (parse.ts normalises them); these checks flag the rest as spec warnings, which install and list

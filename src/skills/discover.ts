@@ -1,5 +1,5 @@
 /**
- * Discovery as hosts do it (issue 16): the skill folders an agent host reads, in that host's order of
+ * Discovery as hosts do it: the skill folders an agent host reads, in that host's order of
  * precedence, and the skills in them with duplicates by name resolved the way the host resolves them.
  *
  * | host | folders, highest precedence first | source |

@@ -1,5 +1,5 @@
 /**
- * Pseudo-query generators (issue 12: training queries at scale with no labelled queries). Each is a
+ * Pseudo-query generators (training queries at scale with no labelled queries). Each is a
  * pure function of a skill and a seeded {@link Rng}: it yields zero or more candidate queries, each
  * with its kind and the characters of the skill it copied ({@link SourceSpan}), so that training can
  * take those characters' tokens out of the positive's keys (the inverse-cloze setting: a query is never

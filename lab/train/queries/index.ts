@@ -1,5 +1,5 @@
 /**
- * Pseudo-queries for self-supervised training (issue 12): the generators, the mixer and the task
+ * Pseudo-queries for self-supervised training: the generators, the mixer and the task
  * overlap screen. docs/TRAINING.md describes each kind with an example.
  *
  * @module

@@ -47,7 +47,7 @@ constexpr int kD = 64;                 // dimensions staged per step; rows are p
 constexpr int kLd = kD + 8;            // shared row stride in halves (16-byte rows, fewer bank conflicts)
 constexpr int kLdC = kTile + 4;        // shared row stride of the products
 constexpr int kThreads = 128;          // 4 warps; warp w owns query rows 16w … 16w + 15
-// Between two polls of the stop flag: ~15 ms of max-sim at dim 256 on an H200 (session 17); fewer,
+// Between two polls of the stop flag: ~15 ms of max-sim at dim 256 on an H200; fewer,
 // larger launches lose less to each launch's last partial wave and to the syncs between them.
 constexpr int64_t kColsPerLaunch = 65536;
 
@@ -237,7 +237,7 @@ class CudaBank final : public DeviceBank {
     if (nq > int64_t(kTile) * 65535) throw Failure(Code::INVALID_ARGUMENT, "glance: too many query rows for one CUDA launch");
     const int64_t kk = std::min(a.k, nCols);
     // Queries rounded to f16 on the host (F16C; the scalar loop this replaced took ~2 ns a value,
-    // 0.4–0.8 ms of issue 15's shapes), padded like the keys.
+    // 0.4–0.8 ms at the benchmark's shapes), padded like the keys.
     std::vector<uint16_t> hq(size_t(nq * dimP_), 0);
     const Isa isa = CurrentIsa();
     for (int64_t i = 0; i < nq; ++i) {
@@ -385,7 +385,7 @@ class CudaBank final : public DeviceBank {
   // GAVEL_GLANCE_TOPK=passes: the same output bit for bit (native/test/topk_emu.cpp on a CPU; on an
   // H100 bench/cuda/topk-explore.cu, and the glance twins through the addon on an H200).
   // Through the addon on the H200 the one-read top-k took 0.92 ms against 3.48 at 100K x 256 x 1,300
-  // rows and 0.04 against 0.07 at 10K x 768, and no more at any of issue 15's shapes.
+  // rows and 0.04 against 0.07 at 10K x 768, and no more at any of the benchmarked shapes.
   enum class Kernel { kWmma, kWgmma };
   struct KernelChoice {
     Kernel kind = Kernel::kWmma;

@@ -1,4 +1,4 @@
-// The glance's Hopper max-sim for issue 15: wgmma (the warpgroup tensor-core instruction of sm_90a)
+// The glance's Hopper max-sim: wgmma (the warpgroup tensor-core instruction of sm_90a)
 // reading both operands from shared memory, its keys brought by TMA (or a loader warpgroup's cp.async)
 // through mbarriers. Compiled only where the build targets sm_90a (GAVEL_WGMMA_DEVICE below); elsewhere,
 // and where the device code is not sm_90a's (maxsim.cu asks WgmmaProbe), maxsim.cu keeps the WMMA kernel.
@@ -7,7 +7,7 @@
 //
 // Why it is fast (~100 TFLOP/s for the WMMA kernel and the mma.sync candidate it replaced, which feed
 // the tensor cores from registers and pace every step with __syncthreads; this one 514–585 TFLOP/s at
-// 100K × 256 on an H100 and an H200 since session 17, docs/BENCHMARKS.md):
+// 100K × 256 on an H100 and an H200, docs/BENCHMARKS.md):
 //   - A block owns BM query rows (192 at dim ≤ 384: L2 then serves each key to 7 blocks for 1,300
 //     rows, not 11), all of dimP resident in shared memory, and a group of G skills (columns).
 //     Warpgroup 0 only loads; warpgroups 1 … BM/64 only multiply, 64 rows each.

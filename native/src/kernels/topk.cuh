@@ -2,9 +2,9 @@
 // (value, index) order of the max-sim (larger value, or equal value and lower column). Two kernels,
 // the same output bit for bit (the order is total, so the top kk are one set in one order):
 //   - TopKPasses: kk passes over the row, each a block-wide argmax of what ranks after the last pick
-//     (the default from session 9 to 15; now for k > 16, or GAVEL_GLANCE_TOPK=passes). It reads the row kk times: 3.6 ms of a 100K-skill glance's 51 ms
-//     on an H200 (session 15), 7%.
-//   - TopKOnePass<KMAX> (kk ≤ KMAX; the default since session 16, 0.92 ms against 3.48 at 100K skills
+//     (the former default; now for k > 16, or GAVEL_GLANCE_TOPK=passes). It reads the row kk times: 3.6 ms of a 100K-skill glance's 51 ms
+//     on an H200, 7%.
+//   - TopKOnePass<KMAX> (kk ≤ KMAX; the default, 0.92 ms against 3.48 at 100K skills
 //     through the addon on an H200): one read of the row, each thread keeping its own kk best in registers (a sorted insertion,
 //     rarely taken once the list fills), then kk rounds of a block-wide argmax over the threads' heads,
 //     the winner shifting its list up. bench/cuda/topk-explore.cu checks both against a host reference
@@ -61,8 +61,8 @@ __device__ __forceinline__ void BlockBest(float& v, int64_t& i, float* sv, int64
 
 // top[i·kk + r], topM[…]: row i's r-th best column and its m, best first. Grid nq blocks of
 // kTopThreads. kk rounds, each the best column strictly after the previous one in the order (a strict
-// total order on distinct columns, so every round adds a new column). Session 15's measured kernel,
-// its reduction since session 16 the shared BlockBest (every thread then knows the round's pick, so
+// total order on distinct columns, so every round adds a new column). The kernel as first measured,
+// its reduction now the shared BlockBest (every thread then knows the round's pick, so
 // the previous pick lives in registers).
 __global__ void __launch_bounds__(kTopThreads) TopKPasses(const float* __restrict__ m, int64_t nCols, int kk,
                                                           int32_t* __restrict__ top, float* __restrict__ topM) {

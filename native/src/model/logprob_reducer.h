@@ -1,6 +1,6 @@
 // LogprobReducer: the verdict's log-probs read where the logits are, instead of llama.cpp copying the
 // full-vocabulary logits of every output row to the host (152K floats a row on a Qwen3 vocabulary: 1.4
-// GB for a 9-candidate verdict) and the host log-normalising them (issue 15).
+// GB for a 9-candidate verdict) and the host log-normalising them.
 //
 // How, with llama.cpp's public hooks only:
 //  - Each sequence of a Score wave gets a backend sampler of ours (in a one-sampler chain). When every

@@ -1,4 +1,4 @@
-// The trainer's resident skill store (issue 12): every skill's rows (backbone states, or dim-wide unit
+// The trainer's resident skill store: every skill's rows (backbone states, or dim-wide unit
 // keys while W_s is frozen) held once as IEEE binary16 (round to nearest even, src/util/half.ts's
 // conversion), so a step names skills by library index instead of carrying their states. The layout
 // (which chunk and row each skill starts at) lives here for both trainers; the bytes live in host

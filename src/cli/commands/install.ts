@@ -32,7 +32,7 @@ ${routerOptionsHelp}
       withRouter(values, async (router) => {
         // a bar on a terminal; a plain line every 5% elsewhere (logs, CI); both with the rate and ETA
         const progress = new Progress(process.stderr, { bar: 30, every: 5, rate: { unit: "skills" } });
-        // an absolute path, so each skill's recorded source names its SKILL.md from anywhere (issue 16)
+        // an absolute path, so each skill's recorded source names its SKILL.md from anywhere
         const source = existsSync(positionals[0]) ? resolve(positionals[0]) : positionals[0];
         const report = await router.install(source, {
           onProgress: (p) => progress.update(p.done, p.total, safeText(p.skill)),

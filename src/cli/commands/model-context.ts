@@ -1,5 +1,5 @@
 /**
- * The context size a command loads its model with (issue 16): `--context` when given, else the CLI's
+ * The context size a command loads its model with: `--context` when given, else the CLI's
  * default of 8192 tokens, lowered to the model's trained context (GGUF `<arch>.context_length`) when
  * that is smaller — positions past it are out of distribution (gavel-mini is trained at 2048). A
  * `--context` above the trained context is kept, with a warning; so is the default when the trained

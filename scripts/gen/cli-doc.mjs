@@ -1,0 +1,43 @@
+#!/usr/bin/env node
+// Writes docs/cli.md from the CLI's own help texts (`gavel --help`, `gavel <command> --help`), so the
+// reference says exactly what the built CLI says. Run after `npm run build`:
+//   node scripts/gen/cli-doc.mjs [path/to/gavel.js] > docs/cli.md
+import { execFileSync } from "node:child_process";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
+const gavel = process.argv[2] ?? join(root, "dist", "cli", "gavel.js");
+/** Help text of the CLI (no GAVEL_* variables, so defaults print as a user sees them). */
+function help(args) {
+  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith("GAVEL_")));
+  return execFileSync(process.execPath, [gavel, ...args], { encoding: "utf8", env }).trimEnd();
+}
+
+const top = help(["--help"]);
+const names = [...top.matchAll(/^ {2}([a-z][a-z-]*)\s/gm)].map((m) => m[1]);
+const out = [
+  "# CLI reference: `gavel`",
+  "",
+  "Generated from the CLI's help texts by `node scripts/gen/cli-doc.mjs > docs/cli.md` (after `npm run build`);",
+  "edit the help texts in `src/cli/commands/`, not this page. Environment variables and defaults:",
+  "[configuration.md](configuration.md).",
+  "",
+  "```text",
+  top,
+  "```",
+  "",
+  "## Exit codes",
+  "",
+  "| code | meaning |",
+  "| --- | --- |",
+  "| 0 | success (also `--help`, `--version`; `gavel hook claude-code` always exits 0) |",
+  "| 1 | a failure: a `GavelError` (printed as `gavel: <message> [<CODE>]`) or another error; `gavel check` found a problem; `gavel install` installed nothing and some skills failed; `gavel sync` failed to install a skill; `gavel` with no command |",
+  "| 2 | a usage error: an unknown command or option, a missing option value or argument |",
+  "| 75 | `gavel train --stop-after S` stopped with a checkpoint written; run again with `--resume` |",
+  "",
+  "SIGINT (Ctrl-C) stops a long command at its next check; the command still closes its bank and model.",
+  "",
+];
+for (const name of names) out.push(`## gavel ${name}`, "", "```text", help([name, "--help"]), "```", "");
+process.stdout.write(out.join("\n"));
