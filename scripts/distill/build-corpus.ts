@@ -14,8 +14,8 @@
 import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { readTaskTexts } from "../../src/train/pairs.js";
-import { TaskOverlap } from "../../src/train/queries/overlap.js";
+import { readTaskTexts } from "../../lab/train/pairs.js";
+import { TaskOverlap } from "../../lab/train/queries/overlap.js";
 
 const args = process.argv.slice(2).filter((a) => a !== "--");
 const opt = (name: string, dflt: string): string => {

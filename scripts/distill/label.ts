@@ -1,6 +1,6 @@
 // Pseudo-labels the unlabeled task statements of build-corpus.ts with BM25 over a skill library
 // (issue 34, item 3): for each statement, BM25 over every routable skill's full text (as
-// scripts/device/lexical-records.ts reads the library: src/eval/io.ts loadLibrary, the same skill ids
+// scripts/device/lexical-records.ts reads the library: lab/eval/io.ts loadLibrary, the same skill ids
 // `gavel train --library` resolves), and B = log softmax(BM25 / T) (src/lexical/posterior.ts). A
 // statement becomes a training pair only when BM25 is confident: B of its top skill ≥ the threshold.
 //
@@ -15,7 +15,7 @@
 //        [--check-tasks tasks.jsonl --check-batches batch1,…,batch5 --check-library F]
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { loadLibrary } from "../../src/eval/io.js";
+import { loadLibrary } from "../../lab/eval/io.js";
 import { Bm25Index } from "../../src/lexical/bm25.js";
 import { logPartition } from "../../src/lexical/posterior.js";
 import { readJsonl } from "../../src/util/jsonl.js";
