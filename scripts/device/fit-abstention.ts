@@ -1,0 +1,58 @@
+/**
+ * The default's abstention model, fitted on in-domain tasks of two shapes and on off-domain prompts:
+ * long task statements over the full benchmark library (SWE-Skills-Bench batches 1–5, 30.6K skills)
+ * and short everyday requests over a small library (the demo's tasks over examples/skills), against
+ * the off-domain prompts of batches 1–5 routed over both libraries. Reported on what no fit read:
+ * test tasks (batches 6–10), the ten everyday requests, and the off-domain prompts of batches 6–10.
+ * A model fitted on one shape alone learns the query's length: short means off-domain.
+ *
+ * Usage: npx vite-node scripts/device/fit-abstention.ts -- <selection.json> <name> <big-dir> <small.jsonl[.gz]> [--write P]
+ */
+import { readFileSync } from "node:fs";
+import { Projections } from "gavel-router";
+import { readPerQuery } from "../../lab/eval/io.js";
+import { evaluateAbstention, fitAbstention, type AbstentionRuling } from "../../lab/eval/abstention-fit.js";
+import { batchNumber } from "../../lab/eval/tasks.js";
+
+const args = process.argv.slice(2).filter((a) => a !== "--");
+const writeAt = args.indexOf("--write");
+const write = writeAt >= 0 ? args.splice(writeAt, 2)[1] : undefined;
+const [selection, name, big, small] = args;
+const c = JSON.parse(readFileSync(selection, "utf8"))[name].chosen;
+const ruling: AbstentionRuling = { alpha: c.alpha, gamma: c.gamma, delta: c.delta, beta: c.beta, maxShortlist: 20, lexicalTemperature: c.T };
+const early = (r: { batch?: string | number }) => (batchNumber(r.batch) ?? 0) <= 5;
+const bigVal = await readPerQuery(`${big}/val.jsonl.gz`);
+const bigTest = await readPerQuery(`${big}/test.jsonl.gz`);
+const bigOff = await readPerQuery(`${big}/offdomain.jsonl.gz`);
+const smallAll = await readPerQuery(small);
+const smallIn = smallAll.filter((r) => !r.offDomain);
+const smallOff = smallAll.filter((r) => r.offDomain);
+// Each shape weighs the same in the fit: the few short tasks are repeated to the long tasks' count
+// (and the off-domain prompts of each library likewise), so that neither shape alone sets the model.
+const repeat = <T>(xs: T[], n: number): T[] => Array.from({ length: n }, (_, i) => xs[i % xs.length]);
+const shortIn = smallIn.filter(early);
+const bigOffFit = bigOff.filter(early);
+const smallOffFit = smallOff.filter(early);
+const fitIn = [...bigVal, ...repeat(shortIn, bigVal.length)];
+const fitOff = [...bigOffFit, ...repeat(smallOffFit, bigOffFit.length)];
+const { model, report } = fitAbstention(fitIn, fitOff, ruling, { targetTriggerRate: 0.1 });
+const pct = (x: number) => x.toFixed(3);
+console.log(`fitted on ${bigVal.length} long and ${shortIn.length} short in-domain tasks (the short repeated to ${bigVal.length}), ${bigOffFit.length} + ${smallOffFit.length} off-domain prompts (the second repeated to ${bigOffFit.length})`);
+for (const k of report.candidates) console.log(`  ${k.label.padEnd(42)} cv abstain ${k.cv ? pct(k.cv.abstentionRate) : "–"} trigger ${k.cv ? pct(k.cv.triggerRate) : "–"}`);
+console.log("chosen:", JSON.stringify(model));
+const rows: [string, typeof bigVal, typeof bigVal][] = [
+  ["fit: long tasks, 30.6K skills + prompts 1–5", bigVal, bigOff.filter(early)],
+  ["fit: demo tasks, 24 skills + prompts 1–5", smallIn.filter(early), smallOff.filter(early)],
+  ["held out: test tasks, 30.6K skills + prompts 6–10", bigTest, bigOff.filter((r) => !early(r))],
+  ["held out: everyday requests, 24 skills + prompts 6–10", smallIn.filter((r) => !early(r)), smallOff.filter((r) => !early(r))],
+];
+console.log("\n| set | in-domain abstention | off-domain trigger | Hit@1, abstentions as misses |\n| --- | --- | --- | --- |");
+for (const [label, ins, offs] of rows) {
+  const e = evaluateAbstention(model, ins, offs, ruling);
+  console.log(`| ${label} | ${pct(e.abstentionRate)} (${e.inDomain}) | ${pct(e.triggerRate)} (${e.offDomain}) | ${pct(e.hitAt1)} |`);
+}
+if (write) {
+  const p = await Projections.load(write);
+  await p.withCalibration({ abstention: model }).save(write);
+  console.log(`wrote the abstention model into ${write}`);
+}
