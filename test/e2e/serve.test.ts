@@ -198,7 +198,10 @@ describe("gavel serve", () => {
     expect(res.skill).toBe(local.route[0].skill);
     expect(res.winner).toMatchObject({ name: "pdf-extract" });
     expect(performance.now() - t0).toBeLessThan(10_000); // no model load
-    const text = await runNode([cli, "route", TASKS[1], "--bank", bank, "--no-verdict"], { env, timeoutMs: 60_000 });
+    // --no-abstain: the bank gained widget skills since local.glance was taken, and over a library
+    // this small the default's abstention sits near its cut (docs/BENCHMARKS.md, "Abstention");
+    // what this checks is that the server answers the CLI's route, not the abstention
+    const text = await runNode([cli, "route", TASKS[1], "--bank", bank, "--no-verdict", "--no-abstain"], { env, timeoutMs: 60_000 });
     expect(text.code).toBe(0);
     expect(text.out).toContain(`chosen: ${local.glance[1].skill}`);
     expect(text.out).toContain("verdict: off");
