@@ -29,11 +29,15 @@ describe("gavel CLI", () => {
     expect(noProj.code).toBe(1);
     expect(noProj.err).toMatch(/projections/);
     // usage errors (a stray positional, an unknown option, a missing value) exit 2 with one line, no stack
-    for (const args of [["projections", "/tmp/x.gguf"], ["eval", "--frobnicate"], ["eval", "--tasks"]]) {
+    for (const args of [["projections", "/tmp/x.gguf", "--out", "/tmp/y.gguf"], ["eval", "--frobnicate"], ["eval", "--tasks"]]) {
       const u = await gavel(...args);
       expect(u.code, args.join(" ")).toBe(2);
       expect(u.err).toMatch(/^gavel: .*--help shows the usage\)\n$/);
     }
+    // `gavel projections FILE` reads a projections file: a missing one is a typed error, not usage
+    const missing = await gavel("projections", join(tmpdir(), "gavel-no-such-projections.gguf"));
+    expect(missing.code).toBe(1);
+    expect(missing.err).toMatch(/FILE_NOT_FOUND/);
   });
 
   it("projections → install → glance → route → list → uninstall", async () => {

@@ -33,16 +33,16 @@ describe("gavel route with the embedded default pair", () => {
     expect(off.out).toMatch(/^skill\s+g\s+L\s+V\s+B\s+S$/m);
     // one candidate: the verdict is skipped, and its L and V print as "–"
     expect(off.out).toMatch(/^verdict: skipped \(one candidate/m);
-    expect(off.out).toMatch(/^\S+\s+[\d.]+\s+–\s+–\s+-?[\d.]+\s+[\d.]+$/m);
-    expect(off.out).toMatch(/^abstention: B of the winner −[\d.]+ is below the calibrated −[\d.]+$/m);
+    expect(off.out).toMatch(/^\S+\s+[\d.]+\s+–\s+–\s+-?[\d.]+\s+-?[\d.]+$/m);
+    expect(off.out).toMatch(/^abstention: p\(off-domain\) [\d.]+ is above the calibrated [\d.]+ \(logit .*\), from /m);
     expect(off.out).toMatch(/^abstained: no installed skill serves this task; load nothing$/m);
     expect(off.out).not.toMatch(/^chosen:/m);
     const on = await gavel("route", inDomain);
-    expect(on.out).toMatch(/^abstention: B of the winner .* is at or above the calibrated/m);
+    expect(on.out).toMatch(/^abstention: p\(off-domain\) [\d.]+ is at or below the calibrated/m);
     expect(on.out).toMatch(/^chosen: image-resizing$/m);
     const json = JSON.parse((await gavel("route", offDomain, "--json")).out) as { abstained: boolean; skill: string | null; verdict: string; abstention: { reason: string } };
     expect(json).toMatchObject({ abstained: true, skill: null, verdict: "skipped" });
-    expect(json.abstention.reason).toMatch(/below the calibrated/);
+    expect(json.abstention.reason).toMatch(/is above the calibrated/);
   });
 
   it("--no-abstain, --abstain and --no-verdict", async () => {

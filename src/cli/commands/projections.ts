@@ -23,7 +23,13 @@ With --out: random W_q and W_s, which route no better than chance: train real on
       console.log(JSON.stringify(await projectionsReport(positionals[0]), null, 2));
       return 0;
     }
-    if (!values.out || positionals.length > 0) {
+    if (positionals.length > 0) {
+      // FILE with --out / --model, or two files: the usage error the CLI prints for a stray argument
+      const e = new TypeError(`Unexpected argument '${positionals[positionals.length > 1 ? 1 : 0]}': gavel projections takes FILE alone, or --model and --out`);
+      Object.assign(e, { code: "ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL" });
+      throw e;
+    }
+    if (!values.out) {
       console.error(this.help);
       return 2;
     }
