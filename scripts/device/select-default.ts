@@ -24,6 +24,7 @@ import { evaluateAbstention, fitAbstention, type AbstentionRuling } from "../../
 import { lexicalB } from "../../lab/eval/lexical-fit.js";
 import { batchNumber } from "../../lab/eval/tasks.js";
 import type { PerQueryRecord } from "../../lab/eval/evaluate.js";
+import { firstStageShortlist } from "../../src/route/index.js";
 
 const args = process.argv.slice(2).filter((a) => a !== "--");
 const jsonAt = args.indexOf("--json");
@@ -45,14 +46,9 @@ function poolOf(r: PerQueryRecord, T: number): Cand[] {
   return (r.verdict ?? []).map((c) => ({ skill: c.skill, g: c.g, L: c.L, V: c.V, B: lexicalB(r.lexical, c.s, T) }));
 }
 
-/** The verdict's pool as route() builds it, over the recorded candidates. */
+/** The verdict's pool as route() builds it (the runtime's own firstStageShortlist), over the recorded candidates. */
 function routePool(pool: readonly Cand[], s: Setting): Cand[] {
-  const F = (c: Cand) => c.g + s.beta * c.B;
-  const best = Math.max(...pool.map(F));
-  const take = new Set<Cand>(pool.filter((c) => F(c) >= best - s.delta));
-  if (s.kg) for (const c of [...pool].sort((a, b) => b.g - a.g).slice(0, s.kg)) take.add(c);
-  if (s.kb) for (const c of [...pool].sort((a, b) => b.B - a.B).slice(0, s.kb)) take.add(c);
-  return [...take].sort((a, b) => F(b) - F(a)).slice(0, maxShortlist);
+  return firstStageShortlist(pool, s.delta, maxShortlist, s.beta, (c) => c.B, { glance: s.kg, lexical: s.kb });
 }
 
 /** What the route commits to: with one candidate and no verdict, the first stage's best. */
