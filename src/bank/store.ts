@@ -33,7 +33,7 @@
 import { open, rm, type FileHandle } from "node:fs/promises";
 import { join } from "node:path";
 import { GavelError, invalidArgument } from "../errors.js";
-import { checkEntryInput, freezeEntry, withWarnings } from "./entries.js";
+import { checkEntryInput, freezeEntry, withMeta, withWarnings } from "./entries.js";
 import { copyLiveRows, keysChecksum, keysCorrupt, readAll, readEntryKeys, writeRows, type BankKeys } from "./keys-file.js";
 import type { DirLock } from "./lock.js";
 import { manifestIdentity, openForWriting, readSnapshot } from "./opening.js";
@@ -254,6 +254,22 @@ export class BankStore {
       const e = this.#entries.get(id);
       if (!e) return false;
       this.#entries.set(id, withWarnings(e, warnings)); // Map.set on a present key keeps its place
+      this.#entriesVersion++;
+      this.#dirty = true;
+      return true;
+    });
+  }
+
+  /**
+   * Stage new front matter for skill `id` (durable at the next commit; false when it is not
+   * installed): an unchanged skill whose front matter alone was edited, or an entry of a bank written
+   * before front matter was recorded. No row is written and the entry keeps its place.
+   */
+  setMeta(id: string, meta: Readonly<Record<string, unknown>>): Promise<boolean> {
+    return this.#write(async () => {
+      const e = this.#entries.get(id);
+      if (!e) return false;
+      this.#entries.set(id, withMeta(e, meta)); // Map.set on a present key keeps its place
       this.#entriesVersion++;
       this.#dirty = true;
       return true;

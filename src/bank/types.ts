@@ -67,6 +67,13 @@ export interface BankEntryInput {
    * they were recorded.
    */
   readonly warnings?: readonly string[];
+  /**
+   * The skill's front matter as installed, but name and description (allowed-tools, license,
+   * metadata, …; a JSONL row's other fields): what `router.get`, MCP `load_skill` and serve's
+   * `get-skill` report, never the file on disk as it is now. Absent in entries of banks written
+   * before it was recorded (their records carry no front matter until the skill is installed again).
+   */
+  readonly meta?: Readonly<Record<string, unknown>>;
 }
 
 /** How much of a skill's description and body its install render r(s) kept. */
