@@ -2,18 +2,8 @@
  * The bank store: a directory holding the ε-cover keys of every installed skill (paper section 3.3),
  * bound to the model, projections, layer, ε and width that produced them.
  *
- * Layout of a bank directory:
- * - `manifest.json`: the {@link BankManifest}: header, the name of the keys file, the number of rows
- *   it commits, and one {@link BankEntry} per skill. Replaced atomically on every commit.
- * - `keys.bin` (after a compaction `keys.<generation>.bin`): float32 rows of `dim` values,
- *   little-endian, appended in install order. Rows past the manifest's `rows` are an uncommitted
- *   tail (a crash mid-install) and are ignored, then overwritten.
- * - `texts/`: each skill's text by content hash (texts.ts), for the verdict and the lexicon.
- * - `lexicon.bin`: the BM25 index of the routable skills' texts (lexicon.ts), a log of records whose
- *   commit records carry the manifest generation they land with; written by a commit participant
- *   (see `CommitParticipant`) before the manifest, and rebuilt from `texts/` when missing,
- *   damaged or out of step.
- * - `lock`: present while a process has the bank open for writing.
+ * The directory's layout (manifest.json with its {@link BankManifest}, keys files, texts/,
+ * lexicon.bin, lock) is docs/bank-format.md's.
  *
  * Readers ({@link BankStore.openSnapshot}) take no lock: they read the last committed snapshot, which
  * writers never change in place. Committed key rows are immutable (a writer only appends past them,
@@ -250,26 +240,19 @@ export class BankStore {
    * is written and the entry keeps its place, so the bank's order, which the lexicon follows, is unchanged.
    */
   setWarnings(id: string, warnings: readonly string[]): Promise<boolean> {
-    return this.#write(async () => {
-      const e = this.#entries.get(id);
-      if (!e) return false;
-      this.#entries.set(id, withWarnings(e, warnings)); // Map.set on a present key keeps its place
-      this.#entriesVersion++;
-      this.#dirty = true;
-      return true;
-    });
+    return this.#replace(id, (e) => withWarnings(e, warnings));
   }
 
-  /**
-   * Stage new front matter for skill `id` (durable at the next commit; false when it is not
-   * installed): an unchanged skill whose front matter alone was edited, or an entry of a bank written
-   * before front matter was recorded. No row is written and the entry keeps its place.
-   */
+  /** Stage new front matter for skill `id`, as {@link setWarnings} (an edit of the front matter alone). */
   setMeta(id: string, meta: Readonly<Record<string, unknown>>): Promise<boolean> {
+    return this.#replace(id, (e) => withMeta(e, meta));
+  }
+
+  #replace(id: string, change: (e: BankEntry) => BankEntry): Promise<boolean> {
     return this.#write(async () => {
       const e = this.#entries.get(id);
       if (!e) return false;
-      this.#entries.set(id, withMeta(e, meta)); // Map.set on a present key keeps its place
+      this.#entries.set(id, change(e)); // Map.set on a present key keeps its place
       this.#entriesVersion++;
       this.#dirty = true;
       return true;
