@@ -28,6 +28,7 @@ import { keysChecksum, readAll } from "./keys-file.js";
 import { BankLexicon } from "./lexicon.js";
 import { LEXICON_TMP_RE } from "./lexicon-log.js";
 import { KEYS_FILE_RE, MANIFEST, MANIFEST_TMP_RE, readManifest, refuseBankWithoutManifest } from "./manifest.js";
+import { asPermissionError, permissionCause } from "./modes.js";
 import { isVerifiableHash, TextStore } from "./texts.js";
 import { BANK_FORMAT_VERSION, READABLE_BANK_FORMATS, type BankEntry, type BankManifest } from "./types.js";
 
@@ -68,6 +69,8 @@ export async function checkBank(dir: string): Promise<BankCheckReport> {
     m = await readManifest(dir);
     if (m === undefined) await refuseBankWithoutManifest(dir);
   } catch (err) {
+    // Another user's bank is not damaged: one typed line, not a problem report.
+    if (permissionCause(err)) throw asPermissionError(err, dir, "checking");
     if (!(err instanceof GavelError)) throw err;
     report.problems.push(err.message);
     return finish();

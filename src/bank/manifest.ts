@@ -12,6 +12,7 @@ import { describeMismatch, isModelFingerprint } from "../model/fingerprint.js";
 import { writeAll, writeFileDurable } from "../util/durable-file.js";
 import { checkLayer, isUint } from "../util/validate.js";
 import { checkEntryFields, freezeEntry } from "./entries.js";
+import { BANK_FILE_MODE } from "./modes.js";
 import { LEXICON_FILE } from "./lexicon-log.js";
 import { BANK_FORMAT_VERSION, READABLE_BANK_FORMATS, type BankEntry, type BankEntryInput, type BankHeader, type BankManifest } from "./types.js";
 
@@ -120,7 +121,7 @@ export async function writeManifest(
     }
     await flush(piece + "]");
     await flush(sealTail(hash.digest("hex")), false);
-  });
+  }, { mode: BANK_FILE_MODE });
 }
 
 /**
