@@ -132,7 +132,7 @@ export const SETTINGS: readonly Setting[] = [
   {
     name: "XDG_RUNTIME_DIR",
     values: "path",
-    default: "the system's temporary folder",
+    default: "a private folder <tmpdir>/gavel-<uid> (0700)",
     meaning: "Where a server's socket goes when <bank>/serve.sock is too long for a Unix socket.",
     readBy: "serve/protocol.ts (defaultSocketPath)",
     scope: "runtime",

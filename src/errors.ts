@@ -45,6 +45,8 @@ export type GavelErrorCode =
   | "EMPTY_LIBRARY"
   /** A named skill does not exist. */
   | "SKILL_NOT_FOUND"
+  /** A file or folder could not be read or written for lack of permission (EACCES / EPERM), or is not private enough to trust (a socket folder). */
+  | "PERMISSION_DENIED"
   /** A native bug or an unexpected C++ exception (message says which); please report it. */
   | "INTERNAL"
   /** Native memory (or, for a CUDA glance, device memory) ran out. */
@@ -76,6 +78,7 @@ export const GAVEL_ERROR_CODES = [
   "PROJECTIONS_MISMATCH",
   "EMPTY_LIBRARY",
   "SKILL_NOT_FOUND",
+  "PERMISSION_DENIED",
   "INTERNAL",
   "OUT_OF_MEMORY",
   "CUDA_UNAVAILABLE",

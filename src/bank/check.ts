@@ -28,8 +28,9 @@ import { keysChecksum, readAll } from "./keys-file.js";
 import { BankLexicon } from "./lexicon.js";
 import { LEXICON_TMP_RE } from "./lexicon-log.js";
 import { KEYS_FILE_RE, MANIFEST, MANIFEST_TMP_RE, readManifest, refuseBankWithoutManifest } from "./manifest.js";
+import { asPermissionError, permissionCause } from "./modes.js";
 import { isVerifiableHash, TextStore } from "./texts.js";
-import { BANK_FORMAT_VERSION, type BankEntry, type BankManifest } from "./types.js";
+import { BANK_FORMAT_VERSION, READABLE_BANK_FORMATS, type BankEntry, type BankManifest } from "./types.js";
 
 /** What {@link checkBank} found. */
 export interface BankCheckReport {
@@ -68,15 +69,20 @@ export async function checkBank(dir: string): Promise<BankCheckReport> {
     m = await readManifest(dir);
     if (m === undefined) await refuseBankWithoutManifest(dir);
   } catch (err) {
+    // Another user's bank is not damaged: one typed line, not a problem report.
+    if (permissionCause(err)) throw asPermissionError(err, dir, "checking");
     if (!(err instanceof GavelError)) throw err;
     report.problems.push(err.message);
     return finish();
   }
   if (m === undefined) throw new GavelError(`no bank at ${dir} (no ${MANIFEST})`, "FILE_NOT_FOUND");
   report.generation = m.generation;
-  if (m.formatVersion !== BANK_FORMAT_VERSION) {
-    report.problems.push(`${join(dir, MANIFEST)}: bank format ${m.formatVersion}, this gavel-router reads format ${BANK_FORMAT_VERSION}; nothing else was checked`);
+  if (!READABLE_BANK_FORMATS.includes(m.formatVersion)) {
+    report.problems.push(`${join(dir, MANIFEST)}: bank format ${m.formatVersion}, this gavel-router reads formats ${READABLE_BANK_FORMATS.join(" and ")}; nothing else was checked`);
     return finish();
+  }
+  if (m.formatVersion < BANK_FORMAT_VERSION) {
+    report.unverified.push(`${MANIFEST}: bank format ${m.formatVersion} has no manifestSha256 seal, so its fields (descriptions, sources) cannot be verified; any install, uninstall or sync rewrites it sealed (format ${BANK_FORMAT_VERSION})`);
   }
   report.skills = m.entries.length;
   report.rows = m.rows;

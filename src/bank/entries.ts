@@ -48,7 +48,44 @@ export function checkEntryFields(input: BankEntryInput, nKeys: number): BankEntr
     renderTokens: input.renderTokens,
     ...(input.renderCut !== undefined ? { renderCut: checkRenderCut(input.renderCut) } : {}),
     ...(input.warnings !== undefined && input.warnings.length > 0 ? { warnings: checkWarnings(input.warnings) } : {}),
+    ...(input.meta !== undefined ? { meta: checkMeta(input.meta) } : {}),
   };
+}
+
+/** A JSON copy of an entry's front matter (a plain object of JSON values; plain Error otherwise). */
+export function checkMeta(m: unknown): Record<string, unknown> {
+  if (typeof m !== "object" || m === null || Array.isArray(m)) throw new Error("meta must be an object");
+  let copy: unknown;
+  try {
+    copy = JSON.parse(JSON.stringify(m));
+  } catch (err) {
+    throw new Error(`meta is not JSON (${(err as Error).message})`);
+  }
+  return deepFreeze(copy) as Record<string, unknown>;
+}
+
+function deepFreeze<T>(v: T): T {
+  if (typeof v === "object" && v !== null) {
+    for (const x of Object.values(v)) deepFreeze(x);
+    Object.freeze(v);
+  }
+  return v;
+}
+
+/** Whether an entry's recorded front matter is `meta` (both as JSON; an entry without any records none). */
+export function sameMeta(e: BankEntry, meta: Readonly<Record<string, unknown>>): boolean {
+  return e.meta !== undefined && JSON.stringify(e.meta) === JSON.stringify(checkMeta(meta));
+}
+
+/** `e` with its front matter replaced, frozen; INVALID_ARGUMENT unless a JSON object. */
+export function withMeta(e: BankEntry, meta: Readonly<Record<string, unknown>>): BankEntry {
+  let m: Record<string, unknown>;
+  try {
+    m = checkMeta(meta);
+  } catch (err) {
+    throw invalidArgument(`setMeta: ${(err as Error).message}`);
+  }
+  return freezeEntry({ ...e, meta: m });
 }
 
 function checkWarnings(w: unknown): string[] {

@@ -24,6 +24,7 @@
 import { open, readdir, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { GavelError } from "../errors.js";
+import { BANK_FILE_MODE } from "./modes.js";
 import { readRegularFile, RegularFileError } from "../gguf/regular-file.js";
 import { writeAll, writeFileDurable } from "../util/durable-file.js";
 import { inOrder } from "../util/in-order.js";
@@ -281,7 +282,7 @@ export class BankLexicon implements CommitParticipant {
     }
     for (const id of this.#lost) add(id, { lost: true, firstNewTerm: seen, newTerms: [], doc: NO_TERMS });
     chunks.push(encodeCommit(generation, this.#hashOf.size, vocab.size));
-    await writeFileDurable(this.path, chunks);
+    await writeFileDurable(this.path, chunks, { mode: BANK_FILE_MODE });
     this.#pending.splice(0, staged);
     return chunks.reduce((a, c) => a + c.length, 0);
   }

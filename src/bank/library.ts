@@ -19,6 +19,7 @@ import type { Projections } from "../projections/projections.js";
 import type { RenderableSkill } from "../render/index.js";
 import type { Skill } from "../skills/index.js";
 import { GavelError } from "../errors.js";
+import { sameMeta } from "./entries.js";
 import { ReadWriteLock } from "./rw-lock.js";
 import { KeyBank } from "./key-bank.js";
 import { BankLexicon } from "./lexicon.js";
@@ -310,6 +311,17 @@ export class Library {
   }
 
   /**
+   * Records an installed skill's front matter as `skill.meta` when the entry's differs (an edit of the
+   * front matter alone leaves the content hash, and so the keys, as they are; an entry of an older
+   * bank has none). Durable at the next commit. False when nothing changed.
+   */
+  async refreshMeta(skill: Pick<Skill, "id" | "meta">): Promise<boolean> {
+    const e = this.store.get(skill.id);
+    if (!e || sameMeta(e, skill.meta)) return false;
+    return this.store.setMeta(skill.id, skill.meta);
+  }
+
+  /**
    * Writes one encoded skill to disk: its text, then its entry and keys, and its terms to the
    * lexicon (staged until the next {@link commit}). The keys are not held in memory until {@link track}.
    */
@@ -330,6 +342,7 @@ export class Library {
         source: skill.source,
         disableModelInvocation: skill.disableModelInvocation,
         ...(skill.warnings.length > 0 ? { warnings: skill.warnings } : {}),
+        meta: skill.meta,
         ...record,
       },
       keys,

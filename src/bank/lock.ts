@@ -82,7 +82,7 @@ export class DirLock {
       // with EEXIST like O_EXCL does, but the lock appears with its content already in it, so no
       // other process can read a half-written lock and take it for a dead one.
       const tmp = `${path}.${token}.new`;
-      const fh = await open(tmp, "wx");
+      const fh = await open(tmp, "wx", 0o600);
       try {
         await fh.writeFile(body);
         await fh.sync();

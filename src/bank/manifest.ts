@@ -3,6 +3,7 @@
  * many of its rows are committed, and one entry per skill. Parsing checks everything a crash or a
  * foreign writer could get wrong; writing replaces the file atomically and durably, in pieces.
  */
+import { createHash } from "node:crypto";
 import { readdir, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { GavelError, invalidArgument } from "../errors.js";
@@ -11,8 +12,9 @@ import { describeMismatch, isModelFingerprint } from "../model/fingerprint.js";
 import { writeAll, writeFileDurable } from "../util/durable-file.js";
 import { checkLayer, isUint } from "../util/validate.js";
 import { checkEntryFields, freezeEntry } from "./entries.js";
+import { BANK_FILE_MODE } from "./modes.js";
 import { LEXICON_FILE } from "./lexicon-log.js";
-import { BANK_FORMAT_VERSION, type BankEntry, type BankEntryInput, type BankHeader, type BankManifest } from "./types.js";
+import { BANK_FORMAT_VERSION, READABLE_BANK_FORMATS, type BankEntry, type BankEntryInput, type BankHeader, type BankManifest } from "./types.js";
 
 /** The manifest's file name in a bank directory. */
 export const MANIFEST = "manifest.json";
@@ -40,6 +42,44 @@ export function emptyManifest(header: BankHeader): BankManifest {
   };
 }
 
+/**
+ * The manifest's seal (format 2): its last key, `"manifestSha256"`, holds the sha256 hex of every byte
+ * of the file before the comma that precedes it, so a change to any byte of any field (description,
+ * source, name, allowed-tools, keys' checksums, …) or of the seal itself is caught, and the seal is
+ * checked before anything the file says is used.
+ */
+export const MANIFEST_SEAL_KEY = "manifestSha256";
+const SEAL_RE = /,"manifestSha256":"([0-9a-f]{64})"\}\n?$/;
+
+/** The seal's tail of a manifest whose text so far (`{…,"entries":[…]`) hashed to `sha256`. */
+function sealTail(sha256: string): string {
+  return `,"${MANIFEST_SEAL_KEY}":"${sha256}"}\n`;
+}
+
+/**
+ * The text of `m` as a format-2 manifest, sealed (for tools and tests that write one by hand; the
+ * store writes it in pieces, see {@link writeManifest}). A `manifestSha256` in `m` is ignored.
+ */
+export function sealedManifestText(m: object): string {
+  const { [MANIFEST_SEAL_KEY]: _old, ...rest } = m as Record<string, unknown>;
+  const body = JSON.stringify(rest).slice(0, -1);
+  return body + sealTail(createHash("sha256").update(body, "utf8").digest("hex"));
+}
+
+/**
+ * Checks the seal of a manifest's bytes: null when it holds, else what is wrong (no seal where it
+ * must be the last key, or a hash that does not match).
+ */
+export function manifestSealProblem(bytes: Buffer): string | null {
+  // The seal is ASCII and at most ~90 bytes: look only at the tail.
+  const tail = bytes.subarray(Math.max(0, bytes.length - 100)).toString("latin1");
+  const m = SEAL_RE.exec(tail);
+  if (!m) return `it has no valid "${MANIFEST_SEAL_KEY}" seal as its last key`;
+  const end = bytes.length - (tail.length - m.index);
+  const actual = createHash("sha256").update(bytes.subarray(0, end)).digest("hex");
+  return actual === m[1] ? null : `its content does not match its "${MANIFEST_SEAL_KEY}" seal (it was edited or damaged)`;
+}
+
 /** Strings longer than this are flushed while the manifest is written (V8 caps a string's length). */
 const PIECE_CHARS = 1 << 23;
 
@@ -48,7 +88,8 @@ const PIECE_CHARS = 1 << 23;
  * JSON.stringify({ ...head, entries }), written in pieces: an entry's JSON is made once per entry
  * object and kept in `entryJson` (entries are frozen; a changed skill is a new object), so a commit
  * at 30K skills rewrites 80 MB without formatting 15M key tokens again, and no single string
- * approaches V8's length limit.
+ * approaches V8's length limit. The bytes are hashed as they are written, and the seal
+ * (`manifestSha256`, {@link MANIFEST_SEAL_KEY}) closes the object.
  */
 export async function writeManifest(
   dir: string,
@@ -57,10 +98,13 @@ export async function writeManifest(
   entryJson: WeakMap<BankEntry, string>,
 ): Promise<void> {
   await writeFileDurable(join(dir, MANIFEST), async (fh) => {
-    let piece = JSON.stringify(head).slice(0, -1) + ',"entries":[';
+    const { [MANIFEST_SEAL_KEY]: _old, ...plainHead } = head as typeof head & Record<string, unknown>;
+    let piece = JSON.stringify(plainHead).slice(0, -1) + ',"entries":[';
     let at = 0;
-    const flush = async (text: string) => {
+    const hash = createHash("sha256");
+    const flush = async (text: string, sealed = true) => {
       const bytes = Buffer.from(text, "utf8");
+      if (sealed) hash.update(bytes);
       await writeAll(fh, bytes, at);
       at += bytes.byteLength;
     };
@@ -75,8 +119,9 @@ export async function writeManifest(
         piece = "";
       }
     }
-    await flush(piece + "]}\n");
-  });
+    await flush(piece + "]");
+    await flush(sealTail(hash.digest("hex")), false);
+  }, { mode: BANK_FILE_MODE });
 }
 
 /**
@@ -115,11 +160,11 @@ export async function refuseBankWithoutManifest(dir: string): Promise<void> {
 /** The bank's manifest, or undefined when there is none; CORRUPT_FILE when it cannot be parsed. */
 export async function readManifest(dir: string): Promise<BankManifest | undefined> {
   const path = join(dir, MANIFEST);
-  let text: string;
+  let bytes: Buffer;
   try {
     // A regular file (after symlinks) within MAX_MANIFEST_BYTES: a FIFO never blocks the open and a
-    // device such as /dev/zero is never read (gguf/regular-file.ts).
-    text = (await readRegularFile(path, MAX_MANIFEST_BYTES)).toString("utf8");
+    // device such as /dev/zero is never read (util/regular-file.ts).
+    bytes = await readRegularFile(path, MAX_MANIFEST_BYTES);
   } catch (err) {
     if (!(err instanceof RegularFileError)) {
       // An I/O error while reading (EIO, say: /proc/self/mem is a "regular file" of size 0).
@@ -130,9 +175,20 @@ export async function readManifest(dir: string): Promise<BankManifest | undefine
   }
   let raw: unknown;
   try {
-    raw = JSON.parse(text);
+    raw = JSON.parse(bytes.toString("utf8"));
   } catch (err) {
     throw new GavelError(`${path} is not valid JSON (${(err as Error).message}); delete ${dir} and run \`gavel install\` again`, "CORRUPT_FILE", { cause: err });
+  }
+  // From format 2 on, nothing the file says is used before its seal is checked.
+  const version = (raw as { formatVersion?: unknown } | null)?.formatVersion;
+  if (typeof version === "number" && version >= 2 && READABLE_BANK_FORMATS.includes(version)) {
+    const problem = manifestSealProblem(bytes);
+    if (problem !== null) {
+      throw new GavelError(
+        `${path} is corrupt: ${problem}; restore it from a backup, or delete ${dir} and run \`gavel install\` again`,
+        "CORRUPT_FILE",
+      );
+    }
   }
   return parseManifest(raw, path, dir);
 }
@@ -145,7 +201,7 @@ function parseManifest(raw: unknown, path: string, dir: string): BankManifest {
   const m = raw as Record<string, unknown>;
   if (m.format !== "gavel-bank") throw bad(`format is ${JSON.stringify(m.format)}, expected "gavel-bank"`);
   if (!isUint(m.formatVersion)) throw bad("formatVersion is not a non-negative integer");
-  if (m.formatVersion !== BANK_FORMAT_VERSION) {
+  if (!READABLE_BANK_FORMATS.includes(m.formatVersion)) {
     // Readable enough to report the mismatch; the rest may follow another layout, so stop here.
     return { ...(m as unknown as BankManifest), entries: [] };
   }
@@ -201,7 +257,7 @@ const short = (h: string) => `${h.slice(0, 12)}…`;
 /** Throws BANK_MISMATCH naming every difference between the bank's header and `expected`. */
 export function verifyHeader(dir: string, m: BankManifest, expected: BankHeader): void {
   const rebuild = `delete ${dir} and run \`gavel install\` again to rebuild it`;
-  if (m.formatVersion !== BANK_FORMAT_VERSION) {
+  if (!READABLE_BANK_FORMATS.includes(m.formatVersion)) {
     const newer = m.formatVersion > BANK_FORMAT_VERSION;
     throw new GavelError(
       `bank ${dir} uses bank format ${m.formatVersion}, ${newer ? "newer than" : "older than"} the format ${BANK_FORMAT_VERSION} this gavel-router reads; ` +

@@ -10,6 +10,7 @@ import { mkdir, open, readdir, rm, stat, type FileHandle } from "node:fs/promise
 import { endianness } from "node:os";
 import { join } from "node:path";
 import { GavelError, invalidArgument } from "../errors.js";
+import { BANK_DIR_MODE, BANK_FILE_MODE } from "./modes.js";
 import { openRegularFile, RegularFileError } from "../gguf/regular-file.js";
 import { DirLock } from "./lock.js";
 import { checkHeader, emptyManifest, KEYS_FILE_RE, MANIFEST, MANIFEST_TMP_RE, readManifest, refuseBankWithoutManifest, verifyHeader } from "./manifest.js";
@@ -46,7 +47,7 @@ async function checkBankDir(dir: string, expected: BankHeader, what: string, cre
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
     if (!create) throw new GavelError(`no bank at ${dir} (the directory does not exist); run \`gavel install\` to build one`, "FILE_NOT_FOUND");
-    await mkdir(dir, { recursive: true });
+    await mkdir(dir, { recursive: true, mode: BANK_DIR_MODE });
   }
 }
 
@@ -98,7 +99,7 @@ export async function openForWriting(dir: string, expected: BankHeader, create: 
       if (!(err instanceof RegularFileError)) throw err;
       if (err.reason !== "missing") throw new GavelError(err.message, "CORRUPT_FILE", { cause: err });
       if (manifest.rows > 0) throw missingKeys(keysPath, dir, manifest);
-      fh = await open(keysPath, "w+");
+      fh = await open(keysPath, "w+", BANK_FILE_MODE);
       size = 0;
     }
     if (size < committedBytes) throw shortKeys(keysPath, size, dir, manifest);

@@ -2,18 +2,8 @@
  * The bank store: a directory holding the ε-cover keys of every installed skill (paper section 3.3),
  * bound to the model, projections, layer, ε and width that produced them.
  *
- * Layout of a bank directory:
- * - `manifest.json`: the {@link BankManifest}: header, the name of the keys file, the number of rows
- *   it commits, and one {@link BankEntry} per skill. Replaced atomically on every commit.
- * - `keys.bin` (after a compaction `keys.<generation>.bin`): float32 rows of `dim` values,
- *   little-endian, appended in install order. Rows past the manifest's `rows` are an uncommitted
- *   tail (a crash mid-install) and are ignored, then overwritten.
- * - `texts/`: each skill's text by content hash (texts.ts), for the verdict and the lexicon.
- * - `lexicon.bin`: the BM25 index of the routable skills' texts (lexicon.ts), a log of records whose
- *   commit records carry the manifest generation they land with; written by a commit participant
- *   (see `CommitParticipant`) before the manifest, and rebuilt from `texts/` when missing,
- *   damaged or out of step.
- * - `lock`: present while a process has the bank open for writing.
+ * The directory's layout (manifest.json with its {@link BankManifest}, keys files, texts/,
+ * lexicon.bin, lock) is docs/bank-format.md's.
  *
  * Readers ({@link BankStore.openSnapshot}) take no lock: they read the last committed snapshot, which
  * writers never change in place. Committed key rows are immutable (a writer only appends past them,
@@ -33,7 +23,8 @@
 import { open, rm, type FileHandle } from "node:fs/promises";
 import { join } from "node:path";
 import { GavelError, invalidArgument } from "../errors.js";
-import { checkEntryInput, freezeEntry, withWarnings } from "./entries.js";
+import { BANK_FILE_MODE, withPermissionErrors } from "./modes.js";
+import { checkEntryInput, freezeEntry, withMeta, withWarnings } from "./entries.js";
 import { copyLiveRows, keysChecksum, keysCorrupt, readAll, readEntryKeys, writeRows, type BankKeys } from "./keys-file.js";
 import type { DirLock } from "./lock.js";
 import { manifestIdentity, openForWriting, readSnapshot } from "./opening.js";
@@ -111,10 +102,11 @@ export class BankStore {
    *   `CORRUPT_FILE` when the manifest is unreadable or inconsistent, or the keys file is shorter than the
    *   manifest says, or the directory holds a bank's files (keys, lexicon, texts) but no manifest (nothing
    *   is changed then, even with `create`); `FILE_NOT_FOUND` when there is no bank and `create` is off;
-   *   `INVALID_ARGUMENT` when another process (or this one) has the bank open, or `expected` is malformed
+   *   `INVALID_ARGUMENT` when another process (or this one) has the bank open, or `expected` is malformed;
+   *   `PERMISSION_DENIED` when the bank's files may not be read or written (another user's bank)
    */
   static async open(dir: string, expected: BankHeader, options: BankOpenOptions = {}): Promise<BankStore> {
-    const { lock, fh, manifest, fresh } = await openForWriting(dir, expected, options.create ?? false);
+    const { lock, fh, manifest, fresh } = await withPermissionErrors(dir, "opening", () => openForWriting(dir, expected, options.create ?? false));
     const store = new BankStore(dir, lock, fh, manifest);
     if (fresh) {
       // A new bank is bound to its header from the start: write the empty manifest now.
@@ -137,10 +129,10 @@ export class BankStore {
    * snapshot is read (a compaction's old keys file), it starts again on the newer manifest, up to
    * {@link SNAPSHOT_ATTEMPTS} times. {@link BankStore.moved} says when a newer commit has landed.
    *
-   * @throws GavelError as {@link BankStore.open} without `create` (`FILE_NOT_FOUND`, `CORRUPT_FILE`, `BANK_MISMATCH`), never `BANK_LOCKED`
+   * @throws GavelError as {@link BankStore.open} without `create` (`FILE_NOT_FOUND`, `CORRUPT_FILE`, `BANK_MISMATCH`, `PERMISSION_DENIED`), never `BANK_LOCKED`
    */
   static async openSnapshot(dir: string, expected: BankHeader): Promise<BankStore> {
-    const { manifest, fh, id } = await readSnapshot(dir, expected);
+    const { manifest, fh, id } = await withPermissionErrors(dir, "reading", () => readSnapshot(dir, expected));
     return new BankStore(dir, null, fh, manifest, id);
   }
 
@@ -250,10 +242,19 @@ export class BankStore {
    * is written and the entry keeps its place, so the bank's order, which the lexicon follows, is unchanged.
    */
   setWarnings(id: string, warnings: readonly string[]): Promise<boolean> {
+    return this.#replace(id, (e) => withWarnings(e, warnings));
+  }
+
+  /** Stage new front matter for skill `id`, as {@link setWarnings} (an edit of the front matter alone). */
+  setMeta(id: string, meta: Readonly<Record<string, unknown>>): Promise<boolean> {
+    return this.#replace(id, (e) => withMeta(e, meta));
+  }
+
+  #replace(id: string, change: (e: BankEntry) => BankEntry): Promise<boolean> {
     return this.#write(async () => {
       const e = this.#entries.get(id);
       if (!e) return false;
-      this.#entries.set(id, withWarnings(e, warnings)); // Map.set on a present key keeps its place
+      this.#entries.set(id, change(e)); // Map.set on a present key keeps its place
       this.#entriesVersion++;
       this.#dirty = true;
       return true;
@@ -265,7 +266,7 @@ export class BankStore {
    * rename it over manifest.json and fsync the directory. A no-op when nothing is staged.
    */
   commit(): Promise<void> {
-    return this.#write(() => this.#commit());
+    return this.#write(() => withPermissionErrors(this.dir, "writing", () => this.#commit()));
   }
 
   /**
@@ -281,7 +282,7 @@ export class BankStore {
       const newName = `keys.${this.#generation + 1}.bin`;
       const newPath = join(this.dir, newName);
       const oldFh = this.#fh!;
-      const newFh = await open(newPath, "w+");
+      const newFh = await open(newPath, "w+", BANK_FILE_MODE);
       let moved: BankEntry[];
       try {
         moved = await copyLiveRows(oldFh, this.#keysPath(), newFh, live, this.dim);
@@ -393,8 +394,8 @@ export class BankStore {
     }
   }
 
-  async [Symbol.asyncDispose](): Promise<void> {
-    await this.close();
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.close();
   }
 
   #keysPath(): string {
@@ -407,10 +408,8 @@ export class BankStore {
 
   /** {@link BankStore.#run} for a call that writes: refused on a snapshot. */
   #write<T>(f: () => Promise<T>): Promise<T> {
-    if (this.#readOnly) {
-      return Promise.reject(invalidArgument(`bank ${this.dir} was opened read-only (a snapshot, without the lock); open it for writing to change it`));
-    }
-    return this.#run(f);
+    if (!this.#readOnly) return this.#run(f);
+    return Promise.reject(invalidArgument(`bank ${this.dir} was opened read-only (a snapshot, without the lock); open it for writing to change it`));
   }
 
   /** Run `f` after every earlier call on this store. */

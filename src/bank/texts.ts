@@ -6,6 +6,7 @@
 import { mkdir, readdir, rm, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { GavelError } from "../errors.js";
+import { BANK_DIR_MODE, BANK_FILE_MODE } from "./modes.js";
 import { readRegularFile, RegularFileError } from "../gguf/regular-file.js";
 import { skillContentHash } from "../skills/index.js";
 import { fsyncDir, writeFileDurable } from "../util/durable-file.js";
@@ -60,14 +61,14 @@ export class TextStore {
 
   /** Writes a skill's text under its content hash (whole or not at all). */
   async put(contentHash: string, skill: RenderableSkill): Promise<void> {
-    await mkdir(this.dir, { recursive: true }).catch((err: unknown) => {
+    await mkdir(this.dir, { recursive: true, mode: BANK_DIR_MODE }).catch((err: unknown) => {
       throw new GavelError(`${this.dir} cannot hold the bank's texts (${(err as Error).message}); move it aside`, "CORRUPT_FILE", { cause: err });
     });
     const path = this.#path(contentHash);
     const text = JSON.stringify({ name: skill.name, description: skill.description, body: skill.body });
     // The file is fsynced before its rename; the texts directory is synced once by syncDir(), not
     // per skill, so an install of thousands of skills does not pay a directory fsync each.
-    await writeFileDurable(path, text, { syncDir: false });
+    await writeFileDurable(path, text, { syncDir: false, mode: BANK_FILE_MODE });
   }
 
   /**

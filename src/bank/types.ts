@@ -5,8 +5,15 @@
 import type { ModelFingerprint } from "../model/fingerprint.js";
 import type { Projections } from "../projections/projections.js";
 
-/** Version of the on-disk bank layout (manifest.json + keys files) this code writes and reads. */
-export const BANK_FORMAT_VERSION = 1;
+/**
+ * Version of the on-disk bank layout (manifest.json + keys files) this code writes. Format 2 seals
+ * the whole manifest under a sha256 (`manifestSha256`, its last key); format 1 (no seal) is still
+ * read, and rewritten as format 2 by the next commit.
+ */
+export const BANK_FORMAT_VERSION = 2;
+
+/** The formats this code reads: {@link BANK_FORMAT_VERSION} and format 1, the same layout unsealed. */
+export const READABLE_BANK_FORMATS: readonly number[] = [1, BANK_FORMAT_VERSION];
 
 /**
  * What a bank's keys depend on. Keys computed under any other value are meaningless against queries
@@ -67,6 +74,13 @@ export interface BankEntryInput {
    * they were recorded.
    */
   readonly warnings?: readonly string[];
+  /**
+   * The skill's front matter as installed, but name and description (allowed-tools, license,
+   * metadata, …; a JSONL row's other fields): what `router.get`, MCP `load_skill` and serve's
+   * `get-skill` report, never the file on disk as it is now. Absent in entries of banks written
+   * before it was recorded (their records carry no front matter until the skill is installed again).
+   */
+  readonly meta?: Readonly<Record<string, unknown>>;
 }
 
 /** How much of a skill's description and body its install render r(s) kept. */

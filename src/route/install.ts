@@ -93,6 +93,8 @@ class Installation {
    */
   async settle(skill: Skill, outcome: Outcome<SkillKeys | typeof UNCHANGED>): Promise<void> {
     if (outcome.ok && outcome.value === UNCHANGED) {
+      // The keys stand; the front matter the bank reports is brought up to the file's.
+      await this.#parts.library.refreshMeta(skill);
       this.report.unchanged.push(skill.id);
       this.#progress(skill.id, "unchanged");
       return;

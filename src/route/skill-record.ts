@@ -1,8 +1,9 @@
 /**
  * The skill itself: what a host needs to load an installed skill — its body, front matter,
  * `allowed-tools`, the absolute path of its SKILL.md (or library row), a content hash and where it came
- * from. The body, name and description are the bank's (what was installed and routed on); the front
- * matter is read back from the source while it still holds the same content.
+ * from. The body, name, description and front matter are the bank's installed snapshot (what was
+ * installed and routed on); the source file is read back, bounded, only to say whether it still holds
+ * that content.
  *
  * {@link readSkillRecord} works over a bank (the router's `Library`, or any {@link SkillBankView});
  * {@link getSkill} over a `Router` (typed structurally, so Router.ts can import this module without a cycle).
@@ -32,7 +33,10 @@ export interface SkillRecord {
   description: string;
   /** The Markdown after the front matter, as installed. */
   body: string;
-  /** The front matter: name, description and every other key (from the source while it is current or changed). */
+  /**
+   * The front matter as installed: name, description and every other key (none but name and
+   * description for a skill installed by a version that did not record it: install it again).
+   */
   metadata: Record<string, unknown>;
   /** `allowed-tools` as a list (a YAML list, or a space- or comma-separated string); null when absent. */
   allowedTools: string[] | null;
@@ -101,9 +105,9 @@ export async function readSkillRecord(bank: SkillBankView, idOrName: string): Pr
   if (loc.provenance.kind === "input") sourceStatus = "memory";
   else if (reading === null) sourceStatus = "missing";
   else sourceStatus = reading.contentHash === entry.contentHash ? "current" : "changed";
-  // A bank that keeps the front matter with the text (a later format) is read first; else the source's.
-  const kept = (text as { meta?: unknown }).meta;
-  const meta = kept && typeof kept === "object" && !Array.isArray(kept) ? (kept as Record<string, unknown>) : (reading?.meta ?? {});
+  // The front matter is the installed snapshot's, never the file's as it is now (an edit there, say of
+  // allowed-tools, must not show beside the installed body); an entry of an older bank recorded none.
+  const meta: Readonly<Record<string, unknown>> = entry.meta ?? {};
   return {
     id: entry.id,
     name: text.name,

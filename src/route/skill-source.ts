@@ -7,9 +7,10 @@
  * @module
  */
 import { existsSync } from "node:fs";
-import { readFile } from "node:fs/promises";
 import { basename, dirname, isAbsolute, join, resolve, sep } from "node:path";
+import { readRegularFile } from "../gguf/regular-file.js";
 import { parseSkillMarkdown } from "../skills/index.js";
+import { MAX_FRONT_MATTER_BYTES } from "../skills/parse.js";
 import { buildSkill } from "../skills/parse.js";
 import { jsonlLines } from "../util/jsonl.js";
 
@@ -114,12 +115,24 @@ export interface SourceReading {
   contentHash: string;
 }
 
-/** Reads the skill at `loc` again (SKILL.md or its JSONL row); null when it is gone or no longer parses. */
+/**
+ * Largest SKILL.md read back after install (16 MiB: sixteen times the loader's default body cap, plus
+ * its front matter). A larger file is not what was installed under the default cap and reads as gone.
+ */
+export const MAX_SOURCE_BYTES = 16 * 1024 * 1024 + MAX_FRONT_MATTER_BYTES;
+
+/**
+ * Reads the skill at `loc` again (SKILL.md or its JSONL row); null when it is gone, no longer parses,
+ * or is no longer a regular file within {@link MAX_SOURCE_BYTES} (a FIFO, a device such as /dev/zero,
+ * a link to one, a huge file: refused before a byte is read, so a swapped file never blocks or floods
+ * a server; see gguf/regular-file.ts and util/jsonl.ts's `jsonlLines`).
+ */
 export async function readSource(loc: SkillLocation): Promise<SourceReading | null> {
   if (loc.path === null) return null;
   try {
     if (loc.provenance.kind === "library") return await readLibraryRow(loc.path, loc.provenance.line);
-    const skill = parseSkillMarkdown(await readFile(loc.path), loc.path, { folderName: basename(dirname(loc.path)) });
+    const bytes = await readRegularFile(loc.path, MAX_SOURCE_BYTES);
+    const skill = parseSkillMarkdown(bytes, loc.path, { folderName: basename(dirname(loc.path)), maxBodyBytes: MAX_SOURCE_BYTES });
     return { meta: skill.meta, contentHash: skill.contentHash };
   } catch {
     return null;

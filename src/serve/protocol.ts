@@ -11,7 +11,7 @@
  * @module
  */
 import { createHash } from "node:crypto";
-import { tmpdir } from "node:os";
+import { fallbackSocketPath } from "../util/private-dir.js";
 import { join, resolve } from "node:path";
 import { bankDir, config } from "../config.js";
 
@@ -66,15 +66,15 @@ export function resolveBankDir(bank?: string, cwd: string = process.cwd()): stri
 
 /**
  * Where the server of a bank listens by default: `<bank>/serve.sock`, or, when that path is too long
- * for a Unix socket (108 bytes on Linux), `$XDG_RUNTIME_DIR` (else the temp folder) /
- * `gavel-<hash of the bank path>.sock`.
+ * for a Unix socket (108 bytes on Linux), `$XDG_RUNTIME_DIR/gavel-<hash of the bank path>.sock`, else
+ * `<tmpdir>/gavel-<uid>/<hash>.sock` in a private 0700 folder (util/private-dir.ts).
  */
 export function defaultSocketPath(bank: string, runtimeDir: string | undefined = config().runtimeDir): string {
   const dir = resolve(bank);
   const inBank = join(dir, "serve.sock");
   if (Buffer.byteLength(inBank) <= 100) return inBank;
   const hash = createHash("sha256").update(dir).digest("hex").slice(0, 16);
-  return join(runtimeDir || tmpdir(), `gavel-${hash}.sock`);
+  return fallbackSocketPath(`${hash}.sock`, runtimeDir);
 }
 
 /** The HTTP endpoint file of a bank. */

@@ -60,6 +60,8 @@ export interface DurableWriteOptions {
    * that must not outlive them is committed.
    */
   syncDir?: boolean;
+  /** Mode of the file when it is created (default 0o666, narrowed by the umask); a bank's are 0o600. */
+  mode?: number;
 }
 
 /**
@@ -70,7 +72,7 @@ export async function writeFileDurable(path: string, content: DurableContent, op
   const sync = options.sync ?? true;
   const tmp = tempPathFor(path);
   try {
-    const fh = await open(tmp, "wx");
+    const fh = await open(tmp, "wx", options.mode ?? 0o666);
     try {
       await writeContent(fh, content);
       if (sync) await fh.sync();

@@ -3,11 +3,11 @@
  * gzip magic bytes, or a `.gz` name). Blank lines are skipped everywhere; line numbers are 1-based,
  * as an editor shows them, so an error can say `file:line`.
  */
-import { createReadStream } from "node:fs";
-import { open, readFile } from "node:fs/promises";
-import { createInterface } from "node:readline";
+import type { ReadStream } from "node:fs";
+import { readFile, type FileHandle } from "node:fs/promises";
 import { createGunzip, gunzipSync } from "node:zlib";
 import { GavelError, invalidArgument } from "../errors.js";
+import { openRegularFile } from "./regular-file.js";
 
 /** One non-blank line of a JSONL file. */
 export interface JsonlLine {
@@ -75,19 +75,13 @@ export async function readJsonl(path: string, options: ReadJsonlOptions = {}): P
   return rows;
 }
 
-/** Whether the file starts with the gzip magic bytes. */
-async function isGzipFile(path: string): Promise<boolean> {
-  let fh;
-  try {
-    fh = await open(path, "r");
-    const buf = Buffer.alloc(2);
-    const { bytesRead } = await fh.read(buf, 0, 2, 0);
-    return isGzipMagic(buf.subarray(0, bytesRead));
-  } catch (cause) {
-    throw new GavelError(`cannot read ${path}`, "FILE_NOT_FOUND", { cause });
-  } finally {
-    await fh?.close();
-  }
+/** Longest line {@link jsonlLines} takes by default (one skill row; a longer line is refused, never buffered whole). */
+export const MAX_JSONL_LINE_BYTES = 64 * 1024 * 1024;
+
+/** Options of {@link jsonlLines}. */
+export interface JsonlLinesOptions {
+  /** Longest line taken, in bytes (after decompression); default {@link MAX_JSONL_LINE_BYTES}. */
+  maxLineBytes?: number;
 }
 
 /**
@@ -95,33 +89,83 @@ async function isGzipFile(path: string): Promise<boolean> {
  * for libraries of many thousand rows. Parsing is the caller's, so one bad row can be reported and
  * skipped. Stopping early (a `break`) closes the file.
  *
- * @throws GavelError `FILE_NOT_FOUND` when the file cannot be opened, `CORRUPT_FILE` when reading or
- *   decompressing fails midway (the message names the last line read)
+ * Only a regular file is read (gguf/regular-file.ts: a FIFO or a device such as /dev/zero is refused
+ * before a byte is read, and an open never blocks), only up to the size it had when opened, and no
+ * line is buffered past `maxLineBytes`, so neither a swapped-in file nor a gzip bomb of one endless
+ * line can wedge the reader or grow its memory.
+ *
+ * @throws GavelError `FILE_NOT_FOUND` when the file cannot be opened or is not a regular file,
+ *   `CORRUPT_FILE` when reading or decompressing fails midway or a line is too long (the message
+ *   names the last line read)
  */
-export async function* jsonlLines(path: string): AsyncGenerator<JsonlLine> {
-  const gz = await isGzipFile(path);
-  const file = createReadStream(path);
-  const input = gz ? file.pipe(createGunzip()) : file;
-  // A read error does not propagate through pipe(); forward it so the loop below sees it.
-  if (gz) file.on("error", (e) => input.destroy(e));
-  const rl = createInterface({ input, crlfDelay: Infinity });
+export async function* jsonlLines(path: string, options: JsonlLinesOptions = {}): AsyncGenerator<JsonlLine> {
+  const maxLine = options.maxLineBytes ?? MAX_JSONL_LINE_BYTES;
+  let opened: { fh: FileHandle; size: number };
+  try {
+    opened = await openRegularFile(path);
+  } catch (cause) {
+    throw new GavelError(`cannot read ${path}: ${(cause as Error).message}`, "FILE_NOT_FOUND", { cause });
+  }
+  const { fh, size } = opened;
+  let file: ReadStream | undefined;
+  let input: NodeJS.ReadableStream & { destroy(e?: Error): void } | undefined;
   let line = 0;
   try {
-    const it = rl[Symbol.asyncIterator]();
+    if (size === 0) return;
+    const head = Buffer.alloc(2);
+    const { bytesRead } = await fh.read(head, 0, 2, 0);
+    const gz = isGzipMagic(head.subarray(0, bytesRead));
+    // Up to the size at open: a file that grows meanwhile is not followed.
+    file = fh.createReadStream({ start: 0, end: size - 1, autoClose: false });
+    const src = file;
+    input = gz ? src.pipe(createGunzip()) : src;
+    // A read error does not propagate through pipe(); forward it so the loop below sees it.
+    if (gz) src.on("error", (e) => input?.destroy(e));
+    let parts: Buffer[] = [];
+    let pending = 0;
+    const take = (tail: Buffer): string => {
+      const bytes = parts.length === 0 ? tail : Buffer.concat([...parts, tail]);
+      parts = [];
+      pending = 0;
+      const n = bytes.length > 0 && bytes[bytes.length - 1] === 0x0d ? bytes.length - 1 : bytes.length;
+      return bytes.toString("utf8", 0, n);
+    };
+    const tooLong = () =>
+      new GavelError(`cannot read ${path}: line ${line + 1} is longer than ${maxLine} bytes`, "CORRUPT_FILE");
+    const it = (input as AsyncIterable<Buffer>)[Symbol.asyncIterator]();
     for (;;) {
-      let next: IteratorResult<string>;
+      let next: IteratorResult<Buffer>;
       try {
         next = await it.next();
       } catch (cause) {
         throw new GavelError(`cannot read ${path} after line ${line}: ${(cause as Error).message}`, "CORRUPT_FILE", { cause });
       }
-      if (next.done) return;
+      if (next.done) break;
+      const chunk = next.value;
+      let at = 0;
+      for (;;) {
+        const nl = chunk.indexOf(0x0a, at);
+        if (nl < 0) break;
+        if (pending + (nl - at) > maxLine) throw tooLong();
+        const text = take(chunk.subarray(at, nl));
+        line++;
+        if (text.trim() !== "") yield { text, line };
+        at = nl + 1;
+      }
+      if (at < chunk.length) {
+        pending += chunk.length - at;
+        if (pending > maxLine) throw tooLong();
+        parts.push(chunk.subarray(at));
+      }
+    }
+    if (pending > 0) {
+      const text = take(Buffer.alloc(0));
       line++;
-      if (next.value.trim() !== "") yield { text: next.value, line };
+      if (text.trim() !== "") yield { text, line };
     }
   } finally {
-    rl.close();
-    input.destroy();
-    file.destroy();
+    input?.destroy();
+    file?.destroy();
+    await fh.close().catch(() => undefined);
   }
 }

@@ -8,6 +8,7 @@ import { GavelError, Model, Projections, Router } from "../../src/index.js";
 import { makeQwen3Fixture } from "../fixtures/qwen3.js";
 import { sharedDir, storiesPath, needsShared, SHARED } from "../helpers/paths.js";
 import { freshSeed } from "../helpers/random.js";
+import { sealedManifestText } from "../../src/bank/manifest.js";
 
 const NO_SHARED = needsShared("stories260K, SWE-Skills-Bench's skills and the MIT skills library", SHARED.stories, SHARED.benchSkills, SHARED.mit);
 
@@ -114,7 +115,7 @@ describe.skipIf(NO_SHARED)("Router on stories260K with random projections", () =
     // a bank written before the cut was recorded: the render is cut afresh under the open's budget
     const m = manifest();
     delete m.entries[0].renderCut;
-    writeFileSync(join(dir, "manifest.json"), JSON.stringify(m));
+    writeFileSync(join(dir, "manifest.json"), sealedManifestText(m));
     router = await Router.open(model, { projections, bankDir: dir, skillBudget: 400 });
     const legacy = (await router.verdictInputs(task, "long")).prefix;
     expect(legacy.length).toBeGreaterThan(installed.prefix.length);
@@ -123,7 +124,7 @@ describe.skipIf(NO_SHARED)("Router on stories260K with random projections", () =
     await router.close();
     // a recorded cut that does not fit the skill is refused when the bank opens
     m.entries[0].renderCut = { descriptionChars: -1, bodyChars: 3 };
-    writeFileSync(join(dir, "manifest.json"), JSON.stringify(m));
+    writeFileSync(join(dir, "manifest.json"), sealedManifestText(m));
     await expect(Router.open(model, { projections, bankDir: dir, skillBudget: 400 })).rejects.toMatchObject({ code: "CORRUPT_FILE" });
     rmSync(dir, { recursive: true, force: true });
   }, 300_000);

@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BankStore, bankHeaderFor, type BankEntry, type BankEntryInput, type BankHeader } from "../../src/bank/index.js";
 import { GavelError } from "../../src/errors.js";
+import { sealedManifestText } from "../../src/bank/manifest.js";
 import { Projections } from "../../src/projections/projections.js";
 import type { ModelFingerprint } from "../../src/model/fingerprint.js";
 import { repoRoot } from "../helpers/paths.js";
@@ -205,9 +206,10 @@ describe(`BankStore (seed ${seed})`, () => {
     await writeFile(manifest, good.slice(0, good.length / 2));
     await expectCode(BankStore.open(dir, header), "CORRUPT_FILE", /not valid JSON/);
     const m = JSON.parse(good);
-    await writeFile(manifest, JSON.stringify({ ...m, rows: 10, entries: [{ id: "x", nKeys: 20, offset: 0 }] }));
+    // (sealed, so the parse behind the seal is reached)
+    await writeFile(manifest, sealedManifestText({ ...m, rows: 10, entries: [{ id: "x", nKeys: 20, offset: 0 }] }));
     await expectCode(BankStore.open(dir, header), "CORRUPT_FILE", /entry 0/);
-    await writeFile(manifest, JSON.stringify({ ...m, rows: 10 })); // keys file holds 0 rows
+    await writeFile(manifest, sealedManifestText({ ...m, rows: 10 })); // keys file holds 0 rows
     await expectCode(BankStore.open(dir, header), "CORRUPT_FILE", /references/);
     await writeFile(manifest, JSON.stringify({ ...m, formatVersion: 9 }));
     await expectCode(BankStore.open(dir, header), "BANK_MISMATCH", /format 9.*upgrade gavel-router/);

@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { BankStore, bankHeaderFor, type BankHeader } from "../../src/bank/index.js";
 import { checkBank } from "../../src/bank/check.js";
+import { sealedManifestText } from "../../src/bank/manifest.js";
 import { TextStore } from "../../src/bank/texts.js";
 import { check } from "../../src/cli/commands/check.js";
 import { GavelError } from "../../src/errors.js";
@@ -109,7 +110,7 @@ describe(`gavel check (seed ${seed})`, () => {
     const dir = await copyBank();
     const m = await manifestOf(dir);
     for (const e of m.entries) delete e.keysSha256;
-    await writeFile(join(dir, "manifest.json"), JSON.stringify(m));
+    await writeFile(join(dir, "manifest.json"), sealedManifestText(m));
     const rep = await checked(dir);
     expect(rep.ok).toBe(true);
     expect(rep.keysUnverified).toBe(8);
@@ -123,7 +124,7 @@ describe(`gavel check (seed ${seed})`, () => {
     const a = await copyBank();
     const m = await manifestOf(a);
     m.entries[0].keysSha256 = "xyz";
-    await writeFile(join(a, "manifest.json"), JSON.stringify(m));
+    await writeFile(join(a, "manifest.json"), sealedManifestText(m));
     expect((await checked(a)).problems[0]).toMatch(/keysSha256 is not a sha256/);
     const b = await copyBank();
     const keys = await readFile(join(b, "keys.bin"));

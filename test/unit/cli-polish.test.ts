@@ -152,7 +152,7 @@ describe("allowed-tools and host folders", () => {
 });
 
 /** A bank view over entries and texts held in memory. */
-function bankView(dir: string, skills: { id: string; name: string; description: string; body: string; source: string; contentHash: string }[]): SkillBankView {
+function bankView(dir: string, skills: { id: string; name: string; description: string; body: string; source: string; contentHash: string; meta?: Record<string, unknown> }[]): SkillBankView {
   const entries = skills.map((s) => ({ ...s, disableModelInvocation: false, keyTokens: [], renderTokens: 0, nKeys: 0, offset: 0 }) as BankEntry);
   const texts = new Map(skills.map((s) => [s.contentHash, { name: s.name, description: s.description, body: s.body } as RenderableSkill]));
   return {
@@ -194,7 +194,8 @@ describe("the skill record", () => {
       expect((await readSkillRecord(bank, "demo-skill")).sourceStatus).toBe("changed");
       rmSync(file);
       const gone = await readSkillRecord(bank, "demo-skill");
-      expect(gone).toMatchObject({ sourceStatus: "missing", path: null, body: "Run the thing.", allowedTools: null });
+      // the front matter is the installed snapshot's, whether or not the file is still there
+      expect(gone).toMatchObject({ sourceStatus: "missing", path: null, body: "Run the thing.", allowedTools: ["Read", "Bash(git log:*)"] });
       await expect(readSkillRecord(bank, "nope")).rejects.toMatchObject({ code: "SKILL_NOT_FOUND" });
       await expect(readSkillRecord(bank, "")).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
     } finally {
@@ -211,7 +212,7 @@ describe("the skill record", () => {
       const { skillContentHash } = await import("../../src/skills/index.js");
       const hash = skillContentHash("row-skill", "A row.", "Body.");
       const bank = bankView(join(dir, "bank"), [
-        { id: "r1", name: "row-skill", description: "A row.", body: "Body.", source: `${lib}:3`, contentHash: hash },
+        { id: "r1", name: "row-skill", description: "A row.", body: "Body.", source: `${lib}:3`, contentHash: hash, meta: { "allowed-tools": ["Read"], team: "x" } },
         { id: "m1", name: "mem", description: "In memory.", body: "B", source: "input[0]", contentHash: "ab".repeat(32) },
       ]);
       const r = await readSkillRecord(bank, "r1");

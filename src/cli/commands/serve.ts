@@ -17,7 +17,8 @@ export const serve: Command = {
   help: `usage: gavel serve [options]
 ${routerOptionsHelp}
   --socket PATH         the Unix socket to listen on (mode 0600)   [default: <bank>/serve.sock, or
-                        $XDG_RUNTIME_DIR/gavel-<hash>.sock when that path is too long]
+                        $XDG_RUNTIME_DIR/gavel-<hash>.sock, else <tmpdir>/gavel-<uid>/<hash>.sock
+                        (a private 0700 folder) when that path is too long]
   --port N              listen on http://127.0.0.1:N instead (0: any free port); the URL and a random
                         bearer token are written to <bank>/serve.http.json (mode 0600)
   --grace-ms N          on SIGINT/SIGTERM, how long requests in flight may finish before they are

@@ -1,0 +1,43 @@
+/**
+ * Who may read a bank: its files are created 0600 and its folders 0700 (the owner only; the process
+ * umask can only narrow them), since a bank holds the installed skills' texts, sources and front
+ * matter. A permission failure on a bank (another user's bank, a read-only folder) is one typed
+ * `PERMISSION_DENIED` line naming the path, never a raw EACCES stack.
+ */
+import { GavelError } from "../errors.js";
+
+/** Mode of every file a bank writer creates (manifest, keys, texts, lexicon, lock). */
+export const BANK_FILE_MODE = 0o600;
+/** Mode of the folders a bank writer creates (the bank, texts/). */
+export const BANK_DIR_MODE = 0o700;
+
+/** The EACCES / EPERM error in `err` or its chain of causes, if any. */
+export function permissionCause(err: unknown): NodeJS.ErrnoException | undefined {
+  for (let e = err, depth = 0; e instanceof Error && depth < 8; e = (e as { cause?: unknown }).cause, depth++) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === "EACCES" || code === "EPERM") return e as NodeJS.ErrnoException;
+  }
+  return undefined;
+}
+
+/** `err` as PERMISSION_DENIED when a permission failure caused it; else `err` itself. */
+export function asPermissionError(err: unknown, dir: string, doing: string): unknown {
+  const cause = permissionCause(err);
+  if (cause === undefined) return err;
+  const where = cause.path ?? dir;
+  return new GavelError(
+    `permission denied ${doing} bank ${dir} (${cause.code} on ${where}); it belongs to another user or its folder is read-only: ` +
+      `run as the bank's owner, or point --bank (GAVEL_BANK) at a bank of your own`,
+    "PERMISSION_DENIED",
+    { cause: err },
+  );
+}
+
+/** Runs `f`, turning a permission failure into {@link asPermissionError}'s typed error. */
+export async function withPermissionErrors<T>(dir: string, doing: string, f: () => Promise<T>): Promise<T> {
+  try {
+    return await f();
+  } catch (err) {
+    throw asPermissionError(err, dir, doing);
+  }
+}
