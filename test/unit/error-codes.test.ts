@@ -26,6 +26,7 @@ const TS_ONLY = [
   "PROJECTIONS_MISMATCH",
   "EMPTY_LIBRARY",
   "SKILL_NOT_FOUND",
+  "BUSY",
 ];
 
 /** The X(NAME) entries of the GAVEL_ERROR_CODES X-macro. */
