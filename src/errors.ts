@@ -54,7 +54,9 @@ export type GavelErrorCode =
   /** GAVEL_GLANCE_DEVICE=cuda, but this addon was built without CUDA or no CUDA device answers. */
   | "CUDA_UNAVAILABLE"
   /** A CUDA call failed during a glance on the device (message carries CUDA's error). */
-  | "CUDA_ERROR";
+  | "CUDA_ERROR"
+  /** A resident router (`gavel serve`) has as many requests in flight as it takes; try again later. */
+  | "BUSY";
 
 /** Every {@link GavelErrorCode}, at run time (checked exhaustive below). */
 export const GAVEL_ERROR_CODES = [
@@ -83,6 +85,7 @@ export const GAVEL_ERROR_CODES = [
   "OUT_OF_MEMORY",
   "CUDA_UNAVAILABLE",
   "CUDA_ERROR",
+  "BUSY",
 ] as const satisfies readonly GavelErrorCode[];
 
 // Compile-time: a code added to GavelErrorCode but not to GAVEL_ERROR_CODES fails type-checking here.

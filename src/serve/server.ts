@@ -34,7 +34,44 @@ export interface ServeOptions {
   port?: number;
   /** How long shutdown lets requests in flight finish before aborting them (default 10 s). */
   graceMs?: number;
+  /** Bounds on connections and requests ({@link DEFAULT_LIMITS} for what is not given). */
+  limits?: Partial<ServeLimits>;
 }
+
+/**
+ * What one server lets its clients hold (docs/serve-protocol.md, "Limits"): every bound a client
+ * could otherwise push without end, so a broken or hostile local client cannot wedge the server.
+ */
+export interface ServeLimits {
+  /** Connections open at once; one over it is closed as it is accepted. */
+  maxConnections: number;
+  /** Requests in flight on one socket connection (ping, status and cancel not counted); more are answered BUSY. */
+  maxInFlightPerConnection: number;
+  /** Requests in flight on the whole server (ping, status and cancel not counted); more are answered BUSY. */
+  maxInFlight: number;
+  /** A connection with nothing in flight and no traffic for this long is closed. */
+  idleMs: number;
+  /** A request (a socket line, or HTTP headers and body) must arrive whole within this long of its first byte. */
+  requestMs: number;
+  /** Longest request (a socket line, or an HTTP body), in bytes. */
+  maxRequestBytes: number;
+  /** Answers a socket client has not read yet, in bytes; past it the client is dropped. */
+  maxOutputBytes: number;
+}
+
+/** The bounds a server takes when not told otherwise. */
+export const DEFAULT_LIMITS: Readonly<ServeLimits> = Object.freeze({
+  maxConnections: 256,
+  maxInFlightPerConnection: 64,
+  maxInFlight: 512,
+  idleMs: 300_000,
+  requestMs: 30_000,
+  maxRequestBytes: MAX_LINE_BYTES,
+  maxOutputBytes: 64 << 20,
+});
+
+/** Ops answered at once from what the server holds: never counted against the in-flight bounds. */
+const CONTROL_OPS: ReadonlySet<string> = new Set(["ping", "status", "cancel"]);
 
 /** The answer to a failure, as the wire carries it. */
 function errorOf(id: RequestId | null, err: unknown): Response {
@@ -61,6 +98,13 @@ export async function claimSocketPath(socket: string): Promise<void> {
   await rm(socket, { force: true });
 }
 
+/** The limits given, completed with {@link DEFAULT_LIMITS} and checked. */
+function limitsOf(given: Partial<ServeLimits> | undefined): ServeLimits {
+  const l = { ...DEFAULT_LIMITS, ...given };
+  for (const [k, v] of Object.entries(l)) if (!Number.isInteger(v) || v < 1) throw new GavelError(`limits.${k} must be a positive integer`, "INVALID_ARGUMENT");
+  return l;
+}
+
 /** A request in flight: its abort switch and its settling. */
 interface Flight {
   controller: AbortController;
@@ -75,11 +119,13 @@ export class ResidentServer {
   readonly #net: NetServer | HttpServer;
   readonly #flights = new Set<Flight>();
   readonly #conns = new Set<Socket>();
+  readonly #limits: ServeLimits;
   #stopping: Promise<void> | null = null;
   #token = "";
 
   private constructor(o: ServeOptions, server: NetServer | HttpServer, listen: string) {
     this.#o = o;
+    this.#limits = limitsOf(o.limits);
     this.#net = server;
     this.listen = listen;
     this.#handlers = new Handlers(o.router, { pid: process.pid, bank: o.router.bankDir, model: o.modelPath, listen, startedAt: Date.now(), inFlight: () => this.#flights.size });
@@ -89,6 +135,7 @@ export class ResidentServer {
   static async start(o: ServeOptions): Promise<ResidentServer> {
     if (o.port !== undefined) return ResidentServer.#startHttp(o);
     const net = createNetServer();
+    net.maxConnections = limitsOf(o.limits).maxConnections;
     const server = new ResidentServer(o, net, o.socket);
     net.on("connection", (s) => server.#onSocket(s));
     await new Promise<void>((resolve, reject) => {
@@ -106,7 +153,16 @@ export class ResidentServer {
   }
 
   static async #startHttp(o: ServeOptions): Promise<ResidentServer> {
-    const http = createHttpServer();
+    const limits = limitsOf(o.limits);
+    // headers and body within requestMs of the first byte (node's own slow-loris guards), an idle
+    // keep-alive connection closed after idleMs; the check runs often enough for short bounds
+    const http = createHttpServer({
+      requestTimeout: limits.requestMs,
+      headersTimeout: limits.requestMs,
+      keepAliveTimeout: limits.idleMs,
+      connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(limits.requestMs / 4))),
+    });
+    http.maxConnections = limits.maxConnections;
     await new Promise<void>((resolve, reject) => {
       http.once("error", reject);
       http.listen(o.port, "127.0.0.1", () => resolve());
@@ -115,11 +171,18 @@ export class ResidentServer {
     const url = `http://127.0.0.1:${typeof addr === "object" && addr ? addr.port : o.port}`;
     const server = new ResidentServer(o, http, url);
     server.#token = randomBytes(32).toString("hex");
-    http.on("request", (req, res) => void server.#onHttp(req, res));
-    http.on("connection", (s) => {
+    http.on("request", (req, res) => {
+      // whatever goes wrong with one exchange ends that exchange, never the process
+      server.#onHttp(req, res).catch(() => res.destroy());
+    });
+    http.on("clientError", (_err, s: Socket) => s.destroy());
+    http.on("connection", (s: Socket) => {
       server.#conns.add(s);
       s.on("close", () => server.#conns.delete(s));
     });
+    // no traffic for idleMs: closed unless it waits for an answer (a long route is not idleness);
+    // node arms this on every connection and re-arms it on traffic
+    http.setTimeout(limits.idleMs, (s: Socket) => (server.#httpBusy.has(s) ? s.setTimeout(limits.idleMs) : s.destroy()));
     const file = httpEndpointPath(o.router.bankDir);
     await rm(file, { force: true });
     await writeFile(file, JSON.stringify({ v: PROTOCOL_VERSION, url, token: server.#token, pid: process.pid }) + "\n", { mode: 0o600, flag: "wx" });
@@ -146,29 +209,74 @@ export class ResidentServer {
     return flight;
   }
 
+  /** BUSY when the server holds as many requests as it takes (control ops never are). */
+  #overServerBound(op: string): GavelError | null {
+    if (CONTROL_OPS.has(op) || this.#flights.size < this.#limits.maxInFlight) return null;
+    return new GavelError(`the gavel server has ${this.#flights.size} requests in flight, its bound; try again later`, "BUSY");
+  }
+
   #onSocket(s: Socket): void {
+    const limits = this.#limits;
     this.#conns.add(s);
     const mine = new Map<RequestId, AbortController>();
-    let buffer = "";
+    // the line being read: its chunks (bytes, split only at "\n") and when its first byte came
+    let parts: Buffer[] = [];
+    let partBytes = 0;
+    let lineTimer: NodeJS.Timeout | null = null;
     const send = (r: Response) => {
-      if (!s.destroyed && s.writable) s.write(encodeResponse(r));
+      if (s.destroyed || !s.writable) return;
+      s.write(encodeResponse(r));
+      // a client that sends but never reads: its answers would pile up here without end
+      if (s.writableLength > limits.maxOutputBytes) s.destroy();
     };
-    s.setEncoding("utf8");
-    s.on("data", (d: string) => {
-      buffer += d;
+    const refuse = (message: string) => {
+      send(errorOf(null, new GavelError(message, "INVALID_ARGUMENT")));
+      s.end();
+      s.destroySoon();
+      parts = [];
+      partBytes = 0;
+    };
+    const armLineTimer = () => {
+      if (partBytes === 0 || lineTimer) return;
+      lineTimer = setTimeout(() => refuse(`a request line was not finished within ${limits.requestMs} ms`), limits.requestMs);
+      lineTimer.unref();
+    };
+    const clearLineTimer = () => {
+      if (lineTimer) clearTimeout(lineTimer);
+      lineTimer = null;
+    };
+    // no traffic for idleMs and nothing in flight: a forgotten or half-open connection
+    // (a fired timer is not re-armed by later traffic: re-arm it while requests are in flight)
+    s.on("timeout", () => (mine.size === 0 ? s.destroy() : s.setTimeout(limits.idleMs)));
+    s.setTimeout(limits.idleMs);
+    s.on("data", (chunk: Buffer) => {
+      if (s.destroyed || s.writableEnded) return;
+      let start = 0;
       let nl: number;
-      while ((nl = buffer.indexOf("\n")) >= 0) {
-        const line = buffer.slice(0, nl).trim();
-        buffer = buffer.slice(nl + 1);
+      let ended = false;
+      while ((nl = chunk.indexOf(0x0a, start)) >= 0) {
+        const tail = chunk.subarray(start, nl);
+        const bytes = partBytes + tail.length;
+        const line = (partBytes === 0 ? tail : Buffer.concat([...parts, tail], bytes)).toString("utf8").trim();
+        parts = [];
+        partBytes = 0;
+        start = nl + 1;
+        ended = true;
+        if (bytes > limits.maxRequestBytes) return refuse(`a request line is over ${limits.maxRequestBytes} bytes`);
         if (line) this.#onLine(line, mine, send);
+        if (s.destroyed) return;
       }
-      if (buffer.length > MAX_LINE_BYTES) {
-        send(errorOf(null, new GavelError(`a request line is over ${MAX_LINE_BYTES} bytes`, "INVALID_ARGUMENT")));
-        s.destroy();
+      if (start < chunk.length) {
+        parts.push(chunk.subarray(start));
+        partBytes += chunk.length - start;
+        if (partBytes > limits.maxRequestBytes) return refuse(`a request line is over ${limits.maxRequestBytes} bytes`);
       }
+      if (ended) clearLineTimer(); // a new line starts its own clock
+      armLineTimer();
     });
     s.on("error", () => undefined);
     s.on("close", () => {
+      clearLineTimer();
       this.#conns.delete(s);
       // the client went away: whatever it still waits for is aborted
       for (const c of mine.values()) c.abort();
@@ -193,6 +301,11 @@ export class ResidentServer {
       return;
     }
     if (mine.has(req.id)) return send(errorOf(req.id, new GavelError(`request id ${JSON.stringify(req.id)} is already in flight on this connection`, "INVALID_ARGUMENT")));
+    if (!CONTROL_OPS.has(req.op) && mine.size >= this.#limits.maxInFlightPerConnection) {
+      return send(errorOf(req.id, new GavelError(`this connection has ${mine.size} requests in flight, its bound; wait for an answer first`, "BUSY")));
+    }
+    const busy = this.#overServerBound(req.op);
+    if (busy) return send(errorOf(req.id, busy));
     const controller = new AbortController();
     mine.set(req.id, controller);
     this.#dispatch(req, controller, (r) => {
@@ -201,27 +314,52 @@ export class ResidentServer {
     });
   }
 
+  /** The body of an HTTP request, bounded; null when the client went away before it ended. */
+  #readBody(req: IncomingMessage): Promise<Buffer | "too-large" | null> {
+    const max = this.#limits.maxRequestBytes;
+    return new Promise((resolve) => {
+      const chunks: Buffer[] = [];
+      let size = 0;
+      const done = (v: Buffer | "too-large" | null) => {
+        req.removeAllListeners("data");
+        resolve(v);
+      };
+      req.on("data", (c: Buffer) => {
+        size += c.length;
+        if (size > max) done("too-large");
+        else chunks.push(c);
+      });
+      req.once("end", () => done(Buffer.concat(chunks, size)));
+      // ECONNRESET mid-body ("aborted"), or the socket closed: nobody to answer
+      req.once("error", () => done(null));
+      req.once("close", () => done(req.complete ? Buffer.concat(chunks, size) : null));
+    });
+  }
+
   /** One HTTP exchange: POST /v1 with the bearer token and one request as the body. */
   async #onHttp(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const answer = (status: number, r: Response) => {
+    const sock = req.socket;
+    this.#httpBusy.add(sock);
+    res.once("close", () => this.#httpBusy.delete(sock));
+    const answer = (status: number, r: Response, close = false) => {
       if (res.writableEnded || res.destroyed) return;
       const body = encodeResponse(r);
-      res.writeHead(status, { "content-type": "application/json", "content-length": Buffer.byteLength(body) });
+      res.writeHead(status, { "content-type": "application/json", "content-length": Buffer.byteLength(body), ...(close ? { connection: "close" } : {}) });
       res.end(body);
     };
+    const tooLarge = () => answer(413, errorOf(null, new GavelError(`the request is over ${this.#limits.maxRequestBytes} bytes`, "INVALID_ARGUMENT")), true);
     const given = Buffer.from(String(req.headers.authorization ?? "").replace(/^Bearer /, ""));
     const want = Buffer.from(this.#token);
-    if (given.length !== want.length || !timingSafeEqual(given, want)) return answer(401, errorOf(null, new GavelError("missing or wrong bearer token", "INVALID_ARGUMENT")));
-    if (req.method !== "POST" || req.url !== "/v1") return answer(404, errorOf(null, new GavelError("POST /v1 is the only endpoint", "INVALID_ARGUMENT")));
-    let text = "";
-    req.setEncoding("utf8");
-    for await (const chunk of req) {
-      text += chunk as string;
-      if (text.length > MAX_LINE_BYTES) return answer(413, errorOf(null, new GavelError("the request is too large", "INVALID_ARGUMENT")));
-    }
+    if (given.length !== want.length || !timingSafeEqual(given, want)) return answer(401, errorOf(null, new GavelError("missing or wrong bearer token", "INVALID_ARGUMENT")), true);
+    if (req.method !== "POST" || req.url !== "/v1") return answer(404, errorOf(null, new GavelError("POST /v1 is the only endpoint", "INVALID_ARGUMENT")), true);
+    const declared = Number(req.headers["content-length"] ?? 0);
+    if (declared > this.#limits.maxRequestBytes) return tooLarge(); // refused before a byte of it is read
+    const body = await this.#readBody(req);
+    if (body === null) return void res.destroy(); // the client went away mid-body
+    if (body === "too-large") return tooLarge();
     let msg: unknown;
     try {
-      msg = JSON.parse(text);
+      msg = JSON.parse(body.toString("utf8"));
     } catch {
       return answer(400, errorOf(null, new GavelError("the request body is not JSON", "INVALID_ARGUMENT")));
     }
@@ -234,6 +372,8 @@ export class ResidentServer {
       return answer(200, { v: PROTOCOL_VERSION, id: r.id, ok: true, result: { cancelled: c !== undefined } });
     }
     if (this.#httpFlights.has(r.id)) return answer(409, errorOf(r.id, new GavelError(`request id ${JSON.stringify(r.id)} is already in flight`, "INVALID_ARGUMENT")));
+    const busy = this.#overServerBound(r.op);
+    if (busy) return answer(503, errorOf(r.id, busy));
     const controller = new AbortController();
     this.#httpFlights.set(r.id, controller);
     res.on("close", () => {
@@ -245,7 +385,14 @@ export class ResidentServer {
     });
   }
 
+  /** HTTP connections with an exchange under way (never closed as idle). */
+  readonly #httpBusy = new Set<Socket>();
   readonly #httpFlights = new Map<RequestId, AbortController>();
+
+  /** Connections open now. */
+  get connections(): number {
+    return this.#conns.size;
+  }
 
   /** Requests in flight now. */
   get inFlight(): number {

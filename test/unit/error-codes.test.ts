@@ -27,6 +27,7 @@ const TS_ONLY = [
   "EMPTY_LIBRARY",
   "SKILL_NOT_FOUND",
   "PERMISSION_DENIED",
+  "BUSY",
 ];
 
 /** The X(NAME) entries of the GAVEL_ERROR_CODES X-macro. */

@@ -1,0 +1,279 @@
+// The resident router's transports under hostile or broken clients (docs/serve-protocol.md, "Limits"):
+// aborted HTTP bodies, slow-loris headers and lines, idle connections, oversized bodies, connection
+// floods, request floods on one connection and clients that never read. The server runs in this
+// process over a stand-in router (no model): these are properties of the transport, not of routing.
+// Every wait is for an event (a close, an answer), with generous bounds for a loaded machine.
+import { afterEach, describe, expect, it } from "vitest";
+import { connect as netConnect, type Socket } from "node:net";
+import { request as httpRequest } from "node:http";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { GavelError } from "../../src/errors.js";
+import type { Model } from "../../src/model/Model.js";
+import type { Router } from "../../src/route/index.js";
+import { ResidentServer, type ServeLimits } from "../../src/serve/server.js";
+import { connect as clientConnect } from "../../src/serve/client.js";
+
+/** A router stand-in: `route` of "hold" waits until released (or aborted); of "big:N" returns N bytes. */
+function fakeRouter(bankDir: string) {
+  const held: (() => void)[] = [];
+  let started = 0;
+  const router = {
+    bankDir,
+    list: () => [],
+    stats: () => ({ skills: 0 }),
+    close: async () => undefined,
+    route: (task: string, o: { signal?: AbortSignal }) =>
+      new Promise((resolve, reject) => {
+        started++;
+        const result = { skill: null, abstained: true, shortlist: [], verdict: false, load: null, pad: task.startsWith("big:") ? "x".repeat(Number(task.slice(4))) : "" };
+        if (task !== "hold") return resolve(result);
+        o.signal?.addEventListener("abort", () => reject(new GavelError("aborted", "ABORTED")), { once: true });
+        held.push(() => resolve(result));
+      }),
+  };
+  return { router: router as unknown as Router, release: () => held.splice(0).forEach((f) => f()), started: () => started };
+}
+
+const model = { dispose: async () => undefined } as unknown as Model;
+const dirs: string[] = [];
+const servers: ResidentServer[] = [];
+afterEach(async () => {
+  await Promise.all(servers.splice(0).map((s) => s.shutdown()));
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+
+async function start(kind: "unix" | "http", limits: Partial<ServeLimits> = {}) {
+  const dir = mkdtempSync(join(tmpdir(), "gavel-serve-rob-"));
+  dirs.push(dir);
+  const fake = fakeRouter(dir);
+  const server = await ResidentServer.start({ router: fake.router, model, modelPath: "fake.gguf", socket: join(dir, "s.sock"), graceMs: 100, limits, ...(kind === "http" ? { port: 0 } : {}) });
+  servers.push(server);
+  const endpoint = kind === "http" ? (JSON.parse(readFileSync(join(dir, "serve.http.json"), "utf8")) as { url: string; token: string }) : null;
+  return { server, dir, fake, endpoint, socket: join(dir, "s.sock") };
+}
+
+/** A raw connection; resolves `closed` when the server closes it. */
+function raw(target: { path: string } | { port: number }): Promise<{ s: Socket; closed: Promise<void>; data: () => string }> {
+  return new Promise((resolve, reject) => {
+    const s = "path" in target ? netConnect(target.path) : netConnect(target.port, "127.0.0.1");
+    let data = "";
+    s.setEncoding("utf8").on("data", (d: string) => (data += d));
+    const closed = new Promise<void>((r) => s.on("close", () => r()));
+    s.on("error", () => undefined);
+    s.once("connect", () => resolve({ s, closed, data: () => data }));
+    s.once("error", reject);
+  });
+}
+
+const within = <T>(p: Promise<T>, ms: number, what: string) => Promise.race([p, new Promise<never>((_, rej) => setTimeout(() => rej(new Error(`${what}: not within ${ms} ms`)), ms))]);
+const portOf = (url: string) => Number(new URL(url).port);
+
+/** One authorised POST /v1 over a fresh connection. */
+function post(e: { url: string; token: string }, body: string, headers: Record<string, string | number> = {}): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(`${e.url}/v1`, { method: "POST", agent: false, headers: { authorization: `Bearer ${e.token}`, "content-type": "application/json", ...headers } }, (res) => {
+      let text = "";
+      res.setEncoding("utf8").on("data", (d: string) => (text += d));
+      res.on("end", () => resolve({ status: res.statusCode ?? 0, body: text }));
+    });
+    req.on("error", reject);
+    req.end(body);
+  });
+}
+
+const ping = (id = 1) => JSON.stringify({ v: 1, id, op: "ping" });
+
+describe("HTTP transport", () => {
+  it("survives a client that drops mid-body (no unhandled rejection) and keeps answering", async () => {
+    const { endpoint } = await start("http");
+    const rejections: unknown[] = [];
+    const onRej = (e: unknown) => rejections.push(e);
+    process.on("unhandledRejection", onRej);
+    try {
+      for (let i = 0; i < 5; i++) {
+        const c = await raw({ port: portOf(endpoint!.url) });
+        c.s.write(`POST /v1 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${endpoint!.token}\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{"v":1,"id":1,`);
+        await new Promise((r) => setTimeout(r, 50));
+        c.s.resetAndDestroy();
+        await c.closed;
+      }
+      await new Promise((r) => setTimeout(r, 200));
+      const r = await post(endpoint!, ping());
+      expect(r.status).toBe(200);
+      expect(JSON.parse(r.body)).toMatchObject({ ok: true, result: { pong: true } });
+      expect(rejections).toEqual([]);
+    } finally {
+      process.off("unhandledRejection", onRej);
+    }
+  });
+
+  it("closes a connection whose headers never finish (slow loris)", async () => {
+    const { endpoint } = await start("http", { requestMs: 400 });
+    const c = await raw({ port: portOf(endpoint!.url) });
+    c.s.write("POST /v1 HTTP/1.1\r\nHost: x\r\n");
+    const drip = setInterval(() => c.s.writable && c.s.write("X-Slow: 1\r\n"), 100);
+    try {
+      await within(c.closed, 15_000, "slow-loris connection closed");
+    } finally {
+      clearInterval(drip);
+    }
+  });
+
+  it("closes a connection whose body never finishes", async () => {
+    const { endpoint } = await start("http", { requestMs: 400 });
+    const c = await raw({ port: portOf(endpoint!.url) });
+    c.s.write(`POST /v1 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${endpoint!.token}\r\nContent-Length: 1000\r\n\r\n{`);
+    const drip = setInterval(() => c.s.writable && c.s.write(" "), 100);
+    try {
+      await within(c.closed, 15_000, "slow-body connection closed");
+    } finally {
+      clearInterval(drip);
+    }
+  });
+
+  it("closes a connection that never sends anything", async () => {
+    const { endpoint } = await start("http", { requestMs: 400, idleMs: 400 });
+    const c = await raw({ port: portOf(endpoint!.url) });
+    await within(c.closed, 15_000, "silent connection closed");
+  });
+
+  it("never closes a connection waiting for a long answer, whatever its bounds", async () => {
+    const { endpoint, fake } = await start("http", { requestMs: 300, idleMs: 300 });
+    const answer = post(endpoint!, JSON.stringify({ v: 1, id: 1, op: "route", task: "hold" }));
+    await new Promise((r) => setTimeout(r, 1500)); // many request and idle periods
+    fake.release();
+    const r = await within(answer, 15_000, "held route answered");
+    expect(r.status).toBe(200);
+    expect(JSON.parse(r.body)).toMatchObject({ id: 1, ok: true });
+  });
+
+  it("refuses a body over the bound from its Content-Length, before reading it", async () => {
+    const { endpoint } = await start("http", { maxRequestBytes: 1000 });
+    const c = await raw({ port: portOf(endpoint!.url) });
+    c.s.write(`POST /v1 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${endpoint!.token}\r\nContent-Length: 5000\r\n\r\n`);
+    await within(c.closed, 15_000, "oversized request answered and closed");
+    expect(c.data()).toMatch(/^HTTP\/1\.1 413/);
+    expect(c.data()).toContain('"INVALID_ARGUMENT"');
+  });
+
+  it("refuses a chunked body once it passes the bound", async () => {
+    const { endpoint } = await start("http", { maxRequestBytes: 1000 });
+    const r = await post(endpoint!, JSON.stringify({ v: 1, id: 1, op: "route", task: "é".repeat(600) }), { "transfer-encoding": "chunked" });
+    expect(r.status).toBe(413); // 1,200 bytes of UTF-8 in 600 characters: the bound is in bytes
+    const ok = await post(endpoint!, ping());
+    expect(ok.status).toBe(200);
+  });
+
+  it("caps connections: one over the cap is closed, and a slot freed is usable again", async () => {
+    const { endpoint } = await start("http", { maxConnections: 3 });
+    const port = portOf(endpoint!.url);
+    const held = await Promise.all([0, 1, 2].map(() => raw({ port })));
+    const extra = await raw({ port });
+    await within(extra.closed, 15_000, "connection over the cap closed");
+    held[0].s.destroy();
+    await held[0].closed;
+    // the server sees the close asynchronously: retry until a slot is free (bounded)
+    let status = 0;
+    for (let i = 0; i < 100 && status !== 200; i++) {
+      status = await post(endpoint!, ping()).then((r) => r.status, () => 0);
+      if (status !== 200) await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(status).toBe(200);
+    for (const h of held.slice(1)) h.s.destroy();
+  });
+});
+
+describe("socket transport", () => {
+  it("closes an idle connection, but never one waiting for its answer", async () => {
+    const { socket, fake } = await start("unix", { idleMs: 300 });
+    const idle = await raw({ path: socket });
+    await within(idle.closed, 15_000, "idle connection closed");
+    const busy = await raw({ path: socket });
+    busy.s.write(JSON.stringify({ v: 1, id: 1, op: "route", task: "hold" }) + "\n");
+    // many idle periods pass while its route is held
+    await new Promise((r) => setTimeout(r, 1500));
+    expect(busy.s.destroyed).toBe(false);
+    fake.release();
+    await within(
+      new Promise<void>((r) => {
+        const t = setInterval(() => busy.data().includes('"ok":true') && (clearInterval(t), r()), 20);
+      }),
+      15_000,
+      "held route answered",
+    );
+    await within(busy.closed, 15_000, "idle again, then closed");
+  });
+
+  it("closes a connection whose request line never ends (slow loris)", async () => {
+    const { socket } = await start("unix", { requestMs: 400, idleMs: 60_000 });
+    const c = await raw({ path: socket });
+    c.s.write('{"v":1,"id":1,');
+    const drip = setInterval(() => c.s.writable && c.s.write(" "), 100);
+    try {
+      await within(c.closed, 15_000, "unfinished line closed");
+    } finally {
+      clearInterval(drip);
+    }
+    expect(c.data()).toContain('"INVALID_ARGUMENT"');
+  });
+
+  it("answers requests over the per-connection bound with a typed error and still serves the rest", async () => {
+    const { socket, fake } = await start("unix", { maxInFlightPerConnection: 4 });
+    const c = await raw({ path: socket });
+    const lines = Array.from({ length: 50 }, (_, i) => JSON.stringify({ v: 1, id: i, op: "route", task: "hold" })).join("\n") + "\n";
+    c.s.write(lines);
+    const answers = () => c.data().split("\n").filter(Boolean).map((l) => JSON.parse(l) as { id: number; ok: boolean; error?: { code: string } });
+    await within(
+      new Promise<void>((r) => {
+        const t = setInterval(() => answers().length >= 46 && (clearInterval(t), r()), 20);
+      }),
+      15_000,
+      "46 refusals",
+    );
+    expect(answers().every((a) => !a.ok && a.error?.code === "BUSY")).toBe(true);
+    expect(fake.started()).toBe(4);
+    fake.release();
+    await within(
+      new Promise<void>((r) => {
+        const t = setInterval(() => answers().length >= 50 && (clearInterval(t), r()), 20);
+      }),
+      15_000,
+      "the held four answered",
+    );
+    expect(answers().filter((a) => a.ok).map((a) => a.id).sort((a, b) => a - b)).toEqual([0, 1, 2, 3]);
+    c.s.destroy();
+  });
+
+  it("drops a client that stops reading once its unread answers pass the bound", async () => {
+    const { socket, server } = await start("unix", { maxOutputBytes: 256 << 10 });
+    const c = await raw({ path: socket });
+    c.s.pause(); // never reads
+    const lines = Array.from({ length: 40 }, (_, i) => JSON.stringify({ v: 1, id: i, op: "route", task: "big:1000000" })).join("\n") + "\n";
+    c.s.write(lines);
+    // the server lets go of it (a paused client does not see the close until it reads)
+    await within(
+      new Promise<void>((r) => {
+        const t = setInterval(() => server.connections === 0 && (clearInterval(t), r()), 20);
+      }),
+      30_000,
+      "non-reading client dropped",
+    );
+    c.s.resume();
+    await within(c.closed, 30_000, "the client sees the close");
+    expect(c.data().length).toBeLessThan(40 * 1_000_000); // it never got all 40 answers
+    // and the server is still there for others
+    const other = await clientConnect({ socket });
+    await expect(other.request("ping")).resolves.toMatchObject({ pong: true });
+    other.close();
+  });
+
+  it("caps connections", async () => {
+    const { socket } = await start("unix", { maxConnections: 2 });
+    const held = await Promise.all([0, 1].map(() => raw({ path: socket })));
+    const extra = await raw({ path: socket });
+    await within(extra.closed, 15_000, "connection over the cap closed");
+    for (const h of held) h.s.destroy();
+  });
+});
