@@ -174,6 +174,24 @@ describe("gavel hook claude-code against a server", () => {
     expect(seen.map((s) => s.op)).toEqual(["glance", "cancel"]);
   });
 
+  it("gives up within its budget on stdin that is never closed", async () => {
+    const project = tempDir("gavel-hook-stdin-");
+    const t0 = performance.now();
+    const r = await new Promise<{ code: number | null; out: string; err: string }>((resolve) => {
+      const child = spawn(process.execPath, [cli, "hook", "claude-code", "--timeout-ms", "300"], { env: { ...baseEnv, CLAUDE_PROJECT_DIR: project }, cwd: project });
+      let out = "";
+      let err = "";
+      child.stdout.setEncoding("utf8").on("data", (d: string) => (out += d));
+      child.stderr.setEncoding("utf8").on("data", (d: string) => (err += d));
+      child.stdin.write('{"prompt": "Extract the tables'); // and never closed
+      child.on("close", (code) => resolve({ code, out, err }));
+    });
+    expect(r.code).toBe(0);
+    expect(r.out).toBe("");
+    expect(r.err.trim()).toBe("gavel hook: stdin was not closed within 300 ms; nothing added to the prompt");
+    expect(performance.now() - t0).toBeLessThan(8000);
+  });
+
   it("names the missing server on stderr when none runs, and ignores a stale socket file", async () => {
     const project = tempDir("gavel-hook-none-");
     const bank = join(project, ".gavel", "bank");

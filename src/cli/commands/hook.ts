@@ -129,13 +129,15 @@ async function claudeCodeHook(args: string[]): Promise<number> {
     return 0;
   }
   // the whole run answers within its budget: a stuck read or a busy server is given up on, not waited for
+  let waitingFor: "stdin" | "server" = "stdin";
   const watchdog = setTimeout(() => {
-    note(`no answer within ${budget} ms (the gavel server is busy)`);
+    note(waitingFor === "stdin" ? `stdin was not closed within ${budget} ms` : `no answer within ${budget} ms (the gavel server is busy)`);
     process.exit(0);
   }, budget + 250);
   watchdog.unref();
   try {
     const input = parseInput(await readStdin());
+    waitingFor = "server";
     if (typeof input === "string") {
       note(input);
       return 0;
