@@ -138,6 +138,14 @@ export const SETTINGS: readonly Setting[] = [
     scope: "runtime",
   },
   {
+    name: "CLAUDE_PROJECT_DIR",
+    values: "path",
+    default: "the hook input's cwd",
+    meaning: "Set by Claude Code for its hooks: the project's root, where `gavel hook claude-code` looks for the bank (and resolves a relative --bank).",
+    readBy: "cli/commands/hook.ts (runClaudeCodeHook)",
+    scope: "runtime",
+  },
+  {
     name: "GAVEL_RESIDENT_ROWS",
     values: "integer ≥ 1024",
     default: "2¹⁷ on the CPU, 2¹⁹ for a CUDA trainer",
@@ -194,6 +202,8 @@ export interface Config {
   log: boolean;
   threadPoolSize?: number;
   runtimeDir?: string;
+  /** Claude Code's project root (set for hooks). */
+  claudeProjectDir?: string;
   residentRows?: number;
 }
 
@@ -249,6 +259,7 @@ export function resolveConfig(env: Env): Config {
     log: choice(env, "GAVEL_LOG", ["0", "1"] as const) === "1",
     threadPoolSize: lenientInteger(env, "UV_THREADPOOL_SIZE"),
     runtimeDir: text(env, "XDG_RUNTIME_DIR"),
+    claudeProjectDir: text(env, "CLAUDE_PROJECT_DIR"),
     residentRows: integer(env, "GAVEL_RESIDENT_ROWS", 1024),
   };
 }

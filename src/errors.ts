@@ -31,6 +31,8 @@ export type GavelErrorCode =
   | "HIDDEN_STATES_UNAVAILABLE"
   /** The native addon could not be loaded (no prebuild for this platform and no local build). */
   | "NATIVE_UNAVAILABLE"
+  /** An optional peer dependency a feature needs is not installed (the message names the package). */
+  | "DEPENDENCY_MISSING"
   /** A skill could not be read or parsed. */
   | "SKILL_INVALID"
   /** A bank on disk belongs to another model, other projections, layer or ε. */
@@ -73,6 +75,7 @@ export const GAVEL_ERROR_CODES = [
   "DECODE_FAILED",
   "HIDDEN_STATES_UNAVAILABLE",
   "NATIVE_UNAVAILABLE",
+  "DEPENDENCY_MISSING",
   "SKILL_INVALID",
   "BANK_MISMATCH",
   "BANK_LOCKED",

@@ -12,10 +12,22 @@
  * const agent = createAgent({ model, tools, middleware: [gavelSkillMiddleware(router)] });
  * ```
  *
+ * {@link GavelSkillRetriever} is a `BaseRetriever` (`@langchain/core/retrievers`): a query in, the
+ * skills that fit it out as `Document`s (the skill's instructions as `pageContent`, its name, path and
+ * scores as `metadata`), best first; none when the ruling abstains.
+ *
+ * ```ts
+ * const retriever = new GavelSkillRetriever(router, { k: 3 });
+ * const docs = await retriever.invoke("Turn these photos into thumbnails");
+ * ```
+ *
  * @module
  */
 import { createMiddleware } from "langchain";
-import { SkillInjector, textOf, type ChatTurn, type GavelAdapterOptions, type SkillRouterLike } from "./core.js";
+import { BaseRetriever, type BaseRetrieverInput } from "@langchain/core/retrievers";
+import { Document } from "@langchain/core/documents";
+import { cutText, DEFAULT_MAX_CHARS, SkillInjector, textOf, type ChatTurn, type GavelAdapterOptions, type SkillRouterLike } from "./core.js";
+import type { RouteOptions } from "../route/types.js";
 
 export { skillInstructions, type GavelAdapterOptions, type RoutedSkill, type SkillRouterLike } from "./core.js";
 
@@ -64,4 +76,98 @@ export function gavelSkillMiddleware(router: SkillRouterLike, options: GavelMidd
       return handler({ ...request, systemPrompt: base ? `${base}\n\n${text}` : text });
     },
   });
+}
+
+/** Options of {@link GavelSkillRetriever}. */
+export interface GavelRetrieverOptions extends BaseRetrieverInput {
+  /** Most skills returned (default 3): the router's shortlist, best first. */
+  k?: number;
+  /** Abstention on (true) or off (false); default: the router's. When the ruling abstains, no documents. */
+  abstain?: boolean;
+  /** Run the verdict (default true); false ranks on the glance (and B) alone, faster. */
+  verdict?: boolean;
+  /** Most characters of a skill's body in `pageContent` (default 20,000); `metadata.cut` says when it was cut. */
+  maxChars?: number;
+}
+
+/** What a {@link GavelSkillRetriever} document's `metadata` holds. */
+export interface GavelSkillMetadata {
+  /** The skill's id in the bank. */
+  id: string;
+  name: string;
+  description: string;
+  /** The SKILL.md (or JSONL library), absolute; null when not found on this machine. */
+  path: string | null;
+  /** The skill's folder (its relative paths start there); null unless a folder skill was found. */
+  dir: string | null;
+  source: string;
+  allowedTools: string[] | null;
+  /** 1 for the best. */
+  rank: number;
+  /** True for the router's choice (rank 1 when it chose). */
+  chosen: boolean;
+  /** The ruling's score S, and the glance's g (higher is better). */
+  score: number;
+  g: number;
+  /** The verdict's log-odds, when it ran; else null. */
+  V: number | null;
+  /** True when `pageContent` was cut at `maxChars`. */
+  cut: boolean;
+}
+
+/**
+ * A LangChain retriever over the installed skills: `invoke(query)` routes the query and returns the
+ * ruled shortlist's best `k` skills as Documents (body as `pageContent`, {@link GavelSkillMetadata}
+ * as `metadata`); an empty list when the ruling abstains (no skill fits confidently).
+ */
+export class GavelSkillRetriever extends BaseRetriever<GavelSkillMetadata> {
+  lc_namespace = ["gavel_router", "retrievers"];
+  static lc_name(): string {
+    return "GavelSkillRetriever";
+  }
+  readonly #router: SkillRouterLike;
+  readonly #k: number;
+  readonly #maxChars: number;
+  readonly #route: RouteOptions;
+
+  constructor(router: SkillRouterLike, options: GavelRetrieverOptions = {}) {
+    const { k = 3, abstain, verdict, maxChars = DEFAULT_MAX_CHARS, ...fields } = options;
+    super(fields);
+    if (!router || typeof router.route !== "function" || typeof router.get !== "function") throw new TypeError("GavelSkillRetriever needs a Router (or an object with route() and get())");
+    if (!(Number.isInteger(k) && k >= 1)) throw new TypeError(`k must be a positive integer, got ${String(k)}`);
+    if (typeof maxChars !== "number" || !(maxChars >= 0)) throw new TypeError(`maxChars must be a non-negative number, got ${String(maxChars)}`);
+    this.#router = router;
+    this.#k = k;
+    this.#maxChars = maxChars;
+    this.#route = { ...(abstain !== undefined ? { abstain } : {}), ...(verdict !== undefined ? { verdict } : {}) };
+  }
+
+  async _getRelevantDocuments(query: string): Promise<Document<GavelSkillMetadata>[]> {
+    if (!query.trim()) return [];
+    const result = await this.#router.route(query, this.#route);
+    if (result.abstained) return [];
+    const picked = result.shortlist.slice(0, this.#k);
+    return Promise.all(
+      picked.map(async (c, i) => {
+        const skill = await this.#router.get(c.skill);
+        const { text, cut } = cutText(skill.body, this.#maxChars);
+        const metadata: GavelSkillMetadata = {
+          id: skill.id,
+          name: skill.name,
+          description: skill.description,
+          path: skill.path,
+          dir: skill.dir,
+          source: skill.source,
+          allowedTools: skill.allowedTools,
+          rank: i + 1,
+          chosen: result.skill === c.skill,
+          score: c.S,
+          g: c.g,
+          V: Number.isFinite(c.V) ? c.V : null,
+          cut,
+        };
+        return new Document<GavelSkillMetadata>({ pageContent: text, metadata, id: skill.id });
+      }),
+    );
+  }
 }

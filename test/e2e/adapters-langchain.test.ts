@@ -4,7 +4,10 @@
 import { describe, expect, it } from "vitest";
 import { AIMessage, HumanMessage, createAgent, type BaseMessage } from "langchain";
 import { FakeListChatModel } from "@langchain/core/utils/testing";
-import { gavelSkillMiddleware } from "../../src/adapters/langchain.js";
+import { BaseRetriever } from "@langchain/core/retrievers";
+import { Document } from "@langchain/core/documents";
+import { RunnableLambda } from "@langchain/core/runnables";
+import { GavelSkillRetriever, gavelSkillMiddleware } from "../../src/adapters/langchain.js";
 import { HAIKU, PHOTOS, setUpExampleSkillsRouter } from "../helpers/adapter-router.js";
 
 /** Runs one agent turn and returns the messages the model received, by type and text. */
@@ -57,5 +60,46 @@ describe("gavel-router/langchain", () => {
     expect(names[0]).not.toBeNull();
     expect(system).toContain(`<skill name="${names[0]}"`);
     expect(system).toMatch(/\[cut at \d+ of \d+ characters/);
+  });
+
+  it("GavelSkillRetriever is a BaseRetriever returning the shortlist as Documents with skill metadata", async () => {
+    const retriever = new GavelSkillRetriever(fixture.router, { k: 3 });
+    expect(retriever).toBeInstanceOf(BaseRetriever);
+    const docs = await retriever.invoke(PHOTOS);
+    expect(docs.length).toBeGreaterThanOrEqual(1);
+    expect(docs.length).toBeLessThanOrEqual(3);
+    expect(docs[0]).toBeInstanceOf(Document);
+    expect(docs[0].pageContent).toBe(fixture.image.body);
+    expect(docs[0].id).toBe("image-resizing");
+    expect(docs[0].metadata).toMatchObject({
+      id: "image-resizing",
+      name: "image-resizing",
+      description: fixture.image.description,
+      path: fixture.image.path,
+      dir: fixture.image.dir,
+      rank: 1,
+      chosen: true,
+      cut: false,
+    });
+    // the ranks follow the router's own shortlist, best first, by its score S
+    const routed = await fixture.router.route(PHOTOS);
+    expect(docs.map((d) => d.metadata.id)).toEqual(routed.shortlist.slice(0, 3).map((c) => c.skill));
+    expect(docs.map((d) => d.metadata.rank)).toEqual(docs.map((_, i) => i + 1));
+    expect(docs.map((d) => d.metadata.score)).toEqual(routed.shortlist.slice(0, docs.length).map((c) => c.S));
+    expect(docs.slice(1).every((d) => !d.metadata.chosen)).toBe(true);
+  });
+
+  it("GavelSkillRetriever returns nothing when the ruling abstains, and composes as a Runnable", async () => {
+    expect(await new GavelSkillRetriever(fixture.router).invoke(HAIKU)).toEqual([]);
+    expect(await new GavelSkillRetriever(fixture.router).invoke("   ")).toEqual([]);
+    // abstention off: the best skill anyway, cut at maxChars
+    const forced = await new GavelSkillRetriever(fixture.router, { k: 1, abstain: false, maxChars: 40 }).invoke(HAIKU);
+    expect(forced).toHaveLength(1);
+    expect(forced[0].pageContent.length).toBeLessThanOrEqual(40);
+    expect(forced[0].metadata.cut).toBe(true);
+    // in a chain: retriever → the names of what it found
+    const chain = new GavelSkillRetriever(fixture.router, { k: 1 }).pipe(RunnableLambda.from((docs: Document[]) => docs.map((d) => d.metadata.name)));
+    expect(await chain.invoke(PHOTOS)).toEqual(["image-resizing"]);
+    expect(() => new GavelSkillRetriever(fixture.router, { k: 0 })).toThrow(/k must be a positive integer/);
   });
 });

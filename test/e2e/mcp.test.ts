@@ -1,11 +1,15 @@
 // `gavel mcp`, spawned as a real server (node dist/cli/gavel.js mcp …) over a bank of the example skills
-// with the embedded gavel-mini pair, and driven by the MCP SDK's own Client over stdio.
+// with the embedded gavel-mini pair, and driven by the MCP SDK's own Client over stdio and over
+// streamable HTTP (`gavel mcp --port`).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { spawn, type ChildProcess } from "node:child_process";
+import { request as httpRequest } from "node:http";
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { runNode } from "../helpers/run.js";
 import { repoRoot } from "../helpers/paths.js";
 
@@ -30,21 +34,29 @@ function bodyOnDisk(file: string): string {
   return text.replace(/^---\n[\s\S]*?\n---\n/, "").replace(/^(?:[ \t]*\n)+/, "").trimEnd();
 }
 
+let dir: string;
+let bank: string;
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), "gavel-mcp-"));
+  bank = join(dir, "bank");
+  const inst = await runNode([cli, "install", skillsDir, "--bank", bank, "--context", "2048"], { env, cwd: dir });
+  expect(inst.code, inst.err).toBe(0);
+  expect(inst.out).toMatch(/installed 24, unchanged 0, failed 0/);
+  // install's progress is plain lines with the rate and the ETA when stderr is not a terminal
+  expect(inst.err).not.toMatch(/\r/);
+  expect(inst.err).toMatch(/24\/24 \(100%\) [\d.]+ skills\/s, took \d+ s/);
+}, 300_000);
+
+afterAll(() => {
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
 describe("gavel mcp", () => {
-  let dir: string;
-  let bank: string;
   let client: Client;
   let stderr = "";
 
   beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), "gavel-mcp-"));
-    bank = join(dir, "bank");
-    const inst = await runNode([cli, "install", skillsDir, "--bank", bank, "--context", "2048"], { env, cwd: dir });
-    expect(inst.code, inst.err).toBe(0);
-    expect(inst.out).toMatch(/installed 24, unchanged 0, failed 0/);
-    // install's progress is plain lines with the rate and the ETA when stderr is not a terminal
-    expect(inst.err).not.toMatch(/\r/);
-    expect(inst.err).toMatch(/24\/24 \(100%\) [\d.]+ skills\/s, took \d+ s/);
     const transport = new StdioClientTransport({ command: process.execPath, args: [cli, "mcp", "--bank", bank], env, cwd: dir, stderr: "pipe" });
     transport.stderr?.on("data", (d: Buffer) => (stderr += d.toString()));
     client = new Client({ name: "gavel-mcp-test", version: "0.0.0" });
@@ -53,17 +65,41 @@ describe("gavel mcp", () => {
 
   afterAll(async () => {
     await client?.close();
-    if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
-  it("lists its two tools with input schemas", async () => {
+  it("lists its two tools with input and output schemas", async () => {
     const { tools } = await client.listTools();
     const byName = new Map(tools.map((t) => [t.name, t]));
     expect([...byName.keys()].sort()).toEqual(["load_skill", "search_skills"]);
     expect(byName.get("search_skills")!.inputSchema.required).toEqual(["task"]);
     expect(Object.keys(byName.get("search_skills")!.inputSchema.properties ?? {}).sort()).toEqual(["k", "task"]);
     expect(byName.get("load_skill")!.inputSchema.required).toEqual(["skill"]);
+    // the output schemas describe the structuredContent each returns (the SDK's client validates it)
+    const search = byName.get("search_skills")!.outputSchema!;
+    expect(search.type).toBe("object");
+    expect(Object.keys(search.properties ?? {}).sort()).toEqual(["abstained", "abstention", "chosen", "ms", "skills", "task"]);
+    expect([...((search.required as string[]) ?? [])].sort()).toEqual(["abstained", "chosen", "ms", "skills", "task"]);
+    const skill = byName.get("load_skill")!.outputSchema!;
+    expect(skill.required).toEqual(expect.arrayContaining(["id", "name", "description", "body", "path", "dir", "provenance"]));
     expect(client.getServerVersion()).toMatchObject({ name: "gavel-router" });
+  });
+
+  it("lists every installed skill as a skill:// resource and reads its installed body", async () => {
+    const { resources } = await client.listResources();
+    const ids = resources.map((r) => r.uri).sort();
+    expect(ids).toHaveLength(24);
+    expect(ids).toContain("skill://pdf-extract");
+    const pdf = resources.find((r) => r.uri === "skill://pdf-extract")!;
+    expect(pdf).toMatchObject({ name: "pdf-extract", mimeType: "text/markdown" });
+    expect(pdf.description).toMatch(/PDF/);
+    const { resourceTemplates } = await client.listResourceTemplates();
+    expect(resourceTemplates.map((t) => t.uriTemplate)).toEqual(["skill://{id}"]);
+    const read = await client.readResource({ uri: "skill://pdf-extract" });
+    expect(read.contents).toHaveLength(1);
+    expect(read.contents[0]).toMatchObject({ uri: "skill://pdf-extract", mimeType: "text/markdown" });
+    expect((read.contents[0] as { text: string }).text).toBe(bodyOnDisk(join(skillsDir, "pdf-extract", "SKILL.md")));
+    // an unknown skill is the specification's "resource not found"
+    await expect(client.readResource({ uri: "skill://no-such-skill" })).rejects.toMatchObject({ code: -32002 });
   });
 
   it("search_skills shortlists the skill a task clearly needs, with scores and reasons", async () => {
@@ -132,4 +168,101 @@ describe("gavel mcp", () => {
       expect(r.out).toBe(`gavel-router ${version}\n`);
     }
   });
+});
+
+/** One raw HTTP exchange: status and body. */
+function rawPost(url: string, headers: Record<string, string>, body: string, method = "POST"): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(url, { method, headers: { "content-type": "application/json", accept: "application/json, text/event-stream", ...headers } }, (res) => {
+      let text = "";
+      res.setEncoding("utf8").on("data", (d: string) => (text += d));
+      res.on("end", () => resolve({ status: res.statusCode ?? 0, body: text }));
+    });
+    req.on("error", reject);
+    req.end(body);
+  });
+}
+
+describe("gavel mcp --port (streamable HTTP)", () => {
+  let server: ChildProcess;
+  let exited: Promise<number | null>;
+  let stderr = "";
+  let endpoint: { url: string; token: string; pid: number };
+  const endpointFile = () => join(bank, "mcp.http.json");
+
+  beforeAll(async () => {
+    server = spawn(process.execPath, [cli, "mcp", "--bank", bank, "--port", "0"], { env, cwd: dir });
+    exited = new Promise((resolve) => server.on("close", resolve));
+    server.stderr!.setEncoding("utf8").on("data", (d: string) => (stderr += d));
+    await new Promise<void>((resolve, reject) => {
+      const timer = setInterval(() => / on http:\/\/127\.0\.0\.1:\d+\/mcp /.test(stderr) && (clearInterval(timer), resolve()), 20);
+      void exited.then((c) => (clearInterval(timer), reject(new Error(`gavel mcp --port exited ${c}: ${stderr}`))));
+    });
+    endpoint = JSON.parse(readFileSync(endpointFile(), "utf8"));
+  }, 300_000);
+
+  afterAll(async () => {
+    server?.kill("SIGTERM");
+    await exited;
+  });
+
+  it("writes its URL and a random token to <bank>/mcp.http.json, mode 0600, on loopback", () => {
+    expect(endpoint.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/mcp$/);
+    expect(endpoint.token).toMatch(/^[0-9a-f]{64}$/);
+    expect(endpoint.pid).toBe(server.pid);
+    expect(statSync(endpointFile()).mode & 0o777).toBe(0o600);
+  });
+
+  it("answers the SDK's client: tools with output schemas, a search, a load, resources", async () => {
+    const client = new Client({ name: "gavel-mcp-http-test", version: "0.0.0" });
+    await client.connect(new StreamableHTTPClientTransport(new URL(endpoint.url), { requestInit: { headers: { Authorization: `Bearer ${endpoint.token}` } } }));
+    try {
+      const { tools } = await client.listTools();
+      expect(tools.map((t) => t.name).sort()).toEqual(["load_skill", "search_skills"]);
+      expect(tools.every((t) => t.outputSchema?.type === "object")).toBe(true);
+      const r = (await client.callTool({ name: "search_skills", arguments: { task: "Extract the tables from report.pdf and save them as CSV", k: 3 } })) as ToolResult;
+      expect(r.isError, r.content[0]?.text).toBeFalsy();
+      expect((r.structuredContent as { skills: { id: string }[] }).skills.map((h) => h.id)).toContain("pdf-extract");
+      const l = (await client.callTool({ name: "load_skill", arguments: { skill: "pdf-extract" } })) as ToolResult;
+      expect((l.structuredContent as { body: string }).body).toBe(bodyOnDisk(join(skillsDir, "pdf-extract", "SKILL.md")));
+      const { resources } = await client.listResources();
+      expect(resources).toHaveLength(24);
+      const read = await client.readResource({ uri: "skill://dockerfile" });
+      expect((read.contents[0] as { text: string }).text).toBe(bodyOnDisk(join(skillsDir, "dockerfile", "SKILL.md")));
+    } finally {
+      await client.close();
+    }
+  }, 120_000);
+
+  it("refuses a request without the token, with a wrong one, from another Host, off its path, or not a POST", async () => {
+    const init = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "x", version: "0" } } });
+    const auth = { authorization: `Bearer ${endpoint.token}` };
+    expect((await rawPost(endpoint.url, {}, init)).status).toBe(401);
+    expect((await rawPost(endpoint.url, { authorization: `Bearer ${"0".repeat(64)}` }, init)).status).toBe(401);
+    expect((await rawPost(endpoint.url, { ...auth, host: "attacker.example" }, init)).status).toBe(403);
+    expect((await rawPost(endpoint.url.replace(/\/mcp$/, "/other"), auth, init)).status).toBe(404);
+    expect((await rawPost(endpoint.url, auth, "", "GET")).status).toBe(405);
+    // and a well-formed one from the same raw client is answered
+    const ok = await rawPost(endpoint.url, auth, init);
+    expect(ok.status).toBe(200);
+    expect(JSON.parse(ok.body).result.serverInfo.name).toBe("gavel-router");
+  });
+
+  it("stops on SIGTERM, removing its endpoint file", async () => {
+    server.kill("SIGTERM");
+    expect(await exited).toBe(0);
+    expect(existsSync(endpointFile())).toBe(false);
+  }, 60_000);
+});
+
+describe("gavel mcp without the SDK", () => {
+  it("fails at once with DEPENDENCY_MISSING naming what to install (no model load)", async () => {
+    const hide = join(repoRoot, "test", "helpers", "hide-mcp-sdk.mjs");
+    const r = await runNode(["--import", hide, cli, "mcp", "--bank", bank], { env, cwd: dir, timeoutMs: 60_000 });
+    expect(r.code).toBe(1);
+    expect(r.out).toBe("");
+    const lines = r.err.trim().split("\n");
+    expect(lines, r.err).toHaveLength(1);
+    expect(lines[0]).toMatch(/^gavel: gavel mcp needs @modelcontextprotocol\/sdk, an optional peer dependency .*npm install @modelcontextprotocol\/sdk zod.*\[DEPENDENCY_MISSING\]$/);
+  }, 60_000);
 });

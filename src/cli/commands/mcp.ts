@@ -1,32 +1,61 @@
 import { parseArgs } from "node:util";
+import { lstat, readFile, rm, writeFile } from "node:fs/promises";
+import { join, resolve } from "node:path";
 import { Router } from "../../route/index.js";
 import { resolveProjectionsPath } from "../../defaults.js";
+import { GavelError } from "../../errors.js";
 import { intArg } from "../ui/options.js";
 import { packageVersion } from "../ui/version.js";
-import { loadMcpSdk, serveMcpStdio } from "../mcp/server.js";
+import { loadMcpSdk, serveMcpStdio, startMcpHttp } from "../mcp/server.js";
 import { openModel, routerOptions, routerOptionsHelp } from "./common.js";
 import type { Command } from "./types.js";
 import { bankDir } from "../../config.js";
 
-/** `gavel mcp`: an MCP server over stdio whose tools search and load the bank's skills. */
-export const mcp: Command = {
-  summary: "serve the bank to an agent as an MCP server over stdio (tools search_skills, load_skill)",
-  help: `usage: gavel mcp [options]
+/** The file `gavel mcp --port` writes into the bank: the URL and the bearer token (mode 0600). */
+export const MCP_HTTP_ENDPOINT_FILE = "mcp.http.json";
 
-An MCP server over stdio (Claude Code, Claude Desktop, Cursor, …): the model loads once, then
+/** Fewest characters of a token given with --token-file. */
+const MIN_TOKEN_CHARS = 16;
+
+/** The token in `file`: this user's, not readable by others, at least 16 characters. */
+async function readToken(file: string): Promise<string> {
+  const st = await lstat(file).catch(() => null);
+  if (!st?.isFile()) throw new GavelError(`--token-file ${file} is not a regular file`, "FILE_NOT_FOUND");
+  if ((typeof process.getuid === "function" && st.uid !== process.getuid()) || (st.mode & 0o077) !== 0) {
+    throw new GavelError(`--token-file ${file} must belong to you and be readable by you alone (chmod 600)`, "INVALID_ARGUMENT");
+  }
+  const token = (await readFile(file, "utf8")).trim();
+  if (token.length < MIN_TOKEN_CHARS || /\s/.test(token)) throw new GavelError(`--token-file ${file} must hold one token of at least ${MIN_TOKEN_CHARS} characters and no spaces`, "INVALID_ARGUMENT");
+  return token;
+}
+
+/** `gavel mcp`: an MCP server over stdio (or streamable HTTP) whose tools search and load the bank's skills. */
+export const mcp: Command = {
+  summary: "serve the bank to an agent as an MCP server over stdio or local HTTP (tools search_skills, load_skill; skills as resources)",
+  help: `usage: gavel mcp [--port N [--token-file FILE]] [options]
+
+An MCP server (Claude Code, Claude Desktop, Cursor, …): the model loads once, then
   search_skills {task, k?}   the installed skills that fit a task, best first, with scores and reasons
   load_skill {skill}         a skill by id or name: body, front matter, allowed-tools, absolute path
-Needs the optional dependency @modelcontextprotocol/sdk. The bank must exist (gavel install builds it);
-stdout carries the protocol, logs go to stderr.
+  skill://<id>               every installed skill as a resource (its instructions, as installed)
+Over stdio by default (stdout carries the protocol, logs go to stderr). Needs the optional peer
+dependencies @modelcontextprotocol/sdk and zod. The bank must exist (gavel install builds it).
+
+  --port N              streamable HTTP on http://127.0.0.1:N/mcp instead of stdio (0: any free
+                        port); loopback only; every request needs "Authorization: Bearer <token>".
+                        The URL and the token are written to <bank>/${MCP_HTTP_ENDPOINT_FILE} (mode 0600)
+  --token-file FILE     the token to require (a file of yours, mode 0600), instead of a random one
 ${routerOptionsHelp}`,
   async run(args) {
-    const { values, positionals } = parseArgs({ args, allowPositionals: true, options: routerOptions });
-    if (positionals.length !== 0) {
+    const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { ...routerOptions, port: { type: "string" }, "token-file": { type: "string" } } });
+    if (positionals.length !== 0 || (values["token-file"] !== undefined && values.port === undefined)) {
       console.error(this.help);
       return 2;
     }
+    const port = intArg(values.port, "port", { min: 0, max: 65535 });
     await loadMcpSdk(); // before the model loads: a missing SDK fails at once
-    // stdout is the protocol's: whatever else prints goes to stderr
+    const token = values["token-file"] === undefined ? undefined : await readToken(resolve(values["token-file"]));
+    // stdout is the protocol's (over stdio): whatever else prints goes to stderr
     console.log = console.error;
     const projections = resolveProjectionsPath(values.projections).path;
     const bank = bankDir(values.bank);
@@ -38,9 +67,24 @@ ${routerOptionsHelp}`,
     try {
       // a read-only command: a missing bank is an error, not a new empty bank
       const router = await Router.open(model, { projections, bankDir: bank, create: false, skillBudget: intArg(values["skill-budget"], "skill-budget") });
+      const info = { version: packageVersion(), bankDir: bank };
       try {
-        console.error(`gavel mcp: serving ${router.list().length} skills from ${bank} over stdio`);
-        await serveMcpStdio(router, { version: packageVersion(), bankDir: bank }, stop.signal);
+        if (port === undefined) {
+          console.error(`gavel mcp: serving ${router.list().length} skills from ${bank} over stdio`);
+          await serveMcpStdio(router, info, stop.signal);
+        } else {
+          const endpoint = await startMcpHttp(router, info, { port, token });
+          const file = join(resolve(bank), MCP_HTTP_ENDPOINT_FILE);
+          try {
+            await rm(file, { force: true });
+            await writeFile(file, JSON.stringify({ url: endpoint.url, token: endpoint.token, pid: process.pid }) + "\n", { mode: 0o600, flag: "wx" });
+            console.error(`gavel mcp: serving ${router.list().length} skills from ${bank} on ${endpoint.url} (bearer token in ${file})`);
+            await new Promise<void>((done) => (stop.signal.aborted ? done() : stop.signal.addEventListener("abort", () => done(), { once: true })));
+          } finally {
+            await endpoint.close();
+            await rm(file, { force: true });
+          }
+        }
       } finally {
         await router.close();
       }

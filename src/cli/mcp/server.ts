@@ -1,35 +1,68 @@
 /**
- * `gavel mcp`'s server: an MCP server over stdio (the official `@modelcontextprotocol/sdk`) with two
- * tools, `search_skills` and `load_skill`, answered by one resident {@link Router}.
+ * `gavel mcp`'s server: an MCP server (the official `@modelcontextprotocol/sdk`) over stdio or
+ * streamable HTTP on loopback, with two tools, `search_skills` and `load_skill` (each with an output
+ * schema for its `structuredContent`), and every installed skill as a resource `skill://<id>`, all
+ * answered by one resident {@link Router}.
  *
  * The SDK (and zod, which it requires) is an optional peer dependency: ~85 packages and ~28 MB that a
  * user who never runs `gavel mcp` should not install. It is imported when the server starts, and its
- * absence is a clear error that says what to install.
+ * absence is a GavelError `DEPENDENCY_MISSING` that says what to install.
  */
+import { randomBytes, timingSafeEqual } from "node:crypto";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
 import { GavelError } from "../../errors.js";
 import type { Router } from "../../route/index.js";
 import { DEFAULT_SEARCH_K, loadSkill, MAX_SEARCH_K, searchSkills, searchText, skillText } from "./tools.js";
 
 type McpModule = typeof import("@modelcontextprotocol/sdk/server/mcp.js");
 type StdioModule = typeof import("@modelcontextprotocol/sdk/server/stdio.js");
+type HttpModule = typeof import("@modelcontextprotocol/sdk/server/streamableHttp.js");
+type TypesModule = typeof import("@modelcontextprotocol/sdk/types.js");
 type ZodModule = typeof import("zod");
 
-/** The SDK's modules, or a GavelError naming the package to install. */
-export async function loadMcpSdk(): Promise<{ mcp: McpModule; stdio: StdioModule; zod: ZodModule }> {
+/** The SDK's modules `gavel mcp` uses. */
+export interface McpSdk {
+  mcp: McpModule;
+  stdio: StdioModule;
+  http: HttpModule;
+  types: TypesModule;
+  zod: ZodModule;
+}
+
+/** Imports a module (a parameter so that a test can stand in for a missing package). */
+export type Importer = (specifier: string) => Promise<unknown>;
+
+/** The package an ERR_MODULE_NOT_FOUND names ("zod", "@modelcontextprotocol/sdk"), or null. */
+function missingPackage(err: unknown): string | null {
+  const code = (err as NodeJS.ErrnoException).code;
+  if (code !== "ERR_MODULE_NOT_FOUND" && code !== "MODULE_NOT_FOUND") return null;
+  const m = /Cannot find (?:package|module) '((?:@[^/']+\/)?[^/']+)/.exec((err as Error).message);
+  return m ? m[1] : "@modelcontextprotocol/sdk";
+}
+
+/**
+ * The SDK's modules, or a GavelError `DEPENDENCY_MISSING` naming the package to install.
+ *
+ * @param importer how modules are imported (default: `import()`).
+ */
+export async function loadMcpSdk(importer: Importer = (s) => import(s)): Promise<McpSdk> {
   try {
-    const [mcp, stdio, zod] = await Promise.all([
-      import("@modelcontextprotocol/sdk/server/mcp.js"),
-      import("@modelcontextprotocol/sdk/server/stdio.js"),
-      import("zod"),
+    const [mcp, stdio, http, types, zod] = await Promise.all([
+      importer("@modelcontextprotocol/sdk/server/mcp.js"),
+      importer("@modelcontextprotocol/sdk/server/stdio.js"),
+      importer("@modelcontextprotocol/sdk/server/streamableHttp.js"),
+      importer("@modelcontextprotocol/sdk/types.js"),
+      importer("zod"),
     ]);
-    return { mcp, stdio, zod };
+    return { mcp, stdio, http, types, zod } as McpSdk;
   } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code === "ERR_MODULE_NOT_FOUND" || code === "MODULE_NOT_FOUND") {
+    const pkg = missingPackage(err);
+    if (pkg !== null) {
       throw new GavelError(
-        "gavel mcp needs the MCP SDK, an optional dependency of gavel-router: install it beside gavel-router " +
-          "(npm install @modelcontextprotocol/sdk), or run it with npx -p gavel-router -p @modelcontextprotocol/sdk gavel mcp",
-        "NATIVE_UNAVAILABLE",
+        `gavel mcp needs ${pkg}, an optional peer dependency of gavel-router that is not installed: install it beside gavel-router ` +
+          "(npm install @modelcontextprotocol/sdk zod), or run npx -p gavel-router -p @modelcontextprotocol/sdk -p zod gavel mcp",
+        "DEPENDENCY_MISSING",
         { cause: err },
       );
     }
@@ -55,10 +88,59 @@ const INSTRUCTIONS =
   "Before starting a task that may need specialised instructions, call search_skills with the task; " +
   "then call load_skill with the best skill's id and follow its instructions.";
 
-/** An MCP server (not yet connected) whose tools answer from `router`. */
+/** The MCP error code of a resource that does not exist (the specification's -32002). */
+const RESOURCE_NOT_FOUND = -32002;
+
+/** The `skill://` URI of an installed skill. */
+export function skillUri(id: string): string {
+  return `skill://${encodeURIComponent(id)}`;
+}
+
+/** The output schemas of the two tools (what their `structuredContent` holds; see tools.ts). */
+function outputSchemas(z: ZodModule["z"]) {
+  const hit = z.object({
+    rank: z.number().int(),
+    id: z.string(),
+    name: z.string(),
+    description: z.string(),
+    stage: z.enum(["ruled", "glance"]),
+    score: z.number(),
+    g: z.number(),
+    V: z.number().optional(),
+    L: z.number().optional(),
+    reason: z.string(),
+  });
+  const search = {
+    task: z.string(),
+    chosen: z.string().nullable().describe("the router's choice (an id), or null when it abstained or nothing is installed"),
+    abstained: z.boolean(),
+    abstention: z.object({ reason: z.string(), score: z.number() }).optional(),
+    skills: z.array(hit).describe("best first"),
+    ms: z.number().describe("milliseconds the search took"),
+  };
+  const skill = {
+    id: z.string(),
+    name: z.string(),
+    description: z.string(),
+    body: z.string().describe("the SKILL.md's instructions after the front matter, as installed"),
+    metadata: z.record(z.string(), z.unknown()).describe("the front matter"),
+    allowedTools: z.array(z.string()).nullable(),
+    contentHash: z.string(),
+    source: z.string(),
+    path: z.string().nullable().describe("the SKILL.md or library, absolute; null when not found on this machine"),
+    dir: z.string().nullable().describe("the skill's folder, absolute"),
+    provenance: z.object({ kind: z.string() }).passthrough(),
+    sourceStatus: z.string(),
+    disableModelInvocation: z.boolean(),
+  };
+  return { search, skill };
+}
+
+/** An MCP server (not yet connected) whose tools and resources answer from `router`. */
 export async function createMcpServer(router: Router, info: McpServerInfo) {
-  const { mcp, zod } = await loadMcpSdk();
+  const { mcp, types, zod } = await loadMcpSdk();
   const { z } = zod;
+  const schemas = outputSchemas(z);
   const server = new mcp.McpServer({ name: "gavel-router", version: info.version }, { instructions: `${INSTRUCTIONS} Bank: ${info.bankDir}.` });
   server.registerTool(
     "search_skills",
@@ -71,6 +153,7 @@ export async function createMcpServer(router: Router, info: McpServerInfo) {
         task: z.string().min(1).describe("the task, in the user's words"),
         k: z.number().int().min(1).max(MAX_SEARCH_K).optional().describe(`how many skills to list (default ${DEFAULT_SEARCH_K})`),
       },
+      outputSchema: schemas.search,
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
     async ({ task, k }, extra) => {
@@ -90,6 +173,7 @@ export async function createMcpServer(router: Router, info: McpServerInfo) {
         "Read an installed skill by id or name: its instructions (the SKILL.md body), front matter, allowed-tools, " +
         "the absolute path of its SKILL.md and folder, and where it was installed from.",
       inputSchema: { skill: z.string().min(1).describe("the skill's id or name, as search_skills lists it") },
+      outputSchema: schemas.skill,
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
     async ({ skill }) => {
@@ -98,6 +182,32 @@ export async function createMcpServer(router: Router, info: McpServerInfo) {
         return { content: [{ type: "text" as const, text: skillText(record) }], structuredContent: { ...record } };
       } catch (err) {
         return toolError(err);
+      }
+    },
+  );
+  // every installed skill as a resource: skill://<id>, its instructions as installed
+  server.registerResource(
+    "skill",
+    new mcp.ResourceTemplate("skill://{id}", {
+      list: () => ({
+        resources: router.list().map((s) => ({ uri: skillUri(s.id), name: s.id, title: s.name, description: s.description, mimeType: "text/markdown" })),
+      }),
+    }),
+    { title: "Installed skill", description: "A skill installed in the gavel bank: its SKILL.md instructions (the body after the front matter), as installed.", mimeType: "text/markdown" },
+    async (uri, variables) => {
+      const raw = Array.isArray(variables.id) ? variables.id[0] : variables.id;
+      let id: string;
+      try {
+        id = decodeURIComponent(raw ?? "");
+      } catch {
+        throw new types.McpError(RESOURCE_NOT_FOUND, `not a skill URI: ${uri.href}`);
+      }
+      try {
+        const record = await loadSkill(router, id);
+        return { contents: [{ uri: uri.href, mimeType: "text/markdown", text: record.body }] };
+      } catch (err) {
+        if (err instanceof GavelError && err.code === "SKILL_NOT_FOUND") throw new types.McpError(RESOURCE_NOT_FOUND, `${err.message} [${err.code}]`, { uri: uri.href });
+        throw err;
       }
     },
   );
@@ -121,4 +231,88 @@ export async function serveMcpStdio(router: Router, info: McpServerInfo, signal?
   await server.connect(transport);
   await closed;
   await server.close();
+}
+
+/** Options of {@link startMcpHttp}. */
+export interface McpHttpOptions {
+  /** The TCP port on 127.0.0.1 (0: any free port). */
+  port: number;
+  /** The bearer token every request must carry (default: 32 random bytes, hex). */
+  token?: string;
+}
+
+/** A running streamable HTTP endpoint. */
+export interface McpHttpEndpoint {
+  /** `http://127.0.0.1:<port>/mcp`. */
+  url: string;
+  token: string;
+  /** Stops listening and waits for open requests. */
+  close(): Promise<void>;
+}
+
+/** The path the endpoint answers on. */
+export const MCP_HTTP_PATH = "/mcp";
+
+/** A JSON-RPC error answer outside the SDK (auth, path, method). */
+function plainError(res: ServerResponse, status: number, message: string, headers: Record<string, string> = {}): void {
+  if (res.headersSent) return void res.end();
+  res.writeHead(status, { "content-type": "application/json", ...headers });
+  res.end(JSON.stringify({ jsonrpc: "2.0", error: { code: -32000, message }, id: null }));
+}
+
+/**
+ * Serves `router` over MCP's streamable HTTP transport on 127.0.0.1 only, stateless (a fresh server
+ * and transport per POST, so nothing is kept between requests), JSON answers. Every request must carry
+ * `Authorization: Bearer <token>`; a Host header other than the loopback address is refused (DNS
+ * rebinding).
+ */
+export async function startMcpHttp(router: Router, info: McpServerInfo, options: McpHttpOptions): Promise<McpHttpEndpoint> {
+  const { http } = await loadMcpSdk();
+  const token = options.token ?? randomBytes(32).toString("hex");
+  const want = Buffer.from(`Bearer ${token}`);
+  let port = 0;
+  const handle = async (req: IncomingMessage, res: ServerResponse) => {
+    const path = (req.url ?? "").split("?")[0];
+    if (path !== MCP_HTTP_PATH) return plainError(res, 404, `not found: the MCP endpoint is ${MCP_HTTP_PATH}`);
+    const given = Buffer.from(req.headers.authorization ?? "");
+    if (given.length !== want.length || !timingSafeEqual(given, want)) return plainError(res, 401, "missing or wrong bearer token", { "www-authenticate": "Bearer" });
+    if (req.method !== "POST") return plainError(res, 405, "this endpoint is stateless: POST only", { allow: "POST" });
+    const server = await createMcpServer(router, info);
+    const transport = new http.StreamableHTTPServerTransport({
+      sessionIdGenerator: undefined,
+      enableJsonResponse: true,
+      enableDnsRebindingProtection: true,
+      allowedHosts: [`127.0.0.1:${port}`, `localhost:${port}`],
+    });
+    res.on("close", () => {
+      void transport.close();
+      void server.close();
+    });
+    await server.connect(transport);
+    await transport.handleRequest(req, res);
+  };
+  const httpServer: Server = createServer((req, res) => {
+    req.on("error", () => undefined); // an aborted body: the transport's read fails, the socket is gone
+    handle(req, res).catch((err: unknown) => plainError(res, 500, err instanceof Error ? err.message : String(err)));
+  });
+  httpServer.requestTimeout = 60_000;
+  httpServer.headersTimeout = 10_000;
+  httpServer.keepAliveTimeout = 5_000;
+  await new Promise<void>((resolve, reject) => {
+    httpServer.once("error", reject);
+    httpServer.listen(options.port, "127.0.0.1", () => {
+      httpServer.removeListener("error", reject);
+      resolve();
+    });
+  });
+  port = (httpServer.address() as AddressInfo).port;
+  return {
+    url: `http://127.0.0.1:${port}${MCP_HTTP_PATH}`,
+    token,
+    close: () =>
+      new Promise<void>((resolve) => {
+        httpServer.close(() => resolve());
+        httpServer.closeIdleConnections();
+      }),
+  };
 }

@@ -1,0 +1,268 @@
+// The Claude Code hook's contract, without a model: `gavel hook …` run as Claude Code runs it (a
+// command line, the hook's JSON on stdin, CLAUDE_PROJECT_DIR in the environment), against a stand-in
+// server that speaks the serve protocol on the bank's socket (answering, or busy: never answering).
+// Claude Code reads exit 2 of a UserPromptSubmit hook as "block the prompt"; the hook must exit 0.
+import { afterEach, describe, expect, it } from "vitest";
+import { spawn } from "node:child_process";
+import { createServer, type Server, type Socket } from "node:net";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { defaultSocketPath } from "../../src/serve/protocol.js";
+import { runNode } from "../helpers/run.js";
+import { repoRoot } from "../helpers/paths.js";
+
+const cli = join(repoRoot, "dist", "cli", "gavel.js");
+const baseEnv = { ...process.env, GAVEL_MODEL: "", GAVEL_PROJECTIONS: "", GAVEL_BANK: "", CLAUDE_PROJECT_DIR: "" };
+
+interface Ran {
+  code: number | null;
+  out: string;
+  err: string;
+  ms: number;
+}
+
+/** Runs `command` through sh, as Claude Code runs a hook command, with `stdin`. */
+function runShell(command: string, stdin: string, env: NodeJS.ProcessEnv, cwd?: string): Promise<Ran> {
+  return new Promise((resolve, reject) => {
+    const t0 = performance.now();
+    const child = spawn("sh", ["-c", command], { env, cwd });
+    let out = "";
+    let err = "";
+    child.stdout.setEncoding("utf8").on("data", (d: string) => (out += d));
+    child.stderr.setEncoding("utf8").on("data", (d: string) => (err += d));
+    child.on("error", reject);
+    child.on("close", (code) => resolve({ code, out, err, ms: performance.now() - t0 }));
+    child.stdin.on("error", () => undefined);
+    child.stdin.end(stdin);
+  });
+}
+
+const q = (s: string) => `'${s.replace(/'/g, "'\\''")}'`;
+/** `gavel hook ARGS` as a shell command over the built CLI. */
+const gavel = (args: string) => `${q(process.execPath)} ${q(cli)} hook ${args}`;
+
+/** Claude Code's UserPromptSubmit input for a prompt typed in `cwd`. */
+const input = (prompt: string, cwd: string) => JSON.stringify({ session_id: "s1", transcript_path: join(cwd, "t.jsonl"), cwd, permission_mode: "default", hook_event_name: "UserPromptSubmit", prompt });
+
+/** A glance answer naming `name` (what a real server sends for a confident first stage). */
+function answer(name: string) {
+  return {
+    skill: name,
+    abstained: false,
+    verdict: "skipped",
+    shortlist: [
+      { skill: name, name, g: 0.9, S: 0.9, V: null },
+      { skill: "other", name: "other", g: 0.2, S: 0.2, V: null },
+    ],
+    winner: { name, description: `the ${name} skill`, source: `/skills/${name}/SKILL.md`, path: `/skills/${name}/SKILL.md` },
+  };
+}
+
+const servers: Server[] = [];
+const dirs: string[] = [];
+afterEach(async () => {
+  for (const s of servers.splice(0)) await new Promise((r) => s.close(r));
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+
+function tempDir(prefix: string): string {
+  const d = mkdtempSync(join(tmpdir(), prefix));
+  dirs.push(d);
+  return d;
+}
+
+/**
+ * A stand-in server on the socket of `bank`: answers each request with `reply(op)`, or never when
+ * `reply` returns undefined (busy). Records the ops and tasks it received.
+ */
+async function standIn(bank: string, reply: (op: string) => unknown): Promise<{ seen: { op: string; task?: string }[]; sockets: Socket[] }> {
+  mkdirSync(bank, { recursive: true });
+  const seen: { op: string; task?: string }[] = [];
+  const sockets: Socket[] = [];
+  const server = createServer((sock) => {
+    sockets.push(sock);
+    let buf = "";
+    sock.setEncoding("utf8").on("data", (d: string) => {
+      buf += d;
+      let nl: number;
+      while ((nl = buf.indexOf("\n")) >= 0) {
+        const msg = JSON.parse(buf.slice(0, nl)) as { id: number; op: string; task?: string };
+        buf = buf.slice(nl + 1);
+        seen.push({ op: msg.op, task: msg.task });
+        const result = reply(msg.op);
+        if (result !== undefined) sock.write(JSON.stringify({ v: 1, id: msg.id, ok: true, result }) + "\n");
+      }
+    });
+    sock.on("error", () => undefined);
+  });
+  servers.push(server);
+  await new Promise<void>((resolve) => server.listen(defaultSocketPath(bank), resolve));
+  return { seen, sockets };
+}
+
+describe("gavel hook: exit codes", () => {
+  it("a misspelt or missing hook name exits 0 with one line on stderr (exit 2 would block the prompt)", async () => {
+    const dir = tempDir("gavel-hook-usage-");
+    for (const args of ["claude_code", "", "claude"]) {
+      const r = await runShell(gavel(args), input("Extract the tables from report.pdf", dir), baseEnv, dir);
+      expect(r.code, `gavel hook ${args}`).toBe(0);
+      expect(r.out).toBe("");
+      const lines = r.err.trim().split("\n");
+      expect(lines, r.err).toHaveLength(1);
+      expect(lines[0]).toMatch(/^gavel hook: .*claude-code.*nothing added to the prompt$/);
+    }
+  });
+
+  it("a malformed option, stdin or environment exits 0 with one line on stderr", async () => {
+    const dir = tempDir("gavel-hook-bad-");
+    const cases: [string, string, NodeJS.ProcessEnv][] = [
+      ["claude-code --no-such-flag", input("x y z", dir), baseEnv],
+      ["claude-code --timeout-ms soon", input("x y z", dir), baseEnv],
+      ["claude-code --min-score high", input("x y z", dir), baseEnv],
+      ["claude-code", "not json", baseEnv],
+      ["claude-code", "[1,2]", baseEnv],
+      ["claude-code", input("x y z", dir), { ...baseEnv, GAVEL_LOG: "maybe" }],
+    ];
+    for (const [args, stdin, env] of cases) {
+      const r = await runShell(gavel(args), stdin, env, dir);
+      expect(r.code, args).toBe(0);
+      expect(r.out).toBe("");
+      expect(r.err.trim().split("\n"), r.err).toHaveLength(1);
+    }
+  });
+});
+
+describe("gavel hook claude-code against a server", () => {
+  it("finds the bank under CLAUDE_PROJECT_DIR when the prompt's cwd is a subfolder", async () => {
+    const project = tempDir("gavel-hook-proj-");
+    const sub = join(project, "src", "deep");
+    mkdirSync(sub, { recursive: true });
+    const { seen } = await standIn(join(project, ".gavel", "bank"), () => answer("pdf-extract"));
+    const prompt = "Pull the revenue table out of report.pdf into a CSV";
+    const r = await runShell(gavel("claude-code"), input(prompt, sub), { ...baseEnv, CLAUDE_PROJECT_DIR: project }, sub);
+    expect(r.code).toBe(0);
+    expect(r.err).toBe("");
+    const out = JSON.parse(r.out) as { hookSpecificOutput: { hookEventName: string; additionalContext: string } };
+    expect(out.hookSpecificOutput.hookEventName).toBe("UserPromptSubmit");
+    expect(out.hookSpecificOutput.additionalContext).toMatch(/skill "pdf-extract"/);
+    expect(out.hookSpecificOutput.additionalContext).toContain("/skills/pdf-extract/SKILL.md");
+    expect(seen).toEqual([{ op: "glance", task: prompt }]);
+    // a relative --bank is taken from the project root too
+    const other = await standIn(join(project, "banks", "b2"), () => answer("dockerfile"));
+    const r2 = await runShell(gavel("claude-code --bank banks/b2 --verdict"), input("Write a Dockerfile", sub), { ...baseEnv, CLAUDE_PROJECT_DIR: project }, sub);
+    expect(JSON.parse(r2.out).hookSpecificOutput.additionalContext).toMatch(/skill "dockerfile"/);
+    expect(other.seen.map((s) => s.op)).toEqual(["route"]);
+    // without CLAUDE_PROJECT_DIR the subfolder has no bank: nothing added, and it says why
+    const r3 = await runShell(gavel("claude-code"), input(prompt, sub), baseEnv, sub);
+    expect(r3.code).toBe(0);
+    expect(r3.out).toBe("");
+    expect(r3.err.trim()).toBe(`gavel hook: no gavel server runs for the bank ${join(sub, ".gavel", "bank")} (start one with \`gavel serve\`); nothing added to the prompt`);
+  });
+
+  it("answers within its budget when the server is busy, abstaining with a reason on stderr", async () => {
+    const project = tempDir("gavel-hook-busy-");
+    const { seen } = await standIn(join(project, ".gavel", "bank"), (op) => (op === "cancel" ? undefined : undefined));
+    const r = await runShell(gavel("claude-code --timeout-ms 400"), input("Extract the tables from report.pdf", project), { ...baseEnv, CLAUDE_PROJECT_DIR: project }, project);
+    expect(r.code).toBe(0);
+    expect(r.out).toBe("");
+    expect(r.err.trim()).toBe("gavel hook: no answer within 400 ms (the gavel server is busy); nothing added to the prompt");
+    // well inside Claude Code's 10 s (node's start is most of it; generous for a loaded machine)
+    expect(r.ms).toBeLessThan(8000);
+    // it asked, then cancelled what it gave up on
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(seen.map((s) => s.op)).toEqual(["glance", "cancel"]);
+  });
+
+  it("gives up within its budget on stdin that is never closed", async () => {
+    const project = tempDir("gavel-hook-stdin-");
+    const t0 = performance.now();
+    const r = await new Promise<{ code: number | null; out: string; err: string }>((resolve) => {
+      const child = spawn(process.execPath, [cli, "hook", "claude-code", "--timeout-ms", "300"], { env: { ...baseEnv, CLAUDE_PROJECT_DIR: project }, cwd: project });
+      let out = "";
+      let err = "";
+      child.stdout.setEncoding("utf8").on("data", (d: string) => (out += d));
+      child.stderr.setEncoding("utf8").on("data", (d: string) => (err += d));
+      child.stdin.write('{"prompt": "Extract the tables'); // and never closed
+      child.on("close", (code) => resolve({ code, out, err }));
+    });
+    expect(r.code).toBe(0);
+    expect(r.out).toBe("");
+    expect(r.err.trim()).toBe("gavel hook: stdin was not closed within 300 ms; nothing added to the prompt");
+    expect(performance.now() - t0).toBeLessThan(8000);
+  });
+
+  it("names the missing server on stderr when none runs, and ignores a stale socket file", async () => {
+    const project = tempDir("gavel-hook-none-");
+    const bank = join(project, ".gavel", "bank");
+    const r = await runShell(gavel("claude-code"), input("Extract the tables from report.pdf", project), { ...baseEnv, CLAUDE_PROJECT_DIR: project }, project);
+    expect(r.code).toBe(0);
+    expect(r.out).toBe("");
+    expect(r.err.trim()).toBe(`gavel hook: no gavel server runs for the bank ${bank} (start one with \`gavel serve\`); nothing added to the prompt`);
+    // a socket left by a server that died: connect is refused
+    const server = createServer();
+    await new Promise<void>((resolve) => (mkdirSync(bank, { recursive: true }), server.listen(defaultSocketPath(bank), resolve)));
+    // close without unlinking the socket file (as a killed server leaves it)
+    const handle = (server as unknown as { _handle: { close(): void } | null })._handle;
+    handle?.close();
+    const r2 = await runShell(gavel("claude-code"), input("Extract the tables from report.pdf", project), { ...baseEnv, CLAUDE_PROJECT_DIR: project }, project);
+    expect(r2.code).toBe(0);
+    expect(r2.out).toBe("");
+    expect(r2.err.trim().split("\n")).toHaveLength(1);
+    expect(r2.err).toMatch(/no gavel server runs for the bank/);
+  });
+});
+
+describe("gavel hook install claude-code: portable commands", () => {
+  /** The one gavel command in a settings file. */
+  function installedCommand(file: string): string {
+    const s = JSON.parse(readFileSync(file, "utf8")) as { hooks: { UserPromptSubmit: { hooks: { command: string; timeout: number }[] }[] } };
+    const ours = s.hooks.UserPromptSubmit.flatMap((g) => g.hooks).filter((h) => h.command.includes("hook claude-code"));
+    expect(ours).toHaveLength(1);
+    expect(ours[0].timeout).toBe(10);
+    return ours[0].command;
+  }
+
+  it("writes no absolute path into a project's settings, and the command it writes runs the hook", async () => {
+    const project = tempDir("gavel-hook-portable-");
+    // without a project install: npx, which never downloads (--no); the bank relative to the project
+    const r = await runNode([cli, "hook", "install", "claude-code", "--dir", project, "--bank", join(project, "var", "bank")], { env: baseEnv, cwd: project });
+    expect(r.code, r.err).toBe(0);
+    const file = join(project, ".claude", "settings.json");
+    expect(installedCommand(file)).toBe("npx --no gavel hook claude-code --bank var/bank");
+    // with the project's own install (node_modules/.bin/gavel): that, through CLAUDE_PROJECT_DIR
+    mkdirSync(join(project, "node_modules", ".bin"), { recursive: true });
+    symlinkSync(cli, join(project, "node_modules", ".bin", "gavel"));
+    expect((await runNode([cli, "hook", "install", "claude-code", "--dir", project, "--bank", "var/bank", "--timeout-ms", "3000"], { env: baseEnv, cwd: project })).code).toBe(0);
+    const command = installedCommand(file);
+    expect(command).toBe('"$CLAUDE_PROJECT_DIR"/node_modules/.bin/gavel hook claude-code --bank var/bank --timeout-ms 3000');
+    expect(readFileSync(file, "utf8")).not.toContain(process.execPath);
+    expect(readFileSync(file, "utf8")).not.toContain(project);
+    // run it as Claude Code does, from a subfolder, against a server on the project's bank
+    const sub = join(project, "app");
+    mkdirSync(sub);
+    await standIn(join(project, "var", "bank"), () => answer("csv-clean"));
+    const env = { ...baseEnv, CLAUDE_PROJECT_DIR: project, PATH: `${join(process.execPath, "..")}:${process.env.PATH ?? ""}` };
+    const ran = await runShell(command, input("Clean up this CSV file", sub), env, sub);
+    expect(ran.code, ran.err).toBe(0);
+    expect(JSON.parse(ran.out).hookSpecificOutput.additionalContext).toMatch(/skill "csv-clean"/);
+    // --runner absolute keeps the old one-machine form
+    expect((await runNode([cli, "hook", "install", "claude-code", "--dir", project, "--runner", "absolute"], { env: baseEnv, cwd: project })).code).toBe(0);
+    expect(installedCommand(file)).toMatch(/^\S*node\S* \S*gavel\.js hook claude-code$/);
+  });
+
+  it("refuses a malformed settings file with one typed line, leaving it untouched", async () => {
+    const project = tempDir("gavel-hook-malformed-");
+    mkdirSync(join(project, ".claude"));
+    const file = join(project, ".claude", "settings.json");
+    for (const bad of ["{ not json", "[1, 2]", '{"hooks": {"UserPromptSubmit": [}'] ) {
+      writeFileSync(file, bad);
+      const r = await runNode([cli, "hook", "install", "claude-code", "--dir", project], { env: baseEnv, cwd: project });
+      expect(r.code).toBe(1);
+      const lines = r.err.trim().split("\n");
+      expect(lines, r.err).toHaveLength(1);
+      expect(lines[0]).toMatch(new RegExp(`^gavel: ${file.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")} is not (valid JSON|a JSON object).*\\[INVALID_ARGUMENT\\]$`));
+      expect(readFileSync(file, "utf8")).toBe(bad);
+    }
+  });
+});
