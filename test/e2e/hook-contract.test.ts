@@ -251,6 +251,19 @@ describe("gavel hook install claude-code: portable commands", () => {
     expect(installedCommand(file)).toMatch(/^\S*node\S* \S*gavel\.js hook claude-code$/);
   });
 
+  it("keeps a relative --bank relative in the user's settings, and refuses runners that cannot work there", async () => {
+    const home = tempDir("gavel-hook-home-");
+    const env = { ...baseEnv, HOME: home };
+    const r = await runNode([cli, "hook", "install", "claude-code", "--user", "--bank", "banks/main"], { env, cwd: home });
+    expect(r.code, r.err).toBe(0);
+    expect(installedCommand(join(home, ".claude", "settings.json"))).toBe("npx --no gavel hook claude-code --bank banks/main");
+    for (const bad of [["--user", "--runner", "project"], ["--runner", "bun"], ["--user", "--local"]]) {
+      const u = await runNode([cli, "hook", "install", "claude-code", ...bad], { env, cwd: home });
+      expect(u.code, bad.join(" ")).toBe(2);
+      expect(u.err).toMatch(/^usage: gavel hook/);
+    }
+  });
+
   it("refuses a malformed settings file with one typed line, leaving it untouched", async () => {
     const project = tempDir("gavel-hook-malformed-");
     mkdirSync(join(project, ".claude"));

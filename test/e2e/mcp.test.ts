@@ -242,6 +242,26 @@ describe("gavel mcp --port (streamable HTTP)", () => {
     expect((await rawPost(endpoint.url, { ...auth, host: "attacker.example" }, init)).status).toBe(403);
     expect((await rawPost(endpoint.url.replace(/\/mcp$/, "/other"), auth, init)).status).toBe(404);
     expect((await rawPost(endpoint.url, auth, "", "GET")).status).toBe(405);
+    // a body over 8 MiB is refused unread; one that is not JSON is a JSON-RPC parse error
+    const tooLarge = await new Promise<number>((resolve, reject) => {
+      const req = httpRequest(endpoint.url, { method: "POST", headers: { ...auth, "content-type": "application/json", "content-length": String(9 * 1024 * 1024) } }, (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      });
+      req.on("error", (err: NodeJS.ErrnoException) => (err.code === "EPIPE" || err.code === "ECONNRESET" ? undefined : reject(err)));
+      req.write('{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"x": "'); // the rest never sent
+    });
+    expect(tooLarge).toBe(413);
+    const bad = await rawPost(endpoint.url, auth, "{ not json");
+    expect(bad.status).toBe(400);
+    expect(JSON.parse(bad.body).error.code).toBe(-32700);
+    // a client that drops mid-body leaves the server serving
+    await new Promise<void>((resolve) => {
+      const req = httpRequest(endpoint.url, { method: "POST", headers: { ...auth, "content-type": "application/json", "content-length": "100000" } });
+      req.on("error", () => resolve());
+      req.write('{"jsonrpc": "2.0", "id": 1, "method": "initia');
+      setTimeout(() => (req.destroy(), resolve()), 100);
+    });
     // and a well-formed one from the same raw client is answered
     const ok = await rawPost(endpoint.url, auth, init);
     expect(ok.status).toBe(200);

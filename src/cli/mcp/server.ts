@@ -253,6 +253,36 @@ export interface McpHttpEndpoint {
 /** The path the endpoint answers on. */
 export const MCP_HTTP_PATH = "/mcp";
 
+/** Most bytes of one request body (a long task fits; a larger body is answered 413 unread). */
+export const MCP_HTTP_MAX_BODY = 8 * 1024 * 1024;
+
+/** The request's body parsed as JSON, read up to `max` bytes: `too-large` past it, `bad-json`, or the value. */
+function readJsonBody(req: IncomingMessage, max: number): Promise<{ ok: true; value: unknown } | { ok: false; why: "too-large" | "bad-json" }> {
+  return new Promise((resolve, reject) => {
+    const declared = Number(req.headers["content-length"]);
+    if (Number.isFinite(declared) && declared > max) return resolve({ ok: false, why: "too-large" });
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on("data", (c: Buffer) => {
+      size += c.length;
+      if (size > max) {
+        req.removeAllListeners("data");
+        req.pause();
+        return resolve({ ok: false, why: "too-large" });
+      }
+      chunks.push(c);
+    });
+    req.on("end", () => {
+      try {
+        resolve({ ok: true, value: JSON.parse(Buffer.concat(chunks).toString("utf8")) });
+      } catch {
+        resolve({ ok: false, why: "bad-json" });
+      }
+    });
+    req.on("error", reject); // an aborted body: nobody to answer
+  });
+}
+
 /** A JSON-RPC error answer outside the SDK (auth, path, method). */
 function plainError(res: ServerResponse, status: number, message: string, headers: Record<string, string> = {}): void {
   if (res.headersSent) return void res.end();
@@ -264,7 +294,7 @@ function plainError(res: ServerResponse, status: number, message: string, header
  * Serves `router` over MCP's streamable HTTP transport on 127.0.0.1 only, stateless (a fresh server
  * and transport per POST, so nothing is kept between requests), JSON answers. Every request must carry
  * `Authorization: Bearer <token>`; a Host header other than the loopback address is refused (DNS
- * rebinding).
+ * rebinding); a body over {@link MCP_HTTP_MAX_BODY} is refused unread (413).
  */
 export async function startMcpHttp(router: Router, info: McpServerInfo, options: McpHttpOptions): Promise<McpHttpEndpoint> {
   const { http } = await loadMcpSdk();
@@ -277,6 +307,12 @@ export async function startMcpHttp(router: Router, info: McpServerInfo, options:
     const given = Buffer.from(req.headers.authorization ?? "");
     if (given.length !== want.length || !timingSafeEqual(given, want)) return plainError(res, 401, "missing or wrong bearer token", { "www-authenticate": "Bearer" });
     if (req.method !== "POST") return plainError(res, 405, "this endpoint is stateless: POST only", { allow: "POST" });
+    const body = await readJsonBody(req, MCP_HTTP_MAX_BODY);
+    if (!body.ok && body.why === "too-large") return plainError(res, 413, `the request body is over ${MCP_HTTP_MAX_BODY} bytes`, { connection: "close" });
+    if (!body.ok) {
+      res.writeHead(400, { "content-type": "application/json" });
+      return void res.end(JSON.stringify({ jsonrpc: "2.0", error: { code: -32700, message: "Parse error: the body is not JSON" }, id: null }));
+    }
     const server = await createMcpServer(router, info);
     const transport = new http.StreamableHTTPServerTransport({
       sessionIdGenerator: undefined,
@@ -289,11 +325,13 @@ export async function startMcpHttp(router: Router, info: McpServerInfo, options:
       void server.close();
     });
     await server.connect(transport);
-    await transport.handleRequest(req, res);
+    await transport.handleRequest(req, res, body.value);
   };
   const httpServer: Server = createServer((req, res) => {
-    req.on("error", () => undefined); // an aborted body: the transport's read fails, the socket is gone
-    handle(req, res).catch((err: unknown) => plainError(res, 500, err instanceof Error ? err.message : String(err)));
+    handle(req, res).catch((err: unknown) => {
+      if (req.destroyed || res.destroyed) return; // an aborted request: nobody to answer
+      plainError(res, 500, err instanceof Error ? err.message : String(err));
+    });
   });
   httpServer.requestTimeout = 60_000;
   httpServer.headersTimeout = 10_000;
