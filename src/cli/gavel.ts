@@ -39,7 +39,7 @@ async function commandTable(lab: "none" | "optional" | "required"): Promise<Reco
 function usage(commands: Record<string, Command>): string {
   const lines = ["usage: gavel <command> [options]", "", "commands:"];
   for (const [name, c] of Object.entries(commands)) lines.push(`  ${name.padEnd(10)} ${c.summary}`);
-  lines.push("", "gavel <command> --help shows a command's options; gavel --version (-V) the version.");
+  lines.push("", "gavel <command> --help shows a command's options; gavel --version (-v, -V) the version.");
   return lines.join("\n");
 }
 
@@ -49,7 +49,13 @@ async function main(argv: string[]): Promise<number> {
   if (name === "hook" && rest[0] === "claude-code" && !rest.includes("--help") && !rest.includes("-h")) {
     return (await import("./commands/hook.js")).runClaudeCodeHook(rest.slice(1));
   }
-  if (name === "--version" || name === "-V" || name === "version") {
+  // Ctrl-C: a command that cancels (install, sync, serve, mcp, …) stops its work and closes its bank
+  // and model, then exits 130; one that does not, or a second Ctrl-C, exits 130 at once.
+  process.on("SIGINT", () => {
+    interrupted = true;
+    if (process.listenerCount("SIGINT") === 1) process.exit(EXIT_SIGINT);
+  });
+  if (name === "--version" || name === "-V" || name === "-v" || name === "version") {
     const { packageVersion } = await import("./ui/version.js");
     console.log(`gavel-router ${packageVersion()}`);
     return 0;
@@ -72,18 +78,51 @@ async function main(argv: string[]): Promise<number> {
   return command.run(rest);
 }
 
+/** The exit code after SIGINT (128 + 2, as a shell reports a process that Ctrl-C ended). */
+const EXIT_SIGINT = 130;
+/** Set once SIGINT arrives: the command then exits 130, whatever it returned. */
+let interrupted = false;
+
+/** The errno code of a permission failure in `err`'s chain of causes (EACCES, EPERM), if any. */
+function permissionCode(err: unknown): string | undefined {
+  for (let e = err, depth = 0; e instanceof Error && depth < 8; e = (e as { cause?: unknown }).cause, depth++) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === "EACCES" || code === "EPERM") return code;
+  }
+  return undefined;
+}
+
+/**
+ * A failure as the user sees it: the code (a GavelError's, `USAGE` for a usage error), one line of
+ * message, and the exit code. A permission failure that reached here untyped is PERMISSION_DENIED,
+ * one line (never a stack); any other untyped error keeps its stack in text output.
+ */
+function describeFailure(err: unknown): { code: string; message: string; exit: number; text: string } {
+  const argv = process.argv;
+  if (isGavelError(err)) return { code: err.code, message: err.message, exit: 1, text: `gavel: ${err.message} [${err.code}]` };
+  if (err instanceof Error && String((err as NodeJS.ErrnoException).code).startsWith("ERR_PARSE_ARGS_")) {
+    // an unknown option, a missing option value, a stray positional argument: a usage error
+    const message = `${err.message} (gavel ${argv[2] ?? ""} --help shows the usage)`;
+    return { code: "USAGE", message, exit: 2, text: `gavel: ${message}` };
+  }
+  const perm = permissionCode(err);
+  if (perm !== undefined) {
+    const message = `permission denied: ${(err as Error).message}`;
+    return { code: "PERMISSION_DENIED", message, exit: 1, text: `gavel: ${message} [PERMISSION_DENIED]` };
+  }
+  const message = err instanceof Error ? err.message : String(err);
+  return { code: "INTERNAL", message, exit: 1, text: err instanceof Error ? (err.stack ?? message) : message };
+}
+
 main(process.argv.slice(2)).then(
   (code) => {
-    process.exitCode = code;
+    process.exitCode = interrupted ? EXIT_SIGINT : code;
   },
   (err: unknown) => {
-    if (isGavelError(err)) console.error(`gavel: ${err.message} [${err.code}]`);
-    else if (err instanceof Error && String((err as NodeJS.ErrnoException).code).startsWith("ERR_PARSE_ARGS_")) {
-      // an unknown option, a missing option value, a stray positional argument: a usage error
-      console.error(`gavel: ${err.message} (gavel ${process.argv[2] ?? ""} --help shows the usage)`);
-      process.exitCode = 2;
-      return;
-    } else console.error(err);
-    process.exitCode = 1;
+    const f = describeFailure(err);
+    // With --json a failure is one JSON object on stderr (stdout carries only results).
+    if (process.argv.includes("--json")) console.error(JSON.stringify({ error: { code: interrupted ? "ABORTED" : f.code, message: f.message, exitCode: interrupted ? EXIT_SIGINT : f.exit } }));
+    else console.error(interrupted ? `gavel: interrupted (${f.message}) [ABORTED]` : f.text);
+    process.exitCode = interrupted ? EXIT_SIGINT : f.exit;
   },
 );

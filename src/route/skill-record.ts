@@ -21,8 +21,9 @@ export { hostOfFolder, installRoots, locateSkill, type SkillHost, type SkillLoca
 
 /**
  * Whether the source still says what the bank installed: `current` (same content), `changed` (the
- * file was edited since: reinstall to route on the new text), `missing` (moved, deleted or no longer
- * valid), `memory` (installed from in-memory records: there is no file).
+ * file was edited since: reinstall to route on the new text), `missing` (moved, deleted, no longer
+ * valid, or no longer a regular file within `MAX_SOURCE_BYTES`: a FIFO or a device is never read),
+ * `memory` (installed from in-memory records: there is no file).
  */
 export type SkillSourceStatus = "current" | "changed" | "missing" | "memory";
 

@@ -46,7 +46,8 @@
  *
  * @module
  */
-import { existsSync, readFileSync, statSync } from "node:fs";
+import { existsSync, statSync } from "node:fs";
+import { readRegularFileSync, RegularFileError } from "../util/regular-file.js";
 import { homedir } from "node:os";
 import { isAbsolute, join, resolve } from "node:path";
 import { GavelError, invalidArgument } from "../errors.js";
@@ -140,12 +141,19 @@ export function discoveryHost(host: unknown): DiscoveryHost {
   throw invalidArgument(`host must be one of ${SKILL_HOSTS.join(", ")}, got ${JSON.stringify(host)}`);
 }
 
-/** A JSON file's value; undefined when it is missing; a note (and undefined) when it does not parse. */
+/** Largest settings or plugin-registry JSON read (a host writes a few KB). */
+const MAX_SETTINGS_BYTES = 16 * 1024 * 1024;
+
+/**
+ * A JSON file's value; undefined when it is missing; a note (and undefined) when it does not parse, or
+ * is not a regular file within {@link MAX_SETTINGS_BYTES} (a FIFO or a device is never read).
+ */
 function readJson(file: string, notes: string[]): unknown {
   let text: string;
   try {
-    text = readFileSync(file, "utf8");
-  } catch {
+    text = readRegularFileSync(file, MAX_SETTINGS_BYTES).toString("utf8");
+  } catch (err) {
+    if (err instanceof RegularFileError && err.reason !== "missing") notes.push(`${err.message}: its plugins are not read`);
     return undefined;
   }
   try {

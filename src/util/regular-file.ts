@@ -12,7 +12,7 @@
  * more than the cap (+1 byte to see growth), so a file that grows while it is read cannot exhaust
  * memory either.
  */
-import { constants, type Stats } from "node:fs";
+import { closeSync, constants, fstatSync, openSync, readSync, statSync, type Stats } from "node:fs";
 import { open, stat, type FileHandle } from "node:fs/promises";
 
 /** Why a path cannot be read as a regular file. */
@@ -105,6 +105,34 @@ export async function readRegularFile(path: string, maxBytes: number): Promise<B
     return buf.subarray(0, n);
   } finally {
     await fh.close().catch(() => undefined);
+  }
+}
+
+/**
+ * {@link readRegularFile}, synchronously (for the few readers that must stay synchronous, such as
+ * discovery's small JSON settings files): the same checks, the same cap.
+ *
+ * @throws RegularFileError: as {@link readRegularFile}
+ */
+export function readRegularFileSync(path: string, maxBytes: number): Buffer {
+  let fd: number;
+  try {
+    refuseNonRegular(path, statSync(path));
+    fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
+  } catch (err) {
+    throw err instanceof RegularFileError ? err : fromErrno(path, err);
+  }
+  try {
+    const st = fstatSync(fd);
+    refuseNonRegular(path, st);
+    if (st.size > maxBytes) throw new RegularFileError(path, "too-large", `${path} is ${st.size} bytes, above the cap of ${maxBytes}`);
+    const buf = Buffer.alloc(st.size + 1);
+    let n = 0;
+    for (let got; n < buf.length && (got = readSync(fd, buf, n, buf.length - n, n)) > 0; ) n += got;
+    if (n > maxBytes) throw new RegularFileError(path, "too-large", `${path} grew past the cap of ${maxBytes} bytes while it was read`);
+    return buf.subarray(0, n);
+  } finally {
+    closeSync(fd);
   }
 }
 

@@ -3,7 +3,8 @@
 // by name resolved by it with a warning naming the shadowed one and why, over temp project, home,
 // managed and admin folders (never this machine's own).
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { claudeManagedDir, discoverSkills, discoveryHost, skillRoots, type DiscoverOptions } from "../../src/skills/discover.js";
@@ -217,6 +218,22 @@ describe("discoverSkills", () => {
           why: "plugin fmt@alpha-market (plugin) comes before plugin fmt@beta-market (plugin): both are fmt's, from two marketplaces; the first id in order wins",
         },
       ]);
+    });
+
+    it("a registry or settings file swapped for a FIFO or /dev/zero is a warning at once, never a hang", async () => {
+      mkdirSync(join(home, ".claude", "plugins"), { recursive: true });
+      const registry = join(home, ".claude", "plugins", "installed_plugins.json");
+      execFileSync("mkfifo", [registry]);
+      writeSkill(join(project, ".claude", "skills"), "alpha");
+      const found = await discoverSkills(at("claude-code"));
+      expect(found.skills.map((s) => s.id)).toEqual(["alpha"]);
+      expect(found.warnings).toEqual([expect.stringMatching(/installed_plugins\.json is a FIFO/)]);
+      rmSync(registry);
+      writeFileSync(registry, JSON.stringify({ version: 2, plugins: {} }));
+      symlinkSync("/dev/zero", join(home, ".claude", "settings.json"));
+      const again = await discoverSkills(at("claude-code"));
+      expect(again.skills.map((s) => s.id)).toEqual(["alpha"]);
+      expect(again.warnings).toEqual([expect.stringMatching(/settings\.json is a device/)]);
     });
 
     it("an unreadable registry is a warning, and the other folders still load", async () => {

@@ -169,3 +169,29 @@ describe("the front matter reported is the installed snapshot's", () => {
     expect((await load(bank)).allowedTools).toEqual(["Read", "Grep"]);
   });
 });
+
+describe("an install records the front matter and refreshes it when only it changed", () => {
+  it("Library.save records meta; refreshMeta replaces an edited one and leaves an equal one alone", async () => {
+    const { Library } = await import("../../src/bank/library.js");
+    const projections = await Projections.random(fp, { seed: 5, dim: DIM });
+    const dir = join(root, `lib-bank-${n++}`);
+    const file = join(root, `lib-src-${n++}`, "safe-skill", "SKILL.md");
+    const skill = parseSkillMarkdown(md("Read"), file, { folderName: "safe-skill" });
+    const lib = await Library.open(dir, projections, { create: true });
+    try {
+      await lib.save(skill, { keyTokens: [1], keyPositions: [0], renderTokens: 4, renderCut: { descriptionChars: 5, bodyChars: 5 } }, new Float32Array(DIM).fill(0.5));
+      await lib.commit();
+      expect((await load(dir)).allowedTools).toEqual(["Read"]);
+      // the same content, the same front matter: nothing to do
+      expect(await lib.refreshMeta(skill)).toBe(false);
+      // the same content (hash), wider tools on disk: the install's refresh records them
+      const edited = parseSkillMarkdown(md("Read Grep"), file, { folderName: "safe-skill" });
+      expect(edited.contentHash).toBe(skill.contentHash);
+      expect(await lib.refreshMeta(edited)).toBe(true);
+      await lib.commit();
+    } finally {
+      await lib.close();
+    }
+    expect((await load(dir)).allowedTools).toEqual(["Read", "Grep"]);
+  });
+});

@@ -1,11 +1,14 @@
 import { existsSync } from "node:fs";
-import { resolve } from "node:path";
+import { readdir, rm, rmdir } from "node:fs/promises";
+import { dirname, resolve } from "node:path";
+import { readManifest } from "../../bank/manifest.js";
+import { bankDir } from "../../config.js";
 import { parseArgs } from "node:util";
 import { intArg } from "../ui/options.js";
 import { withInterrupt } from "../ui/interrupt.js";
 import { Progress } from "../ui/progress.js";
 import { safeText } from "../ui/safe-text.js";
-import { routerOptions, routerOptionsHelp, withRouter } from "./common.js";
+import { routerOptions, routerOptionsHelp, withRouter, type RouterArgs } from "./common.js";
 import type { Command } from "./types.js";
 
 /** `gavel install`: skills into a bank, with a progress bar. */
@@ -28,55 +31,93 @@ ${routerOptionsHelp}
       console.error(this.help);
       return 2;
     }
-    return withInterrupt((signal) =>
-      withRouter(values, async (router) => {
-        // a bar on a terminal; a plain line every 5% elsewhere (logs, CI); both with the rate and ETA
-        const progress = new Progress(process.stderr, { bar: 30, every: 5, rate: { unit: "skills" } });
-        // an absolute path, so each skill's recorded source names its SKILL.md from anywhere
-        const source = existsSync(positionals[0]) ? resolve(positionals[0]) : positionals[0];
-        const report = await router.install(source, {
-          onProgress: (p) => progress.update(p.done, p.total, safeText(p.skill)),
-          signal,
-          limit: intArg(values.limit, "limit", { min: 0 }),
-          offset: intArg(values.offset, "offset", { min: 0 }),
-          concurrency: intArg(values.jobs, "jobs", { min: 1, max: 256 }),
-          statesCache: values["states-cache"],
-        });
-        progress.end();
-        if (values.json) {
-          console.log(JSON.stringify({ ...report, failed: report.failed.map((f) => ({ where: f.where, code: f.error.code, error: f.error.message })) }, null, 2));
-        } else {
-          console.log(
-            `installed ${report.installed.length}, unchanged ${report.unchanged.length}, failed ${report.failed.length}` +
-              ` in ${report.seconds.toFixed(1)} s (${report.tokens} tokens, ${report.keys} keys kept of ${report.rawKeys})`,
-          );
-          const sc = report.statesCache;
-          if (sc) {
-            const why = sc.present ? "" : " (it holds no states of this model file at this layer)";
-            console.log(`  states cache: ${sc.hits} skills read, ${sc.misses} computed${why}`);
-          }
-          if (report.installed.length > 0) {
-            const st = report.stages;
-            const parts = (Object.keys(st) as (keyof typeof st)[]).map((k) => `${k} ${st[k].toFixed(1)} s`);
-            console.log(`  stages, summed over skills in flight: ${parts.join(", ")}`);
-          }
-          for (const f of report.failed) console.log(`  failed: ${safeText(f.where)}: ${safeText(f.error.message)}`);
-          for (const w of report.warnings) {
-            for (const text of w.warnings) console.log(`  warning: ${safeText(w.name)}: ${safeText(text)}`);
-          }
-          if (report.warnings.length > 0) {
-            const n = report.warnings.reduce((sum, w) => sum + w.warnings.length, 0);
-            const skills = report.warnings.length;
-            console.log(`  ${n} warning${n === 1 ? "" : "s"} on ${skills} skill${skills === 1 ? "" : "s"} (kept with them: gavel list shows them)`);
-          }
-          if (report.truncated.length) {
-            const shown = report.truncated.slice(0, 5).map(safeText).join(", ");
-            const more = report.truncated.length > 5 ? ` and ${report.truncated.length - 5} more (--json lists them)` : "";
-            console.log(`  ${report.truncated.length} cut to the token budget: ${shown}${more}`);
-          }
-        }
-        return report.failed.length > 0 && report.installed.length + report.unchanged.length === 0 ? 1 : 0;
-      }, { create: true }), // the one command that builds a bank
-    );
+    // A first install that fails (a missing folder, no skills, Ctrl-C before any commit) leaves no
+    // empty bank behind: what this run created is removed when the bank ends up holding no skill.
+    const bank = resolve(bankDir(values.bank));
+    const created = firstMissing(bank);
+    try {
+      return await installInto(positionals[0], values);
+    } finally {
+      if (created !== null) await removeIfEmpty(bank, created);
+    }
   },
 };
+
+/** Installs `source0` into the bank `values` name (created when missing). */
+function installInto(source0: string, values: InstallValues): Promise<number> {
+  return withInterrupt((signal) =>
+    withRouter(values, async (router) => {
+      // a bar on a terminal; a plain line every 5% elsewhere (logs, CI); both with the rate and ETA
+      const progress = new Progress(process.stderr, { bar: 30, every: 5, rate: { unit: "skills" } });
+      // an absolute path, so each skill's recorded source names its SKILL.md from anywhere
+      const source = existsSync(source0) ? resolve(source0) : source0;
+      const report = await router.install(source, {
+        onProgress: (p) => progress.update(p.done, p.total, safeText(p.skill)),
+        signal,
+        limit: intArg(values.limit, "limit", { min: 0 }),
+        offset: intArg(values.offset, "offset", { min: 0 }),
+        concurrency: intArg(values.jobs, "jobs", { min: 1, max: 256 }),
+        statesCache: values["states-cache"],
+      });
+      progress.end();
+      if (values.json) {
+        console.log(JSON.stringify({ ...report, failed: report.failed.map((f) => ({ where: f.where, code: f.error.code, error: f.error.message })) }, null, 2));
+      } else {
+        console.log(
+          `installed ${report.installed.length}, unchanged ${report.unchanged.length}, failed ${report.failed.length}` +
+            ` in ${report.seconds.toFixed(1)} s (${report.tokens} tokens, ${report.keys} keys kept of ${report.rawKeys})`,
+        );
+        const sc = report.statesCache;
+        if (sc) {
+          const why = sc.present ? "" : " (it holds no states of this model file at this layer)";
+          console.log(`  states cache: ${sc.hits} skills read, ${sc.misses} computed${why}`);
+        }
+        if (report.installed.length > 0) {
+          const st = report.stages;
+          const parts = (Object.keys(st) as (keyof typeof st)[]).map((k) => `${k} ${st[k].toFixed(1)} s`);
+          console.log(`  stages, summed over skills in flight: ${parts.join(", ")}`);
+        }
+        for (const f of report.failed) console.log(`  failed: ${safeText(f.where)}: ${safeText(f.error.message)}`);
+        for (const w of report.warnings) {
+          for (const text of w.warnings) console.log(`  warning: ${safeText(w.name)}: ${safeText(text)}`);
+        }
+        if (report.warnings.length > 0) {
+          const n = report.warnings.reduce((sum, w) => sum + w.warnings.length, 0);
+          const skills = report.warnings.length;
+          console.log(`  ${n} warning${n === 1 ? "" : "s"} on ${skills} skill${skills === 1 ? "" : "s"} (kept with them: gavel list shows them)`);
+        }
+        if (report.truncated.length) {
+          const shown = report.truncated.slice(0, 5).map(safeText).join(", ");
+          const more = report.truncated.length > 5 ? ` and ${report.truncated.length - 5} more (--json lists them)` : "";
+          console.log(`  ${report.truncated.length} cut to the token budget: ${shown}${more}`);
+        }
+      }
+      return report.failed.length > 0 && report.installed.length + report.unchanged.length === 0 ? 1 : 0;
+    }, { create: true }), // the one command that builds a bank
+  );
+}
+
+type InstallValues = RouterArgs & { json?: boolean; limit?: string; offset?: string; jobs?: string; "states-cache"?: string };
+
+/** The topmost folder of `path` that does not exist yet (what creating `path` makes first); null when `path` exists. */
+function firstMissing(path: string): string | null {
+  if (existsSync(path)) return null;
+  let top = path;
+  while (dirname(top) !== top && !existsSync(dirname(top))) top = dirname(top);
+  return top;
+}
+
+/**
+ * Removes `bank` when it holds no skill, and the empty folders above it up to `created` (the first
+ * this run made); a folder holding anything else (another tool's file) is kept.
+ */
+async function removeIfEmpty(bank: string, created: string): Promise<void> {
+  const manifest = await readManifest(bank).catch(() => null);
+  if (manifest === null || (manifest !== undefined && manifest.entries.length > 0)) return;
+  await rm(bank, { recursive: true, force: true });
+  for (let dir = bank; dir !== created; ) {
+    dir = dirname(dir);
+    if ((await readdir(dir).catch(() => ["?"])).length > 0) return;
+    await rmdir(dir).catch(() => undefined);
+  }
+}

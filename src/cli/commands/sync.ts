@@ -1,7 +1,10 @@
 // `gavel sync`: the bank follows the host's skill folders. What is new or changed on disk (by content
 // hash) is installed, what was deleted on disk is uninstalled, and skills installed from anywhere
 // else (a JSONL library, another folder) are left alone.
-import { resolve } from "node:path";
+import { existsSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { MANIFEST } from "../../bank/manifest.js";
+import { bankDir } from "../../config.js";
 import { parseArgs } from "node:util";
 import { locateSkill, type Router } from "../../route/index.js";
 import { discoverSkills, discoveryHost, SKILL_HOSTS, type DiscoverResult } from "../../skills/discover.js";
@@ -57,6 +60,31 @@ function printPlan(found: DiscoverResult, plan: SyncPlan, dryRun: boolean): void
   for (const s of plan.kept) console.log(`kept ${s.id}: its SKILL.md no longer reads (${s.reason})`);
 }
 
+/** The summary line, or with --json the summary object. */
+function report(host: string, dryRun: boolean, found: DiscoverResult, plan: SyncPlan, json: boolean): void {
+  const summary = {
+    host,
+    dryRun,
+    installed: plan.add.map((s) => s.id),
+    updated: plan.update.map((s) => s.id),
+    uninstalled: plan.remove.map((s) => s.id),
+    unchanged: plan.unchanged.length,
+    kept: plan.kept,
+    shadowed: found.shadowed,
+    failed: found.failed.map((f) => ({ where: f.where, error: f.error.message })),
+  };
+  if (json) {
+    console.log(JSON.stringify(summary, null, 2));
+    return;
+  }
+  const did = dryRun ? "would install" : "installed";
+  console.log(
+    `${dryRun ? "dry run: " : ""}${did} ${plan.add.length} new, ${plan.update.length} changed; ` +
+      `${dryRun ? "would uninstall" : "uninstalled"} ${plan.remove.length}; unchanged ${plan.unchanged.length}` +
+      (plan.add.length + plan.update.length + plan.remove.length === 0 ? " (nothing to do)" : ""),
+  );
+}
+
 /** `gavel sync`. */
 export const sync: Command = {
   summary: "install what is new or changed in the hosts' skill folders, uninstall what was deleted",
@@ -88,6 +116,17 @@ ${routerOptionsHelp}`,
     }
     const host = discoveryHost(values.host);
     const dryRun = values["dry-run"] === true;
+    // A dry run on a project without a bank yet: everything found would be installed, and neither
+    // the model nor a bank is needed to say so (nothing is created).
+    if (dryRun && !existsSync(join(resolve(bankDir(values.bank)), MANIFEST))) {
+      return withInterrupt(async (signal) => {
+        const found = await discoverSkills({ host, projectDir: values.project, signal });
+        const plan: SyncPlan = { add: found.skills, update: [], unchanged: [], remove: [], kept: [] };
+        if (!values.json) printPlan(found, plan, true);
+        report(host, true, found, plan, values.json === true);
+        return 0;
+      });
+    }
     return withInterrupt((signal) =>
       withRouter(
         values,
@@ -105,26 +144,7 @@ ${routerOptionsHelp}`,
             }
             for (const s of plan.remove) await router.uninstall(s.id);
           }
-          const summary = {
-            host,
-            dryRun,
-            installed: plan.add.map((s) => s.id),
-            updated: plan.update.map((s) => s.id),
-            uninstalled: plan.remove.map((s) => s.id),
-            unchanged: plan.unchanged.length,
-            kept: plan.kept,
-            shadowed: found.shadowed,
-            failed: found.failed.map((f) => ({ where: f.where, error: f.error.message })),
-          };
-          if (values.json) console.log(JSON.stringify(summary, null, 2));
-          else {
-            const did = dryRun ? "would install" : "installed";
-            console.log(
-              `${dryRun ? "dry run: " : ""}${did} ${plan.add.length} new, ${plan.update.length} changed; ` +
-                `${dryRun ? "would uninstall" : "uninstalled"} ${plan.remove.length}; unchanged ${plan.unchanged.length}` +
-                (plan.add.length + plan.update.length + plan.remove.length === 0 ? " (nothing to do)" : ""),
-            );
-          }
+          report(host, dryRun, found, plan, values.json === true);
           return failedInstalls > 0 ? 1 : 0;
         },
         { create: !dryRun },

@@ -1,0 +1,152 @@
+// Issue 35, CLI habits, run as a user would (node dist/cli/gavel.js …; `npx tsup` first): -v prints the
+// version; with --json a failure is one JSON object on stderr; Ctrl-C exits 130 (it exited 1); a
+// failed first install leaves no empty bank (it did); `sync --dry-run` works before any bank exists
+// (it failed); an install writes the bank owner-only, and another user's check of it is one typed
+// PERMISSION_DENIED line (it was a raw EACCES stack).
+import { spawn } from "node:child_process";
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { repoRoot } from "../helpers/paths.js";
+import { TINY_LLAMA_PATH } from "../fixtures/tiny-llama.js";
+import { run } from "../helpers/run.js";
+
+const cli = join(repoRoot, "dist", "cli", "gavel.js");
+const pkg = JSON.parse((await import("node:fs")).readFileSync(join(repoRoot, "package.json"), "utf8")) as { version: string };
+let root: string;
+let home: string;
+let proj: string;
+const env = () => ({ ...process.env, GAVEL_MODEL: "", GAVEL_PROJECTIONS: "", GAVEL_BANK: "", HOME: home, XDG_CONFIG_HOME: join(home, ".config") });
+const gavel = (...args: string[]) => run(process.execPath, [cli, ...args], { cwd: root, timeoutMs: 300_000, env: env() });
+const model = () => ["--model", TINY_LLAMA_PATH, "--projections", proj, "--context", "1024", "--skill-budget", "256"];
+
+beforeAll(async () => {
+  root = mkdtempSync(join(tmpdir(), "gavel-cli-habits-"));
+  chmodSync(root, 0o755);
+  home = join(root, "home");
+  mkdirSync(home);
+  proj = join(root, "p.gguf");
+  const p = await gavel("projections", "--model", TINY_LLAMA_PATH, "--out", proj, "--dim", "64");
+  expect(p.code, p.err).toBe(0);
+}, 300_000);
+afterAll(() => {
+  rmSync(root, { recursive: true, force: true });
+});
+
+/** A folder of `n` small skills. */
+function skillsFolder(name: string, n: number): string {
+  const dir = join(root, name);
+  for (let i = 0; i < n; i++) {
+    const s = `skill-${String(i).padStart(4, "0")}`;
+    mkdirSync(join(dir, s), { recursive: true });
+    writeFileSync(join(dir, s, "SKILL.md"), `---\nname: ${s}\ndescription: Use for task family ${i} of the demo.\n---\n\nDo step ${i}, then report.\n`);
+  }
+  return dir;
+}
+
+describe("gavel's habits", () => {
+  it("-v prints the version like --version and -V", async () => {
+    for (const flag of ["-v", "--version", "-V"]) {
+      const r = await gavel(flag);
+      expect(r.code, flag).toBe(0);
+      expect(r.out.trim()).toBe(`gavel-router ${pkg.version}`);
+    }
+  });
+
+  it("with --json a failure is one JSON object on stderr, stdout empty, the exit code kept", async () => {
+    const missing = await gavel("check", "--bank", join(root, "no-such-bank"), "--json");
+    expect(missing.code).toBe(1);
+    expect(missing.out).toBe("");
+    const e = JSON.parse(missing.err) as { error: { code: string; message: string; exitCode: number } };
+    expect(e.error).toMatchObject({ code: "FILE_NOT_FOUND", exitCode: 1, message: expect.stringMatching(/no bank at/) });
+    const usage = await gavel("check", "--frobnicate", "--json");
+    expect(usage.code).toBe(2);
+    expect(JSON.parse(usage.err).error).toMatchObject({ code: "USAGE", exitCode: 2 });
+    // without --json: the text line as before
+    expect((await gavel("check", "--bank", join(root, "no-such-bank"))).err).toMatch(/^gavel: no bank at .* \[FILE_NOT_FOUND\]\n$/);
+  });
+
+  it("a failed first install of a missing folder leaves no bank (nor the .gavel folder it made)", async () => {
+    const project = join(root, "fresh-project");
+    mkdirSync(project);
+    const r = await gavel("install", join(project, "no-such-skills"), "--bank", join(project, ".gavel", "bank"), ...model());
+    expect(r.code).toBe(1);
+    expect(r.err).toMatch(/FILE_NOT_FOUND/);
+    expect(readdirSync(project)).toEqual([]);
+    // a bank that existed before is never removed by a failed install
+    const skills = skillsFolder("few", 2);
+    const bank = join(project, ".gavel", "bank");
+    expect((await gavel("install", skills, "--bank", bank, ...model())).code).toBe(0);
+    expect((await gavel("install", join(project, "no-such-skills"), "--bank", bank, ...model())).code).toBe(1);
+    expect(existsSync(join(bank, "manifest.json"))).toBe(true);
+  }, 300_000);
+
+  it("sync --dry-run on a fresh project lists what it would install, creates nothing", async () => {
+    const project = join(root, "sync-project");
+    const folder = join(project, ".claude", "skills", "pdf-fill");
+    mkdirSync(folder, { recursive: true });
+    writeFileSync(join(folder, "SKILL.md"), "---\nname: pdf-fill\ndescription: Fill PDF forms.\n---\n\nFill it.\n");
+    const bank = join(project, ".gavel", "bank");
+    const r = await run(process.execPath, [cli, "sync", "--dry-run", "--host", "claude-code", "--project", project, "--bank", bank], { cwd: project, env: env(), timeoutMs: 120_000 });
+    expect(r.code, r.err).toBe(0);
+    expect(r.out).toMatch(/would install pdf-fill \(new\)/);
+    expect(r.out).toMatch(/dry run: would install 1 new/);
+    const j = await run(process.execPath, [cli, "sync", "--dry-run", "--json", "--host", "claude-code", "--project", project, "--bank", bank], { cwd: project, env: env(), timeoutMs: 120_000 });
+    expect(j.code, j.err).toBe(0);
+    expect(JSON.parse(j.out)).toMatchObject({ dryRun: true, installed: ["pdf-fill"], uninstalled: [] });
+    expect(existsSync(join(project, ".gavel"))).toBe(false);
+  });
+
+  it("Ctrl-C exits 130: mid-install (after closing the bank) and while waiting on stdin", async () => {
+    const skills = skillsFolder("many", 400);
+    const bank = join(root, "sigint-bank");
+    const child = spawn(process.execPath, [cli, "install", skills, "--bank", bank, ...model()], { cwd: root, env: env(), stdio: ["ignore", "pipe", "pipe"] });
+    let err = "";
+    const sent = new Promise<void>((resolve) => {
+      child.stderr.setEncoding("utf8").on("data", (d: string) => {
+        err += d;
+        // the first progress line: the install is under way
+        if (/\d+\/400/.test(err) && child.signalCode === null && !child.killed) {
+          child.kill("SIGINT");
+          resolve();
+        }
+      });
+    });
+    const code = await new Promise<number | null>((resolve) => child.on("close", (c) => resolve(c)));
+    await sent;
+    expect(code, err).toBe(130);
+    // the bank was closed cleanly: not locked, readable by check
+    expect(existsSync(join(bank, "lock"))).toBe(false);
+    const chk = await gavel("check", "--bank", bank);
+    expect(chk.code, chk.out + chk.err).toBe(0);
+    // a command with nothing to cancel (here `route -` waiting on stdin) exits 130 at once
+    const waiting = spawn(process.execPath, [cli, "route", "-", "--bank", bank, ...model()], { cwd: root, env: env(), stdio: ["pipe", "pipe", "pipe"] });
+    await new Promise((r) => setTimeout(r, 1500));
+    waiting.kill("SIGINT");
+    const code2 = await new Promise<number | null>((resolve) => waiting.on("close", (c) => resolve(c)));
+    expect(code2).toBe(130);
+  }, 300_000);
+
+  it("an installed bank is the owner's only; another user's check is one PERMISSION_DENIED line", async () => {
+    const old = process.umask(0o002);
+    const bank = join(root, "owned", ".gavel", "bank");
+    try {
+      const r = await gavel("install", skillsFolder("two", 2), "--bank", bank, ...model());
+      expect(r.code, r.err).toBe(0);
+    } finally {
+      process.umask(old);
+    }
+    expect(statSync(bank).mode & 0o777).toBe(0o700);
+    for (const f of readdirSync(bank)) {
+      const st = statSync(join(bank, f));
+      if (st.isFile()) expect(st.mode & 0o777, f).toBe(0o600);
+    }
+    if (process.getuid?.() !== 0) return; // another user needs root to become
+    chmodSync(join(root, "owned"), 0o755);
+    chmodSync(join(root, "owned", ".gavel"), 0o755);
+    const r = await run("setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", process.execPath, cli, "check", "--bank", bank], { cwd: root, env: env(), timeoutMs: 60_000 });
+    expect(r.code).toBe(1);
+    expect(r.err).toMatch(/^gavel: permission denied checking bank .*EACCES.* \[PERMISSION_DENIED\]\n$/);
+  }, 300_000);
+});
