@@ -24,7 +24,6 @@ import { defaultModelPaths } from "../src/defaults.js";
 import { Model } from "../src/model/Model.js";
 import { Projections } from "../src/projections/projections.js";
 import { Router } from "../src/route/Router.js";
-import { skillContentHash } from "../src/skills/index.js";
 import { loadLibrary } from "../lab/eval/io.js";
 import { loadTasks, selectTasks } from "../lab/eval/tasks.js";
 import { unitRows } from "./data.js";
@@ -68,8 +67,7 @@ async function main() {
       for (let i = 0; i < chosen.length; i++) {
         const s = chosen[i];
         const keys = unitRows(keysPerSkill, dim, i + 1);
-        const skill = { ...s, contentHash: skillContentHash(s.id, s.description, s.body ?? "") };
-        await lib.save(skill, { keyTokens: Array.from({ length: keysPerSkill }, () => 1), keyPositions: Array.from({ length: keysPerSkill }, (_, j) => j), renderTokens: 64, renderCut: { descriptionChars: s.description.length, bodyChars: (s.body ?? "").length } }, keys);
+        await lib.save(s, { keyTokens: Array.from({ length: keysPerSkill }, () => 1), keyPositions: Array.from({ length: keysPerSkill }, (_, j) => j), renderTokens: 64, renderCut: { descriptionChars: s.description.length, bodyChars: (s.body ?? "").length } }, keys);
         if ((i + 1) % 5000 === 0) { await lib.commit(); console.log(`  ${i + 1} skills staged (${((performance.now() - t0) / 1000).toFixed(0)} s)`); }
       }
       await lib.commit();

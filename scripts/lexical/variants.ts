@@ -43,6 +43,7 @@ const sStem = (t: string) => {
 };
 const stemText = (text: string) => bm25Tokens(text).map(sStem).join(" ");
 
+const firstLine = (q: string) => q.split("\n").find((l) => l.trim().length > 0) ?? "";
 interface Variant { doc: (s: { name: string; description: string; body?: string }) => { name: string; description: string; body?: string }; query: (q: string) => string }
 const id = (x: string) => x;
 const rep = (x: string, n: number) => Array.from({ length: n }, () => x).join("\n");
@@ -53,6 +54,9 @@ const variants: Record<string, Variant> = {
   "fields2": { doc: (s) => ({ name: rep(s.name, 2), description: rep(s.description, 2), body: s.body }), query: id },
   "fields3": { doc: (s) => ({ name: rep(s.name, 3), description: rep(s.description, 3), body: s.body }), query: id },
   "name3": { doc: (s) => ({ name: rep(s.name, 3), description: s.description, body: s.body }), query: id },
+  // the task's first line (a statement's title) counted k more times
+  title2: { doc: (s) => s, query: (q) => rep(firstLine(q), 2) + "\n" + q },
+  title4: { doc: (s) => s, query: (q) => rep(firstLine(q), 4) + "\n" + q },
   "desc3": { doc: (s) => ({ name: s.name, description: rep(s.description, 3), body: s.body }), query: id },
 };
 

@@ -146,7 +146,12 @@ async function claudeCodeHook(args: string[]): Promise<number> {
     const base = hookBase(input);
     const bank = resolve(base, bankDir(values.bank, base));
     const socket = values.socket === undefined ? undefined : resolve(base, values.socket);
-    const endpoint = await findEndpoint({ bank, socket });
+    // a fallback socket folder taken by another user is PERMISSION_DENIED: a line, never a blocked prompt
+    const endpoint = await findEndpoint({ bank, socket }).catch((err: unknown) => {
+      note(`cannot look for the gavel server: ${(err as Error).message}`);
+      return undefined;
+    });
+    if (endpoint === undefined) return 0;
     if (!endpoint) {
       note(`no gavel server runs for the bank ${bank} (start one with \`gavel serve\`)`);
       return 0;
