@@ -258,14 +258,20 @@ export interface PrunedGlanceResult extends KeyBankGlanceResult {
  */
 export async function glancePruned(bank: KeyBank, index: GlanceIndex, queries: Float32Array, options: PrunedGlanceOptions = {}): Promise<PrunedGlanceResult> {
   const { keep, nprobe, maxCandidates, ...glanceOptions } = options;
-  const all = bank.handles();
-  const taking = keep ? all.filter((h) => keep(h)) : all;
-  const k = options.k ?? voteK(taking.length);
+  let k = options.k;
+  if (k === undefined) k = voteK(keep ? bank.handles().filter((h) => keep(h)).length : bank.size);
   const search = await index.candidates(bank, queries, { weights: options.weights, nprobe, maxCandidates });
-  // The bank may have changed while the search ran: only skills it holds now (and `keep` keeps).
-  const held = new Set(keep ? taking : bank.handles());
-  const handles = search.handles.filter((h) => held.has(h));
-  const res = await bank.glance(queries, { ...glanceOptions, k, handles });
+  const handles = keep ? search.handles.filter((h) => keep(h)) : search.handles;
+  let res: KeyBankGlanceResult;
+  try {
+    res = await bank.glance(queries, { ...glanceOptions, k, handles });
+  } catch (err) {
+    // The bank may have dropped a skill while the search ran: glance those it still holds.
+    if (!(err instanceof GavelError) || err.code !== "INVALID_ARGUMENT") throw err;
+    const held = new Set(bank.handles());
+    if (handles.every((h) => held.has(h))) throw err;
+    res = await bank.glance(queries, { ...glanceOptions, k, handles: handles.filter((h) => held.has(h)) });
+  }
   return { ...res, search };
 }
 

@@ -151,6 +151,23 @@ describe("glance index", () => {
     }
   });
 
+  it("glances only the skills the bank still holds when one goes while the search runs", async () => {
+    const r = rng(SEED + 7);
+    const dim = 16;
+    const bank = randomBank(r, dim, 150, "f32");
+    const index = await GlanceIndex.build(bank, { centroids: 8 });
+    const queries = unit(r, 12, dim);
+    const gone = bank.handles()[Math.floor(r() * bank.size)];
+    const pending = glancePruned(bank, index, queries, { ...FULL_EXACTNESS, k: 10 });
+    bank.remove(gone); // after the search took its snapshot, before the exact glance
+    const pruned = await pending;
+    const exact = await bank.glance(queries, { k: 10 });
+    expect(pruned.search.handles).toContain(gone);
+    expect(pruned.handles).toEqual(exact.handles);
+    expect(pruned.g).toEqual(exact.g);
+    bank.dispose();
+  });
+
   it("samples its training rows as a partial Fisher–Yates over mulberry32", () => {
     const r = rng(SEED + 1);
     for (let t = 0; t < 20; t++) {
