@@ -76,20 +76,22 @@ async function main() {
     const trainMs = performance.now() - t0;
     const st = index.stats();
 
-    // install: one skill added, with the index following it (a sync) and without
-    const syncMs: number[] = [], plainMs: number[] = [];
+    // install: one skill added, with the index following it (a sync) and without; then removed again
+    const syncMs: number[] = [], plainMs: number[] = [], added: number[] = [];
     for (let s = 0; s < 20; s++) {
       around(topics, (s % nTopics) * dim, unitNoise, centre, 0);
       for (let j = 0; j < keysPer; j++) around(centre, 0, 1.2 * unitNoise, keys, j * dim);
       t0 = performance.now();
-      const h = bank.add(keys);
+      added.push(bank.add(keys));
       plainMs.push(performance.now() - t0);
       t0 = performance.now();
       await index.sync(bank);
       syncMs.push(performance.now() - t0);
-      bank.remove(h);
     }
+    for (const h of added) bank.remove(h);
+    t0 = performance.now();
     await index.sync(bank);
+    const removeMs = performance.now() - t0;
 
     const queries = new Float32Array(nq * dim);
     const exactMs: number[] = [];
@@ -123,7 +125,7 @@ async function main() {
         `(${(st.bytes / bank.bytes).toFixed(3)}× bank)  centroids ${st.centroids}  train ${(trainMs / 1e3).toFixed(1)} s  ` +
         `bank filled in ${(addMs / 1e3).toFixed(1)} s (${(addMs / N).toFixed(3)} ms/skill)`,
     );
-    console.log(`  install of one skill: add ${median(plainMs).toFixed(3)} ms, + index sync ${median(syncMs).toFixed(3)} ms (median of 20)`);
+    console.log(`  install of one skill: add ${median(plainMs).toFixed(3)} ms, + index sync ${median(syncMs).toFixed(3)} ms (median of 20); sync after removing them ${removeMs.toFixed(1)} ms`);
     console.log(`  exact glance ${median(exactMs).toFixed(1)} ms (median of ${tasks})`);
     for (const [ki, knob] of knobs.entries()) {
       const p = per[ki];

@@ -7,7 +7,8 @@
  * 1. the task rows against the centroids; each row's `nprobe` best centroids; the skills holding a
  *    key there are the stage-1 candidates;
  * 2. when they exceed `maxCandidates`, each one's centroid interaction
- *    `ĝ(s) = Σ_i w_i · max_{c ∈ codes(s)} ⟨q_i, c⟩` keeps the `maxCandidates` best;
+ *    `ĝ(s) = Σ_i w_i · max_{c ∈ codes(s)} ⟨q_i, c⟩⁺`, a row crediting only the centroids it probed,
+ *    keeps the `maxCandidates` best;
  * 3. the exact max-sim and vote ({@link KeyBank.glance}) over the survivors, with the vote size of
  *    the whole library.
  *

@@ -119,6 +119,7 @@ int64_t DefaultCentroids(int64_t rows) {
 
 int64_t Index::bytes() const {
   int64_t b = static_cast<int64_t>(cent_.capacity() * sizeof(float) + codes_.capacity() * sizeof(int32_t) +
+                                   reps_.capacity() * sizeof(float) +
                                    slots_.capacity() * sizeof(Slot) + lists_.capacity() * sizeof(lists_[0]));
   for (const auto& l : lists_) b += static_cast<int64_t>(l.capacity() * sizeof(int32_t));
   // the handle map: a node (key, value, next pointer, hash) per skill plus the bucket array
@@ -133,6 +134,7 @@ void Index::Reset(std::vector<float> centroids, int64_t nc, int64_t trainedRows,
   trainSim_ = trainSim;
   slots_.clear();
   codes_.clear();
+  reps_.clear();
   lists_.assign(static_cast<size_t>(nc), {});
   slotOf_.clear();
   live_ = liveRows_ = deadCodes_ = 0;
@@ -176,18 +178,34 @@ SyncStats Index::Sync(const bank::Snapshot& s, bool halfKeys, Isa isa, unsigned 
                       const std::atomic<bool>* stop) {
   SyncStats st;
   if (nc_ == 0 || s.generation == synced_ || s.generation < synced_) return st;
-  std::unordered_set<int32_t> held;
-  held.reserve(s.entries.size());
-  for (const auto& e : s.entries) held.insert(e.handle);
-  std::vector<int32_t> gone;
-  for (const auto& [h, slot] : slotOf_)
-    if (!held.count(h)) gone.push_back(h);
-  for (int32_t h : gone) Remove(h);
-  st.removed = static_cast<int64_t>(gone.size());
+  // One pass over the snapshot: the skills the index lacks, and whether it holds one the snapshot
+  // does not (only then is the set of held handles built: a plain install removes nothing).
+  std::vector<const bank::Entry*> fresh;
+  int64_t found = 0;
+  std::vector<float> scratch;
+  for (const auto& e : s.entries) {
+    auto it = slotOf_.find(e.handle);
+    if (it == slotOf_.end()) {
+      fresh.push_back(&e);
+      continue;
+    }
+    ++found;
+    if (!slots_[it->second].hasRep) SetRep(it->second, SkillRows(*e.keys, halfKeys, dim_, scratch, isa), e.keys->rows);
+  }
+  if (found != live_) {
+    std::unordered_set<int32_t> held;
+    held.reserve(s.entries.size());
+    for (const auto& e : s.entries) held.insert(e.handle);
+    std::vector<int32_t> gone;
+    for (const auto& [h, slot] : slotOf_)
+      if (!held.count(h)) gone.push_back(h);
+    for (int32_t h : gone) Remove(h);
+    st.removed = static_cast<int64_t>(gone.size());
+  }
   // New skills, assigned in batches of whole skills (about kAssignChunk rows per GEMM call).
   threads = Threads(threads);
   std::vector<const bank::Entry*> batch;
-  std::vector<float> x, scratch;
+  std::vector<float> x;
   std::vector<int32_t> code;
   std::vector<float> score;
   auto flush = [&]() {
@@ -209,6 +227,7 @@ SyncStats Index::Sync(const bank::Snapshot& s, bool halfKeys, Isa isa, unsigned 
       double sim = 0;
       for (int64_t r = 0; r < e->keys->rows; ++r) sim += score[at + r];
       Put(e->handle, code.data() + at, e->keys->rows, e->keys->rows, sim);
+      SetRep(slotOf_[e->handle], x.data() + at * dim_, e->keys->rows);
       at += e->keys->rows;
       ++st.added;
     }
@@ -216,10 +235,9 @@ SyncStats Index::Sync(const bank::Snapshot& s, bool halfKeys, Isa isa, unsigned 
     batch.clear();
   };
   int64_t pending = 0;
-  for (const auto& e : s.entries) {
-    if (slotOf_.count(e.handle)) continue;
-    batch.push_back(&e);
-    pending += e.keys->rows;
+  for (const bank::Entry* e : fresh) {
+    batch.push_back(e);
+    pending += e->keys->rows;
     if (pending >= kAssignChunk) {
       flush();
       pending = 0;
@@ -228,6 +246,18 @@ SyncStats Index::Sync(const bank::Snapshot& s, bool halfKeys, Isa isa, unsigned 
   flush();
   synced_ = s.generation;
   return st;
+}
+
+void Index::SetRep(int32_t slot, const float* rows, int64_t n) {
+  std::vector<double> mean(static_cast<size_t>(dim_), 0.0);
+  for (int64_t r = 0; r < n; ++r)
+    for (int64_t d = 0; d < dim_; ++d) mean[d] += double(rows[r * dim_ + d]);
+  double ss = 0;
+  for (double v : mean) ss += v * v;
+  const double inv = ss > 0 ? 1.0 / std::sqrt(ss) : 0.0;
+  float* out = reps_.data() + int64_t(slot) * dim_;
+  for (int64_t d = 0; d < dim_; ++d) out[d] = static_cast<float>(mean[d] * inv);
+  slots_[slot].hasRep = true;
 }
 
 void Index::Put(int32_t handle, const int32_t* codes, int64_t n, int64_t rows, double simSum) {
@@ -241,7 +271,9 @@ void Index::Put(int32_t handle, const int32_t* codes, int64_t n, int64_t rows, d
   distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
   const int32_t slot = static_cast<int32_t>(slots_.size());
   slots_.push_back(Slot{handle, static_cast<int32_t>(distinct.size()), static_cast<int64_t>(codes_.size()), rows,
-                        simSum, true});
+                        simSum, true, false});
+  reps_.resize(slots_.size() * static_cast<size_t>(dim_), 0.f);
+  synced_ = 0;  // the next Sync walks the bank again (and gives this skill its representative)
   codes_.insert(codes_.end(), distinct.begin(), distinct.end());
   for (int32_t c : distinct) lists_[c].push_back(slot);
   slotOf_[handle] = slot;
@@ -267,6 +299,8 @@ bool Index::Remove(int32_t handle) {
 void Index::Compact() {
   std::vector<Slot> slots;
   std::vector<int32_t> codes;
+  std::vector<float> reps;
+  reps.reserve(static_cast<size_t>(live_ * dim_));
   slots.reserve(static_cast<size_t>(live_));
   codes.reserve(codes_.size() - std::min<size_t>(codes_.size(), static_cast<size_t>(deadCodes_)));
   for (auto& l : lists_) l.clear();
@@ -282,10 +316,13 @@ void Index::Compact() {
       lists_[c].push_back(slot);
     }
     slots.push_back(n);
+    const float* rep = reps_.data() + (&s - slots_.data()) * dim_;
+    reps.insert(reps.end(), rep, rep + dim_);
     slotOf_[s.handle] = slot;
   }
   slots_ = std::move(slots);
   codes_ = std::move(codes);
+  reps_ = std::move(reps);
   deadCodes_ = 0;
 }
 
@@ -299,6 +336,7 @@ std::vector<int32_t> Index::Candidates(const float* q, int64_t nq, const float* 
   const size_t nSlots = slots_.size();
   std::vector<char> cand(nSlots, 0);
   std::vector<float> S;  // nq × nc
+  std::vector<int32_t> rowProbe;  // nq × nprobe: each row's probed centroids (stage 1, when not all)
   auto t0 = std::chrono::steady_clock::now();
   if (!all || (maxCandidates > 0 && live_ > maxCandidates)) {
     S.resize(static_cast<size_t>(nq * nc_));
@@ -318,12 +356,13 @@ std::vector<int32_t> Index::Candidates(const float* q, int64_t nq, const float* 
   } else {
     std::vector<char> probed(static_cast<size_t>(nc_), 0);
     std::vector<int32_t> order(static_cast<size_t>(nc_));
+    rowProbe.resize(static_cast<size_t>(nq * nprobe));
     for (int64_t i = 0; i < nq; ++i) {
       const float* s = S.data() + i * nc_;
       std::iota(order.begin(), order.end(), 0);
       std::nth_element(order.begin(), order.begin() + (nprobe - 1), order.end(),
                        [s](int32_t a, int32_t b) { return s[a] > s[b] || (s[a] == s[b] && a < b); });
-      for (int64_t j = 0; j < nprobe; ++j) probed[order[j]] = 1;
+      for (int64_t j = 0; j < nprobe; ++j) probed[order[j]] = 1, rowProbe[i * nprobe + j] = order[j];
     }
     for (int64_t c = 0; c < nc_; ++c) {
       if (!probed[c]) continue;
@@ -345,10 +384,20 @@ std::vector<int32_t> Index::Candidates(const float* q, int64_t nq, const float* 
     slots.reserve(static_cast<size_t>(n1));
     for (size_t i = 0; i < nSlots; ++i)
       if (cand[i]) slots.push_back(static_cast<int32_t>(i));
-    // Sᵀ (nc × nq): a skill's rows of interaction are then contiguous runs, max-ed lane by lane.
-    std::vector<float> ST(static_cast<size_t>(nc_ * nq));
-    for (int64_t i = 0; i < nq; ++i)
-      for (int64_t c = 0; c < nc_; ++c) ST[c * nq + i] = S[i * nc_ + c];
+    // Sᵀ (nc × nq): a skill's rows of interaction are then contiguous runs, max-ed lane by lane. A
+    // row credits only the centroids it probed (the others read 0), as the vote credits a skill only
+    // on the rows whose top-k it reaches: a centroid far from a row says nothing of the skill there.
+    std::vector<float> ST(static_cast<size_t>(nc_ * nq), 0.f);
+    if (all) {
+      for (int64_t i = 0; i < nq; ++i)
+        for (int64_t c = 0; c < nc_; ++c) ST[c * nq + i] = S[i * nc_ + c];
+    } else {
+      for (int64_t i = 0; i < nq; ++i)
+        for (int64_t j = 0; j < nprobe; ++j) {
+          const int32_t c = rowProbe[i * nprobe + j];
+          ST[int64_t(c) * nq + i] = std::max(0.f, S[i * nc_ + c]);
+        }
+    }
     double wsum = 0;
     for (int64_t i = 0; i < nq; ++i) wsum += w[i];
     std::vector<double> score(slots.size());
@@ -377,9 +426,37 @@ std::vector<int32_t> Index::Candidates(const float* q, int64_t nq, const float* 
     if (Stopped(stop)) Aborted();
     std::vector<int32_t> order(slots.size());
     std::iota(order.begin(), order.end(), 0);
-    std::nth_element(order.begin(), order.begin() + (maxCandidates - 1), order.end(), [&](int32_t a, int32_t b) {
-      return score[a] > score[b] || (score[a] == score[b] && slots_[slots[a]].handle < slots_[slots[b]].handle);
-    });
+    const auto better = [this, &slots](const std::vector<double>& scores) {
+      const std::vector<double>* sc = &scores;
+      return [this, &slots, sc](int32_t a, int32_t b) {
+        const double x = (*sc)[a], y = (*sc)[b];
+        return x > y || (x == y && slots_[slots[a]].handle < slots_[slots[b]].handle);
+      };
+    };
+    // The 8 · maxCandidates best by ĝ, scored again against each one's representative.
+    const int64_t R = std::min<int64_t>(static_cast<int64_t>(slots.size()), 8 * maxCandidates);
+    if (R < static_cast<int64_t>(order.size())) {
+      std::nth_element(order.begin(), order.begin() + (R - 1), order.end(), better(score));
+      order.resize(static_cast<size_t>(R));
+    }
+    std::vector<float> G(static_cast<size_t>(R * dim_)), P(static_cast<size_t>(nq * R));
+    for (int64_t j = 0; j < R; ++j) {
+      const float* rep = reps_.data() + int64_t(slots[order[j]]) * dim_;
+      std::copy(rep, rep + dim_, G.data() + j * dim_);
+    }
+    kernels::MatMulABt(q, nq, dim_, G.data(), R, P.data(), isa, threads);
+    std::vector<double> score2(slots.size(), -std::numeric_limits<double>::infinity());
+    for (int64_t j = 0; j < R; ++j) {
+      const Slot& sl = slots_[slots[order[j]]];
+      if (sl.nCodes == 0) {
+        score2[order[j]] = -wsum;
+        continue;
+      }
+      double g = 0;
+      for (int64_t i = 0; i < nq; ++i) g += double(w[i]) * double(std::max(0.f, P[i * R + j]));
+      score2[order[j]] = g;
+    }
+    std::nth_element(order.begin(), order.begin() + (maxCandidates - 1), order.end(), better(score2));
     out.reserve(static_cast<size_t>(maxCandidates));
     for (int64_t j = 0; j < maxCandidates; ++j) out.push_back(slots_[slots[order[j]]].handle);
   } else {

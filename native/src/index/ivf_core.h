@@ -13,7 +13,11 @@
 //  - Candidates (per glance): S = Q·Cᵀ (task rows × centroids). Stage 1: each row's nprobe best
 //    centroids; the skills in their lists (and skills without keys) are the stage-1 candidates.
 //    Stage 2 (only when they exceed maxCandidates): each candidate's centroid interaction
-//    ĝ(s) = Σ_i w_i · max_{c ∈ codes(s)} S[i][c], and the maxCandidates best by ĝ survive. The
+//    ĝ(s) = Σ_i w_i · max_{c ∈ codes(s)} S'[i][c], where S' keeps max(S, 0) on the centroids row i
+//    probed and reads 0 elsewhere (a row credits a skill only near its own top, as the vote does);
+//    at nprobe ≥ nc, S' = S. The 8 · maxCandidates best by ĝ are scored again against each skill's
+//    representative (its normalised mean key, held per skill): ĝ₂(s) = Σ_i w_i · max(⟨q_i, r_s⟩, 0),
+//    and the maxCandidates best by ĝ₂ survive (ties to the lower handle). The
 //    caller then runs the exact glance over the survivors. nprobe ≥ nc and maxCandidates = 0 select
 //    every skill: the exact glance over all of them, bit for bit.
 //  - The index follows a bank snapshot (Sync): skills absent from it are dropped, new ones assigned
@@ -130,6 +134,7 @@ class Index {
     int64_t rows;
     double simSum;
     bool live;
+    bool hasRep;  // reps_ holds its representative (an imported skill gets it at the next Sync)
   };
   void Compact();
 
@@ -140,6 +145,8 @@ class Index {
   double trainSim_ = 0;
   std::vector<Slot> slots_;
   std::vector<int32_t> codes_;
+  std::vector<float> reps_;  // slot × dim: each skill's normalised mean key (stage 2's second pass)
+  void SetRep(int32_t slot, const float* rows, int64_t n);
   std::vector<std::vector<int32_t>> lists_;  // centroid → slots (dead ones skipped, dropped at Compact)
   std::unordered_map<int32_t, int32_t> slotOf_;
   int64_t live_ = 0, liveRows_ = 0, deadCodes_ = 0;
