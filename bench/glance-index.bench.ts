@@ -22,7 +22,7 @@ const keysPer = Number(process.argv[3] ?? 30);
 const nq = Number(process.argv[4] ?? 200);
 const tasks = Number(process.argv[5] ?? 8);
 const dim = 256;
-const knobs: GlanceIndexKnob[] = [{}, { nprobe: 8, maxCandidates: 128 }, { nprobe: 4, maxCandidates: 256 }, { nprobe: 16, maxCandidates: 1024 }];
+const knobs: GlanceIndexKnob[] = [{}, { nprobe: 8, maxCandidates: 128 }, { nprobe: 8, maxCandidates: 512 }, { nprobe: 16, maxCandidates: 1024 }];
 
 let state = 0x9e3779b9;
 function uniform(): number {
