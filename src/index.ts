@@ -51,6 +51,24 @@ export { modelFingerprint, type ModelFingerprint } from "./model/fingerprint.js"
 export { loadSkills, parseSkillMarkdown, type Skill, type SkillInput, type SkillFailure, type LoadSkillsOptions, type LoadSkillsResult } from "./skills/index.js";
 export { ChatTemplate, renderChat, renderSkill, renderTask, renderVerdict, type ChatMessage } from "./render/index.js";
 export { KeyBank, glanceDevice } from "./bank/key-bank.js";
+export {
+  GlanceIndex,
+  glancePruned,
+  openGlanceIndex,
+  saveGlanceIndex,
+  defaultMaxCandidates,
+  FULL_EXACTNESS,
+  DEFAULT_NPROBE,
+  type GlanceIndexKnob,
+  type GlanceIndexTrainOptions,
+  type GlanceIndexSearch,
+  type GlanceIndexStats,
+  type GlanceIndexSyncStats,
+  type GlanceIndexOpenOutcome,
+  type IndexedSkill,
+  type PrunedGlanceOptions,
+  type PrunedGlanceResult,
+} from "./bank/glance-index.js";
 export { glance, coverFarthestFirst, coverFarthestFirstAsync, projectNormalize, voteK, decayWeights } from "./kernels/kernels.js";
 export { BankStore, type BankHeader, type BankEntry } from "./bank/index.js";
 export { GgufWriter, readGgufHeader, readGgufTensor } from "./gguf/index.js";

@@ -7,6 +7,7 @@
 #include "common/errors.h"
 #include "common/napi_args.h"
 #include "common/settings.h"
+#include "index/ivf.h"
 #include "kernels/kernels.h"
 #include "llama.h"
 #include "model/engine.h"
@@ -112,6 +113,7 @@ Napi::Object InitModule(Napi::Env env, Napi::Object exports) {
   gavel::RegisterModel(env, exports);
   gavel::RegisterKernels(env, exports);
   gavel::RegisterBank(env, exports);
+  gavel::RegisterGlanceIndex(env, exports);
   gavel::RegisterTrainer(env, exports);
   return exports;
 }

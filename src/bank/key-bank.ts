@@ -93,6 +93,11 @@ export class KeyBank {
     this.#native = new (loadBinding().NativeBank)(dim, keyType);
   }
 
+  /** @internal The native bank, for the glance index (./glance-index.ts), which reads its snapshot. */
+  get _native(): NativeBank {
+    return this.#native;
+  }
+
   /** How the keys are held: `"f32"` or `"f16"` ({@link KeyBankOptions.keyType}). */
   get keyType(): "f32" | "f16" {
     return this.#native.keyType;

@@ -179,6 +179,9 @@ class Bank {
   bool Remove(int64_t handle);
   void Clear();
   std::vector<int32_t> Handles() const;
+  // The current snapshot (immutable while referenced: the next mutation copies it). The glance
+  // index (native/src/index) follows the bank through it.
+  std::shared_ptr<const Snapshot> Current() const { return snap_; }
 
   // A glance over every skill or (restricted) over the nOnly handles of `only` (distinct, held: else
   // Failure(INVALID_ARGUMENT); nOnly may be 0), registered for Abort. queries and weights are checked

@@ -213,6 +213,8 @@ class NativeBank : public Napi::ObjectWrap<NativeBank> {
 
   std::unique_ptr<bank::Bank> bank_;
   bool disposed_ = false;
+
+  friend bank::Bank& gavel::UnwrapBank(const Napi::Value& v, const char* name);
 };
 
 // Where whole-bank glances run: "cuda" or "cpu", and why not CUDA when it is not used.
@@ -227,6 +229,16 @@ Napi::Value GlanceDevice(const Napi::CallbackInfo& info) {
 }
 
 }  // namespace
+
+bank::Bank& UnwrapBank(const Napi::Value& v, const char* name) {
+  bool tagged = false;
+  if (v.IsObject() && napi_check_object_type_tag(v.Env(), v, &kBankTag, &tagged) != napi_ok) tagged = false;
+  if (!tagged) Bad(std::string(name) + " must be a NativeBank");
+  NativeBank* nb = NativeBank::Unwrap(v.As<Napi::Object>());
+  if (nb == nullptr || nb->disposed_) Disposed("bank");
+  if (!nb->bank_) Bad(std::string(name) + " was not constructed with a valid dim");
+  return *nb->bank_;
+}
 
 void RegisterBank(Napi::Env env, Napi::Object exports) {
   exports.Set("NativeBank", NativeBank::Define(env));
