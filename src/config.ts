@@ -90,6 +90,14 @@ export const SETTINGS: readonly Setting[] = [
     scope: "runtime",
   },
   {
+    name: "GAVEL_GLANCE_INDEX",
+    values: ["auto", "off", "on"],
+    default: "auto: the pruned glance on the CPU from 8,192 routable skills, the exact one below and on a device",
+    meaning: "Whether a route's glance on the CPU reads the bank's glance index (centroids, then the exact max-sim on the surviving skills) or every skill; on prunes at any size, off never.",
+    readBy: "src/route/glance.ts",
+    scope: "runtime",
+  },
+  {
     name: "GAVEL_GLANCE_KERNEL",
     values: ["auto", "wmma"],
     default: "auto: the wgmma max-sim where the device code is sm_90a's (Hopper) and the dimension fits, else WMMA",
@@ -196,6 +204,7 @@ export interface Config {
   cpuVariant?: "avx2" | "avx512";
   kernelIsa?: "generic" | "avx2" | "avx512";
   glanceDevice: "auto" | "cpu" | "cuda";
+  glanceIndex: "auto" | "off" | "on";
   glanceKernel: "auto" | "wmma";
   glanceTopK: "auto" | "passes";
   glanceLoader: "tma" | "cp.async";
@@ -253,6 +262,7 @@ export function resolveConfig(env: Env): Config {
     cpuVariant: choice(env, "GAVEL_CPU_VARIANT", ["avx2", "avx512"] as const),
     kernelIsa: choice(env, "GAVEL_KERNEL_ISA", ["generic", "avx2", "avx512"] as const),
     glanceDevice: choice(env, "GAVEL_GLANCE_DEVICE", ["auto", "cpu", "cuda"] as const) ?? "auto",
+    glanceIndex: choice(env, "GAVEL_GLANCE_INDEX", ["auto", "off", "on"] as const) ?? "auto",
     glanceKernel: choice(env, "GAVEL_GLANCE_KERNEL", ["auto", "wmma"] as const) ?? "auto",
     glanceTopK: choice(env, "GAVEL_GLANCE_TOPK", ["auto", "passes"] as const) ?? "auto",
     glanceLoader: choice(env, "GAVEL_GLANCE_LOADER", ["tma", "cp.async"] as const) ?? "tma",

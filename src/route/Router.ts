@@ -16,6 +16,7 @@ import { modelFingerprint } from "../model/fingerprint.js";
 import { Projections } from "../projections/projections.js";
 import { Library } from "../bank/library.js";
 import { encodeQueries, taskTextOf } from "./context.js";
+import { glanceIndexOf, prunes } from "./glance-index-use.js";
 import { glanceLibrary, type Glanced } from "./glance.js";
 import { judge, verdictInputsOf, type Shortlisted, type VerdictInputs } from "./verdict.js";
 import { checkFiniteReadouts, rule } from "./ruling.js";
@@ -148,7 +149,11 @@ export class Router {
     return this.#exclusive(async () => {
       this.#check();
       try {
-        return await installSkills(this.#parts, source, options);
+        const report = await installSkills(this.#parts, source, options);
+        // a library the route will glance through its index gets it now, not at the first route
+        const { library } = this.#parts;
+        if (prunes(library.routable().length)) await glanceIndexOf(library);
+        return report;
       } finally {
         this.#lexical.invalidate();
       }

@@ -6,6 +6,8 @@
  */
 import { GavelError } from "../errors.js";
 import type { KeyBankGlanceResult } from "../bank/key-bank.js";
+import { glancePruned } from "../bank/glance-index.js";
+import { glanceIndexOf, prunes } from "./glance-index-use.js";
 import { voteK } from "../kernels/kernels.js";
 import type { Queries } from "./context.js";
 import type { RouterParts } from "./parts.js";
@@ -55,10 +57,30 @@ export async function glanceLibrary({ library }: RouterParts, queriesOf: () => P
   const all = handles.length === library.keys.size;
   // m and argmax of every (token, skill) only for an explanation: at 30K skills and 1,000 task tokens
   // they are 240 MB, copied from the device and into JavaScript, that a route does not read.
-  const res = await library.keys.glance(q.queries, { weights: q.weights, k, handles: all ? undefined : handles, signal, ...(tokenScores ? {} : { detail: 0 }) });
+  const res = !tokenScores && prunes(handles.length) ? await prunedGlance(library, handles, all, q, k, signal) : await library.keys.glance(q.queries, { weights: q.weights, k, handles: all ? undefined : handles, signal, ...(tokenScores ? {} : { detail: 0 }) });
   const ranked = Array.from(res.handles, (h, s) => {
     const { id, name } = library.label(h);
     return { column: s, skill: id, name, g: res.g[s] };
   }).sort((a, b) => b.g - a.g || a.column - b.column);
   return { q, res, ranked, k };
+}
+
+/**
+ * The glance through the bank's glance index: the exact max-sim and vote (with the whole library's
+ * vote size k) on the skills the index's centroids keep, every other routable skill at g = 0 (the
+ * vote it gets from the exact glance unless a task token ranks it among its k best, which the
+ * pruning wagers against; docs/BENCHMARKS.md, "The glance index", measures how often that holds).
+ * Columns stay those of `handles`, so the stages after the glance read the whole library (the
+ * lexical expert can still lift a skill the index left out).
+ */
+async function prunedGlance(library: RouterParts["library"], handles: Int32Array, all: boolean, q: Queries, k: number, signal?: AbortSignal): Promise<KeyBankGlanceResult> {
+  const index = await glanceIndexOf(library);
+  const kept = all ? undefined : new Set(handles);
+  const pr = await glancePruned(library.keys, index, q.queries, { weights: q.weights, k, signal, detail: 0, ...(kept ? { keep: (h: number) => kept.has(h) } : {}) });
+  const gOf = new Map<number, number>();
+  for (let s = 0; s < pr.handles.length; s++) gOf.set(pr.handles[s], pr.g[s]);
+  const g = new Float32Array(handles.length);
+  for (let s = 0; s < handles.length; s++) g[s] = gOf.get(handles[s]) ?? 0;
+  const { search: _search, ...res } = pr;
+  return { ...res, handles: Int32Array.from(handles), g };
 }
