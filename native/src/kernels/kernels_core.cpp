@@ -21,6 +21,14 @@
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>  // F16C's vcvtph2ps, used by the AVX2 / AVX-512 copies only
 #endif
+// On arm64 the generic copy is the NEON one: its vector-extension arithmetic (4 floats) compiles to
+// NEON, and the f16 conversions use NEON's fcvtn/fcvtl (ARMv8-A baseline) instead of the scalar rule.
+#if defined(__aarch64__) && (defined(__GNUC__) || defined(__clang__))
+#include <arm_neon.h>
+#define GAVEL_NEON_HALF 1
+#else
+#define GAVEL_NEON_HALF 0
+#endif
 
 // ---- the inner loops, once per instruction set -------------------------------------------------
 // Each copy lives in its own namespace and is compiled for its own target, so a baseline x86-64
