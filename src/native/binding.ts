@@ -262,10 +262,9 @@ export interface NativeBinding extends NativeKernels {
   init(libDir: string | null): string[];
   systemInfo(): string;
   /**
-   * cuda: llama.cpp was compiled with CUDA (GAVEL_CUDA=1, shared libraries beside the addon).
-   * staticLlama: llama.cpp and ggml are linked into the addon statically, their symbols hidden (the
-   * CPU build and the prebuild). cpuFeatures: the x86 features ggml's CPU code was compiled for,
-   * comma-separated.
+   * cuda: llama.cpp was compiled with CUDA (GAVEL_CUDA=1). staticLlama: llama.cpp and ggml are
+   * linked into the addon statically, their symbols hidden (every build: CPU, CUDA, each platform).
+   * cpuFeatures: the x86 features ggml's CPU code was compiled for, comma-separated (empty on arm64).
    */
   buildInfo(): { cuda: boolean; staticLlama: boolean; cpuFeatures: string };
   NativeModel: new () => NativeModel;
