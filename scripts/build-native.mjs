@@ -19,6 +19,7 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { llamaSourceDir, packageDir } from "./llama-source.mjs";
 import { nativeSourcesHash } from "./native-sources.mjs";
+import { inspectAddon } from "./platform-packages.mjs";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const cuda = process.env.GAVEL_CUDA === "1";
@@ -150,6 +151,10 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
     if (cuda) throw new Error("--platform cross-builds the CPU addon only");
     const platform = process.argv[platformAt + 1];
     const { built, strip: stripper } = crossBuild(platform);
+    // what it needs and exports: N-API's entry points only, no llama.cpp library (platform-packages.mjs)
+    const { facts, problems } = inspectAddon(platform, built);
+    console.log(`${platform}: ${facts.join("; ")}`);
+    if (problems.length) throw new Error(`${built}: ${problems.join("; ")}`);
     if (prebuild) ship(built, join(root, "npm", platform, "prebuilds", platform), stripper ?? null);
     else console.log(`built ${built}`);
   } else if (prebuild) {

@@ -10,7 +10,8 @@
 // lockfile stay as they are.
 //
 // checkPlatformTarball() opens a packed tarball and checks the binary it carries: the right file
-// format and CPU for the platform, and the sources hash of this tree.
+// format and CPU for the platform, what it needs and exports (inspectAddon), and the sources hash of
+// this tree.
 import { execFileSync } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -102,6 +103,7 @@ export function checkPlatformTarball(platform, tarball, hash = nativeSourcesHash
     if (kind === null || kind.format !== want.format || kind.arch !== want.arch) {
       problems.push(`prebuilds/${platform}/gavel-router.node is ${kind ? `${kind.format} ${kind.arch}` : "no known binary"}, not ${want.format} ${want.arch}`);
     }
+    else problems.push(...inspectAddon(platform, addon).problems);
     const sha = join(dir, "gavel-router.sources.sha256");
     const recorded = existsSync(sha) ? readFileSync(sha, "utf8").trim() : "(missing)";
     if (recorded !== hash) problems.push(`its sources hash is ${recorded}, not this tree's ${hash}: rebuild (node scripts/build-all-platforms.mjs)`);
@@ -116,4 +118,57 @@ export function checkPlatformTarball(platform, tarball, hash = nativeSourcesHash
 /** The platforms whose addon is in npm/ now. */
 export function builtPlatforms() {
   return OPTIONAL_PLATFORMS.filter((p) => existsSync(platformAddon(p)));
+}
+
+const run = (cmd, args) => execFileSync(cmd, args, { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"], maxBuffer: 64 << 20 });
+
+/**
+ * What a built addon needs and exports, read with binutils/LLVM tools of this machine, and what is
+ * wrong with it: only N-API's entry points exported (nothing of ggml/llama), no libggml/libllama (or,
+ * on Windows, no libstdc++/libgcc/winpthread DLL) needed, and on macOS only N-API left to resolve at
+ * load besides libSystem. Returns { facts: string[], problems: string[] }; a tool that is missing
+ * makes a fact saying so (nothing is judged then).
+ */
+export function inspectAddon(platform, file) {
+  const facts = [];
+  const problems = [];
+  const [os] = platform.split("-");
+  const entryPoints = ["napi_register_module_v1", "node_api_module_get_api_version_v1"];
+  const foreign = /ggml|llama|gguf/i;
+  try {
+    if (os === "linux") {
+      const readelf = platform === "linux-arm64" ? "aarch64-linux-gnu-readelf" : "readelf";
+      const dyn = run(readelf, ["-d", "--dyn-syms", "-W", file]);
+      const needed = [...dyn.matchAll(/\(NEEDED\)\s+Shared library: \[([^\]]+)\]/g)].map((m) => m[1]);
+      const exported = [...dyn.matchAll(/^\s*\d+:\s+[0-9a-f]+\s+\d+\s+\w+\s+(?:GLOBAL|WEAK)\s+DEFAULT\s+(?!UND)\S+\s+(\S+)/gm)].map((m) => m[1].replace(/@.*/, ""));
+      facts.push(`needs ${needed.join(", ")}`, `exports ${exported.join(", ")}`);
+      if (needed.some((n) => foreign.test(n))) problems.push(`needs a llama.cpp library: ${needed.join(", ")}`);
+      if (JSON.stringify([...exported].sort()) !== JSON.stringify(entryPoints)) problems.push(`exports ${exported.join(", ")}, not N-API's entry points only`);
+    } else if (os === "win32") {
+      const p = run("x86_64-w64-mingw32-objdump", ["-p", file]);
+      const dlls = [...p.matchAll(/DLL Name: (\S+)/g)].map((m) => m[1]);
+      const table = p.slice(p.indexOf("[Ordinal/Name Pointer] Table"));
+      const exported = [...table.matchAll(/^\s*\[\s*\d+\]\s+(\S+)/gm)].map((m) => m[1]);
+      facts.push(`imports from ${dlls.join(", ")}`, `exports ${exported.join(", ")}`);
+      if (dlls.some((d) => foreign.test(d) || /libstdc|libgcc|winpthread/i.test(d))) problems.push(`needs ${dlls.join(", ")}`);
+      if (!dlls.includes("node.exe")) problems.push("imports nothing from node.exe (N-API)");
+      if (JSON.stringify([...exported].sort()) !== JSON.stringify(entryPoints)) problems.push(`exports ${exported.join(", ")}, not N-API's entry points only`);
+    } else if (os === "darwin") {
+      const dylibs = run("llvm-objdump", ["--macho", "--dylibs-used", file]).split("\n").slice(1).map((l) => l.trim().split(" ")[0]).filter((d) => d && !d.endsWith(".node")); // less its own id
+      const exported = run("llvm-objdump", ["--macho", "--exports-trie", file]).split("\n").map((l) => /^0x[0-9A-F]+\s+_(\S+)/i.exec(l.trim())?.[1]).filter(Boolean);
+      const undef = run("llvm-nm", ["-m", "-u", file]).split("\n").filter(Boolean);
+      const lookedUp = undef.filter((l) => !/\(from libSystem\)/.test(l)).map((l) => l.trim().split(/\s+/).find((w) => w.startsWith("_"))?.slice(1));
+      const kind = run("llvm-objdump", ["--macho", "--private-header", file]).match(/MH_MAGIC_64\s+(\S+)/)?.[1] ?? "?";
+      facts.push(`cputype ${kind}`, `links ${dylibs.join(", ")}`, `resolved at load (flat): ${lookedUp.length} symbols, all N-API: ${lookedUp.every((s) => /^(napi_|node_api_)/.test(s ?? ""))}`,
+        `exports ${exported.length} symbols (N-API's entry points${exported.some((e) => foreign.test(e)) ? " and ggml/llama's" : "; the rest libc++'s and compiler-rt's, which zig links in"})`);
+      if (dylibs.some((d) => d !== "/usr/lib/libSystem.B.dylib")) problems.push(`links ${dylibs.join(", ")} besides libSystem`);
+      for (const e of entryPoints) if (!exported.includes(e)) problems.push(`does not export ${e}`);
+      if (exported.some((e) => foreign.test(e))) problems.push(`exports ggml/llama symbols: ${exported.filter((e) => foreign.test(e)).slice(0, 5).join(", ")}…`);
+      const stray = lookedUp.filter((s) => !/^(napi_|node_api_)/.test(s ?? ""));
+      if (stray.length) problems.push(`leaves ${stray.length} non-N-API symbols to the host process: ${stray.slice(0, 8).join(", ")}`);
+    }
+  } catch (e) {
+    facts.push(`not inspected: ${e.message.split("\n")[0]}`);
+  }
+  return { facts, problems };
 }

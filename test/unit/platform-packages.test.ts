@@ -3,7 +3,7 @@
 // this tree); a platform not built here is listed and skipped, unless GAVEL_TEST_PLATFORMS=all (the
 // release, after scripts/build-all-platforms.mjs), which requires every one.
 import { afterAll, describe, expect, it } from "vitest";
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 // @ts-expect-error plain .mjs build script without types
@@ -25,6 +25,7 @@ const scripts = pp as {
   mainManifest(main?: unknown): { optionalDependencies: Record<string, string>; version: string };
   packFolder(dir: string, dest: string): string;
   checkPlatformTarball(platform: string, tarball: string, hash?: string): string[];
+  inspectAddon(platform: string, file: string): { facts: string[]; problems: string[] };
   builtPlatforms(): string[];
 };
 const mainPkg = JSON.parse(readFileSync(join(repoRoot, "package.json"), "utf8")) as {
@@ -107,6 +108,14 @@ describe("a binary's platform, from its header", () => {
     macho.writeUInt32LE(0x01000007, 4);
     expect(scripts.binaryKind(macho)).toEqual({ format: "macho", arch: "x64" });
     expect(scripts.binaryKind(Buffer.from("#!/bin/sh\necho not a binary\n"))).toBeNull();
+  });
+});
+
+describe("what an addon needs and exports", () => {
+  it("is N-API's entry points only for the linux-x64 prebuild, and not for a library that exports more", () => {
+    expect(scripts.inspectAddon("linux-x64", x64Prebuild).problems).toEqual([]);
+    const libm = ["/lib/x86_64-linux-gnu/libm.so.6", "/usr/lib/x86_64-linux-gnu/libm.so.6"].find((f) => existsSync(f));
+    if (libm) expect(scripts.inspectAddon("linux-x64", libm).problems).toEqual([expect.stringMatching(/not N-API's entry points only/)]);
   });
 });
 
