@@ -298,6 +298,12 @@ export function missingModelMethods(cls: unknown): string[] {
 export function addonUnavailableMessage(err: Error, platform: string = process.platform, arch: string = process.arch): string {
   const here = `${platform}-${arch}`;
   const base = `gavel-router's native addon could not be loaded on ${here} with Node ${process.versions.node} (${err.message}).`;
+  if (/this CPU lacks/.test(err.message)) {
+    return (
+      `${base} The addon's llama.cpp is compiled for x86-64 CPUs with ${REQUIRED_CPU_FEATURES.join(", ")} (Intel Haswell / AMD Excavator or newer). ` +
+      "What you can do: run gavel-router on a newer x86-64 machine; in a virtual machine, let the guest see the host CPU's features (e.g. QEMU/KVM `-cpu host`)."
+    );
+  }
   const optional = platformPackageName(platform, arch);
   if (optional !== null) {
     return (
@@ -314,12 +320,6 @@ export function addonUnavailableMessage(err: Error, platform: string = process.p
       "What you can do: run it on one of those, e.g. in a linux/amd64 container " +
       "(`docker run --platform linux/amd64 -it node:20 bash`, then `npm install gavel-router`), " +
       "or on a server of one of those platforms reached from this machine."
-    );
-  }
-  if (/this CPU lacks/.test(err.message)) {
-    return (
-      `${base} The addon's llama.cpp is compiled for x86-64 CPUs with ${REQUIRED_CPU_FEATURES.join(", ")} (Intel Haswell / AMD Excavator or newer). ` +
-      "What you can do: run gavel-router on a newer x86-64 machine; in a virtual machine, let the guest see the host CPU's features (e.g. QEMU/KVM `-cpu host`)."
     );
   }
   return (

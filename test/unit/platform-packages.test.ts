@@ -85,6 +85,10 @@ describe("the platform packages", () => {
     expect(m).toMatch(/optional package gavel-router-linux-arm64/);
     expect(m).toMatch(/node_modules\/gavel-router-linux-arm64\/prebuilds\/linux-arm64\/gavel-router\.node/);
     expect(m).toMatch(/--omit=optional/);
+    // a CPU below the x86-64 level of the win32/darwin x64 addons: the addon's own check, named as such
+    const cpu = addonUnavailableMessage(new Error("this CPU lacks avx2, which the addon's llama.cpp was compiled for"), "win32", "x64");
+    expect(cpu).toMatch(/What you can do: run gavel-router on a newer x86-64 machine/);
+    expect(cpu).not.toMatch(/optional package/);
   });
 });
 
