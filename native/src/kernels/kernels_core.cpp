@@ -17,6 +17,7 @@
 
 #include "common/failure.h"
 #include "common/half.h"
+#include "common/x86_features.h"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>  // F16C's vcvtph2ps, used by the AVX2 / AVX-512 copies only
@@ -49,11 +50,11 @@ namespace gavel::kernels {
 Isa SelectIsa(settings::IsaCap cap) {
   Isa best = Isa::Generic;
 #ifdef GAVEL_HAVE_X86_DISPATCH
-  __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c"))
+  GAVEL_CPU_INIT();
+  if (GAVEL_CPU_SUPPORTS("avx2") && GAVEL_CPU_SUPPORTS("fma") && GAVEL_CPU_SUPPORTS("f16c"))
     best = Isa::Avx2;
-  if (best == Isa::Avx2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
-      __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq"))
+  if (best == Isa::Avx2 && GAVEL_CPU_SUPPORTS("avx512f") && GAVEL_CPU_SUPPORTS("avx512vl") &&
+      GAVEL_CPU_SUPPORTS("avx512bw") && GAVEL_CPU_SUPPORTS("avx512dq"))
     best = Isa::Avx512;
 #endif
   switch (cap) {
