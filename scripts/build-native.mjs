@@ -12,7 +12,8 @@
 // node-api-headers' .def files), darwin-arm64 and darwin-x64 (zig's clang, `zig cc -target`, whose
 // bundled macOS libc headers stand in for an SDK; the addon resolves N-API at load:
 // -undefined dynamic_lookup). With --prebuild as well, the result goes to npm/P/ (the optional package
-// of that platform, see scripts/build-all-platforms.mjs), stripped, with its sources hash.
+// of that platform, see scripts/build-all-platforms.mjs), stripped, with its sources hash;
+// --configure-only stops after CMake's configure (the toolchain's checks).
 import { execFileSync } from "node:child_process";
 import { chmodSync, copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
@@ -110,6 +111,7 @@ function crossBuild(platform) {
     }
   }
   execFileSync("cmake", args, { cwd: root, stdio: "inherit" });
+  if (process.argv.includes("--configure-only")) process.exit(0); // toolchain and options checked, nothing compiled
   execFileSync("cmake", ["--build", out, "--parallel", jobs, "--target", "gavel_router"], { cwd: root, stdio: "inherit" });
   return { built: join(out, "Release", "gavel.node"), strip: t.strip };
 }
