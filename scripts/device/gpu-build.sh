@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # On the GPU machine, carrying .device/run (pack-gpu.sh): unpacks node, builds llama.cpp and the addon
-# with CUDA (sm_90a) under $HOME, stages a runnable package in $HOME/gavel for the calls that follow
+# with CUDA (sm_90a) under $HOME (static, hidden symbols: CMakeLists.txt), stages a runnable package in $HOME/gavel for the calls that follow
 # (files under $HOME survive while the machine stays warm), then checks the CUDA build against the
 # CPU: hidden states and scores (compare.mjs) and the glance's CUDA max-sim (glance-twins.mjs).
 set -euo pipefail
@@ -23,6 +23,13 @@ cmake --build "$BUILD" -j"$(nproc)" --target gavel_router > "$OUT/build.log" 2>&
 t1=$(date +%s)
 echo "build: $((t1 - t0)) s"
 addon=$(find "$BUILD" -name gavel.node | head -1)
+# the static build's guarantee, as the CPU prebuild's: llama.cpp, ggml and the CUDA runtime inside the
+# addon (no libllama/libggml/libcudart needed), only N-API's entry points exported
+if ldd "$addon" | grep -E "libllama|libggml|libcudart"; then echo "the CUDA addon needs llama.cpp/ggml/cudart as shared libraries"; exit 1; fi
+exports=$(nm -D --defined-only "$addon" | awk '$2 ~ /^[TtDdBbWwVvRr]$/ {print $3}' | sort | tr '\n' ' ')
+echo "exports: $exports" | tee "$OUT/exports.txt"
+[ "$exports" = "napi_register_module_v1 node_api_module_get_api_version_v1 " ] || { echo "the CUDA addon exports more than N-API's entry points"; exit 1; }
+ldd "$addon" | tee "$OUT/ldd.txt"
 # The built addon and libraries come back (xz, in pieces under 16 MiB), so a later session can skip
 # the build: gpu-stage.sh unpacks them instead.
 if [ "${PACK_LIBS:-0}" != 0 ]; then   # PACK_LIBS=1: send the build back (gpu-stage.sh restages it); 0 or unset: not

@@ -45,7 +45,8 @@ case "${1:-}" in
     mkdir -p "$HOME/gavel-cuda"
     cat "$HOME"/parts/cuda-build.tar.xz.part-* | xz -dc | tar -xf - -C "$HOME/gavel-cuda"
     # the libraries came back under their linker names; the addon asks for the sonames (libllama.so.0 …)
-    (cd "$HOME/gavel-cuda/bin" && for f in lib*.so; do ln -sf "$f" "$f.0"; done)
+    # (a static build, CMakeLists.txt's, brings none)
+    if [ -d "$HOME/gavel-cuda/bin" ]; then (cd "$HOME/gavel-cuda/bin" && for f in lib*.so; do if [ -e "$f" ]; then ln -sf "$f" "$f.0"; fi; done); fi
     echo "$HOME/gavel-cuda/gavel.node" > "$G/addon-path"
     nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
     ;;

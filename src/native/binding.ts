@@ -9,6 +9,7 @@ import { GavelError } from "../errors.js";
 import { findPackageRoot } from "../util/package-root.js";
 import type { NativeGeneration, NativeSamplerParams } from "./generation.js";
 import { REQUIRED_CPU_FEATURES, selectCpuVariant, variantAddon } from "./cpu.js";
+import { PREBUILT_PLATFORMS, platformPackageDir, platformPackageName } from "./platform.js";
 
 /** Model load parameters: every field is required (the addon has no defaults; Model.load sets them). */
 export interface NativeModelParams {
@@ -261,10 +262,9 @@ export interface NativeBinding extends NativeKernels {
   init(libDir: string | null): string[];
   systemInfo(): string;
   /**
-   * cuda: llama.cpp was compiled with CUDA (GAVEL_CUDA=1, shared libraries beside the addon).
-   * staticLlama: llama.cpp and ggml are linked into the addon statically, their symbols hidden (the
-   * CPU build and the prebuild). cpuFeatures: the x86 features ggml's CPU code was compiled for,
-   * comma-separated.
+   * cuda: llama.cpp was compiled with CUDA (GAVEL_CUDA=1). staticLlama: llama.cpp and ggml are
+   * linked into the addon statically, their symbols hidden (every build: CPU, CUDA, each platform).
+   * cpuFeatures: the x86 features ggml's CPU code was compiled for, comma-separated (empty on arm64).
    */
   buildInfo(): { cuda: boolean; staticLlama: boolean; cpuFeatures: string };
   NativeModel: new () => NativeModel;
@@ -291,24 +291,35 @@ export function missingModelMethods(cls: unknown): string[] {
 
 /**
  * Why the addon did not load, and what a user can do: the addon ships prebuilt for linux-x64 (glibc)
- * only, and building it needs the repository's dev tools, so a user elsewhere is pointed at a
- * linux-x64 machine or container rather than at a build script they cannot run.
+ * in the package and for linux-arm64, win32-x64 and darwin-arm64/x64 in one optional package each
+ * (./platform.ts); building it needs the repository's dev tools, so a user elsewhere is pointed at a
+ * supported machine or container rather than at a build script they cannot run.
  */
 export function addonUnavailableMessage(err: Error, platform: string = process.platform, arch: string = process.arch): string {
   const here = `${platform}-${arch}`;
   const base = `gavel-router's native addon could not be loaded on ${here} with Node ${process.versions.node} (${err.message}).`;
-  if (here !== "linux-x64") {
-    return (
-      `${base} gavel-router ships its addon prebuilt for linux-x64 only, and ${here} is not supported yet. ` +
-      "What you can do: run it on a linux-x64 machine, or in a linux/amd64 container " +
-      "(e.g. `docker run --platform linux/amd64 -it node:20 bash`, then `npm install gavel-router`), " +
-      "or on a Linux x64 server reached from this machine."
-    );
-  }
   if (/this CPU lacks/.test(err.message)) {
     return (
       `${base} The addon's llama.cpp is compiled for x86-64 CPUs with ${REQUIRED_CPU_FEATURES.join(", ")} (Intel Haswell / AMD Excavator or newer). ` +
       "What you can do: run gavel-router on a newer x86-64 machine; in a virtual machine, let the guest see the host CPU's features (e.g. QEMU/KVM `-cpu host`)."
+    );
+  }
+  const optional = platformPackageName(platform, arch);
+  if (optional !== null) {
+    return (
+      `${base} On ${here} the addon comes in the optional package ${optional}, which npm installs beside gavel-router. ` +
+      `What you can do: reinstall gavel-router without --omit=optional / --no-optional, and check that ` +
+      `node_modules/${optional}/prebuilds/${here}/gavel-router.node exists` +
+      (platform === "linux" ? "; a system C library (glibc) older than the addon needs, or musl (Alpine), is not supported" : "") +
+      "; or set GAVEL_ADDON to an addon you built yourself."
+    );
+  }
+  if (here !== "linux-x64") {
+    return (
+      `${base} gavel-router ships its addon prebuilt for ${PREBUILT_PLATFORMS.join(", ")} only, and ${here} is not supported yet. ` +
+      "What you can do: run it on one of those, e.g. in a linux/amd64 container " +
+      "(`docker run --platform linux/amd64 -it node:20 bash`, then `npm install gavel-router`), " +
+      "or on a server of one of those platforms reached from this machine."
     );
   }
   return (
@@ -319,8 +330,9 @@ export function addonUnavailableMessage(err: Error, platform: string = process.p
 }
 
 /**
- * Loads the addon once (GAVEL_ADDON, else the AVX-512 prebuild where the CPU has it, else prebuilds/
- * or build/Release through node-gyp-build), gives it its settings (config.ts's, through configure)
+ * Loads the addon once (GAVEL_ADDON, else the AVX-512 prebuild where the CPU has it, else through
+ * node-gyp-build: a local build/Release, else this platform's optional package (./platform.ts), else
+ * the package's prebuilds/), gives it its settings (config.ts's, through configure)
  * and initialises ggml. A CPU without the addon's instruction set is refused first (./cpu.ts), with
  * NATIVE_UNAVAILABLE.
  */
@@ -333,7 +345,9 @@ export function loadBinding(): NativeBinding {
   let b: NativeBinding;
   try {
     const explicit = cfg.addon || variantAddon(root, variant);
-    b = explicit ? (require(explicit) as NativeBinding) : (require("node-gyp-build")(root) as NativeBinding);
+    b = explicit
+      ? (require(explicit) as NativeBinding)
+      : (require("node-gyp-build")(platformPackageDir(root) ?? root) as NativeBinding);
   } catch (err) {
     throw new GavelError(addonUnavailableMessage(err as Error), "NATIVE_UNAVAILABLE", { cause: err });
   }

@@ -7,6 +7,8 @@
  *    Lake and newer, AMD Zen 4 and newer), picked where the CPU has them (Q8_0 models run faster).
  * On a CPU without the avx2 level ggml's code would die of SIGILL, so the loader reads /proc/cpuinfo
  * before it loads an addon and throws a typed error instead; the addon checks again (cpuid) at load.
+ * The win32-x64 and darwin-x64 addons (optional packages, ./platform.ts) are built for the same avx2
+ * level; there only the addon's own check at load answers. arm64 addons need nothing beyond ARMv8-A.
  */
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";

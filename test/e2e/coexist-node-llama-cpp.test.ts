@@ -4,6 +4,9 @@
 // real work in both and must exit 0 with the results of the runs that loaded one library alone.
 // (Before the fix, gavel first then node-llama-cpp 3.22 died: "symbol lookup error: …
 // libllama.v0.5.0.so: undefined symbol: ggml_prec_set_acc", exit 127.)
+// GAVEL_TEST_COEXIST_ADDON=path runs gavel's side with that addon instead of the package's (the CUDA
+// build on the GPU machine: `GAVEL_TEST_COEXIST_ADDON=$(cat ~/gavel/addon-path)`), so the same checks
+// hold in a CUDA process: static llama.cpp, ggml and CUDA runtime, no libggml/libllama mapped.
 import { describe, expect, it } from "vitest";
 import { join } from "node:path";
 import { existsSync, readFileSync, realpathSync } from "node:fs";
@@ -28,6 +31,7 @@ interface NlcResult {
 async function run(steps: string, nlcName: string): Promise<{ gavel?: GavelResult; nlc?: NlcResult; libs: string[] }> {
   const env: NodeJS.ProcessEnv = { ...process.env, NODE_LLAMA_CPP_SKIP_DOWNLOAD: "true" };
   delete env.GAVEL_ADDON;
+  if (process.env.GAVEL_TEST_COEXIST_ADDON) env.GAVEL_ADDON = process.env.GAVEL_TEST_COEXIST_ADDON;
   const r = await runNode([child, steps, nlcName, TINY_LLAMA_PATH], { env, timeoutMs: 120_000 });
   const what = `${steps} with ${nlcName}: exit ${r.code}\n${r.err.slice(-3000)}`;
   expect(r.err, what).not.toMatch(/symbol lookup error|undefined symbol/);

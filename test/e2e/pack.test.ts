@@ -104,6 +104,12 @@ describe.runIf(run_)("the packed tarball (slow, full set only: npm pack, offline
     expect([...files].filter((p) => /^(test|bench|src)\/|^models\/candidates\/|^docs\/(history|api)\/|(^|\/)node_modules\//.test(p))).toEqual([]);
   });
 
+  it("carries linux-x64's addons only: the other platforms' come in their optional packages (npm/<platform>/)", () => {
+    expect([...files].filter((p) => p.startsWith("npm/"))).toEqual([]);
+    const folders = new Set([...files].filter((p) => p.startsWith("prebuilds/")).map((p) => p.split("/")[1]));
+    expect([...folders].sort()).toEqual(["linux-x64", "linux-x64-avx512"]);
+  });
+
   it("every in-repository link of README.md and docs/*.md resolves inside the tarball", () => {
     const pages = [...files].filter((p) => p === "README.md" || /^docs\/[^/]+\.md$/.test(p) || /^examples\/.*README\.md$/.test(p));
     expect(pages.length).toBeGreaterThan(1);

@@ -17,9 +17,18 @@
 
 #include "common/failure.h"
 #include "common/half.h"
+#include "common/x86_features.h"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>  // F16C's vcvtph2ps, used by the AVX2 / AVX-512 copies only
+#endif
+// On arm64 the generic copy is the NEON one: its vector-extension arithmetic (4 floats) compiles to
+// NEON, and the f16 conversions use NEON's fcvtn/fcvtl (ARMv8-A baseline) instead of the scalar rule.
+#if defined(__aarch64__) && (defined(__GNUC__) || defined(__clang__))
+#include <arm_neon.h>
+#define GAVEL_NEON_HALF 1
+#else
+#define GAVEL_NEON_HALF 0
 #endif
 
 // ---- the inner loops, once per instruction set -------------------------------------------------
@@ -41,11 +50,11 @@ namespace gavel::kernels {
 Isa SelectIsa(settings::IsaCap cap) {
   Isa best = Isa::Generic;
 #ifdef GAVEL_HAVE_X86_DISPATCH
-  __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c"))
+  GAVEL_CPU_INIT();
+  if (GAVEL_CPU_SUPPORTS("avx2") && GAVEL_CPU_SUPPORTS("fma") && GAVEL_CPU_SUPPORTS("f16c"))
     best = Isa::Avx2;
-  if (best == Isa::Avx2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
-      __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq"))
+  if (best == Isa::Avx2 && GAVEL_CPU_SUPPORTS("avx512f") && GAVEL_CPU_SUPPORTS("avx512vl") &&
+      GAVEL_CPU_SUPPORTS("avx512bw") && GAVEL_CPU_SUPPORTS("avx512dq"))
     best = Isa::Avx512;
 #endif
   switch (cap) {

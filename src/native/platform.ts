@@ -1,0 +1,39 @@
+/**
+ * Where the addon of this platform comes from. linux-x64 ships in the package itself (prebuilds/
+ * linux-x64/ and prebuilds/linux-x64-avx512/, see ./cpu.ts); every other supported platform gets its
+ * addon from one optional package, `gavel-router-<platform>-<arch>`, which the package lists in its
+ * optionalDependencies with `os` and `cpu` fields, so npm downloads only the one this machine matches
+ * (npm/<platform>-<arch>/ in the repository; scripts/build-all-platforms.mjs builds and packs them).
+ * Such a package holds prebuilds/<platform>-<arch>/gavel-router.node, which node-gyp-build finds in it.
+ */
+import { existsSync } from "node:fs";
+import { createRequire } from "node:module";
+import { dirname, join } from "node:path";
+
+/** The platforms whose addon comes in an optional package, as `${process.platform}-${process.arch}`. */
+export const OPTIONAL_PACKAGE_PLATFORMS = ["linux-arm64", "win32-x64", "darwin-arm64", "darwin-x64"] as const;
+
+/** Every platform with a prebuilt addon: linux-x64 in the package, the rest in their optional package. */
+export const PREBUILT_PLATFORMS = ["linux-x64", ...OPTIONAL_PACKAGE_PLATFORMS] as const;
+
+/** The optional package that carries the addon of `platform`-`arch`, or null where none does. */
+export function platformPackageName(platform: string = process.platform, arch: string = process.arch): string | null {
+  const here = `${platform}-${arch}`;
+  return (OPTIONAL_PACKAGE_PLATFORMS as readonly string[]).includes(here) ? `gavel-router-${here}` : null;
+}
+
+/**
+ * The folder of this platform's optional package as Node resolves it from the package root `root`,
+ * or null: no such package for this platform, not installed, or a local build under `root`
+ * (build/Release, build/Debug), which node-gyp-build prefers.
+ */
+export function platformPackageDir(root: string, platform: string = process.platform, arch: string = process.arch): string | null {
+  const name = platformPackageName(platform, arch);
+  if (name === null) return null;
+  if (existsSync(join(root, "build", "Release", "gavel.node")) || existsSync(join(root, "build", "Debug", "gavel.node"))) return null;
+  try {
+    return dirname(createRequire(join(root, "package.json")).resolve(`${name}/package.json`));
+  } catch {
+    return null;
+  }
+}
