@@ -57,6 +57,11 @@ export interface ServeLimits {
   maxRequestBytes: number;
   /** Answers a socket client has not read yet, in bytes; past it the client is dropped. */
   maxOutputBytes: number;
+  /**
+   * The per-request budget: most tokens of task one `route` or `glance` may carry; a longer task is
+   * refused with CONTEXT_OVERFLOW, counted off the JavaScript thread. 0: no budget.
+   */
+  maxTaskTokens: number;
 }
 
 /** The bounds a server takes when not told otherwise. */
@@ -68,6 +73,7 @@ export const DEFAULT_LIMITS: Readonly<ServeLimits> = Object.freeze({
   requestMs: 30_000,
   maxRequestBytes: MAX_LINE_BYTES,
   maxOutputBytes: 64 << 20,
+  maxTaskTokens: 16_384,
 });
 
 /** Ops answered at once from what the server holds: never counted against the in-flight bounds. */
@@ -101,7 +107,7 @@ export async function claimSocketPath(socket: string): Promise<void> {
 /** The limits given, completed with {@link DEFAULT_LIMITS} and checked. */
 function limitsOf(given: Partial<ServeLimits> | undefined): ServeLimits {
   const l = { ...DEFAULT_LIMITS, ...given };
-  for (const [k, v] of Object.entries(l)) if (!Number.isInteger(v) || v < 1) throw new GavelError(`limits.${k} must be a positive integer`, "INVALID_ARGUMENT");
+  for (const [k, v] of Object.entries(l)) if (!Number.isInteger(v) || v < (k === "maxTaskTokens" ? 0 : 1)) throw new GavelError(`limits.${k} must be a positive integer`, "INVALID_ARGUMENT");
   return l;
 }
 
@@ -128,7 +134,7 @@ export class ResidentServer {
     this.#limits = limitsOf(o.limits);
     this.#net = server;
     this.listen = listen;
-    this.#handlers = new Handlers(o.router, { pid: process.pid, bank: o.router.bankDir, model: o.modelPath, listen, startedAt: Date.now(), inFlight: () => this.#flights.size });
+    this.#handlers = new Handlers(o.router, { pid: process.pid, bank: o.router.bankDir, model: o.modelPath, listen, startedAt: Date.now(), inFlight: () => this.#flights.size, maxTaskTokens: this.#limits.maxTaskTokens });
   }
 
   /** Starts listening (the socket path must be claimed first: {@link claimSocketPath}). */

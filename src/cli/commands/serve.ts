@@ -22,13 +22,15 @@ ${routerOptionsHelp}
                         bearer token are written to <bank>/serve.http.json (mode 0600)
   --grace-ms N          on SIGINT/SIGTERM, how long requests in flight may finish before they are
                         aborted (default 10000)
+  --max-task-tokens N   the per-request budget: a route or glance whose task is over N tokens is
+                        refused (CONTEXT_OVERFLOW) before the model reads it (default 16384; 0: none)
   --create              create the bank when there is none (by default a missing bank is an error,
                         FILE_NOT_FOUND: \`gavel install\` builds one, or install through the server)
 
 The protocol (newline-delimited JSON, version 1) is described in docs/SERVE.md. \`gavel hook
 claude-code\` and \`gavel route\` use the server when it runs.`,
   async run(args) {
-    const { values } = parseArgs({ args, options: { ...routerOptions, socket: { type: "string" }, port: { type: "string" }, "grace-ms": { type: "string" }, create: { type: "boolean" } } });
+    const { values } = parseArgs({ args, options: { ...routerOptions, socket: { type: "string" }, port: { type: "string" }, "grace-ms": { type: "string" }, "max-task-tokens": { type: "string" }, create: { type: "boolean" } } });
     const bankDir = resolveBankDir(values.bank);
     const socket = values.socket ?? defaultSocketPath(bankDir);
     const port = intArg(values.port, "port");
@@ -54,7 +56,8 @@ claude-code\` and \`gavel route\` use the server when it runs.`,
     let server: ResidentServer;
     try {
       if (port === undefined) await claimSocketPath(socket); // again: the bank is ours now
-      server = await ResidentServer.start({ router, model, modelPath, socket, port, graceMs: intArg(values["grace-ms"], "grace-ms") });
+      const maxTaskTokens = intArg(values["max-task-tokens"], "max-task-tokens");
+      server = await ResidentServer.start({ router, model, modelPath, socket, port, graceMs: intArg(values["grace-ms"], "grace-ms"), limits: maxTaskTokens === undefined ? {} : { maxTaskTokens } });
     } catch (err) {
       await router.close();
       await model.dispose();
