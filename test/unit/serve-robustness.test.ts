@@ -344,3 +344,19 @@ it("a request cancelled while its task is counted answers ABORTED at once, and s
   await expect(long).rejects.toMatchObject({ code: "ABORTED" });
   c.close(); // the count is never let go: afterEach's shutdown must still finish
 });
+
+it("a client whose idle connection the server closed connects again on its next request", async () => {
+  const { socket, server } = await start("unix", { idleMs: 200 });
+  const c = await clientConnect({ socket });
+  await expect(c.request("ping")).resolves.toMatchObject({ pong: true });
+  await within(
+    new Promise<void>((r) => {
+      const t = setInterval(() => server.connections === 0 && (clearInterval(t), r()), 20);
+    }),
+    15_000,
+    "idle connection closed by the server",
+  );
+  await new Promise((r) => setTimeout(r, 50)); // the client sees the close
+  await expect(c.request("ping")).resolves.toMatchObject({ pong: true });
+  c.close();
+});
