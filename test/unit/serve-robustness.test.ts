@@ -54,11 +54,11 @@ afterEach(async () => {
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
 
-async function start(kind: "unix" | "http", limits: Partial<ServeLimits> = {}) {
+async function start(kind: "unix" | "http", limits: Partial<ServeLimits> = {}, extra: { idleExitMs?: number; onIdle?: () => void } = {}) {
   const dir = mkdtempSync(join(tmpdir(), "gavel-serve-rob-"));
   dirs.push(dir);
   const fake = fakeRouter(dir);
-  const server = await ResidentServer.start({ router: fake.router, model, modelPath: "fake.gguf", socket: join(dir, "s.sock"), graceMs: 100, limits, ...(kind === "http" ? { port: 0 } : {}) });
+  const server = await ResidentServer.start({ router: fake.router, model, modelPath: "fake.gguf", socket: join(dir, "s.sock"), graceMs: 100, limits, ...extra, ...(kind === "http" ? { port: 0 } : {}) });
   servers.push(server);
   const endpoint = kind === "http" ? (JSON.parse(readFileSync(join(dir, "serve.http.json"), "utf8")) as { url: string; token: string }) : null;
   return { server, dir, fake, endpoint, socket: join(dir, "s.sock") };
@@ -359,4 +359,22 @@ it("a client whose idle connection the server closed connects again on its next 
   await new Promise((r) => setTimeout(r, 50)); // the client sees the close
   await expect(c.request("ping")).resolves.toMatchObject({ pong: true });
   c.close();
+});
+
+it("an on-demand server calls onIdle once nobody has been connected for idleExitMs, not while a client is", async () => {
+  let idled = 0;
+  const { socket } = await start("unix", {}, { idleExitMs: 300, onIdle: () => idled++ });
+  const c = await clientConnect({ socket });
+  await new Promise((r) => setTimeout(r, 1200)); // connected through several idle periods
+  expect(idled).toBe(0);
+  c.close();
+  await within(
+    new Promise<void>((r) => {
+      const t = setInterval(() => idled > 0 && (clearInterval(t), r()), 20);
+    }),
+    15_000,
+    "onIdle called",
+  );
+  await new Promise((r) => setTimeout(r, 500));
+  expect(idled).toBe(1);
 });
