@@ -8,7 +8,8 @@
  * Each request gets an AbortController: a `cancel` for its id, or its client going away, aborts it
  * through the AbortSignal the Router verbs take. {@link ResidentServer.shutdown} stops accepting,
  * lets requests in flight finish (aborting those still running after a grace period), closes the
- * router and the model and removes the socket.
+ * router and the model and removes the socket. Every connection and request is bounded (limits.ts:
+ * connections, idle and slow clients, sizes, requests in flight, unread answers, the task budget).
  *
  * @module
  */
@@ -46,7 +47,6 @@ export interface ServeOptions {
   idleExitMs?: number;
   onIdle?: () => void;
 }
-
 
 /** The answer to a failure, as the wire carries it. */
 function errorOf(id: RequestId | null, err: unknown): Response {
