@@ -210,12 +210,13 @@ describe("gavel serve", () => {
   it("`gavel uninstall` goes through the running server instead of failing with BANK_LOCKED", async () => {
     const c = await connect({ bank });
     try {
-      expect((await c.request<{ name: string }[]>("list")).map((s) => s.name)).toContain("widget-18");
-      const r = await runNode([cli, "uninstall", "widget-18", "--bank", bank], { env, timeoutMs: 60_000 });
+      await c.request("install", { source: syntheticSkills(join(dir, "solo"), "solo", 1) });
+      expect((await c.request<{ name: string }[]>("list")).map((s) => s.name)).toContain("solo-0");
+      const r = await runNode([cli, "uninstall", "solo-0", "--bank", bank], { env, timeoutMs: 60_000 });
       expect(r.err).not.toMatch(/BANK_LOCKED/);
       expect(r.code).toBe(0);
-      expect(r.out).toContain("removed widget-18 (through the running gavel serve)");
-      expect((await c.request<{ name: string }[]>("list")).map((s) => s.name)).not.toContain("widget-18");
+      expect(r.out).toContain("removed solo-0 (through the running gavel serve)");
+      expect((await c.request<{ name: string }[]>("list")).map((s) => s.name)).not.toContain("solo-0");
     } finally {
       c.close();
     }
