@@ -14,7 +14,14 @@
  * - the same hook from a lean entry (only src/cli/commands/hook.ts and the serve client, bundled
  *   here), for comparison: gavel.ts's fast path for `hook claude-code` imports only that chunk, so
  *   the two should agree within noise;
- * - the hook with no server running, and `node -e 0` (node's own start) for scale.
+ * - the hook with no server running, and `node -e 0` (node's own start) for scale;
+ * - concurrency: C clients at once (C = 1, 5, 20, 200; one socket connection each, loopback), each
+ *   sending `route` requests one after another (closed loop, distinct tasks), per-request p50 / p95
+ *   and the ratio of each p95 to the single client's;
+ * - a long task beside control requests: one route of a 3.9 MB task, a `ping` every 250 ms while
+ *   it runs (worst and median) and a short route sent 1 s after it.
+ *
+ * `npm run bench -- serve [runs] concurrency` runs only the last two parts.
  */
 import { spawn, execFileSync, type ChildProcess } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -25,6 +32,7 @@ import { connect } from "../src/serve/client.js";
 const root = resolve(".");
 const cli = join(root, "dist", "cli", "gavel.js");
 const runs = Number(process.argv[2] ?? 40);
+const only = process.argv[3] ?? "";
 const env = { ...process.env, GAVEL_MODEL: "", GAVEL_PROJECTIONS: "", GAVEL_BANK: "" };
 const tasks = (JSON.parse(readFileSync(join(root, "examples", "demo-tasks.json"), "utf8")) as { task: string }[]).map((t) => t.task);
 
@@ -54,6 +62,77 @@ async function series(n: number, f: (i: number) => Promise<number>): Promise<num
   return xs;
 }
 
+/** C clients at once, `each` routes each (closed loop): every request's latency in ms. */
+async function concurrent(bank: string, clients: number, each: number, op: "route" | "glance"): Promise<number[]> {
+  const cs = await Promise.all(Array.from({ length: clients }, () => connect({ bank })));
+  const xs: number[] = [];
+  try {
+    await Promise.all(
+      cs.map(async (c, k) => {
+        for (let i = 0; i < each; i++) {
+          const t0 = performance.now();
+          await c.request(op, { task: tasks[(k * each + i) % tasks.length] });
+          xs.push(performance.now() - t0);
+        }
+      }),
+    );
+  } finally {
+    for (const c of cs) c.close();
+  }
+  return xs;
+}
+
+/** The concurrency table: p50/p95 at 1, 5, 20 and 200 clients, and each p95 against one client's. */
+async function concurrencyTable(bank: string, op: "route" | "glance") {
+  console.log(`concurrency, \`${op}\` (one socket connection per client, each sending one request after another):`);
+  await concurrent(bank, 1, 3, op); // warm-up
+  let single = NaN;
+  for (const c of [1, 5, 20, 200]) {
+    const each = Math.max(2, Math.ceil(runs / c));
+    const xs = await concurrent(bank, c, each, op);
+    if (c === 1) single = pct(xs, 95);
+    console.log(`  ${String(c).padStart(3)} clients × ${String(each).padStart(2)}   p50 ${pct(xs, 50).toFixed(1).padStart(8)} ms   p95 ${pct(xs, 95).toFixed(1).padStart(8)} ms   p95 / one client's ${(pct(xs, 95) / single).toFixed(2).padStart(6)}   (n = ${xs.length})`);
+  }
+}
+
+/**
+ * A 3.9 MB task routed beside control requests: a `ping` every 250 ms on another connection while it
+ * runs (their worst and median latency), and a short route sent 1 s after it (its latency).
+ */
+async function longTaskProbe(bank: string) {
+  const big = (tasks.join(" ") + " ").repeat(Math.ceil(3_900_000 / (tasks.join(" ").length + 1))).slice(0, 3_900_000);
+  const [a, b, c] = await Promise.all([connect({ bank }), connect({ bank }), connect({ bank })]);
+  try {
+    const t0 = performance.now();
+    let running = true;
+    const longRun = a.request("route", { task: big }).then(
+      () => ({ ms: performance.now() - t0, outcome: "ok" }),
+      (e: Error & { code?: string }) => ({ ms: performance.now() - t0, outcome: e.code ?? e.message }),
+    );
+    void longRun.finally(() => (running = false));
+    const pings: number[] = [];
+    const pinging = (async () => {
+      while (running) {
+        const t = performance.now();
+        await b.request("ping");
+        pings.push(performance.now() - t);
+        await new Promise((r) => setTimeout(r, 250));
+      }
+    })();
+    await new Promise((r) => setTimeout(r, 1000));
+    const t1 = performance.now();
+    const s = await c.request("route", { task: tasks[0] }).then(() => performance.now() - t1);
+    const l = await longRun;
+    await pinging;
+    console.log("a 3.9 MB task beside control requests:");
+    console.log(`  route of the 3.9 MB task: ${l.ms.toFixed(0)} ms (${l.outcome})`);
+    console.log(`  pings every 250 ms meanwhile: worst ${Math.max(...pings).toFixed(1)} ms, p50 ${pct(pings, 50).toFixed(1)} ms (n = ${pings.length})`);
+    console.log(`  short route sent 1 s after it: ${s.toFixed(1)} ms`);
+  } finally {
+    for (const x of [a, b, c]) x.close();
+  }
+}
+
 async function main() {
   const dir = mkdtempSync(join(tmpdir(), "gavel-serve-bench-"));
   const bank = join(dir, ".gavel", "bank");
@@ -66,10 +145,17 @@ async function main() {
 
   console.log(`serve bench: ${cpus().length} × ${cpus()[0]?.model ?? "?"}, node ${process.version}, ${new Date().toISOString()}`);
   console.log(`  bank: examples/skills (24 skills), gavel-mini, context 2048, ${runs} runs each`);
-  const noServer = await series(runs, async () => (await timed([cli, "hook", "claude-code"], JSON.stringify({ prompt: tasks[0], cwd: dir }))).ms);
+  const noServer = only === "concurrency" ? [] : await series(runs, async () => (await timed([cli, "hook", "claude-code"], JSON.stringify({ prompt: tasks[0], cwd: dir }))).ms);
   const server: ChildProcess = spawn(process.execPath, [cli, "serve", "--bank", bank, "--context", "2048"], { env, stdio: ["ignore", "pipe", "inherit"] });
   await new Promise<void>((res) => server.stdout!.on("data", (d: Buffer) => d.toString().includes("listening on") && res()));
   try {
+    if (only === "concurrency") {
+      console.log(`serve bench (concurrency): ${cpus().length} × ${cpus()[0]?.model ?? "?"}, node ${process.version}, ${new Date().toISOString()}, ${runs} requests per level`);
+      await longTaskProbe(bank);
+      await concurrencyTable(bank, "glance");
+      await concurrencyTable(bank, "route");
+      return;
+    }
     const c = await connect({ bank });
     const glance = await series(runs, async (i) => {
       const t0 = performance.now();

@@ -84,29 +84,61 @@ export class ServeClient {
   #buffer = "";
   #closed = false;
 
+  /** The server closed an idle connection (nothing pending): the next request connects again. */
+  #idleClosed = false;
+  #reopening: Promise<void> | null = null;
+
   private constructor(endpoint: Endpoint, socket: Socket | null) {
     this.endpoint = endpoint;
     this.#socket = socket;
-    if (socket) {
-      socket.setEncoding("utf8");
-      socket.on("data", (d: string) => this.#onData(d));
-      socket.on("close", () => this.#failAll(new GavelError("the gavel server closed the connection", "INTERNAL")));
-      socket.on("error", () => undefined); // "close" follows and fails what is pending
-    }
+    if (socket) this.#attach(socket);
+  }
+
+  #attach(socket: Socket): void {
+    socket.setEncoding("utf8");
+    socket.on("data", (d: string) => this.#onData(d));
+    socket.on("close", () => {
+      if (this.#socket !== socket || this.#closed) return;
+      // the server closes connections left idle (docs/serve-protocol.md, "Limits"): not an error then
+      if (this.#pending.size === 0) this.#idleClosed = true;
+      else this.#failAll(new GavelError("the gavel server closed the connection", "INTERNAL"));
+    });
+    socket.on("error", () => undefined); // "close" follows and fails what is pending
+  }
+
+  static #connectUnix(path: string): Promise<Socket> {
+    return new Promise<Socket>((resolve, reject) => {
+      const s = netConnect(path);
+      s.once("connect", () => {
+        s.removeAllListeners("error");
+        resolve(s);
+      });
+      s.once("error", (err: NodeJS.ErrnoException) => reject(err.code === "ECONNREFUSED" || err.code === "ENOENT" ? notRunning(path) : err));
+    });
   }
 
   /** Connects to a located server (a Unix socket is connected now; HTTP connects per request). */
   static async open(endpoint: Endpoint): Promise<ServeClient> {
     if (endpoint.kind === "http") return new ServeClient(endpoint, null);
-    const socket = await new Promise<Socket>((resolve, reject) => {
-      const s = netConnect(endpoint.path);
-      s.once("connect", () => {
-        s.removeAllListeners("error");
-        resolve(s);
-      });
-      s.once("error", (err: NodeJS.ErrnoException) => reject(err.code === "ECONNREFUSED" || err.code === "ENOENT" ? notRunning(endpoint.path) : err));
-    });
-    return new ServeClient(endpoint, socket);
+    return new ServeClient(endpoint, await ServeClient.#connectUnix(endpoint.path));
+  }
+
+  /** A new connection after the server closed an idle one. */
+  #reopen(): Promise<void> {
+    this.#reopening ??= ServeClient.#connectUnix((this.endpoint as Extract<Endpoint, { kind: "unix" }>).path).then(
+      (s) => {
+        this.#buffer = "";
+        this.#socket = s;
+        this.#idleClosed = false;
+        this.#reopening = null;
+        this.#attach(s);
+      },
+      (err: unknown) => {
+        this.#reopening = null;
+        throw err;
+      },
+    );
+    return this.#reopening;
   }
 
   #onData(d: string): void {
@@ -136,6 +168,7 @@ export class ServeClient {
   /** Sends one request and resolves with its result (rejects with the server's error). */
   request<T = unknown>(op: Exclude<Op, "cancel">, params: Record<string, unknown> = {}, options: RequestOptions = {}): Promise<T> {
     if (this.#closed) return Promise.reject(new GavelError("this connection to the gavel server is closed", "DISPOSED"));
+    if (this.#idleClosed || this.#reopening) return this.#reopen().then(() => this.request<T>(op, params, options));
     const id = this.#next++;
     const msg = { ...params, v: PROTOCOL_VERSION, id, op };
     return new Promise<T>((resolve, reject) => {

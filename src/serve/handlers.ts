@@ -44,6 +44,13 @@ export interface ServerFacts {
   listen: string;
   startedAt: number;
   inFlight(): number;
+  /** Most tokens of task one request may carry (the per-request budget); 0: no budget. */
+  maxTaskTokens: number;
+}
+
+/** The text of a route's task: the string, or the chat's contents (what the tokenizer reads). */
+function taskText(task: string | readonly { content?: unknown }[]): string {
+  return typeof task === "string" ? task : task.map((m) => (typeof m?.content === "string" ? m.content : "")).join("\n");
 }
 
 /** The route options a request may carry (anything else is ignored). */
@@ -114,12 +121,46 @@ export class Handlers {
   async route(params: Record<string, unknown>, glanceOnly: boolean, signal: AbortSignal) {
     const task = params.task;
     if (!(typeof task === "string" || Array.isArray(task))) throw invalidArgument("task must be a string or an array of chat messages");
+    await this.#withinBudget(task as string | { content?: unknown }[], signal);
     const options: RouteOptions = { signal };
     for (const f of ROUTE_FLAGS) if (params[f] !== undefined) (options as Record<string, unknown>)[f] = params[f];
     if (glanceOnly) options.verdict = false;
     const res = await this.#router.route(task as string, options);
     const chosen = res.skill === null ? undefined : this.#skillMap().get(res.skill);
     return { ...res, winner: chosen ? this.winner(chosen, res.load) : null };
+  }
+
+  /**
+   * The per-request budget: a task over `maxTaskTokens` tokens is refused (CONTEXT_OVERFLOW) before
+   * the router reads it, so one long task cannot hold the server (the router tokenizes on the
+   * JavaScript thread: a 3.9 MB task held every other request for minutes). Counting is bounded and
+   * runs off the JavaScript thread (Model.tokenizeAsync), so control requests and other routes go on
+   * meanwhile: a task of fewer UTF-8 bytes than the budget is within it (a token is at least one
+   * byte); a longer one has its first 8 × budget characters counted, and is refused when they
+   * alone hold more than the budget (plus a margin for the cut); else the whole is counted.
+   */
+  async #withinBudget(task: string | readonly { content?: unknown }[], signal: AbortSignal): Promise<void> {
+    const max = this.#facts.maxTaskTokens;
+    if (max <= 0) return;
+    const text = taskText(task);
+    if (Buffer.byteLength(text) < max) return;
+    const model = this.#router.model;
+    // a count cannot be stopped once started; the request answers ABORTED without waiting for it
+    const aborted = new Promise<never>((_, reject) => {
+      const fail = () => reject(new GavelError("the request was cancelled", "ABORTED"));
+      if (signal.aborted) fail();
+      else signal.addEventListener("abort", fail, { once: true });
+    });
+    aborted.catch(() => undefined);
+    const count = async (t: string) => (await Promise.race([model.tokenizeAsync(t, { special: false, addBos: false }), aborted])).length;
+    const over = (what: string) => new GavelError(`the task is ${what} tokens, over this server's budget of ${max} tokens a request (gavel serve --max-task-tokens); send the part that matters`, "CONTEXT_OVERFLOW");
+    const window = max * 8;
+    if (text.length > window) {
+      const head = await count(text.slice(0, window));
+      if (head > max + 64) throw over(`more than ${head - 64}`); // a cut moves a token count by a few at most
+    }
+    const n = await count(text);
+    if (n > max) throw over(String(n));
   }
 
   /** Runs one op (not cancel: the server handles it). */
@@ -166,6 +207,7 @@ export class Handlers {
       skills: stats.skills,
       uptimeS: (Date.now() - f.startedAt) / 1000,
       inFlight: f.inFlight(),
+      maxTaskTokens: f.maxTaskTokens,
     };
   }
 }

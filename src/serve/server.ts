@@ -8,7 +8,8 @@
  * Each request gets an AbortController: a `cancel` for its id, or its client going away, aborts it
  * through the AbortSignal the Router verbs take. {@link ResidentServer.shutdown} stops accepting,
  * lets requests in flight finish (aborting those still running after a grace period), closes the
- * router and the model and removes the socket.
+ * router and the model and removes the socket. Every connection and request is bounded (limits.ts:
+ * connections, idle and slow clients, sizes, requests in flight, unread answers, the task budget).
  *
  * @module
  */
@@ -20,7 +21,10 @@ import { GavelError } from "../errors.js";
 import type { Model } from "../model/Model.js";
 import type { Router } from "../route/index.js";
 import { Handlers } from "./handlers.js";
-import { envelopeError, encodeResponse, httpEndpointPath, MAX_LINE_BYTES, PROTOCOL_VERSION, type Op, type Request, type RequestId, type Response } from "./protocol.js";
+import { CONTROL_OPS, limitsOf, type ServeLimits } from "./limits.js";
+import { envelopeError, encodeResponse, httpEndpointPath, PROTOCOL_VERSION, type Op, type Request, type RequestId, type Response } from "./protocol.js";
+
+export { DEFAULT_LIMITS, type ServeLimits } from "./limits.js";
 
 /** Where and how the server listens, and what it serves. */
 export interface ServeOptions {
@@ -36,42 +40,13 @@ export interface ServeOptions {
   graceMs?: number;
   /** Bounds on connections and requests ({@link DEFAULT_LIMITS} for what is not given). */
   limits?: Partial<ServeLimits>;
+  /**
+   * An on-demand server's idle exit: once no connection has been open and no request in flight for
+   * this long, `onIdle` is called (once); `gavel serve --idle-exit-ms` then shuts down.
+   */
+  idleExitMs?: number;
+  onIdle?: () => void;
 }
-
-/**
- * What one server lets its clients hold (docs/serve-protocol.md, "Limits"): every bound a client
- * could otherwise push without end, so a broken or hostile local client cannot wedge the server.
- */
-export interface ServeLimits {
-  /** Connections open at once; one over it is closed as it is accepted. */
-  maxConnections: number;
-  /** Requests in flight on one socket connection (ping, status and cancel not counted); more are answered BUSY. */
-  maxInFlightPerConnection: number;
-  /** Requests in flight on the whole server (ping, status and cancel not counted); more are answered BUSY. */
-  maxInFlight: number;
-  /** A connection with nothing in flight and no traffic for this long is closed. */
-  idleMs: number;
-  /** A request (a socket line, or HTTP headers and body) must arrive whole within this long of its first byte. */
-  requestMs: number;
-  /** Longest request (a socket line, or an HTTP body), in bytes. */
-  maxRequestBytes: number;
-  /** Answers a socket client has not read yet, in bytes; past it the client is dropped. */
-  maxOutputBytes: number;
-}
-
-/** The bounds a server takes when not told otherwise. */
-export const DEFAULT_LIMITS: Readonly<ServeLimits> = Object.freeze({
-  maxConnections: 256,
-  maxInFlightPerConnection: 64,
-  maxInFlight: 512,
-  idleMs: 300_000,
-  requestMs: 30_000,
-  maxRequestBytes: MAX_LINE_BYTES,
-  maxOutputBytes: 64 << 20,
-});
-
-/** Ops answered at once from what the server holds: never counted against the in-flight bounds. */
-const CONTROL_OPS: ReadonlySet<string> = new Set(["ping", "status", "cancel"]);
 
 /** The answer to a failure, as the wire carries it. */
 function errorOf(id: RequestId | null, err: unknown): Response {
@@ -98,13 +73,6 @@ export async function claimSocketPath(socket: string): Promise<void> {
   await rm(socket, { force: true });
 }
 
-/** The limits given, completed with {@link DEFAULT_LIMITS} and checked. */
-function limitsOf(given: Partial<ServeLimits> | undefined): ServeLimits {
-  const l = { ...DEFAULT_LIMITS, ...given };
-  for (const [k, v] of Object.entries(l)) if (!Number.isInteger(v) || v < 1) throw new GavelError(`limits.${k} must be a positive integer`, "INVALID_ARGUMENT");
-  return l;
-}
-
 /** A request in flight: its abort switch and its settling. */
 interface Flight {
   controller: AbortController;
@@ -122,13 +90,17 @@ export class ResidentServer {
   readonly #limits: ServeLimits;
   #stopping: Promise<void> | null = null;
   #token = "";
+  /** When a connection or a request last ended (or the server started). */
+  #lastActive = Date.now();
+  #idleTimer: NodeJS.Timeout | null = null;
 
   private constructor(o: ServeOptions, server: NetServer | HttpServer, listen: string) {
     this.#o = o;
     this.#limits = limitsOf(o.limits);
     this.#net = server;
     this.listen = listen;
-    this.#handlers = new Handlers(o.router, { pid: process.pid, bank: o.router.bankDir, model: o.modelPath, listen, startedAt: Date.now(), inFlight: () => this.#flights.size });
+    if (o.idleExitMs !== undefined && o.onIdle) this.#watchIdle(o.idleExitMs, o.onIdle);
+    this.#handlers = new Handlers(o.router, { pid: process.pid, bank: o.router.bankDir, model: o.modelPath, listen, startedAt: Date.now(), inFlight: () => this.#flights.size, maxTaskTokens: this.#limits.maxTaskTokens });
   }
 
   /** Starts listening (the socket path must be claimed first: {@link claimSocketPath}). */
@@ -389,6 +361,19 @@ export class ResidentServer {
   readonly #httpBusy = new Set<Socket>();
   readonly #httpFlights = new Map<RequestId, AbortController>();
 
+  #watchIdle(ms: number, onIdle: () => void): void {
+    if (!Number.isInteger(ms) || ms < 1) throw new GavelError("idleExitMs must be a positive integer", "INVALID_ARGUMENT");
+    this.#idleTimer = setInterval(() => {
+      if (this.#conns.size > 0 || this.#flights.size > 0) this.#lastActive = Date.now();
+      else if (Date.now() - this.#lastActive >= ms) {
+        clearInterval(this.#idleTimer!);
+        this.#idleTimer = null;
+        onIdle();
+      }
+    }, Math.max(20, Math.min(1000, Math.floor(ms / 4))));
+    this.#idleTimer.unref();
+  }
+
   /** Connections open now. */
   get connections(): number {
     return this.#conns.size;
@@ -409,6 +394,7 @@ export class ResidentServer {
   }
 
   async #shutdown(): Promise<void> {
+    if (this.#idleTimer) clearInterval(this.#idleTimer);
     const closed = new Promise<void>((resolve) => this.#net.close(() => resolve()));
     const settled = () => Promise.allSettled([...this.#flights].map((f) => f.done));
     let timer: NodeJS.Timeout | undefined;

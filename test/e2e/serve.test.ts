@@ -207,6 +207,41 @@ describe("gavel serve", () => {
     expect(text.out).toContain("verdict: off");
   }, 60_000);
 
+  it("`gavel uninstall` goes through the running server instead of failing with BANK_LOCKED", async () => {
+    const c = await connect({ bank });
+    try {
+      await c.request("install", { source: syntheticSkills(join(dir, "solo"), "solo", 1) });
+      expect((await c.request<{ name: string }[]>("list")).map((s) => s.name)).toContain("solo-0");
+      const r = await runNode([cli, "uninstall", "solo-0", "--bank", bank], { env, timeoutMs: 60_000 });
+      expect(r.err).not.toMatch(/BANK_LOCKED/);
+      expect(r.code).toBe(0);
+      expect(r.out).toContain("removed solo-0 (through the running gavel serve)");
+      expect((await c.request<{ name: string }[]>("list")).map((s) => s.name)).not.toContain("solo-0");
+    } finally {
+      c.close();
+    }
+  }, 60_000);
+
+  it("refuses a task over the per-request budget with CONTEXT_OVERFLOW, counting it off the JS thread", async () => {
+    const c = await connect({ bank });
+    try {
+      const long = (TASKS.join(" ") + " ").repeat(4000); // ~1.2 MB of text, far over 16,384 tokens
+      const order: string[] = [];
+      const big = c.request("route", { task: long }).then(
+        () => order.push("big ok"),
+        (e: { code: string; message: string }) => order.push(`big ${e.code}: ${e.message}`),
+      );
+      await c.request("ping").then(() => order.push("ping"));
+      await big;
+      expect(order[0]).toBe("ping");
+      expect(order[1]).toMatch(/^big CONTEXT_OVERFLOW: the task is (more than )?\d+ tokens, over this server's budget of 16384 tokens/);
+      // within the budget it is routed as before
+      expect(strip(await c.request<RouteResult>("route", { task: TASKS[0] })).skill).toBe(local.route[0].skill);
+    } finally {
+      c.close();
+    }
+  }, 120_000);
+
   it("refuses a missing bank (FILE_NOT_FOUND, nothing created) unless --create", async () => {
     const missing = join(dir, "no-such-bank");
     const r = await runNode([cli, "serve", "--bank", missing, "--context", "2048"], { env, timeoutMs: 60_000 });

@@ -19,8 +19,18 @@ import { connect as clientConnect } from "../../src/serve/client.js";
 function fakeRouter(bankDir: string) {
   const held: (() => void)[] = [];
   let started = 0;
+  const counting: (() => void)[] = [];
+  let counted = 0;
   const router = {
     bankDir,
+    // a stand-in tokenizer: one token a word, answering only when let go (`releaseCount`)
+    model: {
+      tokenizeAsync: (t: string) =>
+        new Promise<Int32Array>((resolve) => {
+          counted++;
+          counting.push(() => resolve(new Int32Array(t.split(" ").filter(Boolean).length)));
+        }),
+    },
     list: () => [],
     stats: () => ({ skills: 0 }),
     close: async () => undefined,
@@ -33,7 +43,7 @@ function fakeRouter(bankDir: string) {
         held.push(() => resolve(result));
       }),
   };
-  return { router: router as unknown as Router, release: () => held.splice(0).forEach((f) => f()), started: () => started };
+  return { router: router as unknown as Router, release: () => held.splice(0).forEach((f) => f()), started: () => started, releaseCount: () => counting.splice(0).forEach((f) => f()), counted: () => counted };
 }
 
 const model = { dispose: async () => undefined } as unknown as Model;
@@ -44,11 +54,11 @@ afterEach(async () => {
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
 
-async function start(kind: "unix" | "http", limits: Partial<ServeLimits> = {}) {
+async function start(kind: "unix" | "http", limits: Partial<ServeLimits> = {}, extra: { idleExitMs?: number; onIdle?: () => void } = {}) {
   const dir = mkdtempSync(join(tmpdir(), "gavel-serve-rob-"));
   dirs.push(dir);
   const fake = fakeRouter(dir);
-  const server = await ResidentServer.start({ router: fake.router, model, modelPath: "fake.gguf", socket: join(dir, "s.sock"), graceMs: 100, limits, ...(kind === "http" ? { port: 0 } : {}) });
+  const server = await ResidentServer.start({ router: fake.router, model, modelPath: "fake.gguf", socket: join(dir, "s.sock"), graceMs: 100, limits, ...extra, ...(kind === "http" ? { port: 0 } : {}) });
   servers.push(server);
   const endpoint = kind === "http" ? (JSON.parse(readFileSync(join(dir, "serve.http.json"), "utf8")) as { url: string; token: string }) : null;
   return { server, dir, fake, endpoint, socket: join(dir, "s.sock") };
@@ -276,4 +286,95 @@ describe("socket transport", () => {
     await within(extra.closed, 15_000, "connection over the cap closed");
     for (const h of held) h.s.destroy();
   });
+});
+
+describe("per-request budget", () => {
+  it("refuses a task over the budget before the router reads it, and answers control requests while it is counted", async () => {
+    const { socket, fake } = await start("unix", { maxTaskTokens: 100 });
+    const c = await clientConnect({ socket });
+    const order: string[] = [];
+    const long = c.request("route", { task: "word ".repeat(5000) }).then(
+      () => order.push("long ok"),
+      (e: GavelError) => order.push(`long ${e.code}: ${e.message}`),
+    );
+    // the count is held: ping and status answer meanwhile
+    await expect(c.request("ping")).resolves.toMatchObject({ pong: true });
+    await expect(c.request("status")).resolves.toMatchObject({ maxTaskTokens: 100 });
+    order.push("ping");
+    // let every count go (the head of the task, then perhaps the whole) until it answers
+    const releasing = setInterval(() => fake.releaseCount(), 20);
+    await long;
+    clearInterval(releasing);
+    expect(order[0]).toBe("ping");
+    expect(order[1]).toMatch(/^long CONTEXT_OVERFLOW: the task is (more than )?\d+ tokens, over this server's budget of 100 tokens/);
+    expect(fake.started()).toBe(0); // the router never saw it
+    c.close();
+  });
+
+  it("routes a task within the budget: short ones without counting, longer ones once counted", async () => {
+    const { socket, fake } = await start("unix", { maxTaskTokens: 100 });
+    const c = await clientConnect({ socket });
+    await expect(c.request("route", { task: "a short task" })).resolves.toMatchObject({ abstained: true });
+    expect(fake.counted()).toBe(0); // fewer bytes than the budget: within it, not counted
+    const spaced = c.request("route", { task: "word".padEnd(300, " ") }); // 300 bytes, 2 "tokens"
+    for (let i = 0; i < 200 && fake.counted() === 0; i++) await new Promise((r) => setTimeout(r, 10));
+    fake.releaseCount();
+    await expect(spaced).resolves.toMatchObject({ abstained: true });
+    expect(fake.counted()).toBe(1);
+    expect(fake.started()).toBe(2);
+    c.close();
+  });
+
+  it("maxTaskTokens 0 turns the budget off", async () => {
+    const { socket, fake } = await start("unix", { maxTaskTokens: 0 });
+    const c = await clientConnect({ socket });
+    await expect(c.request("route", { task: "word ".repeat(5000) })).resolves.toMatchObject({ abstained: true });
+    expect(fake.counted()).toBe(0);
+    c.close();
+  });
+});
+
+it("a request cancelled while its task is counted answers ABORTED at once, and shutdown does not wait for the count", async () => {
+  const { socket, fake } = await start("unix", { maxTaskTokens: 100 });
+  const c = await clientConnect({ socket });
+  const ac = new AbortController();
+  const long = c.request("route", { task: "word ".repeat(5000) }, { signal: ac.signal });
+  for (let i = 0; i < 500 && fake.counted() === 0; i++) await new Promise((r) => setTimeout(r, 10));
+  ac.abort();
+  await expect(long).rejects.toMatchObject({ code: "ABORTED" });
+  c.close(); // the count is never let go: afterEach's shutdown must still finish
+});
+
+it("a client whose idle connection the server closed connects again on its next request", async () => {
+  const { socket, server } = await start("unix", { idleMs: 200 });
+  const c = await clientConnect({ socket });
+  await expect(c.request("ping")).resolves.toMatchObject({ pong: true });
+  await within(
+    new Promise<void>((r) => {
+      const t = setInterval(() => server.connections === 0 && (clearInterval(t), r()), 20);
+    }),
+    15_000,
+    "idle connection closed by the server",
+  );
+  await new Promise((r) => setTimeout(r, 50)); // the client sees the close
+  await expect(c.request("ping")).resolves.toMatchObject({ pong: true });
+  c.close();
+});
+
+it("an on-demand server calls onIdle once nobody has been connected for idleExitMs, not while a client is", async () => {
+  let idled = 0;
+  const { socket } = await start("unix", {}, { idleExitMs: 300, onIdle: () => idled++ });
+  const c = await clientConnect({ socket });
+  await new Promise((r) => setTimeout(r, 1200)); // connected through several idle periods
+  expect(idled).toBe(0);
+  c.close();
+  await within(
+    new Promise<void>((r) => {
+      const t = setInterval(() => idled > 0 && (clearInterval(t), r()), 20);
+    }),
+    15_000,
+    "onIdle called",
+  );
+  await new Promise((r) => setTimeout(r, 500));
+  expect(idled).toBe(1);
 });

@@ -65,8 +65,10 @@ ${routerOptionsHelp}`,
     process.once("SIGINT", onSignal);
     process.once("SIGTERM", onSignal);
     try {
-      // a read-only command: a missing bank is an error, not a new empty bank
-      const router = await Router.open(model, { projections, bankDir: bank, create: false, skillBudget: intArg(values["skill-budget"], "skill-budget") });
+      // a read-only command: a missing bank is an error, not a new empty bank. Its tools only read, so it
+      // opens the bank's committed snapshot without the lock: any number of `gavel mcp` run beside
+      // `gavel serve` and installs (never BANK_LOCKED), each moving to a newer commit at its next search
+      const router = await Router.open(model, { projections, bankDir: bank, readOnly: true, skillBudget: intArg(values["skill-budget"], "skill-budget") });
       const info = { version: packageVersion(), bankDir: bank };
       try {
         if (port === undefined) {

@@ -5,7 +5,7 @@ import type { Candidate, RouteResult } from "../../route/index.js";
 import { intArg } from "../ui/options.js";
 import { safeText } from "../ui/safe-text.js";
 import { table } from "../ui/table.js";
-import { routeViaServerIfRunning } from "../../serve/client.js";
+import { connectIfRunning, routeViaServerIfRunning } from "../../serve/client.js";
 import { resolveProjectionsPath } from "../../defaults.js";
 import { Router } from "../../route/index.js";
 import type { Model } from "../../model/Model.js";
@@ -328,6 +328,17 @@ export const uninstall: Command = {
     if (positionals.length !== 1) {
       console.error(this.help);
       return 2;
+    }
+    // a running server holds the bank: the uninstall goes through it instead of failing BANK_LOCKED
+    const served = await connectIfRunning({ bank: bankDir(values.bank) });
+    if (served) {
+      try {
+        const { removed } = await served.request<{ removed: boolean }>("uninstall", { skill: positionals[0] });
+        console.log(removed ? `removed ${safeText(positionals[0])} (through the running gavel serve)` : `no installed skill ${safeText(positionals[0])}`);
+        return removed ? 0 : 1;
+      } finally {
+        served.close();
+      }
     }
     return withRouter(values, async (router) => {
       const removed = await router.uninstall(positionals[0]);

@@ -23,13 +23,17 @@ ${routerOptionsHelp}
                         bearer token are written to <bank>/serve.http.json (mode 0600)
   --grace-ms N          on SIGINT/SIGTERM, how long requests in flight may finish before they are
                         aborted (default 10000)
+  --max-task-tokens N   the per-request budget: a route or glance whose task is over N tokens is
+                        refused (CONTEXT_OVERFLOW) before the model reads it (default 16384; 0: none)
+  --idle-exit-ms N      exit (as on SIGTERM) once no client has been connected and no request in
+                        flight for N ms: for a server started on demand (default: never)
   --create              create the bank when there is none (by default a missing bank is an error,
                         FILE_NOT_FOUND: \`gavel install\` builds one, or install through the server)
 
 The protocol (newline-delimited JSON, version 1) is described in docs/SERVE.md. \`gavel hook
 claude-code\` and \`gavel route\` use the server when it runs.`,
   async run(args) {
-    const { values } = parseArgs({ args, options: { ...routerOptions, socket: { type: "string" }, port: { type: "string" }, "grace-ms": { type: "string" }, create: { type: "boolean" } } });
+    const { values } = parseArgs({ args, options: { ...routerOptions, socket: { type: "string" }, port: { type: "string" }, "grace-ms": { type: "string" }, "max-task-tokens": { type: "string" }, "idle-exit-ms": { type: "string" }, create: { type: "boolean" } } });
     const bankDir = resolveBankDir(values.bank);
     const socket = values.socket ?? defaultSocketPath(bankDir);
     const port = intArg(values.port, "port");
@@ -53,9 +57,13 @@ claude-code\` and \`gavel route\` use the server when it runs.`,
       throw err;
     }
     let server: ResidentServer;
+    const idleExitMs = intArg(values["idle-exit-ms"], "idle-exit-ms", { min: 1 });
+    let onIdle = () => undefined as void;
+    const idle = new Promise<void>((resolve) => (onIdle = resolve));
     try {
       if (port === undefined) await claimSocketPath(socket); // again: the bank is ours now
-      server = await ResidentServer.start({ router, model, modelPath, socket, port, graceMs: intArg(values["grace-ms"], "grace-ms") });
+      const maxTaskTokens = intArg(values["max-task-tokens"], "max-task-tokens");
+      server = await ResidentServer.start({ router, model, modelPath, socket, port, graceMs: intArg(values["grace-ms"], "grace-ms"), limits: maxTaskTokens === undefined ? {} : { maxTaskTokens }, ...(idleExitMs === undefined ? {} : { idleExitMs, onIdle }) });
     } catch (err) {
       await router.close();
       await model.dispose();
@@ -74,6 +82,7 @@ claude-code\` and \`gavel route\` use the server when it runs.`,
       const onTerm = () => stop("SIGTERM");
       process.on("SIGINT", onInt);
       process.on("SIGTERM", onTerm);
+      void idle.then(() => stop(`idle for ${idleExitMs} ms`));
     });
     await server.shutdown();
     console.error("gavel serve: stopped");

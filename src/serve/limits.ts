@@ -1,0 +1,56 @@
+/**
+ * The bounds of the resident router (docs/serve-protocol.md, "Limits"): what any one client can make
+ * the server hold, with their defaults.
+ *
+ * @module
+ */
+import { GavelError } from "../errors.js";
+import { MAX_LINE_BYTES } from "./protocol.js";
+
+/**
+ * What one server lets its clients hold (docs/serve-protocol.md, "Limits"): every bound a client
+ * could otherwise push without end, so a broken or hostile local client cannot wedge the server.
+ */
+export interface ServeLimits {
+  /** Connections open at once; one over it is closed as it is accepted. */
+  maxConnections: number;
+  /** Requests in flight on one socket connection (ping, status and cancel not counted); more are answered BUSY. */
+  maxInFlightPerConnection: number;
+  /** Requests in flight on the whole server (ping, status and cancel not counted); more are answered BUSY. */
+  maxInFlight: number;
+  /** A connection with nothing in flight and no traffic for this long is closed. */
+  idleMs: number;
+  /** A request (a socket line, or HTTP headers and body) must arrive whole within this long of its first byte. */
+  requestMs: number;
+  /** Longest request (a socket line, or an HTTP body), in bytes. */
+  maxRequestBytes: number;
+  /** Answers a socket client has not read yet, in bytes; past it the client is dropped. */
+  maxOutputBytes: number;
+  /**
+   * The per-request budget: most tokens of task one `route` or `glance` may carry; a longer task is
+   * refused with CONTEXT_OVERFLOW, counted off the JavaScript thread. 0: no budget.
+   */
+  maxTaskTokens: number;
+}
+
+/** The bounds a server takes when not told otherwise. */
+export const DEFAULT_LIMITS: Readonly<ServeLimits> = Object.freeze({
+  maxConnections: 256,
+  maxInFlightPerConnection: 64,
+  maxInFlight: 512,
+  idleMs: 300_000,
+  requestMs: 30_000,
+  maxRequestBytes: MAX_LINE_BYTES,
+  maxOutputBytes: 64 << 20,
+  maxTaskTokens: 16_384,
+});
+
+/** Ops answered at once from what the server holds: never counted against the in-flight bounds. */
+export const CONTROL_OPS: ReadonlySet<string> = new Set(["ping", "status", "cancel"]);
+
+/** The limits given, completed with {@link DEFAULT_LIMITS} and checked. */
+export function limitsOf(given: Partial<ServeLimits> | undefined): ServeLimits {
+  const l = { ...DEFAULT_LIMITS, ...given };
+  for (const [k, v] of Object.entries(l)) if (!Number.isInteger(v) || v < (k === "maxTaskTokens" ? 0 : 1)) throw new GavelError(`limits.${k} must be a positive integer`, "INVALID_ARGUMENT");
+  return l;
+}
