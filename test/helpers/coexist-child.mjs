@@ -52,4 +52,6 @@ for (const step of stepsArg.split(",")) {
 out.libs = [...new Set(readFileSync("/proc/self/maps", "utf8").split("\n").map((l) => l.split(/\s+/)[5] ?? ""))]
   .filter((p) => /\/(lib(ggml|llama)[^/]*\.so[^/]*|llama-addon\.node)$/.test(p))
   .sort();
+// a CUDA build's child maps the driver (libcuda) once its glance or model touched the device
+out.cuda = readFileSync("/proc/self/maps", "utf8").includes("libcuda.so");
 console.log(JSON.stringify(out));
