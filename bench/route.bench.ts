@@ -3,7 +3,10 @@
  * embedded gavel-mini pair, its shipped constants: first stage g + βB, Δ-shortlist, verdict when the
  * shortlist holds more than one skill, the abstention model), timed per call after warm-ups.
  *
- *   npm run bench -- route [runs] [--library N]
+ *   npm run bench -- route [runs] [--library N] [--tasks N] [--glance-only]
+ *
+ * Each run times the exact glance (GAVEL_GLANCE_INDEX=off), then `auto` (the glance index from 8,192
+ * routable skills: the same as off below that).
  *
  * - Default: examples/skills (24 skills) installed for real; tasks: the demo's and the everyday
  *   requests (examples/*.json), each routed `runs` times (default 10).
@@ -24,6 +27,7 @@ import { defaultModelPaths } from "../src/defaults.js";
 import { Model } from "../src/model/Model.js";
 import { Projections } from "../src/projections/projections.js";
 import { Router } from "../src/route/Router.js";
+import { resetConfig } from "../src/config.js";
 import { loadLibrary } from "../lab/eval/io.js";
 import { loadTasks, selectTasks } from "../lab/eval/tasks.js";
 import { unitRows } from "./data.js";
@@ -32,6 +36,11 @@ const root = resolve(".");
 const argv = process.argv.slice(2);
 const li = argv.indexOf("--library");
 const libraryN = li >= 0 ? Number(argv.splice(li, 2)[1]) : 0;
+const ti = argv.indexOf("--tasks");
+const taskLimit = ti >= 0 ? Number(argv.splice(ti, 2)[1]) : Infinity;
+// --glance-only: route(task, { verdict: false }), the hook's default path
+const gi = argv.indexOf("--glance-only");
+const glanceOnly = gi >= 0 ? (argv.splice(gi, 1), true) : false;
 const runs = Number(argv[0] ?? 10);
 
 function pct(xs: number[], p: number): number {
@@ -76,20 +85,28 @@ async function main() {
       tasks = selectTasks(await loadTasks(join(shared, "swe-skills-bench", "tasks.jsonl")), { batches: "6-10" }).map((t) => t.text);
     }
     const stats = router.stats() as { skills?: number; keys?: number };
-    for (const t of tasks.slice(0, 3)) await router.route(t); // warm-up: lexicon laid out, graph built
-    const ms: number[] = [];
-    let verdicts = 0, abstained = 0;
-    for (let r = 0; r < runs; r++) {
-      for (const t of tasks) {
-        const t0 = performance.now();
-        const res = await router.route(t);
-        ms.push(performance.now() - t0);
-        if (res.verdict === "ran") verdicts++;
-        if (res.abstained) abstained++;
+    tasks = tasks.slice(0, taskLimit);
+    console.log(`route bench: ${stats.skills} skills, ${stats.keys} keys (${libraryN ? `random, ${keysPerSkill} a skill` : "installed"}), dim ${(await Projections.load(projections)).dim}, ${tasks.length} tasks × ${runs}, ${cpus().length} cores (${cpus()[0]?.model}), node ${process.version}, ${new Date().toISOString().slice(0, 10)}`);
+    // the exact glance, then the glance index where the library is large enough for `auto` to use it
+    for (const mode of ["off", "auto"] as const) {
+      process.env.GAVEL_GLANCE_INDEX = mode;
+      resetConfig();
+      const t0 = performance.now();
+      for (const t of tasks.slice(0, 3)) await router.route(t); // warm-up: lexicon laid out, graph built, index opened
+      const warm = performance.now() - t0;
+      const ms: number[] = [];
+      let verdicts = 0, abstained = 0;
+      for (let r = 0; r < runs; r++) {
+        for (const t of tasks) {
+          const t1 = performance.now();
+          const res = await router.route(t, glanceOnly ? { verdict: false } : {});
+          ms.push(performance.now() - t1);
+          if (res.verdict === "ran") verdicts++;
+          if (res.abstained) abstained++;
+        }
       }
+      console.log(`  GAVEL_GLANCE_INDEX=${mode.padEnd(4)} warm ${glanceOnly ? "glance-only" : "default"} route   p50 ${pct(ms, 50).toFixed(1)} ms   p95 ${pct(ms, 95).toFixed(1)} ms   (n = ${ms.length}; verdict ran ${verdicts}, declined ${abstained}; warm-up ${(warm / 1000).toFixed(1)} s)`);
     }
-    console.log(`route bench: ${stats.skills} skills, ${stats.keys} keys (${libraryN ? `random, ${keysPerSkill} a skill` : "installed"}), dim ${(await Projections.load(projections)).dim}, ${tasks.length} tasks × ${runs}, ${cpus().length} cores (${cpus()[0]?.model}), node ${process.version}`);
-    console.log(`  warm default route   p50 ${pct(ms, 50).toFixed(1)} ms   p95 ${pct(ms, 95).toFixed(1)} ms   (n = ${ms.length}; verdict ran ${verdicts}, declined ${abstained})`);
     await router.close();
   } finally {
     await model.dispose();
