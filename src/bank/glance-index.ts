@@ -82,6 +82,7 @@ export interface GlanceIndexSearch {
   sync: GlanceIndexSyncStats;
 }
 
+/** What bringing an index to the bank's current snapshot did: skills assigned and dropped, key rows assigned. */
 export interface GlanceIndexSyncStats {
   added: number;
   removed: number;
