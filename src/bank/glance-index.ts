@@ -341,6 +341,7 @@ export type GlanceIndexOpenOutcome =
  * (another dim, or centroids the bank outgrew: {@link GlanceIndex.needsRetrain}). A loaded file's
  * skills are matched to the bank by id and content hash (`handleOf`); skills it lacks or holds
  * under another content are assigned anew, skills it holds that the bank does not are dropped.
+ * `save: false` writes nothing back (a read-only reader of the bank).
  *
  * @throws GavelError `INVALID_ARGUMENT` when the bank holds no key (nothing to train on); file
  *   system errors other than a missing file.
@@ -351,10 +352,11 @@ export async function openGlanceIndex(
   handleOf: (skill: IndexedSkill) => number | undefined,
   skillOf: (handle: number) => IndexedSkill | undefined,
   options: GlanceIndexTrainOptions = {},
+  { save = true }: { save?: boolean } = {},
 ): Promise<{ index: GlanceIndex; outcome: GlanceIndexOpenOutcome }> {
   const rebuild = async (reason: "missing" | "corrupt" | "stale", detail: string) => {
     const index = await GlanceIndex.build(bank, options);
-    await saveGlanceIndex(path, index, skillOf);
+    if (save) await saveGlanceIndex(path, index, skillOf);
     return { index, outcome: { kind: "rebuilt", reason, detail } as const };
   };
   let bytes: Buffer;
@@ -378,7 +380,7 @@ export async function openGlanceIndex(
   }
   const sync = await index.sync(bank);
   if (index.needsRetrain()) return rebuild("stale", "the bank outgrew the centroids (growth or drift past the retrain bounds)");
-  if (sync.added > 0 || parsed.ids.length !== kept) await saveGlanceIndex(path, index, skillOf);
+  if (save && (sync.added > 0 || parsed.ids.length !== kept)) await saveGlanceIndex(path, index, skillOf);
   return { index, outcome: { kind: "loaded", kept, assigned: sync.added, dropped: parsed.ids.length - kept } };
 }
 

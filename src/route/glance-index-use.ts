@@ -5,7 +5,8 @@
  *
  * The index is derived from the bank: `<bank>/glance-index.bin`, opened (or trained and written) on
  * the first glance that needs it, following the bank's installs and uninstalls by itself at each
- * search. A bank folder that cannot be written keeps the index in memory only.
+ * search. A read-only router reads that file and writes nothing; a bank folder that cannot be written
+ * keeps the index in memory only.
  *
  * @module
  */
@@ -62,9 +63,11 @@ async function openFor(library: Library): Promise<GlanceIndex> {
     const h = handleOf.get(id);
     return h !== undefined && library.find(id)?.contentHash === contentHash ? h : undefined;
   };
-  if (library.readOnly) return GlanceIndex.build(library.keys);
+  const path = join(library.dir, GLANCE_INDEX_FILE);
+  // a read-only router (gavel mcp, snapshots) reads the file a writer left, and writes nothing
+  if (library.readOnly) return (await openGlanceIndex(path, library.keys, byId, skillOf, {}, { save: false })).index;
   try {
-    return (await openGlanceIndex(join(library.dir, GLANCE_INDEX_FILE), library.keys, byId, skillOf)).index;
+    return (await openGlanceIndex(path, library.keys, byId, skillOf)).index;
   } catch (err) {
     // a folder we may not write (another user's bank, a full disk): the index lives in memory
     const code = (err as NodeJS.ErrnoException).code;
