@@ -1,4 +1,4 @@
-import { existsSync } from "node:fs";
+import { existsSync, statSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -45,4 +45,12 @@ export function needsShared(why: string, ...rel: string[]): boolean {
     console.warn(`[skip] ${line}`);
   }
   return true;
+}
+
+/** Whether a user other than the owner can reach `path` (every folder above it lets others through). */
+export function othersCanReach(path: string): boolean {
+  for (let d = dirname(path); ; d = dirname(d)) {
+    if ((statSync(d).mode & 0o001) === 0) return false;
+    if (dirname(d) === d) return true;
+  }
 }

@@ -13,7 +13,7 @@ import { Projections } from "../../src/projections/projections.js";
 import { defaultSocketPath } from "../../src/serve/protocol.js";
 import { ensurePrivateDir, privateTempDir } from "../../src/util/private-dir.js";
 import type { ModelFingerprint } from "../../src/model/fingerprint.js";
-import { repoRoot } from "../helpers/paths.js";
+import { othersCanReach, repoRoot } from "../helpers/paths.js";
 import { run } from "../helpers/run.js";
 
 const SEED = 11;
@@ -68,7 +68,7 @@ describe("bank files are the owner's only", () => {
     }
   });
 
-  it.runIf(isRoot)("another user's open, snapshot and check of the bank: PERMISSION_DENIED, one line, no raw EACCES", async () => {
+  it.runIf(isRoot && othersCanReach(repoRoot))("another user's open, snapshot and check of the bank: PERMISSION_DENIED, one line, no raw EACCES", async () => {
     const dir = await committedBank("theirs");
     chmodSync(dirname(dir), 0o755);
     chmodSync(dirname(dirname(dir)), 0o755);
