@@ -11,6 +11,7 @@ export const EXIT_UNFINISHED = 75;
 
 const OPTIONS = {
   model: { type: "string", short: "m" }, library: { type: "string", short: "l" }, pairs: { type: "string" },
+  "extra-pairs": { type: "string" }, "extra-repeat": { type: "string" },
   "self-supervised": { type: "boolean" }, queries: { type: "string" }, "queries-per-skill": { type: "string" },
   out: { type: "string", short: "o" }, layer: { type: "string" },
   "layer-file": { type: "string" }, dim: { type: "string" }, steps: { type: "string" }, lr: { type: "string" },
@@ -31,7 +32,7 @@ type Values = ReturnType<typeof parseArgs<{ options: typeof OPTIONS }>>["values"
 /** The pipeline's options from the flags (progress and log callbacks added by the caller). */
 function pipelineOptions(values: Values, args: string[]): TrainProjectionsOptions {
   return {
-    library: values.library!, pairs: values.pairs, selfSupervised: values["self-supervised"], out: values.out!,
+    library: values.library!, pairs: values.pairs, extraPairs: values["extra-pairs"], extraRepeat: intArg(values["extra-repeat"], "extra-repeat", { min: 1 }), selfSupervised: values["self-supervised"], out: values.out!,
     queries: values.queries === undefined ? undefined : parseQueryKinds(values.queries), queriesPerSkill: intArg(values["queries-per-skill"], "queries-per-skill", { min: 1 }),
     layer: intArg(values.layer, "layer"), layerFile: values["layer-file"], dim: intArg(values.dim, "dim"),
     steps: intArg(values.steps, "steps"), lr: numberArg(values.lr, "lr"), batchTasks: intArg(values["batch-tasks"], "batch-tasks"),
@@ -67,6 +68,9 @@ export const train: Command = {
                         rendered as installed, the copied text's tokens masked out (docs/TRAINING.md)
   --queries-per-skill N (default 2)
   --pairs P             JSONL of { "query": ..., "gold_skill_ids": [...] }
+  --extra-pairs P       more { query, gold_skill_ids } rows added to the training split of any mode
+                        (e.g. pseudo-labelled task statements beside --queries); --extra-repeat N
+                        trains on each N times (default 1)
   --self-supervised     query = a skill's description (or one sentence of it), positive = the skill
                         rendered without its description (the earlier recipe)
   --layer N | --layer-file F   ℓ* (default: the gavel layer JSON's choice, else 70% depth)

@@ -30,6 +30,14 @@ export interface TrainProjectionsOptions extends LoopSettings {
   library: string;
   /** Labelled pairs (JSONL of { query, gold_skill_ids }); or set `selfSupervised` or `queries`. */
   pairs?: string;
+  /**
+   * More labelled pairs (JSONL of { query, gold_skill_ids }) added to the training split of whichever
+   * mode runs, e.g. unlabeled task statements pseudo-labelled by the lexical expert (scripts/distill),
+   * beside the pseudo-queries. The validation split stays the mode's own. Screened like the mode's pairs.
+   */
+  extraPairs?: string;
+  /** Each extra pair is trained on this many times (default 1). */
+  extraRepeat?: number;
   /** Legacy self-supervised mode: the description (or a sentence of it) against the skill rendered without it. */
   selfSupervised?: boolean;
   /**
@@ -231,8 +239,26 @@ async function trainingPairs(o: TrainProjectionsOptions, skills: readonly Skill[
   if (ex.excludedSkills || ex.excludedTasks) log(`excluded ${ex.excludedSkills} pairs of excluded skills and ${ex.excludedTasks} pairs equal to or overlapping a task text`);
   // Pseudo-queries are held out by skill: validation asks for skills no training query came from.
   const split = splitValidation(ex.pairs, o.valFraction ?? 0.05, seed, o.queries?.length ? (p) => p.positives[0] : undefined);
+  if (o.extraPairs) split.train.push(...(await extraTrainPairs(o, skills, { taskTexts, overlap }, log)));
   if (split.train.length === 0) throw invalidArgument("no training pair is left");
   return split;
+}
+
+/** The extra labelled pairs, screened, each `extraRepeat` times. */
+async function extraTrainPairs(
+  o: TrainProjectionsOptions,
+  skills: readonly Skill[],
+  screen: { taskTexts?: ReadonlySet<string>; overlap?: TaskOverlap },
+  log: (line: string) => void,
+): Promise<Pair[]> {
+  const repeat = o.extraRepeat ?? 1;
+  if (!Number.isInteger(repeat) || repeat < 1) throw invalidArgument(`extraRepeat must be an integer ≥ 1, got ${repeat}`);
+  const r = await readPairs(o.extraPairs!, skills);
+  const ex = excludePairs(r.pairs, skills, { exclude: o.exclude, ...screen });
+  log(`extra pairs: ${ex.pairs.length} of ${r.pairs.length + r.dropped.length} kept (${r.dropped.length} gold not in the library, ${ex.excludedSkills} excluded skills, ${ex.excludedTasks} overlapping a task text), ×${repeat}`);
+  const out: Pair[] = [];
+  for (let k = 0; k < repeat; k++) out.push(...ex.pairs);
+  return out;
 }
 
 /** Covers in flight at once: the libuv pool's size (UV_THREADPOOL_SIZE, default 4). */

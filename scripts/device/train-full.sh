@@ -58,7 +58,7 @@ if [ "$mode" = prepare ]; then
   # Same knobs as `go` (QPS, TRAIN_LIMIT, …): the file's name hashes the inputs, so a mismatch is ignored.
   SIM=1; L=${L:-/tmp/tf-prep/lib}; mkdir -p "$L"
   [ -f "$L/mit.jsonl" ] || xz -dc .device/lib/mit.jsonl.xz > "$L/mit.jsonl"
-  for f in golds.jsonl tasks.jsonl; do cp ".device/lib/$f" "$L/"; done
+  for f in golds.jsonl tasks.jsonl extra.jsonl; do [ -f ".device/lib/$f" ] && cp ".device/lib/$f" "$L/"; done
   PREP_DIR=$PWD/.device/lib/prepared; STATES=$PREP_DIR
 fi
 
@@ -121,6 +121,9 @@ TRAIN=(train --model "$MODEL" --library "$L/mit.jsonl" --queries all --queries-p
   --finetune-steps "$FT_STEPS" --cache "$HOME_STATES" --out "$W/trained.gguf" --log-file "$W/train-log.jsonl"
   --device "$DEVICE" --precision "${PRECISION:-bf16}" --threads "$(nproc)" --seed "${SEED:-3}" --resume
   --states-workers "${STATES_WORKERS:-1}")
+# EXTRA=1: the pseudo-labelled task statements of scripts/distill ($L/extra.jsonl, carried in .device/lib)
+# join the training split, each EXTRA_REPEAT times (the distillation of issue 34's item 3)
+[ "${EXTRA:-0}" = 1 ] && TRAIN+=(--extra-pairs "$L/extra.jsonl" --extra-repeat "${EXTRA_REPEAT:-1}")
 
 if [ "$mode" = prepare ]; then
   rm -rf "$PREP_DIR"
@@ -199,8 +202,11 @@ LIBS="--library $L/golds.jsonl --library $L/mit.jsonl"
 step install-golds $CLI install "$L/golds.jsonl" $I $A --bank "$BANK" || exit 0
 step install-mit $CLI install "$L/mit.jsonl" $I $A --bank "$BANK" || exit 0
 # validation (batches 1-5) first: every choice is read from it before any test figure is seen
-step val-glance $CLI eval --tasks "$L/tasks.jsonl" $LIBS --batches 1-5 --methods glance --per-query "$W/val-glance.jsonl" --resume $A --bank "$BANK" || exit 0
-step test-glance $CLI eval --tasks "$L/tasks.jsonl" $LIBS --batches 6-10 --methods glance --per-query "$W/test-glance.jsonl" --resume $A --bank "$BANK" || exit 0
+# ALSO=1: the glance evals also give g to BM25's full-text leaders ($L/also.jsonl, also-list.ts), so that
+# the first stage g + βB replays offline over the union of both pools (select-default.ts's pool)
+GM="glance"; [ "${ALSO:-0}" = 1 ] && [ -f "$L/also.jsonl" ] && GM="bm25,glance --lexical-pool 20 --also $L/also.jsonl"
+step val-glance $CLI eval --tasks "$L/tasks.jsonl" $LIBS --batches 1-5 --methods $GM --per-query "$W/val-glance.jsonl" --resume $A --bank "$BANK" || exit 0
+step test-glance $CLI eval --tasks "$L/tasks.jsonl" $LIBS --batches 6-10 --methods $GM --per-query "$W/test-glance.jsonl" --resume $A --bank "$BANK" || exit 0
 if [ "${SUBSETS:-1}" = 1 ]; then
   for n in 1000 5000; do
     k=$((n - $(wc -l < "$L/golds.jsonl")))

@@ -12,6 +12,7 @@
 //
 // Usage: npx vite-node scripts/distill/label.ts -- [--tasks .device/distill/tasks.jsonl] [--out .device/distill]
 //        [--library F]… (default: skills-mit.jsonl.gz) [--temperature 38.05] [--min-posterior -3.5]
+//        [--k1 K] [--b B] (BM25's constants; default Lucene's 1.2 / 0.75; the shipped lexical expert: 3 / 1)
 //        [--check-tasks tasks.jsonl --check-batches batch1,…,batch5 --check-library F]
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -48,6 +49,9 @@ const MIN_B = Number(opt("--min-posterior", "-3.5"));
 const checkTasks = opt("--check-tasks", "");
 const checkBatches = new Set(opt("--check-batches", "batch1,batch2,batch3,batch4,batch5").split(","));
 const TOP = 5;
+/** BM25's constants (undefined: the index's defaults). */
+const K1 = args.includes("--k1") ? Number(opt("--k1", "")) : undefined;
+const B_LEN = args.includes("--b") ? Number(opt("--b", "")) : undefined;
 
 interface Labelled {
   top: { id: string; name: string; score: number; b: number }[];
@@ -68,8 +72,8 @@ async function buildIndex(libs: readonly string[]): Promise<{ index: Bm25Index; 
   const t0 = performance.now();
   const { skills, duplicates } = await loadLibrary(libs);
   const routable = skills.filter((s) => !s.disableModelInvocation);
-  const index = new Bm25Index(routable);
-  console.log(`BM25 over ${index.size} skills (${libs.join(", ")}; ${duplicates.length} duplicate ids skipped) in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+  const index = new Bm25Index(routable, { ...(K1 !== undefined ? { k1: K1 } : {}), ...(B_LEN !== undefined ? { b: B_LEN } : {}) });
+  console.log(`BM25 over ${index.size} skills (${libs.join(", ")}; ${duplicates.length} duplicate ids skipped) (k1 ${index.k1}, b ${index.b}) in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
   return { index, names: routable.map((s) => s.name) };
 }
 
