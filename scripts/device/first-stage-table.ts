@@ -7,7 +7,11 @@
  *
  * Input: one or more folders, each with val.jsonl.gz and test.jsonl.gz carrying lexical read-outs
  * (scripts/device/lexical-records.ts), named on the command line as label=folder.
- * Usage: npx vite-node scripts/device/first-stage-table.ts -- s11=bench/results/…/mini/full-text …
+ * Usage: npx vite-node scripts/device/first-stage-table.ts -- [--union] s11=bench/results/…/mini/full-text …
+ *
+ * --union: the pool is the glance's top 20 and the records' `also` entries (BM25's full-text leaders,
+ * each given g by `gavel eval --also`), as the default route's first stage sees them over a whole bank
+ * (the skills in neither list have g near 0 and B far below: they cannot lead).
  */
 import { readPerQuery } from "../../lab/eval/io.js";
 import { fitLexicalTemperature, lexicalB } from "../../lab/eval/lexical-fit.js";
@@ -18,9 +22,14 @@ const BETAS = [0, ...Array.from({ length: 17 }, (_, i) => Number((10 ** ((i - 16
 const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / (xs.length || 1);
 const f3 = (x: number) => x.toFixed(3);
 
-/** The glance's recorded top 20, reordered by g + βB. */
+const argv = process.argv.slice(2).filter((a) => a !== "--");
+const UNION = argv.includes("--union");
+
+/** The glance's recorded top 20 (with --union, and BM25's leaders), reordered by g + βB. */
 function ranked(r: PerQueryRecord, beta: number, T: number): string[] {
-  const pool = (r.glance ?? []).map((c) => ({ ...c, B: lexicalB(r.lexical, c.s, T) }));
+  const seen = new Set<string>();
+  const cands = [...(r.glance ?? []), ...(UNION ? (r.also ?? []) : [])].filter((c) => !seen.has(c.skill) && seen.add(c.skill));
+  const pool = cands.map((c) => ({ ...c, B: lexicalB(r.lexical, c.s, T) }));
   return firstStageOrder(pool, beta).map((c) => c.skill);
 }
 const hit1 = (r: PerQueryRecord, ids: readonly string[] | undefined) => (ids?.[0] !== undefined && r.accepted.includes(ids[0]) ? 1 : 0);
@@ -30,7 +39,7 @@ const hitK = (r: PerQueryRecord, ids: readonly string[] | undefined, k = 20) => 
 
 console.log("| pair | split (tasks) | BM25 Hit@1 / R@20 | glance Hit@1 / R@20 | g + βB Hit@1 / R@20 (β, T fitted on validation) |");
 console.log("| --- | --- | --- | --- | --- |");
-for (const arg of process.argv.slice(2).filter((a) => a !== "--")) {
+for (const arg of argv.filter((a) => a !== "--union")) {
   const [label, dir] = arg.includes("=") ? arg.split("=") : [arg, arg];
   const val = (await readPerQuery(`${dir}/val.jsonl.gz`)).filter((r) => !r.offDomain && r.lexical);
   const test = (await readPerQuery(`${dir}/test.jsonl.gz`)).filter((r) => !r.offDomain && r.lexical);

@@ -207,6 +207,12 @@ step install-mit $CLI install "$L/mit.jsonl" $I $A --bank "$BANK" || exit 0
 GM="glance"; [ "${ALSO:-0}" = 1 ] && [ -f "$L/also.jsonl" ] && GM="bm25,glance --lexical-pool 20 --also $L/also.jsonl"
 step val-glance $CLI eval --tasks "$L/tasks.jsonl" $LIBS --batches 1-5 --methods $GM --per-query "$W/val-glance.jsonl" --resume $A --bank "$BANK" || exit 0
 step test-glance $CLI eval --tasks "$L/tasks.jsonl" $LIBS --batches 6-10 --methods $GM --per-query "$W/test-glance.jsonl" --resume $A --bank "$BANK" || exit 0
+# INDEX=1: validation's glance again through the bank's glance index (GAVEL_GLANCE_INDEX=on: trained on
+# this bank at its first use, then the staged search), for its top-20 agreement with the exact glance
+# and Hit@1 on a real bank (compare val-glance.jsonl with val-glance-index.jsonl)
+if [ "${INDEX:-0}" = 1 ]; then
+  step val-glance-index env GAVEL_GLANCE_INDEX=on $CLI eval --tasks "$L/tasks.jsonl" $LIBS --batches 1-5 --methods glance --per-query "$W/val-glance-index.jsonl" --resume $A --bank "$BANK" || exit 0
+fi
 if [ "${SUBSETS:-1}" = 1 ]; then
   for n in 1000 5000; do
     k=$((n - $(wc -l < "$L/golds.jsonl")))
