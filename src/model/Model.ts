@@ -4,7 +4,7 @@ import { backendDevices, loadBinding, type NativeModel, type NativeModelInfo } f
 import { checkGgufFile, validateModelFile } from "./gguf-file.js";
 import { abortedError, boolOption, checkLayer, intOption, optionsObject, signalOption, toTokens } from "../util/validate.js";
 import { flashOption, kvOption, layoutOption, MAX_KV_CELLS, resolveLogprobsInGraph } from "./load-options.js";
-import { checkTasks, nativeStatesMany, type StatesVia } from "./states-many.js";
+import { checkTasks, nativeStatesMany, type ScoresVia, type StatesVia } from "./states-many.js";
 import { checkGenerationVerb, generateSettings, runGeneration, type GenerateChunk, type GenerateOptions, type GenerateResult } from "./generate.js";
 
 /** Options of {@link Model.load}. */
@@ -332,9 +332,23 @@ export class Model {
         return { prefix, continuation: cont };
       });
       const signal = signalOption(o.signal);
+      if (this.#scoresVia) return this.#scoresVia(requests, readIds, signal);
       return this.#enqueue(signal, (n) => n.score(requests, readIds));
     });
   }
+
+  /**
+   * Sends {@link Model.scoreMany}'s checked requests through `via` (the resident router's scheduler,
+   * which merges the calls of concurrent routes); null restores direct calls. Returns the direct path
+   * (the model's queue), which `via` calls.
+   */
+  routeScores(via: ScoresVia | null): ScoresVia {
+    this.#use();
+    this.#scoresVia = via;
+    return (requests, readIds, signal) => this.#enqueue(signal, (n) => n.score(requests, readIds));
+  }
+
+  #scoresVia: ScoresVia | null = null;
 
   /** Logits (tokens × nVocab) of one fresh decode with no cache involved: a reference path. */
   logits(tokens: Int32Array | number[], options?: CallOptions): Promise<Float32Array> {

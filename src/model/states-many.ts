@@ -9,6 +9,15 @@ import { GavelError, invalidArgument } from "../errors.js";
 import type { NativeModel } from "../native/binding.js";
 import { abortedError, toTokens } from "../util/validate.js";
 
+/** One (prefix, continuation) pair of a score call, checked. */
+export interface ScoreRequest {
+  prefix: Int32Array;
+  continuation: Int32Array;
+}
+
+/** Where {@link Model.routeScores} sends score calls: each request's log-probs, read ids after its last token. */
+export type ScoresVia = (requests: ScoreRequest[], readIds: Int32Array, signal?: AbortSignal) => Promise<{ logprobs: Float32Array; final: Float32Array }[]>;
+
 /** Where {@link Model.routeHiddenStates} sends single-layer hidden-states calls. */
 export type StatesVia = (tokens: Int32Array, layer: number, signal?: AbortSignal) => Promise<Float32Array>;
 

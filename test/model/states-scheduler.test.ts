@@ -1,10 +1,11 @@
-// The resident router's forward-pass scheduler (src/serve/states-scheduler.ts) over the embedded
-// gavel-mini: concurrent hiddenStates calls are decoded together and each gets its own task's rows;
-// per-request cancellation and errors stay with their request; the batch bounds hold.
+// The resident router's pass schedulers (src/serve/states-scheduler.ts, batch-queue.ts) over the
+// embedded gavel-mini: concurrent hiddenStates calls are decoded together and each gets its own task's
+// rows; concurrent scoreMany calls are merged and each gets its own log-probs; per-request
+// cancellation and errors stay with their request; the batch bounds hold.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { GavelError, Model } from "../../src/index.js";
 import { DEFAULT_MODEL } from "../../src/defaults.js";
-import { StatesScheduler } from "../../src/serve/states-scheduler.js";
+import { ScoreScheduler, StatesScheduler } from "../../src/serve/states-scheduler.js";
 import { freshSeed, maxAbsDiff, randomTokens, rng } from "../helpers/random.js";
 
 /** As test/model/hidden-states-many.test.ts: batched rows equal single-task rows within 1e-4. */
@@ -87,6 +88,33 @@ describe("StatesScheduler on gavel-mini", () => {
     for (const [i, t] of [good[0], good[1], good[2]].entries()) {
       const rows = (out[[1, 3, 4][i]] as PromiseFulfilledResult<Float32Array>).value;
       expect(maxAbsDiff(rows, await model.hiddenStates(t, layer))).toBeLessThanOrEqual(TOL);
+    }
+  });
+
+  it("merges concurrent scoreMany calls into one score call, each with its own log-probs", async () => {
+    const nVocab = model.info.nVocab;
+    const calls = Array.from({ length: 5 }, (_, i) => ({ prefixes: [task(20 + i), task(9), task(31)], cont: task(6 + i) }));
+    const readIds = Int32Array.of(5, 9);
+    const want = [];
+    for (const c of calls) want.push(await model.scoreMany(c.prefixes, c.cont, { readIds }));
+    const s = new ScoreScheduler(model, { maxBatchRequests: 64 }).attach();
+    try {
+      const other = model.scoreMany([task(12)], task(4), { readIds: Int32Array.of(7) }); // first: a pass of its own at once
+      const got = await Promise.all(calls.map((c) => model.scoreMany(c.prefixes, c.cont, { readIds })));
+      await other;
+      // `other` ran alone (nothing waited); the five calls waited for it and were merged into one
+      expect(s.stats).toEqual({ passes: 2, tasks: 6, widest: 5 });
+      for (let i = 0; i < calls.length; i++) {
+        expect(got[i].length).toBe(3);
+        for (let j = 0; j < 3; j++) {
+          expect(maxAbsDiff(got[i][j].logprobs, want[i][j].logprobs), `call ${i} prefix ${j} (seed ${seed})`).toBeLessThanOrEqual(TOL);
+          expect(maxAbsDiff(got[i][j].final, want[i][j].final)).toBeLessThanOrEqual(TOL);
+        }
+      }
+      const bad = model.scoreMany([task(5)], Int32Array.of(3, nVocab + 1), { readIds });
+      expect(await codeOf(bad)).toBe("TOKEN_OUT_OF_VOCABULARY");
+    } finally {
+      s.detach();
     }
   });
 });
