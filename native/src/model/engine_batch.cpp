@@ -9,8 +9,9 @@
 // batch order (split_simple), so a batch of whole per-sequence runs of tokens, n_batch at most, is one
 // ubatch in batch order; with a stream per sequence it splits by equal counts over consecutive sequence
 // ids (split_equal, sequential), so a batch holds the same count t of tokens from each of a run of
-// consecutive sequence ids, n_batch at most, which is again one ubatch in batch order. Each decode's
-// captured rows are checked to be exactly the tokens it carried.
+// consecutive sequence ids (a task that ends sooner padded past its end), n_batch at most, which is
+// again one ubatch in batch order. Each decode's captured rows are checked to be exactly the tokens it
+// carried.
 #include <algorithm>
 
 #include "common/failure.h"
@@ -95,26 +96,24 @@ void Engine::StatesWave(const std::vector<std::vector<int32_t>>& tasks, size_t t
         total += c;
       }
     } else {
-      // a stream per sequence: consecutive sequence ids with tokens left, the same count from each
-      size_t a = 0;
-      while (a < k && done[a] == tasks[t0 + a].size()) ++a;
-      size_t b = a;
-      size_t t = SIZE_MAX;
-      while (b < k && done[b] < tasks[t0 + b].size() && (b == a || seqs[b] == seqs[b - 1] + 1) && b - a < size_t(n_batch_)) {
-        t = std::min(t, tasks[t0 + b].size() - done[b]);
-        ++b;
-      }
-      if (b > a) {
-        t = std::min(t, size_t(n_batch_) / (b - a));
-        for (size_t j = a; j < b; ++j) segs.push_back({j, done[j], t});
-        total = t * (b - a);
+      // a stream per sequence: the same count t from each of the consecutive ids with tokens left
+      // (see StatesWave's caller: lengths descend with the ids, so those are a prefix); a task with
+      // fewer than t left is padded past its end (its last token repeated): later positions are
+      // never attended to by earlier ones, and their rows are dropped. Without padding, every
+      // distinct length would end a decode, and short tasks would fragment into narrow decodes.
+      size_t m = 0;
+      while (m < k && done[m] < tasks[t0 + m].size()) ++m;
+      if (m > 0) {
+        const size_t t = std::min(tasks[t0].size() - done[0], std::max<size_t>(1, size_t(n_batch_) / m));
+        for (size_t j = 0; j < m; ++j) segs.push_back({j, done[j], t});
+        total = t * m;
       }
     }
     if (segs.empty()) break;
     batch.b.n_tokens = 0;
     for (const Segment& g : segs) {
       const auto& toks = tasks[t0 + g.j];
-      for (size_t i = g.from; i < g.from + g.count; ++i) batch.Add(toks[i], int32_t(i), seqs[g.j], last);
+      for (size_t i = g.from; i < g.from + g.count; ++i) batch.Add(toks[std::min(i, toks.size() - 1)], int32_t(i), seqs[g.j], last);
     }
     capture_rows_.assign(n_layers, {});
     DecodeWithEviction(batch.b, pinned_);
@@ -128,11 +127,12 @@ void Engine::StatesWave(const std::vector<std::vector<int32_t>>& tasks, size_t t
       size_t r = 0;
       for (const Segment& g : segs) {
         auto& dst = (*out)[t0 + g.j][l];
-        dst.insert(dst.end(), rows.begin() + std::ptrdiff_t(r * n_embd), rows.begin() + std::ptrdiff_t((r + g.count) * n_embd));
+        const size_t real = std::min(g.count, tasks[t0 + g.j].size() - g.from);  // the rest is padding
+        dst.insert(dst.end(), rows.begin() + std::ptrdiff_t(r * n_embd), rows.begin() + std::ptrdiff_t((r + real) * n_embd));
         r += g.count;
       }
     }
-    for (const Segment& g : segs) done[g.j] += g.count;
+    for (const Segment& g : segs) done[g.j] = std::min(done[g.j] + g.count, tasks[t0 + g.j].size());
   }
   for (const int s : seqs) RemoveSeq(s);
 }
@@ -151,25 +151,32 @@ std::vector<std::vector<std::vector<float>>> Engine::HiddenStatesMany(const std:
   }
   const bool last = SetCapture(layers);
   abort_flag = false;
+  // Longest first (ties in call order): a wave then holds tasks of similar lengths, and with a stream
+  // per sequence the tasks still running are always the wave's first ones (StatesWave).
+  std::vector<size_t> order(tasks.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return tasks[a].size() > tasks[b].size(); });
+  std::vector<std::vector<int32_t>> sorted(tasks.size());
+  for (size_t i = 0; i < order.size(); ++i) sorted[i] = tasks[order[i]];
   std::vector<std::vector<std::vector<float>>> out(tasks.size(), std::vector<std::vector<float>>(layers.size()));
   capture_error_.clear();
   capture_active_ = true;
   pinned_.clear();
   std::vector<int> seqs;
   try {
-    for (size_t t0 = 0; t0 < tasks.size();) {
+    for (size_t t0 = 0; t0 < sorted.size();) {
       CheckAbort();
       // A wave: as many tasks as there are sequences to put them in (and tokens a decode holds); with
       // one pool, no more tokens than it has cells (cached prefixes are evicted as the decode needs).
-      size_t want = std::min({tasks.size() - t0, size_t(n_seq_), size_t(n_batch_)});
+      size_t want = std::min({sorted.size() - t0, size_t(n_seq_), size_t(n_batch_)});
       if (kv_unified_) {
         size_t n = 0, cells = 0;
-        while (n < want && (n == 0 || cells + tasks[t0 + n].size() <= size_t(info_.context_size))) cells += tasks[t0 + n++].size();
+        while (n < want && (n == 0 || cells + sorted[t0 + n].size() <= size_t(info_.context_size))) cells += sorted[t0 + n++].size();
         want = n;
       }
       seqs = BatchSeqs(want);
       if (seqs.empty()) throw Failure(Code::CONTEXT_OVERFLOW, "no sequence is free for hidden states");
-      StatesWave(tasks, t0, seqs, last, &out);
+      StatesWave(sorted, t0, seqs, last, &out);
       t0 += seqs.size();
       seqs.clear();
     }
@@ -181,7 +188,9 @@ std::vector<std::vector<std::vector<float>>> Engine::HiddenStatesMany(const std:
   }
   capture_active_ = false;
   capture_rows_.clear();
-  return out;
+  std::vector<std::vector<std::vector<float>>> result(tasks.size());
+  for (size_t i = 0; i < order.size(); ++i) result[order[i]] = std::move(out[i]);
+  return result;
 }
 
 }  // namespace gavel
