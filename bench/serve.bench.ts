@@ -21,7 +21,9 @@
  * - a long task beside control requests: one route of a 3.9 MB task, a `ping` every 250 ms while
  *   it runs (worst and median) and a short route sent 1 s after it.
  *
- * `npm run bench -- serve [runs] concurrency` runs only the last two parts.
+ * `npm run bench -- serve [runs] concurrency [levels] [cli]` runs only the last two parts; `levels`
+ * (default 1,5,20,200) picks the client counts, `cli` another build's gavel.js (a before/after pair
+ * from one checkout).
  */
 import { spawn, execFileSync, type ChildProcess } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -30,9 +32,10 @@ import { join, resolve } from "node:path";
 import { connect } from "../src/serve/client.js";
 
 const root = resolve(".");
-const cli = join(root, "dist", "cli", "gavel.js");
 const runs = Number(process.argv[2] ?? 40);
 const only = process.argv[3] ?? "";
+const levels = (process.argv[4] ?? "1,5,20,200").split(",").map(Number);
+const cli = resolve(process.argv[5] ?? join(root, "dist", "cli", "gavel.js"));
 const env = { ...process.env, GAVEL_MODEL: "", GAVEL_PROJECTIONS: "", GAVEL_BANK: "" };
 const tasks = (JSON.parse(readFileSync(join(root, "examples", "demo-tasks.json"), "utf8")) as { task: string }[]).map((t) => t.task);
 
@@ -87,7 +90,7 @@ async function concurrencyTable(bank: string, op: "route" | "glance") {
   console.log(`concurrency, \`${op}\` (one socket connection per client, each sending one request after another):`);
   await concurrent(bank, 1, 3, op); // warm-up
   let single = NaN;
-  for (const c of [1, 5, 20, 200]) {
+  for (const c of levels) {
     const each = Math.max(2, Math.ceil(runs / c));
     const xs = await concurrent(bank, c, each, op);
     if (c === 1) single = pct(xs, 95);
@@ -150,7 +153,7 @@ async function main() {
   await new Promise<void>((res) => server.stdout!.on("data", (d: Buffer) => d.toString().includes("listening on") && res()));
   try {
     if (only === "concurrency") {
-      console.log(`serve bench (concurrency): ${cpus().length} × ${cpus()[0]?.model ?? "?"}, node ${process.version}, ${new Date().toISOString()}, ${runs} requests per level`);
+      console.log(`serve bench (concurrency): ${cpus().length} × ${cpus()[0]?.model ?? "?"}, node ${process.version}, ${new Date().toISOString()}, ${runs} requests per level, ${cli}`);
       await longTaskProbe(bank);
       await concurrencyTable(bank, "glance");
       await concurrencyTable(bank, "route");

@@ -1,10 +1,10 @@
 import { availableParallelism } from "node:os";
-import { openSync, readSync, closeSync, statSync } from "node:fs";
 import { GavelError, invalidArgument } from "../errors.js";
 import { backendDevices, loadBinding, type NativeModel, type NativeModelInfo } from "../native/binding.js";
-import { checkModelHeader, readGgufHeader, type GgufHeader } from "../gguf/index.js";
+import { checkGgufFile, validateModelFile } from "./gguf-file.js";
 import { abortedError, boolOption, checkLayer, intOption, optionsObject, signalOption, toTokens } from "../util/validate.js";
 import { flashOption, kvOption, layoutOption, MAX_KV_CELLS, resolveLogprobsInGraph } from "./load-options.js";
+import { checkTasks, nativeStatesMany, type ScoresVia, type StatesVia } from "./states-many.js";
 import { checkGenerationVerb, generateSettings, runGeneration, type GenerateChunk, type GenerateOptions, type GenerateResult } from "./generate.js";
 
 /** Options of {@link Model.load}. */
@@ -93,52 +93,6 @@ export interface ScoreOptions {
 export interface CallOptions {
   /** Aborts the call (ABORTED); a call already running in native code stops at its next check. */
   signal?: AbortSignal;
-}
-
-const GGUF_MAGIC = 0x46554747; // "GGUF" little-endian
-
-function checkGgufFile(path: string): void {
-  let size: number;
-  try {
-    const st = statSync(path);
-    if (!st.isFile()) throw new GavelError(`${path} is not a file`, "FILE_NOT_FOUND");
-    size = st.size;
-  } catch (err) {
-    if (err instanceof GavelError) throw err;
-    throw new GavelError(`model file not found: ${path}`, "FILE_NOT_FOUND", { cause: err });
-  }
-  const head = Buffer.alloc(8);
-  try {
-    const fd = openSync(path, "r");
-    try {
-      readSync(fd, head, 0, 8, 0);
-    } finally {
-      closeSync(fd);
-    }
-  } catch (err) {
-    // EIO (/proc/self/mem), EACCES, …: the file cannot be read
-    throw new GavelError(`model file cannot be read: ${path} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`, "FILE_NOT_FOUND", { cause: err });
-  }
-  if (size < 24 || head.readUInt32LE(0) !== GGUF_MAGIC) throw new GavelError(`${path} is not a GGUF file`, "NOT_GGUF");
-  const version = head.readUInt32LE(4);
-  if (version < 2 || version > 3) throw new GavelError(`${path}: GGUF version ${version} is not supported (2 or 3)`, "NOT_GGUF");
-}
-
-/**
- * Reads the model's GGUF header with the bounded TypeScript reader and checks its hyper-parameters
- * and vocabulary (gguf/model-check.ts) before llama.cpp sees the file: llama.cpp aborts the process
- * on some malformed headers. An inconsistent header is MODEL_LOAD_FAILED; NOT_GGUF and
- * FILE_NOT_FOUND pass through.
- */
-async function validateModelFile(path: string): Promise<void> {
-  let header: GgufHeader;
-  try {
-    header = await readGgufHeader(path);
-  } catch (err) {
-    if (err instanceof GavelError && err.code === "CORRUPT_FILE") throw new GavelError(err.message, "MODEL_LOAD_FAILED", { cause: err });
-    throw err;
-  }
-  checkModelHeader(header, path);
 }
 
 /**
@@ -302,14 +256,55 @@ export class Model {
     return this.#call(() => {
       const t = toTokens(tokens, "tokens", this.info.nVocab);
       if (t.length === 0) throw invalidArgument("tokens must not be empty");
-      if (!Array.isArray(layers) || layers.length === 0) throw invalidArgument("layers must be a non-empty array");
-      for (const layer of layers) checkLayer(layer, this.info.nLayer);
-      if (new Set(layers).size !== layers.length) throw invalidArgument("layers must be distinct");
+      this.#checkLayers(layers);
       this.#checkLength(t.length, "hiddenStates");
       const signal = signalOption(optionsObject(options, "options").signal);
+      const via = this.#statesVia;
+      if (via && layers.length === 1) return via(t, layers[0], signal).then((rows) => [rows]);
       return this.#enqueue(signal, (n) => n.hiddenStates(t, Int32Array.from(layers)));
     });
   }
+
+  #checkLayers(layers: number[]): void {
+    if (!Array.isArray(layers) || layers.length === 0) throw invalidArgument("layers must be a non-empty array");
+    for (const layer of layers) checkLayer(layer, this.info.nLayer);
+    if (new Set(layers).size !== layers.length) throw invalidArgument("layers must be distinct");
+  }
+
+  /** Whether the addon decodes several tasks together ({@link Model.hiddenStatesMany}); else that verb runs them one after another. */
+  get batchesStates(): boolean {
+    return typeof this.#use().hiddenStatesMany === "function";
+  }
+
+  /**
+   * {@link Model.hiddenStatesAt} for several tasks, each a sequence of the same llama_decode calls (as
+   * many at once as the context has sequences, at most batchSize tokens a decode), so many short tasks
+   * take a few wide passes instead of one each. `out[t][l]`: task t's rows at `layers[l]`. Rows equal
+   * the single-task call's up to float summation order (test/model/hidden-states-many.test.ts gives
+   * the tolerance); cached prefixes of the sequences a batch uses are dropped. An addon built before
+   * this verb runs the tasks one after another ({@link Model.batchesStates}).
+   */
+  hiddenStatesMany(tasks: (Int32Array | number[])[], layers: number[], options?: CallOptions): Promise<Float32Array[][]> {
+    return this.#call(() => {
+      const ts = checkTasks(tasks, this.info.nVocab, this.info.contextSize);
+      this.#checkLayers(layers);
+      const signal = signalOption(optionsObject(options, "options").signal);
+      return this.#enqueue(signal, (n) => nativeStatesMany(n, ts, Int32Array.from(layers), signal));
+    });
+  }
+
+  /**
+   * Sends single-layer {@link Model.hiddenStates} calls (checked first, as always) through `via`
+   * instead of the model's queue: the resident router's scheduler (src/serve/states-scheduler.ts)
+   * collects the calls of concurrent requests and decodes them with {@link Model.hiddenStatesMany}.
+   * null restores direct calls.
+   */
+  routeHiddenStates(via: StatesVia | null): void {
+    this.#use();
+    this.#statesVia = via;
+  }
+
+  #statesVia: StatesVia | null = null;
 
   /**
    * Log-probs of `continuation` after `prefix`. The prefix's KV stays cached (LRU over the
@@ -337,9 +332,23 @@ export class Model {
         return { prefix, continuation: cont };
       });
       const signal = signalOption(o.signal);
+      if (this.#scoresVia) return this.#scoresVia(requests, readIds, signal);
       return this.#enqueue(signal, (n) => n.score(requests, readIds));
     });
   }
+
+  /**
+   * Sends {@link Model.scoreMany}'s checked requests through `via` (the resident router's scheduler,
+   * which merges the calls of concurrent routes); null restores direct calls. Returns the direct path
+   * (the model's queue), which `via` calls.
+   */
+  routeScores(via: ScoresVia | null): ScoresVia {
+    this.#use();
+    this.#scoresVia = via;
+    return (requests, readIds, signal) => this.#enqueue(signal, (n) => n.score(requests, readIds));
+  }
+
+  #scoresVia: ScoresVia | null = null;
 
   /** Logits (tokens × nVocab) of one fresh decode with no cache involved: a reference path. */
   logits(tokens: Int32Array | number[], options?: CallOptions): Promise<Float32Array> {

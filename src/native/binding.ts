@@ -98,6 +98,11 @@ export interface NativeModel {
   tokenPiece(token: number): string;
   /** One Float32Array (tokens × nEmbd) per requested layer, from a single decode. */
   hiddenStates(tokens: Int32Array, layers: Int32Array): Promise<Float32Array[]>;
+  /**
+   * {@link NativeModel.hiddenStates} of several tasks, each a sequence of the same decodes: per task,
+   * one Float32Array (tokens × nEmbd) per requested layer. Absent from addons built before it.
+   */
+  hiddenStatesMany?(tasks: Int32Array[], layers: Int32Array): Promise<Float32Array[][]>;
   score(requests: NativeScoreRequest[], readIds: Int32Array): Promise<NativeScoreResult[]>;
   /** Logits (tokens × nVocab) of one fresh decode, no cache involved. */
   logits(tokens: Int32Array): Promise<Float32Array>;

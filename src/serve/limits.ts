@@ -31,6 +31,13 @@ export interface ServeLimits {
    * refused with CONTEXT_OVERFLOW, counted off the JavaScript thread. 0: no budget.
    */
   maxTaskTokens: number;
+  /**
+   * Most task tokens one batched forward pass carries (states-scheduler.ts): the glance passes of
+   * concurrent requests are decoded together up to this; a longer task goes alone.
+   */
+  maxBatchTokens: number;
+  /** Most tasks one batched forward pass carries. */
+  maxBatchTasks: number;
 }
 
 /** The bounds a server takes when not told otherwise. */
@@ -43,6 +50,8 @@ export const DEFAULT_LIMITS: Readonly<ServeLimits> = Object.freeze({
   maxRequestBytes: MAX_LINE_BYTES,
   maxOutputBytes: 64 << 20,
   maxTaskTokens: 16_384,
+  maxBatchTokens: 4096,
+  maxBatchTasks: 64,
 });
 
 /** Ops answered at once from what the server holds: never counted against the in-flight bounds. */

@@ -22,6 +22,7 @@ import type { Model } from "../model/Model.js";
 import type { Router } from "../route/index.js";
 import { Handlers } from "./handlers.js";
 import { CONTROL_OPS, limitsOf, type ServeLimits } from "./limits.js";
+import { ScoreScheduler, StatesScheduler } from "./states-scheduler.js";
 import { envelopeError, encodeResponse, httpEndpointPath, PROTOCOL_VERSION, type Op, type Request, type RequestId, type Response } from "./protocol.js";
 
 export { DEFAULT_LIMITS, type ServeLimits } from "./limits.js";
@@ -89,6 +90,8 @@ export class ResidentServer {
   readonly #conns = new Set<Socket>();
   readonly #limits: ServeLimits;
   #stopping: Promise<void> | null = null;
+  #states: StatesScheduler | null = null;
+  #scores: ScoreScheduler | null = null;
   #token = "";
   /** When a connection or a request last ended (or the server started). */
   #lastActive = Date.now();
@@ -100,6 +103,10 @@ export class ResidentServer {
     this.#net = server;
     this.listen = listen;
     if (o.idleExitMs !== undefined && o.onIdle) this.#watchIdle(o.idleExitMs, o.onIdle);
+    // the glance passes of concurrent requests decoded together (an addon without the verb: one by one)
+    if (o.model.batchesStates) this.#states = new StatesScheduler(o.model, { maxBatchTokens: this.#limits.maxBatchTokens, maxBatchTasks: this.#limits.maxBatchTasks }).attach();
+    // the verdicts' score calls of concurrent routes merged into one call (its waves pack them)
+    if (typeof o.model.routeScores === "function") this.#scores = new ScoreScheduler(o.model, { maxBatchRequests: this.#limits.maxBatchTasks }).attach();
     this.#handlers = new Handlers(o.router, { pid: process.pid, bank: o.router.bankDir, model: o.modelPath, listen, startedAt: Date.now(), inFlight: () => this.#flights.size, maxTaskTokens: this.#limits.maxTaskTokens });
   }
 
@@ -408,6 +415,8 @@ export class ResidentServer {
     try {
       await this.#o.router.close();
     } finally {
+      this.#states?.detach();
+      this.#scores?.detach();
       await this.#o.model.dispose();
       if (this.#o.port === undefined) await rm(this.#o.socket, { force: true });
       else await this.#removeEndpointFile();

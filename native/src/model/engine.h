@@ -6,7 +6,7 @@
 //  - Logits: a plain fresh decode, the reference path tests compare Score against.
 // No N-API here: model_napi.cpp wraps it. All methods may throw gavel::Failure; callers hold `mutex`.
 // engine.cpp: logs, backends, load, tokenizer, decode, hidden states, logits; engine_cache.cpp: the
-// prefix cache and Score.
+// prefix cache and Score; engine_batch.cpp: hidden states of several tasks in one batch.
 #pragma once
 
 #include <atomic>
@@ -98,6 +98,10 @@ class Engine {
 
   // The residual stream after each of `layers` (distinct), every token: one decode for all.
   std::vector<std::vector<float>> HiddenStates(const std::vector<int32_t>& tokens, const std::vector<int>& layers);
+  // HiddenStates for several token sequences at once (engine_batch.cpp): tasks decoded as parallel
+  // sequences of the same llama_decode calls; out[t][l] is what HiddenStates(tasks[t], layers)[l] is.
+  std::vector<std::vector<std::vector<float>>> HiddenStatesMany(const std::vector<std::vector<int32_t>>& tasks,
+                                                                const std::vector<int>& layers);
   std::vector<ScoreResult> Score(const std::vector<ScoreRequest>& requests, const std::vector<int32_t>& read_ids);
   std::vector<float> Logits(const std::vector<int32_t>& tokens);
 
@@ -139,6 +143,13 @@ class Engine {
   int AcquireSlot(const std::vector<int32_t>& stem, bool* cold);
   void DropSlot(int seq);
   void RemoveSeq(int seq);
+  // engine_batch.cpp: the capture of `layers` set up as HiddenStates sets it (true: the last layer is
+  // asked for, so every row must be output); the first `want` consecutive sequence ids a batch may
+  // use (cached prefixes there dropped); one wave of HiddenStatesMany.
+  bool SetCapture(const std::vector<int>& layers);
+  std::vector<int> BatchSeqs(size_t want);
+  void StatesWave(const std::vector<std::vector<int32_t>>& tasks, size_t t0, const std::vector<int>& seqs, bool last,
+                  std::vector<std::vector<std::vector<float>>>* out);
 
   llama_model* model_ = nullptr;
   llama_context* ctx_ = nullptr;

@@ -8,6 +8,7 @@
 #include "common/worker.h"
 #include "model/engine.h"
 #include "model/generate_napi.h"
+#include "model/hidden_batch_napi.h"
 
 namespace gavel {
 namespace {
@@ -25,6 +26,7 @@ class NativeModel : public Napi::ObjectWrap<NativeModel> {
                         InstanceMethod("detokenize", &NativeModel::Detokenize),
                         InstanceMethod("tokenPiece", &NativeModel::TokenPiece),
                         InstanceMethod("hiddenStates", &NativeModel::HiddenStates),
+                        InstanceMethod("hiddenStatesMany", &NativeModel::HiddenStatesMany),
                         InstanceMethod("score", &NativeModel::Score), InstanceMethod("logits", &NativeModel::Logits),
                         InstanceMethod("clearCache", &NativeModel::ClearCache),
                         InstanceMethod("cacheStats", &NativeModel::CacheStatsJs),
@@ -175,6 +177,11 @@ class NativeModel : public Napi::ObjectWrap<NativeModel> {
           },
           Value());
     });
+  }
+
+  // Several tasks' hidden states from shared decodes (hidden_batch_napi.cpp).
+  Napi::Value HiddenStatesMany(const Napi::CallbackInfo& info) {
+    return Guard(info, nullptr, [&]() -> Napi::Value { return HiddenStatesManyJs(info, Use(), Value()); });
   }
 
   Napi::Value Logits(const Napi::CallbackInfo& info) {
