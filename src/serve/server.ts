@@ -22,7 +22,7 @@ import type { Model } from "../model/Model.js";
 import type { Router } from "../route/index.js";
 import { Handlers } from "./handlers.js";
 import { CONTROL_OPS, limitsOf, type ServeLimits } from "./limits.js";
-import { envelopeError, encodeResponse, httpEndpointPath, PROTOCOL_VERSION, type Op, type Request, type RequestId, type Response } from "./protocol.js";
+import { envelopeError, encodeResponse, httpEndpointPath, PROTOCOL_VERSION, type Op, type ProgressLine, type Request, type RequestId, type Response } from "./protocol.js";
 
 export { DEFAULT_LIMITS, type ServeLimits } from "./limits.js";
 
@@ -161,15 +161,19 @@ export class ResidentServer {
     return server;
   }
 
-  /** Runs one request with its own AbortController; `reply` gets its answer unless it was dropped. */
-  #dispatch(req: Request, controller: AbortController, reply: (r: Response) => void): Flight {
+  /**
+   * Runs one request with its own AbortController; `reply` gets its answer unless it was dropped, and
+   * `progress` (a socket's: HTTP has one answer per exchange) a write's progress when it asked for it.
+   */
+  #dispatch(req: Request, controller: AbortController, reply: (r: Response) => void, progress?: (line: ProgressLine) => void): Flight {
     const flight: Flight = { controller, done: Promise.resolve() };
     this.#flights.add(flight);
     const { v: _v, id, op, ...params } = req;
+    const sink = progress && params.progress === true ? (p: unknown) => progress({ v: PROTOCOL_VERSION, id, progress: p }) : undefined;
     flight.done = (async () => {
       try {
         if (this.#stopping) throw new GavelError("the gavel server is shutting down", "DISPOSED");
-        const result = await this.#handlers.run(op as Exclude<Op, "cancel">, params, controller.signal);
+        const result = await this.#handlers.run(op as Exclude<Op, "cancel">, params, controller.signal, sink);
         if (controller.signal.aborted) throw new GavelError("the request was cancelled", "ABORTED");
         reply({ v: PROTOCOL_VERSION, id, ok: true, result });
       } catch (err) {
@@ -195,9 +199,9 @@ export class ResidentServer {
     let parts: Buffer[] = [];
     let partBytes = 0;
     let lineTimer: NodeJS.Timeout | null = null;
-    const send = (r: Response) => {
+    const send = (r: Response | ProgressLine) => {
       if (s.destroyed || !s.writable) return;
-      s.write(encodeResponse(r));
+      s.write(JSON.stringify(r) + "\n");
       // a client that sends but never reads: its answers would pile up here without end
       if (s.writableLength > limits.maxOutputBytes) s.destroy();
     };
@@ -256,7 +260,7 @@ export class ResidentServer {
   }
 
   /** One line of a socket connection: a request, a cancel, or garbage. */
-  #onLine(line: string, mine: Map<RequestId, AbortController>, send: (r: Response) => void): void {
+  #onLine(line: string, mine: Map<RequestId, AbortController>, send: (r: Response | ProgressLine) => void): void {
     let msg: unknown;
     try {
       msg = JSON.parse(line);
@@ -280,10 +284,15 @@ export class ResidentServer {
     if (busy) return send(errorOf(req.id, busy));
     const controller = new AbortController();
     mine.set(req.id, controller);
-    this.#dispatch(req, controller, (r) => {
-      mine.delete(req.id);
-      send(r);
-    });
+    this.#dispatch(
+      req,
+      controller,
+      (r) => {
+        mine.delete(req.id);
+        send(r);
+      },
+      send,
+    );
   }
 
   /** The body of an HTTP request, bounded; null when the client went away before it ended. */
