@@ -21,8 +21,9 @@ import { GavelError } from "../errors.js";
 import type { Model } from "../model/Model.js";
 import type { Router } from "../route/index.js";
 import { Handlers } from "./handlers.js";
+import { SkillWatcher, type WatchOptions, type WatchSync } from "./watch.js";
 import { CONTROL_OPS, limitsOf, type ServeLimits } from "./limits.js";
-import { envelopeError, encodeResponse, httpEndpointPath, PROTOCOL_VERSION, type Op, type ProgressLine, type Request, type RequestId, type Response } from "./protocol.js";
+import { envelopeError, encodeResponse, httpEndpointPath, PROTOCOL_VERSION, type Op, type ProgressLine, type Request, type RequestId, type Response, WRITE_OPS } from "./protocol.js";
 
 export { DEFAULT_LIMITS, type ServeLimits } from "./limits.js";
 
@@ -46,6 +47,12 @@ export interface ServeOptions {
    */
   idleExitMs?: number;
   onIdle?: () => void;
+  /**
+   * Watch the installed skills' folders and sync what changes (watch.ts): true, or the watcher's
+   * options. `onWatch` hears each sync that did anything, and each line of trouble.
+   */
+  watch?: boolean | WatchOptions;
+  onWatch?: (e: { sync: WatchSync } | { warning: string }) => void;
 }
 
 /** The answer to a failure, as the wire carries it. */
@@ -101,6 +108,22 @@ export class ResidentServer {
     this.listen = listen;
     if (o.idleExitMs !== undefined && o.onIdle) this.#watchIdle(o.idleExitMs, o.onIdle);
     this.#handlers = new Handlers(o.router, { pid: process.pid, bank: o.router.bankDir, model: o.modelPath, listen, startedAt: Date.now(), inFlight: () => this.#flights.size, maxTaskTokens: this.#limits.maxTaskTokens });
+    if (o.watch) {
+      this.#watcher = new SkillWatcher(o.router, {
+        ...(typeof o.watch === "object" ? o.watch : {}),
+        afterWrite: () => this.#handlers.invalidate(),
+        report: (sync) => o.onWatch?.({ sync }),
+        warn: (warning) => o.onWatch?.({ warning }),
+      });
+    }
+  }
+
+  /** The skill folder watcher (ServeOptions.watch), when on. */
+  readonly #watcher: SkillWatcher | null = null;
+
+  /** The folders watched now (ServeOptions.watch); empty when not watching. */
+  get watchedFolders(): string[] {
+    return this.#watcher?.folders ?? [];
   }
 
   /** Starts listening (the socket path must be claimed first: {@link claimSocketPath}). */
@@ -173,7 +196,12 @@ export class ResidentServer {
     flight.done = (async () => {
       try {
         if (this.#stopping) throw new GavelError("the gavel server is shutting down", "DISPOSED");
-        const result = await this.#handlers.run(op as Exclude<Op, "cancel">, params, controller.signal, sink);
+        let result: unknown;
+        try {
+          result = await this.#handlers.run(op as Exclude<Op, "cancel">, params, controller.signal, sink);
+        } finally {
+          if (WRITE_OPS.has(op)) this.#watcher?.refresh(); // the skills a write added are watched too
+        }
         if (controller.signal.aborted) throw new GavelError("the request was cancelled", "ABORTED");
         reply({ v: PROTOCOL_VERSION, id, ok: true, result });
       } catch (err) {
@@ -404,6 +432,7 @@ export class ResidentServer {
 
   async #shutdown(): Promise<void> {
     if (this.#idleTimer) clearInterval(this.#idleTimer);
+    await this.#watcher?.close();
     const closed = new Promise<void>((resolve) => this.#net.close(() => resolve()));
     const settled = () => Promise.allSettled([...this.#flights].map((f) => f.done));
     let timer: NodeJS.Timeout | undefined;
