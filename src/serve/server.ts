@@ -21,7 +21,7 @@ import { GavelError } from "../errors.js";
 import type { Model } from "../model/Model.js";
 import type { Router } from "../route/index.js";
 import { Handlers } from "./handlers.js";
-import { SkillWatcher, type WatchOptions, type WatchSync } from "./watch.js";
+import { watcherFor, type SkillWatcher, type WatchEvent, type WatchOptions } from "./watch.js";
 import { CONTROL_OPS, limitsOf, type ServeLimits } from "./limits.js";
 import { envelopeError, encodeResponse, httpEndpointPath, PROTOCOL_VERSION, type Op, type ProgressLine, type Request, type RequestId, type Response, WRITE_OPS } from "./protocol.js";
 
@@ -52,7 +52,7 @@ export interface ServeOptions {
    * options. `onWatch` hears each sync that did anything, and each line of trouble.
    */
   watch?: boolean | WatchOptions;
-  onWatch?: (e: { sync: WatchSync } | { warning: string }) => void;
+  onWatch?: (e: WatchEvent) => void;
 }
 
 /** The answer to a failure, as the wire carries it. */
@@ -108,18 +108,11 @@ export class ResidentServer {
     this.listen = listen;
     if (o.idleExitMs !== undefined && o.onIdle) this.#watchIdle(o.idleExitMs, o.onIdle);
     this.#handlers = new Handlers(o.router, { pid: process.pid, bank: o.router.bankDir, model: o.modelPath, listen, startedAt: Date.now(), inFlight: () => this.#flights.size, maxTaskTokens: this.#limits.maxTaskTokens });
-    if (o.watch) {
-      this.#watcher = new SkillWatcher(o.router, {
-        ...(typeof o.watch === "object" ? o.watch : {}),
-        afterWrite: () => this.#handlers.invalidate(),
-        report: (sync) => o.onWatch?.({ sync }),
-        warn: (warning) => o.onWatch?.({ warning }),
-      });
-    }
+    this.#watcher = o.watch ? watcherFor(o.router, o.watch, o.onWatch, () => this.#handlers.invalidate()) : null;
   }
 
   /** The skill folder watcher (ServeOptions.watch), when on. */
-  readonly #watcher: SkillWatcher | null = null;
+  readonly #watcher: SkillWatcher | null;
 
   /** The folders watched now (ServeOptions.watch); empty when not watching. */
   get watchedFolders(): string[] {
@@ -184,10 +177,7 @@ export class ResidentServer {
     return server;
   }
 
-  /**
-   * Runs one request with its own AbortController; `reply` gets its answer unless it was dropped, and
-   * `progress` (a socket's: HTTP has one answer per exchange) a write's progress when it asked for it.
-   */
+  /** Runs one request with its own AbortController; `reply` gets its answer, `progress` (a socket's) a write's progress lines. */
   #dispatch(req: Request, controller: AbortController, reply: (r: Response) => void, progress?: (line: ProgressLine) => void): Flight {
     const flight: Flight = { controller, done: Promise.resolve() };
     this.#flights.add(flight);
@@ -196,12 +186,8 @@ export class ResidentServer {
     flight.done = (async () => {
       try {
         if (this.#stopping) throw new GavelError("the gavel server is shutting down", "DISPOSED");
-        let result: unknown;
-        try {
-          result = await this.#handlers.run(op as Exclude<Op, "cancel">, params, controller.signal, sink);
-        } finally {
-          if (WRITE_OPS.has(op)) this.#watcher?.refresh(); // the skills a write added are watched too
-        }
+        // the skills a write added are watched too
+        const result = await this.#handlers.run(op as Exclude<Op, "cancel">, params, controller.signal, sink).finally(() => WRITE_OPS.has(op) && this.#watcher?.refresh());
         if (controller.signal.aborted) throw new GavelError("the request was cancelled", "ABORTED");
         reply({ v: PROTOCOL_VERSION, id, ok: true, result });
       } catch (err) {

@@ -252,3 +252,11 @@ export class SkillWatcher {
     await this.#running?.catch(() => undefined);
   }
 }
+
+/** What a server hears from its watcher: a sync that did anything, or a line of trouble. */
+export type WatchEvent = { sync: WatchSync } | { warning: string };
+
+/** The watcher of a server: `watch` as ServeOptions gives it, its events to `on`, `afterWrite` after each write. */
+export function watcherFor(router: Router, watch: true | WatchOptions, on: ((e: WatchEvent) => void) | undefined, afterWrite: () => void): SkillWatcher {
+  return new SkillWatcher(router, { ...(typeof watch === "object" ? watch : {}), afterWrite, report: (sync) => on?.({ sync }), warn: (warning) => on?.({ warning }) });
+}

@@ -56,3 +56,12 @@ export function startServer(bank: string, options: { socket?: string; idleExitMs
     closeSync(fd);
   }
 }
+
+/** The hook's line when no server runs for `bank`, after starting one when `start` is given. */
+export function noServerLine(bank: string, why: string, start: { socket?: string; idleExitMs: number; cwd: string } | null): string {
+  if (!start) return `no gavel server runs for the bank ${bank} (${why}start one with \`gavel serve\`)`;
+  const r = startServer(bank, start);
+  if ("started" in r) return `no gavel server ran for the bank ${bank}; started one (pid ${r.started}, log ${r.log}) for the next prompts`;
+  if ("starting" in r) return `the gavel server for the bank ${bank} is still starting (pid ${r.starting})`;
+  return `no gavel server runs for the bank ${bank}, and none was started: ${r.refused}`;
+}

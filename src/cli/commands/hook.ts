@@ -13,7 +13,7 @@ import { findEndpoint, ServeClient } from "../../serve/client.js";
 import type { Command } from "./types.js";
 import { bankDir, config } from "../../config.js";
 import { GavelError } from "../../errors.js";
-import { DEFAULT_ON_DEMAND_IDLE_MS, startServer } from "./hook-start.js";
+import { DEFAULT_ON_DEMAND_IDLE_MS, noServerLine } from "./hook-start.js";
 
 /** The fields of Claude Code's UserPromptSubmit input that the hook reads. */
 interface HookInput {
@@ -108,9 +108,11 @@ export async function runClaudeCodeHook(args: string[]): Promise<number> {
   }
 }
 
+type HookValues = { bank?: string; socket?: string; verdict?: boolean; "min-score"?: string; "timeout-ms"?: string; "start-server"?: boolean; "idle-exit-ms"?: string };
+
 async function claudeCodeHook(args: string[]): Promise<number> {
   const t0 = performance.now();
-  let values: { bank?: string; socket?: string; verdict?: boolean; "min-score"?: string; "timeout-ms"?: string; "start-server"?: boolean; "idle-exit-ms"?: string };
+  let values: HookValues;
   try {
     values = parseArgs({ args, options: HOOK_OPTIONS }).values;
   } catch (err) {
@@ -128,19 +130,9 @@ async function claudeCodeHook(args: string[]): Promise<number> {
     return 0;
   }
   const idleExitMs = values["idle-exit-ms"] === undefined ? DEFAULT_ON_DEMAND_IDLE_MS : Number(values["idle-exit-ms"]);
-  if (!(Number.isInteger(idleExitMs) && idleExitMs > 0)) {
-    note(`--idle-exit-ms must be a positive integer, not ${JSON.stringify(values["idle-exit-ms"])}`);
-    return 0;
-  }
+  if (!(Number.isInteger(idleExitMs) && idleExitMs > 0)) return (note(`--idle-exit-ms must be a positive integer, not ${JSON.stringify(values["idle-exit-ms"])}`), 0);
   const onDemand = values["start-server"] === true || config().startServer;
-  /** No server runs for the bank: one line, after starting one when asked to. */
-  const noServer = (bank: string, socket: string | undefined, base: string, why: string) => {
-    if (!onDemand) return note(`no gavel server runs for the bank ${bank} (${why}start one with \`gavel serve\`)`);
-    const r = startServer(bank, { socket, idleExitMs, cwd: base });
-    if ("started" in r) note(`no gavel server ran for the bank ${bank}; started one (pid ${r.started}, log ${r.log}) for the next prompts`);
-    else if ("starting" in r) note(`the gavel server for the bank ${bank} is still starting (pid ${r.starting})`);
-    else note(`no gavel server runs for the bank ${bank}, and none was started: ${r.refused}`);
-  };
+  const noServer = (bank: string, socket: string | undefined, base: string, why: string) => note(noServerLine(bank, why, onDemand ? { socket, idleExitMs, cwd: base } : null));
   if (process.stdin.isTTY) {
     note("stdin is a terminal: Claude Code sends the hook's JSON on stdin (gavel hook --help)");
     return 0;
