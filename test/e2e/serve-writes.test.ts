@@ -7,6 +7,8 @@ import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { connect } from "../../src/serve/client.js";
+import { serverRouter } from "../../src/serve/client-router.js";
+import { SkillInjector } from "../../src/adapters/core.js";
 import { runNode } from "../helpers/run.js";
 import { repoRoot } from "../helpers/paths.js";
 
@@ -123,6 +125,15 @@ describe("install and sync through a running gavel serve", () => {
       expect(res.winner?.path).toBe(join(project, ".claude", "skills", HELM, "SKILL.md"));
     } finally {
       c.close();
+    }
+    // a framework adapter over the server (no model in this process) injects the new skill
+    const router = serverRouter({ bank });
+    try {
+      const routed = await new SkillInjector(router, { abstain: false }).route(HELM_TASK);
+      expect(routed.skill?.name).toBe(HELM);
+      expect(routed.instructions).toContain("helm rollback <release> <revision> --wait");
+    } finally {
+      router.close();
     }
     // deleted on disk: the next sync uninstalls it, through the server again (text output this time)
     rmSync(join(project, ".claude", "skills", HELM), { recursive: true });
