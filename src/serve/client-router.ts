@@ -33,8 +33,8 @@ const FLAGS = ["abstain", "verdict", "explain", "lexical", "live"] as const;
  *
  * ```ts
  * import { serverRouter } from "gavel-router";
- * import { gavelMiddleware } from "gavel-router/ai-sdk";
- * const middleware = gavelMiddleware(serverRouter({ bank: ".gavel/bank" }));
+ * import { gavelPrepareStep } from "gavel-router/ai-sdk";
+ * const prepareStep = gavelPrepareStep(serverRouter({ bank: ".gavel/bank" }));
  * ```
  */
 export function serverRouter(options: ServerRouterOptions = {}): ServerRouter {
