@@ -3,7 +3,7 @@
 // by a FIFO is refused without wedging the server. Polled with generous deadlines (a loaded machine).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { spawn, type ChildProcess } from "node:child_process";
-import { mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, renameSync, rmSync, truncateSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { connect, type ServeClient } from "../../src/serve/client.js";
@@ -64,7 +64,7 @@ describe("gavel serve --watch", () => {
       writeFileSync(join(skills, n, "SKILL.md"), skillText(n, `Operate the ${n} service. Use when ${n} is down.`));
     }
     const env = { ...process.env, GAVEL_MODEL: "", GAVEL_PROJECTIONS: "", GAVEL_BANK: "" };
-    server = await startServer(["--bank", bank, "--create", "--watch", "--watch-debounce-ms", "300"], env);
+    server = await startServer(["--bank", bank, "--create", "--watch", "--watch-debounce-ms", "1500"], env);
     c = await connect({ bank });
     const rep = await c.request<{ installed: string[] }>("install", { source: skills });
     expect(rep.installed.sort()).toEqual(["alpha", "beta"]);
@@ -79,18 +79,22 @@ describe("gavel serve --watch", () => {
   it("re-installs an edited SKILL.md, a burst of edits as one sync", async () => {
     expect(server.err()).toContain("watching 0 folders");
     const file = join(skills, "alpha", "SKILL.md");
-    // five saves in a row: the last one is what the bank must end with, in one sync
-    for (let i = 1; i <= 5; i++) writeFileSync(file, skillText("alpha", `Operate the alpha service, edit ${i}. Use when alpha is down.`));
+    // five saves 100 ms apart (well within the 1.5 s debounce): the last one is what the bank must
+    // end with, in one sync (without the debounce the first saves would each be installed)
+    for (let i = 1; i <= 5; i++) {
+      writeFileSync(file, skillText("alpha", `Operate the alpha service, edit ${i}. Use when alpha is down.`));
+      await new Promise((r) => setTimeout(r, 100));
+    }
     await until(async () => ((await description("alpha")) === "Operate the alpha service, edit 5. Use when alpha is down." ? true : undefined));
     const doc = await c.request<{ description: string; body: string }>("get-skill", { skill: "alpha" });
     expect(doc.description).toContain("edit 5");
     await until(async () => (server.err().includes("watch: updated alpha") ? true : undefined));
-    await new Promise((r) => setTimeout(r, 2000)); // a second sync of the same burst would have shown by now
+    await new Promise((r) => setTimeout(r, 4000)); // a second sync of the same burst would have shown by now
     expect(server.err().match(/watch: updated alpha/g)).toHaveLength(1);
     expect(await description("beta")).toBe("Operate the beta service. Use when beta is down.");
   }, 300_000);
 
-  it("refuses a SKILL.md replaced by a FIFO without wedging, then takes the regular file back", async () => {
+  it("refuses a SKILL.md replaced by a FIFO or a huge file without wedging, then takes the regular file back", async () => {
     const file = join(skills, "beta", "SKILL.md");
     // swapped in by a rename, as an editor saves: the SKILL.md is never missing meanwhile
     const fifo = join(dir, "fifo");
@@ -99,6 +103,14 @@ describe("gavel serve --watch", () => {
     renameSync(fifo, file);
     await until(async () => (/watch: kept beta as installed: .*FIFO/.test(server.err()) ? true : undefined));
     // still installed as it was, and the server answers
+    expect(await description("beta")).toBe("Operate the beta service. Use when beta is down.");
+    expect(await c.request("ping", {}, { timeoutMs: 30_000 })).toEqual({ pong: true, v: 1 });
+    // a huge file (sparse: 17 MiB of holes, over the 16 MiB cap) is refused from its size, not read
+    const huge = join(dir, "huge.md");
+    writeFileSync(huge, skillText("beta", "A huge beta."));
+    truncateSync(huge, 17 * 1024 * 1024);
+    renameSync(huge, file);
+    await until(async () => (/watch: kept beta as installed: .*above the cap/.test(server.err()) ? true : undefined));
     expect(await description("beta")).toBe("Operate the beta service. Use when beta is down.");
     expect(await c.request("ping", {}, { timeoutMs: 30_000 })).toEqual({ pong: true, v: 1 });
     writeFileSync(join(dir, "beta.md"), skillText("beta", "Operate the beta service again. Use when beta is down."));
