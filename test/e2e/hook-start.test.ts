@@ -7,6 +7,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { isRunning } from "../../src/serve/client.js";
+import { serverRouter } from "../../src/serve/client-router.js";
 import { runNode } from "../helpers/run.js";
 import { repoRoot } from "../helpers/paths.js";
 
@@ -102,6 +103,27 @@ describe("gavel hook claude-code --start-server", () => {
     await until(() => isRunning(bank, { timeoutMs: 5000 }));
     process.kill(pid, "SIGTERM");
     await until(() => !alive(pid));
+  }, 600_000);
+
+  it("serverRouter({ start }) starts a server for the adapters, waits for it, and it exits once idle", async () => {
+    expect(await isRunning(bank)).toBe(false);
+    const router = serverRouter({ bank, start: { idleExitMs: 15000 } });
+    let pid = 0;
+    try {
+      const res = await router.route(PROMPT, { abstain: false });
+      expect(res.skill).toBe("pdf-extract");
+      expect((await router.get("pdf-extract")).name).toBe("pdf-extract");
+      pid = Number(readFileSync(join(bank, "serve.sock.starting"), "utf8"));
+      pids.push(pid);
+      expect(alive(pid)).toBe(true);
+    } finally {
+      router.close();
+    }
+    await until(() => !alive(pid));
+    // a missing bank: refused, nothing started
+    const none = serverRouter({ bank: join(project, "no-bank"), start: true });
+    await expect(none.route(PROMPT)).rejects.toMatchObject({ code: "FILE_NOT_FOUND", message: expect.stringMatching(/none was started: no skill bank/) });
+    none.close();
   }, 600_000);
 
   it("refuses to start a server for a missing bank, in one line", async () => {
