@@ -22,7 +22,10 @@ ${routerOptionsHelp}
   --jobs N              skills in flight at once (default 8; more keeps a GPU busy)
   --states-cache DIR    a gavel train --cache folder of this model file: skills whose keyed tokens and
                         layer it holds skip their forward pass (states rounded through f16); others
-                        are computed as usual; nothing is written there`,
+                        are computed as usual; nothing is written there
+
+While \`gavel serve\` runs for the bank, the install goes through it (its model, under its lock), with
+the same output; Ctrl-C cancels it there.`,
   async run(args) {
     const { positionals, values } = parseArgs({
       args,

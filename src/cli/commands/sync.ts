@@ -77,7 +77,9 @@ export const sync: Command = {
   help: `usage: gavel sync [options]
 Reads the skill folders an agent host reads (project and user), resolves same-named skills by that
 host's precedence (a warning names each shadowed one), installs what is new or changed (content hash)
-and uninstalls what was deleted on disk. Skills installed from elsewhere are left alone.
+and uninstalls what was deleted on disk. Skills installed from elsewhere are left alone. While
+\`gavel serve\` runs for the bank, the sync goes through it, with the same output (gavel serve
+--watch syncs edits of installed skills by itself).
   --host H              ${SKILL_HOSTS.join("|")} (default all): whose folders and precedence
                           claude-code: the managed folder, ~/.claude/skills, then .claude/skills (its docs:
                                        enterprise > personal > project), then installed plugins' skills
