@@ -154,6 +154,14 @@ export const SETTINGS: readonly Setting[] = [
     scope: "runtime",
   },
   {
+    name: "GAVEL_START_SERVER",
+    values: ["0", "1"],
+    default: "0: the hook adds nothing when no server runs",
+    meaning: "1: `gavel hook claude-code` starts a detached `gavel serve --idle-exit-ms` for the bank when none runs (as its --start-server does), so that the next prompt is served.",
+    readBy: "cli/commands/hook.ts (runClaudeCodeHook)",
+    scope: "runtime",
+  },
+  {
     name: "GAVEL_RESIDENT_ROWS",
     values: "integer ≥ 1024",
     default: "2¹⁷ on the CPU, 2¹⁹ for a CUDA trainer",
@@ -213,6 +221,8 @@ export interface Config {
   runtimeDir?: string;
   /** Claude Code's project root (set for hooks). */
   claudeProjectDir?: string;
+  /** The hook starts a server on demand (GAVEL_START_SERVER=1). */
+  startServer: boolean;
   residentRows?: number;
 }
 
@@ -270,6 +280,7 @@ export function resolveConfig(env: Env): Config {
     threadPoolSize: lenientInteger(env, "UV_THREADPOOL_SIZE"),
     runtimeDir: text(env, "XDG_RUNTIME_DIR"),
     claudeProjectDir: text(env, "CLAUDE_PROJECT_DIR"),
+    startServer: choice(env, "GAVEL_START_SERVER", ["0", "1"] as const) === "1",
     residentRows: integer(env, "GAVEL_RESIDENT_ROWS", 1024),
   };
 }

@@ -94,4 +94,5 @@ export {
   type RequestOptions,
   type ServerRouteOptions,
 } from "./serve/client.js";
+export { serverRouter, type ServerRouter, type ServerRouterOptions } from "./serve/client-router.js";
 export { discoverSkills, skillRoots, SKILL_HOSTS, type DiscoverOptions, type DiscoverResult, type DiscoveryHost, type SkillRoot, type SkillScope, type ShadowedSkill } from "./skills/discover.js";

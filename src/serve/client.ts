@@ -12,7 +12,7 @@ import { connect as netConnect, type Socket } from "node:net";
 import { request as httpRequest } from "node:http";
 import { lstat, readFile } from "node:fs/promises";
 import { GavelError, type GavelErrorCode } from "../errors.js";
-import { defaultSocketPath, httpEndpointPath, PROTOCOL_VERSION, resolveBankDir, type HttpEndpoint, type Op, type RequestId, type Response } from "./protocol.js";
+import { defaultSocketPath, httpEndpointPath, PROTOCOL_VERSION, resolveBankDir, type HttpEndpoint, type Op, type ProgressLine, type RequestId, type Response } from "./protocol.js";
 
 /** Where to find a server: a bank (its default socket, else its HTTP endpoint file), or a socket path. */
 export interface EndpointOptions {
@@ -31,6 +31,17 @@ export interface RequestOptions {
   signal?: AbortSignal;
   /** Rejects with ABORTED after this many milliseconds (and cancels it on the server). */
   timeoutMs?: number;
+  /**
+   * A write's progress (install, sync: `{done, total, skill, status}`), as the server streams it
+   * before the answer. Over a Unix socket only: an HTTP exchange carries the answer alone.
+   */
+  onProgress?: (p: unknown) => void;
+  /**
+   * On abort, send the cancel and wait for the server's own answer (ABORTED, or the result when the
+   * work had already finished) instead of rejecting at once: a write then settles on the server
+   * (its committed part kept, as Ctrl-C leaves a local install) before the caller goes on.
+   */
+  settleOnAbort?: boolean;
 }
 
 function notRunning(where: string): GavelError {
@@ -72,6 +83,7 @@ function fromWire(e: { code: string; message: string }): GavelError {
 interface Pending {
   resolve(v: unknown): void;
   reject(e: unknown): void;
+  progress?: (p: unknown) => void;
 }
 
 /** A connection to a resident router. */
@@ -147,7 +159,16 @@ export class ServeClient {
     while ((nl = this.#buffer.indexOf("\n")) >= 0) {
       const line = this.#buffer.slice(0, nl);
       this.#buffer = this.#buffer.slice(nl + 1);
-      if (line.trim()) this.#settle(JSON.parse(line) as Response);
+      if (!line.trim()) continue;
+      const msg = JSON.parse(line) as Response | ProgressLine;
+      if ("progress" in msg && !("ok" in msg)) {
+        const p = this.#pending.get(msg.id);
+        try {
+          p?.progress?.(msg.progress);
+        } catch {
+          // a caller's display failing never fails the request
+        }
+      } else this.#settle(msg as Response);
     }
   }
 
@@ -170,12 +191,13 @@ export class ServeClient {
     if (this.#closed) return Promise.reject(new GavelError("this connection to the gavel server is closed", "DISPOSED"));
     if (this.#idleClosed || this.#reopening) return this.#reopen().then(() => this.request<T>(op, params, options));
     const id = this.#next++;
-    const msg = { ...params, v: PROTOCOL_VERSION, id, op };
+    const msg = { ...params, ...(options.onProgress && this.#socket ? { progress: true } : {}), v: PROTOCOL_VERSION, id, op };
     return new Promise<T>((resolve, reject) => {
       const signals = [options.signal, options.timeoutMs !== undefined ? AbortSignal.timeout(options.timeoutMs) : undefined].filter((s): s is AbortSignal => s !== undefined);
       const signal = signals.length ? AbortSignal.any(signals) : undefined;
       if (signal?.aborted) return reject(new GavelError("the request was aborted", "ABORTED"));
       const onAbort = () => {
+        if (options.settleOnAbort && this.#pending.has(id)) return this.#cancel(id);
         if (!this.#pending.delete(id)) return;
         this.#cancel(id);
         reject(new GavelError("the request was aborted", "ABORTED"));
@@ -184,7 +206,7 @@ export class ServeClient {
         signal?.removeEventListener("abort", onAbort);
         f(v as never);
       };
-      this.#pending.set(id, { resolve: done(resolve), reject: done(reject) });
+      this.#pending.set(id, { resolve: done(resolve), reject: done(reject), progress: options.onProgress });
       signal?.addEventListener("abort", onAbort, { once: true });
       if (this.#socket) this.#socket.write(JSON.stringify(msg) + "\n");
       else this.#post(msg).then((r) => this.#settle(r), (err) => this.#pending.get(id)?.reject(err));

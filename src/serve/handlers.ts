@@ -9,6 +9,7 @@ import { basename, isAbsolute, resolve } from "node:path";
 import { GavelError, invalidArgument } from "../errors.js";
 import type { InstalledSkill, Router, RouteOptions, SkillHandle, SkillRecord } from "../route/index.js";
 import { PROTOCOL_VERSION, type Op } from "./protocol.js";
+import { installOp, syncOp, type ProgressSink } from "./writes.js";
 
 /** How a host loads a skill: where its SKILL.md is, and what it says it is for. */
 export interface SkillRef {
@@ -163,8 +164,8 @@ export class Handlers {
     if (n > max) throw over(String(n));
   }
 
-  /** Runs one op (not cancel: the server handles it). */
-  async run(op: Exclude<Op, "cancel">, params: Record<string, unknown>, signal: AbortSignal): Promise<unknown> {
+  /** Runs one op (not cancel: the server handles it); a write reports its progress to `progress` when given. */
+  async run(op: Exclude<Op, "cancel">, params: Record<string, unknown>, signal: AbortSignal, progress?: ProgressSink): Promise<unknown> {
     switch (op) {
       case "ping":
         return { pong: true, v: PROTOCOL_VERSION };
@@ -177,15 +178,13 @@ export class Handlers {
         return this.getSkill(str(params, "skill"));
       case "list":
         return this.#router.list().map((s) => this.ref(s));
-      case "install": {
-        const source = resolve(typeof params.cwd === "string" ? params.cwd : process.cwd(), str(params, "source"));
-        const lim = (k: string) => (params[k] === undefined ? {} : { [k]: params[k] as number });
+      case "install":
+      case "sync":
         try {
-          return await this.#router.install(source, { signal, ...lim("offset"), ...lim("limit") });
+          return await (op === "install" ? installOp : syncOp)(this.#router, params, signal, progress);
         } finally {
           this.invalidate();
         }
-      }
       case "uninstall":
         try {
           return { removed: await this.#router.uninstall(str(params, "skill")) };

@@ -19,11 +19,11 @@ import { bankDir, config } from "../config.js";
 export const PROTOCOL_VERSION = 1;
 
 /** The operations of version 1. */
-export const OPS = ["ping", "status", "route", "glance", "get-skill", "list", "install", "uninstall", "cancel"] as const;
+export const OPS = ["ping", "status", "route", "glance", "get-skill", "list", "install", "uninstall", "sync", "cancel"] as const;
 export type Op = (typeof OPS)[number];
 
 /** Operations that write the bank: the server runs them one at a time. */
-export const WRITE_OPS: ReadonlySet<Op> = new Set<Op>(["install", "uninstall"]);
+export const WRITE_OPS: ReadonlySet<Op> = new Set<Op>(["install", "uninstall", "sync"]);
 
 /** A request id: a string or a number the client chooses, unique among its requests in flight. */
 export type RequestId = string | number;
@@ -44,6 +44,17 @@ export interface WireError {
 
 /** An answer to one request. */
 export type Response = { v: number; id: RequestId | null; ok: true; result: unknown } | { v: number; id: RequestId | null; ok: false; error: WireError };
+
+/**
+ * A progress line of a write in flight (install, sync), sent on a Unix socket before its answer when
+ * the request carries `"progress": true`: `{"v":1,"id":…,"progress":{"done","total","skill","status"}}`.
+ * It has no `ok` field; the answer that follows ends the request as usual.
+ */
+export interface ProgressLine {
+  v: number;
+  id: RequestId;
+  progress: unknown;
+}
 
 /** Longest request line the server reads (bytes); a longer one closes the connection. */
 export const MAX_LINE_BYTES = 4 << 20;

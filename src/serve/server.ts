@@ -21,9 +21,10 @@ import { GavelError } from "../errors.js";
 import type { Model } from "../model/Model.js";
 import type { Router } from "../route/index.js";
 import { Handlers } from "./handlers.js";
+import { watcherFor, type SkillWatcher, type WatchEvent, type WatchOptions } from "./watch.js";
 import { CONTROL_OPS, limitsOf, type ServeLimits } from "./limits.js";
 import { ScoreScheduler, StatesScheduler } from "./states-scheduler.js";
-import { envelopeError, encodeResponse, httpEndpointPath, PROTOCOL_VERSION, type Op, type Request, type RequestId, type Response } from "./protocol.js";
+import { envelopeError, encodeResponse, httpEndpointPath, PROTOCOL_VERSION, type Op, type ProgressLine, type Request, type RequestId, type Response, WRITE_OPS } from "./protocol.js";
 
 export { DEFAULT_LIMITS, type ServeLimits } from "./limits.js";
 
@@ -47,6 +48,12 @@ export interface ServeOptions {
    */
   idleExitMs?: number;
   onIdle?: () => void;
+  /**
+   * Watch the installed skills' folders and sync what changes (watch.ts): true, or the watcher's
+   * options. `onWatch` hears each sync that did anything, and each line of trouble.
+   */
+  watch?: boolean | WatchOptions;
+  onWatch?: (e: WatchEvent) => void;
 }
 
 /** The answer to a failure, as the wire carries it. */
@@ -108,6 +115,15 @@ export class ResidentServer {
     // the verdicts' score calls of concurrent routes merged into one call (its waves pack them)
     if (typeof o.model.routeScores === "function") this.#scores = new ScoreScheduler(o.model, { maxBatchRequests: this.#limits.maxBatchTasks }).attach();
     this.#handlers = new Handlers(o.router, { pid: process.pid, bank: o.router.bankDir, model: o.modelPath, listen, startedAt: Date.now(), inFlight: () => this.#flights.size, maxTaskTokens: this.#limits.maxTaskTokens });
+    this.#watcher = o.watch ? watcherFor(o.router, o.watch, o.onWatch, () => this.#handlers.invalidate()) : null;
+  }
+
+  /** The skill folder watcher (ServeOptions.watch), when on. */
+  readonly #watcher: SkillWatcher | null;
+
+  /** The folders watched now (ServeOptions.watch); empty when not watching. */
+  get watchedFolders(): string[] {
+    return this.#watcher?.folders ?? [];
   }
 
   /** Starts listening (the socket path must be claimed first: {@link claimSocketPath}). */
@@ -168,15 +184,17 @@ export class ResidentServer {
     return server;
   }
 
-  /** Runs one request with its own AbortController; `reply` gets its answer unless it was dropped. */
-  #dispatch(req: Request, controller: AbortController, reply: (r: Response) => void): Flight {
+  /** Runs one request with its own AbortController; `reply` gets its answer, `progress` (a socket's) a write's progress lines. */
+  #dispatch(req: Request, controller: AbortController, reply: (r: Response) => void, progress?: (line: ProgressLine) => void): Flight {
     const flight: Flight = { controller, done: Promise.resolve() };
     this.#flights.add(flight);
     const { v: _v, id, op, ...params } = req;
+    const sink = progress && params.progress === true ? (p: unknown) => progress({ v: PROTOCOL_VERSION, id, progress: p }) : undefined;
     flight.done = (async () => {
       try {
         if (this.#stopping) throw new GavelError("the gavel server is shutting down", "DISPOSED");
-        const result = await this.#handlers.run(op as Exclude<Op, "cancel">, params, controller.signal);
+        // the skills a write added are watched too
+        const result = await this.#handlers.run(op as Exclude<Op, "cancel">, params, controller.signal, sink).finally(() => WRITE_OPS.has(op) && this.#watcher?.refresh());
         if (controller.signal.aborted) throw new GavelError("the request was cancelled", "ABORTED");
         reply({ v: PROTOCOL_VERSION, id, ok: true, result });
       } catch (err) {
@@ -202,9 +220,9 @@ export class ResidentServer {
     let parts: Buffer[] = [];
     let partBytes = 0;
     let lineTimer: NodeJS.Timeout | null = null;
-    const send = (r: Response) => {
+    const send = (r: Response | ProgressLine) => {
       if (s.destroyed || !s.writable) return;
-      s.write(encodeResponse(r));
+      s.write(JSON.stringify(r) + "\n");
       // a client that sends but never reads: its answers would pile up here without end
       if (s.writableLength > limits.maxOutputBytes) s.destroy();
     };
@@ -263,7 +281,7 @@ export class ResidentServer {
   }
 
   /** One line of a socket connection: a request, a cancel, or garbage. */
-  #onLine(line: string, mine: Map<RequestId, AbortController>, send: (r: Response) => void): void {
+  #onLine(line: string, mine: Map<RequestId, AbortController>, send: (r: Response | ProgressLine) => void): void {
     let msg: unknown;
     try {
       msg = JSON.parse(line);
@@ -287,10 +305,15 @@ export class ResidentServer {
     if (busy) return send(errorOf(req.id, busy));
     const controller = new AbortController();
     mine.set(req.id, controller);
-    this.#dispatch(req, controller, (r) => {
-      mine.delete(req.id);
-      send(r);
-    });
+    this.#dispatch(
+      req,
+      controller,
+      (r) => {
+        mine.delete(req.id);
+        send(r);
+      },
+      send,
+    );
   }
 
   /** The body of an HTTP request, bounded; null when the client went away before it ended. */
@@ -402,6 +425,7 @@ export class ResidentServer {
 
   async #shutdown(): Promise<void> {
     if (this.#idleTimer) clearInterval(this.#idleTimer);
+    await this.#watcher?.close();
     const closed = new Promise<void>((resolve) => this.#net.close(() => resolve()));
     const settled = () => Promise.allSettled([...this.#flights].map((f) => f.done));
     let timer: NodeJS.Timeout | undefined;

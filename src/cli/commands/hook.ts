@@ -13,6 +13,7 @@ import { findEndpoint, ServeClient } from "../../serve/client.js";
 import type { Command } from "./types.js";
 import { bankDir, config } from "../../config.js";
 import { GavelError } from "../../errors.js";
+import { DEFAULT_ON_DEMAND_IDLE_MS, noServerLine } from "./hook-start.js";
 
 /** The fields of Claude Code's UserPromptSubmit input that the hook reads. */
 interface HookInput {
@@ -38,6 +39,8 @@ const HOOK_OPTIONS = {
   verdict: { type: "boolean" },
   "min-score": { type: "string" },
   "timeout-ms": { type: "string" },
+  "start-server": { type: "boolean" },
+  "idle-exit-ms": { type: "string" },
 } as const;
 
 const fmt = (x: number | null | undefined) => (typeof x === "number" && Number.isFinite(x) ? x.toFixed(2) : "–");
@@ -105,9 +108,11 @@ export async function runClaudeCodeHook(args: string[]): Promise<number> {
   }
 }
 
+type HookValues = { bank?: string; socket?: string; verdict?: boolean; "min-score"?: string; "timeout-ms"?: string; "start-server"?: boolean; "idle-exit-ms"?: string };
+
 async function claudeCodeHook(args: string[]): Promise<number> {
   const t0 = performance.now();
-  let values: { bank?: string; socket?: string; verdict?: boolean; "min-score"?: string; "timeout-ms"?: string };
+  let values: HookValues;
   try {
     values = parseArgs({ args, options: HOOK_OPTIONS }).values;
   } catch (err) {
@@ -124,6 +129,10 @@ async function claudeCodeHook(args: string[]): Promise<number> {
     note(`--min-score must be a number, not ${JSON.stringify(values["min-score"])}`);
     return 0;
   }
+  const idleExitMs = values["idle-exit-ms"] === undefined ? DEFAULT_ON_DEMAND_IDLE_MS : Number(values["idle-exit-ms"]);
+  if (!(Number.isInteger(idleExitMs) && idleExitMs > 0)) return (note(`--idle-exit-ms must be a positive integer, not ${JSON.stringify(values["idle-exit-ms"])}`), 0);
+  const onDemand = values["start-server"] === true || config().startServer;
+  const noServer = (bank: string, socket: string | undefined, base: string, why: string) => note(noServerLine(bank, why, onDemand ? { socket, idleExitMs, cwd: base } : null));
   if (process.stdin.isTTY) {
     note("stdin is a terminal: Claude Code sends the hook's JSON on stdin (gavel hook --help)");
     return 0;
@@ -153,11 +162,12 @@ async function claudeCodeHook(args: string[]): Promise<number> {
     });
     if (endpoint === undefined) return 0;
     if (!endpoint) {
-      note(`no gavel server runs for the bank ${bank} (start one with \`gavel serve\`)`);
+      noServer(bank, socket, base, "");
       return 0;
     }
     const client = await ServeClient.open(endpoint).catch((err: unknown) => {
-      note(err instanceof GavelError && err.code === "FILE_NOT_FOUND" ? `no gavel server runs for the bank ${bank} (a stale socket; start one with \`gavel serve\`)` : `cannot reach the gavel server: ${(err as Error).message}`);
+      if (err instanceof GavelError && err.code === "FILE_NOT_FOUND") noServer(bank, socket, base, "a stale socket; ");
+      else note(`cannot reach the gavel server: ${(err as Error).message}`);
       return null;
     });
     if (!client) return 0;
@@ -295,6 +305,8 @@ async function installHook(args: string[]): Promise<number> {
     ...(values.verdict ? ["--verdict"] : []),
     ...(values["min-score"] ? ["--min-score", values["min-score"]] : []),
     ...(values["timeout-ms"] ? ["--timeout-ms", values["timeout-ms"]] : []),
+    ...(values["start-server"] ? ["--start-server"] : []),
+    ...(values["idle-exit-ms"] ? ["--idle-exit-ms", values["idle-exit-ms"]] : []),
   ];
   const command = [await hookLauncher(runner), "hook", "claude-code", ...flags.map(shellQuote)].join(" ");
   const settings = await readSettings(file); // a malformed file stops here, untouched
@@ -302,7 +314,8 @@ async function installHook(args: string[]): Promise<number> {
   const tmp = `${file}.${process.pid}.tmp`;
   await writeFile(tmp, JSON.stringify(mergeHook(settings, command), null, 2) + "\n");
   await rename(tmp, file);
-  console.log(`gavel hook: UserPromptSubmit → ${command}\n  written to ${file} (start the router with \`gavel serve\`; without it the hook adds nothing)`);
+  const how = values["start-server"] ? "the hook starts `gavel serve` when none runs" : "start the router with `gavel serve`, or install with --start-server; without it the hook adds nothing";
+  console.log(`gavel hook: UserPromptSubmit → ${command}\n  written to ${file} (${how})`);
   return 0;
 }
 
@@ -329,7 +342,12 @@ export const hook: Command = {
   --socket PATH         the server's socket (default: the bank's)
   --verdict             ask for the full route (glance + verdict) instead of the glance-only decision
   --min-score S         print nothing unless the winner's S is at least S
-  --timeout-ms N        the run's budget: give up (one line on stderr) after N ms (default ${DEFAULT_HOOK_TIMEOUT_MS})`,
+  --timeout-ms N        the run's budget: give up (one line on stderr) after N ms (default ${DEFAULT_HOOK_TIMEOUT_MS})
+  --start-server        when no server runs for the bank, start a detached \`gavel serve --idle-exit-ms\`
+                        for it (its output in <socket>.log) and return at once: the prompt that
+                        starts it gets nothing, the next ones are served      [$GAVEL_START_SERVER=1]
+  --idle-exit-ms N      how long a server the hook started waits with no client before it exits
+                        (default ${DEFAULT_ON_DEMAND_IDLE_MS}: 30 minutes)`,
   async run(args) {
     if (args[0] === "install") return installHook(args.slice(1));
     if (args[0] === "claude-code") return runClaudeCodeHook(args.slice(1));

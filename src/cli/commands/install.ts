@@ -10,6 +10,8 @@ import { Progress } from "../ui/progress.js";
 import { safeText } from "../ui/safe-text.js";
 import { routerOptions, routerOptionsHelp, withRouter, type RouterArgs } from "./common.js";
 import type { Command } from "./types.js";
+import { connectIfRunning, type ServeClient } from "../../serve/client.js";
+import type { WireInstallReport } from "../../serve/writes.js";
 
 /** `gavel install`: skills into a bank, with a progress bar. */
 export const install: Command = {
@@ -20,7 +22,10 @@ ${routerOptionsHelp}
   --jobs N              skills in flight at once (default 8; more keeps a GPU busy)
   --states-cache DIR    a gavel train --cache folder of this model file: skills whose keyed tokens and
                         layer it holds skip their forward pass (states rounded through f16); others
-                        are computed as usual; nothing is written there`,
+                        are computed as usual; nothing is written there
+
+While \`gavel serve\` runs for the bank, the install goes through it (its model, under its lock), with
+the same output; Ctrl-C cancels it there.`,
   async run(args) {
     const { positionals, values } = parseArgs({
       args,
@@ -31,9 +36,12 @@ ${routerOptionsHelp}
       console.error(this.help);
       return 2;
     }
+    const bank = resolve(bankDir(values.bank));
+    // a running server holds the bank: the install goes through it instead of failing BANK_LOCKED
+    const served = await connectIfRunning({ bank });
+    if (served) return installServed(served, positionals[0], values);
     // A first install that fails (a missing folder, no skills, Ctrl-C before any commit) leaves no
     // empty bank behind: what this run created is removed when the bank ends up holding no skill.
-    const bank = resolve(bankDir(values.bank));
     const created = firstMissing(bank);
     try {
       return await installInto(positionals[0], values);
@@ -60,41 +68,82 @@ function installInto(source0: string, values: InstallValues): Promise<number> {
         statesCache: values["states-cache"],
       });
       progress.end();
-      if (values.json) {
-        console.log(JSON.stringify({ ...report, failed: report.failed.map((f) => ({ where: f.where, code: f.error.code, error: f.error.message })) }, null, 2));
-      } else {
-        console.log(
-          `installed ${report.installed.length}, unchanged ${report.unchanged.length}, failed ${report.failed.length}` +
-            ` in ${report.seconds.toFixed(1)} s (${report.tokens} tokens, ${report.keys} keys kept of ${report.rawKeys})`,
-        );
-        const sc = report.statesCache;
-        if (sc) {
-          const why = sc.present ? "" : " (it holds no states of this model file at this layer)";
-          console.log(`  states cache: ${sc.hits} skills read, ${sc.misses} computed${why}`);
-        }
-        if (report.installed.length > 0) {
-          const st = report.stages;
-          const parts = (Object.keys(st) as (keyof typeof st)[]).map((k) => `${k} ${st[k].toFixed(1)} s`);
-          console.log(`  stages, summed over skills in flight: ${parts.join(", ")}`);
-        }
-        for (const f of report.failed) console.log(`  failed: ${safeText(f.where)}: ${safeText(f.error.message)}`);
-        for (const w of report.warnings) {
-          for (const text of w.warnings) console.log(`  warning: ${safeText(w.name)}: ${safeText(text)}`);
-        }
-        if (report.warnings.length > 0) {
-          const n = report.warnings.reduce((sum, w) => sum + w.warnings.length, 0);
-          const skills = report.warnings.length;
-          console.log(`  ${n} warning${n === 1 ? "" : "s"} on ${skills} skill${skills === 1 ? "" : "s"} (kept with them: gavel list shows them)`);
-        }
-        if (report.truncated.length) {
-          const shown = report.truncated.slice(0, 5).map(safeText).join(", ");
-          const more = report.truncated.length > 5 ? ` and ${report.truncated.length - 5} more (--json lists them)` : "";
-          console.log(`  ${report.truncated.length} cut to the token budget: ${shown}${more}`);
-        }
-      }
-      return report.failed.length > 0 && report.installed.length + report.unchanged.length === 0 ? 1 : 0;
+      return printInstallReport(report, values.json === true);
     }, { create: true }), // the one command that builds a bank
   );
+}
+
+/** The install's report as `gavel install` prints it (text, or JSON with --json); the exit code. */
+function printInstallReport(report: WireInstallReport, json: boolean): number {
+  if (json) {
+    console.log(JSON.stringify({ ...report, failed: report.failed.map((f) => ({ where: f.where, code: f.error.code, error: f.error.message })) }, null, 2));
+  } else {
+    console.log(
+      `installed ${report.installed.length}, unchanged ${report.unchanged.length}, failed ${report.failed.length}` +
+        ` in ${report.seconds.toFixed(1)} s (${report.tokens} tokens, ${report.keys} keys kept of ${report.rawKeys})`,
+    );
+    const sc = report.statesCache;
+    if (sc) {
+      const why = sc.present ? "" : " (it holds no states of this model file at this layer)";
+      console.log(`  states cache: ${sc.hits} skills read, ${sc.misses} computed${why}`);
+    }
+    if (report.installed.length > 0) {
+      const st = report.stages;
+      const parts = (Object.keys(st) as (keyof typeof st)[]).map((k) => `${k} ${st[k].toFixed(1)} s`);
+      console.log(`  stages, summed over skills in flight: ${parts.join(", ")}`);
+    }
+    for (const f of report.failed) console.log(`  failed: ${safeText(f.where)}: ${safeText(f.error.message)}`);
+    for (const w of report.warnings) {
+      for (const text of w.warnings) console.log(`  warning: ${safeText(w.name)}: ${safeText(text)}`);
+    }
+    if (report.warnings.length > 0) {
+      const n = report.warnings.reduce((sum, w) => sum + w.warnings.length, 0);
+      const skills = report.warnings.length;
+      console.log(`  ${n} warning${n === 1 ? "" : "s"} on ${skills} skill${skills === 1 ? "" : "s"} (kept with them: gavel list shows them)`);
+    }
+    if (report.truncated.length) {
+      const shown = report.truncated.slice(0, 5).map(safeText).join(", ");
+      const more = report.truncated.length > 5 ? ` and ${report.truncated.length - 5} more (--json lists them)` : "";
+      console.log(`  ${report.truncated.length} cut to the token budget: ${shown}${more}`);
+    }
+  }
+  return report.failed.length > 0 && report.installed.length + report.unchanged.length === 0 ? 1 : 0;
+}
+
+/**
+ * The install through a running `gavel serve`: the server installs under its own lock and streams its
+ * progress back; the output is the local install's. Ctrl-C cancels it on the server and waits for the
+ * server to settle (what it committed stays, as with a local install). The model flags are the
+ * server's: the bank is encoded with the model it serves.
+ */
+async function installServed(client: ServeClient, source0: string, values: InstallValues): Promise<number> {
+  try {
+    console.error(`gavel install: through the running gavel serve (${client.endpoint.kind === "unix" ? client.endpoint.path : client.endpoint.url})`);
+    const progress = new Progress(process.stderr, { bar: 30, every: 5, rate: { unit: "skills" } });
+    const source = existsSync(source0) ? resolve(source0) : source0;
+    const params = {
+      source,
+      cwd: process.cwd(),
+      limit: intArg(values.limit, "limit", { min: 0 }),
+      offset: intArg(values.offset, "offset", { min: 0 }),
+      jobs: intArg(values.jobs, "jobs", { min: 1, max: 256 }),
+      statesCache: values["states-cache"] === undefined ? undefined : resolve(values["states-cache"]),
+    };
+    const report = await withInterrupt((signal) =>
+      client.request<WireInstallReport>("install", params, {
+        signal,
+        settleOnAbort: true,
+        onProgress: (p) => {
+          const q = p as { done: number; total: number; skill: string };
+          progress.update(q.done, q.total, safeText(q.skill));
+        },
+      }),
+    );
+    progress.end();
+    return printInstallReport(report, values.json === true);
+  } finally {
+    client.close();
+  }
 }
 
 type InstallValues = RouterArgs & { json?: boolean; limit?: string; offset?: string; jobs?: string; "states-cache"?: string };

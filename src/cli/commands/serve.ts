@@ -4,7 +4,8 @@ import { parseArgs } from "node:util";
 import { GavelError } from "../../errors.js";
 import { resolveModelPath, resolveProjectionsPath } from "../../defaults.js";
 import { Router } from "../../route/index.js";
-import { claimSocketPath, ResidentServer } from "../../serve/server.js";
+import { claimSocketPath, ResidentServer, type ServeOptions } from "../../serve/server.js";
+import { safeText } from "../ui/safe-text.js";
 import { isRunning } from "../../serve/client.js";
 import { defaultSocketPath, httpEndpointPath, resolveBankDir } from "../../serve/protocol.js";
 import { intArg } from "../ui/options.js";
@@ -27,13 +28,18 @@ ${routerOptionsHelp}
                         refused (CONTEXT_OVERFLOW) before the model reads it (default 16384; 0: none)
   --idle-exit-ms N      exit (as on SIGTERM) once no client has been connected and no request in
                         flight for N ms: for a server started on demand (default: never)
+  --watch               watch the installed skills' folders (and the folders holding them) and sync
+                        what changes, as \`gavel sync\` would: a SKILL.md edited is installed again, a
+                        new skill folder beside them installed, a deleted one uninstalled; a burst of
+                        edits is one sync (one line on stderr per sync)
+  --watch-debounce-ms N quiet time after the last edit before the sync (default 500)
   --create              create the bank when there is none (by default a missing bank is an error,
                         FILE_NOT_FOUND: \`gavel install\` builds one, or install through the server)
 
 The protocol (newline-delimited JSON, version 1) is described in docs/SERVE.md. \`gavel hook
 claude-code\` and \`gavel route\` use the server when it runs.`,
   async run(args) {
-    const { values } = parseArgs({ args, options: { ...routerOptions, socket: { type: "string" }, port: { type: "string" }, "grace-ms": { type: "string" }, "max-task-tokens": { type: "string" }, "idle-exit-ms": { type: "string" }, create: { type: "boolean" } } });
+    const { values } = parseArgs({ args, options: { ...routerOptions, socket: { type: "string" }, port: { type: "string" }, "grace-ms": { type: "string" }, "max-task-tokens": { type: "string" }, "idle-exit-ms": { type: "string" }, create: { type: "boolean" }, watch: { type: "boolean" }, "watch-debounce-ms": { type: "string" } } });
     const bankDir = resolveBankDir(values.bank);
     const socket = values.socket ?? defaultSocketPath(bankDir);
     const port = intArg(values.port, "port");
@@ -63,7 +69,7 @@ claude-code\` and \`gavel route\` use the server when it runs.`,
     try {
       if (port === undefined) await claimSocketPath(socket); // again: the bank is ours now
       const maxTaskTokens = intArg(values["max-task-tokens"], "max-task-tokens");
-      server = await ResidentServer.start({ router, model, modelPath, socket, port, graceMs: intArg(values["grace-ms"], "grace-ms"), limits: maxTaskTokens === undefined ? {} : { maxTaskTokens }, ...(idleExitMs === undefined ? {} : { idleExitMs, onIdle }) });
+      server = await ResidentServer.start({ router, model, modelPath, socket, port, graceMs: intArg(values["grace-ms"], "grace-ms"), limits: maxTaskTokens === undefined ? {} : { maxTaskTokens }, ...(idleExitMs === undefined ? {} : { idleExitMs, onIdle }), ...watchOptions(values) });
     } catch (err) {
       await router.close();
       await model.dispose();
@@ -71,6 +77,7 @@ claude-code\` and \`gavel route\` use the server when it runs.`,
     }
     const skills = router.stats().skills;
     console.log(`gavel serve: listening on ${server.listen} (bank ${bankDir}, ${skills} skill${skills === 1 ? "" : "s"}; protocol v1, docs/SERVE.md)`);
+    if (values.watch) console.error(`gavel serve: watching ${server.watchedFolders.length} folder${server.watchedFolders.length === 1 ? "" : "s"} of installed skills`);
     await new Promise<void>((resolve) => {
       const stop = (sig: string) => {
         console.error(`gavel serve: ${sig}, shutting down (${server.inFlight} request${server.inFlight === 1 ? "" : "s"} in flight)`);
@@ -90,3 +97,22 @@ claude-code\` and \`gavel route\` use the server when it runs.`,
   },
 };
 
+/** `--watch` and `--watch-debounce-ms` as ServeOptions, with the line each watched sync prints. */
+function watchOptions(values: { watch?: boolean; "watch-debounce-ms"?: string }): Pick<ServeOptions, "watch" | "onWatch"> {
+  const debounceMs = intArg(values["watch-debounce-ms"], "watch-debounce-ms", { min: 0 });
+  if (!values.watch) {
+    if (debounceMs !== undefined) throw new GavelError("--watch-debounce-ms needs --watch", "INVALID_ARGUMENT");
+    return {};
+  }
+  return {
+    watch: debounceMs === undefined ? true : { debounceMs },
+    onWatch: (e) => {
+      if ("warning" in e) return console.error(`gavel serve: watch: ${safeText(e.warning)}`);
+      const s = e.sync;
+      const parts = [["installed", s.installed], ["updated", s.updated], ["uninstalled", s.uninstalled]].filter(([, ids]) => ids.length > 0).map(([verb, ids]) => `${verb} ${(ids as string[]).map(safeText).join(", ")}`);
+      if (parts.length > 0) console.error(`gavel serve: watch: ${parts.join("; ")}`);
+      for (const k of s.kept) console.error(`gavel serve: watch: kept ${safeText(k.id)} as installed: ${safeText(k.reason)}`);
+      for (const f of s.failed) console.error(`gavel serve: watch: failed: ${safeText(f.where)}: ${safeText(f.message)}`);
+    },
+  };
+}

@@ -6,49 +6,35 @@ import { join, resolve } from "node:path";
 import { MANIFEST } from "../../bank/manifest.js";
 import { bankDir } from "../../config.js";
 import { parseArgs } from "node:util";
-import { locateSkill, type Router } from "../../route/index.js";
-import { discoverSkills, discoveryHost, SKILL_HOSTS, type DiscoverResult } from "../../skills/discover.js";
-import type { Skill } from "../../skills/index.js";
+import { homedir } from "node:os";
+import { discoverSkills, discoveryHost, SKILL_HOSTS } from "../../skills/discover.js";
+import { connectIfRunning, type ServeClient } from "../../serve/client.js";
+import { applySync, planSync, type SyncPlan } from "../../serve/sync-plan.js";
+import type { WireSyncResult } from "../../serve/writes.js";
 import { withInterrupt } from "../ui/interrupt.js";
 import { routerOptions, routerOptionsHelp, withRouter } from "./common.js";
 import type { Command } from "./types.js";
 
-/** What a sync does, or would do with --dry-run. */
-export interface SyncPlan {
-  add: Skill[];
-  update: Skill[];
+export { planSync, type SyncPlan } from "../../serve/sync-plan.js";
+
+/** A sync's findings as printed: the local discovery's, or the server's answer (serve/writes.ts). */
+interface FoundView {
+  roots: { exists: boolean; skills: number; label: string; dir: string }[];
+  warnings: string[];
+  failed: { where: string; error: { message: string } }[];
+  shadowed: unknown[];
+}
+
+/** A sync's plan as printed. */
+interface PlanView {
+  add: { id: string; source: string }[];
+  update: { id: string; source: string }[];
   unchanged: string[];
-  /** Installed skills of the host's folders that are gone from disk: id and recorded source. */
   remove: { id: string; name: string; source: string }[];
-  /** Installed skills whose SKILL.md no longer parses: kept (fix the file, or uninstall by hand). */
   kept: { id: string; source: string; reason: string }[];
 }
 
-/** Compares what the folders hold with what the bank holds. */
-export async function planSync(router: Router, found: DiscoverResult): Promise<SyncPlan> {
-  const plan: SyncPlan = { add: [], update: [], unchanged: [], remove: [], kept: [] };
-  const installed = new Map(router.list().map((s) => [s.id, s]));
-  for (const skill of found.skills) {
-    if (!installed.has(skill.id)) plan.add.push(skill);
-    else if ((await router.get(skill.id)).contentHash !== skill.contentHash) plan.update.push(skill);
-    else plan.unchanged.push(skill.id);
-  }
-  const roots = new Set(found.roots.map((r) => r.dir));
-  const failed = new Map(found.failed.map((f) => [resolve(f.where), f.error.message]));
-  const wanted = new Set(found.skills.map((s) => s.id));
-  for (const s of installed.values()) {
-    if (wanted.has(s.id)) continue;
-    const loc = locateSkill(s.source, router.bankDir);
-    if (loc.provenance.kind !== "folder" || !roots.has(resolve(loc.provenance.hostFolder))) continue; // not the host's: leave it
-    const path = loc.path ?? resolve(s.source);
-    const reason = failed.get(path);
-    if (reason !== undefined) plan.kept.push({ id: s.id, source: path, reason });
-    else plan.remove.push({ id: s.id, name: s.name, source: s.source });
-  }
-  return plan;
-}
-
-function printPlan(found: DiscoverResult, plan: SyncPlan, dryRun: boolean): void {
+function printPlan(found: FoundView, plan: PlanView, dryRun: boolean): void {
   for (const r of found.roots) console.log(`  ${r.exists ? `${String(r.skills).padStart(4)} skills` : "  (none)   "}  ${r.label}  ${r.dir}`);
   for (const w of found.warnings) console.log(`warning: ${w}`);
   for (const f of found.failed) console.log(`failed: ${f.where}: ${f.error.message}`);
@@ -61,7 +47,7 @@ function printPlan(found: DiscoverResult, plan: SyncPlan, dryRun: boolean): void
 }
 
 /** The summary line, or with --json the summary object. */
-function report(host: string, dryRun: boolean, found: DiscoverResult, plan: SyncPlan, json: boolean): void {
+function report(host: string, dryRun: boolean, found: FoundView, plan: PlanView, json: boolean): void {
   const summary = {
     host,
     dryRun,
@@ -91,7 +77,9 @@ export const sync: Command = {
   help: `usage: gavel sync [options]
 Reads the skill folders an agent host reads (project and user), resolves same-named skills by that
 host's precedence (a warning names each shadowed one), installs what is new or changed (content hash)
-and uninstalls what was deleted on disk. Skills installed from elsewhere are left alone.
+and uninstalls what was deleted on disk. Skills installed from elsewhere are left alone. While
+\`gavel serve\` runs for the bank, the sync goes through it, with the same output (gavel serve
+--watch syncs edits of installed skills by itself).
   --host H              ${SKILL_HOSTS.join("|")} (default all): whose folders and precedence
                           claude-code: the managed folder, ~/.claude/skills, then .claude/skills (its docs:
                                        enterprise > personal > project), then installed plugins' skills
@@ -116,6 +104,9 @@ ${routerOptionsHelp}`,
     }
     const host = discoveryHost(values.host);
     const dryRun = values["dry-run"] === true;
+    // a running server holds the bank: the sync goes through it instead of failing BANK_LOCKED
+    const served = await connectIfRunning({ bank: resolve(bankDir(values.bank)) });
+    if (served) return syncServed(served, host, dryRun, values);
     // A dry run on a project without a bank yet: everything found would be installed, and neither
     // the model nor a bank is needed to say so (nothing is created).
     if (dryRun && !existsSync(join(resolve(bankDir(values.bank)), MANIFEST))) {
@@ -136,13 +127,9 @@ ${routerOptionsHelp}`,
           if (!values.json) printPlan(found, plan, dryRun);
           let failedInstalls = 0;
           if (!dryRun) {
-            const toInstall = [...plan.add, ...plan.update];
-            if (toInstall.length > 0) {
-              const report = await router.install(toInstall, { signal });
-              failedInstalls = report.failed.length;
-              for (const f of report.failed) console.error(`failed: ${f.where}: ${f.error.message}`);
-            }
-            for (const s of plan.remove) await router.uninstall(s.id);
+            const done = await applySync(router, plan, { signal });
+            failedInstalls = done?.failed.length ?? 0;
+            for (const f of done?.failed ?? []) console.error(`failed: ${f.where}: ${f.error.message}`);
           }
           report(host, dryRun, found, plan, values.json === true);
           return failedInstalls > 0 ? 1 : 0;
@@ -152,3 +139,22 @@ ${routerOptionsHelp}`,
     );
   },
 };
+
+/**
+ * The sync through a running `gavel serve`: the server discovers this project's and this user's
+ * folders, plans and applies under its own lock; the output is the local sync's. Ctrl-C cancels it on
+ * the server and waits for the server to settle, as a local sync stops at Ctrl-C.
+ */
+async function syncServed(client: ServeClient, host: string, dryRun: boolean, values: { project?: string; json?: boolean }): Promise<number> {
+  try {
+    console.error(`gavel sync: through the running gavel serve (${client.endpoint.kind === "unix" ? client.endpoint.path : client.endpoint.url})`);
+    const params = { host, dryRun, projectDir: resolve(values.project ?? process.cwd()), home: homedir() };
+    const res = await withInterrupt((signal) => client.request<WireSyncResult>("sync", params, { signal, settleOnAbort: true }));
+    if (!values.json) printPlan(res.found, res.plan, dryRun);
+    for (const f of res.installFailed) console.error(`failed: ${f.where}: ${f.error.message}`);
+    report(host, dryRun, res.found, res.plan, values.json === true);
+    return res.installFailed.length > 0 ? 1 : 0;
+  } finally {
+    client.close();
+  }
+}

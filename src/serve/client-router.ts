@@ -1,0 +1,101 @@
+/**
+ * The resident router as a router for the framework adapters (`SkillRouterLike`: `route` and `get`):
+ * the adapters of gavel-router/ai-sdk, /langchain and /mastra route through a running `gavel serve`
+ * with no model in the agent's process. Like client.ts it loads nothing but node built-ins at run time.
+ *
+ * @module
+ */
+import type { SkillRecord } from "../route/skill-record.js";
+import type { RouteContext, RouteOptions, RouteResult } from "../route/types.js";
+import { resolve } from "node:path";
+import { GavelError } from "../errors.js";
+import { connect, type EndpointOptions, type ServeClient } from "./client.js";
+import { resolveBankDir } from "./protocol.js";
+import { DEFAULT_ON_DEMAND_IDLE_MS, startServer } from "./start.js";
+
+/** Connects to the bank's server, starting one (and waiting for it) when none runs. */
+async function connectOrStart(options: ServerRouterOptions, signal?: AbortSignal): Promise<ServeClient> {
+  const where = { bank: options.bank, socket: options.socket };
+  const first = await connect(where).catch((err: unknown) => (err instanceof GavelError && err.code === "FILE_NOT_FOUND" ? null : Promise.reject(err)));
+  if (first) return first;
+  const o = typeof options.start === "object" ? options.start : {};
+  const bank = resolveBankDir(options.bank);
+  const r = startServer(bank, { socket: options.socket && resolve(options.socket), idleExitMs: o.idleExitMs ?? DEFAULT_ON_DEMAND_IDLE_MS, cwd: process.cwd() });
+  if ("refused" in r) throw new GavelError(`no gavel server runs for the bank ${bank}, and none was started: ${r.refused}`, "FILE_NOT_FOUND");
+  const deadline = Date.now() + (o.waitMs ?? 120_000);
+  for (;;) {
+    if (signal?.aborted) throw new GavelError("the request was aborted", "ABORTED");
+    const c = await connect(where).catch(() => null);
+    if (c) return c;
+    if (Date.now() > deadline) throw new GavelError(`the gavel server started for the bank ${bank} did not listen within ${o.waitMs ?? 120_000} ms (see ${"log" in r ? r.log : "its log"})`, "FILE_NOT_FOUND");
+    await new Promise((res) => setTimeout(res, 200));
+  }
+}
+
+/** Options of {@link serverRouter}. */
+export interface ServerRouterOptions extends EndpointOptions {
+  /** Each request's deadline in milliseconds (default none): past it the request is cancelled (`ABORTED`). */
+  timeoutMs?: number;
+  /**
+   * Start a server when none runs for the bank (serve/start.ts: a detached `gavel serve
+   * --idle-exit-ms`), then wait for it: `idleExitMs` (default 30 min) and how long to wait for it to
+   * listen, `waitMs` (default 120 s; past it the call fails with FILE_NOT_FOUND). A missing bank is
+   * never created.
+   */
+  start?: boolean | { idleExitMs?: number; waitMs?: number };
+}
+
+/** A {@link serverRouter}: route and get through the server, and close its connection. */
+export interface ServerRouter {
+  route(context: RouteContext, options?: RouteOptions): Promise<RouteResult>;
+  get(idOrName: string): Promise<SkillRecord>;
+  /** Closes the connection (a later call opens a new one). */
+  close(): void;
+}
+
+/** The route options that travel (the server ignores the rest). */
+const FLAGS = ["abstain", "verdict", "explain", "lexical", "live"] as const;
+
+/**
+ * A router over the bank's running server: `route` sends `route` (the task, or the chat), `get` sends
+ * `get-skill`. One connection, opened on first use and again after a failure. Rejects with
+ * `FILE_NOT_FOUND` when no server runs for the bank, and with the server's codes otherwise.
+ *
+ * ```ts
+ * import { serverRouter } from "gavel-router";
+ * import { gavelPrepareStep } from "gavel-router/ai-sdk";
+ * const prepareStep = gavelPrepareStep(serverRouter({ bank: ".gavel/bank" }));
+ * ```
+ */
+export function serverRouter(options: ServerRouterOptions = {}): ServerRouter {
+  let client: Promise<ServeClient> | null = null;
+  const request = async <T>(op: "route" | "get-skill", params: Record<string, unknown>, signal?: AbortSignal): Promise<T> => {
+    client ??= options.start ? connectOrStart(options, signal) : connect({ bank: options.bank, socket: options.socket });
+    const c = client;
+    try {
+      return await (await c).request<T>(op, params, { signal, timeoutMs: options.timeoutMs });
+    } catch (err) {
+      // a connection that failed is dropped; an answer that is an error keeps it
+      if (client === c && !(err instanceof Error && "code" in err && err.code !== "INTERNAL" && err.code !== "DISPOSED" && err.code !== "FILE_NOT_FOUND")) {
+        client = null;
+        void c.then((x) => x.close(), () => undefined);
+      }
+      throw err;
+    }
+  };
+  return {
+    route(context, o = {}) {
+      const params: Record<string, unknown> = { task: context };
+      for (const f of FLAGS) if (o[f] !== undefined) params[f] = o[f];
+      return request<RouteResult>("route", params, o.signal);
+    },
+    get(idOrName) {
+      return request<SkillRecord>("get-skill", { skill: idOrName });
+    },
+    close() {
+      const c = client;
+      client = null;
+      void c?.then((x) => x.close(), () => undefined);
+    },
+  };
+}

@@ -1,0 +1,138 @@
+// `gavel hook claude-code --start-server` (and GAVEL_START_SERVER=1): with no server for the bank,
+// the hook starts a detached `gavel serve --idle-exit-ms` and returns within its budget; the next
+// prompt is served; the server exits by itself once idle. Polled with generous deadlines.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { spawn } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { isRunning } from "../../src/serve/client.js";
+import { serverRouter } from "../../src/serve/client-router.js";
+import { runNode } from "../helpers/run.js";
+import { repoRoot } from "../helpers/paths.js";
+
+const cli = join(repoRoot, "dist", "cli", "gavel.js");
+const base = { ...process.env, GAVEL_MODEL: "", GAVEL_PROJECTIONS: "", GAVEL_BANK: "", CLAUDE_PROJECT_DIR: "", GAVEL_START_SERVER: "" };
+const PROMPT = "Our quarterly report came as report.pdf; get the revenue table out of it into a CSV file.";
+
+function runHook(stdin: string, args: string[], env: NodeJS.ProcessEnv = base): Promise<{ code: number | null; out: string; err: string; ms: number }> {
+  return new Promise((resolve, reject) => {
+    const t0 = performance.now();
+    const child = spawn(process.execPath, [cli, "hook", "claude-code", ...args], { env });
+    let out = "";
+    let err = "";
+    child.stdout.setEncoding("utf8").on("data", (d: string) => (out += d));
+    child.stderr.setEncoding("utf8").on("data", (d: string) => (err += d));
+    child.on("error", reject);
+    child.on("close", (code) => resolve({ code, out, err, ms: performance.now() - t0 }));
+    child.stdin.end(stdin);
+  });
+}
+
+const input = (prompt: string, cwd: string) => JSON.stringify({ session_id: "s1", cwd, hook_event_name: "UserPromptSubmit", prompt });
+
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+async function until(check: () => Promise<boolean> | boolean, ms = 240_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`not reached within ${ms} ms`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+describe("gavel hook claude-code --start-server", () => {
+  let project: string;
+  let bank: string;
+  const pids: number[] = [];
+
+  beforeAll(async () => {
+    project = mkdtempSync(join(tmpdir(), "gavel-hook-start-"));
+    bank = join(project, ".gavel", "bank");
+    const inst = await runNode([cli, "install", join(repoRoot, "examples", "skills"), "--bank", bank, "--context", "2048"], { env: base, timeoutMs: 300_000 });
+    expect(inst.code, inst.err).toBe(0);
+  }, 300_000);
+
+  afterAll(() => {
+    for (const pid of pids) if (alive(pid)) process.kill(pid, "SIGKILL");
+    if (project) rmSync(project, { recursive: true, force: true });
+  });
+
+  it("starts a server within the hook's budget, serves the next prompt, and the server exits once idle", async () => {
+    const first = await runHook(input(PROMPT, project), ["--start-server", "--idle-exit-ms", "15000"]);
+    expect(first.code).toBe(0);
+    expect(first.out).toBe(""); // this prompt is not held while the model loads
+    const m = /started one \(pid (\d+), log ([^)]+)\)/.exec(first.err);
+    expect(m, first.err).not.toBeNull();
+    const pid = Number(m![1]);
+    pids.push(pid);
+    expect(first.ms).toBeLessThan(5000); // the hook's default budget
+    // a prompt right after: no second server (it is still loading, or already serves)
+    const second = await runHook(input(PROMPT, project), ["--start-server", "--idle-exit-ms", "15000"]);
+    expect(second.code).toBe(0);
+    expect(second.err).not.toMatch(/started one/);
+    await until(() => isRunning(bank, { timeoutMs: 5000 }));
+    const served = await runHook(input(PROMPT, project), ["--start-server", "--idle-exit-ms", "15000"]);
+    expect(served.code).toBe(0);
+    expect(served.err).toBe("");
+    expect(JSON.parse(served.out).hookSpecificOutput.additionalContext).toMatch(/skill "pdf-extract"/);
+    expect(readFileSync(m![2], "utf8")).toContain("listening on");
+    // idle for 15 s with no client: it exits by itself, releasing the bank
+    await until(() => !alive(pid));
+    expect(await isRunning(bank)).toBe(false);
+    expect(existsSync(join(bank, "serve.sock"))).toBe(false);
+  }, 600_000);
+
+  it("GAVEL_START_SERVER=1 does what --start-server does; without either nothing is started", async () => {
+    const plain = await runHook(input(PROMPT, project), []);
+    expect(plain.err).toMatch(/no gavel server runs for the bank/);
+    expect(plain.err).not.toMatch(/started/);
+    const r = await runHook(input(PROMPT, project), ["--idle-exit-ms", "600000"], { ...base, GAVEL_START_SERVER: "1" });
+    expect(r.code).toBe(0);
+    const m = /started one \(pid (\d+)/.exec(r.err);
+    expect(m, r.err).not.toBeNull();
+    const pid = Number(m![1]);
+    pids.push(pid);
+    await until(() => isRunning(bank, { timeoutMs: 5000 }));
+    process.kill(pid, "SIGTERM");
+    await until(() => !alive(pid));
+  }, 600_000);
+
+  it("serverRouter({ start }) starts a server for the adapters, waits for it, and it exits once idle", async () => {
+    expect(await isRunning(bank)).toBe(false);
+    const router = serverRouter({ bank, start: { idleExitMs: 15000 } });
+    let pid = 0;
+    try {
+      const res = await router.route(PROMPT, { abstain: false });
+      expect(res.skill).toBe("pdf-extract");
+      expect((await router.get("pdf-extract")).name).toBe("pdf-extract");
+      pid = Number(readFileSync(join(bank, "serve.sock.starting"), "utf8"));
+      pids.push(pid);
+      expect(alive(pid)).toBe(true);
+    } finally {
+      router.close();
+    }
+    await until(() => !alive(pid));
+    // a missing bank: refused, nothing started
+    const none = serverRouter({ bank: join(project, "no-bank"), start: true });
+    await expect(none.route(PROMPT)).rejects.toMatchObject({ code: "FILE_NOT_FOUND", message: expect.stringMatching(/none was started: no skill bank/) });
+    none.close();
+  }, 600_000);
+
+  it("refuses to start a server for a missing bank, in one line", async () => {
+    const elsewhere = mkdtempSync(join(tmpdir(), "gavel-hook-start-none-"));
+    const r = await runHook(input(PROMPT, elsewhere), ["--start-server"]);
+    expect(r.code).toBe(0);
+    expect(r.out).toBe("");
+    expect(r.err.trim().split("\n")).toHaveLength(1);
+    expect(r.err).toMatch(/none was started: no skill bank at/);
+    rmSync(elsewhere, { recursive: true, force: true });
+  }, 60_000);
+});
