@@ -26,8 +26,9 @@ describe("gavel eval over examples/skills with the default pair", () => {
   let passes = 0;
 
   beforeAll(async () => {
-    // the demo's settings, as test/model/default-abstention.test.ts loads them
-    model = await Model.load(DEFAULT_MODEL, { contextSize: 16_384, sequences: 40, kvLayout: "unified", flashAttention: true, threads: 1 });
+    // the model's exact settings (f32 KV, no flash attention, a KV stream per sequence), under which a
+    // verdict pass scored again gives the same L and V whatever else the cache holds
+    model = await Model.load(DEFAULT_MODEL, { contextSize: 4096, threads: 1 });
     const scoreMany = model.scoreMany.bind(model);
     vi.spyOn(model, "scoreMany").mockImplementation((prefixes, continuation, options) => {
       passes += prefixes.length;
@@ -67,7 +68,9 @@ describe("gavel eval over examples/skills with the default pair", () => {
       expect(rec.verdict!.map((v) => v.skill).sort()).toEqual(judged);
       for (const v of rec.verdict!) {
         const c = routed.shortlist.find((s) => s.skill === v.skill)!;
-        expect([v.g, v.L, v.V]).toEqual([c.g, c.L, c.V]);
+        expect(v.g).toBe(c.g);
+        expect(v.L).toBeCloseTo(c.L, 4);
+        expect(v.V).toBeCloseTo(c.V, 4);
       }
       expect(rec.glance).toHaveLength(20);
     }
