@@ -138,6 +138,7 @@ async function readRecords(before: Projections, library: EvalLibrarySkill[], tas
         tasks,
         library,
         methods: ["bm25", "glance", "ruling", "gL", "gV"],
+        pool: READ_POOL,
         lexicalPool: LEXICAL_POOL,
         onProgress: (p) => {
           if (p.done === p.total || performance.now() - last > 30_000) {

@@ -113,7 +113,8 @@ ${routerOptionsHelp}`,
     let records: PerQueryRecord[];
     if (fromFile) records = await readPerQuery(fromFile);
     else {
-      const result = await runEvaluation(values, ["glance", "ruling"]);
+      // Δ is fitted over the wide pool: the glance's top maxShortlist each get a verdict, whatever Δ
+      const result = await runEvaluation(values, ["glance", "ruling"], { pool: maxShortlist });
       records = result.perQuery;
       if (values["save-per-query"]) await writePerQuery(values["save-per-query"], records);
     }

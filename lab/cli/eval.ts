@@ -41,7 +41,7 @@ export async function loadTasksAndLibrary(values: { tasks?: string; library?: st
 export async function runEvaluation(
   values: RouterArgs & { tasks?: string; library?: string[]; batches?: string; limit?: string },
   methods: EvalMethod[],
-  records: { previous?: readonly PerQueryRecord[]; onRecord?: (r: PerQueryRecord) => Promise<void>; lexicalPool?: number; also?: ReadonlyMap<string, readonly string[]> } = {},
+  records: { previous?: readonly PerQueryRecord[]; onRecord?: (r: PerQueryRecord) => Promise<void>; pool?: number; lexicalPool?: number; also?: ReadonlyMap<string, readonly string[]> } = {},
 ): Promise<EvalResult> {
   return withInterrupt(async (signal) => {
     const { tasks, library } = await loadTasksAndLibrary(values, signal);
@@ -78,6 +78,21 @@ async function readAlso(path: string): Promise<Map<string, string[]>> {
   return out;
 }
 
+/**
+ * A line on the records made with the route's own shortlist: how many tasks the route declined, how
+ * many verdict passes it ran (the shortlisted skills) and its median time; null when none was.
+ */
+export function routeSummary(records: readonly PerQueryRecord[]): string | null {
+  const routed = records.filter((r) => r.route);
+  if (routed.length === 0) return null;
+  const declined = routed.filter((r) => r.route!.abstained).length;
+  const ran = routed.filter((r) => r.route!.verdict === "ran");
+  const passes = ran.reduce((n, r) => n + r.route!.shortlist.length, 0);
+  const ms = routed.map((r) => r.route!.ms).sort((a, b) => a - b);
+  const p50 = ms[Math.floor(ms.length / 2)];
+  return `route's own shortlist: ${routed.length} tasks, declined ${declined}; the verdict ran on ${ran.length} (${passes} skills in all); route p50 ${p50} ms`;
+}
+
 /** `gavel eval`: Hit@1 and R@20 of each method on a benchmark. */
 export const evalCommand: Command = {
   summary: "score BM25, the glance, the ruling and its ablations on a benchmark (Hit@1, R@20)",
@@ -85,24 +100,32 @@ export const evalCommand: Command = {
 ${taskOptionsHelp}
   --methods LIST        comma-separated, of bm25, glance, ruling, gL (g+αL), gV (g+γV)
                         (default: all; bm25 alone needs no --model, --projections or --bank)
+  --pool N              the wide verdict pool of calibration studies: the glance's top N each get a
+                        verdict whatever Δ, and the ruling is replayed from them (gavel calibrate
+                        fits Δ on such records). Default: the route's own shortlist: each task is
+                        routed as gavel route routes it (first stage, shortlist, verdict only on the
+                        shortlisted skills, abstention), so the ruling is the route's choice
   --per-query F         write per-query records (JSONL): the input of gavel calibrate; each is
                         appended as soon as its task is scored, so a stopped run keeps them
                         (plain text: gzip F afterwards if you like, calibrate reads F.gz too);
                         with bm25 and a router method, records also keep the lexical expert's
                         read-outs, from which calibrate fits β and T (S = g + αL + γV + βB)
   --resume              with --per-query: keep F's records and route only the tasks it lacks
-  --lexical-pool N      with bm25 and a router method: BM25's top N also get their g and a verdict,
-                        so the records replay a first stage that fuses both experts (default 0)
-  --also F              JSONL of { "id": task id, "skills": [...] }: these skills get their g and a
-                        verdict too (with bm25 and a router method), e.g. BM25's leaders over the
-                        full text when the library given here is cut
+  --lexical-pool N      with --pool, bm25 and a router method: BM25's top N also get their g and a
+                        verdict, so the records replay a first stage that fuses both experts
+                        (default 0)
+  --also F              with --pool: JSONL of { "id": task id, "skills": [...] }: these skills get
+                        their g and a verdict too (with bm25 and a router method), e.g. BM25's
+                        leaders over the full text when the library given here is cut
 ${routerOptionsHelp}
 
 Hit@1: the committed skill is a gold (or a library entry with a gold's name and description).
 R@20: a gold is in the top 20. The ruling and its ablations re-rank the glance's top candidates,
-so their R@20 is the glance's. Install the library into the bank first (gavel install).`,
+so their R@20 is the glance's. With the route's shortlist, gL, gV and "ruling without B" rule the
+route's own shortlist again; each record's "pool" says which pool made it ("route" or N). Install
+the library into the bank first (gavel install).`,
   async run(args) {
-    const { values } = parseArgs({ args, options: { ...routerOptions, ...taskOptions, methods: { type: "string" }, "per-query": { type: "string" }, resume: { type: "boolean" }, "lexical-pool": { type: "string" }, also: { type: "string" } } });
+    const { values } = parseArgs({ args, options: { ...routerOptions, ...taskOptions, methods: { type: "string" }, "per-query": { type: "string" }, resume: { type: "boolean" }, "lexical-pool": { type: "string" }, also: { type: "string" }, pool: { type: "string" } } });
     if (!values.tasks || !values.library?.length) {
       console.error(this.help);
       return 2;
@@ -119,16 +142,20 @@ so their R@20 is the glance's. Install the library into the bank first (gavel in
       await writePerQuery(out, previous);
       if (previous.length) console.error(`resuming: ${previous.length} records in ${out}`);
     }
+    const pool = intArg(values.pool, "pool", { min: 1, max: 1024 });
     const lexicalPool = intArg(values["lexical-pool"], "lexical-pool", { min: 0, max: 1000 }) ?? 0;
+    if (pool === undefined && (lexicalPool > 0 || values.also)) throw invalidArgument("--lexical-pool and --also widen the verdict's pool: give --pool N too (the glance's top N get a verdict)");
     const also = values.also ? await readAlso(values.also) : undefined;
-    const result = await runEvaluation(values, methods, { lexicalPool, ...(also ? { also } : {}), ...(out ? { previous, onRecord: (r) => appendPerQuery(out, r) } : {}) });
+    const result = await runEvaluation(values, methods, { ...(pool !== undefined ? { pool } : {}), lexicalPool, ...(also ? { also } : {}), ...(out ? { previous, onRecord: (r) => appendPerQuery(out, r) } : {}) });
     // The file ends as the result's records in task order (a resumed run appended out of order, and
     // earlier records of tasks no longer selected are dropped).
     if (out) await writePerQuery(out, result.perQuery);
     if (values.json) {
-      console.log(JSON.stringify({ table: result.table, skipped: result.skipped, warnings: result.warnings }, null, 2));
+      console.log(JSON.stringify({ table: result.table, pool: pool ?? "route", skipped: result.skipped, warnings: result.warnings }, null, 2));
     } else {
       console.log(table(["method", "Hit@1", "R@20", "n"], result.table.map((r) => [r.label, r.hitAt1, r.recallAt20, String(r.n)])));
+      const routed = routeSummary(result.perQuery);
+      if (routed) console.log(`\n${routed}`);
       if (values["per-query"]) console.log(`\nper-query records: ${values["per-query"]}`);
     }
     return 0;

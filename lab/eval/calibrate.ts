@@ -105,6 +105,8 @@ function logDistance(x: number, x0: number): number {
 function usable(records: readonly PerQueryRecord[], temperature: number | undefined): PerQueryRecord[] {
   const kept: PerQueryRecord[] = [];
   for (const r of records) {
+    // the route's own shortlist holds only the skills within the shipped Δ: nothing to fit Δ over
+    if (r.pool === "route") throw invalidArgument(`calibrate: record ${r.id} was made with the route's own shortlist; calibration needs the wide pool (gavel eval --pool N)`);
     if (!r.verdict || r.verdict.length === 0 || !r.accepted || r.accepted.length === 0) continue;
     for (const c of r.verdict) {
       if (typeof c.skill !== "string" || ![c.g, c.L, c.V].every(Number.isFinite)) throw invalidArgument(`calibrate: record ${r.id} has a verdict entry without finite g, L, V`);

@@ -3,14 +3,16 @@
  * and scores each by raw Hit@1 and R@20 (the benchmark's rules: ../shared/README.md).
  */
 import { Bm25Index, type Bm25Options, GavelError, type Router } from "gavel-router";
-import { abortedError, chooseByRuling, firstStageOrder, invalidArgument, type RulingParams, type VerdictRecord } from "gavel-router/internal";
+import { abortedError, chooseByRuling, firstStageOrder, invalidArgument, type RulingParams } from "gavel-router/internal";
 import { lexicalB, lexicalReadouts, type LexicalRecord } from "./lexical-fit.js";
+import { readRoute, readRouter, type RouterReadouts } from "./readouts.js";
 import { acceptedIds, hitAt1, LibraryIndex, recallAt, type LibraryEntry } from "./metrics.js";
 import type { EvalTask } from "./tasks.js";
 
 /**
  * The ranking methods. `gL` and `gV` are the ablations g + αL (γ = 0) and g + γV (α = 0) over the
- * same Δ-shortlist as `ruling`.
+ * same shortlist as `ruling` (with the route's own shortlist, the default: that shortlist; with a wide
+ * pool: the Δ-shortlist at β = 0 replayed from it).
  */
 export type EvalMethod = "bm25" | "glance" | "gB" | "ruling" | "rulingNoB" | "gL" | "gV";
 
@@ -76,7 +78,7 @@ export interface EvalLibrarySkill extends LibraryEntry {
 }
 
 /** One per-query record: every read-out needed to score the methods again, and to calibrate. */
-export interface PerQueryRecord {
+export interface PerQueryRecord extends RouterReadouts {
   id: string;
   batch?: string | number;
   /** The task's gold ids. */
@@ -85,21 +87,10 @@ export interface PerQueryRecord {
   accepted: string[];
   /** BM25's top k ids. */
   bm25?: string[];
-  /** The glance's top k. */
-  glance?: { skill: string; g: number; s?: number }[];
-  /**
-   * With `lexicalPool`: BM25's leaders outside the glance's top k, with their g (in glance order), so
-   * that a first stage fusing both experts replays exactly.
-   */
-  also?: { skill: string; g: number; s?: number }[];
   /** An off-domain prompt (no skill of the library serves it): scored for abstention, not for Hit@1. */
   offDomain?: boolean;
-  /** The verdict's read-outs for the top maxShortlist by g, in glance order (whatever Δ). */
-  verdict?: (VerdictRecord & { s?: number })[];
   /** BM25 over the library for the lexical expert B (`s` above is each entry's raw BM25). */
   lexical?: LexicalRecord;
-  /** What each ruling variant commits to (null: nothing was shortlisted). */
-  chosen?: { ruling?: string | null; rulingNoB?: string | null; gL?: string | null; gV?: string | null };
   /** With BM25 and the router: the first stage g + βB's top k over the glance's list and `also`. */
   firstStage?: string[];
 }
@@ -140,14 +131,22 @@ export interface EvaluateOptions {
   /** The k of R@k and the length of ranked lists kept per query (default 20). */
   k?: number;
   /**
-   * How many of BM25's leaders also get their g and a verdict from the router (default 0), when BM25
-   * and a router method run together: the records then replay a first stage g + βB or the union of
-   * both experts' lists exactly.
+   * The verdict's candidates. Absent (the default): the route's own shortlist: each task is routed
+   * with `router.route(task)` (its first stage, shortlist, verdict and abstention, under the
+   * projections' constants), so the verdict runs on exactly the skills the route gives it and `ruling`
+   * is the route's choice. A number N: the wide pool of calibration studies: the glance's top N get a
+   * verdict whatever Δ, and the ruling is replayed from them (`gavel calibrate` needs this to fit Δ).
+   */
+  pool?: number;
+  /**
+   * With `pool`: how many of BM25's leaders also get their g and a verdict from the router (default
+   * 0), when BM25 and a router method run together: the records then replay a first stage g + βB or
+   * the union of both experts' lists exactly.
    */
   lexicalPool?: number;
   /**
-   * More skills, per task id, that get their g and a verdict beside the lexical pool (with BM25 and a
-   * router method), e.g. BM25's leaders over a text the evaluating machine does not hold.
+   * With `pool`: more skills, per task id, that get their g and a verdict beside the lexical pool
+   * (with BM25 and a router method), e.g. BM25's leaders over a text the evaluating machine does not hold.
    */
   also?: ReadonlyMap<string, readonly string[]>;
   /** BM25 parameters, or an index already built over `library` (building one over 30K skills takes ~25 s). */
@@ -210,9 +209,13 @@ function sample(ids: string[], n = 5): string {
  * skipped (and listed). BM25 ranks the library; the glance, ruling and ablations rank the router's
  * bank, which must hold the library.
  *
- * Per task the router is asked once ({@link Router.rank}): the glance's top k and the verdict for the
- * top maxShortlist by g. `ruling` then replays route()'s Δ-shortlist and S = g + αL + γV from those
- * read-outs (the same arithmetic, so the same choice), and `gL`/`gV` replay it with γ = 0 / α = 0.
+ * By default each task is routed as a user's route is ({@link Router.route}: the verdict runs on the
+ * route's own shortlist only), plus the glance's top k for R@k; `ruling` is the route's choice, and
+ * `gL`/`gV`/`rulingNoB` rule the same shortlist again with γ = 0 / α = 0 / β = 0.
+ * With `pool: N` the router is asked once ({@link Router.rank}): the glance's top k and the verdict for
+ * the top N by g. `ruling` then replays route()'s Δ-shortlist and S = g + αL + γV from those
+ * read-outs (the same arithmetic, so the same choice while the Δ-shortlist lies in the pool), and
+ * `gL`/`gV` replay it with γ = 0 / α = 0.
  *
  * @throws GavelError `INVALID_ARGUMENT` for bad options or a model method without a router,
  *   `SKILL_NOT_FOUND` when the bank lacks library skills, `ABORTED` when `signal` fires.
@@ -227,6 +230,7 @@ export async function evaluate(options: EvaluateOptions): Promise<EvalResult> {
   const lexicalParams = options.bm25 ?? (router ? { k1: router.projections.lexicalK1, b: router.projections.lexicalB } : undefined);
   const bm25 = plan.methods.includes("bm25") ? bm25Over(library, lexicalParams, warnings) : undefined;
   const maxShortlist = router?.projections.maxShortlist ?? 0;
+  const verdictTop = plan.pool === "route" ? 0 : plan.pool;
   const p = router?.projections;
   // the ruling as route() rules: with β when BM25 runs beside the router (B known), else at β = 0
   const ruling = p ? { alpha: p.alpha, gamma: p.gamma, delta: p.delta, beta: plan.methods.includes("bm25") ? p.beta : 0, maxShortlist } : undefined;
@@ -238,7 +242,7 @@ export async function evaluate(options: EvaluateOptions): Promise<EvalResult> {
     skipped.push(t.id);
     return false;
   });
-  const reusable = reusableRecords(options.previous, { bm25: !!bm25, ...plan });
+  const reusable = reusableRecords(options.previous, { bm25: !!bm25, ...plan }, maxShortlist);
   const bm25Row = bm25 && plan.needRouter ? new Map(bm25.ids.map((id, i) => [id, i])) : undefined;
   let done = 0;
   for (const task of scored) {
@@ -255,7 +259,8 @@ export async function evaluate(options: EvaluateOptions): Promise<EvalResult> {
     if (bm25) rec.bm25 = lexTop.slice(0, plan.k);
     const given = plan.lexicalPool > 0 || options.also ? options.also?.get(task.id) ?? [] : [];
     const also = [...new Set([...given, ...lexTop.slice(0, plan.lexicalPool)])];
-    if (plan.needRouter) await readRouter(rec, router!, task.text, { k: plan.k, needVerdict: plan.needVerdict, ruling: ruling!, also, signal });
+    if (plan.needRouter && plan.needVerdict && plan.pool === "route") await readRoute(rec, router!, task.text, { k: plan.k, ruling: ruling!, signal });
+    else if (plan.needRouter) await readRouter(rec, router!, task.text, { k: plan.k, needVerdict: plan.needVerdict, ruling: ruling!, verdictTop, also, signal });
     if (bm25Row) addLexical(rec, bm25!, bm25Row, task.text, ruling!, router!.projections.lexicalTemperature, plan.k);
     perQuery.push(rec);
     await options.onRecord?.(rec);
@@ -279,7 +284,8 @@ function addLexical(rec: PerQueryRecord, index: Bm25Index, row: ReadonlyMap<stri
   const B = (s: number | undefined) => lexicalB(rec.lexical, s, temperature);
   const known = [...(rec.glance ?? []), ...(rec.also ?? [])].map((c) => ({ ...c, B: B(c.s) }));
   rec.firstStage = firstStageOrder(known, ruling.beta ?? 0).slice(0, k).map((c) => c.skill);
-  if (rec.verdict && rec.chosen) {
+  // (the route's own ruling already weighed its B: only a replayed one is ruled again with β)
+  if (rec.verdict && rec.chosen && rec.pool !== "route") {
     rec.chosen.rulingNoB = rec.chosen.ruling;
     rec.chosen.ruling = chooseByRuling(rec.verdict.map((c) => ({ ...c, B: B(c.s) })), ruling);
   }
@@ -295,6 +301,8 @@ interface EvaluationPlan {
   needVerdict: boolean;
   /** BM25's leaders that also get g and a verdict (0 unless BM25 and the router both run). */
   lexicalPool: number;
+  /** The verdict's candidates: the route's own shortlist, or the glance's top N whatever Δ. */
+  pool: "route" | number;
 }
 
 /** Checks the options and settles the methods (default: every one with a router, else bm25) and k. */
@@ -314,7 +322,10 @@ function evaluationPlan(options: EvaluateOptions): EvaluationPlan {
   const pool = options.lexicalPool ?? 0;
   if (!Number.isInteger(pool) || pool < 0 || pool > 1000) throw invalidArgument("evaluate: lexicalPool must be an integer in [0, 1000]");
   const lexicalPool = needRouter && methods.includes("bm25") ? pool : 0;
-  return { methods, k, needRouter, needVerdict, lexicalPool };
+  const wide = options.pool;
+  if (wide !== undefined && (!Number.isInteger(wide) || wide < 1 || wide > 1024)) throw invalidArgument("evaluate: pool must be an integer in [1, 1024]");
+  if (wide === undefined && (pool > 0 || options.also)) throw invalidArgument("evaluate: lexicalPool and also widen the verdict's pool: give pool (the glance's top N) too");
+  return { methods, k, needRouter, needVerdict, lexicalPool, pool: wide ?? "route" };
 }
 
 /**
@@ -350,43 +361,19 @@ function bm25Over(library: readonly EvalLibrarySkill[], given: EvaluateOptions["
   return given;
 }
 
-/** Earlier records that hold what every asked method reads, by task id. */
-function reusableRecords(previous: readonly PerQueryRecord[] | undefined, need: { bm25: boolean; needRouter: boolean; needVerdict: boolean }): Map<string, PerQueryRecord> {
+/**
+ * Earlier records that hold what every asked method reads, by task id. A record whose verdict was
+ * read from another pool (the route's shortlist against a wide pool, or another N) is not reused;
+ * records without `pool` were made with the wide pool of the projections' maxShortlist.
+ */
+function reusableRecords(previous: readonly PerQueryRecord[] | undefined, need: { bm25: boolean; needRouter: boolean; needVerdict: boolean; pool: "route" | number }, maxShortlist: number): Map<string, PerQueryRecord> {
   const reusable = new Map<string, PerQueryRecord>();
   for (const r of previous ?? []) {
-    const complete = (!need.bm25 || Array.isArray(r.bm25)) && (!need.needRouter || Array.isArray(r.glance)) && (!need.needVerdict || Array.isArray(r.verdict));
+    const samePool = !need.needVerdict || (r.pool ?? maxShortlist) === need.pool;
+    const complete = samePool && (!need.bm25 || Array.isArray(r.bm25)) && (!need.needRouter || Array.isArray(r.glance)) && (!need.needVerdict || Array.isArray(r.verdict));
     if (complete) reusable.set(r.id, r);
   }
   return reusable;
-}
-
-/**
- * Asks the router once ({@link Router.rank}) and fills the record: the glance's top k and, when
- * needed, the verdict in glance order and what the ruling and its ablations commit to.
- */
-async function readRouter(rec: PerQueryRecord, router: Router, text: string, o: { k: number; needVerdict: boolean; ruling: RulingParams; also: string[]; signal?: AbortSignal }): Promise<void> {
-  const { maxShortlist } = o.ruling;
-  // The glance list is at least as long as the verdict pool, and `also` comes in glance order after
-  // it, so each candidate's glance position (route()'s tie order) is known.
-  const glanceTop = Math.max(o.k, maxShortlist);
-  const { glance, verdict, also } = await router.rank(text, { glanceTop, verdictTop: o.needVerdict ? maxShortlist : 0, also: o.also, signal: o.signal });
-  const position = new Map([...glance, ...(also ?? [])].map((h, i) => [h.skill, i]));
-  rec.glance = glance.slice(0, o.k).map(({ skill, g }) => ({ skill, g }));
-  // BM25's leaders the kept glance list lacks (those ranked k…glanceTop, then the rest), in glance order
-  if (o.also.length) {
-    const kept = new Set(rec.glance.map((h) => h.skill));
-    const wanted = new Set(o.also);
-    rec.also = [...glance, ...(also ?? [])].filter((h) => wanted.has(h.skill) && !kept.has(h.skill)).map(({ skill, g }) => ({ skill, g }));
-  }
-  if (!o.needVerdict) return;
-  rec.verdict = verdict.map(({ skill, g, L, V }) => ({ skill, g, L, V })).sort((a, b) => position.get(a.skill)! - position.get(b.skill)!);
-  rec.chosen = {
-    // at β = 0 here; addLexical rules again with B when BM25 ran beside (keeping this as rulingNoB)
-    ruling: chooseByRuling(rec.verdict, { ...o.ruling, beta: 0 }),
-    rulingNoB: chooseByRuling(rec.verdict, { ...o.ruling, beta: 0 }),
-    gL: chooseByRuling(rec.verdict, { ...o.ruling, gamma: 0, beta: 0 }),
-    gV: chooseByRuling(rec.verdict, { ...o.ruling, alpha: 0, beta: 0 }),
-  };
 }
 
 /**

@@ -21,6 +21,7 @@ export {
   type EvaluateOptions,
   type PerQueryRecord,
 } from "./evaluate.js";
+export type { RouterReadouts } from "./readouts.js";
 export { calibrate, PAPER_RULING, type CalibrateOptions, type CalibrationGrid, type CalibrationResult } from "./calibrate.js";
 export { loadLibrary, readPerQuery, writePerQuery, type LoadedLibrary } from "./io.js";
 export {

@@ -248,7 +248,8 @@ describe.skipIf(NO_SHARED)("end to end on stories260K", () => {
       const report = await router.install(library);
       expect(report.failed).toEqual([]);
       let progress = 0;
-      const res = await evaluate({ router, tasks, library, onProgress: () => progress++ });
+      // the wide pool (the glance's top maxShortlist, whatever Δ), which calibration reads
+      const res = await evaluate({ router, tasks, library, pool: projections.maxShortlist, onProgress: () => progress++ });
       expect(res.table.map((r) => r.method)).toEqual(["bm25", "glance", "gB", "ruling", "rulingNoB", "gL", "gV"]);
       // β = 0 in these projections: the first stage is the glance's order, and the ruling has no B
       const row = (m: string) => res.table.find((r) => r.method === m)!;
@@ -269,6 +270,7 @@ describe.skipIf(NO_SHARED)("end to end on stories260K", () => {
       expect(rec.bm25).toHaveLength(20);
       expect(rec.glance).toHaveLength(20);
       expect(rec.verdict).toHaveLength(projections.maxShortlist);
+      expect(rec.pool).toBe(projections.maxShortlist);
       // The verdict pool is the glance's top, in its order; the replayed ruling is route()'s choice.
       expect(rec.verdict!.map((v) => v.skill)).toEqual(rec.glance!.slice(0, projections.maxShortlist).map((h) => h.skill));
       const routed = await router.route(tasks.find((t) => t.id === rec.id)!.text);
@@ -326,11 +328,24 @@ describe.skipIf(NO_SHARED)("end to end on stories260K", () => {
     expect(calSaveGz.err).toMatch(/per-query records are written as plain JSONL/);
 
     const pq = join(dir, "cli-pq.jsonl");
-    const full = await gavel("eval", ...tasksArg, ...libs, ...common, "--per-query", pq, "--json");
+    const full = await gavel("eval", ...tasksArg, ...libs, ...common, "--pool", "8", "--per-query", pq, "--json");
     expect(full.code, full.err).toBe(0);
     const out = JSON.parse(full.out) as { table: { method: string; hitAt1: number; recallAt20: number }[] };
     expect(out.table.map((r) => r.method)).toEqual(["bm25", "glance", "gB", "ruling", "rulingNoB", "gL", "gV"]);
     expect(readFileSync(pq, "utf8").trim().split("\n")).toHaveLength(2);
+    expect(readFileSync(pq, "utf8").trim().split("\n").map((l) => (JSON.parse(l) as PerQueryRecord).pool)).toEqual([8, 8]);
+    // the default: the route's own shortlist, which calibrate refuses to fit Δ on
+    const rq = join(dir, "cli-route-pq.jsonl");
+    const routed = await gavel("eval", ...tasksArg, ...libs, ...common, "--methods", "glance,ruling", "--per-query", rq, "--limit", "1");
+    expect(routed.code, routed.err).toBe(0);
+    expect(routed.out).toMatch(/^route's own shortlist: 1 tasks, declined \d+; the verdict ran on \d+ \(\d+ skills in all\); route p50 \d+ ms$/m);
+    expect((JSON.parse(readFileSync(rq, "utf8")) as PerQueryRecord).pool).toBe("route");
+    const refused = await gavel("calibrate", "--per-query", rq);
+    expect(refused.code).toBe(1);
+    expect(refused.err).toMatch(/route's own shortlist.*--pool N/);
+    const noPool = await gavel("eval", ...tasksArg, ...libs, ...common, "--lexical-pool", "5");
+    expect(noPool.code).toBe(1);
+    expect(noPool.err).toMatch(/give --pool N too/);
 
     const missing = await gavel("eval", ...tasksArg, "--library", join(bench, "skills.jsonl"), "--library", join(sharedDir, "data", "skills-mit.jsonl.gz"), ...common, "--methods", "glance", "--limit", "1");
     expect(missing.code).toBe(1);
