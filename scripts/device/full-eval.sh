@@ -91,7 +91,8 @@ fi
 # POOL=N (issue 13): BM25 runs beside the router and its top N get g and a verdict too, so the
 # records replay a first stage fusing both experts; the glance-only step is then left out.
 POOL=${POOL:-0}
-M="glance,ruling,gL,gV"; [ "$POOL" -gt 0 ] && M="bm25,$M --lexical-pool $POOL"
+# the verdict reads the glance's top 20 (and BM25's leaders): the wide pool calibration needs (`gavel eval --pool`)
+M="glance,ruling,gL,gV --pool ${VERDICT_POOL:-20}"; [ "$POOL" -gt 0 ] && M="bm25,$M --lexical-pool $POOL"
 # $L/also.jsonl (also-list.ts, made here over the full text): BM25's leaders a user's bank would rank,
 # read out beside the pool the packed library gives
 [ "$POOL" -gt 0 ] && [ -f "$L/also.jsonl" ] && M="$M --also $L/also.jsonl"

@@ -204,7 +204,7 @@ step install-mit $CLI install "$L/mit.jsonl" $I $A --bank "$BANK" || exit 0
 # validation (batches 1-5) first: every choice is read from it before any test figure is seen
 # ALSO=1: the glance evals also give g to BM25's full-text leaders ($L/also.jsonl, also-list.ts), so that
 # the first stage g + βB replays offline over the union of both pools (select-default.ts's pool)
-GM="glance"; [ "${ALSO:-0}" = 1 ] && [ -f "$L/also.jsonl" ] && GM="bm25,glance --lexical-pool 20 --also $L/also.jsonl"
+GM="glance"; [ "${ALSO:-0}" = 1 ] && [ -f "$L/also.jsonl" ] && GM="bm25,glance --pool 20 --lexical-pool 20 --also $L/also.jsonl"
 step val-glance $CLI eval --tasks "$L/tasks.jsonl" $LIBS --batches 1-5 --methods $GM --per-query "$W/val-glance.jsonl" --resume $A --bank "$BANK" || exit 0
 step test-glance $CLI eval --tasks "$L/tasks.jsonl" $LIBS --batches 6-10 --methods $GM --per-query "$W/test-glance.jsonl" --resume $A --bank "$BANK" || exit 0
 # INDEX=1: validation's glance again through the bank's glance index (GAVEL_GLANCE_INDEX=on: trained on
@@ -223,6 +223,6 @@ if [ "${SUBSETS:-1}" = 1 ]; then
   done
 fi
 if [ "${RULING:-1}" = 1 ]; then
-  step test-ruling $CLI eval --tasks "$L/tasks.jsonl" $LIBS --batches 6-10 --methods glance,ruling,gL,gV --per-query "$W/test-ruling.jsonl" --resume $A --bank "$BANK" || exit 0
+  step test-ruling $CLI eval --tasks "$L/tasks.jsonl" $LIBS --batches 6-10 --methods glance,ruling,gL,gV --pool 20 --per-query "$W/test-ruling.jsonl" --resume $A --bank "$BANK" || exit 0
 fi
 log "all done"
