@@ -286,7 +286,7 @@ function packageRoot(): string {
 }
 
 /** The NativeModel methods this package calls; an addon built from older sources may lack some. */
-const MODEL_METHODS = ["load", "info", "meta", "tokenize", "tokenizeAsync", "detokenize", "tokenPiece", "hiddenStates", "score", "logits", "clearCache", "cacheStats", "generation", "abort", "dispose"] as const;
+const MODEL_METHODS = ["load", "info", "meta", "tokenize", "tokenizeAsync", "detokenize", "tokenPiece", "hiddenStates", "hiddenStatesMany", "score", "logits", "clearCache", "cacheStats", "generation", "abort", "dispose"] as const;
 
 /** Which of {@link MODEL_METHODS} a NativeModel class lacks (an addon older than the package). */
 export function missingModelMethods(cls: unknown): string[] {
