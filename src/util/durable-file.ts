@@ -13,9 +13,12 @@ import { dirname } from "node:path";
 
 /**
  * fsync a directory, so that a rename or create inside it survives a power cut (on Linux a rename is
- * only durable once its directory is synced).
+ * only durable once its directory is synced). On Windows a directory cannot be flushed
+ * (FlushFileBuffers on a directory handle fails, Node's EPERM) and NTFS journals the rename itself:
+ * nothing to do there.
  */
 export async function fsyncDir(dir: string): Promise<void> {
+  if (process.platform === "win32") return;
   const fh = await open(dir, "r");
   try {
     await fh.sync();
