@@ -51,9 +51,13 @@ export function lexicalReadouts(index: Bm25Index, row: ReadonlyMap<string, numbe
   return { lexical, scoreOf };
 }
 
-/** The normaliser of a record at T (which must be one of the record's grid). */
+/**
+ * The normaliser of a record at T, which must be one of the record's grid within 1e-3 relative: a
+ * projections file stores its T rounded (45.25 for the grid's 45.2548), and the normaliser moves by
+ * under 1e-3 nats across that gap.
+ */
 export function logZAt(lex: LexicalRecord, temperature: number): number {
-  for (const [T, z] of lex.logZ) if (Math.abs(T - temperature) <= 1e-9 * temperature) return z;
+  for (const [T, z] of lex.logZ) if (Math.abs(T - temperature) <= 1e-3 * temperature) return z;
   throw invalidArgument(`lexical records hold no normaliser at T = ${temperature} (grid: ${lex.logZ.map(([T]) => T).join(", ")})`);
 }
 
