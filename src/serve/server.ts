@@ -13,10 +13,10 @@
  *
  * @module
  */
-import { createServer as createNetServer, connect as netConnect, type Server as NetServer, type Socket } from "node:net";
+import { createServer as createNetServer, type Server as NetServer, type Socket } from "node:net";
 import { createServer as createHttpServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from "node:http";
 import { randomBytes, timingSafeEqual } from "node:crypto";
-import { chmod, lstat, readFile, rm, writeFile } from "node:fs/promises";
+import { chmod, readFile, rm, writeFile } from "node:fs/promises";
 import { GavelError } from "../errors.js";
 import type { Model } from "../model/Model.js";
 import type { Router } from "../route/index.js";
@@ -27,6 +27,7 @@ import { ScoreScheduler, StatesScheduler } from "./states-scheduler.js";
 import { envelopeError, encodeResponse, httpEndpointPath, PROTOCOL_VERSION, type Op, type ProgressLine, type Request, type RequestId, type Response, WRITE_OPS } from "./protocol.js";
 
 export { DEFAULT_LIMITS, type ServeLimits } from "./limits.js";
+export { claimSocketPath } from "./socket-claim.js";
 
 /** Where and how the server listens, and what it serves. */
 export interface ServeOptions {
@@ -61,24 +62,6 @@ function errorOf(id: RequestId | null, err: unknown): Response {
   const code = err instanceof GavelError ? err.code : "INTERNAL";
   const message = err instanceof Error ? err.message : String(err);
   return { v: PROTOCOL_VERSION, id, ok: false, error: { code, message } };
-}
-
-/**
- * Checks that nothing serves `socket` now: a socket that accepts a connection is a live server
- * (BANK_LOCKED); one that refuses is stale and is removed; any other file there is refused.
- */
-export async function claimSocketPath(socket: string): Promise<void> {
-  const st = await lstat(socket).catch(() => null);
-  if (!st) return;
-  if (!st.isSocket()) throw new GavelError(`${socket} exists and is not a socket; remove it or pass another --socket`, "INVALID_ARGUMENT");
-  const live = await new Promise<boolean>((resolve) => {
-    const s = netConnect(socket);
-    const timer = setTimeout(() => (s.destroy(), resolve(true)), 2000); // accepts but never answers: treat as live
-    s.once("connect", () => (clearTimeout(timer), s.destroy(), resolve(true)));
-    s.once("error", () => (clearTimeout(timer), resolve(false)));
-  });
-  if (live) throw new GavelError(`a gavel server is already listening on ${socket}; stop it first (or pass another --socket)`, "BANK_LOCKED");
-  await rm(socket, { force: true });
 }
 
 /** A request in flight: its abort switch and its settling. */
@@ -126,7 +109,7 @@ export class ResidentServer {
     return this.#watcher?.folders ?? [];
   }
 
-  /** Starts listening (the socket path must be claimed first: {@link claimSocketPath}). */
+  /** Starts listening (the socket path must be claimed first: claimSocketPath). */
   static async start(o: ServeOptions): Promise<ResidentServer> {
     if (o.port !== undefined) return ResidentServer.#startHttp(o);
     const net = createNetServer();
