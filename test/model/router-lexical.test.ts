@@ -143,7 +143,7 @@ describe("Router's lexical expert on the tiny llama", () => {
       { id: "t1", text: task, gold_skill_ids: ["pdf"] },
       { id: "t2", text: "Write a Dockerfile and a compose file for the api", gold_skill_ids: ["docker"] },
     ];
-    const { perQuery } = await evaluate({ router, tasks, library: skills, methods: ["bm25", "glance", "ruling"] });
+    const { perQuery } = await evaluate({ router, tasks, library: skills, methods: ["bm25", "glance", "ruling"], pool: projections.maxShortlist });
     const idx = new Bm25Index(skills);
     for (const [r, t] of perQuery.map((r, i) => [r, tasks[i]] as const)) {
       const sc = Array.from(idx.scores(t.text));
