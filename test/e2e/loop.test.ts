@@ -68,7 +68,7 @@ describe.skipIf(NO_SHARED)("layer → train → calibrate → eval", () => {
     const inst = await gavel("install", benchSkills, ...routerArgs);
     expect(inst).toMatch(/installed 49/);
 
-    await gavel("eval", "--tasks", benchTasks, "--library", benchSkills, "--batches", "1-5", "--limit", "4", "--per-query", join(dir, "val.jsonl"), ...routerArgs);
+    await gavel("eval", "--tasks", benchTasks, "--library", benchSkills, "--batches", "1-5", "--limit", "4", "--pool", "20", "--per-query", join(dir, "val.jsonl"), ...routerArgs);
     const cal = await gavel("calibrate", "--per-query", join(dir, "val.jsonl"), "--projections", proj, "--write", "--json");
     const fitted = JSON.parse(cal) as { alpha: number; gamma: number; delta: number };
     const calibrated = await Projections.load(proj);
@@ -76,7 +76,7 @@ describe.skipIf(NO_SHARED)("layer → train → calibrate → eval", () => {
     expect(calibrated.delta).toBeCloseTo(fitted.delta, 10);
 
     const testRecords = join(dir, "test.jsonl");
-    const table = JSON.parse(await gavel("eval", "--tasks", benchTasks, "--library", benchSkills, "--batches", "6-10", "--limit", "4", "--per-query", testRecords, "--json", ...routerArgs));
+    const table = JSON.parse(await gavel("eval", "--tasks", benchTasks, "--library", benchSkills, "--batches", "6-10", "--limit", "4", "--pool", "20", "--per-query", testRecords, "--json", ...routerArgs));
     const rows = (Array.isArray(table) ? table : table.table) as { method: string; hitAt1: number; recallAt20: number; n: number }[];
     expect(rows.map((r) => r.method).sort()).toEqual(["bm25", "gB", "gL", "gV", "glance", "ruling", "rulingNoB"].sort());
     // Each Hit@1 is what the per-task records say: the share of the 4 tasks whose committed skill is accepted.
