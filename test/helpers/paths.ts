@@ -49,7 +49,7 @@ export function needsShared(why: string, ...rel: string[]): boolean {
 
 /** Whether a user other than the owner can reach `path` (every folder above it lets others through). */
 export function othersCanReach(path: string): boolean {
-  for (let d = dirname(path); ; d = dirname(d)) {
+  for (let d = path; ; d = dirname(d)) {
     if ((statSync(d).mode & 0o001) === 0) return false;
     if (dirname(d) === d) return true;
   }
