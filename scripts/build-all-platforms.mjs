@@ -38,7 +38,11 @@ function ensureZig() {
   if (existsSync(cached) || has("zig")) return null;
   const tmp = join(root, ".cache", "zig-download");
   mkdirSync(tmp, { recursive: true });
-  const out = execFileSync("npm", ["pack", "--json", ZIG_PACKAGE], { cwd: tmp, encoding: "utf8" });
+  const out = execFileSync("npm", ["pack", "--json", ZIG_PACKAGE], {
+    cwd: tmp,
+    encoding: "utf8",
+    maxBuffer: 256 * 1024 * 1024, // --json lists every file of the package (zig's lib/ is large)
+  });
   const tgz = join(tmp, JSON.parse(out)[0].filename);
   execFileSync("tar", ["-xzf", tgz, "-C", tmp]);
   renameSync(join(tmp, "package"), join(root, ".cache", "zig"));
