@@ -5,14 +5,16 @@
  * Run (from the package root; the output lands in .cache/, which git ignores):
  *
  *   npx esbuild bench/live-overhead.bench.ts --bundle --platform=node --format=esm --packages=external \
- *     --outfile=.cache/bench/live-overhead.bench.mjs && node .cache/bench/live-overhead.bench.mjs [sizes] [keys] [tokens] [threads]
+ *     --outfile=.cache/bench/live-overhead.bench.mjs && node .cache/bench/live-overhead.bench.mjs [sizes] [keys] [tokens] [threads] [per-append]
  *
- * Defaults: sizes "1000,10000,30000" skills, 16 keys per skill, 64 generated tokens, 2 threads. The
- * decode step is the median of Model.generate's per-token wall time (greedy, one token per decode);
- * the live step is the median of one LiveContext.append of that token's ℓ* row (W_q projection,
- * max-sim over the whole bank, top-k vote, decayed accumulation). The gate's host step per token is
- * timed beside it: its score features over the live scores (`gateScoreFeatures(live.scores().g)`),
- * what `Gate.stepLive` computes before its dot product.
+ * Defaults: sizes "1000,10000,30000" skills, 16 keys per skill, 64 generated tokens, 2 threads,
+ * per-append "1". The decode step is the median of Model.generate's per-token wall time (greedy, one
+ * token per decode); the live step is the median of one LiveContext.append of b tokens' ℓ* rows (W_q
+ * projection, max-sim over the whole bank, top-k vote, decayed accumulation), divided by b: a host
+ * that appends every b tokens (the per-append list, e.g. "1,4,16") pays that per token. The gate's
+ * host step is timed beside it, once per append and likewise divided by b: its score features over
+ * the live scores (`gateScoreFeatures(live.scores().g)`), what `Gate.stepLive` computes before its
+ * dot product.
  */
 import { Model } from "../src/model/Model.js";
 import { Projections } from "../src/projections/projections.js";
@@ -27,6 +29,8 @@ const sizes = (process.argv[2] ?? "1000,10000,30000").split(",").map(Number);
 const keysPer = Number(process.argv[3] ?? 16);
 const nTokens = Number(process.argv[4] ?? 64);
 const threads = Number(process.argv[5] ?? 2);
+const perAppend = (process.argv[6] ?? "1").split(",").map(Number);
+for (const b of perAppend) if (!Number.isInteger(b) || b < 1) throw new Error(`per-append: ${b} is not a positive integer`);
 
 const model = await Model.load(DEFAULT_MODEL, { threads, contextSize: 2048 });
 const proj = await Projections.load(DEFAULT_PROJECTIONS);
@@ -42,7 +46,7 @@ for await (const c of model.generate("The build fails with a linker error when",
 const decode = median(decodeMs.slice(1));
 console.log(`model ${model.info.description}, nEmbd ${model.info.nEmbd}, ℓ* ${proj.layer}, dim ${proj.dim}, threads ${threads}, ${rows.length} tokens`);
 console.log(`decode step (generate, per token, median): ${decode.toFixed(3)} ms`);
-console.log("skills\tkeys\tlive append/token (median ms)\toverhead vs decode\tgate features/token (median ms)");
+console.log("skills\tkeys\ttokens/append\tlive append/token (median ms)\toverhead vs decode\tgate features/token (median ms)");
 for (const n of sizes) {
   const bank = new KeyBank(proj.dim);
   const keys = unitRows(n * keysPer, proj.dim, 7);
@@ -53,21 +57,25 @@ for (const n of sizes) {
     projections: proj,
     library: { routable: () => handles, keys: bank, idOf: (h: number) => String(h), entry: (id: string) => ({ name: id }) },
   } as unknown as RouterParts;
-  const live = new LiveContext(parts);
-  const ms: number[] = [];
-  for (const r of rows) {
-    const t = performance.now();
-    await live.append(r);
-    ms.push(performance.now() - t);
+  for (const b of perAppend) {
+    const live = new LiveContext(parts);
+    const nEmbd = model.info.nEmbd;
+    const ms: number[] = [];
+    const gateMs: number[] = [];
+    for (let i = 0; i + b <= rows.length; i += b) {
+      const chunk = new Float32Array(b * nEmbd);
+      for (let j = 0; j < b; j++) chunk.set(rows[i + j], j * nEmbd);
+      let t = performance.now();
+      await live.append(chunk);
+      ms.push((performance.now() - t) / b);
+      t = performance.now();
+      gateScoreFeatures(live.scores().g);
+      gateMs.push((performance.now() - t) / b);
+    }
+    const m = median(ms.length > 1 ? ms.slice(1) : ms);
+    const gm = median(gateMs.length > 1 ? gateMs.slice(1) : gateMs);
+    console.log(`${n}\t${n * keysPer}\t${b}\t${m.toFixed(4)}\t${((100 * m) / decode).toFixed(1)}%\t${gm.toFixed(4)}`);
   }
-  const m = median(ms.slice(1));
-  const gateMs: number[] = [];
-  for (let i = 0; i < rows.length; i++) {
-    const t = performance.now();
-    gateScoreFeatures(live.scores().g);
-    gateMs.push(performance.now() - t);
-  }
-  console.log(`${n}\t${n * keysPer}\t${m.toFixed(3)}\t${((100 * m) / decode).toFixed(1)}%\t${median(gateMs.slice(1)).toFixed(3)}`);
   bank.dispose();
 }
 await model.dispose();
