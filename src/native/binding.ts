@@ -381,8 +381,10 @@ function prepare(b: NativeBinding, cfg: Config, needsCuda: boolean): readonly st
 }
 
 /**
- * Loads the addon once, gives it its settings (config.ts's, through configure) and initialises ggml.
- * The first of: GAVEL_ADDON; a local build (build/Release); on linux-x64 the opt-in CUDA package where
+ * Loads the addon once (GAVEL_ADDON, else a local build/Release, else on linux-x64 the opt-in CUDA
+ * package, else the AVX-512 prebuild where the CPU has it, else this platform's optional package, else
+ * the package's prebuilds/), gives it its settings (config.ts's, through configure) and initialises ggml.
+ * In detail: GAVEL_ADDON; a local build (build/Release); on linux-x64 the opt-in CUDA package where
  * it is installed and GAVEL_CUDA_ADDON is not off (./cuda-package.ts: one that cannot serve falls back,
  * its reason in {@link addonStatus}, and a warning GAVEL_CUDA_FALLBACK is emitted); the AVX-512
  * prebuild where the CPU has it; this platform's optional package (./platform.ts); the package's

@@ -13,7 +13,7 @@
  * {@link CudaAddonStatus}, which `addonStatus()` returns and `gavel info --addon` prints; the load
  * never fails for it.
  */
-import { existsSync, readFileSync } from "node:fs";
+import { closeSync, existsSync, fstatSync, openSync, readFileSync, readSync } from "node:fs";
 import { join } from "node:path";
 import type { Config } from "../config.js";
 import { CUDA_PACKAGE_NAME, CUDA_PLATFORM, hasLocalBuild, resolvePackageDir } from "./platform.js";
@@ -75,7 +75,39 @@ export function cudaPackageCandidate(
       },
     };
   }
+  const bad = elfProblem(file);
+  if (bad !== null) return { status: { package: pkg, state: "fallback", file, reason: bad } };
   return { file };
+}
+
+/**
+ * Why `file` cannot be an x86-64 ELF shared object whole, or null when its headers fit: a file shorter
+ * than what its program headers load (or than its section header table) is refused before dlopen,
+ * which would map the missing pages and kill the process with SIGBUS when they are touched (a partial
+ * download or copy). Reads the headers only.
+ */
+export function elfProblem(file: string): string | null {
+  const fd = openSync(file, "r");
+  try {
+    const size = fstatSync(fd).size;
+    const head = Buffer.alloc(64);
+    if (readSync(fd, head, 0, 64, 0) < 64 || head.readUInt32BE(0) !== 0x7f454c46) return "its addon is not an ELF file";
+    if (head[4] !== 2 || head[5] !== 1 || head.readUInt16LE(18) !== 62) return "its addon is not a 64-bit little-endian x86-64 ELF file";
+    const phoff = Number(head.readBigUInt64LE(0x20));
+    const shoff = Number(head.readBigUInt64LE(0x28));
+    const phentsize = head.readUInt16LE(0x36);
+    const phnum = head.readUInt16LE(0x38);
+    let need = shoff + head.readUInt16LE(0x3a) * head.readUInt16LE(0x3c);
+    const ph = Buffer.alloc(phentsize * phnum);
+    if (phentsize < 56 || phoff + ph.length > size || readSync(fd, ph, 0, ph.length, phoff) < ph.length) return `its addon is truncated (${size} bytes, shorter than its program headers)`;
+    for (let i = 0; i < phnum; i++) {
+      const at = i * phentsize;
+      if (ph.readUInt32LE(at) === 1) need = Math.max(need, Number(ph.readBigUInt64LE(at + 8) + ph.readBigUInt64LE(at + 32))); // PT_LOAD: p_offset + p_filesz
+    }
+    return size < need ? `its addon is truncated: ${size} bytes of the ${need} its ELF headers describe (reinstall the package)` : null;
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /** Why a CUDA addon that threw at load cannot serve, in a user's words. */
