@@ -116,6 +116,7 @@ export function cudaLoadReason(err: unknown): string {
   const hint = /libcuda|libcublas|libnvidia/i.test(message)
     ? " (the CUDA addon needs the NVIDIA driver's libcuda.so.1 and the cuBLAS libraries, libcublas and libcublasLt, of the CUDA version it was built with)"
     : "";
+  if (/^no CUDA device answered/.test(message)) return `its addon loaded, but ${message}`;
   return `its addon did not load: ${message}${hint}`;
 }
 

@@ -172,13 +172,18 @@ describe.skipIf(!linuxX64)("an installed CUDA package whose addon cannot load", 
     expect(off.route).toEqual(fell.route);
   }, 600_000);
 
-  it("falls back on a truncated addon too, and on one built from other native sources, without loading them", async () => {
+  it("falls back on a truncated addon and on one built from other native sources without loading them, and on one in which no CUDA device answers", async () => {
     writeFileSync(join(tmp, "truncated.node"), readFileSync(join(repoRoot, "prebuilds", "linux-x64", "gavel-router.node")).subarray(0, 65536));
     placeBinary(join(tmp, "truncated.node"));
     const truncated = await load({});
     // dlopen would map the missing pages and die of SIGBUS: the loader refuses it by its ELF headers first
     expect(truncated.status.cuda).toMatchObject({ state: "fallback", reason: expect.stringMatching(/^its addon is truncated: 65536 bytes of the \d+ its ELF headers describe/) });
     expect(truncated.kernelIsa).toMatch(/^(avx512|avx2|generic)$/);
+    // an addon that loads but is no CUDA build (the CPU prebuild in the package's place): refused at init
+    placeBinary(join(repoRoot, "prebuilds", "linux-x64", "gavel-router.node"));
+    const noDevice = await load({});
+    expect(noDevice.status.cuda).toMatchObject({ state: "fallback", reason: expect.stringMatching(/^its addon loaded, but no CUDA device answered \(ggml found CPU/) });
+    expect(noDevice.status.source).toBe("prebuild");
     placeBinary(broken, "0".repeat(64));
     const stale = await load({});
     expect(stale.status.cuda).toMatchObject({ state: "fallback", reason: expect.stringMatching(/built from other native sources \(sources hash 000000000000…\)/) });
