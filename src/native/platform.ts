@@ -5,6 +5,10 @@
  * optionalDependencies with `os` and `cpu` fields, so npm downloads only the one this machine matches
  * (npm/<platform>-<arch>/ in the repository; scripts/build-all-platforms.mjs builds and packs them).
  * Such a package holds prebuilds/<platform>-<arch>/gavel-router.node, which node-gyp-build finds in it.
+ *
+ * linux-x64 has one more package, `gavel-router-linux-x64-cuda` (llama.cpp with ggml's CUDA backend and
+ * the CUDA glance), which the package does NOT list: a user opts in by installing it beside
+ * gavel-router, and the loader takes it before the CPU prebuilds (./cuda-package.ts).
  */
 import { existsSync } from "node:fs";
 import { createRequire } from "node:module";
@@ -22,6 +26,26 @@ export function platformPackageName(platform: string = process.platform, arch: s
   return (OPTIONAL_PACKAGE_PLATFORMS as readonly string[]).includes(here) ? `gavel-router-${here}` : null;
 }
 
+/** The prebuilds folder and name suffix of the opt-in CUDA package (linux-x64 only). */
+export const CUDA_PLATFORM = "linux-x64-cuda";
+
+/** The opt-in CUDA package's name: never in the package's optionalDependencies (npm/linux-x64-cuda/). */
+export const CUDA_PACKAGE_NAME = `gavel-router-${CUDA_PLATFORM}`;
+
+/** Whether `root` holds a local build (build/Release, build/Debug), which the loader prefers to any package. */
+export function hasLocalBuild(root: string): boolean {
+  return existsSync(join(root, "build", "Release", "gavel.node")) || existsSync(join(root, "build", "Debug", "gavel.node"));
+}
+
+/** The folder of package `name` as Node resolves it from the package root `root`, or null when it is not installed. */
+export function resolvePackageDir(root: string, name: string): string | null {
+  try {
+    return dirname(createRequire(join(root, "package.json")).resolve(`${name}/package.json`));
+  } catch {
+    return null;
+  }
+}
+
 /**
  * The folder of this platform's optional package as Node resolves it from the package root `root`,
  * or null: no such package for this platform, not installed, or a local build under `root`
@@ -30,10 +54,6 @@ export function platformPackageName(platform: string = process.platform, arch: s
 export function platformPackageDir(root: string, platform: string = process.platform, arch: string = process.arch): string | null {
   const name = platformPackageName(platform, arch);
   if (name === null) return null;
-  if (existsSync(join(root, "build", "Release", "gavel.node")) || existsSync(join(root, "build", "Debug", "gavel.node"))) return null;
-  try {
-    return dirname(createRequire(join(root, "package.json")).resolve(`${name}/package.json`));
-  } catch {
-    return null;
-  }
+  if (hasLocalBuild(root)) return null;
+  return resolvePackageDir(root, name);
 }
