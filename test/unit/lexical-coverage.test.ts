@@ -2,10 +2,11 @@
 // the task (src/lexical/postings.ts). Checked against a plain computation on fresh random libraries,
 // in both indexes (the bank's live one and the immutable one), and for the invariances it claims:
 // exact under a task said twice, and far steadier than the raw best score as unrelated skills join.
+// The lexical reach (the best score over the idf of an unseen word) by hand, and as unrelated skills join.
 import { describe, expect, it } from "vitest";
 import { Bm25Index } from "../../src/lexical/bm25.js";
 import { LiveBm25Index } from "../../src/lexical/live-index.js";
-import { bm25Tokens, lexicalCoverage } from "../../src/lexical/postings.js";
+import { bm25Tokens, lexicalCoverage, lexicalReach } from "../../src/lexical/postings.js";
 import { freshSeed, rng } from "../helpers/random.js";
 
 interface Doc {
@@ -73,6 +74,10 @@ describe("lexical coverage", () => {
       expect(cov, why).toBeCloseTo(top / ref.ceiling, 9);
       expect(cov).toBeGreaterThanOrEqual(0);
       expect(cov).toBeLessThan(1);
+      // reach: ln(1 + top / idf of a word no document has)
+      const unit = Math.log(1 + (docs.length + 0.5) / 0.5);
+      expect(lexicalReach(top, docs.length), why).toBeCloseTo(Math.log(1 + top / unit), 12);
+      expect(ref.ceiling <= bm25Tokens(query).length * unit * (k1 + 1) + 1e-9, why).toBe(true);
     }
   });
 
@@ -88,6 +93,8 @@ describe("lexical coverage", () => {
     expect(lexicalCoverage(Math.max(...idx.scores("zz1 zz2")), idx.ceiling("zz1 zz2"))).toBe(0);
     expect(idx.ceiling("")).toBe(0);
     expect(lexicalCoverage(0, 0)).toBe(0);
+    expect(lexicalReach(0, 24)).toBe(0);
+    expect(lexicalReach(5, 0)).toBe(0);
   });
 
   it("does not move when the task is said several times, where the raw score multiplies", () => {
@@ -107,13 +114,16 @@ describe("lexical coverage", () => {
     }
   });
 
-  it("moves far less than the raw best score when ten times as many unrelated skills join", () => {
-    // The joining skills are the library's own, renamed into words the task never uses: N grows
-    // tenfold while the mean length (and so every saturation) stays as it was, so what changes is idf.
+  it("coverage and reach move far less than the raw best score when ten times as many unrelated skills join", () => {
+    // The joining skills are the library's own with their words renamed into words the task never
+    // uses, except the common words (held by at least a third of the documents), which every skill
+    // shares like function words: N grows tenfold, the mean length (so every saturation) stays, a
+    // common word stays common and a rare one grows rarer, its idf by about ln 10.
     const seed = freshSeed();
     const r = rng(seed);
     let rawMoves = 0;
     let coverageMoves = 0;
+    let reachMoves = 0;
     let trials = 0;
     while (trials < 40) {
       const { docs, word } = randomLibrary(r);
@@ -123,17 +133,24 @@ describe("lexical coverage", () => {
       const small = new Bm25Index(docs, { k1, b });
       const t0 = Math.max(...small.scores(q));
       if (t0 === 0) continue;
-      const copies = Array.from({ length: 9 }, (_, m) => docs.map((d) => ({ id: `c${m}-${d.id}`, name: d.name.replace(/w/g, `u${m}x`), description: d.description.replace(/w/g, `u${m}x`) }))).flat();
+      const toks = docs.map((d) => new Set(bm25Tokens(`${d.name} ${d.description}`)));
+      const common = (w: string) => 3 * toks.filter((t) => t.has(w)).length >= docs.length;
+      const rename = (text: string, m: number) => text.replace(/w\d+/g, (w) => (common(w) ? w : `u${m}x${w}`));
+      const copies = Array.from({ length: 9 }, (_, m) => docs.map((d) => ({ id: `c${m}-${d.id}`, name: rename(d.name, m), description: rename(d.description, m) }))).flat();
       const big = new Bm25Index([...docs, ...copies], { k1, b });
       const t1 = Math.max(...big.scores(q));
       const c0 = lexicalCoverage(t0, small.ceiling(q));
       const c1 = lexicalCoverage(t1, big.ceiling(q));
       rawMoves += Math.abs(Math.log(t1 / t0));
       coverageMoves += Math.abs(Math.log(c1 / c0));
+      // reach's ratio (the best score over the idf of an unseen word), before its logarithm
+      reachMoves += Math.abs(Math.log(Math.expm1(lexicalReach(t1, big.size)) / Math.expm1(lexicalReach(t0, small.size))));
       trials++;
     }
-    // idf grows by about ln 10 for every word: the raw best score with it, the ratio far less
-    expect(rawMoves / trials, `seed ${seed}`).toBeGreaterThan(0.5);
-    expect(coverageMoves / trials, `seed ${seed}`).toBeLessThan(0.4 * (rawMoves / trials));
+    const why = `seed ${seed}: mean |Δ ln| raw ${rawMoves / trials}, coverage ${coverageMoves / trials}, reach ${reachMoves / trials}`;
+    expect(rawMoves / trials, why).toBeGreaterThan(0.3);
+    // measured over many seeds: coverage moves about a quarter as much as the raw score, reach about half
+    expect(coverageMoves / trials, why).toBeLessThan(0.4 * (rawMoves / trials));
+    expect(reachMoves / trials, why).toBeLessThan(0.75 * (rawMoves / trials));
   });
 });
