@@ -72,8 +72,8 @@ ${taskOptionsHelp}
   --off-domain O        per-query records of off-domain prompts (no accepted skill; JSONL[.gz]):
                         also fit the abstention decision on them and the in-domain records, under
                         the fitted constants (a threshold on one of the ruling's margin, V, g, B of
-                        the winner and the best B, or a small logistic model, chosen by
-                        cross-validation); --write stores it. Without it, --write drops a stored
+                        the winner, the best B, the lexical coverage and reach, or a small logistic
+                        model, chosen by cross-validation); --write stores it. Without it, --write drops a stored
                         abstention model (it was fitted under the old constants).
   --trigger-rate R      the stated false-trigger rate: at most this share of off-domain prompts get a
                         skill (default 0.1)

@@ -21,7 +21,7 @@
  *
  * @module
  */
-import { ABSTENTION_FEATURES, type AbstentionFeature, abstentionFeatures, type AbstentionFeatures, type AbstentionModel, decideAbstention, featureValue, invalidArgument, logisticLogit, needsVerdict, Rng, ruledShortlist, type RulingParams } from "gavel-router/internal";
+import { ABSTENTION_FEATURES, type AbstentionFeature, abstentionFeatures, type AbstentionFeatures, type AbstentionModel, decideAbstention, featureValue, invalidArgument, lexicalCoverage, lexicalReach, logisticLogit, needsVerdict, Rng, ruledShortlist, type RulingParams } from "gavel-router/internal";
 import type { PerQueryRecord } from "./evaluate.js";
 import { lexicalB, verdictPool } from "./lexical-fit.js";
 import { fitLogistic } from "./logistic.js";
@@ -54,7 +54,10 @@ export function replayAbstention(record: AbstentionRecord, ruling: AbstentionRul
   const ruled = ruledShortlist(verdictPool(record, T), ruling);
   if (lex && lex.size === undefined) throw invalidArgument(`record ${record.id}: its lexical read-outs lack the library size (regenerate them with scripts/device/lexical-records.ts)`);
   const lift = lex ? lexicalB(lex, lex.top[0]?.s ?? 0, T!) + Math.log(lex.size!) : undefined;
-  const features = abstentionFeatures(ruled, lift === undefined ? {} : { lift });
+  // coverage needs the ceiling, which records made before it lack (the feature is then absent)
+  const coverage = lex?.ceiling !== undefined ? lexicalCoverage(lex.top[0]?.s ?? 0, lex.ceiling) : undefined;
+  const reach = lex ? lexicalReach(lex.top[0]?.s ?? 0, lex.size!) : undefined;
+  const features = abstentionFeatures(ruled, { ...(lift !== undefined ? { lift, reach } : {}), ...(coverage !== undefined ? { coverage } : {}) });
   if (!features) return null;
   return { features, chosen: ruled[0].skill, hit: (record.accepted ?? []).includes(ruled[0].skill) };
 }

@@ -21,6 +21,11 @@ export interface LexicalRecord {
   logZ: [number, number][];
   /** Skills in the library (the N of abstention's lift, max B + log N). */
   size?: number;
+  /**
+   * The most any skill could score for the task (`Bm25Index.ceiling`): abstention's coverage is
+   * top[0].s / ceiling. Absent from records made before it existed (coverage is then not a feature).
+   */
+  ceiling?: number;
 }
 
 /** Records keep scores and normalisers to 1e-4 (B's differences then hold to 1e-4/T). */
@@ -30,7 +35,7 @@ function round4(x: number): number {
 
 /**
  * The lexical read-outs of one task: its {@link LexicalRecord} (BM25's top `top`, the best accepted
- * score, the normaliser at each T of the grid) and the raw score of any library skill (0 outside the
+ * score, the normaliser at each T of the grid, the ceiling of coverage) and the raw score of any library skill (0 outside the
  * index), all rounded to 1e-4. `row` maps the index's ids to their positions.
  */
 export function lexicalReadouts(index: Bm25Index, row: ReadonlyMap<string, number>, text: string, accepted: readonly string[], top = 50): { lexical: LexicalRecord; scoreOf: (id: string) => number } {
@@ -47,6 +52,7 @@ export function lexicalReadouts(index: Bm25Index, row: ReadonlyMap<string, numbe
     gold: Math.max(0, ...accepted.map(scoreOf)),
     logZ: LEXICAL_T_GRID.map((T) => [T, round4(logPartition(s, T))]),
     size: s.length,
+    ceiling: round4(index.ceiling(text)),
   };
   return { lexical, scoreOf };
 }

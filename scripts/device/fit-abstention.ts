@@ -6,20 +6,35 @@
  * test tasks (batches 6–10), the ten everyday requests, and the off-domain prompts of batches 6–10.
  * A model fitted on one shape alone learns the query's length: short means off-domain.
  *
- * Usage: npx vite-node scripts/device/fit-abstention.ts -- <selection.json> <name> <big-dir> <small.jsonl[.gz]> [--mid-gap] [--write P]
+ * Off-domain prompts: every record flagged `offDomain`, or with `--off PREFIX` only those whose batch
+ * starts with PREFIX (`--off offhw`: the hand-written prompts of bench/data/off-domain-prompts.jsonl,
+ * not the templated ones of lab/eval/off-domain.ts). `--features a,b` limits the candidate features
+ * (default: every one the records carry; `coverage` needs records whose lexical read-outs hold the
+ * ceiling, as lexical-records.ts now writes them). `--compare P` prints the table of the abstention
+ * model in projections file P on the same sets first (the model before a refit).
+ *
+ * Usage: npx vite-node scripts/device/fit-abstention.ts -- <selection.json> <name> <big-dir> <small.jsonl[.gz]>
+ *          [--off PREFIX] [--features a,b,…] [--compare P] [--mid-gap] [--write P]
+ * scripts/device/refit-abstention.sh runs it from the records with the coverage recomputed.
  */
 import { readFileSync } from "node:fs";
 import { Projections } from "gavel-router";
 import { readPerQuery } from "../../lab/eval/io.js";
-import { evaluateAbstention, fitAbstention, type AbstentionRuling } from "../../lab/eval/abstention-fit.js";
+import { evaluateAbstention, fitAbstention, replayAbstention, type AbstentionRuling } from "../../lab/eval/abstention-fit.js";
 import { batchNumber } from "../../lab/eval/tasks.js";
-import { lexicalB } from "../../lab/eval/lexical-fit.js";
-import { abstentionFeatures, decideAbstention, ruledShortlist, type AbstentionModel } from "gavel-router/internal";
+import { decideAbstention, describeAbstentionModel, type AbstentionFeature, type AbstentionModel } from "gavel-router/internal";
 import type { PerQueryRecord } from "../../lab/eval/evaluate.js";
 
 const args = process.argv.slice(2).filter((a) => a !== "--");
 const writeAt = args.indexOf("--write");
 const write = writeAt >= 0 ? args.splice(writeAt, 2)[1] : undefined;
+const valueOf = (flag: string): string | undefined => {
+  const at = args.indexOf(flag);
+  return at >= 0 ? args.splice(at, 2)[1] : undefined;
+};
+const offPrefix = valueOf("--off");
+const featureList = valueOf("--features")?.split(",") as AbstentionFeature[] | undefined;
+const compare = valueOf("--compare");
 const midGapAt = args.indexOf("--mid-gap");
 const midGap = midGapAt >= 0 && args.splice(midGapAt, 1).length > 0;
 const [selection, name, big, small] = args;
@@ -28,10 +43,11 @@ const ruling: AbstentionRuling = { alpha: c.alpha, gamma: c.gamma, delta: c.delt
 const early = (r: { batch?: string | number }) => (batchNumber(r.batch) ?? 0) <= 5;
 const bigVal = await readPerQuery(`${big}/val.jsonl.gz`);
 const bigTest = await readPerQuery(`${big}/test.jsonl.gz`);
-const bigOff = await readPerQuery(`${big}/offdomain.jsonl.gz`);
+const isOff = (r: { offDomain?: boolean; batch?: string | number }) => r.offDomain === true && (offPrefix === undefined || String(r.batch).startsWith(offPrefix));
+const bigOff = (await readPerQuery(`${big}/offdomain.jsonl.gz`)).filter(isOff);
 const smallAll = await readPerQuery(small);
 const smallIn = smallAll.filter((r) => !r.offDomain);
-const smallOff = smallAll.filter((r) => r.offDomain);
+const smallOff = smallAll.filter(isOff);
 // Each shape weighs the same in the fit: the few short tasks are repeated to the long tasks' count
 // (and the off-domain prompts of each library likewise), so that neither shape alone sets the model.
 const repeat = <T>(xs: T[], n: number): T[] => Array.from({ length: n }, (_, i) => xs[i % xs.length]);
@@ -40,14 +56,12 @@ const bigOffFit = bigOff.filter(early);
 const smallOffFit = smallOff.filter(early);
 const fitIn = [...bigVal, ...repeat(shortIn, bigVal.length)];
 const fitOff = [...bigOffFit, ...repeat(smallOffFit, bigOffFit.length)];
-const fitted = fitAbstention(fitIn, fitOff, ruling, { targetTriggerRate: 0.1 });
+const fitted = fitAbstention(fitIn, fitOff, ruling, { targetTriggerRate: 0.1, ...(featureList ? { features: featureList } : {}) });
 const { report } = fitted;
 /** The model's score of one record (the logit, or the feature for a threshold model). */
 function scoreOf(m: AbstentionModel, r: PerQueryRecord): number {
-  const pool = (r.verdict ?? []).map((v) => ({ ...v, B: lexicalB(r.lexical, v.s, ruling.lexicalTemperature!) })).sort((a, b) => b.g - a.g);
-  const ruled = ruledShortlist(pool, ruling);
-  const lift = lexicalB(r.lexical, r.lexical?.top[0]?.s ?? 0, ruling.lexicalTemperature!) + Math.log(r.lexical?.size ?? 1);
-  return decideAbstention(m, abstentionFeatures(ruled, { lift })).score;
+  const x = replayAbstention(r, ruling);
+  return x ? decideAbstention(m, x.features).score : NaN;
 }
 // The fit places the cut at the edge of the in-domain scores; over the small library every score lies
 // within a few tenths of it, in-domain or not, so a slightly larger library can move an in-domain
@@ -64,20 +78,29 @@ if (midGap && model.kind === "logistic") {
   }
 }
 const pct = (x: number) => x.toFixed(3);
-console.log(`fitted on ${bigVal.length} long and ${shortIn.length} short in-domain tasks (the short repeated to ${bigVal.length}), ${bigOffFit.length} + ${smallOffFit.length} off-domain prompts (the second repeated to ${bigOffFit.length})`);
-for (const k of report.candidates) console.log(`  ${k.label.padEnd(42)} cv abstain ${k.cv ? pct(k.cv.abstentionRate) : "–"} trigger ${k.cv ? pct(k.cv.triggerRate) : "–"}`);
-console.log("chosen:", JSON.stringify(model));
 const rows: [string, typeof bigVal, typeof bigVal][] = [
   ["fit: long tasks, 30.6K skills + prompts 1–5", bigVal, bigOff.filter(early)],
   ["fit: demo tasks, 24 skills + prompts 1–5", smallIn.filter(early), smallOff.filter(early)],
   ["held out: test tasks, 30.6K skills + prompts 6–10", bigTest, bigOff.filter((r) => !early(r))],
   ["held out: everyday requests, 24 skills + prompts 6–10", smallIn.filter((r) => !early(r)), smallOff.filter((r) => !early(r))],
 ];
-console.log("\n| set | in-domain abstention | off-domain trigger | Hit@1, abstentions as misses |\n| --- | --- | --- | --- |");
-for (const [label, ins, offs] of rows) {
-  const e = evaluateAbstention(model, ins, offs, ruling);
-  console.log(`| ${label} | ${pct(e.abstentionRate)} (${e.inDomain}) | ${pct(e.triggerRate)} (${e.offDomain}) | ${pct(e.hitAt1)} |`);
+function table(m: AbstentionModel): void {
+  console.log("\n| set | in-domain abstention | off-domain trigger | Hit@1, abstentions as misses |\n| --- | --- | --- | --- |");
+  for (const [label, ins, offs] of rows) {
+    const e = evaluateAbstention(m, ins, offs, ruling);
+    console.log(`| ${label} | ${pct(e.abstentionRate)} (${e.inDomain}) | ${pct(e.triggerRate)} (${e.offDomain}) | ${pct(e.hitAt1)} |`);
+  }
 }
+if (compare) {
+  const before = (await Projections.load(compare)).abstention;
+  console.log(`before: the abstention model of ${compare}: ${describeAbstentionModel(before)}\n${JSON.stringify(before)}`);
+  if (before) table(before);
+  console.log("");
+}
+console.log(`fitted on ${bigVal.length} long and ${shortIn.length} short in-domain tasks (the short repeated to ${bigVal.length}), ${bigOffFit.length} + ${smallOffFit.length} off-domain prompts (the second repeated to ${bigOffFit.length})`);
+for (const k of report.candidates) console.log(`  ${k.label.padEnd(42)} cv abstain ${k.cv ? pct(k.cv.abstentionRate) : "–"} trigger ${k.cv ? pct(k.cv.triggerRate) : "–"}`);
+console.log("chosen:", JSON.stringify(model));
+table(model);
 if (write) {
   const p = await Projections.load(write);
   await p.withCalibration({ abstention: model }).save(write);

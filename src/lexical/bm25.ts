@@ -9,7 +9,7 @@
  * The tokenizer, the postings and the scoring loop live in postings.ts, shared with the live index
  * the bank keeps (live-index.ts).
  */
-import { accumulateBm25, bm25DocTokens, bm25Params, postingsByTerm, queryTerms, TermCounter, Vocabulary, type Bm25Doc, type Bm25Options, type DocTerms, type Postings } from "./postings.js";
+import { accumulateBm25, bm25Ceiling, bm25DocTokens, bm25Params, postingsByTerm, queryTerms, TermCounter, Vocabulary, type Bm25Doc, type Bm25Options, type DocTerms, type Postings } from "./postings.js";
 
 export { bm25Tokens, type Bm25Doc, type Bm25Options } from "./postings.js";
 
@@ -65,6 +65,16 @@ export class Bm25Index {
     const stats = { k1, b, n: this.ids.length, avgLen: this.#avgLen };
     accumulateBm25(out, queryTerms(query, this.#vocab), [this.#postings], undefined, stats, this.#len);
     return out;
+  }
+
+  /**
+   * The most any document could score for `query` ({@link bm25Ceiling}): the denominator of the
+   * lexical coverage. `params.k1` as in {@link scores} (b does not enter it).
+   */
+  ceiling(query: string, params?: Bm25Options): number {
+    const { k1 } = params ? bm25Params({ k1: params.k1 ?? this.k1, b: params.b ?? this.b }) : this;
+    const p = this.#postings;
+    return bm25Ceiling(query, this.#vocab, (t) => p.start[t + 1] - p.start[t], this.ids.length, k1);
   }
 
   /**

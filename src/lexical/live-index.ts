@@ -14,7 +14,7 @@
  *
  * @module
  */
-import { accumulateBm25, bm25DocTokens, bm25Params, postingsByTerm, queryTerms, TermCounter, Vocabulary, type Bm25Doc, type Bm25Options, type DocTerms, type Postings } from "./postings.js";
+import { accumulateBm25, bm25Ceiling, bm25DocTokens, bm25Params, postingsByTerm, queryTerms, TermCounter, Vocabulary, type Bm25Doc, type Bm25Options, type DocTerms, type Postings } from "./postings.js";
 
 /** What the base segment tolerates (as a fraction of its postings) before it is laid out again. */
 const RELAYOUT_FRACTION = 0.25;
@@ -150,6 +150,16 @@ export class LiveBm25Index {
     const packed = new Float64Array(n);
     for (let s = 0, i = 0; s < slots; s++) if (this.#idAt[s] !== undefined) packed[i++] = out[s];
     return packed;
+  }
+
+  /**
+   * The most any document could score for `query` ({@link bm25Ceiling}), with the same n(t) and N as
+   * {@link scores}: the denominator of the lexical coverage. `params.k1` as in {@link scores}.
+   */
+  ceiling(query: string, params?: Bm25Options): number {
+    const { k1 } = params ? bm25Params({ k1: params.k1 ?? this.k1, b: params.b ?? this.b }) : this;
+    const df = this.#df;
+    return bm25Ceiling(query, this.#vocab, (t) => (t < df.length ? df[t] : 0), this.size, k1);
   }
 
   /** The segments to score, laid out again where stale (see the module comment). */

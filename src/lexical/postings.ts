@@ -279,3 +279,46 @@ export function accumulateBm25(
     }
   }
 }
+
+/**
+ * The most BM25 any document could score for `query`: Σ_t q(t) · idf(t) · (k1+1), the limit of each
+ * term's saturation f(k1+1)/(f + k1(1 − b + b·|d|/avgdl)) as f → ∞ (or |d| → 0 with b = 1). Every
+ * word of the query counts, as in {@link accumulateBm25}, each time it occurs; a word the library
+ * lacks (unknown to the vocabulary, or held by no document: `df` 0) counts at n(t) = 0, the rarest a
+ * word can be, so a task made of words no skill has gets a large ceiling that no skill approaches.
+ * `df(t)` is n(t) of a known term; 0 for an empty query.
+ */
+export function bm25Ceiling(query: string, vocab: Vocabulary, df: (t: number) => number, n: number, k1: number): number {
+  let total = 0;
+  for (const tok of bm25Tokens(query)) {
+    const t = vocab.id(tok);
+    const nt = t === undefined ? 0 : df(t);
+    total += Math.log(1 + (n - nt + 0.5) / (nt + 0.5));
+  }
+  return total * (k1 + 1);
+}
+
+/**
+ * The lexical coverage of a task: the best document's BM25 over {@link bm25Ceiling}, in [0, 1].
+ * 1 would mean the best document holds every word of the task, each saturated; 0 that none holds
+ * any. A ratio of two sums over the same query words, each weighted by its count and idf, so it does
+ * not grow with the task's length (a task said twice scores the same) nor, much, with the library's
+ * size (idf grows with N in numerator and denominator alike), where the raw top score does both.
+ * 0 when the ceiling is 0 (an empty task).
+ */
+export function lexicalCoverage(top: number, ceiling: number): number {
+  return ceiling > 0 ? Math.min(1, Math.max(0, top / ceiling)) : 0;
+}
+
+/**
+ * The lexical reach of a task: ln(1 + r), r the best document's BM25 in units of the idf of a word no
+ * document holds, ln(1 + (N + 0.5)/0.5) for N documents (the most one word of the task can weigh).
+ * r is roughly how many of the library's rarest words the best document matches, saturated by k1 + 1
+ * each: idf grows as ln N in the score and in the unit alike, so the same match reads about the same
+ * over 24 skills and over 30K, where the raw score nearly triples. r grows with what the task shares
+ * with the best document, so a long task that matches many words reaches far; the logarithm keeps
+ * those from swamping a linear model's scale. 0 for an empty library or no match.
+ */
+export function lexicalReach(top: number, n: number): number {
+  return n > 0 ? Math.log1p(Math.max(0, top) / Math.log(1 + (n + 0.5) / 0.5)) : 0;
+}

@@ -17,9 +17,16 @@ import { invalidArgument } from "../errors.js";
  * - `B`: the lexical expert's log posterior of the winner;
  * - `lift`: the best B over the whole library plus log N (s_top/T − log Z + log N, the log of the best
  *   skill's posterior over uniform): how well any installed skill shares the task's words.
+ * - `coverage`: the best skill's raw BM25 over the most any skill could score for this task
+ *   (Σ over the task's words of idf·(k1+1), src/lexical/postings.ts `bm25Ceiling`), in [0, 1]: the
+ *   share of the task's idf-weighted words the best skill holds, whatever the task's length and
+ *   (nearly) the library's size.
+ * - `reach`: ln(1 + r), r the best skill's raw BM25 over ln(1 + (N + 0.5)/0.5), the idf of a word no
+ *   skill holds (src/lexical/postings.ts `lexicalReach`): r is about how many of the library's rarest
+ *   words the best skill matches; it reads alike over 24 skills and 30K, and grows with the task's length.
  * Each is evidence *for* the match: higher reads more in-domain.
  */
-export const ABSTENTION_FEATURES = Object.freeze(["margin", "V", "g", "B", "lift"] as const);
+export const ABSTENTION_FEATURES = Object.freeze(["margin", "V", "g", "B", "lift", "coverage", "reach"] as const);
 
 /** One of {@link ABSTENTION_FEATURES}. */
 export type AbstentionFeature = (typeof ABSTENTION_FEATURES)[number];
@@ -121,9 +128,12 @@ export function needsVerdict(model: AbstentionModel | null | undefined): boolean
   return model.features.some((f, i) => f === "V" && model.weights[i] !== 0);
 }
 
-/** Whether the model reads the lexical expert (B or lift), so the route must compute it. */
+/** Features the lexical expert computes: absent when it did not run. */
+export const LEXICAL_FEATURES: readonly AbstentionFeature[] = Object.freeze(["B", "lift", "coverage", "reach"] as const);
+
+/** Whether the model reads the lexical expert (B, lift, coverage or reach), so the route must compute it. */
 export function needsLexical(model: AbstentionModel | null | undefined): boolean {
   if (!model) return false;
-  if (model.kind === "threshold") return model.feature === "B" || model.feature === "lift";
-  return model.features.some((f, i) => (f === "B" || f === "lift") && model.weights[i] !== 0);
+  if (model.kind === "threshold") return LEXICAL_FEATURES.includes(model.feature);
+  return model.features.some((f, i) => LEXICAL_FEATURES.includes(f) && model.weights[i] !== 0);
 }

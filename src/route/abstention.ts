@@ -10,11 +10,12 @@
  * @module
  */
 import { invalidArgument } from "../errors.js";
-import { modelFeatures, type AbstentionFeature, type AbstentionModel } from "../projections/abstention-model.js";
+import { LEXICAL_FEATURES, modelFeatures, type AbstentionFeature, type AbstentionModel } from "../projections/abstention-model.js";
 
 export {
   ABSTENTION_FEATURES,
   checkAbstentionModel,
+  LEXICAL_FEATURES,
   modelFeatures,
   needsLexical,
   needsVerdict,
@@ -52,6 +53,19 @@ export interface AbstentionFeatures {
    * size carry to another.
    */
   lift?: number;
+  /**
+   * The lexical coverage of the task: the best skill's raw BM25 over the most any skill could score
+   * for it (src/lexical/postings.ts `lexicalCoverage`), in [0, 1]. From the same BM25 pass as B.
+   * Unlike the raw score it does not grow with the task's length, and barely with the library's
+   * size: a request whose words some skill holds reads high over 24 skills and over 30K alike.
+   */
+  coverage?: number;
+  /**
+   * The lexical reach of the task: ln(1 + r), r the best skill's raw BM25 over the idf of a word no
+   * skill holds, ln(1 + (N + 0.5)/0.5) (src/lexical/postings.ts `lexicalReach`). From the same BM25
+   * pass as B.
+   */
+  reach?: number;
   /** Candidates in the shortlist. */
   candidates: number;
 }
@@ -66,9 +80,10 @@ export interface RuledForAbstention {
 
 /**
  * The features of a ruled shortlist (best S first, as `rule` returns it), or null when it is empty.
- * `lift` is the best B over the library when the lexical expert ran (see {@link AbstentionFeatures}).
+ * `lift` is the best B over the library, `coverage` and `reach` the task's lexical coverage and reach, when the lexical
+ * expert ran (see {@link AbstentionFeatures}).
  */
-export function abstentionFeatures(ruled: readonly RuledForAbstention[], extra: { lift?: number } = {}): AbstentionFeatures | null {
+export function abstentionFeatures(ruled: readonly RuledForAbstention[], extra: { lift?: number; coverage?: number; reach?: number } = {}): AbstentionFeatures | null {
   if (ruled.length === 0) return null;
   const w = ruled[0];
   return {
@@ -77,6 +92,8 @@ export function abstentionFeatures(ruled: readonly RuledForAbstention[], extra: 
     g: w.g,
     ...(w.B !== undefined ? { B: w.B } : {}),
     ...(extra.lift !== undefined ? { lift: extra.lift } : {}),
+    ...(extra.coverage !== undefined ? { coverage: extra.coverage } : {}),
+    ...(extra.reach !== undefined ? { reach: extra.reach } : {}),
     candidates: ruled.length,
   };
 }
@@ -99,6 +116,8 @@ const LABEL: Readonly<Record<AbstentionFeature, string>> = {
   g: "g of the winner",
   B: "B of the winner",
   lift: "the best skill's lift over uniform (max B + log N)",
+  coverage: "the lexical coverage (best BM25 / the most any skill could score)",
+  reach: "the lexical reach (ln(1 + best BM25 / the idf of a word no skill has))",
 };
 
 /** A number for a sentence: 3 significant digits, a true minus sign. */
@@ -109,21 +128,21 @@ function fmt(x: number): string {
 }
 
 /**
- * A feature's value as a model reads it: the margin clipped to the model's cap; B and lift undefined
+ * A feature's value as a model reads it: the margin clipped to the model's cap; B, lift, coverage and reach undefined
  * when absent (the neutral case, see {@link decideAbstention}).
  * @throws GavelError `INVALID_ARGUMENT` when the model reads g, V or the margin and it is not a number
  *   (e.g. V when the verdict was skipped: the router must run it when {@link needsVerdict} says so)
  */
 export function featureValue(model: AbstentionModel, f: AbstentionFeatures, name: AbstentionFeature): number | undefined {
   const x = f[name];
-  if (name === "B" || name === "lift") return x === undefined || Number.isNaN(x) ? undefined : x;
+  if (LEXICAL_FEATURES.includes(name)) return x === undefined || Number.isNaN(x) ? undefined : x;
   if (typeof x !== "number" || Number.isNaN(x)) throw invalidArgument(`abstention reads ${LABEL[name]}, which was not computed`);
   return name === "margin" ? Math.min(x, model.marginCap) : x;
 }
 
 /**
  * The logistic model's logit z = bias + Σ wᵢ (xᵢ − meanᵢ)/scaleᵢ over values in the model's feature
- * order; an absent value (B or lift not computed) sits at its mean, so it adds nothing either way.
+ * order; an absent value (a lexical feature not computed) sits at its mean, so it adds nothing either way.
  * One implementation: the fit sets its threshold with it, and route decides with it.
  */
 export function logisticLogit(model: Extract<AbstentionModel, { kind: "logistic" }>, values: readonly (number | undefined)[]): number {
@@ -139,7 +158,7 @@ export function logisticLogit(model: Extract<AbstentionModel, { kind: "logistic"
  * The calibrated decision on one ruled shortlist's features. No model (null/undefined) never
  * abstains, nor does an empty shortlist (there is nothing to load anyway). A threshold model abstains
  * when its feature is strictly below the threshold; a logistic one when its logit is strictly above.
- * B and lift absent (the lexical expert did not run) are neutral: a threshold on them does not
+ * B, lift, coverage and reach absent (the lexical expert did not run) are neutral: a threshold on them does not
  * abstain, a logistic model reads them at its mean. {@link needsLexical} tells the router to compute
  * them.
  */

@@ -88,6 +88,8 @@ export async function decide(parts: RouterParts, lexical: LexicalExpert, taskTex
   }
   let lexicalMs: number | undefined;
   let lift: number | undefined;
+  let coverage: number | undefined;
+  let reach: number | undefined;
   let short: { skill: string; name: string; g: number; B?: number }[];
   // β weighs B only when B was computed; a route with B off rules as the paper's (β = 0).
   const beta = o.lexical ? projections.beta : 0;
@@ -99,6 +101,8 @@ export async function decide(parts: RouterParts, lexical: LexicalExpert, taskTex
     const union = { glance: projections.shortlistGlance, lexical: projections.shortlistLexical };
     short = firstStageShortlist(ranked, projections.delta, projections.maxShortlist, beta, bOf, union).map((c) => ({ skill: c.skill, name: c.name, g: c.g, B: bOf(c) }));
     lift = post.maxB + Math.log(post.size);
+    coverage = post.coverage;
+    reach = post.reach;
     lexicalMs = performance.now() - t;
   } else {
     short = firstStageShortlist(ranked, projections.delta, projections.maxShortlist, 0, undefined, { glance: projections.shortlistGlance }).map(({ skill, name, g }) => ({ skill, name, g }));
@@ -124,7 +128,7 @@ export async function decide(parts: RouterParts, lexical: LexicalExpert, taskTex
   let abstention: AbstentionDecision | null = null;
   if (o.abstain && shortlist.length > 0) {
     if (abstentionReadsV && !run) abstention = { abstain: false, score: NaN, reason: "abstention reads the verdict's V, and the verdict was off: no abstention" };
-    else abstention = model ? decideAbstention(model, abstentionFeatures(shortlist, lift === undefined ? {} : { lift })) : negativeV(shortlist[0]);
+    else abstention = model ? decideAbstention(model, abstentionFeatures(shortlist, lift === undefined ? {} : { lift, coverage, reach })) : negativeV(shortlist[0]);
   }
   return { shortlist, verdict: run ? "ran" : o.verdict ? "skipped" : "off", abstention, ...(lexicalMs !== undefined ? { lexicalMs } : {}), verdictMs };
 }

@@ -11,7 +11,7 @@
  * @module
  */
 import { logPartition } from "../lexical/posterior.js";
-import type { Bm25Options } from "../lexical/postings.js";
+import { lexicalCoverage, lexicalReach, type Bm25Options } from "../lexical/postings.js";
 import type { Library } from "../bank/library.js";
 
 /** BM25 of every routable skill for one task. */
@@ -58,11 +58,12 @@ export class LexicalExpert {
 
   /**
    * B at temperature T of every column of a glance (`handles`: the glance's skills, in its column
-   * order), the best B over the library (maxB) and the library's size. The column → lexicon row map is
+   * order), the best B over the library (maxB), the library's size, and the task's lexical coverage
+   * and reach (src/lexical/postings.ts). The column → lexicon row map is
    * kept until the library changes, so a route pays no per-skill lookup: the first stage over 30K
    * skills stays within a few milliseconds.
    */
-  async posteriorByColumn(library: Library, taskText: string, temperature: number, handles: Int32Array, params?: Bm25Options): Promise<{ B: Float64Array; maxB: number; size: number }> {
+  async posteriorByColumn(library: Library, taskText: string, temperature: number, handles: Int32Array, params?: Bm25Options): Promise<{ B: Float64Array; maxB: number; size: number; coverage: number; reach: number }> {
     const all = await this.scoresAll(library, taskText, params);
     const row = this.#columnRows(library, all.ids, handles);
     // A glance restricted to fewer skills (excludeFlagged, excludeSources) normalises B over
@@ -73,7 +74,9 @@ export class LexicalExpert {
     for (let i = 0; i < scores.length; i++) if (scores[i] > top) top = scores[i];
     const B = new Float64Array(handles.length);
     for (let c = 0; c < handles.length; c++) B[c] = row[c] < 0 ? -Infinity : all.scores[row[c]] / temperature - z;
-    return { B, maxB: top / temperature - z, size: scores.length };
+    const index = library.lexicon.index;
+    const coverage = lexicalCoverage(top, index.ceiling(taskText, params));
+    return { B, maxB: top / temperature - z, size: scores.length, coverage, reach: lexicalReach(top, index.size) };
   }
 
   #columnRows(library: Library, ids: readonly string[], handles: Int32Array): Int32Array {

@@ -1,7 +1,7 @@
 // The bank's lexicon under the Router on stories260K (issue 13): it follows random installs,
 // uninstalls and reinstalls and equals a fresh rebuild and a plain Bm25Index over the bank's texts;
 // B and the raw scores of the whole library against a textbook BM25 and a float64 log-softmax written
-// here; and the lexicon surviving SIGKILLs of a process that is installing and uninstalling skills.
+// here; the lexical coverage and reach a route gives abstention against the same references; and the lexicon surviving SIGKILLs of a process that is installing and uninstalling skills.
 import { spawn } from "node:child_process";
 import { cp, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -97,6 +97,40 @@ describe(`the bank's lexicon under the Router on the tiny llama (seed ${seed})`,
       router = await Router.open(model, { projections, bankDir: dir, skillBudget: 128 });
     }
     await router.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it("gives abstention the task's lexical coverage and reach, as computed by hand over the bank's texts", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "gavel-lexicon-coverage-"));
+    const k1 = 0.5 + 2.5 * r();
+    const b = r();
+    const skills = Array.from({ length: 4 + Math.floor(r() * 8) }, (_, i) => randomSkill(r, `c${i}`, i === 0 ? true : undefined));
+    for (const feature of ["coverage", "reach"] as const) {
+      // a threshold model's score is its feature's value, as decide computed it
+      const p = projections.withCalibration({ lexicalK1: k1, lexicalB: b, abstention: { kind: "threshold", feature, threshold: -1, marginCap: 1 } });
+      const router = await Router.open(model, { projections: p, bankDir: dir, skillBudget: 128 });
+      if (feature === "coverage") await router.install(skills);
+      const tasks = [words(r, 1 + Math.floor(r() * 30)), `${words(r, 5)} zzunseen`];
+      const scores: number[] = [];
+      for (const task of tasks) scores.push((await router.route(task)).abstention!.score);
+      await router.close();
+      const library = await Library.open(dir, p, { create: false });
+      const docs = await bankDocs(library);
+      await library.close();
+      const tok = (t: string): string[] => t.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [];
+      const N = docs.length;
+      tasks.forEach((task, i) => {
+        const what = `seed ${seed}, ${feature}, task "${task}"`;
+        const top = Math.max(...plainBm25(docs, task, k1, b));
+        const idf = (w: string) => {
+          const n = docs.filter((d) => tok(`${d.name}\n${d.description}\n${d.body}`).includes(w)).length;
+          return Math.log(1 + (N - n + 0.5) / (n + 0.5));
+        };
+        const ceiling = tok(task).reduce((a, w) => a + idf(w) * (k1 + 1), 0);
+        const expected = feature === "coverage" ? top / ceiling : Math.log(1 + top / Math.log(1 + (N + 0.5) / 0.5));
+        expect(scores[i], what).toBeCloseTo(expected, 9);
+      });
+    }
     await rm(dir, { recursive: true, force: true });
   });
 

@@ -33,6 +33,8 @@ const MODELS: AbstentionModel[] = [
     targetTriggerRate: 0.05,
   },
   { kind: "logistic", features: ["g"], weights: [-1], bias: 0, mean: [0], scale: [1], threshold: -1, marginCap: 1 },
+  { kind: "logistic", features: ["B", "lift", "coverage", "reach"], weights: [-1.5, 0.25, -0.5, -3], bias: -3.7, mean: [-2.8, 3.9, 0.19, 2.9], scale: [2.27, 4.34, 0.095, 1.61], threshold: 0.185, marginCap: 0.0035 },
+  { kind: "threshold", feature: "reach", threshold: 0.5, marginCap: 1 },
 ];
 
 describe("the projections file keeps the abstention model", () => {
@@ -120,7 +122,7 @@ describe("gavel calibrate --off-domain", () => {
   it("prints both rates and the chosen model; --trigger-rate sets the target; a file of tasks is refused", async () => {
     const { code, out } = await calibrateCli("--per-query", val, "--off-domain", off, "--trigger-rate", "0.05");
     expect(code).toBe(0);
-    expect(out).toMatch(/abstention: 60 in-domain, 80 off-domain records; features margin, V, g, B, lift; 5-fold cross-validation/);
+    expect(out).toMatch(/abstention: 60 in-domain, 80 off-domain records; features margin, V, g, B, lift, reach; 5-fold cross-validation/);
     expect(out).toMatch(/target: triggers on ≤ 5\.0% of off-domain prompts/);
     expect(out).toMatch(/chosen: .+\n {2}abstains on \d+\.\d% of in-domain tasks, triggers on \d+\.\d% of off-domain prompts \(out of fold/);
     expect(out).toMatch(/lift < t/);

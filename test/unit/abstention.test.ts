@@ -83,6 +83,27 @@ describe("decideAbstention", () => {
     expect([needsVerdict(logistic(["V", "g"], [1, 1])), needsLexical(logistic(["V", "g"], [1, 1]))]).toEqual([true, false]);
     expect(needsVerdict(logistic(["V", "g"], [0, 1]))).toBe(false); // a zero weight reads nothing
     expect(needsLexical(logistic(["g", "lift"], [1, 2]))).toBe(true);
+    for (const f of ["coverage", "reach"] as const) {
+      expect(needsLexical({ kind: "threshold", feature: f, threshold: 0, marginCap: 1 }), f).toBe(true);
+      expect(needsLexical({ kind: "logistic", features: ["g", f], weights: [1, 1], bias: 0, mean: [0, 0], scale: [1, 1], threshold: 0, marginCap: 1 }), f).toBe(true);
+    }
+  });
+
+  it("coverage and reach: read where a model lists them, neutral when absent, ignored by a model that does not list them", () => {
+    const m: AbstentionModel = { kind: "logistic", features: ["B", "coverage", "reach"], weights: [-1, -2, -3], bias: 0.25, mean: [-4, 0.1, 1], scale: [2, 0.05, 0.5], threshold: 0, marginCap: 1 };
+    // z = 0.25 + (−1)(−6 + 4)/2 + (−2)(0.2 − 0.1)/0.05 + (−3)(0.5 − 1)/0.5 = 0.25 + 1 − 4 + 3 = 0.25
+    const d = decideAbstention(m, lone({ B: -6, coverage: 0.2, reach: 0.5 }));
+    expect(d.score).toBeCloseTo(0.25, 14);
+    expect(d.abstain).toBe(true);
+    expect(d.reason).toMatch(/the lexical coverage .* 0\.2 \(−4\)/);
+    expect(decideAbstention(m, lone({ B: -6 })).score).toBeCloseTo(1.25, 14);
+    expect(decideAbstention(m, lone({ B: -6 })).reason).toMatch(/lexical reach .* not computed \(neutral\)/);
+    // a model fitted before the features existed decides exactly as before, whatever they hold
+    const old: AbstentionModel = { kind: "logistic", features: ["margin", "g", "B", "lift"], weights: [0.3, -0.06, -1.9, -1.6], bias: -0.5, mean: [0.003, 0.1, -4, 2.7], scale: [0.0006, 0.08, 3.2, 3.9], threshold: 0.05, marginCap: 0.0035 };
+    const base = lone({ margin: 0.001, g: 0.2, B: -3, lift: 1 });
+    expect(decideAbstention(old, { ...base, coverage: 0.9, reach: 5 })).toEqual(decideAbstention(old, base));
+    expect(checkAbstentionModel(m)).toEqual(m);
+    expect(abstentionFeatures([{ S: 1, g: 0.5, V: 1, B: -2 }], { lift: 0.5, coverage: 0.3, reach: 0.7 })).toEqual({ margin: Infinity, V: 1, g: 0.5, B: -2, lift: 0.5, coverage: 0.3, reach: 0.7, candidates: 1 });
   });
 
   it("checkAbstentionModel refuses malformed models", () => {
@@ -201,6 +222,13 @@ describe("replayAbstention", () => {
       // lift = BM25's top s/T − log Z + log N (T = 1 here, N = 1000)
       expect(x.features.lift).toBeCloseTo(rec.lexical!.top[0].s - Math.log(1000) - 5 + Math.log(1000), 12);
       expect(x.hit).toBe(rec.accepted.includes(x.chosen));
+      // reach = ln(1 + top / ln(1 + (N + 0.5)/0.5)); coverage only where the record keeps the ceiling
+      expect(x.features.reach).toBeCloseTo(Math.log(1 + rec.lexical!.top[0].s / Math.log(1 + 1000.5 / 0.5)), 12);
+      expect(x.features.coverage).toBeUndefined();
+      const ceiling = rec.lexical!.top[0].s * (2 + (rec.id.length % 5));
+      const withCeiling = replayAbstention({ ...rec, lexical: { ...rec.lexical!, ceiling } }, RULING)!;
+      expect(withCeiling.features.coverage).toBeCloseTo(rec.lexical!.top[0].s / ceiling, 12);
+      expect({ ...withCeiling.features, coverage: undefined }).toEqual({ ...x.features, coverage: undefined });
     }
     // without T, no B; without verdict read-outs, nothing
     expect(replayAbstention(inDomain[0], { ...RULING, lexicalTemperature: undefined })!.features.B).toBeUndefined();
@@ -231,7 +259,8 @@ describe("fitAbstention", () => {
   it("picks a model on the separating feature, and it holds up on held-out records", () => {
     const { inDomain, offDomain } = synthSet(5, 80, 120);
     const { model, report } = fitAbstention(inDomain, offDomain, RULING);
-    expect(report.features).toEqual(["margin", "V", "g", "B", "lift"]);
+    // coverage needs the records' ceiling, which these lack; reach reads the best score and N
+    expect(report.features).toEqual(["margin", "V", "g", "B", "lift", "reach"]);
     expect(report.folds).toBe(5);
     expect(report.candidates.map((c) => c.label)).toContain("lift < t");
     expect(needsLexical(model)).toBe(true);
