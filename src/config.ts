@@ -164,9 +164,9 @@ export const SETTINGS: readonly Setting[] = [
   {
     name: "GAVEL_START_SERVER",
     values: ["0", "1"],
-    default: "0: the hook adds nothing when no server runs",
-    meaning: "1: `gavel hook claude-code` starts a detached `gavel serve --idle-exit-ms` for the bank when none runs (as its --start-server does), so that the next prompt is served.",
-    readBy: "cli/commands/hook.ts (runClaudeCodeHook)",
+    default: "0: the hook adds nothing and `gavel mcp` loads its own model when no server runs",
+    meaning: "1: `gavel hook claude-code` and `gavel mcp` start a detached `gavel serve --idle-exit-ms` for the bank when none runs (as their --start-server does): the hook's next prompt is served by it, and `gavel mcp` answers through it.",
+    readBy: "cli/commands/hook.ts (runClaudeCodeHook), cli/commands/mcp.ts",
     scope: "runtime",
   },
   {
@@ -230,7 +230,7 @@ export interface Config {
   runtimeDir?: string;
   /** Claude Code's project root (set for hooks). */
   claudeProjectDir?: string;
-  /** The hook starts a server on demand (GAVEL_START_SERVER=1). */
+  /** The hook and `gavel mcp` start a server on demand (GAVEL_START_SERVER=1). */
   startServer: boolean;
   residentRows?: number;
 }

@@ -6,7 +6,8 @@
  * @module
  */
 import type { SkillRecord } from "../route/skill-record.js";
-import type { RouteContext, RouteOptions, RouteResult } from "../route/types.js";
+import type { GlanceHit, GlanceOptions, RouteContext, RouteOptions, RouteResult } from "../route/types.js";
+import type { SkillRef } from "./handlers.js";
 import { resolve } from "node:path";
 import { GavelError } from "../errors.js";
 import { connect, type EndpointOptions, type ServeClient } from "./client.js";
@@ -49,6 +50,10 @@ export interface ServerRouterOptions extends EndpointOptions {
 export interface ServerRouter {
   route(context: RouteContext, options?: RouteOptions): Promise<RouteResult>;
   get(idOrName: string): Promise<SkillRecord>;
+  /** The glance's ranking alone (`glance-top`): its best `topK` (default 20), as `Router.glance` gives it. */
+  glance(context: RouteContext, options?: Pick<GlanceOptions, "topK" | "live" | "signal">): Promise<GlanceHit[]>;
+  /** Every installed skill (`list`). */
+  list(): Promise<SkillRef[]>;
   /** Closes the connection (a later call opens a new one). */
   close(): void;
 }
@@ -69,7 +74,7 @@ const FLAGS = ["abstain", "verdict", "explain", "lexical", "live"] as const;
  */
 export function serverRouter(options: ServerRouterOptions = {}): ServerRouter {
   let client: Promise<ServeClient> | null = null;
-  const request = async <T>(op: "route" | "get-skill", params: Record<string, unknown>, signal?: AbortSignal): Promise<T> => {
+  const request = async <T>(op: "route" | "get-skill" | "glance-top" | "list", params: Record<string, unknown>, signal?: AbortSignal): Promise<T> => {
     client ??= options.start ? connectOrStart(options, signal) : connect({ bank: options.bank, socket: options.socket });
     const c = client;
     try {
@@ -91,6 +96,12 @@ export function serverRouter(options: ServerRouterOptions = {}): ServerRouter {
     },
     get(idOrName) {
       return request<SkillRecord>("get-skill", { skill: idOrName });
+    },
+    glance(context, o = {}) {
+      return request<GlanceHit[]>("glance-top", { task: context, ...(o.topK === undefined ? {} : { k: o.topK }), ...(o.live === undefined ? {} : { live: o.live }) }, o.signal);
+    },
+    list() {
+      return request<SkillRef[]>("list", {});
     },
     close() {
       const c = client;

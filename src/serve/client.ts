@@ -33,7 +33,7 @@ export interface RequestOptions {
   timeoutMs?: number;
   /**
    * A write's progress (install, sync: `{done, total, skill, status}`), as the server streams it
-   * before the answer. Over a Unix socket only: an HTTP exchange carries the answer alone.
+   * before the answer: lines on the socket, or an NDJSON reply over HTTP.
    */
   onProgress?: (p: unknown) => void;
   /**
@@ -161,14 +161,17 @@ export class ServeClient {
       this.#buffer = this.#buffer.slice(nl + 1);
       if (!line.trim()) continue;
       const msg = JSON.parse(line) as Response | ProgressLine;
-      if ("progress" in msg && !("ok" in msg)) {
-        const p = this.#pending.get(msg.id);
-        try {
-          p?.progress?.(msg.progress);
-        } catch {
-          // a caller's display failing never fails the request
-        }
-      } else this.#settle(msg as Response);
+      if ("progress" in msg && !("ok" in msg)) this.#progress(msg.id, msg.progress);
+      else this.#settle(msg as Response);
+    }
+  }
+
+  /** A progress line to its request's listener. */
+  #progress(id: RequestId, progress: unknown): void {
+    try {
+      this.#pending.get(id)?.progress?.(progress);
+    } catch {
+      // a caller's display failing never fails the request
     }
   }
 
@@ -191,7 +194,7 @@ export class ServeClient {
     if (this.#closed) return Promise.reject(new GavelError("this connection to the gavel server is closed", "DISPOSED"));
     if (this.#idleClosed || this.#reopening) return this.#reopen().then(() => this.request<T>(op, params, options));
     const id = this.#next++;
-    const msg = { ...params, ...(options.onProgress && this.#socket ? { progress: true } : {}), v: PROTOCOL_VERSION, id, op };
+    const msg = { ...params, ...(options.onProgress ? { progress: true } : {}), v: PROTOCOL_VERSION, id, op };
     return new Promise<T>((resolve, reject) => {
       const signals = [options.signal, options.timeoutMs !== undefined ? AbortSignal.timeout(options.timeoutMs) : undefined].filter((s): s is AbortSignal => s !== undefined);
       const signal = signals.length ? AbortSignal.any(signals) : undefined;
@@ -209,34 +212,61 @@ export class ServeClient {
       this.#pending.set(id, { resolve: done(resolve), reject: done(reject), progress: options.onProgress });
       signal?.addEventListener("abort", onAbort, { once: true });
       if (this.#socket) this.#socket.write(JSON.stringify(msg) + "\n");
-      else this.#post(msg).then((r) => this.#settle(r), (err) => this.#pending.get(id)?.reject(err));
+      else this.#post(msg, (p) => this.#progress(id, p)).then((r) => this.#settle(r), (err) => this.#pending.get(id)?.reject(err));
     });
   }
 
   #cancel(id: RequestId): void {
     const msg = { v: PROTOCOL_VERSION, id, op: "cancel" };
     if (this.#socket && !this.#closed) this.#socket.write(JSON.stringify(msg) + "\n");
-    else if (!this.#socket) this.#post(msg).catch(() => undefined);
+    else if (!this.#socket) this.#post(msg, () => undefined).catch(() => undefined);
   }
 
-  /** One HTTP exchange with the bearer token. */
-  #post(msg: object): Promise<Response> {
+  /**
+   * One HTTP exchange with the bearer token. The reply is one answer, or (a write asking for progress)
+   * NDJSON: progress lines, each to `onProgress`, then the answer. A reply cut short is INTERNAL.
+   */
+  #post(msg: object, onProgress: (p: unknown) => void): Promise<Response> {
     const e = this.endpoint as Extract<Endpoint, { kind: "http" }>;
     const body = JSON.stringify(msg);
     return new Promise((resolve, reject) => {
+      const cut = () => reject(new GavelError("the gavel server closed the connection before its answer", "INTERNAL"));
       const req = httpRequest(`${e.url}/v1`, { method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${e.token}`, "content-length": Buffer.byteLength(body) } }, (res) => {
         let text = "";
+        let answer: Response | null = null;
+        const lines = (all: boolean) => {
+          let nl: number;
+          while ((nl = text.indexOf("\n")) >= 0 || (all && text.trim())) {
+            const line = nl >= 0 ? text.slice(0, nl) : text;
+            text = nl >= 0 ? text.slice(nl + 1) : "";
+            if (!line.trim()) continue;
+            const m = JSON.parse(line) as Response | ProgressLine;
+            if ("progress" in m && !("ok" in m)) onProgress(m.progress);
+            else answer = m as Response;
+          }
+        };
         res.setEncoding("utf8");
-        res.on("data", (d: string) => (text += d));
-        res.on("end", () => {
+        res.on("data", (d: string) => {
+          text += d;
           try {
-            resolve(JSON.parse(text) as Response);
+            lines(false);
           } catch {
-            reject(new GavelError(`the gavel server answered HTTP ${res.statusCode} without JSON`, "INTERNAL"));
+            res.destroy(); // not JSON: "close" below says so
           }
         });
+        res.on("error", () => undefined); // "close" follows
+        res.on("close", () => {
+          try {
+            lines(true);
+          } catch {
+            return reject(new GavelError(`the gavel server answered HTTP ${res.statusCode} without JSON`, "INTERNAL"));
+          }
+          if (answer) resolve(answer);
+          else if (!res.complete) cut();
+          else reject(new GavelError(`the gavel server answered HTTP ${res.statusCode} without JSON`, "INTERNAL"));
+        });
       });
-      req.on("error", (err: NodeJS.ErrnoException) => reject(err.code === "ECONNREFUSED" ? notRunning(e.url) : err));
+      req.on("error", (err: NodeJS.ErrnoException) => reject(err.code === "ECONNREFUSED" ? notRunning(e.url) : err.code === "ECONNRESET" || err.code === "EPIPE" ? new GavelError(`the gavel server closed the connection (${err.code})`, "INTERNAL") : err));
       req.end(body);
     });
   }

@@ -7,7 +7,7 @@
 import { existsSync } from "node:fs";
 import { basename, isAbsolute, resolve } from "node:path";
 import { GavelError, invalidArgument } from "../errors.js";
-import type { InstalledSkill, Router, RouteOptions, SkillHandle, SkillRecord } from "../route/index.js";
+import type { GlanceHit, InstalledSkill, Router, RouteOptions, SkillHandle, SkillRecord } from "../route/index.js";
 import { PROTOCOL_VERSION, type Op } from "./protocol.js";
 import { installOp, syncOp, type ProgressSink } from "./writes.js";
 
@@ -53,6 +53,9 @@ export interface ServerFacts {
 function taskText(task: string | readonly { content?: unknown }[]): string {
   return typeof task === "string" ? task : task.map((m) => (typeof m?.content === "string" ? m.content : "")).join("\n");
 }
+
+/** Most hits a `glance-top` answers. */
+export const MAX_GLANCE_TOP = 200;
 
 /** The route options a request may carry (anything else is ignored). */
 const ROUTE_FLAGS = ["abstain", "verdict", "explain", "lexical", "live"] as const;
@@ -131,6 +134,17 @@ export class Handlers {
     return { ...res, winner: chosen ? this.winner(chosen, res.load) : null };
   }
 
+  /** glance-top: the glance's ranking alone (`Router.glance`), its best `k` (default 20, at most 200). */
+  async glanceTop(params: Record<string, unknown>, signal: AbortSignal): Promise<GlanceHit[]> {
+    const task = params.task;
+    if (!(typeof task === "string" || Array.isArray(task))) throw invalidArgument("task must be a string or an array of chat messages");
+    const k = params.k ?? 20;
+    if (!(typeof k === "number" && Number.isInteger(k) && k >= 1 && k <= MAX_GLANCE_TOP)) throw invalidArgument(`k must be an integer from 1 to ${MAX_GLANCE_TOP}`);
+    if (params.live !== undefined && typeof params.live !== "boolean") throw invalidArgument("live must be a boolean");
+    await this.#withinBudget(task as string | { content?: unknown }[], signal);
+    return this.#router.glance(task as string, { topK: k, signal, ...(params.live === undefined ? {} : { live: params.live }) });
+  }
+
   /**
    * The per-request budget: a task over `maxTaskTokens` tokens is refused (CONTEXT_OVERFLOW) before
    * the router reads it, so one long task cannot hold the server (the router tokenizes on the
@@ -174,6 +188,8 @@ export class Handlers {
       case "route":
       case "glance":
         return this.route(params, op === "glance", signal);
+      case "glance-top":
+        return this.glanceTop(params, signal);
       case "get-skill":
         return this.getSkill(str(params, "skill"));
       case "list":

@@ -19,7 +19,7 @@ import { bankDir, config } from "../config.js";
 export const PROTOCOL_VERSION = 1;
 
 /** The operations of version 1. */
-export const OPS = ["ping", "status", "route", "glance", "get-skill", "list", "install", "uninstall", "sync", "cancel"] as const;
+export const OPS = ["ping", "status", "route", "glance", "glance-top", "get-skill", "list", "install", "uninstall", "sync", "cancel"] as const;
 export type Op = (typeof OPS)[number];
 
 /** Operations that write the bank: the server runs them one at a time. */

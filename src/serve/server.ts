@@ -24,6 +24,7 @@ import { Handlers } from "./handlers.js";
 import { watcherFor, type SkillWatcher, type WatchEvent, type WatchOptions } from "./watch.js";
 import { CONTROL_OPS, limitsOf, type ServeLimits } from "./limits.js";
 import { ScoreScheduler, StatesScheduler } from "./states-scheduler.js";
+import { ndjsonReply } from "./ndjson.js";
 import { envelopeError, encodeResponse, httpEndpointPath, PROTOCOL_VERSION, type Op, type ProgressLine, type Request, type RequestId, type Response, WRITE_OPS } from "./protocol.js";
 
 export { DEFAULT_LIMITS, type ServeLimits } from "./limits.js";
@@ -167,7 +168,7 @@ export class ResidentServer {
     return server;
   }
 
-  /** Runs one request with its own AbortController; `reply` gets its answer, `progress` (a socket's) a write's progress lines. */
+  /** Runs one request with its own AbortController; `reply` gets its answer, `progress` a write's progress lines (when the request asks for them). */
   #dispatch(req: Request, controller: AbortController, reply: (r: Response) => void, progress?: (line: ProgressLine) => void): Flight {
     const flight: Flight = { controller, done: Promise.resolve() };
     this.#flights.add(flight);
@@ -364,10 +365,18 @@ export class ResidentServer {
     res.on("close", () => {
       if (!res.writableFinished) controller.abort(); // the client hung up before its answer
     });
-    this.#dispatch(r, controller, (out) => {
-      this.#httpFlights.delete(r.id);
-      answer(200, out);
-    });
+    // a write asking for progress is answered as NDJSON: its progress lines as they come, the answer last
+    const stream = r.progress === true && WRITE_OPS.has(r.op) ? ndjsonReply(res, this.#limits.maxOutputBytes) : null;
+    this.#dispatch(
+      r,
+      controller,
+      (out) => {
+        this.#httpFlights.delete(r.id);
+        if (stream) stream.end(out);
+        else answer(200, out);
+      },
+      stream?.line,
+    );
   }
 
   /** HTTP connections with an exchange under way (never closed as idle). */

@@ -2,7 +2,6 @@
 // the hook starts a detached `gavel serve --idle-exit-ms` and returns within its budget; the next
 // prompt is served; the server exits by itself once idle. Polled with generous deadlines.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -10,43 +9,13 @@ import { isRunning } from "../../src/serve/client.js";
 import { serverRouter } from "../../src/serve/client-router.js";
 import { runNode } from "../helpers/run.js";
 import { repoRoot } from "../helpers/paths.js";
+import { alive, cli, hookInput as input, runHook as runHookWith, until } from "../helpers/serve-process.js";
 
-const cli = join(repoRoot, "dist", "cli", "gavel.js");
 const base = { ...process.env, GAVEL_MODEL: "", GAVEL_PROJECTIONS: "", GAVEL_BANK: "", CLAUDE_PROJECT_DIR: "", GAVEL_START_SERVER: "" };
 const PROMPT = "Our quarterly report came as report.pdf; get the revenue table out of it into a CSV file.";
 
-function runHook(stdin: string, args: string[], env: NodeJS.ProcessEnv = base): Promise<{ code: number | null; out: string; err: string; ms: number }> {
-  return new Promise((resolve, reject) => {
-    const t0 = performance.now();
-    const child = spawn(process.execPath, [cli, "hook", "claude-code", ...args], { env });
-    let out = "";
-    let err = "";
-    child.stdout.setEncoding("utf8").on("data", (d: string) => (out += d));
-    child.stderr.setEncoding("utf8").on("data", (d: string) => (err += d));
-    child.on("error", reject);
-    child.on("close", (code) => resolve({ code, out, err, ms: performance.now() - t0 }));
-    child.stdin.end(stdin);
-  });
-}
-
-const input = (prompt: string, cwd: string) => JSON.stringify({ session_id: "s1", cwd, hook_event_name: "UserPromptSubmit", prompt });
-
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
-
-async function until(check: () => Promise<boolean> | boolean, ms = 240_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`not reached within ${ms} ms`);
-    await new Promise((r) => setTimeout(r, 250));
-  }
-}
+/** Runs the hook with `stdin`, in this file's environment unless another is given. */
+const runHook = (stdin: string, args: string[], env: NodeJS.ProcessEnv = base) => runHookWith(stdin, args, env);
 
 describe("gavel hook claude-code --start-server", () => {
   let project: string;

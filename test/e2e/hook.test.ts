@@ -1,57 +1,33 @@
 // `gavel hook claude-code` (a Claude Code UserPromptSubmit hook) and `gavel hook install claude-code`,
 // run as Claude Code runs them: node dist/cli/gavel.js with the hook's JSON on stdin.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { spawn, type ChildProcess } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { runNode } from "../helpers/run.js";
 import { repoRoot } from "../helpers/paths.js";
+import { cli, hookInput as input, runHook as runHookWith, startServe, type ServeChild } from "../helpers/serve-process.js";
 
-const cli = join(repoRoot, "dist", "cli", "gavel.js");
 const env = { ...process.env, GAVEL_MODEL: "", GAVEL_PROJECTIONS: "", GAVEL_BANK: "", CLAUDE_PROJECT_DIR: "" };
 
-/** Runs the hook with `stdin`; its exit code, output and wall time. */
-function runHook(stdin: string, args: string[] = []): Promise<{ code: number | null; out: string; err: string; ms: number }> {
-  return new Promise((resolve, reject) => {
-    const t0 = performance.now();
-    const child = spawn(process.execPath, [cli, "hook", "claude-code", ...args], { env });
-    let out = "";
-    let err = "";
-    child.stdout.setEncoding("utf8").on("data", (d: string) => (out += d));
-    child.stderr.setEncoding("utf8").on("data", (d: string) => (err += d));
-    child.on("error", reject);
-    child.on("close", (code) => resolve({ code, out, err, ms: performance.now() - t0 }));
-    child.stdin.end(stdin);
-  });
-}
-
-/** Claude Code's UserPromptSubmit input for a prompt typed in `cwd`. */
-const input = (prompt: string, cwd: string) => JSON.stringify({ session_id: "abc123", transcript_path: join(cwd, "t.jsonl"), cwd, permission_mode: "default", hook_event_name: "UserPromptSubmit", prompt });
+/** Runs the hook with `stdin` in this file's environment. */
+const runHook = (stdin: string, args: string[] = []) => runHookWith(stdin, args, env);
 
 describe("gavel hook claude-code", () => {
   let project: string;
-  let server: ChildProcess;
-  let exited: Promise<number | null>;
+  let server: ServeChild;
 
   beforeAll(async () => {
     project = mkdtempSync(join(tmpdir(), "gavel-hook-"));
     const bank = join(project, ".gavel", "bank");
     const inst = await runNode([cli, "install", join(repoRoot, "examples", "skills"), "--bank", bank, "--context", "2048"], { env });
     expect(inst.code, inst.err).toBe(0);
-    server = spawn(process.execPath, [cli, "serve", "--bank", bank, "--context", "2048"], { env });
-    exited = new Promise((resolve) => server.on("close", resolve));
-    let out = "";
-    server.stdout!.setEncoding("utf8").on("data", (d: string) => (out += d));
-    await new Promise<void>((resolve, reject) => {
-      const timer = setInterval(() => out.includes("listening on") && (clearInterval(timer), resolve()), 20);
-      void exited.then((c) => (clearInterval(timer), reject(new Error(`serve exited ${c}`))));
-    });
+    server = await startServe(["--bank", bank], { env });
   }, 300_000);
 
   afterAll(async () => {
-    server?.kill("SIGTERM");
-    await exited;
+    server?.child.kill("SIGTERM");
+    await server?.exited;
   });
 
   it("names the skill a prompt needs, with its SKILL.md (the bank found from the prompt's cwd)", async () => {

@@ -2,56 +2,22 @@
 // SKILL.md files reach the bank without `gavel sync`; a burst of edits is one sync; a SKILL.md replaced
 // by a FIFO is refused without wedging the server. Polled with generous deadlines (a loaded machine).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { spawn, type ChildProcess } from "node:child_process";
 import { mkdirSync, mkdtempSync, renameSync, rmSync, truncateSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { connect, type ServeClient } from "../../src/serve/client.js";
 import { run } from "../helpers/run.js";
-import { repoRoot } from "../helpers/paths.js";
+import { cli, startServe, until, type ServeChild } from "../helpers/serve-process.js";
 
-const cli = join(repoRoot, "dist", "cli", "gavel.js");
-
-function startServer(args: string[], env: NodeJS.ProcessEnv): Promise<{ child: ChildProcess; err: () => string; exited: Promise<number | null> }> {
-  const child = spawn(process.execPath, [cli, "serve", "--context", "2048", ...args], { env });
-  let out = "";
-  let err = "";
-  child.stdout!.setEncoding("utf8").on("data", (d: string) => (out += d));
-  child.stderr!.setEncoding("utf8").on("data", (d: string) => (err += d));
-  const exited = new Promise<number | null>((resolve) => child.on("close", (code) => resolve(code)));
-  return new Promise((resolve, reject) => {
-    const timer = setInterval(() => {
-      if (out.includes("listening on")) {
-        clearInterval(timer);
-        resolve({ child, err: () => err, exited });
-      }
-    }, 20);
-    void exited.then((code) => {
-      clearInterval(timer);
-      reject(new Error(`gavel serve exited ${code} before listening: ${err}`));
-    });
-  });
-}
 
 const skillText = (name: string, description: string) =>
   `---\nname: ${name}\ndescription: ${description}\n---\n# ${name}\n\n` + `Check the ${name} service's logs, then restart it when its health probe fails.\n`.repeat(10);
-
-/** Polls `check` until it returns a value (not undefined) or `ms` pass. */
-async function until<T>(check: () => Promise<T | undefined>, ms = 180_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await check();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`not reached within ${ms} ms`);
-    await new Promise((r) => setTimeout(r, 250));
-  }
-}
 
 describe("gavel serve --watch", () => {
   let dir: string;
   let skills: string;
   let bank: string;
-  let server: Awaited<ReturnType<typeof startServer>>;
+  let server: ServeChild;
   let c: ServeClient;
   const description = async (skill: string) => (await c.request<{ id: string; description: string }[]>("list")).find((s) => s.id === skill)?.description;
 
@@ -64,7 +30,7 @@ describe("gavel serve --watch", () => {
       writeFileSync(join(skills, n, "SKILL.md"), skillText(n, `Operate the ${n} service. Use when ${n} is down.`));
     }
     const env = { ...process.env, GAVEL_MODEL: "", GAVEL_PROJECTIONS: "", GAVEL_BANK: "" };
-    server = await startServer(["--bank", bank, "--create", "--watch", "--watch-debounce-ms", "1500"], env);
+    server = await startServe(["--bank", bank, "--create", "--watch", "--watch-debounce-ms", "1500"], { env });
     c = await connect({ bank });
     const rep = await c.request<{ installed: string[] }>("install", { source: skills });
     expect(rep.installed.sort()).toEqual(["alpha", "beta"]);

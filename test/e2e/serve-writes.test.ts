@@ -2,7 +2,7 @@
 // the writes go through the server (no BANK_LOCKED), print what the local commands print, and the new
 // skill is routed by the server at once.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { spawn, type ChildProcess } from "node:child_process";
+import { spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -11,32 +11,10 @@ import { serverRouter } from "../../src/serve/client-router.js";
 import { SkillInjector } from "../../src/adapters/core.js";
 import { runNode } from "../helpers/run.js";
 import { repoRoot } from "../helpers/paths.js";
+import { cli, startServe, type ServeChild } from "../helpers/serve-process.js";
 
-const cli = join(repoRoot, "dist", "cli", "gavel.js");
 const skillsDir = join(repoRoot, "examples", "skills");
 const EXAMPLES = readdirSync(skillsDir).length;
-
-/** Starts `gavel serve`; resolves once it prints its listening line. */
-function startServer(args: string[], env: NodeJS.ProcessEnv): Promise<{ child: ChildProcess; err: () => string; exited: Promise<number | null> }> {
-  const child = spawn(process.execPath, [cli, "serve", "--context", "2048", ...args], { env });
-  let out = "";
-  let err = "";
-  child.stdout!.setEncoding("utf8").on("data", (d: string) => (out += d));
-  child.stderr!.setEncoding("utf8").on("data", (d: string) => (err += d));
-  const exited = new Promise<number | null>((resolve) => child.on("close", (code) => resolve(code)));
-  return new Promise((resolve, reject) => {
-    const timer = setInterval(() => {
-      if (out.includes("listening on")) {
-        clearInterval(timer);
-        resolve({ child, err: () => err, exited });
-      }
-    }, 20);
-    void exited.then((code) => {
-      clearInterval(timer);
-      reject(new Error(`gavel serve exited ${code} before listening: ${err}`));
-    });
-  });
-}
 
 /** One SKILL.md folder. */
 function writeSkill(root: string, name: string, description: string, body: string): string {
@@ -54,7 +32,7 @@ describe("install and sync through a running gavel serve", () => {
   let bank: string;
   let project: string;
   let env: NodeJS.ProcessEnv;
-  let server: Awaited<ReturnType<typeof startServer>>;
+  let server: ServeChild;
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), "gavel-serve-writes-"));
@@ -64,7 +42,7 @@ describe("install and sync through a running gavel serve", () => {
     mkdirSync(home);
     mkdirSync(join(project, ".claude", "skills"), { recursive: true });
     env = { ...process.env, GAVEL_MODEL: "", GAVEL_PROJECTIONS: "", GAVEL_BANK: "", HOME: home };
-    server = await startServer(["--bank", bank, "--create"], env);
+    server = await startServe(["--bank", bank, "--create"], { env });
   }, 300_000);
 
   afterAll(() => {
@@ -191,4 +169,27 @@ describe("install and sync through a running gavel serve", () => {
     expect(r.err).not.toContain("through the running gavel serve");
     expect((JSON.parse(r.out) as { unchanged: string[] }).unchanged).toHaveLength(EXAMPLES);
   }, 300_000);
+});
+
+describe("install through a gavel serve --port (HTTP)", () => {
+  it("shows the server's progress, streamed back as NDJSON", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "gavel-serve-writes-http-"));
+    const env = { ...process.env, GAVEL_MODEL: "", GAVEL_PROJECTIONS: "", GAVEL_BANK: "" };
+    const bank = join(dir, "bank");
+    const server = await startServe(["--bank", bank, "--create", "--port", "0"], { env });
+    try {
+      const skills = join(dir, "skills");
+      writeSkill(skills, HELM, "Roll back a failed Helm release on Kubernetes.", "Run helm history, then helm rollback to the last good revision.");
+      writeSkill(skills, "pg-slow-query", "Find why a Postgres query is slow.", "Run EXPLAIN ANALYZE, then add the missing index.");
+      const r = await runNode([cli, "install", skills, "--bank", bank], { env, timeoutMs: 300_000 });
+      expect(r.code, r.err).toBe(0);
+      expect(r.err).toMatch(/gavel install: through the running gavel serve \(http:\/\/127\.0\.0\.1:\d+\)/);
+      expect(r.err).toContain("2/2 (100%)"); // printed only from the progress lines the server sent
+      expect(r.out).toMatch(/installed 2, unchanged 0, failed 0/);
+    } finally {
+      server.child.kill("SIGTERM");
+      await server.exited;
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 600_000);
 });

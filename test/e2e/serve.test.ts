@@ -1,7 +1,6 @@
 // `gavel serve`, run as a user would (node dist/cli/gavel.js serve …) over a temp bank of
 // examples/skills with the embedded gavel-mini pair, checked against an in-process Router.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { spawn, type ChildProcess } from "node:child_process";
 import { mkdirSync, mkdtempSync, statSync, existsSync, writeFileSync } from "node:fs";
 import { connect as netConnect } from "node:net";
 import { tmpdir } from "node:os";
@@ -12,8 +11,8 @@ import { Router, type RouteResult } from "../../src/route/index.js";
 import { connect, isRunning, routeViaServerIfRunning, type ServeClient } from "../../src/serve/client.js";
 import { runNode } from "../helpers/run.js";
 import { repoRoot } from "../helpers/paths.js";
+import { cli, startServe, type ServeChild } from "../helpers/serve-process.js";
 
-const cli = join(repoRoot, "dist", "cli", "gavel.js");
 const skillsDir = join(repoRoot, "examples", "skills");
 const env = { ...process.env, GAVEL_MODEL: "", GAVEL_PROJECTIONS: "", GAVEL_BANK: "" };
 const TASKS = [
@@ -22,28 +21,6 @@ const TASKS = [
   "Turn the 400 product photos in ./photos into 256 pixel square thumbnails in WebP.",
   "Write a haiku about autumn leaves.",
 ];
-
-/** Starts `gavel serve`; resolves once it prints its listening line. */
-function startServer(args: string[]): Promise<{ child: ChildProcess; out: () => string; err: () => string; exited: Promise<number | null> }> {
-  const child = spawn(process.execPath, [cli, "serve", "--context", "2048", ...args], { env });
-  let out = "";
-  let err = "";
-  child.stdout!.setEncoding("utf8").on("data", (d: string) => (out += d));
-  child.stderr!.setEncoding("utf8").on("data", (d: string) => (err += d));
-  const exited = new Promise<number | null>((resolve) => child.on("close", (code) => resolve(code)));
-  return new Promise((resolve, reject) => {
-    const timer = setInterval(() => {
-      if (out.includes("listening on")) {
-        clearInterval(timer);
-        resolve({ child, out: () => out, err: () => err, exited });
-      }
-    }, 20);
-    void exited.then((code) => {
-      clearInterval(timer);
-      reject(new Error(`gavel serve exited ${code} before listening: ${err}`));
-    });
-  });
-}
 
 /** A folder of `n` small SKILL.md folders named `<prefix>-<i>`. */
 function syntheticSkills(dir: string, prefix: string, n: number): string {
@@ -62,7 +39,7 @@ describe("gavel serve", () => {
   let dir: string;
   let bank: string;
   let socket: string;
-  let server: Awaited<ReturnType<typeof startServer>>;
+  let server: ServeChild;
   const local: { route: RouteResult[]; glance: RouteResult[]; body: string } = { route: [], glance: [], body: "" };
 
   beforeAll(async () => {
@@ -90,7 +67,7 @@ describe("gavel serve", () => {
     const stale = await runNode(["-e", `require("net").createServer().listen(${JSON.stringify(socket)}, () => process.kill(process.pid, "SIGKILL"))`]);
     expect(stale.code).toBe(null);
     expect(statSync(socket).isSocket()).toBe(true);
-    server = await startServer(["--bank", bank]);
+    server = await startServe(["--bank", bank], { env });
   }, 300_000);
 
   afterAll(() => {
@@ -274,7 +251,7 @@ describe("gavel serve", () => {
   }, 120_000);
 
   it("serves localhost HTTP with a bearer token in a 0600 file", async () => {
-    const http = await startServer(["--bank", bank, "--port", "0"]);
+    const http = await startServe(["--bank", bank, "--port", "0"], { env });
     try {
       const file = join(bank, "serve.http.json");
       expect(statSync(file).mode & 0o777).toBe(0o600);

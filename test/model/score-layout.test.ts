@@ -2,11 +2,12 @@
 // the embedded gavel-mini (Q8_0): scoreMany over random candidate sets must equal each candidate
 // scored alone in a fresh context, and its native log-probs must equal a float64 log-softmax of the
 // full-vocabulary logits of a fresh decode.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Model, GavelError } from "../../src/index.js";
+import { describe, expect, it } from "vitest";
+import { Model } from "../../src/index.js";
 import { DEFAULT_MODEL } from "../../src/defaults.js";
 import { TINY_LLAMA_PATH } from "../fixtures/tiny-llama.js";
 import { freshSeed, logSoftmax, maxAbsDiff, randomTokens, rng } from "../helpers/random.js";
+import { ALONE, errorCode, suiteModel } from "../helpers/model-suite.js";
 
 /**
  * Tolerances, fp32 on the CPU (f32 KV cache, no flash attention).
@@ -26,26 +27,10 @@ const models = [
   { name: "gavel-mini", path: DEFAULT_MODEL, layouts: ["streams"] as const, maxPrefix: 120 },
 ];
 
-const code = async (p: Promise<unknown>) => {
-  try {
-    await p;
-  } catch (err) {
-    expect(err).toBeInstanceOf(GavelError);
-    return (err as GavelError).code;
-  }
-  return "no error";
-};
-
 describe.each(models)("scoreMany on $name", (mx) => {
   const seed = freshSeed();
   const r = rng(seed);
-  let fresh: Model; // the reference: one request at a time, cache cleared before each
-  beforeAll(async () => {
-    fresh = await Model.load(mx.path, { contextSize: 256, sequences: 2, kvLayout: "streams", threads: 1, batchSize: 256 });
-  });
-  afterAll(async () => {
-    await fresh?.dispose();
-  });
+  const fresh = suiteModel(mx.path, ALONE); // the reference: one request at a time, cache cleared before each
 
   /** A random candidate set: 2–9 prefixes of random lengths, one sharing another's start, one repeated. */
   function candidates(nVocab: number): { prefixes: Int32Array[]; cont: Int32Array; readIds: Int32Array } {
@@ -58,8 +43,8 @@ describe.each(models)("scoreMany on $name", (mx) => {
   }
 
   async function alone(prefix: Int32Array, cont: Int32Array, readIds: Int32Array) {
-    await fresh.clearCache();
-    return fresh.score(prefix, cont, { readIds });
+    await fresh().clearCache();
+    return fresh().score(prefix, cont, { readIds });
   }
 
   for (const layout of mx.layouts) {
@@ -89,13 +74,13 @@ describe.each(models)("scoreMany on $name", (mx) => {
   }
 
   it("native log-probs equal a float64 log-softmax of a fresh decode's full logits", async () => {
-    const { nVocab } = fresh.info;
+    const { nVocab } = fresh().info;
     const tokens = randomTokens(r, 30 + Math.floor(r() * 60), 3, nVocab);
     const cut = 1 + Math.floor(r() * (tokens.length - 2));
     const readIds = randomTokens(r, 4, 0, nVocab);
-    await fresh.clearCache();
-    const got = await fresh.score(tokens.subarray(0, cut), tokens.subarray(cut), { readIds });
-    const logits = await fresh.logits(tokens);
+    await fresh().clearCache();
+    const got = await fresh().score(tokens.subarray(0, cut), tokens.subarray(cut), { readIds });
+    const logits = await fresh().logits(tokens);
     const expected = Array.from({ length: tokens.length - cut }, (_, i) => logSoftmax(logits.subarray((cut - 1 + i) * nVocab, (cut + i) * nVocab))[tokens[cut + i]]);
     const last = logSoftmax(logits.subarray((tokens.length - 1) * nVocab));
     // the same decode's logits: only the log-normaliser's float32 exps (summed in double) differ
@@ -129,15 +114,15 @@ describe.each(models)("scoreMany on $name", (mx) => {
 
 describe("scorer limits are typed errors before llama.cpp sees them", () => {
   it("rejects a batch above the context, an unknown layout and a KV cache over 2^24 cells", async () => {
-    expect(await code(Model.load(TINY_LLAMA_PATH, { contextSize: 256, batchSize: 257 }))).toBe("INVALID_ARGUMENT");
-    expect(await code(Model.load(TINY_LLAMA_PATH, { kvLayout: "paged" as "streams" }))).toBe("INVALID_ARGUMENT");
-    expect(await code(Model.load(TINY_LLAMA_PATH, { contextSize: 1 << 20, sequences: 32, kvLayout: "streams" }))).toBe("INVALID_ARGUMENT");
+    expect(await errorCode(Model.load(TINY_LLAMA_PATH, { contextSize: 256, batchSize: 257 }))).toBe("INVALID_ARGUMENT");
+    expect(await errorCode(Model.load(TINY_LLAMA_PATH, { kvLayout: "paged" as "streams" }))).toBe("INVALID_ARGUMENT");
+    expect(await errorCode(Model.load(TINY_LLAMA_PATH, { contextSize: 1 << 20, sequences: 32, kvLayout: "streams" }))).toBe("INVALID_ARGUMENT");
     // the same limits on the native side, for callers of the raw binding
     const { loadBinding } = await import("../../src/native/binding.js");
     const base = { gpuLayers: 0, contextSize: 64, threads: 1, batchSize: 8, sequences: 2, flashAttention: 0, kvF16: false, kvUnified: true, logprobsInGraph: false };
     for (const params of [{ ...base, batchSize: 65 }, { ...base, contextSize: 1 << 20, sequences: 32, kvUnified: false }]) {
       const raw = new (loadBinding().NativeModel)();
-      expect(await code(raw.load(TINY_LLAMA_PATH, params))).toBe("INVALID_ARGUMENT");
+      expect(await errorCode(raw.load(TINY_LLAMA_PATH, params))).toBe("INVALID_ARGUMENT");
       raw.dispose();
     }
     // and the same raw parameters within the limits load

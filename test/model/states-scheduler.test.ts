@@ -2,57 +2,44 @@
 // embedded gavel-mini: concurrent hiddenStates calls are decoded together and each gets its own task's
 // rows; concurrent scoreMany calls are merged and each gets its own log-probs; per-request
 // cancellation and errors stay with their request; the batch bounds hold.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { GavelError, Model } from "../../src/index.js";
+import { beforeAll, describe, expect, it } from "vitest";
+import type { GavelError } from "../../src/index.js";
 import { DEFAULT_MODEL } from "../../src/defaults.js";
 import { ScoreScheduler, StatesScheduler } from "../../src/serve/states-scheduler.js";
 import { freshSeed, maxAbsDiff, randomTokens, rng } from "../helpers/random.js";
+import { errorCode, suiteModel } from "../helpers/model-suite.js";
 
 /** As test/model/hidden-states-many.test.ts: batched rows equal single-task rows within 1e-4. */
 const TOL = 1e-4;
 
-const codeOf = async (p: Promise<unknown>) => {
-  try {
-    await p;
-  } catch (err) {
-    expect(err).toBeInstanceOf(GavelError);
-    return (err as GavelError).code;
-  }
-  return "no error";
-};
-
 describe("StatesScheduler on gavel-mini", () => {
   const seed = freshSeed();
   const r = rng(seed);
-  let model: Model;
+  const model = suiteModel(DEFAULT_MODEL, { contextSize: 512, threads: 1, batchSize: 128 });
   let layer: number;
-  beforeAll(async () => {
-    model = await Model.load(DEFAULT_MODEL, { contextSize: 512, threads: 1, batchSize: 128 });
-    layer = Math.min(3, model.info.nLayer - 1);
-  });
-  afterAll(async () => {
-    await model?.dispose();
+  beforeAll(() => {
+    layer = Math.min(3, model().info.nLayer - 1);
   });
 
-  const task = (n: number) => randomTokens(r, n, 3, model.info.nVocab);
+  const task = (n: number) => randomTokens(r, n, 3, model().info.nVocab);
 
   it("decodes the calls that wait together, each with its own rows (through Model.hiddenStates)", async () => {
-    const s = new StatesScheduler(model, { maxBatchTokens: 4096, maxBatchTasks: 64 }).attach();
+    const s = new StatesScheduler(model(), { maxBatchTokens: 4096, maxBatchTasks: 64 }).attach();
     try {
       const tasks = Array.from({ length: 8 }, (_, i) => task(5 + ((i * 37) % 90)));
       // all called in one tick: the first pass starts with the first task alone (nothing waits for
       // company), the seven others wait for it and go in the next pass together
-      const got = await Promise.all(tasks.map((t) => model.hiddenStates(t, layer)));
+      const got = await Promise.all(tasks.map((t) => model().hiddenStates(t, layer)));
       expect(s.stats).toEqual({ passes: 2, tasks: 8, widest: 7 });
       s.detach();
-      for (let i = 0; i < tasks.length; i++) expect(maxAbsDiff(got[i], await model.hiddenStates(tasks[i], layer)), `task ${i} (seed ${seed})`).toBeLessThanOrEqual(TOL);
+      for (let i = 0; i < tasks.length; i++) expect(maxAbsDiff(got[i], await model().hiddenStates(tasks[i], layer)), `task ${i} (seed ${seed})`).toBeLessThanOrEqual(TOL);
     } finally {
       s.detach();
     }
   });
 
   it("keeps a pass within its token and task bounds; a task over the token bound goes alone", async () => {
-    const s = new StatesScheduler(model, { maxBatchTokens: 100, maxBatchTasks: 3 });
+    const s = new StatesScheduler(model(), { maxBatchTokens: 100, maxBatchTasks: 3 });
     const first = s.hiddenStates(task(10), layer);
     // waiting while the first runs: 40 + 40 fit, the next 40 would pass 100 tokens, the long one goes alone
     const rest = [task(40), task(40), task(40), task(150), task(5)].map((t) => s.hiddenStates(t, layer));
@@ -62,45 +49,45 @@ describe("StatesScheduler on gavel-mini", () => {
   });
 
   it("answers a cancelled request ABORTED, waiting or in a running pass, and the others their rows", async () => {
-    const s = new StatesScheduler(model, { maxBatchTokens: 4096, maxBatchTasks: 64 });
+    const s = new StatesScheduler(model(), { maxBatchTokens: 4096, maxBatchTasks: 64 });
     const tasks = [task(60), task(30), task(45), task(20)];
     const a = new AbortController();
     const b = new AbortController();
     const ps = [s.hiddenStates(tasks[0], layer, a.signal), s.hiddenStates(tasks[1], layer, b.signal), s.hiddenStates(tasks[2], layer), s.hiddenStates(tasks[3], layer)];
     a.abort(); // its pass is running (it was alone and first)
     b.abort(); // it waits for the next pass
-    expect(await codeOf(ps[0])).toBe("ABORTED");
-    expect(await codeOf(ps[1])).toBe("ABORTED");
+    expect(await errorCode(ps[0])).toBe("ABORTED");
+    expect(await errorCode(ps[1])).toBe("ABORTED");
     const rows = await Promise.all([ps[2], ps[3]]);
-    expect(maxAbsDiff(rows[0], await model.hiddenStates(tasks[2], layer))).toBeLessThanOrEqual(TOL);
-    expect(maxAbsDiff(rows[1], await model.hiddenStates(tasks[3], layer))).toBeLessThanOrEqual(TOL);
-    expect(await codeOf(s.hiddenStates(tasks[3], layer, AbortSignal.abort()))).toBe("ABORTED");
+    expect(maxAbsDiff(rows[0], await model().hiddenStates(tasks[2], layer))).toBeLessThanOrEqual(TOL);
+    expect(maxAbsDiff(rows[1], await model().hiddenStates(tasks[3], layer))).toBeLessThanOrEqual(TOL);
+    expect(await errorCode(s.hiddenStates(tasks[3], layer, AbortSignal.abort()))).toBe("ABORTED");
   });
 
   it("fails only the request whose task fails its pass", async () => {
-    const s = new StatesScheduler(model, { maxBatchTokens: 4096, maxBatchTasks: 64 });
+    const s = new StatesScheduler(model(), { maxBatchTokens: 4096, maxBatchTasks: 64 });
     const good = [task(12), task(33), task(7)];
-    const bad = Int32Array.of(1, model.info.nVocab + 7); // past Model.hiddenStates's own check: the pass sees it
+    const bad = Int32Array.of(1, model().info.nVocab + 7); // past Model.hiddenStates's own check: the pass sees it
     const ps = [s.hiddenStates(task(4), layer), s.hiddenStates(good[0], layer), s.hiddenStates(bad, layer), s.hiddenStates(good[1], layer), s.hiddenStates(good[2], layer)];
     const out = await Promise.allSettled(ps);
     expect(out.map((o) => o.status)).toEqual(["fulfilled", "fulfilled", "rejected", "fulfilled", "fulfilled"]);
     expect(((out[2] as PromiseRejectedResult).reason as GavelError).code).toBe("TOKEN_OUT_OF_VOCABULARY");
     for (const [i, t] of [good[0], good[1], good[2]].entries()) {
       const rows = (out[[1, 3, 4][i]] as PromiseFulfilledResult<Float32Array>).value;
-      expect(maxAbsDiff(rows, await model.hiddenStates(t, layer))).toBeLessThanOrEqual(TOL);
+      expect(maxAbsDiff(rows, await model().hiddenStates(t, layer))).toBeLessThanOrEqual(TOL);
     }
   });
 
   it("merges concurrent scoreMany calls into one score call, each with its own log-probs", async () => {
-    const nVocab = model.info.nVocab;
+    const nVocab = model().info.nVocab;
     const calls = Array.from({ length: 5 }, (_, i) => ({ prefixes: [task(20 + i), task(9), task(31)], cont: task(6 + i) }));
     const readIds = Int32Array.of(5, 9);
     const want = [];
-    for (const c of calls) want.push(await model.scoreMany(c.prefixes, c.cont, { readIds }));
-    const s = new ScoreScheduler(model, { maxBatchRequests: 64 }).attach();
+    for (const c of calls) want.push(await model().scoreMany(c.prefixes, c.cont, { readIds }));
+    const s = new ScoreScheduler(model(), { maxBatchRequests: 64 }).attach();
     try {
-      const other = model.scoreMany([task(12)], task(4), { readIds: Int32Array.of(7) }); // first: a pass of its own at once
-      const got = await Promise.all(calls.map((c) => model.scoreMany(c.prefixes, c.cont, { readIds })));
+      const other = model().scoreMany([task(12)], task(4), { readIds: Int32Array.of(7) }); // first: a pass of its own at once
+      const got = await Promise.all(calls.map((c) => model().scoreMany(c.prefixes, c.cont, { readIds })));
       await other;
       // `other` ran alone (nothing waited); the five calls waited for it and were merged into one
       expect(s.stats).toEqual({ passes: 2, tasks: 6, widest: 5 });
@@ -111,8 +98,8 @@ describe("StatesScheduler on gavel-mini", () => {
           expect(maxAbsDiff(got[i][j].final, want[i][j].final)).toBeLessThanOrEqual(TOL);
         }
       }
-      const bad = model.scoreMany([task(5)], Int32Array.of(3, nVocab + 1), { readIds });
-      expect(await codeOf(bad)).toBe("TOKEN_OUT_OF_VOCABULARY");
+      const bad = model().scoreMany([task(5)], Int32Array.of(3, nVocab + 1), { readIds });
+      expect(await errorCode(bad)).toBe("TOKEN_OUT_OF_VOCABULARY");
     } finally {
       s.detach();
     }

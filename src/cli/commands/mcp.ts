@@ -1,4 +1,5 @@
 import { parseArgs } from "node:util";
+import { existsSync } from "node:fs";
 import { lstat, readFile, rm, writeFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { Router } from "../../route/index.js";
@@ -8,8 +9,14 @@ import { intArg } from "../ui/options.js";
 import { packageVersion } from "../ui/version.js";
 import { loadMcpSdk, serveMcpStdio, startMcpHttp } from "../mcp/server.js";
 import { openModel, routerOptions, routerOptionsHelp } from "./common.js";
+import { servedSource } from "../mcp/source.js";
+import type { SkillSource } from "../mcp/tools.js";
+import { isRunning } from "../../serve/client.js";
+import { serverRouter } from "../../serve/client-router.js";
+import { DEFAULT_ON_DEMAND_IDLE_MS } from "../../serve/start.js";
+import type { Model } from "../../model/Model.js";
 import type { Command } from "./types.js";
-import { bankDir } from "../../config.js";
+import { bankDir, config } from "../../config.js";
 
 /** The file `gavel mcp --port` writes into the bank: the URL and the bearer token (mode 0600). */
 export const MCP_HTTP_ENDPOINT_FILE = "mcp.http.json";
@@ -34,7 +41,9 @@ export const mcp: Command = {
   summary: "serve the bank to an agent as an MCP server over stdio or local HTTP (tools search_skills, load_skill; skills as resources)",
   help: `usage: gavel mcp [--port N [--token-file FILE]] [options]
 
-An MCP server (Claude Code, Claude Desktop, Cursor, …): the model loads once, then
+An MCP server (Claude Code, Claude Desktop, Cursor, …). When a \`gavel serve\` runs for the bank the
+tools answer through it (no model in this process; if it goes away, the model loads here); else the
+model loads once here. Its tools and resources:
   search_skills {task, k?}   the installed skills that fit a task, best first, with scores and reasons
   load_skill {skill}         a skill by id or name: body, front matter, allowed-tools, absolute path
   skill://<id>               every installed skill as a resource (its instructions, as installed)
@@ -45,42 +54,62 @@ dependencies @modelcontextprotocol/sdk and zod. The bank must exist (gavel insta
                         port); loopback only; every request needs "Authorization: Bearer <token>".
                         The URL and the token are written to <bank>/${MCP_HTTP_ENDPOINT_FILE} (mode 0600)
   --token-file FILE     the token to require (a file of yours, mode 0600), instead of a random one
+  --start-server        when no \`gavel serve\` runs for the bank, start a detached one (as the hook's
+                        --start-server) and answer through it            [$GAVEL_START_SERVER=1]
+  --idle-exit-ms N      how long a server started so waits with no client before it exits (default
+                        ${DEFAULT_ON_DEMAND_IDLE_MS} ms)
+  --local               load the model in this process even when a server runs for the bank
 ${routerOptionsHelp}`,
   async run(args) {
-    const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { ...routerOptions, port: { type: "string" }, "token-file": { type: "string" } } });
-    if (positionals.length !== 0 || (values["token-file"] !== undefined && values.port === undefined)) {
+    const { values, positionals } = parseArgs({
+      args,
+      allowPositionals: true,
+      options: { ...routerOptions, port: { type: "string" }, "token-file": { type: "string" }, "start-server": { type: "boolean" }, "idle-exit-ms": { type: "string" }, local: { type: "boolean" } },
+    });
+    if (positionals.length !== 0 || (values["token-file"] !== undefined && values.port === undefined) || (values.local && values["start-server"])) {
       console.error(this.help);
       return 2;
     }
     const port = intArg(values.port, "port", { min: 0, max: 65535 });
+    const idleExitMs = intArg(values["idle-exit-ms"], "idle-exit-ms", { min: 1 }) ?? DEFAULT_ON_DEMAND_IDLE_MS;
     await loadMcpSdk(); // before the model loads: a missing SDK fails at once
     const token = values["token-file"] === undefined ? undefined : await readToken(resolve(values["token-file"]));
     // stdout is the protocol's (over stdio): whatever else prints goes to stderr
     console.log = console.error;
     const projections = resolveProjectionsPath(values.projections).path;
     const bank = bankDir(values.bank);
-    const model = await openModel(values); // --context, else the model's trained context up to 8192
     const stop = new AbortController();
     const onSignal = () => stop.abort();
     process.once("SIGINT", onSignal);
     process.once("SIGTERM", onSignal);
-    try {
+    // the model and the Router of this process, opened when first needed (never, while a server answers)
+    let model: Model | null = null;
+    let router: Router | null = null;
+    const openLocal = async (): Promise<Router> => {
+      model ??= await openModel(values); // --context, else the model's trained context up to 8192
       // a read-only command: a missing bank is an error, not a new empty bank. Its tools only read, so it
       // opens the bank's committed snapshot without the lock: any number of `gavel mcp` run beside
       // `gavel serve` and installs (never BANK_LOCKED), each moving to a newer commit at its next search
-      const router = await Router.open(model, { projections, bankDir: bank, readOnly: true, skillBudget: intArg(values["skill-budget"], "skill-budget") });
+      router ??= await Router.open(model, { projections, bankDir: bank, readOnly: true, skillBudget: intArg(values["skill-budget"], "skill-budget") });
+      return router;
+    };
+    try {
+      const served = await resolveSource(bank, { local: values.local === true, start: values["start-server"] === true || config().startServer, idleExitMs, openLocal });
+      const here = served ? null : await openLocal();
+      const source: SkillSource = here ?? served!.source;
+      const what = here ? `${here.list().length} skills from ${bank}` : `the bank ${bank} through ${served!.how}`;
       const info = { version: packageVersion(), bankDir: bank };
       try {
         if (port === undefined) {
-          console.error(`gavel mcp: serving ${router.list().length} skills from ${bank} over stdio`);
-          await serveMcpStdio(router, info, stop.signal);
+          console.error(`gavel mcp: serving ${what} over stdio`);
+          await serveMcpStdio(source, info, stop.signal);
         } else {
-          const endpoint = await startMcpHttp(router, info, { port, token });
+          const endpoint = await startMcpHttp(source, info, { port, token });
           const file = join(resolve(bank), MCP_HTTP_ENDPOINT_FILE);
           try {
             await rm(file, { force: true });
             await writeFile(file, JSON.stringify({ url: endpoint.url, token: endpoint.token, pid: process.pid }) + "\n", { mode: 0o600, flag: "wx" });
-            console.error(`gavel mcp: serving ${router.list().length} skills from ${bank} on ${endpoint.url} (bearer token in ${file})`);
+            console.error(`gavel mcp: serving ${what} on ${endpoint.url} (bearer token in ${file})`);
             await new Promise<void>((done) => (stop.signal.aborted ? done() : stop.signal.addEventListener("abort", () => done(), { once: true })));
           } finally {
             await endpoint.close();
@@ -88,13 +117,32 @@ ${routerOptionsHelp}`,
           }
         }
       } finally {
-        await router.close();
+        served?.close();
       }
     } finally {
       process.removeListener("SIGINT", onSignal);
       process.removeListener("SIGTERM", onSignal);
-      await model.dispose();
+      await (router as Router | null)?.close();
+      await (model as Model | null)?.dispose();
     }
     return 0;
   },
 };
+
+/**
+ * The bank's resident router as the tools' source: when a `gavel serve` answers for the bank (unless
+ * `local`), or, with `start`, one started on demand (serve/start.ts, as the hook's --start-server)
+ * that exits once idle. Null: no server and no start, so the tools use a Router of this process.
+ */
+async function resolveSource(bank: string, o: { local: boolean; start: boolean; idleExitMs: number; openLocal: () => Promise<Router> }): Promise<{ source: SkillSource; how: string; close(): void } | null> {
+  if (o.local) return null;
+  const abs = resolve(bank);
+  const running = await isRunning(abs, { timeoutMs: 5000 });
+  // no bank: nothing to start a server for (the local open says so, as without --start-server)
+  if (!running && (!o.start || !existsSync(abs))) return null;
+  const server = serverRouter({ bank: abs, ...(o.start ? { start: { idleExitMs: o.idleExitMs } } : {}) });
+  const source = servedSource(server, { fallback: o.openLocal, retry: o.start, onFallback: (why) => console.error(`gavel mcp: ${why}`) });
+  // a server started on demand loads its model while the client connects; its failure is the first call's
+  if (!running) void Promise.resolve().then(() => source.list()).catch(() => undefined);
+  return { source, how: running ? "its running gavel serve" : `a gavel serve started on demand (it exits after ${o.idleExitMs} ms idle)`, close: () => server.close() };
+}

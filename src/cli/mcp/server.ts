@@ -2,7 +2,7 @@
  * `gavel mcp`'s server: an MCP server (the official `@modelcontextprotocol/sdk`) over stdio or
  * streamable HTTP on loopback, with two tools, `search_skills` and `load_skill` (each with an output
  * schema for its `structuredContent`), and every installed skill as a resource `skill://<id>`, all
- * answered by one resident {@link Router}.
+ * answered by one {@link SkillSource}: a Router of this process, or the bank's `gavel serve`.
  *
  * The SDK (and zod, which it requires) is an optional peer dependency: ~85 packages and ~28 MB that a
  * user who never runs `gavel mcp` should not install. It is imported when the server starts, and its
@@ -12,8 +12,7 @@ import { randomBytes, timingSafeEqual } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { GavelError } from "../../errors.js";
-import type { Router } from "../../route/index.js";
-import { DEFAULT_SEARCH_K, loadSkill, MAX_SEARCH_K, searchSkills, searchText, skillText } from "./tools.js";
+import { DEFAULT_SEARCH_K, loadSkill, MAX_SEARCH_K, searchSkills, searchText, skillText, type SkillSource } from "./tools.js";
 
 type McpModule = typeof import("@modelcontextprotocol/sdk/server/mcp.js");
 type StdioModule = typeof import("@modelcontextprotocol/sdk/server/stdio.js");
@@ -136,8 +135,8 @@ function outputSchemas(z: ZodModule["z"]) {
   return { search, skill };
 }
 
-/** An MCP server (not yet connected) whose tools and resources answer from `router`. */
-export async function createMcpServer(router: Router, info: McpServerInfo) {
+/** An MCP server (not yet connected) whose tools and resources answer from `router` (a Router, or the bank's server). */
+export async function createMcpServer(router: SkillSource, info: McpServerInfo) {
   const { mcp, types, zod } = await loadMcpSdk();
   const { z } = zod;
   const schemas = outputSchemas(z);
@@ -189,8 +188,8 @@ export async function createMcpServer(router: Router, info: McpServerInfo) {
   server.registerResource(
     "skill",
     new mcp.ResourceTemplate("skill://{id}", {
-      list: () => ({
-        resources: router.list().map((s) => ({ uri: skillUri(s.id), name: s.id, title: s.name, description: s.description, mimeType: "text/markdown" })),
+      list: async () => ({
+        resources: (await router.list()).map((s) => ({ uri: skillUri(s.id), name: s.id, title: s.name, description: s.description, mimeType: "text/markdown" })),
       }),
     }),
     { title: "Installed skill", description: "A skill installed in the gavel bank: its SKILL.md instructions (the body after the front matter), as installed.", mimeType: "text/markdown" },
@@ -218,7 +217,7 @@ export async function createMcpServer(router: Router, info: McpServerInfo) {
  * Serves `router` over stdio until the client closes stdin (or the transport closes); stdout carries
  * the protocol only, so anything else the process prints must go to stderr.
  */
-export async function serveMcpStdio(router: Router, info: McpServerInfo, signal?: AbortSignal): Promise<void> {
+export async function serveMcpStdio(router: SkillSource, info: McpServerInfo, signal?: AbortSignal): Promise<void> {
   const { stdio } = await loadMcpSdk();
   const server = await createMcpServer(router, info);
   const transport = new stdio.StdioServerTransport();
@@ -296,7 +295,7 @@ function plainError(res: ServerResponse, status: number, message: string, header
  * `Authorization: Bearer <token>`; a Host header other than the loopback address is refused (DNS
  * rebinding); a body over {@link MCP_HTTP_MAX_BODY} is refused unread (413).
  */
-export async function startMcpHttp(router: Router, info: McpServerInfo, options: McpHttpOptions): Promise<McpHttpEndpoint> {
+export async function startMcpHttp(router: SkillSource, info: McpServerInfo, options: McpHttpOptions): Promise<McpHttpEndpoint> {
   const { http } = await loadMcpSdk();
   const token = options.token ?? randomBytes(32).toString("hex");
   const want = Buffer.from(`Bearer ${token}`);

@@ -1,11 +1,28 @@
 /**
- * What `gavel mcp`'s two tools answer, as plain functions over a {@link Router} (no MCP SDK here, so
- * they are tested and reused without it): `search_skills` (a shortlist with scores and one-line
+ * What `gavel mcp`'s two tools answer, as plain functions over a {@link SkillSource} (no MCP SDK here,
+ * so they are tested and reused without it): `search_skills` (a shortlist with scores and one-line
  * reasons) and `load_skill` (the skill itself, see {@link SkillRecord}).
  */
-import type { Router } from "../../route/index.js";
-import type { Candidate, RouteResult, Vote } from "../../route/types.js";
-import { getSkill, type SkillRecord } from "../../route/skill-record.js";
+import type { Candidate, GlanceHit, RouteResult, Vote } from "../../route/types.js";
+import type { SkillRecord } from "../../route/skill-record.js";
+
+/**
+ * What the tools read: a {@link Router} of this process (it fits as it is), or the bank's resident
+ * router (`gavel serve`, see source.ts). `list` may answer at once or later.
+ */
+export interface SkillSource {
+  route(task: string, options: { explain: boolean; signal?: AbortSignal }): Promise<RouteResult>;
+  glance(task: string, options: { topK: number; signal?: AbortSignal }): Promise<GlanceHit[]>;
+  list(): readonly SkillSummary[] | Promise<readonly SkillSummary[]>;
+  get(idOrName: string): Promise<SkillRecord>;
+}
+
+/** An installed skill as the tools list it. */
+export interface SkillSummary {
+  id: string;
+  name: string;
+  description: string;
+}
 
 /** Most skills `search_skills` lists. */
 export const MAX_SEARCH_K = 50;
@@ -72,10 +89,10 @@ function ruledReason(c: Candidate, i: number, r: RouteResult): string {
  * `search_skills`: routes the task (glance, shortlist, verdict, ruling) and lists the ruled shortlist,
  * then — when it holds fewer than `k` — the glance's next best, up to `k` skills in all.
  */
-export async function searchSkills(router: Router, task: string, k: number = DEFAULT_SEARCH_K, signal?: AbortSignal): Promise<SearchResult> {
+export async function searchSkills(router: SkillSource, task: string, k: number = DEFAULT_SEARCH_K, signal?: AbortSignal): Promise<SearchResult> {
   const t0 = performance.now();
   const r = await router.route(task, { explain: true, signal });
-  const described = new Map(router.list().map((s) => [s.id, s.description]));
+  const described = new Map((await router.list()).map((s) => [s.id, s.description]));
   const skills: SearchHit[] = r.shortlist.slice(0, k).map((c, i) => ({
     rank: i + 1,
     id: c.skill,
@@ -127,8 +144,8 @@ export function searchText(s: SearchResult): string {
 }
 
 /** `load_skill`: the installed skill by id or name (SKILL_NOT_FOUND for an unknown one). */
-export function loadSkill(router: Router, skill: string): Promise<SkillRecord> {
-  return getSkill(router, skill);
+export function loadSkill(router: SkillSource, skill: string): Promise<SkillRecord> {
+  return router.get(skill);
 }
 
 /** `load_skill`'s answer as text for the model: where it lives, its allowed tools, then its instructions. */

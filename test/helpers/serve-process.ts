@@ -1,0 +1,103 @@
+// The e2e tests' set-up around the built CLI (dist/cli/gavel.js, `npx tsup` first): a `gavel serve`
+// child that has printed its listening line, a `gavel hook claude-code` run with its stdin, the
+// hook's input, and a poll with a generous deadline (the tests must hold on a loaded machine).
+import { spawn, type ChildProcess } from "node:child_process";
+import { join } from "node:path";
+import { repoRoot } from "./paths.js";
+
+/** The built CLI. */
+export const cli = join(repoRoot, "dist", "cli", "gavel.js");
+
+/** A running `gavel serve` child. */
+export interface ServeChild {
+  child: ChildProcess;
+  /** Its stdout and stderr so far. */
+  out(): string;
+  err(): string;
+  /** Its exit code once it has exited. */
+  exited: Promise<number | null>;
+}
+
+/** Options of {@link startServe}. */
+export interface StartServeOptions {
+  env?: NodeJS.ProcessEnv;
+  cwd?: string;
+  /** The --context flag (default "2048"; null: none, the model's own up to 8192). */
+  context?: string | null;
+}
+
+/**
+ * Starts `gavel serve [--context 2048] ...args`; resolves once it prints "listening on", rejects when
+ * it exits before.
+ */
+export function startServe(args: string[], options: StartServeOptions = {}): Promise<ServeChild> {
+  const context = options.context === undefined ? "2048" : options.context;
+  const child = spawn(process.execPath, [cli, "serve", ...(context === null ? [] : ["--context", context]), ...args], { env: options.env ?? process.env, cwd: options.cwd });
+  let out = "";
+  let err = "";
+  child.stdout!.setEncoding("utf8").on("data", (d: string) => (out += d));
+  child.stderr!.setEncoding("utf8").on("data", (d: string) => (err += d));
+  const exited = new Promise<number | null>((resolve) => child.on("close", (code) => resolve(code)));
+  const server: ServeChild = { child, out: () => out, err: () => err, exited };
+  return new Promise((resolve, reject) => {
+    const timer = setInterval(() => {
+      if (out.includes("listening on")) {
+        clearInterval(timer);
+        resolve(server);
+      }
+    }, 20);
+    void exited.then((code) => {
+      clearInterval(timer);
+      reject(new Error(`gavel serve exited ${code} before listening: ${err}`));
+    });
+  });
+}
+
+/** What a hook run left: its exit code, output and wall time. */
+export interface HookRun {
+  code: number | null;
+  out: string;
+  err: string;
+  ms: number;
+}
+
+/** Runs `gavel hook claude-code ...args` with `stdin`, as Claude Code runs it. */
+export function runHook(stdin: string, args: string[], env: NodeJS.ProcessEnv): Promise<HookRun> {
+  return new Promise((resolve, reject) => {
+    const t0 = performance.now();
+    const child = spawn(process.execPath, [cli, "hook", "claude-code", ...args], { env });
+    let out = "";
+    let err = "";
+    child.stdout.setEncoding("utf8").on("data", (d: string) => (out += d));
+    child.stderr.setEncoding("utf8").on("data", (d: string) => (err += d));
+    child.on("error", reject);
+    child.on("close", (code) => resolve({ code, out, err, ms: performance.now() - t0 }));
+    child.stdin.end(stdin);
+  });
+}
+
+/** Claude Code's UserPromptSubmit input for a prompt typed in `cwd`. */
+export function hookInput(prompt: string, cwd: string, session = "abc123"): string {
+  return JSON.stringify({ session_id: session, transcript_path: join(cwd, "t.jsonl"), cwd, permission_mode: "default", hook_event_name: "UserPromptSubmit", prompt });
+}
+
+/** Whether process `pid` exists. */
+export function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Polls `check` every 250 ms until it returns a value other than undefined and false, or `ms` pass (then throws). */
+export async function until<T>(check: () => Promise<T | undefined | false> | T | undefined | false, ms = 240_000): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const v = await check();
+    if (v !== undefined && v !== false) return v;
+    if (Date.now() > deadline) throw new Error(`not reached within ${ms} ms`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
