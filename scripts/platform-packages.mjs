@@ -18,7 +18,7 @@
 // format and CPU for the platform, what it needs and exports (inspectAddon), and the sources hash of
 // this tree.
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -96,6 +96,7 @@ export function mainManifest(main = JSON.parse(readFileSync(join(root, "package.
 
 /** `npm pack` of a folder into dest; returns the tarball's path. */
 export function packFolder(dir, dest, extra = []) {
+  mkdirSync(dest, { recursive: true });
   const out = execFileSync("npm", ["pack", "--json", "--pack-destination", dest, ...extra], { cwd: dir, encoding: "utf8" });
   return join(dest, JSON.parse(out)[0].filename);
 }
