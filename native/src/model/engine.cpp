@@ -300,23 +300,7 @@ void Engine::DecodeSequence(const std::vector<int32_t>& tokens, int seq, int pos
 
 std::vector<std::vector<float>> Engine::HiddenStates(const std::vector<int32_t>& tokens, const std::vector<int>& layers) {
   if (tokens.empty()) throw Failure(Code::INVALID_ARGUMENT, "hiddenStates needs at least one token");
-  if (layers.empty()) throw Failure(Code::INVALID_ARGUMENT, "hiddenStates needs at least one layer");
-  bool last = false;
-  long deepest = -1;
-  capture_index_.clear();
-  for (size_t i = 0; i < layers.size(); ++i) {
-    const int layer = layers[i];
-    if (layer < 0 || layer >= info_.n_layer) {
-      throw Failure(Code::LAYER_OUT_OF_RANGE, "layer " + std::to_string(layer) + " is out of range: the model has " +
-                                              std::to_string(info_.n_layer) + " layers (0.." + std::to_string(info_.n_layer - 1) + ")");
-    }
-    if (!capture_index_.emplace("l_out-" + std::to_string(layer), i).second) {
-      throw Failure(Code::INVALID_ARGUMENT, "layer " + std::to_string(layer) + " is asked for twice");
-    }
-    // Past the last block llama.cpp keeps only the rows it outputs, so ask for every row there.
-    last = last || layer == info_.n_layer - 1;
-    if (deepest < 0 || layer > layers[size_t(deepest)]) deepest = long(i);
-  }
+  const bool last = SetCapture(layers, "hiddenStates");
   CheckTokens(tokens, "tokens");
   if (tokens.size() > size_t(info_.context_size)) {
     throw Failure(Code::CONTEXT_OVERFLOW, std::to_string(tokens.size()) + " tokens exceed the context size " + std::to_string(info_.context_size));
@@ -324,8 +308,6 @@ std::vector<std::vector<float>> Engine::HiddenStates(const std::vector<int32_t>&
   abort_flag = false;
   capture_rows_.assign(layers.size(), {});
   capture_error_.clear();
-  // Early exit only when no logits are read: with the last layer asked for, every row is output.
-  exit_after_ = last ? -1 : deepest;
   capture_active_ = true;
   pinned_.clear();
   try {

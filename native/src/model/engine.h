@@ -143,10 +143,10 @@ class Engine {
   int AcquireSlot(const std::vector<int32_t>& stem, bool* cold);
   void DropSlot(int seq);
   void RemoveSeq(int seq);
-  // engine_batch.cpp: the capture of `layers` set up as HiddenStates sets it (true: the last layer is
-  // asked for, so every row must be output); the first `want` consecutive sequence ids a batch may
+  // engine_batch.cpp: the capture of `layers` set up for HiddenStates and HiddenStatesMany (true: the
+  // last layer is asked for, so every row must be output; `verb` names the call in errors); the first `want` consecutive sequence ids a batch may
   // use (cached prefixes there dropped); one wave of HiddenStatesMany.
-  bool SetCapture(const std::vector<int>& layers);
+  bool SetCapture(const std::vector<int>& layers, const char* verb);
   std::vector<int> BatchSeqs(size_t want);
   void StatesWave(const std::vector<std::vector<int32_t>>& tasks, size_t t0, const std::vector<int>& seqs, bool last,
                   std::vector<std::vector<std::vector<float>>>* out);

@@ -23,8 +23,8 @@ namespace gavel {
 
 using engine_detail::Batch;
 
-bool Engine::SetCapture(const std::vector<int>& layers) {
-  if (layers.empty()) throw Failure(Code::INVALID_ARGUMENT, "hiddenStatesMany needs at least one layer");
+bool Engine::SetCapture(const std::vector<int>& layers, const char* verb) {
+  if (layers.empty()) throw Failure(Code::INVALID_ARGUMENT, std::string(verb) + " needs at least one layer");
   bool last = false;
   long deepest = -1;
   capture_index_.clear();
@@ -41,6 +41,7 @@ bool Engine::SetCapture(const std::vector<int>& layers) {
     last = last || layer == info_.n_layer - 1;
     if (deepest < 0 || layer > layers[size_t(deepest)]) deepest = long(i);
   }
+  // Early exit only when no logits are read: with the last layer asked for, every row is output.
   exit_after_ = last ? -1 : deepest;
   return last;
 }
@@ -149,7 +150,7 @@ std::vector<std::vector<std::vector<float>>> Engine::HiddenStatesMany(const std:
                                             std::to_string(info_.context_size));
     }
   }
-  const bool last = SetCapture(layers);
+  const bool last = SetCapture(layers, "hiddenStatesMany");
   abort_flag = false;
   // Longest first (ties in call order): a wave then holds tasks of similar lengths, and with a stream
   // per sequence the tasks still running are always the wave's first ones (StatesWave).
