@@ -100,8 +100,8 @@ export const SETTINGS: readonly Setting[] = [
   {
     name: "GAVEL_GLANCE_INDEX",
     values: ["auto", "off", "on"],
-    default: "auto: the pruned glance on the CPU from 8,192 routable skills, the exact one below and on a device",
-    meaning: "Whether a route's glance on the CPU reads the bank's glance index (centroids, then the exact max-sim on the surviving skills) or every skill; on prunes at any size, off never.",
+    default: "auto: the exact glance (the index's top 20 agreed with it on 0.49 of its entries over a real 30.6K-skill bank, docs/BENCHMARKS.md)",
+    meaning: "Whether a route's glance reads the bank's glance index (centroids, then the exact max-sim on the surviving skills) or every skill; on prunes at any size, auto and off never.",
     readBy: "src/route/glance.ts",
     scope: "runtime",
   },
