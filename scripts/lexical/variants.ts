@@ -43,6 +43,12 @@ const sStem = (t: string) => {
 };
 const stemText = (text: string) => bm25Tokens(text).map(sStem).join(" ");
 
+/** The query with each distinct word repeated f(its count) times. */
+function qtfRewrite(q: string, f: (count: number) => number): string {
+  const counts = new Map<string, number>();
+  for (const t of bm25Tokens(q)) counts.set(t, (counts.get(t) ?? 0) + 1);
+  return [...counts].map(([t, c]) => rep(t, f(c))).join(" ");
+}
 const firstLine = (q: string) => q.split("\n").find((l) => l.trim().length > 0) ?? "";
 interface Variant { doc: (s: { name: string; description: string; body?: string }) => { name: string; description: string; body?: string }; query: (q: string) => string }
 const id = (x: string) => x;
@@ -58,6 +64,10 @@ const variants: Record<string, Variant> = {
   title2: { doc: (s) => s, query: (q) => rep(firstLine(q), 2) + "\n" + q },
   title4: { doc: (s) => s, query: (q) => rep(firstLine(q), 4) + "\n" + q },
   "desc3": { doc: (s) => ({ name: s.name, description: rep(s.description, 3), body: s.body }), query: id },
+  // the query's term counts: each distinct word once (binary), or ⌈√count⌉ times (sublinear)
+  qbinary: { doc: (s) => s, query: (q) => [...new Set(bm25Tokens(q))].join(" ") },
+  qsqrt: { doc: (s) => s, query: (q) => qtfRewrite(q, (c) => Math.ceil(Math.sqrt(c))) },
+  qlog: { doc: (s) => s, query: (q) => qtfRewrite(q, (c) => 1 + Math.floor(Math.log2(c))) },
 };
 
 for (const [name, v] of Object.entries(variants)) {
