@@ -14,6 +14,9 @@
  * projected rows are computed once (context 2048, skill budget 512, as the install) and cached in
  * FILE (default /tmp/glance-index-real-queries.bin).
  *
+ * Tasks without a gold in the bank are left out (as lab/eval), the rest visited in a fixed stride
+ * order (97 · i mod n) so that a `--budget-s` stop still samples every batch.
+ *
  * One exact glance per task (every (row, skill) max-sim m); each knob's pruned glance is the exact
  * glance over its survivors, so its vote is recomputed from m over the survivors (the same top-k per
  * row with k of the whole library, in the native vote's order), checked against glancePruned itself
@@ -186,8 +189,16 @@ async function main() {
   const accepted = tasks.map((t) => acceptedIds(t.gold_skill_ids, lib));
   console.log(`glance index on a real bank: ${bankDir}, ${N} skills, ${bank.keys} keys, dim ${bank.dim}, ℓ${projections.layer}; ${tasks.length} tasks (batches ${batches}); ` +
     `${cpus().length} cores (${cpus()[0]?.model}), ${loadBinding().kernelIsa()}, load ${loadavg().map((x) => x.toFixed(1)).join(" ")}, node ${process.version}, ${new Date().toISOString()}`);
-  const rows = await taskRows(projections, projPath, tasks);
+  const all = await taskRows(projections, projPath, tasks);
   if (projectOnly) return;
+  // as lab/eval: a task with no gold in the bank cannot be scored and is left out
+  // visited in a fixed stride order (97 · i mod n), so that a budget stop still samples every batch
+  const keep = all.map((_, i) => i).filter((i) => accepted[i].size > 0);
+  const order = keep.map((_, j) => keep[(j * 97) % keep.length]);
+  if (new Set(order).size !== order.length) order.splice(0, order.length, ...keep);
+  const rows = order.map((i) => all[i]);
+  const acceptedOf = order.map((i) => accepted[i]);
+  console.log(`  ${rows.length} of ${all.length} tasks have a gold in the bank`);
   const nqs = rows.map((r) => r.weights.length);
   console.log(`  task rows: median ${median(nqs)}, min ${Math.min(...nqs)}, max ${Math.max(...nqs)}`);
 
@@ -228,7 +239,7 @@ async function main() {
     }
     n++;
     const nq = task.weights.length;
-    const acc = accepted[ti];
+    const acc = acceptedOf[ti];
     const t1 = performance.now();
     const res = await bank.glance(task.queries, { weights: task.weights, k });
     exact.ms.push(performance.now() - t1);
