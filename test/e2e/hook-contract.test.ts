@@ -10,32 +10,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { defaultSocketPath } from "../../src/serve/protocol.js";
 import { runNode } from "../helpers/run.js";
-import { repoRoot } from "../helpers/paths.js";
+import { cli, runChild, type HookRun } from "../helpers/serve-process.js";
 
-const cli = join(repoRoot, "dist", "cli", "gavel.js");
 const baseEnv = { ...process.env, GAVEL_MODEL: "", GAVEL_PROJECTIONS: "", GAVEL_BANK: "", CLAUDE_PROJECT_DIR: "" };
 
-interface Ran {
-  code: number | null;
-  out: string;
-  err: string;
-  ms: number;
-}
-
 /** Runs `command` through sh, as Claude Code runs a hook command, with `stdin`. */
-function runShell(command: string, stdin: string, env: NodeJS.ProcessEnv, cwd?: string): Promise<Ran> {
-  return new Promise((resolve, reject) => {
-    const t0 = performance.now();
-    const child = spawn("sh", ["-c", command], { env, cwd });
-    let out = "";
-    let err = "";
-    child.stdout.setEncoding("utf8").on("data", (d: string) => (out += d));
-    child.stderr.setEncoding("utf8").on("data", (d: string) => (err += d));
-    child.on("error", reject);
-    child.on("close", (code) => resolve({ code, out, err, ms: performance.now() - t0 }));
-    child.stdin.on("error", () => undefined);
-    child.stdin.end(stdin);
-  });
+function runShell(command: string, stdin: string, env: NodeJS.ProcessEnv, cwd?: string): Promise<HookRun> {
+  return runChild("sh", ["-c", command], stdin, env, cwd);
 }
 
 const q = (s: string) => `'${s.replace(/'/g, "'\\''")}'`;

@@ -53,7 +53,7 @@ export function startServe(args: string[], options: StartServeOptions = {}): Pro
   });
 }
 
-/** What a hook run left: its exit code, output and wall time. */
+/** What a child run left: its exit code, output and wall time. */
 export interface HookRun {
   code: number | null;
   out: string;
@@ -61,19 +61,25 @@ export interface HookRun {
   ms: number;
 }
 
-/** Runs `gavel hook claude-code ...args` with `stdin`, as Claude Code runs it. */
-export function runHook(stdin: string, args: string[], env: NodeJS.ProcessEnv): Promise<HookRun> {
+/** Runs `command args` with `stdin` (a closed pipe on the child's side is not an error) and collects what it left. */
+export function runChild(command: string, args: string[], stdin: string, env: NodeJS.ProcessEnv, cwd?: string): Promise<HookRun> {
   return new Promise((resolve, reject) => {
     const t0 = performance.now();
-    const child = spawn(process.execPath, [cli, "hook", "claude-code", ...args], { env });
+    const child = spawn(command, args, { env, cwd });
     let out = "";
     let err = "";
     child.stdout.setEncoding("utf8").on("data", (d: string) => (out += d));
     child.stderr.setEncoding("utf8").on("data", (d: string) => (err += d));
     child.on("error", reject);
     child.on("close", (code) => resolve({ code, out, err, ms: performance.now() - t0 }));
+    child.stdin.on("error", () => undefined);
     child.stdin.end(stdin);
   });
+}
+
+/** Runs `gavel hook claude-code ...args` with `stdin`, as Claude Code runs it. */
+export function runHook(stdin: string, args: string[], env: NodeJS.ProcessEnv): Promise<HookRun> {
+  return runChild(process.execPath, [cli, "hook", "claude-code", ...args], stdin, env);
 }
 
 /** Claude Code's UserPromptSubmit input for a prompt typed in `cwd`. */

@@ -3,14 +3,14 @@
 // answer last, as the socket sends them; ServeClient hands them to onProgress over either transport.
 // The server runs in this process over a stand-in router whose install reports three skills and then
 // waits to be let go, so "before the answer" is observed without timing.
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { createServer, request as httpRequest } from "node:http";
 import type { AddressInfo } from "node:net";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { Model } from "../../src/model/Model.js";
 import type { InstallOptions, Router } from "../../src/route/index.js";
+import { residentFixtures } from "../helpers/resident-fixtures.js";
 import { ResidentServer } from "../../src/serve/server.js";
 import { connect } from "../../src/serve/client.js";
 import { GavelError } from "../../src/errors.js";
@@ -37,13 +37,7 @@ function fakeRouter(bankDir: string) {
   return { router: router as unknown as Router, release: () => held.splice(0).forEach((f) => f()), held: () => held.length };
 }
 
-const model = { dispose: async () => undefined } as unknown as Model;
-const dirs: string[] = [];
-const servers: ResidentServer[] = [];
-afterEach(async () => {
-  await Promise.all(servers.splice(0).map((s) => s.shutdown()));
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
-});
+const { model, dirs, servers } = residentFixtures();
 
 async function start(kind: "unix" | "http") {
   const dir = mkdtempSync(join(tmpdir(), "gavel-serve-progress-"));

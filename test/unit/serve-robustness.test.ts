@@ -3,15 +3,15 @@
 // floods, request floods on one connection and clients that never read. The server runs in this
 // process over a stand-in router (no model): these are properties of the transport, not of routing.
 // Every wait is for an event (a close, an answer), with generous bounds for a loaded machine.
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { connect as netConnect, type Socket } from "node:net";
 import { request as httpRequest } from "node:http";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { GavelError } from "../../src/errors.js";
-import type { Model } from "../../src/model/Model.js";
 import type { Router } from "../../src/route/index.js";
+import { residentFixtures } from "../helpers/resident-fixtures.js";
 import { ResidentServer, type ServeLimits } from "../../src/serve/server.js";
 import { connect as clientConnect } from "../../src/serve/client.js";
 
@@ -46,13 +46,7 @@ function fakeRouter(bankDir: string) {
   return { router: router as unknown as Router, release: () => held.splice(0).forEach((f) => f()), started: () => started, releaseCount: () => counting.splice(0).forEach((f) => f()), counted: () => counted };
 }
 
-const model = { dispose: async () => undefined } as unknown as Model;
-const dirs: string[] = [];
-const servers: ResidentServer[] = [];
-afterEach(async () => {
-  await Promise.all(servers.splice(0).map((s) => s.shutdown()));
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
-});
+const { model, dirs, servers } = residentFixtures();
 
 async function start(kind: "unix" | "http", limits: Partial<ServeLimits> = {}, extra: { idleExitMs?: number; onIdle?: () => void } = {}) {
   const dir = mkdtempSync(join(tmpdir(), "gavel-serve-rob-"));
