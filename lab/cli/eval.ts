@@ -50,7 +50,7 @@ export async function runEvaluation(
     const run = (router?: Parameters<typeof evaluate>[0]["router"]) =>
       evaluate({ router, tasks, library, methods, ...records, signal, onProgress: (p) => progress.update(p.done, p.total, p.task) });
     const needsModel = methods.some((m) => m !== "bm25");
-    const result = needsModel ? await withRouter(values, (router) => run(router), { create: false }) : await run();
+    const result = needsModel ? await withRouter(values, (router) => run(router), { readOnly: true }) : await run();
     if (result.skipped.length) console.error(`skipped ${result.skipped.length} tasks whose golds are all absent from the library (${result.skipped.slice(0, 3).join(", ")}${result.skipped.length > 3 ? ", …" : ""})`);
     for (const w of result.warnings) console.error(`warning: ${w}`);
     return result;

@@ -347,6 +347,16 @@ describe.skipIf(NO_SHARED)("end to end on stories260K", () => {
     expect(noPool.code).toBe(1);
     expect(noPool.err).toMatch(/give --pool N too/);
 
+    // eval only reads the bank: it runs while another process holds the bank open for writing
+    const writer = await Router.open(model, { projections, bankDir: join(dir, "bank"), skillBudget: 192 });
+    try {
+      const beside = await gavel("eval", ...tasksArg, ...libs, ...common, "--methods", "glance", "--limit", "1");
+      expect(beside.code, beside.err).toBe(0);
+      expect(beside.err).not.toMatch(/BANK_LOCKED/);
+    } finally {
+      await writer.close();
+    }
+
     const missing = await gavel("eval", ...tasksArg, "--library", join(bench, "skills.jsonl"), "--library", join(sharedDir, "data", "skills-mit.jsonl.gz"), ...common, "--methods", "glance", "--limit", "1");
     expect(missing.code).toBe(1);
     expect(missing.err).toMatch(/not installed in the bank/);

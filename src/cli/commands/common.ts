@@ -79,6 +79,12 @@ export interface WithRouterOptions {
    * pass true.
    */
   create?: boolean;
+  /**
+   * Open the bank's last committed snapshot without its write lock (Router.open's `readOnly`): for
+   * commands that only read (`gavel eval`, `gavel calibrate`), which then run beside a `gavel serve`
+   * or an install instead of failing with BANK_LOCKED. Default false.
+   */
+  readOnly?: boolean;
 }
 
 /** Opens model and router; `use` runs with both and they are closed after, whatever happens. */
@@ -96,7 +102,7 @@ export async function withRouter<T>(
       bankDir: bankDir(values.bank),
       skillBudget: intArg(values["skill-budget"], "skill-budget"),
       ...truncateArg(values),
-      create: options.create ?? false,
+      ...(options.readOnly ? { readOnly: true } : { create: options.create ?? false }),
     });
     try {
       return await use(router, model);
