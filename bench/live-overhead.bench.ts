@@ -5,10 +5,13 @@
  * Run (from the package root; the output lands in .cache/, which git ignores):
  *
  *   npx esbuild bench/live-overhead.bench.ts --bundle --platform=node --format=esm --packages=external \
- *     --outfile=.cache/bench/live-overhead.bench.mjs && node .cache/bench/live-overhead.bench.mjs [sizes] [keys] [tokens] [threads] [per-append]
+ *     --outfile=.cache/bench/live-overhead.bench.mjs && node .cache/bench/live-overhead.bench.mjs [sizes] [keys] [tokens] [threads] [per-append] [model]
  *
  * Defaults: sizes "1000,10000,30000" skills, 16 keys per skill, 64 generated tokens, 2 threads,
- * per-append "1". The decode step is the median of Model.generate's per-token wall time (greedy, one
+ * per-append "1", the embedded gavel-mini. A model path other than the embedded model's gets random
+ * projections (Projections.random: W_q of 256 × nEmbd, seed 0) at ℓ* = floor(2/3 · nLayer), so a
+ * random-weight GGUF of a large shape (e.g. scripts/device/live-go.sh's Qwen3-8B) runs too; the
+ * model loads with every layer offloaded where the addon has a GPU. The decode step is the median of Model.generate's per-token wall time (greedy, one
  * token per decode); the live step is the median of one LiveContext.append of b tokens' ℓ* rows (W_q
  * projection, max-sim over the whole bank, top-k vote, decayed accumulation), divided by b: a host
  * that appends every b tokens (the per-append list, e.g. "1,4,16") pays that per token. The gate's
@@ -16,6 +19,7 @@
  * the live scores (`gateScoreFeatures(live.scores().g)`), what `Gate.stepLive` computes before its
  * dot product.
  */
+import { resolve } from "node:path";
 import { Model } from "../src/model/Model.js";
 import { Projections } from "../src/projections/projections.js";
 import { KeyBank } from "../src/bank/key-bank.js";
@@ -30,10 +34,14 @@ const keysPer = Number(process.argv[3] ?? 16);
 const nTokens = Number(process.argv[4] ?? 64);
 const threads = Number(process.argv[5] ?? 2);
 const perAppend = (process.argv[6] ?? "1").split(",").map(Number);
+const modelPath = process.argv[7] ?? DEFAULT_MODEL;
 for (const b of perAppend) if (!Number.isInteger(b) || b < 1) throw new Error(`per-append: ${b} is not a positive integer`);
 
-const model = await Model.load(DEFAULT_MODEL, { threads, contextSize: 2048 });
-const proj = await Projections.load(DEFAULT_PROJECTIONS);
+const model = await Model.load(modelPath, { threads, contextSize: 2048 });
+const embedded = resolve(modelPath) === resolve(DEFAULT_MODEL);
+const proj = embedded
+  ? await Projections.load(DEFAULT_PROJECTIONS)
+  : await Projections.random(model, { dim: 256, layer: Math.floor((2 * model.info.nLayer) / 3) });
 const decodeMs: number[] = [];
 const rows: Float32Array[] = [];
 let t0 = performance.now();
@@ -44,7 +52,9 @@ for await (const c of model.generate("The build fails with a linker error when",
   t0 = t;
 }
 const decode = median(decodeMs.slice(1));
-console.log(`model ${model.info.description}, nEmbd ${model.info.nEmbd}, ℓ* ${proj.layer}, dim ${proj.dim}, threads ${threads}, ${rows.length} tokens`);
+console.log(
+  `model ${model.info.description}${embedded ? "" : " (random projections)"}, nLayer ${model.info.nLayer}, nEmbd ${model.info.nEmbd}, ℓ* ${proj.layer}, dim ${proj.dim}, threads ${threads}, ${rows.length} tokens`,
+);
 console.log(`decode step (generate, per token, median): ${decode.toFixed(3)} ms`);
 console.log("skills\tkeys\ttokens/append\tlive append/token (median ms)\toverhead vs decode\tgate features/token (median ms)");
 for (const n of sizes) {
