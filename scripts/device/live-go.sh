@@ -3,11 +3,14 @@
 # (bench/live-overhead.bench.ts, bundled into .cache/bench/live-overhead.bench.mjs and carried),
 # appending 1, 4 and 16 tokens per call: on gavel-mini with its projections ("mini", the default
 # mode), and on a random-weight Qwen3-8B-shaped GGUF with random projections of its width ("8b").
-# On the GPU machine, after gpu-build.sh staged the CUDA addon under $HOME/gavel (same warm machine).
-#   here:    bash scripts/device/live-go.sh pack
-#              (the bench bundle in .cache/bench; gavel-mini's projections in .device/lib; for "8b",
-#              .device/live8b: ../shared/device/baselines/make_random_qwen3.py and the two parts of
-#              llama.cpp it reads, gguf-py and models/ggml-vocab-qwen2.gguf, ~7 MB)
+# On the GPU machine, after gpu-build.sh built and staged the CUDA addon (with the native live
+# accumulator, native/src/live) under $HOME/gavel (same warm machine).
+#   here:    bash scripts/device/pack.sh && bash scripts/device/pack-gpu.sh   (.device/run: node, llama.cpp's
+#              source, the runtime packages; once per checkout)
+#            bash scripts/device/live-go.sh pack
+#              (the bench bundled from the tree's src/ in .cache/bench; gavel-mini's projections in
+#              .device/lib; for "8b", .device/live8b: ../shared/device/baselines/make_random_qwen3.py and
+#              the two parts of llama.cpp it reads, gguf-py and models/ggml-vocab-qwen2.gguf, ~7 MB)
 #   device, back to back on one warm machine:
 #     1. carry [".device/run"]:  SKIP_CHECKS=1 bash scripts/device/gpu-build.sh
 #     2. carry [".device/lib", ".device/stage-b", ".cache/bench"]:  bash scripts/device/live-go.sh mini
