@@ -162,7 +162,9 @@ for (const n of sizes) {
     const m = median(drop(ms));
     // the same loop as a host runs it: plain decode, then decode with the live context, back to back
     const plain = await loopMs(null, b);
-    const withLive = await loopMs(new LiveContext(parts), b);
+    const loopLive = new LiveContext(parts);
+    const withLive = await loopMs(loopLive, b);
+    loopLive.dispose();
     console.log(
       [
         n,
@@ -178,6 +180,7 @@ for (const n of sizes) {
         median(drop(gateMs)).toFixed(4),
       ].join("\t"),
     );
+    live.dispose();
   }
   bank.dispose();
 }

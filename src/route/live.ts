@@ -44,6 +44,7 @@ export class LiveContext {
   readonly #parts: RouterParts;
   /** Made at the first append, over the library's key bank. */
   #native: NativeLive | null = null;
+  #disposed = false;
   #queue: Promise<unknown> = Promise.resolve();
 
   /** @internal Made by {@link Router.live}. */
@@ -94,6 +95,7 @@ export class LiveContext {
       throw invalidArgument(`states must be a Float32Array of rows × nEmbd (${nEmbd})`);
     }
     for (let i = 0; i < states.length; i++) if (!Number.isFinite(states[i])) throw invalidArgument(`states[${i}] is not finite`);
+    if (this.#disposed) throw new GavelError("this live context was disposed", "DISPOSED");
     if (states.length === 0) return;
     if (signal?.aborted) throw new GavelError("live append aborted", "ABORTED");
     const { library } = this.#parts;
@@ -144,5 +146,15 @@ export class LiveContext {
   /** Forgets every token (the next append starts a new context). */
   reset(): void {
     this.#native?.reset();
+  }
+
+  /**
+   * Frees the native accumulators now (on a GPU, their device memory) instead of at garbage
+   * collection. Idempotent; a later append rejects with DISPOSED, and the scores read empty.
+   */
+  dispose(): void {
+    this.#disposed = true;
+    this.#native?.dispose();
+    this.#native = null;
   }
 }

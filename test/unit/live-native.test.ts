@@ -227,7 +227,7 @@ describe("NativeLive", () => {
     bank.dispose();
   }, 60_000);
 
-  it("LiveContext: an aborted signal rejects with ABORTED, an empty library with EMPTY_LIBRARY", async () => {
+  it("LiveContext: an aborted signal rejects with ABORTED, an empty library with EMPTY_LIBRARY, a disposed context with DISPOSED", async () => {
     const { r, bank, wq, nEmbd, dim } = setup();
     const handles = bank.handles();
     let routable = handles;
@@ -241,6 +241,11 @@ describe("NativeLive", () => {
     await live.append(randArray(r, 2 * nEmbd));
     expect(live.tokens).toBe(2);
     expect(live.device).toBe(loadBinding().glanceDevice().device);
+    live.dispose();
+    live.dispose();
+    await expect(live.append(randArray(r, nEmbd))).rejects.toMatchObject({ code: "DISPOSED" });
+    expect(live.scores().g.length).toBe(0);
+    expect(live.tokens).toBe(0);
     bank.dispose();
   });
 });
