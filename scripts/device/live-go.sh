@@ -18,7 +18,9 @@
 #          writes $HOME/work/qwen3-8b.gguf once (numpy, ~4 min; kept while the machine stays warm,
 #          the same file verdict-bench.sh prepare writes), then the bench on it at SIZES8 (30000)
 # Knobs: SIZES (default 1000,10000,30000), SIZES8 (30000), KEYS (16), TOKENS (64), THREADS (8),
-# PER_APPEND (1,4,16). Figures in $OUT/live-overhead.txt and $OUT/live-overhead-8b.txt.
+# PER_APPEND (1,4,16). Figures in $OUT/live-overhead.txt and $OUT/live-overhead-8b.txt; "mini" first runs
+# scripts/device/live-twins.mjs (device accumulators against the CPU's, from $G/dist: pack-gpu.sh's tsup
+# of this tree) into $OUT/live-twins.txt and prints its verdict line.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 mode=${1:-mini}
@@ -44,8 +46,11 @@ case "$mode" in
     # the embedded pair where the package root's models/ folder is looked up (src/defaults.ts)
     cp "$W/gavel-mini.gguf" "$G/models/gavel-mini.gguf"
     cp .device/lib/default.projections.gguf "$G/models/gavel-mini.projections.gguf"
+    mkdir -p "$G/scripts/device" && cp scripts/device/live-twins.mjs "$G/scripts/device/"
     cd "$G"
     nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$OUT/live-gpu.txt"
+    # the device accumulators against the CPU's (bank changes, renormalisation): PASS/FAIL and a line a check
+    node scripts/device/live-twins.mjs > "$OUT/live-twins.txt" 2>&1; tail -1 "$OUT/live-twins.txt"
     node bench/live-overhead.bench.mjs "${SIZES:-1000,10000,30000}" "${KEYS:-16}" "${TOKENS:-64}" "${THREADS:-8}" "${PER_APPEND:-1,4,16}" 2>&1 \
       | quiet | tee "$OUT/live-overhead.txt"
     ;;
