@@ -5,17 +5,30 @@
  * Run (from the package root; the output lands in .cache/, which git ignores):
  *
  *   npx esbuild bench/live-overhead.bench.ts --bundle --platform=node --format=esm --packages=external \
- *     --outfile=.cache/bench/live-overhead.bench.mjs && node .cache/bench/live-overhead.bench.mjs [sizes] [keys] [tokens] [threads] [per-append]
+ *     --outfile=.cache/bench/live-overhead.bench.mjs && node .cache/bench/live-overhead.bench.mjs [sizes] [keys] [tokens] [threads] [per-append] [model]
  *
  * Defaults: sizes "1000,10000,30000" skills, 16 keys per skill, 64 generated tokens, 2 threads,
- * per-append "1". The decode step is the median of Model.generate's per-token wall time (greedy, one
- * token per decode); the live step is the median of one LiveContext.append of b tokens' ℓ* rows (W_q
- * projection, max-sim over the whole bank, top-k vote, decayed accumulation), divided by b: a host
- * that appends every b tokens (the per-append list, e.g. "1,4,16") pays that per token. The gate's
- * host step is timed beside it, once per append and likewise divided by b: its score features over
- * the live scores (`gateScoreFeatures(live.scores().g)`), what `Gate.stepLive` computes before its
- * dot product.
+ * per-append "1", the embedded gavel-mini. A model path other than the embedded model's gets random
+ * projections (Projections.random: W_q of 256 × nEmbd, seed 0) at ℓ* = floor(2/3 · nLayer), so a
+ * random-weight GGUF of a large shape (e.g. scripts/device/live-go.sh's Qwen3-8B) runs too; the
+ * model loads with every layer offloaded where the addon has a GPU.
+ *
+ * The decode step is Model.generate's per-token wall time (greedy, one token per decode), measured
+ * in the same process. Per size and per-append b (a host that appends every b tokens, e.g. "1,4,16"),
+ * each column per token (divided by b):
+ *   - device: where the live accumulators are ("cuda": on the GPU, an append only queues work);
+ *   - append call: LiveContext.append's own wall time (median) — on a GPU the enqueue alone;
+ *   - append+scores: append then live.scores() (median), which waits for the device: the whole
+ *     live step (W_q projection, max-sim over the whole bank, top-k vote, decayed accumulation) when
+ *     the scores are read after every append; its overhead against the decode step's median;
+ *   - loop plain / loop live: the mean per-token wall time of a generate loop that decodes only, and
+ *     of the same loop appending and reading the scores every b tokens (the prefill's step left out),
+ *     back to back; loop overhead is their relative difference (device work that overlaps the decode,
+ *     or competes with it, shows here);
+ *   - gate features: `gateScoreFeatures(g)` on the scores read, what `Gate.stepLive` computes before
+ *     its dot product.
  */
+import { resolve } from "node:path";
 import { Model } from "../src/model/Model.js";
 import { Projections } from "../src/projections/projections.js";
 import { KeyBank } from "../src/bank/key-bank.js";
@@ -23,6 +36,8 @@ import { LiveContext } from "../src/route/live.js";
 import { gateScoreFeatures } from "../src/route/gate.js";
 import type { RouterParts } from "../src/route/parts.js";
 import { DEFAULT_MODEL, DEFAULT_PROJECTIONS } from "../src/defaults.js";
+import { voteK } from "../src/kernels/kernels.js";
+import { loadBinding } from "../src/native/binding.js";
 import { median, unitRows } from "./data.js";
 
 const sizes = (process.argv[2] ?? "1000,10000,30000").split(",").map(Number);
@@ -30,23 +45,89 @@ const keysPer = Number(process.argv[3] ?? 16);
 const nTokens = Number(process.argv[4] ?? 64);
 const threads = Number(process.argv[5] ?? 2);
 const perAppend = (process.argv[6] ?? "1").split(",").map(Number);
+const modelPath = process.argv[7] ?? DEFAULT_MODEL;
 for (const b of perAppend) if (!Number.isInteger(b) || b < 1) throw new Error(`per-append: ${b} is not a positive integer`);
 
-const model = await Model.load(DEFAULT_MODEL, { threads, contextSize: 2048 });
-const proj = await Projections.load(DEFAULT_PROJECTIONS);
+const model = await Model.load(modelPath, { threads, contextSize: 2048 });
+const embedded = resolve(modelPath) === resolve(DEFAULT_MODEL);
+const proj = embedded
+  ? await Projections.load(DEFAULT_PROJECTIONS)
+  : await Projections.random(model, { dim: 256, layer: Math.floor((2 * model.info.nLayer) / 3) });
+const prompt = "The build fails with a linker error when";
+const genOptions = { temperature: 0, maxTokens: nTokens, ignoreEog: true, captureLayer: proj.layer };
 const decodeMs: number[] = [];
 const rows: Float32Array[] = [];
 let t0 = performance.now();
-for await (const c of model.generate("The build fails with a linker error when", { temperature: 0, maxTokens: nTokens, ignoreEog: true, captureLayer: proj.layer })) {
+for await (const c of model.generate(prompt, genOptions)) {
   const t = performance.now();
   decodeMs.push(t - t0);
   rows.push(c.state);
   t0 = t;
 }
+const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
 const decode = median(decodeMs.slice(1));
-console.log(`model ${model.info.description}, nEmbd ${model.info.nEmbd}, ℓ* ${proj.layer}, dim ${proj.dim}, threads ${threads}, ${rows.length} tokens`);
-console.log(`decode step (generate, per token, median): ${decode.toFixed(3)} ms`);
-console.log("skills\tkeys\ttokens/append\tlive append/token (median ms)\toverhead vs decode\tgate features/token (median ms)");
+const nEmbd = model.info.nEmbd;
+
+/**
+ * Per-token wall time (mean, the prefill's step left out) of a generate loop that, every b tokens,
+ * appends the b buffered ℓ* rows and reads the scores (what a host with a gate does), or that only
+ * decodes (live null).
+ */
+async function loopMs(live: LiveContext | null, b: number): Promise<number> {
+  const steps: number[] = [];
+  let pending: Float32Array[] = [];
+  let t = performance.now();
+  for await (const c of model.generate(prompt, genOptions)) {
+    if (live !== null) {
+      pending.push(c.state);
+      if (pending.length === b) {
+        const chunk = new Float32Array(b * nEmbd);
+        pending.forEach((r, j) => chunk.set(r, j * nEmbd));
+        pending = [];
+        await live.append(chunk);
+        gateScoreFeatures(live.scores().g);
+      }
+    }
+    const now = performance.now();
+    steps.push(now - t);
+    t = now;
+  }
+  return mean(steps.slice(1));
+}
+
+/**
+ * The live context's scores against the CPU accumulator's (NativeLive with device "cpu": the CPU
+ * glance's kernels, float32) over the same rows: max |Δg| and how many of the CPU's top 10 are in
+ * the context's top 10. On a GPU the context's follow the device glance's contract (f16 queries and
+ * keys), so they differ by about f16's rounding.
+ */
+async function twin(bank: KeyBank, live: LiveContext): Promise<string> {
+  const cpu = new (loadBinding().NativeLive)(bank._native, proj.wq, nEmbd, proj.dim, "cpu");
+  const all = new Float32Array(rows.length * nEmbd);
+  rows.forEach((r, i) => all.set(r, i * nEmbd));
+  const appended = live.tokens;
+  await cpu.append(all.subarray(0, appended * nEmbd), null, voteK(bank.size));
+  const out = `${live.device} vs cpu over ${appended} rows: ${compare()}`;
+  cpu.dispose();
+  return out;
+  function compare(): string {
+    const a = live.scores().g, c = cpu.scores().g;
+    let d = 0;
+    for (let s = 0; s < a.length; s++) d = Math.max(d, Math.abs(a[s] - c[s]));
+    const top = (g: Float64Array) => Array.from(g.keys()).sort((x, y) => g[y] - g[x] || x - y).slice(0, 10);
+    const ct = new Set(top(c));
+    return `max |Δg| ${d.toExponential(2)}, top-10 overlap ${top(a).filter((x) => ct.has(x)).length}/10`;
+  }
+}
+const twins: string[] = [];
+
+console.log(
+  `model ${model.info.description}${embedded ? "" : " (random projections)"}, nLayer ${model.info.nLayer}, nEmbd ${nEmbd}, ℓ* ${proj.layer}, dim ${proj.dim}, threads ${threads}, ${rows.length} tokens`,
+);
+console.log(`decode step (generate, per token): median ${decode.toFixed(3)} ms, mean ${mean(decodeMs.slice(1)).toFixed(3)} ms`);
+console.log(
+  "skills\tkeys\ttokens/append\tdevice\tappend call/token\tappend+scores/token\toverhead vs decode\tloop plain/token\tloop live/token\tloop overhead\tgate features/token",
+);
 for (const n of sizes) {
   const bank = new KeyBank(proj.dim);
   const keys = unitRows(n * keysPer, proj.dim, 7);
@@ -59,7 +140,7 @@ for (const n of sizes) {
   } as unknown as RouterParts;
   for (const b of perAppend) {
     const live = new LiveContext(parts);
-    const nEmbd = model.info.nEmbd;
+    const callMs: number[] = [];
     const ms: number[] = [];
     const gateMs: number[] = [];
     for (let i = 0; i + b <= rows.length; i += b) {
@@ -67,15 +148,41 @@ for (const n of sizes) {
       for (let j = 0; j < b; j++) chunk.set(rows[i + j], j * nEmbd);
       let t = performance.now();
       await live.append(chunk);
-      ms.push((performance.now() - t) / b);
+      const called = performance.now();
+      const { g } = live.scores(); // on a device: waits for the queued append
+      const read = performance.now();
+      callMs.push((called - t) / b);
+      ms.push((read - t) / b);
       t = performance.now();
-      gateScoreFeatures(live.scores().g);
+      gateScoreFeatures(g);
       gateMs.push((performance.now() - t) / b);
     }
-    const m = median(ms.length > 1 ? ms.slice(1) : ms);
-    const gm = median(gateMs.length > 1 ? gateMs.slice(1) : gateMs);
-    console.log(`${n}\t${n * keysPer}\t${b}\t${m.toFixed(4)}\t${((100 * m) / decode).toFixed(1)}%\t${gm.toFixed(4)}`);
+    if (b === perAppend[0]) twins.push(`${n}: ${await twin(bank, live)}`);
+    const drop = (xs: number[]) => (xs.length > 1 ? xs.slice(1) : xs);
+    const m = median(drop(ms));
+    // the same loop as a host runs it: plain decode, then decode with the live context, back to back
+    const plain = await loopMs(null, b);
+    const loopLive = new LiveContext(parts);
+    const withLive = await loopMs(loopLive, b);
+    loopLive.dispose();
+    console.log(
+      [
+        n,
+        n * keysPer,
+        b,
+        live.device,
+        median(drop(callMs)).toFixed(4),
+        m.toFixed(4),
+        `${((100 * m) / decode).toFixed(1)}%`,
+        plain.toFixed(4),
+        withLive.toFixed(4),
+        `${((100 * (withLive - plain)) / plain).toFixed(1)}%`,
+        median(drop(gateMs)).toFixed(4),
+      ].join("\t"),
+    );
+    live.dispose();
   }
   bank.dispose();
 }
+for (const t of twins) console.log(`twin ${t}`);
 await model.dispose();

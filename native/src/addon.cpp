@@ -9,6 +9,7 @@
 #include "common/settings.h"
 #include "index/ivf.h"
 #include "kernels/kernels.h"
+#include "live/live.h"
 #include "llama.h"
 #include "model/engine.h"
 #include "model/model_napi.h"
@@ -114,6 +115,7 @@ Napi::Object InitModule(Napi::Env env, Napi::Object exports) {
   gavel::RegisterKernels(env, exports);
   gavel::RegisterBank(env, exports);
   gavel::RegisterGlanceIndex(env, exports);
+  gavel::RegisterLive(env, exports);
   gavel::RegisterTrainer(env, exports);
   return exports;
 }

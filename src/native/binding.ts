@@ -83,8 +83,10 @@ export interface NativeCacheStats {
 
 export type { NativeGeneration, NativeGenerationStep, NativeSamplerParams } from "./generation.js";
 import type { NativeTrainer, NativeTrainerOptions } from "./trainer-binding.js";
+import type { NativeLiveConstructor } from "./live-binding.js";
 import { config, nativeSettings, type Config } from "../config.js";
 export type * from "./trainer-binding.js";
+export type * from "./live-binding.js";
 
 export interface NativeModel {
   load(path: string, params: NativeModelParams): Promise<void>;
@@ -275,6 +277,8 @@ export interface NativeBinding extends NativeKernels {
   buildInfo(): { cuda: boolean; staticLlama: boolean; cpuFeatures: string };
   NativeModel: new () => NativeModel;
   NativeTrainer: new (options: NativeTrainerOptions) => NativeTrainer;
+  /** A live context's accumulators held natively ({@link NativeLive}). */
+  NativeLive: NativeLiveConstructor;
 }
 
 let binding: NativeBinding | undefined;

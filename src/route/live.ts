@@ -1,20 +1,26 @@
 /**
  * The live context: the glance's accumulated per-skill scores over a growing rollout,
  * updated per appended token from that token's ℓ* state only (projected by W_q, max-sim against the
- * bank's keys, top-k vote), with the recency decay w_i = 2^(−a_i/64) of {@link decayWeights}. Nothing
+ * bank's keys, top-k vote), with the recency decay w_i = 2^(−a_i/64) of `decayWeights` (src/kernels/kernels.ts). Nothing
  * already read is encoded again.
  *
  * After n tokens the scores equal a from-scratch glance over the same n rows with live weights:
  * g(s) = Σ_i w_i v_i(s) / Σ_i w_i, v_i(s) = m_i(s) when s is in token i's top-k, else 0. The sums are
  * kept decayed: on each batch of b new rows, A ← A·2^(−b/64) + Σ_j w_j v_j and W ← W·2^(−b/64) + Σ_j w_j,
- * where the batch's Σ_j w_j v_j is one native glance of the batch's rows with their own decay
- * weights (its g times its Σw). A and W are float64, held with a common scale renormalised before it
- * underflows.
+ * with the batch's own decay weights w_j = decayWeights(b)[j]. A and W are float64, held with a
+ * common scale renormalised before it underflows.
+ *
+ * The accumulators are native (native/src/live, `NativeLive`): one call per append does the
+ * projection, the max-sim, the vote and the fold. Where the bank glances on a CUDA device, A stays
+ * on the device and an append only queues work on the bank's stream (no host round trip per
+ * token); reading the scores waits for it. On the CPU the bank's CPU glance of each batch of up to
+ * 2,048 rows is folded natively (a small append at once, a large one on a worker thread).
  *
  * @module
  */
 import { GavelError, invalidArgument } from "../errors.js";
-import { decayWeights, projectNormalize, voteK } from "../kernels/kernels.js";
+import { voteK } from "../kernels/kernels.js";
+import { loadBinding, type NativeLive } from "../native/binding.js";
 import { optionsObject, signalOption } from "../util/validate.js";
 import type { RouterParts } from "./parts.js";
 
@@ -26,11 +32,6 @@ export interface LiveScore {
   g: number;
 }
 
-/** Rows per native glance: float32 decay weights within one batch stay far from underflow. */
-const BATCH_ROWS = 2048;
-/** Below this common scale the accumulators are renormalised (float64 keeps ~2^-1000). */
-const RENORM_BELOW = 2 ** -400;
-
 /**
  * A live context over a router's library: feed it the ℓ* states of each new token (for example the
  * chunks' `state` of `model.generate(…, { captureLayer: live.layer })`, and the prompt's rows from
@@ -41,15 +42,9 @@ const RENORM_BELOW = 2 ** -400;
  */
 export class LiveContext {
   readonly #parts: RouterParts;
-  /** handle → column of #acc. */
-  #column = new Map<number, number>();
-  #handles = new Int32Array(0);
-  /** Σ w_i v_i(s) / #scale per column. */
-  #acc = new Float64Array(0);
-  /** Σ w_i / #scale. */
-  #wsum = 0;
-  #scale = 1;
-  #tokens = 0;
+  /** Made at the first append, over the library's key bank. */
+  #native: NativeLive | null = null;
+  #disposed = false;
   #queue: Promise<unknown> = Promise.resolve();
 
   /** @internal Made by {@link Router.live}. */
@@ -69,7 +64,15 @@ export class LiveContext {
 
   /** Tokens appended so far. */
   get tokens(): number {
-    return this.#tokens;
+    return this.#native?.tokens ?? 0;
+  }
+
+  /**
+   * Where the accumulators live: "cuda" when the library's bank glances on a CUDA device (A on the
+   * device, appends queued without waiting for it), else "cpu"; null before the first append.
+   */
+  get device(): "cuda" | "cpu" | null {
+    return this.#native?.device ?? null;
   }
 
   /**
@@ -92,67 +95,41 @@ export class LiveContext {
       throw invalidArgument(`states must be a Float32Array of rows × nEmbd (${nEmbd})`);
     }
     for (let i = 0; i < states.length; i++) if (!Number.isFinite(states[i])) throw invalidArgument(`states[${i}] is not finite`);
-    const n = states.length / nEmbd;
-    for (let start = 0; start < n; start += BATCH_ROWS) {
-      const rows = states.subarray(start * nEmbd, Math.min(n, start + BATCH_ROWS) * nEmbd);
-      await this.#appendBatch(rows, rows.length / nEmbd, signal);
+    if (this.#disposed) throw new GavelError("this live context was disposed", "DISPOSED");
+    if (states.length === 0) return;
+    if (signal?.aborted) throw new GavelError("live append aborted", "ABORTED");
+    const { library } = this.#parts;
+    const handles = library.routable();
+    if (handles.length === 0) throw new GavelError("no skill is installed (or every one has disable-model-invocation)", "EMPTY_LIBRARY");
+    const native = this.#nativeLive();
+    // Every skill of the bank, in its order: no handle list to pass or compare.
+    const all = handles.length === library.keys.size;
+    const pending = native.append(states, all ? null : handles, voteK(handles.length));
+    if (pending === undefined) return; // done at once, or queued on the device
+    if (signal === undefined) return pending;
+    const onAbort = () => native.abort();
+    signal.addEventListener("abort", onAbort, { once: true });
+    try {
+      await pending;
+    } finally {
+      signal.removeEventListener("abort", onAbort);
     }
   }
 
-  async #appendBatch(rows: Float32Array, b: number, signal?: AbortSignal): Promise<void> {
-    if (b === 0) return;
-    const { projections, model, library } = this.#parts;
-    const handles = library.routable();
-    if (handles.length === 0) throw new GavelError("no skill is installed (or every one has disable-model-invocation)", "EMPTY_LIBRARY");
-    const queries = await projectNormalize(rows, model.info.nEmbd, projections.wq, projections.dim);
-    const weights = decayWeights(b);
-    const all = handles.length === library.keys.size;
-    // detail 0: only g is read here, so no m or argmax (nq × skills) comes back.
-    const res = await library.keys.glance(queries, { weights, k: voteK(handles.length), handles: all ? undefined : handles, signal, detail: 0 });
-    let wb = 0;
-    for (let i = 0; i < b; i++) wb += weights[i];
-    this.#remap(res.handles);
-    const decay = 2 ** (-b / 64);
-    this.#scale *= decay;
-    if (this.#scale < RENORM_BELOW) {
-      for (let s = 0; s < this.#acc.length; s++) this.#acc[s] *= this.#scale;
-      this.#wsum *= this.#scale;
-      this.#scale = 1;
+  #nativeLive(): NativeLive {
+    if (this.#native === null) {
+      const { projections, model, library } = this.#parts;
+      this.#native = new (loadBinding().NativeLive)(library.keys._native, projections.wq, model.info.nEmbd, projections.dim);
     }
-    const inv = 1 / this.#scale;
-    // After #remap the columns are the glance's, in its order: column s is res.handles[s].
-    for (let s = 0; s < res.handles.length; s++) this.#acc[s] += res.g[s] * wb * inv;
-    this.#wsum += wb * inv;
-    this.#tokens += b;
+    return this.#native;
   }
 
   /**
-   * Makes the columns the glance's handles, in their order (column s is handles[s]): kept skills keep
-   * their scores, new ones start at 0, removed ones are dropped. Nothing to do when they are unchanged.
+   * Each routable skill's score g after the last appended token, in the library's column order
+   * (Float64Array). On a device this waits for the appends queued there.
    */
-  #remap(handles: Int32Array): void {
-    if (handles.length === this.#handles.length) {
-      let same = true;
-      for (let i = 0; i < handles.length && same; i++) same = handles[i] === this.#handles[i];
-      if (same) return;
-    }
-    const acc = new Float64Array(handles.length);
-    const column = new Map<number, number>();
-    handles.forEach((h, i) => {
-      column.set(h, i);
-      const old = this.#column.get(h);
-      if (old !== undefined) acc[i] = this.#acc[old];
-    });
-    this.#acc = acc;
-    this.#column = column;
-    this.#handles = handles.slice();
-  }
-
-  /** Each routable skill's score g after the last appended token, in the library's column order (Float64Array). */
   scores(): { handles: Int32Array; g: Float64Array } {
-    const g = new Float64Array(this.#acc.length);
-    if (this.#wsum > 0) for (let s = 0; s < g.length; s++) g[s] = this.#acc[s] / this.#wsum;
-    return { handles: this.#handles.slice(), g };
+    return this.#native?.scores() ?? { handles: new Int32Array(0), g: new Float64Array(0) };
   }
 
   /** The `n` best skills by g, best first (ties in column order). */
@@ -168,9 +145,16 @@ export class LiveContext {
 
   /** Forgets every token (the next append starts a new context). */
   reset(): void {
-    this.#acc.fill(0);
-    this.#wsum = 0;
-    this.#scale = 1;
-    this.#tokens = 0;
+    this.#native?.reset();
+  }
+
+  /**
+   * Frees the native accumulators now (on a GPU, their device memory) instead of at garbage
+   * collection. Idempotent; a later append rejects with DISPOSED, and the scores read empty.
+   */
+  dispose(): void {
+    this.#disposed = true;
+    this.#native?.dispose();
+    this.#native = null;
   }
 }

@@ -61,21 +61,7 @@ int64_t BlockBytes(const KeyBlock& b) {
 void DeviceGlance(GlanceJob& job, GlanceOut& out) {
   DeviceCache& dc = *job.device;
   std::lock_guard<std::mutex> lock(dc.mu);
-  if (!dc.dev) dc.dev = kernels::device::CreateBank(job.dim);
-  try {
-    const LayoutPlan plan = dc.layout.Sync(*job.snap);
-    std::vector<kernels::device::Placement> ups;
-    ups.reserve(plan.uploads.size());
-    for (const LayoutPlan::Upload& u : plan.uploads) {
-      const KeyBlock& b = *job.snap->entries[static_cast<size_t>(u.entry)].keys;
-      ups.push_back({u.row, b.rows, b.half.empty() ? b.data.data() : nullptr, b.half.empty() ? nullptr : b.half.data()});
-    }
-    dc.dev->Update(plan.end, ups);
-  } catch (...) {
-    dc.layout = DeviceLayout();  // the device copy is in doubt: the next device glance uploads it whole
-    dc.cols = ColumnCache();
-    throw;
-  }
+  SyncDeviceCopy(dc, *job.snap, job.dim);
   const int64_t n = static_cast<int64_t>(job.cols->handles.size());
   const int64_t *rowP = nullptr, *rowsP = nullptr;
   uint64_t columnsKey = 0;
@@ -107,6 +93,24 @@ void DeviceGlance(GlanceJob& job, GlanceOut& out) {
 }
 
 }  // namespace
+
+void SyncDeviceCopy(DeviceCache& dc, const Snapshot& snap, int64_t dim) {
+  if (!dc.dev) dc.dev = kernels::device::CreateBank(dim);
+  try {
+    const LayoutPlan plan = dc.layout.Sync(snap);
+    std::vector<kernels::device::Placement> ups;
+    ups.reserve(plan.uploads.size());
+    for (const LayoutPlan::Upload& u : plan.uploads) {
+      const KeyBlock& b = *snap.entries[static_cast<size_t>(u.entry)].keys;
+      ups.push_back({u.row, b.rows, b.half.empty() ? b.data.data() : nullptr, b.half.empty() ? nullptr : b.half.data()});
+    }
+    dc.dev->Update(plan.end, ups);
+  } catch (...) {
+    dc.layout = DeviceLayout();  // the device copy is in doubt: the next device sync uploads it whole
+    dc.cols = ColumnCache();
+    throw;
+  }
+}
 
 bool WholeBankColumns(const Snapshot& s, const DeviceLayout& layout, ColumnCache& cache) {
   if (cache.epoch != 0 && cache.epoch == layout.Epoch()) return true;

@@ -111,6 +111,11 @@ struct DeviceCache {
   std::unique_ptr<kernels::device::DeviceBank> dev;
 };
 
+// Brings dc's device copy (made on first use) to `snap`: the skills added since the last sync are
+// uploaded. The caller holds dc.mu. On failure the copy is marked in doubt (the next sync uploads it
+// whole) and the Failure propagates. Device glances and the live accumulator (live/) both call it.
+void SyncDeviceCopy(DeviceCache& dc, const Snapshot& snap, int64_t dim);
+
 // A glance's columns: each one's keys (one of base/half, by the bank's key type), the prefix sums
 // of their rows, their handles. Immutable once made: a whole-bank glance shares the one made for
 // its snapshot's generation (Bank::whole_), so preparing it costs nothing per call at 100K skills.
@@ -182,6 +187,10 @@ class Bank {
   // The current snapshot (immutable while referenced: the next mutation copies it). The glance
   // index (native/src/index) follows the bank through it.
   std::shared_ptr<const Snapshot> Current() const { return snap_; }
+  // The device copy of the keys (shared with the live accumulator, native/src/live).
+  std::shared_ptr<DeviceCache> Device() const { return device_; }
+  // The registry the glances' abort flags are kept in.
+  std::shared_ptr<GlanceRegistry> Registry() const { return registry_; }
 
   // A glance over every skill or (restricted) over the nOnly handles of `only` (distinct, held: else
   // Failure(INVALID_ARGUMENT); nOnly may be 0), registered for Abort. queries and weights are checked

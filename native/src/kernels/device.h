@@ -76,6 +76,18 @@ class DeviceBank {
   virtual void Update(int64_t endRows, const std::vector<Placement>& uploads) = 0;
   // Polls `stop` between launches of ≈4K columns; Failure(ABORTED) when stopped.
   virtual void Glance(const GlanceArgs& a, GlanceOut& out, const std::atomic<bool>* stop) = 0;
+  // For the live accumulator (native/src/live), which queues its own kernels after the bank's on the
+  // bank's stream (so a later Update, which may move the keys, waits for them): that stream (a
+  // cudaStream_t) and the padded dimension of the device's key and query rows.
+  virtual void* Stream() = 0;
+  virtual int64_t PaddedDim() const = 0;
+  // Queues the max-sim of nq device queries (f16 bits, nq × PaddedDim(), zero past dim) over the
+  // nCols columns of device arrays dRow / dRows into dm (device, nq × nCols floats; m alone, -1 for a
+  // column without keys), the kernel the glance would pick, on Stream(), and returns without waiting
+  // for the device (no stop polling, no synchronisation; a workspace that must grow waits for the
+  // stream first). Same m as a glance of the same queries.
+  virtual void EnqueueMaxSim(const uint16_t* dq, int64_t nq, const int64_t* dRow, const int64_t* dRows, int64_t nCols,
+                             float* dm) = 0;
   // Rows the key buffer holds, and the bytes of device memory held (keys + workspace).
   virtual int64_t CapacityRows() const = 0;
   virtual int64_t DeviceBytes() const = 0;

@@ -350,10 +350,39 @@ class CudaBank final : public DeviceBank {
     out.copyMs = Elapsed(e0, e1) + Elapsed(e3, e4) + Elapsed(e4, e5);
   }
 
+  void* Stream() override { return stream_; }
+  int64_t PaddedDim() const override { return dimP_; }
+
+  void EnqueueMaxSim(const uint16_t* dq, int64_t nq, const int64_t* dRow, const int64_t* dRows, int64_t nCols,
+                     float* dm) override {
+    if (nCols == 0 || nq == 0) return;
+    if (nq > int64_t(kTile) * 65535) throw Failure(Code::INVALID_ARGUMENT, "live: too many query rows for one CUDA launch");
+    const KernelChoice kc = ChooseKernel();
+    const bool mOnly = kc.kind == Kernel::kWgmma && kWgConfigs[kc.wg].tma;
+    int32_t* dam = nullptr;
+    if (!mOnly) {
+      // the argmax the kernel writes and nothing reads; a larger buffer waits for what reads the old one
+      if (size_t(nq * nCols) > liveAm_.cap) Check(cudaStreamSynchronize(stream_), "growing the live workspace");
+      dam = liveAm_.Ensure(size_t(nq * nCols));
+    }
+    const __half* q = reinterpret_cast<const __half*>(dq);
+    enqueueOnly_ = true;
+    try {
+      switch (kc.kind) {
+        case Kernel::kWgmma: LaunchWgmma(kc, !mOnly, q, nq, dRow, dRows, nCols, dm, dam, nullptr); break;
+        default: LaunchWmma(q, nq, dRow, dRows, nCols, dm, dam, nullptr); break;
+      }
+    } catch (...) {
+      enqueueOnly_ = false;
+      throw;
+    }
+    enqueueOnly_ = false;
+  }
+
   int64_t CapacityRows() const override { return capRows_; }
   int64_t DeviceBytes() const override {
     return capRows_ * dimP_ * int64_t(sizeof(__half)) + q_.Bytes() + colRow_.Bytes() + colRows_.Bytes() + m_.Bytes() +
-           am_.Bytes() + top_.Bytes() + topM_.Bytes() + cols_.Bytes() + dm_.Bytes() + da_.Bytes();
+           am_.Bytes() + top_.Bytes() + topM_.Bytes() + cols_.Bytes() + dm_.Bytes() + da_.Bytes() + liveAm_.Bytes();
   }
 
  private:
@@ -365,7 +394,7 @@ class CudaBank final : public DeviceBank {
       if (stop != nullptr && stop->load(std::memory_order_relaxed)) throw Failure(Code::ABORTED, "glance aborted");
       launch(c0, std::min(kColsPerLaunch, nCols - c0));
       Check(cudaGetLastError(), "launching the max-sim kernel");
-      if (c0 + kColsPerLaunch < nCols) Check(cudaStreamSynchronize(stream_), "running the max-sim kernel");
+      if (!enqueueOnly_ && c0 + kColsPerLaunch < nCols) Check(cudaStreamSynchronize(stream_), "running the max-sim kernel");
     }
   }
 
@@ -530,6 +559,8 @@ class CudaBank final : public DeviceBank {
   int64_t colsN_ = 0;
   Buf<float> m_, topM_, dm_;
   Buf<int32_t> am_, top_, da_;
+  Buf<int32_t> liveAm_;        // EnqueueMaxSim's argmax (written by the kernels that need it, never read)
+  bool enqueueOnly_ = false;   // inside EnqueueMaxSim: InLaunches queues without waiting
 };
 
 }  // namespace
