@@ -64,7 +64,7 @@ __device__ __forceinline__ void BlockBest(float& v, int64_t& i, float* sv, int64
 // total order on distinct columns, so every round adds a new column). The kernel as first measured,
 // its reduction now the shared BlockBest (every thread then knows the round's pick, so
 // the previous pick lives in registers).
-__global__ void __launch_bounds__(kTopThreads) TopKPasses(const float* __restrict__ m, int64_t nCols, int kk,
+static __global__ void __launch_bounds__(kTopThreads) TopKPasses(const float* __restrict__ m, int64_t nCols, int kk,
                                                           int32_t* __restrict__ top, float* __restrict__ topM) {
   const int64_t i = blockIdx.x;
   const float* row = m + i * nCols;
@@ -96,7 +96,7 @@ __global__ void __launch_bounds__(kTopThreads) TopKPasses(const float* __restric
 
 // The same output in one read of the row; kk ≤ KMAX.
 template <int KMAX>
-__global__ void __launch_bounds__(kTopThreads) TopKOnePass(const float* __restrict__ m, int64_t nCols, int kk,
+static __global__ void __launch_bounds__(kTopThreads) TopKOnePass(const float* __restrict__ m, int64_t nCols, int kk,
                                                            int32_t* __restrict__ top, float* __restrict__ topM) {
   const int64_t i = blockIdx.x;
   const float* row = m + i * nCols;
