@@ -80,3 +80,15 @@ export function bigramShare(descTokens: readonly string[], task: TaskText): numb
   for (const x of b) if (task.bigrams.has(x)) n++;
   return n / b.size;
 }
+
+/** Share of the skill name's consecutive token pairs found as bigrams of the task (1 for a one-word name found in it). */
+export function nameBigramShare(skill: { id: string; name: string }, task: TaskText): number {
+  let best = 0;
+  for (const n of [slugOf(skill.id), skill.name]) {
+    const toks = bm25Tokens(n);
+    if (toks.length === 0) continue;
+    if (toks.length === 1) { best = Math.max(best, task.tokens.has(toks[0]) ? 1 : 0); continue; }
+    best = Math.max(best, share([...bigrams(toks)], task.bigrams));
+  }
+  return best;
+}

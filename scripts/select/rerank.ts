@@ -23,13 +23,14 @@ import { lexicalB } from "../../lab/eval/lexical-fit.js";
 import type { PerQueryRecord } from "../../lab/eval/evaluate.js";
 import { Bm25Index, bm25Tokens } from "../../src/lexical/bm25.js";
 import { firstStageShortlist } from "../../src/route/index.js";
-import { bigramShare, idfShare, nameTokens, nameVerbatim, share, slugOf, taskText } from "./rerank-features.js";
+import { bigramShare, idfShare, nameBigramShare, nameTokens, nameVerbatim, share, slugOf, taskText } from "./rerank-features.js";
 
 const args = process.argv.slice(2).filter((a) => a !== "--");
 const flag = (n: string) => { const i = args.indexOf(n); return i >= 0 ? (args.splice(i, 1), true) : false; };
 const opt = (n: string) => { const i = args.indexOf(n); return i >= 0 ? args.splice(i, 2)[1] : undefined; };
 const readTest = flag("--test");
 const greedy = flag("--greedy");
+const skipNested = flag("--no-nested");
 const recordsDir = opt("--records") ?? "bench/results/2026-11-28-h200-default/l1";
 const outDir = opt("--out") ?? "bench/results/2026-11-28-cpu-rerank";
 const K1 = 3, B = 1, T = 53.8174;
@@ -39,7 +40,7 @@ const DEFAULT = { beta: 0.1, alpha: 1, gamma: 0.025, delta: 3.3725518733263016e-
 export const FEATURES = [
   "bm25", "bm25Rel", "bm25Rank", "lucene", "name", "desc", "body",
   "nameShare", "nameVerbatim", "nameTitle", "descBigram", "descCov", "taskCov",
-  "g", "gRank", "logLen",
+  "g", "gRank", "logLen", "title", "nameBigram",
 ] as const;
 type Feature = (typeof FEATURES)[number];
 const fi = (f: Feature) => FEATURES.indexOf(f);
@@ -109,6 +110,8 @@ function rowOf(r: PerQueryRecord, text: string, c: Corpus): Row {
   const sName = c.name.scores(text), sDesc = c.desc.scores(text), sBody = c.body.scores(text);
   const task = taskText(text);
   const rel = (s: Float64Array) => { const m = Math.max(...idx.map((i) => s[i])); return (i: number) => (m > 0 ? s[i] / m : 0); };
+  const sTitle = c.full.scores(text.split("\n").find((l) => l.trim().length > 0) ?? "", { k1: 1.2, b: 0.75 });
+  const rTitle = rel(sTitle);
   const rFull = rel(sFull), rLuc = rel(sLuc), rName = rel(sName), rDesc = rel(sDesc), rBody = rel(sBody);
   const rankBy = (v: number[]) => { const o = v.map((x, k) => k).sort((a, b) => v[b] - v[a] || a - b); const rk = new Array<number>(v.length); o.forEach((k, j) => (rk[k] = j)); return rk; };
   const bRank = rankBy(idx.map((i) => sFull[i]));
@@ -135,6 +138,8 @@ function rowOf(r: PerQueryRecord, text: string, c: Corpus): Row {
       g: p.g,
       gRank: Math.log1p(gRank[k]),
       logLen: Math.log1p(c.len[idx[k]]),
+      title: rTitle(idx[k]),
+      nameBigram: nameBigramShare(s, task),
     };
     return FEATURES.map((n) => f[n]);
   });
@@ -153,7 +158,14 @@ function rowOf(r: PerQueryRecord, text: string, c: Corpus): Row {
 }
 
 // ---------------------------------------------------------------- model
-interface Model { feats: number[]; mean: number[]; sd: number[]; w: number[] }
+interface Model { feats: number[]; mean: number[]; sd: number[]; w: number[]; k: number }
+
+/** The candidates a model reads: BM25's best k of the pool (k ≥ the pool: all of it, the glance's leaders included). */
+function restrict(r: Row, k: number): Row {
+  if (k >= r.x.length) return r;
+  const keep = r.x.map((x, i) => i).filter((i) => Math.round(Math.expm1(r.x[i][fi("bm25Rank")])) < k);
+  return { ...r, skills: keep.map((i) => r.skills[i]), gold: keep.map((i) => r.gold[i]), x: keep.map((i) => r.x[i]) };
+}
 
 function solve(A: number[][], b: number[]): number[] {
   const n = b.length;
@@ -170,9 +182,9 @@ function solve(A: number[][], b: number[]): number[] {
 }
 
 /** Softmax over each task's candidates; the target is the probability of its accepted ones. */
-function fit(rows: readonly Row[], feats: number[], lambda: number): Model {
+function fit(all: readonly Row[], feats: number[], lambda: number, k = 1e9): Model {
   const d = feats.length;
-  const train = rows.filter((r) => r.gold.some(Boolean));
+  const train = all.map((r) => restrict(r, k)).filter((r) => r.gold.some(Boolean));
   const mean = new Array<number>(d).fill(0), sd = new Array<number>(d).fill(0);
   let n = 0;
   for (const r of train) for (const x of r.x) { n++; feats.forEach((f, j) => (mean[j] += x[f])); }
@@ -220,39 +232,44 @@ function fit(rows: readonly Row[], feats: number[], lambda: number): Model {
     w = next; obj = nobj;
     if (done) break;
   }
-  return { feats, mean, sd, w };
+  return { feats, mean, sd, w, k };
 }
 
 /** The index of the best candidate (ties: the pool's order). */
-function predict(m: Model, r: Row): number {
+function predict(m: Model, row: Row): string {
+  const r = restrict(row, m.k);
   let best = 0, bs = -Infinity;
   r.x.forEach((x, k) => {
     const s = m.feats.reduce((a, f, j) => a + m.w[j] * (x[f] - m.mean[j]) / m.sd[j], 0);
     if (s > bs + 1e-12) { bs = s; best = k; }
   });
-  return best;
+  return r.skills[best];
 }
-const hitOf = (m: Model, r: Row) => (r.gold[predict(m, r)] ? 1 : 0);
+const hitOf = (m: Model, r: Row) => (r.gold[r.skills.indexOf(predict(m, r))] ? 1 : 0);
 
-interface Config { name: string; feats: number[]; lambda: number }
+interface Config { name: string; feats: number[]; lambda: number; k: number }
 const SETS: Record<string, Feature[]> = {
   "bm25": ["bm25"],
   "bm25+g": ["bm25", "g"],
   "bm25 family": ["bm25", "bm25Rel", "bm25Rank", "lucene"],
+  "bm25+name": ["bm25", "bm25Rel", "bm25Rank", "nameShare", "nameTitle"],
   "+fields": ["bm25", "bm25Rel", "bm25Rank", "lucene", "name", "desc", "body"],
   "+name": ["bm25", "bm25Rel", "bm25Rank", "lucene", "name", "desc", "body", "nameShare", "nameVerbatim", "nameTitle"],
   "+coverage": ["bm25", "bm25Rel", "bm25Rank", "lucene", "name", "desc", "body", "nameShare", "nameVerbatim", "nameTitle", "descBigram", "descCov", "taskCov"],
+  "+coverage+g": ["bm25", "bm25Rel", "bm25Rank", "lucene", "name", "desc", "body", "nameShare", "nameVerbatim", "nameTitle", "descBigram", "descCov", "taskCov", "g", "gRank"],
   "all": [...FEATURES],
   "lexical cheap": ["bm25", "name", "desc", "nameShare", "nameVerbatim", "descCov"],
+  "+name+title": ["bm25", "bm25Rel", "bm25Rank", "lucene", "name", "desc", "body", "nameShare", "nameVerbatim", "nameTitle", "nameBigram", "title"],
 };
-const LAMBDAS = [0.01, 0.1, 1, 10, 100];
-const CONFIGS: Config[] = Object.entries(SETS).flatMap(([name, fs]) => LAMBDAS.map((lambda) => ({ name, feats: fs.map(fi), lambda })));
+const LAMBDAS = [0.1, 1, 10, 100];
+const POOLS = [5, 10, 40];
+const CONFIGS: Config[] = Object.entries(SETS).flatMap(([name, fs]) => POOLS.flatMap((k) => LAMBDAS.map((lambda) => ({ name, feats: fs.map(fi), lambda, k }))));
 
 /** Leave-one-batch-out predictions (a hit per task, in `rows` order) of one config. */
 function cvHits(rows: readonly Row[], c: Config): number[] {
   const out = new Array<number>(rows.length).fill(0);
   for (const b of new Set(rows.map((r) => r.batch))) {
-    const m = fit(rows.filter((r) => r.batch !== b), c.feats, c.lambda);
+    const m = fit(rows.filter((r) => r.batch !== b), c.feats, c.lambda, c.k);
     rows.forEach((r, i) => { if (r.batch === b) out[i] = hitOf(m, r); });
   }
   return out;
@@ -284,23 +301,23 @@ say(`validation: ${val.length} tasks; pool (glance top 20 ∪ BM25 top 20) mean 
 const lex = val.map((r) => r.lexicalHit), def = val.map((r) => r.defaultHit);
 say(`lexical expert alone (BM25 k1 3, b 1): Hit@1 ${f3(mean(lex))}; the default route (replayed): ${f3(mean(def))}`);
 say();
-say("Leave-one-batch-out CV on validation (5 folds = batches 1-5), each feature set at its best λ:");
+say("Leave-one-batch-out CV on validation (5 folds = batches 1-5), each feature set at its best λ and pool (candidates: BM25's best k of the pool; 40: the whole pool):");
 say();
-say("| features | λ | CV Hit@1 | − lexical [95%] | − default [95%] |\n| --- | --- | --- | --- | --- |");
+say("| features | λ | BM25's best k | CV Hit@1 | − lexical [95%] | − default [95%] |\n| --- | --- | --- | --- | --- | --- |");
 const all = CONFIGS.map((c) => ({ c, h: cvHits(val, c) }));
 for (const name of Object.keys(SETS)) {
   const best = all.filter((a) => a.c.name === name).reduce((a, b) => (mean(b.h) > mean(a.h) + 1e-12 ? b : a));
   const [l1, h1] = paired(best.h, lex), [l2, h2] = paired(best.h, def);
-  say(`| ${name}: ${SETS[name].join(", ")} | ${best.c.lambda} | ${f3(mean(best.h))} | ${f3(mean(best.h) - mean(lex))} [${f3(l1)}, ${f3(h1)}] | ${f3(mean(best.h) - mean(def))} [${f3(l2)}, ${f3(h2)}] |`);
+  say(`| ${name}: ${SETS[name].join(", ")} | ${best.c.lambda} | ${best.c.k} | ${f3(mean(best.h))} | ${f3(mean(best.h) - mean(lex))} [${f3(l1)}, ${f3(h1)}] | ${f3(mean(best.h) - mean(def))} [${f3(l2)}, ${f3(h2)}] |`);
 }
 // nested: inside each outer fold, choose the config by inner leave-one-batch-out CV on the other 4 batches
 const nested = new Array<number>(val.length).fill(0);
 const chosenPerFold: string[] = [];
-for (const b of [...new Set(val.map((r) => r.batch))].sort()) {
+for (const b of skipNested ? [] : [...new Set(val.map((r) => r.batch))].sort()) {
   const inner = val.filter((r) => r.batch !== b);
   const pick = CONFIGS.map((c) => ({ c, h: mean(cvHits(inner, c)) })).reduce((a, x) => (x.h > a.h + 1e-12 ? x : a));
-  chosenPerFold.push(`batch ${b}: ${pick.c.name} λ ${pick.c.lambda}`);
-  const m = fit(inner, pick.c.feats, pick.c.lambda);
+  chosenPerFold.push(`batch ${b}: ${pick.c.name} λ ${pick.c.lambda} k ${pick.c.k}`);
+  const m = fit(inner, pick.c.feats, pick.c.lambda, pick.c.k);
   val.forEach((r, i) => { if (r.batch === b) nested[i] = hitOf(m, r); });
 }
 const [nl1, nh1] = paired(nested, lex), [nl2, nh2] = paired(nested, def);
@@ -314,7 +331,7 @@ if (greedy) {
   let chosen: number[] = [];
   let bestH = 0;
   for (;;) {
-    const tries = FEATURES.map((_, j) => j).filter((j) => !chosen.includes(j)).map((j) => ({ j, h: mean(cvHits(val, { name: "", feats: [...chosen, j], lambda: 1 })) }));
+    const tries = FEATURES.map((_, j) => j).filter((j) => !chosen.includes(j)).map((j) => ({ j, h: mean(cvHits(val, { name: "", feats: [...chosen, j], lambda: 1, k: 40 })) }));
     if (tries.length === 0) break;
     const t = tries.reduce((a, x) => (x.h > a.h + 1e-12 ? x : a));
     if (t.h <= bestH + 1e-12) break;
@@ -326,11 +343,11 @@ if (greedy) {
 
 // the model fitted on all validation with the config the plain CV prefers (largest CV Hit@1; ties: fewer features, more λ)
 const top = all.reduce((a, x) => (mean(x.h) > mean(a.h) + 1e-12 || (Math.abs(mean(x.h) - mean(a.h)) < 1e-12 && (x.c.feats.length < a.c.feats.length || (x.c.feats.length === a.c.feats.length && x.c.lambda > a.c.lambda))) ? x : a));
-const model = fit(val, top.c.feats, top.c.lambda);
+const model = fit(val, top.c.feats, top.c.lambda, top.c.k);
 say();
-say(`chosen by CV: ${top.c.name} λ ${top.c.lambda}; weights on standardised features: ${model.feats.map((f, j) => `${FEATURES[f]} ${model.w[j].toFixed(3)}`).join(", ")}`);
+say(`chosen by CV: ${top.c.name} λ ${top.c.lambda}, BM25's best ${top.c.k}; weights on standardised features: ${model.feats.map((f, j) => `${FEATURES[f]} ${model.w[j].toFixed(3)}`).join(", ")}`);
 mkdirSync(outDir, { recursive: true });
-const recs = val.map((r, i) => ({ id: r.id, batch: r.batch, pool: r.skills.length, inPool: r.gold.some(Boolean), lexical: r.lexicalHit, default: r.defaultHit, cvNested: nested[i], pick: r.skills[predict(model, r)] }));
+const recs = val.map((r, i) => ({ id: r.id, batch: r.batch, pool: r.skills.length, inPool: r.gold.some(Boolean), lexical: r.lexicalHit, default: r.defaultHit, cvNested: nested[i], pick: predict(model, r) }));
 if (readTest) {
   const test = await buildRows("test");
   const th = test.map((r) => hitOf(model, r));
@@ -338,8 +355,8 @@ if (readTest) {
   const [a, b] = paired(th, tl), [c, d] = paired(th, td);
   say();
   say(`TEST (batches 6-10, ${test.length} tasks, read once; pool recall ${f3(mean(test.map((r) => (r.gold.some(Boolean) ? 1 : 0))))}): Hit@1 ${f3(mean(th))}; lexical ${f3(mean(tl))} (${f3(mean(th) - mean(tl))} [${f3(a)}, ${f3(b)}]); default ${f3(mean(td))} (${f3(mean(th) - mean(td))} [${f3(c)}, ${f3(d)}])`);
-  writeFileSync(`${outDir}/test.jsonl.gz`, gzipSync(test.map((r, i) => JSON.stringify({ id: r.id, batch: r.batch, pool: r.skills.length, inPool: r.gold.some(Boolean), lexical: r.lexicalHit, default: r.defaultHit, model: th[i], pick: r.skills[predict(model, r)] })).join("\n") + "\n"));
+  writeFileSync(`${outDir}/test.jsonl.gz`, gzipSync(test.map((r, i) => JSON.stringify({ id: r.id, batch: r.batch, pool: r.skills.length, inPool: r.gold.some(Boolean), lexical: r.lexicalHit, default: r.defaultHit, model: th[i], pick: predict(model, r) })).join("\n") + "\n"));
 }
 writeFileSync(`${outDir}/val.jsonl.gz`, gzipSync(recs.map((r) => JSON.stringify(r)).join("\n") + "\n"));
-writeFileSync(`${outDir}/model.json`, JSON.stringify({ config: top.c.name, lambda: top.c.lambda, features: model.feats.map((f) => FEATURES[f]), mean: model.mean, sd: model.sd, w: model.w }, null, 2) + "\n");
+writeFileSync(`${outDir}/model.json`, JSON.stringify({ config: top.c.name, lambda: top.c.lambda, k: top.c.k, features: model.feats.map((f) => FEATURES[f]), mean: model.mean, sd: model.sd, w: model.w }, null, 2) + "\n");
 writeFileSync(`${outDir}/table${readTest ? "-test" : ""}.txt`, lines.join("\n") + "\n");
