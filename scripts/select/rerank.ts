@@ -11,11 +11,14 @@
  * leave-one-batch-out cross-validation, and the reported CV figure is nested (the choice itself is
  * made again inside each outer fold). Test (batches 6-10) is read only with --test, once.
  *
- * Usage: npx vite-node scripts/select/rerank.ts -- [--records DIR] [--out DIR] [--test] [--greedy]
+ * Usage: npx vite-node scripts/select/rerank.ts -- [--records DIR] [--out DIR] [--test] [--greedy] [--no-nested]
  *   DIR defaults: bench/results/2026-11-28-h200-default/l1, bench/results/2026-11-28-cpu-rerank.
- *   Features are cached under .cache/rerank/ (delete it after changing the features).
+ *   Features are cached under .cache/rerank/ (delete it after changing the features). Writes table.txt
+ *   (table-test.txt with --test), val.jsonl.gz (a record per task: pool size, gold in pool, the lexical
+ *   expert's, the default's and the nested-CV model's hit, the final model's pick) and model.json.
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { cpus } from "node:os";
 import { gzipSync } from "node:zlib";
 import { loadLibrary, readPerQuery } from "../../lab/eval/io.js";
 import { loadTasks, batchNumber } from "../../lab/eval/tasks.js";
@@ -294,6 +297,7 @@ const f3 = (x: number) => x.toFixed(3);
 const val = await buildRows("val");
 say(`# Learned first-stage re-ranking (issue 34), ${new Date().toISOString().slice(0, 10)}`);
 say(`records: ${recordsDir}/{val,test}.jsonl.gz; features: full texts of the benchmark's library (30,593 skills); BM25 k1 ${K1}, b ${B}`);
+say(`machine: ${cpus().length} × ${cpus()[0]?.model ?? "?"}, node ${process.version}; made ${new Date().toISOString()}`);
 say(`command: npx vite-node scripts/select/rerank.ts -- ${process.argv.slice(2).filter((a) => a !== "--").join(" ")}`.trimEnd());
 say();
 const recall = mean(val.map((r) => (r.gold.some(Boolean) ? 1 : 0)));
@@ -346,6 +350,18 @@ const top = all.reduce((a, x) => (mean(x.h) > mean(a.h) + 1e-12 || (Math.abs(mea
 const model = fit(val, top.c.feats, top.c.lambda, top.c.k);
 say();
 say(`chosen by CV: ${top.c.name} λ ${top.c.lambda}, BM25's best ${top.c.k}; weights on standardised features: ${model.feats.map((f, j) => `${FEATURES[f]} ${model.w[j].toFixed(3)}`).join(", ")}`);
+const inSample = val.map((r) => hitOf(model, r));
+say(`the chosen model scored on the tasks it was fitted on (no held-out tasks): Hit@1 ${f3(mean(inSample))}`);
+const both = (a: number[], b: number[], x: number, y: number) => a.filter((v, i) => v === x && b[i] === y).length;
+say(`nested CV against the lexical expert, task by task: ${both(nested, lex, 1, 0)} won, ${both(nested, lex, 0, 1)} lost; in-pool accuracy ${f3(mean(nested) / recall)} against BM25's ${f3(mean(lex) / recall)}`);
+const rankOfGold = val.filter((r) => r.gold.some(Boolean)).map((r) => Math.min(...r.x.map((x, k) => (r.gold[k] ? Math.round(Math.expm1(x[fi("bm25Rank")])) : 99))));
+say(`where BM25 ranks the gold within the pool: ${[0, 1, 2, 3, 4].map((k) => `${k + 1}: ${rankOfGold.filter((v) => v === k).length}`).join(", ")}, 6-10: ${rankOfGold.filter((v) => v >= 5 && v < 10).length}, 11+: ${rankOfGold.filter((v) => v >= 10).length} (of ${val.length})`);
+const sameName = val.filter((r) => {
+  if (r.lexicalHit) return false;
+  const top = r.x.findIndex((x) => Math.round(Math.expm1(x[fi("bm25Rank")])) === 0);
+  return r.skills.some((s, k) => r.gold[k] && slugOf(s) === slugOf(r.skills[top]));
+}).length;
+say(`BM25's misses whose first pick is a copy of the gold under the gold's own name (its text differs, so it does not count): ${sameName} of ${val.filter((r) => !r.lexicalHit).length}`);
 mkdirSync(outDir, { recursive: true });
 const recs = val.map((r, i) => ({ id: r.id, batch: r.batch, pool: r.skills.length, inPool: r.gold.some(Boolean), lexical: r.lexicalHit, default: r.defaultHit, cvNested: nested[i], pick: predict(model, r) }));
 if (readTest) {
