@@ -19,6 +19,7 @@
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { cpus } from "node:os";
+import { basename, dirname, join } from "node:path";
 import { gzipSync } from "node:zlib";
 import { loadLibrary, readPerQuery } from "../../lab/eval/io.js";
 import { loadTasks, batchNumber } from "../../lab/eval/tasks.js";
@@ -36,9 +37,13 @@ const greedy = flag("--greedy");
 const skipNested = flag("--no-nested");
 const recordsDir = opt("--records") ?? "bench/results/2026-11-28-h200-default/l1";
 const outDir = opt("--out") ?? "bench/results/2026-11-28-cpu-rerank";
-const K1 = 3, B = 1, T = 53.8174;
-// the default route's constants as selection.json stores them (β, α, γ, Δ, T): replayed exactly
-const DEFAULT = { beta: 0.1, alpha: 1, gamma: 0.025, delta: 3.3725518733263016e-7, T };
+const K1 = 3, B = 1;
+// the route fitted to these records, as select-default.ts stores it in selection.json beside them (β, α,
+// γ, Δ, T; for l1, the default route), replayed exactly
+const selection = join(dirname(recordsDir), "selection.json");
+const fitted = existsSync(selection) ? (JSON.parse(readFileSync(selection, "utf8")) as Record<string, { chosen: { beta: number; alpha: number; gamma: number; delta: number; T: number } } | undefined>)[basename(recordsDir)]?.chosen : undefined;
+if (!fitted) throw new Error(`${selection} has no fitted route for ${basename(recordsDir)}`);
+const DEFAULT = fitted;
 
 export const FEATURES = [
   "bm25", "bm25Rel", "bm25Rank", "lucene", "name", "desc", "body",
@@ -60,7 +65,7 @@ interface Row {
 
 // ---------------------------------------------------------------- features (cached)
 async function buildRows(split: "val" | "test"): Promise<Row[]> {
-  const cache = `.cache/rerank/features-${split}.json`;
+  const cache = `.cache/rerank/features-${recordsDir.replace(/[^A-Za-z0-9]+/g, "_")}-${split}.json`;
   if (existsSync(cache)) return JSON.parse(readFileSync(cache, "utf8")) as Row[];
   const records = (await readPerQuery(`${recordsDir}/${split}.jsonl.gz`)).filter((r) => !r.offDomain && r.verdict?.length);
   const tasks = new Map((await loadTasks("../shared/data/swe-skills-bench/tasks.jsonl")).map((t) => [t.id, t]));
@@ -125,7 +130,7 @@ function rowOf(r: PerQueryRecord, text: string, c: Corpus): Row {
     const dt = bm25Tokens(s.description);
     const fullSet = new Set(bm25Tokens(`${s.name}\n${s.description}\n${s.body}`));
     const f: Record<Feature, number> = {
-      bm25: sFull[idx[k]] / T,
+      bm25: sFull[idx[k]] / DEFAULT.T,
       bm25Rel: rFull(idx[k]),
       bm25Rank: Math.log1p(bRank[k]),
       lucene: rLuc(idx[k]),
@@ -303,7 +308,7 @@ say();
 const recall = mean(val.map((r) => (r.gold.some(Boolean) ? 1 : 0)));
 say(`validation: ${val.length} tasks; pool (glance top 20 ∪ BM25 top 20) mean ${f3(mean(val.map((r) => r.skills.length)))} candidates, recall ${f3(recall)} (the ceiling of any re-ranking)`);
 const lex = val.map((r) => r.lexicalHit), def = val.map((r) => r.defaultHit);
-say(`lexical expert alone (BM25 k1 3, b 1): Hit@1 ${f3(mean(lex))}; the default route (replayed): ${f3(mean(def))}`);
+say(`lexical expert alone (BM25 k1 3, b 1): Hit@1 ${f3(mean(lex))}; the route fitted to these records (${basename(recordsDir)} in selection.json, replayed): ${f3(mean(def))}`);
 say();
 say("Leave-one-batch-out CV on validation (5 folds = batches 1-5), each feature set at its best λ and pool (candidates: BM25's best k of the pool; 40: the whole pool):");
 say();
