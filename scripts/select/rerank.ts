@@ -1,0 +1,383 @@
+/**
+ * A learned re-ranking of the first stage's leaders (issue 34), rebuilt from per-query records and
+ * the library's full texts in one command.
+ *
+ * Candidates: the records' pool of each task, the glance's top 20 ∪ BM25's top 20 (the `verdict`
+ * entries of `gavel eval --per-query --lexical-pool 20` records, each with g). Features: cheap ones a
+ * route computes on the CPU per candidate (rerank-features.ts, and BM25 over the full text, the name,
+ * the description and the body, each its own index over the whole library). Model: a softmax over a
+ * task's candidates, linear in the standardised features, L2-regularised, fitted by Newton's method
+ * on validation only (SWE-Skills-Bench batches 1-5); feature set and regularisation chosen by
+ * leave-one-batch-out cross-validation, and the reported CV figure is nested (the choice itself is
+ * made again inside each outer fold). Test (batches 6-10) is read only with --test, once.
+ *
+ * Usage: npx vite-node scripts/select/rerank.ts -- [--records DIR] [--out DIR] [--test] [--greedy] [--no-nested]
+ *   DIR defaults: bench/results/2026-11-28-h200-default/l1, bench/results/2026-11-28-cpu-rerank.
+ *   Features are cached under .cache/rerank/ (delete it after changing the features). Writes table.txt
+ *   (table-test.txt with --test), val.jsonl.gz (a record per task: pool size, gold in pool, the lexical
+ *   expert's, the default's and the nested-CV model's hit, the final model's pick) and model.json.
+ */
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { cpus } from "node:os";
+import { basename, dirname, join } from "node:path";
+import { gzipSync } from "node:zlib";
+import { loadLibrary, readPerQuery } from "../../lab/eval/io.js";
+import { loadTasks, batchNumber } from "../../lab/eval/tasks.js";
+import { lexicalB } from "../../lab/eval/lexical-fit.js";
+import type { PerQueryRecord } from "../../lab/eval/evaluate.js";
+import { Bm25Index, bm25Tokens } from "../../src/lexical/bm25.js";
+import { firstStageShortlist } from "../../src/route/index.js";
+import { bigramShare, idfShare, nameBigramShare, nameTokens, nameVerbatim, share, slugOf, taskText } from "./rerank-features.js";
+
+const args = process.argv.slice(2).filter((a) => a !== "--");
+const flag = (n: string) => { const i = args.indexOf(n); return i >= 0 ? (args.splice(i, 1), true) : false; };
+const opt = (n: string) => { const i = args.indexOf(n); return i >= 0 ? args.splice(i, 2)[1] : undefined; };
+const readTest = flag("--test");
+const greedy = flag("--greedy");
+const skipNested = flag("--no-nested");
+const recordsDir = opt("--records") ?? "bench/results/2026-11-28-h200-default/l1";
+const outDir = opt("--out") ?? "bench/results/2026-11-28-cpu-rerank";
+const K1 = 3, B = 1;
+// the route fitted to these records, as select-default.ts stores it in selection.json beside them (β, α,
+// γ, Δ, T; for l1, the default route), replayed exactly
+const selection = join(dirname(recordsDir), "selection.json");
+const fitted = existsSync(selection) ? (JSON.parse(readFileSync(selection, "utf8")) as Record<string, { chosen: { beta: number; alpha: number; gamma: number; delta: number; T: number } } | undefined>)[basename(recordsDir)]?.chosen : undefined;
+if (!fitted) throw new Error(`${selection} has no fitted route for ${basename(recordsDir)}`);
+const DEFAULT = fitted;
+
+export const FEATURES = [
+  "bm25", "bm25Rel", "bm25Rank", "lucene", "name", "desc", "body",
+  "nameShare", "nameVerbatim", "nameTitle", "descBigram", "descCov", "taskCov",
+  "g", "gRank", "logLen", "title", "nameBigram",
+] as const;
+type Feature = (typeof FEATURES)[number];
+const fi = (f: Feature) => FEATURES.indexOf(f);
+
+interface Row {
+  id: string;
+  batch: number;
+  skills: string[];
+  gold: boolean[];
+  x: number[][];
+  defaultHit: number;
+  lexicalHit: number;
+}
+
+// ---------------------------------------------------------------- features (cached)
+async function buildRows(split: "val" | "test"): Promise<Row[]> {
+  const cache = `.cache/rerank/features-${recordsDir.replace(/[^A-Za-z0-9]+/g, "_")}-${split}.json`;
+  if (existsSync(cache)) return JSON.parse(readFileSync(cache, "utf8")) as Row[];
+  const records = (await readPerQuery(`${recordsDir}/${split}.jsonl.gz`)).filter((r) => !r.offDomain && r.verdict?.length);
+  const tasks = new Map((await loadTasks("../shared/data/swe-skills-bench/tasks.jsonl")).map((t) => [t.id, t]));
+  const lib = await corpus();
+  const rows: Row[] = [];
+  let t0 = Date.now();
+  for (const r of records) {
+    const task = tasks.get(r.id);
+    if (!task) throw new Error(`task ${r.id} missing`);
+    rows.push(rowOf(r, task.text, lib));
+    if (Date.now() - t0 > 20000) { console.log(`${split}: ${rows.length}/${records.length}`); t0 = Date.now(); }
+  }
+  mkdirSync(".cache/rerank", { recursive: true });
+  writeFileSync(cache, JSON.stringify(rows));
+  return rows;
+}
+
+type Corpus = Awaited<ReturnType<typeof buildCorpus>>;
+let corpusP: Promise<Corpus> | undefined;
+const corpus = () => (corpusP ??= buildCorpus());
+async function buildCorpus() {
+  const t0 = Date.now();
+  const { skills } = await loadLibrary(["../shared/data/swe-skills-bench/skills.jsonl", "../shared/data/skills-mit.jsonl.gz"]);
+  const routable = skills.filter((s) => !s.disableModelInvocation);
+  const byId = new Map(routable.map((s, i) => [s.id, i]));
+  const full = new Bm25Index(routable, { k1: K1, b: B });
+  const name = new Bm25Index(routable.map((s) => ({ id: s.id, name: `${s.name}\n${slugOf(s.id)}`, description: "" })));
+  const desc = new Bm25Index(routable.map((s) => ({ id: s.id, name: "", description: s.description })));
+  const body = new Bm25Index(routable.map((s) => ({ id: s.id, name: "", description: "", body: s.body })));
+  // document frequencies over the full texts, for the idf-weighted coverages
+  const df = new Map<string, number>();
+  const len = new Float64Array(routable.length);
+  for (let i = 0; i < routable.length; i++) {
+    const s = routable[i];
+    const toks = bm25Tokens(`${s.name}\n${s.description}\n${s.body}`);
+    len[i] = toks.length;
+    for (const t of new Set(toks)) df.set(t, (df.get(t) ?? 0) + 1);
+  }
+  const N = routable.length;
+  const idf = (t: string) => { const n = df.get(t) ?? 0; return Math.log(1 + (N - n + 0.5) / (n + 0.5)); };
+  console.log(`library: ${N} skills, 4 BM25 indexes and df in ${((Date.now() - t0) / 1000).toFixed(0)} s`);
+  return { routable, byId, full, name, desc, body, idf, len };
+}
+
+function rowOf(r: PerQueryRecord, text: string, c: Corpus): Row {
+  const pool = r.verdict!;
+  const idx = pool.map((p) => { const i = c.byId.get(p.skill); if (i === undefined) throw new Error(`${p.skill} not in library`); return i; });
+  const sFull = c.full.scores(text);
+  const sLuc = c.full.scores(text, { k1: 1.2, b: 0.75 });
+  const sName = c.name.scores(text), sDesc = c.desc.scores(text), sBody = c.body.scores(text);
+  const task = taskText(text);
+  const rel = (s: Float64Array) => { const m = Math.max(...idx.map((i) => s[i])); return (i: number) => (m > 0 ? s[i] / m : 0); };
+  const sTitle = c.full.scores(text.split("\n").find((l) => l.trim().length > 0) ?? "", { k1: 1.2, b: 0.75 });
+  const rTitle = rel(sTitle);
+  const rFull = rel(sFull), rLuc = rel(sLuc), rName = rel(sName), rDesc = rel(sDesc), rBody = rel(sBody);
+  const rankBy = (v: number[]) => { const o = v.map((x, k) => k).sort((a, b) => v[b] - v[a] || a - b); const rk = new Array<number>(v.length); o.forEach((k, j) => (rk[k] = j)); return rk; };
+  const bRank = rankBy(idx.map((i) => sFull[i]));
+  const gRank = rankBy(pool.map((p) => p.g));
+  const x = pool.map((p, k) => {
+    const s = c.routable[idx[k]];
+    const nt = nameTokens(s);
+    const dt = bm25Tokens(s.description);
+    const fullSet = new Set(bm25Tokens(`${s.name}\n${s.description}\n${s.body}`));
+    const f: Record<Feature, number> = {
+      bm25: sFull[idx[k]] / DEFAULT.T,
+      bm25Rel: rFull(idx[k]),
+      bm25Rank: Math.log1p(bRank[k]),
+      lucene: rLuc(idx[k]),
+      name: rName(idx[k]),
+      desc: rDesc(idx[k]),
+      body: rBody(idx[k]),
+      nameShare: share(nt, task.tokens),
+      nameVerbatim: nameVerbatim(s, task),
+      nameTitle: share(nt, task.title),
+      descBigram: bigramShare(dt, task),
+      descCov: idfShare(dt, task.tokens, c.idf),
+      taskCov: idfShare(task.tokens, fullSet, c.idf),
+      g: p.g,
+      gRank: Math.log1p(gRank[k]),
+      logLen: Math.log1p(c.len[idx[k]]),
+      title: rTitle(idx[k]),
+      nameBigram: nameBigramShare(s, task),
+    };
+    return FEATURES.map((n) => f[n]);
+  });
+  const pB = pool.map((p) => ({ skill: p.skill, g: p.g, L: p.L ?? 0, V: p.V ?? 0, B: lexicalB(r.lexical, p.s, DEFAULT.T) }));
+  const sl = firstStageShortlist(pB, DEFAULT.delta, 20, DEFAULT.beta, (q) => q.B);
+  const pick = sl.length === 1 ? sl[0] : sl.reduce((a, b) => (b.g + DEFAULT.alpha * b.L + DEFAULT.gamma * b.V + DEFAULT.beta * b.B > a.g + DEFAULT.alpha * a.L + DEFAULT.gamma * a.V + DEFAULT.beta * a.B ? b : a));
+  return {
+    id: r.id,
+    batch: batchNumber(r.batch) ?? 0,
+    skills: pool.map((p) => p.skill),
+    gold: pool.map((p) => r.accepted.includes(p.skill)),
+    x,
+    defaultHit: pick && r.accepted.includes(pick.skill) ? 1 : 0,
+    lexicalHit: r.bm25?.[0] && r.accepted.includes(r.bm25[0]) ? 1 : 0,
+  };
+}
+
+// ---------------------------------------------------------------- model
+interface Model { feats: number[]; mean: number[]; sd: number[]; w: number[]; k: number }
+
+/** The candidates a model reads: BM25's best k of the pool (k ≥ the pool: all of it, the glance's leaders included). */
+function restrict(r: Row, k: number): Row {
+  if (k >= r.x.length) return r;
+  const keep = r.x.map((x, i) => i).filter((i) => Math.round(Math.expm1(r.x[i][fi("bm25Rank")])) < k);
+  return { ...r, skills: keep.map((i) => r.skills[i]), gold: keep.map((i) => r.gold[i]), x: keep.map((i) => r.x[i]) };
+}
+
+function solve(A: number[][], b: number[]): number[] {
+  const n = b.length;
+  const M = A.map((r, i) => [...r, b[i]]);
+  for (let c = 0; c < n; c++) {
+    let p = c;
+    for (let r = c + 1; r < n; r++) if (Math.abs(M[r][c]) > Math.abs(M[p][c])) p = r;
+    [M[c], M[p]] = [M[p], M[c]];
+    for (let r = c + 1; r < n; r++) { const f = M[r][c] / M[c][c]; for (let k = c; k <= n; k++) M[r][k] -= f * M[c][k]; }
+  }
+  const x = new Array<number>(n).fill(0);
+  for (let r = n - 1; r >= 0; r--) { let s = M[r][n]; for (let k = r + 1; k < n; k++) s -= M[r][k] * x[k]; x[r] = s / M[r][r]; }
+  return x;
+}
+
+/** Softmax over each task's candidates; the target is the probability of its accepted ones. */
+function fit(all: readonly Row[], feats: number[], lambda: number, k = 1e9): Model {
+  const d = feats.length;
+  const train = all.map((r) => restrict(r, k)).filter((r) => r.gold.some(Boolean));
+  const mean = new Array<number>(d).fill(0), sd = new Array<number>(d).fill(0);
+  let n = 0;
+  for (const r of train) for (const x of r.x) { n++; feats.forEach((f, j) => (mean[j] += x[f])); }
+  mean.forEach((_, j) => (mean[j] /= n));
+  for (const r of train) for (const x of r.x) feats.forEach((f, j) => (sd[j] += (x[f] - mean[j]) ** 2));
+  sd.forEach((_, j) => (sd[j] = Math.sqrt(sd[j] / n) || 1));
+  const Z = train.map((r) => r.x.map((x) => feats.map((f, j) => (x[f] - mean[j]) / sd[j])));
+  let w = new Array<number>(d).fill(0);
+  const objective = (w: number[]) => {
+    let ll = 0;
+    train.forEach((r, t) => {
+      const s = Z[t].map((z) => z.reduce((a, v, j) => a + v * w[j], 0));
+      const m = Math.max(...s);
+      const lse = m + Math.log(s.reduce((a, v) => a + Math.exp(v - m), 0));
+      const lg = m + Math.log(s.reduce((a, v, k) => a + (r.gold[k] ? Math.exp(v - m) : 0), 0));
+      ll += lg - lse;
+    });
+    return -ll + 0.5 * lambda * w.reduce((a, v) => a + v * v, 0);
+  };
+  let obj = objective(w);
+  for (let it = 0; it < 50; it++) {
+    const g = new Array<number>(d).fill(0);
+    const H = Array.from({ length: d }, () => new Array<number>(d).fill(0));
+    train.forEach((r, t) => {
+      const z = Z[t];
+      const s = z.map((zz) => zz.reduce((a, v, j) => a + v * w[j], 0));
+      const m = Math.max(...s);
+      const e = s.map((v) => Math.exp(v - m));
+      const sum = e.reduce((a, v) => a + v, 0);
+      const eg = e.map((v, k) => (r.gold[k] ? v : 0));
+      const sumg = eg.reduce((a, v) => a + v, 0);
+      const p = e.map((v) => v / sum), q = eg.map((v) => v / sumg);
+      const mp = new Array<number>(d).fill(0), mq = new Array<number>(d).fill(0);
+      z.forEach((zz, k) => zz.forEach((v, j) => { mp[j] += p[k] * v; mq[j] += q[k] * v; }));
+      for (let j = 0; j < d; j++) g[j] += mp[j] - mq[j];
+      // Hessian of −log Σ_gold + log Σ_all: Cov_p(z) − Cov_q(z) (the latter ≥ 0 only with one gold; drop it: a PSD bound)
+      z.forEach((zz, k) => { for (let i = 0; i < d; i++) for (let j = 0; j < d; j++) H[i][j] += p[k] * (zz[i] - mp[i]) * (zz[j] - mp[j]); });
+    });
+    for (let j = 0; j < d; j++) { g[j] += lambda * w[j]; H[j][j] += lambda + 1e-9; }
+    const step = solve(H, g);
+    let a = 1, next = w, nobj = obj;
+    for (; a > 1e-4; a /= 2) { next = w.map((v, j) => v - a * step[j]); nobj = objective(next); if (nobj <= obj) break; }
+    if (!(nobj <= obj)) break;
+    const done = obj - nobj < 1e-8 * (1 + Math.abs(obj));
+    w = next; obj = nobj;
+    if (done) break;
+  }
+  return { feats, mean, sd, w, k };
+}
+
+/** The index of the best candidate (ties: the pool's order). */
+function predict(m: Model, row: Row): string {
+  const r = restrict(row, m.k);
+  let best = 0, bs = -Infinity;
+  r.x.forEach((x, k) => {
+    const s = m.feats.reduce((a, f, j) => a + m.w[j] * (x[f] - m.mean[j]) / m.sd[j], 0);
+    if (s > bs + 1e-12) { bs = s; best = k; }
+  });
+  return r.skills[best];
+}
+const hitOf = (m: Model, r: Row) => (r.gold[r.skills.indexOf(predict(m, r))] ? 1 : 0);
+
+interface Config { name: string; feats: number[]; lambda: number; k: number }
+const SETS: Record<string, Feature[]> = {
+  "bm25": ["bm25"],
+  "bm25+g": ["bm25", "g"],
+  "bm25 family": ["bm25", "bm25Rel", "bm25Rank", "lucene"],
+  "bm25+name": ["bm25", "bm25Rel", "bm25Rank", "nameShare", "nameTitle"],
+  "+fields": ["bm25", "bm25Rel", "bm25Rank", "lucene", "name", "desc", "body"],
+  "+name": ["bm25", "bm25Rel", "bm25Rank", "lucene", "name", "desc", "body", "nameShare", "nameVerbatim", "nameTitle"],
+  "+coverage": ["bm25", "bm25Rel", "bm25Rank", "lucene", "name", "desc", "body", "nameShare", "nameVerbatim", "nameTitle", "descBigram", "descCov", "taskCov"],
+  "+coverage+g": ["bm25", "bm25Rel", "bm25Rank", "lucene", "name", "desc", "body", "nameShare", "nameVerbatim", "nameTitle", "descBigram", "descCov", "taskCov", "g", "gRank"],
+  "all": [...FEATURES],
+  "lexical cheap": ["bm25", "name", "desc", "nameShare", "nameVerbatim", "descCov"],
+  "+name+title": ["bm25", "bm25Rel", "bm25Rank", "lucene", "name", "desc", "body", "nameShare", "nameVerbatim", "nameTitle", "nameBigram", "title"],
+};
+const LAMBDAS = [0.1, 1, 10, 100];
+const POOLS = [5, 10, 40];
+const CONFIGS: Config[] = Object.entries(SETS).flatMap(([name, fs]) => POOLS.flatMap((k) => LAMBDAS.map((lambda) => ({ name, feats: fs.map(fi), lambda, k }))));
+
+/** Leave-one-batch-out predictions (a hit per task, in `rows` order) of one config. */
+function cvHits(rows: readonly Row[], c: Config): number[] {
+  const out = new Array<number>(rows.length).fill(0);
+  for (const b of new Set(rows.map((r) => r.batch))) {
+    const m = fit(rows.filter((r) => r.batch !== b), c.feats, c.lambda, c.k);
+    rows.forEach((r, i) => { if (r.batch === b) out[i] = hitOf(m, r); });
+  }
+  return out;
+}
+const mean = (xs: readonly number[]) => xs.reduce((a, b) => a + b, 0) / (xs.length || 1);
+
+/** Paired bootstrap of mean(a − b) over tasks: the 95% interval. */
+function paired(a: readonly number[], b: readonly number[], n = 10000): [number, number] {
+  let seed = 12345;
+  const rnd = () => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 2 ** 32);
+  const d = a.map((v, i) => v - b[i]);
+  const ms: number[] = [];
+  for (let k = 0; k < n; k++) { let s = 0; for (let i = 0; i < d.length; i++) s += d[Math.floor(rnd() * d.length)]; ms.push(s / d.length); }
+  ms.sort((x, y) => x - y);
+  return [ms[Math.floor(0.025 * n)], ms[Math.floor(0.975 * n)]];
+}
+
+// ---------------------------------------------------------------- report
+const lines: string[] = [];
+const say = (s = "") => { console.log(s); lines.push(s); };
+const f3 = (x: number) => x.toFixed(3);
+const val = await buildRows("val");
+say(`# Learned first-stage re-ranking (issue 34), ${new Date().toISOString().slice(0, 10)}`);
+say(`records: ${recordsDir}/{val,test}.jsonl.gz; features: full texts of the benchmark's library (30,593 skills); BM25 k1 ${K1}, b ${B}`);
+say(`machine: ${cpus().length} × ${cpus()[0]?.model ?? "?"}, node ${process.version}; made ${new Date().toISOString()}`);
+say(`command: npx vite-node scripts/select/rerank.ts -- ${process.argv.slice(2).filter((a) => a !== "--").join(" ")}`.trimEnd());
+say();
+const recall = mean(val.map((r) => (r.gold.some(Boolean) ? 1 : 0)));
+say(`validation: ${val.length} tasks; pool (glance top 20 ∪ BM25 top 20) mean ${f3(mean(val.map((r) => r.skills.length)))} candidates, recall ${f3(recall)} (the ceiling of any re-ranking)`);
+const lex = val.map((r) => r.lexicalHit), def = val.map((r) => r.defaultHit);
+say(`lexical expert alone (BM25 k1 3, b 1): Hit@1 ${f3(mean(lex))}; the route fitted to these records (${basename(recordsDir)} in selection.json, replayed): ${f3(mean(def))}`);
+say();
+say("Leave-one-batch-out CV on validation (5 folds = batches 1-5), each feature set at its best λ and pool (candidates: BM25's best k of the pool; 40: the whole pool):");
+say();
+say("| features | λ | BM25's best k | CV Hit@1 | − lexical [95%] | − default [95%] |\n| --- | --- | --- | --- | --- | --- |");
+const all = CONFIGS.map((c) => ({ c, h: cvHits(val, c) }));
+for (const name of Object.keys(SETS)) {
+  const best = all.filter((a) => a.c.name === name).reduce((a, b) => (mean(b.h) > mean(a.h) + 1e-12 ? b : a));
+  const [l1, h1] = paired(best.h, lex), [l2, h2] = paired(best.h, def);
+  say(`| ${name}: ${SETS[name].join(", ")} | ${best.c.lambda} | ${best.c.k} | ${f3(mean(best.h))} | ${f3(mean(best.h) - mean(lex))} [${f3(l1)}, ${f3(h1)}] | ${f3(mean(best.h) - mean(def))} [${f3(l2)}, ${f3(h2)}] |`);
+}
+// nested: inside each outer fold, choose the config by inner leave-one-batch-out CV on the other 4 batches
+const nested = new Array<number>(val.length).fill(0);
+const chosenPerFold: string[] = [];
+for (const b of skipNested ? [] : [...new Set(val.map((r) => r.batch))].sort()) {
+  const inner = val.filter((r) => r.batch !== b);
+  const pick = CONFIGS.map((c) => ({ c, h: mean(cvHits(inner, c)) })).reduce((a, x) => (x.h > a.h + 1e-12 ? x : a));
+  chosenPerFold.push(`batch ${b}: ${pick.c.name} λ ${pick.c.lambda} k ${pick.c.k}`);
+  const m = fit(inner, pick.c.feats, pick.c.lambda, pick.c.k);
+  val.forEach((r, i) => { if (r.batch === b) nested[i] = hitOf(m, r); });
+}
+const [nl1, nh1] = paired(nested, lex), [nl2, nh2] = paired(nested, def);
+say();
+say(`Nested CV (the choice of features and λ made again within each outer fold; ${chosenPerFold.join("; ")}):`);
+say(`CV Hit@1 ${f3(mean(nested))}; against the lexical expert ${f3(mean(nested) - mean(lex))} [${f3(nl1)}, ${f3(nh1)}], against the default ${f3(mean(nested) - mean(def))} [${f3(nl2)}, ${f3(nh2)}] (paired bootstrap over tasks, 10,000 draws)`);
+
+if (greedy) {
+  say();
+  say("Greedy forward selection by CV Hit@1 (λ 1; exploratory, not nested):");
+  let chosen: number[] = [];
+  let bestH = 0;
+  for (;;) {
+    const tries = FEATURES.map((_, j) => j).filter((j) => !chosen.includes(j)).map((j) => ({ j, h: mean(cvHits(val, { name: "", feats: [...chosen, j], lambda: 1, k: 40 })) }));
+    if (tries.length === 0) break;
+    const t = tries.reduce((a, x) => (x.h > a.h + 1e-12 ? x : a));
+    if (t.h <= bestH + 1e-12) break;
+    chosen = [...chosen, t.j];
+    bestH = t.h;
+    say(`  + ${FEATURES[t.j]}: ${f3(t.h)}`);
+  }
+}
+
+// the model fitted on all validation with the config the plain CV prefers (largest CV Hit@1; ties: fewer features, more λ)
+const top = all.reduce((a, x) => (mean(x.h) > mean(a.h) + 1e-12 || (Math.abs(mean(x.h) - mean(a.h)) < 1e-12 && (x.c.feats.length < a.c.feats.length || (x.c.feats.length === a.c.feats.length && x.c.lambda > a.c.lambda))) ? x : a));
+const model = fit(val, top.c.feats, top.c.lambda, top.c.k);
+say();
+say(`chosen by CV: ${top.c.name} λ ${top.c.lambda}, BM25's best ${top.c.k}; weights on standardised features: ${model.feats.map((f, j) => `${FEATURES[f]} ${model.w[j].toFixed(3)}`).join(", ")}`);
+const inSample = val.map((r) => hitOf(model, r));
+say(`the chosen model scored on the tasks it was fitted on (no held-out tasks): Hit@1 ${f3(mean(inSample))}`);
+const both = (a: number[], b: number[], x: number, y: number) => a.filter((v, i) => v === x && b[i] === y).length;
+say(`nested CV against the lexical expert, task by task: ${both(nested, lex, 1, 0)} won, ${both(nested, lex, 0, 1)} lost; in-pool accuracy ${f3(mean(nested) / recall)} against BM25's ${f3(mean(lex) / recall)}`);
+const rankOfGold = val.filter((r) => r.gold.some(Boolean)).map((r) => Math.min(...r.x.map((x, k) => (r.gold[k] ? Math.round(Math.expm1(x[fi("bm25Rank")])) : 99))));
+say(`where BM25 ranks the gold within the pool: ${[0, 1, 2, 3, 4].map((k) => `${k + 1}: ${rankOfGold.filter((v) => v === k).length}`).join(", ")}, 6-10: ${rankOfGold.filter((v) => v >= 5 && v < 10).length}, 11+: ${rankOfGold.filter((v) => v >= 10).length} (of ${val.length})`);
+const sameName = val.filter((r) => {
+  if (r.lexicalHit) return false;
+  const top = r.x.findIndex((x) => Math.round(Math.expm1(x[fi("bm25Rank")])) === 0);
+  return r.skills.some((s, k) => r.gold[k] && slugOf(s) === slugOf(r.skills[top]));
+}).length;
+say(`BM25's misses whose first pick is a copy of the gold under the gold's own name (its text differs, so it does not count): ${sameName} of ${val.filter((r) => !r.lexicalHit).length}`);
+mkdirSync(outDir, { recursive: true });
+const recs = val.map((r, i) => ({ id: r.id, batch: r.batch, pool: r.skills.length, inPool: r.gold.some(Boolean), lexical: r.lexicalHit, default: r.defaultHit, cvNested: nested[i], pick: predict(model, r) }));
+if (readTest) {
+  const test = await buildRows("test");
+  const th = test.map((r) => hitOf(model, r));
+  const tl = test.map((r) => r.lexicalHit), td = test.map((r) => r.defaultHit);
+  const [a, b] = paired(th, tl), [c, d] = paired(th, td);
+  say();
+  say(`TEST (batches 6-10, ${test.length} tasks, read once; pool recall ${f3(mean(test.map((r) => (r.gold.some(Boolean) ? 1 : 0))))}): Hit@1 ${f3(mean(th))}; lexical ${f3(mean(tl))} (${f3(mean(th) - mean(tl))} [${f3(a)}, ${f3(b)}]); default ${f3(mean(td))} (${f3(mean(th) - mean(td))} [${f3(c)}, ${f3(d)}])`);
+  writeFileSync(`${outDir}/test.jsonl.gz`, gzipSync(test.map((r, i) => JSON.stringify({ id: r.id, batch: r.batch, pool: r.skills.length, inPool: r.gold.some(Boolean), lexical: r.lexicalHit, default: r.defaultHit, model: th[i], pick: predict(model, r) })).join("\n") + "\n"));
+}
+writeFileSync(`${outDir}/val.jsonl.gz`, gzipSync(recs.map((r) => JSON.stringify(r)).join("\n") + "\n"));
+writeFileSync(`${outDir}/model.json`, JSON.stringify({ config: top.c.name, lambda: top.c.lambda, k: top.c.k, features: model.feats.map((f) => FEATURES[f]), mean: model.mean, sd: model.sd, w: model.w }, null, 2) + "\n");
+writeFileSync(`${outDir}/table${readTest ? "-test" : ""}.txt`, lines.join("\n") + "\n");
