@@ -11,6 +11,8 @@
  * Inputs are fresh random draws each run; the seed is logged (replay with GAVEL_TEST_SEED).
  */
 import { describe, expect, it } from "vitest";
+import { KeyBank } from "../../src/bank/key-bank.js";
+import { config } from "../../src/config.js";
 import { loadBinding } from "../../src/native/binding.js";
 import { kernelIsas, restoreKernelIsaAfterEach, setKernelIsa } from "../helpers/isa.js";
 import { freshSeed, gauss, rng } from "../helpers/random.js";
@@ -193,4 +195,42 @@ describe("glanceExact8 where the prefilter cannot help", () => {
     c.bank[70] = Number.NaN;
     await expect(b.glanceExact8(c.queries, c.bank, c.offsets, c.dim, c.weights, 3, 2)).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
   });
+});
+
+describe("KeyBank.glance with GAVEL_GLANCE_EXACT8=on: the same result as off, bit for bit", () => {
+  for (const keyType of ["f32", "f16"] as const)
+    it(`${keyType} keys: whole bank (detail 0 and 7), a handle subset, after removals and additions`, async () => {
+      const r = rng(SEED + 21 + (keyType === "f16" ? 1 : 0));
+      const c = makeCase(r, 150, 20, 96, 33, true);
+      const bank = new KeyBank(c.dim, { keyType });
+      try {
+        for (let s = 0; s < c.nSkills; s++) bank.add(c.bank.slice(c.offsets[s] * c.dim, c.offsets[s + 1] * c.dim));
+        const run = async (setting: "on" | "off", options: Parameters<KeyBank["glance"]>[1]) => {
+          b.configure({ glanceDevice: "cpu", glanceExact8: setting });
+          try {
+            return await bank.glance(c.queries, { weights: c.weights, ...options });
+          } finally {
+            b.configure({ glanceDevice: config().glanceDevice, glanceExact8: config().glanceExact8 });
+          }
+        };
+        const same = async (options: Parameters<KeyBank["glance"]>[1]) => {
+          const off = await run("off", options), on = await run("on", options);
+          expect(Array.from(bits(on.g))).toEqual(Array.from(bits(off.g)));
+          expect(Array.from(on.handles)).toEqual(Array.from(off.handles));
+          expect(Array.from(on.columns ?? [])).toEqual(Array.from(off.columns ?? []));
+          expect(Array.from(bits(on.m))).toEqual(Array.from(bits(off.m)));
+          expect(Array.from(on.argmax)).toEqual(Array.from(off.argmax));
+        };
+        await same({ detail: 0 });
+        await same({ detail: 7, k: 4 });
+        const handles = bank.handles();
+        await same({ detail: 5, handles: handles.filter((_, i) => i % 3 !== 0) });
+        for (let i = 0; i < handles.length; i += 4) bank.remove(handles[i]);
+        for (let s = 0; s < 10; s++) bank.add(c.bank.slice(c.offsets[s] * c.dim, c.offsets[s + 1] * c.dim));
+        await same({ detail: 3 });
+        await same({});  // every column's m asked: the exact glance in both
+      } finally {
+        bank.dispose();
+      }
+    });
 });
