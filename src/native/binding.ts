@@ -126,15 +126,9 @@ export interface NativeModel {
 
 /** Results of the glance kernel for a set of query tokens against every skill's bank. */
 /** glanceExact8's result: the glance's g, the `columns`' m and argmax (nq × columns), and its counts. */
-export interface NativeGlanceExact8Result {
-  g: Float32Array;
-  m: Float32Array;
-  argmax: Int32Array;
+export interface NativeGlanceExact8Result extends NativeGlanceResult {
   columns: Int32Array;
-  stats: {
-    pairs: number; recomputed: number; quantMs: number; stage1Ms: number; stage2Ms: number; voteMs: number;
-    totalMs: number; exactFallback: boolean; isa: string; i8Bytes: number; f16Bytes: number;
-  };
+  stats: { pairs: number; recomputed: number; quantMs: number; stage1Ms: number; stage2Ms: number; voteMs: number; totalMs: number; exactFallback: boolean; isa: string; i8Bytes: number; f16Bytes: number };
 }
 
 export interface NativeGlanceResult {
@@ -158,16 +152,10 @@ export interface NativeKernels {
    */
   glance(queries: Float32Array, bank: Float32Array, offsets: Int32Array, dim: number,
          weights: Float32Array, k: number): Promise<NativeGlanceResult>;
-  /**
-   * The same glance through the int8 prefilter (native/src/kernels/i8_glance.h): g bit for bit as the
-   * exact glance, m and argmax for the `detail` best columns by g (`columns`); `exact` runs the plain
-   * glance with the same output shape, to compare. `bank` is float32 or f16 bits. For tests and benches.
-   */
-  glanceExact8(queries: Float32Array, bank: Float32Array | Uint16Array, offsets: Int32Array, dim: number,
-               weights: Float32Array, k: number, detail: number, exact?: boolean): Promise<NativeGlanceExact8Result>;
+  /** The glance through the int8 prefilter (kernels/i8_glance.h; `exact`: the plain one), f32 or f16 keys. Tests, benches. */
+  glanceExact8(queries: Float32Array, bank: Float32Array | Uint16Array, offsets: Int32Array, dim: number, weights: Float32Array, k: number, detail: number, exact?: boolean): Promise<NativeGlanceExact8Result>;
   /** The prefilter's stage 1 alone: L ≤ m ≤ U of every row and skill (nq × nSkills, row-major). For tests. */
-  glanceI8Bounds(queries: Float32Array, bank: Float32Array | Uint16Array, offsets: Int32Array,
-                 dim: number): Promise<{ lower: Float32Array; upper: Float32Array; isa: string }>;
+  glanceI8Bounds(queries: Float32Array, bank: Float32Array | Uint16Array, offsets: Int32Array, dim: number): Promise<{ lower: Float32Array; upper: Float32Array; isa: string }>;
   /**
    * The instruction set the kernels' inner loops run with ("avx512" | "avx2" | "generic"): the best
    * the CPU supports, capped by the kernelIsa setting ({@link NativeBinding.configure}; GAVEL_KERNEL_ISA).
