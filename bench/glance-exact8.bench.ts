@@ -9,13 +9,14 @@
  *   npm run bench -- glance-exact8 real <bank dir> <queries cache> [--tasks 8] [--reps 1]
  *
  * synthetic: `skills` skills of `keys` keys each (f16), every key near its skill's topic (one of
- * `topics` random unit directions; key = normalize(topic + noise·g/√dim·√dim)), a task of `rows`
+ * `topics` random unit directions; key = normalize(topic + noise·g/√dim), g standard normal), a task of `rows`
  * rows near random topics, weight 1. real: an installed bank's keys.bin (manifest order; f16-rounded
  * as a f16 KeyBank holds them) and the projected task rows cached by `npm run bench --
  * glance-index-real … --cache FILE --project-only` (weights 1, as that bench uses them).
  *
- * Both paths run in the same worker (glanceExact8 with and without `exact`): the ms are the glance's
- * alone (the copy of the arguments and the int8 quantisation of the keys, which a bank does once and
+ * Both paths run in the same worker (glanceExact8 with and without `exact`), alternating which runs
+ * first; wall ms and the process's CPU ms (all threads: on a shared machine, the glance's own work)
+ * are the glance's alone (the copy of the arguments and the int8 quantisation of the keys, which a bank does once and
  * keeps, are outside; quantisation is reported apart). k = voteK(skills) unless --k; detail 20.
  */
 import { readFileSync } from "node:fs";
@@ -53,12 +54,12 @@ function toHalf(x: Float32Array): Uint16Array {
 
 const bitsEqual = (a: Float32Array, c: Float32Array): boolean => a.length === c.length && Buffer.compare(Buffer.from(a.buffer, a.byteOffset, a.byteLength), Buffer.from(c.buffer, c.byteOffset, c.byteLength)) === 0;
 
-interface Row { label: string; exactMs: number; i8Ms: number; stage1Ms: number; stage2Ms: number; quantMs: number; share: number; same: boolean; isa: string; i8Bytes: number; f16Bytes: number }
+interface Row { label: string; exactMs: number; i8Ms: number; exactCpu: number; i8Cpu: number; stage1Ms: number; stage2Ms: number; quantMs: number; share: number; same: boolean; isa: string; i8Bytes: number; f16Bytes: number }
 
 async function compare(label: string, queries: Float32Array, bank: Uint16Array, offsets: Int32Array, dim: number, k: number): Promise<Row> {
   const nq = queries.length / dim;
   const weights = new Float32Array(nq).fill(1);
-  const ex: number[] = [], i8: number[] = [], s1: number[] = [], s2: number[] = [];
+  const ex: number[] = [], i8: number[] = [], s1: number[] = [], s2: number[] = [], exCpu: number[] = [], i8Cpu: number[] = [];
   let same = true, share = 0, quantMs = 0, isa = "", i8Bytes = 0, f16Bytes = 0;
   for (let rep = 0; rep < reps; rep++) {
     // alternate the order so a load change does not favour one
@@ -67,6 +68,8 @@ async function compare(label: string, queries: Float32Array, bank: Uint16Array, 
     const [e, p] = rep % 2 === 0 ? [await runExact(), await runI8()] : (([x, y]) => [y, x])([await runI8(), await runExact()]);
     ex.push(e.stats.totalMs);
     i8.push(p.stats.totalMs);
+    exCpu.push(e.stats.cpuMs);
+    i8Cpu.push(p.stats.cpuMs);
     s1.push(p.stats.stage1Ms);
     s2.push(p.stats.stage2Ms);
     same &&= bitsEqual(e.g, p.g) && bitsEqual(e.m, p.m) && Buffer.compare(Buffer.from(e.argmax.buffer), Buffer.from(p.argmax.buffer)) === 0 &&
@@ -77,9 +80,10 @@ async function compare(label: string, queries: Float32Array, bank: Uint16Array, 
     i8Bytes = p.stats.i8Bytes;
     f16Bytes = p.stats.f16Bytes;
   }
-  const row: Row = { label, exactMs: median(ex), i8Ms: median(i8), stage1Ms: median(s1), stage2Ms: median(s2), quantMs, share, same, isa, i8Bytes, f16Bytes };
-  console.log(`  ${label}: exact ${row.exactMs.toFixed(0)} ms, int8-prefiltered ${row.i8Ms.toFixed(0)} ms (stage 1 ${row.stage1Ms.toFixed(0)}, ` +
-    `stage 2 ${row.stage2Ms.toFixed(0)}), ×${(row.exactMs / row.i8Ms).toFixed(2)}; recomputed ${(100 * share).toFixed(2)}% of pairs; ` +
+  const row: Row = { label, exactMs: median(ex), i8Ms: median(i8), exactCpu: median(exCpu), i8Cpu: median(i8Cpu), stage1Ms: median(s1), stage2Ms: median(s2), quantMs, share, same, isa, i8Bytes, f16Bytes };
+  console.log(`  ${label}: exact ${row.exactMs.toFixed(0)} ms (CPU ${row.exactCpu.toFixed(0)} ms), int8-prefiltered ${row.i8Ms.toFixed(0)} ms ` +
+    `(CPU ${row.i8Cpu.toFixed(0)} ms; stage 1 ${row.stage1Ms.toFixed(0)}, stage 2 ${row.stage2Ms.toFixed(0)} ms wall), ×${(row.exactMs / row.i8Ms).toFixed(2)} wall, ` +
+    `×${(row.exactCpu / row.i8Cpu).toFixed(2)} CPU; recomputed ${(100 * share).toFixed(2)}% of pairs; ` +
     `bit-identical ${same}; ${isa}; int8 keys ${(i8Bytes / 2 ** 20).toFixed(1)} MiB = ${(i8Bytes / f16Bytes).toFixed(3)}× the f16 keys ` +
     `(quantised in ${quantMs.toFixed(0)} ms); load ${loadavg().map((x) => x.toFixed(1)).join(" ")}`);
   return row;
@@ -107,12 +111,14 @@ async function synthetic(): Promise<void> {
   for (const nSkills of skillsList)
     for (const keys of keysList) {
       const offsets = new Int32Array(nSkills + 1).map((_, s) => s * keys);
-      const bank = new Float32Array(nSkills * keys * dim);
+      // f16 keys made skill by skill (the float32 bank at 30K × 200 × 256 would be 6 GiB)
+      const half = new Uint16Array(nSkills * keys * dim);
+      const one = new Float32Array(keys * dim);
       for (let s = 0; s < nSkills; s++) {
         const topic = topics.subarray(Math.floor(r() * nTopics) * dim);
-        for (let j = 0; j < keys; j++) unitNear(r, topic, noise, bank, (s * keys + j) * dim, dim);
+        for (let j = 0; j < keys; j++) unitNear(r, topic, noise, one, j * dim, dim);
+        b.roundToHalf(one, half.subarray(s * keys * dim, (s + 1) * keys * dim));
       }
-      const half = toHalf(bank);
       const k = kFlag ? Number(kFlag) : voteK(nSkills);
       await compare(`${nSkills} skills × ${keys} keys, k ${k}`, queries, half, offsets, dim, k);
     }
@@ -148,7 +154,8 @@ async function real(): Promise<void> {
     at += head.nq[t] * dim;
     out.push(await compare(`task ${t} (${head.nq[t]} rows)`, queries, half, offsets, dim, k));
   }
-  console.log(`  median over tasks: exact ${median(out.map((x) => x.exactMs)).toFixed(0)} ms, int8-prefiltered ${median(out.map((x) => x.i8Ms)).toFixed(0)} ms, ` +
+  console.log(`  median over tasks: exact ${median(out.map((x) => x.exactMs)).toFixed(0)} ms (CPU ${median(out.map((x) => x.exactCpu)).toFixed(0)}), ` +
+    `int8-prefiltered ${median(out.map((x) => x.i8Ms)).toFixed(0)} ms (CPU ${median(out.map((x) => x.i8Cpu)).toFixed(0)}), ` +
     `recomputed ${(100 * median(out.map((x) => x.share))).toFixed(2)}% of pairs, bit-identical on ${out.filter((x) => x.same).length} of ${out.length}`);
 }
 

@@ -128,7 +128,7 @@ export interface NativeModel {
 /** glanceExact8's result: the glance's g, the `columns`' m and argmax (nq × columns), and its counts. */
 export interface NativeGlanceExact8Result extends NativeGlanceResult {
   columns: Int32Array;
-  stats: { pairs: number; recomputed: number; quantMs: number; stage1Ms: number; stage2Ms: number; voteMs: number; totalMs: number; exactFallback: boolean; isa: string; i8Bytes: number; f16Bytes: number };
+  stats: { pairs: number; recomputed: number; quantMs: number; stage1Ms: number; stage2Ms: number; voteMs: number; totalMs: number; cpuMs: number; exactFallback: boolean; isa: string; i8Bytes: number; f16Bytes: number };
 }
 
 export interface NativeGlanceResult {
