@@ -107,9 +107,9 @@ export const SETTINGS: readonly Setting[] = [
   },
   {
     name: "GAVEL_GLANCE_EXACT8",
-    values: ["auto", "on", "off"],
-    default: "auto: on where the CPU runs the int8 product vectorised (AVX-512 VNNI or AVX2)",
-    meaning: "Whether a bank's CPU glance that asks for no full m (a route's) runs through the int8 prefilter: an int8 max-sim with a proven error bound, then the float32 max-sim only for the (row, skill) pairs the bound leaves in a row's top-k; the same result bit for bit. off: the plain exact glance.",
+    values: ["off", "on"],
+    default: "off: the first prefiltered glance of a bank quantises all its keys, about one exact glance's time, which a one-shot process does not earn back",
+    meaning: "on: a bank's CPU glance that asks for no full m (a route's) runs through the int8 prefilter: an int8 max-sim with a proven error bound, then the float32 max-sim only for the (row, skill) pairs the bound leaves in a row's top-k; the same result bit for bit, about half the CPU time on a real 3K-skill bank from the second glance on (docs/BENCHMARKS.md). For resident processes (gavel serve).",
     readBy: "native bank (configure({ glanceExact8 }))",
     scope: "runtime",
   },
@@ -231,7 +231,7 @@ export interface Config {
   glanceDevice: "auto" | "cpu" | "cuda";
   glanceIndex: "auto" | "off" | "on";
   glanceKernel: "auto" | "wmma";
-  glanceExact8: "auto" | "on" | "off";
+  glanceExact8: "off" | "on";
   glanceTopK: "auto" | "passes";
   glanceLoader: "tma" | "cp.async";
   log: boolean;
@@ -293,7 +293,7 @@ export function resolveConfig(env: Env): Config {
     glanceDevice: choice(env, "GAVEL_GLANCE_DEVICE", ["auto", "cpu", "cuda"] as const) ?? "auto",
     glanceIndex: choice(env, "GAVEL_GLANCE_INDEX", ["auto", "off", "on"] as const) ?? "auto",
     glanceKernel: choice(env, "GAVEL_GLANCE_KERNEL", ["auto", "wmma"] as const) ?? "auto",
-    glanceExact8: choice(env, "GAVEL_GLANCE_EXACT8", ["auto", "on", "off"] as const) ?? "auto",
+    glanceExact8: choice(env, "GAVEL_GLANCE_EXACT8", ["off", "on"] as const) ?? "off",
     glanceTopK: choice(env, "GAVEL_GLANCE_TOPK", ["auto", "passes"] as const) ?? "auto",
     glanceLoader: choice(env, "GAVEL_GLANCE_LOADER", ["tma", "cp.async"] as const) ?? "tma",
     log: choice(env, "GAVEL_LOG", ["0", "1"] as const) === "1",

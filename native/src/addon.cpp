@@ -56,7 +56,7 @@ Napi::Value Configure(const Napi::CallbackInfo& info) {
     if (o.Has("glanceKernel")) kernel = Choice(o, "glanceKernel", {"auto", "wmma"});
     if (o.Has("glanceTopK")) topK = Choice(o, "glanceTopK", {"auto", "passes"});
     if (o.Has("glanceLoader")) loader = Choice(o, "glanceLoader", {"tma", "cp.async"});
-    if (o.Has("glanceExact8")) exact8 = Choice(o, "glanceExact8", {"auto", "on", "off"});
+    if (o.Has("glanceExact8")) exact8 = Choice(o, "glanceExact8", {"off", "on"});
     if (logEcho >= 0) s.logEcho.store(logEcho == 1);
     if (isa >= 0) s.isaCap.store(isa);
     if (device >= 0) s.glanceDevice.store(device);

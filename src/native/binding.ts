@@ -262,7 +262,7 @@ export interface NativeSettings {
   /** GAVEL_GLANCE_KERNEL: the CUDA max-sim (auto: wgmma on sm_90a code, else WMMA). */
   glanceKernel?: "auto" | "wmma";
   /** GAVEL_GLANCE_EXACT8: a CPU glance without full m through the int8 prefilter (same result bit for bit). */
-  glanceExact8?: "auto" | "on" | "off";
+  glanceExact8?: "off" | "on";
   /** GAVEL_GLANCE_TOPK: the CUDA top-k (auto: one read for k ≤ 16, else k passes). */
   glanceTopK?: "auto" | "passes";
   /** GAVEL_GLANCE_LOADER: how the wgmma max-sim loads keys. */

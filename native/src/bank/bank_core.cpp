@@ -61,14 +61,13 @@ const kernels::I8Skill& I8Of(const KeyBlock& b, int64_t dim) {
 
 namespace {
 
-// GAVEL_GLANCE_EXACT8: whether a CPU glance that does not ask for the full m goes through the int8
-// prefilter (auto: where the int8 product is vectorised, VNNI or AVX2).
+// GAVEL_GLANCE_EXACT8=on: a CPU glance that does not ask for the full m goes through the int8
+// prefilter. Off by default: the first such glance of a bank quantises every block (about as long as
+// one exact glance of a long task), which a one-shot process never earns back.
 bool Exact8(kernels::Isa isa) {
-  switch (settings::GlanceExact8(settings::Current().glanceExact8.load(std::memory_order_relaxed))) {
-    case settings::GlanceExact8::kOn: return true;
-    case settings::GlanceExact8::kOff: return false;
-    default: return kernels::SelectI8Isa(isa) != kernels::I8Isa::Scalar;
-  }
+  (void)isa;
+  return settings::GlanceExact8(settings::Current().glanceExact8.load(std::memory_order_relaxed)) ==
+         settings::GlanceExact8::kOn;
 }
 
 int64_t BlockBytes(const KeyBlock& b) {

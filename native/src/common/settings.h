@@ -14,7 +14,7 @@ enum class GlanceDevice : int { kAuto = 0, kCpu = 1, kCuda = 2 };
 // GAVEL_GLANCE_KERNEL: the CUDA max-sim (kAuto: wgmma where the device code has it, else WMMA).
 enum class GlanceKernel : int { kAuto = 0, kWmma = 1 };
 // GAVEL_GLANCE_EXACT8: the CPU glance through the int8 prefilter (kernels/i8_glance.h).
-enum class GlanceExact8 : int { kAuto = 0, kOn = 1, kOff = 2 };
+enum class GlanceExact8 : int { kOff = 0, kOn = 1 };
 
 struct Settings {
   std::atomic<bool> logEcho{false};           // GAVEL_LOG=1: llama.cpp's log to stderr
