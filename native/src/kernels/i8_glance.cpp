@@ -59,16 +59,19 @@ Quantized QuantizeVector(const float* v, int64_t dim, int qmax, int8_t* q) {
   const float a = maxAbs / static_cast<float>(qmax);
   // Any integer choice is sound (the error is measured below); v·(1/a) rounded to nearest is close
   // to the best.
-  const float inv = a > 0.f ? 1.f / a : 0.f;
-  double err2 = 0.0, norm2 = 0.0;
-  for (int64_t d = 0; d < dim; ++d) {
-    int qi = static_cast<int>(std::lrintf(v[d] * inv));
-    qi = std::min(qmax, std::max(-qmax, qi));
-    q[d] = static_cast<int8_t>(qi);
-    const double e = double(v[d]) - double(a) * double(qi);  // a·qi is exact in double
-    err2 += e * e;
-    norm2 += double(v[d]) * double(v[d]);
+  const float inv = a > 0.f ? 1.f / a : 0.f, lim = static_cast<float>(qmax);
+  for (int64_t d = 0; d < dim; ++d) {  // rounded half away from zero, clamped (a loop the compiler vectorises)
+    const float x = std::min(lim, std::max(-lim, v[d] * inv));
+    q[d] = static_cast<int8_t>(static_cast<int>(x + (x >= 0.f ? 0.5f : -0.5f)));
   }
+  // Four independent double sums (exact products: a·q_q needs 31 bits, v² 48).
+  double e2[4] = {0, 0, 0, 0}, n2[4] = {0, 0, 0, 0};
+  for (int64_t d = 0; d < dim; ++d) {
+    const double e = double(v[d]) - double(a) * double(q[d]);
+    e2[d & 3] += e * e;
+    n2[d & 3] += double(v[d]) * double(v[d]);
+  }
+  const double err2 = (e2[0] + e2[1]) + (e2[2] + e2[3]), norm2 = (n2[0] + n2[1]) + (n2[2] + n2[3]);
   r.scale = a;
   // The double sums are within dim·2⁻⁵³ (relative) of the real ones: 1 + 1e-9 covers them.
   r.errNorm = UpFloat(std::sqrt(err2) * (1.0 + 1e-9));
