@@ -7,12 +7,17 @@
  *   npm run bench -- glance-exact8 synthetic [--skills 10000,30000] [--keys 30,200] [--dim 256]
  *     [--rows 256] [--k 10] [--reps 1] [--topics 256] [--noise 1]
  *   npm run bench -- glance-exact8 real <bank dir> <queries cache> [--tasks 8] [--reps 1]
+ *   npm run bench -- glance-exact8 bank <bank dir> <queries cache> [--tasks 3]
  *
  * synthetic: `skills` skills of `keys` keys each (f16), every key near its skill's topic (one of
  * `topics` random unit directions; key = normalize(topic + noise·g/√dim), g standard normal), a task of `rows`
  * rows near random topics, weight 1. real: an installed bank's keys.bin (manifest order; f16-rounded
  * as a f16 KeyBank holds them) and the projected task rows cached by `npm run bench --
  * glance-index-real … --cache FILE --project-only` (weights 1, as that bench uses them).
+ *
+ * bank: the route's path, KeyBank.glance (detail 0) over the installed bank opened as a route opens
+ * it (Library.openSnapshot with the default projections: f32 keys), GAVEL_GLANCE_EXACT8 off / on /
+ * on / off / on per task through configure(): the first `on` includes the bank's quantisation.
  *
  * Both paths run in the same worker (glanceExact8 with and without `exact`), alternating which runs
  * first; wall ms and the process's CPU ms (all threads: on a shared machine, the glance's own work)
@@ -23,6 +28,9 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { cpus, loadavg } from "node:os";
 import { loadBinding } from "../src/native/binding.js";
+import { Library } from "../src/bank/library.js";
+import { Projections } from "../src/projections/projections.js";
+import { defaultModelPaths } from "../src/defaults.js";
 import { voteK } from "../src/kernels/kernels.js";
 import { mulberry32 } from "../src/util/prng.js";
 import { median } from "./data.js";
@@ -159,10 +167,48 @@ async function real(): Promise<void> {
     `recomputed ${(100 * median(out.map((x) => x.share))).toFixed(2)}% of pairs, bit-identical on ${out.filter((x) => x.same).length} of ${out.length}`);
 }
 
+/** The cached task rows (see `real`). */
+function cachedTasks(cachePath: string, dim: number): Float32Array[] {
+  const buf = readFileSync(cachePath);
+  const hlen = buf.readUInt32LE(0);
+  const head = JSON.parse(buf.toString("utf8", 4, 4 + hlen)) as { nq: number[] };
+  const q = new Float32Array(buf.buffer.slice(buf.byteOffset + 4 + hlen, buf.byteOffset + buf.length));
+  let at = 0;
+  return head.nq.map((n) => q.slice(at, (at += n * dim)));
+}
+
+async function bankPath(): Promise<void> {
+  const [bankDir, cachePath] = argv.slice(1);
+  if (!bankDir || !cachePath) throw new Error("usage: glance-exact8 bank <bank dir> <queries cache> [--tasks N]");
+  const nTasks = Number(flag("--tasks", "3"));
+  const library = await Library.openSnapshot(bankDir, await Projections.load(defaultModelPaths().projections));
+  const bank = library.keys;
+  const tasks = cachedTasks(cachePath, bank.dim).slice(0, nTasks);
+  header(`KeyBank.glance (detail 0) over ${bankDir} (${bank.size} skills, ${bank.keys} keys, ${bank.keyType}), ${tasks.length} tasks`);
+  for (const [t, queries] of tasks.entries()) {
+    const weights = new Float32Array(queries.length / bank.dim).fill(1);
+    const cells: string[] = [];
+    let gOff: Float32Array | undefined, same = true;
+    for (const setting of ["off", "on", "on", "off", "on"] as const) {
+      b.configure({ glanceDevice: "cpu", glanceExact8: setting });
+      const c0 = process.cpuUsage(), t0 = performance.now();
+      const { g } = await bank.glance(queries, { weights, detail: 0 });
+      const ms = performance.now() - t0, c = process.cpuUsage(c0);
+      cells.push(`${setting} ${ms.toFixed(0)} ms (CPU ${((c.user + c.system) / 1e3).toFixed(0)})`);
+      if (setting === "off") gOff = g;
+      else if (gOff) same &&= bitsEqual(g, gOff);
+    }
+    console.log(`  task ${t} (${weights.length} rows): ${cells.join(", ")}; g bit-identical ${same}; load ${loadavg().map((x) => x.toFixed(1)).join(" ")}`);
+  }
+  b.configure({ glanceExact8: "off" });
+  bank.dispose();
+}
+
 const mode = argv[0];
 if (mode === "synthetic") await synthetic();
 else if (mode === "real") await real();
+else if (mode === "bank") await bankPath();
 else {
-  console.error("usage: npm run bench -- glance-exact8 synthetic|real …");
+  console.error("usage: npm run bench -- glance-exact8 synthetic|real|bank …");
   process.exit(2);
 }
