@@ -106,6 +106,14 @@ export const SETTINGS: readonly Setting[] = [
     scope: "runtime",
   },
   {
+    name: "GAVEL_GLANCE_EXACT8",
+    values: ["off", "on"],
+    default: "off: the first prefiltered glance of a bank quantises all its keys, about one exact glance's time, which a one-shot process does not earn back",
+    meaning: "on: a bank's CPU glance that asks for no full m (a route's) runs through the int8 prefilter: an int8 max-sim with a proven error bound, then the float32 max-sim only for the (row, skill) pairs the bound leaves in a row's top-k; the same result bit for bit, about half the CPU time on a real 3K-skill bank from the second glance on (docs/BENCHMARKS.md). For resident processes (gavel serve).",
+    readBy: "native bank (configure({ glanceExact8 }))",
+    scope: "runtime",
+  },
+  {
     name: "GAVEL_GLANCE_KERNEL",
     values: ["auto", "wmma"],
     default: "auto: the wgmma max-sim where the device code is sm_90a's (Hopper) and the dimension fits, else WMMA",
@@ -223,6 +231,7 @@ export interface Config {
   glanceDevice: "auto" | "cpu" | "cuda";
   glanceIndex: "auto" | "off" | "on";
   glanceKernel: "auto" | "wmma";
+  glanceExact8: "off" | "on";
   glanceTopK: "auto" | "passes";
   glanceLoader: "tma" | "cp.async";
   log: boolean;
@@ -284,6 +293,7 @@ export function resolveConfig(env: Env): Config {
     glanceDevice: choice(env, "GAVEL_GLANCE_DEVICE", ["auto", "cpu", "cuda"] as const) ?? "auto",
     glanceIndex: choice(env, "GAVEL_GLANCE_INDEX", ["auto", "off", "on"] as const) ?? "auto",
     glanceKernel: choice(env, "GAVEL_GLANCE_KERNEL", ["auto", "wmma"] as const) ?? "auto",
+    glanceExact8: choice(env, "GAVEL_GLANCE_EXACT8", ["off", "on"] as const) ?? "off",
     glanceTopK: choice(env, "GAVEL_GLANCE_TOPK", ["auto", "passes"] as const) ?? "auto",
     glanceLoader: choice(env, "GAVEL_GLANCE_LOADER", ["tma", "cp.async"] as const) ?? "tma",
     log: choice(env, "GAVEL_LOG", ["0", "1"] as const) === "1",
@@ -349,6 +359,7 @@ export function nativeSettings(c: Config = config()): {
   glanceKernel: Config["glanceKernel"];
   glanceTopK: Config["glanceTopK"];
   glanceLoader: Config["glanceLoader"];
+  glanceExact8: Config["glanceExact8"];
 } {
   return {
     logEcho: c.log,
@@ -357,5 +368,6 @@ export function nativeSettings(c: Config = config()): {
     glanceKernel: c.glanceKernel,
     glanceTopK: c.glanceTopK,
     glanceLoader: c.glanceLoader,
+    glanceExact8: c.glanceExact8,
   };
 }

@@ -38,7 +38,7 @@ int Choice(const Napi::Object& o, const char* key, std::initializer_list<const c
   gavel::Bad(std::string(key) + " must be one of " + list);
 }
 
-// configure({ logEcho, kernelIsa, glanceDevice, glanceKernel, glanceTopK, glanceLoader }): sets the
+// configure({ logEcho, kernelIsa, glanceDevice, glanceKernel, glanceTopK, glanceLoader, glanceExact8 }): sets the
 // keys given (common/settings.h), leaves the rest. The loader calls it once with the settings
 // src/config.ts resolved from the environment; benches and tests may call it again.
 Napi::Value Configure(const Napi::CallbackInfo& info) {
@@ -47,7 +47,7 @@ Napi::Value Configure(const Napi::CallbackInfo& info) {
     const Napi::Object o = info[0].As<Napi::Object>();
     gavel::settings::Settings& s = gavel::settings::Current();
     // every key is checked before any is set, so a bad call changes nothing
-    int logEcho = -1, isa = -1, device = -1, kernel = -1, topK = -1, loader = -1;
+    int logEcho = -1, isa = -1, device = -1, kernel = -1, topK = -1, loader = -1, exact8 = -1;
     if (o.Has("logEcho")) {
       if (!o.Get("logEcho").IsBoolean()) gavel::Bad("logEcho must be a boolean");
       logEcho = o.Get("logEcho").As<Napi::Boolean>() ? 1 : 0;
@@ -57,12 +57,14 @@ Napi::Value Configure(const Napi::CallbackInfo& info) {
     if (o.Has("glanceKernel")) kernel = Choice(o, "glanceKernel", {"auto", "wmma"});
     if (o.Has("glanceTopK")) topK = Choice(o, "glanceTopK", {"auto", "passes"});
     if (o.Has("glanceLoader")) loader = Choice(o, "glanceLoader", {"tma", "cp.async"});
+    if (o.Has("glanceExact8")) exact8 = Choice(o, "glanceExact8", {"off", "on"});
     if (logEcho >= 0) s.logEcho.store(logEcho == 1);
     if (isa >= 0) s.isaCap.store(isa);
     if (device >= 0) s.glanceDevice.store(device);
     if (kernel >= 0) s.glanceKernel.store(kernel);
     if (topK >= 0) s.topKPasses.store(topK == 1);
     if (loader >= 0) s.cpAsyncLoader.store(loader == 1);
+    if (exact8 >= 0) s.glanceExact8.store(exact8);
     return info.Env().Undefined();
   });
 }

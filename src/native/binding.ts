@@ -127,6 +127,12 @@ export interface NativeModel {
 }
 
 /** Results of the glance kernel for a set of query tokens against every skill's bank. */
+/** glanceExact8's result: the glance's g, the `columns`' m and argmax (nq × columns), and its counts. */
+export interface NativeGlanceExact8Result extends NativeGlanceResult {
+  columns: Int32Array;
+  stats: { pairs: number; recomputed: number; quantMs: number; stage1Ms: number; stage2Ms: number; voteMs: number; totalMs: number; cpuMs: number; exactFallback: boolean; isa: string; i8Bytes: number; f16Bytes: number };
+}
+
 export interface NativeGlanceResult {
   /** g(s|x) per skill, length nSkills. */
   g: Float32Array;
@@ -148,6 +154,10 @@ export interface NativeKernels {
    */
   glance(queries: Float32Array, bank: Float32Array, offsets: Int32Array, dim: number,
          weights: Float32Array, k: number): Promise<NativeGlanceResult>;
+  /** The glance through the int8 prefilter (kernels/i8_glance.h; `exact`: the plain one), f32 or f16 keys. Tests, benches. */
+  glanceExact8(queries: Float32Array, bank: Float32Array | Uint16Array, offsets: Int32Array, dim: number, weights: Float32Array, k: number, detail: number, exact?: boolean): Promise<NativeGlanceExact8Result>;
+  /** The prefilter's stage 1 alone: L ≤ m ≤ U of every row and skill (nq × nSkills, row-major). For tests. */
+  glanceI8Bounds(queries: Float32Array, bank: Float32Array | Uint16Array, offsets: Int32Array, dim: number): Promise<{ lower: Float32Array; upper: Float32Array; isa: string }>;
   /**
    * The instruction set the kernels' inner loops run with ("avx512" | "avx2" | "generic"): the best
    * the CPU supports, capped by the kernelIsa setting ({@link NativeBinding.configure}; GAVEL_KERNEL_ISA).
@@ -253,6 +263,8 @@ export interface NativeSettings {
   glanceDevice?: "auto" | "cpu" | "cuda";
   /** GAVEL_GLANCE_KERNEL: the CUDA max-sim (auto: wgmma on sm_90a code, else WMMA). */
   glanceKernel?: "auto" | "wmma";
+  /** GAVEL_GLANCE_EXACT8: a CPU glance without full m through the int8 prefilter (same result bit for bit). */
+  glanceExact8?: "off" | "on";
   /** GAVEL_GLANCE_TOPK: the CUDA top-k (auto: one read for k ≤ 16, else k passes). */
   glanceTopK?: "auto" | "passes";
   /** GAVEL_GLANCE_LOADER: how the wgmma max-sim loads keys. */

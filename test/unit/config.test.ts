@@ -53,16 +53,17 @@ describe("resolveConfig", () => {
     expect(c.model).toBeUndefined();
     expect(c.bank).toBeUndefined();
     expect(c.kernelIsa).toBeUndefined();
-    expect(nativeSettings(c)).toEqual({ logEcho: false, kernelIsa: null, glanceDevice: "auto", glanceKernel: "auto", glanceTopK: "auto", glanceLoader: "tma" });
+    expect(nativeSettings(c)).toEqual({ logEcho: false, kernelIsa: null, glanceDevice: "auto", glanceKernel: "auto", glanceTopK: "auto", glanceLoader: "tma", glanceExact8: "off" });
   });
 
   it("reads each variable, typed", () => {
     const c = resolveConfig({
       GAVEL_MODEL: "/m.gguf", GAVEL_BANK: "b", GAVEL_KERNEL_ISA: "avx2", GAVEL_GLANCE_DEVICE: "cpu", GAVEL_GLANCE_KERNEL: "wmma",
       GAVEL_GLANCE_TOPK: "passes", GAVEL_GLANCE_LOADER: "cp.async", GAVEL_LOG: "1", UV_THREADPOOL_SIZE: "12", GAVEL_RESIDENT_ROWS: "4096",
+      GAVEL_GLANCE_EXACT8: "on",
     });
     expect(c).toMatchObject({ model: "/m.gguf", bank: "b", kernelIsa: "avx2", glanceDevice: "cpu", glanceKernel: "wmma", glanceTopK: "passes", glanceLoader: "cp.async", log: true, threadPoolSize: 12, residentRows: 4096 });
-    expect(nativeSettings(c)).toEqual({ logEcho: true, kernelIsa: "avx2", glanceDevice: "cpu", glanceKernel: "wmma", glanceTopK: "passes", glanceLoader: "cp.async" });
+    expect(nativeSettings(c)).toEqual({ logEcho: true, kernelIsa: "avx2", glanceDevice: "cpu", glanceKernel: "wmma", glanceTopK: "passes", glanceLoader: "cp.async", glanceExact8: "on" });
   });
 
   it("leaves libuv's UV_THREADPOOL_SIZE to libuv: a value that is no pool size is not refused, only not used", () => {

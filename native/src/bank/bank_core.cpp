@@ -5,10 +5,12 @@
 #include <cstdlib>
 #include <limits>
 #include <string>
+#include <thread>
 #include <unordered_set>
 
 #include "common/failure.h"
 #include "common/half.h"
+#include "common/parallel.h"
 #include "common/settings.h"
 
 namespace gavel::bank {
@@ -49,7 +51,24 @@ bool GlanceOnDevice() {
   return available;
 }
 
+const kernels::I8Skill& I8Of(const KeyBlock& b, int64_t dim) {
+  std::call_once(b.i8Once, [&] {
+    b.i8 = kernels::QuantizeSkill(b.half.empty() ? b.data.data() : nullptr, b.half.empty() ? nullptr : b.half.data(),
+                                  b.rows, dim);
+  });
+  return b.i8;
+}
+
 namespace {
+
+// GAVEL_GLANCE_EXACT8=on: a CPU glance that does not ask for the full m goes through the int8
+// prefilter. Off by default: the first such glance of a bank quantises every block (about as long as
+// one exact glance of a long task), which a one-shot process never earns back.
+bool Exact8(kernels::Isa isa) {
+  (void)isa;
+  return settings::GlanceExact8(settings::Current().glanceExact8.load(std::memory_order_relaxed)) ==
+         settings::GlanceExact8::kOn;
+}
 
 int64_t BlockBytes(const KeyBlock& b) {
   return static_cast<int64_t>(b.data.capacity() * sizeof(float) + b.half.capacity() * sizeof(uint16_t) +
@@ -140,6 +159,16 @@ GlanceOut RunGlance(GlanceJob& job) {
   const kernels::SkillKeys keys{cols.base.data(), cols.offsets.data(), n, cols.half.empty() ? nullptr : cols.half.data()};
   if (job.onDevice) {
     DeviceGlance(job, out);
+  } else if (job.detail >= 0 && Exact8(job.isa)) {
+    // The same glance through the int8 prefilter (bit for bit; kernels/i8_glance.h): g, and m and
+    // argmax of the `detail` best columns.
+    std::vector<const kernels::I8Skill*> i8(static_cast<size_t>(n));
+    const unsigned nt = std::max(1u, std::thread::hardware_concurrency());
+    Parallel(static_cast<unsigned>(std::min<int64_t>(nt, std::max<int64_t>(n, 1))), [&](unsigned t) {
+      for (int64_t s = n * t / nt; s < n * (t + 1) / nt; ++s) i8[s] = &I8Of(*cols.blocks[s], job.dim);
+    });
+    out.r = kernels::GlanceI8(job.queries.data(), job.nq, keys, i8.data(), job.dim, job.weights.data(), job.k,
+                              job.detail, job.isa, 0, out.columns, nullptr, &job.run->stop);
   } else {
     out.r = kernels::Glance(job.queries.data(), job.nq, keys, job.dim, job.weights.data(), job.k, job.isa, 0,
                             &job.run->stop);
@@ -247,12 +276,14 @@ std::shared_ptr<GlanceJob> Bank::PrepareGlance(std::vector<float> queries, std::
     else cols->base.resize(static_cast<size_t>(nSkills));
     cols->offsets.assign(static_cast<size_t>(nSkills) + 1, 0);
     cols->handles.resize(static_cast<size_t>(nSkills));
+    cols->blocks.resize(static_cast<size_t>(nSkills));
     for (int64_t i = 0; i < nSkills; ++i) {
       const Entry& e = s.entries[static_cast<size_t>(restricted ? pick[static_cast<size_t>(i)] : i)];
       if (half_) cols->half[i] = e.keys->half.data();
       else cols->base[i] = e.keys->data.data();
       cols->offsets[i + 1] = cols->offsets[i] + e.keys->rows;
       cols->handles[i] = e.handle;
+      cols->blocks[i] = e.keys.get();
     }
     if (!restricted) {
       cols->generation = s.generation;

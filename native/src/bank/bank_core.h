@@ -43,6 +43,7 @@
 
 #include "bank/device_layout.h"
 #include "kernels/device.h"
+#include "kernels/i8_glance.h"
 #include "kernels/kernels_core.h"
 
 namespace gavel::bank {
@@ -51,7 +52,14 @@ struct KeyBlock {
   std::vector<float> data;     // rows × dim, in a float32 bank
   std::vector<uint16_t> half;  // rows × dim f16 bit patterns, in an f16 bank
   int64_t rows = 0;
+  // The keys in int8 for the CPU glance's prefilter (kernels/i8_glance.h, GAVEL_GLANCE_EXACT8): made
+  // by the first glance that reads them (I8Of), then as immutable as the keys.
+  mutable std::once_flag i8Once;
+  mutable kernels::I8Skill i8;
 };
+
+// Block b's int8 keys, quantised on first use (thread-safe).
+const kernels::I8Skill& I8Of(const KeyBlock& b, int64_t dim);
 
 struct Entry {
   int32_t handle;
@@ -124,6 +132,7 @@ struct GlanceColumns {
   std::vector<const uint16_t*> half;  // f16 bank
   std::vector<int64_t> offsets;
   std::vector<int32_t> handles;
+  std::vector<const KeyBlock*> blocks;  // the columns' blocks (for their int8 keys)
   uint64_t generation = 0;  // the snapshot's, for a whole-bank set (0: a restricted one)
 };
 

@@ -252,6 +252,12 @@ GlanceResult Glance(const float* queries, int64_t nq, const SkillKeys& keys, int
   return r;
 }
 
+bool MaxSimSkills(const float* queries, int64_t nq, const SkillKeys& keys, int64_t s0, int64_t s1, int64_t dim,
+                  float* m, int32_t* argmax, Isa isa) {
+  if (nq == 0 || keys.offsets[s1] == keys.offsets[s0]) return true;
+  return MaxSimRange(isa, queries, nq, keys, s0, s1, dim, m, argmax, nullptr);
+}
+
 void GatherSkills(const float* m, const int32_t* argmax, int64_t nq, int64_t nAll, const int64_t* pick, int64_t nPick,
                   GlanceResult& out) {
   out.m.resize(static_cast<size_t>(nq * nPick));

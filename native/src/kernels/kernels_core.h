@@ -81,6 +81,14 @@ struct SkillKeys {
 GlanceResult Glance(const float* queries, int64_t nq, const SkillKeys& keys, int64_t dim, const float* weights,
                     int64_t k, Isa isa, unsigned threads, const std::atomic<bool>* stop = nullptr);
 
+// The glance's max-sim alone, for the skills [s0, s1) of `keys`: m[i·keys.nSkills + s] and argmax as
+// Glance computes them (m must hold -inf there on entry; skills without keys are left alone). Each
+// score is one float32 FMA chain over the dimension whatever the rows around it, so a subset of the
+// query rows gets the same bits as the whole glance (the int8 prefilter's stage 2, i8_glance.h).
+// Returns false if a score came out non-finite.
+bool MaxSimSkills(const float* queries, int64_t nq, const SkillKeys& keys, int64_t s0, int64_t s1, int64_t dim,
+                  float* m, int32_t* argmax, Isa isa);
+
 // Columns `pick` (positions among nAll skills) of a glance's m and argmax (nq × nAll) into out.m
 // and out.argmax (nq × nPick, in pick order): a glance asked for the `detail` of a few columns.
 void GatherSkills(const float* m, const int32_t* argmax, int64_t nq, int64_t nAll, const int64_t* pick, int64_t nPick,

@@ -305,6 +305,7 @@ void RegisterKernels(Napi::Env env, Napi::Object exports) {
   exports.Set("roundToHalf", Napi::Function::New(env, RoundToHalf, "roundToHalf"));
   exports.Set("halfToFloat", Napi::Function::New(env, HalfToFloat, "halfToFloat"));
   exports.Set("floatsToHalf", Napi::Function::New(env, FloatsToHalf, "floatsToHalf"));
+  RegisterI8Glance(env, exports);
 }
 
 }  // namespace gavel
