@@ -84,9 +84,11 @@ export interface NativeCacheStats {
 export type { NativeGeneration, NativeGenerationStep, NativeSamplerParams } from "./generation.js";
 import type { NativeTrainer, NativeTrainerOptions } from "./trainer-binding.js";
 import type { NativeLiveConstructor } from "./live-binding.js";
+import type { NativeGlanceExact8Extra } from "./exact8-binding.js";
 import { config, nativeSettings, type Config } from "../config.js";
 export type * from "./trainer-binding.js";
 export type * from "./live-binding.js";
+export type * from "./exact8-binding.js";
 
 export interface NativeModel {
   load(path: string, params: NativeModelParams): Promise<void>;
@@ -127,12 +129,6 @@ export interface NativeModel {
 }
 
 /** Results of the glance kernel for a set of query tokens against every skill's bank. */
-/** glanceExact8's result: the glance's g, the `columns`' m and argmax (nq × columns), and its counts. */
-export interface NativeGlanceExact8Result extends NativeGlanceResult {
-  columns: Int32Array;
-  stats: { pairs: number; recomputed: number; quantMs: number; stage1Ms: number; stage2Ms: number; voteMs: number; totalMs: number; cpuMs: number; exactFallback: boolean; isa: string; i8Bytes: number; f16Bytes: number };
-}
-
 export interface NativeGlanceResult {
   /** g(s|x) per skill, length nSkills. */
   g: Float32Array;
@@ -155,7 +151,7 @@ export interface NativeKernels {
   glance(queries: Float32Array, bank: Float32Array, offsets: Int32Array, dim: number,
          weights: Float32Array, k: number): Promise<NativeGlanceResult>;
   /** The glance through the int8 prefilter (kernels/i8_glance.h; `exact`: the plain one), f32 or f16 keys. Tests, benches. */
-  glanceExact8(queries: Float32Array, bank: Float32Array | Uint16Array, offsets: Int32Array, dim: number, weights: Float32Array, k: number, detail: number, exact?: boolean): Promise<NativeGlanceExact8Result>;
+  glanceExact8(queries: Float32Array, bank: Float32Array | Uint16Array, offsets: Int32Array, dim: number, weights: Float32Array, k: number, detail: number, exact?: boolean): Promise<NativeGlanceResult & NativeGlanceExact8Extra>;
   /** The prefilter's stage 1 alone: L ≤ m ≤ U of every row and skill (nq × nSkills, row-major). For tests. */
   glanceI8Bounds(queries: Float32Array, bank: Float32Array | Uint16Array, offsets: Int32Array, dim: number): Promise<{ lower: Float32Array; upper: Float32Array; isa: string }>;
   /**
