@@ -4,7 +4,8 @@ import { backendDevices, loadBinding, type NativeModel, type NativeModelInfo } f
 import { checkGgufFile, validateModelFile } from "./gguf-file.js";
 import { abortedError, boolOption, checkLayer, intOption, optionsObject, signalOption, toTokens } from "../util/validate.js";
 import { flashOption, kvOption, layoutOption, MAX_KV_CELLS, resolveLogprobsInGraph } from "./load-options.js";
-import { checkTasks, nativeStatesMany, type ScoresVia, type StatesVia } from "./states-many.js";
+import { checkProjection, checkTasks, nativeStatesMany, type QueriesVia, type QueryProjection, type ScoresVia, type StatesVia } from "./states-many.js";
+import { projectNormalize } from "../kernels/kernels.js";
 import { checkGenerationVerb, generateSettings, runGeneration, type GenerateChunk, type GenerateOptions, type GenerateResult } from "./generate.js";
 
 /** Options of {@link Model.load}. */
@@ -305,6 +306,37 @@ export class Model {
   }
 
   #statesVia: StatesVia | null = null;
+
+  /**
+   * The glance's queries of one task: rows `[from, to)` of the residual stream after `layer`, each
+   * projected by `W` (`dim` × nEmbd, row-major) and normalised, as {@link projectNormalize} gives them
+   * for {@link Model.hiddenStates}'s rows: (to − from) × dim. By default exactly those two calls; the
+   * resident router's scheduler ({@link Model.routeQueries}) runs the passes and the projections of
+   * concurrent requests together, with the same result.
+   */
+  hiddenQueries(tokens: Int32Array | number[], layer: number, projection: QueryProjection, options?: CallOptions): Promise<Float32Array> {
+    return this.#call(() => {
+      const p = checkProjection(projection, this.info.nEmbd);
+      const t = toTokens(tokens, "tokens", this.info.nVocab);
+      if (p.to > t.length) throw invalidArgument(`projection.to (${p.to}) is past the tokens (${t.length})`);
+      const signal = signalOption(optionsObject(options, "options").signal);
+      if (this.#queriesVia) {
+        if (t.length === 0) throw invalidArgument("tokens must not be empty");
+        checkLayer(layer, this.info.nLayer);
+        this.#checkLength(t.length, "hiddenStates");
+        return this.#queriesVia(t, layer, p, signal);
+      }
+      return this.hiddenStates(t, layer, { signal }).then((states) => projectNormalize(states.subarray(p.from * this.info.nEmbd, p.to * this.info.nEmbd), this.info.nEmbd, p.W, p.dim));
+    });
+  }
+
+  /** Sends {@link Model.hiddenQueries} calls (checked first) through `via`; null restores direct calls. */
+  routeQueries(via: QueriesVia | null): void {
+    this.#use();
+    this.#queriesVia = via;
+  }
+
+  #queriesVia: QueriesVia | null = null;
 
   /**
    * Log-probs of `continuation` after `prefix`. The prefix's KV stays cached (LRU over the
