@@ -1,5 +1,6 @@
 // `gavel serve`: the resident router (src/serve/, docs/SERVE.md).
 import { existsSync } from "node:fs";
+import { availableParallelism } from "node:os";
 import { parseArgs } from "node:util";
 import { GavelError } from "../../errors.js";
 import { resolveModelPath, resolveProjectionsPath } from "../../defaults.js";
@@ -12,11 +13,16 @@ import { intArg } from "../ui/options.js";
 import { openModel, routerOptions, routerOptionsHelp } from "./common.js";
 import type { Command } from "./types.js";
 
+/** The model's threads when `--threads` is not given: the cores less one, at least one. */
+export function serveThreads(cores = availableParallelism()): number {
+  return Math.max(1, cores - 1);
+}
+
 /** `gavel serve`: load the model and the bank once, answer route / glance / get-skill / install / uninstall. */
 export const serve: Command = {
   summary: "keep the model and the bank loaded and answer requests on a local socket (or localhost HTTP)",
   help: `usage: gavel serve [options]
-${routerOptionsHelp}
+${routerOptionsHelp.replace(/^ {2}--threads N .*$/m, "  --threads N           CPU threads (default: the cores less one, at least 1: one core is left to the\n                        JavaScript thread and the glances of concurrent requests)")}
   --socket PATH         the Unix socket to listen on (mode 0600)   [default: <bank>/serve.sock, or
                         $XDG_RUNTIME_DIR/gavel-<hash>.sock, else <tmpdir>/gavel-<uid>/<hash>.sock
                         (a private 0700 folder) when that path is too long]
@@ -54,7 +60,10 @@ claude-code\` and \`gavel route\` use the server when it runs.`,
       throw new GavelError(`a gavel server already serves ${bankDir} (see ${httpEndpointPath(bankDir)})`, "BANK_LOCKED");
     }
     const modelPath = resolveModelPath(values.model).path;
-    const model = await openModel(values);
+    // the model's threads: one core left to the JavaScript thread and the other requests' glances and
+    // projections, which run beside each forward pass (llama.cpp's threads spin at every barrier, so
+    // a thread per core is slowed by any of them: docs/SERVE.md, "Concurrency")
+    const model = await openModel(values.threads === undefined ? { ...values, threads: String(serveThreads()) } : values);
     let router: Router;
     try {
       router = await Router.open(model, { projections: resolveProjectionsPath(values.projections).path, bankDir, create, skillBudget: intArg(values["skill-budget"], "skill-budget") });
