@@ -28,6 +28,14 @@ export interface ModelLoadOptions {
   /** Sequences of the context: one scratch sequence, the rest hold cached prefixes. Default 32 ("unified") or 10 ("streams"). */
   sequences?: number;
   /**
+   * Sequences kept for {@link Model.hiddenStatesMany}'s batched passes (0 to sequences − 2): the prefix
+   * cache then holds at most sequences − 1 − batchSequences prefixes, and a batched pass decodes in the
+   * scratch sequence and free ones only, so it never drops a cached prefix (a wave is at most
+   * 1 + the free sequences wide). Default 0: a batched pass may drop cached prefixes to run wider.
+   * `gavel serve` keeps some (docs/SERVE.md).
+   */
+  batchSequences?: number;
+  /**
    * How the KV cache is laid out (llama.cpp's kv_unified). "unified": one pool of contextSize cells;
    * a continuation's attention runs over every cell of the pool, other prefixes masked out.
    * "streams": each sequence its own stream of contextSize cells, so a continuation attends only to
@@ -134,6 +142,7 @@ export class Model {
       ubatchSize: i.ubatchSize,
       kvLayout: i.kvLayout,
       logprobsInGraph: i.logprobsInGraph,
+      batchSequences: i.batchSequences ?? 0,
       ...(i.chatTemplate !== null ? { chatTemplate: i.chatTemplate } : {}),
       ...(i.bos !== null ? { bos: i.bos } : {}),
       ...(i.eos !== null ? { eos: i.eos } : {}),
@@ -157,7 +166,9 @@ export class Model {
       flashAttention: flashOption(o.flashAttention),
       kvF16: kvOption(o.kvCacheType),
       kvUnified,
+      batchSequences: 0,
     };
+    params.batchSequences = intOption(o.batchSequences, "batchSequences", 0, params.sequences - 2, 0);
     // checked before the file and the addon are touched, like every other option
     resolveLogprobsInGraph(o.logprobsInGraph, { cuda: false, devices: [], gpuLayers: 0 });
     const cells = kvUnified ? contextSize : contextSize * params.sequences;
@@ -282,7 +293,8 @@ export class Model {
    * many at once as the context has sequences, at most batchSize tokens a decode), so many short tasks
    * take a few wide passes instead of one each. `out[t][l]`: task t's rows at `layers[l]`. Rows equal
    * the single-task call's up to float summation order (test/model/hidden-states-many.test.ts gives
-   * the tolerance); cached prefixes of the sequences a batch uses are dropped. An addon built before
+   * the tolerance); cached prefixes of the sequences a batch uses are dropped, unless the model keeps
+   * sequences for batches ({@link ModelLoadOptions.batchSequences}). An addon built before
    * this verb runs the tasks one after another ({@link Model.batchesStates}).
    */
   hiddenStatesMany(tasks: (Int32Array | number[])[], layers: number[], options?: CallOptions): Promise<Float32Array[][]> {
@@ -437,8 +449,9 @@ export class Model {
   }
 
   /** Counters of the prefix cache. */
-  cacheStats(): { entries: number; tokens: number; hits: number; misses: number } {
-    return this.#use().cacheStats();
+  cacheStats(): { entries: number; tokens: number; hits: number; misses: number; batchDrops: number } {
+    const s = this.#use().cacheStats();
+    return { entries: s.entries, tokens: s.tokens, hits: s.hits, misses: s.misses, batchDrops: s.batchDrops ?? 0 };
   }
 
   /** Turns synchronous validation failures into rejections, so every async verb only rejects. */

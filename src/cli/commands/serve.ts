@@ -13,6 +13,9 @@ import { intArg } from "../ui/options.js";
 import { openModel, routerOptions, routerOptionsHelp } from "./common.js";
 import type { Command } from "./types.js";
 
+/** Sequences of the model's context kept for batched glance passes (ModelLoadOptions.batchSequences). */
+export const SERVE_BATCH_SEQUENCES = 4;
+
 /** The model's threads when `--threads` is not given: the cores less one, at least one. */
 export function serveThreads(cores = availableParallelism()): number {
   return Math.max(1, cores - 1);
@@ -63,7 +66,9 @@ claude-code\` and \`gavel route\` use the server when it runs.`,
     // the model's threads: one core left to the JavaScript thread and the other requests' glances and
     // projections, which run beside each forward pass (llama.cpp's threads spin at every barrier, so
     // a thread per core is slowed by any of them: docs/SERVE.md, "Concurrency")
-    const model = await openModel(values.threads === undefined ? { ...values, threads: String(serveThreads()) } : values);
+    // and 4 of the context's 10 sequences kept for the batched glance passes, so that they never drop
+    // the verdict's cached prefixes (which keep the other 5)
+    const model = await openModel(values.threads === undefined ? { ...values, threads: String(serveThreads()) } : values, { batchSequences: SERVE_BATCH_SEQUENCES });
     let router: Router;
     try {
       router = await Router.open(model, { projections: resolveProjectionsPath(values.projections).path, bankDir, create, skillBudget: intArg(values["skill-budget"], "skill-budget") });
