@@ -4,8 +4,7 @@ import { backendDevices, loadBinding, type NativeModel, type NativeModelInfo } f
 import { checkGgufFile, validateModelFile } from "./gguf-file.js";
 import { abortedError, boolOption, checkLayer, intOption, optionsObject, signalOption, toTokens } from "../util/validate.js";
 import { flashOption, kvOption, layoutOption, MAX_KV_CELLS, resolveLogprobsInGraph } from "./load-options.js";
-import { checkProjection, checkTasks, nativeStatesMany, type QueriesVia, type QueryProjection, type ScoresVia, type StatesVia } from "./states-many.js";
-import { projectNormalize } from "../kernels/kernels.js";
+import { checkTasks, nativeStatesMany, type QueriesVia, type ScoresVia, type StatesVia } from "./states-many.js";
 import { checkGenerationVerb, generateSettings, runGeneration, type GenerateChunk, type GenerateOptions, type GenerateResult } from "./generate.js";
 
 /** Options of {@link Model.load}. */
@@ -27,13 +26,7 @@ export interface ModelLoadOptions {
   batchSize?: number;
   /** Sequences of the context: one scratch sequence, the rest hold cached prefixes. Default 32 ("unified") or 10 ("streams"). */
   sequences?: number;
-  /**
-   * Sequences kept for {@link Model.hiddenStatesMany}'s batched passes (0 to sequences − 2): the prefix
-   * cache then holds at most sequences − 1 − batchSequences prefixes, and a batched pass decodes in the
-   * scratch sequence and free ones only, so it never drops a cached prefix (a wave is at most
-   * 1 + the free sequences wide). Default 0: a batched pass may drop cached prefixes to run wider.
-   * `gavel serve` keeps some (docs/SERVE.md).
-   */
+  /** Sequences kept for batched passes, 0..sequences − 2: the cache then holds ≤ sequences − 1 − this prefixes, and a batch drops none. Default 0. */
   batchSequences?: number;
   /**
    * How the KV cache is laid out (llama.cpp's kv_unified). "unified": one pool of contextSize cells;
@@ -166,9 +159,8 @@ export class Model {
       flashAttention: flashOption(o.flashAttention),
       kvF16: kvOption(o.kvCacheType),
       kvUnified,
-      batchSequences: 0,
     };
-    params.batchSequences = intOption(o.batchSequences, "batchSequences", 0, params.sequences - 2, 0);
+    const batchSequences = intOption(o.batchSequences, "batchSequences", 0, params.sequences - 2, 0);
     // checked before the file and the addon are touched, like every other option
     resolveLogprobsInGraph(o.logprobsInGraph, { cuda: false, devices: [], gpuLayers: 0 });
     const cells = kvUnified ? contextSize : contextSize * params.sequences;
@@ -182,7 +174,7 @@ export class Model {
     // ones drifted past their tolerance there (docs/BENCHMARKS.md, "Verdict on the GPU").
     const native = new binding.NativeModel();
     const logprobsInGraph = resolveLogprobsInGraph(o.logprobsInGraph, { cuda: binding.buildInfo().cuda, devices: backendDevices(), gpuLayers: params.gpuLayers });
-    await native.load(path, { ...params, flashAttention: params.flashAttention ?? 0, kvF16: params.kvF16 ?? false, logprobsInGraph });
+    await native.load(path, { ...params, batchSequences, flashAttention: params.flashAttention ?? 0, kvF16: params.kvF16 ?? false, logprobsInGraph });
     return new Model(native, path);
   }
 
@@ -293,8 +285,7 @@ export class Model {
    * many at once as the context has sequences, at most batchSize tokens a decode), so many short tasks
    * take a few wide passes instead of one each. `out[t][l]`: task t's rows at `layers[l]`. Rows equal
    * the single-task call's up to float summation order (test/model/hidden-states-many.test.ts gives
-   * the tolerance); cached prefixes of the sequences a batch uses are dropped, unless the model keeps
-   * sequences for batches ({@link ModelLoadOptions.batchSequences}). An addon built before
+   * the tolerance); cached prefixes of the sequences a batch uses are dropped (unless batchSequences). An addon built before
    * this verb runs the tasks one after another ({@link Model.batchesStates}).
    */
   hiddenStatesMany(tasks: (Int32Array | number[])[], layers: number[], options?: CallOptions): Promise<Float32Array[][]> {
@@ -309,46 +300,23 @@ export class Model {
   /**
    * Sends single-layer {@link Model.hiddenStates} calls (checked first, as always) through `via`
    * instead of the model's queue: the resident router's scheduler (src/serve/states-scheduler.ts)
-   * collects the calls of concurrent requests and decodes them with {@link Model.hiddenStatesMany}.
-   * null restores direct calls.
+   * collects the calls of concurrent requests and decodes them with {@link Model.hiddenStatesMany};
+   * states-many.ts's `hiddenQueries` calls go through `queriesVia`. null restores direct calls.
    */
-  routeHiddenStates(via: StatesVia | null): void {
+  routeHiddenStates(via: StatesVia | null, queriesVia: QueriesVia | null = null): void {
     this.#use();
     this.#statesVia = via;
+    this.#queriesVia = via ? queriesVia : null;
   }
 
   #statesVia: StatesVia | null = null;
 
-  /**
-   * The glance's queries of one task: rows `[from, to)` of the residual stream after `layer`, each
-   * projected by `W` (`dim` × nEmbd, row-major) and normalised, as {@link projectNormalize} gives them
-   * for {@link Model.hiddenStates}'s rows: (to − from) × dim. By default exactly those two calls; the
-   * resident router's scheduler ({@link Model.routeQueries}) runs the passes and the projections of
-   * concurrent requests together, with the same result.
-   */
-  hiddenQueries(tokens: Int32Array | number[], layer: number, projection: QueryProjection, options?: CallOptions): Promise<Float32Array> {
-    return this.#call(() => {
-      const p = checkProjection(projection, this.info.nEmbd);
-      const t = toTokens(tokens, "tokens", this.info.nVocab);
-      if (p.to > t.length) throw invalidArgument(`projection.to (${p.to}) is past the tokens (${t.length})`);
-      const signal = signalOption(optionsObject(options, "options").signal);
-      if (this.#queriesVia) {
-        if (t.length === 0) throw invalidArgument("tokens must not be empty");
-        checkLayer(layer, this.info.nLayer);
-        this.#checkLength(t.length, "hiddenStates");
-        return this.#queriesVia(t, layer, p, signal);
-      }
-      return this.hiddenStates(t, layer, { signal }).then((states) => projectNormalize(states.subarray(p.from * this.info.nEmbd, p.to * this.info.nEmbd), this.info.nEmbd, p.W, p.dim));
-    });
-  }
-
-  /** Sends {@link Model.hiddenQueries} calls (checked first) through `via`; null restores direct calls. */
-  routeQueries(via: QueriesVia | null): void {
-    this.#use();
-    this.#queriesVia = via;
-  }
-
   #queriesVia: QueriesVia | null = null;
+
+  /** Where states-many.ts's hiddenQueries sends its calls, when routed. */
+  get queriesVia(): QueriesVia | null {
+    return this.#queriesVia;
+  }
 
   /**
    * Log-probs of `continuation` after `prefix`. The prefix's KV stays cached (LRU over the
@@ -450,8 +418,7 @@ export class Model {
 
   /** Counters of the prefix cache. */
   cacheStats(): { entries: number; tokens: number; hits: number; misses: number; batchDrops: number } {
-    const s = this.#use().cacheStats();
-    return { entries: s.entries, tokens: s.tokens, hits: s.hits, misses: s.misses, batchDrops: s.batchDrops ?? 0 };
+    return { batchDrops: 0, ...this.#use().cacheStats() };
   }
 
   /** Turns synchronous validation failures into rejections, so every async verb only rejects. */

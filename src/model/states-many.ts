@@ -32,17 +32,6 @@ export interface QueryProjection {
 /** Where {@link Model.routeQueries} sends hiddenQueries calls (checked). */
 export type QueriesVia = (tokens: Int32Array, layer: number, projection: QueryProjection, signal?: AbortSignal) => Promise<Float32Array>;
 
-/** A projection's bounds and shapes checked (W's values are checked where it is used). */
-export function checkProjection(p: QueryProjection, nEmbd: number): QueryProjection {
-  if (typeof p !== "object" || p === null) throw invalidArgument("projection must be an object");
-  const { from, to, W, dim } = p;
-  if (!Number.isInteger(from) || from < 0) throw invalidArgument("projection.from must be an integer >= 0");
-  if (!Number.isInteger(to) || to <= from) throw invalidArgument("projection.to must be an integer > projection.from");
-  if (!Number.isInteger(dim) || dim < 1) throw invalidArgument("projection.dim must be a positive integer");
-  if (!(W instanceof Float32Array) || W.length !== dim * nEmbd) throw invalidArgument(`projection.W must be a Float32Array of dim × nEmbd (${dim} × ${nEmbd})`);
-  return { from, to, W, dim };
-}
-
 /** The tasks as token arrays, each non-empty, in the vocabulary and within the context. */
 export function checkTasks(tasks: (Int32Array | number[])[], nVocab: number, contextSize: number): Int32Array[] {
   if (!Array.isArray(tasks) || tasks.length === 0) throw invalidArgument("tasks must be a non-empty array of token arrays");

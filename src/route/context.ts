@@ -9,6 +9,7 @@ import { invalidArgument } from "../errors.js";
 import { renderChat, renderTask, type ChatMessage } from "../render/index.js";
 import type { EncodedTask } from "../render/encode.js";
 import { decayWeights } from "../kernels/kernels.js";
+import { hiddenQueries } from "../model/hidden-queries.js";
 import type { RouterParts } from "./parts.js";
 import type { RouteContext, TaskTruncation } from "./types.js";
 
@@ -85,7 +86,7 @@ export async function encodeQueries(parts: RouterParts, context: RouteContext, l
   const { enc, taskText, isLive, truncation } = encodeContext(parts, context, live);
   const { layer, dim, wq } = parts.projections;
   // the task's rows at ℓ*, projected and normalised (a resident server batches both over concurrent requests)
-  const queries = await parts.model.hiddenQueries(enc.tokens, layer, { from: enc.taskStart, to: enc.taskEnd, W: wq, dim }, { signal });
+  const queries = await hiddenQueries(parts.model, enc.tokens, layer, { from: enc.taskStart, to: enc.taskEnd, W: wq, dim }, { signal });
   const n = enc.taskEnd - enc.taskStart;
   const weights = isLive ? decayWeights(n) : new Float32Array(n).fill(1);
   return { queries, weights, tokens: enc.tokens.subarray(enc.taskStart, enc.taskEnd), taskText, ...(truncation ? { truncation } : {}) };

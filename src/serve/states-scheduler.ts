@@ -115,16 +115,16 @@ export class StatesScheduler {
 
   /** Sends the model's single-layer hiddenStates and its hiddenQueries calls through this scheduler (until {@link detach}). */
   attach(): this {
-    this.#model.routeHiddenStates((tokens, layer, signal) => this.hiddenStates(tokens, layer, signal));
-    this.#model.routeQueries((tokens, layer, projection, signal) => this.hiddenQueries(tokens, layer, projection, signal));
+    this.#model.routeHiddenStates(
+      (tokens, layer, signal) => this.hiddenStates(tokens, layer, signal),
+      (tokens, layer, projection, signal) => this.hiddenQueries(tokens, layer, projection, signal),
+    );
     return this;
   }
 
   /** Direct calls again; passes already queued still run. */
   detach(): void {
-    if (this.#model.disposed) return;
-    this.#model.routeHiddenStates(null);
-    this.#model.routeQueries(null);
+    if (!this.#model.disposed) this.#model.routeHiddenStates(null);
   }
 
   get stats(): Readonly<BatchStats> {

@@ -7,6 +7,7 @@ import type { GavelError } from "../../src/index.js";
 import { DEFAULT_MODEL } from "../../src/defaults.js";
 import { ScoreScheduler, StatesScheduler } from "../../src/serve/states-scheduler.js";
 import { projectNormalize } from "../../src/kernels/kernels.js";
+import { hiddenQueries } from "../../src/model/hidden-queries.js";
 import { freshSeed, maxAbsDiff, randomTokens, rng } from "../helpers/random.js";
 import { errorCode, suiteModel } from "../helpers/model-suite.js";
 
@@ -91,7 +92,7 @@ describe("StatesScheduler on gavel-mini", () => {
     let rows: Float32Array[];
     try {
       // one tick: the first call's pass runs alone, the six others share the next pass and its projection
-      got = await Promise.all(tasks.map((t, i) => model().hiddenQueries(t, layer, spans[i])));
+      got = await Promise.all(tasks.map((t, i) => hiddenQueries(model(), t, layer, spans[i])));
       expect(s.stats).toEqual({ passes: 2, tasks: 7, widest: 6 });
       // the same passes' rows (the same batches again), then each projected alone
       rows = await Promise.all(tasks.map((t) => model().hiddenStates(t, layer)));
@@ -104,7 +105,7 @@ describe("StatesScheduler on gavel-mini", () => {
       expect(got[i].length).toBe((spans[i].to - spans[i].from) * dim);
       expect(Array.from(got[i]), `task ${i} (seed ${seed})`).toEqual(Array.from(alone));
       // and the direct path (no scheduler): the batched pass's rows differ from a lone pass's by float order only
-      expect(maxAbsDiff(got[i], await model().hiddenQueries(tasks[i], layer, spans[i])), `task ${i} direct (seed ${seed})`).toBeLessThanOrEqual(TOL);
+      expect(maxAbsDiff(got[i], await hiddenQueries(model(), tasks[i], layer, spans[i])), `task ${i} direct (seed ${seed})`).toBeLessThanOrEqual(TOL);
     }
   });
 
@@ -116,10 +117,10 @@ describe("StatesScheduler on gavel-mini", () => {
     const s = new StatesScheduler(model(), { maxBatchTokens: 4096, maxBatchTasks: 64 }).attach();
     try {
       const tasks = [task(9), task(14), task(20), task(11)];
-      const out = await Promise.allSettled(tasks.map((t, i) => model().hiddenQueries(t, layer, { from: 0, to: t.length, W: i === 2 ? bad : W, dim })));
+      const out = await Promise.allSettled(tasks.map((t, i) => hiddenQueries(model(), t, layer, { from: 0, to: t.length, W: i === 2 ? bad : W, dim })));
       expect(out.map((o) => o.status)).toEqual(["fulfilled", "fulfilled", "rejected", "fulfilled"]);
       expect(((out[2] as PromiseRejectedResult).reason as GavelError).code).toBe("INVALID_ARGUMENT");
-      expect(await errorCode(model().hiddenQueries(tasks[0], layer, { from: 0, to: tasks[0].length + 1, W, dim }))).toBe("INVALID_ARGUMENT");
+      expect(await errorCode(hiddenQueries(model(), tasks[0], layer, { from: 0, to: tasks[0].length + 1, W, dim }))).toBe("INVALID_ARGUMENT");
     } finally {
       s.detach();
     }
