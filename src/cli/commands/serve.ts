@@ -1,6 +1,5 @@
 // `gavel serve`: the resident router (src/serve/, docs/SERVE.md).
 import { existsSync } from "node:fs";
-import { availableParallelism } from "node:os";
 import { parseArgs } from "node:util";
 import { GavelError } from "../../errors.js";
 import { resolveModelPath, resolveProjectionsPath } from "../../defaults.js";
@@ -16,16 +15,11 @@ import type { Command } from "./types.js";
 /** Sequences of the model's context kept for batched glance passes (ModelLoadOptions.batchSequences). */
 export const SERVE_BATCH_SEQUENCES = 4;
 
-/** The model's threads when `--threads` is not given: the cores less one, at least one. */
-export function serveThreads(cores = availableParallelism()): number {
-  return Math.max(1, cores - 1);
-}
-
 /** `gavel serve`: load the model and the bank once, answer route / glance / get-skill / install / uninstall. */
 export const serve: Command = {
   summary: "keep the model and the bank loaded and answer requests on a local socket (or localhost HTTP)",
   help: `usage: gavel serve [options]
-${routerOptionsHelp.replace(/^ {2}--threads N .*$/m, "  --threads N           CPU threads (default: the cores less one, at least 1: one core is left to the\n                        JavaScript thread and the glances of concurrent requests)")}
+${routerOptionsHelp}
   --socket PATH         the Unix socket to listen on (mode 0600)   [default: <bank>/serve.sock, or
                         $XDG_RUNTIME_DIR/gavel-<hash>.sock, else <tmpdir>/gavel-<uid>/<hash>.sock
                         (a private 0700 folder) when that path is too long]
@@ -63,12 +57,9 @@ claude-code\` and \`gavel route\` use the server when it runs.`,
       throw new GavelError(`a gavel server already serves ${bankDir} (see ${httpEndpointPath(bankDir)})`, "BANK_LOCKED");
     }
     const modelPath = resolveModelPath(values.model).path;
-    // the model's threads: one core left to the JavaScript thread and the other requests' glances and
-    // projections, which run beside each forward pass (llama.cpp's threads spin at every barrier, so
-    // a thread per core is slowed by any of them: docs/SERVE.md, "Concurrency")
-    // and 4 of the context's 10 sequences kept for the batched glance passes, so that they never drop
-    // the verdict's cached prefixes (which keep the other 5)
-    const model = await openModel(values.threads === undefined ? { ...values, threads: String(serveThreads()) } : values, { batchSequences: SERVE_BATCH_SEQUENCES });
+    // 4 of the context's 10 sequences kept for the batched glance passes, so that they never drop the
+    // verdict's cached prefixes (which keep the other 5)
+    const model = await openModel(values, { batchSequences: SERVE_BATCH_SEQUENCES });
     let router: Router;
     try {
       router = await Router.open(model, { projections: resolveProjectionsPath(values.projections).path, bankDir, create, skillBudget: intArg(values["skill-budget"], "skill-budget") });
