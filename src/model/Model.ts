@@ -4,7 +4,7 @@ import { backendDevices, loadBinding, type NativeModel, type NativeModelInfo } f
 import { checkGgufFile, validateModelFile } from "./gguf-file.js";
 import { abortedError, boolOption, checkLayer, intOption, optionsObject, signalOption, toTokens } from "../util/validate.js";
 import { flashOption, kvOption, layoutOption, MAX_KV_CELLS, resolveLogprobsInGraph } from "./load-options.js";
-import { checkTasks, nativeStatesMany, type ScoresVia, type StatesVia } from "./states-many.js";
+import { checkTasks, nativeStatesMany, type QueriesVia, type ScoresVia, type StatesVia } from "./states-many.js";
 import { checkGenerationVerb, generateSettings, runGeneration, type GenerateChunk, type GenerateOptions, type GenerateResult } from "./generate.js";
 
 /** Options of {@link Model.load}. */
@@ -26,6 +26,8 @@ export interface ModelLoadOptions {
   batchSize?: number;
   /** Sequences of the context: one scratch sequence, the rest hold cached prefixes. Default 32 ("unified") or 10 ("streams"). */
   sequences?: number;
+  /** Sequences kept for batched passes, 0..sequences − 2: the cache then holds ≤ sequences − 1 − this prefixes, and a batch drops none. Default 0. */
+  batchSequences?: number;
   /**
    * How the KV cache is laid out (llama.cpp's kv_unified). "unified": one pool of contextSize cells;
    * a continuation's attention runs over every cell of the pool, other prefixes masked out.
@@ -133,6 +135,7 @@ export class Model {
       ubatchSize: i.ubatchSize,
       kvLayout: i.kvLayout,
       logprobsInGraph: i.logprobsInGraph,
+      batchSequences: i.batchSequences ?? 0,
       ...(i.chatTemplate !== null ? { chatTemplate: i.chatTemplate } : {}),
       ...(i.bos !== null ? { bos: i.bos } : {}),
       ...(i.eos !== null ? { eos: i.eos } : {}),
@@ -157,6 +160,7 @@ export class Model {
       kvF16: kvOption(o.kvCacheType),
       kvUnified,
     };
+    const batchSequences = intOption(o.batchSequences, "batchSequences", 0, params.sequences - 2, 0);
     // checked before the file and the addon are touched, like every other option
     resolveLogprobsInGraph(o.logprobsInGraph, { cuda: false, devices: [], gpuLayers: 0 });
     const cells = kvUnified ? contextSize : contextSize * params.sequences;
@@ -170,7 +174,7 @@ export class Model {
     // ones drifted past their tolerance there (docs/BENCHMARKS.md, "Verdict on the GPU").
     const native = new binding.NativeModel();
     const logprobsInGraph = resolveLogprobsInGraph(o.logprobsInGraph, { cuda: binding.buildInfo().cuda, devices: backendDevices(), gpuLayers: params.gpuLayers });
-    await native.load(path, { ...params, flashAttention: params.flashAttention ?? 0, kvF16: params.kvF16 ?? false, logprobsInGraph });
+    await native.load(path, { ...params, batchSequences, flashAttention: params.flashAttention ?? 0, kvF16: params.kvF16 ?? false, logprobsInGraph });
     return new Model(native, path);
   }
 
@@ -281,7 +285,7 @@ export class Model {
    * many at once as the context has sequences, at most batchSize tokens a decode), so many short tasks
    * take a few wide passes instead of one each. `out[t][l]`: task t's rows at `layers[l]`. Rows equal
    * the single-task call's up to float summation order (test/model/hidden-states-many.test.ts gives
-   * the tolerance); cached prefixes of the sequences a batch uses are dropped. An addon built before
+   * the tolerance); cached prefixes of the sequences a batch uses are dropped (unless batchSequences). An addon built before
    * this verb runs the tasks one after another ({@link Model.batchesStates}).
    */
   hiddenStatesMany(tasks: (Int32Array | number[])[], layers: number[], options?: CallOptions): Promise<Float32Array[][]> {
@@ -296,15 +300,23 @@ export class Model {
   /**
    * Sends single-layer {@link Model.hiddenStates} calls (checked first, as always) through `via`
    * instead of the model's queue: the resident router's scheduler (src/serve/states-scheduler.ts)
-   * collects the calls of concurrent requests and decodes them with {@link Model.hiddenStatesMany}.
-   * null restores direct calls.
+   * collects the calls of concurrent requests and decodes them with {@link Model.hiddenStatesMany};
+   * states-many.ts's `hiddenQueries` calls go through `queriesVia`. null restores direct calls.
    */
-  routeHiddenStates(via: StatesVia | null): void {
+  routeHiddenStates(via: StatesVia | null, queriesVia: QueriesVia | null = null): void {
     this.#use();
     this.#statesVia = via;
+    this.#queriesVia = via ? queriesVia : null;
   }
 
   #statesVia: StatesVia | null = null;
+
+  #queriesVia: QueriesVia | null = null;
+
+  /** Where states-many.ts's hiddenQueries sends its calls, when routed. */
+  get queriesVia(): QueriesVia | null {
+    return this.#queriesVia;
+  }
 
   /**
    * Log-probs of `continuation` after `prefix`. The prefix's KV stays cached (LRU over the
@@ -405,8 +417,8 @@ export class Model {
   }
 
   /** Counters of the prefix cache. */
-  cacheStats(): { entries: number; tokens: number; hits: number; misses: number } {
-    return this.#use().cacheStats();
+  cacheStats(): { entries: number; tokens: number; hits: number; misses: number; batchDrops: number } {
+    return { batchDrops: 0, ...this.#use().cacheStats() };
   }
 
   /** Turns synchronous validation failures into rejections, so every async verb only rejects. */

@@ -21,6 +21,17 @@ export type ScoresVia = (requests: ScoreRequest[], readIds: Int32Array, signal?:
 /** Where {@link Model.routeHiddenStates} sends single-layer hidden-states calls. */
 export type StatesVia = (tokens: Int32Array, layer: number, signal?: AbortSignal) => Promise<Float32Array>;
 
+/** What {@link Model.hiddenQueries} projects: rows [from, to) of the states, by W (dim × nEmbd), normalised. */
+export interface QueryProjection {
+  from: number;
+  to: number;
+  W: Float32Array;
+  dim: number;
+}
+
+/** Where {@link Model.routeQueries} sends hiddenQueries calls (checked). */
+export type QueriesVia = (tokens: Int32Array, layer: number, projection: QueryProjection, signal?: AbortSignal) => Promise<Float32Array>;
+
 /** The tasks as token arrays, each non-empty, in the vocabulary and within the context. */
 export function checkTasks(tasks: (Int32Array | number[])[], nVocab: number, contextSize: number): Int32Array[] {
   if (!Array.isArray(tasks) || tasks.length === 0) throw invalidArgument("tasks must be a non-empty array of token arrays");

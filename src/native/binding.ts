@@ -30,6 +30,8 @@ export interface NativeModelParams {
   kvUnified: boolean;
   /** Score's log-probs reduced in the model's graph (true) or on the host (false, float64). */
   logprobsInGraph: boolean;
+  /** Sequences kept for batched hidden-states passes (ModelLoadOptions.batchSequences); optional (0), and an addon built before it ignores it. */
+  batchSequences?: number;
 }
 
 export interface NativeModelInfo {
@@ -56,6 +58,8 @@ export interface NativeModelInfo {
    * later score takes the host path (same values, float64 sums) and this still reads true.
    */
   logprobsInGraph: boolean;
+  /** Sequences kept for batched hidden-states passes (ModelLoadOptions.batchSequences); absent from an addon built before it (none kept). */
+  batchSequences?: number;
   chatTemplate: string | null;
   bos: number | null;
   eos: number | null;
@@ -79,6 +83,8 @@ export interface NativeCacheStats {
   tokens: number;
   hits: number;
   misses: number;
+  /** Cached prefixes dropped to make room for batched hidden-states passes (absent from an addon built before it). */
+  batchDrops?: number;
 }
 
 export type { NativeGeneration, NativeGenerationStep, NativeSamplerParams } from "./generation.js";

@@ -8,7 +8,8 @@
 import { invalidArgument } from "../errors.js";
 import { renderChat, renderTask, type ChatMessage } from "../render/index.js";
 import type { EncodedTask } from "../render/encode.js";
-import { decayWeights, projectNormalize } from "../kernels/kernels.js";
+import { decayWeights } from "../kernels/kernels.js";
+import { hiddenQueries } from "../model/hidden-queries.js";
 import type { RouterParts } from "./parts.js";
 import type { RouteContext, TaskTruncation } from "./types.js";
 
@@ -84,10 +85,8 @@ function truncationOf({ model, encoder, keep }: RouterParts, text: string, isLiv
 export async function encodeQueries(parts: RouterParts, context: RouteContext, live: boolean | undefined, signal?: AbortSignal): Promise<Queries> {
   const { enc, taskText, isLive, truncation } = encodeContext(parts, context, live);
   const { layer, dim, wq } = parts.projections;
-  const { nEmbd } = parts.model.info;
-  const states = await parts.model.hiddenStates(enc.tokens, layer, { signal });
-  const rows = states.subarray(enc.taskStart * nEmbd, enc.taskEnd * nEmbd);
-  const queries = await projectNormalize(rows, nEmbd, wq, dim);
+  // the task's rows at ℓ*, projected and normalised (a resident server batches both over concurrent requests)
+  const queries = await hiddenQueries(parts.model, enc.tokens, layer, { from: enc.taskStart, to: enc.taskEnd, W: wq, dim }, { signal });
   const n = enc.taskEnd - enc.taskStart;
   const weights = isLive ? decayWeights(n) : new Float32Array(n).fill(1);
   return { queries, weights, tokens: enc.tokens.subarray(enc.taskStart, enc.taskEnd), taskText, ...(truncation ? { truncation } : {}) };

@@ -17,7 +17,8 @@
  * @module
  */
 import type { Model, ScoreResult } from "../model/Model.js";
-import type { ScoreRequest } from "../model/states-many.js";
+import type { QueryProjection, ScoreRequest } from "../model/states-many.js";
+import { projectNormalize } from "../kernels/kernels.js";
 import { BatchQueue, type BatchStats } from "./batch-queue.js";
 
 /** Bounds of one batched forward pass. */
@@ -33,17 +34,77 @@ export type { BatchStats as StatesSchedulerStats } from "./batch-queue.js";
 interface StatesCall {
   tokens: Int32Array;
   layer: number;
+  /** A hiddenQueries call: its rows projected (with the pass's other calls that share W) and normalised. */
+  projection?: QueryProjection;
+}
+
+/** A call's outcome: its rows, or (a projection) its queries, still being projected. */
+interface StatesOut {
+  rows: Float32Array;
+  queries?: Promise<Float32Array>;
+}
+
+/**
+ * The queries of several calls from one {@link projectNormalize} call per projection matrix: their
+ * rows stacked, projected and normalised together, then cut apart. Each row's result is its own dot
+ * products and norm, so it equals the call made alone (test/unit/serve-batch-queries.test.ts); if a
+ * merged call fails (a call's rows hold NaN), each is projected alone, so only that one fails.
+ */
+function projectTogether(calls: StatesCall[], rows: Float32Array[], nEmbd: number): (Promise<Float32Array> | undefined)[] {
+  const out: (Promise<Float32Array> | undefined)[] = calls.map(() => undefined);
+  const groups = new Map<Float32Array, number[]>();
+  calls.forEach((c, i) => {
+    if (!c.projection) return;
+    const g = groups.get(c.projection.W);
+    if (g && calls[g[0]].projection!.dim === c.projection.dim) g.push(i);
+    else if (!g) groups.set(c.projection.W, [i]);
+    else out[i] = projectOne(c.projection, rows[i], nEmbd); // same W read with another dim: alone
+  });
+  for (const [W, members] of groups) {
+    const slices = members.map((i) => rows[i].subarray(calls[i].projection!.from * nEmbd, calls[i].projection!.to * nEmbd));
+    if (members.length === 1) {
+      out[members[0]] = projectNormalize(slices[0], nEmbd, W, calls[members[0]].projection!.dim);
+      continue;
+    }
+    const dim = calls[members[0]].projection!.dim;
+    const stacked = new Float32Array(slices.reduce((n, x) => n + x.length, 0));
+    let at = 0;
+    for (const x of slices) stacked.set(x, (at += x.length) - x.length);
+    const all = projectNormalize(stacked, nEmbd, W, dim);
+    let row = 0;
+    members.forEach((i, j) => {
+      const n = slices[j].length / nEmbd;
+      const from = row;
+      row += n;
+      out[i] = all.then(
+        (q) => q.slice(from * dim, (from + n) * dim),
+        () => projectNormalize(slices[j], nEmbd, W, dim),
+      );
+    });
+  }
+  return out;
+}
+
+function projectOne(p: QueryProjection, rows: Float32Array, nEmbd: number): Promise<Float32Array> {
+  return projectNormalize(rows.subarray(p.from * nEmbd, p.to * nEmbd), nEmbd, p.W, p.dim);
 }
 
 export class StatesScheduler {
   readonly #model: Model;
-  readonly #queue: BatchQueue<StatesCall, Float32Array>;
+  readonly #queue: BatchQueue<StatesCall, StatesOut>;
 
   constructor(model: Model, options: StatesSchedulerOptions) {
     this.#model = model;
-    this.#queue = new BatchQueue<StatesCall, Float32Array>(
+    const nEmbd = model.info.nEmbd;
+    this.#queue = new BatchQueue<StatesCall, StatesOut>(
       {
-        run: async (calls, signal) => (await model.hiddenStatesMany(calls.map((c) => c.tokens), [calls[0].layer], { signal })).map((r) => r[0]),
+        // the projections start when the pass ends and run beside the next pass (not awaited here)
+        run: async (calls, signal) => {
+          const rows = (await model.hiddenStatesMany(calls.map((c) => c.tokens), [calls[0].layer], { signal })).map((r) => r[0]);
+          const queries = projectTogether(calls, rows, nEmbd);
+          for (const q of queries) q?.catch(() => undefined); // awaited by their callers; a cancelled one is not
+          return rows.map((r, i) => ({ rows: r, ...(queries[i] ? { queries: queries[i] } : {}) }));
+        },
         size: (c) => c.tokens.length,
         compatible: (a, b) => a.layer === b.layer,
         closed: () => model.disposed,
@@ -52,9 +113,12 @@ export class StatesScheduler {
     );
   }
 
-  /** Sends the model's single-layer hiddenStates calls through this scheduler (until {@link detach}). */
+  /** Sends the model's single-layer hiddenStates and its hiddenQueries calls through this scheduler (until {@link detach}). */
   attach(): this {
-    this.#model.routeHiddenStates((tokens, layer, signal) => this.hiddenStates(tokens, layer, signal));
+    this.#model.routeHiddenStates(
+      (tokens, layer, signal) => this.hiddenStates(tokens, layer, signal),
+      (tokens, layer, projection, signal) => this.hiddenQueries(tokens, layer, projection, signal),
+    );
     return this;
   }
 
@@ -68,8 +132,14 @@ export class StatesScheduler {
   }
 
   /** One task's rows at `layer` (tokens × nEmbd), from the next pass that has room for it. */
-  hiddenStates(tokens: Int32Array, layer: number, signal?: AbortSignal): Promise<Float32Array> {
-    return this.#queue.submit({ tokens, layer }, signal);
+  async hiddenStates(tokens: Int32Array, layer: number, signal?: AbortSignal): Promise<Float32Array> {
+    return (await this.#queue.submit({ tokens, layer }, signal)).rows;
+  }
+
+  /** One task's queries (Model.hiddenQueries), from the next pass that has room for it. */
+  async hiddenQueries(tokens: Int32Array, layer: number, projection: QueryProjection, signal?: AbortSignal): Promise<Float32Array> {
+    const out = await this.#queue.submit({ tokens, layer, projection }, signal);
+    return out.queries!;
   }
 }
 

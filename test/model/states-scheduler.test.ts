@@ -6,6 +6,8 @@ import { beforeAll, describe, expect, it } from "vitest";
 import type { GavelError } from "../../src/index.js";
 import { DEFAULT_MODEL } from "../../src/defaults.js";
 import { ScoreScheduler, StatesScheduler } from "../../src/serve/states-scheduler.js";
+import { projectNormalize } from "../../src/kernels/kernels.js";
+import { hiddenQueries } from "../../src/model/hidden-queries.js";
 import { freshSeed, maxAbsDiff, randomTokens, rng } from "../helpers/random.js";
 import { errorCode, suiteModel } from "../helpers/model-suite.js";
 
@@ -75,6 +77,52 @@ describe("StatesScheduler on gavel-mini", () => {
     for (const [i, t] of [good[0], good[1], good[2]].entries()) {
       const rows = (out[[1, 3, 4][i]] as PromiseFulfilledResult<Float32Array>).value;
       expect(maxAbsDiff(rows, await model().hiddenStates(t, layer))).toBeLessThanOrEqual(TOL);
+    }
+  });
+
+  it("projects the queries of a pass's calls together, each equal to its rows projected alone", async () => {
+    const { nEmbd } = model().info;
+    const dim = 24;
+    const W = new Float32Array(dim * nEmbd).map(() => r() * 2 - 1);
+    const W2 = new Float32Array(dim * nEmbd).map(() => r() * 2 - 1);
+    const tasks = Array.from({ length: 7 }, (_, i) => task(6 + ((i * 29) % 70)));
+    const spans = tasks.map((t, i) => ({ from: i % 3, to: t.length - (i % 2), W: i === 4 ? W2 : W, dim }));
+    const s = new StatesScheduler(model(), { maxBatchTokens: 4096, maxBatchTasks: 64 }).attach();
+    let got: Float32Array[];
+    let rows: Float32Array[];
+    try {
+      // one tick: the first call's pass runs alone, the six others share the next pass and its projection
+      got = await Promise.all(tasks.map((t, i) => hiddenQueries(model(), t, layer, spans[i])));
+      expect(s.stats).toEqual({ passes: 2, tasks: 7, widest: 6 });
+      // the same passes' rows (the same batches again), then each projected alone
+      rows = await Promise.all(tasks.map((t) => model().hiddenStates(t, layer)));
+      expect(s.stats).toEqual({ passes: 4, tasks: 14, widest: 6 });
+    } finally {
+      s.detach();
+    }
+    for (let i = 0; i < tasks.length; i++) {
+      const alone = await projectNormalize(rows[i].subarray(spans[i].from * nEmbd, spans[i].to * nEmbd), nEmbd, spans[i].W, dim);
+      expect(got[i].length).toBe((spans[i].to - spans[i].from) * dim);
+      expect(Array.from(got[i]), `task ${i} (seed ${seed})`).toEqual(Array.from(alone));
+      // and the direct path (no scheduler): the batched pass's rows differ from a lone pass's by float order only
+      expect(maxAbsDiff(got[i], await hiddenQueries(model(), tasks[i], layer, spans[i])), `task ${i} direct (seed ${seed})`).toBeLessThanOrEqual(TOL);
+    }
+  });
+
+  it("fails only the hiddenQueries call whose rows cannot be projected", async () => {
+    const { nEmbd } = model().info;
+    const dim = 8;
+    const W = new Float32Array(dim * nEmbd).map(() => r() * 2 - 1);
+    const bad = new Float32Array(dim * nEmbd).fill(Number.NaN);
+    const s = new StatesScheduler(model(), { maxBatchTokens: 4096, maxBatchTasks: 64 }).attach();
+    try {
+      const tasks = [task(9), task(14), task(20), task(11)];
+      const out = await Promise.allSettled(tasks.map((t, i) => hiddenQueries(model(), t, layer, { from: 0, to: t.length, W: i === 2 ? bad : W, dim })));
+      expect(out.map((o) => o.status)).toEqual(["fulfilled", "fulfilled", "rejected", "fulfilled"]);
+      expect(((out[2] as PromiseRejectedResult).reason as GavelError).code).toBe("INVALID_ARGUMENT");
+      expect(await errorCode(hiddenQueries(model(), tasks[0], layer, { from: 0, to: tasks[0].length + 1, W, dim }))).toBe("INVALID_ARGUMENT");
+    } finally {
+      s.detach();
     }
   });
 

@@ -136,6 +136,9 @@ void Engine::Load(const std::string& path, const LoadParams& p) {
   if (ctx_ != nullptr) throw Failure(Code::INVALID_ARGUMENT, "this model is already loaded");
   // Checked here too (model_napi and Model.load check first): llama.cpp aborts or silently clamps.
   if (p.sequences < 2 || p.sequences > 256) throw Failure(Code::INVALID_ARGUMENT, "sequences must be in 2..256");
+  if (p.batch_sequences < 0 || p.batch_sequences > p.sequences - 2) {
+    throw Failure(Code::INVALID_ARGUMENT, "batchSequences must be in 0..sequences - 2 (the prefix cache keeps at least one)");
+  }
   if (p.batch_size < 1 || p.batch_size > p.context_size) {
     throw Failure(Code::INVALID_ARGUMENT, "batchSize (" + std::to_string(p.batch_size) + ") must be in 1..contextSize (" +
                                           std::to_string(p.context_size) + ")");
@@ -195,6 +198,7 @@ void Engine::Load(const std::string& path, const LoadParams& p) {
   n_seq_ = int(llama_n_seq_max(ctx_));
   kv_unified_ = p.kv_unified;
   for (int s = n_seq_ - 1; s >= 1; --s) free_seqs_.push_back(s);
+  batch_reserve_ = std::min(p.batch_sequences, n_seq_ - 2);
 
   char buf[512];
   info_ = ModelInfo{};
@@ -210,6 +214,7 @@ void Engine::Load(const std::string& path, const LoadParams& p) {
   info_.ubatch_size = int(llama_n_ubatch(ctx_));
   info_.kv_unified = p.kv_unified;
   info_.logprobs_in_graph = p.logprobs_in_graph;
+  info_.batch_sequences = batch_reserve_;
   if (p.logprobs_in_graph) logprobs_ = std::make_unique<LogprobReducer>(ctx_, threads_);
   const char* tmpl = llama_model_chat_template(model_, nullptr);
   info_.has_chat_template = tmpl != nullptr;

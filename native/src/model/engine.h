@@ -41,6 +41,11 @@ struct LoadParams {
   // Score's log-probs reduced in the model's graph (logprob_reducer.h) instead of on the host from
   // the full logits (float64 log-normaliser).
   bool logprobs_in_graph;
+  // Sequences kept for batched hidden-states passes (0..sequences-2): the prefix cache holds at most
+  // sequences - 1 - batch_sequences prefixes between calls, and HiddenStatesMany decodes only in the
+  // scratch sequence and free ones, so a batched pass never drops a cached prefix. 0: no reservation
+  // (a batched pass may drop cached prefixes to run wider).
+  int batch_sequences;
 };
 
 struct ModelInfo {
@@ -55,6 +60,7 @@ struct ModelInfo {
   int ubatch_size = 0;    // llama_n_ubatch: the physical batch
   bool kv_unified = true;
   bool logprobs_in_graph = false;  // LoadParams.logprobs_in_graph
+  int batch_sequences = 0;         // LoadParams.batch_sequences
   bool has_chat_template = false;
   std::string chat_template;
   int32_t bos = -1;
@@ -77,6 +83,7 @@ struct CacheStats {
   long long tokens = 0;
   long long hits = 0;
   long long misses = 0;
+  long long batch_drops = 0;  // cached prefixes dropped to make room for batched hidden-states passes
 };
 
 class Engine {
@@ -142,6 +149,9 @@ class Engine {
   // but still empty: the caller decodes the stem into it, or drops it with DropSlot on failure.
   int AcquireSlot(const std::vector<int32_t>& stem, bool* cold);
   void DropSlot(int seq);
+  // With batch_sequences: the most prefixes the cache holds between calls; evicts (LRU) down to it.
+  int CacheCap() const { return n_seq_ - 1 - batch_reserve_; }
+  void TrimCache();
   void RemoveSeq(int seq);
   // engine_batch.cpp: the capture of `layers` set up for HiddenStates and HiddenStatesMany (true: the
   // last layer is asked for, so every row must be output; `verb` names the call in errors); the first `want` consecutive sequence ids a batch may
@@ -183,6 +193,8 @@ class Engine {
   std::vector<int> pinned_;  // cached sequences the current call uses: never evicted during it
   long long cached_tokens_ = 0;
   long long hits_ = 0, misses_ = 0;
+  long long batch_drops_ = 0;
+  int batch_reserve_ = 0;  // LoadParams.batch_sequences
 };
 
 // Installs llama.cpp's log sink (once) and loads ggml backends from lib_dir (if given).

@@ -47,12 +47,14 @@ bool Engine::SetCapture(const std::vector<int>& layers, const char* verb) {
 }
 
 std::vector<int> Engine::BatchSeqs(size_t want) {
-  // Usable ids: the scratch sequence 0, free ones, and cached prefixes (dropped); a generation's
-  // sequence is neither free nor cached, and is never touched.
+  // Usable ids: the scratch sequence 0, free ones, and (unless sequences are kept for batched passes:
+  // LoadParams.batch_sequences) cached prefixes, dropped; a generation's sequence is neither free nor
+  // cached, and is never touched.
   std::vector<char> usable(size_t(n_seq_), 0), cached(size_t(n_seq_), 0);
   usable[0] = 1;
   for (const int s : free_seqs_) usable[size_t(s)] = 1;
-  for (const auto& kv : seq_to_stem_) usable[size_t(kv.first)] = cached[size_t(kv.first)] = 1;
+  if (batch_reserve_ == 0)
+    for (const auto& kv : seq_to_stem_) usable[size_t(kv.first)] = cached[size_t(kv.first)] = 1;
   // The longest run of usable ids (up to want), and among those the one that drops the fewest
   // cached prefixes (the verdict's, which it would decode again).
   size_t best_a = 0, best_len = 0, best_cached = 0;
@@ -65,7 +67,10 @@ std::vector<int> Engine::BatchSeqs(size_t want) {
   std::vector<int> seqs;
   for (size_t i = 0; i < best_len; ++i) {
     const int s = int(best_a + i);
-    if (cached[size_t(s)]) DropSlot(s);  // back on free_seqs_: free again once this call ends
+    if (cached[size_t(s)]) {
+      DropSlot(s);  // back on free_seqs_: free again once this call ends
+      ++batch_drops_;
+    }
     // A Score may have left a log-prob sampler on it: these decodes read the graph, not samplers.
     if (logprobs_ && s != 0) logprobs_->Detach(s);
     seqs.push_back(s);

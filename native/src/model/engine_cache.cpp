@@ -56,11 +56,14 @@ int Engine::AcquireSlot(const std::vector<int32_t>& stem, bool* cold) {
     return it->second.seq;
   }
   ++misses_;
-  while (free_seqs_.empty()) {
-    if (!EvictOne(pinned_)) {
-      throw Failure(Code::CONTEXT_OVERFLOW, "more distinct prefixes at once than the context has sequences for; "
-                                        "load the model with more sequences");
-    }
+  // With sequences kept for batched passes, the cache stays within its cap: the least recently used
+  // prefix not in this call makes room; when every cached one is (a wave of more distinct prefixes
+  // than the cap), a free sequence is taken anyway and TrimCache gives it back after the call.
+  while (free_seqs_.empty() || (batch_reserve_ > 0 && int(slots_.size()) >= CacheCap())) {
+    if (EvictOne(pinned_)) continue;
+    if (!free_seqs_.empty()) break;
+    throw Failure(Code::CONTEXT_OVERFLOW, "more distinct prefixes at once than the context has sequences for; "
+                                      "load the model with more sequences");
   }
   // The lowest free id: a wave's new sequences then tend to be consecutive (see ScoreWave).
   const auto lowest = std::min_element(free_seqs_.begin(), free_seqs_.end());
@@ -78,6 +81,12 @@ int Engine::AcquireSlot(const std::vector<int32_t>& stem, bool* cold) {
   cached_tokens_ += static_cast<long long>(stem.size());
   *cold = true;
   return seq;
+}
+
+void Engine::TrimCache() {
+  if (batch_reserve_ == 0) return;
+  while (int(slots_.size()) > CacheCap() && EvictOne({})) {
+  }
 }
 
 void Engine::DropSlot(int seq) {
@@ -221,11 +230,13 @@ void Engine::ScoreWave(const std::vector<ScoreRequest>& requests, size_t w0, siz
       }
     }
     pinned_.clear();
+    TrimCache();
     throw;
   }
   // 3. Trim each sequence back to its stem: the cache keeps the prefix, not the continuation.
   for (size_t i = 0; i < seqs.size(); ++i) llama_memory_seq_rm(mem, seqs[i], llama_pos(requests[w0 + i].prefix.size() - 1), -1);
   pinned_.clear();
+  TrimCache();
 }
 
 std::vector<ScoreResult> Engine::Score(const std::vector<ScoreRequest>& requests, const std::vector<int32_t>& read_ids) {
@@ -288,6 +299,7 @@ CacheStats Engine::Stats() const {
   s.tokens = cached_tokens_;
   s.hits = hits_;
   s.misses = misses_;
+  s.batch_drops = batch_drops_;
   return s;
 }
 

@@ -63,6 +63,8 @@ class NativeModel : public Napi::ObjectWrap<NativeModel> {
       p.kv_f16 = BoolArg(o.Get("kvF16"), "kvF16");
       p.kv_unified = BoolArg(o.Get("kvUnified"), "kvUnified");
       p.logprobs_in_graph = BoolArg(o.Get("logprobsInGraph"), "logprobsInGraph");
+      // the one optional field (added after the others; callers that predate it keep none): 0
+      p.batch_sequences = o.Get("batchSequences").IsUndefined() ? 0 : int(IntArg(o.Get("batchSequences"), "batchSequences", 0, 254));
       loading_ = true;
       return PromiseWorker<bool>::Start(
           env,
@@ -96,6 +98,7 @@ class NativeModel : public Napi::ObjectWrap<NativeModel> {
       o.Set("ubatchSize", m.ubatch_size);
       o.Set("kvLayout", m.kv_unified ? "unified" : "streams");
       o.Set("logprobsInGraph", m.logprobs_in_graph);
+      o.Set("batchSequences", m.batch_sequences);
       o.Set("chatTemplate", m.has_chat_template ? Napi::Value(Napi::String::New(env, m.chat_template)) : env.Null());
       o.Set("bos", m.bos >= 0 ? Napi::Value(Napi::Number::New(env, m.bos)) : env.Null());
       o.Set("eos", m.eos >= 0 ? Napi::Value(Napi::Number::New(env, m.eos)) : env.Null());
@@ -253,6 +256,7 @@ class NativeModel : public Napi::ObjectWrap<NativeModel> {
       o.Set("tokens", double(s.tokens));
       o.Set("hits", double(s.hits));
       o.Set("misses", double(s.misses));
+      o.Set("batchDrops", double(s.batch_drops));
       return o;
     });
   }

@@ -1,5 +1,5 @@
 // Options every router command shares, and opening a model + router from them.
-import { Model } from "../../model/Model.js";
+import { Model, type ModelLoadOptions } from "../../model/Model.js";
 import { Router } from "../../route/index.js";
 import { resolveModelPath, resolveProjectionsPath } from "../../defaults.js";
 import { intArg } from "../ui/options.js";
@@ -59,13 +59,14 @@ export function truncateArg(values: RouterArgs): { truncate?: "start" | "end" } 
  * Loads the agent model the options name (the embedded gavel-mini by default), with `--context`, else
  * 8192 tokens lowered to the model's trained context when that is smaller (see model-context.ts).
  */
-export async function openModel(values: RouterArgs): Promise<Model> {
+export async function openModel(values: RouterArgs, extra?: Pick<ModelLoadOptions, "batchSequences">): Promise<Model> {
   // --model, else $GAVEL_MODEL, else the embedded gavel-mini
   const path = resolveModelPath(values.model).path;
   return Model.load(path, {
     contextSize: await contextFor(path, values.context),
     threads: intArg(values.threads, "threads"),
     gpuLayers: intArg(values["gpu-layers"], "gpu-layers"),
+    ...extra,
   });
 }
 

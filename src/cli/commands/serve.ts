@@ -12,6 +12,9 @@ import { intArg } from "../ui/options.js";
 import { openModel, routerOptions, routerOptionsHelp } from "./common.js";
 import type { Command } from "./types.js";
 
+/** Sequences of the model's context kept for batched glance passes (ModelLoadOptions.batchSequences). */
+export const SERVE_BATCH_SEQUENCES = 4;
+
 /** `gavel serve`: load the model and the bank once, answer route / glance / get-skill / install / uninstall. */
 export const serve: Command = {
   summary: "keep the model and the bank loaded and answer requests on a local socket (or localhost HTTP)",
@@ -54,7 +57,9 @@ claude-code\` and \`gavel route\` use the server when it runs.`,
       throw new GavelError(`a gavel server already serves ${bankDir} (see ${httpEndpointPath(bankDir)})`, "BANK_LOCKED");
     }
     const modelPath = resolveModelPath(values.model).path;
-    const model = await openModel(values);
+    // 4 of the context's 10 sequences kept for the batched glance passes, so that they never drop the
+    // verdict's cached prefixes (which keep the other 5)
+    const model = await openModel(values, { batchSequences: SERVE_BATCH_SEQUENCES });
     let router: Router;
     try {
       router = await Router.open(model, { projections: resolveProjectionsPath(values.projections).path, bankDir, create, skillBudget: intArg(values["skill-budget"], "skill-budget") });
