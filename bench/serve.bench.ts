@@ -143,8 +143,8 @@ async function main() {
   // the lean hook entry: only the hook module and what it imports
   const lean = join(root, ".cache", "bench", "hook-lean.mjs");
   const leanSrc = join(root, ".cache", "bench", "hook-lean.ts");
-  writeFileSync(leanSrc, `import { runClaudeCodeHook } from "../../src/cli/commands/hook.js";\nprocess.exitCode = await runClaudeCodeHook(process.argv.slice(2));\n`);
-  execFileSync("npx", ["esbuild", leanSrc, "--bundle", "--platform=node", "--format=esm", "--packages=external", `--outfile=${lean}`, "--log-level=warning"], { stdio: "inherit" });
+  if (only !== "concurrency") writeFileSync(leanSrc, `import { runClaudeCodeHook } from "../../src/cli/commands/hook.js";\nprocess.exitCode = await runClaudeCodeHook(process.argv.slice(2));\n`);
+  if (only !== "concurrency") execFileSync("npx", ["esbuild", leanSrc, "--bundle", "--platform=node", "--format=esm", "--packages=external", `--outfile=${lean}`, "--log-level=warning"], { stdio: "inherit" });
 
   console.log(`serve bench: ${cpus().length} × ${cpus()[0]?.model ?? "?"}, node ${process.version}, ${new Date().toISOString()}`);
   console.log(`  bank: examples/skills (24 skills), gavel-mini, context 2048, ${runs} runs each`);
