@@ -46,3 +46,15 @@ export function maxAbsDiff(a: ArrayLike<number>, b: ArrayLike<number>): number {
   for (let i = 0; i < a.length; i++) m = Math.max(m, Math.abs(a[i] - b[i]));
   return m;
 }
+
+/** `rows` rows of `dim` Gaussian draws from the stream `r`, each scaled to unit length. */
+export function unitKeys(r: () => number, rows: number, dim: number): Float32Array {
+  const a = randArray(r, rows * dim);
+  for (let i = 0; i < rows; i++) {
+    let n = 0;
+    for (let j = 0; j < dim; j++) n += a[i * dim + j] ** 2;
+    n = Math.sqrt(n);
+    for (let j = 0; j < dim; j++) a[i * dim + j] /= n;
+  }
+  return a;
+}

@@ -9,7 +9,7 @@ import { decayWeights, projectNormalize, voteK } from "../../src/kernels/kernels
 import { loadBinding } from "../../src/native/binding.js";
 import { LiveContext } from "../../src/route/live.js";
 import type { RouterParts } from "../../src/route/parts.js";
-import { freshSeed, randArray, rng } from "../helpers/random.js";
+import { freshSeed, randArray, rng, unitKeys } from "../helpers/random.js";
 
 /** The TypeScript fold of a live context, as src/route/live.ts computed it before the native one. */
 class ReferenceFold {
@@ -68,17 +68,6 @@ class ReferenceFold {
   scores(): Float64Array {
     return this.acc.map((a) => (this.wsum > 0 ? a / this.wsum : 0));
   }
-}
-
-function unitKeys(r: () => number, rows: number, dim: number): Float32Array {
-  const a = randArray(r, rows * dim);
-  for (let i = 0; i < rows; i++) {
-    let n = 0;
-    for (let j = 0; j < dim; j++) n += a[i * dim + j] ** 2;
-    n = Math.sqrt(n);
-    for (let j = 0; j < dim; j++) a[i * dim + j] /= n;
-  }
-  return a;
 }
 
 function fakeParts(nEmbd: number, wq: Float32Array, dim: number, bank: KeyBank, routable: () => Int32Array): RouterParts {

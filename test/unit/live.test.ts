@@ -7,7 +7,7 @@ import { KeyBank } from "../../src/bank/key-bank.js";
 import { voteK } from "../../src/kernels/kernels.js";
 import { LiveContext } from "../../src/route/live.js";
 import type { RouterParts } from "../../src/route/parts.js";
-import { freshSeed, randArray, rng } from "../helpers/random.js";
+import { freshSeed, randArray, rng, unitKeys } from "../helpers/random.js";
 
 function unit(v: Float64Array): Float64Array {
   let n = 0;
@@ -45,17 +45,6 @@ function reference(states: Float32Array, nEmbd: number, wq: Float32Array, dim: n
     for (const s of order) acc[s] += w * m[s];
   }
   return acc.map((a) => a / W);
-}
-
-function unitKeys(r: () => number, rows: number, dim: number): Float32Array {
-  const a = randArray(r, rows * dim);
-  for (let i = 0; i < rows; i++) {
-    let n = 0;
-    for (let j = 0; j < dim; j++) n += a[i * dim + j] ** 2;
-    n = Math.sqrt(n);
-    for (let j = 0; j < dim; j++) a[i * dim + j] /= n;
-  }
-  return a;
 }
 
 /** The parts a LiveContext reads: a model's width, W_q at ℓ 3, and a library over `bank`. */
