@@ -11,7 +11,7 @@
  * leave-one-batch-out cross-validation, and the reported CV figure is nested (the choice itself is
  * made again inside each outer fold). Test (batches 6-10) is read only with --test, once.
  *
- * Usage: npx vite-node scripts/select/rerank.ts -- [--records DIR] [--out DIR] [--test] [--greedy] [--no-nested]
+ * Usage: npx vite-node scripts/select/rerank.ts -- [--records DIR] [--out DIR] [--test] [--greedy] [--no-nested] [--runtime] [--pools 5,10,40]
  *   DIR defaults: bench/results/2026-11-28-h200-default/l1, bench/results/2026-11-28-cpu-rerank.
  *   Features are cached under .cache/rerank/ (delete it after changing the features). Writes table.txt
  *   (table-test.txt with --test), val.jsonl.gz (a record per task: pool size, gold in pool, the lexical
@@ -27,7 +27,7 @@ import { lexicalB } from "../../lab/eval/lexical-fit.js";
 import type { PerQueryRecord } from "../../lab/eval/evaluate.js";
 import { Bm25Index, bm25Tokens } from "../../src/lexical/bm25.js";
 import { firstStageShortlist } from "../../src/route/index.js";
-import { bigramShare, idfShare, nameBigramShare, nameTokens, nameVerbatim, share, slugOf, taskText } from "./rerank-features.js";
+import { bigramShare, idfShare, nameBigramShare, nameTokens, nameVerbatim, share, slugOf, taskText } from "../../src/lexical/name-features.js";
 
 const args = process.argv.slice(2).filter((a) => a !== "--");
 const flag = (n: string) => { const i = args.indexOf(n); return i >= 0 ? (args.splice(i, 1), true) : false; };
@@ -35,6 +35,9 @@ const opt = (n: string) => { const i = args.indexOf(n); return i >= 0 ? args.spl
 const readTest = flag("--test");
 const greedy = flag("--greedy");
 const skipNested = flag("--no-nested");
+// --runtime: only the feature sets a route computes from what it already holds (the lexical expert's
+// BM25 over the full text, the skills' names and the task text; no per-field index): what can ship
+const runtimeOnly = flag("--runtime");
 const recordsDir = opt("--records") ?? "bench/results/2026-11-28-h200-default/l1";
 const outDir = opt("--out") ?? "bench/results/2026-11-28-cpu-rerank";
 const K1 = 3, B = 1;
@@ -48,7 +51,7 @@ const DEFAULT = fitted;
 export const FEATURES = [
   "bm25", "bm25Rel", "bm25Rank", "lucene", "name", "desc", "body",
   "nameShare", "nameVerbatim", "nameTitle", "descBigram", "descCov", "taskCov",
-  "g", "gRank", "logLen", "title", "nameBigram",
+  "g", "gRank", "logLen", "title", "nameBigram", "L", "LRel", "LRank", "V",
 ] as const;
 type Feature = (typeof FEATURES)[number];
 const fi = (f: Feature) => FEATURES.indexOf(f);
@@ -124,6 +127,7 @@ function rowOf(r: PerQueryRecord, text: string, c: Corpus): Row {
   const rankBy = (v: number[]) => { const o = v.map((x, k) => k).sort((a, b) => v[b] - v[a] || a - b); const rk = new Array<number>(v.length); o.forEach((k, j) => (rk[k] = j)); return rk; };
   const bRank = rankBy(idx.map((i) => sFull[i]));
   const gRank = rankBy(pool.map((p) => p.g));
+  const Ls = pool.map((p) => p.L ?? 0), Lmax = Math.max(...Ls), LRank = rankBy(Ls);
   const x = pool.map((p, k) => {
     const s = c.routable[idx[k]];
     const nt = nameTokens(s);
@@ -148,6 +152,10 @@ function rowOf(r: PerQueryRecord, text: string, c: Corpus): Row {
       logLen: Math.log1p(c.len[idx[k]]),
       title: rTitle(idx[k]),
       nameBigram: nameBigramShare(s, task),
+      L: Ls[k],
+      LRel: Ls[k] - Lmax,
+      LRank: Math.log1p(LRank[k]),
+      V: p.V ?? 0,
     };
     return FEATURES.map((n) => f[n]);
   });
@@ -172,7 +180,13 @@ interface Model { feats: number[]; mean: number[]; sd: number[]; w: number[]; k:
 function restrict(r: Row, k: number): Row {
   if (k >= r.x.length) return r;
   const keep = r.x.map((x, i) => i).filter((i) => Math.round(Math.expm1(r.x[i][fi("bm25Rank")])) < k);
-  return { ...r, skills: keep.map((i) => r.skills[i]), gold: keep.map((i) => r.gold[i]), x: keep.map((i) => r.x[i]) };
+  // the verdict's read-outs relative to the candidates kept (a route runs the verdict on those only)
+  const Lk = keep.map((i) => r.x[i][fi("L")]), Lmax = Math.max(...Lk);
+  const order = keep.map((_, j) => j).sort((a, b) => Lk[b] - Lk[a] || a - b);
+  const rank = new Array<number>(keep.length);
+  order.forEach((j, n) => (rank[j] = n));
+  const x = keep.map((i, j) => { const v = r.x[i].slice(); v[fi("LRel")] = Lk[j] - Lmax; v[fi("LRank")] = Math.log1p(rank[j]); return v; });
+  return { ...r, skills: keep.map((i) => r.skills[i]), gold: keep.map((i) => r.gold[i]), x };
 }
 
 function solve(A: number[][], b: number[]): number[] {
@@ -268,9 +282,17 @@ const SETS: Record<string, Feature[]> = {
   "all": [...FEATURES],
   "lexical cheap": ["bm25", "name", "desc", "nameShare", "nameVerbatim", "descCov"],
   "+name+title": ["bm25", "bm25Rel", "bm25Rank", "lucene", "name", "desc", "body", "nameShare", "nameVerbatim", "nameTitle", "nameBigram", "title"],
+  "names": ["bm25", "bm25Rel", "bm25Rank", "lucene", "nameShare", "nameVerbatim", "nameTitle", "nameBigram"],
+  "names+g": ["bm25", "bm25Rel", "bm25Rank", "lucene", "nameShare", "nameVerbatim", "nameTitle", "nameBigram", "g", "gRank"],
+  "bm25+verdict": ["bm25", "bm25Rel", "bm25Rank", "L", "LRel", "LRank", "V"],
+  "names+verdict": ["bm25", "bm25Rel", "bm25Rank", "lucene", "nameShare", "nameVerbatim", "nameTitle", "nameBigram", "L", "LRel", "LRank", "V"],
 };
+/** The features a route can compute without more indexes than the bank's lexicon (src/route/rerank.ts). */
+export const RUNTIME_FEATURES: readonly Feature[] = ["bm25", "bm25Rel", "bm25Rank", "lucene", "nameShare", "nameVerbatim", "nameTitle", "nameBigram", "g", "gRank", "L", "LRel", "LRank", "V"];
+const SETS_ALL = { ...SETS };
+if (runtimeOnly) for (const k of Object.keys(SETS)) if (!SETS[k].every((f) => RUNTIME_FEATURES.includes(f))) delete SETS[k];
 const LAMBDAS = [0.1, 1, 10, 100];
-const POOLS = [5, 10, 40];
+const POOLS = (opt("--pools") ?? "5,10,40").split(",").map(Number);
 const CONFIGS: Config[] = Object.entries(SETS).flatMap(([name, fs]) => POOLS.flatMap((k) => LAMBDAS.map((lambda) => ({ name, feats: fs.map(fi), lambda, k }))));
 
 /** Leave-one-batch-out predictions (a hit per task, in `rows` order) of one config. */
@@ -300,6 +322,84 @@ const lines: string[] = [];
 const say = (s = "") => { console.log(s); lines.push(s); };
 const f3 = (x: number) => x.toFixed(3);
 const val = await buildRows("val");
+// --cascade: a cheap model (names) orders the pool, the verdict reads its best m, and a second model
+// (names + the verdict's read-outs) picks among those m: what a route can afford on the CPU.
+const cascade = opt("--cascade");
+if (cascade !== undefined) {
+  const cheap = SETS_ALL["names"].map(fi), full = SETS_ALL["names+verdict"].map(fi);
+  const score = (m: Model, x: number[]) => m.feats.reduce((a, f, j) => a + m.w[j] * (x[f] - m.mean[j]) / m.sd[j], 0);
+  /** The row restricted to the cheap model's best m (ties: pool order), its verdict features made relative to those. */
+  const topM = (a: Model, r: Row, mm: number): Row => {
+    const s = r.x.map((x) => score(a, x));
+    const keep = s.map((_, i) => i).sort((i, j) => s[j] - s[i] || i - j).slice(0, mm).sort((i, j) => i - j);
+    const Lk = keep.map((i) => r.x[i][fi("L")]), Lmax = Math.max(...Lk);
+    const ord = keep.map((_, j) => j).sort((p, q) => Lk[q] - Lk[p] || p - q);
+    const rk = new Array<number>(keep.length);
+    ord.forEach((j, n) => (rk[j] = n));
+    const x = keep.map((i, j) => { const v = r.x[i].slice(); v[fi("LRel")] = Lk[j] - Lmax; v[fi("LRank")] = Math.log1p(rk[j]); return v; });
+    return { ...r, skills: keep.map((i) => r.skills[i]), gold: keep.map((i) => r.gold[i]), x };
+  };
+  const lamA = Number(opt("--lambda-a") ?? "100");
+  const MS = cascade.split(",").map(Number), LB = [0.1, 1, 10, 100];
+  /** Leave-one-batch-out hits of the cascade (m, λB) over `rows`. */
+  const cvCascade = (rows: readonly Row[], mm: number, lamB: number): number[] => {
+    const out = new Array<number>(rows.length).fill(0);
+    for (const b of new Set(rows.map((r) => r.batch))) {
+      const train = rows.filter((r) => r.batch !== b);
+      const a = fit(train, cheap, lamA);
+      const bm = fit(train.map((r) => topM(a, r, mm)), full, lamB);
+      rows.forEach((r, i) => { if (r.batch === b) { const rr = topM(a, r, mm); out[i] = rr.gold[rr.skills.indexOf(predict(bm, rr))] ? 1 : 0; } });
+    }
+    return out;
+  };
+  const nestedC = new Array<number>(val.length).fill(0);
+  const picks: string[] = [];
+  for (const b of [...new Set(val.map((r) => r.batch))].sort()) {
+    const inner = val.filter((r) => r.batch !== b);
+    let best = { mm: MS[0], lamB: LB[0], h: -1 };
+    for (const mm of MS) for (const lamB of LB) { const h = mean(cvCascade(inner, mm, lamB)); if (h > best.h + 1e-12) best = { mm, lamB, h }; }
+    picks.push(`batch ${b}: m ${best.mm} λB ${best.lamB}`);
+    const a = fit(inner, cheap, lamA);
+    const bm = fit(inner.map((r) => topM(a, r, best.mm)), full, best.lamB);
+    val.forEach((r, i) => { if (r.batch === b) { const rr = topM(a, r, best.mm); nestedC[i] = rr.gold[rr.skills.indexOf(predict(bm, rr))] ? 1 : 0; } });
+  }
+  const [nlo, nhi] = paired(nestedC, val.map((r) => r.defaultHit));
+  console.log(`cascade nested CV (m and λB chosen within each outer fold; ${picks.join("; ")}): Hit@1 ${mean(nestedC).toFixed(3)}; − default ${(mean(nestedC) - mean(val.map((r) => r.defaultHit))).toFixed(3)} [${nlo.toFixed(3)}, ${nhi.toFixed(3)}]`);
+  // the final cascade: (m, λB) by plain CV on all of validation, fitted on all of it
+  let top = { mm: MS[0], lamB: LB[0], h: -1 };
+  for (const mm of MS) for (const lamB of LB) { const h = mean(cvCascade(val, mm, lamB)); if (h > top.h + 1e-12) top = { mm, lamB, h }; }
+  const fa = fit(val, cheap, lamA), fb = fit(val.map((r) => topM(fa, r, top.mm)), full, top.lamB);
+  const stage = (m: Model) => ({ features: m.feats.map((f) => FEATURES[f]), weights: m.w, mean: m.mean, scale: m.sd });
+  const cascadeModel = { kind: "cascade", poolGlance: 20, poolLexical: 20, lucene: { k1: 1.2, b: 0.75 }, verdictTop: top.mm, cheap: stage(fa), full: stage(fb) };
+  console.log(`chosen by CV: m ${top.mm} λB ${top.lamB} (CV Hit@1 ${top.h.toFixed(3)}); model: ${JSON.stringify(cascadeModel)}`);
+  mkdirSync(outDir, { recursive: true });
+  writeFileSync(`${outDir}/cascade.json`, JSON.stringify(cascadeModel, null, 2) + "\n");
+  const pickOf = (r: Row) => { const rr = topM(fa, r, top.mm); return rr.skills[rr.skills.indexOf(predict(fb, rr))]; };
+  writeFileSync(`${outDir}/cascade-val.jsonl.gz`, gzipSync(val.map((r, i) => JSON.stringify({ id: r.id, batch: r.batch, inPool: r.gold.some(Boolean), lexical: r.lexicalHit, default: r.defaultHit, cvNested: nestedC[i], pick: pickOf(r) })).join("\n") + "\n"));
+  if (readTest) {
+    const test = await buildRows("test");
+    const th = test.map((r) => (r.gold[r.skills.indexOf(pickOf(r))] ? 1 : 0));
+    const tl = test.map((r) => r.lexicalHit), td = test.map((r) => r.defaultHit);
+    const [a1, b1] = paired(th, tl), [c1, d1] = paired(th, td);
+    console.log(`TEST (batches 6-10, ${test.length} tasks, read once): cascade Hit@1 ${mean(th).toFixed(3)}; lexical ${mean(tl).toFixed(3)} (${(mean(th) - mean(tl)).toFixed(3)} [${a1.toFixed(3)}, ${b1.toFixed(3)}]); default ${mean(td).toFixed(3)} (${(mean(th) - mean(td)).toFixed(3)} [${c1.toFixed(3)}, ${d1.toFixed(3)}])`);
+    writeFileSync(`${outDir}/cascade-test.jsonl.gz`, gzipSync(test.map((r, i) => JSON.stringify({ id: r.id, batch: r.batch, inPool: r.gold.some(Boolean), lexical: r.lexicalHit, default: r.defaultHit, model: th[i], pick: pickOf(r) })).join("\n") + "\n"));
+  }
+  for (const mm of MS) {
+    for (const lamB of LB) {
+      const hits = new Array<number>(val.length).fill(0);
+      let recallM = 0;
+      for (const b of new Set(val.map((r) => r.batch))) {
+        const train = val.filter((r) => r.batch !== b);
+        const a = fit(train, cheap, lamA);
+        const bm = fit(train.map((r) => topM(a, r, mm)), full, lamB);
+        val.forEach((r, i) => { if (r.batch === b) { const rr = topM(a, r, mm); recallM += rr.gold.some(Boolean) ? 1 : 0; hits[i] = rr.gold[rr.skills.indexOf(predict(bm, rr))] ? 1 : 0; } });
+      }
+      const [lo, hi] = paired(hits, val.map((r) => r.defaultHit));
+      console.log(`cascade m ${mm} λA ${lamA} λB ${lamB}: CV Hit@1 ${mean(hits).toFixed(3)} (gold in the m: ${(recallM / val.length).toFixed(3)}); − default ${(mean(hits) - mean(val.map((r) => r.defaultHit))).toFixed(3)} [${lo.toFixed(3)}, ${hi.toFixed(3)}]`);
+    }
+  }
+  process.exit(0);
+}
 say(`# Learned first-stage re-ranking (issue 34), ${new Date().toISOString().slice(0, 10)}`);
 say(`records: ${recordsDir}/{val,test}.jsonl.gz; features: full texts of the benchmark's library (30,593 skills); BM25 k1 ${K1}, b ${B}`);
 say(`machine: ${cpus().length} × ${cpus()[0]?.model ?? "?"}, node ${process.version}; made ${new Date().toISOString()}`);
@@ -376,8 +476,8 @@ if (readTest) {
   const [a, b] = paired(th, tl), [c, d] = paired(th, td);
   say();
   say(`TEST (batches 6-10, ${test.length} tasks, read once; pool recall ${f3(mean(test.map((r) => (r.gold.some(Boolean) ? 1 : 0))))}): Hit@1 ${f3(mean(th))}; lexical ${f3(mean(tl))} (${f3(mean(th) - mean(tl))} [${f3(a)}, ${f3(b)}]); default ${f3(mean(td))} (${f3(mean(th) - mean(td))} [${f3(c)}, ${f3(d)}])`);
-  writeFileSync(`${outDir}/test.jsonl.gz`, gzipSync(test.map((r, i) => JSON.stringify({ id: r.id, batch: r.batch, pool: r.skills.length, inPool: r.gold.some(Boolean), lexical: r.lexicalHit, default: r.defaultHit, model: th[i], pick: predict(model, r) })).join("\n") + "\n"));
+  writeFileSync(`${outDir}/test${runtimeOnly ? "-runtime" : ""}.jsonl.gz`, gzipSync(test.map((r, i) => JSON.stringify({ id: r.id, batch: r.batch, pool: r.skills.length, inPool: r.gold.some(Boolean), lexical: r.lexicalHit, default: r.defaultHit, model: th[i], pick: predict(model, r) })).join("\n") + "\n"));
 }
-writeFileSync(`${outDir}/val.jsonl.gz`, gzipSync(recs.map((r) => JSON.stringify(r)).join("\n") + "\n"));
-writeFileSync(`${outDir}/model.json`, JSON.stringify({ config: top.c.name, lambda: top.c.lambda, k: top.c.k, features: model.feats.map((f) => FEATURES[f]), mean: model.mean, sd: model.sd, w: model.w }, null, 2) + "\n");
-writeFileSync(`${outDir}/table${readTest ? "-test" : ""}.txt`, lines.join("\n") + "\n");
+writeFileSync(`${outDir}/val${runtimeOnly ? "-runtime" : ""}.jsonl.gz`, gzipSync(recs.map((r) => JSON.stringify(r)).join("\n") + "\n"));
+writeFileSync(`${outDir}/model${runtimeOnly ? "-runtime" : ""}.json`, JSON.stringify({ config: top.c.name, lambda: top.c.lambda, k: top.c.k, features: model.feats.map((f) => FEATURES[f]), mean: model.mean, sd: model.sd, w: model.w }, null, 2) + "\n");
+writeFileSync(`${outDir}/table${runtimeOnly ? "-runtime" : ""}${readTest ? "-test" : ""}.txt`, lines.join("\n") + "\n");

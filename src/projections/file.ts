@@ -21,6 +21,7 @@ import {
 import { isModelFingerprint, type ModelFingerprint } from "../model/fingerprint.js";
 import { PROJECTION_DEFAULTS, type ProjectionsInit, type ProjectionsMeta } from "./meta.js";
 import { checkAbstentionModel, modelFeatures, type AbstentionModel } from "./abstention-model.js";
+import { checkRerankModel, type RerankModel } from "./rerank-model.js";
 
 /** `general.architecture` of a projections file. */
 export const PROJECTIONS_ARCHITECTURE = "gavel-projections";
@@ -72,6 +73,9 @@ export const ABSTAIN_KEY = {
   targetTriggerRate: "gavel.abstain.target_trigger_rate",
 } as const;
 
+/** The re-ranker (src/projections/rerank-model.ts), as one JSON text; absent: none. */
+export const RERANK_KEY = "gavel.rerank.json";
+
 /** Name of the W_q tensor in a projections file. */
 export const TENSOR_WQ = "gavel.w_q";
 /** Name of the W_s tensor in a projections file. */
@@ -114,6 +118,8 @@ export async function writeProjectionsFile(path: string, p: ProjectionsContent):
   if (p.trainedBy !== undefined) w.set(KEY.trainedBy, str(p.trainedBy));
   w.set(KEY.createdAt, str(p.createdAt));
   if (p.abstention) writeAbstention(w, p.abstention);
+  // one JSON text: every number is written in the shortest form that reads back as the same double
+  if (p.rerank) w.set(RERANK_KEY, str(JSON.stringify(p.rerank)));
   // ggml `ne` order: the contiguous dimension first, so a row-major dim × nEmbd matrix is [nEmbd, dim].
   w.addTensor(TENSOR_WQ, [p.model.nEmbd, p.dim], p.wq, GgmlType.F32);
   w.addTensor(TENSOR_WS, [p.model.nEmbd, p.dim], p.ws, GgmlType.F32);
@@ -174,6 +180,7 @@ export async function readProjectionsFile(path: string): Promise<ProjectionsInit
     trainedBy: text(KEY.trainedBy, true),
     createdAt: text(KEY.createdAt)!,
     abstention: readAbstention(header, corrupt),
+    rerank: readRerank(header, corrupt),
   };
 }
 
@@ -222,6 +229,18 @@ function readAbstention(header: GgufHeader, corrupt: (why: string) => GavelError
     return checkAbstentionModel(raw);
   } catch (err) {
     throw corrupt(err instanceof Error ? err.message : String(err));
+  }
+}
+
+/** The re-ranker of a header, or null when the file has none. */
+function readRerank(header: GgufHeader, corrupt: (why: string) => GavelError): RerankModel | null {
+  const v = header.metadata.get(RERANK_KEY);
+  if (v === undefined) return null;
+  if (v.type !== "str") throw corrupt(`metadata key ${RERANK_KEY} is not a string (type ${v.type})`);
+  try {
+    return checkRerankModel(JSON.parse(v.value));
+  } catch (err) {
+    throw corrupt(`metadata key ${RERANK_KEY}: ${err instanceof Error ? err.message : String(err)}`);
   }
 }
 

@@ -5,6 +5,7 @@
  */
 import type { ModelFingerprint } from "../model/fingerprint.js";
 import type { AbstentionModel } from "./abstention-model.js";
+import type { RerankModel } from "./rerank-model.js";
 
 /** Defaults of the paper's setup (section 4.1). */
 export const PROJECTION_DEFAULTS = Object.freeze({
@@ -64,6 +65,11 @@ export interface ProjectionsMeta {
    * abstain on it. Files without the `gavel.abstain.*` keys read as null.
    */
   readonly abstention: AbstentionModel | null;
+  /**
+   * The learned re-ranking of the first stage's leaders (src/route/rerank.ts applies it), or null:
+   * the ruling decides. Files without `gavel.rerank.json` read as null.
+   */
+  readonly rerank: RerankModel | null;
   /** The model the maps were trained on. */
   readonly model: ModelFingerprint;
   /** Free text: who or what trained these (a command line, `random(seed=…)`, …). */
@@ -95,6 +101,8 @@ export interface ProjectionsInit {
   maxShortlist?: number;
   /** The abstention model (default null: none). */
   abstention?: AbstentionModel | null;
+  /** The re-ranker (default null: none). */
+  rerank?: RerankModel | null;
   trainedBy?: string;
   /** Defaults to now. */
   createdAt?: string;
@@ -114,6 +122,8 @@ export interface Calibration {
   maxShortlist?: number;
   /** A new abstention model; null removes it, undefined keeps the current one. */
   abstention?: AbstentionModel | null;
+  /** A new re-ranker; null removes it, undefined keeps the current one. */
+  rerank?: RerankModel | null;
 }
 
 /** Options of {@link Projections.random}. */

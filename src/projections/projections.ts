@@ -11,7 +11,8 @@ import { describeMismatch, describeModel, isModelFingerprint, modelFingerprint, 
 import { gaussian } from "../util/prng.js";
 import { checkFinite, checkLayer, type FiniteBounds } from "../util/validate.js";
 import { firstNonFinite, readProjectionsFile, writeProjectionsFile } from "./file.js";
-import { checkAbstentionModel, type AbstentionModel } from "./abstention-model.js";
+import { checkAbstentionModel, needsVerdict, type AbstentionModel } from "./abstention-model.js";
+import { checkRerankModel, type RerankModel } from "./rerank-model.js";
 import { defaultLayer, PROJECTION_DEFAULTS, type Calibration, type ProjectionsInit, type ProjectionsMeta, type RandomProjectionsOptions } from "./meta.js";
 
 export { defaultLayer, PROJECTION_DEFAULTS, type Calibration, type ProjectionsInit, type ProjectionsMeta, type RandomProjectionsOptions } from "./meta.js";
@@ -68,6 +69,8 @@ export class Projections implements ProjectionsMeta {
   readonly maxShortlist: number;
   /** The calibrated abstention decision, or null (never abstains on it). */
   readonly abstention: AbstentionModel | null;
+  /** The learned re-ranking of the first stage's leaders, or null (the ruling decides). */
+  readonly rerank: RerankModel | null;
   readonly model: ModelFingerprint;
   readonly trainedBy?: string;
   readonly createdAt: string;
@@ -124,6 +127,9 @@ export class Projections implements ProjectionsMeta {
       throw invalidArgument(`Projections: maxShortlist must be an integer in [1, ${MAX_SHORTLIST}], got ${this.maxShortlist}`);
     }
     this.abstention = checkAbstentionModel(init.abstention);
+    this.rerank = checkRerankModel(init.rerank);
+    // with a re-ranker, abstention is decided on the first stage, before any verdict
+    if (this.rerank && needsVerdict(this.abstention)) throw invalidArgument("Projections: a re-ranker needs an abstention model that does not read the verdict's V");
     if (init.trainedBy !== undefined) {
       if (typeof init.trainedBy !== "string") throw invalidArgument("Projections: trainedBy must be a string");
       this.trainedBy = init.trainedBy;
@@ -212,6 +218,7 @@ export class Projections implements ProjectionsMeta {
       shortlistLexical: this.shortlistLexical,
       maxShortlist: this.maxShortlist,
       abstention: this.abstention,
+      rerank: this.rerank,
       model: this.model,
       ...(this.trainedBy !== undefined ? { trainedBy: this.trainedBy } : {}),
       createdAt: this.createdAt,
@@ -255,6 +262,7 @@ export class Projections implements ProjectionsMeta {
       shortlistLexical: c.shortlistLexical ?? this.shortlistLexical,
       maxShortlist: c.maxShortlist ?? this.maxShortlist,
       abstention: c.abstention === undefined ? this.abstention : c.abstention,
+      rerank: c.rerank === undefined ? this.rerank : c.rerank,
     });
     p.#hash = this.#hash;
     return p;

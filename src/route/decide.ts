@@ -14,6 +14,7 @@ import { needsVerdict, type AbstentionModel } from "../projections/abstention-mo
 import { abstentionFeatures, decideAbstention, type AbstentionDecision } from "./abstention.js";
 import { checkFiniteReadouts, firstStage, firstStageShortlist, rule } from "./ruling.js";
 import { judge } from "./verdict.js";
+import { cheapTop, fullScores, rerankPool } from "./rerank.js";
 import type { LexicalExpert } from "./lexical-expert.js";
 import type { Ranked } from "./glance.js";
 import type { RouterParts } from "./parts.js";
@@ -91,13 +92,15 @@ export async function decide(parts: RouterParts, lexical: LexicalExpert, taskTex
   let coverage: number | undefined;
   let reach: number | undefined;
   let short: { skill: string; name: string; g: number; B?: number }[];
+  let post: Awaited<ReturnType<LexicalExpert["posteriorByColumn"]>> | undefined;
   // β weighs B only when B was computed; a route with B off rules as the paper's (β = 0).
   const beta = o.lexical ? projections.beta : 0;
   if (o.lexical) {
     const t = performance.now();
-    const post = await lexical.posteriorByColumn(library, taskText, projections.lexicalTemperature, handles, { k1: projections.lexicalK1, b: projections.lexicalB });
+    post = await lexical.posteriorByColumn(library, taskText, projections.lexicalTemperature, handles, { k1: projections.lexicalK1, b: projections.lexicalB });
+    const B = post.B;
     // B read by glance column, with no object per skill: only the shortlist gets one
-    const bOf = (c: Ranked) => post.B[c.column];
+    const bOf = (c: Ranked) => B[c.column];
     const union = { glance: projections.shortlistGlance, lexical: projections.shortlistLexical };
     short = firstStageShortlist(ranked, projections.delta, projections.maxShortlist, beta, bOf, union).map((c) => ({ skill: c.skill, name: c.name, g: c.g, B: bOf(c) }));
     lift = post.maxB + Math.log(post.size);
@@ -108,6 +111,15 @@ export async function decide(parts: RouterParts, lexical: LexicalExpert, taskTex
     short = firstStageShortlist(ranked, projections.delta, projections.maxShortlist, 0, undefined, { glance: projections.shortlistGlance }).map(({ skill, name, g }) => ({ skill, name, g }));
   }
   const model: AbstentionModel | null = projections.abstention;
+  if (projections.rerank && post) {
+    // abstention on the first stage (the re-ranker only picks among the leaders), then the re-ranker
+    const first = short.map((c) => ({ ...c, L: NaN, V: NaN, S: firstStage(c.g, c.B, beta) }));
+    const abstention = o.abstain && first.length > 0
+      ? model ? decideAbstention(model, abstentionFeatures(first, { lift, coverage, reach })) : { abstain: false, score: NaN, reason: "no calibrated abstention model in the projections: a re-ranked route does not abstain" }
+      : null;
+    const r = await reranked(parts, lexical, taskText, ranked, handles, post, { verdict: o.verdict && abstention?.abstain !== true, signal: o.signal });
+    return { shortlist: r.shortlist, verdict: r.ran ? "ran" : o.verdict ? "skipped" : "off", abstention, ...(lexicalMs !== undefined ? { lexicalMs } : {}), verdictMs: r.verdictMs };
+  }
   const abstentionReadsV = o.abstain && (model ? needsVerdict(model) : true);
   const run = o.verdict && short.length > 0 && (short.length > 1 || abstentionReadsV);
   const t = performance.now();
@@ -131,4 +143,34 @@ export async function decide(parts: RouterParts, lexical: LexicalExpert, taskTex
     else abstention = model ? decideAbstention(model, abstentionFeatures(shortlist, lift === undefined ? {} : { lift, coverage, reach })) : negativeV(shortlist[0]);
   }
   return { shortlist, verdict: run ? "ran" : o.verdict ? "skipped" : "off", abstention, ...(lexicalMs !== undefined ? { lexicalMs } : {}), verdictMs };
+}
+
+/**
+ * The re-ranker's shortlist (src/route/rerank.ts): the cheap stage's best `verdictTop` of the pool,
+ * ordered by the full stage once the verdict has read them (by the cheap stage when the verdict is
+ * off or there is one candidate).
+ */
+async function reranked(parts: RouterParts, lexical: LexicalExpert, taskText: string, ranked: readonly Ranked[], handles: Int32Array, post: { B: Float64Array; raw: Float64Array }, o: { verdict: boolean; signal?: AbortSignal }): Promise<{ shortlist: Candidate[]; ran: boolean; verdictMs: number }> {
+  const { projections, library } = parts;
+  const rr = projections.rerank!;
+  const lucene = await lexical.scoresByColumn(library, taskText, handles, rr.lucene);
+  const top = cheapTop(rerankPool(rr, taskText, ranked, post.raw, lucene, projections.lexicalTemperature), rr.verdictTop);
+  const run = o.verdict && top.length > 1;
+  const t = performance.now();
+  const judged = run ? await judge(parts, taskText, top, o.signal) : null;
+  const verdictMs = run ? performance.now() - t : 0;
+  const R = judged ? fullScores(rr, top, judged.map((j) => j.L), judged.map((j) => j.V)) : top.map((c) => c.cheap);
+  const shortlist: Candidate[] = top.map((c, i) => {
+    const B = post.B[c.column];
+    const L = judged ? judged[i].L : NaN, V = judged ? judged[i].V : NaN;
+    const S = judged ? c.g + projections.alpha * L + projections.gamma * V + projections.beta * B : firstStage(c.g, B, projections.beta);
+    return { skill: c.skill, name: c.name, g: c.g, L, V, S, B, R: R[i] };
+  });
+  checkFiniteReadouts(shortlist, run, parts.model.path);
+  for (const c of shortlist) {
+    if (!Number.isFinite(c.R)) throw new GavelError(`the re-ranker's score of skill ${JSON.stringify(c.skill.slice(0, 200))} is ${c.R}, not a finite number (projections ${projections.trainedBy ?? "?"}): no skill is chosen`, "INTERNAL");
+  }
+  // best R first; ties keep the pool's order
+  shortlist.sort((a, b) => b.R! - a.R!);
+  return { shortlist, ran: run, verdictMs };
 }

@@ -63,7 +63,7 @@ export class LexicalExpert {
    * kept until the library changes, so a route pays no per-skill lookup: the first stage over 30K
    * skills stays within a few milliseconds.
    */
-  async posteriorByColumn(library: Library, taskText: string, temperature: number, handles: Int32Array, params?: Bm25Options): Promise<{ B: Float64Array; maxB: number; size: number; coverage: number; reach: number }> {
+  async posteriorByColumn(library: Library, taskText: string, temperature: number, handles: Int32Array, params?: Bm25Options): Promise<{ B: Float64Array; raw: Float64Array; maxB: number; size: number; coverage: number; reach: number }> {
     const all = await this.scoresAll(library, taskText, params);
     const row = this.#columnRows(library, all.ids, handles);
     // A glance restricted to fewer skills (excludeFlagged, excludeSources) normalises B over
@@ -73,10 +73,21 @@ export class LexicalExpert {
     let top = 0;
     for (let i = 0; i < scores.length; i++) if (scores[i] > top) top = scores[i];
     const B = new Float64Array(handles.length);
-    for (let c = 0; c < handles.length; c++) B[c] = row[c] < 0 ? -Infinity : all.scores[row[c]] / temperature - z;
+    const raw = new Float64Array(handles.length);
+    for (let c = 0; c < handles.length; c++) {
+      B[c] = row[c] < 0 ? -Infinity : all.scores[row[c]] / temperature - z;
+      raw[c] = row[c] < 0 ? 0 : all.scores[row[c]];
+    }
     const index = library.lexicon.index;
     const coverage = lexicalCoverage(top, index.ceiling(taskText, params));
-    return { B, maxB: top / temperature - z, size: scores.length, coverage, reach: lexicalReach(top, index.size) };
+    return { B, raw, maxB: top / temperature - z, size: scores.length, coverage, reach: lexicalReach(top, index.size) };
+  }
+
+  /** Raw BM25 under `params` of every column of a glance (0 for a skill outside the routable library). */
+  async scoresByColumn(library: Library, taskText: string, handles: Int32Array, params?: Bm25Options): Promise<Float64Array> {
+    const all = await this.scoresAll(library, taskText, params);
+    const row = this.#columnRows(library, all.ids, handles);
+    return Float64Array.from(row, (r) => (r < 0 ? 0 : all.scores[r]));
   }
 
   #columnRows(library: Library, ids: readonly string[], handles: Int32Array): Int32Array {

@@ -222,6 +222,11 @@ export interface Candidate {
   S: number;
   /** The lexical expert's log posterior, when it was computed (`lexical`). */
   B?: number;
+  /**
+   * The re-ranker's score, when the projections carry one and it ordered the shortlist (its full
+   * stage's where the verdict ran, else its cheap stage's); the shortlist is then in its order.
+   */
+  R?: number;
 }
 
 /** One task token that voted for the winner. */

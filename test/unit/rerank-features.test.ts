@@ -1,8 +1,8 @@
-// The cheap per-candidate features of the learned first-stage re-ranking (scripts/select/rerank-features.ts),
+// The cheap per-candidate features of the learned first-stage re-ranking (src/lexical/name-features.ts),
 // on the examples' skills and task-shaped statements.
 import { describe, expect, it } from "vitest";
 import { loadSkills } from "../../src/skills/index.js";
-import { bigramShare, idfShare, nameBigramShare, nameTokens, nameVerbatim, share, slugOf, taskText } from "../../scripts/select/rerank-features.js";
+import { bigramShare, idfShare, nameBigramShare, nameTokens, nameVerbatim, share, slugOf, taskText } from "../../src/lexical/name-features.js";
 
 const { skills } = await loadSkills("examples/skills");
 const skill = (name: string) => {

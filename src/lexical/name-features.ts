@@ -1,9 +1,10 @@
 /**
- * Cheap per-candidate features of a task and one skill for the learned first-stage re-ranking
- * (issue 34): what a route can compute on the CPU for each of the first stage's leaders. Pure
- * functions over the shipped tokenizer (bm25Tokens); the BM25 scores themselves come from Bm25Index.
+ * Cheap per-candidate features of a task and one skill for the learned re-ranking of the first
+ * stage's leaders (src/route/rerank.ts applies it; scripts/select/rerank.ts fits it): what a route
+ * computes on the CPU for each leader. Pure functions over the shipped tokenizer (bm25Tokens); the
+ * BM25 scores themselves come from the bank's lexicon.
  */
-import { bm25Tokens } from "../../src/lexical/bm25.js";
+import { bm25Tokens } from "./bm25.js";
 
 /** What the text features read of a task, computed once per task. */
 export interface TaskText {
