@@ -88,10 +88,10 @@ async function buildRows(split: "val" | "test"): Promise<Row[]> {
 
 type Corpus = Awaited<ReturnType<typeof buildCorpus>>;
 let corpusP: Promise<Corpus> | undefined;
-const corpus = () => (corpusP ??= buildCorpus());
-async function buildCorpus() {
+const corpus = () => (corpusP ??= buildCorpus(["../shared/data/swe-skills-bench/skills.jsonl", "../shared/data/skills-mit.jsonl.gz"]));
+async function buildCorpus(paths: string[]) {
   const t0 = Date.now();
-  const { skills } = await loadLibrary(["../shared/data/swe-skills-bench/skills.jsonl", "../shared/data/skills-mit.jsonl.gz"]);
+  const { skills } = await loadLibrary(paths);
   const routable = skills.filter((s) => !s.disableModelInvocation);
   const byId = new Map(routable.map((s, i) => [s.id, i]));
   const full = new Bm25Index(routable, { k1: K1, b: B });
@@ -322,6 +322,22 @@ const lines: string[] = [];
 const say = (s = "") => { console.log(s); lines.push(s); };
 const f3 = (x: number) => x.toFixed(3);
 const val = await buildRows("val");
+// --demo W: the demo's in-domain tasks over examples/skills (demo-records.ts), W copies of each, join
+// every fit (never a CV fold's held-out part: the figures stay over validation tasks)
+const demoWeight = Number(opt("--demo") ?? "0");
+const extra: Row[] = [];
+if (demoWeight > 0) {
+  const recs = (await readPerQuery(`${outDir}/demo.jsonl.gz`)).filter((r) => r.verdict?.length);
+  const texts = (JSON.parse(readFileSync("examples/demo-tasks.json", "utf8")) as { task: string; expected: string | null }[]).filter((t) => t.expected !== null).map((t) => t.task);
+  const c = await buildCorpus(["examples/skills"]);
+  for (const r of recs) {
+    const row = { ...rowOf(r, texts[Number(r.id.split("/")[1])], c), batch: 0 };
+    for (let k = 0; k < demoWeight; k++) extra.push(row);
+  }
+  console.log(`demo rows: ${recs.length} tasks × ${demoWeight}; gold in pool for ${extra.filter((r) => r.gold.some(Boolean)).length / demoWeight}`);
+}
+/** A fit's training rows: the given ones and the demo's. */
+const withExtra = (rows: readonly Row[]) => (extra.length ? [...rows, ...extra] : rows);
 // --cascade: a cheap model (names) orders the pool, the verdict reads its best m, and a second model
 // (names + the verdict's read-outs) picks among those m: what a route can afford on the CPU.
 const cascade = opt("--cascade");
@@ -345,7 +361,7 @@ if (cascade !== undefined) {
   const cvCascade = (rows: readonly Row[], mm: number, lamB: number): number[] => {
     const out = new Array<number>(rows.length).fill(0);
     for (const b of new Set(rows.map((r) => r.batch))) {
-      const train = rows.filter((r) => r.batch !== b);
+      const train = withExtra(rows.filter((r) => r.batch !== b));
       const a = fit(train, cheap, lamA);
       const bm = fit(train.map((r) => topM(a, r, mm)), full, lamB);
       rows.forEach((r, i) => { if (r.batch === b) { const rr = topM(a, r, mm); out[i] = rr.gold[rr.skills.indexOf(predict(bm, rr))] ? 1 : 0; } });
@@ -357,10 +373,11 @@ if (cascade !== undefined) {
   for (const b of [...new Set(val.map((r) => r.batch))].sort()) {
     const inner = val.filter((r) => r.batch !== b);
     let best = { mm: MS[0], lamB: LB[0], h: -1 };
+    const innerFit = withExtra(inner);
     for (const mm of MS) for (const lamB of LB) { const h = mean(cvCascade(inner, mm, lamB)); if (h > best.h + 1e-12) best = { mm, lamB, h }; }
     picks.push(`batch ${b}: m ${best.mm} λB ${best.lamB}`);
-    const a = fit(inner, cheap, lamA);
-    const bm = fit(inner.map((r) => topM(a, r, best.mm)), full, best.lamB);
+    const a = fit(innerFit, cheap, lamA);
+    const bm = fit(innerFit.map((r) => topM(a, r, best.mm)), full, best.lamB);
     val.forEach((r, i) => { if (r.batch === b) { const rr = topM(a, r, best.mm); nestedC[i] = rr.gold[rr.skills.indexOf(predict(bm, rr))] ? 1 : 0; } });
   }
   const [nlo, nhi] = paired(nestedC, val.map((r) => r.defaultHit));
@@ -368,21 +385,23 @@ if (cascade !== undefined) {
   // the final cascade: (m, λB) by plain CV on all of validation, fitted on all of it
   let top = { mm: MS[0], lamB: LB[0], h: -1 };
   for (const mm of MS) for (const lamB of LB) { const h = mean(cvCascade(val, mm, lamB)); if (h > top.h + 1e-12) top = { mm, lamB, h }; }
-  const fa = fit(val, cheap, lamA), fb = fit(val.map((r) => topM(fa, r, top.mm)), full, top.lamB);
+  const fa = fit(withExtra(val), cheap, lamA), fb = fit(withExtra(val).map((r) => topM(fa, r, top.mm)), full, top.lamB);
+  function pickOf0(r: Row): string { const rr = topM(fa, r, top.mm); return predict(fb, rr); }
   const stage = (m: Model) => ({ features: m.feats.map((f) => FEATURES[f]), weights: m.w, mean: m.mean, scale: m.sd });
   const cascadeModel = { kind: "cascade", poolGlance: 20, poolLexical: 20, lucene: { k1: 1.2, b: 0.75 }, verdictTop: top.mm, cheap: stage(fa), full: stage(fb) };
   console.log(`chosen by CV: m ${top.mm} λB ${top.lamB} (CV Hit@1 ${top.h.toFixed(3)}); model: ${JSON.stringify(cascadeModel)}`);
   mkdirSync(outDir, { recursive: true });
-  writeFileSync(`${outDir}/cascade.json`, JSON.stringify(cascadeModel, null, 2) + "\n");
-  const pickOf = (r: Row) => { const rr = topM(fa, r, top.mm); return rr.skills[rr.skills.indexOf(predict(fb, rr))]; };
-  writeFileSync(`${outDir}/cascade-val.jsonl.gz`, gzipSync(val.map((r, i) => JSON.stringify({ id: r.id, batch: r.batch, inPool: r.gold.some(Boolean), lexical: r.lexicalHit, default: r.defaultHit, cvNested: nestedC[i], pick: pickOf(r) })).join("\n") + "\n"));
+  if (extra.length) console.log(`demo tasks right under the final cascade: ${extra.filter((r, i) => i % demoWeight === 0 && r.gold[r.skills.indexOf(pickOf0(r))]).length} of ${extra.length / demoWeight}`);
+  writeFileSync(`${outDir}/cascade${demoWeight > 0 ? "-demo" : ""}.json`, JSON.stringify(cascadeModel, null, 2) + "\n");
+  const pickOf = pickOf0;
+  writeFileSync(`${outDir}/cascade${demoWeight > 0 ? "-demo" : ""}-val.jsonl.gz`, gzipSync(val.map((r, i) => JSON.stringify({ id: r.id, batch: r.batch, inPool: r.gold.some(Boolean), lexical: r.lexicalHit, default: r.defaultHit, cvNested: nestedC[i], pick: pickOf(r) })).join("\n") + "\n"));
   if (readTest) {
     const test = await buildRows("test");
     const th = test.map((r) => (r.gold[r.skills.indexOf(pickOf(r))] ? 1 : 0));
     const tl = test.map((r) => r.lexicalHit), td = test.map((r) => r.defaultHit);
     const [a1, b1] = paired(th, tl), [c1, d1] = paired(th, td);
     console.log(`TEST (batches 6-10, ${test.length} tasks, read once): cascade Hit@1 ${mean(th).toFixed(3)}; lexical ${mean(tl).toFixed(3)} (${(mean(th) - mean(tl)).toFixed(3)} [${a1.toFixed(3)}, ${b1.toFixed(3)}]); default ${mean(td).toFixed(3)} (${(mean(th) - mean(td)).toFixed(3)} [${c1.toFixed(3)}, ${d1.toFixed(3)}])`);
-    writeFileSync(`${outDir}/cascade-test.jsonl.gz`, gzipSync(test.map((r, i) => JSON.stringify({ id: r.id, batch: r.batch, inPool: r.gold.some(Boolean), lexical: r.lexicalHit, default: r.defaultHit, model: th[i], pick: pickOf(r) })).join("\n") + "\n"));
+    writeFileSync(`${outDir}/cascade${demoWeight > 0 ? "-demo" : ""}-test.jsonl.gz`, gzipSync(test.map((r, i) => JSON.stringify({ id: r.id, batch: r.batch, inPool: r.gold.some(Boolean), lexical: r.lexicalHit, default: r.defaultHit, model: th[i], pick: pickOf(r) })).join("\n") + "\n"));
   }
   for (const mm of MS) {
     for (const lamB of LB) {

@@ -117,7 +117,9 @@ export async function decide(parts: RouterParts, lexical: LexicalExpert, taskTex
     const abstention = o.abstain && first.length > 0
       ? model ? decideAbstention(model, abstentionFeatures(first, { lift, coverage, reach })) : { abstain: false, score: NaN, reason: "no calibrated abstention model in the projections: a re-ranked route does not abstain" }
       : null;
-    const r = await reranked(parts, lexical, taskText, ranked, handles, post, { verdict: o.verdict && abstention?.abstain !== true, signal: o.signal });
+    // the verdict runs whether or not the route abstains: the shortlist reported is the one a route
+    // with abstention off would choose from
+    const r = await reranked(parts, lexical, taskText, ranked, handles, post, { verdict: o.verdict, signal: o.signal });
     return { shortlist: r.shortlist, verdict: r.ran ? "ran" : o.verdict ? "skipped" : "off", abstention, ...(lexicalMs !== undefined ? { lexicalMs } : {}), verdictMs: r.verdictMs };
   }
   const abstentionReadsV = o.abstain && (model ? needsVerdict(model) : true);

@@ -97,8 +97,9 @@ describe("gavel eval over examples/skills with the default pair", () => {
   }, 900_000);
 
   it("follows the glance's pool too (gavel.shortlist_glance), where the verdict reads several skills", async () => {
-    // the same pair with the glance's best 3 joining the verdict's pool (the bank stays valid: the maps are the same)
-    const wider = projections.withCalibration({ shortlistGlance: 3 });
+    // the same pair with the glance's best 3 joining the verdict's pool (the bank stays valid: the maps
+    // are the same); without the re-ranker, whose own pool replaces the ruling's shortlist
+    const wider = projections.withCalibration({ shortlistGlance: 3, rerank: null });
     expect(wider.abstention).toEqual(projections.abstention);
     const router = await Router.open(model, { projections: wider, bankDir });
     try {

@@ -1,0 +1,15 @@
+/**
+ * Writes a re-ranking cascade fitted by rerank.ts (`--cascade`: cascade.json) into a projections
+ * file, keeping everything else in it: `npx vite-node scripts/select/write-rerank.ts -- CASCADE IN OUT`
+ * (OUT may be IN). `--remove` instead of CASCADE takes the re-ranker out.
+ */
+import { readFileSync } from "node:fs";
+import { Projections } from "../../src/projections/projections.js";
+import { checkRerankModel } from "../../src/projections/rerank-model.js";
+
+const [cascade, src, out] = process.argv.slice(2).filter((a) => a !== "--");
+if (!cascade || !src || !out) throw new Error("usage: write-rerank.ts CASCADE.json|--remove IN.gguf OUT.gguf");
+const rerank = cascade === "--remove" ? null : checkRerankModel(JSON.parse(readFileSync(cascade, "utf8")));
+const p = await Projections.load(src);
+await p.withCalibration({ rerank }).save(out);
+console.log(`wrote ${out}: re-ranker ${rerank ? `cascade, verdict on the cheap stage's best ${rerank.verdictTop}` : "removed"}`);
