@@ -28,6 +28,7 @@ export {
   type LogisticAbstention,
   type ThresholdAbstention,
 } from "./abstention-model.js";
+export { checkRerankModel, RERANK_FEATURES, type RerankFeature, type RerankModel, type RerankStage } from "./rerank-model.js";
 
 /** Largest ruling constant accepted (α, γ, Δ, β, τ, T): larger is damage, not a setting. */
 export const MAX_CONSTANT = 1e9;

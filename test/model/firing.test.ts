@@ -25,8 +25,9 @@ describe.skipIf(!existsSync(miniModel))("selectLive on gavel-mini: the winner, o
   beforeAll(async () => {
     model = await Model.load(miniModel, { contextSize: 2048, threads: 1 });
     dir = mkdtempSync(join(tmpdir(), "gavel-firing-"));
-    // without the committed calibrated abstention model: the rule under test is "nothing when V < 0"
-    const projections = (await Projections.load(miniProjections)).withCalibration({ abstention: null });
+    // without the committed calibrated abstention model (and its re-ranker, which decides without V):
+    // the rule under test is "nothing when V < 0"
+    const projections = (await Projections.load(miniProjections)).withCalibration({ abstention: null, rerank: null });
     router = await Router.open(model, { projections, bankDir: join(dir, "bank"), skillBudget: 256 });
     await router.install([skill]);
   }, 600_000);

@@ -108,13 +108,14 @@ function readout(x: number): string {
 }
 
 /**
- * A shortlist as a table: skill, g, L, V, B (when the lexical expert ran), S, and an optional last
- * column; read-outs right-aligned, "–" where the verdict did not run.
+ * A shortlist as a table: skill, g, L, V, B (when the lexical expert ran), S, R (when the re-ranker
+ * ordered it), and an optional last column; read-outs right-aligned, "–" where the verdict did not run.
  */
 export function shortlistTable(shortlist: RouteResult["shortlist"], mark?: (c: Candidate) => string): string {
   const withB = shortlist.some((c) => c.B !== undefined);
-  const header = ["skill", "g", "L", "V", ...(withB ? ["B"] : []), "S", ...(mark ? [""] : [])];
-  const rows = shortlist.map((c) => [safeText(c.skill), ...[c.g, c.L, c.V, ...(withB ? [c.B ?? NaN] : []), c.S].map(readout), ...(mark ? [mark(c)] : [])]);
+  const withR = shortlist.some((c) => c.R !== undefined);
+  const header = ["skill", "g", "L", "V", ...(withB ? ["B"] : []), "S", ...(withR ? ["R"] : []), ...(mark ? [""] : [])];
+  const rows = shortlist.map((c) => [safeText(c.skill), ...[c.g, c.L, c.V, ...(withB ? [c.B ?? NaN] : []), c.S, ...(withR ? [c.R ?? NaN] : [])].map(readout), ...(mark ? [mark(c)] : [])]);
   // right-align the read-outs: each padded to its column's width, so the table's own padding keeps them
   const last = header.length - (mark ? 1 : 0);
   for (let j = 1; j < last; j++) {
@@ -126,7 +127,8 @@ export function shortlistTable(shortlist: RouteResult["shortlist"], mark?: (c: C
 
 /** What the verdict did, in words. */
 export function verdictLine(res: Pick<RouteResult, "verdict" | "shortlist">): string {
-  if (res.verdict === "ran") return `verdict: ran on ${res.shortlist.length} candidate${res.shortlist.length === 1 ? "" : "s"}`;
+  const by = res.shortlist.some((c) => c.R !== undefined) ? " (the re-ranker's best by its cheap stage; R orders them)" : "";
+  if (res.verdict === "ran") return `verdict: ran on ${res.shortlist.length} candidate${res.shortlist.length === 1 ? "" : "s"}${by}`;
   if (res.verdict === "off") return "verdict: off (L and V not computed; S = g + βB)";
   return "verdict: skipped (one candidate, and nothing reads V: it could change nothing)";
 }
@@ -191,8 +193,10 @@ ${routerOptionsHelp}
                         says no installed skill serves the task; without a model, when the winner's
                         V < 0 (default: on when the projections carry a model, as gavel-mini's do)
   --no-abstain          never abstain
-  --no-verdict          skip the verdict (L, V): S is the first stage's g + βB (by default it runs
-                        unless there is one candidate and abstention does not read V)
+  --no-verdict          skip the verdict (L, V): S is the first stage's g + βB, and a re-ranker
+                        picks by its cheap stage (by default it runs unless there is one candidate
+                        and abstention does not read V; with the projections' re-ranker, as
+                        gavel-mini's, it reads the re-ranker's best two)
   --explain             show the task tokens that voted for the winner
   --lexical             compute the lexical expert B (BM25 over the installed skills' text) for the
                         shortlist; S adds βB (on by default when the projections' β > 0, or when
