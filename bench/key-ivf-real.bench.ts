@@ -74,10 +74,10 @@ function rowOrder(x: Float32Array, nq: number, n: number): Int32Array {
       f[0] = x[i * n + s];
       // a float's bits made order-preserving as an unsigned integer, then descending, then the column
       const b = u[0] & 0x80000000 ? ~u[0] >>> 0 : (u[0] | 0x80000000) >>> 0;
-      key[s] = (0xffffffff - b) * 8192 + s;
+      key[s] = (0xffffffff - b) * 32768 + s;
     }
     key.sort();
-    for (let s = 0; s < n; s++) out[i * n + s] = key[s] % 8192;
+    for (let s = 0; s < n; s++) out[i * n + s] = key[s] % 32768;
   }
   return out;
 }
@@ -123,7 +123,7 @@ async function main() {
     `${cpus().length} cores (${cpus()[0]?.model}), ${loadBinding().kernelIsa()}, load ${loadavg().map((x) => x.toFixed(1)).join(" ")}, node ${process.version}, ${new Date().toISOString()}`);
 
   // the key IVFs: spherical k-means (the glance index's training: sample 32 × C rows, 8 Lloyd steps), every key assigned
-  interface Ivf { C: number; codes: Int32Array; size: Int32Array; alpha: Float64Array; trainS: number }
+  interface Ivf { C: number; codes: Int32Array; size: Int32Array; alpha: Float64Array; trainS: number; angStart: Int32Array; ang: Float64Array }
   const ivfs: Ivf[] = [];
   for (const C of centroidCounts) {
     const t0 = performance.now();
@@ -143,19 +143,29 @@ async function main() {
       minCos[codes[r]] = Math.min(minCos[codes[r]], assigned.scores[C + r]);
     }
     const alpha = Float64Array.from(minCos, (c) => Math.acos(Math.max(-1, Math.min(1, c))));
+    // each key's angle from its centroid, per list ascending (the per-key bound's thresholds)
+    const angStart = new Int32Array(C + 1);
+    for (let c = 0; c < C; c++) angStart[c + 1] = angStart[c] + size[c];
+    const ang = new Float64Array(K);
+    const fill = angStart.slice(0, C);
+    for (let r = 0; r < K; r++) ang[fill[codes[r]]++] = Math.acos(Math.max(-1, Math.min(1, assigned.scores[C + r])));
+    for (let c = 0; c < C; c++) ang.subarray(angStart[c], angStart[c + 1]).sort();
+    const cosAll = Float64Array.from(assigned.scores.subarray(C)).sort();
+    console.log(`  C ${C}: a key's cosine to its centroid: median ${cosAll[K >> 1].toFixed(3)}, p10 ${cosAll[Math.floor(K * 0.1)].toFixed(3)}, p90 ${cosAll[Math.floor(K * 0.9)].toFixed(3)}`);
     const trainS = (performance.now() - t0) / 1e3;
     const sorted = [...size].sort((a, b) => b - a);
     const deg = (a: number) => (a * 180 / Math.PI).toFixed(0);
     const alphas = [...alpha].sort((a, b) => a - b);
     console.log(`  C ${C}: trained and assigned in ${trainS.toFixed(1)} s; list sizes median ${median(sorted)}, largest ${sorted[0]} (${(sorted[0] / K * 100).toFixed(2)}% of keys), ` +
       `10 largest ${(sorted.slice(0, 10).reduce((a, b) => a + b, 0) / K * 100).toFixed(1)}%; list radius α median ${deg(median(alphas))}°, min ${deg(alphas[0])}°, max ${deg(alphas[C - 1])}°`);
-    ivfs.push({ C, codes, size, alpha, trainS });
+    ivfs.push({ C, codes, size, alpha, trainS, angStart, ang });
     (centroidsOf as Map<number, Float32Array>).set(C, centroids);
   }
 
   interface Cell { share: number[]; top1: number; hit1: number; r20: number; scanned: number[]; rowsExact: number[]; dots: number }
   const cells = new Map<string, Cell>();
-  const cert = new Map<number, { scanned: number[]; lists: number[]; rowScanned: number[] }>();
+  const cert = new Map<number, { scanned: number[]; lists: number[]; rowScanned: number[]; keyScanned: number[]; oracleScanned: number[]; oracleLists: number[] }>();
+  const vks: number[] = [], tops: number[] = [];
   const exact = { hit1: 0, r20: 0, ms: [] as number[] };
   let checkDiff = -1;
   const t0 = performance.now();
@@ -176,6 +186,7 @@ async function main() {
     // the row's k-th best m (the certificate's threshold) and its exact top-k set
     const vk = new Float32Array(nq);
     for (let i = 0; i < nq; i++) vk[i] = m[i * N + ord[i * N + k - 1]];
+    for (let i = 0; i < nq; i += 7) { vks.push(vk[i]); tops.push(m[i * N + ord[i * N]]); }
     for (const ivf of ivfs) {
       const C = ivf.C;
       const cents = centroidsOf.get(C)!;
@@ -185,7 +196,7 @@ async function main() {
       const cOrd = rowOrder(S, nq, C);
       const rank = new Int32Array(C);
       // certificate
-      const ce = cert.get(C) ?? { scanned: [], lists: [], rowScanned: [] };
+      const ce = cert.get(C) ?? { scanned: [], lists: [], rowScanned: [], keyScanned: [], oracleScanned: [], oracleLists: [] };
       cert.set(C, ce);
       let certRows = 0, certLists = 0;
       for (let i = 0; i < nq; i++) {
@@ -195,6 +206,30 @@ async function main() {
           const ub = beta > ivf.alpha[c] ? Math.cos(beta - ivf.alpha[c]) : 1;
           if (ub + 1e-5 >= vk[i]) { lists++; rows += ivf.size[c]; }
         }
+        // per-key bound: a key at angle a from its centroid needs scoring only when β − a < acos(v_k)
+        const theta = Math.acos(Math.max(-1, Math.min(1, vk[i] - 1e-5)));
+        let need = 0;
+        for (let c = 0; c < C; c++) {
+          const beta = Math.acos(Math.max(-1, Math.min(1, S[i * C + c])));
+          const lo = ivf.angStart[c], hi = ivf.angStart[c + 1];
+          // keys with angle > beta − theta (ascending: the first such by bisection)
+          let a = lo, b = hi;
+          while (a < b) { const mid = (a + b) >> 1; if (ivf.ang[mid] > beta - theta) b = mid; else a = mid + 1; }
+          need += hi - a;
+        }
+        ce.keyScanned.push(need / K);
+        // the oracle: probing (in centroid order) just far enough to reach every true top-k skill's best key
+        for (let r = 0; r < C; r++) rank[cOrd[i * C + r]] = r;
+        let rmax = 0;
+        for (let j = 0; j < k; j++) {
+          const s = ord[i * N + j];
+          const a = argmax[i * N + s];
+          if (a >= 0) rmax = Math.max(rmax, rank[ivf.codes[offsets[s] + a]]);
+        }
+        let orows = 0;
+        for (let r = 0; r <= rmax; r++) orows += ivf.size[cOrd[i * C + r]];
+        ce.oracleScanned.push(orows / K);
+        ce.oracleLists.push(rmax + 1);
         certRows += rows;
         certLists += lists;
         ce.rowScanned.push(rows / K);
@@ -282,13 +317,26 @@ async function main() {
     console.log(`| ${ivf.C} | ${p} | ${mean(c.share).toFixed(3)} | ${Math.min(...c.share).toFixed(2)} | ${f(c.top1)} | ${f(c.hit1)} | ${f(c.r20)} | ${mean(c.rowsExact).toFixed(3)} | ${(mean(c.scanned) * 100).toFixed(2)}% |`);
   }
   console.log("");
-  console.log("| centroids | certificate: lists to probe per row (mean) | key rows scanned (mean share) | per row: median / p90 / max share |");
-  console.log("| --- | --- | --- | --- |");
+  vks.sort((a, b) => a - b);
+  tops.sort((a, b) => a - b);
+  console.log(`  a row's best m: median ${tops[tops.length >> 1].toFixed(3)}; its k-th best m (v_k): median ${vks[vks.length >> 1].toFixed(3)}, p10 ${vks[Math.floor(vks.length * 0.1)].toFixed(3)}, p90 ${vks[Math.floor(vks.length * 0.9)].toFixed(3)}`);
+  console.log("| centroids | certificate: lists to probe per row (mean) | key rows scanned (mean share) | per row: median / p90 / max share | per-key bound (v_k known): keys to score, mean share |");
+  console.log("| --- | --- | --- | --- | --- |");
   for (const ivf of ivfs) {
     const ce = cert.get(ivf.C)!;
     const rs = [...ce.rowScanned].sort((a, b) => a - b);
     const q90 = rs[Math.floor(rs.length * 0.9)];
-    console.log(`| ${ivf.C} | ${mean(ce.lists).toFixed(1)} of ${ivf.C} | ${(mean(ce.scanned) * 100).toFixed(1)}% | ${(median(rs) * 100).toFixed(1)}% / ${(q90 * 100).toFixed(1)}% / ${(rs[rs.length - 1] * 100).toFixed(1)}% |`);
+    console.log(`| ${ivf.C} | ${mean(ce.lists).toFixed(1)} of ${ivf.C} | ${(mean(ce.scanned) * 100).toFixed(1)}% | ${(median(rs) * 100).toFixed(1)}% / ${(q90 * 100).toFixed(1)}% / ${(rs[rs.length - 1] * 100).toFixed(1)}% | ${(mean(ce.keyScanned) * 100).toFixed(1)}% |`);
+  }
+  console.log("");
+  console.log("| centroids | oracle stop: lists probed per row, median / p90 / max | key rows scanned, mean share | per row: median / p90 |");
+  console.log("| --- | --- | --- | --- |");
+  for (const ivf of ivfs) {
+    const ce = cert.get(ivf.C)!;
+    const ol = [...ce.oracleLists].sort((a, b) => a - b);
+    const os = [...ce.oracleScanned].sort((a, b) => a - b);
+    const p90 = (a: number[]) => a[Math.floor(a.length * 0.9)];
+    console.log(`| ${ivf.C} | ${median(ol)} / ${p90(ol)} / ${ol[ol.length - 1]} | ${(mean(os) * 100).toFixed(1)}% | ${(median(os) * 100).toFixed(1)}% / ${(p90(os) * 100).toFixed(1)}% |`);
   }
   console.log(`\n  load at the end ${loadavg().map((x) => x.toFixed(1)).join(" ")}; ${((performance.now() - t0) / 1e3).toFixed(0)} s`);
   bank.dispose();
