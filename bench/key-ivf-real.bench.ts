@@ -42,6 +42,10 @@ const cachePath = flag("--cache", "/tmp/glance-index-real-queries.bin");
 const nTasks = Number(flag("--tasks", "60"));
 const centroidCounts = flag("--centroids", "256,1024,4096").split(",").map(Number);
 const nprobes = flag("--nprobe", "1,2,4,8,16,32,64").split(",").map(Number);
+// adaptive probing: a row stops after p lists once its k-th found score (bounded below by the skills
+// whose best key it found) reaches the next list's centroid score + δ, within 1 … --cap lists
+const deltas = flag("--adaptive", "").split(",").filter((x) => x !== "").map(Number);
+const adaptCap = Number(flag("--cap", "1024"));
 const [bankDir, tasksPath, libraryList] = argv;
 if (!bankDir || !tasksPath || !libraryList) {
   console.error("usage: npm run bench -- key-ivf-real <bank> <tasks.jsonl> <library.jsonl[,…]> --cache FILE [--tasks N] [--centroids …] [--nprobe …]");
@@ -162,7 +166,7 @@ async function main() {
     (centroidsOf as Map<number, Float32Array>).set(C, centroids);
   }
 
-  interface Cell { share: number[]; top1: number; hit1: number; r20: number; scanned: number[]; rowsExact: number[]; dots: number }
+  interface Cell { share: number[]; top1: number; hit1: number; r20: number; scanned: number[]; rowsExact: number[]; dots: number; lists: number; rows: number }
   const cells = new Map<string, Cell>();
   const cert = new Map<number, { scanned: number[]; lists: number[]; rowScanned: number[]; keyScanned: number[]; oracleScanned: number[]; oracleLists: number[] }>();
   const vks: number[] = [], tops: number[] = [];
@@ -236,18 +240,59 @@ async function main() {
       }
       ce.scanned.push(certRows / nq / K);
       ce.lists.push(certLists / nq);
-      for (const p of nprobes) {
-        if (p > C) continue;
-        const key = `${C}/${p}`;
-        const cell = cells.get(key) ?? { share: [], top1: 0, hit1: 0, r20: 0, scanned: [], rowsExact: [], dots: 0 };
+      const variants: { key: string; pRow: Int32Array }[] = [];
+      for (const p of nprobes) if (p <= C) variants.push({ key: `${C}/${p}`, pRow: new Int32Array(nq).fill(p) });
+      if (deltas.length > 0) {
+        const cap = Math.min(C, adaptCap);
+        const pRows = deltas.map(() => new Int32Array(nq));
+        const bucketStart = new Int32Array(cap + 1);
+        const byRho = new Int32Array(N);
+        const rho = new Int32Array(N);
+        const held = new Int32Array(k);
+        for (let i = 0; i < nq; i++) {
+          for (let r = 0; r < C; r++) rank[cOrd[i * C + r]] = r;
+          // rho[j]: the probe rank of the list holding the best key of the j-th skill by m
+          bucketStart.fill(0);
+          for (let j = 0; j < N; j++) {
+            const s = ord[i * N + j];
+            const a = argmax[i * N + s];
+            rho[j] = a >= 0 ? rank[ivf.codes[offsets[s] + a]] : C;
+            if (rho[j] < cap) bucketStart[rho[j] + 1]++;
+          }
+          for (let r = 0; r < cap; r++) bucketStart[r + 1] += bucketStart[r];
+          const fillAt = bucketStart.slice(0, cap);
+          for (let j = 0; j < N; j++) if (rho[j] < cap) byRho[fillAt[rho[j]]++] = j;
+          for (const [di, d] of deltas.entries()) {
+            // after p lists: the k smallest positions j with rho < p; L = m at the k-th of them
+            let got = 0, p = 1;
+            for (; ; p++) {
+              for (let b = bucketStart[p - 1]; b < bucketStart[p]; b++) {
+                const j = byRho[b];
+                if (got === k && j >= held[k - 1]) continue;
+                let jj = got < k ? got++ : k - 1;
+                while (jj > 0 && held[jj - 1] > j) { held[jj] = held[jj - 1]; jj--; }
+                held[jj] = j;
+              }
+              if (p >= cap) break;
+              if (got === k && m[i * N + ord[i * N + held[k - 1]]] >= S[i * C + cOrd[i * C + p]] + d) break;
+            }
+            pRows[di][i] = p;
+          }
+        }
+        deltas.forEach((d, di) => variants.push({ key: `${C}/a${d}`, pRow: pRows[di] }));
+      }
+      for (const { key, pRow } of variants) {
+        const cell = cells.get(key) ?? { share: [], top1: 0, hit1: 0, r20: 0, scanned: [], rowsExact: [], dots: 0, lists: 0, rows: 0 };
         cells.set(key, cell);
         const g = new Float64Array(N);
         let W = 0, scanned = 0, exactRows = 0;
         const topS = new Int32Array(k), topV = new Float32Array(k);
         for (let i = 0; i < nq; i++) {
           W += w[i];
+          const p = pRow[i];
           for (let r = 0; r < C; r++) rank[cOrd[i * C + r]] = r;
           for (let r = 0; r < p; r++) scanned += ivf.size[cOrd[i * C + r]];
+          cell.lists += p;
           let got = 0;
           const qi = i * D;
           for (let j = 0; j < N; j++) {
@@ -288,7 +333,7 @@ async function main() {
           if (same) exactRows++;
         }
         for (let s = 0; s < N; s++) g[s] = Math.fround(g[s] / W);
-        if (p === C && checkDiff < 0) {
+        if (pRow[0] === C && pRow.every((x) => x === C) && checkDiff < 0) {
           checkDiff = 0;
           for (let s = 0; s < N; s++) checkDiff = Math.max(checkDiff, Math.abs(g[s] - res.g[s]));
           console.log(`  check: nprobe = all reproduces the exact g to ${checkDiff.toExponential(2)}`);
@@ -300,6 +345,7 @@ async function main() {
         cell.r20 += got.some((c) => acc.has(entries[c].id)) ? 1 : 0;
         cell.scanned.push(scanned / nq / K);
         cell.rowsExact.push(exactRows / nq);
+        cell.rows += nq;
       }
     }
     if ((ti + 1) % 10 === 0) console.log(`  … ${ti + 1}/${order.length} tasks, ${((performance.now() - t0) / 1e3).toFixed(0)} s, load ${loadavg()[0].toFixed(1)}`);
@@ -311,10 +357,11 @@ async function main() {
   console.log("");
   console.log("| centroids | nprobe | top-20 agreement | worst task | same top-1 | Hit@1 | R@20 | rows whose top k is exact | key rows scanned (mean share) |");
   console.log("| --- | --- | --- | --- | --- | --- | --- | --- | --- |");
-  for (const ivf of ivfs) for (const p of nprobes) {
+  for (const ivf of ivfs) for (const p of [...nprobes, ...deltas.map((d) => `a${d}`)]) {
     const c = cells.get(`${ivf.C}/${p}`);
     if (!c) continue;
-    console.log(`| ${ivf.C} | ${p} | ${mean(c.share).toFixed(3)} | ${Math.min(...c.share).toFixed(2)} | ${f(c.top1)} | ${f(c.hit1)} | ${f(c.r20)} | ${mean(c.rowsExact).toFixed(3)} | ${(mean(c.scanned) * 100).toFixed(2)}% |`);
+    const label = typeof p === "number" ? String(p) : `adaptive δ ${p.slice(1)} (≤ ${Math.min(ivf.C, adaptCap)}; mean ${(c.lists / c.rows).toFixed(1)} lists)`;
+    console.log(`| ${ivf.C} | ${label} | ${mean(c.share).toFixed(3)} | ${Math.min(...c.share).toFixed(2)} | ${f(c.top1)} | ${f(c.hit1)} | ${f(c.r20)} | ${mean(c.rowsExact).toFixed(3)} | ${(mean(c.scanned) * 100).toFixed(2)}% |`);
   }
   console.log("");
   vks.sort((a, b) => a - b);
