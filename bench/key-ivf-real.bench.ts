@@ -9,6 +9,10 @@
  *
  *   npm run bench -- key-ivf-real <bank> <tasks.jsonl> <library.jsonl[,…]> --cache FILE
  *     [--batches 1-5] [--tasks 60] [--centroids 256,1024,4096] [--nprobe 1,2,4,8,16,32,64]
+ *     [--adaptive 0.1,0.2,… --cap 1024]
+ *
+ * `--adaptive δ,…`: also a per-row stop, after p lists once the row's k-th found score (bounded below
+ * by the skills whose best key it found) reaches the next list's centroid score + δ, p ≤ --cap.
  *
  * The tasks' projected rows come from glance-index-real's cache (same key: its --project-only run
  * fills it). Tasks without a gold in the bank are left out, the rest visited in the same stride order
