@@ -18,6 +18,7 @@ import { Library } from "../bank/library.js";
 import { encodeQueries, taskTextOf } from "./context.js";
 import { glanceIndexOf, prunes } from "./glance-index-use.js";
 import { glanceLibrary, type Glanced } from "./glance.js";
+import { routeGlances, type GlanceVia } from "./glance-many.js";
 import { judge, verdictInputsOf, type Shortlisted, type VerdictInputs } from "./verdict.js";
 import { checkFiniteReadouts, rule } from "./ruling.js";
 import { LexicalExpert } from "./lexical-expert.js";
@@ -201,6 +202,15 @@ export class Router {
   async get(idOrName: string): Promise<SkillRecord> {
     this.#check();
     return this.#parts.library.reading(() => readSkillRecord(this.#parts.library, idOrName));
+  }
+
+  /**
+   * @internal Sends this router's plain glance calls (one task each) through `via`, or directly
+   * again (null): a resident server batches those of concurrent requests (src/route/glance-many.ts).
+   */
+  routeGlances(via: GlanceVia | null): void {
+    this.#check();
+    routeGlances(this.#parts.library.keys, via);
   }
 
   /** Bank statistics: skills, keys, bytes on disk and in memory. */

@@ -8,6 +8,7 @@ import { GavelError } from "../errors.js";
 import type { KeyBankGlanceResult } from "../bank/key-bank.js";
 import { glancePruned } from "../bank/glance-index.js";
 import { glanceIndexOf, prunes } from "./glance-index-use.js";
+import { glanceVia } from "./glance-many.js";
 import { voteK } from "../kernels/kernels.js";
 import type { Queries } from "./context.js";
 import type { RouterParts } from "./parts.js";
@@ -57,7 +58,14 @@ export async function glanceLibrary({ library }: RouterParts, queriesOf: () => P
   const all = handles.length === library.keys.size;
   // m and argmax of every (token, skill) only for an explanation: at 30K skills and 1,000 task tokens
   // they are 240 MB, copied from the device and into JavaScript, that a route does not read.
-  const res = !tokenScores && prunes(handles.length) ? await prunedGlance(library, handles, all, q, k, signal) : await library.keys.glance(q.queries, { weights: q.weights, k, handles: all ? undefined : handles, signal, ...(tokenScores ? {} : { detail: 0 }) });
+  // A resident server batches the plain glances of concurrent requests (glance-many.ts: same g)
+  const via = tokenScores ? undefined : glanceVia(library.keys);
+  const res =
+    !tokenScores && prunes(handles.length)
+      ? await prunedGlance(library, handles, all, q, k, signal)
+      : via
+        ? await via(library.keys, { queries: q.queries, weights: q.weights }, { k, ...(all ? {} : { handles }), ...(signal ? { signal } : {}) })
+        : await library.keys.glance(q.queries, { weights: q.weights, k, handles: all ? undefined : handles, signal, ...(tokenScores ? {} : { detail: 0 }) });
   const ranked = Array.from(res.handles, (h, s) => {
     const { id, name } = library.label(h);
     return { column: s, skill: id, name, g: res.g[s] };

@@ -2,8 +2,11 @@
  * The batching discipline the resident router's schedulers share (states-scheduler.ts): calls that
  * wait while a pass runs are drained into the next pass.
  *
- * - A pass starts as soon as the previous one ends: a lone call is never held back to wait for others,
- *   and what arrives while a pass runs goes into the next one.
+ * - A pass starts as soon as the previous one ends, and what arrives while a pass runs goes into the
+ *   next one. When no pass runs, the first call arriving starts one after the I/O callbacks of the
+ *   same event-loop turn (setImmediate): the requests read from several sockets at once, and the
+ *   calls that resolve together (a pass's projections, say), share one pass instead of the first
+ *   going alone; a lone call waits for nothing else.
  * - A pass takes the oldest call, then the next ones that are compatible with it and fit the bounds
  *   (`size` summed to at most `maxSize`, at most `maxItems` calls); a call over the size bound goes
  *   alone, and a call that does not fit waits for the next pass (it is then older than whatever
@@ -109,6 +112,8 @@ export class BatchQueue<I, R> {
     if (this.#running) return;
     this.#running = true;
     try {
+      // the rest of this event-loop turn's calls join the first pass
+      await new Promise<void>((resolve) => setImmediate(resolve));
       while (this.#waiting.length > 0) await this.#run(this.#take());
     } finally {
       this.#running = false;

@@ -23,7 +23,7 @@ import type { Router } from "../route/index.js";
 import { Handlers } from "./handlers.js";
 import { watcherFor, type SkillWatcher, type WatchEvent, type WatchOptions } from "./watch.js";
 import { CONTROL_OPS, limitsOf, type ServeLimits } from "./limits.js";
-import { ScoreScheduler, StatesScheduler } from "./states-scheduler.js";
+import { attachSchedulers, type Schedulers } from "./schedulers.js";
 import { ndjsonReply } from "./ndjson.js";
 import { envelopeError, encodeResponse, httpEndpointPath, PROTOCOL_VERSION, type Op, type ProgressLine, type Request, type RequestId, type Response, WRITE_OPS } from "./protocol.js";
 
@@ -81,8 +81,7 @@ export class ResidentServer {
   readonly #conns = new Set<Socket>();
   readonly #limits: ServeLimits;
   #stopping: Promise<void> | null = null;
-  #states: StatesScheduler | null = null;
-  #scores: ScoreScheduler | null = null;
+  readonly #batching: Schedulers;
   #token = "";
   /** When a connection or a request last ended (or the server started). */
   #lastActive = Date.now();
@@ -94,10 +93,8 @@ export class ResidentServer {
     this.#net = server;
     this.listen = listen;
     if (o.idleExitMs !== undefined && o.onIdle) this.#watchIdle(o.idleExitMs, o.onIdle);
-    // the glance passes of concurrent requests decoded together (an addon without the verb: one by one)
-    if (o.model.batchesStates) this.#states = new StatesScheduler(o.model, { maxBatchTokens: this.#limits.maxBatchTokens, maxBatchTasks: this.#limits.maxBatchTasks }).attach();
-    // the verdicts' score calls of concurrent routes merged into one call (its waves pack them)
-    if (typeof o.model.routeScores === "function") this.#scores = new ScoreScheduler(o.model, { maxBatchRequests: this.#limits.maxBatchTasks }).attach();
+    // the model work and glances of concurrent requests batched (docs/SERVE.md, "Concurrency")
+    this.#batching = attachSchedulers(o.model, o.router, this.#limits);
     this.#handlers = new Handlers(o.router, { pid: process.pid, bank: o.router.bankDir, model: o.modelPath, listen, startedAt: Date.now(), inFlight: () => this.#flights.size, maxTaskTokens: this.#limits.maxTaskTokens });
     this.#watcher = o.watch ? watcherFor(o.router, o.watch, o.onWatch, () => this.#handlers.invalidate()) : null;
   }
@@ -428,11 +425,11 @@ export class ResidentServer {
     await settled();
     for (const s of this.#conns) s.destroy();
     await closed;
+    this.#batching.detachGlances();
     try {
       await this.#o.router.close();
     } finally {
-      this.#states?.detach();
-      this.#scores?.detach();
+      this.#batching.detachModel();
       await this.#o.model.dispose();
       if (this.#o.port === undefined) await rm(this.#o.socket, { force: true });
       else await this.#removeEndpointFile();

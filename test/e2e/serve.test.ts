@@ -113,6 +113,26 @@ describe("gavel serve", () => {
     expect(await routeViaServerIfRunning(TASKS[1], { bank: join(dir, "none") })).toBeNull();
   });
 
+  it("answers 20 concurrent clients as one client: routes and glances (batched passes, glances, verdicts)", async () => {
+    const clients: ServeClient[] = await Promise.all(Array.from({ length: 20 }, () => connect({ bank })));
+    try {
+      for (const op of ["route", "glance"] as const) {
+        const want = op === "route" ? local.route : local.glance;
+        // every client at once, twice: the second wave arrives while the first one's work still runs
+        const waves = await Promise.all(clients.map(async (c, i) => [await c.request<RouteResult>(op, { task: TASKS[i % TASKS.length] }), await c.request<RouteResult>(op, { task: TASKS[(i + 1) % TASKS.length] })]));
+        waves.forEach(([a, b], i) => {
+          for (const [r, t] of [[a, i % TASKS.length], [b, (i + 1) % TASKS.length]] as const) {
+            expect(strip(r), `${op}, client ${i}, task ${t}`).toEqual(strip(want[t]));
+            // a batched forward pass moves the rows by float order only (test/model/states-scheduler.test.ts)
+            r.shortlist.forEach((c, j) => expect(Math.abs(c.g - want[t].shortlist[j].g), `${op}, client ${i}, task ${t}, g of ${c.skill}`).toBeLessThan(1e-3));
+          }
+        });
+      }
+    } finally {
+      for (const c of clients) c.close();
+    }
+  }, 120_000);
+
   it("serves 8 concurrent routes, also while an install runs", async () => {
     const clients: ServeClient[] = await Promise.all(Array.from({ length: 8 }, () => connect({ bank })));
     try {

@@ -29,10 +29,9 @@ describe("StatesScheduler on gavel-mini", () => {
     const s = new StatesScheduler(model(), { maxBatchTokens: 4096, maxBatchTasks: 64 }).attach();
     try {
       const tasks = Array.from({ length: 8 }, (_, i) => task(5 + ((i * 37) % 90)));
-      // all called in one tick: the first pass starts with the first task alone (nothing waits for
-      // company), the seven others wait for it and go in the next pass together
+      // all called in one event-loop turn: they share the first pass
       const got = await Promise.all(tasks.map((t) => model().hiddenStates(t, layer)));
-      expect(s.stats).toEqual({ passes: 2, tasks: 8, widest: 7 });
+      expect(s.stats).toEqual({ passes: 1, tasks: 8, widest: 8 });
       s.detach();
       for (let i = 0; i < tasks.length; i++) expect(maxAbsDiff(got[i], await model().hiddenStates(tasks[i], layer)), `task ${i} (seed ${seed})`).toBeLessThanOrEqual(TOL);
     } finally {
@@ -43,11 +42,16 @@ describe("StatesScheduler on gavel-mini", () => {
   it("keeps a pass within its token and task bounds; a task over the token bound goes alone", async () => {
     const s = new StatesScheduler(model(), { maxBatchTokens: 100, maxBatchTasks: 3 });
     const first = s.hiddenStates(task(10), layer);
-    // waiting while the first runs: 40 + 40 fit, the next 40 would pass 100 tokens, the long one goes alone
     const rest = [task(40), task(40), task(40), task(150), task(5)].map((t) => s.hiddenStates(t, layer));
     await Promise.all([first, ...rest]);
-    // passes: [10], [40, 40, 5] (the third 40 does not fit; 5 does, and the task bound is 3), [40], [150]
-    expect(s.stats).toEqual({ passes: 4, tasks: 6, widest: 3 });
+    // passes: [10, 40, 40] (the task bound is 3), [40, 5] (150 would pass 100 tokens), [150] alone
+    expect(s.stats).toEqual({ passes: 3, tasks: 6, widest: 3 });
+    // one called while a pass runs waits for the next pass, with whatever else waits then
+    const running = s.hiddenStates(task(20), layer);
+    await new Promise((r) => setImmediate(r)); // its pass has started
+    const next = [task(30), task(30)].map((t) => s.hiddenStates(t, layer));
+    await Promise.all([running, ...next]);
+    expect(s.stats).toEqual({ passes: 5, tasks: 9, widest: 3 });
   });
 
   it("answers a cancelled request ABORTED, waiting or in a running pass, and the others their rows", async () => {
@@ -55,8 +59,10 @@ describe("StatesScheduler on gavel-mini", () => {
     const tasks = [task(60), task(30), task(45), task(20)];
     const a = new AbortController();
     const b = new AbortController();
-    const ps = [s.hiddenStates(tasks[0], layer, a.signal), s.hiddenStates(tasks[1], layer, b.signal), s.hiddenStates(tasks[2], layer), s.hiddenStates(tasks[3], layer)];
-    a.abort(); // its pass is running (it was alone and first)
+    const p0 = s.hiddenStates(tasks[0], layer, a.signal);
+    await new Promise((r) => setImmediate(r)); // its pass has started, alone
+    const ps = [p0, s.hiddenStates(tasks[1], layer, b.signal), s.hiddenStates(tasks[2], layer), s.hiddenStates(tasks[3], layer)];
+    a.abort(); // its pass is running
     b.abort(); // it waits for the next pass
     expect(await errorCode(ps[0])).toBe("ABORTED");
     expect(await errorCode(ps[1])).toBe("ABORTED");
@@ -91,12 +97,12 @@ describe("StatesScheduler on gavel-mini", () => {
     let got: Float32Array[];
     let rows: Float32Array[];
     try {
-      // one tick: the first call's pass runs alone, the six others share the next pass and its projection
+      // one tick: the seven calls share one pass and its projections (one per W)
       got = await Promise.all(tasks.map((t, i) => hiddenQueries(model(), t, layer, spans[i])));
-      expect(s.stats).toEqual({ passes: 2, tasks: 7, widest: 6 });
-      // the same passes' rows (the same batches again), then each projected alone
+      expect(s.stats).toEqual({ passes: 1, tasks: 7, widest: 7 });
+      // the same pass's rows (the same batch again), then each projected alone
       rows = await Promise.all(tasks.map((t) => model().hiddenStates(t, layer)));
-      expect(s.stats).toEqual({ passes: 4, tasks: 14, widest: 6 });
+      expect(s.stats).toEqual({ passes: 2, tasks: 14, widest: 7 });
     } finally {
       s.detach();
     }
@@ -134,10 +140,10 @@ describe("StatesScheduler on gavel-mini", () => {
     for (const c of calls) want.push(await model().scoreMany(c.prefixes, c.cont, { readIds }));
     const s = new ScoreScheduler(model(), { maxBatchRequests: 64 }).attach();
     try {
-      const other = model().scoreMany([task(12)], task(4), { readIds: Int32Array.of(7) }); // first: a pass of its own at once
+      const other = model().scoreMany([task(12)], task(4), { readIds: Int32Array.of(7) }); // first, and other read ids: a pass of its own
       const got = await Promise.all(calls.map((c) => model().scoreMany(c.prefixes, c.cont, { readIds })));
       await other;
-      // `other` ran alone (nothing waited); the five calls waited for it and were merged into one
+      // `other` ran alone (no call shares its read ids); the five calls were merged into one
       expect(s.stats).toEqual({ passes: 2, tasks: 6, widest: 5 });
       for (let i = 0; i < calls.length; i++) {
         expect(got[i].length).toBe(3);
