@@ -260,6 +260,9 @@ describe("gavel hook install claude-code: portable commands", () => {
     const r = await runNode([cli, "hook", "install", "claude-code", "--user", "--bank", "banks/main"], { env, cwd: home });
     expect(r.code, r.err).toBe(0);
     expect(installedCommand(join(home, ".claude", "settings.json"))).toBe("npx --no gavel hook claude-code --bank banks/main");
+    // a global install on PATH: the executable by name, no npm in the way
+    expect((await runNode([cli, "hook", "install", "claude-code", "--user", "--runner", "path", "--bank", "banks/main"], { env, cwd: home })).code).toBe(0);
+    expect(installedCommand(join(home, ".claude", "settings.json"))).toBe("gavel hook claude-code --bank banks/main");
     for (const bad of [["--user", "--runner", "project"], ["--runner", "bun"], ["--user", "--local"]]) {
       const u = await runNode([cli, "hook", "install", "claude-code", ...bad], { env, cwd: home });
       expect(u.code, bad.join(" ")).toBe(2);

@@ -54,18 +54,21 @@ export function mergeHook(settings: Record<string, unknown>, command: string): R
 }
 
 /** How the installed command starts gavel (`--runner`). */
-export type HookRunner = "project" | "npx" | "absolute";
+export type HookRunner = "project" | "npx" | "path" | "absolute";
 
 /**
  * The launcher the installed command starts with. `project`: the project's own install,
  * `"$CLAUDE_PROJECT_DIR"/node_modules/.bin/gavel` (no npm in the way, so the fastest); `npx`:
  * `npx --no gavel`, which finds gavel in the project's (or a global) install and never downloads
  * anything (`--no`: a missing gavel is a hook error, not an install of whatever package is called
- * "gavel"); `absolute`: this node and this CLI by absolute path (one machine only).
+ * "gavel", and npm's own start costs the hook a second); `path`: `gavel`, the executable found on
+ * PATH (a global install), as fast as `project`; `absolute`: this node and this CLI by absolute path
+ * (one machine only).
  */
 export async function hookLauncher(runner: HookRunner): Promise<string> {
   if (runner === "project") return '"$CLAUDE_PROJECT_DIR"/node_modules/.bin/gavel';
   if (runner === "npx") return "npx --no gavel";
+  if (runner === "path") return "gavel";
   return [process.execPath, await realpath(process.argv[1])].map(shellQuote).join(" ");
 }
 
@@ -106,7 +109,7 @@ async function installHook(args: string[]): Promise<number> {
     allowPositionals: true,
     options: { project: { type: "boolean" }, user: { type: "boolean" }, local: { type: "boolean" }, dir: { type: "string" }, runner: { type: "string" }, ...HOOK_OPTIONS },
   });
-  const runners: HookRunner[] = ["project", "npx", "absolute"];
+  const runners: HookRunner[] = ["project", "npx", "path", "absolute"];
   if (
     positionals[0] !== "claude-code" ||
     positionals.length !== 1 ||
@@ -158,7 +161,8 @@ export const hook: Command = {
                         merged with what is there; installing again replaces it
   --runner R            how the installed command starts gavel: project ("$CLAUDE_PROJECT_DIR"/
                         node_modules/.bin/gavel; the default where the project has it), npx
-                        (npx --no gavel; the default otherwise), absolute (this node and CLI's paths)
+                        (npx --no gavel; the default otherwise; npm's start adds ~1 s a prompt),
+                        path (gavel on PATH: a global install), absolute (this node and CLI's paths)
 
   --bank, -b DIR        the bank whose server to ask     [$GAVEL_BANK, default <project>/.gavel/bank;
                         <project> is $CLAUDE_PROJECT_DIR, else the prompt's cwd; relative to it]
