@@ -47,6 +47,17 @@ export default defineConfig([
     external: SELF,
   },
   {
+    // The `gavel` executable (package.json "bin"): one CommonJS file that runs `gavel hook claude-code`
+    // itself (src/cli/bin.ts; node's CommonJS loader, no chunks: the hook's start is most of its time)
+    // and imports dist/cli/gavel.js for every other command.
+    entry: { gavel: "src/cli/bin.ts" },
+    outDir: "dist/cli",
+    format: ["cjs"],
+    target: "node20",
+    banner: { js: "#!/usr/bin/env node" },
+    shims: true,
+  },
+  {
     // The framework adapters (gavel-router/ai-sdk, /langchain, /mastra): subpath exports of their own,
     // importing only their framework (an optional peer dependency) and types from the library, so
     // nothing of them loads unless a user imports the subpath, and the main bundle is unchanged.

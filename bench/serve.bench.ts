@@ -9,12 +9,12 @@
  * `gavel serve` on it, and measures, after a warm-up:
  * - the resident route over one socket connection: glance-only (`glance`: first stage + abstention,
  *   no verdict) and full (`route`: with the verdict), p50 / p95;
- * - the hook end to end: `node dist/cli/gavel.js hook claude-code` spawned with a UserPromptSubmit
- *   JSON on stdin, glance-only and --verdict, p50 / p95;
- * - the same hook from a lean entry (only src/cli/commands/hook.ts and the serve client, bundled
- *   here), for comparison: gavel.ts's fast path for `hook claude-code` imports only that chunk, so
- *   the two should agree within noise;
- * - the hook with no server running, and `node -e 0` (node's own start) for scale;
+ * - the hook end to end, spawned with a UserPromptSubmit JSON on stdin, p50 / p95: through the `gavel`
+ *   executable (dist/cli/gavel.cjs, package.json "bin", which runs the hook itself from one CommonJS
+ *   file), through the CLI module (dist/cli/gavel.js, ESM, its own fast path), and `node -e 0` (node's
+ *   own start) for scale, the three interleaved run by run so that they share the machine's load;
+ *   the executable with --verdict; with no server running; and through `npx --no gavel` (the
+ *   installer's runner where a project has no node_modules/.bin/gavel), at most 10 runs;
  * - concurrency: C clients at once (C = 1, 5, 20, 200; one socket connection each, loopback), each
  *   sending `route` requests one after another (closed loop, distinct tasks), per-request p50 / p95
  *   and the ratio of each p95 to the single client's;
@@ -26,9 +26,9 @@
  * from one checkout).
  */
 import { spawn, execFileSync, type ChildProcess } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from "node:fs";
 import { cpus, tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { connect } from "../src/serve/client.js";
 
 const root = resolve(".");
@@ -39,17 +39,25 @@ const cli = resolve(process.argv[5] ?? join(root, "dist", "cli", "gavel.js"));
 const env = { ...process.env, GAVEL_MODEL: "", GAVEL_PROJECTIONS: "", GAVEL_BANK: "" };
 const tasks = (JSON.parse(readFileSync(join(root, "examples", "demo-tasks.json"), "utf8")) as { task: string }[]).map((t) => t.task);
 
+/** A script of the npm that comes with this node (npx-cli.js: what `npx` runs), run here with this node. */
+function npmCli(script: string): string {
+  const where = [join(dirname(process.execPath), "..", "lib", "node_modules", "npm", "bin", script), join(dirname(process.execPath), "node_modules", "npm", "bin", script)];
+  const found = where.find((p) => existsSync(p));
+  if (!found) throw new Error(`npm's ${script} not found beside ${process.execPath}`);
+  return found;
+}
+
 function pct(xs: number[], p: number): number {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))];
 }
 const line = (what: string, xs: number[]) => console.log(`  ${what.padEnd(44)} p50 ${pct(xs, 50).toFixed(1).padStart(7)} ms   p95 ${pct(xs, 95).toFixed(1).padStart(7)} ms   (n = ${xs.length})`);
 
-/** Spawns node with args and stdin; resolves with the wall time (ms) and stdout. */
-function timed(args: string[], stdin = ""): Promise<{ ms: number; out: string; code: number | null }> {
+/** Spawns node with args and stdin (in `cwd`); resolves with the wall time (ms) and stdout. */
+function timed(args: string[], stdin = "", cwd?: string): Promise<{ ms: number; out: string; code: number | null }> {
   return new Promise((res, rej) => {
     const t0 = performance.now();
-    const child = spawn(process.execPath, args, { env });
+    const child = spawn(process.execPath, args, { env, cwd });
     let out = "";
     child.stdout.setEncoding("utf8").on("data", (d: string) => (out += d));
     child.on("error", rej);
@@ -140,15 +148,14 @@ async function main() {
   const dir = mkdtempSync(join(tmpdir(), "gavel-serve-bench-"));
   const bank = join(dir, ".gavel", "bank");
   execFileSync(process.execPath, [cli, "install", join(root, "examples", "skills"), "--bank", bank, "--context", "2048"], { env, stdio: "ignore" });
-  // the lean hook entry: only the hook module and what it imports
-  const lean = join(root, ".cache", "bench", "hook-lean.mjs");
-  const leanSrc = join(root, ".cache", "bench", "hook-lean.ts");
-  if (only !== "concurrency") writeFileSync(leanSrc, `import { runClaudeCodeHook } from "../../src/cli/commands/hook.js";\nprocess.exitCode = await runClaudeCodeHook(process.argv.slice(2));\n`);
-  if (only !== "concurrency") execFileSync("npx", ["esbuild", leanSrc, "--bundle", "--platform=node", "--format=esm", "--packages=external", `--outfile=${lean}`, "--log-level=warning"], { stdio: "inherit" });
+  // the `gavel` executable beside the CLI module, linked into the project as npm links a "bin" (for npx)
+  const bin = join(dirname(cli), "gavel.cjs");
+  mkdirSync(join(dir, "node_modules", ".bin"), { recursive: true });
+  symlinkSync(bin, join(dir, "node_modules", ".bin", "gavel"));
 
   console.log(`serve bench: ${cpus().length} × ${cpus()[0]?.model ?? "?"}, node ${process.version}, ${new Date().toISOString()}`);
   console.log(`  bank: examples/skills (24 skills), gavel-mini, context 2048, ${runs} runs each`);
-  const noServer = only === "concurrency" ? [] : await series(runs, async () => (await timed([cli, "hook", "claude-code"], JSON.stringify({ prompt: tasks[0], cwd: dir }))).ms);
+  const noServer = only === "concurrency" ? [] : await series(runs, async () => (await timed([bin, "hook", "claude-code"], JSON.stringify({ prompt: tasks[0], cwd: dir }))).ms);
   const server: ChildProcess = spawn(process.execPath, [cli, "serve", "--bank", bank, "--context", "2048"], { env, stdio: ["ignore", "pipe", "inherit"] });
   await new Promise<void>((res) => server.stdout!.on("data", (d: Buffer) => d.toString().includes("listening on") && res()));
   try {
@@ -173,23 +180,30 @@ async function main() {
     c.close();
     const hookInput = (i: number) => JSON.stringify({ session_id: "bench", transcript_path: "/dev/null", cwd: dir, hook_event_name: "UserPromptSubmit", prompt: tasks[i % tasks.length] });
     let routed = 0;
+    const hookCli: number[] = [];
+    const nodeBare: number[] = [];
     const hook = await series(runs, async (i) => {
-      const r = await timed([cli, "hook", "claude-code"], hookInput(i));
+      const r = await timed([bin, "hook", "claude-code"], hookInput(i));
       if (r.out) routed++;
+      hookCli.push((await timed([cli, "hook", "claude-code"], hookInput(i))).ms);
+      nodeBare.push((await timed(["-e", "0"])).ms);
       return r.ms;
     });
-    const hookVerdict = await series(runs, async (i) => (await timed([cli, "hook", "claude-code", "--verdict"], hookInput(i))).ms);
-    const hookLean = await series(runs, async (i) => (await timed([lean, "claude-code"], hookInput(i))).ms);
-    const nodeBare = await series(runs, async () => (await timed(["-e", "0"])).ms);
+    hookCli.splice(0, 3); // series' warm-up runs
+    nodeBare.splice(0, 3);
+    const hookVerdict = await series(runs, async (i) => (await timed([bin, "hook", "claude-code", "--verdict"], hookInput(i))).ms);
+    const npxRuns = Math.min(runs, 10);
+    const hookNpx = await series(npxRuns, async (i) => (await timed([npmCli("npx-cli.js"), "--no", "gavel", "hook", "claude-code"], hookInput(i), dir)).ms);
     console.log("resident route (one socket connection):");
     line("glance-only (first stage + abstention)", glance);
     line("full (glance + verdict)", full);
     console.log("hook end to end (spawned node, JSON on stdin):");
-    line("gavel.js hook claude-code (glance-only)", hook);
-    line("gavel.js hook claude-code --verdict", hookVerdict);
-    line("lean entry (hook module only), glance-only", hookLean);
-    line("gavel.js hook, no server running", noServer);
-    line("node -e 0 (node's own start)", nodeBare);
+    line("gavel hook claude-code (glance-only)", hook);
+    line("gavel.js hook claude-code (the CLI module)", hookCli);
+    line("node -e 0 (node's own start, same runs)", nodeBare);
+    line("gavel hook claude-code --verdict", hookVerdict);
+    line("gavel hook, no server running", noServer);
+    line("npx --no gavel hook claude-code", hookNpx);
     console.log(`  (the glance-only hook added context for ${routed} of ${runs + 3} prompts; the others abstained)`);
   } finally {
     server.kill("SIGTERM");

@@ -166,7 +166,7 @@ export const SETTINGS: readonly Setting[] = [
     values: "path",
     default: "the hook input's cwd",
     meaning: "Set by Claude Code for its hooks: the project's root, where `gavel hook claude-code` looks for the bank (and resolves a relative --bank).",
-    readBy: "cli/commands/hook.ts (runClaudeCodeHook)",
+    readBy: "cli/commands/hook-run.ts (runClaudeCodeHook)",
     scope: "runtime",
   },
   {
@@ -174,7 +174,7 @@ export const SETTINGS: readonly Setting[] = [
     values: ["0", "1"],
     default: "0: the hook adds nothing and `gavel mcp` loads its own model when no server runs",
     meaning: "1: `gavel hook claude-code` and `gavel mcp` start a detached `gavel serve --idle-exit-ms` for the bank when none runs (as their --start-server does): the hook's next prompt is served by it, and `gavel mcp` answers through it.",
-    readBy: "cli/commands/hook.ts (runClaudeCodeHook), cli/commands/mcp.ts",
+    readBy: "cli/commands/hook-run.ts (runClaudeCodeHook), cli/commands/mcp.ts",
     scope: "runtime",
   },
   {

@@ -2,12 +2,15 @@
 //
 // Commands are imported lazily: `gavel hook claude-code` runs once per prompt and must start fast, so
 // it imports only the serve client (node built-ins), never the command table, the model or the addon.
-// tsup splits the dynamic imports into chunks (dist/cli/gavel.js imports no addon statically).
+// tsup splits the dynamic imports into chunks (dist/cli/gavel.js imports no addon statically). The
+// `gavel` executable is bin.ts (dist/cli/gavel.cjs), which runs the hook itself and imports this
+// module for every other command.
 import { availableParallelism } from "node:os";
 import { GavelError } from "../errors.js";
 import type { Command } from "./commands/types.js";
 import { LAB_COMMANDS, loadLabCommands } from "./lab.js";
 import { ensureThreadPoolSize } from "../config.js";
+import { isClaudeCodeHook } from "./hook-argv.js";
 
 // libuv's pool (4 threads unless told otherwise) runs every native verb, projection, cover and file
 // write; an install keeps 8 skills in flight, which a many-core machine can serve at once. Read by
@@ -45,10 +48,9 @@ function usage(commands: Record<string, Command>): string {
 
 async function main(argv: string[]): Promise<number> {
   const [name, ...rest] = argv;
-  // the Claude Code hook's fast path: no command table, no addon
-  if (name === "hook" && rest[0] === "claude-code" && !rest.includes("--help") && !rest.includes("-h")) {
-    return (await import("./commands/hook.js")).runClaudeCodeHook(rest.slice(1));
-  }
+  // the Claude Code hook's fast path: no command table, no addon (the `gavel` executable, bin.ts, takes
+  // it before this module loads)
+  if (isClaudeCodeHook(argv)) return (await import("./commands/hook-run.js")).runClaudeCodeHook(rest.slice(1));
   // Ctrl-C: a command that cancels (install, sync, serve, mcp, …) stops its work and closes its bank
   // and model, then exits 130; one that does not, or a second Ctrl-C, exits 130 at once.
   process.on("SIGINT", () => {

@@ -4,13 +4,13 @@
  * running and fall back to loading the model themselves (or, for the hook, to doing nothing).
  *
  * Like protocol.ts it imports only node built-ins and errors.ts, so a process that only talks to the
- * server (the hook) never loads the addon or the model.
+ * server (the hook) never loads the addon or the model; and of those only node:net and node:fs at
+ * once (node:http when the server is an HTTP one): the hook's start is most of its time.
  *
  * @module
  */
 import { connect as netConnect, type Socket } from "node:net";
-import { request as httpRequest } from "node:http";
-import { lstat, readFile } from "node:fs/promises";
+import { lstat, readFile, type Stats } from "node:fs";
 import { GavelError, type GavelErrorCode } from "../errors.js";
 import { defaultSocketPath, httpEndpointPath, PROTOCOL_VERSION, resolveBankDir, type HttpEndpoint, type Op, type ProgressLine, type RequestId, type Response } from "./protocol.js";
 
@@ -53,6 +53,11 @@ function ownedByMe(uid: number): boolean {
   return typeof process.getuid !== "function" || uid === process.getuid();
 }
 
+/** A file's lstat, or null when it cannot be had (node:fs's callback form: node:fs/promises is not loaded for it). */
+function lstatOrNull(path: string): Promise<Stats | null> {
+  return new Promise((resolve) => lstat(path, (err, st) => resolve(err ? null : st)));
+}
+
 /**
  * Finds the server of a bank without connecting: its socket when one exists and belongs to this user,
  * else its HTTP endpoint file. Null when there is neither (no server: the caller's fast path).
@@ -60,14 +65,15 @@ function ownedByMe(uid: number): boolean {
 export async function findEndpoint(options: EndpointOptions = {}): Promise<Endpoint | null> {
   const bank = resolveBankDir(options.bank);
   const path = options.socket ?? defaultSocketPath(bank);
-  const st = await lstat(path).catch(() => null);
+  const st = await lstatOrNull(path);
   if (st?.isSocket() && ownedByMe(st.uid)) return { kind: "unix", path };
   if (options.socket) return null;
   const file = httpEndpointPath(bank);
-  const fst = await lstat(file).catch(() => null);
+  const fst = await lstatOrNull(file);
   if (!fst?.isFile() || !ownedByMe(fst.uid) || (fst.mode & 0o077) !== 0) return null;
   try {
-    const e = JSON.parse(await readFile(file, "utf8")) as HttpEndpoint;
+    const text = await new Promise<string>((resolve, reject) => readFile(file, "utf8", (err, t) => (err ? reject(err) : resolve(t))));
+    const e = JSON.parse(text) as HttpEndpoint;
     if (typeof e.url === "string" && typeof e.token === "string" && /^http:\/\/(127\.0\.0\.1|\[::1\]|localhost):\d+$/.test(e.url)) return { kind: "http", url: e.url, token: e.token };
   } catch {
     // unreadable or half-written: no server to talk to
@@ -226,9 +232,10 @@ export class ServeClient {
    * One HTTP exchange with the bearer token. The reply is one answer, or (a write asking for progress)
    * NDJSON: progress lines, each to `onProgress`, then the answer. A reply cut short is INTERNAL.
    */
-  #post(msg: object, onProgress: (p: unknown) => void): Promise<Response> {
+  async #post(msg: object, onProgress: (p: unknown) => void): Promise<Response> {
     const e = this.endpoint as Extract<Endpoint, { kind: "http" }>;
     const body = JSON.stringify(msg);
+    const { request: httpRequest } = await import("node:http"); // loaded by an HTTP client only
     return new Promise((resolve, reject) => {
       const cut = () => reject(new GavelError("the gavel server closed the connection before its answer", "INTERNAL"));
       const req = httpRequest(`${e.url}/v1`, { method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${e.token}`, "content-length": Buffer.byteLength(body) } }, (res) => {

@@ -5,12 +5,13 @@
  * localhost. A request is `{"v":1,"id":…,"op":…, …params}`, its answer
  * `{"v":1,"id":…,"ok":true,"result":…}` or `{"v":1,"id":…,"ok":false,"error":{"code","message"}}`.
  *
- * This module imports nothing but node's path, os and crypto helpers: the hook loads it on every
- * prompt, so it must stay small (no model, no addon).
+ * This module imports nothing but node's path, os and module helpers (node:crypto only for a socket
+ * path too long for its bank): the hook loads it on every prompt, so it must stay small (no model, no
+ * addon).
  *
  * @module
  */
-import { createHash } from "node:crypto";
+import { createRequire } from "node:module";
 import { fallbackSocketPath } from "../util/private-dir.js";
 import { join, resolve } from "node:path";
 import { bankDir, config } from "../config.js";
@@ -84,6 +85,9 @@ export function defaultSocketPath(bank: string, runtimeDir: string | undefined =
   const dir = resolve(bank);
   const inBank = join(dir, "serve.sock");
   if (Buffer.byteLength(inBank) <= 100) return inBank;
+  // node:crypto is loaded here only: a socket in its bank (the usual case) needs no hash, and loading it
+  // would cost the hook several milliseconds of its start
+  const { createHash } = createRequire(import.meta.url)("node:crypto") as typeof import("node:crypto");
   const hash = createHash("sha256").update(dir).digest("hex").slice(0, 16);
   return fallbackSocketPath(`${hash}.sock`, runtimeDir);
 }

@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { defaultSocketPath } from "../../src/serve/protocol.js";
 import { runNode } from "../helpers/run.js";
-import { cli, runChild, type HookRun } from "../helpers/serve-process.js";
+import { bin, cli, runChild, type HookRun } from "../helpers/serve-process.js";
 
 const baseEnv = { ...process.env, GAVEL_MODEL: "", GAVEL_PROJECTIONS: "", GAVEL_BANK: "", CLAUDE_PROJECT_DIR: "" };
 
@@ -20,8 +20,10 @@ function runShell(command: string, stdin: string, env: NodeJS.ProcessEnv, cwd?: 
 }
 
 const q = (s: string) => `'${s.replace(/'/g, "'\\''")}'`;
-/** `gavel hook ARGS` as a shell command over the built CLI. */
-const gavel = (args: string) => `${q(process.execPath)} ${q(cli)} hook ${args}`;
+/** `gavel hook ARGS` as a shell command over the `gavel` executable (package.json "bin"), or over `entry`. */
+const gavel = (args: string, entry = bin) => `${q(process.execPath)} ${q(entry)} hook ${args}`;
+/** The two ways in: the `gavel` executable (which runs the hook itself) and the CLI's own module. */
+const ENTRIES = [bin, cli];
 
 /** Claude Code's UserPromptSubmit input for a prompt typed in `cwd`. */
 const input = (prompt: string, cwd: string) => JSON.stringify({ session_id: "s1", transcript_path: join(cwd, "t.jsonl"), cwd, permission_mode: "default", hook_event_name: "UserPromptSubmit", prompt });
@@ -85,9 +87,9 @@ async function standIn(bank: string, reply: (op: string) => unknown): Promise<{ 
 describe("gavel hook: exit codes", () => {
   it("a misspelt or missing hook name exits 0 with one line on stderr (exit 2 would block the prompt)", async () => {
     const dir = tempDir("gavel-hook-usage-");
-    for (const args of ["claude_code", "", "claude"]) {
-      const r = await runShell(gavel(args), input("Extract the tables from report.pdf", dir), baseEnv, dir);
-      expect(r.code, `gavel hook ${args}`).toBe(0);
+    for (const [entry, args] of ENTRIES.flatMap((e) => ["claude_code", "", "claude"].map((a) => [e, a]))) {
+      const r = await runShell(gavel(args, entry), input("Extract the tables from report.pdf", dir), baseEnv, dir);
+      expect(r.code, `${entry} hook ${args}`).toBe(0);
       expect(r.out).toBe("");
       const lines = r.err.trim().split("\n");
       expect(lines, r.err).toHaveLength(1);
@@ -105,12 +107,32 @@ describe("gavel hook: exit codes", () => {
       ["claude-code", "[1,2]", baseEnv],
       ["claude-code", input("x y z", dir), { ...baseEnv, GAVEL_LOG: "maybe" }],
     ];
-    for (const [args, stdin, env] of cases) {
-      const r = await runShell(gavel(args), stdin, env, dir);
-      expect(r.code, args).toBe(0);
+    for (const [entry, [args, stdin, env]] of ENTRIES.flatMap((e) => cases.map((c) => [e, c] as const))) {
+      const r = await runShell(gavel(args, entry), stdin, env, dir);
+      expect(r.code, `${entry} ${args}`).toBe(0);
       expect(r.out).toBe("");
       expect(r.err.trim().split("\n"), r.err).toHaveLength(1);
     }
+  });
+});
+
+describe("gavel hook claude-code: what a warm run loads", () => {
+  it("the `gavel` executable answers from one file: no CLI chunk, no ES module run, no addon, no crypto, http or child_process", async () => {
+    const project = tempDir("gavel-hook-lean-");
+    const bank = join(project, ".gavel", "bank");
+    await standIn(bank, () => answer("pdf-extract"));
+    // a preload that reports, at exit, the built-in modules and the files the run loaded
+    const probe = join(project, "probe.cjs");
+    writeFileSync(probe, `process.on("exit", () => process.stderr.write("LOADED " + JSON.stringify({ builtins: process.moduleLoadList, files: Object.keys(require.cache) }) + "\\n"));\n`);
+    const r = await runShell(`${q(process.execPath)} -r ${q(probe)} ${q(bin)} hook claude-code`, input("Extract the tables from report.pdf", project), { ...baseEnv, CLAUDE_PROJECT_DIR: project }, project);
+    expect(r.code, r.err).toBe(0);
+    expect(JSON.parse(r.out).hookSpecificOutput.additionalContext).toMatch(/skill "pdf-extract"/);
+    const loaded = JSON.parse(r.err.split("LOADED ")[1]) as { builtins: string[]; files: string[] };
+    expect(loaded.files.sort()).toEqual([bin, probe].sort());
+    const builtins = loaded.builtins.filter((m) => m.startsWith("NativeModule ")).map((m) => m.slice("NativeModule ".length));
+    expect(builtins).toContain("net"); // the socket: the module that proves the list is the run's
+    for (const heavy of ["crypto", "http", "child_process", "fs/promises", "internal/modules/esm/module_job"]) expect(builtins, heavy).not.toContain(heavy);
+    expect(loaded.builtins.some((m) => /gavel.*\.node/.test(m))).toBe(false);
   });
 });
 
@@ -213,7 +235,7 @@ describe("gavel hook install claude-code: portable commands", () => {
     expect(installedCommand(file)).toBe("npx --no gavel hook claude-code --bank var/bank");
     // with the project's own install (node_modules/.bin/gavel): that, through CLAUDE_PROJECT_DIR
     mkdirSync(join(project, "node_modules", ".bin"), { recursive: true });
-    symlinkSync(cli, join(project, "node_modules", ".bin", "gavel"));
+    symlinkSync(bin, join(project, "node_modules", ".bin", "gavel")); // as npm links package.json's "bin"
     expect((await runNode([cli, "hook", "install", "claude-code", "--dir", project, "--bank", "var/bank", "--timeout-ms", "3000"], { env: baseEnv, cwd: project })).code).toBe(0);
     const command = installedCommand(file);
     expect(command).toBe('"$CLAUDE_PROJECT_DIR"/node_modules/.bin/gavel hook claude-code --bank var/bank --timeout-ms 3000');
@@ -238,6 +260,9 @@ describe("gavel hook install claude-code: portable commands", () => {
     const r = await runNode([cli, "hook", "install", "claude-code", "--user", "--bank", "banks/main"], { env, cwd: home });
     expect(r.code, r.err).toBe(0);
     expect(installedCommand(join(home, ".claude", "settings.json"))).toBe("npx --no gavel hook claude-code --bank banks/main");
+    // a global install on PATH: the executable by name, no npm in the way
+    expect((await runNode([cli, "hook", "install", "claude-code", "--user", "--runner", "path", "--bank", "banks/main"], { env, cwd: home })).code).toBe(0);
+    expect(installedCommand(join(home, ".claude", "settings.json"))).toBe("gavel hook claude-code --bank banks/main");
     for (const bad of [["--user", "--runner", "project"], ["--runner", "bun"], ["--user", "--local"]]) {
       const u = await runNode([cli, "hook", "install", "claude-code", ...bad], { env, cwd: home });
       expect(u.code, bad.join(" ")).toBe(2);

@@ -7,6 +7,8 @@ import { repoRoot } from "./paths.js";
 
 /** The built CLI. */
 export const cli = join(repoRoot, "dist", "cli", "gavel.js");
+/** The `gavel` executable (package.json "bin"): runs `gavel hook claude-code` itself, every other command through {@link cli}. */
+export const bin = join(repoRoot, "dist", "cli", "gavel.cjs");
 
 /** A running `gavel serve` child. */
 export interface ServeChild {
@@ -77,9 +79,9 @@ export function runChild(command: string, args: string[], stdin: string, env: No
   });
 }
 
-/** Runs `gavel hook claude-code ...args` with `stdin`, as Claude Code runs it. */
+/** Runs `gavel hook claude-code ...args` with `stdin`, as Claude Code runs it (through the `gavel` executable). */
 export function runHook(stdin: string, args: string[], env: NodeJS.ProcessEnv): Promise<HookRun> {
-  return runChild(process.execPath, [cli, "hook", "claude-code", ...args], stdin, env);
+  return runChild(process.execPath, [bin, "hook", "claude-code", ...args], stdin, env);
 }
 
 /** Claude Code's UserPromptSubmit input for a prompt typed in `cwd`. */

@@ -1,0 +1,201 @@
+// `gavel hook claude-code`: the Claude Code UserPromptSubmit hook itself, over the resident router
+// (its installer and help are hook.ts).
+//
+// The hook runs once per prompt, so its start is most of its cost: this module imports only node's
+// path and util, the serve client (node:net; node:http only for an HTTP server) and config.ts; the
+// on-demand start (hook-start.ts, node:child_process) is imported only when no server runs. The
+// `gavel` executable (bin.ts, dist/cli/gavel.cjs) carries it in one CommonJS file, so a warm hook
+// loads no ES module loader, no chunk, no addon. Claude Code reads exit 2 of a UserPromptSubmit hook
+// as "block this prompt", and any other non-zero code as a hook error; whatever goes wrong, the hook
+// exits 0 and prints nothing on stdout (one line on stderr at most): it never blocks the user's prompt.
+import { parseArgs } from "node:util";
+import { resolve } from "node:path";
+import { findEndpoint, ServeClient } from "../../serve/client.js";
+import { bankDir, config } from "../../config.js";
+import { GavelError } from "../../errors.js";
+
+/** The fields of Claude Code's UserPromptSubmit input that the hook reads. */
+interface HookInput {
+  prompt: string;
+  cwd?: string;
+  hook_event_name?: string;
+  session_id?: string;
+}
+
+/** What the server's route / glance answers, as far as the hook reads it. */
+interface RouteAnswer {
+  skill: string | null;
+  abstained: boolean;
+  abstention?: { reason: string };
+  verdict: string;
+  shortlist: { skill: string; name: string; g: number | null; S: number | null; V: number | null; B?: number | null }[];
+  winner: { name: string; description: string; source: string; path: string | null } | null;
+}
+
+/** The hook's options (the installer takes them too, to write them into the command). */
+export const HOOK_OPTIONS = {
+  bank: { type: "string", short: "b" },
+  socket: { type: "string" },
+  verdict: { type: "boolean" },
+  "min-score": { type: "string" },
+  "timeout-ms": { type: "string" },
+  "start-server": { type: "boolean" },
+  "idle-exit-ms": { type: "string" },
+} as const;
+
+const fmt = (x: number | null | undefined) => (typeof x === "number" && Number.isFinite(x) ? x.toFixed(2) : "–");
+
+/** The context the hook injects: the skill, why, and how to load it. */
+export function hookContext(res: RouteAnswer): string {
+  const w = res.winner!;
+  const best = res.shortlist[0];
+  const second = res.shortlist[1];
+  const why = [
+    `${res.verdict === "ran" ? "ruling" : "first-stage"} score S ${fmt(best?.S)} (glance g ${fmt(best?.g)}${best?.B != null ? `, lexical B ${fmt(best.B)}` : ""}${best?.V != null ? `, verdict V ${fmt(best.V)}` : ""})`,
+    second ? `next: ${second.name} at S ${fmt(second.S)}` : "the only candidate",
+  ];
+  if (res.abstention) why.push(`abstention: ${res.abstention.reason}`);
+  const load = w.path ? `Before you start, read ${w.path} and follow it (files it mentions are relative to its folder).` : `Its text is installed in the gavel bank (source ${w.source}).`;
+  return [`gavel-router: the skill "${w.name}" matches this prompt: ${w.description}`, `Why: ${why.join("; ")}.`, load].join("\n");
+}
+
+/** Reads all of stdin (the hook's JSON). */
+function readStdin(): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let text = "";
+    process.stdin.setEncoding("utf8");
+    process.stdin.on("data", (chunk: string) => (text += chunk));
+    process.stdin.once("end", () => resolve(text));
+    process.stdin.once("error", reject);
+  });
+}
+
+/** The input as Claude Code sends it, or the reason it is not. */
+function parseInput(text: string): HookInput | string {
+  let v: unknown;
+  try {
+    v = JSON.parse(text);
+  } catch {
+    return "stdin is not JSON";
+  }
+  if (typeof v !== "object" || v === null || typeof (v as HookInput).prompt !== "string") return "stdin has no \"prompt\" string";
+  return v as HookInput;
+}
+
+/** The default budget of one hook run (stdin, connect and answer), in milliseconds. */
+export const DEFAULT_HOOK_TIMEOUT_MS = 5000;
+/** The `timeout` (seconds) the installer writes: Claude Code kills the hook after it. */
+export const INSTALLED_HOOK_TIMEOUT_S = 10;
+
+/** One line on stderr, ending in what it means for the prompt. */
+function note(text: string): void {
+  console.error(`gavel hook: ${text}; nothing added to the prompt`);
+}
+
+/**
+ * The folder the hook resolves the bank against: Claude Code's project root (`CLAUDE_PROJECT_DIR`,
+ * set for every hook), else the input's `cwd` (the session's working folder, maybe a subfolder),
+ * else the process's.
+ */
+export function hookBase(input: { cwd?: string }): string {
+  return config().claudeProjectDir ?? (typeof input.cwd === "string" && input.cwd ? input.cwd : process.cwd());
+}
+
+/** The hook's line when no server runs for `bank`, after starting one when `start` is given. */
+async function noServerNote(bank: string, why: string, start: { socket?: string; idleExitMs?: number; cwd: string } | null): Promise<void> {
+  if (!start) return note(`no gavel server runs for the bank ${bank} (${why}start one with \`gavel serve\`)`);
+  // the on-demand start (node:child_process) is loaded only here
+  const { startServerLine } = await import("./hook-start.js");
+  note(startServerLine(bank, start));
+}
+
+/** The hook itself; always 0 (see the module's comment). */
+export async function runClaudeCodeHook(args: string[]): Promise<number> {
+  try {
+    return await claudeCodeHook(args);
+  } catch (err) {
+    note(err instanceof Error ? err.message : String(err)); // e.g. a malformed GAVEL_* variable
+    return 0;
+  }
+}
+
+type HookValues = { bank?: string; socket?: string; verdict?: boolean; "min-score"?: string; "timeout-ms"?: string; "start-server"?: boolean; "idle-exit-ms"?: string };
+
+async function claudeCodeHook(args: string[]): Promise<number> {
+  const t0 = performance.now();
+  let values: HookValues;
+  try {
+    values = parseArgs({ args, options: HOOK_OPTIONS }).values;
+  } catch (err) {
+    note((err as Error).message);
+    return 0;
+  }
+  const budget = values["timeout-ms"] === undefined ? DEFAULT_HOOK_TIMEOUT_MS : Number(values["timeout-ms"]);
+  if (!(Number.isFinite(budget) && budget > 0)) {
+    note(`--timeout-ms must be a positive number of milliseconds, not ${JSON.stringify(values["timeout-ms"])}`);
+    return 0;
+  }
+  const min = values["min-score"] === undefined ? -Infinity : Number(values["min-score"]);
+  if (Number.isNaN(min)) {
+    note(`--min-score must be a number, not ${JSON.stringify(values["min-score"])}`);
+    return 0;
+  }
+  const idleExitMs = values["idle-exit-ms"] === undefined ? undefined : Number(values["idle-exit-ms"]);
+  if (idleExitMs !== undefined && !(Number.isInteger(idleExitMs) && idleExitMs > 0)) return (note(`--idle-exit-ms must be a positive integer, not ${JSON.stringify(values["idle-exit-ms"])}`), 0);
+  const onDemand = values["start-server"] === true || config().startServer;
+  const noServer = (bank: string, socket: string | undefined, base: string, why: string) => noServerNote(bank, why, onDemand ? { socket, idleExitMs, cwd: base } : null);
+  if (process.stdin.isTTY) {
+    note("stdin is a terminal: Claude Code sends the hook's JSON on stdin (gavel hook --help)");
+    return 0;
+  }
+  // the whole run answers within its budget: a stuck read or a busy server is given up on, not waited for
+  let waitingFor: "stdin" | "server" = "stdin";
+  const watchdog = setTimeout(() => {
+    note(waitingFor === "stdin" ? `stdin was not closed within ${budget} ms` : `no answer within ${budget} ms (the gavel server is busy)`);
+    process.exit(0);
+  }, budget + 250);
+  watchdog.unref();
+  try {
+    const input = parseInput(await readStdin());
+    waitingFor = "server";
+    if (typeof input === "string") {
+      note(input);
+      return 0;
+    }
+    if (!input.prompt.trim()) return 0;
+    const base = hookBase(input);
+    const bank = resolve(base, bankDir(values.bank, base));
+    const socket = values.socket === undefined ? undefined : resolve(base, values.socket);
+    // a fallback socket folder taken by another user is PERMISSION_DENIED: a line, never a blocked prompt
+    const endpoint = await findEndpoint({ bank, socket }).catch((err: unknown) => {
+      note(`cannot look for the gavel server: ${(err as Error).message}`);
+      return undefined;
+    });
+    if (endpoint === undefined) return 0;
+    if (!endpoint) {
+      await noServer(bank, socket, base, "");
+      return 0;
+    }
+    const client = await ServeClient.open(endpoint).catch(async (err: unknown) => {
+      if (err instanceof GavelError && err.code === "FILE_NOT_FOUND") await noServer(bank, socket, base, "a stale socket; ");
+      else note(`cannot reach the gavel server: ${(err as Error).message}`);
+      return null;
+    });
+    if (!client) return 0;
+    try {
+      const left = Math.max(1, Math.ceil(budget - (performance.now() - t0)));
+      const res = await client.request<RouteAnswer>(values.verdict ? "route" : "glance", { task: input.prompt }, { timeoutMs: left });
+      const best = res.shortlist[0];
+      if (res.abstained || !res.skill || !res.winner || !best || !((best.S ?? -Infinity) >= min)) return 0;
+      process.stdout.write(JSON.stringify({ hookSpecificOutput: { hookEventName: "UserPromptSubmit", additionalContext: hookContext(res) } }) + "\n");
+    } catch (err) {
+      if (err instanceof GavelError && err.code === "ABORTED") note(`no answer within ${budget} ms (the gavel server is busy)`);
+      else note((err as Error).message);
+    } finally {
+      client.close();
+    }
+    return 0;
+  } finally {
+    clearTimeout(watchdog);
+  }
+}
