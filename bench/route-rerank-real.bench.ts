@@ -1,0 +1,76 @@
+/**
+ * The re-ranked default route against the first stage alone, through the real runtime on a real
+ * bank: `Router.route(task)` with the shipped projections (the re-ranking cascade) and with the same
+ * projections less the re-ranker, both opening one installed bank read-only, over SWE-Skills-Bench
+ * task statements. Hit@1 (abstentions count as misses, gold = the accepted ids of lab/eval), the
+ * verdict's share of the route's time, and the route's p50 / p95 for each.
+ *
+ *   npm run bench -- route-rerank-real <bank> <tasks.jsonl> <library.jsonl[,…]> [--batches 6-10]
+ *     [--limit N] [--budget-s S]
+ *
+ * `bank`: installed with the embedded default pair (as bench/results/2026-11-28-cpu-index-real/
+ * README.md builds its 3,049-skill bank); `library`: the JSONL files installed there, read for the
+ * accepted ids. Tasks without a gold in the bank are left out; the rest are visited in the stride
+ * order 97 · i mod n, so a `--budget-s` stop still samples every batch.
+ */
+import { cpus, loadavg } from "node:os";
+import { defaultModelPaths } from "../src/defaults.js";
+import { Model } from "../src/model/Model.js";
+import { Projections } from "../src/projections/projections.js";
+import { Router } from "../src/route/Router.js";
+import { acceptedIds, libraryIndex } from "../lab/eval/metrics.js";
+import { loadTasks, selectTasks } from "../lab/eval/tasks.js";
+import { loadLibrary } from "../lab/eval/io.js";
+import { median } from "./data.js";
+
+const argv = process.argv.slice(2);
+function flag(name: string, fallback: string): string {
+  const i = argv.indexOf(name);
+  return i >= 0 ? argv.splice(i, 2)[1] : fallback;
+}
+const batches = flag("--batches", "6-10");
+const limit = Number(flag("--limit", "Infinity"));
+const budgetS = Number(flag("--budget-s", "Infinity"));
+const [bankDir, tasksPath, libraryList] = argv;
+if (!bankDir || !tasksPath || !libraryList) {
+  console.error("usage: npm run bench -- route-rerank-real <bank> <tasks.jsonl> <library.jsonl[,…]> [--batches 6-10] [--limit N] [--budget-s S]");
+  process.exit(2);
+}
+const { skills } = await loadLibrary(libraryList.split(","));
+const index = libraryIndex(skills);
+const { model: modelPath, projections: projPath } = defaultModelPaths();
+const model = await Model.load(modelPath, { contextSize: 2048 });
+const shipped = await Projections.load(projPath);
+if (!shipped.rerank) throw new Error(`${projPath} carries no re-ranker`);
+const routers = {
+  reranked: await Router.open(model, { projections: shipped, bankDir, readOnly: true, skillBudget: 512 }),
+  firstStage: await Router.open(model, { projections: shipped.withCalibration({ rerank: null }), bankDir, readOnly: true, skillBudget: 512 }),
+};
+const installed = new Set(routers.reranked.list().map((s) => s.id));
+const all = selectTasks(await loadTasks(tasksPath), { batches }).filter((t) => [...acceptedIds(t.gold_skill_ids, index)].some((id) => installed.has(id)));
+const n = all.length;
+const order = Array.from({ length: n }, (_, i) => all[(97 * i) % n]).slice(0, limit);
+console.log(`route-rerank-real: bank ${bankDir} (${installed.size} skills), tasks ${tasksPath} batches ${batches}: ${n} with a gold installed; ${cpus().length} × ${cpus()[0]?.model}, node ${process.version}, ${new Date().toISOString()}, load ${loadavg()[0].toFixed(1)}`);
+const hits = { reranked: 0, firstStage: 0 };
+const ms = { reranked: [] as number[], firstStage: [] as number[] };
+const verdictMs: number[] = [];
+const t0 = Date.now();
+let done = 0;
+for (const t of order) {
+  if ((Date.now() - t0) / 1000 > budgetS) break;
+  const gold = acceptedIds(t.gold_skill_ids, index);
+  for (const k of ["reranked", "firstStage"] as const) {
+    const s = performance.now();
+    const r = await routers[k].route(t.text);
+    ms[k].push(performance.now() - s);
+    if (k === "reranked") verdictMs.push(r.timings.verdictMs);
+    if (!r.abstained && r.skill !== null && gold.has(r.skill)) hits[k]++;
+  }
+  if (++done % 10 === 0) console.log(`  ${done} tasks: Hit@1 re-ranked ${(hits.reranked / done).toFixed(3)}, first stage ${(hits.firstStage / done).toFixed(3)} (load ${loadavg()[0].toFixed(1)})`);
+}
+const p95 = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(0.95 * xs.length))];
+console.log(`${done} of ${order.length} tasks${done < order.length ? " (the budget stopped it)" : ""}`);
+for (const k of ["reranked", "firstStage"] as const) console.log(`${k}: Hit@1 ${(hits[k] / done).toFixed(3)}; route p50 ${median(ms[k]).toFixed(0)} ms, p95 ${p95(ms[k]).toFixed(0)} ms`);
+console.log(`the re-ranked route's verdict: p50 ${median(verdictMs).toFixed(0)} ms, p95 ${p95(verdictMs).toFixed(0)} ms; load ${loadavg().map((x) => x.toFixed(1)).join(" ")}`);
+for (const r of Object.values(routers)) await r.close();
+await model.dispose();
