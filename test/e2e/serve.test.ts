@@ -189,7 +189,7 @@ describe("gavel serve", () => {
     const t0 = performance.now();
     const r = await runNode([cli, "route", TASKS[0], "--bank", bank, "--json"], { env, timeoutMs: 60_000 });
     expect(r.err).not.toMatch(/BANK_LOCKED/);
-    expect(r.code).toBe(0);
+    expect(r.code, r.err).toBe(0);
     const res = JSON.parse(r.out) as RouteResult & { winner: unknown };
     // the bank gained widget skills since local.route was taken: the winner is what must agree
     expect(res.skill).toBe(local.route[0].skill);
