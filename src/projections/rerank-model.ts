@@ -60,6 +60,11 @@ export interface RerankModel {
   readonly cheap: RerankStage;
   /** Picks among the verdict's candidates. */
   readonly full: RerankStage;
+  /**
+   * The re-ranker applies only to a routable library of at least this many skills (below it the
+   * ruling decides): its features' scales follow the library it was fitted on. 0: always.
+   */
+  readonly minSkills: number;
 }
 
 /** Most candidates a pool may take from each expert, and the verdict from the cheap stage: a bound on a route's work. */
@@ -122,6 +127,7 @@ export function checkRerankModel(m: unknown): RerankModel | null {
     verdictTop: count(o.verdictTop, "verdictTop", 1, RERANK_MAX_VERDICT),
     cheap: stage(o.cheap, "cheap", false),
     full: stage(o.full, "full", true),
+    minSkills: o.minSkills === undefined ? 0 : count(o.minSkills, "minSkills", 0, 2 ** 31 - 1),
   });
 }
 

@@ -111,7 +111,7 @@ export async function decide(parts: RouterParts, lexical: LexicalExpert, taskTex
     short = firstStageShortlist(ranked, projections.delta, projections.maxShortlist, 0, undefined, { glance: projections.shortlistGlance }).map(({ skill, name, g }) => ({ skill, name, g }));
   }
   const model: AbstentionModel | null = projections.abstention;
-  if (projections.rerank && post) {
+  if (projections.rerank && post && post.size >= projections.rerank.minSkills) {
     // abstention on the first stage (the re-ranker only picks among the leaders), then the re-ranker
     const first = short.map((c) => ({ ...c, L: NaN, V: NaN, S: firstStage(c.g, c.B, beta) }));
     const abstention = o.abstain && first.length > 0

@@ -30,10 +30,10 @@ describe("gavel route with the embedded default pair", () => {
   it("declines an off-domain prompt and says why; routes an in-domain one", async () => {
     const off = await gavel("route", offDomain);
     expect(off.code, off.err).toBe(0);
-    // the embedded projections' re-ranker: the verdict reads its best two, R orders them
-    expect(off.out).toMatch(/^skill\s+g\s+L\s+V\s+B\s+S\s+R$/m);
-    expect(off.out).toMatch(/^verdict: ran on 2 candidates \(the re-ranker's best/m);
-    expect(off.out).toMatch(/^\S+\s+[\d.]+\s+-?[\d.]+\s+-?[\d.]+\s+-?[\d.]+\s+-?[\d.]+\s+-?[\d.]+$/m);
+    expect(off.out).toMatch(/^skill\s+g\s+L\s+V\s+B\s+S$/m);
+    // one candidate: the verdict is skipped, and its L and V print as "–"
+    expect(off.out).toMatch(/^verdict: skipped \(one candidate/m);
+    expect(off.out).toMatch(/^\S+\s+[\d.]+\s+–\s+–\s+-?[\d.]+\s+-?[\d.]+$/m);
     expect(off.out).toMatch(/^abstention: p\(off-domain\) [\d.]+ is above the calibrated [\d.]+ \(logit .*\), from /m);
     expect(off.out).toMatch(/^abstained: no installed skill serves this task; load nothing$/m);
     expect(off.out).not.toMatch(/^chosen:/m);
@@ -41,7 +41,7 @@ describe("gavel route with the embedded default pair", () => {
     expect(on.out).toMatch(/^abstention: p\(off-domain\) [\d.]+ is at or below the calibrated/m);
     expect(on.out).toMatch(/^chosen: image-resizing$/m);
     const json = JSON.parse((await gavel("route", offDomain, "--json")).out) as { abstained: boolean; skill: string | null; verdict: string; abstention: { reason: string } };
-    expect(json).toMatchObject({ abstained: true, skill: null, verdict: "ran" });
+    expect(json).toMatchObject({ abstained: true, skill: null, verdict: "skipped" });
     expect(json.abstention.reason).toMatch(/is above the calibrated/);
   });
 

@@ -78,6 +78,8 @@ describe("the default pair's abstention", () => {
         const r = await router.route(t.task);
         expect(r.abstained, `${t.task}: ${r.abstention?.reason}`).toBe(false);
         expect(r.abstention!.reason).toMatch(/is at or (above|below) the calibrated/);
+        // 24 skills: under the re-ranker's minSkills, so the ruling decides (no R)
+        expect(r.shortlist.every((c) => c.R === undefined)).toBe(true);
         // the skill written for it, or a near tie of the re-ranker with it second (test/helpers/near-tie.ts)
         expect(rightOrNearTie(r.skill, r.shortlist, t.expected!), `${t.task}: ${r.skill} ${JSON.stringify(r.shortlist)}`).toBe(true);
       }

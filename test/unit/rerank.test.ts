@@ -46,6 +46,7 @@ describe("the re-ranker in the projections file", () => {
       [{ ...m, verdictTop: 0 }, /verdictTop must be an integer in \[1, 20\]/],
       [{ ...m, poolGlance: 0, poolLexical: 0 }, /pool is empty/],
       [{ ...m, poolLexical: 2.5 }, /poolLexical must be an integer/],
+      [{ ...m, minSkills: -1 }, /minSkills must be an integer/],
       [{ ...m, lucene: { k1: 1, b: 2 } }, /b in \[0, 1\]/],
       [{ ...m, cheap: { ...m.cheap, features: [...m.cheap.features.slice(0, -1), "L"] } }, /cheap may not read the verdict's L/],
       [{ ...m, full: { ...m.full, features: [...m.full.features.slice(0, -1), "nope"] } }, /unknown feature "nope"/],
@@ -64,8 +65,10 @@ describe("the re-ranker in the projections file", () => {
   it("is in the embedded default projections", async () => {
     const p = await Projections.load(DEFAULT_PROJECTIONS);
     expect(p.rerank?.kind).toBe("cascade");
-    // the file keeps the model the selection wrote (bench/results/2026-11-28-cpu-rerank/cascade-demo.json)
-    expect(p.rerank).toEqual(checkRerankModel(JSON.parse(readFileSync(join(repoRoot, "bench/results/2026-11-28-cpu-rerank/cascade-demo.json"), "utf8"))));
+    // the file keeps the model the selection wrote (bench/results/2026-11-28-cpu-rerank/cascade-demo.json),
+    // applied from 10,000 routable skills (it was fitted on pools of a 30.6K-skill library)
+    expect(p.rerank!.minSkills).toBe(10_000);
+    expect(p.rerank).toEqual(checkRerankModel({ ...JSON.parse(readFileSync(join(repoRoot, "bench/results/2026-11-28-cpu-rerank/cascade-demo.json"), "utf8")), minSkills: 10_000 }));
   });
 });
 
