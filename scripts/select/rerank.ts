@@ -20,7 +20,7 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { cpus } from "node:os";
 import { basename, dirname, join } from "node:path";
-import { gzipSync } from "node:zlib";
+import { gunzipSync, gzipSync } from "node:zlib";
 import { loadLibrary, readPerQuery } from "../../lab/eval/io.js";
 import { loadTasks, batchNumber } from "../../lab/eval/tasks.js";
 import { lexicalB } from "../../lab/eval/lexical-fit.js";
@@ -64,6 +64,10 @@ interface Row {
   x: number[][];
   defaultHit: number;
   lexicalHit: number;
+  /** Where the row comes from: "full" (the benchmark's library), or a bank's size (bank-records.ts). */
+  group?: string;
+  /** The verdict's read-outs of the candidates were not recorded (bank rows only). */
+  missing?: boolean;
 }
 
 // ---------------------------------------------------------------- features (cached)
@@ -321,7 +325,21 @@ function paired(a: readonly number[], b: readonly number[], n = 10000): [number,
 const lines: string[] = [];
 const say = (s = "") => { console.log(s); lines.push(s); };
 const f3 = (x: number) => x.toFixed(3);
-const val = await buildRows("val");
+const val0 = await buildRows("val");
+// --bank-records F[,F…]: rows over smaller real banks (scripts/select/bank-records.ts), scored by the
+// cascade's CV per library (group); with --bank-train they join every fit too (never a held-out fold's)
+const bankFiles = opt("--bank-records")?.split(",") ?? [];
+const bankTrain = flag("--bank-train");
+const bankRows: Row[] = bankFiles.flatMap((f) => gunzipSync(readFileSync(f)).toString().split("\n").filter(Boolean).map((l) => bankRow(JSON.parse(l) as BankRecord)));
+const val: Row[] = [...val0.map((r) => ({ ...r, group: "full" })), ...bankRows];
+interface BankRecord { id: string; batch: string; size: number; accepted: string[]; lexicalTop: string; pool: (Record<string, number> & { skill: string })[] }
+function bankRow(r: BankRecord): Row {
+  const gRank = ((v: number[]) => { const o = v.map((_, k) => k).sort((a, b) => v[b] - v[a] || a - b); const rk = new Array<number>(v.length); o.forEach((k, j) => (rk[k] = j)); return rk; })(r.pool.map((p) => p.g));
+  const x = r.pool.map((p, k) => FEATURES.map((f) => (f === "gRank" ? Math.log1p(gRank[k]) : f === "L" || f === "V" ? (p[f] ?? NaN) : f === "LRel" || f === "LRank" ? NaN : (p[f] ?? 0))));
+  // the first stage there: g + βB over the pool (Δ keeps one candidate; B's normaliser is the task's)
+  const first = r.pool.reduce((a, p) => (p.g + DEFAULT.beta * (p.s / DEFAULT.T) > a.g + DEFAULT.beta * (a.s / DEFAULT.T) ? p : a));
+  return { id: r.id, batch: batchNumber(r.batch) ?? 0, skills: r.pool.map((p) => p.skill), gold: r.pool.map((p) => r.accepted.includes(p.skill)), x, defaultHit: r.accepted.includes(first.skill) ? 1 : 0, lexicalHit: r.accepted.includes(r.lexicalTop) ? 1 : 0, group: String(r.size) };
+}
 // --demo W: the demo's in-domain tasks over examples/skills (demo-records.ts), W copies of each, join
 // every fit (never a CV fold's held-out part: the figures stay over validation tasks)
 const demoWeight = Number(opt("--demo") ?? "0");
@@ -342,7 +360,10 @@ const withExtra = (rows: readonly Row[]) => (extra.length ? [...rows, ...extra] 
 // (names + the verdict's read-outs) picks among those m: what a route can afford on the CPU.
 const cascade = opt("--cascade");
 if (cascade !== undefined) {
-  const cheap = SETS_ALL["names"].map(fi), full = SETS_ALL["names+verdict"].map(fi);
+  // --no-bm25: without BM25 over T, whose scale follows the library's idf (the rest is relative to the pool)
+  const noBm25 = flag("--no-bm25");
+  const drop = (fs: readonly Feature[]) => fs.filter((f) => !(noBm25 && f === "bm25")).map(fi);
+  const cheap = drop(SETS_ALL["names"]), full = drop(SETS_ALL["names+verdict"]);
   const score = (m: Model, x: number[]) => m.feats.reduce((a, f, j) => a + m.w[j] * (x[f] - m.mean[j]) / m.sd[j], 0);
   /** The row restricted to the cheap model's best m (ties: pool order), its verdict features made relative to those. */
   const topM = (a: Model, r: Row, mm: number): Row => {
@@ -353,39 +374,138 @@ if (cascade !== undefined) {
     const rk = new Array<number>(keep.length);
     ord.forEach((j, n) => (rk[j] = n));
     const x = keep.map((i, j) => { const v = r.x[i].slice(); v[fi("LRel")] = Lk[j] - Lmax; v[fi("LRank")] = Math.log1p(rk[j]); return v; });
+    // a bank row whose verdict read-outs were not computed for these candidates: the cheap stage's best decides
+    if (Lk.some((v) => Number.isNaN(v))) { const b = keep.indexOf(keep.reduce((p, q) => (s[q] > s[p] || (s[q] === s[p] && q < p) ? q : p))); return { ...r, skills: [r.skills[keep[b]]], gold: [r.gold[keep[b]]], x: [x[b]], missing: true }; }
     return { ...r, skills: keep.map((i) => r.skills[i]), gold: keep.map((i) => r.gold[i]), x };
   };
+  const fitFull = (rows: Row[], lam: number) => fit(rows.filter((r) => !r.missing), full, lam);
+  const trainOf = (rows: readonly Row[]) => rows.filter((r) => bankTrain || r.group === "full");
   const lamA = Number(opt("--lambda-a") ?? "100");
   const MS = cascade.split(",").map(Number), LB = [0.1, 1, 10, 100];
   /** Leave-one-batch-out hits of the cascade (m, λB) over `rows`. */
   const cvCascade = (rows: readonly Row[], mm: number, lamB: number): number[] => {
     const out = new Array<number>(rows.length).fill(0);
     for (const b of new Set(rows.map((r) => r.batch))) {
-      const train = withExtra(rows.filter((r) => r.batch !== b));
+      const train = withExtra(trainOf(rows.filter((r) => r.batch !== b)));
       const a = fit(train, cheap, lamA);
-      const bm = fit(train.map((r) => topM(a, r, mm)), full, lamB);
+      const bm = fitFull(train.map((r) => topM(a, r, mm)), lamB);
       rows.forEach((r, i) => { if (r.batch === b) { const rr = topM(a, r, mm); out[i] = rr.gold[rr.skills.indexOf(predict(bm, rr))] ? 1 : 0; } });
     }
     return out;
   };
+  // --margins τ,…: the verdict runs only when the cheap stage's best leads its second by less than τ
+  // (otherwise the cheap stage's best is the pick), at m 2, λB 10. τ is chosen by leave-one-batch-out
+  // CV: the largest Hit@1 over every row among the τ not below the first stage on any smaller library
+  // (a bank group); ties: the smaller τ (fewer verdicts). The choice is made again in each outer fold
+  // (nested CV), then on all of validation for the model written (cascade-margin.json).
+  const margins = opt("--margins")?.split(",").map(Number) ?? [];
+  /** One held-out row under a fitted (a, bm) and τ: [hit, verdict ran]. */
+  const marginHit = (a: Model, bm: Model, r: Row, tau: number): [number, number] => {
+    const sc = r.x.map((x) => score(a, x)).sort((p, q) => q - p);
+    const rr = topM(a, r, 2);
+    if (sc.length > 1 && sc[0] - sc[1] < tau && !rr.missing) return [rr.gold[rr.skills.indexOf(predict(bm, rr))] ? 1 : 0, 1];
+    return [topM(a, r, 1).gold[0] ? 1 : 0, 0];
+  };
+  const cvMargin = (rows: readonly Row[], tau: number) => {
+    const hits = new Array<number>(rows.length).fill(0), ran = new Array<number>(rows.length).fill(0);
+    for (const b of new Set(rows.map((r) => r.batch))) {
+      const train = withExtra(trainOf(rows.filter((r) => r.batch !== b)));
+      const a = fit(train, cheap, lamA), bm = fitFull(train.map((r) => topM(a, r, 2)), 10);
+      rows.forEach((r, i) => { if (r.batch === b) [hits[i], ran[i]] = marginHit(a, bm, r, tau); });
+    }
+    return { hits, ran };
+  };
+  const groupsOf = (rows: readonly Row[]) => [...new Set(rows.map((r) => r.group ?? "full"))];
+  const inGroup = (rows: readonly Row[], grp: string) => rows.map((r, i) => ((r.group ?? "full") === grp ? i : -1)).filter((i) => i >= 0);
+  const chooseTau = (rows: readonly Row[]) => {
+    let best = { tau: margins[0], h: -1 };
+    for (const tau of margins) {
+      const { hits } = cvMargin(rows, tau);
+      const ok = groupsOf(rows).filter((g) => g !== "full").every((g) => { const ix = inGroup(rows, g); return mean(ix.map((i) => hits[i])) >= mean(ix.map((i) => rows[i].defaultHit)) - 1e-12; });
+      if (ok && mean(hits) > best.h + 1e-12) best = { tau, h: mean(hits) };
+    }
+    return best;
+  };
+  if (margins.length) {
+    for (const tau of margins) {
+      const { hits, ran } = cvMargin(val, tau);
+      const per = groupsOf(val).map((grp) => { const ix = inGroup(val, grp); return `${grp}: ${mean(ix.map((i) => hits[i])).toFixed(3)} (verdict ${mean(ix.map((i) => ran[i])).toFixed(2)}, first stage ${mean(ix.map((i) => val[i].defaultHit)).toFixed(3)})`; });
+      console.log(`margin τ ${tau}: CV Hit@1 ${mean(hits).toFixed(3)}; ${per.join("; ")}`);
+    }
+    const nested = new Array<number>(val.length).fill(0), nran = new Array<number>(val.length).fill(0);
+    const chosen: string[] = [];
+    for (const b of [...new Set(val.map((r) => r.batch))].sort()) {
+      const inner = val.filter((r) => r.batch !== b);
+      const { tau } = chooseTau(inner);
+      chosen.push(`batch ${b}: τ ${tau}`);
+      const train = withExtra(trainOf(inner));
+      const a = fit(train, cheap, lamA), bm = fitFull(train.map((r) => topM(a, r, 2)), 10);
+      val.forEach((r, i) => { if (r.batch === b) [nested[i], nran[i]] = marginHit(a, bm, r, tau); });
+    }
+    for (const grp of groupsOf(val)) {
+      const ix = inGroup(val, grp);
+      const h = ix.map((i) => nested[i]), d = ix.map((i) => val[i].defaultHit), l = ix.map((i) => val[i].lexicalHit);
+      const [a1, b1] = paired(h, d), [a2, b2] = paired(h, l);
+      console.log(`margin, nested CV (${chosen.join("; ")}), library ${grp} (${ix.length} tasks): Hit@1 ${mean(h).toFixed(3)}, verdict on ${mean(ix.map((i) => nran[i])).toFixed(2)}; first stage ${mean(d).toFixed(3)} (${(mean(h) - mean(d)).toFixed(3)} [${a1.toFixed(3)}, ${b1.toFixed(3)}]); lexical ${mean(l).toFixed(3)} (${(mean(h) - mean(l)).toFixed(3)} [${a2.toFixed(3)}, ${b2.toFixed(3)}])`);
+    }
+    const { tau, h } = chooseTau(val);
+    const train = withExtra(trainOf(val));
+    const a = fit(train, cheap, lamA), bm = fitFull(train.map((r) => topM(a, r, 2)), 10);
+    const st = (m: Model) => ({ features: m.feats.map((f) => FEATURES[f]), weights: m.w, mean: m.mean, scale: m.sd });
+    const model = { kind: "cascade", poolGlance: 20, poolLexical: 20, lucene: { k1: 1.2, b: 0.75 }, verdictTop: 2, cheap: st(a), full: st(bm), verdictMargin: tau };
+    mkdirSync(outDir, { recursive: true });
+    writeFileSync(`${outDir}/cascade-margin.json`, JSON.stringify(model, null, 2) + "\n");
+    console.log(`margin chosen on all of validation: τ ${tau} (CV Hit@1 ${h.toFixed(3)}); wrote ${outDir}/cascade-margin.json`);
+    if (extra.length) console.log(`demo tasks right under it: ${extra.filter((r, i) => i % demoWeight === 0 && marginHit(a, bm, r, tau)[0] === 1).length} of ${extra.length / demoWeight}`);
+    if (readTest) {
+      const test = [...(await buildRows("test")).map((r) => ({ ...r, group: "full" })), ...(opt("--bank-test")?.split(",") ?? []).flatMap((f) => gunzipSync(readFileSync(f)).toString().split("\n").filter(Boolean).map((l) => bankRow(JSON.parse(l) as BankRecord)))];
+      const res = test.map((r) => marginHit(a, bm, r, tau));
+      for (const grp of groupsOf(test)) {
+        const ix = inGroup(test, grp);
+        const hh = ix.map((i) => res[i][0]), d = ix.map((i) => test[i].defaultHit), l = ix.map((i) => test[i].lexicalHit);
+        const [a1, b1] = paired(hh, d), [a2, b2] = paired(hh, l);
+        console.log(`TEST (batches 6-10, read once), library ${grp} (${ix.length} tasks, ${ix.filter((i) => topM(a, test[i], 2).missing).length} without the verdict's read-outs): Hit@1 ${mean(hh).toFixed(3)}, verdict on ${mean(ix.map((i) => res[i][1])).toFixed(2)}; first stage ${mean(d).toFixed(3)} (${(mean(hh) - mean(d)).toFixed(3)} [${a1.toFixed(3)}, ${b1.toFixed(3)}]); lexical ${mean(l).toFixed(3)} (${(mean(hh) - mean(l)).toFixed(3)} [${a2.toFixed(3)}, ${b2.toFixed(3)}])`);
+      }
+    }
+    process.exit(0);
+  }
+  // --replay F[,F…]: fixed cascades (cascade*.json, as shipped) scored on every row, per library
+  for (const file of opt("--replay")?.split(",") ?? []) {
+    const c = JSON.parse(readFileSync(file, "utf8")) as { verdictTop: number; cheap: { features: Feature[]; weights: number[]; mean: number[]; scale: number[] }; full: { features: Feature[]; weights: number[]; mean: number[]; scale: number[] } };
+    const asModel = (st: typeof c.cheap): Model => ({ feats: st.features.map(fi), w: st.weights, mean: st.mean, sd: st.scale, k: 1e9 });
+    const a = asModel(c.cheap), bm = asModel(c.full);
+    const hits = val.map((r) => { const rr = topM(a, r, c.verdictTop); return rr.gold[rr.skills.indexOf(predict(bm, rr))] ? 1 : 0; });
+    for (const grp of [...new Set(val.map((r) => r.group))]) {
+      const ix = val.map((r, i) => (r.group === grp ? i : -1)).filter((i) => i >= 0);
+      const h = ix.map((i) => hits[i]), d = ix.map((i) => val[i].defaultHit);
+      const [lo, hi] = paired(h, d);
+      console.log(`replay ${file}, library ${grp} (${ix.length} tasks, ${ix.filter((i) => topM(a, val[i], c.verdictTop).missing).length} without the verdict's read-outs): Hit@1 ${mean(h).toFixed(3)}; first stage ${mean(d).toFixed(3)} (${(mean(h) - mean(d)).toFixed(3)} [${lo.toFixed(3)}, ${hi.toFixed(3)}]); lexical ${mean(ix.map((i) => val[i].lexicalHit)).toFixed(3)}`);
+    }
+  }
   const nestedC = new Array<number>(val.length).fill(0);
   const picks: string[] = [];
   for (const b of [...new Set(val.map((r) => r.batch))].sort()) {
     const inner = val.filter((r) => r.batch !== b);
     let best = { mm: MS[0], lamB: LB[0], h: -1 };
-    const innerFit = withExtra(inner);
+    const innerFit = withExtra(trainOf(inner));
     for (const mm of MS) for (const lamB of LB) { const h = mean(cvCascade(inner, mm, lamB)); if (h > best.h + 1e-12) best = { mm, lamB, h }; }
     picks.push(`batch ${b}: m ${best.mm} λB ${best.lamB}`);
     const a = fit(innerFit, cheap, lamA);
-    const bm = fit(innerFit.map((r) => topM(a, r, best.mm)), full, best.lamB);
+    const bm = fitFull(innerFit.map((r) => topM(a, r, best.mm)), best.lamB);
     val.forEach((r, i) => { if (r.batch === b) { const rr = topM(a, r, best.mm); nestedC[i] = rr.gold[rr.skills.indexOf(predict(bm, rr))] ? 1 : 0; } });
   }
   const [nlo, nhi] = paired(nestedC, val.map((r) => r.defaultHit));
   console.log(`cascade nested CV (m and λB chosen within each outer fold; ${picks.join("; ")}): Hit@1 ${mean(nestedC).toFixed(3)}; − default ${(mean(nestedC) - mean(val.map((r) => r.defaultHit))).toFixed(3)} [${nlo.toFixed(3)}, ${nhi.toFixed(3)}]`);
+  for (const grp of [...new Set(val.map((r) => r.group))]) {
+    const ix = val.map((r, i) => (r.group === grp ? i : -1)).filter((i) => i >= 0);
+    const h = ix.map((i) => nestedC[i]), d = ix.map((i) => val[i].defaultHit), l = ix.map((i) => val[i].lexicalHit);
+    const [a1, b1] = paired(h, d), [a2, b2] = paired(h, l);
+    console.log(`  library ${grp} (${ix.length} tasks${grp === "full" ? "" : `, ${ix.filter((i) => topM(fit(withExtra(trainOf(val)), cheap, lamA), val[i], 2).missing).length} without the verdict's read-outs`}): nested CV ${mean(h).toFixed(3)}; first stage ${mean(d).toFixed(3)} (${(mean(h) - mean(d)).toFixed(3)} [${a1.toFixed(3)}, ${b1.toFixed(3)}]); lexical ${mean(l).toFixed(3)} (${(mean(h) - mean(l)).toFixed(3)} [${a2.toFixed(3)}, ${b2.toFixed(3)}])`);
+  }
   // the final cascade: (m, λB) by plain CV on all of validation, fitted on all of it
   let top = { mm: MS[0], lamB: LB[0], h: -1 };
   for (const mm of MS) for (const lamB of LB) { const h = mean(cvCascade(val, mm, lamB)); if (h > top.h + 1e-12) top = { mm, lamB, h }; }
-  const fa = fit(withExtra(val), cheap, lamA), fb = fit(withExtra(val).map((r) => topM(fa, r, top.mm)), full, top.lamB);
+  const fa = fit(withExtra(trainOf(val)), cheap, lamA), fb = fitFull(withExtra(trainOf(val)).map((r) => topM(fa, r, top.mm)), top.lamB);
   function pickOf0(r: Row): string { const rr = topM(fa, r, top.mm); return predict(fb, rr); }
   const stage = (m: Model) => ({ features: m.feats.map((f) => FEATURES[f]), weights: m.w, mean: m.mean, scale: m.sd });
   const cascadeModel = { kind: "cascade", poolGlance: 20, poolLexical: 20, lucene: { k1: 1.2, b: 0.75 }, verdictTop: top.mm, cheap: stage(fa), full: stage(fb) };
@@ -408,9 +528,9 @@ if (cascade !== undefined) {
       const hits = new Array<number>(val.length).fill(0);
       let recallM = 0;
       for (const b of new Set(val.map((r) => r.batch))) {
-        const train = val.filter((r) => r.batch !== b);
+        const train = trainOf(val.filter((r) => r.batch !== b));
         const a = fit(train, cheap, lamA);
-        const bm = fit(train.map((r) => topM(a, r, mm)), full, lamB);
+        const bm = fitFull(train.map((r) => topM(a, r, mm)), lamB);
         val.forEach((r, i) => { if (r.batch === b) { const rr = topM(a, r, mm); recallM += rr.gold.some(Boolean) ? 1 : 0; hits[i] = rr.gold[rr.skills.indexOf(predict(bm, rr))] ? 1 : 0; } });
       }
       const [lo, hi] = paired(hits, val.map((r) => r.defaultHit));

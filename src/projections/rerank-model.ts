@@ -65,6 +65,12 @@ export interface RerankModel {
    * ruling decides): its features' scales follow the library it was fitted on. 0: always.
    */
   readonly minSkills: number;
+  /**
+   * The verdict runs only when the cheap stage's best leads its second by less than this (in the
+   * cheap stage's score); otherwise the cheap stage's best is the pick and the verdict is skipped.
+   * Undefined: the verdict always runs.
+   */
+  readonly verdictMargin?: number;
 }
 
 /** Most candidates a pool may take from each expert, and the verdict from the cheap stage: a bound on a route's work. */
@@ -128,7 +134,14 @@ export function checkRerankModel(m: unknown): RerankModel | null {
     cheap: stage(o.cheap, "cheap", false),
     full: stage(o.full, "full", true),
     minSkills: o.minSkills === undefined ? 0 : count(o.minSkills, "minSkills", 0, 2 ** 31 - 1),
+    ...(o.verdictMargin === undefined ? {} : { verdictMargin: margin(o.verdictMargin) }),
   });
+}
+
+function margin(x: unknown): number {
+  const v = finite(x, "verdictMargin");
+  if (v < 0) throw invalidArgument(`re-ranker: verdictMargin must be ≥ 0, got ${v}`);
+  return v;
 }
 
 /** A stage's score of one candidate's feature values (indexed by {@link RERANK_FEATURES} name). */

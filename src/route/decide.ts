@@ -14,7 +14,7 @@ import { needsVerdict, type AbstentionModel } from "../projections/abstention-mo
 import { abstentionFeatures, decideAbstention, type AbstentionDecision } from "./abstention.js";
 import { checkFiniteReadouts, firstStage, firstStageShortlist, rule } from "./ruling.js";
 import { judge } from "./verdict.js";
-import { cheapTop, fullScores, rerankPool } from "./rerank.js";
+import { cheapTop, fullScores, rerankPool, verdictNeeded } from "./rerank.js";
 import type { LexicalExpert } from "./lexical-expert.js";
 import type { Ranked } from "./glance.js";
 import type { RouterParts } from "./parts.js";
@@ -150,14 +150,14 @@ export async function decide(parts: RouterParts, lexical: LexicalExpert, taskTex
 /**
  * The re-ranker's shortlist (src/route/rerank.ts): the cheap stage's best `verdictTop` of the pool,
  * ordered by the full stage once the verdict has read them (by the cheap stage when the verdict is
- * off or there is one candidate).
+ * off, there is one candidate, or the cheap stage's best leads by the model's `verdictMargin`).
  */
 async function reranked(parts: RouterParts, lexical: LexicalExpert, taskText: string, ranked: readonly Ranked[], handles: Int32Array, post: { B: Float64Array; raw: Float64Array }, o: { verdict: boolean; signal?: AbortSignal }): Promise<{ shortlist: Candidate[]; ran: boolean; verdictMs: number }> {
   const { projections, library } = parts;
   const rr = projections.rerank!;
   const lucene = await lexical.scoresByColumn(library, taskText, handles, rr.lucene);
   const top = cheapTop(rerankPool(rr, taskText, ranked, post.raw, lucene, projections.lexicalTemperature), rr.verdictTop);
-  const run = o.verdict && top.length > 1;
+  const run = o.verdict && verdictNeeded(rr, top);
   const t = performance.now();
   const judged = run ? await judge(parts, taskText, top, o.signal) : null;
   const verdictMs = run ? performance.now() - t : 0;

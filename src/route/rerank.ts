@@ -100,3 +100,14 @@ export function fullScores(model: RerankModel, top: readonly RerankCandidate[], 
   const LRank = logRanks(L);
   return top.map((c, k) => stageScore(model.full, { ...c.x, L: L[k], LRel: L[k] - Lmax, LRank: LRank[k], V: V[k] }));
 }
+
+/**
+ * Whether the verdict reads these candidates: more than one, and, when the model sets a
+ * `verdictMargin`, the cheap stage's best leads its second by less than it.
+ */
+export function verdictNeeded(model: RerankModel, top: readonly RerankCandidate[]): boolean {
+  if (top.length < 2) return false;
+  if (model.verdictMargin === undefined) return true;
+  const s = top.map((c) => c.cheap).sort((a, b) => b - a);
+  return s[0] - s[1] < model.verdictMargin;
+}

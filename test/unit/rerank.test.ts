@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { Projections } from "../../src/projections/projections.js";
 import { checkRerankModel, RERANK_FEATURES, type RerankFeature, type RerankModel } from "../../src/projections/rerank-model.js";
-import { cheapTop, fullScores, rerankPool } from "../../src/route/rerank.js";
+import { cheapTop, fullScores, rerankPool, verdictNeeded, type RerankCandidate } from "../../src/route/rerank.js";
 import { nameBigramShare, nameTokens, nameVerbatim, share, taskText } from "../../src/lexical/name-features.js";
 import type { Ranked } from "../../src/route/glance.js";
 import { DEFAULT_PROJECTIONS } from "../../src/defaults.js";
@@ -33,6 +33,10 @@ describe("the re-ranker in the projections file", () => {
     await base().save(join(dir, "without.gguf"));
     const back = await Projections.load(join(dir, "with.gguf"));
     expect(back.rerank, `seed ${seed}`).toEqual(m);
+    // the verdict's margin travels too
+    const mm = checkRerankModel({ ...m, verdictMargin: 0.75 })!;
+    await base(mm).save(join(dir, "margin.gguf"));
+    expect((await Projections.load(join(dir, "margin.gguf"))).rerank).toEqual(mm);
     expect((await Projections.load(join(dir, "without.gguf"))).rerank).toBeNull();
     // removed by withCalibration({ rerank: null }), kept by a calibration that does not name it
     expect(back.withCalibration({ alpha: 0.5 }).rerank).toEqual(m);
@@ -47,6 +51,8 @@ describe("the re-ranker in the projections file", () => {
       [{ ...m, poolGlance: 0, poolLexical: 0 }, /pool is empty/],
       [{ ...m, poolLexical: 2.5 }, /poolLexical must be an integer/],
       [{ ...m, minSkills: -1 }, /minSkills must be an integer/],
+      [{ ...m, verdictMargin: -0.5 }, /verdictMargin must be ≥ 0/],
+      [{ ...m, verdictMargin: "1" }, /verdictMargin must be a finite number/],
       [{ ...m, lucene: { k1: 1, b: 2 } }, /b in \[0, 1\]/],
       [{ ...m, cheap: { ...m.cheap, features: [...m.cheap.features.slice(0, -1), "L"] } }, /cheap may not read the verdict's L/],
       [{ ...m, full: { ...m.full, features: [...m.full.features.slice(0, -1), "nope"] } }, /unknown feature "nope"/],
@@ -138,5 +144,24 @@ describe("the re-ranker's pool and features against a plain reference", () => {
       });
     }
     expect(RERANK_FEATURES.length).toBe(14);
+  });
+});
+
+describe("the verdict's margin", () => {
+  it("runs the verdict exactly when the cheap stage's best leads its second by less than the margin, on fresh random scores", () => {
+    const seed = freshSeed();
+    const r = rng(seed);
+    const m = randomModel(r, 20, 20, 3);
+    for (let trial = 0; trial < 200; trial++) {
+      const n = Math.floor(r() * 4);
+      const top = Array.from({ length: n }, (_, i) => ({ column: i, skill: `s${i}`, name: `s${i}`, g: 0, bm25: 0, cheap: gauss(r) * 2 }) as unknown as RerankCandidate);
+      const tau = r() * 3;
+      const sorted = top.map((c) => c.cheap).sort((a, b) => b - a);
+      // the plain reference: two or more candidates, and a lead under τ
+      const expected = n >= 2 && sorted[0] - sorted[1] < tau;
+      expect(verdictNeeded(checkRerankModel({ ...m, verdictMargin: tau })!, top), `seed ${seed}, trial ${trial}`).toBe(expected);
+      // no margin: the verdict reads any two or more
+      expect(verdictNeeded(m, top)).toBe(n >= 2);
+    }
   });
 });
