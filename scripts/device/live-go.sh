@@ -17,7 +17,7 @@
 #     3. carry [".device/live8b", ".cache/bench"]:  bash scripts/device/live-go.sh 8b
 #          writes $HOME/work/qwen3-8b.gguf once (numpy, ~4 min; kept while the machine stays warm,
 #          the same file verdict-bench.sh prepare writes), then the bench on it at SIZES8 (30000)
-# Knobs: SIZES (default 1000,10000,30000), SIZES8 (30000), KEYS (16), TOKENS (64), THREADS (8),
+# Knobs: SIZES (default 1000,10000,30000), SIZES8 (30000), KEYS (16), TOKENS (256), THREADS (8), REPEATS (3),
 # PER_APPEND (1,4,16). Figures in $OUT/live-overhead.txt and $OUT/live-overhead-8b.txt; "mini" first runs
 # scripts/device/live-twins.mjs (device accumulators against the CPU's, from $G/dist: pack-gpu.sh's tsup
 # of this tree) into $OUT/live-twins.txt and prints its verdict line.
@@ -51,7 +51,7 @@ case "$mode" in
     nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$OUT/live-gpu.txt"
     # the device accumulators against the CPU's (bank changes, renormalisation): PASS/FAIL and a line a check
     node scripts/device/live-twins.mjs > "$OUT/live-twins.txt" 2>&1; tail -1 "$OUT/live-twins.txt"
-    node bench/live-overhead.bench.mjs "${SIZES:-1000,10000,30000}" "${KEYS:-16}" "${TOKENS:-64}" "${THREADS:-8}" "${PER_APPEND:-1,4,16}" 2>&1 \
+    node bench/live-overhead.bench.mjs "${SIZES:-1000,10000,30000}" "${KEYS:-16}" "${TOKENS:-256}" "${THREADS:-8}" "${PER_APPEND:-1,4,16}" "" "${REPEATS:-3}" 2>&1 \
       | quiet | tee "$OUT/live-overhead.txt"
     ;;
   8b)
@@ -68,7 +68,7 @@ case "$mode" in
     cp .cache/bench/live-overhead.bench.mjs "$G/bench/"
     cd "$G"
     nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$OUT/live-gpu.txt"
-    node bench/live-overhead.bench.mjs "${SIZES8:-30000}" "${KEYS:-16}" "${TOKENS:-64}" "${THREADS:-8}" "${PER_APPEND:-1,4,16}" "$M" 2>&1 \
+    node bench/live-overhead.bench.mjs "${SIZES8:-30000}" "${KEYS:-16}" "${TOKENS:-256}" "${THREADS:-8}" "${PER_APPEND:-1,4,16}" "$M" "${REPEATS:-3}" 2>&1 \
       | quiet | tee "$OUT/live-overhead-8b.txt"
     ;;
   *)
