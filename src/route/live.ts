@@ -160,7 +160,11 @@ export class LiveContext {
    */
   scores(options?: LiveReadOptions): LiveScores {
     const wait = waitOption(options);
-    return this.#native?.scores(wait) ?? { handles: new Int32Array(0), g: new Float64Array(0), tokens: 0 };
+    const native = this.#native;
+    if (native === null) return { handles: new Int32Array(0), g: new Float64Array(0), tokens: 0 };
+    const read = native.scores(wait);
+    // an addon built before reads without waiting has no `tokens` and always waits
+    return { handles: read.handles, g: read.g, tokens: read.tokens ?? native.tokens };
   }
 
   /** The `n` best skills by g, best first (ties in column order); `options` as {@link scores}. */

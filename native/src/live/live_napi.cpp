@@ -298,7 +298,7 @@ class NativeLive : public Napi::ObjectWrap<NativeLive> {
       if (onDevice_ && dev_) {
         live::device::Snapshot meta;
         const double* a = dev_->Latest(wait, meta);
-        if (a != nullptr && (!wait || meta.tokens == acc_.tokens())) {
+        if (a != nullptr && meta.handles && (!wait || meta.tokens == acc_.tokens())) {
           const std::vector<int32_t>& h = *meta.handles;
           Napi::Float64Array g = Napi::Float64Array::New(env, h.size());
           double* gp = g.Data();
