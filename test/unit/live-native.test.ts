@@ -74,7 +74,13 @@ function fakeParts(nEmbd: number, wq: Float32Array, dim: number, bank: KeyBank, 
   return {
     model: { info: { nEmbd } },
     projections: { layer: 3, wq, dim },
-    library: { routable, keys: bank, idOf: (h: number) => `s${h}`, entry: (id: string) => ({ name: id }) },
+    library: {
+      routable,
+      keys: bank,
+      idOf: (h: number) => `s${h}`,
+      entry: (id: string) => ({ name: id }),
+      label: (h: number) => ({ id: `s${h}`, name: `s${h}` }),
+    },
   } as unknown as RouterParts;
 }
 
@@ -247,7 +253,9 @@ describe("NativeLive", () => {
     expect(Array.from(unwaited.g)).toEqual(Array.from(waited.g));
     expect(Array.from(unwaited.handles)).toEqual(Array.from(waited.handles));
     expect(() => live.scores({ wait: "no" as unknown as boolean })).toThrow(expect.objectContaining({ code: "INVALID_ARGUMENT" }));
-    expect(live.top(1, { wait: false })[0].g).toBe(Math.max(...waited.g));
+    const [best] = live.top(1, { wait: false });
+    expect(best.g).toBe(Math.max(...waited.g));
+    expect(best.skill).toBe(`s${waited.handles[waited.g.indexOf(best.g)]}`);
     live.dispose();
     live.dispose();
     await expect(live.append(randArray(r, nEmbd))).rejects.toMatchObject({ code: "DISPOSED" });
