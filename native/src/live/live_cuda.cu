@@ -225,7 +225,8 @@ class CudaLive final : public DeviceLive {
     Pub& p = pubs_[t];
     const size_t n = size_t(aN_);
     if (n > p.cap) {
-      if (p.valid && !p.complete) Check(cudaEventSynchronize(p.done), "live: waiting for a score snapshot");
+      // its copy may still be in flight (also when a reset discarded it)
+      if (!p.complete) Check(cudaEventSynchronize(p.done), "live: waiting for a score snapshot");
       if (p.host != nullptr) cudaFreeHost(p.host);
       p.host = nullptr;
       p.cap = 0;
@@ -256,7 +257,9 @@ class CudaLive final : public DeviceLive {
   }
 
   void Discard() override {
-    for (Pub& p : pubs_) p.valid = false;  // a copy still in flight lands in a buffer nobody reads
+    // a copy still in flight lands in a buffer nobody reads (`complete` stays as it was, so a
+    // reallocation of that buffer still waits for it)
+    for (Pub& p : pubs_) p.valid = false;
     newest_ = done_ = -1;
   }
 
@@ -270,12 +273,13 @@ class CudaLive final : public DeviceLive {
     cudaEvent_t done = nullptr;
     bool used = false;
   };
-  // A pinned snapshot of A (Publish): complete once its event was seen done.
+  // A pinned snapshot of A (Publish): readable while valid; complete once its event was seen done
+  // (false from Publish until then, whether or not a reset has since made it invalid).
   struct Pub {
     double* host = nullptr;
     size_t cap = 0;
     cudaEvent_t done = nullptr;
-    bool valid = false, complete = false;
+    bool valid = false, complete = true;
     Snapshot meta;
   };
 
