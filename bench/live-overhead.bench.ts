@@ -32,6 +32,8 @@
  *     relative differences to the plain loop's (device work that overlaps the decode, or competes
  *     with it, shows here). "rows behind" is the mean of tokens − scores.tokens at the no-wait reads
  *     (how many appended rows the scores read did not cover yet);
+ *   - read alone: a second live.scores() right after the first (nothing left to wait for): the host's
+ *     part of a read (the snapshot divided into g, the typed arrays), per token;
  *   - gate features: `gateScoreFeatures(g)` on the scores read, what `Gate.stepLive` computes before
  *     its dot product.
  */
@@ -145,7 +147,7 @@ console.log(
 );
 console.log(`decode step (generate, per token): median ${decode.toFixed(3)} ms, mean ${mean(decodeMs.slice(1)).toFixed(3)} ms`);
 console.log(
-  "skills\tkeys\ttokens/append\tdevice\tappend call/token\tappend+scores/token\toverhead vs decode\tloop plain/token\tloop live/token\tloop overhead\tloop no-wait/token\tno-wait overhead\trows behind\tgate features/token",
+  "skills\tkeys\ttokens/append\tdevice\tappend call/token\tappend+scores/token\toverhead vs decode\tloop plain/token\tloop live/token\tloop overhead\tloop no-wait/token\tno-wait overhead\trows behind\tread alone/token\tgate features/token",
 );
 for (const n of sizes) {
   const bank = new KeyBank(proj.dim);
@@ -162,6 +164,7 @@ for (const n of sizes) {
     const callMs: number[] = [];
     const ms: number[] = [];
     const gateMs: number[] = [];
+    const readMs: number[] = [];
     for (let i = 0; i + b <= rows.length; i += b) {
       const chunk = new Float32Array(b * nEmbd);
       for (let j = 0; j < b; j++) chunk.set(rows[i + j], j * nEmbd);
@@ -170,6 +173,8 @@ for (const n of sizes) {
       const called = performance.now();
       const { g } = live.scores(); // on a device: waits for the queued append
       const read = performance.now();
+      live.scores();
+      readMs.push((performance.now() - read) / b);
       callMs.push((called - t) / b);
       ms.push((read - t) / b);
       t = performance.now();
@@ -211,6 +216,7 @@ for (const n of sizes) {
         noWait.toFixed(4),
         `${((100 * (noWait - plain)) / plain).toFixed(1)}%`,
         mean(behinds).toFixed(2),
+        median(drop(readMs)).toFixed(4),
         median(drop(gateMs)).toFixed(4),
       ].join("\t"),
     );
