@@ -5,10 +5,11 @@
  * Run (from the package root; the output lands in .cache/, which git ignores):
  *
  *   npx esbuild bench/live-overhead.bench.ts --bundle --platform=node --format=esm --packages=external \
- *     --outfile=.cache/bench/live-overhead.bench.mjs && node .cache/bench/live-overhead.bench.mjs [sizes] [keys] [tokens] [threads] [per-append] [model]
+ *     --outfile=.cache/bench/live-overhead.bench.mjs && node .cache/bench/live-overhead.bench.mjs [sizes] [keys] [tokens] [threads] [per-append] [model] [repeats]
  *
  * Defaults: sizes "1000,10000,30000" skills, 16 keys per skill, 64 generated tokens, 2 threads,
- * per-append "1", the embedded gavel-mini. A model path other than the embedded model's gets random
+ * per-append "1", the embedded gavel-mini ("" for it when repeats follows), 3 repeats of the loops.
+ * A model path other than the embedded model's gets random
  * projections (Projections.random: W_q of 256 × nEmbd, seed 0) at ℓ* = floor(2/3 · nLayer), so a
  * random-weight GGUF of a large shape (e.g. scripts/device/live-go.sh's Qwen3-8B) runs too; the
  * model loads with every layer offloaded where the addon has a GPU.
@@ -21,10 +22,18 @@
  *   - append+scores: append then live.scores() (median), which waits for the device: the whole
  *     live step (W_q projection, max-sim over the whole bank, top-k vote, decayed accumulation) when
  *     the scores are read after every append; its overhead against the decode step's median;
- *   - loop plain / loop live: the mean per-token wall time of a generate loop that decodes only, and
- *     of the same loop appending and reading the scores every b tokens (the prefill's step left out),
- *     back to back; loop overhead is their relative difference (device work that overlaps the decode,
- *     or competes with it, shows here);
+ *   - loop plain / loop live / loop live, no wait: the mean per-token wall time of a generate loop
+ *     that decodes only, of the same loop appending and reading the scores every b tokens, and of the
+ *     same loop reading them with `scores({ wait: false })` (the newest completed append's, never
+ *     waiting for the device); the prefill's step left out. The live loops append the prompt's rows
+ *     at `onPrompt`, as a host does (LIVE.md), so the context's one-time setup (device buffers,
+ *     pinned memory) falls in the prefill. The three loops run back to back, `repeats` times in
+ *     turn; each column is the median over the repeats, and the loop overheads are the medians'
+ *     relative differences to the plain loop's (device work that overlaps the decode, or competes
+ *     with it, shows here). "rows behind" is the mean of tokens − scores.tokens at the no-wait reads
+ *     (how many appended rows the scores read did not cover yet);
+ *   - read alone: a second live.scores() right after the first (nothing left to wait for): the host's
+ *     part of a read (the snapshot divided into g, the typed arrays), per token;
  *   - gate features: `gateScoreFeatures(g)` on the scores read, what `Gate.stepLive` computes before
  *     its dot product.
  */
@@ -45,7 +54,9 @@ const keysPer = Number(process.argv[3] ?? 16);
 const nTokens = Number(process.argv[4] ?? 64);
 const threads = Number(process.argv[5] ?? 2);
 const perAppend = (process.argv[6] ?? "1").split(",").map(Number);
-const modelPath = process.argv[7] ?? DEFAULT_MODEL;
+const modelPath = process.argv[7] || DEFAULT_MODEL;
+const repeats = Number(process.argv[8] ?? 3);
+if (!Number.isInteger(repeats) || repeats < 1) throw new Error(`repeats: ${process.argv[8]} is not a positive integer`);
 for (const b of perAppend) if (!Number.isInteger(b) || b < 1) throw new Error(`per-append: ${b} is not a positive integer`);
 
 const model = await Model.load(modelPath, { threads, contextSize: 2048 });
@@ -69,30 +80,40 @@ const decode = median(decodeMs.slice(1));
 const nEmbd = model.info.nEmbd;
 
 /**
- * Per-token wall time (mean, the prefill's step left out) of a generate loop that, every b tokens,
- * appends the b buffered ℓ* rows and reads the scores (what a host with a gate does), or that only
- * decodes (live null).
+ * Per-token wall time (mean, the prefill's step left out) of a generate loop that appends the prompt's
+ * rows at onPrompt and then, every b tokens, the b buffered ℓ* rows and reads the scores (waiting for
+ * the device, or not: what a host with a gate does), or that only decodes (live null). `behind`: the
+ * mean rows appended but not covered by the scores read.
  */
-async function loopMs(live: LiveContext | null, b: number): Promise<number> {
+async function loopMs(live: LiveContext | null, b: number, wait = true): Promise<{ ms: number; behind: number }> {
   const steps: number[] = [];
+  const behind: number[] = [];
   let pending: Float32Array[] = [];
+  let prompted: Promise<void> | undefined;
+  const options = live === null ? genOptions : { ...genOptions, onPrompt: (states: Float32Array) => void (prompted = live.append(states)) };
   let t = performance.now();
-  for await (const c of model.generate(prompt, genOptions)) {
+  for await (const c of model.generate(prompt, options)) {
     if (live !== null) {
+      if (prompted !== undefined) {
+        await prompted;
+        prompted = undefined;
+      }
       pending.push(c.state);
       if (pending.length === b) {
         const chunk = new Float32Array(b * nEmbd);
         pending.forEach((r, j) => chunk.set(r, j * nEmbd));
         pending = [];
         await live.append(chunk);
-        gateScoreFeatures(live.scores().g);
+        const read = live.scores({ wait });
+        behind.push(live.tokens - read.tokens);
+        gateScoreFeatures(read.g);
       }
     }
     const now = performance.now();
     steps.push(now - t);
     t = now;
   }
-  return mean(steps.slice(1));
+  return { ms: mean(steps.slice(1)), behind: behind.length > 0 ? mean(behind) : 0 };
 }
 
 /**
@@ -126,7 +147,7 @@ console.log(
 );
 console.log(`decode step (generate, per token): median ${decode.toFixed(3)} ms, mean ${mean(decodeMs.slice(1)).toFixed(3)} ms`);
 console.log(
-  "skills\tkeys\ttokens/append\tdevice\tappend call/token\tappend+scores/token\toverhead vs decode\tloop plain/token\tloop live/token\tloop overhead\tgate features/token",
+  "skills\tkeys\ttokens/append\tdevice\tappend call/token\tappend+scores/token\toverhead vs decode\tloop plain/token\tloop live/token\tloop overhead\tloop no-wait/token\tno-wait overhead\trows behind\tread alone/token\tgate features/token",
 );
 for (const n of sizes) {
   const bank = new KeyBank(proj.dim);
@@ -143,6 +164,7 @@ for (const n of sizes) {
     const callMs: number[] = [];
     const ms: number[] = [];
     const gateMs: number[] = [];
+    const readMs: number[] = [];
     for (let i = 0; i + b <= rows.length; i += b) {
       const chunk = new Float32Array(b * nEmbd);
       for (let j = 0; j < b; j++) chunk.set(rows[i + j], j * nEmbd);
@@ -151,6 +173,8 @@ for (const n of sizes) {
       const called = performance.now();
       const { g } = live.scores(); // on a device: waits for the queued append
       const read = performance.now();
+      live.scores();
+      readMs.push((performance.now() - read) / b);
       callMs.push((called - t) / b);
       ms.push((read - t) / b);
       t = performance.now();
@@ -160,11 +184,23 @@ for (const n of sizes) {
     if (b === perAppend[0]) twins.push(`${n}: ${await twin(bank, live)}`);
     const drop = (xs: number[]) => (xs.length > 1 ? xs.slice(1) : xs);
     const m = median(drop(ms));
-    // the same loop as a host runs it: plain decode, then decode with the live context, back to back
-    const plain = await loopMs(null, b);
-    const loopLive = new LiveContext(parts);
-    const withLive = await loopMs(loopLive, b);
-    loopLive.dispose();
+    // the same loop as a host runs it: plain decode, decode with the live context read waiting, and
+    // read without waiting, back to back, `repeats` times in turn (medians)
+    const plains: number[] = [], lives: number[] = [], noWaits: number[] = [], behinds: number[] = [];
+    for (let r = 0; r < repeats; r++) {
+      plains.push((await loopMs(null, b)).ms);
+      for (const wait of [true, false]) {
+        const loopLive = new LiveContext(parts);
+        const { ms: loopT, behind } = await loopMs(loopLive, b, wait);
+        loopLive.dispose();
+        if (wait) lives.push(loopT);
+        else {
+          noWaits.push(loopT);
+          behinds.push(behind);
+        }
+      }
+    }
+    const plain = median(plains), withLive = median(lives), noWait = median(noWaits);
     console.log(
       [
         n,
@@ -177,6 +213,10 @@ for (const n of sizes) {
         plain.toFixed(4),
         withLive.toFixed(4),
         `${((100 * (withLive - plain)) / plain).toFixed(1)}%`,
+        noWait.toFixed(4),
+        `${((100 * (noWait - plain)) / plain).toFixed(1)}%`,
+        mean(behinds).toFixed(2),
+        median(drop(readMs)).toFixed(4),
         median(drop(gateMs)).toFixed(4),
       ].join("\t"),
     );

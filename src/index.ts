@@ -80,7 +80,7 @@ export { addonStatus, type AddonStatus, type AddonSource } from "./native/bindin
 export { type CudaAddonStatus } from "./native/cuda-package.js";
 export { type GenerateOptions, type GenerateChunk, type GenerateResult, type StopReason } from "./model/generate.js";
 export { generateChat, type GenerateChatOptions } from "./render/generate-chat.js";
-export { LiveContext, type LiveScore } from "./route/live.js";
+export { LiveContext, type LiveScore, type LiveScores, type LiveReadOptions } from "./route/live.js";
 export { Gate, gateScoreFeatures, GATE_SCORE_FEATURES, loadGate, saveGate, type GateModel, type GateInfo } from "./route/gate.js";
 export { selectLive, skillInjection, type LiveSelection, type LiveSelectOptions } from "./route/firing.js";
 export {

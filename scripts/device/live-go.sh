@@ -14,10 +14,17 @@
 #   device, back to back on one warm machine:
 #     1. carry [".device/run"]:  SKIP_CHECKS=1 bash scripts/device/gpu-build.sh
 #     2. carry [".device/lib", ".device/stage-b", ".cache/bench"]:  bash scripts/device/live-go.sh mini
+#     2b. (before/after in one call) carry [".device/lib", ".device/stage-b", ".cache/bench"]:
+#          bash scripts/device/live-go.sh before
+#          rebuilds the addon in gpu-build.sh's build folder with native/src/live as of $BEFORE (pack
+#          copied it into .cache/bench/live-before), then the tree's again, and runs the bench with
+#          each addon in turn, old first, into $OUT/live-overhead-before.txt and -after.txt (the
+#          bench's TypeScript is this tree's for both; with the old addon a no-wait read waits)
 #     3. carry [".device/live8b", ".cache/bench"]:  bash scripts/device/live-go.sh 8b
 #          writes $HOME/work/qwen3-8b.gguf once (numpy, ~4 min; kept while the machine stays warm,
 #          the same file verdict-bench.sh prepare writes), then the bench on it at SIZES8 (30000)
-# Knobs: SIZES (default 1000,10000,30000), SIZES8 (30000), KEYS (16), TOKENS (64), THREADS (8),
+# Knobs: BEFORE (pack: the commit whose native/src/live "before" builds; default d959f26, the native
+# accumulator before the no-wait read), SIZES (default 1000,10000,30000), SIZES8 (30000), KEYS (16), TOKENS (256), THREADS (8), REPEATS (3),
 # PER_APPEND (1,4,16). Figures in $OUT/live-overhead.txt and $OUT/live-overhead-8b.txt; "mini" first runs
 # scripts/device/live-twins.mjs (device accumulators against the CPU's, from $G/dist: pack-gpu.sh's tsup
 # of this tree) into $OUT/live-twins.txt and prints its verdict line.
@@ -37,7 +44,35 @@ case "$mode" in
     cp ../shared/device/baselines/make_random_qwen3.py .device/live8b/
     cp -r "$src/gguf-py" .device/live8b/lcpp/gguf-py
     cp "$src/models/ggml-vocab-qwen2.gguf" .device/live8b/lcpp/models/
+    rm -rf .cache/bench/live-before && mkdir -p .cache/bench/live-before
+    for f in $(git ls-tree --name-only "${BEFORE:-d959f26}" native/src/live/); do
+      git show "${BEFORE:-d959f26}:$f" > ".cache/bench/live-before/$(basename "$f")"
+    done
     du -sh .cache/bench .device/live8b
+    ;;
+  before)
+    source scripts/device/env.sh
+    BUILD="$HOME/gavel-cuda"
+    [ -d .cache/bench/live-before ] && [ -f "$BUILD/build.ninja" ] || { echo "needs live-go.sh pack's .cache/bench/live-before and gpu-build.sh's build"; exit 2; }
+    addon="$GAVEL_ADDON"
+    rm -rf "$HOME/live-src" && cp -r native/src/live "$HOME/live-src"
+    rm -f native/src/live/* && cp .cache/bench/live-before/* native/src/live/
+    cmake --build "$BUILD" --target gavel_router > "$OUT/before-build.log" 2>&1 || { tail -30 "$OUT/before-build.log"; exit 1; }
+    cp "$addon" "$HOME/live-before.node"
+    rm -f native/src/live/* && cp "$HOME/live-src"/* native/src/live/
+    cmake --build "$BUILD" --target gavel_router >> "$OUT/before-build.log" 2>&1 || { tail -30 "$OUT/before-build.log"; exit 1; }
+    cp "$addon" "$HOME/live-after.node"
+    mkdir -p "$G/bench" "$G/models"
+    cp .cache/bench/live-overhead.bench.mjs "$G/bench/"
+    cp "$W/gavel-mini.gguf" "$G/models/gavel-mini.gguf"
+    cp .device/lib/default.projections.gguf "$G/models/gavel-mini.projections.gguf"
+    cd "$G"
+    nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$OUT/live-gpu.txt"
+    for which in before after; do
+      echo "== $which"
+      GAVEL_ADDON="$HOME/live-$which.node" node bench/live-overhead.bench.mjs "${SIZES:-1000,10000,30000}" "${KEYS:-16}" "${TOKENS:-256}" \
+        "${THREADS:-8}" "${PER_APPEND:-1,4,16}" "" "${REPEATS:-3}" 2>&1 | quiet | tee "$OUT/live-overhead-$which.txt"
+    done
     ;;
   mini)
     source scripts/device/env.sh
@@ -51,7 +86,7 @@ case "$mode" in
     nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$OUT/live-gpu.txt"
     # the device accumulators against the CPU's (bank changes, renormalisation): PASS/FAIL and a line a check
     node scripts/device/live-twins.mjs > "$OUT/live-twins.txt" 2>&1; tail -1 "$OUT/live-twins.txt"
-    node bench/live-overhead.bench.mjs "${SIZES:-1000,10000,30000}" "${KEYS:-16}" "${TOKENS:-64}" "${THREADS:-8}" "${PER_APPEND:-1,4,16}" 2>&1 \
+    node bench/live-overhead.bench.mjs "${SIZES:-1000,10000,30000}" "${KEYS:-16}" "${TOKENS:-256}" "${THREADS:-8}" "${PER_APPEND:-1,4,16}" "" "${REPEATS:-3}" 2>&1 \
       | quiet | tee "$OUT/live-overhead.txt"
     ;;
   8b)
@@ -68,11 +103,11 @@ case "$mode" in
     cp .cache/bench/live-overhead.bench.mjs "$G/bench/"
     cd "$G"
     nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$OUT/live-gpu.txt"
-    node bench/live-overhead.bench.mjs "${SIZES8:-30000}" "${KEYS:-16}" "${TOKENS:-64}" "${THREADS:-8}" "${PER_APPEND:-1,4,16}" "$M" 2>&1 \
+    node bench/live-overhead.bench.mjs "${SIZES8:-30000}" "${KEYS:-16}" "${TOKENS:-256}" "${THREADS:-8}" "${PER_APPEND:-1,4,16}" "$M" "${REPEATS:-3}" 2>&1 \
       | quiet | tee "$OUT/live-overhead-8b.txt"
     ;;
   *)
-    echo "usage: bash scripts/device/live-go.sh pack|mini|8b" >&2
+    echo "usage: bash scripts/device/live-go.sh pack|mini|before|8b" >&2
     exit 2
     ;;
 esac

@@ -8,6 +8,11 @@
 // other one, which moves those two skills' g by a whole w·m/W. So: the columns (handles, in order)
 // identical; |Δg| ≤ TOL_G = 2e-3 for at least 99% of the columns at every check; the top-1 skill the
 // same unless the CPU's g of the two differs by ≤ 2·TOL_G. Prints one line per check and PASS/FAIL.
+//
+// The read without waiting (scores({ wait: false })), right after each append: the scores of that
+// append (tokens = live.tokens) or of an earlier one whose device work completed, which must then be
+// bit for bit what the waiting read gave after that append (same tokens, columns and g); after the
+// waiting read it must equal that read exactly.
 // Usage: node scripts/device/live-twins.mjs
 import { KeyBank, LiveContext, loadBinding } from "../../dist/index.js";
 
@@ -29,6 +34,26 @@ function unitRows(n, dim) {
 }
 
 let failed = 0;
+const sameArray = (x, y) => x.length === y.length && x.every((v, i) => Object.is(v, y[i]));
+// the no-wait read `nw` (taken right after an append) against the waiting reads so far, by tokens
+function checkNoWait(what, live, nw, waited) {
+  const now = live.scores();
+  const after = live.scores({ wait: false });
+  let ok = sameArray(after.g, now.g) && sameArray(after.handles, now.handles) && after.tokens === now.tokens;
+  let which = "this append's";
+  if (nw.tokens === live.tokens) ok &&= sameArray(nw.g, now.g) && sameArray(nw.handles, now.handles);
+  else if (nw.tokens === 0) {
+    which = "none completed yet (zeros)";
+    ok &&= nw.g.every((x) => x === 0);
+  } else {
+    const was = waited.get(nw.tokens);
+    which = was === undefined ? `rows ${nw.tokens} (no such read)` : `an earlier append's (${live.tokens - nw.tokens} rows behind)`;
+    ok &&= was !== undefined && sameArray(nw.g, was.g) && sameArray(nw.handles, was.handles);
+  }
+  if (!ok) failed++;
+  console.log(`${ok ? "ok  " : "FAIL"} ${what}: no-wait read ${which}`);
+}
+
 function check(what, live, cpu) {
   const a = live.scores(), c = cpu.scores();
   const same = a.handles.length === c.handles.length && a.handles.every((h, i) => h === c.handles[i]);
@@ -61,12 +86,17 @@ async function scenario(name, nSkills, keysPer, nEmbd, dim, steps) {
   const live = new LiveContext(parts);
   const cpu = new (loadBinding().NativeLive)(bank._native, wq, nEmbd, dim, "cpu");
   const voteK = (n) => Math.min(10, Math.max(3, Math.round(n / 10)));
+  const waited = new Map();
   for (const step of steps) {
     if (typeof step === "number") {
       const states = randArray(step * nEmbd, 3);
       await live.append(states);
+      const nw = live.scores({ wait: false });
       await cpu.append(states, routable.length === bank.size ? null : routable, voteK(routable.length));
       check(`${name}, +${step}`, live, cpu);
+      checkNoWait(`${name}, +${step}`, live, nw, waited);
+      const a = live.scores();
+      waited.set(a.tokens, a);
     } else {
       routable = step(bank, routable);
     }

@@ -15,8 +15,13 @@ export interface NativeLive {
    * starts new ones at 0 and drops removed ones. `k`: the vote's top-k (≥ 1).
    */
   append(states: Float32Array, handles: Int32Array | null, k: number): Promise<void> | undefined;
-  /** g = A / W per column after the last append (0s before any), with the columns' handles. */
-  scores(): { handles: Int32Array; g: Float64Array };
+  /**
+   * g = A / W per column after `tokens` appended rows (0s before any), with the columns' handles.
+   * `wait` (default true): on the device, waits for the queued appends (tokens = this.tokens);
+   * false never waits and reads the newest append whose device work has completed (tokens ≤
+   * this.tokens, 0 with zeros over the current columns when none has). On the CPU both are the same.
+   */
+  scores(wait?: boolean): { handles: Int32Array; g: Float64Array; tokens: number };
   /** Forgets every row (the next append starts a new context). */
   reset(): void;
   /** Makes a running CPU append reject with ABORTED; returns how many batches were told. */

@@ -13,8 +13,10 @@
  * The accumulators are native (native/src/live, `NativeLive`): one call per append does the
  * projection, the max-sim, the vote and the fold. Where the bank glances on a CUDA device, A stays
  * on the device and an append only queues work on the bank's stream (no host round trip per
- * token); reading the scores waits for it. On the CPU the bank's CPU glance of each batch of up to
- * 2,048 rows is folded natively (a small append at once, a large one on a worker thread).
+ * token); reading the scores waits for it, unless the host asks for the newest completed append's
+ * scores (`scores({ wait: false })`), which an append copies back asynchronously. On the CPU the
+ * bank's CPU glance of each batch of up to 2,048 rows is folded natively (a small append at once, a
+ * large one on a worker thread).
  *
  * @module
  */
@@ -23,6 +25,28 @@ import { voteK } from "../kernels/kernels.js";
 import { loadBinding, type NativeLive } from "../native/binding.js";
 import { optionsObject, signalOption } from "../util/validate.js";
 import type { RouterParts } from "./parts.js";
+
+/** How {@link LiveContext.scores} and {@link LiveContext.top} read the scores. */
+export interface LiveReadOptions {
+  /**
+   * true (the default): the scores after the last appended token; on a device this waits for the
+   * appends queued there. false: never wait; the scores after the newest append whose device work
+   * has completed (`tokens` says how many rows they cover: the last append's, an earlier one's, or 0
+   * with zeros when none has completed since the context began or was reset). On the CPU an append
+   * is complete once it returned or resolved, so both read the same.
+   */
+  wait?: boolean;
+}
+
+/** A live context's scores: one per column (routable skill), after `tokens` appended rows. */
+export interface LiveScores {
+  /** The columns' skill handles, in the library's column order. */
+  handles: Int32Array;
+  /** Each column's accumulated, decayed glance score g. */
+  g: Float64Array;
+  /** The rows these scores cover: {@link LiveContext.tokens} unless read with `wait: false`. */
+  tokens: number;
+}
 
 /** One skill as a live context ranks it. */
 export interface LiveScore {
@@ -126,15 +150,26 @@ export class LiveContext {
 
   /**
    * Each routable skill's score g after the last appended token, in the library's column order
-   * (Float64Array). On a device this waits for the appends queued there.
+   * (Float64Array). On a device this waits for the appends queued there; with `{ wait: false }` it
+   * never waits and reads the newest completed append's ({@link LiveReadOptions}), so a decode loop
+   * can read the scores every few tokens without stalling on the device.
+   *
+   * A disposed context's scores read empty.
+   *
+   * @throws GavelError INVALID_ARGUMENT (options)
    */
-  scores(): { handles: Int32Array; g: Float64Array } {
-    return this.#native?.scores() ?? { handles: new Int32Array(0), g: new Float64Array(0) };
+  scores(options?: LiveReadOptions): LiveScores {
+    const wait = waitOption(options);
+    const native = this.#native;
+    if (native === null) return { handles: new Int32Array(0), g: new Float64Array(0), tokens: 0 };
+    const read = native.scores(wait);
+    // an addon built before reads without waiting has no `tokens` and always waits
+    return { handles: read.handles, g: read.g, tokens: read.tokens ?? native.tokens };
   }
 
-  /** The `n` best skills by g, best first (ties in column order). */
-  top(n = 5): LiveScore[] {
-    const { handles, g } = this.scores();
+  /** The `n` best skills by g, best first (ties in column order); `options` as {@link scores}. */
+  top(n = 5, options?: LiveReadOptions): LiveScore[] {
+    const { handles, g } = this.scores(options);
     const { library } = this.#parts;
     const order = Array.from(g.keys()).sort((a, b) => g[b] - g[a] || a - b).slice(0, Math.max(0, n));
     return order.map((c) => {
@@ -157,4 +192,10 @@ export class LiveContext {
     this.#native?.dispose();
     this.#native = null;
   }
+}
+
+function waitOption(options: LiveReadOptions | undefined): boolean {
+  const wait = optionsObject(options, "options").wait;
+  if (wait !== undefined && typeof wait !== "boolean") throw invalidArgument(`options.wait must be a boolean, got ${String(wait)}`);
+  return wait ?? true;
 }

@@ -74,7 +74,13 @@ function fakeParts(nEmbd: number, wq: Float32Array, dim: number, bank: KeyBank, 
   return {
     model: { info: { nEmbd } },
     projections: { layer: 3, wq, dim },
-    library: { routable, keys: bank, idOf: (h: number) => `s${h}`, entry: (id: string) => ({ name: id }) },
+    library: {
+      routable,
+      keys: bank,
+      idOf: (h: number) => `s${h}`,
+      entry: (id: string) => ({ name: id }),
+      label: (h: number) => ({ id: `s${h}`, name: `s${h}` }),
+    },
   } as unknown as RouterParts;
 }
 
@@ -205,8 +211,17 @@ describe("NativeLive", () => {
     await pending;
     expect(live.tokens).toBe(3000);
     const before = live.scores().g;
+    // an append complete on the CPU: reading without waiting reads the same scores
+    const noWait = live.scores(false);
+    expect(noWait.tokens).toBe(3000);
+    expect(Array.from(noWait.g)).toEqual(Array.from(before));
+    expect(() => live.scores(1 as unknown as boolean)).toThrow(expect.objectContaining({ code: "INVALID_ARGUMENT" }));
     const big = randArray(r, 8 * 2048 * nEmbd);
     const aborted = live.append(big, null, 5)!;
+    // while it runs on the worker, the scores (either way) are those of the 3,000 rows folded
+    const during = live.scores(false);
+    expect(during.tokens).toBe(3000);
+    expect(Array.from(during.g)).toEqual(Array.from(before));
     expect(live.abort()).toBeGreaterThan(0);
     await expect(aborted).rejects.toMatchObject({ code: "ABORTED" });
     // nothing of the aborted append was folded
@@ -230,6 +245,17 @@ describe("NativeLive", () => {
     await live.append(randArray(r, 2 * nEmbd));
     expect(live.tokens).toBe(2);
     expect(live.device).toBe(loadBinding().glanceDevice().device);
+    // read after waiting, then without: the same scores over the same 2 rows
+    const waited = live.scores();
+    expect(waited.tokens).toBe(2);
+    const unwaited = live.scores({ wait: false });
+    expect(unwaited.tokens).toBe(2);
+    expect(Array.from(unwaited.g)).toEqual(Array.from(waited.g));
+    expect(Array.from(unwaited.handles)).toEqual(Array.from(waited.handles));
+    expect(() => live.scores({ wait: "no" as unknown as boolean })).toThrow(expect.objectContaining({ code: "INVALID_ARGUMENT" }));
+    const [best] = live.top(1, { wait: false });
+    expect(best.g).toBe(Math.max(...waited.g));
+    expect(best.skill).toBe(`s${waited.handles[waited.g.indexOf(best.g)]}`);
     live.dispose();
     live.dispose();
     await expect(live.append(randArray(r, nEmbd))).rejects.toMatchObject({ code: "DISPOSED" });

@@ -25,6 +25,7 @@ constexpr int kProjRows = 16;      // rows per block of the projection
 constexpr int kNormThreads = 256;
 constexpr int kFoldThreads = 256;
 constexpr int kSlots = 8;         // pinned host slots of the rows in flight
+constexpr int64_t kSlotRows = 64;  // rows a slot holds from the start (they grow together)
 
 // y[r·dim + o] = Σ_c W[o·nEmbd + c] · h[r·nEmbd + c]: one block per output o (its threads split c,
 // so a token's projection spreads over dim blocks) and kProjRows rows.
@@ -106,12 +107,17 @@ class CudaLive final : public DeviceLive {
     Check(cudaMemcpyAsync(w, wq, size_t(dim * nEmbd) * sizeof(float), cudaMemcpyHostToDevice, stream_), "copying W_q to the device");
     Check(cudaStreamSynchronize(stream_), "copying W_q to the device");
     for (Slot& s : slots_) Check(cudaEventCreateWithFlags(&s.done, cudaEventDisableTiming), "creating a CUDA event");
+    for (Pub& p : pubs_) Check(cudaEventCreateWithFlags(&p.done, cudaEventDisableTiming), "creating a CUDA event");
+    GrowSlots(size_t(kSlotRows * nEmbd));
   }
   ~CudaLive() override {
     cudaStreamSynchronize(stream_);  // nothing queued may outlive the buffers it reads
-    for (Slot& s : slots_) {
-      if (s.host != nullptr) cudaFreeHost(s.host);
+    if (slotHost_ != nullptr) cudaFreeHost(slotHost_);
+    for (Slot& s : slots_)
       if (s.done != nullptr) cudaEventDestroy(s.done);
+    for (Pub& p : pubs_) {
+      if (p.host != nullptr) cudaFreeHost(p.host);
+      if (p.done != nullptr) cudaEventDestroy(p.done);
     }
   }
 
@@ -162,16 +168,13 @@ class CudaLive final : public DeviceLive {
     float* dtopM = topM_.Ensure(nT);
 
     // 1. the rows through a pinned slot (waits only when the device is kSlots appends behind)
+    if (nIn > slotCap_) {
+      Check(cudaStreamSynchronize(stream_), "live: waiting for the pinned slots");
+      GrowSlots(nIn);
+    }
     Slot& s = slots_[next_];
     next_ = (next_ + 1) % kSlots;
     if (s.used) Check(cudaEventSynchronize(s.done), "live: waiting for a pinned slot");
-    if (nIn > s.cap) {
-      if (s.host != nullptr) cudaFreeHost(s.host);
-      s.host = nullptr;
-      s.cap = 0;
-      Check(cudaMallocHost(&s.host, std::max<size_t>(nIn, 4096) * sizeof(float)), "cudaMallocHost (live rows)");
-      s.cap = std::max<size_t>(nIn, 4096);
-    }
     std::memcpy(s.host, rows, nIn * sizeof(float));
     Check(cudaMemcpyAsync(din, s.host, nIn * sizeof(float), cudaMemcpyHostToDevice, stream_), "copying the live rows");
     Check(cudaEventRecord(s.done, stream_), "recording an event");
@@ -214,17 +217,102 @@ class CudaLive final : public DeviceLive {
     return a;
   }
 
+  void Publish(const Snapshot& meta) override {
+    Poll();
+    // never the newest completed snapshot (a reader may want it while this copy is in flight); a
+    // snapshot whose copy is still in flight may be overwritten (the stream orders the two copies)
+    int t = done_ >= 0 ? 1 - done_ : (pubs_[0].valid && !pubs_[1].valid ? 1 : 0);
+    Pub& p = pubs_[t];
+    const size_t n = size_t(aN_);
+    if (n > p.cap) {
+      // its copy may still be in flight (also when a reset discarded it)
+      if (!p.complete) Check(cudaEventSynchronize(p.done), "live: waiting for a score snapshot");
+      if (p.host != nullptr) cudaFreeHost(p.host);
+      p.host = nullptr;
+      p.cap = 0;
+      p.valid = false;
+      const size_t cap = n + n / 4 + 1024;
+      Check(cudaMallocHost(&p.host, cap * sizeof(double)), "cudaMallocHost (live scores)");
+      p.cap = cap;
+    }
+    if (n > 0)
+      Check(cudaMemcpyAsync(p.host, a_.p, n * sizeof(double), cudaMemcpyDeviceToHost, stream_), "copying the live scores back");
+    Check(cudaEventRecord(p.done, stream_), "recording an event");
+    p.meta = meta;
+    p.valid = true;
+    p.complete = false;
+    newest_ = t;
+  }
+
+  const double* Latest(bool wait, Snapshot& meta) override {
+    if (wait && newest_ >= 0 && pubs_[newest_].valid && !pubs_[newest_].complete) {
+      Check(cudaEventSynchronize(pubs_[newest_].done), "reading the live scores");
+      pubs_[newest_].complete = true;
+    }
+    Poll();
+    const int i = wait ? newest_ : done_;
+    if (i < 0 || !pubs_[i].valid || !pubs_[i].complete) return nullptr;
+    meta = pubs_[i].meta;
+    return pubs_[i].host;
+  }
+
+  void Discard() override {
+    // a copy still in flight lands in a buffer nobody reads (`complete` stays as it was, so a
+    // reallocation of that buffer still waits for it)
+    for (Pub& p : pubs_) p.valid = false;
+    newest_ = done_ = -1;
+  }
+
   void Zero() override {
     if (aN_ > 0) Check(cudaMemsetAsync(a_.p, 0, size_t(aN_) * sizeof(double), stream_), "zeroing the live accumulators");
   }
 
  private:
   struct Slot {
-    float* host = nullptr;
-    size_t cap = 0;
+    float* host = nullptr;  // within slotHost_
     cudaEvent_t done = nullptr;
     bool used = false;
   };
+  // A pinned snapshot of A (Publish): readable while valid; complete once its event was seen done
+  // (false from Publish until then, whether or not a reset has since made it invalid).
+  struct Pub {
+    double* host = nullptr;
+    size_t cap = 0;
+    cudaEvent_t done = nullptr;
+    bool valid = false, complete = true;
+    Snapshot meta;
+  };
+
+  // Every slot's host memory, in one pinned block of kSlots × cap floats (no copy may be in flight).
+  void GrowSlots(size_t need) {
+    const size_t cap = std::max(need, slotCap_ * 2);
+    if (slotHost_ != nullptr) cudaFreeHost(slotHost_);
+    slotHost_ = nullptr;
+    slotCap_ = 0;
+    Check(cudaMallocHost(&slotHost_, cap * kSlots * sizeof(float)), "cudaMallocHost (live rows)");
+    slotCap_ = cap;
+    for (int i = 0; i < kSlots; ++i) {
+      slots_[i].host = slotHost_ + size_t(i) * cap;
+      slots_[i].used = false;
+    }
+  }
+
+  // Marks the snapshots whose copies have completed; done_ = the newest of them.
+  void Poll() {
+    done_ = -1;
+    for (int i = 0; i < 2; ++i) {
+      Pub& p = pubs_[i];
+      if (!p.valid) continue;
+      if (!p.complete) {
+        const cudaError_t e = cudaEventQuery(p.done);
+        if (e == cudaSuccess) p.complete = true;
+        else if (e == cudaErrorNotReady) (void)cudaGetLastError();  // not an error: the copy is still in flight
+        else Check(e, "querying a score snapshot");
+      }
+      if (p.complete && (done_ < 0 || p.meta.seq > pubs_[done_].meta.seq)) done_ = i;
+    }
+  }
+
   kernels::device::DeviceBank& bank_;
   cudaStream_t stream_;
   int64_t nEmbd_, dim_, dimP_;
@@ -235,7 +323,11 @@ class CudaLive final : public DeviceLive {
   Buf<int64_t> colRow_, colRows_;
   Buf<double> a_, a2_;
   Slot slots_[kSlots];
+  float* slotHost_ = nullptr;
+  size_t slotCap_ = 0;
   int next_ = 0;
+  Pub pubs_[2];
+  int newest_ = -1, done_ = -1;
 };
 
 }  // namespace

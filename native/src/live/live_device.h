@@ -11,8 +11,14 @@
 //      glance's top-k (kernels/topk.cuh) per row;
 //   4. the fold: one block walks the rows in order and adds w_j·inv·m to A at each row's top-k
 //      columns (distinct within a row, so no atomics; the rows' order is the CPU's).
-// Nothing waits for the device on this path; Read waits (it copies A back). Column changes (Remap,
-// SetColumns) and growing a buffer wait for the stream: they follow bank changes, not tokens.
+//   5. (Publish, after the append's last batch) an asynchronous copy of A into a pinned host snapshot
+//      with an event: two snapshots, so the newest one whose copy has completed is never written
+//      while a newer copy is in flight.
+// Nothing waits for the device on this path. Latest(wait = true) waits for the newest snapshot's copy;
+// Latest(wait = false) returns the newest one whose copy has completed, never waiting. Column changes
+// (Remap, SetColumns) and growing a buffer wait for the stream: they follow bank changes, not tokens.
+// The pinned row slots are allocated together, at construction (64 rows each) and when an append
+// needs more, so the appends of a decode loop allocate nothing.
 //
 // Against the CPU path (tests on the device): the queries are f16 as in the device glance, so m and
 // the top-k follow the device glance's contract (kernels/device.h); the fold is the same sum.
@@ -26,6 +32,15 @@ class DeviceBank;
 }
 
 namespace gavel::live::device {
+
+// What a published snapshot of A stands for (the host's state right after that append's last batch):
+// its sequence number, the stored W (A and W share the scale), the rows appended and the columns.
+struct Snapshot {
+  uint64_t seq = 0;
+  double wsum = 0;
+  int64_t tokens = 0;
+  std::shared_ptr<const std::vector<int32_t>> handles;
+};
 
 class DeviceLive {
  public:
@@ -41,6 +56,15 @@ class DeviceLive {
   virtual void Append(const float* rows, int64_t b, int64_t width, double renorm, double inv, int64_t k) = 0;
   // A back on the host (waits for the stream).
   virtual std::vector<double> Read() = 0;
+  // Queues a copy of A (as the appends queued so far leave it) into a pinned snapshot tagged `meta`.
+  virtual void Publish(const Snapshot& meta) = 0;
+  // The newest published snapshot (wait: after waiting for its copy), or the newest whose copy has
+  // completed (no wait): A (meta.handles->size() doubles, pinned host memory valid until the next
+  // Publish or Discard) and its meta; nullptr when there is none (nothing published since the last
+  // Discard, or, without waiting, none completed yet).
+  virtual const double* Latest(bool wait, Snapshot& meta) = 0;
+  // Forgets the published snapshots (a reset).
+  virtual void Discard() = 0;
   // A = 0.
   virtual void Zero() = 0;
 };

@@ -253,6 +253,7 @@ class NativeLive : public Napi::ObjectWrap<NativeLive> {
       colEpoch_ = epoch;
       colRestricted_ = restricted;
       colOnly_.assign(only, only + (restricted ? nOnly : 0));
+      colHandles_ = std::make_shared<const std::vector<int32_t>>(acc_.handles());
     }
     const int64_t nCols = int64_t(acc_.handles().size());
     const int64_t batch = std::clamp<int64_t>(kDeviceM / std::max<int64_t>(nCols, 1), 1, live::kBatchRows);
@@ -269,23 +270,59 @@ class NativeLive : public Napi::ObjectWrap<NativeLive> {
       if (projected.empty()) dev_->Append(rows, bs, nEmbd_, st.renorm, st.inv, k);
       else dev_->Append(projected.data(), bs, dim_, st.renorm, st.inv, k);
     }
+    // the scores as this append leaves them, copied back without waiting (scores(false) reads them)
+    live::device::Snapshot meta;
+    meta.seq = ++pubSeq_;
+    meta.wsum = acc_.wsum();
+    meta.tokens = acc_.tokens();
+    meta.handles = colHandles_;
+    dev_->Publish(meta);
   }
 
-  // scores(): { handles: Int32Array, g: Float64Array } — g = A / W per column (the device's A is
-  // copied back: this waits for the queued appends).
+  // scores(wait = true): { handles: Int32Array, g: Float64Array, tokens: number } — g = A / W per
+  // column after `tokens` appended rows. On the device, wait (the default) waits for the queued
+  // appends and reads the scores after the last one (tokens = this.tokens); wait false never waits
+  // and reads the newest append whose device work has completed (tokens ≤ this.tokens; 0 and zeros
+  // over the current columns when none has since the context began or was reset). On the CPU every
+  // append that returned (or resolved) is complete: both read the same.
   Napi::Value Scores(const Napi::CallbackInfo& info) {
     return Guard(info, "NativeLive.scores", [&]() -> Napi::Value {
       Use(info);
-      std::vector<double> g;
-      if (onDevice_) {
-        std::vector<double> a = dev_ ? dev_->Read() : std::vector<double>();
-        g = acc_.Scores(&a);
-      } else {
-        g = acc_.Scores();
+      bool wait = true;
+      if (info.Length() > 0 && !info[0].IsUndefined()) {
+        if (!info[0].IsBoolean()) Bad("wait must be a boolean");
+        wait = info[0].As<Napi::Boolean>().Value();
       }
-      Napi::Object o = Napi::Object::New(info.Env());
-      o.Set("handles", ToTyped(info.Env(), acc_.handles()));
-      o.Set("g", ToTyped(info.Env(), g));
+      Napi::Env env = info.Env();
+      Napi::Object o = Napi::Object::New(env);
+      if (onDevice_ && dev_) {
+        live::device::Snapshot meta;
+        const double* a = dev_->Latest(wait, meta);
+        if (a != nullptr && meta.handles && (!wait || meta.tokens == acc_.tokens())) {
+          const std::vector<int32_t>& h = *meta.handles;
+          Napi::Float64Array g = Napi::Float64Array::New(env, h.size());
+          double* gp = g.Data();
+          for (size_t s = 0; s < h.size(); ++s) gp[s] = meta.wsum > 0 ? a[s] / meta.wsum : 0.0;
+          o.Set("handles", ToTyped(env, h));
+          o.Set("g", g);
+          o.Set("tokens", Napi::Number::New(env, double(meta.tokens)));
+          return o;
+        }
+        if (!wait) {  // nothing completed yet: zeros over the current columns
+          o.Set("handles", ToTyped(env, acc_.handles()));
+          o.Set("g", Napi::Float64Array::New(env, acc_.handles().size()));
+          o.Set("tokens", Napi::Number::New(env, 0));
+          return o;
+        }
+        // no snapshot of the last append (none since a reset, or an append that failed part-way)
+        std::vector<double> a2 = dev_->Read();
+        o.Set("handles", ToTyped(env, acc_.handles()));
+        o.Set("g", ToTyped(env, acc_.Scores(&a2)));
+      } else {
+        o.Set("handles", ToTyped(env, acc_.handles()));
+        o.Set("g", ToTyped(env, acc_.Scores()));
+      }
+      o.Set("tokens", Napi::Number::New(env, double(acc_.tokens())));
       return o;
     });
   }
@@ -295,7 +332,10 @@ class NativeLive : public Napi::ObjectWrap<NativeLive> {
     return Guard(info, "NativeLive.reset", [&]() -> Napi::Value {
       Use(info);
       acc_.Reset();
-      if (dev_) dev_->Zero();
+      if (dev_) {
+        dev_->Zero();
+        dev_->Discard();
+      }
       return info.Env().Undefined();
     });
   }
@@ -356,6 +396,8 @@ class NativeLive : public Napi::ObjectWrap<NativeLive> {
   std::shared_ptr<bank::DeviceCache> dc_;
   std::unique_ptr<live::device::DeviceLive> dev_;
   bool colsSet_ = false, colRestricted_ = false;
+  std::shared_ptr<const std::vector<int32_t>> colHandles_;  // acc_.handles(), shared with the snapshots
+  uint64_t pubSeq_ = 0;
   uint64_t colGen_ = 0, colEpoch_ = 0;
   std::vector<int32_t> colOnly_;
 };
