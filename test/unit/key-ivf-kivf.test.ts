@@ -7,13 +7,19 @@
  *   shallow-layer keys are), its top 20 agree with the exact glance's while it scores a small share
  *   of the (row, key) pairs;
  * - its memory is a few bytes a key, well under the bank's;
+ * - the index file: a saved index reopens to the same codes and results, skills the bank gained or
+ *   lost since are followed; a missing, corrupt (checksum, magic, truncation) or stale (dim) file
+ *   is rebuilt, with the reason as a typed outcome;
  * - bad arguments are INVALID_ARGUMENT.
  *
  * Inputs are fresh random draws each run; the seed is logged (replay with GAVEL_TEST_SEED).
  */
-import { describe, expect, it } from "vitest";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
 import { KeyBank } from "../../src/bank/key-bank.js";
-import { KeyIvf } from "../../src/bank/key-ivf.js";
+import { KeyIvf, openKeyIvf, saveKeyIvf, type KeyIvfSkill } from "../../src/bank/key-ivf.js";
 import { decayWeights } from "../../src/kernels/kernels.js";
 import { loadBinding } from "../../src/native/binding.js";
 import { kernelIsas, restoreKernelIsaAfterEach, setKernelIsa } from "../helpers/isa.js";
@@ -56,8 +62,15 @@ function topN(g: Float32Array, n: number): number[] {
     .slice(0, n);
 }
 
+const skillOf = (h: number): KeyIvfSkill => ({ id: `skill-${h}`, contentHash: `hash-${h}` });
+const handleOf = (s: KeyIvfSkill): number | undefined => (s.contentHash === `hash-${s.id.slice(6)}` ? Number(s.id.slice(6)) : undefined);
+
 describe("key IVF glance", () => {
   restoreKernelIsaAfterEach();
+  const dirs: string[] = [];
+  afterAll(() => {
+    for (const d of dirs) rmSync(d, { recursive: true, force: true });
+  });
 
   it("probing every list equals the exact glance bit for bit, through removals and additions, on every ISA", async () => {
     const r = rng(SEED);
@@ -74,7 +87,9 @@ describe("key IVF glance", () => {
           }
         };
         addSkills(30 + Math.floor(r() * 90));
-        const index = await KeyIvf.build(bank, { centroids: 1 + Math.floor(r() * 24), seed: Math.floor(r() * 1000), iters: Math.floor(r() * 4) });
+        // flat or two-level (groups > 1) k-means and assignment
+        const groups = r() < 0.5 ? 1 : 2 + Math.floor(r() * 5);
+        const index = await KeyIvf.build(bank, { centroids: 1 + Math.floor(r() * 24), seed: Math.floor(r() * 1000), iters: Math.floor(r() * 4), groups });
         const centroids = index.stats().centroids;
         for (let round = 0; round < 3; round++) {
           const nq = 1 + Math.floor(r() * 60);
@@ -99,7 +114,16 @@ describe("key IVF glance", () => {
           }
           addSkills(1 + Math.floor(r() * 20));
         }
+        // most of the bank removed at once (the index compacts its lists), then glanced again
+        const left = Array.from(bank.handles());
+        for (let i = 0; i < left.length; i++) if (i % 4 !== 0) bank.remove(left[i]);
+        addSkills(3);
+        const queries = near(r, topics, dim, 20, 0.5);
+        const exact = await bank.glance(queries);
+        expect((await index.glance(bank, queries, { nprobe: "all" })).g).toEqual(exact.g);
+        await index.sync(bank);
         expect(index.stats().skills).toBe(bank.size);
+        expect(index.stats().rows).toBe(bank.keys);
         bank.dispose();
       }
     }
@@ -135,6 +159,57 @@ describe("key IVF glance", () => {
     expect(sameTop).toBeGreaterThanOrEqual(tasks - 1);
     expect(share / tasks).toBeLessThan(0.15);
     bank.dispose();
+  });
+
+  it("saves and reopens through its file, following the bank's changes; rebuilds a missing, corrupt or stale file", async () => {
+    const r = rng(SEED ^ 0xf11e);
+    const dir = mkdtempSync(join(tmpdir(), "gavel-kivf-"));
+    dirs.push(dir);
+    const path = join(dir, "key-ivf.bin");
+    const dim = 32;
+    const vocab = unit(r, 64, dim);
+    const bank = new KeyBank(dim, { keyType: r() < 0.5 ? "f16" : "f32" });
+    for (let s = 0; s < 120; s++) bank.add(near(r, vocab, dim, r() < 0.05 ? 0 : 1 + Math.floor(r() * 16), 0.1));
+    const first = await openKeyIvf(path, bank, handleOf, skillOf, { centroids: 40, groups: r() < 0.5 ? 1 : 6 });
+    expect(first.outcome).toMatchObject({ kind: "rebuilt", reason: "missing" });
+    const queries = near(r, vocab, dim, 30, 0.2);
+    const before = await first.index.glance(bank, queries, { nprobe: 3 });
+    // reopened unchanged: the same codes, the same results at a partial nprobe
+    const again = await openKeyIvf(path, bank, handleOf, skillOf);
+    expect(again.outcome).toEqual({ kind: "loaded", kept: bank.size, assigned: 0, dropped: 0 });
+    expect(again.index.exportCodes()).toEqual(first.index.exportCodes());
+    const after = await again.index.glance(bank, queries, { nprobe: 3 });
+    expect(after.g).toEqual(before.g);
+    // the bank changes; the file is followed and rewritten
+    const handles = Array.from(bank.handles());
+    bank.remove(handles[3]);
+    bank.remove(handles[50]);
+    for (let s = 0; s < 5; s++) bank.add(near(r, vocab, dim, 4, 0.1));
+    const moved = await openKeyIvf(path, bank, handleOf, skillOf);
+    expect(moved.outcome).toEqual({ kind: "loaded", kept: 118, assigned: 5, dropped: 2 });
+    const exact = await bank.glance(queries);
+    expect((await moved.index.glance(bank, queries, { nprobe: "all" })).g).toEqual(exact.g);
+    const reread = await openKeyIvf(path, bank, handleOf, skillOf);
+    expect(reread.outcome).toEqual({ kind: "loaded", kept: bank.size, assigned: 0, dropped: 0 });
+    // damaged files are rebuilt
+    const good = readFileSync(path);
+    const flipped = Buffer.from(good);
+    flipped[good.length >> 1] ^= 0x40;
+    writeFileSync(path, flipped);
+    expect((await openKeyIvf(path, bank, handleOf, skillOf)).outcome).toMatchObject({ kind: "rebuilt", reason: "corrupt", detail: "checksum mismatch" });
+    writeFileSync(path, good.subarray(0, good.length - 9));
+    expect((await openKeyIvf(path, bank, handleOf, skillOf)).outcome).toMatchObject({ kind: "rebuilt", reason: "corrupt" });
+    const magic = Buffer.from(good);
+    magic.write("XXXXXXXX", 0, "latin1");
+    writeFileSync(path, magic);
+    expect((await openKeyIvf(path, bank, handleOf, skillOf)).outcome).toMatchObject({ kind: "rebuilt", reason: "corrupt", detail: "not a key IVF file (magic)" });
+    const other = new KeyBank(dim + 1);
+    other.add(unit(r, 3, dim + 1));
+    expect((await openKeyIvf(path, other, handleOf, skillOf)).outcome).toMatchObject({ kind: "rebuilt", reason: "stale" });
+    // the rebuilt file (for the other bank) is loaded back for it
+    expect((await openKeyIvf(path, other, handleOf, skillOf)).outcome).toMatchObject({ kind: "loaded", kept: 1 });
+    bank.dispose();
+    other.dispose();
   });
 
   it("refuses bad arguments", async () => {

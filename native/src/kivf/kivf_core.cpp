@@ -185,7 +185,7 @@ void Index::AssignRows(const float* x, int64_t n, int32_t* code, float* score, I
   }
   if (stop != nullptr && stop->load(std::memory_order_relaxed)) Aborted();
   std::vector<float> best(static_cast<size_t>(n), -std::numeric_limits<float>::infinity());
-  std::vector<int32_t> arg(static_cast<size_t>(n), 0);
+  std::vector<int32_t> arg(static_cast<size_t>(n), -1);
   std::vector<float> xs, P;
   for (int64_t g = 0; g < G; ++g) {
     const int64_t c0 = groupStart_[g], cn = groupStart_[g + 1] - c0;
@@ -199,8 +199,21 @@ void Index::AssignRows(const float* x, int64_t n, int32_t* code, float* score, I
       const int32_t r = rowsOf[g][i];
       const float* p = P.data() + i * cn;
       for (int64_t j = 0; j < cn; ++j)
-        if (p[j] > best[r] || (p[j] == best[r] && c0 + j < arg[r])) best[r] = p[j], arg[r] = static_cast<int32_t>(c0 + j);
+        if (arg[r] < 0 || p[j] > best[r] || (p[j] == best[r] && c0 + j < arg[r]))
+          best[r] = p[j], arg[r] = static_cast<int32_t>(c0 + j);
     }
+  }
+  // rows whose best groups hold no centroid (groups no training row fell in): every centroid
+  std::vector<int64_t> left;
+  for (int64_t r = 0; r < n; ++r)
+    if (arg[r] < 0) left.push_back(r);
+  if (!left.empty()) {
+    xs.resize(left.size() * static_cast<size_t>(dim_));
+    for (size_t i = 0; i < left.size(); ++i) std::copy(x + left[i] * dim_, x + (left[i] + 1) * dim_, xs.begin() + i * dim_);
+    std::vector<int32_t> c(left.size());
+    std::vector<float> v(left.size());
+    ivf::Assign(xs.data(), static_cast<int64_t>(left.size()), cent_.data(), nc_, dim_, c.data(), v.data(), isa, threads, stop);
+    for (size_t i = 0; i < left.size(); ++i) arg[left[i]] = c[i], best[left[i]] = v[i];
   }
   for (int64_t r = 0; r < n; ++r) {
     if (code) code[r] = arg[r];
@@ -241,7 +254,7 @@ SyncStats Index::Sync(const bank::Snapshot& s, bool halfKeys, Isa isa, unsigned 
       slotOf_.erase(h);
     }
     st.removed = static_cast<int64_t>(gone.size());
-    if (deadRows_ > liveRows_ / 2 + 1024) Compact();
+    if (deadRows_ > 64 && deadRows_ > liveRows_ / 2) Compact();
   }
   threads = Threads(threads);
   std::vector<const bank::Entry*> batch;
@@ -303,6 +316,90 @@ SyncStats Index::Sync(const bank::Snapshot& s, bool halfKeys, Isa isa, unsigned 
   synced_ = s.generation;
   st.ms = MsSince(t0);
   return st;
+}
+
+Index::Exported Index::Export() const {
+  Exported e;
+  e.centroids = cent_;
+  e.coarse = coarse_;
+  e.groupStart = groupStart_;
+  std::vector<int32_t> code(keySlot_.size(), -1);
+  for (int64_t c = 0; c < nc_; ++c)
+    for (int32_t id : lists_[c]) code[id] = static_cast<int32_t>(c);
+  std::vector<int32_t> order;
+  for (size_t i = 0; i < slots_.size(); ++i)
+    if (slots_[i].live) order.push_back(static_cast<int32_t>(i));
+  std::sort(order.begin(), order.end(), [&](int32_t a, int32_t b) { return slots_[a].handle < slots_[b].handle; });
+  e.offsets.push_back(0);
+  for (int32_t i : order) {
+    const Slot& s = slots_[i];
+    e.handles.push_back(s.handle);
+    e.codes.insert(e.codes.end(), code.begin() + s.keyStart, code.begin() + s.keyStart + s.rows);
+    e.offsets.push_back(static_cast<int32_t>(e.codes.size()));
+    e.simSums.push_back(s.simSum);
+  }
+  return e;
+}
+
+void Index::Restore(std::vector<float> centroids, std::vector<float> coarse, std::vector<int64_t> groupStart,
+                    int64_t trainedRows, double trainSim) {
+  const int64_t nc = static_cast<int64_t>(centroids.size()) / dim_;
+  if (nc < 1 || nc * dim_ != static_cast<int64_t>(centroids.size()))
+    throw Failure(Code::INVALID_ARGUMENT, "centroids must be a positive multiple of dim values");
+  const int64_t G = static_cast<int64_t>(coarse.size()) / dim_;
+  if (G * dim_ != static_cast<int64_t>(coarse.size()))
+    throw Failure(Code::INVALID_ARGUMENT, "coarse centroids must be a multiple of dim values");
+  if (G > 0) {
+    if (static_cast<int64_t>(groupStart.size()) != G + 1 || groupStart[0] != 0 || groupStart[G] != nc)
+      throw Failure(Code::INVALID_ARGUMENT, "group bounds do not cover the centroids");
+    for (int64_t g = 0; g < G; ++g)
+      if (groupStart[g + 1] < groupStart[g]) throw Failure(Code::INVALID_ARGUMENT, "group bounds decrease");
+  } else if (!groupStart.empty()) {
+    throw Failure(Code::INVALID_ARGUMENT, "group bounds without coarse centroids");
+  }
+  Reset(std::move(centroids), nc, trainedRows, trainSim);
+  coarse_ = std::move(coarse);
+  groupStart_ = std::move(groupStart);
+}
+
+int64_t Index::Load(const bank::Snapshot& s, bool halfKeys, const int32_t* handles, int64_t n, const int32_t* offsets,
+                    const int32_t* codes, int64_t nCodes, const double* simSums) {
+  if (nc_ == 0) throw Failure(Code::INVALID_ARGUMENT, "the key IVF has no centroids");
+  if (!slots_.empty() && halfKeys != half_)
+    throw Failure(Code::INVALID_ARGUMENT, "the bank's key type differs from the one the key IVF holds");
+  if (offsets[0] != 0 || offsets[n] != nCodes) throw Failure(Code::INVALID_ARGUMENT, "code offsets do not fit the codes");
+  for (int64_t i = 0; i < n; ++i)
+    if (offsets[i + 1] < offsets[i]) throw Failure(Code::INVALID_ARGUMENT, "code offsets decrease");
+  for (int64_t j = 0; j < nCodes; ++j)
+    if (codes[j] < 0 || codes[j] >= nc_)
+      throw Failure(Code::INVALID_ARGUMENT, "code " + std::to_string(codes[j]) + " is not a centroid of this index");
+  half_ = halfKeys;
+  int64_t taken = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    const int32_t h = handles[i];
+    auto it = std::lower_bound(s.entries.begin(), s.entries.end(), h,
+                               [](const bank::Entry& e, int32_t x) { return e.handle < x; });
+    if (it == s.entries.end() || it->handle != h || slotOf_.count(h)) continue;
+    const int64_t r = it->keys->rows;
+    if (r != offsets[i + 1] - offsets[i]) continue;
+    if (keySlot_.size() + static_cast<size_t>(r) > size_t(std::numeric_limits<int32_t>::max()))
+      throw Failure(Code::INVALID_ARGUMENT, "the key IVF holds at most 2^31 - 1 keys");
+    const int32_t slot = static_cast<int32_t>(slots_.size());
+    const int64_t first = static_cast<int64_t>(keySlot_.size());
+    for (int64_t j = 0; j < r; ++j) {
+      keySlot_.push_back(slot);
+      lists_[codes[offsets[i] + j]].push_back(static_cast<int32_t>(first + j));
+    }
+    slots_.push_back(Slot{h, true, first, r, simSums[i], it->keys});
+    slotOf_[h] = slot;
+    ++live_;
+    liveRows_ += r;
+    liveSim_ += simSums[i];
+    ++taken;
+  }
+  Columns();
+  synced_ = 0;  // the next Sync walks the bank (drops what it lacks, assigns what the file lacked)
+  return taken;
 }
 
 void Index::Compact() {

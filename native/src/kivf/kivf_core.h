@@ -95,6 +95,26 @@ class Index {
   SyncStats Sync(const bank::Snapshot& s, bool halfKeys, Isa isa, unsigned threads,
                  const std::atomic<bool>* stop = nullptr);
 
+  // What the index file holds (src/bank/key-ivf.ts): the centroids (and the two-level groups), and
+  // every live skill's codes, key by key, by handle (ascending).
+  struct Exported {
+    std::vector<float> centroids, coarse;
+    std::vector<int64_t> groupStart;
+    std::vector<int32_t> handles, offsets, codes;
+    std::vector<double> simSums;
+  };
+  Exported Export() const;
+  // New centroids (nc × dim; coarse G × dim with groupStart G + 1, or both empty: flat), no skill.
+  // Throws Failure(INVALID_ARGUMENT) on sizes or group bounds that do not fit.
+  void Restore(std::vector<float> centroids, std::vector<float> coarse, std::vector<int64_t> groupStart,
+               int64_t trainedRows, double trainSim);
+  // Skills of snapshot `s` with their codes as a file held them (handles[i]'s keys get
+  // codes[offsets[i] … offsets[i+1])): a handle the snapshot lacks, already indexed, or whose key
+  // count differs is skipped (the next Sync assigns what is left). Returns how many were taken.
+  // Throws Failure(INVALID_ARGUMENT) on a code out of range or offsets that do not fit.
+  int64_t Load(const bank::Snapshot& s, bool halfKeys, const int32_t* handles, int64_t n, const int32_t* offsets,
+               const int32_t* codes, int64_t nCodes, const double* simSums);
+
   // The key IVF glance over the indexed skills (call Sync first). q: nq × dim; w: nq weights
   // (finite, ≥ 0, positive sum); k ≥ 1; nprobe ≥ 1 (≥ centroids: exact).
   SearchResult Glance(const float* q, int64_t nq, const float* w, int64_t k, int64_t nprobe, Isa isa,

@@ -8,6 +8,7 @@
 #include <napi.h>
 
 #include <chrono>
+#include <limits>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -51,7 +52,9 @@ class NativeKeyIvf : public Napi::ObjectWrap<NativeKeyIvf> {
   static Napi::Function Define(Napi::Env env) {
     return DefineClass(env, "NativeKeyIvf",
                        {InstanceMethod("train", &NativeKeyIvf::Train), InstanceMethod("sync", &NativeKeyIvf::Sync),
-                        InstanceMethod("glance", &NativeKeyIvf::Glance), InstanceMethod("stats", &NativeKeyIvf::Stats)});
+                        InstanceMethod("glance", &NativeKeyIvf::Glance), InstanceMethod("stats", &NativeKeyIvf::Stats),
+                        InstanceMethod("exportCodes", &NativeKeyIvf::Export),
+                        InstanceMethod("restore", &NativeKeyIvf::Restore), InstanceMethod("load", &NativeKeyIvf::Load)});
   }
 
   explicit NativeKeyIvf(const Napi::CallbackInfo& info) : Napi::ObjectWrap<NativeKeyIvf>(info) {
@@ -197,6 +200,68 @@ class NativeKeyIvf : public Napi::ObjectWrap<NativeKeyIvf> {
       o.Set("meanSim", h.index.meanSim());
       o.Set("bytes", double(h.index.bytes()));
       return o;
+    });
+  }
+
+  // exportCodes(): { centroids, coarse, groupStart: Int32Array, handles, offsets, codes, simSums:
+  //   Float64Array } — what the index file holds.
+  Napi::Value Export(const Napi::CallbackInfo& info) {
+    return Guard(info, "NativeKeyIvf.exportCodes", [&]() -> Napi::Value {
+      Held& h = Use(info);
+      std::lock_guard<std::mutex> lock(h.mu);
+      kivf::Index::Exported e = h.index.Export();
+      Napi::Env env = info.Env();
+      Napi::Object o = Napi::Object::New(env);
+      o.Set("centroids", ToTyped(env, e.centroids));
+      o.Set("coarse", ToTyped(env, e.coarse));
+      o.Set("groupStart", ToTyped(env, std::vector<int32_t>(e.groupStart.begin(), e.groupStart.end())));
+      o.Set("handles", ToTyped(env, e.handles));
+      o.Set("offsets", ToTyped(env, e.offsets));
+      o.Set("codes", ToTyped(env, e.codes));
+      o.Set("simSums", ToTyped(env, e.simSums));
+      return o;
+    });
+  }
+
+  // restore(centroids, coarse, groupStart: Int32Array, trainedRows, trainMeanSim): void — new
+  // centroids (finite), no skill.
+  Napi::Value Restore(const Napi::CallbackInfo& info) {
+    return Guard(info, "NativeKeyIvf.restore", [&]() -> Napi::Value {
+      Held& h = Use(info);
+      CheckArity(info, 5);
+      Napi::Float32Array c = Float32Arg(info[0], "centroids");
+      Napi::Float32Array co = Float32Arg(info[1], "coarse");
+      Napi::Int32Array gs = Int32Arg(info[2], "groupStart");
+      for (Napi::Float32Array a : {c, co})
+        if (int64_t bad = FirstNonFinite(a.Data(), int64_t(a.ElementLength())); bad >= 0) Bad("a centroid is not finite");
+      const int64_t trained = IntArg(info[3], "trainedRows", 0, std::numeric_limits<int64_t>::max() / 2);
+      if (!info[4].IsNumber()) Bad("trainMeanSim must be a number");
+      std::lock_guard<std::mutex> lock(h.mu);
+      h.index.Restore(CopyTyped<float>(c), CopyTyped<float>(co), std::vector<int64_t>(gs.Data(), gs.Data() + gs.ElementLength()),
+                      trained, info[4].As<Napi::Number>().DoubleValue());
+      return info.Env().Undefined();
+    });
+  }
+
+  // load(bank, handles, offsets, codes, simSums: Float64Array): number — skills of the bank with
+  // their codes as a file held them (kivf_core.h, Index::Load); returns how many were taken.
+  Napi::Value Load(const Napi::CallbackInfo& info) {
+    return Guard(info, "NativeKeyIvf.load", [&]() -> Napi::Value {
+      Held& h = Use(info);
+      CheckArity(info, 5);
+      bool half = false;
+      auto snap = SnapshotOf(info[0], h, half);
+      Napi::Int32Array handles = Int32Arg(info[1], "handles");
+      Napi::Int32Array offsets = Int32Arg(info[2], "offsets");
+      Napi::Int32Array codes = Int32Arg(info[3], "codes");
+      auto sims = TypedArg<double>(info[4], "simSums", napi_float64_array, "Float64Array");
+      const int64_t n = int64_t(handles.ElementLength());
+      if (int64_t(offsets.ElementLength()) != n + 1 || int64_t(sims.ElementLength()) != n)
+        Bad("offsets must hold handles.length + 1 values and simSums handles.length");
+      std::lock_guard<std::mutex> lock(h.mu);
+      const int64_t taken = h.index.Load(*snap, half, handles.Data(), n, offsets.Data(), codes.Data(),
+                                         int64_t(codes.ElementLength()), sims.Data());
+      return Napi::Number::New(info.Env(), double(taken));
     });
   }
 
