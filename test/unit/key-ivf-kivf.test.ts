@@ -77,7 +77,7 @@ describe("key IVF glance", () => {
     for (const isa of kernelIsas(loadBinding())) {
       setKernelIsa(isa);
       for (const keyType of ["f32", "f16"] as const) {
-        const dim = [8, 33, 64, 256][Math.floor(r() * 4)];
+        const dim = [8, 33, 64, 256, 600][Math.floor(r() * 5)];
         const topics = unit(r, 8, dim);
         const bank = new KeyBank(dim, { keyType });
         const addSkills = (n: number) => {

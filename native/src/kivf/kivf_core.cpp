@@ -2,6 +2,7 @@
 #include "kivf/kivf_core.h"
 
 #include <algorithm>
+#include <cfloat>
 #include <chrono>
 #include <cmath>
 #include <limits>
@@ -12,6 +13,7 @@
 #include "common/failure.h"
 #include "common/parallel.h"
 #include "index/ivf_core.h"
+#include "kivf/kivf_scan.h"
 
 namespace gavel::kivf {
 
@@ -526,48 +528,58 @@ SearchResult Index::Glance(const float* q, int64_t nq, const float* w, int64_t k
   Parallel(nt, [&](unsigned t) {
     Cand* tk = top[t].data();
     int32_t* cnt = count[t].data();
-    std::vector<float> Q, m;
-    std::vector<int32_t> am, col;
-    std::vector<const float*> base;
-    std::vector<const uint16_t*> half;
-    std::vector<int64_t> offs;
+    std::vector<float> Rp, S, Kf, zero(static_cast<size_t>(dim_), 0.f);
+    std::vector<int32_t> col;
+    std::vector<const float*> kp, rp;
     for (;;) {
       const size_t at = next.fetch_add(1, std::memory_order_relaxed);
       if (at >= work.size()) break;
       if (Stopped(stop)) return;
       const int32_t c = work[at];
-      // the list's live keys, each a column of its own
-      base.clear();
-      half.clear();
+      // the list's live keys, read in place (an f16 bank's converted, exactly, into Kf)
       col.clear();
-      for (int32_t id : lists_[c]) {
+      kp.clear();
+      const auto& list = lists_[c];
+      if (half_) Kf.resize(list.size() * static_cast<size_t>(dim_));
+      for (int32_t id : list) {
         const int32_t sl = keySlot_[id];
         const Slot& s = slots_[sl];
         if (!s.live) continue;
         const int64_t r = id - s.keyStart;
-        if (half_) half.push_back(s.keys->half.data() + r * dim_);
-        else base.push_back(s.keys->data.data() + r * dim_);
+        if (half_) {
+          float* dst = Kf.data() + int64_t(col.size()) * dim_;
+          kernels::HalfToFloats(s.keys->half.data() + r * dim_, dst, dim_, isa);
+          kp.push_back(dst);
+        } else {
+          kp.push_back(s.keys->data.data() + r * dim_);
+        }
         col.push_back(colOf_[sl]);
       }
       const int64_t nk = static_cast<int64_t>(col.size());
       if (nk == 0) continue;
-      offs.resize(static_cast<size_t>(nk + 1));
-      std::iota(offs.begin(), offs.end(), int64_t{0});
       const int64_t r0 = rowStart[c], nr = rowStart[c + 1] - r0;
-      Q.resize(static_cast<size_t>(nr * dim_));
-      for (int64_t i = 0; i < nr; ++i) std::copy(q + rowsOf[r0 + i] * dim_, q + (rowsOf[r0 + i] + 1) * dim_, Q.begin() + i * dim_);
-      m.assign(static_cast<size_t>(nr * nk), -std::numeric_limits<float>::infinity());
-      am.assign(m.size(), -1);
-      kernels::SkillKeys keys{half_ ? nullptr : base.data(), offs.data(), nk, half_ ? half.data() : nullptr};
-      if (!kernels::MaxSimSkills(Q.data(), nr, keys, 0, nk, dim_, m.data(), am.data(), isa)) finite[t] = 0;
+      rp.resize(static_cast<size_t>(nr));
+      for (int64_t i = 0; i < nr; ++i) rp[i] = q + int64_t(rowsOf[r0 + i]) * dim_;
+      const int64_t P = ScanPanelRows(isa, nr);
+      const int64_t ldS = (nr + P - 1) / P * P;
+      Rp.resize(static_cast<size_t>(ldS * dim_));
+      ScanPackRows(isa, rp.data(), nr, dim_, Rp.data());
+      S.resize(static_cast<size_t>(nk * ldS));
+      ScanList(isa, kp.data(), nk, Rp.data(), nr, dim_, zero.data(), S.data());
       scored[t] += nr * nk;
+      bool ok = true;
       for (int64_t i = 0; i < nr; ++i) {
         const int32_t row = rowsOf[r0 + i];
         Cand* e = tk + int64_t(row) * kk;
         int32_t& n = cnt[row];
-        const float* mv = m.data() + i * nk;
-        for (int64_t j = 0; j < nk; ++j) Offer(e, n, kk, mv[j], col[j]);
+        const float* sv = S.data() + i;
+        for (int64_t j = 0; j < nk; ++j) {
+          const float v = sv[j * ldS];
+          ok &= std::fabs(v) <= FLT_MAX;
+          Offer(e, n, kk, v, col[j]);
+        }
       }
+      if (!ok) finite[t] = 0;
     }
   });
   if (Stopped(stop)) Aborted();
