@@ -4,13 +4,13 @@
  * memory against the bank's, training time, and the incremental cost of one skill installed.
  *
  *   npm run bench -- kivf synth [--skills 10000,100000] [--keys 200,30] [--nq 200] [--tasks 5]
- *     [--nprobe d,64,512] [--centroids 0] [--reps 3]
+ *     [--nprobe d,64,512] [--centroids 0] [--reps 3] [--keytype f32|f16]
  *   npm run bench -- kivf real <bank dir> <queries cache> [--tasks 20] [--nprobe …] [--centroids 8192]
  *
  * `--keys` pairs with `--skills` (one value: every size). `d` in --nprobe is the default (centroids
  * / 32); `all` probes every list (the exact glance through the index: checked equal bit for bit).
  *
- * Synthetic banks (dim 256, f16 keys): a vocabulary of V = 8,192 token directions; N/50 topics, each
+ * Synthetic banks (dim 256, float32 keys by default, as a KeyBank's): a vocabulary of V = 8,192 token directions; N/50 topics, each
  * favouring 64 of the tokens; a skill's keys are tokens (70% from its topic's, 30% from anywhere)
  * plus noise (cos ≈ 0.9 to the token), as shallow-layer keys sit near their token's identity. A task:
  * 60% of its rows near the tokens of one target skill's keys, 40% near random tokens; uniform weights.
@@ -35,6 +35,7 @@ const mode = argv.shift() ?? "synth";
 const nprobeArg = flag("--nprobe", "d,64,512").split(",");
 const centroidsArg = Number(flag("--centroids", "0"));
 const reps = Number(flag("--reps", "3"));
+const keyType = flag("--keytype", "f32") as "f32" | "f16";
 const dim = 256;
 
 let state = 0x9e3779b9;
@@ -156,7 +157,7 @@ async function synth(): Promise<void> {
   const keysList = flag("--keys", "200,30").split(",").map(Number);
   const nq = Number(flag("--nq", "200"));
   const nTasks = Number(flag("--tasks", "5"));
-  header(`key IVF, synthetic: dim ${dim}, f16 keys, ${nq} task rows, ${nTasks} tasks, ${reps} reps`);
+  header(`key IVF, synthetic: dim ${dim}, ${keyType} keys, ${nq} task rows, ${nTasks} tasks, ${reps} reps`);
   const V = 8192;
   const vocab = new Float32Array(V * dim);
   for (let v = 0; v < V; v++) around(null, 0, 1, vocab, v * dim);
@@ -167,7 +168,7 @@ async function synth(): Promise<void> {
     const nTopics = Math.max(10, Math.floor(N / 50));
     const topicTokens = new Int32Array(nTopics * 64);
     for (let i = 0; i < topicTokens.length; i++) topicTokens[i] = pick(V);
-    const bank = new KeyBank(dim, { keyType: "f16" });
+    const bank = new KeyBank(dim, { keyType });
     const tokenOf: Int32Array[] = [];
     const keys = new Float32Array(keysPer * dim);
     let t0 = performance.now();

@@ -23,7 +23,7 @@
 import { join } from "node:path";
 import { GavelError } from "../errors.js";
 import { GlanceIndex, openGlanceIndex, type IndexedSkill } from "../bank/glance-index.js";
-import { KeyIvf, openKeyIvf } from "../bank/key-ivf.js";
+import { KeyIvf, openKeyIvf, saveKeyIvf } from "../bank/key-ivf.js";
 import type { KeyBankGlanceResult } from "../bank/key-bank.js";
 import { glanceDevice } from "../bank/key-bank.js";
 import type { Library } from "../bank/library.js";
@@ -139,6 +139,28 @@ async function openKeyIvfFor(library: Library): Promise<KeyIvf> {
   } catch (err) {
     if (unwritable(err)) return KeyIvf.build(library.keys);
     throw err;
+  }
+}
+
+/**
+ * Brings the library's key IVF up to date after installs: opened (trained and written the first
+ * time), synced with the bank, retrained when the bank outgrew its centroids, and written back
+ * (whole, crash-safe) when it changed. A read-only or unwritable bank keeps it in memory.
+ */
+export async function refreshKeyIvf(library: Library): Promise<void> {
+  const index = await keyIvfOf(library);
+  const sync = await index.sync(library.keys);
+  let changed = sync.added > 0 || sync.removed > 0;
+  if (index.needsRetrain()) {
+    await index.train(library.keys);
+    changed = true;
+  }
+  if (!changed || library.readOnly) return;
+  const { skillOf } = namesOf(library);
+  try {
+    await saveKeyIvf(join(library.dir, KEY_IVF_FILE), index, skillOf);
+  } catch (err) {
+    if (!unwritable(err)) throw err;
   }
 }
 
