@@ -121,6 +121,11 @@ describe("key IVF glance", () => {
         const queries = near(r, topics, dim, 20, 0.5);
         const exact = await bank.glance(queries);
         expect((await index.glance(bank, queries, { nprobe: "all" })).g).toEqual(exact.g);
+        // installs alone (the index appends their columns)
+        addSkills(5);
+        const more = await index.glance(bank, queries, { nprobe: "all" });
+        expect(more.handles).toEqual(bank.handles());
+        expect(more.g).toEqual((await bank.glance(queries)).g);
         await index.sync(bank);
         expect(index.stats().skills).toBe(bank.size);
         expect(index.stats().rows).toBe(bank.keys);

@@ -314,7 +314,18 @@ SyncStats Index::Sync(const bank::Snapshot& s, bool halfKeys, Isa isa, unsigned 
     }
   }
   flush();
-  if (st.added > 0 || st.removed > 0 || colOf_.size() != slots_.size()) Columns();
+  if (st.removed == 0 && st.added > 0 && colOf_.size() + size_t(st.added) == slots_.size() &&
+      (colHandle_.empty() || slots_[colOf_.size()].handle > colHandle_.back())) {
+    // installs only, every new handle above the last column's (handles only grow): appended
+    for (size_t i = colOf_.size(); i < slots_.size(); ++i) {
+      const int32_t col = static_cast<int32_t>(colHandle_.size());
+      colOf_.push_back(col);
+      colHandle_.push_back(slots_[i].handle);
+      if (slots_[i].rows == 0) emptyCols_.push_back(col);
+    }
+  } else if (st.added > 0 || st.removed > 0 || colOf_.size() != slots_.size()) {
+    Columns();
+  }
   synced_ = s.generation;
   st.ms = MsSince(t0);
   return st;
