@@ -485,11 +485,14 @@ SearchResult Index::Glance(const float* q, int64_t nq, const float* w, int64_t k
 
   // 1. Each row's probed lists: its np best centroids (ties to the lower), or every list.
   auto t0 = std::chrono::steady_clock::now();
-  std::vector<int32_t> probe(static_cast<size_t>(nq * np));
+  // list → rows probing it (ascending), as CSR; probing every list, each list's rows are all of them
+  std::vector<int64_t> rowStart(static_cast<size_t>(nc_ + 1), 0);
+  std::vector<int32_t> rowsOf;
   if (all) {
-    for (int64_t i = 0; i < nq; ++i)
-      for (int64_t c = 0; c < nc_; ++c) probe[i * np + c] = static_cast<int32_t>(c);
+    rowsOf.resize(static_cast<size_t>(nq));
+    std::iota(rowsOf.begin(), rowsOf.end(), 0);
   } else {
+    std::vector<int32_t> probe(static_cast<size_t>(nq * np));
     std::vector<float> S(static_cast<size_t>(nq * nc_));
     kernels::MatMulABt(q, nq, dim_, cent_.data(), nc_, S.data(), isa, threads);
     st.centroidMs = MsSince(t0);
@@ -505,24 +508,23 @@ SearchResult Index::Glance(const float* q, int64_t nq, const float* w, int64_t k
         std::copy(order.begin(), order.begin() + np, probe.begin() + i * np);
       }
     });
-  }
-  if (Stopped(stop)) Aborted();
-  // list → rows probing it (ascending), as CSR
-  std::vector<int64_t> rowStart(static_cast<size_t>(nc_ + 1), 0);
-  for (int32_t c : probe) ++rowStart[c + 1];
-  for (int64_t c = 0; c < nc_; ++c) rowStart[c + 1] += rowStart[c];
-  std::vector<int32_t> rowsOf(static_cast<size_t>(nq * np));
-  {
+    for (int32_t c : probe) ++rowStart[c + 1];
+    for (int64_t c = 0; c < nc_; ++c) rowStart[c + 1] += rowStart[c];
+    rowsOf.resize(static_cast<size_t>(nq * np));
     std::vector<int64_t> fill(rowStart.begin(), rowStart.end() - 1);
     for (int64_t i = 0; i < nq; ++i)
       for (int64_t j = 0; j < np; ++j) rowsOf[fill[probe[i * np + j]]++] = static_cast<int32_t>(i);
   }
+  if (Stopped(stop)) Aborted();
+  // a list's rows: rowsOf[rowStart[c] …) (all: rowsOf[0 … nq))
+  const auto rowsAt = [&](int32_t c) { return all ? int64_t{0} : rowStart[c]; };
+  const auto rowCount = [&](int32_t c) { return all ? nq : rowStart[c + 1] - rowStart[c]; };
   std::vector<int32_t> work;  // the probed lists, costliest first
   for (int64_t c = 0; c < nc_; ++c)
-    if (rowStart[c + 1] > rowStart[c] && !lists_[c].empty()) work.push_back(static_cast<int32_t>(c));
+    if (rowCount(static_cast<int32_t>(c)) > 0 && !lists_[c].empty()) work.push_back(static_cast<int32_t>(c));
   std::sort(work.begin(), work.end(), [&](int32_t a, int32_t b) {
-    const int64_t ca = (rowStart[a + 1] - rowStart[a]) * int64_t(lists_[a].size());
-    const int64_t cb = (rowStart[b + 1] - rowStart[b]) * int64_t(lists_[b].size());
+    const int64_t ca = rowCount(a) * int64_t(lists_[a].size());
+    const int64_t cb = rowCount(b) * int64_t(lists_[b].size());
     return ca > cb || (ca == cb && a < b);
   });
   st.lists = static_cast<int64_t>(work.size());
@@ -568,7 +570,7 @@ SearchResult Index::Glance(const float* q, int64_t nq, const float* w, int64_t k
       }
       const int64_t nk = static_cast<int64_t>(col.size());
       if (nk == 0) continue;
-      const int64_t r0 = rowStart[c], nr = rowStart[c + 1] - r0;
+      const int64_t r0 = rowsAt(c), nr = rowCount(c);
       rp.resize(static_cast<size_t>(nr));
       for (int64_t i = 0; i < nr; ++i) rp[i] = q + int64_t(rowsOf[r0 + i]) * dim_;
       const int64_t P = ScanPanelRows(isa, nr);
