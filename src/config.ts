@@ -106,6 +106,23 @@ export const SETTINGS: readonly Setting[] = [
     scope: "runtime",
   },
   {
+    name: "GAVEL_KEY_IVF",
+    values: ["auto", "off", "on"],
+    default: "auto: on the CPU, a whole-library glance over at least GAVEL_KEY_IVF_FROM routable skills reads the key IVF",
+    meaning:
+      "Whether a route's glance reads the bank's key IVF (src/bank/key-ivf.ts: each task row probes the inverted lists of its nearest key centroids, exact max-sim over the keys found, the vote as the exact glance's) instead of every key; on at any size and device, off never. Kept in <bank>/key-ivf.bin, built on the first glance that reads it, following installs by itself.",
+    readBy: "src/route/glance-index-use.ts",
+    scope: "runtime",
+  },
+  {
+    name: "GAVEL_KEY_IVF_FROM",
+    values: "integer ≥ 1",
+    default: "5000",
+    meaning: "Routable skills from which GAVEL_KEY_IVF=auto glances through the key IVF.",
+    readBy: "src/route/glance-index-use.ts",
+    scope: "runtime",
+  },
+  {
     name: "GAVEL_GLANCE_EXACT8",
     values: ["off", "on"],
     default: "off: the first prefiltered glance of a bank quantises all its keys, about one exact glance's time, which a one-shot process does not earn back",
@@ -230,6 +247,8 @@ export interface Config {
   kernelIsa?: "generic" | "avx2" | "avx512";
   glanceDevice: "auto" | "cpu" | "cuda";
   glanceIndex: "auto" | "off" | "on";
+  keyIvf: "auto" | "off" | "on";
+  keyIvfFrom: number;
   glanceKernel: "auto" | "wmma";
   glanceExact8: "off" | "on";
   glanceTopK: "auto" | "passes";
@@ -292,6 +311,8 @@ export function resolveConfig(env: Env): Config {
     kernelIsa: choice(env, "GAVEL_KERNEL_ISA", ["generic", "avx2", "avx512"] as const),
     glanceDevice: choice(env, "GAVEL_GLANCE_DEVICE", ["auto", "cpu", "cuda"] as const) ?? "auto",
     glanceIndex: choice(env, "GAVEL_GLANCE_INDEX", ["auto", "off", "on"] as const) ?? "auto",
+    keyIvf: choice(env, "GAVEL_KEY_IVF", ["auto", "off", "on"] as const) ?? "auto",
+    keyIvfFrom: integer(env, "GAVEL_KEY_IVF_FROM", 1) ?? 5000,
     glanceKernel: choice(env, "GAVEL_GLANCE_KERNEL", ["auto", "wmma"] as const) ?? "auto",
     glanceExact8: choice(env, "GAVEL_GLANCE_EXACT8", ["off", "on"] as const) ?? "off",
     glanceTopK: choice(env, "GAVEL_GLANCE_TOPK", ["auto", "passes"] as const) ?? "auto",

@@ -8,6 +8,7 @@
 #include "common/napi_args.h"
 #include "common/settings.h"
 #include "index/ivf.h"
+#include "kivf/kivf.h"
 #include "kernels/kernels.h"
 #include "live/live.h"
 #include "llama.h"
@@ -117,6 +118,7 @@ Napi::Object InitModule(Napi::Env env, Napi::Object exports) {
   gavel::RegisterKernels(env, exports);
   gavel::RegisterBank(env, exports);
   gavel::RegisterGlanceIndex(env, exports);
+  gavel::RegisterKeyIvf(env, exports);
   gavel::RegisterLive(env, exports);
   gavel::RegisterTrainer(env, exports);
   return exports;

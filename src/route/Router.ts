@@ -16,7 +16,7 @@ import { modelFingerprint } from "../model/fingerprint.js";
 import { Projections } from "../projections/projections.js";
 import { Library } from "../bank/library.js";
 import { encodeQueries, taskTextOf } from "./context.js";
-import { glanceIndexOf, prunes } from "./glance-index-use.js";
+import { glanceIndexOf, prunes, readsKeyIvf, refreshKeyIvf } from "./glance-index-use.js";
 import { glanceLibrary, type Glanced } from "./glance.js";
 import { routeGlances, type GlanceVia } from "./glance-many.js";
 import { judge, verdictInputsOf, type Shortlisted, type VerdictInputs } from "./verdict.js";
@@ -154,6 +154,7 @@ export class Router {
         // a library the route will glance through its index gets it now, not at the first route
         const { library } = this.#parts;
         if (prunes(library.routable().length)) await glanceIndexOf(library);
+        if (readsKeyIvf(library.routable().length, true)) await refreshKeyIvf(library);
         return report;
       } finally {
         this.#lexical.invalidate();

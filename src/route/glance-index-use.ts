@@ -12,10 +12,19 @@
  * search. A read-only router reads that file and writes nothing; a bank folder that cannot be written
  * keeps the index in memory only.
  *
+ * The key IVF (src/bank/key-ivf.ts) is the other way to a sublinear CPU glance: each task row probes
+ * the inverted lists of its nearest key centroids and the vote is the exact glance's over the keys
+ * found (top-20 agreement with the exact glance in docs/BENCHMARKS.md). GAVEL_KEY_IVF: `auto` (the
+ * default) reads it for a whole-library glance on the CPU from GAVEL_KEY_IVF_FROM routable skills;
+ * `on` at any size and device; `off` never. It is kept in `<bank>/key-ivf.bin` like the glance index.
+ *
  * @module
  */
 import { join } from "node:path";
+import { GavelError } from "../errors.js";
 import { GlanceIndex, openGlanceIndex, type IndexedSkill } from "../bank/glance-index.js";
+import { KeyIvf, openKeyIvf, saveKeyIvf } from "../bank/key-ivf.js";
+import type { KeyBankGlanceResult } from "../bank/key-bank.js";
 import { glanceDevice } from "../bank/key-bank.js";
 import type { Library } from "../bank/library.js";
 import { config } from "../config.js";
@@ -53,7 +62,8 @@ export function glanceIndexOf(library: Library): Promise<GlanceIndex> {
   return p;
 }
 
-async function openFor(library: Library): Promise<GlanceIndex> {
+/** How a bank file names a skill and finds it again: by id and content hash. */
+function namesOf(library: Library): { byId: (s: IndexedSkill) => number | undefined; skillOf: (h: number) => IndexedSkill | undefined } {
   const handleOf = new Map<string, number>();
   for (const h of library.keys.handles()) handleOf.set(library.idOf(h), h);
   const skillOf = (h: number): IndexedSkill | undefined => {
@@ -70,6 +80,17 @@ async function openFor(library: Library): Promise<GlanceIndex> {
     const h = handleOf.get(id);
     return h !== undefined && library.find(id)?.contentHash === contentHash ? h : undefined;
   };
+  return { byId, skillOf };
+}
+
+/** Whether a wagered write failed for want of a writable folder (the index then lives in memory). */
+function unwritable(err: unknown): boolean {
+  const code = (err as NodeJS.ErrnoException).code;
+  return code === "EACCES" || code === "EPERM" || code === "EROFS" || code === "ENOSPC";
+}
+
+async function openFor(library: Library): Promise<GlanceIndex> {
+  const { byId, skillOf } = namesOf(library);
   const path = join(library.dir, GLANCE_INDEX_FILE);
   // a read-only router (gavel mcp, snapshots) reads the file a writer left, and writes nothing
   if (library.readOnly) return (await openGlanceIndex(path, library.keys, byId, skillOf, {}, { save: false })).index;
@@ -77,8 +98,83 @@ async function openFor(library: Library): Promise<GlanceIndex> {
     return (await openGlanceIndex(path, library.keys, byId, skillOf)).index;
   } catch (err) {
     // a folder we may not write (another user's bank, a full disk): the index lives in memory
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code === "EACCES" || code === "EPERM" || code === "EROFS" || code === "ENOSPC") return GlanceIndex.build(library.keys);
+    if (unwritable(err)) return GlanceIndex.build(library.keys);
     throw err;
   }
+}
+
+/** The key IVF's file name in a bank folder. */
+export const KEY_IVF_FILE = "key-ivf.bin";
+
+const ivfHeld = new WeakMap<Library, Promise<KeyIvf>>();
+
+/** Whether a glance over `routable` skills (all of the library's: `whole`) reads the key IVF. */
+export function readsKeyIvf(routable: number, whole: boolean): boolean {
+  const { keyIvf, keyIvfFrom } = config();
+  if (keyIvf === "off" || !whole) return false;
+  if (keyIvf === "on") return true;
+  return routable >= keyIvfFrom && glanceDevice().device === "cpu";
+}
+
+/**
+ * The library's key IVF: read from its bank folder, or trained (and written there) when missing,
+ * damaged or outgrown. Concurrent callers share one open.
+ */
+export function keyIvfOf(library: Library): Promise<KeyIvf> {
+  let p = ivfHeld.get(library);
+  if (!p) {
+    p = openKeyIvfFor(library);
+    ivfHeld.set(library, p);
+    p.catch(() => ivfHeld.delete(library));
+  }
+  return p;
+}
+
+async function openKeyIvfFor(library: Library): Promise<KeyIvf> {
+  const { byId, skillOf } = namesOf(library);
+  const path = join(library.dir, KEY_IVF_FILE);
+  if (library.readOnly) return (await openKeyIvf(path, library.keys, byId, skillOf, {}, { save: false })).index;
+  try {
+    return (await openKeyIvf(path, library.keys, byId, skillOf)).index;
+  } catch (err) {
+    if (unwritable(err)) return KeyIvf.build(library.keys);
+    throw err;
+  }
+}
+
+/**
+ * Brings the library's key IVF up to date after installs: opened (trained and written the first
+ * time), synced with the bank, retrained when the bank outgrew its centroids, and written back
+ * (whole, crash-safe) when it changed. A read-only or unwritable bank keeps it in memory.
+ */
+export async function refreshKeyIvf(library: Library): Promise<void> {
+  const index = await keyIvfOf(library);
+  const sync = await index.sync(library.keys);
+  let changed = sync.added > 0 || sync.removed > 0;
+  if (index.needsRetrain()) {
+    await index.train(library.keys);
+    changed = true;
+  }
+  if (!changed || library.readOnly) return;
+  const { skillOf } = namesOf(library);
+  try {
+    await saveKeyIvf(join(library.dir, KEY_IVF_FILE), index, skillOf);
+  } catch (err) {
+    if (!unwritable(err)) throw err;
+  }
+}
+
+/**
+ * The whole library's glance through its key IVF at the default nprobe: g over every skill (columns
+ * in the bank's handle order, as a whole-bank glance's), no per-token detail.
+ *
+ * @throws GavelError `ABORTED` when `signal` aborted before or during the search.
+ */
+export async function keyIvfGlance(library: Library, queries: Float32Array, weights: Float32Array, k: number, signal?: AbortSignal): Promise<KeyBankGlanceResult> {
+  const aborted = () => new GavelError("glance aborted", "ABORTED");
+  if (signal?.aborted) throw aborted();
+  const index = await keyIvfOf(library);
+  const r = await index.glance(library.keys, queries, { weights, k });
+  if (signal?.aborted) throw aborted();
+  return { g: r.g, handles: r.handles, m: new Float32Array(0), argmax: new Int32Array(0), columns: new Int32Array(0) };
 }

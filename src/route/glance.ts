@@ -7,7 +7,7 @@
 import { GavelError } from "../errors.js";
 import type { KeyBankGlanceResult } from "../bank/key-bank.js";
 import { glancePruned } from "../bank/glance-index.js";
-import { glanceIndexOf, prunes } from "./glance-index-use.js";
+import { glanceIndexOf, keyIvfGlance, prunes, readsKeyIvf } from "./glance-index-use.js";
 import { glanceVia } from "./glance-many.js";
 import { voteK } from "../kernels/kernels.js";
 import type { Queries } from "./context.js";
@@ -61,7 +61,9 @@ export async function glanceLibrary({ library }: RouterParts, queriesOf: () => P
   // A resident server batches the plain glances of concurrent requests (glance-many.ts: same g)
   const via = tokenScores ? undefined : glanceVia(library.keys);
   const res =
-    !tokenScores && prunes(handles.length)
+    !tokenScores && readsKeyIvf(handles.length, all)
+      ? await keyIvfGlance(library, q.queries, q.weights, k, signal)
+      : !tokenScores && prunes(handles.length)
       ? await prunedGlance(library, handles, all, q, k, signal)
       : via
         ? await via(library.keys, { queries: q.queries, weights: q.weights }, { k, ...(all ? {} : { handles }), ...(signal ? { signal } : {}) })

@@ -1,0 +1,241 @@
+/**
+ * The key IVF glance (src/bank/key-ivf.ts, native/src/kivf) against the exact glance, in the same
+ * run: glance ms (medians), top-20 agreement and same top-1, share of (row, key) pairs scored, index
+ * memory against the bank's, training time, and the incremental cost of one skill installed.
+ *
+ *   npm run bench -- kivf synth [--skills 10000,100000] [--keys 200,30] [--nq 200] [--tasks 5]
+ *     [--nprobe d,64,512] [--centroids 0] [--reps 3] [--keytype f32|f16]
+ *   npm run bench -- kivf real <bank dir> <queries cache> [--tasks 20] [--nprobe …] [--centroids 8192]
+ *
+ * `--keys` pairs with `--skills` (one value: every size). `d` in --nprobe is the default (centroids
+ * / 32); `all` probes every list (the exact glance through the index: checked equal bit for bit).
+ *
+ * Synthetic banks (dim 256, float32 keys by default, as a KeyBank's): a vocabulary of V = 8,192 token directions; N/50 topics, each
+ * favouring 64 of the tokens; a skill's keys are tokens (70% from its topic's, 30% from anywhere)
+ * plus noise (cos ≈ 0.9 to the token), as shallow-layer keys sit near their token's identity. A task:
+ * 60% of its rows near the tokens of one target skill's keys, 40% near random tokens; uniform weights.
+ *
+ * The real bank: a bank folder (manifest.json + keys.bin, float32, dim 256) and the task rows
+ * cached by glance-index-real (a JSON header of per-task row counts, then the rows); the tasks are
+ * visited in stride order (97 · i mod n), uniform weights.
+ */
+import { readFileSync } from "node:fs";
+import { cpus, loadavg } from "node:os";
+import { KeyBank } from "../src/bank/key-bank.js";
+import { KeyIvf, defaultNprobe } from "../src/bank/key-ivf.js";
+import { loadBinding } from "../src/native/binding.js";
+import { median } from "./data.js";
+
+const argv = process.argv.slice(2);
+function flag(name: string, fallback: string): string {
+  const i = argv.indexOf(name);
+  return i >= 0 ? argv.splice(i, 2)[1] : fallback;
+}
+const mode = argv.shift() ?? "synth";
+const nprobeArg = flag("--nprobe", "d,64,512").split(",");
+const centroidsArg = Number(flag("--centroids", "0"));
+const reps = Number(flag("--reps", "3"));
+const keyType = flag("--keytype", "f32") as "f32" | "f16";
+const dim = 256;
+
+let state = 0x9e3779b9;
+function uniform(): number {
+  state ^= state << 13;
+  state >>>= 0;
+  state ^= state >>> 17;
+  state ^= state << 5;
+  state >>>= 0;
+  return state / 2 ** 31 - 1;
+}
+function pick(n: number): number {
+  return Math.floor(((uniform() + 1) / 2) * n) % n;
+}
+
+/** normalize(base + a · u), u uniform in [−1, 1]^dim. */
+function around(base: Float32Array | null, baseAt: number, a: number, out: Float32Array, at: number): void {
+  let ss = 0;
+  for (let d = 0; d < dim; d++) {
+    const v = (base ? base[baseAt + d] : 0) + a * uniform();
+    out[at + d] = v;
+    ss += v * v;
+  }
+  const inv = 1 / Math.sqrt(ss);
+  for (let d = 0; d < dim; d++) out[at + d] *= inv;
+}
+
+function topCols(g: Float32Array, n: number): number[] {
+  return Array.from(g.keys())
+    .sort((a, b) => g[b] - g[a] || a - b)
+    .slice(0, n);
+}
+
+function header(what: string): void {
+  console.log(
+    `${what}; ${cpus().length} cores (${cpus()[0]?.model}), ${loadBinding().kernelIsa()}, load ${loadavg().map((x) => x.toFixed(2)).join(" ")}, node ${process.version}, ${new Date().toISOString()}`,
+  );
+}
+
+async function timed<T>(fn: () => Promise<T>): Promise<{ ms: number; out: T }> {
+  const t0 = performance.now();
+  const out = await fn();
+  return { ms: performance.now() - t0, out };
+}
+
+interface Task {
+  queries: Float32Array;
+}
+
+/** Exact vs IVF over `tasks`: per setting, median ms, agreement, same top-1, share scored. */
+async function compare(bank: KeyBank, index: KeyIvf, tasks: Task[]): Promise<void> {
+  const C = index.stats().centroids;
+  const settings = nprobeArg.map((x) => (x === "d" ? defaultNprobe(C) : x === "all" ? ("all" as const) : Number(x)));
+  const exactMs: number[] = [];
+  const exactG: Float32Array[] = [];
+  for (const t of tasks) {
+    const runs: number[] = [];
+    let g!: Float32Array;
+    for (let r = 0; r < reps; r++) {
+      const { ms, out } = await timed(() => bank.glance(t.queries));
+      runs.push(ms);
+      g = out.g;
+    }
+    exactMs.push(median(runs));
+    exactG.push(g);
+  }
+  console.log(`  exact glance: median ${median(exactMs).toFixed(1)} ms over ${tasks.length} tasks (per task: median of ${reps}); load ${loadavg()[0].toFixed(2)}`);
+  for (const np of settings) {
+    const ms: number[] = [], parts: string[] = [];
+    let agree = 0, top1 = 0, share = 0, same = true;
+    const stage = { centroid: [] as number[], scan: [] as number[] };
+    for (let i = 0; i < tasks.length; i++) {
+      const t = tasks[i];
+      const runs: number[] = [];
+      let res!: Awaited<ReturnType<KeyIvf["glance"]>>;
+      for (let r = 0; r < reps; r++) {
+        const x = await timed(() => index.glance(bank, t.queries, { nprobe: np }));
+        runs.push(x.ms);
+        res = x.out;
+      }
+      ms.push(median(runs));
+      stage.centroid.push(res.centroidMs + res.probeMs);
+      stage.scan.push(res.scanMs);
+      const a = topCols(exactG[i], 20), b = new Set(topCols(res.g, 20));
+      agree += a.filter((s) => b.has(s)).length / a.length;
+      top1 += a[0] === topCols(res.g, 1)[0] ? 1 : 0;
+      share += res.scored / ((t.queries.length / dim) * res.bankRows);
+      if (np === "all") same &&= res.g.every((v, s) => Object.is(v, exactG[i][s]));
+    }
+    const m = median(ms);
+    parts.push(`nprobe ${np}: median ${m.toFixed(1)} ms (${(median(exactMs) / m).toFixed(1)}× faster than exact)`);
+    parts.push(`centroids+probe ${median(stage.centroid).toFixed(1)} ms, scan ${median(stage.scan).toFixed(1)} ms`);
+    parts.push(`top-20 agreement ${(agree / tasks.length).toFixed(3)}, same top-1 ${top1}/${tasks.length}, pairs scored ${((100 * share) / tasks.length).toFixed(2)}%`);
+    if (np === "all") parts.push(same ? "g equal to the exact glance's bit for bit" : "g DIFFERS from the exact glance's");
+    console.log(`  ${parts.join("; ")}; load ${loadavg()[0].toFixed(2)}`);
+  }
+}
+
+/** One skill's install with and without the index following it (median ms over 9). */
+async function installCost(bank: KeyBank, index: KeyIvf, keysPer: number): Promise<void> {
+  const keys = new Float32Array(keysPer * dim);
+  const plain: number[] = [], synced: number[] = [];
+  for (let r = 0; r < 9; r++) {
+    for (let j = 0; j < keysPer; j++) around(null, 0, 1, keys, j * dim);
+    let t0 = performance.now();
+    const h = bank.add(keys);
+    plain.push(performance.now() - t0);
+    bank.remove(h);
+    t0 = performance.now();
+    bank.add(keys);
+    await index.sync(bank);
+    synced.push(performance.now() - t0);
+  }
+  console.log(`  install of one ${keysPer}-key skill: bank.add ${median(plain).toFixed(2)} ms; bank.add + index sync ${median(synced).toFixed(2)} ms (median of 9)`);
+}
+
+async function synth(): Promise<void> {
+  const sizes = flag("--skills", "10000,100000").split(",").map(Number);
+  const keysList = flag("--keys", "200,30").split(",").map(Number);
+  const nq = Number(flag("--nq", "200"));
+  const nTasks = Number(flag("--tasks", "5"));
+  header(`key IVF, synthetic: dim ${dim}, ${keyType} keys, ${nq} task rows, ${nTasks} tasks, ${reps} reps`);
+  const V = 8192;
+  const vocab = new Float32Array(V * dim);
+  for (let v = 0; v < V; v++) around(null, 0, 1, vocab, v * dim);
+  const noise = 0.48 * Math.sqrt(3 / dim); // noise of norm ≈ 0.48: cos ≈ 0.9 to the token
+  for (let si = 0; si < sizes.length; si++) {
+    const N = sizes[si];
+    const keysPer = keysList[Math.min(si, keysList.length - 1)];
+    const nTopics = Math.max(10, Math.floor(N / 50));
+    const topicTokens = new Int32Array(nTopics * 64);
+    for (let i = 0; i < topicTokens.length; i++) topicTokens[i] = pick(V);
+    const bank = new KeyBank(dim, { keyType });
+    const tokenOf: Int32Array[] = [];
+    const keys = new Float32Array(keysPer * dim);
+    let t0 = performance.now();
+    for (let s = 0; s < N; s++) {
+      const topic = pick(nTopics);
+      const toks = new Int32Array(keysPer);
+      for (let j = 0; j < keysPer; j++) {
+        toks[j] = uniform() < 0.4 ? topicTokens[topic * 64 + pick(64)] : pick(V);
+        around(vocab, toks[j] * dim, noise, keys, j * dim);
+      }
+      if (s < 64 * nTasks) tokenOf.push(toks);
+      bank.add(keys);
+    }
+    console.log(`${N} skills × ${keysPer} keys = ${bank.keys} keys, bank ${(bank.bytes / 2 ** 20).toFixed(0)} MiB (built in ${((performance.now() - t0) / 1000).toFixed(0)} s)`);
+    t0 = performance.now();
+    const index = await KeyIvf.build(bank, centroidsArg > 0 ? { centroids: centroidsArg } : {});
+    const st = index.stats();
+    console.log(`  index: ${st.centroids} centroids, trained in ${((performance.now() - t0) / 1000).toFixed(1)} s, ${(st.bytes / 2 ** 20).toFixed(1)} MiB = ${(st.bytes / bank.bytes).toFixed(3)}× the bank; mean key–centroid cos ${st.trainMeanSim.toFixed(3)}`);
+    const tasks: Task[] = [];
+    for (let t = 0; t < nTasks; t++) {
+      const target = tokenOf[t * 64];
+      const queries = new Float32Array(nq * dim);
+      for (let i = 0; i < nq; i++) {
+        const tok = uniform() < 0.2 ? target[pick(target.length)] : pick(V);
+        around(vocab, tok * dim, noise, queries, i * dim);
+      }
+      tasks.push({ queries });
+    }
+    await compare(bank, index, tasks);
+    await installCost(bank, index, keysPer);
+    bank.dispose();
+  }
+}
+
+async function real(): Promise<void> {
+  const nTasks = Number(flag("--tasks", "20"));
+  const [bankDir, cachePath] = argv;
+  if (!bankDir || !cachePath) throw new Error("usage: npm run bench -- kivf real <bank dir> <queries cache> [--tasks N]");
+  const manifest = JSON.parse(readFileSync(`${bankDir}/manifest.json`, "utf8")) as { header: { dim: number; layer: number }; entries: { offset: number; nKeys: number }[] };
+  if (manifest.header.dim !== dim) throw new Error(`dim ${manifest.header.dim}, expected ${dim}`);
+  const file = readFileSync(`${bankDir}/keys.bin`);
+  const bank = new KeyBank(dim);
+  for (const e of manifest.entries) bank.add(new Float32Array(file.buffer, file.byteOffset + e.offset * dim * 4, e.nKeys * dim).slice());
+  const buf = readFileSync(cachePath);
+  const hlen = buf.readUInt32LE(0);
+  const head = JSON.parse(buf.toString("utf8", 4, 4 + hlen)) as { nq: number[] };
+  const all = new Float32Array(buf.buffer.slice(buf.byteOffset + 4 + hlen, buf.byteOffset + buf.length));
+  const starts: number[] = [];
+  let at = 0;
+  for (const n of head.nq) {
+    starts.push(at);
+    at += n * dim;
+  }
+  const n = head.nq.length;
+  const order = Array.from({ length: Math.min(nTasks, n) }, (_, j) => (j * 97) % n);
+  const tasks = order.map((i) => ({ queries: all.subarray(starts[i], starts[i] + head.nq[i] * dim) }));
+  header(`key IVF, real bank ${bankDir}: ${bank.size} skills, ${bank.keys} keys, float32, ℓ${manifest.header.layer}; ${tasks.length} tasks (rows median ${median(order.map((i) => head.nq[i]))}), ${reps} reps`);
+  const t0 = performance.now();
+  const index = await KeyIvf.build(bank, centroidsArg > 0 ? { centroids: centroidsArg } : {});
+  const st = index.stats();
+  console.log(`  index: ${st.centroids} centroids, trained in ${((performance.now() - t0) / 1000).toFixed(1)} s, ${(st.bytes / 2 ** 20).toFixed(1)} MiB = ${(st.bytes / bank.bytes).toFixed(3)}× the bank; mean key–centroid cos ${st.trainMeanSim.toFixed(3)}`);
+  await compare(bank, index, tasks);
+  await installCost(bank, index, 200);
+  bank.dispose();
+}
+
+(mode === "real" ? real() : synth()).catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

@@ -1,0 +1,627 @@
+// The key IVF glance (kivf_core.h).
+#include "kivf/kivf_core.h"
+
+#include <algorithm>
+#include <cfloat>
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <numeric>
+#include <thread>
+#include <unordered_set>
+
+#include "common/failure.h"
+#include "common/parallel.h"
+#include "index/ivf_core.h"
+#include "kivf/kivf_scan.h"
+
+namespace gavel::kivf {
+
+namespace {
+
+bool Stopped(const std::atomic<bool>* stop) { return stop != nullptr && stop->load(std::memory_order_relaxed); }
+[[noreturn]] void Aborted() { throw Failure(Code::ABORTED, "key IVF glance aborted"); }
+
+double MsSince(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+unsigned Threads(unsigned threads) { return threads == 0 ? std::max(1u, std::thread::hardware_concurrency()) : threads; }
+
+// Rows per Assign batch during a sync (whole skills, about this many key rows).
+constexpr int64_t kAssignChunk = 4096;
+
+// One entry of a row's running top k.
+struct Cand {
+  float v;
+  int32_t col;
+};
+inline bool Above(float v, int32_t c, const Cand& b) { return v > b.v || (v == b.v && c < b.col); }
+
+// Offers skill `col` at score v to a row's top k (e[0..n), best first, at most kk): inserted, or its
+// score raised when it is there with less. Exact for the union of offers (a skill's score is the max
+// of its offers): an offer that ranks below a full set's last can never enter the final top k.
+inline void Offer(Cand* e, int32_t& n, int32_t kk, float v, int32_t col) {
+  if (n == kk && !Above(v, col, e[n - 1])) return;
+  for (int32_t i = 0; i < n; ++i) {
+    if (e[i].col != col) continue;
+    if (!(v > e[i].v)) return;
+    e[i].v = v;
+    while (i > 0 && Above(e[i].v, e[i].col, e[i - 1])) {
+      std::swap(e[i], e[i - 1]);
+      --i;
+    }
+    return;
+  }
+  int32_t p = n < kk ? n++ : kk - 1;
+  while (p > 0 && Above(v, col, e[p - 1])) {
+    e[p] = e[p - 1];
+    --p;
+  }
+  e[p] = Cand{v, col};
+}
+
+}  // namespace
+
+int64_t DefaultCentroids(int64_t rows) {
+  if (rows <= 8) return 1;
+  const double target = 8.0 * std::sqrt(double(rows));
+  int64_t c = int64_t(1) << static_cast<int>(std::lround(std::log2(target)));
+  c = std::clamp<int64_t>(c, 16, 65536);
+  return std::max<int64_t>(1, std::min(c, rows / 8));
+}
+
+int64_t Index::bytes() const {
+  int64_t b = static_cast<int64_t>((cent_.capacity() + coarse_.capacity()) * sizeof(float) + keySlot_.capacity() * sizeof(int32_t) +
+                                   slots_.capacity() * sizeof(Slot) + lists_.capacity() * sizeof(lists_[0]) +
+                                   (colOf_.capacity() + colHandle_.capacity() + emptyCols_.capacity()) * sizeof(int32_t));
+  for (const auto& l : lists_) b += static_cast<int64_t>(l.capacity() * sizeof(int32_t));
+  b += static_cast<int64_t>(slotOf_.size() * (sizeof(void*) * 2 + 8) + slotOf_.bucket_count() * sizeof(void*));
+  return b;
+}
+
+void Index::Reset(std::vector<float> centroids, int64_t nc, int64_t trainedRows, double trainSim) {
+  cent_ = std::move(centroids);
+  nc_ = nc;
+  coarse_.clear();
+  groupStart_.clear();
+  trainedRows_ = trainedRows;
+  trainSim_ = trainSim;
+  slots_.clear();
+  keySlot_.clear();
+  lists_.assign(static_cast<size_t>(nc), {});
+  slotOf_.clear();
+  colOf_.clear();
+  colHandle_.clear();
+  emptyCols_.clear();
+  live_ = liveRows_ = deadRows_ = 0;
+  liveSim_ = 0;
+  synced_ = 0;
+}
+
+void Index::Train(const bank::Snapshot& s, bool halfKeys, const TrainOptions& o, Isa isa, unsigned threads,
+                  const std::atomic<bool>* stop) {
+  const int64_t rows = s.rows;
+  if (rows == 0) throw Failure(Code::INVALID_ARGUMENT, "the bank holds no key to train the key IVF on");
+  const int64_t nc = std::min(o.centroids > 0 ? o.centroids : DefaultCentroids(rows), rows);
+  const int64_t want = o.sample > 0 ? o.sample : 16 * nc;
+  const int64_t n = std::clamp(want, nc, rows);
+  std::vector<int64_t> pick = ivf::SampleRows(rows, n, o.seed);
+  std::vector<int64_t> start(s.entries.size() + 1, 0);
+  for (size_t e = 0; e < s.entries.size(); ++e) start[e + 1] = start[e] + s.entries[e].keys->rows;
+  std::vector<float> x(static_cast<size_t>(n * dim_));
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t r = pick[i];
+    const size_t e = static_cast<size_t>(std::upper_bound(start.begin(), start.end(), r) - start.begin() - 1);
+    const bank::KeyBlock& b = *s.entries[e].keys;
+    const int64_t at = (r - start[e]) * dim_;
+    float* out = x.data() + i * dim_;
+    if (halfKeys)
+      kernels::HalfToFloats(b.half.data() + at, out, dim_, isa);
+    else
+      std::copy(b.data.data() + at, b.data.data() + at + dim_, out);
+  }
+  threads = Threads(threads);
+  const int64_t G = o.groups > 0 ? std::min(o.groups, nc)
+                    : nc >= kTwoLevelFrom ? std::max<int64_t>(2, std::llround(std::sqrt(double(nc)))) : 1;
+  std::vector<float> cent, coarse;
+  std::vector<int64_t> groupStart;
+  int64_t total = nc;
+  if (G <= 1) {
+    cent = ivf::KMeans(x.data(), n, dim_, nc, o.iters, isa, threads, stop);
+  } else {
+    // two-level: G coarse centroids, then each group's share of the fine ones over its own rows
+    coarse = ivf::KMeans(x.data(), n, dim_, G, o.iters, isa, threads, stop);
+    std::vector<int32_t> code(static_cast<size_t>(n));
+    ivf::Assign(x.data(), n, coarse.data(), G, dim_, code.data(), nullptr, isa, threads, stop);
+    std::vector<std::vector<int64_t>> members(static_cast<size_t>(G));
+    for (int64_t r = 0; r < n; ++r) members[code[r]].push_back(r);
+    groupStart.assign(static_cast<size_t>(G + 1), 0);
+    total = 0;
+    std::vector<float> xg;
+    for (int64_t g = 0; g < G; ++g) {
+      const int64_t ng = static_cast<int64_t>(members[g].size());
+      const int64_t cg = ng == 0 ? 0 : std::clamp<int64_t>(std::llround(double(nc) * double(ng) / double(n)), 1, ng);
+      groupStart[g] = total;
+      if (cg > 0) {
+        xg.resize(static_cast<size_t>(ng * dim_));
+        for (int64_t i = 0; i < ng; ++i) std::copy(x.begin() + members[g][i] * dim_, x.begin() + (members[g][i] + 1) * dim_, xg.begin() + i * dim_);
+        std::vector<float> cgC = ivf::KMeans(xg.data(), ng, dim_, cg, o.iters, isa, threads, stop);
+        cent.insert(cent.end(), cgC.begin(), cgC.end());
+      }
+      total += cg;
+    }
+    groupStart[G] = total;
+  }
+  Reset(std::move(cent), total, rows, 0.0);
+  coarse_ = std::move(coarse);
+  groupStart_ = std::move(groupStart);
+  std::vector<float> score(static_cast<size_t>(n));
+  AssignRows(x.data(), n, nullptr, score.data(), isa, threads, stop);
+  double sim = 0;
+  for (float v : score) sim += v;
+  trainSim_ = sim / double(n);
+  half_ = halfKeys;
+  Sync(s, halfKeys, isa, threads, stop);
+}
+
+void Index::AssignRows(const float* x, int64_t n, int32_t* code, float* score, Isa isa, unsigned threads,
+                       const std::atomic<bool>* stop) const {
+  if (coarse_.empty()) {
+    ivf::Assign(x, n, cent_.data(), nc_, dim_, code, score, isa, threads, stop);
+    return;
+  }
+  const int64_t G = static_cast<int64_t>(groupStart_.size()) - 1;
+  const int64_t t = std::min(kGroupProbe, G);
+  std::vector<float> S(static_cast<size_t>(n * G));
+  kernels::MatMulABt(x, n, dim_, coarse_.data(), G, S.data(), isa, threads);
+  // group → rows probing it
+  std::vector<std::vector<int32_t>> rowsOf(static_cast<size_t>(G));
+  std::vector<int32_t> order(static_cast<size_t>(G));
+  for (int64_t r = 0; r < n; ++r) {
+    const float* s = S.data() + r * G;
+    std::iota(order.begin(), order.end(), 0);
+    std::partial_sort(order.begin(), order.begin() + t, order.end(),
+                      [s](int32_t a, int32_t b) { return s[a] > s[b] || (s[a] == s[b] && a < b); });
+    for (int64_t j = 0; j < t; ++j) rowsOf[order[j]].push_back(static_cast<int32_t>(r));
+  }
+  if (stop != nullptr && stop->load(std::memory_order_relaxed)) Aborted();
+  std::vector<float> best(static_cast<size_t>(n), -std::numeric_limits<float>::infinity());
+  std::vector<int32_t> arg(static_cast<size_t>(n), -1);
+  std::vector<float> xs, P;
+  for (int64_t g = 0; g < G; ++g) {
+    const int64_t c0 = groupStart_[g], cn = groupStart_[g + 1] - c0;
+    const int64_t nr = static_cast<int64_t>(rowsOf[g].size());
+    if (cn == 0 || nr == 0) continue;
+    xs.resize(static_cast<size_t>(nr * dim_));
+    for (int64_t i = 0; i < nr; ++i) std::copy(x + int64_t(rowsOf[g][i]) * dim_, x + (int64_t(rowsOf[g][i]) + 1) * dim_, xs.begin() + i * dim_);
+    P.resize(static_cast<size_t>(nr * cn));
+    kernels::MatMulABt(xs.data(), nr, dim_, cent_.data() + c0 * dim_, cn, P.data(), isa, threads);
+    for (int64_t i = 0; i < nr; ++i) {
+      const int32_t r = rowsOf[g][i];
+      const float* p = P.data() + i * cn;
+      for (int64_t j = 0; j < cn; ++j)
+        if (arg[r] < 0 || p[j] > best[r] || (p[j] == best[r] && c0 + j < arg[r]))
+          best[r] = p[j], arg[r] = static_cast<int32_t>(c0 + j);
+    }
+  }
+  // rows whose best groups hold no centroid (groups no training row fell in): every centroid
+  std::vector<int64_t> left;
+  for (int64_t r = 0; r < n; ++r)
+    if (arg[r] < 0) left.push_back(r);
+  if (!left.empty()) {
+    xs.resize(left.size() * static_cast<size_t>(dim_));
+    for (size_t i = 0; i < left.size(); ++i) std::copy(x + left[i] * dim_, x + (left[i] + 1) * dim_, xs.begin() + i * dim_);
+    std::vector<int32_t> c(left.size());
+    std::vector<float> v(left.size());
+    ivf::Assign(xs.data(), static_cast<int64_t>(left.size()), cent_.data(), nc_, dim_, c.data(), v.data(), isa, threads, stop);
+    for (size_t i = 0; i < left.size(); ++i) arg[left[i]] = c[i], best[left[i]] = v[i];
+  }
+  for (int64_t r = 0; r < n; ++r) {
+    if (code) code[r] = arg[r];
+    if (score) score[r] = best[r];
+  }
+}
+
+SyncStats Index::Sync(const bank::Snapshot& s, bool halfKeys, Isa isa, unsigned threads,
+                      const std::atomic<bool>* stop) {
+  SyncStats st;
+  const auto t0 = std::chrono::steady_clock::now();
+  if (nc_ == 0 || s.generation == synced_) return st;
+  if (halfKeys != half_ && !slots_.empty())
+    throw Failure(Code::INVALID_ARGUMENT, "the bank's key type differs from the one the key IVF was trained on");
+  half_ = halfKeys;
+  std::vector<const bank::Entry*> fresh;
+  int64_t found = 0;
+  for (const auto& e : s.entries) {
+    if (slotOf_.count(e.handle)) ++found;
+    else fresh.push_back(&e);
+  }
+  if (found != live_) {
+    std::unordered_set<int32_t> held;
+    held.reserve(s.entries.size());
+    for (const auto& e : s.entries) held.insert(e.handle);
+    std::vector<int32_t> gone;
+    for (const auto& [h, slot] : slotOf_)
+      if (!held.count(h)) gone.push_back(h);
+    for (int32_t h : gone) {
+      const int32_t slot = slotOf_[h];
+      Slot& sl = slots_[slot];
+      sl.live = false;
+      sl.keys.reset();
+      --live_;
+      liveRows_ -= sl.rows;
+      liveSim_ -= sl.simSum;
+      deadRows_ += sl.rows;
+      slotOf_.erase(h);
+    }
+    st.removed = static_cast<int64_t>(gone.size());
+    if (deadRows_ > 64 && deadRows_ > liveRows_ / 2) Compact();
+  }
+  threads = Threads(threads);
+  std::vector<const bank::Entry*> batch;
+  std::vector<float> x;
+  std::vector<int32_t> code;
+  std::vector<float> score;
+  auto flush = [&]() {
+    if (batch.empty()) return;
+    int64_t n = 0;
+    for (const auto* e : batch) n += e->keys->rows;
+    x.resize(static_cast<size_t>(n * dim_));
+    int64_t at = 0;
+    for (const auto* e : batch) {
+      const bank::KeyBlock& b = *e->keys;
+      if (halfKeys)
+        kernels::HalfToFloats(b.half.data(), x.data() + at * dim_, b.rows * dim_, isa);
+      else
+        std::copy(b.data.begin(), b.data.begin() + b.rows * dim_, x.begin() + at * dim_);
+      at += b.rows;
+    }
+    code.resize(static_cast<size_t>(n));
+    score.resize(static_cast<size_t>(n));
+    AssignRows(x.data(), n, code.data(), score.data(), isa, threads, stop);
+    at = 0;
+    for (const auto* e : batch) {
+      const int64_t r = e->keys->rows;
+      const int32_t slot = static_cast<int32_t>(slots_.size());
+      const int64_t first = static_cast<int64_t>(keySlot_.size());
+      double sim = 0;
+      for (int64_t j = 0; j < r; ++j) {
+        sim += score[at + j];
+        keySlot_.push_back(slot);
+        lists_[code[at + j]].push_back(static_cast<int32_t>(first + j));
+      }
+      slots_.push_back(Slot{e->handle, true, first, r, sim, e->keys});
+      slotOf_[e->handle] = slot;
+      ++live_;
+      liveRows_ += r;
+      liveSim_ += sim;
+      at += r;
+      ++st.added;
+    }
+    st.assignedRows += n;
+    batch.clear();
+  };
+  int64_t pending = 0;
+  for (const bank::Entry* e : fresh) {
+    if (keySlot_.size() + static_cast<size_t>(pending + e->keys->rows) > size_t(std::numeric_limits<int32_t>::max()))
+      throw Failure(Code::INVALID_ARGUMENT, "the key IVF holds at most 2^31 - 1 keys");
+    batch.push_back(e);
+    pending += e->keys->rows;
+    if (pending >= kAssignChunk) {
+      flush();
+      pending = 0;
+    }
+  }
+  flush();
+  if (st.removed == 0 && st.added > 0 && colOf_.size() + size_t(st.added) == slots_.size() &&
+      (colHandle_.empty() || slots_[colOf_.size()].handle > colHandle_.back())) {
+    // installs only, every new handle above the last column's (handles only grow): appended
+    for (size_t i = colOf_.size(); i < slots_.size(); ++i) {
+      const int32_t col = static_cast<int32_t>(colHandle_.size());
+      colOf_.push_back(col);
+      colHandle_.push_back(slots_[i].handle);
+      if (slots_[i].rows == 0) emptyCols_.push_back(col);
+    }
+  } else if (st.added > 0 || st.removed > 0 || colOf_.size() != slots_.size()) {
+    Columns();
+  }
+  synced_ = s.generation;
+  st.ms = MsSince(t0);
+  return st;
+}
+
+Index::Exported Index::Export() const {
+  Exported e;
+  e.centroids = cent_;
+  e.coarse = coarse_;
+  e.groupStart = groupStart_;
+  std::vector<int32_t> code(keySlot_.size(), -1);
+  for (int64_t c = 0; c < nc_; ++c)
+    for (int32_t id : lists_[c]) code[id] = static_cast<int32_t>(c);
+  std::vector<int32_t> order;
+  for (size_t i = 0; i < slots_.size(); ++i)
+    if (slots_[i].live) order.push_back(static_cast<int32_t>(i));
+  std::sort(order.begin(), order.end(), [&](int32_t a, int32_t b) { return slots_[a].handle < slots_[b].handle; });
+  e.offsets.push_back(0);
+  for (int32_t i : order) {
+    const Slot& s = slots_[i];
+    e.handles.push_back(s.handle);
+    e.codes.insert(e.codes.end(), code.begin() + s.keyStart, code.begin() + s.keyStart + s.rows);
+    e.offsets.push_back(static_cast<int32_t>(e.codes.size()));
+    e.simSums.push_back(s.simSum);
+  }
+  return e;
+}
+
+void Index::Restore(std::vector<float> centroids, std::vector<float> coarse, std::vector<int64_t> groupStart,
+                    int64_t trainedRows, double trainSim) {
+  const int64_t nc = static_cast<int64_t>(centroids.size()) / dim_;
+  if (nc < 1 || nc * dim_ != static_cast<int64_t>(centroids.size()))
+    throw Failure(Code::INVALID_ARGUMENT, "centroids must be a positive multiple of dim values");
+  const int64_t G = static_cast<int64_t>(coarse.size()) / dim_;
+  if (G * dim_ != static_cast<int64_t>(coarse.size()))
+    throw Failure(Code::INVALID_ARGUMENT, "coarse centroids must be a multiple of dim values");
+  if (G > 0) {
+    if (static_cast<int64_t>(groupStart.size()) != G + 1 || groupStart[0] != 0 || groupStart[G] != nc)
+      throw Failure(Code::INVALID_ARGUMENT, "group bounds do not cover the centroids");
+    for (int64_t g = 0; g < G; ++g)
+      if (groupStart[g + 1] < groupStart[g]) throw Failure(Code::INVALID_ARGUMENT, "group bounds decrease");
+  } else if (!groupStart.empty()) {
+    throw Failure(Code::INVALID_ARGUMENT, "group bounds without coarse centroids");
+  }
+  Reset(std::move(centroids), nc, trainedRows, trainSim);
+  coarse_ = std::move(coarse);
+  groupStart_ = std::move(groupStart);
+}
+
+int64_t Index::Load(const bank::Snapshot& s, bool halfKeys, const int32_t* handles, int64_t n, const int32_t* offsets,
+                    const int32_t* codes, int64_t nCodes, const double* simSums) {
+  if (nc_ == 0) throw Failure(Code::INVALID_ARGUMENT, "the key IVF has no centroids");
+  if (!slots_.empty() && halfKeys != half_)
+    throw Failure(Code::INVALID_ARGUMENT, "the bank's key type differs from the one the key IVF holds");
+  if (offsets[0] != 0 || offsets[n] != nCodes) throw Failure(Code::INVALID_ARGUMENT, "code offsets do not fit the codes");
+  for (int64_t i = 0; i < n; ++i)
+    if (offsets[i + 1] < offsets[i]) throw Failure(Code::INVALID_ARGUMENT, "code offsets decrease");
+  for (int64_t j = 0; j < nCodes; ++j)
+    if (codes[j] < 0 || codes[j] >= nc_)
+      throw Failure(Code::INVALID_ARGUMENT, "code " + std::to_string(codes[j]) + " is not a centroid of this index");
+  half_ = halfKeys;
+  int64_t taken = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    const int32_t h = handles[i];
+    auto it = std::lower_bound(s.entries.begin(), s.entries.end(), h,
+                               [](const bank::Entry& e, int32_t x) { return e.handle < x; });
+    if (it == s.entries.end() || it->handle != h || slotOf_.count(h)) continue;
+    const int64_t r = it->keys->rows;
+    if (r != offsets[i + 1] - offsets[i]) continue;
+    if (keySlot_.size() + static_cast<size_t>(r) > size_t(std::numeric_limits<int32_t>::max()))
+      throw Failure(Code::INVALID_ARGUMENT, "the key IVF holds at most 2^31 - 1 keys");
+    const int32_t slot = static_cast<int32_t>(slots_.size());
+    const int64_t first = static_cast<int64_t>(keySlot_.size());
+    for (int64_t j = 0; j < r; ++j) {
+      keySlot_.push_back(slot);
+      lists_[codes[offsets[i] + j]].push_back(static_cast<int32_t>(first + j));
+    }
+    slots_.push_back(Slot{h, true, first, r, simSums[i], it->keys});
+    slotOf_[h] = slot;
+    ++live_;
+    liveRows_ += r;
+    liveSim_ += simSums[i];
+    ++taken;
+  }
+  Columns();
+  synced_ = 0;  // the next Sync walks the bank (drops what it lacks, assigns what the file lacked)
+  return taken;
+}
+
+void Index::Compact() {
+  std::vector<Slot> slots;
+  std::vector<int32_t> newSlot(slots_.size(), -1);
+  std::vector<int64_t> newStart(slots_.size(), 0);
+  int64_t next = 0;
+  for (size_t i = 0; i < slots_.size(); ++i) {
+    if (!slots_[i].live) continue;
+    newSlot[i] = static_cast<int32_t>(slots.size());
+    newStart[i] = next;
+    Slot n = slots_[i];
+    n.keyStart = next;
+    next += n.rows;
+    slots.push_back(std::move(n));
+  }
+  std::vector<int32_t> keySlot(static_cast<size_t>(next));
+  for (size_t i = 0; i < slots.size(); ++i)
+    std::fill(keySlot.begin() + slots[i].keyStart, keySlot.begin() + slots[i].keyStart + slots[i].rows,
+              static_cast<int32_t>(i));
+  for (auto& l : lists_) {
+    size_t o = 0;
+    for (int32_t id : l) {
+      const int32_t sl = keySlot_[id];
+      if (newSlot[sl] < 0) continue;
+      l[o++] = static_cast<int32_t>(newStart[sl] + (id - slots_[sl].keyStart));
+    }
+    l.resize(o);
+  }
+  slots_ = std::move(slots);
+  keySlot_ = std::move(keySlot);
+  slotOf_.clear();
+  for (size_t i = 0; i < slots_.size(); ++i) slotOf_[slots_[i].handle] = static_cast<int32_t>(i);
+  deadRows_ = 0;
+  Columns();
+}
+
+void Index::Columns() {
+  std::vector<int32_t> order;
+  order.reserve(static_cast<size_t>(live_));
+  for (size_t i = 0; i < slots_.size(); ++i)
+    if (slots_[i].live) order.push_back(static_cast<int32_t>(i));
+  std::sort(order.begin(), order.end(), [&](int32_t a, int32_t b) { return slots_[a].handle < slots_[b].handle; });
+  colOf_.assign(slots_.size(), -1);
+  colHandle_.resize(order.size());
+  emptyCols_.clear();
+  for (size_t c = 0; c < order.size(); ++c) {
+    colOf_[order[c]] = static_cast<int32_t>(c);
+    colHandle_[c] = slots_[order[c]].handle;
+    if (slots_[order[c]].rows == 0) emptyCols_.push_back(static_cast<int32_t>(c));
+  }
+}
+
+SearchResult Index::Glance(const float* q, int64_t nq, const float* w, int64_t k, int64_t nprobe, Isa isa,
+                           unsigned threads, SearchStats* stats, const std::atomic<bool>* stop) const {
+  SearchStats st;
+  SearchResult out;
+  const int64_t nCols = static_cast<int64_t>(colHandle_.size());
+  out.handles = colHandle_;
+  out.g.assign(static_cast<size_t>(nCols), 0.f);
+  st.bankRows = liveRows_;
+  if (nCols == 0 || nq == 0 || nc_ == 0) {
+    if (stats) *stats = st;
+    return out;
+  }
+  threads = Threads(threads);
+  const int32_t kk = static_cast<int32_t>(std::min<int64_t>(k, nCols));
+  const bool all = nprobe >= nc_;
+  const int64_t np = all ? nc_ : nprobe;
+
+  // 1. Each row's probed lists: its np best centroids (ties to the lower), or every list.
+  auto t0 = std::chrono::steady_clock::now();
+  // list → rows probing it (ascending), as CSR; probing every list, each list's rows are all of them
+  std::vector<int64_t> rowStart(static_cast<size_t>(nc_ + 1), 0);
+  std::vector<int32_t> rowsOf;
+  if (all) {
+    rowsOf.resize(static_cast<size_t>(nq));
+    std::iota(rowsOf.begin(), rowsOf.end(), 0);
+  } else {
+    std::vector<int32_t> probe(static_cast<size_t>(nq * np));
+    std::vector<float> S(static_cast<size_t>(nq * nc_));
+    kernels::MatMulABt(q, nq, dim_, cent_.data(), nc_, S.data(), isa, threads);
+    st.centroidMs = MsSince(t0);
+    t0 = std::chrono::steady_clock::now();
+    const unsigned nt = static_cast<unsigned>(std::min<int64_t>(threads, nq));
+    Parallel(nt, [&](unsigned t) {
+      std::vector<int32_t> order(static_cast<size_t>(nc_));
+      for (int64_t i = nq * t / nt; i < nq * (t + 1) / nt; ++i) {
+        const float* s = S.data() + i * nc_;
+        std::iota(order.begin(), order.end(), 0);
+        std::nth_element(order.begin(), order.begin() + (np - 1), order.end(),
+                         [s](int32_t a, int32_t b) { return s[a] > s[b] || (s[a] == s[b] && a < b); });
+        std::copy(order.begin(), order.begin() + np, probe.begin() + i * np);
+      }
+    });
+    for (int32_t c : probe) ++rowStart[c + 1];
+    for (int64_t c = 0; c < nc_; ++c) rowStart[c + 1] += rowStart[c];
+    rowsOf.resize(static_cast<size_t>(nq * np));
+    std::vector<int64_t> fill(rowStart.begin(), rowStart.end() - 1);
+    for (int64_t i = 0; i < nq; ++i)
+      for (int64_t j = 0; j < np; ++j) rowsOf[fill[probe[i * np + j]]++] = static_cast<int32_t>(i);
+  }
+  if (Stopped(stop)) Aborted();
+  // a list's rows: rowsOf[rowStart[c] …) (all: rowsOf[0 … nq))
+  const auto rowsAt = [&](int32_t c) { return all ? int64_t{0} : rowStart[c]; };
+  const auto rowCount = [&](int32_t c) { return all ? nq : rowStart[c + 1] - rowStart[c]; };
+  std::vector<int32_t> work;  // the probed lists, costliest first
+  for (int64_t c = 0; c < nc_; ++c)
+    if (rowCount(static_cast<int32_t>(c)) > 0 && !lists_[c].empty()) work.push_back(static_cast<int32_t>(c));
+  std::sort(work.begin(), work.end(), [&](int32_t a, int32_t b) {
+    const int64_t ca = rowCount(a) * int64_t(lists_[a].size());
+    const int64_t cb = rowCount(b) * int64_t(lists_[b].size());
+    return ca > cb || (ca == cb && a < b);
+  });
+  st.lists = static_cast<int64_t>(work.size());
+  st.probeMs = MsSince(t0);
+
+  // 2. The scan: list by list, threads taking lists; each thread's per-row top k.
+  t0 = std::chrono::steady_clock::now();
+  const unsigned nt = static_cast<unsigned>(std::max<int64_t>(1, std::min<int64_t>(threads, int64_t(work.size()))));
+  std::vector<std::vector<Cand>> top(nt, std::vector<Cand>(static_cast<size_t>(nq * kk)));
+  std::vector<std::vector<int32_t>> count(nt, std::vector<int32_t>(static_cast<size_t>(nq), 0));
+  std::vector<int64_t> scored(nt, 0);
+  std::vector<char> finite(nt, 1);
+  std::atomic<size_t> next{0};
+  Parallel(nt, [&](unsigned t) {
+    Cand* tk = top[t].data();
+    int32_t* cnt = count[t].data();
+    std::vector<float> Rp, S, Kf, zero(static_cast<size_t>(dim_), 0.f);
+    std::vector<int32_t> col;
+    std::vector<const float*> kp, rp;
+    for (;;) {
+      const size_t at = next.fetch_add(1, std::memory_order_relaxed);
+      if (at >= work.size()) break;
+      if (Stopped(stop)) return;
+      const int32_t c = work[at];
+      // the list's live keys, read in place (an f16 bank's converted, exactly, into Kf)
+      col.clear();
+      kp.clear();
+      const auto& list = lists_[c];
+      if (half_) Kf.resize(list.size() * static_cast<size_t>(dim_));
+      for (int32_t id : list) {
+        const int32_t sl = keySlot_[id];
+        const Slot& s = slots_[sl];
+        if (!s.live) continue;
+        const int64_t r = id - s.keyStart;
+        if (half_) {
+          float* dst = Kf.data() + int64_t(col.size()) * dim_;
+          kernels::HalfToFloats(s.keys->half.data() + r * dim_, dst, dim_, isa);
+          kp.push_back(dst);
+        } else {
+          kp.push_back(s.keys->data.data() + r * dim_);
+        }
+        col.push_back(colOf_[sl]);
+      }
+      const int64_t nk = static_cast<int64_t>(col.size());
+      if (nk == 0) continue;
+      const int64_t r0 = rowsAt(c), nr = rowCount(c);
+      rp.resize(static_cast<size_t>(nr));
+      for (int64_t i = 0; i < nr; ++i) rp[i] = q + int64_t(rowsOf[r0 + i]) * dim_;
+      const int64_t P = ScanPanelRows(isa, nr);
+      const int64_t ldS = (nr + P - 1) / P * P;
+      Rp.resize(static_cast<size_t>(ldS * dim_));
+      ScanPackRows(isa, rp.data(), nr, dim_, Rp.data());
+      S.resize(static_cast<size_t>(nk * ldS));
+      ScanList(isa, kp.data(), nk, Rp.data(), nr, dim_, zero.data(), S.data());
+      scored[t] += nr * nk;
+      bool ok = true;
+      for (int64_t i = 0; i < nr; ++i) {
+        const int32_t row = rowsOf[r0 + i];
+        Cand* e = tk + int64_t(row) * kk;
+        int32_t& n = cnt[row];
+        const float* sv = S.data() + i;
+        for (int64_t j = 0; j < nk; ++j) {
+          const float v = sv[j * ldS];
+          ok &= std::fabs(v) <= FLT_MAX;
+          Offer(e, n, kk, v, col[j]);
+        }
+      }
+      if (!ok) finite[t] = 0;
+    }
+  });
+  if (Stopped(stop)) Aborted();
+  for (char f : finite)
+    if (!f) throw Failure(Code::INVALID_ARGUMENT, "key IVF glance: a score came out non-finite");
+  for (int64_t s : scored) st.scored += s;
+  st.scanMs = MsSince(t0);
+
+  // 3. Per row: the threads' top k merged, skills without keys at -1, then the vote in row order.
+  t0 = std::chrono::steady_clock::now();
+  std::vector<Cand> merged(static_cast<size_t>(kk));
+  double W = 0.0;
+  for (int64_t i = 0; i < nq; ++i) W += w[i];
+  std::vector<double> acc(static_cast<size_t>(nCols), 0.0);
+  for (int64_t i = 0; i < nq; ++i) {
+    int32_t n = 0;
+    for (unsigned t = 0; t < nt; ++t) {
+      const Cand* e = top[t].data() + i * kk;
+      for (int32_t j = 0; j < count[t][i]; ++j) Offer(merged.data(), n, kk, e[j].v, e[j].col);
+    }
+    for (int32_t c : emptyCols_) Offer(merged.data(), n, kk, -1.f, c);
+    const double wi = w[i];
+    if (wi == 0.0) continue;
+    for (int32_t j = 0; j < n; ++j) acc[merged[j].col] += wi * double(merged[j].v);
+  }
+  for (int64_t s = 0; s < nCols; ++s) out.g[s] = static_cast<float>(acc[s] / W);
+  st.voteMs = MsSince(t0);
+  if (stats) *stats = st;
+  return out;
+}
+
+}  // namespace gavel::kivf

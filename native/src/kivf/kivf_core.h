@@ -1,0 +1,159 @@
+// The key IVF glance as plain C++ (no N-API): an inverted file over the bank's token KEYS, searched
+// per task row, that approximates the exact glance (kernels_core.h) while reading a few percent of
+// the keys. kivf_napi.cpp exposes it.
+//
+// Design (bench/results/2026-11-28-cpu-key-ivf/README.md simulated it on a real bank):
+//  - Training: spherical k-means over a sample of the bank's key rows (ivf::SampleRows, ivf::KMeans:
+//    the glance index's steps, deterministic for a seed), then every key assigned to the centroid of
+//    largest inner product (ivf::Assign). List c holds the ids of the keys assigned to c (int32, 4
+//    bytes a key, plus 4 for the key's skill): never a copy of the keys. The index holds each indexed
+//    skill's immutable KeyBlock by reference and reads its keys in place (float32 or f16).
+//  - Search, per task row i: S = Q·Cᵀ; the row probes its `nprobe` best lists (ties to the lower
+//    centroid); every key found there is scored against the row with the exact glance's own max-sim
+//    kernel (kernels::MaxSimSkills, each key a column of its own), so a score is the very float32
+//    the exact glance computes for that (row, key); a skill's score is the max over its keys found;
+//    the row keeps its top k skills by (score desc, column asc), as the native vote orders them
+//    (skills without keys score -1 and compete, as there); then the float64 vote in row order,
+//    g = Σ_i w_i·m_i(s) / Σ w over the rows whose top k holds s.
+//    The work runs list by list (all the rows probing a list against its keys in one max-sim call),
+//    threads taking lists; each thread keeps per row the top k of the skills it saw (insert or
+//    raise: exact for the union, since a skill's score only grows), merged per row at the end.
+//  - Exactness knob: nprobe ≥ centroids probes every list, so every (row, key) is scored and the
+//    result equals the exact glance's g bit for bit (same kernel, same ISA, same vote).
+//  - The index follows a bank snapshot (Sync): skills it does not hold are dropped (their keys
+//    leave the lists at the next compaction), new ones assigned to the existing centroids.
+//    Centroids change only at Train.
+#pragma once
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <unordered_map>
+#include <vector>
+
+#include "bank/bank_core.h"
+#include "kernels/kernels_core.h"
+
+namespace gavel::kivf {
+
+using kernels::Isa;
+
+// The default number of centroids for a bank of `rows` keys: the power of two nearest 8·√rows,
+// within [16, 65536] and at most rows / 8 (at least 1).
+int64_t DefaultCentroids(int64_t rows);
+
+struct TrainOptions {
+  int64_t centroids = 0;  // 0: DefaultCentroids(rows)
+  int iters = 6;
+  int64_t sample = 0;  // rows sampled for training; 0: min(rows, 16 · centroids)
+  uint32_t seed = 1;
+  // Groups of the two-level k-means (0: flat below kTwoLevelFrom centroids, else ≈ √centroids).
+  int64_t groups = 0;
+};
+
+// From this many centroids training and assignment are two-level: G ≈ √C coarse centroids first
+// (k-means on the sample), then each coarse group's share of the C fine centroids by k-means over
+// its own sample rows; a key is assigned to the best fine centroid of its kGroupProbe best groups.
+// That costs about (G + kGroupProbe·C/G)/C of a flat assignment (≈ 3% at C = 16,384) and may miss a
+// key's nearest centroid near a group boundary: it moves keys between lists, never out of them, so
+// probing every list stays exact.
+constexpr int64_t kTwoLevelFrom = 1024;
+constexpr int64_t kGroupProbe = 4;
+
+struct SyncStats {
+  int64_t added = 0, removed = 0, assignedRows = 0;
+  double ms = 0;
+};
+
+struct SearchStats {
+  int64_t lists = 0;          // lists probed by some row
+  int64_t scored = 0;         // (row, key) pairs scored
+  int64_t bankRows = 0;       // keys indexed (live)
+  double centroidMs = 0, probeMs = 0, scanMs = 0, voteMs = 0;
+};
+
+struct SearchResult {
+  std::vector<float> g;           // per column (the indexed skills in handle order)
+  std::vector<int32_t> handles;   // the columns' handles
+};
+
+class Index {
+ public:
+  explicit Index(int64_t dim) : dim_(dim) {}
+
+  int64_t dim() const { return dim_; }
+  int64_t centroids() const { return nc_; }
+  int64_t skills() const { return live_; }
+  int64_t rows() const { return liveRows_; }
+  int64_t trainedRows() const { return trainedRows_; }
+  double trainMeanSim() const { return trainSim_; }
+  double meanSim() const { return liveRows_ > 0 ? liveSim_ / double(liveRows_) : 0.0 / 0.0; }
+  // Native memory the index holds beyond the bank's keys (centroids, lists, key → skill, slots).
+  int64_t bytes() const;
+
+  void Train(const bank::Snapshot& s, bool halfKeys, const TrainOptions& o, Isa isa, unsigned threads,
+             const std::atomic<bool>* stop = nullptr);
+  SyncStats Sync(const bank::Snapshot& s, bool halfKeys, Isa isa, unsigned threads,
+                 const std::atomic<bool>* stop = nullptr);
+
+  // What the index file holds (src/bank/key-ivf.ts): the centroids (and the two-level groups), and
+  // every live skill's codes, key by key, by handle (ascending).
+  struct Exported {
+    std::vector<float> centroids, coarse;
+    std::vector<int64_t> groupStart;
+    std::vector<int32_t> handles, offsets, codes;
+    std::vector<double> simSums;
+  };
+  Exported Export() const;
+  // New centroids (nc × dim; coarse G × dim with groupStart G + 1, or both empty: flat), no skill.
+  // Throws Failure(INVALID_ARGUMENT) on sizes or group bounds that do not fit.
+  void Restore(std::vector<float> centroids, std::vector<float> coarse, std::vector<int64_t> groupStart,
+               int64_t trainedRows, double trainSim);
+  // Skills of snapshot `s` with their codes as a file held them (handles[i]'s keys get
+  // codes[offsets[i] … offsets[i+1])): a handle the snapshot lacks, already indexed, or whose key
+  // count differs is skipped (the next Sync assigns what is left). Returns how many were taken.
+  // Throws Failure(INVALID_ARGUMENT) on a code out of range or offsets that do not fit.
+  int64_t Load(const bank::Snapshot& s, bool halfKeys, const int32_t* handles, int64_t n, const int32_t* offsets,
+               const int32_t* codes, int64_t nCodes, const double* simSums);
+
+  // The key IVF glance over the indexed skills (call Sync first). q: nq × dim; w: nq weights
+  // (finite, ≥ 0, positive sum); k ≥ 1; nprobe ≥ 1 (≥ centroids: exact).
+  SearchResult Glance(const float* q, int64_t nq, const float* w, int64_t k, int64_t nprobe, Isa isa,
+                      unsigned threads, SearchStats* stats = nullptr, const std::atomic<bool>* stop = nullptr) const;
+
+ private:
+  struct Slot {
+    int32_t handle;
+    bool live;
+    int64_t keyStart;  // its first key id
+    int64_t rows;
+    double simSum;
+    std::shared_ptr<const bank::KeyBlock> keys;
+  };
+  void Reset(std::vector<float> centroids, int64_t nc, int64_t trainedRows, double trainSim);
+  void Compact();
+  void Columns();
+
+  int64_t dim_;
+  bool half_ = false;
+  int64_t nc_ = 0;
+  std::vector<float> cent_;
+  std::vector<float> coarse_;          // G × dim (two-level only; empty: flat)
+  std::vector<int64_t> groupStart_;    // G + 1: group g's fine centroids are [groupStart_[g], groupStart_[g+1])
+  // The nearest centroid of each of n rows (flat, or two-level as above) and its inner product.
+  void AssignRows(const float* x, int64_t n, int32_t* code, float* score, Isa isa, unsigned threads,
+                  const std::atomic<bool>* stop) const;
+  int64_t trainedRows_ = 0;
+  double trainSim_ = 0;
+  std::vector<Slot> slots_;
+  std::vector<int32_t> keySlot_;             // key id → slot
+  std::vector<std::vector<int32_t>> lists_;  // centroid → key ids (dead ones skipped, dropped at Compact)
+  std::unordered_map<int32_t, int32_t> slotOf_;
+  std::vector<int32_t> colOf_;      // slot → column (live slots, by handle), -1 when dead
+  std::vector<int32_t> colHandle_;  // column → handle
+  std::vector<int32_t> emptyCols_;  // columns of skills without keys
+  int64_t live_ = 0, liveRows_ = 0, deadRows_ = 0;
+  double liveSim_ = 0;
+  uint64_t synced_ = 0;
+};
+
+}  // namespace gavel::kivf

@@ -1,0 +1,275 @@
+// NativeKeyIvf: the key IVF glance (kivf_core.h) as JS sees it. Every argument is validated here
+// before any memory is touched.
+//
+// Concurrency: one mutex per index. train, sync and glance run on worker threads holding it; stats
+// takes it on the JS thread (so it waits for a running job). Jobs read the bank through a snapshot
+// reference taken at the call (bank_core.h), and the index holds the key blocks it indexed by
+// reference, so a bank changing or disposed meanwhile frees nothing a job reads.
+#include <napi.h>
+
+#include <chrono>
+#include <limits>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "bank/bank.h"
+#include "bank/bank_core.h"
+#include "common/napi_args.h"
+#include "common/worker.h"
+#include "kivf/kivf.h"
+#include "kivf/kivf_core.h"
+
+namespace gavel {
+namespace {
+
+constexpr napi_type_tag kKeyIvfTag = {0x67617665'6c6b6976ull, 0x5f1d2c3b'4a596877ull};
+
+struct Held {
+  std::mutex mu;
+  kivf::Index index;
+  explicit Held(int64_t dim) : index(dim) {}
+};
+
+struct GlanceOut {
+  kivf::SyncStats sync;
+  kivf::SearchStats stats;
+  kivf::SearchResult r;
+};
+
+Napi::Object SyncToJs(Napi::Env env, const kivf::SyncStats& s) {
+  Napi::Object o = Napi::Object::New(env);
+  o.Set("added", double(s.added));
+  o.Set("removed", double(s.removed));
+  o.Set("assignedRows", double(s.assignedRows));
+  o.Set("ms", s.ms);
+  return o;
+}
+
+class NativeKeyIvf : public Napi::ObjectWrap<NativeKeyIvf> {
+ public:
+  static Napi::Function Define(Napi::Env env) {
+    return DefineClass(env, "NativeKeyIvf",
+                       {InstanceMethod("train", &NativeKeyIvf::Train), InstanceMethod("sync", &NativeKeyIvf::Sync),
+                        InstanceMethod("glance", &NativeKeyIvf::Glance), InstanceMethod("stats", &NativeKeyIvf::Stats),
+                        InstanceMethod("exportCodes", &NativeKeyIvf::Export),
+                        InstanceMethod("restore", &NativeKeyIvf::Restore), InstanceMethod("load", &NativeKeyIvf::Load)});
+  }
+
+  explicit NativeKeyIvf(const Napi::CallbackInfo& info) : Napi::ObjectWrap<NativeKeyIvf>(info) {
+    Guard(info, "NativeKeyIvf", [&]() -> Napi::Value {
+      info.This().As<Napi::Object>().TypeTag(&kKeyIvfTag);
+      CheckArity(info, 1);
+      held_ = std::make_shared<Held>(IntArg(info[0], "dim", 1));
+      return info.Env().Undefined();
+    });
+  }
+
+ private:
+  Held& Use(const Napi::CallbackInfo& info) const {
+    CheckTag(info, &kKeyIvfTag, "NativeKeyIvf");
+    if (!held_) Bad("this index was not constructed with a valid dim");
+    return *held_;
+  }
+
+  static std::shared_ptr<const bank::Snapshot> SnapshotOf(const Napi::Value& v, const Held& h, bool& halfKeys) {
+    bank::Bank& b = UnwrapBank(v, "bank");
+    if (b.dim() != h.index.dim())
+      Bad("bank dim (" + std::to_string(b.dim()) + ") differs from the index's (" + std::to_string(h.index.dim()) + ")");
+    halfKeys = b.halfKeys();
+    return b.Current();
+  }
+
+  // train(bank, { centroids?, iters?, sample?, seed?, groups? }): Promise<{ added, removed, assignedRows, ms }>
+  Napi::Value Train(const Napi::CallbackInfo& info) {
+    return GuardAsync(info, "NativeKeyIvf.train", [&]() -> Napi::Value {
+      Held& h = Use(info);
+      CheckArity(info, 1);
+      bool half = false;
+      auto snap = SnapshotOf(info[0], h, half);
+      kivf::TrainOptions o;
+      if (info.Length() > 1 && info[1].IsObject()) {
+        Napi::Object opt = info[1].As<Napi::Object>();
+        o.centroids = static_cast<int64_t>(NumberField(opt, "centroids", 0, 0, 1 << 20, true));
+        o.iters = static_cast<int>(NumberField(opt, "iters", 6, 0, 1000, true));
+        o.sample = static_cast<int64_t>(NumberField(opt, "sample", 0, 0, 2147483647.0, true));
+        o.seed = static_cast<uint32_t>(NumberField(opt, "seed", 1, 0, 4294967295.0, true));
+        o.groups = static_cast<int64_t>(NumberField(opt, "groups", 0, 0, 1 << 20, true));
+      }
+      const kernels::Isa isa = kernels::CurrentIsa();
+      auto held = held_;
+      return PromiseWorker<kivf::SyncStats>::Start(
+          info.Env(),
+          [held, snap, half, o, isa]() {
+            std::lock_guard<std::mutex> lock(held->mu);
+            const auto t0 = std::chrono::steady_clock::now();
+            held->index.Train(*snap, half, o, isa, 0);
+            kivf::SyncStats s;
+            s.added = held->index.skills();
+            s.assignedRows = held->index.rows();
+            s.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+            return s;
+          },
+          [](Napi::Env env, kivf::SyncStats& s) -> Napi::Value { return SyncToJs(env, s); },
+          info.This().As<Napi::Object>());
+    });
+  }
+
+  // sync(bank): Promise<{ added, removed, assignedRows, ms }> — follows the bank's current skills.
+  Napi::Value Sync(const Napi::CallbackInfo& info) {
+    return GuardAsync(info, "NativeKeyIvf.sync", [&]() -> Napi::Value {
+      Held& h = Use(info);
+      CheckArity(info, 1);
+      bool half = false;
+      auto snap = SnapshotOf(info[0], h, half);
+      const kernels::Isa isa = kernels::CurrentIsa();
+      auto held = held_;
+      return PromiseWorker<kivf::SyncStats>::Start(
+          info.Env(),
+          [held, snap, half, isa]() {
+            std::lock_guard<std::mutex> lock(held->mu);
+            if (held->index.centroids() == 0) throw Failure(Code::INVALID_ARGUMENT, "the key IVF is not trained");
+            return held->index.Sync(*snap, half, isa, 0);
+          },
+          [](Napi::Env env, kivf::SyncStats& s) -> Napi::Value { return SyncToJs(env, s); },
+          info.This().As<Napi::Object>());
+    });
+  }
+
+  // glance(bank, queries, weights, k, nprobe): Promise<{ g, handles, lists, scored, bankRows,
+  //   centroidMs, probeMs, scanMs, voteMs, sync }> — syncs to the bank first; nprobe ≥ centroids
+  //   is the exact glance, bit for bit.
+  Napi::Value Glance(const Napi::CallbackInfo& info) {
+    return GuardAsync(info, "NativeKeyIvf.glance", [&]() -> Napi::Value {
+      Held& h = Use(info);
+      CheckArity(info, 5);
+      bool half = false;
+      auto snap = SnapshotOf(info[0], h, half);
+      Napi::Float32Array queries = Float32Arg(info[1], "queries");
+      Napi::Float32Array weights = Float32Arg(info[2], "weights");
+      const int64_t k = IntArg(info[3], "k", 1);
+      const int64_t nprobe = IntArg(info[4], "nprobe", 1);
+      const int64_t dim = h.index.dim();
+      const int64_t nq = kernels::CheckQueries(queries.Data(), int64_t(queries.ElementLength()), dim);
+      kernels::CheckWeights(weights.Data(), int64_t(weights.ElementLength()), nq);
+      auto q = std::make_shared<std::vector<float>>(CopyTyped<float>(queries));
+      auto w = std::make_shared<std::vector<float>>(CopyTyped<float>(weights));
+      const kernels::Isa isa = kernels::CurrentIsa();
+      auto held = held_;
+      return PromiseWorker<GlanceOut>::Start(
+          info.Env(),
+          [held, snap, half, q, w, nq, k, nprobe, isa]() {
+            std::lock_guard<std::mutex> lock(held->mu);
+            if (held->index.centroids() == 0) throw Failure(Code::INVALID_ARGUMENT, "the key IVF is not trained");
+            GlanceOut out;
+            out.sync = held->index.Sync(*snap, half, isa, 0);
+            out.r = held->index.Glance(q->data(), nq, w->data(), k, nprobe, isa, 0, &out.stats);
+            return out;
+          },
+          [](Napi::Env env, GlanceOut& out) -> Napi::Value {
+            Napi::Object o = Napi::Object::New(env);
+            o.Set("g", ToTyped(env, out.r.g));
+            o.Set("handles", ToTyped(env, out.r.handles));
+            o.Set("lists", double(out.stats.lists));
+            o.Set("scored", double(out.stats.scored));
+            o.Set("bankRows", double(out.stats.bankRows));
+            o.Set("centroidMs", out.stats.centroidMs);
+            o.Set("probeMs", out.stats.probeMs);
+            o.Set("scanMs", out.stats.scanMs);
+            o.Set("voteMs", out.stats.voteMs);
+            o.Set("sync", SyncToJs(env, out.sync));
+            return o;
+          },
+          info.This().As<Napi::Object>());
+    });
+  }
+
+  // stats(): { dim, centroids, skills, rows, trainedRows, trainMeanSim, meanSim, bytes }
+  Napi::Value Stats(const Napi::CallbackInfo& info) {
+    return Guard(info, "NativeKeyIvf.stats", [&]() -> Napi::Value {
+      Held& h = Use(info);
+      std::lock_guard<std::mutex> lock(h.mu);
+      Napi::Object o = Napi::Object::New(info.Env());
+      o.Set("dim", double(h.index.dim()));
+      o.Set("centroids", double(h.index.centroids()));
+      o.Set("skills", double(h.index.skills()));
+      o.Set("rows", double(h.index.rows()));
+      o.Set("trainedRows", double(h.index.trainedRows()));
+      o.Set("trainMeanSim", h.index.trainMeanSim());
+      o.Set("meanSim", h.index.meanSim());
+      o.Set("bytes", double(h.index.bytes()));
+      return o;
+    });
+  }
+
+  // exportCodes(): { centroids, coarse, groupStart: Int32Array, handles, offsets, codes, simSums:
+  //   Float64Array } — what the index file holds.
+  Napi::Value Export(const Napi::CallbackInfo& info) {
+    return Guard(info, "NativeKeyIvf.exportCodes", [&]() -> Napi::Value {
+      Held& h = Use(info);
+      std::lock_guard<std::mutex> lock(h.mu);
+      kivf::Index::Exported e = h.index.Export();
+      Napi::Env env = info.Env();
+      Napi::Object o = Napi::Object::New(env);
+      o.Set("centroids", ToTyped(env, e.centroids));
+      o.Set("coarse", ToTyped(env, e.coarse));
+      o.Set("groupStart", ToTyped(env, std::vector<int32_t>(e.groupStart.begin(), e.groupStart.end())));
+      o.Set("handles", ToTyped(env, e.handles));
+      o.Set("offsets", ToTyped(env, e.offsets));
+      o.Set("codes", ToTyped(env, e.codes));
+      o.Set("simSums", ToTyped(env, e.simSums));
+      return o;
+    });
+  }
+
+  // restore(centroids, coarse, groupStart: Int32Array, trainedRows, trainMeanSim): void — new
+  // centroids (finite), no skill.
+  Napi::Value Restore(const Napi::CallbackInfo& info) {
+    return Guard(info, "NativeKeyIvf.restore", [&]() -> Napi::Value {
+      Held& h = Use(info);
+      CheckArity(info, 5);
+      Napi::Float32Array c = Float32Arg(info[0], "centroids");
+      Napi::Float32Array co = Float32Arg(info[1], "coarse");
+      Napi::Int32Array gs = Int32Arg(info[2], "groupStart");
+      for (Napi::Float32Array a : {c, co})
+        if (int64_t bad = FirstNonFinite(a.Data(), int64_t(a.ElementLength())); bad >= 0) Bad("a centroid is not finite");
+      const int64_t trained = IntArg(info[3], "trainedRows", 0, std::numeric_limits<int64_t>::max() / 2);
+      if (!info[4].IsNumber()) Bad("trainMeanSim must be a number");
+      std::lock_guard<std::mutex> lock(h.mu);
+      h.index.Restore(CopyTyped<float>(c), CopyTyped<float>(co), std::vector<int64_t>(gs.Data(), gs.Data() + gs.ElementLength()),
+                      trained, info[4].As<Napi::Number>().DoubleValue());
+      return info.Env().Undefined();
+    });
+  }
+
+  // load(bank, handles, offsets, codes, simSums: Float64Array): number — skills of the bank with
+  // their codes as a file held them (kivf_core.h, Index::Load); returns how many were taken.
+  Napi::Value Load(const Napi::CallbackInfo& info) {
+    return Guard(info, "NativeKeyIvf.load", [&]() -> Napi::Value {
+      Held& h = Use(info);
+      CheckArity(info, 5);
+      bool half = false;
+      auto snap = SnapshotOf(info[0], h, half);
+      Napi::Int32Array handles = Int32Arg(info[1], "handles");
+      Napi::Int32Array offsets = Int32Arg(info[2], "offsets");
+      Napi::Int32Array codes = Int32Arg(info[3], "codes");
+      auto sims = TypedArg<double>(info[4], "simSums", napi_float64_array, "Float64Array");
+      const int64_t n = int64_t(handles.ElementLength());
+      if (int64_t(offsets.ElementLength()) != n + 1 || int64_t(sims.ElementLength()) != n)
+        Bad("offsets must hold handles.length + 1 values and simSums handles.length");
+      std::lock_guard<std::mutex> lock(h.mu);
+      const int64_t taken = h.index.Load(*snap, half, handles.Data(), n, offsets.Data(), codes.Data(),
+                                         int64_t(codes.ElementLength()), sims.Data());
+      return Napi::Number::New(info.Env(), double(taken));
+    });
+  }
+
+  std::shared_ptr<Held> held_;
+};
+
+}  // namespace
+
+void RegisterKeyIvf(Napi::Env env, Napi::Object exports) { exports.Set("NativeKeyIvf", NativeKeyIvf::Define(env)); }
+
+}  // namespace gavel

@@ -1,0 +1,433 @@
+/**
+ * The key IVF glance (native/src/kivf): an inverted file over a {@link KeyBank}'s token keys,
+ * searched per task row, that approximates the exact glance while reading a few percent of the keys.
+ *
+ * - **Index.** Spherical k-means centroids trained on a sample of the keys (the glance index's
+ *   steps: `ivfSampleRows`, `ivfKMeans`); every key is assigned to its nearest centroid, and list c
+ *   holds the ids of its keys (int32). The keys themselves stay in the bank's own storage (float32
+ *   or f16) and are read in place, so the index costs about 8 bytes a key plus the centroids.
+ * - **Search.** Each task row scores the centroids, probes its `nprobe` best lists, scores every
+ *   key found there with the exact glance's own max-sim kernel (so each score is the very float32
+ *   the exact glance computes), keeps its top k skills by (max-sim desc, column asc) as the native
+ *   vote does, and credits them w_i · m as the exact glance does.
+ * - **Exactness knob.** `nprobe: "all"` (or ≥ the centroids) probes every list: the result is the
+ *   exact glance's g, bit for bit. Below it, a row whose true top-k skill has its best key outside
+ *   the probed lists credits another skill instead.
+ * - **Following the bank.** Every glance first syncs: skills added since are assigned to the
+ *   current centroids, removed ones dropped. Centroids change only at {@link KeyIvf.train}.
+ *
+ * @module
+ */
+import { createHash } from "node:crypto";
+import { readFile } from "node:fs/promises";
+import { GavelError, invalidArgument } from "../errors.js";
+import { checkFloat32, checkInt, checkRows, resolveWeights } from "../kernels/args.js";
+import { voteK } from "../kernels/kernels.js";
+import { loadBinding, type NativeBank } from "../native/binding.js";
+import { writeFileDurable } from "../util/durable-file.js";
+import type { KeyBank } from "./key-bank.js";
+
+/** Training options of a {@link KeyIvf}. */
+export interface KeyIvfTrainOptions {
+  /** Centroids (lists); default: the power of two nearest 8·√keys, within [16, 65536], ≤ keys / 8. */
+  centroids?: number;
+  /** Lloyd steps of the k-means (default 6). */
+  iters?: number;
+  /** Key rows sampled for training (default 16 per centroid, at most every key). */
+  sample?: number;
+  /** Sample seed (default 1). */
+  seed?: number;
+  /**
+   * Coarse groups of the two-level k-means and assignment (default: flat below 1,024 centroids,
+   * else ≈ √centroids; 1: flat). Two-level assigns a key to the best centroid of its 4 best groups.
+   */
+  groups?: number;
+}
+
+/** What a train or sync did. */
+export interface KeyIvfSyncStats {
+  added: number;
+  removed: number;
+  assignedRows: number;
+  ms: number;
+}
+
+/** A key IVF glance: g over the indexed skills (columns follow `handles`) and its costs. */
+export interface KeyIvfGlance {
+  g: Float32Array;
+  handles: Int32Array;
+  /** Lists probed by some row. */
+  lists: number;
+  /** (row, key) pairs scored: against nq × bankRows for the exact glance. */
+  scored: number;
+  /** Keys indexed. */
+  bankRows: number;
+  centroidMs: number;
+  probeMs: number;
+  scanMs: number;
+  voteMs: number;
+  sync: KeyIvfSyncStats;
+}
+
+/** Size and drift figures of a {@link KeyIvf}. */
+export interface KeyIvfStats {
+  dim: number;
+  centroids: number;
+  skills: number;
+  rows: number;
+  trainedRows: number;
+  trainMeanSim: number;
+  meanSim: number;
+  /** Native memory the index holds beyond the bank's keys, in bytes. */
+  bytes: number;
+}
+
+/** Options of a {@link KeyIvf.glance}. */
+export interface KeyIvfGlanceOptions {
+  /** Per-row weights (default uniform). */
+  weights?: Float32Array;
+  /** Skills each row credits (default voteK(skills), as the exact glance). */
+  k?: number;
+  /** Lists each row probes, or "all" for the exact glance (default {@link defaultNprobe}). */
+  nprobe?: number | "all";
+}
+
+interface NativeKeyIvf {
+  train(bank: NativeBank, options: KeyIvfTrainOptions): Promise<KeyIvfSyncStats>;
+  sync(bank: NativeBank): Promise<KeyIvfSyncStats>;
+  glance(bank: NativeBank, queries: Float32Array, weights: Float32Array, k: number, nprobe: number): Promise<KeyIvfGlance>;
+  stats(): KeyIvfStats;
+  exportCodes(): KeyIvfCodes;
+  restore(centroids: Float32Array, coarse: Float32Array, groupStart: Int32Array, trainedRows: number, trainMeanSim: number): void;
+  load(bank: NativeBank, handles: Int32Array, offsets: Int32Array, codes: Int32Array, simSums: Float64Array): number;
+}
+
+/** The centroids and every indexed skill's key codes, by handle: what the index file holds. */
+export interface KeyIvfCodes {
+  centroids: Float32Array;
+  /** The two-level k-means' coarse centroids (empty: flat). */
+  coarse: Float32Array;
+  /** Group g's centroids are [groupStart[g], groupStart[g+1]) (empty: flat). */
+  groupStart: Int32Array;
+  handles: Int32Array;
+  /** Skill i's keys' codes are codes[offsets[i] … offsets[i+1]), key by key. */
+  offsets: Int32Array;
+  codes: Int32Array;
+  simSums: Float64Array;
+}
+
+function binding(): { NativeKeyIvf: new (dim: number) => NativeKeyIvf } {
+  const b = loadBinding() as unknown as { NativeKeyIvf?: new (dim: number) => NativeKeyIvf };
+  if (!b.NativeKeyIvf) throw new GavelError("the native addon predates the key IVF glance: rebuild it (npm run build:native)", "NATIVE_UNAVAILABLE");
+  return b as { NativeKeyIvf: new (dim: number) => NativeKeyIvf };
+}
+
+/** Retrain when the bank holds this many times the keys the centroids were trained on. */
+export const RETRAIN_GROWTH = 4;
+/** Retrain when the mean key-to-centroid similarity fell this far below the trained one. */
+export const RETRAIN_DRIFT = 0.05;
+
+/**
+ * The default lists probed per row: 1/16 of the centroids, at least 1. On a real 3K-skill bank
+ * (gavel-mini ℓ1, 8,194 centroids) it kept 0.993 of the exact glance's top 20 and every top 1 over
+ * 40 tasks, scoring 6% of the (row, key) pairs; 1/32 kept 0.982 (docs/BENCHMARKS.md, "The key IVF").
+ */
+export function defaultNprobe(centroids: number): number {
+  return Math.max(1, Math.round(centroids / 16));
+}
+
+/** A key IVF over one {@link KeyBank} (same dim); see the module comment. */
+export class KeyIvf {
+  readonly dim: number;
+  readonly #native: NativeKeyIvf;
+
+  private constructor(dim: number) {
+    this.dim = dim;
+    this.#native = new (binding().NativeKeyIvf)(dim);
+  }
+
+  /**
+   * Trains centroids on a sample of `bank`'s keys and assigns every key (on worker threads).
+   *
+   * @throws GavelError `INVALID_ARGUMENT` when the bank holds no key or an option is out of range.
+   */
+  static async build(bank: KeyBank, options: KeyIvfTrainOptions = {}): Promise<KeyIvf> {
+    const index = new KeyIvf(bank.dim);
+    await index.train(bank, options);
+    return index;
+  }
+
+  /** Retrains in place (new centroids, every key assigned again). */
+  async train(bank: KeyBank, options: KeyIvfTrainOptions = {}): Promise<KeyIvfSyncStats> {
+    this.#checkBank(bank);
+    for (const key of ["centroids", "iters", "sample", "seed", "groups"] as const) {
+      const v = options[key];
+      if (v !== undefined) checkInt(v, key, key === "centroids" || key === "sample" || key === "groups" ? 1 : 0);
+    }
+    return this.#native.train(bank._native, options);
+  }
+
+  /** Follows the bank: skills added since the last sync assigned, removed ones dropped. */
+  async sync(bank: KeyBank): Promise<KeyIvfSyncStats> {
+    this.#checkBank(bank);
+    return this.#native.sync(bank._native);
+  }
+
+  /** The index's size and drift figures. */
+  stats(): KeyIvfStats {
+    return this.#native.stats();
+  }
+
+  /**
+   * True when the centroids no longer fit the bank: it holds {@link RETRAIN_GROWTH} times the keys
+   * they were trained on, or the keys sit {@link RETRAIN_DRIFT} further from their centroids on
+   * average than at training. Probing every list stays exact either way; only the agreement at a
+   * partial nprobe degrades, which a {@link KeyIvf.train} restores.
+   */
+  needsRetrain(): boolean {
+    const s = this.stats();
+    if (s.rows > RETRAIN_GROWTH * Math.max(1, s.trainedRows)) return true;
+    return s.rows > 0 && s.trainMeanSim - s.meanSim > RETRAIN_DRIFT;
+  }
+
+  /** The centroids and every indexed skill's key codes (what {@link saveKeyIvf} writes). */
+  exportCodes(): KeyIvfCodes {
+    return this.#native.exportCodes();
+  }
+
+  /** @internal An index with these centroids and no skill (the file loader's). */
+  static _restore(dim: number, c: Pick<KeyIvfCodes, "centroids" | "coarse" | "groupStart">, trainedRows: number, trainMeanSim: number): KeyIvf {
+    const index = new KeyIvf(dim);
+    index.#native.restore(c.centroids, c.coarse, c.groupStart, trainedRows, trainMeanSim);
+    return index;
+  }
+
+  /** @internal Skills of `bank` with their codes as a file held them; returns how many were taken. */
+  _load(bank: KeyBank, handles: Int32Array, offsets: Int32Array, codes: Int32Array, simSums: Float64Array): number {
+    this.#checkBank(bank);
+    return this.#native.load(bank._native, handles, offsets, codes, simSums);
+  }
+
+  /**
+   * The key IVF glance over `bank` (synced first). With `nprobe: "all"` it is the exact glance
+   * ({@link KeyBank.glance}'s g over every skill), bit for bit.
+   *
+   * @param queries - nq × dim task rows, finite.
+   * @throws GavelError (as a rejection) `INVALID_ARGUMENT` on a bad argument or another bank's dim.
+   */
+  async glance(bank: KeyBank, queries: Float32Array, options: KeyIvfGlanceOptions = {}): Promise<KeyIvfGlance> {
+    this.#checkBank(bank);
+    checkFloat32(queries, "queries");
+    const nq = checkRows(queries, this.dim, "queries");
+    if (nq === 0) throw invalidArgument("queries hold no token");
+    const weights = resolveWeights(options.weights, nq);
+    const k = options.k ?? voteK(bank.size);
+    checkInt(k, "k", 1);
+    const np = options.nprobe ?? defaultNprobe(this.stats().centroids);
+    const nprobe = np === "all" ? 0x7fffffff : np;
+    checkInt(nprobe, "nprobe", 1);
+    return this.#native.glance(bank._native, queries, weights, k, nprobe);
+  }
+
+  #checkBank(bank: KeyBank): void {
+    if (bank.dim !== this.dim) throw invalidArgument(`the bank's dim (${bank.dim}) differs from the index's (${this.dim})`);
+  }
+}
+
+// ---- the index file ------------------------------------------------------------------------------
+
+/** The first bytes of a key IVF file. */
+const MAGIC = "GVLKIV01";
+
+/** One indexed skill as the file names it: its id and content hash in the bank. */
+export interface KeyIvfSkill {
+  id: string;
+  contentHash: string;
+}
+
+/**
+ * Writes the index to `path` whole or not at all (temp file, fsync, rename, directory fsync): the
+ * centroids and every skill's key codes under its id and content hash (`skillOf(handle)`; skills it
+ * returns nothing for are left out), then a SHA-256 of everything before it. A cache: the bank
+ * stays the truth.
+ */
+export async function saveKeyIvf(path: string, index: KeyIvf, skillOf: (handle: number) => KeyIvfSkill | undefined): Promise<void> {
+  const e = index.exportCodes();
+  const s = index.stats();
+  const ids: string[] = [], hashes: string[] = [];
+  const offsets: number[] = [0], sims: number[] = [];
+  const parts32: Int32Array[] = [];
+  let nCodes = 0;
+  for (let i = 0; i < e.handles.length; i++) {
+    const skill = skillOf(e.handles[i]);
+    if (!skill) continue;
+    ids.push(skill.id);
+    hashes.push(skill.contentHash);
+    const c = e.codes.subarray(e.offsets[i], e.offsets[i + 1]);
+    parts32.push(c);
+    nCodes += c.length;
+    offsets.push(nCodes);
+    sims.push(e.simSums[i]);
+  }
+  const codes = new Int32Array(nCodes);
+  let at = 0;
+  for (const c of parts32) {
+    codes.set(c, at);
+    at += c.length;
+  }
+  const header = Buffer.from(
+    JSON.stringify({
+      version: 1, dim: index.dim, centroids: s.centroids, groups: Math.max(0, e.groupStart.length - 1), trainedRows: s.trainedRows, trainMeanSim: s.trainMeanSim,
+      skills: ids.length, codes: nCodes, ids, hashes,
+    }),
+  );
+  const head = Buffer.alloc(12);
+  head.write(MAGIC, 0, "latin1");
+  head.writeUInt32LE(header.length, 8);
+  const parts = [head, header, bytesOf(e.centroids), bytesOf(e.coarse), bytesOf(e.groupStart), bytesOf(Int32Array.from(offsets)), bytesOf(codes), bytesOf(Float64Array.from(sims))];
+  const hash = createHash("sha256");
+  for (const p of parts) hash.update(p);
+  await writeFileDurable(path, [...parts, hash.digest()]);
+}
+
+function bytesOf(a: Float32Array | Int32Array | Float64Array): Uint8Array {
+  return new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
+}
+
+/** Why {@link openKeyIvf} rebuilt the index rather than loading it. */
+export type KeyIvfOpenOutcome =
+  | { kind: "loaded"; kept: number; assigned: number; dropped: number }
+  | { kind: "rebuilt"; reason: "missing" | "corrupt" | "stale"; detail: string };
+
+/**
+ * The key IVF for `bank` from the file at `path`, or rebuilt from the bank (and written back) when
+ * the file is missing, corrupt (magic, truncation, checksum, malformed header or payload) or stale
+ * (another dim, or centroids the bank outgrew: {@link KeyIvf.needsRetrain}). A loaded file's skills
+ * are matched to the bank by id and content hash (`handleOf`); skills it lacks, holds under another
+ * content or with another key count are assigned anew, skills the bank does not hold are dropped.
+ * `save: false` writes nothing back (a read-only reader of the bank).
+ *
+ * @throws GavelError `INVALID_ARGUMENT` when the bank holds no key (nothing to train on); file
+ *   system errors other than a missing file.
+ */
+export async function openKeyIvf(
+  path: string,
+  bank: KeyBank,
+  handleOf: (skill: KeyIvfSkill) => number | undefined,
+  skillOf: (handle: number) => KeyIvfSkill | undefined,
+  options: KeyIvfTrainOptions = {},
+  { save = true }: { save?: boolean } = {},
+): Promise<{ index: KeyIvf; outcome: KeyIvfOpenOutcome }> {
+  const rebuild = async (reason: "missing" | "corrupt" | "stale", detail: string) => {
+    const index = await KeyIvf.build(bank, options);
+    if (save) await saveKeyIvf(path, index, skillOf);
+    return { index, outcome: { kind: "rebuilt", reason, detail } as const };
+  };
+  let bytes: Buffer;
+  try {
+    bytes = await readFile(path);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ENOENT") return rebuild("missing", `${path} does not exist`);
+    throw err;
+  }
+  const parsed = parseKeyIvfFile(bytes);
+  if (typeof parsed === "string") return rebuild("corrupt", parsed);
+  if (parsed.dim !== bank.dim) return rebuild("stale", `the file's dim (${parsed.dim}) differs from the bank's (${bank.dim})`);
+  let index: KeyIvf;
+  try {
+    index = KeyIvf._restore(bank.dim, parsed, parsed.trainedRows, parsed.trainMeanSim);
+  } catch (err) {
+    if (err instanceof GavelError && err.code === "INVALID_ARGUMENT") return rebuild("corrupt", err.message);
+    throw err;
+  }
+  const held = new Set(bank.handles());
+  const take: number[] = [];
+  const handles: number[] = [];
+  for (let i = 0; i < parsed.ids.length; i++) {
+    const h = handleOf({ id: parsed.ids[i], contentHash: parsed.hashes[i] });
+    if (h === undefined || !held.has(h)) continue;
+    take.push(i);
+    handles.push(h);
+  }
+  // the file's skills the bank holds, in handle order, with their codes
+  const order = take.map((_, j) => j).sort((a, b) => handles[a] - handles[b]);
+  const offsets = new Int32Array(order.length + 1);
+  for (let j = 0; j < order.length; j++) {
+    const i = take[order[j]];
+    offsets[j + 1] = offsets[j] + parsed.offsets[i + 1] - parsed.offsets[i];
+  }
+  const codes = new Int32Array(offsets[order.length]);
+  const sims = new Float64Array(order.length);
+  for (let j = 0; j < order.length; j++) {
+    const i = take[order[j]];
+    codes.set(parsed.codes.subarray(parsed.offsets[i], parsed.offsets[i + 1]), offsets[j]);
+    sims[j] = parsed.sims[i];
+  }
+  const kept = index._load(bank, Int32Array.from(order.map((j) => handles[j])), offsets, codes, sims);
+  const sync = await index.sync(bank);
+  if (index.needsRetrain()) return rebuild("stale", "the bank outgrew the centroids (growth or drift past the retrain bounds)");
+  if (save && (sync.added > 0 || parsed.ids.length !== kept)) await saveKeyIvf(path, index, skillOf);
+  return { index, outcome: { kind: "loaded", kept, assigned: sync.added, dropped: parsed.ids.length - kept } };
+}
+
+interface ParsedKeyIvf {
+  dim: number;
+  trainedRows: number;
+  trainMeanSim: number;
+  ids: string[];
+  hashes: string[];
+  centroids: Float32Array;
+  coarse: Float32Array;
+  groupStart: Int32Array;
+  offsets: Int32Array;
+  codes: Int32Array;
+  sims: Float64Array;
+}
+
+/** The file's content, or why it is corrupt. */
+function parseKeyIvfFile(bytes: Buffer): ParsedKeyIvf | string {
+  if (bytes.length < 12 + 32 || bytes.toString("latin1", 0, 8) !== MAGIC) return "not a key IVF file (magic)";
+  const body = bytes.subarray(0, bytes.length - 32);
+  if (!createHash("sha256").update(body).digest().equals(bytes.subarray(bytes.length - 32))) return "checksum mismatch";
+  const hlen = bytes.readUInt32LE(8);
+  if (12 + hlen > body.length) return "truncated header";
+  let h: Record<string, unknown>;
+  try {
+    h = JSON.parse(body.toString("utf8", 12, 12 + hlen)) as Record<string, unknown>;
+  } catch {
+    return "malformed header";
+  }
+  const int = (v: unknown, min: number) => typeof v === "number" && Number.isInteger(v) && v >= min;
+  if (h.version !== 1 || !int(h.dim, 1) || !int(h.centroids, 1) || !int(h.groups, 0) || !int(h.trainedRows, 0) || typeof h.trainMeanSim !== "number" || !int(h.skills, 0) || !int(h.codes, 0)) {
+    return "malformed header";
+  }
+  const dim = h.dim as number, nc = h.centroids as number, G = h.groups as number, skills = h.skills as number, nCodes = h.codes as number;
+  const ids = h.ids, hashes = h.hashes;
+  if (!Array.isArray(ids) || !Array.isArray(hashes) || ids.length !== skills || hashes.length !== skills || !ids.every((x) => typeof x === "string") || !hashes.every((x) => typeof x === "string")) {
+    return "malformed header";
+  }
+  const gs = G > 0 ? G + 1 : 0;
+  const need = nc * dim * 4 + G * dim * 4 + gs * 4 + (skills + 1) * 4 + nCodes * 4 + skills * 8;
+  if (body.length - 12 - hlen !== need) return "payload size does not match the header";
+  const payload = new Uint8Array(need); // a copy, aligned for the typed views
+  payload.set(body.subarray(12 + hlen));
+  let at = 0;
+  const f32 = (n: number) => {
+    const v = new Float32Array(payload.buffer, at, n);
+    at += n * 4;
+    return v;
+  };
+  const i32 = (n: number) => {
+    const v = new Int32Array(payload.buffer, at, n);
+    at += n * 4;
+    return v;
+  };
+  const centroids = f32(nc * dim), coarse = f32(G * dim), groupStart = i32(gs), offsets = i32(skills + 1), codes = i32(nCodes);
+  const sims = new Float64Array(payload.slice(at, at + skills * 8).buffer);
+  if (offsets[0] !== 0 || offsets[skills] !== nCodes) return "code offsets out of range";
+  for (let i = 0; i < skills; i++) if (offsets[i + 1] < offsets[i]) return "code offsets out of range";
+  for (const c of codes) if (c < 0 || c >= nc) return "a code out of range";
+  for (const x of centroids) if (!Number.isFinite(x)) return "a centroid is not finite";
+  for (const x of coarse) if (!Number.isFinite(x)) return "a centroid is not finite";
+  return { dim, trainedRows: h.trainedRows as number, trainMeanSim: h.trainMeanSim, ids: ids as string[], hashes: hashes as string[], centroids, coarse, groupStart, offsets, codes, sims };
+}

@@ -1,0 +1,72 @@
+// The route's glance through the bank's key IVF (GAVEL_KEY_IVF, src/route/glance-index-use.ts) over the
+// 24 example skills with the embedded pair: the index is trained at install and written into the bank
+// folder; the glance through it ranks the same skills as the exact glance, its top 20 agreeing; another
+// router reads the file back without rewriting it, and the index follows an uninstall.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Model, Router } from "../../src/index.js";
+import { resetConfig } from "../../src/config.js";
+import { DEFAULT_MODEL, DEFAULT_PROJECTIONS } from "../../src/defaults.js";
+import { KEY_IVF_FILE } from "../../src/route/glance-index-use.js";
+import { repoRoot } from "../helpers/paths.js";
+
+const tasks = (JSON.parse(readFileSync(join(repoRoot, "examples", "everyday-tasks.json"), "utf8")) as { task: string }[]).map((t) => t.task).slice(0, 5);
+
+function withKeyIvf<T>(mode: "on" | "off", f: () => Promise<T>): Promise<T> {
+  const before = process.env.GAVEL_KEY_IVF;
+  process.env.GAVEL_KEY_IVF = mode;
+  resetConfig();
+  return f().finally(() => {
+    if (before === undefined) delete process.env.GAVEL_KEY_IVF;
+    else process.env.GAVEL_KEY_IVF = before;
+    resetConfig();
+  });
+}
+
+describe("the key IVF in the route", () => {
+  let model: Model;
+  let router: Router;
+  let bankDir: string;
+  beforeAll(async () => {
+    model = await Model.load(DEFAULT_MODEL, { contextSize: 4096, threads: 1 });
+    bankDir = mkdtempSync(join(tmpdir(), "gavel-kivf-route-"));
+    router = await Router.open(model, { projections: DEFAULT_PROJECTIONS, bankDir, skillBudget: 512 });
+    await withKeyIvf("on", async () => expect((await router.install(join(repoRoot, "examples", "skills"))).failed).toEqual([]));
+  });
+  afterAll(async () => {
+    await router?.close();
+    await model?.dispose();
+    if (bankDir) rmSync(bankDir, { recursive: true, force: true });
+  });
+
+  it("is trained at install and written into the bank folder", () => {
+    expect(existsSync(join(bankDir, KEY_IVF_FILE))).toBe(true);
+  });
+
+  it("ranks the same skills as the exact glance, its top 20 agreeing", async () => {
+    let agree = 0;
+    for (const t of tasks) {
+      const exact = await withKeyIvf("off", () => router.glance(t, { topK: 24 }));
+      const ivf = await withKeyIvf("on", () => router.glance(t, { topK: 24 }));
+      expect(ivf.map((h) => h.skill).sort()).toEqual(exact.map((h) => h.skill).sort());
+      const top = new Set(ivf.slice(0, 20).map((h) => h.skill));
+      agree += exact.slice(0, 20).filter((h) => top.has(h.skill)).length / 20;
+    }
+    expect(agree / tasks.length).toBeGreaterThanOrEqual(0.9);
+  });
+
+  it("is read back from its file by another router, and follows an uninstall", async () => {
+    const path = join(bankDir, KEY_IVF_FILE);
+    const written = statSync(path).mtimeMs;
+    await router.close();
+    router = await Router.open(model, { projections: DEFAULT_PROJECTIONS, bankDir, skillBudget: 512 });
+    const first = await withKeyIvf("on", () => router.glance(tasks[0], { topK: 24 }));
+    expect(statSync(path).mtimeMs).toBe(written); // loaded as it was: nothing to rewrite
+    expect(await router.uninstall(first[0].skill)).toBe(true);
+    const after = await withKeyIvf("on", () => router.glance(tasks[0], { topK: 24 }));
+    expect(after.map((h) => h.skill)).not.toContain(first[0].skill);
+    expect(after.length).toBe(23);
+  });
+});
