@@ -108,7 +108,7 @@ export const SETTINGS: readonly Setting[] = [
   {
     name: "GAVEL_KEY_IVF",
     values: ["auto", "off", "on"],
-    default: "auto: on the CPU, a whole-library glance over at least GAVEL_KEY_IVF_FROM routable skills reads the key IVF",
+    default: "off (auto: on the CPU, a whole-library glance over at least GAVEL_KEY_IVF_FROM routable skills reads the key IVF)",
     meaning:
       "Whether a route's glance reads the bank's key IVF (src/bank/key-ivf.ts: each task row probes the inverted lists of its nearest key centroids, exact max-sim over the keys found, the vote as the exact glance's) instead of every key; on at any size and device, off never. Kept in <bank>/key-ivf.bin, built on the first glance that reads it, following installs by itself.",
     readBy: "src/route/glance-index-use.ts",
@@ -311,7 +311,8 @@ export function resolveConfig(env: Env): Config {
     kernelIsa: choice(env, "GAVEL_KERNEL_ISA", ["generic", "avx2", "avx512"] as const),
     glanceDevice: choice(env, "GAVEL_GLANCE_DEVICE", ["auto", "cpu", "cuda"] as const) ?? "auto",
     glanceIndex: choice(env, "GAVEL_GLANCE_INDEX", ["auto", "off", "on"] as const) ?? "auto",
-    keyIvf: choice(env, "GAVEL_KEY_IVF", ["auto", "off", "on"] as const) ?? "auto",
+    // off by default: its agreement with the exact glance is measured on one real bank of 3K skills only
+    keyIvf: choice(env, "GAVEL_KEY_IVF", ["auto", "off", "on"] as const) ?? "off",
     keyIvfFrom: integer(env, "GAVEL_KEY_IVF_FROM", 1) ?? 5000,
     glanceKernel: choice(env, "GAVEL_GLANCE_KERNEL", ["auto", "wmma"] as const) ?? "auto",
     glanceExact8: choice(env, "GAVEL_GLANCE_EXACT8", ["off", "on"] as const) ?? "off",
