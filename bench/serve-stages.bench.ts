@@ -10,7 +10,7 @@
  * - in process: Router.route on a model loaded as `gavel route` loads it;
  * - through a server: a ResidentServer in this process (the model loaded as `gavel serve` loads it),
  *   one client on its socket sending the routes one after another, then `clients` clients at once
- *   (default 20), each sending every task.
+ *   (default 20; 0: none), each sending every task.
  * For each: per-route wall p50 / p95, the route's own timings (glance, lexical expert, verdict,
  * total; the rest of the wall is the protocol, the reply and the client), how many routes ran the
  * verdict, on how many candidates, and the model's prefix cache counters (hits, misses) over them.
@@ -119,6 +119,7 @@ async function main() {
       }
       c.close();
       report("through the server, one client", xs, cacheDelta(model, c0));
+      if (clients === 0) return;
       const cs = await Promise.all(Array.from({ length: clients }, () => connect({ bank: bankDir, socket })));
       const ys: Sample[] = [];
       const c1 = model.cacheStats();
