@@ -21,13 +21,14 @@
  * - a long task beside control requests: one route of a 3.9 MB task, a `ping` every 250 ms while
  *   it runs (worst and median) and a short route sent 1 s after it.
  *
- * `npm run bench -- serve [runs] concurrency [levels] [cli]` runs only the last two parts; `levels`
- * (default 1,5,20,200) picks the client counts, `cli` another build's gavel.js (a before/after pair
- * from one checkout).
+ * `npm run bench -- serve [runs] concurrency [levels] [cli] [serve options]` runs only the last two
+ * parts; `levels` (default 1,5,20,200) picks the client counts, `cli` another build's gavel.js (a
+ * before/after pair from one checkout; `-` for this one's), `serve options` more options of `gavel
+ * serve`, one string (e.g. "--threads 1").
  */
 import { spawn, execFileSync, type ChildProcess } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from "node:fs";
-import { cpus, tmpdir } from "node:os";
+import { cpus, loadavg, tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { connect } from "../src/serve/client.js";
 
@@ -35,7 +36,8 @@ const root = resolve(".");
 const runs = Number(process.argv[2] ?? 40);
 const only = process.argv[3] ?? "";
 const levels = (process.argv[4] ?? "1,5,20,200").split(",").map(Number);
-const cli = resolve(process.argv[5] ?? join(root, "dist", "cli", "gavel.js"));
+const cli = resolve(process.argv[5] === undefined || process.argv[5] === "-" ? join(root, "dist", "cli", "gavel.js") : process.argv[5]);
+const serveArgs = (process.argv[6] ?? "").split(" ").filter((a) => a !== "");
 const env = { ...process.env, GAVEL_MODEL: "", GAVEL_PROJECTIONS: "", GAVEL_BANK: "" };
 const tasks = (JSON.parse(readFileSync(join(root, "examples", "demo-tasks.json"), "utf8")) as { task: string }[]).map((t) => t.task);
 
@@ -102,7 +104,7 @@ async function concurrencyTable(bank: string, op: "route" | "glance") {
     const each = Math.max(2, Math.ceil(runs / c));
     const xs = await concurrent(bank, c, each, op);
     if (c === 1) single = pct(xs, 95);
-    console.log(`  ${String(c).padStart(3)} clients × ${String(each).padStart(2)}   p50 ${pct(xs, 50).toFixed(1).padStart(8)} ms   p95 ${pct(xs, 95).toFixed(1).padStart(8)} ms   p95 / one client's ${(pct(xs, 95) / single).toFixed(2).padStart(6)}   (n = ${xs.length})`);
+    console.log(`  ${String(c).padStart(3)} clients × ${String(each).padStart(2)}   p50 ${pct(xs, 50).toFixed(1).padStart(8)} ms   p95 ${pct(xs, 95).toFixed(1).padStart(8)} ms   p95 / one client's ${(pct(xs, 95) / single).toFixed(2).padStart(6)}   (n = ${xs.length}; load average ${loadavg()[0].toFixed(2)})`);
   }
 }
 
@@ -156,11 +158,11 @@ async function main() {
   console.log(`serve bench: ${cpus().length} × ${cpus()[0]?.model ?? "?"}, node ${process.version}, ${new Date().toISOString()}`);
   console.log(`  bank: examples/skills (24 skills), gavel-mini, context 2048, ${runs} runs each`);
   const noServer = only === "concurrency" ? [] : await series(runs, async () => (await timed([bin, "hook", "claude-code"], JSON.stringify({ prompt: tasks[0], cwd: dir }))).ms);
-  const server: ChildProcess = spawn(process.execPath, [cli, "serve", "--bank", bank, "--context", "2048"], { env, stdio: ["ignore", "pipe", "inherit"] });
+  const server: ChildProcess = spawn(process.execPath, [cli, "serve", "--bank", bank, "--context", "2048", ...serveArgs], { env, stdio: ["ignore", "pipe", "inherit"] });
   await new Promise<void>((res) => server.stdout!.on("data", (d: Buffer) => d.toString().includes("listening on") && res()));
   try {
     if (only === "concurrency") {
-      console.log(`serve bench (concurrency): ${cpus().length} × ${cpus()[0]?.model ?? "?"}, node ${process.version}, ${new Date().toISOString()}, ${runs} requests per level, ${cli}`);
+      console.log(`serve bench (concurrency): ${cpus().length} × ${cpus()[0]?.model ?? "?"}, node ${process.version}, ${new Date().toISOString()}, ${runs} requests per level, ${cli}${serveArgs.length ? ` serve ${serveArgs.join(" ")}` : ""}, load average ${loadavg().map((l) => l.toFixed(2)).join(" ")}`);
       await longTaskProbe(bank);
       await concurrencyTable(bank, "glance");
       await concurrencyTable(bank, "route");

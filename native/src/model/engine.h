@@ -129,6 +129,7 @@ class Engine {
     std::vector<int32_t> stem;  // prefix without its last token: what the KV cache holds
     int seq = -1;
     std::list<int>::iterator lru;
+    long long call = -1;  // the Score call that last used it (score_call_)
   };
 
   static bool EvalCallback(struct ggml_tensor* t, bool ask, void* user_data);
@@ -144,6 +145,9 @@ class Engine {
                  std::vector<ScoreResult>* results);
   // llama_decode with eviction of unpinned cached prefixes when the KV cache is full.
   void DecodeWithEviction(llama_batch& batch, const std::vector<int>& pinned);
+  // The victim: the least recently used unpinned prefix, except that during a Score call, when every
+  // unpinned one was used by this call, the one it acquired last (a call scanning more prefixes than
+  // the cache holds keeps its first ones, instead of evicting each next one before it is read again).
   bool EvictOne(const std::vector<int>& pinned);
   // The cached sequence for stem, pinned for the current call. A new one (*cold = true) is registered
   // but still empty: the caller decodes the stem into it, or drops it with DropSlot on failure.
@@ -193,6 +197,8 @@ class Engine {
   std::vector<int> pinned_;  // cached sequences the current call uses: never evicted during it
   long long cached_tokens_ = 0;
   long long hits_ = 0, misses_ = 0;
+  long long score_call_ = 0;  // counts Score calls (Slot.call)
+  bool scoring_ = false;      // inside Score: EvictOne spares what this call read first
   long long batch_drops_ = 0;
   int batch_reserve_ = 0;  // LoadParams.batch_sequences
 };

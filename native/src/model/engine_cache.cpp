@@ -15,19 +15,27 @@ using engine_detail::Batch;
 void Engine::RemoveSeq(int seq) { llama_memory_seq_rm(llama_get_memory(ctx_), seq, -1, -1); }
 
 bool Engine::EvictOne(const std::vector<int>& pinned) {
-  for (auto it = lru_.rbegin(); it != lru_.rend(); ++it) {
-    const int seq = *it;
-    if (std::find(pinned.begin(), pinned.end(), seq) != pinned.end()) continue;
-    RemoveSeq(seq);
-    auto stem = seq_to_stem_.find(seq);
-    cached_tokens_ -= static_cast<long long>(stem->second.size());
-    slots_.erase(stem->second);
-    seq_to_stem_.erase(stem);
-    lru_.erase(std::next(it).base());
-    free_seqs_.push_back(seq);
-    return true;
+  const auto unpinned = [&](int seq) { return std::find(pinned.begin(), pinned.end(), seq) == pinned.end(); };
+  auto victim = std::find_if(lru_.rbegin(), lru_.rend(), unpinned);
+  if (victim == lru_.rend()) return false;
+  std::list<int>::iterator at = std::next(victim).base();
+  // Within a Score call the prefixes it used are at the front of lru_, in the order it acquired
+  // them (the last first). When the least recently used unpinned one is one of them, every unpinned
+  // one is: evict the one acquired last. LRU would evict the call's first prefix, which the next
+  // call with the same candidates reads first, and evicts its second to make room, and so on: a
+  // call with more distinct prefixes than the cache holds would miss every one of them every time.
+  if (scoring_ && slots_.find(seq_to_stem_.at(*at))->second.call == score_call_) {
+    at = std::find_if(lru_.begin(), lru_.end(), unpinned);
   }
-  return false;
+  const int seq = *at;
+  RemoveSeq(seq);
+  auto stem = seq_to_stem_.find(seq);
+  cached_tokens_ -= static_cast<long long>(stem->second.size());
+  slots_.erase(stem->second);
+  seq_to_stem_.erase(stem);
+  lru_.erase(at);
+  free_seqs_.push_back(seq);
+  return true;
 }
 
 void Engine::DecodeWithEviction(llama_batch& batch, const std::vector<int>& pinned) {
@@ -51,6 +59,7 @@ int Engine::AcquireSlot(const std::vector<int32_t>& stem, bool* cold) {
   if (it != slots_.end()) {
     ++hits_;
     *cold = false;
+    it->second.call = score_call_;
     lru_.splice(lru_.begin(), lru_, it->second.lru);
     pinned_.push_back(it->second.seq);
     return it->second.seq;
@@ -76,6 +85,7 @@ int Engine::AcquireSlot(const std::vector<int32_t>& stem, bool* cold) {
   slot.stem = stem;
   slot.seq = seq;
   slot.lru = lru_.begin();
+  slot.call = score_call_;
   slots_.emplace(stem, std::move(slot));
   seq_to_stem_[seq] = stem;
   cached_tokens_ += static_cast<long long>(stem.size());
@@ -253,6 +263,12 @@ std::vector<ScoreResult> Engine::Score(const std::vector<ScoreRequest>& requests
   }
   abort_flag = false;
   std::vector<ScoreResult> results(requests.size());
+  ++score_call_;
+  scoring_ = true;
+  struct Done {
+    bool* flag;
+    ~Done() { *flag = false; }
+  } done{&scoring_};
 
   // Requests go in waves: distinct stems (each request decodes into its stem's sequence), at most
   // the cache's sequences, and with one pool (kv_unified) no more cells than it holds (stems plus

@@ -1,5 +1,6 @@
 // `gavel serve`: the resident router (src/serve/, docs/SERVE.md).
 import { existsSync } from "node:fs";
+import { availableParallelism } from "node:os";
 import { parseArgs } from "node:util";
 import { GavelError } from "../../errors.js";
 import { resolveModelPath, resolveProjectionsPath } from "../../defaults.js";
@@ -15,11 +16,23 @@ import type { Command } from "./types.js";
 /** Sequences of the model's context kept for batched glance passes (ModelLoadOptions.batchSequences). */
 export const SERVE_BATCH_SEQUENCES = 4;
 
+/**
+ * The server's CPU threads when `--threads` is not given: every core but one (at least one). A
+ * resident router shares the machine with the agent it serves and its tools, and llama.cpp's threads
+ * spin waiting for each other at every operation of a pass, so a pass with a thread per core stalls
+ * whenever another process takes a core (docs/SERVE.md, "Threads": one client's route 657 ms with
+ * two threads against 16 ms with one, on two cores under load).
+ */
+export function serveThreads(cores: number = availableParallelism()): number {
+  return Math.max(1, cores - 1);
+}
+
 /** `gavel serve`: load the model and the bank once, answer route / glance / get-skill / install / uninstall. */
 export const serve: Command = {
   summary: "keep the model and the bank loaded and answer requests on a local socket (or localhost HTTP)",
   help: `usage: gavel serve [options]
 ${routerOptionsHelp}
+                        (gavel serve's --threads default: every core but one)
   --socket PATH         the Unix socket to listen on (mode 0600)   [default: <bank>/serve.sock, or
                         $XDG_RUNTIME_DIR/gavel-<hash>.sock, else <tmpdir>/gavel-<uid>/<hash>.sock
                         (a private 0700 folder) when that path is too long]
@@ -59,7 +72,7 @@ claude-code\` and \`gavel route\` use the server when it runs.`,
     const modelPath = resolveModelPath(values.model).path;
     // 4 of the context's 10 sequences kept for the batched glance passes, so that they never drop the
     // verdict's cached prefixes (which keep the other 5)
-    const model = await openModel(values, { batchSequences: SERVE_BATCH_SEQUENCES });
+    const model = await openModel({ ...values, threads: values.threads ?? String(serveThreads()) }, { batchSequences: SERVE_BATCH_SEQUENCES });
     let router: Router;
     try {
       router = await Router.open(model, { projections: resolveProjectionsPath(values.projections).path, bankDir, create, skillBudget: intArg(values["skill-budget"], "skill-budget") });
