@@ -71,10 +71,12 @@ describe("the re-ranker in the projections file", () => {
   it("is in the embedded default projections", async () => {
     const p = await Projections.load(DEFAULT_PROJECTIONS);
     expect(p.rerank?.kind).toBe("cascade");
-    // the file keeps the model the selection wrote (bench/results/2026-11-28-cpu-rerank/cascade-demo.json),
-    // applied from 10,000 routable skills (it was fitted on pools of a 30.6K-skill library)
-    expect(p.rerank!.minSkills).toBe(10_000);
-    expect(p.rerank).toEqual(checkRerankModel({ ...JSON.parse(readFileSync(join(repoRoot, "bench/results/2026-11-28-cpu-rerank/cascade-demo.json"), "utf8")), minSkills: 10_000 }));
+    // the file keeps the model the selection wrote (bench/results/2026-11-29-cpu-rerank-margin/
+    // cascade-margin.json, its verdict margin included), applied from 3,000 routable skills (the
+    // smallest library it was checked on; decision.txt there)
+    expect(p.rerank!.minSkills).toBe(3_000);
+    expect(p.rerank!.verdictMargin).toBe(1.5);
+    expect(p.rerank).toEqual(checkRerankModel({ ...JSON.parse(readFileSync(join(repoRoot, "bench/results/2026-11-29-cpu-rerank-margin/cascade-margin.json"), "utf8")), minSkills: 3_000 }));
   });
 });
 
