@@ -23,13 +23,12 @@
  *
  * @module
  */
-import { createHash } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import { GavelError, invalidArgument } from "../errors.js";
 import { checkFloat32, checkInt, checkRows, resolveWeights } from "../kernels/args.js";
 import { voteK } from "../kernels/kernels.js";
 import { loadBinding, type NativeBank } from "../native/binding.js";
-import { writeFileDurable } from "../util/durable-file.js";
+import { readFramedFile, writeFramedFile } from "../util/framed-file.js";
 import type { KeyBank, KeyBankGlanceOptions, KeyBankGlanceResult } from "./key-bank.js";
 
 /** How an index is trained (defaults in parentheses). Deterministic for a seed and a bank. */
@@ -314,20 +313,8 @@ export async function saveGlanceIndex(path: string, index: GlanceIndex, skillOf:
     rows.push(e.rows[i]);
     sims.push(e.simSums[i]);
   }
-  const header = Buffer.from(
-    JSON.stringify({ version: 1, dim: index.dim, centroids: s.centroids, trainedRows: s.trainedRows, trainMeanSim: s.trainMeanSim, skills: ids.length, codes: codes.length, ids, hashes }),
-  );
-  const head = Buffer.alloc(12);
-  head.write(MAGIC, 0, "latin1");
-  head.writeUInt32LE(header.length, 8);
-  const parts = [head, header, bytesOf(e.centroids), bytesOf(Int32Array.from(offsets)), bytesOf(Int32Array.from(codes)), bytesOf(Int32Array.from(rows)), bytesOf(Float64Array.from(sims))];
-  const hash = createHash("sha256");
-  for (const p of parts) hash.update(p);
-  await writeFileDurable(path, [...parts, hash.digest()]);
-}
-
-function bytesOf(a: Float32Array | Int32Array | Float64Array): Uint8Array {
-  return new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
+  const header = { version: 1, dim: index.dim, centroids: s.centroids, trainedRows: s.trainedRows, trainMeanSim: s.trainMeanSim, skills: ids.length, codes: codes.length, ids, hashes };
+  await writeFramedFile(path, MAGIC, header, [e.centroids, Int32Array.from(offsets), Int32Array.from(codes), Int32Array.from(rows), Float64Array.from(sims)]);
 }
 
 /** Why {@link openGlanceIndex} rebuilt the index rather than loading it. */
@@ -399,27 +386,18 @@ interface ParsedIndex {
 
 /** The file's content, or why it is corrupt. */
 function parseIndexFile(bytes: Buffer): ParsedIndex | string {
-  if (bytes.length < 12 + 32 || bytes.toString("latin1", 0, 8) !== MAGIC) return "not a glance index file (magic)";
-  const body = bytes.subarray(0, bytes.length - 32);
-  if (!createHash("sha256").update(body).digest().equals(bytes.subarray(bytes.length - 32))) return "checksum mismatch";
-  const hlen = bytes.readUInt32LE(8);
-  if (12 + hlen > body.length) return "truncated header";
-  let h: { version?: unknown; dim?: unknown; centroids?: unknown; trainedRows?: unknown; trainMeanSim?: unknown; skills?: unknown; codes?: unknown; ids?: unknown; hashes?: unknown };
-  try {
-    h = JSON.parse(body.toString("utf8", 12, 12 + hlen)) as typeof h;
-  } catch {
-    return "malformed header";
-  }
+  const framed = readFramedFile(bytes, MAGIC, "glance index");
+  if (typeof framed === "string") return framed;
+  const h = framed.header;
   const int = (v: unknown, min: number) => typeof v === "number" && Number.isInteger(v) && v >= min;
   if (h.version !== 1 || !int(h.dim, 1) || !int(h.centroids, 1) || !int(h.trainedRows, 0) || typeof h.trainMeanSim !== "number" || !int(h.skills, 0) || !int(h.codes, 0)) return "malformed header";
   const dim = h.dim as number, nc = h.centroids as number, skills = h.skills as number, ncodes = h.codes as number;
   const ids = h.ids, hashes = h.hashes;
   if (!Array.isArray(ids) || !Array.isArray(hashes) || ids.length !== skills || hashes.length !== skills || !ids.every((x) => typeof x === "string") || !hashes.every((x) => typeof x === "string")) return "malformed header";
   const need = nc * dim * 4 + (skills + 1) * 4 + ncodes * 4 + skills * 4 + skills * 8;
-  if (body.length - 12 - hlen !== need) return "payload size does not match the header";
   // a copy, aligned for the typed views
-  const payload = new Uint8Array(need);
-  payload.set(body.subarray(12 + hlen));
+  const payload = framed.payload;
+  if (payload.length !== need) return "payload size does not match the header";
   let at = 0;
   const take = <T>(make: (buf: ArrayBuffer, off: number, n: number) => T, n: number, size: number): T => {
     const v = make(payload.buffer, at, n);

@@ -18,13 +18,12 @@
  *
  * @module
  */
-import { createHash } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import { GavelError, invalidArgument } from "../errors.js";
 import { checkFloat32, checkInt, checkRows, resolveWeights } from "../kernels/args.js";
 import { voteK } from "../kernels/kernels.js";
 import { loadBinding, type NativeBank } from "../native/binding.js";
-import { writeFileDurable } from "../util/durable-file.js";
+import { readFramedFile, writeFramedFile } from "../util/framed-file.js";
 import type { KeyBank } from "./key-bank.js";
 
 /** Training options of a {@link KeyIvf}. */
@@ -275,23 +274,11 @@ export async function saveKeyIvf(path: string, index: KeyIvf, skillOf: (handle: 
     codes.set(c, at);
     at += c.length;
   }
-  const header = Buffer.from(
-    JSON.stringify({
-      version: 1, dim: index.dim, centroids: s.centroids, groups: Math.max(0, e.groupStart.length - 1), trainedRows: s.trainedRows, trainMeanSim: s.trainMeanSim,
-      skills: ids.length, codes: nCodes, ids, hashes,
-    }),
-  );
-  const head = Buffer.alloc(12);
-  head.write(MAGIC, 0, "latin1");
-  head.writeUInt32LE(header.length, 8);
-  const parts = [head, header, bytesOf(e.centroids), bytesOf(e.coarse), bytesOf(e.groupStart), bytesOf(Int32Array.from(offsets)), bytesOf(codes), bytesOf(Float64Array.from(sims))];
-  const hash = createHash("sha256");
-  for (const p of parts) hash.update(p);
-  await writeFileDurable(path, [...parts, hash.digest()]);
-}
-
-function bytesOf(a: Float32Array | Int32Array | Float64Array): Uint8Array {
-  return new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
+  const header = {
+    version: 1, dim: index.dim, centroids: s.centroids, groups: Math.max(0, e.groupStart.length - 1), trainedRows: s.trainedRows, trainMeanSim: s.trainMeanSim,
+    skills: ids.length, codes: nCodes, ids, hashes,
+  };
+  await writeFramedFile(path, MAGIC, header, [e.centroids, e.coarse, e.groupStart, Int32Array.from(offsets), codes, Float64Array.from(sims)]);
 }
 
 /** Why {@link openKeyIvf} rebuilt the index rather than loading it. */
@@ -386,17 +373,9 @@ interface ParsedKeyIvf {
 
 /** The file's content, or why it is corrupt. */
 function parseKeyIvfFile(bytes: Buffer): ParsedKeyIvf | string {
-  if (bytes.length < 12 + 32 || bytes.toString("latin1", 0, 8) !== MAGIC) return "not a key IVF file (magic)";
-  const body = bytes.subarray(0, bytes.length - 32);
-  if (!createHash("sha256").update(body).digest().equals(bytes.subarray(bytes.length - 32))) return "checksum mismatch";
-  const hlen = bytes.readUInt32LE(8);
-  if (12 + hlen > body.length) return "truncated header";
-  let h: Record<string, unknown>;
-  try {
-    h = JSON.parse(body.toString("utf8", 12, 12 + hlen)) as Record<string, unknown>;
-  } catch {
-    return "malformed header";
-  }
+  const framed = readFramedFile(bytes, MAGIC, "key IVF");
+  if (typeof framed === "string") return framed;
+  const h = framed.header;
   const int = (v: unknown, min: number) => typeof v === "number" && Number.isInteger(v) && v >= min;
   if (h.version !== 1 || !int(h.dim, 1) || !int(h.centroids, 1) || !int(h.groups, 0) || !int(h.trainedRows, 0) || typeof h.trainMeanSim !== "number" || !int(h.skills, 0) || !int(h.codes, 0)) {
     return "malformed header";
@@ -408,9 +387,8 @@ function parseKeyIvfFile(bytes: Buffer): ParsedKeyIvf | string {
   }
   const gs = G > 0 ? G + 1 : 0;
   const need = nc * dim * 4 + G * dim * 4 + gs * 4 + (skills + 1) * 4 + nCodes * 4 + skills * 8;
-  if (body.length - 12 - hlen !== need) return "payload size does not match the header";
-  const payload = new Uint8Array(need); // a copy, aligned for the typed views
-  payload.set(body.subarray(12 + hlen));
+  const payload = framed.payload; // a copy, aligned for the typed views
+  if (payload.length !== need) return "payload size does not match the header";
   let at = 0;
   const f32 = (n: number) => {
     const v = new Float32Array(payload.buffer, at, n);

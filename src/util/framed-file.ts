@@ -1,0 +1,50 @@
+/**
+ * The framing of the bank's index files (src/bank/glance-index.ts, src/bank/key-ivf.ts): an 8-byte
+ * magic, the JSON header's length (uint32, little-endian), the header, the payload arrays one after
+ * another, then a SHA-256 of everything before it. Each file's own module checks its header's fields
+ * and its payload's size.
+ *
+ * @module
+ */
+import { createHash } from "node:crypto";
+import { writeFileDurable } from "./durable-file.js";
+
+/** The bytes of a typed array, in place. */
+export function bytesOf(a: ArrayBufferView): Uint8Array {
+  return new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
+}
+
+/** Writes `magic` (8 latin1 characters), `header` as JSON and `payload`, checksummed, durably (temp file, fsync, rename). */
+export async function writeFramedFile(path: string, magic: string, header: unknown, payload: readonly ArrayBufferView[]): Promise<void> {
+  const json = Buffer.from(JSON.stringify(header));
+  const head = Buffer.alloc(12);
+  head.write(magic, 0, "latin1");
+  head.writeUInt32LE(json.length, 8);
+  const parts = [head, json, ...payload.map(bytesOf)];
+  const hash = createHash("sha256");
+  for (const p of parts) hash.update(p);
+  await writeFileDurable(path, [...parts, hash.digest()]);
+}
+
+/**
+ * The header and the payload (a copy, aligned for typed views) of a framed file's bytes, or why they
+ * cannot be read: `not a ${what} file (magic)`, `checksum mismatch`, `truncated header` or
+ * `malformed header` (not a JSON object).
+ */
+export function readFramedFile(bytes: Buffer, magic: string, what: string): { header: Record<string, unknown>; payload: Uint8Array<ArrayBuffer> } | string {
+  if (bytes.length < 12 + 32 || bytes.toString("latin1", 0, 8) !== magic) return `not a ${what} file (magic)`;
+  const body = bytes.subarray(0, bytes.length - 32);
+  if (!createHash("sha256").update(body).digest().equals(bytes.subarray(bytes.length - 32))) return "checksum mismatch";
+  const hlen = bytes.readUInt32LE(8);
+  if (12 + hlen > body.length) return "truncated header";
+  let header: unknown;
+  try {
+    header = JSON.parse(body.toString("utf8", 12, 12 + hlen));
+  } catch {
+    return "malformed header";
+  }
+  if (header === null || typeof header !== "object") return "malformed header";
+  const payload = new Uint8Array(body.length - 12 - hlen);
+  payload.set(body.subarray(12 + hlen));
+  return { header: header as Record<string, unknown>, payload };
+}
