@@ -19,7 +19,7 @@
  * cached by glance-index-real (a JSON header of per-task row counts, then the rows); the tasks are
  * visited in stride order (97 · i mod n), uniform weights.
  */
-import { readFileSync } from "node:fs";
+import { closeSync, openSync, readFileSync, readSync } from "node:fs";
 import { cpus, loadavg } from "node:os";
 import { KeyBank } from "../src/bank/key-bank.js";
 import { KeyIvf, defaultNprobe } from "../src/bank/key-ivf.js";
@@ -209,9 +209,15 @@ async function real(): Promise<void> {
   if (!bankDir || !cachePath) throw new Error("usage: npm run bench -- kivf real <bank dir> <queries cache> [--tasks N]");
   const manifest = JSON.parse(readFileSync(`${bankDir}/manifest.json`, "utf8")) as { header: { dim: number; layer: number }; entries: { offset: number; nKeys: number }[] };
   if (manifest.header.dim !== dim) throw new Error(`dim ${manifest.header.dim}, expected ${dim}`);
-  const file = readFileSync(`${bankDir}/keys.bin`);
+  // read skill by skill: a 30K-skill bank's keys.bin passes node's 2 GiB readFileSync limit
+  const fd = openSync(`${bankDir}/keys.bin`, "r");
   const bank = new KeyBank(dim);
-  for (const e of manifest.entries) bank.add(new Float32Array(file.buffer, file.byteOffset + e.offset * dim * 4, e.nKeys * dim).slice());
+  for (const e of manifest.entries) {
+    const keys = new Float32Array(e.nKeys * dim);
+    readSync(fd, new Uint8Array(keys.buffer), 0, keys.byteLength, e.offset * dim * 4);
+    bank.add(keys);
+  }
+  closeSync(fd);
   const buf = readFileSync(cachePath);
   const hlen = buf.readUInt32LE(0);
   const head = JSON.parse(buf.toString("utf8", 4, 4 + hlen)) as { nq: number[] };

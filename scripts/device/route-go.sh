@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# The shipped default route through the runtime over the whole benchmark library on the GPU: the 49
+# SWE-Skills-Bench golds and the 30,544 public skills installed from their FULL texts (the bank's
+# lexicon then reads what a user's bank reads; pack-library.ts's cut texts favour the golds), then
+# bench/route-rerank-real.bench.ts over test (batches 6-10, with the held-out off-domain prompts) and
+# validation (batches 1-5): Router.route as shipped, the first stage alone, and the re-ranked route
+# with abstention off, a record per task. Last, optionally (KIVF=1), the key IVF against the exact
+# glance on that bank (bench/kivf.bench.ts real, 40 validation tasks), on the machine's CPU.
+#   here:    bash scripts/device/route-go.sh pack
+#              .device/full: the public library's full texts (xz), golds, tasks, the shipped
+#              projections, the off-domain prompts and the three benches bundled from this tree
+#   device, back to back on one warm machine (bench/results, models, prebuilds moved out: DEVICE.md):
+#     1. carry [".device/run"]:   SKIP_CHECKS=1 bash scripts/device/gpu-build.sh
+#     2. carry [".device/full"]:  bash scripts/device/route-go.sh start   (detached; follows it)
+#     3. no carry:                bash scripts/device/route-go.sh wait    (again until it ends)
+#     4. no carry:                bash scripts/device/route-go.sh fetch   ($OUT/route.tgz)
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+mode=${1:-wait}
+if [ "$mode" = pack ]; then
+  set -e
+  F=.device/full; mkdir -p "$F"
+  for b in route-rerank-real glance-index-real kivf; do
+    npx esbuild "bench/$b.bench.ts" --bundle --platform=node --format=esm --packages=external \
+      --outfile="$F/$b.bench.mjs" --log-level=warning
+  done
+  cp models/gavel-mini.projections.gguf "$F/default.projections.gguf"
+  cp ../shared/data/swe-skills-bench/tasks.jsonl ../shared/data/swe-skills-bench/skills.jsonl bench/data/off-domain-prompts.jsonl "$F/"
+  if [ ! -f "$F/mit-full.jsonl.xz" ]; then
+    zcat ../shared/data/skills-mit.jsonl.gz | node -e '
+      const rl = require("readline").createInterface({ input: process.stdin });
+      rl.on("line", (l) => { const d = JSON.parse(l); process.stdout.write(JSON.stringify({ id: d.id, name: d.name, description: d.description, body: d.body }) + "\n"); });' \
+      | xz -T2 -9 > "$F/mit-full.jsonl.xz"
+  fi
+  du -sh "$F"; exit 0
+fi
+source scripts/device/env.sh
+R="$HOME/route"; mkdir -p "$R"
+export GAVEL_LOG=${GAVEL_LOG:-0} GGML_CUDA_DISABLE_GRAPHS=${GGML_CUDA_DISABLE_GRAPHS:-1}
+alive() { [ -f "$R/pid" ] && kill -0 "$(cat "$R/pid")" 2>/dev/null; }
+if [ "$mode" = start ]; then
+  F=.device/full
+  [ -f "$R/mit-full.jsonl" ] || { xz -dc "$F/mit-full.jsonl.xz" > "$R/mit-full.tmp" && mv "$R/mit-full.tmp" "$R/mit-full.jsonl"; }
+  cp "$F"/tasks.jsonl "$F"/skills.jsonl "$F"/off-domain-prompts.jsonl "$F"/default.projections.gguf "$R/"
+  mkdir -p "$G/bench" "$G/models" && cp "$F"/*.bench.mjs "$G/bench/"
+  cp "$W/gavel-mini.gguf" "$G/models/gavel-mini.gguf" && cp "$F/default.projections.gguf" "$G/models/gavel-mini.projections.gguf"
+  cat > "$R/chain.sh" <<EOF
+set -x
+cd "$G"
+A="--model $G/models/gavel-mini.gguf --projections $G/models/gavel-mini.projections.gguf --bank $R/bank --context 2048 --skill-budget 512"
+[ -f $R/install-golds.done ] || { node dist/cli/gavel.js install $R/skills.jsonl --jobs 8 --threads 4 \$A && touch $R/install-golds.done; }
+[ -f $R/install-mit.done ] || { node dist/cli/gavel.js install $R/mit-full.jsonl --jobs 8 --threads 4 \$A && touch $R/install-mit.done; }
+node bench/route-rerank-real.bench.mjs $R/bank $R/tasks.jsonl $R/skills.jsonl,$R/mit-full.jsonl --batches 6-10 \
+  --records $R/test.jsonl --abstain-off --off-domain $R/off-domain-prompts.jsonl > $R/test.txt 2>&1
+node bench/route-rerank-real.bench.mjs $R/bank $R/tasks.jsonl $R/skills.jsonl,$R/mit-full.jsonl --batches 1-5 \
+  --records $R/val.jsonl --abstain-off --off-domain $R/off-domain-prompts.jsonl --off-batches offhw1,offhw2,offhw3,offhw4,offhw5 > $R/val.txt 2>&1
+if [ "${KIVF:-1}" = 1 ]; then
+  node bench/glance-index-real.bench.mjs $R/bank $R/tasks.jsonl $R/skills.jsonl,$R/mit-full.jsonl --batches 1-5 --limit 40 \
+    --cache $R/q30.bin --project-only > $R/project.txt 2>&1
+  GAVEL_GLANCE_DEVICE=cpu node bench/kivf.bench.mjs real $R/bank $R/q30.bin --tasks 40 --reps 1 --nprobe d,512,2048 > $R/kivf.txt 2>&1
+fi
+echo chain-done
+EOF
+  setsid nohup bash "$R/chain.sh" > "$R/chain.log" 2>&1 < /dev/null &
+  echo $! > "$R/pid"; echo "started, pid $(cat "$R/pid")"
+  mode=wait
+fi
+if [ "$mode" = wait ]; then
+  end=$(( $(date +%s) + ${WAIT_S:-560} ))
+  while [ "$(date +%s)" -lt "$end" ] && alive; do sleep 10; done
+  echo "== $(alive && echo running || echo ended)"; tail -5 "$R/chain.log"
+  for f in test.txt val.txt project.txt kivf.txt; do [ -f "$R/$f" ] && { echo "-- $f"; tail -6 "$R/$f"; }; done
+  wc -l "$R"/*.jsonl 2>/dev/null | tail -3
+  nvidia-smi --query-gpu=name,memory.used,utilization.gpu --format=csv,noheader
+fi
+if [ "$mode" = fetch ] || [ "$mode" = wait ]; then
+  tar -czf "$OUT/route.tgz" -C "$R" $(cd "$R" && ls *.txt test.jsonl val.jsonl chain.log chain.sh 2>/dev/null)
+  ls -la "$OUT/route.tgz"
+fi
