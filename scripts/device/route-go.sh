@@ -11,7 +11,10 @@
 #              projections, the off-domain prompts and the three benches bundled from this tree
 #   device, back to back on one warm machine (bench/results, models, prebuilds moved out: DEVICE.md):
 #     1. carry [".device/run"]:   SKIP_CHECKS=1 bash scripts/device/gpu-build.sh
+#     1b. carry [".device/stage-b"]: source scripts/device/env.sh   (puts gavel-mini.gguf in $W: models/
+#         is moved out, and .device/full leaves no room for it)
 #     2. carry [".device/full"]:  bash scripts/device/route-go.sh start   (detached; follows it)
+#   The machine goes back after ~30 s without a call: issue each call as soon as the last returns.
 #     3. no carry:                bash scripts/device/route-go.sh wait    (again until it ends)
 #     4. no carry:                bash scripts/device/route-go.sh fetch   ($OUT/route.tgz)
 set -uo pipefail
