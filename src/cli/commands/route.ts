@@ -12,6 +12,7 @@ import type { Model } from "../../model/Model.js";
 import { openModel, routerOptions, routerOptionsHelp, truncateArg, withRouter, type RouterArgs } from "./common.js";
 import type { Command } from "./types.js";
 import { bankDir } from "../../config.js";
+import { UsageError } from "../usage-error.js";
 
 /** route, glance, list and uninstall never create a bank: a mistyped --bank is FILE_NOT_FOUND. */
 const READ_ONLY = { create: false } as const;
@@ -219,10 +220,7 @@ ${TRUST_ROUTE_HELP}`,
       },
     });
     const task = await readTaskArg(positionals, values["task-file"]);
-    if (task === undefined) {
-      console.error(this.help);
-      return 2;
-    }
+    if (task === undefined) throw new UsageError('gavel route needs a task: "<task>", --task-file PATH, or - for stdin', this.help);
     if (values.abstain && values["no-abstain"]) throw invalidArgument("--abstain and --no-abstain contradict each other");
     const abstain = values.abstain ? true : values["no-abstain"] ? false : undefined;
     const trust = trustFromArgs(values);
@@ -286,10 +284,7 @@ ${TRUST_HELP}`,
   async run(args) {
     const { positionals, values } = parseArgs({ args, allowPositionals: true, options: { ...routerOptions, top: { type: "string" }, "task-file": { type: "string" }, "exclude-flagged": trustArgOptions["exclude-flagged"], "exclude-source": trustArgOptions["exclude-source"] } });
     const task = await readTaskArg(positionals, values["task-file"]);
-    if (task === undefined) {
-      console.error(this.help);
-      return 2;
-    }
+    if (task === undefined) throw new UsageError('gavel glance needs a task: "<task>", --task-file PATH, or - for stdin', this.help);
     return withReader(values, async (router) => {
       const hits = await router.glance(task, { topK: intArg(values.top, "top") ?? 20, ...trustFromArgs(values) });
       console.log(values.json ? JSON.stringify(hits, null, 2) : table(["skill", "g"], hits.map((h) => [safeText(h.skill), h.g])));
@@ -329,10 +324,7 @@ export const uninstall: Command = {
   help: `usage: gavel uninstall <skill> [options]\n${routerOptionsHelp}`,
   async run(args) {
     const { positionals, values } = parseArgs({ args, allowPositionals: true, options: routerOptions });
-    if (positionals.length !== 1) {
-      console.error(this.help);
-      return 2;
-    }
+    if (positionals.length !== 1) throw new UsageError(`gavel uninstall takes one skill, not ${positionals.length}`, this.help);
     // a running server holds the bank: the uninstall goes through it instead of failing BANK_LOCKED
     const served = await connectIfRunning({ bank: bankDir(values.bank) });
     if (served) {
