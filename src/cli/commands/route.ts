@@ -1,7 +1,8 @@
 import { parseArgs } from "node:util";
 import { GavelError, invalidArgument } from "../../errors.js";
 import { readRegularFile, RegularFileError } from "../../gguf/regular-file.js";
-import type { Candidate, RouteResult } from "../../route/index.js";
+import type { Candidate, GlanceHit, InstalledSkill, RouteResult } from "../../route/index.js";
+import { MAX_GLANCE_TOP, type ListedSkill } from "../../serve/handlers.js";
 import { intArg } from "../ui/options.js";
 import { safeText } from "../ui/safe-text.js";
 import { table } from "../ui/table.js";
@@ -16,6 +17,20 @@ import { UsageError } from "../usage-error.js";
 
 /** route, glance, list and uninstall never create a bank: a mistyped --bank is FILE_NOT_FOUND. */
 const READ_ONLY = { create: false } as const;
+
+/**
+ * `op` answered by the bank's running `gavel serve` (milliseconds, no model load here), or null when
+ * none runs; the model flags are then the server's (as for `gavel route`).
+ */
+async function viaServer<T>(bank: string | undefined, op: "glance-top" | "list", params: Record<string, unknown>): Promise<T | null> {
+  const served = await connectIfRunning({ bank: bankDir(bank) });
+  if (!served) return null;
+  try {
+    return await served.request<T>(op, params);
+  } finally {
+    served.close();
+  }
+}
 
 /**
  * Opens model and router as `withRouter` does, but reads the bank's last committed snapshot without
@@ -285,9 +300,14 @@ ${TRUST_HELP}`,
     const { positionals, values } = parseArgs({ args, allowPositionals: true, options: { ...routerOptions, top: { type: "string" }, "task-file": { type: "string" }, "exclude-flagged": trustArgOptions["exclude-flagged"], "exclude-source": trustArgOptions["exclude-source"] } });
     const task = await readTaskArg(positionals, values["task-file"]);
     if (task === undefined) throw new UsageError('gavel glance needs a task: "<task>", --task-file PATH, or - for stdin', this.help);
+    const topK = intArg(values.top, "top") ?? 20;
+    const trust = trustFromArgs(values);
+    const print = (hits: GlanceHit[]) => console.log(values.json ? JSON.stringify(hits, null, 2) : table(["skill", "g"], hits.map((h) => [safeText(h.skill), h.g])));
+    // a running server answers `glance-top` (it takes no trust options, and at most 200)
+    const served = Object.keys(trust).length === 0 && topK >= 1 && topK <= MAX_GLANCE_TOP ? await viaServer<GlanceHit[]>(values.bank, "glance-top", { task, k: topK }) : null;
+    if (served) return (print(served), 0);
     return withReader(values, async (router) => {
-      const hits = await router.glance(task, { topK: intArg(values.top, "top") ?? 20, ...trustFromArgs(values) });
-      console.log(values.json ? JSON.stringify(hits, null, 2) : table(["skill", "g"], hits.map((h) => [safeText(h.skill), h.g])));
+      print(await router.glance(task, { topK, ...trust }));
       return 0;
     });
   },
@@ -299,24 +319,29 @@ export const list: Command = {
   help: `usage: gavel list [options]\n${routerOptionsHelp}`,
   async run(args) {
     const { values } = parseArgs({ args, options: routerOptions });
-    return withReader(values, async (router) => {
-      const skills = router.list();
-      if (values.json) {
-        console.log(JSON.stringify(skills, null, 2));
-        return 0;
-      }
-      // "!" marks a skill the loader warned about; its warnings follow the table
-      const rows = skills.map((s) => [safeText(s.id), String(s.keys), String(s.renderTokens), s.warnings?.length ? "!" : ""]);
-      console.log(table(["skill", "keys", "tokens", ""], rows));
-      const warned = skills.filter((s) => s.warnings?.length);
-      if (warned.length > 0) {
-        console.log(`\n! ${warned.length} skill${warned.length === 1 ? "" : "s"} with warnings:`);
-        for (const s of warned) for (const w of s.warnings ?? []) console.log(`  warning: ${safeText(s.name)}: ${safeText(w)}`);
-      }
-      return 0;
-    });
+    const served = await viaServer<ListedSkill[]>(values.bank, "list", {});
+    // Router.list's fields, whoever answered (the server adds each skill's path)
+    if (served) return printList(served.map(({ path: _path, ...s }) => s), values.json);
+    return withReader(values, async (router) => printList(router.list(), values.json));
   },
 };
+
+/** `gavel list`'s output. */
+function printList(skills: InstalledSkill[], json: boolean | undefined): number {
+  if (json) {
+    console.log(JSON.stringify(skills, null, 2));
+    return 0;
+  }
+  // "!" marks a skill the loader warned about; its warnings follow the table
+  const rows = skills.map((s) => [safeText(s.id), String(s.keys), String(s.renderTokens), s.warnings?.length ? "!" : ""]);
+  console.log(table(["skill", "keys", "tokens", ""], rows));
+  const warned = skills.filter((s) => s.warnings?.length);
+  if (warned.length > 0) {
+    console.log(`\n! ${warned.length} skill${warned.length === 1 ? "" : "s"} with warnings:`);
+    for (const s of warned) for (const w of s.warnings ?? []) console.log(`  warning: ${safeText(s.name)}: ${safeText(w)}`);
+  }
+  return 0;
+}
 
 /** `gavel uninstall`: one skill out of the bank. */
 export const uninstall: Command = {
