@@ -138,8 +138,10 @@ async function busyHook(bank: string, bin: string, label: string, hookArgs: stri
     let gaveUp = 0;
     const codes = new Set<number | null>();
     let call = 0;
+    const nodeBare: number[] = [];
     const xs = await series(n, async (i) => {
       const r = await timed([bin, ...hookArgs], input(i));
+      nodeBare.push((await timed(["-e", "0"])).ms); // node's own start on the machine as busy
       if (call++ >= 3) {
         // series' first 3 calls are its warm-up
         if (r.out) added++;
@@ -149,6 +151,7 @@ async function busyHook(bank: string, bin: string, label: string, hookArgs: stri
       return r.ms;
     });
     line(`${label}, ${clients} busy clients`, xs);
+    line("node -e 0, same runs", nodeBare.slice(3));
     console.log(`    added context ${added}, gave up within the budget ${gaveUp}, nothing added otherwise ${n - added - gaveUp}; exit codes ${[...codes].join(",")}; the busy clients' route p50 ${pct(busy, 50).toFixed(1)} ms (n = ${busy.length}); load average ${load0.toFixed(2)} → ${loadavg()[0].toFixed(2)}`);
   } finally {
     stop = true;
