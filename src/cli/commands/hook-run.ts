@@ -124,8 +124,8 @@ export async function runClaudeCodeHook(args: string[]): Promise<number> {
   } catch (err) {
     note(err instanceof Error ? err.message : String(err)); // e.g. a malformed GAVEL_* variable
   }
-  // stdout and stderr are written (pipes and files are synchronous); what is left is the connection
-  setTimeout(() => process.exit(code), EXIT_GRACE_MS).unref();
+  // what is left is the connection; stdout is flushed first (a pipe is asynchronous on macOS)
+  setTimeout(() => process.stdout.write("", () => process.exit(code)), EXIT_GRACE_MS).unref();
   return code;
 }
 
