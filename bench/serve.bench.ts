@@ -24,7 +24,8 @@
  * - a long task beside control requests: one route of a 3.9 MB task, a `ping` every 250 ms while
  *   it runs (worst and median) and a short route sent 1 s after it.
  *
- * `npm run bench -- serve [runs] hook` runs only the hook warm (beside `node -e 0`) and busy.
+ * `npm run bench -- serve [runs] hook` runs only the hook warm (beside `node -e 0`), busy, and given a
+ * 3 MB prompt (5 runs).
  * `npm run bench -- serve [runs] concurrency [levels] [cli] [serve options]` runs only the last two
  * parts; `levels` (default 1,5,20,200) picks the client counts, `cli` another build's gavel.js (a
  * before/after pair from one checkout; `-` for this one's), `serve options` more options of `gavel
@@ -198,6 +199,24 @@ async function longTaskProbe(bank: string) {
   }
 }
 
+/** The hook given a 3 MB prompt (the issue's case: 22-118 s, past Claude Code's 10 s), 5 runs: wall time and what it said. */
+async function bigPromptHook(bin: string, dir: string) {
+  const big = (tasks.join(" ") + " ").repeat(Math.ceil(3_000_000 / (tasks.join(" ").length + 1))).slice(0, 3_000_000);
+  const input = JSON.stringify({ session_id: "bench", transcript_path: "/dev/null", cwd: dir, hook_event_name: "UserPromptSubmit", prompt: big });
+  const xs: number[] = [];
+  let said = "";
+  const codes = new Set<number | null>();
+  for (let i = 0; i < 5; i++) {
+    const r = await timed([bin, "hook", "claude-code"], input);
+    xs.push(r.ms);
+    codes.add(r.code);
+    said = r.err.trim() || r.out.slice(0, 120);
+  }
+  console.log(`hook given a 3 MB prompt (load average ${loadavg()[0].toFixed(2)}):`);
+  line("gavel hook claude-code, 3 MB prompt", xs);
+  console.log(`    max ${Math.max(...xs).toFixed(1)} ms; exit codes ${[...codes].join(",")}; it said: ${said.slice(0, 200)}`);
+}
+
 /** The hook with a busy server: 20 clients at the default budget, 200 clients with a 1 s budget. */
 async function busyHooks(bank: string, bin: string, input: (i: number) => string) {
   console.log("hook end to end while other clients keep the server busy (closed loops of `route`):");
@@ -245,6 +264,7 @@ async function main() {
       line("node -e 0 (node's own start, same runs)", nodeBare);
       console.log(`  (added context for ${routed} of ${runs + 3} prompts; the others abstained)`);
       await busyHooks(bank, bin, hookInput);
+      await bigPromptHook(bin, dir);
       return;
     }
     const c = await connect({ bank });
