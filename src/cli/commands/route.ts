@@ -350,21 +350,22 @@ export const uninstall: Command = {
   async run(args) {
     const { positionals, values } = parseArgs({ args, allowPositionals: true, options: routerOptions });
     if (positionals.length !== 1) throw new UsageError(`gavel uninstall takes one skill, not ${positionals.length}`, this.help);
+    const skill = positionals[0];
+    // exit 1 when nothing was removed; with --json, {skill, removed, server} on stdout either way
+    const report = (removed: boolean, server: boolean) => {
+      if (values.json) console.log(JSON.stringify({ skill, removed, server }));
+      else console.log(removed ? `removed ${safeText(skill)}${server ? " (through the running gavel serve)" : ""}` : `no installed skill ${safeText(skill)}`);
+      return removed ? 0 : 1;
+    };
     // a running server holds the bank: the uninstall goes through it instead of failing BANK_LOCKED
     const served = await connectIfRunning({ bank: bankDir(values.bank) });
     if (served) {
       try {
-        const { removed } = await served.request<{ removed: boolean }>("uninstall", { skill: positionals[0] });
-        console.log(removed ? `removed ${safeText(positionals[0])} (through the running gavel serve)` : `no installed skill ${safeText(positionals[0])}`);
-        return removed ? 0 : 1;
+        return report((await served.request<{ removed: boolean }>("uninstall", { skill })).removed, true);
       } finally {
         served.close();
       }
     }
-    return withRouter(values, async (router) => {
-      const removed = await router.uninstall(positionals[0]);
-      console.log(removed ? `removed ${safeText(positionals[0])}` : `no installed skill ${safeText(positionals[0])}`);
-      return removed ? 0 : 1;
-    }, READ_ONLY);
+    return withRouter(values, async (router) => report(await router.uninstall(skill), false), READ_ONLY);
   },
 };
