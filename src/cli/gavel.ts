@@ -11,6 +11,7 @@ import type { Command } from "./commands/types.js";
 import { LAB_COMMANDS, loadLabCommands } from "./lab.js";
 import { ensureThreadPoolSize } from "../config.js";
 import { isClaudeCodeHook } from "./hook-argv.js";
+import { UsageError } from "./usage-error.js";
 
 // libuv's pool (4 threads unless told otherwise) runs every native verb, projection, cover and file
 // write; an install keeps 8 skills in flight, which a many-core machine can serve at once. Read by
@@ -69,10 +70,7 @@ async function main(argv: string[]): Promise<number> {
     return name ? 0 : 1;
   }
   const command = commands[name];
-  if (!command) {
-    console.error(`gavel: unknown command '${name}'\n\n${usage(commands)}`);
-    return 2;
-  }
+  if (!command) throw new UsageError(`unknown command '${name}' (gavel --help lists them)`, `gavel: unknown command '${name}'\n\n${usage(commands)}`);
   if (rest.includes("--help") || rest.includes("-h")) {
     console.log(command.help);
     return 0;
@@ -102,6 +100,8 @@ function permissionCode(err: unknown): string | undefined {
 function describeFailure(err: unknown): { code: string; message: string; exit: number; text: string } {
   const argv = process.argv;
   if (isGavelError(err)) return { code: err.code, message: err.message, exit: 1, text: `gavel: ${err.message} [${err.code}]` };
+  // a missing or stray argument the command found itself: its help on a terminal, one line in JSON
+  if (err instanceof UsageError) return { code: "USAGE", message: err.message, exit: 2, text: err.text };
   if (err instanceof Error && String((err as NodeJS.ErrnoException).code).startsWith("ERR_PARSE_ARGS_")) {
     // an unknown option, a missing option value, a stray positional argument: a usage error
     const message = `${err.message} (gavel ${argv[2] ?? ""} --help shows the usage)`;

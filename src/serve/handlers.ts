@@ -31,6 +31,9 @@ export interface SkillDocument extends SkillRecord {
   renderTokens: number;
 }
 
+/** One skill of the `list` op: {@link SkillRef} and the rest of what `Router.list` says of it. */
+export type ListedSkill = SkillRef & InstalledSkill;
+
 /** The route's winner on the wire: {@link SkillRef} and the route's `load` (folder, content hash; path resolved as `Router.get` does). */
 export interface Winner extends SkillRef {
   dir: string | null;
@@ -193,7 +196,8 @@ export class Handlers {
       case "get-skill":
         return this.getSkill(str(params, "skill"));
       case "list":
-        return this.#router.list().map((s) => this.ref(s));
+        // the ref a host loads by, and what `gavel list` prints (Router.list's fields)
+        return this.#router.list().map((s): ListedSkill => ({ ...s, ...this.ref(s) }));
       case "install":
       case "sync":
         try {

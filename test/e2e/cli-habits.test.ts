@@ -63,6 +63,25 @@ describe("gavel's habits", () => {
     const usage = await gavel("check", "--frobnicate", "--json");
     expect(usage.code).toBe(2);
     expect(JSON.parse(usage.err).error).toMatchObject({ code: "USAGE", exitCode: 2 });
+    // usage errors a command finds itself, and an unknown command: JSON too (they were the help text)
+    for (const [args, message] of [
+      [["install", "--json"], /gavel install takes one skills folder or library, not 0/],
+      [["route", "--json"], /gavel route needs a task/],
+      [["nosuch", "--json"], /unknown command 'nosuch'/],
+      [["sync", "extra", "--json"], /gavel sync takes no positional argument/],
+    ] as const) {
+      const r = await gavel(...args);
+      expect(r.code, args.join(" ")).toBe(2);
+      expect(r.out, args.join(" ")).toBe("");
+      const j = JSON.parse(r.err) as { error: { code: string; message: string; exitCode: number } };
+      expect(j.error, args.join(" ")).toMatchObject({ code: "USAGE", exitCode: 2, message: expect.stringMatching(message) });
+      expect(j.error.message).not.toMatch(/\n/);
+    }
+    // without --json, the command's help as before
+    const plain = await gavel("install");
+    expect(plain.code).toBe(2);
+    expect(plain.err).toMatch(/^usage: gavel install /);
+    expect((await gavel("nosuch")).err).toMatch(/^gavel: unknown command 'nosuch'\n\nusage: gavel <command>/);
     // without --json: the text line as before
     expect((await gavel("check", "--bank", join(root, "no-such-bank"))).err).toMatch(/^gavel: no bank at .* \[FILE_NOT_FOUND\]\n$/);
   });

@@ -177,6 +177,36 @@ describe("gavel hook claude-code against a server", () => {
     expect(seen.map((s) => s.op)).toEqual(["glance", "cancel"]);
   });
 
+  it("exits within its budget when the busy server does not close the connection it gave up on", async () => {
+    // A server whose JavaScript thread is busy reads neither the cancel nor the end of the connection:
+    // the hook must not wait for it to close (it waited until Claude Code's timeout killed it).
+    const project = tempDir("gavel-hook-wedged-");
+    const bank = join(project, ".gavel", "bank");
+    mkdirSync(bank, { recursive: true });
+    const held: Socket[] = [];
+    const server = createServer({ allowHalfOpen: true }, (sock) => {
+      held.push(sock);
+      sock.on("error", () => undefined);
+      sock.resume(); // reads, never answers, never ends its side
+    });
+    servers.push(server);
+    await new Promise<void>((resolve) => server.listen(defaultSocketPath(bank), resolve));
+    const release = setTimeout(() => held.forEach((s) => s.destroy()), 20_000); // the longest the hook could be held here
+    try {
+      for (const entry of ENTRIES) {
+        const r = await runShell(gavel("claude-code --timeout-ms 400", entry), input("Extract the tables from report.pdf", project), { ...baseEnv, CLAUDE_PROJECT_DIR: project }, project);
+        expect(r.code, entry).toBe(0);
+        expect(r.out).toBe("");
+        expect(r.err.trim()).toBe("gavel hook: no answer within 400 ms (the gavel server is busy); nothing added to the prompt");
+        // the budget and node's start, far inside the 20 s the server holds the connection
+        expect(r.ms, entry).toBeLessThan(10_000);
+      }
+    } finally {
+      clearTimeout(release);
+      for (const s of held) s.destroy();
+    }
+  }, 60_000);
+
   it("gives up within its budget on stdin that is never closed", async () => {
     const project = tempDir("gavel-hook-stdin-");
     const t0 = performance.now();

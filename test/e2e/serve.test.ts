@@ -204,6 +204,34 @@ describe("gavel serve", () => {
     expect(text.out).toContain("verdict: off");
   }, 60_000);
 
+  it("answers `gavel glance` and `gavel list` for the bank: no model of their own (a missing --model is not read)", async () => {
+    // read locally, a missing model file fails FILE_NOT_FOUND; the server's model answers instead
+    const noModel = ["--model", join(dir, "no-such-model.gguf")];
+    const g = await runNode([cli, "glance", TASKS[0], "--bank", bank, "--top", "3", "--json", ...noModel], { env, timeoutMs: 60_000 });
+    expect(g.code, g.err).toBe(0);
+    const hits = JSON.parse(g.out) as { skill: string; g: number }[];
+    expect(hits).toHaveLength(3);
+    expect(hits[0].skill).toBe(local.route[0].skill);
+    expect(hits[0].g).toBeGreaterThanOrEqual(hits[1].g);
+    const l = await runNode([cli, "list", "--bank", bank, "--json", ...noModel], { env, timeoutMs: 60_000 });
+    expect(l.code, l.err).toBe(0);
+    const skills = JSON.parse(l.out) as Record<string, unknown>[];
+    const c = await connect({ bank });
+    try {
+      const status = await c.request<{ skills: number }>("status");
+      expect(skills).toHaveLength(status.skills);
+    } finally {
+      c.close();
+    }
+    // Router.list's fields, as a local `gavel list --json` prints them
+    const pdf = skills.find((s) => s.id === local.route[0].skill);
+    expect(Object.keys(pdf!).sort()).toEqual(["description", "disableModelInvocation", "id", "keys", "name", "renderTokens", "source"]);
+    expect(pdf!.keys).toBeGreaterThan(0);
+    const text = await runNode([cli, "list", "--bank", bank, ...noModel], { env, timeoutMs: 60_000 });
+    expect(text.code, text.err).toBe(0);
+    expect(text.out).toMatch(new RegExp(`^${local.route[0].skill}\\s+\\d+\\s+\\d+`, "m"));
+  }, 120_000);
+
   it("`gavel uninstall` goes through the running server instead of failing with BANK_LOCKED", async () => {
     const c = await connect({ bank });
     try {
@@ -214,6 +242,10 @@ describe("gavel serve", () => {
       expect(r.code).toBe(0);
       expect(r.out).toContain("removed solo-0 (through the running gavel serve)");
       expect((await c.request<{ name: string }[]>("list")).map((s) => s.name)).not.toContain("solo-0");
+      // --json: one JSON object on stdout, the exit code kept (it printed text)
+      const again = await runNode([cli, "uninstall", "solo-0", "--bank", bank, "--json"], { env, timeoutMs: 60_000 });
+      expect(again.code).toBe(1);
+      expect(JSON.parse(again.out)).toEqual({ skill: "solo-0", removed: false, server: true });
     } finally {
       c.close();
     }

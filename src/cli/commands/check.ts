@@ -2,6 +2,7 @@ import { parseArgs } from "node:util";
 import { checkBank, formatBankCheck } from "../../bank/check.js";
 import type { Command } from "./types.js";
 import { bankDir } from "../../config.js";
+import { UsageError } from "../usage-error.js";
 
 /** `gavel check`: a bank's integrity check (read-only), as SQLite's `PRAGMA integrity_check`. */
 export const check: Command = {
@@ -24,8 +25,7 @@ list of problems otherwise.
   async run(args) {
     const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { bank: { type: "string", short: "b" }, json: { type: "boolean" } } });
     if (positionals.length > 0) {
-      console.error(this.help);
-      return 2;
+      throw new UsageError("gavel check takes no positional argument", this.help);
     }
     const report = await checkBank(bankDir(values.bank));
     console.log(values.json ? JSON.stringify(report, null, 2) : formatBankCheck(report));

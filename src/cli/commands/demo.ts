@@ -23,6 +23,7 @@ import { safeText } from "../ui/safe-text.js";
 import { formatMs } from "../ui/table.js";
 import { shortlistTable } from "./route.js";
 import type { Command } from "./types.js";
+import { UsageError } from "../usage-error.js";
 
 /** The example skills render to ~450–650 tokens; 1024 keeps them whole and leaves room for the task. */
 const SKILL_BUDGET = 1024;
@@ -208,8 +209,7 @@ off-domain prompt: the right answer is to load nothing, and the demo shows the a
       },
     });
     if (positionals.length > 0) {
-      console.error(this.help);
-      return 2;
+      throw new UsageError("gavel demo takes no positional argument", this.help);
     }
     const t0 = performance.now();
     const inputs = await demoInputs(values);

@@ -109,14 +109,24 @@ async function noServerNote(bank: string, why: string, start: { socket?: string;
   note(startServerLine(bank, start));
 }
 
-/** The hook itself; always 0 (see the module's comment). */
+/**
+ * How long a finished hook lets its connection close before it exits anyway: a busy server reads the
+ * cancel and the end of the connection only when its JavaScript thread gets to them, and a wedged
+ * one never does, which held the hook (and the prompt) until Claude Code's timeout.
+ */
+const EXIT_GRACE_MS = 100;
+
+/** The hook itself; always 0 (see the module's comment). The process exits soon after it returns. */
 export async function runClaudeCodeHook(args: string[]): Promise<number> {
+  let code = 0;
   try {
-    return await claudeCodeHook(args);
+    code = await claudeCodeHook(args);
   } catch (err) {
     note(err instanceof Error ? err.message : String(err)); // e.g. a malformed GAVEL_* variable
-    return 0;
   }
+  // what is left is the connection; stdout is flushed first (a pipe is asynchronous on macOS)
+  setTimeout(() => process.stdout.write("", () => process.exit(code)), EXIT_GRACE_MS).unref();
+  return code;
 }
 
 type HookValues = { bank?: string; socket?: string; verdict?: boolean; "min-score"?: string; "timeout-ms"?: string; "start-server"?: boolean; "idle-exit-ms"?: string };

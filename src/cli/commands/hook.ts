@@ -9,6 +9,7 @@ import type { Command } from "./types.js";
 import { GavelError } from "../../errors.js";
 import { DEFAULT_ON_DEMAND_IDLE_MS } from "../../serve/start.js";
 import { DEFAULT_HOOK_TIMEOUT_MS, HOOK_OPTIONS, INSTALLED_HOOK_TIMEOUT_S, runClaudeCodeHook } from "./hook-run.js";
+import { UsageError } from "../usage-error.js";
 
 export { DEFAULT_HOOK_TIMEOUT_MS, hookBase, hookContext, INSTALLED_HOOK_TIMEOUT_S, runClaudeCodeHook } from "./hook-run.js";
 
@@ -102,6 +103,14 @@ export async function readSettings(file: string): Promise<Record<string, unknown
   return parsed as Record<string, unknown>;
 }
 
+/** What is wrong with the installer's arguments, in one line (they are known to be wrong). */
+function installUsageProblem(positionals: string[], values: { project?: boolean; user?: boolean; local?: boolean; runner?: string }, runners: HookRunner[]): string {
+  if (positionals[0] !== "claude-code" || positionals.length !== 1) return `gavel hook install takes one hook name, claude-code, not ${JSON.stringify(positionals.join(" "))}`;
+  if ([values.project, values.user, values.local].filter(Boolean).length > 1) return "at most one of --project, --user, --local";
+  if (values.runner !== undefined && !runners.includes(values.runner as HookRunner)) return `--runner must be one of ${runners.join(", ")}, not ${JSON.stringify(values.runner)}`;
+  return "--runner project needs a project: not with --user";
+}
+
 /** `gavel hook install claude-code [--project|--user|--local]`. */
 async function installHook(args: string[]): Promise<number> {
   const { values, positionals } = parseArgs({
@@ -117,8 +126,7 @@ async function installHook(args: string[]): Promise<number> {
     (values.runner !== undefined && !runners.includes(values.runner as HookRunner)) ||
     (values.user && values.runner === "project")
   ) {
-    console.error(hook.help);
-    return 2;
+    throw new UsageError(installUsageProblem(positionals, values, runners), hook.help);
   }
   const root = values.user ? homedir() : resolve(values.dir ?? process.cwd());
   const file = join(root, ".claude", values.local ? "settings.local.json" : "settings.json");

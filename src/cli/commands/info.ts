@@ -6,6 +6,7 @@ import { Projections } from "../../projections/projections.js";
 import { intArg } from "../ui/options.js";
 import { addonStatus, backendDevices, loadBinding } from "../../native/binding.js";
 import type { Command } from "./types.js";
+import { UsageError } from "../usage-error.js";
 
 /**
  * A projections file's constants and provenance, as JSON: what a route with it reads (ℓ*, the
@@ -57,8 +58,7 @@ and the devices ggml found.`,
       return 0;
     }
     if (positionals.length !== 1) {
-      console.error(this.help);
-      return 2;
+      throw new UsageError("gavel info takes one model file (or --addon alone)", this.help);
     }
     if (await isProjectionsFile(positionals[0])) {
       console.log(JSON.stringify(await projectionsReport(positionals[0]), null, 2));

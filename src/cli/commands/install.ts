@@ -12,6 +12,7 @@ import { routerOptions, routerOptionsHelp, withRouter, type RouterArgs } from ".
 import type { Command } from "./types.js";
 import { connectIfRunning, type ServeClient } from "../../serve/client.js";
 import type { WireInstallReport } from "../../serve/writes.js";
+import { UsageError } from "../usage-error.js";
 
 /** `gavel install`: skills into a bank, with a progress bar. */
 export const install: Command = {
@@ -33,8 +34,7 @@ the same output; Ctrl-C cancels it there.`,
       options: { ...routerOptions, limit: { type: "string" }, offset: { type: "string" }, jobs: { type: "string" }, "states-cache": { type: "string" } },
     });
     if (positionals.length !== 1) {
-      console.error(this.help);
-      return 2;
+      throw new UsageError(`gavel install takes one skills folder or library, not ${positionals.length}`, this.help);
     }
     const bank = resolve(bankDir(values.bank));
     // a running server holds the bank: the install goes through it instead of failing BANK_LOCKED

@@ -17,6 +17,7 @@ import { DEFAULT_ON_DEMAND_IDLE_MS } from "../../serve/start.js";
 import type { Model } from "../../model/Model.js";
 import type { Command } from "./types.js";
 import { bankDir, config } from "../../config.js";
+import { UsageError } from "../usage-error.js";
 
 /** The file `gavel mcp --port` writes into the bank: the URL and the bearer token (mode 0600). */
 export const MCP_HTTP_ENDPOINT_FILE = "mcp.http.json";
@@ -67,8 +68,7 @@ ${routerOptionsHelp}`,
       options: { ...routerOptions, port: { type: "string" }, "token-file": { type: "string" }, "start-server": { type: "boolean" }, "idle-exit-ms": { type: "string" }, local: { type: "boolean" } },
     });
     if (positionals.length !== 0 || (values["token-file"] !== undefined && values.port === undefined) || (values.local && values["start-server"])) {
-      console.error(this.help);
-      return 2;
+      throw new UsageError(positionals.length !== 0 ? "gavel mcp takes no positional argument" : values.local ? "--local and --start-server contradict each other" : "--token-file needs --port", this.help);
     }
     const port = intArg(values.port, "port", { min: 0, max: 65535 });
     const idleExitMs = intArg(values["idle-exit-ms"], "idle-exit-ms", { min: 1 }) ?? DEFAULT_ON_DEMAND_IDLE_MS;

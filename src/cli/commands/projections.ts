@@ -4,6 +4,7 @@ import { intArg } from "../ui/options.js";
 import { openModel } from "./common.js";
 import { projectionsReport } from "./info.js";
 import type { Command } from "./types.js";
+import { UsageError } from "../usage-error.js";
 
 /** `gavel projections`: random W_q, W_s for a model. */
 export const projections: Command = {
@@ -30,8 +31,7 @@ With --out: random W_q and W_s, which route no better than chance: train real on
       throw e;
     }
     if (!values.out) {
-      console.error(this.help);
-      return 2;
+      throw new UsageError("gavel projections needs --out (and --model), or one FILE to describe", this.help);
     }
     const model = await openModel({ model: values.model, context: "256" });
     try {

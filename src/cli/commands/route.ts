@@ -1,7 +1,8 @@
 import { parseArgs } from "node:util";
 import { GavelError, invalidArgument } from "../../errors.js";
 import { readRegularFile, RegularFileError } from "../../gguf/regular-file.js";
-import type { Candidate, RouteResult } from "../../route/index.js";
+import type { Candidate, GlanceHit, InstalledSkill, RouteResult } from "../../route/index.js";
+import { MAX_GLANCE_TOP, type ListedSkill } from "../../serve/handlers.js";
 import { intArg } from "../ui/options.js";
 import { safeText } from "../ui/safe-text.js";
 import { table } from "../ui/table.js";
@@ -12,9 +13,24 @@ import type { Model } from "../../model/Model.js";
 import { openModel, routerOptions, routerOptionsHelp, truncateArg, withRouter, type RouterArgs } from "./common.js";
 import type { Command } from "./types.js";
 import { bankDir } from "../../config.js";
+import { UsageError } from "../usage-error.js";
 
 /** route, glance, list and uninstall never create a bank: a mistyped --bank is FILE_NOT_FOUND. */
 const READ_ONLY = { create: false } as const;
+
+/**
+ * `op` answered by the bank's running `gavel serve` (milliseconds, no model load here), or null when
+ * none runs; the model flags are then the server's (as for `gavel route`).
+ */
+async function viaServer<T>(bank: string | undefined, op: "glance-top" | "list", params: Record<string, unknown>): Promise<T | null> {
+  const served = await connectIfRunning({ bank: bankDir(bank) });
+  if (!served) return null;
+  try {
+    return await served.request<T>(op, params);
+  } finally {
+    served.close();
+  }
+}
 
 /**
  * Opens model and router as `withRouter` does, but reads the bank's last committed snapshot without
@@ -219,10 +235,7 @@ ${TRUST_ROUTE_HELP}`,
       },
     });
     const task = await readTaskArg(positionals, values["task-file"]);
-    if (task === undefined) {
-      console.error(this.help);
-      return 2;
-    }
+    if (task === undefined) throw new UsageError('gavel route needs a task: "<task>", --task-file PATH, or - for stdin', this.help);
     if (values.abstain && values["no-abstain"]) throw invalidArgument("--abstain and --no-abstain contradict each other");
     const abstain = values.abstain ? true : values["no-abstain"] ? false : undefined;
     const trust = trustFromArgs(values);
@@ -286,13 +299,15 @@ ${TRUST_HELP}`,
   async run(args) {
     const { positionals, values } = parseArgs({ args, allowPositionals: true, options: { ...routerOptions, top: { type: "string" }, "task-file": { type: "string" }, "exclude-flagged": trustArgOptions["exclude-flagged"], "exclude-source": trustArgOptions["exclude-source"] } });
     const task = await readTaskArg(positionals, values["task-file"]);
-    if (task === undefined) {
-      console.error(this.help);
-      return 2;
-    }
+    if (task === undefined) throw new UsageError('gavel glance needs a task: "<task>", --task-file PATH, or - for stdin', this.help);
+    const topK = intArg(values.top, "top") ?? 20;
+    const trust = trustFromArgs(values);
+    const print = (hits: GlanceHit[]) => console.log(values.json ? JSON.stringify(hits, null, 2) : table(["skill", "g"], hits.map((h) => [safeText(h.skill), h.g])));
+    // a running server answers `glance-top` (it takes no trust options, and at most 200)
+    const served = Object.keys(trust).length === 0 && topK >= 1 && topK <= MAX_GLANCE_TOP ? await viaServer<GlanceHit[]>(values.bank, "glance-top", { task, k: topK }) : null;
+    if (served) return (print(served), 0);
     return withReader(values, async (router) => {
-      const hits = await router.glance(task, { topK: intArg(values.top, "top") ?? 20, ...trustFromArgs(values) });
-      console.log(values.json ? JSON.stringify(hits, null, 2) : table(["skill", "g"], hits.map((h) => [safeText(h.skill), h.g])));
+      print(await router.glance(task, { topK, ...trust }));
       return 0;
     });
   },
@@ -304,24 +319,29 @@ export const list: Command = {
   help: `usage: gavel list [options]\n${routerOptionsHelp}`,
   async run(args) {
     const { values } = parseArgs({ args, options: routerOptions });
-    return withReader(values, async (router) => {
-      const skills = router.list();
-      if (values.json) {
-        console.log(JSON.stringify(skills, null, 2));
-        return 0;
-      }
-      // "!" marks a skill the loader warned about; its warnings follow the table
-      const rows = skills.map((s) => [safeText(s.id), String(s.keys), String(s.renderTokens), s.warnings?.length ? "!" : ""]);
-      console.log(table(["skill", "keys", "tokens", ""], rows));
-      const warned = skills.filter((s) => s.warnings?.length);
-      if (warned.length > 0) {
-        console.log(`\n! ${warned.length} skill${warned.length === 1 ? "" : "s"} with warnings:`);
-        for (const s of warned) for (const w of s.warnings ?? []) console.log(`  warning: ${safeText(s.name)}: ${safeText(w)}`);
-      }
-      return 0;
-    });
+    const served = await viaServer<ListedSkill[]>(values.bank, "list", {});
+    // Router.list's fields, whoever answered (the server adds each skill's path)
+    if (served) return printList(served.map(({ path: _path, ...s }) => s), values.json);
+    return withReader(values, async (router) => printList(router.list(), values.json));
   },
 };
+
+/** `gavel list`'s output. */
+function printList(skills: InstalledSkill[], json: boolean | undefined): number {
+  if (json) {
+    console.log(JSON.stringify(skills, null, 2));
+    return 0;
+  }
+  // "!" marks a skill the loader warned about; its warnings follow the table
+  const rows = skills.map((s) => [safeText(s.id), String(s.keys), String(s.renderTokens), s.warnings?.length ? "!" : ""]);
+  console.log(table(["skill", "keys", "tokens", ""], rows));
+  const warned = skills.filter((s) => s.warnings?.length);
+  if (warned.length > 0) {
+    console.log(`\n! ${warned.length} skill${warned.length === 1 ? "" : "s"} with warnings:`);
+    for (const s of warned) for (const w of s.warnings ?? []) console.log(`  warning: ${safeText(s.name)}: ${safeText(w)}`);
+  }
+  return 0;
+}
 
 /** `gavel uninstall`: one skill out of the bank. */
 export const uninstall: Command = {
@@ -329,25 +349,23 @@ export const uninstall: Command = {
   help: `usage: gavel uninstall <skill> [options]\n${routerOptionsHelp}`,
   async run(args) {
     const { positionals, values } = parseArgs({ args, allowPositionals: true, options: routerOptions });
-    if (positionals.length !== 1) {
-      console.error(this.help);
-      return 2;
-    }
+    if (positionals.length !== 1) throw new UsageError(`gavel uninstall takes one skill, not ${positionals.length}`, this.help);
+    const skill = positionals[0];
+    // exit 1 when nothing was removed; with --json, {skill, removed, server} on stdout either way
+    const report = (removed: boolean, server: boolean) => {
+      if (values.json) console.log(JSON.stringify({ skill, removed, server }));
+      else console.log(removed ? `removed ${safeText(skill)}${server ? " (through the running gavel serve)" : ""}` : `no installed skill ${safeText(skill)}`);
+      return removed ? 0 : 1;
+    };
     // a running server holds the bank: the uninstall goes through it instead of failing BANK_LOCKED
     const served = await connectIfRunning({ bank: bankDir(values.bank) });
     if (served) {
       try {
-        const { removed } = await served.request<{ removed: boolean }>("uninstall", { skill: positionals[0] });
-        console.log(removed ? `removed ${safeText(positionals[0])} (through the running gavel serve)` : `no installed skill ${safeText(positionals[0])}`);
-        return removed ? 0 : 1;
+        return report((await served.request<{ removed: boolean }>("uninstall", { skill })).removed, true);
       } finally {
         served.close();
       }
     }
-    return withRouter(values, async (router) => {
-      const removed = await router.uninstall(positionals[0]);
-      console.log(removed ? `removed ${safeText(positionals[0])}` : `no installed skill ${safeText(positionals[0])}`);
-      return removed ? 0 : 1;
-    }, READ_ONLY);
+    return withRouter(values, async (router) => report(await router.uninstall(skill), false), READ_ONLY);
   },
 };

@@ -14,6 +14,7 @@ import type { WireSyncResult } from "../../serve/writes.js";
 import { withInterrupt } from "../ui/interrupt.js";
 import { routerOptions, routerOptionsHelp, withRouter } from "./common.js";
 import type { Command } from "./types.js";
+import { UsageError } from "../usage-error.js";
 
 export { planSync, type SyncPlan } from "../../serve/sync-plan.js";
 
@@ -99,8 +100,7 @@ ${routerOptionsHelp}`,
       options: { ...routerOptions, host: { type: "string" }, project: { type: "string" }, "dry-run": { type: "boolean" } },
     });
     if (positionals.length !== 0) {
-      console.error(this.help);
-      return 2;
+      throw new UsageError("gavel sync takes no positional argument", this.help);
     }
     const host = discoveryHost(values.host);
     const dryRun = values["dry-run"] === true;

@@ -238,6 +238,8 @@ export interface McpHttpOptions {
   port: number;
   /** The bearer token every request must carry (default: 32 random bytes, hex). */
   token?: string;
+  /** Connections open at once; one over it is closed as it is accepted (default {@link MCP_HTTP_MAX_CONNECTIONS}). */
+  maxConnections?: number;
 }
 
 /** A running streamable HTTP endpoint. */
@@ -254,6 +256,8 @@ export const MCP_HTTP_PATH = "/mcp";
 
 /** Most bytes of one request body (a long task fits; a larger body is answered 413 unread). */
 export const MCP_HTTP_MAX_BODY = 8 * 1024 * 1024;
+/** The most connections `gavel mcp --port` holds at once, as `gavel serve` (a flood is closed as it is accepted). */
+export const MCP_HTTP_MAX_CONNECTIONS = 256;
 
 /** The request's body parsed as JSON, read up to `max` bytes: `too-large` past it, `bad-json`, or the value. */
 function readJsonBody(req: IncomingMessage, max: number): Promise<{ ok: true; value: unknown } | { ok: false; why: "too-large" | "bad-json" }> {
@@ -332,6 +336,7 @@ export async function startMcpHttp(router: SkillSource, info: McpServerInfo, opt
       plainError(res, 500, err instanceof Error ? err.message : String(err));
     });
   });
+  httpServer.maxConnections = options.maxConnections ?? MCP_HTTP_MAX_CONNECTIONS;
   httpServer.requestTimeout = 60_000;
   httpServer.headersTimeout = 10_000;
   httpServer.keepAliveTimeout = 5_000;

@@ -1,0 +1,14 @@
+// A usage error of the command line (a missing or stray argument, an unknown command): exit 2. Its text
+// output is what the command printed before (its help, or the usage); with --json it is one JSON
+// object on stderr like every other failure (gavel.ts, describeFailure).
+
+/** A usage error: `message` is one line (for --json), `text` what a terminal gets (often the help). */
+export class UsageError extends Error {
+  override readonly name = "UsageError";
+  /** What the command prints on stderr without --json. */
+  readonly text: string;
+  constructor(message: string, text: string) {
+    super(message);
+    this.text = text;
+  }
+}
