@@ -12,6 +12,7 @@
  * @module
  */
 export { invalidArgument } from "./errors.js";
+export { UsageError } from "./cli/usage-error.js";
 export { config, threadPoolSize } from "./config.js";
 export { abortedError, checkFinite, checkInt, checkLayer, INT32_MAX, intOption } from "./util/validate.js";
 export { mulberry32, Rng } from "./util/prng.js";

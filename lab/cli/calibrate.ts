@@ -1,5 +1,5 @@
 import { parseArgs } from "node:util";
-import { type AbstentionModel, type Command, config, describeAbstentionModel, intArg, invalidArgument, numberArg, routerOptions, routerOptionsHelp, table } from "gavel-router/internal";
+import { type AbstentionModel, type Command, config, describeAbstentionModel, intArg, invalidArgument, numberArg, routerOptions, routerOptionsHelp, table, UsageError } from "gavel-router/internal";
 import { calibrate, PAPER_RULING, type CalibrationResult } from "../eval/calibrate.js";
 import { checkPerQueryOutput, readPerQuery, writePerQuery } from "../eval/io.js";
 import type { PerQueryRecord } from "../eval/evaluate.js";
@@ -96,8 +96,7 @@ ${routerOptionsHelp}`,
     });
     const fromFile = values["per-query"];
     if (!fromFile === !values.tasks) {
-      console.error(this.help);
-      return 2;
+      throw new UsageError("gavel calibrate needs --per-query F or --tasks T (one of them)", this.help);
     }
     const projectionsPath = values.projections || config().projections;
     const write = values.write || values.out !== undefined;

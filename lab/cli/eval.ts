@@ -1,7 +1,7 @@
 import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { parseArgs } from "node:util";
-import { type Command, intArg, invalidArgument, Progress, type RouterArgs, routerOptions, routerOptionsHelp, table, withInterrupt, withRouter } from "gavel-router/internal";
+import { type Command, intArg, invalidArgument, Progress, type RouterArgs, routerOptions, routerOptionsHelp, table, withInterrupt, withRouter, UsageError } from "gavel-router/internal";
 import { evaluate, parseMethods, type EvalMethod, type EvalResult, type PerQueryRecord } from "../eval/evaluate.js";
 import { appendPerQuery, checkPerQueryOutput, loadLibrary, readPerQuery, writePerQuery } from "../eval/io.js";
 import { loadTasks, selectTasks, type EvalTask } from "../eval/tasks.js";
@@ -127,8 +127,7 @@ the library into the bank first (gavel install).`,
   async run(args) {
     const { values } = parseArgs({ args, options: { ...routerOptions, ...taskOptions, methods: { type: "string" }, "per-query": { type: "string" }, resume: { type: "boolean" }, "lexical-pool": { type: "string" }, also: { type: "string" }, pool: { type: "string" } } });
     if (!values.tasks || !values.library?.length) {
-      console.error(this.help);
-      return 2;
+      throw new UsageError("gavel eval needs --tasks T and at least one --library L", this.help);
     }
     const out = values["per-query"];
     if (values.resume && !out) throw invalidArgument("--resume needs --per-query <file>: the records to go on from");

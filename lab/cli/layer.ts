@@ -3,7 +3,7 @@
  * entropy curve, writing the choice for `gavel train`.
  */
 import { parseArgs } from "node:util";
-import { bankOptions, type Command, config, intArg, invalidArgument, modelOptions, Progress, sparkline, table, withInterrupt } from "gavel-router/internal";
+import { bankOptions, type Command, config, intArg, invalidArgument, modelOptions, Progress, sparkline, table, withInterrupt, UsageError } from "gavel-router/internal";
 import { loadSkills, Model } from "gavel-router";
 import {
   DEFAULT_LAYER_MAX_TOKENS,
@@ -54,8 +54,7 @@ layer of minimum median entropy excluding layer 0 and the last layer, and writes
       },
     });
     if (positionals.length !== 1) {
-      console.error(this.help);
-      return 2;
+      throw new UsageError("gavel layer needs one skill folder or library file", this.help);
     }
     const modelPath = values.model || config().model;
     if (!modelPath) throw invalidArgument("no model: pass --model <file.gguf> or set GAVEL_MODEL");

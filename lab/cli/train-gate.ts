@@ -1,6 +1,6 @@
 import { parseArgs } from "node:util";
 import { Gate, type GateInfo, GavelError, type Router, saveGate } from "gavel-router";
-import { type Command, intArg, invalidArgument, numberArg, Progress, routerOptions, routerOptionsHelp, table, withInterrupt, withRouter, writeFileDurable } from "gavel-router/internal";
+import { type Command, intArg, invalidArgument, numberArg, Progress, routerOptions, routerOptionsHelp, table, withInterrupt, withRouter, writeFileDurable, UsageError } from "gavel-router/internal";
 import { fitGate } from "../eval/gate-fit.js";
 import { loadTasks, parseBatches } from "../eval/tasks.js";
 import { chooseFiringThreshold, collectGateFeatures, firingMetrics, firingSummary, labelledRows, positionMetrics, type FiringMetrics, type FiringThreshold, type PositionMetrics, type TrajectoryFeatures } from "../gate/gate-train.js";
@@ -198,8 +198,7 @@ The skills the gate's scores come from are the bank's: install the library first
   async run(args) {
     const { values } = parseArgs({ args, options });
     if (!values.tasks || (!values.out && !values["trajectories-only"])) {
-      console.error(this.help);
-      return 2;
+      throw new UsageError("gavel train-gate needs --tasks T and --out F (or --trajectories-only)", this.help);
     }
     const all = await trajectoriesOf(values);
     if (values["save-trajectories"]) await writeFileDurable(values["save-trajectories"], all.map((t) => JSON.stringify(t)).join("\n") + "\n");

@@ -3,7 +3,7 @@ import { parseArgs } from "node:util";
 import { trainProjections, type TrainProjectionsOptions } from "../train/pipeline.js";
 import { parseQueryKinds } from "../train/queries/index.js";
 import { assertTrainerDevice, TRAIN_DEFAULTS, type TrainProgress } from "../train/trainer.js";
-import { type Command, intArg, listArg, numberArg, openModel } from "gavel-router/internal";
+import { type Command, intArg, listArg, numberArg, openModel, UsageError } from "gavel-router/internal";
 import type { Model } from "gavel-router";
 
 /** Exit status of a run stopped by --stop-after before the schedule's end (run again with --resume). */
@@ -113,8 +113,7 @@ export const train: Command = {
     const { values } = parseArgs({ args, options: OPTIONS });
     const modes = [values.pairs, values["self-supervised"], values.queries].filter((v) => v !== undefined && v !== false).length;
     if (!values.out || !values.library || modes !== 1) {
-      console.error(this.help);
-      return 2;
+      throw new UsageError("gavel train needs --out, --library and one of --queries, --pairs, --self-supervised", this.help);
     }
     const opts = pipelineOptions(values, args);
     // Before the model loads: a --device the addon cannot serve fails at once.

@@ -11,7 +11,7 @@ import type { Command } from "./commands/types.js";
 import { LAB_COMMANDS, loadLabCommands } from "./lab.js";
 import { ensureThreadPoolSize } from "../config.js";
 import { isClaudeCodeHook } from "./hook-argv.js";
-import { UsageError } from "./usage-error.js";
+import { isUsageError, UsageError } from "./usage-error.js";
 
 // libuv's pool (4 threads unless told otherwise) runs every native verb, projection, cover and file
 // write; an install keeps 8 skills in flight, which a many-core machine can serve at once. Read by
@@ -101,7 +101,7 @@ function describeFailure(err: unknown): { code: string; message: string; exit: n
   const argv = process.argv;
   if (isGavelError(err)) return { code: err.code, message: err.message, exit: 1, text: `gavel: ${err.message} [${err.code}]` };
   // a missing or stray argument the command found itself: its help on a terminal, one line in JSON
-  if (err instanceof UsageError) return { code: "USAGE", message: err.message, exit: 2, text: err.text };
+  if (isUsageError(err)) return { code: "USAGE", message: err.message, exit: 2, text: err.text };
   if (err instanceof Error && String((err as NodeJS.ErrnoException).code).startsWith("ERR_PARSE_ARGS_")) {
     // an unknown option, a missing option value, a stray positional argument: a usage error
     const message = `${err.message} (gavel ${argv[2] ?? ""} --help shows the usage)`;

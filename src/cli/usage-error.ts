@@ -12,3 +12,11 @@ export class UsageError extends Error {
     this.text = text;
   }
 }
+
+/**
+ * Whether `err` is a usage error: a {@link UsageError}, or one thrown by a copy of the class in another
+ * bundle (the lab's commands load from `gavel-router/lab`, apart from the CLI's bundle).
+ */
+export function isUsageError(err: unknown): err is UsageError {
+  return err instanceof UsageError || (err instanceof Error && err.name === "UsageError" && typeof (err as { text?: unknown }).text === "string");
+}

@@ -69,6 +69,9 @@ describe("gavel's habits", () => {
       [["route", "--json"], /gavel route needs a task/],
       [["nosuch", "--json"], /unknown command 'nosuch'/],
       [["sync", "extra", "--json"], /gavel sync takes no positional argument/],
+      // the lab's commands load from another bundle (gavel-router/lab)
+      [["eval", "--json"], /gavel eval needs --tasks T and at least one --library L/],
+      [["calibrate", "--json"], /gavel calibrate needs --per-query F or --tasks T/],
     ] as const) {
       const r = await gavel(...args);
       expect(r.code, args.join(" ")).toBe(2);
@@ -81,6 +84,9 @@ describe("gavel's habits", () => {
     const plain = await gavel("install");
     expect(plain.code).toBe(2);
     expect(plain.err).toMatch(/^usage: gavel install /);
+    const labPlain = await gavel("eval");
+    expect(labPlain.code).toBe(2);
+    expect(labPlain.err).toMatch(/^usage: gavel eval /);
     expect((await gavel("nosuch")).err).toMatch(/^gavel: unknown command 'nosuch'\n\nusage: gavel <command>/);
     // without --json: the text line as before
     expect((await gavel("check", "--bank", join(root, "no-such-bank"))).err).toMatch(/^gavel: no bank at .* \[FILE_NOT_FOUND\]\n$/);
