@@ -108,17 +108,17 @@ export const SETTINGS: readonly Setting[] = [
   {
     name: "GAVEL_KEY_IVF",
     values: ["auto", "off", "on"],
-    default: "off (auto: on the CPU, a whole-library glance over at least GAVEL_KEY_IVF_FROM routable skills reads the key IVF)",
+    default: "auto (on the CPU, a whole-library glance over at least GAVEL_KEY_IVF_FROM routable skills reads the key IVF an install wrote)",
     meaning:
-      "Whether a route's glance reads the bank's key IVF (src/bank/key-ivf.ts: each task row probes the inverted lists of its nearest key centroids, exact max-sim over the keys found, the vote as the exact glance's) instead of every key; on at any size and device, off never. Kept in <bank>/key-ivf.bin, built on the first glance that reads it, following installs by itself.",
+      "Whether a route's glance reads the bank's key IVF (src/bank/key-ivf.ts: each task row probes the inverted lists of its nearest key centroids, exact max-sim over the keys found, the vote as the exact glance's) instead of every key; auto reads only the index an install or sync wrote (<bank>/key-ivf.bin; without it the exact glance runs, and a route never trains one); on reads it at any size and device, training and writing it on the first glance that lacks it; off never.",
     readBy: "src/route/glance-index-use.ts",
     scope: "runtime",
   },
   {
     name: "GAVEL_KEY_IVF_FROM",
     values: "integer ≥ 1",
-    default: "5000",
-    meaning: "Routable skills from which GAVEL_KEY_IVF=auto glances through the key IVF.",
+    default: "3000",
+    meaning: "Routable skills from which GAVEL_KEY_IVF=auto glances through the key IVF (and installs build it).",
     readBy: "src/route/glance-index-use.ts",
     scope: "runtime",
   },
@@ -312,8 +312,8 @@ export function resolveConfig(env: Env): Config {
     glanceDevice: choice(env, "GAVEL_GLANCE_DEVICE", ["auto", "cpu", "cuda"] as const) ?? "auto",
     glanceIndex: choice(env, "GAVEL_GLANCE_INDEX", ["auto", "off", "on"] as const) ?? "auto",
     // off by default: its agreement with the exact glance is measured on one real bank of 3K skills only
-    keyIvf: choice(env, "GAVEL_KEY_IVF", ["auto", "off", "on"] as const) ?? "off",
-    keyIvfFrom: integer(env, "GAVEL_KEY_IVF_FROM", 1) ?? 5000,
+    keyIvf: choice(env, "GAVEL_KEY_IVF", ["auto", "off", "on"] as const) ?? "auto",
+    keyIvfFrom: integer(env, "GAVEL_KEY_IVF_FROM", 1) ?? 3000,
     glanceKernel: choice(env, "GAVEL_GLANCE_KERNEL", ["auto", "wmma"] as const) ?? "auto",
     glanceExact8: choice(env, "GAVEL_GLANCE_EXACT8", ["off", "on"] as const) ?? "off",
     glanceTopK: choice(env, "GAVEL_GLANCE_TOPK", ["auto", "passes"] as const) ?? "auto",

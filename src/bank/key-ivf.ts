@@ -281,10 +281,13 @@ export async function saveKeyIvf(path: string, index: KeyIvf, skillOf: (handle: 
   await writeFramedFile(path, MAGIC, header, [e.centroids, e.coarse, e.groupStart, Int32Array.from(offsets), codes, Float64Array.from(sims)]);
 }
 
-/** Why {@link openKeyIvf} rebuilt the index rather than loading it. */
+/**
+ * How {@link openKeyIvf} got the index: loaded from the file, rebuilt from the bank, or (with
+ * `build: false`) absent: the file could not serve and nothing was trained.
+ */
 export type KeyIvfOpenOutcome =
   | { kind: "loaded"; kept: number; assigned: number; dropped: number }
-  | { kind: "rebuilt"; reason: "missing" | "corrupt" | "stale"; detail: string };
+  | { kind: "rebuilt" | "absent"; reason: "missing" | "corrupt" | "stale"; detail: string };
 
 /**
  * The key IVF for `bank` from the file at `path`, or rebuilt from the bank (and written back) when
@@ -292,7 +295,9 @@ export type KeyIvfOpenOutcome =
  * (another dim, or centroids the bank outgrew: {@link KeyIvf.needsRetrain}). A loaded file's skills
  * are matched to the bank by id and content hash (`handleOf`); skills it lacks, holds under another
  * content or with another key count are assigned anew, skills the bank does not hold are dropped.
- * `save: false` writes nothing back (a read-only reader of the bank).
+ * `save: false` writes nothing back (a read-only reader of the bank). `build: false` trains nothing:
+ * where the index would be rebuilt, `index` is null and the outcome `absent` (a reader that falls
+ * back to the exact glance rather than train on a route).
  *
  * @throws GavelError `INVALID_ARGUMENT` when the bank holds no key (nothing to train on); file
  *   system errors other than a missing file.
@@ -302,10 +307,27 @@ export async function openKeyIvf(
   bank: KeyBank,
   handleOf: (skill: KeyIvfSkill) => number | undefined,
   skillOf: (handle: number) => KeyIvfSkill | undefined,
+  options?: KeyIvfTrainOptions,
+  flags?: { save?: boolean; build?: true },
+): Promise<{ index: KeyIvf; outcome: KeyIvfOpenOutcome }>;
+export async function openKeyIvf(
+  path: string,
+  bank: KeyBank,
+  handleOf: (skill: KeyIvfSkill) => number | undefined,
+  skillOf: (handle: number) => KeyIvfSkill | undefined,
+  options: KeyIvfTrainOptions,
+  flags: { save?: boolean; build: boolean },
+): Promise<{ index: KeyIvf | null; outcome: KeyIvfOpenOutcome }>;
+export async function openKeyIvf(
+  path: string,
+  bank: KeyBank,
+  handleOf: (skill: KeyIvfSkill) => number | undefined,
+  skillOf: (handle: number) => KeyIvfSkill | undefined,
   options: KeyIvfTrainOptions = {},
-  { save = true }: { save?: boolean } = {},
-): Promise<{ index: KeyIvf; outcome: KeyIvfOpenOutcome }> {
+  { save = true, build = true }: { save?: boolean; build?: boolean } = {},
+): Promise<{ index: KeyIvf | null; outcome: KeyIvfOpenOutcome }> {
   const rebuild = async (reason: "missing" | "corrupt" | "stale", detail: string) => {
+    if (!build) return { index: null, outcome: { kind: "absent", reason, detail } as const };
     const index = await KeyIvf.build(bank, options);
     if (save) await saveKeyIvf(path, index, skillOf);
     return { index, outcome: { kind: "rebuilt", reason, detail } as const };

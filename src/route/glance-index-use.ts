@@ -20,6 +20,7 @@
  *
  * @module
  */
+import { stat } from "node:fs/promises";
 import { join } from "node:path";
 import { GavelError } from "../errors.js";
 import { GlanceIndex, openGlanceIndex, type IndexedSkill } from "../bank/glance-index.js";
@@ -130,6 +131,44 @@ export function keyIvfOf(library: Library): Promise<KeyIvf> {
   return p;
 }
 
+const ivfAbsent = new WeakMap<Library, number>();
+
+/**
+ * The key IVF a glance reads, or null for the exact glance. `GAVEL_KEY_IVF=on`: {@link keyIvfOf}
+ * (trained, and written to the bank, when missing). `auto`: only an index an install or a sync wrote
+ * (`<bank>/key-ivf.bin`, synced with the bank as it loads): a glance never trains one, so a route
+ * never pays the training; without one the exact glance runs (and the file is looked for again when
+ * it changes).
+ */
+export async function keyIvfForGlance(library: Library): Promise<KeyIvf | null> {
+  if (config().keyIvf === "on") return keyIvfOf(library);
+  const held = ivfHeld.get(library);
+  if (held) return held;
+  const path = join(library.dir, KEY_IVF_FILE);
+  let stamp: number;
+  try {
+    stamp = (await stat(path)).mtimeMs;
+  } catch {
+    return null;
+  }
+  if (ivfAbsent.get(library) === stamp) return null;
+  const { byId, skillOf } = namesOf(library);
+  let index: KeyIvf | null;
+  try {
+    ({ index } = await openKeyIvf(path, library.keys, byId, skillOf, {}, { save: false, build: false }));
+  } catch (err) {
+    if (!unwritable(err)) throw err;
+    index = null;
+  }
+  if (!index) {
+    ivfAbsent.set(library, stamp);
+    return null;
+  }
+  // a later install's refreshKeyIvf syncs this one and writes it back
+  if (!ivfHeld.has(library)) ivfHeld.set(library, Promise.resolve(index));
+  return ivfHeld.get(library) ?? index;
+}
+
 async function openKeyIvfFor(library: Library): Promise<KeyIvf> {
   const { byId, skillOf } = namesOf(library);
   const path = join(library.dir, KEY_IVF_FILE);
@@ -170,10 +209,9 @@ export async function refreshKeyIvf(library: Library): Promise<void> {
  *
  * @throws GavelError `ABORTED` when `signal` aborted before or during the search.
  */
-export async function keyIvfGlance(library: Library, queries: Float32Array, weights: Float32Array, k: number, signal?: AbortSignal): Promise<KeyBankGlanceResult> {
+export async function keyIvfGlance(library: Library, index: KeyIvf, queries: Float32Array, weights: Float32Array, k: number, signal?: AbortSignal): Promise<KeyBankGlanceResult> {
   const aborted = () => new GavelError("glance aborted", "ABORTED");
   if (signal?.aborted) throw aborted();
-  const index = await keyIvfOf(library);
   const r = await index.glance(library.keys, queries, { weights, k });
   if (signal?.aborted) throw aborted();
   return { g: r.g, handles: r.handles, m: new Float32Array(0), argmax: new Int32Array(0), columns: new Int32Array(0) };

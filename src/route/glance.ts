@@ -7,7 +7,7 @@
 import { GavelError } from "../errors.js";
 import type { KeyBankGlanceResult } from "../bank/key-bank.js";
 import { glancePruned } from "../bank/glance-index.js";
-import { glanceIndexOf, keyIvfGlance, prunes, readsKeyIvf } from "./glance-index-use.js";
+import { glanceIndexOf, keyIvfForGlance, keyIvfGlance, prunes, readsKeyIvf } from "./glance-index-use.js";
 import { glanceVia } from "./glance-many.js";
 import { voteK } from "../kernels/kernels.js";
 import type { Queries } from "./context.js";
@@ -60,10 +60,10 @@ export async function glanceLibrary({ library }: RouterParts, queriesOf: () => P
   // they are 240 MB, copied from the device and into JavaScript, that a route does not read.
   // A resident server batches the plain glances of concurrent requests (glance-many.ts: same g)
   const via = tokenScores ? undefined : glanceVia(library.keys);
-  const res =
-    !tokenScores && readsKeyIvf(handles.length, all)
-      ? await keyIvfGlance(library, q.queries, q.weights, k, signal)
-      : !tokenScores && prunes(handles.length)
+  const ivf = !tokenScores && readsKeyIvf(handles.length, all) ? await keyIvfForGlance(library) : null;
+  const res = ivf
+    ? await keyIvfGlance(library, ivf, q.queries, q.weights, k, signal)
+    : !tokenScores && prunes(handles.length)
       ? await prunedGlance(library, handles, all, q, k, signal)
       : via
         ? await via(library.keys, { queries: q.queries, weights: q.weights }, { k, ...(all ? {} : { handles }), ...(signal ? { signal } : {}) })
