@@ -4,11 +4,13 @@
  * memory against the bank's, training time, and the incremental cost of one skill installed.
  *
  *   npm run bench -- kivf synth [--skills 10000,100000] [--keys 200,30] [--nq 200] [--tasks 5]
- *     [--nprobe d,64,512] [--centroids 0] [--reps 3] [--keytype f32|f16]
- *   npm run bench -- kivf real <bank dir> <queries cache> [--tasks 20] [--nprobe …] [--centroids 8192]
+ *     [--nprobe d,64,512] [--pgroups d,flat,12] [--centroids 0] [--reps 3] [--keytype f32|f16]
+ *   npm run bench -- kivf real <bank dir> <queries cache> [--tasks 20] [--nprobe …] [--pgroups …] [--centroids 8192]
  *
  * `--keys` pairs with `--skills` (one value: every size). `d` in --nprobe is the default (centroids
- * / 32); `all` probes every list (the exact glance through the index: checked equal bit for bit).
+ * / 16); `all` probes every list (the exact glance through the index: checked equal bit for bit).
+ * `--pgroups` (two-level indexes): the coarse groups a row scores the fine centroids of to pick its
+ * lists; `d` the default, `flat` every centroid scored; each nprobe runs with each.
  *
  * Synthetic banks (dim 256, float32 keys by default, as a KeyBank's): a vocabulary of V = 8,192 token directions; N/50 topics, each
  * favouring 64 of the tokens; a skill's keys are tokens (70% from its topic's, 30% from anywhere)
@@ -33,6 +35,7 @@ function flag(name: string, fallback: string): string {
 }
 const mode = argv.shift() ?? "synth";
 const nprobeArg = flag("--nprobe", "d,64,512").split(",");
+const pgroupsArg = flag("--pgroups", "d").split(",");
 const centroidsArg = Number(flag("--centroids", "0"));
 const reps = Number(flag("--reps", "3"));
 const keyType = flag("--keytype", "f32") as "f32" | "f16";
@@ -88,7 +91,10 @@ interface Task {
 /** Exact vs IVF over `tasks`: per setting, median ms, agreement, same top-1, share scored. */
 async function compare(bank: KeyBank, index: KeyIvf, tasks: Task[]): Promise<void> {
   const C = index.stats().centroids;
-  const settings = nprobeArg.map((x) => (x === "d" ? defaultNprobe(C) : x === "all" ? ("all" as const) : Number(x)));
+  const nprobes = nprobeArg.map((x) => (x === "d" ? defaultNprobe(C) : x === "all" ? ("all" as const) : Number(x)));
+  const pgroups = pgroupsArg.map((x) => (x === "d" ? undefined : x === "flat" ? ("flat" as const) : Number(x)));
+  type Setting = { np: number | "all"; pg: number | "flat" | undefined };
+  const settings = nprobes.flatMap((np): Setting[] => (np === "all" ? [{ np, pg: undefined }] : pgroups.map((pg) => ({ np, pg }))));
   const exactMs: number[] = [];
   const exactG: Float32Array[] = [];
   for (const t of tasks) {
@@ -103,8 +109,9 @@ async function compare(bank: KeyBank, index: KeyIvf, tasks: Task[]): Promise<voi
     exactG.push(g);
   }
   console.log(`  exact glance: median ${median(exactMs).toFixed(1)} ms over ${tasks.length} tasks (per task: median of ${reps}); load ${loadavg()[0].toFixed(2)}`);
-  for (const np of settings) {
+  for (const { np, pg } of settings) {
     const ms: number[] = [], parts: string[] = [];
+    let groupsUsed = 0;
     let agree = 0, top1 = 0, share = 0, same = true;
     const stage = { centroid: [] as number[], scan: [] as number[] };
     for (let i = 0; i < tasks.length; i++) {
@@ -112,11 +119,12 @@ async function compare(bank: KeyBank, index: KeyIvf, tasks: Task[]): Promise<voi
       const runs: number[] = [];
       let res!: Awaited<ReturnType<KeyIvf["glance"]>>;
       for (let r = 0; r < reps; r++) {
-        const x = await timed(() => index.glance(bank, t.queries, { nprobe: np }));
+        const x = await timed(() => index.glance(bank, t.queries, { nprobe: np, probeGroups: pg }));
         runs.push(x.ms);
         res = x.out;
       }
       ms.push(median(runs));
+      groupsUsed = res.probeGroups;
       stage.centroid.push(res.centroidMs + res.probeMs);
       stage.scan.push(res.scanMs);
       const a = topCols(exactG[i], 20), b = new Set(topCols(res.g, 20));
@@ -126,7 +134,8 @@ async function compare(bank: KeyBank, index: KeyIvf, tasks: Task[]): Promise<voi
       if (np === "all") same &&= res.g.every((v, s) => Object.is(v, exactG[i][s]));
     }
     const m = median(ms);
-    parts.push(`nprobe ${np}: median ${m.toFixed(1)} ms (${(median(exactMs) / m).toFixed(1)}× faster than exact)`);
+    const probe = np === "all" ? "" : groupsUsed > 0 ? `, probe groups ${groupsUsed}` : ", flat probe";
+    parts.push(`nprobe ${np}${probe}: median ${m.toFixed(1)} ms (${(median(exactMs) / m).toFixed(1)}× faster than exact)`);
     parts.push(`centroids+probe ${median(stage.centroid).toFixed(1)} ms, scan ${median(stage.scan).toFixed(1)} ms`);
     parts.push(`top-20 agreement ${(agree / tasks.length).toFixed(3)}, same top-1 ${top1}/${tasks.length}, pairs scored ${((100 * share) / tasks.length).toFixed(2)}%`);
     if (np === "all") parts.push(same ? "g equal to the exact glance's bit for bit" : "g DIFFERS from the exact glance's");

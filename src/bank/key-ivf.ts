@@ -6,10 +6,14 @@
  *   steps: `ivfSampleRows`, `ivfKMeans`); every key is assigned to its nearest centroid, and list c
  *   holds the ids of its keys (int32). The keys themselves stay in the bank's own storage (float32
  *   or f16) and are read in place, so the index costs about 8 bytes a key plus the centroids.
+ *   From 1,024 centroids the k-means is two-level: ≈ √C coarse groups, each holding its share of
+ *   the fine centroids.
  * - **Search.** Each task row scores the centroids, probes its `nprobe` best lists, scores every
  *   key found there with the exact glance's own max-sim kernel (so each score is the very float32
  *   the exact glance computes), keeps its top k skills by (max-sim desc, column asc) as the native
- *   vote does, and credits them w_i · m as the exact glance does.
+ *   vote does, and credits them w_i · m as the exact glance does. On a two-level index a row scores
+ *   the coarse groups first, then only the fine centroids of its best groups (enough to hold about
+ *   twice `nprobe` centroids; `probeGroups`), a few times fewer products than scoring every centroid.
  * - **Exactness knob.** `nprobe: "all"` (or ≥ the centroids) probes every list: the result is the
  *   exact glance's g, bit for bit. Below it, a row whose true top-k skill has its best key outside
  *   the probed lists credits another skill instead.
@@ -57,6 +61,8 @@ export interface KeyIvfGlance {
   handles: Int32Array;
   /** Lists probed by some row. */
   lists: number;
+  /** Coarse groups each row probed for its lists (0: every centroid scored, the flat probe). */
+  probeGroups: number;
   /** (row, key) pairs scored: against nq × bankRows for the exact glance. */
   scored: number;
   /** Keys indexed. */
@@ -89,12 +95,18 @@ export interface KeyIvfGlanceOptions {
   k?: number;
   /** Lists each row probes, or "all" for the exact glance (default {@link defaultNprobe}). */
   nprobe?: number | "all";
+  /**
+   * On a two-level index (≥ 1,024 centroids by default): the coarse groups whose fine centroids each
+   * row scores to pick its lists (default: enough groups to hold about 2 · nprobe centroids, at
+   * least 4), or "flat" to score every centroid. Ignored with `nprobe: "all"` and on a flat index.
+   */
+  probeGroups?: number | "flat";
 }
 
 interface NativeKeyIvf {
   train(bank: NativeBank, options: KeyIvfTrainOptions): Promise<KeyIvfSyncStats>;
   sync(bank: NativeBank): Promise<KeyIvfSyncStats>;
-  glance(bank: NativeBank, queries: Float32Array, weights: Float32Array, k: number, nprobe: number): Promise<KeyIvfGlance>;
+  glance(bank: NativeBank, queries: Float32Array, weights: Float32Array, k: number, nprobe: number, probeGroups: number): Promise<KeyIvfGlance>;
   stats(): KeyIvfStats;
   exportCodes(): KeyIvfCodes;
   restore(centroids: Float32Array, coarse: Float32Array, groupStart: Int32Array, trainedRows: number, trainMeanSim: number): void;
@@ -225,7 +237,10 @@ export class KeyIvf {
     const np = options.nprobe ?? defaultNprobe(this.stats().centroids);
     const nprobe = np === "all" ? 0x7fffffff : np;
     checkInt(nprobe, "nprobe", 1);
-    return this.#native.glance(bank._native, queries, weights, k, nprobe);
+    const pg = options.probeGroups;
+    if (pg !== undefined && pg !== "flat") checkInt(pg, "probeGroups", 1);
+    const probeGroups = pg === undefined ? 0 : pg === "flat" ? -1 : pg;
+    return this.#native.glance(bank._native, queries, weights, k, nprobe, probeGroups);
   }
 
   #checkBank(bank: KeyBank): void {

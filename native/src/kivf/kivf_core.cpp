@@ -11,6 +11,7 @@
 #include <unordered_set>
 
 #include "common/failure.h"
+#include "common/jobs.h"
 #include "common/parallel.h"
 #include "index/ivf_core.h"
 #include "kivf/kivf_scan.h"
@@ -18,15 +19,6 @@
 namespace gavel::kivf {
 
 namespace {
-
-bool Stopped(const std::atomic<bool>* stop) { return stop != nullptr && stop->load(std::memory_order_relaxed); }
-[[noreturn]] void Aborted() { throw Failure(Code::ABORTED, "key IVF glance aborted"); }
-
-double MsSince(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-}
-
-unsigned Threads(unsigned threads) { return threads == 0 ? std::max(1u, std::thread::hardware_concurrency()) : threads; }
 
 // Rows per Assign batch during a sync (whole skills, about this many key rows).
 constexpr int64_t kAssignChunk = 4096;
@@ -185,7 +177,7 @@ void Index::AssignRows(const float* x, int64_t n, int32_t* code, float* score, I
                       [s](int32_t a, int32_t b) { return s[a] > s[b] || (s[a] == s[b] && a < b); });
     for (int64_t j = 0; j < t; ++j) rowsOf[order[j]].push_back(static_cast<int32_t>(r));
   }
-  if (stop != nullptr && stop->load(std::memory_order_relaxed)) Aborted();
+  if (Stopped(stop)) Aborted("key IVF glance");
   std::vector<float> best(static_cast<size_t>(n), -std::numeric_limits<float>::infinity());
   std::vector<int32_t> arg(static_cast<size_t>(n), -1);
   std::vector<float> xs, P;
@@ -466,8 +458,119 @@ void Index::Columns() {
   }
 }
 
+int64_t Index::ProbeGroups(int64_t nprobe, int64_t probeGroups) const {
+  const int64_t G = static_cast<int64_t>(groupStart_.size()) - 1;
+  if (G <= 0 || probeGroups < 0) return 0;
+  if (probeGroups > 0) return std::min(probeGroups, G);
+  // auto: the groups whose fine centroids number about kProbeSpan · nprobe (at least kGroupProbe)
+  const double perGroup = double(nc_) / double(G);
+  const int64_t t = static_cast<int64_t>(std::ceil(kProbeSpan * double(nprobe) / perGroup));
+  return std::clamp<int64_t>(t, std::min(kGroupProbe, G), G);
+}
+
+void Index::ProbeTwoLevel(const float* q, int64_t nq, int64_t np, int64_t t, std::vector<int64_t>& probeAt,
+                          std::vector<int32_t>& probe, Isa isa, unsigned threads, SearchStats& st) const {
+  auto t0 = std::chrono::steady_clock::now();
+  const int64_t G = static_cast<int64_t>(groupStart_.size()) - 1;
+  // each row's t best coarse groups (ties to the lower)
+  std::vector<float> S(static_cast<size_t>(nq * G));
+  kernels::MatMulABt(q, nq, dim_, coarse_.data(), G, S.data(), isa, threads);
+  std::vector<int32_t> best(static_cast<size_t>(nq * t));
+  {
+    const unsigned nt = static_cast<unsigned>(std::min<int64_t>(threads, nq));
+    Parallel(nt, [&](unsigned th) {
+      std::vector<int32_t> order(static_cast<size_t>(G));
+      for (int64_t i = nq * th / nt; i < nq * (th + 1) / nt; ++i) {
+        const float* s = S.data() + i * G;
+        std::iota(order.begin(), order.end(), 0);
+        if (t < G)
+          std::nth_element(order.begin(), order.begin() + (t - 1), order.end(),
+                           [s](int32_t a, int32_t b) { return s[a] > s[b] || (s[a] == s[b] && a < b); });
+        std::copy(order.begin(), order.begin() + t, best.begin() + i * t);
+      }
+    });
+  }
+  // row i's candidates (its groups' fine centroids) at cand[candAt[i] …); group g → (row, offset)
+  std::vector<int64_t> candAt(static_cast<size_t>(nq + 1), 0);
+  std::vector<int64_t> memberAt(static_cast<size_t>(G + 1), 0);
+  for (int64_t i = 0; i < nq; ++i) {
+    int64_t n = 0;
+    for (int64_t j = 0; j < t; ++j) {
+      const int32_t g = best[i * t + j];
+      n += groupStart_[g + 1] - groupStart_[g];
+      ++memberAt[g + 1];
+    }
+    candAt[i + 1] = candAt[i] + n;
+  }
+  for (int64_t g = 0; g < G; ++g) memberAt[g + 1] += memberAt[g];
+  struct Member {
+    int32_t row;
+    int64_t at;  // where its candidates from this group go
+  };
+  std::vector<Member> members(static_cast<size_t>(memberAt[G]));
+  {
+    std::vector<int64_t> fill(memberAt.begin(), memberAt.end() - 1);
+    for (int64_t i = 0; i < nq; ++i) {
+      int64_t at = candAt[i];
+      for (int64_t j = 0; j < t; ++j) {
+        const int32_t g = best[i * t + j];
+        members[fill[g]++] = Member{static_cast<int32_t>(i), at};
+        at += groupStart_[g + 1] - groupStart_[g];
+      }
+    }
+  }
+  std::vector<float> candScore(static_cast<size_t>(candAt[nq]));
+  std::vector<int32_t> candId(static_cast<size_t>(candAt[nq]));
+  // every group's rows against its fine centroids, threads taking groups
+  std::atomic<int64_t> next{0};
+  const unsigned nt = static_cast<unsigned>(std::max<int64_t>(1, std::min<int64_t>(threads, G)));
+  Parallel(nt, [&](unsigned) {
+    std::vector<float> xs, P;
+    for (;;) {
+      const int64_t g = next.fetch_add(1, std::memory_order_relaxed);
+      if (g >= G) break;
+      const int64_t c0 = groupStart_[g], cn = groupStart_[g + 1] - c0;
+      const int64_t m0 = memberAt[g], nr = memberAt[g + 1] - m0;
+      if (cn == 0 || nr == 0) continue;
+      xs.resize(static_cast<size_t>(nr * dim_));
+      for (int64_t i = 0; i < nr; ++i)
+        std::copy(q + int64_t(members[m0 + i].row) * dim_, q + (int64_t(members[m0 + i].row) + 1) * dim_, xs.begin() + i * dim_);
+      P.resize(static_cast<size_t>(nr * cn));
+      kernels::MatMulABt(xs.data(), nr, dim_, cent_.data() + c0 * dim_, cn, P.data(), isa, 1);
+      for (int64_t i = 0; i < nr; ++i) {
+        const int64_t at = members[m0 + i].at;
+        std::copy(P.begin() + i * cn, P.begin() + (i + 1) * cn, candScore.begin() + at);
+        for (int64_t j = 0; j < cn; ++j) candId[at + j] = static_cast<int32_t>(c0 + j);
+      }
+    }
+  });
+  st.centroidMs = MsSince(t0);
+  // each row's np best candidates (ties to the lower centroid); all of them when fewer
+  for (int64_t i = 0; i < nq; ++i) probeAt[i + 1] = probeAt[i] + std::min(np, candAt[i + 1] - candAt[i]);
+  probe.resize(static_cast<size_t>(probeAt[nq]));
+  {
+    const unsigned nr = static_cast<unsigned>(std::min<int64_t>(threads, nq));
+    Parallel(nr, [&](unsigned th) {
+      std::vector<int32_t> order;
+      for (int64_t i = nq * th / nr; i < nq * (th + 1) / nr; ++i) {
+        const int64_t c0 = candAt[i], cn = candAt[i + 1] - c0, take = probeAt[i + 1] - probeAt[i];
+        const float* s = candScore.data() + c0;
+        const int32_t* id = candId.data() + c0;
+        order.resize(static_cast<size_t>(cn));
+        std::iota(order.begin(), order.end(), 0);
+        if (take < cn)
+          std::nth_element(order.begin(), order.begin() + (take - 1), order.end(), [s, id](int32_t a, int32_t b) {
+            return s[a] > s[b] || (s[a] == s[b] && id[a] < id[b]);
+          });
+        for (int64_t j = 0; j < take; ++j) probe[probeAt[i] + j] = id[order[j]];
+      }
+    });
+  }
+}
+
 SearchResult Index::Glance(const float* q, int64_t nq, const float* w, int64_t k, int64_t nprobe, Isa isa,
-                           unsigned threads, SearchStats* stats, const std::atomic<bool>* stop) const {
+                           unsigned threads, SearchStats* stats, const std::atomic<bool>* stop,
+                           int64_t probeGroups) const {
   SearchStats st;
   SearchResult out;
   const int64_t nCols = static_cast<int64_t>(colHandle_.size());
@@ -492,30 +595,39 @@ SearchResult Index::Glance(const float* q, int64_t nq, const float* w, int64_t k
     rowsOf.resize(static_cast<size_t>(nq));
     std::iota(rowsOf.begin(), rowsOf.end(), 0);
   } else {
-    std::vector<int32_t> probe(static_cast<size_t>(nq * np));
-    std::vector<float> S(static_cast<size_t>(nq * nc_));
-    kernels::MatMulABt(q, nq, dim_, cent_.data(), nc_, S.data(), isa, threads);
-    st.centroidMs = MsSince(t0);
-    t0 = std::chrono::steady_clock::now();
-    const unsigned nt = static_cast<unsigned>(std::min<int64_t>(threads, nq));
-    Parallel(nt, [&](unsigned t) {
-      std::vector<int32_t> order(static_cast<size_t>(nc_));
-      for (int64_t i = nq * t / nt; i < nq * (t + 1) / nt; ++i) {
-        const float* s = S.data() + i * nc_;
-        std::iota(order.begin(), order.end(), 0);
-        std::nth_element(order.begin(), order.begin() + (np - 1), order.end(),
-                         [s](int32_t a, int32_t b) { return s[a] > s[b] || (s[a] == s[b] && a < b); });
-        std::copy(order.begin(), order.begin() + np, probe.begin() + i * np);
-      }
-    });
+    // row i's probed lists: probe[probeAt[i] … probeAt[i + 1])
+    std::vector<int64_t> probeAt(static_cast<size_t>(nq + 1), 0);
+    std::vector<int32_t> probe;
+    const int64_t G = static_cast<int64_t>(groupStart_.size()) - 1;
+    const int64_t t = G > 0 ? ProbeGroups(np, probeGroups) : 0;
+    if (t > 0) {
+      ProbeTwoLevel(q, nq, np, t, probeAt, probe, isa, threads, st);
+    } else {
+      std::vector<float> S(static_cast<size_t>(nq * nc_));
+      kernels::MatMulABt(q, nq, dim_, cent_.data(), nc_, S.data(), isa, threads);
+      st.centroidMs = MsSince(t0);
+      probe.resize(static_cast<size_t>(nq * np));
+      const unsigned nt = static_cast<unsigned>(std::min<int64_t>(threads, nq));
+      Parallel(nt, [&](unsigned t) {
+        std::vector<int32_t> order(static_cast<size_t>(nc_));
+        for (int64_t i = nq * t / nt; i < nq * (t + 1) / nt; ++i) {
+          const float* s = S.data() + i * nc_;
+          std::iota(order.begin(), order.end(), 0);
+          std::nth_element(order.begin(), order.begin() + (np - 1), order.end(),
+                           [s](int32_t a, int32_t b) { return s[a] > s[b] || (s[a] == s[b] && a < b); });
+          std::copy(order.begin(), order.begin() + np, probe.begin() + i * np);
+        }
+      });
+      for (int64_t i = 0; i <= nq; ++i) probeAt[i] = i * np;
+    }
     for (int32_t c : probe) ++rowStart[c + 1];
     for (int64_t c = 0; c < nc_; ++c) rowStart[c + 1] += rowStart[c];
-    rowsOf.resize(static_cast<size_t>(nq * np));
+    rowsOf.resize(probe.size());
     std::vector<int64_t> fill(rowStart.begin(), rowStart.end() - 1);
     for (int64_t i = 0; i < nq; ++i)
-      for (int64_t j = 0; j < np; ++j) rowsOf[fill[probe[i * np + j]]++] = static_cast<int32_t>(i);
+      for (int64_t j = probeAt[i]; j < probeAt[i + 1]; ++j) rowsOf[fill[probe[j]]++] = static_cast<int32_t>(i);
   }
-  if (Stopped(stop)) Aborted();
+  if (Stopped(stop)) Aborted("key IVF glance");
   // a list's rows: rowsOf[rowStart[c] …) (all: rowsOf[0 … nq))
   const auto rowsAt = [&](int32_t c) { return all ? int64_t{0} : rowStart[c]; };
   const auto rowCount = [&](int32_t c) { return all ? nq : rowStart[c + 1] - rowStart[c]; };
@@ -528,7 +640,7 @@ SearchResult Index::Glance(const float* q, int64_t nq, const float* w, int64_t k
     return ca > cb || (ca == cb && a < b);
   });
   st.lists = static_cast<int64_t>(work.size());
-  st.probeMs = MsSince(t0);
+  st.probeMs = MsSince(t0) - st.centroidMs;
 
   // 2. The scan: list by list, threads taking lists; each thread's per-row top k.
   t0 = std::chrono::steady_clock::now();
@@ -595,7 +707,7 @@ SearchResult Index::Glance(const float* q, int64_t nq, const float* w, int64_t k
       if (!ok) finite[t] = 0;
     }
   });
-  if (Stopped(stop)) Aborted();
+  if (Stopped(stop)) Aborted("key IVF glance");
   for (char f : finite)
     if (!f) throw Failure(Code::INVALID_ARGUMENT, "key IVF glance: a score came out non-finite");
   for (int64_t s : scored) st.scored += s;
