@@ -5,6 +5,7 @@
 #include <cfloat>
 #include <chrono>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <numeric>
 #include <thread>
@@ -458,14 +459,9 @@ void Index::Columns() {
   }
 }
 
-int64_t Index::ProbeGroups(int64_t nprobe, int64_t probeGroups) const {
+int64_t Index::ProbeGroups(int64_t probeGroups) const {
   const int64_t G = static_cast<int64_t>(groupStart_.size()) - 1;
-  if (G <= 0 || probeGroups < 0) return 0;
-  if (probeGroups > 0) return std::min(probeGroups, G);
-  // auto: the groups whose fine centroids number about kProbeSpan · nprobe (at least kGroupProbe)
-  const double perGroup = double(nc_) / double(G);
-  const int64_t t = static_cast<int64_t>(std::ceil(kProbeSpan * double(nprobe) / perGroup));
-  return std::clamp<int64_t>(t, std::min(kGroupProbe, G), G);
+  return G <= 0 || probeGroups <= 0 ? 0 : std::min(probeGroups, G);
 }
 
 void Index::ProbeTwoLevel(const float* q, int64_t nq, int64_t np, int64_t t, std::vector<int64_t>& probeAt,
@@ -598,8 +594,7 @@ SearchResult Index::Glance(const float* q, int64_t nq, const float* w, int64_t k
     // row i's probed lists: probe[probeAt[i] … probeAt[i + 1])
     std::vector<int64_t> probeAt(static_cast<size_t>(nq + 1), 0);
     std::vector<int32_t> probe;
-    const int64_t G = static_cast<int64_t>(groupStart_.size()) - 1;
-    const int64_t t = G > 0 ? ProbeGroups(np, probeGroups) : 0;
+    const int64_t t = ProbeGroups(probeGroups);
     if (t > 0) {
       ProbeTwoLevel(q, nq, np, t, probeAt, probe, isa, threads, st);
     } else {
@@ -609,13 +604,20 @@ SearchResult Index::Glance(const float* q, int64_t nq, const float* w, int64_t k
       probe.resize(static_cast<size_t>(nq * np));
       const unsigned nt = static_cast<unsigned>(std::min<int64_t>(threads, nq));
       Parallel(nt, [&](unsigned t) {
-        std::vector<int32_t> order(static_cast<size_t>(nc_));
+        std::vector<float> v(static_cast<size_t>(nc_));
         for (int64_t i = nq * t / nt; i < nq * (t + 1) / nt; ++i) {
+          // the np best by (score desc, centroid asc): every score above the np-th best value θ,
+          // then the lowest centroids scoring θ (a selection over the values, no index indirection)
           const float* s = S.data() + i * nc_;
-          std::iota(order.begin(), order.end(), 0);
-          std::nth_element(order.begin(), order.begin() + (np - 1), order.end(),
-                           [s](int32_t a, int32_t b) { return s[a] > s[b] || (s[a] == s[b] && a < b); });
-          std::copy(order.begin(), order.begin() + np, probe.begin() + i * np);
+          std::copy(s, s + nc_, v.begin());
+          std::nth_element(v.begin(), v.begin() + (np - 1), v.end(), std::greater<float>());
+          const float theta = v[np - 1];
+          int32_t* out = probe.data() + i * np;
+          int64_t n = 0;
+          for (int64_t c = 0; c < nc_; ++c)
+            if (s[c] > theta) out[n++] = static_cast<int32_t>(c);
+          for (int64_t c = 0; c < nc_ && n < np; ++c)
+            if (s[c] == theta) out[n++] = static_cast<int32_t>(c);
         }
       });
       for (int64_t i = 0; i <= nq; ++i) probeAt[i] = i * np;

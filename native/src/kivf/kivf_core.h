@@ -58,12 +58,12 @@ struct TrainOptions {
 // probing every list stays exact.
 constexpr int64_t kTwoLevelFrom = 1024;
 constexpr int64_t kGroupProbe = 4;
-// A glance on a two-level index scores each row against the G coarse centroids, then only the fine
-// centroids of its t best groups, and probes the nprobe best of those: rows × (G + t·C/G) products
-// instead of rows × C. By default t covers about kProbeSpan · nprobe fine centroids (at least
-// kGroupProbe groups). A list the flat probe would pick can be missed (its group ranks below t);
-// probing every list (nprobe ≥ centroids) does not score centroids at all, so it stays exact.
-constexpr double kProbeSpan = 2.0;
+// The two-level probe (opt-in, Glance's probeGroups = t): a row scores the G coarse centroids, then
+// only the fine centroids of its t best groups, and probes the nprobe best of those: rows ×
+// (G + t·C/G) products instead of rows × C. A list the flat probe would pick is missed when its
+// group ranks below t, and on real banks it often does: task rows are not keys, and the groups are
+// wide (bench/results/2026-11-29-cpu-kivf2). Probing every list (nprobe ≥ centroids) scores no
+// centroid at all, so it stays exact either way.
 
 struct SyncStats {
   int64_t added = 0, removed = 0, assignedRows = 0;
@@ -123,13 +123,13 @@ class Index {
 
   // The key IVF glance over the indexed skills (call Sync first). q: nq × dim; w: nq weights
   // (finite, ≥ 0, positive sum); k ≥ 1; nprobe ≥ 1 (≥ centroids: exact). probeGroups (two-level
-  // indexes only): the coarse groups whose fine centroids a row scores (0: ProbeGroups' default;
-  // ≥ G: every group, the same lists as the flat probe; < 0: the flat probe, every centroid scored).
+  // indexes only): the coarse groups whose fine centroids a row scores (≥ G: every group, the same
+  // lists as the flat probe); 0: the flat probe, every centroid scored.
   SearchResult Glance(const float* q, int64_t nq, const float* w, int64_t k, int64_t nprobe, Isa isa,
                       unsigned threads, SearchStats* stats = nullptr, const std::atomic<bool>* stop = nullptr,
                       int64_t probeGroups = 0) const;
-  // The groups a row probes for `nprobe` lists (0: the flat probe: a flat index, or probeGroups < 0).
-  int64_t ProbeGroups(int64_t nprobe, int64_t probeGroups) const;
+  // The groups a row probes given Glance's probeGroups (0: the flat probe: a flat index or probeGroups 0).
+  int64_t ProbeGroups(int64_t probeGroups) const;
 
  private:
   struct Slot {
@@ -150,7 +150,7 @@ class Index {
   std::vector<float> cent_;
   std::vector<float> coarse_;          // G × dim (two-level only; empty: flat)
   std::vector<int64_t> groupStart_;    // G + 1: group g's fine centroids are [groupStart_[g], groupStart_[g+1])
-  // The two-level probe (kProbeSpan): row i probes probe[probeAt[i] … probeAt[i + 1]) (probeAt:
+  // The two-level probe (above): row i probes probe[probeAt[i] … probeAt[i + 1]) (probeAt:
   // nq + 1 values, probeAt[0] = 0), its np best fine centroids among its t best groups'.
   void ProbeTwoLevel(const float* q, int64_t nq, int64_t np, int64_t t, std::vector<int64_t>& probeAt,
                      std::vector<int32_t>& probe, Isa isa, unsigned threads, SearchStats& st) const;

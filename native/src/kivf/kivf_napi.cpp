@@ -144,9 +144,9 @@ class NativeKeyIvf : public Napi::ObjectWrap<NativeKeyIvf> {
       Napi::Float32Array weights = Float32Arg(info[2], "weights");
       const int64_t k = IntArg(info[3], "k", 1);
       const int64_t nprobe = IntArg(info[4], "nprobe", 1);
-      // probeGroups (optional): 0 the default, -1 the flat probe, else the coarse groups a row scores
+      // probeGroups (optional): 0 the flat probe, else the coarse groups a row scores (two-level)
       const int64_t probeGroups =
-          info.Length() > 5 && !info[5].IsUndefined() ? IntArg(info[5], "probeGroups", -1, 1 << 20) : 0;
+          info.Length() > 5 && !info[5].IsUndefined() ? IntArg(info[5], "probeGroups", 0, 1 << 20) : 0;
       const int64_t dim = h.index.dim();
       const int64_t nq = kernels::CheckQueries(queries.Data(), int64_t(queries.ElementLength()), dim);
       kernels::CheckWeights(weights.Data(), int64_t(weights.ElementLength()), nq);
@@ -162,7 +162,7 @@ class NativeKeyIvf : public Napi::ObjectWrap<NativeKeyIvf> {
             GlanceOut out;
             out.sync = held->index.Sync(*snap, half, isa, 0);
             out.r = held->index.Glance(q->data(), nq, w->data(), k, nprobe, isa, 0, &out.stats, nullptr, probeGroups);
-            out.groups = held->index.ProbeGroups(nprobe, probeGroups);
+            out.groups = held->index.ProbeGroups(probeGroups);
             return out;
           },
           [](Napi::Env env, GlanceOut& out) -> Napi::Value {
