@@ -21,6 +21,9 @@ namespace gavel::kivf {
 
 namespace {
 
+// Centroids per GEMM of the glance's centroid scores (their packed panels, 128 KiB at dim 256, stay in L2).
+constexpr int64_t kScoreBlock = 128;
+
 // Rows per Assign batch during a sync (whole skills, about this many key rows).
 constexpr int64_t kAssignChunk = 4096;
 
@@ -598,8 +601,23 @@ SearchResult Index::Glance(const float* q, int64_t nq, const float* w, int64_t k
     if (t > 0) {
       ProbeTwoLevel(q, nq, np, t, probeAt, probe, isa, threads, st);
     } else {
+      // S = Q·Cᵀ by column blocks of kScoreBlock centroids, threads taking blocks: one GEMM over all
+      // C centroids streams their packed panels (MiBs) from memory for every row block; a block's
+      // stay in cache. Each score is the same float32 either way (one product chain per element).
       std::vector<float> S(static_cast<size_t>(nq * nc_));
-      kernels::MatMulABt(q, nq, dim_, cent_.data(), nc_, S.data(), isa, threads);
+      const int64_t blocks = (nc_ + kScoreBlock - 1) / kScoreBlock;
+      std::atomic<int64_t> nextBlock{0};
+      Parallel(static_cast<unsigned>(std::min<int64_t>(threads, blocks)), [&](unsigned) {
+        std::vector<float> T;
+        for (;;) {
+          const int64_t b = nextBlock.fetch_add(1, std::memory_order_relaxed);
+          if (b >= blocks) break;
+          const int64_t c0 = b * kScoreBlock, cb = std::min(kScoreBlock, nc_ - c0);
+          T.resize(static_cast<size_t>(nq * cb));
+          kernels::MatMulABt(q, nq, dim_, cent_.data() + c0 * dim_, cb, T.data(), isa, 1);
+          for (int64_t i = 0; i < nq; ++i) std::copy(T.begin() + i * cb, T.begin() + (i + 1) * cb, S.begin() + i * nc_ + c0);
+        }
+      });
       st.centroidMs = MsSince(t0);
       probe.resize(static_cast<size_t>(nq * np));
       const unsigned nt = static_cast<unsigned>(std::min<int64_t>(threads, nq));
