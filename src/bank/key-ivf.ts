@@ -103,12 +103,20 @@ export interface KeyIvfGlanceOptions {
    * Ignored with `nprobe: "all"` and on a flat index.
    */
   probeGroups?: number;
+  /**
+   * The list bound (default off): each row first scans its 8 best lists, then skips every probed
+   * list whose keys cannot reach its k-th best so far (q·c + |q|·radius(c), radius(c) the list's
+   * farthest key from c, plus float slack). The result is unchanged, bit for bit (so with
+   * `nprobe: "all"` it is still the exact glance); only the pairs scored drop. Scores every
+   * centroid (`probeGroups` unused).
+   */
+  prune?: boolean;
 }
 
 interface NativeKeyIvf {
   train(bank: NativeBank, options: KeyIvfTrainOptions): Promise<KeyIvfSyncStats>;
   sync(bank: NativeBank): Promise<KeyIvfSyncStats>;
-  glance(bank: NativeBank, queries: Float32Array, weights: Float32Array, k: number, nprobe: number, probeGroups: number): Promise<KeyIvfGlance>;
+  glance(bank: NativeBank, queries: Float32Array, weights: Float32Array, k: number, nprobe: number, probeGroups: number, prune: boolean): Promise<KeyIvfGlance>;
   stats(): KeyIvfStats;
   exportCodes(): KeyIvfCodes;
   restore(centroids: Float32Array, coarse: Float32Array, groupStart: Int32Array, trainedRows: number, trainMeanSim: number): void;
@@ -241,7 +249,8 @@ export class KeyIvf {
     checkInt(nprobe, "nprobe", 1);
     const probeGroups = options.probeGroups ?? 0;
     if (options.probeGroups !== undefined) checkInt(probeGroups, "probeGroups", 1);
-    return this.#native.glance(bank._native, queries, weights, k, nprobe, probeGroups);
+    if (options.prune !== undefined && typeof options.prune !== "boolean") throw invalidArgument("prune must be a boolean");
+    return this.#native.glance(bank._native, queries, weights, k, nprobe, probeGroups, options.prune ?? false);
   }
 
   #checkBank(bank: KeyBank): void {

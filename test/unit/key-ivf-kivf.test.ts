@@ -7,6 +7,8 @@
  *   equals a plain float64 reference of the same rule on fresh random banks (rows whose probe or
  *   top-k boundary is a near-tie weighted 0), and over every group picks the flat probe's lists
  *   (g bit for bit), on every instruction set;
+ * - the list bound (prune) changes no bit: with every list probed it is the exact glance, at a
+ *   partial nprobe the unpruned result, and on a clustered bank it skips pairs;
  * - at the default nprobe, on a clustered bank (keys near a vocabulary of token directions, as
  *   shallow-layer keys are), its top 20 agree with the exact glance's while it scores a small share
  *   of the (row, key) pairs;
@@ -107,6 +109,11 @@ describe("key IVF glance", () => {
               expect(ivf.handles).toEqual(exact.handles);
               expect(ivf.g).toEqual(exact.g);
               expect(ivf.scored).toBe(nq * bank.keys);
+              // the list bound skips lists, never changes a bit
+              const pruned = await index.glance(bank, queries, { weights, k, nprobe, prune: true });
+              expect(pruned.handles).toEqual(exact.handles);
+              expect(pruned.g).toEqual(exact.g);
+              expect(pruned.scored).toBeLessThanOrEqual(nq * bank.keys);
             }
           }
           // the bank changes; the next glance follows it
@@ -125,6 +132,7 @@ describe("key IVF glance", () => {
         const queries = near(r, topics, dim, 20, 0.5);
         const exact = await bank.glance(queries);
         expect((await index.glance(bank, queries, { nprobe: "all" })).g).toEqual(exact.g);
+        expect((await index.glance(bank, queries, { nprobe: "all", prune: true })).g).toEqual(exact.g);
         // installs alone (the index appends their columns)
         addSkills(5);
         const more = await index.glance(bank, queries, { nprobe: "all" });
@@ -174,6 +182,8 @@ describe("key IVF glance", () => {
         const every = await index.glance(bank, queries, { weights, k, nprobe, probeGroups: G + Math.floor(r() * 3) });
         expect(every.probeGroups).toBe(G);
         expect(every.g).toEqual(flat.g);
+        // the list bound at a partial nprobe: the flat probe's g, bit for bit
+        expect((await index.glance(bank, queries, { weights, k, nprobe, prune: true })).g).toEqual(flat.g);
         // the plain reference of the rule at t groups; near-tie rows weighted 0
         const first = await index.glance(bank, queries, { weights, k, nprobe, probeGroups });
         const t = first.probeGroups;
@@ -239,7 +249,7 @@ describe("key IVF glance", () => {
     expect(st.rows).toBe(bank.keys);
     // about 8 bytes a key plus the centroids, against 4·dim bytes a key in the bank
     expect(st.bytes).toBeLessThan(0.25 * bank.bytes);
-    let agree = 0, sameTop = 0, share = 0;
+    let agree = 0, sameTop = 0, share = 0, prunedShare = 0;
     const tasks = 8;
     for (let t = 0; t < tasks; t++) {
       const nq = 100 + Math.floor(r() * 100);
@@ -252,7 +262,13 @@ describe("key IVF glance", () => {
       agree += a.filter((s) => b.has(s)).length / 20;
       sameTop += a[0] === topN(ivf.g, 1)[0] ? 1 : 0;
       share += ivf.scored / (nq * bank.keys);
+      // the list bound over every list: the exact glance bit for bit, scoring fewer pairs
+      const bounded = await index.glance(bank, queries, { weights, nprobe: "all", prune: true });
+      expect(bounded.g).toEqual(exact.g);
+      prunedShare += bounded.scored / (nq * bank.keys);
     }
+    console.log(`clustered bank: pairs scored by the list bound over every list ${(prunedShare / tasks).toFixed(3)}`);
+    expect(prunedShare / tasks).toBeLessThan(0.9);
     expect(agree / tasks).toBeGreaterThanOrEqual(0.95);
     expect(sameTop).toBeGreaterThanOrEqual(tasks - 1);
     expect(share / tasks).toBeLessThan(0.15);
@@ -278,6 +294,9 @@ describe("key IVF glance", () => {
     expect(again.index.exportCodes()).toEqual(first.index.exportCodes());
     const after = await again.index.glance(bank, queries, { nprobe: 3 });
     expect(after.g).toEqual(before.g);
+    // the lists' radii, measured anew after the load, still bound them: pruning changes no bit
+    expect((await again.index.glance(bank, queries, { nprobe: 3, prune: true })).g).toEqual(before.g);
+    expect((await again.index.glance(bank, queries, { nprobe: "all", prune: true })).g).toEqual((await bank.glance(queries)).g);
     // the bank changes; the file is followed and rewritten
     const handles = Array.from(bank.handles());
     bank.remove(handles[3]);
@@ -322,6 +341,7 @@ describe("key IVF glance", () => {
     await expect(index.glance(bank, unit(r, 2, 16), { k: 0 })).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
     await expect(index.glance(bank, unit(r, 2, 16), { probeGroups: 0 })).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
     await expect(index.glance(bank, unit(r, 2, 16), { probeGroups: 1.5 })).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
+    await expect(index.glance(bank, unit(r, 2, 16), { prune: 1 as unknown as boolean })).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
     await expect(index.glance(bank, new Float32Array(15))).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
     await expect(KeyIvf.build(new KeyBank(16))).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
     bank.dispose();

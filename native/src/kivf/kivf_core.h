@@ -58,6 +58,11 @@ struct TrainOptions {
 // probing every list stays exact.
 constexpr int64_t kTwoLevelFrom = 1024;
 constexpr int64_t kGroupProbe = 4;
+// The list bound (Glance's prune): a key k of list c scores, against row q, at most
+// q·c + |q|·radius(c), radius(c) the farthest of c's keys from c. Each row first scans its
+// kPruneSeed best lists; the k-th best of its top k then is a floor under its final k-th best, and a
+// list whose bound stays below it (with the products' float error) cannot change the row's top k.
+constexpr int64_t kPruneSeed = 8;
 // The two-level probe (opt-in, Glance's probeGroups = t): a row scores the G coarse centroids, then
 // only the fine centroids of its t best groups, and probes the nprobe best of those: rows ×
 // (G + t·C/G) products instead of rows × C. A list the flat probe would pick is missed when its
@@ -127,7 +132,9 @@ class Index {
   // lists as the flat probe); 0: the flat probe, every centroid scored.
   SearchResult Glance(const float* q, int64_t nq, const float* w, int64_t k, int64_t nprobe, Isa isa,
                       unsigned threads, SearchStats* stats = nullptr, const std::atomic<bool>* stop = nullptr,
-                      int64_t probeGroups = 0) const;
+                      int64_t probeGroups = 0, bool prune = false) const;
+  // prune: the list bound (kPruneSeed): lists that cannot hold a key of a row's top k are skipped
+  // for that row, the result unchanged (bit for bit); it scores every centroid (probeGroups unused).
   // The groups a row probes given Glance's probeGroups (0: the flat probe: a flat index or probeGroups 0).
   int64_t ProbeGroups(int64_t probeGroups) const;
 
@@ -157,6 +164,12 @@ class Index {
   // The nearest centroid of each of n rows (flat, or two-level as above) and its inner product.
   void AssignRows(const float* x, int64_t n, int32_t* code, float* score, Isa isa, unsigned threads,
                   const std::atomic<bool>* stop) const;
+  // Per list, a float upper bound on |key − centroid| over its keys (widened as keys arrive, never
+  // narrowed: removed keys leave it an upper bound; measured anew after Load); the centroids' norms.
+  std::vector<float> radius_, centNorm_;
+  bool radiusStale_ = false;
+  void Widen(int32_t c, const float* key);
+  void Radii(Isa isa);
   int64_t trainedRows_ = 0;
   double trainSim_ = 0;
   std::vector<Slot> slots_;

@@ -131,7 +131,7 @@ class NativeKeyIvf : public Napi::ObjectWrap<NativeKeyIvf> {
     });
   }
 
-  // glance(bank, queries, weights, k, nprobe, probeGroups?): Promise<{ g, handles, lists, probeGroups,
+  // glance(bank, queries, weights, k, nprobe, probeGroups?, prune?): Promise<{ g, handles, lists, probeGroups,
   //   scored, bankRows, centroidMs, probeMs, scanMs, voteMs, sync }> — syncs to the bank first;
   //   nprobe ≥ centroids is the exact glance, bit for bit.
   Napi::Value Glance(const Napi::CallbackInfo& info) {
@@ -147,6 +147,8 @@ class NativeKeyIvf : public Napi::ObjectWrap<NativeKeyIvf> {
       // probeGroups (optional): 0 the flat probe, else the coarse groups a row scores (two-level)
       const int64_t probeGroups =
           info.Length() > 5 && !info[5].IsUndefined() ? IntArg(info[5], "probeGroups", 0, 1 << 20) : 0;
+      // prune (optional): the list bound
+      const bool prune = info.Length() > 6 && info[6].IsBoolean() && info[6].As<Napi::Boolean>().Value();
       const int64_t dim = h.index.dim();
       const int64_t nq = kernels::CheckQueries(queries.Data(), int64_t(queries.ElementLength()), dim);
       kernels::CheckWeights(weights.Data(), int64_t(weights.ElementLength()), nq);
@@ -156,13 +158,13 @@ class NativeKeyIvf : public Napi::ObjectWrap<NativeKeyIvf> {
       auto held = held_;
       return PromiseWorker<GlanceOut>::Start(
           info.Env(),
-          [held, snap, half, q, w, nq, k, nprobe, probeGroups, isa]() {
+          [held, snap, half, q, w, nq, k, nprobe, probeGroups, prune, isa]() {
             std::lock_guard<std::mutex> lock(held->mu);
             if (held->index.centroids() == 0) throw Failure(Code::INVALID_ARGUMENT, "the key IVF is not trained");
             GlanceOut out;
             out.sync = held->index.Sync(*snap, half, isa, 0);
-            out.r = held->index.Glance(q->data(), nq, w->data(), k, nprobe, isa, 0, &out.stats, nullptr, probeGroups);
-            out.groups = held->index.ProbeGroups(probeGroups);
+            out.r = held->index.Glance(q->data(), nq, w->data(), k, nprobe, isa, 0, &out.stats, nullptr, probeGroups, prune);
+            out.groups = prune ? 0 : held->index.ProbeGroups(probeGroups);
             return out;
           },
           [](Napi::Env env, GlanceOut& out) -> Napi::Value {
