@@ -10,7 +10,8 @@
  * `--keys` pairs with `--skills` (one value: every size). `d` in --nprobe is the default (centroids
  * / 16); `all` probes every list (the exact glance through the index: checked equal bit for bit).
  * `--pgroups` (two-level indexes): the coarse groups a row scores the fine centroids of to pick its
- * lists (`flat`: every centroid scored, the default); each nprobe runs with each.
+ * lists (`flat`: every centroid scored, the default); each nprobe runs with each. `--prune off,on`:
+ * each setting also with the list bound (flat probe only; `all` with it is still checked bit for bit).
  *
  * Synthetic banks (dim 256, float32 keys by default, as a KeyBank's): a vocabulary of V = 8,192 token directions; N/50 topics, each
  * favouring 64 of the tokens; a skill's keys are tokens (70% from its topic's, 30% from anywhere)
@@ -36,6 +37,7 @@ function flag(name: string, fallback: string): string {
 const mode = argv.shift() ?? "synth";
 const nprobeArg = flag("--nprobe", "d,64,512").split(",");
 const pgroupsArg = flag("--pgroups", "flat").split(",");
+const pruneArg = flag("--prune", "off").split(",");
 const centroidsArg = Number(flag("--centroids", "0"));
 const reps = Number(flag("--reps", "3"));
 const keyType = flag("--keytype", "f32") as "f32" | "f16";
@@ -97,8 +99,14 @@ async function compare(bank: KeyBank, index: KeyIvf, tasks: Task[]): Promise<voi
   const C = index.stats().centroids;
   const nprobes = nprobeArg.map((x) => (x === "d" ? defaultNprobe(C) : x === "all" ? ("all" as const) : Number(x)));
   const pgroups = pgroupsArg.map((x) => (x === "flat" ? undefined : Number(x)));
-  type Setting = { np: number | "all"; pg: number | undefined };
-  const settings = nprobes.flatMap((np): Setting[] => (np === "all" ? [{ np, pg: undefined }] : pgroups.map((pg) => ({ np, pg }))));
+  type Setting = { np: number | "all"; pg: number | undefined; prune: boolean };
+  const settings = nprobes.flatMap((np): Setting[] =>
+    pruneArg.flatMap((p): Setting[] => {
+      const prune = p === "on";
+      if (np === "all" || prune) return [{ np, pg: undefined, prune }];
+      return pgroups.map((pg) => ({ np, pg, prune }));
+    }),
+  );
   const exactMs: number[] = [];
   const acc = settings.map(() => ({
     ms: [] as number[], ratio: [] as number[], centroid: [] as number[], probe: [] as number[], scan: [] as number[],
@@ -117,11 +125,11 @@ async function compare(bank: KeyBank, index: KeyIvf, tasks: Task[]): Promise<voi
     const em = median(runs);
     exactMs.push(em);
     for (let si = 0; si < settings.length; si++) {
-      const { np, pg } = settings[si], a = acc[si];
+      const { np, pg, prune } = settings[si], a = acc[si];
       const sr: number[] = [];
       let res!: Awaited<ReturnType<KeyIvf["glance"]>>;
       for (let r = 0; r < reps; r++) {
-        const x = await timed(() => index.glance(bank, t.queries, { nprobe: np, probeGroups: pg }));
+        const x = await timed(() => index.glance(bank, t.queries, { nprobe: np, probeGroups: pg, prune }));
         sr.push(x.ms);
         res = x.out;
       }
@@ -142,10 +150,10 @@ async function compare(bank: KeyBank, index: KeyIvf, tasks: Task[]): Promise<voi
   }
   const n = tasks.length;
   console.log(`  exact glance: median ${median(exactMs).toFixed(1)} ms over ${n} tasks (per task: median of ${reps}); load over the run ${Math.min(...loads).toFixed(2)}-${Math.max(...loads).toFixed(2)}`);
-  settings.forEach(({ np }, si) => {
+  settings.forEach(({ np, prune }, si) => {
     const a = acc[si], parts: string[] = [];
     const m = median(a.ms);
-    const probe = np === "all" ? "" : a.groups > 0 ? `, probe groups ${a.groups}` : ", flat probe";
+    const probe = (np === "all" ? "" : a.groups > 0 ? `, probe groups ${a.groups}` : ", flat probe") + (prune ? ", list bound" : "");
     parts.push(`nprobe ${np}${probe}: median ${m.toFixed(1)} ms (${median(a.ratio).toFixed(1)}× faster than exact, per-task median)`);
     parts.push(`centroids ${median(a.centroid).toFixed(1)} ms + probe ${median(a.probe).toFixed(1)} ms, scan ${median(a.scan).toFixed(1)} ms`);
     parts.push(`top-20 agreement ${(a.agree / n).toFixed(3)}, same top-1 ${a.top1}/${n}, pairs scored ${((100 * a.share) / n).toFixed(2)}%`);
