@@ -17,6 +17,10 @@
  * - **Exactness knob.** `nprobe: "all"` (or ≥ the centroids) probes every list: the result is the
  *   exact glance's g, bit for bit. Below it, a row whose true top-k skill has its best key outside
  *   the probed lists credits another skill instead.
+ * - **List bound** (`prune`, opt-in). Each list keeps an upper bound on its keys' distance to its
+ *   centroid; after its 8 best lists, a row skips every list whose keys cannot reach its k-th best
+ *   so far. Nothing changes but the pairs scored, so `nprobe: "all"` with it is still the exact
+ *   glance, bit for bit.
  * - **Following the bank.** Every glance first syncs: skills added since are assigned to the
  *   current centroids, removed ones dropped. Centroids change only at {@link KeyIvf.train}.
  *
@@ -59,7 +63,7 @@ export interface KeyIvfSyncStats {
 export interface KeyIvfGlance {
   g: Float32Array;
   handles: Int32Array;
-  /** Lists probed by some row. */
+  /** Lists scanned for some row (with `prune`, per pass: a list may count twice). */
   lists: number;
   /** Coarse groups each row probed for its lists (0: every centroid scored, the flat probe). */
   probeGroups: number;

@@ -76,7 +76,7 @@ struct SyncStats {
 };
 
 struct SearchStats {
-  int64_t lists = 0;          // lists probed by some row
+  int64_t lists = 0;          // lists scanned (with the list bound, per pass: a list may count twice)
   int64_t scored = 0;         // (row, key) pairs scored
   int64_t bankRows = 0;       // keys indexed (live)
   double centroidMs = 0, probeMs = 0, scanMs = 0, voteMs = 0;
