@@ -68,7 +68,8 @@ int64_t DefaultCentroids(int64_t rows) {
 }
 
 int64_t Index::bytes() const {
-  int64_t b = static_cast<int64_t>((cent_.capacity() + coarse_.capacity() + radius_.capacity() + centNorm_.capacity()) * sizeof(float) + keySlot_.capacity() * sizeof(int32_t) +
+  int64_t b = static_cast<int64_t>((cent_.capacity() + coarse_.capacity() + radius_.capacity() + centNorm_.capacity() +
+                                    scores_.capacity()) * sizeof(float) + keySlot_.capacity() * sizeof(int32_t) +
                                    slots_.capacity() * sizeof(Slot) + lists_.capacity() * sizeof(lists_[0]) +
                                    (colOf_.capacity() + colHandle_.capacity() + emptyCols_.capacity()) * sizeof(int32_t));
   for (const auto& l : lists_) b += static_cast<int64_t>(l.capacity() * sizeof(int32_t));
@@ -632,7 +633,9 @@ SearchResult Index::Glance(const float* q, int64_t nq, const float* w, int64_t k
   const int64_t t = prune ? 0 : ProbeGroups(probeGroups);
   std::vector<int64_t> probeAt(static_cast<size_t>(nq + 1), 0);
   std::vector<int32_t> probe;
-  std::vector<float> S;  // nq × nc centroid scores (flat probe, or the bound)
+  // nq × nc centroid scores (flat probe, or the bound), in the index's kept buffer
+  std::vector<float>& S = scores_;
+  S.clear();
   const bool probeAll = all;
   if (!all || prune) {
     if (t > 0) {

@@ -98,7 +98,8 @@ class Index {
   int64_t trainedRows() const { return trainedRows_; }
   double trainMeanSim() const { return trainSim_; }
   double meanSim() const { return liveRows_ > 0 ? liveSim_ / double(liveRows_) : 0.0 / 0.0; }
-  // Native memory the index holds beyond the bank's keys (centroids, lists, key → skill, slots).
+  // Native memory the index holds beyond the bank's keys (centroids, lists, key → skill, slots, list
+  // radii, the glance's kept score buffer).
   int64_t bytes() const;
 
   void Train(const bank::Snapshot& s, bool halfKeys, const TrainOptions& o, Isa isa, unsigned threads,
@@ -126,7 +127,8 @@ class Index {
   int64_t Load(const bank::Snapshot& s, bool halfKeys, const int32_t* handles, int64_t n, const int32_t* offsets,
                const int32_t* codes, int64_t nCodes, const double* simSums);
 
-  // The key IVF glance over the indexed skills (call Sync first). q: nq × dim; w: nq weights
+  // The key IVF glance over the indexed skills (call Sync first; one glance at a time: it reuses the
+  // index's score buffer). q: nq × dim; w: nq weights
   // (finite, ≥ 0, positive sum); k ≥ 1; nprobe ≥ 1 (≥ centroids: exact). probeGroups (two-level
   // indexes only): the coarse groups whose fine centroids a row scores (≥ G: every group, the same
   // lists as the flat probe); 0: the flat probe, every centroid scored.
@@ -167,6 +169,10 @@ class Index {
   // Per list, a float upper bound on |key − centroid| over its keys (widened as keys arrive, never
   // narrowed: removed keys leave it an upper bound; measured anew after Load); the centroids' norms.
   std::vector<float> radius_, centNorm_;
+  // Glance's nq × C centroid scores, kept from glance to glance: first touching a fresh buffer of
+  // that size (40 MB at 1,208 rows × 8,194 centroids) cost this machine 5-8× the GEMM that fills it.
+  // So one glance at a time per index (the N-API layer holds the index's mutex).
+  mutable std::vector<float> scores_;
   bool radiusStale_ = false;
   void Widen(int32_t c, const float* key);
   void Radii(Isa isa);
