@@ -626,6 +626,8 @@ SearchResult Index::Glance(const float* q, int64_t nq, const float* w, int64_t k
   const int32_t kk = static_cast<int32_t>(std::min<int64_t>(k, nCols));
   const bool all = nprobe >= nc_;
   const int64_t np = all ? nc_ : nprobe;
+  // radii not yet measured since a Load (Sync measures them): no bound to prune with
+  if (radiusStale_) prune = false;
 
   // 1. Each row's probed lists: its np best centroids (ties to the lower), or every list, as
   // probe[probeAt[i] …); or (probeAll) every list for every row, without a probe array.
