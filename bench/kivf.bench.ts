@@ -4,11 +4,14 @@
  * memory against the bank's, training time, and the incremental cost of one skill installed.
  *
  *   npm run bench -- kivf synth [--skills 10000,100000] [--keys 200,30] [--nq 200] [--tasks 5]
- *     [--nprobe d,64,512] [--centroids 0] [--reps 3] [--keytype f32|f16]
- *   npm run bench -- kivf real <bank dir> <queries cache> [--tasks 20] [--nprobe …] [--centroids 8192]
+ *     [--nprobe d,64,512] [--pgroups d,flat,12] [--centroids 0] [--reps 3] [--keytype f32|f16]
+ *   npm run bench -- kivf real <bank dir> <queries cache> [--tasks 20] [--nprobe …] [--pgroups …] [--centroids 8192]
  *
  * `--keys` pairs with `--skills` (one value: every size). `d` in --nprobe is the default (centroids
- * / 32); `all` probes every list (the exact glance through the index: checked equal bit for bit).
+ * / 16); `all` probes every list (the exact glance through the index: checked equal bit for bit).
+ * `--pgroups` (two-level indexes): the coarse groups a row scores the fine centroids of to pick its
+ * lists (`flat`: every centroid scored, the default); each nprobe runs with each. `--prune off,on`:
+ * each setting also with the list bound (flat probe only; `all` with it is still checked bit for bit).
  *
  * Synthetic banks (dim 256, float32 keys by default, as a KeyBank's): a vocabulary of V = 8,192 token directions; N/50 topics, each
  * favouring 64 of the tokens; a skill's keys are tokens (70% from its topic's, 30% from anywhere)
@@ -33,6 +36,8 @@ function flag(name: string, fallback: string): string {
 }
 const mode = argv.shift() ?? "synth";
 const nprobeArg = flag("--nprobe", "d,64,512").split(",");
+const pgroupsArg = flag("--pgroups", "flat").split(",");
+const pruneArg = flag("--prune", "off").split(",");
 const centroidsArg = Number(flag("--centroids", "0"));
 const reps = Number(flag("--reps", "3"));
 const keyType = flag("--keytype", "f32") as "f32" | "f16";
@@ -85,53 +90,76 @@ interface Task {
   queries: Float32Array;
 }
 
-/** Exact vs IVF over `tasks`: per setting, median ms, agreement, same top-1, share scored. */
+/**
+ * Exact vs IVF over `tasks`: per setting, median ms, agreement, same top-1, share scored. Interleaved:
+ * each task runs the exact glance, then every setting, before the next task, so a change of the
+ * machine's load falls on all of them alike; the ratio is the median of the per-task ratios.
+ */
 async function compare(bank: KeyBank, index: KeyIvf, tasks: Task[]): Promise<void> {
   const C = index.stats().centroids;
-  const settings = nprobeArg.map((x) => (x === "d" ? defaultNprobe(C) : x === "all" ? ("all" as const) : Number(x)));
+  const nprobes = nprobeArg.map((x) => (x === "d" ? defaultNprobe(C) : x === "all" ? ("all" as const) : Number(x)));
+  const pgroups = pgroupsArg.map((x) => (x === "flat" ? undefined : Number(x)));
+  type Setting = { np: number | "all"; pg: number | undefined; prune: boolean };
+  const settings = nprobes.flatMap((np): Setting[] =>
+    pruneArg.flatMap((p): Setting[] => {
+      const prune = p === "on";
+      if (np === "all" || prune) return [{ np, pg: undefined, prune }];
+      return pgroups.map((pg) => ({ np, pg, prune }));
+    }),
+  );
   const exactMs: number[] = [];
-  const exactG: Float32Array[] = [];
-  for (const t of tasks) {
+  const acc = settings.map(() => ({
+    ms: [] as number[], ratio: [] as number[], centroid: [] as number[], probe: [] as number[], scan: [] as number[],
+    agree: 0, top1: 0, share: 0, same: true, groups: 0,
+  }));
+  const loads: number[] = [];
+  for (let i = 0; i < tasks.length; i++) {
+    const t = tasks[i];
     const runs: number[] = [];
-    let g!: Float32Array;
+    let exactG!: Float32Array;
     for (let r = 0; r < reps; r++) {
       const { ms, out } = await timed(() => bank.glance(t.queries));
       runs.push(ms);
-      g = out.g;
+      exactG = out.g;
     }
-    exactMs.push(median(runs));
-    exactG.push(g);
-  }
-  console.log(`  exact glance: median ${median(exactMs).toFixed(1)} ms over ${tasks.length} tasks (per task: median of ${reps}); load ${loadavg()[0].toFixed(2)}`);
-  for (const np of settings) {
-    const ms: number[] = [], parts: string[] = [];
-    let agree = 0, top1 = 0, share = 0, same = true;
-    const stage = { centroid: [] as number[], scan: [] as number[] };
-    for (let i = 0; i < tasks.length; i++) {
-      const t = tasks[i];
-      const runs: number[] = [];
+    const em = median(runs);
+    exactMs.push(em);
+    for (let si = 0; si < settings.length; si++) {
+      const { np, pg, prune } = settings[si], a = acc[si];
+      const sr: number[] = [];
       let res!: Awaited<ReturnType<KeyIvf["glance"]>>;
       for (let r = 0; r < reps; r++) {
-        const x = await timed(() => index.glance(bank, t.queries, { nprobe: np }));
-        runs.push(x.ms);
+        const x = await timed(() => index.glance(bank, t.queries, { nprobe: np, probeGroups: pg, prune }));
+        sr.push(x.ms);
         res = x.out;
       }
-      ms.push(median(runs));
-      stage.centroid.push(res.centroidMs + res.probeMs);
-      stage.scan.push(res.scanMs);
-      const a = topCols(exactG[i], 20), b = new Set(topCols(res.g, 20));
-      agree += a.filter((s) => b.has(s)).length / a.length;
-      top1 += a[0] === topCols(res.g, 1)[0] ? 1 : 0;
-      share += res.scored / ((t.queries.length / dim) * res.bankRows);
-      if (np === "all") same &&= res.g.every((v, s) => Object.is(v, exactG[i][s]));
+      const m = median(sr);
+      a.ms.push(m);
+      a.ratio.push(em / m);
+      a.groups = res.probeGroups;
+      a.centroid.push(res.centroidMs);
+      a.probe.push(res.probeMs);
+      a.scan.push(res.scanMs);
+      const top = topCols(exactG, 20), mine = new Set(topCols(res.g, 20));
+      a.agree += top.filter((s) => mine.has(s)).length / top.length;
+      a.top1 += top[0] === topCols(res.g, 1)[0] ? 1 : 0;
+      a.share += res.scored / ((t.queries.length / dim) * res.bankRows);
+      if (np === "all") a.same &&= res.g.every((v, s) => Object.is(v, exactG[s]));
     }
-    const m = median(ms);
-    parts.push(`nprobe ${np}: median ${m.toFixed(1)} ms (${(median(exactMs) / m).toFixed(1)}× faster than exact)`);
-    parts.push(`centroids+probe ${median(stage.centroid).toFixed(1)} ms, scan ${median(stage.scan).toFixed(1)} ms`);
-    parts.push(`top-20 agreement ${(agree / tasks.length).toFixed(3)}, same top-1 ${top1}/${tasks.length}, pairs scored ${((100 * share) / tasks.length).toFixed(2)}%`);
-    if (np === "all") parts.push(same ? "g equal to the exact glance's bit for bit" : "g DIFFERS from the exact glance's");
-    console.log(`  ${parts.join("; ")}; load ${loadavg()[0].toFixed(2)}`);
+    loads.push(loadavg()[0]);
   }
+  const n = tasks.length;
+  console.log(`  exact glance: median ${median(exactMs).toFixed(1)} ms over ${n} tasks (per task: median of ${reps}); load over the run ${Math.min(...loads).toFixed(2)}-${Math.max(...loads).toFixed(2)}`);
+  settings.forEach(({ np, prune }, si) => {
+    const a = acc[si], parts: string[] = [];
+    const m = median(a.ms);
+    const probe = (np === "all" ? "" : a.groups > 0 ? `, probe groups ${a.groups}` : ", flat probe") + (prune ? ", list bound" : "");
+    parts.push(`nprobe ${np}${probe}: median ${m.toFixed(1)} ms (${median(a.ratio).toFixed(1)}× faster than exact, per-task median)`);
+    parts.push(`centroids ${median(a.centroid).toFixed(1)} ms + probe ${median(a.probe).toFixed(1)} ms, scan ${median(a.scan).toFixed(1)} ms`);
+    parts.push(`top-20 agreement ${(a.agree / n).toFixed(3)}, same top-1 ${a.top1}/${n}, pairs scored ${((100 * a.share) / n).toFixed(2)}%`);
+    if (np === "all") parts.push(a.same ? "g equal to the exact glance's bit for bit" : "g DIFFERS from the exact glance's");
+    console.log(`  ${parts.join("; ")}`);
+  });
 }
 
 /** One skill's install with and without the index following it (median ms over 9). */

@@ -6,13 +6,21 @@
  *   steps: `ivfSampleRows`, `ivfKMeans`); every key is assigned to its nearest centroid, and list c
  *   holds the ids of its keys (int32). The keys themselves stay in the bank's own storage (float32
  *   or f16) and are read in place, so the index costs about 8 bytes a key plus the centroids.
+ *   From 1,024 centroids the k-means is two-level: ≈ √C coarse groups, each holding its share of
+ *   the fine centroids.
  * - **Search.** Each task row scores the centroids, probes its `nprobe` best lists, scores every
  *   key found there with the exact glance's own max-sim kernel (so each score is the very float32
  *   the exact glance computes), keeps its top k skills by (max-sim desc, column asc) as the native
- *   vote does, and credits them w_i · m as the exact glance does.
+ *   vote does, and credits them w_i · m as the exact glance does. Opt-in on a two-level index
+ *   (`probeGroups`): a row scores the coarse groups first, then only the fine centroids of its best
+ *   groups, several times fewer products, but it misses lists the full scoring finds.
  * - **Exactness knob.** `nprobe: "all"` (or ≥ the centroids) probes every list: the result is the
  *   exact glance's g, bit for bit. Below it, a row whose true top-k skill has its best key outside
  *   the probed lists credits another skill instead.
+ * - **List bound** (`prune`, opt-in). Each list keeps an upper bound on its keys' distance to its
+ *   centroid; after its 8 best lists, a row skips every list whose keys cannot reach its k-th best
+ *   so far. Nothing changes but the pairs scored, so `nprobe: "all"` with it is still the exact
+ *   glance, bit for bit.
  * - **Following the bank.** Every glance first syncs: skills added since are assigned to the
  *   current centroids, removed ones dropped. Centroids change only at {@link KeyIvf.train}.
  *
@@ -55,8 +63,10 @@ export interface KeyIvfSyncStats {
 export interface KeyIvfGlance {
   g: Float32Array;
   handles: Int32Array;
-  /** Lists probed by some row. */
+  /** Lists scanned for some row (with `prune`, per pass: a list may count twice). */
   lists: number;
+  /** Coarse groups each row probed for its lists (0: every centroid scored, the flat probe). */
+  probeGroups: number;
   /** (row, key) pairs scored: against nq × bankRows for the exact glance. */
   scored: number;
   /** Keys indexed. */
@@ -89,12 +99,28 @@ export interface KeyIvfGlanceOptions {
   k?: number;
   /** Lists each row probes, or "all" for the exact glance (default {@link defaultNprobe}). */
   nprobe?: number | "all";
+  /**
+   * On a two-level index (≥ 1,024 centroids by default): pick each row's lists among the fine
+   * centroids of its `probeGroups` best coarse groups only (≥ 1), instead of scoring every centroid
+   * (the default). Cheaper, but it misses lists: on a real 3K-skill bank, 24 of 91 groups kept 0.965
+   * of the exact glance's top 20 at nprobe C/16 against 0.993 (docs/BENCHMARKS.md, "The key IVF").
+   * Ignored with `nprobe: "all"` and on a flat index.
+   */
+  probeGroups?: number;
+  /**
+   * The list bound (default off): each row first scans its 8 best lists, then skips every probed
+   * list whose keys cannot reach its k-th best so far (q·c + |q|·radius(c), radius(c) the list's
+   * farthest key from c, plus float slack). The result is unchanged, bit for bit (so with
+   * `nprobe: "all"` it is still the exact glance); only the pairs scored drop. Scores every
+   * centroid (`probeGroups` unused).
+   */
+  prune?: boolean;
 }
 
 interface NativeKeyIvf {
   train(bank: NativeBank, options: KeyIvfTrainOptions): Promise<KeyIvfSyncStats>;
   sync(bank: NativeBank): Promise<KeyIvfSyncStats>;
-  glance(bank: NativeBank, queries: Float32Array, weights: Float32Array, k: number, nprobe: number): Promise<KeyIvfGlance>;
+  glance(bank: NativeBank, queries: Float32Array, weights: Float32Array, k: number, nprobe: number, probeGroups: number, prune: boolean): Promise<KeyIvfGlance>;
   stats(): KeyIvfStats;
   exportCodes(): KeyIvfCodes;
   restore(centroids: Float32Array, coarse: Float32Array, groupStart: Int32Array, trainedRows: number, trainMeanSim: number): void;
@@ -225,7 +251,10 @@ export class KeyIvf {
     const np = options.nprobe ?? defaultNprobe(this.stats().centroids);
     const nprobe = np === "all" ? 0x7fffffff : np;
     checkInt(nprobe, "nprobe", 1);
-    return this.#native.glance(bank._native, queries, weights, k, nprobe);
+    const probeGroups = options.probeGroups ?? 0;
+    if (options.probeGroups !== undefined) checkInt(probeGroups, "probeGroups", 1);
+    if (options.prune !== undefined && typeof options.prune !== "boolean") throw invalidArgument("prune must be a boolean");
+    return this.#native.glance(bank._native, queries, weights, k, nprobe, probeGroups, options.prune ?? false);
   }
 
   #checkBank(bank: KeyBank): void {

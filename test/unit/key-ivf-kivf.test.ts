@@ -3,6 +3,12 @@
  * - probing every list it equals the exact glance bit for bit (g and handles), on fresh random
  *   banks (f32 and f16, skills without keys, k from 1 to past the skill count, zero weights), through
  *   removals and additions the index follows by itself, on every instruction set the CPU has;
+ * - the two-level probe (a row scores the coarse groups, then only its best groups' fine centroids)
+ *   equals a plain float64 reference of the same rule on fresh random banks (rows whose probe or
+ *   top-k boundary is a near-tie weighted 0), and over every group picks the flat probe's lists
+ *   (g bit for bit), on every instruction set;
+ * - the list bound (prune) changes no bit: with every list probed it is the exact glance, at a
+ *   partial nprobe the unpruned result, and on a clustered bank it skips pairs;
  * - at the default nprobe, on a clustered bank (keys near a vocabulary of token directions, as
  *   shallow-layer keys are), its top 20 agree with the exact glance's while it scores a small share
  *   of the (row, key) pairs;
@@ -103,6 +109,11 @@ describe("key IVF glance", () => {
               expect(ivf.handles).toEqual(exact.handles);
               expect(ivf.g).toEqual(exact.g);
               expect(ivf.scored).toBe(nq * bank.keys);
+              // the list bound skips lists, never changes a bit
+              const pruned = await index.glance(bank, queries, { weights, k, nprobe, prune: true });
+              expect(pruned.handles).toEqual(exact.handles);
+              expect(pruned.g).toEqual(exact.g);
+              expect(pruned.scored).toBeLessThanOrEqual(nq * bank.keys);
             }
           }
           // the bank changes; the next glance follows it
@@ -121,6 +132,7 @@ describe("key IVF glance", () => {
         const queries = near(r, topics, dim, 20, 0.5);
         const exact = await bank.glance(queries);
         expect((await index.glance(bank, queries, { nprobe: "all" })).g).toEqual(exact.g);
+        expect((await index.glance(bank, queries, { nprobe: "all", prune: true })).g).toEqual(exact.g);
         // installs alone (the index appends their columns)
         addSkills(5);
         const more = await index.glance(bank, queries, { nprobe: "all" });
@@ -132,6 +144,97 @@ describe("key IVF glance", () => {
         bank.dispose();
       }
     }
+  });
+
+  it("the two-level probe equals a plain reference of its rule, and over every group the flat probe, on every ISA", async () => {
+    const r = rng(SEED ^ 0x2e7e);
+    const dot = (a: Float32Array, ai: number, b: Float32Array, bi: number, dim: number): number => {
+      let s = 0;
+      for (let d = 0; d < dim; d++) s += a[ai * dim + d] * b[bi * dim + d];
+      return s;
+    };
+    const EPS = 1e-4;
+    let checkedRows = 0, totalRows = 0;
+    for (const isa of kernelIsas(loadBinding())) {
+      setKernelIsa(isa);
+      const dim = [16, 33, 64][Math.floor(r() * 3)];
+      const topics = unit(r, 12, dim);
+      const bank = new KeyBank(dim);
+      const keysOf = new Map<number, Float32Array>();
+      for (let s = 0; s < 80 + Math.floor(r() * 80); s++) {
+        const keys = near(r, topics, dim, r() < 0.05 ? 0 : 1 + Math.floor(r() * 12), 0.4 + r());
+        keysOf.set(bank.add(keys), keys);
+      }
+      const index = await KeyIvf.build(bank, { centroids: 24 + Math.floor(r() * 40), groups: 3 + Math.floor(r() * 6), seed: Math.floor(r() * 1000) });
+      const codes = index.exportCodes();
+      const C = index.stats().centroids, G = codes.groupStart.length - 1;
+      expect(G).toBeGreaterThan(1);
+      for (let round = 0; round < 4; round++) {
+        const nq = 5 + Math.floor(r() * 40);
+        const queries = near(r, topics, dim, nq, 0.6);
+        const k = [1, 3, 7][Math.floor(r() * 3)];
+        const nprobe = 1 + Math.floor(r() * Math.min(12, C - 1));
+        const probeGroups = round === 0 ? G : 1 + Math.floor(r() * G); // round 0: the flat probe's rule
+        // over every group: the flat probe's lists, so its g bit for bit
+        const weights = decayWeights(nq);
+        const flat = await index.glance(bank, queries, { weights, k, nprobe });
+        expect(flat.probeGroups).toBe(0);
+        const every = await index.glance(bank, queries, { weights, k, nprobe, probeGroups: G + Math.floor(r() * 3) });
+        expect(every.probeGroups).toBe(G);
+        expect(every.g).toEqual(flat.g);
+        // the list bound at a partial nprobe: the flat probe's g, bit for bit
+        expect((await index.glance(bank, queries, { weights, k, nprobe, prune: true })).g).toEqual(flat.g);
+        // the plain reference of the rule at t groups; near-tie rows weighted 0
+        const first = await index.glance(bank, queries, { weights, k, nprobe, probeGroups });
+        const t = first.probeGroups;
+        expect(t).toBeGreaterThanOrEqual(1);
+        expect(t).toBe(Math.min(probeGroups, G));
+        const w = new Float32Array(weights);
+        const credit = new Float64Array(bank.size);
+        for (let i = 0; i < nq; i++) {
+          let ambiguous = false;
+          const gs = Array.from({ length: G }, (_, g) => ({ g, v: dot(queries, i, codes.coarse, g, dim) })).sort((a, b) => b.v - a.v || a.g - b.g);
+          if (t < G && gs[t - 1].v - gs[t].v < EPS) ambiguous = true;
+          const cand: { c: number; v: number }[] = [];
+          for (const { g } of gs.slice(0, t)) for (let c = codes.groupStart[g]; c < codes.groupStart[g + 1]; c++) cand.push({ c, v: dot(queries, i, codes.centroids, c, dim) });
+          cand.sort((a, b) => b.v - a.v || a.c - b.c);
+          const take = Math.min(nprobe, cand.length);
+          if (take < cand.length && cand[take - 1].v - cand[take].v < EPS) ambiguous = true;
+          const probed = new Set(cand.slice(0, take).map((x) => x.c));
+          const offers: { col: number; v: number }[] = [];
+          for (let col = 0; col < codes.handles.length; col++) {
+            const keys = keysOf.get(codes.handles[col])!;
+            const n = keys.length / dim;
+            if (n === 0) {
+              offers.push({ col, v: -1 });
+              continue;
+            }
+            let m = -Infinity;
+            for (let j = 0; j < n; j++) if (probed.has(codes.codes[codes.offsets[col] + j])) m = Math.max(m, dot(queries, i, keys, j, dim));
+            if (m > -Infinity) offers.push({ col, v: m });
+          }
+          offers.sort((a, b) => b.v - a.v || a.col - b.col);
+          const kk = Math.min(k, bank.size);
+          if (offers.length > kk && offers[kk - 1].v - offers[kk].v < EPS) ambiguous = true;
+          totalRows++;
+          if (ambiguous) {
+            w[i] = 0;
+            continue;
+          }
+          checkedRows++;
+          for (const o of offers.slice(0, kk)) credit[o.col] += w[i] * o.v;
+        }
+        let W = 0;
+        for (const x of w) W += x;
+        if (W === 0) continue;
+        const res = await index.glance(bank, queries, { weights: w, k, nprobe, probeGroups });
+        expect(res.handles).toEqual(codes.handles);
+        for (let s = 0; s < bank.size; s++) expect(Math.abs(res.g[s] - credit[s] / W)).toBeLessThan(1e-5);
+      }
+      bank.dispose();
+    }
+    // the near-tie escape may weight only a few rows 0
+    expect(checkedRows).toBeGreaterThan(0.6 * totalRows);
   });
 
   it("at the default nprobe agrees with the exact glance on a clustered bank, scoring a small share of the keys", async () => {
@@ -146,7 +249,7 @@ describe("key IVF glance", () => {
     expect(st.rows).toBe(bank.keys);
     // about 8 bytes a key plus the centroids, against 4·dim bytes a key in the bank
     expect(st.bytes).toBeLessThan(0.25 * bank.bytes);
-    let agree = 0, sameTop = 0, share = 0;
+    let agree = 0, sameTop = 0, share = 0, prunedShare = 0;
     const tasks = 8;
     for (let t = 0; t < tasks; t++) {
       const nq = 100 + Math.floor(r() * 100);
@@ -159,7 +262,13 @@ describe("key IVF glance", () => {
       agree += a.filter((s) => b.has(s)).length / 20;
       sameTop += a[0] === topN(ivf.g, 1)[0] ? 1 : 0;
       share += ivf.scored / (nq * bank.keys);
+      // the list bound over every list: the exact glance bit for bit, scoring fewer pairs
+      const bounded = await index.glance(bank, queries, { weights, nprobe: "all", prune: true });
+      expect(bounded.g).toEqual(exact.g);
+      prunedShare += bounded.scored / (nq * bank.keys);
     }
+    console.log(`clustered bank: pairs scored by the list bound over every list ${(prunedShare / tasks).toFixed(3)}`);
+    expect(prunedShare / tasks).toBeLessThan(0.9);
     expect(agree / tasks).toBeGreaterThanOrEqual(0.95);
     expect(sameTop).toBeGreaterThanOrEqual(tasks - 1);
     expect(share / tasks).toBeLessThan(0.15);
@@ -185,6 +294,9 @@ describe("key IVF glance", () => {
     expect(again.index.exportCodes()).toEqual(first.index.exportCodes());
     const after = await again.index.glance(bank, queries, { nprobe: 3 });
     expect(after.g).toEqual(before.g);
+    // the lists' radii, measured anew after the load, still bound them: pruning changes no bit
+    expect((await again.index.glance(bank, queries, { nprobe: 3, prune: true })).g).toEqual(before.g);
+    expect((await again.index.glance(bank, queries, { nprobe: "all", prune: true })).g).toEqual((await bank.glance(queries)).g);
     // the bank changes; the file is followed and rewritten
     const handles = Array.from(bank.handles());
     bank.remove(handles[3]);
@@ -227,6 +339,9 @@ describe("key IVF glance", () => {
     await expect(index.glance(other, unit(r, 2, 8))).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
     await expect(index.glance(bank, unit(r, 2, 16), { nprobe: 0 })).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
     await expect(index.glance(bank, unit(r, 2, 16), { k: 0 })).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
+    await expect(index.glance(bank, unit(r, 2, 16), { probeGroups: 0 })).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
+    await expect(index.glance(bank, unit(r, 2, 16), { probeGroups: 1.5 })).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
+    await expect(index.glance(bank, unit(r, 2, 16), { prune: 1 as unknown as boolean })).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
     await expect(index.glance(bank, new Float32Array(15))).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
     await expect(KeyIvf.build(new KeyBank(16))).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
     bank.dispose();

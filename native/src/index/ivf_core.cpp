@@ -10,20 +10,12 @@
 #include <unordered_set>
 
 #include "common/failure.h"
+#include "common/jobs.h"
 #include "common/parallel.h"
 
 namespace gavel::ivf {
 
 namespace {
-
-bool Stopped(const std::atomic<bool>* stop) { return stop != nullptr && stop->load(std::memory_order_relaxed); }
-[[noreturn]] void Aborted() { throw Failure(Code::ABORTED, "glance index aborted"); }
-
-double MsSince(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-}
-
-unsigned Threads(unsigned threads) { return threads == 0 ? std::max(1u, std::thread::hardware_concurrency()) : threads; }
 
 // Rows per GEMM call of Assign: big enough to amortise packing the centroids, small enough that the
 // score block (rows × nc floats) stays a few MiB.
@@ -65,7 +57,7 @@ void Assign(const float* x, int64_t n, const float* centroids, int64_t c, int64_
   if (n == 0) return;
   std::vector<float> S(static_cast<size_t>(std::min(n, kAssignChunk) * c));
   for (int64_t r0 = 0; r0 < n; r0 += kAssignChunk) {
-    if (Stopped(stop)) Aborted();
+    if (Stopped(stop)) Aborted("glance index");
     const int64_t r1 = std::min(n, r0 + kAssignChunk);
     kernels::MatMulABt(x + r0 * dim, r1 - r0, dim, centroids, c, S.data(), isa, threads);
     for (int64_t r = r0; r < r1; ++r) {
@@ -343,7 +335,7 @@ std::vector<int32_t> Index::Candidates(const float* q, int64_t nq, const float* 
     kernels::MatMulABt(q, nq, dim_, cent_.data(), nc_, S.data(), isa, threads);
   }
   st.probeMs = MsSince(t0);
-  if (Stopped(stop)) Aborted();
+  if (Stopped(stop)) Aborted("glance index");
 
   // Stage 1: the skills of every row's nprobe best centroids (ties to the lower centroid), and the
   // skills without keys (no list holds them; at full exactness they compete like any other).
@@ -375,7 +367,7 @@ std::vector<int32_t> Index::Candidates(const float* q, int64_t nq, const float* 
   }
   st.stage1 = n1;
   st.stage1Ms = MsSince(t0);
-  if (Stopped(stop)) Aborted();
+  if (Stopped(stop)) Aborted("glance index");
 
   // Stage 2: centroid interaction over the stage-1 skills, when they exceed the cap.
   t0 = std::chrono::steady_clock::now();
@@ -423,7 +415,7 @@ std::vector<int32_t> Index::Candidates(const float* q, int64_t nq, const float* 
         score[k] = g;
       }
     });
-    if (Stopped(stop)) Aborted();
+    if (Stopped(stop)) Aborted("glance index");
     std::vector<int32_t> order(slots.size());
     std::iota(order.begin(), order.end(), 0);
     const auto better = [this, &slots](const std::vector<double>& scores) {

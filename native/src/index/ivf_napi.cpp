@@ -15,6 +15,7 @@
 
 #include "bank/bank.h"
 #include "bank/bank_core.h"
+#include "common/index_napi.h"
 #include "common/napi_args.h"
 #include "common/worker.h"
 #include "index/ivf.h"
@@ -25,11 +26,7 @@ namespace {
 
 constexpr napi_type_tag kIndexTag = {0x67617665'6c5f6978ull, 0x1b7c55a0'3e9d42f1ull};
 
-struct Held {
-  std::mutex mu;
-  ivf::Index index;
-  explicit Held(int64_t dim) : index(dim) {}
-};
+using Held = HeldIndex<ivf::Index>;
 
 struct SyncOut {
   ivf::SyncStats sync;
@@ -72,13 +69,8 @@ class NativeGlanceIndex : public Napi::ObjectWrap<NativeGlanceIndex> {
     return *held_;
   }
 
-  // The bank argument: same dim as the index; its current snapshot and key type.
   static std::shared_ptr<const bank::Snapshot> SnapshotOf(const Napi::Value& v, const Held& h, bool& halfKeys) {
-    bank::Bank& b = UnwrapBank(v, "bank");
-    if (b.dim() != h.index.dim())
-      Bad("bank dim (" + std::to_string(b.dim()) + ") differs from the index's (" + std::to_string(h.index.dim()) + ")");
-    halfKeys = b.halfKeys();
-    return b.Current();
+    return BankSnapshotFor(v, h.index.dim(), halfKeys);
   }
 
   // train(bank, { centroids?, iters?, sample?, seed? }): Promise<{ added, removed, assignedRows }>

@@ -5,12 +5,14 @@
 #include <cfloat>
 #include <chrono>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <numeric>
 #include <thread>
 #include <unordered_set>
 
 #include "common/failure.h"
+#include "common/jobs.h"
 #include "common/parallel.h"
 #include "index/ivf_core.h"
 #include "kivf/kivf_scan.h"
@@ -19,14 +21,8 @@ namespace gavel::kivf {
 
 namespace {
 
-bool Stopped(const std::atomic<bool>* stop) { return stop != nullptr && stop->load(std::memory_order_relaxed); }
-[[noreturn]] void Aborted() { throw Failure(Code::ABORTED, "key IVF glance aborted"); }
-
-double MsSince(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-}
-
-unsigned Threads(unsigned threads) { return threads == 0 ? std::max(1u, std::thread::hardware_concurrency()) : threads; }
+// Centroids per GEMM of the glance's centroid scores (their packed panels, 128 KiB at dim 256, stay in L2).
+constexpr int64_t kScoreBlock = 128;
 
 // Rows per Assign batch during a sync (whole skills, about this many key rows).
 constexpr int64_t kAssignChunk = 4096;
@@ -72,7 +68,8 @@ int64_t DefaultCentroids(int64_t rows) {
 }
 
 int64_t Index::bytes() const {
-  int64_t b = static_cast<int64_t>((cent_.capacity() + coarse_.capacity()) * sizeof(float) + keySlot_.capacity() * sizeof(int32_t) +
+  int64_t b = static_cast<int64_t>((cent_.capacity() + coarse_.capacity() + radius_.capacity() + centNorm_.capacity() +
+                                    scores_.capacity()) * sizeof(float) + keySlot_.capacity() * sizeof(int32_t) +
                                    slots_.capacity() * sizeof(Slot) + lists_.capacity() * sizeof(lists_[0]) +
                                    (colOf_.capacity() + colHandle_.capacity() + emptyCols_.capacity()) * sizeof(int32_t));
   for (const auto& l : lists_) b += static_cast<int64_t>(l.capacity() * sizeof(int32_t));
@@ -83,6 +80,14 @@ int64_t Index::bytes() const {
 void Index::Reset(std::vector<float> centroids, int64_t nc, int64_t trainedRows, double trainSim) {
   cent_ = std::move(centroids);
   nc_ = nc;
+  radius_.assign(static_cast<size_t>(nc), 0.f);
+  radiusStale_ = false;
+  centNorm_.assign(static_cast<size_t>(nc), 0.f);
+  for (int64_t c = 0; c < nc; ++c) {
+    double ss = 0;
+    for (int64_t d = 0; d < dim_; ++d) ss += double(cent_[c * dim_ + d]) * double(cent_[c * dim_ + d]);
+    centNorm_[c] = static_cast<float>(std::sqrt(ss));
+  }
   coarse_.clear();
   groupStart_.clear();
   trainedRows_ = trainedRows;
@@ -185,7 +190,7 @@ void Index::AssignRows(const float* x, int64_t n, int32_t* code, float* score, I
                       [s](int32_t a, int32_t b) { return s[a] > s[b] || (s[a] == s[b] && a < b); });
     for (int64_t j = 0; j < t; ++j) rowsOf[order[j]].push_back(static_cast<int32_t>(r));
   }
-  if (stop != nullptr && stop->load(std::memory_order_relaxed)) Aborted();
+  if (Stopped(stop)) Aborted("key IVF glance");
   std::vector<float> best(static_cast<size_t>(n), -std::numeric_limits<float>::infinity());
   std::vector<int32_t> arg(static_cast<size_t>(n), -1);
   std::vector<float> xs, P;
@@ -231,6 +236,7 @@ SyncStats Index::Sync(const bank::Snapshot& s, bool halfKeys, Isa isa, unsigned 
   if (halfKeys != half_ && !slots_.empty())
     throw Failure(Code::INVALID_ARGUMENT, "the bank's key type differs from the one the key IVF was trained on");
   half_ = halfKeys;
+  if (radiusStale_) Radii(isa);
   std::vector<const bank::Entry*> fresh;
   int64_t found = 0;
   for (const auto& e : s.entries) {
@@ -290,6 +296,7 @@ SyncStats Index::Sync(const bank::Snapshot& s, bool halfKeys, Isa isa, unsigned 
         sim += score[at + j];
         keySlot_.push_back(slot);
         lists_[code[at + j]].push_back(static_cast<int32_t>(first + j));
+        Widen(code[at + j], x.data() + (at + j) * dim_);
       }
       slots_.push_back(Slot{e->handle, true, first, r, sim, e->keys});
       slotOf_[e->handle] = slot;
@@ -329,6 +336,36 @@ SyncStats Index::Sync(const bank::Snapshot& s, bool halfKeys, Isa isa, unsigned 
   synced_ = s.generation;
   st.ms = MsSince(t0);
   return st;
+}
+
+void Index::Widen(int32_t c, const float* key) {
+  double ss = 0;
+  const float* ce = cent_.data() + int64_t(c) * dim_;
+  for (int64_t d = 0; d < dim_; ++d) {
+    const double x = double(key[d]) - double(ce[d]);
+    ss += x * x;
+  }
+  // rounded up, so the float still bounds the distance
+  const float r = std::nextafter(static_cast<float>(std::sqrt(ss)), std::numeric_limits<float>::infinity());
+  if (r > radius_[c]) radius_[c] = r;
+}
+
+void Index::Radii(Isa isa) {
+  std::fill(radius_.begin(), radius_.end(), 0.f);
+  std::vector<float> kf(static_cast<size_t>(dim_));
+  for (int64_t c = 0; c < nc_; ++c)
+    for (int32_t id : lists_[c]) {
+      const Slot& s = slots_[keySlot_[id]];
+      if (!s.live) continue;
+      const int64_t r = id - s.keyStart;
+      if (half_) {
+        kernels::HalfToFloats(s.keys->half.data() + r * dim_, kf.data(), dim_, isa);
+        Widen(static_cast<int32_t>(c), kf.data());
+      } else {
+        Widen(static_cast<int32_t>(c), s.keys->data.data() + r * dim_);
+      }
+    }
+  radiusStale_ = false;
 }
 
 Index::Exported Index::Export() const {
@@ -411,6 +448,7 @@ int64_t Index::Load(const bank::Snapshot& s, bool halfKeys, const int32_t* handl
     ++taken;
   }
   Columns();
+  radiusStale_ = true;  // the next Sync measures the lists' radii
   synced_ = 0;  // the next Sync walks the bank (drops what it lacks, assigns what the file lacked)
   return taken;
 }
@@ -466,8 +504,114 @@ void Index::Columns() {
   }
 }
 
+int64_t Index::ProbeGroups(int64_t probeGroups) const {
+  const int64_t G = static_cast<int64_t>(groupStart_.size()) - 1;
+  return G <= 0 || probeGroups <= 0 ? 0 : std::min(probeGroups, G);
+}
+
+void Index::ProbeTwoLevel(const float* q, int64_t nq, int64_t np, int64_t t, std::vector<int64_t>& probeAt,
+                          std::vector<int32_t>& probe, Isa isa, unsigned threads, SearchStats& st) const {
+  auto t0 = std::chrono::steady_clock::now();
+  const int64_t G = static_cast<int64_t>(groupStart_.size()) - 1;
+  // each row's t best coarse groups (ties to the lower)
+  std::vector<float> S(static_cast<size_t>(nq * G));
+  kernels::MatMulABt(q, nq, dim_, coarse_.data(), G, S.data(), isa, threads);
+  std::vector<int32_t> best(static_cast<size_t>(nq * t));
+  {
+    const unsigned nt = static_cast<unsigned>(std::min<int64_t>(threads, nq));
+    Parallel(nt, [&](unsigned th) {
+      std::vector<int32_t> order(static_cast<size_t>(G));
+      for (int64_t i = nq * th / nt; i < nq * (th + 1) / nt; ++i) {
+        const float* s = S.data() + i * G;
+        std::iota(order.begin(), order.end(), 0);
+        if (t < G)
+          std::nth_element(order.begin(), order.begin() + (t - 1), order.end(),
+                           [s](int32_t a, int32_t b) { return s[a] > s[b] || (s[a] == s[b] && a < b); });
+        std::copy(order.begin(), order.begin() + t, best.begin() + i * t);
+      }
+    });
+  }
+  // row i's candidates (its groups' fine centroids) at cand[candAt[i] …); group g → (row, offset)
+  std::vector<int64_t> candAt(static_cast<size_t>(nq + 1), 0);
+  std::vector<int64_t> memberAt(static_cast<size_t>(G + 1), 0);
+  for (int64_t i = 0; i < nq; ++i) {
+    int64_t n = 0;
+    for (int64_t j = 0; j < t; ++j) {
+      const int32_t g = best[i * t + j];
+      n += groupStart_[g + 1] - groupStart_[g];
+      ++memberAt[g + 1];
+    }
+    candAt[i + 1] = candAt[i] + n;
+  }
+  for (int64_t g = 0; g < G; ++g) memberAt[g + 1] += memberAt[g];
+  struct Member {
+    int32_t row;
+    int64_t at;  // where its candidates from this group go
+  };
+  std::vector<Member> members(static_cast<size_t>(memberAt[G]));
+  {
+    std::vector<int64_t> fill(memberAt.begin(), memberAt.end() - 1);
+    for (int64_t i = 0; i < nq; ++i) {
+      int64_t at = candAt[i];
+      for (int64_t j = 0; j < t; ++j) {
+        const int32_t g = best[i * t + j];
+        members[fill[g]++] = Member{static_cast<int32_t>(i), at};
+        at += groupStart_[g + 1] - groupStart_[g];
+      }
+    }
+  }
+  std::vector<float> candScore(static_cast<size_t>(candAt[nq]));
+  std::vector<int32_t> candId(static_cast<size_t>(candAt[nq]));
+  // every group's rows against its fine centroids, threads taking groups
+  std::atomic<int64_t> next{0};
+  const unsigned nt = static_cast<unsigned>(std::max<int64_t>(1, std::min<int64_t>(threads, G)));
+  Parallel(nt, [&](unsigned) {
+    std::vector<float> xs, P;
+    for (;;) {
+      const int64_t g = next.fetch_add(1, std::memory_order_relaxed);
+      if (g >= G) break;
+      const int64_t c0 = groupStart_[g], cn = groupStart_[g + 1] - c0;
+      const int64_t m0 = memberAt[g], nr = memberAt[g + 1] - m0;
+      if (cn == 0 || nr == 0) continue;
+      xs.resize(static_cast<size_t>(nr * dim_));
+      for (int64_t i = 0; i < nr; ++i)
+        std::copy(q + int64_t(members[m0 + i].row) * dim_, q + (int64_t(members[m0 + i].row) + 1) * dim_, xs.begin() + i * dim_);
+      P.resize(static_cast<size_t>(nr * cn));
+      kernels::MatMulABt(xs.data(), nr, dim_, cent_.data() + c0 * dim_, cn, P.data(), isa, 1);
+      for (int64_t i = 0; i < nr; ++i) {
+        const int64_t at = members[m0 + i].at;
+        std::copy(P.begin() + i * cn, P.begin() + (i + 1) * cn, candScore.begin() + at);
+        for (int64_t j = 0; j < cn; ++j) candId[at + j] = static_cast<int32_t>(c0 + j);
+      }
+    }
+  });
+  st.centroidMs = MsSince(t0);
+  // each row's np best candidates (ties to the lower centroid); all of them when fewer
+  for (int64_t i = 0; i < nq; ++i) probeAt[i + 1] = probeAt[i] + std::min(np, candAt[i + 1] - candAt[i]);
+  probe.resize(static_cast<size_t>(probeAt[nq]));
+  {
+    const unsigned nr = static_cast<unsigned>(std::min<int64_t>(threads, nq));
+    Parallel(nr, [&](unsigned th) {
+      std::vector<int32_t> order;
+      for (int64_t i = nq * th / nr; i < nq * (th + 1) / nr; ++i) {
+        const int64_t c0 = candAt[i], cn = candAt[i + 1] - c0, take = probeAt[i + 1] - probeAt[i];
+        const float* s = candScore.data() + c0;
+        const int32_t* id = candId.data() + c0;
+        order.resize(static_cast<size_t>(cn));
+        std::iota(order.begin(), order.end(), 0);
+        if (take < cn)
+          std::nth_element(order.begin(), order.begin() + (take - 1), order.end(), [s, id](int32_t a, int32_t b) {
+            return s[a] > s[b] || (s[a] == s[b] && id[a] < id[b]);
+          });
+        for (int64_t j = 0; j < take; ++j) probe[probeAt[i] + j] = id[order[j]];
+      }
+    });
+  }
+}
+
 SearchResult Index::Glance(const float* q, int64_t nq, const float* w, int64_t k, int64_t nprobe, Isa isa,
-                           unsigned threads, SearchStats* stats, const std::atomic<bool>* stop) const {
+                           unsigned threads, SearchStats* stats, const std::atomic<bool>* stop,
+                           int64_t probeGroups, bool prune) const {
   SearchStats st;
   SearchResult out;
   const int64_t nCols = static_cast<int64_t>(colHandle_.size());
@@ -482,138 +626,271 @@ SearchResult Index::Glance(const float* q, int64_t nq, const float* w, int64_t k
   const int32_t kk = static_cast<int32_t>(std::min<int64_t>(k, nCols));
   const bool all = nprobe >= nc_;
   const int64_t np = all ? nc_ : nprobe;
+  // radii not yet measured since a Load (Sync measures them): no bound to prune with
+  if (radiusStale_) prune = false;
 
-  // 1. Each row's probed lists: its np best centroids (ties to the lower), or every list.
+  // 1. Each row's probed lists: its np best centroids (ties to the lower), or every list, as
+  // probe[probeAt[i] …); or (probeAll) every list for every row, without a probe array.
   auto t0 = std::chrono::steady_clock::now();
-  // list → rows probing it (ascending), as CSR; probing every list, each list's rows are all of them
-  std::vector<int64_t> rowStart(static_cast<size_t>(nc_ + 1), 0);
-  std::vector<int32_t> rowsOf;
-  if (all) {
-    rowsOf.resize(static_cast<size_t>(nq));
-    std::iota(rowsOf.begin(), rowsOf.end(), 0);
-  } else {
-    std::vector<int32_t> probe(static_cast<size_t>(nq * np));
-    std::vector<float> S(static_cast<size_t>(nq * nc_));
-    kernels::MatMulABt(q, nq, dim_, cent_.data(), nc_, S.data(), isa, threads);
-    st.centroidMs = MsSince(t0);
-    t0 = std::chrono::steady_clock::now();
-    const unsigned nt = static_cast<unsigned>(std::min<int64_t>(threads, nq));
-    Parallel(nt, [&](unsigned t) {
-      std::vector<int32_t> order(static_cast<size_t>(nc_));
-      for (int64_t i = nq * t / nt; i < nq * (t + 1) / nt; ++i) {
-        const float* s = S.data() + i * nc_;
-        std::iota(order.begin(), order.end(), 0);
-        std::nth_element(order.begin(), order.begin() + (np - 1), order.end(),
-                         [s](int32_t a, int32_t b) { return s[a] > s[b] || (s[a] == s[b] && a < b); });
-        std::copy(order.begin(), order.begin() + np, probe.begin() + i * np);
+  const int64_t t = prune ? 0 : ProbeGroups(probeGroups);
+  std::vector<int64_t> probeAt(static_cast<size_t>(nq + 1), 0);
+  std::vector<int32_t> probe;
+  // nq × nc centroid scores (flat probe, or the bound), in the index's kept buffer
+  std::vector<float>& S = scores_;
+  S.clear();
+  const bool probeAll = all;
+  if (!all || prune) {
+    if (t > 0) {
+      ProbeTwoLevel(q, nq, np, t, probeAt, probe, isa, threads, st);
+    } else {
+      // S = Q·Cᵀ by column blocks of kScoreBlock centroids, threads taking blocks: one GEMM over all
+      // C centroids streams their packed panels (MiBs) from memory for every row block; a block's
+      // stay in cache. Each score is the same float32 either way (one product chain per element).
+      S.resize(static_cast<size_t>(nq * nc_));
+      const int64_t blocks = (nc_ + kScoreBlock - 1) / kScoreBlock;
+      std::atomic<int64_t> nextBlock{0};
+      Parallel(static_cast<unsigned>(std::min<int64_t>(threads, blocks)), [&](unsigned) {
+        std::vector<float> T;
+        for (;;) {
+          const int64_t b = nextBlock.fetch_add(1, std::memory_order_relaxed);
+          if (b >= blocks) break;
+          const int64_t c0 = b * kScoreBlock, cb = std::min(kScoreBlock, nc_ - c0);
+          T.resize(static_cast<size_t>(nq * cb));
+          kernels::MatMulABt(q, nq, dim_, cent_.data() + c0 * dim_, cb, T.data(), isa, 1);
+          for (int64_t i = 0; i < nq; ++i) std::copy(T.begin() + i * cb, T.begin() + (i + 1) * cb, S.begin() + i * nc_ + c0);
+        }
+      });
+      st.centroidMs = MsSince(t0);
+      if (!all) {
+        probe.resize(static_cast<size_t>(nq * np));
+        const unsigned nt = static_cast<unsigned>(std::min<int64_t>(threads, nq));
+        Parallel(nt, [&](unsigned th) {
+          std::vector<float> v(static_cast<size_t>(nc_));
+          for (int64_t i = nq * th / nt; i < nq * (th + 1) / nt; ++i) {
+            // the np best by (score desc, centroid asc): every score above the np-th best value θ,
+            // then the lowest centroids scoring θ (a selection over the values, no index indirection)
+            const float* s = S.data() + i * nc_;
+            std::copy(s, s + nc_, v.begin());
+            std::nth_element(v.begin(), v.begin() + (np - 1), v.end(), std::greater<float>());
+            const float theta = v[np - 1];
+            int32_t* o = probe.data() + i * np;
+            int64_t n = 0;
+            for (int64_t c = 0; c < nc_; ++c)
+              if (s[c] > theta) o[n++] = static_cast<int32_t>(c);
+            for (int64_t c = 0; c < nc_ && n < np; ++c)
+              if (s[c] == theta) o[n++] = static_cast<int32_t>(c);
+          }
+        });
+        for (int64_t i = 0; i <= nq; ++i) probeAt[i] = i * np;
       }
-    });
-    for (int32_t c : probe) ++rowStart[c + 1];
-    for (int64_t c = 0; c < nc_; ++c) rowStart[c + 1] += rowStart[c];
-    rowsOf.resize(static_cast<size_t>(nq * np));
-    std::vector<int64_t> fill(rowStart.begin(), rowStart.end() - 1);
-    for (int64_t i = 0; i < nq; ++i)
-      for (int64_t j = 0; j < np; ++j) rowsOf[fill[probe[i * np + j]]++] = static_cast<int32_t>(i);
+    }
   }
-  if (Stopped(stop)) Aborted();
-  // a list's rows: rowsOf[rowStart[c] …) (all: rowsOf[0 … nq))
-  const auto rowsAt = [&](int32_t c) { return all ? int64_t{0} : rowStart[c]; };
-  const auto rowCount = [&](int32_t c) { return all ? nq : rowStart[c + 1] - rowStart[c]; };
-  std::vector<int32_t> work;  // the probed lists, costliest first
-  for (int64_t c = 0; c < nc_; ++c)
-    if (rowCount(static_cast<int32_t>(c)) > 0 && !lists_[c].empty()) work.push_back(static_cast<int32_t>(c));
-  std::sort(work.begin(), work.end(), [&](int32_t a, int32_t b) {
-    const int64_t ca = rowCount(a) * int64_t(lists_[a].size());
-    const int64_t cb = rowCount(b) * int64_t(lists_[b].size());
-    return ca > cb || (ca == cb && a < b);
-  });
-  st.lists = static_cast<int64_t>(work.size());
-  st.probeMs = MsSince(t0);
+  if (Stopped(stop)) Aborted("key IVF glance");
 
-  // 2. The scan: list by list, threads taking lists; each thread's per-row top k.
-  t0 = std::chrono::steady_clock::now();
-  const unsigned nt = static_cast<unsigned>(std::max<int64_t>(1, std::min<int64_t>(threads, int64_t(work.size()))));
+  // list → rows (ascending) as CSR, from (row, list) pairs that `keep` accepts
+  struct Csr {
+    std::vector<int64_t> start;
+    std::vector<int32_t> rows;
+  };
+  const auto csr = [&](auto&& pairs) {
+    Csr c;
+    c.start.assign(static_cast<size_t>(nc_ + 1), 0);
+    pairs([&](int32_t, int32_t l) { ++c.start[l + 1]; });
+    for (int64_t l = 0; l < nc_; ++l) c.start[l + 1] += c.start[l];
+    c.rows.resize(static_cast<size_t>(c.start[nc_]));
+    std::vector<int64_t> fill(c.start.begin(), c.start.end() - 1);
+    pairs([&](int32_t i, int32_t l) { c.rows[fill[l]++] = i; });
+    return c;
+  };
+  // every (row, list) pair probed, rows in order
+  const auto probed = [&](auto&& f) {
+    for (int64_t i = 0; i < nq; ++i) {
+      if (probeAll) {
+        for (int64_t l = 0; l < nc_; ++l) f(static_cast<int32_t>(i), static_cast<int32_t>(l));
+      } else {
+        for (int64_t j = probeAt[i]; j < probeAt[i + 1]; ++j) f(static_cast<int32_t>(i), probe[j]);
+      }
+    }
+  };
+
+  // 2. The scan: list by list, threads taking lists (costliest first); each thread's per-row top k,
+  // kept across passes (offers only ever add to a row's union).
+  const unsigned nt = threads;
   std::vector<std::vector<Cand>> top(nt, std::vector<Cand>(static_cast<size_t>(nq * kk)));
   std::vector<std::vector<int32_t>> count(nt, std::vector<int32_t>(static_cast<size_t>(nq), 0));
   std::vector<int64_t> scored(nt, 0);
   std::vector<char> finite(nt, 1);
-  std::atomic<size_t> next{0};
-  Parallel(nt, [&](unsigned t) {
-    Cand* tk = top[t].data();
-    int32_t* cnt = count[t].data();
-    std::vector<float> Rp, S, Kf, zero(static_cast<size_t>(dim_), 0.f);
-    std::vector<int32_t> col;
-    std::vector<const float*> kp, rp;
-    for (;;) {
-      const size_t at = next.fetch_add(1, std::memory_order_relaxed);
-      if (at >= work.size()) break;
-      if (Stopped(stop)) return;
-      const int32_t c = work[at];
-      // the list's live keys, read in place (an f16 bank's converted, exactly, into Kf)
-      col.clear();
-      kp.clear();
-      const auto& list = lists_[c];
-      if (half_) Kf.resize(list.size() * static_cast<size_t>(dim_));
-      for (int32_t id : list) {
-        const int32_t sl = keySlot_[id];
-        const Slot& s = slots_[sl];
-        if (!s.live) continue;
-        const int64_t r = id - s.keyStart;
-        if (half_) {
-          float* dst = Kf.data() + int64_t(col.size()) * dim_;
-          kernels::HalfToFloats(s.keys->half.data() + r * dim_, dst, dim_, isa);
-          kp.push_back(dst);
-        } else {
-          kp.push_back(s.keys->data.data() + r * dim_);
+  double scanMs = 0;
+  const auto scan = [&](const Csr& m) {
+    const auto t1 = std::chrono::steady_clock::now();
+    std::vector<int32_t> work;
+    for (int64_t c = 0; c < nc_; ++c)
+      if (m.start[c + 1] > m.start[c] && !lists_[c].empty()) work.push_back(static_cast<int32_t>(c));
+    std::sort(work.begin(), work.end(), [&](int32_t a, int32_t b) {
+      const int64_t ca = (m.start[a + 1] - m.start[a]) * int64_t(lists_[a].size());
+      const int64_t cb = (m.start[b + 1] - m.start[b]) * int64_t(lists_[b].size());
+      return ca > cb || (ca == cb && a < b);
+    });
+    st.lists += static_cast<int64_t>(work.size());
+    std::atomic<size_t> next{0};
+    Parallel(static_cast<unsigned>(std::max<int64_t>(1, std::min<int64_t>(nt, int64_t(work.size())))), [&](unsigned th) {
+      Cand* tk = top[th].data();
+      int32_t* cnt = count[th].data();
+      std::vector<float> Rp, Sc, Kf, zero(static_cast<size_t>(dim_), 0.f);
+      std::vector<int32_t> col;
+      std::vector<const float*> kp, rp;
+      for (;;) {
+        const size_t at = next.fetch_add(1, std::memory_order_relaxed);
+        if (at >= work.size()) break;
+        if (Stopped(stop)) return;
+        const int32_t c = work[at];
+        // the list's live keys, read in place (an f16 bank's converted, exactly, into Kf)
+        col.clear();
+        kp.clear();
+        const auto& list = lists_[c];
+        if (half_) Kf.resize(list.size() * static_cast<size_t>(dim_));
+        for (int32_t id : list) {
+          const int32_t sl = keySlot_[id];
+          const Slot& sk = slots_[sl];
+          if (!sk.live) continue;
+          const int64_t r = id - sk.keyStart;
+          if (half_) {
+            float* dst = Kf.data() + int64_t(col.size()) * dim_;
+            kernels::HalfToFloats(sk.keys->half.data() + r * dim_, dst, dim_, isa);
+            kp.push_back(dst);
+          } else {
+            kp.push_back(sk.keys->data.data() + r * dim_);
+          }
+          col.push_back(colOf_[sl]);
         }
-        col.push_back(colOf_[sl]);
-      }
-      const int64_t nk = static_cast<int64_t>(col.size());
-      if (nk == 0) continue;
-      const int64_t r0 = rowsAt(c), nr = rowCount(c);
-      rp.resize(static_cast<size_t>(nr));
-      for (int64_t i = 0; i < nr; ++i) rp[i] = q + int64_t(rowsOf[r0 + i]) * dim_;
-      const int64_t P = ScanPanelRows(isa, nr);
-      const int64_t ldS = (nr + P - 1) / P * P;
-      Rp.resize(static_cast<size_t>(ldS * dim_));
-      ScanPackRows(isa, rp.data(), nr, dim_, Rp.data());
-      S.resize(static_cast<size_t>(nk * ldS));
-      ScanList(isa, kp.data(), nk, Rp.data(), nr, dim_, zero.data(), S.data());
-      scored[t] += nr * nk;
-      bool ok = true;
-      for (int64_t i = 0; i < nr; ++i) {
-        const int32_t row = rowsOf[r0 + i];
-        Cand* e = tk + int64_t(row) * kk;
-        int32_t& n = cnt[row];
-        const float* sv = S.data() + i;
-        for (int64_t j = 0; j < nk; ++j) {
-          const float v = sv[j * ldS];
-          ok &= std::fabs(v) <= FLT_MAX;
-          Offer(e, n, kk, v, col[j]);
+        const int64_t nk = static_cast<int64_t>(col.size());
+        if (nk == 0) continue;
+        const int64_t r0 = m.start[c], nr = m.start[c + 1] - r0;
+        rp.resize(static_cast<size_t>(nr));
+        for (int64_t i = 0; i < nr; ++i) rp[i] = q + int64_t(m.rows[r0 + i]) * dim_;
+        const int64_t P = ScanPanelRows(isa, nr);
+        const int64_t ldS = (nr + P - 1) / P * P;
+        Rp.resize(static_cast<size_t>(ldS * dim_));
+        ScanPackRows(isa, rp.data(), nr, dim_, Rp.data());
+        Sc.resize(static_cast<size_t>(nk * ldS));
+        ScanList(isa, kp.data(), nk, Rp.data(), nr, dim_, zero.data(), Sc.data());
+        scored[th] += nr * nk;
+        bool ok = true;
+        for (int64_t i = 0; i < nr; ++i) {
+          const int32_t row = m.rows[r0 + i];
+          Cand* e = tk + int64_t(row) * kk;
+          int32_t& n = cnt[row];
+          const float* sv = Sc.data() + i;
+          for (int64_t j = 0; j < nk; ++j) {
+            const float v = sv[j * ldS];
+            ok &= std::fabs(v) <= FLT_MAX;
+            Offer(e, n, kk, v, col[j]);
+          }
         }
+        if (!ok) finite[th] = 0;
       }
-      if (!ok) finite[t] = 0;
+    });
+    scanMs += MsSince(t1);
+  };
+  // a row's top k so far: the threads' offers merged, skills without keys at -1
+  std::vector<Cand> merged(static_cast<size_t>(kk));
+  const auto mergeRow = [&](int64_t i) {
+    int32_t n = 0;
+    for (unsigned th = 0; th < nt; ++th) {
+      const Cand* e = top[th].data() + i * kk;
+      for (int32_t j = 0; j < count[th][i]; ++j) Offer(merged.data(), n, kk, e[j].v, e[j].col);
     }
-  });
-  if (Stopped(stop)) Aborted();
+    for (int32_t c : emptyCols_) Offer(merged.data(), n, kk, -1.f, c);
+    return n;
+  };
+
+  if (!prune || S.empty()) {
+    Csr m = csr(probed);
+    st.probeMs = MsSince(t0) - st.centroidMs;
+    scan(m);
+  } else {
+    // The bound: a key k of list c scores q·k ≤ q·c + |q|·|k − c| ≤ S[i][c] + |q_i|·radius_[c] (+ the
+    // float error of both products, `slack`). Seed: each row's kPruneSeed best probed lists; θ_i, the
+    // k-th best of row i's offers then (skills without keys at -1), is at most its final k-th best, so
+    // a list whose bound stays below θ_i holds no key that could enter row i's top k or raise a skill
+    // in it: skipped, with the same result as scanning it.
+    std::vector<double> qn(static_cast<size_t>(nq));
+    for (int64_t i = 0; i < nq; ++i) {
+      double ss = 0;
+      for (int64_t d = 0; d < dim_; ++d) ss += double(q[i * dim_ + d]) * double(q[i * dim_ + d]);
+      qn[i] = std::sqrt(ss);
+    }
+    // seeds: the row's kPruneSeed best probed lists by score (ties to the lower)
+    const int64_t seedN = std::min<int64_t>(kPruneSeed, np);
+    std::vector<int32_t> seed(static_cast<size_t>(nq * seedN));
+    {
+      const unsigned ns = static_cast<unsigned>(std::min<int64_t>(threads, nq));
+      Parallel(ns, [&](unsigned th) {
+        std::vector<int32_t> cand;
+        for (int64_t i = nq * th / ns; i < nq * (th + 1) / ns; ++i) {
+          const float* s = S.data() + i * nc_;
+          if (probeAll) {
+            cand.resize(static_cast<size_t>(nc_));
+            std::iota(cand.begin(), cand.end(), 0);
+          } else {
+            cand.assign(probe.begin() + probeAt[i], probe.begin() + probeAt[i + 1]);
+          }
+          std::partial_sort(cand.begin(), cand.begin() + seedN, cand.end(),
+                            [s](int32_t a, int32_t b) { return s[a] > s[b] || (s[a] == s[b] && a < b); });
+          std::copy(cand.begin(), cand.begin() + seedN, seed.begin() + i * seedN);
+        }
+      });
+    }
+    Csr first = csr([&](auto&& f) {
+      for (int64_t i = 0; i < nq; ++i)
+        for (int64_t j = 0; j < seedN; ++j) f(static_cast<int32_t>(i), seed[i * seedN + j]);
+    });
+    st.probeMs = MsSince(t0) - st.centroidMs;
+    scan(first);
+    if (Stopped(stop)) Aborted("key IVF glance");
+    const auto t2 = std::chrono::steady_clock::now();
+    std::vector<float> theta(static_cast<size_t>(nq), -std::numeric_limits<float>::infinity());
+    for (int64_t i = 0; i < nq; ++i)
+      if (mergeRow(i) == kk) theta[i] = merged[kk - 1].v;
+    // the float error of a computed product ≤ dim·2⁻²³·|a|·|b| (generous: the FMA chains and block
+    // sums of both the centroid score and the key score)
+    const double eps = double(dim_) * 2.4e-7;
+    std::vector<char> seen(static_cast<size_t>(nc_), 0);
+    Csr rest = csr([&](auto&& f) {
+      for (int64_t i = 0; i < nq; ++i) {
+        for (int64_t j = 0; j < seedN; ++j) seen[seed[i * seedN + j]] = 1;
+        const float* s = S.data() + i * nc_;
+        const double th = theta[i];
+        const auto visit = [&](int32_t l) {
+          if (seen[l]) return;
+          const double bound = double(s[l]) + qn[i] * double(radius_[l]);
+          const double slack = eps * qn[i] * (2.0 * double(centNorm_[l]) + double(radius_[l])) + 1e-30;
+          if (!(bound + slack < th)) f(static_cast<int32_t>(i), l);  // NaN: kept
+        };
+        if (probeAll) {
+          for (int64_t l = 0; l < nc_; ++l) visit(static_cast<int32_t>(l));
+        } else {
+          for (int64_t j = probeAt[i]; j < probeAt[i + 1]; ++j) visit(probe[j]);
+        }
+        for (int64_t j = 0; j < seedN; ++j) seen[seed[i * seedN + j]] = 0;
+      }
+    });
+    st.probeMs += MsSince(t2);
+    scan(rest);
+  }
+  if (Stopped(stop)) Aborted("key IVF glance");
   for (char f : finite)
     if (!f) throw Failure(Code::INVALID_ARGUMENT, "key IVF glance: a score came out non-finite");
-  for (int64_t s : scored) st.scored += s;
-  st.scanMs = MsSince(t0);
+  for (int64_t x : scored) st.scored += x;
+  st.scanMs = scanMs;
 
   // 3. Per row: the threads' top k merged, skills without keys at -1, then the vote in row order.
   t0 = std::chrono::steady_clock::now();
-  std::vector<Cand> merged(static_cast<size_t>(kk));
   double W = 0.0;
   for (int64_t i = 0; i < nq; ++i) W += w[i];
   std::vector<double> acc(static_cast<size_t>(nCols), 0.0);
   for (int64_t i = 0; i < nq; ++i) {
-    int32_t n = 0;
-    for (unsigned t = 0; t < nt; ++t) {
-      const Cand* e = top[t].data() + i * kk;
-      for (int32_t j = 0; j < count[t][i]; ++j) Offer(merged.data(), n, kk, e[j].v, e[j].col);
-    }
-    for (int32_t c : emptyCols_) Offer(merged.data(), n, kk, -1.f, c);
+    const int32_t n = mergeRow(i);
     const double wi = w[i];
     if (wi == 0.0) continue;
     for (int32_t j = 0; j < n; ++j) acc[merged[j].col] += wi * double(merged[j].v);

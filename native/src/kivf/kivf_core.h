@@ -58,6 +58,17 @@ struct TrainOptions {
 // probing every list stays exact.
 constexpr int64_t kTwoLevelFrom = 1024;
 constexpr int64_t kGroupProbe = 4;
+// The list bound (Glance's prune): a key k of list c scores, against row q, at most
+// q·c + |q|·radius(c), radius(c) the farthest of c's keys from c. Each row first scans its
+// kPruneSeed best lists; the k-th best of its top k then is a floor under its final k-th best, and a
+// list whose bound stays below it (with the products' float error) cannot change the row's top k.
+constexpr int64_t kPruneSeed = 8;
+// The two-level probe (opt-in, Glance's probeGroups = t): a row scores the G coarse centroids, then
+// only the fine centroids of its t best groups, and probes the nprobe best of those: rows ×
+// (G + t·C/G) products instead of rows × C. A list the flat probe would pick is missed when its
+// group ranks below t, and on real banks it often does: task rows are not keys, and the groups are
+// wide (bench/results/2026-11-29-cpu-kivf2). Probing every list (nprobe ≥ centroids) scores no
+// centroid at all, so it stays exact either way.
 
 struct SyncStats {
   int64_t added = 0, removed = 0, assignedRows = 0;
@@ -65,7 +76,7 @@ struct SyncStats {
 };
 
 struct SearchStats {
-  int64_t lists = 0;          // lists probed by some row
+  int64_t lists = 0;          // lists scanned (with the list bound, per pass: a list may count twice)
   int64_t scored = 0;         // (row, key) pairs scored
   int64_t bankRows = 0;       // keys indexed (live)
   double centroidMs = 0, probeMs = 0, scanMs = 0, voteMs = 0;
@@ -87,7 +98,8 @@ class Index {
   int64_t trainedRows() const { return trainedRows_; }
   double trainMeanSim() const { return trainSim_; }
   double meanSim() const { return liveRows_ > 0 ? liveSim_ / double(liveRows_) : 0.0 / 0.0; }
-  // Native memory the index holds beyond the bank's keys (centroids, lists, key → skill, slots).
+  // Native memory the index holds beyond the bank's keys (centroids, lists, key → skill, slots, list
+  // radii, the glance's kept score buffer).
   int64_t bytes() const;
 
   void Train(const bank::Snapshot& s, bool halfKeys, const TrainOptions& o, Isa isa, unsigned threads,
@@ -115,10 +127,18 @@ class Index {
   int64_t Load(const bank::Snapshot& s, bool halfKeys, const int32_t* handles, int64_t n, const int32_t* offsets,
                const int32_t* codes, int64_t nCodes, const double* simSums);
 
-  // The key IVF glance over the indexed skills (call Sync first). q: nq × dim; w: nq weights
-  // (finite, ≥ 0, positive sum); k ≥ 1; nprobe ≥ 1 (≥ centroids: exact).
+  // The key IVF glance over the indexed skills (call Sync first; one glance at a time: it reuses the
+  // index's score buffer). q: nq × dim; w: nq weights
+  // (finite, ≥ 0, positive sum); k ≥ 1; nprobe ≥ 1 (≥ centroids: exact). probeGroups (two-level
+  // indexes only): the coarse groups whose fine centroids a row scores (≥ G: every group, the same
+  // lists as the flat probe); 0: the flat probe, every centroid scored.
   SearchResult Glance(const float* q, int64_t nq, const float* w, int64_t k, int64_t nprobe, Isa isa,
-                      unsigned threads, SearchStats* stats = nullptr, const std::atomic<bool>* stop = nullptr) const;
+                      unsigned threads, SearchStats* stats = nullptr, const std::atomic<bool>* stop = nullptr,
+                      int64_t probeGroups = 0, bool prune = false) const;
+  // prune: the list bound (kPruneSeed): lists that cannot hold a key of a row's top k are skipped
+  // for that row, the result unchanged (bit for bit); it scores every centroid (probeGroups unused).
+  // The groups a row probes given Glance's probeGroups (0: the flat probe: a flat index or probeGroups 0).
+  int64_t ProbeGroups(int64_t probeGroups) const;
 
  private:
   struct Slot {
@@ -139,9 +159,23 @@ class Index {
   std::vector<float> cent_;
   std::vector<float> coarse_;          // G × dim (two-level only; empty: flat)
   std::vector<int64_t> groupStart_;    // G + 1: group g's fine centroids are [groupStart_[g], groupStart_[g+1])
+  // The two-level probe (above): row i probes probe[probeAt[i] … probeAt[i + 1]) (probeAt:
+  // nq + 1 values, probeAt[0] = 0), its np best fine centroids among its t best groups'.
+  void ProbeTwoLevel(const float* q, int64_t nq, int64_t np, int64_t t, std::vector<int64_t>& probeAt,
+                     std::vector<int32_t>& probe, Isa isa, unsigned threads, SearchStats& st) const;
   // The nearest centroid of each of n rows (flat, or two-level as above) and its inner product.
   void AssignRows(const float* x, int64_t n, int32_t* code, float* score, Isa isa, unsigned threads,
                   const std::atomic<bool>* stop) const;
+  // Per list, a float upper bound on |key − centroid| over its keys (widened as keys arrive, never
+  // narrowed: removed keys leave it an upper bound; measured anew after Load); the centroids' norms.
+  std::vector<float> radius_, centNorm_;
+  // Glance's nq × C centroid scores, kept from glance to glance: first touching a fresh buffer of
+  // that size (40 MB at 1,208 rows × 8,194 centroids) cost this machine 5-8× the GEMM that fills it.
+  // So one glance at a time per index (the N-API layer holds the index's mutex).
+  mutable std::vector<float> scores_;
+  bool radiusStale_ = false;
+  void Widen(int32_t c, const float* key);
+  void Radii(Isa isa);
   int64_t trainedRows_ = 0;
   double trainSim_ = 0;
   std::vector<Slot> slots_;

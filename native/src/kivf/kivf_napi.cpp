@@ -16,6 +16,7 @@
 
 #include "bank/bank.h"
 #include "bank/bank_core.h"
+#include "common/index_napi.h"
 #include "common/napi_args.h"
 #include "common/worker.h"
 #include "kivf/kivf.h"
@@ -26,16 +27,13 @@ namespace {
 
 constexpr napi_type_tag kKeyIvfTag = {0x67617665'6c6b6976ull, 0x5f1d2c3b'4a596877ull};
 
-struct Held {
-  std::mutex mu;
-  kivf::Index index;
-  explicit Held(int64_t dim) : index(dim) {}
-};
+using Held = HeldIndex<kivf::Index>;
 
 struct GlanceOut {
   kivf::SyncStats sync;
   kivf::SearchStats stats;
   kivf::SearchResult r;
+  int64_t groups = 0;  // the coarse groups a row probed (0: the flat probe)
 };
 
 Napi::Object SyncToJs(Napi::Env env, const kivf::SyncStats& s) {
@@ -74,11 +72,7 @@ class NativeKeyIvf : public Napi::ObjectWrap<NativeKeyIvf> {
   }
 
   static std::shared_ptr<const bank::Snapshot> SnapshotOf(const Napi::Value& v, const Held& h, bool& halfKeys) {
-    bank::Bank& b = UnwrapBank(v, "bank");
-    if (b.dim() != h.index.dim())
-      Bad("bank dim (" + std::to_string(b.dim()) + ") differs from the index's (" + std::to_string(h.index.dim()) + ")");
-    halfKeys = b.halfKeys();
-    return b.Current();
+    return BankSnapshotFor(v, h.index.dim(), halfKeys);
   }
 
   // train(bank, { centroids?, iters?, sample?, seed?, groups? }): Promise<{ added, removed, assignedRows, ms }>
@@ -137,9 +131,9 @@ class NativeKeyIvf : public Napi::ObjectWrap<NativeKeyIvf> {
     });
   }
 
-  // glance(bank, queries, weights, k, nprobe): Promise<{ g, handles, lists, scored, bankRows,
-  //   centroidMs, probeMs, scanMs, voteMs, sync }> — syncs to the bank first; nprobe ≥ centroids
-  //   is the exact glance, bit for bit.
+  // glance(bank, queries, weights, k, nprobe, probeGroups?, prune?): Promise<{ g, handles, lists, probeGroups,
+  //   scored, bankRows, centroidMs, probeMs, scanMs, voteMs, sync }> — syncs to the bank first;
+  //   nprobe ≥ centroids is the exact glance, bit for bit.
   Napi::Value Glance(const Napi::CallbackInfo& info) {
     return GuardAsync(info, "NativeKeyIvf.glance", [&]() -> Napi::Value {
       Held& h = Use(info);
@@ -150,6 +144,11 @@ class NativeKeyIvf : public Napi::ObjectWrap<NativeKeyIvf> {
       Napi::Float32Array weights = Float32Arg(info[2], "weights");
       const int64_t k = IntArg(info[3], "k", 1);
       const int64_t nprobe = IntArg(info[4], "nprobe", 1);
+      // probeGroups (optional): 0 the flat probe, else the coarse groups a row scores (two-level)
+      const int64_t probeGroups =
+          info.Length() > 5 && !info[5].IsUndefined() ? IntArg(info[5], "probeGroups", 0, 1 << 20) : 0;
+      // prune (optional): the list bound
+      const bool prune = info.Length() > 6 && info[6].IsBoolean() && info[6].As<Napi::Boolean>().Value();
       const int64_t dim = h.index.dim();
       const int64_t nq = kernels::CheckQueries(queries.Data(), int64_t(queries.ElementLength()), dim);
       kernels::CheckWeights(weights.Data(), int64_t(weights.ElementLength()), nq);
@@ -159,12 +158,13 @@ class NativeKeyIvf : public Napi::ObjectWrap<NativeKeyIvf> {
       auto held = held_;
       return PromiseWorker<GlanceOut>::Start(
           info.Env(),
-          [held, snap, half, q, w, nq, k, nprobe, isa]() {
+          [held, snap, half, q, w, nq, k, nprobe, probeGroups, prune, isa]() {
             std::lock_guard<std::mutex> lock(held->mu);
             if (held->index.centroids() == 0) throw Failure(Code::INVALID_ARGUMENT, "the key IVF is not trained");
             GlanceOut out;
             out.sync = held->index.Sync(*snap, half, isa, 0);
-            out.r = held->index.Glance(q->data(), nq, w->data(), k, nprobe, isa, 0, &out.stats);
+            out.r = held->index.Glance(q->data(), nq, w->data(), k, nprobe, isa, 0, &out.stats, nullptr, probeGroups, prune);
+            out.groups = prune ? 0 : held->index.ProbeGroups(probeGroups);
             return out;
           },
           [](Napi::Env env, GlanceOut& out) -> Napi::Value {
@@ -172,6 +172,7 @@ class NativeKeyIvf : public Napi::ObjectWrap<NativeKeyIvf> {
             o.Set("g", ToTyped(env, out.r.g));
             o.Set("handles", ToTyped(env, out.r.handles));
             o.Set("lists", double(out.stats.lists));
+            o.Set("probeGroups", double(out.groups));
             o.Set("scored", double(out.stats.scored));
             o.Set("bankRows", double(out.stats.bankRows));
             o.Set("centroidMs", out.stats.centroidMs);
