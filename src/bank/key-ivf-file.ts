@@ -1,0 +1,209 @@
+/**
+ * The key IVF's file in a bank folder (`key-ivf.bin`, src/util/framed-file.ts's framing): written whole
+ * or not at all, loaded and matched to the bank by skill id and content hash, rebuilt (or, with
+ * `build: false`, left absent) when missing, corrupt or stale. The index itself: key-ivf.ts.
+ *
+ * @module
+ */
+import { readFile } from "node:fs/promises";
+import { GavelError } from "../errors.js";
+import { readFramedFile, writeFramedFile } from "../util/framed-file.js";
+import type { KeyBank } from "./key-bank.js";
+import { KeyIvf, type KeyIvfTrainOptions } from "./key-ivf.js";
+
+/** The first bytes of a key IVF file. */
+const MAGIC = "GVLKIV01";
+
+/** One indexed skill as the file names it: its id and content hash in the bank. */
+export interface KeyIvfSkill {
+  id: string;
+  contentHash: string;
+}
+
+/**
+ * Writes the index to `path` whole or not at all (temp file, fsync, rename, directory fsync): the
+ * centroids and every skill's key codes under its id and content hash (`skillOf(handle)`; skills it
+ * returns nothing for are left out), then a SHA-256 of everything before it. A cache: the bank
+ * stays the truth.
+ */
+export async function saveKeyIvf(path: string, index: KeyIvf, skillOf: (handle: number) => KeyIvfSkill | undefined): Promise<void> {
+  const e = index.exportCodes();
+  const s = index.stats();
+  const ids: string[] = [], hashes: string[] = [];
+  const offsets: number[] = [0], sims: number[] = [];
+  const parts32: Int32Array[] = [];
+  let nCodes = 0;
+  for (let i = 0; i < e.handles.length; i++) {
+    const skill = skillOf(e.handles[i]);
+    if (!skill) continue;
+    ids.push(skill.id);
+    hashes.push(skill.contentHash);
+    const c = e.codes.subarray(e.offsets[i], e.offsets[i + 1]);
+    parts32.push(c);
+    nCodes += c.length;
+    offsets.push(nCodes);
+    sims.push(e.simSums[i]);
+  }
+  const codes = new Int32Array(nCodes);
+  let at = 0;
+  for (const c of parts32) {
+    codes.set(c, at);
+    at += c.length;
+  }
+  const header = {
+    version: 1, dim: index.dim, centroids: s.centroids, groups: Math.max(0, e.groupStart.length - 1), trainedRows: s.trainedRows, trainMeanSim: s.trainMeanSim,
+    skills: ids.length, codes: nCodes, ids, hashes,
+  };
+  await writeFramedFile(path, MAGIC, header, [e.centroids, e.coarse, e.groupStart, Int32Array.from(offsets), codes, Float64Array.from(sims)]);
+}
+
+/**
+ * How {@link openKeyIvf} got the index: loaded from the file, rebuilt from the bank, or (with
+ * `build: false`) absent: the file could not serve and nothing was trained.
+ */
+export type KeyIvfOpenOutcome =
+  | { kind: "loaded"; kept: number; assigned: number; dropped: number }
+  | { kind: "rebuilt" | "absent"; reason: "missing" | "corrupt" | "stale"; detail: string };
+
+/**
+ * The key IVF for `bank` from the file at `path`, or rebuilt from the bank (and written back) when
+ * the file is missing, corrupt (magic, truncation, checksum, malformed header or payload) or stale
+ * (another dim, or centroids the bank outgrew: {@link KeyIvf.needsRetrain}). A loaded file's skills
+ * are matched to the bank by id and content hash (`handleOf`); skills it lacks, holds under another
+ * content or with another key count are assigned anew, skills the bank does not hold are dropped.
+ * `save: false` writes nothing back (a read-only reader of the bank). `build: false` trains nothing:
+ * where the index would be rebuilt, `index` is null and the outcome `absent` (a reader that falls
+ * back to the exact glance rather than train on a route).
+ *
+ * @throws GavelError `INVALID_ARGUMENT` when the bank holds no key (nothing to train on); file
+ *   system errors other than a missing file.
+ */
+export async function openKeyIvf(
+  path: string,
+  bank: KeyBank,
+  handleOf: (skill: KeyIvfSkill) => number | undefined,
+  skillOf: (handle: number) => KeyIvfSkill | undefined,
+  options?: KeyIvfTrainOptions,
+  flags?: { save?: boolean; build?: true },
+): Promise<{ index: KeyIvf; outcome: KeyIvfOpenOutcome }>;
+export async function openKeyIvf(
+  path: string,
+  bank: KeyBank,
+  handleOf: (skill: KeyIvfSkill) => number | undefined,
+  skillOf: (handle: number) => KeyIvfSkill | undefined,
+  options: KeyIvfTrainOptions,
+  flags: { save?: boolean; build: boolean },
+): Promise<{ index: KeyIvf | null; outcome: KeyIvfOpenOutcome }>;
+export async function openKeyIvf(
+  path: string,
+  bank: KeyBank,
+  handleOf: (skill: KeyIvfSkill) => number | undefined,
+  skillOf: (handle: number) => KeyIvfSkill | undefined,
+  options: KeyIvfTrainOptions = {},
+  { save = true, build = true }: { save?: boolean; build?: boolean } = {},
+): Promise<{ index: KeyIvf | null; outcome: KeyIvfOpenOutcome }> {
+  const rebuild = async (reason: "missing" | "corrupt" | "stale", detail: string) => {
+    if (!build) return { index: null, outcome: { kind: "absent", reason, detail } as const };
+    const index = await KeyIvf.build(bank, options);
+    if (save) await saveKeyIvf(path, index, skillOf);
+    return { index, outcome: { kind: "rebuilt", reason, detail } as const };
+  };
+  let bytes: Buffer;
+  try {
+    bytes = await readFile(path);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ENOENT") return rebuild("missing", `${path} does not exist`);
+    throw err;
+  }
+  const parsed = parseKeyIvfFile(bytes);
+  if (typeof parsed === "string") return rebuild("corrupt", parsed);
+  if (parsed.dim !== bank.dim) return rebuild("stale", `the file's dim (${parsed.dim}) differs from the bank's (${bank.dim})`);
+  let index: KeyIvf;
+  try {
+    index = KeyIvf._restore(bank.dim, parsed, parsed.trainedRows, parsed.trainMeanSim);
+  } catch (err) {
+    if (err instanceof GavelError && err.code === "INVALID_ARGUMENT") return rebuild("corrupt", err.message);
+    throw err;
+  }
+  const held = new Set(bank.handles());
+  const take: number[] = [];
+  const handles: number[] = [];
+  for (let i = 0; i < parsed.ids.length; i++) {
+    const h = handleOf({ id: parsed.ids[i], contentHash: parsed.hashes[i] });
+    if (h === undefined || !held.has(h)) continue;
+    take.push(i);
+    handles.push(h);
+  }
+  // the file's skills the bank holds, in handle order, with their codes
+  const order = take.map((_, j) => j).sort((a, b) => handles[a] - handles[b]);
+  const offsets = new Int32Array(order.length + 1);
+  for (let j = 0; j < order.length; j++) {
+    const i = take[order[j]];
+    offsets[j + 1] = offsets[j] + parsed.offsets[i + 1] - parsed.offsets[i];
+  }
+  const codes = new Int32Array(offsets[order.length]);
+  const sims = new Float64Array(order.length);
+  for (let j = 0; j < order.length; j++) {
+    const i = take[order[j]];
+    codes.set(parsed.codes.subarray(parsed.offsets[i], parsed.offsets[i + 1]), offsets[j]);
+    sims[j] = parsed.sims[i];
+  }
+  const kept = index._load(bank, Int32Array.from(order.map((j) => handles[j])), offsets, codes, sims);
+  const sync = await index.sync(bank);
+  if (index.needsRetrain()) return rebuild("stale", "the bank outgrew the centroids (growth or drift past the retrain bounds)");
+  if (save && (sync.added > 0 || parsed.ids.length !== kept)) await saveKeyIvf(path, index, skillOf);
+  return { index, outcome: { kind: "loaded", kept, assigned: sync.added, dropped: parsed.ids.length - kept } };
+}
+
+interface ParsedKeyIvf {
+  dim: number;
+  trainedRows: number;
+  trainMeanSim: number;
+  ids: string[];
+  hashes: string[];
+  centroids: Float32Array;
+  coarse: Float32Array;
+  groupStart: Int32Array;
+  offsets: Int32Array;
+  codes: Int32Array;
+  sims: Float64Array;
+}
+
+/** The file's content, or why it is corrupt. */
+function parseKeyIvfFile(bytes: Buffer): ParsedKeyIvf | string {
+  const framed = readFramedFile(bytes, MAGIC, "key IVF");
+  if (typeof framed === "string") return framed;
+  const h = framed.header;
+  const int = (v: unknown, min: number) => typeof v === "number" && Number.isInteger(v) && v >= min;
+  if (h.version !== 1 || !int(h.dim, 1) || !int(h.centroids, 1) || !int(h.groups, 0) || !int(h.trainedRows, 0) || typeof h.trainMeanSim !== "number" || !int(h.skills, 0) || !int(h.codes, 0)) {
+    return "malformed header";
+  }
+  const dim = h.dim as number, nc = h.centroids as number, G = h.groups as number, skills = h.skills as number, nCodes = h.codes as number;
+  const ids = h.ids, hashes = h.hashes;
+  if (!Array.isArray(ids) || !Array.isArray(hashes) || ids.length !== skills || hashes.length !== skills || !ids.every((x) => typeof x === "string") || !hashes.every((x) => typeof x === "string")) {
+    return "malformed header";
+  }
+  const gs = G > 0 ? G + 1 : 0;
+  const need = nc * dim * 4 + G * dim * 4 + gs * 4 + (skills + 1) * 4 + nCodes * 4 + skills * 8;
+  const payload = framed.payload; // a copy, aligned for the typed views
+  if (payload.length !== need) return "payload size does not match the header";
+  let at = 0;
+  const f32 = (n: number) => {
+    const v = new Float32Array(payload.buffer, at, n);
+    at += n * 4;
+    return v;
+  };
+  const i32 = (n: number) => {
+    const v = new Int32Array(payload.buffer, at, n);
+    at += n * 4;
+    return v;
+  };
+  const centroids = f32(nc * dim), coarse = f32(G * dim), groupStart = i32(gs), offsets = i32(skills + 1), codes = i32(nCodes);
+  const sims = new Float64Array(payload.slice(at, at + skills * 8).buffer);
+  if (offsets[0] !== 0 || offsets[skills] !== nCodes) return "code offsets out of range";
+  for (let i = 0; i < skills; i++) if (offsets[i + 1] < offsets[i]) return "code offsets out of range";
+  for (const c of codes) if (c < 0 || c >= nc) return "a code out of range";
+  for (const x of centroids) if (!Number.isFinite(x)) return "a centroid is not finite";
+  for (const x of coarse) if (!Number.isFinite(x)) return "a centroid is not finite";
+  return { dim, trainedRows: h.trainedRows as number, trainMeanSim: h.trainMeanSim, ids: ids as string[], hashes: hashes as string[], centroids, coarse, groupStart, offsets, codes, sims };
+}
