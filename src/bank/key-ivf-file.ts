@@ -8,17 +8,15 @@
 import { readFile } from "node:fs/promises";
 import { GavelError } from "../errors.js";
 import { readFramedFile, writeFramedFile } from "../util/framed-file.js";
+import type { IndexedSkill } from "./glance-index.js";
 import type { KeyBank } from "./key-bank.js";
 import { KeyIvf, type KeyIvfTrainOptions } from "./key-ivf.js";
 
 /** The first bytes of a key IVF file. */
 const MAGIC = "GVLKIV01";
 
-/** One indexed skill as the file names it: its id and content hash in the bank. */
-export interface KeyIvfSkill {
-  id: string;
-  contentHash: string;
-}
+/** One indexed skill as the file names it: its id and content hash in the bank (as the glance index's file does). */
+export type KeyIvfSkill = IndexedSkill;
 
 /**
  * Writes the index to `path` whole or not at all (temp file, fsync, rename, directory fsync): the

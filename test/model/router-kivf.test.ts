@@ -14,15 +14,21 @@ import { repoRoot } from "../helpers/paths.js";
 
 const tasks = (JSON.parse(readFileSync(join(repoRoot, "examples", "everyday-tasks.json"), "utf8")) as { task: string }[]).map((t) => t.task).slice(0, 5);
 
-function withKeyIvf<T>(mode: "on" | "off", f: () => Promise<T>): Promise<T> {
-  const before = process.env.GAVEL_KEY_IVF;
-  process.env.GAVEL_KEY_IVF = mode;
+function withEnv<T>(vars: Record<string, string>, f: () => Promise<T>): Promise<T> {
+  const before = Object.fromEntries(Object.keys(vars).map((k) => [k, process.env[k]]));
+  Object.assign(process.env, vars);
   resetConfig();
   return f().finally(() => {
-    if (before === undefined) delete process.env.GAVEL_KEY_IVF;
-    else process.env.GAVEL_KEY_IVF = before;
+    for (const [k, v] of Object.entries(before)) {
+      if (v === undefined) delete process.env[k];
+      else process.env[k] = v;
+    }
     resetConfig();
   });
+}
+
+function withKeyIvf<T>(mode: "on" | "off", f: () => Promise<T>): Promise<T> {
+  return withEnv({ GAVEL_KEY_IVF: mode }, f);
 }
 
 describe("the key IVF in the route", () => {
@@ -70,19 +76,6 @@ describe("the key IVF in the route", () => {
     expect(after.length).toBe(23);
   });
 });
-
-function withEnv<T>(vars: Record<string, string>, f: () => Promise<T>): Promise<T> {
-  const before = Object.fromEntries(Object.keys(vars).map((k) => [k, process.env[k]]));
-  Object.assign(process.env, vars);
-  resetConfig();
-  return f().finally(() => {
-    for (const [k, v] of Object.entries(before)) {
-      if (v === undefined) delete process.env[k];
-      else process.env[k] = v;
-    }
-    resetConfig();
-  });
-}
 
 // GAVEL_KEY_IVF=auto (the default) reads only an index an install wrote: a route never trains one.
 describe("the key IVF under auto", () => {
