@@ -19,10 +19,10 @@ import { UsageError } from "../usage-error.js";
 const READ_ONLY = { create: false } as const;
 
 /**
- * `op` answered by the bank's running `gavel serve` (milliseconds, no model load here), or null when
+ * `op` answered by the bank's running `gavel serve` (no model load here), or null when
  * none runs; the model flags are then the server's (as for `gavel route`).
  */
-async function viaServer<T>(bank: string | undefined, op: "glance-top" | "list", params: Record<string, unknown>): Promise<T | null> {
+async function viaServer<T>(bank: string | undefined, op: "glance-top" | "list" | "uninstall", params: Record<string, unknown>): Promise<T | null> {
   const served = await connectIfRunning({ bank: bankDir(bank) });
   if (!served) return null;
   try {
@@ -358,14 +358,8 @@ export const uninstall: Command = {
       return removed ? 0 : 1;
     };
     // a running server holds the bank: the uninstall goes through it instead of failing BANK_LOCKED
-    const served = await connectIfRunning({ bank: bankDir(values.bank) });
-    if (served) {
-      try {
-        return report((await served.request<{ removed: boolean }>("uninstall", { skill })).removed, true);
-      } finally {
-        served.close();
-      }
-    }
+    const served = await viaServer<{ removed: boolean }>(values.bank, "uninstall", { skill });
+    if (served) return report(served.removed, true);
     return withRouter(values, async (router) => report(await router.uninstall(skill), false), READ_ONLY);
   },
 };
