@@ -7,7 +7,7 @@
  *
  *   npm run bench -- route-rerank-real <bank> <tasks.jsonl> <library.jsonl[,…]> [--batches 6-10]
  *     [--limit N] [--budget-s S] [--model F] [--projections F] [--records F.jsonl]
- *     [--abstain-off] [--off-domain F.jsonl [--off-batches offhw6-offhw10]]
+ *     [--abstain-off] [--off-domain F.jsonl [--off-batches offhw6-offhw10]] [--shipped-only]
  *
  * `bank`: installed with the embedded default pair (as bench/results/2026-11-28-cpu-index-real/
  * README.md builds its 3,049-skill bank); `library`: the JSONL files installed there, read for the
@@ -20,6 +20,8 @@
  * pick a route makes whatever abstention says. `--off-domain`: prompts no skill serves
  * (bench/data/off-domain-prompts.jsonl; `--off-batches` picks the held-out ones, default
  * offhw6-offhw10), routed by the re-ranked route after the tasks: the share that loads a skill.
+ * `--shipped-only`: route each task with the shipped route alone (no first-stage route beside it), for
+ * the route's own latency where a route takes seconds (a large bank on the CPU).
  */
 import { createWriteStream } from "node:fs";
 import { cpus, loadavg } from "node:os";
@@ -48,6 +50,9 @@ const offBatches = flag("--off-batches", "offhw6,offhw7,offhw8,offhw9,offhw10").
 const abstainOffAt = argv.indexOf("--abstain-off");
 const abstainOff = abstainOffAt >= 0;
 if (abstainOff) argv.splice(abstainOffAt, 1);
+const shippedOnlyAt = argv.indexOf("--shipped-only");
+const shippedOnly = shippedOnlyAt >= 0;
+if (shippedOnly) argv.splice(shippedOnlyAt, 1);
 const [bankDir, tasksPath, libraryList] = argv;
 if (!bankDir || !tasksPath || !libraryList) {
   console.error("usage: npm run bench -- route-rerank-real <bank> <tasks.jsonl> <library.jsonl[,…]> [--batches 6-10] [--limit N] [--budget-s S]");
@@ -61,9 +66,11 @@ const projPath = projFlag || defaults.projections;
 const model = await Model.load(modelPath, { contextSize: 2048 });
 const shipped = await Projections.load(projPath);
 if (!shipped.rerank) throw new Error(`${projPath} carries no re-ranker`);
+const reranked = await Router.open(model, { projections: shipped, bankDir, readOnly: true, skillBudget: 512 });
+// the first stage's router only where it routes (a second copy of a large bank's keys otherwise)
 const routers = {
-  reranked: await Router.open(model, { projections: shipped, bankDir, readOnly: true, skillBudget: 512 }),
-  firstStage: await Router.open(model, { projections: shipped.withCalibration({ rerank: null }), bankDir, readOnly: true, skillBudget: 512 }),
+  reranked,
+  firstStage: shippedOnly ? reranked : await Router.open(model, { projections: shipped.withCalibration({ rerank: null }), bankDir, readOnly: true, skillBudget: 512 }),
 };
 const installed = new Set(routers.reranked.list().map((s) => s.id));
 const all = selectTasks(await loadTasks(tasksPath), { batches }).filter((t) => [...acceptedIds(t.gold_skill_ids, index)].some((id) => installed.has(id)));
@@ -81,7 +88,7 @@ for (const t of order) {
   if ((Date.now() - t0) / 1000 > budgetS) break;
   const gold = acceptedIds(t.gold_skill_ids, index);
   const rec: Record<string, unknown> = { id: t.id, batch: t.batch, gold: [...gold] };
-  for (const k of ["reranked", "firstStage"] as const) {
+  for (const k of shippedOnly ? (["reranked"] as const) : (["reranked", "firstStage"] as const)) {
     const s = performance.now();
     const r = await routers[k].route(t.text);
     const took = performance.now() - s;
@@ -101,7 +108,7 @@ for (const t of order) {
 }
 const p95 = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(0.95 * xs.length))];
 console.log(`${done} of ${order.length} tasks${done < order.length ? " (the budget stopped it)" : ""}`);
-for (const k of ["reranked", "firstStage"] as const) console.log(`${k}: Hit@1 ${(hits[k] / done).toFixed(3)} (abstentions as misses; abstained on ${abstained[k]}); route p50 ${median(ms[k]).toFixed(0)} ms, p95 ${p95(ms[k]).toFixed(0)} ms`);
+for (const k of shippedOnly ? (["reranked"] as const) : (["reranked", "firstStage"] as const)) console.log(`${k}: Hit@1 ${(hits[k] / done).toFixed(3)} (abstentions as misses; abstained on ${abstained[k]}); route p50 ${median(ms[k]).toFixed(0)} ms, p95 ${p95(ms[k]).toFixed(0)} ms`);
 if (abstainOff) console.log(`reranked, abstention off: Hit@1 ${(hits.rerankedNoAbstain / done).toFixed(3)}`);
 console.log(`the re-ranked route's verdict: p50 ${median(verdictMs).toFixed(0)} ms, p95 ${p95(verdictMs).toFixed(0)} ms; load ${loadavg().map((x) => x.toFixed(1)).join(" ")}`);
 if (offDomainPath) {
@@ -115,5 +122,5 @@ if (offDomainPath) {
   console.log(`off-domain prompts (${offBatches.join(",")}): ${loaded} of ${prompts.length} load a skill (${(loaded / Math.max(1, prompts.length)).toFixed(3)})`);
 }
 if (records) await new Promise<void>((res) => records.end(res));
-for (const r of Object.values(routers)) await r.close();
+for (const r of new Set(Object.values(routers))) await r.close();
 await model.dispose();

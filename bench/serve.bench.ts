@@ -42,6 +42,8 @@ const runs = Number(process.argv[2] ?? 40);
 const only = process.argv[3] ?? "";
 const levels = (process.argv[4] ?? "1,5,20,200").split(",").map(Number);
 const cli = resolve(process.argv[5] === undefined || process.argv[5] === "-" ? join(root, "dist", "cli", "gavel.js") : process.argv[5]);
+/** node's own flags for the server process only (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`, which NODE_OPTIONS refuses) */
+const serverNodeArgs = (process.env.BENCH_SERVE_NODE_ARGS ?? "").split(" ").filter((a) => a !== "");
 const serveArgs = (process.argv[6] ?? "").split(" ").filter((a) => a !== "");
 const env = { ...process.env, GAVEL_MODEL: "", GAVEL_PROJECTIONS: "", GAVEL_BANK: "" };
 const tasks = (JSON.parse(readFileSync(join(root, "examples", "demo-tasks.json"), "utf8")) as { task: string }[]).map((t) => t.task);
@@ -236,7 +238,7 @@ async function main() {
   console.log(`serve bench: ${cpus().length} × ${cpus()[0]?.model ?? "?"}, node ${process.version}, ${new Date().toISOString()}`);
   console.log(`  bank: examples/skills (24 skills), gavel-mini, context 2048, ${runs} runs each`);
   const noServer = only === "concurrency" || only === "hook" ? [] : await series(runs, async () => (await timed([bin, "hook", "claude-code"], JSON.stringify({ prompt: tasks[0], cwd: dir }))).ms);
-  const server: ChildProcess = spawn(process.execPath, [cli, "serve", "--bank", bank, "--context", "2048", ...serveArgs], { env, stdio: ["ignore", "pipe", "inherit"] });
+  const server: ChildProcess = spawn(process.execPath, [...serverNodeArgs, cli, "serve", "--bank", bank, "--context", "2048", ...serveArgs], { env, stdio: ["ignore", "pipe", "inherit"] });
   await new Promise<void>((res) => server.stdout!.on("data", (d: Buffer) => d.toString().includes("listening on") && res()));
   try {
     if (only === "concurrency") {
