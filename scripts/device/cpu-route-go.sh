@@ -1,22 +1,25 @@
 #!/usr/bin/env bash
 # The shipped route on the CPU over the whole benchmark library, on the device machine used as a large
-# CPU (no GPU code: the committed CPU prebuild). The 49 SWE-Skills-Bench golds and the 30,544 public
+# CPU (no GPU code: the committed CPU prebuilds, the loader choosing one as for a user). The 49 SWE-Skills-Bench golds and the 30,544 public
 # skills are installed from their full texts with every core (the install writes the key IVF, as a
 # user's install of ≥ 3,000 skills does), then the shipped route (bench/route-rerank-real.bench.ts
 # --shipped-only) runs pinned to two cores (`taskset -c 0,1`: the model's threads, the native kernels'
 # threads and libuv's pool all see two cores) over test tasks: with the key IVF (the default) and with
-# the exact glance (GAVEL_KEY_IVF=off), a record per task, so the picks can be compared. Last, the key
+# the exact glance (GAVEL_KEY_IVF=off), a record per task, so the picks can be compared, and the
+# examples' everyday requests (bench/route-prompts.bench.ts: the hook's decision and the full route). Last, the key
 # IVF's top-20 agreement with the exact glance on 40 validation tasks (bench/kivf.bench.ts real, every
 # core).
 #   here:   bash scripts/device/cpu-route-go.sh pack
-#             .device/cpu-a: node (xz), the runtime packages, dist, the CPU prebuild, gavel-mini and
-#                            the shipped projections, the benches bundled from this tree
+#             .device/cpu-a: node (xz), the runtime packages, dist, the CPU prebuilds, the benches
+#                            bundled from this tree
+#             .device/cpu-b: gavel-mini and the shipped projections
 #             .device/full:  the public library's full texts and the tasks (route-go.sh pack)
 #   device, back to back on one warm machine, the tree slimmed (bench/results, models, prebuilds moved
 #   out: DEVICE.md, "Carry"):
 #     1. carry [".device/cpu-a"]: bash scripts/device/cpu-route-go.sh stage
-#     2. carry [".device/full"]:  bash scripts/device/cpu-route-go.sh start    (detached; follows it)
-#     3. no carry:                bash scripts/device/cpu-route-go.sh wait     (again until it ends)
+#     2. carry [".device/cpu-b"]: bash scripts/device/cpu-route-go.sh stage   (64 MiB a call: two stages)
+#     3. carry [".device/full"]:  bash scripts/device/cpu-route-go.sh start   (detached; follows it)
+#     4. no carry:                bash scripts/device/cpu-route-go.sh wait    (again until it ends)
 #   Each call returns what is done so far in $OUT/cpu-route.tgz. The machine goes back after ~30 s
 #   without a call: issue each call as soon as the last returns.
 # Knobs: IVF_TASKS (40), EXACT_TASKS (12), SUBSETS ("": also banks of the first N skills, e.g.
@@ -29,33 +32,34 @@ H="$HOME/cpuroute"; G="$H/pkg"; R="$H/run"
 export PATH="$HOME/bin:$PATH"
 if [ "$mode" = pack ]; then
   set -e
-  A=.device/cpu-a; rm -rf "$A"; mkdir -p "$A/pkg/node_modules/@huggingface" "$A/pkg/bench" "$A/pkg/models"
+  A=.device/cpu-a; rm -rf "$A" .device/cpu-b; mkdir -p "$A/pkg/node_modules/@huggingface" "$A/pkg/bench" .device/cpu-b
   [ -f .device/node.xz ] || xz -T2 -c "$(readlink -f "$(which node)")" > .device/node.xz
   cp .device/node.xz "$A/"
   for p in yaml node-gyp-build; do cp -r "node_modules/$p" "$A/pkg/node_modules/"; done
   cp -r node_modules/@huggingface/jinja "$A/pkg/node_modules/@huggingface/"
   npx tsup >/dev/null
   cp -r dist "$A/pkg/dist" && find "$A/pkg/dist" -name '*.map' -delete
-  cp prebuilds/linux-x64/gavel-router.node "$A/gavel-router.node"
-  cp models/gavel-mini.gguf models/gavel-mini.projections.gguf "$A/pkg/models/"
-  cp package.json "$A/pkg/"
-  for b in route-rerank-real glance-index-real kivf; do
+  mkdir -p "$A/pkg/prebuilds" && cp -r prebuilds/linux-x64 prebuilds/linux-x64-avx512 "$A/pkg/prebuilds/"   # the loader picks one, as for a user
+  cp models/gavel-mini.gguf models/gavel-mini.projections.gguf .device/cpu-b/
+  cp package.json examples/demo-tasks.json examples/everyday-tasks.json "$A/pkg/"
+  for b in route-rerank-real route-prompts glance-index-real kivf; do
     npx esbuild "bench/$b.bench.ts" --bundle --platform=node --format=esm --packages=external \
       --outfile="$A/pkg/bench/$b.bench.mjs" --log-level=warning
   done
   bash scripts/device/route-go.sh pack >/dev/null
-  du -sh "$A" .device/full; exit 0
+  du -sh "$A" .device/cpu-b .device/full; exit 0
 fi
 if [ "$mode" = stage ]; then
   set -e
   mkdir -p "$HOME/bin" "$H" "$R"
   [ -x "$HOME/bin/node" ] || { xz -dc .device/cpu-a/node.xz > "$HOME/bin/node.tmp" && chmod +x "$HOME/bin/node.tmp" && mv "$HOME/bin/node.tmp" "$HOME/bin/node"; }
-  rm -rf "$G" && cp -r .device/cpu-a/pkg "$G" && cp .device/cpu-a/gavel-router.node "$H/"
+  if [ -d .device/cpu-a ]; then rm -rf "$G" && cp -r .device/cpu-a/pkg "$G"; fi
+  if [ -d .device/cpu-b ]; then mkdir -p "$G/models" && cp .device/cpu-b/* "$G/models/"; fi
   node --version; nproc; lscpu | grep -E "Model name|^CPU\(s\)|Thread|Flags" | cut -c1-160 | tee "$OUT/cpu.txt"
   free -g | tee -a "$OUT/cpu.txt"
   echo staged; exit 0
 fi
-export GAVEL_ADDON="$H/gavel-router.node" GAVEL_LOG=0
+export GAVEL_LOG=0
 alive() { [ -f "$R/pid" ] && kill -0 "$(cat "$R/pid")" 2>/dev/null; }
 if [ "$mode" = start ]; then
   F=.device/full
@@ -64,7 +68,7 @@ if [ "$mode" = start ]; then
   cat > "$R/chain.sh" <<EOF
 set -x
 cd "$G"
-export GAVEL_ADDON="$H/gavel-router.node" GAVEL_LOG=0
+export GAVEL_LOG=0
 A="--model $G/models/gavel-mini.gguf --projections $G/models/gavel-mini.projections.gguf --context 2048 --skill-budget 512"
 B="--model $G/models/gavel-mini.gguf --projections $G/models/gavel-mini.projections.gguf"
 L="$R/skills.jsonl,$R/mit-full.jsonl"
@@ -80,13 +84,18 @@ route_on() { # bank size, label, tasks, environment…
   env "\$@" taskset -c 0,1 node bench/route-rerank-real.bench.mjs $R/bank-\$n $R/tasks.jsonl \$L --batches 6-10 --limit \$k \
     --shipped-only \$B --records $R/route-\$n-\$label.jsonl > $R/route-\$n-\$label.txt 2>&1
 }
+prompts_on() { # bank size: the examples' requests, the hook's decision and the full route, pinned
+  taskset -c 0,1 node bench/route-prompts.bench.mjs $R/bank-\$1 demo-tasks.json,everyday-tasks.json --reps 3 \$B > $R/prompts-\$1.txt 2>&1
+}
 bank_of all
+prompts_on all
 route_on all ivf ${IVF_TASKS:-40}
 route_on all exact ${EXACT_TASKS:-12} GAVEL_KEY_IVF=off
 node bench/glance-index-real.bench.mjs $R/bank-all $R/tasks.jsonl \$L --batches 1-5 --limit 40 --cache $R/q30.bin --project-only > $R/project.txt 2>&1
 node bench/kivf.bench.mjs real $R/bank-all $R/q30.bin --tasks 40 --reps 1 --nprobe d > $R/kivf.txt 2>&1
 for n in ${SUBSETS:-}; do
-  bank_of \$n && route_on \$n ivf ${IVF_TASKS:-40} && route_on \$n exact ${EXACT_TASKS:-12} GAVEL_KEY_IVF=off
+  bank_of \$n && prompts_on \$n && route_on \$n ivf ${IVF_TASKS:-40}
+  [ \$n -lt 3000 ] || route_on \$n exact ${EXACT_TASKS:-12} GAVEL_KEY_IVF=off   # below 3,000 the default is the exact glance
 done
 echo chain-done
 EOF

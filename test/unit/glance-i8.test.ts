@@ -233,4 +233,28 @@ describe("KeyBank.glance with GAVEL_GLANCE_EXACT8=on: the same result as off, bi
         bank.dispose();
       }
     });
+  // Fewer skills than cores: each thread's share of the skills to quantise is cut by the threads that
+  // run (a bank of 5 on a machine of 6 or more cores once quantised none and read null blocks).
+  it("a bank of fewer skills than the machine's cores, k below the skill count", async () => {
+    const r = rng(SEED + 31);
+    const c = makeCase(r, 5, 12, 64, 9, false);
+    const bank = new KeyBank(c.dim, { keyType: "f32" });
+    try {
+      for (let s = 0; s < c.nSkills; s++) if (c.offsets[s + 1] > c.offsets[s]) bank.add(c.bank.slice(c.offsets[s] * c.dim, c.offsets[s + 1] * c.dim));
+      const run = async (setting: "on" | "off") => {
+        b.configure({ glanceDevice: "cpu", glanceExact8: setting });
+        try {
+          return await bank.glance(c.queries, { weights: c.weights, detail: 2, k: 2 });
+        } finally {
+          b.configure({ glanceDevice: config().glanceDevice, glanceExact8: config().glanceExact8 });
+        }
+      };
+      const off = await run("off"), on = await run("on");
+      expect(Array.from(bits(on.g))).toEqual(Array.from(bits(off.g)));
+      expect(Array.from(on.handles)).toEqual(Array.from(off.handles));
+      expect(Array.from(bits(on.m))).toEqual(Array.from(bits(off.m)));
+    } finally {
+      bank.dispose();
+    }
+  });
 });

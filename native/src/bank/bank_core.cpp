@@ -1,4 +1,5 @@
 // The in-memory bank's logic (see bank_core.h for the copy-on-write design).
+#include "common/cores.h"
 #include "bank/bank_core.h"
 
 #include <algorithm>
@@ -163,8 +164,9 @@ GlanceOut RunGlance(GlanceJob& job) {
     // The same glance through the int8 prefilter (bit for bit; kernels/i8_glance.h): g, and m and
     // argmax of the `detail` best columns.
     std::vector<const kernels::I8Skill*> i8(static_cast<size_t>(n));
-    const unsigned nt = std::max(1u, std::thread::hardware_concurrency());
-    Parallel(static_cast<unsigned>(std::min<int64_t>(nt, std::max<int64_t>(n, 1))), [&](unsigned t) {
+    // As many threads as skills at most; each thread's range is cut by the same count.
+    const unsigned nt = static_cast<unsigned>(std::min<int64_t>(CoresAvailable(), std::max<int64_t>(n, 1)));
+    Parallel(nt, [&](unsigned t) {
       for (int64_t s = n * t / nt; s < n * (t + 1) / nt; ++s) i8[s] = &I8Of(*cols.blocks[s], job.dim);
     });
     out.r = kernels::GlanceI8(job.queries.data(), job.nq, keys, i8.data(), job.dim, job.weights.data(), job.k,

@@ -8,6 +8,7 @@
 #include <string>
 #include <thread>
 
+#include "common/cores.h"
 #include "common/failure.h"
 
 namespace gavel {
@@ -25,7 +26,7 @@ inline double MsSince(std::chrono::steady_clock::time_point t0) {
 
 // The threads a job runs on: `threads`, or every core when 0.
 inline unsigned Threads(unsigned threads) {
-  return threads == 0 ? std::max(1u, std::thread::hardware_concurrency()) : threads;
+  return threads == 0 ? CoresAvailable() : threads;
 }
 
 }  // namespace gavel

@@ -1,4 +1,5 @@
 // The exact glance through an int8 prefilter (i8_glance.h says what is computed and why it is exact).
+#include "common/cores.h"
 #include "kernels/i8_glance.h"
 
 #include <algorithm>
@@ -269,7 +270,7 @@ void Stage1Skill(I8Isa isa, const I8Queries& Q, const I8Skill& sk, int64_t dim4,
   }
 }
 
-unsigned Threads(unsigned threads) { return threads == 0 ? std::max(1u, std::thread::hardware_concurrency()) : threads; }
+unsigned Threads(unsigned threads) { return threads == 0 ? CoresAvailable() : threads; }
 
 // Skills split over nt threads by keys (cut has nt + 1 entries).
 std::vector<int64_t> CutByWork(const std::vector<double>& prefix, unsigned nt) {

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "common/cores.h"
 #include "common/napi_args.h"
 #include "common/parallel.h"
 #include "common/worker.h"
@@ -60,7 +61,7 @@ struct I8Job {
     if (!quantise) return;
     i8.resize(static_cast<size_t>(nSkills));
     i8p.resize(static_cast<size_t>(nSkills));
-    const unsigned nt = std::max(1u, std::thread::hardware_concurrency());
+    const unsigned nt = CoresAvailable();
     Parallel(nt, [&](unsigned t) {
       for (int64_t s = nSkills * t / nt; s < nSkills * (t + 1) / nt; ++s)
         i8[s] = kernels::QuantizeSkill(half.empty() ? base[s] : nullptr, half.empty() ? nullptr : halfBase[s],

@@ -1,4 +1,5 @@
 // Dispatch, threading and the top-k vote around the ISA-specific inner loops of simd_body.inc.
+#include "common/cores.h"
 #include "kernels/kernels_core.h"
 
 #include "common/parallel.h"
@@ -226,7 +227,7 @@ GlanceResult Glance(const float* queries, int64_t nq, const SkillKeys& keys, int
   r.m.assign(cells, -std::numeric_limits<float>::infinity());
   r.argmax.assign(cells, -1);
   if (nSkills == 0 || nq == 0) return r;
-  if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
+  if (threads == 0) threads = CoresAvailable();
 
   // Max-sim, split by skill range with about the same number of keys per thread. Below ~4 MFLOP a
   // thread costs more to start than it saves.
@@ -296,7 +297,7 @@ std::vector<int64_t> TopColumns(const std::vector<float>& g, int64_t n) {
 
 void Vote(GlanceResult& r, int64_t nq, const int64_t* offsets, int64_t nSkills, const float* weights, int64_t k,
           unsigned threads, const std::atomic<bool>* stop) {
-  if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
+  if (threads == 0) threads = CoresAvailable();
   const unsigned nt = threads;
   r.g.assign(static_cast<size_t>(nSkills), 0.f);
   if (nSkills == 0 || nq == 0) return;
@@ -347,7 +348,7 @@ GlanceResult Glance(const float* queries, int64_t nq, const float* bank, const i
 void MatMulABt(const float* A, int64_t n, int64_t k, const float* B, int64_t m, float* C, Isa isa, unsigned threads) {
   std::fill(C, C + n * m, 0.f);
   if (n == 0 || m == 0 || k == 0) return;
-  if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
+  if (threads == 0) threads = CoresAvailable();
   const unsigned nt = 2.0 * double(n) * double(m) * double(k) < 4e6 ? 1u : threads;  // below ~4 MFLOP one thread
   // B packed once into column panels (shared, read-only), in parallel.
   const int64_t NR = PanelWidth(isa);
@@ -371,7 +372,7 @@ std::vector<float> ProjectNormalize(const float* H, int64_t n, int64_t inDim, co
                                     unsigned threads) {
   std::vector<float> Y(static_cast<size_t>(n * outDim), 0.f);
   if (n == 0) return Y;
-  if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
+  if (threads == 0) threads = CoresAvailable();
   const double flops = 2.0 * double(n) * double(inDim) * double(outDim);
   const unsigned nt = flops < 4e6 ? 1u : threads;
 

@@ -1,6 +1,7 @@
 // Loss, gradient and AdamW of the glance head's training (see train_core.h for the maths and the
 // CUDA-twin plan). The GEMMs are the kernels' one GEMM driver (kernels::MatMulABt, the projection's
 // too). Max-sim + argmax per task is the glance kernel itself (kernels::Glance with k = 1).
+#include "common/cores.h"
 #include "train/train_core.h"
 
 #include <algorithm>
@@ -27,7 +28,7 @@ using gavel::Parallel;
 using kernels::MatMulABt;
 
 unsigned Threads(unsigned threads, double flops) {
-  if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
+  if (threads == 0) threads = CoresAvailable();
   return flops < 4e6 ? 1u : threads;  // below ~4 MFLOP a thread costs more to start than it saves
 }
 
@@ -144,7 +145,7 @@ LossGrad LossAndGrad(const Batch& b, const float* Wq, const float* Ws, int64_t n
   const int64_t nTasks = b.nTasks(), nSkills = b.nSkills();
   const int64_t nQ = b.qOff[nTasks], nS = b.sOff[nSkills];
   const int64_t sWidth = keysGiven ? dim : nEmbd;
-  if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
+  if (threads == 0) threads = CoresAvailable();
   if (!AllFinite(Wq, dim * nEmbd) || (!keysGiven && !AllFinite(Ws, dim * nEmbd)))
     throw Failure(Code::INVALID_ARGUMENT, "the weights hold NaN or Infinity");
   if (!AllFinite(b.q.data(), nQ * nEmbd)) throw Failure(Code::INVALID_ARGUMENT, "queryStates hold NaN or Infinity");

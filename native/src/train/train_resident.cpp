@@ -1,4 +1,5 @@
 // See train_resident.h.
+#include "common/cores.h"
 #include "train/train_resident.h"
 
 #include <algorithm>
@@ -37,7 +38,7 @@ const float* HalfTable() {
 }
 
 unsigned Threads(unsigned threads, size_t n) {
-  if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
+  if (threads == 0) threads = CoresAvailable();
   return n < (size_t(1) << 18) ? 1u : std::min<unsigned>(threads, 16);
 }
 

@@ -1,0 +1,59 @@
+/**
+ * Everyday requests routed over an installed bank, warm: the hook's decision (`Router.route` with
+ * `verdict: false`, what `gavel serve` answers a `glance` request with) and the full default route,
+ * each prompt `reps` times after one warm-up, p50 / p95 over every call, and what each picked.
+ *
+ *   npm run bench -- route-prompts <bank> <prompts.json[,…]> [--reps 3] [--model F] [--projections F]
+ *
+ * `prompts.json`: a JSON array of `{ "task": string }` (examples/demo-tasks.json,
+ * examples/everyday-tasks.json). The bank is opened read-only with the embedded default pair unless
+ * `--model` / `--projections` name another; the glance takes whatever the bank offers (the key IVF an
+ * install wrote, on the CPU from GAVEL_KEY_IVF_FROM skills).
+ */
+import { readFileSync } from "node:fs";
+import { availableParallelism, cpus, loadavg } from "node:os";
+import { defaultModelPaths } from "../src/defaults.js";
+import { Model } from "../src/model/Model.js";
+import { Projections } from "../src/projections/projections.js";
+import { Router } from "../src/route/Router.js";
+import { median } from "./data.js";
+
+const argv = process.argv.slice(2);
+function flag(name: string, fallback: string): string {
+  const i = argv.indexOf(name);
+  return i >= 0 ? argv.splice(i, 2)[1] : fallback;
+}
+const reps = Number(flag("--reps", "3"));
+const defaults = defaultModelPaths();
+const modelPath = flag("--model", defaults.model);
+const projPath = flag("--projections", defaults.projections);
+const [bankDir, promptList] = argv;
+if (!bankDir || !promptList) {
+  console.error("usage: npm run bench -- route-prompts <bank> <prompts.json[,…]> [--reps 3] [--model F] [--projections F]");
+  process.exit(2);
+}
+const prompts = promptList.split(",").flatMap((f) => (JSON.parse(readFileSync(f, "utf8")) as { task: string }[]).map((p) => p.task));
+const model = await Model.load(modelPath, { contextSize: 2048 });
+const router = await Router.open(model, { projections: await Projections.load(projPath), bankDir, readOnly: true, skillBudget: 512 });
+console.log(`route-prompts: bank ${bankDir} (${router.list().length} skills), ${prompts.length} prompts × ${reps}; ${availableParallelism()} of ${cpus().length} cores (${cpus()[0]?.model}), node ${process.version}, ${new Date().toISOString()}, load ${loadavg()[0].toFixed(1)}`);
+const p95 = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(0.95 * xs.length))];
+const names = new Map(router.list().map((s) => [s.id, s.name]));
+for (const [label, options] of [["hook's decision (verdict off)", { verdict: false }], ["full route", {}]] as const) {
+  const ms: number[] = [];
+  const glanceMs: number[] = [];
+  const picks: string[] = [];
+  for (const p of prompts) {
+    await router.route(p, options); // warm-up
+    for (let i = 0; i < reps; i++) {
+      const t0 = performance.now();
+      const r = await router.route(p, options);
+      ms.push(performance.now() - t0);
+      glanceMs.push(r.timings.glanceMs);
+      if (i === 0) picks.push(r.abstained || r.skill === null ? "(declined)" : names.get(r.skill) ?? r.skill);
+    }
+  }
+  console.log(`${label}: p50 ${median(ms).toFixed(1)} ms, p95 ${p95(ms).toFixed(1)} ms (glance p50 ${median(glanceMs).toFixed(1)} ms; n = ${ms.length}; load ${loadavg()[0].toFixed(1)})`);
+  console.log(`  picks: ${picks.join(", ")}`);
+}
+await router.close();
+await model.dispose();
