@@ -23,7 +23,10 @@
 #   Each call returns what is done so far in $OUT/cpu-route.tgz. The machine goes back after ~30 s
 #   without a call: issue each call as soon as the last returns.
 # Knobs: IVF_TASKS (40), EXACT_TASKS (12), SUBSETS ("": also banks of the first N skills, e.g.
-# "1000 10000", routed the same way after the 30K runs).
+# "1000 10000", routed the same way after the 30K runs), INSTALL_JOBS (8) and INSTALL_THREADS (2).
+# On the CPU give the install the cores: INSTALL_THREADS=15 (a pass's threads; --jobs only keeps
+# skills in flight). With 2 it ran at 14 skills/s on 16 cores; with 15, 33 skills/s (2026-11-29).
+# Budget: the install takes ~12 min and the key IVF's training ~4 min on 16 cores, before any route.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 mode=${1:-wait}
@@ -41,7 +44,7 @@ if [ "$mode" = pack ]; then
   cp -r dist "$A/pkg/dist" && find "$A/pkg/dist" -name '*.map' -delete
   mkdir -p "$A/pkg/prebuilds" && cp -r prebuilds/linux-x64 prebuilds/linux-x64-avx512 "$A/pkg/prebuilds/"   # the loader picks one, as for a user
   cp models/gavel-mini.gguf models/gavel-mini.projections.gguf .device/cpu-b/
-  cp package.json examples/demo-tasks.json examples/everyday-tasks.json "$A/pkg/"
+  cp package.json CMakeLists.txt examples/demo-tasks.json examples/everyday-tasks.json "$A/pkg/"   # the package root: package.json beside CMakeLists.txt
   for b in route-rerank-real route-prompts glance-index-real kivf; do
     npx esbuild "bench/$b.bench.ts" --bundle --platform=node --format=esm --packages=external \
       --outfile="$A/pkg/bench/$b.bench.mjs" --log-level=warning
@@ -75,9 +78,9 @@ L="$R/skills.jsonl,$R/mit-full.jsonl"
 bank_of() { # n: a bank of the golds and the first n-49 public skills (n = all: every one)
   local n=\$1 b=$R/bank-\$1
   [ -f \$b.done ] && return 0
-  node dist/cli/gavel.js install $R/skills.jsonl --bank \$b --jobs 8 --threads 2 \$A > \$b.install.txt 2>&1 || return 1
+  node dist/cli/gavel.js install $R/skills.jsonl --bank \$b --jobs ${INSTALL_JOBS:-8} --threads ${INSTALL_THREADS:-2} \$A > \$b.install.txt 2>&1 || return 1
   if [ \$n = all ]; then src=$R/mit-full.jsonl; else src=$R/mit-\$n.jsonl; head -n \$((n - 49)) $R/mit-full.jsonl > \$src; fi
-  node dist/cli/gavel.js install \$src --bank \$b --jobs 8 --threads 2 \$A >> \$b.install.txt 2>&1 && touch \$b.done
+  node dist/cli/gavel.js install \$src --bank \$b --jobs ${INSTALL_JOBS:-8} --threads ${INSTALL_THREADS:-2} \$A >> \$b.install.txt 2>&1 && touch \$b.done
 }
 route_on() { # bank size, label, tasks, environment…
   local n=\$1 label=\$2 k=\$3; shift 3
