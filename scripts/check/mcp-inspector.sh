@@ -6,10 +6,11 @@
 # from the npm registry, installs examples/skills into a temp bank with the embedded gavel-mini pair
 # (context 2048), and runs one Inspector call per method: initialize, tools/list (and --strict),
 # tools/call of each tool (a good call, an unknown skill, a bad argument), resources/list,
-# resources/templates/list, resources/read (a skill, a traversal attempt), prompts/list, and, over HTTP,
-# a call without the token and one with a wrong token. Each answer is checked (tool names, output schemas,
-# the routed skill, the body read against load_skill's, the error codes, the Inspector's exit code); the
-# script exits 1 on the first wrong answer.
+# resources/templates/list, resources/read (a skill, a traversal attempt), prompts/list, prompts/get (a
+# skill, with a task, a traversal attempt), and, over HTTP, a call without the token and one with a wrong
+# token. Each answer is checked (tool names, output schemas, the routed skill, the body read against
+# load_skill's, the error codes, the Inspector's exit code); the script prints a line a check and exits 1
+# if any answer was wrong.
 #
 #   npx tsup && bash scripts/check/mcp-inspector.sh            # INSPECTOR_VERSION=2.12.0 by default
 #   INSPECTOR_VERSION=latest bash scripts/check/mcp-inspector.sh
@@ -78,8 +79,8 @@ TASK="Turn the product photos into WebP thumbnails"
 BODY_FILE="$WORK/body.txt"
 
 checks() {
-  run "initialize: server name, tools and resources capabilities" 0 \
-    'r.result.serverInfo.name === "gavel-router" && r.result.capabilities.tools && r.result.capabilities.resources && /search_skills/.test(r.result.instructions)' -- --method initialize
+  run "initialize: server name, tools, resources and prompts capabilities" 0 \
+    'r.result.serverInfo.name === "gavel-router" && r.result.capabilities.tools && r.result.capabilities.resources && r.result.capabilities.prompts && /search_skills/.test(r.result.instructions)' -- --method initialize
   run "tools/list: search_skills and load_skill, read-only, each with an outputSchema" 0 \
     'JSON.stringify(r.result.tools.map(t => t.name).sort()) === "[\"load_skill\",\"search_skills\"]" && r.result.tools.every(t => t.outputSchema && t.outputSchema.type === "object" && t.annotations.readOnlyHint === true && t.annotations.openWorldHint === false)' -- --method tools/list
   run "tools/list --strict: no schema portability error" 0 'true' -- --method tools/list --strict
@@ -106,7 +107,17 @@ checks() {
     -- --method resources/read --uri skill://image-resizing
   run "resources/read skill://..%2F..%2Fetc: -32002 SKILL_NOT_FOUND (Inspector exit 1)" 1 \
     '/-32002/.test(e) && /SKILL_NOT_FOUND/.test(e)' -- --method resources/read --uri 'skill://..%2F..%2Fetc'
-  run "prompts/list: none" 0 'Array.isArray(r.result.prompts)' -- --method prompts/list
+  run "prompts/list: 24 skills as prompts, each with an optional task argument" 0 \
+    'r.result.prompts.length === 24 && r.result.prompts.every(p => p.description && p.arguments.length === 1 && p.arguments[0].name === "task" && !p.arguments[0].required) && r.result.prompts.some(p => p.name === "image-resizing")' \
+    -- --method prompts/list
+  run "prompts/get image-resizing: the body load_skill gave" 0 \
+    'r.result.messages.length === 1 && r.result.messages[0].role === "user" && r.result.messages[0].content.text === require("fs").readFileSync(process.env.BODY_FILE, "utf8")' \
+    -- --method prompts/get --prompt-name image-resizing
+  run "prompts/get image-resizing with a task: the body, then the task" 0 \
+    'r.result.messages.length === 2 && r.result.messages[1].content.text === "Make WebP thumbnails"' \
+    -- --method prompts/get --prompt-name image-resizing --prompt-args "task=Make WebP thumbnails"
+  run "prompts/get ../../etc/passwd: -32602 SKILL_NOT_FOUND (Inspector exit 1)" 1 \
+    '/-32602/.test(e) && /SKILL_NOT_FOUND/.test(e)' -- --method prompts/get --prompt-name ../../etc/passwd
 }
 export BODY_FILE
 

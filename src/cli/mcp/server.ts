@@ -1,8 +1,8 @@
 /**
  * `gavel mcp`'s server: an MCP server (the official `@modelcontextprotocol/sdk`) over stdio or
  * streamable HTTP on loopback, with two tools, `search_skills` and `load_skill` (each with an output
- * schema for its `structuredContent`), and every installed skill as a resource `skill://<id>`, all
- * answered by one {@link SkillSource}: a Router of this process, or the bank's `gavel serve`.
+ * schema for its `structuredContent`), and every installed skill as a resource `skill://<id>` and as a
+ * prompt, all answered by one {@link SkillSource}: a Router of this process, or the bank's `gavel serve`.
  *
  * The SDK (and zod, which it requires) is an optional peer dependency: ~85 packages and ~28 MB that a
  * user who never runs `gavel mcp` should not install. It is imported when the server starts, and its
@@ -210,7 +210,34 @@ export async function createMcpServer(router: SkillSource, info: McpServerInfo) 
       }
     },
   );
+  registerSkillPrompts(server, router, types);
   return server;
+}
+
+/**
+ * Every installed skill as a prompt (a host's slash command): `prompts/list` lists them from the bank
+ * at each call (a skill installed through `gavel serve` appears without a restart), `prompts/get`
+ * answers the body as installed (`load_skill`'s `body`, the same bounded read), then the optional
+ * `task` as a second user message. An unknown skill is -32602 (the SDK's "prompt not found").
+ */
+function registerSkillPrompts(server: InstanceType<McpModule["McpServer"]>, router: SkillSource, types: TypesModule): void {
+  server.server.registerCapabilities({ prompts: {} });
+  const task = { name: "task", description: "the task to follow the skill's instructions for (optional)", required: false };
+  server.server.setRequestHandler(types.ListPromptsRequestSchema, async () => ({
+    prompts: (await router.list()).map((s) => ({ name: s.id, title: s.name, description: s.description, arguments: [task] })),
+  }));
+  server.server.setRequestHandler(types.GetPromptRequestSchema, async (request) => {
+    let record;
+    try {
+      record = await loadSkill(router, request.params.name);
+    } catch (err) {
+      if (err instanceof GavelError && err.code === "SKILL_NOT_FOUND") throw new types.McpError(types.ErrorCode.InvalidParams, `${err.message} [${err.code}]`);
+      throw err;
+    }
+    const text = (t: string) => ({ role: "user" as const, content: { type: "text" as const, text: t } });
+    const asked = request.params.arguments?.task?.trim();
+    return { description: record.description, messages: asked ? [text(record.body), text(asked)] : [text(record.body)] };
+  });
 }
 
 /**
