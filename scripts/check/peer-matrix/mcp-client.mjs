@@ -1,7 +1,7 @@
 // `gavel mcp` of the packed gavel-router under the SDK's own client, in a scratch project that holds a
 // chosen @modelcontextprotocol/sdk and zod (peer-matrix.sh copies this file there and runs it there, so
 // that both resolve from that project). Installs examples/skills into a bank first. Exits 1 on a wrong
-// answer.
+// answer. Checks tools/list, search_skills, load_skill, a refused k=0, resources and prompts.
 import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
@@ -32,9 +32,13 @@ try {
   if (resources.length !== 24) fail(`resources/list (${resources.length})`);
   const read = await client.readResource({ uri: "skill://image-resizing" });
   if (read.contents[0].text !== load.structuredContent.body) fail("resources/read");
+  const { prompts } = await client.listPrompts();
+  if (prompts.length !== 24) fail(`prompts/list (${prompts.length})`);
+  const prompt = await client.getPrompt({ name: "image-resizing" });
+  if (prompt.messages[0].content.text !== load.structuredContent.body) fail("prompts/get");
   // read from node_modules: the SDK's exports map package.json to dist/cjs/package.json
   const versions = ["@modelcontextprotocol/sdk", "zod"].map((p) => `${p}@${JSON.parse(readFileSync(join("node_modules", p, "package.json"), "utf8")).version}`).join(", ");
-  console.log(`${process.exitCode ? "FAILED" : "passed"}: gavel mcp with ${versions}: tools/list, search_skills, load_skill, k=0, resources/list, resources/read`);
+  console.log(`${process.exitCode ? "FAILED" : "passed"}: gavel mcp with ${versions}: tools/list, search_skills, load_skill, k=0, resources/list, resources/read, prompts/list, prompts/get`);
 } finally {
   await client.close();
 }
