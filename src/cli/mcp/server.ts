@@ -32,12 +32,22 @@ export interface McpSdk {
 /** Imports a module (a parameter so that a test can stand in for a missing package). */
 export type Importer = (specifier: string) => Promise<unknown>;
 
-/** The package an ERR_MODULE_NOT_FOUND names ("zod", "@modelcontextprotocol/sdk"), or null. */
-function missingPackage(err: unknown): string | null {
+/**
+ * The package an ERR_MODULE_NOT_FOUND names ("zod", "@modelcontextprotocol/sdk"), and whether it is
+ * installed but broken (the missing module is a file inside node_modules/<package>, e.g. zod 3.25.0 as
+ * published, which has no dist/); null for another error.
+ */
+function missingPackage(err: unknown): { pkg: string; broken: boolean } | null {
   const code = (err as NodeJS.ErrnoException).code;
   if (code !== "ERR_MODULE_NOT_FOUND" && code !== "MODULE_NOT_FOUND") return null;
-  const m = /Cannot find (?:package|module) '((?:@[^/']+\/)?[^/']+)/.exec((err as Error).message);
-  return m ? m[1] : "@modelcontextprotocol/sdk";
+  const message = (err as Error).message;
+  const file = /Cannot find (?:package|module) '([^']*node_modules[\\/][^']*)'/.exec(message);
+  if (file) {
+    const inside = [...file[1].matchAll(/node_modules[\\/]((?:@[^\\/]+[\\/])?[^\\/]+)/g)].at(-1);
+    if (inside) return { pkg: inside[1].replace(/\\/g, "/"), broken: true };
+  }
+  const m = /Cannot find (?:package|module) '((?:@[^/']+\/)?[^/']+)/.exec(message);
+  return { pkg: m ? m[1] : "@modelcontextprotocol/sdk", broken: false };
 }
 
 /**
@@ -56,10 +66,13 @@ export async function loadMcpSdk(importer: Importer = (s) => import(s)): Promise
     ]);
     return { mcp, stdio, http, types, zod } as McpSdk;
   } catch (err) {
-    const pkg = missingPackage(err);
-    if (pkg !== null) {
+    const missing = missingPackage(err);
+    if (missing !== null) {
+      const what = missing.broken
+        ? `; the installed one cannot be imported (${(err as Error).message.split(" imported from")[0]}): install a release within gavel-router's peer range`
+        : " that is not installed: install it beside gavel-router";
       throw new GavelError(
-        `gavel mcp needs ${pkg}, an optional peer dependency of gavel-router that is not installed: install it beside gavel-router ` +
+        `gavel mcp needs ${missing.pkg}, an optional peer dependency of gavel-router${what} ` +
           "(npm install @modelcontextprotocol/sdk zod), or run npx -p gavel-router -p @modelcontextprotocol/sdk -p zod gavel mcp",
         "DEPENDENCY_MISSING",
         { cause: err },
