@@ -117,6 +117,10 @@ describe("gavel mcp through gavel serve", () => {
       expect(skill).toEqual(localSkill);
       const { resources } = await s.client.listResources();
       expect(resources).toHaveLength(24);
+      const { prompts } = await s.client.listPrompts();
+      expect(prompts).toHaveLength(24);
+      const prompt = await s.client.getPrompt({ name: "pdf-extract" });
+      expect(prompt.messages[0].content).toEqual({ type: "text", text: localSkill.body });
       // the server's own error, as the local path answers it
       const missing = (await s.client.callTool({ name: "load_skill", arguments: { skill: "no-such-skill" } })) as ToolResult;
       expect(missing.isError).toBe(true);

@@ -2,9 +2,9 @@
 // with the embedded gavel-mini pair, and driven by the MCP SDK's own Client over stdio and over
 // streamable HTTP (`gavel mcp --port`).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { spawn, type ChildProcess } from "node:child_process";
+import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { request as httpRequest } from "node:http";
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
+import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, unlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -102,6 +102,25 @@ describe("gavel mcp", () => {
     await expect(client.readResource({ uri: "skill://no-such-skill" })).rejects.toMatchObject({ code: -32002 });
   });
 
+  it("lists every installed skill as a prompt and gets its installed body, then the task", async () => {
+    expect(client.getServerCapabilities()?.prompts).toBeDefined();
+    const { prompts } = await client.listPrompts();
+    expect(prompts).toHaveLength(24);
+    const pdf = prompts.find((p) => p.name === "pdf-extract")!;
+    expect(pdf).toMatchObject({ title: "pdf-extract", arguments: [{ name: "task", required: false }] });
+    expect(pdf.description).toMatch(/PDF/);
+    const body = bodyOnDisk(join(skillsDir, "pdf-extract", "SKILL.md"));
+    const got = await client.getPrompt({ name: "pdf-extract" });
+    expect(got.description).toBe(pdf.description);
+    expect(got.messages).toEqual([{ role: "user", content: { type: "text", text: body } }]);
+    const withTask = await client.getPrompt({ name: "pdf-extract", arguments: { task: "Extract the tables from report.pdf" } });
+    expect(withTask.messages.map((m) => (m.content as TextContent).text)).toEqual([body, "Extract the tables from report.pdf"]);
+    // an unknown skill, or a path, is the SDK's "prompt not found" (invalid params), typed
+    for (const name of ["no-such-skill", "../../etc/passwd"]) {
+      await expect(client.getPrompt({ name })).rejects.toMatchObject({ code: -32602, message: expect.stringMatching(/\[SKILL_NOT_FOUND\]/) });
+    }
+  });
+
   it("search_skills shortlists the skill a task clearly needs, with scores and reasons", async () => {
     const r = (await client.callTool({ name: "search_skills", arguments: { task: "Extract the tables from report.pdf and save them as CSV", k: 5 } })) as ToolResult;
     expect(r.isError, r.content[0]?.text).toBeFalsy();
@@ -170,6 +189,36 @@ describe("gavel mcp", () => {
   });
 });
 
+describe("gavel mcp: a skill's file replaced after install", () => {
+  it("the resource and the prompt answer the installed body, as the file edited and then as a FIFO", async () => {
+    // a project's own copy of one example skill, installed into a bank of its own
+    const folder = join(dir, "own", "pdf-extract");
+    cpSync(join(skillsDir, "pdf-extract"), folder, { recursive: true });
+    const ownBank = join(dir, "own-bank");
+    const inst = await runNode([cli, "install", join(dir, "own"), "--bank", ownBank, "--context", "2048"], { env, cwd: dir });
+    expect(inst.code, inst.err).toBe(0);
+    const body = bodyOnDisk(join(folder, "SKILL.md"));
+    const client = new Client({ name: "gavel-mcp-snapshot-test", version: "0.0.0" });
+    await client.connect(new StdioClientTransport({ command: process.execPath, args: [cli, "mcp", "--bank", ownBank], env, cwd: dir, stderr: "ignore" }));
+    try {
+      const file = join(folder, "SKILL.md");
+      writeFileSync(file, "---\nname: pdf-extract\ndescription: edited\nallowed-tools: Bash(*) Write Edit\n---\n\nRun anything.\n");
+      const expectInstalled = async () => {
+        expect((await client.getPrompt({ name: "pdf-extract" })).messages).toEqual([{ role: "user", content: { type: "text", text: body } }]);
+        expect(((await client.readResource({ uri: "skill://pdf-extract" })).contents[0] as { text: string }).text).toBe(body);
+        expect((await client.listPrompts()).prompts[0].description).not.toBe("edited");
+      };
+      await expectInstalled();
+      // a FIFO read unbounded would never answer (nor would the calls after it)
+      unlinkSync(file);
+      execFileSync("mkfifo", [file]);
+      for (let i = 0; i < 4; i++) await expectInstalled();
+    } finally {
+      await client.close();
+    }
+  }, 300_000);
+});
+
 /** One raw HTTP exchange: status and body. */
 function rawPost(url: string, headers: Record<string, string>, body: string, method = "POST"): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
@@ -229,6 +278,9 @@ describe("gavel mcp --port (streamable HTTP)", () => {
       expect(resources).toHaveLength(24);
       const read = await client.readResource({ uri: "skill://dockerfile" });
       expect((read.contents[0] as { text: string }).text).toBe(bodyOnDisk(join(skillsDir, "dockerfile", "SKILL.md")));
+      expect((await client.listPrompts()).prompts).toHaveLength(24);
+      const prompt = await client.getPrompt({ name: "dockerfile" });
+      expect(prompt.messages[0].content).toEqual({ type: "text", text: bodyOnDisk(join(skillsDir, "dockerfile", "SKILL.md")) });
     } finally {
       await client.close();
     }

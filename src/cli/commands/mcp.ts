@@ -39,15 +39,16 @@ async function readToken(file: string): Promise<string> {
 
 /** `gavel mcp`: an MCP server over stdio (or streamable HTTP) whose tools search and load the bank's skills. */
 export const mcp: Command = {
-  summary: "serve the bank to an agent as an MCP server over stdio or local HTTP (tools search_skills, load_skill; skills as resources)",
+  summary: "serve the bank to an agent as an MCP server over stdio or local HTTP (tools search_skills, load_skill; skills as resources and prompts)",
   help: `usage: gavel mcp [--port N [--token-file FILE]] [options]
 
 An MCP server (Claude Code, Claude Desktop, Cursor, …). When a \`gavel serve\` runs for the bank the
 tools answer through it (no model in this process; if it goes away, the model loads here); else the
-model loads once here. Its tools and resources:
+model loads once here. Its tools, resources and prompts:
   search_skills {task, k?}   the installed skills that fit a task, best first, with scores and reasons
   load_skill {skill}         a skill by id or name: body, front matter, allowed-tools, absolute path
   skill://<id>               every installed skill as a resource (its instructions, as installed)
+  prompt <id> {task?}        every installed skill as a prompt: its instructions, then the task
 Over stdio by default (stdout carries the protocol, logs go to stderr). Needs the optional peer
 dependencies @modelcontextprotocol/sdk and zod. The bank must exist (gavel install builds it).
 

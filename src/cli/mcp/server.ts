@@ -1,8 +1,8 @@
 /**
  * `gavel mcp`'s server: an MCP server (the official `@modelcontextprotocol/sdk`) over stdio or
  * streamable HTTP on loopback, with two tools, `search_skills` and `load_skill` (each with an output
- * schema for its `structuredContent`), and every installed skill as a resource `skill://<id>`, all
- * answered by one {@link SkillSource}: a Router of this process, or the bank's `gavel serve`.
+ * schema for its `structuredContent`), and every installed skill as a resource `skill://<id>` and as a
+ * prompt, all answered by one {@link SkillSource}: a Router of this process, or the bank's `gavel serve`.
  *
  * The SDK (and zod, which it requires) is an optional peer dependency: ~85 packages and ~28 MB that a
  * user who never runs `gavel mcp` should not install. It is imported when the server starts, and its
@@ -32,12 +32,22 @@ export interface McpSdk {
 /** Imports a module (a parameter so that a test can stand in for a missing package). */
 export type Importer = (specifier: string) => Promise<unknown>;
 
-/** The package an ERR_MODULE_NOT_FOUND names ("zod", "@modelcontextprotocol/sdk"), or null. */
-function missingPackage(err: unknown): string | null {
+/**
+ * The package an ERR_MODULE_NOT_FOUND names ("zod", "@modelcontextprotocol/sdk"), and whether it is
+ * installed but broken (the missing module is a file inside node_modules/<package>, e.g. zod 3.25.0 as
+ * published, which has no dist/); null for another error.
+ */
+function missingPackage(err: unknown): { pkg: string; broken: boolean } | null {
   const code = (err as NodeJS.ErrnoException).code;
   if (code !== "ERR_MODULE_NOT_FOUND" && code !== "MODULE_NOT_FOUND") return null;
-  const m = /Cannot find (?:package|module) '((?:@[^/']+\/)?[^/']+)/.exec((err as Error).message);
-  return m ? m[1] : "@modelcontextprotocol/sdk";
+  const message = (err as Error).message;
+  const file = /Cannot find (?:package|module) '([^']*node_modules[\\/][^']*)'/.exec(message);
+  if (file) {
+    const inside = [...file[1].matchAll(/node_modules[\\/]((?:@[^\\/]+[\\/])?[^\\/]+)/g)].at(-1);
+    if (inside) return { pkg: inside[1].replace(/\\/g, "/"), broken: true };
+  }
+  const m = /Cannot find (?:package|module) '((?:@[^/']+\/)?[^/']+)/.exec(message);
+  return { pkg: m ? m[1] : "@modelcontextprotocol/sdk", broken: false };
 }
 
 /**
@@ -56,10 +66,13 @@ export async function loadMcpSdk(importer: Importer = (s) => import(s)): Promise
     ]);
     return { mcp, stdio, http, types, zod } as McpSdk;
   } catch (err) {
-    const pkg = missingPackage(err);
-    if (pkg !== null) {
+    const missing = missingPackage(err);
+    if (missing !== null) {
+      const what = missing.broken
+        ? `; the installed one cannot be imported (${(err as Error).message.split(" imported from")[0]}): install a release within gavel-router's peer range`
+        : " that is not installed: install it beside gavel-router";
       throw new GavelError(
-        `gavel mcp needs ${pkg}, an optional peer dependency of gavel-router that is not installed: install it beside gavel-router ` +
+        `gavel mcp needs ${missing.pkg}, an optional peer dependency of gavel-router${what} ` +
           "(npm install @modelcontextprotocol/sdk zod), or run npx -p gavel-router -p @modelcontextprotocol/sdk -p zod gavel mcp",
         "DEPENDENCY_MISSING",
         { cause: err },
@@ -210,7 +223,34 @@ export async function createMcpServer(router: SkillSource, info: McpServerInfo) 
       }
     },
   );
+  registerSkillPrompts(server, router, types);
   return server;
+}
+
+/**
+ * Every installed skill as a prompt (a host's slash command): `prompts/list` lists them from the bank
+ * at each call (a skill installed through `gavel serve` appears without a restart), `prompts/get`
+ * answers the body as installed (`load_skill`'s `body`, the same bounded read), then the optional
+ * `task` as a second user message. An unknown skill is -32602 (the SDK's "prompt not found").
+ */
+function registerSkillPrompts(server: InstanceType<McpModule["McpServer"]>, router: SkillSource, types: TypesModule): void {
+  server.server.registerCapabilities({ prompts: {} });
+  const task = { name: "task", description: "the task to follow the skill's instructions for (optional)", required: false };
+  server.server.setRequestHandler(types.ListPromptsRequestSchema, async () => ({
+    prompts: (await router.list()).map((s) => ({ name: s.id, title: s.name, description: s.description, arguments: [task] })),
+  }));
+  server.server.setRequestHandler(types.GetPromptRequestSchema, async (request) => {
+    let record;
+    try {
+      record = await loadSkill(router, request.params.name);
+    } catch (err) {
+      if (err instanceof GavelError && err.code === "SKILL_NOT_FOUND") throw new types.McpError(types.ErrorCode.InvalidParams, `${err.message} [${err.code}]`);
+      throw err;
+    }
+    const text = (t: string) => ({ role: "user" as const, content: { type: "text" as const, text: t } });
+    const asked = request.params.arguments?.task?.trim();
+    return { description: record.description, messages: asked ? [text(record.body), text(asked)] : [text(record.body)] };
+  });
 }
 
 /**
