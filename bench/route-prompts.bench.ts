@@ -1,14 +1,17 @@
 /**
  * Everyday requests routed over an installed bank, warm: the hook's decision (`Router.route` with
  * `verdict: false`, what `gavel serve` answers a `glance` request with) and the full default route,
- * each prompt `reps` times after one warm-up, p50 / p95 over every call, and what each picked.
+ * each prompt `reps` times after one warm-up, p50 / p95 over every call, what each picked, and why
+ * each declined one was declined (the abstention model's reason).
  *
  *   npm run bench -- route-prompts <bank> <prompts.json[,…]> [--reps 3] [--model F] [--projections F]
+ *     [--abstain-off]
  *
  * `prompts.json`: a JSON array of `{ "task": string }` (examples/demo-tasks.json,
  * examples/everyday-tasks.json). The bank is opened read-only with the embedded default pair unless
  * `--model` / `--projections` name another; the glance takes whatever the bank offers (the key IVF an
- * install wrote, on the CPU from GAVEL_KEY_IVF_FROM skills).
+ * install wrote, on the CPU from GAVEL_KEY_IVF_FROM skills). `--abstain-off`: also the full route with
+ * abstention off (`abstain: false`), the pick a route makes whatever abstention says.
  */
 import { readFileSync } from "node:fs";
 import { availableParallelism, cpus, loadavg } from "node:os";
@@ -24,6 +27,8 @@ function flag(name: string, fallback: string): string {
   return i >= 0 ? argv.splice(i, 2)[1] : fallback;
 }
 const reps = Number(flag("--reps", "3"));
+const abstainOffAt = argv.indexOf("--abstain-off");
+const abstainOff = abstainOffAt >= 0 && argv.splice(abstainOffAt, 1).length > 0;
 const defaults = defaultModelPaths();
 const modelPath = flag("--model", defaults.model);
 const projPath = flag("--projections", defaults.projections);
@@ -38,10 +43,13 @@ const router = await Router.open(model, { projections: await Projections.load(pr
 console.log(`route-prompts: bank ${bankDir} (${router.list().length} skills), ${prompts.length} prompts × ${reps}; ${availableParallelism()} of ${cpus().length} cores (${cpus()[0]?.model}), node ${process.version}, ${new Date().toISOString()}, load ${loadavg()[0].toFixed(1)}`);
 const p95 = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(0.95 * xs.length))];
 const names = new Map(router.list().map((s) => [s.id, s.name]));
-for (const [label, options] of [["hook's decision (verdict off)", { verdict: false }], ["full route", {}]] as const) {
+const modes: [string, { verdict?: boolean; abstain?: boolean }][] = [["hook's decision (verdict off)", { verdict: false }], ["full route", {}]];
+if (abstainOff) modes.push(["full route, abstention off", { abstain: false }]);
+for (const [label, options] of modes) {
   const ms: number[] = [];
   const glanceMs: number[] = [];
   const picks: string[] = [];
+  const reasons: string[] = [];
   for (const p of prompts) {
     await router.route(p, options); // warm-up
     for (let i = 0; i < reps; i++) {
@@ -49,11 +57,15 @@ for (const [label, options] of [["hook's decision (verdict off)", { verdict: fal
       const r = await router.route(p, options);
       ms.push(performance.now() - t0);
       glanceMs.push(r.timings.glanceMs);
-      if (i === 0) picks.push(r.abstained || r.skill === null ? "(declined)" : names.get(r.skill) ?? r.skill);
+      if (i === 0) {
+        picks.push(r.abstained || r.skill === null ? "(declined)" : names.get(r.skill) ?? r.skill);
+        if (r.abstained && r.abstention) reasons.push(`${p.slice(0, 60)}…: ${r.abstention.reason}`);
+      }
     }
   }
   console.log(`${label}: p50 ${median(ms).toFixed(1)} ms, p95 ${p95(ms).toFixed(1)} ms (glance p50 ${median(glanceMs).toFixed(1)} ms; n = ${ms.length}; load ${loadavg()[0].toFixed(1)})`);
   console.log(`  picks: ${picks.join(", ")}`);
+  for (const why of reasons) console.log(`  declined: ${why}`);
 }
 await router.close();
 await model.dispose();
