@@ -14,7 +14,9 @@
  * model in projections file P on the same sets first (the model before a refit).
  *
  * Usage: npx vite-node scripts/device/fit-abstention.ts -- <selection.json> <name> <big-dir> <small.jsonl[.gz]>
- *          [--off PREFIX] [--features a,b,…] [--compare P] [--mid-gap] [--write P]
+ *          [--off PREFIX] [--features a,b,…] [--compare P] [--mid-gap] [--mid R.jsonl.gz] [--write P]
+ * `--mid R`: records of short in-domain requests and off-domain prompts over a mid-sized library
+ * (batches ≤ 5 fitted on, the rest held out), a third shape beside the two above.
  * scripts/device/refit-abstention.sh runs it from the records with the coverage recomputed.
  */
 import { readFileSync } from "node:fs";
@@ -35,6 +37,7 @@ const valueOf = (flag: string): string | undefined => {
 const offPrefix = valueOf("--off");
 const featureList = valueOf("--features")?.split(",") as AbstentionFeature[] | undefined;
 const compare = valueOf("--compare");
+const midPath = valueOf("--mid");
 const midGapAt = args.indexOf("--mid-gap");
 const midGap = midGapAt >= 0 && args.splice(midGapAt, 1).length > 0;
 const [selection, name, big, small] = args;
@@ -54,8 +57,16 @@ const repeat = <T>(xs: T[], n: number): T[] => Array.from({ length: n }, (_, i) 
 const shortIn = smallIn.filter(early);
 const bigOffFit = bigOff.filter(early);
 const smallOffFit = smallOff.filter(early);
-const fitIn = [...bigVal, ...repeat(shortIn, bigVal.length)];
-const fitOff = [...bigOffFit, ...repeat(smallOffFit, bigOffFit.length)];
+// --mid: short requests and the hand-written prompts over a mid-sized library (records of `gavel eval
+// --methods bm25,glance` there, their lexical read-outs recomputed over that library): a third shape,
+// weighed as the others, so that short does not stand for "a small library".
+const midAll = midPath ? await readPerQuery(midPath) : [];
+const midIn = midAll.filter((r) => !r.offDomain);
+const midOff = midAll.filter(isOff);
+const midInFit = midIn.filter(early);
+const midOffFit = midOff.filter(early);
+const fitIn = [...bigVal, ...repeat(shortIn, bigVal.length), ...(midInFit.length ? repeat(midInFit, bigVal.length) : [])];
+const fitOff = [...bigOffFit, ...repeat(smallOffFit, bigOffFit.length), ...(midOffFit.length ? repeat(midOffFit, bigOffFit.length) : [])];
 const fitted = fitAbstention(fitIn, fitOff, ruling, { targetTriggerRate: 0.1, ...(featureList ? { features: featureList } : {}) });
 const { report } = fitted;
 /** The model's score of one record (the logit, or the feature for a threshold model). */
@@ -83,6 +94,12 @@ const rows: [string, typeof bigVal, typeof bigVal][] = [
   ["fit: demo tasks, 24 skills + prompts 1–5", smallIn.filter(early), smallOff.filter(early)],
   ["held out: test tasks, 30.6K skills + prompts 6–10", bigTest, bigOff.filter((r) => !early(r))],
   ["held out: everyday requests, 24 skills + prompts 6–10", smallIn.filter((r) => !early(r)), smallOff.filter((r) => !early(r))],
+  ...(midAll.length
+    ? ([
+        ["fit: short requests, mid library + prompts 1–5 (Hit@1 not meaningful: no golds)", midInFit, midOffFit],
+        ["held out: the examples' requests, mid library + prompts 6–10 (Hit@1 not meaningful)", midIn.filter((r) => !early(r)), midOff.filter((r) => !early(r))],
+      ] as [string, typeof bigVal, typeof bigVal][])
+    : []),
 ];
 function table(m: AbstentionModel): void {
   console.log("\n| set | in-domain abstention | off-domain trigger | Hit@1, abstentions as misses |\n| --- | --- | --- | --- |");
@@ -97,7 +114,7 @@ if (compare) {
   if (before) table(before);
   console.log("");
 }
-console.log(`fitted on ${bigVal.length} long and ${shortIn.length} short in-domain tasks (the short repeated to ${bigVal.length}), ${bigOffFit.length} + ${smallOffFit.length} off-domain prompts (the second repeated to ${bigOffFit.length})`);
+console.log(`fitted on ${bigVal.length} long and ${shortIn.length} short in-domain tasks (the short repeated to ${bigVal.length}), ${bigOffFit.length} + ${smallOffFit.length} off-domain prompts (the second repeated to ${bigOffFit.length})${midAll.length ? `; over the mid library ${midInFit.length} short in-domain and ${midOffFit.length} off-domain, each repeated likewise` : ""}`);
 for (const k of report.candidates) console.log(`  ${k.label.padEnd(42)} cv abstain ${k.cv ? pct(k.cv.abstentionRate) : "–"} trigger ${k.cv ? pct(k.cv.triggerRate) : "–"}`);
 console.log("chosen:", JSON.stringify(model));
 table(model);

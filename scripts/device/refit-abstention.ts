@@ -15,6 +15,8 @@
  *                  and selection.json (default bench/results/2026-11-28-h200-default)
  *   --work         where the recomputed records go (default /tmp/gavel-abstention)
  *   --features a,b the candidate features (fit-abstention.ts's --features; default every one)
+ *   --mid R        records over a mid-sized library (fit-abstention.ts's --mid), their lexical
+ *                  read-outs already recomputed over that library
  *   --write P      write the new model into P (a copy of the projections: P is read and rewritten)
  * Needs ../shared/data/swe-skills-bench/{tasks,skills}.jsonl and ../shared/data/skills-mit.jsonl.gz
  * (the 30.6K library, read whole: about a minute here).
@@ -34,6 +36,7 @@ const records = opt("--records", "bench/results/2026-11-28-h200-default")!;
 const work = opt("--work", "/tmp/gavel-abstention")!;
 const write = opt("--write", undefined);
 const features = opt("--features", undefined);
+const mid = opt("--mid", undefined);
 if (args.length > 0) throw new Error(`refit-abstention.ts: unknown arguments ${args.join(" ")}`);
 mkdirSync(work, { recursive: true });
 const p = await Projections.load(projections);
@@ -52,4 +55,4 @@ run("example-tasks.ts", examples);
 run("off-domain-tasks.ts", templated);
 run("lexical-records.ts", `../shared/data/swe-skills-bench/tasks.jsonl,${templated},${handWritten}`, work, ...["val", "test", "offdomain"].map((s) => `${records}/l1/${s}.jsonl.gz`), ...bm25);
 run("lexical-records.ts", `${examples},${templated},${handWritten}`, work, `${records}/examples/small-l1.jsonl.gz`, "--library", "examples/skills", ...bm25);
-run("fit-abstention.ts", `${records}/selection.json`, "l1", work, join(work, "small-l1.jsonl.gz"), "--off", "offhw", "--compare", projections, ...(features ? ["--features", features] : []), ...(write ? ["--write", write] : []));
+run("fit-abstention.ts", `${records}/selection.json`, "l1", work, join(work, "small-l1.jsonl.gz"), "--off", "offhw", "--compare", projections, ...(features ? ["--features", features] : []), ...(mid ? ["--mid", mid] : []), ...(write ? ["--write", write] : []));
