@@ -6,6 +6,9 @@
 # validation (batches 1-5): Router.route as shipped, the first stage alone, and the re-ranked route
 # with abstention off, a record per task. Last, optionally (KIVF=1), the key IVF against the exact
 # glance on that bank (bench/kivf.bench.ts real, 40 validation tasks), on the machine's CPU.
+# SHORT=1 instead routes short requests over that bank for the abstention fit: `gavel eval` of
+# bench/data/short-requests.jsonl and of the hand-written off-domain prompts (records short-in.jsonl,
+# short-off.jsonl; the benches are skipped).
 #   here:    bash scripts/device/route-go.sh pack
 #              .device/full: the public library's full texts (xz), golds, tasks, the shipped
 #              projections, the off-domain prompts and the three benches bundled from this tree
@@ -28,7 +31,7 @@ if [ "$mode" = pack ]; then
       --outfile="$F/$b.bench.mjs" --log-level=warning
   done
   cp models/gavel-mini.projections.gguf "$F/default.projections.gguf"
-  cp ../shared/data/swe-skills-bench/tasks.jsonl ../shared/data/swe-skills-bench/skills.jsonl bench/data/off-domain-prompts.jsonl "$F/"
+  cp ../shared/data/swe-skills-bench/tasks.jsonl ../shared/data/swe-skills-bench/skills.jsonl bench/data/off-domain-prompts.jsonl bench/data/short-requests.jsonl "$F/"
   if [ ! -f "$F/mit-full.jsonl.xz" ]; then
     zcat ../shared/data/skills-mit.jsonl.gz | node -e '
       const rl = require("readline").createInterface({ input: process.stdin });
@@ -44,7 +47,7 @@ alive() { [ -f "$R/pid" ] && kill -0 "$(cat "$R/pid")" 2>/dev/null; }
 if [ "$mode" = start ]; then
   F=.device/full
   [ -f "$R/mit-full.jsonl" ] || { xz -dc "$F/mit-full.jsonl.xz" > "$R/mit-full.tmp" && mv "$R/mit-full.tmp" "$R/mit-full.jsonl"; }
-  cp "$F"/tasks.jsonl "$F"/skills.jsonl "$F"/off-domain-prompts.jsonl "$F"/default.projections.gguf "$R/"
+  cp "$F"/tasks.jsonl "$F"/skills.jsonl "$F"/off-domain-prompts.jsonl "$F"/short-requests.jsonl "$F"/default.projections.gguf "$R/"
   mkdir -p "$G/bench" "$G/models" && cp "$F"/*.bench.mjs "$G/bench/"
   cp "$W/gavel-mini.gguf" "$G/models/gavel-mini.gguf" && cp "$F/default.projections.gguf" "$G/models/gavel-mini.projections.gguf"
   cat > "$R/chain.sh" <<EOF
@@ -53,6 +56,12 @@ cd "$G"
 A="--model $G/models/gavel-mini.gguf --projections $G/models/gavel-mini.projections.gguf --bank $R/bank --context 2048 --skill-budget 512"
 [ -f $R/install-golds.done ] || { node dist/cli/gavel.js install $R/skills.jsonl --jobs 8 --threads 4 \$A && touch $R/install-golds.done; }
 [ -f $R/install-mit.done ] || { node dist/cli/gavel.js install $R/mit-full.jsonl --jobs 8 --threads 4 \$A && touch $R/install-mit.done; }
+if [ "${SHORT:-0}" = 1 ]; then
+  E="--library $R/skills.jsonl --library $R/mit-full.jsonl --methods bm25,glance,ruling --pool 8 --lexical-pool 8"
+  node dist/cli/gavel.js eval --tasks $R/short-requests.jsonl \$E --per-query $R/short-in.jsonl --resume \$A > $R/short-in.txt 2>&1
+  node dist/cli/gavel.js eval --tasks $R/off-domain-prompts.jsonl \$E --per-query $R/short-off.jsonl --resume \$A > $R/short-off.txt 2>&1
+  echo chain-done; exit 0
+fi
 node bench/route-rerank-real.bench.mjs $R/bank $R/tasks.jsonl $R/skills.jsonl,$R/mit-full.jsonl --batches 6-10 \
   --records $R/test.jsonl --abstain-off --off-domain $R/off-domain-prompts.jsonl > $R/test.txt 2>&1
 node bench/route-rerank-real.bench.mjs $R/bank $R/tasks.jsonl $R/skills.jsonl,$R/mit-full.jsonl --batches 1-5 \
@@ -72,11 +81,11 @@ if [ "$mode" = wait ]; then
   end=$(( $(date +%s) + ${WAIT_S:-560} ))
   while [ "$(date +%s)" -lt "$end" ] && alive; do sleep 10; done
   echo "== $(alive && echo running || echo ended)"; tail -5 "$R/chain.log"
-  for f in test.txt val.txt project.txt kivf.txt; do [ -f "$R/$f" ] && { echo "-- $f"; tail -6 "$R/$f"; }; done
+  for f in test.txt val.txt project.txt kivf.txt short-in.txt short-off.txt; do [ -f "$R/$f" ] && { echo "-- $f"; tail -6 "$R/$f"; }; done
   wc -l "$R"/*.jsonl 2>/dev/null | tail -3
   nvidia-smi --query-gpu=name,memory.used,utilization.gpu --format=csv,noheader
 fi
 if [ "$mode" = fetch ] || [ "$mode" = wait ]; then
-  tar -czf "$OUT/route.tgz" -C "$R" $(cd "$R" && ls *.txt test.jsonl val.jsonl chain.log chain.sh 2>/dev/null)
+  tar -czf "$OUT/route.tgz" -C "$R" $(cd "$R" && ls *.txt test.jsonl val.jsonl short-*.jsonl chain.log chain.sh 2>/dev/null)
   ls -la "$OUT/route.tgz"
 fi
