@@ -57,7 +57,7 @@ export function replayAbstention(record: AbstentionRecord, ruling: AbstentionRul
   // coverage needs the ceiling, which records made before it lack (the feature is then absent)
   const coverage = lex?.ceiling !== undefined ? lexicalCoverage(lex.top[0]?.s ?? 0, lex.ceiling) : undefined;
   const reach = lex ? lexicalReach(lex.top[0]?.s ?? 0, lex.size!) : undefined;
-  const features = abstentionFeatures(ruled, { ...(lift !== undefined ? { lift, reach } : {}), ...(coverage !== undefined ? { coverage } : {}) });
+  const features = abstentionFeatures(ruled, { ...(lift !== undefined ? { lift, reach, logN: Math.log(lex!.size!) } : {}), ...(coverage !== undefined ? { coverage } : {}) });
   if (!features) return null;
   return { features, chosen: ruled[0].skill, hit: (record.accepted ?? []).includes(ruled[0].skill) };
 }
@@ -264,9 +264,16 @@ function ratesOf(model: AbstentionModel, data: Data): AbstentionRates {
   return { abstentionRate: abstained / (data.off.length - nOff), triggerRate: triggered / nOff };
 }
 
-/** Features every row carries (B and lift only with the lexical expert's read-outs), within `wanted`. */
+/**
+ * Features every row carries (B and lift only with the lexical expert's read-outs), within `wanted`,
+ * and that vary across the rows (logN over records of one library is one value: nothing to learn).
+ */
 function availableFeatures(rows: readonly AbstentionFeatures[], wanted: readonly AbstentionFeature[]): AbstentionFeature[] {
-  return ABSTENTION_FEATURES.filter((f) => wanted.includes(f) && rows.every((r) => (f === "margin" ? !Number.isNaN(r.margin) : Number.isFinite(r[f]))));
+  return ABSTENTION_FEATURES.filter((f) => {
+    if (!wanted.includes(f)) return false;
+    if (!rows.every((r) => (f === "margin" ? !Number.isNaN(r.margin) : Number.isFinite(r[f])))) return false;
+    return f === "margin" || rows.some((r) => r[f] !== rows[0][f]);
+  });
 }
 
 function families(features: readonly AbstentionFeature[], lambdas: readonly number[]): AbstentionFamily[] {
@@ -338,7 +345,8 @@ export function fitAbstention(inDomain: readonly AbstentionRecord[], offDomain: 
   const { data, skipped, nOff } = replayAll(inDomain, offDomain, ruling);
   const nIn = data.rows.length - nOff;
   if (nIn === 0 || nOff === 0) throw invalidArgument(`fitAbstention: needs in-domain and off-domain records with verdict read-outs (got ${nIn} and ${nOff})`);
-  const features = availableFeatures(data.rows, options.features ?? [...ABSTENTION_FEATURES]);
+  // the library's size and its products only when asked for: records over one library hold one size
+  const features = availableFeatures(data.rows, options.features ?? ABSTENTION_FEATURES.filter((f) => !f.includes("logN")));
   if (features.length === 0) throw invalidArgument("fitAbstention: no feature is available in every record");
   const k = Math.min(o.folds, nIn, nOff);
   const cvOn = k >= 2;

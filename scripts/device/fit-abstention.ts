@@ -14,9 +14,12 @@
  * model in projections file P on the same sets first (the model before a refit).
  *
  * Usage: npx vite-node scripts/device/fit-abstention.ts -- <selection.json> <name> <big-dir> <small.jsonl[.gz]>
- *          [--off PREFIX] [--features a,b,…] [--compare P] [--mid-gap] [--mid R.jsonl.gz] [--write P]
+ *          [--off PREFIX] [--features a,b,…] [--compare P] [--mid-gap] [--mid R.jsonl.gz]
+ *          [--shape LABEL=R.jsonl.gz]… [--trigger-rate R] [--write P]
  * `--mid R`: records of short in-domain requests and off-domain prompts over a mid-sized library
- * (batches ≤ 5 fitted on, the rest held out), a third shape beside the two above.
+ * (batches ≤ 5 fitted on, the rest held out), a third shape beside the two above. `--shape LABEL=R`,
+ * repeatable: further shapes of the same kind (libraries of other sizes), each weighed alike.
+ * `--trigger-rate R`: the stated share of off-domain prompts that may load a skill (default 0.1).
  * scripts/device/refit-abstention.sh runs it from the records with the coverage recomputed.
  */
 import { readFileSync } from "node:fs";
@@ -37,7 +40,10 @@ const valueOf = (flag: string): string | undefined => {
 const offPrefix = valueOf("--off");
 const featureList = valueOf("--features")?.split(",") as AbstentionFeature[] | undefined;
 const compare = valueOf("--compare");
+const triggerRate = Number(valueOf("--trigger-rate") ?? "0.1");
 const midPath = valueOf("--mid");
+const shapeSpecs: string[] = [];
+for (let at = args.indexOf("--shape"); at >= 0; at = args.indexOf("--shape")) shapeSpecs.push(args.splice(at, 2)[1]);
 const midGapAt = args.indexOf("--mid-gap");
 const midGap = midGapAt >= 0 && args.splice(midGapAt, 1).length > 0;
 const [selection, name, big, small] = args;
@@ -57,17 +63,24 @@ const repeat = <T>(xs: T[], n: number): T[] => Array.from({ length: n }, (_, i) 
 const shortIn = smallIn.filter(early);
 const bigOffFit = bigOff.filter(early);
 const smallOffFit = smallOff.filter(early);
-// --mid: short requests and the hand-written prompts over a mid-sized library (records of `gavel eval
-// --methods bm25,glance` there, their lexical read-outs recomputed over that library): a third shape,
-// weighed as the others, so that short does not stand for "a small library".
-const midAll = midPath ? await readPerQuery(midPath) : [];
-const midIn = midAll.filter((r) => !r.offDomain);
-const midOff = midAll.filter(isOff);
-const midInFit = midIn.filter(early);
-const midOffFit = midOff.filter(early);
-const fitIn = [...bigVal, ...repeat(shortIn, bigVal.length), ...(midInFit.length ? repeat(midInFit, bigVal.length) : [])];
-const fitOff = [...bigOffFit, ...repeat(smallOffFit, bigOffFit.length), ...(midOffFit.length ? repeat(midOffFit, bigOffFit.length) : [])];
-const fitted = fitAbstention(fitIn, fitOff, ruling, { targetTriggerRate: 0.1, ...(featureList ? { features: featureList } : {}) });
+// --mid R / --shape LABEL=R (repeatable): short requests and off-domain prompts over another library
+// (records of `gavel eval --methods bm25,glance,ruling` there, their lexical read-outs recomputed over
+// that library): further shapes, each weighed as the others, so that neither "short" nor "long"
+// stands for a library's size. Batches ≤ 5 are fitted on, the rest held out.
+const shapes: { label: string; records: PerQueryRecord[] }[] = [];
+if (midPath) shapes.push({ label: "mid library", records: await readPerQuery(midPath) });
+for (const spec of shapeSpecs) {
+  const eq = spec.indexOf("=");
+  shapes.push({ label: spec.slice(0, eq), records: await readPerQuery(spec.slice(eq + 1)) });
+}
+const shapeSets = shapes.map(({ label, records }) => {
+  const ins = records.filter((r) => !r.offDomain);
+  const offs = records.filter(isOff);
+  return { label, inFit: ins.filter(early), offFit: offs.filter(early), inHeld: ins.filter((r) => !early(r)), offHeld: offs.filter((r) => !early(r)) };
+});
+const fitIn = [...bigVal, ...repeat(shortIn, bigVal.length), ...shapeSets.flatMap((x) => (x.inFit.length ? repeat(x.inFit, bigVal.length) : []))];
+const fitOff = [...bigOffFit, ...repeat(smallOffFit, bigOffFit.length), ...shapeSets.flatMap((x) => (x.offFit.length ? repeat(x.offFit, bigOffFit.length) : []))];
+const fitted = fitAbstention(fitIn, fitOff, ruling, { targetTriggerRate: triggerRate, ...(featureList ? { features: featureList } : {}) });
 const { report } = fitted;
 /** The model's score of one record (the logit, or the feature for a threshold model). */
 function scoreOf(m: AbstentionModel, r: PerQueryRecord): number {
@@ -94,12 +107,10 @@ const rows: [string, typeof bigVal, typeof bigVal][] = [
   ["fit: demo tasks, 24 skills + prompts 1–5", smallIn.filter(early), smallOff.filter(early)],
   ["held out: test tasks, 30.6K skills + prompts 6–10", bigTest, bigOff.filter((r) => !early(r))],
   ["held out: everyday requests, 24 skills + prompts 6–10", smallIn.filter((r) => !early(r)), smallOff.filter((r) => !early(r))],
-  ...(midAll.length
-    ? ([
-        ["fit: short requests, mid library + prompts 1–5 (Hit@1 not meaningful: no golds)", midInFit, midOffFit],
-        ["held out: the examples' requests, mid library + prompts 6–10 (Hit@1 not meaningful)", midIn.filter((r) => !early(r)), midOff.filter((r) => !early(r))],
-      ] as [string, typeof bigVal, typeof bigVal][])
-    : []),
+  ...shapeSets.flatMap((x): [string, typeof bigVal, typeof bigVal][] => [
+    [`fit: ${x.label} + prompts 1–5`, x.inFit, x.offFit],
+    [`held out: ${x.label} + prompts 6–10`, x.inHeld, x.offHeld],
+  ]),
 ];
 function table(m: AbstentionModel): void {
   console.log("\n| set | in-domain abstention | off-domain trigger | Hit@1, abstentions as misses |\n| --- | --- | --- | --- |");
@@ -114,7 +125,7 @@ if (compare) {
   if (before) table(before);
   console.log("");
 }
-console.log(`fitted on ${bigVal.length} long and ${shortIn.length} short in-domain tasks (the short repeated to ${bigVal.length}), ${bigOffFit.length} + ${smallOffFit.length} off-domain prompts (the second repeated to ${bigOffFit.length})${midAll.length ? `; over the mid library ${midInFit.length} short in-domain and ${midOffFit.length} off-domain, each repeated likewise` : ""}`);
+console.log(`fitted on ${bigVal.length} long and ${shortIn.length} short in-domain tasks (the short repeated to ${bigVal.length}), ${bigOffFit.length} + ${smallOffFit.length} off-domain prompts (the second repeated to ${bigOffFit.length})${shapeSets.map((x) => `; ${x.label}: ${x.inFit.length} in-domain and ${x.offFit.length} off-domain, each repeated likewise`).join("")}`);
 for (const k of report.candidates) console.log(`  ${k.label.padEnd(42)} cv abstain ${k.cv ? pct(k.cv.abstentionRate) : "–"} trigger ${k.cv ? pct(k.cv.triggerRate) : "–"}`);
 console.log("chosen:", JSON.stringify(model));
 table(model);

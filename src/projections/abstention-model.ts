@@ -24,9 +24,13 @@ import { invalidArgument } from "../errors.js";
  * - `reach`: ln(1 + r), r the best skill's raw BM25 over ln(1 + (N + 0.5)/0.5), the idf of a word no
  *   skill holds (src/lexical/postings.ts `lexicalReach`): r is about how many of the library's rarest
  *   words the best skill matches; it reads alike over 24 skills and 30K, and grows with the task's length.
- * Each is evidence *for* the match: higher reads more in-domain.
+ * - `logN`: the log of the library's routable skills, from the same lexical pass; and the products
+ *   `g*logN`, `B*logN`, `lift*logN`, `coverage*logN`, `reach*logN`, through which a logistic model's
+ *   weight on each feature moves with the library's size (a request's evidence reads differently
+ *   over 3 skills and over 30K: one model, fitted over libraries of every size, holds for both).
+ * Each but `logN` and the products is evidence *for* the match: higher reads more in-domain.
  */
-export const ABSTENTION_FEATURES = Object.freeze(["margin", "V", "g", "B", "lift", "coverage", "reach"] as const);
+export const ABSTENTION_FEATURES = Object.freeze(["margin", "V", "g", "B", "lift", "coverage", "reach", "logN", "g*logN", "B*logN", "lift*logN", "coverage*logN", "reach*logN"] as const);
 
 /** One of {@link ABSTENTION_FEATURES}. */
 export type AbstentionFeature = (typeof ABSTENTION_FEATURES)[number];
@@ -129,9 +133,9 @@ export function needsVerdict(model: AbstentionModel | null | undefined): boolean
 }
 
 /** Features the lexical expert computes: absent when it did not run. */
-export const LEXICAL_FEATURES: readonly AbstentionFeature[] = Object.freeze(["B", "lift", "coverage", "reach"] as const);
+export const LEXICAL_FEATURES: readonly AbstentionFeature[] = Object.freeze(["B", "lift", "coverage", "reach", "logN", "g*logN", "B*logN", "lift*logN", "coverage*logN", "reach*logN"] as const);
 
-/** Whether the model reads the lexical expert (B, lift, coverage or reach), so the route must compute it. */
+/** Whether the model reads the lexical expert (B, lift, coverage, reach or the library's size), so the route must compute it. */
 export function needsLexical(model: AbstentionModel | null | undefined): boolean {
   if (!model) return false;
   if (model.kind === "threshold") return LEXICAL_FEATURES.includes(model.feature);

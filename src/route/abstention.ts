@@ -66,9 +66,20 @@ export interface AbstentionFeatures {
    * pass as B.
    */
   reach?: number;
+  /** The log of the library's routable skills (from the lexical pass, with lift). */
+  logN?: number;
+  /** g × logN, B × logN, lift × logN, coverage × logN, reach × logN: present with logN and the factor. */
+  "g*logN"?: number;
+  "B*logN"?: number;
+  "lift*logN"?: number;
+  "coverage*logN"?: number;
+  "reach*logN"?: number;
   /** Candidates in the shortlist. */
   candidates: number;
 }
+
+/** The features whose product with logN is a feature. */
+const SCALED = ["g", "B", "lift", "coverage", "reach"] as const;
 
 /** A ruled candidate as abstention reads it (a route's `Candidate`, or a replayed record entry). */
 export interface RuledForAbstention {
@@ -80,13 +91,14 @@ export interface RuledForAbstention {
 
 /**
  * The features of a ruled shortlist (best S first, as `rule` returns it), or null when it is empty.
- * `lift` is the best B over the library, `coverage` and `reach` the task's lexical coverage and reach, when the lexical
- * expert ran (see {@link AbstentionFeatures}).
+ * `lift` is the best B over the library, `coverage` and `reach` the task's lexical coverage and reach,
+ * `logN` the log of the library's routable skills, when the lexical expert ran (see
+ * {@link AbstentionFeatures}); with `logN` come the products of g, B, lift, coverage and reach with it.
  */
-export function abstentionFeatures(ruled: readonly RuledForAbstention[], extra: { lift?: number; coverage?: number; reach?: number } = {}): AbstentionFeatures | null {
+export function abstentionFeatures(ruled: readonly RuledForAbstention[], extra: { lift?: number; coverage?: number; reach?: number; logN?: number } = {}): AbstentionFeatures | null {
   if (ruled.length === 0) return null;
   const w = ruled[0];
-  return {
+  const f: AbstentionFeatures = {
     margin: ruled.length > 1 ? w.S - ruled[1].S : Infinity,
     V: w.V,
     g: w.g,
@@ -96,6 +108,14 @@ export function abstentionFeatures(ruled: readonly RuledForAbstention[], extra: 
     ...(extra.reach !== undefined ? { reach: extra.reach } : {}),
     candidates: ruled.length,
   };
+  if (extra.logN !== undefined) {
+    f.logN = extra.logN;
+    for (const name of SCALED) {
+      const x = f[name];
+      if (x !== undefined && !Number.isNaN(x)) f[`${name}*logN`] = x * extra.logN;
+    }
+  }
+  return f;
 }
 
 /** What {@link decideAbstention} decides. */
@@ -118,6 +138,12 @@ const LABEL: Readonly<Record<AbstentionFeature, string>> = {
   lift: "the best skill's lift over uniform (max B + log N)",
   coverage: "the lexical coverage (best BM25 / the most any skill could score)",
   reach: "the lexical reach (ln(1 + best BM25 / the idf of a word no skill has))",
+  logN: "log N (N routable skills)",
+  "g*logN": "g × log N",
+  "B*logN": "B × log N",
+  "lift*logN": "lift × log N",
+  "coverage*logN": "coverage × log N",
+  "reach*logN": "reach × log N",
 };
 
 /** A number for a sentence: 3 significant digits, a true minus sign. */

@@ -91,6 +91,7 @@ export async function decide(parts: RouterParts, lexical: LexicalExpert, taskTex
   let lift: number | undefined;
   let coverage: number | undefined;
   let reach: number | undefined;
+  let logN: number | undefined;
   let short: { skill: string; name: string; g: number; B?: number }[];
   let post: Awaited<ReturnType<LexicalExpert["posteriorByColumn"]>> | undefined;
   // β weighs B only when B was computed; a route with B off rules as the paper's (β = 0).
@@ -106,6 +107,7 @@ export async function decide(parts: RouterParts, lexical: LexicalExpert, taskTex
     lift = post.maxB + Math.log(post.size);
     coverage = post.coverage;
     reach = post.reach;
+    logN = Math.log(post.size);
     lexicalMs = performance.now() - t;
   } else {
     short = firstStageShortlist(ranked, projections.delta, projections.maxShortlist, 0, undefined, { glance: projections.shortlistGlance }).map(({ skill, name, g }) => ({ skill, name, g }));
@@ -115,7 +117,7 @@ export async function decide(parts: RouterParts, lexical: LexicalExpert, taskTex
     // abstention on the first stage (the re-ranker only picks among the leaders), then the re-ranker
     const first = short.map((c) => ({ ...c, L: NaN, V: NaN, S: firstStage(c.g, c.B, beta) }));
     const abstention = o.abstain && first.length > 0
-      ? model ? decideAbstention(model, abstentionFeatures(first, { lift, coverage, reach })) : { abstain: false, score: NaN, reason: "no calibrated abstention model in the projections: a re-ranked route does not abstain" }
+      ? model ? decideAbstention(model, abstentionFeatures(first, { lift, coverage, reach, logN })) : { abstain: false, score: NaN, reason: "no calibrated abstention model in the projections: a re-ranked route does not abstain" }
       : null;
     // the verdict runs whether or not the route abstains: the shortlist reported is the one a route
     // with abstention off would choose from
@@ -142,7 +144,7 @@ export async function decide(parts: RouterParts, lexical: LexicalExpert, taskTex
   let abstention: AbstentionDecision | null = null;
   if (o.abstain && shortlist.length > 0) {
     if (abstentionReadsV && !run) abstention = { abstain: false, score: NaN, reason: "abstention reads the verdict's V, and the verdict was off: no abstention" };
-    else abstention = model ? decideAbstention(model, abstentionFeatures(shortlist, lift === undefined ? {} : { lift, coverage, reach })) : negativeV(shortlist[0]);
+    else abstention = model ? decideAbstention(model, abstentionFeatures(shortlist, lift === undefined ? {} : { lift, coverage, reach, logN })) : negativeV(shortlist[0]);
   }
   return { shortlist, verdict: run ? "ran" : o.verdict ? "skipped" : "off", abstention, ...(lexicalMs !== undefined ? { lexicalMs } : {}), verdictMs };
 }

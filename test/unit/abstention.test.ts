@@ -106,6 +106,34 @@ describe("decideAbstention", () => {
     expect(abstentionFeatures([{ S: 1, g: 0.5, V: 1, B: -2 }], { lift: 0.5, coverage: 0.3, reach: 0.7 })).toEqual({ margin: Infinity, V: 1, g: 0.5, B: -2, lift: 0.5, coverage: 0.3, reach: 0.7, candidates: 1 });
   });
 
+  it("the library's size: logN and the products with it, computed from fresh random values and read as a logistic model's terms", () => {
+    const rand = mulberry32(0x51ce);
+    const normal = gaussian(0x51cf);
+    for (let trial = 0; trial < 50; trial++) {
+      const n = 1 + Math.floor(rand() * 100_000);
+      const logN = Math.log(n);
+      const [g, B, lift, coverage, reach] = [rand(), -20 * rand(), 10 * rand(), rand(), 4 * rand()];
+      const f = abstentionFeatures([{ S: 1, g, V: NaN, B }, { S: 0.5, g: 0.1, V: NaN, B: -30 }], { lift, coverage, reach, logN })!;
+      expect(f).toEqual({ margin: 0.5, V: NaN, g, B, lift, coverage, reach, logN, "g*logN": g * logN, "B*logN": B * logN, "lift*logN": lift * logN, "coverage*logN": coverage * logN, "reach*logN": reach * logN, candidates: 2 });
+      const w = Array.from({ length: 6 }, () => normal());
+      const m: AbstentionModel = { kind: "logistic", features: ["logN", "g*logN", "B*logN", "lift*logN", "coverage*logN", "reach*logN"], weights: w, bias: 0.1, mean: [0, 0, 0, 0, 0, 0], scale: [1, 1, 1, 1, 1, 1], threshold: 0, marginCap: 1 };
+      const plain = 0.1 + w[0] * logN + w[1] * g * logN + w[2] * B * logN + w[3] * lift * logN + w[4] * coverage * logN + w[5] * reach * logN;
+      expect(decideAbstention(m, f).score).toBeCloseTo(plain, 9);
+      expect(needsLexical(m)).toBe(true);
+      expect(needsVerdict(m)).toBe(false);
+      expect(checkAbstentionModel(m)).toEqual(m);
+    }
+    // without the lexical pass there is no size: no products, and the size terms are neutral
+    const bare = abstentionFeatures([{ S: 1, g: 0.4, V: 2 }])!;
+    expect(Object.keys(bare).filter((k) => k.includes("logN"))).toEqual([]);
+    const m: AbstentionModel = { kind: "logistic", features: ["g", "g*logN"], weights: [-1, -1], bias: 0, mean: [0.5, 1], scale: [0.1, 1], threshold: 0, marginCap: 1 };
+    expect(decideAbstention(m, bare).score).toBeCloseTo(1, 12);
+    expect(decideAbstention(m, bare).reason).toMatch(/g × log N not computed \(neutral\)/);
+    // a product without its factor is absent too (B not computed)
+    expect(abstentionFeatures([{ S: 1, g: 0.4, V: 2 }], { logN: 3 })).toEqual({ margin: Infinity, V: 2, g: 0.4, logN: 3, "g*logN": 1.2000000000000002, candidates: 1 });
+    expect(() => checkAbstentionModel({ ...m, features: ["g", "V*logN"] })).toThrow(/unknown feature "V\*logN"/);
+  });
+
   it("checkAbstentionModel refuses malformed models", () => {
     expect(checkAbstentionModel(null)).toBeNull();
     expect(() => checkAbstentionModel({ kind: "threshold", feature: "L", threshold: 0, marginCap: 1 })).toThrow(/unknown feature "L"/);
@@ -228,7 +256,10 @@ describe("replayAbstention", () => {
       const ceiling = rec.lexical!.top[0].s * (2 + (rec.id.length % 5));
       const withCeiling = replayAbstention({ ...rec, lexical: { ...rec.lexical!, ceiling } }, RULING)!;
       expect(withCeiling.features.coverage).toBeCloseTo(rec.lexical!.top[0].s / ceiling, 12);
-      expect({ ...withCeiling.features, coverage: undefined }).toEqual({ ...x.features, coverage: undefined });
+      expect({ ...withCeiling.features, coverage: undefined, "coverage*logN": undefined }).toEqual({ ...x.features, coverage: undefined });
+      // the library's size, from the record's lexical part (N = 1000), and its products
+      expect(x.features.logN).toBeCloseTo(Math.log(1000), 12);
+      expect(x.features["reach*logN"]).toBeCloseTo(x.features.reach! * Math.log(1000), 12);
     }
     // without T, no B; without verdict read-outs, nothing
     expect(replayAbstention(inDomain[0], { ...RULING, lexicalTemperature: undefined })!.features.B).toBeUndefined();
