@@ -15,11 +15,13 @@
  *
  * Usage: npx vite-node scripts/device/fit-abstention.ts -- <selection.json> <name> <big-dir> <small.jsonl[.gz]>
  *          [--off PREFIX] [--features a,b,…] [--compare P] [--mid-gap] [--mid R.jsonl.gz]
- *          [--shape LABEL=R.jsonl.gz]… [--trigger-rate R] [--write P]
+ *          [--shape LABEL=R.jsonl.gz]… [--trigger-rate R] [--band-from N] [--write P]
  * `--mid R`: records of short in-domain requests and off-domain prompts over a mid-sized library
  * (batches ≤ 5 fitted on, the rest held out), a third shape beside the two above. `--shape LABEL=R`,
  * repeatable: further shapes of the same kind (libraries of other sizes), each weighed alike.
  * `--trigger-rate R`: the stated share of off-domain prompts that may load a skill (default 0.1).
+ * `--band-from N`: fit on the records over libraries of N skills or more only, and write a by-size
+ * model: the fitted one from N skills, the model the projections carry now (its small band) below.
  * scripts/device/refit-abstention.sh runs it from the records with the coverage recomputed.
  */
 import { readFileSync } from "node:fs";
@@ -41,6 +43,8 @@ const offPrefix = valueOf("--off");
 const featureList = valueOf("--features")?.split(",") as AbstentionFeature[] | undefined;
 const compare = valueOf("--compare");
 const triggerRate = Number(valueOf("--trigger-rate") ?? "0.1");
+const bandFromArg = valueOf("--band-from");
+const bandFrom = bandFromArg === undefined ? undefined : Number(bandFromArg);
 const midPath = valueOf("--mid");
 const shapeSpecs: string[] = [];
 for (let at = args.indexOf("--shape"); at >= 0; at = args.indexOf("--shape")) shapeSpecs.push(args.splice(at, 2)[1]);
@@ -78,8 +82,12 @@ const shapeSets = shapes.map(({ label, records }) => {
   const offs = records.filter(isOff);
   return { label, inFit: ins.filter(early), offFit: offs.filter(early), inHeld: ins.filter((r) => !early(r)), offHeld: offs.filter((r) => !early(r)) };
 });
-const fitIn = [...bigVal, ...repeat(shortIn, bigVal.length), ...shapeSets.flatMap((x) => (x.inFit.length ? repeat(x.inFit, bigVal.length) : []))];
-const fitOff = [...bigOffFit, ...repeat(smallOffFit, bigOffFit.length), ...shapeSets.flatMap((x) => (x.offFit.length ? repeat(x.offFit, bigOffFit.length) : []))];
+// --band-from N: the fit reads only records over libraries of N skills or more (the large band of a
+// by-size model; the small band is the model the projections carry now)
+const inBand = (r: PerQueryRecord) => bandFrom === undefined || (r.lexical?.size ?? 0) >= bandFrom;
+const sets = (xs: PerQueryRecord[], n: number) => { const b = xs.filter(inBand); return b.length ? repeat(b, n) : []; };
+const fitIn = [...bigVal.filter(inBand), ...sets(shortIn, bigVal.length), ...shapeSets.flatMap((x) => sets(x.inFit, bigVal.length))];
+const fitOff = [...bigOffFit.filter(inBand), ...sets(smallOffFit, bigOffFit.length), ...shapeSets.flatMap((x) => sets(x.offFit, bigOffFit.length))];
 const fitted = fitAbstention(fitIn, fitOff, ruling, { targetTriggerRate: triggerRate, ...(featureList ? { features: featureList } : {}) });
 const { report } = fitted;
 /** The model's score of one record (the logit, or the feature for a threshold model). */
@@ -92,7 +100,14 @@ function scoreOf(m: AbstentionModel, r: PerQueryRecord): number {
 // request across. --mid-gap moves the cut to the middle of the large library's gap (where in-domain
 // and off-domain separate): no in-domain request measured comes near it, and over the small library
 // nothing is declined at all. The shipped model keeps the fitted cut (BENCHMARKS.md, "Abstention").
-let model = fitted.model;
+let model: AbstentionModel = fitted.model;
+if (bandFrom !== undefined) {
+  const current = (await Projections.load(write ?? compare ?? "models/gavel-mini.projections.gguf")).abstention;
+  if (!current) throw new Error("--band-from needs projections (--write or --compare) that carry a model for the small band");
+  const small = current.kind === "bySize" ? current.small : current;
+  model = { kind: "bySize", from: bandFrom, small, large: fitted.model };
+  console.log(`by size: under ${bandFrom} skills the projections' model, from ${bandFrom} the fitted one`);
+}
 if (midGap && model.kind === "logistic") {
   const inMax = Math.max(...bigVal.map((r) => scoreOf(model, r)));
   const offMin = Math.min(...bigOffFit.map((r) => scoreOf(model, r)));

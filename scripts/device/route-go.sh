@@ -8,7 +8,9 @@
 # glance on that bank (bench/kivf.bench.ts real, 40 validation tasks), on the machine's CPU.
 # SHORT=1 instead routes short requests over that bank for the abstention fit: `gavel eval` of
 # bench/data/short-requests.jsonl and of the hand-written off-domain prompts (records short-in.jsonl,
-# short-off.jsonl; the benches are skipped).
+# short-off.jsonl; the benches are skipped). PROMPTS=1 instead routes the examples' 22 requests
+# through the router over that bank (bench/route-prompts.bench.ts, with and without abstention;
+# prompts.txt, prompts-abstain-off.txt).
 #   here:    bash scripts/device/route-go.sh pack
 #              .device/full: the public library's full texts (xz), golds, tasks, the shipped
 #              projections, the off-domain prompts and the three benches bundled from this tree
@@ -26,12 +28,12 @@ mode=${1:-wait}
 if [ "$mode" = pack ]; then
   set -e
   F=.device/full; mkdir -p "$F"
-  for b in route-rerank-real glance-index-real kivf; do
+  for b in route-rerank-real glance-index-real kivf route-prompts; do
     npx esbuild "bench/$b.bench.ts" --bundle --platform=node --format=esm --packages=external \
       --outfile="$F/$b.bench.mjs" --log-level=warning
   done
   cp models/gavel-mini.projections.gguf "$F/default.projections.gguf"
-  cp ../shared/data/swe-skills-bench/tasks.jsonl ../shared/data/swe-skills-bench/skills.jsonl bench/data/off-domain-prompts.jsonl bench/data/short-requests.jsonl "$F/"
+  cp ../shared/data/swe-skills-bench/tasks.jsonl ../shared/data/swe-skills-bench/skills.jsonl bench/data/off-domain-prompts.jsonl bench/data/short-requests.jsonl examples/demo-tasks.json examples/everyday-tasks.json "$F/"
   if [ ! -f "$F/mit-full.jsonl.xz" ]; then
     zcat ../shared/data/skills-mit.jsonl.gz | node -e '
       const rl = require("readline").createInterface({ input: process.stdin });
@@ -47,7 +49,7 @@ alive() { [ -f "$R/pid" ] && kill -0 "$(cat "$R/pid")" 2>/dev/null; }
 if [ "$mode" = start ]; then
   F=.device/full
   [ -f "$R/mit-full.jsonl" ] || { xz -dc "$F/mit-full.jsonl.xz" > "$R/mit-full.tmp" && mv "$R/mit-full.tmp" "$R/mit-full.jsonl"; }
-  cp "$F"/tasks.jsonl "$F"/skills.jsonl "$F"/off-domain-prompts.jsonl "$F"/short-requests.jsonl "$F"/default.projections.gguf "$R/"
+  cp "$F"/tasks.jsonl "$F"/skills.jsonl "$F"/off-domain-prompts.jsonl "$F"/short-requests.jsonl "$F"/*-tasks.json "$F"/default.projections.gguf "$R/"
   mkdir -p "$G/bench" "$G/models" && cp "$F"/*.bench.mjs "$G/bench/"
   cp "$W/gavel-mini.gguf" "$G/models/gavel-mini.gguf" && cp "$F/default.projections.gguf" "$G/models/gavel-mini.projections.gguf"
   cat > "$R/chain.sh" <<EOF
@@ -56,6 +58,11 @@ cd "$G"
 A="--model $G/models/gavel-mini.gguf --projections $G/models/gavel-mini.projections.gguf --bank $R/bank --context 2048 --skill-budget 512"
 [ -f $R/install-golds.done ] || { node dist/cli/gavel.js install $R/skills.jsonl --jobs 8 --threads 4 \$A && touch $R/install-golds.done; }
 [ -f $R/install-mit.done ] || { node dist/cli/gavel.js install $R/mit-full.jsonl --jobs 8 --threads 4 \$A && touch $R/install-mit.done; }
+if [ "${PROMPTS:-0}" = 1 ]; then
+  node bench/route-prompts.bench.mjs $R/bank $R/demo-tasks.json,$R/everyday-tasks.json --reps 3 > $R/prompts.txt 2>&1
+  node bench/route-prompts.bench.mjs $R/bank $R/demo-tasks.json,$R/everyday-tasks.json --reps 1 --abstain-off > $R/prompts-abstain-off.txt 2>&1
+  echo chain-done; exit 0
+fi
 if [ "${SHORT:-0}" = 1 ]; then
   E="--library $R/skills.jsonl --library $R/mit-full.jsonl --methods bm25,glance,ruling --pool 8 --lexical-pool 8"
   node dist/cli/gavel.js eval --tasks $R/short-requests.jsonl \$E --per-query $R/short-in.jsonl --resume \$A > $R/short-in.txt 2>&1
@@ -81,7 +88,7 @@ if [ "$mode" = wait ]; then
   end=$(( $(date +%s) + ${WAIT_S:-560} ))
   while [ "$(date +%s)" -lt "$end" ] && alive; do sleep 10; done
   echo "== $(alive && echo running || echo ended)"; tail -5 "$R/chain.log"
-  for f in test.txt val.txt project.txt kivf.txt short-in.txt short-off.txt; do [ -f "$R/$f" ] && { echo "-- $f"; tail -6 "$R/$f"; }; done
+  for f in test.txt val.txt project.txt kivf.txt short-in.txt short-off.txt prompts.txt; do [ -f "$R/$f" ] && { echo "-- $f"; tail -6 "$R/$f"; }; done
   wc -l "$R"/*.jsonl 2>/dev/null | tail -3
   nvidia-smi --query-gpu=name,memory.used,utilization.gpu --format=csv,noheader
 fi

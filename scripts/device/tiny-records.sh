@@ -9,6 +9,8 @@
 # Usage: [SIZES="3 3 4 4 5 5"] bash scripts/device/tiny-records.sh OUT_DIR [SEED ...]   (default seeds 1 2)
 #   SIZES: the libraries' sizes, cut in turn from one shuffle (at most 24 skills in all; SIZES=24: the
 #   whole of examples/skills, one library)
+#   ONELINE=1: each skill cut to one line, as a quick start writes them (its description's first
+#   sentence; its body the first line of the original body)
 #   EXTRA=N: N public skills beside each library (../shared/data/skills-mit.jsonl.gz, full texts, from
 #   a seeded offset), so that the same requests are measured over libraries of ~100 or ~1,000 skills
 #   OUT_DIR/tiny.jsonl.gz: every library's records; each record's batch is kept, its id gets @<library>
@@ -36,6 +38,14 @@ for seed in $seeds; do
   while read -r name skills; do
     d="$out/$name"; rm -rf "$d"; mkdir -p "$d/skills"
     for sk in $skills; do cp -r "examples/skills/$sk" "$d/skills/"; done
+    if [ "${ONELINE:-0}" = 1 ]; then
+      for sk in $skills; do node -e '
+        const fs = require("fs"); const f = process.argv[1]; const t = fs.readFileSync(f, "utf8");
+        const [, front, body] = t.match(/^---\n([\s\S]*?)\n---\n([\s\S]*)$/);
+        const name = front.match(/^name: (.*)$/m)[1]; const desc = front.match(/^description: (.*)$/m)[1];
+        const first = desc.split(/(?<=\.) /)[0]; const line = body.split("\n").find((l) => l.trim() !== "").replace(/^#+ */, "");
+        fs.writeFileSync(f, `---\nname: ${name}\ndescription: ${first}\n---\n\n${line}\n`);' "$d/skills/$sk/SKILL.md"; done
+    fi
     # in-domain: the requests whose gold skill is in this library
     node -e '
       const fs = require("fs"); const lib = new Set(process.argv[2].split(" "));

@@ -65,12 +65,38 @@ export interface LogisticAbstention {
   readonly targetTriggerRate?: number;
 }
 
-/** A calibrated abstention decision; `null` (no model) never abstains. */
-export type AbstentionModel = ThresholdAbstention | LogisticAbstention;
+/** One threshold or logistic model: what a {@link BySizeAbstention} holds for each band. */
+export type BandAbstention = ThresholdAbstention | LogisticAbstention;
 
-/** The features a model reads, in its order. */
+/**
+ * Two models, one for each band of library size: `large` decides for a library of at least `from`
+ * routable skills, `small` below it. The lexical evidence of a request reads differently over a few
+ * skills and over thousands (a short request's words meet some skill in a big public library, and
+ * almost none in a small one), so each band's model is fitted on records of libraries of its own
+ * sizes. The size comes from the lexical pass (logN), which such a model therefore always needs.
+ */
+export interface BySizeAbstention {
+  readonly kind: "bySize";
+  /** The smallest library (routable skills) the `large` model decides for; an integer ≥ 2. */
+  readonly from: number;
+  readonly small: BandAbstention;
+  readonly large: BandAbstention;
+}
+
+/** A calibrated abstention decision; `null` (no model) never abstains. */
+export type AbstentionModel = BandAbstention | BySizeAbstention;
+
+/** The features a model reads, in its order (a by-size model: both bands', each once, then logN). */
 export function modelFeatures(model: AbstentionModel): readonly AbstentionFeature[] {
+  if (model.kind === "bySize") return [...new Set([...modelFeatures(model.small), ...modelFeatures(model.large), "logN" as const])];
   return model.kind === "threshold" ? [model.feature] : model.features;
+}
+
+/** The band's model that decides for a library of e^logN skills (a band model decides for itself). */
+export function bandFor(model: AbstentionModel, logN: number | undefined): BandAbstention {
+  if (model.kind !== "bySize") return model;
+  // without the library's size (no lexical pass) the small band decides, as before the split
+  return logN !== undefined && Math.round(Math.exp(logN)) >= model.from ? model.large : model.small;
 }
 
 function finite(x: unknown, what: string): number {
@@ -99,6 +125,16 @@ export function checkAbstentionModel(m: unknown): AbstentionModel | null {
   if (m === null || m === undefined) return null;
   if (typeof m !== "object") throw invalidArgument("abstention model must be an object or null");
   const o = m as Record<string, unknown>;
+  if (o.kind === "bySize") {
+    const from = finite(o.from, "from");
+    if (!Number.isInteger(from) || from < 2) throw invalidArgument(`abstention model: from must be an integer ≥ 2, got ${from}`);
+    const band = (x: unknown, what: string): BandAbstention => {
+      if (x === null || x === undefined || typeof x !== "object") throw invalidArgument(`abstention model: ${what} must be a threshold or logistic model`);
+      if ((x as { kind?: unknown }).kind === "bySize") throw invalidArgument(`abstention model: ${what} must be a threshold or logistic model, not another by-size model`);
+      return checkAbstentionModel(x) as BandAbstention;
+    };
+    return Object.freeze({ kind: "bySize", from, small: band(o.small, "small"), large: band(o.large, "large") });
+  }
   const marginCap = finite(o.marginCap, "marginCap");
   if (marginCap < 0) throw invalidArgument(`abstention model: marginCap must be ≥ 0, got ${marginCap}`);
   const common = {
@@ -107,7 +143,7 @@ export function checkAbstentionModel(m: unknown): AbstentionModel | null {
     ...(o.targetTriggerRate !== undefined ? { targetTriggerRate: finite(o.targetTriggerRate, "targetTriggerRate") } : {}),
   };
   if (o.kind === "threshold") return Object.freeze({ kind: "threshold", feature: feature(o.feature), ...common });
-  if (o.kind !== "logistic") throw invalidArgument(`abstention model: kind must be "threshold" or "logistic", got ${JSON.stringify(o.kind)}`);
+  if (o.kind !== "logistic") throw invalidArgument(`abstention model: kind must be "threshold", "logistic" or "bySize", got ${JSON.stringify(o.kind)}`);
   if (!Array.isArray(o.features) || o.features.length === 0) throw invalidArgument("abstention model: features must be a non-empty list");
   const features = o.features.map(feature);
   if (new Set(features).size !== features.length) throw invalidArgument(`abstention model: features repeat (${features.join(", ")})`);
@@ -128,6 +164,7 @@ export function checkAbstentionModel(m: unknown): AbstentionModel | null {
 /** Whether the model reads the verdict's V (else a lone candidate needs no verdict at all). */
 export function needsVerdict(model: AbstentionModel | null | undefined): boolean {
   if (!model) return false;
+  if (model.kind === "bySize") return needsVerdict(model.small) || needsVerdict(model.large);
   if (model.kind === "threshold") return model.feature === "V";
   return model.features.some((f, i) => f === "V" && model.weights[i] !== 0);
 }
@@ -138,6 +175,8 @@ export const LEXICAL_FEATURES: readonly AbstentionFeature[] = Object.freeze(["B"
 /** Whether the model reads the lexical expert (B, lift, coverage, reach or the library's size), so the route must compute it. */
 export function needsLexical(model: AbstentionModel | null | undefined): boolean {
   if (!model) return false;
+  // a by-size model reads the library's size, which the lexical pass gives
+  if (model.kind === "bySize") return true;
   if (model.kind === "threshold") return LEXICAL_FEATURES.includes(model.feature);
   return model.features.some((f, i) => LEXICAL_FEATURES.includes(f) && model.weights[i] !== 0);
 }

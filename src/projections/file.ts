@@ -20,7 +20,7 @@ import {
 } from "../gguf/index.js";
 import { isModelFingerprint, type ModelFingerprint } from "../model/fingerprint.js";
 import { PROJECTION_DEFAULTS, type ProjectionsInit, type ProjectionsMeta } from "./meta.js";
-import { checkAbstentionModel, modelFeatures, type AbstentionModel } from "./abstention-model.js";
+import { checkAbstentionModel, modelFeatures, type AbstentionModel, type BandAbstention } from "./abstention-model.js";
 import { checkRerankModel, type RerankModel } from "./rerank-model.js";
 
 /** `general.architecture` of a projections file. */
@@ -71,7 +71,18 @@ export const ABSTAIN_KEY = {
   scale: "gavel.abstain.scale",
   /** Optional: the off-domain trigger rate the model was fitted for. */
   targetTriggerRate: "gavel.abstain.target_trigger_rate",
+  /**
+   * A by-size model: the smallest library its large band decides for. The small band's keys are the
+   * ones above (a reader that knows no bands reads the small model alone); the large band's are the
+   * same names under `gavel.abstain.large.` (e.g. `gavel.abstain.large.kind`).
+   */
+  largeFrom: "gavel.abstain.large_from",
 } as const;
+
+/** The key of one field of the abstention model's small band (or only model), or of its large band. */
+function abstainKey(field: Exclude<keyof typeof ABSTAIN_KEY, "largeFrom">, band: "small" | "large"): string {
+  return band === "small" ? ABSTAIN_KEY[field] : ABSTAIN_KEY[field].replace(/^gavel\.abstain\./, "gavel.abstain.large.");
+}
 
 /** The re-ranker (src/projections/rerank-model.ts), as one JSON text; absent: none. */
 export const RERANK_KEY = "gavel.rerank.json";
@@ -184,30 +195,53 @@ export async function readProjectionsFile(path: string): Promise<ProjectionsInit
   };
 }
 
-function writeAbstention(w: GgufWriter, m: AbstentionModel): void {
-  w.set(ABSTAIN_KEY.kind, str(m.kind));
-  w.set(ABSTAIN_KEY.features, arr("str", modelFeatures(m)));
-  w.set(ABSTAIN_KEY.threshold, f64(m.threshold));
-  w.set(ABSTAIN_KEY.marginCap, f64(m.marginCap));
-  if (m.targetTriggerRate !== undefined) w.set(ABSTAIN_KEY.targetTriggerRate, f64(m.targetTriggerRate));
-  if (m.kind === "logistic") {
-    w.set(ABSTAIN_KEY.weights, arr("f64", m.weights));
-    w.set(ABSTAIN_KEY.bias, f64(m.bias));
-    w.set(ABSTAIN_KEY.mean, arr("f64", m.mean));
-    w.set(ABSTAIN_KEY.scale, arr("f64", m.scale));
+function writeAbstention(w: GgufWriter, model: AbstentionModel): void {
+  const bands: [BandAbstention, "small" | "large"][] = model.kind === "bySize" ? [[model.small, "small"], [model.large, "large"]] : [[model, "small"]];
+  if (model.kind === "bySize") w.set(ABSTAIN_KEY.largeFrom, f64(model.from));
+  for (const [m, band] of bands) {
+    const k = (field: Exclude<keyof typeof ABSTAIN_KEY, "largeFrom">) => abstainKey(field, band);
+    w.set(k("kind"), str(m.kind));
+    w.set(k("features"), arr("str", modelFeatures(m)));
+    w.set(k("threshold"), f64(m.threshold));
+    w.set(k("marginCap"), f64(m.marginCap));
+    if (m.targetTriggerRate !== undefined) w.set(k("targetTriggerRate"), f64(m.targetTriggerRate));
+    if (m.kind === "logistic") {
+      w.set(k("weights"), arr("f64", m.weights));
+      w.set(k("bias"), f64(m.bias));
+      w.set(k("mean"), arr("f64", m.mean));
+      w.set(k("scale"), arr("f64", m.scale));
+    }
   }
 }
 
 /** The abstention model of a header, or null when the file has none (`gavel.abstain.kind` absent). */
 function readAbstention(header: GgufHeader, corrupt: (why: string) => GavelError): AbstentionModel | null {
   const meta = header.metadata;
-  const kind = meta.get(ABSTAIN_KEY.kind);
-  if (kind === undefined) return null;
+  if (meta.get(ABSTAIN_KEY.kind) === undefined) {
+    if (meta.get(ABSTAIN_KEY.largeFrom) !== undefined) throw corrupt(`metadata key ${ABSTAIN_KEY.largeFrom} is set without ${ABSTAIN_KEY.kind}`);
+    return null;
+  }
+  const small = readBand(header, "small", corrupt);
+  const from = meta.get(ABSTAIN_KEY.largeFrom);
+  if (from === undefined) return small;
+  if (from.type !== "f64") throw corrupt(`metadata key ${ABSTAIN_KEY.largeFrom} is not an f64`);
+  try {
+    return checkAbstentionModel({ kind: "bySize", from: from.value, small, large: readBand(header, "large", corrupt) });
+  } catch (err) {
+    if (err instanceof GavelError && err.code !== "INVALID_ARGUMENT") throw err;
+    throw corrupt(err instanceof Error ? err.message : String(err));
+  }
+}
+
+/** One band's model (or the only model) of a header. */
+function readBand(header: GgufHeader, band: "small" | "large", corrupt: (why: string) => GavelError): BandAbstention {
+  const meta = header.metadata;
+  const K = (field: Exclude<keyof typeof ABSTAIN_KEY, "largeFrom">) => abstainKey(field, band);
   const scalar = (key: string, optional = false): number | string | undefined => {
     const v = meta.get(key);
     if (v === undefined) {
       if (optional) return undefined;
-      throw corrupt(`metadata key ${key} is missing (the file has ${ABSTAIN_KEY.kind})`);
+      throw corrupt(`metadata key ${key} is missing (the file has ${K("kind")})`);
     }
     if (v.type === "arr") throw corrupt(`metadata key ${key} is an array, expected a scalar`);
     if (v.type === "u64" || v.type === "i64" || v.type === "bool") throw corrupt(`metadata key ${key} has type ${v.type}`);
@@ -215,18 +249,19 @@ function readAbstention(header: GgufHeader, corrupt: (why: string) => GavelError
   };
   const list = (key: string, item: "f64" | "str"): unknown[] => {
     const v = meta.get(key);
-    if (v === undefined) throw corrupt(`metadata key ${key} is missing (the file has ${ABSTAIN_KEY.kind})`);
+    if (v === undefined) throw corrupt(`metadata key ${key} is missing (the file has ${K("kind")})`);
     if (v.type !== "arr" || v.itemType !== item) throw corrupt(`metadata key ${key} is not an array of ${item}`);
     return [...v.value];
   };
-  const features = list(ABSTAIN_KEY.features, "str");
-  const common = { kind: scalar(ABSTAIN_KEY.kind), threshold: scalar(ABSTAIN_KEY.threshold), marginCap: scalar(ABSTAIN_KEY.marginCap), targetTriggerRate: scalar(ABSTAIN_KEY.targetTriggerRate, true) };
+  const features = list(K("features"), "str");
+  const common = { kind: scalar(K("kind")), threshold: scalar(K("threshold")), marginCap: scalar(K("marginCap")), targetTriggerRate: scalar(K("targetTriggerRate"), true) };
+  if (common.kind === "bySize") throw corrupt(`metadata key ${K("kind")} is "bySize": the bands are stored apart (${ABSTAIN_KEY.largeFrom})`);
   const raw =
     common.kind === "logistic"
-      ? { ...common, features, weights: list(ABSTAIN_KEY.weights, "f64"), bias: scalar(ABSTAIN_KEY.bias), mean: list(ABSTAIN_KEY.mean, "f64"), scale: list(ABSTAIN_KEY.scale, "f64") }
+      ? { ...common, features, weights: list(K("weights"), "f64"), bias: scalar(K("bias")), mean: list(K("mean"), "f64"), scale: list(K("scale"), "f64") }
       : { ...common, feature: features.length === 1 ? features[0] : features };
   try {
-    return checkAbstentionModel(raw);
+    return checkAbstentionModel(raw) as BandAbstention;
   } catch (err) {
     throw corrupt(err instanceof Error ? err.message : String(err));
   }

@@ -10,10 +10,13 @@
  * @module
  */
 import { invalidArgument } from "../errors.js";
-import { LEXICAL_FEATURES, modelFeatures, type AbstentionFeature, type AbstentionModel } from "../projections/abstention-model.js";
+import { bandFor, LEXICAL_FEATURES, modelFeatures, type AbstentionFeature, type AbstentionModel, type BandAbstention } from "../projections/abstention-model.js";
 
 export {
   ABSTENTION_FEATURES,
+  bandFor,
+  type BandAbstention,
+  type BySizeAbstention,
   checkAbstentionModel,
   LEXICAL_FEATURES,
   modelFeatures,
@@ -159,7 +162,7 @@ function fmt(x: number): string {
  * @throws GavelError `INVALID_ARGUMENT` when the model reads g, V or the margin and it is not a number
  *   (e.g. V when the verdict was skipped: the router must run it when {@link needsVerdict} says so)
  */
-export function featureValue(model: AbstentionModel, f: AbstentionFeatures, name: AbstentionFeature): number | undefined {
+export function featureValue(model: BandAbstention, f: AbstentionFeatures, name: AbstentionFeature): number | undefined {
   const x = f[name];
   if (LEXICAL_FEATURES.includes(name)) return x === undefined || Number.isNaN(x) ? undefined : x;
   if (typeof x !== "number" || Number.isNaN(x)) throw invalidArgument(`abstention reads ${LABEL[name]}, which was not computed`);
@@ -191,6 +194,12 @@ export function logisticLogit(model: Extract<AbstentionModel, { kind: "logistic"
 export function decideAbstention(model: AbstentionModel | null | undefined, features: AbstentionFeatures | null): AbstentionDecision {
   if (!model) return { abstain: false, score: NaN, reason: "no abstention model: never abstains" };
   if (!features) return { abstain: false, score: NaN, reason: "nothing was shortlisted" };
+  if (model.kind === "bySize") {
+    const band = bandFor(model, features.logN);
+    const d = decideAbstention(band, features);
+    const n = features.logN === undefined ? "the library's size unknown" : `${Math.round(Math.exp(features.logN))} skills here`;
+    return { ...d, reason: `${d.reason}; by the model for ${band === model.large ? `libraries of ${model.from} skills or more` : `libraries under ${model.from} skills`} (${n})` };
+  }
   if (model.kind === "threshold") {
     const name = model.feature;
     const x = featureValue(model, features, name);
@@ -215,6 +224,7 @@ export function decideAbstention(model: AbstentionModel | null | undefined, feat
 /** One line saying what a model decides, for display ("abstain when V < −0.4"). */
 export function describeAbstentionModel(model: AbstentionModel | null | undefined): string {
   if (!model) return "none";
+  if (model.kind === "bySize") return `under ${model.from} skills, ${describeAbstentionModel(model.small)}; from ${model.from}, ${describeAbstentionModel(model.large)}`;
   if (model.kind === "threshold") return `abstain when ${model.feature} < ${fmt(model.threshold)}`;
   return `logistic over ${modelFeatures(model).join(", ")}: abstain when p(off-domain) > ${fmt(1 / (1 + Math.exp(-model.threshold)))}`;
 }

@@ -9,6 +9,7 @@ import { calibrateCommand } from "../../lab/cli/calibrate.js";
 import { readGgufHeader } from "../../src/gguf/index.js";
 import { writeProjectionsFile } from "../../src/projections/file.js";
 import { ABSTAIN_KEY, Projections, type AbstentionModel } from "../../src/projections/projections.js";
+import type { BandAbstention } from "../../src/projections/abstention-model.js";
 import { needsLexical } from "../../src/route/index.js";
 import type { AbstentionRecord } from "../../lab/eval/index.js";
 import { synthSet } from "../helpers/abstention-records.js";
@@ -17,7 +18,7 @@ const model = { architecture: "llama", nLayer: 2, nEmbd: 4, nVocab: 10, vocabHas
 const dir = mkdtempSync(join(tmpdir(), "abstain-"));
 const base = () => new Projections({ wq: Float32Array.from({ length: 8 }, (_, i) => i / 8), ws: new Float32Array(8), dim: 2, layer: 1, model });
 
-const MODELS: AbstentionModel[] = [
+const BAND: BandAbstention[] = [
   { kind: "threshold", feature: "V", threshold: -0.4, marginCap: 0.7 },
   { kind: "threshold", feature: "lift", threshold: -6.123456789012345, marginCap: 1e-300, targetTriggerRate: 0.1 },
   { kind: "threshold", feature: "margin", threshold: 0.1 + 0.2, marginCap: 3 },
@@ -35,6 +36,13 @@ const MODELS: AbstentionModel[] = [
   { kind: "logistic", features: ["g"], weights: [-1], bias: 0, mean: [0], scale: [1], threshold: -1, marginCap: 1 },
   { kind: "logistic", features: ["B", "lift", "coverage", "reach"], weights: [-1.5, 0.25, -0.5, -3], bias: -3.7, mean: [-2.8, 3.9, 0.19, 2.9], scale: [2.27, 4.34, 0.095, 1.61], threshold: 0.185, marginCap: 0.0035 },
   { kind: "threshold", feature: "reach", threshold: 0.5, marginCap: 1 },
+  { kind: "logistic", features: ["reach", "logN", "reach*logN", "g*logN"], weights: [-3, 0.2, -0.7, 0.1], bias: -2.2, mean: [2, 5.9, 13.4, 0.66], scale: [1.1, 3.4, 14.1, 0.39], threshold: -0.12, marginCap: 0.116 },
+];
+const MODELS: AbstentionModel[] = [
+  ...BAND,
+  // two bands: the small one in the plain keys, the large one under gavel.abstain.large.
+  { kind: "bySize", from: 1000, small: BAND[5], large: BAND[7] },
+  { kind: "bySize", from: 2, small: BAND[0], large: BAND[3] },
 ];
 
 describe("the projections file keeps the abstention model", () => {
@@ -48,10 +56,18 @@ describe("the projections file keeps the abstention model", () => {
       expect(back.meta).toEqual(p.meta);
       expect(back.hash).toBe(base().hash); // calibration leaves the hash alone
       const h = await readGgufHeader(path);
-      expect(h.metadata.get(ABSTAIN_KEY.kind)).toEqual({ type: "str", value: m.kind });
+      // a by-size model: its small band in the plain keys (what a reader without bands reads), its
+      // large band under gavel.abstain.large.
+      const plain = m.kind === "bySize" ? m.small : m;
+      expect(h.metadata.get(ABSTAIN_KEY.kind)).toEqual({ type: "str", value: plain.kind });
       expect(h.metadata.get(ABSTAIN_KEY.threshold)?.type).toBe("f64");
-      if (m.kind === "logistic") expect(h.metadata.get(ABSTAIN_KEY.weights)).toMatchObject({ type: "arr", itemType: "f64" });
+      if (plain.kind === "logistic") expect(h.metadata.get(ABSTAIN_KEY.weights)).toMatchObject({ type: "arr", itemType: "f64" });
       else expect(h.metadata.has(ABSTAIN_KEY.weights)).toBe(false);
+      if (m.kind === "bySize") {
+        expect(h.metadata.get(ABSTAIN_KEY.largeFrom)).toEqual({ type: "f64", value: m.from });
+        expect(h.metadata.get("gavel.abstain.large.kind")).toEqual({ type: "str", value: m.large.kind });
+        expect(h.metadata.get("gavel.abstain.large.threshold")).toEqual({ type: "f64", value: m.large.threshold });
+      } else expect(h.metadata.has(ABSTAIN_KEY.largeFrom)).toBe(false);
     }
   });
 
@@ -60,11 +76,11 @@ describe("the projections file keeps the abstention model", () => {
     await base().save(path);
     expect((await Projections.load(path)).abstention).toBeNull();
     // the shipped pair's file carries one (scripts/calibrate-default.ts), read back like any other
-    expect((await Projections.load("models/gavel-mini.projections.gguf")).abstention).toMatchObject({ kind: expect.stringMatching(/^(threshold|logistic)$/) });
+    expect((await Projections.load("models/gavel-mini.projections.gguf")).abstention).toMatchObject({ kind: expect.stringMatching(/^(threshold|logistic|bySize)$/) });
     const withModel = base().withCalibration({ abstention: MODELS[0] });
     expect(withModel.withCalibration({ alpha: 2 }).abstention).toEqual(MODELS[0]);
     expect(withModel.withCalibration({ abstention: null }).abstention).toBeNull();
-    expect(() => base().withCalibration({ abstention: { ...MODELS[0], threshold: NaN } })).toThrow(/threshold/);
+    expect(() => base().withCalibration({ abstention: { ...BAND[0], threshold: NaN } })).toThrow(/threshold/);
   });
 
   it("refuses a malformed stored model as a corrupt file", async () => {
@@ -73,6 +89,13 @@ describe("the projections file keeps the abstention model", () => {
     const bad = { ...MODELS[3], weights: [1, 2] } as unknown as AbstentionModel;
     await writeProjectionsFile(path, { ...p.meta, wq: p.wq, ws: p.ws, abstention: bad });
     await expect(Projections.load(path)).rejects.toMatchObject({ code: "CORRUPT_FILE", message: expect.stringMatching(/weights must hold 5/) });
+    // a by-size model's large band is checked as the small one is
+    const badLarge = { kind: "bySize", from: 100, small: BAND[0], large: { ...BAND[3], weights: [1, 2] } } as unknown as AbstentionModel;
+    await writeProjectionsFile(path, { ...p.meta, wq: p.wq, ws: p.ws, abstention: badLarge });
+    await expect(Projections.load(path)).rejects.toMatchObject({ code: "CORRUPT_FILE", message: expect.stringMatching(/weights must hold 5/) });
+    const badFrom = { kind: "bySize", from: 1.5, small: BAND[0], large: BAND[3] } as unknown as AbstentionModel;
+    await writeProjectionsFile(path, { ...p.meta, wq: p.wq, ws: p.ws, abstention: badFrom });
+    await expect(Projections.load(path)).rejects.toMatchObject({ code: "CORRUPT_FILE", message: expect.stringMatching(/from must be an integer ≥ 2/) });
   });
 });
 

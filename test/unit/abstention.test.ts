@@ -134,6 +134,29 @@ describe("decideAbstention", () => {
     expect(() => checkAbstentionModel({ ...m, features: ["g", "V*logN"] })).toThrow(/unknown feature "V\*logN"/);
   });
 
+  it("a by-size model: the large band from `from` skills, the small one below and without the size", () => {
+    const small: AbstentionModel = { kind: "threshold", feature: "lift", threshold: 1, marginCap: 1 };
+    const large: AbstentionModel = { kind: "threshold", feature: "reach", threshold: 1.6, marginCap: 1 };
+    const m: AbstentionModel = { kind: "bySize", from: 1000, small, large };
+    const at = (n: number | undefined, x: Partial<AbstentionFeatures>) => decideAbstention(m, lone({ lift: 0.5, reach: 2, ...x, ...(n === undefined ? {} : { logN: Math.log(n) }) }));
+    // lift 0.5 < 1 declines under the small band; reach 2 ≥ 1.6 routes under the large one
+    for (const n of [2, 24, 999]) expect(at(n, {}).abstain, `${n} skills`).toBe(true);
+    for (const n of [1000, 3000, 100_000]) expect(at(n, {}).abstain, `${n} skills`).toBe(false);
+    expect(at(1000, { reach: 1.5 }).abstain).toBe(true);
+    expect(at(1000, {}).reason).toMatch(/^the lexical reach .* 2 is at or above the calibrated 1\.6; by the model for libraries of 1000 skills or more \(1000 skills here\)$/);
+    expect(at(999, {}).reason).toMatch(/^the best skill's lift .*; by the model for libraries under 1000 skills \(999 skills here\)$/);
+    expect(at(undefined, {}).reason).toMatch(/; by the model for libraries under 1000 skills \(the library's size unknown\)$/);
+    expect(at(5000, {}).score).toBe(2);
+    // it always reads the library's size (the lexical pass), and the verdict only if a band does
+    expect(needsLexical(m)).toBe(true);
+    expect(needsVerdict(m)).toBe(false);
+    expect(needsVerdict({ ...m, large: { kind: "threshold", feature: "V", threshold: 0, marginCap: 1 } })).toBe(true);
+    expect(checkAbstentionModel(m)).toEqual(m);
+    expect(() => checkAbstentionModel({ ...m, from: 0 })).toThrow(/from must be an integer ≥ 2/);
+    expect(() => checkAbstentionModel({ ...m, large: m })).toThrow(/not another by-size model/);
+    expect(() => checkAbstentionModel({ ...m, small: undefined })).toThrow(/small must be a threshold or logistic model/);
+  });
+
   it("checkAbstentionModel refuses malformed models", () => {
     expect(checkAbstentionModel(null)).toBeNull();
     expect(() => checkAbstentionModel({ kind: "threshold", feature: "L", threshold: 0, marginCap: 1 })).toThrow(/unknown feature "L"/);
