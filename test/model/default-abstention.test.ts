@@ -1,6 +1,7 @@
-// The embedded default pair abstains: its projections carry an abstention model fitted on long task
-// statements over the benchmark library and on the demo's short tasks over examples/skills, against
-// off-domain prompts over both (scripts/device/fit-abstention.ts). Under it the demo's off-domain
+// The embedded default pair abstains: its projections carry a by-size abstention model; under 1,000
+// skills (these tests' library) a model fitted on long task statements over the benchmark library and
+// on the demo's short tasks over examples/skills, against off-domain prompts over both
+// (scripts/device/fit-abstention.ts; bench/results/2026-11-29-cpu-abstention-sizes/ for the large band). Under it the demo's off-domain
 // prompts load nothing, with the reason; every in-domain demo task is still routed to the skill
 // written for it; and the ten everyday requests written apart from any fit (examples/everyday-tasks.json)
 // are never declined, nine of them at least routed right.
