@@ -25,6 +25,8 @@ export {
   needsVerdict,
   type AbstentionFeature,
   type AbstentionModel,
+  type BandAbstention,
+  type BySizeAbstention,
   type LogisticAbstention,
   type ThresholdAbstention,
 } from "./abstention-model.js";
