@@ -26,8 +26,9 @@ import { invalidArgument } from "../errors.js";
  *   words the best skill matches; it reads alike over 24 skills and 30K, and grows with the task's length.
  * - `logN`: the log of the library's routable skills, from the same lexical pass; and the products
  *   `g*logN`, `B*logN`, `lift*logN`, `coverage*logN`, `reach*logN`, through which a logistic model's
- *   weight on each feature moves with the library's size (a request's evidence reads differently
- *   over 3 skills and over 30K: one model, fitted over libraries of every size, holds for both).
+ *   weight on each feature can move with the library's size (a request's evidence reads differently
+ *   over 3 skills and over 30K). Over the default's records this was not enough for one model to
+ *   hold at every size; the default is a {@link BySizeAbstention} instead.
  * Each but `logN` and the products is evidence *for* the match: higher reads more in-domain.
  */
 export const ABSTENTION_FEATURES = Object.freeze(["margin", "V", "g", "B", "lift", "coverage", "reach", "logN", "g*logN", "B*logN", "lift*logN", "coverage*logN", "reach*logN"] as const);
