@@ -82,8 +82,10 @@ describe("RenderEncoder.encodeSkill under a budget", () => {
       const seed = freshSeed();
       const r = rng(seed);
       const offset = Math.floor(r() * 30000);
-      const { skills } = await loadSkills(join(sharedDir, "data", "skills-mit.jsonl.gz"), { offset, limit: 24 });
-      expect(skills.length).toBe(24);
+      // a window of the public library may hold a row the loader refuses (a failure, not a skill)
+      const { skills, failed } = await loadSkills(join(sharedDir, "data", "skills-mit.jsonl.gz"), { offset, limit: 24 });
+      expect(skills.length + failed.length, `seed ${seed}`).toBe(24);
+      expect(skills.length, `seed ${seed}`).toBeGreaterThanOrEqual(20);
       const unbounded = new RenderEncoder(mini, 1 << 20);
       let cuts = 0;
       for (const budget of [96, 512]) {
