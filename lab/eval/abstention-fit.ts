@@ -53,11 +53,12 @@ export function replayAbstention(record: AbstentionRecord, ruling: AbstentionRul
   const lex = T === undefined ? undefined : record.lexical;
   const ruled = ruledShortlist(verdictPool(record, T), ruling);
   if (lex && lex.size === undefined) throw invalidArgument(`record ${record.id}: its lexical read-outs lack the library size (regenerate them with scripts/device/lexical-records.ts)`);
-  const lift = lex ? lexicalB(lex, lex.top[0]?.s ?? 0, T!) + Math.log(lex.size!) : undefined;
+  const logN = lex ? Math.log(lex.size!) : undefined;
+  const lift = lex ? lexicalB(lex, lex.top[0]?.s ?? 0, T!) + logN! : undefined;
   // coverage needs the ceiling, which records made before it lack (the feature is then absent)
   const coverage = lex?.ceiling !== undefined ? lexicalCoverage(lex.top[0]?.s ?? 0, lex.ceiling) : undefined;
   const reach = lex ? lexicalReach(lex.top[0]?.s ?? 0, lex.size!) : undefined;
-  const features = abstentionFeatures(ruled, { ...(lift !== undefined ? { lift, reach, logN: Math.log(lex!.size!) } : {}), ...(coverage !== undefined ? { coverage } : {}) });
+  const features = abstentionFeatures(ruled, { ...(lift !== undefined ? { lift, reach, logN } : {}), ...(coverage !== undefined ? { coverage } : {}) });
   if (!features) return null;
   return { features, chosen: ruled[0].skill, hit: (record.accepted ?? []).includes(ruled[0].skill) };
 }

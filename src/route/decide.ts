@@ -104,10 +104,10 @@ export async function decide(parts: RouterParts, lexical: LexicalExpert, taskTex
     const bOf = (c: Ranked) => B[c.column];
     const union = { glance: projections.shortlistGlance, lexical: projections.shortlistLexical };
     short = firstStageShortlist(ranked, projections.delta, projections.maxShortlist, beta, bOf, union).map((c) => ({ skill: c.skill, name: c.name, g: c.g, B: bOf(c) }));
-    lift = post.maxB + Math.log(post.size);
+    logN = Math.log(post.size);
+    lift = post.maxB + logN;
     coverage = post.coverage;
     reach = post.reach;
-    logN = Math.log(post.size);
     lexicalMs = performance.now() - t;
   } else {
     short = firstStageShortlist(ranked, projections.delta, projections.maxShortlist, 0, undefined, { glance: projections.shortlistGlance }).map(({ skill, name, g }) => ({ skill, name, g }));
