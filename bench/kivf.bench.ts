@@ -3,7 +3,7 @@
  * run: glance ms (medians), top-20 agreement and same top-1, share of (row, key) pairs scored, index
  * memory against the bank's, training time, and the incremental cost of one skill installed.
  *
- *   npm run bench -- kivf synth [--skills 10000,100000] [--keys 200,30] [--nq 200] [--tasks 5]
+ *   npm run bench -- kivf synth [--skills 10000,100000] [--keys 200,30] [--nq 200] [--tasks 5] [--prune off,on] [--i8 off,on]
  *     [--nprobe d,64,512] [--pgroups d,flat,12] [--centroids 0] [--reps 3] [--keytype f32|f16]
  *   npm run bench -- kivf real <bank dir> <queries cache> [--tasks 20] [--nprobe …] [--pgroups …] [--centroids 8192]
  *
@@ -12,6 +12,8 @@
  * `--pgroups` (two-level indexes): the coarse groups a row scores the fine centroids of to pick its
  * lists (`flat`: every centroid scored, the default); each nprobe runs with each. `--prune off,on`:
  * each setting also with the list bound (flat probe only; `all` with it is still checked bit for bit).
+ * `--i8 off,on`: each setting also with the int8 list codes (flat probe; the first such glance codes
+ * every key, reported apart).
  *
  * Synthetic banks (dim 256, float32 keys by default, as a KeyBank's): a vocabulary of V = 8,192 token directions; N/50 topics, each
  * favouring 64 of the tokens; a skill's keys are tokens (70% from its topic's, 30% from anywhere)
@@ -38,6 +40,7 @@ const mode = argv.shift() ?? "synth";
 const nprobeArg = flag("--nprobe", "d,64,512").split(",");
 const pgroupsArg = flag("--pgroups", "flat").split(",");
 const pruneArg = flag("--prune", "off").split(",");
+const i8Arg = flag("--i8", "off").split(",");
 const centroidsArg = Number(flag("--centroids", "0"));
 const reps = Number(flag("--reps", "3"));
 const keyType = flag("--keytype", "f32") as "f32" | "f16";
@@ -99,18 +102,20 @@ async function compare(bank: KeyBank, index: KeyIvf, tasks: Task[]): Promise<voi
   const C = index.stats().centroids;
   const nprobes = nprobeArg.map((x) => (x === "d" ? defaultNprobe(C) : x === "all" ? ("all" as const) : Number(x)));
   const pgroups = pgroupsArg.map((x) => (x === "flat" ? undefined : Number(x)));
-  type Setting = { np: number | "all"; pg: number | undefined; prune: boolean };
+  type Setting = { np: number | "all"; pg: number | undefined; prune: boolean; i8: boolean };
   const settings = nprobes.flatMap((np): Setting[] =>
-    pruneArg.flatMap((p): Setting[] => {
-      const prune = p === "on";
-      if (np === "all" || prune) return [{ np, pg: undefined, prune }];
-      return pgroups.map((pg) => ({ np, pg, prune }));
-    }),
+    pruneArg.flatMap((p): Setting[] =>
+      i8Arg.flatMap((c): Setting[] => {
+        const prune = p === "on", i8 = c === "on";
+        if (np === "all" || prune || i8) return [{ np, pg: undefined, prune, i8 }];
+        return pgroups.map((pg) => ({ np, pg, prune, i8 }));
+      }),
+    ),
   );
   const exactMs: number[] = [];
   const acc = settings.map(() => ({
     ms: [] as number[], ratio: [] as number[], centroid: [] as number[], probe: [] as number[], scan: [] as number[],
-    agree: 0, top1: 0, share: 0, same: true, groups: 0,
+    agree: 0, top1: 0, share: 0, coded: 0, codeMs: 0, same: true, groups: 0,
   }));
   const loads: number[] = [];
   for (let i = 0; i < tasks.length; i++) {
@@ -125,13 +130,14 @@ async function compare(bank: KeyBank, index: KeyIvf, tasks: Task[]): Promise<voi
     const em = median(runs);
     exactMs.push(em);
     for (let si = 0; si < settings.length; si++) {
-      const { np, pg, prune } = settings[si], a = acc[si];
+      const { np, pg, prune, i8 } = settings[si], a = acc[si];
       const sr: number[] = [];
       let res!: Awaited<ReturnType<KeyIvf["glance"]>>;
       for (let r = 0; r < reps; r++) {
-        const x = await timed(() => index.glance(bank, t.queries, { nprobe: np, probeGroups: pg, prune }));
+        const x = await timed(() => index.glance(bank, t.queries, { nprobe: np, probeGroups: pg, prune, i8 }));
         sr.push(x.ms);
         res = x.out;
+        a.codeMs = Math.max(a.codeMs, res.codeMs);
       }
       const m = median(sr);
       a.ms.push(m);
@@ -144,19 +150,21 @@ async function compare(bank: KeyBank, index: KeyIvf, tasks: Task[]): Promise<voi
       a.agree += top.filter((s) => mine.has(s)).length / top.length;
       a.top1 += top[0] === topCols(res.g, 1)[0] ? 1 : 0;
       a.share += res.scored / ((t.queries.length / dim) * res.bankRows);
+      a.coded += res.coded / ((t.queries.length / dim) * res.bankRows);
       if (np === "all") a.same &&= res.g.every((v, s) => Object.is(v, exactG[s]));
     }
     loads.push(loadavg()[0]);
   }
   const n = tasks.length;
   console.log(`  exact glance: median ${median(exactMs).toFixed(1)} ms over ${n} tasks (per task: median of ${reps}); load over the run ${Math.min(...loads).toFixed(2)}-${Math.max(...loads).toFixed(2)}`);
-  settings.forEach(({ np, prune }, si) => {
+  settings.forEach(({ np, prune, i8 }, si) => {
     const a = acc[si], parts: string[] = [];
     const m = median(a.ms);
-    const probe = (np === "all" ? "" : a.groups > 0 ? `, probe groups ${a.groups}` : ", flat probe") + (prune ? ", list bound" : "");
+    const probe = (np === "all" ? "" : a.groups > 0 ? `, probe groups ${a.groups}` : ", flat probe") + (prune ? ", list bound" : "") + (i8 ? ", int8 codes" : "");
     parts.push(`nprobe ${np}${probe}: median ${m.toFixed(1)} ms (${median(a.ratio).toFixed(1)}× faster than exact, per-task median)`);
     parts.push(`centroids ${median(a.centroid).toFixed(1)} ms + probe ${median(a.probe).toFixed(1)} ms, scan ${median(a.scan).toFixed(1)} ms`);
     parts.push(`top-20 agreement ${(a.agree / n).toFixed(3)}, same top-1 ${a.top1}/${n}, pairs scored ${((100 * a.share) / n).toFixed(2)}%`);
+    if (i8) parts.push(`pairs coded ${((100 * a.coded) / n).toFixed(2)}%, coding every key (first glance) ${a.codeMs.toFixed(0)} ms`);
     if (np === "all") parts.push(a.same ? "g equal to the exact glance's bit for bit" : "g DIFFERS from the exact glance's");
     console.log(`  ${parts.join("; ")}`);
   });

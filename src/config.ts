@@ -115,6 +115,15 @@ export const SETTINGS: readonly Setting[] = [
     scope: "runtime",
   },
   {
+    name: "GAVEL_KEY_IVF_I8",
+    values: ["on", "off"],
+    default: "on",
+    meaning:
+      "Whether a route's key IVF glance scores each row's lists beyond its 8 best in int8 first (src/bank/key-ivf.ts, `i8` and `prune`): the same g bit for bit, less CPU; the int8 codes add about a quarter of the float32 keys' memory to the process, made on its first such glance.",
+    readBy: "src/route/glance-index-use.ts",
+    scope: "runtime",
+  },
+  {
     name: "GAVEL_KEY_IVF_FROM",
     values: "integer ≥ 1",
     default: "3000",
@@ -248,6 +257,7 @@ export interface Config {
   glanceDevice: "auto" | "cpu" | "cuda";
   glanceIndex: "auto" | "off" | "on";
   keyIvf: "auto" | "off" | "on";
+  keyIvfI8: "on" | "off";
   keyIvfFrom: number;
   glanceKernel: "auto" | "wmma";
   glanceExact8: "off" | "on";
@@ -311,8 +321,8 @@ export function resolveConfig(env: Env): Config {
     kernelIsa: choice(env, "GAVEL_KERNEL_ISA", ["generic", "avx2", "avx512"] as const),
     glanceDevice: choice(env, "GAVEL_GLANCE_DEVICE", ["auto", "cpu", "cuda"] as const) ?? "auto",
     glanceIndex: choice(env, "GAVEL_GLANCE_INDEX", ["auto", "off", "on"] as const) ?? "auto",
-    // off by default: its agreement with the exact glance is measured on one real bank of 3K skills only
     keyIvf: choice(env, "GAVEL_KEY_IVF", ["auto", "off", "on"] as const) ?? "auto",
+    keyIvfI8: choice(env, "GAVEL_KEY_IVF_I8", ["on", "off"] as const) ?? "on",
     keyIvfFrom: integer(env, "GAVEL_KEY_IVF_FROM", 1) ?? 3000,
     glanceKernel: choice(env, "GAVEL_GLANCE_KERNEL", ["auto", "wmma"] as const) ?? "auto",
     glanceExact8: choice(env, "GAVEL_GLANCE_EXACT8", ["off", "on"] as const) ?? "off",

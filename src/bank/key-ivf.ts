@@ -21,6 +21,12 @@
  *   centroid; after its 8 best lists, a row skips every list whose keys cannot reach its k-th best
  *   so far. Nothing changes but the pairs scored, so `nprobe: "all"` with it is still the exact
  *   glance, bit for bit.
+ * - **Int8 list codes** (`i8`). Each list also holds its keys in int8 (a scale per key, 0.25× the
+ *   float32 keys' memory), made on the first such glance and extended as lists grow. After its 8
+ *   best lists (scanned in float32), a row scores every other probed list in int8 and rescans in
+ *   float32 only the keys whose proven error bound reaches its k-th best so far (the exact glance
+ *   prefilter's bound, `GAVEL_GLANCE_EXACT8`). Nothing changes but the work, bit for bit; with
+ *   `prune` the list bound first skips whole lists.
  * - **Following the bank.** Every glance first syncs: skills added since are assigned to the
  *   current centroids, removed ones dropped. Centroids change only at {@link KeyIvf.train}.
  *
@@ -65,8 +71,12 @@ export interface KeyIvfGlance {
   lists: number;
   /** Coarse groups each row probed for its lists (0: every centroid scored, the flat probe). */
   probeGroups: number;
-  /** (row, key) pairs scored: against nq × bankRows for the exact glance. */
+  /** (row, key) pairs scored in float32: against nq × bankRows for the exact glance. */
   scored: number;
+  /** (row, key) pairs scored in int8 (`i8`), before the bound sends some to float32. */
+  coded: number;
+  /** `i8`: ms spent coding keys the lists gained since the last such glance (all of them, the first time). */
+  codeMs: number;
   /** Keys indexed. */
   bankRows: number;
   centroidMs: number;
@@ -113,12 +123,19 @@ export interface KeyIvfGlanceOptions {
    * centroid (`probeGroups` unused).
    */
   prune?: boolean;
+  /**
+   * The int8 list codes (default off): after its 8 best lists, a row scores the other probed lists'
+   * keys in int8 and scores in float32 only those whose error bound reaches its k-th best so far.
+   * The result is unchanged, bit for bit. The first such glance codes every key (then only new
+   * ones); the codes add about 0.25× the float32 keys' memory to the index.
+   */
+  i8?: boolean;
 }
 
 interface NativeKeyIvf {
   train(bank: NativeBank, options: KeyIvfTrainOptions): Promise<KeyIvfSyncStats>;
   sync(bank: NativeBank): Promise<KeyIvfSyncStats>;
-  glance(bank: NativeBank, queries: Float32Array, weights: Float32Array, k: number, nprobe: number, probeGroups: number, prune: boolean): Promise<KeyIvfGlance>;
+  glance(bank: NativeBank, queries: Float32Array, weights: Float32Array, k: number, nprobe: number, probeGroups: number, prune: boolean, i8: boolean): Promise<KeyIvfGlance>;
   stats(): KeyIvfStats;
   exportCodes(): KeyIvfCodes;
   restore(centroids: Float32Array, coarse: Float32Array, groupStart: Int32Array, trainedRows: number, trainMeanSim: number): void;
@@ -252,7 +269,8 @@ export class KeyIvf {
     const probeGroups = options.probeGroups ?? 0;
     if (options.probeGroups !== undefined) checkInt(probeGroups, "probeGroups", 1);
     if (options.prune !== undefined && typeof options.prune !== "boolean") throw invalidArgument("prune must be a boolean");
-    return this.#native.glance(bank._native, queries, weights, k, nprobe, probeGroups, options.prune ?? false);
+    if (options.i8 !== undefined && typeof options.i8 !== "boolean") throw invalidArgument("i8 must be a boolean");
+    return this.#native.glance(bank._native, queries, weights, k, nprobe, probeGroups, options.prune ?? false, options.i8 ?? false);
   }
 
   #checkBank(bank: KeyBank): void {

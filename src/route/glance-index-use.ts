@@ -206,14 +206,16 @@ export async function refreshKeyIvf(library: Library): Promise<void> {
 
 /**
  * The whole library's glance through its key IVF at the default nprobe: g over every skill (columns
- * in the bank's handle order, as a whole-bank glance's), no per-token detail.
+ * in the bank's handle order, as a whole-bank glance's), no per-token detail. With
+ * `GAVEL_KEY_IVF_I8=on` (the default) through the int8 list codes and the list bound: the same g.
  *
  * @throws GavelError `ABORTED` when `signal` aborted before or during the search.
  */
 export async function keyIvfGlance(library: Library, index: KeyIvf, queries: Float32Array, weights: Float32Array, k: number, signal?: AbortSignal): Promise<KeyBankGlanceResult> {
   const aborted = () => new GavelError("glance aborted", "ABORTED");
   if (signal?.aborted) throw aborted();
-  const r = await index.glance(library.keys, queries, { weights, k });
+  const fast = config().keyIvfI8 === "on";
+  const r = await index.glance(library.keys, queries, { weights, k, ...(fast ? { i8: true, prune: true } : {}) });
   if (signal?.aborted) throw aborted();
   return { g: r.g, handles: r.handles, m: new Float32Array(0), argmax: new Int32Array(0), columns: new Int32Array(0) };
 }

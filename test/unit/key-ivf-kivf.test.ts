@@ -9,6 +9,10 @@
  *   (g bit for bit), on every instruction set;
  * - the list bound (prune) changes no bit: with every list probed it is the exact glance, at a
  *   partial nprobe the unpruned result, and on a clustered bank it skips pairs;
+ * - the int8 list codes (i8, with and without the list bound) change no bit: with every list probed
+ *   it is the exact glance, at a partial nprobe the plain key IVF's result, through removals,
+ *   additions and compaction, on every instruction set (scalar, AVX2's maddubs, AVX-512 VNNI); on a
+ *   clustered bank the bound sends only a share of the coded pairs to float32;
  * - at the default nprobe, on a clustered bank (keys near a vocabulary of token directions, as
  *   shallow-layer keys are), its top 20 agree with the exact glance's while it scores a small share
  *   of the (row, key) pairs;
@@ -115,7 +119,19 @@ describe("key IVF glance", () => {
               expect(pruned.handles).toEqual(exact.handles);
               expect(pruned.g).toEqual(exact.g);
               expect(pruned.scored).toBeLessThanOrEqual(nq * bank.keys);
+              // the int8 codes and bound skip pairs, never change a bit
+              for (const prune of [false, true]) {
+                const coded = await index.glance(bank, queries, { weights, k, nprobe, prune, i8: true });
+                expect(coded.handles).toEqual(exact.handles);
+                expect(coded.g).toEqual(exact.g);
+              }
             }
+            // at a partial nprobe: the plain key IVF's result
+            const part = Math.max(1, Math.floor(centroids / 3));
+            const plain = await index.glance(bank, queries, { weights, k, nprobe: part });
+            const coded = await index.glance(bank, queries, { weights, k, nprobe: part, i8: true });
+            expect(coded.handles).toEqual(plain.handles);
+            expect(coded.g).toEqual(plain.g);
           }
           // the bank changes; the next glance follows it
           const handles = Array.from(bank.handles());
@@ -134,11 +150,13 @@ describe("key IVF glance", () => {
         const exact = await bank.glance(queries);
         expect((await index.glance(bank, queries, { nprobe: "all" })).g).toEqual(exact.g);
         expect((await index.glance(bank, queries, { nprobe: "all", prune: true })).g).toEqual(exact.g);
+        expect((await index.glance(bank, queries, { nprobe: "all", i8: true })).g).toEqual(exact.g);
         // installs alone (the index appends their columns)
         addSkills(5);
         const more = await index.glance(bank, queries, { nprobe: "all" });
         expect(more.handles).toEqual(bank.handles());
         expect(more.g).toEqual((await bank.glance(queries)).g);
+        expect((await index.glance(bank, queries, { nprobe: "all", i8: true, prune: true })).g).toEqual(more.g);
         await index.sync(bank);
         expect(index.stats().skills).toBe(bank.size);
         expect(index.stats().rows).toBe(bank.keys);
@@ -250,7 +268,7 @@ describe("key IVF glance", () => {
     expect(st.rows).toBe(bank.keys);
     // about 8 bytes a key plus the centroids, against 4·dim bytes a key in the bank
     expect(st.bytes).toBeLessThan(0.25 * bank.bytes);
-    let agree = 0, sameTop = 0, share = 0, prunedShare = 0;
+    let agree = 0, sameTop = 0, share = 0, prunedShare = 0, codedShare = 0;
     const tasks = 8;
     for (let t = 0; t < tasks; t++) {
       const nq = 100 + Math.floor(r() * 100);
@@ -267,7 +285,14 @@ describe("key IVF glance", () => {
       const bounded = await index.glance(bank, queries, { weights, nprobe: "all", prune: true });
       expect(bounded.g).toEqual(exact.g);
       prunedShare += bounded.scored / (nq * bank.keys);
+      // the int8 codes at the default nprobe: the plain key IVF's g, fewer pairs in float32
+      const coded = await index.glance(bank, queries, { weights, i8: true });
+      expect(coded.g).toEqual(ivf.g);
+      expect(coded.coded).toBeGreaterThan(0);
+      codedShare += coded.scored / ivf.scored;
     }
+    console.log(`clustered bank: float32 pairs with the int8 codes, against the plain key IVF ${(codedShare / tasks).toFixed(3)}`);
+    expect(codedShare / tasks).toBeLessThan(0.8);
     console.log(`clustered bank: pairs scored by the list bound over every list ${(prunedShare / tasks).toFixed(3)}`);
     expect(prunedShare / tasks).toBeLessThan(0.9);
     expect(agree / tasks).toBeGreaterThanOrEqual(0.95);
@@ -297,6 +322,7 @@ describe("key IVF glance", () => {
     expect(after.g).toEqual(before.g);
     // the lists' radii, measured anew after the load, still bound them: pruning changes no bit
     expect((await again.index.glance(bank, queries, { nprobe: 3, prune: true })).g).toEqual(before.g);
+    expect((await again.index.glance(bank, queries, { nprobe: 3, i8: true })).g).toEqual(before.g);
     expect((await again.index.glance(bank, queries, { nprobe: "all", prune: true })).g).toEqual((await bank.glance(queries)).g);
     // the bank changes; the file is followed and rewritten
     const handles = Array.from(bank.handles());
@@ -343,6 +369,7 @@ describe("key IVF glance", () => {
     await expect(index.glance(bank, unit(r, 2, 16), { probeGroups: 0 })).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
     await expect(index.glance(bank, unit(r, 2, 16), { probeGroups: 1.5 })).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
     await expect(index.glance(bank, unit(r, 2, 16), { prune: 1 as unknown as boolean })).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
+    await expect(index.glance(bank, unit(r, 2, 16), { i8: "yes" as unknown as boolean })).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
     await expect(index.glance(bank, new Float32Array(15))).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
     await expect(KeyIvf.build(new KeyBank(16))).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
     bank.dispose();

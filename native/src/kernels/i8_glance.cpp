@@ -28,6 +28,8 @@ namespace {
 using Clock = std::chrono::steady_clock;
 double MsSince(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
 
+}  // namespace
+
 constexpr double kU = 1.0 / 16777216.0;  // 2^-24, float32's unit roundoff
 
 // x rounded up to a float (≥ x).
@@ -39,40 +41,66 @@ float UpFloat(double x) {
 
 int64_t Dim4(int64_t dim) { return (dim + 3) / 4; }
 
-struct Quantized {
-  float scale = 0.f;
-  float errNorm = 0.f;  // ‖v − scale·v_q‖, rounded up
-  float norm = 0.f;     // ‖v‖, rounded up
-  bool finite = true;
-};
 
-// v (dim floats) → q (dim int8 in [-qmax, qmax]) with its scale and error norm.
+// v (dim floats) → q (dim int8 in [-qmax, qmax]) with its scale and error norm. Each pass keeps
+// kLanes independent accumulators (lane l takes the dimensions ≡ l mod kLanes), a shape the compiler
+// turns into vector code without reassociating anything.
 Quantized QuantizeVector(const float* v, int64_t dim, int qmax, int8_t* q) {
+  constexpr int kLanes = 16;
   Quantized r;
-  float maxAbs = 0.f;
-  for (int64_t d = 0; d < dim; ++d) {
-    if (!std::isfinite(v[d])) {
-      r.finite = false;
-      return r;
+  const int64_t body = dim - dim % kLanes;
+  // max |v_d|, and a NaN lane where some v_d is not finite (∞·0 and NaN·0 are NaN, 0 otherwise)
+  float mx[kLanes] = {}, bad[kLanes] = {};
+  for (int64_t d = 0; d < body; d += kLanes)
+    for (int l = 0; l < kLanes; ++l) {
+      const float x = v[d + l], ax = std::fabs(x);
+      mx[l] = mx[l] < ax ? ax : mx[l];
+      bad[l] += x * 0.f;
     }
+  float maxAbs = 0.f, nan = 0.f;
+  for (int l = 0; l < kLanes; ++l) {
+    maxAbs = std::max(maxAbs, mx[l]);
+    nan += bad[l];
+  }
+  for (int64_t d = body; d < dim; ++d) {
     maxAbs = std::max(maxAbs, std::fabs(v[d]));
+    nan += v[d] * 0.f;
+  }
+  if (nan != 0.f) {  // NaN compares unequal to 0
+    r.finite = false;
+    return r;
   }
   const float a = maxAbs / static_cast<float>(qmax);
   // Any integer choice is sound (the error is measured below); v·(1/a) rounded to nearest is close
   // to the best.
   const float inv = a > 0.f ? 1.f / a : 0.f, lim = static_cast<float>(qmax);
-  for (int64_t d = 0; d < dim; ++d) {  // rounded half away from zero, clamped (a loop the compiler vectorises)
-    const float x = std::min(lim, std::max(-lim, v[d] * inv));
-    q[d] = static_cast<int8_t>(static_cast<int>(x + (x >= 0.f ? 0.5f : -0.5f)));
-  }
-  // Four independent double sums (exact products: a·q_q needs 31 bits, v² 48).
-  double e2[4] = {0, 0, 0, 0}, n2[4] = {0, 0, 0, 0};
+  // Rounded to nearest (ties to even) by adding and taking off 1.5·2²³ (exact for |x| ≤ 2²²), clamped:
+  // float adds the compiler vectorises (a float → int conversion with a sign test per value did not).
   for (int64_t d = 0; d < dim; ++d) {
-    const double e = double(v[d]) - double(a) * double(q[d]);
-    e2[d & 3] += e * e;
-    n2[d & 3] += double(v[d]) * double(v[d]);
+    const float x = std::min(lim, std::max(-lim, v[d] * inv));
+    q[d] = static_cast<int8_t>(static_cast<int>((x + 12582912.f) - 12582912.f));
   }
-  const double err2 = (e2[0] + e2[1]) + (e2[2] + e2[3]), norm2 = (n2[0] + n2[1]) + (n2[2] + n2[3]);
+  // Independent double sums (exact products: a·q_q needs 31 bits, v² 48).
+  constexpr int kD = 8;
+  double e2[kD] = {}, n2[kD] = {};
+  const int64_t bodyD = dim - dim % kD;
+  const double ad = a;
+  for (int64_t d = 0; d < bodyD; d += kD)
+    for (int l = 0; l < kD; ++l) {
+      const double x = v[d + l], e = x - ad * double(q[d + l]);
+      e2[l] += e * e;
+      n2[l] += x * x;
+    }
+  double err2 = 0, norm2 = 0;
+  for (int l = 0; l < kD; ++l) {
+    err2 += e2[l];
+    norm2 += n2[l];
+  }
+  for (int64_t d = bodyD; d < dim; ++d) {
+    const double x = v[d], e = x - ad * double(q[d]);
+    err2 += e * e;
+    norm2 += x * x;
+  }
   r.scale = a;
   // The double sums are within dim·2⁻⁵³ (relative) of the real ones: 1 + 1e-9 covers them.
   r.errNorm = UpFloat(std::sqrt(err2) * (1.0 + 1e-9));
@@ -80,15 +108,6 @@ Quantized QuantizeVector(const float* v, int64_t dim, int qmax, int8_t* q) {
   if (!std::isfinite(r.norm)) r.finite = false;
   return r;
 }
-
-// The queries of the active rows, quantised: rows of dim4·4 int8 (zero-padded), and per row the
-// VNNI / maddubs offset correction 128·Σ q_q, the scale b, α = ‖q‖ and β = ‖e_q‖ + c·N.
-struct I8Queries {
-  std::vector<int8_t> q;
-  std::vector<int32_t> corr;
-  std::vector<float> b, alpha, beta, norm;  // norm: N = ‖q‖ + ‖e_q‖
-  int64_t n = 0, rowBytes = 0;
-};
 
 I8Queries QuantizeQueries(const float* queries, const std::vector<int64_t>& rows, int64_t dim, int qmax) {
   I8Queries Q;
@@ -115,6 +134,8 @@ I8Queries QuantizeQueries(const float* queries, const std::vector<int64_t>& rows
   }
   return Q;
 }
+
+namespace {
 
 // ---- stage 1: per (row, skill) P = max over the skill's keys of fl(fl(Σ)·a)·b ----------------------
 // Q: the active rows' int8 (rowBytes each), out[a·ostride] for each row a.

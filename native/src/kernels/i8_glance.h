@@ -32,6 +32,32 @@
 
 namespace gavel::kernels {
 
+// The quantiser and the query side of the bound, shared with the key IVF's int8 list codes
+// (kivf/kivf_i8.cpp).
+struct Quantized {
+  float scale = 0.f;
+  float errNorm = 0.f;  // ‖v − scale·v_q‖, rounded up
+  float norm = 0.f;     // ‖v‖, rounded up
+  bool finite = true;
+};
+// v (dim floats) → q (dim int8 in [-qmax, qmax]) with its scale and error norm.
+Quantized QuantizeVector(const float* v, int64_t dim, int qmax, int8_t* q);
+// x rounded up to a float (≥ x).
+float UpFloat(double x);
+// Groups of 4 dimensions (dim padded with zeros to a multiple of 4).
+int64_t Dim4(int64_t dim);
+
+// The queries of the active rows, quantised: rows of dim4·4 int8 (zero-padded), and per row the
+// VNNI / maddubs offset correction 128·Σ q_q, the scale b, α = ‖q‖ and β = ‖e_q‖ + c·N.
+struct I8Queries {
+  std::vector<int8_t> q;
+  std::vector<int32_t> corr;
+  std::vector<float> b, alpha, beta, norm;  // norm: N = ‖q‖ + ‖e_q‖
+  int64_t n = 0, rowBytes = 0;
+};
+// rows: the query rows to quantise (in that order); qmax: I8QueryMax of the product's instruction set.
+I8Queries QuantizeQueries(const float* queries, const std::vector<int64_t>& rows, int64_t dim, int qmax);
+
 // One skill's keys in int8, d4-major: for each group of 4 dimensions (dim padded with zeros to a
 // multiple of 4), every key's 4 bytes, key after key: byte (d4·rows + j)·4 + t is key j's dimension
 // 4·d4 + t, as k_q + 128 (the unsigned operand of vpdpbusd / vpmaddubsw). A row of 16 keys at one
@@ -54,6 +80,8 @@ I8Skill QuantizeSkill(const float* f32, const uint16_t* half, int64_t rows, int6
 enum class I8Isa { Scalar = 0, Avx2 = 1, Avx512Vnni = 2 };
 I8Isa SelectI8Isa(Isa isa);
 const char* I8IsaName(I8Isa isa);
+// The largest query code the product allows: 64 on AVX2 (vpmaddubsw's int16 pair sums), else 127.
+inline int I8QueryMax(I8Isa isa) { return isa == I8Isa::Avx2 ? 64 : 127; }
 
 struct I8Stats {
   int64_t pairs = 0;       // (row with weight > 0) × skill

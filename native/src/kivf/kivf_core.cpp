@@ -73,6 +73,7 @@ int64_t Index::bytes() const {
                                    slots_.capacity() * sizeof(Slot) + lists_.capacity() * sizeof(lists_[0]) +
                                    (colOf_.capacity() + colHandle_.capacity() + emptyCols_.capacity()) * sizeof(int32_t));
   for (const auto& l : lists_) b += static_cast<int64_t>(l.capacity() * sizeof(int32_t));
+  for (const auto& c : codes_) b += c.Bytes();
   b += static_cast<int64_t>(slotOf_.size() * (sizeof(void*) * 2 + 8) + slotOf_.bucket_count() * sizeof(void*));
   return b;
 }
@@ -95,6 +96,7 @@ void Index::Reset(std::vector<float> centroids, int64_t nc, int64_t trainedRows,
   slots_.clear();
   keySlot_.clear();
   lists_.assign(static_cast<size_t>(nc), {});
+  codes_.clear();
   slotOf_.clear();
   colOf_.clear();
   colHandle_.clear();
@@ -482,6 +484,7 @@ void Index::Compact() {
   }
   slots_ = std::move(slots);
   keySlot_ = std::move(keySlot);
+  codes_.clear();  // the lists were rewritten: their codes are made again by the next i8 glance
   slotOf_.clear();
   for (size_t i = 0; i < slots_.size(); ++i) slotOf_[slots_[i].handle] = static_cast<int32_t>(i);
   deadRows_ = 0;
@@ -609,9 +612,31 @@ void Index::ProbeTwoLevel(const float* q, int64_t nq, int64_t np, int64_t t, std
   }
 }
 
+void Index::CodeList(int32_t c, Isa isa, float* kf, int8_t* scratch) const {
+  ListCodes& lc = codes_[c];
+  const auto& list = lists_[c];
+  const int64_t n = static_cast<int64_t>(list.size());
+  for (int64_t j = lc.n; j < n; ++j) {
+    const int32_t id = list[j];
+    const Slot& sk = slots_[keySlot_[id]];
+    const int64_t r = id - sk.keyStart;
+    const float* key = nullptr;
+    if (sk.live) {
+      if (half_) {
+        kernels::HalfToFloats(sk.keys->half.data() + r * dim_, kf, dim_, isa);
+        key = kf;
+      } else {
+        key = sk.keys->data.data() + r * dim_;
+      }
+    }
+    CodeKey(lc, j, key, dim_, !sk.live, scratch);
+  }
+  lc.n = n;
+}
+
 SearchResult Index::Glance(const float* q, int64_t nq, const float* w, int64_t k, int64_t nprobe, Isa isa,
                            unsigned threads, SearchStats* stats, const std::atomic<bool>* stop,
-                           int64_t probeGroups, bool prune) const {
+                           int64_t probeGroups, bool prune, bool i8) const {
   SearchStats st;
   SearchResult out;
   const int64_t nCols = static_cast<int64_t>(colHandle_.size());
@@ -628,18 +653,43 @@ SearchResult Index::Glance(const float* q, int64_t nq, const float* w, int64_t k
   const int64_t np = all ? nc_ : nprobe;
   // radii not yet measured since a Load (Sync measures them): no bound to prune with
   if (radiusStale_) prune = false;
+  // i8: the lists' codes (made or extended now) and the rows in int8, unless a product could
+  // overflow (|every f32 score| ≤ 1.01·N·K; beyond, the float32 scan runs and says whether one does)
+  const kernels::I8Isa i8isa = kernels::SelectI8Isa(isa);
+  const int64_t dim4 = kernels::Dim4(dim_);
+  kernels::I8Queries Q8;
+  std::vector<float> Rp1;  // i8: each row packed alone for the float32 scan of the keys its bound keeps
+  const int64_t P1 = ScanPanelRows(isa, 1);
+  double maxQ8 = 0;  // the largest N of the rows (a list's products may overflow past 1e36 / N: float32 there)
+  if (i8) {
+    if (codes_.size() != static_cast<size_t>(nc_)) codes_.assign(static_cast<size_t>(nc_), ListCodes{});
+    std::vector<int64_t> rows(static_cast<size_t>(nq));
+    std::iota(rows.begin(), rows.end(), 0);
+    Q8 = kernels::QuantizeQueries(q, rows, dim_, kernels::I8QueryMax(i8isa));
+    for (float v : Q8.norm) maxQ8 = std::max(maxQ8, double(v));
+    if (!std::isfinite(maxQ8)) i8 = false;
+  }
+  if (i8) {
+    Rp1.resize(static_cast<size_t>(nq * P1 * dim_));
+    for (int64_t i = 0; i < nq; ++i) {
+      const float* rp = q + i * dim_;
+      ScanPackRows(isa, &rp, 1, dim_, Rp1.data() + i * P1 * dim_);
+    }
+  }
+  // prune and i8 both scan each row's seed lists first, for a floor under its k-th best
+  const bool twoPass = prune || i8;
 
   // 1. Each row's probed lists: its np best centroids (ties to the lower), or every list, as
   // probe[probeAt[i] …); or (probeAll) every list for every row, without a probe array.
   auto t0 = std::chrono::steady_clock::now();
-  const int64_t t = prune ? 0 : ProbeGroups(probeGroups);
+  const int64_t t = twoPass ? 0 : ProbeGroups(probeGroups);
   std::vector<int64_t> probeAt(static_cast<size_t>(nq + 1), 0);
   std::vector<int32_t> probe;
   // nq × nc centroid scores (flat probe, or the bound), in the index's kept buffer
   std::vector<float>& S = scores_;
   S.clear();
   const bool probeAll = all;
-  if (!all || prune) {
+  if (!all || twoPass) {
     if (t > 0) {
       ProbeTwoLevel(q, nq, np, t, probeAt, probe, isa, threads, st);
     } else {
@@ -718,10 +768,13 @@ SearchResult Index::Glance(const float* q, int64_t nq, const float* w, int64_t k
   const unsigned nt = threads;
   std::vector<std::vector<Cand>> top(nt, std::vector<Cand>(static_cast<size_t>(nq * kk)));
   std::vector<std::vector<int32_t>> count(nt, std::vector<int32_t>(static_cast<size_t>(nq), 0));
-  std::vector<int64_t> scored(nt, 0);
+  std::vector<int64_t> scored(nt, 0), coded(nt, 0);
+  std::vector<double> codeMs(nt, 0.0);
   std::vector<char> finite(nt, 1);
   double scanMs = 0;
-  const auto scan = [&](const Csr& m) {
+  // use8: lists with finite codes scored in int8 first, against each row's floor th8[row] (or its
+  // thread's k-th best so far, when higher)
+  const auto scan = [&](const Csr& m, bool use8, const float* th8) {
     const auto t1 = std::chrono::steady_clock::now();
     std::vector<int32_t> work;
     for (int64_t c = 0; c < nc_; ++c)
@@ -739,11 +792,83 @@ SearchResult Index::Glance(const float* q, int64_t nq, const float* w, int64_t k
       std::vector<float> Rp, Sc, Kf, zero(static_cast<size_t>(dim_), 0.f);
       std::vector<int32_t> col;
       std::vector<const float*> kp, rp;
+      std::vector<float> P8;
+      std::vector<const int8_t*> qp;
+      std::vector<int32_t> qc, keep;
+      std::vector<float> qb, kf8;
+      std::vector<int8_t> scratch8;
       for (;;) {
         const size_t at = next.fetch_add(1, std::memory_order_relaxed);
         if (at >= work.size()) break;
         if (Stopped(stop)) return;
         const int32_t c = work[at];
+        // a list is taken by one thread a pass, so it is coded (the keys it gained) here, race-free
+        if (use8 && codes_[c].n < static_cast<int64_t>(lists_[c].size())) {
+          const auto tc = std::chrono::steady_clock::now();
+          kf8.resize(static_cast<size_t>(dim_));
+          scratch8.resize(static_cast<size_t>(dim4 * 4));
+          CodeList(c, isa, kf8.data(), scratch8.data());
+          codeMs[th] += MsSince(tc);
+        }
+        if (use8 && codes_[c].finite && maxQ8 * double(codes_[c].maxNorm) < 1e36) {
+          const ListCodes& lc = codes_[c];
+          const auto& list = lists_[c];
+          const int64_t nkAll = static_cast<int64_t>(list.size()), ldP = static_cast<int64_t>(lc.scale.size());
+          const int64_t r0 = m.start[c], nr = m.start[c + 1] - r0;
+          qp.resize(static_cast<size_t>(nr));
+          qc.resize(static_cast<size_t>(nr));
+          qb.resize(static_cast<size_t>(nr));
+          for (int64_t i = 0; i < nr; ++i) {
+            const int32_t row = m.rows[r0 + i];
+            qp[i] = Q8.q.data() + int64_t(row) * Q8.rowBytes;
+            qc[i] = Q8.corr[row];
+            qb[i] = Q8.b[row];
+          }
+          P8.resize(static_cast<size_t>(nr * ldP));
+          ListScores8(i8isa, lc, dim4, qp.data(), qc.data(), qb.data(), nr, P8.data(), ldP);
+          coded[th] += nr * nkAll;
+          bool ok = true;
+          for (int64_t i = 0; i < nr; ++i) {
+            const int32_t row = m.rows[r0 + i];
+            Cand* e = tk + int64_t(row) * kk;
+            int32_t& n = cnt[row];
+            float low = th8[row];
+            if (n == kk && e[kk - 1].v > low) low = e[kk - 1].v;
+            const float hw = (Q8.alpha[row] * lc.maxErr + Q8.beta[row] * lc.maxNorm) * (1.f + 1.f / 1024.f);
+            const float* pr = P8.data() + i * ldP;
+            keep.clear();
+            for (int64_t j = 0; j < nkAll; ++j)
+              if (!(pr[j] + hw < low) && slots_[keySlot_[list[j]]].live) keep.push_back(list[j]);
+            const int64_t ns = static_cast<int64_t>(keep.size());
+            if (ns == 0) continue;
+            kp.clear();
+            col.clear();
+            if (half_) Kf.resize(static_cast<size_t>(ns * dim_));
+            for (int64_t j = 0; j < ns; ++j) {
+              const int32_t sl = keySlot_[keep[j]];
+              const Slot& sk = slots_[sl];
+              const int64_t r = keep[j] - sk.keyStart;
+              if (half_) {
+                float* dst = Kf.data() + j * dim_;
+                kernels::HalfToFloats(sk.keys->half.data() + r * dim_, dst, dim_, isa);
+                kp.push_back(dst);
+              } else {
+                kp.push_back(sk.keys->data.data() + r * dim_);
+              }
+              col.push_back(colOf_[sl]);
+            }
+            Sc.resize(static_cast<size_t>(ns * P1));
+            ScanList(isa, kp.data(), ns, Rp1.data() + int64_t(row) * P1 * dim_, 1, dim_, zero.data(), Sc.data());
+            scored[th] += ns;
+            for (int64_t j = 0; j < ns; ++j) {
+              const float v = Sc[j * P1];
+              ok &= std::fabs(v) <= FLT_MAX;
+              Offer(e, n, kk, v, col[j]);
+            }
+          }
+          if (!ok) finite[th] = 0;
+          continue;
+        }
         // the list's live keys, read in place (an f16 bank's converted, exactly, into Kf)
         col.clear();
         kp.clear();
@@ -804,10 +929,10 @@ SearchResult Index::Glance(const float* q, int64_t nq, const float* w, int64_t k
     return n;
   };
 
-  if (!prune || S.empty()) {
+  if (!twoPass || S.empty()) {
     Csr m = csr(probed);
     st.probeMs = MsSince(t0) - st.centroidMs;
-    scan(m);
+    scan(m, false, nullptr);
   } else {
     // The bound: a key k of list c scores q·k ≤ q·c + |q|·|k − c| ≤ S[i][c] + |q_i|·radius_[c] (+ the
     // float error of both products, `slack`). Seed: each row's kPruneSeed best probed lists; θ_i, the
@@ -846,7 +971,7 @@ SearchResult Index::Glance(const float* q, int64_t nq, const float* w, int64_t k
         for (int64_t j = 0; j < seedN; ++j) f(static_cast<int32_t>(i), seed[i * seedN + j]);
     });
     st.probeMs = MsSince(t0) - st.centroidMs;
-    scan(first);
+    scan(first, false, nullptr);
     if (Stopped(stop)) Aborted("key IVF glance");
     const auto t2 = std::chrono::steady_clock::now();
     std::vector<float> theta(static_cast<size_t>(nq), -std::numeric_limits<float>::infinity());
@@ -865,7 +990,7 @@ SearchResult Index::Glance(const float* q, int64_t nq, const float* w, int64_t k
           if (seen[l]) return;
           const double bound = double(s[l]) + qn[i] * double(radius_[l]);
           const double slack = eps * qn[i] * (2.0 * double(centNorm_[l]) + double(radius_[l])) + 1e-30;
-          if (!(bound + slack < th)) f(static_cast<int32_t>(i), l);  // NaN: kept
+          if (!prune || !(bound + slack < th)) f(static_cast<int32_t>(i), l);  // NaN: kept
         };
         if (probeAll) {
           for (int64_t l = 0; l < nc_; ++l) visit(static_cast<int32_t>(l));
@@ -876,12 +1001,14 @@ SearchResult Index::Glance(const float* q, int64_t nq, const float* w, int64_t k
       }
     });
     st.probeMs += MsSince(t2);
-    scan(rest);
+    scan(rest, i8, theta.data());
   }
   if (Stopped(stop)) Aborted("key IVF glance");
   for (char f : finite)
     if (!f) throw Failure(Code::INVALID_ARGUMENT, "key IVF glance: a score came out non-finite");
   for (int64_t x : scored) st.scored += x;
+  for (int64_t x : coded) st.coded += x;
+  for (double x : codeMs) st.codeMs += x;
   st.scanMs = scanMs;
 
   // 3. Per row: the threads' top k merged, skills without keys at -1, then the vote in row order.

@@ -32,6 +32,7 @@
 
 #include "bank/bank_core.h"
 #include "kernels/kernels_core.h"
+#include "kivf/kivf_i8.h"
 
 namespace gavel::kivf {
 
@@ -77,7 +78,9 @@ struct SyncStats {
 
 struct SearchStats {
   int64_t lists = 0;          // lists scanned (with the list bound, per pass: a list may count twice)
-  int64_t scored = 0;         // (row, key) pairs scored
+  int64_t scored = 0;         // (row, key) pairs scored in float32
+  int64_t coded = 0;          // (row, key) pairs scored in int8 (i8), before the bound
+  double codeMs = 0;          // i8: thread-ms coding the keys the scanned lists gained since they were last coded
   int64_t bankRows = 0;       // keys indexed (live)
   double centroidMs = 0, probeMs = 0, scanMs = 0, voteMs = 0;
 };
@@ -134,7 +137,11 @@ class Index {
   // lists as the flat probe); 0: the flat probe, every centroid scored.
   SearchResult Glance(const float* q, int64_t nq, const float* w, int64_t k, int64_t nprobe, Isa isa,
                       unsigned threads, SearchStats* stats = nullptr, const std::atomic<bool>* stop = nullptr,
-                      int64_t probeGroups = 0, bool prune = false) const;
+                      int64_t probeGroups = 0, bool prune = false, bool i8 = false) const;
+  // i8: after each row's kPruneSeed best lists (scanned in float32, as prune's seed), the other lists
+  // it probes are scored in int8 from the lists' codes (kivf_i8.h), and only the keys whose bound
+  // reaches the row's k-th best so far are scored in float32: the result is unchanged, bit for bit.
+  // A list is coded when first scanned so, and follows its keys (0.25× float32 keys' memory).
   // prune: the list bound (kPruneSeed): lists that cannot hold a key of a row's top k are skipped
   // for that row, the result unchanged (bit for bit); it scores every centroid (probeGroups unused).
   // The groups a row probes given Glance's probeGroups (0: the flat probe: a flat index or probeGroups 0).
@@ -169,6 +176,11 @@ class Index {
   // Per list, a float upper bound on |key − centroid| over its keys (widened as keys arrive, never
   // narrowed: removed keys leave it an upper bound; measured anew after Load); the centroids' norms.
   std::vector<float> radius_, centNorm_;
+  // The lists' int8 codes (Glance's i8; kivf_i8.h): a list is coded (the keys it gained since) when
+  // an i8 glance scans it in int8 (one glance at a time, as scores_); dropped by Reset and Compact.
+  mutable std::vector<ListCodes> codes_;
+  // Codes list c's keys past codes_[c].n (kf: dim floats, scratch: Dim4(dim)·4 bytes).
+  void CodeList(int32_t c, Isa isa, float* kf, int8_t* scratch) const;
   // Glance's nq × C centroid scores, kept from glance to glance: first touching a fresh buffer of
   // that size (40 MB at 1,208 rows × 8,194 centroids) cost this machine 5-8× the GEMM that fills it.
   // So one glance at a time per index (the N-API layer holds the index's mutex).

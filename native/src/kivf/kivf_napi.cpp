@@ -131,8 +131,8 @@ class NativeKeyIvf : public Napi::ObjectWrap<NativeKeyIvf> {
     });
   }
 
-  // glance(bank, queries, weights, k, nprobe, probeGroups?, prune?): Promise<{ g, handles, lists, probeGroups,
-  //   scored, bankRows, centroidMs, probeMs, scanMs, voteMs, sync }> — syncs to the bank first;
+  // glance(bank, queries, weights, k, nprobe, probeGroups?, prune?, i8?): Promise<{ g, handles, lists, probeGroups,
+  //   scored, coded, codeMs, bankRows, centroidMs, probeMs, scanMs, voteMs, sync }> — syncs to the bank first;
   //   nprobe ≥ centroids is the exact glance, bit for bit.
   Napi::Value Glance(const Napi::CallbackInfo& info) {
     return GuardAsync(info, "NativeKeyIvf.glance", [&]() -> Napi::Value {
@@ -149,6 +149,8 @@ class NativeKeyIvf : public Napi::ObjectWrap<NativeKeyIvf> {
           info.Length() > 5 && !info[5].IsUndefined() ? IntArg(info[5], "probeGroups", 0, 1 << 20) : 0;
       // prune (optional): the list bound
       const bool prune = info.Length() > 6 && info[6].IsBoolean() && info[6].As<Napi::Boolean>().Value();
+      // i8 (optional): the lists' int8 codes and bound
+      const bool i8 = info.Length() > 7 && info[7].IsBoolean() && info[7].As<Napi::Boolean>().Value();
       const int64_t dim = h.index.dim();
       const int64_t nq = kernels::CheckQueries(queries.Data(), int64_t(queries.ElementLength()), dim);
       kernels::CheckWeights(weights.Data(), int64_t(weights.ElementLength()), nq);
@@ -158,13 +160,13 @@ class NativeKeyIvf : public Napi::ObjectWrap<NativeKeyIvf> {
       auto held = held_;
       return PromiseWorker<GlanceOut>::Start(
           info.Env(),
-          [held, snap, half, q, w, nq, k, nprobe, probeGroups, prune, isa]() {
+          [held, snap, half, q, w, nq, k, nprobe, probeGroups, prune, i8, isa]() {
             std::lock_guard<std::mutex> lock(held->mu);
             if (held->index.centroids() == 0) throw Failure(Code::INVALID_ARGUMENT, "the key IVF is not trained");
             GlanceOut out;
             out.sync = held->index.Sync(*snap, half, isa, 0);
-            out.r = held->index.Glance(q->data(), nq, w->data(), k, nprobe, isa, 0, &out.stats, nullptr, probeGroups, prune);
-            out.groups = prune ? 0 : held->index.ProbeGroups(probeGroups);
+            out.r = held->index.Glance(q->data(), nq, w->data(), k, nprobe, isa, 0, &out.stats, nullptr, probeGroups, prune, i8);
+            out.groups = prune || i8 ? 0 : held->index.ProbeGroups(probeGroups);
             return out;
           },
           [](Napi::Env env, GlanceOut& out) -> Napi::Value {
@@ -174,6 +176,8 @@ class NativeKeyIvf : public Napi::ObjectWrap<NativeKeyIvf> {
             o.Set("lists", double(out.stats.lists));
             o.Set("probeGroups", double(out.groups));
             o.Set("scored", double(out.stats.scored));
+            o.Set("coded", double(out.stats.coded));
+            o.Set("codeMs", out.stats.codeMs);
             o.Set("bankRows", double(out.stats.bankRows));
             o.Set("centroidMs", out.stats.centroidMs);
             o.Set("probeMs", out.stats.probeMs);
