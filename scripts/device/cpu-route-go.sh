@@ -27,6 +27,10 @@
 # On the CPU give the install the cores: INSTALL_THREADS=15 (a pass's threads; --jobs only keeps
 # skills in flight). With 2 it ran at 14 skills/s on 16 cores; with 15, 33 skills/s (2026-11-29).
 # Budget: the install takes ~12 min and the key IVF's training ~4 min on 16 cores, before any route.
+# INSTALL_ADDON=<a CUDA addon> (gpu-build.sh's, `$(cat ~/gavel/addon-path)`) installs with it instead
+# (the model on the GPU, ~200 s; GAVEL_GLANCE_DEVICE=cpu, so the install still writes the key IVF as on
+# a CPU); the routes still load the CPU prebuilds. CHAIN=prompts: only the bank and the examples'
+# requests, with GAVEL_KEY_IVF_I8=off (1 rep) and the default (3 reps), in that order.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 mode=${1:-wait}
@@ -75,22 +79,28 @@ export GAVEL_LOG=0
 A="--model $G/models/gavel-mini.gguf --projections $G/models/gavel-mini.projections.gguf --context 2048 --skill-budget 512"
 B="--model $G/models/gavel-mini.gguf --projections $G/models/gavel-mini.projections.gguf"
 L="$R/skills.jsonl,$R/mit-full.jsonl"
+IA="${INSTALL_ADDON:+env GAVEL_ADDON=$INSTALL_ADDON GAVEL_GLANCE_DEVICE=cpu}"
 bank_of() { # n: a bank of the golds and the first n-49 public skills (n = all: every one)
   local n=\$1 b=$R/bank-\$1
   [ -f \$b.done ] && return 0
-  node dist/cli/gavel.js install $R/skills.jsonl --bank \$b --jobs ${INSTALL_JOBS:-8} --threads ${INSTALL_THREADS:-2} \$A > \$b.install.txt 2>&1 || return 1
+  \$IA node dist/cli/gavel.js install $R/skills.jsonl --bank \$b --jobs ${INSTALL_JOBS:-8} --threads ${INSTALL_THREADS:-2} \$A > \$b.install.txt 2>&1 || return 1
   if [ \$n = all ]; then src=$R/mit-full.jsonl; else src=$R/mit-\$n.jsonl; head -n \$((n - 49)) $R/mit-full.jsonl > \$src; fi
-  node dist/cli/gavel.js install \$src --bank \$b --jobs ${INSTALL_JOBS:-8} --threads ${INSTALL_THREADS:-2} \$A >> \$b.install.txt 2>&1 && touch \$b.done
+  \$IA node dist/cli/gavel.js install \$src --bank \$b --jobs ${INSTALL_JOBS:-8} --threads ${INSTALL_THREADS:-2} \$A >> \$b.install.txt 2>&1 && touch \$b.done
 }
 route_on() { # bank size, label, tasks, environment…
   local n=\$1 label=\$2 k=\$3; shift 3
   env "\$@" taskset -c 0,1 node bench/route-rerank-real.bench.mjs $R/bank-\$n $R/tasks.jsonl \$L --batches 6-10 --limit \$k \
     --shipped-only \$B --records $R/route-\$n-\$label.jsonl > $R/route-\$n-\$label.txt 2>&1
 }
-prompts_on() { # bank size: the examples' requests, the hook's decision and the full route, pinned
-  taskset -c 0,1 node bench/route-prompts.bench.mjs $R/bank-\$1 demo-tasks.json,everyday-tasks.json --reps 3 \$B > $R/prompts-\$1.txt 2>&1
+prompts_on() { # bank size [label reps]: the examples' requests, the hook's decision and the full route, pinned
+  taskset -c 0,1 node bench/route-prompts.bench.mjs $R/bank-\$1 demo-tasks.json,everyday-tasks.json --reps \${3:-3} \$B > $R/prompts-\$1\${2:+-\$2}.txt 2>&1
 }
 bank_of all
+if [ "${CHAIN:-}" = prompts ]; then
+  export GAVEL_KEY_IVF_I8=off; prompts_on all i8off 1
+  unset GAVEL_KEY_IVF_I8; prompts_on all i8on 3
+  echo chain-done; exit 0
+fi
 prompts_on all
 route_on all ivf ${IVF_TASKS:-40}
 route_on all exact ${EXACT_TASKS:-12} GAVEL_KEY_IVF=off
