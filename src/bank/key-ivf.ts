@@ -22,8 +22,8 @@
  *   so far. Nothing changes but the pairs scored, so `nprobe: "all"` with it is still the exact
  *   glance, bit for bit.
  * - **Int8 list codes** (`i8`). Each list also holds its keys in int8 (a scale per key, 0.25× the
- *   float32 keys' memory), made on the first such glance and extended as lists grow. After its 8
- *   best lists (scanned in float32), a row scores every other probed list in int8 and rescans in
+ *   float32 keys' memory), coded when a glance first scans a list and extended as lists grow. After
+ *   its best list (scanned in float32), a row scores every other probed list in int8 and rescans in
  *   float32 only the keys whose proven error bound reaches its k-th best so far (the exact glance
  *   prefilter's bound, `GAVEL_GLANCE_EXACT8`). Nothing changes but the work, bit for bit; with
  *   `prune` the list bound first skips whole lists.
@@ -124,10 +124,12 @@ export interface KeyIvfGlanceOptions {
    */
   prune?: boolean;
   /**
-   * The int8 list codes (default off): after its 8 best lists, a row scores the other probed lists'
-   * keys in int8 and scores in float32 only those whose error bound reaches its k-th best so far.
-   * The result is unchanged, bit for bit. The first such glance codes every key (then only new
-   * ones); the codes add about 0.25× the float32 keys' memory to the index.
+   * The int8 list codes (default off): after its best list (in float32), a row scores the other probed
+   * lists' keys in int8 and scores in float32 only those whose error bound reaches its k-th best so
+   * far.
+   * The result is unchanged, bit for bit. A list is coded when a glance first scans it so (then
+   * only the keys it gains); the codes add up to 0.25× the float32 keys' memory to the index. With
+   * `prune`, the list bound first skips whole lists.
    */
   i8?: boolean;
 }

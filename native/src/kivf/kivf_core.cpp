@@ -946,7 +946,7 @@ SearchResult Index::Glance(const float* q, int64_t nq, const float* w, int64_t k
       qn[i] = std::sqrt(ss);
     }
     // seeds: the row's kPruneSeed best probed lists by score (ties to the lower)
-    const int64_t seedN = std::min<int64_t>(kPruneSeed, np);
+    const int64_t seedN = std::min<int64_t>(i8 ? kCodeSeed : kPruneSeed, np);
     std::vector<int32_t> seed(static_cast<size_t>(nq * seedN));
     {
       const unsigned ns = static_cast<unsigned>(std::min<int64_t>(threads, nq));
