@@ -32,6 +32,7 @@ export {
   type RankOptions,
   type RankResult,
   type VerdictInputs,
+  type KeyIvfWarm,
   getSkill,
   readSkillRecord,
   parseAllowedTools,

@@ -16,7 +16,7 @@ import { modelFingerprint } from "../model/fingerprint.js";
 import { Projections } from "../projections/projections.js";
 import { Library } from "../bank/library.js";
 import { encodeQueries, taskTextOf } from "./context.js";
-import { glanceIndexOf, prunes, readsKeyIvf, refreshKeyIvf } from "./glance-index-use.js";
+import { glanceIndexOf, prunes, readsKeyIvf, refreshKeyIvf, warmKeyIvf, type KeyIvfWarm } from "./glance-index-use.js";
 import { glanceLibrary, type Glanced } from "./glance.js";
 import { routeGlances, type GlanceVia } from "./glance-many.js";
 import { judge, verdictInputsOf, type Shortlisted, type VerdictInputs } from "./verdict.js";
@@ -233,6 +233,22 @@ export class Router {
     const ruled = rule(await judge(this.#parts, taskText, candidates, signal), this.projections);
     checkFiniteReadouts(ruled, true, this.model.path); // NaN/Inf read-outs: a typed error, not an order
     return ruled;
+  }
+
+  /**
+   * Makes ready what the first routes would otherwise make on their way: over a library whose glance
+   * reads the key IVF (`GAVEL_KEY_IVF`: by default on the CPU from 3,000 skills), the index opened
+   * and, with `GAVEL_KEY_IVF_I8=on` (the default), every list's int8 codes. Takes seconds of CPU over
+   * tens of thousands of skills (routes started meanwhile wait for it); nothing to do otherwise.
+   * `gavel serve` calls it once it listens.
+   *
+   * @throws GavelError `ABORTED` when `signal` aborted before the glance.
+   */
+  async warm(options?: { signal?: AbortSignal }): Promise<KeyIvfWarm> {
+    this.#check();
+    const o = optionsObject(options, "options");
+    const signal = signalOption(o.signal);
+    return this.#parts.library.reading(() => warmKeyIvf(this.#parts.library, signal));
   }
 
   /** Ranks the whole library by the glance alone, best first. */

@@ -219,3 +219,34 @@ export async function keyIvfGlance(library: Library, index: KeyIvf, queries: Flo
   if (signal?.aborted) throw aborted();
   return { g: r.g, handles: r.handles, m: new Float32Array(0), argmax: new Int32Array(0), columns: new Int32Array(0) };
 }
+
+/** What {@link warmKeyIvf} made ready. */
+export interface KeyIvfWarm {
+  /** The route's glance reads the library's key IVF (GAVEL_KEY_IVF), and it was opened. */
+  keyIvf: boolean;
+  /** Keys scored in int8 by the warming glance: every list's but its seed list's (0: GAVEL_KEY_IVF_I8=off). */
+  coded: number;
+  /** Thread-ms spent coding the lists (0 when they already were). */
+  codeMs: number;
+  /** The index's native memory after it, codes included, in bytes (0 without an index). */
+  bytes: number;
+}
+
+/**
+ * Makes ready what the route's first glances would otherwise make: the library's key IVF opened
+ * (when the route reads it) and, with `GAVEL_KEY_IVF_I8=on`, every list's int8 codes, by one glance of
+ * one row over every list. Over 30K skills that is seconds of CPU; glances wait for it meanwhile.
+ */
+export async function warmKeyIvf(library: Library, signal?: AbortSignal): Promise<KeyIvfWarm> {
+  const none = { keyIvf: false, coded: 0, codeMs: 0, bytes: 0 };
+  const handles = library.routable();
+  if (handles.length === 0 || !readsKeyIvf(handles.length, handles.length === library.keys.size)) return none;
+  const index = await keyIvfForGlance(library);
+  if (!index) return none;
+  if (signal?.aborted) throw new GavelError("warm-up aborted", "ABORTED");
+  if (config().keyIvfI8 !== "on") return { ...none, keyIvf: true, bytes: index.stats().bytes };
+  const row = new Float32Array(index.dim);
+  row[0] = 1;
+  const r = await index.glance(library.keys, row, { nprobe: "all", i8: true });
+  return { keyIvf: true, coded: r.coded, codeMs: r.codeMs, bytes: index.stats().bytes };
+}

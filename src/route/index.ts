@@ -28,6 +28,7 @@ export {
   type Vote,
 } from "./types.js";
 export type { VerdictInputs } from "./verdict.js";
+export type { KeyIvfWarm } from "./glance-index-use.js";
 export {
   chooseByRuling,
   firstStage,

@@ -71,6 +71,8 @@ interface Flight {
   done: Promise<void>;
 }
 
+// Router.warm once listening (over a large library, the key IVF's int8 codes); a route reports a failure.
+const warmSoon = (r: unknown): void => void (r as { warm?: () => Promise<unknown> }).warm?.().catch(() => undefined);
 /** A running resident router. */
 export class ResidentServer {
   readonly listen: string;
@@ -125,6 +127,7 @@ export class ResidentServer {
       }
     });
     await chmod(o.socket, 0o600);
+    warmSoon(o.router);
     return server;
   }
 
@@ -162,6 +165,7 @@ export class ResidentServer {
     const file = httpEndpointPath(o.router.bankDir);
     await rm(file, { force: true });
     await writeFile(file, JSON.stringify({ v: PROTOCOL_VERSION, url, token: server.#token, pid: process.pid }) + "\n", { mode: 0o600, flag: "wx" });
+    warmSoon(o.router);
     return server;
   }
 

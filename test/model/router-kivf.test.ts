@@ -63,6 +63,23 @@ describe("the key IVF in the route", () => {
     expect(agree / tasks.length).toBeGreaterThanOrEqual(0.9);
   });
 
+  it("warm() codes every list but the seed's, and the glance after it is the same; nothing without the index", async () => {
+    const before = await withKeyIvf("on", () => router.glance(tasks[1], { topK: 24 }));
+    const w = await withKeyIvf("on", () => router.warm());
+    expect(w.keyIvf).toBe(true);
+    const keys = router.stats().keys;
+    // one row over every list: every key but its seed list's is scored in int8, and the codes are held
+    expect(w.coded).toBeGreaterThan(0.5 * keys);
+    expect(w.coded).toBeLessThanOrEqual(keys);
+    expect(w.bytes).toBeGreaterThan(w.coded * router.projections.dim);
+    const after = await withKeyIvf("on", () => router.glance(tasks[1], { topK: 24 }));
+    expect(after.map((h) => [h.skill, h.g])).toEqual(before.map((h) => [h.skill, h.g]));
+    // the float32 scan alone: the index opened, nothing coded
+    expect(await withEnv({ GAVEL_KEY_IVF: "on", GAVEL_KEY_IVF_I8: "off" }, () => router.warm())).toMatchObject({ keyIvf: true, coded: 0 });
+    // a glance that does not read the index: nothing to warm
+    expect(await withKeyIvf("off", () => router.warm())).toEqual({ keyIvf: false, coded: 0, codeMs: 0, bytes: 0 });
+  });
+
   it("is read back from its file by another router, and follows an uninstall", async () => {
     const path = join(bankDir, KEY_IVF_FILE);
     const written = statSync(path).mtimeMs;
