@@ -1,4 +1,4 @@
-// The embedded default pair abstains: its projections carry a by-size abstention model; under 1,000
+// The embedded default pair abstains: its projections carry a by-size abstention model; under 125
 // skills (these tests' library) a model fitted on long task statements over the benchmark library and
 // on the demo's short tasks over examples/skills, against off-domain prompts over both
 // (scripts/device/fit-abstention.ts; bench/results/2026-11-29-cpu-abstention-sizes/ for the large band). Under it the demo's off-domain
