@@ -3,8 +3,8 @@
  * run: glance ms (medians), top-20 agreement and same top-1, share of (row, key) pairs scored, index
  * memory against the bank's, training time, and the incremental cost of one skill installed.
  *
- *   npm run bench -- kivf synth [--skills 10000,100000] [--keys 200,30] [--nq 200] [--tasks 5] [--prune off,on] [--i8 off,on]
- *     [--nprobe d,64,512] [--pgroups d,flat,12] [--centroids 0] [--reps 3] [--keytype f32|f16]
+ *   npm run bench -- kivf synth [--skills 10000,100000] [--keys 200,30] [--nq 200,20] [--tasks 5] [--prune off,on] [--i8 off,on]
+ *     [--nprobe d,64,512] [--pgroups d,flat,12] [--centroids 0] [--reps 3] [--keytype f32|f16] [--noise-pool 0]
  *   npm run bench -- kivf real <bank dir> <queries cache> [--tasks 20] [--nprobe …] [--pgroups …] [--centroids 8192]
  *
  * `--keys` pairs with `--skills` (one value: every size). `d` in --nprobe is the default (centroids
@@ -17,7 +17,8 @@
  *
  * Synthetic banks (dim 256, float32 keys by default, as a KeyBank's): a vocabulary of V = 8,192 token directions; N/50 topics, each
  * favouring 64 of the tokens; a skill's keys are tokens (70% from its topic's, 30% from anywhere)
- * plus noise (cos ≈ 0.9 to the token), as shallow-layer keys sit near their token's identity. A task:
+ * plus noise (cos ≈ 0.9 to the token), as shallow-layer keys sit near their token's identity
+ * (`--noise-pool P`: a key's noise is one of P vectors drawn once, for a faster fill at 1M skills). A task:
  * 60% of its rows near the tokens of one target skill's keys, 40% near random tokens; uniform weights.
  *
  * The real bank: a bank folder (manifest.json + keys.bin, float32, dim 256) and the task rows
@@ -44,6 +45,7 @@ const i8Arg = flag("--i8", "off").split(",");
 const centroidsArg = Number(flag("--centroids", "0"));
 const reps = Number(flag("--reps", "3"));
 const keyType = flag("--keytype", "f32") as "f32" | "f16";
+const noisePool = Number(flag("--noise-pool", "0"));
 const dim = 256;
 
 let state = 0x9e3779b9;
@@ -64,6 +66,19 @@ function around(base: Float32Array | null, baseAt: number, a: number, out: Float
   let ss = 0;
   for (let d = 0; d < dim; d++) {
     const v = (base ? base[baseAt + d] : 0) + a * uniform();
+    out[at + d] = v;
+    ss += v * v;
+  }
+  const inv = 1 / Math.sqrt(ss);
+  for (let d = 0; d < dim; d++) out[at + d] *= inv;
+}
+
+/** around(base, …, a, …) with its noise drawn from a pool of P vectors made once (a faster fill of large banks). */
+function aroundPooled(base: Float32Array, baseAt: number, pool: Float32Array, out: Float32Array, at: number): void {
+  const p = pick(pool.length / dim) * dim;
+  let ss = 0;
+  for (let d = 0; d < dim; d++) {
+    const v = base[baseAt + d] + pool[p + d];
     out[at + d] = v;
     ss += v * v;
   }
@@ -191,13 +206,15 @@ async function installCost(bank: KeyBank, index: KeyIvf, keysPer: number): Promi
 async function synth(): Promise<void> {
   const sizes = flag("--skills", "10000,100000").split(",").map(Number);
   const keysList = flag("--keys", "200,30").split(",").map(Number);
-  const nq = Number(flag("--nq", "200"));
+  const nqs = flag("--nq", "200").split(",").map(Number);
   const nTasks = Number(flag("--tasks", "5"));
-  header(`key IVF, synthetic: dim ${dim}, ${keyType} keys, ${nq} task rows, ${nTasks} tasks, ${reps} reps`);
+  header(`key IVF, synthetic: dim ${dim}, ${keyType} keys, ${nqs.join(" and ")} task rows, ${nTasks} tasks, ${reps} reps`);
   const V = 8192;
   const vocab = new Float32Array(V * dim);
   for (let v = 0; v < V; v++) around(null, 0, 1, vocab, v * dim);
   const noise = 0.48 * Math.sqrt(3 / dim); // noise of norm ≈ 0.48: cos ≈ 0.9 to the token
+  const pool = new Float32Array(noisePool * dim);
+  for (let i = 0; i < pool.length; i++) pool[i] = noise * uniform();
   for (let si = 0; si < sizes.length; si++) {
     const N = sizes[si];
     const keysPer = keysList[Math.min(si, keysList.length - 1)];
@@ -213,7 +230,8 @@ async function synth(): Promise<void> {
       const toks = new Int32Array(keysPer);
       for (let j = 0; j < keysPer; j++) {
         toks[j] = uniform() < 0.4 ? topicTokens[topic * 64 + pick(64)] : pick(V);
-        around(vocab, toks[j] * dim, noise, keys, j * dim);
+        if (noisePool > 0) aroundPooled(vocab, toks[j] * dim, pool, keys, j * dim);
+        else around(vocab, toks[j] * dim, noise, keys, j * dim);
       }
       if (s < 64 * nTasks) tokenOf.push(toks);
       bank.add(keys);
@@ -223,17 +241,20 @@ async function synth(): Promise<void> {
     const index = await KeyIvf.build(bank, centroidsArg > 0 ? { centroids: centroidsArg } : {});
     const st = index.stats();
     console.log(`  index: ${st.centroids} centroids, trained in ${((performance.now() - t0) / 1000).toFixed(1)} s, ${(st.bytes / 2 ** 20).toFixed(1)} MiB = ${(st.bytes / bank.bytes).toFixed(3)}× the bank; mean key–centroid cos ${st.trainMeanSim.toFixed(3)}`);
-    const tasks: Task[] = [];
-    for (let t = 0; t < nTasks; t++) {
-      const target = tokenOf[t * 64];
-      const queries = new Float32Array(nq * dim);
-      for (let i = 0; i < nq; i++) {
-        const tok = uniform() < 0.2 ? target[pick(target.length)] : pick(V);
-        around(vocab, tok * dim, noise, queries, i * dim);
+    for (const nq of nqs) {
+      const tasks: Task[] = [];
+      for (let t = 0; t < nTasks; t++) {
+        const target = tokenOf[t * 64];
+        const queries = new Float32Array(nq * dim);
+        for (let i = 0; i < nq; i++) {
+          const tok = uniform() < 0.2 ? target[pick(target.length)] : pick(V);
+          around(vocab, tok * dim, noise, queries, i * dim);
+        }
+        tasks.push({ queries });
       }
-      tasks.push({ queries });
+      if (nqs.length > 1) console.log(`  ${nq} task rows:`);
+      await compare(bank, index, tasks);
     }
-    await compare(bank, index, tasks);
     await installCost(bank, index, keysPer);
     bank.dispose();
   }

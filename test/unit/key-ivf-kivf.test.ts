@@ -3,6 +3,8 @@
  * - probing every list it equals the exact glance bit for bit (g and handles), on fresh random
  *   banks (f32 and f16, skills without keys, k from 1 to past the skill count, zero weights), through
  *   removals and additions the index follows by itself, on every instruction set the CPU has;
+ * - every key sits in the list of the best fine centroid among its 4 best coarse groups' (a plain
+ *   float64 reference of the rule; near-ties skipped), after the training and after a sync;
  * - the two-level probe (a row scores the coarse groups, then only its best groups' fine centroids)
  *   equals a plain float64 reference of the same rule on fresh random banks (rows whose probe or
  *   top-k boundary is a near-tie weighted 0), and over every group picks the flat probe's lists
@@ -65,6 +67,19 @@ function near(r: () => number, centers: Float32Array, dim: number, n: number, no
     normalizeInto(out, i, dim);
   }
   return out;
+}
+
+/** v rounded to the nearest float16 (ties to even), as an f16 bank holds it; |v| < 65,504. */
+function toHalf(v: number): number {
+  if (v === 0) return v;
+  const a = Math.abs(v);
+  let e = Math.floor(Math.log2(a));
+  if (2 ** e > a) e--;
+  if (2 ** (e + 1) <= a) e++;
+  const q = 2 ** (Math.max(e, -14) - 10);
+  const m = a / q, f = Math.floor(m);
+  const rm = m - f > 0.5 || (m - f === 0.5 && f % 2 === 1) ? f + 1 : f;
+  return Math.sign(v) * rm * q;
 }
 
 function topN(g: Float32Array, n: number): number[] {
@@ -163,6 +178,53 @@ describe("key IVF glance", () => {
         bank.dispose();
       }
     }
+  });
+
+  it("assigns every key to the best fine centroid of its 4 best coarse groups, as a plain reference does, on every ISA", async () => {
+    const r = rng(SEED ^ 0x5a55);
+    const dot = (a: Float32Array, ai: number, b: Float32Array, bi: number, dim: number): number => {
+      let s = 0;
+      for (let d = 0; d < dim; d++) s += a[ai * dim + d] * b[bi * dim + d];
+      return s;
+    };
+    const EPS = 1e-5;
+    let checked = 0, total = 0;
+    for (const isa of kernelIsas(loadBinding())) {
+      setKernelIsa(isa);
+      const dim = [16, 40, 64][Math.floor(r() * 3)];
+      const topics = unit(r, 20, dim);
+      const bank = new KeyBank(dim, { keyType: r() < 0.5 ? "f16" : "f32" });
+      const keysOf = new Map<number, Float32Array>();
+      const add = (): void => {
+        const keys = near(r, topics, dim, r() < 0.05 ? 0 : 1 + Math.floor(r() * 40), 0.3 + r());
+        // what the bank holds (f16 banks round each key)
+        const h = bank.add(keys);
+        keysOf.set(h, bank.keyType === "f16" ? Float32Array.from(keys, toHalf) : keys);
+      };
+      for (let s = 0; s < 150 + Math.floor(r() * 150); s++) add();
+      const index = await KeyIvf.build(bank, { centroids: 40 + Math.floor(r() * 60), groups: 5 + Math.floor(r() * 6), seed: Math.floor(r() * 1000) });
+      for (let s = 0; s < 30; s++) add(); // assigned by a sync, not the training
+      await index.sync(bank);
+      const codes = index.exportCodes();
+      const G = codes.groupStart.length - 1;
+      expect(G).toBeGreaterThan(4);
+      for (let col = 0; col < codes.handles.length; col++) {
+        const keys = keysOf.get(codes.handles[col])!;
+        for (let j = 0; j < keys.length / dim; j++) {
+          total++;
+          const gs = Array.from({ length: G }, (_, g) => ({ g, v: dot(keys, j, codes.coarse, g, dim) })).sort((a, b) => b.v - a.v || a.g - b.g);
+          if (gs[3].v - gs[4].v < EPS) continue; // a near-tie at the groups' boundary
+          const cand: { c: number; v: number }[] = [];
+          for (const { g } of gs.slice(0, 4)) for (let c = codes.groupStart[g]; c < codes.groupStart[g + 1]; c++) cand.push({ c, v: dot(keys, j, codes.centroids, c, dim) });
+          cand.sort((a, b) => b.v - a.v || a.c - b.c);
+          if (cand.length > 1 && cand[0].v - cand[1].v < EPS) continue; // a near-tie for the best
+          checked++;
+          expect(codes.codes[codes.offsets[col] + j]).toBe(cand[0].c);
+        }
+      }
+      bank.dispose();
+    }
+    expect(checked).toBeGreaterThan(0.9 * total);
   });
 
   it("the two-level probe equals a plain reference of its rule, and over every group the flat probe, on every ISA", async () => {

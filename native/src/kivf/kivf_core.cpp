@@ -24,8 +24,9 @@ namespace {
 // Centroids per GEMM of the glance's centroid scores (their packed panels, 128 KiB at dim 256, stay in L2).
 constexpr int64_t kScoreBlock = 128;
 
-// Rows per Assign batch during a sync (whole skills, about this many key rows).
-constexpr int64_t kAssignChunk = 4096;
+// Rows per Assign batch during a sync (whole skills, about this many key rows): enough that every
+// coarse group gets rows for one GEMM a thread (64 MiB of float32 rows at dim 256).
+constexpr int64_t kAssignChunk = 65536;
 
 // One entry of a row's running top k.
 struct Cand {
@@ -145,19 +146,32 @@ void Index::Train(const bank::Snapshot& s, bool halfKeys, const TrainOptions& o,
     for (int64_t r = 0; r < n; ++r) members[code[r]].push_back(r);
     groupStart.assign(static_cast<size_t>(G + 1), 0);
     total = 0;
-    std::vector<float> xg;
+    std::vector<int64_t> share(static_cast<size_t>(G));
     for (int64_t g = 0; g < G; ++g) {
       const int64_t ng = static_cast<int64_t>(members[g].size());
-      const int64_t cg = ng == 0 ? 0 : std::clamp<int64_t>(std::llround(double(nc) * double(ng) / double(n)), 1, ng);
+      share[g] = ng == 0 ? 0 : std::clamp<int64_t>(std::llround(double(nc) * double(ng) / double(n)), 1, ng);
       groupStart[g] = total;
-      if (cg > 0) {
-        xg.resize(static_cast<size_t>(ng * dim_));
-        for (int64_t i = 0; i < ng; ++i) std::copy(x.begin() + members[g][i] * dim_, x.begin() + (members[g][i] + 1) * dim_, xg.begin() + i * dim_);
-        std::vector<float> cgC = ivf::KMeans(xg.data(), ng, dim_, cg, o.iters, isa, threads, stop);
-        cent.insert(cent.end(), cgC.begin(), cgC.end());
-      }
-      total += cg;
+      total += share[g];
     }
+    // Each group's k-means is small (its share of the rows and centroids): threads take whole groups,
+    // largest first, each running one group's k-means on one thread (the result does not depend on
+    // the threads: a k-means' assignment and sums are the same on any count).
+    cent.assign(static_cast<size_t>(total * dim_), 0.f);
+    std::vector<int64_t> order(static_cast<size_t>(G));
+    std::iota(order.begin(), order.end(), int64_t{0});
+    std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return members[a].size() > members[b].size(); });
+    std::atomic<int64_t> next{0};
+    Parallel(static_cast<unsigned>(std::min<int64_t>(threads, G)), [&](unsigned) {
+      std::vector<float> xg;
+      for (int64_t i = next++; i < G; i = next++) {
+        const int64_t g = order[i], ng = static_cast<int64_t>(members[g].size());
+        if (share[g] == 0) continue;
+        xg.resize(static_cast<size_t>(ng * dim_));
+        for (int64_t r = 0; r < ng; ++r) std::copy(x.begin() + members[g][r] * dim_, x.begin() + (members[g][r] + 1) * dim_, xg.begin() + r * dim_);
+        const std::vector<float> cgC = ivf::KMeans(xg.data(), ng, dim_, share[g], o.iters, isa, 1, stop);
+        std::copy(cgC.begin(), cgC.end(), cent.begin() + groupStart[g] * dim_);
+      }
+    });
     groupStart[G] = total;
   }
   Reset(std::move(cent), total, rows, 0.0);
@@ -182,36 +196,58 @@ void Index::AssignRows(const float* x, int64_t n, int32_t* code, float* score, I
   const int64_t t = std::min(kGroupProbe, G);
   std::vector<float> S(static_cast<size_t>(n * G));
   kernels::MatMulABt(x, n, dim_, coarse_.data(), G, S.data(), isa, threads);
-  // group → rows probing it
-  std::vector<std::vector<int32_t>> rowsOf(static_cast<size_t>(G));
-  std::vector<int32_t> order(static_cast<size_t>(G));
-  for (int64_t r = 0; r < n; ++r) {
-    const float* s = S.data() + r * G;
-    std::iota(order.begin(), order.end(), 0);
-    std::partial_sort(order.begin(), order.begin() + t, order.end(),
-                      [s](int32_t a, int32_t b) { return s[a] > s[b] || (s[a] == s[b] && a < b); });
-    for (int64_t j = 0; j < t; ++j) rowsOf[order[j]].push_back(static_cast<int32_t>(r));
-  }
+  // each row's t best groups (threads take row ranges), then group → (row, which of its t)
+  std::vector<int32_t> probe(static_cast<size_t>(n * t));
+  const unsigned nt = static_cast<unsigned>(std::max<int64_t>(1, std::min<int64_t>(threads, n / 256)));
+  Parallel(nt, [&](unsigned th) {
+    std::vector<int32_t> order(static_cast<size_t>(G));
+    for (int64_t r = n * th / nt; r < n * (th + 1) / nt; ++r) {
+      const float* s = S.data() + r * G;
+      std::iota(order.begin(), order.end(), 0);
+      std::partial_sort(order.begin(), order.begin() + t, order.end(),
+                        [s](int32_t a, int32_t b) { return s[a] > s[b] || (s[a] == s[b] && a < b); });
+      std::copy(order.begin(), order.begin() + t, probe.begin() + r * t);
+    }
+  });
+  std::vector<std::vector<int64_t>> slotsOf(static_cast<size_t>(G));  // r·t + j, rows in order
+  for (int64_t q = 0; q < n * t; ++q) slotsOf[probe[q]].push_back(q);
   if (Stopped(stop)) Aborted("key IVF glance");
+  // every (row, probed group) pair's best fine centroid; threads take whole groups, one GEMM each
+  std::vector<float> bestOf(static_cast<size_t>(n * t), -std::numeric_limits<float>::infinity());
+  std::vector<int32_t> argOf(static_cast<size_t>(n * t), -1);
+  std::atomic<int64_t> next{0};
+  Parallel(static_cast<unsigned>(std::max<int64_t>(1, std::min<int64_t>(threads, G))), [&](unsigned) {
+    std::vector<float> xs, P;
+    for (int64_t g = next++; g < G; g = next++) {
+      const int64_t c0 = groupStart_[g], cn = groupStart_[g + 1] - c0;
+      const std::vector<int64_t>& slots = slotsOf[g];
+      const int64_t nr = static_cast<int64_t>(slots.size());
+      if (cn == 0 || nr == 0) continue;
+      if (Stopped(stop)) Aborted("key IVF glance");
+      xs.resize(static_cast<size_t>(nr * dim_));
+      for (int64_t i = 0; i < nr; ++i) std::copy(x + (slots[i] / t) * dim_, x + (slots[i] / t + 1) * dim_, xs.begin() + i * dim_);
+      P.resize(static_cast<size_t>(nr * cn));
+      kernels::MatMulABt(xs.data(), nr, dim_, cent_.data() + c0 * dim_, cn, P.data(), isa, 1);
+      for (int64_t i = 0; i < nr; ++i) {
+        const float* p = P.data() + i * cn;
+        int64_t j = 0;
+        for (int64_t c = 1; c < cn; ++c)
+          if (p[c] > p[j]) j = c;  // the first best: the lowest centroid of a tie
+        bestOf[slots[i]] = p[j];
+        argOf[slots[i]] = static_cast<int32_t>(c0 + j);
+      }
+    }
+  });
+  // per row, the best over its groups, a tie to the lowest centroid (the order of the groups is moot)
   std::vector<float> best(static_cast<size_t>(n), -std::numeric_limits<float>::infinity());
   std::vector<int32_t> arg(static_cast<size_t>(n), -1);
-  std::vector<float> xs, P;
-  for (int64_t g = 0; g < G; ++g) {
-    const int64_t c0 = groupStart_[g], cn = groupStart_[g + 1] - c0;
-    const int64_t nr = static_cast<int64_t>(rowsOf[g].size());
-    if (cn == 0 || nr == 0) continue;
-    xs.resize(static_cast<size_t>(nr * dim_));
-    for (int64_t i = 0; i < nr; ++i) std::copy(x + int64_t(rowsOf[g][i]) * dim_, x + (int64_t(rowsOf[g][i]) + 1) * dim_, xs.begin() + i * dim_);
-    P.resize(static_cast<size_t>(nr * cn));
-    kernels::MatMulABt(xs.data(), nr, dim_, cent_.data() + c0 * dim_, cn, P.data(), isa, threads);
-    for (int64_t i = 0; i < nr; ++i) {
-      const int32_t r = rowsOf[g][i];
-      const float* p = P.data() + i * cn;
-      for (int64_t j = 0; j < cn; ++j)
-        if (arg[r] < 0 || p[j] > best[r] || (p[j] == best[r] && c0 + j < arg[r]))
-          best[r] = p[j], arg[r] = static_cast<int32_t>(c0 + j);
+  for (int64_t r = 0; r < n; ++r)
+    for (int64_t j = 0; j < t; ++j) {
+      const int64_t q = r * t + j;
+      if (argOf[q] >= 0 && (arg[r] < 0 || bestOf[q] > best[r] || (bestOf[q] == best[r] && argOf[q] < arg[r])))
+        best[r] = bestOf[q], arg[r] = argOf[q];
     }
-  }
+  std::vector<float> xs;
   // rows whose best groups hold no centroid (groups no training row fell in): every centroid
   std::vector<int64_t> left;
   for (int64_t r = 0; r < n; ++r)
@@ -276,15 +312,19 @@ SyncStats Index::Sync(const bank::Snapshot& s, bool halfKeys, Isa isa, unsigned 
     int64_t n = 0;
     for (const auto* e : batch) n += e->keys->rows;
     x.resize(static_cast<size_t>(n * dim_));
+    std::vector<int64_t> rowOf(batch.size() + 1, 0);
+    for (size_t i = 0; i < batch.size(); ++i) rowOf[i + 1] = rowOf[i] + batch[i]->keys->rows;
+    const unsigned nc = static_cast<unsigned>(std::max<int64_t>(1, std::min<int64_t>(threads, n / 4096)));
+    Parallel(nc, [&](unsigned t) {  // the skills' keys as float32 rows, threads taking skills
+      for (size_t i = batch.size() * t / nc; i < batch.size() * (t + 1) / nc; ++i) {
+        const bank::KeyBlock& b = *batch[i]->keys;
+        if (halfKeys)
+          kernels::HalfToFloats(b.half.data(), x.data() + rowOf[i] * dim_, b.rows * dim_, isa);
+        else
+          std::copy(b.data.begin(), b.data.begin() + b.rows * dim_, x.begin() + rowOf[i] * dim_);
+      }
+    });
     int64_t at = 0;
-    for (const auto* e : batch) {
-      const bank::KeyBlock& b = *e->keys;
-      if (halfKeys)
-        kernels::HalfToFloats(b.half.data(), x.data() + at * dim_, b.rows * dim_, isa);
-      else
-        std::copy(b.data.begin(), b.data.begin() + b.rows * dim_, x.begin() + at * dim_);
-      at += b.rows;
-    }
     code.resize(static_cast<size_t>(n));
     score.resize(static_cast<size_t>(n));
     AssignRows(x.data(), n, code.data(), score.data(), isa, threads, stop);
