@@ -220,41 +220,48 @@ if (!args.includes("--twins-only")) {
     "d768-1k": [1000, 235, 768, 239], "d768-10k": [10000, 235, 768, 239], "d768-30k": [30000, 235, 768, 239],
   };
   const targets = { "d256-100k": 28, "d768-10k": 1.1 }; // issue 15, ms through node
-  // --scale S,K,D,NQ (the staging scripts' quick check) times that one shape instead.
-  if (args.includes("--scale")) all.scale = args[args.indexOf("--scale") + 1].split(",").map(Number);
+  // --scale S,K,D,NQ (the staging scripts' quick check) times that one shape instead; NQ may list
+  // several row counts separated by "/" (20/200/1300), timed in turn over the one bank.
+  if (args.includes("--scale")) {
+    const [S, K, D, NQ] = args[args.indexOf("--scale") + 1].split(",");
+    all.scale = [Number(S), Number(K), Number(D), NQ.split("/").map(Number)];
+  }
   const pick = args.includes("--scale") ? ["scale"] : args.includes("--shapes") ? args[args.indexOf("--shapes") + 1].split(",") : Object.keys(all);
   for (const name of pick) {
     if (!all[name]) throw new Error(`unknown shape ${name}`);
-    const [S, K, D, NQ] = all[name];
+    const [S, K, D, NQs] = all[name];
     const bank = new KeyBank(D, { keyType: "f16" });
     const pool = unitRows(K * 64, D);
     let t = performance.now();
     for (let s = 0; s < S; s++) bank.add(pool.subarray((s % 64) * K * D, ((s % 64) + 1) * K * D));
     const addMs = performance.now() - t;
-    const q = unitRows(NQ, D);
-    t = performance.now();
-    await bank.glance(q, { detail: 3 });
-    const firstMs = performance.now() - t;
-    const med = (a) => +a.slice().sort((x, y) => x - y)[2].toFixed(3);
-    const flops = 2 * NQ * S * K * D;
-    // Each kernel of KERNELS.
-    for (const mode of KERNELS) {
-      useKernel(mode);
-      await bank.glance(q, { detail: 3 }); // warm-up in this mode
-      const node = [], kernel = [], copy = [];
-      let r;
-      for (let rep = 0; rep < 5; rep++) {
-        t = performance.now();
-        r = await bank.glance(q, { detail: 3 });
-        node.push(performance.now() - t);
-        kernel.push(r.device ? r.device.maxSimMs + r.device.topKMs : NaN); // NaN: not a device glance (a dry run)
-        copy.push(r.device ? r.device.copyMs : NaN);
+    let firstMs = null;
+    for (const NQ of [NQs].flat()) {
+      const q = unitRows(NQ, D);
+      t = performance.now();
+      await bank.glance(q, { detail: 3 });
+      firstMs ??= performance.now() - t; // the first glance uploads the bank
+      const med = (a) => +a.slice().sort((x, y) => x - y)[2].toFixed(3);
+      const flops = 2 * NQ * S * K * D;
+      // Each kernel of KERNELS.
+      for (const mode of KERNELS) {
+        useKernel(mode);
+        await bank.glance(q, { detail: 3 }); // warm-up in this mode
+        const node = [], kernel = [], copy = [];
+        let r;
+        for (let rep = 0; rep < 5; rep++) {
+          t = performance.now();
+          r = await bank.glance(q, { detail: 3 });
+          node.push(performance.now() - t);
+          kernel.push(r.device ? r.device.maxSimMs + r.device.topKMs : NaN); // NaN: not a device glance (a dry run)
+          copy.push(r.device ? r.device.copyMs : NaN);
+        }
+        console.log(JSON.stringify({
+          shape: name, kernel: mode, skills: S, keysPerSkill: K, dim: D, queryRows: NQ, addMs: Math.round(addMs), firstGlanceMs: Math.round(firstMs),
+          nodeMs: med(node), kernelMs: med(kernel), maxSimMs: r.device?.maxSimMs ?? null, topKMs: r.device?.topKMs ?? null, copyMs: med(copy),
+          tflops: +(flops / med(kernel) / 1e9).toFixed(1), targetMs: targets[name] ?? null, gFinite: r.g.every(Number.isFinite),
+        }));
       }
-      console.log(JSON.stringify({
-        shape: name, kernel: mode, skills: S, keysPerSkill: K, dim: D, queryRows: NQ, addMs: Math.round(addMs), firstGlanceMs: Math.round(firstMs),
-        nodeMs: med(node), kernelMs: med(kernel), maxSimMs: r.device?.maxSimMs ?? null, topKMs: r.device?.topKMs ?? null, copyMs: med(copy),
-        tflops: +(flops / med(kernel) / 1e9).toFixed(1), targetMs: targets[name] ?? null, gFinite: r.g.every(Number.isFinite),
-      }));
     }
     bank.dispose();
   }
