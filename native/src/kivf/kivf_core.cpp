@@ -306,7 +306,7 @@ SyncStats Index::Sync(const bank::Snapshot& s, bool halfKeys, Isa isa, unsigned 
   std::vector<const bank::Entry*> batch;
   std::vector<float> x;
   std::vector<int32_t> code;
-  std::vector<float> score;
+  std::vector<float> score, reach;
   auto flush = [&]() {
     if (batch.empty()) return;
     int64_t n = 0;
@@ -328,6 +328,10 @@ SyncStats Index::Sync(const bank::Snapshot& s, bool halfKeys, Isa isa, unsigned 
     code.resize(static_cast<size_t>(n));
     score.resize(static_cast<size_t>(n));
     AssignRows(x.data(), n, code.data(), score.data(), isa, threads, stop);
+    reach.resize(static_cast<size_t>(n));  // each key's distance to its centroid, threads by row ranges
+    Parallel(nc, [&](unsigned t) {
+      for (int64_t r = n * t / nc; r < n * (t + 1) / nc; ++r) reach[r] = Reach(code[r], x.data() + r * dim_);
+    });
     at = 0;
     for (const auto* e : batch) {
       const int64_t r = e->keys->rows;
@@ -338,7 +342,7 @@ SyncStats Index::Sync(const bank::Snapshot& s, bool halfKeys, Isa isa, unsigned 
         sim += score[at + j];
         keySlot_.push_back(slot);
         lists_[code[at + j]].push_back(static_cast<int32_t>(first + j));
-        Widen(code[at + j], x.data() + (at + j) * dim_);
+        if (reach[at + j] > radius_[code[at + j]]) radius_[code[at + j]] = reach[at + j];
       }
       slots_.push_back(Slot{e->handle, true, first, r, sim, e->keys});
       slotOf_[e->handle] = slot;
@@ -380,7 +384,7 @@ SyncStats Index::Sync(const bank::Snapshot& s, bool halfKeys, Isa isa, unsigned 
   return st;
 }
 
-void Index::Widen(int32_t c, const float* key) {
+float Index::Reach(int32_t c, const float* key) const {
   double ss = 0;
   const float* ce = cent_.data() + int64_t(c) * dim_;
   for (int64_t d = 0; d < dim_; ++d) {
@@ -388,7 +392,11 @@ void Index::Widen(int32_t c, const float* key) {
     ss += x * x;
   }
   // rounded up, so the float still bounds the distance
-  const float r = std::nextafter(static_cast<float>(std::sqrt(ss)), std::numeric_limits<float>::infinity());
+  return std::nextafter(static_cast<float>(std::sqrt(ss)), std::numeric_limits<float>::infinity());
+}
+
+void Index::Widen(int32_t c, const float* key) {
+  const float r = Reach(c, key);
   if (r > radius_[c]) radius_[c] = r;
 }
 

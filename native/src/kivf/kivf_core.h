@@ -190,6 +190,8 @@ class Index {
   // So one glance at a time per index (the N-API layer holds the index's mutex).
   mutable std::vector<float> scores_;
   bool radiusStale_ = false;
+  // A key's distance to centroid c, rounded up to a float (a bound); Widen raises the list's radius to it.
+  float Reach(int32_t c, const float* key) const;
   void Widen(int32_t c, const float* key);
   void Radii(Isa isa);
   int64_t trainedRows_ = 0;
