@@ -885,7 +885,17 @@ SearchResult Index::Glance(const float* q, int64_t nq, const float* w, int64_t k
             const float hw = (Q8.alpha[row] * lc.maxErr + Q8.beta[row] * lc.maxNorm) * (1.f + 1.f / 1024.f);
             const float* pr = P8.data() + i * ldP;
             keep.clear();
-            for (int64_t j = 0; j < nkAll; ++j)
+            // blocks of 16 keys tested at once (a branch-free OR the compiler vectorises); the keys
+            // of a block that any could pass are then tested one by one, as before
+            int64_t j = 0;
+            for (; j + 16 <= nkAll; j += 16) {
+              bool any = false;
+              for (int64_t u = 0; u < 16; ++u) any |= !(pr[j + u] + hw < low);
+              if (!any) continue;
+              for (int64_t u = j; u < j + 16; ++u)
+                if (!(pr[u] + hw < low) && slots_[keySlot_[list[u]]].live) keep.push_back(list[u]);
+            }
+            for (; j < nkAll; ++j)
               if (!(pr[j] + hw < low) && slots_[keySlot_[list[j]]].live) keep.push_back(list[j]);
             const int64_t ns = static_cast<int64_t>(keep.size());
             if (ns == 0) continue;
