@@ -124,6 +124,15 @@ export const SETTINGS: readonly Setting[] = [
     scope: "runtime",
   },
   {
+    name: "GAVEL_GLANCE_ROW_WEIGHTS",
+    values: ["uniform", "idf"],
+    default: "uniform",
+    meaning:
+      "The vote weight of each task token of a written task in the glance: uniform (the paper's), or idf, ln((N + 1) / (df + 0.5)) of the token over the N routable skills' key tokens (a token in every skill weighs little, one in few much). Live contexts keep the recency decay. Opt-in: the shipped constants (fusion, shortlist, abstention, re-ranker) were fitted on uniform weights.",
+    readBy: "src/route/context.ts",
+    scope: "runtime",
+  },
+  {
     name: "GAVEL_KEY_IVF_FROM",
     values: "integer ≥ 1",
     default: "3000",
@@ -258,6 +267,7 @@ export interface Config {
   glanceIndex: "auto" | "off" | "on";
   keyIvf: "auto" | "off" | "on";
   keyIvfI8: "on" | "off";
+  glanceRowWeights: "uniform" | "idf";
   keyIvfFrom: number;
   glanceKernel: "auto" | "wmma";
   glanceExact8: "off" | "on";
@@ -323,6 +333,7 @@ export function resolveConfig(env: Env): Config {
     glanceIndex: choice(env, "GAVEL_GLANCE_INDEX", ["auto", "off", "on"] as const) ?? "auto",
     keyIvf: choice(env, "GAVEL_KEY_IVF", ["auto", "off", "on"] as const) ?? "auto",
     keyIvfI8: choice(env, "GAVEL_KEY_IVF_I8", ["on", "off"] as const) ?? "on",
+    glanceRowWeights: choice(env, "GAVEL_GLANCE_ROW_WEIGHTS", ["uniform", "idf"] as const) ?? "uniform",
     keyIvfFrom: integer(env, "GAVEL_KEY_IVF_FROM", 1) ?? 3000,
     glanceKernel: choice(env, "GAVEL_GLANCE_KERNEL", ["auto", "wmma"] as const) ?? "auto",
     glanceExact8: choice(env, "GAVEL_GLANCE_EXACT8", ["off", "on"] as const) ?? "off",

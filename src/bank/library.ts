@@ -64,6 +64,8 @@ export class Library {
   /** Bumped by every track/untrack: with the store and its entriesVersion, what routable()'s cache keys on. */
   #handlesVersion = 0;
   #routable: { store: BankStore; entries: number; handles: number; list: Int32Array } | null = null;
+  /** {@link Library.tokenIdf}'s cache, keyed as routable()'s. */
+  #idf: { store: BankStore; entries: number; handles: number; idf: Float32Array } | null = null;
   /** {@link Library.label}'s cache, valid while neither the entries nor the held keys change. */
   #labels: { store: BankStore; entries: number; handles: number; of: Map<number, SkillLabel> } | null = null;
   readonly #rw = new ReadWriteLock();
@@ -250,6 +252,33 @@ export class Library {
     const list = Int32Array.from(out);
     this.#routable = { store, entries: store.entriesVersion, handles: this.#handlesVersion, list };
     return list.slice();
+  }
+
+  /**
+   * The weight of each token id as a glance row (`GAVEL_GLANCE_ROW_WEIGHTS=idf`): ln((N + 1) / (df +
+   * 0.5)) with df the number of the N routable skills whose kept keys include the token (every weight
+   * > 0). Indexed by token id (ids past the array's end: df 0). Kept while neither the entries nor the
+   * held keys change (shared: read, never write).
+   */
+  tokenIdf(): Float32Array {
+    const store = this.store, c = this.#idf;
+    if (c && c.store === store && c.entries === store.entriesVersion && c.handles === this.#handlesVersion) return c.idf;
+    const routable = new Set(this.routable());
+    const df = new Map<number, number>();
+    let n = 0, top = 0;
+    for (const e of store.entries()) {
+      const h = this.#handleOf.get(e.id);
+      if (h === undefined || !routable.has(h)) continue;
+      n++;
+      for (const t of new Set(e.keyTokens)) {
+        df.set(t, (df.get(t) ?? 0) + 1);
+        if (t > top) top = t;
+      }
+    }
+    const idf = new Float32Array(top + 2).fill(Math.log((n + 1) / 0.5));
+    for (const [t, d] of df) idf[t] = Math.log((n + 1) / (d + 0.5));
+    this.#idf = { store, entries: store.entriesVersion, handles: this.#handlesVersion, idf };
+    return idf;
   }
 
   /**

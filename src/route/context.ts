@@ -8,6 +8,7 @@
 import { invalidArgument } from "../errors.js";
 import { renderChat, renderTask, type ChatMessage } from "../render/index.js";
 import type { EncodedTask } from "../render/encode.js";
+import { config } from "../config.js";
 import { decayWeights } from "../kernels/kernels.js";
 import { hiddenQueries } from "../model/hidden-queries.js";
 import type { RouterParts } from "./parts.js";
@@ -81,6 +82,16 @@ function truncationOf({ model, encoder, keep }: RouterParts, text: string, isLiv
   return { totalTokens: total, keptTokens: kept, droppedTokens: total - kept, kept: isLive ? "end" : keep };
 }
 
+/**
+ * A written task's vote weights: uniform, or (`GAVEL_GLANCE_ROW_WEIGHTS=idf`) each token's idf over
+ * the routable skills' key tokens ({@link Library.tokenIdf}).
+ */
+export function rowWeights(parts: RouterParts, tokens: ArrayLike<number>, mode: "uniform" | "idf" = config().glanceRowWeights): Float32Array {
+  if (mode !== "idf" || !parts.library) return new Float32Array(tokens.length).fill(1);
+  const idf = parts.library.tokenIdf();
+  return Float32Array.from(tokens, (t) => (t >= 0 && t < idf.length ? idf[t] : idf[idf.length - 1]));
+}
+
 /** The glance's queries: one forward pass over the task to ℓ*, then normalize(W_q h) per task token. */
 export async function encodeQueries(parts: RouterParts, context: RouteContext, live: boolean | undefined, signal?: AbortSignal): Promise<Queries> {
   const { enc, taskText, isLive, truncation } = encodeContext(parts, context, live);
@@ -88,6 +99,6 @@ export async function encodeQueries(parts: RouterParts, context: RouteContext, l
   // the task's rows at ℓ*, projected and normalised (a resident server batches both over concurrent requests)
   const queries = await hiddenQueries(parts.model, enc.tokens, layer, { from: enc.taskStart, to: enc.taskEnd, W: wq, dim }, { signal });
   const n = enc.taskEnd - enc.taskStart;
-  const weights = isLive ? decayWeights(n) : new Float32Array(n).fill(1);
+  const weights = isLive ? decayWeights(n) : rowWeights(parts, enc.tokens.subarray(enc.taskStart, enc.taskEnd));
   return { queries, weights, tokens: enc.tokens.subarray(enc.taskStart, enc.taskEnd), taskText, ...(truncation ? { truncation } : {}) };
 }

@@ -1,0 +1,92 @@
+// The glance's idf row weights (GAVEL_GLANCE_ROW_WEIGHTS=idf, src/route/context.ts rowWeights,
+// Library.tokenIdf) over the 24 example skills with the embedded pair: each token's weight is
+// ln((N + 1) / (df + 0.5)) over the routable skills' key tokens, as a plain count over the bank's
+// manifest gives it (a token no skill keeps: df 0), the table follows an uninstall, and a route's
+// glance under them differs from the uniform one while ranking every skill with finite scores.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Model, Router } from "../../src/index.js";
+import { resetConfig } from "../../src/config.js";
+import { DEFAULT_MODEL, DEFAULT_PROJECTIONS } from "../../src/defaults.js";
+import { Library } from "../../src/bank/library.js";
+import { Projections } from "../../src/projections/projections.js";
+import { rowWeights } from "../../src/route/context.js";
+import type { RouterParts } from "../../src/route/parts.js";
+import { repoRoot } from "../helpers/paths.js";
+
+const tasks = (JSON.parse(readFileSync(join(repoRoot, "examples", "demo-tasks.json"), "utf8")) as { task: string }[]).map((t) => t.task);
+
+function withEnv<T>(vars: Record<string, string>, f: () => Promise<T>): Promise<T> {
+  const before = Object.fromEntries(Object.keys(vars).map((k) => [k, process.env[k]]));
+  Object.assign(process.env, vars);
+  resetConfig();
+  return f().finally(() => {
+    for (const [k, v] of Object.entries(before)) {
+      if (v === undefined) delete process.env[k];
+      else process.env[k] = v;
+    }
+    resetConfig();
+  });
+}
+
+/** The plain reference: df of each token over the manifest's routable entries. */
+function referenceIdf(bankDir: string): { n: number; df: Map<number, number> } {
+  const m = JSON.parse(readFileSync(join(bankDir, "manifest.json"), "utf8")) as { entries: { keyTokens: number[]; disableModelInvocation?: boolean }[] };
+  const df = new Map<number, number>();
+  let n = 0;
+  for (const e of m.entries) {
+    if (e.disableModelInvocation) continue;
+    n++;
+    for (const t of new Set(e.keyTokens)) df.set(t, (df.get(t) ?? 0) + 1);
+  }
+  return { n, df };
+}
+
+describe("the glance's idf row weights", () => {
+  let model: Model;
+  let router: Router;
+  let bankDir: string;
+  beforeAll(async () => {
+    model = await Model.load(DEFAULT_MODEL, { contextSize: 4096, threads: 1 });
+    bankDir = mkdtempSync(join(tmpdir(), "gavel-row-weights-"));
+    router = await Router.open(model, { projections: DEFAULT_PROJECTIONS, bankDir, skillBudget: 512 });
+    expect((await router.install(join(repoRoot, "examples", "skills"))).failed).toEqual([]);
+  });
+  afterAll(async () => {
+    await router?.close();
+    await model?.dispose();
+    if (bankDir) rmSync(bankDir, { recursive: true, force: true });
+  });
+
+  it("weighs each token ln((N + 1) / (df + 0.5)) over the routable skills' key tokens, following an uninstall", async () => {
+    const projections = await Projections.load(DEFAULT_PROJECTIONS);
+    for (const round of [0, 1]) {
+      if (round === 1) expect(await router.uninstall((await router.list())[3].id)).toBe(true);
+      const library = await Library.openSnapshot(bankDir, projections);
+      const { n, df } = referenceIdf(bankDir);
+      expect(n).toBe(round === 0 ? 24 : 23);
+      const parts = { library } as unknown as RouterParts;
+      const tokens = [...df.keys(), 0, 1, 31_999, 1 << 20]; // some ids no skill keeps, one past every table
+      const w = rowWeights(parts, tokens, "idf");
+      tokens.forEach((t, i) => expect(w[i]).toBeCloseTo(Math.log((n + 1) / ((df.get(t) ?? 0) + 0.5)), 5));
+      expect(Math.min(...w)).toBeGreaterThan(0);
+      expect(Array.from(rowWeights(parts, tokens, "uniform"))).toEqual(tokens.map(() => 1));
+      // the table is kept while the library does not change
+      expect(library.tokenIdf()).toBe(library.tokenIdf());
+    }
+  });
+
+  it("a route's glance under them ranks every skill with finite scores, in another order than the uniform vote's", async () => {
+    let differ = 0;
+    for (const t of tasks) {
+      const uniform = await withEnv({ GAVEL_GLANCE_ROW_WEIGHTS: "uniform" }, () => router.glance(t, { topK: 50 }));
+      const idf = await withEnv({ GAVEL_GLANCE_ROW_WEIGHTS: "idf" }, () => router.glance(t, { topK: 50 }));
+      expect(idf.map((h) => h.skill).sort()).toEqual(uniform.map((h) => h.skill).sort());
+      for (const h of idf) expect(Number.isFinite(h.g)).toBe(true);
+      if (idf.map((h) => h.skill).join() !== uniform.map((h) => h.skill).join()) differ++;
+    }
+    expect(differ).toBeGreaterThan(0);
+  });
+});
