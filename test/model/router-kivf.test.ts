@@ -7,25 +7,12 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Model, Router } from "../../src/index.js";
-import { resetConfig } from "../../src/config.js";
 import { DEFAULT_MODEL, DEFAULT_PROJECTIONS } from "../../src/defaults.js";
 import { KEY_IVF_FILE } from "../../src/route/glance-index-use.js";
 import { repoRoot } from "../helpers/paths.js";
+import { withEnv } from "../helpers/env.js";
 
 const tasks = (JSON.parse(readFileSync(join(repoRoot, "examples", "everyday-tasks.json"), "utf8")) as { task: string }[]).map((t) => t.task).slice(0, 5);
-
-function withEnv<T>(vars: Record<string, string>, f: () => Promise<T>): Promise<T> {
-  const before = Object.fromEntries(Object.keys(vars).map((k) => [k, process.env[k]]));
-  Object.assign(process.env, vars);
-  resetConfig();
-  return f().finally(() => {
-    for (const [k, v] of Object.entries(before)) {
-      if (v === undefined) delete process.env[k];
-      else process.env[k] = v;
-    }
-    resetConfig();
-  });
-}
 
 function withKeyIvf<T>(mode: "on" | "off", f: () => Promise<T>): Promise<T> {
   return withEnv({ GAVEL_KEY_IVF: mode }, f);

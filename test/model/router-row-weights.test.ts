@@ -8,28 +8,15 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Model, Router } from "../../src/index.js";
-import { resetConfig } from "../../src/config.js";
 import { DEFAULT_MODEL, DEFAULT_PROJECTIONS } from "../../src/defaults.js";
 import { Library } from "../../src/bank/library.js";
 import { Projections } from "../../src/projections/projections.js";
 import { rowWeights } from "../../src/route/context.js";
 import type { RouterParts } from "../../src/route/parts.js";
 import { repoRoot } from "../helpers/paths.js";
+import { withEnv } from "../helpers/env.js";
 
 const tasks = (JSON.parse(readFileSync(join(repoRoot, "examples", "demo-tasks.json"), "utf8")) as { task: string }[]).map((t) => t.task);
-
-function withEnv<T>(vars: Record<string, string>, f: () => Promise<T>): Promise<T> {
-  const before = Object.fromEntries(Object.keys(vars).map((k) => [k, process.env[k]]));
-  Object.assign(process.env, vars);
-  resetConfig();
-  return f().finally(() => {
-    for (const [k, v] of Object.entries(before)) {
-      if (v === undefined) delete process.env[k];
-      else process.env[k] = v;
-    }
-    resetConfig();
-  });
-}
 
 /** The plain reference: df of each token over the manifest's routable entries. */
 function referenceIdf(bankDir: string): { n: number; df: Map<number, number> } {
