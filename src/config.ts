@@ -126,9 +126,9 @@ export const SETTINGS: readonly Setting[] = [
   {
     name: "GAVEL_GLANCE_ROW_WEIGHTS",
     values: ["uniform", "idf"],
-    default: "uniform",
+    default: "(unset: the projections' own, `gavel.glance_row_weights`)",
     meaning:
-      "The vote weight of each task token of a written task in the glance: uniform (the paper's), or idf, ln((N + 1) / (df + 0.5)) of the token over the N routable skills' key tokens (a token in every skill weighs little, one in few much). Live contexts keep the recency decay. Opt-in: the shipped constants (fusion, shortlist, abstention, re-ranker) were fitted on uniform weights.",
+      "Overrides the vote weight of each task token of a written task in the glance, which the projections file carries (its constants were fitted with it): uniform (the paper's), or idf, ln((N + 1) / (df + 0.5)) of the token over the N routable skills' key tokens (a token in every skill weighs little, one in few much). The shipped projections say idf; files without the key, uniform. Live contexts keep the recency decay.",
     readBy: "src/route/context.ts",
     scope: "runtime",
   },
@@ -267,7 +267,8 @@ export interface Config {
   glanceIndex: "auto" | "off" | "on";
   keyIvf: "auto" | "off" | "on";
   keyIvfI8: "on" | "off";
-  glanceRowWeights: "uniform" | "idf";
+  /** Overrides the projections' glance row weights; undefined: the projections decide. */
+  glanceRowWeights: "uniform" | "idf" | undefined;
   keyIvfFrom: number;
   glanceKernel: "auto" | "wmma";
   glanceExact8: "off" | "on";
@@ -333,7 +334,7 @@ export function resolveConfig(env: Env): Config {
     glanceIndex: choice(env, "GAVEL_GLANCE_INDEX", ["auto", "off", "on"] as const) ?? "auto",
     keyIvf: choice(env, "GAVEL_KEY_IVF", ["auto", "off", "on"] as const) ?? "auto",
     keyIvfI8: choice(env, "GAVEL_KEY_IVF_I8", ["on", "off"] as const) ?? "on",
-    glanceRowWeights: choice(env, "GAVEL_GLANCE_ROW_WEIGHTS", ["uniform", "idf"] as const) ?? "uniform",
+    glanceRowWeights: choice(env, "GAVEL_GLANCE_ROW_WEIGHTS", ["uniform", "idf"] as const),
     keyIvfFrom: integer(env, "GAVEL_KEY_IVF_FROM", 1) ?? 3000,
     glanceKernel: choice(env, "GAVEL_GLANCE_KERNEL", ["auto", "wmma"] as const) ?? "auto",
     glanceExact8: choice(env, "GAVEL_GLANCE_EXACT8", ["off", "on"] as const) ?? "off",

@@ -255,7 +255,7 @@ export class Library {
   }
 
   /**
-   * The weight of each token id as a glance row (`GAVEL_GLANCE_ROW_WEIGHTS=idf`): ln((N + 1) / (df +
+   * The weight of each token id as a glance row (the projections' `glanceRowWeights: "idf"`): ln((N + 1) / (df +
    * 0.5)) with df the number of the N routable skills whose kept keys include the token (every weight
    * > 0). Indexed by token id (ids past the array's end: df 0). Kept while neither the entries nor the
    * held keys change (shared: read, never write).

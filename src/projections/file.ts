@@ -19,7 +19,7 @@ import {
   type GgufHeader,
 } from "../gguf/index.js";
 import { isModelFingerprint, type ModelFingerprint } from "../model/fingerprint.js";
-import { PROJECTION_DEFAULTS, type ProjectionsInit, type ProjectionsMeta } from "./meta.js";
+import { PROJECTION_DEFAULTS, type GlanceRowWeights, type ProjectionsInit, type ProjectionsMeta } from "./meta.js";
 import { checkAbstentionModel, modelFeatures, type AbstentionModel, type BandAbstention } from "./abstention-model.js";
 import { checkRerankModel, type RerankModel } from "./rerank-model.js";
 
@@ -44,6 +44,7 @@ const KEY = {
   shortlistGlance: "gavel.shortlist_glance",
   shortlistLexical: "gavel.shortlist_lexical",
   maxShortlist: "gavel.max_shortlist",
+  glanceRowWeights: "gavel.glance_row_weights",
   trainedBy: "gavel.trained_by",
   createdAt: "gavel.created_at",
   modelArchitecture: "gavel.model.architecture",
@@ -121,6 +122,7 @@ export async function writeProjectionsFile(path: string, p: ProjectionsContent):
   w.set(KEY.shortlistGlance, u32(p.shortlistGlance));
   w.set(KEY.shortlistLexical, u32(p.shortlistLexical));
   w.set(KEY.maxShortlist, u32(p.maxShortlist));
+  w.set(KEY.glanceRowWeights, str(p.glanceRowWeights));
   w.set(KEY.modelArchitecture, str(p.model.architecture));
   w.set(KEY.modelNLayer, u32(p.model.nLayer));
   w.set(KEY.modelNEmbd, u32(p.model.nEmbd));
@@ -188,11 +190,19 @@ export async function readProjectionsFile(path: string): Promise<ProjectionsInit
     shortlistGlance: header.metadata.has(KEY.shortlistGlance) ? num(KEY.shortlistGlance, "uint") : 0,
     shortlistLexical: header.metadata.has(KEY.shortlistLexical) ? num(KEY.shortlistLexical, "uint") : 0,
     maxShortlist: num(KEY.maxShortlist, "uint"),
+    glanceRowWeights: rowWeightsOf(text(KEY.glanceRowWeights, true), corrupt),
     trainedBy: text(KEY.trainedBy, true),
     createdAt: text(KEY.createdAt)!,
     abstention: readAbstention(header, corrupt),
     rerank: readRerank(header, corrupt),
   };
+}
+
+/** The glance's row weights as stored; files written before the key read as the paper's uniform vote. */
+function rowWeightsOf(v: string | undefined, corrupt: (m: string) => GavelError): GlanceRowWeights {
+  if (v === undefined) return PROJECTION_DEFAULTS.glanceRowWeights;
+  if (v !== "uniform" && v !== "idf") throw corrupt(`${KEY.glanceRowWeights} is ${quoteForMessage(v)}, expected "uniform" or "idf"`);
+  return v;
 }
 
 function writeAbstention(w: GgufWriter, model: AbstentionModel): void {

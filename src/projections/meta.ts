@@ -28,7 +28,15 @@ export const PROJECTION_DEFAULTS = Object.freeze({
   shortlistGlance: 0,
   /** The verdict's pool also takes the lexical expert's best k skills (0: none). */
   shortlistLexical: 0,
+  /** The vote weight of a written task's tokens in the glance: the paper's uniform vote. */
+  glanceRowWeights: "uniform" as GlanceRowWeights,
 });
+
+/**
+ * How a written task's tokens weigh in the glance's vote: `uniform` (the paper's), or `idf`, each
+ * token's ln((N + 1) / (df + 0.5)) over the N routable skills' kept key tokens.
+ */
+export type GlanceRowWeights = "uniform" | "idf";
 
 /** Metadata of a {@link Projections} (everything but the weights). */
 export interface ProjectionsMeta {
@@ -60,6 +68,8 @@ export interface ProjectionsMeta {
   readonly shortlistLexical: number;
   /** Most skills the verdict examines. */
   readonly maxShortlist: number;
+  /** How a written task's tokens weigh in the glance's vote (files without it: uniform). */
+  readonly glanceRowWeights: GlanceRowWeights;
   /**
    * The calibrated abstention decision (src/route/abstention.ts applies it), or null: never
    * abstain on it. Files without the `gavel.abstain.*` keys read as null.
@@ -99,6 +109,7 @@ export interface ProjectionsInit {
   shortlistGlance?: number;
   shortlistLexical?: number;
   maxShortlist?: number;
+  glanceRowWeights?: GlanceRowWeights;
   /** The abstention model (default null: none). */
   abstention?: AbstentionModel | null;
   /** The re-ranker (default null: none). */
@@ -120,6 +131,7 @@ export interface Calibration {
   shortlistGlance?: number;
   shortlistLexical?: number;
   maxShortlist?: number;
+  glanceRowWeights?: GlanceRowWeights;
   /** A new abstention model; null removes it, undefined keeps the current one. */
   abstention?: AbstentionModel | null;
   /** A new re-ranker; null removes it, undefined keeps the current one. */

@@ -9,11 +9,12 @@ import { GavelError, invalidArgument } from "../errors.js";
 import { Model } from "../model/Model.js";
 import { describeMismatch, describeModel, isModelFingerprint, modelFingerprint, type ModelFingerprint } from "../model/fingerprint.js";
 import { gaussian } from "../util/prng.js";
+import { quoteForMessage } from "../util/regular-file.js";
 import { checkFinite, checkLayer, type FiniteBounds } from "../util/validate.js";
 import { firstNonFinite, readProjectionsFile, writeProjectionsFile } from "./file.js";
 import { checkAbstentionModel, needsVerdict, type AbstentionModel } from "./abstention-model.js";
 import { checkRerankModel, type RerankModel } from "./rerank-model.js";
-import { defaultLayer, PROJECTION_DEFAULTS, type Calibration, type ProjectionsInit, type ProjectionsMeta, type RandomProjectionsOptions } from "./meta.js";
+import { defaultLayer, PROJECTION_DEFAULTS, type Calibration, type GlanceRowWeights, type ProjectionsInit, type ProjectionsMeta, type RandomProjectionsOptions } from "./meta.js";
 
 export { defaultLayer, PROJECTION_DEFAULTS, type Calibration, type ProjectionsInit, type ProjectionsMeta, type RandomProjectionsOptions } from "./meta.js";
 export { ABSTAIN_KEY, PROJECTIONS_ARCHITECTURE, PROJECTIONS_VERSION, TENSOR_WQ, TENSOR_WS } from "./file.js";
@@ -70,6 +71,8 @@ export class Projections implements ProjectionsMeta {
   readonly shortlistGlance: number;
   readonly shortlistLexical: number;
   readonly maxShortlist: number;
+  /** How a written task's tokens weigh in the glance's vote (`GAVEL_GLANCE_ROW_WEIGHTS` overrides it). */
+  readonly glanceRowWeights: GlanceRowWeights;
   /** The calibrated abstention decision, or null (never abstains on it). */
   readonly abstention: AbstentionModel | null;
   /** The learned re-ranking of the first stage's leaders, or null (the ruling decides). */
@@ -128,6 +131,10 @@ export class Projections implements ProjectionsMeta {
     }
     if (!Number.isInteger(this.maxShortlist) || this.maxShortlist < 1 || this.maxShortlist > MAX_SHORTLIST) {
       throw invalidArgument(`Projections: maxShortlist must be an integer in [1, ${MAX_SHORTLIST}], got ${this.maxShortlist}`);
+    }
+    this.glanceRowWeights = init.glanceRowWeights ?? d.glanceRowWeights;
+    if (this.glanceRowWeights !== "uniform" && this.glanceRowWeights !== "idf") {
+      throw invalidArgument(`Projections: glanceRowWeights must be "uniform" or "idf", got ${quoteForMessage(String(this.glanceRowWeights))}`);
     }
     this.abstention = checkAbstentionModel(init.abstention);
     this.rerank = checkRerankModel(init.rerank);
@@ -220,6 +227,7 @@ export class Projections implements ProjectionsMeta {
       shortlistGlance: this.shortlistGlance,
       shortlistLexical: this.shortlistLexical,
       maxShortlist: this.maxShortlist,
+      glanceRowWeights: this.glanceRowWeights,
       abstention: this.abstention,
       rerank: this.rerank,
       model: this.model,
@@ -264,6 +272,7 @@ export class Projections implements ProjectionsMeta {
       shortlistGlance: c.shortlistGlance ?? this.shortlistGlance,
       shortlistLexical: c.shortlistLexical ?? this.shortlistLexical,
       maxShortlist: c.maxShortlist ?? this.maxShortlist,
+      glanceRowWeights: c.glanceRowWeights ?? this.glanceRowWeights,
       abstention: c.abstention === undefined ? this.abstention : c.abstention,
       rerank: c.rerank === undefined ? this.rerank : c.rerank,
     });

@@ -11,6 +11,7 @@ import type { EncodedTask } from "../render/encode.js";
 import { config } from "../config.js";
 import { decayWeights } from "../kernels/kernels.js";
 import { hiddenQueries } from "../model/hidden-queries.js";
+import type { GlanceRowWeights } from "../projections/meta.js";
 import type { RouterParts } from "./parts.js";
 import type { RouteContext, TaskTruncation } from "./types.js";
 
@@ -83,10 +84,11 @@ function truncationOf({ model, encoder, keep }: RouterParts, text: string, isLiv
 }
 
 /**
- * A written task's vote weights: uniform, or (`GAVEL_GLANCE_ROW_WEIGHTS=idf`) each token's idf over
- * the routable skills' key tokens ({@link Library.tokenIdf}).
+ * A written task's vote weights, as the projections say (`glanceRowWeights`; the environment's
+ * `GAVEL_GLANCE_ROW_WEIGHTS` overrides them): uniform, or each token's idf over the routable skills'
+ * key tokens ({@link Library.tokenIdf}).
  */
-export function rowWeights(parts: RouterParts, tokens: ArrayLike<number>, mode: "uniform" | "idf" = config().glanceRowWeights): Float32Array {
+export function rowWeights(parts: RouterParts, tokens: ArrayLike<number>, mode: GlanceRowWeights = config().glanceRowWeights ?? parts.projections.glanceRowWeights): Float32Array {
   if (mode !== "idf" || !parts.library) return new Float32Array(tokens.length).fill(1);
   const idf = parts.library.tokenIdf();
   return Float32Array.from(tokens, (t) => (t >= 0 && t < idf.length ? idf[t] : idf[idf.length - 1]));

@@ -1,8 +1,10 @@
-// The glance's idf row weights (GAVEL_GLANCE_ROW_WEIGHTS=idf, src/route/context.ts rowWeights,
-// Library.tokenIdf) over the 24 example skills with the embedded pair: each token's weight is
-// ln((N + 1) / (df + 0.5)) over the routable skills' key tokens, as a plain count over the bank's
-// manifest gives it (a token no skill keeps: df 0), the table follows an uninstall, and a route's
-// glance under them differs from the uniform one while ranking every skill with finite scores.
+// The glance's idf row weights (the projections' glanceRowWeights, GAVEL_GLANCE_ROW_WEIGHTS over
+// them; src/route/context.ts rowWeights, Library.tokenIdf) over the 24 example skills with the
+// embedded pair: each token's weight is ln((N + 1) / (df + 0.5)) over the routable skills' key
+// tokens, as a plain count over the bank's manifest gives it (a token no skill keeps: df 0), the
+// table follows an uninstall, a route's glance under them differs from the uniform one while ranking
+// every skill with finite scores, and the projections' setting is what a route uses unless the
+// environment overrides it.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -75,5 +77,28 @@ describe("the glance's idf row weights", () => {
       if (idf.map((h) => h.skill).join() !== uniform.map((h) => h.skill).join()) differ++;
     }
     expect(differ).toBeGreaterThan(0);
+  });
+
+  it("follows the projections' glanceRowWeights, and the environment over them", async () => {
+    const shipped = await Projections.load(DEFAULT_PROJECTIONS);
+    const t = tasks[0];
+    const byEnv = new Map<string, string>();
+    for (const mode of ["uniform", "idf"] as const) {
+      byEnv.set(mode, JSON.stringify(await withEnv({ GAVEL_GLANCE_ROW_WEIGHTS: mode }, () => router.glance(t, { topK: 24 }))));
+    }
+    expect(byEnv.get("idf")).not.toBe(byEnv.get("uniform"));
+    // the shipped router with no override: the shipped file's own setting
+    expect(JSON.stringify(await withEnv({ GAVEL_GLANCE_ROW_WEIGHTS: undefined }, () => router.glance(t, { topK: 24 })))).toBe(byEnv.get(shipped.glanceRowWeights));
+    for (const mode of ["uniform", "idf"] as const) {
+      const other = await Router.open(model, { projections: shipped.withCalibration({ glanceRowWeights: mode }), bankDir, readOnly: true, skillBudget: 512 });
+      try {
+        expect(JSON.stringify(await withEnv({ GAVEL_GLANCE_ROW_WEIGHTS: undefined }, () => other.glance(t, { topK: 24 }))), mode).toBe(byEnv.get(mode));
+        // the environment overrides the file
+        const flip = mode === "idf" ? "uniform" : "idf";
+        expect(JSON.stringify(await withEnv({ GAVEL_GLANCE_ROW_WEIGHTS: flip }, () => other.glance(t, { topK: 24 }))), flip).toBe(byEnv.get(flip));
+      } finally {
+        await other.close();
+      }
+    }
   });
 });
