@@ -133,6 +133,15 @@ export const SETTINGS: readonly Setting[] = [
     scope: "runtime",
   },
   {
+    name: "GAVEL_GLANCE_VOTE_SHARE",
+    values: "number in [0, 1]",
+    default: "(unset: the projections' own, `gavel.glance_vote_share`)",
+    meaning:
+      "Overrides the glance's vote share s for written tasks, which the projections file carries: each task token votes for its max(k, round(s·N)) best skills (k the paper's 10 from 95 skills on; at most 1,024), so a token's vote reaches the same share of any library; 0 is the paper's k. Live contexts keep the paper's k.",
+    readBy: "src/route/glance.ts",
+    scope: "runtime",
+  },
+  {
     name: "GAVEL_KEY_IVF_FROM",
     values: "integer ≥ 1",
     default: "3000",
@@ -269,6 +278,8 @@ export interface Config {
   keyIvfI8: "on" | "off";
   /** Overrides the projections' glance row weights; undefined: the projections decide. */
   glanceRowWeights: "uniform" | "idf" | undefined;
+  /** Overrides the projections' glance vote share; undefined: the projections decide. */
+  glanceVoteShare: number | undefined;
   keyIvfFrom: number;
   glanceKernel: "auto" | "wmma";
   glanceExact8: "off" | "on";
@@ -310,6 +321,16 @@ function integer(env: Env, name: string, min: number): number | undefined {
   return n;
 }
 
+function unitNumber(env: Env, name: string): number | undefined {
+  const v = text(env, name);
+  if (v === undefined) return undefined;
+  const n = Number(v);
+  if (!/^\s*(\d+(\.\d*)?|\.\d+)(e-?\d+)?\s*$/i.test(v) || !(n >= 0 && n <= 1)) {
+    throw new GavelError(`${name} must be a number in [0, 1] (or unset), not ${JSON.stringify(v)}`, "INVALID_ARGUMENT");
+  }
+  return n;
+}
+
 // libuv's variable, not ours: what libuv makes of another value is libuv's business, so it is not refused.
 function lenientInteger(env: Env, name: string): number | undefined {
   const n = Number(text(env, name));
@@ -335,6 +356,7 @@ export function resolveConfig(env: Env): Config {
     keyIvf: choice(env, "GAVEL_KEY_IVF", ["auto", "off", "on"] as const) ?? "auto",
     keyIvfI8: choice(env, "GAVEL_KEY_IVF_I8", ["on", "off"] as const) ?? "on",
     glanceRowWeights: choice(env, "GAVEL_GLANCE_ROW_WEIGHTS", ["uniform", "idf"] as const),
+    glanceVoteShare: unitNumber(env, "GAVEL_GLANCE_VOTE_SHARE"),
     keyIvfFrom: integer(env, "GAVEL_KEY_IVF_FROM", 1) ?? 3000,
     glanceKernel: choice(env, "GAVEL_GLANCE_KERNEL", ["auto", "wmma"] as const) ?? "auto",
     glanceExact8: choice(env, "GAVEL_GLANCE_EXACT8", ["off", "on"] as const) ?? "off",

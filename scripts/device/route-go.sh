@@ -11,6 +11,11 @@
 # short-off.jsonl; the benches are skipped). PROMPTS=1 instead routes the examples' 22 requests
 # through the router over that bank (bench/route-prompts.bench.ts, with and without abstention;
 # prompts.txt, prompts-abstain-off.txt).
+# RECORDS=1 first writes first-stage records of every glance variant in VARIANTS over validation and
+# test (scripts/select/weights-records.ts: wr-val.jsonl.gz, wr-test.jsonl.gz); ROUTES=0 stops there.
+# BASELINE=1 also routes test with the paper's glance (GAVEL_GLANCE_ROW_WEIGHTS=uniform,
+# GAVEL_GLANCE_VOTE_SHARE=0: test-paper.txt). A projections file carried at .device/proj/default.projections.gguf
+# replaces the packed one (a second `start` on the same warm machine reuses the installed bank).
 #   here:    bash scripts/device/route-go.sh pack
 #              .device/full: the public library's full texts (xz), golds, tasks, the shipped
 #              projections, the off-domain prompts and the three benches bundled from this tree
@@ -32,6 +37,8 @@ if [ "$mode" = pack ]; then
     npx esbuild "bench/$b.bench.ts" --bundle --platform=node --format=esm --packages=external \
       --outfile="$F/$b.bench.mjs" --log-level=warning
   done
+  npx esbuild scripts/select/weights-records.ts --bundle --platform=node --format=esm --packages=external \
+    --outfile="$F/weights-records.bench.mjs" --log-level=warning
   cp models/gavel-mini.projections.gguf "$F/default.projections.gguf"
   cp ../shared/data/swe-skills-bench/tasks.jsonl ../shared/data/swe-skills-bench/skills.jsonl bench/data/off-domain-prompts.jsonl bench/data/short-requests.jsonl examples/demo-tasks.json examples/everyday-tasks.json "$F/"
   if [ ! -f "$F/mit-full.jsonl.xz" ]; then
@@ -50,8 +57,9 @@ if [ "$mode" = start ]; then
   F=.device/full
   [ -f "$R/mit-full.jsonl" ] || { xz -dc "$F/mit-full.jsonl.xz" > "$R/mit-full.tmp" && mv "$R/mit-full.tmp" "$R/mit-full.jsonl"; }
   cp "$F"/tasks.jsonl "$F"/skills.jsonl "$F"/off-domain-prompts.jsonl "$F"/short-requests.jsonl "$F"/*-tasks.json "$F"/default.projections.gguf "$R/"
+  if [ -f .device/proj/default.projections.gguf ]; then cp .device/proj/default.projections.gguf "$R/default.projections.gguf"; fi
   mkdir -p "$G/bench" "$G/models" && cp "$F"/*.bench.mjs "$G/bench/"
-  cp "$W/gavel-mini.gguf" "$G/models/gavel-mini.gguf" && cp "$F/default.projections.gguf" "$G/models/gavel-mini.projections.gguf"
+  cp "$W/gavel-mini.gguf" "$G/models/gavel-mini.gguf" && cp "$R/default.projections.gguf" "$G/models/gavel-mini.projections.gguf"
   cat > "$R/chain.sh" <<EOF
 set -x
 cd "$G"
@@ -62,6 +70,16 @@ if [ "${PROMPTS:-0}" = 1 ]; then
   node bench/route-prompts.bench.mjs $R/bank $R/demo-tasks.json,$R/everyday-tasks.json --reps 3 > $R/prompts.txt 2>&1
   node bench/route-prompts.bench.mjs $R/bank $R/demo-tasks.json,$R/everyday-tasks.json --reps 1 --abstain-off > $R/prompts-abstain-off.txt 2>&1
   echo chain-done; exit 0
+fi
+if [ "${RECORDS:-0}" = 1 ]; then
+  for sp in 1-5:val 6-10:test; do
+    node bench/weights-records.bench.mjs $R/bank $R/tasks.jsonl $R/wr-\${sp#*:}.jsonl.gz --batches \${sp%:*} --variants ${VARIANTS:-uniform/0,idf/0} > $R/wr-\${sp#*:}.txt 2>&1
+  done
+fi
+if [ "${ROUTES:-1}" = 0 ]; then echo chain-done; exit 0; fi
+if [ "${BASELINE:-0}" = 1 ]; then
+  GAVEL_GLANCE_ROW_WEIGHTS=uniform GAVEL_GLANCE_VOTE_SHARE=0 node bench/route-rerank-real.bench.mjs $R/bank $R/tasks.jsonl $R/skills.jsonl,$R/mit-full.jsonl --batches 6-10 \
+    --records $R/test-paper.jsonl --abstain-off > $R/test-paper.txt 2>&1
 fi
 if [ "${SHORT:-0}" = 1 ]; then
   E="--library $R/skills.jsonl --library $R/mit-full.jsonl --methods bm25,glance,ruling --pool 8 --lexical-pool 8"
@@ -88,11 +106,11 @@ if [ "$mode" = wait ]; then
   end=$(( $(date +%s) + ${WAIT_S:-560} ))
   while [ "$(date +%s)" -lt "$end" ] && alive; do sleep 10; done
   echo "== $(alive && echo running || echo ended)"; tail -5 "$R/chain.log"
-  for f in test.txt val.txt project.txt kivf.txt short-in.txt short-off.txt prompts.txt; do [ -f "$R/$f" ] && { echo "-- $f"; tail -6 "$R/$f"; }; done
+  for f in wr-val.txt wr-test.txt test-paper.txt test.txt val.txt project.txt kivf.txt short-in.txt short-off.txt prompts.txt; do [ -f "$R/$f" ] && { echo "-- $f"; tail -6 "$R/$f"; }; done
   wc -l "$R"/*.jsonl 2>/dev/null | tail -3
   nvidia-smi --query-gpu=name,memory.used,utilization.gpu --format=csv,noheader
 fi
 if [ "$mode" = fetch ] || [ "$mode" = wait ]; then
-  tar -czf "$OUT/route.tgz" -C "$R" $(cd "$R" && ls *.txt test.jsonl val.jsonl short-*.jsonl chain.log chain.sh 2>/dev/null)
+  tar -czf "$OUT/route.tgz" -C "$R" $(cd "$R" && ls *.txt test.jsonl val.jsonl test-paper.jsonl wr-*.jsonl.gz short-*.jsonl chain.log chain.sh 2>/dev/null)
   ls -la "$OUT/route.tgz"
 fi

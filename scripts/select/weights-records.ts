@@ -1,15 +1,18 @@
 /**
- * First-stage records under both glance row weightings, over a real installed bank, for choosing the
- * row weights and refitting the fusion g + βB on validation (scripts/select/weights-fit.ts). Per
- * task, encoded once as a route does (context 2048, skill budget 512) and glanced through the
- * route's own glance (`glanceLibrary`) once with uniform rows and once with idf rows:
- * - the candidates: the union of the best `--top` skills by each g and by the lexical expert's BM25
- *   (k1 3, b 1, the bank's lexicon over the full texts), each with g (uniform), g (idf) and BM25;
- * - the floors: the `--top`-th value of each of the three (a skill outside the union scores at most
- *   these, so a fused ranking over the union is exact when its best clears g floor + c · BM25 floor);
+ * First-stage records under several glance settings (row weights, vote share), over a real installed
+ * bank, for choosing them and refitting the fusion g + βB on validation (scripts/select/weights-fit.ts).
+ * Per task, encoded once as a route does (context 2048, skill budget 512) and glanced through the
+ * route's own glance (`glanceLibrary`) once per variant; a variant is `WEIGHTS/SHARE`, e.g.
+ * `uniform/0` (the paper's vote), `idf/0.003333` (idf rows, each token voting for round(N/300)
+ * skills, at least the paper's k):
+ * - the candidates: the union of the best `--top` skills by each variant's g and by the lexical
+ *   expert's BM25 (k1 3, b 1, the bank's lexicon over the full texts), each with every g and BM25;
+ * - the floors: the `--top`-th value of each (a skill outside the union scores at most these, so a
+ *   fused ranking over the union is exact when its best clears g floor + c · BM25 floor);
  * - log Σ exp(BM25 / T) over the library (B = BM25 / T − that), T the shipped temperature.
  *
  *   npx vite-node scripts/select/weights-records.ts -- BANK TASKS.jsonl OUT.jsonl.gz [--batches 1-5] [--top 50] [--limit N]
+ *     [--variants uniform/0,idf/0]
  *
  * A task counts when one of its gold skills is in the bank (by id, or a bank entry with the gold's
  * name and description). Appends per task (resumable: tasks already in OUT are skipped).
@@ -33,6 +36,11 @@ const opt = (n: string, d: string): string => { const i = argv.indexOf(n); retur
 const batches = opt("--batches", "1-5");
 const top = Number(opt("--top", "50"));
 const limit = Number(opt("--limit", "Infinity"));
+const variants = opt("--variants", "uniform/0,idf/0").split(",").map((v) => {
+  const [w, share] = v.split("/");
+  if ((w !== "uniform" && w !== "idf") || !(Number(share) >= 0 && Number(share) <= 1)) throw new Error(`bad variant ${v}`);
+  return { name: v, weights: w as "uniform" | "idf", share: Number(share) };
+});
 const [bankDir, tasksPath, out] = argv;
 if (!bankDir || !tasksPath || !out) throw new Error("usage: weights-records.ts BANK TASKS.jsonl OUT.jsonl.gz [--batches 1-5] [--top 50] [--limit N]");
 
@@ -46,7 +54,8 @@ const byText = new Map<string, string[]>();
 for (const e of manifest.entries) byText.set(`${e.name}\u0000${e.description}`, [...(byText.get(`${e.name}\u0000${e.description}`) ?? []), e.id]);
 const model = await Model.load(modelPath, { contextSize: 2048 });
 const encoder = new RenderEncoder(model, 512);
-const parts = { model, projections, encoder, library, taskBudget: 2048 - 512 - encoder.verdictOverhead, keep: "end" } as unknown as RouterParts;
+const partsOf = (share: number) => ({ model, projections: projections.withCalibration({ glanceVoteShare: share }), encoder, library, taskBudget: 2048 - 512 - encoder.verdictOverhead, keep: "end" }) as unknown as RouterParts;
+const parts = partsOf(0);
 const lex = library.lexicon.index;
 const lexIds = lex.ids();
 const lexCol = new Map(lexIds.map((id, i) => [id, i]));
@@ -69,9 +78,9 @@ for (const t of tasks) {
   const s = lex.scores(t.text, { k1: 3, b: 1 });
   const q = await encodeQueries(parts, t.text, false);
   const gs: Map<string, number>[] = [];
-  for (const mode of ["uniform", "idf"] as const) {
-    const weights = rowWeights(parts, q.tokens, mode);
-    const { ranked } = await glanceLibrary(parts, async () => ({ ...q, weights }));
+  for (const v of variants) {
+    const weights = rowWeights(parts, q.tokens, v.weights);
+    const { ranked } = await glanceLibrary(partsOf(v.share), async () => ({ ...q, weights }));
     gs.push(new Map(ranked.map((r) => [r.skill, r.g])));
   }
   const ids = new Set<string>();
@@ -84,8 +93,8 @@ for (const t of tasks) {
   const sOrder = Array.from(s.keys()).sort((a, b) => s[b] - s[a] || a - b);
   sOrder.slice(0, top).forEach((i) => ids.add(lexIds[i]));
   floors.push(s[sOrder[Math.min(top, sOrder.length) - 1]]);
-  const cand = [...ids].map((id) => ({ skill: id, gu: gs[0].get(id) ?? 0, gi: gs[1].get(id) ?? 0, s: lexCol.has(id) ? s[lexCol.get(id)!] : 0 }));
-  const rec = { id: t.id, batch: t.batch, size: library.keys.size, rows: q.tokens.length, gold: [...gold], logZ: logPartition(s, T), T, floors, cand };
+  const cand = [...ids].map((id) => ({ skill: id, g: gs.map((g) => g.get(id) ?? 0), s: lexCol.has(id) ? s[lexCol.get(id)!] : 0 }));
+  const rec = { id: t.id, batch: t.batch, size: library.keys.size, rows: q.tokens.length, gold: [...gold], logZ: logPartition(s, T), T, variants: variants.map((v) => v.name), floors, cand };
   appendFileSync(out, gzipSync(JSON.stringify(rec) + "\n"));
   n++;
   if (n % 20 === 0) console.log(`  ${n} tasks, ${((Date.now() - t0) / n / 1000).toFixed(2)} s a task`);

@@ -60,6 +60,24 @@ export function voteK(nSkills: number): number {
   return Math.min(10, Math.max(3, Math.round(nSkills / 10)));
 }
 
+/** The largest vote size a share gives (each row's top k are kept per row and thread). */
+export const MAX_VOTE_K = 1024;
+
+/**
+ * The vote size of a route's glance over N skills: the paper's {@link voteK}, or, with a vote share
+ * s > 0, a token's vote reaching the same share of any library: `max(voteK(N), round(s·N))`, at most
+ * {@link MAX_VOTE_K}. Over a large library a token (a word) is kept by a number of skills that grows
+ * with it, and the paper's fixed 10 leaves the vote to near ties among them.
+ *
+ * @param nSkills - library size N, integer ≥ 0.
+ * @param share - the vote share s, in [0, 1]; 0: the paper's k.
+ */
+export function routeVoteK(nSkills: number, share = 0): number {
+  const k = voteK(nSkills);
+  if (typeof share !== "number" || !(share >= 0 && share <= 1)) throw invalidArgument(`share must be a number in [0, 1], got ${String(share)}`);
+  return share === 0 ? k : Math.min(MAX_VOTE_K, Math.max(k, Math.round(share * nSkills)));
+}
+
 /**
  * Recency weights for the vote (paper §5, trajectories): `w_i = 2^(−a_i/64)` where a_i counts the
  * tokens from position i to the decision point, so the weight halves every 64 tokens back.

@@ -45,6 +45,7 @@ const KEY = {
   shortlistLexical: "gavel.shortlist_lexical",
   maxShortlist: "gavel.max_shortlist",
   glanceRowWeights: "gavel.glance_row_weights",
+  glanceVoteShare: "gavel.glance_vote_share",
   trainedBy: "gavel.trained_by",
   createdAt: "gavel.created_at",
   modelArchitecture: "gavel.model.architecture",
@@ -123,6 +124,7 @@ export async function writeProjectionsFile(path: string, p: ProjectionsContent):
   w.set(KEY.shortlistLexical, u32(p.shortlistLexical));
   w.set(KEY.maxShortlist, u32(p.maxShortlist));
   w.set(KEY.glanceRowWeights, str(p.glanceRowWeights));
+  w.set(KEY.glanceVoteShare, f64(p.glanceVoteShare));
   w.set(KEY.modelArchitecture, str(p.model.architecture));
   w.set(KEY.modelNLayer, u32(p.model.nLayer));
   w.set(KEY.modelNEmbd, u32(p.model.nEmbd));
@@ -191,6 +193,8 @@ export async function readProjectionsFile(path: string): Promise<ProjectionsInit
     shortlistLexical: header.metadata.has(KEY.shortlistLexical) ? num(KEY.shortlistLexical, "uint") : 0,
     maxShortlist: num(KEY.maxShortlist, "uint"),
     glanceRowWeights: rowWeightsOf(text(KEY.glanceRowWeights, true), corrupt),
+    // Files without it: the paper's vote size.
+    glanceVoteShare: header.metadata.has(KEY.glanceVoteShare) ? num(KEY.glanceVoteShare, "float") : PROJECTION_DEFAULTS.glanceVoteShare,
     trainedBy: text(KEY.trainedBy, true),
     createdAt: text(KEY.createdAt)!,
     abstention: readAbstention(header, corrupt),

@@ -30,6 +30,8 @@ export const PROJECTION_DEFAULTS = Object.freeze({
   shortlistLexical: 0,
   /** The vote weight of a written task's tokens in the glance: the paper's uniform vote. */
   glanceRowWeights: "uniform" as GlanceRowWeights,
+  /** The glance's vote share s: each written task's token votes for max(k, round(s·N)) skills (0: the paper's k). */
+  glanceVoteShare: 0,
 });
 
 /**
@@ -70,6 +72,8 @@ export interface ProjectionsMeta {
   readonly maxShortlist: number;
   /** How a written task's tokens weigh in the glance's vote (files without it: uniform). */
   readonly glanceRowWeights: GlanceRowWeights;
+  /** The glance's vote share for written tasks, in [0, 1] (0, and files without it: the paper's k). */
+  readonly glanceVoteShare: number;
   /**
    * The calibrated abstention decision (src/route/abstention.ts applies it), or null: never
    * abstain on it. Files without the `gavel.abstain.*` keys read as null.
@@ -110,6 +114,7 @@ export interface ProjectionsInit {
   shortlistLexical?: number;
   maxShortlist?: number;
   glanceRowWeights?: GlanceRowWeights;
+  glanceVoteShare?: number;
   /** The abstention model (default null: none). */
   abstention?: AbstentionModel | null;
   /** The re-ranker (default null: none). */
@@ -132,6 +137,7 @@ export interface Calibration {
   shortlistLexical?: number;
   maxShortlist?: number;
   glanceRowWeights?: GlanceRowWeights;
+  glanceVoteShare?: number;
   /** A new abstention model; null removes it, undefined keeps the current one. */
   abstention?: AbstentionModel | null;
   /** A new re-ranker; null removes it, undefined keeps the current one. */

@@ -73,6 +73,8 @@ export class Projections implements ProjectionsMeta {
   readonly maxShortlist: number;
   /** How a written task's tokens weigh in the glance's vote (`GAVEL_GLANCE_ROW_WEIGHTS` overrides it). */
   readonly glanceRowWeights: GlanceRowWeights;
+  /** The glance's vote share for written tasks (`GAVEL_GLANCE_VOTE_SHARE` overrides it; 0: the paper's k). */
+  readonly glanceVoteShare: number;
   /** The calibrated abstention decision, or null (never abstains on it). */
   readonly abstention: AbstentionModel | null;
   /** The learned re-ranking of the first stage's leaders, or null (the ruling decides). */
@@ -136,6 +138,8 @@ export class Projections implements ProjectionsMeta {
     if (this.glanceRowWeights !== "uniform" && this.glanceRowWeights !== "idf") {
       throw invalidArgument(`Projections: glanceRowWeights must be "uniform" or "idf", got ${quoteForMessage(String(this.glanceRowWeights))}`);
     }
+    this.glanceVoteShare = constant(init.glanceVoteShare ?? d.glanceVoteShare, "glanceVoteShare", { min: 0 });
+    if (this.glanceVoteShare > 1) throw invalidArgument(`Projections: glanceVoteShare must be in [0, 1], got ${this.glanceVoteShare}`);
     this.abstention = checkAbstentionModel(init.abstention);
     this.rerank = checkRerankModel(init.rerank);
     // with a re-ranker, abstention is decided on the first stage, before any verdict
@@ -228,6 +232,7 @@ export class Projections implements ProjectionsMeta {
       shortlistLexical: this.shortlistLexical,
       maxShortlist: this.maxShortlist,
       glanceRowWeights: this.glanceRowWeights,
+      glanceVoteShare: this.glanceVoteShare,
       abstention: this.abstention,
       rerank: this.rerank,
       model: this.model,
@@ -273,6 +278,7 @@ export class Projections implements ProjectionsMeta {
       shortlistLexical: c.shortlistLexical ?? this.shortlistLexical,
       maxShortlist: c.maxShortlist ?? this.maxShortlist,
       glanceRowWeights: c.glanceRowWeights ?? this.glanceRowWeights,
+      glanceVoteShare: c.glanceVoteShare ?? this.glanceVoteShare,
       abstention: c.abstention === undefined ? this.abstention : c.abstention,
       rerank: c.rerank === undefined ? this.rerank : c.rerank,
     });

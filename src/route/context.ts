@@ -27,6 +27,8 @@ export interface Queries {
   taskText: string;
   /** How the task was cut to the task budget; undefined when it fit. */
   truncation?: TaskTruncation;
+  /** A live rollout (decay weights and the paper's vote size); written tasks leave it unset. */
+  live?: boolean;
 }
 
 /** A chat as the verdict's task text: one "role: content" line per message. */
@@ -102,5 +104,5 @@ export async function encodeQueries(parts: RouterParts, context: RouteContext, l
   const queries = await hiddenQueries(parts.model, enc.tokens, layer, { from: enc.taskStart, to: enc.taskEnd, W: wq, dim }, { signal });
   const n = enc.taskEnd - enc.taskStart;
   const weights = isLive ? decayWeights(n) : rowWeights(parts, enc.tokens.subarray(enc.taskStart, enc.taskEnd));
-  return { queries, weights, tokens: enc.tokens.subarray(enc.taskStart, enc.taskEnd), taskText, ...(truncation ? { truncation } : {}) };
+  return { queries, weights, tokens: enc.tokens.subarray(enc.taskStart, enc.taskEnd), taskText, ...(truncation ? { truncation } : {}), ...(isLive ? { live: true } : {}) };
 }

@@ -9,7 +9,8 @@ import type { KeyBankGlanceResult } from "../bank/key-bank.js";
 import { glancePruned } from "../bank/glance-index.js";
 import { glanceIndexOf, keyIvfForGlance, keyIvfGlance, prunes, readsKeyIvf } from "./glance-index-use.js";
 import { glanceVia } from "./glance-many.js";
-import { voteK } from "../kernels/kernels.js";
+import { routeVoteK } from "../kernels/kernels.js";
+import { config } from "../config.js";
 import type { Queries } from "./context.js";
 import type { RouterParts } from "./parts.js";
 
@@ -43,7 +44,7 @@ export interface Glanced {
  *
  * @throws GavelError `EMPTY_LIBRARY` when no skill is routable, or `keep` excludes every one.
  */
-export async function glanceLibrary({ library }: RouterParts, queriesOf: () => Promise<Queries>, signal?: AbortSignal, keep?: (id: string) => boolean, tokenScores = false): Promise<Glanced> {
+export async function glanceLibrary({ library, projections }: RouterParts, queriesOf: () => Promise<Queries>, signal?: AbortSignal, keep?: (id: string) => boolean, tokenScores = false): Promise<Glanced> {
   let handles = library.routable();
   if (handles.length === 0) throw new GavelError("no skill is installed (or every one has disable-model-invocation)", "EMPTY_LIBRARY");
   if (keep) {
@@ -52,7 +53,8 @@ export async function glanceLibrary({ library }: RouterParts, queriesOf: () => P
     if (handles.length === 0) throw new GavelError("every routable skill is excluded by excludeFlagged or excludeSources", "EMPTY_LIBRARY");
   }
   const q = await queriesOf();
-  const k = voteK(handles.length);
+  // a written task's vote size follows the projections' share; live contexts keep the paper's k
+  const k = routeVoteK(handles.length, q.live ? 0 : (config().glanceVoteShare ?? projections?.glanceVoteShare ?? 0));
   // The whole bank when every skill is routable: a whole-bank glance is the one a CUDA build runs
   // on the device (a restricted one gathers its columns from a whole-bank pass there too).
   const all = handles.length === library.keys.size;

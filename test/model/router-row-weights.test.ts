@@ -64,6 +64,7 @@ describe("the glance's idf row weights", () => {
       expect(Array.from(rowWeights(parts, tokens, "uniform"))).toEqual(tokens.map(() => 1));
       // the table is kept while the library does not change
       expect(library.tokenIdf()).toBe(library.tokenIdf());
+      await library.close();
     }
   });
 
@@ -99,6 +100,35 @@ describe("the glance's idf row weights", () => {
       } finally {
         await other.close();
       }
+    }
+  });
+
+  it("a vote share widens each written task token's vote (the projections', or GAVEL_GLANCE_VOTE_SHARE over them); live contexts keep the paper's k", async () => {
+    const shipped = await Projections.load(DEFAULT_PROJECTIONS);
+    const off = { GAVEL_GLANCE_VOTE_SHARE: undefined, GAVEL_GLANCE_ROW_WEIGHTS: "idf" };
+    const paper = await Router.open(model, { projections: shipped.withCalibration({ glanceVoteShare: 0 }), bankDir, readOnly: true, skillBudget: 512 });
+    const wide = await Router.open(model, { projections: shipped.withCalibration({ glanceVoteShare: 0.5 }), bankDir, readOnly: true, skillBudget: 512 });
+    try {
+      const n = (await paper.list()).length;
+      let differ = 0;
+      for (const t of tasks.slice(0, 4)) {
+        const a = JSON.stringify(await withEnv(off, () => paper.glance(t, { topK: n })));
+        const b = JSON.stringify(await withEnv(off, () => wide.glance(t, { topK: n })));
+        if (a !== b) differ++;
+        // the environment's share over the file's: the paper's router at 0.5 is the wide one, the wide one at 0 the paper's
+        expect(JSON.stringify(await withEnv({ ...off, GAVEL_GLANCE_VOTE_SHARE: "0.5" }, () => paper.glance(t, { topK: n })))).toBe(b);
+        expect(JSON.stringify(await withEnv({ ...off, GAVEL_GLANCE_VOTE_SHARE: "0" }, () => wide.glance(t, { topK: n })))).toBe(a);
+        // each token now votes for round(0.5·N) skills, so more skills hold a vote (g > 0)
+        const voted = (x: string) => (JSON.parse(x) as { g: number }[]).filter((h) => h.g > 0).length;
+        expect(voted(b)).toBeGreaterThanOrEqual(voted(a));
+        // a live rollout (chat messages) keeps the paper's vote size whatever the share
+        const chat = [{ role: "user" as const, content: t }];
+        expect(JSON.stringify(await withEnv(off, () => wide.glance(chat, { topK: n, live: true })))).toBe(JSON.stringify(await withEnv(off, () => paper.glance(chat, { topK: n, live: true }))));
+      }
+      expect(differ).toBeGreaterThan(0);
+    } finally {
+      await paper.close();
+      await wide.close();
     }
   });
 });

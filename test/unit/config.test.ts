@@ -60,8 +60,12 @@ describe("resolveConfig", () => {
     const c = resolveConfig({
       GAVEL_MODEL: "/m.gguf", GAVEL_BANK: "b", GAVEL_KERNEL_ISA: "avx2", GAVEL_GLANCE_DEVICE: "cpu", GAVEL_GLANCE_KERNEL: "wmma",
       GAVEL_GLANCE_TOPK: "passes", GAVEL_GLANCE_LOADER: "cp.async", GAVEL_LOG: "1", UV_THREADPOOL_SIZE: "12", GAVEL_RESIDENT_ROWS: "4096",
-      GAVEL_GLANCE_EXACT8: "on",
+      GAVEL_GLANCE_EXACT8: "on", GAVEL_GLANCE_ROW_WEIGHTS: "idf", GAVEL_GLANCE_VOTE_SHARE: "0.01",
     });
+    expect(c).toMatchObject({ glanceRowWeights: "idf", glanceVoteShare: 0.01 });
+    for (const [v, n] of [["0", 0], ["1", 1], [".5", 0.5], ["1e-3", 0.001], [" 0.25 ", 0.25]] as const) expect(resolveConfig({ GAVEL_GLANCE_VOTE_SHARE: v }).glanceVoteShare).toBe(n);
+    expect(resolveConfig({}).glanceVoteShare).toBeUndefined();
+    expect(resolveConfig({}).glanceRowWeights).toBeUndefined();
     expect(c).toMatchObject({ model: "/m.gguf", bank: "b", kernelIsa: "avx2", glanceDevice: "cpu", glanceKernel: "wmma", glanceTopK: "passes", glanceLoader: "cp.async", log: true, threadPoolSize: 12, residentRows: 4096 });
     expect(nativeSettings(c)).toEqual({ logEcho: true, kernelIsa: "avx2", glanceDevice: "cpu", glanceKernel: "wmma", glanceTopK: "passes", glanceLoader: "cp.async", glanceExact8: "on" });
   });
@@ -79,7 +83,8 @@ describe("resolveConfig", () => {
   it.each([
     ["GAVEL_KERNEL_ISA", "sse2"], ["GAVEL_GLANCE_DEVICE", "gpu"], ["GAVEL_GLANCE_KERNEL", "mma"], ["GAVEL_GLANCE_TOPK", "onepass"],
     ["GAVEL_GLANCE_LOADER", "dma"], ["GAVEL_LOG", "yes"], ["GAVEL_CPU_VARIANT", "avx"], ["GAVEL_RESIDENT_ROWS", "512"],
-    ["GAVEL_RESIDENT_ROWS", "4096x"],
+    ["GAVEL_RESIDENT_ROWS", "4096x"], ["GAVEL_GLANCE_ROW_WEIGHTS", "bm25"], ["GAVEL_GLANCE_VOTE_SHARE", "1.5"],
+    ["GAVEL_GLANCE_VOTE_SHARE", "-0.1"], ["GAVEL_GLANCE_VOTE_SHARE", "0x10"], ["GAVEL_GLANCE_VOTE_SHARE", "1%"], ["GAVEL_GLANCE_VOTE_SHARE", "NaN"],
   ])("%s=%s is an INVALID_ARGUMENT naming the variable", (name, value) => {
     const e = thrown(() => resolveConfig({ [name]: value }));
     expect(e.code).toBe("INVALID_ARGUMENT");

@@ -11,7 +11,7 @@ import { describe, expect, it } from "vitest";
 import { GavelError } from "../../src/errors.js";
 import { loadBinding } from "../../src/native/binding.js";
 import { kernelIsas, restoreKernelIsaAfterEach, setKernelIsa } from "../helpers/isa.js";
-import { coverFarthestFirst, decayWeights, glance, voteK } from "../../src/kernels/kernels.js";
+import { coverFarthestFirst, decayWeights, glance, MAX_VOTE_K, routeVoteK, voteK } from "../../src/kernels/kernels.js";
 import {
   distance,
   dot,
@@ -351,6 +351,21 @@ describe("voteK and decayWeights", () => {
       [99, 10], [100, 10], [101, 10], [150, 10], [30000, 10],
     ];
     for (const [N, k] of table) expect(voteK(N)).toBe(k);
+  });
+  it("a route's vote size: the paper's k at share 0, else max(k, round(s·N)) up to MAX_VOTE_K, on fresh random sizes", () => {
+    const r = rng(SEED + 7);
+    for (let i = 0; i < 500; i++) {
+      const N = Math.floor(r() * (i % 2 ? 200 : 2_000_000));
+      const s = i % 5 === 0 ? 0 : r() * (i % 3 ? 0.02 : 1);
+      const paper = N < 35 ? 3 : N >= 95 ? 10 : Math.round(N / 10);
+      const want = s === 0 ? paper : Math.min(1024, Math.max(paper, Math.floor(s * N + 0.5)));
+      expect(routeVoteK(N, s), `N ${N}, s ${s}`).toBe(want);
+    }
+    expect(routeVoteK(30593, 0.01)).toBe(306);
+    expect(routeVoteK(3000, 0.01)).toBe(30);
+    expect(routeVoteK(500, 0.01)).toBe(10);
+    expect(MAX_VOTE_K).toBe(1024);
+    for (const bad of [-0.1, 1.5, Number.NaN, "0.1" as unknown as number]) expect(() => routeVoteK(100, bad)).toThrow(expect.objectContaining({ code: "INVALID_ARGUMENT" }));
   });
   it("w_i = 2^(−a_i/64)", () => {
     const w = decayWeights(130);
