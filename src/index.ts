@@ -47,7 +47,7 @@ export {
   type SkillBankView,
   type SkillRouter,
 } from "./route/index.js";
-export { Projections, PROJECTION_DEFAULTS, type ProjectionsMeta, type RandomProjectionsOptions, type Calibration, type RerankModel, type RerankStage, type RerankFeature } from "./projections/projections.js";
+export { Projections, PROJECTION_DEFAULTS, type ProjectionsMeta, type RandomProjectionsOptions, type Calibration, type GlanceRowWeights, type RerankModel, type RerankStage, type RerankFeature } from "./projections/projections.js";
 export { modelFingerprint, type ModelFingerprint } from "./model/fingerprint.js";
 export { loadSkills, parseSkillMarkdown, type Skill, type SkillInput, type SkillFailure, type LoadSkillsOptions, type LoadSkillsResult } from "./skills/index.js";
 export { ChatTemplate, renderChat, renderSkill, renderTask, renderVerdict, type ChatMessage } from "./render/index.js";
@@ -70,7 +70,7 @@ export {
   type PrunedGlanceOptions,
   type PrunedGlanceResult,
 } from "./bank/glance-index.js";
-export { glance, coverFarthestFirst, coverFarthestFirstAsync, projectNormalize, voteK, decayWeights } from "./kernels/kernels.js";
+export { glance, coverFarthestFirst, coverFarthestFirstAsync, projectNormalize, voteK, routeVoteK, MAX_VOTE_K, decayWeights } from "./kernels/kernels.js";
 export { BankStore, type BankHeader, type BankEntry } from "./bank/index.js";
 export { GgufWriter, readGgufHeader, readGgufTensor } from "./gguf/index.js";
 export { Bm25Index, type Bm25Doc, type Bm25Hit, type Bm25Options } from "./lexical/bm25.js";

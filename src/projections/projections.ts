@@ -16,7 +16,7 @@ import { checkAbstentionModel, needsVerdict, type AbstentionModel } from "./abst
 import { checkRerankModel, type RerankModel } from "./rerank-model.js";
 import { defaultLayer, PROJECTION_DEFAULTS, type Calibration, type GlanceRowWeights, type ProjectionsInit, type ProjectionsMeta, type RandomProjectionsOptions } from "./meta.js";
 
-export { defaultLayer, PROJECTION_DEFAULTS, type Calibration, type ProjectionsInit, type ProjectionsMeta, type RandomProjectionsOptions } from "./meta.js";
+export { defaultLayer, PROJECTION_DEFAULTS, type Calibration, type GlanceRowWeights, type ProjectionsInit, type ProjectionsMeta, type RandomProjectionsOptions } from "./meta.js";
 export { ABSTAIN_KEY, PROJECTIONS_ARCHITECTURE, PROJECTIONS_VERSION, TENSOR_WQ, TENSOR_WS } from "./file.js";
 export {
   ABSTENTION_FEATURES,
