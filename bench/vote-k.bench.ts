@@ -1,0 +1,64 @@
+/**
+ * What the glance's vote size costs the key IVF on an installed bank: the examples' 22 requests
+ * (examples/demo-tasks.json, examples/everyday-tasks.json), each encoded once as a route does, then
+ * `KeyIvf.glance` as a route calls it (int8 codes and the bound) at each vote size k in turn, `--rounds`
+ * times over; medians over the requests of the wall time, the lists read, the (row, key) pairs scored in
+ * int8 and in float32, and the native stages.
+ *
+ *   npm run bench -- vote-k <bank> [--ks 10,102,306] [--rounds 2]
+ *
+ * `bank`: installed with the embedded pair, large enough to have written its key IVF (3,000 skills).
+ */
+import { readFileSync } from "node:fs";
+import { cpus, loadavg } from "node:os";
+import { defaultModelPaths } from "../src/defaults.js";
+import { Model } from "../src/model/Model.js";
+import { Projections } from "../src/projections/projections.js";
+import { Library } from "../src/bank/library.js";
+import { RenderEncoder } from "../src/render/encode.js";
+import { encodeQueries } from "../src/route/context.js";
+import { keyIvfForGlance } from "../src/route/glance-index-use.js";
+import type { RouterParts } from "../src/route/parts.js";
+import { median } from "./data.js";
+
+const argv = process.argv.slice(2);
+function flag(name: string, fallback: string): string {
+  const i = argv.indexOf(name);
+  return i >= 0 ? argv.splice(i, 2)[1] : fallback;
+}
+const ks = flag("--ks", "10,102,306").split(",").map(Number);
+const rounds = Number(flag("--rounds", "2"));
+const [bankDir] = argv;
+if (!bankDir) {
+  console.error("usage: npm run bench -- vote-k <bank> [--ks 10,102,306] [--rounds 2]");
+  process.exit(2);
+}
+const { projections: projPath, model: modelPath } = defaultModelPaths();
+const projections = await Projections.load(projPath);
+const library = await Library.openSnapshot(bankDir, projections);
+const model = await Model.load(modelPath, { contextSize: 2048 });
+const encoder = new RenderEncoder(model, 512);
+const parts = { model, projections, encoder, library, taskBudget: 2048 - 512 - encoder.verdictOverhead, keep: "end" } as unknown as RouterParts;
+const prompts = ["examples/demo-tasks.json", "examples/everyday-tasks.json"].flatMap((f) => (JSON.parse(readFileSync(f, "utf8")) as { task: string }[]).map((t) => t.task));
+const ivf = await keyIvfForGlance(library);
+if (!ivf) throw new Error(`${bankDir} has no key IVF (installs write one from 3,000 skills)`);
+console.log(`vote-k: ${bankDir}, ${library.keys.size} skills, ${library.keys.keys} keys; ${prompts.length} requests; ` +
+  `${cpus().length} cores (${cpus()[0]?.model}), load ${loadavg().map((x) => x.toFixed(1)).join(" ")}, node ${process.version}, ${new Date().toISOString()}`);
+const qs = [];
+for (const p of prompts) qs.push(await encodeQueries(parts, p, false));
+// the first glance codes every list it reads; not timed
+await ivf.glance(library.keys, qs[0].queries, { weights: qs[0].weights, k: Math.max(...ks), i8: true, prune: true });
+for (let round = 0; round < rounds; round++) {
+  for (const k of ks) {
+    const acc: Record<string, number[]> = {};
+    for (const q of qs) {
+      const t0 = performance.now();
+      const r = await ivf.glance(library.keys, q.queries, { weights: q.weights, k, i8: true, prune: true });
+      const ms = performance.now() - t0;
+      for (const [n, v] of Object.entries({ ms, lists: r.lists, int8: r.coded, float32: r.scored, centroidMs: r.centroidMs, probeMs: r.probeMs, scanMs: r.scanMs })) (acc[n] ??= []).push(v);
+    }
+    console.log(`  round ${round + 1}, k ${k}: ` + Object.entries(acc).map(([n, a]) => `${n} ${median(a).toFixed(n.endsWith("Ms") || n === "ms" ? 1 : 0)}`).join(", "));
+  }
+}
+await library.close();
+await model.dispose();
