@@ -100,4 +100,5 @@ for (const t of tasks) {
   if (n % 20 === 0) console.log(`  ${n} tasks, ${((Date.now() - t0) / n / 1000).toFixed(2)} s a task`);
 }
 console.log(`done: ${n} tasks in ${((Date.now() - t0) / 1000).toFixed(0)} s`);
+await library.close();
 await model.dispose();
