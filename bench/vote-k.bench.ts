@@ -5,7 +5,10 @@
  * times over; medians over the requests of the wall time, the lists read, the (row, key) pairs scored in
  * int8 and in float32, and the native stages.
  *
- *   npm run bench -- vote-k <bank> [--ks 10,102,306] [--rounds 2]
+ *   npm run bench -- vote-k <bank> [--ks 10,102,306] [--rounds 2] [--tasks tasks.jsonl --batches 1-5 --limit 20]
+ *
+ * `--tasks`: SWE-Skills-Bench task statements instead (long: hundreds of rows), in the stride order
+ * 97·i mod n.
  *
  * `bank`: installed with the embedded pair, large enough to have written its key IVF (3,000 skills).
  */
@@ -20,6 +23,7 @@ import { encodeQueries } from "../src/route/context.js";
 import { keyIvfForGlance } from "../src/route/glance-index-use.js";
 import type { RouterParts } from "../src/route/parts.js";
 import { median } from "./data.js";
+import { loadTasks, selectTasks } from "../lab/eval/tasks.js";
 
 const argv = process.argv.slice(2);
 function flag(name: string, fallback: string): string {
@@ -28,9 +32,12 @@ function flag(name: string, fallback: string): string {
 }
 const ks = flag("--ks", "10,102,306").split(",").map(Number);
 const rounds = Number(flag("--rounds", "2"));
+const tasksPath = flag("--tasks", "");
+const batches = flag("--batches", "1-5");
+const limit = Number(flag("--limit", "20"));
 const [bankDir] = argv;
 if (!bankDir) {
-  console.error("usage: npm run bench -- vote-k <bank> [--ks 10,102,306] [--rounds 2]");
+  console.error("usage: npm run bench -- vote-k <bank> [--ks 10,102,306] [--rounds 2] [--tasks tasks.jsonl --batches 1-5 --limit 20]");
   process.exit(2);
 }
 const { projections: projPath, model: modelPath } = defaultModelPaths();
@@ -39,10 +46,13 @@ const library = await Library.openSnapshot(bankDir, projections);
 const model = await Model.load(modelPath, { contextSize: 2048 });
 const encoder = new RenderEncoder(model, 512);
 const parts = { model, projections, encoder, library, taskBudget: 2048 - 512 - encoder.verdictOverhead, keep: "end" } as unknown as RouterParts;
-const prompts = ["examples/demo-tasks.json", "examples/everyday-tasks.json"].flatMap((f) => (JSON.parse(readFileSync(f, "utf8")) as { task: string }[]).map((t) => t.task));
+const all = tasksPath ? selectTasks(await loadTasks(tasksPath), { batches }) : [];
+const prompts = tasksPath
+  ? Array.from({ length: Math.min(limit, all.length) }, (_, i) => all[(97 * i) % all.length].text)
+  : ["examples/demo-tasks.json", "examples/everyday-tasks.json"].flatMap((f) => (JSON.parse(readFileSync(f, "utf8")) as { task: string }[]).map((t) => t.task));
 const ivf = await keyIvfForGlance(library);
 if (!ivf) throw new Error(`${bankDir} has no key IVF (installs write one from 3,000 skills)`);
-console.log(`vote-k: ${bankDir}, ${library.keys.size} skills, ${library.keys.keys} keys; ${prompts.length} requests; ` +
+console.log(`vote-k: ${bankDir}, ${library.keys.size} skills, ${library.keys.keys} keys; ${prompts.length} ${tasksPath ? `tasks (batches ${batches})` : "requests"}; ` +
   `${cpus().length} cores (${cpus()[0]?.model}), load ${loadavg().map((x) => x.toFixed(1)).join(" ")}, node ${process.version}, ${new Date().toISOString()}`);
 const qs = [];
 for (const p of prompts) qs.push(await encodeQueries(parts, p, false));

@@ -122,7 +122,8 @@ describe("key IVF glance", () => {
           const queries = near(r, topics, dim, nq, 0.5);
           const weights = decayWeights(nq, nq - 1 + Math.floor(r() * 50));
           if (nq > 2) weights[1] = 0;
-          for (const k of [undefined, 1, 7, bank.size + 3]) {
+          // 129: with the int8 codes a wide vote seeds from three lists a row (kCodeSeedPerK)
+          for (const k of [undefined, 1, 7, 129, bank.size + 3]) {
             const exact = await bank.glance(queries, { weights, k });
             for (const nprobe of ["all", centroids] as const) {
               const ivf = await index.glance(bank, queries, { weights, k, nprobe });

@@ -1,3 +1,4 @@
+
 // The key IVF glance (kivf_core.h).
 #include "kivf/kivf_core.h"
 
@@ -1004,7 +1005,8 @@ SearchResult Index::Glance(const float* q, int64_t nq, const float* w, int64_t k
       qn[i] = std::sqrt(ss);
     }
     // seeds: the row's kPruneSeed best probed lists by score (ties to the lower)
-    const int64_t seedN = std::min<int64_t>(i8 ? kCodeSeed : kPruneSeed, np);
+    // (with the int8 codes: kCodeSeed, and one more per kCodeSeedPerK of k)
+    const int64_t seedN = std::min<int64_t>(i8 ? std::max<int64_t>(kCodeSeed, (kk + kCodeSeedPerK - 1) / kCodeSeedPerK) : kPruneSeed, np);
     std::vector<int32_t> seed(static_cast<size_t>(nq * seedN));
     {
       const unsigned ns = static_cast<unsigned>(std::min<int64_t>(threads, nq));

@@ -68,6 +68,11 @@ constexpr int64_t kPruneSeed = 8;
 // of the seed lists was most of such a glance (8 seeds: 140 ms, 1: 67 ms on a synthetic 10K-skill
 // bank, 200 rows, the same g), and as a thread scans it the floor rises to its own k-th best anyway.
 constexpr int64_t kCodeSeed = 1;
+// ... and one more list per kCodeSeedPerK of k: with a wide vote (the route's vote share: k 306 over
+// 30K skills) one list often offers a row fewer than k skills, which leaves the row no floor, and its
+// other probed lists were all read in int8 (over 30,593 skills, 22 requests: 8,431 lists, 6.7M int8 and
+// 224K float32 pairs at k 306 with one seed; 5,120, 4.6M and 88K with five; at k 10 5,075, 4.5M, 51K).
+constexpr int64_t kCodeSeedPerK = 64;
 // The two-level probe (opt-in, Glance's probeGroups = t): a row scores the G coarse centroids, then
 // only the fine centroids of its t best groups, and probes the nprobe best of those: rows ×
 // (G + t·C/G) products instead of rows × C. A list the flat probe would pick is missed when its
