@@ -1,4 +1,3 @@
-
 // The key IVF glance (kivf_core.h).
 #include "kivf/kivf_core.h"
 
