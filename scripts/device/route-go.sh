@@ -13,6 +13,8 @@
 # prompts.txt, prompts-abstain-off.txt).
 # RECORDS=1 first writes first-stage records of every glance variant in VARIANTS over validation and
 # test (scripts/select/weights-records.ts: wr-val.jsonl.gz, wr-test.jsonl.gz); ROUTES=0 stops there.
+# KEY_BUDGET=N installs with --key-budget N (keys read past the render's cut); TAG=x keeps this run's
+# files in ~/routex (two runs side by side: start the first with WAIT_S=0).
 # BASELINE=1 also routes test with the paper's glance (GAVEL_GLANCE_ROW_WEIGHTS=uniform,
 # GAVEL_GLANCE_VOTE_SHARE=0: test-paper.txt). A projections file carried at .device/proj/default.projections.gguf
 # replaces the packed one (a second `start` on the same warm machine reuses the installed bank).
@@ -50,7 +52,7 @@ if [ "$mode" = pack ]; then
   du -sh "$F"; exit 0
 fi
 source scripts/device/env.sh
-R="$HOME/route"; mkdir -p "$R"
+R="$HOME/route${TAG:-}"; mkdir -p "$R"
 export GAVEL_LOG=${GAVEL_LOG:-0} GGML_CUDA_DISABLE_GRAPHS=${GGML_CUDA_DISABLE_GRAPHS:-1}
 alive() { [ -f "$R/pid" ] && kill -0 "$(cat "$R/pid")" 2>/dev/null; }
 if [ "$mode" = start ]; then
@@ -63,7 +65,7 @@ if [ "$mode" = start ]; then
   cat > "$R/chain.sh" <<EOF
 set -x
 cd "$G"
-A="--model $G/models/gavel-mini.gguf --projections $G/models/gavel-mini.projections.gguf --bank $R/bank --context 2048 --skill-budget 512"
+A="--model $G/models/gavel-mini.gguf --projections $G/models/gavel-mini.projections.gguf --bank $R/bank --context 2048 --skill-budget 512${KEY_BUDGET:+ --key-budget $KEY_BUDGET}"
 [ -f $R/install-golds.done ] || { node dist/cli/gavel.js install $R/skills.jsonl --jobs 8 --threads 4 \$A && touch $R/install-golds.done; }
 [ -f $R/install-mit.done ] || { node dist/cli/gavel.js install $R/mit-full.jsonl --jobs 8 --threads 4 \$A && touch $R/install-mit.done; }
 if [ "${PROMPTS:-0}" = 1 ]; then
@@ -111,6 +113,6 @@ if [ "$mode" = wait ]; then
   nvidia-smi --query-gpu=name,memory.used,utilization.gpu --format=csv,noheader
 fi
 if [ "$mode" = fetch ] || [ "$mode" = wait ]; then
-  tar -czf "$OUT/route.tgz" -C "$R" $(cd "$R" && ls *.txt test.jsonl val.jsonl test-paper.jsonl wr-*.jsonl.gz short-*.jsonl chain.log chain.sh 2>/dev/null)
-  ls -la "$OUT/route.tgz"
+  tar -czf "$OUT/route${TAG:-}.tgz" -C "$R" $(cd "$R" && ls *.txt test.jsonl val.jsonl test-paper.jsonl wr-*.jsonl.gz short-*.jsonl chain.log chain.sh 2>/dev/null)
+  ls -la "$OUT/route${TAG:-}.tgz"
 fi

@@ -57,7 +57,11 @@ export interface BankEntryInput {
   readonly disableModelInvocation: boolean;
   /** Token id of each retained key (one per key row), for explanations. */
   readonly keyTokens: readonly number[];
-  /** Position in the render of each retained key, if recorded. */
+  /**
+   * Position in the render of each retained key, if recorded; a key read from the body past the
+   * render's cut (a key budget over the skill budget) counts on from the render's end:
+   * renderTokens + its offset in that continuation.
+   */
   readonly keyPositions?: readonly number[];
   /** Length of the render r(s) in tokens. */
   readonly renderTokens: number;

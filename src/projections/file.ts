@@ -19,7 +19,7 @@ import {
   type GgufHeader,
 } from "../gguf/index.js";
 import { isModelFingerprint, type ModelFingerprint } from "../model/fingerprint.js";
-import { PROJECTION_DEFAULTS, type GlanceRowWeights, type ProjectionsInit, type ProjectionsMeta } from "./meta.js";
+import { MAX_BUDGET, PROJECTION_DEFAULTS, type GlanceRowWeights, type ProjectionsInit, type ProjectionsMeta } from "./meta.js";
 import { checkAbstentionModel, modelFeatures, type AbstentionModel, type BandAbstention } from "./abstention-model.js";
 import { checkRerankModel, type RerankModel } from "./rerank-model.js";
 
@@ -46,6 +46,8 @@ const KEY = {
   maxShortlist: "gavel.max_shortlist",
   glanceRowWeights: "gavel.glance_row_weights",
   glanceVoteShare: "gavel.glance_vote_share",
+  skillBudget: "gavel.skill_budget",
+  keyBudget: "gavel.key_budget",
   trainedBy: "gavel.trained_by",
   createdAt: "gavel.created_at",
   modelArchitecture: "gavel.model.architecture",
@@ -125,6 +127,8 @@ export async function writeProjectionsFile(path: string, p: ProjectionsContent):
   w.set(KEY.maxShortlist, u32(p.maxShortlist));
   w.set(KEY.glanceRowWeights, str(p.glanceRowWeights));
   w.set(KEY.glanceVoteShare, f64(p.glanceVoteShare));
+  w.set(KEY.skillBudget, u32(p.skillBudget));
+  w.set(KEY.keyBudget, u32(p.keyBudget));
   w.set(KEY.modelArchitecture, str(p.model.architecture));
   w.set(KEY.modelNLayer, u32(p.model.nLayer));
   w.set(KEY.modelNEmbd, u32(p.model.nEmbd));
@@ -195,11 +199,20 @@ export async function readProjectionsFile(path: string): Promise<ProjectionsInit
     glanceRowWeights: rowWeightsOf(text(KEY.glanceRowWeights, true), corrupt),
     // Files without it: the paper's vote size.
     glanceVoteShare: header.metadata.has(KEY.glanceVoteShare) ? num(KEY.glanceVoteShare, "float") : PROJECTION_DEFAULTS.glanceVoteShare,
+    // Files without them: the router's own budgets.
+    skillBudget: header.metadata.has(KEY.skillBudget) ? budgetOf(num(KEY.skillBudget, "uint"), KEY.skillBudget, corrupt) : PROJECTION_DEFAULTS.skillBudget,
+    keyBudget: header.metadata.has(KEY.keyBudget) ? budgetOf(num(KEY.keyBudget, "uint"), KEY.keyBudget, corrupt) : PROJECTION_DEFAULTS.keyBudget,
     trainedBy: text(KEY.trainedBy, true),
     createdAt: text(KEY.createdAt)!,
     abstention: readAbstention(header, corrupt),
     rerank: readRerank(header, corrupt),
   };
+}
+
+/** A stored skill or key budget: 0 (unset) up to MAX_BUDGET. */
+function budgetOf(v: number, key: string, corrupt: (m: string) => GavelError): number {
+  if (v > MAX_BUDGET) throw corrupt(`${key} is ${v}, above the largest budget ${MAX_BUDGET}`);
+  return v;
 }
 
 /** The glance's row weights as stored; files written before the key read as the paper's uniform vote. */

@@ -32,7 +32,14 @@ export const PROJECTION_DEFAULTS = Object.freeze({
   glanceRowWeights: "uniform" as GlanceRowWeights,
   /** The glance's vote share s: each written task's token votes for max(k, round(s·N)) skills (0: the paper's k). */
   glanceVoteShare: 0,
+  /** The skill budget a router opens with (0: the router's own rule, min(30,720, ¾ of the context)). */
+  skillBudget: 0,
+  /** The key budget a router installs with (0: the skill budget, i.e. keys from r(s) alone). */
+  keyBudget: 0,
 });
+
+/** The largest skill or key budget a projections file may carry (the router's own bound on keyBudget). */
+export const MAX_BUDGET = 1 << 20;
 
 /**
  * How a written task's tokens weigh in the glance's vote: `uniform` (the paper's), or `idf`, each
@@ -75,6 +82,16 @@ export interface ProjectionsMeta {
   /** The glance's vote share for written tasks, in [0, 1] (0, and files without it: the paper's k). */
   readonly glanceVoteShare: number;
   /**
+   * Most tokens of a skill render r(s) that a router opened with these projections uses when the
+   * caller gives none (`RouterOpenOptions.skillBudget`); 0 (and files without it): the router's rule.
+   */
+  readonly skillBudget: number;
+  /**
+   * Most tokens of a skill that such a router's install reads keys from when the caller gives none
+   * (`RouterOpenOptions.keyBudget`); 0 (and files without it): the skill budget.
+   */
+  readonly keyBudget: number;
+  /**
    * The calibrated abstention decision (src/route/abstention.ts applies it), or null: never
    * abstain on it. Files without the `gavel.abstain.*` keys read as null.
    */
@@ -115,6 +132,8 @@ export interface ProjectionsInit {
   maxShortlist?: number;
   glanceRowWeights?: GlanceRowWeights;
   glanceVoteShare?: number;
+  skillBudget?: number;
+  keyBudget?: number;
   /** The abstention model (default null: none). */
   abstention?: AbstentionModel | null;
   /** The re-ranker (default null: none). */
@@ -138,6 +157,8 @@ export interface Calibration {
   maxShortlist?: number;
   glanceRowWeights?: GlanceRowWeights;
   glanceVoteShare?: number;
+  skillBudget?: number;
+  keyBudget?: number;
   /** A new abstention model; null removes it, undefined keeps the current one. */
   abstention?: AbstentionModel | null;
   /** A new re-ranker; null removes it, undefined keeps the current one. */

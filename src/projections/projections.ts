@@ -14,7 +14,7 @@ import { checkFinite, checkLayer, type FiniteBounds } from "../util/validate.js"
 import { firstNonFinite, readProjectionsFile, writeProjectionsFile } from "./file.js";
 import { checkAbstentionModel, needsVerdict, type AbstentionModel } from "./abstention-model.js";
 import { checkRerankModel, type RerankModel } from "./rerank-model.js";
-import { defaultLayer, PROJECTION_DEFAULTS, type Calibration, type GlanceRowWeights, type ProjectionsInit, type ProjectionsMeta, type RandomProjectionsOptions } from "./meta.js";
+import { defaultLayer, MAX_BUDGET, PROJECTION_DEFAULTS, type Calibration, type GlanceRowWeights, type ProjectionsInit, type ProjectionsMeta, type RandomProjectionsOptions } from "./meta.js";
 
 export { defaultLayer, PROJECTION_DEFAULTS, type Calibration, type GlanceRowWeights, type ProjectionsInit, type ProjectionsMeta, type RandomProjectionsOptions } from "./meta.js";
 export { ABSTAIN_KEY, PROJECTIONS_ARCHITECTURE, PROJECTIONS_VERSION, TENSOR_WQ, TENSOR_WS } from "./file.js";
@@ -75,6 +75,10 @@ export class Projections implements ProjectionsMeta {
   readonly glanceRowWeights: GlanceRowWeights;
   /** The glance's vote share for written tasks (`GAVEL_GLANCE_VOTE_SHARE` overrides it; 0: the paper's k). */
   readonly glanceVoteShare: number;
+  /** The skill budget a router opens with by default (0: the router's rule). */
+  readonly skillBudget: number;
+  /** The key budget a router installs with by default (0: the skill budget). */
+  readonly keyBudget: number;
   /** The calibrated abstention decision, or null (never abstains on it). */
   readonly abstention: AbstentionModel | null;
   /** The learned re-ranking of the first stage's leaders, or null (the ruling decides). */
@@ -140,6 +144,11 @@ export class Projections implements ProjectionsMeta {
     }
     this.glanceVoteShare = constant(init.glanceVoteShare ?? d.glanceVoteShare, "glanceVoteShare", { min: 0 });
     if (this.glanceVoteShare > 1) throw invalidArgument(`Projections: glanceVoteShare must be in [0, 1], got ${this.glanceVoteShare}`);
+    this.skillBudget = init.skillBudget ?? d.skillBudget;
+    this.keyBudget = init.keyBudget ?? d.keyBudget;
+    for (const [name, v] of [["skillBudget", this.skillBudget], ["keyBudget", this.keyBudget]] as const) {
+      if (!Number.isInteger(v) || v < 0 || v > MAX_BUDGET) throw invalidArgument(`Projections: ${name} must be an integer in [0, ${MAX_BUDGET}], got ${String(v)}`);
+    }
     this.abstention = checkAbstentionModel(init.abstention);
     this.rerank = checkRerankModel(init.rerank);
     // with a re-ranker, abstention is decided on the first stage, before any verdict
@@ -233,6 +242,8 @@ export class Projections implements ProjectionsMeta {
       maxShortlist: this.maxShortlist,
       glanceRowWeights: this.glanceRowWeights,
       glanceVoteShare: this.glanceVoteShare,
+      skillBudget: this.skillBudget,
+      keyBudget: this.keyBudget,
       abstention: this.abstention,
       rerank: this.rerank,
       model: this.model,
@@ -279,6 +290,8 @@ export class Projections implements ProjectionsMeta {
       maxShortlist: c.maxShortlist ?? this.maxShortlist,
       glanceRowWeights: c.glanceRowWeights ?? this.glanceRowWeights,
       glanceVoteShare: c.glanceVoteShare ?? this.glanceVoteShare,
+      skillBudget: c.skillBudget ?? this.skillBudget,
+      keyBudget: c.keyBudget ?? this.keyBudget,
       abstention: c.abstention === undefined ? this.abstention : c.abstention,
       rerank: c.rerank === undefined ? this.rerank : c.rerank,
     });

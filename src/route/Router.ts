@@ -73,19 +73,22 @@ export class Router {
   readonly bankDir: string;
   /** Most tokens of a skill render r(s) ({@link RouterOpenOptions.skillBudget}, resolved). */
   readonly skillBudget: number;
+  /** Most tokens of a skill's text its keys are read from ({@link RouterOpenOptions.keyBudget}, resolved). */
+  readonly keyBudget: number;
   readonly #parts: RouterParts;
   #closed = false;
   #busy: Promise<unknown> = Promise.resolve();
   readonly #lexical = new LexicalExpert();
 
-  private constructor(model: Model, projections: Projections, library: Library, skillBudget: number, keep: TaskKeep) {
+  private constructor(model: Model, projections: Projections, library: Library, skillBudget: number, keyBudget: number, keep: TaskKeep) {
     this.model = model;
     this.projections = projections;
     this.bankDir = library.dir;
     this.skillBudget = skillBudget;
+    this.keyBudget = keyBudget;
     const encoder = new RenderEncoder(model, skillBudget);
     const taskBudget = model.info.contextSize - skillBudget - encoder.verdictOverhead;
-    this.#parts = { model, projections, encoder, library, taskBudget, keep };
+    this.#parts = { model, projections, encoder, library, taskBudget, keyBudget, keep };
   }
 
   /**
@@ -105,8 +108,11 @@ export class Router {
     else throw invalidArgument("projections must be a Projections object or the path of a projections file");
     projections.checkModel(await modelFingerprint(model));
     const ctx = model.info.contextSize;
-    const skillBudget = intOption(o.skillBudget, "skillBudget", 16, 1 << 22, Math.min(30_720, Math.floor(ctx * 0.75)));
+    // The projections' own budgets, where they carry them and the context holds them; else ¾ of the context
+    const rule = Math.min(30_720, Math.floor(ctx * 0.75));
+    const skillBudget = intOption(o.skillBudget, "skillBudget", 16, 1 << 22, projections.skillBudget >= 16 && projections.skillBudget < ctx - 16 ? projections.skillBudget : rule);
     if (skillBudget >= ctx - 16) throw invalidArgument(`skillBudget ${skillBudget} leaves no room for a task in the context of ${ctx} tokens`);
+    const keyBudget = intOption(o.keyBudget, "keyBudget", 16, 1 << 20, Math.max(skillBudget, projections.keyBudget));
     const keep = o.truncate ?? "end";
     if (keep !== "start" && keep !== "end") throw invalidArgument(`truncate must be "start" or "end", got ${String(o.truncate)}`);
     const readOnly = boolOption(o.readOnly, "readOnly", false);
@@ -114,7 +120,7 @@ export class Router {
     const library = readOnly ? await Library.openSnapshot(o.bankDir, projections) : await Library.open(o.bankDir, projections, { create: boolOption(o.create, "create", true) });
     let router: Router;
     try {
-      router = new Router(model, projections, library, skillBudget, keep);
+      router = new Router(model, projections, library, skillBudget, keyBudget, keep);
     } catch (err) {
       await library.close();
       throw err;

@@ -58,7 +58,10 @@ export interface SkillKeys extends SkillKeysRecord {
 
 /**
  * One forward pass over r(s): keys = ε-cover of normalize(W_s h) over the header and body tokens,
- * each with its token id and position in r(s). `lap` is told as render, forward, project and cover end.
+ * each with its token id and position in r(s). With a `keyBudget` over the skill budget and a body cut
+ * to fit that budget, the body's continuation past the cut is read too, its first keyBudget − skillBudget
+ * tokens, in windows of its own ({@link KEY_WINDOW}); its rows join the cover, at positions counted on
+ * from r(s)'s end. The verdict still reads r(s) alone. `lap` is told as render, forward, project and cover end.
  * With `states` (a read-only cache of the same model and layer: `install --states-cache`), the keyed
  * rows are read from it when it holds these very tokens and span (as the trainer's states pass stores
  * them), and no forward pass runs; a miss runs the pass as without it and stores nothing.
@@ -68,7 +71,7 @@ export async function encodeSkillKeys(
   projections: Projections,
   encoder: RenderEncoder,
   skill: Skill,
-  options: { signal?: AbortSignal; lap?: StageLap; states?: StatesCache } = {},
+  options: { signal?: AbortSignal; lap?: StageLap; states?: StatesCache; keyBudget?: number } = {},
 ): Promise<SkillKeys> {
   const { signal, lap, states: cache } = options;
   // tokenized off the JS thread: with skills in flight the JS thread would otherwise bound the
@@ -79,17 +82,56 @@ export async function encodeSkillKeys(
   // A hit holds exactly the keyed rows, rounded through f16 (the cache's format); a miss is the plain
   // float32 pass, so skills the cache lacks get the keys an install without it gives, bit for bit.
   const cached = await cache?.lookup(enc.tokens, enc.keyStart, enc.keyEnd);
-  const rows = cached ?? (await model.hiddenStates(enc.tokens, projections.layer, { signal })).subarray(enc.keyStart * nEmbd, enc.keyEnd * nEmbd);
+  const renderRows = cached ?? (await model.hiddenStates(enc.tokens, projections.layer, { signal })).subarray(enc.keyStart * nEmbd, enc.keyEnd * nEmbd);
+  const nRender = enc.keyEnd - enc.keyStart;
+  // The body past the render's cut, read apart in windows, while the key budget lasts.
+  const more = enc.truncated ? await continuationRows(model, projections.layer, skill.body.slice(enc.bodyChars), (options.keyBudget ?? 0) - encoder.skillBudget, signal) : null;
+  const rows = more ? concatRows(renderRows, more.rows) : renderRows;
   lap?.("forward");
   const { keys, kept } = await coverKeys(rows, nEmbd, projections, lap);
-  const keyPositions = Array.from(kept, (j) => enc.keyStart + j);
+  // A continuation key's position counts on from the render's end, as if the body went on there.
+  const at = (j: number): number => (j < nRender ? enc.keyStart + j : enc.tokens.length + (j - nRender));
+  const tokenAt = (j: number): number => (j < nRender ? enc.tokens[enc.keyStart + j] : more!.tokens[j - nRender]);
   return {
     keys,
-    keyTokens: keyPositions.map((pos) => enc.tokens[pos]),
-    keyPositions,
+    keyTokens: Array.from(kept, tokenAt),
+    keyPositions: Array.from(kept, at),
     renderTokens: enc.tokens.length,
     renderCut: { descriptionChars: enc.descriptionChars, bodyChars: enc.bodyChars },
-    rawKeys: enc.keyEnd - enc.keyStart,
+    rawKeys: nRender + (more?.tokens.length ?? 0),
     truncated: enc.truncated,
   };
+}
+
+/** Most tokens of one continuation window (each read as its own sequence, after a BOS where the model takes one). */
+export const KEY_WINDOW = 1024;
+
+/**
+ * The hidden states at `layer` of the first `budget` tokens of `text` (a body's continuation past the
+ * render's cut), read in windows of at most {@link KEY_WINDOW} tokens (and the context), each its own
+ * sequence. Null when there is no budget or no text.
+ */
+async function continuationRows(model: Model, layer: number, text: string, budget: number, signal?: AbortSignal): Promise<{ rows: Float32Array; tokens: Int32Array } | null> {
+  if (budget <= 0 || text.length === 0) return null;
+  // Never tokenize a long body whole: a token spans a few characters, rarely more than 16.
+  const tokens = (await model.tokenizeAsync(text.slice(0, budget * 16), { special: false, addBos: false })).subarray(0, budget);
+  if (tokens.length === 0) return null;
+  const { nEmbd, addBos, bos, contextSize } = model.info;
+  const lead = addBos && bos !== undefined ? 1 : 0;
+  const window = Math.max(1, Math.min(KEY_WINDOW, contextSize - lead));
+  const rows = new Float32Array(tokens.length * nEmbd);
+  for (let at = 0; at < tokens.length; at += window) {
+    const part = tokens.subarray(at, Math.min(tokens.length, at + window));
+    const input = lead ? Int32Array.from([bos!, ...part]) : part;
+    const h = await model.hiddenStates(input, layer, { signal });
+    rows.set(h.subarray(lead * nEmbd, (lead + part.length) * nEmbd), at * nEmbd);
+  }
+  return { rows, tokens: tokens.slice() };
+}
+
+function concatRows(a: Float32Array, b: Float32Array): Float32Array {
+  const out = new Float32Array(a.length + b.length);
+  out.set(a);
+  out.set(b, a.length);
+  return out;
 }

@@ -19,6 +19,8 @@ export interface RouterParts {
   readonly library: Library;
   /** Most task tokens: r(s) (≤ skillBudget) + the verdict's continuation must fit the context. */
   readonly taskBudget: number;
+  /** Most tokens of a skill's text its keys are read from (RouterOpenOptions.keyBudget, resolved). */
+  readonly keyBudget: number;
   /** Which part of a written task over the budget is read (RouterOpenOptions.truncate). */
   readonly keep: TaskKeep;
 }

@@ -18,8 +18,20 @@ export interface RouterOpenOptions {
   projections: Projections | string;
   /** The bank's directory (created when missing). */
   bankDir: string;
-  /** Most tokens of a skill render r(s); default min(30,720, ¾ of the model's context). */
+  /**
+   * Most tokens of a skill render r(s) (what the verdict reads); default the projections' own
+   * (`Projections.skillBudget`, 512 for the embedded gavel-mini pair) where they carry one that leaves
+   * room for a task, else min(30,720, ¾ of the model's context).
+   */
   skillBudget?: number;
+  /**
+   * Most tokens of a skill an install reads its keys from: r(s) (counted as `skillBudget`), then, when
+   * its body was cut to fit, the first keyBudget − skillBudget tokens of the body past the cut (read
+   * apart, in windows). The verdict still reads r(s) alone. Default: the projections' own
+   * (`Projections.keyBudget`, 1,536 for the embedded pair) or the skill budget, whichever is larger
+   * (the skill budget alone: keys from r(s) alone); 16 to 2^20.
+   */
+  keyBudget?: number;
   /**
    * Which part of a written task longer than the task budget the glance and the verdict read: "end"
    * (default: a request usually comes last, after pasted context) or "start". A live rollout always

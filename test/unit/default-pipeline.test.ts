@@ -89,23 +89,23 @@ describe("the constants in the projections file", () => {
   const base = () => new Projections({ wq: Float32Array.from({ length: 8 }, (_, i) => i / 8), ws: new Float32Array(8), dim: 2, layer: 1, model });
 
   it("round-trip, and read as Lucene's BM25 with no union pool from a file without them", async () => {
-    const p = base().withCalibration({ lexicalK1: 3, lexicalB: 1, shortlistGlance: 2, shortlistLexical: 5, beta: 0.1, lexicalTemperature: 53.8, glanceRowWeights: "idf", glanceVoteShare: 0.01 });
+    const p = base().withCalibration({ lexicalK1: 3, lexicalB: 1, shortlistGlance: 2, shortlistLexical: 5, beta: 0.1, lexicalTemperature: 53.8, glanceRowWeights: "idf", glanceVoteShare: 0.01, skillBudget: 512, keyBudget: 1536 });
     const path = join(dir, "p.gguf");
     await p.save(path);
     const q = await Projections.load(path);
-    expect([q.lexicalK1, q.lexicalB, q.shortlistGlance, q.shortlistLexical, q.beta, q.lexicalTemperature, q.glanceRowWeights, q.glanceVoteShare]).toEqual([3, 1, 2, 5, 0.1, 53.8, "idf", 0.01]);
-    expect([base().glanceRowWeights, base().glanceVoteShare]).toEqual(["uniform", 0]);
+    expect([q.lexicalK1, q.lexicalB, q.shortlistGlance, q.shortlistLexical, q.beta, q.lexicalTemperature, q.glanceRowWeights, q.glanceVoteShare, q.skillBudget, q.keyBudget]).toEqual([3, 1, 2, 5, 0.1, 53.8, "idf", 0.01, 512, 1536]);
+    expect([base().glanceRowWeights, base().glanceVoteShare, base().skillBudget, base().keyBudget]).toEqual(["uniform", 0, 0, 0]);
     expect(q.hash).toBe(p.hash);
     // an older file: the same tensors and keys but the four new ones, written without them
     const header = await readGgufHeader(path);
     const w = new GgufWriter();
-    for (const [k, v] of header.metadata) if (!/lexical_k1|lexical_b$|shortlist_glance|shortlist_lexical|glance_row_weights|glance_vote_share/.test(k)) w.set(k, v);
+    for (const [k, v] of header.metadata) if (!/lexical_k1|lexical_b$|shortlist_glance|shortlist_lexical|glance_row_weights|glance_vote_share|skill_budget|key_budget/.test(k)) w.set(k, v);
     w.addTensor(TENSOR_WQ, [model.nEmbd, 2], p.wq);
     w.addTensor(TENSOR_WS, [model.nEmbd, 2], p.ws);
     const old = join(dir, "old.gguf");
     await w.write(old);
     const o = await Projections.load(old);
-    expect([o.lexicalK1, o.lexicalB, o.shortlistGlance, o.shortlistLexical, o.glanceRowWeights, o.glanceVoteShare]).toEqual([1.2, 0.75, 0, 0, "uniform", 0]);
+    expect([o.lexicalK1, o.lexicalB, o.shortlistGlance, o.shortlistLexical, o.glanceRowWeights, o.glanceVoteShare, o.skillBudget, o.keyBudget]).toEqual([1.2, 0.75, 0, 0, "uniform", 0, 0, 0]);
   });
 
   it("refuse a file whose row weights are neither uniform nor idf as CORRUPT_FILE", async () => {
@@ -121,8 +121,21 @@ describe("the constants in the projections file", () => {
     await expect(Projections.load(bad)).rejects.toMatchObject({ code: "CORRUPT_FILE", message: expect.stringContaining("gavel.glance_row_weights") });
   });
 
+  it("refuse a file whose stored key budget is above the largest as CORRUPT_FILE", async () => {
+    const path = join(dir, "kb.gguf");
+    await base().save(path);
+    const header = await readGgufHeader(path);
+    const w = new GgufWriter();
+    for (const [k, v] of header.metadata) w.set(k, k === "gavel.key_budget" ? { type: v.type, value: 2 ** 20 + 1 } as typeof v : v);
+    w.addTensor(TENSOR_WQ, [model.nEmbd, 2], base().wq);
+    w.addTensor(TENSOR_WS, [model.nEmbd, 2], base().ws);
+    const bad = join(dir, "kb-bad.gguf");
+    await w.write(bad);
+    await expect(Projections.load(bad)).rejects.toMatchObject({ code: "CORRUPT_FILE" });
+  });
+
   it("refuses values outside their range with a typed error", () => {
-    for (const bad of [{ lexicalK1: -1 }, { lexicalB: 1.5 }, { shortlistGlance: 1.5 }, { shortlistLexical: -2 }, { lexicalK1: Number.NaN }, { glanceRowWeights: "bm25" as "idf" }, { glanceVoteShare: -0.01 }, { glanceVoteShare: 1.01 }, { glanceVoteShare: Number.NaN }]) {
+    for (const bad of [{ lexicalK1: -1 }, { lexicalB: 1.5 }, { shortlistGlance: 1.5 }, { shortlistLexical: -2 }, { lexicalK1: Number.NaN }, { glanceRowWeights: "bm25" as "idf" }, { glanceVoteShare: -0.01 }, { glanceVoteShare: 1.01 }, { glanceVoteShare: Number.NaN }, { skillBudget: -1 }, { keyBudget: 0.5 }, { keyBudget: 2 ** 20 + 1 }]) {
       expect(() => base().withCalibration(bad), JSON.stringify(bad)).toThrow(expect.objectContaining({ code: "INVALID_ARGUMENT" }));
     }
   });
@@ -144,7 +157,7 @@ describe("gavel info on a projections file", () => {
     }
     const shown = JSON.parse(lines.join("\n"));
     const p = await Projections.load(DEFAULT_PROJECTIONS);
-    for (const k of ["layer", "dim", "alpha", "gamma", "delta", "beta", "lexicalTemperature", "lexicalK1", "lexicalB", "shortlistGlance", "shortlistLexical", "maxShortlist", "glanceRowWeights", "glanceVoteShare"] as const) {
+    for (const k of ["layer", "dim", "alpha", "gamma", "delta", "beta", "lexicalTemperature", "lexicalK1", "lexicalB", "shortlistGlance", "shortlistLexical", "maxShortlist", "glanceRowWeights", "glanceVoteShare", "skillBudget", "keyBudget"] as const) {
       expect(shown[k], k).toBe(p[k]);
     }
     expect(shown.abstention).toEqual(p.abstention);

@@ -22,7 +22,7 @@ export const bankOptions = {
 } as const;
 
 /** The flags every router command shares: the model's, the bank's, and the skill budget. */
-export const routerOptions = { ...modelOptions, ...bankOptions, "skill-budget": { type: "string" }, truncate: { type: "string" } } as const;
+export const routerOptions = { ...modelOptions, ...bankOptions, "skill-budget": { type: "string" }, "key-budget": { type: "string" }, truncate: { type: "string" } } as const;
 
 /** {@link routerOptions} as a command's help lists them. */
 export const routerOptionsHelp = `
@@ -34,6 +34,8 @@ export const routerOptionsHelp = `
   --threads N           CPU threads
   --gpu-layers N        layers offloaded to a GPU (CUDA build)
   --skill-budget N      most tokens of a skill render
+  --key-budget N        most tokens of a skill an install reads keys from (default: the skill budget;
+                        more reads the body past the render's cut)
   --truncate end|start  which part of a task longer than the context is read (default end: the
                         request usually comes last)
   --json                print JSON`;
@@ -47,6 +49,7 @@ export interface RouterArgs {
   threads?: string;
   "gpu-layers"?: string;
   "skill-budget"?: string;
+  "key-budget"?: string;
   truncate?: string;
 }
 
@@ -102,6 +105,7 @@ export async function withRouter<T>(
       projections,
       bankDir: bankDir(values.bank),
       skillBudget: intArg(values["skill-budget"], "skill-budget"),
+      keyBudget: intArg(values["key-budget"], "key-budget"),
       ...truncateArg(values),
       ...(options.readOnly ? { readOnly: true } : { create: options.create ?? false }),
     });

@@ -45,7 +45,7 @@ export const info: Command = {
 A model is loaded with llama.cpp and model.info printed. A projections file (general.architecture
 "gavel-projections") is read without loading anything: its layer, dim, τ, ε, the ruling's α, γ, Δ,
 β, the lexical expert's T, k1 and b, the verdict's pool (maxShortlist, shortlistGlance,
-shortlistLexical), the glance's row weights and vote share, the abstention model, and its provenance
+shortlistLexical), the glance's row weights and vote share, the skill and key budgets a router opens with, the abstention model, and its provenance
 (trainedBy, createdAt, the model it was trained for).
 With --addon, the native addon this machine loads: its file and where it came from (GAVEL_ADDON, a
 local build, the CUDA package gavel-router-linux-x64-cuda, a platform package, the prebuilds), what

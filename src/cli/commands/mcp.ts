@@ -91,7 +91,7 @@ ${routerOptionsHelp}`,
       // a read-only command: a missing bank is an error, not a new empty bank. Its tools only read, so it
       // opens the bank's committed snapshot without the lock: any number of `gavel mcp` run beside
       // `gavel serve` and installs (never BANK_LOCKED), each moving to a newer commit at its next search
-      router ??= await Router.open(model, { projections, bankDir: bank, readOnly: true, skillBudget: intArg(values["skill-budget"], "skill-budget") });
+      router ??= await Router.open(model, { projections, bankDir: bank, readOnly: true, skillBudget: intArg(values["skill-budget"], "skill-budget"), keyBudget: intArg(values["key-budget"], "key-budget") });
       return router;
     };
     try {

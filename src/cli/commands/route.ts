@@ -45,6 +45,7 @@ async function withReader<T>(values: RouterArgs, use: (router: Router) => Promis
       projections,
       bankDir: bankDir(values.bank),
       skillBudget: intArg(values["skill-budget"], "skill-budget"),
+      keyBudget: intArg(values["key-budget"], "key-budget"),
       ...truncateArg(values),
       readOnly: true,
     });

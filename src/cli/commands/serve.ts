@@ -75,7 +75,7 @@ claude-code\` and \`gavel route\` use the server when it runs.`,
     const model = await openModel({ ...values, threads: values.threads ?? String(serveThreads()) }, { batchSequences: SERVE_BATCH_SEQUENCES });
     let router: Router;
     try {
-      router = await Router.open(model, { projections: resolveProjectionsPath(values.projections).path, bankDir, create, skillBudget: intArg(values["skill-budget"], "skill-budget") });
+      router = await Router.open(model, { projections: resolveProjectionsPath(values.projections).path, bankDir, create, skillBudget: intArg(values["skill-budget"], "skill-budget"), keyBudget: intArg(values["key-budget"], "key-budget") });
     } catch (err) {
       await model.dispose();
       throw err;
