@@ -20,8 +20,8 @@ export interface RouterOpenOptions {
   bankDir: string;
   /**
    * Most tokens of a skill render r(s) (what the verdict reads); default the projections' own
-   * (`Projections.skillBudget`, 512 for the embedded gavel-mini pair) where they carry one that leaves
-   * room for a task, else min(30,720, ¾ of the model's context).
+   * (`Projections.skillBudget`; the embedded pair carries none) where they carry one that leaves room
+   * for a task, else min(30,720, ¾ of the model's context).
    */
   skillBudget?: number;
   /**
