@@ -6,19 +6,9 @@
  *
  *   npx vite-node scripts/select/budget-diag.ts -- BANK TASKS.jsonl DIR [BATCHES, default 1-5]
  */
-import { readFileSync } from "node:fs";
-import { defaultModelPaths } from "../../src/defaults.js";
-import { Model } from "../../src/model/Model.js";
-import { Projections } from "../../src/projections/projections.js";
-import { Library } from "../../src/bank/library.js";
-import { loadTasks, selectTasks } from "../../lab/eval/tasks.js";
+import { aboveGold, openDiag } from "./diag-records.js";
 
-const [bankDir, tasksPath, dir, batches = "1-5"] = process.argv.slice(2).filter((a) => a !== "--");
-const { projections: projPath, model: modelPath } = defaultModelPaths();
-const projections = await Projections.load(projPath);
-const library = await Library.openSnapshot(bankDir, projections);
-const model = await Model.load(modelPath, { contextSize: 512 });
-const skills = JSON.parse(readFileSync(`${dir}/skills.json`, "utf8")) as { id: string }[];
+const { library, model, skills, tasks, close } = await openDiag(process.argv.slice(2));
 const N = skills.length;
 const full: Int32Array[] = [];
 const lens: number[] = [];
@@ -30,8 +20,6 @@ for (const s of skills) {
 }
 lens.sort((a, b) => a - b);
 console.log(`skill tokens: p10 ${lens[Math.floor(N * 0.1)]} p50 ${lens[Math.floor(N * 0.5)]} p90 ${lens[Math.floor(N * 0.9)]} mean ${(lens.reduce((a, b) => a + b) / N).toFixed(0)}`);
-const recs = new Map(readFileSync(`${dir}/tasks.jsonl`, "utf8").split("\n").filter(Boolean).map((l) => { const r = JSON.parse(l) as { id: string; gold: number[] }; return [r.id, r.gold]; }));
-const tasks = selectTasks(await loadTasks(tasksPath), { batches }).filter((t) => recs.has(t.id));
 const qs = tasks.map((t) => { const m = new Map<number, number>(); for (const x of model.tokenize(t.text)) m.set(x, (m.get(x) ?? 0) + 1); return m; });
 for (const L of [512, 768, 1024, 1536, 2048, 4096, 1e9]) {
   const docs = full.map((d) => d.subarray(0, L));
@@ -41,7 +29,6 @@ for (const L of [512, 768, 1024, 1536, 2048, 4096, 1e9]) {
   const idf = (t: number) => Math.log((N + 1) / ((df.get(t) ?? 0) + 0.5));
   let h1 = 0, r20 = 0, h1b = 0, r20b = 0;
   tasks.forEach((t, i) => {
-    const gold = new Set(recs.get(t.id)!);
     const sc = new Float64Array(N), sb = new Float64Array(N);
     for (let s = 0; s < N; s++) {
       let v = 0, w = 0; const m = tfs[s];
@@ -49,12 +36,11 @@ for (const L of [512, 768, 1024, 1536, 2048, 4096, 1e9]) {
       sc[s] = v; sb[s] = w;
     }
     for (const [x, st] of [[sc, 0], [sb, 1]] as [Float64Array, number][]) {
-      let best = -Infinity; for (const c of gold) best = Math.max(best, x[c]);
-      let above = 0; for (let s = 0; s < N; s++) if (!gold.has(s) && x[s] > best) above++;
+      const above = aboveGold(x, t.gold);
       if (st === 0) { if (above === 0) h1++; if (above < 20) r20++; } else { if (above === 0) h1b++; if (above < 20) r20b++; }
     }
   });
   const n = tasks.length;
   console.log(`L ${L >= 1e9 ? "whole" : L}: bm25 k1 3 b 1 Hit@1 ${(h1 / n).toFixed(3)} R@20 ${(r20 / n).toFixed(3)}; binary Σidf Hit@1 ${(h1b / n).toFixed(3)} R@20 ${(r20b / n).toFixed(3)}`);
 }
-await library.close(); await model.dispose();
+await close();
