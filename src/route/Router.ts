@@ -14,6 +14,7 @@ import type { Skill, SkillInput } from "../skills/index.js";
 import { RenderEncoder, type TaskKeep } from "../render/encode.js";
 import { modelFingerprint } from "../model/fingerprint.js";
 import { Projections } from "../projections/projections.js";
+import { MAX_BUDGET } from "../projections/meta.js";
 import { Library } from "../bank/library.js";
 import { encodeQueries, taskTextOf } from "./context.js";
 import { glanceIndexOf, prunes, readsKeyIvf, refreshKeyIvf, warmKeyIvf, type KeyIvfWarm } from "./glance-index-use.js";
@@ -112,7 +113,7 @@ export class Router {
     const rule = Math.min(30_720, Math.floor(ctx * 0.75));
     const skillBudget = intOption(o.skillBudget, "skillBudget", 16, 1 << 22, projections.skillBudget >= 16 && projections.skillBudget < ctx - 16 ? projections.skillBudget : rule);
     if (skillBudget >= ctx - 16) throw invalidArgument(`skillBudget ${skillBudget} leaves no room for a task in the context of ${ctx} tokens`);
-    const keyBudget = intOption(o.keyBudget, "keyBudget", 16, 1 << 20, Math.max(skillBudget, projections.keyBudget));
+    const keyBudget = intOption(o.keyBudget, "keyBudget", 16, MAX_BUDGET, Math.max(skillBudget, projections.keyBudget));
     const keep = o.truncate ?? "end";
     if (keep !== "start" && keep !== "end") throw invalidArgument(`truncate must be "start" or "end", got ${String(o.truncate)}`);
     const readOnly = boolOption(o.readOnly, "readOnly", false);

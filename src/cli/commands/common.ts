@@ -34,8 +34,9 @@ export const routerOptionsHelp = `
   --threads N           CPU threads
   --gpu-layers N        layers offloaded to a GPU (CUDA build)
   --skill-budget N      most tokens of a skill render
-  --key-budget N        most tokens of a skill an install reads keys from (default: the skill budget;
-                        more reads the body past the render's cut)
+  --key-budget N        most tokens of a skill an install reads keys from: the render, then the body
+                        past its cut (default: the projections' key budget or the skill budget,
+                        whichever is larger)
   --truncate end|start  which part of a task longer than the context is read (default end: the
                         request usually comes last)
   --json                print JSON`;
