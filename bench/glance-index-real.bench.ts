@@ -86,7 +86,7 @@ async function taskRows(projections: Projections, projPath: string, tasks: { id:
   const { model: modelPath } = defaultModelPaths();
   const model = await Model.load(modelPath, { contextSize: CONTEXT, threads: 2 });
   const encoder = new RenderEncoder(model, SKILL_BUDGET);
-  const parts = { model, projections, encoder, library: undefined as unknown as Library, taskBudget: CONTEXT - SKILL_BUDGET - encoder.verdictOverhead, keyBudget: SKILL_BUDGET, keep: "end" } as RouterParts;
+  const parts = { model, projections, encoder, library: undefined as unknown as Library, taskBudget: CONTEXT - SKILL_BUDGET - encoder.verdictOverhead, glanceBudget: CONTEXT - encoder.taskOverhead, keyBudget: SKILL_BUDGET, keep: "end" } as RouterParts;
   const out: TaskRows[] = [];
   const t0 = performance.now();
   for (const t of tasks) {

@@ -52,7 +52,7 @@ async function main(): Promise<void> {
   const tasks = selectTasks(await loadTasks(tasksPath), { batches, limit });
   const model = await Model.load(modelPath, { contextSize: 2048 });
   const encoder = new RenderEncoder(model, 512);
-  const parts = { model, projections, encoder, library, taskBudget: 2048 - 512 - encoder.verdictOverhead, keep: "end" } as unknown as RouterParts;
+  const parts = { model, projections, encoder, library, taskBudget: 2048 - 512 - encoder.verdictOverhead, glanceBudget: 2048 - encoder.taskOverhead, keep: "end" } as unknown as RouterParts;
   const lex = library.lexicon.index;
   const lexIds = lex.ids();
   console.log(`glance row weights: ${bankDir}, ${library.keys.size} skills, ${library.keys.keys} keys; batches ${batches}; ` +

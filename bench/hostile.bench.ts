@@ -46,7 +46,7 @@ if (mode === "calibrate") {
   const library = await Library.open(dir, projections, { create: true });
   const skillBudget = SKILL_BUDGET;
   const encoder = new RenderEncoder(model, skillBudget);
-  const parts = { model, projections, encoder, library, taskBudget: model.info.contextSize - skillBudget - encoder.verdictOverhead, keyBudget: skillBudget, keep: "end" as const };
+  const parts = { model, projections, encoder, library, taskBudget: model.info.contextSize - skillBudget - encoder.verdictOverhead, glanceBudget: model.info.contextSize - encoder.taskOverhead, keyBudget: skillBudget, keep: "end" as const };
   console.log(`machine: ${machine}`);
   const report = async (label: string) => {
     const b = await probeBreadth(parts);

@@ -8,6 +8,7 @@
  *   npm run bench -- route-rerank-real <bank> <tasks.jsonl> <library.jsonl[,…]> [--batches 6-10]
  *     [--limit N] [--budget-s S] [--model F] [--projections F] [--records F.jsonl]
  *     [--abstain-off] [--off-domain F.jsonl [--off-batches offhw6-offhw10]] [--shipped-only]
+ *     [--skill-budget N|default]
  *
  * `bank`: installed with the embedded default pair (as bench/results/2026-11-28-cpu-index-real/
  * README.md builds its 3,049-skill bank); `library`: the JSONL files installed there, read for the
@@ -21,7 +22,10 @@
  * (bench/data/off-domain-prompts.jsonl; `--off-batches` picks the held-out ones, default
  * offhw6-offhw10), routed by the re-ranked route after the tasks: the share that loads a skill.
  * `--shipped-only`: route each task with the shipped route alone (no first-stage route beside it), for
- * the route's own latency where a route takes seconds (a large bank on the CPU).
+ * the route's own latency where a route takes seconds (a large bank on the CPU). `--skill-budget`: the
+ * routers' skill budget (default 512, the budget the SWE-Skills-Bench banks were installed with;
+ * `default`: none given, what `gavel` opens with, ¾ of the 2,048-token context for gavel-mini). It
+ * should match the bank's install: a render longer than the install's is never read.
  */
 import { createWriteStream } from "node:fs";
 import { cpus, loadavg } from "node:os";
@@ -50,6 +54,8 @@ const offBatches = flag("--off-batches", "offhw6,offhw7,offhw8,offhw9,offhw10").
 const abstainOffAt = argv.indexOf("--abstain-off");
 const abstainOff = abstainOffAt >= 0;
 if (abstainOff) argv.splice(abstainOffAt, 1);
+const skillBudgetFlag = flag("--skill-budget", "512");
+const skillBudget = skillBudgetFlag === "default" ? undefined : Number(skillBudgetFlag);
 const shippedOnlyAt = argv.indexOf("--shipped-only");
 const shippedOnly = shippedOnlyAt >= 0;
 if (shippedOnly) argv.splice(shippedOnlyAt, 1);
@@ -66,17 +72,17 @@ const projPath = projFlag || defaults.projections;
 const model = await Model.load(modelPath, { contextSize: 2048 });
 const shipped = await Projections.load(projPath);
 if (!shipped.rerank) throw new Error(`${projPath} carries no re-ranker`);
-const reranked = await Router.open(model, { projections: shipped, bankDir, readOnly: true, skillBudget: 512 });
+const reranked = await Router.open(model, { projections: shipped, bankDir, readOnly: true, skillBudget });
 // the first stage's router only where it routes (a second copy of a large bank's keys otherwise)
 const routers = {
   reranked,
-  firstStage: shippedOnly ? reranked : await Router.open(model, { projections: shipped.withCalibration({ rerank: null }), bankDir, readOnly: true, skillBudget: 512 }),
+  firstStage: shippedOnly ? reranked : await Router.open(model, { projections: shipped.withCalibration({ rerank: null }), bankDir, readOnly: true, skillBudget }),
 };
 const installed = new Set(routers.reranked.list().map((s) => s.id));
 const all = selectTasks(await loadTasks(tasksPath), { batches }).filter((t) => [...acceptedIds(t.gold_skill_ids, index)].some((id) => installed.has(id)));
 const n = all.length;
 const order = Array.from({ length: n }, (_, i) => all[(97 * i) % n]).slice(0, limit);
-console.log(`route-rerank-real: bank ${bankDir} (${installed.size} skills), tasks ${tasksPath} batches ${batches}: ${n} with a gold installed; ${cpus().length} × ${cpus()[0]?.model}, node ${process.version}, ${new Date().toISOString()}, load ${loadavg()[0].toFixed(1)}`);
+console.log(`route-rerank-real: bank ${bankDir} (${installed.size} skills; context 2048, skill budget ${reranked.skillBudget}, key budget ${reranked.keyBudget}), tasks ${tasksPath} batches ${batches}: ${n} with a gold installed; ${cpus().length} × ${cpus()[0]?.model}, node ${process.version}, ${new Date().toISOString()}, load ${loadavg()[0].toFixed(1)}`);
 const hits = { reranked: 0, firstStage: 0, rerankedNoAbstain: 0 };
 const ms = { reranked: [] as number[], firstStage: [] as number[] };
 const abstained = { reranked: 0, firstStage: 0 };

@@ -62,7 +62,7 @@ const library = {
   entry: (id: string) => ({ id }),
   text: async (e: { id: string }) => skills.get(e.id)!,
 };
-const parts = { model: m, encoder, library, taskBudget: contextSize - skillBudget - encoder.verdictOverhead, keep: "end" } as unknown as RouterParts;
+const parts = { model: m, encoder, library, taskBudget: contextSize - skillBudget - encoder.verdictOverhead, glanceBudget: contextSize - encoder.taskOverhead, keep: "end" } as unknown as RouterParts;
 
 // `chosen` at the paper's defaults (calibration on validation records fits α, γ and Δ afterwards)
 const { alpha, gamma, delta } = PROJECTION_DEFAULTS;

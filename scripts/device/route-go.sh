@@ -13,8 +13,13 @@
 # prompts.txt, prompts-abstain-off.txt).
 # RECORDS=1 first writes first-stage records of every glance variant in VARIANTS over validation and
 # test (scripts/select/weights-records.ts: wr-val.jsonl.gz, wr-test.jsonl.gz); ROUTES=0 stops there.
-# KEY_BUDGET=N installs with --key-budget N (keys read past the render's cut); TAG=x keeps this run's
+# KEY_BUDGET=N installs with --key-budget N (keys read past the render's cut); SKILL_BUDGET=N installs
+# and routes with that skill budget (default 512, the budget of every SWE-Skills-Bench table;
+# SKILL_BUDGET=default gives none, as `gavel` with no flags: ¾ of the context); TAG=x keeps this run's
 # files in ~/routex (two runs side by side: start the first with WAIT_S=0).
+# OLD=1 also routes test and validation with .device/full/route-rerank-real-old.bench.mjs (test-old,
+# val-old), bundled by `OLD_REV=<commit> bash scripts/device/route-go.sh pack` from that commit's
+# tree (its fixed skill budget replaced by this run's): the same bank routed by an earlier runtime.
 # BASELINE=1 also routes test with the paper's glance (GAVEL_GLANCE_ROW_WEIGHTS=uniform,
 # GAVEL_GLANCE_VOTE_SHARE=0: test-paper.txt). A projections file carried at .device/proj/default.projections.gguf
 # replaces the packed one (a second `start` on the same warm machine reuses the installed bank).
@@ -39,6 +44,14 @@ if [ "$mode" = pack ]; then
     npx esbuild "bench/$b.bench.ts" --bundle --platform=node --format=esm --packages=external \
       --outfile="$F/$b.bench.mjs" --log-level=warning
   done
+  if [ -n "${OLD_REV:-}" ]; then
+    O=$(mktemp -d); git worktree add -q --detach "$O" "$OLD_REV"; ln -s "$PWD/node_modules" "$O/node_modules"
+    sed -i 's/skillBudget: 512 }/skillBudget: process.env.SKILL_BUDGET === "default" ? undefined : Number(process.env.SKILL_BUDGET ?? 512) }/' "$O/bench/route-rerank-real.bench.ts"
+    grep -c 'process.env.SKILL_BUDGET' "$O/bench/route-rerank-real.bench.ts"
+    npx esbuild "$O/bench/route-rerank-real.bench.ts" --bundle --platform=node --format=esm --packages=external \
+      --outfile="$F/route-rerank-real-old.bench.mjs" --log-level=warning
+    git worktree remove --force "$O"
+  else rm -f "$F/route-rerank-real-old.bench.mjs"; fi
   npx esbuild scripts/select/weights-records.ts --bundle --platform=node --format=esm --packages=external \
     --outfile="$F/weights-records.bench.mjs" --log-level=warning
   cp models/gavel-mini.projections.gguf "$F/default.projections.gguf"
@@ -65,7 +78,9 @@ if [ "$mode" = start ]; then
   cat > "$R/chain.sh" <<EOF
 set -x
 cd "$G"
-A="--model $G/models/gavel-mini.gguf --projections $G/models/gavel-mini.projections.gguf --bank $R/bank --context 2048 --skill-budget 512${KEY_BUDGET:+ --key-budget $KEY_BUDGET}"
+SB=${SKILL_BUDGET:-512}
+export SKILL_BUDGET=\$SB
+A="--model $G/models/gavel-mini.gguf --projections $G/models/gavel-mini.projections.gguf --bank $R/bank --context 2048\$([ \$SB = default ] || echo " --skill-budget \$SB")${KEY_BUDGET:+ --key-budget $KEY_BUDGET}"
 [ -f $R/install-golds.done ] || { node dist/cli/gavel.js install $R/skills.jsonl --jobs 8 --threads 4 \$A && touch $R/install-golds.done; }
 [ -f $R/install-mit.done ] || { node dist/cli/gavel.js install $R/mit-full.jsonl --jobs 8 --threads 4 \$A && touch $R/install-mit.done; }
 if [ "${PROMPTS:-0}" = 1 ]; then
@@ -89,10 +104,12 @@ if [ "${SHORT:-0}" = 1 ]; then
   node dist/cli/gavel.js eval --tasks $R/off-domain-prompts.jsonl \$E --per-query $R/short-off.jsonl --resume \$A > $R/short-off.txt 2>&1
   echo chain-done; exit 0
 fi
-node bench/route-rerank-real.bench.mjs $R/bank $R/tasks.jsonl $R/skills.jsonl,$R/mit-full.jsonl --batches 6-10 \
-  --records $R/test.jsonl --abstain-off --off-domain $R/off-domain-prompts.jsonl > $R/test.txt 2>&1
-node bench/route-rerank-real.bench.mjs $R/bank $R/tasks.jsonl $R/skills.jsonl,$R/mit-full.jsonl --batches 1-5 \
-  --records $R/val.jsonl --abstain-off --off-domain $R/off-domain-prompts.jsonl --off-batches offhw1,offhw2,offhw3,offhw4,offhw5 > $R/val.txt 2>&1
+for v in "" \$([ -f bench/route-rerank-real-old.bench.mjs ] && [ "${OLD:-0}" = 1 ] && echo -old); do
+  node bench/route-rerank-real\$v.bench.mjs $R/bank $R/tasks.jsonl $R/skills.jsonl,$R/mit-full.jsonl --batches 6-10 --skill-budget \$SB \
+    --records $R/test\$v.jsonl --abstain-off --off-domain $R/off-domain-prompts.jsonl > $R/test\$v.txt 2>&1
+  node bench/route-rerank-real\$v.bench.mjs $R/bank $R/tasks.jsonl $R/skills.jsonl,$R/mit-full.jsonl --batches 1-5 --skill-budget \$SB \
+    --records $R/val\$v.jsonl --abstain-off --off-domain $R/off-domain-prompts.jsonl --off-batches offhw1,offhw2,offhw3,offhw4,offhw5 > $R/val\$v.txt 2>&1
+done
 if [ "${KIVF:-1}" = 1 ]; then
   node bench/glance-index-real.bench.mjs $R/bank $R/tasks.jsonl $R/skills.jsonl,$R/mit-full.jsonl --batches 1-5 --limit 40 \
     --cache $R/q30.bin --project-only > $R/project.txt 2>&1
@@ -108,11 +125,11 @@ if [ "$mode" = wait ]; then
   end=$(( $(date +%s) + ${WAIT_S:-560} ))
   while [ "$(date +%s)" -lt "$end" ] && alive; do sleep 10; done
   echo "== $(alive && echo running || echo ended)"; tail -5 "$R/chain.log"
-  for f in wr-val.txt wr-test.txt test-paper.txt test.txt val.txt project.txt kivf.txt short-in.txt short-off.txt prompts.txt; do [ -f "$R/$f" ] && { echo "-- $f"; tail -6 "$R/$f"; }; done
+  for f in wr-val.txt wr-test.txt test-paper.txt test.txt val.txt test-old.txt val-old.txt project.txt kivf.txt short-in.txt short-off.txt prompts.txt; do [ -f "$R/$f" ] && { echo "-- $f"; tail -6 "$R/$f"; }; done
   wc -l "$R"/*.jsonl 2>/dev/null | tail -3
   nvidia-smi --query-gpu=name,memory.used,utilization.gpu --format=csv,noheader
 fi
 if [ "$mode" = fetch ] || [ "$mode" = wait ]; then
-  tar -czf "$OUT/route${TAG:-}.tgz" -C "$R" $(cd "$R" && ls *.txt test.jsonl val.jsonl test-paper.jsonl wr-*.jsonl.gz short-*.jsonl chain.log chain.sh 2>/dev/null)
+  tar -czf "$OUT/route${TAG:-}.tgz" -C "$R" $(cd "$R" && ls *.txt test.jsonl val.jsonl test-old.jsonl val-old.jsonl test-paper.jsonl wr-*.jsonl.gz short-*.jsonl chain.log chain.sh 2>/dev/null)
   ls -la "$OUT/route${TAG:-}.tgz"
 fi

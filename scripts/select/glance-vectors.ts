@@ -40,7 +40,7 @@ if (variant) {
 const library = await Library.openSnapshot(bankDir, projections);
 const model = await Model.load(modelPath, { contextSize: 2048 });
 const encoder = new RenderEncoder(model, 512);
-const parts = { model, projections, encoder, library, taskBudget: 2048 - 512 - encoder.verdictOverhead, keep: "end" } as unknown as RouterParts;
+const parts = { model, projections, encoder, library, taskBudget: 2048 - 512 - encoder.verdictOverhead, glanceBudget: 2048 - encoder.taskOverhead, keep: "end" } as unknown as RouterParts;
 const lex = library.lexicon.index;
 const lexCol = new Map(lex.ids().map((id, i) => [id, i]));
 const routable = library.routable();

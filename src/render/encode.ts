@@ -95,6 +95,8 @@ export class RenderEncoder {
   readonly answers: AnswerIds;
   /** Tokens the verdict's continuation adds around the task (lead space, question, closing scaffolding). */
   readonly verdictOverhead: number;
+  /** Tokens the glance's task render adds around the task (the template's scaffolding, BOS). */
+  readonly taskOverhead: number;
 
   constructor(
     readonly model: Model,
@@ -109,6 +111,8 @@ export class RenderEncoder {
     const probe = this.encodeVerdictTail("x", 1 << 20);
     // +2: a cut task may tokenize differently at its end than the probe's one-word task
     this.verdictOverhead = probe.tokens.length - (probe.taskEnd - probe.taskStart) + 2;
+    const task = this.encodeTask("x", 1 << 20);
+    this.taskOverhead = task.tokens.length - (task.taskEnd - task.taskStart) + 2;
   }
 
   #singleTokens(words: string[]): Int32Array {

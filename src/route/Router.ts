@@ -89,7 +89,8 @@ export class Router {
     this.keyBudget = keyBudget;
     const encoder = new RenderEncoder(model, skillBudget);
     const taskBudget = model.info.contextSize - skillBudget - encoder.verdictOverhead;
-    this.#parts = { model, projections, encoder, library, taskBudget, keyBudget, keep };
+    const glanceBudget = Math.max(taskBudget, model.info.contextSize - encoder.taskOverhead);
+    this.#parts = { model, projections, encoder, library, taskBudget, glanceBudget, keyBudget, keep };
   }
 
   /**

@@ -25,7 +25,7 @@ export interface Queries {
   tokens: Int32Array;
   /** The task as the verdict reads it. */
   taskText: string;
-  /** How the task was cut to the task budget; undefined when it fit. */
+  /** How the task was cut to the glance's or the verdict's budget; undefined when both read it whole. */
   truncation?: TaskTruncation;
   /** A live rollout (decay weights and the paper's vote size); written tasks leave it unset. */
   live?: boolean;
@@ -47,7 +47,7 @@ export function taskTextOf(context: RouteContext): string {
  * "role: content" lines).
  */
 function encodeContext(parts: RouterParts, context: RouteContext, live: boolean | undefined) {
-  const { model, encoder, taskBudget } = parts;
+  const { model, encoder, taskBudget, glanceBudget } = parts;
   let enc: EncodedTask;
   let taskText: string;
   let isLive: boolean;
@@ -57,7 +57,7 @@ function encodeContext(parts: RouterParts, context: RouteContext, live: boolean 
     isLive = live ?? false;
     taskText = context;
     liveText = context;
-    enc = isLive ? encoder.encodeLive(context, taskBudget) : encoder.encodeTask(context, taskBudget, parts.keep);
+    enc = isLive ? encoder.encodeLive(context, taskBudget) : encoder.encodeTask(context, glanceBudget, parts.keep);
   } else if (Array.isArray(context)) {
     isLive = live ?? true;
     for (const [i, m] of context.entries()) {
@@ -66,10 +66,14 @@ function encodeContext(parts: RouterParts, context: RouteContext, live: boolean 
     if (context.length === 0) throw invalidArgument("context holds no message");
     taskText = chatAsTask(context);
     if (isLive) liveText = renderChat(model.info.chatTemplate ?? null, context);
-    enc = isLive ? encoder.encodeLive(liveText, taskBudget) : encoder.encodeTask(taskText, taskBudget, parts.keep);
+    enc = isLive ? encoder.encodeLive(liveText, taskBudget) : encoder.encodeTask(taskText, glanceBudget, parts.keep);
   } else throw invalidArgument("context must be a task string or an array of chat messages");
   if (enc.taskEnd <= enc.taskStart) throw invalidArgument("the task has no tokens");
-  const truncation = enc.truncated ? truncationOf(parts, isLive ? liveText : taskText, isLive, enc.taskEnd - enc.taskStart) : undefined;
+  const read = enc.taskEnd - enc.taskStart;
+  let truncation: TaskTruncation | undefined;
+  if (enc.truncated) truncation = truncationOf(parts, isLive ? liveText : taskText, isLive, read);
+  else if (!isLive && read > taskBudget) truncation = { totalTokens: read, keptTokens: read, droppedTokens: 0, kept: parts.keep };
+  if (truncation && !isLive && Math.min(truncation.totalTokens, taskBudget) < truncation.keptTokens) truncation.verdictTokens = taskBudget;
   return { enc, taskText, isLive, truncation };
 }
 

@@ -17,8 +17,14 @@ export interface RouterParts {
   /** Renders and tokenizes r(s), tasks and the verdict's continuation within the skill budget. */
   readonly encoder: RenderEncoder;
   readonly library: Library;
-  /** Most task tokens: r(s) (≤ skillBudget) + the verdict's continuation must fit the context. */
+  /** Most task tokens the verdict reads: r(s) (≤ skillBudget) + the verdict's continuation must fit the context. */
   readonly taskBudget: number;
+  /**
+   * Most task tokens the glance reads from a written task (or a chat read as one): its pass holds the
+   * task alone, so the whole context less the task render's scaffolding (≥ taskBudget). A live
+   * rollout reads taskBudget, as the verdict.
+   */
+  readonly glanceBudget: number;
   /** Most tokens of a skill's text its keys are read from (RouterOpenOptions.keyBudget, resolved). */
   readonly keyBudget: number;
   /** Which part of a written task over the budget is read (RouterOpenOptions.truncate). */

@@ -33,7 +33,7 @@ export interface RouterOpenOptions {
    */
   keyBudget?: number;
   /**
-   * Which part of a written task longer than the task budget the glance and the verdict read: "end"
+   * Which part of a written task longer than a stage's budget the glance and the verdict read: "end"
    * (default: a request usually comes last, after pasted context) or "start". A live rollout always
    * keeps its end. The result's `truncation` says what was read (docs/RELIABILITY.md, "Long tasks").
    */
@@ -277,7 +277,7 @@ export interface RouteResult {
   timings: { glanceMs: number; verdictMs: number; totalMs: number; lexicalMs?: number };
   /** With `explain`: the task tokens that voted for the winner, strongest first. */
   explanation?: Vote[];
-  /** Present when the task was longer than the router's task budget and was cut (see {@link TaskTruncation}). */
+  /** Present when the glance or the verdict read only part of the task (see {@link TaskTruncation}). */
   truncation?: TaskTruncation;
   /**
    * The chosen skill's flags, when it has any: `hub` and `injection` (from its warnings, see
@@ -288,18 +288,24 @@ export interface RouteResult {
 }
 
 /**
- * How a task longer than the router's task budget (the context left after the skill budget and the
- * verdict's scaffolding) was cut: the glance and the verdict read only `keptTokens` of its
- * `totalTokens` tokens, the start of a written task (the end of a live rollout).
+ * How a task longer than a stage's budget was cut. The glance reads a written task alone, so it reads
+ * up to the whole context less the task render's scaffolding: `keptTokens` of the task's
+ * `totalTokens`. The verdict reads the task after r(s), so it reads at most the router's task budget
+ * (the context less the skill budget and the verdict's scaffolding): `verdictTokens`, present when
+ * that is fewer than the glance read. Both keep the same part: the end of a written task by default
+ * (its start with `truncate: "start"`), the end of a live rollout, which both stages read within the
+ * task budget.
  */
 export interface TaskTruncation {
   /** Task tokens in the whole task. */
   totalTokens: number;
-  /** Task tokens read (the router's task budget). */
+  /** Task tokens the glance read. */
   keptTokens: number;
-  /** totalTokens − keptTokens. */
+  /** totalTokens − keptTokens: tokens no stage read (0 when only the verdict's read was cut). */
   droppedTokens: number;
-  /** Which part was read: `"start"` (a written task) or `"end"` (a live rollout, the latest turns). */
+  /** Task tokens the verdict reads (its task budget), when fewer than keptTokens. */
+  verdictTokens?: number;
+  /** Which part was read: `"start"` or `"end"` (a written task: as the router was opened; a live rollout: its end). */
   kept: "start" | "end";
 }
 

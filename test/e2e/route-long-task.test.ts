@@ -31,7 +31,7 @@ function gavel(args: string[], input?: string | Buffer) {
     env: { ...process.env, GAVEL_MODEL: "", GAVEL_PROJECTIONS: "", GAVEL_BANK: "", GAVEL_SOCKET: "" },
   });
 }
-// context 512, skill budget 256: a task budget of ~200 tokens
+// context 512, skill budget 256: the verdict reads ~200 task tokens, the glance ~500
 const common = ["--model", TINY_LLAMA_PATH, "--projections", proj, "--bank", bank, "--context", "512", "--skill-budget", "256"];
 /** A task of many words; its request comes last. */
 const longTask = Array.from({ length: 400 }, (_, i) => `step ${i} of the pipeline reads the log file and writes a table.`).join(" ") + " Please extract the tables from report.pdf.";
@@ -53,7 +53,7 @@ describe("a task longer than the context", () => {
     const res = await router.route(longTask, { abstain: false });
     expect(res.truncation).toBeDefined();
     const t = res.truncation!;
-    expect(t).toEqual({ totalTokens: total, keptTokens: t.keptTokens, droppedTokens: total - t.keptTokens, kept: "end" });
+    expect(t).toEqual({ totalTokens: total, keptTokens: t.keptTokens, droppedTokens: total - t.keptTokens, verdictTokens: t.verdictTokens, kept: "end" });
     // the end is what is read: the glance equals the glance of the task's last keptTokens tokens alone
     const tail = model.detokenize(model.tokenize(longTask, { special: false, addBos: false }).subarray(total - t.keptTokens));
     const tailHits = await router.glance(tail, { topK: 5 });
@@ -68,8 +68,21 @@ describe("a task longer than the context", () => {
     expect(startHits.map((h) => h.g)).not.toEqual(longHits.map((h) => h.g));
     await startRouter.close();
     await expect(Router.open(model, { projections, bankDir: bank, readOnly: true, truncate: "middle" as "end" })).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
-    expect(t.keptTokens).toBeGreaterThan(16);
-    expect(t.keptTokens).toBeLessThan(512 - 256);
+    // the glance reads the task alone: up to the context less the task render's scaffolding; the
+    // verdict reads the task after r(s): up to the context less the skill budget
+    expect(t.keptTokens).toBeGreaterThan(512 - 64);
+    expect(t.keptTokens).toBeLessThan(512);
+    expect(t.verdictTokens).toBeGreaterThan(16);
+    expect(t.verdictTokens).toBeLessThan(512 - 256);
+    // a task between the two budgets: the glance reads it whole, the verdict its end
+    const midTask = longTask.slice(0, longTask.indexOf("step 12 ")).trimEnd();
+    const mid = model.tokenize(midTask, { special: false, addBos: false });
+    expect(mid.length).toBeGreaterThan(t.verdictTokens!);
+    expect(mid.length).toBeLessThan(t.keptTokens);
+    const m = (await router.route(midTask, { abstain: false })).truncation!;
+    expect(m).toEqual({ totalTokens: mid.length, keptTokens: mid.length, droppedTokens: 0, verdictTokens: t.verdictTokens, kept: "end" });
+    const midEnd = model.detokenize(mid.subarray(mid.length - t.verdictTokens!));
+    expect((await router.glance(midTask, { topK: 5 })).map((h) => h.g)).not.toEqual((await router.glance(midEnd, { topK: 5 })).map((h) => h.g));
     // a task that fits is not cut
     expect((await router.route(shortTask, { abstain: false })).truncation).toBeUndefined();
     // a live rollout keeps its latest turns
@@ -77,6 +90,8 @@ describe("a task longer than the context", () => {
     expect(live.truncation?.kept).toBe("end");
     expect(live.truncation!.droppedTokens).toBe(live.truncation!.totalTokens - live.truncation!.keptTokens);
     expect(live.truncation!.droppedTokens).toBeGreaterThan(0);
+    expect(live.truncation!.keptTokens).toBeLessThan(512 - 256);
+    expect(live.truncation!.verdictTokens).toBeUndefined();
     await router.close();
   });
 });
@@ -101,10 +116,10 @@ describe("gavel route takes the task from a file and from stdin", () => {
     }
     const text = await gavel(["route", "--task-file", file, "--no-abstain", ...common]);
     expect(text.code, text.err).toBe(0);
-    expect(text.out).toContain(`truncated: the task has ${total} tokens, more than fit the context; routed on the last ${a.truncation.keptTokens} (${a.truncation.droppedTokens} dropped: its start was not read)`);
+    expect(text.out).toContain(`truncated: the task has ${total} tokens, more than fit the context; routed on the last ${a.truncation.keptTokens} (${a.truncation.droppedTokens} dropped: its start was not read); the verdict reads the last ${a.truncation.verdictTokens}`);
     const fromStart = await gavel(["route", "--task-file", file, "--truncate", "start", "--no-abstain", ...common]);
     expect(fromStart.code, fromStart.err).toBe(0);
-    expect(fromStart.out).toContain(`routed on the first ${a.truncation.keptTokens} (${a.truncation.droppedTokens} dropped: its end was not read)`);
+    expect(fromStart.out).toContain(`routed on the first ${a.truncation.keptTokens} (${a.truncation.droppedTokens} dropped: its end was not read); the verdict reads the first ${a.truncation.verdictTokens}`);
     const badTruncate = await gavel(["route", "--task-file", file, "--truncate", "middle", ...common]);
     expect(badTruncate.code).not.toBe(0);
     expect(badTruncate.err).toContain('truncate must be "start" or "end"');

@@ -114,9 +114,11 @@ export async function readTaskArg(positionals: readonly string[], taskFile: stri
 
 /** The line `gavel route` prints for a cut task. */
 export function truncationLine(t: NonNullable<RouteResult["truncation"]>): string {
-  const part = t.kept === "start" ? `the first ${t.keptTokens}` : `the last ${t.keptTokens}`;
+  const which = (n: number) => (t.kept === "start" ? `the first ${n}` : `the last ${n}`);
+  const verdict = t.verdictTokens !== undefined ? `; the verdict reads ${which(t.verdictTokens)}` : "";
+  if (t.droppedTokens === 0) return `truncated: the task has ${t.totalTokens} tokens; the glance read them all${verdict} (the rest of the context holds the skill)`;
   const lost = t.kept === "start" ? "its end was not read" : "its start was not read";
-  return `truncated: the task has ${t.totalTokens} tokens, more than fit the context; routed on ${part} (${t.droppedTokens} dropped: ${lost})`;
+  return `truncated: the task has ${t.totalTokens} tokens, more than fit the context; routed on ${which(t.keptTokens)} (${t.droppedTokens} dropped: ${lost})${verdict}`;
 }
 
 /** A read-out as the tables print it: 3 decimals, or "–" when it was not computed (L, V of a skipped verdict). */
