@@ -90,7 +90,9 @@ export class Router {
     const encoder = new RenderEncoder(model, skillBudget);
     const taskBudget = model.info.contextSize - skillBudget - encoder.verdictOverhead;
     const glanceBudget = Math.max(taskBudget, model.info.contextSize - encoder.taskOverhead);
-    this.#parts = { model, projections, encoder, library, taskBudget, glanceBudget, keyBudget, keep };
+    const keyRender = Math.min(keyBudget, model.info.contextSize);
+    const keyEncoder = keyRender > skillBudget ? new RenderEncoder(model, keyRender) : undefined;
+    this.#parts = { model, projections, encoder, library, taskBudget, glanceBudget, keyBudget, keep, ...(keyEncoder ? { keyEncoder } : {}) };
   }
 
   /**

@@ -83,8 +83,8 @@ class Installation {
       this.report.stages[stage] += (now - t) / 1000;
       t = now;
     };
-    const { model, projections, encoder, keyBudget } = this.#parts;
-    return encodeSkillKeys(model, projections, encoder, skill, { signal: this.#settings.signal, lap, states: this.#states, keyBudget });
+    const { model, projections, encoder, keyBudget, keyEncoder } = this.#parts;
+    return encodeSkillKeys(model, projections, encoder, skill, { signal: this.#settings.signal, lap, states: this.#states, keyBudget, ...(keyEncoder ? { keyEncoder } : {}) });
   }
 
   /**

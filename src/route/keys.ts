@@ -58,10 +58,13 @@ export interface SkillKeys extends SkillKeysRecord {
 
 /**
  * One forward pass over r(s): keys = ε-cover of normalize(W_s h) over the header and body tokens,
- * each with its token id and position in r(s). With a `keyBudget` over the skill budget and a body cut
- * to fit that budget, the body's continuation past the cut is read too, its first keyBudget − skillBudget
- * tokens, in windows of its own ({@link KEY_WINDOW}); its rows join the cover, at positions counted on
- * from r(s)'s end. The verdict still reads r(s) alone. `lap` is told as render, forward, project and cover end.
+ * each with its token id and position in r(s). With a `keyEncoder` (a render budget over the skill
+ * budget: the router's key budget, within the context) and a body cut to fit the skill budget, the
+ * keys come instead from one pass over that wider render, whose first tokens are r(s)'s: r(s)'s keys
+ * as before, and the body past r(s)'s cut read in the same sequence. A key budget over the context
+ * reads the body past the wider render's cut too, its next tokens up to the key budget, in windows of
+ * their own ({@link KEY_WINDOW}), at positions counted on from that render's end. The verdict still
+ * reads r(s) alone. `lap` is told as render, forward, project and cover end.
  * With `states` (a read-only cache of the same model and layer: `install --states-cache`), the keyed
  * rows are read from it when it holds these very tokens and span (as the trainer's states pass stores
  * them), and no forward pass runs; a miss runs the pass as without it and stores nothing.
@@ -71,27 +74,31 @@ export async function encodeSkillKeys(
   projections: Projections,
   encoder: RenderEncoder,
   skill: Skill,
-  options: { signal?: AbortSignal; lap?: StageLap; states?: StatesCache; keyBudget?: number } = {},
+  options: { signal?: AbortSignal; lap?: StageLap; states?: StatesCache; keyBudget?: number; keyEncoder?: RenderEncoder } = {},
 ): Promise<SkillKeys> {
-  const { signal, lap, states: cache } = options;
+  const { signal, lap, states: cache, keyEncoder } = options;
   // tokenized off the JS thread: with skills in flight the JS thread would otherwise bound the
   // install wherever the forward pass is cheap (on a GPU)
   const enc = await encoder.encodeSkillAsync(skill);
+  // the render the keys are read from: r(s), or, when r(s) cut the body, the key budget's wider render
+  const wide = enc.truncated && keyEncoder && keyEncoder.skillBudget > encoder.skillBudget ? await keyEncoder.encodeSkillAsync(skill) : null;
+  const k = wide ?? enc;
+  const readTo = wide ? keyEncoder!.skillBudget : encoder.skillBudget;
   lap?.("render");
   const { nEmbd } = model.info;
   // A hit holds exactly the keyed rows, rounded through f16 (the cache's format); a miss is the plain
   // float32 pass, so skills the cache lacks get the keys an install without it gives, bit for bit.
-  const cached = await cache?.lookup(enc.tokens, enc.keyStart, enc.keyEnd);
-  const renderRows = cached ?? (await model.hiddenStates(enc.tokens, projections.layer, { signal })).subarray(enc.keyStart * nEmbd, enc.keyEnd * nEmbd);
-  const nRender = enc.keyEnd - enc.keyStart;
+  const cached = await cache?.lookup(k.tokens, k.keyStart, k.keyEnd);
+  const renderRows = cached ?? (await model.hiddenStates(k.tokens, projections.layer, { signal })).subarray(k.keyStart * nEmbd, k.keyEnd * nEmbd);
+  const nRender = k.keyEnd - k.keyStart;
   // The body past the render's cut, read apart in windows, while the key budget lasts.
-  const more = enc.truncated ? await continuationRows(model, projections.layer, skill.body.slice(enc.bodyChars), (options.keyBudget ?? 0) - encoder.skillBudget, signal) : null;
+  const more = k.truncated ? await continuationRows(model, projections.layer, skill.body.slice(k.bodyChars), (options.keyBudget ?? 0) - readTo, signal) : null;
   const rows = more ? concatRows(renderRows, more.rows) : renderRows;
   lap?.("forward");
   const { keys, kept } = await coverKeys(rows, nEmbd, projections, lap);
   // A continuation key's position counts on from the render's end, as if the body went on there.
-  const at = (j: number): number => (j < nRender ? enc.keyStart + j : enc.tokens.length + (j - nRender));
-  const tokenAt = (j: number): number => (j < nRender ? enc.tokens[enc.keyStart + j] : more!.tokens[j - nRender]);
+  const at = (j: number): number => (j < nRender ? k.keyStart + j : k.tokens.length + (j - nRender));
+  const tokenAt = (j: number): number => (j < nRender ? k.tokens[k.keyStart + j] : more!.tokens[j - nRender]);
   return {
     keys,
     keyTokens: Array.from(kept, tokenAt),
@@ -108,7 +115,7 @@ export const KEY_WINDOW = 1024;
 
 /**
  * The hidden states at `layer` of the first `budget` tokens of `text` (a body's continuation past the
- * render's cut), read in windows of at most {@link KEY_WINDOW} tokens (and the context), each its own
+ * widest render's cut, where the key budget exceeds the context), read in windows of at most {@link KEY_WINDOW} tokens (and the context), each its own
  * sequence. Null when there is no budget or no text.
  */
 async function continuationRows(model: Model, layer: number, text: string, budget: number, signal?: AbortSignal): Promise<{ rows: Float32Array; tokens: Int32Array } | null> {

@@ -20,14 +20,15 @@ export interface RouterOpenOptions {
   bankDir: string;
   /**
    * Most tokens of a skill render r(s) (what the verdict reads); default the projections' own
-   * (`Projections.skillBudget`; the embedded pair carries none) where they carry one that leaves room
-   * for a task, else min(30,720, ¾ of the model's context).
+   * (`Projections.skillBudget`; 512 for the embedded pair) where they carry one that leaves room for a
+   * task, else min(30,720, ¾ of the model's context).
    */
   skillBudget?: number;
   /**
-   * Most tokens of a skill an install reads its keys from: r(s) (counted as `skillBudget`), then, when
-   * its body was cut to fit, the first keyBudget − skillBudget tokens of the body past the cut (read
-   * apart, in windows). The verdict still reads r(s) alone. Default: the projections' own
+   * Most tokens of a skill an install reads its keys from. A skill whose body r(s) cut to the skill
+   * budget is rendered again at the key budget (within the context) and keyed from that one pass, whose
+   * first tokens are r(s)'s; past the context, the body's next tokens up to the key budget are read
+   * apart, in windows. The verdict still reads r(s) alone. Default: the projections' own
    * (`Projections.keyBudget`, 1,536 for the embedded pair) or the skill budget, whichever is larger
    * (the skill budget alone: keys from r(s) alone); 16 to 2^20.
    */

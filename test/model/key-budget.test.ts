@@ -1,9 +1,10 @@
 // The key budget (RouterOpenOptions.keyBudget, Projections.keyBudget) on the tiny llama: with a key
-// budget over the skill budget, an install also keys the body past the render's cut, its first
-// keyBudget − skillBudget tokens, each key equal to normalize(W_s h) of that token read in a window of
-// its own after a BOS (a plain reference pass here), at positions counted on from the render's end;
-// the render's own keys and every skill that fits are unchanged; without a key budget the bank is the
-// one an install always made. The projections' budgets are a router's defaults; bad values are typed errors.
+// budget over the skill budget, an install keys a skill whose body r(s) cut from one pass over the
+// skill rendered at the key budget (within the context): each key equal to normalize(W_s h) of a
+// plain pass over that render, r(s)'s own keys unchanged; a key budget past the context reads the
+// body beyond that render in windows after a BOS, at positions counted on from its end. Every skill
+// that fits is unchanged; without a key budget the bank is the one an install always made. The
+// projections' budgets are a router's defaults; bad values are typed errors.
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -11,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Model, Projections, Router } from "../../src/index.js";
 import { Library } from "../../src/bank/library.js";
 import { projectNormalize } from "../../src/kernels/kernels.js";
+import { RenderEncoder } from "../../src/render/encode.js";
 import type { SkillInput } from "../../src/skills/index.js";
 import { words } from "../helpers/lexicon.js";
 import { TINY_LLAMA_PATH } from "../fixtures/tiny-llama.js";
@@ -62,6 +64,7 @@ describe(`the key budget on the tiny llama (seed ${seed})`, () => {
       { id: "long", name: words(r, 1), description: words(r, 3), body: words(r, 300 + Math.floor(r() * 100)) },
       { id: "short", name: words(r, 1), description: words(r, 3), body: words(r, 5) },
       { id: "mid", name: words(r, 1), description: words(r, 2), body: words(r, 120) },
+      { id: "huge", name: words(r, 1), description: words(r, 2), body: words(r, 1500) },
     ];
   });
   afterAll(async () => {
@@ -69,7 +72,7 @@ describe(`the key budget on the tiny llama (seed ${seed})`, () => {
     if (dir) await rm(dir, { recursive: true, force: true });
   });
 
-  it("keys the body past the cut up to the key budget, each key the plain pass's; the rest unchanged", async () => {
+  it("keys a skill whose body r(s) cut from one pass over its render at the key budget, each key the plain pass's; the rest unchanged", async () => {
     const plain = await install({ skillBudget: SKILL });
     expect(plain.budgets).toEqual([SKILL, SKILL]);
     const same = await install({ skillBudget: SKILL, keyBudget: SKILL });
@@ -77,42 +80,73 @@ describe(`the key budget on the tiny llama (seed ${seed})`, () => {
     expect(wide.budgets).toEqual([SKILL, KEY]);
     const { dim, layer, ws } = projections;
     const { nEmbd } = model.info;
-    for (const id of ["long", "short", "mid"]) {
+    const keyRender = new RenderEncoder(model, KEY);
+    for (const id of ["long", "short", "mid", "huge"]) {
       const a = plain.keys.get(id)!, b = wide.keys.get(id)!;
       // a key budget equal to the skill budget is the plain install, bit for bit
       expect(Buffer.from(same.keys.get(id)!.keys.buffer).equals(Buffer.from(a.keys.buffer)), id).toBe(true);
       expect(a.positions.every((p) => p < a.renderTokens), id).toBe(true);
-      expect(b.renderTokens).toBe(a.renderTokens);
-      // the render's keys stand, by position (the cover's order may change)
-      const byPos = new Map(b.positions.map((p, i) => [p, i]));
-      a.positions.forEach((p, i) => {
-        const j = byPos.get(p);
-        expect(j, `${id} @${p}`).toBeDefined();
-        expect(Array.from(b.keys.subarray(j! * dim, (j! + 1) * dim))).toEqual(Array.from(a.keys.subarray(i * dim, (i + 1) * dim)));
-      });
-      const inputBody = inputs.find((s) => s.id === id)!.body!;
-      const cut = a.bodyChars < inputBody.length;
-      const extra = b.positions.map((p, i) => [p, i]).filter(([p]) => p >= b.renderTokens);
-      if (!cut) {
-        expect(extra, id).toEqual([]);
+      // the verdict's render is r(s), whatever the key budget
+      expect([b.renderTokens, b.bodyChars]).toEqual([a.renderTokens, a.bodyChars]);
+      const input = inputs.find((x) => x.id === id)!;
+      if (a.bodyChars === input.body!.length) {
+        // a skill that fits: its keys are r(s)'s, bit for bit
+        expect(Buffer.from(b.keys.buffer).equals(Buffer.from(a.keys.buffer)), id).toBe(true);
+        expect(b.positions).toEqual(a.positions);
         continue;
       }
-      // the reference: the continuation's first KEY − SKILL tokens after a BOS, projected and normalised
-      const rest = model.tokenize(inputBody.slice(a.bodyChars), { special: false, addBos: false }).subarray(0, KEY - SKILL);
-      const h = await model.hiddenStates(Int32Array.from([model.info.bos!, ...rest]), layer);
-      const ref = await projectNormalize(h.subarray(nEmbd), nEmbd, ws, dim);
-      // ε 1e-6: every distinct continuation key is kept
-      expect(extra.length, id).toBeGreaterThan(0);
-      expect(extra.length, id).toBeLessThanOrEqual(rest.length);
-      for (const [p, i] of extra) {
-        const o = p - b.renderTokens;
-        expect(o).toBeLessThan(rest.length);
-        expect(b.tokens[i]).toBe(rest[o]);
-        const got = b.keys.subarray(i * dim, (i + 1) * dim), want = ref.subarray(o * dim, (o + 1) * dim);
-        for (let d = 0; d < dim; d++) expect(Math.abs(got[d] - want[d]), `${id} offset ${o} dim ${d}`).toBeLessThan(1e-5);
+      // the reference: the skill rendered at the key budget, one plain pass, its keyed rows projected
+      const e = keyRender.encodeSkill({ name: input.name!, description: input.description!, body: input.body! });
+      const h = await model.hiddenStates(e.tokens, layer);
+      const ref = await projectNormalize(h.subarray(e.keyStart * nEmbd, e.keyEnd * nEmbd), nEmbd, ws, dim);
+      // ε 1e-6: every distinct key is kept, and the wider render holds more of the body
+      expect(b.positions.length, id).toBeGreaterThan(a.positions.length);
+      expect(b.positions.length, id).toBeLessThanOrEqual(e.keyEnd - e.keyStart);
+      expect(Math.max(...b.positions), id).toBeGreaterThanOrEqual(a.renderTokens);
+      b.positions.forEach((p, i) => {
+        expect(p, `${id} @${p}`).toBeGreaterThanOrEqual(e.keyStart);
+        expect(p, `${id} @${p}`).toBeLessThan(e.keyEnd);
+        expect(b.tokens[i]).toBe(e.tokens[p]);
+        const got = b.keys.subarray(i * dim, (i + 1) * dim), want = ref.subarray((p - e.keyStart) * dim, (p - e.keyStart + 1) * dim);
+        for (let d = 0; d < dim; d++) expect(Math.abs(got[d] - want[d]), `${id} @${p} dim ${d}`).toBeLessThan(1e-5);
+      });
+      // r(s)'s keys stand, by position (the same tokens before them, so the same states), but for the
+      // last few tokens before its cut, where joining the body to the closing scaffolding may tokenize apart
+      const byPos = new Map(b.positions.map((p, i) => [p, i]));
+      const seam = Math.max(...a.positions) - 4;
+      for (const [i, p] of a.positions.entries()) {
+        if (p >= seam) continue;
+        const j = byPos.get(p);
+        expect(j, `${id} @${p}`).toBeDefined();
+        const got = b.keys.subarray(j! * dim, (j! + 1) * dim), want = a.keys.subarray(i * dim, (i + 1) * dim);
+        for (let d = 0; d < dim; d++) expect(Math.abs(got[d] - want[d]), `${id} @${p} dim ${d}`).toBeLessThan(1e-5);
       }
     }
     expect(wide.report.rawKeys).toBeGreaterThan(plain.report.rawKeys);
+  });
+
+  it("past the context, reads the body beyond the widest render in windows after a BOS, counted on from its end", async () => {
+    const CTX = model.info.contextSize;
+    const far = await install({ skillBudget: SKILL, keyBudget: CTX + 400 });
+    const input = inputs.find((x) => x.id === "huge")!;
+    const e = new RenderEncoder(model, CTX).encodeSkill({ name: input.name!, description: input.description!, body: input.body! });
+    expect(e.truncated).toBe(true);
+    const b = far.keys.get("huge")!;
+    const { dim, layer, ws } = projections;
+    const { nEmbd } = model.info;
+    const rest = model.tokenize(input.body!.slice(e.bodyChars), { special: false, addBos: false }).subarray(0, 400);
+    const h = await model.hiddenStates(Int32Array.from([model.info.bos!, ...rest]), layer);
+    const ref = await projectNormalize(h.subarray(nEmbd), nEmbd, ws, dim);
+    const extra = b.positions.map((p, i) => [p, i]).filter(([p]) => p >= e.tokens.length);
+    expect(extra.length).toBeGreaterThan(0);
+    expect(extra.length).toBeLessThanOrEqual(rest.length);
+    for (const [p, i] of extra) {
+      const o = p - e.tokens.length;
+      expect(o).toBeLessThan(rest.length);
+      expect(b.tokens[i]).toBe(rest[o]);
+      const got = b.keys.subarray(i * dim, (i + 1) * dim), want = ref.subarray(o * dim, (o + 1) * dim);
+      for (let d = 0; d < dim; d++) expect(Math.abs(got[d] - want[d]), `offset ${o} dim ${d}`).toBeLessThan(1e-5);
+    }
   });
 
   it("takes the projections' budgets as the router's defaults; the caller's win", async () => {

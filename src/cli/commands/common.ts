@@ -33,10 +33,10 @@ export const routerOptionsHelp = `
                         smaller: 2048 for gavel-mini)
   --threads N           CPU threads
   --gpu-layers N        layers offloaded to a GPU (CUDA build)
-  --skill-budget N      most tokens of a skill render
-  --key-budget N        most tokens of a skill an install reads keys from: the render, then the body
-                        past its cut (default: the projections' key budget or the skill budget,
-                        whichever is larger)
+  --skill-budget N      most tokens of a skill render, what the verdict reads (default: the
+                        projections' skill budget, 512 for gavel-mini's, else ¾ of the context)
+  --key-budget N        most tokens of a skill an install reads keys from (default: the projections'
+                        key budget or the skill budget, whichever is larger)
   --truncate end|start  which part of a task longer than the context is read (default end: the
                         request usually comes last)
   --json                print JSON`;
