@@ -58,9 +58,10 @@ export interface BankEntryInput {
   /** Token id of each retained key (one per key row), for explanations. */
   readonly keyTokens: readonly number[];
   /**
-   * Position in the render of each retained key, if recorded; a key read from the body past the
-   * render's cut (a key budget over the skill budget) counts on from the render's end:
-   * renderTokens + its offset in that continuation.
+   * Position of each retained key, if recorded: in the render r(s), or, for a skill whose body r(s)
+   * cut and a key budget over the skill budget, in its render at the key budget (whose first tokens
+   * are r(s)'s, so positions may pass renderTokens); a key read past that render (a key budget over
+   * the context) counts on from its end.
    */
   readonly keyPositions?: readonly number[];
   /** Length of the render r(s) in tokens. */

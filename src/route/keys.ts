@@ -115,8 +115,9 @@ export const KEY_WINDOW = 1024;
 
 /**
  * The hidden states at `layer` of the first `budget` tokens of `text` (a body's continuation past the
- * widest render's cut, where the key budget exceeds the context), read in windows of at most {@link KEY_WINDOW} tokens (and the context), each its own
- * sequence. Null when there is no budget or no text.
+ * widest render's cut, where the key budget exceeds the context), read in windows of at most
+ * {@link KEY_WINDOW} tokens (and the context), each its own sequence. Null when there is no budget or
+ * no text.
  */
 async function continuationRows(model: Model, layer: number, text: string, budget: number, signal?: AbortSignal): Promise<{ rows: Float32Array; tokens: Int32Array } | null> {
   if (budget <= 0 || text.length === 0) return null;
