@@ -102,7 +102,7 @@ describe(`the key budget on the tiny llama (seed ${seed})`, () => {
       // ε 1e-6: every distinct key is kept, and the wider render holds more of the body
       expect(b.positions.length, id).toBeGreaterThan(a.positions.length);
       expect(b.positions.length, id).toBeLessThanOrEqual(e.keyEnd - e.keyStart);
-      expect(Math.max(...b.positions), id).toBeGreaterThanOrEqual(a.renderTokens);
+      expect(Math.max(...b.positions), id).toBeGreaterThan(Math.max(...a.positions));
       b.positions.forEach((p, i) => {
         expect(p, `${id} @${p}`).toBeGreaterThanOrEqual(e.keyStart);
         expect(p, `${id} @${p}`).toBeLessThan(e.keyEnd);
