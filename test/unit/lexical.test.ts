@@ -150,7 +150,7 @@ describe("first-stage measures from records", () => {
 });
 
 describe("projections carry β and T", () => {
-  it("round-trips them, and the ℓ7 candidate carries what validation fitted (session 6)", async () => {
+  it("round-trips them, and refuses a negative β", async () => {
     const model = { architecture: "llama", nLayer: 2, nEmbd: 4, nVocab: 10, vocabHash: "0".repeat(64) };
     const p = new Projections({ wq: new Float32Array(8), ws: new Float32Array(8), dim: 2, layer: 1, model });
     expect([p.beta, p.lexicalTemperature]).toEqual([0, 1]);
@@ -159,10 +159,6 @@ describe("projections carry β and T", () => {
     await q.save(path);
     const back = await Projections.load(path);
     expect([back.beta, back.lexicalTemperature, back.alpha]).toEqual([0.002, 53.8, p.alpha]);
-    const cand = await Projections.load("models/candidates/gavel-mini-l7.projections.gguf");
-    expect(cand.beta).toBeCloseTo(0.1, 12);
-    expect(cand.lexicalTemperature).toBeCloseTo(38.0546, 4);
-    expect(cand.abstention?.kind).toBe("threshold");
     expect(() => p.withCalibration({ beta: -1 })).toThrow(/beta/);
   });
 });
