@@ -90,9 +90,7 @@ export class Router {
     const encoder = new RenderEncoder(model, skillBudget);
     const taskBudget = model.info.contextSize - skillBudget - encoder.verdictOverhead;
     const glanceBudget = Math.max(taskBudget, model.info.contextSize - encoder.taskOverhead);
-    const keyRender = Math.min(keyBudget, model.info.contextSize);
-    const keyEncoder = keyRender > skillBudget ? new RenderEncoder(model, keyRender) : undefined;
-    this.#parts = { model, projections, encoder, library, taskBudget, glanceBudget, keyBudget, keep, ...(keyEncoder ? { keyEncoder } : {}) };
+    this.#parts = { model, projections, encoder, library, taskBudget, glanceBudget, keyBudget, keep };
   }
 
   /**

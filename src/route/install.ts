@@ -10,6 +10,7 @@ import { abortedError, intOption, optionsObject, signalOption } from "../util/va
 import { inOrder, type Outcome } from "../util/in-order.js";
 import { loadSkills, type Skill, type SkillInput } from "../skills/index.js";
 import { StatesCache } from "../model/states-cache.js";
+import { RenderEncoder } from "../render/encode.js";
 import { encodeSkillKeys, type SkillKeys, type StageLap } from "./keys.js";
 import type { RouterParts } from "./parts.js";
 import { HUB_SHARE, hubWarning, probeBreadth } from "./probes.js";
@@ -53,6 +54,12 @@ class Installation {
   readonly #parts: RouterParts;
   readonly #settings: InstallSettings;
   readonly #states: StatesCache | undefined;
+  /**
+   * Renders a skill at the key budget (within the context) when that exceeds the skill budget: the
+   * keys of a skill whose body r(s) cut are read from this wider render, in one pass. Made per
+   * install, so a router that never installs (serve, the hook) does not build it.
+   */
+  readonly #keyEncoder: RenderEncoder | undefined;
   readonly #total: number;
   #done = 0;
   #staged = 0;
@@ -61,6 +68,8 @@ class Installation {
   /** `started`: when the install began (the commit interval counts from it). */
   constructor(parts: RouterParts, settings: InstallSettings, states: StatesCache | undefined, started: number, skills: readonly Skill[], failed: InstallReport["failed"]) {
     this.#parts = parts;
+    const keyRender = Math.min(parts.keyBudget, parts.model.info.contextSize);
+    this.#keyEncoder = keyRender > parts.encoder.skillBudget ? new RenderEncoder(parts.model, keyRender) : undefined;
     this.#states = states;
     this.#lastCommit = started;
     this.#settings = settings;
@@ -83,7 +92,8 @@ class Installation {
       this.report.stages[stage] += (now - t) / 1000;
       t = now;
     };
-    const { model, projections, encoder, keyBudget, keyEncoder } = this.#parts;
+    const { model, projections, encoder, keyBudget } = this.#parts;
+    const keyEncoder = this.#keyEncoder;
     return encodeSkillKeys(model, projections, encoder, skill, { signal: this.#settings.signal, lap, states: this.#states, keyBudget, ...(keyEncoder ? { keyEncoder } : {}) });
   }
 

@@ -27,11 +27,6 @@ export interface RouterParts {
   readonly glanceBudget: number;
   /** Most tokens of a skill's text its keys are read from (RouterOpenOptions.keyBudget, resolved). */
   readonly keyBudget: number;
-  /**
-   * Renders a skill at the key budget (within the context) when that exceeds the skill budget: an
-   * install reads the keys of a skill whose body r(s) cut from this wider render, in one pass.
-   */
-  readonly keyEncoder?: RenderEncoder;
   /** Which part of a written task over the budget is read (RouterOpenOptions.truncate). */
   readonly keep: TaskKeep;
 }
