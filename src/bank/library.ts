@@ -67,7 +67,7 @@ export class Library {
   /** {@link Library.tokenIdf}'s cache, keyed as routable()'s. */
   #idf: { store: BankStore; entries: number; handles: number; idf: Float32Array } | null = null;
   /** {@link Library.label}'s cache, valid while neither the entries nor the held keys change. */
-  #labels: { store: BankStore; entries: number; handles: number; of: Map<number, SkillLabel> } | null = null;
+  #labels: { store: BankStore; entries: number; handles: number; of: SkillLabel[] } | null = null;
   readonly #rw = new ReadWriteLock();
 
   private constructor(store: BankStore, keys: KeyBank, texts: TextStore, lexicon: BankLexicon) {
@@ -291,13 +291,14 @@ export class Library {
     const store = this.store;
     let c = this.#labels;
     if (!c || c.store !== store || c.entries !== store.entriesVersion || c.handles !== this.#handlesVersion) {
-      c = this.#labels = { store, entries: store.entriesVersion, handles: this.#handlesVersion, of: new Map() };
+      c = this.#labels = { store, entries: store.entriesVersion, handles: this.#handlesVersion, of: [] };
     }
-    let l = c.of.get(handle);
+    // by handle in an array (handles are the bank's small dense integers): a route labels every skill
+    let l = Number.isInteger(handle) && handle >= 0 ? c.of[handle] : undefined;
     if (l === undefined) {
       const id = this.idOf(handle);
       l = { id, name: this.entry(id).name };
-      c.of.set(handle, l);
+      if (Number.isInteger(handle) && handle >= 0) c.of[handle] = l;
     }
     return l;
   }
