@@ -33,7 +33,7 @@ import { Projections } from "../src/projections/projections.js";
 import { Library } from "../src/bank/library.js";
 import { RenderEncoder } from "../src/render/encode.js";
 import { encodeQueries } from "../src/route/context.js";
-import type { RouterParts } from "../src/route/parts.js";
+import { type RouterParts, taskBudgets } from "../src/route/parts.js";
 import { DEFAULT_NPROBE, defaultMaxCandidates, GlanceIndex, glancePruned, type GlanceIndexKnob } from "../src/bank/glance-index.js";
 import { voteK } from "../src/kernels/kernels.js";
 import { loadBinding } from "../src/native/binding.js";
@@ -86,7 +86,7 @@ async function taskRows(projections: Projections, projPath: string, tasks: { id:
   const { model: modelPath } = defaultModelPaths();
   const model = await Model.load(modelPath, { contextSize: CONTEXT, threads: 2 });
   const encoder = new RenderEncoder(model, SKILL_BUDGET);
-  const parts = { model, projections, encoder, library: undefined as unknown as Library, taskBudget: CONTEXT - SKILL_BUDGET - encoder.verdictOverhead, glanceBudget: CONTEXT - encoder.taskOverhead, keyBudget: SKILL_BUDGET, keep: "end" } as RouterParts;
+  const parts = { model, projections, encoder, library: undefined as unknown as Library, ...taskBudgets(CONTEXT, SKILL_BUDGET, encoder), keyBudget: SKILL_BUDGET, keep: "end" } as RouterParts;
   const out: TaskRows[] = [];
   const t0 = performance.now();
   for (const t of tasks) {

@@ -21,7 +21,7 @@ import { Library } from "../src/bank/library.js";
 import { RenderEncoder } from "../src/render/encode.js";
 import { encodeQueries, rowWeights } from "../src/route/context.js";
 import { glanceLibrary } from "../src/route/glance.js";
-import type { RouterParts } from "../src/route/parts.js";
+import { type RouterParts, taskBudgets } from "../src/route/parts.js";
 import { loadBinding } from "../src/native/binding.js";
 import { loadTasks, selectTasks } from "../lab/eval/tasks.js";
 
@@ -52,7 +52,7 @@ async function main(): Promise<void> {
   const tasks = selectTasks(await loadTasks(tasksPath), { batches, limit });
   const model = await Model.load(modelPath, { contextSize: 2048 });
   const encoder = new RenderEncoder(model, 512);
-  const parts = { model, projections, encoder, library, taskBudget: 2048 - 512 - encoder.verdictOverhead, glanceBudget: 2048 - encoder.taskOverhead, keep: "end" } as unknown as RouterParts;
+  const parts = { model, projections, encoder, library, ...taskBudgets(2048, 512, encoder), keep: "end" } as unknown as RouterParts;
   const lex = library.lexicon.index;
   const lexIds = lex.ids();
   console.log(`glance row weights: ${bankDir}, ${library.keys.size} skills, ${library.keys.keys} keys; batches ${batches}; ` +

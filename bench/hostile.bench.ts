@@ -24,6 +24,7 @@ import { Library } from "../src/bank/library.js";
 import { RenderEncoder } from "../src/render/encode.js";
 import { installSkills } from "../src/route/install.js";
 import { probeBreadth, HUB_SHARE, longestSharedRun, words } from "../src/route/probes.js";
+import { taskBudgets } from "../src/route/parts.js";
 import { DEFAULT_MODEL, DEFAULT_PROJECTIONS } from "../src/defaults.js";
 import { loadSkills } from "../src/skills/index.js";
 import { HOSTILE_KINDS, hostileSkill } from "../test/helpers/hostile-skills.js";
@@ -46,7 +47,7 @@ if (mode === "calibrate") {
   const library = await Library.open(dir, projections, { create: true });
   const skillBudget = SKILL_BUDGET;
   const encoder = new RenderEncoder(model, skillBudget);
-  const parts = { model, projections, encoder, library, taskBudget: model.info.contextSize - skillBudget - encoder.verdictOverhead, glanceBudget: model.info.contextSize - encoder.taskOverhead, keyBudget: skillBudget, keep: "end" as const };
+  const parts = { model, projections, encoder, library, ...taskBudgets(model.info.contextSize, skillBudget, encoder), keyBudget: skillBudget, keep: "end" as const };
   console.log(`machine: ${machine}`);
   const report = async (label: string) => {
     const b = await probeBreadth(parts);

@@ -21,7 +21,7 @@ import { Library } from "../src/bank/library.js";
 import { RenderEncoder } from "../src/render/encode.js";
 import { encodeQueries } from "../src/route/context.js";
 import { keyIvfForGlance } from "../src/route/glance-index-use.js";
-import type { RouterParts } from "../src/route/parts.js";
+import { type RouterParts, taskBudgets } from "../src/route/parts.js";
 import { median } from "./data.js";
 import { loadTasks, selectTasks } from "../lab/eval/tasks.js";
 
@@ -45,7 +45,7 @@ const projections = await Projections.load(projPath);
 const library = await Library.openSnapshot(bankDir, projections);
 const model = await Model.load(modelPath, { contextSize: 2048 });
 const encoder = new RenderEncoder(model, 512);
-const parts = { model, projections, encoder, library, taskBudget: 2048 - 512 - encoder.verdictOverhead, glanceBudget: 2048 - encoder.taskOverhead, keep: "end" } as unknown as RouterParts;
+const parts = { model, projections, encoder, library, ...taskBudgets(2048, 512, encoder), keep: "end" } as unknown as RouterParts;
 const all = tasksPath ? selectTasks(await loadTasks(tasksPath), { batches }) : [];
 const prompts = tasksPath
   ? Array.from({ length: Math.min(limit, all.length) }, (_, i) => all[(97 * i) % all.length].text)

@@ -26,7 +26,7 @@ import { chooseByRuling } from "../../src/route/ruling.js";
 import { PROJECTION_DEFAULTS } from "../../src/projections/meta.js";
 import { appendPerQuery, loadLibrary, readPerQuery } from "../../lab/eval/io.js";
 import { loadTasks } from "../../lab/eval/tasks.js";
-import type { RouterParts } from "../../src/route/parts.js";
+import { type RouterParts, taskBudgets } from "../../src/route/parts.js";
 import type { Skill } from "../../src/skills/index.js";
 import { args, opt } from "./args.js";
 
@@ -62,7 +62,7 @@ const library = {
   entry: (id: string) => ({ id }),
   text: async (e: { id: string }) => skills.get(e.id)!,
 };
-const parts = { model: m, encoder, library, taskBudget: contextSize - skillBudget - encoder.verdictOverhead, glanceBudget: contextSize - encoder.taskOverhead, keep: "end" } as unknown as RouterParts;
+const parts = { model: m, encoder, library, ...taskBudgets(contextSize, skillBudget, encoder), keep: "end" } as unknown as RouterParts;
 
 // `chosen` at the paper's defaults (calibration on validation records fits α, γ and Δ afterwards)
 const { alpha, gamma, delta } = PROJECTION_DEFAULTS;

@@ -18,7 +18,7 @@ import { Library } from "../../src/bank/library.js";
 import { RenderEncoder } from "../../src/render/encode.js";
 import { encodeQueries, rowWeights } from "../../src/route/context.js";
 import { glanceLibrary } from "../../src/route/glance.js";
-import type { RouterParts } from "../../src/route/parts.js";
+import { type RouterParts, taskBudgets } from "../../src/route/parts.js";
 import { loadTasks, selectTasks } from "../../lab/eval/tasks.js";
 
 const argv = process.argv.slice(2).filter((a) => a !== "--");
@@ -40,7 +40,7 @@ if (variant) {
 const library = await Library.openSnapshot(bankDir, projections);
 const model = await Model.load(modelPath, { contextSize: 2048 });
 const encoder = new RenderEncoder(model, 512);
-const parts = { model, projections, encoder, library, taskBudget: 2048 - 512 - encoder.verdictOverhead, glanceBudget: 2048 - encoder.taskOverhead, keep: "end" } as unknown as RouterParts;
+const parts = { model, projections, encoder, library, ...taskBudgets(2048, 512, encoder), keep: "end" } as unknown as RouterParts;
 const lex = library.lexicon.index;
 const lexCol = new Map(lex.ids().map((id, i) => [id, i]));
 const routable = library.routable();

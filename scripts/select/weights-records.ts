@@ -27,7 +27,7 @@ import { Library } from "../../src/bank/library.js";
 import { RenderEncoder } from "../../src/render/encode.js";
 import { encodeQueries, rowWeights } from "../../src/route/context.js";
 import { glanceLibrary } from "../../src/route/glance.js";
-import type { RouterParts } from "../../src/route/parts.js";
+import { type RouterParts, taskBudgets } from "../../src/route/parts.js";
 import { logPartition } from "../../src/lexical/posterior.js";
 import { loadTasks, selectTasks } from "../../lab/eval/tasks.js";
 
@@ -54,7 +54,7 @@ const byText = new Map<string, string[]>();
 for (const e of manifest.entries) byText.set(`${e.name}\u0000${e.description}`, [...(byText.get(`${e.name}\u0000${e.description}`) ?? []), e.id]);
 const model = await Model.load(modelPath, { contextSize: 2048 });
 const encoder = new RenderEncoder(model, 512);
-const partsOf = (share: number) => ({ model, projections: projections.withCalibration({ glanceVoteShare: share }), encoder, library, taskBudget: 2048 - 512 - encoder.verdictOverhead, glanceBudget: 2048 - encoder.taskOverhead, keep: "end" }) as unknown as RouterParts;
+const partsOf = (share: number) => ({ model, projections: projections.withCalibration({ glanceVoteShare: share }), encoder, library, ...taskBudgets(2048, 512, encoder), keep: "end" }) as unknown as RouterParts;
 const parts = partsOf(0);
 const lex = library.lexicon.index;
 const lexIds = lex.ids();

@@ -29,7 +29,7 @@ import { explainVotes } from "./explain.js";
 import { installSkills } from "./install.js";
 import { LiveContext } from "./live.js";
 import { glanceTrusted, preferTrusted, priorityOf, sourceClass, trustActive, trustSettings, winnerFlags, type TrustSettings } from "./trust.js";
-import type { RouterParts } from "./parts.js";
+import { type RouterParts, taskBudgets } from "./parts.js";
 import { readSkillRecord, type SkillRecord } from "./skill-record.js";
 import type { Candidate, GlanceHit, GlanceOptions, InstalledSkill, InstallOptions, InstallReport } from "./types.js";
 import type { RankOptions, RankResult, RouteContext, RouteOptions, RouteResult, RouterOpenOptions } from "./types.js";
@@ -88,8 +88,7 @@ export class Router {
     this.skillBudget = skillBudget;
     this.keyBudget = keyBudget;
     const encoder = new RenderEncoder(model, skillBudget);
-    const taskBudget = model.info.contextSize - skillBudget - encoder.verdictOverhead;
-    const glanceBudget = Math.max(taskBudget, model.info.contextSize - encoder.taskOverhead);
+    const { taskBudget, glanceBudget } = taskBudgets(model.info.contextSize, skillBudget, encoder);
     this.#parts = { model, projections, encoder, library, taskBudget, glanceBudget, keyBudget, keep };
   }
 

@@ -30,3 +30,14 @@ export interface RouterParts {
   /** Which part of a written task over the budget is read (RouterOpenOptions.truncate). */
   readonly keep: TaskKeep;
 }
+
+/**
+ * The two task budgets of a context: the verdict's (the context less r(s)'s skill budget and the
+ * verdict's scaffolding) and the glance's (the whole context less the task render's scaffolding, never
+ * under the verdict's). {@link Router} opens with these; scripts that build {@link RouterParts} by
+ * hand take them from here.
+ */
+export function taskBudgets(contextSize: number, skillBudget: number, encoder: Pick<RenderEncoder, "verdictOverhead" | "taskOverhead">): { taskBudget: number; glanceBudget: number } {
+  const taskBudget = contextSize - skillBudget - encoder.verdictOverhead;
+  return { taskBudget, glanceBudget: Math.max(taskBudget, contextSize - encoder.taskOverhead) };
+}
