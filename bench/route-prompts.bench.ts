@@ -1,8 +1,10 @@
 /**
  * Everyday requests routed over an installed bank, warm: the hook's decision (`Router.route` with
- * `verdict: false`, what `gavel serve` answers a `glance` request with) and the full default route,
- * each prompt `reps` times after one warm-up, p50 / p95 over every call, what each picked, and why
- * each declined one was declined (the abstention model's reason).
+ * `verdict: false`, what `gavel serve` answers a `glance` request with) and the full default route:
+ * one warm-up round, then `reps` rounds of every prompt in turn (a prompt never follows itself: a
+ * request repeated at once would reuse the model's KV cache, and its verdict cost almost nothing);
+ * p50 / p95 over every call, how often the verdict ran and its p50, what each picked, and why each
+ * declined one was declined (the abstention model's reason).
  *
  *   npm run bench -- route-prompts <bank> <prompts.json[,…]> [--reps 3] [--model F] [--projections F]
  *     [--abstain-off]
@@ -50,20 +52,26 @@ for (const [label, options] of modes) {
   const glanceMs: number[] = [];
   const picks: string[] = [];
   const reasons: string[] = [];
-  for (const p of prompts) {
-    await router.route(p, options); // warm-up
-    for (let i = 0; i < reps; i++) {
+  const verdictMs: number[] = [];
+  // one warm-up round, then `reps` rounds of every prompt in turn: a prompt never follows itself, so
+  // the model's KV cache holds another request's tokens when it comes (a request repeated at once
+  // reuses its passes: the verdict's then cost almost nothing)
+  for (const p of prompts) await router.route(p, options);
+  for (let i = 0; i < reps; i++) {
+    for (const p of prompts) {
       const t0 = performance.now();
       const r = await router.route(p, options);
       ms.push(performance.now() - t0);
       glanceMs.push(r.timings.glanceMs);
+      if (r.timings.verdictMs > 0) verdictMs.push(r.timings.verdictMs);
       if (i === 0) {
         picks.push(r.abstained || r.skill === null ? "(declined)" : names.get(r.skill) ?? r.skill);
         if (r.abstained && r.abstention) reasons.push(`${p.slice(0, 60)}…: ${r.abstention.reason}`);
       }
     }
   }
-  console.log(`${label}: p50 ${median(ms).toFixed(1)} ms, p95 ${p95(ms).toFixed(1)} ms (glance p50 ${median(glanceMs).toFixed(1)} ms; n = ${ms.length}; load ${loadavg()[0].toFixed(1)})`);
+  const verdict = verdictMs.length > 0 ? `; the verdict ran on ${verdictMs.length}, p50 ${median(verdictMs).toFixed(1)} ms` : "";
+  console.log(`${label}: p50 ${median(ms).toFixed(1)} ms, p95 ${p95(ms).toFixed(1)} ms (glance p50 ${median(glanceMs).toFixed(1)} ms${verdict}; n = ${ms.length}; load ${loadavg()[0].toFixed(1)})`);
   console.log(`  picks: ${picks.join(", ")}`);
   for (const why of reasons) console.log(`  declined: ${why}`);
 }
