@@ -14,6 +14,7 @@
 import { nameBigramShare, nameTokens, nameVerbatim, share, taskText as readTask } from "../lexical/name-features.js";
 import { stageScore, type RerankFeature, type RerankModel } from "../projections/rerank-model.js";
 import type { Ranked } from "./glance.js";
+import { topIndices } from "./ruling.js";
 
 /** A pool candidate with the features the stages read. */
 export interface RerankCandidate {
@@ -30,28 +31,15 @@ export interface RerankCandidate {
 
 /**
  * Indices of the k largest values of `v` (ties: the lower index first), best first: the first k of
- * `sort((a, b) => v(b) - v(a) || a - b)`, by one pass that keeps the best k (the pool's lexical
- * leaders are 20 of the whole library: a sort of every skill cost milliseconds a route at 30K). A
- * non-finite value, which a selection cannot place as the comparator does, falls back to that sort.
+ * `sort((a, b) => v(b) - v(a) || a - b)`, by the first stage's one-pass selection ({@link topIndices};
+ * the pool's lexical leaders are 20 of the whole library: a sort of every skill cost milliseconds a
+ * route at 30K). A non-finite value, which a selection cannot place as the comparator does, falls back
+ * to that sort.
  */
 export function topK(n: number, k: number, v: (i: number) => number): number[] {
-  const idx: number[] = [];
-  const val: number[] = [];
-  if (k <= 0) return idx;
-  for (let i = 0; i < n; i++) {
-    const x = v(i);
-    if (!Number.isFinite(x)) return sortedTopK(n, k, v);
-    if (idx.length === k && !(x > val[k - 1])) continue;
-    let j = idx.length < k ? idx.length : k - 1;
-    while (j > 0 && val[j - 1] < x) {
-      idx[j] = idx[j - 1];
-      val[j] = val[j - 1];
-      j--;
-    }
-    idx[j] = i;
-    val[j] = x;
-  }
-  return idx;
+  if (k <= 0) return [];
+  for (let i = 0; i < n; i++) if (!Number.isFinite(v(i))) return sortedTopK(n, k, v);
+  return topIndices(n, k, v);
 }
 
 function sortedTopK(n: number, k: number, v: (i: number) => number): number[] {

@@ -104,7 +104,7 @@ export interface ShortlistUnion {
 }
 
 /** Indices of the k largest finite values of `value(i)`, i < n, best first (ties: lower index first). */
-function topIndices(n: number, k: number, value: (i: number) => number): number[] {
+export function topIndices(n: number, k: number, value: (i: number) => number): number[] {
   const best: { i: number; v: number }[] = [];
   for (let i = 0; i < n; i++) {
     const v = value(i);
