@@ -22,7 +22,8 @@
 # tree (its fixed skill budget replaced by this run's): the same bank routed by an earlier runtime.
 # BASELINE=1 also routes test with the paper's glance (GAVEL_GLANCE_ROW_WEIGHTS=uniform,
 # GAVEL_GLANCE_VOTE_SHARE=0: test-paper.txt). A projections file carried at .device/proj/default.projections.gguf
-# replaces the packed one (a second `start` on the same warm machine reuses the installed bank).
+# replaces the packed one (a second `start` on the same warm machine reuses the installed bank); ADOPT=path
+# instead routes the maps at path (e.g. $W/trained.gguf) with the packed file's constants.
 #   here:    bash scripts/device/route-go.sh pack
 #              .device/full: the public library's full texts (xz), golds, tasks, the shipped
 #              projections, the off-domain prompts and the three benches bundled from this tree
@@ -73,6 +74,9 @@ if [ "$mode" = start ]; then
   [ -f "$R/mit-full.jsonl" ] || { xz -dc "$F/mit-full.jsonl.xz" > "$R/mit-full.tmp" && mv "$R/mit-full.tmp" "$R/mit-full.jsonl"; }
   cp "$F"/tasks.jsonl "$F"/skills.jsonl "$F"/off-domain-prompts.jsonl "$F"/short-requests.jsonl "$F"/*-tasks.json "$F"/default.projections.gguf "$R/"
   if [ -f .device/proj/default.projections.gguf ]; then cp .device/proj/default.projections.gguf "$R/default.projections.gguf"; fi
+  # ADOPT=path: maps trained on this machine (train-full.sh's $W/trained.gguf) routed with the packed
+  # file's constants (adopt-constants.mjs), so the maps are the only difference
+  if [ -n "${ADOPT:-}" ]; then node "$G/scripts/device/adopt-constants.mjs" "$F/default.projections.gguf" "$ADOPT" "$R/default.projections.gguf" || exit 1; fi
   mkdir -p "$G/bench" "$G/models" && cp "$F"/*.bench.mjs "$G/bench/"
   cp "$W/gavel-mini.gguf" "$G/models/gavel-mini.gguf" && cp "$R/default.projections.gguf" "$G/models/gavel-mini.projections.gguf"
   cat > "$R/chain.sh" <<EOF
