@@ -21,7 +21,7 @@ if (!modelPath || !out || libraries.length === 0 || !Number.isInteger(budget)) {
 const model = await Model.load(modelPath, { contextSize: 2048, threads: 1 });
 const enc = new RenderEncoder(model, budget);
 const file = createWriteStream(out);
-let n = 0, cut = 0, charsIn = 0, charsOut = 0, checked = 0;
+let n = 0, cut = 0, whole = 0, charsIn = 0, charsOut = 0, checked = 0;
 const sample: { full: Skill; packed: string }[] = [];
 const t0 = performance.now();
 for (const lib of libraries) {
@@ -31,8 +31,19 @@ for (const lib of libraries) {
     const e = enc.encodeSkill(s);
     // A cut body keeps 64 characters past the cut: loading trims a body's trailing whitespace, so a
     // body ending at the cut could lose a space the render had; with the margin the packed render
-    // still overflows and the device's encoder finds the very same cut (fitting is monotone).
-    const body = e.truncated ? s.body.slice(0, e.bodyChars + 64) : s.body;
+    // still overflows. The encoder's cut search is not a function of the prefix alone (byte-fallback
+    // tokens, e.g. Chinese text, can fit a longer cut when the body is shorter), so every cut skill is
+    // encoded again from its packed text, and one whose tokens differ keeps its whole body.
+    let body = s.body;
+    if (e.truncated) {
+      body = s.body.slice(0, e.bodyChars + 64);
+      const { skills: packed } = await loadSkills([{ id: s.id, name: s.name, description: s.description, body }]);
+      const b = packed.length === 1 ? enc.encodeSkill(packed[0]).tokens : [];
+      if (b.length !== e.tokens.length || b.some((t, i) => t !== e.tokens[i])) {
+        body = s.body;
+        whole++;
+      }
+    }
     const rec = { id: s.id, name: s.name, description: s.description, body };
     const line = JSON.stringify(rec);
     if (!file.write(line + "\n")) await once(file, "drain");
@@ -57,5 +68,5 @@ for (const { full, packed } of sample) {
   }
   checked++;
 }
-console.log(`${n} skills packed (${cut} bodies cut), body characters ${charsIn} → ${charsOut}; ${checked} sampled skills re-encode identically; ${((performance.now() - t0) / 1000).toFixed(0)} s`);
+console.log(`${n} skills packed (${cut} bodies cut, ${whole} of them kept whole: their cut text encodes differently), body characters ${charsIn} → ${charsOut}; ${checked} sampled skills re-encode identically; ${((performance.now() - t0) / 1000).toFixed(0)} s`);
 await model.dispose();
