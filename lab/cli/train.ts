@@ -3,7 +3,7 @@ import { parseArgs } from "node:util";
 import { trainProjections, type TrainProjectionsOptions } from "../train/pipeline.js";
 import { parseQueryKinds } from "../train/queries/index.js";
 import { assertTrainerDevice, TRAIN_DEFAULTS, type TrainProgress } from "../train/trainer.js";
-import { type Command, intArg, listArg, numberArg, openModel, UsageError } from "gavel-router/internal";
+import { type Command, intArg, invalidArgument, listArg, numberArg, openModel, UsageError } from "gavel-router/internal";
 import type { Model } from "gavel-router";
 
 /** Exit status of a run stopped by --stop-after before the schedule's end (run again with --resume). */
@@ -24,10 +24,19 @@ const OPTIONS = {
   "val-every": { type: "string" }, "log-every": { type: "string" }, "log-file": { type: "string" }, "states-workers": { type: "string" },
   "skill-tokens": { type: "string" }, limit: { type: "string" }, "prepare-only": { type: "boolean" },
   seed: { type: "string" }, threads: { type: "string" }, context: { type: "string" },
-  device: { type: "string" }, precision: { type: "string" },
+  device: { type: "string" }, precision: { type: "string" }, "glance-vote": { type: "string" },
 } as const;
 
 type Values = ReturnType<typeof parseArgs<{ options: typeof OPTIONS }>>["values"];
+
+/** `--glance-vote ROWS/SHARE` (ROWS uniform or idf, SHARE in [0, 1]), or undefined when absent. */
+function glanceVote(v: string | undefined): { glanceRowWeights: "uniform" | "idf"; glanceVoteShare: number } | undefined {
+  if (v === undefined) return undefined;
+  const m = /^(uniform|idf)\/([0-9]*\.?[0-9]+(?:e-?[0-9]+)?)$/.exec(v);
+  const share = m ? Number(m[2]) : NaN;
+  if (!m || !(share >= 0 && share <= 1)) throw invalidArgument(`--glance-vote must be uniform/SHARE or idf/SHARE with SHARE in [0, 1] (e.g. idf/0.01, uniform/0), got ${JSON.stringify(v)}`);
+  return { glanceRowWeights: m[1] as "uniform" | "idf", glanceVoteShare: share };
+}
 
 /** The pipeline's options from the flags (progress and log callbacks added by the caller). */
 function pipelineOptions(values: Values, args: string[]): TrainProjectionsOptions {
@@ -48,6 +57,7 @@ function pipelineOptions(values: Values, args: string[]): TrainProjectionsOption
     valEvery: intArg(values["val-every"], "val-every"), skillTokens: intArg(values["skill-tokens"], "skill-tokens"),
     limit: intArg(values.limit, "limit"), seed: intArg(values.seed, "seed"), threads: intArg(values.threads, "threads"),
     device: values.device as TrainProjectionsOptions["device"], precision: values.precision as TrainProjectionsOptions["precision"],
+    ...glanceVote(values["glance-vote"]),
     trainedBy: `gavel train ${args.join(" ")}`,
   };
 }
@@ -95,6 +105,10 @@ export const train: Command = {
                         pass, no training), for a later run elsewhere to read back
   --finetune-steps N    then W_q alone against the ε-cover banks (lr --finetune-lr, default 1e-4)
   --eps X               ε of the banks (default 0.83)
+  --glance-vote R/S     the glance's vote the projections carry: row weights R (uniform or idf) and
+                        vote share S (a task token votes for its max(10, round(S·N)) best of N skills,
+                        at most 1,024)
+                        (default ${TRAIN_DEFAULTS.glanceRowWeights}/${TRAIN_DEFAULTS.glanceVoteShare}, chosen on gavel-mini; uniform/0: the paper's vote)
   --exclude A,B         skill ids/names that never give a query or a gold label
   --exclude-tasks F     JSONL task file: queries equal to a task text or sharing 12 words in a row
                         with one are dropped (the skills stay in the library)

@@ -81,6 +81,9 @@ export interface TrainProjectionsOptions extends LoopSettings {
   finetuneLr?: number;
   /** ε of the banks (default 0.83). */
   eps?: number;
+  /** The glance's vote the projections carry (default TRAIN_DEFAULTS: idf rows, vote share 0.01). */
+  glanceRowWeights?: "uniform" | "idf";
+  glanceVoteShare?: number;
   /** Skill ids or names that never give a query (nor a gold label). */
   exclude?: string[];
   /**
@@ -136,6 +139,13 @@ export async function trainProjections(model: Model, o: TrainProjectionsOptions)
   if ([!!o.pairs, !!o.selfSupervised, !!o.queries?.length].filter(Boolean).length !== 1) throw invalidArgument("pass exactly one of pairs (a JSONL file), selfSupervised and queries");
   // A CUDA trainer that cannot run fails here, before the states pass.
   assertTrainerDevice(o.device, o.precision);
+  // the vote the file will carry, checked before any work (the file is written only at the end)
+  if (o.glanceRowWeights !== undefined && o.glanceRowWeights !== "uniform" && o.glanceRowWeights !== "idf") {
+    throw invalidArgument(`glanceRowWeights must be "uniform" or "idf", got ${JSON.stringify(o.glanceRowWeights)}`);
+  }
+  if (o.glanceVoteShare !== undefined && !(typeof o.glanceVoteShare === "number" && o.glanceVoteShare >= 0 && o.glanceVoteShare <= 1)) {
+    throw invalidArgument(`glanceVoteShare must be a number in [0, 1], got ${String(o.glanceVoteShare)}`);
+  }
   const seed = o.seed ?? 0;
   const { nEmbd } = model.info;
   const fp = await modelFingerprint(model);
@@ -182,6 +192,7 @@ export async function trainProjections(model: Model, o: TrainProjectionsOptions)
   if (finished) {
     projections = new Projections({
       wq, ws, layer, model: fp, dim, tau: TRAIN_DEFAULTS.tau, eps,
+      glanceRowWeights: o.glanceRowWeights ?? TRAIN_DEFAULTS.glanceRowWeights, glanceVoteShare: o.glanceVoteShare ?? TRAIN_DEFAULTS.glanceVoteShare,
       trainedBy: o.trainedBy ?? `gavel train (${o.queries ? `queries ${o.queries.join(",")}` : o.selfSupervised ? "self-supervised" : "pairs"}, ${main.steps} steps, seed ${seed})`,
     });
     await projections.save(o.out);

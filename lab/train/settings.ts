@@ -26,6 +26,13 @@ export const TRAIN_DEFAULTS = Object.freeze({
   refreshEvery: 50,
   /** Skills kept per task in the glance's list. */
   glancePool: 20,
+  /**
+   * The glance's vote written into the projections: idf row weights and a vote share of 0.01, chosen
+   * on validation over gavel-mini's 3K-30.6K-skill banks (docs/BENCHMARKS.md, "The glance's vote");
+   * `uniform` / 0 is the paper's vote (Eq. 3, k = 10).
+   */
+  glanceRowWeights: "idf" as "uniform" | "idf",
+  glanceVoteShare: 0.01,
 });
 
 /** One progress report (every step). */

@@ -51,6 +51,12 @@ describe.skipIf(NO_SHARED)("gavel train on stories260K", () => {
     expect(p.layer).toBeGreaterThan(0);
     expect(p.layer).toBeLessThan(model.info.nLayer);
     expect(p.trainedBy).toMatch(/gavel train/);
+    // the glance's vote chosen on validation, unless asked otherwise (resumed: no new step, the file rewritten)
+    expect([p.glanceRowWeights, p.glanceVoteShare]).toEqual(["idf", 0.01]);
+    const out2 = join(dir, "proj-paper.gguf");
+    await trainProjections(model, { ...opts, out: out2, steps: 2, finetuneSteps: 0, glanceRowWeights: "uniform", glanceVoteShare: 0 });
+    const paper = await Projections.load(out2);
+    expect([paper.glanceRowWeights, paper.glanceVoteShare]).toEqual(["uniform", 0]);
     const router = await Router.open(model, { projections: out, bankDir: join(dir, "bank"), skillBudget: 192 });
     try {
       const inst = await router.install(mitSkills, { limit: 12 });
