@@ -105,10 +105,10 @@ export const train: Command = {
                         pass, no training), for a later run elsewhere to read back
   --finetune-steps N    then W_q alone against the ε-cover banks (lr --finetune-lr, default 1e-4)
   --eps X               ε of the banks (default 0.83)
-  --glance-vote R/S     the glance's vote the projections carry: row weights R (uniform or idf) and
-                        vote share S (a task token votes for its max(10, round(S·N)) best of N skills,
-                        at most 1,024)
-                        (default ${TRAIN_DEFAULTS.glanceRowWeights}/${TRAIN_DEFAULTS.glanceVoteShare}, chosen on gavel-mini; uniform/0: the paper's vote)
+  --glance-vote R/S     the glance's vote written into the projections: row weights R (uniform or
+                        idf), vote share S in [0, 1] (a task token votes for its max(10, round(S·N))
+                        best of N skills, at most 1,024); default ${TRAIN_DEFAULTS.glanceRowWeights}/${TRAIN_DEFAULTS.glanceVoteShare} (chosen on
+                        gavel-mini), uniform/0 the paper's vote
   --exclude A,B         skill ids/names that never give a query or a gold label
   --exclude-tasks F     JSONL task file: queries equal to a task text or sharing 12 words in a row
                         with one are dropped (the skills stay in the library)
