@@ -12,7 +12,7 @@
  * - log Σ exp(BM25 / T) over the library (B = BM25 / T − that), T the shipped temperature.
  *
  *   npx vite-node scripts/select/weights-records.ts -- BANK TASKS.jsonl OUT.jsonl.gz [--batches 1-5] [--top 50] [--limit N]
- *     [--variants uniform/0,idf/0]
+ *     [--variants uniform/0,idf/0] [--projections F]   (F: the bank's projections; default the embedded pair)
  *
  * A task counts when one of its gold skills is in the bank (by id, or a bank entry with the gold's
  * name and description). Appends per task (resumable: tasks already in OUT are skipped).
@@ -41,10 +41,11 @@ const variants = opt("--variants", "uniform/0,idf/0").split(",").map((v) => {
   if ((w !== "uniform" && w !== "idf") || !(Number(share) >= 0 && Number(share) <= 1)) throw new Error(`bad variant ${v}`);
   return { name: v, weights: w as "uniform" | "idf", share: Number(share) };
 });
+const projPath = opt("--projections", defaultModelPaths().projections);
 const [bankDir, tasksPath, out] = argv;
 if (!bankDir || !tasksPath || !out) throw new Error("usage: weights-records.ts BANK TASKS.jsonl OUT.jsonl.gz [--batches 1-5] [--top 50] [--limit N]");
 
-const { projections: projPath, model: modelPath } = defaultModelPaths();
+const modelPath = defaultModelPaths().model;
 const projections = await Projections.load(projPath);
 const T = projections.lexicalTemperature;
 const library = await Library.openSnapshot(bankDir, projections);
