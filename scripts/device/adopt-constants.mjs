@@ -14,8 +14,7 @@ const trained = await Projections.load(weights);
 if (trained.model.vocabHash !== shipped.model.vocabHash || trained.dim !== shipped.dim) {
   throw new Error(`${weights} is not for the model and dim of ${from}`);
 }
-const keys = ["alpha", "gamma", "delta", "beta", "lexicalTemperature", "lexicalK1", "lexicalB", "shortlistGlance",
-  "shortlistLexical", "maxShortlist", "glanceRowWeights", "glanceVoteShare", "skillBudget", "keyBudget", "abstention", "rerank"];
-const p = trained.withCalibration(Object.fromEntries(keys.map((k) => [k, shipped[k]])));
+// a Projections carries every Calibration field under its own name, so the shipped file is its own calibration
+const p = trained.withCalibration(shipped);
 await p.save(out);
 console.log(`wrote ${out}: layer ${p.layer}, τ ${p.tau}, ε ${p.eps}, constants of ${from}`);

@@ -4,11 +4,11 @@
 // fraction of the size. BM25 (which reads whole bodies) is evaluated here, on the full library.
 //
 // Usage: npx vite-node scripts/device/pack-library.ts -- <model.gguf> <budget> <out.jsonl> <library> [<library> …]
-// Then: xz -T2 -9 <out.jsonl>. A sample of the packed skills is re-encoded from the packed text and
-// compared token for token with the full text's encoding; a mismatch fails the run.
+// Then: xz -T2 -9 <out.jsonl>. Every cut skill is re-encoded from its packed text and compared token
+// for token with the full text's encoding; one that differs is packed whole.
 import { createWriteStream } from "node:fs";
 import { once } from "node:events";
-import { Model, loadSkills, type Skill } from "../../src/index.js";
+import { Model, loadSkills } from "../../src/index.js";
 import { RenderEncoder } from "../../src/render/encode.js";
 
 const args = process.argv.slice(2).filter((a) => a !== "--");
@@ -21,8 +21,7 @@ if (!modelPath || !out || libraries.length === 0 || !Number.isInteger(budget)) {
 const model = await Model.load(modelPath, { contextSize: 2048, threads: 1 });
 const enc = new RenderEncoder(model, budget);
 const file = createWriteStream(out);
-let n = 0, cut = 0, whole = 0, charsIn = 0, charsOut = 0, checked = 0;
-const sample: { full: Skill; packed: string }[] = [];
+let n = 0, cut = 0, whole = 0, charsIn = 0, charsOut = 0;
 const t0 = performance.now();
 for (const lib of libraries) {
   const { skills, failed } = await loadSkills(lib);
@@ -51,22 +50,10 @@ for (const lib of libraries) {
     if (e.truncated) cut++;
     charsIn += s.body.length;
     charsOut += body.length;
-    if (n <= 200 || n % 97 === 0) sample.push({ full: s, packed: line });
     if (n % 2000 === 0) console.log(`${n} skills, ${((performance.now() - t0) / 1000).toFixed(0)} s`);
   }
 }
 file.end();
 await once(file, "finish");
-// The packed text must encode to the very tokens of the full text.
-for (const { full, packed } of sample) {
-  const { skills } = await loadSkills([JSON.parse(packed)]);
-  const a = enc.encodeSkill(full).tokens;
-  const b = enc.encodeSkill(skills[0]).tokens;
-  if (a.length !== b.length || a.some((t, i) => t !== b[i])) {
-    console.error(`MISMATCH: ${full.id} encodes differently once packed`);
-    process.exit(1);
-  }
-  checked++;
-}
-console.log(`${n} skills packed (${cut} bodies cut, ${whole} of them kept whole: their cut text encodes differently), body characters ${charsIn} → ${charsOut}; ${checked} sampled skills re-encode identically; ${((performance.now() - t0) / 1000).toFixed(0)} s`);
+console.log(`${n} skills packed (${cut} bodies cut, ${whole} of them kept whole: their cut text encodes differently), body characters ${charsIn} → ${charsOut}; ${((performance.now() - t0) / 1000).toFixed(0)} s`);
 await model.dispose();

@@ -38,8 +38,14 @@ export interface RerankCandidate {
  */
 export function topK(n: number, k: number, v: (i: number) => number): number[] {
   if (k <= 0) return [];
-  for (let i = 0; i < n; i++) if (!Number.isFinite(v(i))) return sortedTopK(n, k, v);
-  return topIndices(n, k, v);
+  // one pass over the library: the selection notes a non-finite value as it reads it
+  let finite = true;
+  const best = topIndices(n, k, (i) => {
+    const x = v(i);
+    if (!Number.isFinite(x)) finite = false;
+    return x;
+  });
+  return finite ? best : sortedTopK(n, k, v);
 }
 
 function sortedTopK(n: number, k: number, v: (i: number) => number): number[] {
