@@ -66,7 +66,7 @@ describe("install progress with rate and ETA", () => {
     }
     expect(s.text).not.toMatch(/\r/);
     expect(s.text.trim().split("\n")).toEqual([
-      "1/8 (12%) 2.00 skills/s, ETA 4 s",
+      "1/8 (12%)",
       "3/8 (37%) 2.00 skills/s, ETA 3 s",
       "5/8 (62%) 2.00 skills/s, ETA 2 s",
       "7/8 (87%) 2.00 skills/s, ETA 1 s",
@@ -82,7 +82,53 @@ describe("install progress with rate and ETA", () => {
     p.update(1, 2, "alpha");
     t = 2000;
     p.update(2, 2, "beta");
-    expect(s.text).toBe(`\r[##..] 1/2 ${"1.00 skills/s, ETA 1 s".padEnd(30)} alpha\r[####] 2/2 ${"1.00 skills/s, took 2 s".padEnd(30)} beta \n`);
+    expect(s.text).toBe(`\r[##..] 1/2 ${"".padEnd(30)} alpha\r[####] 2/2 ${"1.00 skills/s, took 2 s".padEnd(30)} beta \n`);
+  });
+
+  it("counts the rate from the first item, so a slow start (reading the library) does not inflate the ETA", () => {
+    // 30 s before the first skill (a large library read and checked), then 4 skills a second
+    let t = 0;
+    const s = stream(false);
+    const p = new Progress(s, { every: 10, rate: { unit: "skills" }, now: () => t });
+    t = 30_000 + 250;
+    p.update(1, 1000, "first");
+    for (let i = 2; i <= 1000; i++) {
+      t += 250;
+      p.update(i, 1000, `skill-${i}`);
+    }
+    const lines = s.text.trim().split("\n");
+    expect(lines[0]).toBe("1/1000 (0%)");
+    // 99 skills after the first in 24.75 s: 4.00 a second, 900 left: 225 s
+    expect(lines[1]).toBe("100/1000 (10%) 4.00 skills/s, ETA 3 min 45 s");
+    // the whole run took 30 s of reading and 250 s of skills
+    expect(lines.at(-1)).toBe("1000/1000 (100%) 4.00 skills/s, took 4 min 40 s");
+  });
+
+  it("writes a log line at least once a minute between percent lines (everySeconds)", () => {
+    let t = 0;
+    const s = stream(false);
+    const p = new Progress(s, { every: 50, everySeconds: 60, rate: { unit: "skills" }, now: () => t });
+    for (let i = 1; i <= 10; i++) {
+      t += 30_000; // a skill every 30 s, 1,000 skills: 1% every 5 min
+      p.update(i, 1000, `skill-${i}`);
+    }
+    // the first item, then one line a minute (items 3, 5, 7, 9), each with the rate since the first
+    expect(s.text.trim().split("\n")).toEqual([
+      "1/1000 (0%)",
+      "3/1000 (0%) 0.03 skills/s, ETA 8 h 18 min",
+      "5/1000 (0%) 0.03 skills/s, ETA 8 h 17 min",
+      "7/1000 (0%) 0.03 skills/s, ETA 8 h 16 min",
+      "9/1000 (0%) 0.03 skills/s, ETA 8 h 15 min",
+    ]);
+    // without everySeconds: only the first line
+    const quiet = stream(false);
+    t = 0;
+    const q = new Progress(quiet, { every: 50, rate: { unit: "skills" }, now: () => t });
+    for (let i = 1; i <= 10; i++) {
+      t += 30_000;
+      q.update(i, 1000, `skill-${i}`);
+    }
+    expect(quiet.text.trim().split("\n")).toEqual(["1/1000 (0%)"]);
   });
 });
 

@@ -55,8 +55,9 @@ the same output; Ctrl-C cancels it there.`,
 function installInto(source0: string, values: InstallValues): Promise<number> {
   return withInterrupt((signal) =>
     withRouter(values, async (router) => {
-      // a bar on a terminal; a plain line every 5% elsewhere (logs, CI); both with the rate and ETA
-      const progress = new Progress(process.stderr, { bar: 30, every: 5, rate: { unit: "skills" } });
+      // a bar on a terminal; a plain line every 5% and at least once a minute elsewhere (logs, CI);
+      // both with the rate and ETA
+      const progress = new Progress(process.stderr, { bar: 30, every: 5, everySeconds: 60, rate: { unit: "skills" } });
       // an absolute path, so each skill's recorded source names its SKILL.md from anywhere
       const source = existsSync(source0) ? resolve(source0) : source0;
       const report = await router.install(source, {
@@ -119,7 +120,7 @@ function printInstallReport(report: WireInstallReport, json: boolean): number {
 async function installServed(client: ServeClient, source0: string, values: InstallValues): Promise<number> {
   try {
     console.error(`gavel install: through the running gavel serve (${client.endpoint.kind === "unix" ? client.endpoint.path : client.endpoint.url})`);
-    const progress = new Progress(process.stderr, { bar: 30, every: 5, rate: { unit: "skills" } });
+    const progress = new Progress(process.stderr, { bar: 30, every: 5, everySeconds: 60, rate: { unit: "skills" } });
     const source = existsSync(source0) ? resolve(source0) : source0;
     const params = {
       source,

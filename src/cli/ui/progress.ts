@@ -2,7 +2,10 @@
  * Progress of a long command on stderr: one line rewritten in place on a terminal, a plain line every
  * few percent elsewhere (logs, CI), where rewriting would only pile up. Our own small code (no
  * dependency weight; ~100 lines): cli-progress would add a package for one line of output. With
- * `rate`, both show the rate (items per second since the start) and the time left at that rate.
+ * `rate`, both show the rate and the time left at that rate. The rate is counted from the first item
+ * reported, not from the start: what comes before it (reading and checking a library of thousands of
+ * skills, the first pass's warm-up) would otherwise show a first rate far too low (a 30,000-skill
+ * install opened with "ETA 54 h" for an hour and a half's work). "took" counts from the start.
  */
 
 /** How a command's progress looks. */
@@ -15,6 +18,11 @@ export interface ProgressOptions {
   nameWidth?: number;
   /** Percent between log lines where the stream is not a terminal; 0 prints none there. */
   every: number;
+  /**
+   * Where the stream is not a terminal, also a log line once this many seconds have passed since the
+   * last one (a long install then shows it is alive between its percent lines); default none.
+   */
+  everySeconds?: number;
   /** The log line (default "done/total (pct%)", then the rate and ETA with `rate`). */
   logLine?: (done: number, total: number, pct: number) => string;
   /** Show the rate and the time left, counting items as this unit ("skills" → "3.2 skills/s, ETA 41 s"). */
@@ -32,17 +40,26 @@ export function formatDuration(seconds: number): string {
   return `${Math.floor(s / 3600)} h ${Math.floor((s % 3600) / 60)} min`;
 }
 
+/** "3.2 skills/s" (two decimals under 10, one under 100). */
+function formatRate(rate: number, unit: string): string {
+  const shown = rate >= 100 ? rate.toFixed(0) : rate >= 10 ? rate.toFixed(1) : rate.toFixed(2);
+  return `${shown} ${unit}/s`;
+}
+
 /** "3.2 skills/s, ETA 41 s" after `done` of `total` items in `seconds`; "" before there is a rate. */
 export function rateText(done: number, total: number, seconds: number, unit: string): string {
   if (done <= 0 || seconds <= 0) return "";
   const rate = done / seconds;
-  const shown = rate >= 100 ? rate.toFixed(0) : rate >= 10 ? rate.toFixed(1) : rate.toFixed(2);
-  return done >= total ? `${shown} ${unit}/s, took ${formatDuration(seconds)}` : `${shown} ${unit}/s, ETA ${formatDuration((total - done) / rate)}`;
+  return done >= total ? `${formatRate(rate, unit)}, took ${formatDuration(seconds)}` : `${formatRate(rate, unit)}, ETA ${formatDuration((total - done) / rate)}`;
 }
 
 /** One command's progress display. */
 export class Progress {
   #lastPct = -Infinity;
+  /** When the last log line was written (ms), for `everySeconds`. */
+  #lastLine = -Infinity;
+  /** The first update: the rate counts the items and time after it. */
+  #first: { done: number; at: number } | null = null;
   /** A terminal line is drawn and not yet ended by a newline. */
   #open = false;
   readonly #started: number;
@@ -54,11 +71,22 @@ export class Progress {
     this.#started = this.#now();
   }
 
-  /** The rate and ETA text, "" without `rate`. */
+  /**
+   * The rate and ETA text, "" without `rate`: the rate over the items after the first reported one
+   * ("" until there is one), "took" over the whole run.
+   */
   #rate(done: number, total: number): string {
     const { rate } = this.opts;
     if (!rate) return "";
-    return rateText(done, total, (this.#now() - this.#started) / 1000, rate.unit);
+    const now = this.#now();
+    const f = this.#first;
+    const steady = f && done > f.done && now > f.at ? (done - f.done) / ((now - f.at) / 1000) : null;
+    if (done >= total) {
+      const seconds = (now - this.#started) / 1000;
+      if (steady === null) return rateText(done, total, seconds, rate.unit);
+      return `${formatRate(steady, rate.unit)}, took ${formatDuration(seconds)}`;
+    }
+    return steady === null ? "" : `${formatRate(steady, rate.unit)}, ETA ${formatDuration((total - done) / steady)}`;
   }
 
   #now(): number {
@@ -69,21 +97,31 @@ export class Progress {
   update(done: number, total: number, name = ""): void {
     const { stream, opts } = this;
     const pct = Math.floor((100 * done) / Math.max(1, total));
+    const rateNow = this.#rate(done, total);
+    this.#first ??= { done, at: this.#now() };
     if (stream.isTTY) {
       const width = opts.bar ?? 0;
       const fill = Math.round((width * done) / Math.max(1, total));
       const bar = width > 0 ? `[${"#".repeat(fill)}${".".repeat(width - fill)}] ` : "";
       const w = opts.nameWidth ?? 40;
-      const rate = opts.rate ? `${this.#rate(done, total).padEnd(30)} ` : "";
+      const rate = opts.rate ? `${rateNow.padEnd(30)} ` : "";
       stream.write(`\r${opts.prefix ?? ""}${bar}${done}/${total} ${rate}${name.slice(0, w).padEnd(w)}`);
       this.#open = done !== total;
       if (!this.#open) stream.write("\n");
-    } else if (opts.every > 0 && (pct >= this.#lastPct + opts.every || done === total)) {
-      this.#lastPct = pct;
-      const rate = this.#rate(done, total);
+    } else if (opts.every > 0 && (pct >= this.#lastPct + opts.every || done === total || this.#due())) {
+      // a percent line moves the percent schedule; a time line (everySeconds) leaves it
+      if (pct >= this.#lastPct + opts.every) this.#lastPct = pct;
+      this.#lastLine = this.#now();
+      const rate = rateNow;
       const line = opts.logLine ? opts.logLine(done, total, pct) : `${done}/${total} (${pct}%)${rate ? ` ${rate}` : ""}`;
       stream.write(`${line}\n`);
     }
+  }
+
+  /** A time-based log line is due (`everySeconds`). */
+  #due(): boolean {
+    const e = this.opts.everySeconds;
+    return e !== undefined && e > 0 && this.#now() - this.#lastLine >= e * 1000;
   }
 
   /** Ends a terminal line left open (the last item did not report, e.g. it needed no work). */
