@@ -104,6 +104,29 @@ describe("install progress with rate and ETA", () => {
     expect(lines.at(-1)).toBe("1000/1000 (100%) 4.00 skills/s, took 4 min 40 s");
   });
 
+  it("leaves skills that needed no work (a resumed install's unchanged ones) out of the rate", () => {
+    let t = 0;
+    const s = stream(false);
+    const p = new Progress(s, { every: 25, rate: { unit: "skills" }, now: () => t });
+    // 500 unchanged skills in half a second, then 500 installed at 2 a second
+    for (let i = 1; i <= 500; i++) {
+      t += 1;
+      p.update(i, 1000, `old-${i}`, false);
+    }
+    for (let i = 501; i <= 1000; i++) {
+      t += 500;
+      p.update(i, 1000, `new-${i}`);
+    }
+    expect(s.text.trim().split("\n")).toEqual([
+      "1/1000 (0%)",
+      "250/1000 (25%)",
+      "500/1000 (50%)",
+      // 249 installed after the first installed one (t 1,000 ms) in 124.5 s: 2.00 a second, 250 left
+      "750/1000 (75%) 2.00 skills/s, ETA 2 min 5 s",
+      "1000/1000 (100%) 2.00 skills/s, took 4 min 11 s",
+    ]);
+  });
+
   it("writes a log line at least once a minute between percent lines (everySeconds)", () => {
     let t = 0;
     const s = stream(false);

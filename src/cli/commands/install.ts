@@ -61,7 +61,7 @@ function installInto(source0: string, values: InstallValues): Promise<number> {
       // an absolute path, so each skill's recorded source names its SKILL.md from anywhere
       const source = existsSync(source0) ? resolve(source0) : source0;
       const report = await router.install(source, {
-        onProgress: (p) => progress.update(p.done, p.total, safeText(p.skill)),
+        onProgress: (p) => progress.update(p.done, p.total, safeText(p.skill), p.status !== "unchanged"),
         signal,
         limit: intArg(values.limit, "limit", { min: 0 }),
         offset: intArg(values.offset, "offset", { min: 0 }),
@@ -135,8 +135,8 @@ async function installServed(client: ServeClient, source0: string, values: Insta
         signal,
         settleOnAbort: true,
         onProgress: (p) => {
-          const q = p as { done: number; total: number; skill: string };
-          progress.update(q.done, q.total, safeText(q.skill));
+          const q = p as { done: number; total: number; skill: string; status?: string };
+          progress.update(q.done, q.total, safeText(q.skill), q.status !== "unchanged");
         },
       }),
     );

@@ -3,9 +3,10 @@
  * few percent elsewhere (logs, CI), where rewriting would only pile up. Our own small code (no
  * dependency weight; ~100 lines): cli-progress would add a package for one line of output. With
  * `rate`, both show the rate and the time left at that rate. The rate is counted from the first item
- * reported, not from the start: what comes before it (reading and checking a library of thousands of
- * skills, the first pass's warm-up) would otherwise show a first rate far too low (a 30,000-skill
- * install opened with "ETA 54 h" for an hour and a half's work). "took" counts from the start.
+ * that needed work, over the items that did: what comes before it (reading and checking a library of
+ * thousands of skills) would otherwise show a first rate far too low (a 30,000-skill install opened
+ * with "ETA 54 h" for an hour and a half's work), and the unchanged skills a resumed install skips
+ * one far too high. "took" counts from the start.
  */
 
 /** How a command's progress looks. */
@@ -58,8 +59,10 @@ export class Progress {
   #lastPct = -Infinity;
   /** When the last log line was written (ms), for `everySeconds`. */
   #lastLine = -Infinity;
-  /** The first update: the rate counts the items and time after it. */
-  #first: { done: number; at: number } | null = null;
+  /** The first update that did work: the rate counts the working items and time after it. */
+  #first: { at: number } | null = null;
+  /** Working items reported after #first. */
+  #worked = 0;
   /** A terminal line is drawn and not yet ended by a newline. */
   #open = false;
   readonly #started: number;
@@ -72,15 +75,15 @@ export class Progress {
   }
 
   /**
-   * The rate and ETA text, "" without `rate`: the rate over the items after the first reported one
-   * ("" until there is one), "took" over the whole run.
+   * The rate and ETA text, "" without `rate`: the rate over the working items after the first one
+   * ("" until there is one; the time left assumes the items left need work), "took" over the whole run.
    */
   #rate(done: number, total: number): string {
     const { rate } = this.opts;
     if (!rate) return "";
     const now = this.#now();
     const f = this.#first;
-    const steady = f && done > f.done && now > f.at ? (done - f.done) / ((now - f.at) / 1000) : null;
+    const steady = f && this.#worked > 0 && now > f.at ? this.#worked / ((now - f.at) / 1000) : null;
     if (done >= total) {
       const seconds = (now - this.#started) / 1000;
       if (steady === null) return rateText(done, total, seconds, rate.unit);
@@ -93,12 +96,17 @@ export class Progress {
     return this.opts.now ? this.opts.now() : performance.now();
   }
 
-  /** `done` of `total` items, the current one named `name`; the line ends when done reaches total. */
-  update(done: number, total: number, name = ""): void {
+  /**
+   * `done` of `total` items, the current one named `name`; the line ends when done reaches total.
+   * `worked` false: the item needed no work (an unchanged skill), so it does not count toward the
+   * rate (a resumed install skips its first thousands in a second).
+   */
+  update(done: number, total: number, name = "", worked = true): void {
     const { stream, opts } = this;
     const pct = Math.floor((100 * done) / Math.max(1, total));
+    if (worked && this.#first) this.#worked++;
     const rateNow = this.#rate(done, total);
-    this.#first ??= { done, at: this.#now() };
+    if (worked) this.#first ??= { at: this.#now() };
     if (stream.isTTY) {
       const width = opts.bar ?? 0;
       const fill = Math.round((width * done) / Math.max(1, total));
