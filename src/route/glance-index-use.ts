@@ -14,9 +14,10 @@
  *
  * The key IVF (src/bank/key-ivf.ts) is the other way to a sublinear CPU glance: each task row probes
  * the inverted lists of its nearest key centroids and the vote is the exact glance's over the keys
- * found (top-20 agreement with the exact glance in docs/BENCHMARKS.md). GAVEL_KEY_IVF: `off` (the
- * default) never reads it; `auto` reads it for a whole-library glance on the CPU from
- * GAVEL_KEY_IVF_FROM routable skills; `on` at any size and device. It is kept in `<bank>/key-ivf.bin` like the glance index.
+ * found (top-20 agreement with the exact glance in docs/BENCHMARKS.md). GAVEL_KEY_IVF: `auto` (the
+ * default) reads it for a whole-library glance on the CPU from GAVEL_KEY_IVF_FROM routable skills
+ * (an install over that many trains and writes it, {@link refreshKeyIvf}); `on` at any size and
+ * device; `off` never. It is kept in `<bank>/key-ivf.bin` like the glance index.
  *
  * @module
  */
