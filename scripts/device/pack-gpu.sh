@@ -30,6 +30,11 @@ if ls .device/cuda-build/cuda-build.tar.xz.part-ac >/dev/null 2>&1; then
   cp models/gavel-mini.gguf .device/stage-b/
   du -sh .device/stage-a .device/stage-b
 fi
+# The model alone in .device/stage-b when no earlier build came back: env.sh copies it into $W from
+# there on a call that moved models/ out of the tree (route-go.sh, live-go.sh: DEVICE.md, "The 64 MiB limit").
+if [ ! -f .device/stage-b/gavel-mini.gguf ]; then
+  mkdir -p .device/stage-b && cp models/gavel-mini.gguf .device/stage-b/ && du -sh .device/stage-b
+fi
 # The layer scan's projections (one per candidate depth), when trained here (SCAN=/tmp/scan).
 if ls "${SCAN:-/tmp/scan}"/p*.gguf >/dev/null 2>&1; then
   rm -rf .device/scan && mkdir -p .device/scan && cp "${SCAN:-/tmp/scan}"/p*.gguf .device/scan/ && du -sh .device/scan

@@ -27,7 +27,8 @@
 #   here:    bash scripts/device/route-go.sh pack
 #              .device/full: the public library's full texts (xz), golds, tasks, the shipped
 #              projections, the off-domain prompts and the three benches bundled from this tree
-#   device, back to back on one warm machine (bench/results, models, prebuilds moved out: DEVICE.md):
+#   device, back to back on one warm machine (bench/results, models, prebuilds moved out: DEVICE.md;
+#   pack-gpu.sh leaves the model in .device/stage-b for step 1b):
 #     1. carry [".device/run"]:   SKIP_CHECKS=1 bash scripts/device/gpu-build.sh
 #     1b. carry [".device/stage-b"]: source scripts/device/env.sh   (puts gavel-mini.gguf in $W: models/
 #         is moved out, and .device/full leaves no room for it)
