@@ -47,6 +47,21 @@ describe("version and package metadata", () => {
 });
 
 describe("install progress with rate and ETA", () => {
+  /** Reports items from..to of `total` to a fresh Progress, the clock `step` ms on before each; its log lines. */
+  function logLines(opts: { every: number; everySeconds?: number }, total: number, runs: { from: number; to: number; step: number; worked?: boolean }[], start = 0): string[] {
+    let t = 0;
+    const s = stream(false);
+    const p = new Progress(s, { ...opts, rate: { unit: "skills" }, now: () => t });
+    t = start;
+    for (const r of runs)
+      for (let i = r.from; i <= r.to; i++) {
+        t += r.step;
+        p.update(i, total, `skill-${i}`, r.worked ?? true);
+      }
+    expect(s.text).not.toMatch(/\r/);
+    return s.text.trim().split("\n");
+  }
+
   it("formats durations and rates", () => {
     expect(formatDuration(4.4)).toBe("4 s");
     expect(formatDuration(185)).toBe("3 min 5 s");
@@ -87,16 +102,7 @@ describe("install progress with rate and ETA", () => {
 
   it("counts the rate from the first item, so a slow start (reading the library) does not inflate the ETA", () => {
     // 30 s before the first skill (a large library read and checked), then 4 skills a second
-    let t = 0;
-    const s = stream(false);
-    const p = new Progress(s, { every: 10, rate: { unit: "skills" }, now: () => t });
-    t = 30_000 + 250;
-    p.update(1, 1000, "first");
-    for (let i = 2; i <= 1000; i++) {
-      t += 250;
-      p.update(i, 1000, `skill-${i}`);
-    }
-    const lines = s.text.trim().split("\n");
+    const lines = logLines({ every: 10 }, 1000, [{ from: 1, to: 1000, step: 250 }], 30_000);
     expect(lines[0]).toBe("1/1000 (0%)");
     // 99 skills after the first in 24.75 s: 4.00 a second, 900 left: 225 s
     expect(lines[1]).toBe("100/1000 (10%) 4.00 skills/s, ETA 3 min 45 s");
@@ -105,19 +111,9 @@ describe("install progress with rate and ETA", () => {
   });
 
   it("leaves skills that needed no work (a resumed install's unchanged ones) out of the rate", () => {
-    let t = 0;
-    const s = stream(false);
-    const p = new Progress(s, { every: 25, rate: { unit: "skills" }, now: () => t });
     // 500 unchanged skills in half a second, then 500 installed at 2 a second
-    for (let i = 1; i <= 500; i++) {
-      t += 1;
-      p.update(i, 1000, `old-${i}`, false);
-    }
-    for (let i = 501; i <= 1000; i++) {
-      t += 500;
-      p.update(i, 1000, `new-${i}`);
-    }
-    expect(s.text.trim().split("\n")).toEqual([
+    const runs = [{ from: 1, to: 500, step: 1, worked: false }, { from: 501, to: 1000, step: 500 }];
+    expect(logLines({ every: 25 }, 1000, runs)).toEqual([
       "1/1000 (0%)",
       "250/1000 (25%)",
       "500/1000 (50%)",
@@ -128,15 +124,10 @@ describe("install progress with rate and ETA", () => {
   });
 
   it("writes a log line at least once a minute between percent lines (everySeconds)", () => {
-    let t = 0;
-    const s = stream(false);
-    const p = new Progress(s, { every: 50, everySeconds: 60, rate: { unit: "skills" }, now: () => t });
-    for (let i = 1; i <= 10; i++) {
-      t += 30_000; // a skill every 30 s, 1,000 skills: 1% every 5 min
-      p.update(i, 1000, `skill-${i}`);
-    }
+    // a skill every 30 s, 1,000 skills: 1% every 5 min
+    const runs = [{ from: 1, to: 10, step: 30_000 }];
     // the first item, then one line a minute (items 3, 5, 7, 9), each with the rate since the first
-    expect(s.text.trim().split("\n")).toEqual([
+    expect(logLines({ every: 50, everySeconds: 60 }, 1000, runs)).toEqual([
       "1/1000 (0%)",
       "3/1000 (0%) 0.03 skills/s, ETA 8 h 18 min",
       "5/1000 (0%) 0.03 skills/s, ETA 8 h 17 min",
@@ -144,14 +135,7 @@ describe("install progress with rate and ETA", () => {
       "9/1000 (0%) 0.03 skills/s, ETA 8 h 15 min",
     ]);
     // without everySeconds: only the first line
-    const quiet = stream(false);
-    t = 0;
-    const q = new Progress(quiet, { every: 50, rate: { unit: "skills" }, now: () => t });
-    for (let i = 1; i <= 10; i++) {
-      t += 30_000;
-      q.update(i, 1000, `skill-${i}`);
-    }
-    expect(quiet.text.trim().split("\n")).toEqual(["1/1000 (0%)"]);
+    expect(logLines({ every: 50 }, 1000, runs)).toEqual(["1/1000 (0%)"]);
   });
 });
 
