@@ -105,14 +105,12 @@ export class Progress {
     const { stream, opts } = this;
     const pct = Math.floor((100 * done) / Math.max(1, total));
     if (worked && this.#first) this.#worked++;
-    const rateNow = this.#rate(done, total);
-    if (worked) this.#first ??= { at: this.#now() };
     if (stream.isTTY) {
       const width = opts.bar ?? 0;
       const fill = Math.round((width * done) / Math.max(1, total));
       const bar = width > 0 ? `[${"#".repeat(fill)}${".".repeat(width - fill)}] ` : "";
       const w = opts.nameWidth ?? 40;
-      const rate = opts.rate ? `${rateNow.padEnd(30)} ` : "";
+      const rate = opts.rate ? `${this.#rate(done, total).padEnd(30)} ` : "";
       stream.write(`\r${opts.prefix ?? ""}${bar}${done}/${total} ${rate}${name.slice(0, w).padEnd(w)}`);
       this.#open = done !== total;
       if (!this.#open) stream.write("\n");
@@ -120,10 +118,12 @@ export class Progress {
       // a percent line moves the percent schedule; a time line (everySeconds) leaves it
       if (pct >= this.#lastPct + opts.every) this.#lastPct = pct;
       this.#lastLine = this.#now();
-      const rate = rateNow;
+      const rate = this.#rate(done, total);
       const line = opts.logLine ? opts.logLine(done, total, pct) : `${done}/${total} (${pct}%)${rate ? ` ${rate}` : ""}`;
       stream.write(`${line}\n`);
     }
+    // the rate's start: after this item's line, which has no rate yet
+    if (worked) this.#first ??= { at: this.#now() };
   }
 
   /** A time-based log line is due (`everySeconds`). */
