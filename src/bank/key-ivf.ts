@@ -22,10 +22,11 @@
  *   so far. Nothing changes but the pairs scored, so `nprobe: "all"` with it is still the exact
  *   glance, bit for bit.
  * - **Int8 list codes** (`i8`). Each list also holds its keys in int8 (a scale per key, 0.25× the
- *   float32 keys' memory), coded when a glance first scans a list and extended as lists grow. After
- *   its best list (scanned in float32), a row scores every other probed list in int8 and rescans in
- *   float32 only the keys whose proven error bound reaches its k-th best so far (the exact glance
- *   prefilter's bound, `GAVEL_GLANCE_EXACT8`). Nothing changes but the work, bit for bit; with
+ *   float32 keys' memory), coded when a glance first scans a list and extended as lists grow. A row
+ *   takes a floor under its k-th best from its best lists (scored in int8, then its 2k best skills'
+ *   best keys in float32), scores every probed list in int8 and rescans in float32 only the keys
+ *   whose proven error bound reaches its k-th best so far (the exact glance prefilter's bound,
+ *   `GAVEL_GLANCE_EXACT8`). Nothing changes but the work, bit for bit; with
  *   `prune` the list bound first skips whole lists.
  * - **Following the bank.** Every glance first syncs: skills added since are assigned to the
  *   current centroids, removed ones dropped. Centroids change only at {@link KeyIvf.train}.
@@ -124,9 +125,9 @@ export interface KeyIvfGlanceOptions {
    */
   prune?: boolean;
   /**
-   * The int8 list codes (default off): after its best list (in float32), a row scores the other probed
-   * lists' keys in int8 and scores in float32 only those whose error bound reaches its k-th best so
-   * far.
+   * The int8 list codes (default off): a row scores its probed lists' keys in int8 and scores in
+   * float32 only those whose error bound reaches its k-th best so far (a floor first taken from its
+   * best lists: their keys in int8, then its 2k best skills' best keys in float32).
    * The result is unchanged, bit for bit. A list is coded when a glance first scans it so (then
    * only the keys it gains); the codes add up to 0.25× the float32 keys' memory to the index. With
    * `prune`, the list bound first skips whole lists.

@@ -319,6 +319,48 @@ describe("key IVF glance", () => {
     expect(checkedRows).toBeGreaterThan(0.6 * totalRows);
   });
 
+  it("lists whose int8 codes cannot be used (products that could overflow) are scanned in float32, seeds included: the same bits, on every ISA", async () => {
+    const r = rng(SEED ^ 0xb16);
+    for (const isa of kernelIsas(loadBinding())) {
+      setKernelIsa(isa);
+      const dim = [16, 33, 64][Math.floor(r() * 3)];
+      const topics = unit(r, 6, dim);
+      const bank = new KeyBank(dim);
+      // the first two topics' skills hold keys of norm ~1e36: a list holding one cannot be scored in int8
+      let huge = 0;
+      for (let s = 0; s < 60 + Math.floor(r() * 40); s++) {
+        const rows = 1 + Math.floor(r() * 12);
+        const keys = near(r, topics, dim, rows, 0.2);
+        const big = s % 3 === 0;
+        if (big) {
+          for (let i = 0; i < keys.length; i++) keys[i] *= 1e36;
+          huge += rows;
+        }
+        bank.add(keys);
+      }
+      const index = await KeyIvf.build(bank, { centroids: 4 + Math.floor(r() * 12), seed: Math.floor(r() * 1000) });
+      const centroids = index.stats().centroids;
+      const nq = 1 + Math.floor(r() * 40);
+      const queries = near(r, topics, dim, nq, 0.4);
+      const weights = decayWeights(nq);
+      for (const k of [1, 7, 129]) {
+        const exact = await bank.glance(queries, { weights, k });
+        for (const prune of [false, true]) {
+          const coded = await index.glance(bank, queries, { weights, k, nprobe: "all", prune, i8: true });
+          expect(coded.handles).toEqual(exact.handles);
+          expect(coded.g).toEqual(exact.g);
+          // the huge keys' lists went to float32 whole (without the bound, every one of their pairs)
+          if (!prune) expect(coded.scored).toBeGreaterThanOrEqual(nq * huge);
+        }
+        const part = Math.max(1, Math.floor(centroids / 3));
+        const plain = await index.glance(bank, queries, { weights, k, nprobe: part });
+        const coded = await index.glance(bank, queries, { weights, k, nprobe: part, prune: true, i8: true });
+        expect(coded.g).toEqual(plain.g);
+      }
+      bank.dispose();
+    }
+  });
+
   it("at the default nprobe agrees with the exact glance on a clustered bank, scoring a small share of the keys", async () => {
     const r = rng(SEED ^ 0x5eed);
     const dim = 64;

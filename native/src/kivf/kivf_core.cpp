@@ -811,6 +811,54 @@ SearchResult Index::Glance(const float* q, int64_t nq, const float* w, int64_t k
     }
   };
 
+  // Whether list c's codes can score it in int8: no non-finite key, and products that cannot overflow.
+  const auto usable8 = [&](int32_t c) { return codes_[c].finite && maxQ8 * double(codes_[c].maxNorm) < 1e36; };
+  // The int8 scores of list c's coded keys against the rows m holds for it: P, nr × the returned
+  // stride (the list's length padded to whole tiles); q, corr and b are scratch.
+  struct Rows8 {
+    std::vector<const int8_t*> q;
+    std::vector<int32_t> corr;
+    std::vector<float> b, P;
+  };
+  const auto scores8 = [&](const Csr& m, int32_t c, Rows8& r8) {
+    const ListCodes& lc = codes_[c];
+    const int64_t ldP = static_cast<int64_t>(lc.scale.size());
+    const int64_t r0 = m.start[c], nr = m.start[c + 1] - r0;
+    r8.q.resize(static_cast<size_t>(nr));
+    r8.corr.resize(static_cast<size_t>(nr));
+    r8.b.resize(static_cast<size_t>(nr));
+    for (int64_t i = 0; i < nr; ++i) {
+      const int32_t row = m.rows[r0 + i];
+      r8.q[i] = Q8.q.data() + int64_t(row) * Q8.rowBytes;
+      r8.corr[i] = Q8.corr[row];
+      r8.b[i] = Q8.b[row];
+    }
+    r8.P.resize(static_cast<size_t>(nr * ldP));
+    ListScores8(i8isa, lc, dim4, r8.q.data(), r8.corr.data(), r8.b.data(), nr, r8.P.data(), ldP);
+    return ldP;
+  };
+
+  // i8: row `row`'s float32 scores of the keys ids[0 … n) into Sc[j·P1], as the exact glance computes
+  // them (the row packed alone); kp and Kf are scratch (an f16 bank's keys converted there, exactly).
+  const auto scoreKeys = [&](const int32_t* ids, int64_t n, int64_t row, std::vector<const float*>& kp,
+                             std::vector<float>& Kf, std::vector<float>& Sc, const float* zero) {
+    kp.clear();
+    if (half_) Kf.resize(static_cast<size_t>(n * dim_));
+    for (int64_t j = 0; j < n; ++j) {
+      const Slot& sk = slots_[keySlot_[ids[j]]];
+      const int64_t r = ids[j] - sk.keyStart;
+      if (half_) {
+        float* dst = Kf.data() + j * dim_;
+        kernels::HalfToFloats(sk.keys->half.data() + r * dim_, dst, dim_, isa);
+        kp.push_back(dst);
+      } else {
+        kp.push_back(sk.keys->data.data() + r * dim_);
+      }
+    }
+    Sc.resize(static_cast<size_t>(n * P1));
+    ScanList(isa, kp.data(), n, Rp1.data() + row * P1 * dim_, 1, dim_, zero, Sc.data());
+  };
+
   // 2. The scan: list by list, threads taking lists (costliest first); each thread's per-row top k,
   // kept across passes (offers only ever add to a row's union).
   const unsigned nt = threads;
@@ -840,10 +888,9 @@ SearchResult Index::Glance(const float* q, int64_t nq, const float* w, int64_t k
       std::vector<float> Rp, Sc, Kf, zero(static_cast<size_t>(dim_), 0.f);
       std::vector<int32_t> col;
       std::vector<const float*> kp, rp;
-      std::vector<float> P8;
-      std::vector<const int8_t*> qp;
-      std::vector<int32_t> qc, keep;
-      std::vector<float> qb, kf8;
+      Rows8 r8;
+      std::vector<int32_t> keep;
+      std::vector<float> kf8;
       std::vector<int8_t> scratch8;
       for (;;) {
         const size_t at = next.fetch_add(1, std::memory_order_relaxed);
@@ -858,22 +905,12 @@ SearchResult Index::Glance(const float* q, int64_t nq, const float* w, int64_t k
           CodeList(c, isa, kf8.data(), scratch8.data());
           codeMs[th] += MsSince(tc);
         }
-        if (use8 && codes_[c].finite && maxQ8 * double(codes_[c].maxNorm) < 1e36) {
+        if (use8 && usable8(c)) {
           const ListCodes& lc = codes_[c];
           const auto& list = lists_[c];
-          const int64_t nkAll = static_cast<int64_t>(list.size()), ldP = static_cast<int64_t>(lc.scale.size());
+          const int64_t nkAll = static_cast<int64_t>(list.size());
           const int64_t r0 = m.start[c], nr = m.start[c + 1] - r0;
-          qp.resize(static_cast<size_t>(nr));
-          qc.resize(static_cast<size_t>(nr));
-          qb.resize(static_cast<size_t>(nr));
-          for (int64_t i = 0; i < nr; ++i) {
-            const int32_t row = m.rows[r0 + i];
-            qp[i] = Q8.q.data() + int64_t(row) * Q8.rowBytes;
-            qc[i] = Q8.corr[row];
-            qb[i] = Q8.b[row];
-          }
-          P8.resize(static_cast<size_t>(nr * ldP));
-          ListScores8(i8isa, lc, dim4, qp.data(), qc.data(), qb.data(), nr, P8.data(), ldP);
+          const int64_t ldP = scores8(m, c, r8);
           coded[th] += nr * nkAll;
           bool ok = true;
           for (int64_t i = 0; i < nr; ++i) {
@@ -883,7 +920,7 @@ SearchResult Index::Glance(const float* q, int64_t nq, const float* w, int64_t k
             float low = th8[row];
             if (n == kk && e[kk - 1].v > low) low = e[kk - 1].v;
             const float hw = (Q8.alpha[row] * lc.maxErr + Q8.beta[row] * lc.maxNorm) * (1.f + 1.f / 1024.f);
-            const float* pr = P8.data() + i * ldP;
+            const float* pr = r8.P.data() + i * ldP;
             keep.clear();
             // blocks of 16 keys tested at once (a branch-free OR the compiler vectorises); the keys
             // of a block that any could pass are then tested one by one, as before
@@ -899,29 +936,12 @@ SearchResult Index::Glance(const float* q, int64_t nq, const float* w, int64_t k
               if (!(pr[j] + hw < low) && slots_[keySlot_[list[j]]].live) keep.push_back(list[j]);
             const int64_t ns = static_cast<int64_t>(keep.size());
             if (ns == 0) continue;
-            kp.clear();
-            col.clear();
-            if (half_) Kf.resize(static_cast<size_t>(ns * dim_));
-            for (int64_t j = 0; j < ns; ++j) {
-              const int32_t sl = keySlot_[keep[j]];
-              const Slot& sk = slots_[sl];
-              const int64_t r = keep[j] - sk.keyStart;
-              if (half_) {
-                float* dst = Kf.data() + j * dim_;
-                kernels::HalfToFloats(sk.keys->half.data() + r * dim_, dst, dim_, isa);
-                kp.push_back(dst);
-              } else {
-                kp.push_back(sk.keys->data.data() + r * dim_);
-              }
-              col.push_back(colOf_[sl]);
-            }
-            Sc.resize(static_cast<size_t>(ns * P1));
-            ScanList(isa, kp.data(), ns, Rp1.data() + int64_t(row) * P1 * dim_, 1, dim_, zero.data(), Sc.data());
+            scoreKeys(keep.data(), ns, row, kp, Kf, Sc, zero.data());
             scored[th] += ns;
             for (int64_t j = 0; j < ns; ++j) {
               const float v = Sc[j * P1];
               ok &= std::fabs(v) <= FLT_MAX;
-              Offer(e, n, kk, v, col[j]);
+              Offer(e, n, kk, v, colOf_[keySlot_[keep[j]]]);
             }
           }
           if (!ok) finite[th] = 0;
@@ -974,6 +994,149 @@ SearchResult Index::Glance(const float* q, int64_t nq, const float* w, int64_t k
       }
     });
     scanMs += MsSince(t1);
+  };
+  // The int8 seed (i8): a row's floor from its seed lists without scoring all their keys in float32.
+  // Each seed list's keys are scored in int8 against its rows; per row, each skill keeps its key of
+  // best int8 score, and the kCodeSeedKeep·k skills best by it (ties to the lower column) have that
+  // key scored in float32 and offered. The floor θ is the k-th best of those true scores: k skills
+  // score at least that much, so the row's final k-th best does too, and the rest pass's bound stays
+  // exact, whatever the int8 scores chose. Lists whose codes cannot be used (a non-finite key, or
+  // products that could overflow) are scanned in float32 whole, as without the codes (seedDone); the
+  // others are scanned again, with the bound, in the rest pass. Per (row, seed slot) the list's
+  // candidates: one thread writes each.
+  struct Cand8 {
+    float p;
+    int32_t key;
+    int32_t col;
+  };
+  const auto better8 = [](const Cand8& a, const Cand8& b) { return a.p > b.p || (a.p == b.p && a.col < b.col); };
+  const auto seedByCodes = [&](const Csr& m, const std::vector<int32_t>& seedOf, int64_t sn, std::vector<char>& done) {
+    const auto t1 = std::chrono::steady_clock::now();
+    const int64_t keepN = std::min<int64_t>(kCodeSeedKeep * int64_t(kk), nCols);
+    std::vector<int32_t> lists;
+    for (int64_t c = 0; c < nc_; ++c)
+      if (m.start[c + 1] > m.start[c] && !lists_[c].empty()) lists.push_back(static_cast<int32_t>(c));
+    // code the seed lists (each by one thread), then split them by whether their codes can be used
+    {
+      std::atomic<size_t> next{0};
+      Parallel(static_cast<unsigned>(std::max<int64_t>(1, std::min<int64_t>(nt, int64_t(lists.size())))), [&](unsigned th) {
+        std::vector<float> kf(static_cast<size_t>(dim_));
+        std::vector<int8_t> scratch(static_cast<size_t>(dim4 * 4));
+        for (size_t at = next++; at < lists.size(); at = next++) {
+          const int32_t c = lists[at];
+          if (codes_[c].n < static_cast<int64_t>(lists_[c].size())) {
+            const auto tc = std::chrono::steady_clock::now();
+            CodeList(c, isa, kf.data(), scratch.data());
+            codeMs[th] += MsSince(tc);
+          }
+        }
+      });
+    }
+    std::vector<int32_t> work;
+    Csr plain;
+    plain.start.assign(static_cast<size_t>(nc_ + 1), 0);
+    for (int32_t c : lists) {
+      if (usable8(c)) {
+        work.push_back(c);
+        done[c] = 0;
+      } else {
+        plain.start[c + 1] = m.start[c + 1] - m.start[c];
+      }
+    }
+    for (int64_t c = 0; c < nc_; ++c) plain.start[c + 1] += plain.start[c];
+    plain.rows.resize(static_cast<size_t>(plain.start[nc_]));
+    for (int64_t c = 0; c < nc_; ++c)
+      std::copy(m.rows.begin() + m.start[c], m.rows.begin() + m.start[c] + (plain.start[c + 1] - plain.start[c]), plain.rows.begin() + plain.start[c]);
+    st.lists += static_cast<int64_t>(work.size());
+    std::vector<std::vector<Cand8>> cands(static_cast<size_t>(nq * sn));
+    std::atomic<size_t> next{0};
+    Parallel(static_cast<unsigned>(std::max<int64_t>(1, std::min<int64_t>(nt, int64_t(work.size())))), [&](unsigned th) {
+      Rows8 r8;
+      std::vector<int32_t> at(static_cast<size_t>(nCols), -1);
+      for (size_t w8 = next++; w8 < work.size(); w8 = next++) {
+        if (Stopped(stop)) return;
+        const int32_t c = work[w8];
+        const auto& list = lists_[c];
+        const int64_t nkAll = static_cast<int64_t>(list.size());
+        const int64_t r0 = m.start[c], nr = m.start[c + 1] - r0;
+        const int64_t ldP = scores8(m, c, r8);
+        coded[th] += nr * nkAll;
+        for (int64_t i = 0; i < nr; ++i) {
+          const int32_t row = m.rows[r0 + i];
+          int64_t slot = 0;
+          while (seedOf[row * sn + slot] != c) ++slot;
+          std::vector<Cand8>& out = cands[static_cast<size_t>(row * sn + slot)];
+          out.clear();
+          const float* pr = r8.P.data() + i * ldP;
+          for (int64_t j = 0; j < nkAll; ++j) {
+            const int32_t sl = keySlot_[list[j]];
+            if (!slots_[sl].live) continue;
+            const int32_t col = colOf_[sl];
+            int32_t& a = at[col];
+            if (a < 0) {
+              a = static_cast<int32_t>(out.size());
+              out.push_back(Cand8{pr[j], list[j], col});
+            } else if (pr[j] > out[a].p) {
+              out[a].p = pr[j];
+              out[a].key = list[j];
+            }
+          }
+          for (const Cand8& x : out) at[x.col] = -1;
+          if (static_cast<int64_t>(out.size()) > keepN) {
+            std::nth_element(out.begin(), out.begin() + (keepN - 1), out.end(), better8);
+            out.resize(static_cast<size_t>(keepN));
+          }
+        }
+      }
+    });
+    if (Stopped(stop)) Aborted("key IVF glance");
+    // per row: the candidates of its seed lists merged (each skill's best), the best 2k scored in float32
+    const unsigned nrt = static_cast<unsigned>(std::max<int64_t>(1, std::min<int64_t>(nt, nq)));
+    Parallel(nrt, [&](unsigned th) {
+      Cand* const tk = top[th].data();
+      int32_t* const cnt = count[th].data();
+      std::vector<Cand8> row8;
+      std::vector<int32_t> at(static_cast<size_t>(nCols), -1), ids;
+      std::vector<const float*> kp;
+      std::vector<float> Kf, Sc, zero(static_cast<size_t>(dim_), 0.f);
+      bool ok = true;
+      for (int64_t i = nq * th / nrt; i < nq * (th + 1) / nrt; ++i) {
+        if (Stopped(stop)) return;
+        row8.clear();
+        for (int64_t slot = 0; slot < sn; ++slot)
+          for (const Cand8& x : cands[static_cast<size_t>(i * sn + slot)]) {
+            int32_t& a = at[x.col];
+            if (a < 0) {
+              a = static_cast<int32_t>(row8.size());
+              row8.push_back(x);
+            } else if (x.p > row8[a].p) {
+              row8[a] = x;
+            }
+          }
+        for (const Cand8& x : row8) at[x.col] = -1;
+        if (static_cast<int64_t>(row8.size()) > keepN) {
+          std::nth_element(row8.begin(), row8.begin() + (keepN - 1), row8.end(), better8);
+          row8.resize(static_cast<size_t>(keepN));
+        }
+        const int64_t ns = static_cast<int64_t>(row8.size());
+        if (ns == 0) continue;
+        ids.resize(static_cast<size_t>(ns));
+        for (int64_t j = 0; j < ns; ++j) ids[j] = row8[j].key;
+        scoreKeys(ids.data(), ns, i, kp, Kf, Sc, zero.data());
+        scored[th] += ns;
+        Cand* e = tk + i * kk;
+        int32_t& n = cnt[i];
+        for (int64_t j = 0; j < ns; ++j) {
+          const float v = Sc[j * P1];
+          ok &= std::fabs(v) <= FLT_MAX;
+          Offer(e, n, kk, v, row8[j].col);
+        }
+      }
+      if (!ok) finite[th] = 0;
+    });
+    scanMs += MsSince(t1);
+    // the lists without usable codes: scanned whole in float32
+    scan(plain, false, nullptr);
   };
   // a row's top k so far: the threads' offers merged, skills without keys at -1
   std::vector<Cand> merged(static_cast<size_t>(kk));
@@ -1030,7 +1193,15 @@ SearchResult Index::Glance(const float* q, int64_t nq, const float* w, int64_t k
         for (int64_t j = 0; j < seedN; ++j) f(static_cast<int32_t>(i), seed[i * seedN + j]);
     });
     st.probeMs = MsSince(t0) - st.centroidMs;
-    scan(first, false, nullptr);
+    // seedDone[c]: every key of seed list c was scored in float32 for each row seeding from it (the
+    // rest pass then skips c for those rows); with the int8 codes, only the lists whose codes cannot
+    // be used are (the rest pass scans the others again for their seed rows, with the bound)
+    std::vector<char> seedDone(static_cast<size_t>(nc_), 1);
+    if (i8) {
+      seedByCodes(first, seed, seedN, seedDone);
+    } else {
+      scan(first, false, nullptr);
+    }
     if (Stopped(stop)) Aborted("key IVF glance");
     const auto t2 = std::chrono::steady_clock::now();
     std::vector<float> theta(static_cast<size_t>(nq), -std::numeric_limits<float>::infinity());
@@ -1042,7 +1213,7 @@ SearchResult Index::Glance(const float* q, int64_t nq, const float* w, int64_t k
     std::vector<char> seen(static_cast<size_t>(nc_), 0);
     Csr rest = csr([&](auto&& f) {
       for (int64_t i = 0; i < nq; ++i) {
-        for (int64_t j = 0; j < seedN; ++j) seen[seed[i * seedN + j]] = 1;
+        for (int64_t j = 0; j < seedN; ++j) seen[seed[i * seedN + j]] = seedDone[seed[i * seedN + j]];
         const float* s = S.data() + i * nc_;
         const double th = theta[i];
         const auto visit = [&](int32_t l) {

@@ -64,15 +64,22 @@ constexpr int64_t kGroupProbe = 4;
 // kPruneSeed best lists; the k-th best of its top k then is a floor under its final k-th best, and a
 // list whose bound stays below it (with the products' float error) cannot change the row's top k.
 constexpr int64_t kPruneSeed = 8;
-// With the int8 codes (Glance's i8) a row seeds its floor from its best list alone: the float32 scan
-// of the seed lists was most of such a glance (8 seeds: 140 ms, 1: 67 ms on a synthetic 10K-skill
-// bank, 200 rows, the same g), and as a thread scans it the floor rises to its own k-th best anyway.
+// With the int8 codes (Glance's i8) a row seeds its floor from its best list alone (8 seed lists
+// scanned in float32 were most of such a glance: 140 against 67 ms on a synthetic 10K-skill bank,
+// 200 rows, the same g); as a thread scans, the floor rises to its own k-th best anyway. The seed
+// lists are scored in int8 too: each skill keeps its key of best int8 score, and only the keys of the
+// kCodeSeedKeep·k skills best by it are scored in float32 and offered; the floor is the k-th best of
+// those true scores (a floor all the same: k skills score at least that much). Scanning the seed
+// lists whole in float32 cost a third of a route's glance over 30,593 skills (k 306: ~37 of ~108 ms
+// of its scan, the keys read from all over the bank), against ~10 ms so.
 constexpr int64_t kCodeSeed = 1;
 // ... and one more list per kCodeSeedPerK of k: with a wide vote (the route's vote share: k 306 over
 // 30K skills) one list often offers a row fewer than k skills, which leaves the row no floor, and its
 // other probed lists were all read in int8 (over 30,593 skills, 22 requests: 8,431 lists, 6.7M int8 and
 // 224K float32 pairs at k 306 with one seed; 5,120, 4.6M and 88K with five; at k 10 5,075, 4.5M, 51K).
 constexpr int64_t kCodeSeedPerK = 64;
+// The skills, per k, whose seed keys a row scores in float32 (above).
+constexpr int64_t kCodeSeedKeep = 2;
 // The two-level probe (opt-in, Glance's probeGroups = t): a row scores the G coarse centroids, then
 // only the fine centroids of its t best groups, and probes the nprobe best of those: rows ×
 // (G + t·C/G) products instead of rows × C. A list the flat probe would pick is missed when its
@@ -147,9 +154,12 @@ class Index {
   SearchResult Glance(const float* q, int64_t nq, const float* w, int64_t k, int64_t nprobe, Isa isa,
                       unsigned threads, SearchStats* stats = nullptr, const std::atomic<bool>* stop = nullptr,
                       int64_t probeGroups = 0, bool prune = false, bool i8 = false) const;
-  // i8: after each row's kCodeSeed best lists (scanned in float32, as prune's seed), the other lists
-  // it probes are scored in int8 from the lists' codes (kivf_i8.h), and only the keys whose bound
+  // i8: each row's floor comes from its seed lists (kCodeSeed, kCodeSeedPerK: scored in int8, the
+  // keys of its kCodeSeedKeep·k best skills by them in float32), then every list it probes, seeds
+  // included, is scored in int8 from the lists' codes (kivf_i8.h), and only the keys whose bound
   // reaches the row's k-th best so far are scored in float32: the result is unchanged, bit for bit.
+  // Lists whose codes cannot be used (a non-finite key, products that could overflow) are scanned
+  // in float32 whole, seeds included.
   // A list is coded when first scanned so, and follows its keys (0.25× float32 keys' memory).
   // prune: the list bound (kPruneSeed): lists that cannot hold a key of a row's top k are skipped
   // for that row, the result unchanged (bit for bit); it scores every centroid (probeGroups unused).
