@@ -225,7 +225,7 @@ export async function keyIvfGlance(library: Library, index: KeyIvf, queries: Flo
 export interface KeyIvfWarm {
   /** The route's glance reads the library's key IVF (GAVEL_KEY_IVF), and it was opened. */
   keyIvf: boolean;
-  /** Keys scored in int8 by the warming glance: every list's but its seed list's (0: GAVEL_KEY_IVF_I8=off). */
+  /** (row, key) pairs scored in int8 by the warming glance: every list's keys, its seed list's twice (once for the floor) (0: GAVEL_KEY_IVF_I8=off). */
   coded: number;
   /** Thread-ms spent coding the lists (0 when they already were). */
   codeMs: number;
