@@ -1033,20 +1033,17 @@ SearchResult Index::Glance(const float* q, int64_t nq, const float* w, int64_t k
       });
     }
     std::vector<int32_t> work;
-    Csr plain;
-    plain.start.assign(static_cast<size_t>(nc_ + 1), 0);
-    for (int32_t c : lists) {
+    for (int32_t c : lists)
       if (usable8(c)) {
         work.push_back(c);
         done[c] = 0;
-      } else {
-        plain.start[c + 1] = m.start[c + 1] - m.start[c];
       }
-    }
-    for (int64_t c = 0; c < nc_; ++c) plain.start[c + 1] += plain.start[c];
-    plain.rows.resize(static_cast<size_t>(plain.start[nc_]));
-    for (int64_t c = 0; c < nc_; ++c)
-      std::copy(m.rows.begin() + m.start[c], m.rows.begin() + m.start[c] + (plain.start[c + 1] - plain.start[c]), plain.rows.begin() + plain.start[c]);
+    // the lists whose codes cannot be used, with their rows (scanned whole in float32 below)
+    const Csr plain = csr([&](auto&& f) {
+      for (int32_t c : lists)
+        if (done[c])
+          for (int64_t j = m.start[c]; j < m.start[c + 1]; ++j) f(m.rows[j], c);
+    });
     st.lists += static_cast<int64_t>(work.size());
     std::vector<std::vector<Cand8>> cands(static_cast<size_t>(nq * sn));
     std::atomic<size_t> next{0};
