@@ -11,19 +11,13 @@
  *
  * `bank`: installed with the embedded pair, large enough to have written its key IVF (3,000 skills).
  */
-import { readFileSync } from "node:fs";
 import { cpus, loadavg } from "node:os";
-import { defaultModelPaths } from "../src/defaults.js";
-import { Model } from "../src/model/Model.js";
-import { Projections } from "../src/projections/projections.js";
-import { Library } from "../src/bank/library.js";
-import { RenderEncoder } from "../src/render/encode.js";
 import { encodeQueries } from "../src/route/context.js";
 import { keyIvfForGlance } from "../src/route/glance-index-use.js";
-import { type RouterParts, taskBudgets } from "../src/route/parts.js";
 import { loadTasks, selectTasks } from "../lab/eval/tasks.js";
 import { routeVoteK } from "../src/kernels/kernels.js";
 import { median } from "./data.js";
+import { exampleRequests, openInstalledBank } from "./installed-bank.js";
 
 const argv = process.argv.slice(2);
 function flag(name: string, fallback: string): string {
@@ -39,13 +33,9 @@ if (!bankDir || !tasksPath) {
   console.error("usage: npm run bench -- kivf-nprobe <bank> <tasks.jsonl> [--div 16,32] [--batches 1-5] [--limit 40] [--rounds 2]");
   process.exit(2);
 }
-const { projections: projPath, model: modelPath } = defaultModelPaths();
-const projections = await Projections.load(projPath);
-const library = await Library.openSnapshot(bankDir, projections);
-const model = await Model.load(modelPath, { contextSize: 2048 });
-const encoder = new RenderEncoder(model, 512);
-const parts = { model, projections, encoder, library, ...taskBudgets(2048, 512, encoder), keep: "end" } as unknown as RouterParts;
-const requests = ["examples/demo-tasks.json", "examples/everyday-tasks.json"].flatMap((f) => (JSON.parse(readFileSync(f, "utf8")) as { task: string }[]).map((t) => t.task));
+const bank = await openInstalledBank(bankDir);
+const { projections, library, parts } = bank;
+const requests = exampleRequests();
 const all = selectTasks(await loadTasks(tasksPath), { batches });
 const tasks = Array.from({ length: Math.min(limit, all.length) }, (_, i) => all[(97 * i) % all.length]);
 const ivf = await keyIvfForGlance(library);
@@ -102,5 +92,4 @@ for (let round = 0; round < rounds; round++)
     }
     report(`round ${round + 1}, C/${d} (nprobe ${Math.floor(C / d)})`, tops, ms, int8);
   }
-await library.close();
-await model.dispose();
+await bank.close();

@@ -12,17 +12,11 @@
  *
  * `bank`: installed with the embedded pair, large enough to have written its key IVF (3,000 skills).
  */
-import { readFileSync } from "node:fs";
 import { cpus, loadavg } from "node:os";
-import { defaultModelPaths } from "../src/defaults.js";
-import { Model } from "../src/model/Model.js";
-import { Projections } from "../src/projections/projections.js";
-import { Library } from "../src/bank/library.js";
-import { RenderEncoder } from "../src/render/encode.js";
 import { encodeQueries } from "../src/route/context.js";
 import { keyIvfForGlance } from "../src/route/glance-index-use.js";
-import { type RouterParts, taskBudgets } from "../src/route/parts.js";
 import { median } from "./data.js";
+import { exampleRequests, openInstalledBank } from "./installed-bank.js";
 import { loadTasks, selectTasks } from "../lab/eval/tasks.js";
 
 const argv = process.argv.slice(2);
@@ -40,16 +34,12 @@ if (!bankDir) {
   console.error("usage: npm run bench -- vote-k <bank> [--ks 10,102,306] [--rounds 2] [--tasks tasks.jsonl --batches 1-5 --limit 20]");
   process.exit(2);
 }
-const { projections: projPath, model: modelPath } = defaultModelPaths();
-const projections = await Projections.load(projPath);
-const library = await Library.openSnapshot(bankDir, projections);
-const model = await Model.load(modelPath, { contextSize: 2048 });
-const encoder = new RenderEncoder(model, 512);
-const parts = { model, projections, encoder, library, ...taskBudgets(2048, 512, encoder), keep: "end" } as unknown as RouterParts;
+const bank = await openInstalledBank(bankDir);
+const { library, parts } = bank;
 const all = tasksPath ? selectTasks(await loadTasks(tasksPath), { batches }) : [];
 const prompts = tasksPath
   ? Array.from({ length: Math.min(limit, all.length) }, (_, i) => all[(97 * i) % all.length].text)
-  : ["examples/demo-tasks.json", "examples/everyday-tasks.json"].flatMap((f) => (JSON.parse(readFileSync(f, "utf8")) as { task: string }[]).map((t) => t.task));
+  : exampleRequests();
 const ivf = await keyIvfForGlance(library);
 if (!ivf) throw new Error(`${bankDir} has no key IVF (installs write one from 3,000 skills)`);
 console.log(`vote-k: ${bankDir}, ${library.keys.size} skills, ${library.keys.keys} keys; ${prompts.length} ${tasksPath ? `tasks (batches ${batches})` : "requests"}; ` +
@@ -70,5 +60,4 @@ for (let round = 0; round < rounds; round++) {
     console.log(`  round ${round + 1}, k ${k}: ` + Object.entries(acc).map(([n, a]) => `${n} ${median(a).toFixed(n.endsWith("Ms") || n === "ms" ? 1 : 0)}`).join(", "));
   }
 }
-await library.close();
-await model.dispose();
+await bank.close();
