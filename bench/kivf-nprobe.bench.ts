@@ -67,8 +67,9 @@ for (const gc of goldCols) for (let c = 0; c < handles!.length; c++) if (gc.gold
 const mean = (a: number[]) => a.reduce((x, y) => x + y, 0) / Math.max(1, a.length);
 const fmt = (a: number[], f: (a: number[]) => number, digits: number, scale = 1) => (a.length ? (f(a) / scale).toFixed(digits) : "–");
 const max = (a: number[]) => Math.max(...a);
+const exactSets = exact.map((t) => new Set(t));
 const report = (name: string, tops: number[][], ms: number[], int8: number[]) => {
-  const ag = tops.map((t, i) => t.filter((x) => new Set(exact[i]).has(x)).length / 20);
+  const ag = tops.map((t, i) => t.filter((x) => exactSets[i].has(x)).length / 20);
   const same1 = tops.map((t, i): number => (t[0] === exact[i][0] ? 1 : 0));
   const hit1 = tops.slice(nReq).map((t, j): number => (goldCols[j].cols.has(t[0]) ? 1 : 0));
   const r20 = tops.slice(nReq).map((t, j): number => (t.some((x) => goldCols[j].cols.has(x)) ? 1 : 0));

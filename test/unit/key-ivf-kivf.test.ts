@@ -326,7 +326,7 @@ describe("key IVF glance", () => {
       const dim = [16, 33, 64][Math.floor(r() * 3)];
       const topics = unit(r, 6, dim);
       const bank = new KeyBank(dim);
-      // the first two topics' skills hold keys of norm ~1e36: a list holding one cannot be scored in int8
+      // every third skill holds keys of norm ~1e36: a list holding one cannot be scored in int8
       let huge = 0;
       for (let s = 0; s < 60 + Math.floor(r() * 40); s++) {
         const rows = 1 + Math.floor(r() * 12);
