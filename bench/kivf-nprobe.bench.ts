@@ -3,11 +3,12 @@
  * (examples/demo-tasks.json, examples/everyday-tasks.json) and SWE-Skills-Bench task statements,
  * each encoded once as a route does, then `KeyIvf.glance` as a route calls it (k from the vote share,
  * int8 codes and the list bound) at `nprobe: "all"` (the exact glance, bit for bit) and at C/d for each
- * divisor d. Per setting: the top-20 agreement with the exact glance and the same top 1 (requests and
+ * divisor d, with each probe spread (`even`: every row probes C/d lists; `weight`: C/d on average,
+ * shared out by the rows' weights, as the route does). Per setting: the top-20 agreement with the exact glance and the same top 1 (requests and
  * tasks apart), the glance's Hit@1 and R@20 on the tasks (their gold skills), the wall time (median
  * and max) and the int8 pairs.
  *
- *   npm run bench -- kivf-nprobe <bank> <tasks.jsonl> [--div 16,32] [--batches 1-5] [--limit 40] [--rounds 2]
+ *   npm run bench -- kivf-nprobe <bank> <tasks.jsonl> [--div 16,32] [--spread even,weight] [--batches 1-5] [--limit 40] [--rounds 2]
  *
  * `bank`: installed with the embedded pair, large enough to have written its key IVF (3,000 skills).
  */
@@ -25,12 +26,14 @@ function flag(name: string, fallback: string): string {
   return i >= 0 ? argv.splice(i, 2)[1] : fallback;
 }
 const divs = flag("--div", "16,32").split(",").map(Number);
+const spreads = flag("--spread", "even,weight").split(",") as ("even" | "weight")[];
+if (spreads.some((s) => s !== "even" && s !== "weight")) throw new Error(`--spread takes even and weight, got ${spreads.join(",")}`);
 const batches = flag("--batches", "1-5");
 const limit = Number(flag("--limit", "40"));
 const rounds = Number(flag("--rounds", "2"));
 const [bankDir, tasksPath] = argv;
 if (!bankDir || !tasksPath) {
-  console.error("usage: npm run bench -- kivf-nprobe <bank> <tasks.jsonl> [--div 16,32] [--batches 1-5] [--limit 40] [--rounds 2]");
+  console.error("usage: npm run bench -- kivf-nprobe <bank> <tasks.jsonl> [--div 16,32] [--spread even,weight] [--batches 1-5] [--limit 40] [--rounds 2]");
   process.exit(2);
 }
 const bank = await openInstalledBank(bankDir);
@@ -53,7 +56,8 @@ function top(g: Float32Array, n: number): number[] {
   return Array.from(g.keys()).sort((a, b) => g[b] - g[a] || a - b).slice(0, n);
 }
 const goldCols = tasks.map((t) => ({ gold: new Set(t.gold_skill_ids), cols: new Set<number>() }));
-const glance = (i: number, nprobe: number | "all") => ivf.glance(library.keys, qs[i].queries, { weights: qs[i].weights, k, nprobe, i8: true, prune: true });
+const glance = (i: number, nprobe: number | "all", probeSpread: "even" | "weight" = "even") =>
+  ivf.glance(library.keys, qs[i].queries, { weights: qs[i].weights, k, nprobe, i8: true, prune: true, probeSpread });
 await glance(0, Math.floor(C / divs[0]));
 const exact: number[][] = [];
 let handles: Int32Array | undefined;
@@ -82,15 +86,15 @@ const report = (name: string, tops: number[][], ms: number[], int8: number[]) =>
 };
 report("exact (nprobe all)", exact, [], []);
 for (let round = 0; round < rounds; round++)
-  for (const d of divs) {
+  for (const d of divs) for (const spread of spreads) {
     const tops: number[][] = [], ms: number[] = [], int8: number[] = [];
     for (let i = 0; i < qs.length; i++) {
       const t0 = performance.now();
-      const r = await glance(i, Math.floor(C / d));
+      const r = await glance(i, Math.floor(C / d), spread);
       ms.push(performance.now() - t0);
       tops.push(top(r.g, 20));
       int8.push(r.coded);
     }
-    report(`round ${round + 1}, C/${d} (nprobe ${Math.floor(C / d)})`, tops, ms, int8);
+    report(`round ${round + 1}, C/${d} (nprobe ${Math.floor(C / d)}), ${spread}`, tops, ms, int8);
   }
 await bank.close();

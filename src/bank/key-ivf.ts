@@ -106,8 +106,20 @@ export interface KeyIvfGlanceOptions {
   weights?: Float32Array;
   /** Skills each row credits (default voteK(skills), as the exact glance). */
   k?: number;
-  /** Lists each row probes, or "all" for the exact glance (default {@link defaultNprobe}). */
+  /**
+   * Lists each row probes, or "all" for the exact glance (default {@link defaultNprobe}); with
+   * `probeSpread: "weight"`, the mean over the rows.
+   */
   nprobe?: number | "all";
+  /**
+   * How the probed lists are shared among the rows (default `"even"`): `"even"`, every row probes
+   * `nprobe`; `"weight"`, row i probes ⌊nprobe·nq·wᵢ/Σw + ½⌋ lists, clamped to [⌈nprobe/4⌉, 4·nprobe]
+   * and to the centroids, since the vote credits a row's top k with wᵢ·m and a heavy row's missed
+   * skill costs more. The route uses `"weight"`: over the real 30,593-skill bank it kept more of the
+   * exact glance's top 20 for the lists scanned (docs/BENCHMARKS.md, "The key IVF"). Either way
+   * `nprobe: "all"` probes every list for every row (the exact glance).
+   */
+  probeSpread?: "even" | "weight";
   /**
    * On a two-level index (≥ 1,024 centroids by default): pick each row's lists among the fine
    * centroids of its `probeGroups` best coarse groups only (≥ 1), instead of scoring every centroid
@@ -138,7 +150,7 @@ export interface KeyIvfGlanceOptions {
 interface NativeKeyIvf {
   train(bank: NativeBank, options: KeyIvfTrainOptions): Promise<KeyIvfSyncStats>;
   sync(bank: NativeBank): Promise<KeyIvfSyncStats>;
-  glance(bank: NativeBank, queries: Float32Array, weights: Float32Array, k: number, nprobe: number, probeGroups: number, prune: boolean, i8: boolean): Promise<KeyIvfGlance>;
+  glance(bank: NativeBank, queries: Float32Array, weights: Float32Array, k: number, nprobe: number, probeGroups: number, prune: boolean, i8: boolean, spread: boolean): Promise<KeyIvfGlance>;
   stats(): KeyIvfStats;
   exportCodes(): KeyIvfCodes;
   restore(centroids: Float32Array, coarse: Float32Array, groupStart: Int32Array, trainedRows: number, trainMeanSim: number): void;
@@ -273,7 +285,9 @@ export class KeyIvf {
     if (options.probeGroups !== undefined) checkInt(probeGroups, "probeGroups", 1);
     if (options.prune !== undefined && typeof options.prune !== "boolean") throw invalidArgument("prune must be a boolean");
     if (options.i8 !== undefined && typeof options.i8 !== "boolean") throw invalidArgument("i8 must be a boolean");
-    return this.#native.glance(bank._native, queries, weights, k, nprobe, probeGroups, options.prune ?? false, options.i8 ?? false);
+    const spread = options.probeSpread ?? "even";
+    if (spread !== "even" && spread !== "weight") throw invalidArgument(`probeSpread must be "even" or "weight", got ${String(spread)}`);
+    return this.#native.glance(bank._native, queries, weights, k, nprobe, probeGroups, options.prune ?? false, options.i8 ?? false, spread === "weight");
   }
 
   #checkBank(bank: KeyBank): void {

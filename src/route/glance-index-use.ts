@@ -206,9 +206,10 @@ export async function refreshKeyIvf(library: Library): Promise<void> {
 }
 
 /**
- * The whole library's glance through its key IVF at the default nprobe: g over every skill (columns
- * in the bank's handle order, as a whole-bank glance's), no per-token detail. With
- * `GAVEL_KEY_IVF_I8=on` (the default) through the int8 list codes and the list bound: the same g.
+ * The whole library's glance through its key IVF at the default nprobe, shared out among the task's
+ * rows by their weights (`probeSpread: "weight"`): g over every skill (columns in the bank's handle
+ * order, as a whole-bank glance's), no per-token detail. With `GAVEL_KEY_IVF_I8=on` (the default)
+ * through the int8 list codes and the list bound: the same g.
  *
  * @throws GavelError `ABORTED` when `signal` aborted before or during the search.
  */
@@ -216,7 +217,7 @@ export async function keyIvfGlance(library: Library, index: KeyIvf, queries: Flo
   const aborted = () => new GavelError("glance aborted", "ABORTED");
   if (signal?.aborted) throw aborted();
   const fast = config().keyIvfI8 === "on";
-  const r = await index.glance(library.keys, queries, { weights, k, ...(fast ? { i8: true, prune: true } : {}) });
+  const r = await index.glance(library.keys, queries, { weights, k, probeSpread: "weight", ...(fast ? { i8: true, prune: true } : {}) });
   if (signal?.aborted) throw aborted();
   return { g: r.g, handles: r.handles, m: new Float32Array(0), argmax: new Int32Array(0), columns: new Int32Array(0) };
 }

@@ -9,6 +9,10 @@
  *   equals a plain float64 reference of the same rule on fresh random banks (rows whose probe or
  *   top-k boundary is a near-tie weighted 0), and over every group picks the flat probe's lists
  *   (g bit for bit), on every instruction set;
+ * - the spread probe (nprobe the rows' mean, shared out by weight) equals a plain float64 reference
+ *   of its rule (near-tie rows weighted 0, the shares recomputed), gives the even probe's g bit for bit
+ *   under uniform weights and the exact glance's probing every list, and the bound and codes change
+ *   no bit of it, on every instruction set;
  * - the list bound (prune) changes no bit: with every list probed it is the exact glance, at a
  *   partial nprobe the unpruned result, and on a clustered bank it skips pairs;
  * - the int8 list codes (i8, with and without the list bound) change no bit: with every list probed
@@ -319,6 +323,112 @@ describe("key IVF glance", () => {
     expect(checkedRows).toBeGreaterThan(0.6 * totalRows);
   });
 
+  it("the spread probe (lists shared out by weight) equals a plain reference of its rule; the bound and the codes change no bit; on every ISA", async () => {
+    const r = rng(SEED ^ 0x5b7e);
+    const dot = (a: Float32Array, ai: number, b: Float32Array, bi: number, dim: number): number => {
+      let s = 0;
+      for (let d = 0; d < dim; d++) s += a[ai * dim + d] * b[bi * dim + d];
+      return s;
+    };
+    const EPS = 1e-4;
+    // the rule (native/src/kivf/kivf_core.h, ProbeCounts): row i probes ⌊nprobe·nq·wᵢ/Σw + ½⌋,
+    // clamped to [⌈nprobe/4⌉, 4·nprobe] and to the centroids
+    const counts = (w: Float32Array, nprobe: number, C: number): number[] => {
+      let W = 0;
+      for (const x of w) W += x;
+      const lo = Math.min(C, Math.ceil(nprobe / 4)), hi = Math.min(C, 4 * nprobe);
+      return Array.from(w, (x) => Math.min(hi, Math.max(lo, Math.floor((nprobe * w.length * x) / W + 0.5))));
+    };
+    let checkedRows = 0, totalRows = 0, differ = 0, uneven = 0;
+    for (const isa of kernelIsas(loadBinding())) {
+      setKernelIsa(isa);
+      const dim = [16, 33, 64][Math.floor(r() * 3)];
+      const topics = unit(r, 12, dim);
+      const bank = new KeyBank(dim);
+      const keysOf = new Map<number, Float32Array>();
+      for (let s = 0; s < 80 + Math.floor(r() * 80); s++) {
+        const keys = near(r, topics, dim, r() < 0.05 ? 0 : 1 + Math.floor(r() * 12), 0.4 + r());
+        keysOf.set(bank.add(keys), keys);
+      }
+      const index = await KeyIvf.build(bank, { centroids: 24 + Math.floor(r() * 40), seed: Math.floor(r() * 1000) });
+      const codes = index.exportCodes();
+      const C = index.stats().centroids;
+      for (let round = 0; round < 4; round++) {
+        const nq = 5 + Math.floor(r() * 40);
+        const queries = near(r, topics, dim, nq, 0.6);
+        const k = [1, 3, 7][Math.floor(r() * 3)];
+        const nprobe = 2 + Math.floor(r() * Math.min(10, C - 2));
+        // uneven weights: a few heavy rows, some light, some 0
+        const w = Float32Array.from({ length: nq }, () => (r() < 0.1 ? 0 : r() < 0.2 ? 3 + 5 * r() : 0.05 + r()));
+        w[0] = 1;
+        // the plain reference; a row whose probe or top-k boundary is a near-tie is weighted 0, which
+        // moves the other rows' shares, so until no weighted row is a near-tie
+        let credit = new Float64Array(bank.size);
+        for (let pass = 0; ; pass++) {
+          expect(pass).toBeLessThan(20);
+          const n = counts(w, nprobe, C);
+          credit = new Float64Array(bank.size);
+          let changed = false;
+          for (let i = 0; i < nq; i++) {
+            if (w[i] === 0) continue;
+            const cand = Array.from({ length: C }, (_, c) => ({ c, v: dot(queries, i, codes.centroids, c, dim) })).sort((a, b) => b.v - a.v || a.c - b.c);
+            let ambiguous = n[i] < C && cand[n[i] - 1].v - cand[n[i]].v < EPS;
+            const probed = new Set(cand.slice(0, n[i]).map((x) => x.c));
+            const offers: { col: number; v: number }[] = [];
+            for (let col = 0; col < codes.handles.length; col++) {
+              const keys = keysOf.get(codes.handles[col])!;
+              const nk = keys.length / dim;
+              if (nk === 0) {
+                offers.push({ col, v: -1 });
+                continue;
+              }
+              let m = -Infinity;
+              for (let j = 0; j < nk; j++) if (probed.has(codes.codes[codes.offsets[col] + j])) m = Math.max(m, dot(queries, i, keys, j, dim));
+              if (m > -Infinity) offers.push({ col, v: m });
+            }
+            offers.sort((a, b) => b.v - a.v || a.col - b.col);
+            const kk = Math.min(k, bank.size);
+            if (offers.length > kk && offers[kk - 1].v - offers[kk].v < EPS) ambiguous = true;
+            if (ambiguous) {
+              w[i] = 0;
+              changed = true;
+              continue;
+            }
+            for (const o of offers.slice(0, kk)) credit[o.col] += w[i] * o.v;
+          }
+          if (!changed) {
+            if (n.some((x) => x !== nprobe)) uneven++;
+            break;
+          }
+        }
+        let W = 0;
+        for (const x of w) W += x;
+        for (const x of w) {
+          totalRows++;
+          if (x > 0) checkedRows++;
+        }
+        const spread = await index.glance(bank, queries, { weights: w, k, nprobe, probeSpread: "weight" });
+        expect(spread.handles).toEqual(codes.handles);
+        for (let s = 0; s < bank.size; s++) expect(Math.abs(spread.g[s] - credit[s] / W)).toBeLessThan(1e-5);
+        const even = await index.glance(bank, queries, { weights: w, k, nprobe });
+        if (even.g.some((x, s) => x !== spread.g[s])) differ++;
+        // the list bound and the int8 codes under the spread probe: its g, bit for bit
+        for (const prune of [false, true]) expect((await index.glance(bank, queries, { weights: w, k, nprobe, probeSpread: "weight", prune, i8: true })).g).toEqual(spread.g);
+        expect((await index.glance(bank, queries, { weights: w, k, nprobe, probeSpread: "weight", prune: true })).g).toEqual(spread.g);
+        // uniform weights share nprobe evenly: the even probe's g, bit for bit
+        const flat = new Float32Array(nq).fill(1 / nq);
+        expect((await index.glance(bank, queries, { weights: flat, k, nprobe, probeSpread: "weight" })).g).toEqual((await index.glance(bank, queries, { weights: flat, k, nprobe })).g);
+        // every list: the exact glance, bit for bit
+        expect((await index.glance(bank, queries, { weights: w, k, nprobe: "all", probeSpread: "weight", i8: true, prune: true })).g).toEqual((await bank.glance(queries, { weights: w, k })).g);
+      }
+      bank.dispose();
+    }
+    // the rule was exercised: uneven shares, and results that differ from the even probe's
+    expect(uneven).toBeGreaterThan(0);
+    expect(differ).toBeGreaterThan(0);
+    expect(checkedRows).toBeGreaterThan(0.5 * totalRows);
+  });
+
   it("lists whose int8 codes cannot be used (products that could overflow) are scanned in float32, seeds included: the same bits, on every ISA", async () => {
     const r = rng(SEED ^ 0xb16);
     for (const isa of kernelIsas(loadBinding())) {
@@ -475,6 +585,7 @@ describe("key IVF glance", () => {
     await expect(index.glance(bank, unit(r, 2, 16), { probeGroups: 1.5 })).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
     await expect(index.glance(bank, unit(r, 2, 16), { prune: 1 as unknown as boolean })).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
     await expect(index.glance(bank, unit(r, 2, 16), { i8: "yes" as unknown as boolean })).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
+    await expect(index.glance(bank, unit(r, 2, 16), { probeSpread: "idf" as unknown as "even" })).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
     await expect(index.glance(bank, new Float32Array(15))).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
     await expect(KeyIvf.build(new KeyBank(16))).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
     bank.dispose();

@@ -555,12 +555,27 @@ void Index::Columns() {
   }
 }
 
+std::vector<int64_t> ProbeCounts(const float* w, int64_t nq, int64_t nprobe, int64_t centroids, bool spread) {
+  std::vector<int64_t> n(static_cast<size_t>(nq), std::min(nprobe, centroids));
+  if (!spread || nprobe >= centroids) return n;
+  double W = 0;
+  for (int64_t i = 0; i < nq; ++i) W += double(w[i]);
+  if (!(W > 0) || !std::isfinite(W)) return n;
+  const int64_t lo = std::min(centroids, (nprobe + kSpreadRange - 1) / kSpreadRange);
+  const int64_t hi = std::min(centroids, kSpreadRange * nprobe);
+  for (int64_t i = 0; i < nq; ++i) {
+    const double x = std::floor(double(nprobe) * double(nq) * double(w[i]) / W + 0.5);
+    n[i] = x <= double(lo) ? lo : x >= double(hi) ? hi : static_cast<int64_t>(x);
+  }
+  return n;
+}
+
 int64_t Index::ProbeGroups(int64_t probeGroups) const {
   const int64_t G = static_cast<int64_t>(groupStart_.size()) - 1;
   return G <= 0 || probeGroups <= 0 ? 0 : std::min(probeGroups, G);
 }
 
-void Index::ProbeTwoLevel(const float* q, int64_t nq, int64_t np, int64_t t, std::vector<int64_t>& probeAt,
+void Index::ProbeTwoLevel(const float* q, int64_t nq, const std::vector<int64_t>& np, int64_t t, std::vector<int64_t>& probeAt,
                           std::vector<int32_t>& probe, Isa isa, unsigned threads, SearchStats& st) const {
   auto t0 = std::chrono::steady_clock::now();
   const int64_t G = static_cast<int64_t>(groupStart_.size()) - 1;
@@ -637,8 +652,8 @@ void Index::ProbeTwoLevel(const float* q, int64_t nq, int64_t np, int64_t t, std
     }
   });
   st.centroidMs = MsSince(t0);
-  // each row's np best candidates (ties to the lower centroid); all of them when fewer
-  for (int64_t i = 0; i < nq; ++i) probeAt[i + 1] = probeAt[i] + std::min(np, candAt[i + 1] - candAt[i]);
+  // each row's np[i] best candidates (ties to the lower centroid); all of them when fewer
+  for (int64_t i = 0; i < nq; ++i) probeAt[i + 1] = probeAt[i] + std::min(np[i], candAt[i + 1] - candAt[i]);
   probe.resize(static_cast<size_t>(probeAt[nq]));
   {
     const unsigned nr = static_cast<unsigned>(std::min<int64_t>(threads, nq));
@@ -684,7 +699,7 @@ void Index::CodeList(int32_t c, Isa isa, float* kf, int8_t* scratch) const {
 
 SearchResult Index::Glance(const float* q, int64_t nq, const float* w, int64_t k, int64_t nprobe, Isa isa,
                            unsigned threads, SearchStats* stats, const std::atomic<bool>* stop,
-                           int64_t probeGroups, bool prune, bool i8) const {
+                           int64_t probeGroups, bool prune, bool i8, bool spread) const {
   SearchStats st;
   SearchResult out;
   const int64_t nCols = static_cast<int64_t>(colHandle_.size());
@@ -699,6 +714,9 @@ SearchResult Index::Glance(const float* q, int64_t nq, const float* w, int64_t k
   const int32_t kk = static_cast<int32_t>(std::min<int64_t>(k, nCols));
   const bool all = nprobe >= nc_;
   const int64_t np = all ? nc_ : nprobe;
+  // each row's probe count (every list for every row when all)
+  const std::vector<int64_t> npRow = ProbeCounts(w, nq, np, nc_, spread);
+  const int64_t npMin = nq > 0 ? *std::min_element(npRow.begin(), npRow.end()) : np;
   // radii not yet measured since a Load (Sync measures them): no bound to prune with
   if (radiusStale_) prune = false;
   // i8: the lists' codes (made or extended now) and the rows in int8, unless a product could
@@ -727,7 +745,7 @@ SearchResult Index::Glance(const float* q, int64_t nq, const float* w, int64_t k
   // prune and i8 both scan each row's seed lists first, for a floor under its k-th best
   const bool twoPass = prune || i8;
 
-  // 1. Each row's probed lists: its np best centroids (ties to the lower), or every list, as
+  // 1. Each row's probed lists: its npRow[i] best centroids (ties to the lower), or every list, as
   // probe[probeAt[i] …); or (probeAll) every list for every row, without a probe array.
   auto t0 = std::chrono::steady_clock::now();
   const int64_t t = twoPass ? 0 : ProbeGroups(probeGroups);
@@ -739,7 +757,7 @@ SearchResult Index::Glance(const float* q, int64_t nq, const float* w, int64_t k
   const bool probeAll = all;
   if (!all || twoPass) {
     if (t > 0) {
-      ProbeTwoLevel(q, nq, np, t, probeAt, probe, isa, threads, st);
+      ProbeTwoLevel(q, nq, npRow, t, probeAt, probe, isa, threads, st);
     } else {
       // S = Q·Cᵀ by column blocks of kScoreBlock centroids, threads taking blocks: one GEMM over all
       // C centroids streams their packed panels (MiBs) from memory for every row block; a block's
@@ -760,26 +778,27 @@ SearchResult Index::Glance(const float* q, int64_t nq, const float* w, int64_t k
       });
       st.centroidMs = MsSince(t0);
       if (!all) {
-        probe.resize(static_cast<size_t>(nq * np));
+        for (int64_t i = 0; i < nq; ++i) probeAt[i + 1] = probeAt[i] + npRow[i];
+        probe.resize(static_cast<size_t>(probeAt[nq]));
         const unsigned nt = static_cast<unsigned>(std::min<int64_t>(threads, nq));
         Parallel(nt, [&](unsigned th) {
           std::vector<float> v(static_cast<size_t>(nc_));
           for (int64_t i = nq * th / nt; i < nq * (th + 1) / nt; ++i) {
-            // the np best by (score desc, centroid asc): every score above the np-th best value θ,
+            // the n best by (score desc, centroid asc): every score above the n-th best value θ,
             // then the lowest centroids scoring θ (a selection over the values, no index indirection)
+            const int64_t ni = npRow[i];
             const float* s = S.data() + i * nc_;
             std::copy(s, s + nc_, v.begin());
-            std::nth_element(v.begin(), v.begin() + (np - 1), v.end(), std::greater<float>());
-            const float theta = v[np - 1];
-            int32_t* o = probe.data() + i * np;
+            std::nth_element(v.begin(), v.begin() + (ni - 1), v.end(), std::greater<float>());
+            const float theta = v[ni - 1];
+            int32_t* o = probe.data() + probeAt[i];
             int64_t n = 0;
             for (int64_t c = 0; c < nc_; ++c)
               if (s[c] > theta) o[n++] = static_cast<int32_t>(c);
-            for (int64_t c = 0; c < nc_ && n < np; ++c)
+            for (int64_t c = 0; c < nc_ && n < ni; ++c)
               if (s[c] == theta) o[n++] = static_cast<int32_t>(c);
           }
         });
-        for (int64_t i = 0; i <= nq; ++i) probeAt[i] = i * np;
       }
     }
   }
@@ -867,6 +886,16 @@ SearchResult Index::Glance(const float* q, int64_t nq, const float* w, int64_t k
   std::vector<int64_t> scored(nt, 0), coded(nt, 0);
   std::vector<double> codeMs(nt, 0.0);
   std::vector<char> finite(nt, 1);
+  // codes list c (the keys it gained since) when its codes are behind it; a list is one thread's a
+  // pass, so race-free; thread th's time goes to codeMs
+  const auto codeIfStale = [&](int32_t c, unsigned th, std::vector<float>& kf, std::vector<int8_t>& scratch) {
+    if (codes_[c].n >= static_cast<int64_t>(lists_[c].size())) return;
+    const auto tc = std::chrono::steady_clock::now();
+    kf.resize(static_cast<size_t>(dim_));
+    scratch.resize(static_cast<size_t>(dim4 * 4));
+    CodeList(c, isa, kf.data(), scratch.data());
+    codeMs[th] += MsSince(tc);
+  };
   double scanMs = 0;
   // use8: lists with finite codes scored in int8 first, against each row's floor th8[row] (or its
   // thread's k-th best so far, when higher)
@@ -897,14 +926,7 @@ SearchResult Index::Glance(const float* q, int64_t nq, const float* w, int64_t k
         if (at >= work.size()) break;
         if (Stopped(stop)) return;
         const int32_t c = work[at];
-        // a list is taken by one thread a pass, so it is coded (the keys it gained) here, race-free
-        if (use8 && codes_[c].n < static_cast<int64_t>(lists_[c].size())) {
-          const auto tc = std::chrono::steady_clock::now();
-          kf8.resize(static_cast<size_t>(dim_));
-          scratch8.resize(static_cast<size_t>(dim4 * 4));
-          CodeList(c, isa, kf8.data(), scratch8.data());
-          codeMs[th] += MsSince(tc);
-        }
+        if (use8) codeIfStale(c, th, kf8, scratch8);
         if (use8 && usable8(c)) {
           const ListCodes& lc = codes_[c];
           const auto& list = lists_[c];
@@ -1020,16 +1042,9 @@ SearchResult Index::Glance(const float* q, int64_t nq, const float* w, int64_t k
     {
       std::atomic<size_t> next{0};
       Parallel(static_cast<unsigned>(std::max<int64_t>(1, std::min<int64_t>(nt, int64_t(lists.size())))), [&](unsigned th) {
-        std::vector<float> kf(static_cast<size_t>(dim_));
-        std::vector<int8_t> scratch(static_cast<size_t>(dim4 * 4));
-        for (size_t at = next++; at < lists.size(); at = next++) {
-          const int32_t c = lists[at];
-          if (codes_[c].n < static_cast<int64_t>(lists_[c].size())) {
-            const auto tc = std::chrono::steady_clock::now();
-            CodeList(c, isa, kf.data(), scratch.data());
-            codeMs[th] += MsSince(tc);
-          }
-        }
+        std::vector<float> kf;
+        std::vector<int8_t> scratch;
+        for (size_t at = next++; at < lists.size(); at = next++) codeIfStale(lists[at], th, kf, scratch);
       });
     }
     std::vector<int32_t> work;
@@ -1165,7 +1180,7 @@ SearchResult Index::Glance(const float* q, int64_t nq, const float* w, int64_t k
     }
     // seeds: the row's kPruneSeed best probed lists by score (ties to the lower)
     // (with the int8 codes: kCodeSeed, and one more per kCodeSeedPerK of k)
-    const int64_t seedN = std::min<int64_t>(i8 ? std::max<int64_t>(kCodeSeed, (kk + kCodeSeedPerK - 1) / kCodeSeedPerK) : kPruneSeed, np);
+    const int64_t seedN = std::min<int64_t>(i8 ? std::max<int64_t>(kCodeSeed, (kk + kCodeSeedPerK - 1) / kCodeSeedPerK) : kPruneSeed, npMin);
     std::vector<int32_t> seed(static_cast<size_t>(nq * seedN));
     {
       const unsigned ns = static_cast<unsigned>(std::min<int64_t>(threads, nq));

@@ -86,6 +86,15 @@ constexpr int64_t kCodeSeedKeep = 2;
 // group ranks below t, and on real banks it often does: task rows are not keys, and the groups are
 // wide (bench/results/2026-11-29-cpu-kivf2). Probing every list (nprobe ≥ centroids) scores no
 // centroid at all, so it stays exact either way.
+// The spread probe (Glance's spread): the vote credits row i's top k with w_i·m, so a row's missed
+// skill costs in proportion to its weight; nprobe becomes the mean lists a row probes and row i
+// probes n_i = ⌊nprobe·nq·w_i/Σw + ½⌋ (in double, Σw summed in row order), clamped to
+// [⌈nprobe/kSpreadRange⌉, kSpreadRange·nprobe] and to the centroids. nprobe ≥ centroids still probes
+// every list for every row (exact); without spread, or when Σw is not positive and finite, every row
+// probes nprobe.
+constexpr int64_t kSpreadRange = 4;
+// Row i's probe count under the rule above (nq values).
+std::vector<int64_t> ProbeCounts(const float* w, int64_t nq, int64_t nprobe, int64_t centroids, bool spread);
 
 struct SyncStats {
   int64_t added = 0, removed = 0, assignedRows = 0;
@@ -150,10 +159,11 @@ class Index {
   // index's score buffer). q: nq × dim; w: nq weights
   // (finite, ≥ 0, positive sum); k ≥ 1; nprobe ≥ 1 (≥ centroids: exact). probeGroups (two-level
   // indexes only): the coarse groups whose fine centroids a row scores (≥ G: every group, the same
-  // lists as the flat probe); 0: the flat probe, every centroid scored.
+  // lists as the flat probe); 0: the flat probe, every centroid scored. spread: nprobe is the mean
+  // lists a row probes, shared out by weight (ProbeCounts); otherwise every row probes nprobe.
   SearchResult Glance(const float* q, int64_t nq, const float* w, int64_t k, int64_t nprobe, Isa isa,
                       unsigned threads, SearchStats* stats = nullptr, const std::atomic<bool>* stop = nullptr,
-                      int64_t probeGroups = 0, bool prune = false, bool i8 = false) const;
+                      int64_t probeGroups = 0, bool prune = false, bool i8 = false, bool spread = false) const;
   // i8: each row's floor comes from its seed lists (kCodeSeed, kCodeSeedPerK: scored in int8, the
   // keys of its kCodeSeedKeep·k best skills by them in float32), then every list it probes, seeds
   // included, is scored in int8 from the lists' codes (kivf_i8.h), and only the keys whose bound
@@ -186,8 +196,8 @@ class Index {
   std::vector<float> coarse_;          // G × dim (two-level only; empty: flat)
   std::vector<int64_t> groupStart_;    // G + 1: group g's fine centroids are [groupStart_[g], groupStart_[g+1])
   // The two-level probe (above): row i probes probe[probeAt[i] … probeAt[i + 1]) (probeAt:
-  // nq + 1 values, probeAt[0] = 0), its np best fine centroids among its t best groups'.
-  void ProbeTwoLevel(const float* q, int64_t nq, int64_t np, int64_t t, std::vector<int64_t>& probeAt,
+  // nq + 1 values, probeAt[0] = 0), its np[i] best fine centroids among its t best groups'.
+  void ProbeTwoLevel(const float* q, int64_t nq, const std::vector<int64_t>& np, int64_t t, std::vector<int64_t>& probeAt,
                      std::vector<int32_t>& probe, Isa isa, unsigned threads, SearchStats& st) const;
   // The nearest centroid of each of n rows (flat, or two-level as above) and its inner product.
   void AssignRows(const float* x, int64_t n, int32_t* code, float* score, Isa isa, unsigned threads,

@@ -131,7 +131,7 @@ class NativeKeyIvf : public Napi::ObjectWrap<NativeKeyIvf> {
     });
   }
 
-  // glance(bank, queries, weights, k, nprobe, probeGroups?, prune?, i8?): Promise<{ g, handles, lists, probeGroups,
+  // glance(bank, queries, weights, k, nprobe, probeGroups?, prune?, i8?, spread?): Promise<{ g, handles, lists, probeGroups,
   //   scored, coded, codeMs, bankRows, centroidMs, probeMs, scanMs, voteMs, sync }> — syncs to the bank first;
   //   nprobe ≥ centroids is the exact glance, bit for bit.
   Napi::Value Glance(const Napi::CallbackInfo& info) {
@@ -151,6 +151,8 @@ class NativeKeyIvf : public Napi::ObjectWrap<NativeKeyIvf> {
       const bool prune = info.Length() > 6 && info[6].IsBoolean() && info[6].As<Napi::Boolean>().Value();
       // i8 (optional): the lists' int8 codes and bound
       const bool i8 = info.Length() > 7 && info[7].IsBoolean() && info[7].As<Napi::Boolean>().Value();
+      // spread (optional): nprobe is the rows' mean, shared out by weight (kivf_core.h, ProbeCounts)
+      const bool spread = info.Length() > 8 && info[8].IsBoolean() && info[8].As<Napi::Boolean>().Value();
       const int64_t dim = h.index.dim();
       const int64_t nq = kernels::CheckQueries(queries.Data(), int64_t(queries.ElementLength()), dim);
       kernels::CheckWeights(weights.Data(), int64_t(weights.ElementLength()), nq);
@@ -160,12 +162,12 @@ class NativeKeyIvf : public Napi::ObjectWrap<NativeKeyIvf> {
       auto held = held_;
       return PromiseWorker<GlanceOut>::Start(
           info.Env(),
-          [held, snap, half, q, w, nq, k, nprobe, probeGroups, prune, i8, isa]() {
+          [held, snap, half, q, w, nq, k, nprobe, probeGroups, prune, i8, spread, isa]() {
             std::lock_guard<std::mutex> lock(held->mu);
             if (held->index.centroids() == 0) throw Failure(Code::INVALID_ARGUMENT, "the key IVF is not trained");
             GlanceOut out;
             out.sync = held->index.Sync(*snap, half, isa, 0);
-            out.r = held->index.Glance(q->data(), nq, w->data(), k, nprobe, isa, 0, &out.stats, nullptr, probeGroups, prune, i8);
+            out.r = held->index.Glance(q->data(), nq, w->data(), k, nprobe, isa, 0, &out.stats, nullptr, probeGroups, prune, i8, spread);
             out.groups = prune || i8 ? 0 : held->index.ProbeGroups(probeGroups);
             return out;
           },
