@@ -92,6 +92,52 @@ function topN(g: Float32Array, n: number): number[] {
     .slice(0, n);
 }
 
+/** Row ai of a against row bi of b (dim wide), summed in float64. */
+function dot(a: Float32Array, ai: number, b: Float32Array, bi: number, dim: number): number {
+  let s = 0;
+  for (let d = 0; d < dim; d++) s += a[ai * dim + d] * b[bi * dim + d];
+  return s;
+}
+
+/**
+ * The plain reference of row i's top k over the probed lists: each skill's best key among them (a
+ * skill without keys at −1, one with no probed key left out), best first (ties to the lower column);
+ * `tie` when the k-th and the next are within eps (the native float32 order may differ there).
+ */
+function referenceTop(
+  queries: Float32Array, i: number, probed: Set<number>, codes: ReturnType<KeyIvf["exportCodes"]>,
+  keysOf: Map<number, Float32Array>, dim: number, k: number, eps: number,
+): { top: { col: number; v: number }[]; tie: boolean } {
+  const offers: { col: number; v: number }[] = [];
+  for (let col = 0; col < codes.handles.length; col++) {
+    const keys = keysOf.get(codes.handles[col])!;
+    const n = keys.length / dim;
+    if (n === 0) {
+      offers.push({ col, v: -1 });
+      continue;
+    }
+    let m = -Infinity;
+    for (let j = 0; j < n; j++) if (probed.has(codes.codes[codes.offsets[col] + j])) m = Math.max(m, dot(queries, i, keys, j, dim));
+    if (m > -Infinity) offers.push({ col, v: m });
+  }
+  offers.sort((a, b) => b.v - a.v || a.col - b.col);
+  const kk = Math.min(k, codes.handles.length);
+  return { top: offers.slice(0, kk), tie: offers.length > kk && offers[kk - 1].v - offers[kk].v < eps };
+}
+
+/** A bank of 80-159 skills of 0-12 keys near 12 random topics (dim 16, 33 or 64), each skill's keys kept. */
+function topicBank(r: () => number): { dim: number; topics: Float32Array; bank: KeyBank; keysOf: Map<number, Float32Array> } {
+  const dim = [16, 33, 64][Math.floor(r() * 3)];
+  const topics = unit(r, 12, dim);
+  const bank = new KeyBank(dim);
+  const keysOf = new Map<number, Float32Array>();
+  for (let s = 0; s < 80 + Math.floor(r() * 80); s++) {
+    const keys = near(r, topics, dim, r() < 0.05 ? 0 : 1 + Math.floor(r() * 12), 0.4 + r());
+    keysOf.set(bank.add(keys), keys);
+  }
+  return { dim, topics, bank, keysOf };
+}
+
 const skillOf = (h: number): KeyIvfSkill => ({ id: `skill-${h}`, contentHash: `hash-${h}` });
 const handleOf = (s: KeyIvfSkill): number | undefined => (s.contentHash === `hash-${s.id.slice(6)}` ? Number(s.id.slice(6)) : undefined);
 
@@ -187,11 +233,6 @@ describe("key IVF glance", () => {
 
   it("assigns every key to the best fine centroid of its 4 best coarse groups, as a plain reference does, on every ISA", async () => {
     const r = rng(SEED ^ 0x5a55);
-    const dot = (a: Float32Array, ai: number, b: Float32Array, bi: number, dim: number): number => {
-      let s = 0;
-      for (let d = 0; d < dim; d++) s += a[ai * dim + d] * b[bi * dim + d];
-      return s;
-    };
     const EPS = 1e-5;
     let checked = 0, total = 0;
     for (const isa of kernelIsas(loadBinding())) {
@@ -234,23 +275,11 @@ describe("key IVF glance", () => {
 
   it("the two-level probe equals a plain reference of its rule, and over every group the flat probe, on every ISA", async () => {
     const r = rng(SEED ^ 0x2e7e);
-    const dot = (a: Float32Array, ai: number, b: Float32Array, bi: number, dim: number): number => {
-      let s = 0;
-      for (let d = 0; d < dim; d++) s += a[ai * dim + d] * b[bi * dim + d];
-      return s;
-    };
     const EPS = 1e-4;
     let checkedRows = 0, totalRows = 0;
     for (const isa of kernelIsas(loadBinding())) {
       setKernelIsa(isa);
-      const dim = [16, 33, 64][Math.floor(r() * 3)];
-      const topics = unit(r, 12, dim);
-      const bank = new KeyBank(dim);
-      const keysOf = new Map<number, Float32Array>();
-      for (let s = 0; s < 80 + Math.floor(r() * 80); s++) {
-        const keys = near(r, topics, dim, r() < 0.05 ? 0 : 1 + Math.floor(r() * 12), 0.4 + r());
-        keysOf.set(bank.add(keys), keys);
-      }
+      const { dim, topics, bank, keysOf } = topicBank(r);
       const index = await KeyIvf.build(bank, { centroids: 24 + Math.floor(r() * 40), groups: 3 + Math.floor(r() * 6), seed: Math.floor(r() * 1000) });
       const codes = index.exportCodes();
       const C = index.stats().centroids, G = codes.groupStart.length - 1;
@@ -287,28 +316,15 @@ describe("key IVF glance", () => {
           const take = Math.min(nprobe, cand.length);
           if (take < cand.length && cand[take - 1].v - cand[take].v < EPS) ambiguous = true;
           const probed = new Set(cand.slice(0, take).map((x) => x.c));
-          const offers: { col: number; v: number }[] = [];
-          for (let col = 0; col < codes.handles.length; col++) {
-            const keys = keysOf.get(codes.handles[col])!;
-            const n = keys.length / dim;
-            if (n === 0) {
-              offers.push({ col, v: -1 });
-              continue;
-            }
-            let m = -Infinity;
-            for (let j = 0; j < n; j++) if (probed.has(codes.codes[codes.offsets[col] + j])) m = Math.max(m, dot(queries, i, keys, j, dim));
-            if (m > -Infinity) offers.push({ col, v: m });
-          }
-          offers.sort((a, b) => b.v - a.v || a.col - b.col);
-          const kk = Math.min(k, bank.size);
-          if (offers.length > kk && offers[kk - 1].v - offers[kk].v < EPS) ambiguous = true;
+          const { top, tie } = referenceTop(queries, i, probed, codes, keysOf, dim, k, EPS);
+          if (tie) ambiguous = true;
           totalRows++;
           if (ambiguous) {
             w[i] = 0;
             continue;
           }
           checkedRows++;
-          for (const o of offers.slice(0, kk)) credit[o.col] += w[i] * o.v;
+          for (const o of top) credit[o.col] += w[i] * o.v;
         }
         let W = 0;
         for (const x of w) W += x;
@@ -325,11 +341,6 @@ describe("key IVF glance", () => {
 
   it("the spread probe (lists shared out by weight) equals a plain reference of its rule; the bound and the codes change no bit; on every ISA", async () => {
     const r = rng(SEED ^ 0x5b7e);
-    const dot = (a: Float32Array, ai: number, b: Float32Array, bi: number, dim: number): number => {
-      let s = 0;
-      for (let d = 0; d < dim; d++) s += a[ai * dim + d] * b[bi * dim + d];
-      return s;
-    };
     const EPS = 1e-4;
     // the rule (native/src/kivf/kivf_core.h, ProbeCounts): row i probes ⌊nprobe·nq·wᵢ/Σw + ½⌋,
     // clamped to [⌈nprobe/4⌉, 4·nprobe] and to the centroids
@@ -342,14 +353,7 @@ describe("key IVF glance", () => {
     let checkedRows = 0, totalRows = 0, differ = 0, uneven = 0;
     for (const isa of kernelIsas(loadBinding())) {
       setKernelIsa(isa);
-      const dim = [16, 33, 64][Math.floor(r() * 3)];
-      const topics = unit(r, 12, dim);
-      const bank = new KeyBank(dim);
-      const keysOf = new Map<number, Float32Array>();
-      for (let s = 0; s < 80 + Math.floor(r() * 80); s++) {
-        const keys = near(r, topics, dim, r() < 0.05 ? 0 : 1 + Math.floor(r() * 12), 0.4 + r());
-        keysOf.set(bank.add(keys), keys);
-      }
+      const { dim, topics, bank, keysOf } = topicBank(r);
       const index = await KeyIvf.build(bank, { centroids: 24 + Math.floor(r() * 40), seed: Math.floor(r() * 1000) });
       const codes = index.exportCodes();
       const C = index.stats().centroids;
@@ -374,27 +378,14 @@ describe("key IVF glance", () => {
             const cand = Array.from({ length: C }, (_, c) => ({ c, v: dot(queries, i, codes.centroids, c, dim) })).sort((a, b) => b.v - a.v || a.c - b.c);
             let ambiguous = n[i] < C && cand[n[i] - 1].v - cand[n[i]].v < EPS;
             const probed = new Set(cand.slice(0, n[i]).map((x) => x.c));
-            const offers: { col: number; v: number }[] = [];
-            for (let col = 0; col < codes.handles.length; col++) {
-              const keys = keysOf.get(codes.handles[col])!;
-              const nk = keys.length / dim;
-              if (nk === 0) {
-                offers.push({ col, v: -1 });
-                continue;
-              }
-              let m = -Infinity;
-              for (let j = 0; j < nk; j++) if (probed.has(codes.codes[codes.offsets[col] + j])) m = Math.max(m, dot(queries, i, keys, j, dim));
-              if (m > -Infinity) offers.push({ col, v: m });
-            }
-            offers.sort((a, b) => b.v - a.v || a.col - b.col);
-            const kk = Math.min(k, bank.size);
-            if (offers.length > kk && offers[kk - 1].v - offers[kk].v < EPS) ambiguous = true;
+            const { top, tie } = referenceTop(queries, i, probed, codes, keysOf, dim, k, EPS);
+            if (tie) ambiguous = true;
             if (ambiguous) {
               w[i] = 0;
               changed = true;
               continue;
             }
-            for (const o of offers.slice(0, kk)) credit[o.col] += w[i] * o.v;
+            for (const o of top) credit[o.col] += w[i] * o.v;
           }
           if (!changed) {
             if (n.some((x) => x !== nprobe)) uneven++;
