@@ -3,7 +3,8 @@
  * (examples/demo-tasks.json, examples/everyday-tasks.json), each encoded once as a route does, then
  * `KeyIvf.glance` as a route calls it (int8 codes and the bound) at each vote size k in turn, `--rounds`
  * times over; medians over the requests of the wall time, the lists read, the (row, key) pairs scored in
- * int8 and in float32, and the native stages.
+ * int8, refined (those past the int8 bound; 0 from a build without the refinement) and scored in
+ * float32, and the native stages.
  *
  *   npm run bench -- vote-k <bank> [--ks 10,102,306] [--rounds 2] [--tasks tasks.jsonl --batches 1-5 --limit 20]
  *
@@ -55,7 +56,7 @@ for (let round = 0; round < rounds; round++) {
       const t0 = performance.now();
       const r = await ivf.glance(library.keys, q.queries, { weights: q.weights, k, i8: true, prune: true });
       const ms = performance.now() - t0;
-      for (const [n, v] of Object.entries({ ms, lists: r.lists, int8: r.coded, float32: r.scored, centroidMs: r.centroidMs, probeMs: r.probeMs, scanMs: r.scanMs })) (acc[n] ??= []).push(v);
+      for (const [n, v] of Object.entries({ ms, lists: r.lists, int8: r.coded, refined: r.refined ?? 0, float32: r.scored, centroidMs: r.centroidMs, probeMs: r.probeMs, scanMs: r.scanMs })) (acc[n] ??= []).push(v);
     }
     console.log(`  round ${round + 1}, k ${k}: ` + Object.entries(acc).map(([n, a]) => `${n} ${median(a).toFixed(n.endsWith("Ms") || n === "ms" ? 1 : 0)}`).join(", "));
   }

@@ -119,7 +119,7 @@ export const SETTINGS: readonly Setting[] = [
     values: ["on", "off"],
     default: "on",
     meaning:
-      "Whether a route's key IVF glance scores each row's lists in int8 first (src/bank/key-ivf.ts, `i8` and `prune`): the same g bit for bit, less CPU; the int8 codes add about a quarter of the float32 keys' memory to the process, a list coded when a glance first scans it.",
+      "Whether a route's key IVF glance scores each row's lists in int8 first, then refines the keys that may count by their residuals' 4-bit codes before any float32 product (src/bank/key-ivf.ts, `i8` and `prune`): the same g bit for bit, less CPU; the codes add about 0.4× the float32 keys' memory to the process, a list coded when a glance first scans it.",
     readBy: "src/route/glance-index-use.ts",
     scope: "runtime",
   },

@@ -21,13 +21,14 @@
  *   centroid; after its 8 best lists, a row skips every list whose keys cannot reach its k-th best
  *   so far. Nothing changes but the pairs scored, so `nprobe: "all"` with it is still the exact
  *   glance, bit for bit.
- * - **Int8 list codes** (`i8`). Each list also holds its keys in int8 (a scale per key, 0.25× the
- *   float32 keys' memory), coded when a glance first scans a list and extended as lists grow. A row
- *   takes a floor under its k-th best from its best lists (scored in int8, then its 2k best skills'
- *   best keys in float32), scores every probed list in int8 and rescans in float32 only the keys
- *   whose proven error bound reaches its k-th best so far (the exact glance prefilter's bound,
- *   `GAVEL_GLANCE_EXACT8`). Nothing changes but the work, bit for bit; with
- *   `prune` the list bound first skips whole lists.
+ * - **Int8 list codes** (`i8`). Each list also holds its keys in int8 and each key's residual in 4
+ *   bits (two scales per key; 0.40× the float32 keys' memory), coded when a glance first scans a list
+ *   and extended as lists grow. A row takes a floor under its k-th best from its best lists (scored
+ *   in int8, then its 2k best skills' best keys refined by their residuals, at a proven lower bound),
+ *   scores every probed list in int8, refines the keys whose proven error bound (the exact glance
+ *   prefilter's, `GAVEL_GLANCE_EXACT8`) reaches its k-th best so far, and rescans in float32 only those
+ *   whose refined bound still does. Nothing changes but the work, bit for bit; with `prune` the list
+ *   bound first skips whole lists.
  * - **Following the bank.** Every glance first syncs: skills added since are assigned to the
  *   current centroids, removed ones dropped. Centroids change only at {@link KeyIvf.train}.
  *
@@ -76,6 +77,11 @@ export interface KeyIvfGlance {
   scored: number;
   /** (row, key) pairs scored in int8 (`i8`), before the bound sends some to float32. */
   coded: number;
+  /**
+   * (row, key) pairs that passed the int8 bound (`i8`) and were refined by their keys' residual codes
+   * before the float32 scan: only those the refined bound keeps are scored in float32.
+   */
+  refined: number;
   /** `i8`: ms spent coding keys the lists gained since the last such glance (all of them, the first time). */
   codeMs: number;
   /** Keys indexed. */
@@ -137,11 +143,12 @@ export interface KeyIvfGlanceOptions {
    */
   prune?: boolean;
   /**
-   * The int8 list codes (default off): a row scores its probed lists' keys in int8 and scores in
-   * float32 only those whose error bound reaches its k-th best so far (a floor first taken from its
-   * best lists: their keys in int8, then its 2k best skills' best keys in float32).
+   * The int8 list codes (default off): a row scores its probed lists' keys in int8, refines those
+   * whose error bound reaches its k-th best so far by their residuals' 4-bit codes, and scores in
+   * float32 only those whose refined bound still does (a floor first taken from its best lists:
+   * their keys in int8, then a proven lower bound of its 2k best skills' best keys, refined).
    * The result is unchanged, bit for bit. A list is coded when a glance first scans it so (then
-   * only the keys it gains); the codes add up to 0.25× the float32 keys' memory to the index. With
+   * only the keys it gains); the codes add up to 0.40× the float32 keys' memory to the index. With
    * `prune`, the list bound first skips whole lists.
    */
   i8?: boolean;

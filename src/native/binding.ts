@@ -88,6 +88,12 @@ export interface NativeKernels {
   /** The prefilter's stage 1 alone: L ≤ m ≤ U of every row and skill (nq × nSkills, row-major). For tests. */
   glanceI8Bounds(queries: Float32Array, bank: Float32Array | Uint16Array, offsets: Int32Array, dim: number): Promise<{ lower: Float32Array; upper: Float32Array; isa: string }>;
   /**
+   * The key IVF's refined scores (native/src/kivf/kivf_i8.h): one list coded from `keys` (n × dim,
+   * at most 4,096), then every row's refined score of every key (rows × n) and each row's refined and
+   * int8 bounds (half-widths). For tests.
+   */
+  kivfRefined(keys: Float32Array, dim: number, rows: Float32Array): { refined: Float32Array; bound: Float32Array; int8Bound: Float32Array; isa: string };
+  /**
    * The instruction set the kernels' inner loops run with ("avx512" | "avx2" | "generic"): the best
    * the CPU supports, capped by the kernelIsa setting ({@link NativeBinding.configure}; GAVEL_KERNEL_ISA).
    */

@@ -735,7 +735,10 @@ SearchResult Index::Glance(const float* q, int64_t nq, const float* w, int64_t k
     for (float v : Q8.norm) maxQ8 = std::max(maxQ8, double(v));
     if (!std::isfinite(maxQ8)) i8 = false;
   }
+  std::vector<float> Qf;  // i8: the rows in float32, each zero-padded to Dim4(dim)·4 (the refined scores')
   if (i8) {
+    Qf.assign(static_cast<size_t>(nq * dim4 * 4), 0.f);
+    for (int64_t i = 0; i < nq; ++i) std::copy(q + i * dim_, q + (i + 1) * dim_, Qf.begin() + i * dim4 * 4);
     Rp1.resize(static_cast<size_t>(nq * P1 * dim_));
     for (int64_t i = 0; i < nq; ++i) {
       const float* rp = q + i * dim_;
@@ -883,7 +886,7 @@ SearchResult Index::Glance(const float* q, int64_t nq, const float* w, int64_t k
   const unsigned nt = threads;
   std::vector<std::vector<Cand>> top(nt, std::vector<Cand>(static_cast<size_t>(nq * kk)));
   std::vector<std::vector<int32_t>> count(nt, std::vector<int32_t>(static_cast<size_t>(nq), 0));
-  std::vector<int64_t> scored(nt, 0), coded(nt, 0);
+  std::vector<int64_t> scored(nt, 0), coded(nt, 0), refined(nt, 0);
   std::vector<double> codeMs(nt, 0.0);
   std::vector<char> finite(nt, 1);
   // codes list c (the keys it gained since) when its codes are behind it; a list is one thread's a
@@ -945,17 +948,25 @@ SearchResult Index::Glance(const float* q, int64_t nq, const float* w, int64_t k
             const float* pr = r8.P.data() + i * ldP;
             keep.clear();
             // blocks of 16 keys tested at once (a branch-free OR the compiler vectorises); the keys
-            // of a block that any could pass are then tested one by one, as before
+            // of a block that any could pass are then tested one by one, and those that pass are
+            // refined (their residual codes against the float32 row) before the float32 scan
+            const float* qr = Qf.data() + int64_t(row) * dim4 * 4;
+            const float er = RefinedBound(Q8.alpha[row], Q8.norm[row], lc, dim_);
+            int64_t nref = 0;
+            const auto offer8 = [&](int64_t u) {
+              if (pr[u] + hw < low || !slots_[keySlot_[list[u]]].live) return;
+              ++nref;
+              if (!(RefinedScore(i8isa, lc, u, qr, dim4) + er < low)) keep.push_back(list[u]);
+            };
             int64_t j = 0;
             for (; j + 16 <= nkAll; j += 16) {
               bool any = false;
               for (int64_t u = 0; u < 16; ++u) any |= !(pr[j + u] + hw < low);
               if (!any) continue;
-              for (int64_t u = j; u < j + 16; ++u)
-                if (!(pr[u] + hw < low) && slots_[keySlot_[list[u]]].live) keep.push_back(list[u]);
+              for (int64_t u = j; u < j + 16; ++u) offer8(u);
             }
-            for (; j < nkAll; ++j)
-              if (!(pr[j] + hw < low) && slots_[keySlot_[list[j]]].live) keep.push_back(list[j]);
+            for (; j < nkAll; ++j) offer8(j);
+            refined[th] += nref;
             const int64_t ns = static_cast<int64_t>(keep.size());
             if (ns == 0) continue;
             scoreKeys(keep.data(), ns, row, kp, Kf, Sc, zero.data());
@@ -1030,6 +1041,7 @@ SearchResult Index::Glance(const float* q, int64_t nq, const float* w, int64_t k
     float p;
     int32_t key;
     int32_t col;
+    int32_t list, pos;  // the key's list and its place there (its codes)
   };
   const auto better8 = [](const Cand8& a, const Cand8& b) { return a.p > b.p || (a.p == b.p && a.col < b.col); };
   const auto seedByCodes = [&](const Csr& m, const std::vector<int32_t>& seedOf, int64_t sn, std::vector<char>& done) {
@@ -1087,10 +1099,11 @@ SearchResult Index::Glance(const float* q, int64_t nq, const float* w, int64_t k
             int32_t& a = at[col];
             if (a < 0) {
               a = static_cast<int32_t>(out.size());
-              out.push_back(Cand8{pr[j], list[j], col});
+              out.push_back(Cand8{pr[j], list[j], col, c, static_cast<int32_t>(j)});
             } else if (pr[j] > out[a].p) {
               out[a].p = pr[j];
               out[a].key = list[j];
+              out[a].pos = static_cast<int32_t>(j);
             }
           }
           for (const Cand8& x : out) at[x.col] = -1;
@@ -1132,14 +1145,16 @@ SearchResult Index::Glance(const float* q, int64_t nq, const float* w, int64_t k
         }
         const int64_t ns = static_cast<int64_t>(row8.size());
         if (ns == 0) continue;
-        ids.resize(static_cast<size_t>(ns));
-        for (int64_t j = 0; j < ns; ++j) ids[j] = row8[j].key;
-        scoreKeys(ids.data(), ns, i, kp, Kf, Sc, zero.data());
-        scored[th] += ns;
+        // each kept skill offered at a lower bound of its best key's float32 score, R − E from its
+        // refined score: at most the skill's true max-sim, so the k-th best offer is a floor; the rest
+        // pass scans these lists again and offers the true scores of the keys that can count
+        refined[th] += ns;
         Cand* e = tk + i * kk;
         int32_t& n = cnt[i];
+        const float* qr = Qf.data() + i * dim4 * 4;
         for (int64_t j = 0; j < ns; ++j) {
-          const float v = Sc[j * P1];
+          const ListCodes& lc = codes_[row8[j].list];
+          const float v = RefinedScore(i8isa, lc, row8[j].pos, qr, dim4) - RefinedBound(Q8.alpha[i], Q8.norm[i], lc, dim_);
           ok &= std::fabs(v) <= FLT_MAX;
           Offer(e, n, kk, v, row8[j].col);
         }
@@ -1250,6 +1265,7 @@ SearchResult Index::Glance(const float* q, int64_t nq, const float* w, int64_t k
     if (!f) throw Failure(Code::INVALID_ARGUMENT, "key IVF glance: a score came out non-finite");
   for (int64_t x : scored) st.scored += x;
   for (int64_t x : coded) st.coded += x;
+  for (int64_t x : refined) st.refined += x;
   for (double x : codeMs) st.codeMs += x;
   st.scanMs = scanMs;
 

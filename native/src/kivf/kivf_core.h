@@ -67,18 +67,20 @@ constexpr int64_t kPruneSeed = 8;
 // With the int8 codes (Glance's i8) a row seeds its floor from its best list alone (8 seed lists
 // scanned in float32 were most of such a glance: 140 against 67 ms on a synthetic 10K-skill bank,
 // 200 rows, the same g); as a thread scans, the floor rises to its own k-th best anyway. The seed
-// lists are scored in int8 too: each skill keeps its key of best int8 score, and only the keys of the
-// kCodeSeedKeep·k skills best by it are scored in float32 and offered; the floor is the k-th best of
-// those true scores (a floor all the same: k skills score at least that much). Scanning the seed
-// lists whole in float32 cost a third of a route's glance over 30,593 skills (k 306: ~37 of ~108 ms
-// of its scan, the keys read from all over the bank), against ~10 ms so.
+// lists are scored in int8 too: each skill keeps its key of best int8 score, and the keys of the
+// kCodeSeedKeep·k skills best by it are refined (kivf_i8.h) and offered at R − E, a proven lower
+// bound of their float32 scores; the floor is the k-th best of those (a floor all the same: k skills
+// score at least that much), and the rest pass, which scans the seed lists again, offers the true
+// scores of the keys that can count. Scanning the seed lists whole in float32 cost a third of a
+// route's glance over 30,593 skills (k 306: ~37 of ~108 ms of its scan, the keys read from all over
+// the bank), against ~10 ms with their best keys in float32, and less refined.
 constexpr int64_t kCodeSeed = 1;
 // ... and one more list per kCodeSeedPerK of k: with a wide vote (the route's vote share: k 306 over
 // 30K skills) one list often offers a row fewer than k skills, which leaves the row no floor, and its
 // other probed lists were all read in int8 (over 30,593 skills, 22 requests: 8,431 lists, 6.7M int8 and
 // 224K float32 pairs at k 306 with one seed; 5,120, 4.6M and 88K with five; at k 10 5,075, 4.5M, 51K).
 constexpr int64_t kCodeSeedPerK = 64;
-// The skills, per k, whose seed keys a row scores in float32 (above).
+// The skills, per k, whose seed keys a row refines for its floor (above).
 constexpr int64_t kCodeSeedKeep = 2;
 // The two-level probe (opt-in, Glance's probeGroups = t): a row scores the G coarse centroids, then
 // only the fine centroids of its t best groups, and probes the nprobe best of those: rows ×
@@ -105,6 +107,7 @@ struct SearchStats {
   int64_t lists = 0;          // lists scanned (with the list bound, per pass: a list may count twice)
   int64_t scored = 0;         // (row, key) pairs scored in float32
   int64_t coded = 0;          // (row, key) pairs scored in int8 (i8), before the bound
+  int64_t refined = 0;        // i8: (row, key) pairs that passed the int8 bound, refined by their residual codes
   double codeMs = 0;          // i8: thread-ms coding the keys the scanned lists gained since they were last coded
   int64_t bankRows = 0;       // keys indexed (live)
   double centroidMs = 0, probeMs = 0, scanMs = 0, voteMs = 0;
@@ -165,12 +168,13 @@ class Index {
                       unsigned threads, SearchStats* stats = nullptr, const std::atomic<bool>* stop = nullptr,
                       int64_t probeGroups = 0, bool prune = false, bool i8 = false, bool spread = false) const;
   // i8: each row's floor comes from its seed lists (kCodeSeed, kCodeSeedPerK: scored in int8, the
-  // keys of its kCodeSeedKeep·k best skills by them in float32), then every list it probes, seeds
-  // included, is scored in int8 from the lists' codes (kivf_i8.h), and only the keys whose bound
-  // reaches the row's k-th best so far are scored in float32: the result is unchanged, bit for bit.
-  // Lists whose codes cannot be used (a non-finite key, products that could overflow) are scanned
-  // in float32 whole, seeds included.
-  // A list is coded when first scanned so, and follows its keys (0.25× float32 keys' memory).
+  // keys of its kCodeSeedKeep·k best skills by them refined, offered at a proven lower bound), then
+  // every list it probes, seeds included, is scored in int8 from the lists' codes (kivf_i8.h); the
+  // keys whose int8 bound reaches the row's k-th best so far are refined by their residual codes, and
+  // only those whose refined bound still does are scored in float32: the result is unchanged, bit
+  // for bit. Lists whose codes cannot be used (a non-finite key, products that could overflow) are
+  // scanned in float32 whole, seeds included.
+  // A list is coded when first scanned so, and follows its keys (0.40× float32 keys' memory).
   // prune: the list bound (kPruneSeed): lists that cannot hold a key of a row's top k are skipped
   // for that row, the result unchanged (bit for bit); it scores every centroid (probeGroups unused).
   // The groups a row probes given Glance's probeGroups (0: the flat probe: a flat index or probeGroups 0).

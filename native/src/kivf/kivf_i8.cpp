@@ -2,6 +2,7 @@
 #include "kivf/kivf_i8.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
@@ -21,12 +22,17 @@ void CodeKey(ListCodes& lc, int64_t j, const float* key, int64_t dim, bool dead,
   if (static_cast<int64_t>(lc.scale.size()) < tiles * kCodeTile) {
     lc.tiles.resize(static_cast<size_t>(tiles * dim4 * 64), 128);
     lc.scale.resize(static_cast<size_t>(tiles * kCodeTile), 0.f);
+    lc.fine.resize(static_cast<size_t>(tiles * kCodeTile * dim4 * 2), 0x88);
+    lc.scale2.resize(static_cast<size_t>(tiles * kCodeTile), 0.f);
   }
   const int64_t t = j / kCodeTile, lane = j % kCodeTile;
   uint8_t* base = lc.tiles.data() + t * dim4 * 64 + lane * 4;
+  uint8_t* fine = lc.fine.data() + j * dim4 * 2;
   if (dead) {
     for (int64_t d = 0; d < dim; ++d) base[(d / 4) * 64 + d % 4] = 128;
     lc.scale[j] = 0.f;
+    std::memset(fine, 0x88, static_cast<size_t>(dim4 * 2));
+    lc.scale2[j] = 0.f;
     return;
   }
   const kernels::Quantized z = kernels::QuantizeVector(key, dim, 127, scratch);
@@ -37,6 +43,26 @@ void CodeKey(ListCodes& lc, int64_t j, const float* key, int64_t dim, bool dead,
   lc.scale[j] = z.scale;
   lc.maxErr = std::max(lc.maxErr, z.errNorm);
   lc.maxNorm = std::max(lc.maxNorm, kernels::UpFloat(double(z.norm) + double(z.errNorm)));
+  // the residual in 4 bits (every product and difference below is exact or double-rounded, far
+  // under the 1e-9 the norms are widened by)
+  double emax = 0;
+  for (int64_t d = 0; d < dim; ++d) emax = std::max(emax, std::fabs(double(key[d]) - double(z.scale) * scratch[d]));
+  const float a2 = static_cast<float>(emax / 7);
+  double err2 = 0, kt = 0, et = 0;
+  std::memset(fine, 0x88, static_cast<size_t>(dim4 * 2));
+  for (int64_t d = 0; d < dim; ++d) {
+    const double kd = double(z.scale) * scratch[d], e = double(key[d]) - kd;
+    const long r = a2 > 0.f ? std::clamp(std::lround(e / double(a2)), -7L, 7L) : 0L;
+    const double et_d = double(a2) * double(r);
+    err2 += (e - et_d) * (e - et_d);
+    kt += kd * kd;
+    et += et_d * et_d;
+    const uint8_t nib = static_cast<uint8_t>(r + 8);
+    fine[d / 2] = static_cast<uint8_t>((d & 1) ? (fine[d / 2] & 0x0F) | (nib << 4) : (fine[d / 2] & 0xF0) | nib);
+  }
+  lc.scale2[j] = a2;
+  lc.maxErr2 = std::max(lc.maxErr2, kernels::UpFloat(std::sqrt(err2) * (1 + 1e-9)));
+  lc.maxNorm2 = std::max(lc.maxNorm2, kernels::UpFloat((double(z.norm) + std::sqrt(kt) + std::sqrt(et)) * (1 + 1e-9)));
   // 4 dimensions at a time: k_q + 128 as a byte is k_q's two's complement with its top bit flipped
   for (int64_t d = dim; d < dim4 * 4; ++d) scratch[d] = 0;
   for (int64_t d4 = 0; d4 < dim4; ++d4) {
@@ -152,7 +178,106 @@ void ScoresVnni(const ListCodes& lc, int64_t dim4, const int8_t* const* q, const
 }
 #endif
 
+float RefinedScalar(const ListCodes& lc, int64_t j, const float* q, int64_t dim4) {
+  const uint8_t* T = lc.tiles.data() + (j / kCodeTile) * dim4 * 64 + (j % kCodeTile) * 4;
+  const uint8_t* F = lc.fine.data() + j * dim4 * 2;
+  float s1 = 0.f, s2 = 0.f;
+  for (int64_t d4 = 0; d4 < dim4; ++d4)
+    for (int u = 0; u < 4; ++u) {
+      const int64_t d = d4 * 4 + u;
+      s1 += q[d] * static_cast<float>(int(T[d4 * 64 + u]) - 128);
+      s2 += q[d] * static_cast<float>(int((F[d / 2] >> (4 * (d & 1))) & 0x0F) - 8);
+    }
+  return s1 * lc.scale[j] + s2 * lc.scale2[j];
+}
+
+#if GAVEL_KIVF8_X86
+// 16 bytes of the key's code (dimensions 4·d4 … 4·d4 + 15, from four tile vectors) and 16 residual
+// nibbles (8 bytes), as int8
+inline __m128i KeyBytes16(const uint8_t* T, int64_t d4) {
+  alignas(16) uint32_t w[4];
+  for (int i = 0; i < 4; ++i) std::memcpy(&w[i], T + (d4 + i) * 64, 4);
+  return _mm_xor_si128(_mm_load_si128(reinterpret_cast<const __m128i*>(w)), _mm_set1_epi8(static_cast<char>(0x80)));
+}
+inline __m128i Nibbles16(const uint8_t* F) {
+  const __m128i b = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(F));
+  const __m128i lo = _mm_and_si128(b, _mm_set1_epi8(0x0F));
+  const __m128i hi = _mm_and_si128(_mm_srli_epi16(b, 4), _mm_set1_epi8(0x0F));
+  return _mm_sub_epi8(_mm_unpacklo_epi8(lo, hi), _mm_set1_epi8(8));
+}
+
+// A vector refined score's end: its n lanes' partial sums of the key and residual products (a, b),
+// summed in lane order, then the dimensions from block d4 on in scalar, each scaled.
+float RefinedFinish(const ListCodes& lc, int64_t j, const float* q, const float* a, const float* b, int n,
+                    const uint8_t* T, const uint8_t* F, int64_t d4, int64_t dim4) {
+  float t1 = 0.f, t2 = 0.f;
+  for (int i = 0; i < n; ++i) {
+    t1 += a[i];
+    t2 += b[i];
+  }
+  for (; d4 < dim4; ++d4)
+    for (int u = 0; u < 4; ++u) {
+      const int64_t d = d4 * 4 + u;
+      t1 += q[d] * static_cast<float>(int(T[d4 * 64 + u]) - 128);
+      t2 += q[d] * static_cast<float>(int((F[d / 2] >> (4 * (d & 1))) & 0x0F) - 8);
+    }
+  return t1 * lc.scale[j] + t2 * lc.scale2[j];
+}
+
+__attribute__((target("avx2,fma"))) float RefinedAvx2(const ListCodes& lc, int64_t j, const float* q, int64_t dim4) {
+  const uint8_t* T = lc.tiles.data() + (j / kCodeTile) * dim4 * 64 + (j % kCodeTile) * 4;
+  const uint8_t* F = lc.fine.data() + j * dim4 * 2;
+  __m256 s1 = _mm256_setzero_ps(), s2 = _mm256_setzero_ps();
+  int64_t d4 = 0;
+  for (; d4 + 4 <= dim4; d4 += 4) {
+    const __m128i k = KeyBytes16(T, d4), r = Nibbles16(F + d4 * 2);
+    const float* qd = q + d4 * 4;
+    s1 = _mm256_fmadd_ps(_mm256_loadu_ps(qd), _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(k)), s1);
+    s1 = _mm256_fmadd_ps(_mm256_loadu_ps(qd + 8), _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(k, 8))), s1);
+    s2 = _mm256_fmadd_ps(_mm256_loadu_ps(qd), _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(r)), s2);
+    s2 = _mm256_fmadd_ps(_mm256_loadu_ps(qd + 8), _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(r, 8))), s2);
+  }
+  alignas(32) float a[8], b[8];
+  _mm256_store_ps(a, s1);
+  _mm256_store_ps(b, s2);
+  return RefinedFinish(lc, j, q, a, b, 8, T, F, d4, dim4);
+}
+
+__attribute__((target("avx512f,avx512bw,avx512vl,avx512dq"))) float RefinedAvx512(const ListCodes& lc, int64_t j,
+                                                                                   const float* q, int64_t dim4) {
+  const uint8_t* T = lc.tiles.data() + (j / kCodeTile) * dim4 * 64 + (j % kCodeTile) * 4;
+  const uint8_t* F = lc.fine.data() + j * dim4 * 2;
+  __m512 s1 = _mm512_setzero_ps(), s2 = _mm512_setzero_ps();
+  int64_t d4 = 0;
+  for (; d4 + 4 <= dim4; d4 += 4) {
+    const __m512 qd = _mm512_loadu_ps(q + d4 * 4);
+    // the maskz forms: GCC 12 warns on the plain ones' undefined pass-through operand
+    s1 = _mm512_fmadd_ps(qd, _mm512_maskz_cvtepi32_ps(0xFFFF, _mm512_maskz_cvtepi8_epi32(0xFFFF, KeyBytes16(T, d4))), s1);
+    s2 = _mm512_fmadd_ps(qd, _mm512_maskz_cvtepi32_ps(0xFFFF, _mm512_maskz_cvtepi8_epi32(0xFFFF, Nibbles16(F + d4 * 2))), s2);
+  }
+  alignas(64) float a[16], b[16];
+  _mm512_store_ps(a, s1);
+  _mm512_store_ps(b, s2);
+  return RefinedFinish(lc, j, q, a, b, 16, T, F, d4, dim4);
+}
+#endif
+
 }  // namespace
+
+float RefinedScore(I8Isa isa, const ListCodes& lc, int64_t j, const float* q, int64_t dim4) {
+  switch (isa) {
+#if GAVEL_KIVF8_X86
+    case I8Isa::Avx512Vnni: return RefinedAvx512(lc, j, q, dim4);
+    case I8Isa::Avx2: return RefinedAvx2(lc, j, q, dim4);
+#endif
+    default: return RefinedScalar(lc, j, q, dim4);
+  }
+}
+
+float RefinedBound(float alpha, float norm, const ListCodes& lc, int64_t dim) {
+  const double c = 1.01 * double(dim + 8) * std::ldexp(1.0, -24);
+  return kernels::UpFloat((double(alpha) * lc.maxErr2 + 2 * c * double(norm) * lc.maxNorm2) * (1 + 1.0 / 1024));
+}
 
 void ListScores8(I8Isa isa, const ListCodes& lc, int64_t dim4, const int8_t* const* q, const int32_t* corr,
                  const float* b, int64_t nr, float* P, int64_t ldP) {

@@ -132,7 +132,7 @@ class NativeKeyIvf : public Napi::ObjectWrap<NativeKeyIvf> {
   }
 
   // glance(bank, queries, weights, k, nprobe, probeGroups?, prune?, i8?, spread?): Promise<{ g, handles, lists, probeGroups,
-  //   scored, coded, codeMs, bankRows, centroidMs, probeMs, scanMs, voteMs, sync }> — syncs to the bank first;
+  //   scored, coded, refined, codeMs, bankRows, centroidMs, probeMs, scanMs, voteMs, sync }> — syncs to the bank first;
   //   nprobe ≥ centroids is the exact glance, bit for bit.
   Napi::Value Glance(const Napi::CallbackInfo& info) {
     return GuardAsync(info, "NativeKeyIvf.glance", [&]() -> Napi::Value {
@@ -179,6 +179,7 @@ class NativeKeyIvf : public Napi::ObjectWrap<NativeKeyIvf> {
             o.Set("probeGroups", double(out.groups));
             o.Set("scored", double(out.stats.scored));
             o.Set("coded", double(out.stats.coded));
+            o.Set("refined", double(out.stats.refined));
             o.Set("codeMs", out.stats.codeMs);
             o.Set("bankRows", double(out.stats.bankRows));
             o.Set("centroidMs", out.stats.centroidMs);
@@ -277,6 +278,52 @@ class NativeKeyIvf : public Napi::ObjectWrap<NativeKeyIvf> {
 
 }  // namespace
 
-void RegisterKeyIvf(Napi::Env env, Napi::Object exports) { exports.Set("NativeKeyIvf", NativeKeyIvf::Define(env)); }
+// kivfRefined(keys, dim, rows): { refined, bound, int8Bound, isa } — one list's codes made from
+// `keys` (n × dim float32, finite) as a glance makes them, then for every row r and key j the refined
+// score refined[r·n + j] (kivf_i8.h, RefinedScore) and per row the refined bound and the int8 bound
+// (their half-widths). For tests: synchronous, at most 4,096 keys and 256 rows.
+Napi::Value KivfRefined(const Napi::CallbackInfo& info) {
+  return Guard(info, "kivfRefined", [&]() -> Napi::Value {
+    CheckArity(info, 3);
+    Napi::Float32Array keys = Float32Arg(info[0], "keys");
+    const int64_t dim = IntArg(info[1], "dim", 1, 4096);
+    Napi::Float32Array rows = Float32Arg(info[2], "rows");
+    const int64_t n = RowsOf(int64_t(keys.ElementLength()), "keys", dim, "dim");
+    const int64_t nr = RowsOf(int64_t(rows.ElementLength()), "rows", dim, "dim");
+    if (n < 1 || n > 4096) Bad("kivfRefined: 1 to 4,096 keys");
+    if (nr < 1 || nr > 256) Bad("kivfRefined: 1 to 256 rows");
+    if (FirstNonFinite(keys.Data(), int64_t(keys.ElementLength())) >= 0 ||
+        FirstNonFinite(rows.Data(), int64_t(rows.ElementLength())) >= 0)
+      Bad("kivfRefined: keys and rows must be finite");
+    const kernels::I8Isa isa = kernels::SelectI8Isa(kernels::CurrentIsa());
+    const int64_t dim4 = kernels::Dim4(dim);
+    kivf::ListCodes lc;
+    std::vector<int8_t> scratch(static_cast<size_t>(dim4 * 4));
+    for (int64_t j = 0; j < n; ++j) kivf::CodeKey(lc, j, keys.Data() + j * dim, dim, false, scratch.data());
+    lc.n = n;
+    std::vector<int64_t> all(static_cast<size_t>(nr));
+    for (int64_t r = 0; r < nr; ++r) all[r] = r;
+    const kernels::I8Queries Q8 = kernels::QuantizeQueries(rows.Data(), all, dim, kernels::I8QueryMax(isa));
+    std::vector<float> refined(static_cast<size_t>(nr * n)), bound(static_cast<size_t>(nr)), int8Bound(static_cast<size_t>(nr));
+    std::vector<float> qf(static_cast<size_t>(dim4 * 4), 0.f);
+    for (int64_t r = 0; r < nr; ++r) {
+      std::copy(rows.Data() + r * dim, rows.Data() + (r + 1) * dim, qf.begin());
+      for (int64_t j = 0; j < n; ++j) refined[r * n + j] = kivf::RefinedScore(isa, lc, j, qf.data(), dim4);
+      bound[r] = kivf::RefinedBound(Q8.alpha[r], Q8.norm[r], lc, dim);
+      int8Bound[r] = (Q8.alpha[r] * lc.maxErr + Q8.beta[r] * lc.maxNorm) * (1.f + 1.f / 1024.f);
+    }
+    Napi::Object o = Napi::Object::New(info.Env());
+    o.Set("refined", ToTyped(info.Env(), refined));
+    o.Set("bound", ToTyped(info.Env(), bound));
+    o.Set("int8Bound", ToTyped(info.Env(), int8Bound));
+    o.Set("isa", kernels::I8IsaName(isa));
+    return o;
+  });
+}
+
+void RegisterKeyIvf(Napi::Env env, Napi::Object exports) {
+  exports.Set("NativeKeyIvf", NativeKeyIvf::Define(env));
+  exports.Set("kivfRefined", Napi::Function::New(env, KivfRefined, "kivfRefined"));
+}
 
 }  // namespace gavel
