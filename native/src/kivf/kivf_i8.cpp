@@ -48,11 +48,15 @@ void CodeKey(ListCodes& lc, int64_t j, const float* key, int64_t dim, bool dead,
   double emax = 0;
   for (int64_t d = 0; d < dim; ++d) emax = std::max(emax, std::fabs(double(key[d]) - double(z.scale) * scratch[d]));
   const float a2 = static_cast<float>(emax / 7);
+  // any r in [-7, 7] keeps the bounds below true (they are taken from the r chosen), so e·(1/a2)
+  // rounded half away from zero by truncation (no division or libm call a dimension)
+  const double inv2 = a2 > 0.f ? 1.0 / double(a2) : 0.0;
   double err2 = 0, kt = 0, et = 0;
   std::memset(fine, 0x88, static_cast<size_t>(dim4 * 2));
   for (int64_t d = 0; d < dim; ++d) {
     const double kd = double(z.scale) * scratch[d], e = double(key[d]) - kd;
-    const long r = a2 > 0.f ? std::clamp(std::lround(e / double(a2)), -7L, 7L) : 0L;
+    const double x = e * inv2;
+    const long r = std::clamp(static_cast<long>(x + (x >= 0 ? 0.5 : -0.5)), -7L, 7L);
     const double et_d = double(a2) * double(r);
     err2 += (e - et_d) * (e - et_d);
     kt += kd * kd;
