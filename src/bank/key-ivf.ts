@@ -13,7 +13,9 @@
  *   the exact glance computes), keeps its top k skills by (max-sim desc, column asc) as the native
  *   vote does, and credits them w_i · m as the exact glance does. Opt-in on a two-level index
  *   (`probeGroups`): a row scores the coarse groups first, then only the fine centroids of its best
- *   groups, several times fewer products, but it misses lists the full scoring finds.
+ *   groups, several times fewer products, but it misses lists the full scoring finds. With
+ *   `probeSpread: "weight"` (the route's) `nprobe` is the rows' mean, each row's share following its
+ *   weight in the vote.
  * - **Exactness knob.** `nprobe: "all"` (or ≥ the centroids) probes every list: the result is the
  *   exact glance's g, bit for bit. Below it, a row whose true top-k skill has its best key outside
  *   the probed lists credits another skill instead.
