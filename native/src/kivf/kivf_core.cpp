@@ -1039,7 +1039,6 @@ SearchResult Index::Glance(const float* q, int64_t nq, const float* w, int64_t k
   // candidates: one thread writes each.
   struct Cand8 {
     float p;
-    int32_t key;
     int32_t col;
     int32_t list, pos;  // the key's list and its place there (its codes)
   };
@@ -1099,10 +1098,9 @@ SearchResult Index::Glance(const float* q, int64_t nq, const float* w, int64_t k
             int32_t& a = at[col];
             if (a < 0) {
               a = static_cast<int32_t>(out.size());
-              out.push_back(Cand8{pr[j], list[j], col, c, static_cast<int32_t>(j)});
+              out.push_back(Cand8{pr[j], col, c, static_cast<int32_t>(j)});
             } else if (pr[j] > out[a].p) {
               out[a].p = pr[j];
-              out[a].key = list[j];
               out[a].pos = static_cast<int32_t>(j);
             }
           }
@@ -1115,15 +1113,13 @@ SearchResult Index::Glance(const float* q, int64_t nq, const float* w, int64_t k
       }
     });
     if (Stopped(stop)) Aborted("key IVF glance");
-    // per row: the candidates of its seed lists merged (each skill's best), the best 2k scored in float32
+    // per row: the candidates of its seed lists merged (each skill's best), the best 2k refined
     const unsigned nrt = static_cast<unsigned>(std::max<int64_t>(1, std::min<int64_t>(nt, nq)));
     Parallel(nrt, [&](unsigned th) {
       Cand* const tk = top[th].data();
       int32_t* const cnt = count[th].data();
       std::vector<Cand8> row8;
-      std::vector<int32_t> at(static_cast<size_t>(nCols), -1), ids;
-      std::vector<const float*> kp;
-      std::vector<float> Kf, Sc, zero(static_cast<size_t>(dim_), 0.f);
+      std::vector<int32_t> at(static_cast<size_t>(nCols), -1);
       bool ok = true;
       for (int64_t i = nq * th / nrt; i < nq * (th + 1) / nrt; ++i) {
         if (Stopped(stop)) return;
