@@ -8,13 +8,14 @@
  * tasks apart), the glance's Hit@1 and R@20 on the tasks (their gold skills), the wall time (median
  * and max) and the int8 pairs.
  *
- *   npm run bench -- kivf-nprobe <bank> <tasks.jsonl> [--div 16,32] [--spread even,weight] [--batches 1-5] [--limit 40] [--rounds 2]
+ *   npm run bench -- kivf-nprobe <bank> <tasks.jsonl> [--div 16,32] [--spread even,weight] [--centroids N] [--batches 1-5] [--limit 40] [--rounds 2]
  *
  * `bank`: installed with the embedded pair, large enough to have written its key IVF (3,000 skills).
  */
 import { cpus, loadavg } from "node:os";
 import { encodeQueries } from "../src/route/context.js";
 import { keyIvfForGlance } from "../src/route/glance-index-use.js";
+import { KeyIvf } from "../src/bank/key-ivf.js";
 import { loadTasks, selectTasks } from "../lab/eval/tasks.js";
 import { routeVoteK } from "../src/kernels/kernels.js";
 import { median } from "./data.js";
@@ -28,12 +29,13 @@ function flag(name: string, fallback: string): string {
 const divs = flag("--div", "16,32").split(",").map(Number);
 const spreads = flag("--spread", "even,weight").split(",") as ("even" | "weight")[];
 if (spreads.some((s) => s !== "even" && s !== "weight")) throw new Error(`--spread takes even and weight, got ${spreads.join(",")}`);
+const centroids = Number(flag("--centroids", "0"));
 const batches = flag("--batches", "1-5");
 const limit = Number(flag("--limit", "40"));
 const rounds = Number(flag("--rounds", "2"));
 const [bankDir, tasksPath] = argv;
 if (!bankDir || !tasksPath) {
-  console.error("usage: npm run bench -- kivf-nprobe <bank> <tasks.jsonl> [--div 16,32] [--spread even,weight] [--batches 1-5] [--limit 40] [--rounds 2]");
+  console.error("usage: npm run bench -- kivf-nprobe <bank> <tasks.jsonl> [--div 16,32] [--spread even,weight] [--centroids N] [--batches 1-5] [--limit 40] [--rounds 2]");
   process.exit(2);
 }
 const bank = await openInstalledBank(bankDir);
@@ -41,8 +43,11 @@ const { projections, library, parts } = bank;
 const requests = exampleRequests();
 const all = selectTasks(await loadTasks(tasksPath), { batches });
 const tasks = Array.from({ length: Math.min(limit, all.length) }, (_, i) => all[(97 * i) % all.length]);
-const ivf = await keyIvfForGlance(library);
+// --centroids N: a fresh index of N centroids trained here (in memory) instead of the installed one
+const t0 = performance.now();
+const ivf = centroids > 0 ? await KeyIvf.build(library.keys, { centroids }) : await keyIvfForGlance(library);
 if (!ivf) throw new Error(`${bankDir} has no key IVF (installs write one from 3,000 skills)`);
+if (centroids > 0) console.log(`trained ${ivf.stats().centroids} centroids in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
 const C = ivf.stats().centroids;
 // the route's k (src/route/glance.ts)
 const k = routeVoteK(library.keys.size, projections.glanceVoteShare);
@@ -72,7 +77,7 @@ const mean = (a: number[]) => a.reduce((x, y) => x + y, 0) / Math.max(1, a.lengt
 const fmt = (a: number[], f: (a: number[]) => number, digits: number, scale = 1) => (a.length ? (f(a) / scale).toFixed(digits) : "–");
 const max = (a: number[]) => Math.max(...a);
 const exactSets = exact.map((t) => new Set(t));
-const report = (name: string, tops: number[][], ms: number[], int8: number[]) => {
+const report = (name: string, tops: number[][], ms: number[], int8: number[], stages: number[][] = []) => {
   const ag = tops.map((t, i) => t.filter((x) => exactSets[i].has(x)).length / 20);
   const same1 = tops.map((t, i): number => (t[0] === exact[i][0] ? 1 : 0));
   const hit1 = tops.slice(nReq).map((t, j): number => (goldCols[j].cols.has(t[0]) ? 1 : 0));
@@ -83,18 +88,24 @@ const report = (name: string, tops: number[][], ms: number[], int8: number[]) =>
     `int8 ${fmt(int8.slice(0, nReq), median, 2, 1e6)}M; tasks agree ${fmt(ag.slice(nReq), mean, 3)} (min ${fmt(ag.slice(nReq), (a) => Math.min(...a), 2)}), ` +
     `top-1 ${same1.slice(nReq).reduce((a, b) => a + b, 0)}/${tasks.length}, Hit@1 ${fmt(hit1, mean, 3)}, R@20 ${fmt(r20, mean, 3)}, ` +
     `ms ${fmt(taskMs, median, 0)} (max ${fmt(taskMs, max, 0)}), int8 ${fmt(int8.slice(nReq), median, 1, 1e6)}M`);
+  // the native stages' medians (centroid scores, probe, scan, vote), requests and tasks apart
+  if (stages.length) {
+    const split = (a: number[][]) => (a.length ? ["centroids", "probe", "scan", "vote"].map((n, j) => `${n} ${median(a.map((x) => x[j])).toFixed(1)}`).join(", ") : "–");
+    console.log(`    stages (ms, medians): requests ${split(stages.slice(0, nReq))}; tasks ${split(stages.slice(nReq))}`);
+  }
 };
 report("exact (nprobe all)", exact, [], []);
 for (let round = 0; round < rounds; round++)
   for (const d of divs) for (const spread of spreads) {
-    const tops: number[][] = [], ms: number[] = [], int8: number[] = [];
+    const tops: number[][] = [], ms: number[] = [], int8: number[] = [], stages: number[][] = [];
     for (let i = 0; i < qs.length; i++) {
       const t0 = performance.now();
       const r = await glance(i, Math.floor(C / d), spread);
       ms.push(performance.now() - t0);
       tops.push(top(r.g, 20));
       int8.push(r.coded);
+      stages.push([r.centroidMs, r.probeMs, r.scanMs, r.voteMs]);
     }
-    report(`round ${round + 1}, C/${d} (nprobe ${Math.floor(C / d)}), ${spread}`, tops, ms, int8);
+    report(`round ${round + 1}, C/${d} (nprobe ${Math.floor(C / d)}), ${spread}`, tops, ms, int8, stages);
   }
 await bank.close();

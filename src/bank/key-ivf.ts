@@ -104,6 +104,11 @@ export interface KeyIvfStats {
   trainedRows: number;
   trainMeanSim: number;
   meanSim: number;
+  /**
+   * The centroids a training now would make for the indexed keys: the power of two nearest 8·√keys,
+   * within [16, 65,536] and at most keys / 8.
+   */
+  defaultCentroids: number;
   /** Native memory the index holds beyond the bank's keys, in bytes. */
   bytes: number;
 }
@@ -191,13 +196,19 @@ export const RETRAIN_GROWTH = 4;
 /** Retrain when the mean key-to-centroid similarity fell this far below the trained one. */
 export const RETRAIN_DRIFT = 0.05;
 
+/** The most lists a row probes by default ({@link defaultNprobe}). */
+export const NPROBE_CAP = 1024;
+
 /**
- * The default lists probed per row: 1/16 of the centroids, at least 1. On a real 3K-skill bank
- * (gavel-mini ℓ1, 8,194 centroids) it kept 0.993 of the exact glance's top 20 and every top 1 over
- * 40 tasks, scoring 6% of the (row, key) pairs; 1/32 kept 0.982 (docs/BENCHMARKS.md, "The key IVF").
+ * The default lists probed per row: 1/16 of the centroids, at least 1 and at most
+ * {@link NPROBE_CAP}. On a real 3K-skill bank (gavel-mini ℓ1, 8,194 centroids) 1/16 kept 0.993 of the
+ * exact glance's top 20 and every top 1 over 40 tasks, scoring 6% of the (row, key) pairs; 1/32 kept
+ * 0.982. Over the 30,593-skill default bank (10.8M keys) 1,024 lists kept 0.995-1.000 of it at 16K, 32K
+ * and 65K centroids, while a finer index's lists hold fewer keys: more lists than that cost reads
+ * without agreement (docs/BENCHMARKS.md, "The key IVF").
  */
 export function defaultNprobe(centroids: number): number {
-  return Math.max(1, Math.round(centroids / 16));
+  return Math.max(1, Math.min(NPROBE_CAP, Math.round(centroids / 16)));
 }
 
 /** A key IVF over one {@link KeyBank} (same dim); see the module comment. */
@@ -252,6 +263,18 @@ export class KeyIvf {
     const s = this.stats();
     if (s.rows > RETRAIN_GROWTH * Math.max(1, s.trainedRows)) return true;
     return s.rows > 0 && s.trainMeanSim - s.meanSim > RETRAIN_DRIFT;
+  }
+
+  /**
+   * True when a training now would make about twice the centroids or more (`stats().defaultCentroids`
+   * ≥ 1.5× the index's: a two-level training makes a few more than the power of two it aims at):
+   * the index still serves (it is not {@link needsRetrain stale}), but a retrained one reads fewer
+   * keys for the same agreement, since the default probe caps the lists at {@link NPROBE_CAP}. An
+   * install retrains then (src/route/glance-index-use.ts, `refreshKeyIvf`); a route never does.
+   */
+  coarserThanDefault(): boolean {
+    const s = this.stats();
+    return s.defaultCentroids >= 1.5 * s.centroids;
   }
 
   /** The centroids and every indexed skill's key codes (what {@link saveKeyIvf} writes). */

@@ -94,6 +94,12 @@ export interface NativeKernels {
    */
   kivfRefined(keys: Float32Array, dim: number, rows: Float32Array): { refined: Float32Array; bound: Float32Array; int8Bound: Float32Array; isa: string };
   /**
+   * The n best of `values` (finite float32) by (value desc, index asc): the indices valued above the
+   * n-th best value θ (ascending), then the lowest valued θ; how a key IVF row picks its probed lists
+   * (native/src/kivf/kivf_core.h, SelectBest). For tests.
+   */
+  kivfSelectBest(values: Float32Array, n: number): Int32Array;
+  /**
    * The instruction set the kernels' inner loops run with ("avx512" | "avx2" | "generic"): the best
    * the CPU supports, capped by the kernelIsa setting ({@link NativeBinding.configure}; GAVEL_KERNEL_ISA).
    */

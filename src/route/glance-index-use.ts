@@ -185,14 +185,15 @@ async function openKeyIvfFor(library: Library): Promise<KeyIvf> {
 
 /**
  * Brings the library's key IVF up to date after installs: opened (trained and written the first
- * time), synced with the bank, retrained when the bank outgrew its centroids, and written back
+ * time), synced with the bank, retrained when the bank outgrew its centroids or a training would now
+ * make about twice as many ({@link KeyIvf.coarserThanDefault}), and written back
  * (whole, crash-safe) when it changed. A read-only or unwritable bank keeps it in memory.
  */
 export async function refreshKeyIvf(library: Library): Promise<void> {
   const index = await keyIvfOf(library);
   const sync = await index.sync(library.keys);
   let changed = sync.added > 0 || sync.removed > 0;
-  if (index.needsRetrain()) {
+  if (index.needsRetrain() || index.coarserThanDefault()) {
     await index.train(library.keys);
     changed = true;
   }

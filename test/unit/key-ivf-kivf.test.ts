@@ -35,7 +35,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { KeyBank } from "../../src/bank/key-bank.js";
-import { KeyIvf } from "../../src/bank/key-ivf.js";
+import { defaultNprobe, KeyIvf } from "../../src/bank/key-ivf.js";
 import { openKeyIvf, saveKeyIvf, type KeyIvfSkill } from "../../src/bank/key-ivf-file.js";
 import { decayWeights } from "../../src/kernels/kernels.js";
 import { loadBinding } from "../../src/native/binding.js";
@@ -560,6 +560,33 @@ describe("key IVF glance", () => {
     expect((await openKeyIvf(path, other, handleOf, skillOf)).outcome).toMatchObject({ kind: "loaded", kept: 1 });
     bank.dispose();
     other.dispose();
+  });
+
+  it("defaults: centroids for the keys indexed, lists probed (capped at 1,024), and when an install would retrain finer", async () => {
+    const r = rng(SEED ^ 0xdef);
+    // the plain rule (native/src/kivf/kivf_core.cpp, DefaultCentroids): the power of two nearest
+    // 8·√keys, within [16, 65,536] and at most keys / 8 (at least 1)
+    const reference = (rows: number) => (rows <= 8 ? 1 : Math.max(1, Math.min(Math.min(65536, Math.max(16, 2 ** Math.round(Math.log2(8 * Math.sqrt(rows))))), Math.floor(rows / 8))));
+    expect([16, 40, 8192, 16384, 32768, 65536].map(defaultNprobe)).toEqual([1, 3, 512, 1024, 1024, 1024]);
+    for (let t = 0; t < 6; t++) {
+      const dim = 8;
+      const bank = new KeyBank(dim);
+      const skills = 20 + Math.floor(r() * 400);
+      for (let s = 0; s < skills; s++) bank.add(unit(r, 1 + Math.floor(r() * 30), dim));
+      const rows = bank.keys;
+      const def = reference(rows);
+      const centroids = Math.max(1, Math.floor(def / [1, 2, 3][t % 3]));
+      const index = await KeyIvf.build(bank, { centroids });
+      const st = index.stats();
+      expect(st.rows).toBe(rows);
+      expect(st.defaultCentroids).toBe(def);
+      expect(index.coarserThanDefault()).toBe(def >= 1.5 * st.centroids);
+      // a training at the defaults makes them, and is not coarser than itself
+      const fresh = await KeyIvf.build(bank);
+      expect(fresh.stats().centroids).toBe(def);
+      expect(fresh.coarserThanDefault()).toBe(false);
+      bank.dispose();
+    }
   });
 
   it("refuses bad arguments", async () => {

@@ -555,6 +555,33 @@ void Index::Columns() {
   }
 }
 
+void SelectBest(const float* s, int64_t nc, int64_t n, int32_t* out, std::vector<float>& v) {
+  // θ, the n-th best value: found among the values at or above a threshold t taken from a strided
+  // sample (its r-th best, r about twice the rank θ would have there, so t ≤ θ nearly always); when
+  // fewer than n values reach t, θ is below it and every value is a candidate. Either way the
+  // candidates hold every value ≥ θ, so θ is exact.
+  v.clear();
+  if (n * 4 <= nc && nc >= 512) {
+    const int64_t m = 512, stride = nc / m;
+    const int64_t r = std::min<int64_t>(m, 2 * ((n * m + nc - 1) / nc) + 8);
+    for (int64_t j = 0; j < m; ++j) v.push_back(s[j * stride]);
+    std::nth_element(v.begin(), v.begin() + (r - 1), v.end(), std::greater<float>());
+    const float t = v[r - 1];
+    v.clear();
+    for (int64_t c = 0; c < nc; ++c)
+      if (s[c] >= t) v.push_back(s[c]);
+    if (static_cast<int64_t>(v.size()) < n) v.clear();
+  }
+  if (v.empty()) v.assign(s, s + nc);
+  std::nth_element(v.begin(), v.begin() + (n - 1), v.end(), std::greater<float>());
+  const float theta = v[n - 1];
+  int64_t k = 0;
+  for (int64_t c = 0; c < nc; ++c)
+    if (s[c] > theta) out[k++] = static_cast<int32_t>(c);
+  for (int64_t c = 0; c < nc && k < n; ++c)
+    if (s[c] == theta) out[k++] = static_cast<int32_t>(c);
+}
+
 std::vector<int64_t> ProbeCounts(const float* w, int64_t nq, int64_t nprobe, int64_t centroids, bool spread) {
   std::vector<int64_t> n(static_cast<size_t>(nq), std::min(nprobe, centroids));
   if (!spread || nprobe >= centroids) return n;
@@ -785,22 +812,9 @@ SearchResult Index::Glance(const float* q, int64_t nq, const float* w, int64_t k
         probe.resize(static_cast<size_t>(probeAt[nq]));
         const unsigned nt = static_cast<unsigned>(std::min<int64_t>(threads, nq));
         Parallel(nt, [&](unsigned th) {
-          std::vector<float> v(static_cast<size_t>(nc_));
-          for (int64_t i = nq * th / nt; i < nq * (th + 1) / nt; ++i) {
-            // the n best by (score desc, centroid asc): every score above the n-th best value θ,
-            // then the lowest centroids scoring θ (a selection over the values, no index indirection)
-            const int64_t ni = npRow[i];
-            const float* s = S.data() + i * nc_;
-            std::copy(s, s + nc_, v.begin());
-            std::nth_element(v.begin(), v.begin() + (ni - 1), v.end(), std::greater<float>());
-            const float theta = v[ni - 1];
-            int32_t* o = probe.data() + probeAt[i];
-            int64_t n = 0;
-            for (int64_t c = 0; c < nc_; ++c)
-              if (s[c] > theta) o[n++] = static_cast<int32_t>(c);
-            for (int64_t c = 0; c < nc_ && n < ni; ++c)
-              if (s[c] == theta) o[n++] = static_cast<int32_t>(c);
-          }
+          std::vector<float> v;
+          for (int64_t i = nq * th / nt; i < nq * (th + 1) / nt; ++i)
+            SelectBest(S.data() + i * nc_, nc_, npRow[i], probe.data() + probeAt[i], v);
         });
       }
     }
@@ -1161,15 +1175,32 @@ SearchResult Index::Glance(const float* q, int64_t nq, const float* w, int64_t k
     // the lists without usable codes: scanned whole in float32
     scan(plain, false, nullptr);
   };
-  // a row's top k so far: the threads' offers merged, skills without keys at -1
-  std::vector<Cand> merged(static_cast<size_t>(kk));
+  // a row's top k so far: the threads' offers merged, skills without keys at -1. Each thread's top k
+  // is exact for its own offers, so the union's top k lies within theirs: each skill at its best
+  // score among them, then the k best by (score desc, column asc), as offering them one by one would
+  // leave them (in O(k log k), not O(k²)).
+  std::vector<Cand> merged;
+  std::vector<int32_t> mergeAt(static_cast<size_t>(nCols), -1);
   const auto mergeRow = [&](int64_t i) {
-    int32_t n = 0;
+    merged.clear();
+    const auto add = [&](float v, int32_t col) {
+      int32_t& a = mergeAt[col];
+      if (a < 0) {
+        a = static_cast<int32_t>(merged.size());
+        merged.push_back(Cand{v, col});
+      } else if (v > merged[a].v) {
+        merged[a].v = v;
+      }
+    };
     for (unsigned th = 0; th < nt; ++th) {
       const Cand* e = top[th].data() + i * kk;
-      for (int32_t j = 0; j < count[th][i]; ++j) Offer(merged.data(), n, kk, e[j].v, e[j].col);
+      for (int32_t j = 0; j < count[th][i]; ++j) add(e[j].v, e[j].col);
     }
-    for (int32_t c : emptyCols_) Offer(merged.data(), n, kk, -1.f, c);
+    for (int32_t c : emptyCols_) add(-1.f, c);
+    for (const Cand& x : merged) mergeAt[x.col] = -1;
+    const int32_t n = static_cast<int32_t>(std::min<size_t>(static_cast<size_t>(kk), merged.size()));
+    std::partial_sort(merged.begin(), merged.begin() + n, merged.end(),
+                      [](const Cand& a, const Cand& b) { return Above(a.v, a.col, b); });
     return n;
   };
 

@@ -193,7 +193,7 @@ class NativeKeyIvf : public Napi::ObjectWrap<NativeKeyIvf> {
     });
   }
 
-  // stats(): { dim, centroids, skills, rows, trainedRows, trainMeanSim, meanSim, bytes }
+  // stats(): { dim, centroids, skills, rows, trainedRows, trainMeanSim, meanSim, bytes, defaultCentroids }
   Napi::Value Stats(const Napi::CallbackInfo& info) {
     return Guard(info, "NativeKeyIvf.stats", [&]() -> Napi::Value {
       Held& h = Use(info);
@@ -206,6 +206,7 @@ class NativeKeyIvf : public Napi::ObjectWrap<NativeKeyIvf> {
       o.Set("trainedRows", double(h.index.trainedRows()));
       o.Set("trainMeanSim", h.index.trainMeanSim());
       o.Set("meanSim", h.index.meanSim());
+      o.Set("defaultCentroids", double(kivf::DefaultCentroids(h.index.rows())));
       o.Set("bytes", double(h.index.bytes()));
       return o;
     });
@@ -321,7 +322,26 @@ Napi::Value KivfRefined(const Napi::CallbackInfo& info) {
   });
 }
 
+// kivfSelectBest(values, n): Int32Array — the n best of `values` (float32, 1 ≤ n ≤ length ≤ 2²⁴) by
+// (value desc, index asc), listed as a row lists its probed lists (kivf_core.h, SelectBest).
+// For tests: synchronous.
+Napi::Value KivfSelectBest(const Napi::CallbackInfo& info) {
+  return Guard(info, "kivfSelectBest", [&]() -> Napi::Value {
+    CheckArity(info, 2);
+    Napi::Float32Array values = Float32Arg(info[0], "values");
+    const int64_t nc = int64_t(values.ElementLength());
+    if (nc < 1 || nc > (int64_t(1) << 24)) Bad("kivfSelectBest: 1 to 2^24 values");
+    if (FirstNonFinite(values.Data(), nc) >= 0) Bad("kivfSelectBest: values must be finite");
+    const int64_t n = IntArg(info[1], "n", 1, nc);
+    std::vector<int32_t> out(static_cast<size_t>(n));
+    std::vector<float> v;
+    kivf::SelectBest(values.Data(), nc, n, out.data(), v);
+    return ToTyped(info.Env(), out);
+  });
+}
+
 void RegisterKeyIvf(Napi::Env env, Napi::Object exports) {
+  exports.Set("kivfSelectBest", Napi::Function::New(env, KivfSelectBest, "kivfSelectBest"));
   exports.Set("NativeKeyIvf", NativeKeyIvf::Define(env));
   exports.Set("kivfRefined", Napi::Function::New(env, KivfRefined, "kivfRefined"));
 }
