@@ -32,7 +32,10 @@
  *   whose refined bound still does. Nothing changes but the work, bit for bit; with `prune` the list
  *   bound first skips whole lists.
  * - **Following the bank.** Every glance first syncs: skills added since are assigned to the
- *   current centroids, removed ones dropped. Centroids change only at {@link KeyIvf.train}.
+ *   current centroids, removed ones dropped. Centroids change only at {@link KeyIvf.train}; an
+ *   install retrains when the bank outgrew them ({@link KeyIvf.needsRetrain}) or a training would
+ *   now make about twice as many ({@link KeyIvf.coarserThanDefault}: with the default probe capped at
+ *   1,024 lists, a finer index reads fewer keys for the same agreement).
  *
  * @module
  */

@@ -1,10 +1,9 @@
 /**
  * How a key IVF row picks its probed lists (native/src/kivf/kivf_core.h, SelectBest): the n best
  * centroid scores by (value desc, index asc), listed as those above the n-th best value in index
- * order, then those at it. The native selection first
- * takes a threshold from a strided sample and selects among the values above it, falling back to
- * every value when too few reach it; whichever path runs, the result must equal a plain sort's, value
- * ties included. Fresh random inputs each run, shaped to reach both paths (smooth scores, heavy ties,
+ * order, then those at it. The native selection first takes a threshold from a sample (runs of 8
+ * values every nc/64) and selects among the values above it, falling back to every value when too
+ * few reach it; whichever path runs, the result must equal a plain sort's, value ties included. Fresh random inputs each run, shaped to reach both paths (smooth scores, heavy ties,
  * a sample that overshoots θ); the seed is logged (replay with GAVEL_TEST_SEED).
  */
 import { describe, expect, it } from "vitest";
@@ -29,8 +28,7 @@ function reference(values: Float32Array, n: number): number[] {
 
 type Shape = "gauss" | "ties" | "steps" | "spike" | "aliased";
 /** nc values: gaussian; a few distinct values (ties across θ); sorted steps; a few large values among
- * many equal small ones (the sample misses most); large values exactly where the strided sample
- * looks (its threshold overshoots θ when n exceeds them: the fallback). */
+ * many equal small ones (the sample misses most); large values exactly where the sample looks (its threshold overshoots θ when n exceeds them: the fallback). */
 function draw(r: () => number, nc: number, shape: Shape): Float32Array {
   const v = new Float32Array(nc);
   for (let c = 0; c < nc; c++) {
@@ -38,7 +36,7 @@ function draw(r: () => number, nc: number, shape: Shape): Float32Array {
     else if (shape === "ties") v[c] = Math.floor(r() * 5) / 4;
     else if (shape === "steps") v[c] = Math.floor((c / nc) * 16) + 0.01 * gauss(r);
     else if (shape === "spike") v[c] = r() < 0.01 ? 10 + gauss(r) : 0;
-    else v[c] = c % Math.max(1, Math.floor(nc / 512)) === 0 ? 1 + r() : 0.5 * r();
+    else v[c] = c % Math.max(1, Math.floor(nc / 64)) < 8 ? 1 + r() : 0.5 * r();
   }
   return v;
 }

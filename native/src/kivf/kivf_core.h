@@ -100,8 +100,8 @@ std::vector<int64_t> ProbeCounts(const float* w, int64_t nq, int64_t nprobe, int
 
 // The n best of s[0 … nc) (1 ≤ n ≤ nc) by (value desc, index asc), written to out as every index
 // valued above the n-th best value θ (ascending), then the lowest indices valued θ (ascending). A
-// row's probed lists (s its centroid scores). v: scratch.
-void SelectBest(const float* s, int64_t nc, int64_t n, int32_t* out, std::vector<float>& v);
+// row's probed lists (s its centroid scores). v, idx: scratch.
+void SelectBest(const float* s, int64_t nc, int64_t n, int32_t* out, std::vector<float>& v, std::vector<int32_t>& idx);
 
 struct SyncStats {
   int64_t added = 0, removed = 0, assignedRows = 0;

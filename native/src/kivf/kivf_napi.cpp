@@ -335,7 +335,8 @@ Napi::Value KivfSelectBest(const Napi::CallbackInfo& info) {
     const int64_t n = IntArg(info[1], "n", 1, nc);
     std::vector<int32_t> out(static_cast<size_t>(n));
     std::vector<float> v;
-    kivf::SelectBest(values.Data(), nc, n, out.data(), v);
+    std::vector<int32_t> idx;
+    kivf::SelectBest(values.Data(), nc, n, out.data(), v, idx);
     return ToTyped(info.Env(), out);
   });
 }
