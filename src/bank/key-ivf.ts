@@ -206,7 +206,7 @@ export const NPROBE_CAP = 1024;
  * The default lists probed per row: 1/16 of the centroids, at least 1 and at most
  * {@link NPROBE_CAP}. On a real 3K-skill bank (gavel-mini ℓ1, 8,194 centroids) 1/16 kept 0.993 of the
  * exact glance's top 20 and every top 1 over 40 tasks, scoring 6% of the (row, key) pairs; 1/32 kept
- * 0.982. Over the 30,593-skill default bank (10.8M keys) 1,024 lists kept 0.995-1.000 of it at 16K, 32K
+ * 0.982. Over the 30,593-skill default bank (10.8M keys) 1,024 lists kept 0.998-1.000 of it at 16K, 32K
  * and 65K centroids, while a finer index's lists hold fewer keys: more lists than that cost reads
  * without agreement (docs/BENCHMARKS.md, "The key IVF").
  */
