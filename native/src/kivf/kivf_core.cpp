@@ -75,6 +75,8 @@ int64_t Index::bytes() const {
                                    (colOf_.capacity() + colHandle_.capacity() + emptyCols_.capacity()) * sizeof(int32_t));
   for (const auto& l : lists_) b += static_cast<int64_t>(l.capacity() * sizeof(int32_t));
   for (const auto& c : codes_) b += c.Bytes();
+  for (const auto& c : listCols_) b += static_cast<int64_t>(c.capacity() * sizeof(int32_t));
+  b += static_cast<int64_t>(listColsVer_.capacity() * sizeof(uint64_t));
   b += static_cast<int64_t>(slotOf_.size() * (sizeof(void*) * 2 + 8) + slotOf_.bucket_count() * sizeof(void*));
   return b;
 }
@@ -98,6 +100,7 @@ void Index::Reset(std::vector<float> centroids, int64_t nc, int64_t trainedRows,
   keySlot_.clear();
   lists_.assign(static_cast<size_t>(nc), {});
   codes_.clear();
+  ++colsVer_;
   slotOf_.clear();
   colOf_.clear();
   colHandle_.clear();
@@ -539,7 +542,19 @@ void Index::Compact() {
   Columns();
 }
 
+const int32_t* Index::ColsOf(int32_t c) const {
+  std::vector<int32_t>& v = listCols_[c];
+  const auto& list = lists_[c];
+  if (listColsVer_[c] != colsVer_ || v.size() != list.size()) {
+    v.resize(list.size());
+    for (size_t j = 0; j < list.size(); ++j) v[j] = colOf_[keySlot_[list[j]]];
+    listColsVer_[c] = colsVer_;
+  }
+  return v.data();
+}
+
 void Index::Columns() {
+  ++colsVer_;
   std::vector<int32_t> order;
   order.reserve(static_cast<size_t>(live_));
   for (size_t i = 0; i < slots_.size(); ++i)
@@ -770,6 +785,10 @@ SearchResult Index::Glance(const float* q, int64_t nq, const float* w, int64_t k
   double maxQ8 = 0;  // the largest N of the rows (a list's products may overflow past 1e36 / N: float32 there)
   if (i8) {
     if (codes_.size() != static_cast<size_t>(nc_)) codes_.assign(static_cast<size_t>(nc_), ListCodes{});
+    if (listCols_.size() != static_cast<size_t>(nc_)) {
+      listCols_.assign(static_cast<size_t>(nc_), {});
+      listColsVer_.assign(static_cast<size_t>(nc_), 0);
+    }
     std::vector<int64_t> rows(static_cast<size_t>(nq));
     std::iota(rows.begin(), rows.end(), 0);
     Q8 = kernels::QuantizeQueries(q, rows, dim_, kernels::I8QueryMax(i8isa));
@@ -950,7 +969,7 @@ SearchResult Index::Glance(const float* q, int64_t nq, const float* w, int64_t k
       std::vector<int32_t> col;
       std::vector<const float*> kp, rp;
       Rows8 r8;
-      std::vector<int32_t> keep;
+      std::vector<int32_t> keep, keepCol;
       std::vector<float> kf8;
       std::vector<int8_t> scratch8;
       for (;;) {
@@ -963,6 +982,7 @@ SearchResult Index::Glance(const float* q, int64_t nq, const float* w, int64_t k
           const ListCodes& lc = codes_[c];
           const auto& list = lists_[c];
           const int64_t nkAll = static_cast<int64_t>(list.size());
+          const int32_t* cols = ColsOf(c);
           const int64_t r0 = m.start[c], nr = m.start[c + 1] - r0;
           const int64_t ldP = scores8(m, c, r8);
           coded[th] += nr * nkAll;
@@ -976,6 +996,7 @@ SearchResult Index::Glance(const float* q, int64_t nq, const float* w, int64_t k
             const float hw = (Q8.alpha[row] * lc.maxErr + Q8.beta[row] * lc.maxNorm) * (1.f + 1.f / 1024.f);
             const float* pr = r8.P.data() + i * ldP;
             keep.clear();
+            keepCol.clear();
             // blocks of 16 keys tested at once (a branch-free OR the compiler vectorises); the keys
             // of a block that any could pass are then tested one by one, and those that pass are
             // refined (their residual codes against the float32 row) before the float32 scan
@@ -983,9 +1004,12 @@ SearchResult Index::Glance(const float* q, int64_t nq, const float* w, int64_t k
             const float er = RefinedBound(Q8.alpha[row], Q8.norm[row], lc, dim_);
             int64_t nref = 0;
             const auto offer8 = [&](int64_t u) {
-              if (pr[u] + hw < low || !slots_[keySlot_[list[u]]].live) return;
+              if (pr[u] + hw < low || cols[u] < 0) return;
               ++nref;
-              if (!(RefinedScore(i8isa, lc, u, qr, dim4) + er < low)) keep.push_back(list[u]);
+              if (!(RefinedScore(i8isa, lc, u, qr, dim4) + er < low)) {
+                keep.push_back(list[u]);
+                keepCol.push_back(cols[u]);
+              }
             };
             int64_t j = 0;
             for (; j + 16 <= nkAll; j += 16) {
@@ -1003,7 +1027,7 @@ SearchResult Index::Glance(const float* q, int64_t nq, const float* w, int64_t k
             for (int64_t j = 0; j < ns; ++j) {
               const float v = Sc[j * P1];
               ok &= std::fabs(v) <= FLT_MAX;
-              Offer(e, n, kk, v, colOf_[keySlot_[keep[j]]]);
+              Offer(e, n, kk, v, keepCol[j]);
             }
           }
           if (!ok) finite[th] = 0;
@@ -1110,6 +1134,7 @@ SearchResult Index::Glance(const float* q, int64_t nq, const float* w, int64_t k
         const int32_t c = work[w8];
         const auto& list = lists_[c];
         const int64_t nkAll = static_cast<int64_t>(list.size());
+        const int32_t* cols = ColsOf(c);
         const int64_t r0 = m.start[c], nr = m.start[c + 1] - r0;
         const int64_t ldP = scores8(m, c, r8);
         coded[th] += nr * nkAll;
@@ -1121,9 +1146,8 @@ SearchResult Index::Glance(const float* q, int64_t nq, const float* w, int64_t k
           out.clear();
           const float* pr = r8.P.data() + i * ldP;
           for (int64_t j = 0; j < nkAll; ++j) {
-            const int32_t sl = keySlot_[list[j]];
-            if (!slots_[sl].live) continue;
-            const int32_t col = colOf_[sl];
+            const int32_t col = cols[j];
+            if (col < 0) continue;
             int32_t& a = at[col];
             if (a < 0) {
               a = static_cast<int32_t>(out.size());

@@ -235,6 +235,14 @@ class Index {
   std::vector<std::vector<int32_t>> lists_;  // centroid → key ids (dead ones skipped, dropped at Compact)
   std::unordered_map<int32_t, int32_t> slotOf_;
   std::vector<int32_t> colOf_;      // slot → column (live slots, by handle), -1 when dead
+  // Per list, its keys' columns in list order (-1: a dead key), so an i8 glance reads them in
+  // sequence instead of two random lookups (keySlot_, then the slot) a key: made by ColsOf when a
+  // glance first reads the list, remade when the columns changed (colsVer_, bumped by Columns and
+  // Reset) or the list grew. One list a thread a pass (as the codes), one glance at a time.
+  mutable std::vector<std::vector<int32_t>> listCols_;
+  mutable std::vector<uint64_t> listColsVer_;
+  uint64_t colsVer_ = 1;
+  const int32_t* ColsOf(int32_t c) const;
   std::vector<int32_t> colHandle_;  // column → handle
   std::vector<int32_t> emptyCols_;  // columns of skills without keys
   int64_t live_ = 0, liveRows_ = 0, deadRows_ = 0;

@@ -134,25 +134,44 @@ __attribute__((target("avx2,fma"))) void RowsAvx2(const ListCodes& lc, int64_t d
 }
 
 // AVX-512 VNNI: vpdpbusd (u8 key × s8 query, 4 products per int32 lane, exact); a tile is one zmm
-// of 16 keys. R rows at once.
-template <int R>
+// of 16 keys. R rows against T tiles at once (R·T accumulators): each query broadcast serves T
+// tiles, so the loop issues T + R loads for R·T vpdpbusd. Each P entry is the same integer sum and
+// the same two float products whatever R and T.
+template <int R, int T>
 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vnni"))) void RowsVnni(
+    const ListCodes& lc, int64_t dim4, const int8_t* const* q, const int32_t* corr, const float* b, float* P,
+    int64_t ldP, int64_t t0, int64_t t1) {
+  for (int64_t t = t0; t + T <= t1; t += T) {
+    const uint8_t* Tp = lc.tiles.data() + t * dim4 * 64;
+    __m512i acc[R][T];
+    for (int r = 0; r < R; ++r)
+      for (int u = 0; u < T; ++u) acc[r][u] = _mm512_set1_epi32(-corr[r]);
+    for (int64_t d4 = 0; d4 < dim4; ++d4) {
+      __m512i k[T];
+      for (int u = 0; u < T; ++u) k[u] = _mm512_loadu_si512(Tp + (u * dim4 + d4) * 64);
+      for (int r = 0; r < R; ++r) {
+        const __m512i qb = _mm512_set1_epi32(Load32(q[r] + d4 * 4));
+        for (int u = 0; u < T; ++u) acc[r][u] = _mm512_dpbusd_epi32(acc[r][u], k[u], qb);
+      }
+    }
+    for (int u = 0; u < T; ++u) {
+      const __m512 s = _mm512_loadu_ps(lc.scale.data() + (t + u) * kCodeTile);
+      for (int r = 0; r < R; ++r)
+        _mm512_storeu_ps(P + r * ldP + (t + u) * kCodeTile,
+                         _mm512_mul_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc[r][u]), s), _mm512_set1_ps(b[r])));
+    }
+  }
+}
+
+// R rows against every tile: three tiles a step, then the rest one by one.
+template <int R>
+__attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vnni"))) void RowsVnniAll(
     const ListCodes& lc, int64_t dim4, const int8_t* const* q, const int32_t* corr, const float* b, float* P,
     int64_t ldP) {
   const int64_t tiles = static_cast<int64_t>(lc.scale.size()) / kCodeTile;
-  for (int64_t t = 0; t < tiles; ++t) {
-    const uint8_t* T = lc.tiles.data() + t * dim4 * 64;
-    __m512i acc[R];
-    for (int r = 0; r < R; ++r) acc[r] = _mm512_set1_epi32(-corr[r]);
-    for (int64_t d4 = 0; d4 < dim4; ++d4) {
-      const __m512i k = _mm512_loadu_si512(T + d4 * 64);
-      for (int r = 0; r < R; ++r) acc[r] = _mm512_dpbusd_epi32(acc[r], k, _mm512_set1_epi32(Load32(q[r] + d4 * 4)));
-    }
-    const __m512 s = _mm512_loadu_ps(lc.scale.data() + t * kCodeTile);
-    for (int r = 0; r < R; ++r)
-      _mm512_storeu_ps(P + r * ldP + t * kCodeTile,
-                       _mm512_mul_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc[r]), s), _mm512_set1_ps(b[r])));
-  }
+  const int64_t t3 = tiles / 3 * 3;
+  RowsVnni<R, 3>(lc, dim4, q, corr, b, P, ldP, 0, t3);
+  RowsVnni<R, 1>(lc, dim4, q, corr, b, P, ldP, t3, tiles);
 }
 
 void ScoresAvx2(const ListCodes& lc, int64_t dim4, const int8_t* const* q, const int32_t* corr, const float* b,
@@ -169,16 +188,16 @@ void ScoresAvx2(const ListCodes& lc, int64_t dim4, const int8_t* const* q, const
 void ScoresVnni(const ListCodes& lc, int64_t dim4, const int8_t* const* q, const int32_t* corr, const float* b,
                 int64_t nr, float* P, int64_t ldP) {
   int64_t r = 0;
-  for (; r + 8 <= nr; r += 8) RowsVnni<8>(lc, dim4, q + r, corr + r, b + r, P + r * ldP, ldP);
+  for (; r + 8 <= nr; r += 8) RowsVnniAll<8>(lc, dim4, q + r, corr + r, b + r, P + r * ldP, ldP);
   if (nr - r >= 4) {
-    RowsVnni<4>(lc, dim4, q + r, corr + r, b + r, P + r * ldP, ldP);
+    RowsVnniAll<4>(lc, dim4, q + r, corr + r, b + r, P + r * ldP, ldP);
     r += 4;
   }
   if (nr - r >= 2) {
-    RowsVnni<2>(lc, dim4, q + r, corr + r, b + r, P + r * ldP, ldP);
+    RowsVnniAll<2>(lc, dim4, q + r, corr + r, b + r, P + r * ldP, ldP);
     r += 2;
   }
-  if (r < nr) RowsVnni<1>(lc, dim4, q + r, corr + r, b + r, P + r * ldP, ldP);
+  if (r < nr) RowsVnniAll<1>(lc, dim4, q + r, corr + r, b + r, P + r * ldP, ldP);
 }
 #endif
 
