@@ -94,6 +94,12 @@ export interface NativeKernels {
    */
   kivfRefined(keys: Float32Array, dim: number, rows: Float32Array): { refined: Float32Array; bound: Float32Array; int8Bound: Float32Array; isa: string };
   /**
+   * The key IVF's centroid scores (native/src/kivf/kivf_core.h, CentroidScores): `scores[i·nc + c]` =
+   * ⟨queries_i, centroids_c⟩ (nq × nc), and the same product by the addon's GEMM (`gemm`), which they
+   * equal bit for bit; `isa` the kernels' instruction set. At most 2²⁴ scores. For tests.
+   */
+  kivfCentroidScores(queries: Float32Array, centroids: Float32Array, dim: number): { scores: Float32Array; gemm: Float32Array; isa: string };
+  /**
    * The n best of `values` (finite float32) by (value desc, index asc): the indices valued above the
    * n-th best value θ (ascending), then the lowest valued θ; how a key IVF row picks its probed lists
    * (native/src/kivf/kivf_core.h, SelectBest). For tests.

@@ -368,6 +368,37 @@ void MatMulABt(const float* A, int64_t n, int64_t k, const float* B, int64_t m, 
   });
 }
 
+void PackQueryPanels(const float* Q, int64_t nq, int64_t dim, Isa isa, std::vector<float>& Qp) {
+  int64_t mr;
+  switch (isa) {
+#ifdef GAVEL_HAVE_X86_DISPATCH
+    case Isa::Avx512: mr = isa_avx512::PanelRows(); break;
+    case Isa::Avx2: mr = isa_avx2::PanelRows(); break;
+#endif
+    default: mr = isa_generic::PanelRows();
+  }
+  Qp.assign(static_cast<size_t>((nq + mr - 1) / mr * mr * dim), 0.f);
+  switch (isa) {
+#ifdef GAVEL_HAVE_X86_DISPATCH
+    case Isa::Avx512: return isa_avx512::PackPanels(Q, nq, dim, Qp.data());
+    case Isa::Avx2: return isa_avx2::PackPanels(Q, nq, dim, Qp.data());
+#endif
+    default: return isa_generic::PackPanels(Q, nq, dim, Qp.data());
+  }
+}
+
+void ScorePanels(const float* Qp, int64_t nq, int64_t dim, const float* B, int64_t nb, float* S, int64_t ldS, Isa isa,
+                 std::vector<float>& scratch) {
+  scratch.resize(static_cast<size_t>(2 * 16 * dim));  // NR · dim for the widest NR (AVX-512's 32)
+  switch (isa) {
+#ifdef GAVEL_HAVE_X86_DISPATCH
+    case Isa::Avx512: return isa_avx512::ScoreRows(Qp, nq, dim, B, nb, S, ldS, scratch.data());
+    case Isa::Avx2: return isa_avx2::ScoreRows(Qp, nq, dim, B, nb, S, ldS, scratch.data());
+#endif
+    default: return isa_generic::ScoreRows(Qp, nq, dim, B, nb, S, ldS, scratch.data());
+  }
+}
+
 std::vector<float> ProjectNormalize(const float* H, int64_t n, int64_t inDim, const float* W, int64_t outDim, Isa isa,
                                     unsigned threads) {
   std::vector<float> Y(static_cast<size_t>(n * outDim), 0.f);

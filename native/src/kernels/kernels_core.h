@@ -31,6 +31,14 @@ Isa CurrentIsa();
 // k-block. Trusts its inputs.
 void MatMulABt(const float* A, int64_t n, int64_t k, const float* B, int64_t m, float* C, Isa isa, unsigned threads);
 
+// The key IVF's centroid scores, MatMulABt's C bit for bit without its clearing, packing or copies:
+// PackQueryPanels packs the nq × dim queries once (into Qp, resized), then each ScorePanels call
+// writes S[i·ldS + j] = <Q_i, B_j> for the nb rows of B (row-major, dim floats each), every element of
+// that nq × nb block and nothing else; scratch is the caller's (one per thread). One thread each.
+void PackQueryPanels(const float* Q, int64_t nq, int64_t dim, Isa isa, std::vector<float>& Qp);
+void ScorePanels(const float* Qp, int64_t nq, int64_t dim, const float* B, int64_t nb, float* S, int64_t ldS, Isa isa,
+                 std::vector<float>& scratch);
+
 // Farthest-first traversal of the n × dim row-major keys: retained indices, key 0 first, until every
 // key lies within eps of a retained one. Distances are computed in float32, so "within eps" holds up
 // to float rounding (≈1e-6 for unit keys); retained keys are pairwise > eps apart up to the same.

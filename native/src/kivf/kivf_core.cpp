@@ -611,6 +611,23 @@ void SelectBest(const float* s, int64_t nc, int64_t n, int32_t* out, std::vector
     if (s[idx[j]] == theta) out[k++] = idx[j];
 }
 
+void CentroidScores(const float* q, int64_t nq, const float* cent, int64_t nc, int64_t dim, float* S, kernels::Isa isa,
+                    unsigned threads) {
+  std::vector<float> Qp;
+  kernels::PackQueryPanels(q, nq, dim, isa, Qp);
+  const int64_t blocks = (nc + kScoreBlock - 1) / kScoreBlock;
+  std::atomic<int64_t> nextBlock{0};
+  Parallel(static_cast<unsigned>(std::max<int64_t>(1, std::min<int64_t>(threads, blocks))), [&](unsigned) {
+    std::vector<float> scratch;
+    for (;;) {
+      const int64_t b = nextBlock.fetch_add(1, std::memory_order_relaxed);
+      if (b >= blocks) break;
+      const int64_t c0 = b * kScoreBlock, cb = std::min(kScoreBlock, nc - c0);
+      kernels::ScorePanels(Qp.data(), nq, dim, cent + c0 * dim, cb, S + c0, nc, isa, scratch);
+    }
+  });
+}
+
 std::vector<int64_t> ProbeCounts(const float* w, int64_t nq, int64_t nprobe, int64_t centroids, bool spread) {
   std::vector<int64_t> n(static_cast<size_t>(nq), std::min(nprobe, centroids));
   if (!spread || nprobe >= centroids) return n;
@@ -816,29 +833,17 @@ SearchResult Index::Glance(const float* q, int64_t nq, const float* w, int64_t k
   std::vector<int32_t> probe;
   // nq × nc centroid scores (flat probe, or the bound), in the index's kept buffer
   std::vector<float>& S = scores_;
-  S.clear();
+  bool haveScores = false;  // S holds this glance's nq × nc scores (the flat probe or the bound)
   const bool probeAll = all;
   if (!all || twoPass) {
     if (t > 0) {
       ProbeTwoLevel(q, nq, npRow, t, probeAt, probe, isa, threads, st);
     } else {
-      // S = Q·Cᵀ by column blocks of kScoreBlock centroids, threads taking blocks: one GEMM over all
-      // C centroids streams their packed panels (MiBs) from memory for every row block; a block's
-      // stay in cache. Each score is the same float32 either way (one product chain per element).
-      S.resize(static_cast<size_t>(nq * nc_));
-      const int64_t blocks = (nc_ + kScoreBlock - 1) / kScoreBlock;
-      std::atomic<int64_t> nextBlock{0};
-      Parallel(static_cast<unsigned>(std::min<int64_t>(threads, blocks)), [&](unsigned) {
-        std::vector<float> T;
-        for (;;) {
-          const int64_t b = nextBlock.fetch_add(1, std::memory_order_relaxed);
-          if (b >= blocks) break;
-          const int64_t c0 = b * kScoreBlock, cb = std::min(kScoreBlock, nc_ - c0);
-          T.resize(static_cast<size_t>(nq * cb));
-          kernels::MatMulABt(q, nq, dim_, cent_.data() + c0 * dim_, cb, T.data(), isa, 1);
-          for (int64_t i = 0; i < nq; ++i) std::copy(T.begin() + i * cb, T.begin() + (i + 1) * cb, S.begin() + i * nc_ + c0);
-        }
-      });
+      // S = Q·Cᵀ by blocks of kScoreBlock centroids (a block's packed panels stay in cache while every
+      // row is scored against them); S is only grown, never cleared, as every element is written.
+      if (S.size() < static_cast<size_t>(nq * nc_)) S.resize(static_cast<size_t>(nq * nc_));
+      haveScores = true;
+      CentroidScores(q, nq, cent_.data(), nc_, dim_, S.data(), isa, threads);
       st.centroidMs = MsSince(t0);
       if (!all) {
         for (int64_t i = 0; i < nq; ++i) probeAt[i + 1] = probeAt[i] + npRow[i];
@@ -1217,7 +1222,8 @@ SearchResult Index::Glance(const float* q, int64_t nq, const float* w, int64_t k
   // a row's top k so far: the threads' offers merged, skills without keys at -1. Each thread's top k
   // is exact for its own offers, so the union's top k lies within theirs: each skill at its best
   // score among them, then the k best by (score desc, column asc), as offering them one by one would
-  // leave them (in O(k log k), not O(k²)).
+  // leave them: merged[0 … n) holds that set, unordered but for merged[n − 1], the n-th best (the
+  // row's floor; the vote adds each skill once a row, so the order within a row changes no sum).
   std::vector<Cand> merged;
   std::vector<int32_t> mergeAt(static_cast<size_t>(nCols), -1);
   const auto mergeRow = [&](int64_t i) {
@@ -1238,12 +1244,13 @@ SearchResult Index::Glance(const float* q, int64_t nq, const float* w, int64_t k
     for (int32_t c : emptyCols_) add(-1.f, c);
     for (const Cand& x : merged) mergeAt[x.col] = -1;
     const int32_t n = static_cast<int32_t>(std::min<size_t>(static_cast<size_t>(kk), merged.size()));
-    std::partial_sort(merged.begin(), merged.begin() + n, merged.end(),
-                      [](const Cand& a, const Cand& b) { return Above(a.v, a.col, b); });
+    if (n > 0)
+      std::nth_element(merged.begin(), merged.begin() + (n - 1), merged.end(),
+                       [](const Cand& a, const Cand& b) { return Above(a.v, a.col, b); });
     return n;
   };
 
-  if (!twoPass || S.empty()) {
+  if (!twoPass || !haveScores) {
     Csr m = csr(probed);
     st.probeMs = MsSince(t0) - st.centroidMs;
     scan(m, false, nullptr);

@@ -102,6 +102,11 @@ std::vector<int64_t> ProbeCounts(const float* w, int64_t nq, int64_t nprobe, int
 // valued above the n-th best value θ (ascending), then the lowest indices valued θ (ascending). A
 // row's probed lists (s its centroid scores). v, idx: scratch.
 void SelectBest(const float* s, int64_t nc, int64_t n, int32_t* out, std::vector<float>& v, std::vector<int32_t>& idx);
+// The glance's centroid scores S[i·nc + c] = <q_i, cent_c> (nq × nc, row-major; every element
+// written), threads taking blocks of centroids: the queries packed once, each block's centroids packed
+// as they are scored (kernels::PackQueryPanels, ScorePanels). Each score equals MatMulABt's bit for bit.
+void CentroidScores(const float* q, int64_t nq, const float* cent, int64_t nc, int64_t dim, float* S, kernels::Isa isa,
+                    unsigned threads);
 
 struct SyncStats {
   int64_t added = 0, removed = 0, assignedRows = 0;

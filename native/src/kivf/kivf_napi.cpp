@@ -322,6 +322,34 @@ Napi::Value KivfRefined(const Napi::CallbackInfo& info) {
   });
 }
 
+// kivfCentroidScores(queries, centroids, dim): { scores, gemm, isa } — the glance's centroid scores
+// (kivf_core.h, CentroidScores: nq × nc, row-major) and the same product by kernels::MatMulABt, which
+// they must equal bit for bit. For tests: synchronous, at most 2²⁴ products' outputs.
+Napi::Value KivfCentroidScores(const Napi::CallbackInfo& info) {
+  return Guard(info, "kivfCentroidScores", [&]() -> Napi::Value {
+    CheckArity(info, 3);
+    Napi::Float32Array queries = Float32Arg(info[0], "queries");
+    Napi::Float32Array centroids = Float32Arg(info[1], "centroids");
+    const int64_t dim = IntArg(info[2], "dim", 1, 4096);
+    const int64_t nq = RowsOf(int64_t(queries.ElementLength()), "queries", dim, "dim");
+    const int64_t nc = RowsOf(int64_t(centroids.ElementLength()), "centroids", dim, "dim");
+    if (nq < 1 || nc < 1 || nq * nc > (int64_t(1) << 24)) Bad("kivfCentroidScores: 1 to 2^24 scores");
+    if (FirstNonFinite(queries.Data(), int64_t(queries.ElementLength())) >= 0 ||
+        FirstNonFinite(centroids.Data(), int64_t(centroids.ElementLength())) >= 0)
+      Bad("kivfCentroidScores: queries and centroids must be finite");
+    const kernels::Isa isa = kernels::CurrentIsa();
+    std::vector<float> S(static_cast<size_t>(nq * nc), std::numeric_limits<float>::quiet_NaN());
+    kivf::CentroidScores(queries.Data(), nq, centroids.Data(), nc, dim, S.data(), isa, 2);
+    std::vector<float> C(static_cast<size_t>(nq * nc));
+    kernels::MatMulABt(queries.Data(), nq, dim, centroids.Data(), nc, C.data(), isa, 1);
+    Napi::Object o = Napi::Object::New(info.Env());
+    o.Set("scores", ToTyped(info.Env(), S));
+    o.Set("gemm", ToTyped(info.Env(), C));
+    o.Set("isa", kernels::IsaName(isa));
+    return o;
+  });
+}
+
 // kivfSelectBest(values, n): Int32Array — the n best of `values` (float32, 1 ≤ n ≤ length ≤ 2²⁴) by
 // (value desc, index asc), listed as a row lists its probed lists (kivf_core.h, SelectBest).
 // For tests: synchronous.
@@ -345,6 +373,7 @@ void RegisterKeyIvf(Napi::Env env, Napi::Object exports) {
   exports.Set("kivfSelectBest", Napi::Function::New(env, KivfSelectBest, "kivfSelectBest"));
   exports.Set("NativeKeyIvf", NativeKeyIvf::Define(env));
   exports.Set("kivfRefined", Napi::Function::New(env, KivfRefined, "kivfRefined"));
+  exports.Set("kivfCentroidScores", Napi::Function::New(env, KivfCentroidScores, "kivfCentroidScores"));
 }
 
 }  // namespace gavel
