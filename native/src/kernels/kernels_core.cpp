@@ -389,7 +389,7 @@ void PackQueryPanels(const float* Q, int64_t nq, int64_t dim, Isa isa, std::vect
 
 void ScorePanels(const float* Qp, int64_t nq, int64_t dim, const float* B, int64_t nb, float* S, int64_t ldS, Isa isa,
                  std::vector<float>& scratch) {
-  scratch.resize(static_cast<size_t>(2 * 16 * dim));  // NR · dim for the widest NR (AVX-512's 32)
+  scratch.resize(static_cast<size_t>(PanelWidth(isa) * dim));  // one packed panel of B: NR · dim
   switch (isa) {
 #ifdef GAVEL_HAVE_X86_DISPATCH
     case Isa::Avx512: return isa_avx512::ScoreRows(Qp, nq, dim, B, nb, S, ldS, scratch.data());
