@@ -124,6 +124,14 @@ export const SETTINGS: readonly Setting[] = [
     scope: "runtime",
   },
   {
+    name: "GAVEL_KEY_TYPE",
+    values: ["f32", "f16"],
+    default: "f32",
+    meaning: "How a router holds its bank's keys in memory (RouterOpenOptions.keyType, which wins over it): f32, or f16 (IEEE half, rounded to nearest even): half the keys' memory (the bank's largest part: 11 GB of float32 keys over 30,593 skills as gavel installs them), each inner product within 2⁻¹¹ of float32's for unit keys, so g can differ in its last digits and near ties can swap. The bank on disk keeps float32 either way.",
+    readBy: "src/route/Router.ts (Router.open): every command that opens a bank",
+    scope: "runtime",
+  },
+  {
     name: "GAVEL_GLANCE_ROW_WEIGHTS",
     values: ["uniform", "idf"],
     default: "(unset: the projections' own, `gavel.glance_row_weights`)",
@@ -276,6 +284,7 @@ export interface Config {
   glanceIndex: "auto" | "off" | "on";
   keyIvf: "auto" | "off" | "on";
   keyIvfI8: "on" | "off";
+  keyType: "f32" | "f16";
   /** Overrides the projections' glance row weights; undefined: the projections decide. */
   glanceRowWeights: "uniform" | "idf" | undefined;
   /** Overrides the projections' glance vote share; undefined: the projections decide. */
@@ -355,6 +364,7 @@ export function resolveConfig(env: Env): Config {
     glanceIndex: choice(env, "GAVEL_GLANCE_INDEX", ["auto", "off", "on"] as const) ?? "auto",
     keyIvf: choice(env, "GAVEL_KEY_IVF", ["auto", "off", "on"] as const) ?? "auto",
     keyIvfI8: choice(env, "GAVEL_KEY_IVF_I8", ["on", "off"] as const) ?? "on",
+    keyType: choice(env, "GAVEL_KEY_TYPE", ["f32", "f16"] as const) ?? "f32",
     glanceRowWeights: choice(env, "GAVEL_GLANCE_ROW_WEIGHTS", ["uniform", "idf"] as const),
     glanceVoteShare: unitNumber(env, "GAVEL_GLANCE_VOTE_SHARE"),
     keyIvfFrom: integer(env, "GAVEL_KEY_IVF_FROM", 1) ?? 3000,

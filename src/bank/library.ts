@@ -21,7 +21,7 @@ import type { Skill } from "../skills/index.js";
 import { GavelError } from "../errors.js";
 import { sameMeta } from "./entries.js";
 import { ReadWriteLock } from "./rw-lock.js";
-import { KeyBank } from "./key-bank.js";
+import { KeyBank, type KeyBankOptions } from "./key-bank.js";
 import { BankLexicon } from "./lexicon.js";
 import { BankStore, SNAPSHOT_ATTEMPTS } from "./store.js";
 import { TextStore } from "./texts.js";
@@ -45,6 +45,8 @@ export interface SkillKeysRecord {
 export interface LibraryOpenOptions {
   /** Create the bank if it does not exist. */
   create: boolean;
+  /** How the keys are held in memory ({@link KeyBankOptions.keyType}; default "f32"). */
+  keyType?: "f32" | "f16";
 }
 
 /** The installed library: bank on disk, keys in memory, texts, and the id ↔ handle maps. */
@@ -114,10 +116,10 @@ export class Library {
    * rewrites a file; `save`, `remove` and `commit` are refused. Fails as {@link Library.open} does,
    * except never with BANK_LOCKED.
    */
-  static async openSnapshot(dir: string, projections: Projections): Promise<Library> {
+  static async openSnapshot(dir: string, projections: Projections, options: Pick<LibraryOpenOptions, "keyType"> = {}): Promise<Library> {
     const texts = new TextStore(dir);
     const { store, lexicon } = await openSnapshotParts(dir, bankHeaderFor(projections), texts);
-    return Library.#assemble(store, texts, async () => lexicon, projections.dim);
+    return Library.#assemble(store, texts, async () => lexicon, projections.dim, options.keyType);
   }
 
   /**
@@ -191,12 +193,12 @@ export class Library {
   static async open(dir: string, projections: Projections, options: LibraryOpenOptions): Promise<Library> {
     const store = await BankStore.open(dir, bankHeaderFor(projections), { create: options.create });
     const texts = new TextStore(store.dir);
-    return Library.#assemble(store, texts, () => BankLexicon.open(store, texts), projections.dim);
+    return Library.#assemble(store, texts, () => BankLexicon.open(store, texts), projections.dim, options.keyType);
   }
 
   /** A Library over an opened store, its keys loaded; on failure the keys are freed and the store closed. */
-  static async #assemble(store: BankStore, texts: TextStore, lexicon: () => Promise<BankLexicon>, dim: number): Promise<Library> {
-    const keys = new KeyBank(dim);
+  static async #assemble(store: BankStore, texts: TextStore, lexicon: () => Promise<BankLexicon>, dim: number, keyType: "f32" | "f16" = "f32"): Promise<Library> {
+    const keys = new KeyBank(dim, { keyType });
     try {
       const library = new Library(store, keys, texts, await lexicon());
       await library.#loadKeys(store);

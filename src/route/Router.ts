@@ -16,6 +16,7 @@ import { modelFingerprint } from "../model/fingerprint.js";
 import { Projections } from "../projections/projections.js";
 import { MAX_BUDGET } from "../projections/meta.js";
 import { Library } from "../bank/library.js";
+import { config } from "../config.js";
 import { encodeQueries, taskTextOf } from "./context.js";
 import { glanceIndexOf, prunes, readsKeyIvf, refreshKeyIvf, warmKeyIvf, type KeyIvfWarm } from "./glance-index-use.js";
 import { glanceLibrary, type Glanced } from "./glance.js";
@@ -118,7 +119,9 @@ export class Router {
     if (keep !== "start" && keep !== "end") throw invalidArgument(`truncate must be "start" or "end", got ${String(o.truncate)}`);
     const readOnly = boolOption(o.readOnly, "readOnly", false);
     if (readOnly && o.create === true) throw invalidArgument("readOnly and create contradict each other: a read-only router never creates a bank");
-    const library = readOnly ? await Library.openSnapshot(o.bankDir, projections) : await Library.open(o.bankDir, projections, { create: boolOption(o.create, "create", true) });
+    const keyType = o.keyType ?? config().keyType;
+    if (keyType !== "f32" && keyType !== "f16") throw invalidArgument(`keyType must be "f32" or "f16", got ${String(o.keyType)}`);
+    const library = readOnly ? await Library.openSnapshot(o.bankDir, projections, { keyType }) : await Library.open(o.bankDir, projections, { create: boolOption(o.create, "create", true), keyType });
     let router: Router;
     try {
       router = new Router(model, projections, library, skillBudget, keyBudget, keep);
@@ -221,11 +224,11 @@ export class Router {
     routeGlances(this.#parts.library.keys, via);
   }
 
-  /** Bank statistics: skills, keys, bytes on disk and in memory. */
+  /** Bank statistics: skills, keys, bytes on disk and in memory, and how the keys are held in memory (`keyType`). */
   stats() {
     this.#check();
     const { store, keys } = this.#parts.library;
-    return { ...store.stats(), memoryBytes: keys.bytes };
+    return { ...store.stats(), memoryBytes: keys.bytes, keyType: keys.keyType };
   }
 
   /** The glance over the routable library, for a context (less the skills `trust` excludes). */

@@ -47,6 +47,14 @@ export interface RouterOpenOptions {
    * refused. What `gavel route`, `glance` and `list` use.
    */
   readOnly?: boolean;
+  /**
+   * How the bank's keys are held in memory: "f32", or "f16" (IEEE half, rounded to nearest even):
+   * half the memory of the keys, the largest part of a large bank's (about 11 GB of float32 keys
+   * over 30,593 skills as `gavel` installs them). Each inner product stays within 2⁻¹¹ of float32's
+   * for unit keys, so g may differ in its last digits and near ties may swap. The bank on disk keeps
+   * float32 keys either way, so any router can open it either way. Default `GAVEL_KEY_TYPE`, else "f32".
+   */
+  keyType?: "f32" | "f16";
 }
 
 /** How often an install commits the bank by default (see {@link InstallOptions.commitEvery}). */
