@@ -31,6 +31,7 @@ import { KeyBank } from "../src/bank/key-bank.js";
 import { KeyIvf, defaultNprobe } from "../src/bank/key-ivf.js";
 import { loadBinding } from "../src/native/binding.js";
 import { median } from "./data.js";
+import { TopicKeys, around, pick, uniform } from "./topic-keys.js";
 
 const argv = process.argv.slice(2);
 function flag(name: string, fallback: string): string {
@@ -47,44 +48,6 @@ const reps = Number(flag("--reps", "3"));
 const keyType = flag("--keytype", "f32") as "f32" | "f16";
 const noisePool = Number(flag("--noise-pool", "0"));
 const dim = 256;
-
-let state = 0x9e3779b9;
-function uniform(): number {
-  state ^= state << 13;
-  state >>>= 0;
-  state ^= state >>> 17;
-  state ^= state << 5;
-  state >>>= 0;
-  return state / 2 ** 31 - 1;
-}
-function pick(n: number): number {
-  return Math.floor(((uniform() + 1) / 2) * n) % n;
-}
-
-/** normalize(base + a · u), u uniform in [−1, 1]^dim. */
-function around(base: Float32Array | null, baseAt: number, a: number, out: Float32Array, at: number): void {
-  let ss = 0;
-  for (let d = 0; d < dim; d++) {
-    const v = (base ? base[baseAt + d] : 0) + a * uniform();
-    out[at + d] = v;
-    ss += v * v;
-  }
-  const inv = 1 / Math.sqrt(ss);
-  for (let d = 0; d < dim; d++) out[at + d] *= inv;
-}
-
-/** around(base, …, a, …) with its noise drawn from a pool of P vectors made once (a faster fill of large banks). */
-function aroundPooled(base: Float32Array, baseAt: number, pool: Float32Array, out: Float32Array, at: number): void {
-  const p = pick(pool.length / dim) * dim;
-  let ss = 0;
-  for (let d = 0; d < dim; d++) {
-    const v = base[baseAt + d] + pool[p + d];
-    out[at + d] = v;
-    ss += v * v;
-  }
-  const inv = 1 / Math.sqrt(ss);
-  for (let d = 0; d < dim; d++) out[at + d] *= inv;
-}
 
 function topCols(g: Float32Array, n: number): number[] {
   return Array.from(g.keys())
@@ -190,7 +153,7 @@ async function installCost(bank: KeyBank, index: KeyIvf, keysPer: number): Promi
   const keys = new Float32Array(keysPer * dim);
   const plain: number[] = [], synced: number[] = [];
   for (let r = 0; r < 9; r++) {
-    for (let j = 0; j < keysPer; j++) around(null, 0, 1, keys, j * dim);
+    for (let j = 0; j < keysPer; j++) around(null, 0, 1, keys, j * dim, dim);
     let t0 = performance.now();
     const h = bank.add(keys);
     plain.push(performance.now() - t0);
@@ -209,30 +172,17 @@ async function synth(): Promise<void> {
   const nqs = flag("--nq", "200").split(",").map(Number);
   const nTasks = Number(flag("--tasks", "5"));
   header(`key IVF, synthetic: dim ${dim}, ${keyType} keys, ${nqs.join(" and ")} task rows, ${nTasks} tasks, ${reps} reps`);
-  const V = 8192;
-  const vocab = new Float32Array(V * dim);
-  for (let v = 0; v < V; v++) around(null, 0, 1, vocab, v * dim);
-  const noise = 0.48 * Math.sqrt(3 / dim); // noise of norm ≈ 0.48: cos ≈ 0.9 to the token
-  const pool = new Float32Array(noisePool * dim);
-  for (let i = 0; i < pool.length; i++) pool[i] = noise * uniform();
+  const tk = new TopicKeys(dim, 8192, noisePool);
   for (let si = 0; si < sizes.length; si++) {
     const N = sizes[si];
     const keysPer = keysList[Math.min(si, keysList.length - 1)];
-    const nTopics = Math.max(10, Math.floor(N / 50));
-    const topicTokens = new Int32Array(nTopics * 64);
-    for (let i = 0; i < topicTokens.length; i++) topicTokens[i] = pick(V);
+    tk.topics(N);
     const bank = new KeyBank(dim, { keyType });
     const tokenOf: Int32Array[] = [];
     const keys = new Float32Array(keysPer * dim);
     let t0 = performance.now();
     for (let s = 0; s < N; s++) {
-      const topic = pick(nTopics);
-      const toks = new Int32Array(keysPer);
-      for (let j = 0; j < keysPer; j++) {
-        toks[j] = uniform() < 0.4 ? topicTokens[topic * 64 + pick(64)] : pick(V);
-        if (noisePool > 0) aroundPooled(vocab, toks[j] * dim, pool, keys, j * dim);
-        else around(vocab, toks[j] * dim, noise, keys, j * dim);
-      }
+      const toks = tk.skill(keysPer, keys);
       if (s < 64 * nTasks) tokenOf.push(toks);
       bank.add(keys);
     }
@@ -247,8 +197,8 @@ async function synth(): Promise<void> {
         const target = tokenOf[t * 64];
         const queries = new Float32Array(nq * dim);
         for (let i = 0; i < nq; i++) {
-          const tok = uniform() < 0.2 ? target[pick(target.length)] : pick(V);
-          around(vocab, tok * dim, noise, queries, i * dim);
+          const tok = uniform() < 0.2 ? target[pick(target.length)] : pick(tk.V);
+          around(tk.vocab, tok * dim, tk.noise, queries, i * dim, dim);
         }
         tasks.push({ queries });
       }

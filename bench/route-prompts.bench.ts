@@ -75,5 +75,7 @@ for (const [label, options] of modes) {
   console.log(`  picks: ${picks.join(", ")}`);
   for (const why of reasons) console.log(`  declined: ${why}`);
 }
+const st = router.stats();
+console.log(`memory: RSS ${(process.memoryUsage().rss / 2 ** 30).toFixed(2)} GiB, the bank's keys ${(st.memoryBytes / 2 ** 30).toFixed(2)} GiB (${st.keyType}), ${st.keys} keys`);
 await router.close();
 await model.dispose();
