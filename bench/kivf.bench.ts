@@ -92,7 +92,7 @@ async function compare(bank: KeyBank, index: KeyIvf, tasks: Task[]): Promise<voi
   );
   const exactMs: number[] = [];
   const acc = settings.map(() => ({
-    ms: [] as number[], ratio: [] as number[], centroid: [] as number[], probe: [] as number[], scan: [] as number[],
+    ms: [] as number[], ratio: [] as number[], centroid: [] as number[], probe: [] as number[], scan: [] as number[], vote: [] as number[],
     agree: 0, top1: 0, share: 0, coded: 0, codeMs: 0, same: true, groups: 0,
   }));
   const loads: number[] = [];
@@ -124,6 +124,7 @@ async function compare(bank: KeyBank, index: KeyIvf, tasks: Task[]): Promise<voi
       a.centroid.push(res.centroidMs);
       a.probe.push(res.probeMs);
       a.scan.push(res.scanMs);
+      a.vote.push(res.voteMs);
       const top = topCols(exactG, 20), mine = new Set(topCols(res.g, 20));
       a.agree += top.filter((s) => mine.has(s)).length / top.length;
       a.top1 += top[0] === topCols(res.g, 1)[0] ? 1 : 0;
@@ -140,7 +141,7 @@ async function compare(bank: KeyBank, index: KeyIvf, tasks: Task[]): Promise<voi
     const m = median(a.ms);
     const probe = (np === "all" ? "" : a.groups > 0 ? `, probe groups ${a.groups}` : ", flat probe") + (prune ? ", list bound" : "") + (i8 ? ", int8 codes" : "");
     parts.push(`nprobe ${np}${probe}: median ${m.toFixed(1)} ms (${median(a.ratio).toFixed(1)}× faster than exact, per-task median)`);
-    parts.push(`centroids ${median(a.centroid).toFixed(1)} ms + probe ${median(a.probe).toFixed(1)} ms, scan ${median(a.scan).toFixed(1)} ms`);
+    parts.push(`centroids ${median(a.centroid).toFixed(1)} ms + probe ${median(a.probe).toFixed(1)} ms, scan ${median(a.scan).toFixed(1)} ms, vote ${median(a.vote).toFixed(1)} ms`);
     parts.push(`top-20 agreement ${(a.agree / n).toFixed(3)}, same top-1 ${a.top1}/${n}, pairs scored ${((100 * a.share) / n).toFixed(2)}%`);
     if (i8) parts.push(`pairs coded ${((100 * a.coded) / n).toFixed(2)}%, coding every key (first glance) ${a.codeMs.toFixed(0)} ms`);
     if (np === "all") parts.push(a.same ? "g equal to the exact glance's bit for bit" : "g DIFFERS from the exact glance's");

@@ -3,7 +3,7 @@
  * real texts, synthetic keys. The lexical expert, the re-ranker and the verdict read the texts, so the
  * texts are the benchmark library's (../shared/data: the SWE-Skills-Bench golds, then the public
  * skills, routable ones only), taken in turn and, past the library's end, again under new ids
- * (`<id>#2`, `#3`, …: the same words, so BM25's document frequencies grow with the copies). The keys
+ * (`<id>#2`, `#3`, …: the same words and text file, so BM25's document frequencies grow with the copies). The keys
  * are topic keys (bench/topic-keys.ts: token directions plus noise, as the key IVF's synthetic benches
  * use), `--keys` a skill, at the embedded projections' dim, their key tokens the draws' token ids (the
  * idf row weights read them). Installing 100K skills for real would take ~7 h on two cores
@@ -28,7 +28,6 @@ import { defaultModelPaths } from "../src/defaults.js";
 import { Model } from "../src/model/Model.js";
 import { Projections } from "../src/projections/projections.js";
 import { Router } from "../src/route/Router.js";
-import { skillContentHash } from "../src/skills/index.js";
 import { loadLibrary } from "../lab/eval/io.js";
 import { loadTasks, selectTasks } from "../lab/eval/tasks.js";
 import { TopicKeys } from "./topic-keys.js";
@@ -73,7 +72,7 @@ async function main(): Promise<void> {
     const s = texts[i % texts.length];
     const copy = Math.floor(i / texts.length);
     const id = copy === 0 ? s.id : `${s.id}#${copy + 1}`;
-    const skill = copy === 0 ? s : { ...s, id, contentHash: skillContentHash(id, s.description, s.body ?? "") };
+    const skill = copy === 0 ? s : { ...s, id }; // a copy shares its original's text (stored by content hash)
     const toks = tk.skill(keysPer, keys);
     await lib.save(skill, { keyTokens: Array.from(toks), keyPositions: positions, renderTokens: 512, renderCut: { descriptionChars: s.description.length, bodyChars: (s.body ?? "").length } }, keys);
     if ((i + 1) % 10_000 === 0) {
