@@ -4,7 +4,7 @@
  * memory against the bank's, training time, and the incremental cost of one skill installed.
  *
  *   npm run bench -- kivf synth [--skills 10000,100000] [--keys 200,30] [--nq 200,20] [--tasks 5] [--prune off,on] [--i8 off,on]
- *     [--nprobe d,64,512] [--pgroups d,flat,12] [--centroids 0] [--reps 3] [--keytype f32|f16] [--noise-pool 0]
+ *     [--nprobe d,64,512] [--pgroups d,flat,12] [--centroids 0] [--reps 3] [--keytype f32|f16] [--noise-pool 0] [--k 0]
  *   npm run bench -- kivf real <bank dir> <queries cache> [--tasks 20] [--nprobe …] [--pgroups …] [--centroids 8192]
  *
  * `--keys` pairs with `--skills` (one value: every size). `d` in --nprobe is the default (centroids
@@ -14,6 +14,8 @@
  * each setting also with the list bound (flat probe only; `all` with it is still checked bit for bit).
  * `--i8 off,on`: each setting also with the int8 list codes (flat probe; the first such glance codes
  * every key, reported apart).
+ * `--k K`: every glance (exact and IVF) votes over each row's K best skills instead of the paper's
+ * voteK (the route's vote share gives K = round(0.01·N), at most 1,024: 306 at 30.6K skills, 1,000 at 100K).
  *
  * Synthetic banks (dim 256, float32 keys by default, as a KeyBank's): a vocabulary of V = 8,192 token directions; N/50 topics, each
  * favouring 64 of the tokens; a skill's keys are tokens (70% from its topic's, 30% from anywhere)
@@ -47,6 +49,8 @@ const centroidsArg = Number(flag("--centroids", "0"));
 const reps = Number(flag("--reps", "3"));
 const keyType = flag("--keytype", "f32") as "f32" | "f16";
 const noisePool = Number(flag("--noise-pool", "0"));
+// the vote's k (0: voteK of the bank's skills, the paper's); the route votes max(k, round(0.01·N)), at most 1,024
+const voteKArg = Number(flag("--k", "0"));
 const dim = 256;
 
 function topCols(g: Float32Array, n: number): number[] {
@@ -101,7 +105,7 @@ async function compare(bank: KeyBank, index: KeyIvf, tasks: Task[]): Promise<voi
     const runs: number[] = [];
     let exactG!: Float32Array;
     for (let r = 0; r < reps; r++) {
-      const { ms, out } = await timed(() => bank.glance(t.queries));
+      const { ms, out } = await timed(() => bank.glance(t.queries, voteKArg > 0 ? { k: voteKArg } : {}));
       runs.push(ms);
       exactG = out.g;
     }
@@ -112,7 +116,7 @@ async function compare(bank: KeyBank, index: KeyIvf, tasks: Task[]): Promise<voi
       const sr: number[] = [];
       let res!: Awaited<ReturnType<KeyIvf["glance"]>>;
       for (let r = 0; r < reps; r++) {
-        const x = await timed(() => index.glance(bank, t.queries, { nprobe: np, probeGroups: pg, prune, i8 }));
+        const x = await timed(() => index.glance(bank, t.queries, { nprobe: np, probeGroups: pg, prune, i8, ...(voteKArg > 0 ? { k: voteKArg } : {}) }));
         sr.push(x.ms);
         res = x.out;
         a.codeMs = Math.max(a.codeMs, res.codeMs);

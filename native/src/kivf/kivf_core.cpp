@@ -1224,12 +1224,18 @@ SearchResult Index::Glance(const float* q, int64_t nq, const float* w, int64_t k
   // score among them, then the k best by (score desc, column asc), as offering them one by one would
   // leave them: merged[0 … n) holds that set, unordered but for merged[n − 1], the n-th best (the
   // row's floor; the vote adds each skill once a row, so the order within a row changes no sum).
-  std::vector<Cand> merged;
-  std::vector<int32_t> mergeAt(static_cast<size_t>(nCols), -1);
-  const auto mergeRow = [&](int64_t i) {
+  // Each thread merging rows holds its own set and column map (nCols entries, kept at -1 between rows).
+  struct Merger {
+    std::vector<Cand> merged;
+    std::vector<int32_t> at;
+  };
+  std::vector<Merger> mergers(std::max<unsigned>(1, static_cast<unsigned>(std::min<int64_t>(threads, nq))));
+  const auto mergeRow = [&](int64_t i, Merger& mg) {
+    std::vector<Cand>& merged = mg.merged;
+    if (mg.at.size() != static_cast<size_t>(nCols)) mg.at.assign(static_cast<size_t>(nCols), -1);
     merged.clear();
     const auto add = [&](float v, int32_t col) {
-      int32_t& a = mergeAt[col];
+      int32_t& a = mg.at[col];
       if (a < 0) {
         a = static_cast<int32_t>(merged.size());
         merged.push_back(Cand{v, col});
@@ -1242,12 +1248,19 @@ SearchResult Index::Glance(const float* q, int64_t nq, const float* w, int64_t k
       for (int32_t j = 0; j < count[th][i]; ++j) add(e[j].v, e[j].col);
     }
     for (int32_t c : emptyCols_) add(-1.f, c);
-    for (const Cand& x : merged) mergeAt[x.col] = -1;
+    for (const Cand& x : merged) mg.at[x.col] = -1;
     const int32_t n = static_cast<int32_t>(std::min<size_t>(static_cast<size_t>(kk), merged.size()));
     if (n > 0)
       std::nth_element(merged.begin(), merged.begin() + (n - 1), merged.end(),
                        [](const Cand& a, const Cand& b) { return Above(a.v, a.col, b); });
     return n;
+  };
+  // f(i, merger) for every row, the rows shared out among the mergers' threads in contiguous runs
+  const auto eachRowMerged = [&](auto&& f) {
+    const unsigned nm = static_cast<unsigned>(mergers.size());
+    Parallel(nm, [&](unsigned th) {
+      for (int64_t i = nq * th / nm; i < nq * (th + 1) / nm; ++i) f(i, mergers[th]);
+    });
   };
 
   if (!twoPass || !haveScores) {
@@ -1305,22 +1318,43 @@ SearchResult Index::Glance(const float* q, int64_t nq, const float* w, int64_t k
     if (Stopped(stop)) Aborted("key IVF glance");
     const auto t2 = std::chrono::steady_clock::now();
     std::vector<float> theta(static_cast<size_t>(nq), -std::numeric_limits<float>::infinity());
-    for (int64_t i = 0; i < nq; ++i)
-      if (mergeRow(i) == kk) theta[i] = merged[kk - 1].v;
+    eachRowMerged([&](int64_t i, Merger& mg) {
+      if (mergeRow(i, mg) == kk) theta[i] = mg.merged[kk - 1].v;
+    });
     // the float error of a computed product ≤ dim·2⁻²³·|a|·|b| (generous: the FMA chains and block
     // sums of both the centroid score and the key score)
     const double eps = double(dim_) * 2.4e-7;
-    std::vector<char> seen(static_cast<size_t>(nc_), 0);
-    Csr rest = csr([&](auto&& f) {
-      for (int64_t i = 0; i < nq; ++i) {
+    // rest: each row's probed lists that its seed did not finish and the bound keeps, as list → rows
+    // CSR. The mergers' threads take contiguous runs of rows, each keeping its rows' lists in row
+    // order and counting them per list; then each fills its rows in at its offset within every list:
+    // rows ascending in each list, as a one-thread build leaves them. The kept lists take 4 bytes a
+    // (row, list) pair, at most as much as S (at nprobe "all" without the bound, as much).
+    const unsigned nr = static_cast<unsigned>(mergers.size());
+    std::vector<std::vector<int64_t>> cnt(nr);
+    std::vector<std::vector<int32_t>> kept(nr);    // thread th's rows' lists, row after row
+    std::vector<std::vector<int64_t>> keptAt(nr);  // where each of its rows' lists start in kept[th]
+    Csr rest;
+    rest.start.assign(static_cast<size_t>(nc_ + 1), 0);
+    Parallel(nr, [&](unsigned th) {
+      std::vector<char> seen(static_cast<size_t>(nc_), 0);
+      std::vector<int64_t>& c = cnt[th];
+      std::vector<int32_t>& out = kept[th];
+      std::vector<int64_t>& at = keptAt[th];
+      c.assign(static_cast<size_t>(nc_), 0);
+      const int64_t i0 = nq * th / nr, i1 = nq * (th + 1) / nr;
+      at.assign(static_cast<size_t>(i1 - i0 + 1), 0);
+      for (int64_t i = i0; i < i1; ++i) {
         for (int64_t j = 0; j < seedN; ++j) seen[seed[i * seedN + j]] = seedDone[seed[i * seedN + j]];
         const float* s = S.data() + i * nc_;
-        const double th = theta[i];
+        const double th_i = theta[i];
         const auto visit = [&](int32_t l) {
           if (seen[l]) return;
           const double bound = double(s[l]) + qn[i] * double(radius_[l]);
           const double slack = eps * qn[i] * (2.0 * double(centNorm_[l]) + double(radius_[l])) + 1e-30;
-          if (!prune || !(bound + slack < th)) f(static_cast<int32_t>(i), l);  // NaN: kept
+          if (!prune || !(bound + slack < th_i)) {  // NaN: kept
+            out.push_back(l);
+            ++c[l];
+          }
         };
         if (probeAll) {
           for (int64_t l = 0; l < nc_; ++l) visit(static_cast<int32_t>(l));
@@ -1328,7 +1362,26 @@ SearchResult Index::Glance(const float* q, int64_t nq, const float* w, int64_t k
           for (int64_t j = probeAt[i]; j < probeAt[i + 1]; ++j) visit(probe[j]);
         }
         for (int64_t j = 0; j < seedN; ++j) seen[seed[i * seedN + j]] = 0;
+        at[i - i0 + 1] = static_cast<int64_t>(out.size());
       }
+    });
+    for (int64_t l = 0; l < nc_; ++l) {
+      int64_t at = rest.start[l];
+      for (unsigned th = 0; th < nr; ++th) {
+        const int64_t n = cnt[th][l];
+        cnt[th][l] = at;  // thread th's fill position in list l
+        at += n;
+      }
+      rest.start[l + 1] = at;
+    }
+    rest.rows.resize(static_cast<size_t>(rest.start[nc_]));
+    Parallel(nr, [&](unsigned th) {
+      std::vector<int64_t>& fill = cnt[th];
+      const std::vector<int32_t>& ls = kept[th];
+      const std::vector<int64_t>& at = keptAt[th];
+      const int64_t i0 = nq * th / nr;
+      for (size_t r = 0; r + 1 < at.size(); ++r)
+        for (int64_t j = at[r]; j < at[r + 1]; ++j) rest.rows[fill[ls[j]]++] = static_cast<int32_t>(i0 + static_cast<int64_t>(r));
     });
     st.probeMs += MsSince(t2);
     scan(rest, i8, theta.data());
@@ -1346,12 +1399,20 @@ SearchResult Index::Glance(const float* q, int64_t nq, const float* w, int64_t k
   t0 = std::chrono::steady_clock::now();
   double W = 0.0;
   for (int64_t i = 0; i < nq; ++i) W += w[i];
+  // each row's set merged by the threads, then summed in row order (the same sums as one thread's)
+  std::vector<Cand> sets(static_cast<size_t>(nq * kk));
+  std::vector<int32_t> setN(static_cast<size_t>(nq), 0);
+  eachRowMerged([&](int64_t i, Merger& mg) {
+    if (w[i] == 0.0f) return;
+    setN[i] = mergeRow(i, mg);
+    std::copy(mg.merged.begin(), mg.merged.begin() + setN[i], sets.begin() + i * kk);
+  });
   std::vector<double> acc(static_cast<size_t>(nCols), 0.0);
   for (int64_t i = 0; i < nq; ++i) {
-    const int32_t n = mergeRow(i);
     const double wi = w[i];
     if (wi == 0.0) continue;
-    for (int32_t j = 0; j < n; ++j) acc[merged[j].col] += wi * double(merged[j].v);
+    const Cand* e = sets.data() + i * kk;
+    for (int32_t j = 0; j < setN[i]; ++j) acc[e[j].col] += wi * double(e[j].v);
   }
   for (int64_t s = 0; s < nCols; ++s) out.g[s] = static_cast<float>(acc[s] / W);
   st.voteMs = MsSince(t0);
