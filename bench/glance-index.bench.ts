@@ -16,6 +16,7 @@ import { KeyBank } from "../src/bank/key-bank.js";
 import { GlanceIndex, glancePruned, type GlanceIndexKnob } from "../src/bank/glance-index.js";
 import { loadBinding } from "../src/native/binding.js";
 import { median } from "./data.js";
+import { around as aroundIn, uniform } from "./topic-keys.js";
 
 const sizes = (process.argv[2] ?? "10000,100000").split(",").map(Number);
 const keysPer = Number(process.argv[3] ?? 30);
@@ -24,26 +25,9 @@ const tasks = Number(process.argv[5] ?? 8);
 const dim = 256;
 const knobs: GlanceIndexKnob[] = [{}, { nprobe: 8, maxCandidates: 128 }, { nprobe: 8, maxCandidates: 512 }, { nprobe: 16, maxCandidates: 1024 }];
 
-let state = 0x9e3779b9;
-function uniform(): number {
-  state ^= state << 13;
-  state >>>= 0;
-  state ^= state >>> 17;
-  state ^= state << 5;
-  state >>>= 0;
-  return state / 2 ** 31 - 1;
-}
-
-/** normalize(base + a · u), u uniform in [−1, 1]^dim (noise norm ≈ a·√(dim/3)). */
+/** normalize(base + a · u) at this bench's dim (bench/topic-keys.ts: the same stream, noise norm ≈ a·√(dim/3)). */
 function around(base: Float32Array | null, baseAt: number, a: number, out: Float32Array, at: number): void {
-  let ss = 0;
-  for (let d = 0; d < dim; d++) {
-    const v = (base ? base[baseAt + d] : 0) + a * uniform();
-    out[at + d] = v;
-    ss += v * v;
-  }
-  const inv = 1 / Math.sqrt(ss);
-  for (let d = 0; d < dim; d++) out[at + d] *= inv;
+  aroundIn(base, baseAt, a, out, at, dim);
 }
 
 function topK(g: Float32Array, handles: Int32Array, k: number): number[] {
