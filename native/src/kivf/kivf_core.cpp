@@ -35,28 +35,116 @@ struct Cand {
 };
 inline bool Above(float v, int32_t c, const Cand& b) { return v > b.v || (v == b.v && c < b.col); }
 
-// Offers skill `col` at score v to a row's top k (e[0..n), best first, at most kk): inserted, or its
-// score raised when it is there with less. Exact for the union of offers (a skill's score is the max
-// of its offers): an offer that ranks below a full set's last can never enter the final top k.
-inline void Offer(Cand* e, int32_t& n, int32_t kk, float v, int32_t col) {
-  if (n == kk && !Above(v, col, e[n - 1])) return;
-  for (int32_t i = 0; i < n; ++i) {
-    if (e[i].col != col) continue;
-    if (!(v > e[i].v)) return;
-    e[i].v = v;
-    while (i > 0 && Above(e[i].v, e[i].col, e[i - 1])) {
-      std::swap(e[i], e[i - 1]);
-      --i;
+// One thread's top k of each row: e = top + row·kk holds the row's n skills unordered; beside them a
+// min-heap of their slots, the worst (lowest by (score desc, column asc)) at its root, and a hash of
+// column → slot (linear probing, 2k to 4k cells a row). An offer of skill `col` at score v inserts it,
+// raises its score when it is there with less, or is dropped below a full set's worst: the set is the
+// union's top k (a skill's score the max of its offers), as an offer below a full set's last can never
+// enter the final top k. O(log k) an offer; the set is the one a best-first sorted array would hold.
+class TopSets {
+ public:
+  TopSets(int64_t nq, int32_t kk) : kk_(kk) {
+    hcap_ = 4;
+    while (hcap_ < 2 * int64_t(kk)) hcap_ *= 2;
+    top_.resize(static_cast<size_t>(nq * kk));
+    count_.assign(static_cast<size_t>(nq), 0);
+    heap_.resize(static_cast<size_t>(nq * kk));
+    pos_.resize(static_cast<size_t>(nq * kk));
+    hash_.assign(static_cast<size_t>(nq * hcap_), 0);
+  }
+  const Cand* set(int64_t row) const { return top_.data() + row * kk_; }
+  int32_t size(int64_t row) const { return count_[row]; }
+  // the k-th best score of a full row (a floor under its final k-th best), else -infinity
+  float floor(int64_t row) const {
+    return count_[row] == kk_ ? top_[row * kk_ + heap_[row * kk_]].v : -std::numeric_limits<float>::infinity();
+  }
+  void Offer(int64_t row, float v, int32_t col) {
+    Cand* e = top_.data() + row * kk_;
+    int32_t* heap = heap_.data() + row * kk_;
+    int32_t* pos = pos_.data() + row * kk_;
+    int32_t* hash = hash_.data() + row * hcap_;
+    int32_t& n = count_[row];
+    if (n == kk_ && !Above(v, col, e[heap[0]])) return;
+    int64_t h = Find(e, hash, col);
+    if (hash[h] != 0) {
+      const int32_t sl = hash[h] - 1;
+      if (!(v > e[sl].v)) return;
+      e[sl].v = v;
+      SiftDown(e, heap, pos, n, pos[sl]);  // better now: away from the root
+      return;
     }
-    return;
+    if (n < kk_) {
+      const int32_t sl = n++;
+      e[sl] = Cand{v, col};
+      hash[h] = sl + 1;
+      heap[sl] = sl;
+      pos[sl] = sl;
+      SiftUp(e, heap, pos, sl);
+      return;
+    }
+    const int32_t sl = heap[0];  // the worst leaves
+    Erase(e, hash, Find(e, hash, e[sl].col));
+    e[sl] = Cand{v, col};
+    hash[Find(e, hash, col)] = sl + 1;
+    SiftDown(e, heap, pos, n, 0);
   }
-  int32_t p = n < kk ? n++ : kk - 1;
-  while (p > 0 && Above(v, col, e[p - 1])) {
-    e[p] = e[p - 1];
-    --p;
+
+ private:
+  static uint32_t Mix(int32_t col) { return static_cast<uint32_t>(col) * 0x9E3779B1u; }
+  // the cell holding col, or the empty cell where it would go
+  int64_t Find(const Cand* e, const int32_t* hash, int32_t col) const {
+    const uint64_t mask = static_cast<uint64_t>(hcap_ - 1);
+    uint64_t h = (Mix(col) >> 7) & mask;
+    while (hash[h] != 0 && e[hash[h] - 1].col != col) h = (h + 1) & mask;
+    return static_cast<int64_t>(h);
   }
-  e[p] = Cand{v, col};
-}
+  // empties cell i, moving later cells of its run back where their home allows (no tombstones)
+  void Erase(const Cand* e, int32_t* hash, int64_t i) const {
+    const uint64_t mask = static_cast<uint64_t>(hcap_ - 1);
+    uint64_t hole = static_cast<uint64_t>(i), j = hole;
+    for (;;) {
+      j = (j + 1) & mask;
+      if (hash[j] == 0) break;
+      const uint64_t home = (Mix(e[hash[j] - 1].col) >> 7) & mask;
+      // the entry at j may fill the hole unless its home lies cyclically in (hole, j]
+      const bool stays = hole <= j ? (home > hole && home <= j) : (home > hole || home <= j);
+      if (!stays) {
+        hash[hole] = hash[j];
+        hole = j;
+      }
+    }
+    hash[hole] = 0;
+  }
+  // heap order: a above b in the heap (nearer the root) when a ranks below b
+  static bool Lower(const Cand* e, int32_t a, int32_t b) { return Above(e[b].v, e[b].col, e[a]); }
+  static void SiftUp(const Cand* e, int32_t* heap, int32_t* pos, int32_t i) {
+    while (i > 0) {
+      const int32_t p = (i - 1) / 2;
+      if (!Lower(e, heap[i], heap[p])) break;
+      std::swap(heap[i], heap[p]);
+      pos[heap[i]] = i;
+      pos[heap[p]] = p;
+      i = p;
+    }
+  }
+  static void SiftDown(const Cand* e, int32_t* heap, int32_t* pos, int32_t n, int32_t i) {
+    for (;;) {
+      const int32_t l = 2 * i + 1, r = l + 1;
+      int32_t m = i;
+      if (l < n && Lower(e, heap[l], heap[m])) m = l;
+      if (r < n && Lower(e, heap[r], heap[m])) m = r;
+      if (m == i) break;
+      std::swap(heap[i], heap[m]);
+      pos[heap[i]] = i;
+      pos[heap[m]] = m;
+      i = m;
+    }
+  }
+  int32_t kk_;
+  int64_t hcap_;
+  std::vector<Cand> top_;
+  std::vector<int32_t> count_, heap_, pos_, hash_;
+};
 
 }  // namespace
 
@@ -937,8 +1025,9 @@ SearchResult Index::Glance(const float* q, int64_t nq, const float* w, int64_t k
   // 2. The scan: list by list, threads taking lists (costliest first); each thread's per-row top k,
   // kept across passes (offers only ever add to a row's union).
   const unsigned nt = threads;
-  std::vector<std::vector<Cand>> top(nt, std::vector<Cand>(static_cast<size_t>(nq * kk)));
-  std::vector<std::vector<int32_t>> count(nt, std::vector<int32_t>(static_cast<size_t>(nq), 0));
+  std::vector<TopSets> top;
+  top.reserve(nt);
+  for (unsigned th = 0; th < nt; ++th) top.emplace_back(nq, kk);
   std::vector<int64_t> scored(nt, 0), coded(nt, 0), refined(nt, 0);
   std::vector<double> codeMs(nt, 0.0);
   std::vector<char> finite(nt, 1);
@@ -968,8 +1057,7 @@ SearchResult Index::Glance(const float* q, int64_t nq, const float* w, int64_t k
     st.lists += static_cast<int64_t>(work.size());
     std::atomic<size_t> next{0};
     Parallel(static_cast<unsigned>(std::max<int64_t>(1, std::min<int64_t>(nt, int64_t(work.size())))), [&](unsigned th) {
-      Cand* tk = top[th].data();
-      int32_t* cnt = count[th].data();
+      TopSets& ts = top[th];
       std::vector<float> Rp, Sc, Kf, zero(static_cast<size_t>(dim_), 0.f);
       std::vector<int32_t> col;
       std::vector<const float*> kp, rp;
@@ -994,10 +1082,7 @@ SearchResult Index::Glance(const float* q, int64_t nq, const float* w, int64_t k
           bool ok = true;
           for (int64_t i = 0; i < nr; ++i) {
             const int32_t row = m.rows[r0 + i];
-            Cand* e = tk + int64_t(row) * kk;
-            int32_t& n = cnt[row];
-            float low = th8[row];
-            if (n == kk && e[kk - 1].v > low) low = e[kk - 1].v;
+            const float low = std::max(th8[row], ts.floor(row));
             const float hw = (Q8.alpha[row] * lc.maxErr + Q8.beta[row] * lc.maxNorm) * (1.f + 1.f / 1024.f);
             const float* pr = r8.P.data() + i * ldP;
             keep.clear();
@@ -1032,7 +1117,7 @@ SearchResult Index::Glance(const float* q, int64_t nq, const float* w, int64_t k
             for (int64_t j = 0; j < ns; ++j) {
               const float v = Sc[j * P1];
               ok &= std::fabs(v) <= FLT_MAX;
-              Offer(e, n, kk, v, keepCol[j]);
+              ts.Offer(row, v, keepCol[j]);
             }
           }
           if (!ok) finite[th] = 0;
@@ -1072,13 +1157,11 @@ SearchResult Index::Glance(const float* q, int64_t nq, const float* w, int64_t k
         bool ok = true;
         for (int64_t i = 0; i < nr; ++i) {
           const int32_t row = m.rows[r0 + i];
-          Cand* e = tk + int64_t(row) * kk;
-          int32_t& n = cnt[row];
           const float* sv = Sc.data() + i;
           for (int64_t j = 0; j < nk; ++j) {
             const float v = sv[j * ldS];
             ok &= std::fabs(v) <= FLT_MAX;
-            Offer(e, n, kk, v, col[j]);
+            ts.Offer(row, v, col[j]);
           }
         }
         if (!ok) finite[th] = 0;
@@ -1174,8 +1257,7 @@ SearchResult Index::Glance(const float* q, int64_t nq, const float* w, int64_t k
     // per row: the candidates of its seed lists merged (each skill's best), the best 2k refined
     const unsigned nrt = static_cast<unsigned>(std::max<int64_t>(1, std::min<int64_t>(nt, nq)));
     Parallel(nrt, [&](unsigned th) {
-      Cand* const tk = top[th].data();
-      int32_t* const cnt = count[th].data();
+      TopSets& ts = top[th];
       std::vector<Cand8> row8;
       std::vector<int32_t> at(static_cast<size_t>(nCols), -1);
       bool ok = true;
@@ -1203,14 +1285,12 @@ SearchResult Index::Glance(const float* q, int64_t nq, const float* w, int64_t k
         // refined score: at most the skill's true max-sim, so the k-th best offer is a floor; the rest
         // pass scans these lists again and offers the true scores of the keys that can count
         refined[th] += ns;
-        Cand* e = tk + i * kk;
-        int32_t& n = cnt[i];
         const float* qr = Qf.data() + i * dim4 * 4;
         for (int64_t j = 0; j < ns; ++j) {
           const ListCodes& lc = codes_[row8[j].list];
           const float v = RefinedScore(i8isa, lc, row8[j].pos, qr, dim4) - RefinedBound(Q8.alpha[i], Q8.norm[i], lc, dim_);
           ok &= std::fabs(v) <= FLT_MAX;
-          Offer(e, n, kk, v, row8[j].col);
+          ts.Offer(i, v, row8[j].col);
         }
       }
       if (!ok) finite[th] = 0;
@@ -1244,8 +1324,8 @@ SearchResult Index::Glance(const float* q, int64_t nq, const float* w, int64_t k
       }
     };
     for (unsigned th = 0; th < nt; ++th) {
-      const Cand* e = top[th].data() + i * kk;
-      for (int32_t j = 0; j < count[th][i]; ++j) add(e[j].v, e[j].col);
+      const Cand* e = top[th].set(i);
+      for (int32_t j = 0; j < top[th].size(i); ++j) add(e[j].v, e[j].col);
     }
     for (int32_t c : emptyCols_) add(-1.f, c);
     for (const Cand& x : merged) mg.at[x.col] = -1;
