@@ -11,6 +11,8 @@
 # short-off.jsonl; the benches are skipped). PROMPTS=1 instead routes the examples' 22 requests
 # through the router over that bank (bench/route-prompts.bench.ts, with and without abstention;
 # prompts.txt, prompts-abstain-off.txt).
+# KEYTF=1 then replays the glance with skill-side term frequency (scripts/experiments/key-tf.ts,
+# variants matching KEYTF_ONLY) over validation and test (keytf-val.txt, keytf-test.txt and records).
 # RECORDS=1 first writes first-stage records of every glance variant in VARIANTS over validation and
 # test (scripts/select/weights-records.ts: wr-val.jsonl.gz, wr-test.jsonl.gz); ROUTES=0 stops there.
 # KEY_BUDGET=N installs with --key-budget N (keys read past the render's cut); SKILL_BUDGET=N installs
@@ -54,6 +56,8 @@ if [ "$mode" = pack ]; then
       --outfile="$F/route-rerank-real-old.bench.mjs" --log-level=warning
     git worktree remove --force "$O"
   else rm -f "$F/route-rerank-real-old.bench.mjs"; fi
+  npx esbuild scripts/experiments/key-tf.ts --bundle --platform=node --format=esm --packages=external \
+    --outfile="$F/key-tf.bench.mjs" --log-level=warning
   npx esbuild scripts/select/weights-records.ts --bundle --platform=node --format=esm --packages=external \
     --outfile="$F/weights-records.bench.mjs" --log-level=warning
   cp models/gavel-mini.projections.gguf "$F/default.projections.gguf"
@@ -98,6 +102,11 @@ if [ "${RECORDS:-0}" = 1 ]; then
     node bench/weights-records.bench.mjs $R/bank $R/tasks.jsonl $R/wr-\${sp#*:}.jsonl.gz --batches \${sp%:*} --variants ${VARIANTS:-uniform/0,idf/0} > $R/wr-\${sp#*:}.txt 2>&1
   done
 fi
+if [ "${KEYTF:-0}" = 1 ]; then
+  for sp in 1-5:val 6-10:test; do
+    node bench/key-tf.bench.mjs $R/bank $R/tasks.jsonl --batches \${sp%:*} --only '${KEYTF_ONLY:-.}' --records $R/keytf-\${sp#*:}.jsonl > $R/keytf-\${sp#*:}.txt 2>&1
+  done
+fi
 if [ "${ROUTES:-1}" = 0 ]; then echo chain-done; exit 0; fi
 if [ "${BASELINE:-0}" = 1 ]; then
   GAVEL_GLANCE_ROW_WEIGHTS=uniform GAVEL_GLANCE_VOTE_SHARE=0 node bench/route-rerank-real.bench.mjs $R/bank $R/tasks.jsonl $R/skills.jsonl,$R/mit-full.jsonl --batches 6-10 \
@@ -130,11 +139,11 @@ if [ "$mode" = wait ]; then
   end=$(( $(date +%s) + ${WAIT_S:-560} ))
   while [ "$(date +%s)" -lt "$end" ] && alive; do sleep 10; done
   echo "== $(alive && echo running || echo ended)"; tail -5 "$R/chain.log"
-  for f in wr-val.txt wr-test.txt test-paper.txt test.txt val.txt test-old.txt val-old.txt project.txt kivf.txt short-in.txt short-off.txt prompts.txt; do [ -f "$R/$f" ] && { echo "-- $f"; tail -6 "$R/$f"; }; done
+  for f in keytf-val.txt keytf-test.txt wr-val.txt wr-test.txt test-paper.txt test.txt val.txt test-old.txt val-old.txt project.txt kivf.txt short-in.txt short-off.txt prompts.txt; do [ -f "$R/$f" ] && { echo "-- $f"; tail -6 "$R/$f"; }; done
   wc -l "$R"/*.jsonl 2>/dev/null | tail -3
   nvidia-smi --query-gpu=name,memory.used,utilization.gpu --format=csv,noheader
 fi
 if [ "$mode" = fetch ] || [ "$mode" = wait ]; then
-  tar -czf "$OUT/route${TAG:-}.tgz" -C "$R" $(cd "$R" && ls *.txt test.jsonl val.jsonl test-old.jsonl val-old.jsonl test-paper.jsonl wr-*.jsonl.gz short-*.jsonl chain.log chain.sh 2>/dev/null)
+  tar -czf "$OUT/route${TAG:-}.tgz" -C "$R" $(cd "$R" && ls *.txt test.jsonl val.jsonl test-old.jsonl val-old.jsonl test-paper.jsonl wr-*.jsonl.gz keytf-*.jsonl short-*.jsonl chain.log chain.sh 2>/dev/null)
   ls -la "$OUT/route${TAG:-}.tgz"
 fi
