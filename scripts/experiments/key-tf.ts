@@ -29,6 +29,7 @@ import { encodeQueries } from "../../src/route/context.js";
 import { glanceLibrary } from "../../src/route/glance.js";
 import { type RouterParts, taskBudgets } from "../../src/route/parts.js";
 import { loadTasks, selectTasks } from "../../lab/eval/tasks.js";
+import { acceptedIds, libraryIndex } from "../../lab/eval/metrics.js";
 
 const argv = process.argv.slice(2).filter((a) => a !== "--");
 const opt = (n: string, d: string): string => { const i = argv.indexOf(n); return i >= 0 ? argv.splice(i, 2)[1] : d; };
@@ -48,9 +49,8 @@ const model = await Model.load(paths.model, { contextSize: 2048 });
 const encoder = new RenderEncoder(model, 512);
 const parts = { model, projections, encoder, library, ...taskBudgets(2048, 512, encoder), keep: "end" } as unknown as RouterParts;
 const manifest = JSON.parse(readFileSync(`${bankDir}/manifest.json`, "utf8")) as { entries: { id: string; name: string; description: string }[] };
-const byId = new Map(manifest.entries.map((e) => [e.id, e]));
-const byText = new Map<string, string[]>();
-for (const e of manifest.entries) byText.set(`${e.name}\u0000${e.description}`, [...(byText.get(`${e.name}\u0000${e.description}`) ?? []), e.id]);
+// a gold counts through any bank entry of the same name and description, as lab/eval counts it
+const inBank = libraryIndex(manifest.entries);
 
 // Every skill's keys' token counts, flattened by skill (handle order).
 const handles = library.routable();
@@ -83,13 +83,12 @@ const mean = (a: Float64Array) => a.reduce((x, y) => x + y, 0) / a.length;
 console.log(`key-tf: ${bankDir}, ${N} skills, ${off[N]} keys; token counts in ${((Date.now() - t0) / 1000).toFixed(1)} s; mean length ${mean(lenFull).toFixed(0)} (full), ${mean(lenCut).toFixed(0)} (cut); ` +
   `${cpus().length} cores (${cpus()[0]?.model}), load ${loadavg().map((x) => x.toFixed(1)).join(" ")}, node ${process.version}, ${new Date().toISOString()}`);
 
-interface Variant { name: string; h: Float32Array | null; hmax: number; selectByH: boolean }
-const variants: Variant[] = [{ name: "base", h: null, hmax: 1, selectByH: false }];
+interface Variant { name: string; h: Float32Array | null; selectByH: boolean }
+const variants: Variant[] = [{ name: "base", h: null, selectByH: false }];
 function add(name: string, selectByH: boolean, f: (s: number, j: number) => number): void {
   const h = new Float32Array(off[N]);
-  let hmax = 0;
-  for (let s = 0; s < N; s++) for (let j = off[s]; j < off[s + 1]; j++) { h[j] = f(s, j); hmax = Math.max(hmax, h[j]); }
-  variants.push({ name, h, hmax, selectByH });
+  for (let s = 0; s < N; s++) for (let j = off[s]; j < off[s + 1]; j++) h[j] = f(s, j);
+  variants.push({ name, h, selectByH });
 }
 const want = only ? new RegExp(only) : null;
 for (const src of ["full", "cut"] as const) {
@@ -112,8 +111,7 @@ const hit1 = new Array(variants.length).fill(0), r20 = new Array(variants.length
 let n = 0, rowsSeen = 0;
 const t1 = Date.now();
 for (const t of tasks) {
-  const gold = new Set<string>();
-  for (const id of t.gold_skill_ids) { const e = byId.get(id); if (e) for (const same of byText.get(`${e.name}\u0000${e.description}`) ?? []) gold.add(same); }
+  const gold = acceptedIds(t.gold_skill_ids, inBank);
   if (gold.size === 0) continue;
   const cf = cacheDir ? `${cacheDir}/${t.id.replace(/[^a-zA-Z0-9_-]/g, "_")}.bin` : "";
   let m: Float32Array, am: Int32Array, w: Float32Array, cols: Int32Array, k: number, top5 = "";
