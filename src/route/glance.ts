@@ -76,10 +76,16 @@ export async function glanceLibrary({ library, projections }: RouterParts, queri
 
 /** A glance's columns as skills, best g first (ties: the lower column). */
 export function rankColumns(library: Pick<Library, "label">, res: { g: Float32Array; handles: Int32Array }): Ranked[] {
-  return Array.from(orderByG(res.g), (s) => {
+  // a plain loop into a sized array: Array.from over the typed order with a mapping function cost
+  // about twice as much over 30K columns
+  const order = orderByG(res.g);
+  const out: Ranked[] = new Array(order.length);
+  for (let i = 0; i < order.length; i++) {
+    const s = order[i];
     const { id, name } = library.label(res.handles[s]);
-    return { column: s, skill: id, name, g: res.g[s] };
-  });
+    out[i] = { column: s, skill: id, name, g: res.g[s] };
+  }
+  return out;
 }
 
 /**
