@@ -92,7 +92,7 @@ export interface NativeKernels {
    * at most 4,096), then every row's refined score of every key (rows × n) and each row's refined and
    * int8 bounds (half-widths). For tests.
    */
-  kivfRefined(keys: Float32Array, dim: number, rows: Float32Array): { refined: Float32Array; bound: Float32Array; int8Bound: Float32Array; isa: string };
+  kivfRefined(keys: Float32Array, dim: number, rows: Float32Array): { scores8: Float32Array; scores8Plain: Float32Array; refined: Float32Array; bound: Float32Array; int8Bound: Float32Array; isa: string };
   /**
    * The key IVF's centroid scores (native/src/kivf/kivf_core.h, CentroidScores): `scores[i·nc + c]` =
    * ⟨queries_i, centroids_c⟩ (nq × nc), and the same product by the addon's GEMM (`gemm`), which they

@@ -79,6 +79,26 @@ describe("kivfRefined: the refined bound", () => {
         }
       });
 
+  // The int8 kernel takes a list's rows in passes of up to 16 (fewer tiles a step as rows grow), so
+  // every row count from 1 to past two passes, and list lengths off whole tiles and tile steps.
+  for (const isa of ISAS)
+    it(`${isa}: the int8 scores of 1 to 40 rows against a list equal the plain loops' bit for bit`, () => {
+      setKernelIsa(isa);
+      const dim = 256;
+      for (const nr of [...Array.from({ length: 20 }, (_, i) => i + 1), 23, 31, 32, 33, 40]) {
+        const r = rng(seed++);
+        const center = new Float32Array(dim).map(() => gauss(r));
+        const n = 1 + Math.floor(r() * 200);
+        const shape: Shape = (["unit", "clustered", "spiky", "scaled", "sparse"] as const)[nr % 5];
+        const out = b.kivfRefined(draw(r, n, dim, shape, center), dim, draw(r, nr, dim, shape, center));
+        expect(out.scores8.length).toBe(nr * n);
+        let differ = 0;
+        for (let i = 0; i < nr * n; i++) if (!Object.is(out.scores8[i], out.scores8Plain[i])) differ++;
+        expect(differ, `${nr} rows × ${n} keys (${shape}, ${out.isa})`).toBe(0);
+        expect(out.scores8.some((x) => x !== 0)).toBe(true);
+      }
+    });
+
   it("refuses what it cannot code: non-finite values, a wrong length, too many keys", () => {
     const dim = 8;
     const ok = new Float32Array(dim * 3).fill(0.5);

@@ -2,8 +2,10 @@
 #include "kivf/kivf_i8.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstring>
+#include <utility>
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>
@@ -168,16 +170,26 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vnni"))) void Ro
   }
 }
 
-// R rows against every tile: three tiles a step, then the rest one by one.
+// R rows against every tile: T tiles a step, then the rest one by one. T falls as R grows (3 tiles
+// up to 4 rows, 2 up to 8, 1 up to 16; R·T + T + 1 zmm at most 19): with every row of a list in one
+// pass, its codes are read once for all of them.
 template <int R>
 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vnni"))) void RowsVnniAll(
     const ListCodes& lc, int64_t dim4, const int8_t* const* q, const int32_t* corr, const float* b, float* P,
     int64_t ldP) {
+  constexpr int T = R <= 4 ? 3 : R <= 8 ? 2 : 1;
   const int64_t tiles = static_cast<int64_t>(lc.scale.size()) / kCodeTile;
-  const int64_t t3 = tiles / 3 * 3;
-  RowsVnni<R, 3>(lc, dim4, q, corr, b, P, ldP, 0, t3);
-  RowsVnni<R, 1>(lc, dim4, q, corr, b, P, ldP, t3, tiles);
+  const int64_t tt = tiles / T * T;
+  RowsVnni<R, T>(lc, dim4, q, corr, b, P, ldP, 0, tt);
+  if constexpr (T > 1) RowsVnni<R, 1>(lc, dim4, q, corr, b, P, ldP, tt, tiles);
 }
+
+using RowsFn = void (*)(const ListCodes&, int64_t, const int8_t* const*, const int32_t*, const float*, float*, int64_t);
+template <int... I>
+constexpr std::array<RowsFn, sizeof...(I)> RowsTable(std::integer_sequence<int, I...>) {
+  return {&RowsVnniAll<I + 1>...};
+}
+constexpr int kMaxPassRows = 16;
 
 void ScoresAvx2(const ListCodes& lc, int64_t dim4, const int8_t* const* q, const int32_t* corr, const float* b,
                 int64_t nr, float* P, int64_t ldP) {
@@ -190,19 +202,18 @@ void ScoresAvx2(const ListCodes& lc, int64_t dim4, const int8_t* const* q, const
   if (r < nr) RowsAvx2<1>(lc, dim4, q + r, corr + r, b + r, P + r * ldP, ldP);
 }
 
+// The rows in as few passes over the list as 16 rows a pass allow, of even sizes (17 rows: 9 and 8,
+// not 16 and 1): in passes of 8 rows, then 4, 2 and 1, a list of 13 rows was read three times, and a
+// pass of one or two rows runs at the memory's pace, not the kernel's.
 void ScoresVnni(const ListCodes& lc, int64_t dim4, const int8_t* const* q, const int32_t* corr, const float* b,
                 int64_t nr, float* P, int64_t ldP) {
-  int64_t r = 0;
-  for (; r + 8 <= nr; r += 8) RowsVnniAll<8>(lc, dim4, q + r, corr + r, b + r, P + r * ldP, ldP);
-  if (nr - r >= 4) {
-    RowsVnniAll<4>(lc, dim4, q + r, corr + r, b + r, P + r * ldP, ldP);
-    r += 4;
+  static constexpr auto kRows = RowsTable(std::make_integer_sequence<int, kMaxPassRows>{});
+  const int64_t passes = (nr + kMaxPassRows - 1) / kMaxPassRows;
+  for (int64_t p = 0, r = 0; p < passes; ++p) {
+    const int64_t n = (nr - r) / (passes - p) + ((nr - r) % (passes - p) != 0);
+    kRows[n - 1](lc, dim4, q + r, corr + r, b + r, P + r * ldP, ldP);
+    r += n;
   }
-  if (nr - r >= 2) {
-    RowsVnniAll<2>(lc, dim4, q + r, corr + r, b + r, P + r * ldP, ldP);
-    r += 2;
-  }
-  if (r < nr) RowsVnniAll<1>(lc, dim4, q + r, corr + r, b + r, P + r * ldP, ldP);
 }
 #endif
 

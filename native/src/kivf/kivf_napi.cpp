@@ -279,10 +279,12 @@ class NativeKeyIvf : public Napi::ObjectWrap<NativeKeyIvf> {
 
 }  // namespace
 
-// kivfRefined(keys, dim, rows): { refined, bound, int8Bound, isa } — one list's codes made from
-// `keys` (n × dim float32, finite) as a glance makes them, then for every row r and key j the refined
-// score refined[r·n + j] (kivf_i8.h, RefinedScore) and per row the refined bound and the int8 bound
-// (their half-widths). For tests: synchronous, at most 4,096 keys and 256 rows.
+// kivfRefined(keys, dim, rows): { scores8, scores8Plain, refined, bound, int8Bound, isa } — one list's
+// codes made from `keys` (n × dim float32, finite) as a glance makes them, then for every row r and
+// key j the int8 score scores8[r·n + j] (kivf_i8.h, ListScores8, all rows in one call: the ISA's
+// kernel; scores8Plain: the plain loops, which it must equal bit for bit), the refined score
+// refined[r·n + j] (RefinedScore) and per row the refined bound and the int8 bound (their
+// half-widths). For tests: synchronous, at most 4,096 keys and 256 rows.
 Napi::Value KivfRefined(const Napi::CallbackInfo& info) {
   return Guard(info, "kivfRefined", [&]() -> Napi::Value {
     CheckArity(info, 3);
@@ -313,7 +315,22 @@ Napi::Value KivfRefined(const Napi::CallbackInfo& info) {
       bound[r] = kivf::RefinedBound(Q8.alpha[r], Q8.norm[r], lc, dim);
       int8Bound[r] = (Q8.alpha[r] * lc.maxErr + Q8.beta[r] * lc.maxNorm) * (1.f + 1.f / 1024.f);
     }
+    // the int8 scores of every row against the list, through the ISA's kernel and the plain loops
+    std::vector<const int8_t*> qp(static_cast<size_t>(nr));
+    for (int64_t r = 0; r < nr; ++r) qp[r] = Q8.q.data() + r * Q8.rowBytes;
+    const int64_t ldP = static_cast<int64_t>(lc.scale.size());
+    std::vector<float> P(static_cast<size_t>(nr * ldP)), Pplain(P.size());
+    kivf::ListScores8(isa, lc, dim4, qp.data(), Q8.corr.data(), Q8.b.data(), nr, P.data(), ldP);
+    kivf::ListScores8(kernels::I8Isa::Scalar, lc, dim4, qp.data(), Q8.corr.data(), Q8.b.data(), nr, Pplain.data(), ldP);
+    std::vector<float> scores8(static_cast<size_t>(nr * n)), scores8Plain(scores8.size());
+    for (int64_t r = 0; r < nr; ++r)
+      for (int64_t j = 0; j < n; ++j) {
+        scores8[r * n + j] = P[r * ldP + j];
+        scores8Plain[r * n + j] = Pplain[r * ldP + j];
+      }
     Napi::Object o = Napi::Object::New(info.Env());
+    o.Set("scores8", ToTyped(info.Env(), scores8));
+    o.Set("scores8Plain", ToTyped(info.Env(), scores8Plain));
     o.Set("refined", ToTyped(info.Env(), refined));
     o.Set("bound", ToTyped(info.Env(), bound));
     o.Set("int8Bound", ToTyped(info.Env(), int8Bound));
