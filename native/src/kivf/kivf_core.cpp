@@ -1062,7 +1062,7 @@ SearchResult Index::Glance(const float* q, int64_t nq, const float* w, int64_t k
       std::vector<int32_t> col;
       std::vector<const float*> kp, rp;
       Rows8 r8;
-      std::vector<int32_t> keep, keepCol;
+      std::vector<int32_t> keep, keepCol, pass8;
       std::vector<float> kf8;
       std::vector<int8_t> scratch8;
       for (;;) {
@@ -1087,9 +1087,9 @@ SearchResult Index::Glance(const float* q, int64_t nq, const float* w, int64_t k
             const float* pr = r8.P.data() + i * ldP;
             keep.clear();
             keepCol.clear();
-            // blocks of 16 keys tested at once (a branch-free OR the compiler vectorises); the keys
-            // of a block that any could pass are then tested one by one, and those that pass are
-            // refined (their residual codes against the float32 row) before the float32 scan
+            // the keys whose int8 score the bound cannot rule out, found by the ISA's compares
+            // (PassingKeys: 16 scores a compare on AVX-512), ascending; a live one is refined (its
+            // residual codes against the float32 row) before the float32 scan
             const float* qr = Qf.data() + int64_t(row) * dim4 * 4;
             const float er = RefinedBound(Q8.alpha[row], Q8.norm[row], lc, dim_);
             int64_t nref = 0;
@@ -1101,14 +1101,9 @@ SearchResult Index::Glance(const float* q, int64_t nq, const float* w, int64_t k
                 keepCol.push_back(cols[u]);
               }
             };
-            int64_t j = 0;
-            for (; j + 16 <= nkAll; j += 16) {
-              bool any = false;
-              for (int64_t u = 0; u < 16; ++u) any |= !(pr[j + u] + hw < low);
-              if (!any) continue;
-              for (int64_t u = j; u < j + 16; ++u) offer8(u);
-            }
-            for (; j < nkAll; ++j) offer8(j);
+            pass8.clear();
+            PassingKeys(i8isa, pr, nkAll, hw, low, pass8);
+            for (const int32_t u : pass8) offer8(u);
             refined[th] += nref;
             const int64_t ns = static_cast<int64_t>(keep.size());
             if (ns == 0) continue;

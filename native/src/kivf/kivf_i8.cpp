@@ -318,6 +318,57 @@ float RefinedBound(float alpha, float norm, const ListCodes& lc, int64_t dim) {
   return kernels::UpFloat((double(alpha) * lc.maxErr2 + 2 * c * double(norm) * lc.maxNorm2) * (1 + 1.0 / 1024));
 }
 
+namespace {
+
+void PassingScalar(const float* p, int64_t n, float hw, float low, std::vector<int32_t>& out) {
+  for (int64_t j = 0; j < n; ++j)
+    if (!(p[j] + hw < low)) out.push_back(static_cast<int32_t>(j));
+}
+
+#if GAVEL_KIVF8_X86
+// 16 scores a compare (not-less-than, unordered: a NaN passes as in the scalar test); the lanes past
+// n are masked off.
+__attribute__((target("avx512f"))) void PassingAvx512(const float* p, int64_t n, float hw, float low,
+                                                      std::vector<int32_t>& out) {
+  const __m512 h = _mm512_set1_ps(hw), l = _mm512_set1_ps(low);
+  for (int64_t j = 0; j < n; j += 16) {
+    const __mmask16 in = n - j >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << (n - j)) - 1);
+    uint32_t m = _mm512_mask_cmp_ps_mask(in, _mm512_add_ps(_mm512_maskz_loadu_ps(in, p + j), h), l, _CMP_NLT_UQ);
+    while (m != 0) {
+      out.push_back(static_cast<int32_t>(j + __builtin_ctz(m)));
+      m &= m - 1;
+    }
+  }
+}
+
+__attribute__((target("avx2"))) void PassingAvx2(const float* p, int64_t n, float hw, float low,
+                                                 std::vector<int32_t>& out) {
+  const __m256 h = _mm256_set1_ps(hw), l = _mm256_set1_ps(low);
+  int64_t j = 0;
+  for (; j + 8 <= n; j += 8) {
+    uint32_t m = static_cast<uint32_t>(_mm256_movemask_ps(_mm256_cmp_ps(_mm256_add_ps(_mm256_loadu_ps(p + j), h), l, _CMP_NLT_UQ)));
+    while (m != 0) {
+      out.push_back(static_cast<int32_t>(j + __builtin_ctz(m)));
+      m &= m - 1;
+    }
+  }
+  for (; j < n; ++j)
+    if (!(p[j] + hw < low)) out.push_back(static_cast<int32_t>(j));
+}
+#endif
+
+}  // namespace
+
+void PassingKeys(I8Isa isa, const float* p, int64_t n, float hw, float low, std::vector<int32_t>& out) {
+  switch (isa) {
+#if GAVEL_KIVF8_X86
+    case I8Isa::Avx512Vnni: return PassingAvx512(p, n, hw, low, out);
+    case I8Isa::Avx2: return PassingAvx2(p, n, hw, low, out);
+#endif
+    default: return PassingScalar(p, n, hw, low, out);
+  }
+}
+
 void ListScores8(I8Isa isa, const ListCodes& lc, int64_t dim4, const int8_t* const* q, const int32_t* corr,
                  const float* b, int64_t nr, float* P, int64_t ldP) {
   switch (isa) {

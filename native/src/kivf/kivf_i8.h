@@ -62,6 +62,10 @@ void CodeKey(ListCodes& lc, int64_t j, const float* key, int64_t dim, bool dead,
 float RefinedScore(kernels::I8Isa isa, const ListCodes& lc, int64_t j, const float* q, int64_t dim4);
 float RefinedBound(float alpha, float norm, const ListCodes& lc, int64_t dim);
 
+// Appends to `out`, ascending, every j < n with !(p[j] + hw < low) (fl32 sums; a NaN passes): the keys
+// of a row's int8 scores p that the bound hw cannot rule out against its floor `low`.
+void PassingKeys(kernels::I8Isa isa, const float* p, int64_t n, float hw, float low, std::vector<int32_t>& out);
+
 void ListScores8(kernels::I8Isa isa, const ListCodes& lc, int64_t dim4, const int8_t* const* q, const int32_t* corr,
                  const float* b, int64_t nr, float* P, int64_t ldP);
 
