@@ -1093,17 +1093,16 @@ SearchResult Index::Glance(const float* q, int64_t nq, const float* w, int64_t k
             const float* qr = Qf.data() + int64_t(row) * dim4 * 4;
             const float er = RefinedBound(Q8.alpha[row], Q8.norm[row], lc, dim_);
             int64_t nref = 0;
-            const auto offer8 = [&](int64_t u) {
-              if (pr[u] + hw < low || cols[u] < 0) return;
+            pass8.clear();
+            PassingKeys(i8isa, pr, nkAll, hw, low, pass8);
+            for (const int32_t u : pass8) {
+              if (cols[u] < 0) continue;  // a dead key
               ++nref;
               if (!(RefinedScore(i8isa, lc, u, qr, dim4) + er < low)) {
                 keep.push_back(list[u]);
                 keepCol.push_back(cols[u]);
               }
-            };
-            pass8.clear();
-            PassingKeys(i8isa, pr, nkAll, hw, low, pass8);
-            for (const int32_t u : pass8) offer8(u);
+            }
             refined[th] += nref;
             const int64_t ns = static_cast<int64_t>(keep.size());
             if (ns == 0) continue;

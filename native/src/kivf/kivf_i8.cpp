@@ -320,8 +320,9 @@ float RefinedBound(float alpha, float norm, const ListCodes& lc, int64_t dim) {
 
 namespace {
 
-void PassingScalar(const float* p, int64_t n, float hw, float low, std::vector<int32_t>& out) {
-  for (int64_t j = 0; j < n; ++j)
+// from j0 on (the vector versions' tails)
+void PassingScalar(const float* p, int64_t j0, int64_t n, float hw, float low, std::vector<int32_t>& out) {
+  for (int64_t j = j0; j < n; ++j)
     if (!(p[j] + hw < low)) out.push_back(static_cast<int32_t>(j));
 }
 
@@ -352,8 +353,7 @@ __attribute__((target("avx2"))) void PassingAvx2(const float* p, int64_t n, floa
       m &= m - 1;
     }
   }
-  for (; j < n; ++j)
-    if (!(p[j] + hw < low)) out.push_back(static_cast<int32_t>(j));
+  PassingScalar(p, j, n, hw, low, out);
 }
 #endif
 
@@ -365,7 +365,7 @@ void PassingKeys(I8Isa isa, const float* p, int64_t n, float hw, float low, std:
     case I8Isa::Avx512Vnni: return PassingAvx512(p, n, hw, low, out);
     case I8Isa::Avx2: return PassingAvx2(p, n, hw, low, out);
 #endif
-    default: return PassingScalar(p, n, hw, low, out);
+    default: return PassingScalar(p, 0, n, hw, low, out);
   }
 }
 
