@@ -658,47 +658,6 @@ void Index::Columns() {
   }
 }
 
-void SelectBest(const float* s, int64_t nc, int64_t n, int32_t* out, std::vector<float>& v, std::vector<int32_t>& idx) {
-  // θ, the n-th best value: found among the values at or above a threshold t taken from a sample
-  // of the row (its r-th best, r about twice the rank θ would have there, so t ≤ θ nearly always); when
-  // fewer than n values reach t, θ is below it and every value is a candidate. Either way the
-  // candidates (idx, ascending) hold every value ≥ θ, so θ is exact, and the output is read off them.
-  bool sampled = false;
-  if (n * 4 <= nc && nc >= 512) {
-    // 512 values: runs of 8 consecutive ones (a cache line's worth) every nc/64 (centroids of one
-    // coarse group sit together, so the runs are spread over the whole row)
-    const int64_t m = 512, stride = nc / 64;
-    const int64_t r = std::min<int64_t>(m, 2 * ((n * m + nc - 1) / nc) + 8);
-    v.resize(static_cast<size_t>(m));
-    for (int64_t j = 0; j < 64; ++j)
-      for (int64_t u = 0; u < 8; ++u) v[j * 8 + u] = s[j * stride + u];
-    std::nth_element(v.begin(), v.begin() + (r - 1), v.end(), std::greater<float>());
-    const float t = v[r - 1];
-    // the candidates, compacted without a branch
-    idx.resize(static_cast<size_t>(nc));
-    int64_t k = 0;
-    for (int64_t c = 0; c < nc; ++c) {
-      idx[k] = static_cast<int32_t>(c);
-      k += s[c] >= t;
-    }
-    idx.resize(static_cast<size_t>(k));
-    sampled = k >= n;
-  }
-  if (!sampled) {
-    idx.resize(static_cast<size_t>(nc));
-    std::iota(idx.begin(), idx.end(), 0);
-  }
-  v.resize(idx.size());
-  for (size_t j = 0; j < idx.size(); ++j) v[j] = s[idx[j]];
-  std::nth_element(v.begin(), v.begin() + (n - 1), v.end(), std::greater<float>());
-  const float theta = v[n - 1];
-  int64_t k = 0;
-  for (int32_t c : idx)
-    if (s[c] > theta) out[k++] = c;
-  for (size_t j = 0; j < idx.size() && k < n; ++j)
-    if (s[idx[j]] == theta) out[k++] = idx[j];
-}
-
 void CentroidScores(const float* q, int64_t nq, const float* cent, int64_t nc, int64_t dim, float* S, kernels::Isa isa,
                     unsigned threads) {
   std::vector<float> Qp;
@@ -938,10 +897,9 @@ SearchResult Index::Glance(const float* q, int64_t nq, const float* w, int64_t k
         probe.resize(static_cast<size_t>(probeAt[nq]));
         const unsigned nt = static_cast<unsigned>(std::min<int64_t>(threads, nq));
         Parallel(nt, [&](unsigned th) {
-          std::vector<float> v;
-          std::vector<int32_t> idx;
+          SelectScratch scratch;
           for (int64_t i = nq * th / nt; i < nq * (th + 1) / nt; ++i)
-            SelectBest(S.data() + i * nc_, nc_, npRow[i], probe.data() + probeAt[i], v, idx);
+            SelectBest(S.data() + i * nc_, nc_, npRow[i], probe.data() + probeAt[i], scratch, isa);
         });
       }
     }

@@ -98,10 +98,14 @@ constexpr int64_t kSpreadRange = 4;
 // Row i's probe count under the rule above (nq values).
 std::vector<int64_t> ProbeCounts(const float* w, int64_t nq, int64_t nprobe, int64_t centroids, bool spread);
 
-// The n best of s[0 … nc) (1 ≤ n ≤ nc) by (value desc, index asc), written to out as every index
-// valued above the n-th best value θ (ascending), then the lowest indices valued θ (ascending). A
-// row's probed lists (s its centroid scores). v, idx: scratch.
-void SelectBest(const float* s, int64_t nc, int64_t n, int32_t* out, std::vector<float>& v, std::vector<int32_t>& idx);
+// The n best of s[0 … nc) (1 ≤ n ≤ nc, every value finite) by (value desc, index asc), written to
+// out as every index valued above the n-th best value θ (ascending), then the lowest indices valued θ
+// (ascending). A row's probed lists (s its centroid scores). θ is found by counting (kivf_select.cpp),
+// the counts by the ISA's compares; every ISA lists the same indices.
+struct SelectScratch {
+  std::vector<int32_t> idx, key;
+};
+void SelectBest(const float* s, int64_t nc, int64_t n, int32_t* out, SelectScratch& scratch, kernels::Isa isa);
 // The glance's centroid scores S[i·nc + c] = <q_i, cent_c> (nq × nc, row-major; every element
 // written), threads taking blocks of centroids: the queries packed once, each block's centroids packed
 // as they are scored (kernels::PackQueryPanels, ScorePanels). Each score equals MatMulABt's bit for bit.

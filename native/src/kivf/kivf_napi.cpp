@@ -379,9 +379,8 @@ Napi::Value KivfSelectBest(const Napi::CallbackInfo& info) {
     if (FirstNonFinite(values.Data(), nc) >= 0) Bad("kivfSelectBest: values must be finite");
     const int64_t n = IntArg(info[1], "n", 1, nc);
     std::vector<int32_t> out(static_cast<size_t>(n));
-    std::vector<float> v;
-    std::vector<int32_t> idx;
-    kivf::SelectBest(values.Data(), nc, n, out.data(), v, idx);
+    kivf::SelectScratch scratch;
+    kivf::SelectBest(values.Data(), nc, n, out.data(), scratch, kernels::CurrentIsa());
     return ToTyped(info.Env(), out);
   });
 }
