@@ -157,8 +157,8 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vnni"))) void Ro
       // so one past the list's last tile is harmless)
       for (int u = 0; u < T; ++u) _mm_prefetch(reinterpret_cast<const char*>(Tp + ((T + u) * dim4 + d4) * 64), _MM_HINT_T0);
       // the row's 4 bytes broadcast inside the vpdpbusd ({1to16}): GCC 12 compiled the intrinsics
-      // (a vpbroadcastd, then the product) with a register copy of every accumulator each step and
-      // ran at ~0.5 of this form's rate at 12-16 rows (2026-12-01, this repository's kernel bench)
+      // (a vpbroadcastd, then the product) with a register copy of every accumulator each step, 20-30%
+      // slower than this form on lists in cache at 12-16 rows (bench/results/2026-12-01-cpu-kivf-select)
       for (int r = 0; r < R; ++r)
         for (int u = 0; u < T; ++u)
           asm("vpdpbusd %2%{1to16%}, %1, %0" : "+v"(acc[r][u]) : "v"(k[u]), "m"(*reinterpret_cast<const int32_t*>(q[r] + d4 * 4)));
