@@ -175,8 +175,8 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vnni"))) void Ro
 }
 
 // R rows against every tile: T tiles a step, then the rest one by one. T falls as R grows (3 tiles
-// up to 4 rows, 2 up to 8, 1 up to 16; R·T + T + 1 zmm at most 19): with every row of a list in one
-// pass, its codes are read once for all of them.
+// up to 4 rows, 2 up to 8, 1 up to 16; R·T accumulators and T tiles, at most 18 zmm, the rows read
+// by the product itself): with every row of a list in one pass, its codes are read once for all.
 template <int R>
 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vnni"))) void RowsVnniAll(
     const ListCodes& lc, int64_t dim4, const int8_t* const* q, const int32_t* corr, const float* b, float* P,
