@@ -1,0 +1,64 @@
+// How far a lexical match over the embedded backbone's own tokens can go: BM25 whose terms are
+// gavel-mini's token ids (each skill's name, description and body tokenized by the model, cut to its
+// first L tokens, or whole), beside the shipped lexical expert (words), over the benchmark's library
+// (its golds mixed into the public skills), on SWE-Skills-Bench validation (batches 1-5) and test
+// (6-10). The ℓ1 glance is close to a weighted lexical match over what its keys read (BENCHMARKS, "The
+// glance's key budget"), so this bounds what any vote over ℓ1 keys of the same tokens could reach.
+//
+// Usage: npx vite-node scripts/lexical/token-ceiling.ts -- [--k1 3] [--b 1] [--budgets 1536,4096,0]
+//   (a budget of 0 reads each skill whole)
+import { defaultModelPaths } from "../../src/defaults.js";
+import { Model } from "../../src/model/Model.js";
+import { loadLibrary } from "../../lab/eval/io.js";
+import { loadTasks } from "../../lab/eval/tasks.js";
+import { acceptedIds, libraryIndex } from "../../lab/eval/metrics.js";
+import { Bm25Index } from "../../src/lexical/bm25.js";
+
+const args = process.argv.slice(2).filter((a) => a !== "--");
+const opt = (n: string) => { const i = args.indexOf(n); return i >= 0 ? args.splice(i, 2)[1] : undefined; };
+const k1 = Number(opt("--k1") ?? 3);
+const b = Number(opt("--b") ?? 1);
+const budgets = (opt("--budgets") ?? "1536,4096,0").split(",").map(Number);
+
+const all = await loadTasks("../shared/data/swe-skills-bench/tasks.jsonl");
+const { skills } = await loadLibrary(["../shared/data/swe-skills-bench/skills.jsonl", "../shared/data/skills-mit.jsonl.gz"]);
+const routable = skills.filter((s) => !s.disableModelInvocation);
+// accepted: a gold, or a library copy of it (same name and description), as `gavel eval` scores
+const lib = libraryIndex(routable);
+const split = (test: boolean) => all.filter((t) => {
+  const n = Number(String(t.batch).replace(/\D/g, ""));
+  return test ? n >= 6 : n <= 5;
+}).map((t) => ({ text: t.text, accepted: acceptedIds(t.gold_skill_ids, lib) })).filter((t) => t.accepted.size > 0);
+const splits = { validation: split(false), test: split(true) };
+
+const model = await Model.load(defaultModelPaths().model, { contextSize: 512 });
+// a token id as a word the lexical tokenizer keeps whole
+const words = (ids: ArrayLike<number>) => Array.from(ids, (x) => `t${x}`).join(" ");
+const t0 = Date.now();
+const docs: Int32Array[] = [];
+for (const s of routable) docs.push(await model.tokenizeAsync(`${s.name}\n${s.description}\n${s.body ?? ""}`));
+const queries = Object.fromEntries(await Promise.all(Object.entries(splits).map(async ([k, ts]) =>
+  [k, await Promise.all(ts.map(async (t) => words(await model.tokenizeAsync(t.text))))] as const)));
+const lens = docs.map((d) => d.length).sort((x, y) => x - y);
+console.log(`${routable.length} skills tokenized in ${((Date.now() - t0) / 1000).toFixed(0)} s: p10 ${lens[Math.floor(lens.length * 0.1)]} p50 ${lens[Math.floor(lens.length / 2)]} p90 ${lens[Math.floor(lens.length * 0.9)]}; k1 ${k1}, b ${b}`);
+
+function score(index: Bm25Index, name: string, query: (split: string, i: number, text: string) => string) {
+  const parts: string[] = [];
+  for (const [k, ts] of Object.entries(splits)) {
+    let hit1 = 0, r20 = 0;
+    ts.forEach((t, i) => {
+      const rank = index.search(query(k, i, t.text), 20).findIndex((h) => t.accepted.has(h.id));
+      if (rank === 0) hit1++;
+      if (rank >= 0) r20++;
+    });
+    parts.push(`${k} (${ts.length}) Hit@1 ${(hit1 / ts.length).toFixed(3)} R@20 ${(r20 / ts.length).toFixed(3)}`);
+  }
+  console.log(`${name.padEnd(28)} ${parts.join("  ")}`);
+}
+
+score(new Bm25Index(routable.map((s) => ({ id: s.id, name: s.name, description: s.description, body: s.body })), { k1, b }), "words, whole (the expert)", (_k, _i, text) => text);
+for (const L of budgets) {
+  const index = new Bm25Index(routable.map((s, i) => ({ id: s.id, name: "", description: "", body: words(L > 0 ? docs[i].subarray(0, L) : docs[i]) })), { k1, b });
+  score(index, `model tokens, ${L > 0 ? `first ${L}` : "whole"}`, (k, i) => queries[k][i]);
+}
+await model.dispose();
