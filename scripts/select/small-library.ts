@@ -1,0 +1,91 @@
+/**
+ * Routing over a small library, method by method: each request file's tasks over one skills folder
+ * (default examples/skills), scored by the glance alone, the lexical expert alone (BM25 at the
+ * projections' k1 and b over each skill's name, description and body), and the router's route with
+ * abstention on and off, under the given projections and under each variant: `rerank@N` (the shipped
+ * re-ranker from N routable skills on). Prints a line per request and method that misses, and a
+ * table of right / declined / wrong per file and method.
+ *
+ *   npx vite-node scripts/select/small-library.ts -- REQUESTS.json[,MORE.json] [--skills DIR]
+ *     [--projections P.gguf] [--variants rerank@0,...] [--quiet]
+ *
+ * A request file is a JSON array of {task, expected} (expected null: no skill serves it), or JSONL of
+ * {text, gold_skill_ids} (bench/data/short-requests-examples.jsonl), its first gold expected.
+ */
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Model, Projections, Router } from "../../src/index.js";
+import { DEFAULT_MODEL, DEFAULT_PROJECTIONS } from "../../src/defaults.js";
+import { loadSkills } from "../../src/skills/index.js";
+import { Bm25Index } from "../../src/lexical/bm25.js";
+
+const argv = process.argv.slice(2).filter((a) => a !== "--");
+const opt = (n: string) => { const i = argv.indexOf(n); return i >= 0 ? argv.splice(i, 2)[1] : undefined; };
+const flag = (n: string) => { const i = argv.indexOf(n); return i >= 0 ? (argv.splice(i, 1), true) : false; };
+const skillsDir = opt("--skills") ?? "examples/skills";
+const projPath = opt("--projections") ?? DEFAULT_PROJECTIONS;
+const variants = (opt("--variants") ?? "").split(",").filter(Boolean);
+const quiet = flag("--quiet");
+const files = (argv[0] ?? "").split(",").filter(Boolean);
+if (files.length === 0) throw new Error("usage: small-library.ts REQUESTS.json[,MORE.json] [--skills DIR] [--projections P] [--variants rerank@N,…]");
+
+type T = { task: string; expected: string | null };
+/** A JSON array of {task, expected}, or JSONL of {text, gold_skill_ids} (its first gold expected). */
+function readRequests(f: string): T[] {
+  if (!f.endsWith(".jsonl")) return JSON.parse(readFileSync(f, "utf8")) as T[];
+  return readFileSync(f, "utf8").split("\n").filter(Boolean).map((l) => {
+    const r = JSON.parse(l) as { text: string; gold_skill_ids?: string[] };
+    return { task: r.text, expected: r.gold_skill_ids?.[0] ?? null };
+  });
+}
+const sets = files.map((f) => ({ file: f, tasks: readRequests(f) }));
+const base = await Projections.load(projPath);
+function variant(name: string): Projections {
+  const m = /^rerank@(\d+)$/.exec(name);
+  if (m && base.rerank) return base.withCalibration({ rerank: { ...base.rerank, minSkills: Number(m[1]) } });
+  throw new Error(`unknown variant ${name}`);
+}
+const skills = (await loadSkills(skillsDir)).skills;
+const bm25 = new Bm25Index(skills.map((s) => ({ id: s.name, name: s.name, description: s.description, body: s.body })), { k1: base.lexicalK1, b: base.lexicalB });
+const model = await Model.load(DEFAULT_MODEL, { contextSize: 2048 });
+const dir = mkdtempSync(join(tmpdir(), "gavel-small-library-"));
+type Tally = { right: number; declined: number; wrong: number };
+const table = new Map<string, Tally>();
+const tally = (file: string, method: string, expected: string | null, got: string | null, declined: boolean, task: string) => {
+  const key = `${file}\t${method}`;
+  const t = table.get(key) ?? { right: 0, declined: 0, wrong: 0 };
+  if (got === expected) t.right++; else if (declined) t.declined++; else t.wrong++;
+  table.set(key, t);
+  if (got !== expected && !quiet) console.log(`MISS ${method.padEnd(22)} ${JSON.stringify(task.slice(0, 72))} → ${declined ? "(declined)" : got} (expected ${expected ?? "a decline"})`);
+};
+try {
+  const routers: [string, Router][] = [];
+  for (const [i, name] of ["shipped", ...variants].entries()) {
+    const router = await Router.open(model, { projections: name === "shipped" ? base : variant(name), bankDir: join(dir, `bank${i}`) });
+    await router.install(skillsDir);
+    routers.push([name, router]);
+  }
+  for (const { file, tasks } of sets) {
+    for (const t of tasks) {
+      const g = (await routers[0][1].glance(t.task, { topK: 1 }))[0]?.name ?? null;
+      tally(file, "glance", t.expected, g, false, t.task);
+      tally(file, "bm25", t.expected, bm25.search(t.task, 1)[0]?.id ?? null, false, t.task);
+      for (const [name, router] of routers) {
+        const on = await router.route(t.task, { abstain: true });
+        tally(file, `${name}`, t.expected, on.abstained ? null : on.name, on.abstained, t.task);
+        if (t.expected !== null) {
+          const off = await router.route(t.task, { abstain: false });
+          tally(file, `${name}, abstention off`, t.expected, off.name, false, t.task);
+        }
+      }
+    }
+  }
+  for (const [, r] of routers) await r.close();
+} finally {
+  await model.dispose();
+  rmSync(dir, { recursive: true, force: true });
+}
+console.log(`\n${skills.length} skills in ${skillsDir}; projections ${projPath}`);
+console.log("file\tmethod\tright\tdeclined\twrong");
+for (const [key, t] of table) console.log(`${key}\t${t.right}\t${t.declined}\t${t.wrong}`);
