@@ -22,6 +22,8 @@
  * `--trigger-rate R`: the stated share of off-domain prompts that may load a skill (default 0.1).
  * `--band-from N`: fit on the records over libraries of N skills or more only, and write a by-size
  * model: the fitted one from N skills, the model the projections carry now (its small band) below.
+ * `--band-below N`: the other band: fit on the records over libraries under N skills only (the
+ * projections' model must be by size, from N), and keep the projections' large band.
  * scripts/device/refit-abstention.sh runs it from the records with the coverage recomputed.
  */
 import { readFileSync } from "node:fs";
@@ -45,6 +47,9 @@ const compare = valueOf("--compare");
 const triggerRate = Number(valueOf("--trigger-rate") ?? "0.1");
 const bandFromArg = valueOf("--band-from");
 const bandFrom = bandFromArg === undefined ? undefined : Number(bandFromArg);
+const bandBelowArg = valueOf("--band-below");
+const bandBelow = bandBelowArg === undefined ? undefined : Number(bandBelowArg);
+if (bandFrom !== undefined && bandBelow !== undefined) throw new Error("--band-from and --band-below fit one band each: give one");
 const midPath = valueOf("--mid");
 const shapeSpecs: string[] = [];
 for (let at = args.indexOf("--shape"); at >= 0; at = args.indexOf("--shape")) shapeSpecs.push(args.splice(at, 2)[1]);
@@ -84,10 +89,12 @@ const shapeSets = shapes.map(({ label, records }) => {
 });
 // --band-from N: the fit reads only records over libraries of N skills or more (the large band of a
 // by-size model; the small band is the model the projections carry now)
-const inBand = (r: PerQueryRecord) => bandFrom === undefined || (r.lexical?.size ?? 0) >= bandFrom;
+// (--band-below N: only records under N skills, the small band)
+const inBand = (r: PerQueryRecord) => (bandFrom === undefined || (r.lexical?.size ?? 0) >= bandFrom) && (bandBelow === undefined || (r.lexical?.size ?? Infinity) < bandBelow);
 const sets = (xs: PerQueryRecord[], n: number) => { const b = xs.filter(inBand); return b.length ? repeat(b, n) : []; };
 const fitIn = [...bigVal.filter(inBand), ...sets(shortIn, bigVal.length), ...shapeSets.flatMap((x) => sets(x.inFit, bigVal.length))];
 const fitOff = [...bigOffFit.filter(inBand), ...sets(smallOffFit, bigOffFit.length), ...shapeSets.flatMap((x) => sets(x.offFit, bigOffFit.length))];
+if (fitIn.length === 0 || fitOff.length === 0) throw new Error("no fitting records in the band");
 const fitted = fitAbstention(fitIn, fitOff, ruling, { targetTriggerRate: triggerRate, ...(featureList ? { features: featureList } : {}) });
 const { report } = fitted;
 /** The model's score of one record (the logit, or the feature for a threshold model). */
@@ -107,6 +114,12 @@ if (bandFrom !== undefined) {
   const small = current.kind === "bySize" ? current.small : current;
   model = { kind: "bySize", from: bandFrom, small, large: fitted.model };
   console.log(`by size: under ${bandFrom} skills the projections' model, from ${bandFrom} the fitted one`);
+}
+if (bandBelow !== undefined) {
+  const current = (await Projections.load(write ?? compare ?? "models/gavel-mini.projections.gguf")).abstention;
+  if (current?.kind !== "bySize" || current.from !== bandBelow) throw new Error(`--band-below ${bandBelow} needs projections (--write or --compare) whose model is by size, from ${bandBelow}`);
+  model = { kind: "bySize", from: bandBelow, small: fitted.model, large: current.large };
+  console.log(`by size: under ${bandBelow} skills the fitted model, from ${bandBelow} the projections' large band`);
 }
 if (midGap && model.kind === "logistic") {
   const inMax = Math.max(...bigVal.map((r) => scoreOf(model, r)));

@@ -21,6 +21,8 @@
  *                  fit-abstention.ts's --shape)
  *   --trigger-rate R  the stated off-domain trigger rate (fit-abstention.ts's; default 0.1)
  *   --band-from N  a by-size model: fitted on the records over N skills or more, the current model below
+ *   --band-below N the small band of the current by-size model (from N) refitted on the records under
+ *                  N skills, its large band kept
  *   --write P      write the new model into P (a copy of the projections: P is read and rewritten)
  * Needs ../shared/data/swe-skills-bench/{tasks,skills}.jsonl and ../shared/data/skills-mit.jsonl.gz
  * (the 30.6K library, read whole: about a minute here).
@@ -43,6 +45,7 @@ const features = opt("--features", undefined);
 const mid = opt("--mid", undefined);
 const triggerRate = opt("--trigger-rate", undefined);
 const bandFrom = opt("--band-from", undefined);
+const bandBelow = opt("--band-below", undefined);
 const shapes: string[] = [];
 for (let at = args.indexOf("--shape"); at >= 0; at = args.indexOf("--shape")) shapes.push("--shape", args.splice(at, 2)[1]);
 if (args.length > 0) throw new Error(`refit-abstention.ts: unknown arguments ${args.join(" ")}`);
@@ -63,4 +66,4 @@ run("example-tasks.ts", examples);
 run("off-domain-tasks.ts", templated);
 run("lexical-records.ts", `../shared/data/swe-skills-bench/tasks.jsonl,${templated},${handWritten}`, work, ...["val", "test", "offdomain"].map((s) => `${records}/l1/${s}.jsonl.gz`), ...bm25);
 run("lexical-records.ts", `${examples},${templated},${handWritten}`, work, `${records}/examples/small-l1.jsonl.gz`, "--library", "examples/skills", ...bm25);
-run("fit-abstention.ts", `${records}/selection.json`, "l1", work, join(work, "small-l1.jsonl.gz"), "--off", "offhw", "--compare", projections, ...(features ? ["--features", features] : []), ...(mid ? ["--mid", mid] : []), ...shapes, ...(triggerRate ? ["--trigger-rate", triggerRate] : []), ...(bandFrom ? ["--band-from", bandFrom] : []), ...(write ? ["--write", write] : []));
+run("fit-abstention.ts", `${records}/selection.json`, "l1", work, join(work, "small-l1.jsonl.gz"), "--off", "offhw", "--compare", projections, ...(features ? ["--features", features] : []), ...(mid ? ["--mid", mid] : []), ...shapes, ...(triggerRate ? ["--trigger-rate", triggerRate] : []), ...(bandFrom ? ["--band-from", bandFrom] : []), ...(bandBelow ? ["--band-below", bandBelow] : []), ...(write ? ["--write", write] : []));

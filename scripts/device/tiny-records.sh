@@ -13,11 +13,14 @@
 #   sentence; its body the first line of the original body)
 #   EXTRA=N: N public skills beside each library (../shared/data/skills-mit.jsonl.gz, full texts, from
 #   a seeded offset), so that the same requests are measured over libraries of ~100 or ~1,000 skills
+#   REQUESTS=FILE: the in-domain requests (default bench/data/short-requests-examples.jsonl; JSONL of
+#   {id, text, gold_skill_ids, batch}, batches <= 5 fitted on by the abstention fit)
 #   OUT_DIR/tiny.jsonl.gz: every library's records; each record's batch is kept, its id gets @<library>
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 out=${1:?usage: tiny-records.sh OUT_DIR [SEED ...]}; shift
 seeds=${*:-1 2}
+requests=${REQUESTS:-bench/data/short-requests-examples.jsonl}
 sizes=$(echo "${SIZES:-3 3 4 4 5 5}" | tr ' ' ',')
 mkdir -p "$out"
 P=models/gavel-mini.projections.gguf
@@ -51,7 +54,7 @@ for seed in $seeds; do
       const fs = require("fs"); const lib = new Set(process.argv[2].split(" "));
       for (const l of fs.readFileSync(process.argv[1], "utf8").split("\n").filter(Boolean)) {
         const t = JSON.parse(l); if (t.gold_skill_ids.some((g) => lib.has(g))) console.log(JSON.stringify({ ...t, gold_skill_ids: t.gold_skill_ids.filter((g) => lib.has(g)) }));
-      }' bench/data/short-requests-examples.jsonl "$skills" > "$d/in.jsonl"
+      }' "$requests" "$skills" > "$d/in.jsonl"
     $CLI install "$d/skills" --bank "$d/bank" --jobs 2 --threads 2 $A > "$d/install.txt" 2>&1
     L="--library $d/skills"
     if [ "${EXTRA:-0}" -gt 0 ]; then
@@ -67,7 +70,7 @@ for seed in $seeds; do
     $CLI eval --tasks bench/data/off-domain-prompts.jsonl $E --per-query "$d/off.rec.jsonl" > "$d/eval-off.txt" 2>&1
     cat "$d"/*.rec.jsonl > "$d/all.jsonl" && gzip -f "$d/all.jsonl"
     mkdir -p "$d/lex"
-    npx vite-node scripts/device/lexical-records.ts -- bench/data/short-requests-examples.jsonl,bench/data/off-domain-prompts.jsonl \
+    npx vite-node scripts/device/lexical-records.ts -- "$requests",bench/data/off-domain-prompts.jsonl \
       "$d/lex" "$d/all.jsonl.gz" $L --k1 "$K1" --b "$B" > "$d/lex.txt" 2>&1
     zcat "$d/lex/all.jsonl.gz" | node -e '
       const rl = require("readline").createInterface({ input: process.stdin });

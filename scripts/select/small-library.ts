@@ -51,6 +51,14 @@ const bm25 = new Bm25Index(skills.map((s) => ({ id: s.name, name: s.name, descri
 const model = await Model.load(DEFAULT_MODEL, { contextSize: 2048 });
 const dir = mkdtempSync(join(tmpdir(), "gavel-small-library-"));
 type Tally = { right: number; declined: number; wrong: number };
+/** Per route method: how often the verdict ran, and each route's time (ms). */
+const runs = new Map<string, { ran: number; ms: number[] }>();
+const timed = (method: string, r: { verdict: string | null; timings: { totalMs: number } }) => {
+  const t = runs.get(method) ?? { ran: 0, ms: [] };
+  if (r.verdict === "ran") t.ran++;
+  t.ms.push(r.timings.totalMs);
+  runs.set(method, t);
+};
 const table = new Map<string, Tally>();
 const tally = (file: string, method: string, expected: string | null, got: string | null, declined: boolean, task: string) => {
   const key = `${file}\t${method}`;
@@ -73,6 +81,7 @@ try {
       tally(file, "bm25", t.expected, bm25.search(t.task, 1)[0]?.id ?? null, false, t.task);
       for (const [name, router] of routers) {
         const on = await router.route(t.task, { abstain: true });
+        timed(name, on);
         tally(file, `${name}`, t.expected, on.abstained ? null : on.name, on.abstained, t.task);
         if (t.expected !== null) {
           const off = await router.route(t.task, { abstain: false });
@@ -89,3 +98,6 @@ try {
 console.log(`\n${skills.length} skills in ${skillsDir}; projections ${projPath}`);
 console.log("file\tmethod\tright\tdeclined\twrong");
 for (const [key, t] of table) console.log(`${key}\t${t.right}\t${t.declined}\t${t.wrong}`);
+const q = (v: number[], f: number) => [...v].sort((a, b) => a - b)[Math.min(v.length - 1, Math.floor(v.length * f))];
+console.log("\nroute (abstention on)\tverdict ran\troute p50 ms\tp95 ms");
+for (const [m, t] of runs) console.log(`${m}\t${t.ran} of ${t.ms.length}\t${q(t.ms, 0.5).toFixed(1)}\t${q(t.ms, 0.95).toFixed(1)}`);

@@ -148,7 +148,9 @@ export function shortlistTable(shortlist: RouteResult["shortlist"], mark?: (c: C
 export function verdictLine(res: Pick<RouteResult, "verdict" | "shortlist">): string {
   const by = res.shortlist.some((c) => c.R !== undefined) ? " (the re-ranker's best by its cheap stage; R orders them)" : "";
   if (res.verdict === "ran") return `verdict: ran on ${res.shortlist.length} candidate${res.shortlist.length === 1 ? "" : "s"}${by}`;
-  if (res.verdict === "off") return "verdict: off (L and V not computed; S = g + βB)";
+  const reranked = by !== "";
+  if (res.verdict === "off") return reranked ? "verdict: off (L and V not computed; the re-ranker's cheap stage picks, R)" : "verdict: off (L and V not computed; S = g + βB)";
+  if (reranked && res.shortlist.length > 1) return "verdict: skipped (the re-ranker's cheap stage leads its second by its margin or more: it picks, R)";
   return "verdict: skipped (one candidate, and nothing reads V: it could change nothing)";
 }
 
