@@ -7,7 +7,7 @@
  * table of right / declined / wrong per file and method.
  *
  *   npx vite-node scripts/select/small-library.ts -- REQUESTS.json[,MORE.json] [--skills DIR]
- *     [--projections P.gguf] [--variants rerank@0,...] [--quiet]
+ *     [--projections P.gguf] [--variants rerank@0,...] [--verdict-off] [--quiet]
  *
  * A request file is a JSON array of {task, expected} (expected null: no skill serves it), or JSONL of
  * {text, gold_skill_ids} (bench/data/short-requests-examples.jsonl), its first gold expected.
@@ -27,6 +27,8 @@ const skillsDir = opt("--skills") ?? "examples/skills";
 const projPath = opt("--projections") ?? DEFAULT_PROJECTIONS;
 const variants = (opt("--variants") ?? "").split(",").filter(Boolean);
 const quiet = flag("--quiet");
+// --verdict-off: each router also routes with the verdict off (its cheap stage, or the first stage)
+const verdictOff = flag("--verdict-off");
 const files = (argv[0] ?? "").split(",").filter(Boolean);
 if (files.length === 0) throw new Error("usage: small-library.ts REQUESTS.json[,MORE.json] [--skills DIR] [--projections P] [--variants rerank@N,…]");
 
@@ -86,6 +88,10 @@ try {
         if (t.expected !== null) {
           const off = await router.route(t.task, { abstain: false });
           tally(file, `${name}, abstention off`, t.expected, off.name, false, t.task);
+          if (verdictOff) {
+            const nv = await router.route(t.task, { abstain: false, verdict: false });
+            tally(file, `${name}, abstention and verdict off`, t.expected, nv.name, false, t.task);
+          }
         }
       }
     }

@@ -71,6 +71,12 @@ export interface RerankModel {
    * Undefined: the verdict always runs.
    */
   readonly verdictMargin?: number;
+  /**
+   * The verdict reads the cheap stage's best only in a routable library of at least this many
+   * skills; below it the cheap stage's best is the pick (over small libraries the verdict changed no
+   * pick measured, and costs a route hundreds of milliseconds on a CPU). 0: at every size.
+   */
+  readonly verdictMinSkills: number;
 }
 
 /** Most candidates a pool may take from each expert, and the verdict from the cheap stage: a bound on a route's work. */
@@ -134,6 +140,7 @@ export function checkRerankModel(m: unknown): RerankModel | null {
     cheap: stage(o.cheap, "cheap", false),
     full: stage(o.full, "full", true),
     minSkills: o.minSkills === undefined ? 0 : count(o.minSkills, "minSkills", 0, 2 ** 31 - 1),
+    verdictMinSkills: o.verdictMinSkills === undefined ? 0 : count(o.verdictMinSkills, "verdictMinSkills", 0, 2 ** 31 - 1),
     ...(o.verdictMargin === undefined ? {} : { verdictMargin: margin(o.verdictMargin) }),
   });
 }

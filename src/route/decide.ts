@@ -121,7 +121,9 @@ export async function decide(parts: RouterParts, lexical: LexicalExpert, taskTex
       : null;
     // the verdict runs whether or not the route abstains: the shortlist reported is the one a route
     // with abstention off would choose from
-    const r = await reranked(parts, lexical, taskText, ranked, handles, post, { verdict: o.verdict, signal: o.signal });
+    // the verdict reads the re-ranker's best only from its size on (below, the cheap stage picks)
+    const verdict = o.verdict && post.size >= projections.rerank.verdictMinSkills;
+    const r = await reranked(parts, lexical, taskText, ranked, handles, post, { verdict, signal: o.signal });
     return { shortlist: r.shortlist, verdict: r.ran ? "ran" : o.verdict ? "skipped" : "off", abstention, ...(lexicalMs !== undefined ? { lexicalMs } : {}), verdictMs: r.verdictMs };
   }
   const abstentionReadsV = o.abstain && (model ? needsVerdict(model) : true);

@@ -102,17 +102,48 @@ describe("the default pair's abstention", () => {
       expect(right).toBeGreaterThanOrEqual(9);
     });
 
-    it("skips the verdict on a lone candidate, and runs none with verdict: false", async () => {
-      const lone = await router.route(offDomain[0].task);
-      if (lone.shortlist.length === 1) {
-        expect(lone.verdict).toBe("skipped");
-        expect(lone.timings.verdictMs).toBe(0);
-        expect(Number.isNaN(lone.shortlist[0].V)).toBe(true);
-      } else expect(lone.verdict).toBe("ran");
+    it("runs no verdict under the re-ranker's verdictMinSkills (the cheap stage picks), and none with verdict: false", async () => {
+      expect(router.projections.rerank!.verdictMinSkills).toBeGreaterThan(24);
+      for (const t of [...tasks, ...everyday]) {
+        const r = await router.route(t.task);
+        expect(r.verdict, t.task).toBe("skipped");
+        expect(r.timings.verdictMs).toBe(0);
+        expect(r.shortlist.every((c) => Number.isNaN(c.L) && Number.isNaN(c.V))).toBe(true);
+        // the pick is the cheap stage's best: R orders the shortlist
+        for (let i = 1; i < r.shortlist.length; i++) expect(r.shortlist[i - 1].R!).toBeGreaterThanOrEqual(r.shortlist[i].R!);
+        if (!r.abstained) expect(r.skill).toBe(r.shortlist[0].skill);
+      }
       const off = await router.route(inDomain[0].task, { verdict: false });
       expect(off.verdict).toBe("off");
       expect(off.skill).toBe(inDomain[0].expected);
       expect(off.shortlist.every((c) => Number.isNaN(c.L) && Number.isNaN(c.V))).toBe(true);
+    });
+
+    it("reads the cheap stage's best two from verdictMinSkills on: with it at 0 the verdict runs on close calls", async () => {
+      const p = router.projections;
+      const dir = mkdtempSync(join(tmpdir(), "gavel-verdict-floor-"));
+      const floor0 = await Router.open(model, { projections: p.withCalibration({ rerank: { ...p.rerank!, verdictMinSkills: 0 } }), bankDir: dir, skillBudget: 1024 });
+      try {
+        expect((await floor0.install(join(repoRoot, "examples", "skills"))).failed).toEqual([]);
+        let ran = 0;
+        for (const t of [...tasks, ...everyday]) {
+          const [a, b] = [await router.route(t.task, { abstain: false }), await floor0.route(t.task, { abstain: false })];
+          // the same pool and cheap stage: the same R and order until the verdict reads the best two
+          expect(b.shortlist.map((c) => c.R)).toHaveLength(a.shortlist.length);
+          if (b.verdict === "ran") {
+            ran++;
+            expect(b.shortlist.every((c) => Number.isFinite(c.L) && Number.isFinite(c.V))).toBe(true);
+          } else {
+            expect(b.skill).toBe(a.skill);
+            expect(b.shortlist.map((c) => c.R)).toEqual(a.shortlist.map((c) => c.R));
+          }
+        }
+        // the haiku's and Mona Lisa's flat cheap scores are close calls
+        expect(ran).toBeGreaterThan(0);
+      } finally {
+        await floor0.close();
+        rmSync(dir, { recursive: true, force: true });
+      }
     });
   });
 });

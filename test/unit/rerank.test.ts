@@ -37,6 +37,11 @@ describe("the re-ranker in the projections file", () => {
     const mm = checkRerankModel({ ...m, verdictMargin: 0.75 })!;
     await base(mm).save(join(dir, "margin.gguf"));
     expect((await Projections.load(join(dir, "margin.gguf"))).rerank).toEqual(mm);
+    // and the size the verdict reads from (absent: 0, every size)
+    expect(m.verdictMinSkills).toBe(0);
+    const mv = checkRerankModel({ ...m, minSkills: 7, verdictMinSkills: 3_000 })!;
+    await base(mv).save(join(dir, "floor.gguf"));
+    expect((await Projections.load(join(dir, "floor.gguf"))).rerank).toEqual(mv);
     expect((await Projections.load(join(dir, "without.gguf"))).rerank).toBeNull();
     // removed by withCalibration({ rerank: null }), kept by a calibration that does not name it
     expect(back.withCalibration({ alpha: 0.5 }).rerank).toEqual(m);
@@ -51,6 +56,8 @@ describe("the re-ranker in the projections file", () => {
       [{ ...m, poolGlance: 0, poolLexical: 0 }, /pool is empty/],
       [{ ...m, poolLexical: 2.5 }, /poolLexical must be an integer/],
       [{ ...m, minSkills: -1 }, /minSkills must be an integer/],
+      [{ ...m, verdictMinSkills: 2.5 }, /verdictMinSkills must be an integer/],
+      [{ ...m, verdictMinSkills: -3 }, /verdictMinSkills must be an integer/],
       [{ ...m, verdictMargin: -0.5 }, /verdictMargin must be ≥ 0/],
       [{ ...m, verdictMargin: "1" }, /verdictMargin must be a finite number/],
       [{ ...m, lucene: { k1: 1, b: 2 } }, /b in \[0, 1\]/],
@@ -72,11 +79,13 @@ describe("the re-ranker in the projections file", () => {
     const p = await Projections.load(DEFAULT_PROJECTIONS);
     expect(p.rerank?.kind).toBe("cascade");
     // the file keeps the model the selection wrote (bench/results/2026-11-29-cpu-rerank-margin/
-    // cascade-margin.json, its verdict margin included), applied at every library size (chosen over
-    // short requests to examples/skills: bench/results/2026-12-01-cpu-small-library/decision.txt)
+    // cascade-margin.json, its verdict margin included), applied at every library size, its verdict
+    // from 3,000 skills (chosen over short requests to examples/skills:
+    // bench/results/2026-12-01-cpu-small-library/decision.txt)
     expect(p.rerank!.minSkills).toBe(0);
+    expect(p.rerank!.verdictMinSkills).toBe(3_000);
     expect(p.rerank!.verdictMargin).toBe(1.5);
-    expect(p.rerank).toEqual(checkRerankModel({ ...JSON.parse(readFileSync(join(repoRoot, "bench/results/2026-11-29-cpu-rerank-margin/cascade-margin.json"), "utf8")), minSkills: 0 }));
+    expect(p.rerank).toEqual(checkRerankModel({ ...JSON.parse(readFileSync(join(repoRoot, "bench/results/2026-11-29-cpu-rerank-margin/cascade-margin.json"), "utf8")), minSkills: 0, verdictMinSkills: 3_000 }));
   });
 });
 

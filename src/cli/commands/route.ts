@@ -150,7 +150,7 @@ export function verdictLine(res: Pick<RouteResult, "verdict" | "shortlist">): st
   if (res.verdict === "ran") return `verdict: ran on ${res.shortlist.length} candidate${res.shortlist.length === 1 ? "" : "s"}${by}`;
   const reranked = by !== "";
   if (res.verdict === "off") return reranked ? "verdict: off (L and V not computed; the re-ranker's cheap stage picks, R)" : "verdict: off (L and V not computed; S = g + βB)";
-  if (reranked && res.shortlist.length > 1) return "verdict: skipped (the re-ranker's cheap stage leads its second by its margin or more: it picks, R)";
+  if (reranked && res.shortlist.length > 1) return "verdict: skipped (the re-ranker's cheap stage picks, R: its best leads by the margin or more, or the library is under the verdict's size)";
   return "verdict: skipped (one candidate, and nothing reads V: it could change nothing)";
 }
 
