@@ -106,7 +106,7 @@ export interface GavelSkillMetadata {
   rank: number;
   /** True for the router's choice (rank 1 when it chose). */
   chosen: boolean;
-  /** The ruling's score S, and the glance's g (higher is better). */
+  /** The route's score: the re-ranker's R where it ranked the shortlist (the embedded default's projections), else the ruling's S; and the glance's g (higher is better). */
   score: number;
   g: number;
   /** The verdict's log-odds, when it ran; else null. */
@@ -161,7 +161,8 @@ export class GavelSkillRetriever extends BaseRetriever<GavelSkillMetadata> {
           allowedTools: skill.allowedTools,
           rank: i + 1,
           chosen: result.skill === c.skill,
-          score: c.S,
+          // the shortlist's own order: the re-ranker's R where it ranked it, else the ruling's S
+          score: c.R !== undefined && Number.isFinite(c.R) ? c.R : c.S,
           g: c.g,
           V: Number.isFinite(c.V) ? c.V : null,
           cut,

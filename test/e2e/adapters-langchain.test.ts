@@ -81,11 +81,14 @@ describe("gavel-router/langchain", () => {
       chosen: true,
       cut: false,
     });
-    // the ranks follow the router's own shortlist, best first, by its score S
+    // the ranks follow the router's own shortlist, best first, by its score: the re-ranker's R (the
+    // embedded projections carry one, applied at every size), so the scores descend
     const routed = await fixture.router.route(PHOTOS);
     expect(docs.map((d) => d.metadata.id)).toEqual(routed.shortlist.slice(0, 3).map((c) => c.skill));
     expect(docs.map((d) => d.metadata.rank)).toEqual(docs.map((_, i) => i + 1));
-    expect(docs.map((d) => d.metadata.score)).toEqual(routed.shortlist.slice(0, docs.length).map((c) => c.S));
+    expect(routed.shortlist.every((c) => typeof c.R === "number")).toBe(true);
+    expect(docs.map((d) => d.metadata.score)).toEqual(routed.shortlist.slice(0, docs.length).map((c) => c.R));
+    for (let i = 1; i < docs.length; i++) expect(docs[i - 1].metadata.score).toBeGreaterThanOrEqual(docs[i].metadata.score);
     expect(docs.slice(1).every((d) => !d.metadata.chosen)).toBe(true);
   });
 

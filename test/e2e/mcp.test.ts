@@ -128,6 +128,17 @@ describe("gavel mcp", () => {
     expect(s.skills.length).toBe(5);
     expect(s.skills.map((h) => h.id)).toContain("pdf-extract");
     expect(s.skills.map((h) => h.rank)).toEqual([1, 2, 3, 4, 5]);
+    // the ruled skills come in the route's order, best score first (R where the re-ranker ranked them)
+    const ruled = s.skills.filter((h) => h.stage === "ruled");
+    expect(ruled.length).toBeGreaterThan(0);
+    for (let i = 1; i < ruled.length; i++) expect(ruled[i - 1].score).toBeGreaterThanOrEqual(ruled[i].score);
+    // and the reason shows the score that ordered them: the re-ranker's R (the embedded projections
+    // carry one), equal to the score given
+    for (const h of ruled) {
+      const m = /re-ranker R=(-?[\d.]+)/.exec(h.reason);
+      expect(m, h.reason).not.toBeNull();
+      expect(Number(m![1])).toBeCloseTo(h.score, 1);
+    }
     for (const h of s.skills) {
       expect(Number.isFinite(h.score)).toBe(true);
       expect(h.reason.length).toBeGreaterThan(10);

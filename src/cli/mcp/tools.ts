@@ -35,9 +35,12 @@ export interface SearchHit {
   id: string;
   name: string;
   description: string;
-  /** `ruled`: on the verdict's shortlist, scored by S; `glance`: below the shortlist, scored by g alone. */
+  /**
+   * `ruled`: on the route's shortlist, scored by the re-ranker's R where it ranked them (the embedded
+   * default's projections), else by S; `glance`: below the shortlist, scored by g alone.
+   */
   stage: "ruled" | "glance";
-  /** S for ruled skills, g for glance-only ones (higher is better; comparable within a stage). */
+  /** R (or S) for ruled skills, g for glance-only ones (higher is better; comparable within a stage). */
   score: number;
   /** The glance's vote. */
   g: number;
@@ -82,7 +85,8 @@ function ruledReason(c: Candidate, i: number, r: RouteResult): string {
   if (Number.isFinite(c.L)) parts.push(`L=${num(c.L)}`);
   if (c.B !== undefined && Number.isFinite(c.B)) parts.push(`BM25 B=${num(c.B)}`);
   const head = i === 0 ? (r.abstained ? "best match, but the router abstained" : "chosen by the router") : `shortlisted #${i + 1}`;
-  return `${head}: S=${num(c.S)} from ${parts.join(", ")}${i === 0 ? votesText(r.explanation) : ""}`;
+  const score = c.R !== undefined && Number.isFinite(c.R) ? `re-ranker R=${num(c.R)}, S=${num(c.S)}` : `S=${num(c.S)}`;
+  return `${head}: ${score} from ${parts.join(", ")}${i === 0 ? votesText(r.explanation) : ""}`;
 }
 
 /**
@@ -99,7 +103,8 @@ export async function searchSkills(router: SkillSource, task: string, k: number 
     name: c.name,
     description: described.get(c.skill) ?? "",
     stage: "ruled",
-    score: c.S,
+    // the shortlist's own order: R where the re-ranker ranked it
+    score: c.R !== undefined && Number.isFinite(c.R) ? c.R : c.S,
     g: c.g,
     ...(Number.isFinite(c.V) ? { V: c.V } : {}),
     ...(Number.isFinite(c.L) ? { L: c.L } : {}),
