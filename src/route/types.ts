@@ -215,7 +215,10 @@ export interface RouteOptions extends ExclusionOptions {
   abstain?: boolean;
   /**
    * Run the verdict on the shortlist (default true). Even when on, it is skipped when it cannot change
-   * the outcome: one candidate, and abstention does not read V. Off: S is the first stage's g + βB.
+   * the outcome: one candidate, and abstention does not read V; with the projections' re-ranker, also
+   * when its cheap stage's best leads by its `verdictMargin` or more, or the routable library is under
+   * its `verdictMinSkills` (then the cheap stage picks). Off: S is the first stage's g + βB, and a
+   * re-ranker picks by its cheap stage.
    */
   verdict?: boolean;
   live?: boolean;
@@ -269,9 +272,12 @@ export interface RouteResult {
   abstained: boolean;
   /** When abstention was on: why it abstained or not, and the value it compared with its threshold. */
   abstention?: { reason: string; score: number };
-  /** The shortlist, best S first. */
+  /** The shortlist, best first: by R where the projections' re-ranker ranked it, else by S. */
   shortlist: Candidate[];
-  /** The verdict ran on the shortlist, was skipped (one candidate, V not needed), or was turned off. */
+  /**
+   * The verdict ran on the shortlist, was skipped (one candidate and V not needed; or the re-ranker's
+   * cheap stage picked: a clear lead, or a library under its `verdictMinSkills`), or was turned off.
+   */
   verdict: "ran" | "skipped" | "off";
   /**
    * What a host needs to load the winner: its id, name, the absolute path of its SKILL.md (or
