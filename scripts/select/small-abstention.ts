@@ -26,6 +26,7 @@ import { decideAbstention, type AbstentionModel } from "../../src/internal.js";
 import { readPerQuery } from "../../lab/eval/io.js";
 import { replayAbstention, type AbstentionRuling } from "../../lab/eval/abstention-fit.js";
 import { batchNumber } from "../../lab/eval/tasks.js";
+import { readRequests } from "./requests.js";
 
 const argv = process.argv.slice(2).filter((a) => a !== "--");
 const opt = (n: string) => { const i = argv.indexOf(n); return i >= 0 ? argv.splice(i, 2)[1] : undefined; };
@@ -44,10 +45,6 @@ interface Shape { label: string; inDomain: Item[]; offDomain: Item[] }
 const shapes: Shape[] = [];
 
 // Over examples/skills, through the router.
-type T = { task: string; expected: string | null };
-const read = (f: string): T[] => f.endsWith(".jsonl")
-  ? readFileSync(f, "utf8").split("\n").filter(Boolean).map((l) => { const r = JSON.parse(l) as { text: string; gold_skill_ids?: string[] }; return { task: r.text, expected: r.gold_skill_ids?.[0] ?? null }; })
-  : JSON.parse(readFileSync(f, "utf8")) as T[];
 const prompts = readFileSync("bench/data/off-domain-prompts.jsonl", "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l) as { text: string; batch: string });
 const model = await Model.load(DEFAULT_MODEL, { contextSize: 2048 });
 const dir = mkdtempSync(join(tmpdir(), "gavel-small-abstention-"));
@@ -56,12 +53,12 @@ try {
   await router.install("examples/skills");
   const scoreOf = async (text: string) => {
     const r = await router.route(text, { abstain: true, verdict: false });
-    if (!r.abstention || !r.abstention.reason.includes("under 125")) throw new Error(`no small-band abstention for ${JSON.stringify(text)}: ${r.abstention?.reason}`);
+    if (!r.abstention || !r.abstention.reason.includes(`under ${m.from} skills`)) throw new Error(`no small-band abstention for ${JSON.stringify(text)}: ${r.abstention?.reason}`);
     return r.abstention.score;
   };
   const inDomain: Item[] = [];
-  for (const f of files) for (const t of read(f)) if (t.expected !== null) inDomain.push({ score: await scoreOf(t.task), early: true });
-  for (const f of heldout) for (const t of read(f)) if (t.expected !== null) inDomain.push({ score: await scoreOf(t.task), early: false });
+  for (const f of files) for (const t of readRequests(f)) if (t.expected !== null) inDomain.push({ score: await scoreOf(t.task), early: true });
+  for (const f of heldout) for (const t of readRequests(f)) if (t.expected !== null) inDomain.push({ score: await scoreOf(t.task), early: false });
   const offDomain: Item[] = [];
   for (const q of prompts) offDomain.push({ score: await scoreOf(q.text), early: (batchNumber(q.batch) ?? 0) <= 5 });
   shapes.push({ label: "24 skills (examples/skills), through the router", inDomain, offDomain });

@@ -12,13 +12,14 @@
  * A request file is a JSON array of {task, expected} (expected null: no skill serves it), or JSONL of
  * {text, gold_skill_ids} (bench/data/short-requests-examples.jsonl), its first gold expected.
  */
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Model, Projections, Router } from "../../src/index.js";
 import { DEFAULT_MODEL, DEFAULT_PROJECTIONS } from "../../src/defaults.js";
 import { loadSkills } from "../../src/skills/index.js";
 import { Bm25Index } from "../../src/lexical/bm25.js";
+import { readRequests } from "./requests.js";
 
 const argv = process.argv.slice(2).filter((a) => a !== "--");
 const opt = (n: string) => { const i = argv.indexOf(n); return i >= 0 ? argv.splice(i, 2)[1] : undefined; };
@@ -32,15 +33,6 @@ const verdictOff = flag("--verdict-off");
 const files = (argv[0] ?? "").split(",").filter(Boolean);
 if (files.length === 0) throw new Error("usage: small-library.ts REQUESTS.json[,MORE.json] [--skills DIR] [--projections P] [--variants rerank@N,…]");
 
-type T = { task: string; expected: string | null };
-/** A JSON array of {task, expected}, or JSONL of {text, gold_skill_ids} (its first gold expected). */
-function readRequests(f: string): T[] {
-  if (!f.endsWith(".jsonl")) return JSON.parse(readFileSync(f, "utf8")) as T[];
-  return readFileSync(f, "utf8").split("\n").filter(Boolean).map((l) => {
-    const r = JSON.parse(l) as { text: string; gold_skill_ids?: string[] };
-    return { task: r.text, expected: r.gold_skill_ids?.[0] ?? null };
-  });
-}
 const sets = files.map((f) => ({ file: f, tasks: readRequests(f) }));
 const base = await Projections.load(projPath);
 function variant(name: string): Projections {

@@ -28,6 +28,7 @@ import { BaseRetriever, type BaseRetrieverInput } from "@langchain/core/retrieve
 import { Document } from "@langchain/core/documents";
 import { cutText, DEFAULT_MAX_CHARS, SkillInjector, textOf, type ChatTurn, type GavelAdapterOptions, type SkillRouterLike } from "./core.js";
 import type { RouteOptions } from "../route/types.js";
+import { shortlistScore } from "../route/ruling.js";
 
 export { skillInstructions, type GavelAdapterOptions, type RoutedSkill, type SkillRouterLike } from "./core.js";
 
@@ -161,8 +162,7 @@ export class GavelSkillRetriever extends BaseRetriever<GavelSkillMetadata> {
           allowedTools: skill.allowedTools,
           rank: i + 1,
           chosen: result.skill === c.skill,
-          // the shortlist's own order: the re-ranker's R where it ranked it, else the ruling's S
-          score: c.R !== undefined && Number.isFinite(c.R) ? c.R : c.S,
+          score: shortlistScore(c),
           g: c.g,
           V: Number.isFinite(c.V) ? c.V : null,
           cut,

@@ -42,6 +42,14 @@ export function yesNoLogOdds(final: Float32Array, nYes: number): number {
 }
 
 /**
+ * The score a route's shortlist is ordered by: the re-ranker's R where it ranked the shortlist, else
+ * the ruling's S.
+ */
+export function shortlistScore(c: { S: number; R?: number }): number {
+  return c.R !== undefined && Number.isFinite(c.R) ? c.R : c.S;
+}
+
+/**
  * The first stage's score of a skill: the glance's g plus β times the lexical expert's B,
  * the two experts that score the whole library before any verdict. g alone when β = 0.
  */

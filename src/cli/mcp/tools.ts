@@ -5,6 +5,7 @@
  */
 import type { Candidate, GlanceHit, RouteResult, Vote } from "../../route/types.js";
 import type { SkillRecord } from "../../route/skill-record.js";
+import { shortlistScore } from "../../route/ruling.js";
 
 /**
  * What the tools read: a {@link Router} of this process (it fits as it is), or the bank's resident
@@ -103,8 +104,7 @@ export async function searchSkills(router: SkillSource, task: string, k: number 
     name: c.name,
     description: described.get(c.skill) ?? "",
     stage: "ruled",
-    // the shortlist's own order: R where the re-ranker ranked it
-    score: c.R !== undefined && Number.isFinite(c.R) ? c.R : c.S,
+    score: shortlistScore(c),
     g: c.g,
     ...(Number.isFinite(c.V) ? { V: c.V } : {}),
     ...(Number.isFinite(c.L) ? { L: c.L } : {}),
