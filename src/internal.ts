@@ -27,6 +27,7 @@ export { SKILL_INTRO, type RenderableSkill } from "./render/index.js";
 export { defaultLayer, type AbstentionModel } from "./projections/projections.js";
 export { bm25Tokens } from "./lexical/bm25.js";
 export { bm25Ceiling, lexicalCoverage, lexicalReach } from "./lexical/postings.js";
+export { referenceCoverage } from "./lexical/reference-idf.js";
 export { lexicalPosterior, logPartition } from "./lexical/posterior.js";
 export {
   ABSTENTION_FEATURES,
@@ -40,6 +41,7 @@ export {
   firstStageOrder,
   logisticLogit,
   needsVerdict,
+  readsFeature,
   ruledShortlist,
   ruling,
   shortlist,

@@ -26,6 +26,12 @@ export interface LexicalRecord {
    * top[0].s / ceiling. Absent from records made before it existed (coverage is then not a feature).
    */
   ceiling?: number;
+  /**
+   * The reference coverage (abstention's `gcov`, src/lexical/reference-idf.ts) of each skill of the
+   * record's verdict pool, by skill id: what the feature reads when that skill wins the replayed
+   * ruling. Added by scripts/select/reference-coverage.ts; absent: gcov is not a feature.
+   */
+  gcov?: Record<string, number>;
 }
 
 /** Records keep scores and normalisers to 1e-4 (B's differences then hold to 1e-4/T). */

@@ -24,6 +24,7 @@
  *   --band-below N the small band of the current by-size model (from N) refitted on the records under
  *                  N skills, its large band kept
  *   --write P      write the new model into P (a copy of the projections: P is read and rewritten)
+ * With a reference idf in the projections, the demo's records get the reference coverage (gcov) too.
  * Needs ../shared/data/swe-skills-bench/{tasks,skills}.jsonl and ../shared/data/skills-mit.jsonl.gz
  * (the 30.6K library, read whole: about a minute here).
  */
@@ -66,4 +67,11 @@ run("example-tasks.ts", examples);
 run("off-domain-tasks.ts", templated);
 run("lexical-records.ts", `../shared/data/swe-skills-bench/tasks.jsonl,${templated},${handWritten}`, work, ...["val", "test", "offdomain"].map((s) => `${records}/l1/${s}.jsonl.gz`), ...bm25);
 run("lexical-records.ts", `${examples},${templated},${handWritten}`, work, `${records}/examples/small-l1.jsonl.gz`, "--library", "examples/skills", ...bm25);
+// with a reference idf in the projections, the demo's records get each pool skill's reference coverage
+// (the feature gcov) as well; the further shapes must carry it already (scripts/select/reference-coverage.ts)
+if (p.referenceIdf) {
+  const small = join(work, "small-l1.jsonl.gz");
+  console.log(`$ npx vite-node scripts/select/reference-coverage.ts -- ${small} ${small} --tasks ${examples},${templated},${handWritten} --projections ${projections}`);
+  execFileSync("npx", ["vite-node", "scripts/select/reference-coverage.ts", "--", small, small, "--tasks", `${examples},${templated},${handWritten}`, "--projections", projections], { stdio: "inherit" });
+}
 run("fit-abstention.ts", `${records}/selection.json`, "l1", work, join(work, "small-l1.jsonl.gz"), "--off", "offhw", "--compare", projections, ...(features ? ["--features", features] : []), ...(mid ? ["--mid", mid] : []), ...shapes, ...(triggerRate ? ["--trigger-rate", triggerRate] : []), ...(bandFrom ? ["--band-from", bandFrom] : []), ...(bandBelow ? ["--band-below", bandBelow] : []), ...(write ? ["--write", write] : []));

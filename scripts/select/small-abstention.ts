@@ -14,15 +14,19 @@
  * the one with the fewest fitting in-domain declines, each shape weighed alike, whose mean trigger
  * rate over the shapes' fitting prompts is at most the rate; placed midway in its gap.
  *
+ * `--records DIR`: the three record files (tiny-3-5, oneline-3-5, short-124 .jsonl.gz) from DIR instead,
+ * e.g. bench/results/2026-12-01-cpu-reference-coverage/ (the same records with each pool skill's
+ * reference coverage, which a model reading gcov needs: without it the replay refuses).
+ *
  *   npx vite-node scripts/select/small-abstention.ts -- REQUESTS.json[,MORE] [--heldout H.json[,MORE]]
- *     [--projections P] [--trigger-rate 0.1]
+ *     [--projections P] [--trigger-rate 0.1] [--records DIR]
  */
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Model, Projections, Router } from "../../src/index.js";
 import { DEFAULT_MODEL, DEFAULT_PROJECTIONS } from "../../src/defaults.js";
-import { decideAbstention, type AbstentionModel } from "../../src/internal.js";
+import { decideAbstention, readsFeature, type AbstentionModel } from "../../src/internal.js";
 import { readPerQuery } from "../../lab/eval/io.js";
 import { replayAbstention, type AbstentionRuling } from "../../lab/eval/abstention-fit.js";
 import { batchNumber } from "../../lab/eval/tasks.js";
@@ -33,6 +37,7 @@ const opt = (n: string) => { const i = argv.indexOf(n); return i >= 0 ? argv.spl
 const projPath = opt("--projections") ?? DEFAULT_PROJECTIONS;
 const rate = Number(opt("--trigger-rate") ?? "0.1");
 const heldout = opt("--heldout")?.split(",") ?? [];
+const recordsDir = opt("--records") ?? "bench/results/2026-11-29-cpu-abstention-sizes";
 const files = (argv[0] ?? "").split(",").filter(Boolean);
 if (files.length === 0) throw new Error("usage: small-abstention.ts REQUESTS.json[,MORE] [--projections P] [--trigger-rate R]");
 const p = await Projections.load(projPath);
@@ -71,11 +76,12 @@ try {
 // The committed records over the other small libraries, replayed.
 const c = (JSON.parse(readFileSync("bench/results/2026-11-28-h200-default/selection.json", "utf8")) as Record<string, { chosen: { alpha: number; gamma: number; delta: number; beta: number; T: number } }>).l1.chosen;
 const ruling: AbstentionRuling = { alpha: c.alpha, gamma: c.gamma, delta: c.delta, beta: c.beta, maxShortlist: 20, lexicalTemperature: c.T };
-const R = "bench/results/2026-11-29-cpu-abstention-sizes";
+const R = recordsDir;
 for (const [label, file] of [["3-5 skills", "tiny-3-5"], ["3-5 one-line skills", "oneline-3-5"], ["124 skills", "short-124"]]) {
   const recs = await readPerQuery(`${R}/${file}.jsonl.gz`);
   const item = (r: (typeof recs)[number]): Item | null => {
     const x = replayAbstention(r, ruling);
+    if (x && readsFeature(small, "gcov") && x.features.gcov === undefined) throw new Error(`${R}/${file}.jsonl.gz: record ${r.id} has no reference coverage (gcov), which the model reads: pass --records with records that carry it (scripts/select/reference-coverage.ts)`);
     return x ? { score: decideAbstention(small, x.features).score, early: (batchNumber(r.batch) ?? 0) <= 5 } : null;
   };
   shapes.push({

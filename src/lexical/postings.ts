@@ -54,8 +54,8 @@ export function bm25DocTokens(d: Pick<Bm25Doc, "name" | "description" | "body">)
   return bm25Tokens(`${d.name}\n${d.description}\n${d.body ?? ""}`);
 }
 
-/** FNV-1a over a string's UTF-16 code units. */
-function termHash(term: string): number {
+/** FNV-1a over a string's UTF-16 code units (an unsigned 32-bit integer). */
+export function termHash(term: string): number {
   let h = 0x811c9dc5;
   for (let i = 0; i < term.length; i++) h = Math.imul(h ^ term.charCodeAt(i), 0x01000193);
   return h >>> 0;

@@ -29,9 +29,14 @@ import { invalidArgument } from "../errors.js";
  *   weight on each feature can move with the library's size (a request's evidence reads differently
  *   over 3 skills and over 30K). Over the default's records this was not enough for one model to
  *   hold at every size; the default is a {@link BySizeAbstention} instead.
+ * - `gcov`: the share of the task's distinct words, each weighed by its idf over a reference library
+ *   (the projections' `referenceIdf`, src/lexical/reference-idf.ts), that the winner's text holds, in
+ *   [0, 1]. Unlike `coverage` it weighs words by their rarity over thousands of public skills, not
+ *   over the installed library, so over 3 skills as over 30K a common word counts for little and a
+ *   subject's name for much. Needs the lexical pass and a reference table; absent without them.
  * Each but `logN` and the products is evidence *for* the match: higher reads more in-domain.
  */
-export const ABSTENTION_FEATURES = Object.freeze(["margin", "V", "g", "B", "lift", "coverage", "reach", "logN", "g*logN", "B*logN", "lift*logN", "coverage*logN", "reach*logN"] as const);
+export const ABSTENTION_FEATURES = Object.freeze(["margin", "V", "g", "B", "lift", "coverage", "reach", "logN", "g*logN", "B*logN", "lift*logN", "coverage*logN", "reach*logN", "gcov"] as const);
 
 /** One of {@link ABSTENTION_FEATURES}. */
 export type AbstentionFeature = (typeof ABSTENTION_FEATURES)[number];
@@ -171,7 +176,15 @@ export function needsVerdict(model: AbstentionModel | null | undefined): boolean
 }
 
 /** Features the lexical expert computes: absent when it did not run. */
-export const LEXICAL_FEATURES: readonly AbstentionFeature[] = Object.freeze(["B", "lift", "coverage", "reach", "logN", "g*logN", "B*logN", "lift*logN", "coverage*logN", "reach*logN"] as const);
+export const LEXICAL_FEATURES: readonly AbstentionFeature[] = Object.freeze(["B", "lift", "coverage", "reach", "logN", "g*logN", "B*logN", "lift*logN", "coverage*logN", "reach*logN", "gcov"] as const);
+
+/** Whether the model reads `feature` (with a nonzero weight, for a logistic model; in either band of a by-size model). */
+export function readsFeature(model: AbstentionModel | null | undefined, feature: AbstentionFeature): boolean {
+  if (!model) return false;
+  if (model.kind === "bySize") return readsFeature(model.small, feature) || readsFeature(model.large, feature);
+  if (model.kind === "threshold") return model.feature === feature;
+  return model.features.some((f, i) => f === feature && model.weights[i] !== 0);
+}
 
 /** Whether the model reads the lexical expert (B, lift, coverage, reach or the library's size), so the route must compute it. */
 export function needsLexical(model: AbstentionModel | null | undefined): boolean {

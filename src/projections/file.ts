@@ -22,6 +22,7 @@ import { isModelFingerprint, type ModelFingerprint } from "../model/fingerprint.
 import { MAX_BUDGET, PROJECTION_DEFAULTS, type GlanceRowWeights, type ProjectionsInit, type ProjectionsMeta } from "./meta.js";
 import { checkAbstentionModel, modelFeatures, type AbstentionModel, type BandAbstention } from "./abstention-model.js";
 import { checkRerankModel, type RerankModel } from "./rerank-model.js";
+import { ReferenceIdf } from "../lexical/reference-idf.js";
 
 /** `general.architecture` of a projections file. */
 export const PROJECTIONS_ARCHITECTURE = "gavel-projections";
@@ -88,6 +89,17 @@ function abstainKey(field: Exclude<keyof typeof ABSTAIN_KEY, "largeFrom">, band:
   return band === "small" ? ABSTAIN_KEY[field] : ABSTAIN_KEY[field].replace(/^gavel\.abstain\./, "gavel.abstain.large.");
 }
 
+/**
+ * The reference idf (src/lexical/reference-idf.ts); all four keys or none (absent: no table). The
+ * hashes and document frequencies are u32 arrays of one length, the hashes strictly ascending.
+ */
+export const REFERENCE_KEY = {
+  documents: "gavel.reference.documents",
+  minDf: "gavel.reference.min_df",
+  hashes: "gavel.reference.hashes",
+  df: "gavel.reference.df",
+} as const;
+
 /** The re-ranker (src/projections/rerank-model.ts), as one JSON text; absent: none. */
 export const RERANK_KEY = "gavel.rerank.json";
 
@@ -98,7 +110,7 @@ export const TENSOR_WS = "gavel.w_s";
 
 
 /** What a projections file holds: the metadata and both maps (dim × nEmbd row-major). */
-export type ProjectionsContent = ProjectionsMeta & { readonly wq: Float32Array; readonly ws: Float32Array };
+export type ProjectionsContent = ProjectionsMeta & { readonly wq: Float32Array; readonly ws: Float32Array; readonly referenceIdf?: ReferenceIdf | null };
 
 /**
  * Writes `p` to one GGUF file, atomically: a temporary file in the same directory is written,
@@ -139,6 +151,12 @@ export async function writeProjectionsFile(path: string, p: ProjectionsContent):
   if (p.abstention) writeAbstention(w, p.abstention);
   // one JSON text: every number is written in the shortest form that reads back as the same double
   if (p.rerank) w.set(RERANK_KEY, str(JSON.stringify(p.rerank)));
+  if (p.referenceIdf) {
+    w.set(REFERENCE_KEY.documents, u32(p.referenceIdf.documents));
+    w.set(REFERENCE_KEY.minDf, u32(p.referenceIdf.minDf));
+    w.set(REFERENCE_KEY.hashes, arr("u32", p.referenceIdf.hashes));
+    w.set(REFERENCE_KEY.df, arr("u32", p.referenceIdf.df));
+  }
   // ggml `ne` order: the contiguous dimension first, so a row-major dim × nEmbd matrix is [nEmbd, dim].
   w.addTensor(TENSOR_WQ, [p.model.nEmbd, p.dim], p.wq, GgmlType.F32);
   w.addTensor(TENSOR_WS, [p.model.nEmbd, p.dim], p.ws, GgmlType.F32);
@@ -206,6 +224,7 @@ export async function readProjectionsFile(path: string): Promise<ProjectionsInit
     createdAt: text(KEY.createdAt)!,
     abstention: readAbstention(header, corrupt),
     rerank: readRerank(header, corrupt),
+    referenceIdf: readReference(header, corrupt),
   };
 }
 
@@ -303,6 +322,30 @@ function readRerank(header: GgufHeader, corrupt: (why: string) => GavelError): R
     return checkRerankModel(JSON.parse(v.value));
   } catch (err) {
     throw corrupt(`metadata key ${RERANK_KEY}: ${err instanceof Error ? err.message : String(err)}`);
+  }
+}
+
+/** The reference idf of a header, or null when the file has none (no `gavel.reference.*` key). */
+function readReference(header: GgufHeader, corrupt: (why: string) => GavelError): ReferenceIdf | null {
+  const meta = header.metadata;
+  const present = Object.values(REFERENCE_KEY).filter((k) => meta.has(k));
+  if (present.length === 0) return null;
+  if (present.length < 4) throw corrupt(`the reference idf is incomplete: it has ${present.join(", ")} but not ${Object.values(REFERENCE_KEY).filter((k) => !meta.has(k)).join(", ")}`);
+  const scalar = (key: string): number => {
+    const v = meta.get(key)!;
+    if (v.type !== "u32") throw corrupt(`metadata key ${key} is not a u32 (type ${v.type})`);
+    return v.value;
+  };
+  const list = (key: string): Uint32Array => {
+    const v = meta.get(key)!;
+    if (v.type !== "arr" || v.itemType !== "u32") throw corrupt(`metadata key ${key} is not an array of u32`);
+    return Uint32Array.from(v.value as ArrayLike<number>);
+  };
+  try {
+    return new ReferenceIdf({ documents: scalar(REFERENCE_KEY.documents), minDf: scalar(REFERENCE_KEY.minDf), hashes: list(REFERENCE_KEY.hashes), df: list(REFERENCE_KEY.df) });
+  } catch (err) {
+    if (err instanceof GavelError && err.code === "CORRUPT_FILE") throw err;
+    throw corrupt(`the reference idf: ${err instanceof Error ? err.message : String(err)}`);
   }
 }
 

@@ -6,6 +6,7 @@
 import type { ModelFingerprint } from "../model/fingerprint.js";
 import type { AbstentionModel } from "./abstention-model.js";
 import type { RerankModel } from "./rerank-model.js";
+import type { ReferenceIdf } from "../lexical/reference-idf.js";
 
 /** Defaults of the paper's setup (section 4.1). */
 export const PROJECTION_DEFAULTS = Object.freeze({
@@ -138,6 +139,8 @@ export interface ProjectionsInit {
   abstention?: AbstentionModel | null;
   /** The re-ranker (default null: none). */
   rerank?: RerankModel | null;
+  /** The reference idf the abstention feature `gcov` reads (default null: none). */
+  referenceIdf?: ReferenceIdf | null;
   trainedBy?: string;
   /** Defaults to now. */
   createdAt?: string;
@@ -163,6 +166,8 @@ export interface Calibration {
   abstention?: AbstentionModel | null;
   /** A new re-ranker; null removes it, undefined keeps the current one. */
   rerank?: RerankModel | null;
+  /** A new reference idf; null removes it, undefined keeps the current one. */
+  referenceIdf?: ReferenceIdf | null;
 }
 
 /** Options of {@link Projections.random}. */

@@ -12,7 +12,8 @@ import { gaussian } from "../util/prng.js";
 import { quoteForMessage } from "../util/regular-file.js";
 import { checkFinite, checkLayer, type FiniteBounds } from "../util/validate.js";
 import { firstNonFinite, readProjectionsFile, writeProjectionsFile } from "./file.js";
-import { checkAbstentionModel, needsVerdict, type AbstentionModel } from "./abstention-model.js";
+import { checkAbstentionModel, needsVerdict, readsFeature, type AbstentionModel } from "./abstention-model.js";
+import { ReferenceIdf } from "../lexical/reference-idf.js";
 import { checkRerankModel, type RerankModel } from "./rerank-model.js";
 import { defaultLayer, MAX_BUDGET, PROJECTION_DEFAULTS, type Calibration, type GlanceRowWeights, type ProjectionsInit, type ProjectionsMeta, type RandomProjectionsOptions } from "./meta.js";
 
@@ -83,6 +84,12 @@ export class Projections implements ProjectionsMeta {
   readonly abstention: AbstentionModel | null;
   /** The learned re-ranking of the first stage's leaders, or null (the ruling decides). */
   readonly rerank: RerankModel | null;
+  /**
+   * The reference idf (src/lexical/reference-idf.ts) the abstention feature `gcov` reads, or null.
+   * Not part of {@link meta} (it holds tens of thousands of words); files without the
+   * `gavel.reference.*` keys read as null.
+   */
+  readonly referenceIdf: ReferenceIdf | null;
   readonly model: ModelFingerprint;
   readonly trainedBy?: string;
   readonly createdAt: string;
@@ -151,6 +158,10 @@ export class Projections implements ProjectionsMeta {
     }
     this.abstention = checkAbstentionModel(init.abstention);
     this.rerank = checkRerankModel(init.rerank);
+    const ref = init.referenceIdf ?? null;
+    if (ref !== null && !(ref instanceof ReferenceIdf)) throw invalidArgument("Projections: referenceIdf must be a ReferenceIdf or null");
+    this.referenceIdf = ref;
+    if (!ref && readsFeature(this.abstention, "gcov")) throw invalidArgument("Projections: the abstention model reads gcov, which needs a reference idf (referenceIdf)");
     // with a re-ranker, abstention is decided on the first stage, before any verdict
     if (this.rerank && needsVerdict(this.abstention)) throw invalidArgument("Projections: a re-ranker needs an abstention model that does not read the verdict's V");
     if (init.trainedBy !== undefined) {
@@ -294,6 +305,7 @@ export class Projections implements ProjectionsMeta {
       keyBudget: c.keyBudget ?? this.keyBudget,
       abstention: c.abstention === undefined ? this.abstention : c.abstention,
       rerank: c.rerank === undefined ? this.rerank : c.rerank,
+      referenceIdf: c.referenceIdf === undefined ? this.referenceIdf : c.referenceIdf,
     });
     p.#hash = this.#hash;
     return p;

@@ -22,6 +22,7 @@ export {
   modelFeatures,
   needsLexical,
   needsVerdict,
+  readsFeature,
   type AbstentionFeature,
   type AbstentionModel,
   type LogisticAbstention,
@@ -77,6 +78,12 @@ export interface AbstentionFeatures {
   "lift*logN"?: number;
   "coverage*logN"?: number;
   "reach*logN"?: number;
+  /**
+   * The winner's reference coverage: the share of the task's distinct words, each weighed by its idf
+   * over the projections' reference library, that the winner's text holds (src/lexical/reference-idf.ts),
+   * in [0, 1]. Present when the lexical expert ran and the projections carry a reference idf.
+   */
+  gcov?: number;
   /** Candidates in the shortlist. */
   candidates: number;
 }
@@ -97,8 +104,9 @@ export interface RuledForAbstention {
  * `lift` is the best B over the library, `coverage` and `reach` the task's lexical coverage and reach,
  * `logN` the log of the library's routable skills, when the lexical expert ran (see
  * {@link AbstentionFeatures}); with `logN` come the products of g, B, lift, coverage and reach with it.
+ * `gcov` is the winner's (`ruled[0]`) reference coverage, which the caller computes for that skill.
  */
-export function abstentionFeatures(ruled: readonly RuledForAbstention[], extra: { lift?: number; coverage?: number; reach?: number; logN?: number } = {}): AbstentionFeatures | null {
+export function abstentionFeatures(ruled: readonly RuledForAbstention[], extra: { lift?: number; coverage?: number; reach?: number; logN?: number; gcov?: number } = {}): AbstentionFeatures | null {
   if (ruled.length === 0) return null;
   const w = ruled[0];
   const f: AbstentionFeatures = {
@@ -109,6 +117,7 @@ export function abstentionFeatures(ruled: readonly RuledForAbstention[], extra: 
     ...(extra.lift !== undefined ? { lift: extra.lift } : {}),
     ...(extra.coverage !== undefined ? { coverage: extra.coverage } : {}),
     ...(extra.reach !== undefined ? { reach: extra.reach } : {}),
+    ...(extra.gcov !== undefined ? { gcov: extra.gcov } : {}),
     candidates: ruled.length,
   };
   if (extra.logN !== undefined) {
@@ -147,6 +156,7 @@ const LABEL: Readonly<Record<AbstentionFeature, string>> = {
   "lift*logN": "lift × log N",
   "coverage*logN": "coverage × log N",
   "reach*logN": "reach × log N",
+  gcov: "the winner's reference coverage (its share of the task's words, weighed by a reference idf)",
 };
 
 /** A number for a sentence: 3 significant digits, a true minus sign. */

@@ -19,6 +19,7 @@ import type { LexicalExpert } from "./lexical-expert.js";
 import type { Ranked } from "./glance.js";
 import type { RouterParts } from "./parts.js";
 import { skillHandle } from "./skill-record.js";
+import { referenceCoverage } from "../lexical/reference-idf.js";
 import type { Candidate, RouteResult } from "./types.js";
 
 /** How one route runs its stages after the glance. */
@@ -116,8 +117,9 @@ export async function decide(parts: RouterParts, lexical: LexicalExpert, taskTex
   if (projections.rerank && post && post.size >= projections.rerank.minSkills) {
     // abstention on the first stage (the re-ranker only picks among the leaders), then the re-ranker
     const first = short.map((c) => ({ ...c, L: NaN, V: NaN, S: firstStage(c.g, c.B, beta) }));
+    const gcov = o.abstain && first.length > 0 ? winnerCoverage(parts, taskText, first[0].skill) : undefined;
     const abstention = o.abstain && first.length > 0
-      ? model ? decideAbstention(model, abstentionFeatures(first, { lift, coverage, reach, logN })) : { abstain: false, score: NaN, reason: "no calibrated abstention model in the projections: a re-ranked route does not abstain" }
+      ? model ? decideAbstention(model, abstentionFeatures(first, { lift, coverage, reach, logN, gcov })) : { abstain: false, score: NaN, reason: "no calibrated abstention model in the projections: a re-ranked route does not abstain" }
       : null;
     // the verdict runs whether or not the route abstains: the shortlist reported is the one a route
     // with abstention off would choose from
@@ -146,9 +148,20 @@ export async function decide(parts: RouterParts, lexical: LexicalExpert, taskTex
   let abstention: AbstentionDecision | null = null;
   if (o.abstain && shortlist.length > 0) {
     if (abstentionReadsV && !run) abstention = { abstain: false, score: NaN, reason: "abstention reads the verdict's V, and the verdict was off: no abstention" };
-    else abstention = model ? decideAbstention(model, abstentionFeatures(shortlist, lift === undefined ? {} : { lift, coverage, reach, logN })) : negativeV(shortlist[0]);
+    else abstention = model ? decideAbstention(model, abstentionFeatures(shortlist, lift === undefined ? {} : { lift, coverage, reach, logN, gcov: winnerCoverage(parts, taskText, shortlist[0].skill) })) : negativeV(shortlist[0]);
   }
   return { shortlist, verdict: run ? "ran" : o.verdict ? "skipped" : "off", abstention, ...(lexicalMs !== undefined ? { lexicalMs } : {}), verdictMs };
+}
+
+/**
+ * The reference coverage of `skill` for the task (the abstention feature `gcov`): the task's words,
+ * each weighed by the projections' reference idf, that the skill's text in the bank's lexicon holds.
+ * Undefined when the projections carry no reference idf or the lexicon lacks the skill.
+ */
+function winnerCoverage({ projections, library }: Pick<RouterParts, "projections" | "library">, taskText: string, skill: string): number | undefined {
+  const ref = projections.referenceIdf;
+  if (!ref) return undefined;
+  return referenceCoverage(ref, library.lexicon.index, taskText, skill);
 }
 
 /**

@@ -57,6 +57,7 @@ export {
   modelFeatures,
   needsLexical,
   needsVerdict,
+  readsFeature,
   type AbstentionDecision,
   type AbstentionFeature,
   type AbstentionFeatures,

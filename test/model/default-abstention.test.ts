@@ -11,7 +11,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Model, Projections, Router } from "../../src/index.js";
 import { DEFAULT_MODEL, DEFAULT_PROJECTIONS } from "../../src/defaults.js";
-import { needsLexical, needsVerdict } from "../../src/projections/abstention-model.js";
+import { needsLexical, needsVerdict, readsFeature } from "../../src/projections/abstention-model.js";
+import { loadSkills } from "../../src/skills/index.js";
+import { bm25DocTokens, bm25Tokens } from "../../src/lexical/postings.js";
 import { repoRoot } from "../helpers/paths.js";
 import { rightOrNearTie } from "../helpers/near-tie.js";
 
@@ -117,6 +119,37 @@ describe("the default pair's abstention", () => {
       expect(off.verdict).toBe("off");
       expect(off.skill).toBe(inDomain[0].expected);
       expect(off.shortlist.every((c) => Number.isNaN(c.L) && Number.isNaN(c.V))).toBe(true);
+    });
+
+    it("reads the first stage winner's reference coverage (gcov) as a plain computation over its SKILL.md gives it", async () => {
+      const p = router.projections;
+      expect(p.referenceIdf, "the shipped projections carry the reference idf their small band reads").not.toBeNull();
+      expect(readsFeature(p.abstention, "gcov")).toBe(true);
+      // a threshold on gcov alone, with no re-ranker and no verdict: the route's score is gcov of the
+      // first stage's winner, which the shortlist then leads
+      const dir = mkdtempSync(join(tmpdir(), "gavel-gcov-"));
+      const onGcov = await Router.open(model, { projections: p.withCalibration({ rerank: null, abstention: { kind: "threshold", feature: "gcov", threshold: 0.3, marginCap: 1 } }), bankDir: dir, skillBudget: 1024 });
+      try {
+        expect((await onGcov.install(join(repoRoot, "examples", "skills"))).failed).toEqual([]);
+        const skills = new Map((await loadSkills(join(repoRoot, "examples", "skills"))).skills.map((s) => [s.id, s]));
+        const scores: number[] = [];
+        for (const t of [...tasks, ...everyday]) {
+          const r = await onGcov.route(t.task, { verdict: false });
+          const held = new Set(bm25DocTokens(skills.get(r.shortlist[0].skill)!));
+          const want = p.referenceIdf!.coverage(bm25Tokens(t.task), (w) => held.has(w));
+          expect(r.abstention!.score, t.task).toBeCloseTo(want, 12);
+          expect(r.abstained).toBe(want < 0.3);
+          expect(r.abstention!.reason).toContain("reference coverage");
+          scores.push(want);
+        }
+        // the demo's off-domain prompts share little of their words' weight with any skill
+        const off = tasks.flatMap((t, i) => (t.expected === null ? [scores[i]] : []));
+        const inside = tasks.flatMap((t, i) => (t.expected !== null ? [scores[i]] : []));
+        expect(Math.max(...off)).toBeLessThan(Math.max(...inside));
+      } finally {
+        await onGcov.close();
+        rmSync(dir, { recursive: true, force: true });
+      }
     });
 
     it("reads the cheap stage's best two from verdictMinSkills on: with it at 0 the verdict runs on close calls", async () => {

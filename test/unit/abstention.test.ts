@@ -286,6 +286,13 @@ describe("replayAbstention", () => {
     }
     // without T, no B; without verdict read-outs, nothing
     expect(replayAbstention(inDomain[0], { ...RULING, lexicalTemperature: undefined })!.features.B).toBeUndefined();
+    // gcov: the replayed winner's reference coverage, from the record's map by skill; absent without one
+    for (const rec of [...inDomain.slice(0, 10), ...offDomain.slice(0, 10)]) {
+      const gcov = Object.fromEntries(rec.verdict!.map((c, i) => [c.skill, (i + 1) / (rec.verdict!.length + 1)]));
+      const x = replayAbstention({ ...rec, lexical: { ...rec.lexical!, gcov } }, RULING)!;
+      expect(x.features.gcov).toBe(gcov[x.chosen]);
+      expect(replayAbstention(rec, RULING)!.features.gcov).toBeUndefined();
+    }
     expect(replayAbstention({ id: "x", golds: [], accepted: [] }, RULING)).toBeNull();
   });
 });

@@ -11,12 +11,14 @@ import { UsageError } from "../usage-error.js";
 /**
  * A projections file's constants and provenance, as JSON: what a route with it reads (ℓ*, the
  * ruling's α, γ, Δ, β, the lexical expert's T, k1, b, the verdict's pool, the abstention model) and
- * who made it for which model. Reads the file alone: no model is loaded.
+ * who made it for which model; of the reference idf, its size alone (documents, min df, words). Reads
+ * the file alone: no model is loaded.
  */
 export async function projectionsReport(path: string): Promise<Record<string, unknown>> {
   const p = await Projections.load(path);
   const { model, ...constants } = p.meta;
-  return { file: path, kind: "projections", ...constants, model };
+  const r = p.referenceIdf;
+  return { file: path, kind: "projections", ...constants, referenceIdf: r ? { documents: r.documents, minDf: r.minDf, words: r.words } : null, model };
 }
 
 /** Whether a GGUF file is a projections file (its general.architecture), by its header alone. */
