@@ -1,10 +1,11 @@
 // The embedded default pair abstains: its projections carry a by-size abstention model; under 125
-// skills (these tests' library) a model fitted on long task statements over the benchmark library and
-// on the demo's short tasks over examples/skills, against off-domain prompts over both
-// (scripts/device/fit-abstention.ts; bench/results/2026-11-29-cpu-abstention-sizes/ for the large band). Under it the demo's off-domain
+// skills (these tests' library) a logistic model fitted on short requests and off-domain prompts over
+// libraries of 3 to 124 skills, reading the winner's reference coverage (gcov) beside the lexical
+// features (scripts/device/refit-abstention.ts --band-below 125; bench/results/2026-12-01-cpu-reference-coverage/;
+// bench/results/2026-11-29-cpu-abstention-sizes/ for the large band). Under it the demo's off-domain
 // prompts load nothing, with the reason; no in-domain demo task is declined and nine of ten at least
-// go to the skill written for it; and the ten everyday requests written apart from any fit (examples/everyday-tasks.json)
-// are never declined, nine of them at least routed right.
+// go to the skill written for it; the ten everyday requests written apart from any fit (examples/everyday-tasks.json)
+// are never declined, nine of them at least routed right; and gcov is what a plain computation gives.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
