@@ -6,7 +6,7 @@
  * re-ranker from N routable skills on). Prints a line per request and method that misses, and a
  * table of right / declined / wrong per file and method.
  *
- *   npx vite-node scripts/select/small-library.ts -- REQUESTS.json[,MORE.json] [--skills DIR]
+ *   npx vite-node scripts/select/small-library.ts -- REQUESTS.json[,MORE.json] [--skills DIR[,LIBRARY.jsonl]]
  *     [--projections P.gguf] [--variants rerank@0,...] [--verdict-off] [--quiet]
  *
  * A request file is a JSON array of {task, expected} (expected null: no skill serves it), or JSONL of
@@ -24,7 +24,9 @@ import { readRequests } from "./requests.js";
 const argv = process.argv.slice(2).filter((a) => a !== "--");
 const opt = (n: string) => { const i = argv.indexOf(n); return i >= 0 ? argv.splice(i, 2)[1] : undefined; };
 const flag = (n: string) => { const i = argv.indexOf(n); return i >= 0 ? (argv.splice(i, 1), true) : false; };
+// --skills A[,B]: the library, one or more skill folders or library.jsonl[.gz] files installed in turn
 const skillsDir = opt("--skills") ?? "examples/skills";
+const sources = skillsDir.split(",").filter(Boolean);
 const projPath = opt("--projections") ?? DEFAULT_PROJECTIONS;
 const variants = (opt("--variants") ?? "").split(",").filter(Boolean);
 const quiet = flag("--quiet");
@@ -40,8 +42,10 @@ function variant(name: string): Projections {
   if (m && base.rerank) return base.withCalibration({ rerank: { ...base.rerank, minSkills: Number(m[1]) } });
   throw new Error(`unknown variant ${name}`);
 }
-const skills = (await loadSkills(skillsDir)).skills;
-const bm25 = new Bm25Index(skills.map((s) => ({ id: s.name, name: s.name, description: s.description, body: s.body })), { k1: base.lexicalK1, b: base.lexicalB });
+const skills = (await Promise.all(sources.map((s) => loadSkills(s)))).flatMap((l) => l.skills);
+// requests name the skill written for them by id (an example skill's folder): a public skill of the
+// same name is not that skill
+const bm25 = new Bm25Index(skills.map((s) => ({ id: s.id, name: s.name, description: s.description, body: s.body })), { k1: base.lexicalK1, b: base.lexicalB });
 const model = await Model.load(DEFAULT_MODEL, { contextSize: 2048 });
 const dir = mkdtempSync(join(tmpdir(), "gavel-small-library-"));
 type Tally = { right: number; declined: number; wrong: number };
@@ -65,24 +69,24 @@ try {
   const routers: [string, Router][] = [];
   for (const [i, name] of ["shipped", ...variants].entries()) {
     const router = await Router.open(model, { projections: name === "shipped" ? base : variant(name), bankDir: join(dir, `bank${i}`) });
-    await router.install(skillsDir);
+    for (const source of sources) await router.install(source);
     routers.push([name, router]);
   }
   for (const { file, tasks } of sets) {
     for (const t of tasks) {
-      const g = (await routers[0][1].glance(t.task, { topK: 1 }))[0]?.name ?? null;
+      const g = (await routers[0][1].glance(t.task, { topK: 1 }))[0]?.skill ?? null;
       tally(file, "glance", t.expected, g, false, t.task);
       tally(file, "bm25", t.expected, bm25.search(t.task, 1)[0]?.id ?? null, false, t.task);
       for (const [name, router] of routers) {
         const on = await router.route(t.task, { abstain: true });
         timed(name, on);
-        tally(file, `${name}`, t.expected, on.abstained ? null : on.name, on.abstained, t.task);
+        tally(file, `${name}`, t.expected, on.abstained ? null : on.skill, on.abstained, t.task);
         if (t.expected !== null) {
           const off = await router.route(t.task, { abstain: false });
-          tally(file, `${name}, abstention off`, t.expected, off.name, false, t.task);
+          tally(file, `${name}, abstention off`, t.expected, off.skill, false, t.task);
           if (verdictOff) {
             const nv = await router.route(t.task, { abstain: false, verdict: false });
-            tally(file, `${name}, abstention and verdict off`, t.expected, nv.name, false, t.task);
+            tally(file, `${name}, abstention and verdict off`, t.expected, nv.skill, false, t.task);
           }
         }
       }
