@@ -121,10 +121,10 @@ export async function decide(parts: RouterParts, lexical: LexicalExpert, taskTex
     const abstention = o.abstain && first.length > 0
       ? model ? decideAbstention(model, abstentionFeatures(first, { lift, coverage, reach, logN, gcov })) : { abstain: false, score: NaN, reason: "no calibrated abstention model in the projections: a re-ranked route does not abstain" }
       : null;
-    // the verdict runs whether or not the route abstains: the shortlist reported is the one a route
-    // with abstention off would choose from
-    // the verdict reads the re-ranker's best only from its size on (below, the cheap stage picks)
-    const verdict = o.verdict && post.size >= projections.rerank.verdictMinSkills;
+    // the verdict reads the re-ranker's best only from its size on (below, the cheap stage picks), and
+    // not when the route abstains: it loads nothing, so the verdict could change nothing it returns
+    // (the shortlist it reports is then the cheap stage's order)
+    const verdict = o.verdict && abstention?.abstain !== true && post.size >= projections.rerank.verdictMinSkills;
     const r = await reranked(parts, lexical, taskText, ranked, handles, post, { verdict, signal: o.signal });
     return { shortlist: r.shortlist, verdict: r.ran ? "ran" : o.verdict ? "skipped" : "off", abstention, ...(lexicalMs !== undefined ? { lexicalMs } : {}), verdictMs: r.verdictMs };
   }

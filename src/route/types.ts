@@ -216,8 +216,9 @@ export interface RouteOptions extends ExclusionOptions {
   /**
    * Run the verdict on the shortlist (default true). Even when on, it is skipped when it cannot change
    * the outcome: one candidate, and abstention does not read V; with the projections' re-ranker, also
-   * when its cheap stage's best leads by its `verdictMargin` or more, or the routable library is under
-   * its `verdictMinSkills` (then the cheap stage picks). Off: S is the first stage's g + βB, and a
+   * when its cheap stage's best leads by its `verdictMargin` or more, the routable library is under
+   * its `verdictMinSkills` (then the cheap stage picks), or the route abstains (it loads nothing; the
+   * shortlist it reports is in the cheap stage's order). Off: S is the first stage's g + βB, and a
    * re-ranker picks by its cheap stage.
    */
   verdict?: boolean;
@@ -276,7 +277,8 @@ export interface RouteResult {
   shortlist: Candidate[];
   /**
    * The verdict ran on the shortlist, was skipped (one candidate and V not needed; or the re-ranker's
-   * cheap stage picked: a clear lead, or a library under its `verdictMinSkills`), or was turned off.
+   * cheap stage picked: a clear lead, a library under its `verdictMinSkills`, or a route that
+   * abstained), or was turned off.
    */
   verdict: "ran" | "skipped" | "off";
   /**

@@ -32,9 +32,8 @@ describe("gavel route with the embedded default pair", () => {
     expect(off.code, off.err).toBe(0);
     // the re-ranker applies at every library size: its R is a column
     expect(off.out).toMatch(/^skill\s+g\s+L\s+V\s+B\s+S\s+R$/m);
-    // under the verdict's size (3,000 skills) the cheap stage picks: the verdict is skipped, and L
-    // and V print as "–"
-    expect(off.out).toMatch(/^verdict: skipped \(the re-ranker's cheap stage picks, R: /m);
+    // a route that abstains skips the verdict (it loads nothing), and says so; L and V print as "–"
+    expect(off.out).toMatch(/^verdict: skipped \(the route abstained: it loads nothing; R, the re-ranker's cheap stage, orders the shortlist\)$/m);
     expect(off.out).toMatch(/^\S+\s+[\d.]+\s+–\s+–\s+-?[\d.]+\s+-?[\d.]+\s+-?[\d.]+$/m);
     expect(off.out).toMatch(/^abstention: p\(off-domain\) [\d.]+ is above the calibrated [\d.]+ \(logit .*\), from /m);
     expect(off.out).toMatch(/^abstained: no installed skill serves this task; load nothing$/m);

@@ -174,6 +174,20 @@ describe("the default pair's abstention", () => {
         }
         // the haiku's and Mona Lisa's flat cheap scores are close calls
         expect(ran).toBeGreaterThan(0);
+        // a route that abstains skips the verdict (it loads nothing): the shortlist in the cheap
+        // stage's order, as with abstention off when the verdict does not run
+        let judgedWhenNotAbstaining = 0;
+        for (const t of offDomain) {
+          const [on, off] = [await floor0.route(t.task), await floor0.route(t.task, { abstain: false })];
+          expect(on.abstained, t.task).toBe(true);
+          expect(on.verdict).toBe("skipped");
+          expect(on.timings.verdictMs).toBe(0);
+          expect(on.shortlist.every((c) => Number.isNaN(c.L) && Number.isNaN(c.V))).toBe(true);
+          const cheap = await floor0.route(t.task, { abstain: false, verdict: false });
+          expect(on.shortlist.map((c) => [c.skill, c.R])).toEqual(cheap.shortlist.map((c) => [c.skill, c.R]));
+          if (off.verdict === "ran") judgedWhenNotAbstaining++;
+        }
+        expect(judgedWhenNotAbstaining).toBeGreaterThan(0);
       } finally {
         await floor0.close();
         rmSync(dir, { recursive: true, force: true });

@@ -145,11 +145,12 @@ export function shortlistTable(shortlist: RouteResult["shortlist"], mark?: (c: C
 }
 
 /** What the verdict did, in words. */
-export function verdictLine(res: Pick<RouteResult, "verdict" | "shortlist">): string {
+export function verdictLine(res: Pick<RouteResult, "verdict" | "shortlist" | "abstained">): string {
   const by = res.shortlist.some((c) => c.R !== undefined) ? " (the re-ranker's best by its cheap stage; R orders them)" : "";
   if (res.verdict === "ran") return `verdict: ran on ${res.shortlist.length} candidate${res.shortlist.length === 1 ? "" : "s"}${by}`;
   const reranked = by !== "";
   if (res.verdict === "off") return reranked ? "verdict: off (L and V not computed; the re-ranker's cheap stage picks, R)" : "verdict: off (L and V not computed; S = g + βB)";
+  if (reranked && res.abstained) return "verdict: skipped (the route abstained: it loads nothing; R, the re-ranker's cheap stage, orders the shortlist)";
   if (reranked && res.shortlist.length > 1) return "verdict: skipped (the re-ranker's cheap stage picks, R: its best leads by the margin or more, or the library is under the verdict's size)";
   return "verdict: skipped (one candidate, and nothing reads V: it could change nothing)";
 }
