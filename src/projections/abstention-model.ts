@@ -169,10 +169,7 @@ export function checkAbstentionModel(m: unknown): AbstentionModel | null {
 
 /** Whether the model reads the verdict's V (else a lone candidate needs no verdict at all). */
 export function needsVerdict(model: AbstentionModel | null | undefined): boolean {
-  if (!model) return false;
-  if (model.kind === "bySize") return needsVerdict(model.small) || needsVerdict(model.large);
-  if (model.kind === "threshold") return model.feature === "V";
-  return model.features.some((f, i) => f === "V" && model.weights[i] !== 0);
+  return readsFeature(model, "V");
 }
 
 /** Features the lexical expert computes: absent when it did not run. */
