@@ -59,7 +59,8 @@ export function replayAbstention(record: AbstentionRecord, ruling: AbstentionRul
   const coverage = lex?.ceiling !== undefined ? lexicalCoverage(lex.top[0]?.s ?? 0, lex.ceiling) : undefined;
   const reach = lex ? lexicalReach(lex.top[0]?.s ?? 0, lex.size!) : undefined;
   const gcov = ruled.length > 0 ? lex?.gcov?.[ruled[0].skill] : undefined;
-  const features = abstentionFeatures(ruled, { ...(lift !== undefined ? { lift, reach, logN } : {}), ...(coverage !== undefined ? { coverage } : {}), ...(gcov !== undefined ? { gcov } : {}) });
+  const skillWords = ruled.length > 0 ? lex?.skillWords?.[ruled[0].skill] : undefined;
+  const features = abstentionFeatures(ruled, { ...(lift !== undefined ? { lift, reach, logN } : {}), ...(coverage !== undefined ? { coverage } : {}), ...(gcov !== undefined ? { gcov } : {}), ...(skillWords !== undefined ? { skillWords } : {}) });
   if (!features) return null;
   return { features, chosen: ruled[0].skill, hit: (record.accepted ?? []).includes(ruled[0].skill) };
 }

@@ -32,6 +32,11 @@ export interface LexicalRecord {
    * ruling. Added by scripts/select/reference-coverage.ts; absent: gcov is not a feature.
    */
   gcov?: Record<string, number>;
+  /**
+   * ln of the distinct words of each skill of the verdict pool, by skill id (abstention's
+   * `skillWords`). Added by scripts/select/reference-coverage.ts; absent: not a feature.
+   */
+  skillWords?: Record<string, number>;
 }
 
 /** Records keep scores and normalisers to 1e-4 (B's differences then hold to 1e-4/T). */

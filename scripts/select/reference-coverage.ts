@@ -1,8 +1,9 @@
 /**
- * Adds abstention's reference coverage (`gcov`, src/lexical/reference-idf.ts) to per-query records:
- * for each record, the coverage of every skill of its verdict pool, by the reference idf of the given
- * projections, as `lexical.gcov` (lab/eval/lexical-fit.ts), so that the abstention fit can replay the
- * feature for whichever skill the ruling picks.
+ * Adds abstention's reference coverage (`gcov`, src/lexical/reference-idf.ts) and `skillWords` to
+ * per-query records: for each record, the coverage of every skill of its verdict pool, by the
+ * reference idf of the given projections, as `lexical.gcov`, and ln of each one's distinct words as
+ * `lexical.skillWords` (lab/eval/lexical-fit.ts), so that the abstention fit can replay the features for
+ * whichever skill the ruling picks.
  *
  * A record's task is found by its id (any `@library` suffix dropped) in the task files; a skill's text
  * is examples/skills/<id>/SKILL.md when that folder exists, else the skill of that id in
@@ -70,11 +71,14 @@ for (const r of await readPerQuery(input)) {
   if (r.lexical) {
     const task = bm25Tokens(text);
     const gcov: Record<string, number> = {};
+    const skillWords: Record<string, number> = {};
     for (const v of r.verdict ?? []) {
       const held = await wordsOf(v.skill);
       gcov[v.skill] = Math.round(ref.coverage(task, (x) => held.has(x)) * 1e6) / 1e6;
+      skillWords[v.skill] = Math.round(Math.log(Math.max(1, held.size)) * 1e6) / 1e6;
     }
     r.lexical.gcov = gcov;
+    r.lexical.skillWords = skillWords;
     n++;
   }
   out.push(JSON.stringify(r));

@@ -15,8 +15,9 @@
  * rate over the shapes' fitting prompts is at most the rate; placed midway in its gap.
  *
  * `--records DIR`: the three record files (tiny-3-5, oneline-3-5, short-124 .jsonl.gz) from DIR instead,
- * e.g. bench/results/2026-12-01-cpu-reference-coverage/ (the same records with each pool skill's
- * reference coverage, which a model reading gcov needs: without it the replay refuses).
+ * e.g. bench/results/2026-12-01-cpu-reference-coverage/skill-words/ (the same records with each pool
+ * skill's reference coverage and word count, which a model reading gcov or skillWords needs: without
+ * them the replay refuses).
  *
  *   npx vite-node scripts/select/small-abstention.ts -- REQUESTS.json[,MORE] [--heldout H.json[,MORE]]
  *     [--projections P] [--trigger-rate 0.1] [--records DIR]
@@ -81,7 +82,9 @@ for (const [label, file] of [["3-5 skills", "tiny-3-5"], ["3-5 one-line skills",
   const recs = await readPerQuery(`${R}/${file}.jsonl.gz`);
   const item = (r: (typeof recs)[number]): Item | null => {
     const x = replayAbstention(r, ruling);
-    if (x && readsFeature(small, "gcov") && x.features.gcov === undefined) throw new Error(`${R}/${file}.jsonl.gz: record ${r.id} has no reference coverage (gcov), which the model reads: pass --records with records that carry it (scripts/select/reference-coverage.ts)`);
+    for (const f of ["gcov", "skillWords"] as const) {
+      if (x && readsFeature(small, f) && x.features[f] === undefined) throw new Error(`${R}/${file}.jsonl.gz: record ${r.id} has no ${f}, which the model reads: pass --records with records that carry it (scripts/select/reference-coverage.ts)`);
+    }
     return x ? { score: decideAbstention(small, x.features).score, early: (batchNumber(r.batch) ?? 0) <= 5 } : null;
   };
   shapes.push({

@@ -84,6 +84,8 @@ export interface AbstentionFeatures {
    * in [0, 1]. Present when the lexical expert ran and the projections carry a reference idf.
    */
   gcov?: number;
+  /** ln of the number of distinct words the winner's text holds (from the bank's BM25 index). Present when the lexical expert ran. */
+  skillWords?: number;
   /** Candidates in the shortlist. */
   candidates: number;
 }
@@ -104,9 +106,10 @@ export interface RuledForAbstention {
  * `lift` is the best B over the library, `coverage` and `reach` the task's lexical coverage and reach,
  * `logN` the log of the library's routable skills, when the lexical expert ran (see
  * {@link AbstentionFeatures}); with `logN` come the products of g, B, lift, coverage and reach with it.
- * `gcov` is the winner's (`ruled[0]`) reference coverage, which the caller computes for that skill.
+ * `gcov` is the winner's (`ruled[0]`) reference coverage and `skillWords` the log of its distinct
+ * words, which the caller computes for that skill.
  */
-export function abstentionFeatures(ruled: readonly RuledForAbstention[], extra: { lift?: number; coverage?: number; reach?: number; logN?: number; gcov?: number } = {}): AbstentionFeatures | null {
+export function abstentionFeatures(ruled: readonly RuledForAbstention[], extra: { lift?: number; coverage?: number; reach?: number; logN?: number; gcov?: number; skillWords?: number } = {}): AbstentionFeatures | null {
   if (ruled.length === 0) return null;
   const w = ruled[0];
   const f: AbstentionFeatures = {
@@ -118,6 +121,7 @@ export function abstentionFeatures(ruled: readonly RuledForAbstention[], extra: 
     ...(extra.coverage !== undefined ? { coverage: extra.coverage } : {}),
     ...(extra.reach !== undefined ? { reach: extra.reach } : {}),
     ...(extra.gcov !== undefined ? { gcov: extra.gcov } : {}),
+    ...(extra.skillWords !== undefined ? { skillWords: extra.skillWords } : {}),
     candidates: ruled.length,
   };
   if (extra.logN !== undefined) {
@@ -157,6 +161,7 @@ const LABEL: Readonly<Record<AbstentionFeature, string>> = {
   "coverage*logN": "coverage × log N",
   "reach*logN": "reach × log N",
   gcov: "the winner's reference coverage (its share of the task's words, weighed by a reference idf)",
+  skillWords: "ln of the winner's distinct words",
 };
 
 /** A number for a sentence: 3 significant digits, a true minus sign. */

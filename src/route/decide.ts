@@ -117,9 +117,9 @@ export async function decide(parts: RouterParts, lexical: LexicalExpert, taskTex
   if (projections.rerank && post && post.size >= projections.rerank.minSkills) {
     // abstention on the first stage (the re-ranker only picks among the leaders), then the re-ranker
     const first = short.map((c) => ({ ...c, L: NaN, V: NaN, S: firstStage(c.g, c.B, beta) }));
-    const gcov = o.abstain && first.length > 0 ? winnerCoverage(parts, taskText, first[0].skill) : undefined;
+    const winner = o.abstain && first.length > 0 ? winnerWords(parts, taskText, first[0].skill) : {};
     const abstention = o.abstain && first.length > 0
-      ? model ? decideAbstention(model, abstentionFeatures(first, { lift, coverage, reach, logN, gcov })) : { abstain: false, score: NaN, reason: "no calibrated abstention model in the projections: a re-ranked route does not abstain" }
+      ? model ? decideAbstention(model, abstentionFeatures(first, { lift, coverage, reach, logN, ...winner })) : { abstain: false, score: NaN, reason: "no calibrated abstention model in the projections: a re-ranked route does not abstain" }
       : null;
     // the verdict reads the re-ranker's best only from its size on (below, the cheap stage picks), and
     // not when the route abstains: it loads nothing, so the verdict could change nothing it returns
@@ -148,20 +148,24 @@ export async function decide(parts: RouterParts, lexical: LexicalExpert, taskTex
   let abstention: AbstentionDecision | null = null;
   if (o.abstain && shortlist.length > 0) {
     if (abstentionReadsV && !run) abstention = { abstain: false, score: NaN, reason: "abstention reads the verdict's V, and the verdict was off: no abstention" };
-    else abstention = model ? decideAbstention(model, abstentionFeatures(shortlist, lift === undefined ? {} : { lift, coverage, reach, logN, gcov: winnerCoverage(parts, taskText, shortlist[0].skill) })) : negativeV(shortlist[0]);
+    else abstention = model ? decideAbstention(model, abstentionFeatures(shortlist, lift === undefined ? {} : { lift, coverage, reach, logN, ...winnerWords(parts, taskText, shortlist[0].skill) })) : negativeV(shortlist[0]);
   }
   return { shortlist, verdict: run ? "ran" : o.verdict ? "skipped" : "off", abstention, ...(lexicalMs !== undefined ? { lexicalMs } : {}), verdictMs };
 }
 
 /**
- * The reference coverage of `skill` for the task (the abstention feature `gcov`): the task's words,
- * each weighed by the projections' reference idf, that the skill's text in the bank's lexicon holds.
- * Undefined when the projections carry no reference idf or the lexicon lacks the skill.
+ * What abstention reads of the winner's words in the bank's BM25 index: its reference coverage of
+ * the task (`gcov`: the task's words, each weighed by the projections' reference idf, that the skill's
+ * text holds; absent without a reference idf) and `skillWords`, ln of its distinct words. Both absent
+ * when the lexicon lacks the skill.
  */
-function winnerCoverage({ projections, library }: Pick<RouterParts, "projections" | "library">, taskText: string, skill: string): number | undefined {
+function winnerWords({ projections, library }: Pick<RouterParts, "projections" | "library">, taskText: string, skill: string): { gcov?: number; skillWords?: number } {
+  const index = library.lexicon.index;
+  const doc = index.docTerms(skill);
+  if (!doc) return {};
   const ref = projections.referenceIdf;
-  if (!ref) return undefined;
-  return referenceCoverage(ref, library.lexicon.index, taskText, skill);
+  const gcov = ref ? referenceCoverage(ref, index, taskText, skill) : undefined;
+  return { ...(gcov !== undefined ? { gcov } : {}), skillWords: Math.log(Math.max(1, doc.terms.length)) };
 }
 
 /**

@@ -153,6 +153,30 @@ describe("the default pair's abstention", () => {
       }
     });
 
+    it("reads skillWords as ln of the first stage winner's distinct words in its SKILL.md", async () => {
+      const p = router.projections;
+      expect(readsFeature(p.abstention, "skillWords")).toBe(true);
+      const dir = mkdtempSync(join(tmpdir(), "gavel-skillwords-"));
+      const onWords = await Router.open(model, { projections: p.withCalibration({ rerank: null, abstention: { kind: "threshold", feature: "skillWords", threshold: 5, marginCap: 1 } }), bankDir: dir, skillBudget: 1024 });
+      try {
+        expect((await onWords.install(join(repoRoot, "examples", "skills"))).failed).toEqual([]);
+        const skills = new Map((await loadSkills(join(repoRoot, "examples", "skills"))).skills.map((s) => [s.id, s]));
+        const seen = new Set<number>();
+        for (const t of [...tasks, ...everyday]) {
+          const r = await onWords.route(t.task, { verdict: false });
+          const want = Math.log(new Set(bm25DocTokens(skills.get(r.shortlist[0].skill)!)).size);
+          expect(r.abstention!.score, t.task).toBeCloseTo(want, 12);
+          expect(r.abstained).toBe(want < 5);
+          seen.add(want);
+        }
+        // different winners, different lengths
+        expect(seen.size).toBeGreaterThan(3);
+      } finally {
+        await onWords.close();
+        rmSync(dir, { recursive: true, force: true });
+      }
+    });
+
     it("reads the cheap stage's best two from verdictMinSkills on: with it at 0 the verdict runs on close calls", async () => {
       const p = router.projections;
       const dir = mkdtempSync(join(tmpdir(), "gavel-verdict-floor-"));

@@ -289,9 +289,12 @@ describe("replayAbstention", () => {
     // gcov: the replayed winner's reference coverage, from the record's map by skill; absent without one
     for (const rec of [...inDomain.slice(0, 10), ...offDomain.slice(0, 10)]) {
       const gcov = Object.fromEntries(rec.verdict!.map((c, i) => [c.skill, (i + 1) / (rec.verdict!.length + 1)]));
-      const x = replayAbstention({ ...rec, lexical: { ...rec.lexical!, gcov } }, RULING)!;
+      const skillWords = Object.fromEntries(rec.verdict!.map((c, i) => [c.skill, Math.log(10 + 7 * i)]));
+      const x = replayAbstention({ ...rec, lexical: { ...rec.lexical!, gcov, skillWords } }, RULING)!;
       expect(x.features.gcov).toBe(gcov[x.chosen]);
+      expect(x.features.skillWords).toBe(skillWords[x.chosen]);
       expect(replayAbstention(rec, RULING)!.features.gcov).toBeUndefined();
+      expect(replayAbstention(rec, RULING)!.features.skillWords).toBeUndefined();
     }
     expect(replayAbstention({ id: "x", golds: [], accepted: [] }, RULING)).toBeNull();
   });
