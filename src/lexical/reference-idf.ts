@@ -14,7 +14,7 @@
  * @module
  */
 import { invalidArgument } from "../errors.js";
-import { bm25Tokens, termHash } from "./postings.js";
+import { bm25Tokens, termHash, type DocTerms, type Vocabulary } from "./postings.js";
 import type { LiveBm25Index } from "./live-index.js";
 
 /** What a {@link ReferenceIdf} is made of. */
@@ -127,9 +127,12 @@ export class ReferenceIdf implements ReferenceIdfInit {
  */
 export function referenceCoverage(ref: ReferenceIdf, index: LiveBm25Index, taskText: string, id: string): number | undefined {
   const doc = index.docTerms(id);
-  if (!doc) return undefined;
+  return doc ? termsCoverage(ref, index.vocabulary, doc, taskText) : undefined;
+}
+
+/** {@link referenceCoverage} of a document's terms as the index counted them against `vocab`. */
+export function termsCoverage(ref: ReferenceIdf, vocab: Vocabulary, doc: DocTerms, taskText: string): number {
   const held = new Set(doc.terms);
-  const vocab = index.vocabulary;
   return ref.coverage(bm25Tokens(taskText), (w) => {
     const t = vocab.id(w);
     return t !== undefined && held.has(t);

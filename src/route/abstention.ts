@@ -81,10 +81,14 @@ export interface AbstentionFeatures {
   /**
    * The winner's reference coverage: the share of the task's distinct words, each weighed by its idf
    * over the projections' reference library, that the winner's text holds (src/lexical/reference-idf.ts),
-   * in [0, 1]. Present when the lexical expert ran and the projections carry a reference idf.
+   * in [0, 1]. Present when the lexical expert ran, the projections carry a reference idf and the
+   * model deciding reads it.
    */
   gcov?: number;
-  /** ln of the number of distinct words the winner's text holds (from the bank's BM25 index). Present when the lexical expert ran. */
+  /**
+   * ln of the number of distinct words the winner's text holds (from the bank's BM25 index). Present
+   * when the lexical expert ran and the model deciding reads it.
+   */
   skillWords?: number;
   /** Candidates in the shortlist. */
   candidates: number;

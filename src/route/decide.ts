@@ -10,7 +10,7 @@
  * @module
  */
 import { GavelError } from "../errors.js";
-import { needsVerdict, type AbstentionModel } from "../projections/abstention-model.js";
+import { bandFor, needsVerdict, readsFeature, type AbstentionModel } from "../projections/abstention-model.js";
 import { abstentionFeatures, decideAbstention, type AbstentionDecision } from "./abstention.js";
 import { checkFiniteReadouts, firstStage, firstStageShortlist, rule } from "./ruling.js";
 import { judge } from "./verdict.js";
@@ -19,7 +19,7 @@ import type { LexicalExpert } from "./lexical-expert.js";
 import type { Ranked } from "./glance.js";
 import type { RouterParts } from "./parts.js";
 import { skillHandle } from "./skill-record.js";
-import { referenceCoverage } from "../lexical/reference-idf.js";
+import { termsCoverage } from "../lexical/reference-idf.js";
 import type { Candidate, RouteResult } from "./types.js";
 
 /** How one route runs its stages after the glance. */
@@ -117,7 +117,7 @@ export async function decide(parts: RouterParts, lexical: LexicalExpert, taskTex
   if (projections.rerank && post && post.size >= projections.rerank.minSkills) {
     // abstention on the first stage (the re-ranker only picks among the leaders), then the re-ranker
     const first = short.map((c) => ({ ...c, L: NaN, V: NaN, S: firstStage(c.g, c.B, beta) }));
-    const winner = o.abstain && first.length > 0 ? winnerWords(parts, taskText, first[0].skill) : {};
+    const winner = o.abstain && first.length > 0 ? winnerWords(parts, model, logN, taskText, first[0].skill) : {};
     const abstention = o.abstain && first.length > 0
       ? model ? decideAbstention(model, abstentionFeatures(first, { lift, coverage, reach, logN, ...winner })) : { abstain: false, score: NaN, reason: "no calibrated abstention model in the projections: a re-ranked route does not abstain" }
       : null;
@@ -148,24 +148,31 @@ export async function decide(parts: RouterParts, lexical: LexicalExpert, taskTex
   let abstention: AbstentionDecision | null = null;
   if (o.abstain && shortlist.length > 0) {
     if (abstentionReadsV && !run) abstention = { abstain: false, score: NaN, reason: "abstention reads the verdict's V, and the verdict was off: no abstention" };
-    else abstention = model ? decideAbstention(model, abstentionFeatures(shortlist, lift === undefined ? {} : { lift, coverage, reach, logN, ...winnerWords(parts, taskText, shortlist[0].skill) })) : negativeV(shortlist[0]);
+    else abstention = model ? decideAbstention(model, abstentionFeatures(shortlist, lift === undefined ? {} : { lift, coverage, reach, logN, ...winnerWords(parts, model, logN, taskText, shortlist[0].skill) })) : negativeV(shortlist[0]);
   }
   return { shortlist, verdict: run ? "ran" : o.verdict ? "skipped" : "off", abstention, ...(lexicalMs !== undefined ? { lexicalMs } : {}), verdictMs };
 }
 
 /**
- * What abstention reads of the winner's words in the bank's BM25 index: its reference coverage of
- * the task (`gcov`: the task's words, each weighed by the projections' reference idf, that the skill's
- * text holds; absent without a reference idf) and `skillWords`, ln of its distinct words. Both absent
- * when the lexicon lacks the skill.
+ * What abstention reads of the winner's words in the bank's BM25 index, computed only when the band
+ * of `model` that decides for a library of e^logN skills reads it: its reference coverage of the task
+ * (`gcov`: the task's words, each weighed by the projections' reference idf, that the skill's text
+ * holds; absent without a reference idf) and `skillWords`, ln of its distinct words. Both absent when
+ * the lexicon lacks the skill.
  */
-function winnerWords({ projections, library }: Pick<RouterParts, "projections" | "library">, taskText: string, skill: string): { gcov?: number; skillWords?: number } {
+function winnerWords({ projections, library }: Pick<RouterParts, "projections" | "library">, model: AbstentionModel | null, logN: number | undefined, taskText: string, skill: string): { gcov?: number; skillWords?: number } {
+  const band = model ? bandFor(model, logN) : null;
+  const ref = projections.referenceIdf;
+  const gcov = ref !== null && readsFeature(band, "gcov");
+  const words = readsFeature(band, "skillWords");
+  if (!gcov && !words) return {};
   const index = library.lexicon.index;
   const doc = index.docTerms(skill);
   if (!doc) return {};
-  const ref = projections.referenceIdf;
-  const gcov = ref ? referenceCoverage(ref, index, taskText, skill) : undefined;
-  return { ...(gcov !== undefined ? { gcov } : {}), skillWords: Math.log(Math.max(1, doc.terms.length)) };
+  return {
+    ...(gcov ? { gcov: termsCoverage(ref, index.vocabulary, doc, taskText) } : {}),
+    ...(words ? { skillWords: Math.log(Math.max(1, doc.terms.length)) } : {}),
+  };
 }
 
 /**

@@ -58,6 +58,21 @@ describe("the default pair's abstention", () => {
       if (bankDir) rmSync(bankDir, { recursive: true, force: true });
     });
 
+    /** A second router over examples/skills with other projections, closed and removed after `fn`. */
+    async function withRouter(projections: Projections, tag: string, fn: (r: Router) => Promise<void>): Promise<void> {
+      const dir = mkdtempSync(join(tmpdir(), `gavel-${tag}-`));
+      const other = await Router.open(model, { projections, bankDir: dir, skillBudget: 1024 });
+      try {
+        expect((await other.install(join(repoRoot, "examples", "skills"))).failed).toEqual([]);
+        await fn(other);
+      } finally {
+        await other.close();
+        rmSync(dir, { recursive: true, force: true });
+      }
+    }
+    /** The example skills by id, as the install parsed them. */
+    const exampleSkills = async () => new Map((await loadSkills(join(repoRoot, "examples", "skills"))).skills.map((s) => [s.id, s]));
+
     it("declines the demo's off-domain prompts, with the reason", async () => {
       expect(offDomain.length).toBeGreaterThan(0);
       for (const t of offDomain) {
@@ -128,11 +143,8 @@ describe("the default pair's abstention", () => {
       expect(readsFeature(p.abstention, "gcov")).toBe(true);
       // a threshold on gcov alone, with no re-ranker and no verdict: the route's score is gcov of the
       // first stage's winner, which the shortlist then leads
-      const dir = mkdtempSync(join(tmpdir(), "gavel-gcov-"));
-      const onGcov = await Router.open(model, { projections: p.withCalibration({ rerank: null, abstention: { kind: "threshold", feature: "gcov", threshold: 0.3, marginCap: 1 } }), bankDir: dir, skillBudget: 1024 });
-      try {
-        expect((await onGcov.install(join(repoRoot, "examples", "skills"))).failed).toEqual([]);
-        const skills = new Map((await loadSkills(join(repoRoot, "examples", "skills"))).skills.map((s) => [s.id, s]));
+      await withRouter(p.withCalibration({ rerank: null, abstention: { kind: "threshold", feature: "gcov", threshold: 0.3, marginCap: 1 } }), "gcov", async (onGcov) => {
+        const skills = await exampleSkills();
         const scores: number[] = [];
         for (const t of [...tasks, ...everyday]) {
           const r = await onGcov.route(t.task, { verdict: false });
@@ -147,20 +159,14 @@ describe("the default pair's abstention", () => {
         const off = tasks.flatMap((t, i) => (t.expected === null ? [scores[i]] : []));
         const inside = tasks.flatMap((t, i) => (t.expected !== null ? [scores[i]] : []));
         expect(Math.max(...off)).toBeLessThan(Math.max(...inside));
-      } finally {
-        await onGcov.close();
-        rmSync(dir, { recursive: true, force: true });
-      }
+      });
     });
 
     it("reads skillWords as ln of the first stage winner's distinct words in its SKILL.md", async () => {
       const p = router.projections;
       expect(readsFeature(p.abstention, "skillWords")).toBe(true);
-      const dir = mkdtempSync(join(tmpdir(), "gavel-skillwords-"));
-      const onWords = await Router.open(model, { projections: p.withCalibration({ rerank: null, abstention: { kind: "threshold", feature: "skillWords", threshold: 5, marginCap: 1 } }), bankDir: dir, skillBudget: 1024 });
-      try {
-        expect((await onWords.install(join(repoRoot, "examples", "skills"))).failed).toEqual([]);
-        const skills = new Map((await loadSkills(join(repoRoot, "examples", "skills"))).skills.map((s) => [s.id, s]));
+      await withRouter(p.withCalibration({ rerank: null, abstention: { kind: "threshold", feature: "skillWords", threshold: 5, marginCap: 1 } }), "skillwords", async (onWords) => {
+        const skills = await exampleSkills();
         const seen = new Set<number>();
         for (const t of [...tasks, ...everyday]) {
           const r = await onWords.route(t.task, { verdict: false });
@@ -171,18 +177,12 @@ describe("the default pair's abstention", () => {
         }
         // different winners, different lengths
         expect(seen.size).toBeGreaterThan(3);
-      } finally {
-        await onWords.close();
-        rmSync(dir, { recursive: true, force: true });
-      }
+      });
     });
 
     it("reads the cheap stage's best two from verdictMinSkills on: with it at 0 the verdict runs on close calls", async () => {
       const p = router.projections;
-      const dir = mkdtempSync(join(tmpdir(), "gavel-verdict-floor-"));
-      const floor0 = await Router.open(model, { projections: p.withCalibration({ rerank: { ...p.rerank!, verdictMinSkills: 0 } }), bankDir: dir, skillBudget: 1024 });
-      try {
-        expect((await floor0.install(join(repoRoot, "examples", "skills"))).failed).toEqual([]);
+      await withRouter(p.withCalibration({ rerank: { ...p.rerank!, verdictMinSkills: 0 } }), "verdict-floor", async (floor0) => {
         let ran = 0;
         for (const t of [...tasks, ...everyday]) {
           const [a, b] = [await router.route(t.task, { abstain: false }), await floor0.route(t.task, { abstain: false })];
@@ -212,10 +212,7 @@ describe("the default pair's abstention", () => {
           if (off.verdict === "ran") judgedWhenNotAbstaining++;
         }
         expect(judgedWhenNotAbstaining).toBeGreaterThan(0);
-      } finally {
-        await floor0.close();
-        rmSync(dir, { recursive: true, force: true });
-      }
+      });
     });
   });
 });
