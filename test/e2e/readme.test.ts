@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { repoRoot } from "../helpers/paths.js";
+import { repoRoot, sharedDir } from "../helpers/paths.js";
 import { TINY_LLAMA_PATH } from "../fixtures/tiny-llama.js";
 import { runNode } from "../helpers/run.js";
 
@@ -33,7 +33,7 @@ describe("README", () => {
     const res = await runNode([file], {
       cwd: dir,
       timeoutMs: 240_000,
-      env: { ...process.env, GAVEL_MODEL: TINY_LLAMA_PATH, GAVEL_SHARED: join(repoRoot, "..", "shared") },
+      env: { ...process.env, GAVEL_MODEL: TINY_LLAMA_PATH, GAVEL_SHARED: sharedDir },
     });
     expect(res.code, res.err + res.out).toBe(0);
     expect(res.out.length).toBeGreaterThan(0);

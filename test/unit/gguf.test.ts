@@ -1,7 +1,6 @@
 import { mkdtemp, readFile, rm, stat, truncate, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { GavelError } from "../../src/errors.js";
 import {
@@ -41,12 +40,10 @@ import {
   makeQwen3Fixture,
 } from "../fixtures/qwen3.js";
 import { rng } from "../helpers/random.js";
-import { needsShared, SHARED } from "../helpers/paths.js";
+import { needsShared, repoRoot, SHARED, storiesPath } from "../helpers/paths.js";
 
 const NO_SHARED = needsShared("stories260K, a llama.cpp-converted model", SHARED.stories);
 
-const repoRoot = fileURLToPath(new URL("../..", import.meta.url));
-const storiesPath = join(repoRoot, "..", "shared", "models", "stories260Ktok512.gguf");
 
 let dir: string;
 beforeAll(async () => {
