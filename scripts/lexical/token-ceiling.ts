@@ -6,7 +6,11 @@
 // glance's key budget"), so this bounds what any vote over ℓ1 keys of the same tokens could reach.
 //
 // Usage: npx vite-node scripts/lexical/token-ceiling.ts -- [--k1 3] [--b 1] [--budgets 1536,4096,0]
-//   (a budget of 0 reads each skill whole)
+//   [--tokenizer PATH] [--lower]
+//   (a budget of 0 reads each skill whole; --tokenizer reads the tokens of another vocabulary instead
+//   of gavel-mini's: an ES module whose `encode(text)` returns token ids, such as gpt-tokenizer's
+//   `esm/encoding/cl100k_base.js`, installed outside the repository; --lower tokenizes skills and
+//   tasks lower-cased, as the lexical expert reads them)
 import { defaultModelPaths } from "../../src/defaults.js";
 import { Model } from "../../src/model/Model.js";
 import { loadLibrary } from "../../lab/eval/io.js";
@@ -19,6 +23,8 @@ const opt = (n: string) => { const i = args.indexOf(n); return i >= 0 ? args.spl
 const k1 = Number(opt("--k1") ?? 3);
 const b = Number(opt("--b") ?? 1);
 const budgets = (opt("--budgets") ?? "1536,4096,0").split(",").map(Number);
+const tokenizerPath = opt("--tokenizer");
+const lower = args.includes("--lower");
 
 const all = await loadTasks("../shared/data/swe-skills-bench/tasks.jsonl");
 const { skills } = await loadLibrary(["../shared/data/swe-skills-bench/skills.jsonl", "../shared/data/skills-mit.jsonl.gz"]);
@@ -31,16 +37,21 @@ const split = (test: boolean) => all.filter((t) => {
 }).map((t) => ({ text: t.text, accepted: acceptedIds(t.gold_skill_ids, lib) })).filter((t) => t.accepted.size > 0);
 const splits = { validation: split(false), test: split(true) };
 
-const model = await Model.load(defaultModelPaths().model, { contextSize: 512 });
+const model = tokenizerPath ? undefined : await Model.load(defaultModelPaths().model, { contextSize: 512 });
+const external = tokenizerPath ? ((await import(tokenizerPath)) as { encode(text: string, o?: { disallowedSpecial?: Set<string> }): number[] }) : undefined;
+const tokenize = async (raw: string): Promise<Int32Array> => {
+  const text = lower ? raw.toLowerCase() : raw;
+  return external ? Int32Array.from(external.encode(text, { disallowedSpecial: new Set() })) : model!.tokenizeAsync(text);
+};
 // a token id as a word the lexical tokenizer keeps whole
 const words = (ids: ArrayLike<number>) => Array.from(ids, (x) => `t${x}`).join(" ");
 const t0 = Date.now();
 const docs: Int32Array[] = [];
-for (const s of routable) docs.push(await model.tokenizeAsync(`${s.name}\n${s.description}\n${s.body ?? ""}`));
+for (const s of routable) docs.push(await tokenize(`${s.name}\n${s.description}\n${s.body ?? ""}`));
 const queries = Object.fromEntries(await Promise.all(Object.entries(splits).map(async ([k, ts]) =>
-  [k, await Promise.all(ts.map(async (t) => words(await model.tokenizeAsync(t.text))))] as const)));
+  [k, await Promise.all(ts.map(async (t) => words(await tokenize(t.text))))] as const)));
 const lens = docs.map((d) => d.length).sort((x, y) => x - y);
-console.log(`${routable.length} skills tokenized in ${((Date.now() - t0) / 1000).toFixed(0)} s: p10 ${lens[Math.floor(lens.length * 0.1)]} p50 ${lens[Math.floor(lens.length / 2)]} p90 ${lens[Math.floor(lens.length * 0.9)]}; k1 ${k1}, b ${b}`);
+console.log(`${tokenizerPath ?? "gavel-mini"}${lower ? ", lower-cased" : ""}: ${routable.length} skills tokenized in ${((Date.now() - t0) / 1000).toFixed(0)} s: p10 ${lens[Math.floor(lens.length * 0.1)]} p50 ${lens[Math.floor(lens.length / 2)]} p90 ${lens[Math.floor(lens.length * 0.9)]}; k1 ${k1}, b ${b}`);
 
 function score(index: Bm25Index, name: string, query: (split: string, i: number, text: string) => string) {
   const parts: string[] = [];
@@ -61,4 +72,4 @@ for (const L of budgets) {
   const index = new Bm25Index(routable.map((s, i) => ({ id: s.id, name: "", description: "", body: words(L > 0 ? docs[i].subarray(0, L) : docs[i]) })), { k1, b });
   score(index, `model tokens, ${L > 0 ? `first ${L}` : "whole"}`, (k, i) => queries[k][i]);
 }
-await model.dispose();
+await model?.dispose();
