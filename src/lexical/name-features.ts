@@ -11,14 +11,19 @@ export interface TaskText {
   lower: string;
   tokens: Set<string>;
   bigrams: Set<string>;
-  /** Tokens of the first non-empty line (a statement's title). */
+  /**
+   * Tokens of the first non-empty line when more lines follow (a statement's title); empty for a
+   * one-line request, which has no title apart from itself, so that a name's words in it are not
+   * counted twice (once as in the task, once as in its title).
+   */
   title: Set<string>;
 }
 
 export function taskText(text: string): TaskText {
   const toks = bm25Tokens(text);
-  const first = text.split("\n").find((l) => l.trim().length > 0) ?? "";
-  return { lower: text.toLowerCase(), tokens: new Set(toks), bigrams: bigrams(toks), title: new Set(bm25Tokens(first)) };
+  const lines = text.split("\n").filter((l) => l.trim().length > 0);
+  const title = lines.length > 1 ? new Set(bm25Tokens(lines[0])) : new Set<string>();
+  return { lower: text.toLowerCase(), tokens: new Set(toks), bigrams: bigrams(toks), title };
 }
 
 export function bigrams(toks: readonly string[]): Set<string> {

@@ -36,6 +36,18 @@ describe("rerank features", () => {
     expect(nameBigramShare(ci, taskText("Set up GitHub Actions CI for this repo"))).toBe(1);
   });
 
+  it("a one-line request has no title, so a name's words in it count once", () => {
+    const ci = skill("github-actions-ci");
+    const one = taskText("Add GitHub Actions CI to this repository");
+    expect(share(nameTokens(ci), one.tokens)).toBe(1);
+    expect(one.title.size).toBe(0);
+    expect(share(nameTokens(ci), one.title)).toBe(0);
+    // blank lines around one line do not make a title; a second line does
+    expect(taskText("\n  Add GitHub Actions CI  \n\n").title.size).toBe(0);
+    const two = taskText("Add GitHub Actions CI\nIt should cache npm.");
+    expect([...two.title]).toEqual(["add", "github", "actions", "ci"]);
+  });
+
   it("idf-weighted coverage weighs rare words over common ones", () => {
     const idf = (w: string) => (w === "the" ? 0.1 : 3);
     const task = new Set(["dockerfile", "the"]);

@@ -78,14 +78,13 @@ describe("the re-ranker in the projections file", () => {
   it("is in the embedded default projections", async () => {
     const p = await Projections.load(DEFAULT_PROJECTIONS);
     expect(p.rerank?.kind).toBe("cascade");
-    // the file keeps the model the selection wrote (bench/results/2026-11-29-cpu-rerank-margin/
-    // cascade-margin.json, its verdict margin included), applied at every library size, its verdict
-    // from 3,000 skills (chosen over short requests to examples/skills:
-    // bench/results/2026-12-01-cpu-small-library/decision.txt)
+    // the file keeps the model the selection wrote (refitted after a one-line request stopped having a
+    // title: bench/results/2026-12-01-cpu-one-line-title/cascade-margin.json, its verdict margin
+    // included), applied at every library size, its verdict from 10,000 skills (decision.txt there)
     expect(p.rerank!.minSkills).toBe(0);
-    expect(p.rerank!.verdictMinSkills).toBe(3_000);
+    expect(p.rerank!.verdictMinSkills).toBe(10_000);
     expect(p.rerank!.verdictMargin).toBe(1.5);
-    expect(p.rerank).toEqual(checkRerankModel({ ...JSON.parse(readFileSync(join(repoRoot, "bench/results/2026-11-29-cpu-rerank-margin/cascade-margin.json"), "utf8")), minSkills: 0, verdictMinSkills: 3_000 }));
+    expect(p.rerank).toEqual(checkRerankModel({ ...JSON.parse(readFileSync(join(repoRoot, "bench/results/2026-12-01-cpu-one-line-title/cascade-margin.json"), "utf8")), minSkills: 0, verdictMinSkills: 10_000 }));
   });
 });
 
