@@ -11,9 +11,7 @@
 // Usage: NODE_OPTIONS=--max-old-space-size=14000 npx vite-node scripts/experiments/word-rows.ts -- [--budget 1536] [--k1 3] [--b 1]
 import { defaultModelPaths } from "../../src/defaults.js";
 import { Model } from "../../src/model/Model.js";
-import { loadLibrary } from "../../lab/eval/io.js";
-import { loadTasks } from "../../lab/eval/tasks.js";
-import { acceptedIds, libraryIndex } from "../../lab/eval/metrics.js";
+import { benchSplits } from "../lexical/bench-splits.js";
 import { bm25DocTokens } from "../../src/lexical/postings.js";
 
 const args = process.argv.slice(2).filter((a) => a !== "--");
@@ -22,15 +20,7 @@ const k1 = Number(opt("--k1") ?? 3);
 const b = Number(opt("--b") ?? 1);
 const budget = Number(opt("--budget") ?? 1536);
 
-const all = await loadTasks("../shared/data/swe-skills-bench/tasks.jsonl");
-const { skills } = await loadLibrary(["../shared/data/swe-skills-bench/skills.jsonl", "../shared/data/skills-mit.jsonl.gz"]);
-const routable = skills.filter((s) => !s.disableModelInvocation);
-const lib = libraryIndex(routable);
-const split = (test: boolean) => all.filter((t) => {
-  const n = Number(String(t.batch).replace(/\D/g, ""));
-  return test ? n >= 6 : n <= 5;
-}).map((t) => ({ text: t.text, accepted: acceptedIds(t.gold_skill_ids, lib) })).filter((t) => t.accepted.size > 0);
-const splits = { validation: split(false), test: split(true) };
+const { routable, splits } = await benchSplits();
 
 const model = await Model.load(defaultModelPaths().model, { contextSize: 512 });
 const N = routable.length;

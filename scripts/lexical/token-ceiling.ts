@@ -13,9 +13,7 @@
 //   tasks lower-cased, as the lexical expert reads them)
 import { defaultModelPaths } from "../../src/defaults.js";
 import { Model } from "../../src/model/Model.js";
-import { loadLibrary } from "../../lab/eval/io.js";
-import { loadTasks } from "../../lab/eval/tasks.js";
-import { acceptedIds, libraryIndex } from "../../lab/eval/metrics.js";
+import { benchSplits } from "./bench-splits.js";
 import { Bm25Index } from "../../src/lexical/bm25.js";
 
 const args = process.argv.slice(2).filter((a) => a !== "--");
@@ -26,16 +24,7 @@ const budgets = (opt("--budgets") ?? "1536,4096,0").split(",").map(Number);
 const tokenizerPath = opt("--tokenizer");
 const lower = args.includes("--lower");
 
-const all = await loadTasks("../shared/data/swe-skills-bench/tasks.jsonl");
-const { skills } = await loadLibrary(["../shared/data/swe-skills-bench/skills.jsonl", "../shared/data/skills-mit.jsonl.gz"]);
-const routable = skills.filter((s) => !s.disableModelInvocation);
-// accepted: a gold, or a library copy of it (same name and description), as `gavel eval` scores
-const lib = libraryIndex(routable);
-const split = (test: boolean) => all.filter((t) => {
-  const n = Number(String(t.batch).replace(/\D/g, ""));
-  return test ? n >= 6 : n <= 5;
-}).map((t) => ({ text: t.text, accepted: acceptedIds(t.gold_skill_ids, lib) })).filter((t) => t.accepted.size > 0);
-const splits = { validation: split(false), test: split(true) };
+const { routable, splits } = await benchSplits();
 
 const model = tokenizerPath ? undefined : await Model.load(defaultModelPaths().model, { contextSize: 512 });
 const external = tokenizerPath ? ((await import(tokenizerPath)) as { encode(text: string, o?: { disallowedSpecial?: Set<string> }): number[] }) : undefined;
