@@ -59,8 +59,9 @@ export function replayAbstention(record: AbstentionRecord, ruling: AbstentionRul
   const coverage = lex?.ceiling !== undefined ? lexicalCoverage(lex.top[0]?.s ?? 0, lex.ceiling) : undefined;
   const reach = lex ? lexicalReach(lex.top[0]?.s ?? 0, lex.size!) : undefined;
   const gcov = ruled.length > 0 ? lex?.gcov?.[ruled[0].skill] : undefined;
+  const gcov2 = ruled.length > 0 ? lex?.gcov2?.[ruled[0].skill] : undefined;
   const skillWords = ruled.length > 0 ? lex?.skillWords?.[ruled[0].skill] : undefined;
-  const features = abstentionFeatures(ruled, { ...(lift !== undefined ? { lift, reach, logN } : {}), ...(coverage !== undefined ? { coverage } : {}), ...(gcov !== undefined ? { gcov } : {}), ...(skillWords !== undefined ? { skillWords } : {}) });
+  const features = abstentionFeatures(ruled, { ...(lift !== undefined ? { lift, reach, logN } : {}), ...(coverage !== undefined ? { coverage } : {}), ...(gcov !== undefined ? { gcov } : {}), ...(gcov2 !== undefined ? { gcov2 } : {}), ...(skillWords !== undefined ? { skillWords } : {}) });
   if (!features) return null;
   return { features, chosen: ruled[0].skill, hit: (record.accepted ?? []).includes(ruled[0].skill) };
 }

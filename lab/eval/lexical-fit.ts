@@ -32,6 +32,8 @@ export interface LexicalRecord {
    * ruling. Added by scripts/select/reference-coverage.ts; absent: gcov is not a feature.
    */
   gcov?: Record<string, number>;
+  /** The same with each word weighed by its reference idf squared (abstention's `gcov2`). */
+  gcov2?: Record<string, number>;
   /**
    * ln of the distinct words of each skill of the verdict pool, by skill id (abstention's
    * `skillWords`). Added by scripts/select/reference-coverage.ts; absent: not a feature.

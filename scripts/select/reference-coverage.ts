@@ -1,7 +1,8 @@
 /**
- * Adds abstention's reference coverage (`gcov`, src/lexical/reference-idf.ts) and `skillWords` to
+ * Adds abstention's reference coverage (`gcov`, src/lexical/reference-idf.ts), `gcov2` and `skillWords` to
  * per-query records: for each record, the coverage of every skill of its verdict pool, by the
- * reference idf of the given projections, as `lexical.gcov`, and ln of each one's distinct words as
+ * reference idf of the given projections, as `lexical.gcov` (each word weighed by its idf) and
+ * `lexical.gcov2` (by its idf squared), and ln of each one's distinct words as
  * `lexical.skillWords` (lab/eval/lexical-fit.ts), so that the abstention fit can replay the features for
  * whichever skill the ruling picks.
  *
@@ -71,13 +72,16 @@ for (const r of await readPerQuery(input)) {
   if (r.lexical) {
     const task = bm25Tokens(text);
     const gcov: Record<string, number> = {};
+    const gcov2: Record<string, number> = {};
     const skillWords: Record<string, number> = {};
     for (const v of r.verdict ?? []) {
       const held = await wordsOf(v.skill);
       gcov[v.skill] = Math.round(ref.coverage(task, (x) => held.has(x)) * 1e6) / 1e6;
+      gcov2[v.skill] = Math.round(ref.coverage(task, (x) => held.has(x), 2) * 1e6) / 1e6;
       skillWords[v.skill] = Math.round(Math.log(Math.max(1, held.size)) * 1e6) / 1e6;
     }
     r.lexical.gcov = gcov;
+    r.lexical.gcov2 = gcov2;
     r.lexical.skillWords = skillWords;
     n++;
   }

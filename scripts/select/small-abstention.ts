@@ -82,7 +82,7 @@ for (const [label, file] of [["3-5 skills", "tiny-3-5"], ["3-5 one-line skills",
   const recs = await readPerQuery(`${R}/${file}.jsonl.gz`);
   const item = (r: (typeof recs)[number]): Item | null => {
     const x = replayAbstention(r, ruling);
-    for (const f of ["gcov", "skillWords"] as const) {
+    for (const f of ["gcov", "gcov2", "skillWords"] as const) {
       if (x && readsFeature(small, f) && x.features[f] === undefined) throw new Error(`${R}/${file}.jsonl.gz: record ${r.id} has no ${f}, which the model reads: pass --records with records that carry it (scripts/select/reference-coverage.ts)`);
     }
     return x ? { score: decideAbstention(small, x.features).score, early: (batchNumber(r.batch) ?? 0) <= 5 } : null;

@@ -106,13 +106,14 @@ export class ReferenceIdf implements ReferenceIdfInit {
   }
 
   /**
-   * The share of the task's distinct words, each weighed by its {@link idf}, that `holds` accepts
-   * (the words a skill's text contains): in [0, 1]; 0 for a task without words.
+   * The share of the task's distinct words, each weighed by its {@link idf} to the power `power`
+   * (1: abstention's `gcov`; 2: `gcov2`), that `holds` accepts (the words a skill's text contains):
+   * in [0, 1]; 0 for a task without words.
    */
-  coverage(taskWords: Iterable<string>, holds: (word: string) => boolean): number {
+  coverage(taskWords: Iterable<string>, holds: (word: string) => boolean, power = 1): number {
     let all = 0, held = 0;
     for (const w of new Set(taskWords)) {
-      const x = this.idf(w);
+      const x = this.idf(w) ** power;
       all += x;
       if (holds(w)) held += x;
     }
@@ -125,16 +126,20 @@ export class ReferenceIdf implements ReferenceIdfInit {
  * the task's words (as BM25 splits them) over the words the indexed document holds. Undefined when
  * the index lacks the document.
  */
-export function referenceCoverage(ref: ReferenceIdf, index: LiveBm25Index, taskText: string, id: string): number | undefined {
+export function referenceCoverage(ref: ReferenceIdf, index: LiveBm25Index, taskText: string, id: string, power = 1): number | undefined {
   const doc = index.docTerms(id);
-  return doc ? termsCoverage(ref, index.vocabulary, doc, taskText) : undefined;
+  return doc ? termsCoverage(ref, index.vocabulary, doc, taskText, power) : undefined;
 }
 
 /** {@link referenceCoverage} of a document's terms as the index counted them against `vocab`. */
-export function termsCoverage(ref: ReferenceIdf, vocab: Vocabulary, doc: DocTerms, taskText: string): number {
+export function termsCoverage(ref: ReferenceIdf, vocab: Vocabulary, doc: DocTerms, taskText: string, power = 1): number {
   const held = new Set(doc.terms);
-  return ref.coverage(bm25Tokens(taskText), (w) => {
-    const t = vocab.id(w);
-    return t !== undefined && held.has(t);
-  });
+  return ref.coverage(
+    bm25Tokens(taskText),
+    (w) => {
+      const t = vocab.id(w);
+      return t !== undefined && held.has(t);
+    },
+    power,
+  );
 }

@@ -34,12 +34,15 @@ import { invalidArgument } from "../errors.js";
  *   [0, 1]. Unlike `coverage` it weighs words by their rarity over thousands of public skills, not
  *   over the installed library, so over 3 skills as over 30K a common word counts for little and a
  *   subject's name for much. Needs the lexical pass and a reference table; absent without them.
+ * - `gcov2`: `gcov` with each word weighed by its reference idf squared: the common words a short
+ *   off-domain prompt shares with any long skill (the, of, with, always) count for less against the
+ *   task's rare ones. Needs what `gcov` needs.
  * - `skillWords`: ln of the number of distinct words (as BM25 splits them) the winner's text holds.
  *   Not evidence either way: it tells the model how much of any task a skill of that length can hold,
  *   so a one-line skill's low coverage need not read as off-domain. Needs the lexical pass.
  * Each but `logN`, `skillWords` and the products is evidence *for* the match: higher reads more in-domain.
  */
-export const ABSTENTION_FEATURES = Object.freeze(["margin", "V", "g", "B", "lift", "coverage", "reach", "logN", "g*logN", "B*logN", "lift*logN", "coverage*logN", "reach*logN", "gcov", "skillWords"] as const);
+export const ABSTENTION_FEATURES = Object.freeze(["margin", "V", "g", "B", "lift", "coverage", "reach", "logN", "g*logN", "B*logN", "lift*logN", "coverage*logN", "reach*logN", "gcov", "gcov2", "skillWords"] as const);
 
 /** One of {@link ABSTENTION_FEATURES}. */
 export type AbstentionFeature = (typeof ABSTENTION_FEATURES)[number];
@@ -176,7 +179,7 @@ export function needsVerdict(model: AbstentionModel | null | undefined): boolean
 }
 
 /** Features the lexical expert computes: absent when it did not run. */
-export const LEXICAL_FEATURES: readonly AbstentionFeature[] = Object.freeze(["B", "lift", "coverage", "reach", "logN", "g*logN", "B*logN", "lift*logN", "coverage*logN", "reach*logN", "gcov", "skillWords"] as const);
+export const LEXICAL_FEATURES: readonly AbstentionFeature[] = Object.freeze(["B", "lift", "coverage", "reach", "logN", "g*logN", "B*logN", "lift*logN", "coverage*logN", "reach*logN", "gcov", "gcov2", "skillWords"] as const);
 
 /** Whether the model reads `feature` (with a nonzero weight, for a logistic model; in either band of a by-size model). */
 export function readsFeature(model: AbstentionModel | null | undefined, feature: AbstentionFeature): boolean {

@@ -161,7 +161,9 @@ export class Projections implements ProjectionsMeta {
     const ref = init.referenceIdf ?? null;
     if (ref !== null && !(ref instanceof ReferenceIdf)) throw invalidArgument("Projections: referenceIdf must be a ReferenceIdf or null");
     this.referenceIdf = ref;
-    if (!ref && readsFeature(this.abstention, "gcov")) throw invalidArgument("Projections: the abstention model reads gcov, which needs a reference idf (referenceIdf)");
+    for (const f of ["gcov", "gcov2"] as const) {
+      if (!ref && readsFeature(this.abstention, f)) throw invalidArgument(`Projections: the abstention model reads ${f}, which needs a reference idf (referenceIdf)`);
+    }
     // with a re-ranker, abstention is decided on the first stage, before any verdict
     if (this.rerank && needsVerdict(this.abstention)) throw invalidArgument("Projections: a re-ranker needs an abstention model that does not read the verdict's V");
     if (init.trainedBy !== undefined) {

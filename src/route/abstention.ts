@@ -85,6 +85,8 @@ export interface AbstentionFeatures {
    * model deciding reads it.
    */
   gcov?: number;
+  /** `gcov` with each word weighed by its reference idf squared; present as `gcov` is. */
+  gcov2?: number;
   /**
    * ln of the number of distinct words the winner's text holds (from the bank's BM25 index). Present
    * when the lexical expert ran and the model deciding reads it.
@@ -110,10 +112,10 @@ export interface RuledForAbstention {
  * `lift` is the best B over the library, `coverage` and `reach` the task's lexical coverage and reach,
  * `logN` the log of the library's routable skills, when the lexical expert ran (see
  * {@link AbstentionFeatures}); with `logN` come the products of g, B, lift, coverage and reach with it.
- * `gcov` is the winner's (`ruled[0]`) reference coverage and `skillWords` the log of its distinct
+ * `gcov` and `gcov2` are the winner's (`ruled[0]`) reference coverages and `skillWords` the log of its distinct
  * words, which the caller computes for that skill.
  */
-export function abstentionFeatures(ruled: readonly RuledForAbstention[], extra: { lift?: number; coverage?: number; reach?: number; logN?: number; gcov?: number; skillWords?: number } = {}): AbstentionFeatures | null {
+export function abstentionFeatures(ruled: readonly RuledForAbstention[], extra: { lift?: number; coverage?: number; reach?: number; logN?: number; gcov?: number; gcov2?: number; skillWords?: number } = {}): AbstentionFeatures | null {
   if (ruled.length === 0) return null;
   const w = ruled[0];
   const f: AbstentionFeatures = {
@@ -125,6 +127,7 @@ export function abstentionFeatures(ruled: readonly RuledForAbstention[], extra: 
     ...(extra.coverage !== undefined ? { coverage: extra.coverage } : {}),
     ...(extra.reach !== undefined ? { reach: extra.reach } : {}),
     ...(extra.gcov !== undefined ? { gcov: extra.gcov } : {}),
+    ...(extra.gcov2 !== undefined ? { gcov2: extra.gcov2 } : {}),
     ...(extra.skillWords !== undefined ? { skillWords: extra.skillWords } : {}),
     candidates: ruled.length,
   };
@@ -165,6 +168,7 @@ const LABEL: Readonly<Record<AbstentionFeature, string>> = {
   "coverage*logN": "coverage × log N",
   "reach*logN": "reach × log N",
   gcov: "the winner's reference coverage (its share of the task's words, weighed by a reference idf)",
+  gcov2: "the winner's reference coverage with each word weighed by its reference idf squared",
   skillWords: "ln of the winner's distinct words",
 };
 

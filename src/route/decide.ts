@@ -157,20 +157,22 @@ export async function decide(parts: RouterParts, lexical: LexicalExpert, taskTex
  * What abstention reads of the winner's words in the bank's BM25 index, computed only when the band
  * of `model` that decides for a library of e^logN skills reads it: its reference coverage of the task
  * (`gcov`: the task's words, each weighed by the projections' reference idf, that the skill's text
- * holds; absent without a reference idf) and `skillWords`, ln of its distinct words. Both absent when
+ * holds; `gcov2` the same with each weighed by its idf squared; absent without a reference idf) and `skillWords`, ln of its distinct words. Both absent when
  * the lexicon lacks the skill.
  */
-function winnerWords({ projections, library }: Pick<RouterParts, "projections" | "library">, model: AbstentionModel | null, logN: number | undefined, taskText: string, skill: string): { gcov?: number; skillWords?: number } {
+function winnerWords({ projections, library }: Pick<RouterParts, "projections" | "library">, model: AbstentionModel | null, logN: number | undefined, taskText: string, skill: string): { gcov?: number; gcov2?: number; skillWords?: number } {
   const band = model ? bandFor(model, logN) : null;
   const ref = projections.referenceIdf;
   const gcov = ref !== null && readsFeature(band, "gcov");
+  const gcov2 = ref !== null && readsFeature(band, "gcov2");
   const words = readsFeature(band, "skillWords");
-  if (!gcov && !words) return {};
+  if (!gcov && !gcov2 && !words) return {};
   const index = library.lexicon.index;
   const doc = index.docTerms(skill);
   if (!doc) return {};
   return {
     ...(gcov ? { gcov: termsCoverage(ref, index.vocabulary, doc, taskText) } : {}),
+    ...(gcov2 ? { gcov2: termsCoverage(ref, index.vocabulary, doc, taskText, 2) } : {}),
     ...(words ? { skillWords: Math.log(Math.max(1, doc.terms.length)) } : {}),
   };
 }

@@ -79,6 +79,10 @@ describe("ReferenceIdf", () => {
       expect(got, `seed ${seed}, trial ${trial}`).toBeCloseTo(held / all, 12);
       // a word said twice counts once
       expect(ref.coverage([...task, ...task], (w) => skill.has(w))).toBeCloseTo(got, 12);
+      // gcov2: each word weighed by its idf squared
+      const all2 = distinct.reduce((s, w) => s + p.idf(w) ** 2, 0);
+      const held2 = distinct.filter((w) => skill.has(w)).reduce((s, w) => s + p.idf(w) ** 2, 0);
+      expect(ref.coverage(task, (w) => skill.has(w), 2), `seed ${seed}, trial ${trial}, power 2`).toBeCloseTo(held2 / all2, 12);
     }
     const ref = ReferenceIdf.build([["a"]], 1);
     expect(ref.coverage([], () => true)).toBe(0);
@@ -94,6 +98,11 @@ describe("ReferenceIdf", () => {
     const rare = ref.coverage(task, (w) => w === "dockerfile");
     const common = ref.coverage(task, (w) => w === "the");
     expect(rare).toBeGreaterThan(5 * common);
+    // squaring the weights widens the gap between two words the reference holds: the common word's
+    // share falls, the rare word's rises
+    const two = ["the", "dockerfile"];
+    expect(ref.coverage(two, (w) => w === "the", 2)).toBeLessThan(ref.coverage(two, (w) => w === "the"));
+    expect(ref.coverage(two, (w) => w === "dockerfile", 2)).toBeGreaterThan(ref.coverage(two, (w) => w === "dockerfile"));
   });
 
   it("reads a bank's BM25 index as the route does: the task's words the indexed skill holds", () => {
@@ -111,6 +120,8 @@ describe("ReferenceIdf", () => {
         const held = new Set(bm25DocTokens(s));
         const want = ref.coverage(bm25Tokens(task), (w) => held.has(w));
         expect(referenceCoverage(ref, index, task, s.id), `seed ${seed}, trial ${trial}, ${s.id}`).toBeCloseTo(want, 12);
+        const want2 = ref.coverage(bm25Tokens(task), (w) => held.has(w), 2);
+        expect(referenceCoverage(ref, index, task, s.id, 2), `seed ${seed}, trial ${trial}, ${s.id}, power 2`).toBeCloseTo(want2, 12);
       }
       // a skill the index lacks (removed, or never added) has none
       expect(referenceCoverage(ref, index, task, "s0")).toBeUndefined();
