@@ -24,6 +24,9 @@
  * model: the fitted one from N skills, the model the projections carry now (its small band) below.
  * `--band-below N`: the other band: fit on the records over libraries under N skills only (the
  * projections' model must be by size, from N), and keep the projections' large band.
+ * `--band-from A --band-below B`: a middle band: fit on the records over libraries of A to B − 1
+ * skills only and write a three-band model, the projections' small band under A (their model must be
+ * by size, from A), the fitted one from A, the projections' large band from B.
  * scripts/device/refit-abstention.sh runs it from the records with the coverage recomputed.
  */
 import { readFileSync } from "node:fs";
@@ -49,7 +52,7 @@ const bandFromArg = valueOf("--band-from");
 const bandFrom = bandFromArg === undefined ? undefined : Number(bandFromArg);
 const bandBelowArg = valueOf("--band-below");
 const bandBelow = bandBelowArg === undefined ? undefined : Number(bandBelowArg);
-if (bandFrom !== undefined && bandBelow !== undefined) throw new Error("--band-from and --band-below fit one band each: give one");
+if (bandFrom !== undefined && bandBelow !== undefined && !(bandBelow > bandFrom)) throw new Error("--band-from A --band-below B (a middle band) needs B > A");
 const midPath = valueOf("--mid");
 const shapeSpecs: string[] = [];
 for (let at = args.indexOf("--shape"); at >= 0; at = args.indexOf("--shape")) shapeSpecs.push(args.splice(at, 2)[1]);
@@ -108,14 +111,19 @@ function scoreOf(m: AbstentionModel, r: PerQueryRecord): number {
 // and off-domain separate): no in-domain request measured comes near it, and over the small library
 // nothing is declined at all. The shipped model keeps the fitted cut (BENCHMARKS.md, "Abstention").
 let model: AbstentionModel = fitted.model;
-if (bandFrom !== undefined) {
+if (bandFrom !== undefined && bandBelow !== undefined) {
+  const current = (await Projections.load(write ?? compare ?? "models/gavel-mini.projections.gguf")).abstention;
+  if (current?.kind !== "bySize" || current.from !== bandFrom) throw new Error(`--band-from ${bandFrom} --band-below ${bandBelow} needs projections (--write or --compare) whose model is by size, from ${bandFrom}`);
+  model = { kind: "bySize", from: bandFrom, small: current.small, mid: fitted.model, midUntil: bandBelow, large: current.large };
+  console.log(`by size: under ${bandFrom} skills the projections' small band, from ${bandFrom} to ${bandBelow - 1} the fitted one, from ${bandBelow} the projections' large band`);
+} else if (bandFrom !== undefined) {
   const current = (await Projections.load(write ?? compare ?? "models/gavel-mini.projections.gguf")).abstention;
   if (!current) throw new Error("--band-from needs projections (--write or --compare) that carry a model for the small band");
   const small = current.kind === "bySize" ? current.small : current;
   model = { kind: "bySize", from: bandFrom, small, large: fitted.model };
   console.log(`by size: under ${bandFrom} skills the projections' model, from ${bandFrom} the fitted one`);
 }
-if (bandBelow !== undefined) {
+if (bandBelow !== undefined && bandFrom === undefined) {
   const current = (await Projections.load(write ?? compare ?? "models/gavel-mini.projections.gguf")).abstention;
   if (current?.kind !== "bySize" || current.from !== bandBelow) throw new Error(`--band-below ${bandBelow} needs projections (--write or --compare) whose model is by size, from ${bandBelow}`);
   model = { kind: "bySize", from: bandBelow, small: fitted.model, large: current.large };

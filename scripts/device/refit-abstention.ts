@@ -22,7 +22,8 @@
  *   --trigger-rate R  the stated off-domain trigger rate (fit-abstention.ts's; default 0.1)
  *   --band-from N  a by-size model: fitted on the records over N skills or more, the current model below
  *   --band-below N the small band of the current by-size model (from N) refitted on the records under
- *                  N skills, its large band kept
+ *                  N skills, its large band kept; with --band-from A, a middle band for A to N − 1
+ *                  skills fitted between the current model's small band (from A) and its large band
  *   --write P      write the new model into P (a copy of the projections: P is read and rewritten)
  * With a reference idf in the projections, the demo's records get the reference coverage (gcov) too.
  * Needs ../shared/data/swe-skills-bench/{tasks,skills}.jsonl and ../shared/data/skills-mit.jsonl.gz

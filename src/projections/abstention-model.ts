@@ -81,26 +81,40 @@ export interface LogisticAbstention {
 export type BandAbstention = ThresholdAbstention | LogisticAbstention;
 
 /**
- * Two models, one for each band of library size: `large` decides for a library of at least `from`
- * routable skills, `small` below it. The lexical evidence of a request reads differently over a few
- * skills and over thousands (a short request's words meet some skill in a big public library, and
- * almost none in a small one), so each band's model is fitted on records of libraries of its own
- * sizes. The size comes from the lexical pass (logN), which such a model therefore always needs.
+ * Two or three models, one for each band of library size: `small` decides for a library of fewer than
+ * `from` routable skills; with no `mid`, `large` decides from `from`; with one, `mid` decides from
+ * `from` to `midUntil − 1` and `large` from `midUntil`. The lexical evidence of a request reads
+ * differently over a few skills and over thousands (a short request's words meet some skill in a big
+ * public library, and almost none in a small one), so each band's model is fitted on records of
+ * libraries of its own sizes. The size comes from the lexical pass (logN), which such a model
+ * therefore always needs.
  */
 export interface BySizeAbstention {
   readonly kind: "bySize";
-  /** The smallest library (routable skills) the `large` model decides for; an integer ≥ 2. */
+  /** The smallest library (routable skills) the band above `small` decides for; an integer ≥ 2. */
   readonly from: number;
   readonly small: BandAbstention;
+  /** The middle band, for libraries of `from` to `midUntil − 1` skills (absent: none). */
+  readonly mid?: BandAbstention;
+  /** With `mid`: the smallest library `large` decides for, an integer > `from`. */
+  readonly midUntil?: number;
   readonly large: BandAbstention;
+}
+
+/** The bands of a by-size model, smallest libraries first, each with the sizes it decides for. */
+export function sizeBands(model: BySizeAbstention): { model: BandAbstention; from: number; until: number }[] {
+  const { small, mid, large, from, midUntil } = model;
+  return mid && midUntil !== undefined
+    ? [{ model: small, from: 0, until: from }, { model: mid, from, until: midUntil }, { model: large, from: midUntil, until: Infinity }]
+    : [{ model: small, from: 0, until: from }, { model: large, from, until: Infinity }];
 }
 
 /** A calibrated abstention decision; `null` (no model) never abstains. */
 export type AbstentionModel = BandAbstention | BySizeAbstention;
 
-/** The features a model reads, in its order (a by-size model: both bands', each once, then logN). */
+/** The features a model reads, in its order (a by-size model: its bands', each once, then logN). */
 export function modelFeatures(model: AbstentionModel): readonly AbstentionFeature[] {
-  if (model.kind === "bySize") return [...new Set([...modelFeatures(model.small), ...modelFeatures(model.large), "logN" as const])];
+  if (model.kind === "bySize") return [...new Set([...sizeBands(model).flatMap((b) => modelFeatures(b.model)), "logN" as const])];
   return model.kind === "threshold" ? [model.feature] : model.features;
 }
 
@@ -108,7 +122,9 @@ export function modelFeatures(model: AbstentionModel): readonly AbstentionFeatur
 export function bandFor(model: AbstentionModel, logN: number | undefined): BandAbstention {
   if (model.kind !== "bySize") return model;
   // without the library's size (no lexical pass) the small band decides, as before the split
-  return logN !== undefined && Math.round(Math.exp(logN)) >= model.from ? model.large : model.small;
+  if (logN === undefined) return model.small;
+  const n = Math.round(Math.exp(logN));
+  return sizeBands(model).find((b) => n < b.until)!.model;
 }
 
 function finite(x: unknown, what: string): number {
@@ -145,7 +161,11 @@ export function checkAbstentionModel(m: unknown): AbstentionModel | null {
       if ((x as { kind?: unknown }).kind === "bySize") throw invalidArgument(`abstention model: ${what} must be a threshold or logistic model, not another by-size model`);
       return checkAbstentionModel(x) as BandAbstention;
     };
-    return Object.freeze({ kind: "bySize", from, small: band(o.small, "small"), large: band(o.large, "large") });
+    if ((o.mid === undefined) !== (o.midUntil === undefined)) throw invalidArgument("abstention model: mid and midUntil come together");
+    if (o.mid === undefined) return Object.freeze({ kind: "bySize", from, small: band(o.small, "small"), large: band(o.large, "large") });
+    const midUntil = finite(o.midUntil, "midUntil");
+    if (!Number.isInteger(midUntil) || midUntil <= from) throw invalidArgument(`abstention model: midUntil must be an integer > from (${from}), got ${midUntil}`);
+    return Object.freeze({ kind: "bySize", from, small: band(o.small, "small"), mid: band(o.mid, "mid"), midUntil, large: band(o.large, "large") });
   }
   const marginCap = finite(o.marginCap, "marginCap");
   if (marginCap < 0) throw invalidArgument(`abstention model: marginCap must be ≥ 0, got ${marginCap}`);
@@ -181,10 +201,10 @@ export function needsVerdict(model: AbstentionModel | null | undefined): boolean
 /** Features the lexical expert computes: absent when it did not run. */
 export const LEXICAL_FEATURES: readonly AbstentionFeature[] = Object.freeze(["B", "lift", "coverage", "reach", "logN", "g*logN", "B*logN", "lift*logN", "coverage*logN", "reach*logN", "gcov", "gcov2", "skillWords"] as const);
 
-/** Whether the model reads `feature` (with a nonzero weight, for a logistic model; in either band of a by-size model). */
+/** Whether the model reads `feature` (with a nonzero weight, for a logistic model; in any band of a by-size model). */
 export function readsFeature(model: AbstentionModel | null | undefined, feature: AbstentionFeature): boolean {
   if (!model) return false;
-  if (model.kind === "bySize") return readsFeature(model.small, feature) || readsFeature(model.large, feature);
+  if (model.kind === "bySize") return sizeBands(model).some((b) => readsFeature(b.model, feature));
   if (model.kind === "threshold") return model.feature === feature;
   return model.features.some((f, i) => f === feature && model.weights[i] !== 0);
 }

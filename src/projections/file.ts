@@ -79,14 +79,23 @@ export const ABSTAIN_KEY = {
   /**
    * A by-size model: the smallest library its large band decides for. The small band's keys are the
    * ones above (a reader that knows no bands reads the small model alone); the large band's are the
-   * same names under `gavel.abstain.large.` (e.g. `gavel.abstain.large.kind`).
+   * same names under `gavel.abstain.large.` (e.g. `gavel.abstain.large.kind`). With a middle band,
+   * this is where the middle band starts.
    */
   largeFrom: "gavel.abstain.large_from",
+  /**
+   * A by-size model with a middle band: the smallest library the large band decides for. The middle
+   * band's keys are the same names under `gavel.abstain.mid.`. A reader that knows no middle band
+   * reads the large band from `large_from`.
+   */
+  midUntil: "gavel.abstain.mid_until",
 } as const;
 
-/** The key of one field of the abstention model's small band (or only model), or of its large band. */
-function abstainKey(field: Exclude<keyof typeof ABSTAIN_KEY, "largeFrom">, band: "small" | "large"): string {
-  return band === "small" ? ABSTAIN_KEY[field] : ABSTAIN_KEY[field].replace(/^gavel\.abstain\./, "gavel.abstain.large.");
+type BandField = Exclude<keyof typeof ABSTAIN_KEY, "largeFrom" | "midUntil">;
+
+/** The key of one field of the abstention model's small band (or only model), or of its middle or large band. */
+function abstainKey(field: BandField, band: "small" | "mid" | "large"): string {
+  return band === "small" ? ABSTAIN_KEY[field] : ABSTAIN_KEY[field].replace(/^gavel\.abstain\./, `gavel.abstain.${band}.`);
 }
 
 /**
@@ -242,10 +251,12 @@ function rowWeightsOf(v: string | undefined, corrupt: (m: string) => GavelError)
 }
 
 function writeAbstention(w: GgufWriter, model: AbstentionModel): void {
-  const bands: [BandAbstention, "small" | "large"][] = model.kind === "bySize" ? [[model.small, "small"], [model.large, "large"]] : [[model, "small"]];
+  const bands: [BandAbstention, "small" | "mid" | "large"][] =
+    model.kind === "bySize" ? [[model.small, "small"], ...(model.mid ? [[model.mid, "mid"] as [BandAbstention, "mid"]] : []), [model.large, "large"]] : [[model, "small"]];
   if (model.kind === "bySize") w.set(ABSTAIN_KEY.largeFrom, f64(model.from));
+  if (model.kind === "bySize" && model.midUntil !== undefined) w.set(ABSTAIN_KEY.midUntil, f64(model.midUntil));
   for (const [m, band] of bands) {
-    const k = (field: Exclude<keyof typeof ABSTAIN_KEY, "largeFrom">) => abstainKey(field, band);
+    const k = (field: BandField) => abstainKey(field, band);
     w.set(k("kind"), str(m.kind));
     w.set(k("features"), arr("str", modelFeatures(m)));
     w.set(k("threshold"), f64(m.threshold));
@@ -264,15 +275,21 @@ function writeAbstention(w: GgufWriter, model: AbstentionModel): void {
 function readAbstention(header: GgufHeader, corrupt: (why: string) => GavelError): AbstentionModel | null {
   const meta = header.metadata;
   if (meta.get(ABSTAIN_KEY.kind) === undefined) {
-    if (meta.get(ABSTAIN_KEY.largeFrom) !== undefined) throw corrupt(`metadata key ${ABSTAIN_KEY.largeFrom} is set without ${ABSTAIN_KEY.kind}`);
+    for (const key of [ABSTAIN_KEY.largeFrom, ABSTAIN_KEY.midUntil]) if (meta.get(key) !== undefined) throw corrupt(`metadata key ${key} is set without ${ABSTAIN_KEY.kind}`);
     return null;
   }
   const small = readBand(header, "small", corrupt);
   const from = meta.get(ABSTAIN_KEY.largeFrom);
-  if (from === undefined) return small;
+  const midUntil = meta.get(ABSTAIN_KEY.midUntil);
+  if (from === undefined) {
+    if (midUntil !== undefined) throw corrupt(`metadata key ${ABSTAIN_KEY.midUntil} is set without ${ABSTAIN_KEY.largeFrom}`);
+    return small;
+  }
   if (from.type !== "f64") throw corrupt(`metadata key ${ABSTAIN_KEY.largeFrom} is not an f64`);
+  if (midUntil !== undefined && midUntil.type !== "f64") throw corrupt(`metadata key ${ABSTAIN_KEY.midUntil} is not an f64`);
   try {
-    return checkAbstentionModel({ kind: "bySize", from: from.value, small, large: readBand(header, "large", corrupt) });
+    const mid = midUntil === undefined ? {} : { mid: readBand(header, "mid", corrupt), midUntil: midUntil.value };
+    return checkAbstentionModel({ kind: "bySize", from: from.value, small, ...mid, large: readBand(header, "large", corrupt) });
   } catch (err) {
     if (err instanceof GavelError && err.code !== "INVALID_ARGUMENT") throw err;
     throw corrupt(err instanceof Error ? err.message : String(err));
@@ -280,9 +297,9 @@ function readAbstention(header: GgufHeader, corrupt: (why: string) => GavelError
 }
 
 /** One band's model (or the only model) of a header. */
-function readBand(header: GgufHeader, band: "small" | "large", corrupt: (why: string) => GavelError): BandAbstention {
+function readBand(header: GgufHeader, band: "small" | "mid" | "large", corrupt: (why: string) => GavelError): BandAbstention {
   const meta = header.metadata;
-  const K = (field: Exclude<keyof typeof ABSTAIN_KEY, "largeFrom">) => abstainKey(field, band);
+  const K = (field: BandField) => abstainKey(field, band);
   const scalar = (key: string, optional = false): number | string | undefined => {
     const v = meta.get(key);
     if (v === undefined) {

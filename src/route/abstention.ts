@@ -10,11 +10,12 @@
  * @module
  */
 import { invalidArgument } from "../errors.js";
-import { bandFor, LEXICAL_FEATURES, modelFeatures, type AbstentionFeature, type AbstentionModel, type BandAbstention } from "../projections/abstention-model.js";
+import { bandFor, LEXICAL_FEATURES, modelFeatures, sizeBands, type AbstentionFeature, type AbstentionModel, type BandAbstention } from "../projections/abstention-model.js";
 
 export {
   ABSTENTION_FEATURES,
   bandFor,
+  sizeBands,
   type BandAbstention,
   type BySizeAbstention,
   checkAbstentionModel,
@@ -221,7 +222,9 @@ export function decideAbstention(model: AbstentionModel | null | undefined, feat
     const band = bandFor(model, features.logN);
     const d = decideAbstention(band, features);
     const n = features.logN === undefined ? "the library's size unknown" : `${Math.round(Math.exp(features.logN))} skills here`;
-    return { ...d, reason: `${d.reason}; by the model for ${band === model.large ? `libraries of ${model.from} skills or more` : `libraries under ${model.from} skills`} (${n})` };
+    const b = sizeBands(model).find((x) => x.model === band)!;
+    const sizes = b.from === 0 ? `libraries under ${b.until} skills` : b.until === Infinity ? `libraries of ${b.from} skills or more` : `libraries of ${b.from} to ${b.until - 1} skills`;
+    return { ...d, reason: `${d.reason}; by the model for ${sizes} (${n})` };
   }
   if (model.kind === "threshold") {
     const name = model.feature;
@@ -247,7 +250,7 @@ export function decideAbstention(model: AbstentionModel | null | undefined, feat
 /** One line saying what a model decides, for display ("abstain when V < −0.4"). */
 export function describeAbstentionModel(model: AbstentionModel | null | undefined): string {
   if (!model) return "none";
-  if (model.kind === "bySize") return `under ${model.from} skills, ${describeAbstentionModel(model.small)}; from ${model.from}, ${describeAbstentionModel(model.large)}`;
+  if (model.kind === "bySize") return sizeBands(model).map((b) => (b.from === 0 ? `under ${b.until} skills, ` : `from ${b.from}, `) + describeAbstentionModel(b.model)).join("; ");
   if (model.kind === "threshold") return `abstain when ${model.feature} < ${fmt(model.threshold)}`;
   return `logistic over ${modelFeatures(model).join(", ")}: abstain when p(off-domain) > ${fmt(1 / (1 + Math.exp(-model.threshold)))}`;
 }

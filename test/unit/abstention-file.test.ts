@@ -43,6 +43,8 @@ const MODELS: AbstentionModel[] = [
   // two bands: the small one in the plain keys, the large one under gavel.abstain.large.
   { kind: "bySize", from: 1000, small: BAND[5], large: BAND[7] },
   { kind: "bySize", from: 2, small: BAND[0], large: BAND[3] },
+  // three bands: the middle one under gavel.abstain.mid., where the large one starts in mid_until
+  { kind: "bySize", from: 125, small: BAND[5], mid: BAND[6], midUntil: 10_000, large: BAND[7] },
 ];
 
 describe("the projections file keeps the abstention model", () => {
@@ -67,6 +69,11 @@ describe("the projections file keeps the abstention model", () => {
         expect(h.metadata.get(ABSTAIN_KEY.largeFrom)).toEqual({ type: "f64", value: m.from });
         expect(h.metadata.get("gavel.abstain.large.kind")).toEqual({ type: "str", value: m.large.kind });
         expect(h.metadata.get("gavel.abstain.large.threshold")).toEqual({ type: "f64", value: m.large.threshold });
+        if (m.mid) {
+          expect(h.metadata.get(ABSTAIN_KEY.midUntil)).toEqual({ type: "f64", value: m.midUntil });
+          expect(h.metadata.get("gavel.abstain.mid.kind")).toEqual({ type: "str", value: m.mid.kind });
+          expect(h.metadata.get("gavel.abstain.mid.threshold")).toEqual({ type: "f64", value: m.mid.threshold });
+        } else expect([...h.metadata.keys()].filter((k) => k.startsWith("gavel.abstain.mid"))).toEqual([]);
       } else expect(h.metadata.has(ABSTAIN_KEY.largeFrom)).toBe(false);
     }
   });
@@ -96,6 +103,13 @@ describe("the projections file keeps the abstention model", () => {
     const badFrom = { kind: "bySize", from: 1.5, small: BAND[0], large: BAND[3] } as unknown as AbstentionModel;
     await writeProjectionsFile(path, { ...p.meta, wq: p.wq, ws: p.ws, abstention: badFrom });
     await expect(Projections.load(path)).rejects.toMatchObject({ code: "CORRUPT_FILE", message: expect.stringMatching(/from must be an integer ≥ 2/) });
+    // a middle band is checked as the others, and must end above where it starts
+    const badMid = { kind: "bySize", from: 125, small: BAND[0], mid: { ...BAND[3], weights: [1] }, midUntil: 10_000, large: BAND[3] } as unknown as AbstentionModel;
+    await writeProjectionsFile(path, { ...p.meta, wq: p.wq, ws: p.ws, abstention: badMid });
+    await expect(Projections.load(path)).rejects.toMatchObject({ code: "CORRUPT_FILE", message: expect.stringMatching(/weights must hold 5/) });
+    const badUntil = { kind: "bySize", from: 125, small: BAND[0], mid: BAND[3], midUntil: 100, large: BAND[3] } as unknown as AbstentionModel;
+    await writeProjectionsFile(path, { ...p.meta, wq: p.wq, ws: p.ws, abstention: badUntil });
+    await expect(Projections.load(path)).rejects.toMatchObject({ code: "CORRUPT_FILE", message: expect.stringMatching(/midUntil must be an integer > from \(125\)/) });
   });
 });
 

@@ -5,6 +5,10 @@ import { describe, expect, it } from "vitest";
 import { abstainCut, evaluateAbstention, fitAbstention, fitLogistic, replayAbstention } from "../../lab/eval/index.js";
 import {
   abstentionFeatures,
+  bandFor,
+  describeAbstentionModel,
+  modelFeatures,
+  readsFeature,
   checkAbstentionModel,
   chooseByRuling,
   decideAbstention,
@@ -155,6 +159,35 @@ describe("decideAbstention", () => {
     expect(() => checkAbstentionModel({ ...m, from: 0 })).toThrow(/from must be an integer ≥ 2/);
     expect(() => checkAbstentionModel({ ...m, large: m })).toThrow(/not another by-size model/);
     expect(() => checkAbstentionModel({ ...m, small: undefined })).toThrow(/small must be a threshold or logistic model/);
+  });
+
+  it("a by-size model with a middle band: small under `from`, mid up to `midUntil` − 1, large from there", () => {
+    const small: AbstentionModel = { kind: "threshold", feature: "lift", threshold: 1, marginCap: 1 };
+    const mid: AbstentionModel = { kind: "threshold", feature: "gcov", threshold: 0.3, marginCap: 1 };
+    const large: AbstentionModel = { kind: "threshold", feature: "reach", threshold: 1.6, marginCap: 1 };
+    const m: AbstentionModel = { kind: "bySize", from: 125, small, mid, midUntil: 10_000, large };
+    // each band reads one feature; the values decline under the small band (lift) and the middle one
+    // (gcov) and route under the large one (reach)
+    const at = (n: number | undefined) => decideAbstention(m, lone({ lift: 0.5, gcov: 0.2, reach: 2, ...(n === undefined ? {} : { logN: Math.log(n) }) }));
+    const band = (n: number | undefined) => bandFor(m, n === undefined ? undefined : Math.log(n));
+    for (const n of [2, 24, 124, undefined]) expect(band(n), `${n} skills`).toBe(small);
+    for (const n of [125, 3000, 9999]) expect(band(n), `${n} skills`).toBe(mid);
+    for (const n of [10_000, 30_593, 1e6]) expect(band(n), `${n} skills`).toBe(large);
+    expect(at(124).reason).toMatch(/^the best skill's lift .*; by the model for libraries under 125 skills \(124 skills here\)$/);
+    expect(at(125).reason).toMatch(/^the winner's reference coverage .* 0\.2 is below the calibrated 0\.3; by the model for libraries of 125 to 9999 skills \(125 skills here\)$/);
+    expect(at(9999).abstain).toBe(true);
+    expect(at(10_000).reason).toMatch(/; by the model for libraries of 10000 skills or more \(10000 skills here\)$/);
+    expect(at(10_000).abstain).toBe(false);
+    expect(describeAbstentionModel(m)).toBe("under 125 skills, abstain when lift < 1; from 125, abstain when gcov < 0.3; from 10000, abstain when reach < 1.6");
+    // the bands' features together, then logN; a feature only the middle band reads counts
+    expect(modelFeatures(m)).toEqual(["lift", "gcov", "reach", "logN"]);
+    expect(readsFeature(m, "gcov")).toBe(true);
+    expect(checkAbstentionModel(m)).toEqual(m);
+    expect(() => checkAbstentionModel({ ...m, midUntil: undefined })).toThrow(/mid and midUntil come together/);
+    expect(() => checkAbstentionModel({ kind: "bySize", from: 125, small, large, midUntil: 200 })).toThrow(/mid and midUntil come together/);
+    expect(() => checkAbstentionModel({ ...m, midUntil: 125 })).toThrow(/midUntil must be an integer > from \(125\)/);
+    expect(() => checkAbstentionModel({ ...m, midUntil: 200.5 })).toThrow(/midUntil must be an integer/);
+    expect(() => checkAbstentionModel({ ...m, mid: m })).toThrow(/mid must be a threshold or logistic model, not another by-size model/);
   });
 
   it("checkAbstentionModel refuses malformed models", () => {
