@@ -5,7 +5,8 @@
 // bench/results/2026-11-29-cpu-abstention-sizes/ for the large band). Under it the demo's off-domain
 // prompts load nothing, with the reason; no in-domain demo task is declined and nine of ten at least
 // go to the skill written for it; the ten everyday requests written apart from any fit (examples/everyday-tasks.json)
-// are never declined, nine of them at least routed right; and gcov is what a plain computation gives.
+// are never declined, nine of them at least routed right; and gcov (and gcov2, from a middle band) is what a
+// plain computation gives.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -159,6 +160,25 @@ describe("the default pair's abstention", () => {
         const off = tasks.flatMap((t, i) => (t.expected === null ? [scores[i]] : []));
         const inside = tasks.flatMap((t, i) => (t.expected !== null ? [scores[i]] : []));
         expect(Math.max(...off)).toBeLessThan(Math.max(...inside));
+      });
+    });
+
+    it("reads gcov2 (idf² weights) from a middle band that decides for the library's size", async () => {
+      const p = router.projections;
+      // three bands: 24 skills fall in the middle one, a threshold on gcov2; the small and large
+      // bands read other features, which the route then need not compute
+      const mid = { kind: "threshold", feature: "gcov2", threshold: 0.3, marginCap: 1 } as const;
+      const other = { kind: "threshold", feature: "reach", threshold: 0, marginCap: 1 } as const;
+      await withRouter(p.withCalibration({ rerank: null, abstention: { kind: "bySize", from: 2, small: other, mid, midUntil: 1000, large: other } }), "gcov2", async (onGcov2) => {
+        const skills = await exampleSkills();
+        for (const t of [...tasks, ...everyday]) {
+          const r = await onGcov2.route(t.task, { verdict: false });
+          const held = new Set(bm25DocTokens(skills.get(r.shortlist[0].skill)!));
+          const want = p.referenceIdf!.coverage(bm25Tokens(t.task), (w) => held.has(w), 2);
+          expect(r.abstention!.score, t.task).toBeCloseTo(want, 12);
+          expect(r.abstained).toBe(want < 0.3);
+          expect(r.abstention!.reason).toMatch(/idf squared .*; by the model for libraries of 2 to 999 skills \(24 skills here\)$/);
+        }
       });
     });
 
