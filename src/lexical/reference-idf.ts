@@ -109,8 +109,11 @@ export class ReferenceIdf implements ReferenceIdfInit {
    * The share of the task's distinct words, each weighed by its {@link idf} to the power `power`
    * (1: abstention's `gcov`; 2: `gcov2`), that `holds` accepts (the words a skill's text contains):
    * in [0, 1]; 0 for a task without words.
+   *
+   * @throws GavelError `INVALID_ARGUMENT` when `power` is not a finite number > 0
    */
   coverage(taskWords: Iterable<string>, holds: (word: string) => boolean, power = 1): number {
+    if (typeof power !== "number" || !Number.isFinite(power) || power <= 0) throw invalidArgument(`ReferenceIdf.coverage: power must be a finite number > 0, got ${String(power)}`);
     let all = 0, held = 0;
     for (const w of new Set(taskWords)) {
       const x = this.idf(w) ** power;

@@ -88,6 +88,9 @@ describe("ReferenceIdf", () => {
     expect(ref.coverage([], () => true)).toBe(0);
     expect(ref.coverage(["a", "b"], () => true)).toBe(1);
     expect(ref.coverage(["a", "b"], () => false)).toBe(0);
+    for (const bad of [0, -1, NaN, Infinity, "2" as unknown as number]) {
+      expect(() => ref.coverage(["a"], () => true, bad), String(bad)).toThrow(/power must be a finite number > 0/);
+    }
   });
 
   it("a rare word held counts for more than a common one", () => {
