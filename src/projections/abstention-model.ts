@@ -120,11 +120,16 @@ export function modelFeatures(model: AbstentionModel): readonly AbstentionFeatur
 
 /** The band's model that decides for a library of e^logN skills (a band model decides for itself). */
 export function bandFor(model: AbstentionModel, logN: number | undefined): BandAbstention {
-  if (model.kind !== "bySize") return model;
+  return model.kind === "bySize" ? sizeBandFor(model, logN).model : model;
+}
+
+/** The band of a by-size model that decides for a library of e^logN skills, with the sizes it covers. */
+export function sizeBandFor(model: BySizeAbstention, logN: number | undefined): { model: BandAbstention; from: number; until: number } {
+  const bands = sizeBands(model);
   // without the library's size (no lexical pass) the small band decides, as before the split
-  if (logN === undefined) return model.small;
+  if (logN === undefined) return bands[0];
   const n = Math.round(Math.exp(logN));
-  return sizeBands(model).find((b) => n < b.until)!.model;
+  return bands.find((b) => n < b.until)!;
 }
 
 function finite(x: unknown, what: string): number {

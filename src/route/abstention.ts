@@ -10,11 +10,12 @@
  * @module
  */
 import { invalidArgument } from "../errors.js";
-import { bandFor, LEXICAL_FEATURES, modelFeatures, sizeBands, type AbstentionFeature, type AbstentionModel, type BandAbstention } from "../projections/abstention-model.js";
+import { LEXICAL_FEATURES, modelFeatures, sizeBandFor, sizeBands, type AbstentionFeature, type AbstentionModel, type BandAbstention } from "../projections/abstention-model.js";
 
 export {
   ABSTENTION_FEATURES,
   bandFor,
+  sizeBandFor,
   sizeBands,
   type BandAbstention,
   type BySizeAbstention,
@@ -219,10 +220,9 @@ export function decideAbstention(model: AbstentionModel | null | undefined, feat
   if (!model) return { abstain: false, score: NaN, reason: "no abstention model: never abstains" };
   if (!features) return { abstain: false, score: NaN, reason: "nothing was shortlisted" };
   if (model.kind === "bySize") {
-    const band = bandFor(model, features.logN);
-    const d = decideAbstention(band, features);
+    const b = sizeBandFor(model, features.logN);
+    const d = decideAbstention(b.model, features);
     const n = features.logN === undefined ? "the library's size unknown" : `${Math.round(Math.exp(features.logN))} skills here`;
-    const b = sizeBands(model).find((x) => x.model === band)!;
     const sizes = b.from === 0 ? `libraries under ${b.until} skills` : b.until === Infinity ? `libraries of ${b.from} skills or more` : `libraries of ${b.from} to ${b.until - 1} skills`;
     return { ...d, reason: `${d.reason}; by the model for ${sizes} (${n})` };
   }

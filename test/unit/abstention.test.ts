@@ -151,6 +151,10 @@ describe("decideAbstention", () => {
     expect(at(999, {}).reason).toMatch(/^the best skill's lift .*; by the model for libraries under 1000 skills \(999 skills here\)$/);
     expect(at(undefined, {}).reason).toMatch(/; by the model for libraries under 1000 skills \(the library's size unknown\)$/);
     expect(at(5000, {}).score).toBe(2);
+    // the reason names the band by the library's size, even when both bands hold one model object
+    const same: AbstentionModel = { kind: "bySize", from: 1000, small: large, large };
+    expect(decideAbstention(same, lone({ reach: 2, logN: Math.log(1000) })).reason).toMatch(/by the model for libraries of 1000 skills or more/);
+    expect(decideAbstention(same, lone({ reach: 2, logN: Math.log(999) })).reason).toMatch(/by the model for libraries under 1000 skills/);
     // it always reads the library's size (the lexical pass), and the verdict only if a band does
     expect(needsLexical(m)).toBe(true);
     expect(needsVerdict(m)).toBe(false);
