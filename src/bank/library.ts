@@ -27,6 +27,9 @@ import { BankStore, SNAPSHOT_ATTEMPTS } from "./store.js";
 import { TextStore } from "./texts.js";
 import { bankHeaderFor, type BankEntry, type BankHeader, type RenderCut } from "./types.js";
 
+/** An opaque state of a {@link Library} (see {@link Library.changedSince}). */
+export type LibraryState = { readonly store: BankStore; readonly entries: number; readonly handles: number };
+
 /** Native memory read per batch when a library opens (see {@link Library.open}). */
 const LOAD_BATCH_BYTES = 256 * 2 ** 20;
 
@@ -239,6 +242,12 @@ export class Library {
     const existing = this.store.get(skill.id);
     return existing !== undefined && existing.contentHash === skill.contentHash && this.#handleOf.has(skill.id);
   }
+
+  /** Whether what routes read may have changed since {@link state} gave `since` (entries or held keys): for caches. */
+  changedSince(s: LibraryState | undefined): boolean { return s === undefined || s.store !== this.store || s.entries !== this.store.entriesVersion || s.handles !== this.#handlesVersion; }
+
+  /** The library's state now, for {@link changedSince}. */
+  state(): LibraryState { return { store: this.store, entries: this.store.entriesVersion, handles: this.#handlesVersion }; }
 
   /** Handles of the skills that may be chosen automatically, in bank order. */
   routable(): Int32Array {

@@ -222,3 +222,48 @@ export function needsLexical(model: AbstentionModel | null | undefined): boolean
   if (model.kind === "threshold") return LEXICAL_FEATURES.includes(model.feature);
   return model.features.some((f, i) => LEXICAL_FEATURES.includes(f) && model.weights[i] !== 0);
 }
+
+/**
+ * What a small library measures its own abstention cut against (src/route/library-cut.ts applies
+ * it). A library of fewer than `below` routable skills, whose deciding band is logistic, routes each
+ * of `prompts` (off-domain prompts: requests no skill is written for) over itself once, and a route
+ * then also abstains when its score (the logit of p(off-domain)) is at or above the (`pass` + 1)-th
+ * lowest of theirs: at most `pass` of the prompts would load a skill there. For an off-domain request
+ * exchangeable with the prompts, the chance it loads a skill is then at most (`pass` + 1) / (n + 1),
+ * n the number of prompts (the conformal bound), whatever the library: the model's one cut trades one
+ * library size against another, this one is set per library.
+ */
+export interface AbstentionReference {
+  /** The off-domain prompts, each scored as a route over the library. */
+  readonly prompts: readonly string[];
+  /** At most this many prompts may load a skill: the cut is the (pass + 1)-th lowest prompt score. */
+  readonly pass: number;
+  /** The cut applies to libraries of fewer routable skills than this. */
+  readonly below: number;
+}
+
+/** Most reference prompts a file may carry, and most characters in one. */
+export const MAX_REFERENCE_PROMPTS = 1000;
+export const MAX_REFERENCE_PROMPT_CHARS = 4000;
+
+/**
+ * Checks a reference and returns a frozen copy of it, or null for null/undefined.
+ *
+ * @throws GavelError `INVALID_ARGUMENT` naming what is wrong
+ */
+export function checkAbstentionReference(r: unknown): AbstentionReference | null {
+  if (r === null || r === undefined) return null;
+  if (typeof r !== "object" || Array.isArray(r)) throw invalidArgument("abstention reference must be an object or null");
+  const o = r as Record<string, unknown>;
+  for (const k of Object.keys(o)) if (!["prompts", "pass", "below"].includes(k)) throw invalidArgument(`abstention reference: unknown field ${JSON.stringify(k.slice(0, 80))} (fields: prompts, pass, below)`);
+  if (!Array.isArray(o.prompts) || o.prompts.length === 0 || o.prompts.length > MAX_REFERENCE_PROMPTS) throw invalidArgument(`abstention reference: prompts must be a list of 1 to ${MAX_REFERENCE_PROMPTS} strings`);
+  const prompts = o.prompts.map((p, i) => {
+    if (typeof p !== "string" || p.trim() === "" || p.length > MAX_REFERENCE_PROMPT_CHARS) throw invalidArgument(`abstention reference: prompts[${i}] must be a non-blank string of at most ${MAX_REFERENCE_PROMPT_CHARS} characters`);
+    return p;
+  });
+  const pass = o.pass;
+  if (typeof pass !== "number" || !Number.isInteger(pass) || pass < 0 || pass >= prompts.length) throw invalidArgument(`abstention reference: pass must be an integer in [0, ${prompts.length - 1}] (fewer than the prompts), got ${String(pass)}`);
+  const below = o.below;
+  if (typeof below !== "number" || !Number.isInteger(below) || below < 2 || below > 2 ** 31) throw invalidArgument(`abstention reference: below must be an integer in [2, 2^31], got ${String(below)}`);
+  return Object.freeze({ prompts: Object.freeze(prompts), pass, below });
+}

@@ -20,8 +20,8 @@ import {
 } from "../gguf/index.js";
 import { isModelFingerprint, type ModelFingerprint } from "../model/fingerprint.js";
 import { MAX_BUDGET, PROJECTION_DEFAULTS, type GlanceRowWeights, type ProjectionsInit, type ProjectionsMeta } from "./meta.js";
-import { checkAbstentionModel, modelFeatures, type AbstentionModel, type BandAbstention } from "./abstention-model.js";
-import { checkRerankModel, type RerankModel } from "./rerank-model.js";
+import { checkAbstentionModel, checkAbstentionReference, modelFeatures, type AbstentionModel, type AbstentionReference, type BandAbstention } from "./abstention-model.js";
+import { checkRerankModel } from "./rerank-model.js";
 import { ReferenceIdf } from "../lexical/reference-idf.js";
 
 /** `general.architecture` of a projections file. */
@@ -112,6 +112,9 @@ export const REFERENCE_KEY = {
 /** The re-ranker (src/projections/rerank-model.ts), as one JSON text; absent: none. */
 export const RERANK_KEY = "gavel.rerank.json";
 
+/** The abstention reference (a small library's own cut: `AbstentionReference`) as one JSON text; only with `gavel.abstain.kind`. */
+export const ABSTAIN_REFERENCE_KEY = "gavel.abstain.reference.json";
+
 /** Name of the W_q tensor in a projections file. */
 export const TENSOR_WQ = "gavel.w_q";
 /** Name of the W_s tensor in a projections file. */
@@ -158,6 +161,7 @@ export async function writeProjectionsFile(path: string, p: ProjectionsContent):
   if (p.trainedBy !== undefined) w.set(KEY.trainedBy, str(p.trainedBy));
   w.set(KEY.createdAt, str(p.createdAt));
   if (p.abstention) writeAbstention(w, p.abstention);
+  if (p.abstentionReference) w.set(ABSTAIN_REFERENCE_KEY, str(JSON.stringify(p.abstentionReference)));
   // one JSON text: every number is written in the shortest form that reads back as the same double
   if (p.rerank) w.set(RERANK_KEY, str(JSON.stringify(p.rerank)));
   if (p.referenceIdf) {
@@ -203,6 +207,7 @@ export async function readProjectionsFile(path: string): Promise<ProjectionsInit
   const dim = num(KEY.dim, "uint");
   const wq = await readWeights(path, header, TENSOR_WQ, dim, model.nEmbd, corrupt);
   const ws = await readWeights(path, header, TENSOR_WS, dim, model.nEmbd, corrupt);
+  if (header.metadata.has(ABSTAIN_REFERENCE_KEY) && !header.metadata.has(ABSTAIN_KEY.kind)) throw corrupt(`metadata key ${ABSTAIN_REFERENCE_KEY} is set without ${ABSTAIN_KEY.kind}`);
   return {
     wq,
     ws,
@@ -232,7 +237,8 @@ export async function readProjectionsFile(path: string): Promise<ProjectionsInit
     trainedBy: text(KEY.trainedBy, true),
     createdAt: text(KEY.createdAt)!,
     abstention: readAbstention(header, corrupt),
-    rerank: readRerank(header, corrupt),
+    abstentionReference: readJson(header, ABSTAIN_REFERENCE_KEY, checkAbstentionReference, corrupt),
+    rerank: readJson(header, RERANK_KEY, checkRerankModel, corrupt),
     referenceIdf: readReference(header, corrupt),
   };
 }
@@ -330,15 +336,15 @@ function readBand(header: GgufHeader, band: "small" | "mid" | "large", corrupt: 
   }
 }
 
-/** The re-ranker of a header, or null when the file has none. */
-function readRerank(header: GgufHeader, corrupt: (why: string) => GavelError): RerankModel | null {
-  const v = header.metadata.get(RERANK_KEY);
+/** The JSON text under `key` of a header, checked by `check` (null when the file has no such key). */
+function readJson<T>(header: GgufHeader, key: string, check: (x: unknown) => T, corrupt: (why: string) => GavelError): T | null {
+  const v = header.metadata.get(key);
   if (v === undefined) return null;
-  if (v.type !== "str") throw corrupt(`metadata key ${RERANK_KEY} is not a string (type ${v.type})`);
+  if (v.type !== "str") throw corrupt(`metadata key ${key} is not a string (type ${v.type})`);
   try {
-    return checkRerankModel(JSON.parse(v.value));
+    return check(JSON.parse(v.value));
   } catch (err) {
-    throw corrupt(`metadata key ${RERANK_KEY}: ${err instanceof Error ? err.message : String(err)}`);
+    throw corrupt(`metadata key ${key}: ${err instanceof Error ? err.message : String(err)}`);
   }
 }
 

@@ -4,7 +4,7 @@
  * the projections file format (file.ts).
  */
 import type { ModelFingerprint } from "../model/fingerprint.js";
-import type { AbstentionModel } from "./abstention-model.js";
+import type { AbstentionModel, AbstentionReference } from "./abstention-model.js";
 import type { RerankModel } from "./rerank-model.js";
 import type { ReferenceIdf } from "../lexical/reference-idf.js";
 
@@ -98,6 +98,11 @@ export interface ProjectionsMeta {
    */
   readonly abstention: AbstentionModel | null;
   /**
+   * The off-domain prompts a library of few skills sets its own abstention cut with (src/route/library-cut.ts),
+   * or null: the model's cut alone. Files without `gavel.abstain.reference.json` read as null.
+   */
+  readonly abstentionReference: AbstentionReference | null;
+  /**
    * The learned re-ranking of the first stage's leaders (src/route/rerank.ts applies it), or null:
    * the ruling decides. Files without `gavel.rerank.json` read as null.
    */
@@ -137,6 +142,8 @@ export interface ProjectionsInit {
   keyBudget?: number;
   /** The abstention model (default null: none). */
   abstention?: AbstentionModel | null;
+  /** The abstention reference (default null: none); needs an abstention model. */
+  abstentionReference?: AbstentionReference | null;
   /** The re-ranker (default null: none). */
   rerank?: RerankModel | null;
   /** The reference idf the abstention feature `gcov` reads (default null: none). */
@@ -164,6 +171,11 @@ export interface Calibration {
   keyBudget?: number;
   /** A new abstention model; null removes it, undefined keeps the current one. */
   abstention?: AbstentionModel | null;
+  /**
+   * A new abstention reference; null removes it, undefined keeps the current one (removed with the
+   * abstention model, `abstention: null`).
+   */
+  abstentionReference?: AbstentionReference | null;
   /** A new re-ranker; null removes it, undefined keeps the current one. */
   rerank?: RerankModel | null;
   /** A new reference idf; null removes it, undefined keeps the current one. */

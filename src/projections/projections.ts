@@ -12,7 +12,7 @@ import { gaussian } from "../util/prng.js";
 import { quoteForMessage } from "../util/regular-file.js";
 import { checkFinite, checkLayer, type FiniteBounds } from "../util/validate.js";
 import { firstNonFinite, readProjectionsFile, writeProjectionsFile } from "./file.js";
-import { checkAbstentionModel, needsVerdict, readsFeature, type AbstentionModel } from "./abstention-model.js";
+import { checkAbstentionModel, checkAbstentionReference, needsVerdict, readsFeature, type AbstentionModel, type AbstentionReference } from "./abstention-model.js";
 import { ReferenceIdf } from "../lexical/reference-idf.js";
 import { checkRerankModel, type RerankModel } from "./rerank-model.js";
 import { defaultLayer, MAX_BUDGET, PROJECTION_DEFAULTS, type Calibration, type GlanceRowWeights, type ProjectionsInit, type ProjectionsMeta, type RandomProjectionsOptions } from "./meta.js";
@@ -22,11 +22,13 @@ export { ABSTAIN_KEY, PROJECTIONS_ARCHITECTURE, PROJECTIONS_VERSION, TENSOR_WQ, 
 export {
   ABSTENTION_FEATURES,
   checkAbstentionModel,
+  checkAbstentionReference,
   modelFeatures,
   needsLexical,
   needsVerdict,
   type AbstentionFeature,
   type AbstentionModel,
+  type AbstentionReference,
   type BandAbstention,
   type BySizeAbstention,
   type LogisticAbstention,
@@ -82,6 +84,8 @@ export class Projections implements ProjectionsMeta {
   readonly keyBudget: number;
   /** The calibrated abstention decision, or null (never abstains on it). */
   readonly abstention: AbstentionModel | null;
+  /** The prompts a small library sets its own abstention cut with (src/route/library-cut.ts), or null. */
+  readonly abstentionReference: AbstentionReference | null;
   /** The learned re-ranking of the first stage's leaders, or null (the ruling decides). */
   readonly rerank: RerankModel | null;
   /**
@@ -157,6 +161,8 @@ export class Projections implements ProjectionsMeta {
       if (!Number.isInteger(v) || v < 0 || v > MAX_BUDGET) throw invalidArgument(`Projections: ${name} must be an integer in [0, ${MAX_BUDGET}], got ${String(v)}`);
     }
     this.abstention = checkAbstentionModel(init.abstention);
+    this.abstentionReference = checkAbstentionReference(init.abstentionReference);
+    if (this.abstentionReference && !this.abstention) throw invalidArgument("Projections: an abstention reference needs an abstention model (it moves that model's cut)");
     this.rerank = checkRerankModel(init.rerank);
     const ref = init.referenceIdf ?? null;
     if (ref !== null && !(ref instanceof ReferenceIdf)) throw invalidArgument("Projections: referenceIdf must be a ReferenceIdf or null");
@@ -258,6 +264,7 @@ export class Projections implements ProjectionsMeta {
       skillBudget: this.skillBudget,
       keyBudget: this.keyBudget,
       abstention: this.abstention,
+      abstentionReference: this.abstentionReference,
       rerank: this.rerank,
       model: this.model,
       ...(this.trainedBy !== undefined ? { trainedBy: this.trainedBy } : {}),
@@ -306,6 +313,8 @@ export class Projections implements ProjectionsMeta {
       skillBudget: c.skillBudget ?? this.skillBudget,
       keyBudget: c.keyBudget ?? this.keyBudget,
       abstention: c.abstention === undefined ? this.abstention : c.abstention,
+      // the cut a reference sets is read off whatever model decides; removing the model removes it
+      abstentionReference: c.abstentionReference !== undefined ? c.abstentionReference : c.abstention === null ? null : this.abstentionReference,
       rerank: c.rerank === undefined ? this.rerank : c.rerank,
       referenceIdf: c.referenceIdf === undefined ? this.referenceIdf : c.referenceIdf,
     });

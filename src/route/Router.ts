@@ -9,7 +9,7 @@
  */
 import { GavelError, invalidArgument } from "../errors.js";
 import type { Model } from "../model/Model.js";
-import { boolOption, intOption, optionsObject, signalOption } from "../util/validate.js";
+import { abortedError, boolOption, intOption, optionsObject, signalOption } from "../util/validate.js";
 import type { Skill, SkillInput } from "../skills/index.js";
 import { RenderEncoder, type TaskKeep } from "../render/encode.js";
 import { modelFingerprint } from "../model/fingerprint.js";
@@ -26,6 +26,7 @@ import { checkFiniteReadouts, rule } from "./ruling.js";
 import { LexicalExpert } from "./lexical-expert.js";
 import { decide, decisionOutcome } from "./decide.js";
 import { needsLexical } from "../projections/abstention-model.js";
+import { libraryCut, promptScorer } from "./library-cut.js";
 import { explainVotes } from "./explain.js";
 import { installSkills } from "./install.js";
 import { LiveContext } from "./live.js";
@@ -293,6 +294,7 @@ export class Router {
     const o = optionsObject(options, "options");
     const model = this.projections.abstention;
     const abstain = boolOption(o.abstain, "abstain", model !== null);
+    const ownCut = boolOption(o.libraryCut, "libraryCut", true);
     const explain = boolOption(o.explain, "explain", false);
     const verdict = boolOption(o.verdict, "verdict", true);
     const lexical = boolOption(o.lexical, "lexical", this.projections.beta > 0 || (abstain && needsLexical(model)));
@@ -304,7 +306,10 @@ export class Router {
     const { library } = this.#parts;
     // trust per source: lower-priority skills within tieMargin of the best g lose the tie
     const ranked = trust.trust.size > 0 ? preferTrusted(glanced.ranked, (id) => priorityOf(sourceClass(library.entry(id), library.dir), trust.trust), trust.tieMargin) : glanced.ranked;
-    const d = await decide(this.#parts, this.#lexical, glanced.q.taskText, ranked, glanced.res.handles, { lexical, verdict, abstain, signal });
+    // a small library's own cut: measured once per state of the library (the reference prompts routed over it)
+    const cut = abstain && ownCut ? await libraryCut(this.#parts, promptScorer(this.#parts, this.#lexical)) : null;
+    if (signal?.aborted) throw abortedError();
+    const d = await decide(this.#parts, this.#lexical, glanced.q.taskText, ranked, glanced.res.handles, { lexical, verdict, abstain, libraryCut: cut, signal });
     const t2 = performance.now();
     const result: RouteResult = {
       ...decisionOutcome(this.#parts, d),

@@ -10,7 +10,7 @@
  * @module
  */
 import { invalidArgument } from "../errors.js";
-import { LEXICAL_FEATURES, modelFeatures, sizeBandFor, sizeBands, type AbstentionFeature, type AbstentionModel, type BandAbstention } from "../projections/abstention-model.js";
+import { bandFor, LEXICAL_FEATURES, modelFeatures, sizeBandFor, sizeBands, type AbstentionFeature, type AbstentionModel, type BandAbstention } from "../projections/abstention-model.js";
 
 export {
   ABSTENTION_FEATURES,
@@ -253,4 +253,31 @@ export function describeAbstentionModel(model: AbstentionModel | null | undefine
   if (model.kind === "bySize") return sizeBands(model).map((b) => (b.from === 0 ? `under ${b.until} skills, ` : `from ${b.from}, `) + describeAbstentionModel(b.model)).join("; ");
   if (model.kind === "threshold") return `abstain when ${model.feature} < ${fmt(model.threshold)}`;
   return `logistic over ${modelFeatures(model).join(", ")}: abstain when p(off-domain) > ${fmt(1 / (1 + Math.exp(-model.threshold)))}`;
+}
+
+/** A small library's own abstention cut, as src/route/library-cut.ts measures it. */
+export interface LibraryCut {
+  /** The score at or above which a route abstains: the (pass + 1)-th lowest prompt score. */
+  readonly cut: number;
+  /** How many prompts score below it (would load a skill), and how many were scored. */
+  readonly pass: number;
+  readonly prompts: number;
+  /** The routable skills it was measured over. */
+  readonly skills: number;
+}
+
+/**
+ * `decision` (the model's) with the library's cut applied: a route the model lets through abstains
+ * when its score is at or above the cut. Unchanged when no cut applies or the model already abstains;
+ * `model` and `logN` say which band decided (the cut was measured with the same band).
+ */
+export function applyLibraryCut(decision: AbstentionDecision, cut: LibraryCut | null | undefined, model: AbstentionModel | null, logN: number | undefined): AbstentionDecision {
+  if (!cut || !model || decision.abstain || !Number.isFinite(decision.score)) return decision;
+  if (bandFor(model, logN).kind !== "logistic") return decision;
+  if (decision.score < cut.cut) return decision;
+  return {
+    abstain: true,
+    score: decision.score,
+    reason: `${decision.reason}; but this library's own cut, logit ${fmt(cut.cut)} (${cut.pass} of the projections' ${cut.prompts} off-domain reference prompts score under it over these ${cut.skills} skills), is at or below ${fmt(decision.score)}: abstaining`,
+  };
 }

@@ -11,7 +11,7 @@
  */
 import { GavelError } from "../errors.js";
 import { bandFor, needsVerdict, readsFeature, type AbstentionModel } from "../projections/abstention-model.js";
-import { abstentionFeatures, decideAbstention, type AbstentionDecision } from "./abstention.js";
+import { abstentionFeatures, applyLibraryCut, decideAbstention, type AbstentionDecision, type LibraryCut } from "./abstention.js";
 import { checkFiniteReadouts, firstStage, firstStageShortlist, rule } from "./ruling.js";
 import { judge } from "./verdict.js";
 import { cheapTop, fullScores, rerankPool, verdictNeeded } from "./rerank.js";
@@ -33,6 +33,8 @@ export interface DecideOptions {
    * Off: never.
    */
   abstain: boolean;
+  /** A small library's own cut (src/route/library-cut.ts), applied beside the model's; absent: none. */
+  libraryCut?: LibraryCut | null;
   signal?: AbortSignal;
 }
 
@@ -119,7 +121,7 @@ export async function decide(parts: RouterParts, lexical: LexicalExpert, taskTex
     const first = short.map((c) => ({ ...c, L: NaN, V: NaN, S: firstStage(c.g, c.B, beta) }));
     const winner = o.abstain && first.length > 0 ? winnerWords(parts, model, logN, taskText, first[0].skill) : {};
     const abstention = o.abstain && first.length > 0
-      ? model ? decideAbstention(model, abstentionFeatures(first, { lift, coverage, reach, logN, ...winner })) : { abstain: false, score: NaN, reason: "no calibrated abstention model in the projections: a re-ranked route does not abstain" }
+      ? model ? applyLibraryCut(decideAbstention(model, abstentionFeatures(first, { lift, coverage, reach, logN, ...winner })), o.libraryCut, model, logN) : { abstain: false, score: NaN, reason: "no calibrated abstention model in the projections: a re-ranked route does not abstain" }
       : null;
     // the verdict reads the re-ranker's best only from its size on (below, the cheap stage picks), and
     // not when the route abstains: it loads nothing, so the verdict could change nothing it returns
@@ -148,7 +150,7 @@ export async function decide(parts: RouterParts, lexical: LexicalExpert, taskTex
   let abstention: AbstentionDecision | null = null;
   if (o.abstain && shortlist.length > 0) {
     if (abstentionReadsV && !run) abstention = { abstain: false, score: NaN, reason: "abstention reads the verdict's V, and the verdict was off: no abstention" };
-    else abstention = model ? decideAbstention(model, abstentionFeatures(shortlist, lift === undefined ? {} : { lift, coverage, reach, logN, ...winnerWords(parts, model, logN, taskText, shortlist[0].skill) })) : negativeV(shortlist[0]);
+    else abstention = model ? applyLibraryCut(decideAbstention(model, abstentionFeatures(shortlist, lift === undefined ? {} : { lift, coverage, reach, logN, ...winnerWords(parts, model, logN, taskText, shortlist[0].skill) })), o.libraryCut, model, logN) : negativeV(shortlist[0]);
   }
   return { shortlist, verdict: run ? "ran" : o.verdict ? "skipped" : "off", abstention, ...(lexicalMs !== undefined ? { lexicalMs } : {}), verdictMs };
 }

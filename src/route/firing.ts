@@ -16,11 +16,12 @@
  * @module
  */
 import { GavelError, invalidArgument } from "../errors.js";
-import { boolOption, optionsObject, signalOption } from "../util/validate.js";
+import { abortedError, boolOption, optionsObject, signalOption } from "../util/validate.js";
 import { needsLexical } from "../projections/abstention-model.js";
 import { chatAsTask } from "./context.js";
 import { decide, decisionOutcome } from "./decide.js";
 import { LexicalExpert } from "./lexical-expert.js";
+import { libraryCut, promptScorer } from "./library-cut.js";
 import type { LiveContext } from "./live.js";
 import type { Ranked } from "./glance.js";
 import type { RouterParts } from "./parts.js";
@@ -31,6 +32,8 @@ import type { RouteContext, RouteResult } from "./types.js";
 export interface LiveSelectOptions {
   /** Abstain (default true): by the calibrated model when the projections have one, else when the winner's V < 0. */
   abstain?: boolean;
+  /** With `abstain`, also abstain at a small library's own cut (default true), as `RouteOptions.libraryCut`. */
+  libraryCut?: boolean;
   /** Run the verdict when it can change the outcome (default true). */
   verdict?: boolean;
   /** Compute the lexical expert B (default: as route does, on when β > 0 or abstention reads it). */
@@ -91,6 +94,7 @@ export async function selectLive(live: LiveContext, context: RouteContext, optio
   const projections = parts.projections;
   const model = projections.abstention;
   const abstain = boolOption(o.abstain, "abstain", true);
+  const ownCut = boolOption(o.libraryCut, "libraryCut", true);
   const verdict = boolOption(o.verdict, "verdict", true);
   const lexical = boolOption(o.lexical, "lexical", projections.beta > 0 || (abstain && needsLexical(model)));
   const signal = signalOption(o.signal);
@@ -112,7 +116,11 @@ export async function selectLive(live: LiveContext, context: RouteContext, optio
         return { column, skill: id, name, g: scores.g[c] };
       })
       .sort((a, b) => b.g - a.g || a.column - b.column);
-    const d = await decide(parts, new LexicalExpert(), taskText, ranked, handles, { lexical, verdict, abstain, signal });
+    const lexicalExpert = new LexicalExpert();
+    // a small library's own cut, as a route reads it (src/route/library-cut.ts)
+    const cut = abstain && ownCut ? await libraryCut(parts, promptScorer(parts, lexicalExpert)) : null;
+    if (signal?.aborted) throw abortedError();
+    const d = await decide(parts, lexicalExpert, taskText, ranked, handles, { lexical, verdict, abstain, libraryCut: cut, signal });
     const outcome = decisionOutcome(parts, d);
     const record = outcome.skill !== null ? await readSkillRecord(library, outcome.skill) : null;
     return {

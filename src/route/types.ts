@@ -214,6 +214,14 @@ export interface RouteOptions extends ExclusionOptions {
    */
   abstain?: boolean;
   /**
+   * With `abstain`, also abstain at the library's own cut when the projections carry an abstention
+   * reference and the library is small (default true): the first route after a change to such a
+   * library routes the reference's off-domain prompts over it (40 for the embedded projections, a
+   * few milliseconds each), and routes then also abstain on any task that scores as off-domain as the
+   * fourth most in-domain-looking of them. See docs/api.md, "Abstention".
+   */
+  libraryCut?: boolean;
+  /**
    * Run the verdict on the shortlist (default true). Even when on, it is skipped when it cannot change
    * the outcome: one candidate, and abstention does not read V; with the projections' re-ranker, also
    * when its cheap stage's best leads by its `verdictMargin` or more, the routable library is under

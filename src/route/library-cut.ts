@@ -1,0 +1,84 @@
+/**
+ * A small library's own abstention cut. The projections' abstention model places one cut for every
+ * library size, and over a few skills its score shifts with the library: the same cut lets a different
+ * share of off-domain requests through over 4 skills than over 24. With an abstention reference in the
+ * projections (`Projections.abstentionReference`: off-domain prompts, `pass`, `below`), a library of
+ * fewer than `below` routable skills routes each prompt over itself once, and a route there also
+ * abstains when its score is at or above the (`pass` + 1)-th lowest prompt score: at most `pass` of
+ * the prompts would load a skill there. An off-domain request exchangeable with the prompts then loads
+ * a skill with probability at most (`pass` + 1) / (n + 1) over any such library (the conformal bound).
+ *
+ * The cut is computed the first time a route needs it after the library changed (an install, an
+ * uninstall, a refresh), and kept until the next change: n routes over a library of fewer than
+ * `below` skills, each a glance and the cheap stages, with the verdict only where a route would run it.
+ * It applies only where the deciding band of the model is logistic (its score the logit of
+ * p(off-domain), higher for off-domain).
+ *
+ * @module
+ */
+import { bandFor, needsLexical } from "../projections/abstention-model.js";
+import type { LibraryState } from "../bank/library.js";
+import type { LibraryCut } from "./abstention.js";
+import { encodeQueries } from "./context.js";
+import { decide } from "./decide.js";
+import { glanceLibrary } from "./glance.js";
+import type { LexicalExpert } from "./lexical-expert.js";
+import type { RouterParts } from "./parts.js";
+
+export type { LibraryCut } from "./abstention.js";
+
+/** Scores one prompt as a default route over the library: the abstention model's score (NaN: none). */
+export type ScorePrompt = (prompt: string) => Promise<number>;
+
+const cache = new WeakMap<RouterParts, { state: LibraryState; cut: Promise<LibraryCut | null> }>();
+
+/**
+ * The library's own cut, or null when none applies (no reference or model in the projections, the
+ * library has `below` routable skills or more, or its deciding band is not logistic). Computed once
+ * per state of the library; call it inside a read of the library (`Library.reading`), which keeps the
+ * state fixed while it runs.
+ */
+export function libraryCut(parts: RouterParts, score: ScorePrompt): Promise<LibraryCut | null> {
+  const { projections, library } = parts;
+  const ref = projections.abstentionReference;
+  const model = projections.abstention;
+  if (!ref || !model) return Promise.resolve(null);
+  const had = cache.get(parts);
+  if (had && !library.changedSince(had.state)) return had.cut;
+  const state = library.state();
+  const skills = library.routable().length;
+  const cut = skills === 0 || skills >= ref.below || bandFor(model, Math.log(skills)).kind !== "logistic" ? Promise.resolve(null) : measure(ref.prompts, ref.pass, skills, score);
+  const entry = { state, cut };
+  cache.set(parts, entry);
+  // a failed measurement is not kept: the next route measures again
+  cut.catch(() => {
+    if (cache.get(parts) === entry) cache.delete(parts);
+  });
+  return cut;
+}
+
+async function measure(prompts: readonly string[], pass: number, skills: number, score: ScorePrompt): Promise<LibraryCut | null> {
+  const scores: number[] = [];
+  for (const p of prompts) {
+    const z = await score(p);
+    // a prompt the model cannot score (nothing shortlisted) reads as the most off-domain
+    scores.push(Number.isNaN(z) ? Infinity : z);
+  }
+  scores.sort((a, b) => a - b);
+  const cut = scores[pass];
+  return Number.isFinite(cut) ? { cut, pass, prompts: scores.length, skills } : null;
+}
+
+/**
+ * Scores a prompt as a default route over the library would (the glance, the lexical expert, the
+ * verdict where such a route runs it, no library cut): the abstention model's score, NaN when the
+ * route shortlists nothing.
+ */
+export function promptScorer(parts: RouterParts, lexical: LexicalExpert): ScorePrompt {
+  return async (prompt) => {
+    const g = await glanceLibrary(parts, () => encodeQueries(parts, prompt, false));
+    const model = parts.projections.abstention;
+    const d = await decide(parts, lexical, g.q.taskText, g.ranked, g.res.handles, { lexical: parts.projections.beta > 0 || needsLexical(model), verdict: true, abstain: true });
+    return d.abstention?.score ?? NaN;
+  };
+}

@@ -1,0 +1,112 @@
+// A small library's own abstention cut, through the router with the embedded pair: the cut a route
+// applies is the (pass + 1)-th lowest score of the reference prompts routed over the library with the
+// cut off (a plain computation beside the router's own), a route abstains exactly when the model does
+// or its score reaches that cut, the cut is measured again after an install changes the library, and
+// none applies from `below` skills or with `libraryCut: false`.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { cpSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Projections, Router, type RouteResult } from "../../src/index.js";
+import { DEFAULT_MODEL, DEFAULT_PROJECTIONS } from "../../src/defaults.js";
+import { repoRoot } from "../helpers/paths.js";
+import { suiteModel } from "../helpers/model-suite.js";
+
+const lines = (f: string) => readFileSync(join(repoRoot, f), "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l) as { text: string; batch: string; gold_skill_ids: string[] });
+// the hand-written off-domain prompts of batches 1-5 as the reference; those of 6-7, and requests, as tasks
+const offDomain = lines("bench/data/off-domain-prompts.jsonl");
+const reference = offDomain.filter((p) => Number(p.batch.slice(5)) <= 5).map((p) => p.text);
+const SKILLS = ["git-history", "pdf-extract", "python-packaging", "regex-patterns"];
+const requests = lines("bench/data/short-requests-examples.jsonl").filter((r) => r.gold_skill_ids.some((g) => SKILLS.includes(g) || g === "dockerfile"));
+const tasks = [...requests.map((r) => r.text), ...offDomain.filter((p) => p.batch === "offhw6" || p.batch === "offhw7").map((p) => p.text)];
+
+describe("a small library's own abstention cut", () => {
+  const model = suiteModel(DEFAULT_MODEL, { contextSize: 2048, threads: 2 });
+  let dir: string;
+  let projections: Projections;
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), "gavel-library-cut-"));
+    for (const s of [...SKILLS, "dockerfile"]) cpSync(join(repoRoot, "examples", "skills", s), join(dir, "skills", s), { recursive: true });
+    const shipped = await Projections.load(DEFAULT_PROJECTIONS);
+    projections = shipped.withCalibration({ abstentionReference: { prompts: reference, pass: 0, below: 125 } });
+    expect(reference.length).toBeGreaterThan(4);
+    expect(requests.length).toBeGreaterThan(4);
+  });
+  afterAll(() => {
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  /** The cut computed plainly: each reference prompt routed with the cut off, the (pass + 1)-th lowest score. */
+  async function plainCut(router: Router, pass: number): Promise<number> {
+    const scores: number[] = [];
+    for (const p of reference) {
+      const r = await router.route(p, { libraryCut: false });
+      scores.push(r.abstention && Number.isFinite(r.abstention.score) ? r.abstention.score : Infinity);
+    }
+    return scores.sort((a, b) => a - b)[pass];
+  }
+
+  /** Routes every task with the cut on and off and checks the rule against `cut` (null: no cut applies). */
+  async function checkRoutes(router: Router, cut: number | null): Promise<{ byCut: number }> {
+    let byCut = 0;
+    for (const t of tasks) {
+      const off: RouteResult = await router.route(t, { libraryCut: false });
+      const on: RouteResult = await router.route(t);
+      expect(on.abstention?.score).toBe(off.abstention?.score);
+      const expected = off.abstained || (cut !== null && (off.abstention?.score ?? -Infinity) >= cut);
+      expect(on.abstained, `${t}: score ${off.abstention?.score}, cut ${cut}`).toBe(expected);
+      if (on.abstained && !off.abstained) {
+        byCut++;
+        expect(on.abstention!.reason).toMatch(/this library's own cut/);
+        expect(on.skill).toBeNull();
+        expect(on.load).toBeNull();
+      } else {
+        expect(on.skill).toBe(off.skill);
+      }
+    }
+    return { byCut };
+  }
+
+  it("abstains at the cut the reference prompts set, and measures it again after an install", async () => {
+    const router = await Router.open(model(), { projections, bankDir: join(dir, "bank") });
+    try {
+      for (const s of SKILLS) expect((await router.install(join(dir, "skills", s))).failed).toEqual([]);
+      const cut4 = await plainCut(router, 0);
+      expect(Number.isFinite(cut4)).toBe(true);
+      const first = await checkRoutes(router, cut4);
+      // an install changes the library: the cut is measured again (a stale one would disagree with the plain one)
+      expect((await router.install(join(dir, "skills", "dockerfile"))).failed).toEqual([]);
+      const cut5 = await plainCut(router, 0);
+      expect(cut5).not.toBe(cut4);
+      const second = await checkRoutes(router, cut5);
+      // the cut is not idle over these prompts: it declines something the model alone lets through
+      expect(first.byCut + second.byCut).toBeGreaterThan(0);
+    } finally {
+      await router.close();
+    }
+  });
+
+  it("is what the shipped projections carry: the 40 hand-written prompts of batches 1-5, at most 3 through, under the small band's edge", async () => {
+    const shipped = await Projections.load(DEFAULT_PROJECTIONS);
+    const ref = shipped.abstentionReference;
+    expect(ref, "models/gavel-mini.projections.gguf carries no abstention reference (scripts/select/write-abstention-reference.ts)").not.toBeNull();
+    expect(ref!.prompts).toEqual(reference);
+    expect(reference).toHaveLength(40);
+    // the conformal choice: the largest pass with (pass + 1)/(n + 1) ≤ 0.10
+    expect(ref!.pass).toBe(3);
+    expect((ref!.pass + 1) / (ref!.prompts.length + 1)).toBeLessThanOrEqual(0.1);
+    expect((ref!.pass + 2) / (ref!.prompts.length + 1)).toBeGreaterThan(0.1);
+    expect(shipped.abstention?.kind).toBe("bySize");
+    expect(ref!.below).toBe(shipped.abstention?.kind === "bySize" ? shipped.abstention.from : NaN);
+  });
+
+  it("applies no cut from `below` skills on", async () => {
+    const router = await Router.open(model(), { projections: projections.withCalibration({ abstentionReference: { prompts: reference, pass: 0, below: 4 } }), bankDir: join(dir, "bank-below") });
+    try {
+      for (const s of SKILLS) await router.install(join(dir, "skills", s));
+      await checkRoutes(router, null);
+    } finally {
+      await router.close();
+    }
+  });
+});
