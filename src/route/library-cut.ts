@@ -11,12 +11,20 @@
  * The cut is computed the first time a route needs it after the library changed (an install, an
  * uninstall, a refresh), and kept until the next change: n routes over a library of fewer than
  * `below` skills, each a glance and the cheap stages, with the verdict only where a route would run it.
+ * It is also kept in `<bank>/library-cut.bin` (checksummed; a cache, written whole or not at all),
+ * under a key of everything it depends on (the routable skills' ids and content hashes, the
+ * projections' weights and constants, the model's file), so that a new process over an unchanged
+ * library (`gavel route` run once) reads it instead of routing the prompts again.
  * It applies only where the deciding band of the model is logistic (its score the logit of
  * p(off-domain), higher for off-domain).
  *
  * @module
  */
+import { createHash } from "node:crypto";
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
 import { bandFor, needsLexical } from "../projections/abstention-model.js";
+import { readFramedFile, writeFramedFile } from "../util/framed-file.js";
 import type { LibraryState } from "../bank/library.js";
 import type { LibraryCut } from "./abstention.js";
 import { encodeQueries } from "./context.js";
@@ -47,13 +55,45 @@ export function libraryCut(parts: RouterParts, score: ScorePrompt): Promise<Libr
   if (had && !library.changedSince(had.state)) return had.cut;
   const state = library.state();
   const skills = library.routable().length;
-  const cut = skills === 0 || skills >= ref.below || bandFor(model, Math.log(skills)).kind !== "logistic" ? Promise.resolve(null) : measure(ref.prompts, ref.pass, skills, score);
+  const cut = skills === 0 || skills >= ref.below || bandFor(model, Math.log(skills)).kind !== "logistic" ? Promise.resolve(null) : kept(parts, () => measure(ref.prompts, ref.pass, skills, score));
   const entry = { state, cut };
   cache.set(parts, entry);
   // a failed measurement is not kept: the next route measures again
   cut.catch(() => {
     if (cache.get(parts) === entry) cache.delete(parts);
   });
+  return cut;
+}
+
+/** The file a bank keeps its cut in, and its first bytes. */
+export const LIBRARY_CUT_FILE = "library-cut.bin";
+const MAGIC = "GVLCUT01";
+
+/** What the cut of `parts` depends on, as one hash: the routable skills, the projections, the model. */
+function cutKey({ library, projections, model }: RouterParts): string {
+  const skills = [...library.routable()].map((h) => library.idOf(h)).sort().map((id) => [id, library.entry(id).contentHash]);
+  return createHash("sha256").update(JSON.stringify({ skills, projections: projections.hash, meta: projections.meta, model: model.path })).digest("hex");
+}
+
+/**
+ * The cut the bank's file keeps for this state of the library, else `measured()`'s, written to the
+ * file (best effort: a bank folder this process cannot write is measured again next time).
+ */
+async function kept(parts: RouterParts, measured: () => Promise<LibraryCut | null>): Promise<LibraryCut | null> {
+  const path = join(parts.library.dir, LIBRARY_CUT_FILE);
+  const key = cutKey(parts);
+  const ref = parts.projections.abstentionReference!;
+  const skills = parts.library.routable().length;
+  const bytes = await readFile(path).catch(() => null);
+  const read = bytes ? readFramedFile(bytes, MAGIC, "library cut") : null;
+  if (read && typeof read !== "string" && read.header.key === key) {
+    const h = read.header;
+    // a damaged or foreign file is measured over, never trusted
+    if (h.cut === null) return null;
+    if (typeof h.cut === "number" && Number.isFinite(h.cut) && h.pass === ref.pass && h.prompts === ref.prompts.length && h.skills === skills) return { cut: h.cut, pass: ref.pass, prompts: ref.prompts.length, skills };
+  }
+  const cut = await measured();
+  await writeFramedFile(path, MAGIC, { key, cut: cut?.cut ?? null, pass: ref.pass, prompts: ref.prompts.length, skills }, []).catch(() => undefined);
   return cut;
 }
 

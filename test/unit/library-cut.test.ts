@@ -2,7 +2,7 @@
 // projections file (checked, round-tripped, refused when damaged), the cut a route applies beside the
 // model's (against a plain reading of the rule on fresh random inputs), and the cut's measurement: the
 // (pass + 1)-th lowest prompt score, once per state of the library, again after a change.
-import { mkdtempSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -11,7 +11,7 @@ import { Projections, type AbstentionModel } from "../../src/projections/project
 import { checkAbstentionReference, type AbstentionReference, type BandAbstention } from "../../src/projections/abstention-model.js";
 import { readGgufHeader } from "../../src/gguf/index.js";
 import { applyLibraryCut, type AbstentionDecision, type LibraryCut } from "../../src/route/abstention.js";
-import { libraryCut } from "../../src/route/library-cut.js";
+import { LIBRARY_CUT_FILE, libraryCut } from "../../src/route/library-cut.js";
 import type { RouterParts } from "../../src/route/parts.js";
 import type { LibraryState } from "../../src/bank/library.js";
 import { freshSeed, rng } from "../helpers/random.js";
@@ -111,17 +111,24 @@ describe("a route's abstention with the library's cut", () => {
 });
 
 describe("measuring a library's cut", () => {
-  /** A stand-in for the router's parts: a library whose state and routable skills a test sets. */
-  function fakeParts(projections: Projections, skills: number) {
+  /**
+   * A stand-in for the router's parts: a library (in its own bank folder, or `bankDir`) whose state,
+   * routable skills and their content a test sets.
+   */
+  function fakeParts(projections: Projections, skills: number, bankDir = mkdtempSync(join(dir, "bank-"))) {
     let version = 0;
     const library = {
       skills,
+      content: "v0",
+      dir: bankDir,
       changedSince: (s: LibraryState | undefined) => s === undefined || (s as unknown as { v: number }).v !== version,
       state: () => ({ v: version }) as unknown as LibraryState,
-      routable: () => new Int32Array(library.skills),
-      change: () => void version++,
+      routable: () => Int32Array.from({ length: library.skills }, (_, i) => i),
+      idOf: (h: number) => `skill-${h}`,
+      entry: (id: string) => ({ id, contentHash: `${id}:${library.content}` }),
+      change: () => void (version++, (library.content = `v${version}`)),
     };
-    return { parts: { projections, library } as unknown as RouterParts, library };
+    return { parts: { projections, library, model: { path: "/models/m.gguf" } } as unknown as RouterParts, library };
   }
 
   it("is the (pass + 1)-th lowest prompt score, measured once per state of the library (random scores)", async () => {
@@ -170,6 +177,47 @@ describe("measuring a library's cut", () => {
     expect(await libraryCut(fakeParts(base().withCalibration({ abstention: BY_SIZE }), 10).parts, score)).toBeNull();
     const allNaN = async () => NaN;
     expect(await libraryCut(fakeParts(p, 10).parts, allNaN)).toBeNull();
+  });
+
+  it("is kept in the bank folder for the next process over the same library, and never trusted when it does not match", async () => {
+    const prompts = ["a", "b", "c", "d"];
+    const p = base().withCalibration({ abstention: BY_SIZE, abstentionReference: { prompts, pass: 1, below: 125 } });
+    let calls = 0;
+    const scores: Record<string, number> = { a: 3, b: -2, c: 0.5, d: 1 };
+    const score = async (q: string) => (calls++, scores[q]);
+    const first = fakeParts(p, 7);
+    const cut = await libraryCut(first.parts, score);
+    expect(cut).toEqual({ cut: 0.5, pass: 1, prompts: 4, skills: 7 });
+    expect(calls).toBe(4);
+    const file = join(first.library.dir, LIBRARY_CUT_FILE);
+    expect(existsSync(file)).toBe(true);
+    // a new process (new parts) over the same folder and library: read, nothing routed
+    expect(await libraryCut(fakeParts(p, 7, first.library.dir).parts, score)).toEqual(cut);
+    expect(calls).toBe(4);
+    // another library in the folder (a skill's content changed), other projections or another model: measured
+    const changed = fakeParts(p, 7, first.library.dir);
+    changed.library.content = "edited";
+    scores.c = 2;
+    expect((await libraryCut(changed.parts, score))?.cut).toBe(1);
+    expect(calls).toBe(8);
+    const other = p.withCalibration({ abstentionReference: { prompts, pass: 2, below: 125 } });
+    expect((await libraryCut(fakeParts(other, 7, first.library.dir).parts, score))?.cut).toBe(2);
+    expect(calls).toBe(12);
+    const moved = fakeParts(other, 7, first.library.dir);
+    (moved.parts as unknown as { model: { path: string } }).model = { path: "/models/other.gguf" };
+    await libraryCut(moved.parts, score);
+    expect(calls).toBe(16);
+    // a damaged file is measured over (and rewritten), never read
+    const bytes = readFileSync(file);
+    bytes[bytes.length - 40] ^= 0xff;
+    writeFileSync(file, bytes);
+    expect((await libraryCut(fakeParts(other, 7, first.library.dir).parts, score))?.cut).toBe(2);
+    expect(calls).toBe(20);
+    expect(await libraryCut(fakeParts(other, 7, first.library.dir).parts, score)).toMatchObject({ cut: 2 });
+    expect(calls).toBe(20);
+    // a folder it cannot write to: measured, not kept, no error
+    const gone = fakeParts(p, 7, join(dir, "no-such-folder", "bank"));
+    expect((await libraryCut(gone.parts, score))?.cut).toBe(1);
   });
 
   it("measures again after a failed measurement", async () => {
