@@ -47,7 +47,7 @@ export {
   type SkillBankView,
   type SkillRouter,
 } from "./route/index.js";
-export { Projections, PROJECTION_DEFAULTS, type ProjectionsMeta, type RandomProjectionsOptions, type Calibration, type GlanceRowWeights, type RerankModel, type RerankStage, type RerankFeature } from "./projections/projections.js";
+export { Projections, PROJECTION_DEFAULTS, type ProjectionsMeta, type RandomProjectionsOptions, type Calibration, type GlanceRowWeights, type RerankModel, type RerankStage, type RerankFeature, type AbstentionReference } from "./projections/projections.js";
 export { modelFingerprint, type ModelFingerprint } from "./model/fingerprint.js";
 export { loadSkills, parseSkillMarkdown, type Skill, type SkillInput, type SkillFailure, type LoadSkillsOptions, type LoadSkillsResult } from "./skills/index.js";
 export { ChatTemplate, renderChat, renderSkill, renderTask, renderVerdict, type ChatMessage } from "./render/index.js";

@@ -98,8 +98,10 @@ describe("gavel eval over examples/skills with the default pair", () => {
 
   it("follows the glance's pool too (gavel.shortlist_glance), where the verdict reads several skills", async () => {
     // the same pair with the glance's best 3 joining the verdict's pool (the bank stays valid: the maps
-    // are the same); without the re-ranker, whose own pool replaces the ruling's shortlist
-    const wider = projections.withCalibration({ shortlistGlance: 3, rerank: null });
+    // are the same); without the re-ranker, whose own pool replaces the ruling's shortlist, and without
+    // the library's own cut, whose one measurement (the reference prompts routed once, each with its
+    // verdict here) would add passes no task's shortlist accounts for (test/model/library-cut.test.ts)
+    const wider = projections.withCalibration({ shortlistGlance: 3, rerank: null, abstentionReference: null });
     expect(wider.abstention).toEqual(projections.abstention);
     const router = await Router.open(model, { projections: wider, bankDir });
     try {
