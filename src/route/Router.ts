@@ -9,7 +9,7 @@
  */
 import { GavelError, invalidArgument } from "../errors.js";
 import type { Model } from "../model/Model.js";
-import { abortedError, boolOption, intOption, optionsObject, signalOption } from "../util/validate.js";
+import { boolOption, intOption, optionsObject, signalOption } from "../util/validate.js";
 import type { Skill, SkillInput } from "../skills/index.js";
 import { RenderEncoder, type TaskKeep } from "../render/encode.js";
 import { modelFingerprint } from "../model/fingerprint.js";
@@ -26,7 +26,7 @@ import { checkFiniteReadouts, rule } from "./ruling.js";
 import { LexicalExpert } from "./lexical-expert.js";
 import { decide, decisionOutcome } from "./decide.js";
 import { needsLexical } from "../projections/abstention-model.js";
-import { libraryCut, promptScorer } from "./library-cut.js";
+import { routeCut } from "./library-cut.js";
 import { explainVotes } from "./explain.js";
 import { installSkills } from "./install.js";
 import { LiveContext } from "./live.js";
@@ -307,8 +307,7 @@ export class Router {
     // trust per source: lower-priority skills within tieMargin of the best g lose the tie
     const ranked = trust.trust.size > 0 ? preferTrusted(glanced.ranked, (id) => priorityOf(sourceClass(library.entry(id), library.dir), trust.trust), trust.tieMargin) : glanced.ranked;
     // a small library's own cut: measured once per state of the library (the reference prompts routed over it)
-    const cut = abstain && ownCut ? await libraryCut(this.#parts, promptScorer(this.#parts, this.#lexical)) : null;
-    if (signal?.aborted) throw abortedError();
+    const cut = abstain && ownCut ? await routeCut(this.#parts, this.#lexical, signal) : null;
     const d = await decide(this.#parts, this.#lexical, glanced.q.taskText, ranked, glanced.res.handles, { lexical, verdict, abstain, libraryCut: cut, signal });
     const t2 = performance.now();
     const result: RouteResult = {

@@ -16,12 +16,12 @@
  * @module
  */
 import { GavelError, invalidArgument } from "../errors.js";
-import { abortedError, boolOption, optionsObject, signalOption } from "../util/validate.js";
+import { boolOption, optionsObject, signalOption } from "../util/validate.js";
 import { needsLexical } from "../projections/abstention-model.js";
 import { chatAsTask } from "./context.js";
 import { decide, decisionOutcome } from "./decide.js";
 import { LexicalExpert } from "./lexical-expert.js";
-import { libraryCut, promptScorer } from "./library-cut.js";
+import { routeCut } from "./library-cut.js";
 import type { LiveContext } from "./live.js";
 import type { Ranked } from "./glance.js";
 import type { RouterParts } from "./parts.js";
@@ -118,8 +118,7 @@ export async function selectLive(live: LiveContext, context: RouteContext, optio
       .sort((a, b) => b.g - a.g || a.column - b.column);
     const lexicalExpert = new LexicalExpert();
     // a small library's own cut, as a route reads it (src/route/library-cut.ts)
-    const cut = abstain && ownCut ? await libraryCut(parts, promptScorer(parts, lexicalExpert)) : null;
-    if (signal?.aborted) throw abortedError();
+    const cut = abstain && ownCut ? await routeCut(parts, lexicalExpert, signal) : null;
     const d = await decide(parts, lexicalExpert, taskText, ranked, handles, { lexical, verdict, abstain, libraryCut: cut, signal });
     const outcome = decisionOutcome(parts, d);
     const record = outcome.skill !== null ? await readSkillRecord(library, outcome.skill) : null;

@@ -25,6 +25,7 @@ import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { bandFor, needsLexical } from "../projections/abstention-model.js";
 import { readFramedFile, writeFramedFile } from "../util/framed-file.js";
+import { GavelError } from "../errors.js";
 import type { LibraryState } from "../bank/library.js";
 import type { LibraryCut } from "./abstention.js";
 import { encodeQueries } from "./context.js";
@@ -112,13 +113,30 @@ async function measure(prompts: readonly string[], pass: number, skills: number,
 /**
  * Scores a prompt as a default route over the library would (the glance, the lexical expert, the
  * verdict where such a route runs it, no library cut): the abstention model's score, NaN when the
- * route shortlists nothing.
+ * route shortlists nothing. Stops with ABORTED when `signal` aborts.
  */
-export function promptScorer(parts: RouterParts, lexical: LexicalExpert): ScorePrompt {
+export function promptScorer(parts: RouterParts, lexical: LexicalExpert, signal?: AbortSignal): ScorePrompt {
   return async (prompt) => {
-    const g = await glanceLibrary(parts, () => encodeQueries(parts, prompt, false));
+    const g = await glanceLibrary(parts, () => encodeQueries(parts, prompt, false, signal), signal);
     const model = parts.projections.abstention;
-    const d = await decide(parts, lexical, g.q.taskText, g.ranked, g.res.handles, { lexical: parts.projections.beta > 0 || needsLexical(model), verdict: true, abstain: true });
+    const d = await decide(parts, lexical, g.q.taskText, g.ranked, g.res.handles, { lexical: parts.projections.beta > 0 || needsLexical(model), verdict: true, abstain: true, ...(signal ? { signal } : {}) });
     return d.abstention?.score ?? NaN;
   };
+}
+
+/**
+ * The cut a route over `parts` applies (null: none), for a route that runs inside a read of the
+ * library. The first route to need it measures it, under its own read and `signal`; routes that come
+ * meanwhile wait for that measurement, and one that stopped because its route was aborted is measured
+ * again by a waiting route whose own signal still runs, so no route gets another's ABORTED.
+ * (`scorer`: how a prompt is scored, {@link promptScorer}; tests give another.)
+ */
+export async function routeCut(parts: RouterParts, lexical: LexicalExpert, signal?: AbortSignal, scorer: typeof promptScorer = promptScorer): Promise<LibraryCut | null> {
+  for (;;) {
+    try {
+      return await libraryCut(parts, scorer(parts, lexical, signal));
+    } catch (err) {
+      if (!(err instanceof GavelError && err.code === "ABORTED") || signal?.aborted) throw err;
+    }
+  }
 }

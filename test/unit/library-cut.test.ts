@@ -11,7 +11,9 @@ import { Projections, type AbstentionModel } from "../../src/projections/project
 import { checkAbstentionReference, type AbstentionReference, type BandAbstention } from "../../src/projections/abstention-model.js";
 import { readGgufHeader } from "../../src/gguf/index.js";
 import { applyLibraryCut, type AbstentionDecision, type LibraryCut } from "../../src/route/abstention.js";
-import { LIBRARY_CUT_FILE, libraryCut } from "../../src/route/library-cut.js";
+import { LIBRARY_CUT_FILE, libraryCut, routeCut } from "../../src/route/library-cut.js";
+import { GavelError } from "../../src/errors.js";
+import type { LexicalExpert } from "../../src/route/lexical-expert.js";
 import type { RouterParts } from "../../src/route/parts.js";
 import type { LibraryState } from "../../src/bank/library.js";
 import { freshSeed, rng } from "../helpers/random.js";
@@ -218,6 +220,36 @@ describe("measuring a library's cut", () => {
     // a folder it cannot write to: measured, not kept, no error
     const gone = fakeParts(p, 7, join(dir, "no-such-folder", "bank"));
     expect((await libraryCut(gone.parts, score))?.cut).toBe(1);
+  });
+
+  it("gives no route another's ABORTED: a waiting route measures again when the measuring one was aborted", async () => {
+    const prompts = ["a", "b", "c"];
+    const p = base().withCalibration({ abstention: BY_SIZE, abstentionReference: { prompts, pass: 0, below: 125 } });
+    const { parts } = fakeParts(p, 5);
+    const measuredBy: string[] = [];
+    // a scorer that yields between prompts and stops with ABORTED once its route's signal aborts
+    const scorer = (_p: RouterParts, _l: LexicalExpert, signal?: AbortSignal) => async (q: string) => {
+      measuredBy.push((signal as AbortSignal & { who?: string })?.who ?? "?");
+      await new Promise((r) => setTimeout(r, 5));
+      if (signal?.aborted) throw new GavelError("the operation was aborted", "ABORTED");
+      return { a: 2, b: 1, c: 3 }[q]!;
+    };
+    const a = new AbortController(), b = new AbortController();
+    Object.assign(a.signal, { who: "a" });
+    Object.assign(b.signal, { who: "b" });
+    const first = routeCut(parts, {} as LexicalExpert, a.signal, scorer);
+    const second = routeCut(parts, {} as LexicalExpert, b.signal, scorer);
+    a.abort();
+    await expect(first).rejects.toMatchObject({ code: "ABORTED" });
+    expect(await second).toEqual({ cut: 1, pass: 0, prompts: 3, skills: 5 });
+    // a measured first, was aborted; b measured again, whole
+    expect(measuredBy[0]).toBe("a");
+    expect(measuredBy.filter((w) => w === "b")).toHaveLength(3);
+    // an aborted route's own ABORTED is its own: it does not measure again
+    const c = new AbortController();
+    c.abort();
+    const { parts: fresh } = fakeParts(p, 5);
+    await expect(routeCut(fresh, {} as LexicalExpert, c.signal, scorer)).rejects.toMatchObject({ code: "ABORTED" });
   });
 
   it("measures again after a failed measurement", async () => {
