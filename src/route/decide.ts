@@ -10,7 +10,7 @@
  * @module
  */
 import { GavelError } from "../errors.js";
-import { bandFor, needsVerdict, readsFeature, type AbstentionModel } from "../projections/abstention-model.js";
+import { bandFor, needsLexical, needsVerdict, readsFeature, type AbstentionModel } from "../projections/abstention-model.js";
 import { abstentionFeatures, applyLibraryCut, decideAbstention, type AbstentionDecision, type LibraryCut } from "./abstention.js";
 import { checkFiniteReadouts, firstStage, firstStageShortlist, rule } from "./ruling.js";
 import { judge } from "./verdict.js";
@@ -33,7 +33,11 @@ export interface DecideOptions {
    * Off: never.
    */
   abstain: boolean;
-  /** A small library's own cut (src/route/library-cut.ts), applied beside the model's; absent: none. */
+  /**
+   * A small library's own cut (src/route/library-cut.ts), applied beside the model's when this route
+   * computes the score as it was measured (B as a default route computes it; without a re-ranker, the
+   * verdict on); absent: none.
+   */
   libraryCut?: LibraryCut | null;
   signal?: AbortSignal;
 }
@@ -116,12 +120,15 @@ export async function decide(parts: RouterParts, lexical: LexicalExpert, taskTex
     short = firstStageShortlist(ranked, projections.delta, projections.maxShortlist, 0, undefined, { glance: projections.shortlistGlance }).map(({ skill, name, g }) => ({ skill, name, g }));
   }
   const model: AbstentionModel | null = projections.abstention;
+  // the library's cut was measured as a default route reads (library-cut.ts): a route that computes
+  // the score otherwise (B off, or on where the default leaves it off) applies the model's cut alone
+  const cut = o.libraryCut && o.lexical === (projections.beta > 0 || needsLexical(model)) ? o.libraryCut : null;
   if (projections.rerank && post && post.size >= projections.rerank.minSkills) {
     // abstention on the first stage (the re-ranker only picks among the leaders), then the re-ranker
     const first = short.map((c) => ({ ...c, L: NaN, V: NaN, S: firstStage(c.g, c.B, beta) }));
     const winner = o.abstain && first.length > 0 ? winnerWords(parts, model, logN, taskText, first[0].skill) : {};
     const abstention = o.abstain && first.length > 0
-      ? model ? applyLibraryCut(decideAbstention(model, abstentionFeatures(first, { lift, coverage, reach, logN, ...winner })), o.libraryCut, model, logN) : { abstain: false, score: NaN, reason: "no calibrated abstention model in the projections: a re-ranked route does not abstain" }
+      ? model ? applyLibraryCut(decideAbstention(model, abstentionFeatures(first, { lift, coverage, reach, logN, ...winner })), cut, model, logN) : { abstain: false, score: NaN, reason: "no calibrated abstention model in the projections: a re-ranked route does not abstain" }
       : null;
     // the verdict reads the re-ranker's best only from its size on (below, the cheap stage picks), and
     // not when the route abstains: it loads nothing, so the verdict could change nothing it returns
@@ -150,7 +157,7 @@ export async function decide(parts: RouterParts, lexical: LexicalExpert, taskTex
   let abstention: AbstentionDecision | null = null;
   if (o.abstain && shortlist.length > 0) {
     if (abstentionReadsV && !run) abstention = { abstain: false, score: NaN, reason: "abstention reads the verdict's V, and the verdict was off: no abstention" };
-    else abstention = model ? applyLibraryCut(decideAbstention(model, abstentionFeatures(shortlist, lift === undefined ? {} : { lift, coverage, reach, logN, ...winnerWords(parts, model, logN, taskText, shortlist[0].skill) })), o.libraryCut, model, logN) : negativeV(shortlist[0]);
+    else abstention = model ? applyLibraryCut(decideAbstention(model, abstentionFeatures(shortlist, lift === undefined ? {} : { lift, coverage, reach, logN, ...winnerWords(parts, model, logN, taskText, shortlist[0].skill) })), o.verdict ? cut : null, model, logN) : negativeV(shortlist[0]);
   }
   return { shortlist, verdict: run ? "ran" : o.verdict ? "skipped" : "off", abstention, ...(lexicalMs !== undefined ? { lexicalMs } : {}), verdictMs };
 }

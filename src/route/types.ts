@@ -218,7 +218,9 @@ export interface RouteOptions extends ExclusionOptions {
    * reference and the library is small (default true): the first route after a change to such a
    * library routes the reference's off-domain prompts over it (40 for the embedded projections, a
    * few milliseconds each), and routes then also abstain on any task that scores as off-domain as the
-   * fourth most in-domain-looking of them (docs/projections-format.md, "A library's own cut").
+   * fourth most in-domain-looking of them (docs/projections-format.md, "A library's own cut"). A route
+   * whose `lexical` differs from the default (or, without a re-ranker, with `verdict: false`) scores
+   * otherwise than the cut was measured, and applies the model's cut alone.
    */
   libraryCut?: boolean;
   /**

@@ -2,7 +2,7 @@
 // applies is the (pass + 1)-th lowest score of the reference prompts routed over the library with the
 // cut off (a plain computation beside the router's own), a route abstains exactly when the model does
 // or its score reaches that cut, the cut is measured again after an install changes the library, and
-// none applies from `below` skills or with `libraryCut: false`.
+// none applies from `below` skills on, with `libraryCut: false`, or to a route that scores otherwise (B off).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { cpSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -74,6 +74,12 @@ describe("a small library's own abstention cut", () => {
       const cut4 = await plainCut(router, 0);
       expect(Number.isFinite(cut4)).toBe(true);
       const first = await checkRoutes(router, cut4);
+      // a route that scores otherwise than the cut was measured (B off) applies the model's cut alone
+      for (const t of tasks.slice(0, 8)) {
+        const plain = await router.route(t, { lexical: false, libraryCut: false });
+        const own = await router.route(t, { lexical: false });
+        expect([own.abstained, own.abstention?.reason]).toEqual([plain.abstained, plain.abstention?.reason]);
+      }
       // an install changes the library: the cut is measured again (a stale one would disagree with the plain one)
       expect((await router.install(join(dir, "skills", "dockerfile"))).failed).toEqual([]);
       const cut5 = await plainCut(router, 0);
