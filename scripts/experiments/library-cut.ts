@@ -5,7 +5,10 @@
 // prompts of batches 1–5) would load a skill. Reports, per file and k, the in-domain requests declined
 // (fitting and held-out batches) and the held-out prompts (batches 6–10) that load a skill.
 //
-// Usage: npx vite-node scripts/experiments/library-cut.ts -- R/tiny-3-5.jsonl.gz … [--k 0,1,2,3,4]
+// `--small-band`: score every record with the by-size model's small band (a logistic) whatever the
+// library's size, the model's own decision kept: the cut's score past the small band's edge.
+//
+// Usage: npx vite-node scripts/experiments/library-cut.ts -- R/tiny-3-5.jsonl.gz … [--k 0,1,2,3,4] [--small-band]
 import { readFileSync } from "node:fs";
 import { readPerQuery } from "../../lab/eval/io.js";
 import { batchNumber } from "../../lab/eval/tasks.js";
@@ -16,6 +19,8 @@ import { bandFor } from "../../src/projections/abstention-model.js";
 const argv = process.argv.slice(2).filter((a) => a !== "--");
 const kAt = argv.indexOf("--k");
 const ks = kAt >= 0 ? argv.splice(kAt, 2)[1].split(",").map(Number) : [0, 1, 2, 3, 4];
+const smallAt = argv.indexOf("--small-band");
+const smallBand = smallAt >= 0 && argv.splice(smallAt, 1).length > 0;
 const c = JSON.parse(readFileSync("bench/results/2026-11-28-h200-default/selection.json", "utf8")).l1.chosen;
 const ruling = { alpha: c.alpha, gamma: c.gamma, delta: c.delta, beta: c.beta, maxShortlist: 20, lexicalTemperature: c.T };
 const model = (await Projections.load("models/gavel-mini.projections.gguf")).abstention!;
@@ -28,7 +33,8 @@ for (const file of argv) {
     if (!x) continue;
     const lib = r.id.includes("@") ? r.id.slice(r.id.indexOf("@") + 1) : "-";
     const d = decideAbstention(model, x.features);
-    (libs.get(lib) ?? libs.set(lib, []).get(lib)!).push({ z: bandFor(model, x.features.logN).kind === "threshold" ? -d.score : d.score, abstain: d.abstain, off: r.offDomain === true, fit: (batchNumber((r as { batch?: string }).batch) ?? 0) <= 5 });
+    const scored = smallBand && model.kind === "bySize" ? decideAbstention(model.small, x.features) : d;
+    (libs.get(lib) ?? libs.set(lib, []).get(lib)!).push({ z: smallBand ? scored.score : bandFor(model, x.features.logN).kind === "threshold" ? -d.score : d.score, abstain: d.abstain, off: r.offDomain === true, fit: (batchNumber((r as { batch?: string }).batch) ?? 0) <= 5 });
   }
   const line: string[] = [];
   for (const k of [-1, ...ks]) {
