@@ -14,8 +14,11 @@ export function bytesOf(a: ArrayBufferView): Uint8Array {
   return new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
 }
 
-/** Writes `magic` (8 latin1 characters), `header` as JSON and `payload`, checksummed, durably (temp file, fsync, rename). */
-export async function writeFramedFile(path: string, magic: string, header: unknown, payload: readonly ArrayBufferView[]): Promise<void> {
+/**
+ * Writes `magic` (8 latin1 characters), `header` as JSON and `payload`, checksummed, durably (temp
+ * file, fsync, rename), the file created with `mode` (a bank's files: 0o600).
+ */
+export async function writeFramedFile(path: string, magic: string, header: unknown, payload: readonly ArrayBufferView[], mode = 0o600): Promise<void> {
   const json = Buffer.from(JSON.stringify(header));
   const head = Buffer.alloc(12);
   head.write(magic, 0, "latin1");
@@ -23,7 +26,7 @@ export async function writeFramedFile(path: string, magic: string, header: unkno
   const parts = [head, json, ...payload.map(bytesOf)];
   const hash = createHash("sha256");
   for (const p of parts) hash.update(p);
-  await writeFileDurable(path, [...parts, hash.digest()]);
+  await writeFileDurable(path, [...parts, hash.digest()], { mode });
 }
 
 /**

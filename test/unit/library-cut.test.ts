@@ -2,7 +2,7 @@
 // projections file (checked, round-tripped, refused when damaged), the cut a route applies beside the
 // model's (against a plain reading of the rule on fresh random inputs), and the cut's measurement: the
 // (pass + 1)-th lowest prompt score, once per state of the library, again after a change.
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -193,6 +193,8 @@ describe("measuring a library's cut", () => {
     expect(calls).toBe(4);
     const file = join(first.library.dir, LIBRARY_CUT_FILE);
     expect(existsSync(file)).toBe(true);
+    // a bank's file: the owner's only
+    if (process.platform !== "win32") expect(statSync(file).mode & 0o077).toBe(0);
     // a new process (new parts) over the same folder and library: read, nothing routed
     expect(await libraryCut(fakeParts(p, 7, first.library.dir).parts, score)).toEqual(cut);
     expect(calls).toBe(4);
