@@ -132,6 +132,15 @@ export const SETTINGS: readonly Setting[] = [
     scope: "runtime",
   },
   {
+    name: "GAVEL_LIBRARY_CUT",
+    values: ["on", "off"],
+    default: "on",
+    meaning:
+      "Whether a route over a library of fewer than 125 skills (the projections' abstention reference's `below`) also abstains at the library's own cut, set by routing the projections' off-domain reference prompts over it (RouteOptions.libraryCut, which wins over it): off routes with the abstention model's cut alone, e.g. over a library of one-line skills, where the library's cut declines more requests (docs/BENCHMARKS.md, \"Small libraries: each library sets its own cut\").",
+    readBy: "src/route/Router.ts, src/route/firing.ts: every command that routes",
+    scope: "runtime",
+  },
+  {
     name: "GAVEL_GLANCE_ROW_WEIGHTS",
     values: ["uniform", "idf"],
     default: "(unset: the projections' own, `gavel.glance_row_weights`)",
@@ -285,6 +294,8 @@ export interface Config {
   keyIvf: "auto" | "off" | "on";
   keyIvfI8: "on" | "off";
   keyType: "f32" | "f16";
+  /** A small library's own abstention cut by default (RouteOptions.libraryCut wins over it). */
+  libraryCut: "on" | "off";
   /** Overrides the projections' glance row weights; undefined: the projections decide. */
   glanceRowWeights: "uniform" | "idf" | undefined;
   /** Overrides the projections' glance vote share; undefined: the projections decide. */
@@ -365,6 +376,7 @@ export function resolveConfig(env: Env): Config {
     keyIvf: choice(env, "GAVEL_KEY_IVF", ["auto", "off", "on"] as const) ?? "auto",
     keyIvfI8: choice(env, "GAVEL_KEY_IVF_I8", ["on", "off"] as const) ?? "on",
     keyType: choice(env, "GAVEL_KEY_TYPE", ["f32", "f16"] as const) ?? "f32",
+    libraryCut: choice(env, "GAVEL_LIBRARY_CUT", ["on", "off"] as const) ?? "on",
     glanceRowWeights: choice(env, "GAVEL_GLANCE_ROW_WEIGHTS", ["uniform", "idf"] as const),
     glanceVoteShare: unitNumber(env, "GAVEL_GLANCE_VOTE_SHARE"),
     keyIvfFrom: integer(env, "GAVEL_KEY_IVF_FROM", 1) ?? 3000,

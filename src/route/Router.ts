@@ -294,7 +294,7 @@ export class Router {
     const o = optionsObject(options, "options");
     const model = this.projections.abstention;
     const abstain = boolOption(o.abstain, "abstain", model !== null);
-    const ownCut = boolOption(o.libraryCut, "libraryCut", true);
+    const ownCut = boolOption(o.libraryCut, "libraryCut", config().libraryCut === "on");
     const explain = boolOption(o.explain, "explain", false);
     const verdict = boolOption(o.verdict, "verdict", true);
     const lexical = boolOption(o.lexical, "lexical", this.projections.beta > 0 || (abstain && needsLexical(model)));

@@ -22,6 +22,7 @@ import { chatAsTask } from "./context.js";
 import { decide, decisionOutcome } from "./decide.js";
 import { LexicalExpert } from "./lexical-expert.js";
 import { routeCut } from "./library-cut.js";
+import { config } from "../config.js";
 import type { LiveContext } from "./live.js";
 import type { Ranked } from "./glance.js";
 import type { RouterParts } from "./parts.js";
@@ -94,7 +95,7 @@ export async function selectLive(live: LiveContext, context: RouteContext, optio
   const projections = parts.projections;
   const model = projections.abstention;
   const abstain = boolOption(o.abstain, "abstain", true);
-  const ownCut = boolOption(o.libraryCut, "libraryCut", true);
+  const ownCut = boolOption(o.libraryCut, "libraryCut", config().libraryCut === "on");
   const verdict = boolOption(o.verdict, "verdict", true);
   const lexical = boolOption(o.lexical, "lexical", projections.beta > 0 || (abstain && needsLexical(model)));
   const signal = signalOption(o.signal);

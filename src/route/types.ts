@@ -215,7 +215,7 @@ export interface RouteOptions extends ExclusionOptions {
   abstain?: boolean;
   /**
    * With `abstain`, also abstain at the library's own cut when the projections carry an abstention
-   * reference and the library is small (default true): the first route after a change to such a
+   * reference and the library is small (default true; `GAVEL_LIBRARY_CUT=off` makes it false): the first route after a change to such a
    * library routes the reference's off-domain prompts over it (40 for the embedded projections, a
    * few milliseconds each), and routes then also abstain on any task that scores as off-domain as the
    * fourth most in-domain-looking of them (docs/projections-format.md, "A library's own cut"). A route

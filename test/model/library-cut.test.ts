@@ -1,8 +1,9 @@
 // A small library's own abstention cut, through the router with the embedded pair: the cut a route
 // applies is the (pass + 1)-th lowest score of the reference prompts routed over the library with the
 // cut off (a plain computation beside the router's own), a route abstains exactly when the model does
-// or its score reaches that cut, the cut is measured again after an install changes the library, and
-// none applies from `below` skills on, with `libraryCut: false`, or to a route that scores otherwise (B off).
+// or its score reaches that cut (by default; GAVEL_LIBRARY_CUT=off turns it off), the cut is measured
+// again after an install changes the library, and none applies from `below` skills on, with
+// `libraryCut: false`, or to a route that scores otherwise (B off).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { cpSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -11,6 +12,7 @@ import { Projections, Router, type RouteResult } from "../../src/index.js";
 import { DEFAULT_MODEL, DEFAULT_PROJECTIONS } from "../../src/defaults.js";
 import { repoRoot } from "../helpers/paths.js";
 import { suiteModel } from "../helpers/model-suite.js";
+import { withEnv } from "../helpers/env.js";
 
 const lines = (f: string) => readFileSync(join(repoRoot, f), "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l) as { text: string; batch: string; gold_skill_ids: string[] });
 // the hand-written off-domain prompts of batches 1-5 as the reference; those of 6-7, and requests, as tasks
@@ -74,6 +76,15 @@ describe("a small library's own abstention cut", () => {
       const cut4 = await plainCut(router, 0);
       expect(Number.isFinite(cut4)).toBe(true);
       const first = await checkRoutes(router, cut4);
+      // GAVEL_LIBRARY_CUT=off: the default becomes the model's cut alone; the option still wins
+      await withEnv({ GAVEL_LIBRARY_CUT: "off" }, async () => {
+        for (const t of tasks.slice(0, 12)) {
+          const plain = await router.route(t, { libraryCut: false });
+          expect((await router.route(t)).abstained).toBe(plain.abstained);
+          expect((await router.route(t, { libraryCut: true })).abstained).toBe(plain.abstained || (plain.abstention?.score ?? -Infinity) >= cut4);
+        }
+      });
+      await expect(withEnv({ GAVEL_LIBRARY_CUT: "maybe" }, () => router.route(tasks[0]))).rejects.toMatchObject({ code: "INVALID_ARGUMENT", message: expect.stringMatching(/GAVEL_LIBRARY_CUT/) });
       // a route that scores otherwise than the cut was measured (B off) applies the model's cut alone
       for (const t of tasks.slice(0, 8)) {
         const plain = await router.route(t, { lexical: false, libraryCut: false });
