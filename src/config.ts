@@ -123,23 +123,10 @@ export const SETTINGS: readonly Setting[] = [
     readBy: "src/route/glance-index-use.ts",
     scope: "runtime",
   },
-  {
-    name: "GAVEL_KEY_TYPE",
-    values: ["f32", "f16"],
-    default: "f32",
-    meaning: "How a router holds its bank's keys in memory (RouterOpenOptions.keyType, which wins over it): f32, or f16 (IEEE half, rounded to nearest even): half the keys' memory (the bank's largest part: 11 GB of float32 keys over 30,593 skills as gavel installs them), each inner product within 2⁻¹¹ of float32's for unit keys, so g can differ in its last digits and near ties can swap. The bank on disk keeps float32 either way.",
-    readBy: "src/route/Router.ts (Router.open): every command that opens a bank",
-    scope: "runtime",
-  },
-  {
-    name: "GAVEL_LIBRARY_CUT",
-    values: ["on", "off"],
-    default: "on",
-    meaning:
-      "Whether a route over a library of fewer than 125 skills (the projections' abstention reference's `below`) also abstains at the library's own cut, set by routing the projections' off-domain reference prompts over it (RouteOptions.libraryCut, which wins over it): off routes with the abstention model's cut alone, e.g. over a library of one-line skills, where the library's cut declines more requests (docs/BENCHMARKS.md, \"Small libraries: each library sets its own cut\").",
-    readBy: "src/route/Router.ts, src/route/firing.ts: every command that routes",
-    scope: "runtime",
-  },
+  { name: "GAVEL_KEY_TYPE", values: ["f32", "f16"], default: "f32", readBy: "src/route/Router.ts (Router.open): every command that opens a bank", scope: "runtime",
+    meaning: "How a router holds its bank's keys in memory (RouterOpenOptions.keyType, which wins over it): f32, or f16 (IEEE half, rounded to nearest even): half the keys' memory (the bank's largest part: 11 GB of float32 keys over 30,593 skills as gavel installs them), each inner product within 2⁻¹¹ of float32's for unit keys, so g can differ in its last digits and near ties can swap. The bank on disk keeps float32 either way." },
+  { name: "GAVEL_LIBRARY_CUT", values: ["on", "off"], default: "on", readBy: "src/route/Router.ts, src/route/firing.ts: every command that routes", scope: "runtime",
+    meaning: "Whether a route over a library of fewer than 125 skills (the projections' abstention reference's `below`) also abstains at the library's own cut, set by routing the projections' off-domain reference prompts over it (RouteOptions.libraryCut, which wins over it): off routes with the abstention model's cut alone, e.g. over a library of one-line skills, where the library's cut declines more requests (docs/BENCHMARKS.md, \"Small libraries: each library sets its own cut\")." },
   {
     name: "GAVEL_GLANCE_ROW_WEIGHTS",
     values: ["uniform", "idf"],
@@ -294,8 +281,7 @@ export interface Config {
   keyIvf: "auto" | "off" | "on";
   keyIvfI8: "on" | "off";
   keyType: "f32" | "f16";
-  /** A small library's own abstention cut by default (RouteOptions.libraryCut wins over it). */
-  libraryCut: "on" | "off";
+  libraryCut: "on" | "off"; // a small library's own abstention cut by default (RouteOptions.libraryCut wins)
   /** Overrides the projections' glance row weights; undefined: the projections decide. */
   glanceRowWeights: "uniform" | "idf" | undefined;
   /** Overrides the projections' glance vote share; undefined: the projections decide. */
