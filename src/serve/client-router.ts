@@ -59,7 +59,7 @@ export interface ServerRouter {
 }
 
 /** The route options that travel (the server ignores the rest). */
-const FLAGS = ["abstain", "verdict", "explain", "lexical", "live"] as const;
+const FLAGS = ["abstain", "libraryCut", "verdict", "explain", "lexical", "live"] as const;
 
 /**
  * A router over the bank's running server: `route` sends `route` (the task, or the chat), `get` sends

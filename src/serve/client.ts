@@ -330,6 +330,8 @@ export async function isRunning(bank?: string, options: { socket?: string; timeo
 /** Options of {@link routeViaServerIfRunning}: the route's own and where the server is. */
 export interface ServerRouteOptions extends EndpointOptions {
   abstain?: boolean;
+  /** As `RouteOptions.libraryCut` (the server's own default when absent). */
+  libraryCut?: boolean;
   verdict?: boolean;
   explain?: boolean;
   lexical?: boolean;

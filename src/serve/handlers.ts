@@ -61,7 +61,7 @@ function taskText(task: string | readonly { content?: unknown }[]): string {
 export const MAX_GLANCE_TOP = 200;
 
 /** The route options a request may carry (anything else is ignored). */
-const ROUTE_FLAGS = ["abstain", "verdict", "explain", "lexical", "live"] as const;
+const ROUTE_FLAGS = ["abstain", "libraryCut", "verdict", "explain", "lexical", "live"] as const;
 
 function str(params: Record<string, unknown>, key: string): string {
   const v = params[key];

@@ -206,6 +206,9 @@ describe("gavel serve", () => {
       const want = await c.request<RouteResult>("route", { task: TASKS[1], verdict: false, abstain: false });
       expect(want.abstained).toBe(false);
       expect(text.out).toContain(`chosen: ${want.skill}`);
+      // libraryCut travels to the router like the other flags (which checks it)
+      await expect(c.request("route", { task: TASKS[1], libraryCut: "yes" })).rejects.toMatchObject({ code: "INVALID_ARGUMENT", message: expect.stringMatching(/libraryCut/) });
+      expect((await c.request<RouteResult>("route", { task: TASKS[1], verdict: false, abstain: false, libraryCut: false })).skill).toBe(want.skill);
     } finally {
       c.close();
     }
