@@ -10,7 +10,8 @@
  *
  * Real inputs: the embedded gavel-mini pair over examples/skills, a real task; the projections' Δ is
  * widened (Projections.withCalibration) so that the verdict runs on 7 candidates, as a calibrated
- * Δ over a close library would make it, and its re-ranker (which reads the best two) taken out.
+ * Δ over a close library would make it, and its re-ranker (which reads the best two) and abstention
+ * reference (src/route/library-cut.ts) taken out.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -41,7 +42,9 @@ describe("the verdict's prefix cache through gavel serve", () => {
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), "gavel-serve-cache-"));
     model = await Model.load(DEFAULT_MODEL, { contextSize: 2048, threads: 1, batchSequences: SERVE_BATCH_SEQUENCES });
-    const projections = (await Projections.load(DEFAULT_PROJECTIONS)).withCalibration({ delta: 1e3, maxShortlist: CANDIDATES, rerank: null });
+    // the library's own abstention cut taken out too: its one measurement (40 prompts, each with a
+    // verdict on 7 candidates here) is not what this counts, and costs minutes on one loaded thread
+    const projections = (await Projections.load(DEFAULT_PROJECTIONS)).withCalibration({ delta: 1e3, maxShortlist: CANDIDATES, rerank: null, abstentionReference: null });
     router = await Router.open(model, { projections, bankDir: join(dir, "bank"), create: true });
     await router.install(join(repoRoot, "examples", "skills"));
     const socket = join(dir, "serve.sock");
