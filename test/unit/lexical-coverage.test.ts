@@ -125,7 +125,9 @@ describe("lexical coverage", () => {
     let coverageMoves = 0;
     let reachMoves = 0;
     let trials = 0;
-    while (trials < 40) {
+    // 200 trials: over 300 seeds the ratios below then peak at 0.31 (coverage) and 0.60 (reach); with
+    // 40 they reached 0.43 and 0.78, past the bounds, about one seed in a few hundred
+    while (trials < 200) {
       const { docs, word } = randomLibrary(r);
       const k1 = 0.5 + 2 * r();
       const b = r();
@@ -149,7 +151,8 @@ describe("lexical coverage", () => {
     }
     const why = `seed ${seed}: mean |Δ ln| raw ${rawMoves / trials}, coverage ${coverageMoves / trials}, reach ${reachMoves / trials}`;
     expect(rawMoves / trials, why).toBeGreaterThan(0.3);
-    // measured over many seeds: coverage moves about a quarter as much as the raw score, reach about half
+    // measured over many seeds: coverage moves about a quarter as much as the raw score (median 0.24),
+    // reach about half (0.51)
     expect(coverageMoves / trials, why).toBeLessThan(0.4 * (rawMoves / trials));
     expect(reachMoves / trials, why).toBeLessThan(0.75 * (rawMoves / trials));
   });
