@@ -66,13 +66,12 @@ export class Library {
   #lexicon: BankLexicon;
   #handleOf = new Map<string, number>();
   #idOf = new Map<number, string>();
-  /** Bumped by every track/untrack: with the store and its entriesVersion, what routable()'s cache keys on. */
+  /** Bumped by every track/untrack: with the store and its entriesVersion, the library's {@link state}. */
   #handlesVersion = 0;
-  #routable: { store: BankStore; entries: number; handles: number; list: Int32Array } | null = null;
-  /** {@link Library.tokenIdf}'s cache, keyed as routable()'s. */
-  #idf: { store: BankStore; entries: number; handles: number; idf: Float32Array } | null = null;
-  /** {@link Library.label}'s cache, valid while neither the entries nor the held keys change. */
-  #labels: { store: BankStore; entries: number; handles: number; of: SkillLabel[] } | null = null;
+  /** routable()'s, tokenIdf()'s and label()'s caches, each valid while the library has not {@link changedSince} its state. */
+  #routable: { state: LibraryState; list: Int32Array } | null = null;
+  #idf: { state: LibraryState; idf: Float32Array } | null = null;
+  #labels: { state: LibraryState; of: SkillLabel[] } | null = null;
   readonly #rw = new ReadWriteLock();
 
   private constructor(store: BankStore, keys: KeyBank, texts: TextStore, lexicon: BankLexicon) {
@@ -253,15 +252,15 @@ export class Library {
   routable(): Int32Array {
     // Kept while neither the entries nor the held keys change: a live context asks on every token,
     // and rebuilding it walked every entry (24 ms a call at 30K skills on the dev CPU: bench/routable.bench.ts).
-    const store = this.store, c = this.#routable;
-    if (c && c.store === store && c.entries === store.entriesVersion && c.handles === this.#handlesVersion) return c.list.slice();
+    const c = this.#routable;
+    if (c && !this.changedSince(c.state)) return c.list.slice();
     const out: number[] = [];
-    for (const e of store.entries()) {
+    for (const e of this.store.entries()) {
       const h = this.#handleOf.get(e.id);
       if (h !== undefined && !e.disableModelInvocation) out.push(h);
     }
     const list = Int32Array.from(out);
-    this.#routable = { store, entries: store.entriesVersion, handles: this.#handlesVersion, list };
+    this.#routable = { state: this.state(), list };
     return list.slice();
   }
 
@@ -272,12 +271,12 @@ export class Library {
    * held keys change (shared: read, never write).
    */
   tokenIdf(): Float32Array {
-    const store = this.store, c = this.#idf;
-    if (c && c.store === store && c.entries === store.entriesVersion && c.handles === this.#handlesVersion) return c.idf;
+    const c = this.#idf;
+    if (c && !this.changedSince(c.state)) return c.idf;
     const routable = new Set(this.routable());
     const df = new Map<number, number>();
     let n = 0, top = 0;
-    for (const e of store.entries()) {
+    for (const e of this.store.entries()) {
       const h = this.#handleOf.get(e.id);
       if (h === undefined || !routable.has(h)) continue;
       n++;
@@ -288,7 +287,7 @@ export class Library {
     }
     const idf = new Float32Array(top + 2).fill(Math.log((n + 1) / 0.5));
     for (const [t, d] of df) idf[t] = Math.log((n + 1) / (d + 0.5));
-    this.#idf = { store, entries: store.entriesVersion, handles: this.#handlesVersion, idf };
+    this.#idf = { state: this.state(), idf };
     return idf;
   }
 
@@ -299,11 +298,8 @@ export class Library {
    * from the cache (~30 ms for the first route after a change; bench/ranked.bench.ts).
    */
   label(handle: number): SkillLabel {
-    const store = this.store;
     let c = this.#labels;
-    if (!c || c.store !== store || c.entries !== store.entriesVersion || c.handles !== this.#handlesVersion) {
-      c = this.#labels = { store, entries: store.entriesVersion, handles: this.#handlesVersion, of: [] };
-    }
+    if (!c || this.changedSince(c.state)) c = this.#labels = { state: this.state(), of: [] };
     // by handle in an array (handles are the bank's small dense integers): a route labels every skill
     let l = Number.isInteger(handle) && handle >= 0 ? c.of[handle] : undefined;
     if (l === undefined) {

@@ -25,7 +25,7 @@ import { judge, verdictInputsOf, type Shortlisted, type VerdictInputs } from "./
 import { checkFiniteReadouts, rule } from "./ruling.js";
 import { LexicalExpert } from "./lexical-expert.js";
 import { decide, decisionOutcome } from "./decide.js";
-import { needsLexical } from "../projections/abstention-model.js";
+import { defaultLexical } from "./abstention.js";
 import { routeCut } from "./library-cut.js";
 import { explainVotes } from "./explain.js";
 import { installSkills } from "./install.js";
@@ -297,7 +297,7 @@ export class Router {
     const ownCut = boolOption(o.libraryCut, "libraryCut", config().libraryCut === "on");
     const explain = boolOption(o.explain, "explain", false);
     const verdict = boolOption(o.verdict, "verdict", true);
-    const lexical = boolOption(o.lexical, "lexical", this.projections.beta > 0 || (abstain && needsLexical(model)));
+    const lexical = boolOption(o.lexical, "lexical", defaultLexical(this.projections, abstain));
     const signal = signalOption(o.signal);
     const trust = trustSettings(o, this.projections.delta);
     const t0 = performance.now();

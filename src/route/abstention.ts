@@ -10,7 +10,7 @@
  * @module
  */
 import { invalidArgument } from "../errors.js";
-import { bandFor, LEXICAL_FEATURES, modelFeatures, sizeBandFor, sizeBands, type AbstentionFeature, type AbstentionModel, type BandAbstention } from "../projections/abstention-model.js";
+import { bandFor, needsLexical, LEXICAL_FEATURES, modelFeatures, sizeBandFor, sizeBands, type AbstentionFeature, type AbstentionModel, type BandAbstention } from "../projections/abstention-model.js";
 
 export {
   ABSTENTION_FEATURES,
@@ -253,6 +253,15 @@ export function describeAbstentionModel(model: AbstentionModel | null | undefine
   if (model.kind === "bySize") return sizeBands(model).map((b) => (b.from === 0 ? `under ${b.until} skills, ` : `from ${b.from}, `) + describeAbstentionModel(b.model)).join("; ");
   if (model.kind === "threshold") return `abstain when ${model.feature} < ${fmt(model.threshold)}`;
   return `logistic over ${modelFeatures(model).join(", ")}: abstain when p(off-domain) > ${fmt(1 / (1 + Math.exp(-model.threshold)))}`;
+}
+
+/**
+ * Whether a route computes the lexical expert B when the caller does not say: when the ruling weighs
+ * it (β > 0), or abstention is on and its model reads it. A library's own cut is measured and applied
+ * under this same setting (library-cut.ts, decide.ts).
+ */
+export function defaultLexical(projections: { readonly beta: number; readonly abstention: AbstentionModel | null }, abstain: boolean): boolean {
+  return projections.beta > 0 || (abstain && needsLexical(projections.abstention));
 }
 
 /** A small library's own abstention cut, as src/route/library-cut.ts measures it. */

@@ -10,8 +10,8 @@
  * @module
  */
 import { GavelError } from "../errors.js";
-import { bandFor, needsLexical, needsVerdict, readsFeature, type AbstentionModel } from "../projections/abstention-model.js";
-import { abstentionFeatures, applyLibraryCut, decideAbstention, type AbstentionDecision, type LibraryCut } from "./abstention.js";
+import { bandFor, needsVerdict, readsFeature, type AbstentionModel } from "../projections/abstention-model.js";
+import { abstentionFeatures, applyLibraryCut, defaultLexical, decideAbstention, type AbstentionDecision, type LibraryCut } from "./abstention.js";
 import { checkFiniteReadouts, firstStage, firstStageShortlist, rule } from "./ruling.js";
 import { judge } from "./verdict.js";
 import { cheapTop, fullScores, rerankPool, verdictNeeded } from "./rerank.js";
@@ -122,7 +122,7 @@ export async function decide(parts: RouterParts, lexical: LexicalExpert, taskTex
   const model: AbstentionModel | null = projections.abstention;
   // the library's cut was measured as a default route reads (library-cut.ts): a route that computes
   // the score otherwise (B off, or on where the default leaves it off) applies the model's cut alone
-  const cut = o.libraryCut && o.lexical === (projections.beta > 0 || needsLexical(model)) ? o.libraryCut : null;
+  const cut = o.libraryCut && o.lexical === defaultLexical(projections, true) ? o.libraryCut : null;
   if (projections.rerank && post && post.size >= projections.rerank.minSkills) {
     // abstention on the first stage (the re-ranker only picks among the leaders), then the re-ranker
     const first = short.map((c) => ({ ...c, L: NaN, V: NaN, S: firstStage(c.g, c.B, beta) }));

@@ -17,7 +17,7 @@
  */
 import { GavelError, invalidArgument } from "../errors.js";
 import { boolOption, optionsObject, signalOption } from "../util/validate.js";
-import { needsLexical } from "../projections/abstention-model.js";
+import { defaultLexical } from "./abstention.js";
 import { chatAsTask } from "./context.js";
 import { decide, decisionOutcome } from "./decide.js";
 import { LexicalExpert } from "./lexical-expert.js";
@@ -97,7 +97,7 @@ export async function selectLive(live: LiveContext, context: RouteContext, optio
   const abstain = boolOption(o.abstain, "abstain", true);
   const ownCut = boolOption(o.libraryCut, "libraryCut", config().libraryCut === "on");
   const verdict = boolOption(o.verdict, "verdict", true);
-  const lexical = boolOption(o.lexical, "lexical", projections.beta > 0 || (abstain && needsLexical(model)));
+  const lexical = boolOption(o.lexical, "lexical", defaultLexical(projections, abstain));
   const signal = signalOption(o.signal);
   if (live.tokens === 0) throw invalidArgument("the live context has read no token yet: nothing to select from");
   const taskText = liveVerdictText(parts, context);

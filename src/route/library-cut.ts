@@ -23,11 +23,11 @@
 import { createHash } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { bandFor, needsLexical } from "../projections/abstention-model.js";
+import { bandFor } from "../projections/abstention-model.js";
 import { readFramedFile, writeFramedFile } from "../util/framed-file.js";
 import { GavelError } from "../errors.js";
 import type { LibraryState } from "../bank/library.js";
-import type { LibraryCut } from "./abstention.js";
+import { defaultLexical, type LibraryCut } from "./abstention.js";
 import { encodeQueries } from "./context.js";
 import { decide } from "./decide.js";
 import { glanceLibrary } from "./glance.js";
@@ -56,7 +56,7 @@ export function libraryCut(parts: RouterParts, score: ScorePrompt): Promise<Libr
   if (had && !library.changedSince(had.state)) return had.cut;
   const state = library.state();
   const skills = library.routable().length;
-  const cut = skills === 0 || skills >= ref.below || bandFor(model, Math.log(skills)).kind !== "logistic" ? Promise.resolve(null) : kept(parts, () => measure(ref.prompts, ref.pass, skills, score));
+  const cut = skills === 0 || skills >= ref.below || bandFor(model, Math.log(skills)).kind !== "logistic" ? Promise.resolve(null) : kept(parts, skills, () => measure(ref.prompts, ref.pass, skills, score));
   const entry = { state, cut };
   cache.set(parts, entry);
   // a failed measurement is not kept: the next route measures again
@@ -77,14 +77,13 @@ function cutKey({ library, projections, model }: RouterParts): string {
 }
 
 /**
- * The cut the bank's file keeps for this state of the library, else `measured()`'s, written to the
+ * The cut the bank's file keeps for this state of the library (of `skills` routable skills), else `measured()`'s, written to the
  * file (best effort: a bank folder this process cannot write is measured again next time).
  */
-async function kept(parts: RouterParts, measured: () => Promise<LibraryCut | null>): Promise<LibraryCut | null> {
+async function kept(parts: RouterParts, skills: number, measured: () => Promise<LibraryCut | null>): Promise<LibraryCut | null> {
   const path = join(parts.library.dir, LIBRARY_CUT_FILE);
   const key = cutKey(parts);
   const ref = parts.projections.abstentionReference!;
-  const skills = parts.library.routable().length;
   const bytes = await readFile(path).catch(() => null);
   const read = bytes ? readFramedFile(bytes, MAGIC, "library cut") : null;
   if (read && typeof read !== "string" && read.header.key === key) {
@@ -118,8 +117,7 @@ async function measure(prompts: readonly string[], pass: number, skills: number,
 export function promptScorer(parts: RouterParts, lexical: LexicalExpert, signal?: AbortSignal): ScorePrompt {
   return async (prompt) => {
     const g = await glanceLibrary(parts, () => encodeQueries(parts, prompt, false, signal), signal);
-    const model = parts.projections.abstention;
-    const d = await decide(parts, lexical, g.q.taskText, g.ranked, g.res.handles, { lexical: parts.projections.beta > 0 || needsLexical(model), verdict: true, abstain: true, ...(signal ? { signal } : {}) });
+    const d = await decide(parts, lexical, g.q.taskText, g.ranked, g.res.handles, { lexical: defaultLexical(parts.projections, true), verdict: true, abstain: true, ...(signal ? { signal } : {}) });
     return d.abstention?.score ?? NaN;
   };
 }
