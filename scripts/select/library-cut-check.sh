@@ -10,6 +10,8 @@
 #   SHAPES: any of "tiny oneline 124 24" (default "tiny oneline 124"; 24: the example skills alone)
 #   REQUESTS, PROMPTS: other request and prompt files (JSONL as the defaults); a batch without a number
 #   counts as fitting
+#   LIVE=1: small-library.ts --live (each request also selected through a live context, with the
+#   library's own cut and without; summary rows "shipped, live" and "shipped, live, no library cut")
 # OUT_DIR/<shape>-<library>/<projections basename>.txt: small-library.ts's output; OUT_DIR/summary.tsv.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -70,8 +72,8 @@ for spec in "${libs[@]}"; do
   F=$(ls "$d"/{in,off}-*.jsonl | paste -sd,)
   for P in "$@"; do
     tag=$(basename "$P" .gguf)
-    npx vite-node scripts/select/small-library.ts -- "$F" --skills "$S" --projections "$P" --quiet > "$d/$tag.txt" 2>&1
-    grep -P "\tshipped\t" "$d/$tag.txt" | sed "s|^$d/||; s|\.jsonl||" | awk -v n="$name" -v t="$tag" 'BEGIN{OFS="\t"} {print n, t, $0}' >> "$out/summary.tsv"
+    npx vite-node scripts/select/small-library.ts -- "$F" --skills "$S" --projections "$P" --quiet ${LIVE:+--live} > "$d/$tag.txt" 2>&1
+    grep -P "\tshipped(, live|, live, no library cut)?\t" "$d/$tag.txt" | sed "s|^$d/||; s|\.jsonl||" | awk -v n="$name" -v t="$tag" 'BEGIN{OFS="\t"} {print n, t, $0}' >> "$out/summary.tsv"
   done
   echo "$name: $(echo $skills | wc -w) skills + $extra"
 done

@@ -7,7 +7,12 @@
  * table of right / declined / wrong per file and method.
  *
  *   npx vite-node scripts/select/small-library.ts -- REQUESTS.json[,MORE.json] [--skills DIR[,LIBRARY.jsonl]]
- *     [--projections P.gguf] [--variants rerank@0,...] [--verdict-off] [--quiet]
+ *     [--projections P.gguf] [--variants rerank@0,...] [--verdict-off] [--live] [--quiet]
+ *
+ * --live also selects as a live agent would: the request as a chat's user message (after a short
+ * system message), rendered with the model's chat template, its ℓ* rows appended to a fresh
+ * `router.live()` context, then `selectLive` with abstention on, the library's own cut on
+ * (`<name>, live`) and off (`<name>, live, no library cut`).
  *
  * A request file is a JSON array of {task, expected} (expected null: no skill serves it), or JSONL of
  * {text, gold_skill_ids} (bench/data/short-requests-examples.jsonl), its first gold expected.
@@ -20,6 +25,9 @@ import { DEFAULT_MODEL, DEFAULT_PROJECTIONS } from "../../src/defaults.js";
 import { loadSkills } from "../../src/skills/index.js";
 import { Bm25Index } from "../../src/lexical/bm25.js";
 import { readRequests } from "./requests.js";
+import { selectLive } from "../../src/route/firing.js";
+import { renderChat } from "../../src/render/template.js";
+import type { ChatMessage } from "../../src/render/index.js";
 
 const argv = process.argv.slice(2).filter((a) => a !== "--");
 const opt = (n: string) => { const i = argv.indexOf(n); return i >= 0 ? argv.splice(i, 2)[1] : undefined; };
@@ -32,6 +40,7 @@ const variants = (opt("--variants") ?? "").split(",").filter(Boolean);
 const quiet = flag("--quiet");
 // --verdict-off: each router also routes with the verdict off (its cheap stage, or the first stage)
 const verdictOff = flag("--verdict-off");
+const live = flag("--live");
 const files = (argv[0] ?? "").split(",").filter(Boolean);
 if (files.length === 0) throw new Error("usage: small-library.ts REQUESTS.json[,MORE.json] [--skills DIR] [--projections P] [--variants rerank@N,…]");
 
@@ -87,6 +96,16 @@ try {
           if (verdictOff) {
             const nv = await router.route(t.task, { abstain: false, verdict: false });
             tally(file, `${name}, abstention and verdict off`, t.expected, nv.skill, false, t.task);
+          }
+        }
+        if (live) {
+          const messages: ChatMessage[] = [{ role: "system", content: "You are a helpful assistant." }, { role: "user", content: t.task }];
+          const ctx = router.live();
+          const tokens = model.tokenize(renderChat(model.info.chatTemplate ?? null, messages), { special: true, addBos: model.info.addBos });
+          await ctx.append(await model.hiddenStates(tokens, ctx.layer));
+          for (const cut of [true, false]) {
+            const pick = await selectLive(ctx, messages, { libraryCut: cut });
+            tally(file, `${name}, live${cut ? "" : ", no library cut"}`, t.expected, pick.abstained ? null : pick.skill, pick.abstained, t.task);
           }
         }
       }

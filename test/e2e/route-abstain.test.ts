@@ -1,7 +1,7 @@
 // `gavel route` with the embedded default pair over examples/skills (issue 13): the abstention and
 // its reason, the verdict's state, --no-abstain, --abstain and --no-verdict, as a user runs them.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { repoRoot } from "../helpers/paths.js";
@@ -63,6 +63,48 @@ describe("gavel route with the embedded default pair", () => {
     expect(both.code).toBe(1);
     expect(both.err).toMatch(/--abstain and --no-abstain contradict each other/);
     const help = await gavel("route", "--help");
-    for (const flag of ["--abstain", "--no-abstain", "--no-verdict"]) expect(help.out + help.err).toContain(flag);
+    for (const flag of ["--abstain", "--no-abstain", "--no-verdict", "--no-library-cut"]) expect(help.out + help.err).toContain(flag);
+  });
+});
+
+// Under 125 skills a route also abstains at the library's own cut; --no-library-cut routes by the
+// calibrated model alone. Over three example skills the cut declines some of the held-out off-domain
+// prompts the model lets through: each such prompt says so, and the flag never adds a decline.
+describe("gavel route --no-library-cut over a small library", () => {
+  let dir: string;
+  const gavel = (...args: string[]) =>
+    run(process.execPath, [cli, ...args, "--bank", join(dir, "bank"), "--threads", "1"], {
+      timeoutMs: 300_000,
+      env: { ...process.env, GAVEL_MODEL: "", GAVEL_PROJECTIONS: "", GAVEL_LIBRARY_CUT: "" },
+    });
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), "gavel-route-cut-"));
+    for (const s of ["bash-scripting", "readme-writing", "rust-cargo"]) {
+      const inst = await gavel("install", join(repoRoot, "examples", "skills", s));
+      expect(inst.code, inst.err).toBe(0);
+    }
+  });
+  afterAll(() => {
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("the cut only adds declines, each naming the library's cut; the flag turns it off", async () => {
+    const prompts = readFileSync(join(repoRoot, "bench", "data", "off-domain-prompts.jsonl"), "utf8").split("\n").filter(Boolean)
+      .map((l) => JSON.parse(l) as { text: string; batch: string }).filter((p) => ["offhw6", "offhw7", "offhw8"].includes(p.batch)).map((p) => p.text);
+    expect(prompts.length).toBeGreaterThanOrEqual(20);
+    let byCut = 0;
+    for (const p of prompts) {
+      const on = JSON.parse((await gavel("route", p, "--json")).out) as { abstained: boolean; abstention: { reason: string } };
+      const off = await gavel("route", p, "--json", "--no-library-cut");
+      expect(off.code, off.err).toBe(0);
+      const o = JSON.parse(off.out) as { abstained: boolean; abstention: { reason: string } };
+      expect(o.abstention.reason).not.toMatch(/this library's own cut/);
+      if (o.abstained) expect(on.abstained).toBe(true);
+      if (on.abstained && !o.abstained) {
+        byCut++;
+        expect(on.abstention.reason).toMatch(/; but this library's own cut, logit [−-]?[\d.]+ \(3 of the projections' 40 off-domain reference prompts score under it over these 3 skills\)/);
+      }
+    }
+    expect(byCut).toBeGreaterThan(0);
   });
 });

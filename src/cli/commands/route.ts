@@ -215,6 +215,9 @@ ${routerOptionsHelp}
                         says no installed skill serves the task; without a model, when the winner's
                         V < 0 (default: on when the projections carry a model, as gavel-mini's do)
   --no-abstain          never abstain
+  --no-library-cut      under the abstention reference's size (125 skills for gavel-mini's), abstain
+                        by the calibrated model alone, not also at the library's own cut (the
+                        reference's prompts routed over it); as GAVEL_LIBRARY_CUT=off
   --no-verdict          skip the verdict (L, V): S is the first stage's g + βB, and a re-ranker
                         picks by its cheap stage (by default it runs unless there is one candidate
                         and abstention does not read V; with the projections' re-ranker, as
@@ -233,6 +236,7 @@ ${TRUST_ROUTE_HELP}`,
         ...routerOptions,
         abstain: { type: "boolean" },
         "no-abstain": { type: "boolean" },
+        "no-library-cut": { type: "boolean" },
         "no-verdict": { type: "boolean" },
         explain: { type: "boolean" },
         lexical: { type: "boolean" },
@@ -250,6 +254,7 @@ ${TRUST_ROUTE_HELP}`,
     const served = Object.keys(trust).length > 0 ? null : await routeViaServerIfRunning<RouteResult>(task, {
       bank: values.bank,
       ...(abstain !== undefined ? { abstain } : {}),
+      ...(values["no-library-cut"] ? { libraryCut: false } : {}),
       ...(values["no-verdict"] ? { verdict: false } : {}),
       ...(values.explain ? { explain: true } : {}),
       ...(values.lexical ? { lexical: true } : {}),
@@ -262,6 +267,7 @@ ${TRUST_ROUTE_HELP}`,
     return withReader(values, async (router) => {
       const res = await router.route(task, {
         ...(abstain !== undefined ? { abstain } : {}),
+        ...(values["no-library-cut"] ? { libraryCut: false } : {}),
         ...(values["no-verdict"] ? { verdict: false } : {}),
         explain: values.explain,
         ...(values.lexical ? { lexical: true } : {}),
