@@ -90,8 +90,8 @@ describe("gavel route --no-library-cut over a small library", () => {
 
   it("the cut only adds declines, each naming the library's cut; the flag turns it off", async () => {
     const prompts = readFileSync(join(repoRoot, "bench", "data", "off-domain-prompts.jsonl"), "utf8").split("\n").filter(Boolean)
-      .map((l) => JSON.parse(l) as { text: string; batch: string }).filter((p) => ["offhw6", "offhw7", "offhw8"].includes(p.batch)).map((p) => p.text);
-    expect(prompts.length).toBeGreaterThanOrEqual(20);
+      .map((l) => JSON.parse(l) as { text: string; batch: string }).filter((p) => ["offhw7", "offhw8"].includes(p.batch)).map((p) => p.text);
+    expect(prompts.length).toBeGreaterThanOrEqual(16);
     let byCut = 0;
     for (const p of prompts) {
       const on = JSON.parse((await gavel("route", p, "--json")).out) as { abstained: boolean; abstention: { reason: string } };
@@ -106,5 +106,5 @@ describe("gavel route --no-library-cut over a small library", () => {
       }
     }
     expect(byCut).toBeGreaterThan(0);
-  });
+  }, 600_000);
 });
