@@ -251,13 +251,17 @@ ${TRUST_ROUTE_HELP}`,
     const trust = trustFromArgs(values);
     // a running `gavel serve` on this bank answers in milliseconds (and holds the bank's lock);
     // it takes no trust options, so with them the bank is read here
-    const served = Object.keys(trust).length > 0 ? null : await routeViaServerIfRunning<RouteResult>(task, {
-      bank: values.bank,
+    // what the flags ask of the route, the same whether a server or this process answers
+    const asked = {
       ...(abstain !== undefined ? { abstain } : {}),
       ...(values["no-library-cut"] ? { libraryCut: false } : {}),
       ...(values["no-verdict"] ? { verdict: false } : {}),
-      ...(values.explain ? { explain: true } : {}),
       ...(values.lexical ? { lexical: true } : {}),
+    };
+    const served = Object.keys(trust).length > 0 ? null : await routeViaServerIfRunning<RouteResult>(task, {
+      bank: values.bank,
+      ...asked,
+      ...(values.explain ? { explain: true } : {}),
     });
     if (served) {
       if (values.json) console.log(JSON.stringify(served, null, 2));
@@ -265,14 +269,7 @@ ${TRUST_ROUTE_HELP}`,
       return 0;
     }
     return withReader(values, async (router) => {
-      const res = await router.route(task, {
-        ...(abstain !== undefined ? { abstain } : {}),
-        ...(values["no-library-cut"] ? { libraryCut: false } : {}),
-        ...(values["no-verdict"] ? { verdict: false } : {}),
-        explain: values.explain,
-        ...(values.lexical ? { lexical: true } : {}),
-        ...trust,
-      });
+      const res = await router.route(task, { ...asked, explain: values.explain, ...trust });
       if (values.json) {
         console.log(JSON.stringify(res, null, 2));
         return 0;
