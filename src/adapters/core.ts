@@ -19,6 +19,11 @@ export interface SkillRouterLike {
 export interface GavelAdapterOptions {
   /** Abstention on (true) or off (false); default: the router's (on when the projections carry a model). */
   abstain?: boolean;
+  /**
+   * With abstention, also abstain at a small library's own cut (default: the router's, on unless
+   * `GAVEL_LIBRARY_CUT=off`); false declines by the calibrated model alone (`RouteOptions.libraryCut`).
+   */
+  libraryCut?: boolean;
   /** Run the verdict (default true); false routes on the glance (and B) alone, faster. */
   verdict?: boolean;
   /** Most characters of the skill's body written into the system prompt (default 20,000); the rest is named by its path. */
@@ -156,9 +161,10 @@ export class SkillInjector {
   }
 
   async #route(context: RouteContext): Promise<RoutedSkill> {
-    const { abstain, verdict, signal } = this.#options;
+    const { abstain, libraryCut, verdict, signal } = this.#options;
     const options: RouteOptions = {};
     if (abstain !== undefined) options.abstain = abstain;
+    if (libraryCut !== undefined) options.libraryCut = libraryCut;
     if (verdict !== undefined) options.verdict = verdict;
     if (signal !== undefined) options.signal = signal;
     const result = await this.#router.route(context, options);

@@ -6,6 +6,7 @@ import { generateText, stepCountIs } from "ai";
 import { MockLanguageModelV3 } from "ai/test";
 import { gavelLoadSkillTool, gavelPrepareStep, gavelSkills, type LoadSkillResult } from "../../src/adapters/ai-sdk.js";
 import { HAIKU, PHOTOS, setUpExampleSkillsRouter } from "../helpers/adapter-router.js";
+import type { RouteContext, RouteOptions } from "../../src/index.js";
 
 const usage = {
   inputTokens: { total: 10, noCache: 10, cacheRead: undefined, cacheWrite: undefined },
@@ -54,6 +55,22 @@ describe("gavel-router/ai-sdk", () => {
     const forced = textModel();
     await generateText({ model: forced, prompt: HAIKU, prepareStep: gavelPrepareStep(fixture.router, { abstain: false, verdict: false }) });
     expect(systemOf(forced.doGenerateCalls[0].prompt as Prompt)).toMatch(/^<skill name="/);
+  });
+
+  it("passes abstain, libraryCut and verdict through to the router's route", async () => {
+    const seen: RouteOptions[] = [];
+    const spy = {
+      route: (c: RouteContext, o?: RouteOptions) => (seen.push({ ...o }), fixture.router.route(c, o)),
+      get: (id: string) => fixture.router.get(id),
+    };
+    const mock = textModel();
+    await generateText({ model: mock, prompt: PHOTOS, prepareStep: gavelPrepareStep(spy, { abstain: true, libraryCut: false, verdict: false }) });
+    expect(seen).toHaveLength(1);
+    expect(seen[0]).toMatchObject({ abstain: true, libraryCut: false, verdict: false });
+    // left out, the router's own defaults apply
+    await generateText({ model: textModel(), prompt: HAIKU, prepareStep: gavelPrepareStep(spy) });
+    expect(seen[1]).toEqual({});
+    expect(systemOf(mock.doGenerateCalls[0].prompt as Prompt)).toContain('<skill name="image-resizing"');
   });
 
   it("cuts the injected body at maxChars and names the file that holds the rest", async () => {

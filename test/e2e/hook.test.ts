@@ -70,6 +70,50 @@ describe("gavel hook claude-code", () => {
   });
 });
 
+// Under 125 skills a route also abstains at the library's own cut (docs/BENCHMARKS.md, "Small
+// libraries: each library sets its own cut"); --no-library-cut asks the server for routes by the
+// calibrated model alone. Over three example skills the cut declines some held-out off-domain prompts.
+describe("gavel hook claude-code --no-library-cut", () => {
+  let project: string;
+  let server: ServeChild;
+  const cutEnv = { ...env, GAVEL_LIBRARY_CUT: "" };
+
+  beforeAll(async () => {
+    project = mkdtempSync(join(tmpdir(), "gavel-hook-cut-"));
+    const bank = join(project, ".gavel", "bank");
+    for (const s of ["bash-scripting", "readme-writing", "rust-cargo"]) {
+      const inst = await runNode([cli, "install", join(repoRoot, "examples", "skills", s), "--bank", bank, "--context", "2048", "--threads", "1"], { env: cutEnv });
+      expect(inst.code, inst.err).toBe(0);
+    }
+    server = await startServe(["--bank", bank, "--threads", "1"], { env: cutEnv });
+  }, 300_000);
+
+  afterAll(async () => {
+    server?.child.kill("SIGTERM");
+    await server?.exited;
+  });
+
+  it("the flag never silences the hook, and it names a skill where only the library's cut declined", async () => {
+    const prompts = readFileSync(join(repoRoot, "bench", "data", "off-domain-prompts.jsonl"), "utf8").split("\n").filter(Boolean)
+      .map((l) => JSON.parse(l) as { text: string; batch: string }).filter((p) => ["offhw7", "offhw8"].includes(p.batch)).map((p) => p.text);
+    expect(prompts.length).toBeGreaterThanOrEqual(16);
+    let onlyWithFlag = 0;
+    for (const p of prompts) {
+      const on = await runHookWith(input(p, project), ["--timeout-ms", "60000"], cutEnv);
+      const off = await runHookWith(input(p, project), ["--timeout-ms", "60000", "--no-library-cut"], cutEnv);
+      expect(on.code).toBe(0);
+      expect(off.code).toBe(0);
+      expect(on.err + off.err).toBe("");
+      if (on.out !== "") expect(off.out).not.toBe("");
+      if (on.out === "" && off.out !== "") {
+        onlyWithFlag++;
+        expect(JSON.parse(off.out).hookSpecificOutput.additionalContext).toMatch(/skill "(bash-scripting|readme-writing|rust-cargo)"/);
+      }
+    }
+    expect(onlyWithFlag).toBeGreaterThan(0);
+  }, 600_000);
+});
+
 describe("gavel hook install claude-code", () => {
   it("merges into an existing .claude/settings.json, idempotently", async () => {
     const dir = mkdtempSync(join(tmpdir(), "gavel-hook-install-"));
@@ -91,6 +135,10 @@ describe("gavel hook install claude-code", () => {
     expect(ours).toHaveLength(1); // installed twice, present once
     expect(ours[0]).toMatchObject({ type: "command", timeout: 10 });
     expect(ours[0].command).toBe("npx --no gavel hook claude-code --bank bank"); // portable: relative to the project
+    // the hook's own options travel into the command it writes
+    expect((await runNode([cli, "hook", "install", "claude-code", "--project", "--dir", dir, "--bank", join(dir, "bank"), "--no-library-cut", "--verdict"], { env })).code).toBe(0);
+    const again = JSON.parse(readFileSync(file, "utf8")).hooks.UserPromptSubmit.flatMap((g: { hooks: { command: string }[] }) => g.hooks).filter((h: { command: string }) => h.command.includes("hook claude-code"));
+    expect(again.map((h: { command: string }) => h.command)).toEqual(["npx --no gavel hook claude-code --bank bank --verdict --no-library-cut"]);
     // a fresh folder gets a new settings file; a malformed one is left alone
     const fresh = mkdtempSync(join(tmpdir(), "gavel-hook-fresh-"));
     expect((await runNode([cli, "hook", "install", "claude-code", "--dir", fresh], { env })).code).toBe(0);

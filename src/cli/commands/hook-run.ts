@@ -37,6 +37,7 @@ export const HOOK_OPTIONS = {
   bank: { type: "string", short: "b" },
   socket: { type: "string" },
   verdict: { type: "boolean" },
+  "no-library-cut": { type: "boolean" },
   "min-score": { type: "string" },
   "timeout-ms": { type: "string" },
   "start-server": { type: "boolean" },
@@ -129,7 +130,7 @@ export async function runClaudeCodeHook(args: string[]): Promise<number> {
   return code;
 }
 
-type HookValues = { bank?: string; socket?: string; verdict?: boolean; "min-score"?: string; "timeout-ms"?: string; "start-server"?: boolean; "idle-exit-ms"?: string };
+type HookValues = { bank?: string; socket?: string; verdict?: boolean; "no-library-cut"?: boolean; "min-score"?: string; "timeout-ms"?: string; "start-server"?: boolean; "idle-exit-ms"?: string };
 
 async function claudeCodeHook(args: string[]): Promise<number> {
   const t0 = performance.now();
@@ -194,7 +195,8 @@ async function claudeCodeHook(args: string[]): Promise<number> {
     if (!client) return 0;
     try {
       const left = Math.max(1, Math.ceil(budget - (performance.now() - t0)));
-      const res = await client.request<RouteAnswer>(values.verdict ? "route" : "glance", { task: input.prompt }, { timeoutMs: left });
+      const params = { task: input.prompt, ...(values["no-library-cut"] ? { libraryCut: false } : {}) };
+      const res = await client.request<RouteAnswer>(values.verdict ? "route" : "glance", params, { timeoutMs: left });
       const best = res.shortlist[0];
       if (res.abstained || !res.skill || !res.winner || !best || !((best.S ?? -Infinity) >= min)) return 0;
       process.stdout.write(JSON.stringify({ hookSpecificOutput: { hookEventName: "UserPromptSubmit", additionalContext: hookContext(res) } }) + "\n");

@@ -137,6 +137,7 @@ async function installHook(args: string[]): Promise<number> {
     ...(values.bank ? ["--bank", portablePath(values.bank, root, scope)] : []),
     ...(values.socket ? ["--socket", portablePath(values.socket, root, scope)] : []),
     ...(values.verdict ? ["--verdict"] : []),
+    ...(values["no-library-cut"] ? ["--no-library-cut"] : []),
     ...(values["min-score"] ? ["--min-score", values["min-score"]] : []),
     ...(values["timeout-ms"] ? ["--timeout-ms", values["timeout-ms"]] : []),
     ...(values["start-server"] ? ["--start-server"] : []),
@@ -176,6 +177,8 @@ export const hook: Command = {
                         <project> is $CLAUDE_PROJECT_DIR, else the prompt's cwd; relative to it]
   --socket PATH         the server's socket (default: the bank's)
   --verdict             ask for the full route (glance + verdict) instead of the glance-only decision
+  --no-library-cut      under the abstention reference's size (125 skills for gavel-mini's), abstain
+                        by the calibrated model alone, not also at the library's own cut
   --min-score S         print nothing unless the winner's S is at least S
   --timeout-ms N        the run's budget: give up (one line on stderr) after N ms (default ${DEFAULT_HOOK_TIMEOUT_MS})
   --start-server        when no server runs for the bank, start a detached \`gavel serve --idle-exit-ms\`
