@@ -181,20 +181,58 @@ def encode_skills(model, maps, sk, layer, device, bs=256):
     return keys, lens
 
 
-def idf_table(sk, vocab):
+@torch.no_grad()
+def cover_mask(keys, lens, eps, chunk=2048):
+    """The ε-cover an install keeps (farthest-first from each skill's first key, lowest index on ties,
+    until every key lies within eps of a kept one: test/oracles/glance-reference.ts referenceCover),
+    for every skill at once: [N, Lk] bool."""
+    N, Lk, _ = keys.shape
+    dev = keys.device
+    kept = torch.zeros(N, Lk, dtype=torch.bool, device=dev)
+    pos = torch.arange(Lk, device=dev)
+    for c in range(0, N, chunk):
+        k = keys[c:c + chunk].float()
+        n = lens[c:c + chunk].to(dev)
+        valid = pos[None, :] < n[:, None]
+        rows = torch.arange(k.shape[0], device=dev)
+
+        def dist(centre):
+            return torch.sqrt(torch.clamp(2 - 2 * torch.einsum("bd,bld->bl", centre, k), min=0))
+
+        kc = kept[c:c + chunk]
+        kc[:, 0] = n > 0
+        mind = dist(k[:, 0]).masked_fill(~valid, -1.0)
+        live = n > 0
+        while bool(live.any()):
+            # the farthest key (lowest index on ties: argmax returns the first maximum)
+            far = mind.argmax(1)
+            top = mind[rows, far]
+            live = live & (top > eps)
+            if not bool(live.any()):
+                break
+            kc[rows[live], far[live]] = True
+            d = dist(k[rows, far])
+            mind = torch.where(live[:, None], torch.minimum(mind, d.masked_fill(~valid, -1.0)), mind)
+    return kept
+
+
+def idf_table(sk, vocab, kept=None):
     df = np.zeros(vocab, dtype=np.float64)
+    km = None if kept is None else kept.cpu().numpy()
     for i in range(sk.rows.shape[0]):
         o, n, a, e = sk.rows[i]
-        df[np.unique(sk.tok[o + a:o + e])] += 1
+        t = sk.tok[o + a:o + e]
+        df[np.unique(t if km is None else t[km[i, :e - a]])] += 1
     n = sk.rows.shape[0]
     return torch.from_numpy(np.log((n + 1) / (df + 0.5))).float()
 
 
 @torch.no_grad()
-def glance_eval(model, maps, layer, sk, ts, gold, split, device, keys, lens, idf, chunk=1024):
+def glance_eval(model, maps, layer, sk, ts, gold, split, device, keys, lens, idf, chunk=1024, mask=None):
     N = keys.shape[0]
     k = max(10, round(0.01 * N))
-    mask = torch.arange(keys.shape[1], device=device)[None, :] < lens.to(device)[:, None]
+    if mask is None:
+        mask = torch.arange(keys.shape[1], device=device)[None, :] < lens.to(device)[:, None]
     hits, r20, ranks = [], [], []
     for t in split:
         o, n, a, e, batch, gf, gc = ts.rows[t]
@@ -310,6 +348,23 @@ def main():
         model, hp = load_backbone(a.model, dev)
         model.eval()
         maps = Maps(wq, ws).to(dev)
+        if arm.startswith("cover@"):
+            eps = float(arm.split("@")[1])
+            keys, lens = encode_skills(model, maps, sk, layer, dev)
+            t1 = time.time()
+            kept = cover_mask(keys, lens, eps)
+            nk = int(kept.sum())
+            log(f"  {arm}: kept {nk} of {int(lens.sum())} keys ({nk / max(1, int(lens.sum())):.3f}) in {time.time() - t1:.0f} s")
+            idf_c = idf_table(sk, 32000, kept)
+            r = {s_: glance_eval(model, maps, layer, sk, ts, gold, split, dev, keys, lens, idf_c, mask=kept) for s_, split in (("val", val), ("test", test))}
+            r["keys"] = nk
+            results[arm] = r
+            log(f"  {arm}: val Hit@1 {r['val']['hit1']:.3f} R@20 {r['val']['r20']:.3f}; test Hit@1 {r['test']['hit1']:.3f} R@20 {r['test']['r20']:.3f}; {time.time() - t0:.0f} s")
+            del keys, kept, model, maps
+            torch.cuda.empty_cache() if dev == "cuda" else None
+            Path(a.out).mkdir(parents=True, exist_ok=True)
+            (Path(a.out) / "early-layers.json").write_text(json.dumps(results) + "\n")
+            continue
         if arm != "shipped":
             train_arm(model, maps, layer, sk, st, b, arm, a.steps, dev, idf, lr_maps=a.lr_maps, lr_blocks=a.lr_blocks, min_b=a.min_b)
         keys, lens = encode_skills(model, maps, sk, layer, dev)
