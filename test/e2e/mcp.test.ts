@@ -349,3 +349,47 @@ describe("gavel mcp without the SDK", () => {
     expect(lines[0]).toMatch(/^gavel: gavel mcp needs @modelcontextprotocol\/sdk, an optional peer dependency .*npm install @modelcontextprotocol\/sdk zod.*\[DEPENDENCY_MISSING\]$/);
   }, 60_000);
 });
+
+// Under 125 skills a route also abstains at the library's own cut; `gavel mcp --no-library-cut` has
+// search_skills say "abstained" by the calibrated model alone. Over three example skills the cut
+// declines some held-out off-domain prompts; the skills listed are the same either way.
+describe("gavel mcp --no-library-cut", () => {
+  let small: string;
+  const clients: Client[] = [];
+  const cutEnv = { ...env, GAVEL_LIBRARY_CUT: "" };
+  const open = async (args: string[]) => {
+    const transport = new StdioClientTransport({ command: process.execPath, args: [cli, "mcp", "--bank", small, "--threads", "1", ...args], env: cutEnv, cwd: dir, stderr: "pipe" });
+    const c = new Client({ name: "gavel-mcp-cut-test", version: "0.0.0" });
+    await c.connect(transport);
+    clients.push(c);
+    return c;
+  };
+
+  beforeAll(async () => {
+    small = join(dir, "bank-3");
+    for (const s of ["bash-scripting", "readme-writing", "rust-cargo"]) {
+      const inst = await runNode([cli, "install", join(skillsDir, s), "--bank", small, "--context", "2048", "--threads", "1"], { env: cutEnv, cwd: dir });
+      expect(inst.code, inst.err).toBe(0);
+    }
+  }, 300_000);
+
+  afterAll(async () => {
+    for (const c of clients) await c.close();
+  });
+
+  it("turns off only the abstentions the library's cut adds", async () => {
+    const [withCut, without] = [await open([]), await open(["--no-library-cut"])];
+    const prompts = readFileSync(join(repoRoot, "bench", "data", "off-domain-prompts.jsonl"), "utf8").split("\n").filter(Boolean)
+      .map((l) => JSON.parse(l) as { text: string; batch: string }).filter((p) => ["offhw7", "offhw8"].includes(p.batch)).map((p) => p.text);
+    expect(prompts.length).toBeGreaterThanOrEqual(16);
+    let byCut = 0;
+    for (const task of prompts) {
+      const search = async (c: Client) => ((await c.callTool({ name: "search_skills", arguments: { task, k: 3 } })) as ToolResult).structuredContent as { abstained: boolean; skills: { id: string }[] };
+      const [on, off] = [await search(withCut), await search(without)];
+      expect(off.skills.map((s) => s.id)).toEqual(on.skills.map((s) => s.id));
+      if (off.abstained) expect(on.abstained).toBe(true);
+      if (on.abstained && !off.abstained) byCut++;
+    }
+    expect(byCut).toBeGreaterThan(0);
+  }, 600_000);
+});

@@ -61,12 +61,14 @@ dependencies @modelcontextprotocol/sdk and zod. The bank must exist (gavel insta
   --idle-exit-ms N      how long a server started so waits with no client before it exits (default
                         ${DEFAULT_ON_DEMAND_IDLE_MS} ms)
   --local               load the model in this process even when a server runs for the bank
+  --no-library-cut      search_skills says a task fits no skill (abstained) by the calibrated model
+                        alone, not also at a small library's own cut (as GAVEL_LIBRARY_CUT=off)
 ${routerOptionsHelp}`,
   async run(args) {
     const { values, positionals } = parseArgs({
       args,
       allowPositionals: true,
-      options: { ...routerOptions, port: { type: "string" }, "token-file": { type: "string" }, "start-server": { type: "boolean" }, "idle-exit-ms": { type: "string" }, local: { type: "boolean" } },
+      options: { ...routerOptions, port: { type: "string" }, "token-file": { type: "string" }, "start-server": { type: "boolean" }, "idle-exit-ms": { type: "string" }, local: { type: "boolean" }, "no-library-cut": { type: "boolean" } },
     });
     if (positionals.length !== 0 || (values["token-file"] !== undefined && values.port === undefined) || (values.local && values["start-server"])) {
       throw new UsageError(positionals.length !== 0 ? "gavel mcp takes no positional argument" : values.local ? "--local and --start-server contradict each other" : "--token-file needs --port", this.help);
@@ -99,7 +101,7 @@ ${routerOptionsHelp}`,
       const here = served ? null : await openLocal();
       const source: SkillSource = here ?? served!.source;
       const what = here ? `${here.list().length} skills from ${bank}` : `the bank ${bank} through ${served!.how}`;
-      const info = { version: packageVersion(), bankDir: bank };
+      const info = { version: packageVersion(), bankDir: bank, ...(values["no-library-cut"] ? { search: { libraryCut: false } } : {}) };
       try {
         if (port === undefined) {
           console.error(`gavel mcp: serving ${what} over stdio`);

@@ -12,7 +12,7 @@ import { randomBytes, timingSafeEqual } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { GavelError } from "../../errors.js";
-import { DEFAULT_SEARCH_K, loadSkill, MAX_SEARCH_K, searchSkills, searchText, skillText, type SkillSource } from "./tools.js";
+import { DEFAULT_SEARCH_K, loadSkill, MAX_SEARCH_K, searchSkills, searchText, skillText, type SearchOptions, type SkillSource } from "./tools.js";
 
 type McpModule = typeof import("@modelcontextprotocol/sdk/server/mcp.js");
 type StdioModule = typeof import("@modelcontextprotocol/sdk/server/stdio.js");
@@ -93,6 +93,8 @@ export interface McpServerInfo {
   version: string;
   /** The bank it serves, for the instructions. */
   bankDir: string;
+  /** How `search_skills` routes. */
+  search?: SearchOptions;
 }
 
 const INSTRUCTIONS =
@@ -170,7 +172,7 @@ export async function createMcpServer(router: SkillSource, info: McpServerInfo) 
     },
     async ({ task, k }, extra) => {
       try {
-        const result = await searchSkills(router, task, k ?? DEFAULT_SEARCH_K, extra.signal);
+        const result = await searchSkills(router, task, k ?? DEFAULT_SEARCH_K, extra.signal, info.search);
         return { content: [{ type: "text" as const, text: searchText(result) }], structuredContent: { ...result } };
       } catch (err) {
         return toolError(err);

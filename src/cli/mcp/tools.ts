@@ -12,7 +12,7 @@ import { shortlistScore } from "../../route/ruling.js";
  * router (`gavel serve`, see source.ts). `list` may answer at once or later.
  */
 export interface SkillSource {
-  route(task: string, options: { explain: boolean; signal?: AbortSignal }): Promise<RouteResult>;
+  route(task: string, options: { explain: boolean; libraryCut?: boolean; signal?: AbortSignal }): Promise<RouteResult>;
   glance(task: string, options: { topK: number; signal?: AbortSignal }): Promise<GlanceHit[]>;
   list(): readonly SkillSummary[] | Promise<readonly SkillSummary[]>;
   get(idOrName: string): Promise<SkillRecord>;
@@ -23,6 +23,12 @@ export interface SkillSummary {
   id: string;
   name: string;
   description: string;
+}
+
+/** How `search_skills` routes (`gavel mcp`'s flags). */
+export interface SearchOptions {
+  /** As `RouteOptions.libraryCut` (absent: the router's default); it decides `abstained`, not the skills listed. */
+  libraryCut?: boolean;
 }
 
 /** Most skills `search_skills` lists. */
@@ -94,9 +100,9 @@ function ruledReason(c: Candidate, i: number, r: RouteResult): string {
  * `search_skills`: routes the task (glance, shortlist, verdict, ruling) and lists the ruled shortlist,
  * then — when it holds fewer than `k` — the glance's next best, up to `k` skills in all.
  */
-export async function searchSkills(router: SkillSource, task: string, k: number = DEFAULT_SEARCH_K, signal?: AbortSignal): Promise<SearchResult> {
+export async function searchSkills(router: SkillSource, task: string, k: number = DEFAULT_SEARCH_K, signal?: AbortSignal, options: SearchOptions = {}): Promise<SearchResult> {
   const t0 = performance.now();
-  const r = await router.route(task, { explain: true, signal });
+  const r = await router.route(task, { explain: true, signal, ...(options.libraryCut === undefined ? {} : { libraryCut: options.libraryCut }) });
   const described = new Map((await router.list()).map((s) => [s.id, s.description]));
   const skills: SearchHit[] = r.shortlist.slice(0, k).map((c, i) => ({
     rank: i + 1,
