@@ -7,13 +7,16 @@ and runs on one GPU:
                  the router's figures for keys from the 512-token render);
   arm `maps`:    W_q and W_s trained on the public statements (BM25's posterior over its five best as
                  soft labels, the batch's other candidates as negatives), the backbone frozen;
-  arm `blocks`:  the same, with blocks 0 and 1 (the layers under ℓ1) trained too.
+  arm `blocks`:  the same, with blocks 0 and 1 (the layers under ℓ1) trained too;
+  arm `cover@E`: the shipped maps, each skill's keys thinned to the install's ε-cover at ε = E.
 Each arm's glance is the router's vote (Eq. 3: idf rows, each row voting for its k = max(10, 1% of N)
-best skills by max-sim), over every keyed token of every skill (no ε-cover), on SWE-Skills-Bench
+best skills by max-sim), over every keyed token of every skill (no ε-cover but in `cover@E`), on SWE-Skills-Bench
 validation (batches 1-5) and test (6-10), over all the skills of DATA.
 
   python3 scripts/experiments/early-layers.py --data DATA --model models/gavel-mini.gguf \
-      --projections models/gavel-mini.projections.gguf [--steps 600] [--arms shipped,maps,blocks] [--out DIR]
+      --projections models/gavel-mini.projections.gguf [--steps 600] [--arms shipped,maps,blocks,cover@0.83] [--out DIR]
+      [--lr-maps 1e-3] [--lr-blocks 1e-4] [--min-b=-3.5] [--limit N]
+Commands and results: bench/results/2026-12-02-h200-early-layers/.
 """
 from __future__ import annotations
 
