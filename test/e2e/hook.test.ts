@@ -7,6 +7,7 @@ import { join } from "node:path";
 import { runNode } from "../helpers/run.js";
 import { repoRoot } from "../helpers/paths.js";
 import { cli, hookInput as input, runHook as runHookWith, startServe, type ServeChild } from "../helpers/serve-process.js";
+import { offDomainPrompts } from "../helpers/off-domain-prompts.js";
 
 const env = { ...process.env, GAVEL_MODEL: "", GAVEL_PROJECTIONS: "", GAVEL_BANK: "", CLAUDE_PROJECT_DIR: "" };
 
@@ -94,8 +95,7 @@ describe("gavel hook claude-code --no-library-cut", () => {
   });
 
   it("the flag never silences the hook, and it names a skill where only the library's cut declined", async () => {
-    const prompts = readFileSync(join(repoRoot, "bench", "data", "off-domain-prompts.jsonl"), "utf8").split("\n").filter(Boolean)
-      .map((l) => JSON.parse(l) as { text: string; batch: string }).filter((p) => ["offhw7", "offhw8"].includes(p.batch)).map((p) => p.text);
+    const prompts = offDomainPrompts(["offhw7", "offhw8"]);
     expect(prompts.length).toBeGreaterThanOrEqual(16);
     let onlyWithFlag = 0;
     for (const p of prompts) {

@@ -12,6 +12,7 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { runNode } from "../helpers/run.js";
 import { repoRoot } from "../helpers/paths.js";
+import { offDomainPrompts } from "../helpers/off-domain-prompts.js";
 
 const cli = join(repoRoot, "dist", "cli", "gavel.js");
 const skillsDir = join(repoRoot, "examples", "skills");
@@ -379,8 +380,7 @@ describe("gavel mcp --no-library-cut", () => {
 
   it("turns off only the abstentions the library's cut adds", async () => {
     const [withCut, without] = [await open([]), await open(["--no-library-cut"])];
-    const prompts = readFileSync(join(repoRoot, "bench", "data", "off-domain-prompts.jsonl"), "utf8").split("\n").filter(Boolean)
-      .map((l) => JSON.parse(l) as { text: string; batch: string }).filter((p) => ["offhw7", "offhw8"].includes(p.batch)).map((p) => p.text);
+    const prompts = offDomainPrompts(["offhw7", "offhw8"]);
     expect(prompts.length).toBeGreaterThanOrEqual(16);
     let byCut = 0;
     for (const task of prompts) {

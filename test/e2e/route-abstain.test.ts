@@ -1,11 +1,12 @@
 // `gavel route` with the embedded default pair over examples/skills (issue 13): the abstention and
 // its reason, the verdict's state, --no-abstain, --abstain and --no-verdict, as a user runs them.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { repoRoot } from "../helpers/paths.js";
 import { run } from "../helpers/run.js";
+import { offDomainPrompts } from "../helpers/off-domain-prompts.js";
 
 const cli = join(repoRoot, "dist", "cli", "gavel.js");
 const offDomain = "Write a haiku about autumn leaves.";
@@ -89,8 +90,7 @@ describe("gavel route --no-library-cut over a small library", () => {
   });
 
   it("the cut only adds declines, each naming the library's cut; the flag turns it off", async () => {
-    const prompts = readFileSync(join(repoRoot, "bench", "data", "off-domain-prompts.jsonl"), "utf8").split("\n").filter(Boolean)
-      .map((l) => JSON.parse(l) as { text: string; batch: string }).filter((p) => ["offhw7", "offhw8"].includes(p.batch)).map((p) => p.text);
+    const prompts = offDomainPrompts(["offhw7", "offhw8"]);
     expect(prompts.length).toBeGreaterThanOrEqual(16);
     let byCut = 0;
     for (const p of prompts) {
