@@ -8,7 +8,8 @@
  *   library (skills-mit), in the order `gavel install` reads them;
  * - tasks.u16 / tasks.i32: every SWE-Skills-Bench task rendered as the glance reads it (the task whole,
  *   up to the context), rows [offset, length, taskStart, taskEnd, batch, goldFrom, goldCount], and
- *   gold.i32: the gold skills' indices (a gold and every skill with its name and description);
+ *   gold.i32: the gold skills' indices (lab/eval/metrics.ts acceptedIds: a gold and every skill with
+ *   its name and description);
  * - stmts.u16 / stmts.i32 / stmts.f32: the unlabeled public statements of scripts/distill rendered the
  *   same way, rows [offset, length, taskStart, taskEnd, top1 … top5] (skill indices of BM25's five
  *   best over the public library, label.ts's labels.jsonl) and f32 rows of their b (log posterior);
@@ -17,14 +18,13 @@
  *   npx vite-node scripts/experiments/early-layers-data.ts -- [--out DIR] [--labels .device/distill/k3/labels.jsonl]
  *     [--stmts .device/distill/tasks.jsonl]
  */
-import { mkdirSync, writeFileSync } from "node:fs";
-import { existsSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { defaultModelPaths } from "../../src/defaults.js";
 import { Model } from "../../src/model/Model.js";
 import { RenderEncoder } from "../../src/render/encode.js";
 import { loadLibrary } from "../../lab/eval/io.js";
 import { loadTasks, batchNumber } from "../../lab/eval/tasks.js";
-import { readFileSync } from "node:fs";
+import { acceptedIds, libraryIndex } from "../../lab/eval/metrics.js";
 
 const argv = process.argv.slice(2).filter((a) => a !== "--");
 const opt = (n: string, d: string): string => { const i = argv.indexOf(n); return i >= 0 ? argv[i + 1] : d; };
@@ -56,8 +56,7 @@ class Stream {
 const lib = await loadLibrary([`${shared}/swe-skills-bench/skills.jsonl`, `${shared}/skills-mit.jsonl.gz`]);
 const skills = lib.skills;
 const index = new Map(skills.map((s, i) => [s.id, i]));
-const byText = new Map<string, number[]>();
-skills.forEach((s, i) => { const k = `${s.name}\u0000${s.description}`; byText.set(k, [...(byText.get(k) ?? []), i]); });
+const libIndex = libraryIndex(skills);
 const t0 = Date.now();
 const sk = new Stream();
 const skipSkills = argv.includes("--stmts-only");
@@ -73,11 +72,8 @@ const ts = new Stream();
 const gold: number[] = [];
 let nTasks = 0;
 for (const t of tasks) {
-  const g = new Set<number>();
-  for (const id of t.gold_skill_ids) {
-    const i = index.get(id);
-    if (i !== undefined) for (const j of byText.get(`${skills[i].name}\u0000${skills[i].description}`) ?? []) g.add(j);
-  }
+  // a gold and every library copy of it with its name and description, as `gavel eval` scores
+  const g = new Set([...acceptedIds(t.gold_skill_ids, libIndex)].map((id) => index.get(id)!));
   if (g.size === 0) continue;
   const e = enc.encodeTask(t.text, glanceBudget, "end");
   ts.push(e.tokens, [e.taskStart, e.taskEnd, batchNumber(t.batch) ?? 0, gold.length, g.size]);
