@@ -230,7 +230,7 @@ def idf_table(sk, vocab, kept=None):
 
 
 @torch.no_grad()
-def glance_eval(model, maps, layer, sk, ts, gold, split, device, keys, lens, idf, chunk=1024, mask=None):
+def glance_eval(model, maps, layer, sk, ts, gold, split, device, keys, lens, idf, chunk=1024, mask=None, keep_g=None):
     N = keys.shape[0]
     k = max(10, round(0.01 * N))
     if mask is None:
@@ -250,6 +250,8 @@ def glance_eval(model, maps, layer, sk, ts, gold, split, device, keys, lens, idf
         g = torch.zeros(N, device=device, dtype=torch.float64)
         g.index_add_(0, ix.reshape(-1), (v * w[:, None]).reshape(-1).double())
         g /= w.sum().double()
+        if keep_g is not None:
+            keep_g.append(g)
         gs = torch.from_numpy(gold[gf:gf + gc]).to(device)
         best = g[gs].max()
         rank = int((g > best).sum())
@@ -257,6 +259,67 @@ def glance_eval(model, maps, layer, sk, ts, gold, split, device, keys, lens, idf
         hits.append(rank == 0)
         r20.append(rank < 20)
     return {"hit1": float(np.mean(hits)), "r20": float(np.mean(r20)), "tasks": len(split), "ranks": ranks}
+
+
+def rank_report(gs_list, ts, gold, split, device):
+    hits, r20, ranks = [], [], []
+    for g, t in zip(gs_list, split):
+        gf, gc = ts.rows[t, 5], ts.rows[t, 6]
+        gs = torch.from_numpy(gold[gf:gf + gc]).to(device)
+        rank = int((g > g[gs].max()).sum())
+        ranks.append(rank)
+        hits.append(rank == 0)
+        r20.append(rank < 20)
+    return {"hit1": float(np.mean(hits)), "r20": float(np.mean(r20)), "tasks": len(split), "ranks": ranks}
+
+
+@torch.no_grad()
+def feedback(model, maps, layer, sk, keys, mask, idf, g, m, E, device, chunk=1024, text=False):
+    """The feedback glance's second pass for one task: its first pass's best m skills (weighted by a
+    softmax of g over the m, temperature 0.1 of the best g), each token t of their keyed range weighted
+    Σ_d p(d)·tf(t,d)/|d|·idf(t); the best E tokens, each as the query row of its first occurrence in
+    the most weighted leader that holds it (W_q of that skill's ℓ1 state), vote as the glance votes
+    (k = max(10, 1% of N) best skills per row by max-sim), rows weighted by the token weights.
+    text=True, what a route can afford without the leaders' states: tf over the leaders' kept keys
+    only (the tokens a bank holds), and the E tokens read as one pseudo-text (BOS, then the tokens by
+    weight) through the backbone's first blocks, each row its token's state there."""
+    N = keys.shape[0]
+    k = max(10, round(0.01 * N))
+    v, lead = g.topk(m)
+    p = torch.softmax((v - v[0]) / (0.1 * max(float(v[0]), 1e-9)), 0).cpu().numpy()
+    w = {}
+    where = {}
+    for j, d in enumerate(lead.tolist()):
+        a, e = sk.rows[d, 2], sk.rows[d, 3]
+        seq = sk.seq(d)
+        toks = seq[a:e]
+        if text:
+            toks = toks[mask[d, :e - a].cpu().numpy()]
+        u, first, cnt = np.unique(toks, return_index=True, return_counts=True)
+        for t, f, c in zip(u.tolist(), first.tolist(), cnt.tolist()):
+            w[t] = w.get(t, 0.0) + p[j] * c / len(toks) * float(idf[t])
+            if t not in where:
+                where[t] = (d, a + f)
+    best = sorted(w.items(), key=lambda x: -x[1])[:E]
+    # the leaders' ℓ1 states (the route would run the backbone's first blocks over their renders)
+    if text:
+        pseudo = np.array([int(sk.seq(0)[0])] + [t for t, _ in best], dtype=np.int64)
+        q = states(model, layer, [pseudo], device)[0, 1:].float()
+    else:
+        need = sorted({where[t][0] for t, _ in best})
+        hs = states(model, layer, [sk.seq(d) for d in need], device)
+        q = torch.stack([hs[need.index(where[t][0]), where[t][1]].float() for t, _ in best])
+    q = F.normalize(q @ maps.wq.t(), dim=-1).half()
+    ww = torch.tensor([x for _, x in best], device=device, dtype=torch.float32)
+    mm = torch.empty(q.shape[0], N, device=device)
+    for c in range(0, N, chunk):
+        s = torch.einsum("qd,cld->qcl", q, keys[c:c + chunk]).float()
+        s.masked_fill_(~mask[c:c + chunk][None], -1.0)
+        mm[:, c:c + chunk] = s.amax(-1)
+    vv, ix = mm.topk(k, dim=1)
+    gE = torch.zeros(N, device=device, dtype=torch.float64)
+    gE.index_add_(0, ix.reshape(-1), (vv * ww[:, None]).reshape(-1).double())
+    return gE / ww.sum().double()
 
 
 def train_arm(model, maps, layer, sk, st, b, arm, steps, device, idf, bs=32, lr_maps=1e-3, lr_blocks=1e-4, tau=0.02, log_every=100, min_b=-3.5):
@@ -322,6 +385,10 @@ def main():
     ap.add_argument("--lr-maps", type=float, default=1e-3)
     ap.add_argument("--lr-blocks", type=float, default=1e-4)
     ap.add_argument("--min-b", type=float, default=-3.5, help="statements whose BM25 top posterior is above this")
+    ap.add_argument("--prf-m", default="3,10", help="prf arms: leaders read")
+    ap.add_argument("--prf-e", default="10,30", help="prf arms: expansion rows")
+    ap.add_argument("--prf-lambda", default="0.25,0.5", help="prf arms: the second pass's weight")
+    ap.add_argument("--prf-text", action="store_true", help="prf arms: the leaders' kept tokens read as a pseudo-text (feedback's text=True)")
     ap.add_argument("--limit", type=int, default=0, help="only the first N skills and the tasks whose golds are among them (a dry run)")
     a = ap.parse_args()
     dev = "cuda" if torch.cuda.is_available() else "cpu"
@@ -350,6 +417,43 @@ def main():
         model, hp = load_backbone(a.model, dev)
         model.eval()
         maps = Maps(wq, ws).to(dev)
+        if arm.startswith("prf@"):
+            # prf@EPS: the feedback glance over the keys an install holds at ε = EPS (the decision rule:
+            # bench/results/2026-12-02-h200-feedback/decision.txt)
+            eps = float(arm.split("@")[1])
+            keys, lens = encode_skills(model, maps, sk, layer, dev)
+            kept = cover_mask(keys, lens, eps)
+            idf_c = idf_table(sk, 32000, kept)
+            out = {}
+            gval = []
+            out["plain-val"] = glance_eval(model, maps, layer, sk, ts, gold, val, dev, keys, lens, idf_c, mask=kept, keep_g=gval)
+            log(f"  {arm} plain: val Hit@1 {out['plain-val']['hit1']:.3f} R@20 {out['plain-val']['r20']:.3f}; {time.time() - t0:.0f} s")
+            grid = []
+            for m in [int(x) for x in a.prf_m.split(",")]:
+                for E in [int(x) for x in a.prf_e.split(",")]:
+                    gE = [feedback(model, maps, layer, sk, keys, kept, idf_c, g, m, E, dev, text=a.prf_text) for g in gval]
+                    for lam in [float(x) for x in a.prf_lambda.split(",")]:
+                        mixed = [g + lam * (g.max() / ge.max().clamp(min=1e-12)) * ge for g, ge in zip(gval, gE)]
+                        r = rank_report(mixed, ts, gold, val, dev)
+                        grid.append(((m, E, lam), r))
+                        log(f"  {arm} m {m} E {E} λ {lam}: val Hit@1 {r['hit1']:.3f} R@20 {r['r20']:.3f}; {time.time() - t0:.0f} s")
+            # the rule: best validation R@20, then Hit@1, then the smaller m, E, λ
+            (m, E, lam), rv = max(grid, key=lambda x: (x[1]["r20"], x[1]["hit1"], -x[0][0], -x[0][1], -x[0][2]))
+            out["grid"] = [{"m": c[0], "E": c[1], "lambda": c[2], "val": r} for c, r in grid]
+            out["chosen"] = {"m": m, "E": E, "lambda": lam}
+            gtest = []
+            out["plain-test"] = glance_eval(model, maps, layer, sk, ts, gold, test, dev, keys, lens, idf_c, mask=kept, keep_g=gtest)
+            gE = [feedback(model, maps, layer, sk, keys, kept, idf_c, g, m, E, dev, text=a.prf_text) for g in gtest]
+            mixed = [g + lam * (g.max() / ge.max().clamp(min=1e-12)) * ge for g, ge in zip(gtest, gE)]
+            out["chosen-test"] = rank_report(mixed, ts, gold, test, dev)
+            log(f"  {arm} chosen m {m} E {E} λ {lam}: val Hit@1 {rv['hit1']:.3f} R@20 {rv['r20']:.3f}; TEST plain Hit@1 {out['plain-test']['hit1']:.3f} "
+                f"R@20 {out['plain-test']['r20']:.3f}, feedback Hit@1 {out['chosen-test']['hit1']:.3f} R@20 {out['chosen-test']['r20']:.3f}; {time.time() - t0:.0f} s")
+            results[arm] = out
+            del keys, kept, model, maps
+            torch.cuda.empty_cache() if dev == "cuda" else None
+            Path(a.out).mkdir(parents=True, exist_ok=True)
+            (Path(a.out) / "early-layers.json").write_text(json.dumps(results) + "\n")
+            continue
         if arm.startswith("cover@"):
             eps = float(arm.split("@")[1])
             keys, lens = encode_skills(model, maps, sk, layer, dev)

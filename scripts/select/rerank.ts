@@ -38,6 +38,10 @@ const skipNested = flag("--no-nested");
 // --runtime: only the feature sets a route computes from what it already holds (the lexical expert's
 // BM25 over the full text, the skills' names and the task text; no per-field index): what can ship
 const runtimeOnly = flag("--runtime");
+// --prf M,E: a feature "prf", the pool's score under the task's pseudo-relevance feedback (the lexical
+// expert's best M skills over the library; their E best terms by Σ p(d)·tf/|d|·idf; BM25 of those
+// terms, weighted, over the pool's best), joins both stages (scripts/experiments/prf.ts measures it alone)
+const prfOpt = opt("--prf")?.split(",").map(Number);
 const recordsDir = opt("--records") ?? "bench/results/2026-11-28-h200-default/l1";
 const outDir = opt("--out") ?? "bench/results/2026-11-28-cpu-rerank";
 const K1 = 3, B = 1;
@@ -51,7 +55,7 @@ const DEFAULT = fitted;
 export const FEATURES = [
   "bm25", "bm25Rel", "bm25Rank", "lucene", "name", "desc", "body",
   "nameShare", "nameVerbatim", "nameTitle", "descBigram", "descCov", "taskCov",
-  "g", "gRank", "logLen", "title", "nameBigram", "L", "LRel", "LRank", "V",
+  "g", "gRank", "logLen", "title", "nameBigram", "L", "LRel", "LRank", "V", "prf",
 ] as const;
 type Feature = (typeof FEATURES)[number];
 const fi = (f: Feature) => FEATURES.indexOf(f);
@@ -64,6 +68,8 @@ interface Row {
   x: number[][];
   defaultHit: number;
   lexicalHit: number;
+  /** --distinct: each candidate's copy group (near-copies of one skill share it; absent: each its own). */
+  dup?: number[];
   /** Where the row comes from: "full" (the benchmark's library), or a bank's size (bank-records.ts). */
   group?: string;
   /** The verdict's read-outs of the candidates were not recorded (bank rows only). */
@@ -72,7 +78,7 @@ interface Row {
 
 // ---------------------------------------------------------------- features (cached)
 async function buildRows(split: "val" | "test"): Promise<Row[]> {
-  const cache = `.cache/rerank/features-${recordsDir.replace(/[^A-Za-z0-9]+/g, "_")}-${split}.json`;
+  const cache = `.cache/rerank/features-${recordsDir.replace(/[^A-Za-z0-9]+/g, "_")}-${split}${prfOpt ? `-prf${prfOpt.join("_")}` : ""}.json`;
   if (existsSync(cache)) return JSON.parse(readFileSync(cache, "utf8")) as Row[];
   const records = (await readPerQuery(`${recordsDir}/${split}.jsonl.gz`)).filter((r) => !r.offDomain && r.verdict?.length);
   const tasks = new Map((await loadTasks("../shared/data/swe-skills-bench/tasks.jsonl")).map((t) => [t.id, t]));
@@ -132,6 +138,7 @@ function rowOf(r: PerQueryRecord, text: string, c: Corpus): Row {
   const bRank = rankBy(idx.map((i) => sFull[i]));
   const gRank = rankBy(pool.map((p) => p.g));
   const Ls = pool.map((p) => p.L ?? 0), Lmax = Math.max(...Ls), LRank = rankBy(Ls);
+  const rPrf = prfOpt ? rel(prfScores(sFull, c, prfOpt[0], prfOpt[1])) : () => 0;
   const x = pool.map((p, k) => {
     const s = c.routable[idx[k]];
     const nt = nameTokens(s);
@@ -160,6 +167,7 @@ function rowOf(r: PerQueryRecord, text: string, c: Corpus): Row {
       LRel: Ls[k] - Lmax,
       LRank: Math.log1p(LRank[k]),
       V: p.V ?? 0,
+      prf: rPrf(idx[k]),
     };
     return FEATURES.map((n) => f[n]);
   });
@@ -175,6 +183,27 @@ function rowOf(r: PerQueryRecord, text: string, c: Corpus): Row {
     defaultHit: pick && r.accepted.includes(pick.skill) ? 1 : 0,
     lexicalHit: r.bm25?.[0] && r.accepted.includes(r.bm25[0]) ? 1 : 0,
   };
+}
+
+/** The feedback query's BM25 over the library: the best m skills by `s`, their E best terms. */
+function prfScores(s: Float64Array, c: Corpus, m: number, E: number): Float64Array {
+  const lead = [...s.keys()].sort((a, b) => s[b] - s[a] || a - b).slice(0, m);
+  const mx = s[lead[0]];
+  const p = lead.map((i) => Math.exp((s[i] - mx) / (0.1 * Math.max(mx, 1e-9))));
+  const ps = p.reduce((a, x) => a + x, 0);
+  const w = new Map<string, number>();
+  lead.forEach((i, j) => {
+    const d = c.routable[i];
+    const toks = bm25Tokens(`${d.name}\n${d.description}\n${d.body}`);
+    const tf = new Map<string, number>();
+    for (const t of toks) tf.set(t, (tf.get(t) ?? 0) + 1);
+    for (const [t, n] of tf) w.set(t, (w.get(t) ?? 0) + (p[j] / ps) * (n / toks.length) * c.idf(t));
+  });
+  const best = [...w.entries()].sort((a, b) => b[1] - a[1]).slice(0, E);
+  const tot = best.reduce((a, [, v]) => a + v, 0);
+  const out = new Float64Array(s.length);
+  for (const [t, v] of best) { const st = c.full.scores(t); for (let i = 0; i < out.length; i++) out[i] += (v / tot) * st[i]; }
+  return out;
 }
 
 // ---------------------------------------------------------------- model
@@ -332,6 +361,35 @@ const bankFiles = opt("--bank-records")?.split(",") ?? [];
 const bankTrain = flag("--bank-train");
 const bankRows: Row[] = bankFiles.flatMap((f) => gunzipSync(readFileSync(f)).toString().split("\n").filter(Boolean).map((l) => bankRow(JSON.parse(l) as BankRecord)));
 const val: Row[] = [...val0.map((r) => ({ ...r, group: "full" })), ...bankRows];
+// --distinct J: near-copies in a pool (the same slug, full-text token sets with Jaccard ≥ J) form one
+// group, and the verdict reads the cheap stage's best of each group: two copies of one skill never take
+// both of its places (what the route would do with a copy check)
+const distinctJ = opt("--distinct");
+async function markCopies(rows: Row[]): Promise<void> {
+  if (distinctJ === undefined) return;
+  const J = Number(distinctJ);
+  const c = await corpus();
+  const sets = new Map<string, Set<string>>();
+  const setOf = (id: string) => {
+    let t = sets.get(id);
+    if (!t) { const i = c.byId.get(id); const s = i === undefined ? undefined : c.routable[i]; t = new Set(s ? bm25Tokens(`${s.name}\n${s.description}\n${s.body}`) : [id]); sets.set(id, t); }
+    return t;
+  };
+  let pairs = 0;
+  for (const r of rows) {
+    const g = r.skills.map((_, k) => k);
+    const find = (k: number): number => (g[k] === k ? k : (g[k] = find(g[k])));
+    for (let a = 0; a < r.skills.length; a++) for (let b = a + 1; b < r.skills.length; b++) {
+      if (slugOf(r.skills[a]) !== slugOf(r.skills[b])) continue;
+      const A = setOf(r.skills[a]), B = setOf(r.skills[b]);
+      let inter = 0; for (const t of A) if (B.has(t)) inter++;
+      if (inter / (A.size + B.size - inter) >= J) { g[find(b)] = find(a); pairs++; }
+    }
+    r.dup = r.skills.map((_, k) => find(k));
+  }
+  console.log(`--distinct ${J}: ${pairs} near-copy pairs over ${rows.length} rows`);
+}
+await markCopies(val);
 interface BankRecord { id: string; batch: string; size: number; accepted: string[]; lexicalTop: string; pool: (Record<string, number> & { skill: string })[] }
 function bankRow(r: BankRecord): Row {
   const gRank = ((v: number[]) => { const o = v.map((_, k) => k).sort((a, b) => v[b] - v[a] || a - b); const rk = new Array<number>(v.length); o.forEach((k, j) => (rk[k] = j)); return rk; })(r.pool.map((p) => p.g));
@@ -363,12 +421,14 @@ if (cascade !== undefined) {
   // --no-bm25: without BM25 over T, whose scale follows the library's idf (the rest is relative to the pool)
   const noBm25 = flag("--no-bm25");
   const drop = (fs: readonly Feature[]) => fs.filter((f) => !(noBm25 && f === "bm25")).map(fi);
-  const cheap = drop(SETS_ALL["names"]), full = drop(SETS_ALL["names+verdict"]);
+  const withPrf = (fs: readonly Feature[]): Feature[] => (prfOpt ? [...fs, "prf"] : [...fs]);
+  const cheap = drop(withPrf(SETS_ALL["names"])), full = drop(withPrf(SETS_ALL["names+verdict"]));
   const score = (m: Model, x: number[]) => m.feats.reduce((a, f, j) => a + m.w[j] * (x[f] - m.mean[j]) / m.sd[j], 0);
   /** The row restricted to the cheap model's best m (ties: pool order), its verdict features made relative to those. */
   const topM = (a: Model, r: Row, mm: number): Row => {
     const s = r.x.map((x) => score(a, x));
-    const keep = s.map((_, i) => i).sort((i, j) => s[j] - s[i] || i - j).slice(0, mm).sort((i, j) => i - j);
+    const seenGroup = new Set<number>();
+    const keep = s.map((_, i) => i).sort((i, j) => s[j] - s[i] || i - j).filter((i) => { const d = r.dup?.[i] ?? -1 - i; if (seenGroup.has(d)) return false; seenGroup.add(d); return true; }).slice(0, mm).sort((i, j) => i - j);
     const Lk = keep.map((i) => r.x[i][fi("L")]), Lmax = Math.max(...Lk);
     const ord = keep.map((_, j) => j).sort((p, q) => Lk[q] - Lk[p] || p - q);
     const rk = new Array<number>(keep.length);
@@ -401,8 +461,9 @@ if (cascade !== undefined) {
   const margins = opt("--margins")?.split(",").map(Number) ?? [];
   /** One held-out row under a fitted (a, bm) and τ: [hit, verdict ran]. */
   const marginHit = (a: Model, bm: Model, r: Row, tau: number): [number, number] => {
-    const sc = r.x.map((x) => score(a, x)).sort((p, q) => q - p);
     const rr = topM(a, r, 2);
+    // the lead of the cheap stage's best over its second (with --distinct, the best of another group)
+    const sc = rr.x.map((x) => score(a, x)).sort((p, q) => q - p);
     if (sc.length > 1 && sc[0] - sc[1] < tau && !rr.missing) return [rr.gold[rr.skills.indexOf(predict(bm, rr))] ? 1 : 0, 1];
     return [topM(a, r, 1).gold[0] ? 1 : 0, 0];
   };
@@ -459,6 +520,7 @@ if (cascade !== undefined) {
     if (extra.length) console.log(`demo tasks right under it: ${extra.filter((r, i) => i % demoWeight === 0 && marginHit(a, bm, r, tau)[0] === 1).length} of ${extra.length / demoWeight}`);
     if (readTest) {
       const test = [...(await buildRows("test")).map((r) => ({ ...r, group: "full" })), ...(opt("--bank-test")?.split(",") ?? []).flatMap((f) => gunzipSync(readFileSync(f)).toString().split("\n").filter(Boolean).map((l) => bankRow(JSON.parse(l) as BankRecord)))];
+      await markCopies(test);
       const res = test.map((r) => marginHit(a, bm, r, tau));
       for (const grp of groupsOf(test)) {
         const ix = inGroup(test, grp);
