@@ -42,6 +42,9 @@ const runtimeOnly = flag("--runtime");
 // expert's best M skills over the library; their E best terms by Σ p(d)·tf/|d|·idf; BM25 of those
 // terms, weighted, over the pool's best), joins both stages (scripts/experiments/prf.ts measures it alone)
 const prfOpt = opt("--prf")?.split(",").map(Number);
+// --copies J: a feature "copies", ln(1 + the library's near-copies of the candidate: the same slug,
+// full-text token sets of Jaccard ≥ J), joining both stages: does a widely copied version win?
+const copiesOpt = opt("--copies");
 const recordsDir = opt("--records") ?? "bench/results/2026-11-28-h200-default/l1";
 const outDir = opt("--out") ?? "bench/results/2026-11-28-cpu-rerank";
 const K1 = 3, B = 1;
@@ -55,7 +58,7 @@ const DEFAULT = fitted;
 export const FEATURES = [
   "bm25", "bm25Rel", "bm25Rank", "lucene", "name", "desc", "body",
   "nameShare", "nameVerbatim", "nameTitle", "descBigram", "descCov", "taskCov",
-  "g", "gRank", "logLen", "title", "nameBigram", "L", "LRel", "LRank", "V", "prf",
+  "g", "gRank", "logLen", "title", "nameBigram", "L", "LRel", "LRank", "V", "prf", "copies", "copiesRel",
 ] as const;
 type Feature = (typeof FEATURES)[number];
 const fi = (f: Feature) => FEATURES.indexOf(f);
@@ -78,7 +81,7 @@ interface Row {
 
 // ---------------------------------------------------------------- features (cached)
 async function buildRows(split: "val" | "test"): Promise<Row[]> {
-  const cache = `.cache/rerank/features-${recordsDir.replace(/[^A-Za-z0-9]+/g, "_")}-${split}${prfOpt ? `-prf${prfOpt.join("_")}` : ""}.json`;
+  const cache = `.cache/rerank/features-${recordsDir.replace(/[^A-Za-z0-9]+/g, "_")}-${split}${prfOpt ? `-prf${prfOpt.join("_")}` : ""}${copiesOpt ? `-copies${copiesOpt}` : ""}.json`;
   if (existsSync(cache)) return JSON.parse(readFileSync(cache, "utf8")) as Row[];
   const records = (await readPerQuery(`${recordsDir}/${split}.jsonl.gz`)).filter((r) => !r.offDomain && r.verdict?.length);
   const tasks = new Map((await loadTasks("../shared/data/swe-skills-bench/tasks.jsonl")).map((t) => [t.id, t]));
@@ -139,6 +142,11 @@ function rowOf(r: PerQueryRecord, text: string, c: Corpus): Row {
   const gRank = rankBy(pool.map((p) => p.g));
   const Ls = pool.map((p) => p.L ?? 0), Lmax = Math.max(...Ls), LRank = rankBy(Ls);
   const rPrf = prfOpt ? rel(prfScores(sFull, c, prfOpt[0], prfOpt[1])) : () => 0;
+  // copies: each candidate's near-copies over the library; copiesRel: its log-count less the largest
+  // of its copy group within the pool (0 for the most copied version of a skill, and for a skill with
+  // no copy in the pool): a choice between copies only, no prior across different skills
+  const cpy = copiesOpt ? idx.map((i) => Math.log1p(copiesOf(c, i, Number(copiesOpt)))) : idx.map(() => 0);
+  const cpyRel = copiesOpt ? poolCopyRel(c, idx, cpy, Number(copiesOpt)) : idx.map(() => 0);
   const x = pool.map((p, k) => {
     const s = c.routable[idx[k]];
     const nt = nameTokens(s);
@@ -168,6 +176,8 @@ function rowOf(r: PerQueryRecord, text: string, c: Corpus): Row {
       LRank: Math.log1p(LRank[k]),
       V: p.V ?? 0,
       prf: rPrf(idx[k]),
+      copies: cpy[k],
+      copiesRel: cpyRel[k],
     };
     return FEATURES.map((n) => f[n]);
   });
@@ -183,6 +193,46 @@ function rowOf(r: PerQueryRecord, text: string, c: Corpus): Row {
     defaultHit: pick && r.accepted.includes(pick.skill) ? 1 : 0,
     lexicalHit: r.bm25?.[0] && r.accepted.includes(r.bm25[0]) ? 1 : 0,
   };
+}
+
+/** How many other skills of the library are near-copies of skill i (the same slug, Jaccard ≥ J). */
+const copyCache = new Map<number, number>();
+let bySlug: Map<string, number[]> | undefined;
+const tokenSets = new Map<number, Set<string>>();
+function copiesOf(c: Corpus, i: number, J: number): number {
+  const hit = copyCache.get(i);
+  if (hit !== undefined) return hit;
+  if (!bySlug) {
+    bySlug = new Map();
+    c.routable.forEach((s, j) => { const k = slugOf(s.id); const a = bySlug!.get(k); if (a) a.push(j); else bySlug!.set(k, [j]); });
+  }
+  const set = (j: number) => { let t = tokenSets.get(j); if (!t) { const s = c.routable[j]; t = new Set(bm25Tokens(`${s.name}\n${s.description}\n${s.body}`)); tokenSets.set(j, t); } return t; };
+  const A = set(i);
+  let n = 0;
+  for (const j of bySlug.get(slugOf(c.routable[i].id)) ?? []) {
+    if (j === i) continue;
+    const B = set(j);
+    let inter = 0; for (const t of A) if (B.has(t)) inter++;
+    if (inter / (A.size + B.size - inter) >= J) n++;
+  }
+  copyCache.set(i, n);
+  return n;
+}
+
+/** Per pool member: its value less the largest of its copy group's in the pool (near-copies: the same slug, Jaccard ≥ J). */
+function poolCopyRel(c: Corpus, idx: readonly number[], v: readonly number[], J: number): number[] {
+  const set = (j: number) => { let t = tokenSets.get(j); if (!t) { const s = c.routable[j]; t = new Set(bm25Tokens(`${s.name}\n${s.description}\n${s.body}`)); tokenSets.set(j, t); } return t; };
+  const g = idx.map((_, k) => k);
+  const find = (k: number): number => (g[k] === k ? k : (g[k] = find(g[k])));
+  for (let a = 0; a < idx.length; a++) for (let b = a + 1; b < idx.length; b++) {
+    if (slugOf(c.routable[idx[a]].id) !== slugOf(c.routable[idx[b]].id)) continue;
+    const A = set(idx[a]), B = set(idx[b]);
+    let inter = 0; for (const t of A) if (B.has(t)) inter++;
+    if (inter / (A.size + B.size - inter) >= J) g[find(b)] = find(a);
+  }
+  const best = new Map<number, number>();
+  idx.forEach((_, k) => { const r = find(k); best.set(r, Math.max(best.get(r) ?? -Infinity, v[k])); });
+  return idx.map((_, k) => v[k] - best.get(find(k))!);
 }
 
 /** The feedback query's BM25 over the library: the best m skills by `s`, their E best terms. */
@@ -421,7 +471,9 @@ if (cascade !== undefined) {
   // --no-bm25: without BM25 over T, whose scale follows the library's idf (the rest is relative to the pool)
   const noBm25 = flag("--no-bm25");
   const drop = (fs: readonly Feature[]) => fs.filter((f) => !(noBm25 && f === "bm25")).map(fi);
-  const withPrf = (fs: readonly Feature[]): Feature[] => (prfOpt ? [...fs, "prf"] : [...fs]);
+  // --copies-as F: which copies feature joins the stages (copies, copiesRel, or both: copies+copiesRel)
+  const copiesAs = (opt("--copies-as") ?? "copies").split("+") as Feature[];
+  const withPrf = (fs: readonly Feature[]): Feature[] => [...fs, ...(prfOpt ? ["prf" as const] : []), ...(copiesOpt ? copiesAs : [])];
   const cheap = drop(withPrf(SETS_ALL["names"])), full = drop(withPrf(SETS_ALL["names+verdict"]));
   const score = (m: Model, x: number[]) => m.feats.reduce((a, f, j) => a + m.w[j] * (x[f] - m.mean[j]) / m.sd[j], 0);
   /** The row restricted to the cheap model's best m (ties: pool order), its verdict features made relative to those. */
