@@ -72,11 +72,19 @@ export function splitByDomain(records: readonly AbstentionRecord[]): { inDomain:
 }
 
 /** A family of models: how to fit one to records, before its threshold is set. */
-export type AbstentionFamily = { kind: "threshold"; feature: AbstentionFeature } | { kind: "logistic"; features: AbstentionFeature[]; lambda: number };
+export type AbstentionFamily = { kind: "threshold"; feature: AbstentionFeature } | { kind: "logistic"; features: AbstentionFeature[]; lambda: number; monotone?: boolean };
+
+/**
+ * The features that are evidence for the match (higher reads more in-domain, src/route/abstention.ts):
+ * a monotone logistic family keeps each one's weight toward abstaining ≤ 0, so more of it never raises
+ * p(off-domain), however far a request lies from the fitting records. The size terms (logN and the
+ * products) and skillWords (a normaliser: a long skill holds a chance word more often) stay free.
+ */
+export const EVIDENCE_FEATURES: readonly AbstentionFeature[] = Object.freeze(["margin", "V", "g", "B", "lift", "coverage", "reach", "gcov", "gcov2"]);
 
 /** A family's name in reports: "V < t", "logistic(margin, V, g; λ=0.1)". */
 export function familyLabel(f: AbstentionFamily): string {
-  return f.kind === "threshold" ? `${f.feature} < t` : `logistic(${f.features.join(", ")}; λ=${f.lambda})`;
+  return f.kind === "threshold" ? `${f.feature} < t` : `${f.monotone ? "monotone " : ""}logistic(${f.features.join(", ")}; λ=${f.lambda})`;
 }
 
 /** Options of {@link fitAbstention}. */
@@ -93,6 +101,8 @@ export interface FitAbstentionOptions {
   lambdas?: number[];
   /** The features to consider (default every one the records carry). */
   features?: AbstentionFeature[];
+  /** Logistic families keep the weights of {@link EVIDENCE_FEATURES} toward abstaining ≤ 0 (default false). */
+  monotone?: boolean;
   /**
    * Set thresholds at this off-domain share on the fitting records instead of the cross-validated
    * one (e.g. the target itself).
@@ -171,7 +181,7 @@ function fitScorer(family: AbstentionFamily, rows: readonly AbstentionFeatures[]
   }
   const probe: AbstentionModel = { kind: "threshold", feature: "margin", threshold: 0, marginCap: cap };
   const X = rows.map((r) => family.features.map((f) => featureValue(probe, r, f)!));
-  const fit = fitLogistic(X, off, { lambda: family.lambda });
+  const fit = fitLogistic(X, off, { lambda: family.lambda, ...(family.monotone ? { signs: family.features.map((f) => (EVIDENCE_FEATURES.includes(f) ? -1 : 0)) } : {}) });
   const base = { kind: "logistic" as const, features: family.features, weights: fit.weights, bias: fit.bias, mean: fit.mean, scale: fit.scale, marginCap: cap, targetTriggerRate: target };
   const m0 = { ...base, threshold: 0 };
   return {
@@ -280,12 +290,13 @@ function availableFeatures(rows: readonly AbstentionFeatures[], wanted: readonly
   });
 }
 
-function families(features: readonly AbstentionFeature[], lambdas: readonly number[]): AbstentionFamily[] {
+function families(features: readonly AbstentionFeature[], lambdas: readonly number[], monotone = false): AbstentionFamily[] {
   const out: AbstentionFamily[] = features.map((feature) => ({ kind: "threshold", feature }));
   const withoutV = features.filter((f) => f !== "V");
+  const m = monotone ? { monotone: true } : {};
   for (const lambda of lambdas) {
-    if (features.length > 1) out.push({ kind: "logistic", features: [...features], lambda });
-    if (features.includes("V") && withoutV.length > 1) out.push({ kind: "logistic", features: withoutV, lambda });
+    if (features.length > 1) out.push({ kind: "logistic", features: [...features], lambda, ...m });
+    if (features.includes("V") && withoutV.length > 1) out.push({ kind: "logistic", features: withoutV, lambda, ...m });
   }
   return out;
 }
@@ -356,7 +367,7 @@ export function fitAbstention(inDomain: readonly AbstentionRecord[], offDomain: 
   const cvOn = k >= 2;
   const rates = options.fitTriggerRate !== undefined ? [options.fitTriggerRate] : cvOn ? Array.from({ length: 21 }, (_, i) => o.target * (1 - i / 20)) : [o.target];
   const fold = cvOn ? assignFolds(data.off, k, o.seed) : new Uint8Array(0);
-  const candidates = families(features, o.lambdas).map((family): AbstentionCandidate => {
+  const candidates = families(features, o.lambdas, options.monotone ?? false).map((family): AbstentionCandidate => {
     let ri = 0;
     let cv: AbstentionRates | null = null;
     if (cvOn) {

@@ -22,6 +22,13 @@ export interface LogisticOptions {
   maxIterations?: number;
   /** Stop when no parameter moves more than this in a step (default 1e-12). */
   tolerance?: number;
+  /**
+   * A sign for each feature's weight: −1 (the weight is ≤ 0), +1 (≥ 0) or 0 (free; the default for
+   * every feature). The fit is then the constrained optimum: the best, by the penalised loss, of the
+   * fits with some of the constrained weights held at 0 and the rest free, among those whose free
+   * weights keep their signs (the optimum of a convex loss under sign bounds is such a fit).
+   */
+  signs?: readonly number[];
 }
 
 /** A fitted model: p(y = 1 | x) = σ(bias + Σ weights[j] (x[j] − mean[j]) / scale[j]). */
@@ -107,6 +114,36 @@ export function fitLogistic(X: readonly (readonly number[])[], y: ArrayLike<numb
   const c = Float64Array.from({ length: n }, (_, i) => (balanced ? 1 / (2 * (y[i] ? pos : n - pos)) : 1 / n));
   const { mean, scale } = standardisation(X, d);
   const Z = X.map((row) => row.map((v, j) => (v - mean[j]) / scale[j]));
+  const signs = options.signs ?? [];
+  if (signs.length > d || signs.some((v) => v !== -1 && v !== 0 && v !== 1)) throw invalidArgument("fitLogistic: signs must hold −1, 0 or 1 for at most one entry per feature");
+  const bounded = signs.flatMap((v, j) => (v !== 0 ? [j] : []));
+  if (bounded.length > 12) throw invalidArgument("fitLogistic: at most 12 features may carry a sign");
+  const free = newtonFit(Z, y, c, d, lambda, options, new Set());
+  const keeps = (f: NewtonResult) => bounded.every((j) => signs[j] * f.theta[j] >= -1e-12);
+  let best = keeps(free) ? free : undefined;
+  if (!best) {
+    // every face: the weights of `held` fixed at 0, the others fitted freely; the feasible one with the lowest loss
+    for (let m = 1; m < 1 << bounded.length; m++) {
+      const held = new Set(bounded.filter((_, i) => m & (1 << i)));
+      const f = newtonFit(Z, y, c, d, lambda, options, held);
+      if (keeps(f) && (!best || f.loss < best.loss)) best = f;
+    }
+  }
+  const fit = best!; // the face with every bounded weight held at 0 always keeps its signs
+  for (const j of bounded) if (signs[j] * fit.theta[j] < 0) fit.theta[j] = 0; // −1e-12 < w < 0: exactly 0
+  return { weights: Array.from(fit.theta.subarray(0, d)), bias: fit.theta[d], mean, scale, iterations: fit.iterations, converged: fit.converged, loss: fit.loss };
+}
+
+interface NewtonResult {
+  theta: Float64Array;
+  loss: number;
+  iterations: number;
+  converged: boolean;
+}
+
+/** The penalised fit over the standardised rows, with the weights in `held` fixed at 0 (their columns read as 0). */
+function newtonFit(Z0: number[][], y: ArrayLike<number>, c: Float64Array, d: number, lambda: number, options: LogisticOptions, held: ReadonlySet<number>): NewtonResult {
+  const Z = held.size === 0 ? Z0 : Z0.map((row) => row.map((v, j) => (held.has(j) ? 0 : v)));
   const D = d + 1; // weights, then the bias
   const logits = (t: Float64Array) => Z.map((row) => row.reduce((s, v, j) => s + t[j] * v, t[d]));
   const loss = (t: Float64Array) => {
@@ -140,7 +177,7 @@ export function fitLogistic(X: readonly (readonly number[])[], y: ArrayLike<numb
       break;
     }
   }
-  return { weights: Array.from(theta.subarray(0, d)), bias: theta[d], mean, scale, iterations, converged, loss: f };
+  return { theta, loss: f, iterations, converged };
 }
 
 /** The penalised loss's gradient and Hessian ((d+1)², the bias last) at θ, given the logits. */

@@ -56,6 +56,8 @@ if (bandFrom !== undefined && bandBelow !== undefined && !(bandBelow > bandFrom)
 const midPath = valueOf("--mid");
 const shapeSpecs: string[] = [];
 for (let at = args.indexOf("--shape"); at >= 0; at = args.indexOf("--shape")) shapeSpecs.push(args.splice(at, 2)[1]);
+const monotoneAt = args.indexOf("--monotone");
+const monotone = monotoneAt >= 0 && args.splice(monotoneAt, 1).length > 0;
 const midGapAt = args.indexOf("--mid-gap");
 const midGap = midGapAt >= 0 && args.splice(midGapAt, 1).length > 0;
 const [selection, name, big, small] = args;
@@ -98,7 +100,7 @@ const sets = (xs: PerQueryRecord[], n: number) => { const b = xs.filter(inBand);
 const fitIn = [...bigVal.filter(inBand), ...sets(shortIn, bigVal.length), ...shapeSets.flatMap((x) => sets(x.inFit, bigVal.length))];
 const fitOff = [...bigOffFit.filter(inBand), ...sets(smallOffFit, bigOffFit.length), ...shapeSets.flatMap((x) => sets(x.offFit, bigOffFit.length))];
 if (fitIn.length === 0 || fitOff.length === 0) throw new Error("no fitting records in the band");
-const fitted = fitAbstention(fitIn, fitOff, ruling, { targetTriggerRate: triggerRate, ...(featureList ? { features: featureList } : {}) });
+const fitted = fitAbstention(fitIn, fitOff, ruling, { targetTriggerRate: triggerRate, ...(featureList ? { features: featureList } : {}), ...(monotone ? { monotone } : {}) });
 const { report } = fitted;
 /** The model's score of one record (the logit, or the feature for a threshold model). */
 function scoreOf(m: AbstentionModel, r: PerQueryRecord): number {

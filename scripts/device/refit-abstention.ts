@@ -24,6 +24,8 @@
  *   --band-below N the small band of the current by-size model (from N) refitted on the records under
  *                  N skills, its large band kept; with --band-from A, a middle band for A to N − 1
  *                  skills fitted between the current model's small band (from A) and its large band
+ *   --monotone     logistic families keep the weights of the evidence features (lab/eval/abstention-fit.ts
+ *                  EVIDENCE_FEATURES) toward abstaining ≤ 0
  *   --write P      write the new model into P (a copy of the projections: P is read and rewritten)
  * With a reference idf in the projections, the demo's records get the reference coverage (gcov) too.
  * Needs ../shared/data/swe-skills-bench/{tasks,skills}.jsonl and ../shared/data/skills-mit.jsonl.gz
@@ -48,6 +50,8 @@ const mid = opt("--mid", undefined);
 const triggerRate = opt("--trigger-rate", undefined);
 const bandFrom = opt("--band-from", undefined);
 const bandBelow = opt("--band-below", undefined);
+const monotoneAt = args.indexOf("--monotone");
+const monotone = monotoneAt >= 0 && args.splice(monotoneAt, 1).length > 0;
 const shapes: string[] = [];
 for (let at = args.indexOf("--shape"); at >= 0; at = args.indexOf("--shape")) shapes.push("--shape", args.splice(at, 2)[1]);
 if (args.length > 0) throw new Error(`refit-abstention.ts: unknown arguments ${args.join(" ")}`);
@@ -75,4 +79,4 @@ if (p.referenceIdf) {
   console.log(`$ npx vite-node scripts/select/reference-coverage.ts -- ${small} ${small} --tasks ${examples},${templated},${handWritten} --projections ${projections}`);
   execFileSync("npx", ["vite-node", "scripts/select/reference-coverage.ts", "--", small, small, "--tasks", `${examples},${templated},${handWritten}`, "--projections", projections], { stdio: "inherit" });
 }
-run("fit-abstention.ts", `${records}/selection.json`, "l1", work, join(work, "small-l1.jsonl.gz"), "--off", "offhw", "--compare", projections, ...(features ? ["--features", features] : []), ...(mid ? ["--mid", mid] : []), ...shapes, ...(triggerRate ? ["--trigger-rate", triggerRate] : []), ...(bandFrom ? ["--band-from", bandFrom] : []), ...(bandBelow ? ["--band-below", bandBelow] : []), ...(write ? ["--write", write] : []));
+run("fit-abstention.ts", `${records}/selection.json`, "l1", work, join(work, "small-l1.jsonl.gz"), "--off", "offhw", "--compare", projections, ...(features ? ["--features", features] : []), ...(mid ? ["--mid", mid] : []), ...shapes, ...(triggerRate ? ["--trigger-rate", triggerRate] : []), ...(bandFrom ? ["--band-from", bandFrom] : []), ...(bandBelow ? ["--band-below", bandBelow] : []), ...(monotone ? ["--monotone"] : []), ...(write ? ["--write", write] : []));
