@@ -73,12 +73,10 @@ export function splitByDomain(records: readonly AbstentionRecord[]): { inDomain:
 
 /** A family of models: how to fit one to records, before its threshold is set. */
 export type AbstentionFamily = { kind: "threshold"; feature: AbstentionFeature } | { kind: "logistic"; features: AbstentionFeature[]; lambda: number; monotone?: boolean };
-
 /**
- * The features that are evidence for the match (higher reads more in-domain, src/route/abstention.ts):
- * a monotone logistic family keeps each one's weight toward abstaining ≤ 0, so more of it never raises
- * p(off-domain), however far a request lies from the fitting records. The size terms (logN and the
- * products) and skillWords (a normaliser: a long skill holds a chance word more often) stay free.
+ * The evidence for the match (higher reads in-domain): a monotone logistic family keeps their weights
+ * toward abstaining ≤ 0, however far a request lies from the fitting records. logN, its products and
+ * skillWords (a normaliser: a long skill holds a chance word more often) stay free.
  */
 export const EVIDENCE_FEATURES: readonly AbstentionFeature[] = Object.freeze(["margin", "V", "g", "B", "lift", "coverage", "reach", "gcov", "gcov2"]);
 

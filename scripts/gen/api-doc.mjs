@@ -25,7 +25,17 @@ const CLASSES = ["Router", "Model", "LiveContext", "Gate", "Projections", "Serve
 /** The first sentence of a doc comment, on one line (cut at a colon or semicolon when it runs long). */
 function firstSentence(text) {
   const t = text.replace(/\{@link\s+([^}|\s]+)\s*\}/g, "`$1`").replace(/\s+/g, " ").trim();
-  let s = (t.match(/^(.+?\.)(\s|$)/) ?? [t, t])[1];
+  // a period ends the sentence unless it ends an abbreviation ("e.g.", "i.e.", "i.i.d.", "Eq.", "Eqs.", "cf.", "vs.")
+  const abbrev = /(?:^|[\s(])(?:e\.g|i\.e|i\.i\.d|Eqs?|cf|vs|etc|Sec|Fig)\.$/;
+  let s = t;
+  for (const m of t.matchAll(/\.(?=\s|$)/g)) {
+    const head = t.slice(0, m.index + 1);
+    // not inside a code span (an odd number of backticks before it)
+    if (!abbrev.test(head) && (head.match(/`/g) ?? []).length % 2 === 0) {
+      s = head;
+      break;
+    }
+  }
   if (s.length > 200) {
     // the first colon or semicolon outside parentheses, past the first 40 characters
     let depth = 0;

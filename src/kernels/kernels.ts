@@ -111,7 +111,7 @@ export interface GlanceOptions {
 /**
  * The glance (Eqs. 1 and 3): for each query token i and skill s,
  * `m_i(s) = max_j ⟨q_i, d^s_j⟩` over the skill's keys, then
- * `g(s) = Σ_{i : s ∈ T_i} w_i·m_i(s) / Σ_i w_i` with T_i the top-k skills under m_i.
+ * `g(s) = Σ w_i·m_i(s) / Σ_i w_i`, the first sum over the tokens i with s among T_i, the top-k skills under m_i.
  *
  * Conventions:
  * - a skill with no keys scores `m = −1` (the least inner product of unit vectors) with

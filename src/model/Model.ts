@@ -1,72 +1,14 @@
 import { availableParallelism } from "node:os";
 import { GavelError, invalidArgument } from "../errors.js";
 import { backendDevices, loadBinding, type NativeModel, type NativeModelInfo } from "../native/binding.js";
-import { checkGgufFile, validateModelFile } from "./gguf-file.js";
+import { checkGgufFile, DEFAULT_CONTEXT, defaultContextFor, headerContext, validateModelFile } from "./gguf-file.js";
 import { abortedError, boolOption, checkLayer, intOption, optionsObject, signalOption, toTokens } from "../util/validate.js";
-import { flashOption, kvOption, layoutOption, MAX_KV_CELLS, resolveLogprobsInGraph } from "./load-options.js";
+import { layoutOption, loadParams, MODEL_LOAD_KEYS, resolveLogprobsInGraph, SCORE_KEYS, TOKENIZE_KEYS, type ModelLoadOptions, type ScoreOptions } from "./load-options.js";
+
+export type { ModelLoadOptions, ScoreOptions };
 import { checkTasks, nativeStatesMany, type QueriesVia, type ScoresVia, type StatesVia } from "./states-many.js";
 import { checkGenerationVerb, generateSettings, runGeneration, type GenerateChunk, type GenerateOptions, type GenerateResult } from "./generate.js";
 
-/** Options of {@link Model.load}. */
-export interface ModelLoadOptions {
-  /** Layers to offload to a GPU (CUDA build only); -1, the default, offloads all. */
-  gpuLayers?: number;
-  /**
-   * Context size in tokens: what one request (prefix + continuation) may use. With `kvLayout:
-   * "unified"` it is one pool shared by every cached prefix; with "streams" every sequence has this
-   * many cells of its own (the KV cache holds contextSize × sequences). Default 8192.
-   */
-  contextSize?: number;
-  /** CPU threads; default: every core. */
-  threads?: number;
-  /**
-   * Most tokens one llama_decode takes, and its physical batch (llama.cpp's n_batch and n_ubatch);
-   * at most contextSize. Default 512, or contextSize when smaller.
-   */
-  batchSize?: number;
-  /** Sequences of the context: one scratch sequence, the rest hold cached prefixes. Default 32 ("unified") or 10 ("streams"). */
-  sequences?: number;
-  /** Sequences kept for batched passes, 0..sequences − 2: the cache then holds ≤ sequences − 1 − this prefixes, and a batch drops none. Default 0. */
-  batchSequences?: number;
-  /**
-   * How the KV cache is laid out (llama.cpp's kv_unified). "unified": one pool of contextSize cells;
-   * a continuation's attention runs over every cell of the pool, other prefixes masked out.
-   * "streams": each sequence its own stream of contextSize cells, so a continuation attends only to
-   * its own prefix, and its log-probs do not depend on what else is cached. Default "streams"
-   * (faster for the verdict on the CPU, docs/BENCHMARKS.md "Verdict"); it takes contextSize ×
-   * sequences cells of KV memory, so "unified" suits many small prefixes in a bounded pool.
-   */
-  kvLayout?: "unified" | "streams";
-  /**
-   * llama.cpp's flash attention: true, false or "auto". Default false, on the CPU and the GPU alike:
-   * measured on an H100 (docs/BENCHMARKS.md, "Verdict on the GPU"), flash attention with an f16 KV
-   * cache moved gavel-mini's verdict L by up to 1.19e-2 nats against the exact settings, over the
-   * 1e-2 tolerance set for making it the GPU default; ask for it (and `kvCacheType: "f16"`) for speed.
-   * With the defaults (no flash attention, f32 KV cache) log-probs do not depend on how requests
-   * were batched or whether a prefix came from the cache (within 1e-4 nats), so a route is the same
-   * whether the cache was warm or cold. Flash attention or an f16 cache move them by up to ~3e-3
-   * nats; on a GPU with long contexts both are faster and the cache takes half the memory.
-   */
-  flashAttention?: boolean | "auto";
-  /** KV cache type: "f32" (the default, see flashAttention) or "f16" (half the memory). */
-  kvCacheType?: "f32" | "f16";
-  /**
-   * Where {@link Model.score}'s log-probs are reduced. false: llama.cpp copies every output row's
-   * full-vocabulary logits to the host, which log-normalises them. true: the logits stay where
-   * llama.cpp computed them (its backend-sampling hooks keep the copy from happening) and are reduced
-   * there to the asked tokens' log-probs: on a GPU by a CUDA kernel, on the CPU by the host path's own
-   * code. The same float64 sums either way (test/model/logprobs-in-graph.test.ts on the CPU;
-   * scripts/device/logprobs-twins.mjs on a GPU, ≤ 1.9e-6 nats). "auto", the default: true when the
-   * addon is a CUDA build, a GPU was found and `gpuLayers` is not 0, else false. Measured on an H200
-   * (docs/BENCHMARKS.md, "Verdict speed"): the warm verdict of a Qwen3-8B shape 0.61 → 0.31 s,
-   * gavel-mini's 85 → 28 ms; on the CPU nothing is copied either way, so the CPU keeps the host path.
-   * Its cost is host memory: with backend samplers llama.cpp sizes its (pinned) output buffer for
-   * sampled logits, probabilities and candidates too, 16 bytes instead of 4 per vocabulary entry and
-   * output row: nVocab × batchSize × 16 B, e.g. 1.2 GB instead of 0.3 GB for a 152K vocabulary at
-   * batchSize 512. Pass false where that memory matters more than the verdict's speed.
-   */
-  logprobsInGraph?: boolean | "auto";
-}
 
 /** What {@link Model.info} tells about the loaded model. */
 export interface ModelInfo extends Omit<NativeModelInfo, "chatTemplate" | "bos" | "eos"> {
@@ -84,12 +26,7 @@ export interface ScoreResult {
   final: Float32Array;
 }
 
-/** Options of {@link Model.score} and {@link Model.scoreMany}. */
-export interface ScoreOptions {
-  /** Token ids whose log-probability is read after the last continuation token. */
-  readIds?: Int32Array | number[];
-  signal?: AbortSignal;
-}
+
 
 /** Options of a model call that can be aborted. */
 export interface CallOptions {
@@ -147,28 +84,18 @@ export class Model {
   /** Loads a GGUF model. Rejects with FILE_NOT_FOUND, NOT_GGUF, UNSUPPORTED_ARCHITECTURE or MODEL_LOAD_FAILED. */
   static async load(path: string, options?: ModelLoadOptions): Promise<Model> {
     if (typeof path !== "string" || path.length === 0) throw invalidArgument("path must be a non-empty string");
-    const o = optionsObject(options, "options");
+    const o = optionsObject(options, "Model.load options", MODEL_LOAD_KEYS);
     const kvUnified = layoutOption(o.kvLayout);
-    const contextSize = intOption(o.contextSize, "contextSize", 16, 1 << 22, 8192);
-    const params = {
-      gpuLayers: intOption(o.gpuLayers, "gpuLayers", -1, 100000, -1),
-      contextSize,
-      threads: intOption(o.threads, "threads", 1, 1024, availableParallelism()),
-      batchSize: intOption(o.batchSize, "batchSize", 1, contextSize, Math.min(512, contextSize)),
-      sequences: intOption(o.sequences, "sequences", 2, 256, kvUnified ? 32 : 10),
-      flashAttention: flashOption(o.flashAttention),
-      kvF16: kvOption(o.kvCacheType),
-      kvUnified,
-    };
+    // every option is checked before the file and the addon are touched; those bounded by the context
+    // size against the default's largest value, then again once the file gives the default
+    const asked = o.contextSize === undefined ? undefined : intOption(o.contextSize, "contextSize", 16, 1 << 22, 0);
+    const sized = (contextSize: number) => loadParams(o, contextSize, kvUnified);
+    let params = sized(asked ?? DEFAULT_CONTEXT);
     const batchSequences = intOption(o.batchSequences, "batchSequences", 0, params.sequences - 2, 0);
-    // checked before the file and the addon are touched, like every other option
     resolveLogprobsInGraph(o.logprobsInGraph, { cuda: false, devices: [], gpuLayers: 0 });
-    const cells = kvUnified ? contextSize : contextSize * params.sequences;
-    if (cells > MAX_KV_CELLS) {
-      throw invalidArgument(`the KV cache would hold ${cells} cells (contextSize × sequences with kvLayout "streams"); at most ${MAX_KV_CELLS}`);
-    }
     checkGgufFile(path);
-    await validateModelFile(path);
+    const header = await validateModelFile(path);
+    if (asked === undefined) params = sized(defaultContextFor(headerContext(header)));
     const binding = loadBinding();
     // The exact settings (f32 KV, no flash attention) unless asked otherwise, on a GPU too: the fast
     // ones drifted past their tolerance there (docs/BENCHMARKS.md, "Verdict on the GPU").
@@ -215,7 +142,7 @@ export class Model {
    */
   tokenize(text: string, options?: { special?: boolean; addBos?: boolean }): Int32Array {
     if (typeof text !== "string") throw invalidArgument("text must be a string");
-    const o = optionsObject(options, "options");
+    const o = optionsObject(options, "tokenize options", TOKENIZE_KEYS);
     return this.#use().tokenize(text, boolOption(o.special, "special", false), boolOption(o.addBos, "addBos", false));
   }
 
@@ -226,13 +153,13 @@ export class Model {
    */
   async tokenizeAsync(text: string, options?: { special?: boolean; addBos?: boolean }): Promise<Int32Array> {
     if (typeof text !== "string") throw invalidArgument("text must be a string");
-    const o = optionsObject(options, "options");
+    const o = optionsObject(options, "tokenizeAsync options", TOKENIZE_KEYS);
     return this.#use().tokenizeAsync(text, boolOption(o.special, "special", false), boolOption(o.addBos, "addBos", false));
   }
 
   /** Token ids to text; special tokens are rendered unless `special` is false. */
   detokenize(tokens: Int32Array | number[], options?: { special?: boolean }): string {
-    const o = optionsObject(options, "options");
+    const o = optionsObject(options, "detokenize options", { special: true });
     return this.#use().detokenize(toTokens(tokens, "tokens", this.info.nVocab), boolOption(o.special, "special", true));
   }
 
@@ -331,7 +258,7 @@ export class Model {
   scoreMany(prefixes: (Int32Array | number[])[], continuation: Int32Array | number[] | (Int32Array | number[])[], options?: ScoreOptions): Promise<ScoreResult[]> {
     return this.#call(() => {
       if (!Array.isArray(prefixes)) throw invalidArgument("prefixes must be an array of token arrays");
-      const o = optionsObject(options, "options");
+      const o = optionsObject(options, "scoreMany options", SCORE_KEYS);
       const readIds = o.readIds === undefined ? new Int32Array(0) : toTokens(o.readIds, "readIds", this.info.nVocab);
       const perPrefix = Array.isArray(continuation) && continuation.length > 0 && typeof continuation[0] !== "number";
       if (perPrefix && continuation.length !== prefixes.length) throw invalidArgument("continuations must match prefixes one to one");

@@ -5,7 +5,7 @@
  */
 import { openSync, readSync, closeSync, statSync } from "node:fs";
 import { GavelError } from "../errors.js";
-import { checkModelHeader, readGgufHeader, type GgufHeader } from "../gguf/index.js";
+import { checkModelHeader, ggufMetaNumber, ggufMetaString, readGgufHeader, type GgufHeader } from "../gguf/index.js";
 
 const GGUF_MAGIC = 0x46554747; // "GGUF" little-endian
 
@@ -42,7 +42,7 @@ export function checkGgufFile(path: string): void {
  * on some malformed headers. An inconsistent header is MODEL_LOAD_FAILED; NOT_GGUF and
  * FILE_NOT_FOUND pass through.
  */
-export async function validateModelFile(path: string): Promise<void> {
+export async function validateModelFile(path: string): Promise<GgufHeader> {
   let header: GgufHeader;
   try {
     header = await readGgufHeader(path);
@@ -51,4 +51,28 @@ export async function validateModelFile(path: string): Promise<void> {
     throw err;
   }
   checkModelHeader(header, path);
+  return header;
+}
+
+/** A context size when none is asked for: 8192 tokens, lowered to the model's trained context when that is smaller. */
+export const DEFAULT_CONTEXT = 8192;
+
+/** The shortest trained context the default follows: below it a skill render and a task do not both fit. */
+export const MIN_FOLLOWED_CONTEXT = 1024;
+
+/** The model's trained context (`<arch>.context_length`), or null when the header does not say. */
+export function headerContext(header: GgufHeader): number | null {
+  const arch = ggufMetaString(header, "general.architecture");
+  const n = arch === undefined ? undefined : ggufMetaNumber(header, `${arch}.context_length`);
+  return n !== undefined && Number.isInteger(n) && n > 0 ? n : null;
+}
+
+/**
+ * The context a model loads with when the caller gives none: {@link DEFAULT_CONTEXT}, or the trained
+ * context when it is smaller (positions past it are out of distribution; gavel-mini is trained at
+ * 2048), unless that is under {@link MIN_FOLLOWED_CONTEXT} (a tiny test model), where 8192 stays.
+ */
+export function defaultContextFor(trained: number | null): number {
+  if (trained === null || trained >= DEFAULT_CONTEXT || trained < MIN_FOLLOWED_CONTEXT) return DEFAULT_CONTEXT;
+  return trained;
 }

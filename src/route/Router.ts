@@ -33,6 +33,7 @@ import { LiveContext } from "./live.js";
 import { glanceTrusted, preferTrusted, priorityOf, sourceClass, trustActive, trustSettings, winnerFlags, type TrustSettings } from "./trust.js";
 import { type RouterParts, taskBudgets } from "./parts.js";
 import { readSkillRecord, type SkillRecord } from "./skill-record.js";
+import { GLANCE_KEYS, RANK_KEYS, ROUTE_KEYS, ROUTER_OPEN_KEYS } from "./option-keys.js";
 import type { Candidate, GlanceHit, GlanceOptions, InstalledSkill, InstallOptions, InstallReport } from "./types.js";
 import type { RankOptions, RankResult, RouteContext, RouteOptions, RouteResult, RouterOpenOptions } from "./types.js";
 
@@ -103,7 +104,7 @@ export class Router {
    * newer commit at the start of each route, glance or rank, and refuses install and uninstall.
    */
   static async open(model: Model, options: RouterOpenOptions): Promise<Router> {
-    const o = optionsObject(options, "options");
+    const o = optionsObject(options, "Router.open options", ROUTER_OPEN_KEYS);
     if (typeof o.bankDir !== "string" || o.bankDir === "") throw invalidArgument("bankDir must be a non-empty string");
     let projections: Projections;
     if (o.projections instanceof Projections) projections = o.projections;
@@ -257,7 +258,7 @@ export class Router {
    */
   async warm(options?: { signal?: AbortSignal }): Promise<KeyIvfWarm> {
     this.#check();
-    const o = optionsObject(options, "options");
+    const o = optionsObject(options, "warm options", { signal: true });
     const signal = signalOption(o.signal);
     return this.#parts.library.reading(() => warmKeyIvf(this.#parts.library, signal));
   }
@@ -265,7 +266,7 @@ export class Router {
   /** Ranks the whole library by the glance alone, best first. */
   async glance(context: RouteContext, options?: GlanceOptions): Promise<GlanceHit[]> {
     this.#check();
-    const o = optionsObject(options, "options");
+    const o = optionsObject(options, "glance options", GLANCE_KEYS);
     const topK = intOption(o.topK, "topK", 1, 1 << 30, 20);
     const trust = trustSettings(o, this.projections.delta);
     const { ranked } = await this.#parts.library.reading(() => this.#glance(context, liveOption(o.live), signalOption(o.signal), trust));
@@ -291,7 +292,7 @@ export class Router {
   }
 
   async #route(context: RouteContext, options?: RouteOptions): Promise<RouteResult> {
-    const o = optionsObject(options, "options");
+    const o = optionsObject(options, "route options", ROUTE_KEYS);
     const model = this.projections.abstention;
     const abstain = boolOption(o.abstain, "abstain", model !== null);
     const ownCut = boolOption(o.libraryCut, "libraryCut", config().libraryCut === "on");
@@ -335,7 +336,7 @@ export class Router {
   }
 
   async #rank(context: RouteContext, options?: RankOptions): Promise<RankResult> {
-    const o = optionsObject(options, "options");
+    const o = optionsObject(options, "rank options", RANK_KEYS);
     const glanceTop = intOption(o.glanceTop, "glanceTop", 1, 1 << 30, 20);
     const verdictTop = intOption(o.verdictTop, "verdictTop", 0, 1 << 10, this.projections.maxShortlist);
     const also = alsoOption(o.also);

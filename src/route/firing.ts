@@ -42,6 +42,9 @@ export interface LiveSelectOptions {
   signal?: AbortSignal;
 }
 
+/** The keys of {@link LiveSelectOptions} (optionsObject refuses others). */
+const LIVE_SELECT_KEYS: Record<keyof LiveSelectOptions, true> = { abstain: true, libraryCut: true, verdict: true, lexical: true, signal: true };
+
 /** What a firing chose. */
 export interface LiveSelection extends Pick<RouteResult, "skill" | "name" | "abstained" | "abstention" | "shortlist" | "verdict" | "load"> {
   /** The winner whole (body, front matter, allowed-tools); null when nothing loads. */
@@ -91,7 +94,7 @@ export function liveVerdictText(parts: RouterParts, context: RouteContext): stri
  */
 export async function selectLive(live: LiveContext, context: RouteContext, options?: LiveSelectOptions): Promise<LiveSelection> {
   const parts = live.routerParts;
-  const o = optionsObject(options, "options");
+  const o = optionsObject(options, "selectLive options", LIVE_SELECT_KEYS);
   const projections = parts.projections;
   const model = projections.abstention;
   const abstain = boolOption(o.abstain, "abstain", true);

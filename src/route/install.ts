@@ -13,6 +13,7 @@ import { StatesCache } from "../model/states-cache.js";
 import { RenderEncoder } from "../render/encode.js";
 import { encodeSkillKeys, type SkillKeys, type StageLap } from "./keys.js";
 import type { RouterParts } from "./parts.js";
+import { INSTALL_KEYS } from "./option-keys.js";
 import { HUB_SHARE, hubWarning, probeBreadth } from "./probes.js";
 import { COMMIT_INTERVAL_MS, type InstallOptions, type InstallProgress, type InstallReport, type InstallStages } from "./types.js";
 
@@ -31,7 +32,7 @@ interface InstallSettings {
 }
 
 function installSettings(options: InstallOptions | undefined): InstallSettings {
-  const o = optionsObject(options, "options") as InstallOptions;
+  const o = optionsObject(options, "install options", INSTALL_KEYS) as InstallOptions;
   const signal = signalOption(o.signal);
   const commitEvery = o.commitEvery === undefined ? undefined : intOption(o.commitEvery, "commitEvery", 1, 1 << 20, 64);
   const inFlight = intOption(o.concurrency, "concurrency", 1, 256, 8);

@@ -41,9 +41,20 @@ export function isUint(v: unknown): v is number {
 export function checkInt(value: unknown, name: string, lo: number, hi = INT32_MAX): number {
   if (typeof value !== "number" || !Number.isInteger(value) || value < lo || value > hi) {
     const top = hi === INT32_MAX ? "2^31 - 1" : String(hi);
-    throw invalidArgument(`${name} must be an integer in [${lo}, ${top}], got ${String(value)}`);
+    throw invalidArgument(`${name} must be an integer in [${lo}, ${top}], got ${describeValue(value)}`);
   }
   return value;
+}
+
+/** A value as an error message shows it: a number as is, anything else with its type (the string "256", not 256). */
+export function describeValue(value: unknown): string {
+  if (typeof value === "number") return String(value);
+  if (typeof value === "string") return `the string ${JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value)}`;
+  if (value === null || value === undefined) return String(value);
+  if (Array.isArray(value)) return "an array";
+  if (typeof value === "object") return "an object";
+  if (typeof value === "function") return "a function";
+  return `the ${typeof value} ${String(value)}`;
 }
 
 /** An optional integer option: `dflt` when undefined, else {@link checkInt}. */
@@ -64,7 +75,7 @@ export interface FiniteBounds {
  * @throws GavelError `INVALID_ARGUMENT` naming `name` otherwise
  */
 export function checkFinite(value: unknown, name: string, bounds: FiniteBounds = {}): number {
-  if (typeof value !== "number" || !Number.isFinite(value)) throw invalidArgument(`${name} must be a finite number, got ${String(value)}`);
+  if (typeof value !== "number" || !Number.isFinite(value)) throw invalidArgument(`${name} must be a finite number, got ${describeValue(value)}`);
   if (bounds.min !== undefined && value < bounds.min) throw invalidArgument(`${name} must be ≥ ${bounds.min}, got ${value}`);
   if (bounds.above !== undefined && value <= bounds.above) throw invalidArgument(`${name} must be > ${bounds.above}, got ${value}`);
   return value;
@@ -86,11 +97,44 @@ export function signalOption(value: unknown): AbortSignal | undefined {
   return value as AbortSignal;
 }
 
-/** An options argument: `{}` when undefined, else it must be a plain object. */
-export function optionsObject(value: unknown, what: string): Record<string, unknown> {
+/**
+ * An options argument: `{}` when undefined, else it must be a plain object. With `known` (an object
+ * literal typed `Record<keyof TheOptions, true>`, so the compiler keeps it complete and exact), a key
+ * the options type does not have is refused: a misspelt option fails instead of being ignored.
+ *
+ * @throws GavelError `INVALID_ARGUMENT` naming the unknown key, the nearest known one, and the known ones
+ */
+export function optionsObject(value: unknown, what: string, known?: Readonly<Record<string, true>>): Record<string, unknown> {
   if (value === undefined) return {};
   if (typeof value !== "object" || value === null || Array.isArray(value)) throw invalidArgument(`${what} must be an object`);
+  if (known) {
+    for (const key of Object.keys(value)) {
+      if (Object.prototype.hasOwnProperty.call(known, key)) continue;
+      const names = Object.keys(known);
+      const near = nearest(key, names);
+      throw invalidArgument(`unknown option ${JSON.stringify(key)} in ${what}${near ? ` (did you mean ${near}?)` : ""}; the options are ${names.join(", ")}`);
+    }
+  }
   return value as Record<string, unknown>;
+}
+
+/** The known name within edit distance 2 of `key` (case ignored), the closest; undefined when none. */
+function nearest(key: string, names: readonly string[]): string | undefined {
+  const a = key.toLowerCase();
+  let best: string | undefined;
+  let bestD = 3;
+  for (const name of names) {
+    const b = name.toLowerCase();
+    if (Math.abs(a.length - b.length) >= bestD) continue;
+    let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+    for (let i = 1; i <= a.length; i++) {
+      const cur = [i];
+      for (let j = 1; j <= b.length; j++) cur[j] = Math.min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
+      prev = cur;
+    }
+    if (prev[b.length] < bestD) [best, bestD] = [name, prev[b.length]];
+  }
+  return best;
 }
 
 /**

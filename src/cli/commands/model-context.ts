@@ -5,27 +5,24 @@
  * `--context` above the trained context is kept, with a warning; so is the default when the trained
  * context is too short to route in (under {@link MIN_FOLLOWED_CONTEXT}: a tiny test model).
  */
-import { ggufMetaNumber, ggufMetaString, readGgufHeader } from "../../gguf/index.js";
+import { readGgufHeader } from "../../gguf/index.js";
+import { DEFAULT_CONTEXT, defaultContextFor, headerContext, MIN_FOLLOWED_CONTEXT } from "../../model/gguf-file.js";
 import { intArg } from "../ui/options.js";
 
-/** The CLI's context size when neither `--context` nor the model says less. */
-export const CLI_DEFAULT_CONTEXT = 8192;
-
-/** The shortest trained context the default follows: below it a skill render and a task do not both fit. */
-export const MIN_FOLLOWED_CONTEXT = 1024;
+/** The CLI's context size when neither `--context` nor the model says less (Model.load's default). */
+export const CLI_DEFAULT_CONTEXT = DEFAULT_CONTEXT;
+export { MIN_FOLLOWED_CONTEXT };
 
 /** The model's trained context (`<arch>.context_length`), or null when the file does not say. */
 export async function trainedContext(modelPath: string): Promise<number | null> {
-  const header = await readGgufHeader(modelPath);
-  const arch = ggufMetaString(header, "general.architecture");
-  const n = arch === undefined ? undefined : ggufMetaNumber(header, `${arch}.context_length`);
-  return n !== undefined && Number.isInteger(n) && n > 0 ? n : null;
+  return headerContext(await readGgufHeader(modelPath));
 }
 
 /**
  * The context size to load `modelPath` with, from `--context` (a string, as util.parseArgs gives it)
- * and the model's trained context; `warn` hears when `--context` exceeds what the model was trained on.
- * An unreadable header leaves the choice to `Model.load`, which reports the file's problem itself.
+ * and the model's trained context (Model.load's own default rule, `defaultContextFor`); `warn` hears
+ * when `--context` exceeds what the model was trained on, or when the trained context is too short to
+ * follow. An unreadable header leaves the choice to `Model.load`, which reports the file's problem itself.
  */
 export async function contextFor(modelPath: string, given: string | undefined, warn: (message: string) => void = (m) => console.error(m)): Promise<number> {
   const asked = intArg(given, "context", { min: 16 });
@@ -41,8 +38,8 @@ export async function contextFor(modelPath: string, given: string | undefined, w
     }
     return asked;
   }
-  if (trained === null || trained >= CLI_DEFAULT_CONTEXT) return CLI_DEFAULT_CONTEXT;
-  if (trained >= MIN_FOLLOWED_CONTEXT) return trained;
-  warn(`gavel: warning: the model was trained on ${trained} tokens only, too few to route in; the context stays at ${CLI_DEFAULT_CONTEXT} (out of distribution past ${trained}; --context sets it)`);
-  return CLI_DEFAULT_CONTEXT;
+  if (trained !== null && trained < MIN_FOLLOWED_CONTEXT) {
+    warn(`gavel: warning: the model was trained on ${trained} tokens only, too few to route in; the context stays at ${CLI_DEFAULT_CONTEXT} (out of distribution past ${trained}; --context sets it)`);
+  }
+  return defaultContextFor(trained);
 }

@@ -1,0 +1,21 @@
+/**
+ * The keys of the public options objects, one record each: typed `Record<keyof Options, true>`, so
+ * the compiler refuses a record that misses an option or names one the type lacks, and
+ * {@link optionsObject} refuses a key a caller misspelt.
+ *
+ * @module
+ */
+import type { GlanceOptions, InstallOptions, RankOptions, RouteOptions, RouterOpenOptions } from "./types.js";
+
+export const ROUTER_OPEN_KEYS: Record<keyof RouterOpenOptions, true> = {
+  projections: true, bankDir: true, skillBudget: true, keyBudget: true, truncate: true, create: true, readOnly: true, keyType: true,
+};
+export const INSTALL_KEYS: Record<keyof InstallOptions, true> = {
+  offset: true, limit: true, onProgress: true, signal: true, commitEvery: true, concurrency: true, statesCache: true,
+};
+export const GLANCE_KEYS: Record<keyof GlanceOptions, true> = { excludeFlagged: true, excludeSources: true, topK: true, live: true, signal: true };
+export const ROUTE_KEYS: Record<keyof RouteOptions, true> = {
+  excludeFlagged: true, excludeSources: true, trust: true, tieMargin: true, abstain: true, libraryCut: true, verdict: true,
+  live: true, explain: true, lexical: true, signal: true,
+};
+export const RANK_KEYS: Record<keyof RankOptions, true> = { glanceTop: true, verdictTop: true, also: true, live: true, signal: true };
