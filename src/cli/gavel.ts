@@ -101,7 +101,8 @@ function describeFailure(err: unknown): { code: string; message: string; exit: n
   const argv = process.argv;
   if (isGavelError(err)) return { code: err.code, message: err.message, exit: 1, text: `gavel: ${err.message} [${err.code}]` };
   // a missing or stray argument the command found itself: its help on a terminal, one line in JSON
-  if (isUsageError(err)) return { code: "USAGE", message: err.message, exit: 2, text: err.text };
+  // (the help, then what was wrong, last, where the eye lands)
+  if (isUsageError(err)) return { code: "USAGE", message: err.message, exit: 2, text: `${err.text.trimEnd()}\n\ngavel: ${err.message}` };
   if (err instanceof Error && String((err as NodeJS.ErrnoException).code).startsWith("ERR_PARSE_ARGS_")) {
     // an unknown option, a missing option value, a stray positional argument: a usage error
     const message = `${err.message} (gavel ${argv[2] ?? ""} --help shows the usage)`;

@@ -239,8 +239,10 @@ export function decideAbstention(model: AbstentionModel | null | undefined, feat
   const abstain = z > model.threshold;
   const p = (t: number) => fmt(1 / (1 + Math.exp(-t)));
   // Each feature's pull toward abstaining, strongest first.
+  // (a feature the fit left at weight 0, as a sign-bounded fit may, says nothing and is not listed)
   const parts = model.features
-    .map((n, i) => ({ n, x: values[i], c: values[i] === undefined ? 0 : (model.weights[i] * (values[i]! - model.mean[i])) / model.scale[i] }))
+    .map((n, i) => ({ n, x: values[i], w: model.weights[i], c: values[i] === undefined ? 0 : (model.weights[i] * (values[i]! - model.mean[i])) / model.scale[i] }))
+    .filter((p) => p.w !== 0)
     .sort((a, b) => Math.abs(b.c) - Math.abs(a.c))
     .map(({ n, x, c }) => (x === undefined ? `${LABEL[n]} not computed (neutral)` : `${LABEL[n]} ${fmt(x)} (${c >= 0 ? "+" : "−"}${fmt(Math.abs(c))})`));
   const verdict = abstain ? "is above" : "is at or below";

@@ -107,6 +107,26 @@ describe("gavel's habits", () => {
     expect(existsSync(join(bank, "manifest.json"))).toBe(true);
   }, 300_000);
 
+  it("an install's failed skill is one line: its path once, then the reason and its code", async () => {
+    const skills = skillsFolder("one-bad", 1);
+    mkdirSync(join(skills, "nofm"));
+    writeFileSync(join(skills, "nofm", "SKILL.md"), "just text, no front matter\n");
+    const r = await gavel("install", skills, "--bank", join(root, "bad-bank"), ...model());
+    expect(r.code, r.err).toBe(0);
+    const line = r.out.split("\n").find((l) => l.includes("failed: "));
+    const where = join(skills, "nofm", "SKILL.md");
+    expect(line).toBe(`  failed: ${where}: no YAML front matter (a SKILL.md starts with a '---' line) [SKILL_INVALID]`);
+  }, 300_000);
+
+  it("a task of blanks piped on stdin is refused by name; nothing piped prints the usage", async () => {
+    const blank = await run(process.execPath, [cli, "route", "--bank", join(root, "bad-bank"), ...model()], { cwd: root, timeoutMs: 300_000, env: env(), input: "   \n\t\n" });
+    expect(blank.code).toBe(1);
+    expect(blank.err).toMatch(/the task piped on stdin is only whitespace.*INVALID_ARGUMENT/);
+    const none = await run(process.execPath, [cli, "route", "--bank", join(root, "bad-bank"), ...model()], { cwd: root, timeoutMs: 300_000, env: env(), input: "" });
+    expect(none.code).toBe(2);
+    expect(none.err).toMatch(/gavel route needs a task/);
+  }, 300_000);
+
   it("sync --dry-run on a fresh project lists what it would install, creates nothing", async () => {
     const project = join(root, "sync-project");
     const folder = join(project, ".claude", "skills", "pdf-fill");

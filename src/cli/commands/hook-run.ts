@@ -28,7 +28,7 @@ interface RouteAnswer {
   abstained: boolean;
   abstention?: { reason: string };
   verdict: string;
-  shortlist: { skill: string; name: string; g: number | null; S: number | null; V: number | null; B?: number | null }[];
+  shortlist: { skill: string; name: string; g: number | null; S: number | null; V: number | null; B?: number | null; R?: number | null }[];
   winner: { name: string; description: string; source: string; path: string | null } | null;
 }
 
@@ -51,11 +51,14 @@ export function hookContext(res: RouteAnswer): string {
   const w = res.winner!;
   const best = res.shortlist[0];
   const second = res.shortlist[1];
+  // the score that ordered the shortlist: the re-ranker's R where it ran, else the ruling's S
+  const score = (c: typeof best) => (c?.R != null && Number.isFinite(c.R) ? `R ${fmt(c.R)}` : `S ${fmt(c?.S)}`);
   const why = [
-    `${res.verdict === "ran" ? "ruling" : "first-stage"} score S ${fmt(best?.S)} (glance g ${fmt(best?.g)}${best?.B != null ? `, lexical B ${fmt(best.B)}` : ""}${best?.V != null ? `, verdict V ${fmt(best.V)}` : ""})`,
-    second ? `next: ${second.name} at S ${fmt(second.S)}` : "the only candidate",
+    `${best?.R != null ? "re-ranker" : res.verdict === "ran" ? "ruling" : "first-stage"} score ${score(best)} (glance g ${fmt(best?.g)}${best?.B != null ? `, lexical B ${fmt(best.B)}` : ""}${best?.V != null ? `, verdict V ${fmt(best.V)}` : ""})`,
+    second ? `next: ${second.name} at ${score(second)}` : "the only candidate",
   ];
-  if (res.abstention) why.push(`abstention: ${res.abstention.reason}`);
+  // the decision, not its feature-by-feature account (that goes to `gavel route --explain`, not into the agent's prompt)
+  if (res.abstention) why.push(`abstention: ${res.abstention.reason.split(", from ")[0]}`);
   const load = w.path ? `Before you start, read ${w.path} and follow it (files it mentions are relative to its folder).` : `Its text is installed in the gavel bank (source ${w.source}).`;
   return [`gavel-router: the skill "${w.name}" matches this prompt: ${w.description}`, `Why: ${why.join("; ")}.`, load].join("\n");
 }

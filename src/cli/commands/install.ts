@@ -93,7 +93,11 @@ function printInstallReport(report: WireInstallReport, json: boolean): number {
       const parts = (Object.keys(st) as (keyof typeof st)[]).map((k) => `${k} ${st[k].toFixed(1)} s`);
       console.log(`  stages, summed over skills in flight: ${parts.join(", ")}`);
     }
-    for (const f of report.failed) console.log(`  failed: ${safeText(f.where)}: ${safeText(f.error.message)}`);
+    // an error about a file usually starts with its path already (`where: …`): not said twice; its code at the end
+    for (const f of report.failed) {
+      const msg = f.error.message.startsWith(`${f.where}: `) ? f.error.message.slice(f.where.length + 2) : f.error.message;
+      console.log(`  failed: ${safeText(f.where)}: ${safeText(msg)} [${f.error.code}]`);
+    }
     for (const w of report.warnings) {
       for (const text of w.warnings) console.log(`  warning: ${safeText(w.name)}: ${safeText(text)}`);
     }

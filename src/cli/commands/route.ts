@@ -109,7 +109,10 @@ export async function readTaskArg(positionals: readonly string[], taskFile: stri
   // piped, with no argument: `cat task.md | gavel route`
   if ((stdin as NodeJS.ReadStream).isTTY) return undefined;
   const text = taskText(await readStdin(stdin), "stdin");
-  return text.trim() === "" ? undefined : text;
+  // nothing piped (stdin closed or /dev/null): the usage; blanks piped: say so
+  if (text === "") return undefined;
+  if (text.trim() === "") throw invalidArgument("the task piped on stdin is only whitespace");
+  return text;
 }
 
 /** The line `gavel route` prints for a cut task. */
