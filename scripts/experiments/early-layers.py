@@ -230,6 +230,22 @@ def idf_table(sk, vocab, kept=None):
 
 
 @torch.no_grad()
+def vote(q, w, keys, mask, k, chunk=1024):
+    """The router's vote (Eq. 3): each row of q votes its max-sim for its k best skills, weighted by w;
+    g = Σ w·m over the rows that voted for a skill / Σ w. [N] float64."""
+    N = keys.shape[0]
+    m = torch.empty(q.shape[0], N, device=q.device)
+    for c in range(0, N, chunk):
+        s = torch.einsum("qd,cld->qcl", q, keys[c:c + chunk]).float()
+        s.masked_fill_(~mask[c:c + chunk][None], -1.0)
+        m[:, c:c + chunk] = s.amax(-1)
+    v, ix = m.topk(k, dim=1)
+    g = torch.zeros(N, device=q.device, dtype=torch.float64)
+    g.index_add_(0, ix.reshape(-1), (v * w[:, None]).reshape(-1).double())
+    return g / w.sum().double()
+
+
+@torch.no_grad()
 def glance_eval(model, maps, layer, sk, ts, gold, split, device, keys, lens, idf, chunk=1024, mask=None, keep_g=None):
     N = keys.shape[0]
     k = max(10, round(0.01 * N))
@@ -241,15 +257,7 @@ def glance_eval(model, maps, layer, sk, ts, gold, split, device, keys, lens, idf
         h = states(model, layer, [ts.seq(t)], device)[0, a:e].float()
         q = F.normalize(h @ maps.wq.t(), dim=-1).half()
         w = idf[torch.from_numpy(ts.tok[o + a:o + e])].to(device)
-        m = torch.empty(q.shape[0], N, device=device)
-        for c in range(0, N, chunk):
-            s = torch.einsum("qd,cld->qcl", q, keys[c:c + chunk]).float()
-            s.masked_fill_(~mask[c:c + chunk][None], -1.0)
-            m[:, c:c + chunk] = s.amax(-1)
-        v, ix = m.topk(k, dim=1)
-        g = torch.zeros(N, device=device, dtype=torch.float64)
-        g.index_add_(0, ix.reshape(-1), (v * w[:, None]).reshape(-1).double())
-        g /= w.sum().double()
+        g = vote(q, w, keys, mask, k, chunk)
         if keep_g is not None:
             keep_g.append(g)
         gs = torch.from_numpy(gold[gf:gf + gc]).to(device)
@@ -311,15 +319,7 @@ def feedback(model, maps, layer, sk, keys, mask, idf, g, m, E, device, chunk=102
         q = torch.stack([hs[need.index(where[t][0]), where[t][1]].float() for t, _ in best])
     q = F.normalize(q @ maps.wq.t(), dim=-1).half()
     ww = torch.tensor([x for _, x in best], device=device, dtype=torch.float32)
-    mm = torch.empty(q.shape[0], N, device=device)
-    for c in range(0, N, chunk):
-        s = torch.einsum("qd,cld->qcl", q, keys[c:c + chunk]).float()
-        s.masked_fill_(~mask[c:c + chunk][None], -1.0)
-        mm[:, c:c + chunk] = s.amax(-1)
-    vv, ix = mm.topk(k, dim=1)
-    gE = torch.zeros(N, device=device, dtype=torch.float64)
-    gE.index_add_(0, ix.reshape(-1), (vv * ww[:, None]).reshape(-1).double())
-    return gE / ww.sum().double()
+    return vote(q, ww, keys, mask, k, chunk)
 
 
 def train_arm(model, maps, layer, sk, st, b, arm, steps, device, idf, bs=32, lr_maps=1e-3, lr_blocks=1e-4, tau=0.02, log_every=100, min_b=-3.5):
