@@ -195,10 +195,45 @@ function rowOf(r: PerQueryRecord, text: string, c: Corpus): Row {
   };
 }
 
-/** How many other skills of the library are near-copies of skill i (the same slug, Jaccard ≥ J). */
+/** Each library skill's full-text token set, made once. */
+const tokenSets = new Map<number, Set<string>>();
+function tokenSetOf(c: Corpus, j: number): Set<string> {
+  let t = tokenSets.get(j);
+  if (!t) {
+    const s = c.routable[j];
+    t = new Set(bm25Tokens(`${s.name}\n${s.description}\n${s.body}`));
+    tokenSets.set(j, t);
+  }
+  return t;
+}
+
+/** Whether library skills i and j are near-copies: the same slug, full-text token sets of Jaccard ≥ J. */
+function nearCopies(c: Corpus, i: number, j: number, J: number): boolean {
+  if (slugOf(c.routable[i].id) !== slugOf(c.routable[j].id)) return false;
+  const A = tokenSetOf(c, i), B = tokenSetOf(c, j);
+  let inter = 0;
+  for (const t of A) if (B.has(t)) inter++;
+  return inter / (A.size + B.size - inter) >= J;
+}
+
+/**
+ * The copy groups of the library skills `idx` (undefined: a skill outside the library, a group of its
+ * own): each position's group root, and how many near-copy pairs joined them.
+ */
+function copyGroups(c: Corpus, idx: readonly (number | undefined)[], J: number): { group: number[]; pairs: number } {
+  const g = idx.map((_, k) => k);
+  const find = (k: number): number => (g[k] === k ? k : (g[k] = find(g[k])));
+  let pairs = 0;
+  for (let a = 0; a < idx.length; a++) for (let b = a + 1; b < idx.length; b++) {
+    const i = idx[a], j = idx[b];
+    if (i !== undefined && j !== undefined && nearCopies(c, i, j, J)) { g[find(b)] = find(a); pairs++; }
+  }
+  return { group: idx.map((_, k) => find(k)), pairs };
+}
+
+/** How many other skills of the library are near-copies of skill i. */
 const copyCache = new Map<number, number>();
 let bySlug: Map<string, number[]> | undefined;
-const tokenSets = new Map<number, Set<string>>();
 function copiesOf(c: Corpus, i: number, J: number): number {
   const hit = copyCache.get(i);
   if (hit !== undefined) return hit;
@@ -206,33 +241,17 @@ function copiesOf(c: Corpus, i: number, J: number): number {
     bySlug = new Map();
     c.routable.forEach((s, j) => { const k = slugOf(s.id); const a = bySlug!.get(k); if (a) a.push(j); else bySlug!.set(k, [j]); });
   }
-  const set = (j: number) => { let t = tokenSets.get(j); if (!t) { const s = c.routable[j]; t = new Set(bm25Tokens(`${s.name}\n${s.description}\n${s.body}`)); tokenSets.set(j, t); } return t; };
-  const A = set(i);
-  let n = 0;
-  for (const j of bySlug.get(slugOf(c.routable[i].id)) ?? []) {
-    if (j === i) continue;
-    const B = set(j);
-    let inter = 0; for (const t of A) if (B.has(t)) inter++;
-    if (inter / (A.size + B.size - inter) >= J) n++;
-  }
+  const n = (bySlug.get(slugOf(c.routable[i].id)) ?? []).filter((j) => j !== i && nearCopies(c, i, j, J)).length;
   copyCache.set(i, n);
   return n;
 }
 
-/** Per pool member: its value less the largest of its copy group's in the pool (near-copies: the same slug, Jaccard ≥ J). */
+/** Per pool member: its value less the largest of its copy group's in the pool. */
 function poolCopyRel(c: Corpus, idx: readonly number[], v: readonly number[], J: number): number[] {
-  const set = (j: number) => { let t = tokenSets.get(j); if (!t) { const s = c.routable[j]; t = new Set(bm25Tokens(`${s.name}\n${s.description}\n${s.body}`)); tokenSets.set(j, t); } return t; };
-  const g = idx.map((_, k) => k);
-  const find = (k: number): number => (g[k] === k ? k : (g[k] = find(g[k])));
-  for (let a = 0; a < idx.length; a++) for (let b = a + 1; b < idx.length; b++) {
-    if (slugOf(c.routable[idx[a]].id) !== slugOf(c.routable[idx[b]].id)) continue;
-    const A = set(idx[a]), B = set(idx[b]);
-    let inter = 0; for (const t of A) if (B.has(t)) inter++;
-    if (inter / (A.size + B.size - inter) >= J) g[find(b)] = find(a);
-  }
+  const { group } = copyGroups(c, idx, J);
   const best = new Map<number, number>();
-  idx.forEach((_, k) => { const r = find(k); best.set(r, Math.max(best.get(r) ?? -Infinity, v[k])); });
-  return idx.map((_, k) => v[k] - best.get(find(k))!);
+  idx.forEach((_, k) => best.set(group[k], Math.max(best.get(group[k]) ?? -Infinity, v[k])));
+  return idx.map((_, k) => v[k] - best.get(group[k])!);
 }
 
 /** The feedback query's BM25 over the library: the best m skills by `s`, their E best terms. */
@@ -419,23 +438,11 @@ async function markCopies(rows: Row[]): Promise<void> {
   if (distinctJ === undefined) return;
   const J = Number(distinctJ);
   const c = await corpus();
-  const sets = new Map<string, Set<string>>();
-  const setOf = (id: string) => {
-    let t = sets.get(id);
-    if (!t) { const i = c.byId.get(id); const s = i === undefined ? undefined : c.routable[i]; t = new Set(s ? bm25Tokens(`${s.name}\n${s.description}\n${s.body}`) : [id]); sets.set(id, t); }
-    return t;
-  };
   let pairs = 0;
   for (const r of rows) {
-    const g = r.skills.map((_, k) => k);
-    const find = (k: number): number => (g[k] === k ? k : (g[k] = find(g[k])));
-    for (let a = 0; a < r.skills.length; a++) for (let b = a + 1; b < r.skills.length; b++) {
-      if (slugOf(r.skills[a]) !== slugOf(r.skills[b])) continue;
-      const A = setOf(r.skills[a]), B = setOf(r.skills[b]);
-      let inter = 0; for (const t of A) if (B.has(t)) inter++;
-      if (inter / (A.size + B.size - inter) >= J) { g[find(b)] = find(a); pairs++; }
-    }
-    r.dup = r.skills.map((_, k) => find(k));
+    const cg = copyGroups(c, r.skills.map((id) => c.byId.get(id)), J);
+    r.dup = cg.group;
+    pairs += cg.pairs;
   }
   console.log(`--distinct ${J}: ${pairs} near-copy pairs over ${rows.length} rows`);
 }

@@ -6,21 +6,21 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Model, Router } from "../../src/index.js";
 import { DEFAULT_MODEL, DEFAULT_PROJECTIONS } from "../../src/defaults.js";
+import { suiteModel } from "../helpers/model-suite.js";
 
 describe("options are validated exactly", () => {
+  const getModel = suiteModel(DEFAULT_MODEL, { contextSize: 2048, threads: 1 });
   let model: Model;
   let router: Router;
-  let dir: string;
+  const dir = mkdtempSync(join(tmpdir(), "gavel-options-"));
   beforeAll(async () => {
-    model = await Model.load(DEFAULT_MODEL, { contextSize: 2048, threads: 1 });
-    dir = mkdtempSync(join(tmpdir(), "gavel-options-"));
+    model = getModel();
     router = await Router.open(model, { projections: DEFAULT_PROJECTIONS, bankDir: join(dir, "bank") });
     await router.install([{ id: "sql", name: "sql", description: "Write and optimise SQL queries.", body: "Use EXPLAIN first." }]);
   }, 120_000);
   afterAll(async () => {
     await router?.close();
-    await model?.dispose();
-    if (dir) rmSync(dir, { recursive: true, force: true });
+    rmSync(dir, { recursive: true, force: true });
   });
 
   const refused = (p: Promise<unknown> | (() => unknown), pattern: RegExp) =>

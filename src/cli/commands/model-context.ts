@@ -11,7 +11,6 @@ import { intArg } from "../ui/options.js";
 
 /** The CLI's context size when neither `--context` nor the model says less (Model.load's default). */
 export const CLI_DEFAULT_CONTEXT = DEFAULT_CONTEXT;
-export { MIN_FOLLOWED_CONTEXT };
 
 /** The model's trained context (`<arch>.context_length`), or null when the file does not say. */
 export async function trainedContext(modelPath: string): Promise<number | null> {
