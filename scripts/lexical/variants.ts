@@ -42,6 +42,16 @@ const sStem = (t: string) => {
   return t;
 };
 const stemText = (text: string) => bm25Tokens(text).map(sStem).join(" ");
+// A light suffix stemmer: the S-stemmer, then one of -ization … -ing / -ed / -er cut where four or
+// more letters stay, then a final e (scripts/experiments/stem-probe.ts: short requests).
+const LIGHT_SUFFIXES = ["ization", "isation", "ation", "izing", "ising", "ized", "ised", "izes", "ize", "ise", "ing", "ed", "er"];
+const lightStem = (w: string) => {
+  let t = sStem(w);
+  const suf = LIGHT_SUFFIXES.find((x) => t.endsWith(x) && t.length - x.length >= 4);
+  if (suf) t = t.slice(0, -suf.length);
+  return t.endsWith("e") && t.length > 4 ? t.slice(0, -1) : t;
+};
+const lightText = (text: string) => bm25Tokens(text).map(lightStem).join(" ");
 
 /** The query with each distinct word repeated f(its count) times. */
 function qtfRewrite(q: string, f: (count: number) => number): string {
@@ -57,6 +67,7 @@ const variants: Record<string, Variant> = {
   baseline: { doc: (s) => s, query: id },
   camel: { doc: (s) => ({ name: camel(s.name), description: camel(s.description), body: camel(s.body ?? "") }), query: camel },
   sstem: { doc: (s) => ({ name: stemText(s.name), description: stemText(s.description), body: stemText(s.body ?? "") }), query: stemText },
+  light: { doc: (s) => ({ name: lightText(s.name), description: lightText(s.description), body: lightText(s.body ?? "") }), query: lightText },
   "fields2": { doc: (s) => ({ name: rep(s.name, 2), description: rep(s.description, 2), body: s.body }), query: id },
   "fields3": { doc: (s) => ({ name: rep(s.name, 3), description: rep(s.description, 3), body: s.body }), query: id },
   "name3": { doc: (s) => ({ name: rep(s.name, 3), description: s.description, body: s.body }), query: id },
