@@ -8,6 +8,7 @@
  * a span, the straddling token is left out of it.
  */
 import { GavelError } from "../errors.js";
+import { abortedError } from "../util/validate.js";
 import type { Model } from "../model/Model.js";
 import { ChatTemplate, renderSkill, renderTask, renderVerdictTail, SKILL_INTRO, type RenderableSkill } from "./index.js";
 
@@ -42,7 +43,16 @@ export interface EncodedTask {
   taskStart: number;
   taskEnd: number;
   truncated: boolean;
+  /** The task's tokens before any cut (taskEnd − taskStart when it was not cut). */
+  wholeTokens: number;
 }
+
+/**
+ * Texts of at least this many characters are tokenized off the JavaScript thread when a task is
+ * encoded asynchronously; shorter ones (the scaffolding, an everyday request) on it, where a
+ * tokenization costs microseconds and a round trip through the thread pool would cost more.
+ */
+const ASYNC_TOKENIZE_CHARS = 16_384;
 
 function concat(parts: Int32Array[]): Int32Array {
   const out = new Int32Array(parts.reduce((n, p) => n + p.length, 0));
@@ -178,10 +188,26 @@ export class RenderEncoder {
     return r.value;
   }
 
-  async #runAsync<T>(steps: Generator<TokenizeStep, T, Int32Array>): Promise<T> {
+  /**
+   * Answers each step with Model.tokenizeAsync, or on this thread for a text under `syncBelow`
+   * characters. With a signal, an abort rejects at once with ABORTED (a tokenization under way runs
+   * to its end on its thread; its result is dropped).
+   */
+  async #runAsync<T>(steps: Generator<TokenizeStep, T, Int32Array>, syncBelow = 0, signal?: AbortSignal): Promise<T> {
     let r = steps.next();
-    while (!r.done) r = steps.next(await this.model.tokenizeAsync(r.value.text, { special: r.value.special, addBos: r.value.addBos }));
+    while (!r.done) {
+      const { text, special, addBos } = r.value;
+      if (signal?.aborted) throw abortedError();
+      const tokens = text.length < syncBelow
+        ? this.model.tokenize(text, { special, addBos })
+        : await untilAborted(this.model.tokenizeAsync(text, { special, addBos }), signal);
+      r = steps.next(tokens);
+    }
     return r.value;
+  }
+
+  *#scaffoldStep(text: string, first: boolean): Generator<TokenizeStep, Int32Array, Int32Array> {
+    return yield { text, special: true, addBos: first && this.model.info.addBos };
   }
 
   *#plainStep(text: string): Generator<TokenizeStep, Int32Array, Int32Array> {
@@ -323,13 +349,26 @@ export class RenderEncoder {
 
   /** The task render (appendix G) the glance reads for a written task; at most maxTokens tokens of task. */
   encodeTask(task: string, maxTokens: number, keep: TaskKeep = "end"): EncodedTask {
+    return this.#runSync(this.#taskSteps(task, maxTokens, keep));
+  }
+
+  /**
+   * {@link encodeTask} with a long task tokenized off the JavaScript thread, so a task of megabytes
+   * neither blocks the event loop nor outlasts its signal.
+   */
+  encodeTaskAsync(task: string, maxTokens: number, keep: TaskKeep = "end", signal?: AbortSignal): Promise<EncodedTask> {
+    return this.#runAsync(this.#taskSteps(task, maxTokens, keep), ASYNC_TOKENIZE_CHARS, signal);
+  }
+
+  *#taskSteps(task: string, maxTokens: number, keep: TaskKeep): Generator<TokenizeStep, EncodedTask, Int32Array> {
     const r = renderTask(this.template, task);
-    const before = this.#scaffold(r.before, true);
-    let body = this.#plain(r.task);
+    const before = yield* this.#scaffoldStep(r.before, true);
+    let body = yield* this.#plainStep(r.task);
+    const wholeTokens = body.length;
     const truncated = body.length > maxTokens;
     if (truncated) body = keepPart(body, maxTokens, keep);
-    const after = this.#scaffold(r.after, false);
-    return { tokens: concat([before, body, after]), taskStart: before.length, taskEnd: before.length + body.length, truncated };
+    const after = yield* this.#scaffoldStep(r.after, false);
+    return { tokens: concat([before, body, after]), taskStart: before.length, taskEnd: before.length + body.length, truncated, wholeTokens };
   }
 
   /**
@@ -339,16 +378,27 @@ export class RenderEncoder {
    * taskStart/taskEnd index into it. A task over maxTokens tokens is cut; the question still follows it.
    */
   encodeVerdictTail(task: string, maxTokens: number, keep: TaskKeep = "end"): EncodedTask {
+    return this.#runSync(this.#verdictTailSteps(task, maxTokens, keep));
+  }
+
+  /** {@link encodeVerdictTail} with a long task tokenized off the JavaScript thread. */
+  encodeVerdictTailAsync(task: string, maxTokens: number, keep: TaskKeep = "end", signal?: AbortSignal): Promise<EncodedTask> {
+    return this.#runAsync(this.#verdictTailSteps(task, maxTokens, keep), ASYNC_TOKENIZE_CHARS, signal);
+  }
+
+  *#verdictTailSteps(task: string, maxTokens: number, keep: TaskKeep): Generator<TokenizeStep, EncodedTask, Int32Array> {
     const v = renderVerdictTail(this.template, task);
-    const taskTokens = this.#plain(v.task);
-    const closing = this.#scaffold(v.closing, false);
+    const taskTokens = yield* this.#plainStep(v.task);
+    const closing = yield* this.#scaffoldStep(v.closing, false);
     if (taskTokens.length > maxTokens) {
       const cut = keepPart(taskTokens, maxTokens, keep);
-      return { tokens: concat([cut, this.#plain(v.question), closing]), taskStart: 0, taskEnd: cut.length, truncated: true };
+      const question = yield* this.#plainStep(v.question);
+      return { tokens: concat([cut, question, closing]), taskStart: 0, taskEnd: cut.length, truncated: true, wholeTokens: taskTokens.length };
     }
     // Task and question tokenized together, as one plain text: the task's span is their common prefix.
-    const plain = this.#plain(v.task + v.question);
-    return { tokens: concat([plain, closing]), taskStart: 0, taskEnd: commonPrefix(taskTokens, plain), truncated: false };
+    const plain = yield* this.#plainStep(v.task + v.question);
+    const taskEnd = commonPrefix(taskTokens, plain);
+    return { tokens: concat([plain, closing]), taskStart: 0, taskEnd, truncated: false, wholeTokens: taskEnd };
   }
 
   /**
@@ -356,9 +406,30 @@ export class RenderEncoder {
    * full (control tokens parsed), the last maxTokens tokens kept.
    */
   encodeLive(text: string, maxTokens: number): EncodedTask {
-    let tokens = this.model.tokenize(text, { special: true, addBos: this.model.info.addBos });
+    return this.#runSync(this.#liveSteps(text, maxTokens));
+  }
+
+  /** {@link encodeLive} with a long context tokenized off the JavaScript thread. */
+  encodeLiveAsync(text: string, maxTokens: number, signal?: AbortSignal): Promise<EncodedTask> {
+    return this.#runAsync(this.#liveSteps(text, maxTokens), ASYNC_TOKENIZE_CHARS, signal);
+  }
+
+  *#liveSteps(text: string, maxTokens: number): Generator<TokenizeStep, EncodedTask, Int32Array> {
+    let tokens = yield { text, special: true, addBos: this.model.info.addBos };
+    const wholeTokens = tokens.length;
     const truncated = tokens.length > maxTokens;
     if (truncated) tokens = tokens.subarray(tokens.length - maxTokens);
-    return { tokens, taskStart: 0, taskEnd: tokens.length, truncated };
+    return { tokens, taskStart: 0, taskEnd: tokens.length, truncated, wholeTokens };
   }
+}
+
+/** `p`, or ABORTED as soon as `signal` aborts (p still runs to its end; its result is dropped). */
+function untilAborted<T>(p: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (!signal) return p;
+  return new Promise<T>((resolve, reject) => {
+    const fail = () => reject(abortedError());
+    if (signal.aborted) return fail();
+    signal.addEventListener("abort", fail, { once: true });
+    p.then(resolve, reject).finally(() => signal.removeEventListener("abort", fail));
+  });
 }

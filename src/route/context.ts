@@ -6,7 +6,7 @@
  * @module
  */
 import { invalidArgument } from "../errors.js";
-import { renderChat, renderTask, type ChatMessage } from "../render/index.js";
+import { renderChat, type ChatMessage } from "../render/index.js";
 import type { EncodedTask } from "../render/encode.js";
 import { config } from "../config.js";
 import { decayWeights } from "../kernels/kernels.js";
@@ -46,7 +46,7 @@ export function taskTextOf(context: RouteContext): string {
  * live rollout by default, rendered with the model's chat template (or, when not live, read as
  * "role: content" lines).
  */
-function encodeContext(parts: RouterParts, context: RouteContext, live: boolean | undefined) {
+async function encodeContext(parts: RouterParts, context: RouteContext, live: boolean | undefined, signal?: AbortSignal) {
   const { model, encoder, taskBudget, glanceBudget } = parts;
   let enc: EncodedTask;
   let taskText: string;
@@ -57,7 +57,7 @@ function encodeContext(parts: RouterParts, context: RouteContext, live: boolean 
     isLive = live ?? false;
     taskText = context;
     liveText = context;
-    enc = isLive ? encoder.encodeLive(context, taskBudget) : encoder.encodeTask(context, glanceBudget, parts.keep);
+    enc = await (isLive ? encoder.encodeLiveAsync(context, taskBudget, signal) : encoder.encodeTaskAsync(context, glanceBudget, parts.keep, signal));
   } else if (Array.isArray(context)) {
     isLive = live ?? true;
     for (const [i, m] of context.entries()) {
@@ -66,27 +66,15 @@ function encodeContext(parts: RouterParts, context: RouteContext, live: boolean 
     if (context.length === 0) throw invalidArgument("context holds no message");
     taskText = chatAsTask(context);
     if (isLive) liveText = renderChat(model.info.chatTemplate ?? null, context);
-    enc = isLive ? encoder.encodeLive(liveText, taskBudget) : encoder.encodeTask(taskText, glanceBudget, parts.keep);
+    enc = await (isLive ? encoder.encodeLiveAsync(liveText, taskBudget, signal) : encoder.encodeTaskAsync(taskText, glanceBudget, parts.keep, signal));
   } else throw invalidArgument("context must be a task string or an array of chat messages");
   if (enc.taskEnd <= enc.taskStart) throw invalidArgument("the task has no tokens");
   const read = enc.taskEnd - enc.taskStart;
   let truncation: TaskTruncation | undefined;
-  if (enc.truncated) truncation = truncationOf(parts, isLive ? liveText : taskText, isLive, read);
+  if (enc.truncated) truncation = { totalTokens: enc.wholeTokens, keptTokens: read, droppedTokens: enc.wholeTokens - read, kept: isLive ? "end" : parts.keep };
   else if (!isLive && read > taskBudget) truncation = { totalTokens: read, keptTokens: read, droppedTokens: 0, kept: parts.keep };
   if (truncation && !isLive && Math.min(truncation.totalTokens, taskBudget) < truncation.keptTokens) truncation.verdictTokens = taskBudget;
   return { enc, taskText, isLive, truncation };
-}
-
-/**
- * How a cut task was cut: its whole length in tokens (tokenized again, only when it was cut, as the
- * encoder tokenized it) against the `kept` tokens read. A written task keeps the part the router was
- * opened with (`truncate`, default its end), a live rollout its end.
- */
-function truncationOf({ model, encoder, keep }: RouterParts, text: string, isLive: boolean, kept: number): TaskTruncation {
-  const total = isLive
-    ? model.tokenize(text, { special: true, addBos: model.info.addBos }).length
-    : model.tokenize(renderTask(encoder.template, text).task, { special: false, addBos: false }).length;
-  return { totalTokens: total, keptTokens: kept, droppedTokens: total - kept, kept: isLive ? "end" : keep };
 }
 
 /**
@@ -102,7 +90,7 @@ export function rowWeights(parts: RouterParts, tokens: ArrayLike<number>, mode: 
 
 /** The glance's queries: one forward pass over the task to ℓ*, then normalize(W_q h) per task token. */
 export async function encodeQueries(parts: RouterParts, context: RouteContext, live: boolean | undefined, signal?: AbortSignal): Promise<Queries> {
-  const { enc, taskText, isLive, truncation } = encodeContext(parts, context, live);
+  const { enc, taskText, isLive, truncation } = await encodeContext(parts, context, live, signal);
   const { layer, dim, wq } = parts.projections;
   // the task's rows at ℓ*, projected and normalised (a resident server batches both over concurrent requests)
   const queries = await hiddenQueries(parts.model, enc.tokens, layer, { from: enc.taskStart, to: enc.taskEnd, W: wq, dim }, { signal });

@@ -60,7 +60,7 @@ function readIds({ encoder }: RouterParts): Int32Array {
 export async function judge(parts: RouterParts, taskText: string, candidates: readonly Shortlisted[], signal?: AbortSignal): Promise<Judged[]> {
   if (candidates.length === 0) return [];
   const { model, encoder, taskBudget } = parts;
-  const tail = encoder.encodeVerdictTail(taskText, taskBudget, parts.keep);
+  const tail = await encoder.encodeVerdictTailAsync(taskText, taskBudget, parts.keep, signal);
   const prefixes = await Promise.all(candidates.map((c) => skillPrefix(parts, c.skill)));
   const nYes = encoder.answers.yes.length;
   const scores = await model.scoreMany(prefixes, tail.tokens, { readIds: readIds(parts), signal });

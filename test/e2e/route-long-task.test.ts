@@ -5,7 +5,7 @@
 import { mkdirSync, mkdtempSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { Model, Projections, Router } from "../../src/index.js";
 import { modelFingerprint } from "../../src/model/fingerprint.js";
 import { repoRoot } from "../helpers/paths.js";
@@ -94,6 +94,44 @@ describe("a task longer than the context", () => {
     expect(live.truncation!.verdictTokens).toBeUndefined();
     await router.close();
   });
+});
+
+describe("a task of megabytes", () => {
+  it("is tokenized off the JavaScript thread (only short texts on it), reported whole, and an abort rejects at once", async () => {
+    const router = await Router.open(model, { projections, bankDir: bank, skillBudget: 256, readOnly: true });
+    const huge = longTask.repeat(Math.ceil(400_000 / longTask.length));
+    const plain = { special: false, addBos: false };
+    const total = model.tokenize(huge, plain).length;
+    const onThread = model.tokenize.bind(model);
+    let longest = 0;
+    const spy = vi.spyOn(model, "tokenize").mockImplementation((text, o) => {
+      longest = Math.max(longest, text.length);
+      return onThread(text, o);
+    });
+    try {
+      for (const context of [huge, [{ role: "user" as const, content: huge }]]) {
+        longest = 0;
+        const res = await router.route(context, { abstain: false });
+        expect(longest).toBeLessThan(16_384);
+        expect(res.truncation!.droppedTokens).toBe(res.truncation!.totalTokens - res.truncation!.keptTokens);
+        if (typeof context === "string") expect(res.truncation!.totalTokens).toBe(total);
+        else expect(res.truncation!.totalTokens).toBeGreaterThan(total);
+      }
+      // the route's promise is back before the tokenization ends, so an abort now stops it
+      const ac = new AbortController();
+      const pending = router.route(huge, { abstain: false, signal: ac.signal });
+      ac.abort();
+      await expect(pending).rejects.toMatchObject({ code: "ABORTED" });
+      // the glance alone, the same
+      const ac2 = new AbortController();
+      const glancing = router.glance(huge, { topK: 3, signal: ac2.signal });
+      ac2.abort();
+      await expect(glancing).rejects.toMatchObject({ code: "ABORTED" });
+    } finally {
+      spy.mockRestore();
+      await router.close();
+    }
+  }, 120_000);
 });
 
 describe("gavel route takes the task from a file and from stdin", () => {

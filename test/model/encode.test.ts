@@ -137,12 +137,12 @@ function oldVerdictTail(model: Model, encoder: RenderEncoder, task: string, maxT
   const taskTokens = plainText(v.task);
   if (taskTokens.length > maxTokens) {
     const cut = keep === "start" ? taskTokens.subarray(0, maxTokens) : taskTokens.subarray(taskTokens.length - maxTokens);
-    return { tokens: cat([cut, plainText(v.question.slice(0, plainEnd)), scaffold(v.question.slice(plainEnd))]), taskStart: 0, taskEnd: cut.length, truncated: true };
+    return { tokens: cat([cut, plainText(v.question.slice(0, plainEnd)), scaffold(v.question.slice(plainEnd))]), taskStart: 0, taskEnd: cut.length, truncated: true, wholeTokens: taskTokens.length };
   }
   const plain = plainText(v.task + v.question.slice(0, plainEnd));
   let taskEnd = 0;
   while (taskEnd < Math.min(taskTokens.length, plain.length) && taskTokens[taskEnd] === plain[taskEnd]) taskEnd++;
-  return { tokens: cat([plain, scaffold(v.question.slice(plainEnd))]), taskStart: 0, taskEnd, truncated: false };
+  return { tokens: cat([plain, scaffold(v.question.slice(plainEnd))]), taskStart: 0, taskEnd, truncated: false, wholeTokens: taskEnd };
 }
 
 describe("RenderEncoder.encodeVerdictTail renders the tail directly", () => {
@@ -155,6 +155,7 @@ describe("RenderEncoder.encodeVerdictTail renders the tail directly", () => {
     "Extract the tables from 報告書.pdf and summarise them 🚀 — ça va?",
     "line one\r\nline two\n\n  indented <|im_end|> not a control token",
     long,
+    long.repeat(3), // over 16,384 characters: the async encoding tokenizes it off the JS thread
   ];
   const models: [string, () => Promise<string>][] = [
     ["stories260K", async () => TINY_LLAMA_PATH],
@@ -175,11 +176,21 @@ describe("RenderEncoder.encodeVerdictTail renders the tail directly", () => {
               const got = keep === "end" ? enc.encodeVerdictTail(task, maxTokens) : enc.encodeVerdictTail(task, maxTokens, keep);
               expect(Array.from(got.tokens), at).toEqual(Array.from(want.tokens));
               expect({ ...got, tokens: null }, at).toEqual({ ...want, tokens: null });
+              const gotAsync = await enc.encodeVerdictTailAsync(task, maxTokens, keep);
+              expect({ ...gotAsync, tokens: Array.from(gotAsync.tokens) }, `${at}, async`).toEqual({ ...got, tokens: Array.from(got.tokens) });
               if (got.truncated) cuts++;
             }
           }
         }
         expect(cuts).toBeGreaterThan(0);
+        // the glance's task render and a live context: the async encodings equal the sync ones
+        const asArrays = (e: EncodedTask) => ({ ...e, tokens: Array.from(e.tokens) });
+        for (const task of tasks) {
+          for (const maxTokens of [1 << 20, 64, 1]) {
+            expect(asArrays(await enc.encodeTaskAsync(task, maxTokens, "start")), `${label} task ${maxTokens}`).toEqual(asArrays(enc.encodeTask(task, maxTokens, "start")));
+            expect(asArrays(await enc.encodeLiveAsync(task, maxTokens)), `${label} live ${maxTokens}`).toEqual(asArrays(enc.encodeLive(task, maxTokens)));
+          }
+        }
         // an empty task is still refused, typed
         expect(() => enc.encodeVerdictTail(" \n ", 64)).toThrow(expect.objectContaining({ code: "INVALID_ARGUMENT" }));
       } finally {

@@ -1,0 +1,61 @@
+/**
+ * How long a route of a very long task holds the JavaScript thread. The embedded default pair over
+ * the example skills (context 2,048) routes tasks of 10 KB to 2.4 MB, each twice: once to its end, and
+ * once with its signal aborted 20 ms after `route` returns its promise. Per size: the time `route`
+ * takes to return its promise (work done on the caller's thread before the first await), the longest
+ * gap between ticks of a 10 ms interval timer while the route runs (how long the event loop was
+ * held), and when the promise settled (routed, or ABORTED).
+ *
+ *   npm run bench -- route-hold [sizes in KB = 10,100,500,2400]
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { cpus, loadavg, tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { Model } from "../src/model/Model.js";
+import { Router } from "../src/route/Router.js";
+import { DEFAULT_MODEL, DEFAULT_PROJECTIONS } from "../src/defaults.js";
+
+const sizes = (process.argv[2] ?? "10,100,500,2400").split(",").map(Number);
+const model = await Model.load(DEFAULT_MODEL, { contextSize: 2048 });
+const dir = mkdtempSync(join(tmpdir(), "gavel-hold-"));
+const router = await Router.open(model, { projections: DEFAULT_PROJECTIONS, bankDir: dir });
+await router.install(join(resolve("."), "examples", "skills"));
+console.log(`route-hold: ${cpus()[0]?.model} × ${cpus().length}, node ${process.version}, ${new Date().toISOString()}, load ${loadavg()[0].toFixed(1)}`);
+console.log("| task | route returns its promise | longest event-loop hold | settled | aborted 20 ms after the return: settled |");
+console.log("| --- | --- | --- | --- | --- |");
+
+async function once(task: string, abortAfterMs?: number) {
+  let hold = 0;
+  let last = performance.now();
+  const timer = setInterval(() => {
+    const now = performance.now();
+    hold = Math.max(hold, now - last);
+    last = now;
+  }, 10);
+  const ac = new AbortController();
+  const t0 = performance.now();
+  const p = router.route(task, { signal: ac.signal });
+  const returned = performance.now() - t0;
+  if (abortAfterMs !== undefined) setTimeout(() => ac.abort(), abortAfterMs);
+  let outcome: string;
+  try {
+    outcome = `routed (${(await p).skill ?? "declined"})`;
+  } catch (e) {
+    outcome = (e as { code?: string }).code ?? String(e);
+  }
+  const settled = performance.now() - t0;
+  clearInterval(timer);
+  hold = Math.max(hold, performance.now() - last);
+  return { returned, hold, settled, outcome };
+}
+
+for (const kb of sizes) {
+  const task = "Extract the tables from report.pdf and clean the rows. ".repeat(Math.ceil((kb * 1024) / 55));
+  const whole = await once(task);
+  const aborted = await once(task, 20);
+  const ms = (x: number) => `${x.toFixed(0)} ms`;
+  console.log(`| ${kb} KB | ${ms(whole.returned)} | ${ms(whole.hold)} | ${ms(whole.settled)}, ${whole.outcome} | ${ms(aborted.settled)}, ${aborted.outcome} |`);
+}
+await router.close();
+await model.dispose();
+rmSync(dir, { recursive: true, force: true });
