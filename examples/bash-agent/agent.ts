@@ -21,7 +21,7 @@ import {
   Gate, gateScoreFeatures, GATE_SCORE_FEATURES, generateChat, renderChat,
   type ChatMessage, type GateModel, type GenerateChunk, type GenerateOptions, type LiveContext, type LiveScore, type Model,
   type RouteOptions, type Router,
-} from "../../src/index.js";
+} from "gavel-router";
 import { Sandbox, type ExecResult, type SandboxOptions } from "./sandbox.js";
 
 /** What a command prints as its first line to end the run (mini-swe-agent's marker). */

@@ -14,7 +14,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import { Model, Router, defaultModelPaths } from "../../src/index.js";
+import { Model, Router, defaultModelPaths } from "gavel-router";
 import { loadGateModel, MarginGate, ModelPolicy, runAgent, type AgentEvent } from "./agent.js";
 
 const { values, positionals } = parseArgs({
