@@ -6,13 +6,15 @@
  * A source is named by a **selector**: a source kind (`folder`, `library`, `input`), a scope
  * (`project`: a skill folder outside the user's home folder tree of host folders, `user`: under
  * `~/.claude/skills`, `~/.codex/skills`, `~/.agents/skills` …), a host (`claude-code`, `codex`,
- * `agents`, `github-copilot`), or an absolute path prefix (a host folder or a library file).
+ * `agents`, `github-copilot`, also spelt `copilot`), or an absolute path prefix (a host folder or a
+ * library file). Any other word is refused, so a misspelt selector cannot switch an exclusion off.
  *
  * @module
  */
 import { homedir } from "node:os";
 import { resolve, sep } from "node:path";
 import { invalidArgument } from "../errors.js";
+import { nearest } from "../util/validate.js";
 import type { BankEntry } from "../bank/types.js";
 import { locateSkill } from "./skill-source.js";
 import { echoRun } from "./probes.js";
@@ -76,18 +78,32 @@ function isHomeHostFolder(hostFolder: string, home: string): boolean {
   return rel.split(sep).length === 2;
 }
 
+/** The selectors that are words: source kinds, scopes and hosts (`copilot` is `github-copilot`). */
+export const SELECTOR_WORDS = ["folder", "library", "input", "project", "user", "claude-code", "codex", "agents", "github-copilot", "copilot"] as const;
+
+const isPathSelector = (selector: string) => selector.startsWith("/") || /^[A-Za-z]:[\\/]/.test(selector);
+
 /** Whether `selector` names this source. */
 export function matchesSource(c: SourceClass, selector: string): boolean {
-  if (selector === c.kind || selector === c.scope || (c.host !== null && selector === c.host)) return true;
-  if (c.path === null || !(selector.startsWith("/") || /^[A-Za-z]:[\\/]/.test(selector))) return false;
+  const word = selector === "copilot" ? "github-copilot" : selector;
+  if (word === c.kind || word === c.scope || (c.host !== null && word === c.host)) return true;
+  if (c.path === null || !isPathSelector(selector)) return false;
   const prefix = resolve(selector);
   return c.path === prefix || c.path.startsWith(prefix.endsWith(sep) ? prefix : prefix + sep);
+}
+
+/** A selector checked: one of {@link SELECTOR_WORDS} or an absolute path. */
+function checkSelector(selector: string, name: string): void {
+  if (isPathSelector(selector) || (SELECTOR_WORDS as readonly string[]).includes(selector)) return;
+  const near = nearest(selector, SELECTOR_WORDS);
+  throw invalidArgument(`${name}: unknown source selector ${JSON.stringify(selector)}${near ? ` (did you mean ${near}?)` : ""}; a selector is one of ${SELECTOR_WORDS.join(", ")} or an absolute path`);
 }
 
 /** Selector lists and priority maps, checked. */
 export function selectorsOption(value: unknown, name: string): string[] {
   if (value === undefined) return [];
   if (!Array.isArray(value) || !value.every((v) => typeof v === "string" && v !== "")) throw invalidArgument(`${name} must be an array of source selectors (non-empty strings)`);
+  for (const v of value as string[]) checkSelector(v, name);
   return value as string[];
 }
 
@@ -98,6 +114,7 @@ export function trustOption(value: unknown): Map<string, number> {
   if (typeof value !== "object" || value === null || Array.isArray(value)) throw invalidArgument("trust must be an object mapping source selectors to priorities");
   for (const [k, v] of Object.entries(value)) {
     if (k === "" || typeof v !== "number" || !Number.isFinite(v)) throw invalidArgument(`trust[${JSON.stringify(k)}] must be a finite number`);
+    checkSelector(k, "trust");
     out.set(k, v);
   }
   return out;

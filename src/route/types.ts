@@ -166,8 +166,9 @@ export interface InstalledSkill {
 /**
  * Which skills a route or glance may rank. A source selector is a source kind (`folder`,
  * `library`, `input`), a scope (`project`, `user`: a host folder directly under the home folder,
- * like `~/.claude/skills`), a host (`claude-code`, `codex`, `agents`, `github-copilot`) or an
- * absolute path prefix (a host folder, a library file).
+ * like `~/.claude/skills`), a host (`claude-code`, `codex`, `agents`, `github-copilot`, also spelt
+ * `copilot`) or an absolute path prefix (a host folder, a library file); another word is refused with
+ * `INVALID_ARGUMENT`, so a misspelt selector cannot switch an exclusion off.
  */
 export interface ExclusionOptions {
   /**

@@ -134,9 +134,10 @@ const HOST_ROOTS: Record<DiscoveryHost, readonly RootSpec[]> = {
   ],
 };
 
-/** `host` checked: one of {@link SKILL_HOSTS}. */
+/** `host` checked: one of {@link SKILL_HOSTS}, or `github-copilot` (the source selectors' name) for `copilot`. */
 export function discoveryHost(host: unknown): DiscoveryHost {
   if (host === undefined) return "all";
+  if (host === "github-copilot") return "copilot";
   if (typeof host === "string" && (SKILL_HOSTS as readonly string[]).includes(host)) return host as DiscoveryHost;
   throw invalidArgument(`host must be one of ${SKILL_HOSTS.join(", ")}, got ${JSON.stringify(host)}`);
 }

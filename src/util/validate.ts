@@ -119,7 +119,7 @@ export function optionsObject(value: unknown, what: string, known?: Readonly<Rec
 }
 
 /** The known name within edit distance 2 of `key` (case ignored), the closest; undefined when none. */
-function nearest(key: string, names: readonly string[]): string | undefined {
+export function nearest(key: string, names: readonly string[]): string | undefined {
   const a = key.toLowerCase();
   let best: string | undefined;
   let bestD = 3;

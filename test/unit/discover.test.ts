@@ -64,6 +64,7 @@ describe("discoverSkills", () => {
     ]);
     expect(skillRoots(at("claude-code"))[1].dir).toBe(join(home, ".claude", "skills"));
     expect(() => discoveryHost("cursor")).toThrow(/host must be one of claude-code, codex, copilot, all/);
+    expect(discoveryHost("github-copilot")).toBe("copilot");
   });
 
   it("knows Claude Code's managed folder on each platform, and Codex's admin folder", () => {

@@ -64,6 +64,11 @@ describe("source selectors and priorities", () => {
     expect(matchesSource(lib, "/data/skills.jsonl")).toBe(true);
     expect(matchesSource(lib, "codex")).toBe(false);
     expect(matchesSource(user, "user")).toBe(true);
+    // `copilot` is github-copilot (the host `gavel sync --host copilot` writes for)
+    const gh: SourceClass = { kind: "folder", scope: "project", host: "github-copilot", path: "/work/app/.github/skills" };
+    expect(matchesSource(gh, "copilot")).toBe(true);
+    expect(matchesSource(gh, "github-copilot")).toBe(true);
+    expect(matchesSource(project, "copilot")).toBe(false);
   });
   it("gives the highest matching priority, 0 when none matches", () => {
     const trust = trustOption({ project: 2, "claude-code": 1, library: -1 });
@@ -98,6 +103,12 @@ describe("flag and trust options", () => {
     expect(() => trustOption({ project: NaN })).toThrow(/finite number/);
     expect(() => trustOption(["project"])).toThrow(/trust must be an object/);
     expect(() => trustSettings({ tieMargin: -1 }, 1)).toThrow(/tieMargin/);
+    // an unknown selector word is refused, not matched to nothing (an exclusion would silently lapse)
+    expect(() => trustSettings({ excludeSources: ["projet"] }, 1)).toThrow(/unknown source selector "projet" \(did you mean project\?\)/);
+    expect(() => trustSettings({ excludeSources: ["bogus"] }, 1)).toThrow(expect.objectContaining({ code: "INVALID_ARGUMENT" }));
+    expect(() => trustSettings({ excludeSources: ["relative/path"] }, 1)).toThrow(/absolute path/);
+    expect(() => trustOption({ usr: 1 })).toThrow(/trust: unknown source selector "usr" \(did you mean user\?\)/);
+    expect(trustSettings({ excludeSources: ["copilot", "library", "/abs/dir", "C:\\skills"], trust: { "claude-code": 1 } }, 1).excludeSources).toHaveLength(4);
     expect(trustSettings({}, 0.7).tieMargin).toBe(0.7);
   });
   it("parses the CLI's trust flags", () => {
@@ -111,5 +122,7 @@ describe("flag and trust options", () => {
     expect(() => trustFromArgs({ trust: ["project"] })).toThrow(/SELECTOR=NUMBER/);
     expect(() => trustFromArgs({ trust: ["project="] })).toThrow(/SELECTOR=NUMBER/);
     expect(() => trustFromArgs({ "tie-margin": "x" })).toThrow(/tie-margin/);
+    expect(() => trustFromArgs({ "exclude-source": ["bogus"] })).toThrow(/unknown source selector "bogus"/);
+    expect(() => trustFromArgs({ trust: ["projet=2"] })).toThrow(/did you mean project/);
   });
 });

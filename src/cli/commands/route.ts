@@ -9,6 +9,7 @@ import { table } from "../ui/table.js";
 import { connectIfRunning, routeViaServerIfRunning } from "../../serve/client.js";
 import { resolveProjectionsPath } from "../../defaults.js";
 import { Router } from "../../route/index.js";
+import { trustSettings } from "../../route/trust.js";
 import type { Model } from "../../model/Model.js";
 import { openModel, routerOptions, routerOptionsHelp, truncateArg, withRouter, type RouterArgs } from "./common.js";
 import type { Command } from "./types.js";
@@ -170,8 +171,9 @@ const TRUST_HELP = `  --exclude-flagged F   leave flagged skills out of the rank
                         install's breadth probes flagged it), echo (its text copies the task's
                         words), injection (a steering phrase)
   --exclude-source SEL  leave skills from a source out (repeatable): folder, library, input,
-                        project, user, a host (claude-code, codex, agents, github-copilot) or an
-                        absolute folder or library path`;
+                        project, user, a host (claude-code, codex, agents, github-copilot, also
+                        spelt copilot) or an absolute folder or library path; another word is
+                        refused`;
 
 const TRUST_ROUTE_HELP = `  --trust SEL=N         priority of a source (repeatable, e.g. --trust project=2 --trust user=1):
                         among skills within --tie-margin of the best glance vote g, the highest priority wins
@@ -201,6 +203,8 @@ export function trustFromArgs(values: { "exclude-flagged"?: string; "exclude-sou
     if (values["tie-margin"].trim() === "" || !Number.isFinite(m) || m < 0) throw invalidArgument(`--tie-margin takes a number ≥ 0, got ${JSON.stringify(values["tie-margin"])}`);
     out.tieMargin = m;
   }
+  // selectors and flags checked here, before a bank or a server is reached
+  trustSettings(out, 0);
   return out;
 }
 
