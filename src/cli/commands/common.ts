@@ -5,6 +5,7 @@ import { resolveModelPath, resolveProjectionsPath } from "../../defaults.js";
 import { intArg } from "../ui/options.js";
 import { contextFor } from "./model-context.js";
 import { bankDir } from "../../config.js";
+import { invalidArgument } from "../../errors.js";
 
 /** The flags of every command that loads the agent model (util.parseArgs specs). */
 export const modelOptions = {
@@ -52,6 +53,24 @@ export interface RouterArgs {
   "skill-budget"?: string;
   "key-budget"?: string;
   truncate?: string;
+}
+
+/**
+ * The shared flags' values checked (numbers, `--truncate`) without loading anything, so a bad value
+ * fails the same way whether a running `gavel serve` answers the command (and ignores the model's
+ * flags) or this process does.
+ *
+ * @throws GavelError `INVALID_ARGUMENT` naming the flag
+ */
+export function checkRouterArgs(values: RouterArgs): void {
+  intArg(values.context, "context", { min: 16 });
+  intArg(values.threads, "threads");
+  intArg(values["gpu-layers"], "gpu-layers");
+  intArg(values["skill-budget"], "skill-budget");
+  intArg(values["key-budget"], "key-budget");
+  if (values.truncate !== undefined && values.truncate !== "start" && values.truncate !== "end") {
+    throw invalidArgument(`--truncate must be "start" or "end", got ${JSON.stringify(values.truncate)}`);
+  }
 }
 
 /** Router.open's `truncate` from `--truncate` (Router.open refuses any value but "start" and "end"). */

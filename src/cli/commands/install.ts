@@ -8,7 +8,7 @@ import { intArg } from "../ui/options.js";
 import { withInterrupt } from "../ui/interrupt.js";
 import { Progress } from "../ui/progress.js";
 import { safeText } from "../ui/safe-text.js";
-import { routerOptions, routerOptionsHelp, withRouter, type RouterArgs } from "./common.js";
+import { routerOptions, routerOptionsHelp, withRouter, type RouterArgs, checkRouterArgs } from "./common.js";
 import type { Command } from "./types.js";
 import { connectIfRunning, type ServeClient } from "../../serve/client.js";
 import type { WireInstallReport } from "../../serve/writes.js";
@@ -38,6 +38,7 @@ the same output; Ctrl-C cancels it there.`,
     }
     const bank = resolve(bankDir(values.bank));
     // a running server holds the bank: the install goes through it instead of failing BANK_LOCKED
+    checkRouterArgs(values);
     const served = await connectIfRunning({ bank });
     if (served) return installServed(served, positionals[0], values);
     // A first install that fails (a missing folder, no skills, Ctrl-C before any commit) leaves no

@@ -11,7 +11,7 @@ import { resolveProjectionsPath } from "../../defaults.js";
 import { Router } from "../../route/index.js";
 import { trustSettings } from "../../route/trust.js";
 import type { Model } from "../../model/Model.js";
-import { openModel, routerOptions, routerOptionsHelp, truncateArg, withRouter, type RouterArgs } from "./common.js";
+import { checkRouterArgs, openModel, routerOptions, routerOptionsHelp, truncateArg, withRouter, type RouterArgs } from "./common.js";
 import type { Command } from "./types.js";
 import { bankDir } from "../../config.js";
 import { UsageError } from "../usage-error.js";
@@ -23,8 +23,9 @@ const READ_ONLY = { create: false } as const;
  * `op` answered by the bank's running `gavel serve` (no model load here), or null when
  * none runs; the model flags are then the server's (as for `gavel route`).
  */
-async function viaServer<T>(bank: string | undefined, op: "glance-top" | "list" | "uninstall", params: Record<string, unknown>): Promise<T | null> {
-  const served = await connectIfRunning({ bank: bankDir(bank) });
+async function viaServer<T>(values: RouterArgs, op: "glance-top" | "list" | "uninstall", params: Record<string, unknown>): Promise<T | null> {
+  checkRouterArgs(values);
+  const served = await connectIfRunning({ bank: bankDir(values.bank) });
   if (!served) return null;
   try {
     return await served.request<T>(op, params);
@@ -265,6 +266,7 @@ ${TRUST_ROUTE_HELP}`,
       ...(values["no-verdict"] ? { verdict: false } : {}),
       ...(values.lexical ? { lexical: true } : {}),
     };
+    checkRouterArgs(values);
     const served = Object.keys(trust).length > 0 ? null : await routeViaServerIfRunning<RouteResult>(task, {
       bank: values.bank,
       ...asked,
@@ -320,7 +322,7 @@ ${TRUST_HELP}`,
     const trust = trustFromArgs(values);
     const print = (hits: GlanceHit[]) => console.log(values.json ? JSON.stringify(hits, null, 2) : table(["skill", "g"], hits.map((h) => [safeText(h.skill), h.g])));
     // a running server answers `glance-top` (it takes no trust options, and at most 200)
-    const served = Object.keys(trust).length === 0 && topK >= 1 && topK <= MAX_GLANCE_TOP ? await viaServer<GlanceHit[]>(values.bank, "glance-top", { task, k: topK }) : null;
+    const served = Object.keys(trust).length === 0 && topK >= 1 && topK <= MAX_GLANCE_TOP ? await viaServer<GlanceHit[]>(values, "glance-top", { task, k: topK }) : null;
     if (served) return (print(served), 0);
     return withReader(values, async (router) => {
       print(await router.glance(task, { topK, ...trust }));
@@ -335,7 +337,7 @@ export const list: Command = {
   help: `usage: gavel list [options]\n${routerOptionsHelp}`,
   async run(args) {
     const { values } = parseArgs({ args, options: routerOptions });
-    const served = await viaServer<ListedSkill[]>(values.bank, "list", {});
+    const served = await viaServer<ListedSkill[]>(values, "list", {});
     // Router.list's fields, whoever answered (the server adds each skill's path)
     if (served) return printList(served.map(({ path: _path, ...s }) => s), values.json);
     return withReader(values, async (router) => printList(router.list(), values.json));
@@ -374,7 +376,7 @@ export const uninstall: Command = {
       return removed ? 0 : 1;
     };
     // a running server holds the bank: the uninstall goes through it instead of failing BANK_LOCKED
-    const served = await viaServer<{ removed: boolean }>(values.bank, "uninstall", { skill });
+    const served = await viaServer<{ removed: boolean }>(values, "uninstall", { skill });
     if (served) return report(served.removed, true);
     return withRouter(values, async (router) => report(await router.uninstall(skill), false), READ_ONLY);
   },

@@ -12,7 +12,7 @@ import { connectIfRunning, type ServeClient } from "../../serve/client.js";
 import { applySync, planSync, type SyncPlan } from "../../serve/sync-plan.js";
 import type { WireSyncResult } from "../../serve/writes.js";
 import { withInterrupt } from "../ui/interrupt.js";
-import { routerOptions, routerOptionsHelp, withRouter } from "./common.js";
+import { routerOptions, routerOptionsHelp, withRouter, checkRouterArgs } from "./common.js";
 import type { Command } from "./types.js";
 import { UsageError } from "../usage-error.js";
 
@@ -105,6 +105,7 @@ ${routerOptionsHelp}`,
     const host = discoveryHost(values.host);
     const dryRun = values["dry-run"] === true;
     // a running server holds the bank: the sync goes through it instead of failing BANK_LOCKED
+    checkRouterArgs(values);
     const served = await connectIfRunning({ bank: resolve(bankDir(values.bank)) });
     if (served) return syncServed(served, host, dryRun, values);
     // A dry run on a project without a bank yet: everything found would be installed, and neither

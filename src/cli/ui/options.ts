@@ -23,19 +23,20 @@ function describeRange(range: IntRange): string {
 /** An integer option's value (undefined when absent); with a range, one inside it. */
 export function intArg(v: string | undefined, name: string, range?: IntRange): number | undefined {
   if (v === undefined) return undefined;
-  const n = Number(v);
+  // Number("") and Number(" ") are 0: an empty value is refused, not read as zero
+  const n = v.trim() === "" ? NaN : Number(v);
   if (range && !(Number.isInteger(n) && n >= range.min && (range.max === undefined || n <= range.max))) {
-    throw invalidArgument(`--${name} must be ${describeRange(range)}, got ${v}`);
+    throw invalidArgument(`--${name} must be ${describeRange(range)}, got ${v.trim() === "" ? JSON.stringify(v) : v}`);
   }
-  if (!Number.isInteger(n)) throw invalidArgument(`--${name} must be an integer, got ${v}`);
+  if (!Number.isInteger(n)) throw invalidArgument(`--${name} must be an integer, got ${v.trim() === "" ? JSON.stringify(v) : v}`);
   return n;
 }
 
 /** A finite number option's value (undefined when absent). */
 export function numberArg(v: string | undefined, name: string): number | undefined {
   if (v === undefined) return undefined;
-  const n = Number(v);
-  if (!Number.isFinite(n)) throw invalidArgument(`--${name} must be a number, got ${v}`);
+  const n = v.trim() === "" ? NaN : Number(v);
+  if (!Number.isFinite(n)) throw invalidArgument(`--${name} must be a number, got ${v.trim() === "" ? JSON.stringify(v) : v}`);
   return n;
 }
 
