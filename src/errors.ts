@@ -103,6 +103,11 @@ export class GavelError extends Error {
     this.name = "GavelError";
     this.code = code;
   }
+
+  /** What `JSON.stringify` writes: the name, code and message (an Error's message is not enumerable). */
+  toJSON(): { name: string; code: GavelErrorCode; message: string } {
+    return { name: this.name, code: this.code, message: this.message };
+  }
 }
 
 /** Shorthand for argument validation failures. */

@@ -116,6 +116,10 @@ describe("gavel's habits", () => {
     const line = r.out.split("\n").find((l) => l.includes("failed: "));
     const where = join(skills, "nofm", "SKILL.md");
     expect(line).toBe(`  failed: ${where}: no YAML front matter (a SKILL.md starts with a '---' line) [SKILL_INVALID]`);
+    // --json gives each failure as the server's install does: {where, error: {code, message}}
+    const j = await gavel("install", skills, "--bank", join(root, "bad-bank"), "--json", ...model());
+    expect(j.code, j.err).toBe(0);
+    expect(JSON.parse(j.out).failed).toEqual([{ where, error: { code: "SKILL_INVALID", message: expect.stringContaining("no YAML front matter (a SKILL.md starts with a '---' line)") } }]);
   }, 300_000);
 
   it("a task of blanks piped on stdin is refused by name; nothing piped prints the usage", async () => {

@@ -8,7 +8,7 @@
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join, relative } from "node:path";
 import { describe, expect, it } from "vitest";
-import { GAVEL_ERROR_CODES } from "../../src/errors.js";
+import { GAVEL_ERROR_CODES, GavelError } from "../../src/errors.js";
 import { repoRoot } from "../helpers/paths.js";
 
 const nativeSrc = join(repoRoot, "native", "src");
@@ -100,5 +100,12 @@ describe("error codes", () => {
     }
     expect(literal).toEqual([]);
     expect(unknown).toEqual([]);
+  });
+});
+
+describe("GavelError as JSON", () => {
+  it("keeps its message, code and name (an Error's message is not enumerable)", () => {
+    const e = new GavelError("input[0]: body is too long", "SKILL_INVALID");
+    expect(JSON.parse(JSON.stringify({ where: "input[0]", error: e }))).toEqual({ where: "input[0]", error: { name: "GavelError", code: "SKILL_INVALID", message: "input[0]: body is too long" } });
   });
 });

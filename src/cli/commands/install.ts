@@ -78,7 +78,7 @@ function installInto(source0: string, values: InstallValues): Promise<number> {
 /** The install's report as `gavel install` prints it (text, or JSON with --json); the exit code. */
 function printInstallReport(report: WireInstallReport, json: boolean): number {
   if (json) {
-    console.log(JSON.stringify({ ...report, failed: report.failed.map((f) => ({ where: f.where, code: f.error.code, error: f.error.message })) }, null, 2));
+    console.log(JSON.stringify({ ...report, failed: report.failed.map((f) => ({ where: f.where, error: { code: f.error.code, message: f.error.message } })) }, null, 2));
   } else {
     console.log(
       `installed ${report.installed.length}, unchanged ${report.unchanged.length}, failed ${report.failed.length}` +
