@@ -6,6 +6,7 @@
  * base share every shape yet tokenise differently, and banks store token ids. The vocabulary hash
  * catches that case.
  */
+import { invalidArgument } from "../errors.js";
 import { createHash } from "node:crypto";
 import { stat } from "node:fs/promises";
 import { readGgufHeader } from "../gguf/index.js";
@@ -41,6 +42,10 @@ const cache = new Map<string, Promise<string>>();
  * The hash is cached per path, size and mtime.
  */
 export async function modelFingerprint(model: Model): Promise<ModelFingerprint> {
+  // a caller's argument reaches here first (Router.open, Projections.random, training): not a loaded Model is typed
+  if (typeof model !== "object" || model === null || typeof (model as Partial<Model>).info !== "object" || typeof (model as Partial<Model>).path !== "string") {
+    throw invalidArgument(`model must be a Model (from Model.load), got ${model === null ? "null" : typeof model}`);
+  }
   const { architecture, nLayer, nEmbd, nVocab } = model.info;
   let key: string;
   try {

@@ -43,4 +43,10 @@ describe("options are validated exactly", () => {
     const r = await router.route("Speed up this SQL query", { signal: undefined, explain: undefined, abstain: false });
     expect(r.skill).toBe("sql");
   });
+
+  it("refuses a model that is not a loaded Model, typed", async () => {
+    for (const bad of [null, undefined, {}, "gavel-mini.gguf"]) {
+      await refused(Router.open(bad as never, { projections: DEFAULT_PROJECTIONS, bankDir: join(dir, "b4") }), /model must be a Model \(from Model.load\)/);
+    }
+  });
 });
