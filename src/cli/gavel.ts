@@ -70,7 +70,8 @@ async function main(argv: string[]): Promise<number> {
     return name ? 0 : 1;
   }
   const command = commands[name];
-  if (!command) throw new UsageError(`unknown command '${name}' (gavel --help lists them)`, `gavel: unknown command '${name}'\n\n${usage(commands)}`);
+  // the usage then lists every command, the lab's too where it is installed, as --help does
+  if (!command) throw new UsageError(`unknown command '${name}' (gavel --help lists them)`, `gavel: unknown command '${name}'\n\n${usage(await commandTable("optional"))}`);
   if (rest.includes("--help") || rest.includes("-h")) {
     console.log(command.help);
     return 0;

@@ -87,7 +87,11 @@ describe("gavel's habits", () => {
     const labPlain = await gavel("eval");
     expect(labPlain.code).toBe(2);
     expect(labPlain.err).toMatch(/^usage: gavel eval /);
-    expect((await gavel("nosuch")).err).toMatch(/^gavel: unknown command 'nosuch'\n\nusage: gavel <command>/);
+    const unknown = (await gavel("nosuch")).err;
+    expect(unknown).toMatch(/^gavel: unknown command 'nosuch'\n\nusage: gavel <command>/);
+    // it lists the commands --help lists, the lab's among them
+    expect(unknown).toMatch(/\n {2}eval {7}/);
+    expect(unknown.match(/^ {2}[a-z-]+ /gm)).toEqual((await gavel("--help")).out.match(/^ {2}[a-z-]+ /gm));
     // without --json: the text line as before
     expect((await gavel("check", "--bank", join(root, "no-such-bank"))).err).toMatch(/^gavel: no bank at .* \[FILE_NOT_FOUND\]\n$/);
   });
