@@ -2,7 +2,7 @@
 // loadSkill tool. Runs offline with the AI SDK's mock model; put your provider's model in its place
 // (e.g. `openai("gpt-5")` from @ai-sdk/openai) for a real agent.
 //   npm run build && node examples/ai-sdk/index.mjs
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { generateText, stepCountIs } from "ai";
@@ -13,7 +13,8 @@ import { gavelLoadSkillTool, gavelPrepareStep } from "gavel-router/ai-sdk";
 // The router: the embedded gavel-mini pair over the 24 example skills shipped beside it
 const { model: modelPath, projections } = defaultModelPaths();
 const gavelModel = await Model.load(modelPath, { contextSize: 2048 });
-const router = await Router.open(gavelModel, { projections, bankDir: mkdtempSync(join(tmpdir(), "bank-")), skillBudget: 1024 });
+const bankDir = mkdtempSync(join(tmpdir(), "gavel-bank-")); // a throwaway bank, removed at the end
+const router = await Router.open(gavelModel, { projections, bankDir, skillBudget: 1024 });
 await router.install(join(dirname(modelPath), "..", "examples", "skills"));
 
 // A stand-in for your model: it answers "ok" and we print the system prompt it was given
@@ -43,3 +44,4 @@ for (const prompt of ["Turn the 400 product photos in ./photos into 256 pixel sq
 
 await router.close();
 await gavelModel.dispose();
+rmSync(bankDir, { recursive: true, force: true });

@@ -2,7 +2,7 @@
 // message. Runs offline with LangChain's FakeListChatModel; use your chat model (e.g. "openai:gpt-5")
 // for a real agent.
 //   npm run build && node examples/langchain/index.mjs
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { createAgent, HumanMessage } from "langchain";
@@ -12,7 +12,8 @@ import { gavelSkillMiddleware } from "gavel-router/langchain";
 
 const { model: modelPath, projections } = defaultModelPaths();
 const gavelModel = await Model.load(modelPath, { contextSize: 2048 });
-const router = await Router.open(gavelModel, { projections, bankDir: mkdtempSync(join(tmpdir(), "bank-")), skillBudget: 1024 });
+const bankDir = mkdtempSync(join(tmpdir(), "gavel-bank-")); // a throwaway bank, removed at the end
+const router = await Router.open(gavelModel, { projections, bankDir, skillBudget: 1024 });
 await router.install(join(dirname(modelPath), "..", "examples", "skills"));
 
 const agent = createAgent({
@@ -31,3 +32,4 @@ for (const prompt of ["Speed up this slow Postgres query: SELECT * FROM orders W
 
 await router.close();
 await gavelModel.dispose();
+rmSync(bankDir, { recursive: true, force: true });

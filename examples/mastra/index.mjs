@@ -1,7 +1,7 @@
 // gavel-router/mastra: an input processor that adds the routed skill as a system message. Runs offline
 // with Mastra's mock model (createMockModel); use your model (e.g. "openai/gpt-5") for a real agent.
 //   npm run build && node examples/mastra/index.mjs
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { Agent } from "@mastra/core/agent";
@@ -11,7 +11,8 @@ import { gavelSkillProcessor } from "gavel-router/mastra";
 
 const { model: modelPath, projections } = defaultModelPaths();
 const gavelModel = await Model.load(modelPath, { contextSize: 2048 });
-const router = await Router.open(gavelModel, { projections, bankDir: mkdtempSync(join(tmpdir(), "bank-")), skillBudget: 1024 });
+const bankDir = mkdtempSync(join(tmpdir(), "gavel-bank-")); // a throwaway bank, removed at the end
+const router = await Router.open(gavelModel, { projections, bankDir, skillBudget: 1024 });
 await router.install(join(dirname(modelPath), "..", "examples", "skills"));
 
 const show = ({ prompt }) => {
@@ -34,3 +35,4 @@ for (const prompt of ["Extract the tables from report.pdf into CSV files.", "Wri
 
 await router.close();
 await gavelModel.dispose();
+rmSync(bankDir, { recursive: true, force: true });
