@@ -69,6 +69,8 @@ function errorOf(id: RequestId | null, err: unknown): Response {
 interface Flight {
   controller: AbortController;
   done: Promise<void>;
+  /** A control op (ping, status): not counted against the bounds, nor in `status.inFlight`. */
+  control: boolean;
 }
 
 // Router.warm once listening (over a large library, the key IVF's int8 codes); a route reports a failure.
@@ -97,7 +99,7 @@ export class ResidentServer {
     if (o.idleExitMs !== undefined && o.onIdle) this.#watchIdle(o.idleExitMs, o.onIdle);
     // the model work and glances of concurrent requests batched (docs/SERVE.md, "Concurrency")
     this.#batching = attachSchedulers(o.model, o.router, this.#limits);
-    this.#handlers = new Handlers(o.router, { pid: process.pid, bank: o.router.bankDir, model: o.modelPath, listen, startedAt: Date.now(), inFlight: () => this.#flights.size, maxTaskTokens: this.#limits.maxTaskTokens });
+    this.#handlers = new Handlers(o.router, { pid: process.pid, bank: o.router.bankDir, model: o.modelPath, listen, startedAt: Date.now(), inFlight: () => this.#counted(), maxTaskTokens: this.#limits.maxTaskTokens });
     this.#watcher = o.watch ? watcherFor(o.router, o.watch, o.onWatch, () => this.#handlers.invalidate()) : null;
   }
 
@@ -171,7 +173,7 @@ export class ResidentServer {
 
   /** Runs one request with its own AbortController; `reply` gets its answer, `progress` a write's progress lines (when the request asks for them). */
   #dispatch(req: Request, controller: AbortController, reply: (r: Response) => void, progress?: (line: ProgressLine) => void): Flight {
-    const flight: Flight = { controller, done: Promise.resolve() };
+    const flight: Flight = { controller, done: Promise.resolve(), control: CONTROL_OPS.has(req.op) };
     this.#flights.add(flight);
     const { v: _v, id, op, ...params } = req;
     const sink = progress && params.progress === true ? (p: unknown) => progress({ v: PROTOCOL_VERSION, id, progress: p }) : undefined;
@@ -193,8 +195,16 @@ export class ResidentServer {
 
   /** BUSY when the server holds as many requests as it takes (control ops never are). */
   #overServerBound(op: string): GavelError | null {
-    if (CONTROL_OPS.has(op) || this.#flights.size < this.#limits.maxInFlight) return null;
-    return new GavelError(`the gavel server has ${this.#flights.size} requests in flight, its bound; try again later`, "BUSY");
+    const n = this.#counted();
+    if (CONTROL_OPS.has(op) || n < this.#limits.maxInFlight) return null;
+    return new GavelError(`the gavel server has ${n} requests in flight, its bound; try again later`, "BUSY");
+  }
+
+  /** Requests in flight that count against the bounds (control ops do not). */
+  #counted(): number {
+    let n = 0;
+    for (const f of this.#flights) if (!f.control) n++;
+    return n;
   }
 
   #onSocket(s: Socket): void {
@@ -402,9 +412,9 @@ export class ResidentServer {
     return this.#conns.size;
   }
 
-  /** Requests in flight now. */
+  /** Requests in flight now, control ops (ping, status) not counted. */
   get inFlight(): number {
-    return this.#flights.size;
+    return this.#counted();
   }
 
   /**
