@@ -131,7 +131,7 @@ export async function decide(parts: RouterParts, lexical: LexicalExpert, taskTex
       ? model ? applyLibraryCut(decideAbstention(model, abstentionFeatures(first, { lift, coverage, reach, logN, ...winner })), cut, model, logN) : { abstain: false, score: NaN, reason: "no calibrated abstention model in the projections: a re-ranked route does not abstain" }
       : null;
     // "the winner" there is the first stage's leader, which the re-ranker may put anywhere: named
-    const abstention = decided && model ? { ...decided, reason: `${decided.reason} (the winner read: the first stage's leader, ${first[0].skill})` } : decided;
+    const abstention = decided && model ? { ...decided, reason: `${decided.reason} ("the winner" here is the first stage's leader, ${first[0].skill}; the re-ranker then chooses among the leaders)` } : decided;
     // the verdict reads the re-ranker's best only from its size on (below, the cheap stage picks), and
     // not when the route abstains: it loads nothing, so the verdict could change nothing it returns
     // (the shortlist it reports is then the cheap stage's order)

@@ -4,6 +4,7 @@
  *
  * @module
  */
+import type { IncomingMessage } from "node:http";
 import { GavelError } from "../errors.js";
 import { MAX_LINE_BYTES } from "./protocol.js";
 
@@ -62,4 +63,25 @@ export function limitsOf(given: Partial<ServeLimits> | undefined): ServeLimits {
   const l = { ...DEFAULT_LIMITS, ...given };
   for (const [k, v] of Object.entries(l)) if (!Number.isInteger(v) || v < (k === "maxTaskTokens" ? 0 : 1)) throw new GavelError(`limits.${k} must be a positive integer`, "INVALID_ARGUMENT");
   return l;
+}
+
+/** The body of an HTTP request, at most `max` bytes; null when the client went away before it ended. */
+export function readBody(req: IncomingMessage, max: number): Promise<Buffer | "too-large" | null> {
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const done = (v: Buffer | "too-large" | null) => {
+      req.removeAllListeners("data");
+      resolve(v);
+    };
+    req.on("data", (c: Buffer) => {
+      size += c.length;
+      if (size > max) done("too-large");
+      else chunks.push(c);
+    });
+    req.once("end", () => done(Buffer.concat(chunks, size)));
+    // ECONNRESET mid-body ("aborted"), or the socket closed: nobody to answer
+    req.once("error", () => done(null));
+    req.once("close", () => done(req.complete ? Buffer.concat(chunks, size) : null));
+  });
 }

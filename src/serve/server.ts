@@ -22,7 +22,8 @@ import type { Model } from "../model/Model.js";
 import type { Router } from "../route/index.js";
 import { Handlers } from "./handlers.js";
 import { watcherFor, type SkillWatcher, type WatchEvent, type WatchOptions } from "./watch.js";
-import { CONTROL_OPS, limitsOf, type ServeLimits } from "./limits.js";
+import { CONTROL_OPS, limitsOf, readBody, type ServeLimits } from "./limits.js";
+import { removeStartMarker } from "./start.js";
 import { attachSchedulers, type Schedulers } from "./schedulers.js";
 import { ndjsonReply } from "./ndjson.js";
 import { envelopeError, encodeResponse, httpEndpointPath, PROTOCOL_VERSION, type Op, type ProgressLine, type Request, type RequestId, type Response, WRITE_OPS } from "./protocol.js";
@@ -129,6 +130,7 @@ export class ResidentServer {
       }
     });
     await chmod(o.socket, 0o600);
+    await removeStartMarker(o.socket);
     warmSoon(o.router);
     return server;
   }
@@ -311,28 +313,6 @@ export class ResidentServer {
     );
   }
 
-  /** The body of an HTTP request, bounded; null when the client went away before it ended. */
-  #readBody(req: IncomingMessage): Promise<Buffer | "too-large" | null> {
-    const max = this.#limits.maxRequestBytes;
-    return new Promise((resolve) => {
-      const chunks: Buffer[] = [];
-      let size = 0;
-      const done = (v: Buffer | "too-large" | null) => {
-        req.removeAllListeners("data");
-        resolve(v);
-      };
-      req.on("data", (c: Buffer) => {
-        size += c.length;
-        if (size > max) done("too-large");
-        else chunks.push(c);
-      });
-      req.once("end", () => done(Buffer.concat(chunks, size)));
-      // ECONNRESET mid-body ("aborted"), or the socket closed: nobody to answer
-      req.once("error", () => done(null));
-      req.once("close", () => done(req.complete ? Buffer.concat(chunks, size) : null));
-    });
-  }
-
   /** One HTTP exchange: POST /v1 with the bearer token and one request as the body. */
   async #onHttp(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const sock = req.socket;
@@ -351,7 +331,7 @@ export class ResidentServer {
     if (req.method !== "POST" || req.url !== "/v1") return answer(404, errorOf(null, new GavelError("POST /v1 is the only endpoint", "INVALID_ARGUMENT")), true);
     const declared = Number(req.headers["content-length"] ?? 0);
     if (declared > this.#limits.maxRequestBytes) return tooLarge(); // refused before a byte of it is read
-    const body = await this.#readBody(req);
+    const body = await readBody(req, this.#limits.maxRequestBytes);
     if (body === null) return void res.destroy(); // the client went away mid-body
     if (body === "too-large") return tooLarge();
     let msg: unknown;
@@ -445,8 +425,10 @@ export class ResidentServer {
     } finally {
       this.#batching.detachModel();
       await this.#o.model.dispose();
-      if (this.#o.port === undefined) await rm(this.#o.socket, { force: true });
-      else await this.#removeEndpointFile();
+      if (this.#o.port === undefined) {
+        await rm(this.#o.socket, { force: true });
+        await removeStartMarker(this.#o.socket);
+      } else await this.#removeEndpointFile();
     }
   }
 

@@ -7,6 +7,7 @@
  */
 import { spawn } from "node:child_process";
 import { closeSync, existsSync, openSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { readFile, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { findPackageRoot } from "../util/package-root.js";
 import { defaultSocketPath } from "./protocol.js";
@@ -74,4 +75,15 @@ export function startServer(bank: string, options: StartOptions): StartOutcome {
   } finally {
     closeSync(fd);
   }
+}
+
+/**
+ * The start marker `gavel hook --start-server` leaves beside the socket (`<socket>.starting`, the
+ * pid it started: src/serve/start.ts), removed once this server listens and again when it stops,
+ * when it names this process: a marker of another server is left alone.
+ */
+export async function removeStartMarker(socket: string): Promise<void> {
+  const marker = `${socket}.starting`;
+  const pid = Number((await readFile(marker, "utf8").catch(() => "")).trim());
+  if (pid === process.pid) await rm(marker, { force: true });
 }

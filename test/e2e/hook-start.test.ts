@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { isRunning } from "../../src/serve/client.js";
+import { connect, isRunning } from "../../src/serve/client.js";
 import { serverRouter } from "../../src/serve/client-router.js";
 import { runNode } from "../helpers/run.js";
 import { repoRoot } from "../helpers/paths.js";
@@ -82,9 +82,16 @@ describe("gavel hook claude-code --start-server", () => {
       const res = await router.route(PROMPT, { abstain: false });
       expect(res.skill).toBe("pdf-extract");
       expect((await router.get("pdf-extract")).name).toBe("pdf-extract");
-      pid = Number(readFileSync(join(bank, "serve.sock.starting"), "utf8"));
+      const c = await connect({ bank });
+      try {
+        pid = (await c.request<{ pid: number }>("status")).pid;
+      } finally {
+        c.close();
+      }
       pids.push(pid);
       expect(alive(pid)).toBe(true);
+      // the start marker is gone once the server listens
+      expect(existsSync(join(bank, "serve.sock.starting"))).toBe(false);
     } finally {
       router.close();
     }
