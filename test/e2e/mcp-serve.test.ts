@@ -4,12 +4,12 @@
 // loads its own model; a server killed mid-session is replaced by the local model (the call answers,
 // it never hangs); GAVEL_START_SERVER=1 starts a server on demand, which exits once idle.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { isRunning } from "../../src/serve/client.js";
+import { connect, isRunning } from "../../src/serve/client.js";
 import { runNode } from "../helpers/run.js";
 import { repoRoot } from "../helpers/paths.js";
 import { alive, cli, startServe, until, type ServeChild } from "../helpers/serve-process.js";
@@ -148,9 +148,15 @@ describe("gavel mcp through gavel serve", () => {
       expect(s.stderr()).toMatch(/through a gavel serve started on demand/);
       expectSameSearch(await search(s, TASKS[0]), local[0]);
       expect(await isRunning(bank)).toBe(true);
-      const marker = readFileSync(`${join(bank, "serve.sock")}.starting`, "utf8");
-      pid = Number(marker.trim());
+      const c = await connect({ bank });
+      try {
+        pid = (await c.request<{ pid: number }>("status")).pid;
+      } finally {
+        c.close();
+      }
       expect(alive(pid)).toBe(true);
+      // the start marker is gone once the server listens
+      expect(existsSync(`${join(bank, "serve.sock")}.starting`)).toBe(false);
       expect(mapsModel(s.pid)).toBe(false);
       expect(s.stderr()).not.toMatch(/loading the model in this process/);
     } finally {
