@@ -3,7 +3,7 @@ import { parseArgs } from "node:util";
 import { trainProjections, type TrainProjectionsOptions } from "../train/pipeline.js";
 import { parseQueryKinds } from "../train/queries/index.js";
 import { assertTrainerDevice, TRAIN_DEFAULTS, type TrainProgress } from "../train/trainer.js";
-import { type Command, intArg, invalidArgument, listArg, numberArg, openModel, UsageError } from "gavel-router/internal";
+import { type Command, intArg, invalidArgument, listArg, numberArg, openModel, UsageError, withInterrupt } from "gavel-router/internal";
 import type { Model } from "gavel-router";
 
 /** Exit status of a run stopped by --stop-after before the schedule's end (run again with --resume). */
@@ -149,15 +149,17 @@ export const train: Command = {
     }
     try {
       const t0 = performance.now();
-      const r = await trainProjections(model, {
+      // Ctrl-C: the run stops at its next step, writes its checkpoint and exits 130 (--resume goes on)
+      const r = await withInterrupt((signal) => trainProjections(model, {
         ...opts,
+        signal,
         statesWorkers: workers,
         onLog: (line) => console.error(line),
         onProgress: (p) => {
           if (p.val || p.step % logEvery === 0 || p.step === p.steps) console.error(progressLine(p));
           if (logFile) pending = pending.then(() => appendFile(logFile, `${JSON.stringify({ time: new Date().toISOString(), ...p })}\n`));
         },
-      });
+      }));
       await pending;
       const secs = ((performance.now() - t0) / 1000).toFixed(1);
       const kinds = r.kinds ? ` (${Object.entries(r.kinds).map(([k, n]) => `${k} ${n}`).join(", ")})` : "";

@@ -6,12 +6,15 @@
  *
  * @module
  */
+import { existsSync } from "node:fs";
+import { stat } from "node:fs/promises";
+import { dirname, resolve } from "node:path";
 import { GavelError, loadSkills, type Model, modelFingerprint, type ModelFingerprint, PROJECTION_DEFAULTS, Projections, type Skill } from "gavel-router";
 import { checkLayer, coverKeys, defaultLayer, inOrder, invalidArgument, threadPoolSize } from "gavel-router/internal";
 import { excludePairs, queryPairs, readPairs, readTaskTexts, selfSupervisedPairs, splitValidation, type Pair } from "./pairs.js";
-import { readLayerChoice } from "./layer.js";
+import { defaultLayerChoicePath, readLayerChoice } from "./layer.js";
 import { computeStates } from "./pipeline-states.js";
-import { TaskOverlap, type QueryKind } from "./queries/index.js";
+import { QUERY_KINDS, TaskOverlap, type QueryKind } from "./queries/index.js";
 import { assertTrainerDevice, runTraining, TRAIN_DEFAULTS, type RetrievalMetrics, type TrainLoopOptions, type TrainProgress } from "./trainer.js";
 
 /** The training loop's settings {@link trainProjections} passes through (documented once, on TrainLoopOptions). */
@@ -135,8 +138,14 @@ export interface TrainProjectionsResult {
 /** Trains projections for `model` (see the module comment). */
 export async function trainProjections(model: Model, o: TrainProjectionsOptions): Promise<TrainProjectionsResult> {
   const t0 = performance.now();
+  if (typeof o !== "object" || o === null) throw invalidArgument("trainProjections needs an options object: { library, out, and one of pairs, selfSupervised, queries }");
   const log = o.onLog ?? (() => {});
+  await checkOut(o);
   if ([!!o.pairs, !!o.selfSupervised, !!o.queries?.length].filter(Boolean).length !== 1) throw invalidArgument("pass exactly one of pairs (a JSONL file), selfSupervised and queries");
+  if (o.queries !== undefined) {
+    if (!Array.isArray(o.queries)) throw invalidArgument(`queries must be an array of query kinds (${QUERY_KINDS.join(", ")})`);
+    for (const k of o.queries) if (!(QUERY_KINDS as readonly unknown[]).includes(k)) throw invalidArgument(`unknown query kind ${JSON.stringify(k)} (kinds: ${QUERY_KINDS.join(", ")})`);
+  }
   // A CUDA trainer that cannot run fails here, before the states pass.
   assertTrainerDevice(o.device, o.precision);
   // the vote the file will carry, checked before any work (the file is written only at the end)
@@ -147,9 +156,9 @@ export async function trainProjections(model: Model, o: TrainProjectionsOptions)
     throw invalidArgument(`glanceVoteShare must be a number in [0, 1], got ${String(o.glanceVoteShare)}`);
   }
   const seed = o.seed ?? 0;
+  const fp = await modelFingerprint(model); // refuses what is not a loaded Model, typed
   const { nEmbd } = model.info;
-  const fp = await modelFingerprint(model);
-  const layer = await resolveLayer(model, o, fp);
+  const layer = await resolveLayer(model, o, fp, log);
   const dim = o.dim ?? PROJECTION_DEFAULTS.dim;
   const skills = await loadLibrary(o, log);
   const split = await trainingPairs(o, skills, seed, log);
@@ -212,18 +221,50 @@ function countKinds(pairs: readonly Pair[]): Partial<Record<QueryKind, number>> 
   return Object.keys(out).length ? out : undefined;
 }
 
-/** ℓ*: the option, else `layerFile`'s choice (they must agree when both are given), else the default. */
-async function resolveLayer(model: Model, o: TrainProjectionsOptions, fp: ModelFingerprint): Promise<number> {
+/**
+ * ℓ*: the option, else `layerFile`'s choice (they must agree when both are given), else the choice
+ * `gavel layer` wrote beside the output (gavel-layer.json next to `out`, when it is this model's),
+ * else the default. Logs which, and why.
+ */
+async function resolveLayer(model: Model, o: TrainProjectionsOptions, fp: ModelFingerprint, log: (line: string) => void): Promise<number> {
   const { nLayer } = model.info;
   let layer = o.layer;
+  let from = "the layer option";
   if (o.layerFile !== undefined) {
     const choice = await readLayerChoice(o.layerFile, fp);
     if (layer !== undefined && layer !== choice.layer) throw invalidArgument(`--layer ${layer} contradicts ${o.layerFile} (layer ${choice.layer})`);
     layer = choice.layer;
+    from = o.layerFile;
+  } else if (layer === undefined) {
+    const beside = defaultLayerChoicePath({ projections: o.out });
+    if (existsSync(beside)) {
+      try {
+        layer = (await readLayerChoice(beside, fp)).layer;
+        from = `${beside} (gavel layer's choice beside the output)`;
+      } catch (err) {
+        log(`${beside} is not a layer choice for this model (${(err as Error).message}): not used`);
+      }
+    }
   }
-  layer ??= defaultLayer(nLayer);
+  if (layer === undefined) {
+    layer = defaultLayer(nLayer);
+    from = `the default, 70% of ${nLayer} layers (no layer option, layer file or gavel-layer.json beside the output)`;
+  }
   checkLayer(layer, nLayer);
+  log(`layer ℓ* ${layer}, from ${from}`);
   return layer;
+}
+
+/**
+ * The output path checked before any work: a non-empty string whose folder exists and is a folder
+ * (the run writes its checkpoints there, and the projections at the end).
+ */
+async function checkOut(o: TrainProjectionsOptions): Promise<void> {
+  if (typeof o.out !== "string" || o.out === "") throw invalidArgument("out (the projections file to write) must be a non-empty path");
+  const folder = dirname(resolve(o.out));
+  const st = await stat(folder).catch(() => null);
+  if (!st) throw new GavelError(`the output's folder ${folder} does not exist (out: ${o.out})`, "FILE_NOT_FOUND");
+  if (!st.isDirectory()) throw invalidArgument(`the output's folder ${folder} is not a folder (out: ${o.out})`);
 }
 
 /** The skill library; entries that fail to load are left out (and logged). */

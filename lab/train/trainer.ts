@@ -220,7 +220,11 @@ async function loop(set: TrainingSet, trainer: NativeTrainer, rng: Rng, s: LoopS
     inBatch: s.inBatch, skillWidth: frozen ? dim : set.nEmbd, queryWidth: set.nEmbd, keyRows: frozen ? opts.keyRows : undefined,
   };
   while (trainer.steps < steps) {
-    if (opts.signal?.aborted) throw new GavelError("training aborted", "ABORTED");
+    if (opts.signal?.aborted) {
+      // the steps done so far are kept: the checkpoint is written first, and a resume goes on from it
+      if (stepsDone > 0) await save();
+      throw new GavelError(`training aborted at ${phase} step ${trainer.steps}${opts.checkpoint && stepsDone > 0 ? `; checkpoint written to ${opts.checkpoint} (resume to go on)` : ""}`, "ABORTED");
+    }
     if (await maybeRefresh(set, trainer, s, opts)) refreshes++;
     const packed = packBatch(set.train, skillsForBatch, rng, pack);
     const { loss, gradNorm } = await trainer.step(packed.batch);

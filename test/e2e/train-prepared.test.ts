@@ -2,10 +2,10 @@
 // beside the states: a second run reads them instead of recomputing, and trains the same projections
 // bit for bit; a damaged file is recomputed, again to the same projections.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Model, Projections } from "../../src/index.js";
+import { Model, modelFingerprint, Projections } from "../../src/index.js";
 import { trainProjections, type TrainProjectionsOptions } from "../../lab/train/pipeline.js";
 import { sharedDir, storiesPath, needsShared, SHARED } from "../helpers/paths.js";
 
@@ -90,5 +90,38 @@ describe.skipIf(NO_SHARED)("the states pass's prepared inputs", () => {
     expect(a.hard.filter(Boolean).length).toBeGreaterThan(0);
     expect(a).toEqual(b);
     await expect(trainProjections(model, { ...opts(undefined as unknown as string, "x"), cache: undefined, prepareOnly: true })).rejects.toThrow(/prepareOnly needs a cache/);
+  });
+
+  it("takes ℓ* from the gavel-layer.json beside the output (this model's only), and refuses bad arguments before any work", async () => {
+    const folder = join(dir, "layer");
+    mkdirSync(folder, { recursive: true });
+    const fp = await modelFingerprint(model);
+    const choice = (m: typeof fp, layer: number) =>
+      writeFileSync(join(folder, "gavel-layer.json"), JSON.stringify({ model: m, layer, curve: [0, 0, 0, 0, 0], skills: 2, tokensPerSkill: 512, dropTopNorm: false, span: "keyed", createdAt: new Date().toISOString() }));
+    const prepare = async (extra: Partial<TrainProjectionsOptions> = {}) => {
+      const lines: string[] = [];
+      const r = await trainProjections(model, {
+        library: mitSkills, limit: 10, queries: ["description"], out: join(folder, "x.gguf"), cache: join(folder, "cache"), prepareOnly: true, seed: 1, threads: 1, onLog: (l) => lines.push(l), ...extra,
+      });
+      return { layer: r.layer, lines };
+    };
+    const deflt = Math.floor(0.7 * model.info.nLayer);
+    expect((await prepare()).layer).toBe(deflt);
+    choice(fp, 1);
+    const picked = await prepare();
+    expect(picked.layer).toBe(1);
+    expect(picked.lines).toContain(`layer ℓ* 1, from ${join(folder, "gavel-layer.json")} (gavel layer's choice beside the output)`);
+    expect((await prepare({ layer: 2 })).layer).toBe(2); // the option wins
+    // a choice made on another model is left out, and said so
+    choice({ ...fp, nLayer: fp.nLayer + 1 }, 1);
+    const other = await prepare();
+    expect(other.layer).toBe(deflt);
+    expect(other.lines.some((l) => l.includes("is not a layer choice for this model"))).toBe(true);
+    // refused, typed, before the library is read
+    await expect(prepare({ out: join(dir, "no-such-folder", "x.gguf") })).rejects.toMatchObject({ code: "FILE_NOT_FOUND", message: expect.stringMatching(/output's folder .*no-such-folder does not exist/) });
+    await expect(prepare({ out: "" })).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
+    await expect(prepare({ queries: ["bogus" as never] })).rejects.toMatchObject({ code: "INVALID_ARGUMENT", message: expect.stringMatching(/unknown query kind "bogus"/) });
+    await expect(trainProjections({} as never, { library: mitSkills, out: join(folder, "y.gguf"), queries: ["description"] })).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
+    await expect(trainProjections(model, undefined as never)).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
   });
 });

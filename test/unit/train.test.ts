@@ -230,6 +230,16 @@ describe("runTraining", () => {
       expect(resumed.ws).toEqual(full.ws);
       // Another configuration is refused.
       await expect(runTraining(set, { ...base, seed: 6, steps: 14, checkpoint: join(dir, "b.ckpt"), resume: true })).rejects.toThrow(/another configuration/);
+      // An abort between checkpoints keeps its steps: the checkpoint is written at the abort, and a
+      // resume from it ends where the uninterrupted run does.
+      const ac = new AbortController();
+      const aborted = runTraining(set, { ...base, steps: 12, checkpoint: join(dir, "c.ckpt"), signal: ac.signal, onProgress: (p) => p.step === 7 && ac.abort() });
+      await expect(aborted).rejects.toMatchObject({ code: "ABORTED", message: expect.stringMatching(/aborted at main step 7; checkpoint written to .*c\.ckpt/) });
+      expect((await loadCheckpoint(join(dir, "c.ckpt")))?.state.step).toBe(7);
+      const after = await runTraining(set, { ...base, steps: 12, checkpoint: join(dir, "c.ckpt"), resume: true });
+      expect(after.resumedFrom).toBe(7);
+      expect(after.wq).toEqual(full.wq);
+      expect(after.ws).toEqual(full.ws);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
