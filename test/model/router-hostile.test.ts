@@ -67,6 +67,17 @@ describe("hostile skills", () => {
     expect(await router.uninstall("do-everything")).toBe(true);
   }, 120_000);
 
+  it("refuses to uninstall by a name two skills share, naming their ids; by id it removes the one meant", async () => {
+    const twin = (id: string) => ({ id, name: "Invoice Generator", description: "Makes invoices from order data.", body: "Fill the invoice template.", source: `hostile/${id}` });
+    expect((await router.install([twin("acme/invoice"), twin("other/invoice")])).failed).toEqual([]);
+    await expect(router.uninstall("Invoice Generator")).rejects.toMatchObject({ code: "INVALID_ARGUMENT", message: expect.stringMatching(/2 installed skills are named "Invoice Generator" \("acme\/invoice", "other\/invoice"\): give the id/) });
+    expect(router.list().filter((s) => s.name === "Invoice Generator")).toHaveLength(2);
+    expect(await router.uninstall("other/invoice")).toBe(true);
+    // one left: its name is now unambiguous
+    expect(await router.uninstall("Invoice Generator")).toBe(true);
+    expect(router.list().filter((s) => s.name === "Invoice Generator")).toHaveLength(0);
+  }, 120_000);
+
   it("flags an echo winner, and excludeFlagged: echo routes as if it were absent", async () => {
     // Abstention off on both sides: the echo's words move BM25's statistics (idf, mean length) even
     // while it is excluded, so the lexical features abstention reads shift a little (RELIABILITY.md);
