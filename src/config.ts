@@ -61,7 +61,7 @@ export const SETTINGS: readonly Setting[] = [
     name: "GAVEL_ADDON",
     values: "path",
     default: "the prebuilt addon for this CPU (prebuilds/), or build/Release",
-    meaning: "A native addon file to load instead of the prebuilt one (a CUDA build, a local build).",
+    meaning: "A native addon file (`.node`) to load instead of the prebuilt one (a CUDA build, a local build); a relative path is read from the working folder. A path that is missing or not a .node file is NATIVE_UNAVAILABLE naming it.",
     readBy: "native/binding.ts (loadBinding)",
     scope: "runtime",
   },

@@ -325,21 +325,16 @@ export class Library {
   }
 
   /**
-   * The installed skill with this id, else the one with this name; ids and names are compared in
-   * Unicode NFC too ("café" typed in NFC finds a skill whose name came from an NFD folder).
-   *
-   * @throws GavelError `INVALID_ARGUMENT` when no id matches and several skills have the name (the
-   *   message lists their ids): a name that picks one of several is not taken as given
+   * The installed skill with this id, else the one with this name (both compared in NFC too).
+   * @throws GavelError `INVALID_ARGUMENT` when no id matches and several skills have the name
    */
   find(idOrName: string): BankEntry | undefined {
     const nfc = idOrName.normalize("NFC");
     const byId = this.store.get(idOrName) ?? this.store.get(nfc);
     if (byId) return byId;
     const named = this.store.entries().filter((e) => e.name === idOrName || e.name.normalize("NFC") === nfc);
-    if (named.length > 1) {
-      const ids = named.slice(0, 10).map((e) => JSON.stringify(e.id)).join(", ");
-      throw new GavelError(`${named.length} installed skills are named ${JSON.stringify(idOrName)} (${ids}${named.length > 10 ? ", …" : ""}): give the id of the one meant`, "INVALID_ARGUMENT");
-    }
+    const ids = named.slice(0, 10).map((e) => JSON.stringify(e.id)).join(", ");
+    if (named.length > 1) throw new GavelError(`${named.length} installed skills are named ${JSON.stringify(idOrName)} (${ids}${named.length > 10 ? ", …" : ""}): give the id of the one meant`, "INVALID_ARGUMENT");
     return named[0];
   }
 

@@ -3,8 +3,9 @@
  * vectors cross as typed arrays, never number[]. The rest of the package talks to the addon only via
  * `loadBinding()`.
  */
+import { statSync } from "node:fs";
 import { createRequire } from "node:module";
-import { join, sep } from "node:path";
+import { join, resolve as resolvePath, sep } from "node:path";
 import { GavelError } from "../errors.js";
 import { findPackageRoot } from "../util/package-root.js";
 import type { NativeGeneration, NativeSamplerParams } from "./generation.js";
@@ -258,6 +259,20 @@ export function missingModelMethods(cls: unknown): string[] {
   return MODEL_METHODS.filter((m) => typeof proto?.[m] !== "function");
 }
 
+/** Why the addon GAVEL_ADDON names did not load: a missing file, not a .node addon, or the loader's reason. */
+export function explicitAddonMessage(path: string, err: Error): string {
+  const st = statSync(path, { throwIfNoEntry: false });
+  const reason = err.message.split("\n")[0];
+  const what = !st
+    ? "no such file"
+    : !st.isFile()
+      ? "not a file"
+      : !path.endsWith(".node")
+        ? `not a native addon (a .node file built by \`npm run build:native\`): ${reason}`
+        : reason;
+  return `GAVEL_ADDON=${path} could not be loaded: ${what}. Unset GAVEL_ADDON to use the addon the package ships, or point it at an addon you built (build/Release/gavel.node).`;
+}
+
 /**
  * Why the addon did not load, and what a user can do: the addon ships prebuilt for linux-x64 (glibc)
  * in the package and for linux-arm64, win32-x64 and darwin-arm64/x64 in one optional package each
@@ -377,12 +392,17 @@ export function loadBinding(): NativeBinding {
   let file: string;
   let source: AddonSource;
   try {
-    const explicit = cfg.addon || variantAddon(root, variant);
+    // a relative GAVEL_ADDON is relative to the working folder, as a user typed it
+    const explicit = (cfg.addon ? resolvePath(cfg.addon) : "") || variantAddon(root, variant);
     const packageDir = explicit ? null : platformPackageDir(root);
     file = explicit || (require("node-gyp-build") as { resolve(dir: string): string }).resolve(packageDir ?? root);
     source = cfg.addon ? "GAVEL_ADDON" : file.startsWith(join(root, "build") + sep) ? "local-build" : packageDir !== null ? "platform-package" : "prebuild";
+    // require() would run a .js or parse a .json named by GAVEL_ADDON: only an addon is loaded
+    if (cfg.addon && !file.endsWith(".node")) throw new Error("its name does not end in .node");
     b = require(file) as NativeBinding;
   } catch (err) {
+    // GAVEL_ADDON names the file: say what is wrong with it, not what an install lacks
+    if (cfg.addon) throw new GavelError(explicitAddonMessage(cfg.addon, err as Error), "NATIVE_UNAVAILABLE", { cause: err });
     throw new GavelError(addonUnavailableMessage(err as Error), "NATIVE_UNAVAILABLE", { cause: err });
   }
   devices = prepare(b, cfg, false);
