@@ -91,6 +91,7 @@ export class Router {
     this.skillBudget = skillBudget;
     this.keyBudget = keyBudget;
     const encoder = new RenderEncoder(model, skillBudget);
+    if (encoder.answers.yes.length === 0 || encoder.answers.no.length === 0) warnNoAnswerTokens(model.path);
     const { taskBudget, glanceBudget } = taskBudgets(model.info.contextSize, skillBudget, encoder);
     this.#parts = { model, projections, encoder, library, taskBudget, glanceBudget, keyBudget, keep };
   }
@@ -386,4 +387,15 @@ export class Router {
     this.#check();
     return new LiveContext(this.#parts);
   }
+}
+
+const warnedNoAnswers = new Set<string>();
+/**
+ * Once per model file: its vocabulary spells "yes" or "no" with no single token, so the verdict's V
+ * (the yes/no log-odds) is 0 for every skill, and V-based abstention never fires.
+ */
+function warnNoAnswerTokens(path: string): void {
+  if (warnedNoAnswers.has(path)) return;
+  warnedNoAnswers.add(path);
+  process.emitWarning(`${path}: the model has no single token for "yes" or "no" (nor "Yes", " yes", …), so the verdict's V is 0 for every skill and abstention that reads V never fires; the route still reads the glance, BM25 and L`, { code: "GAVEL_NO_ANSWER_TOKENS" });
 }
