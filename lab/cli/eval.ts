@@ -98,8 +98,9 @@ export const evalCommand: Command = {
   summary: "score BM25, the glance, the ruling and its ablations on a benchmark (Hit@1, R@20)",
   help: `usage: gavel eval --tasks T --library L [--library L2 …] [options]
 ${taskOptionsHelp}
-  --methods LIST        comma-separated, of bm25, glance, ruling, gL (g+αL), gV (g+γV)
-                        (default: all; bm25 alone needs no --model, --projections or --bank)
+  --methods LIST        comma-separated, of bm25, glance, gB (g+βB, no verdict), ruling, rulingNoB
+                        (the ruling at β=0), gL (g+αL), gV (g+γV) (default: all; bm25 alone needs
+                        no --model, --projections or --bank)
   --pool N              the wide verdict pool of calibration studies: the glance's top N each get a
                         verdict whatever Δ, and the ruling is replayed from them (gavel calibrate
                         fits Δ on such records). Default: the route's own shortlist: each task is

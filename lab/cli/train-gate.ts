@@ -156,7 +156,9 @@ function printReport(r: TrainReport, out: string): void {
     ["held out", String(r.held.n), pct(r.held.accuracy), pct(r.held.precision), pct(r.held.recall)],
   ]));
   console.log(`held-out firing (two consecutive tokens): ${f.onTime}/${f.positives} on time (recall ${pct(f.recall)}), ${f.early} early, ${f.missed} missed; ${f.falseFires}/${f.negatives} negatives fired; precision ${pct(f.precision)}`);
-  console.log(`latency: median ${f.medianFromNeedStart} tokens after the need's message starts, ${f.medianBeforeDecision} before its end`);
+  // no held-out trajectory fired on time: no latency to report (the medians are NaN)
+  if (Number.isFinite(f.medianFromNeedStart)) console.log(`latency: median ${f.medianFromNeedStart} tokens after the need's message starts, ${f.medianBeforeDecision} before its end`);
+  else console.log("latency: none measured (no held-out trajectory fired on time)");
   console.log(`wrote ${out}`);
 }
 

@@ -127,7 +127,7 @@ export const train: Command = {
     const { values } = parseArgs({ args, options: OPTIONS });
     const modes = [values.pairs, values["self-supervised"], values.queries].filter((v) => v !== undefined && v !== false).length;
     if (!values.out || !values.library || modes !== 1) {
-      throw new UsageError("gavel train needs --out, --library and one of --queries, --pairs, --self-supervised", this.help);
+      throw new UsageError("gavel train needs --out, --library and exactly one of --queries, --pairs, --self-supervised", this.help);
     }
     const opts = pipelineOptions(values, args);
     // Before the model loads: a --device the addon cannot serve fails at once.
