@@ -4,7 +4,7 @@ import { calibrate, PAPER_RULING, type CalibrationResult } from "../eval/calibra
 import { checkPerQueryOutput, readPerQuery, writePerQuery } from "../eval/io.js";
 import type { PerQueryRecord } from "../eval/evaluate.js";
 import { fitAbstention, splitByDomain, type AbstentionFitReport, type AbstentionRecord } from "../eval/abstention-fit.js";
-import { Projections, PROJECTION_DEFAULTS } from "gavel-router";
+import { GavelError, Projections, PROJECTION_DEFAULTS } from "gavel-router";
 import { runEvaluation, taskOptions, taskOptionsHelp } from "./eval.js";
 
 /** The abstention model fitted after the ruling's constants, with its report. */
@@ -119,6 +119,10 @@ ${routerOptionsHelp}`,
     }
     const fit = calibrate(records, { maxShortlist, ...(values["no-lexical"] ? { lexical: false } : {}) });
     const abstention = offDomain ? fitAbstentionAfter(fit, records, offDomain, maxShortlist, triggerRate) : undefined;
+    // no gold in any record's verdict pool: every setting scores 0 and the fit says nothing
+    if (write && fit.evaluated > 0 && fit.oracleHitAt1 === 0) {
+      throw new GavelError(`none of the ${fit.evaluated} records has a gold in its verdict pool (ceiling 0%): the fit would be arbitrary, so nothing was written (routes that find their golds, or a wider --pool when the records are made, give it something to fit)`, "INVALID_ARGUMENT");
+    }
     let wrote: string | undefined;
     if (write) {
       wrote = values.out ?? projectionsPath!;
@@ -129,7 +133,9 @@ ${routerOptionsHelp}`,
       console.log(JSON.stringify({ ...fit, defaults: PAPER_RULING, maxShortlist, ...(abstention ? { abstention } : {}), wrote: wrote ?? null }, null, 2));
       return 0;
     }
-    printCalibration(fit, records.length, maxShortlist);
+    // the records' own pool (`gavel eval --pool N`) where they say it, else the projections' maxShortlist
+    const pools = records.map((r) => r.pool).filter((p): p is number => typeof p === "number");
+    printCalibration(fit, records.length, pools.length ? Math.max(...pools) : maxShortlist);
     if (abstention) printAbstention(abstention);
     const dropped = !abstention && projections?.abstention ? " (and dropped its abstention model, fitted under the old constants: refit it with --off-domain)" : "";
     const what = `into ${wrote}${fit.withoutLexicalHitAt1 !== undefined ? " (and β, T)" : ""}${abstention ? " and the abstention model" : ""}`;
@@ -138,12 +144,12 @@ ${routerOptionsHelp}`,
   },
 };
 
-function printCalibration(fit: CalibrationResult, total: number, maxShortlist: number): void {
+function printCalibration(fit: CalibrationResult, total: number, pool: number): void {
   const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
   console.log(`records: ${fit.evaluated} with verdict read-outs (of ${total}); ${fit.settings} settings tried`);
   const lexical = fit.withoutLexicalHitAt1 !== undefined;
   console.log(`best:     α=${fit.alpha}  γ=${fit.gamma}  Δ=${fit.delta.toPrecision(4)}   Hit@1 ${pct(fit.hitAt1)}  avg shortlist ${fit.avgShortlist.toFixed(2)}`);
   if (lexical) console.log(`lexical:  β=${fit.beta}  T=${fit.lexicalTemperature}   (without B, β = 0: Hit@1 ${pct(fit.withoutLexicalHitAt1!)})`);
   console.log(`defaults: α=${PAPER_RULING.alpha}  γ=${PAPER_RULING.gamma}  Δ=${PAPER_RULING.delta}   Hit@1 ${pct(fit.defaultHitAt1)}  avg shortlist ${fit.defaultAvgShortlist.toFixed(2)}`);
-  console.log(`ceiling (a gold anywhere in the verdict pool of ${maxShortlist}): ${pct(fit.oracleHitAt1)}`);
+  console.log(`ceiling (a gold anywhere in the verdict pool of ${pool}): ${pct(fit.oracleHitAt1)}`);
 }
