@@ -29,6 +29,9 @@ export async function loadTasksAndLibrary(values: { tasks?: string; library?: st
   const limit = intArg(values.limit, "limit", { min: 0 });
   const all = await loadTasks(values.tasks);
   const tasks = selectTasks(all, { batches: values.batches, limit });
+  // nothing to score: a table of zeros would read as a result
+  if (all.length === 0) throw invalidArgument(`no tasks: ${values.tasks} holds none`);
+  if (tasks.length === 0 && limit !== 0) throw invalidArgument(`no tasks: none of the ${all.length} in ${values.tasks} is in batches ${values.batches}`);
   const lib = await loadLibrary(values.library ?? [], { signal });
   const notes = [`library: ${lib.skills.length} skills`];
   if (lib.failed.length) notes.push(`${lib.failed.length} could not be read (first: ${lib.failed[0].error.message})`);

@@ -1,6 +1,7 @@
-// `gavel calibrate --write` on records none of which holds a gold in its verdict pool refuses to
-// write (every setting scores 0, so any fit is arbitrary), and writes when one does; the ceiling line
-// names the records' own pool.
+// The lab's commands refuse inputs that would print a result that means nothing: `gavel calibrate
+// --write` on records none of which holds a gold in its verdict pool (every setting scores 0, so any
+// fit is arbitrary; it writes when one does, and its ceiling line names the records' own pool), and
+// `gavel eval` on a task file with no task to score (it printed a table of zeros).
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -8,6 +9,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { DEFAULT_PROJECTIONS } from "../../src/defaults.js";
 import { runNode } from "../helpers/run.js";
 import { cli } from "../helpers/serve-process.js";
+import { repoRoot } from "../helpers/paths.js";
 
 const dir = mkdtempSync(join(tmpdir(), "gavel-calibrate-guard-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -16,7 +18,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const record = (id: string, skills: [string, number, number, number][]) =>
   JSON.stringify({ id, golds: ["gold"], accepted: ["gold"], pool: 3, glance: skills.map(([skill, g]) => ({ skill, g })), verdict: skills.map(([skill, g, L, V]) => ({ skill, g, L, V })) });
 
-describe("gavel calibrate --write", () => {
+describe("the lab's commands on inputs with nothing to measure", () => {
   it("refuses records with no gold in any verdict pool, and writes when there is one", async () => {
     const none = join(dir, "none.jsonl");
     writeFileSync(none, [record("t1", [["a", 0.9, -1, 0], ["b", 0.8, -2, 0]]), record("t2", [["c", 0.7, -1, 1], ["d", 0.6, -1, 0]])].join("\n") + "\n");
@@ -32,5 +34,22 @@ describe("gavel calibrate --write", () => {
     expect(w.code, w.err).toBe(0);
     expect(w.out).toMatch(/ceiling \(a gold anywhere in the verdict pool of 3\): 50\.0%/);
     expect(existsSync(out2)).toBe(true);
+  });
+
+  it("gavel eval refuses a task file with no task, or none in the batches asked for", async () => {
+    const empty = join(dir, "empty.jsonl");
+    writeFileSync(empty, "");
+    const one = join(dir, "one.jsonl");
+    writeFileSync(one, JSON.stringify({ id: "a", text: "Write a Dockerfile for the app", gold_skill_ids: ["dockerfile"], batch: "batch1" }) + "\n");
+    const base = ["eval", "--library", join(repoRoot, "examples", "skills"), "--methods", "bm25"];
+    const e = await runNode([cli, ...base, "--tasks", empty], { timeoutMs: 120_000 });
+    expect(e.code).toBe(1);
+    expect(e.err).toMatch(/no tasks: .*empty\.jsonl holds none \[INVALID_ARGUMENT\]/);
+    const b = await runNode([cli, ...base, "--tasks", one, "--batches", "6-10"], { timeoutMs: 120_000 });
+    expect(b.code).toBe(1);
+    expect(b.err).toMatch(/none of the 1 in .*one\.jsonl is in batches 6-10/);
+    const ok = await runNode([cli, ...base, "--tasks", one], { timeoutMs: 120_000 });
+    expect(ok.code, ok.err).toBe(0);
+    expect(ok.out).toMatch(/bm25 +1\.000 +1\.000 +1/);
   });
 });
