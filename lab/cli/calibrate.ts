@@ -4,7 +4,7 @@ import { calibrate, PAPER_RULING, type CalibrationResult } from "../eval/calibra
 import { checkPerQueryOutput, readPerQuery, writePerQuery } from "../eval/io.js";
 import type { PerQueryRecord } from "../eval/evaluate.js";
 import { fitAbstention, splitByDomain, type AbstentionFitReport, type AbstentionRecord } from "../eval/abstention-fit.js";
-import { GavelError, Projections, PROJECTION_DEFAULTS } from "gavel-router";
+import { Projections, PROJECTION_DEFAULTS } from "gavel-router";
 import { runEvaluation, taskOptions, taskOptionsHelp } from "./eval.js";
 
 /** The abstention model fitted after the ruling's constants, with its report. */
@@ -120,8 +120,8 @@ ${routerOptionsHelp}`,
     const fit = calibrate(records, { maxShortlist, ...(values["no-lexical"] ? { lexical: false } : {}) });
     const abstention = offDomain ? fitAbstentionAfter(fit, records, offDomain, maxShortlist, triggerRate) : undefined;
     // no gold in any record's verdict pool: every setting scores 0 and the fit says nothing
-    if (write && fit.evaluated > 0 && fit.oracleHitAt1 === 0) {
-      throw new GavelError(`none of the ${fit.evaluated} records has a gold in its verdict pool (ceiling 0%): the fit would be arbitrary, so nothing was written (routes that find their golds, or a wider --pool when the records are made, give it something to fit)`, "INVALID_ARGUMENT");
+    if (fit.evaluated > 0 && fit.oracleHitAt1 === 0) {
+      console.error(`gavel: warning: none of the ${fit.evaluated} records has a gold in its verdict pool (ceiling 0%): every setting scores 0, so the constants below are arbitrary${write ? " (written as asked)" : ""}; records whose pools hold their golds (better projections, or a wider --pool when they are made) give the fit something to go on`);
     }
     let wrote: string | undefined;
     if (write) {

@@ -221,8 +221,8 @@ function sample(ids: string[], n = 5): string {
  *   `SKILL_NOT_FOUND` when the bank lacks library skills, `ABORTED` when `signal` fires.
  */
 export async function evaluate(options: EvaluateOptions): Promise<EvalResult> {
-  const { router, tasks, library, signal, onProgress } = options;
   const plan = evaluationPlan(options);
+  const { router, tasks, library, signal, onProgress } = options;
   const warnings = checkLibrary(options, plan);
   const index = new LibraryIndex(library);
   // BM25 scores with the router's lexical constants (k1, b) when there is a router and no options
@@ -307,9 +307,14 @@ interface EvaluationPlan {
 
 /** Checks the options and settles the methods (default: every one with a router, else bm25) and k. */
 function evaluationPlan(options: EvaluateOptions): EvaluationPlan {
+  if (typeof options !== "object" || options === null) throw invalidArgument("evaluate needs an options object: { tasks, library, router?, methods? }");
   const { router, tasks, library } = options;
   if (!Array.isArray(tasks)) throw invalidArgument("evaluate: tasks must be an array");
   if (!Array.isArray(library)) throw invalidArgument("evaluate: library must be an array of skills");
+  if (options.methods !== undefined) {
+    if (!Array.isArray(options.methods)) throw invalidArgument(`evaluate: methods must be an array of ${EVAL_METHODS.join(", ")}`);
+    for (const m of options.methods) if (!(EVAL_METHODS as readonly unknown[]).includes(m)) throw invalidArgument(`evaluate: unknown method ${JSON.stringify(m)} (methods: ${EVAL_METHODS.join(", ")})`);
+  }
   const methods = options.methods ? EVAL_METHODS.filter((m) => options.methods!.includes(m)) : router ? [...EVAL_METHODS] : (["bm25"] as EvalMethod[]);
   if (methods.length === 0) throw invalidArgument("evaluate: no method");
   const k = options.k ?? 20;

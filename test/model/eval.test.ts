@@ -150,6 +150,10 @@ describe("BM25", () => {
     expect(res.perQuery[0].bm25![0]).toBe("mirror/pdf"); // the copy, which counts
     expect(res.perQuery[2].bm25![0]).toBe("git");
     await expect(evaluate({ tasks, library: lib, methods: ["glance"] })).rejects.toThrow(/need a router/);
+    // bad arguments are typed, naming what is wrong
+    await expect(evaluate(undefined as never)).rejects.toMatchObject({ code: "INVALID_ARGUMENT", message: expect.stringMatching(/evaluate needs an options object/) });
+    await expect(evaluate({ tasks, library: lib, methods: ["bogus" as never] })).rejects.toMatchObject({ code: "INVALID_ARGUMENT", message: expect.stringMatching(/unknown method "bogus" \(methods: bm25, glance/) });
+    await expect(evaluate({ tasks, library: lib, methods: "bm25" as never })).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
   });
 
   it("resumes from earlier records: complete ones are kept as they are, the rest are scored and handed out one by one", async () => {
