@@ -136,14 +136,6 @@ export class RenderEncoder {
     return Int32Array.from([...ids].sort((a, b) => a - b));
   }
 
-  #scaffold(text: string, first: boolean): Int32Array {
-    return this.model.tokenize(text, { special: true, addBos: first && this.model.info.addBos });
-  }
-
-  #plain(text: string): Int32Array {
-    return this.model.tokenize(text, { special: false, addBos: false });
-  }
-
   /** r(s) for one skill, its body cut (at a character boundary found by bisection) to fit the budget. */
   encodeSkill(skill: RenderableSkill): EncodedSkill {
     return this.#runSync(this.#skillSteps(skill));
