@@ -140,7 +140,6 @@ export async function trainProjections(model: Model, o: TrainProjectionsOptions)
   const t0 = performance.now();
   if (typeof o !== "object" || o === null) throw invalidArgument("trainProjections needs an options object: { library, out, and one of pairs, selfSupervised, queries }");
   const log = o.onLog ?? (() => {});
-  await checkOut(o);
   if ([!!o.pairs, !!o.selfSupervised, !!o.queries?.length].filter(Boolean).length !== 1) throw invalidArgument("pass exactly one of pairs (a JSONL file), selfSupervised and queries");
   if (o.queries !== undefined) {
     if (!Array.isArray(o.queries)) throw invalidArgument(`queries must be an array of query kinds (${QUERY_KINDS.join(", ")})`);
@@ -155,6 +154,8 @@ export async function trainProjections(model: Model, o: TrainProjectionsOptions)
   if (o.glanceVoteShare !== undefined && !(typeof o.glanceVoteShare === "number" && o.glanceVoteShare >= 0 && o.glanceVoteShare <= 1)) {
     throw invalidArgument(`glanceVoteShare must be a number in [0, 1], got ${String(o.glanceVoteShare)}`);
   }
+  // the values first, then the file system: the output's folder must exist before any work
+  await checkOut(o);
   const seed = o.seed ?? 0;
   const fp = await modelFingerprint(model); // refuses what is not a loaded Model, typed
   const { nEmbd } = model.info;
