@@ -6,7 +6,6 @@
  *
  * @module
  */
-import { existsSync } from "node:fs";
 import { stat } from "node:fs/promises";
 import { dirname, resolve } from "node:path";
 import { GavelError, loadSkills, type Model, modelFingerprint, type ModelFingerprint, PROJECTION_DEFAULTS, Projections, type Skill } from "gavel-router";
@@ -14,7 +13,7 @@ import { checkLayer, coverKeys, defaultLayer, inOrder, invalidArgument, threadPo
 import { excludePairs, queryPairs, readPairs, readTaskTexts, selfSupervisedPairs, splitValidation, type Pair } from "./pairs.js";
 import { defaultLayerChoicePath, readLayerChoice } from "./layer.js";
 import { computeStates } from "./pipeline-states.js";
-import { QUERY_KINDS, TaskOverlap, type QueryKind } from "./queries/index.js";
+import { checkQueryKinds, TaskOverlap, type QueryKind } from "./queries/index.js";
 import { assertTrainerDevice, runTraining, TRAIN_DEFAULTS, type RetrievalMetrics, type TrainLoopOptions, type TrainProgress } from "./trainer.js";
 
 /** The training loop's settings {@link trainProjections} passes through (documented once, on TrainLoopOptions). */
@@ -141,10 +140,7 @@ export async function trainProjections(model: Model, o: TrainProjectionsOptions)
   if (typeof o !== "object" || o === null) throw invalidArgument("trainProjections needs an options object: { library, out, and one of pairs, selfSupervised, queries }");
   const log = o.onLog ?? (() => {});
   if ([!!o.pairs, !!o.selfSupervised, !!o.queries?.length].filter(Boolean).length !== 1) throw invalidArgument("pass exactly one of pairs (a JSONL file), selfSupervised and queries");
-  if (o.queries !== undefined) {
-    if (!Array.isArray(o.queries)) throw invalidArgument(`queries must be an array of query kinds (${QUERY_KINDS.join(", ")})`);
-    for (const k of o.queries) if (!(QUERY_KINDS as readonly unknown[]).includes(k)) throw invalidArgument(`unknown query kind ${JSON.stringify(k)} (kinds: ${QUERY_KINDS.join(", ")})`);
-  }
+  if (o.queries !== undefined) checkQueryKinds(o.queries);
   // A CUDA trainer that cannot run fails here, before the states pass.
   assertTrainerDevice(o.device, o.precision);
   // the vote the file will carry, checked before any work (the file is written only at the end)
@@ -238,13 +234,12 @@ async function resolveLayer(model: Model, o: TrainProjectionsOptions, fp: ModelF
     from = o.layerFile;
   } else if (layer === undefined) {
     const beside = defaultLayerChoicePath({ projections: o.out });
-    if (existsSync(beside)) {
-      try {
-        layer = (await readLayerChoice(beside, fp)).layer;
-        from = `${beside} (gavel layer's choice beside the output)`;
-      } catch (err) {
-        log(`${beside} is not a layer choice for this model (${(err as Error).message}): not used`);
-      }
+    try {
+      layer = (await readLayerChoice(beside, fp)).layer;
+      from = `${beside} (gavel layer's choice beside the output)`;
+    } catch (err) {
+      // none there is the usual case; one that is not this model's is said
+      if ((err as GavelError).code !== "FILE_NOT_FOUND") log(`${beside} is not a layer choice for this model (${(err as Error).message}): not used`);
     }
   }
   if (layer === undefined) {

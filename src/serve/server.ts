@@ -70,8 +70,6 @@ function errorOf(id: RequestId | null, err: unknown): Response {
 interface Flight {
   controller: AbortController;
   done: Promise<void>;
-  /** A control op (ping, status): not counted against the bounds, nor in `status.inFlight`. */
-  control: boolean;
 }
 
 // Router.warm once listening (over a large library, the key IVF's int8 codes); a route reports a failure.
@@ -83,6 +81,8 @@ export class ResidentServer {
   readonly #handlers: Handlers;
   readonly #net: NetServer | HttpServer;
   readonly #flights = new Set<Flight>();
+  /** Flights of ops other than control ops (ping, status): what the bounds and `status.inFlight` count. */
+  #working = 0;
   readonly #conns = new Set<Socket>();
   readonly #limits: ServeLimits;
   #stopping: Promise<void> | null = null;
@@ -100,7 +100,7 @@ export class ResidentServer {
     if (o.idleExitMs !== undefined && o.onIdle) this.#watchIdle(o.idleExitMs, o.onIdle);
     // the model work and glances of concurrent requests batched (docs/SERVE.md, "Concurrency")
     this.#batching = attachSchedulers(o.model, o.router, this.#limits);
-    this.#handlers = new Handlers(o.router, { pid: process.pid, bank: o.router.bankDir, model: o.modelPath, listen, startedAt: Date.now(), inFlight: () => this.#counted(), maxTaskTokens: this.#limits.maxTaskTokens });
+    this.#handlers = new Handlers(o.router, { pid: process.pid, bank: o.router.bankDir, model: o.modelPath, listen, startedAt: Date.now(), inFlight: () => this.#working, maxTaskTokens: this.#limits.maxTaskTokens });
     this.#watcher = o.watch ? watcherFor(o.router, o.watch, o.onWatch, () => this.#handlers.invalidate()) : null;
   }
 
@@ -175,8 +175,10 @@ export class ResidentServer {
 
   /** Runs one request with its own AbortController; `reply` gets its answer, `progress` a write's progress lines (when the request asks for them). */
   #dispatch(req: Request, controller: AbortController, reply: (r: Response) => void, progress?: (line: ProgressLine) => void): Flight {
-    const flight: Flight = { controller, done: Promise.resolve(), control: CONTROL_OPS.has(req.op) };
+    const control = CONTROL_OPS.has(req.op);
+    const flight: Flight = { controller, done: Promise.resolve() };
     this.#flights.add(flight);
+    if (!control) this.#working++;
     const { v: _v, id, op, ...params } = req;
     const sink = progress && params.progress === true ? (p: unknown) => progress({ v: PROTOCOL_VERSION, id, progress: p }) : undefined;
     flight.done = (async () => {
@@ -190,6 +192,7 @@ export class ResidentServer {
         reply(errorOf(id, controller.signal.aborted && !(err instanceof GavelError && err.code === "ABORTED") ? new GavelError("the request was cancelled", "ABORTED") : err));
       } finally {
         this.#flights.delete(flight);
+        if (!control) this.#working--;
       }
     })();
     return flight;
@@ -197,16 +200,8 @@ export class ResidentServer {
 
   /** BUSY when the server holds as many requests as it takes (control ops never are). */
   #overServerBound(op: string): GavelError | null {
-    const n = this.#counted();
-    if (CONTROL_OPS.has(op) || n < this.#limits.maxInFlight) return null;
-    return new GavelError(`the gavel server has ${n} requests in flight, its bound; try again later`, "BUSY");
-  }
-
-  /** Requests in flight that count against the bounds (control ops do not). */
-  #counted(): number {
-    let n = 0;
-    for (const f of this.#flights) if (!f.control) n++;
-    return n;
+    if (CONTROL_OPS.has(op) || this.#working < this.#limits.maxInFlight) return null;
+    return new GavelError(`the gavel server has ${this.#working} requests in flight, its bound; try again later`, "BUSY");
   }
 
   #onSocket(s: Socket): void {
@@ -394,7 +389,7 @@ export class ResidentServer {
 
   /** Requests in flight now, control ops (ping, status) not counted. */
   get inFlight(): number {
-    return this.#counted();
+    return this.#working;
   }
 
   /**

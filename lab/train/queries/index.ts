@@ -8,6 +8,6 @@ export {
   QUERY_KINDS, GENERATORS, MAX_BODY_OFFSET, clozeQueries, compositeQueries, descriptionQueries, headingQueries, pick, triggerQueries,
   type PseudoQuery, type QueryGenerator, type QueryKind, type QuerySkill,
 } from "./generators.js";
-export { DEFAULT_MIX, candidateQueries, hash32, mixQueries, parseQueryKinds, type MixOptions } from "./mixer.js";
+export { DEFAULT_MIX, candidateQueries, hash32, mixQueries, parseQueryKinds, checkQueryKinds, type MixOptions } from "./mixer.js";
 export { TaskOverlap } from "./overlap.js";
 export { sections, sentenceSpans, splitLines, words, type Line, type Section, type SourceSpan } from "./text.js";

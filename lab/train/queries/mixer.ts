@@ -47,9 +47,18 @@ export function hash32(text: string): number {
 export function parseQueryKinds(list: string): QueryKind[] {
   const items = list.split(",").map((s) => s.trim()).filter((s) => s !== "");
   if (items.length === 1 && items[0] === "all") return [...QUERY_KINDS];
-  for (const k of items) if (!(QUERY_KINDS as readonly string[]).includes(k)) throw invalidArgument(`unknown query kind "${k}" (kinds: ${QUERY_KINDS.join(", ")}, or all)`);
+  checkQueryKinds(items, ", or all");
   if (items.length === 0) throw invalidArgument("no query kind given");
   return [...new Set(items)] as QueryKind[];
+}
+
+/**
+ * `kinds` checked: an array of {@link QUERY_KINDS} (`more` adds to the message's list of them).
+ * @throws GavelError `INVALID_ARGUMENT` naming the first unknown kind.
+ */
+export function checkQueryKinds(kinds: unknown, more = ""): asserts kinds is QueryKind[] {
+  if (!Array.isArray(kinds)) throw invalidArgument(`queries must be an array of query kinds (${QUERY_KINDS.join(", ")})`);
+  for (const k of kinds) if (!(QUERY_KINDS as readonly unknown[]).includes(k)) throw invalidArgument(`unknown query kind ${JSON.stringify(k)} (kinds: ${QUERY_KINDS.join(", ")}${more})`);
 }
 
 /** Every candidate query of one skill, by kind (enabled kinds only). */

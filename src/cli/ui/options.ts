@@ -20,23 +20,26 @@ function describeRange(range: IntRange): string {
   return `an integer of at least ${range.min}`;
 }
 
+/** A flag's value as a message shows it: quoted when blank (Number("") and Number(" ") are 0, refused). */
+const shown = (v: string) => (v.trim() === "" ? JSON.stringify(v) : v);
+const parsed = (v: string) => (v.trim() === "" ? NaN : Number(v));
+
 /** An integer option's value (undefined when absent); with a range, one inside it. */
 export function intArg(v: string | undefined, name: string, range?: IntRange): number | undefined {
   if (v === undefined) return undefined;
-  // Number("") and Number(" ") are 0: an empty value is refused, not read as zero
-  const n = v.trim() === "" ? NaN : Number(v);
+  const n = parsed(v);
   if (range && !(Number.isInteger(n) && n >= range.min && (range.max === undefined || n <= range.max))) {
-    throw invalidArgument(`--${name} must be ${describeRange(range)}, got ${v.trim() === "" ? JSON.stringify(v) : v}`);
+    throw invalidArgument(`--${name} must be ${describeRange(range)}, got ${shown(v)}`);
   }
-  if (!Number.isInteger(n)) throw invalidArgument(`--${name} must be an integer, got ${v.trim() === "" ? JSON.stringify(v) : v}`);
+  if (!Number.isInteger(n)) throw invalidArgument(`--${name} must be an integer, got ${shown(v)}`);
   return n;
 }
 
 /** A finite number option's value (undefined when absent). */
 export function numberArg(v: string | undefined, name: string): number | undefined {
   if (v === undefined) return undefined;
-  const n = v.trim() === "" ? NaN : Number(v);
-  if (!Number.isFinite(n)) throw invalidArgument(`--${name} must be a number, got ${v.trim() === "" ? JSON.stringify(v) : v}`);
+  const n = parsed(v);
+  if (!Number.isFinite(n)) throw invalidArgument(`--${name} must be a number, got ${shown(v)}`);
   return n;
 }
 
