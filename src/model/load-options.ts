@@ -41,14 +41,13 @@ export interface ModelLoadOptions {
    * measured on an H100 (docs/BENCHMARKS.md, "Verdict on the GPU"), flash attention with an f16 KV
    * cache moved gavel-mini's verdict L by up to 1.19e-2 nats against the exact settings, over the
    * 1e-2 tolerance set for making it the GPU default; ask for it (and `kvCacheType: "f16"`) for speed.
-   * With the defaults (no flash attention, f32 KV cache) on the CPU, log-probs do not depend on how
-   * requests were batched or whether a prefix came from the cache (within 1e-4 nats), so a route is
-   * the same whether the cache was warm or cold. On a GPU they do: a cold prefix is decoded in the
-   * same batches as the continuation, a cached one is not, and the CUDA kernels round with the batch's
-   * shape (up to 0.06 nats in gavel-mini's L and 0.22 in V on an H200; docs/BENCHMARKS.md, "Small
-   * libraries: one-line requests and the verdict's floor"). Flash attention or an f16 cache move them
-   * by up to ~3e-3 nats more; on a GPU with long contexts both are faster and the cache takes half
-   * the memory.
+   * Whether a prefix came from the cache never changes a log-prob, to the bit, on the CPU and the
+   * GPU alike: a prefix the cache lacks is decoded alone, in batches of its own, so its KV is the one
+   * a cached copy holds (test/model/score-layout.test.ts; on an H200, scripts/experiments/cold-prefix.sh:
+   * docs/BENCHMARKS.md, "Small libraries: one-line requests and the verdict's floor"). How requests
+   * are batched together still moves log-probs within rounding (1e-4 nats on the CPU with these
+   * defaults). Flash attention or an f16 cache move them by up to ~3e-3 nats more; on a GPU with long
+   * contexts both are faster and the cache takes half the memory.
    */
   flashAttention?: boolean | "auto";
   /** KV cache type: "f32" (the default, see flashAttention) or "f16" (half the memory). */

@@ -3,7 +3,7 @@
 // scored alone in a fresh context, and its native log-probs must equal a float64 log-softmax of the
 // full-vocabulary logits of a fresh decode.
 import { describe, expect, it } from "vitest";
-import { Model } from "../../src/index.js";
+import { Model, type ScoreResult } from "../../src/index.js";
 import { DEFAULT_MODEL } from "../../src/defaults.js";
 import { TINY_LLAMA_PATH } from "../fixtures/tiny-llama.js";
 import { freshSeed, logSoftmax, maxAbsDiff, randomTokens, rng } from "../helpers/random.js";
@@ -93,6 +93,38 @@ describe.each(models)("scoreMany on $name", (mx) => {
     // the same decode's logits: only the log-normaliser's float32 exps (summed in double) differ
     expect(maxAbsDiff(got.logprobs, expected), `seed ${seed}`).toBeLessThan(1e-5);
     expect(maxAbsDiff(got.final, Array.from(readIds, (id) => last[id])), `seed ${seed}`).toBeLessThan(1e-5);
+  });
+
+  it("a wave reads the same log-probs, to the bit, whether its prefixes were cached or not", async () => {
+    // Cold prefixes are decoded alone, never beside another sequence's tokens: their KV, and so
+    // every log-prob read over them, cannot depend on the cache's state (on CUDA, kernels round with
+    // a ubatch's shape; here the Q8_0 activations of gavel-mini requantize per ubatch row).
+    const m = await Model.load(mx.path, { contextSize: 2048, sequences: 10, kvLayout: "streams", threads: 1, batchSize: 2048 });
+    try {
+      const { nVocab } = m.info;
+      for (let trial = 0; trial < 3; trial++) {
+        const n = 2 + Math.floor(r() * 7);
+        const prefixes = Array.from({ length: n }, () => randomTokens(r, 2 + Math.floor(r() * 3 * mx.maxPrefix), 3, nVocab));
+        const cont = randomTokens(r, 1 + Math.floor(r() * 40), 3, nVocab);
+        const readIds = randomTokens(r, 3, 0, nVocab);
+        await m.clearCache();
+        const cold = await m.scoreMany(prefixes, cont, { readIds });
+        const warm = await m.scoreMany(prefixes, cont, { readIds });
+        // some prefixes cached (by a call of their own), the others decoded by the wave
+        await m.clearCache();
+        const some = prefixes.filter(() => r() < 0.5);
+        if (some.length > 0) await m.scoreMany(some, cont, { readIds });
+        const mixed = await m.scoreMany(prefixes, cont, { readIds });
+        for (let i = 0; i < n; i++) {
+          const what = `trial ${trial} candidate ${i} of ${n} (seed ${seed})`;
+          const bits = (x: ScoreResult) => [Array.from(x.logprobs), Array.from(x.final)];
+          expect(bits(warm[i]), what).toEqual(bits(cold[i]));
+          expect(bits(mixed[i]), what).toEqual(bits(cold[i]));
+        }
+      }
+    } finally {
+      await m.dispose();
+    }
   });
 
   it("a physical batch above 512, and packed cold prefixes, equal one-by-one small batches", async () => {

@@ -121,7 +121,7 @@ void Engine::ScoreWave(const std::vector<ScoreRequest>& requests, size_t w0, siz
   std::vector<char> colds;
   try {
     // 1. Each request's sequence: its prefix's stem (all but the last token) cached, or a new sequence
-    //    whose stem is decoded below, in the same batches as the continuations (cold prefixes batched).
+    //    whose stem is decoded below, alone.
     for (size_t r = w0; r < w1; ++r) {
       const auto& p = requests[r].prefix;
       bool cold = false;
@@ -130,8 +130,11 @@ void Engine::ScoreWave(const std::vector<ScoreRequest>& requests, size_t w0, siz
       (*results)[r].logprobs.resize(requests[r].continuation.size());
       (*results)[r].final.resize(read_ids.size());
     }
-    // 2. Decode [stem if cold, last prefix token, continuation...] of every request into its own
-    //    sequence, packed into full batches; outputs from the last prefix token on.
+    // 2. Decode each cold stem alone (its own batches, no outputs), then [last prefix token,
+    //    continuation...] of every request into its own sequence, packed into full batches; outputs
+    //    from the last prefix token on. A stem decoded beside other sequences' tokens would get KV
+    //    that depends on them: llama.cpp's CUDA kernels round with the ubatch's shape. Decoded alone, a stem's KV is the same whether this wave decodes it or a
+    //    cached copy is read, so a verdict does not move with the prefix cache's state.
     struct Out { size_t r; size_t j; int i; };  // batch index i; position j predicts continuation[j] (or the read ids at the end)
     // logprobsInGraph: the log-probs read where the logits are (logprob_reducer.h), k floats a row
     // back instead of the vocabulary's logits. The samplers stay attached across calls (attaching
@@ -216,12 +219,20 @@ void Engine::ScoreWave(const std::vector<ScoreRequest>& requests, size_t w0, siz
     for (size_t i = 0; i < order.size(); ++i) order[i] = w0 + i;
     std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return seqs[a - w0] < seqs[b - w0]; });
     for (const size_t r : order) {
+      if (!colds[r - w0]) continue;
+      const auto& p = requests[r].prefix;
+      for (size_t pos = 0; pos + 1 < p.size(); ++pos) {
+        batch.Add(p[pos], int32_t(pos), seqs[r - w0], false);
+        if (batch.b.n_tokens == n_batch_) flush();
+      }
+      flush();
+    }
+    for (const size_t r : order) {
       const auto& q = requests[r];
       const int seq = seqs[r - w0];
       const size_t stem = q.prefix.size() - 1;
-      const size_t first = colds[r - w0] ? 0 : stem;
       const size_t n = q.prefix.size() + q.continuation.size();
-      for (size_t pos = first; pos < n; ++pos) {
+      for (size_t pos = stem; pos < n; ++pos) {
         const int32_t tok = pos < q.prefix.size() ? q.prefix[pos] : q.continuation[pos - q.prefix.size()];
         const bool out = pos >= stem;
         if (out) outs.push_back({r, pos - stem, batch.b.n_tokens});
