@@ -14,7 +14,7 @@ import { BANK_DIR_MODE, BANK_FILE_MODE } from "./modes.js";
 import { openRegularFile, RegularFileError } from "../gguf/regular-file.js";
 import { DirLock } from "./lock.js";
 import { checkHeader, emptyManifest, KEYS_FILE_RE, MANIFEST, MANIFEST_TMP_RE, readManifest, refuseBankWithoutManifest, verifyHeader } from "./manifest.js";
-import type { BankHeader, BankManifest } from "./types.js";
+import type { BankEntry, BankHeader, BankManifest } from "./types.js";
 
 /** The lock file's name in a bank directory. */
 export const LOCK = "lock";
@@ -160,4 +160,25 @@ export async function readSnapshot(dir: string, expected: BankHeader): Promise<S
     }
     return { manifest, fh, id };
   }
+}
+
+/**
+ * The skills of the bank's last committed manifest, read without its lock and without a model or
+ * projections (`gavel list`). FILE_NOT_FOUND when `dir` holds no bank; CORRUPT_FILE for a damaged
+ * manifest, or bank files without one (nothing is changed either way).
+ */
+export async function committedEntries(dir: string): Promise<readonly BankEntry[]> {
+  if (typeof dir !== "string" || dir.length === 0) throw invalidArgument("dir must be a non-empty string");
+  const st = await stat(dir).catch((err: NodeJS.ErrnoException) => {
+    if (err.code === "ENOENT") return undefined;
+    throw err;
+  });
+  if (st === undefined) throw new GavelError(`no bank at ${dir} (the directory does not exist); run \`gavel install\` to build one`, "FILE_NOT_FOUND");
+  if (!st.isDirectory()) throw invalidArgument(`${dir} exists and is not a directory`);
+  const manifest = await readManifest(dir);
+  if (manifest === undefined) {
+    await refuseBankWithoutManifest(dir);
+    throw noBank(dir);
+  }
+  return manifest.entries;
 }

@@ -33,6 +33,7 @@ import { LiveContext } from "./live.js";
 import { glanceTrusted, preferTrusted, priorityOf, sourceClass, trustActive, trustSettings, winnerFlags, type TrustSettings } from "./trust.js";
 import { type RouterParts, taskBudgets } from "./parts.js";
 import { readSkillRecord, type SkillRecord } from "./skill-record.js";
+import { installedSkill } from "./installed.js";
 import { GLANCE_KEYS, RANK_KEYS, ROUTE_KEYS, ROUTER_OPEN_KEYS } from "./option-keys.js";
 import type { Candidate, GlanceHit, GlanceOptions, InstalledSkill, InstallOptions, InstallReport } from "./types.js";
 import type { RankOptions, RankResult, RouteContext, RouteOptions, RouteResult, RouterOpenOptions } from "./types.js";
@@ -194,16 +195,7 @@ export class Router {
   /** The installed skills. */
   list(): InstalledSkill[] {
     this.#check();
-    return this.#parts.library.store.entries().map((e) => ({
-      id: e.id,
-      name: e.name,
-      description: e.description,
-      source: e.source,
-      keys: e.nKeys,
-      renderTokens: e.renderTokens,
-      disableModelInvocation: e.disableModelInvocation,
-      ...(e.warnings !== undefined && e.warnings.length > 0 ? { warnings: [...e.warnings] } : {}),
-    }));
+    return this.#parts.library.store.entries().map(installedSkill);
   }
 
   /**

@@ -66,6 +66,21 @@ describe("gavel CLI", () => {
     const skills = JSON.parse(ls.out) as { id: string }[];
     expect(skills).toHaveLength(5);
     expect((await gavel("uninstall", skills[0].id, ...common)).code).toBe(0);
-    expect(JSON.parse((await gavel("list", "--json", ...common)).out)).toHaveLength(4);
+    const after = JSON.parse((await gavel("list", "--json", ...common)).out) as { id: string; keys: number }[];
+    expect(after.map((s) => s.id)).toEqual(skills.slice(1).map((s) => s.id));
+    // list reads the manifest alone: this bank, built with stories260K, lists with no model flags (the
+    // embedded gavel-mini would not match it), and with a model path that does not exist
+    const bank = ["--bank", join(dir, "bank")];
+    for (const extra of [[], ["--model", join(dir, "no-such.gguf")]]) {
+      const bare = await gavel("list", "--json", ...bank, ...extra);
+      expect(bare.code, bare.err).toBe(0);
+      expect(JSON.parse(bare.out)).toEqual(after);
+    }
+    const text = await gavel("list", ...bank);
+    expect(text.out).toMatch(new RegExp(`^${after[0].id}\\s+${after[0].keys}\\s+\\d+`, "m"));
+    // a route on the same bank without the flags still says which model the bank needs
+    const mismatch = await gavel("route", "write a dockerfile", ...bank);
+    expect(mismatch.code).toBe(1);
+    expect(mismatch.err).toMatch(/\[BANK_MISMATCH\]/);
   }, 600_000);
 });

@@ -2,7 +2,9 @@ import { parseArgs } from "node:util";
 import { GavelError, invalidArgument } from "../../errors.js";
 import { readRegularFile, RegularFileError } from "../../gguf/regular-file.js";
 import type { Candidate, GlanceHit, InstalledSkill, RouteResult } from "../../route/index.js";
-import { MAX_GLANCE_TOP, type ListedSkill } from "../../serve/handlers.js";
+import { MAX_GLANCE_TOP } from "../../serve/handlers.js";
+import { committedEntries } from "../../bank/opening.js";
+import { installedSkill } from "../../route/installed.js";
 import { intArg } from "../ui/options.js";
 import { safeText } from "../ui/safe-text.js";
 import { table } from "../ui/table.js";
@@ -23,7 +25,7 @@ const READ_ONLY = { create: false } as const;
  * `op` answered by the bank's running `gavel serve` (no model load here), or null when
  * none runs; the model flags are then the server's (as for `gavel route`).
  */
-async function viaServer<T>(values: RouterArgs, op: "glance-top" | "list" | "uninstall", params: Record<string, unknown>): Promise<T | null> {
+async function viaServer<T>(values: RouterArgs, op: "glance-top" | "uninstall", params: Record<string, unknown>): Promise<T | null> {
   checkRouterArgs(values);
   const served = await connectIfRunning({ bank: bankDir(values.bank) });
   if (!served) return null;
@@ -331,16 +333,21 @@ ${TRUST_HELP}`,
   },
 };
 
-/** `gavel list`: the installed skills. */
+/** `gavel list`: the installed skills, from the bank's committed manifest (no model is loaded). */
 export const list: Command = {
   summary: "list the installed skills",
-  help: `usage: gavel list [options]\n${routerOptionsHelp}`,
+  help: `usage: gavel list [options]
+  --bank, -b DIR        the skill bank directory                       [$GAVEL_BANK, default .gavel/bank]
+  --json                print JSON
+
+Reads the bank's last committed manifest, without its lock and without loading a model: any bank
+lists, whichever model built it, beside a running \`gavel serve\` or an install. The model flags of
+the other commands are accepted and not used.`,
   async run(args) {
     const { values } = parseArgs({ args, options: routerOptions });
-    const served = await viaServer<ListedSkill[]>(values, "list", {});
-    // Router.list's fields, whoever answered (the server adds each skill's path)
-    if (served) return printList(served.map(({ path: _path, ...s }) => s), values.json);
-    return withReader(values, async (router) => printList(router.list(), values.json));
+    checkRouterArgs(values);
+    // Router.list's fields, from the manifest a router would open
+    return printList((await committedEntries(bankDir(values.bank))).map(installedSkill), values.json);
   },
 };
 
