@@ -16,8 +16,8 @@
  * order 97 · i mod n, so a `--budget-s` stop still samples every batch.
  *
  * `--model` / `--projections`: the pair to open (default GAVEL_MODEL / GAVEL_PROJECTIONS, else the
- * embedded pair). `--records`: one JSON line per task (the pick, abstention and timings of each
- * route). `--abstain-off`: also the re-ranked route with abstention off (`{ abstain: false }`), the
+ * embedded pair). `--records`: one JSON line per task (the pick, the best 5 with their read-outs
+ * [g, B, L, V, R], abstention and timings of each route). `--abstain-off`: also the re-ranked route with abstention off (`{ abstain: false }`), the
  * pick a route makes whatever abstention says. `--off-domain`: prompts no skill serves
  * (bench/data/off-domain-prompts.jsonl; `--off-batches` picks the held-out ones, default
  * offhw6-offhw10), routed by the re-ranked route after the tasks: the share that loads a skill.
@@ -33,6 +33,7 @@ import { defaultModelPaths } from "../src/defaults.js";
 import { Model } from "../src/model/Model.js";
 import { Projections } from "../src/projections/projections.js";
 import { Router } from "../src/route/Router.js";
+import type { RouteResult } from "../src/route/types.js";
 import { acceptedIds, libraryIndex } from "../lab/eval/metrics.js";
 import { loadTasks, selectTasks } from "../lab/eval/tasks.js";
 import { loadLibrary } from "../lab/eval/io.js";
@@ -83,6 +84,8 @@ const all = selectTasks(await loadTasks(tasksPath), { batches }).filter((t) => [
 const n = all.length;
 const order = Array.from({ length: n }, (_, i) => all[(97 * i) % n]).slice(0, limit);
 console.log(`route-rerank-real: bank ${bankDir} (${installed.size} skills; context 2048, skill budget ${reranked.skillBudget}, key budget ${reranked.keyBudget}), tasks ${tasksPath} batches ${batches}: ${n} with a gold installed; ${cpus().length} × ${cpus()[0]?.model}, node ${process.version}, ${new Date().toISOString()}, load ${loadavg()[0].toFixed(1)}`);
+/** The shortlist's read-outs in full (g, B, L, V, R; null where not computed): two passes of one task compare value by value. */
+const readOuts = (r: RouteResult) => r.shortlist.slice(0, 5).map((c) => [c.g, c.B ?? null, Number.isFinite(c.L) ? c.L : null, Number.isFinite(c.V) ? c.V : null, c.R ?? null]);
 const hits = { reranked: 0, firstStage: 0, rerankedNoAbstain: 0 };
 const ms = { reranked: [] as number[], firstStage: [] as number[] };
 const abstained = { reranked: 0, firstStage: 0 };
@@ -102,12 +105,12 @@ for (const t of order) {
     if (k === "reranked") verdictMs.push(r.timings.verdictMs);
     if (!r.abstained && r.skill !== null && gold.has(r.skill)) hits[k]++;
     if (r.abstained) abstained[k]++;
-    rec[k] = { skill: r.skill, abstained: r.abstained, abstention: r.abstention?.score ?? null, verdict: r.verdict, shortlist: r.shortlist.slice(0, 5).map((c) => c.skill), ms: Math.round(took), verdictMs: Math.round(r.timings.verdictMs), glanceMs: Math.round(r.timings.glanceMs) };
+    rec[k] = { skill: r.skill, abstained: r.abstained, abstention: r.abstention?.score ?? null, verdict: r.verdict, shortlist: r.shortlist.slice(0, 5).map((c) => c.skill), read: readOuts(r), ms: Math.round(took), verdictMs: Math.round(r.timings.verdictMs), glanceMs: Math.round(r.timings.glanceMs) };
   }
   if (abstainOff) {
     const r = await routers.reranked.route(t.text, { abstain: false });
     if (r.skill !== null && gold.has(r.skill)) hits.rerankedNoAbstain++;
-    rec.rerankedNoAbstain = { skill: r.skill };
+    rec.rerankedNoAbstain = { skill: r.skill, verdict: r.verdict, shortlist: r.shortlist.slice(0, 5).map((c) => c.skill), read: readOuts(r) };
   }
   if (records) records.write(JSON.stringify(rec) + "\n");
   if (++done % 10 === 0) console.log(`  ${done} tasks: Hit@1 re-ranked ${(hits.reranked / done).toFixed(3)}, first stage ${(hits.firstStage / done).toFixed(3)} (load ${loadavg()[0].toFixed(1)})`);
