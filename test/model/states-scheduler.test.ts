@@ -3,7 +3,8 @@
 // rows; concurrent scoreMany calls are merged and each gets its own log-probs; per-request
 // cancellation and errors stay with their request; the batch bounds hold.
 import { beforeAll, describe, expect, it } from "vitest";
-import type { GavelError } from "../../src/index.js";
+import type { GavelError, Model } from "../../src/index.js";
+import { TINY_LLAMA_PATH } from "../fixtures/tiny-llama.js";
 import { DEFAULT_MODEL } from "../../src/defaults.js";
 import { ScoreScheduler, StatesScheduler } from "../../src/serve/states-scheduler.js";
 import { projectNormalize } from "../../src/kernels/kernels.js";
@@ -13,6 +14,15 @@ import { errorCode, suiteModel } from "../helpers/model-suite.js";
 
 /** As test/model/hidden-states-many.test.ts: batched rows equal single-task rows within 1e-4. */
 const TOL = 1e-4;
+/**
+ * Merged scoreMany calls against each call alone, on gavel-mini: the calls' continuations differ in
+ * length, so a merged wave's ubatches pad streams of other lengths, which a lone call's (one shared
+ * continuation) never do, and gavel-mini's Q8_0 activations then requantize differently, rarely (2 of
+ * 22 seeds on the AVX-512 prebuild, up to 0.025 nats). The same bound as test/model/score-layout.test.ts
+ * (0.15 nats), far under what a request given another's log-probs reads (whole nats); the strict
+ * check of the merge is on stories260K (f32 weights) below.
+ */
+const Q8_MERGE_TOL = 0.15;
 
 describe("StatesScheduler on gavel-mini", () => {
   const seed = freshSeed();
@@ -133,29 +143,53 @@ describe("StatesScheduler on gavel-mini", () => {
   });
 
   it("merges concurrent scoreMany calls into one score call, each with its own log-probs", async () => {
+    await mergedScores(model(), task, Q8_MERGE_TOL, seed);
     const nVocab = model().info.nVocab;
-    const calls = Array.from({ length: 5 }, (_, i) => ({ prefixes: [task(20 + i), task(9), task(31)], cont: task(6 + i) }));
     const readIds = Int32Array.of(5, 9);
-    const want = [];
-    for (const c of calls) want.push(await model().scoreMany(c.prefixes, c.cont, { readIds }));
     const s = new ScoreScheduler(model(), { maxBatchRequests: 64 }).attach();
     try {
-      const other = model().scoreMany([task(12)], task(4), { readIds: Int32Array.of(7) }); // first, and other read ids: a pass of its own
-      const got = await Promise.all(calls.map((c) => model().scoreMany(c.prefixes, c.cont, { readIds })));
-      await other;
-      // `other` ran alone (no call shares its read ids); the five calls were merged into one
-      expect(s.stats).toEqual({ passes: 2, tasks: 6, widest: 5 });
-      for (let i = 0; i < calls.length; i++) {
-        expect(got[i].length).toBe(3);
-        for (let j = 0; j < 3; j++) {
-          expect(maxAbsDiff(got[i][j].logprobs, want[i][j].logprobs), `call ${i} prefix ${j} (seed ${seed})`).toBeLessThanOrEqual(TOL);
-          expect(maxAbsDiff(got[i][j].final, want[i][j].final)).toBeLessThanOrEqual(TOL);
-        }
-      }
       const bad = model().scoreMany([task(5)], Int32Array.of(3, nVocab + 1), { readIds });
       expect(await errorCode(bad)).toBe("TOKEN_OUT_OF_VOCABULARY");
     } finally {
       s.detach();
     }
+  });
+});
+
+/**
+ * Five scoreMany calls (three prefixes each, continuations of 6-10 tokens) made at once through a
+ * ScoreScheduler, beside a call with other read ids: the five are merged into one pass, the other runs
+ * alone, and each call's log-probs equal that call made alone within `tol`.
+ */
+async function mergedScores(m: Model, task: (n: number) => Int32Array, tol: number, seed: number): Promise<void> {
+  const calls = Array.from({ length: 5 }, (_, i) => ({ prefixes: [task(20 + i), task(9), task(31)], cont: task(6 + i) }));
+  const readIds = Int32Array.of(5, 9);
+  const want = [];
+  for (const c of calls) want.push(await m.scoreMany(c.prefixes, c.cont, { readIds }));
+  const s = new ScoreScheduler(m, { maxBatchRequests: 64 }).attach();
+  try {
+    const other = m.scoreMany([task(12)], task(4), { readIds: Int32Array.of(7) }); // first, and other read ids: a pass of its own
+    const got = await Promise.all(calls.map((c) => m.scoreMany(c.prefixes, c.cont, { readIds })));
+    await other;
+    // `other` ran alone (no call shares its read ids); the five calls were merged into one
+    expect(s.stats).toEqual({ passes: 2, tasks: 6, widest: 5 });
+    for (let i = 0; i < calls.length; i++) {
+      expect(got[i].length).toBe(3);
+      for (let j = 0; j < 3; j++) {
+        expect(maxAbsDiff(got[i][j].logprobs, want[i][j].logprobs), `call ${i} prefix ${j} (seed ${seed})`).toBeLessThanOrEqual(tol);
+        expect(maxAbsDiff(got[i][j].final, want[i][j].final), `call ${i} prefix ${j} (seed ${seed})`).toBeLessThanOrEqual(tol);
+      }
+    }
+  } finally {
+    s.detach();
+  }
+}
+
+describe("ScoreScheduler on stories260K (f32 weights: nothing requantizes)", () => {
+  const seed = freshSeed();
+  const r = rng(seed);
+  const model = suiteModel(TINY_LLAMA_PATH, { contextSize: 512, threads: 1, batchSize: 128 });
+  it("merges concurrent scoreMany calls, each with its own log-probs within 1e-4", async () => {
+    await mergedScores(model(), (n) => randomTokens(r, n, 3, model().info.nVocab), TOL, seed);
   });
 });
