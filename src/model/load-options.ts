@@ -45,8 +45,10 @@ export interface ModelLoadOptions {
    * GPU alike: a prefix the cache lacks is decoded alone, in batches of its own, so its KV is the one
    * a cached copy holds (test/model/score-layout.test.ts; on an H200, scripts/experiments/cold-prefix.sh:
    * docs/BENCHMARKS.md, "Small libraries: one-line requests and the verdict's floor"). How requests
-   * are batched together still moves log-probs within rounding (1e-4 nats on the CPU with these
-   * defaults). Flash attention or an f16 cache move them by up to ~3e-3 nats more; on a GPU with long
+   * are batched together still moves log-probs within rounding: 1e-4 nats on the CPU with these
+   * defaults on f32 weights; on a Q8_0 model such as gavel-mini, where a wave pads requests of other
+   * lengths (merged calls with different continuations), rarely up to a few hundredths of a nat on
+   * the AVX-512 kernels (test/model/score-layout.test.ts bounds it at 0.15). Flash attention or an f16 cache move them by up to ~3e-3 nats more; on a GPU with long
    * contexts both are faster and the cache takes half the memory.
    */
   flashAttention?: boolean | "auto";
