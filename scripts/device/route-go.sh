@@ -13,6 +13,9 @@
 # prompts.txt, prompts-abstain-off.txt).
 # KEYTF=1 then replays the glance with skill-side term frequency (scripts/experiments/key-tf.ts,
 # variants matching KEYTF_ONLY) over validation and test (keytf-val.txt, keytf-test.txt and records).
+# PASSES=1 instead routes test twice: as the default run does (the shipped route, the first stage's own
+# router, the shipped route with abstention off: test.jsonl) and with no first-stage router beside it
+# (--shipped-only: test-solo.jsonl), both recording the best 5's read-outs of each pass.
 # RECORDS=1 first writes first-stage records of every glance variant in VARIANTS over validation and
 # test (scripts/select/weights-records.ts: wr-val.jsonl.gz, wr-test.jsonl.gz); ROUTES=0 stops there.
 # KEY_BUDGET=N installs with --key-budget N (keys read past the render's cut); SKILL_BUDGET=N installs
@@ -108,6 +111,13 @@ if [ "${KEYTF:-0}" = 1 ]; then
   done
 fi
 if [ "${ROUTES:-1}" = 0 ]; then echo chain-done; exit 0; fi
+if [ "${PASSES:-0}" = 1 ]; then
+  node bench/route-rerank-real.bench.mjs $R/bank $R/tasks.jsonl $R/skills.jsonl,$R/mit-full.jsonl --batches 6-10 --skill-budget \$SB \
+    --records $R/test.jsonl --abstain-off > $R/test.txt 2>&1
+  node bench/route-rerank-real.bench.mjs $R/bank $R/tasks.jsonl $R/skills.jsonl,$R/mit-full.jsonl --batches 6-10 --skill-budget \$SB \
+    --records $R/test-solo.jsonl --abstain-off --shipped-only > $R/test-solo.txt 2>&1
+  echo chain-done; exit 0
+fi
 if [ "${BASELINE:-0}" = 1 ]; then
   GAVEL_GLANCE_ROW_WEIGHTS=uniform GAVEL_GLANCE_VOTE_SHARE=0 node bench/route-rerank-real.bench.mjs $R/bank $R/tasks.jsonl $R/skills.jsonl,$R/mit-full.jsonl --batches 6-10 \
     --records $R/test-paper.jsonl --abstain-off > $R/test-paper.txt 2>&1
@@ -139,11 +149,11 @@ if [ "$mode" = wait ]; then
   end=$(( $(date +%s) + ${WAIT_S:-560} ))
   while [ "$(date +%s)" -lt "$end" ] && alive; do sleep 10; done
   echo "== $(alive && echo running || echo ended)"; tail -5 "$R/chain.log"
-  for f in keytf-val.txt keytf-test.txt wr-val.txt wr-test.txt test-paper.txt test.txt val.txt test-old.txt val-old.txt project.txt kivf.txt short-in.txt short-off.txt prompts.txt; do [ -f "$R/$f" ] && { echo "-- $f"; tail -6 "$R/$f"; }; done
+  for f in keytf-val.txt keytf-test.txt wr-val.txt wr-test.txt test-paper.txt test.txt test-solo.txt val.txt test-old.txt val-old.txt project.txt kivf.txt short-in.txt short-off.txt prompts.txt; do [ -f "$R/$f" ] && { echo "-- $f"; tail -6 "$R/$f"; }; done
   wc -l "$R"/*.jsonl 2>/dev/null | tail -3
   nvidia-smi --query-gpu=name,memory.used,utilization.gpu --format=csv,noheader
 fi
 if [ "$mode" = fetch ] || [ "$mode" = wait ]; then
-  tar -czf "$OUT/route${TAG:-}.tgz" -C "$R" $(cd "$R" && ls *.txt test.jsonl val.jsonl test-old.jsonl val-old.jsonl test-paper.jsonl wr-*.jsonl.gz keytf-*.jsonl short-*.jsonl chain.log chain.sh 2>/dev/null)
+  tar -czf "$OUT/route${TAG:-}.tgz" -C "$R" $(cd "$R" && ls *.txt test.jsonl test-solo.jsonl val.jsonl test-old.jsonl val-old.jsonl test-paper.jsonl wr-*.jsonl.gz keytf-*.jsonl short-*.jsonl chain.log chain.sh 2>/dev/null)
   ls -la "$OUT/route${TAG:-}.tgz"
 fi

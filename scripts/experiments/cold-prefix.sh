@@ -23,6 +23,9 @@ cp "$old_src" native/src/model/engine_cache.cpp
 cmake --build "$BUILD" -j"$(nproc)" --target gavel_router > "$OUT/build-old.log" 2>&1 || { tail -30 "$OUT/build-old.log"; exit 1; }
 cp "$addon" "$HOME/old.node"
 cp /tmp/engine_cache.new.cpp native/src/model/engine_cache.cpp
+# the build's own output is the staged package's addon (env.sh reads it for every later call): put
+# this tree's back, or later calls on this machine would run the earlier decode
+cp "$HOME/new.node" "$addon"
 cmp -s "$HOME/new.node" "$HOME/old.node" && { echo "the two addons are the same file"; exit 1; }
 mkdir -p "$G/models" "$G/bench"
 cp -r examples "$G/"
