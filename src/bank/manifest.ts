@@ -279,7 +279,7 @@ export function verifyHeader(dir: string, m: BankManifest, expected: BankHeader)
   if (diffs.length === 0) return;
   throw new GavelError(
     `bank ${dir} does not match this setup: ${diffs.join("; ")}. ` +
-      `Open it with the model and projections ${short(h.projectionsHash)} it was built with, or ${rebuild}.`,
+      `Open it with the model and projections ${short(h.projectionsHash)} it was built with (\`gavel info ${dir}\` prints them; \`gavel info <projections.gguf>\` a file's keysHash), or ${rebuild}.`,
     "BANK_MISMATCH",
   );
 }

@@ -168,6 +168,14 @@ export async function readSnapshot(dir: string, expected: BankHeader): Promise<S
  * manifest, or bank files without one (nothing is changed either way).
  */
 export async function committedEntries(dir: string): Promise<readonly BankEntry[]> {
+  return (await committedManifest(dir)).entries;
+}
+
+/**
+ * The bank's last committed manifest (its header: the model and projections it was built with; its
+ * skills), read as {@link committedEntries} reads it (`gavel info <bank>`).
+ */
+export async function committedManifest(dir: string): Promise<BankManifest> {
   if (typeof dir !== "string" || dir.length === 0) throw invalidArgument("dir must be a non-empty string");
   const st = await stat(dir).catch((err: NodeJS.ErrnoException) => {
     if (err.code === "ENOENT") return undefined;
@@ -180,5 +188,5 @@ export async function committedEntries(dir: string): Promise<readonly BankEntry[
     await refuseBankWithoutManifest(dir);
     throw noBank(dir);
   }
-  return manifest.entries;
+  return manifest;
 }

@@ -1,6 +1,6 @@
 // The gavel command, run as a user would (node dist/cli/gavel.js …).
 import { describe, expect, it } from "vitest";
-import { mkdtempSync } from "node:fs";
+import { existsSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { repoRoot } from "../helpers/paths.js";
@@ -82,5 +82,15 @@ describe("gavel CLI", () => {
     const mismatch = await gavel("route", "write a dockerfile", ...bank);
     expect(mismatch.code).toBe(1);
     expect(mismatch.err).toMatch(/\[BANK_MISMATCH\]/);
+    // …and how to find out: `gavel info <bank>` reads what built it, with no model flags
+    expect(mismatch.err).toContain(`gavel info ${join(dir, "bank")}`);
+    const bankInfo = await gavel("info", join(dir, "bank"));
+    expect(bankInfo.code, bankInfo.err).toBe(0);
+    const bi = JSON.parse(bankInfo.out) as Record<string, unknown> & { model: { nLayer: number } };
+    const pi = JSON.parse((await gavel("info", proj)).out) as { keysHash: string; layer: number; dim: number; model: unknown };
+    expect(bi).toMatchObject({ kind: "bank", skills: after.length, keys: after.reduce((n, s) => n + s.keys, 0), projectionsHash: pi.keysHash, layer: pi.layer, dim: 64 });
+    expect(bi.model).toEqual(pi.model);
+    // the embedded pair (gavel-mini) did not build it; null only where the package has no embedded projections
+    expect(bi.builtWithEmbeddedPair).toBe(existsSync(join(repoRoot, "models", "gavel-mini.projections.gguf")) ? false : null);
   }, 600_000);
 });

@@ -28,6 +28,17 @@ describe("gavel route with the embedded default pair", () => {
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
+  it("gavel info on the bank says the embedded pair built it", async () => {
+    const info = (...args: string[]) => run(process.execPath, [cli, "info", ...args], { timeoutMs: 120_000 });
+    const b = await info(join(dir, "bank"));
+    expect(b.code, b.err).toBe(0);
+    const bank = JSON.parse(b.out) as { kind: string; skills: number; builtWithEmbeddedPair: boolean; projectionsHash: string };
+    const listed = JSON.parse((await gavel("list", "--json")).out) as unknown[];
+    expect(bank).toMatchObject({ kind: "bank", skills: listed.length, builtWithEmbeddedPair: true });
+    const p = JSON.parse((await info(join(repoRoot, "models", "gavel-mini.projections.gguf"))).out) as { keysHash: string };
+    expect(bank.projectionsHash).toBe(p.keysHash);
+  });
+
   it("declines an off-domain prompt and says why; routes an in-domain one", async () => {
     const off = await gavel("route", offDomain);
     expect(off.code, off.err).toBe(0);

@@ -1,4 +1,8 @@
+import { stat } from "node:fs/promises";
 import { parseArgs } from "node:util";
+import { committedManifest } from "../../bank/opening.js";
+import { defaultModelPaths } from "../../defaults.js";
+import { describeMismatch } from "../../model/fingerprint.js";
 import { readGgufHeader } from "../../gguf/index.js";
 import { Model } from "../../model/Model.js";
 import { PROJECTIONS_ARCHITECTURE } from "../../projections/file.js";
@@ -18,7 +22,26 @@ export async function projectionsReport(path: string): Promise<Record<string, un
   const p = await Projections.load(path);
   const { model, ...constants } = p.meta;
   const r = p.referenceIdf;
-  return { file: path, kind: "projections", ...constants, referenceIdf: r ? { documents: r.documents, minDf: r.minDf, words: r.words } : null, model };
+  return { file: path, kind: "projections", keysHash: p.keysHash, ...constants, referenceIdf: r ? { documents: r.documents, minDf: r.minDf, words: r.words } : null, model };
+}
+
+/**
+ * An installed bank's header and size, as JSON: the model (its fingerprint) and the projections (the
+ * `keysHash` that `gavel info <projections.gguf>` prints) it was built with, ℓ*, ε and the key width,
+ * its skills and key rows, and whether the embedded pair built it (null when the package has no
+ * embedded projections). Reads the last committed manifest alone: no model, no lock.
+ */
+export async function bankReport(dir: string): Promise<Record<string, unknown>> {
+  const m = await committedManifest(dir);
+  const { model, projectionsHash, layer, eps, dim } = m.header;
+  const defaults = defaultModelPaths();
+  let embedded: boolean | null = null;
+  if (defaults.projectionsAvailable) {
+    const p = await Projections.load(defaults.projections);
+    embedded = p.keysHash === projectionsHash && describeMismatch(p.model, model) === undefined;
+  }
+  const keys = m.entries.reduce((n, e) => n + e.nKeys, 0);
+  return { bank: dir, kind: "bank", formatVersion: m.formatVersion, generation: m.generation, skills: m.entries.length, keys, builtWithEmbeddedPair: embedded, projectionsHash, layer, eps, dim, model };
 }
 
 /** Whether a GGUF file is a projections file (its general.architecture), by its header alone. */
@@ -40,15 +63,21 @@ export function addonReport(): Record<string, unknown> {
 
 /** `gavel info`: a model's info, or a projections file's constants, or the addon's status, as JSON. */
 export const info: Command = {
-  summary: "print a GGUF model's info, a projections file's constants and provenance, or (--addon) the native addon's status, as JSON",
-  help: `usage: gavel info <model.gguf | projections.gguf> [--context N]
+  summary: "print a GGUF model's info, a projections file's constants and provenance, what a bank was built with, or (--addon) the native addon's status, as JSON",
+  help: `usage: gavel info <model.gguf | projections.gguf | bank-dir> [--context N]
        gavel info --addon
 
-A model is loaded with llama.cpp and model.info printed. A projections file (general.architecture
-"gavel-projections") is read without loading anything: its layer, dim, τ, ε, the ruling's α, γ, Δ,
-β, the lexical expert's T, k1 and b, the verdict's pool (maxShortlist, shortlistGlance,
-shortlistLexical), the glance's row weights and vote share, the skill and key budgets a router opens with, the abstention model, and its provenance
-(trainedBy, createdAt, the model it was trained for).
+A model is loaded with llama.cpp and model.info printed (--context N, default 256: llama.cpp rounds
+the context up to a multiple of 256). A projections file (general.architecture "gavel-projections")
+is read without loading anything: the keysHash a bank built with it records, its layer, dim, τ, ε,
+the ruling's α, γ, Δ, β, the lexical expert's T, k1 and b, the verdict's pool (maxShortlist,
+shortlistGlance, shortlistLexical), the glance's row weights and vote share, the skill and key
+budgets a router opens with, the abstention model, and its provenance (trainedBy, createdAt, the
+model it was trained for).
+A bank directory is read from its last committed manifest, without a model or its lock: the model
+(fingerprint) and projections (projectionsHash, a projections file's keysHash) it was built with,
+whether that is the embedded pair (builtWithEmbeddedPair), its layer, ε and key width, and its skills
+and key rows. A route over a bank needs the pair it was built with (else BANK_MISMATCH).
 With --addon, the native addon this machine loads: its file and where it came from (GAVEL_ADDON, a
 local build, the CUDA package gavel-router-linux-x64-cuda, a platform package, the prebuilds), what
 became of the CUDA package (loaded, fallback with its reason, off, skipped, not-installed), its build
@@ -60,7 +89,12 @@ and the devices ggml found.`,
       return 0;
     }
     if (positionals.length !== 1) {
-      throw new UsageError("gavel info takes one model file (or --addon alone)", this.help);
+      throw new UsageError("gavel info takes one model file, projections file or bank directory (or --addon alone)", this.help);
+    }
+    const isDir = await stat(positionals[0]).then((s) => s.isDirectory(), () => false);
+    if (isDir) {
+      console.log(JSON.stringify(await bankReport(positionals[0]), null, 2));
+      return 0;
     }
     if (await isProjectionsFile(positionals[0])) {
       console.log(JSON.stringify(await projectionsReport(positionals[0]), null, 2));
