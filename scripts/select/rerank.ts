@@ -45,6 +45,17 @@ const prfOpt = opt("--prf")?.split(",").map(Number);
 // --copies J: a feature "copies", ln(1 + the library's near-copies of the candidate: the same slug,
 // full-text token sets of Jaccard ≥ J), joining both stages: does a widely copied version win?
 const copiesOpt = opt("--copies");
+// --tie-ranks: the rank features (bm25Rank, gRank, LRank) give equal values the same rank, the best of
+// theirs (1, 2, 2, 4), instead of ranking ties by pool order: two exact copies of one skill then read
+// the same R
+const tieRanks = flag("--tie-ranks");
+/** Each value's 0-based rank, best first; ties by pool order, or with --tie-ranks the best rank of the tied. */
+const rankBy = (v: readonly number[]): number[] => {
+  const o = v.map((_, k) => k).sort((a, b) => v[b] - v[a] || a - b);
+  const rk = new Array<number>(v.length);
+  o.forEach((k, j) => (rk[k] = tieRanks && j > 0 && v[o[j - 1]] === v[k] ? rk[o[j - 1]] : j));
+  return rk;
+};
 const recordsDir = opt("--records") ?? "bench/results/2026-11-28-h200-default/l1";
 const outDir = opt("--out") ?? "bench/results/2026-11-28-cpu-rerank";
 const K1 = 3, B = 1;
@@ -81,7 +92,7 @@ interface Row {
 
 // ---------------------------------------------------------------- features (cached)
 async function buildRows(split: "val" | "test"): Promise<Row[]> {
-  const cache = `.cache/rerank/features-${recordsDir.replace(/[^A-Za-z0-9]+/g, "_")}-${split}${prfOpt ? `-prf${prfOpt.join("_")}` : ""}${copiesOpt ? `-copies${copiesOpt}` : ""}.json`;
+  const cache = `.cache/rerank/features-${recordsDir.replace(/[^A-Za-z0-9]+/g, "_")}-${split}${prfOpt ? `-prf${prfOpt.join("_")}` : ""}${copiesOpt ? `-copies${copiesOpt}` : ""}${tieRanks ? "-tieranks" : ""}.json`;
   if (existsSync(cache)) return JSON.parse(readFileSync(cache, "utf8")) as Row[];
   const records = (await readPerQuery(`${recordsDir}/${split}.jsonl.gz`)).filter((r) => !r.offDomain && r.verdict?.length);
   const tasks = new Map((await loadTasks("../shared/data/swe-skills-bench/tasks.jsonl")).map((t) => [t.id, t]));
@@ -137,7 +148,6 @@ function rowOf(r: PerQueryRecord, text: string, c: Corpus): Row {
   const sTitle = c.full.scores(text.split("\n").find((l) => l.trim().length > 0) ?? "", { k1: 1.2, b: 0.75 });
   const rTitle = rel(sTitle);
   const rFull = rel(sFull), rLuc = rel(sLuc), rName = rel(sName), rDesc = rel(sDesc), rBody = rel(sBody);
-  const rankBy = (v: number[]) => { const o = v.map((x, k) => k).sort((a, b) => v[b] - v[a] || a - b); const rk = new Array<number>(v.length); o.forEach((k, j) => (rk[k] = j)); return rk; };
   const bRank = rankBy(idx.map((i) => sFull[i]));
   const gRank = rankBy(pool.map((p) => p.g));
   const Ls = pool.map((p) => p.L ?? 0), Lmax = Math.max(...Ls), LRank = rankBy(Ls);
@@ -284,9 +294,7 @@ function restrict(r: Row, k: number): Row {
   const keep = r.x.map((x, i) => i).filter((i) => Math.round(Math.expm1(r.x[i][fi("bm25Rank")])) < k);
   // the verdict's read-outs relative to the candidates kept (a route runs the verdict on those only)
   const Lk = keep.map((i) => r.x[i][fi("L")]), Lmax = Math.max(...Lk);
-  const order = keep.map((_, j) => j).sort((a, b) => Lk[b] - Lk[a] || a - b);
-  const rank = new Array<number>(keep.length);
-  order.forEach((j, n) => (rank[j] = n));
+  const rank = rankBy(Lk);
   const x = keep.map((i, j) => { const v = r.x[i].slice(); v[fi("LRel")] = Lk[j] - Lmax; v[fi("LRank")] = Math.log1p(rank[j]); return v; });
   return { ...r, skills: keep.map((i) => r.skills[i]), gold: keep.map((i) => r.gold[i]), x };
 }
@@ -449,7 +457,7 @@ async function markCopies(rows: Row[]): Promise<void> {
 await markCopies(val);
 interface BankRecord { id: string; batch: string; size: number; accepted: string[]; lexicalTop: string; pool: (Record<string, number> & { skill: string })[] }
 function bankRow(r: BankRecord): Row {
-  const gRank = ((v: number[]) => { const o = v.map((_, k) => k).sort((a, b) => v[b] - v[a] || a - b); const rk = new Array<number>(v.length); o.forEach((k, j) => (rk[k] = j)); return rk; })(r.pool.map((p) => p.g));
+  const gRank = rankBy(r.pool.map((p) => p.g));
   const x = r.pool.map((p, k) => FEATURES.map((f) => (f === "gRank" ? Math.log1p(gRank[k]) : f === "L" || f === "V" ? (p[f] ?? NaN) : f === "LRel" || f === "LRank" ? NaN : (p[f] ?? 0))));
   // the first stage there: g + βB over the pool (Δ keeps one candidate; B's normaliser is the task's)
   const first = r.pool.reduce((a, p) => (p.g + DEFAULT.beta * (p.s / DEFAULT.T) > a.g + DEFAULT.beta * (a.s / DEFAULT.T) ? p : a));
@@ -489,9 +497,7 @@ if (cascade !== undefined) {
     const seenGroup = new Set<number>();
     const keep = s.map((_, i) => i).sort((i, j) => s[j] - s[i] || i - j).filter((i) => { const d = r.dup?.[i] ?? -1 - i; if (seenGroup.has(d)) return false; seenGroup.add(d); return true; }).slice(0, mm).sort((i, j) => i - j);
     const Lk = keep.map((i) => r.x[i][fi("L")]), Lmax = Math.max(...Lk);
-    const ord = keep.map((_, j) => j).sort((p, q) => Lk[q] - Lk[p] || p - q);
-    const rk = new Array<number>(keep.length);
-    ord.forEach((j, n) => (rk[j] = n));
+    const rk = rankBy(Lk);
     const x = keep.map((i, j) => { const v = r.x[i].slice(); v[fi("LRel")] = Lk[j] - Lmax; v[fi("LRank")] = Math.log1p(rk[j]); return v; });
     // a bank row whose verdict read-outs were not computed for these candidates: the cheap stage's best decides
     if (Lk.some((v) => Number.isNaN(v))) { const b = keep.indexOf(keep.reduce((p, q) => (s[q] > s[p] || (s[q] === s[p] && q < p) ? q : p))); return { ...r, skills: [r.skills[keep[b]]], gold: [r.gold[keep[b]]], x: [x[b]], missing: true }; }
