@@ -25,7 +25,7 @@ import { KeyBank, type KeyBankOptions } from "./key-bank.js";
 import { BankLexicon } from "./lexicon.js";
 import { BankStore, SNAPSHOT_ATTEMPTS } from "./store.js";
 import { TextStore } from "./texts.js";
-import { bankHeaderFor, type BankEntry, type BankHeader, type RenderCut } from "./types.js";
+import { bankHeaderFor, type BankEntry, type BankHeader, type HeaderSource, type RenderCut } from "./types.js";
 
 /** An opaque state of a {@link Library} (see {@link Library.changedSince}). */
 export type LibraryState = { readonly store: BankStore; readonly entries: number; readonly handles: number };
@@ -192,7 +192,7 @@ export class Library {
    * keys into native memory, and its lexicon (rebuilt from the texts when it cannot be used: see
    * {@link BankLexicon.rebuilt}). Fails as {@link BankStore.open} does (BANK_MISMATCH, BANK_LOCKED, …).
    */
-  static async open(dir: string, projections: Projections, options: LibraryOpenOptions): Promise<Library> {
+  static async open(dir: string, projections: HeaderSource, options: LibraryOpenOptions): Promise<Library> {
     const store = await BankStore.open(dir, bankHeaderFor(projections), { create: options.create });
     const texts = new TextStore(store.dir);
     return Library.#assemble(store, texts, () => BankLexicon.open(store, texts), projections.dim, options.keyType);

@@ -32,8 +32,11 @@ export interface BankHeader {
   readonly dim: number;
 }
 
+/** What a bank's header is made of: a projections file, or (for a change that needs no model) a bank's own header read back. */
+export type HeaderSource = Pick<Projections, "model" | "keysHash" | "layer" | "eps" | "dim">;
+
 /** The header of banks built with `projections` (whose `model` must be the model in use). */
-export function bankHeaderFor(projections: Projections): BankHeader {
+export function bankHeaderFor(projections: HeaderSource): BankHeader {
   return {
     model: projections.model,
     projectionsHash: projections.keysHash,

@@ -92,5 +92,22 @@ describe("gavel CLI", () => {
     expect(bi.model).toEqual(pi.model);
     // the embedded pair (gavel-mini) did not build it; null only where the package has no embedded projections
     expect(bi.builtWithEmbeddedPair).toBe(existsSync(join(repoRoot, "models", "gavel-mini.projections.gguf")) ? false : null);
+    // uninstall with no model flags: the bank is opened as it was built (stories260K here), no model loaded
+    const gone = after[0].id;
+    const un = await gavel("uninstall", gone, ...bank);
+    expect(un.code, un.err).toBe(0);
+    expect(un.out).toMatch(/^removed /m);
+    const left = JSON.parse((await gavel("list", "--json", ...bank)).out) as { id: string }[];
+    expect(left.map((s) => s.id)).toEqual(after.slice(1).map((s) => s.id));
+    expect((await gavel("uninstall", gone, ...bank)).code).toBe(1); // nothing left to remove
+    expect((await gavel("check", ...bank)).code).toBe(0);
+    // the bank still routes with the pair that built it
+    const again2 = await gavel("glance", "write a dockerfile", "--top", "10", "--json", ...common);
+    expect(again2.code, again2.err).toBe(0);
+    expect((JSON.parse(again2.out) as { skill: string }[]).map((h) => h.skill).sort()).toEqual(left.map((s) => s.id).sort());
+    // a pair given is checked as for any command
+    const wrongPair = await gavel("uninstall", left[0].id, ...bank, "--projections", join(repoRoot, "models", "gavel-mini.projections.gguf"));
+    expect(wrongPair.code).toBe(1);
+    expect(wrongPair.err).toMatch(/\[(BANK_MISMATCH|PROJECTIONS_MISMATCH)\]/);
   }, 600_000);
 });

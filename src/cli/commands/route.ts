@@ -3,7 +3,8 @@ import { GavelError, invalidArgument } from "../../errors.js";
 import { readRegularFile, RegularFileError } from "../../gguf/regular-file.js";
 import type { Candidate, GlanceHit, InstalledSkill, RouteResult } from "../../route/index.js";
 import { MAX_GLANCE_TOP } from "../../serve/handlers.js";
-import { committedEntries } from "../../bank/opening.js";
+import { committedEntries, committedManifest } from "../../bank/opening.js";
+import { Library } from "../../bank/library.js";
 import { installedSkill } from "../../route/installed.js";
 import { intArg } from "../ui/options.js";
 import { safeText } from "../ui/safe-text.js";
@@ -15,7 +16,7 @@ import { trustSettings } from "../../route/trust.js";
 import type { Model } from "../../model/Model.js";
 import { checkRouterArgs, openModel, routerOptions, routerOptionsHelp, truncateArg, withRouter, type RouterArgs } from "./common.js";
 import type { Command } from "./types.js";
-import { bankDir } from "../../config.js";
+import { bankDir, config } from "../../config.js";
 import { UsageError } from "../usage-error.js";
 
 /** route, glance, list and uninstall never create a bank: a mistyped --bank is FILE_NOT_FOUND. */
@@ -368,10 +369,36 @@ function printList(skills: InstalledSkill[], json: boolean | undefined): number 
   return 0;
 }
 
+/**
+ * An uninstall given no model and no projections (no flag, no GAVEL_MODEL or GAVEL_PROJECTIONS):
+ * nothing is loaded but the bank, opened as its manifest says it was built (a removal writes no keys,
+ * so no model needs checking), its keys held in half precision while it is open. A bank built with
+ * your own model needs no flags. True when a skill was removed.
+ */
+async function uninstallAsBuilt(dir: string, skill: string): Promise<boolean> {
+  const { header: h } = await committedManifest(dir);
+  const source = { model: h.model, keysHash: h.projectionsHash, layer: h.layer, eps: h.eps, dim: h.dim };
+  const library = await Library.open(dir, source, { create: false, keyType: "f16" });
+  try {
+    const entry = library.find(skill);
+    if (!entry) return false;
+    await library.remove(entry.id);
+    return true;
+  } finally {
+    await library.close();
+  }
+}
+
 /** `gavel uninstall`: one skill out of the bank. */
 export const uninstall: Command = {
   summary: "remove an installed skill",
-  help: `usage: gavel uninstall <skill> [options]\n${routerOptionsHelp}`,
+  help: `usage: gavel uninstall <skill> [options]
+
+Removes one installed skill (by id, or by a name no other skill has). With no --model and no
+--projections (and neither GAVEL_MODEL nor GAVEL_PROJECTIONS) no model is loaded: the bank is opened as
+it was built, whichever model built it. Given either, the bank must have been built with that pair
+(else BANK_MISMATCH). Through the bank's running \`gavel serve\` when there is one.
+${routerOptionsHelp}`,
   async run(args) {
     const { positionals, values } = parseArgs({ args, allowPositionals: true, options: routerOptions });
     if (positionals.length !== 1) throw new UsageError(`gavel uninstall takes one skill, not ${positionals.length}`, this.help);
@@ -385,6 +412,11 @@ export const uninstall: Command = {
     // a running server holds the bank: the uninstall goes through it instead of failing BANK_LOCKED
     const served = await viaServer<{ removed: boolean }>(values, "uninstall", { skill });
     if (served) return report(served.removed, true);
+    const c = config();
+    if (values.model === undefined && values.projections === undefined && c.model === undefined && c.projections === undefined) {
+      return report(await uninstallAsBuilt(bankDir(values.bank), skill), false);
+    }
+    // a pair given: the bank must have been built with it, as for any other command
     return withRouter(values, async (router) => report(await router.uninstall(skill), false), READ_ONLY);
   },
 };
