@@ -61,7 +61,7 @@ export function addonReport(): Record<string, unknown> {
   return { kind: "addon", ...addonStatus(), build: b.buildInfo(), devices: backendDevices(), glance: b.glanceDevice() };
 }
 
-/** `gavel info`: a model's info, or a projections file's constants, or the addon's status, as JSON. */
+/** `gavel info`: a model's info, a projections file's constants, a bank's header, or the addon's status, as JSON. */
 export const info: Command = {
   summary: "print a GGUF model's info, a projections file's constants and provenance, what a bank was built with, or (--addon) the native addon's status, as JSON",
   help: `usage: gavel info <model.gguf | projections.gguf | bank-dir> [--context N]
