@@ -101,7 +101,8 @@ describe("a small library's own abstention cut", () => {
     } finally {
       await router.close();
     }
-  });
+    // ~300 routes of gavel-mini: 60-145 s with another suite beside it, more on a busier machine
+  }, 600_000);
 
   it("is what the shipped projections carry: the 40 hand-written prompts of batches 1-5, at most 3 through, under the small band's edge", async () => {
     const shipped = await Projections.load(DEFAULT_PROJECTIONS);
