@@ -33,7 +33,7 @@ const dir = mkdtempSync(join(tmpdir(), "large-band-cut-"));
 try {
   const router = await Router.open(model, { projections, bankDir: join(dir, "bank") });
   for (const s of sources) await router.install(s);
-  const n = (await router.list()).length;
+  const n = router.list().length;
   const band = bandFor(projections.abstention!, Math.log(n));
   console.log(`${n} skills (${sources.join(", ")}); the deciding band: ${band.kind}${band.kind === "threshold" ? ` (${band.feature} < ${band.threshold.toFixed(3)})` : ""}`);
   if (band.kind !== "threshold") throw new Error("this library is decided by the small band: the shipped library cut applies there already");
