@@ -10,6 +10,6 @@ export default defineConfig({
     hookTimeout: 300_000,
     pool: "forks",
     // two cores: run files two at a time
-    poolOptions: { forks: { maxForks: 2, minForks: 1 } },
+    maxWorkers: 2,
   },
 });

@@ -16,6 +16,7 @@ import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { trialSeed } from "./mutate.js";
 import { REPO } from "./targets.js";
+import { viteNodeCli as viteNode } from "../../test/helpers/paths.js";
 
 export const CLASSES = ["ok", "typed", "crash", "error", "hang", "memory", "silent"] as const;
 export type TrialClass = (typeof CLASSES)[number];
@@ -83,7 +84,6 @@ interface Worker {
 }
 
 async function startWorker(scratch: string, cache: string): Promise<Worker> {
-  const viteNode = join(REPO, "node_modules", "vite-node", "vite-node.mjs");
   const proc = spawn(process.execPath, [viteNode, join(REPO, "scripts", "fuzz", "worker.ts"), scratch, cache], { cwd: REPO, stdio: ["pipe", "pipe", "pipe"] });
   const stderr: string[] = [];
   proc.stderr!.setEncoding("utf8").on("data", (d: string) => {

@@ -26,6 +26,7 @@ import { Model, Projections, Router } from "../../src/index.js";
 import { mulberry32 } from "../../src/util/prng.js";
 import type { TestSkill } from "../../test/helpers/lexicon-bank.js";
 import { REPO, STORIES } from "./targets.js";
+import { viteNodeCli as viteNode } from "../../test/helpers/paths.js";
 
 const { values } = parseArgs({ args: process.argv.slice(2).filter((a) => a !== "--"), options: { trials: { type: "string" }, seed: { type: "string" }, "per-bank": { type: "string" } } });
 const trials = Number(values.trials ?? 100);
@@ -36,7 +37,6 @@ console.log(`kill trials: ${trials}, seed ${seed}, ${perBank} per bank`);
 
 const model = await Model.load(STORIES, { contextSize: 1024, sequences: 4, threads: 1 });
 const root = await mkdtemp(join(tmpdir(), "gavel-kill-"));
-const viteNode = join(REPO, "node_modules", "vite-node", "vite-node.mjs");
 const stats = { trials: 0, killed: 0, exitedEarly: 0, hung: 0, committedChecked: 0, lostCommits: 0, wrongKeys: 0, inconsistent: 0, resumedInstalled: 0, unreportedUninstalls: 0, resumeFailed: 0, byMode: {} as Record<string, number> };
 const failures: string[] = [];
 

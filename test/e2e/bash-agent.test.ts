@@ -11,7 +11,7 @@ import {
   actionsOf, MarginGate, ModelPolicy, runAgent, ScriptedPolicy, SUBMIT_MARKER, type AgentEvent, type TokenTrace,
 } from "../../examples/bash-agent/agent.js";
 import { DEFAULT_ALLOWED, parseCommand, refusal, Sandbox } from "../../examples/bash-agent/sandbox.js";
-import { repoRoot } from "../helpers/paths.js";
+import { repoRoot, viteNodeCli } from "../helpers/paths.js";
 import { runNode } from "../helpers/run.js";
 
 const modelPath = join(repoRoot, "models", "gavel-mini.gguf");
@@ -285,9 +285,8 @@ describe("bash-agent CLI (examples/bash-agent/main.ts)", () => {
     const dir = mkdtempSync(join(tmpdir(), "bash-agent-cli-"));
     try {
       const log = join(dir, "steps.jsonl");
-      const viteNode = join(repoRoot, "node_modules", "vite-node", "vite-node.mjs");
       const main = join(repoRoot, "examples", "bash-agent", "main.ts");
-      const r = await runNode([viteNode, main, "--", "List the files here.", "--max-turns", "1", "--max-tokens", "8", "--threads", "1", "--log", log], { cwd: repoRoot, timeoutMs: 180_000 });
+      const r = await runNode([viteNodeCli, main, "--", "List the files here.", "--max-turns", "1", "--max-tokens", "8", "--threads", "1", "--log", log], { cwd: repoRoot, timeoutMs: 180_000 });
       expect(r.code, r.err).toBe(0);
       const events = readFileSync(log, "utf8").trim().split("\n").map((l) => JSON.parse(l) as AgentEvent & { t: string });
       expect(events[0]).toMatchObject({ type: "start", task: "List the files here.", skills: 24, gate: "margin ≥ 0.06" });

@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { GavelError, Model, Projections, Router } from "../../src/index.js";
-import { repoRoot } from "../helpers/paths.js";
+import { repoRoot, viteNodeCli } from "../helpers/paths.js";
 import { TINY_LLAMA_PATH } from "../fixtures/tiny-llama.js";
 import { READER_TASKS, readerSkill, stateOf } from "../helpers/reader-skills.js";
 
@@ -41,8 +41,7 @@ describe("readers across processes", () => {
   it("list and route never get BANK_LOCKED while another process installs and uninstalls, and see only committed states", async () => {
     const dir = await bankOf(6);
     const ops = 9;
-    const viteNode = join(repoRoot, "node_modules", "vite-node", "vite-node.mjs");
-    const child = spawn(process.execPath, [viteNode, join(repoRoot, "test", "helpers", "bank-writer-child.ts"), dir, String(PROJ_SEED), String(ops)], { cwd: repoRoot });
+    const child = spawn(process.execPath, [viteNodeCli, join(repoRoot, "test", "helpers", "bank-writer-child.ts"), dir, String(PROJ_SEED), String(ops)], { cwd: repoRoot });
     let stderr = "";
     child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d));
     const exited = new Promise<number | null>((resolve) => child.on("close", (code) => resolve(code)));

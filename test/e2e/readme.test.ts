@@ -29,7 +29,7 @@ describe("README", () => {
     const dir = mkdtempSync(join(tmpdir(), "gavel-readme-"));
     const file = join(dir, "example.mjs");
     writeFileSync(file, code.replaceAll('"gavel-router"', JSON.stringify(join(repoRoot, "dist", "index.js"))));
-    // asynchronous: a long spawnSync blocks the worker's event loop until its RPC to vitest times out
+    // asynchronous: a long spawnSync would block the worker's event loop (no progress, no timeout)
     const res = await runNode([file], {
       cwd: dir,
       timeoutMs: 240_000,

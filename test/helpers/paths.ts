@@ -1,8 +1,12 @@
-import { existsSync, statSync } from "node:fs";
+import { existsSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
 export const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
+
+/** vite-node's command-line entry (its package.json's bin): runs a TypeScript file in a child node process. */
+export const viteNodeCli = join(repoRoot, "node_modules", "vite-node",
+  (JSON.parse(readFileSync(join(repoRoot, "node_modules", "vite-node", "package.json"), "utf8")) as { bin: Record<string, string> }).bin["vite-node"]);
 
 /**
  * The shared data next to the checkout (`../shared`: the stories260K model, the MIT skills library,

@@ -24,9 +24,9 @@ export interface RunOptions {
 /**
  * Runs `command args` and resolves once it has exited and its output is read, with the fields that
  * tests read from spawnSync (status → code, signal, stdout → out, stderr → err). Asynchronous on
- * purpose: a long spawnSync or execFileSync blocks the vitest worker's event loop, and its birpc call
- * to the runner (a fixed 60 s timeout) then fails the run with "Timeout calling onTaskUpdate" although
- * every test passed (vitest-dev/vitest#6479, #8164). Rejects only when the child cannot start.
+ * purpose: a long spawnSync or execFileSync blocks the vitest worker's event loop, so the worker
+ * neither reports progress nor honours the test's timeout or a cancel while the child runs. Rejects
+ * only when the child cannot start.
  */
 export function run(command: string, args: string[], options: RunOptions = {}): Promise<Ran> {
   return new Promise((resolve, reject) => {

@@ -295,7 +295,7 @@ describe.skipIf(NO_SHARED)("end to end on stories260K", () => {
   it("the CLI runs eval and calibrate over the same bank", async () => {
     const cli = join(repoRoot, "dist", "cli", "gavel.js");
     expect(existsSync(cli), "build first: npx tsup").toBe(true);
-    // asynchronous: a long spawnSync blocks the worker's event loop until its RPC to vitest times out
+    // asynchronous: a long spawnSync would block the worker's event loop (no progress, no timeout)
     const gavel = (...args: string[]) => runNode([cli, ...args], { timeoutMs: 300_000, env: { ...process.env, GAVEL_MODEL: "", GAVEL_PROJECTIONS: "", GAVEL_BANK: "" } });
     const libs = ["--library", join(bench, "skills.jsonl"), "--library", join(dir, "mit100.jsonl")];
     const common = ["--model", storiesPath, "--projections", join(dir, "p.gguf"), "--bank", join(dir, "bank"), "--context", "1024", "--skill-budget", "192"];

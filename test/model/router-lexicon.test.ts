@@ -11,7 +11,7 @@ import { Model, Projections, Router } from "../../src/index.js";
 import { Library } from "../../src/bank/library.js";
 import { LexicalExpert } from "../../src/route/lexical-expert.js";
 import { canonical, expectSameAsBm25, plainBm25, randomQueries, randomSkill, words } from "../helpers/lexicon.js";
-import { repoRoot } from "../helpers/paths.js";
+import { repoRoot, viteNodeCli } from "../helpers/paths.js";
 import { TINY_LLAMA_PATH } from "../fixtures/tiny-llama.js";
 import { freshSeed, rng } from "../helpers/random.js";
 
@@ -137,14 +137,13 @@ describe(`the bank's lexicon under the Router on the tiny llama (seed ${seed})`,
   it("survives SIGKILLs of a process installing and uninstalling skills", async () => {
     const dir = await mkdtemp(join(tmpdir(), "gavel-lexicon-kill-"));
     const child = join(repoRoot, "test", "helpers", "router-install-child.ts");
-    const viteNode = join(repoRoot, "node_modules", "vite-node", "vite-node.mjs");
     const projSeed = seed ^ 0x5bd1e995;
     const childProjections = await Projections.random(model, { seed: projSeed, dim: 32 });
     for (let round = 0; round < 3; round++) {
       const lines = 2 + Math.floor(r() * 12);
       const what = `seed ${seed}, round ${round}, killed after ${lines} lines`;
       const res = await new Promise<{ signal: NodeJS.Signals | null; err: string }>((resolve, reject) => {
-        const p = spawn(process.execPath, [viteNode, child, dir, String(projSeed), String((seed + round) >>> 0)], { cwd: repoRoot });
+        const p = spawn(process.execPath, [viteNodeCli, child, dir, String(projSeed), String((seed + round) >>> 0)], { cwd: repoRoot });
         let out = "";
         let err = "";
         p.stdout.setEncoding("utf8").on("data", (d: string) => {

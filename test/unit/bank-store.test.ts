@@ -12,7 +12,7 @@ import { GavelError } from "../../src/errors.js";
 import { sealedManifestText } from "../../src/bank/manifest.js";
 import { Projections } from "../../src/projections/projections.js";
 import type { ModelFingerprint } from "../../src/model/fingerprint.js";
-import { repoRoot } from "../helpers/paths.js";
+import { repoRoot, viteNodeCli } from "../helpers/paths.js";
 import { freshSeed, rng } from "../helpers/random.js";
 import { run } from "../helpers/run.js";
 
@@ -272,7 +272,7 @@ process.stdout.write("ready\\n");
 process.kill(process.pid, "SIGKILL");
 `,
     );
-    const res = await run(process.execPath, [join(repoRoot, "node_modules", "vite-node", "vite-node.mjs"), script, JSON.stringify(header)], {
+    const res = await run(process.execPath, [viteNodeCli, script, JSON.stringify(header)], {
       cwd: repoRoot,
       timeoutMs: 60_000,
     });

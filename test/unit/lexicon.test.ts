@@ -15,7 +15,7 @@ import { Bm25Index } from "../../src/lexical/bm25.js";
 import { Projections } from "../../src/projections/projections.js";
 import { crc32, crc32Js } from "../../src/util/crc32.js";
 import { canonical, expectSameAsBm25, LexiconBank, randomQueries, randomSkill, words, type TestSkill } from "../helpers/lexicon.js";
-import { repoRoot } from "../helpers/paths.js";
+import { repoRoot, viteNodeCli } from "../helpers/paths.js";
 import { freshSeed, rng } from "../helpers/random.js";
 
 const seed = freshSeed();
@@ -330,10 +330,9 @@ describe(`the bank's lexicon (seed ${seed})`, () => {
   it("survives SIGKILLs of the writing process at random points, and between its lexicon and its manifest", async () => {
     const dir = freshDir();
     const child = join(repoRoot, "test", "helpers", "lexicon-child.ts");
-    const viteNode = join(repoRoot, "node_modules", "vite-node", "vite-node.mjs");
     const run = (mode: string, childSeed: number, killAfterMs?: number) =>
       new Promise<{ signal: NodeJS.Signals | null; out: string; err: string }>((resolve, reject) => {
-        const p = spawn(process.execPath, [viteNode, child, dir, JSON.stringify(header), String(childSeed), mode], { cwd: repoRoot });
+        const p = spawn(process.execPath, [viteNodeCli, child, dir, JSON.stringify(header), String(childSeed), mode], { cwd: repoRoot });
         let out = "";
         let err = "";
         p.stdout.setEncoding("utf8").on("data", (d: string) => {

@@ -13,7 +13,7 @@ import { Projections } from "../../src/projections/projections.js";
 import { defaultSocketPath } from "../../src/serve/protocol.js";
 import { ensurePrivateDir, privateTempDir } from "../../src/util/private-dir.js";
 import type { ModelFingerprint } from "../../src/model/fingerprint.js";
-import { othersCanReach, repoRoot } from "../helpers/paths.js";
+import { othersCanReach, repoRoot, viteNodeCli } from "../helpers/paths.js";
 import { run } from "../helpers/run.js";
 
 const SEED = 11;
@@ -72,9 +72,8 @@ describe("bank files are the owner's only", () => {
     const dir = await committedBank("theirs");
     chmodSync(dirname(dir), 0o755);
     chmodSync(dirname(dirname(dir)), 0o755);
-    const viteNode = join(repoRoot, "node_modules", "vite-node", "vite-node.mjs");
     const child = join(repoRoot, "test", "helpers", "permission-child.ts");
-    const r = await runAs(NOBODY, [viteNode, child, dir, String(SEED), String(DIM)]);
+    const r = await runAs(NOBODY, [viteNodeCli, child, dir, String(SEED), String(DIM)]);
     expect(r.code, r.err).toBe(0);
     const lines = r.out.trim().split("\n").map((l) => JSON.parse(l) as { what: string; code: string; message: string });
     expect(lines.map((l) => l.what)).toEqual(["open", "snapshot", "check"]);
