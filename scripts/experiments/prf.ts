@@ -1,7 +1,7 @@
 // Pseudo-relevance feedback on a lexical match: does expanding the task with its first-pass leaders'
 // salient terms raise R@20 beyond the plain match? A proxy for a feedback glance: the ℓ1 glance is
 // close to a weighted match over gavel-mini's tokens ("BM25 over the backbone's own tokens" in
-// BENCHMARKS), whose ceiling a plain match cannot pass. Validation only (SWE-Skills-Bench batches 1-5);
+// docs/EXPERIMENTS.md), whose ceiling a plain match cannot pass. Validation only (SWE-Skills-Bench batches 1-5);
 // test is read with --test.
 //
 // Expansion (RM3-like): the first pass's best m skills, each weighted by softmax(score / temperature);

@@ -1,5 +1,5 @@
 // Would the glance's rows gain from a word's idf instead of their token's? A lexical stand-in for the
-// ℓ1 glance (BENCHMARKS, "BM25 over the backbone's own tokens"): BM25 saturation over gavel-mini's
+// ℓ1 glance (docs/EXPERIMENTS.md, "BM25 over the backbone's own tokens"): BM25 saturation over gavel-mini's
 // token ids in each skill's first L tokens, each task token weighed by
 //   tok      its token's idf over the skills (what the shipped rows use),
 //   word     the idf of the lexical word the token lies in (whole texts' word df),

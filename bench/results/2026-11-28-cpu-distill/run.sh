@@ -1,4 +1,4 @@
-# The CPU check of the distilled projections (docs/BENCHMARKS.md, "Teaching the glance task statements"): run.sh, then
+# The CPU check of the distilled projections (docs/EXPERIMENTS.md, "Teaching the glance task statements"): run.sh, then
 # l7val.sh / l7test.sh (the l7-full evals re-run after the normaliser fix, one bank at a time); table: python3 table.py
 #!/usr/bin/env bash
 # CPU check of the distilled projections against the l7-full candidate: 500 skills (the 49 golds and
