@@ -111,7 +111,8 @@ function scoreOf(m: AbstentionModel, r: PerQueryRecord): number {
 // within a few tenths of it, in-domain or not, so a slightly larger library can move an in-domain
 // request across. --mid-gap moves the cut to the middle of the large library's gap (where in-domain
 // and off-domain separate): no in-domain request measured comes near it, and over the small library
-// nothing is declined at all. The shipped model keeps the fitted cut (BENCHMARKS.md, "Abstention").
+// nothing is declined at all. The model shipped on 2026-11-28 kept the fitted cut (docs/history/BENCHMARKS.md,
+// "Routing quality: the abstention models before the by-size model").
 let model: AbstentionModel = fitted.model;
 if (bandFrom !== undefined && bandBelow !== undefined) {
   const current = (await Projections.load(write ?? compare ?? "models/gavel-mini.projections.gguf")).abstention;

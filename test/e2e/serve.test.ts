@@ -196,7 +196,7 @@ describe("gavel serve", () => {
     expect(res.winner).toMatchObject({ name: "pdf-extract" });
     expect(performance.now() - t0).toBeLessThan(10_000); // no model load
     // --no-abstain: the bank gained widget skills since local.glance was taken, and over a library
-    // this small the default's abstention sits near its cut (docs/BENCHMARKS.md, "Abstention");
+    // this small the default's abstention sits near its cut (docs/BENCHMARKS.md, "Abstention: a model by library size");
     // what this checks is that the server answers the CLI's route, not the abstention
     const text = await runNode([cli, "route", TASKS[1], "--bank", bank, "--no-verdict", "--no-abstain"], { env, timeoutMs: 60_000 });
     expect(text.code).toBe(0);
