@@ -13,7 +13,11 @@
  *
  *   npx vite-node scripts/backbone/verdict-records.ts -- --model M.gguf --records test-glance.jsonl.gz \
  *     --tasks ../shared/data/swe-skills-bench/tasks.jsonl --library golds.jsonl --library mit.jsonl \
- *     --out test-verdict.jsonl [--top 20] [--context 2048] [--skill-budget 512] [--threads N]
+ *     --out test-verdict.jsonl [--top 20] [--context 2048] [--skill-budget 512] [--threads N] [--candidates glance|pool]
+ *
+ * --candidates pool: judge each record's `verdict` entries instead of its glance's top `--top` (a
+ * device run's pool: the glance's best 20 ∪ BM25's best 20, each with g), keeping their order and g,
+ * so another backbone's L and V can be replayed over the pool a shipped route re-ranks.
  *
  * Resumable: records already in --out are skipped. Prints progress and the rate to stderr.
  */
@@ -39,6 +43,11 @@ const top = Number(opt("top", "20"));
 const contextSize = Number(opt("context", "2048"));
 const skillBudget = Number(opt("skill-budget", "512"));
 const threads = Number(opt("threads", String(availableParallelism())));
+const candidates = opt("candidates", "glance");
+if (candidates !== "glance" && candidates !== "pool") {
+  console.error(`--candidates is glance or pool, not ${candidates}`);
+  process.exit(2);
+}
 if (!model || !recordsPath || !out || libraries.length === 0) {
   console.error("usage: verdict-records.ts --model M.gguf --records R.jsonl[.gz] --out O.jsonl --library L.jsonl [--library …] [--tasks T] [--top 20]");
   process.exit(2);
@@ -47,7 +56,10 @@ if (!model || !recordsPath || !out || libraries.length === 0) {
 const records = await readPerQuery(recordsPath);
 const done = new Set(existsSync(out) ? (await readPerQuery(out, { tornTail: true })).map((r) => r.id) : []);
 const tasks = new Map((await loadTasks(tasksPath)).map((t) => [t.id, t]));
-const wanted = new Set(records.flatMap((r) => (r.glance ?? []).slice(0, top).map((h) => h.skill)));
+/** The candidates judged for a record: its glance's top `top`, or (--candidates pool) its recorded pool. */
+const candidatesOf = (r: (typeof records)[number]): { skill: string; g: number }[] =>
+  candidates === "pool" ? (r.verdict ?? []).map((v) => ({ skill: v.skill, g: v.g })) : (r.glance ?? []).slice(0, top);
+const wanted = new Set(records.flatMap((r) => candidatesOf(r).map((h) => h.skill)));
 const skills = new Map<string, Skill>();
 for (const s of (await loadLibrary(libraries)).skills) if (wanted.has(s.id)) skills.set(s.id, s);
 const missing = [...wanted].filter((id) => !skills.has(id));
@@ -55,7 +67,8 @@ if (missing.length) throw new Error(`${missing.length} glanced skills are in no 
 
 // The eval's router settings (train-full.sh: --context 2048 --skill-budget 512); sequences: one per
 // candidate, so a task's verdict is one scoreMany wave.
-const m = await Model.load(model, { contextSize, threads, sequences: Math.max(2, Math.min(top, 32)), batchSize: Math.min(2048, contextSize) });
+const widest = Math.max(2, ...records.map((r) => candidatesOf(r).length));
+const m = await Model.load(model, { contextSize, threads, sequences: Math.min(candidates === "pool" ? widest : Math.max(2, top), 32), batchSize: Math.min(2048, contextSize) });
 const encoder = new RenderEncoder(m, skillBudget);
 // What judge reads of a bank: each candidate's entry (no recorded cut: cut afresh) and its text.
 const library = {
@@ -66,15 +79,15 @@ const parts = { model: m, encoder, library, ...taskBudgets(contextSize, skillBud
 
 // `chosen` at the paper's defaults (calibration on validation records fits α, γ and Δ afterwards)
 const { alpha, gamma, delta } = PROJECTION_DEFAULTS;
-const ruling = { alpha, gamma, delta, maxShortlist: top, beta: 0 };
-const todo = records.filter((r) => !done.has(r.id) && r.glance?.length);
+const ruling = { alpha, gamma, delta, maxShortlist: candidates === "pool" ? widest : top, beta: 0 };
+const todo = records.filter((r) => !done.has(r.id) && candidatesOf(r).length);
 console.error(`${model}: ${records.length} records, ${done.size} done, ${todo.length} to judge, top ${top}, ${skills.size} skills, ${threads} threads`);
 const t0 = performance.now();
 let n = 0;
 for (const r of todo) {
   const task = tasks.get(r.id);
   if (!task) throw new Error(`task ${r.id} is not in ${tasksPath}`);
-  const pool = r.glance!.slice(0, top).map((h) => ({ skill: h.skill, name: skills.get(h.skill)!.name, g: h.g }));
+  const pool = candidatesOf(r).map((h) => ({ skill: h.skill, name: skills.get(h.skill)!.name, g: h.g }));
   const judged = await judge(parts, task.text, pool);
   const verdict = judged.map(({ skill, g, L, V }) => ({ skill, g, L, V }));
   const rec = {

@@ -13,6 +13,8 @@
 # and each split's log. Then, here, BM25's read-outs and the table (docs/BACKBONE.md):
 #   npx vite-node scripts/device/lexical-records.ts -- ../shared/data/swe-skills-bench/tasks.jsonl OUT val… test…
 #
+# CANDIDATES=pool: judge each record's recorded pool (its `verdict` entries: a route's glance 20 ∪ BM25 20)
+# instead of its glance's top 20 (verdict-records.ts --candidates).
 # SPLITS (default "val test"): the splits to judge, side by side. SHARDS (default 1): processes per split,
 # each over its own slice of the records (the rate is per process: 0.7-0.8 s a task on one H200 for
 # gavel-large, with the card far from busy), then the slices' outputs joined in the records' order.
@@ -60,7 +62,7 @@ for split in $SPLITS; do
   if [ "$SHARDS" = 1 ]; then
     timeout "${LIMIT:-540}" node "$APP/verdict-records.mjs" --model "$model" --records "$rec" \
       --tasks "$L/tasks.jsonl" --library "$L/golds.jsonl" --library "$L/mit.jsonl" \
-      --out "$W/$split-verdict.jsonl" --threads "$threads" > "$OUT/$split-verdict.log" 2>&1 &
+      --out "$W/$split-verdict.jsonl" --threads "$threads" ${CANDIDATES:+--candidates "$CANDIDATES"} > "$OUT/$split-verdict.log" 2>&1 &
     pids+=($!)
     continue
   fi
@@ -70,7 +72,7 @@ for split in $SPLITS; do
     awk -v k=$k -v s=$SHARDS '(NR - 1) % s == k' "$rec" > "$W/$split-glance.s$k.jsonl"
     timeout "${LIMIT:-540}" node "$APP/verdict-records.mjs" --model "$model" --records "$W/$split-glance.s$k.jsonl" \
       --tasks "$L/tasks.jsonl" --library "$L/golds.jsonl" --library "$L/mit.jsonl" \
-      --out "$W/$split-verdict.s$k.jsonl" --threads "$threads" > "$OUT/$split-verdict.s$k.log" 2>&1 &
+      --out "$W/$split-verdict.s$k.jsonl" --threads "$threads" ${CANDIDATES:+--candidates "$CANDIDATES"} > "$OUT/$split-verdict.s$k.log" 2>&1 &
     pids+=($!)
   done
   echo "$split: $n records in $SHARDS slices"
