@@ -1,7 +1,7 @@
 /**
  * The states cache's f16 round trip (every skill's and query's states at ℓ* are rounded through f16
- * and written as f16; a hit reads them back): the per-value JavaScript loop the cache used before
- * session 13, util/half.ts's bulk loops, and the native kernels (kernels::RoundToHalf and
+ * and written as f16; a hit reads them back): the per-value JavaScript loop the cache used
+ * earlier, util/half.ts's bulk loops, and the native kernels (kernels::RoundToHalf and
  * HalfToFloats, F16C on the AVX2 and AVX-512 levels) per instruction set, on one skill's states of
  * each backbone shape (491 tokens, the library's mean render, × nEmbd); then the device glance's
  * host-side query conversion (kernels::FloatsToHalf) at issue 15's query shapes.
@@ -69,7 +69,7 @@ for (const [name, nEmbd] of [["gavel-mini (384)", 384], ["gavel-large (768)", 76
   }
 }
 // The device glance's host-side conversion of its queries (kernels::FloatsToHalf; the generic level
-// is the scalar loop maxsim.cu ran before session 13), at issue 15's two query shapes.
+// is the scalar loop maxsim.cu ran earlier), at issue 15's two query shapes.
 console.log("\nqueries\tisa\tms a glance");
 for (const [name, nq, dim] of [["1,300 × 256", 1300, 256], ["239 × 768", 239, 768]] as const) {
   const q = new Float32Array(nq * dim);

@@ -1,8 +1,8 @@
 // Issue 15: candidate max-sim kernels for the glance, tried on a GPU in one device call, each checked
 // against a plain reference kernel in the same run, timed at issue 15's shapes. Standalone (no addon,
 // no node): the device machine has nvcc, and one compile takes seconds, so several tilings are compared
-// in one call before one of them becomes native/src/kernels/maxsim.cu's choice (session 15 chose
-// wgmma's at 128 rows and 4 stages; session 17 TMA's at 192 rows, 128-key tiles, 4 stages, 32 columns
+// in one call before one of them becomes native/src/kernels/maxsim.cu's choice (first
+// wgmma's at 128 rows and 4 stages, then TMA's at 192 rows, 128-key tiles, 4 stages, 32 columns
 // a block: docs/BENCHMARKS.md).
 //
 //   nvcc -O3 -std=c++17 -arch=sm_90a -I native/src bench/cuda/maxsim-explore.cu -o /tmp/mx && /tmp/mx [--quick]
@@ -136,8 +136,8 @@ bool LaunchWgmma(const __half* Q, int nq, const __half* K, int D, const int64_t*
   CK(cudaGetLastError());
   return true;
 }
-// The candidates, wgmma's (the mma.sync kernel, no faster than WMMA, left the list in session 17).
-// Their indices are --only's (docs/BENCHMARKS.md names some). tn: keys a tile (wgmma's widest N); session 15's choice was bm 128, tn 64, 4 stages, g 16.
+// The candidates, wgmma's (the mma.sync kernel, no faster than WMMA, left the list).
+// Their indices are --only's (docs/BENCHMARKS.md names some). tn: keys a tile (wgmma's widest N); the first choice was bm 128, tn 64, 4 stages, g 16.
 // kernel "tma": the same wgmma kernel with its keys loaded by TMA; "tma-m": and m alone (no argmax,
 // which the explorer then does not check).
 struct Config { const char* kernel; int bm, g, stages, tn; };

@@ -14,5 +14,5 @@ if [ -f models/gavel-mini.gguf ]; then cp models/gavel-mini.gguf "$W/"; fi
 # the packed library (pack-gpu.sh), unpacked once
 if [ -f .device/lib/mit.jsonl.xz ] && [ ! -f "$L/mit.jsonl" ]; then xz -dc .device/lib/mit.jsonl.xz > "$L/mit.jsonl.tmp" && mv "$L/mit.jsonl.tmp" "$L/mit.jsonl"; fi
 # (if, not &&: a missing last file would leave the loop's status 1, and a `set -e` script that sources
-# this file would stop at once, silently; session 13 lost two device calls to it)
+# this file would stop at once, silently; two device calls were once lost to it)
 for f in golds.jsonl tasks.jsonl offdomain.jsonl also.jsonl extra.jsonl; do if [ -f ".device/lib/$f" ]; then cp ".device/lib/$f" "$L/"; fi; done

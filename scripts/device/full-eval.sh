@@ -9,7 +9,7 @@ cd "$(dirname "$0")/../.."
 t0=$(date +%s)   # before the inputs are unpacked: DEADLINE counts from the call's start
 source scripts/device/env.sh
 # llama.cpp's messages go to each step's log (an abort's reason is only there); CUDA graphs off
-# unless asked for: the one abort seen in the verdict's decode (session 3, H100) came inside
+# unless asked for: the one abort seen in the verdict's decode (once, on an H100) came inside
 # ggml-cuda's graph compute, and gavel-mini's small graphs gain little from them.
 export GAVEL_LOG=${GAVEL_LOG:-1}
 export GGML_CUDA_DISABLE_GRAPHS=${GGML_CUDA_DISABLE_GRAPHS:-1}
@@ -68,7 +68,7 @@ if [ -n "${TRAIN_LAYER:-}" ]; then
 fi
 
 # Install with few llama.cpp threads and 8 in flight: on the GPU llama.cpp's CPU threads only run the
-# embedding lookup. At 16 in flight with 16 threads (session 4, H100) the synchronous render took
+# embedding lookup. At 16 in flight with 16 threads (on an H100) the synchronous render took
 # 22 ms a skill (4.7 ms on an idle 2-core CPU here) and 141 s of a 184 s wall, so the JS thread bound
 # the install; contention for the cores is the suspect, not yet confirmed.
 I="--jobs ${JOBS:-8} --threads ${INSTALL_THREADS:-4}"

@@ -1,5 +1,5 @@
 /**
- * Issue 13's table from the H100 records of session 6 (bench/results/2026-11-26-h100-fusion/): every
+ * Issue 13's table from the H100 records of 2026-11-26 (bench/results/2026-11-26-h100-fusion/): every
  * constant fitted on validation (all 245 tasks of batches 1–5, and off-domain batches 1–5), every
  * figure reported on the test split (batches 6–10) and the held-back off-domain prompts (6–10).
  *

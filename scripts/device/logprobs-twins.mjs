@@ -31,7 +31,7 @@ for (let round = 0; round < Number(process.env.ROUNDS ?? 6); round++) {
   const readIds = tokens(Math.floor(rand() * 4), nVocab);
   // Each pass compared with the host path's same pass: on CUDA a cached prefix changes the batch's
   // shape (the continuation decoded alone), and so llama.cpp's kernels and their float32 rounding,
-  // on both paths alike (session 13 on an H200: cached against cold moved gavel-mini's log-probs by
+  // on both paths alike (measured on an H200: cached against cold moved gavel-mini's log-probs by
   // up to 0.21 nats on random tokens, with either path).
   for (const pass_ of ["cold", "cached"]) {
     const want = await host.scoreMany(prefixes, cont, { readIds });

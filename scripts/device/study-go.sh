@@ -17,7 +17,7 @@ OUT=${OUT:-/tmp/gavel-out}
 [ -n "${RUNS:-}" ] || { echo "study-go.sh: set RUNS (name:backbone:layer[:K=V,…] …)"; exit 2; }
 df -h "$HOME" | tail -1
 # States workers (llama.cpp contexts filling the states cache) per run, unless set: 4 for a lone run
-# (one worker took ~14 minutes on gavel-large's states in session 12), fewer when runs share the card.
+# (one worker took ~14 minutes on gavel-large's states once), fewer when runs share the card.
 nruns=$(echo $RUNS | wc -w)
 export STATES_WORKERS=${STATES_WORKERS:-$(( nruns >= 4 ? 1 : 4 / nruns ))}
 # The inputs, unpacked once here: env.sh would unpack them in every run at the same moment.

@@ -12,7 +12,7 @@
 //     after K steps as the difference of the two runs' updates relative to the CPU's update. The CPU
 //     steps at the device's argmax keys in both precisions, so that both follow one subgradient: in
 //     fp32 too, the two GEMMs' summation orders leave the weights an ulp apart after step 1, and a
-//     near tie can then flip an argmax in a later step (session 5's rerun, seed 420669564: the
+//     near tie can then flip an argmax in a later step (a rerun with seed 420669564: the
 //     gavel-mini fp32 case's update differed by 1.7% while every single-step check held).
 // bf16 picks another key than fp32 only at a near tie: each of the two fp32 products is within
 // 2^-8·|q|·|d| of its bf16 counterpart, so the two keys' fp32 scores differ by at most 2^-7 ≈ 7.8e-3

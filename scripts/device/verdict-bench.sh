@@ -64,7 +64,7 @@ case "${1:-}" in
     node "$V/verdict.bench.mjs" model="$M" n=9 prefix=2000 cont=250 threads=16 rounds=3 gpuLayers=-1 batch=512 \
       layouts=streams settings=exact,fast | tee "$OUT/verdict-8b-batch512.txt"
     # where the log-probs are reduced: the host's log-softmax over 152K-wide rows, or in the graph
-    # (logprobsInGraph; on gavel-mini's 32K vocabulary it was slower, session 12)
+    # (logprobsInGraph; on gavel-mini's 32K vocabulary it was slower when measured)
     node "$V/verdict.bench.mjs" model="$M" n=9 prefix=2000 cont=250 threads=16 rounds=3 gpuLayers=-1 batch=2048 \
       layouts=streams settings=exact+host,exact+graph,fast+host,fast+graph drift=1 | tee "$OUT/verdict-8b-graph.txt"
     # drift on real weights: gavel-mini, f16 KV + flash attention against f32 KV without it.

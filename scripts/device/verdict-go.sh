@@ -2,8 +2,8 @@
 # Issue 14: the verdict's read-outs (L and V of each of the glance's top 20) over a study run's glance
 # records, on the GPU machine right after study-go.sh, which left them in $HOME/work-<RUN>/ (so the same
 # machine, the calls back to back). scripts/backbone/verdict-records.ts does the scoring; this script
-# bundles it here and runs it there, validation and test side by side. Session 14 ran the same steps by
-# hand (docs/BACKBONE.md, "gavel-large routed"); this is them, kept.
+# bundles it here and runs it there, validation and test side by side. The same steps were first run by
+# hand (docs/history/BACKBONE.md, "gavel-large routed"); this is them, kept.
 #
 #   here:   bash scripts/device/verdict-go.sh pack                # -> .device/vl/ (carry [".device/vl"])
 #   device: RUN=large7 BACKBONE=.device/backbones/gavel-large.gguf LIMIT=540 bash scripts/device/verdict-go.sh run
@@ -18,7 +18,7 @@
 # SPLITS (default "val test"): the splits to judge, side by side. SHARDS (default 1): processes per split,
 # each over its own slice of the records (the rate is per process: 0.7-0.8 s a task on one H200 for
 # gavel-large, with the card far from busy), then the slices' outputs joined in the records' order.
-# Overrides for a dry run on a CPU (session 15 ran one with the tiny model): VL_WORK (the run's work
+# Overrides for a dry run on a CPU (one was run with the tiny model): VL_WORK (the run's work
 # folder), VL_LIB (tasks.jsonl, golds.jsonl, mit.jsonl), VL_APP (a folder whose node_modules the bundle
 # resolves from), VL_THREADS (per process).
 set -euo pipefail
@@ -44,7 +44,7 @@ for f in $(for s in ${SPLITS:-val test}; do echo "$W/$s-glance.jsonl"; done) "$L
   [ -f "$f" ] || { echo "verdict-go.sh: missing $f"; exit 2; }
 done
 # node lives in $HOME/bin on the device (gpu-build.sh put it there; env.sh adds it for train-full.sh,
-# but this script runs outside it: session 16's chain lost its verdict to a bare PATH)
+# but this script runs outside it: a chain once lost its verdict to a bare PATH)
 export PATH="$HOME/bin:$PATH"
 command -v node >/dev/null || { echo "verdict-go.sh: no node on PATH (\$HOME/bin)"; exit 2; }
 # The bundle sits beside the staged package so that its external imports resolve there.
