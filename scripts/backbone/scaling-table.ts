@@ -15,9 +15,9 @@
  * B, issue 13's), as scripts/device/fusion-table.ts does; the plot marks the full ruling too.
  *
  *   npx vite-node scripts/backbone/scaling-table.ts -- --svg docs/scaling.svg \
- *     --bm25 bench/results/2026-11-27-h100-session11/m2l7/full-text \
- *     gavel-mini=26.6e6:22e6:bench/results/2026-11-27-h100-session11/mini \
- *     gavel-mini2=26.6e6:259e6:bench/results/2026-11-27-h100-session11/m2l7 \
+ *     --bm25 bench/results/2026-11-27-h100-scaling-l7/m2l7/full-text \
+ *     gavel-mini=26.6e6:22e6:bench/results/2026-11-27-h100-scaling-l7/mini \
+ *     gavel-mini2=26.6e6:259e6:bench/results/2026-11-27-h100-scaling-l7/m2l7 \
  *     gavel-large=112.7e6:270e6:-
  * (docs/BACKBONE.md has the command with every backbone's records and verdict folders.) A third table
  * gives the verdict alone inside the glance's pool (argmax L, argmax V where the top 20 holds a gold).
