@@ -1,0 +1,1 @@
+python3 /root/runs/gavel-large/code/train.py --data /root/corpus --out /root/runs/gavel-large --name gavel-large --ckpt-every 3 --stop-file /root/runs/gavel-large/STOP --deadline 1796360289 --size large --steps 4165 
