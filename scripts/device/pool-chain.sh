@@ -39,6 +39,8 @@ start)
     cp ".device/vp/work/$s-glance.jsonl" "$HOME/work-$RUN/"
   done
   echo "lib: $(wc -l < "$C/lib/mit.jsonl") pool skills + $(wc -l < "$C/lib/golds.jsonl") golds; splits ${SPLITS:-val}"
+  # the training's command heads the chain's log, so that `collect` stays within a call's eight files
+  { echo "training: $(cat "$T/command" 2>/dev/null)"; } > "$C/chain.log"
   setsid nohup bash -c '
     set -u
     C=$1 T=$2 NAME=$3
@@ -50,7 +52,7 @@ start)
     OUT="$C/out" VL_LIB="$C/lib" BACKBONE="$T/$NAME.gguf" CANDIDATES=pool bash scripts/device/verdict-go.sh run
     rc=$?
     echo "$(date +%T) verdict rc $rc"
-    echo $rc > "$C/rc"' _ "$C" "$T" "$NAME" > "$C/chain.log" 2>&1 < /dev/null &
+    echo $rc > "$C/rc"' _ "$C" "$T" "$NAME" >> "$C/chain.log" 2>&1 < /dev/null &
   # RUN, SPLITS, SHARDS and LIMIT reach verdict-go.sh through the environment
   echo "started the chain (pid $!): $C/chain.log"
   ;;
@@ -66,9 +68,11 @@ follow)
 collect)
   : "${OUT:?OUT must be set (the device tool sets it)}"
   mkdir -p "$OUT/$RUN"
-  cp -r "$C/out/$RUN/." "$OUT/$RUN/" 2>/dev/null || true
+  # a call returns at most eight files: the joined read-outs and logs, never a running chain's slice logs
+  # (val and test, each records and log; the chain's log; the run's metrics, log and sha256)
+  find "$C/out/$RUN" -maxdepth 1 -type f ! -name '*.s[0-9]*' -exec cp {} "$OUT/$RUN/" \; 2>/dev/null || true
   cp "$C/chain.log" "$OUT/$RUN/chain.log" 2>/dev/null || true
-  for f in metrics.json train.log command; do [[ -f $T/$f ]] && cp "$T/$f" "$OUT/$RUN/$NAME.$f"; done
+  for f in metrics.json train.log; do [[ -f $T/$f ]] && cp "$T/$f" "$OUT/$RUN/$NAME.$f"; done
   [[ -f $T/$NAME.gguf ]] && (cd "$T" && sha256sum "$NAME.gguf") > "$OUT/$RUN/$NAME.sha256"
   ls -la "$OUT/$RUN"
   ;;
