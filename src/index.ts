@@ -75,6 +75,7 @@ export { BankStore, type BankHeader, type BankEntry } from "./bank/index.js";
 export { GgufWriter, readGgufHeader, readGgufTensor } from "./gguf/index.js";
 export { Bm25Index, type Bm25Doc, type Bm25Hit, type Bm25Options } from "./lexical/bm25.js";
 export { ReferenceIdf, type ReferenceIdfInit } from "./lexical/reference-idf.js";
+export { DomainModel, domainWords, type DomainModelInit } from "./lexical/domain.js";
 export { defaultModelPaths } from "./defaults.js";
 /** @internal The raw addon, for tests and tools. */
 export { loadBinding } from "./native/binding.js";

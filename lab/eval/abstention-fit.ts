@@ -61,7 +61,7 @@ export function replayAbstention(record: AbstentionRecord, ruling: AbstentionRul
   const gcov = ruled.length > 0 ? lex?.gcov?.[ruled[0].skill] : undefined;
   const gcov2 = ruled.length > 0 ? lex?.gcov2?.[ruled[0].skill] : undefined;
   const skillWords = ruled.length > 0 ? lex?.skillWords?.[ruled[0].skill] : undefined;
-  const features = abstentionFeatures(ruled, { ...(lift !== undefined ? { lift, reach, logN } : {}), ...(coverage !== undefined ? { coverage } : {}), ...(gcov !== undefined ? { gcov } : {}), ...(gcov2 !== undefined ? { gcov2 } : {}), ...(skillWords !== undefined ? { skillWords } : {}) });
+  const features = abstentionFeatures(ruled, { ...(lift !== undefined ? { lift, reach, logN } : {}), ...(coverage !== undefined ? { coverage } : {}), ...(gcov !== undefined ? { gcov } : {}), ...(gcov2 !== undefined ? { gcov2 } : {}), ...(skillWords !== undefined ? { skillWords } : {}), ...(lex?.domain !== undefined ? { domain: lex.domain } : {}) });
   if (!features) return null;
   return { features, chosen: ruled[0].skill, hit: (record.accepted ?? []).includes(ruled[0].skill) };
 }
@@ -78,7 +78,7 @@ export type AbstentionFamily = { kind: "threshold"; feature: AbstentionFeature }
  * toward abstaining ≤ 0, however far a request lies from the fitting records. logN, its products and
  * skillWords (a normaliser: a long skill holds a chance word more often) stay free.
  */
-export const EVIDENCE_FEATURES: readonly AbstentionFeature[] = Object.freeze(["margin", "V", "g", "B", "lift", "coverage", "reach", "gcov", "gcov2"]);
+export const EVIDENCE_FEATURES: readonly AbstentionFeature[] = Object.freeze(["margin", "V", "g", "B", "lift", "coverage", "reach", "gcov", "gcov2", "domain"]);
 
 /** A family's name in reports: "V < t", "logistic(margin, V, g; λ=0.1)". */
 export function familyLabel(f: AbstentionFamily): string {

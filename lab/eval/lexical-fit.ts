@@ -39,6 +39,11 @@ export interface LexicalRecord {
    * `skillWords`). Added by scripts/select/reference-coverage.ts; absent: not a feature.
    */
   skillWords?: Record<string, number>;
+  /**
+   * The task's domain score (abstention's `domain`, src/lexical/domain.ts) under a domain table.
+   * Absent from records made without one: then not a feature.
+   */
+  domain?: number;
 }
 
 /** Records keep scores and normalisers to 1e-4 (B's differences then hold to 1e-4/T). */

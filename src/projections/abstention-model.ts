@@ -40,9 +40,12 @@ import { invalidArgument } from "../errors.js";
  * - `skillWords`: ln of the number of distinct words (as BM25 splits them) the winner's text holds.
  *   Not evidence either way: it tells the model how much of any task a skill of that length can hold,
  *   so a one-line skill's low coverage need not read as off-domain. Needs the lexical pass.
+ * - `domain`: the task's domain score (the projections' `domain` table, src/lexical/domain.ts): how much
+ *   its words read like an agent's kind of work rather than an everyday assistant query, whatever the
+ *   library holds. Needs a domain table; absent without one, or when the task holds none of its words.
  * Each but `logN`, `skillWords` and the products is evidence *for* the match: higher reads more in-domain.
  */
-export const ABSTENTION_FEATURES = Object.freeze(["margin", "V", "g", "B", "lift", "coverage", "reach", "logN", "g*logN", "B*logN", "lift*logN", "coverage*logN", "reach*logN", "gcov", "gcov2", "skillWords"] as const);
+export const ABSTENTION_FEATURES = Object.freeze(["margin", "V", "g", "B", "lift", "coverage", "reach", "logN", "g*logN", "B*logN", "lift*logN", "coverage*logN", "reach*logN", "gcov", "gcov2", "skillWords", "domain"] as const);
 
 /** One of {@link ABSTENTION_FEATURES}. */
 export type AbstentionFeature = (typeof ABSTENTION_FEATURES)[number];
@@ -203,8 +206,12 @@ export function needsVerdict(model: AbstentionModel | null | undefined): boolean
   return readsFeature(model, "V");
 }
 
-/** Features the lexical expert computes: absent when it did not run. */
-export const LEXICAL_FEATURES: readonly AbstentionFeature[] = Object.freeze(["B", "lift", "coverage", "reach", "logN", "g*logN", "B*logN", "lift*logN", "coverage*logN", "reach*logN", "gcov", "gcov2", "skillWords"] as const);
+/**
+ * Features that may be absent, read at their mean when they are: those the lexical expert computes
+ * (absent when it did not run) and `domain` (absent without a domain table, or for a task that holds
+ * none of its words).
+ */
+export const LEXICAL_FEATURES: readonly AbstentionFeature[] = Object.freeze(["B", "lift", "coverage", "reach", "logN", "g*logN", "B*logN", "lift*logN", "coverage*logN", "reach*logN", "gcov", "gcov2", "skillWords", "domain"] as const);
 
 /** Whether the model reads `feature` (with a nonzero weight, for a logistic model; in any band of a by-size model). */
 export function readsFeature(model: AbstentionModel | null | undefined, feature: AbstentionFeature): boolean {

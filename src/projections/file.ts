@@ -22,7 +22,9 @@ import { isModelFingerprint, type ModelFingerprint } from "../model/fingerprint.
 import { MAX_BUDGET, PROJECTION_DEFAULTS, type GlanceRowWeights, type ProjectionsInit, type ProjectionsMeta } from "./meta.js";
 import { checkAbstentionModel, checkAbstentionReference, modelFeatures, type AbstentionModel, type AbstentionReference, type BandAbstention } from "./abstention-model.js";
 import { checkRerankModel } from "./rerank-model.js";
-import { ReferenceIdf } from "../lexical/reference-idf.js";
+import type { ReferenceIdf } from "../lexical/reference-idf.js";
+import type { DomainModel } from "../lexical/domain.js";
+import { readDomain, readReference, writeWordTables } from "./word-tables.js";
 
 /** `general.architecture` of a projections file. */
 export const PROJECTIONS_ARCHITECTURE = "gavel-projections";
@@ -98,17 +100,6 @@ function abstainKey(field: BandField, band: "small" | "mid" | "large"): string {
   return band === "small" ? ABSTAIN_KEY[field] : ABSTAIN_KEY[field].replace(/^gavel\.abstain\./, `gavel.abstain.${band}.`);
 }
 
-/**
- * The reference idf (src/lexical/reference-idf.ts); all four keys or none (absent: no table). The
- * hashes and document frequencies are u32 arrays of one length, the hashes strictly ascending.
- */
-export const REFERENCE_KEY = {
-  documents: "gavel.reference.documents",
-  minDf: "gavel.reference.min_df",
-  hashes: "gavel.reference.hashes",
-  df: "gavel.reference.df",
-} as const;
-
 /** The re-ranker (src/projections/rerank-model.ts), as one JSON text; absent: none. */
 export const RERANK_KEY = "gavel.rerank.json";
 
@@ -122,7 +113,7 @@ export const TENSOR_WS = "gavel.w_s";
 
 
 /** What a projections file holds: the metadata and both maps (dim × nEmbd row-major). */
-export type ProjectionsContent = ProjectionsMeta & { readonly wq: Float32Array; readonly ws: Float32Array; readonly referenceIdf?: ReferenceIdf | null };
+export type ProjectionsContent = ProjectionsMeta & { readonly wq: Float32Array; readonly ws: Float32Array; readonly referenceIdf?: ReferenceIdf | null; readonly domain?: DomainModel | null };
 
 /**
  * Writes `p` to one GGUF file, atomically: a temporary file in the same directory is written,
@@ -164,12 +155,7 @@ export async function writeProjectionsFile(path: string, p: ProjectionsContent):
   if (p.abstentionReference) w.set(ABSTAIN_REFERENCE_KEY, str(JSON.stringify(p.abstentionReference)));
   // one JSON text: every number is written in the shortest form that reads back as the same double
   if (p.rerank) w.set(RERANK_KEY, str(JSON.stringify(p.rerank)));
-  if (p.referenceIdf) {
-    w.set(REFERENCE_KEY.documents, u32(p.referenceIdf.documents));
-    w.set(REFERENCE_KEY.minDf, u32(p.referenceIdf.minDf));
-    w.set(REFERENCE_KEY.hashes, arr("u32", p.referenceIdf.hashes));
-    w.set(REFERENCE_KEY.df, arr("u32", p.referenceIdf.df));
-  }
+  writeWordTables(w, p);
   // ggml `ne` order: the contiguous dimension first, so a row-major dim × nEmbd matrix is [nEmbd, dim].
   w.addTensor(TENSOR_WQ, [p.model.nEmbd, p.dim], p.wq, GgmlType.F32);
   w.addTensor(TENSOR_WS, [p.model.nEmbd, p.dim], p.ws, GgmlType.F32);
@@ -240,6 +226,7 @@ export async function readProjectionsFile(path: string): Promise<ProjectionsInit
     abstentionReference: readJson(header, ABSTAIN_REFERENCE_KEY, checkAbstentionReference, corrupt),
     rerank: readJson(header, RERANK_KEY, checkRerankModel, corrupt),
     referenceIdf: readReference(header, corrupt),
+    domain: readDomain(header, corrupt),
   };
 }
 
@@ -345,30 +332,6 @@ function readJson<T>(header: GgufHeader, key: string, check: (x: unknown) => T, 
     return check(JSON.parse(v.value));
   } catch (err) {
     throw corrupt(`metadata key ${key}: ${err instanceof Error ? err.message : String(err)}`);
-  }
-}
-
-/** The reference idf of a header, or null when the file has none (no `gavel.reference.*` key). */
-function readReference(header: GgufHeader, corrupt: (why: string) => GavelError): ReferenceIdf | null {
-  const meta = header.metadata;
-  const present = Object.values(REFERENCE_KEY).filter((k) => meta.has(k));
-  if (present.length === 0) return null;
-  if (present.length < 4) throw corrupt(`the reference idf is incomplete: it has ${present.join(", ")} but not ${Object.values(REFERENCE_KEY).filter((k) => !meta.has(k)).join(", ")}`);
-  const scalar = (key: string): number => {
-    const v = meta.get(key)!;
-    if (v.type !== "u32") throw corrupt(`metadata key ${key} is not a u32 (type ${v.type})`);
-    return v.value;
-  };
-  const list = (key: string): Uint32Array => {
-    const v = meta.get(key)!;
-    if (v.type !== "arr" || v.itemType !== "u32") throw corrupt(`metadata key ${key} is not an array of u32`);
-    return Uint32Array.from(v.value as ArrayLike<number>);
-  };
-  try {
-    return new ReferenceIdf({ documents: scalar(REFERENCE_KEY.documents), minDf: scalar(REFERENCE_KEY.minDf), hashes: list(REFERENCE_KEY.hashes), df: list(REFERENCE_KEY.df) });
-  } catch (err) {
-    if (err instanceof GavelError && err.code === "CORRUPT_FILE") throw err;
-    throw corrupt(`the reference idf: ${err instanceof Error ? err.message : String(err)}`);
   }
 }
 

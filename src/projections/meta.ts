@@ -7,6 +7,7 @@ import type { ModelFingerprint } from "../model/fingerprint.js";
 import type { AbstentionModel, AbstentionReference } from "./abstention-model.js";
 import type { RerankModel } from "./rerank-model.js";
 import type { ReferenceIdf } from "../lexical/reference-idf.js";
+import type { DomainModel } from "../lexical/domain.js";
 
 /** Defaults of the paper's setup (section 4.1). */
 export const PROJECTION_DEFAULTS = Object.freeze({
@@ -148,6 +149,8 @@ export interface ProjectionsInit {
   rerank?: RerankModel | null;
   /** The reference idf the abstention feature `gcov` reads (default null: none). */
   referenceIdf?: ReferenceIdf | null;
+  /** The word table the abstention feature `domain` reads (default null: none). */
+  domain?: DomainModel | null;
   trainedBy?: string;
   /** Defaults to now. */
   createdAt?: string;
@@ -180,6 +183,8 @@ export interface Calibration {
   rerank?: RerankModel | null;
   /** A new reference idf; null removes it, undefined keeps the current one. */
   referenceIdf?: ReferenceIdf | null;
+  /** A new domain table; null removes it, undefined keeps the current one. */
+  domain?: DomainModel | null;
 }
 
 /** Options of {@link Projections.random}. */

@@ -14,6 +14,7 @@ import { checkFinite, checkLayer, type FiniteBounds } from "../util/validate.js"
 import { firstNonFinite, readProjectionsFile, writeProjectionsFile } from "./file.js";
 import { checkAbstentionModel, checkAbstentionReference, needsVerdict, readsFeature, type AbstentionModel, type AbstentionReference } from "./abstention-model.js";
 import { ReferenceIdf } from "../lexical/reference-idf.js";
+import { DomainModel } from "../lexical/domain.js";
 import { checkRerankModel, type RerankModel } from "./rerank-model.js";
 import { defaultLayer, MAX_BUDGET, PROJECTION_DEFAULTS, type Calibration, type GlanceRowWeights, type ProjectionsInit, type ProjectionsMeta, type RandomProjectionsOptions } from "./meta.js";
 
@@ -94,6 +95,11 @@ export class Projections implements ProjectionsMeta {
    * `gavel.reference.*` keys read as null.
    */
   readonly referenceIdf: ReferenceIdf | null;
+  /**
+   * The word table (src/lexical/domain.ts) the abstention feature `domain` reads, or null. Not part
+   * of {@link meta}; files without the `gavel.domain.*` keys read as null.
+   */
+  readonly domain: DomainModel | null;
   readonly model: ModelFingerprint;
   readonly trainedBy?: string;
   readonly createdAt: string;
@@ -170,6 +176,10 @@ export class Projections implements ProjectionsMeta {
     for (const f of ["gcov", "gcov2"] as const) {
       if (!ref && readsFeature(this.abstention, f)) throw invalidArgument(`Projections: the abstention model reads ${f}, which needs a reference idf (referenceIdf)`);
     }
+    const domain = init.domain ?? null;
+    if (domain !== null && !(domain instanceof DomainModel)) throw invalidArgument("Projections: domain must be a DomainModel or null");
+    this.domain = domain;
+    if (!domain && readsFeature(this.abstention, "domain")) throw invalidArgument("Projections: the abstention model reads domain, which needs a domain table (domain)");
     // with a re-ranker, abstention is decided on the first stage, before any verdict
     if (this.rerank && needsVerdict(this.abstention)) throw invalidArgument("Projections: a re-ranker needs an abstention model that does not read the verdict's V");
     if (init.trainedBy !== undefined) {
@@ -317,6 +327,7 @@ export class Projections implements ProjectionsMeta {
       abstentionReference: c.abstentionReference !== undefined ? c.abstentionReference : c.abstention === null ? null : this.abstentionReference,
       rerank: c.rerank === undefined ? this.rerank : c.rerank,
       referenceIdf: c.referenceIdf === undefined ? this.referenceIdf : c.referenceIdf,
+      domain: c.domain === undefined ? this.domain : c.domain,
     });
     p.#hash = this.#hash;
     return p;

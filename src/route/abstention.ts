@@ -94,6 +94,12 @@ export interface AbstentionFeatures {
    * when the lexical expert ran and the model deciding reads it.
    */
   skillWords?: number;
+  /**
+   * The task's domain score (src/lexical/domain.ts): positive reads like an agent's kind of work,
+   * negative like an everyday assistant query. Present when the projections carry a domain table, the
+   * model deciding reads it and the task holds a word of the table.
+   */
+  domain?: number;
   /** Candidates in the shortlist. */
   candidates: number;
 }
@@ -117,7 +123,7 @@ export interface RuledForAbstention {
  * `gcov` and `gcov2` are the winner's (`ruled[0]`) reference coverages and `skillWords` the log of its distinct
  * words, which the caller computes for that skill.
  */
-export function abstentionFeatures(ruled: readonly RuledForAbstention[], extra: { lift?: number; coverage?: number; reach?: number; logN?: number; gcov?: number; gcov2?: number; skillWords?: number } = {}): AbstentionFeatures | null {
+export function abstentionFeatures(ruled: readonly RuledForAbstention[], extra: { lift?: number; coverage?: number; reach?: number; logN?: number; gcov?: number; gcov2?: number; skillWords?: number; domain?: number } = {}): AbstentionFeatures | null {
   if (ruled.length === 0) return null;
   const w = ruled[0];
   const f: AbstentionFeatures = {
@@ -131,6 +137,7 @@ export function abstentionFeatures(ruled: readonly RuledForAbstention[], extra: 
     ...(extra.gcov !== undefined ? { gcov: extra.gcov } : {}),
     ...(extra.gcov2 !== undefined ? { gcov2: extra.gcov2 } : {}),
     ...(extra.skillWords !== undefined ? { skillWords: extra.skillWords } : {}),
+    ...(extra.domain !== undefined ? { domain: extra.domain } : {}),
     candidates: ruled.length,
   };
   if (extra.logN !== undefined) {
@@ -172,6 +179,7 @@ const LABEL: Readonly<Record<AbstentionFeature, string>> = {
   gcov: "the winner's reference coverage (its share of the task's words, weighed by a reference idf)",
   gcov2: "the winner's reference coverage with each word weighed by its reference idf squared",
   skillWords: "ln of the winner's distinct words",
+  domain: "the task's domain score (how much its words read like an agent's work rather than an everyday query)",
 };
 
 /** A number for a sentence: 3 significant digits, a true minus sign. */

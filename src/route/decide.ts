@@ -126,7 +126,7 @@ export async function decide(parts: RouterParts, lexical: LexicalExpert, taskTex
   if (projections.rerank && post && post.size >= projections.rerank.minSkills) {
     // abstention on the first stage (the re-ranker only picks among the leaders), then the re-ranker
     const first = short.map((c) => ({ ...c, L: NaN, V: NaN, S: firstStage(c.g, c.B, beta) }));
-    const winner = o.abstain && first.length > 0 ? winnerWords(parts, model, logN, taskText, first[0].skill) : {};
+    const winner = o.abstain && first.length > 0 ? { ...winnerWords(parts, model, logN, taskText, first[0].skill), ...taskDomain(parts, model, logN, taskText) } : {};
     const decided = o.abstain && first.length > 0
       ? model ? applyLibraryCut(decideAbstention(model, abstentionFeatures(first, { lift, coverage, reach, logN, ...winner })), cut, model, logN) : { abstain: false, score: NaN, reason: "no calibrated abstention model in the projections: a re-ranked route does not abstain" }
       : null;
@@ -159,7 +159,7 @@ export async function decide(parts: RouterParts, lexical: LexicalExpert, taskTex
   let abstention: AbstentionDecision | null = null;
   if (o.abstain && shortlist.length > 0) {
     if (abstentionReadsV && !run) abstention = { abstain: false, score: NaN, reason: "abstention reads the verdict's V, and the verdict was off: no abstention" };
-    else abstention = model ? applyLibraryCut(decideAbstention(model, abstentionFeatures(shortlist, lift === undefined ? {} : { lift, coverage, reach, logN, ...winnerWords(parts, model, logN, taskText, shortlist[0].skill) })), o.verdict ? cut : null, model, logN) : negativeV(shortlist[0]);
+    else abstention = model ? applyLibraryCut(decideAbstention(model, abstentionFeatures(shortlist, lift === undefined ? taskDomain(parts, model, logN, taskText) : { lift, coverage, reach, logN, ...winnerWords(parts, model, logN, taskText, shortlist[0].skill), ...taskDomain(parts, model, logN, taskText) })), o.verdict ? cut : null, model, logN) : negativeV(shortlist[0]);
   }
   return { shortlist, verdict: run ? "ran" : o.verdict ? "skipped" : "off", abstention, ...(lexicalMs !== undefined ? { lexicalMs } : {}), verdictMs };
 }
@@ -186,6 +186,18 @@ function winnerWords({ projections, library }: Pick<RouterParts, "projections" |
     ...(gcov2 ? { gcov2: termsCoverage(ref, index.vocabulary, doc, taskText, 2) } : {}),
     ...(words ? { skillWords: Math.log(Math.max(1, doc.terms.length)) } : {}),
   };
+}
+
+/**
+ * The task's domain score (the projections' domain table, src/lexical/domain.ts), computed only when
+ * the band of `model` that decides for a library of e^logN skills reads it; absent without a table or
+ * when the task holds none of its words.
+ */
+function taskDomain({ projections }: Pick<RouterParts, "projections">, model: AbstentionModel | null, logN: number | undefined, taskText: string): { domain?: number } {
+  const table = projections.domain;
+  if (table === null || !readsFeature(model ? bandFor(model, logN) : null, "domain")) return {};
+  const domain = table.score(taskText);
+  return domain === undefined ? {} : { domain };
 }
 
 /**

@@ -2,7 +2,7 @@
 // skills (these tests' library) a logistic model fitted on short requests and off-domain prompts over
 // libraries of 3 to 124 skills, reading the winner's reference coverage (gcov) and length (skillWords) beside the lexical
 // features (scripts/device/refit-abstention.ts --band-below 125; bench/results/2026-12-01-cpu-reference-coverage/;
-// bench/results/2026-11-29-cpu-abstention-sizes/ for the large band). Under it the demo's off-domain
+// bench/results/2026-12-04-cpu-domain-score/ for the large band, which also reads the task's domain score). Under it the demo's off-domain
 // prompts load nothing, with the reason; no in-domain demo task is declined and nine of ten at least
 // go to the skill written for it; the ten everyday requests written apart from any fit (examples/everyday-tasks.json)
 // are never declined, nine of them at least routed right; and gcov (and gcov2, from a middle band) is what a
@@ -178,6 +178,31 @@ describe("the default pair's abstention", () => {
           expect(r.abstention!.score, t.task).toBeCloseTo(want, 12);
           expect(r.abstained).toBe(want < 0.3);
           expect(r.abstention!.reason).toMatch(/idf squared .*; by the model for libraries of 2 to 999 skills \(24 skills here\)$/);
+        }
+      });
+    });
+
+    it("reads the task's domain score from the large band, as the projections' table scores the task", async () => {
+      const p = router.projections;
+      expect(p.domain, "the shipped projections carry the domain table their large band reads").not.toBeNull();
+      expect(readsFeature(p.abstention, "domain")).toBe(true);
+      // the shipped large band decides from 2 skills on (the re-ranker kept: abstention is decided on the
+      // first stage either way); then a threshold on the domain score alone
+      const large = p.abstention!.kind === "bySize" ? p.abstention!.large : null;
+      await withRouter(p.withCalibration({ abstention: { kind: "bySize", from: 2, small: large!, large: large! } }), "domain-band", async (onLarge) => {
+        for (const t of [...tasks, ...everyday]) {
+          const r = await onLarge.route(t.task);
+          expect(r.abstention!.reason, t.task).toContain("domain score");
+          // an agent's task reads in-domain enough that the band routes it; the demo's haiku and painter do not
+          if (t.expected === null) expect(r.abstained, t.task).toBe(true);
+        }
+      });
+      await withRouter(p.withCalibration({ rerank: null, abstention: { kind: "threshold", feature: "domain", threshold: 0, marginCap: 1 } }), "domain", async (onDomain) => {
+        for (const t of [...tasks, ...everyday]) {
+          const r = await onDomain.route(t.task, { verdict: false });
+          const want = p.domain!.score(t.task)!;
+          expect(r.abstention!.score, t.task).toBeCloseTo(want, 12);
+          expect(r.abstained).toBe(want < 0);
         }
       });
     });

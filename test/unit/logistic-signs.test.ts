@@ -82,6 +82,6 @@ describe(`fitLogistic with sign bounds (seed ${seed})`, () => {
   });
 
   it("bounds the evidence features only: the size terms and skillWords stay free", () => {
-    expect([...EVIDENCE_FEATURES].sort()).toEqual(["B", "V", "coverage", "g", "gcov", "gcov2", "lift", "margin", "reach"]);
+    expect([...EVIDENCE_FEATURES].sort()).toEqual(["B", "V", "coverage", "domain", "g", "gcov", "gcov2", "lift", "margin", "reach"]);
   });
 });

@@ -15,14 +15,16 @@ import { UsageError } from "../usage-error.js";
 /**
  * A projections file's constants and provenance, as JSON: what a route with it reads (ℓ*, the
  * ruling's α, γ, Δ, β, the lexical expert's T, k1, b, the verdict's pool, the abstention model) and
- * who made it for which model; of the reference idf, its size alone (documents, min df, words). Reads
+ * who made it for which model; of the reference idf, its size alone (documents, min df, words); of the
+ * domain table, its size and bias. Reads
  * the file alone: no model is loaded.
  */
 export async function projectionsReport(path: string): Promise<Record<string, unknown>> {
   const p = await Projections.load(path);
   const { model, ...constants } = p.meta;
   const r = p.referenceIdf;
-  return { file: path, kind: "projections", keysHash: p.keysHash, ...constants, referenceIdf: r ? { documents: r.documents, minDf: r.minDf, words: r.words } : null, model };
+  const d = p.domain;
+  return { file: path, kind: "projections", keysHash: p.keysHash, ...constants, referenceIdf: r ? { documents: r.documents, minDf: r.minDf, words: r.words } : null, domain: d ? { words: d.words, bias: d.bias } : null, model };
 }
 
 /**
