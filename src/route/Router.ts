@@ -17,7 +17,7 @@ import { Projections } from "../projections/projections.js";
 import { MAX_BUDGET } from "../projections/meta.js";
 import { Library } from "../bank/library.js";
 import { config } from "../config.js";
-import { encodeQueries, taskTextOf } from "./context.js";
+import { domainTextOf, encodeQueries, taskTextOf } from "./context.js";
 import { glanceIndexOf, prunes, readsKeyIvf, refreshKeyIvf, warmKeyIvf, type KeyIvfWarm } from "./glance-index-use.js";
 import { glanceLibrary, type Glanced } from "./glance.js";
 import { routeGlances, type GlanceVia } from "./glance-many.js";
@@ -302,7 +302,7 @@ export class Router {
     const ranked = trust.trust.size > 0 ? preferTrusted(glanced.ranked, (id) => priorityOf(sourceClass(library.entry(id), library.dir), trust.trust), trust.tieMargin) : glanced.ranked;
     // a small library's own cut: measured once per state of the library (the reference prompts routed over it)
     const cut = abstain && ownCut ? await routeCut(this.#parts, this.#lexical, signal) : null;
-    const d = await decide(this.#parts, this.#lexical, glanced.q.taskText, ranked, glanced.res.handles, { lexical, verdict, abstain, libraryCut: cut, signal });
+    const d = await decide(this.#parts, this.#lexical, glanced.q.taskText, ranked, glanced.res.handles, { lexical, verdict, abstain, libraryCut: cut, domainText: domainTextOf(context), signal });
     const t2 = performance.now();
     const result: RouteResult = {
       ...decisionOutcome(this.#parts, d),

@@ -36,6 +36,16 @@ export function chatAsTask(messages: ChatMessage[]): string {
   return messages.map((m) => `${m.role}: ${m.content}`).join("\n");
 }
 
+/**
+ * The text abstention's domain score reads for a context: a string as it is; of chat messages, the
+ * contents of all but the system prompt, without the role labels (an agent's system prompt, and the
+ * words "user" and "assistant", would read as an agent's work whatever the user asked).
+ */
+export function domainTextOf(context: RouteContext): string {
+  if (typeof context === "string") return context;
+  return context.filter((m) => m && m.role !== "system" && typeof m.content === "string").map((m) => m.content).join("\n");
+}
+
 /** The task text the verdict reads for a context. */
 export function taskTextOf(context: RouteContext): string {
   return typeof context === "string" ? context : chatAsTask(context);

@@ -39,6 +39,8 @@ export interface DecideOptions {
    * verdict on); absent: none.
    */
   libraryCut?: LibraryCut | null;
+  /** The text abstention's domain score reads (context.ts `domainTextOf`); absent: the task text. */
+  domainText?: string;
   signal?: AbortSignal;
 }
 
@@ -126,7 +128,7 @@ export async function decide(parts: RouterParts, lexical: LexicalExpert, taskTex
   if (projections.rerank && post && post.size >= projections.rerank.minSkills) {
     // abstention on the first stage (the re-ranker only picks among the leaders), then the re-ranker
     const first = short.map((c) => ({ ...c, L: NaN, V: NaN, S: firstStage(c.g, c.B, beta) }));
-    const winner = o.abstain && first.length > 0 ? { ...winnerWords(parts, model, logN, taskText, first[0].skill), ...taskDomain(parts, model, logN, taskText) } : {};
+    const winner = o.abstain && first.length > 0 ? { ...winnerWords(parts, model, logN, taskText, first[0].skill), ...taskDomain(parts, model, logN, o.domainText ?? taskText) } : {};
     const decided = o.abstain && first.length > 0
       ? model ? applyLibraryCut(decideAbstention(model, abstentionFeatures(first, { lift, coverage, reach, logN, ...winner })), cut, model, logN) : { abstain: false, score: NaN, reason: "no calibrated abstention model in the projections: a re-ranked route does not abstain" }
       : null;
@@ -159,7 +161,7 @@ export async function decide(parts: RouterParts, lexical: LexicalExpert, taskTex
   let abstention: AbstentionDecision | null = null;
   if (o.abstain && shortlist.length > 0) {
     if (abstentionReadsV && !run) abstention = { abstain: false, score: NaN, reason: "abstention reads the verdict's V, and the verdict was off: no abstention" };
-    else abstention = model ? applyLibraryCut(decideAbstention(model, abstentionFeatures(shortlist, lift === undefined ? taskDomain(parts, model, logN, taskText) : { lift, coverage, reach, logN, ...winnerWords(parts, model, logN, taskText, shortlist[0].skill), ...taskDomain(parts, model, logN, taskText) })), o.verdict ? cut : null, model, logN) : negativeV(shortlist[0]);
+    else abstention = model ? applyLibraryCut(decideAbstention(model, abstentionFeatures(shortlist, lift === undefined ? taskDomain(parts, model, logN, o.domainText ?? taskText) : { lift, coverage, reach, logN, ...winnerWords(parts, model, logN, taskText, shortlist[0].skill), ...taskDomain(parts, model, logN, o.domainText ?? taskText) })), o.verdict ? cut : null, model, logN) : negativeV(shortlist[0]);
   }
   return { shortlist, verdict: run ? "ran" : o.verdict ? "skipped" : "off", abstention, ...(lexicalMs !== undefined ? { lexicalMs } : {}), verdictMs };
 }

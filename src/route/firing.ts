@@ -18,7 +18,7 @@
 import { GavelError, invalidArgument } from "../errors.js";
 import { boolOption, optionsObject, signalOption } from "../util/validate.js";
 import { defaultLexical } from "./abstention.js";
-import { chatAsTask } from "./context.js";
+import { chatAsTask, domainTextOf } from "./context.js";
 import { decide, decisionOutcome } from "./decide.js";
 import { LexicalExpert } from "./lexical-expert.js";
 import { routeCut } from "./library-cut.js";
@@ -123,7 +123,7 @@ export async function selectLive(live: LiveContext, context: RouteContext, optio
     const lexicalExpert = new LexicalExpert();
     // a small library's own cut, as a route reads it (src/route/library-cut.ts)
     const cut = abstain && ownCut ? await routeCut(parts, lexicalExpert, signal) : null;
-    const d = await decide(parts, lexicalExpert, taskText, ranked, handles, { lexical, verdict, abstain, libraryCut: cut, signal });
+    const d = await decide(parts, lexicalExpert, taskText, ranked, handles, { lexical, verdict, abstain, libraryCut: cut, domainText: domainTextOf(context), signal });
     const outcome = decisionOutcome(parts, d);
     const record = outcome.skill !== null ? await readSkillRecord(library, outcome.skill) : null;
     return {

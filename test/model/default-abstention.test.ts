@@ -204,6 +204,11 @@ describe("the default pair's abstention", () => {
           expect(r.abstention!.score, t.task).toBeCloseTo(want, 12);
           expect(r.abstained).toBe(want < 0);
         }
+        // chat messages: the contents without the system prompt and the role labels
+        const chat = [{ role: "system", content: "You are a coding agent with tools for files, tests and APIs." }, { role: "user", content: "Tell me a joke about penguins." }, { role: "assistant", content: "Why do penguins waddle?" }];
+        const r = await onDomain.route(chat, { verdict: false });
+        expect(r.abstention!.score).toBeCloseTo(p.domain!.score("Tell me a joke about penguins.\nWhy do penguins waddle?")!, 12);
+        expect(r.abstained).toBe(true);
       });
     });
 

@@ -12,6 +12,7 @@ import { Projections } from "../../src/projections/projections.js";
 import { abstentionFeatures, decideAbstention } from "../../src/route/abstention.js";
 import { GgufWriter, arr, readGgufHeader } from "../../src/gguf/index.js";
 import { DEFAULT_PROJECTIONS } from "../../src/defaults.js";
+import { domainTextOf } from "../../src/route/context.js";
 import { freshSeed, rng } from "../helpers/random.js";
 
 const dirs: string[] = [];
@@ -56,6 +57,15 @@ describe("domainWords", () => {
     // words of other scripts are not read: a task in them holds none of the table's words
     expect(domainWords("导出报表 à la carte")).toEqual(["la", "carte"]);
     expect(domainWords("")).toEqual([]);
+  });
+});
+
+describe("domainTextOf", () => {
+  it("reads a task as it is and chat messages' contents without the system prompt or the role labels", () => {
+    expect(domainTextOf("Write a Dockerfile")).toBe("Write a Dockerfile");
+    const chat = [{ role: "system", content: "You are an agent." }, { role: "user", content: "Write a Dockerfile" }, { role: "assistant", content: "For which app?" }];
+    expect(domainTextOf(chat)).toBe("Write a Dockerfile\nFor which app?");
+    expect(domainWords(domainTextOf(chat))).not.toContain("user");
   });
 });
 
