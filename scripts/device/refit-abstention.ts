@@ -28,6 +28,8 @@
  *                  EVIDENCE_FEATURES) toward abstaining ≤ 0
  *   --write P      write the new model into P (a copy of the projections: P is read and rewritten)
  * With a reference idf in the projections, the demo's records get the reference coverage (gcov) too.
+ * With a domain table in the projections, every record gets its task's domain score as well
+ * (scripts/lexical/domain-records.ts); --shape records must carry it already.
  * Needs ../shared/data/swe-skills-bench/{tasks,skills}.jsonl and ../shared/data/skills-mit.jsonl.gz
  * (the 30.6K library, read whole: about a minute here).
  */
@@ -78,5 +80,15 @@ if (p.referenceIdf) {
   const small = join(work, "small-l1.jsonl.gz");
   console.log(`$ npx vite-node scripts/select/reference-coverage.ts -- ${small} ${small} --tasks ${examples},${templated},${handWritten} --projections ${projections}`);
   execFileSync("npx", ["vite-node", "scripts/select/reference-coverage.ts", "--", small, small, "--tasks", `${examples},${templated},${handWritten}`, "--projections", projections], { stdio: "inherit" });
+}
+// with a domain table, every record gets its task's domain score (the feature domain); the further
+// shapes must carry it already (scripts/lexical/domain-records.ts)
+if (p.domain) {
+  const sets: [string, string][] = [["val.jsonl.gz", "../shared/data/swe-skills-bench/tasks.jsonl"], ["test.jsonl.gz", "../shared/data/swe-skills-bench/tasks.jsonl"], ["offdomain.jsonl.gz", `${templated},${handWritten}`], ["small-l1.jsonl.gz", `${examples},${templated},${handWritten}`]];
+  for (const [file, tasks] of sets) {
+    const f = join(work, file);
+    console.log(`$ npx vite-node scripts/lexical/domain-records.ts -- ${f} ${f} --tasks ${tasks} --projections ${projections}`);
+    execFileSync("npx", ["vite-node", "scripts/lexical/domain-records.ts", "--", f, f, "--tasks", tasks, "--projections", projections], { stdio: "inherit" });
+  }
 }
 run("fit-abstention.ts", `${records}/selection.json`, "l1", work, join(work, "small-l1.jsonl.gz"), "--off", "offhw", "--compare", projections, ...(features ? ["--features", features] : []), ...(mid ? ["--mid", mid] : []), ...shapes, ...(triggerRate ? ["--trigger-rate", triggerRate] : []), ...(bandFrom ? ["--band-from", bandFrom] : []), ...(bandBelow ? ["--band-below", bandBelow] : []), ...(monotone ? ["--monotone"] : []), ...(write ? ["--write", write] : []));

@@ -1,6 +1,6 @@
 // The embedded default pair abstains: its projections carry a by-size abstention model; under 125
 // skills (these tests' library) a logistic model fitted on short requests and off-domain prompts over
-// libraries of 3 to 124 skills, reading the winner's reference coverage (gcov) and length (skillWords) beside the lexical
+// libraries of 3 to 124 skills, reading the winner's reference coverage (gcov), its length (skillWords) and the task's domain score beside the lexical
 // features (scripts/device/refit-abstention.ts --band-below 125; bench/results/2026-12-01-cpu-reference-coverage/;
 // bench/results/2026-12-04-cpu-domain-score/ for the large band, which also reads the task's domain score). Under it the demo's off-domain
 // prompts load nothing, with the reason; no in-domain demo task is declined and nine of ten at least
