@@ -15,7 +15,6 @@ Texts: ../shared/data/swe-skills-bench/tasks.jsonl and bench/data/off-domain-pro
 import gzip
 import importlib.util
 import json
-import math
 import sys
 
 import numpy as np
@@ -41,14 +40,8 @@ for l in open("../shared/data/swe-skills-bench/tasks.jsonl"):
     texts[r["id"]] = r["text"]
 
 
-def reach(r):
-    n = r["lexical"]["size"]
-    top = r["lexical"]["top"][0]["s"] if r["lexical"]["top"] else 0.0
-    return math.log1p(max(0.0, top) / math.log(1 + (n + 0.5) / 0.5))
-
-
 def row(r, off, fit):
-    return {"off": off, "fit": fit, "reach": reach(r), "dom": score(texts[r["id"].split("@")[0]])}
+    return {"off": off, "fit": fit, "reach": probe.reach_of(r), "dom": score(texts[r["id"].split("@")[0]])}
 
 
 def read(path):

@@ -15,7 +15,7 @@
  * @module
  */
 import { invalidArgument } from "../errors.js";
-import { termHash } from "./postings.js";
+import { hashIndex, termHash } from "./postings.js";
 
 /** Words the domain score never reads (they carry the style of a question, not its subject). */
 export const DOMAIN_STOP_WORDS: ReadonlySet<string> = new Set(
@@ -97,16 +97,8 @@ export class DomainModel implements DomainModelInit {
 
   /** The weight of `word`, or undefined when the table does not hold it. */
   weightOf(word: string): number | undefined {
-    const h = termHash(word);
-    let lo = 0, hi = this.hashes.length - 1;
-    while (lo <= hi) {
-      const mid = (lo + hi) >>> 1;
-      const x = this.hashes[mid];
-      if (x === h) return this.weights[mid];
-      if (x < h) lo = mid + 1;
-      else hi = mid - 1;
-    }
-    return undefined;
+    const i = hashIndex(this.hashes, word);
+    return i >= 0 ? this.weights[i] : undefined;
   }
 
   /**

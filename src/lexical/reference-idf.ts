@@ -14,7 +14,7 @@
  * @module
  */
 import { invalidArgument } from "../errors.js";
-import { bm25Tokens, termHash, type DocTerms, type Vocabulary } from "./postings.js";
+import { bm25Tokens, hashIndex, termHash, type DocTerms, type Vocabulary } from "./postings.js";
 import type { LiveBm25Index } from "./live-index.js";
 
 /** What a {@link ReferenceIdf} is made of. */
@@ -87,16 +87,8 @@ export class ReferenceIdf implements ReferenceIdfInit {
 
   /** The df of `word` in the reference (a word not kept reads as (minDf − 1) / 2). */
   dfOf(word: string): number {
-    const h = termHash(word);
-    let lo = 0, hi = this.hashes.length - 1;
-    while (lo <= hi) {
-      const mid = (lo + hi) >>> 1;
-      const x = this.hashes[mid];
-      if (x === h) return this.df[mid];
-      if (x < h) lo = mid + 1;
-      else hi = mid - 1;
-    }
-    return this.#missingDf;
+    const i = hashIndex(this.hashes, word);
+    return i >= 0 ? this.df[i] : this.#missingDf;
   }
 
   /** ln(1 + (N − df + 0.5) / (df + 0.5)): BM25's idf of `word` over the reference. */

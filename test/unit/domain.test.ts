@@ -10,7 +10,8 @@ import { DOMAIN_STOP_WORDS, DomainModel, domainWords } from "../../src/lexical/d
 import { termHash } from "../../src/lexical/postings.js";
 import { Projections } from "../../src/projections/projections.js";
 import { abstentionFeatures, decideAbstention } from "../../src/route/abstention.js";
-import { GgufWriter, arr, readGgufHeader } from "../../src/gguf/index.js";
+import { arr } from "../../src/gguf/index.js";
+import { projectionsRewriter } from "../helpers/projections-rewrite.js";
 import { DEFAULT_PROJECTIONS } from "../../src/defaults.js";
 import { domainTextOf } from "../../src/route/context.js";
 import { freshSeed, rng } from "../helpers/random.js";
@@ -147,19 +148,7 @@ describe("DomainModel", () => {
     const base = await Projections.random(fingerprint, { dim: 4 });
     const good = join(dir, "good.gguf");
     await base.withCalibration({ domain: DomainModel.fromWords(["docker", "joke"], [1.5, -2], 0.1) }).save(good);
-    const header = await readGgufHeader(good);
-    const rewrite = async (name: string, change: (meta: Map<string, unknown>) => void) => {
-      const meta = new Map(header.metadata as Map<string, unknown>);
-      change(meta);
-      const w = new GgufWriter();
-      for (const [k, v] of meta) if (k !== "general.alignment") w.set(k, v as never);
-      const p = await Projections.load(good);
-      w.addTensor("gavel.w_q", [p.model.nEmbd, p.dim], p.wq, 0);
-      w.addTensor("gavel.w_s", [p.model.nEmbd, p.dim], p.ws, 0);
-      const path = join(dir, name);
-      await w.write(path);
-      return path;
-    };
+    const rewrite = await projectionsRewriter(good, dir);
     const hashes = [termHash("docker"), termHash("joke")].sort((a, b) => a - b);
     const cases: [string, (m: Map<string, unknown>) => void, string][] = [
       ["incomplete", (m) => m.delete("gavel.domain.bias"), "incomplete"],

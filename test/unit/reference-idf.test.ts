@@ -11,7 +11,8 @@ import { LiveBm25Index } from "../../src/lexical/live-index.js";
 import { bm25DocTokens, bm25Tokens, termHash } from "../../src/lexical/postings.js";
 import { ReferenceIdf, referenceCoverage } from "../../src/lexical/reference-idf.js";
 import { Projections } from "../../src/projections/projections.js";
-import { GgufWriter, arr, readGgufHeader, u32 } from "../../src/gguf/index.js";
+import { arr, u32 } from "../../src/gguf/index.js";
+import { projectionsRewriter } from "../helpers/projections-rewrite.js";
 import { freshSeed, rng } from "../helpers/random.js";
 
 /** Random documents over words w0…w(V−1), Zipf-like, as word lists. */
@@ -188,20 +189,8 @@ describe("ReferenceIdf", () => {
     const base = await Projections.random({ architecture: "llama", nLayer: 2, nEmbd: 8, nVocab: 32, vocabHash: "0".repeat(64) }, { dim: 4 });
     const good = join(dir, "good.gguf");
     await base.withCalibration({ referenceIdf: new ReferenceIdf({ documents: 10, minDf: 2, hashes: Uint32Array.from([termHash("a"), termHash("b")].sort((x, y) => x - y)), df: Uint32Array.from([2, 3]) }) }).save(good);
-    const header = await readGgufHeader(good);
     // rewrite the file's metadata with one change, the tensors as they are
-    const rewrite = async (name: string, change: (meta: Map<string, unknown>) => void) => {
-      const meta = new Map(header.metadata as Map<string, unknown>);
-      change(meta);
-      const w = new GgufWriter();
-      for (const [k, v] of meta) if (k !== "general.alignment") w.set(k, v as never);
-      const p = await Projections.load(good);
-      w.addTensor("gavel.w_q", [p.model.nEmbd, p.dim], p.wq, 0);
-      w.addTensor("gavel.w_s", [p.model.nEmbd, p.dim], p.ws, 0);
-      const path = join(dir, name);
-      await w.write(path);
-      return path;
-    };
+    const rewrite = await projectionsRewriter(good, dir);
     const cases: [string, (m: Map<string, unknown>) => void, string][] = [
       ["incomplete", (m) => m.delete("gavel.reference.df"), "incomplete"],
       ["descending", (m) => m.set("gavel.reference.hashes", arr("u32", [7, 3])), "ascending"],
