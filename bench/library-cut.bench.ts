@@ -6,7 +6,7 @@
  * same bank, which reads the cut from `<bank>/library-cut.bin`. Each a median of `reps` fresh banks
  * (or routers); the embedded default pair, context 2,048.
  *
- *   npm run bench -- library-cut [--reps 3] [--sizes 4,24,124]
+ *   npm run bench -- library-cut [--reps 3] [--sizes 4,24,124] [--projections P.gguf]
  */
 import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync, existsSync } from "node:fs";
 import { availableParallelism, cpus, loadavg, tmpdir } from "node:os";
@@ -23,7 +23,8 @@ const flag = (name: string, fallback: string) => { const i = argv.indexOf(name);
 const reps = Number(flag("--reps", "3"));
 const publicSkills = "../shared/data/skills-mit.jsonl.gz";
 const sizes = flag("--sizes", existsSync(publicSkills) ? "4,24,124" : "4,24").split(",").map(Number);
-const { model: modelPath, projections: projPath } = defaultModelPaths();
+const { model: modelPath, projections: defaultProjections } = defaultModelPaths();
+const projPath = flag("--projections", defaultProjections);
 const projections = await Projections.load(projPath);
 const ref = projections.abstentionReference;
 if (!ref) throw new Error(`${projPath} carries no abstention reference: nothing to measure`);

@@ -113,7 +113,7 @@ describe("gavel route --no-library-cut over a small library", () => {
       if (o.abstained) expect(on.abstained).toBe(true);
       if (on.abstained && !o.abstained) {
         byCut++;
-        expect(on.abstention.reason).toMatch(/; but this library's own cut, logit [−-]?[\d.]+ \(3 of the projections' 40 off-domain reference prompts score under it over these 3 skills\)/);
+        expect(on.abstention.reason).toMatch(/; but this library's own cut, logit [−-]?[\d.]+ \(8 of the projections' 120 off-domain reference prompts score under it over these 3 skills\)/);
       }
     }
     expect(byCut).toBeGreaterThan(0);
