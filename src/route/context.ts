@@ -11,6 +11,7 @@ import type { EncodedTask } from "../render/encode.js";
 import { config } from "../config.js";
 import { decayWeights } from "../kernels/kernels.js";
 import { hiddenQueries } from "../model/hidden-queries.js";
+import { loadBinding } from "../native/binding.js";
 import type { GlanceRowWeights } from "../projections/meta.js";
 import type { RouterParts } from "./parts.js";
 import type { RouteContext, TaskTruncation } from "./types.js";
@@ -107,4 +108,42 @@ export async function encodeQueries(parts: RouterParts, context: RouteContext, l
   const n = enc.taskEnd - enc.taskStart;
   const weights = isLive ? decayWeights(n) : rowWeights(parts, enc.tokens.subarray(enc.taskStart, enc.taskEnd));
   return { queries, weights, tokens: enc.tokens.subarray(enc.taskStart, enc.taskEnd), taskText, ...(truncation ? { truncation } : {}), ...(isLive ? { live: true } : {}) };
+}
+
+/** Most tokens one {@link encodeTasksMany} pass decodes together (the resident router's default batch). */
+const MANY_TOKENS = 4096;
+
+/**
+ * {@link encodeQueries} of many written tasks, their forward passes decoded together
+ * ({@link Model.hiddenStatesMany}: a few wide passes instead of one a task; their rows equal the
+ * single passes' up to float summation order) in passes of at most 4,096 tokens. On an addon without
+ * that verb each task is encoded alone. Out: each task's queries, in order.
+ */
+export async function encodeTasksMany(parts: RouterParts, tasks: readonly string[], signal?: AbortSignal): Promise<Queries[]> {
+  const { model } = parts;
+  if (!model.batchesStates) {
+    const out: Queries[] = [];
+    for (const t of tasks) out.push(await encodeQueries(parts, t, false, signal));
+    return out;
+  }
+  const encoded: Awaited<ReturnType<typeof encodeContext>>[] = [];
+  for (const t of tasks) encoded.push(await encodeContext(parts, t, false, signal));
+  const { layer, dim, wq } = parts.projections;
+  const nEmbd = model.info.nEmbd;
+  const out: Queries[] = [];
+  for (let i = 0; i < encoded.length; ) {
+    let j = i;
+    for (let n = 0; j < encoded.length && (j === i || n + encoded[j].enc.tokens.length <= MANY_TOKENS); j++) n += encoded[j].enc.tokens.length;
+    const rows = await model.hiddenStatesMany(encoded.slice(i, j).map((e) => e.enc.tokens), [layer], { signal });
+    for (let k = i; k < j; k++) {
+      const { enc, taskText, truncation } = encoded[k];
+      const states = rows[k - i][0];
+      // what hiddenQueries computes from a single pass's rows (model/hidden-queries.ts)
+      const queries = await loadBinding().projectNormalize(states.subarray(enc.taskStart * nEmbd, enc.taskEnd * nEmbd), nEmbd, wq, dim);
+      const tokens = enc.tokens.subarray(enc.taskStart, enc.taskEnd);
+      out.push({ queries, weights: rowWeights(parts, tokens), tokens, taskText, ...(truncation ? { truncation } : {}) });
+    }
+    i = j;
+  }
+  return out;
 }

@@ -28,7 +28,7 @@ import { readFramedFile, writeFramedFile } from "../util/framed-file.js";
 import { GavelError } from "../errors.js";
 import type { LibraryState } from "../bank/library.js";
 import { defaultLexical, type LibraryCut } from "./abstention.js";
-import { encodeQueries } from "./context.js";
+import { encodeQueries, encodeTasksMany, type Queries } from "./context.js";
 import { decide } from "./decide.js";
 import { glanceLibrary } from "./glance.js";
 import type { LexicalExpert } from "./lexical-expert.js";
@@ -112,11 +112,24 @@ async function measure(prompts: readonly string[], pass: number, skills: number,
 /**
  * Scores a prompt as a default route over the library would (the glance, the lexical expert, the
  * verdict where such a route runs it, no library cut): the abstention model's score, NaN when the
- * route shortlists nothing. Stops with ABORTED when `signal` aborts.
+ * route shortlists nothing. Stops with ABORTED when `signal` aborts. The projections' reference
+ * prompts are encoded together on the first one's call ({@link encodeTasksMany}: a few wide forward
+ * passes instead of one a prompt), so their scores equal single routes' up to float summation order.
  */
 export function promptScorer(parts: RouterParts, lexical: LexicalExpert, signal?: AbortSignal): ScorePrompt {
+  // the reference prompts' forward passes, decoded together on the first prompt's call
+  let reference: Promise<Map<string, Queries>> | null = null;
+  const queriesOf = async (prompt: string): Promise<Queries> => {
+    const prompts = parts.projections.abstentionReference?.prompts ?? [];
+    if (prompts.includes(prompt)) {
+      reference ??= encodeTasksMany(parts, prompts, signal).then((qs) => new Map(prompts.map((p, i) => [p, qs[i]])));
+      const q = (await reference).get(prompt);
+      if (q) return q;
+    }
+    return encodeQueries(parts, prompt, false, signal);
+  };
   return async (prompt) => {
-    const g = await glanceLibrary(parts, () => encodeQueries(parts, prompt, false, signal), signal);
+    const g = await glanceLibrary(parts, () => queriesOf(prompt), signal);
     const d = await decide(parts, lexical, g.q.taskText, g.ranked, g.res.handles, { lexical: defaultLexical(parts.projections, true), verdict: true, abstain: true, ...(signal ? { signal } : {}) });
     return d.abstention?.score ?? NaN;
   };

@@ -55,7 +55,12 @@ describe("a small library's own abstention cut", () => {
       const off: RouteResult = await router.route(t, { libraryCut: false });
       const on: RouteResult = await router.route(t);
       expect(on.abstention?.score).toBe(off.abstention?.score);
-      const expected = off.abstained || (cut !== null && (off.abstention?.score ?? -Infinity) >= cut);
+      const score = off.abstention?.score ?? -Infinity;
+      // the router decodes the reference prompts' passes together (equal to single passes within
+      // 1e-4 in the queries: test/model/encode-tasks-many.test.ts), so a score this close to the
+      // plain cut may fall on either side of the router's
+      if (cut !== null && !off.abstained && Math.abs(score - cut) < 1e-3) continue;
+      const expected = off.abstained || (cut !== null && score >= cut);
       expect(on.abstained, `${t}: score ${off.abstention?.score}, cut ${cut}`).toBe(expected);
       if (on.abstained && !off.abstained) {
         byCut++;
