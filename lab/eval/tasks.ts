@@ -39,6 +39,13 @@ export async function loadTasks(path: string): Promise<EvalTask[]> {
   return tasks;
 }
 
+/** Each task's text by id, over several tasks files read in turn (a later file's id wins). */
+export async function loadTaskTexts(paths: readonly string[]): Promise<Map<string, string>> {
+  const texts = new Map<string, string>();
+  for (const f of paths) for (const t of await loadTasks(f)) texts.set(t.id, t.text);
+  return texts;
+}
+
 /** The number of a batch label: `6`, `"6"` and `"batch6"` are all 6; undefined when it has none. */
 export function batchNumber(batch: string | number | undefined): number | undefined {
   if (typeof batch === "number") return Number.isInteger(batch) ? batch : undefined;

@@ -13,7 +13,7 @@ import { gzipSync } from "node:zlib";
 import { Projections } from "../../src/index.js";
 import { DEFAULT_PROJECTIONS } from "../../src/defaults.js";
 import { readPerQuery } from "../../lab/eval/io.js";
-import { loadTasks } from "../../lab/eval/tasks.js";
+import { loadTaskTexts } from "../../lab/eval/tasks.js";
 
 const argv = process.argv.slice(2).filter((a) => a !== "--");
 const opt = (n: string) => { const i = argv.indexOf(n); return i >= 0 ? argv.splice(i, 2)[1] : undefined; };
@@ -23,8 +23,7 @@ const [input, output] = argv;
 if (!input || !output || taskFiles.length === 0) throw new Error("usage: domain-records.ts IN.jsonl[.gz] OUT.jsonl.gz --tasks A.jsonl[,B] [--projections P]");
 const table = (await Projections.load(projPath)).domain;
 if (!table) throw new Error(`${projPath} carries no domain table (scripts/lexical/write-domain.ts writes one)`);
-const texts = new Map<string, string>();
-for (const f of taskFiles) for (const t of await loadTasks(f)) texts.set(t.id, t.text);
+const texts = await loadTaskTexts(taskFiles);
 const out: string[] = [];
 let n = 0;
 for (const r of await readPerQuery(input)) {

@@ -23,7 +23,7 @@ import { Projections } from "../../src/index.js";
 import { DEFAULT_PROJECTIONS } from "../../src/defaults.js";
 import { bm25DocTokens, bm25Tokens } from "../../src/lexical/postings.js";
 import { loadLibrary, readPerQuery } from "../../lab/eval/io.js";
-import { loadTasks } from "../../lab/eval/tasks.js";
+import { loadTaskTexts } from "../../lab/eval/tasks.js";
 
 const argv = process.argv.slice(2).filter((a) => a !== "--");
 const opt = (n: string) => { const i = argv.indexOf(n); return i >= 0 ? argv.splice(i, 2)[1] : undefined; };
@@ -36,8 +36,7 @@ if (!input || !output || taskFiles.length === 0) throw new Error("usage: referen
 const ref = (await Projections.load(projPath)).referenceIdf;
 if (!ref) throw new Error(`${projPath} carries no reference idf (scripts/lexical/reference-idf.ts writes one)`);
 
-const texts = new Map<string, string>();
-for (const f of taskFiles) for (const t of await loadTasks(f)) texts.set(t.id, t.text);
+const texts = await loadTaskTexts(taskFiles);
 
 type Doc = { name: string; description: string; body?: string };
 /** One line of an example skill, as tiny-records.sh ONELINE=1 cuts it. */

@@ -2,10 +2,8 @@
 // implementation on fresh random tables and texts, its checks on bad tables, its round trip through a
 // projections file (a damaged table is CORRUPT_FILE), the abstention feature that reads it, and the
 // embedded projections' table on requests and prompts of the shapes it was trained to tell apart.
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { DOMAIN_STOP_WORDS, DomainModel, domainWords } from "../../src/lexical/domain.js";
 import { termHash } from "../../src/lexical/postings.js";
 import { Projections } from "../../src/projections/projections.js";
@@ -15,16 +13,9 @@ import { projectionsRewriter } from "../helpers/projections-rewrite.js";
 import { DEFAULT_PROJECTIONS } from "../../src/defaults.js";
 import { domainTextOf } from "../../src/route/context.js";
 import { freshSeed, rng } from "../helpers/random.js";
+import { tempDirs } from "../helpers/temp-dirs.js";
 
-const dirs: string[] = [];
-afterAll(() => {
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
-});
-const tmp = () => {
-  const d = mkdtempSync(join(tmpdir(), "gavel-domain-"));
-  dirs.push(d);
-  return d;
-};
+const tmp = tempDirs("gavel-domain-");
 const fingerprint = { architecture: "llama", nLayer: 2, nEmbd: 8, nVocab: 32, vocabHash: "0".repeat(64) };
 
 /** The score as written in the module's description, with a Map for the table. */

@@ -2,10 +2,8 @@
 // the idf and the reference coverage abstention reads as `gcov`. Checked against plain counting on
 // fresh random libraries, through the bank's BM25 index as a route reads it, and its checks on bad
 // tables; and its round trip through a projections file, where a damaged table is CORRUPT_FILE.
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { GavelError } from "../../src/errors.js";
 import { LiveBm25Index } from "../../src/lexical/live-index.js";
 import { bm25DocTokens, bm25Tokens, termHash } from "../../src/lexical/postings.js";
@@ -14,6 +12,7 @@ import { Projections } from "../../src/projections/projections.js";
 import { arr, u32 } from "../../src/gguf/index.js";
 import { projectionsRewriter } from "../helpers/projections-rewrite.js";
 import { freshSeed, rng } from "../helpers/random.js";
+import { tempDirs } from "../helpers/temp-dirs.js";
 
 /** Random documents over words w0…w(V−1), Zipf-like, as word lists. */
 function randomDocs(r: () => number): string[][] {
@@ -35,15 +34,7 @@ function plain(docs: readonly string[][], minDf: number) {
   return { df, dfOf, idf, kept: [...df.values()].filter((n) => n >= minDf).length };
 }
 
-const dirs: string[] = [];
-afterAll(() => {
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
-});
-const tmp = () => {
-  const d = mkdtempSync(join(tmpdir(), "gavel-refidf-"));
-  dirs.push(d);
-  return d;
-};
+const tmp = tempDirs("gavel-refidf-");
 
 describe("ReferenceIdf", () => {
   it("counts each word's documents, keeps those in at least minDf, and reads the rest as (minDf − 1)/2", () => {
