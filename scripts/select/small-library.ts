@@ -3,7 +3,8 @@
  * (default examples/skills), scored by the glance alone, the lexical expert alone (BM25 at the
  * projections' k1 and b over each skill's name, description and body), and the router's route with
  * abstention on and off, under the given projections and under each variant: `rerank@N` (the shipped
- * re-ranker from N routable skills on). Prints a line per request and method that misses, and a
+ * re-ranker from N routable skills on), `gRank@W` / `g@W` (its cheap stage also reads the glance,
+ * − W·ln(1 + the rank by g) or + W·g/0.03). Prints a line per request and method that misses, and a
  * table of right / declined / wrong per file and method.
  *
  *   npx vite-node scripts/select/small-library.ts -- REQUESTS.json[,MORE.json] [--skills DIR[,LIBRARY.jsonl]]
@@ -49,6 +50,14 @@ const base = await Projections.load(projPath);
 function variant(name: string): Projections {
   const m = /^rerank@(\d+)$/.exec(name);
   if (m && base.rerank) return base.withCalibration({ rerank: { ...base.rerank, minSkills: Number(m[1]) } });
+  // gRank@W, g@W: the cheap stage also reads the glance, − W·gRank or + W·g/0.03
+  const c = /^(gRank|g)@([0-9.]+)$/.exec(name);
+  if (c && base.rerank) {
+    const [feature, w] = [c[1] as "g" | "gRank", Number(c[2])];
+    const s = base.rerank.cheap;
+    const cheap = { features: [...s.features, feature], weights: [...s.weights, feature === "g" ? w : -w], mean: [...s.mean, 0], scale: [...s.scale, feature === "g" ? 0.03 : 1] };
+    return base.withCalibration({ rerank: { ...base.rerank, cheap } });
+  }
   throw new Error(`unknown variant ${name}`);
 }
 const skills = (await Promise.all(sources.map((s) => loadSkills(s)))).flatMap((l) => l.skills);
