@@ -18,6 +18,8 @@
 # (--shipped-only: test-solo.jsonl), both recording the best 5's read-outs of each pass.
 # RECORDS=1 first writes first-stage records of every glance variant in VARIANTS over validation and
 # test (scripts/select/weights-records.ts: wr-val.jsonl.gz, wr-test.jsonl.gz); ROUTES=0 stops there.
+# MIT_LIMIT=N installs (and reads for the accepted ids) only the first N public skills beside the golds: a
+# smaller real library (TAG keeps its files apart from the whole library's).
 # KEY_BUDGET=N installs with --key-budget N (keys read past the render's cut); SKILL_BUDGET=N installs
 # and routes with that skill budget (default 512, the budget of every SWE-Skills-Bench table;
 # SKILL_BUDGET=default gives none, as `gavel` with no flags: ¾ of the context); TAG=x keeps this run's
@@ -80,6 +82,8 @@ alive() { [ -f "$R/pid" ] && kill -0 "$(cat "$R/pid")" 2>/dev/null; }
 if [ "$mode" = start ]; then
   F=.device/full
   [ -f "$R/mit-full.jsonl" ] || { xz -dc "$F/mit-full.jsonl.xz" > "$R/mit-full.tmp" && mv "$R/mit-full.tmp" "$R/mit-full.jsonl"; }
+  MIT="$R/mit-full.jsonl"
+  if [ -n "${MIT_LIMIT:-}" ]; then MIT="$R/mit-$MIT_LIMIT.jsonl"; head -n "$MIT_LIMIT" "$R/mit-full.jsonl" > "$MIT"; fi
   cp "$F"/tasks.jsonl "$F"/skills.jsonl "$F"/off-domain-prompts.jsonl "$F"/short-requests.jsonl "$F"/*-tasks.json "$F"/default.projections.gguf "$R/"
   if [ -f .device/proj/default.projections.gguf ]; then cp .device/proj/default.projections.gguf "$R/default.projections.gguf"; fi
   # ADOPT=path: maps trained on this machine (train-full.sh's $W/trained.gguf) routed with the packed
@@ -94,7 +98,7 @@ SB=${SKILL_BUDGET:-512}
 export SKILL_BUDGET=\$SB
 A="--model $G/models/gavel-mini.gguf --projections $G/models/gavel-mini.projections.gguf --bank $R/bank --context 2048\$([ \$SB = default ] || echo " --skill-budget \$SB")${KEY_BUDGET:+ --key-budget $KEY_BUDGET}"
 [ -f $R/install-golds.done ] || { node dist/cli/gavel.js install $R/skills.jsonl --jobs 8 --threads 4 \$A && touch $R/install-golds.done; }
-[ -f $R/install-mit.done ] || { node dist/cli/gavel.js install $R/mit-full.jsonl --jobs 8 --threads 4 \$A && touch $R/install-mit.done; }
+[ -f $R/install-mit.done ] || { node dist/cli/gavel.js install $MIT --jobs 8 --threads 4 \$A && touch $R/install-mit.done; }
 if [ "${PROMPTS:-0}" = 1 ]; then
   node bench/route-prompts.bench.mjs $R/bank $R/demo-tasks.json,$R/everyday-tasks.json --reps 3 > $R/prompts.txt 2>&1
   node bench/route-prompts.bench.mjs $R/bank $R/demo-tasks.json,$R/everyday-tasks.json --reps 1 --abstain-off > $R/prompts-abstain-off.txt 2>&1
@@ -112,30 +116,30 @@ if [ "${KEYTF:-0}" = 1 ]; then
 fi
 if [ "${ROUTES:-1}" = 0 ]; then echo chain-done; exit 0; fi
 if [ "${PASSES:-0}" = 1 ]; then
-  node bench/route-rerank-real.bench.mjs $R/bank $R/tasks.jsonl $R/skills.jsonl,$R/mit-full.jsonl --batches 6-10 --skill-budget \$SB \
+  node bench/route-rerank-real.bench.mjs $R/bank $R/tasks.jsonl $R/skills.jsonl,$MIT --batches 6-10 --skill-budget \$SB \
     --records $R/test.jsonl --abstain-off > $R/test.txt 2>&1
-  node bench/route-rerank-real.bench.mjs $R/bank $R/tasks.jsonl $R/skills.jsonl,$R/mit-full.jsonl --batches 6-10 --skill-budget \$SB \
+  node bench/route-rerank-real.bench.mjs $R/bank $R/tasks.jsonl $R/skills.jsonl,$MIT --batches 6-10 --skill-budget \$SB \
     --records $R/test-solo.jsonl --abstain-off --shipped-only > $R/test-solo.txt 2>&1
   echo chain-done; exit 0
 fi
 if [ "${BASELINE:-0}" = 1 ]; then
-  GAVEL_GLANCE_ROW_WEIGHTS=uniform GAVEL_GLANCE_VOTE_SHARE=0 node bench/route-rerank-real.bench.mjs $R/bank $R/tasks.jsonl $R/skills.jsonl,$R/mit-full.jsonl --batches 6-10 \
+  GAVEL_GLANCE_ROW_WEIGHTS=uniform GAVEL_GLANCE_VOTE_SHARE=0 node bench/route-rerank-real.bench.mjs $R/bank $R/tasks.jsonl $R/skills.jsonl,$MIT --batches 6-10 \
     --records $R/test-paper.jsonl --abstain-off > $R/test-paper.txt 2>&1
 fi
 if [ "${SHORT:-0}" = 1 ]; then
-  E="--library $R/skills.jsonl --library $R/mit-full.jsonl --methods bm25,glance,ruling --pool 8 --lexical-pool 8"
+  E="--library $R/skills.jsonl --library $MIT --methods bm25,glance,ruling --pool 8 --lexical-pool 8"
   node dist/cli/gavel.js eval --tasks $R/short-requests.jsonl \$E --per-query $R/short-in.jsonl --resume \$A > $R/short-in.txt 2>&1
   node dist/cli/gavel.js eval --tasks $R/off-domain-prompts.jsonl \$E --per-query $R/short-off.jsonl --resume \$A > $R/short-off.txt 2>&1
   echo chain-done; exit 0
 fi
 for v in "" \$([ -f bench/route-rerank-real-old.bench.mjs ] && [ "${OLD:-0}" = 1 ] && echo -old); do
-  node bench/route-rerank-real\$v.bench.mjs $R/bank $R/tasks.jsonl $R/skills.jsonl,$R/mit-full.jsonl --batches 6-10 --skill-budget \$SB \
+  node bench/route-rerank-real\$v.bench.mjs $R/bank $R/tasks.jsonl $R/skills.jsonl,$MIT --batches 6-10 --skill-budget \$SB \
     --records $R/test\$v.jsonl --abstain-off --off-domain $R/off-domain-prompts.jsonl > $R/test\$v.txt 2>&1
-  node bench/route-rerank-real\$v.bench.mjs $R/bank $R/tasks.jsonl $R/skills.jsonl,$R/mit-full.jsonl --batches 1-5 --skill-budget \$SB \
+  node bench/route-rerank-real\$v.bench.mjs $R/bank $R/tasks.jsonl $R/skills.jsonl,$MIT --batches 1-5 --skill-budget \$SB \
     --records $R/val\$v.jsonl --abstain-off --off-domain $R/off-domain-prompts.jsonl --off-batches offhw1,offhw2,offhw3,offhw4,offhw5 > $R/val\$v.txt 2>&1
 done
 if [ "${KIVF:-1}" = 1 ]; then
-  node bench/glance-index-real.bench.mjs $R/bank $R/tasks.jsonl $R/skills.jsonl,$R/mit-full.jsonl --batches 1-5 --limit 40 \
+  node bench/glance-index-real.bench.mjs $R/bank $R/tasks.jsonl $R/skills.jsonl,$MIT --batches 1-5 --limit 40 \
     --cache $R/q30.bin --project-only > $R/project.txt 2>&1
   GAVEL_GLANCE_DEVICE=cpu node bench/kivf.bench.mjs real $R/bank $R/q30.bin --tasks 40 --reps 1 --nprobe d,512,2048 > $R/kivf.txt 2>&1
 fi
