@@ -35,3 +35,9 @@ export function median(xs: readonly number[]): number {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.floor(s.length / 2)];
 }
+
+/** The value at fraction `f` of the sorted values (index ⌊f·n⌋, the last for f near 1): p95 is quantile(xs, 0.95). */
+export function quantile(xs: readonly number[], f: number): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor(f * s.length))];
+}

@@ -17,6 +17,7 @@ import { loadTasks, selectTasks } from "../lab/eval/tasks.js";
 import { Bm25Index } from "../src/lexical/bm25.js";
 import { Projections } from "../src/projections/projections.js";
 import { DEFAULT_PROJECTIONS } from "../src/defaults.js";
+import { median, quantile } from "./data.js";
 
 const reps = Number(process.argv[2] ?? 5);
 if (!Number.isInteger(reps) || reps < 1) throw new Error(`reps must be a positive integer, got ${process.argv[2]}`);
@@ -42,13 +43,12 @@ function times(texts: readonly string[], f: (text: string) => unknown): number[]
       out.push(performance.now() - s);
     }
   }
-  return out.sort((a, b) => a - b);
+  return out;
 }
-const q = (v: readonly number[], f: number) => v[Math.min(v.length - 1, Math.floor(v.length * f))];
 const fmt = (v: number) => (v < 0.1 ? v.toFixed(4) : v.toFixed(2));
 console.log("texts\tn\tdomain p50 / p95 ms\tBM25 over the library p50 / p95 ms\tdomain / BM25 (p50)");
 for (const [name, texts] of [["test task statements", long], ["the examples' requests", short]] as const) {
   const d = times(texts, (t) => table.score(t));
   const b = times(texts, (t) => bm25.scores(t));
-  console.log(`${name}\t${texts.length}\t${fmt(q(d, 0.5))} / ${fmt(q(d, 0.95))}\t${fmt(q(b, 0.5))} / ${fmt(q(b, 0.95))}\t${(q(d, 0.5) / q(b, 0.5)).toExponential(2)}`);
+  console.log(`${name}\t${texts.length}\t${fmt(median(d))} / ${fmt(quantile(d, 0.95))}\t${fmt(median(b))} / ${fmt(quantile(b, 0.95))}\t${(median(d) / median(b)).toExponential(2)}`);
 }

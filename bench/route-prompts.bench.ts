@@ -21,7 +21,7 @@ import { defaultModelPaths } from "../src/defaults.js";
 import { Model } from "../src/model/Model.js";
 import { Projections } from "../src/projections/projections.js";
 import { Router } from "../src/route/Router.js";
-import { median } from "./data.js";
+import { median, quantile } from "./data.js";
 
 const argv = process.argv.slice(2);
 function flag(name: string, fallback: string): string {
@@ -43,7 +43,7 @@ const prompts = promptList.split(",").flatMap((f) => (JSON.parse(readFileSync(f,
 const model = await Model.load(modelPath, { contextSize: 2048 });
 const router = await Router.open(model, { projections: await Projections.load(projPath), bankDir, readOnly: true, skillBudget: 512 });
 console.log(`route-prompts: bank ${bankDir} (${router.list().length} skills), ${prompts.length} prompts × ${reps}; ${availableParallelism()} of ${cpus().length} cores (${cpus()[0]?.model}), node ${process.version}, ${new Date().toISOString()}, load ${loadavg()[0].toFixed(1)}`);
-const p95 = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(0.95 * xs.length))];
+const p95 = (xs: number[]) => quantile(xs, 0.95);
 const names = new Map(router.list().map((s) => [s.id, s.name]));
 const modes: [string, { verdict?: boolean; abstain?: boolean }][] = [["hook's decision (verdict off)", { verdict: false }], ["full route", {}]];
 if (abstainOff) modes.push(["full route, abstention off", { abstain: false }]);

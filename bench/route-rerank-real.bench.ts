@@ -37,7 +37,7 @@ import type { RouteResult } from "../src/route/types.js";
 import { acceptedIds, libraryIndex } from "../lab/eval/metrics.js";
 import { loadTasks, selectTasks } from "../lab/eval/tasks.js";
 import { loadLibrary } from "../lab/eval/io.js";
-import { median } from "./data.js";
+import { median, quantile } from "./data.js";
 
 const argv = process.argv.slice(2);
 function flag(name: string, fallback: string): string {
@@ -115,7 +115,7 @@ for (const t of order) {
   if (records) records.write(JSON.stringify(rec) + "\n");
   if (++done % 10 === 0) console.log(`  ${done} tasks: Hit@1 re-ranked ${(hits.reranked / done).toFixed(3)}, first stage ${(hits.firstStage / done).toFixed(3)} (load ${loadavg()[0].toFixed(1)})`);
 }
-const p95 = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(0.95 * xs.length))];
+const p95 = (xs: number[]) => quantile(xs, 0.95);
 console.log(`${done} of ${order.length} tasks${done < order.length ? " (the budget stopped it)" : ""}`);
 for (const k of shippedOnly ? (["reranked"] as const) : (["reranked", "firstStage"] as const)) console.log(`${k}: Hit@1 ${(hits[k] / done).toFixed(3)} (abstentions as misses; abstained on ${abstained[k]}); route p50 ${median(ms[k]).toFixed(0)} ms, p95 ${p95(ms[k]).toFixed(0)} ms`);
 if (abstainOff) console.log(`reranked, abstention off: Hit@1 ${(hits.rerankedNoAbstain / done).toFixed(3)}`);
