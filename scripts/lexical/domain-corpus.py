@@ -5,17 +5,23 @@ an agent's kind of work against everyday assistant queries, all public, none fro
   (conventional-commit prefixes and trailing "(#123)" cut; merges, reverts, releases and version bumps
   dropped; 4-20 words; case-folded duplicates dropped; at most --per-repo a repository), and sentences
   of public skills' descriptions (skills-mit.jsonl.gz; mostly-Latin descriptions, 4-30 words);
+- with --requests, two public sources of requests as people phrase them: nl2bash's English descriptions of
+  shell tasks (TellinaTool/nl2bash, data/bash/all.nl, MIT) and Stack Overflow question titles of StaQC
+  (LittleYUYU/StackOverflow-Question-Code-Dataset, CC BY 4.0; its SQL title file, the one stored there);
+  4-30 words, case-folded duplicates dropped;
 - off-domain: the queries of CLINC150 (clinc/oos-eval, data/data_full.json, CC BY 3.0; every split,
   out-of-scope queries included): everyday requests to a voice assistant.
 
-  python3 scripts/lexical/domain-corpus.py OUT.jsonl --mirrors DIR [--per-repo 3000] [--skills PATH]
+  python3 scripts/lexical/domain-corpus.py OUT.jsonl --mirrors DIR [--per-repo 3000] [--skills PATH] [--requests]
 Writes one {"text", "label" (1 in-domain, 0 off), "source"} a line: as many in-domain texts as off-domain,
-half commit subjects (sampled across the repositories), half description sentences.
+half commit subjects (sampled across the repositories), half description sentences; with --requests a
+quarter each of commit subjects, description sentences, nl2bash descriptions and StaQC titles.
 """
 import argparse
 import gzip
 import json
 import os
+import pickle
 import random
 import re
 import subprocess
@@ -26,6 +32,7 @@ ap.add_argument("--mirrors", default="/work/.mirror")
 ap.add_argument("--per-repo", type=int, default=3000)
 ap.add_argument("--skills", default="../shared/data/skills-mit.jsonl.gz")
 ap.add_argument("--seed", type=int, default=1)
+ap.add_argument("--requests", action="store_true")
 a = ap.parse_args()
 rnd = random.Random(a.seed)
 
@@ -72,14 +79,42 @@ for line in gzip.open(a.skills, "rt"):
 rnd.shuffle(desc)
 clinc = json.loads(subprocess.run(["git", "-C", f"{a.mirrors}/clinc+oos-eval/repo", "show", "HEAD:data/data_full.json"], capture_output=True, text=True, check=True).stdout)
 off = [{"text": q, "label": 0, "source": "clinc150"} for k in ["train", "val", "test", "oos_train", "oos_val", "oos_test"] for q, _ in clinc[k]]
-# half the in-domain texts commit subjects, half description sentences, as many in all as off-domain
+
+
+def git_show(repo, path):
+    d = f"{a.mirrors}/{repo}/repo"
+    if not os.path.isdir(d):
+        raise SystemExit(f"missing mirror {repo}: fetch github:{repo.replace('+', '/')} first")
+    return subprocess.run(["git", "-C", d, "show", f"HEAD:{path}"], capture_output=True, check=True).stdout
+
+
+def tidy(texts):
+    seen, keep = set(), []
+    for s in texts:
+        s = " ".join(s.split())
+        if 4 <= len(s.split()) <= 30 and s.lower() not in seen:
+            seen.add(s.lower())
+            keep.append(s)
+    rnd.shuffle(keep)
+    return keep
+
+
+parts = 4 if a.requests else 2
 rnd.shuffle(rows)
-rows = rows[: len(off) // 2]
+rows = rows[: len(off) // parts]
 n_code = len(rows)
-rows += [{"text": s, "label": 1, "source": "skills-mit:description"} for s in desc[: len(off) - n_code]]
+if a.requests:
+    bash = tidy(git_show("TellinaTool+nl2bash", "data/bash/all.nl").decode("utf-8", "replace").split("\n"))
+    titles = tidy(str(t) for t in pickle.loads(git_show("LittleYUYU+StackOverflow-Question-Code-Dataset",
+                  "annotation_tool/data/code_solution_labeled_data/source/sql_how_to_do_it_by_classifier_multiple_qid_to_title.pickle"), encoding="latin1").values())
+    rows += [{"text": s, "label": 1, "source": "nl2bash"} for s in bash[: len(off) // parts]]
+    rows += [{"text": s, "label": 1, "source": "staqc:sql-titles"} for s in titles[: len(off) // parts]]
+# the rest description sentences: as many in-domain texts in all as off-domain
+rows += [{"text": s, "label": 1, "source": "skills-mit:description"} for s in desc[: len(off) - len(rows)]]
 rows += off
 rnd.shuffle(rows)
 with open(a.out, "w") as f:
     for r in rows:
         f.write(json.dumps(r) + "\n")
-print(f"wrote {len(rows)}: {n_code} commit subjects, {sum(r['source'].startswith('skills') for r in rows)} description sentences, {len(off)} CLINC150 queries")
+count = lambda p: sum(r["source"].startswith(p) for r in rows)
+print(f"wrote {len(rows)}: {n_code} commit subjects, {count('skills')} description sentences, {count('nl2bash')} nl2bash descriptions, {count('staqc')} StaQC titles, {len(off)} CLINC150 queries")
