@@ -2,6 +2,7 @@
 bench/results/2026-12-04-cpu-domain-score/decision.txt.
 
   python3 scripts/lexical/domain-band.py MODEL.json LP.jsonl RECORDS30K_DIR SHORT1K SHORT3K [--cut 1.6072215894838473] [--held-out] [--write-band BAND.json] [--gap]
+      [--conv NAME=RECORDS --conv …] [--conv-texts A.jsonl,B.jsonl] [--baseline MODEL.json[.gz]:BAND.json]
 
 Prints the fitted model and the fitting rows' table with the rule's verdict; --held-out adds the held-out rows;
 --write-band writes the band as the projections store a logistic model (scripts/lexical/write-domain.ts reads it).
@@ -11,6 +12,10 @@ RECORDS30K_DIR: {val,test,offdomain}.jsonl.gz with lexical read-outs over the 30
 (scripts/device/refit-abstention.ts -- --work DIR writes them). SHORT1K / SHORT3K: the per-query
 records of the short requests and prompts over 1,024 / 3,024 skills.
 Texts: ../shared/data/swe-skills-bench/tasks.jsonl and bench/data/off-domain-prompts.jsonl.
+--conv adds a library of conversational requests and prompts (scripts/lexical/reach-records.ts's
+records, texts from --conv-texts), weighted as the others: batches conv and convoff fit, conv2 and
+convoff2 are held out. --baseline compares with a shipped large band (its domain table and band.json)
+instead of the reach threshold.
 """
 import gzip
 import importlib.util
@@ -22,10 +27,21 @@ import numpy as np
 spec = importlib.util.spec_from_file_location("probe", __file__.replace("domain-band.py", "domain-train.py"))
 probe = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(probe)
-args = [a for i, a in enumerate(sys.argv[1:], 1) if not a.startswith("--") and sys.argv[i - 1] not in ("--cut", "--write-band")]
+VALUED = ("--cut", "--write-band", "--conv", "--conv-texts", "--baseline")
+args = [a for i, a in enumerate(sys.argv[1:], 1) if not a.startswith("--") and sys.argv[i - 1] not in VALUED]
+convs = [sys.argv[i + 1] for i, a in enumerate(sys.argv) if a == "--conv"]
+conv_texts = sys.argv[sys.argv.index("--conv-texts") + 1].split(",") if "--conv-texts" in sys.argv else []
+baseline = sys.argv[sys.argv.index("--baseline") + 1].split(":") if "--baseline" in sys.argv else None
 cut0 = float(sys.argv[sys.argv.index("--cut") + 1]) if "--cut" in sys.argv else 1.6072215894838473
 model_path, lp_path, d30, s1k, s3k = args[:5]
-score = probe.scorer(json.load(open(model_path)))
+
+
+def load_json(path):
+    return json.load(gzip.open(path, "rt") if path.endswith(".gz") else open(path))
+
+
+score = probe.scorer(load_json(model_path))
+base_score = probe.scorer(load_json(baseline[0])) if baseline else None
 
 texts = {}
 for l in open(lp_path):
@@ -38,10 +54,18 @@ for l in open("bench/data/off-domain-prompts.jsonl"):
 for l in open("../shared/data/swe-skills-bench/tasks.jsonl"):
     r = json.loads(l)
     texts[r["id"]] = r["text"]
+for f in conv_texts:
+    for l in open(f):
+        r = json.loads(l)
+        texts[r["id"]] = r["text"]
 
 
 def row(r, off, fit):
-    return {"off": off, "fit": fit, "reach": probe.reach_of(r), "dom": score(texts[r["id"].split("@")[0]])}
+    t = texts[r["id"].split("@")[0]]
+    out = {"off": off, "fit": fit, "reach": probe.reach_of(r), "dom": score(t)}
+    if base_score:
+        out["dom0"] = base_score(t)
+    return out
 
 
 def read(path):
@@ -61,6 +85,10 @@ for name, path in [("1,024 skills", s1k), ("3,024 skills", s3k)]:
         off = r["id"].startswith("offhw")
         rows.append(row(r, off, probe.fitting(r["batch"], off)))
     libs[name] = rows
+
+for spec in convs:
+    name, path = spec.split("=", 1)
+    libs[name] = [row(r, r["batch"].startswith("convoff"), r["batch"] in ("conv", "convoff")) for r in read(path)]
 
 # standardise on the fitting rows (each library weighted equally)
 fit_rows = [(name, r) for name, rows in libs.items() for r in rows if r["fit"]]
@@ -96,7 +124,11 @@ def rates(abstain, part):
     return out
 
 
-base = lambda r: r["reach"] < cut0
+if baseline:
+    b0 = load_json(baseline[1])
+    base = lambda r: sum(w * (x - m) / sc for w, x, m, sc in zip(b0["weights"], [r["reach"], r["dom0"]], b0["mean"], b0["scale"])) + b0["bias"] > b0["threshold"]
+else:
+    base = lambda r: r["reach"] < cut0
 # the loosest cut on z whose mean fitting trigger rate is at most 0.10
 zs = sorted({z(r) for _, r in fit_rows})
 best = None
@@ -125,7 +157,7 @@ parts = [("fitting", lambda r: r["fit"])] + ([("held out", lambda r: not r["fit"
 for label, part in parts:
     b, c = rates(base, part), rates(cand, part)
     print(f"{label}: declined / let through (in-domain n, prompts n)")
-    print("| library | shipped (reach < %.3f) | reach + domain |" % cut0)
+    print("| library | shipped (%s) | reach + domain |" % ("its band" if baseline else "reach < %.3f" % cut0))
     print("| --- | --- | --- |")
     for name in libs:
         print(f"| {name} ({b[name][2]}, {b[name][3]}) | {b[name][0]:.3f} / {b[name][1]:.3f} | {c[name][0]:.3f} / {c[name][1]:.3f} |")
