@@ -99,7 +99,7 @@ export interface McpServerInfo {
 
 const INSTRUCTIONS =
   "gavel-router picks the SKILL.md that fits a task from the skills installed in its bank. " +
-  "Before starting a task that may need specialised instructions, call search_skills with the task; " +
+  "Before starting a task that may need specialised instructions, call search_skills with the task stated concretely; " +
   "then call load_skill with the best skill's id and follow its instructions.";
 
 /** The MCP error code of a resource that does not exist (the specification's -32002). */
@@ -162,9 +162,11 @@ export async function createMcpServer(router: SkillSource, info: McpServerInfo) 
       title: "Search skills",
       description:
         "Find the installed skills (SKILL.md) that fit a task, best first, with scores and a one-line reason each. " +
-        "The router reads the task with its own language model; pass the task as the user stated it.",
+        "The router matches the task's words against the skills' text, so state the work concretely in one or two sentences: " +
+        "what to do, to what, and the tools, languages, file types or services involved, as the conversation implies them. " +
+        "Do not pass chat that no skill could serve.",
       inputSchema: {
-        task: z.string().min(1).describe("the task, in the user's words"),
+        task: z.string().min(1).describe("the work, stated concretely: what to do, to what, and the tools, languages, file types or services involved"),
         k: z.number().int().min(1).max(MAX_SEARCH_K).optional().describe(`how many skills to list (default ${DEFAULT_SEARCH_K})`),
       },
       outputSchema: schemas.search,
