@@ -18,6 +18,9 @@
 # (--shipped-only: test-solo.jsonl), both recording the best 5's read-outs of each pass.
 # RECORDS=1 first writes first-stage records of every glance variant in VARIANTS over validation and
 # test (scripts/select/weights-records.ts: wr-val.jsonl.gz, wr-test.jsonl.gz); ROUTES=0 stops there.
+# PROMPT_FILES=a.json,b.json (at pack time: request files of route-prompts.bench.ts's shape, packed
+# with examples/skills) makes PROMPTS=1 also install the 24 example skills into the bank and route those
+# files over it (prompts-extra.txt, prompts-extra-abstain-off.txt): requests whose golds are the examples.
 # MIT_LIMIT=N installs (and reads for the accepted ids) only the first N public skills beside the golds: a
 # smaller real library (TAG keeps its files apart from the whole library's).
 # KEY_BUDGET=N installs with --key-budget N (keys read past the render's cut); SKILL_BUDGET=N installs
@@ -73,6 +76,11 @@ if [ "$mode" = pack ]; then
       rl.on("line", (l) => { const d = JSON.parse(l); process.stdout.write(JSON.stringify({ id: d.id, name: d.name, description: d.description, body: d.body }) + "\n"); });' \
       | xz -T2 -9 > "$F/mit-full.jsonl.xz"
   fi
+  rm -rf "$F/prompts" "$F/example-skills.tgz"
+  if [ -n "${PROMPT_FILES:-}" ]; then
+    mkdir -p "$F/prompts"; for f in ${PROMPT_FILES//,/ }; do cp "$f" "$F/prompts/"; done
+    tar -czf "$F/example-skills.tgz" examples/skills
+  fi
   du -sh "$F"; exit 0
 fi
 source scripts/device/env.sh
@@ -102,6 +110,13 @@ A="--model $G/models/gavel-mini.gguf --projections $G/models/gavel-mini.projecti
 if [ "${PROMPTS:-0}" = 1 ]; then
   node bench/route-prompts.bench.mjs $R/bank $R/demo-tasks.json,$R/everyday-tasks.json --reps 3 > $R/prompts.txt 2>&1
   node bench/route-prompts.bench.mjs $R/bank $R/demo-tasks.json,$R/everyday-tasks.json --reps 1 --abstain-off > $R/prompts-abstain-off.txt 2>&1
+  if [ -f $PWD/$F/example-skills.tgz ]; then
+    mkdir -p $R/ex && tar -xzf $PWD/$F/example-skills.tgz -C $R/ex
+    [ -f $R/install-examples.done ] || { node dist/cli/gavel.js install $R/ex/examples/skills \$A && touch $R/install-examples.done; }
+    P=\$(ls $PWD/$F/prompts/*.json | paste -sd, -)
+    node bench/route-prompts.bench.mjs $R/bank \$P --reps 1 > $R/prompts-extra.txt 2>&1
+    node bench/route-prompts.bench.mjs $R/bank \$P --reps 1 --abstain-off > $R/prompts-extra-abstain-off.txt 2>&1
+  fi
   echo chain-done; exit 0
 fi
 if [ "${RECORDS:-0}" = 1 ]; then
@@ -153,7 +168,7 @@ if [ "$mode" = wait ]; then
   end=$(( $(date +%s) + ${WAIT_S:-560} ))
   while [ "$(date +%s)" -lt "$end" ] && alive; do sleep 10; done
   echo "== $(alive && echo running || echo ended)"; tail -5 "$R/chain.log"
-  for f in keytf-val.txt keytf-test.txt wr-val.txt wr-test.txt test-paper.txt test.txt test-solo.txt val.txt test-old.txt val-old.txt project.txt kivf.txt short-in.txt short-off.txt prompts.txt; do [ -f "$R/$f" ] && { echo "-- $f"; tail -6 "$R/$f"; }; done
+  for f in keytf-val.txt keytf-test.txt wr-val.txt wr-test.txt test-paper.txt test.txt test-solo.txt val.txt test-old.txt val-old.txt project.txt kivf.txt short-in.txt short-off.txt prompts.txt prompts-extra.txt prompts-extra-abstain-off.txt; do [ -f "$R/$f" ] && { echo "-- $f"; tail -6 "$R/$f"; }; done
   wc -l "$R"/*.jsonl 2>/dev/null | tail -3
   nvidia-smi --query-gpu=name,memory.used,utilization.gpu --format=csv,noheader
 fi
