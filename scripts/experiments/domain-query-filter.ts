@@ -6,13 +6,13 @@
  *   NODE_OPTIONS=--max-old-space-size=12000 npx vite-node scripts/experiments/domain-query-filter.ts -- \
  *     --library SRC[,SRC] --tasks A.jsonl[,B.jsonl] [--taus inf,2,1,0.5,0] [--projections P]
  *
- * Request files: {id, text, gold_skill_ids}; rows without a gold skill are skipped.
+ * Request files as scripts/select/requests.ts reads them; rows without a gold skill are skipped.
  */
-import { readFileSync } from "node:fs";
 import { loadLibrary } from "../../lab/eval/io.js";
 import { Bm25Index, bm25Tokens } from "../../src/lexical/bm25.js";
 import { Projections } from "../../src/projections/projections.js";
 import { DEFAULT_PROJECTIONS } from "../../src/defaults.js";
+import { readRequests } from "../select/requests.js";
 
 const argv = process.argv.slice(2).filter((a) => a !== "--");
 const opt = (n: string) => { const i = argv.indexOf(n); return i >= 0 ? argv.splice(i, 2)[1] : undefined; };
@@ -33,15 +33,13 @@ function filtered(text: string, tau: number): string {
 console.log(`${lib.skills.length} skills; BM25 Hit@1 / R@20 by τ (words with a domain weight under −τ dropped)`);
 console.log(["file", "n", ...taus.map((t) => `τ ${t}`)].join("\t"));
 for (const f of taskFiles) {
-  const rows = readFileSync(f, "utf8").split("\n").filter((l) => l.trim()).map((l) => JSON.parse(l) as { text: string; gold_skill_ids?: string[] }).filter((r) => (r.gold_skill_ids ?? []).length > 0);
+  const rows = readRequests(f).filter((r) => r.expected !== null);
   const cells = taus.map((tau) => {
     let h1 = 0, r20 = 0;
     for (const r of rows) {
-      const s = idx.scores(filtered(r.text, tau));
-      const top = [...s.keys()].sort((a, b) => s[b]! - s[a]!).slice(0, 20).map((i) => lib.skills[i]!.id);
-      const gold = new Set(r.gold_skill_ids);
-      if (gold.has(top[0]!)) h1++;
-      if (top.some((id) => gold.has(id))) r20++;
+      const top = idx.search(filtered(r.task, tau), 20).map((h) => h.id);
+      if (top[0] === r.expected) h1++;
+      if (top.includes(r.expected!)) r20++;
     }
     return `${h1} / ${r20}`;
   });

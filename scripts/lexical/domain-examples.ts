@@ -6,17 +6,16 @@
  *   NODE_OPTIONS=--max-old-space-size=12000 npx vite-node scripts/lexical/domain-examples.ts -- BEFORE.gguf [AFTER.gguf] [--tasks F1,F2]
  *
  * AFTER defaults to models/gavel-mini.projections.gguf. Without --tasks: the demo's and the everyday
- * requests (examples/*.json). --tasks reads request files (.jsonl: {id, text, gold_skill_ids,
- * off_domain?}) or the examples' .json files.
+ * requests (examples/*.json). --tasks reads request files as scripts/select/requests.ts does (.jsonl
+ * of {text, gold_skill_ids}, none for an off-domain prompt, or the examples' .json files).
  */
-import { readFileSync } from "node:fs";
 import { loadLibrary } from "../../lab/eval/io.js";
 import { Bm25Index } from "../../src/lexical/bm25.js";
 import { lexicalReach } from "../../src/lexical/postings.js";
 import { Projections } from "../../src/projections/projections.js";
 import { abstentionFeatures, decideAbstention } from "../../src/route/abstention.js";
+import { readRequests } from "../select/requests.js";
 
-interface Task { text: string; label: string; off: boolean }
 const argv = process.argv.slice(2).filter((a) => a !== "--");
 const ti = argv.indexOf("--tasks");
 const taskFiles = ti >= 0 ? argv[ti + 1]!.split(",") : ["examples/demo-tasks.json", "examples/everyday-tasks.json"];
@@ -24,21 +23,11 @@ const files = argv.filter((_, i) => ti < 0 || (i !== ti && i !== ti + 1));
 if (files.length < 1) throw new Error("usage: domain-examples.ts BEFORE.gguf [AFTER.gguf] [--tasks F1,F2]");
 if (files.length < 2) files.push("models/gavel-mini.projections.gguf");
 
-function readTasks(f: string): Task[] {
-  if (f.endsWith(".jsonl")) {
-    return readFileSync(f, "utf8").split("\n").filter((l) => l.trim()).map((l) => {
-      const r = JSON.parse(l) as { id: string; text: string; gold_skill_ids?: string[]; off_domain?: boolean };
-      const off = r.off_domain === true || (r.gold_skill_ids ?? []).length === 0;
-      return { text: r.text, label: off ? "OFF" : r.gold_skill_ids![0]!, off };
-    });
-  }
-  return (JSON.parse(readFileSync(f, "utf8")) as { task: string; expected?: string }[]).map((t) => ({ text: t.task, label: t.expected ?? "OFF", off: !t.expected }));
-}
 
 const lib = await loadLibrary(["../shared/data/swe-skills-bench/skills.jsonl", "../shared/data/skills-mit.jsonl.gz"]);
 const idx = new Bm25Index(lib.skills.map((s) => ({ id: s.id, name: s.name, description: s.description, body: s.body })), { k1: 3, b: 1 });
 const N = lib.skills.length;
-const tasks = taskFiles.flatMap(readTasks);
+const tasks = taskFiles.flatMap(readRequests).map((r) => ({ text: r.task, label: r.expected ?? "OFF", off: r.expected === null }));
 const ps = await Promise.all(files.map((f) => Projections.load(f)));
 console.log("N", N, "projections", files.join(" → "));
 const dec = files.map(() => 0);

@@ -28,9 +28,8 @@ for (const f of taskFiles) {
   for (const l of readFileSync(f, "utf8").split("\n")) {
     if (!l.trim()) continue;
     const t = JSON.parse(l) as { id: string; text: string; batch?: string };
-    const s = idx.scores(t.text);
-    const order = [...s.keys()].sort((a, b) => s[b]! - s[a]!).slice(0, 5);
-    lines.push(JSON.stringify({ id: t.id + suffix, batch: t.batch ?? "", lexical: { size: lib.skills.length, top: order.map((i) => ({ skill: lib.skills[i]!.id, s: Math.round(s[i]! * 1e4) / 1e4 })) } }));
+    const top = idx.search(t.text, 5).map((h) => ({ skill: h.id, s: Math.round(h.score * 1e4) / 1e4 }));
+    lines.push(JSON.stringify({ id: t.id + suffix, batch: t.batch ?? "", lexical: { size: lib.skills.length, top } }));
   }
 }
 writeFileSync(out, gzipSync(lines.join("\n") + "\n"));
