@@ -5,6 +5,10 @@
  *   conversation) and adds the chosen skill to the system prompt; nothing when the ruling abstains.
  * - {@link gavelLoadSkillTool}: a `loadSkill` tool (`tool()` with a zod input schema) that returns an
  *   installed skill's body, metadata and path by name.
+ * - {@link gavelSearchSkillsTool}: a `searchSkills` tool: the model states the work, the router lists
+ *   the skills that fit it, best first. For agents whose users talk the way people do, the model's own
+ *   statement of the work routes far better than the message as typed (docs/BENCHMARKS.md, "Requests
+ *   phrased as people talk"); {@link gavelSkillTools} gives both tools.
  *
  * ```ts
  * import { generateText } from "ai";
@@ -18,8 +22,10 @@
 import { tool, type Tool } from "ai";
 import { z } from "zod";
 import { loadedSkill, SkillInjector, textOf, type ChatTurn, type GavelAdapterOptions, type LoadedSkill, type SkillRouterLike } from "./core.js";
+import { LOAD_SKILL_DESCRIPTION, MAX_SEARCH_K, SEARCH_SKILLS_DESCRIPTION, SEARCH_TASK_DESCRIPTION, searchK, searchSkills, type SearchResult, type SkillSource } from "./skill-tools.js";
 
 export { skillInstructions, type GavelAdapterOptions, type LoadedSkill, type RoutedSkill, type SkillRouterLike } from "./core.js";
+export type { SearchHit, SearchResult, SkillSource } from "./skill-tools.js";
 
 /** A system message as the AI SDK writes one. */
 export interface SystemMessageLike {
@@ -100,7 +106,7 @@ export function gavelLoadSkillTool(router: SkillRouterLike, options: GavelLoadSk
   const injector = new SkillInjector(router);
   const maxChars = options.maxChars ?? Infinity;
   return tool({
-    description: options.description ?? "Load an installed skill (a SKILL.md) by name: its instructions, metadata and the path of its folder.",
+    description: options.description ?? LOAD_SKILL_DESCRIPTION,
     inputSchema: z.object({ name: z.string().min(1).describe("the skill's name (or id)") }),
     execute: async ({ name }): Promise<LoadSkillResult> => {
       const skill = await injector.load(name);
@@ -115,4 +121,47 @@ export function gavelSkills(
   options: GavelPrepareStepOptions & { loadSkill?: GavelLoadSkillOptions } = {},
 ): { prepareStep: ReturnType<typeof gavelPrepareStep>; tools: { loadSkill: Tool<{ name: string }, LoadSkillResult> } } {
   return { prepareStep: gavelPrepareStep(router, options), tools: { loadSkill: gavelLoadSkillTool(router, options.loadSkill) } };
+}
+
+/** Options of {@link gavelSearchSkillsTool}. */
+export interface GavelSearchSkillsOptions {
+  /** Skills listed when the model does not say (default 5); the model may ask for 1-50. */
+  k?: number;
+  /** The tool's description, as the model reads it (default: it asks for the work stated concretely). */
+  description?: string;
+  /** As `RouteOptions.libraryCut`: it decides `abstained`, not the skills listed (default: the router's). */
+  libraryCut?: boolean;
+}
+
+/**
+ * A `searchSkills` tool: `{ task, k? }` → the installed skills that fit the task, best first, with
+ * scores and a one-line reason each, and the router's choice (`chosen`, null when it abstained); as
+ * `gavel mcp`'s `search_skills`. The task is the model's own statement of the work, which routes far
+ * better than a request as people phrase it. The router needs `route`, `glance`, `list` and `get`: a
+ * `Router` has them. The call's `abortSignal` stops the route; a failed search throws, and the AI SDK
+ * hands the model the error.
+ */
+export function gavelSearchSkillsTool(router: SkillSource, options: GavelSearchSkillsOptions = {}): Tool<{ task: string; k?: number }, SearchResult> {
+  if (!router || typeof router.route !== "function" || typeof router.glance !== "function" || typeof router.list !== "function") throw new TypeError("gavelSearchSkillsTool needs a Router (or an object with route(), glance(), list() and get())");
+  const k = searchK(options.k);
+  const search = options.libraryCut === undefined ? {} : { libraryCut: options.libraryCut };
+  return tool({
+    description: options.description ?? SEARCH_SKILLS_DESCRIPTION,
+    inputSchema: z.object({
+      task: z.string().min(1).describe(SEARCH_TASK_DESCRIPTION),
+      k: z.number().int().min(1).max(MAX_SEARCH_K).optional().describe(`how many skills to list (default ${k})`),
+    }),
+    execute: ({ task, k: asked }, { abortSignal }): Promise<SearchResult> => searchSkills(router, task, asked ?? k, abortSignal, search),
+  });
+}
+
+/**
+ * The two tools for a model that picks its own skills: `{ searchSkills, loadSkill }`, to spread into a
+ * `generateText` call's `tools` (no `prepareStep`: nothing is routed unless the model asks).
+ */
+export function gavelSkillTools(
+  router: SkillSource,
+  options: { search?: GavelSearchSkillsOptions; loadSkill?: GavelLoadSkillOptions } = {},
+): { searchSkills: Tool<{ task: string; k?: number }, SearchResult>; loadSkill: Tool<{ name: string }, LoadSkillResult> } {
+  return { searchSkills: gavelSearchSkillsTool(router, options.search), loadSkill: gavelLoadSkillTool(router, options.loadSkill) };
 }

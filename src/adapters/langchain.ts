@@ -21,16 +21,30 @@
  * const docs = await retriever.invoke("Turn these photos into thumbnails");
  * ```
  *
+ * {@link gavelSearchSkillsTool} and {@link gavelLoadSkillTool} are tools (`tool()` from
+ * `@langchain/core/tools`, with JSON schemas: no zod needed) for a model that picks its own skill: `search_skills` takes the work as the
+ * model states it and lists the skills that fit, best first; `load_skill` reads one. A request as
+ * people phrase it routes far worse than the model's own statement of the work (docs/BENCHMARKS.md,
+ * "Requests phrased as people talk"), so an agent whose users talk that way does better with these
+ * than with the middleware.
+ *
+ * ```ts
+ * const agent = createAgent({ model, tools: [gavelSearchSkillsTool(router), gavelLoadSkillTool(router)] });
+ * ```
+ *
  * @module
  */
 import { createMiddleware } from "langchain";
 import { BaseRetriever, type BaseRetrieverInput } from "@langchain/core/retrievers";
+import { tool } from "@langchain/core/tools";
 import { Document } from "@langchain/core/documents";
-import { cutText, DEFAULT_MAX_CHARS, SkillInjector, textOf, type ChatTurn, type GavelAdapterOptions, type SkillRouterLike } from "./core.js";
+import { cutText, DEFAULT_MAX_CHARS, loadedSkill, SkillInjector, textOf, type LoadedSkill, type ChatTurn, type GavelAdapterOptions, type SkillRouterLike } from "./core.js";
 import type { RouteOptions } from "../route/types.js";
 import { shortlistScore } from "../route/ruling.js";
+import { MAX_SEARCH_K, LOAD_SKILL_DESCRIPTION, SEARCH_SKILLS_DESCRIPTION, SEARCH_TASK_DESCRIPTION, searchK, searchSkills, searchText, skillText, type SearchResult, type SkillSource } from "./skill-tools.js";
 
-export { skillInstructions, type GavelAdapterOptions, type RoutedSkill, type SkillRouterLike } from "./core.js";
+export { skillInstructions, type GavelAdapterOptions, type LoadedSkill, type RoutedSkill, type SkillRouterLike } from "./core.js";
+export type { SearchHit, SearchResult, SkillSource } from "./skill-tools.js";
 
 /** LangChain's message types as roles. */
 const ROLE: Record<string, string> = { human: "user", ai: "assistant", system: "system", tool: "tool" };
@@ -171,4 +185,91 @@ export class GavelSkillRetriever extends BaseRetriever<GavelSkillMetadata> {
       }),
     );
   }
+}
+
+/** Options of {@link gavelSearchSkillsTool}. */
+export interface GavelSearchSkillsOptions {
+  /** The tool's name (default `search_skills`). */
+  name?: string;
+  /** Skills listed when the model does not say (default 5); the model may ask for 1-50. */
+  k?: number;
+  /** The tool's description, as the model reads it (default: it asks for the work stated concretely). */
+  description?: string;
+  /** As `RouteOptions.libraryCut`: it decides `abstained`, not the skills listed (default: the router's). */
+  libraryCut?: boolean;
+}
+
+/**
+ * A `search_skills` tool: `{ task, k? }` → the installed skills that fit the task, best first, one line
+ * each with its id, score and a reason, as `gavel mcp`'s `search_skills` answers; the
+ * {@link SearchResult} is the tool message's `artifact`. The router needs `route`, `glance`, `list`
+ * and `get`: a `Router` has them. The run's `signal` stops the route.
+ */
+export function gavelSearchSkillsTool(router: SkillSource, options: GavelSearchSkillsOptions = {}) {
+  if (!router || typeof router.route !== "function" || typeof router.glance !== "function" || typeof router.list !== "function") throw new TypeError("gavelSearchSkillsTool needs a Router (or an object with route(), glance(), list() and get())");
+  const k = searchK(options.k);
+  const search = options.libraryCut === undefined ? {} : { libraryCut: options.libraryCut };
+  return tool(
+    async (input: unknown, config): Promise<[string, SearchResult]> => {
+      const { task, k: asked } = input as { task: string; k?: number }; // checked by the schema
+      const result = await searchSkills(router, task, asked ?? k, config?.signal, search);
+      return [searchText(result), result];
+    },
+    {
+      name: options.name ?? "search_skills",
+      description: options.description ?? SEARCH_SKILLS_DESCRIPTION,
+      schema: {
+        type: "object",
+        properties: {
+          task: { type: "string", minLength: 1, description: SEARCH_TASK_DESCRIPTION },
+          k: { type: "integer", minimum: 1, maximum: MAX_SEARCH_K, description: `how many skills to list (default ${k})` },
+        },
+        required: ["task"],
+        additionalProperties: false,
+      },
+      responseFormat: "content_and_artifact",
+    },
+  );
+}
+
+/** Options of {@link gavelLoadSkillTool}. */
+export interface GavelLoadSkillOptions {
+  /** The tool's name (default `load_skill`). */
+  name?: string;
+  /** Most characters of the body returned (default: all of it). */
+  maxChars?: number;
+  /** The tool's description, as the model reads it. */
+  description?: string;
+}
+
+/**
+ * A `load_skill` tool: `{ skill }` (an id or name) → the installed skill as text (where it lives, its
+ * allowed tools, its instructions), with the {@link LoadedSkill} as the tool message's `artifact`; a
+ * line saying so when no installed skill has that name.
+ */
+export function gavelLoadSkillTool(router: SkillRouterLike, options: GavelLoadSkillOptions = {}) {
+  const injector = new SkillInjector(router);
+  const maxChars = options.maxChars ?? Infinity;
+  if (typeof maxChars !== "number" || !(maxChars >= 0)) throw new TypeError(`maxChars must be a non-negative number, got ${String(maxChars)}`);
+  return tool(
+    async (input: unknown): Promise<[string, LoadedSkill | null]> => {
+      const { skill } = input as { skill: string }; // checked by the schema
+      const record = await injector.load(skill);
+      if (!record) return [`No installed skill has the id or name "${skill}"; search_skills lists them.`, null];
+      const loaded = loadedSkill(record, maxChars);
+      const text = skillText({ ...record, body: loaded.body });
+      return [loaded.cut ? `${text}\n\n[cut at ${loaded.body.length} of ${record.body.length} characters${record.path ? `; the whole skill is in ${record.path}` : ""}]` : text, loaded];
+    },
+    {
+      name: options.name ?? "load_skill",
+      description: options.description ?? LOAD_SKILL_DESCRIPTION,
+      schema: {
+        type: "object",
+        properties: { skill: { type: "string", minLength: 1, description: "the skill's id or name, as search_skills lists it" } },
+        required: ["skill"],
+        additionalProperties: false,
+      },
+      responseFormat: "content_and_artifact",
+    },
+  );
 }

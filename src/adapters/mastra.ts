@@ -11,12 +11,26 @@
  * const agent = new Agent({ name, instructions, model, inputProcessors: [gavelSkillProcessor(router)] });
  * ```
  *
+ * {@link gavelSkillTools} gives two tools (`createTool` from `@mastra/core/tools`) for a model that
+ * picks its own skill: `search_skills` takes the work as the model states it and lists the skills that
+ * fit, best first; `load_skill` reads one. A request as people phrase it routes far worse than the
+ * model's own statement of the work (docs/BENCHMARKS.md, "Requests phrased as people talk").
+ *
+ * ```ts
+ * const agent = new Agent({ name, instructions, model, tools: gavelSkillTools(router) });
+ * ```
+ *
  * @module
  */
 import type { ProcessInputArgs, ProcessInputResult, Processor } from "@mastra/core/processors";
-import { SkillInjector, textOf, type ChatTurn, type GavelAdapterOptions, type SkillRouterLike } from "./core.js";
+import { createTool } from "@mastra/core/tools";
+import { z } from "zod";
+import { loadedSkill, SkillInjector, textOf, type LoadedSkill, type ChatTurn, type GavelAdapterOptions, type SkillRouterLike } from "./core.js";
 
-export { skillInstructions, type GavelAdapterOptions, type RoutedSkill, type SkillRouterLike } from "./core.js";
+import { LOAD_SKILL_DESCRIPTION, MAX_SEARCH_K, SEARCH_SKILLS_DESCRIPTION, SEARCH_TASK_DESCRIPTION, searchK, searchSkills, type SkillSource } from "./skill-tools.js";
+
+export { skillInstructions, type GavelAdapterOptions, type LoadedSkill, type RoutedSkill, type SkillRouterLike } from "./core.js";
+export type { SearchHit, SearchResult, SkillSource } from "./skill-tools.js";
 
 /** The text of a Mastra message's content: a string, `{ parts }` (format 2) or `{ content }`. */
 function mastraText(content: unknown): string {
@@ -62,4 +76,49 @@ export class GavelSkillProcessor implements Processor<string> {
 /** A Mastra input processor that adds the routed skill (see {@link GavelSkillProcessor}). */
 export function gavelSkillProcessor(router: SkillRouterLike, options: GavelProcessorOptions = {}): GavelSkillProcessor {
   return new GavelSkillProcessor(router, options);
+}
+
+/** Options of {@link gavelSkillTools}. */
+export interface GavelSkillToolsOptions {
+  /** Skills `search_skills` lists when the model does not say (default 5); the model may ask for 1-50. */
+  k?: number;
+  /** As `RouteOptions.libraryCut`: it decides `abstained`, not the skills listed (default: the router's). */
+  libraryCut?: boolean;
+  /** Most characters of a skill's body `load_skill` returns (default: all of it). */
+  maxChars?: number;
+}
+
+/**
+ * Two tools for an agent's `tools`: `search_skills` (`{ task, k? }` → the installed skills that fit
+ * the task, best first, with scores, one-line reasons and the router's choice; as `gavel mcp`'s) and
+ * `load_skill` (`{ skill }` → the skill's body, front matter and path, or `{ error }` when no installed
+ * skill has that id or name). The router needs `route`, `glance`, `list` and `get`: a `Router` has
+ * them. The call's `abortSignal` stops a search.
+ */
+export function gavelSkillTools(router: SkillSource, options: GavelSkillToolsOptions = {}) {
+  if (!router || typeof router.route !== "function" || typeof router.glance !== "function" || typeof router.list !== "function") throw new TypeError("gavelSkillTools needs a Router (or an object with route(), glance(), list() and get())");
+  const k = searchK(options.k);
+  const maxChars = options.maxChars ?? Infinity;
+  if (typeof maxChars !== "number" || !(maxChars >= 0)) throw new TypeError(`maxChars must be a non-negative number, got ${String(maxChars)}`);
+  const search = options.libraryCut === undefined ? {} : { libraryCut: options.libraryCut };
+  const injector = new SkillInjector(router);
+  const search_skills = createTool({
+    id: "search_skills",
+    description: SEARCH_SKILLS_DESCRIPTION,
+    inputSchema: z.object({
+      task: z.string().min(1).describe(SEARCH_TASK_DESCRIPTION),
+      k: z.number().int().min(1).max(MAX_SEARCH_K).optional().describe(`how many skills to list (default ${k})`),
+    }),
+    execute: (input, context) => searchSkills(router, input.task, input.k ?? k, context?.abortSignal, search),
+  });
+  const load_skill = createTool({
+    id: "load_skill",
+    description: LOAD_SKILL_DESCRIPTION,
+    inputSchema: z.object({ skill: z.string().min(1).describe("the skill's id or name, as search_skills lists it") }),
+    execute: async (input): Promise<LoadedSkill | { error: string }> => {
+      const record = await injector.load(input.skill);
+      return record ? loadedSkill(record, maxChars) : { error: `no installed skill has the id or name "${input.skill}"` };
+    },
+  });
+  return { search_skills, load_skill };
 }

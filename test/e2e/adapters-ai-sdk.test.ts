@@ -4,7 +4,7 @@
 import { describe, expect, it } from "vitest";
 import { generateText, stepCountIs } from "ai";
 import { MockLanguageModelV3 } from "ai/test";
-import { gavelLoadSkillTool, gavelPrepareStep, gavelSkills, type LoadSkillResult } from "../../src/adapters/ai-sdk.js";
+import { gavelLoadSkillTool, gavelPrepareStep, gavelSearchSkillsTool, gavelSkills, gavelSkillTools, type LoadSkillResult, type SearchResult } from "../../src/adapters/ai-sdk.js";
 import { HAIKU, PHOTOS, setUpExampleSkillsRouter } from "../helpers/adapter-router.js";
 import type { RouteContext, RouteOptions } from "../../src/index.js";
 
@@ -112,5 +112,49 @@ describe("gavel-router/ai-sdk", () => {
     const loadSkill = gavelLoadSkillTool(fixture.router);
     const out = await loadSkill.execute!({ name: "no-such-skill" }, { toolCallId: "x", messages: [] } as never);
     expect(out).toEqual({ error: 'no installed skill named "no-such-skill"' });
+  });
+
+  it("searchSkills answers the model's statement of the work with the fitting skill first, then loadSkill reads it", async () => {
+    // the user's message as people say it; the model calls searchSkills with the work stated, then loadSkill
+    const said = "ugh, the product pictures on the shop are way too big, can you sort them out";
+    let calls = 0;
+    const mock = new MockLanguageModelV3({
+      doGenerate: async () => {
+        calls++;
+        if (calls === 1) return { content: [{ type: "tool-call", toolCallId: "s1", toolName: "searchSkills", input: JSON.stringify({ task: PHOTOS, k: 3 }) }], finishReason: finish("tool-calls"), usage, warnings: [] };
+        if (calls === 2) return { content: [{ type: "tool-call", toolCallId: "l1", toolName: "loadSkill", input: JSON.stringify({ name: "image-resizing" }) }], finishReason: finish("tool-calls"), usage, warnings: [] };
+        return { content: [{ type: "text", text: "done" }], finishReason: finish("stop"), usage, warnings: [] };
+      },
+    });
+    const tools = gavelSkillTools(fixture.router);
+    const result = await generateText({ model: mock, prompt: said, tools, stopWhen: stepCountIs(4) });
+    expect(result.text).toBe("done");
+    // the model read both tools' descriptions; searchSkills' asks for the work stated concretely
+    const offered = mock.doGenerateCalls[0].tools as { name: string; description?: string }[];
+    expect(offered.map((t) => t.name).sort()).toEqual(["loadSkill", "searchSkills"]);
+    expect(offered.find((t) => t.name === "searchSkills")!.description).toMatch(/state the work concretely/);
+    const found = result.steps[0].toolResults[0].output as SearchResult;
+    expect(found).toMatchObject({ task: PHOTOS, chosen: "image-resizing", abstained: false });
+    expect(found.skills).toHaveLength(3);
+    expect(found.skills[0]).toMatchObject({ rank: 1, id: "image-resizing", description: fixture.image.description });
+    expect(found.skills.map((h) => h.rank)).toEqual([1, 2, 3]);
+    expect(new Set(found.skills.map((h) => h.id)).size).toBe(3);
+    const loaded = result.steps[1].toolResults[0].output as LoadSkillResult;
+    expect(loaded).toMatchObject({ name: "image-resizing", body: fixture.image.body, path: fixture.image.path });
+    // nothing was routed on its own: no system text was added
+    for (const call of mock.doGenerateCalls) expect(systemOf(call.prompt as Prompt)).toBe("");
+  });
+
+  it("searchSkills checks k, stops on the call's abort signal, and says when the router abstains", async () => {
+    expect(() => gavelSearchSkillsTool(fixture.router, { k: 0 })).toThrow(expect.objectContaining({ code: "INVALID_ARGUMENT" }));
+    expect(() => gavelSearchSkillsTool(fixture.router, { k: 51 })).toThrow(/k must be an integer from 1 to 50/);
+    expect(() => gavelSearchSkillsTool({ route: fixture.router.route.bind(fixture.router) } as never)).toThrow(TypeError);
+    const search = gavelSearchSkillsTool(fixture.router, { k: 2 });
+    const stopped = new AbortController();
+    stopped.abort();
+    await expect(search.execute!({ task: PHOTOS }, { toolCallId: "a", messages: [], abortSignal: stopped.signal } as never)).rejects.toMatchObject({ code: "ABORTED" });
+    const off = (await search.execute!({ task: HAIKU }, { toolCallId: "b", messages: [] } as never)) as SearchResult;
+    expect(off).toMatchObject({ chosen: null, abstained: true });
+    expect(off.skills).toHaveLength(2);
   });
 });

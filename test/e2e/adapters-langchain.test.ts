@@ -7,7 +7,8 @@ import { FakeListChatModel } from "@langchain/core/utils/testing";
 import { BaseRetriever } from "@langchain/core/retrievers";
 import { Document } from "@langchain/core/documents";
 import { RunnableLambda } from "@langchain/core/runnables";
-import { GavelSkillRetriever, gavelSkillMiddleware } from "../../src/adapters/langchain.js";
+import { GavelSkillRetriever, gavelLoadSkillTool, gavelSearchSkillsTool, gavelSkillMiddleware, type LoadedSkill, type SearchResult } from "../../src/adapters/langchain.js";
+import { ToolMessage } from "@langchain/core/messages";
 import { HAIKU, PHOTOS, setUpExampleSkillsRouter } from "../helpers/adapter-router.js";
 
 /** Runs one agent turn and returns the messages the model received, by type and text. */
@@ -104,5 +105,35 @@ describe("gavel-router/langchain", () => {
     const chain = new GavelSkillRetriever(fixture.router, { k: 1 }).pipe(RunnableLambda.from((docs: Document[]) => docs.map((d) => d.metadata.name)));
     expect(await chain.invoke(PHOTOS)).toEqual(["image-resizing"]);
     expect(() => new GavelSkillRetriever(fixture.router, { k: 0 })).toThrow(/k must be a positive integer/);
+  });
+
+  it("search_skills and load_skill answer tool calls as ToolMessages: text for the model, the result as artifact", async () => {
+    const search = gavelSearchSkillsTool(fixture.router, { k: 3 });
+    expect(search.name).toBe("search_skills");
+    expect(search.description).toMatch(/state the work concretely/);
+    const found = (await search.invoke({ name: "search_skills", args: { task: PHOTOS }, id: "c1", type: "tool_call" })) as unknown as ToolMessage;
+    expect(found).toBeInstanceOf(ToolMessage);
+    expect(found.tool_call_id).toBe("c1");
+    const result = found.artifact as SearchResult;
+    expect(result).toMatchObject({ task: PHOTOS, chosen: "image-resizing", abstained: false });
+    expect(result.skills.map((h) => h.rank)).toEqual([1, 2, 3]);
+    expect(found.text).toContain("Best skill: image-resizing.");
+    expect(found.text).toContain(`1. image-resizing (id image-resizing, score`);
+    // the model's k wins over the tool's; out of range is refused by the schema
+    const two = (await search.invoke({ name: "search_skills", args: { task: PHOTOS, k: 2 }, id: "c2", type: "tool_call" })) as unknown as ToolMessage;
+    expect((two.artifact as SearchResult).skills).toHaveLength(2);
+    await expect(search.invoke({ task: PHOTOS, k: 99 })).rejects.toThrow();
+    expect(() => gavelSearchSkillsTool(fixture.router, { k: 1.5 })).toThrow(/k must be an integer/);
+
+    const load = gavelLoadSkillTool(fixture.router, { maxChars: 50 });
+    const read = (await load.invoke({ name: "load_skill", args: { skill: "image-resizing" }, id: "c3", type: "tool_call" })) as unknown as ToolMessage;
+    const skill = read.artifact as LoadedSkill;
+    expect(skill).toMatchObject({ name: "image-resizing", path: fixture.image.path, cut: true });
+    expect(skill.body).toBe(fixture.image.body.slice(0, skill.body.length));
+    expect(read.text).toContain(`Source: ${fixture.image.path}`);
+    expect(read.text).toContain(`[cut at ${skill.body.length} of ${fixture.image.body.length} characters; the whole skill is in ${fixture.image.path}]`);
+    const none = (await load.invoke({ name: "load_skill", args: { skill: "no-such-skill" }, id: "c4", type: "tool_call" })) as unknown as ToolMessage;
+    expect(none.text).toBe('No installed skill has the id or name "no-such-skill"; search_skills lists them.');
+    expect(none.artifact).toBeNull();
   });
 });

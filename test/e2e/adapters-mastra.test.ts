@@ -4,7 +4,7 @@
 import { describe, expect, it } from "vitest";
 import { Agent } from "@mastra/core/agent";
 import { createMockModel } from "@mastra/core/test-utils/llm-mock";
-import { gavelSkillProcessor } from "../../src/adapters/mastra.js";
+import { gavelSkillProcessor, gavelSkillTools, type LoadedSkill, type SearchResult } from "../../src/adapters/mastra.js";
 import { HAIKU, PHOTOS, setUpExampleSkillsRouter } from "../helpers/adapter-router.js";
 
 type Prompt = { role: string; content: unknown }[];
@@ -43,5 +43,25 @@ describe("gavel-router/mastra", () => {
     const forced = agentWith(gavelSkillProcessor(fixture.router, { abstain: false, maxChars: 60 }));
     await forced.agent.generate(HAIKU);
     expect(systemOf(forced.prompts[0])).toMatch(/<skill name="[^"]+"[\s\S]*\[cut at \d+ of \d+ characters/);
+  });
+
+  it("gavelSkillTools: search_skills finds the skill for the work as the model states it, load_skill reads it", async () => {
+    const tools = gavelSkillTools(fixture.router, { k: 3, maxChars: 80 });
+    expect(tools.search_skills.id).toBe("search_skills");
+    expect(tools.search_skills.description).toMatch(/state the work concretely/);
+    const found = (await tools.search_skills.execute!({ task: PHOTOS }, {} as never)) as SearchResult;
+    expect(found).toMatchObject({ chosen: "image-resizing", abstained: false });
+    expect(found.skills.map((h) => h.rank)).toEqual([1, 2, 3]);
+    // Mastra validates the input against the schema before executing
+    const bad = (await tools.search_skills.execute!({ task: "" } as never, {} as never)) as { error?: boolean };
+    expect(bad.error).toBe(true);
+    const stopped = new AbortController();
+    stopped.abort();
+    await expect(tools.search_skills.execute!({ task: PHOTOS }, { abortSignal: stopped.signal } as never)).rejects.toMatchObject({ code: "ABORTED" });
+    const read = (await tools.load_skill.execute!({ skill: "image-resizing" }, {} as never)) as LoadedSkill;
+    expect(read).toMatchObject({ name: "image-resizing", path: fixture.image.path, cut: true });
+    expect(read.body.length).toBeLessThanOrEqual(80);
+    expect(await tools.load_skill.execute!({ skill: "nope" }, {} as never)).toEqual({ error: 'no installed skill has the id or name "nope"' });
+    expect(() => gavelSkillTools(fixture.router, { k: 0 })).toThrow(/k must be an integer/);
   });
 });

@@ -4,7 +4,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { connect, type Socket } from "node:net";
 import { startMcpHttp, type McpHttpEndpoint } from "../../src/cli/mcp/server.js";
-import type { SkillSource } from "../../src/cli/mcp/tools.js";
+import type { SkillSource } from "../../src/adapters/skill-tools.js";
 
 const source: SkillSource = {
   route: () => Promise.reject(new Error("not used")),

@@ -10,7 +10,7 @@ import { packageVersion } from "../ui/version.js";
 import { loadMcpSdk, serveMcpStdio, startMcpHttp } from "../mcp/server.js";
 import { openModel, routerOptions, routerOptionsHelp } from "./common.js";
 import { servedSource } from "../mcp/source.js";
-import type { SkillSource } from "../mcp/tools.js";
+import type { SkillSource } from "../../adapters/skill-tools.js";
 import { isRunning } from "../../serve/client.js";
 import { serverRouter } from "../../serve/client-router.js";
 import { DEFAULT_ON_DEMAND_IDLE_MS } from "../../serve/start.js";

@@ -12,7 +12,7 @@ import { randomBytes, timingSafeEqual } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { GavelError } from "../../errors.js";
-import { DEFAULT_SEARCH_K, loadSkill, MAX_SEARCH_K, searchSkills, searchText, skillText, type SearchOptions, type SkillSource } from "./tools.js";
+import { DEFAULT_SEARCH_K, LOAD_SKILL_DESCRIPTION, loadSkill, MAX_SEARCH_K, searchSkills, searchText, SEARCH_SKILLS_DESCRIPTION, SEARCH_TASK_DESCRIPTION, skillText, type SearchOptions, type SkillSource } from "../../adapters/skill-tools.js";
 
 type McpModule = typeof import("@modelcontextprotocol/sdk/server/mcp.js");
 type StdioModule = typeof import("@modelcontextprotocol/sdk/server/stdio.js");
@@ -110,7 +110,7 @@ export function skillUri(id: string): string {
   return `skill://${encodeURIComponent(id)}`;
 }
 
-/** The output schemas of the two tools (what their `structuredContent` holds; see tools.ts). */
+/** The output schemas of the two tools (what their `structuredContent` holds; see src/adapters/skill-tools.ts). */
 function outputSchemas(z: ZodModule["z"]) {
   const hit = z.object({
     rank: z.number().int(),
@@ -160,13 +160,9 @@ export async function createMcpServer(router: SkillSource, info: McpServerInfo) 
     "search_skills",
     {
       title: "Search skills",
-      description:
-        "Find the installed skills (SKILL.md) that fit a task, best first, with scores and a one-line reason each. " +
-        "The router matches the task's words against the skills' text, so state the work concretely in one or two sentences: " +
-        "what to do, to what, and the tools, languages, file types or services involved, as the conversation implies them. " +
-        "Do not pass chat that no skill could serve.",
+      description: SEARCH_SKILLS_DESCRIPTION,
       inputSchema: {
-        task: z.string().min(1).describe("the work, stated concretely: what to do, to what, and the tools, languages, file types or services involved"),
+        task: z.string().min(1).describe(SEARCH_TASK_DESCRIPTION),
         k: z.number().int().min(1).max(MAX_SEARCH_K).optional().describe(`how many skills to list (default ${DEFAULT_SEARCH_K})`),
       },
       outputSchema: schemas.search,
@@ -185,9 +181,7 @@ export async function createMcpServer(router: SkillSource, info: McpServerInfo) 
     "load_skill",
     {
       title: "Load a skill",
-      description:
-        "Read an installed skill by id or name: its instructions (the SKILL.md body), front matter, allowed-tools, " +
-        "the absolute path of its SKILL.md and folder, and where it was installed from.",
+      description: LOAD_SKILL_DESCRIPTION,
       inputSchema: { skill: z.string().min(1).describe("the skill's id or name, as search_skills lists it") },
       outputSchema: schemas.skill,
       annotations: { readOnlyHint: true, openWorldHint: false },

@@ -11,7 +11,7 @@
 import { GavelError } from "../../errors.js";
 import type { SkillRecord } from "../../route/skill-record.js";
 import type { ServerRouter } from "../../serve/client-router.js";
-import type { SkillSource } from "./tools.js";
+import type { SkillSource } from "../../adapters/skill-tools.js";
 
 /** Codes of a server that is gone rather than answering: its connection closed, it is shutting down, none runs. */
 const GONE: ReadonlySet<string> = new Set(["INTERNAL", "DISPOSED", "FILE_NOT_FOUND"]);

@@ -1,15 +1,40 @@
 /**
- * What `gavel mcp`'s two tools answer, as plain functions over a {@link SkillSource} (no MCP SDK here,
- * so they are tested and reused without it): `search_skills` (a shortlist with scores and one-line
- * reasons) and `load_skill` (the skill itself, see {@link SkillRecord}).
+ * What the skill tools answer, as plain functions over a {@link SkillSource} (no MCP SDK or framework
+ * here), shared by `gavel mcp` and the framework adapters' tools: `search_skills` (the router's ruled
+ * shortlist with scores and one-line reasons, padded with the glance's next best) and `load_skill` (the
+ * skill itself, see {@link SkillRecord}), and the words that ask the calling model for a task the
+ * router can match.
+ *
+ * @module
  */
-import type { Candidate, GlanceHit, RouteResult, Vote } from "../../route/types.js";
-import type { SkillRecord } from "../../route/skill-record.js";
-import { shortlistScore } from "../../route/ruling.js";
+import type { Candidate, GlanceHit, RouteResult, Vote } from "../route/types.js";
+import type { SkillRecord } from "../route/skill-record.js";
+import { shortlistScore } from "../route/ruling.js";
+import { invalidArgument } from "../errors.js";
+
+/**
+ * The search tool's description, as the calling model reads it. The router matches the task's words
+ * against the skills' text, so it asks for the work stated concretely: requests as people phrase them
+ * ("the pictures people upload are huge") route far worse than the same work stated
+ * (docs/BENCHMARKS.md, "Requests phrased as people talk").
+ */
+export const SEARCH_SKILLS_DESCRIPTION =
+  "Find the installed skills (SKILL.md) that fit a task, best first, with scores and a one-line reason each. " +
+  "The router matches the task's words against the skills' text, so state the work concretely in one or two sentences: " +
+  "what to do, to what, and the tools, languages, file types or services involved, as the conversation implies them. " +
+  "Do not pass chat that no skill could serve.";
+
+/** The search tool's `task` field, as the calling model reads it. */
+export const SEARCH_TASK_DESCRIPTION = "the work, stated concretely: what to do, to what, and the tools, languages, file types or services involved";
+
+/** The load tool's description, as the calling model reads it. */
+export const LOAD_SKILL_DESCRIPTION =
+  "Read an installed skill by id or name: its instructions (the SKILL.md body), front matter, allowed-tools, " +
+  "the absolute path of its SKILL.md and folder, and where it was installed from.";
 
 /**
  * What the tools read: a {@link Router} of this process (it fits as it is), or the bank's resident
- * router (`gavel serve`, see source.ts). `list` may answer at once or later.
+ * router (`gavel serve`, see src/cli/mcp/source.ts). `list` may answer at once or later.
  */
 export interface SkillSource {
   route(task: string, options: { explain: boolean; libraryCut?: boolean; signal?: AbortSignal }): Promise<RouteResult>;
@@ -35,6 +60,13 @@ export interface SearchOptions {
 export const MAX_SEARCH_K = 50;
 /** Skills `search_skills` lists by default. */
 export const DEFAULT_SEARCH_K = 5;
+
+/** `k` checked: an integer from 1 to {@link MAX_SEARCH_K}. */
+export function searchK(k: unknown): number {
+  if (k === undefined) return DEFAULT_SEARCH_K;
+  if (!(typeof k === "number" && Number.isInteger(k) && k >= 1 && k <= MAX_SEARCH_K)) throw invalidArgument(`k must be an integer from 1 to ${MAX_SEARCH_K}, got ${String(k)}`);
+  return k;
+}
 
 /** One skill of a search, best first. */
 export interface SearchHit {
@@ -98,9 +130,12 @@ function ruledReason(c: Candidate, i: number, r: RouteResult): string {
 
 /**
  * `search_skills`: routes the task (glance, shortlist, verdict, ruling) and lists the ruled shortlist,
- * then — when it holds fewer than `k` — the glance's next best, up to `k` skills in all.
+ * then — when it holds fewer than `k` — the glance's next best, up to `k` skills in all. An empty task,
+ * or `k` outside 1-{@link MAX_SEARCH_K}, is an `INVALID_ARGUMENT` error.
  */
 export async function searchSkills(router: SkillSource, task: string, k: number = DEFAULT_SEARCH_K, signal?: AbortSignal, options: SearchOptions = {}): Promise<SearchResult> {
+  if (typeof task !== "string" || task.trim() === "") throw invalidArgument("the task must be a non-empty string: the work, stated concretely");
+  if (!(Number.isInteger(k) && k >= 1 && k <= MAX_SEARCH_K)) throw invalidArgument(`k must be an integer from 1 to ${MAX_SEARCH_K}, got ${String(k)}`);
   const t0 = performance.now();
   const r = await router.route(task, { explain: true, signal, ...(options.libraryCut === undefined ? {} : { libraryCut: options.libraryCut }) });
   const described = new Map((await router.list()).map((s) => [s.id, s.description]));
