@@ -49,10 +49,12 @@ describe("gavel route with the embedded default pair", () => {
     expect(off.out).toMatch(/^\S+\s+[\d.]+\s+–\s+–\s+-?[\d.]+\s+-?[\d.]+\s+-?[\d.]+$/m);
     expect(off.out).toMatch(/^abstention: p\(off-domain\) [\d.]+ is above the calibrated [\d.]+ \(logit .*\), from /m);
     expect(off.out).toMatch(/^abstained: no installed skill serves this task; load nothing$/m);
+    expect(off.out).toMatch(/^\(a task for an agent routes best stated concretely: what to do, to what, and the tools/m);
     expect(off.out).not.toMatch(/^chosen:/m);
     const on = await gavel("route", inDomain);
     expect(on.out).toMatch(/^abstention: p\(off-domain\) [\d.]+ is at or below the calibrated/m);
     expect(on.out).toMatch(/^chosen: image-resizing$/m);
+    expect(on.out).not.toMatch(/routes best stated concretely/);
     expect(on.out).toMatch(/^verdict: skipped \(the re-ranker's cheap stage picks, R: /m);
     expect(on.out).toMatch(/^image-resizing\s+[\d.]+\s+–\s+–\s+-?[\d.]+\s+-?[\d.]+\s+-?[\d.]+$/m);
     const json = JSON.parse((await gavel("route", offDomain, "--json")).out) as { abstained: boolean; skill: string | null; verdict: string; abstention: { reason: string } };

@@ -298,6 +298,8 @@ function printRoute(res: RouteResult): void {
   console.log(`\n${verdictLine(res)}`);
   if (res.abstention) console.log(`abstention: ${res.abstention.reason}`);
   console.log(res.abstained ? "abstained: no installed skill serves this task; load nothing" : `chosen: ${res.skill === undefined || res.skill === null ? "(none)" : safeText(res.skill)}`);
+  // requests phrased as people talk are declined far more often than the same work stated (docs/BENCHMARKS.md)
+  if (res.abstained) console.log("(a task for an agent routes best stated concretely: what to do, to what, and the tools, languages, file types or services involved)");
   if (res.flags?.length) console.log(`flagged: ${res.flags.join(", ")} (see gavel list for its warnings; --exclude-flagged leaves such skills out)`);
   if (res.truncation) console.log(truncationLine(res.truncation));
   if (res.explanation) {
