@@ -1,5 +1,5 @@
 // gavel-router/langchain: agent middleware that adds the routed skill to each model call's system
-// message. Runs offline with LangChain's FakeListChatModel; use your chat model (e.g. "openai:gpt-5")
+// message; then the search_skills and load_skill tools, as a tool-calling agent would call them. Runs offline with LangChain's FakeListChatModel; use your chat model (e.g. "openai:gpt-5")
 // for a real agent.
 //   npm run build && node examples/langchain/index.mjs
 import { mkdtempSync, rmSync } from "node:fs";
@@ -8,7 +8,7 @@ import { dirname, join } from "node:path";
 import { createAgent, HumanMessage } from "langchain";
 import { FakeListChatModel } from "@langchain/core/utils/testing";
 import { Model, Router, defaultModelPaths } from "gavel-router";
-import { gavelSkillMiddleware } from "gavel-router/langchain";
+import { gavelLoadSkillTool, gavelSearchSkillsTool, gavelSkillMiddleware } from "gavel-router/langchain";
 
 const { model: modelPath, projections } = defaultModelPaths();
 const gavelModel = await Model.load(modelPath, { contextSize: 2048 });
@@ -29,6 +29,15 @@ for (const prompt of ["Speed up this slow Postgres query: SELECT * FROM orders W
   const state = await agent.invoke({ messages: [new HumanMessage(prompt)] }, { callbacks: [show] });
   console.log(`answer: ${state.messages.at(-1).text}`);
 }
+
+// The tools for a model that picks its own skill (createAgent({ model, tools: [search, load] })): a
+// tool-calling model states the work in its own words, as search_skills' description asks
+const search = gavelSearchSkillsTool(router, { k: 3 });
+const load = gavelLoadSkillTool(router, { maxChars: 400 });
+const found = await search.invoke({ name: "search_skills", args: { task: "Find why a slow Postgres query on the orders table takes seconds and add the right index" }, id: "1", type: "tool_call" });
+console.log(`\nsearch_skills →\n${found.text}`);
+const read = await load.invoke({ name: "load_skill", args: { skill: found.artifact.chosen }, id: "2", type: "tool_call" });
+console.log(`load_skill → ${read.text.split("\n")[0]} (${read.artifact.body.length} characters of its body)`);
 
 await router.close();
 await gavelModel.dispose();
