@@ -123,6 +123,9 @@ describe("gavel-router/langchain", () => {
     const two = (await search.invoke({ name: "search_skills", args: { task: PHOTOS, k: 2 }, id: "c2", type: "tool_call" })) as unknown as ToolMessage;
     expect((two.artifact as SearchResult).skills).toHaveLength(2);
     await expect(search.invoke({ task: PHOTOS, k: 99 })).rejects.toThrow();
+    const stopped = new AbortController();
+    stopped.abort();
+    await expect(search.invoke({ task: PHOTOS }, { signal: stopped.signal })).rejects.toThrow();
     expect(() => gavelSearchSkillsTool(fixture.router, { k: 1.5 })).toThrow(/k must be an integer/);
 
     const load = gavelLoadSkillTool(fixture.router, { maxChars: 50 });
