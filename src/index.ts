@@ -100,4 +100,20 @@ export {
   type ServerRouteOptions,
 } from "./serve/client.js";
 export { serverRouter, type ServerRouter, type ServerRouterOptions } from "./serve/client-router.js";
+// search_skills and load_skill as plain functions, for a tool in any framework (the adapters and `gavel mcp` use them)
+export {
+  searchSkills,
+  searchText,
+  skillText,
+  SEARCH_SKILLS_DESCRIPTION,
+  SEARCH_TASK_DESCRIPTION,
+  LOAD_SKILL_DESCRIPTION,
+  DEFAULT_SEARCH_K,
+  MAX_SEARCH_K,
+  type SkillSource,
+  type SkillSummary,
+  type SearchHit,
+  type SearchResult,
+  type SearchOptions,
+} from "./adapters/skill-tools.js";
 export { discoverSkills, skillRoots, SKILL_HOSTS, type DiscoverOptions, type DiscoverResult, type DiscoveryHost, type SkillRoot, type SkillScope, type ShadowedSkill } from "./skills/discover.js";

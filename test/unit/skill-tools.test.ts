@@ -5,6 +5,12 @@
 import { describe, expect, it } from "vitest";
 import { MAX_SEARCH_K, searchK, searchSkills, searchText, type SkillSource } from "../../src/adapters/skill-tools.js";
 import type { Candidate, GlanceHit, RouteResult } from "../../src/route/types.js";
+import * as entry from "../../src/index.js";
+import type { Router, ServerRouter } from "../../src/index.js";
+
+// a Router is a source the tools can search, as is a client of the bank's server by its types (tsc checks both)
+const routerIsSource: Router extends SkillSource ? true : false = true;
+const serverIsSource: ServerRouter extends SkillSource ? true : false = true;
 
 const ids = ["alpha", "beta", "gamma", "delta", "omega"];
 
@@ -28,6 +34,16 @@ function source(ruled: string[], abstained = false) {
 }
 
 describe("searchSkills", () => {
+  it("is the package's own export, with the tool descriptions, for a tool in any framework", () => {
+    expect([routerIsSource, serverIsSource]).toEqual([true, true]);
+    expect(entry.searchSkills).toBe(searchSkills);
+    expect(entry.searchText).toBe(searchText);
+    expect(entry.MAX_SEARCH_K).toBe(50);
+    expect(entry.SEARCH_SKILLS_DESCRIPTION).toMatch(/state the work concretely in one or two sentences/);
+    expect(entry.SEARCH_TASK_DESCRIPTION).toMatch(/^the work, stated concretely/);
+    expect(entry.LOAD_SKILL_DESCRIPTION).toMatch(/^Read an installed skill by id or name/);
+  });
+
   it("refuses an empty task or a k outside 1-50 with INVALID_ARGUMENT, before routing", async () => {
     const { src, routes } = source(["beta"]);
     for (const task of ["", "  \n", 7 as unknown as string]) await expect(searchSkills(src, task)).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
