@@ -21,8 +21,8 @@
  */
 import { tool, type Tool } from "ai";
 import { z } from "zod";
-import { loadedSkill, SkillInjector, textOf, type ChatTurn, type GavelAdapterOptions, type LoadedSkill, type SkillRouterLike } from "./core.js";
-import { LOAD_SKILL_DESCRIPTION, MAX_SEARCH_K, SEARCH_SKILLS_DESCRIPTION, SEARCH_TASK_DESCRIPTION, searchK, searchSkills, type SearchResult, type SkillSource } from "./skill-tools.js";
+import { loadedSkill, maxCharsOf, SkillInjector, textOf, type ChatTurn, type GavelAdapterOptions, type LoadedSkill, type SkillRouterLike } from "./core.js";
+import { LOAD_SKILL_DESCRIPTION, MAX_SEARCH_K, SEARCH_SKILLS_DESCRIPTION, SEARCH_TASK_DESCRIPTION, searchSkills, searchToolSetup, type SearchResult, type SkillSource } from "./skill-tools.js";
 
 export { skillInstructions, type GavelAdapterOptions, type LoadedSkill, type RoutedSkill, type SkillRouterLike } from "./core.js";
 export type { SearchHit, SearchResult, SkillSource } from "./skill-tools.js";
@@ -104,7 +104,7 @@ export type LoadSkillResult = LoadedSkill | { error: string };
  */
 export function gavelLoadSkillTool(router: SkillRouterLike, options: GavelLoadSkillOptions = {}): Tool<{ name: string }, LoadSkillResult> {
   const injector = new SkillInjector(router);
-  const maxChars = options.maxChars ?? Infinity;
+  const maxChars = maxCharsOf(options.maxChars, Infinity);
   return tool({
     description: options.description ?? LOAD_SKILL_DESCRIPTION,
     inputSchema: z.object({ name: z.string().min(1).describe("the skill's name (or id)") }),
@@ -142,9 +142,7 @@ export interface GavelSearchSkillsOptions {
  * hands the model the error.
  */
 export function gavelSearchSkillsTool(router: SkillSource, options: GavelSearchSkillsOptions = {}): Tool<{ task: string; k?: number }, SearchResult> {
-  if (!router || typeof router.route !== "function" || typeof router.glance !== "function" || typeof router.list !== "function") throw new TypeError("gavelSearchSkillsTool needs a Router (or an object with route(), glance(), list() and get())");
-  const k = searchK(options.k);
-  const search = options.libraryCut === undefined ? {} : { libraryCut: options.libraryCut };
+  const { k, search } = searchToolSetup(router, options, "gavelSearchSkillsTool");
   return tool({
     description: options.description ?? SEARCH_SKILLS_DESCRIPTION,
     inputSchema: z.object({

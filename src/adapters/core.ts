@@ -56,9 +56,9 @@ export interface ChatTurn {
 
 export const DEFAULT_MAX_CHARS = 20_000;
 
-/** `maxChars` checked. */
-function maxCharsOf(options: GavelAdapterOptions): number {
-  const n = options.maxChars ?? DEFAULT_MAX_CHARS;
+/** A `maxChars` option checked: a non-negative number, `fallback` when absent. */
+export function maxCharsOf(maxChars: unknown, fallback: number = DEFAULT_MAX_CHARS): number {
+  const n = maxChars ?? fallback;
   if (typeof n !== "number" || !(n >= 0)) throw new TypeError(`maxChars must be a non-negative number, got ${String(n)}`);
   return n;
 }
@@ -135,7 +135,7 @@ export class SkillInjector {
     }
     this.#router = router;
     this.#options = options;
-    this.#maxChars = maxCharsOf(options);
+    this.#maxChars = maxCharsOf(options.maxChars);
   }
 
   get options(): GavelAdapterOptions {

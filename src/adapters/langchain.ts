@@ -38,10 +38,10 @@ import { createMiddleware } from "langchain";
 import { BaseRetriever, type BaseRetrieverInput } from "@langchain/core/retrievers";
 import { tool } from "@langchain/core/tools";
 import { Document } from "@langchain/core/documents";
-import { cutText, DEFAULT_MAX_CHARS, loadedSkill, SkillInjector, textOf, type LoadedSkill, type ChatTurn, type GavelAdapterOptions, type SkillRouterLike } from "./core.js";
+import { cutText, DEFAULT_MAX_CHARS, loadedSkill, maxCharsOf, SkillInjector, textOf, type LoadedSkill, type ChatTurn, type GavelAdapterOptions, type SkillRouterLike } from "./core.js";
 import type { RouteOptions } from "../route/types.js";
 import { shortlistScore } from "../route/ruling.js";
-import { MAX_SEARCH_K, LOAD_SKILL_DESCRIPTION, SEARCH_SKILLS_DESCRIPTION, SEARCH_TASK_DESCRIPTION, searchK, searchSkills, searchText, skillText, type SearchResult, type SkillSource } from "./skill-tools.js";
+import { MAX_SEARCH_K, LOAD_SKILL_DESCRIPTION, SEARCH_SKILLS_DESCRIPTION, SEARCH_TASK_DESCRIPTION, searchSkills, searchToolSetup, searchText, skillText, type SearchResult, type SkillSource } from "./skill-tools.js";
 
 export { skillInstructions, type GavelAdapterOptions, type LoadedSkill, type RoutedSkill, type SkillRouterLike } from "./core.js";
 export type { SearchHit, SearchResult, SkillSource } from "./skill-tools.js";
@@ -206,9 +206,7 @@ export interface GavelSearchSkillsOptions {
  * and `get`: a `Router` has them. The run's `signal` stops the route.
  */
 export function gavelSearchSkillsTool(router: SkillSource, options: GavelSearchSkillsOptions = {}) {
-  if (!router || typeof router.route !== "function" || typeof router.glance !== "function" || typeof router.list !== "function") throw new TypeError("gavelSearchSkillsTool needs a Router (or an object with route(), glance(), list() and get())");
-  const k = searchK(options.k);
-  const search = options.libraryCut === undefined ? {} : { libraryCut: options.libraryCut };
+  const { k, search } = searchToolSetup(router, options, "gavelSearchSkillsTool");
   return tool(
     async (input: unknown, config): Promise<[string, SearchResult]> => {
       const { task, k: asked } = input as { task: string; k?: number }; // checked by the schema
@@ -249,8 +247,7 @@ export interface GavelLoadSkillOptions {
  */
 export function gavelLoadSkillTool(router: SkillRouterLike, options: GavelLoadSkillOptions = {}) {
   const injector = new SkillInjector(router);
-  const maxChars = options.maxChars ?? Infinity;
-  if (typeof maxChars !== "number" || !(maxChars >= 0)) throw new TypeError(`maxChars must be a non-negative number, got ${String(maxChars)}`);
+  const maxChars = maxCharsOf(options.maxChars, Infinity);
   return tool(
     async (input: unknown): Promise<[string, LoadedSkill | null]> => {
       const { skill } = input as { skill: string }; // checked by the schema

@@ -25,8 +25,8 @@
 import type { ProcessInputArgs, ProcessInputResult, Processor } from "@mastra/core/processors";
 import { createTool } from "@mastra/core/tools";
 import { z } from "zod";
-import { loadedSkill, SkillInjector, textOf, type LoadedSkill, type ChatTurn, type GavelAdapterOptions, type SkillRouterLike } from "./core.js";
-import { LOAD_SKILL_DESCRIPTION, MAX_SEARCH_K, SEARCH_SKILLS_DESCRIPTION, SEARCH_TASK_DESCRIPTION, searchK, searchSkills, type SkillSource } from "./skill-tools.js";
+import { loadedSkill, maxCharsOf, SkillInjector, textOf, type LoadedSkill, type ChatTurn, type GavelAdapterOptions, type SkillRouterLike } from "./core.js";
+import { LOAD_SKILL_DESCRIPTION, MAX_SEARCH_K, SEARCH_SKILLS_DESCRIPTION, SEARCH_TASK_DESCRIPTION, searchSkills, searchToolSetup, type SkillSource } from "./skill-tools.js";
 
 export { skillInstructions, type GavelAdapterOptions, type LoadedSkill, type RoutedSkill, type SkillRouterLike } from "./core.js";
 export type { SearchHit, SearchResult, SkillSource } from "./skill-tools.js";
@@ -95,11 +95,8 @@ export interface GavelSkillToolsOptions {
  * them. The call's `abortSignal` stops a search.
  */
 export function gavelSkillTools(router: SkillSource, options: GavelSkillToolsOptions = {}) {
-  if (!router || typeof router.route !== "function" || typeof router.glance !== "function" || typeof router.list !== "function") throw new TypeError("gavelSkillTools needs a Router (or an object with route(), glance(), list() and get())");
-  const k = searchK(options.k);
-  const maxChars = options.maxChars ?? Infinity;
-  if (typeof maxChars !== "number" || !(maxChars >= 0)) throw new TypeError(`maxChars must be a non-negative number, got ${String(maxChars)}`);
-  const search = options.libraryCut === undefined ? {} : { libraryCut: options.libraryCut };
+  const { k, search } = searchToolSetup(router, options, "gavelSkillTools");
+  const maxChars = maxCharsOf(options.maxChars, Infinity);
   const injector = new SkillInjector(router);
   const search_skills = createTool({
     id: "search_skills",

@@ -61,6 +61,17 @@ export const MAX_SEARCH_K = 50;
 /** Skills `search_skills` lists by default. */
 export const DEFAULT_SEARCH_K = 5;
 
+/**
+ * What every framework's search tool checks when it is built: that `router` can be searched, and its
+ * options; `name` is the building function's, for the error. Returns the default `k` and the route's
+ * options.
+ */
+export function searchToolSetup(router: SkillSource, options: { k?: number; libraryCut?: boolean }, name: string): { k: number; search: SearchOptions } {
+  if (!router || typeof router.route !== "function" || typeof router.glance !== "function" || typeof router.list !== "function") throw new TypeError(`${name} needs a Router (or an object with route(), glance(), list() and get())`);
+  const k = searchK(options.k);
+  return { k, search: options.libraryCut === undefined ? {} : { libraryCut: options.libraryCut } };
+}
+
 /** `k` checked: an integer from 1 to {@link MAX_SEARCH_K}. */
 export function searchK(k: unknown): number {
   if (k === undefined) return DEFAULT_SEARCH_K;

@@ -3,7 +3,8 @@
 // before any route, the ruled shortlist is listed first and padded with the glance's next best
 // without repeats, and the text names the choice or says that the router abstained.
 import { describe, expect, it } from "vitest";
-import { MAX_SEARCH_K, searchK, searchSkills, searchText, type SkillSource } from "../../src/adapters/skill-tools.js";
+import { MAX_SEARCH_K, searchK, searchSkills, searchText, searchToolSetup, type SkillSource } from "../../src/adapters/skill-tools.js";
+import { DEFAULT_MAX_CHARS, maxCharsOf } from "../../src/adapters/core.js";
 import type { Candidate, GlanceHit, RouteResult } from "../../src/route/types.js";
 import * as entry from "../../src/index.js";
 import type { Router, ServerRouter } from "../../src/index.js";
@@ -78,5 +79,24 @@ describe("searchSkills", () => {
     expect(r.skills.map((h) => h.id)).toEqual(["beta", "alpha"]);
     expect(r.skills[0].reason).toMatch(/^best match, but the router abstained/);
     expect(searchText(r).split("\n")[0]).toBe("No skill fits this task confidently (p(off-domain) high); the closest ones:");
+  });
+});
+
+describe("what a framework's search tool checks when it is built", () => {
+  it("needs route, glance and list, and takes k and libraryCut as the route's options", () => {
+    const { src } = source(["alpha"]);
+    expect(searchToolSetup(src, {}, "t")).toEqual({ k: 5, search: {} });
+    expect(searchToolSetup(src, { k: 3, libraryCut: false }, "t")).toEqual({ k: 3, search: { libraryCut: false } });
+    expect(() => searchToolSetup(src, { k: 0 }, "t")).toThrow(expect.objectContaining({ code: "INVALID_ARGUMENT" }));
+    expect(() => searchToolSetup({ ...src, glance: undefined } as never, {}, "myTool")).toThrow(/^myTool needs a Router/);
+    expect(() => searchToolSetup(null as never, {}, "myTool")).toThrow(TypeError);
+  });
+
+  it("maxCharsOf takes a non-negative number, or the fallback when absent", () => {
+    expect(maxCharsOf(undefined)).toBe(DEFAULT_MAX_CHARS);
+    expect(maxCharsOf(undefined, Infinity)).toBe(Infinity);
+    expect(maxCharsOf(0, Infinity)).toBe(0);
+    expect(maxCharsOf(120)).toBe(120);
+    for (const bad of [-1, Number.NaN, "100", true]) expect(() => maxCharsOf(bad, Infinity)).toThrow(/maxChars must be a non-negative number/);
   });
 });
