@@ -26,8 +26,6 @@
  */
 import { readFileSync } from "node:fs";
 import { cpus, loadavg } from "node:os";
-import { defaultModelPaths } from "../src/defaults.js";
-import { Projections } from "../src/projections/projections.js";
 import { KeyBank } from "../src/bank/key-bank.js";
 import { glance, voteK } from "../src/kernels/kernels.js";
 import { loadBinding } from "../src/native/binding.js";

@@ -170,7 +170,7 @@ async function maybeRefresh(set: TrainingSet, trainer: NativeTrainer, s: LoopSet
 export async function runTraining(set: TrainingSet, opts: TrainLoopOptions): Promise<TrainResult> {
   makeTrainingSet(set);
   const s = loopSettings(set, opts);
-  const { phase, frozen, dim, steps } = s;
+  const { phase, frozen, dim } = s;
   const trainer = createTrainer({
     nEmbd: set.nEmbd, dim, tau: s.tau, lr: s.lr, weightDecay: s.weightDecay, freezeWs: frozen, seed: s.seed, threads: opts.threads,
     device: opts.device, precision: opts.precision,

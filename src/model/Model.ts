@@ -1,4 +1,3 @@
-import { availableParallelism } from "node:os";
 import { GavelError, invalidArgument } from "../errors.js";
 import { backendDevices, loadBinding, type NativeModel, type NativeModelInfo } from "../native/binding.js";
 import { checkGgufFile, DEFAULT_CONTEXT, defaultContextFor, headerContext, validateModelFile } from "./gguf-file.js";
@@ -55,7 +54,6 @@ export class Model {
   readonly path: string;
   #native: NativeModel | null;
   #queue: Promise<unknown> = Promise.resolve();
-  #running: (() => void) | null = null;
 
   private constructor(native: NativeModel, path: string) {
     this.#native = native;

@@ -20,7 +20,7 @@ import {
 } from "../gguf/index.js";
 import { isModelFingerprint, type ModelFingerprint } from "../model/fingerprint.js";
 import { MAX_BUDGET, PROJECTION_DEFAULTS, type GlanceRowWeights, type ProjectionsInit, type ProjectionsMeta } from "./meta.js";
-import { checkAbstentionModel, checkAbstentionReference, modelFeatures, type AbstentionModel, type AbstentionReference, type BandAbstention } from "./abstention-model.js";
+import { checkAbstentionModel, checkAbstentionReference, modelFeatures, type AbstentionModel, type BandAbstention } from "./abstention-model.js";
 import { checkRerankModel } from "./rerank-model.js";
 import type { ReferenceIdf } from "../lexical/reference-idf.js";
 import type { DomainModel } from "../lexical/domain.js";

@@ -96,7 +96,6 @@ export async function selectLive(live: LiveContext, context: RouteContext, optio
   const parts = live.routerParts;
   const o = optionsObject(options, "selectLive options", LIVE_SELECT_KEYS);
   const projections = parts.projections;
-  const model = projections.abstention;
   const abstain = boolOption(o.abstain, "abstain", true);
   const ownCut = boolOption(o.libraryCut, "libraryCut", config().libraryCut === "on");
   const verdict = boolOption(o.verdict, "verdict", true);

@@ -97,13 +97,6 @@ export class Handlers {
     return this.#skills;
   }
 
-  /** The installed skill an id or name means; SKILL_NOT_FOUND when none. */
-  #find(idOrName: string): InstalledSkill {
-    const s = this.#skillMap().get(idOrName);
-    if (!s) throw new GavelError(`no installed skill ${idOrName}`, "SKILL_NOT_FOUND");
-    return s;
-  }
-
   /** Where a skill's SKILL.md is, absolute, when its source names one that exists. */
   ref(s: InstalledSkill): SkillRef {
     const abs = isAbsolute(s.source) ? s.source : resolve(s.source);

@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { connect, type ServeClient } from "../../src/serve/client.js";
 import { run } from "../helpers/run.js";
-import { cli, startServe, until, type ServeChild } from "../helpers/serve-process.js";
+import { startServe, until, type ServeChild } from "../helpers/serve-process.js";
 
 
 const skillText = (name: string, description: string) =>

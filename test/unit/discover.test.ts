@@ -193,6 +193,7 @@ describe("discoverSkills", () => {
       expect(found.shadowed).toEqual([]); // namespaced: a plugin's review does not meet the personal one
       expect(found.skills[0].source).toBe(personal);
       expect(found.skills.find((s) => s.id === "reviewer:review")!.source).toBe(join(reviewer, "skills", "review", "SKILL.md"));
+      expect(found.skills.find((s) => s.id === "tilde:docs")!.source).toBe(join(tilde, "skills", "docs", "SKILL.md")); // "~/" read as the home
       expect(found.rootOf.get("reviewer:review")).toMatchObject({ scope: "plugin", plugin: "reviewer@acme", label: "plugin reviewer@acme" });
       expect(found.roots.filter((r) => r.scope === "plugin").map((r) => [r.label, r.skills])).toEqual([
         ["plugin here-only@acme", 1],

@@ -36,7 +36,7 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { KeyBank } from "../../src/bank/key-bank.js";
 import { defaultNprobe, KeyIvf } from "../../src/bank/key-ivf.js";
-import { openKeyIvf, saveKeyIvf, type KeyIvfSkill } from "../../src/bank/key-ivf-file.js";
+import { openKeyIvf, type KeyIvfSkill } from "../../src/bank/key-ivf-file.js";
 import { decayWeights } from "../../src/kernels/kernels.js";
 import { loadBinding } from "../../src/native/binding.js";
 import { kernelIsas, restoreKernelIsaAfterEach, setKernelIsa } from "../helpers/isa.js";
