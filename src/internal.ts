@@ -25,6 +25,7 @@ export { StatesCache } from "./model/states-cache.js";
 export { RenderEncoder } from "./render/encode.js";
 export { SKILL_INTRO, type RenderableSkill } from "./render/index.js";
 export { defaultLayer, type AbstentionModel } from "./projections/projections.js";
+export type { BandAbstention } from "./projections/abstention-model.js";
 export { bm25Tokens } from "./lexical/bm25.js";
 export { bm25Ceiling, lexicalCoverage, lexicalReach } from "./lexical/postings.js";
 export { referenceCoverage } from "./lexical/reference-idf.js";

@@ -36,7 +36,7 @@ function printAbstention({ model, report: r }: AbstentionFit): void {
       `features ${r.features.join(", ")}; ${r.folds ? `${r.folds}-fold cross-validation` : "no cross-validation (too few records)"}`,
   );
   console.log(`target: triggers on ≤ ${pct(r.targetTriggerRate)} of off-domain prompts (in-domain abstentions aimed at ≤ ${pct(r.targetAbstentionRate)})`);
-  const rows = r.candidates.map((c) => [c.label, pct(c.fitTriggerRate), pct(c.cv?.abstentionRate), pct(c.cv?.triggerRate), pct(c.fitting.abstentionRate), pct(c.fitting.triggerRate), c.model.kind === "bySize" ? "–" : String(Number(c.model.threshold.toPrecision(4)))]);
+  const rows = r.candidates.map((c) => [c.label, pct(c.fitTriggerRate), pct(c.cv?.abstentionRate), pct(c.cv?.triggerRate), pct(c.fitting.abstentionRate), pct(c.fitting.triggerRate), String(Number(c.model.threshold.toPrecision(4)))]);
   console.log(table(["model", "set at", "CV abstain", "CV trigger", "fit abstain", "fit trigger", "threshold"], rows));
   const rated = r.cv ?? r.fitting;
   console.log(`chosen: ${r.chosen}: ${describeAbstentionModel(model)}`);

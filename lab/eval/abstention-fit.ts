@@ -21,7 +21,7 @@
  *
  * @module
  */
-import { ABSTENTION_FEATURES, type AbstentionFeature, abstentionFeatures, type AbstentionFeatures, type AbstentionModel, decideAbstention, featureValue, invalidArgument, lexicalCoverage, lexicalReach, logisticLogit, needsVerdict, Rng, ruledShortlist, type RulingParams } from "gavel-router/internal";
+import { ABSTENTION_FEATURES, type AbstentionFeature, abstentionFeatures, type AbstentionFeatures, type AbstentionModel, type BandAbstention, decideAbstention, featureValue, invalidArgument, lexicalCoverage, lexicalReach, logisticLogit, needsVerdict, Rng, ruledShortlist, type RulingParams } from "gavel-router/internal";
 import type { PerQueryRecord } from "./evaluate.js";
 import { lexicalB, verdictPool } from "./lexical-fit.js";
 import { fitLogistic } from "./logistic.js";
@@ -123,7 +123,7 @@ export interface AbstentionCandidate {
   /** Out-of-fold rates at that share (null without cross-validation). */
   cv: AbstentionRates | null;
   /** The model refitted on all the records, and its rates there. */
-  model: AbstentionModel;
+  model: BandAbstention;
   fitting: AbstentionRates;
 }
 
@@ -158,7 +158,7 @@ interface Data {
 /** A family fitted to some rows: its abstain score (abstain when > θ) and the model at a θ. */
 interface Scorer {
   score(row: AbstentionFeatures): number;
-  model(theta: number): AbstentionModel;
+  model(theta: number): BandAbstention;
 }
 
 /** The largest contested margin among the rows (1 when none is finite and positive). */
@@ -177,7 +177,7 @@ function fitScorer(family: AbstentionFamily, rows: readonly AbstentionFeatures[]
       model: (theta) => ({ ...base, threshold: -theta }),
     };
   }
-  const probe: AbstentionModel = { kind: "threshold", feature: "margin", threshold: 0, marginCap: cap };
+  const probe: BandAbstention = { kind: "threshold", feature: "margin", threshold: 0, marginCap: cap };
   const X = rows.map((r) => family.features.map((f) => featureValue(probe, r, f)!));
   const fit = fitLogistic(X, off, { lambda: family.lambda, ...(family.monotone ? { signs: family.features.map((f) => (EVIDENCE_FEATURES.includes(f) ? -1 : 0)) } : {}) });
   const base = { kind: "logistic" as const, features: family.features, weights: fit.weights, bias: fit.bias, mean: fit.mean, scale: fit.scale, marginCap: cap, targetTriggerRate: target };
@@ -353,7 +353,7 @@ function preferred(a: AbstentionCandidate, b: AbstentionCandidate, target: numbe
  *
  * @throws GavelError `INVALID_ARGUMENT` when either class has no usable record, or on bad options
  */
-export function fitAbstention(inDomain: readonly AbstentionRecord[], offDomain: readonly AbstentionRecord[], ruling: AbstentionRuling, options: FitAbstentionOptions = {}): { model: AbstentionModel; report: AbstentionFitReport } {
+export function fitAbstention(inDomain: readonly AbstentionRecord[], offDomain: readonly AbstentionRecord[], ruling: AbstentionRuling, options: FitAbstentionOptions = {}): { model: BandAbstention; report: AbstentionFitReport } {
   const o = fitOptions(options);
   const { data, skipped, nOff } = replayAll(inDomain, offDomain, ruling);
   const nIn = data.rows.length - nOff;

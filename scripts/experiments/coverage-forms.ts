@@ -42,7 +42,7 @@ for (const file of files) {
   const oneline = file.includes("oneline");
   const recs = await readPerQuery(file);
   const vals: Record<string, { inn: number[]; off: number[] }> = {};
-  for (const r of recs) { const x = replayAbstention(r as any, ruling); if (!x) continue; if (process.argv.includes("--fit") && !(batchNumber((r as any).batch) <= 5)) continue; const t = texts.get(r.id.replace(/@.*/, "")); if (t === undefined) continue;
+  for (const r of recs) { const x = replayAbstention(r as any, ruling); if (!x) continue; if (process.argv.includes("--fit") && !((batchNumber((r as any).batch) ?? Infinity) <= 5)) continue; const t = texts.get(r.id.replace(/@.*/, "")); if (t === undefined) continue;
     const h = await held(x.chosen, oneline); const tw = bm25Tokens(t);
     const extra: Record<string, number> = { V: (x.features as any).V, g: (x.features as any).g, B: (x.features as any).B ?? NaN };
     for (const [k, v] of Object.entries(extra)) { (vals[k] ??= { inn: [], off: [] })[r.offDomain ? "off" : "inn"].push(v); const P = (pooled[k] ??= { inn: [], off: [] }); P[r.offDomain ? "off" : "inn"].push(v); }

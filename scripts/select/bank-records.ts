@@ -49,7 +49,6 @@ const router = await Router.open(model, { projections, bankDir, readOnly: true, 
 const installed = router.list().map((s) => s.id);
 const inBank = new Set(installed);
 const lib = skills.filter((s) => inBank.has(s.id) && !s.disableModelInvocation);
-const col = new Map(lib.map((s, i) => [s.id, i]));
 const bm = new Bm25Index(lib, { k1: 3, b: 1 });
 const known = new Map<string, Map<string, { L: number; V: number }>>();
 for (const r of await readPerQuery(recordsPath)) known.set(r.id, new Map((r.verdict ?? []).filter((p) => p.L !== undefined).map((p) => [p.skill, { L: p.L!, V: p.V! }])));

@@ -27,7 +27,7 @@ const everyday = JSON.parse(readFileSync(join(repoRoot, "examples", "everyday-ta
 describe("the default pair's abstention", () => {
   it("is in the shipped projections, beside the unchanged ruling", async () => {
     const p = await Projections.load(DEFAULT_PROJECTIONS);
-    expect(p.abstention, "models/gavel-mini.projections.gguf carries no abstention model: run scripts/calibrate-default.ts").not.toBeNull();
+    expect(p.abstention, "models/gavel-mini.projections.gguf carries no abstention model: fit one with scripts/device/refit-abstention.ts (docs/BACKBONE.md)").not.toBeNull();
     // B is fused into the first stage (β > 0) with the BM25 constants chosen on validation, and the
     // abstention model reads no V, so a lone candidate needs no verdict
     expect(p.beta).toBeGreaterThan(0);

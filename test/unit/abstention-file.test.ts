@@ -82,7 +82,7 @@ describe("the projections file keeps the abstention model", () => {
     const path = join(dir, "none.gguf");
     await base().save(path);
     expect((await Projections.load(path)).abstention).toBeNull();
-    // the shipped pair's file carries one (scripts/calibrate-default.ts), read back like any other
+    // the shipped pair's file carries one (scripts/device/refit-abstention.ts), read back like any other
     expect((await Projections.load("models/gavel-mini.projections.gguf")).abstention).toMatchObject({ kind: expect.stringMatching(/^(threshold|logistic|bySize)$/) });
     const withModel = base().withCalibration({ abstention: MODELS[0] });
     expect(withModel.withCalibration({ alpha: 2 }).abstention).toEqual(MODELS[0]);
