@@ -52,9 +52,13 @@ export interface ServerFacts {
   maxTaskTokens: number;
 }
 
-/** The text of a route's task: the string, or the chat's contents (what the tokenizer reads). */
-function taskText(task: string | readonly { content?: unknown }[]): string {
-  return typeof task === "string" ? task : task.map((m) => (typeof m?.content === "string" ? m.content : "")).join("\n");
+/**
+ * The text of a route's task as the router tokenizes it: the string, or the chat's "role: content"
+ * lines (src/route/context.ts, `chatAsTask`), roles included, so a long role counts as a long content.
+ */
+function taskText(task: string | readonly { role?: unknown; content?: unknown }[]): string {
+  const part = (v: unknown) => (typeof v === "string" ? v : "");
+  return typeof task === "string" ? task : task.map((m) => `${part(m?.role)}: ${part(m?.content)}`).join("\n");
 }
 
 /** Most hits a `glance-top` answers. */
@@ -121,7 +125,7 @@ export class Handlers {
   async route(params: Record<string, unknown>, glanceOnly: boolean, signal: AbortSignal) {
     const task = params.task;
     if (!(typeof task === "string" || Array.isArray(task))) throw invalidArgument("task must be a string or an array of chat messages");
-    await this.#withinBudget(task as string | { content?: unknown }[], signal);
+    await this.#withinBudget(task as string | { role?: unknown; content?: unknown }[], signal);
     const options: RouteOptions = { signal };
     for (const f of ROUTE_FLAGS) if (params[f] !== undefined) (options as Record<string, unknown>)[f] = params[f];
     if (glanceOnly) options.verdict = false;
@@ -137,7 +141,7 @@ export class Handlers {
     const k = params.k ?? 20;
     if (!(typeof k === "number" && Number.isInteger(k) && k >= 1 && k <= MAX_GLANCE_TOP)) throw invalidArgument(`k must be an integer from 1 to ${MAX_GLANCE_TOP}`);
     if (params.live !== undefined && typeof params.live !== "boolean") throw invalidArgument("live must be a boolean");
-    await this.#withinBudget(task as string | { content?: unknown }[], signal);
+    await this.#withinBudget(task as string | { role?: unknown; content?: unknown }[], signal);
     return this.#router.glance(task as string, { topK: k, signal, ...(params.live === undefined ? {} : { live: params.live }) });
   }
 
@@ -150,7 +154,7 @@ export class Handlers {
    * byte); a longer one has its first 8 × budget characters counted, and is refused when they
    * alone hold more than the budget (plus a margin for the cut); else the whole is counted.
    */
-  async #withinBudget(task: string | readonly { content?: unknown }[], signal: AbortSignal): Promise<void> {
+  async #withinBudget(task: string | readonly { role?: unknown; content?: unknown }[], signal: AbortSignal): Promise<void> {
     const max = this.#facts.maxTaskTokens;
     if (max <= 0) return;
     const text = taskText(task);

@@ -305,6 +305,17 @@ describe("per-request budget", () => {
     c.close();
   });
 
+  it("counts a chat message's role as the router reads it: a long role is refused like a long content", async () => {
+    const { socket, fake } = await start("unix", { maxTaskTokens: 100 });
+    const c = await clientConnect({ socket });
+    const long = c.request("route", { task: [{ role: "docker ".repeat(5000), content: "write a dockerfile" }] });
+    const releasing = setInterval(() => fake.releaseCount(), 20);
+    await expect(long).rejects.toMatchObject({ code: "CONTEXT_OVERFLOW" });
+    clearInterval(releasing);
+    expect(fake.started()).toBe(0); // the router never saw it
+    c.close();
+  });
+
   it("routes a task within the budget: short ones without counting, longer ones once counted", async () => {
     const { socket, fake } = await start("unix", { maxTaskTokens: 100 });
     const c = await clientConnect({ socket });
