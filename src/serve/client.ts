@@ -278,8 +278,12 @@ export class ServeClient {
     });
   }
 
-  /** Closes the connection; requests still pending reject. */
+  /**
+   * Closes the connection; requests still pending reject, and are cancelled on the server (which
+   * answers a client that only stops sending, so it would otherwise run them to the end).
+   */
   close(): void {
+    if (this.#socket && !this.#closed) for (const id of this.#pending.keys()) this.#cancel(id);
     if (this.#socket) this.#socket.end();
     this.#failAll(new GavelError("the connection was closed", "DISPOSED"));
   }

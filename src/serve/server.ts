@@ -115,7 +115,8 @@ export class ResidentServer {
   /** Starts listening (the socket path must be claimed first: claimSocketPath). */
   static async start(o: ServeOptions): Promise<ResidentServer> {
     if (o.port !== undefined) return ResidentServer.#startHttp(o);
-    const net = createNetServer();
+    // half-open: a client that closes its sending side (socat, nc -N) still reads its answers (#onSocket)
+    const net = createNetServer({ allowHalfOpen: true });
     net.maxConnections = limitsOf(o.limits).maxConnections;
     const server = new ResidentServer(o, net, o.socket);
     net.on("connection", (s) => server.#onSocket(s));
@@ -252,7 +253,7 @@ export class ResidentServer {
         start = nl + 1;
         ended = true;
         if (bytes > limits.maxRequestBytes) return refuse(`a request line is over ${limits.maxRequestBytes} bytes`);
-        if (line) this.#onLine(line, mine, send);
+        if (line) this.#onLine(line, mine, send, s);
         if (s.destroyed) return;
       }
       if (start < chunk.length) {
@@ -262,6 +263,18 @@ export class ResidentServer {
       }
       if (ended) clearLineTimer(); // a new line starts its own clock
       armLineTimer();
+    });
+    // the client's last byte: a line without its "\n" is still a request; the server ends once all are answered
+    s.on("end", () => {
+      if (s.destroyed) return;
+      clearLineTimer();
+      if (partBytes > 0) {
+        const line = Buffer.concat(parts, partBytes).toString("utf8").trim();
+        parts = [];
+        partBytes = 0;
+        if (line) this.#onLine(line, mine, send, s);
+      }
+      if (mine.size === 0) s.end();
     });
     s.on("error", () => undefined);
     s.on("close", () => {
@@ -273,7 +286,7 @@ export class ResidentServer {
   }
 
   /** One line of a socket connection: a request, a cancel, or garbage. */
-  #onLine(line: string, mine: Map<RequestId, AbortController>, send: (r: Response | ProgressLine) => void): void {
+  #onLine(line: string, mine: Map<RequestId, AbortController>, send: (r: Response | ProgressLine) => void, s: Socket): void {
     let msg: unknown;
     try {
       msg = JSON.parse(line);
@@ -303,6 +316,7 @@ export class ResidentServer {
       (r) => {
         mine.delete(req.id);
         send(r);
+        if (s.readableEnded && mine.size === 0 && !s.writableEnded) s.end(); // a half-closed client's last answer
       },
       send,
     );

@@ -210,6 +210,49 @@ describe("socket transport", () => {
     await within(busy.closed, 15_000, "idle again, then closed");
   });
 
+  it("answers a client that stops sending after its requests (half-close), then ends the connection", async () => {
+    const { socket, fake } = await start("unix");
+    const c = await raw({ path: socket });
+    // as socat or nc -N send: the requests, the last without its "\n", then the sending side closed
+    c.s.end(JSON.stringify({ v: 1, id: 1, op: "route", task: "hold" }) + "\n" + JSON.stringify({ v: 1, id: 2, op: "route", task: "short" }));
+    await within(
+      new Promise<void>((r) => {
+        const t = setInterval(() => fake.started() === 2 && (clearInterval(t), r()), 20);
+      }),
+      15_000,
+      "both routes started",
+    );
+    expect(c.s.destroyed).toBe(false);
+    fake.release();
+    await within(c.closed, 15_000, "closed once both are answered");
+    const answers = c.data().trim().split("\n").map((l) => JSON.parse(l) as { id: number; ok: boolean });
+    expect(answers.map((a) => [a.id, a.ok]).sort()).toEqual([[1, true], [2, true]]);
+  });
+
+  it("cancels what a ServeClient still waits for when it closes", async () => {
+    const { socket, fake, server } = await start("unix");
+    const c = await clientConnect({ socket });
+    const held = c.request("route", { task: "hold" });
+    await within(
+      new Promise<void>((r) => {
+        const t = setInterval(() => server.inFlight === 1 && (clearInterval(t), r()), 20);
+      }),
+      15_000,
+      "the route in flight",
+    );
+    c.close();
+    await expect(held).rejects.toMatchObject({ code: "DISPOSED" });
+    // the server stops the route without it being released
+    await within(
+      new Promise<void>((r) => {
+        const t = setInterval(() => server.inFlight === 0 && (clearInterval(t), r()), 20);
+      }),
+      15_000,
+      "the route cancelled",
+    );
+    expect(fake.started()).toBe(1);
+  });
+
   it("closes a connection whose request line never ends (slow loris)", async () => {
     const { socket } = await start("unix", { requestMs: 400, idleMs: 60_000 });
     const c = await raw({ path: socket });
