@@ -12,6 +12,7 @@
 import { connect as netConnect, type Socket } from "node:net";
 import { lstat, readFile, type Stats } from "node:fs";
 import { GavelError, type GavelErrorCode } from "../errors.js";
+import { CONTROL_OPS, DEFAULT_LIMITS } from "./limits.js";
 import { defaultSocketPath, httpEndpointPath, PROTOCOL_VERSION, resolveBankDir, type HttpEndpoint, type Op, type ProgressLine, type RequestId, type Response } from "./protocol.js";
 
 /** Where to find a server: a bank (its default socket, else its HTTP endpoint file), or a socket path. */
@@ -98,6 +99,13 @@ export class ServeClient {
   readonly endpoint: Endpoint;
   #socket: Socket | null;
   #pending = new Map<RequestId, Pending>();
+  /**
+   * Socket requests written and not yet answered (control ops not counted), and those waiting their
+   * turn: a connection holds at most the server's per-connection bound in flight, and the rest wait
+   * here in order, so many calls at once are queued rather than answered BUSY.
+   */
+  #sent = new Set<RequestId>();
+  #waiting: { id: RequestId; line: string }[] = [];
   #next = 1;
   #buffer = "";
   #closed = false;
@@ -118,7 +126,10 @@ export class ServeClient {
     socket.on("close", () => {
       if (this.#socket !== socket || this.#closed) return;
       // the server closes connections left idle (docs/serve-protocol.md, "Limits"): not an error then
-      if (this.#pending.size === 0) this.#idleClosed = true;
+      if (this.#pending.size === 0) {
+        this.#idleClosed = true;
+        this.#sent.clear();
+      }
       else this.#failAll(new GavelError("the gavel server closed the connection", "INTERNAL"));
     });
     socket.on("error", () => undefined); // "close" follows and fails what is pending
@@ -182,6 +193,7 @@ export class ServeClient {
   }
 
   #settle(r: Response): void {
+    this.#answered(r.id);
     const p = r.id === null ? undefined : this.#pending.get(r.id);
     if (!p) return; // an answer to a request this side already gave up on
     this.#pending.delete(r.id!);
@@ -191,6 +203,8 @@ export class ServeClient {
 
   #failAll(err: Error): void {
     this.#closed = true;
+    this.#sent.clear();
+    this.#waiting = [];
     for (const p of this.#pending.values()) p.reject(err);
     this.#pending.clear();
   }
@@ -206,9 +220,11 @@ export class ServeClient {
       const signal = signals.length ? AbortSignal.any(signals) : undefined;
       if (signal?.aborted) return reject(new GavelError("the request was aborted", "ABORTED"));
       const onAbort = () => {
-        if (options.settleOnAbort && this.#pending.has(id)) return this.#cancel(id);
+        const queued = this.#waiting.findIndex((w) => w.id === id);
+        if (queued >= 0) this.#waiting.splice(queued, 1); // never sent: nothing to cancel, no answer to wait for
+        else if (options.settleOnAbort && this.#pending.has(id)) return this.#cancel(id);
         if (!this.#pending.delete(id)) return;
-        this.#cancel(id);
+        if (queued < 0) this.#cancel(id);
         reject(new GavelError("the request was aborted", "ABORTED"));
       };
       const done = (f: (v: never) => void) => (v: unknown) => {
@@ -217,9 +233,24 @@ export class ServeClient {
       };
       this.#pending.set(id, { resolve: done(resolve), reject: done(reject), progress: options.onProgress });
       signal?.addEventListener("abort", onAbort, { once: true });
-      if (this.#socket) this.#socket.write(JSON.stringify(msg) + "\n");
+      if (this.#socket) this.#write(id, JSON.stringify(msg) + "\n", CONTROL_OPS.has(op));
       else this.#post(msg, (p) => this.#progress(id, p)).then((r) => this.#settle(r), (err) => this.#pending.get(id)?.reject(err));
     });
+  }
+
+  /** Writes a request line now, or queues it while the connection holds its bound in flight. */
+  #write(id: RequestId, line: string, control: boolean): void {
+    if (control) return void this.#socket!.write(line);
+    if (this.#sent.size >= DEFAULT_LIMITS.maxInFlightPerConnection) return void this.#waiting.push({ id, line });
+    this.#sent.add(id);
+    this.#socket!.write(line);
+  }
+
+  /** An answer came for `id`: the next waiting request goes out. */
+  #answered(id: RequestId | null): void {
+    if (id === null || !this.#sent.delete(id)) return;
+    const next = this.#waiting.shift();
+    if (next && this.#socket && !this.#closed) this.#write(next.id, next.line, false);
   }
 
   #cancel(id: RequestId): void {
@@ -283,7 +314,7 @@ export class ServeClient {
    * answers a client that only stops sending, so it would otherwise run them to the end).
    */
   close(): void {
-    if (this.#socket && !this.#closed) for (const id of this.#pending.keys()) this.#cancel(id);
+    if (this.#socket && !this.#closed) for (const id of this.#sent) this.#cancel(id);
     if (this.#socket) this.#socket.end();
     this.#failAll(new GavelError("the connection was closed", "DISPOSED"));
   }

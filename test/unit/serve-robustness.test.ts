@@ -229,6 +229,32 @@ describe("socket transport", () => {
     expect(answers.map((a) => [a.id, a.ok]).sort()).toEqual([[1, true], [2, true]]);
   });
 
+  it("a ServeClient queues requests over the connection's bound instead of getting BUSY", async () => {
+    const { socket, fake, server } = await start("unix");
+    const c = await clientConnect({ socket });
+    const stop = new AbortController();
+    const answers = Array.from({ length: 100 }, (_, i) => c.request("route", { task: "hold" }, i === 99 ? { signal: stop.signal } : {}).then(() => "ok", (e: GavelError) => e.code));
+    const waitFor = (ok: () => boolean, what: string) =>
+      within(
+        new Promise<void>((r) => {
+          const t = setInterval(() => ok() && (clearInterval(t), r()), 20);
+        }),
+        15_000,
+        what,
+      );
+    await waitFor(() => server.inFlight === 64, "64 in flight");
+    await new Promise((r) => setTimeout(r, 200));
+    expect(server.inFlight).toBe(64); // the other 36 wait on the client's side
+    stop.abort(); // the last one, never sent: it rejects at once
+    await expect(answers[99]).resolves.toBe("ABORTED");
+    const releasing = setInterval(() => fake.release(), 20);
+    const codes = await within(Promise.all(answers), 15_000, "all answered");
+    clearInterval(releasing);
+    expect(codes.filter((x) => x === "ok")).toHaveLength(99);
+    expect(fake.started()).toBe(99);
+    c.close();
+  });
+
   it("cancels what a ServeClient still waits for when it closes", async () => {
     const { socket, fake, server } = await start("unix");
     const c = await clientConnect({ socket });
