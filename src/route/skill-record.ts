@@ -45,7 +45,11 @@ export interface SkillRecord {
   contentHash: string;
   /** `source` as the bank recorded it (relative to the install's folder in banks written before sources were recorded as absolute paths). */
   source: string;
-  /** The SKILL.md or the JSONL library, absolute; null when not found on this machine or installed from memory. */
+  /**
+   * The SKILL.md or the JSONL library, absolute; null when not found on this machine, installed from
+   * memory, or no longer read as a skill there (`sourceStatus` "missing": a folder, a FIFO, a link to
+   * another file).
+   */
   path: string | null;
   /** The skill's folder, absolute (its scripts/ and references/ live there); null unless a folder skill was found. */
   dir: string | null;
@@ -118,8 +122,9 @@ export async function readSkillRecord(bank: SkillBankView, idOrName: string): Pr
     allowedTools: parseAllowedTools(meta["allowed-tools"]),
     contentHash: entry.contentHash,
     source: entry.source,
-    path: loc.path,
-    dir: loc.dir,
+    // a file there that no longer reads as the skill (swapped for another, a link elsewhere) is not its path
+    path: sourceStatus === "missing" ? null : loc.path,
+    dir: sourceStatus === "missing" ? null : loc.dir,
     provenance: loc.provenance,
     sourceStatus,
     disableModelInvocation: entry.disableModelInvocation,

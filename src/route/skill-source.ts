@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { existsSync } from "node:fs";
+import { statSync } from "node:fs";
 import { basename, dirname, isAbsolute, join, resolve, sep } from "node:path";
 import { readRegularFile } from "../gguf/regular-file.js";
 import { parseSkillMarkdown } from "../skills/index.js";
@@ -79,19 +79,31 @@ export function installRoots(bankDir: string): string[] {
   return [...new Set(roots)];
 }
 
-/** The absolute file behind a recorded path: itself when absolute, else the first root under which it exists. */
+/**
+ * Whether `path` is a regular file, following links: not a folder, a FIFO or a device such as
+ * /dev/zero, which a host told to read the path would block on or read without end.
+ */
+export function isRegularFile(path: string): boolean {
+  try {
+    return statSync(path, { throwIfNoEntry: false })?.isFile() ?? false;
+  } catch {
+    return false; // unreadable on the way (EACCES), a link loop (ELOOP)
+  }
+}
+
+/** The absolute file behind a recorded path: itself when absolute, else the first root under which it is a regular file. */
 function resolveRecorded(file: string, bankDir: string): string | null {
-  if (isAbsolute(file)) return existsSync(file) ? file : null;
+  if (isAbsolute(file)) return isRegularFile(file) ? file : null;
   for (const root of installRoots(bankDir)) {
     const p = join(root, file);
-    if (existsSync(p)) return p;
+    if (isRegularFile(p)) return p;
   }
   return null;
 }
 
 /**
  * Resolves a recorded `source` (absolute, or relative to the folder the install ran in) on this
- * machine. Synchronous and cheap (a few `existsSync`), so a route result can carry it.
+ * machine. Synchronous and cheap (a few `stat`s), so a route result can carry it.
  */
 export function locateSkill(source: string, bankDir: string): SkillLocation {
   const lib = librarySource(source);

@@ -4,10 +4,10 @@
  *
  * @module
  */
-import { existsSync } from "node:fs";
 import { basename, isAbsolute, resolve } from "node:path";
 import { GavelError, invalidArgument } from "../errors.js";
 import type { GlanceHit, InstalledSkill, Router, RouteOptions, SkillHandle, SkillRecord } from "../route/index.js";
+import { isRegularFile, locateSkill, readSource } from "../route/skill-source.js";
 import { PROTOCOL_VERSION, type Op } from "./protocol.js";
 import { installOp, syncOp, type ProgressSink } from "./writes.js";
 
@@ -101,10 +101,10 @@ export class Handlers {
     return this.#skills;
   }
 
-  /** Where a skill's SKILL.md is, absolute, when its source names one that exists. */
+  /** Where a skill's SKILL.md is, absolute, when its source names one that is a regular file. */
   ref(s: InstalledSkill): SkillRef {
     const abs = isAbsolute(s.source) ? s.source : resolve(s.source);
-    const path = basename(abs) === "SKILL.md" && existsSync(abs) ? abs : null;
+    const path = basename(abs) === "SKILL.md" && isRegularFile(abs) ? abs : null;
     return { id: s.id, name: s.name, description: s.description, source: s.source, path };
   }
 
@@ -131,7 +131,12 @@ export class Handlers {
     if (glanceOnly) options.verdict = false;
     const res = await this.#router.route(task as string, options);
     const chosen = res.skill === null ? undefined : this.#skillMap().get(res.skill);
-    return { ...res, winner: chosen ? this.winner(chosen, res.load) : null };
+    const winner = chosen ? this.winner(chosen, res.load) : null;
+    // a host is told to read the winner's path: only while it still reads as a skill (not a file swapped for another)
+    if (winner?.path && !(await readSource(locateSkill(chosen!.source, this.#router.bankDir)))) {
+      return { ...res, load: res.load && { ...res.load, path: null, dir: null }, winner: { ...winner, path: null, dir: null } };
+    }
+    return { ...res, winner };
   }
 
   /** glance-top: the glance's ranking alone (`Router.glance`), its best `k` (default 20, at most 200). */

@@ -81,6 +81,7 @@ describe("a skill's source replaced after install is read bounded, never blockin
     ["a FIFO", (p) => execFileSync("mkfifo", [p])],
     ["a link to /dev/zero", (p) => symlink("/dev/zero", p)],
     ["a directory", (p) => mkdir(p)],
+    ["a link to a file that is not a skill", async (p) => (await writeFile(`${p}.notes`, "root:x:0:0\n"), symlink(`${p}.notes`, p))],
     // sparse: 8 GiB of holes costs no disk, and an unbounded read would try to hold it all
     ["a huge file", async (p) => (await writeFile(p, md("Read")), truncate(p, 8 * 1024 ** 3))],
   ];
@@ -92,7 +93,8 @@ describe("a skill's source replaced after install is read bounded, never blockin
       const t0 = performance.now();
       const r = await load(bank);
       expect(performance.now() - t0).toBeLessThan(10_000);
-      expect(r).toMatchObject({ name: "safe-skill", body: "Run the safe thing.", sourceStatus: "missing", allowedTools: ["Read"] });
+      // and no path: a host told to read it would read whatever is there now
+      expect(r).toMatchObject({ name: "safe-skill", body: "Run the safe thing.", sourceStatus: "missing", allowedTools: ["Read"], path: null, dir: null });
       // a second and a fourth call are as quick: nothing is left blocked behind the first
       for (let i = 0; i < 3; i++) expect((await load(bank)).sourceStatus).toBe("missing");
     });
@@ -109,7 +111,7 @@ describe("a skill's source replaced after install is read bounded, never blockin
       await unlink(lib);
       await swap(lib);
       const r = await load(bank);
-      expect(r).toMatchObject({ body: "Run it.", sourceStatus: "missing" });
+      expect(r).toMatchObject({ body: "Run it.", sourceStatus: "missing", path: null });
     }
   });
 
