@@ -8,6 +8,7 @@
  */
 import type { RouteContext, RouteOptions, RouteResult } from "../route/types.js";
 import type { SkillRecord } from "../route/skill-record.js";
+import { valueText } from "../util/validate.js";
 
 /** What an adapter needs of a router: `Router` has both. */
 export interface SkillRouterLike {
@@ -59,7 +60,7 @@ export const DEFAULT_MAX_CHARS = 20_000;
 /** A `maxChars` option checked: a non-negative number, `fallback` when absent. */
 export function maxCharsOf(maxChars: unknown, fallback: number = DEFAULT_MAX_CHARS): number {
   const n = maxChars ?? fallback;
-  if (typeof n !== "number" || !(n >= 0)) throw new TypeError(`maxChars must be a non-negative number, got ${String(n)}`);
+  if (typeof n !== "number" || !(n >= 0)) throw new TypeError(`maxChars must be a non-negative number, got ${valueText(n)}`);
   return n;
 }
 

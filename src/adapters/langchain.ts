@@ -42,6 +42,7 @@ import { cutText, DEFAULT_MAX_CHARS, loadedSkill, maxCharsOf, SkillInjector, tex
 import type { RouteOptions } from "../route/types.js";
 import { shortlistScore } from "../route/ruling.js";
 import { MAX_SEARCH_K, LOAD_SKILL_DESCRIPTION, SEARCH_SKILLS_DESCRIPTION, SEARCH_TASK_DESCRIPTION, searchSkills, searchToolSetup, searchText, skillText, type SearchResult, type SkillSource } from "./skill-tools.js";
+import { valueText } from "../util/validate.js";
 
 export { skillInstructions, type GavelAdapterOptions, type LoadedSkill, type RoutedSkill, type SkillRouterLike } from "./core.js";
 export type { SearchHit, SearchResult, SkillSource } from "./skill-tools.js";
@@ -149,8 +150,8 @@ export class GavelSkillRetriever extends BaseRetriever<GavelSkillMetadata> {
     const { k = 3, abstain, verdict, maxChars = DEFAULT_MAX_CHARS, ...fields } = options;
     super(fields);
     if (!router || typeof router.route !== "function" || typeof router.get !== "function") throw new TypeError("GavelSkillRetriever needs a Router (or an object with route() and get())");
-    if (!(Number.isInteger(k) && k >= 1)) throw new TypeError(`k must be a positive integer, got ${String(k)}`);
-    if (typeof maxChars !== "number" || !(maxChars >= 0)) throw new TypeError(`maxChars must be a non-negative number, got ${String(maxChars)}`);
+    if (!(Number.isInteger(k) && k >= 1)) throw new TypeError(`k must be a positive integer, got ${valueText(k)}`);
+    if (typeof maxChars !== "number" || !(maxChars >= 0)) throw new TypeError(`maxChars must be a non-negative number, got ${valueText(maxChars)}`);
     this.#router = router;
     this.#k = k;
     this.#maxChars = maxChars;

@@ -11,6 +11,7 @@ import type { Candidate, GlanceHit, RouteResult, Vote } from "../route/types.js"
 import type { SkillRecord } from "../route/skill-record.js";
 import { shortlistScore } from "../route/ruling.js";
 import { invalidArgument } from "../errors.js";
+import { valueText } from "../util/validate.js";
 
 /**
  * The search tool's description, as the calling model reads it. The router matches the task's words
@@ -75,7 +76,7 @@ export function searchToolSetup(router: SkillSource, options: { k?: number; libr
 /** `k` checked: an integer from 1 to {@link MAX_SEARCH_K}. */
 export function searchK(k: unknown): number {
   if (k === undefined) return DEFAULT_SEARCH_K;
-  if (!(typeof k === "number" && Number.isInteger(k) && k >= 1 && k <= MAX_SEARCH_K)) throw invalidArgument(`k must be an integer from 1 to ${MAX_SEARCH_K}, got ${String(k)}`);
+  if (!(typeof k === "number" && Number.isInteger(k) && k >= 1 && k <= MAX_SEARCH_K)) throw invalidArgument(`k must be an integer from 1 to ${MAX_SEARCH_K}, got ${valueText(k)}`);
   return k;
 }
 
@@ -146,7 +147,7 @@ function ruledReason(c: Candidate, i: number, r: RouteResult): string {
  */
 export async function searchSkills(router: SkillSource, task: string, k: number = DEFAULT_SEARCH_K, signal?: AbortSignal, options: SearchOptions = {}): Promise<SearchResult> {
   if (typeof task !== "string" || task.trim() === "") throw invalidArgument("the task must be a non-empty string: the work, stated concretely");
-  if (!(Number.isInteger(k) && k >= 1 && k <= MAX_SEARCH_K)) throw invalidArgument(`k must be an integer from 1 to ${MAX_SEARCH_K}, got ${String(k)}`);
+  if (!(Number.isInteger(k) && k >= 1 && k <= MAX_SEARCH_K)) throw invalidArgument(`k must be an integer from 1 to ${MAX_SEARCH_K}, got ${valueText(k)}`);
   const t0 = performance.now();
   const r = await router.route(task, { explain: true, signal, ...(options.libraryCut === undefined ? {} : { libraryCut: options.libraryCut }) });
   const described = new Map((await router.list()).map((s) => [s.id, s.description]));

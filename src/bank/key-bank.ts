@@ -8,6 +8,10 @@ import { GavelError, invalidArgument } from "../errors.js";
 import { loadBinding, type NativeBank, type NativeBankGlanceResult } from "../native/binding.js";
 import { checkFloat32, checkInt, checkRows, resolveWeights } from "../kernels/args.js";
 import { voteK, type GlanceOptions } from "../kernels/kernels.js";
+import { optionsObject, valueText } from "../util/validate.js";
+
+/** Every key of {@link KeyBankGlanceOptions}. */
+const KEY_BANK_GLANCE_KEYS: Record<keyof KeyBankGlanceOptions, true> = { handles: true, signal: true, detail: true, weights: true, k: true };
 
 /** Results of {@link KeyBank.glance}: a flat glance's result plus the handle of each column. */
 export type KeyBankGlanceResult = NativeBankGlanceResult;
@@ -88,7 +92,7 @@ export class KeyBank {
   constructor(dim: number, options: KeyBankOptions = {}) {
     checkInt(dim, "dim", 1);
     const keyType = options.keyType ?? "f32";
-    if (keyType !== "f32" && keyType !== "f16") throw invalidArgument(`keyType must be "f32" or "f16", got ${String(keyType)}`);
+    if (keyType !== "f32" && keyType !== "f16") throw invalidArgument(`keyType must be "f32" or "f16", got ${valueText(keyType)}`);
     this.dim = dim;
     this.#native = new (loadBinding().NativeBank)(dim, keyType);
   }
@@ -184,6 +188,7 @@ export class KeyBank {
     checkFloat32(queries, "queries");
     const nq = checkRows(queries, this.dim, "queries");
     if (nq === 0) throw invalidArgument("queries hold no token");
+    optionsObject(options, "glance options", KEY_BANK_GLANCE_KEYS);
     const { handles, signal } = options;
     if (handles !== undefined && !(handles instanceof Int32Array)) throw invalidArgument("handles must be an Int32Array");
     if (signal !== undefined && !(signal instanceof AbortSignal)) throw invalidArgument("signal must be an AbortSignal");

@@ -44,6 +44,7 @@ import { checkFloat32, checkInt, checkRows, resolveWeights } from "../kernels/ar
 import { voteK } from "../kernels/kernels.js";
 import { loadBinding, type NativeBank } from "../native/binding.js";
 import type { KeyBank } from "./key-bank.js";
+import { valueText } from "../util/validate.js";
 
 /** Training options of a {@link KeyIvf}. */
 export interface KeyIvfTrainOptions {
@@ -321,7 +322,7 @@ export class KeyIvf {
     if (options.prune !== undefined && typeof options.prune !== "boolean") throw invalidArgument("prune must be a boolean");
     if (options.i8 !== undefined && typeof options.i8 !== "boolean") throw invalidArgument("i8 must be a boolean");
     const spread = options.probeSpread ?? "even";
-    if (spread !== "even" && spread !== "weight") throw invalidArgument(`probeSpread must be "even" or "weight", got ${String(spread)}`);
+    if (spread !== "even" && spread !== "weight") throw invalidArgument(`probeSpread must be "even" or "weight", got ${valueText(spread)}`);
     return this.#native.glance(bank._native, queries, weights, k, nprobe, probeGroups, options.prune ?? false, options.i8 ?? false, spread === "weight");
   }
 

@@ -35,9 +35,26 @@ export async function manifestIdentity(dir: string): Promise<string | undefined>
   }
 }
 
+/**
+ * A typed error for a bank folder the file system refuses: a path through a file, too long or a
+ * link loop (FILE_NOT_FOUND), or not permitted (PERMISSION_DENIED); any other error as it is.
+ */
+function bankDirError(dir: string, err: unknown): unknown {
+  const code = (err as NodeJS.ErrnoException)?.code;
+  if (code === "ENOTDIR" || code === "ENAMETOOLONG" || code === "ELOOP") return new GavelError(`no bank at ${dir}: the path cannot name a folder (${code})`, "FILE_NOT_FOUND");
+  if (code === "EACCES" || code === "EPERM" || code === "EROFS") return new GavelError(`cannot open or create a bank at ${dir} (${code})`, "PERMISSION_DENIED");
+  return err;
+}
+
+/** A bank folder's name: a non-empty string without NUL (which no file system path holds). */
+function checkDirName(dir: unknown, what: string): asserts dir is string {
+  if (typeof dir !== "string" || dir.length === 0) throw invalidArgument(`${what}dir must be a non-empty string`);
+  if (dir.includes("\0")) throw invalidArgument(`${what}dir holds a NUL character`);
+}
+
 /** Checks the arguments and the directory; creates it with `create`. */
 async function checkBankDir(dir: string, expected: BankHeader, what: string, create: boolean): Promise<void> {
-  if (typeof dir !== "string" || dir.length === 0) throw invalidArgument(`${what}: dir must be a non-empty string`);
+  checkDirName(dir, `${what}: `);
   checkHeader(expected, `${what}: expected`);
   // Rows are stored as the host's float32 bytes; the format says little-endian.
   if (endianness() !== "LE") throw invalidArgument("banks need a little-endian host");
@@ -45,9 +62,11 @@ async function checkBankDir(dir: string, expected: BankHeader, what: string, cre
     const st = await stat(dir);
     if (!st.isDirectory()) throw invalidArgument(`${dir} exists and is not a directory`);
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
+    if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw bankDirError(dir, err);
     if (!create) throw new GavelError(`no bank at ${dir} (the directory does not exist); run \`gavel install\` to build one`, "FILE_NOT_FOUND");
-    await mkdir(dir, { recursive: true, mode: BANK_DIR_MODE });
+    await mkdir(dir, { recursive: true, mode: BANK_DIR_MODE }).catch((e: unknown) => {
+      throw bankDirError(dir, e);
+    });
   }
 }
 
@@ -176,10 +195,10 @@ export async function committedEntries(dir: string): Promise<readonly BankEntry[
  * skills), read as {@link committedEntries} reads it (`gavel info <bank>`).
  */
 export async function committedManifest(dir: string): Promise<BankManifest> {
-  if (typeof dir !== "string" || dir.length === 0) throw invalidArgument("dir must be a non-empty string");
+  checkDirName(dir, "");
   const st = await stat(dir).catch((err: NodeJS.ErrnoException) => {
     if (err.code === "ENOENT") return undefined;
-    throw err;
+    throw bankDirError(dir, err);
   });
   if (st === undefined) throw new GavelError(`no bank at ${dir} (the directory does not exist); run \`gavel install\` to build one`, "FILE_NOT_FOUND");
   if (!st.isDirectory()) throw invalidArgument(`${dir} exists and is not a directory`);

@@ -13,6 +13,7 @@
 import { invalidArgument } from "../errors.js";
 import { loadBinding, type NativeGlanceResult } from "../native/binding.js";
 import { checkFloat32, checkInt, checkRows, resolveWeights } from "./args.js";
+import { valueText } from "../util/validate.js";
 
 /** Results of {@link glance}; see {@link NativeGlanceResult}. */
 export type GlanceResult = NativeGlanceResult;
@@ -38,7 +39,7 @@ export function coverFarthestFirst(keys: Float32Array, dim: number, eps: number)
   checkFloat32(keys, "keys");
   checkInt(dim, "dim", 1);
   if (typeof eps !== "number" || !Number.isFinite(eps) || eps < 0) {
-    throw invalidArgument(`eps must be a finite number >= 0, got ${String(eps)}`);
+    throw invalidArgument(`eps must be a finite number >= 0, got ${valueText(eps)}`);
   }
   checkRows(keys, dim, "keys");
   return loadBinding().coverFarthestFirst(keys, dim, eps);
@@ -55,7 +56,7 @@ export function coverFarthestFirst(keys: Float32Array, dim: number, eps: number)
  */
 export function voteK(nSkills: number): number {
   if (typeof nSkills !== "number" || !Number.isInteger(nSkills) || nSkills < 0) {
-    throw invalidArgument(`nSkills must be a non-negative integer, got ${String(nSkills)}`);
+    throw invalidArgument(`nSkills must be a non-negative integer, got ${valueText(nSkills)}`);
   }
   return Math.min(10, Math.max(3, Math.round(nSkills / 10)));
 }
@@ -74,7 +75,7 @@ export const MAX_VOTE_K = 1024;
  */
 export function routeVoteK(nSkills: number, share = 0): number {
   const k = voteK(nSkills);
-  if (typeof share !== "number" || !(share >= 0 && share <= 1)) throw invalidArgument(`share must be a number in [0, 1], got ${String(share)}`);
+  if (typeof share !== "number" || !(share >= 0 && share <= 1)) throw invalidArgument(`share must be a number in [0, 1], got ${valueText(share)}`);
   return share === 0 ? k : Math.min(MAX_VOTE_K, Math.max(k, Math.round(share * nSkills)));
 }
 
@@ -91,7 +92,7 @@ export function routeVoteK(nSkills: number, share = 0): number {
 export function decayWeights(nTokens: number, decisionPoint: number = nTokens - 1): Float32Array {
   checkInt(nTokens, "nTokens", 1);
   if (typeof decisionPoint !== "number" || !Number.isInteger(decisionPoint) || decisionPoint < nTokens - 1) {
-    throw invalidArgument(`decisionPoint must be an integer >= nTokens - 1 (${nTokens - 1}), got ${String(decisionPoint)}`);
+    throw invalidArgument(`decisionPoint must be an integer >= nTokens - 1 (${nTokens - 1}), got ${valueText(decisionPoint)}`);
   }
   const w = new Float32Array(nTokens);
   // Far-back tokens underflow to 0 in float32 (after ~9600 tokens); Σw stays > 0 thanks to the
@@ -178,7 +179,7 @@ export async function coverFarthestFirstAsync(keys: Float32Array, dim: number, e
   checkFloat32(keys, "keys");
   checkInt(dim, "dim", 1);
   if (typeof eps !== "number" || !Number.isFinite(eps) || eps < 0) {
-    throw invalidArgument(`eps must be a finite number >= 0, got ${String(eps)}`);
+    throw invalidArgument(`eps must be a finite number >= 0, got ${valueText(eps)}`);
   }
   checkRows(keys, dim, "keys");
   return loadBinding().coverFarthestFirstAsync(keys, dim, eps);

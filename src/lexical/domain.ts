@@ -16,6 +16,7 @@
  */
 import { invalidArgument } from "../errors.js";
 import { hashIndex, termHash } from "./postings.js";
+import { valueText } from "../util/validate.js";
 
 /** Words the domain score never reads (they carry the style of a question, not its subject). */
 export const DOMAIN_STOP_WORDS: ReadonlySet<string> = new Set(
@@ -63,7 +64,7 @@ export class DomainModel implements DomainModelInit {
     if (hashes.length !== weights.length) throw invalidArgument(`DomainModel: ${hashes.length} hashes but ${weights.length} weights`);
     if (hashes.length === 0) throw invalidArgument("DomainModel: the table is empty");
     if (hashes.length > MAX_DOMAIN_WORDS) throw invalidArgument(`DomainModel: ${hashes.length} words, more than ${MAX_DOMAIN_WORDS}`);
-    if (typeof bias !== "number" || !Number.isFinite(bias)) throw invalidArgument(`DomainModel: bias must be a finite number, got ${String(bias)}`);
+    if (typeof bias !== "number" || !Number.isFinite(bias)) throw invalidArgument(`DomainModel: bias must be a finite number, got ${valueText(bias)}`);
     for (let i = 0; i < hashes.length; i++) {
       if (i > 0 && hashes[i] <= hashes[i - 1]) throw invalidArgument(`DomainModel: hashes must be strictly ascending (at ${i})`);
       if (!Number.isFinite(weights[i])) throw invalidArgument(`DomainModel: weights[${i}] is ${weights[i]}, not a finite number`);

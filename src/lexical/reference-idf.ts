@@ -16,6 +16,7 @@
 import { invalidArgument } from "../errors.js";
 import { bm25Tokens, hashIndex, termHash, type DocTerms, type Vocabulary } from "./postings.js";
 import type { LiveBm25Index } from "./live-index.js";
+import { valueText } from "../util/validate.js";
 
 /** What a {@link ReferenceIdf} is made of. */
 export interface ReferenceIdfInit {
@@ -49,8 +50,8 @@ export class ReferenceIdf implements ReferenceIdfInit {
   constructor(init: ReferenceIdfInit) {
     if (typeof init !== "object" || init === null) throw invalidArgument("ReferenceIdf: expected an object");
     const { documents, minDf, hashes, df } = init;
-    if (!Number.isInteger(documents) || documents < 1 || documents > 0xffffffff) throw invalidArgument(`ReferenceIdf: documents must be an integer in [1, 2^32 − 1], got ${String(documents)}`);
-    if (!Number.isInteger(minDf) || minDf < 1 || minDf > documents) throw invalidArgument(`ReferenceIdf: minDf must be an integer in [1, documents], got ${String(minDf)}`);
+    if (!Number.isInteger(documents) || documents < 1 || documents > 0xffffffff) throw invalidArgument(`ReferenceIdf: documents must be an integer in [1, 2^32 − 1], got ${valueText(documents)}`);
+    if (!Number.isInteger(minDf) || minDf < 1 || minDf > documents) throw invalidArgument(`ReferenceIdf: minDf must be an integer in [1, documents], got ${valueText(minDf)}`);
     if (!(hashes instanceof Uint32Array) || !(df instanceof Uint32Array)) throw invalidArgument("ReferenceIdf: hashes and df must be Uint32Arrays");
     if (hashes.length !== df.length) throw invalidArgument(`ReferenceIdf: ${hashes.length} hashes but ${df.length} document frequencies`);
     if (hashes.length > MAX_REFERENCE_WORDS) throw invalidArgument(`ReferenceIdf: ${hashes.length} words, more than ${MAX_REFERENCE_WORDS}`);
@@ -105,7 +106,7 @@ export class ReferenceIdf implements ReferenceIdfInit {
    * @throws GavelError `INVALID_ARGUMENT` when `power` is not a finite number > 0
    */
   coverage(taskWords: Iterable<string>, holds: (word: string) => boolean, power = 1): number {
-    if (typeof power !== "number" || !Number.isFinite(power) || power <= 0) throw invalidArgument(`ReferenceIdf.coverage: power must be a finite number > 0, got ${String(power)}`);
+    if (typeof power !== "number" || !Number.isFinite(power) || power <= 0) throw invalidArgument(`ReferenceIdf.coverage: power must be a finite number > 0, got ${valueText(power)}`);
     let all = 0, held = 0;
     for (const w of new Set(taskWords)) {
       const x = this.idf(w) ** power;

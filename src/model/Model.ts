@@ -8,6 +8,9 @@ export type { ModelLoadOptions, ScoreOptions };
 import { checkTasks, nativeStatesMany, type QueriesVia, type ScoresVia, type StatesVia } from "./states-many.js";
 import { checkGenerationVerb, generateSettings, runGeneration, type GenerateChunk, type GenerateOptions, type GenerateResult } from "./generate.js";
 
+/** The options of a call that takes only a signal (hiddenStatesAt, hiddenStatesMany, logits). */
+const SIGNAL_KEYS = { signal: true } as const;
+
 
 /** What {@link Model.info} tells about the loaded model. */
 export interface ModelInfo extends Omit<NativeModelInfo, "chatTemplate" | "bos" | "eos"> {
@@ -131,6 +134,7 @@ export class Model {
   /** A GGUF metadata value as llama.cpp reads it (numbers and arrays as text), or undefined. */
   meta(key: string): string | undefined {
     if (typeof key !== "string") throw invalidArgument("key must be a string");
+    if (key.includes("\0")) return undefined; // no GGUF key holds one, and native code would read up to it
     return this.#use().meta(key) ?? undefined;
   }
 
@@ -187,7 +191,7 @@ export class Model {
       if (t.length === 0) throw invalidArgument("tokens must not be empty");
       this.#checkLayers(layers);
       this.#checkLength(t.length, "hiddenStates");
-      const signal = signalOption(optionsObject(options, "options").signal);
+      const signal = signalOption(optionsObject(options, "options", SIGNAL_KEYS).signal);
       const via = this.#statesVia;
       if (via && layers.length === 1) return via(t, layers[0], signal).then((rows) => [rows]);
       return this.#enqueue(signal, (n) => n.hiddenStates(t, Int32Array.from(layers)));
@@ -217,7 +221,7 @@ export class Model {
     return this.#call(() => {
       const ts = checkTasks(tasks, this.info.nVocab, this.info.contextSize);
       this.#checkLayers(layers);
-      const signal = signalOption(optionsObject(options, "options").signal);
+      const signal = signalOption(optionsObject(options, "options", SIGNAL_KEYS).signal);
       return this.#enqueue(signal, (n) => nativeStatesMany(n, ts, Int32Array.from(layers), signal));
     });
   }
@@ -293,7 +297,7 @@ export class Model {
       const t = toTokens(tokens, "tokens", this.info.nVocab);
       if (t.length === 0) throw invalidArgument("tokens must not be empty");
       this.#checkLength(t.length, "logits");
-      return this.#enqueue(signalOption(optionsObject(options, "options").signal), (n) => n.logits(t));
+      return this.#enqueue(signalOption(optionsObject(options, "options", SIGNAL_KEYS).signal), (n) => n.logits(t));
     });
   }
 

@@ -106,9 +106,15 @@ export interface GenerateSettings {
 
 const UINT32_MAX = 0xffffffff;
 
+/** Every key of {@link GenerateOptions}: another is a misspelling (INVALID_ARGUMENT, with the nearest). */
+const GENERATE_KEYS: Record<keyof GenerateOptions, true> = {
+  maxTokens: true, temperature: true, topK: true, topP: true, minP: true, seed: true, repeatPenalty: true, penaltyLastN: true, frequencyPenalty: true,
+  presencePenalty: true, stop: true, stopTokens: true, ignoreEog: true, captureLayer: true, finalState: true, special: true, onPrompt: true, signal: true,
+};
+
 /** Checks every option of {@link GenerateOptions} (INVALID_ARGUMENT, LAYER_OUT_OF_RANGE, TOKEN_OUT_OF_VOCABULARY). */
 export function generateSettings(options: unknown, nLayer: number, nVocab: number): GenerateSettings {
-  const o = optionsObject(options, "options");
+  const o = optionsObject(options, "options", GENERATE_KEYS);
   const num = (k: string, dflt: number, check: (v: number) => boolean, rule: string): number => {
     if (o[k] === undefined) return dflt;
     const v = checkFinite(o[k], k);

@@ -2,7 +2,7 @@
 // LoadParams want, or throws INVALID_ARGUMENT naming the option.
 import { availableParallelism } from "node:os";
 import { invalidArgument } from "../errors.js";
-import { intOption } from "../util/validate.js";
+import { intOption, valueText } from "../util/validate.js";
 
 /** Options of {@link Model.load}. */
 export interface ModelLoadOptions {
@@ -113,13 +113,13 @@ export function kvOption(v: unknown): boolean | undefined {
   if (v === undefined) return undefined;
   if (v === "f32") return false;
   if (v === "f16") return true;
-  throw invalidArgument(`kvCacheType must be "f32" or "f16", got ${String(v)}`);
+  throw invalidArgument(`kvCacheType must be "f32" or "f16", got ${valueText(v)}`);
 }
 
 export function layoutOption(v: unknown): boolean {
   if (v === "unified") return true;
   if (v === undefined || v === "streams") return false;
-  throw invalidArgument(`kvLayout must be "unified" or "streams", got ${String(v)}`);
+  throw invalidArgument(`kvLayout must be "unified" or "streams", got ${valueText(v)}`);
 }
 
 export function flashOption(v: unknown): number | undefined {
@@ -127,7 +127,7 @@ export function flashOption(v: unknown): number | undefined {
   if (v === false) return 0;
   if (v === true) return 1;
   if (v === "auto") return -1;
-  throw invalidArgument(`flashAttention must be true, false or "auto", got ${String(v)}`);
+  throw invalidArgument(`flashAttention must be true, false or "auto", got ${valueText(v)}`);
 }
 
 /**
@@ -136,6 +136,6 @@ export function flashOption(v: unknown): number | undefined {
  */
 export function resolveLogprobsInGraph(value: unknown, env: { cuda: boolean; devices: readonly string[]; gpuLayers: number }): boolean {
   if (value === true || value === false) return value;
-  if (value !== undefined && value !== "auto") throw invalidArgument(`logprobsInGraph must be true, false or "auto", got ${String(value)}`);
+  if (value !== undefined && value !== "auto") throw invalidArgument(`logprobsInGraph must be true, false or "auto", got ${valueText(value)}`);
   return env.cuda && env.gpuLayers !== 0 && env.devices.some((d) => /^CUDA\d/.test(d));
 }

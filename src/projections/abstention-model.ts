@@ -7,6 +7,7 @@
  * @module
  */
 import { invalidArgument } from "../errors.js";
+import { valueText } from "../util/validate.js";
 
 /**
  * What an abstention model can read of a ruled shortlist (src/route/abstention.ts computes them):
@@ -136,7 +137,7 @@ export function sizeBandFor(model: BySizeAbstention, logN: number | undefined): 
 }
 
 function finite(x: unknown, what: string): number {
-  if (typeof x !== "number" || !Number.isFinite(x)) throw invalidArgument(`abstention model: ${what} must be a finite number, got ${String(x)}`);
+  if (typeof x !== "number" || !Number.isFinite(x)) throw invalidArgument(`abstention model: ${what} must be a finite number, got ${valueText(x)}`);
   return x;
 }
 
@@ -269,8 +270,8 @@ export function checkAbstentionReference(r: unknown): AbstentionReference | null
     return p;
   });
   const pass = o.pass;
-  if (typeof pass !== "number" || !Number.isInteger(pass) || pass < 0 || pass >= prompts.length) throw invalidArgument(`abstention reference: pass must be an integer in [0, ${prompts.length - 1}] (fewer than the prompts), got ${String(pass)}`);
+  if (typeof pass !== "number" || !Number.isInteger(pass) || pass < 0 || pass >= prompts.length) throw invalidArgument(`abstention reference: pass must be an integer in [0, ${prompts.length - 1}] (fewer than the prompts), got ${valueText(pass)}`);
   const below = o.below;
-  if (typeof below !== "number" || !Number.isInteger(below) || below < 2 || below > 2 ** 31) throw invalidArgument(`abstention reference: below must be an integer in [2, 2^31], got ${String(below)}`);
+  if (typeof below !== "number" || !Number.isInteger(below) || below < 2 || below > 2 ** 31) throw invalidArgument(`abstention reference: below must be an integer in [2, 2^31], got ${valueText(below)}`);
   return Object.freeze({ prompts: Object.freeze(prompts), pass, below });
 }

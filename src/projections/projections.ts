@@ -10,7 +10,7 @@ import { Model } from "../model/Model.js";
 import { describeMismatch, describeModel, isModelFingerprint, modelFingerprint, type ModelFingerprint } from "../model/fingerprint.js";
 import { gaussian } from "../util/prng.js";
 import { quoteForMessage } from "../util/regular-file.js";
-import { checkFinite, checkLayer, type FiniteBounds } from "../util/validate.js";
+import { checkFinite, checkLayer, type FiniteBounds, valueText } from "../util/validate.js";
 import { firstNonFinite, readProjectionsFile, writeProjectionsFile } from "./file.js";
 import { checkAbstentionModel, checkAbstentionReference, needsVerdict, readsFeature, type AbstentionModel, type AbstentionReference } from "./abstention-model.js";
 import { ReferenceIdf } from "../lexical/reference-idf.js";
@@ -164,7 +164,7 @@ export class Projections implements ProjectionsMeta {
     this.skillBudget = init.skillBudget ?? d.skillBudget;
     this.keyBudget = init.keyBudget ?? d.keyBudget;
     for (const [name, v] of [["skillBudget", this.skillBudget], ["keyBudget", this.keyBudget]] as const) {
-      if (!Number.isInteger(v) || v < 0 || v > MAX_BUDGET) throw invalidArgument(`Projections: ${name} must be an integer in [0, ${MAX_BUDGET}], got ${String(v)}`);
+      if (!Number.isInteger(v) || v < 0 || v > MAX_BUDGET) throw invalidArgument(`Projections: ${name} must be an integer in [0, ${MAX_BUDGET}], got ${valueText(v)}`);
     }
     this.abstention = checkAbstentionModel(init.abstention);
     this.abstentionReference = checkAbstentionReference(init.abstentionReference);
@@ -206,9 +206,9 @@ export class Projections implements ProjectionsMeta {
     const fp = model instanceof Model ? await modelFingerprint(model) : model;
     if (!isModelFingerprint(fp)) throw invalidArgument("Projections.random: model must be a Model or a ModelFingerprint");
     const seed = opts.seed ?? 0;
-    if (!Number.isInteger(seed)) throw invalidArgument(`Projections.random: seed must be an integer, got ${seed}`);
+    if (!Number.isInteger(seed)) throw invalidArgument(`Projections.random: seed must be an integer, got ${valueText(seed)}`);
     const dim = opts.dim ?? PROJECTION_DEFAULTS.dim;
-    if (!Number.isInteger(dim) || dim < 1) throw invalidArgument(`Projections.random: dim must be a positive integer, got ${dim}`);
+    if (!Number.isInteger(dim) || dim < 1 || dim > 4096) throw invalidArgument(`Projections.random: dim must be an integer from 1 to 4096, got ${valueText(dim)}`);
     const layer = opts.layer ?? defaultLayer(fp.nLayer);
     const next = gaussian(seed);
     const scale = 1 / Math.sqrt(fp.nEmbd);

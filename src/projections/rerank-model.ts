@@ -12,6 +12,7 @@
  * @module
  */
 import { invalidArgument } from "../errors.js";
+import { valueText } from "../util/validate.js";
 
 /**
  * What a stage can read of a pool candidate (src/route/rerank.ts computes them):
@@ -85,12 +86,12 @@ export const RERANK_MAX_POOL = 200;
 export const RERANK_MAX_VERDICT = 20;
 
 function finite(x: unknown, what: string): number {
-  if (typeof x !== "number" || !Number.isFinite(x)) throw invalidArgument(`re-ranker: ${what} must be a finite number, got ${String(x)}`);
+  if (typeof x !== "number" || !Number.isFinite(x)) throw invalidArgument(`re-ranker: ${what} must be a finite number, got ${valueText(x)}`);
   return x;
 }
 
 function count(x: unknown, what: string, lo: number, hi: number): number {
-  if (typeof x !== "number" || !Number.isInteger(x) || x < lo || x > hi) throw invalidArgument(`re-ranker: ${what} must be an integer in [${lo}, ${hi}], got ${String(x)}`);
+  if (typeof x !== "number" || !Number.isInteger(x) || x < lo || x > hi) throw invalidArgument(`re-ranker: ${what} must be an integer in [${lo}, ${hi}], got ${valueText(x)}`);
   return x;
 }
 

@@ -9,7 +9,7 @@
  */
 import { GavelError, invalidArgument } from "../errors.js";
 import type { Model } from "../model/Model.js";
-import { boolOption, intOption, optionsObject, signalOption } from "../util/validate.js";
+import { boolOption, intOption, optionsObject, signalOption, valueText } from "../util/validate.js";
 import type { Skill, SkillInput } from "../skills/index.js";
 import { RenderEncoder, type TaskKeep } from "../render/encode.js";
 import { modelFingerprint } from "../model/fingerprint.js";
@@ -120,11 +120,11 @@ export class Router {
     if (skillBudget >= ctx - 16) throw invalidArgument(`skillBudget ${skillBudget} leaves no room for a task in the context of ${ctx} tokens`);
     const keyBudget = intOption(o.keyBudget, "keyBudget", 16, MAX_BUDGET, Math.max(skillBudget, projections.keyBudget));
     const keep = o.truncate ?? "end";
-    if (keep !== "start" && keep !== "end") throw invalidArgument(`truncate must be "start" or "end", got ${String(o.truncate)}`);
+    if (keep !== "start" && keep !== "end") throw invalidArgument(`truncate must be "start" or "end", got ${valueText(o.truncate)}`);
     const readOnly = boolOption(o.readOnly, "readOnly", false);
     if (readOnly && o.create === true) throw invalidArgument("readOnly and create contradict each other: a read-only router never creates a bank");
     const keyType = o.keyType ?? config().keyType;
-    if (keyType !== "f32" && keyType !== "f16") throw invalidArgument(`keyType must be "f32" or "f16", got ${String(o.keyType)}`);
+    if (keyType !== "f32" && keyType !== "f16") throw invalidArgument(`keyType must be "f32" or "f16", got ${valueText(o.keyType)}`);
     const library = readOnly ? await Library.openSnapshot(o.bankDir, projections, { keyType }) : await Library.open(o.bankDir, projections, { create: boolOption(o.create, "create", true), keyType });
     let router: Router;
     try {
@@ -351,10 +351,12 @@ export class Router {
    */
   async verdictInputs(context: RouteContext, skill: string): Promise<VerdictInputs> {
     this.#check();
+    if (typeof skill !== "string" || skill === "") throw invalidArgument("skill must be a skill's id or name, a non-empty string");
+    const taskText = taskTextOf(context);
     return this.#parts.library.reading(async () => {
       const entry = this.#parts.library.find(skill);
       if (!entry) throw new GavelError(`no installed skill ${skill}`, "SKILL_NOT_FOUND");
-      return verdictInputsOf(this.#parts, taskTextOf(context), entry.id);
+      return verdictInputsOf(this.#parts, taskText, entry.id);
     });
   }
 

@@ -49,7 +49,13 @@ export function domainTextOf(context: RouteContext): string {
 
 /** The task text the verdict reads for a context. */
 export function taskTextOf(context: RouteContext): string {
-  return typeof context === "string" ? context : chatAsTask(context);
+  if (typeof context === "string") return context;
+  if (!Array.isArray(context)) throw invalidArgument("context must be a task string or an array of chat messages");
+  if (context.length === 0) throw invalidArgument("context holds no message");
+  for (const [i, m] of context.entries()) {
+    if (!m || typeof m.role !== "string" || typeof m.content !== "string") throw invalidArgument(`context[${i}] must be a chat message { role, content }`);
+  }
+  return chatAsTask(context);
 }
 
 /**

@@ -23,7 +23,7 @@
 import { GavelError, invalidArgument } from "../errors.js";
 import { voteK } from "../kernels/kernels.js";
 import { loadBinding, type NativeLive } from "../native/binding.js";
-import { optionsObject, signalOption } from "../util/validate.js";
+import { optionsObject, signalOption, valueText } from "../util/validate.js";
 import type { RouterParts } from "./parts.js";
 
 /** How {@link LiveContext.scores} and {@link LiveContext.top} read the scores. */
@@ -113,7 +113,7 @@ export class LiveContext {
   }
 
   async #append(states: Float32Array, options?: { signal?: AbortSignal }): Promise<void> {
-    const signal = signalOption(optionsObject(options, "options").signal);
+    const signal = signalOption(optionsObject(options, "options", { signal: true }).signal);
     const { nEmbd } = this.#parts.model.info;
     if (!(states instanceof Float32Array) || states.length % nEmbd !== 0) {
       throw invalidArgument(`states must be a Float32Array of rows × nEmbd (${nEmbd})`);
@@ -167,11 +167,16 @@ export class LiveContext {
     return { handles: read.handles, g: read.g, tokens: read.tokens ?? native.tokens };
   }
 
-  /** The `n` best skills by g, best first (ties in column order); `options` as {@link scores}. */
+  /**
+   * The `n` best skills by g, best first (ties in column order), of those still routable (a skill
+   * uninstalled since the last append is dropped); `options` as {@link scores}.
+   */
   top(n = 5, options?: LiveReadOptions): LiveScore[] {
     const { handles, g } = this.scores(options);
     const { library } = this.#parts;
-    const order = Array.from(g.keys()).sort((a, b) => g[b] - g[a] || a - b).slice(0, Math.max(0, n));
+    const routable = new Set(library.routable());
+    const kept = Array.from(g.keys()).filter((c) => routable.has(handles[c]));
+    const order = kept.sort((a, b) => g[b] - g[a] || a - b).slice(0, Math.max(0, n));
     return order.map((c) => {
       const { id, name } = library.label(handles[c]);
       return { skill: id, name, g: g[c] };
@@ -195,7 +200,7 @@ export class LiveContext {
 }
 
 function waitOption(options: LiveReadOptions | undefined): boolean {
-  const wait = optionsObject(options, "options").wait;
-  if (wait !== undefined && typeof wait !== "boolean") throw invalidArgument(`options.wait must be a boolean, got ${String(wait)}`);
+  const wait = optionsObject(options, "options", { wait: true }).wait;
+  if (wait !== undefined && typeof wait !== "boolean") throw invalidArgument(`options.wait must be a boolean, got ${valueText(wait)}`);
   return wait ?? true;
 }

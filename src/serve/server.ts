@@ -268,12 +268,9 @@ export class ResidentServer {
     s.on("end", () => {
       if (s.destroyed) return;
       clearLineTimer();
-      if (partBytes > 0) {
-        const line = Buffer.concat(parts, partBytes).toString("utf8").trim();
-        parts = [];
-        partBytes = 0;
-        if (line) this.#onLine(line, mine, send, s);
-      }
+      const line = partBytes > 0 ? Buffer.concat(parts, partBytes).toString("utf8").trim() : "";
+      [parts, partBytes] = [[], 0];
+      if (line) this.#onLine(line, mine, send, s);
       if (mine.size === 0) s.end();
     });
     s.on("error", () => undefined);
@@ -350,7 +347,8 @@ export class ResidentServer {
       return answer(400, errorOf(null, new GavelError("the request body is not JSON", "INVALID_ARGUMENT")));
     }
     const bad = envelopeError(msg);
-    if (bad) return answer(400, errorOf((msg as { id?: RequestId })?.id ?? null, new GavelError(bad, "INVALID_ARGUMENT")));
+    const id = (msg as { id?: unknown })?.id;
+    if (bad) return answer(400, errorOf(typeof id === "string" || typeof id === "number" ? id : null, new GavelError(bad, "INVALID_ARGUMENT")));
     const r = msg as Request;
     if (r.op === "cancel") {
       const c = this.#httpFlights.get(r.id);

@@ -14,6 +14,7 @@ import {
   type SkillInput,
 } from "./types.js";
 import { nameSkeleton } from "./confusables.js";
+import { valueText } from "../util/validate.js";
 
 const SKILL_FILE = "SKILL.md";
 /** Folders never searched for skills: huge and never hold a host's skills. */
@@ -66,7 +67,7 @@ function checkOptions(opts: LoadSkillsOptions): Opts {
   const count = (v: number | undefined, name: string, dflt: number) => {
     if (v === undefined) return dflt;
     if (typeof v !== "number" || !(v >= 0) || (!Number.isInteger(v) && v !== Infinity)) {
-      throw invalidArgument(`loadSkills: ${name} must be a non-negative integer, got ${String(v)}`);
+      throw invalidArgument(`loadSkills: ${name} must be a non-negative integer, got ${valueText(v)}`);
     }
     return v;
   };

@@ -47,6 +47,15 @@ export function checkInt(value: unknown, name: string, lo: number, hi = INT32_MA
 }
 
 /** A value as an error message shows it: a number as is, anything else with its type (the string "256", not 256). */
+/** `String(value)` for a message, never throwing (an object without a prototype, or whose toString throws). */
+export function valueText(value: unknown): string {
+  try {
+    return String(value);
+  } catch {
+    return describeValue(value);
+  }
+}
+
 export function describeValue(value: unknown): string {
   if (typeof value === "number") return String(value);
   if (typeof value === "string") return `the string ${JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value)}`;
@@ -91,7 +100,8 @@ export function boolOption(value: unknown, name: string, dflt: boolean): boolean
 /** An optional AbortSignal option (anything with a boolean `aborted` passes, as signals from other realms do). */
 export function signalOption(value: unknown): AbortSignal | undefined {
   if (value === undefined) return undefined;
-  if (typeof value !== "object" || value === null || typeof (value as AbortSignal).aborted !== "boolean") {
+  const s = value as AbortSignal;
+  if (typeof value !== "object" || value === null || typeof s.aborted !== "boolean" || typeof s.addEventListener !== "function" || typeof s.removeEventListener !== "function") {
     throw invalidArgument("signal must be an AbortSignal");
   }
   return value as AbortSignal;
@@ -144,7 +154,8 @@ export function nearest(key: string, names: readonly string[]): string | undefin
  * @throws GavelError `LAYER_OUT_OF_RANGE` otherwise
  */
 export function checkLayer(layer: unknown, nLayer: number, what = "layer"): number {
-  if (typeof layer !== "number" || !Number.isInteger(layer) || layer < 0 || layer >= nLayer) {
+  if (typeof layer !== "number") throw new GavelError(`${what} must be an integer layer index (0..${nLayer - 1}), got ${describeValue(layer)}`, "LAYER_OUT_OF_RANGE");
+  if (!Number.isInteger(layer) || layer < 0 || layer >= nLayer) {
     throw new GavelError(`${what} ${String(layer)} is out of range: the model has ${nLayer} layers (0..${nLayer - 1})`, "LAYER_OUT_OF_RANGE");
   }
   return layer;

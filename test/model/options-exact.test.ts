@@ -44,6 +44,34 @@ describe("options are validated exactly", () => {
     expect(r.skill).toBe("sql");
   });
 
+  it("refuses misspelt keys of the model's forward passes, generate and the live context too", async () => {
+    const tokens = model.tokenize("hello world", { addBos: model.info.addBos });
+    await refused(model.hiddenStatesAt(tokens, [1], { signl: AbortSignal.abort() } as never), /did you mean signal\?/);
+    await refused(model.hiddenStatesMany([tokens], [1], { signl: AbortSignal.abort() } as never), /did you mean signal\?/);
+    await refused(model.logits(tokens, { signl: AbortSignal.abort() } as never), /did you mean signal\?/);
+    refused(() => model.generate("Once", { maxToken: 3 } as never), /did you mean maxTokens\?/);
+    const live = router.live();
+    await refused(live.append(new Float32Array(model.info.nEmbd), { signl: undefined } as never), /did you mean signal\?/);
+    refused(() => live.scores({ wiat: false } as never), /did you mean wait\?/);
+    live.dispose();
+  });
+
+  it("refuses values JavaScript can pass that are not what they look like, typed", async () => {
+    const tokens = model.tokenize("hello world", { addBos: model.info.addBos });
+    // an object that reads like a signal but cannot be listened to
+    await refused(model.hiddenStates(tokens, 1, { signal: { aborted: false } } as never), /signal must be an AbortSignal/);
+    await refused(router.route("Speed up this SQL query", { signal: { aborted: false } } as never), /signal must be an AbortSignal/);
+    // a value without a prototype (String() of it throws) still gets its message
+    await refused(Router.open(model, { projections: DEFAULT_PROJECTIONS, bankDir: join(dir, "b5"), truncate: Object.create(null) } as never), /truncate must be "start" or "end", got an object/);
+    await refused(Model.load(DEFAULT_MODEL, { kvLayout: Object.create(null) } as never), /kvLayout must be .* got an object/);
+    await expect(model.hiddenStates(tokens, "1" as never)).rejects.toMatchObject({ code: "LAYER_OUT_OF_RANGE", message: expect.stringMatching(/layer must be an integer layer index .* got the string "1"/) });
+    expect(model.meta("general.architecture\0anything")).toBeUndefined();
+    expect(model.meta("general.architecture")).toBe("llama");
+    await refused(router.verdictInputs("Speed up this SQL query", 5 as never), /skill must be/);
+    await refused(router.verdictInputs(5 as never, "sql"), /context must be a task string or an array of chat messages/);
+    await refused(router.verdictInputs([{}] as never, "sql"), /context\[0\] must be a chat message/);
+  });
+
   it("refuses a model that is not a loaded Model, typed", async () => {
     for (const bad of [null, undefined, {}, "gavel-mini.gguf"]) {
       await refused(Router.open(bad as never, { projections: DEFAULT_PROJECTIONS, bankDir: join(dir, "b4") }), /model must be a Model \(from Model.load\)/);

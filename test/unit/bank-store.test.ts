@@ -195,6 +195,17 @@ describe(`BankStore (seed ${seed})`, () => {
     expect(ok.entries().map((e) => e.id)).toEqual(["a"]);
   });
 
+  it("refuses a folder path the file system cannot hold with a typed error, created or not", async () => {
+    const file = join(root, `plain-${n++}`);
+    await writeFile(file, "not a folder");
+    for (const create of [false, true]) {
+      await expectCode(BankStore.open(join(file, "bank"), header, { create }), "FILE_NOT_FOUND", /ENOTDIR/); // under a file
+      await expectCode(BankStore.open(join(root, "x".repeat(300)), header, { create }), "FILE_NOT_FOUND", /ENAMETOOLONG/);
+      await expectCode(BankStore.open(join(root, "a\0b"), header, { create }), "INVALID_ARGUMENT", /NUL/);
+    }
+    await expectCode(BankStore.openSnapshot(join(file, "bank"), header), "FILE_NOT_FOUND", /ENOTDIR/);
+  });
+
   it("reports a missing bank and a corrupt manifest with typed errors", async () => {
     const dir = freshDir();
     await expectCode(BankStore.open(dir, header), "FILE_NOT_FOUND", /gavel install/);

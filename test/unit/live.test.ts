@@ -52,7 +52,17 @@ function fakeParts(nEmbd: number, wq: Float32Array, dim: number, bank: KeyBank, 
   return {
     model: { info: { nEmbd } },
     projections: { layer: 3, wq, dim },
-    library: { routable: () => Int32Array.from(routable()), keys: bank, idOf: (h: number) => `s${h}`, entry: (id: string) => ({ name: id }) },
+    library: {
+      routable: () => Int32Array.from(routable()),
+      keys: bank,
+      idOf: (h: number) => `s${h}`,
+      entry: (id: string) => ({ name: id }),
+      // as the bank's: a handle no skill holds any more has no label
+      label: (h: number) => {
+        if (!routable().includes(h)) throw new Error(`no skill holds handle ${h}`);
+        return { id: `s${h}`, name: `s${h}` };
+      },
+    },
   } as unknown as RouterParts;
 }
 
@@ -159,6 +169,24 @@ describe("LiveContext (incremental glance)", () => {
     await append(1);
     await append(1);
     check("after an add and a remove together");
+    bank.dispose();
+  });
+
+  it("top() orders the routable skills by g and drops one uninstalled since the last append", async () => {
+    const seed = freshSeed();
+    const r = rng(seed);
+    const nEmbd = 16, dim = 8;
+    const bank = new KeyBank(dim);
+    const routable = Array.from({ length: 6 }, () => bank.add(unitKeys(r, 1 + Math.floor(r() * 4), dim)));
+    const live = new LiveContext(fakeParts(nEmbd, randArray(r, dim * nEmbd, 0.3), dim, bank, () => routable));
+    await live.append(randArray(r, 4 * nEmbd));
+    const { handles, g } = live.scores();
+    const before = live.top(6);
+    const byG = Array.from(handles).map((h, c) => ({ h, g: g[c], c })).sort((a, b) => b.g - a.g || a.c - b.c);
+    expect(before.map((s) => s.skill), `seed ${seed}`).toEqual(byG.map((x) => `s${x.h}`));
+    routable.splice(routable.indexOf(byG[0].h), 1); // the best one uninstalled, no append since
+    expect(live.top(6).map((s) => s.skill), `seed ${seed}`).toEqual(before.slice(1).map((s) => s.skill));
+    live.dispose();
     bank.dispose();
   });
 

@@ -137,6 +137,15 @@ describe("HTTP transport", () => {
     }
   });
 
+  it("answers a request whose id is not a string or a number with the id null, as the socket does", async () => {
+    const { endpoint } = await start("http");
+    for (const id of [{ x: 1 }, [1], true]) {
+      const r = await post(endpoint!, JSON.stringify({ v: 1, id, op: "ping" }));
+      expect(r.status).toBe(400);
+      expect(JSON.parse(r.body)).toMatchObject({ id: null, ok: false, error: { code: "INVALID_ARGUMENT" } });
+    }
+  });
+
   it("closes a connection that never sends anything", async () => {
     const { endpoint } = await start("http", { requestMs: 400, idleMs: 400 });
     const c = await raw({ port: portOf(endpoint!.url) });
