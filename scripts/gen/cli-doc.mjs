@@ -32,7 +32,7 @@ const out = [
   "| code | meaning |",
   "| --- | --- |",
   "| 0 | success (also `--help`, `--version` / `-v` / `-V`; `gavel hook claude-code` always exits 0) |",
-  "| 1 | a failure: a `GavelError` (printed as `gavel: <message> [<CODE>]`) or another error; `gavel check` found a problem; `gavel install` installed nothing and some skills failed; `gavel sync` failed to install a skill; `gavel` with no command |",
+  "| 1 | a failure: a `GavelError` (printed as `gavel: <message> [<CODE>]`) or another error; `gavel check` found a problem; `gavel install` installed nothing and some skills failed; `gavel sync` failed to install a skill; `gavel uninstall` removed nothing (its output says so: `no installed skill …`, with `--json` the result `{\"skill\", \"removed\": false}` on stdout, not an error object); `gavel` with no command |",
   "| 2 | a usage error: an unknown command or option, a missing option value or argument |",
   "| 75 | `gavel train --stop-after S` stopped with a checkpoint written; run again with `--resume` |",
   "| 130 | interrupted by SIGINT (Ctrl-C) |",

@@ -3,7 +3,7 @@
  * requests and matches their answers by id. The CLI and the Claude Code hook use it when a server is
  * running and fall back to loading the model themselves (or, for the hook, to doing nothing).
  *
- * Like protocol.ts it imports only node built-ins and errors.ts, so a process that only talks to the
+ * Like protocol.ts it imports only node built-ins, errors.ts and limits.ts (constants), so a process that only talks to the
  * server (the hook) never loads the addon or the model; and of those only node:net and node:fs at
  * once (node:http when the server is an HTTP one): the hook's start is most of its time.
  *

@@ -135,7 +135,7 @@ describe("a task of megabytes", () => {
 });
 
 describe("gavel route takes the task from a file and from stdin", () => {
-  it("--task-file, `-` and a pipe give the same route; a long task's cut is in the JSON and in the text", async () => {
+  it("--task-file, `-`, `--task-file -` and a pipe give the same route; a long task's cut is in the JSON and in the text", async () => {
     const file = join(root, "task.md");
     writeFileSync(file, longTask + "\n");
     const viaFile = await gavel(["route", "--task-file", file, "--json", "--no-abstain", ...common]);
@@ -146,7 +146,8 @@ describe("gavel route takes the task from a file and from stdin", () => {
     expect(a.truncation.droppedTokens).toBe(total - a.truncation.keptTokens);
     const viaDash = await gavel(["route", "-", "--json", "--no-abstain", ...common], longTask);
     const viaPipe = await gavel(["route", "--json", "--no-abstain", ...common], longTask + "\n");
-    for (const r of [viaDash, viaPipe]) {
+    const viaFileDash = await gavel(["route", "--task-file", "-", "--json", "--no-abstain", ...common], longTask);
+    for (const r of [viaDash, viaPipe, viaFileDash]) {
       expect(r.code, r.err).toBe(0);
       const b = JSON.parse(r.out);
       expect(b.truncation).toEqual(a.truncation);

@@ -100,6 +100,7 @@ export async function readTaskArg(positionals: readonly string[], taskFile: stri
   if (positionals.length > 1) return undefined;
   const arg = positionals[0];
   if (arg !== undefined && taskFile !== undefined) throw invalidArgument("give the task once: as an argument (`-` for stdin) or with --task-file, not both");
+  if (taskFile === "-") return taskText(await readStdin(stdin), "stdin");
   if (taskFile !== undefined) {
     try {
       return taskText(await readRegularFile(taskFile, MAX_TASK_BYTES), taskFile);
@@ -219,9 +220,9 @@ export const route: Command = {
        gavel route --task-file PATH [options]
        gavel route - [options]            (the task on stdin; also when piped with no task)
 ${routerOptionsHelp}
-  --task-file PATH      read the task from a file (UTF-8, at most 64 MiB)
-                        a task longer than the context is cut (its start is read) and the output
-                        says so ("truncated: …"; JSON: "truncation")
+  --task-file PATH      read the task from a file (UTF-8, at most 64 MiB; - for stdin)
+                        a task longer than the context is cut as --truncate says (its end is
+                        kept by default) and the output says so ("truncated: …"; JSON: "truncation")
   --abstain             abstain (load nothing) when the projections' calibrated abstention model
                         says no installed skill serves the task; without a model, when the winner's
                         V < 0 (default: on when the projections carry a model, as gavel-mini's do)
@@ -232,7 +233,8 @@ ${routerOptionsHelp}
   --no-verdict          skip the verdict (L, V): S is the first stage's g + βB, and a re-ranker
                         picks by its cheap stage (by default it runs unless there is one candidate
                         and abstention does not read V; with the projections' re-ranker, as
-                        gavel-mini's, it reads the re-ranker's best two)
+                        gavel-mini's, it reads the re-ranker's best two, and only from the
+                        re-ranker's verdict size: 10,000 skills for gavel-mini's)
   --explain             show the task tokens that voted for the winner
   --lexical             compute the lexical expert B (BM25 over the installed skills' text) for the
                         shortlist; S adds βB (on by default when the projections' β > 0, or when
