@@ -182,6 +182,28 @@ describe("gavel mcp", () => {
     expect(stderr).toMatch(/serving 24 skills/);
   });
 
+  it("answers a frame that is not JSON, or not JSON-RPC, with a JSON-RPC error, and keeps serving", async () => {
+    const child = spawn(process.execPath, [cli, "mcp", "--bank", bank], { env, cwd: dir, stdio: ["pipe", "pipe", "pipe"] });
+    try {
+      let out = "";
+      let err = "";
+      child.stdout!.on("data", (d: Buffer) => (out += d.toString()));
+      child.stderr!.on("data", (d: Buffer) => (err += d.toString()));
+      child.stdin!.write('not json\n{"jsonrpc":"1.0","id":5,"method":"ping"}\n{"jsonrpc":"2.0","id":7,"method":"ping"}\n');
+      const deadline = Date.now() + 120_000;
+      while (out.trim().split("\n").filter(Boolean).length < 3 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+      const frames = out.trim().split("\n").map((l) => JSON.parse(l) as { id: unknown; error?: { code: number }; result?: unknown });
+      expect(frames.map((f) => [f.id, f.error?.code ?? "ok"]), err).toEqual([
+        [null, -32700],
+        [null, -32600],
+        [7, "ok"],
+      ]);
+      expect(err).toMatch(/gavel mcp: a frame that is not JSON/);
+    } finally {
+      child.kill("SIGTERM");
+    }
+  }, 150_000);
+
   it("refuses to start without a bank, creating none", async () => {
     const missing = join(dir, "no-bank");
     const r = await runNode([cli, "mcp", "--bank", missing], { env, cwd: dir, timeoutMs: 120_000 });

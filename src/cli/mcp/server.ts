@@ -266,6 +266,17 @@ export async function serveMcpStdio(router: SkillSource, info: McpServerInfo, si
     signal?.addEventListener("abort", () => resolve(), { once: true });
   });
   await server.connect(transport);
+  // A frame that is not JSON, or not a JSON-RPC message, is answered as JSON-RPC says (id null: it
+  // could not be read) and named on stderr; the SDK's transport would only drop it, leaving the client waiting.
+  server.server.onerror = (err: Error) => {
+    const parse = err instanceof SyntaxError;
+    const invalid = err?.name === "ZodError";
+    process.stderr.write(`gavel mcp: ${parse ? "a frame that is not JSON" : invalid ? "a frame that is not a JSON-RPC message" : "error"}: ${err?.message?.split("\n")[0] ?? String(err)}\n`);
+    if (parse || invalid) {
+      const error = parse ? { code: -32700, message: "Parse error: the frame is not JSON" } : { code: -32600, message: "Invalid Request: the frame is not a JSON-RPC 2.0 message" };
+      void transport.send({ jsonrpc: "2.0", id: null, error } as never).catch(() => undefined);
+    }
+  };
   await closed;
   await server.close();
 }
