@@ -86,6 +86,7 @@ export class Router {
   readonly #lexical = new LexicalExpert();
 
   private constructor(model: Model, projections: Projections, library: Library, skillBudget: number, keyBudget: number, keep: TaskKeep) {
+    if (!(library instanceof Library)) throw new TypeError("a Router is opened with Router.open(model, { projections, bankDir }), not new Router()");
     this.model = model;
     this.projections = projections;
     this.bankDir = library.dir;

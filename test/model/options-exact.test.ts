@@ -73,6 +73,8 @@ describe("options are validated exactly", () => {
   });
 
   it("refuses a model that is not a loaded Model, typed", async () => {
+    // the constructor is not the way in, from JavaScript either
+    expect(() => new (Router as unknown as new (...a: unknown[]) => Router)(model, {})).toThrow(/Router\.open\(model/);
     for (const bad of [null, undefined, {}, "gavel-mini.gguf"]) {
       await refused(Router.open(bad as never, { projections: DEFAULT_PROJECTIONS, bankDir: join(dir, "b4") }), /model must be a Model \(from Model.load\)/);
     }
