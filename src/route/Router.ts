@@ -83,6 +83,8 @@ export class Router {
   readonly #parts: RouterParts;
   #closed = false;
   #busy: Promise<unknown> = Promise.resolve();
+  /** Installs and uninstalls queued or running (see #exclusive). */
+  #writes = 0;
   readonly #lexical = new LexicalExpert();
 
   private constructor(model: Model, projections: Projections, library: Library, skillBudget: number, keyBudget: number, keep: TaskKeep) {
@@ -145,12 +147,17 @@ export class Router {
     if (this.#closed) throw new GavelError("this router was closed", "DISPOSED");
   }
 
-  /** Runs install/uninstall one at a time (they write the bank); refused on a read-only router. */
+  /**
+   * Runs install/uninstall one at a time (they write the bank); refused on a read-only router. With
+   * none queued it starts at once, so an uninstall claims the library before a route called after it.
+   */
   #exclusive<T>(f: () => Promise<T>): Promise<T> {
     if (this.#parts.library.readOnly) {
       return Promise.reject(invalidArgument(`this router opened bank ${this.bankDir} read-only (readOnly: true); open one without readOnly to install or uninstall`));
     }
-    const p = this.#busy.then(f, f);
+    const started = this.#writes === 0 ? f() : this.#busy.then(f, f);
+    this.#writes++;
+    const p = started.finally(() => this.#writes--);
     this.#busy = p.catch(() => undefined);
     return p;
   }

@@ -147,7 +147,13 @@ describe.skipIf(NO_SHARED)("Router on stories260K with random projections", () =
     expect(changed.installed).toEqual([before[0].skill]);
     expect(await router.uninstall(before[1].skill)).toBe(true);
     expect(await router.uninstall("no-such-skill")).toBe(false);
-    expect(router.list().length).toBe(11);
+    // a glance called right after uninstall(), not awaited, reads the library without that skill
+    const removing = router.uninstall(before[2].skill);
+    const meanwhile = await router.glance(task, { topK: 12 });
+    expect(meanwhile.map((h) => h.skill)).not.toContain(before[2].skill);
+    expect(meanwhile).toHaveLength(10);
+    expect(await removing).toBe(true);
+    expect(router.list().length).toBe(10);
     await router.close();
     // another set of projections cannot open this bank
     const other = await Projections.random(model, { seed: seed + 1, dim: 96 });
