@@ -105,6 +105,8 @@ export class ServeClient {
    * here in order, so many calls at once are queued rather than answered BUSY.
    */
   #sent = new Set<RequestId>();
+  /** Sent requests a cancel has gone out for (close() does not cancel them again). */
+  #cancelled = new Set<RequestId>();
   #waiting: { id: RequestId; line: string }[] = [];
   #next = 1;
   #buffer = "";
@@ -129,6 +131,7 @@ export class ServeClient {
       if (this.#pending.size === 0) {
         this.#idleClosed = true;
         this.#sent.clear();
+        this.#cancelled.clear();
       }
       else this.#failAll(new GavelError("the gavel server closed the connection", "INTERNAL"));
     });
@@ -204,6 +207,7 @@ export class ServeClient {
   #failAll(err: Error): void {
     this.#closed = true;
     this.#sent.clear();
+    this.#cancelled.clear();
     this.#waiting = [];
     for (const p of this.#pending.values()) p.reject(err);
     this.#pending.clear();
@@ -249,12 +253,14 @@ export class ServeClient {
   /** An answer came for `id`: the next waiting request goes out. */
   #answered(id: RequestId | null): void {
     if (id === null || !this.#sent.delete(id)) return;
+    this.#cancelled.delete(id);
     const next = this.#waiting.shift();
     if (next && this.#socket && !this.#closed) this.#write(next.id, next.line, false);
   }
 
   #cancel(id: RequestId): void {
     const msg = { v: PROTOCOL_VERSION, id, op: "cancel" };
+    if (this.#sent.has(id)) this.#cancelled.add(id);
     if (this.#socket && !this.#closed) this.#socket.write(JSON.stringify(msg) + "\n");
     else if (!this.#socket) this.#post(msg, () => undefined).catch(() => undefined);
   }
@@ -314,7 +320,7 @@ export class ServeClient {
    * answers a client that only stops sending, so it would otherwise run them to the end).
    */
   close(): void {
-    if (this.#socket && !this.#closed) for (const id of this.#sent) this.#cancel(id);
+    if (this.#socket && !this.#closed) for (const id of this.#sent) if (!this.#cancelled.has(id)) this.#cancel(id);
     if (this.#socket) this.#socket.end();
     this.#failAll(new GavelError("the connection was closed", "DISPOSED"));
   }
