@@ -77,7 +77,7 @@ function withSkill(base: PrepareStepInput["initialInstructions"], text: string):
  * the step runs as it would have.
  */
 export function gavelPrepareStep(router: SkillRouterLike, options: GavelPrepareStepOptions = {}): (step: PrepareStepInput) => Promise<PrepareStepOutput | undefined> {
-  const injector = new SkillInjector(router, options);
+  const injector = new SkillInjector(router, options, ["system"]);
   return async (step) => {
     const routed = await injector.forTurns(turnsOf(step.messages));
     if (!routed || routed.instructions === null) return undefined;
@@ -120,7 +120,8 @@ export function gavelSkills(
   router: SkillRouterLike,
   options: GavelPrepareStepOptions & { loadSkill?: GavelLoadSkillOptions } = {},
 ): { prepareStep: ReturnType<typeof gavelPrepareStep>; tools: { loadSkill: Tool<{ name: string }, LoadSkillResult> } } {
-  return { prepareStep: gavelPrepareStep(router, options), tools: { loadSkill: gavelLoadSkillTool(router, options.loadSkill) } };
+  const { loadSkill, ...step } = options;
+  return { prepareStep: gavelPrepareStep(router, step), tools: { loadSkill: gavelLoadSkillTool(router, loadSkill) } };
 }
 
 /** Options of {@link gavelSearchSkillsTool}. */

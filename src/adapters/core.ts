@@ -8,7 +8,11 @@
  */
 import type { RouteContext, RouteOptions, RouteResult } from "../route/types.js";
 import type { SkillRecord } from "../route/skill-record.js";
-import { valueText } from "../util/validate.js";
+import { boolOption, optionsObject, signalOption, valueText } from "../util/validate.js";
+import { invalidArgument } from "../errors.js";
+
+/** The keys of {@link GavelAdapterOptions}. */
+const ADAPTER_KEYS = ["abstain", "libraryCut", "verdict", "maxChars", "context", "format", "onRoute", "signal"] as const;
 
 /** What an adapter needs of a router: `Router` has both. */
 export interface SkillRouterLike {
@@ -115,7 +119,9 @@ export function contextOf(turns: readonly ChatTurn[], mode: GavelAdapterOptions[
     const chat = turns.filter((t) => (t.role === "user" || t.role === "assistant") && t.content.trim() !== "");
     return chat.length > 0 ? chat.map((t) => ({ role: t.role, content: t.content })) : null;
   }
-  for (let i = turns.length - 1; i >= 0; i--) if (turns[i].role === "user" && turns[i].content.trim() !== "") return turns[i].content;
+  // the turn being answered is the last user turn: one without text (an image alone) routes nothing,
+  // rather than an older turn's request again
+  for (let i = turns.length - 1; i >= 0; i--) if (turns[i].role === "user") return turns[i].content.trim() !== "" ? turns[i].content : null;
   return null;
 }
 
@@ -130,10 +136,20 @@ export class SkillInjector {
   #lastKey: string | null = null;
   #last: Promise<RoutedSkill> | null = null;
 
-  constructor(router: SkillRouterLike, options: GavelAdapterOptions = {}) {
+  /**
+   * `options` are checked here, when the adapter is built: an unknown key (beside the adapter's own
+   * `extraKeys`) or a value of the wrong kind is INVALID_ARGUMENT, not an error at every agent step.
+   */
+  constructor(router: SkillRouterLike, options: GavelAdapterOptions = {}, extraKeys: readonly string[] = []) {
     if (!router || typeof router.route !== "function" || typeof router.get !== "function") {
       throw new TypeError("a gavel adapter needs a Router (or an object with route() and get())");
     }
+    const known = Object.fromEntries([...ADAPTER_KEYS, ...extraKeys].map((k) => [k, true] as const));
+    const o = optionsObject(options, "gavel adapter options", known);
+    for (const k of ["abstain", "libraryCut", "verdict"] as const) if (o[k] !== undefined) boolOption(o[k], k, false);
+    signalOption(o.signal);
+    if (o.context !== undefined && o.context !== "last-user" && o.context !== "conversation") throw invalidArgument(`context must be "last-user" or "conversation", got ${valueText(o.context)}`);
+    for (const k of ["format", "onRoute"] as const) if (o[k] !== undefined && typeof o[k] !== "function") throw invalidArgument(`${k} must be a function, got ${valueText(o[k])}`);
     this.#router = router;
     this.#options = options;
     this.#maxChars = maxCharsOf(options.maxChars);
@@ -149,16 +165,40 @@ export class SkillInjector {
     return context === null ? null : this.route(context);
   }
 
-  /** Routes `context` (once per distinct context in a row) and reads the winner. */
+  /**
+   * Routes `context` (once per distinct context in a row) and reads the winner. A route reused for
+   * the same context is checked against the library first: when its skill was uninstalled since, the
+   * context is routed again; when the skill changed, its text is read again.
+   */
   route(context: RouteContext): Promise<RoutedSkill> {
     const key = JSON.stringify(context);
-    if (this.#last && this.#lastKey === key) return this.#last;
+    if (this.#last && this.#lastKey === key) return this.#current(this.#last, context, key);
+    return this.#fresh(context, key);
+  }
+
+  #fresh(context: RouteContext, key: string): Promise<RoutedSkill> {
     this.#lastKey = key;
     this.#last = this.#route(context);
     this.#last.catch(() => {
       if (this.#lastKey === key) this.#last = this.#lastKey = null; // a failure is not remembered
     });
     return this.#last;
+  }
+
+  async #current(last: Promise<RoutedSkill>, context: RouteContext, key: string): Promise<RoutedSkill> {
+    const routed = await last;
+    if (routed.skill === null) return routed;
+    const now = await this.load(routed.skill.id);
+    if (now === null) return this.#lastKey === key ? this.#fresh(context, key) : this.route(context);
+    if (now.contentHash === routed.skill.contentHash) return routed;
+    return { ...routed, skill: now, instructions: this.#instructions(now, routed.result) };
+  }
+
+  #instructions(skill: SkillRecord, result: RouteResult): string {
+    if (!this.#options.format) return skillInstructions(skill, this.#maxChars);
+    const text = this.#options.format(skill, result);
+    if (typeof text !== "string") throw invalidArgument(`format must return a string, got ${valueText(text)}`);
+    return text;
   }
 
   async #route(context: RouteContext): Promise<RoutedSkill> {
@@ -171,7 +211,7 @@ export class SkillInjector {
     const result = await this.#router.route(context, options);
     const id = result.abstained ? null : result.skill;
     const skill = id === null ? null : await this.#router.get(id);
-    const instructions = skill === null ? null : this.#options.format ? this.#options.format(skill, result) : skillInstructions(skill, this.#maxChars);
+    const instructions = skill === null ? null : this.#instructions(skill, result);
     this.#options.onRoute?.({ result, skill });
     return { result, skill, instructions };
   }

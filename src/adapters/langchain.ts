@@ -34,6 +34,7 @@
  *
  * @module
  */
+import { AsyncLocalStorage } from "node:async_hooks";
 import { createMiddleware } from "langchain";
 import { BaseRetriever, type BaseRetrieverInput } from "@langchain/core/retrievers";
 import { tool } from "@langchain/core/tools";
@@ -42,7 +43,11 @@ import { cutText, DEFAULT_MAX_CHARS, loadedSkill, maxCharsOf, SkillInjector, tex
 import type { RouteOptions } from "../route/types.js";
 import { shortlistScore } from "../route/ruling.js";
 import { MAX_SEARCH_K, LOAD_SKILL_DESCRIPTION, SEARCH_SKILLS_DESCRIPTION, SEARCH_TASK_DESCRIPTION, searchSkills, searchToolSetup, searchText, skillText, type SearchResult, type SkillSource } from "./skill-tools.js";
-import { valueText } from "../util/validate.js";
+import { abortedError, valueText } from "../util/validate.js";
+import { invalidArgument } from "../errors.js";
+
+/** The signal of the retriever run in progress (LangChain does not pass it to _getRelevantDocuments). */
+const runSignal = new AsyncLocalStorage<AbortSignal | undefined>();
 
 export { skillInstructions, type GavelAdapterOptions, type LoadedSkill, type RoutedSkill, type SkillRouterLike } from "./core.js";
 export type { SearchHit, SearchResult, SkillSource } from "./skill-tools.js";
@@ -50,20 +55,25 @@ export type { SearchHit, SearchResult, SkillSource } from "./skill-tools.js";
 /** LangChain's message types as roles. */
 const ROLE: Record<string, string> = { human: "user", ai: "assistant", system: "system", tool: "tool" };
 
-/** A LangChain message as the middleware reads it. */
+/** A LangChain message as the middleware reads it (`role`: a ChatMessage's own). */
 interface MessageLike {
   content: unknown;
   type?: string;
   getType?: () => string;
+  role?: unknown;
 }
 
-/** The turns of LangChain messages, as text. */
+/** The turns of LangChain messages, as text; a ChatMessage ("generic") has the role it names. */
 function turnsOf(messages: readonly MessageLike[]): ChatTurn[] {
   return messages.map((m) => {
     const type = typeof m.getType === "function" ? m.getType() : (m.type ?? "");
-    return { role: ROLE[type] ?? type, content: textOf(m.content) };
+    const role = type === "generic" && typeof m.role === "string" ? m.role : type;
+    return { role: ROLE[role] ?? GENERIC_ROLE[role] ?? role, content: textOf(m.content) };
   });
 }
+
+/** A ChatMessage's role names as the adapters read roles. */
+const GENERIC_ROLE: Record<string, string> = { user: "user", assistant: "assistant" };
 
 /** Options of {@link gavelSkillMiddleware}. */
 export interface GavelMiddlewareOptions extends GavelAdapterOptions {
@@ -76,7 +86,7 @@ export interface GavelMiddlewareOptions extends GavelAdapterOptions {
  * The steps of one turn (model → tools → model) share one route.
  */
 export function gavelSkillMiddleware(router: SkillRouterLike, options: GavelMiddlewareOptions = {}) {
-  const injector = new SkillInjector(router, options);
+  const injector = new SkillInjector(router, options, ["name"]);
   return createMiddleware({
     name: options.name ?? "GavelSkillMiddleware",
     wrapModelCall: async (request, handler) => {
@@ -158,9 +168,18 @@ export class GavelSkillRetriever extends BaseRetriever<GavelSkillMetadata> {
     this.#route = { ...(abstain !== undefined ? { abstain } : {}), ...(verdict !== undefined ? { verdict } : {}) };
   }
 
+  /** As BaseRetriever's, with the run's `signal` (config.signal) passed on to the route. */
+  override invoke(input: string, options?: Parameters<BaseRetriever["invoke"]>[1]): Promise<Document<GavelSkillMetadata>[]> {
+    const signal = options && typeof options === "object" ? options.signal : undefined;
+    return runSignal.run(signal, () => super.invoke(input, options) as Promise<Document<GavelSkillMetadata>[]>);
+  }
+
   async _getRelevantDocuments(query: string): Promise<Document<GavelSkillMetadata>[]> {
+    if (typeof query !== "string") throw invalidArgument(`the retriever's query must be a string, got ${valueText(query)}`);
+    const signal = runSignal.getStore();
+    if (signal?.aborted) throw abortedError();
     if (!query.trim()) return [];
-    const result = await this.#router.route(query, this.#route);
+    const result = await this.#router.route(query, signal ? { ...this.#route, signal } : this.#route);
     if (result.abstained) return [];
     const picked = result.shortlist.slice(0, this.#k);
     return Promise.all(

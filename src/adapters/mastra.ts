@@ -62,7 +62,7 @@ export class GavelSkillProcessor implements Processor<string> {
 
   constructor(router: SkillRouterLike, options: GavelProcessorOptions = {}) {
     this.id = options.id ?? "gavel-skill";
-    this.#injector = new SkillInjector(router, options);
+    this.#injector = new SkillInjector(router, options, ["id"]);
   }
 
   async processInput(args: ProcessInputArgs): Promise<ProcessInputResult> {

@@ -8,7 +8,7 @@ import { BaseRetriever } from "@langchain/core/retrievers";
 import { Document } from "@langchain/core/documents";
 import { RunnableLambda } from "@langchain/core/runnables";
 import { GavelSkillRetriever, gavelLoadSkillTool, gavelSearchSkillsTool, gavelSkillMiddleware, type LoadedSkill, type SearchResult } from "../../src/adapters/langchain.js";
-import { ToolMessage } from "@langchain/core/messages";
+import { ChatMessage, ToolMessage } from "@langchain/core/messages";
 import { HAIKU, PHOTOS, setUpExampleSkillsRouter } from "../helpers/adapter-router.js";
 
 /** Runs one agent turn and returns the messages the model received, by type and text. */
@@ -47,6 +47,13 @@ describe("gavel-router/langchain", () => {
     const { seen } = await modelSaw(agent, [new HumanMessage(PHOTOS), new AIMessage("Done: 400 thumbnails."), new HumanMessage(HAIKU)]);
     const system = seen[0].filter((m) => m.type === "system").map((m) => m.text);
     expect(system).toEqual(["Base."]);
+  });
+
+  it("reads a ChatMessage by its role: a user one is routed as a HumanMessage is", async () => {
+    const agent = createAgent({ model: new FakeListChatModel({ responses: ["ok"] }), systemPrompt: "Base.", middleware: [gavelSkillMiddleware(fixture.router)] });
+    const { seen } = await modelSaw(agent, [new HumanMessage(HAIKU), new AIMessage("Here it is."), new ChatMessage(PHOTOS, "user")]);
+    const system = seen[0].filter((m) => m.type === "system").map((m) => m.text).join("\n");
+    expect(system).toContain('<skill name="image-resizing"');
   });
 
   it("takes the adapter options: abstain off, and a cut at maxChars", async () => {
@@ -105,6 +112,13 @@ describe("gavel-router/langchain", () => {
     const chain = new GavelSkillRetriever(fixture.router, { k: 1 }).pipe(RunnableLambda.from((docs: Document[]) => docs.map((d) => d.metadata.name)));
     expect(await chain.invoke(PHOTOS)).toEqual(["image-resizing"]);
     expect(() => new GavelSkillRetriever(fixture.router, { k: 0 })).toThrow(/k must be a positive integer/);
+    // a query that is not a string, typed; the run's signal stops the route
+    await expect(new GavelSkillRetriever(fixture.router).invoke(123 as never)).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
+    await expect(new GavelSkillRetriever(fixture.router).invoke(PHOTOS, { signal: AbortSignal.abort() })).rejects.toMatchObject({ code: "ABORTED" });
+    const stopping = new AbortController();
+    const running = new GavelSkillRetriever(fixture.router, { abstain: false }).invoke(PHOTOS, { signal: stopping.signal });
+    stopping.abort();
+    await expect(running).rejects.toMatchObject({ code: "ABORTED" });
   });
 
   it("search_skills and load_skill answer tool calls as ToolMessages: text for the model, the result as artifact", async () => {

@@ -1,0 +1,78 @@
+// The adapters' shared core (src/adapters/core.ts) over a router stand-in: what a turn routes (the
+// last user turn, and nothing when it holds no text), a route reused across the steps of one turn only
+// while its skill is still installed as it was, and options checked when the adapter is built.
+import { describe, expect, it } from "vitest";
+import { contextOf, SkillInjector, type SkillRouterLike } from "../../src/adapters/core.js";
+import { GavelError } from "../../src/errors.js";
+import type { RouteResult } from "../../src/route/types.js";
+import type { SkillRecord } from "../../src/route/skill-record.js";
+
+/** A library of named skills that every route picks `pick()` from, and whose records can change. */
+function standIn() {
+  const skills = new Map<string, SkillRecord>();
+  const put = (id: string, body: string) =>
+    skills.set(id, { id, name: id, description: `does ${id}`, body, contentHash: `h-${body}`, metadata: {}, allowedTools: null, path: null, dir: null } as unknown as SkillRecord);
+  let routes = 0;
+  let pick = "pdf";
+  const router: SkillRouterLike = {
+    route: async () => {
+      routes++;
+      return { skill: skills.has(pick) ? pick : null, abstained: !skills.has(pick), shortlist: [] } as unknown as RouteResult;
+    },
+    get: async (id) => {
+      const s = skills.get(id);
+      if (!s) throw new GavelError(`no installed skill ${id}`, "SKILL_NOT_FOUND");
+      return s;
+    },
+  };
+  return { router, put, remove: (id: string) => skills.delete(id), routes: () => routes, pickNext: (id: string) => (pick = id) };
+}
+
+describe("contextOf", () => {
+  it("routes the last user turn, and nothing when that turn holds no text (not an older request again)", () => {
+    const older = { role: "user", content: "Extract the tables from report.pdf" };
+    expect(contextOf([older, { role: "assistant", content: "Done." }, { role: "tool", content: "x" }], "last-user")).toBe(older.content);
+    expect(contextOf([older, { role: "assistant", content: "Done." }, { role: "user", content: "" }], "last-user")).toBeNull();
+    expect(contextOf([older, { role: "user", content: "  \n" }], undefined)).toBeNull();
+    expect(contextOf([{ role: "system", content: "be brief" }], "last-user")).toBeNull();
+  });
+});
+
+describe("SkillInjector", () => {
+  it("reuses a turn's route while its skill is installed as it was; routes again once it is uninstalled; reads it again once it changed", async () => {
+    const s = standIn();
+    s.put("pdf", "Use pdftotext.");
+    s.put("docker", "Start FROM a slim image.");
+    const injector = new SkillInjector(s.router);
+    const first = await injector.route("Extract the tables from report.pdf");
+    expect(first.skill?.id).toBe("pdf");
+    await injector.route("Extract the tables from report.pdf"); // the next step of the same turn
+    expect(s.routes()).toBe(1);
+    s.put("pdf", "Use camelot for tables."); // reinstalled with another body
+    const changed = await injector.route("Extract the tables from report.pdf");
+    expect(s.routes()).toBe(1);
+    expect(changed.instructions).toContain("Use camelot for tables.");
+    s.remove("pdf"); // uninstalled
+    s.pickNext("docker");
+    const after = await injector.route("Extract the tables from report.pdf");
+    expect(s.routes()).toBe(2);
+    expect(after.skill?.id).toBe("docker");
+    expect(after.instructions).not.toContain("pdftotext");
+  });
+
+  it("checks its options when built: unknown keys, kinds, and what format returns", async () => {
+    const s = standIn();
+    s.put("pdf", "Use pdftotext.");
+    const refused = (options: unknown, pattern: RegExp) => expect(() => new SkillInjector(s.router, options as never)).toThrow(expect.objectContaining({ code: "INVALID_ARGUMENT", message: expect.stringMatching(pattern) }));
+    refused({ abstian: false }, /unknown option "abstian".*did you mean abstain\?/);
+    refused({ maxchars: 100 }, /did you mean maxChars\?/);
+    refused({ context: "conversaton" }, /context must be "last-user" or "conversation"/);
+    refused({ format: "x" }, /format must be a function/);
+    refused({ onRoute: true }, /onRoute must be a function/);
+    refused({ abstain: "no" }, /abstain/);
+    refused({ signal: { aborted: false } }, /signal must be an AbortSignal/);
+    expect(() => new SkillInjector(s.router, { name: "x" } as never, ["name"])).not.toThrow(); // an adapter's own key
+    const bad = new SkillInjector(s.router, { format: () => undefined as never });
+    await expect(bad.route("Extract the tables from report.pdf")).rejects.toMatchObject({ code: "INVALID_ARGUMENT", message: expect.stringMatching(/format must return a string/) });
+  });
+});
