@@ -105,6 +105,8 @@ export class ServeClient {
    * here in order, so many calls at once are queued rather than answered BUSY.
    */
   #sent = new Set<RequestId>();
+  /** The server's last refusal of a line it could not read (id null), for the close that follows. */
+  #refusal: Error | null = null;
   /** Sent requests a cancel has gone out for (close() does not cancel them again). */
   #cancelled = new Set<RequestId>();
   #waiting: { id: RequestId; line: string }[] = [];
@@ -133,7 +135,7 @@ export class ServeClient {
         this.#sent.clear();
         this.#cancelled.clear();
       }
-      else this.#failAll(new GavelError("the gavel server closed the connection", "INTERNAL"));
+      else this.#failAll(this.#refusal ?? new GavelError("the gavel server closed the connection", "INTERNAL"));
     });
     socket.on("error", () => undefined); // "close" follows and fails what is pending
   }
@@ -180,7 +182,16 @@ export class ServeClient {
       const line = this.#buffer.slice(0, nl);
       this.#buffer = this.#buffer.slice(nl + 1);
       if (!line.trim()) continue;
-      const msg = JSON.parse(line) as Response | ProgressLine;
+      let msg: Response | ProgressLine;
+      try {
+        msg = JSON.parse(line) as Response | ProgressLine;
+        if (typeof msg !== "object" || msg === null || Array.isArray(msg)) throw new Error("not an object");
+      } catch {
+        // not the gavel protocol: what waits fails, typed, and the connection is dropped
+        this.#failAll(new GavelError(`the server at ${this.endpoint.kind === "unix" ? this.endpoint.path : this.endpoint.url} answered a line that is not a gavel answer`, "INTERNAL"));
+        this.#socket?.destroy();
+        return;
+      }
       if ("progress" in msg && !("ok" in msg)) this.#progress(msg.id, msg.progress);
       else this.#settle(msg as Response);
     }
@@ -196,6 +207,9 @@ export class ServeClient {
   }
 
   #settle(r: Response): void {
+    // a refusal of a line the server could not read (over its size bound): the connection closes next,
+    // and what waits fails with the server's own words
+    if (r.id === null && !r.ok) this.#refusal = fromWire(r.error);
     this.#answered(r.id);
     const p = r.id === null ? undefined : this.#pending.get(r.id);
     if (!p) return; // an answer to a request this side already gave up on

@@ -102,6 +102,8 @@ describe("gavel hook: exit codes", () => {
     const cases: [string, string, NodeJS.ProcessEnv][] = [
       ["claude-code --no-such-flag", input("x y z", dir), baseEnv],
       ["claude-code --timeout-ms soon", input("x y z", dir), baseEnv],
+      ["claude-code --timeout-ms 3000000000", input("x y z", dir), baseEnv], // past a timer's range
+      ["claude-code", `{"prompt":"${"a".repeat(64 * 1024 * 1024)}"}`, baseEnv], // over the 64 MiB it reads
       ["claude-code --min-score high", input("x y z", dir), baseEnv],
       ["claude-code", "not json", baseEnv],
       ["claude-code", "[1,2]", baseEnv],
@@ -137,6 +139,43 @@ describe("gavel hook claude-code: what a warm run loads", () => {
 });
 
 describe("gavel hook claude-code against a server", () => {
+  it("exits 0 when the socket answers what is not the gavel protocol, and when its stdout reader has gone", async () => {
+    const project = tempDir("gavel-hook-garbage-");
+    const bank = join(project, ".gavel", "bank");
+    mkdirSync(bank, { recursive: true });
+    for (const line of ["garbage", "null"]) {
+      const server = createServer((sock) => {
+        sock.on("error", () => undefined);
+        sock.once("data", () => sock.write(line + "\n"));
+      });
+      await new Promise<void>((resolve) => server.listen(defaultSocketPath(bank), resolve));
+      const r = await runShell(gavel("claude-code"), input("Extract the tables from report.pdf", project), { ...baseEnv, CLAUDE_PROJECT_DIR: project }, project);
+      await new Promise((resolve) => server.close(resolve));
+      expect(r.code, line).toBe(0);
+      expect(r.out).toBe("");
+      expect(r.err.trim(), line).toMatch(/^gavel hook: .*not a gavel answer/);
+    }
+    // a reader that closed its end before the answer (EPIPE on the write)
+    await standIn(bank, () => answer("pdf-extract"));
+    const child = spawn(process.execPath, [bin, "hook", "claude-code"], { env: { ...baseEnv, CLAUDE_PROJECT_DIR: project }, cwd: project });
+    child.stdout.destroy();
+    let err = "";
+    child.stderr.setEncoding("utf8").on("data", (d: string) => (err += d));
+    child.stdin.end(input("Extract the tables from report.pdf", project));
+    const code = await new Promise<number | null>((resolve) => child.on("close", resolve));
+    expect(code, err).toBe(0);
+    expect(err).not.toMatch(/EPIPE|Unhandled/);
+  });
+
+  it("reads a relative CLAUDE_PROJECT_DIR once, from where it runs", async () => {
+    const root = tempDir("gavel-hook-rel-");
+    await standIn(join(root, "proj", ".gavel", "bank"), () => answer("pdf-extract"));
+    const r = await runShell(gavel("claude-code"), input("Extract the tables from report.pdf", root), { ...baseEnv, CLAUDE_PROJECT_DIR: "proj" }, root);
+    expect(r.code).toBe(0);
+    expect(r.err).toBe("");
+    expect(JSON.parse(r.out).hookSpecificOutput.additionalContext).toMatch(/skill "pdf-extract"/);
+  });
+
   it("finds the bank under CLAUDE_PROJECT_DIR when the prompt's cwd is a subfolder", async () => {
     const project = tempDir("gavel-hook-proj-");
     const sub = join(project, "src", "deep");
@@ -267,6 +306,9 @@ describe("gavel hook install claude-code: portable commands", () => {
     mkdirSync(join(project, "node_modules", ".bin"), { recursive: true });
     symlinkSync(bin, join(project, "node_modules", ".bin", "gavel")); // as npm links package.json's "bin"
     expect((await runNode([cli, "hook", "install", "claude-code", "--dir", project, "--bank", "var/bank", "--timeout-ms", "3000"], { env: baseEnv, cwd: project })).code).toBe(0);
+    const tooLong = await runNode([cli, "hook", "install", "claude-code", "--dir", project, "--timeout-ms", "3000000000"], { env: baseEnv, cwd: project });
+    expect(tooLong.code).toBe(2);
+    expect(tooLong.err).toMatch(/--timeout-ms must be a number of milliseconds from 1 to 600000/);
     const command = installedCommand(file);
     expect(command).toBe('"$CLAUDE_PROJECT_DIR"/node_modules/.bin/gavel hook claude-code --bank var/bank --timeout-ms 3000');
     expect(readFileSync(file, "utf8")).not.toContain(process.execPath);

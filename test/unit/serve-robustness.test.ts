@@ -264,6 +264,13 @@ describe("socket transport", () => {
     c.close();
   });
 
+  it("a ServeClient fails a request whose line the server refused with the server's own reason", async () => {
+    const { socket } = await start("unix", { maxRequestBytes: 1000 });
+    const c = await clientConnect({ socket });
+    await expect(c.request("route", { task: "word ".repeat(400) })).rejects.toMatchObject({ code: "INVALID_ARGUMENT", message: expect.stringMatching(/over 1000 bytes/) });
+    c.close();
+  });
+
   it("cancels what a ServeClient still waits for when it closes", async () => {
     const { socket, fake, server } = await start("unix");
     const c = await clientConnect({ socket });

@@ -63,15 +63,36 @@ export function hookContext(res: RouteAnswer): string {
   return [`gavel-router: the skill "${w.name}" matches this prompt: ${w.description}`, `Why: ${why.join("; ")}.`, load].join("\n");
 }
 
-/** Reads all of stdin (the hook's JSON). */
-function readStdin(): Promise<string> {
+/** Most bytes of stdin the hook reads: the server takes a request line of at most 4 MiB anyway. */
+export const MAX_HOOK_STDIN_BYTES = 64 * 1024 * 1024;
+
+/** Reads all of stdin (the hook's JSON); null once it passes {@link MAX_HOOK_STDIN_BYTES} (reading stops). */
+function readStdin(): Promise<string | null> {
   return new Promise((resolve, reject) => {
-    let text = "";
-    process.stdin.setEncoding("utf8");
-    process.stdin.on("data", (chunk: string) => (text += chunk));
-    process.stdin.once("end", () => resolve(text));
+    const chunks: Buffer[] = [];
+    let bytes = 0;
+    const onData = (chunk: Buffer) => {
+      bytes += chunk.length;
+      if (bytes <= MAX_HOOK_STDIN_BYTES) return void chunks.push(chunk);
+      process.stdin.off("data", onData);
+      process.stdin.pause();
+      chunks.length = 0;
+      resolve(null);
+    };
+    process.stdin.on("data", onData);
+    process.stdin.once("end", () => resolve(Buffer.concat(chunks, bytes).toString("utf8")));
     process.stdin.once("error", reject);
   });
+}
+
+/** Most milliseconds `--timeout-ms` takes (ten minutes: beyond a prompt anyone waits for, and within a timer's range). */
+export const MAX_HOOK_TIMEOUT_MS = 600_000;
+
+/** What is wrong with a `--timeout-ms` value, or null when it is a number of milliseconds the hook takes. */
+export function hookTimeoutProblem(value: string | undefined): string | null {
+  if (value === undefined) return null;
+  const n = Number(value);
+  return Number.isFinite(n) && n > 0 && n <= MAX_HOOK_TIMEOUT_MS ? null : `--timeout-ms must be a number of milliseconds from 1 to ${MAX_HOOK_TIMEOUT_MS}, not ${JSON.stringify(value)}`;
 }
 
 /** The input as Claude Code sends it, or the reason it is not. */
@@ -122,6 +143,7 @@ const EXIT_GRACE_MS = 100;
 
 /** The hook itself; always 0 (see the module's comment). The process exits soon after it returns. */
 export async function runClaudeCodeHook(args: string[]): Promise<number> {
+  process.stdout.on("error", () => undefined); // a reader that has gone (EPIPE): the hook still exits 0
   let code = 0;
   try {
     code = await claudeCodeHook(args);
@@ -144,11 +166,9 @@ async function claudeCodeHook(args: string[]): Promise<number> {
     note((err as Error).message);
     return 0;
   }
+  const timeoutProblem = hookTimeoutProblem(values["timeout-ms"]);
+  if (timeoutProblem) return (note(timeoutProblem), 0);
   const budget = values["timeout-ms"] === undefined ? DEFAULT_HOOK_TIMEOUT_MS : Number(values["timeout-ms"]);
-  if (!(Number.isFinite(budget) && budget > 0)) {
-    note(`--timeout-ms must be a positive number of milliseconds, not ${JSON.stringify(values["timeout-ms"])}`);
-    return 0;
-  }
   const min = values["min-score"] === undefined ? -Infinity : Number(values["min-score"]);
   if (Number.isNaN(min)) {
     note(`--min-score must be a number, not ${JSON.stringify(values["min-score"])}`);
@@ -170,14 +190,16 @@ async function claudeCodeHook(args: string[]): Promise<number> {
   }, budget + 250);
   watchdog.unref();
   try {
-    const input = parseInput(await readStdin());
+    const text = await readStdin();
+    if (text === null) return (note(`stdin is over ${MAX_HOOK_STDIN_BYTES} bytes: nothing added to the prompt`), 0);
+    const input = parseInput(text);
     waitingFor = "server";
     if (typeof input === "string") {
       note(input);
       return 0;
     }
     if (!input.prompt.trim()) return 0;
-    const base = hookBase(input);
+    const base = resolve(hookBase(input)); // absolute first: a relative one would be joined twice below
     const bank = resolve(base, bankDir(values.bank, base));
     const socket = values.socket === undefined ? undefined : resolve(base, values.socket);
     // a fallback socket folder taken by another user is PERMISSION_DENIED: a line, never a blocked prompt

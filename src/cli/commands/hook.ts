@@ -8,7 +8,7 @@ import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import type { Command } from "./types.js";
 import { GavelError } from "../../errors.js";
 import { DEFAULT_ON_DEMAND_IDLE_MS } from "../../serve/start.js";
-import { DEFAULT_HOOK_TIMEOUT_MS, HOOK_OPTIONS, INSTALLED_HOOK_TIMEOUT_S, runClaudeCodeHook } from "./hook-run.js";
+import { DEFAULT_HOOK_TIMEOUT_MS, HOOK_OPTIONS, hookTimeoutProblem, INSTALLED_HOOK_TIMEOUT_S, runClaudeCodeHook } from "./hook-run.js";
 import { UsageError } from "../usage-error.js";
 
 export { DEFAULT_HOOK_TIMEOUT_MS, hookBase, hookContext, INSTALLED_HOOK_TIMEOUT_S, runClaudeCodeHook } from "./hook-run.js";
@@ -128,6 +128,8 @@ async function installHook(args: string[]): Promise<number> {
   ) {
     throw new UsageError(installUsageProblem(positionals, values, runners), hook.help);
   }
+  const timeoutProblem = hookTimeoutProblem(values["timeout-ms"]);
+  if (timeoutProblem) throw new UsageError(timeoutProblem, hook.help);
   const root = values.user ? homedir() : resolve(values.dir ?? process.cwd());
   const file = join(root, ".claude", values.local ? "settings.local.json" : "settings.json");
   const scope = values.user ? "user" : "project";
