@@ -8,7 +8,7 @@ import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import type { Command } from "./types.js";
 import { GavelError } from "../../errors.js";
 import { DEFAULT_ON_DEMAND_IDLE_MS } from "../../serve/start.js";
-import { DEFAULT_HOOK_TIMEOUT_MS, HOOK_OPTIONS, hookTimeoutProblem, INSTALLED_HOOK_TIMEOUT_S, runClaudeCodeHook } from "./hook-run.js";
+import { DEFAULT_HOOK_TIMEOUT_MS, HOOK_OPTIONS, hookTimeoutProblem, MAX_HOOK_TIMEOUT_MS, INSTALLED_HOOK_TIMEOUT_S, runClaudeCodeHook } from "./hook-run.js";
 import { UsageError } from "../usage-error.js";
 
 export { DEFAULT_HOOK_TIMEOUT_MS, hookBase, hookContext, INSTALLED_HOOK_TIMEOUT_S, runClaudeCodeHook } from "./hook-run.js";
@@ -182,7 +182,7 @@ export const hook: Command = {
   --no-library-cut      under the abstention reference's size (125 skills for gavel-mini's), abstain
                         by the calibrated model alone, not also at the library's own cut
   --min-score S         print nothing unless the winner's S is at least S
-  --timeout-ms N        the run's budget: give up (one line on stderr) after N ms (default ${DEFAULT_HOOK_TIMEOUT_MS})
+  --timeout-ms N        the run's budget: give up (one line on stderr) after N ms (default ${DEFAULT_HOOK_TIMEOUT_MS}, at most ${MAX_HOOK_TIMEOUT_MS})
   --start-server        when no server runs for the bank, start a detached \`gavel serve --idle-exit-ms\`
                         for it (its output in <socket>.log) and return at once: the prompt that
                         starts it gets nothing, the next ones are served      [$GAVEL_START_SERVER=1]
