@@ -313,6 +313,12 @@ describe("gavel hook install claude-code: portable commands", () => {
     expect(command).toBe('"$CLAUDE_PROJECT_DIR"/node_modules/.bin/gavel hook claude-code --bank var/bank --timeout-ms 3000');
     expect(readFileSync(file, "utf8")).not.toContain(process.execPath);
     expect(readFileSync(file, "utf8")).not.toContain(project);
+    const timeoutOf = () => (JSON.parse(readFileSync(file, "utf8")) as { hooks: { UserPromptSubmit: { hooks: { timeout: number }[] }[] } }).hooks.UserPromptSubmit[0].hooks[0].timeout;
+    expect(timeoutOf()).toBe(10); // Claude Code's kill, above the 3 s budget
+    // a budget past it raises Claude Code's timeout with it, so the hook gives up first
+    expect((await runNode([cli, "hook", "install", "claude-code", "--dir", project, "--timeout-ms", "30000"], { env: baseEnv, cwd: project })).code).toBe(0);
+    expect(timeoutOf()).toBe(35);
+    expect((await runNode([cli, "hook", "install", "claude-code", "--dir", project, "--bank", "var/bank", "--timeout-ms", "3000"], { env: baseEnv, cwd: project })).code).toBe(0);
     // run it as Claude Code does, from a subfolder, against a server on the project's bank
     const sub = join(project, "app");
     mkdirSync(sub);

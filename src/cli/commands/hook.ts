@@ -35,12 +35,12 @@ interface MatcherGroup {
 
 /**
  * Merges the gavel hook into a settings object: other settings and other hooks are kept; an earlier
- * gavel hook is replaced in place (idempotent).
+ * gavel hook is replaced in place (idempotent). `timeoutS`: the `timeout` Claude Code kills it after.
  */
-export function mergeHook(settings: Record<string, unknown>, command: string): Record<string, unknown> {
+export function mergeHook(settings: Record<string, unknown>, command: string, timeoutS = INSTALLED_HOOK_TIMEOUT_S): Record<string, unknown> {
   const hooks = (typeof settings.hooks === "object" && settings.hooks !== null ? settings.hooks : {}) as Record<string, MatcherGroup[]>;
   const groups = Array.isArray(hooks.UserPromptSubmit) ? hooks.UserPromptSubmit : [];
-  const entry: HookEntry = { type: "command", command, timeout: INSTALLED_HOOK_TIMEOUT_S };
+  const entry: HookEntry = { type: "command", command, timeout: timeoutS };
   let found = false;
   const next = groups.map((g) => ({
     ...g,
@@ -149,7 +149,10 @@ async function installHook(args: string[]): Promise<number> {
   const settings = await readSettings(file); // a malformed file stops here, untouched
   await mkdir(dirname(file), { recursive: true });
   const tmp = `${file}.${process.pid}.tmp`;
-  await writeFile(tmp, JSON.stringify(mergeHook(settings, command), null, 2) + "\n");
+  // Claude Code's own timeout stays above the hook's budget (node's start and the exit grace besides)
+  const budgetMs = values["timeout-ms"] === undefined ? DEFAULT_HOOK_TIMEOUT_MS : Number(values["timeout-ms"]);
+  const timeoutS = Math.max(INSTALLED_HOOK_TIMEOUT_S, Math.ceil(budgetMs / 1000) + 5);
+  await writeFile(tmp, JSON.stringify(mergeHook(settings, command, timeoutS), null, 2) + "\n");
   await rename(tmp, file);
   const how = values["start-server"] ? "the hook starts `gavel serve` when none runs" : "start the router with `gavel serve`, or install with --start-server; without it the hook adds nothing";
   console.log(`gavel hook: UserPromptSubmit → ${command}\n  written to ${file} (${how})`);
