@@ -147,7 +147,7 @@ function ruledReason(c: Candidate, i: number, r: RouteResult): string {
  */
 export async function searchSkills(router: SkillSource, task: string, k: number = DEFAULT_SEARCH_K, signal?: AbortSignal, options: SearchOptions = {}): Promise<SearchResult> {
   if (typeof task !== "string" || task.trim() === "") throw invalidArgument("the task must be a non-empty string: the work, stated concretely");
-  if (!(Number.isInteger(k) && k >= 1 && k <= MAX_SEARCH_K)) throw invalidArgument(`k must be an integer from 1 to ${MAX_SEARCH_K}, got ${valueText(k)}`);
+  searchK(k); // the default already applied: k itself must be 1-MAX_SEARCH_K
   const t0 = performance.now();
   const r = await router.route(task, { explain: true, signal, ...(options.libraryCut === undefined ? {} : { libraryCut: options.libraryCut }) });
   const described = new Map((await router.list()).map((s) => [s.id, s.description]));

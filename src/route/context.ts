@@ -47,7 +47,7 @@ export function domainTextOf(context: RouteContext): string {
   return context.filter((m) => m && m.role !== "system" && typeof m.content === "string").map((m) => m.content).join("\n");
 }
 
-/** The task text the verdict reads for a context. */
+/** The task text the verdict reads for a context, its chat messages checked (INVALID_ARGUMENT). */
 export function taskTextOf(context: RouteContext): string {
   if (typeof context === "string") return context;
   if (!Array.isArray(context)) throw invalidArgument("context must be a task string or an array of chat messages");
@@ -77,11 +77,7 @@ async function encodeContext(parts: RouterParts, context: RouteContext, live: bo
     enc = await (isLive ? encoder.encodeLiveAsync(context, taskBudget, signal) : encoder.encodeTaskAsync(context, glanceBudget, parts.keep, signal));
   } else if (Array.isArray(context)) {
     isLive = live ?? true;
-    for (const [i, m] of context.entries()) {
-      if (!m || typeof m.role !== "string" || typeof m.content !== "string") throw invalidArgument(`context[${i}] must be a chat message { role, content }`);
-    }
-    if (context.length === 0) throw invalidArgument("context holds no message");
-    taskText = chatAsTask(context);
+    taskText = taskTextOf(context); // checks each message
     if (isLive) liveText = renderChat(model.info.chatTemplate ?? null, context);
     enc = await (isLive ? encoder.encodeLiveAsync(liveText, taskBudget, signal) : encoder.encodeTaskAsync(taskText, glanceBudget, parts.keep, signal));
   } else throw invalidArgument("context must be a task string or an array of chat messages");
