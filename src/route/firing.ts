@@ -28,6 +28,19 @@ import type { Ranked } from "./glance.js";
 import type { RouterParts } from "./parts.js";
 import { readSkillRecord, type SkillRecord } from "./skill-record.js";
 import type { RouteContext, RouteResult } from "./types.js";
+import type { Library } from "../bank/library.js";
+
+/**
+ * One lexical expert per library, kept across live selections: its lexicon-row and column maps are
+ * rebuilt only when the library or the glance's columns change, not on every selection (at 30K
+ * skills a rebuild is a 30K-entry map).
+ */
+const liveExperts = new WeakMap<Library, LexicalExpert>();
+function liveExpertOf(library: Library): LexicalExpert {
+  let e = liveExperts.get(library);
+  if (e === undefined) liveExperts.set(library, (e = new LexicalExpert()));
+  return e;
+}
 
 /** Options of {@link selectLive}. */
 export interface LiveSelectOptions {
@@ -119,7 +132,7 @@ export async function selectLive(live: LiveContext, context: RouteContext, optio
         return { column, skill: id, name, g: scores.g[c] };
       })
       .sort((a, b) => b.g - a.g || a.column - b.column);
-    const lexicalExpert = new LexicalExpert();
+    const lexicalExpert = liveExpertOf(library);
     // a small library's own cut, as a route reads it (src/route/library-cut.ts)
     const cut = abstain && ownCut ? await routeCut(parts, lexicalExpert, signal) : null;
     const d = await decide(parts, lexicalExpert, taskText, ranked, handles, { lexical, verdict, abstain, libraryCut: cut, domainText: domainTextOf(context), signal });

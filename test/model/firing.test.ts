@@ -67,4 +67,31 @@ describe.skipIf(!existsSync(miniModel))("selectLive on gavel-mini: the winner, o
     expect(none.pick.load).toBeNull();
     expect(none.pick.record).toBeNull();
   });
+
+  it("a selection after an install or an uninstall reads the library as it is then (the lexical expert kept per library)", async () => {
+    const other = { name: "json-pretty", description: "Pretty-print and validate JSON files.", body: "# JSON pretty\nPretty-print a JSON file with jq." };
+    const messages: ChatMessage[] = [{ role: "user", content: "Pretty-print the JSON file config.json and validate it." }];
+    const select = async () => {
+      const live = router.live();
+      const tokens = model.tokenize(chatAsTask(messages), { special: true, addBos: true });
+      await live.append(await model.hiddenStates(tokens, live.layer));
+      return selectLive(live, messages, { abstain: false, verdict: false });
+    };
+    const bOf = (sel: Awaited<ReturnType<typeof select>>, name: string) => sel.shortlist.find((c) => c.name === name)?.B;
+    const before = await select();
+    expect(before.shortlist.map((c) => c.name)).toEqual(["csv-dedupe"]);
+    await router.install([other]);
+    try {
+      const after = await select();
+      // the new skill is scored by BM25 over the library that holds it: its B is finite, and it wins
+      expect(Number.isFinite(bOf(after, "json-pretty"))).toBe(true);
+      expect(after.skill).not.toBeNull();
+      expect(after.name).toBe("json-pretty");
+    } finally {
+      await router.uninstall("json-pretty");
+    }
+    const again = await select();
+    expect(again.shortlist.map((c) => c.name)).toEqual(["csv-dedupe"]);
+    expect(bOf(again, "csv-dedupe")).toBe(bOf(before, "csv-dedupe"));
+  });
 });
