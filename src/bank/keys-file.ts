@@ -18,6 +18,11 @@ export interface BankKeys {
   offsets: Int32Array;
   /** The N entries, in the order of `offsets`. */
   entries: BankEntry[];
+  /**
+   * Indices of entries whose keys are damaged (rows past the file's end, or not matching their
+   * checksum), when the read was asked to tolerate them; their rows here are not their keys.
+   */
+  damaged?: ReadonlySet<number>;
 }
 
 /** A run of entries whose rows are adjacent in the keys file: one read. */
@@ -109,21 +114,37 @@ export async function writeRows(fh: FileHandle, keys: Float32Array, row: number,
   await writeAll(fh, new Uint8Array(keys.buffer, keys.byteOffset, keys.byteLength), row * dim * 4);
 }
 
-/** The keys of `entries` (in this order), read run by run from the keys file at `path`. */
-export async function readEntryKeys(fh: FileHandle, entries: BankEntry[], dim: number, path: string): Promise<BankKeys> {
+/**
+ * The keys of `entries` (in this order), read run by run from the keys file at `path`. By default a
+ * damaged block (rows past the file's end, or a checksum that does not match) fails the read with
+ * CORRUPT_FILE; with `tolerate`, the read goes on and lists such entries in `damaged`.
+ */
+export async function readEntryKeys(fh: FileHandle, entries: BankEntry[], dim: number, path: string, tolerate = false): Promise<BankKeys> {
   const offsets = new Int32Array(entries.length + 1);
   for (let i = 0; i < entries.length; i++) offsets[i + 1] = offsets[i] + entries[i].nKeys;
   const keys = new Float32Array(offsets[entries.length] * dim);
+  // Rows the file holds in full: with `tolerate`, a run is read only up to them.
+  const rowsOnDisk = tolerate ? Math.floor((await fh.stat()).size / (dim * 4)) : Infinity;
   let row = 0;
   for (const run of contiguousRuns(entries)) {
+    const readable = Math.max(0, Math.min(run.rows, rowsOnDisk - run.offset));
     // Views of at most READ_CHUNK bytes: one Uint8Array over a bank of 4 GiB or more is refused.
-    for (const part of byteViews(keys.buffer, row * dim * 4, run.rows * dim * 4)) {
+    for (const part of byteViews(keys.buffer, row * dim * 4, readable * dim * 4)) {
       await readAll(fh, part.view, run.offset * dim * 4 + part.start, path);
     }
     row += run.rows;
   }
-  verifyEntryKeys(entries, keys, offsets, dim, path);
-  return { keys, offsets, entries };
+  if (!tolerate) {
+    verifyEntryKeys(entries, keys, offsets, dim, path);
+    return { keys, offsets, entries };
+  }
+  const damaged = new Set<number>();
+  for (let i = 0; i < entries.length; i++) {
+    const e = entries[i];
+    const short = e.offset + e.nKeys > rowsOnDisk;
+    if (short || (e.keysSha256 !== undefined && keysChecksum(keys.subarray(offsets[i] * dim, offsets[i + 1] * dim)) !== e.keysSha256)) damaged.add(i);
+  }
+  return { keys, offsets, entries, damaged };
 }
 
 /**
@@ -149,4 +170,14 @@ export async function copyLiveRows(from: FileHandle, fromPath: string, to: FileH
   }
   await to.sync();
   return moved;
+}
+
+/** A route over a library whose skills' keys are damaged: CORRUPT_FILE naming them. */
+export function damagedKeys(dir: string, ids: string[]): GavelError {
+  const named = ids.slice(0, 5).map((id) => JSON.stringify(id)).join(", ") + (ids.length > 5 ? ` and ${ids.length - 5} more` : "");
+  return new GavelError(
+    `the bank ${dir} holds damaged keys (they do not match their checksum, or the keys file ends before them) for ${named}; ` +
+      "reinstall or uninstall those skills (`gavel check` lists every damaged skill), or restore the bank from a backup",
+    "CORRUPT_FILE",
+  );
 }

@@ -24,8 +24,10 @@ import { ReadWriteLock } from "./rw-lock.js";
 import { KeyBank, type KeyBankOptions } from "./key-bank.js";
 import { BankLexicon } from "./lexicon.js";
 import { BankStore, SNAPSHOT_ATTEMPTS } from "./store.js";
+import { openSnapshotParts } from "./snapshot.js";
+import { damagedKeys } from "./keys-file.js";
 import { TextStore } from "./texts.js";
-import { bankHeaderFor, type BankEntry, type BankHeader, type HeaderSource, type RenderCut } from "./types.js";
+import { bankHeaderFor, type BankEntry, type HeaderSource, type RenderCut } from "./types.js";
 
 /** An opaque state of a {@link Library} (see {@link Library.changedSince}). */
 export type LibraryState = { readonly store: BankStore; readonly entries: number; readonly handles: number };
@@ -66,6 +68,8 @@ export class Library {
   #lexicon: BankLexicon;
   #handleOf = new Map<string, number>();
   #idOf = new Map<number, string>();
+  /** Skills whose key blocks are damaged on disk: not held, so routes refuse and installs replace them. */
+  readonly #damaged = new Set<string>();
   /** Bumped by every track/untrack: with the store and its entriesVersion, the library's {@link state}. */
   #handlesVersion = 0;
   /** routable()'s, tokenIdf()'s and label()'s caches, each valid while the library has not {@link changedSince} its state. */
@@ -96,8 +100,11 @@ export class Library {
     return this.#store.readOnly;
   }
 
-  /** Loads the keys of `store`'s entries that `only` accepts (all by default) into this library. */
-  async #loadKeys(store: BankStore, only?: (e: BankEntry) => boolean): Promise<[string, Float32Array][]> {
+  /**
+   * Loads the keys of `store`'s entries that `only` accepts (all by default) into this library; a
+   * skill whose key block is damaged is not loaded but named in `damaged`.
+   */
+  async #loadKeys(store: BankStore, damaged: Set<string>, only?: (e: BankEntry) => boolean): Promise<[string, Float32Array][]> {
     const dim = store.dim;
     const out: [string, Float32Array][] = [];
     // In batches of 256 MiB: the native bank copies each skill's keys, so reading the whole bank
@@ -105,11 +112,17 @@ export class Library {
     await store.forEachKeyBatch(LOAD_BATCH_BYTES, (batch) => {
       for (let s = 0; s < batch.entries.length; s++) {
         const keys = batch.keys.subarray(batch.offsets[s] * dim, batch.offsets[s + 1] * dim);
-        if (only) out.push([batch.entries[s].id, keys]);
+        if (batch.damaged?.has(s)) damaged.add(batch.entries[s].id);
+        else if (only) out.push([batch.entries[s].id, keys]);
         else this.track(batch.entries[s].id, keys);
       }
-    }, only);
+    }, only, true);
     return out;
+  }
+
+  /** The skills whose keys are damaged on disk (reinstall or uninstall them: `gavel check` says more). */
+  damaged(): string[] {
+    return [...this.#damaged];
   }
 
   /**
@@ -149,8 +162,10 @@ export class Library {
       return p !== undefined && this.#handleOf.has(e.id) && p.nKeys === e.nKeys && p.keysSha256 !== undefined && p.keysSha256 === e.keysSha256;
     };
     let loaded: [string, Float32Array][];
+    // A damaged skill holds no keys, so it is never `same`: each is read again here.
+    const damaged = new Set<string>();
     try {
-      loaded = await this.#loadKeys(store, (e) => !same(e));
+      loaded = await this.#loadKeys(store, damaged, (e) => !same(e));
     } catch (err) {
       await store.close();
       throw err;
@@ -161,6 +176,8 @@ export class Library {
         if (e === undefined || !same(e)) this.untrack(id);
       }
       for (const [id, keys] of loaded) this.track(id, keys);
+      this.#damaged.clear();
+      for (const id of damaged) this.#damaged.add(id);
       const old = this.#store;
       this.#store = store;
       this.#lexicon = lexicon;
@@ -203,7 +220,7 @@ export class Library {
     const keys = new KeyBank(dim, { keyType });
     try {
       const library = new Library(store, keys, texts, await lexicon());
-      await library.#loadKeys(store);
+      await library.#loadKeys(store, library.#damaged);
       return library;
     } catch (err) {
       keys.dispose();
@@ -228,6 +245,7 @@ export class Library {
 
   /** Drops skill `id`'s keys from memory (nothing when it has none). */
   untrack(id: string): void {
+    this.#damaged.delete(id);
     const h = this.#handleOf.get(id);
     if (h === undefined) return;
     this.keys.remove(h);
@@ -250,6 +268,7 @@ export class Library {
 
   /** Handles of the skills that may be chosen automatically, in bank order. */
   routable(): Int32Array {
+    if (this.#damaged.size > 0) throw damagedKeys(this.dir, [...this.#damaged]);
     // Kept while neither the entries nor the held keys change: a live context asks on every token,
     // and rebuilding it walked every entry (24 ms a call at 30K skills on the dev CPU: bench/routable.bench.ts).
     const c = this.#routable;
@@ -426,24 +445,5 @@ export class Library {
         await this.store.close();
       }
     });
-  }
-}
-
-/**
- * A committed snapshot's store and lexicon, read again from the newer manifest when a writer changed
- * the lexicon or pruned a text between the two reads.
- */
-async function openSnapshotParts(dir: string, header: BankHeader, texts: TextStore): Promise<{ store: BankStore; lexicon: BankLexicon }> {
-  for (let attempt = 1; ; attempt++) {
-    const store = await BankStore.openSnapshot(dir, header);
-    try {
-      const lexicon = await BankLexicon.openSnapshot(store, texts);
-      if (lexicon !== undefined) return { store, lexicon };
-      if (attempt >= SNAPSHOT_ATTEMPTS) throw new GavelError(`bank ${dir} changed ${attempt} times while it was read; try again`, "CORRUPT_FILE");
-    } catch (err) {
-      await store.close();
-      throw err;
-    }
-    await store.close();
   }
 }

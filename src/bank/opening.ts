@@ -74,7 +74,11 @@ const noBank = (dir: string) => new GavelError(`no bank at ${dir} (no ${MANIFEST
 const missingKeys = (path: string, dir: string, m: BankManifest) =>
   new GavelError(`${path} is missing but ${dir}/${MANIFEST} references ${m.rows} key rows`, "CORRUPT_FILE");
 const shortKeys = (path: string, size: number, dir: string, m: BankManifest) =>
-  new GavelError(`${path} holds ${size} bytes but ${dir}/${MANIFEST} references ${m.rows * m.header.dim * 4} (${m.rows} rows)`, "CORRUPT_FILE");
+  new GavelError(
+    `${path} holds ${size} bytes but ${dir}/${MANIFEST} references ${m.rows * m.header.dim * 4} (${m.rows} rows); ` +
+      "reinstall or uninstall the skills whose keys lay past its end (`gavel check` names them), or restore the bank from a backup",
+    "CORRUPT_FILE",
+  );
 
 /** What a writer's open found: the lock it holds, the keys file open for writing, the manifest. */
 export interface WriterFiles {
@@ -121,7 +125,9 @@ export async function openForWriting(dir: string, expected: BankHeader, create: 
       fh = await open(keysPath, "w+", BANK_FILE_MODE);
       size = 0;
     }
-    if (size < committedBytes) throw shortKeys(keysPath, size, dir, manifest);
+    // A short file (damage: committed rows are never truncated) is opened all the same, so that the
+    // skills whose keys lay past its end can be reinstalled or uninstalled: the library loads them as
+    // damaged and routes refuse until then. New rows are written past the manifest's last row.
     // Drop the uncommitted tail now, so the file never holds bytes the manifest disowns for long.
     // Committed rows (all a reader's snapshot can name) are never touched.
     if (size > committedBytes) await fh.truncate(committedBytes);

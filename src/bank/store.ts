@@ -348,9 +348,10 @@ export class BankStore {
   /**
    * Every live key, in entry order, handed to `onBatch` in batches of whole skills of at most
    * `maxBytes` of keys each (a larger skill comes alone). Reopening a 30K-skill bank (~6 GB) this way
-   * costs the bank plus one batch, not twice the bank. The store is not changed meanwhile.
+   * costs the bank plus one batch, not twice the bank. The store is not changed meanwhile. A damaged
+   * key block fails it with CORRUPT_FILE, or with `tolerate` is listed in its batch's `damaged`.
    */
-  forEachKeyBatch(maxBytes: number, onBatch: (batch: BankKeys) => void | Promise<void>, only?: (e: BankEntry) => boolean): Promise<void> {
+  forEachKeyBatch(maxBytes: number, onBatch: (batch: BankKeys) => void | Promise<void>, only?: (e: BankEntry) => boolean, tolerate = false): Promise<void> {
     if (!(maxBytes > 0)) return Promise.reject(invalidArgument("maxBytes must be positive"));
     return this.#run(async () => {
       const rowBytes = this.dim * 4;
@@ -359,20 +360,20 @@ export class BankStore {
       for (const e of this.#entries.values()) {
         if (only && !only(e)) continue;
         if (batch.length > 0 && bytes + e.nKeys * rowBytes > maxBytes) {
-          await onBatch(await this.#readBatch(batch));
+          await onBatch(await this.#readBatch(batch, tolerate));
           batch = [];
           bytes = 0;
         }
         batch.push(e);
         bytes += e.nKeys * rowBytes;
       }
-      if (batch.length > 0) await onBatch(await this.#readBatch(batch));
+      if (batch.length > 0) await onBatch(await this.#readBatch(batch, tolerate));
     });
   }
 
   /** The keys of `entries` (in this order), read run by run. */
-  #readBatch(entries: BankEntry[]): Promise<BankKeys> {
-    return readEntryKeys(this.#fh!, entries, this.dim, this.#keysPath());
+  #readBatch(entries: BankEntry[], tolerate = false): Promise<BankKeys> {
+    return readEntryKeys(this.#fh!, entries, this.dim, this.#keysPath(), tolerate);
   }
 
   /**

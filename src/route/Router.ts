@@ -175,8 +175,9 @@ export class Router {
         const report = await installSkills(this.#parts, source, options);
         // a library the route will glance through its index gets it now, not at the first route
         const { library } = this.#parts;
-        if (prunes(library.routable().length)) await glanceIndexOf(library);
-        if (readsKeyIvf(library.routable().length, true)) await refreshKeyIvf(library);
+        // (while damaged keys remain, routes refuse: they are built by the first route after the repair)
+        if (library.damaged().length === 0 && prunes(library.routable().length)) await glanceIndexOf(library);
+        if (library.damaged().length === 0 && readsKeyIvf(library.routable().length, true)) await refreshKeyIvf(library);
         return report;
       } finally {
         this.#lexical.invalidate();

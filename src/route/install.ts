@@ -84,9 +84,13 @@ class Installation {
     this.#settings.onProgress?.({ done: ++this.#done, total: this.#total, skill, status });
   }
 
-  /** The skill's keys, or UNCHANGED when the bank holds this content already. */
-  encode(skill: Skill): Promise<SkillKeys | typeof UNCHANGED> {
-    if (this.#parts.library.isCurrent(skill)) return Promise.resolve(UNCHANGED);
+  /**
+   * The skill's keys, or UNCHANGED when the bank holds this content already: its entry and keys, and
+   * a stored text that reads back as this content (a lost or damaged text is written again).
+   */
+  async encode(skill: Skill): Promise<SkillKeys | typeof UNCHANGED> {
+    const { library } = this.#parts;
+    if (library.isCurrent(skill) && (await library.texts.get(skill.contentHash).then(() => true, () => false))) return UNCHANGED;
     let t = performance.now();
     const lap: StageLap = (stage) => {
       const now = performance.now();
@@ -190,8 +194,9 @@ export async function installSkills(parts: RouterParts, source: string | readonl
  * replaced).
  */
 async function flagHubs(parts: RouterParts, report: InstallReport, signal?: AbortSignal): Promise<void> {
-  if (report.installed.length === 0) return;
   const { library } = parts;
+  // over a library that still holds damaged keys no route runs, and breadth would miss those skills
+  if (report.installed.length === 0 || library.damaged().length > 0) return;
   const breadth = await probeBreadth(parts, signal);
   for (const id of report.installed) {
     const b = breadth.get(id);

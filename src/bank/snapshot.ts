@@ -1,0 +1,29 @@
+/**
+ * A bank's last committed snapshot, as a reader without the lock opens it ({@link Library.openSnapshot}).
+ *
+ * @module
+ */
+import { GavelError } from "../errors.js";
+import { BankLexicon } from "./lexicon.js";
+import { BankStore, SNAPSHOT_ATTEMPTS } from "./store.js";
+import type { TextStore } from "./texts.js";
+import type { BankHeader } from "./types.js";
+
+/**
+ * A committed snapshot's store and lexicon, read again from the newer manifest when a writer changed
+ * the lexicon or pruned a text between the two reads.
+ */
+export async function openSnapshotParts(dir: string, header: BankHeader, texts: TextStore): Promise<{ store: BankStore; lexicon: BankLexicon }> {
+  for (let attempt = 1; ; attempt++) {
+    const store = await BankStore.openSnapshot(dir, header);
+    try {
+      const lexicon = await BankLexicon.openSnapshot(store, texts);
+      if (lexicon !== undefined) return { store, lexicon };
+      if (attempt >= SNAPSHOT_ATTEMPTS) throw new GavelError(`bank ${dir} changed ${attempt} times while it was read; try again`, "CORRUPT_FILE");
+    } catch (err) {
+      await store.close();
+      throw err;
+    }
+    await store.close();
+  }
+}

@@ -1,0 +1,107 @@
+// A bank with damaged parts is repaired by the verbs its error names: a key block that fails its
+// checksum or lies past the end of a truncated keys file, and a stored text that no longer reads as
+// its content. Routes refuse such a bank (CORRUPT_FILE naming the skills), while a reinstall of the
+// same skills re-encodes just the damaged ones and an uninstall removes one; afterwards routes work
+// and `gavel check` finds the bank clean. Before, the open itself failed, so neither verb could run,
+// and a reinstall of a skill whose text was damaged reported it "unchanged".
+import { mkdtemp, readFile, rm, truncate, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Model, Projections, Router } from "../../src/index.js";
+import { checkBank } from "../../src/bank/check.js";
+import { TINY_LLAMA_PATH } from "../fixtures/tiny-llama.js";
+import { freshSeed } from "../helpers/random.js";
+
+const seed = freshSeed();
+let model: Model;
+let projections: Projections;
+const dirs: string[] = [];
+const open = (bankDir: string, extra: { readOnly?: boolean } = {}) => Router.open(model, { projections, bankDir, skillBudget: 128, ...extra });
+const skills = ["alpha", "bravo", "charlie", "delta"].map((name, i) => ({
+  name,
+  description: `Skill ${name}: ${["parse csv files", "resize images", "query a database", "write release notes"][i]} (seed ${seed}).`,
+  body: `# ${name}\n${"Steps for the task. ".repeat(3 + i)}`,
+}));
+
+beforeAll(async () => {
+  model = await Model.load(TINY_LLAMA_PATH, { contextSize: 512, threads: 1 });
+  projections = await Projections.random(model, { seed: 11, dim: 16 });
+});
+afterAll(async () => {
+  await model?.dispose();
+  for (const d of dirs) await rm(d, { recursive: true, force: true });
+});
+
+async function bank(): Promise<{ dir: string; entries: { id: string; name: string; offset: number; nKeys: number; contentHash: string }[] }> {
+  const dir = await mkdtemp(join(tmpdir(), "gavel-repair-"));
+  dirs.push(dir);
+  const router = await open(dir);
+  await router.install(skills);
+  await router.close();
+  const entries = JSON.parse(await readFile(join(dir, "manifest.json"), "utf8")).entries;
+  return { dir, entries };
+}
+
+describe(`a damaged bank is repaired by reinstall or uninstall (seed ${seed})`, () => {
+  it("a key block that fails its checksum: routes name it; a reinstall re-encodes it alone; the bank checks clean", async () => {
+    const { dir, entries } = await bank();
+    const bad = entries.find((e) => e.name === "bravo")!;
+    const keys = await readFile(join(dir, "keys.bin"));
+    keys[bad.offset * 16 * 4 + 7] ^= 0x40;
+    await writeFile(join(dir, "keys.bin"), keys);
+    for (const readOnly of [false, true]) {
+      const r = await open(dir, { readOnly });
+      try {
+        await expect(r.route("resize the images")).rejects.toMatchObject({ code: "CORRUPT_FILE", message: expect.stringMatching(/damaged keys.*"[^"]*bravo[^"]*".*reinstall or uninstall/) });
+        expect((await r.list()).map((s) => s.name).sort()).toEqual(["alpha", "bravo", "charlie", "delta"]);
+      } finally {
+        await r.close();
+      }
+    }
+    const r = await open(dir);
+    try {
+      const report = await r.install(skills);
+      expect(report.installed.map((id) => entries.find((e) => e.id === id)?.name)).toEqual(["bravo"]);
+      expect(report.unchanged).toHaveLength(3);
+      expect((await r.route("resize the images", { abstain: false })).skill).not.toBeNull();
+    } finally {
+      await r.close();
+    }
+    expect((await checkBank(dir)).problems).toEqual([]);
+  });
+
+  it("a keys file cut short: the skills past its end are damaged; uninstalling the last one and reinstalling the rest repairs it", async () => {
+    const { dir, entries } = await bank();
+    const last = [...entries].sort((a, b) => b.offset - a.offset)[0];
+    await truncate(join(dir, "keys.bin"), (last.offset + last.nKeys) * 16 * 4 - 10);
+    const r = await open(dir);
+    try {
+      await expect(r.route("parse the csv")).rejects.toMatchObject({ code: "CORRUPT_FILE", message: expect.stringContaining(JSON.stringify(last.id)) });
+      expect(await r.uninstall(last.id)).toBe(true);
+      expect((await r.route("parse the csv", { abstain: false })).skill).not.toBeNull();
+      const report = await r.install(skills);
+      expect(report.installed).toEqual([last.id]);
+    } finally {
+      await r.close();
+    }
+    expect((await checkBank(dir)).problems).toEqual([]);
+  });
+
+  it("a stored text that no longer reads as its content is written again by a reinstall, not reported unchanged", async () => {
+    const { dir, entries } = await bank();
+    const e = entries.find((x) => x.name === "charlie")!;
+    await writeFile(join(dir, "texts", `${e.contentHash}.json`), "{\"name\":\"charlie\",\"description\":\"tampered\",\"body\":\"\"}");
+    expect((await checkBank(dir)).problems.join("\n")).toMatch(/texts/);
+    const r = await open(dir);
+    try {
+      const report = await r.install(skills);
+      expect(report.installed).toEqual([e.id]);
+      expect(report.unchanged).toHaveLength(3);
+      expect((await r.get(e.id))?.description).toBe(skills[2].description);
+    } finally {
+      await r.close();
+    }
+    expect((await checkBank(dir)).problems).toEqual([]);
+  });
+});
