@@ -23,12 +23,11 @@
  *
  * @module
  */
-import { readFile } from "node:fs/promises";
 import { GavelError, invalidArgument } from "../errors.js";
 import { checkFloat32, checkInt, checkRows, resolveWeights } from "../kernels/args.js";
 import { voteK } from "../kernels/kernels.js";
 import { loadBinding, type NativeBank } from "../native/binding.js";
-import { readFramedFile, writeFramedFile } from "../util/framed-file.js";
+import { readCacheFile, readFramedFile, saveCache, writeFramedFile } from "../util/framed-file.js";
 import type { KeyBank, KeyBankGlanceOptions, KeyBankGlanceResult } from "./key-bank.js";
 
 /** How an index is trained (defaults in parentheses). Deterministic for a seed and a bank. */
@@ -343,16 +342,13 @@ export async function openGlanceIndex(
 ): Promise<{ index: GlanceIndex; outcome: GlanceIndexOpenOutcome }> {
   const rebuild = async (reason: "missing" | "corrupt" | "stale", detail: string) => {
     const index = await GlanceIndex.build(bank, options);
-    if (save) await saveGlanceIndex(path, index, skillOf);
+    if (save) await saveCache(path, () => saveGlanceIndex(path, index, skillOf));
     return { index, outcome: { kind: "rebuilt", reason, detail } as const };
   };
-  let bytes: Buffer;
-  try {
-    bytes = await readFile(path);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === "ENOENT") return rebuild("missing", `${path} does not exist`);
-    throw err;
-  }
+  // bounded, and never a blocking read (a FIFO or a device in its place is rebuilt over)
+  const bytes = await readCacheFile(path);
+  if (bytes === null) return rebuild("missing", `${path} does not exist`);
+  if (typeof bytes === "string") return rebuild("corrupt", bytes);
   const parsed = parseIndexFile(bytes);
   if (typeof parsed === "string") return rebuild("corrupt", parsed);
   if (parsed.dim !== bank.dim) return rebuild("stale", `the file's dim (${parsed.dim}) differs from the bank's (${bank.dim})`);

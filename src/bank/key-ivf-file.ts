@@ -5,9 +5,8 @@
  *
  * @module
  */
-import { readFile } from "node:fs/promises";
 import { GavelError } from "../errors.js";
-import { readFramedFile, writeFramedFile } from "../util/framed-file.js";
+import { readCacheFile, readFramedFile, saveCache, writeFramedFile } from "../util/framed-file.js";
 import type { IndexedSkill } from "./glance-index.js";
 import type { KeyBank } from "./key-bank.js";
 import { KeyIvf, type KeyIvfTrainOptions } from "./key-ivf.js";
@@ -103,16 +102,13 @@ export async function openKeyIvf(
   const rebuild = async (reason: "missing" | "corrupt" | "stale", detail: string) => {
     if (!build) return { index: null, outcome: { kind: "absent", reason, detail } as const };
     const index = await KeyIvf.build(bank, options);
-    if (save) await saveKeyIvf(path, index, skillOf);
+    if (save) await saveCache(path, () => saveKeyIvf(path, index, skillOf));
     return { index, outcome: { kind: "rebuilt", reason, detail } as const };
   };
-  let bytes: Buffer;
-  try {
-    bytes = await readFile(path);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === "ENOENT") return rebuild("missing", `${path} does not exist`);
-    throw err;
-  }
+  // bounded, and never a blocking read (a FIFO or a device in its place is rebuilt over)
+  const bytes = await readCacheFile(path);
+  if (bytes === null) return rebuild("missing", `${path} does not exist`);
+  if (typeof bytes === "string") return rebuild("corrupt", bytes);
   const parsed = parseKeyIvfFile(bytes);
   if (typeof parsed === "string") return rebuild("corrupt", parsed);
   if (parsed.dim !== bank.dim) return rebuild("stale", `the file's dim (${parsed.dim}) differs from the bank's (${bank.dim})`);

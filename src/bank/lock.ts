@@ -9,9 +9,13 @@
  */
 import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
-import { link, open, readFile, rename, rm } from "node:fs/promises";
+import { link, lstat, open, rename, rm } from "node:fs/promises";
 import { hostname } from "node:os";
 import { GavelError } from "../errors.js";
+import { readRegularFile, RegularFileError } from "../util/regular-file.js";
+
+/** A lock file is one short JSON line; anything longer is not a lock. */
+const MAX_LOCK_BYTES = 64 * 1024;
 
 /** What a lock file holds. */
 interface LockInfo {
@@ -97,14 +101,18 @@ export class DirLock {
       } finally {
         await rm(tmp, { force: true });
       }
-      let text: string;
+      // The lock as a bounded regular file: null when something else stands in its place (a FIFO, a
+      // device, a dangling or looping link, an oversized file), which nobody can be relying on.
+      let text: string | null;
       try {
-        text = await readFile(path, "utf8");
+        text = (await readRegularFile(path, MAX_LOCK_BYTES)).toString("utf8");
       } catch (err) {
-        if ((err as NodeJS.ErrnoException).code === "ENOENT") continue; // released meanwhile: retry
-        throw err;
+        if (!(err instanceof RegularFileError)) throw err;
+        if (err.reason === "missing" && (await lstat(path).then(() => false, () => true))) continue; // released meanwhile: retry
+        if (err.reason === "directory") throw new GavelError(`${what}: its lock ${path} is a directory; move it aside`, "CORRUPT_FILE");
+        text = null;
       }
-      const info = parseLock(text);
+      const info = text === null ? undefined : parseLock(text);
       // Locks appear complete (see above), so one that does not parse was damaged on disk, not
       // caught mid-write; nobody can be relying on it.
       if (info && ownerAlive(info)) {
@@ -125,7 +133,8 @@ export class DirLock {
         if ((err as NodeJS.ErrnoException).code === "ENOENT") continue;
         throw err;
       }
-      const moved = await readFile(aside, "utf8").catch(() => "");
+      // (what was damaged still reads as null; a lock someone took meanwhile reads as its text)
+      const moved = await readRegularFile(aside, MAX_LOCK_BYTES).then((b) => b.toString("utf8"), () => null);
       if (moved !== text) {
         await link(aside, path).catch(() => undefined);
         await rm(aside, { force: true });
@@ -139,7 +148,7 @@ export class DirLock {
   /** Remove the lock file, if it is still ours. Idempotent. */
   async release(): Promise<void> {
     try {
-      const text = await readFile(this.path, "utf8");
+      const text = (await readRegularFile(this.path, MAX_LOCK_BYTES)).toString("utf8");
       const v = JSON.parse(text) as { token?: string };
       if (v.token !== this.token) return; // broken and retaken by someone else: not ours to remove
     } catch {

@@ -27,7 +27,8 @@
  */
 import { createHash } from "node:crypto";
 import { createReadStream } from "node:fs";
-import { mkdir, readFile, stat } from "node:fs/promises";
+import { mkdir, stat } from "node:fs/promises";
+import { readCacheFile } from "../util/framed-file.js";
 import { join } from "node:path";
 import { GavelError, invalidArgument } from "../errors.js";
 import { writeFileDurable } from "../util/durable-file.js";
@@ -208,12 +209,9 @@ export class StatesCache {
 }
 
 async function readEntry(path: string, rows: number, nEmbd: number): Promise<Float32Array | undefined> {
-  let buf: Buffer;
-  try {
-    buf = await readFile(path);
-  } catch {
-    return undefined;
-  }
+  // bounded, never a blocking read: anything but a regular file of the right size is recomputed
+  const buf = await readCacheFile(path, 16 + rows * nEmbd * 2).catch(() => null);
+  if (buf === null || typeof buf === "string") return undefined;
   if (buf.length !== 16 + rows * nEmbd * 2 || buf.readUInt32LE(0) !== MAGIC || buf.readUInt32LE(4) !== rows || buf.readUInt32LE(8) !== nEmbd) {
     return undefined; // damaged or foreign: recompute (and overwrite)
   }

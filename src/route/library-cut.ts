@@ -21,10 +21,9 @@
  * @module
  */
 import { createHash } from "node:crypto";
-import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { bandFor } from "../projections/abstention-model.js";
-import { readFramedFile, writeFramedFile } from "../util/framed-file.js";
+import { readCacheFile, readFramedFile, writeFramedFile } from "../util/framed-file.js";
 import { GavelError } from "../errors.js";
 import type { LibraryState } from "../bank/library.js";
 import { defaultLexical, type LibraryCut } from "./abstention.js";
@@ -84,8 +83,9 @@ async function kept(parts: RouterParts, skills: number, measured: () => Promise<
   const path = join(parts.library.dir, LIBRARY_CUT_FILE);
   const key = cutKey(parts);
   const ref = parts.projections.abstentionReference!;
-  const bytes = await readFile(path).catch(() => null);
-  const read = bytes ? readFramedFile(bytes, MAGIC, "library cut") : null;
+  // bounded, never a blocking read: a FIFO or a device in its place is measured over
+  const bytes = await readCacheFile(path).catch(() => null);
+  const read = bytes && typeof bytes !== "string" ? readFramedFile(bytes, MAGIC, "library cut") : null;
   if (read && typeof read !== "string" && read.header.key === key) {
     const h = read.header;
     // a damaged or foreign file is measured over, never trusted

@@ -16,7 +16,8 @@
 import { createServer as createNetServer, type Server as NetServer, type Socket } from "node:net";
 import { createServer as createHttpServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from "node:http";
 import { randomBytes, timingSafeEqual } from "node:crypto";
-import { chmod, readFile, rm, writeFile } from "node:fs/promises";
+import { chmod, rm, writeFile } from "node:fs/promises";
+import { readRegularFile } from "../util/regular-file.js";
 import { GavelError } from "../errors.js";
 import type { Model } from "../model/Model.js";
 import type { Router } from "../route/index.js";
@@ -442,7 +443,7 @@ export class ResidentServer {
   async #removeEndpointFile(): Promise<void> {
     const file = httpEndpointPath(this.#o.router.bankDir);
     // only ours: another server may have taken the bank since
-    const text = await readFile(file, "utf8").catch(() => "");
+    const text = await readRegularFile(file, 64 * 1024).then((b) => b.toString("utf8"), () => "");
     if (text.includes(this.#token)) await rm(file, { force: true });
   }
 }

@@ -6,8 +6,9 @@
  * @module
  */
 import { spawn } from "node:child_process";
-import { closeSync, existsSync, openSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
-import { readFile, rm } from "node:fs/promises";
+import { closeSync, existsSync, openSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { rm } from "node:fs/promises";
+import { readRegularFile, readRegularFileSync } from "../util/regular-file.js";
 import { join } from "node:path";
 import { findPackageRoot } from "../util/package-root.js";
 import { defaultSocketPath } from "./protocol.js";
@@ -56,7 +57,7 @@ export function startServer(bank: string, options: StartOptions): StartOutcome {
   const socket = options.socket ?? defaultSocketPath(bank);
   const marker = `${socket}.starting`;
   try {
-    const pid = Number(readFileSync(marker, "utf8").trim());
+    const pid = Number(readRegularFileSync(marker, 64).toString("utf8").trim());
     if (Number.isInteger(pid) && pid > 0 && alive(pid) && Date.now() - statSync(marker).mtimeMs < STARTING_MS) return { starting: pid };
   } catch {
     // no marker (or an unreadable one): start
@@ -84,6 +85,6 @@ export function startServer(bank: string, options: StartOptions): StartOutcome {
  */
 export async function removeStartMarker(socket: string): Promise<void> {
   const marker = `${socket}.starting`;
-  const pid = Number((await readFile(marker, "utf8").catch(() => "")).trim());
+  const pid = Number((await readRegularFile(marker, 64).then((b) => b.toString("utf8"), () => "")).trim());
   if (pid === process.pid) await rm(marker, { force: true });
 }

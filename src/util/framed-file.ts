@@ -8,6 +8,7 @@
  */
 import { createHash } from "node:crypto";
 import { writeFileDurable } from "./durable-file.js";
+import { readRegularFile, RegularFileError } from "./regular-file.js";
 
 /** The bytes of a typed array, in place. */
 export function bytesOf(a: ArrayBufferView): Uint8Array {
@@ -50,4 +51,36 @@ export function readFramedFile(bytes: Buffer, magic: string, what: string): { he
   const payload = new Uint8Array(body.length - 12 - hlen);
   payload.set(body.subarray(12 + hlen));
   return { header: header as Record<string, unknown>, payload };
+}
+
+/** The largest derived cache read back (a key IVF over 100K skills is a few hundred MB). */
+export const CACHE_MAX_BYTES = 2 ** 31 - 1;
+
+/**
+ * A derived cache's bytes, read as a bounded regular file: null when it is missing, or a string
+ * saying why it cannot be used (a FIFO, a device, a directory, a symlink loop, past `maxBytes`),
+ * never a blocked read or an unbounded one. The caller rebuilds it in both cases.
+ */
+export async function readCacheFile(path: string, maxBytes = CACHE_MAX_BYTES): Promise<Buffer | null | string> {
+  try {
+    return await readRegularFile(path, maxBytes);
+  } catch (err) {
+    if (!(err instanceof RegularFileError)) throw err;
+    return err.reason === "missing" ? null : err.message;
+  }
+}
+
+/**
+ * Saves a rebuilt cache, or leaves it unsaved when its path cannot hold it (a directory put in its
+ * place): a cache is never the bank's truth, so the next open rebuilds it again. Other failures
+ * (a full disk, permissions) still throw.
+ */
+export async function saveCache(path: string, save: () => Promise<void>): Promise<void> {
+  try {
+    await save();
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === "EISDIR" || code === "ENOTEMPTY" || code === "EEXIST" || code === "ELOOP" || code === "ENOTDIR") return;
+    throw err;
+  }
 }

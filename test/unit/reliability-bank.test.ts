@@ -131,4 +131,28 @@ describe("bank files are read only when they are regular files", () => {
       expect(err.message).toMatch(/keys\.bin is (a FIFO|a device)/);
     }
   });
+
+  it("the lock as a FIFO, a link to /dev/zero, a dangling link or a link loop is broken as a stale lock; a directory is CORRUPT_FILE", async () => {
+    // before, a FIFO hung every writable open, /dev/zero read until a RangeError, a dangling link
+    // was BANK_LOCKED for ever, a loop a raw ELOOP
+    for (const [what, make] of [
+      ["a FIFO", (p: string) => execFileSync("mkfifo", [p])],
+      ["a device", (p: string) => symlink("/dev/zero", p)],
+      ["a dangling link", (p: string) => symlink(`${p}-nowhere`, p)],
+      ["a link loop", (p: string) => symlink(p, p)],
+    ] as const) {
+      const dir = await committedBank();
+      await make(join(dir, "lock"));
+      const store = await BankStore.open(dir, header);
+      expect(store.entries().map((e) => e.id), what).toEqual(["a", "b"]);
+      await store.close();
+      expect(existsSync(join(dir, "lock")), what).toBe(false);
+      expect((await readdir(dir)).filter((f) => f.startsWith("lock")), what).toEqual([]);
+    }
+    const dir = await committedBank();
+    await mkdir(join(dir, "lock"));
+    const err = await code(BankStore.open(dir, header));
+    expect(err.code).toBe("CORRUPT_FILE");
+    expect(err.message).toMatch(/lock .* is a directory/);
+  });
 });

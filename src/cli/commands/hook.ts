@@ -2,7 +2,8 @@
 // into .claude/settings.json. The hook itself (`gavel hook claude-code`) is hook-run.ts, which the
 // `gavel` executable runs without loading this module (bin.ts).
 import { parseArgs } from "node:util";
-import { access, mkdir, readFile, realpath, rename, writeFile } from "node:fs/promises";
+import { access, mkdir, realpath, rename, writeFile } from "node:fs/promises";
+import { readRegularFile, RegularFileError } from "../../util/regular-file.js";
 import { homedir } from "node:os";
 import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import type { Command } from "./types.js";
@@ -88,9 +89,10 @@ export function portablePath(given: string, root: string, scope: "project" | "us
 
 /** The settings file's object; a missing or empty file is `{}`, anything but a JSON object a GavelError. */
 export async function readSettings(file: string): Promise<Record<string, unknown>> {
-  const text = await readFile(file, "utf8").catch((err: NodeJS.ErrnoException) => {
-    if (err.code === "ENOENT") return null;
-    throw new GavelError(`cannot read ${file}: ${err.code ?? err.message}`, "FILE_NOT_FOUND", { cause: err });
+  // a regular file of at most 16 MiB: a FIFO or a device in its place never blocks the installer
+  const text = await readRegularFile(file, 16 * 1024 * 1024).then((b) => b.toString("utf8"), (err: unknown) => {
+    if (err instanceof RegularFileError && err.reason === "missing") return null;
+    throw new GavelError(`cannot read ${file}: ${(err as Error).message}`, "FILE_NOT_FOUND", { cause: err });
   });
   if (text === null || !text.trim()) return {};
   let parsed: unknown;
