@@ -2,7 +2,7 @@
  * Bank entries: checking what a caller stages with {@link BankStore.put} and what a manifest holds,
  * and freezing entries (their manifest JSON is cached per entry object, so they must not change).
  */
-import { invalidArgument } from "../errors.js";
+import { GavelError, invalidArgument } from "../errors.js";
 import { isUint } from "../util/validate.js";
 import type { BankEntry, BankEntryInput } from "./types.js";
 
@@ -119,4 +119,39 @@ export function freezeEntry(e: BankEntry): BankEntry {
   if (e.renderCut) Object.freeze(e.renderCut);
   if (e.warnings) Object.freeze(e.warnings);
   return Object.freeze(e);
+}
+
+/**
+ * The entry with this id, else the one with this name (both compared in NFC too).
+ * @throws GavelError `INVALID_ARGUMENT` when no id matches and several entries have the name
+ */
+export function findEntry(store: { get(id: string): BankEntry | undefined; entries(): readonly BankEntry[] }, idOrName: string): BankEntry | undefined {
+  const nfc = idOrName.normalize("NFC");
+  const byId = store.get(idOrName) ?? store.get(nfc);
+  if (byId) return byId;
+  const named = store.entries().filter((e) => e.name === idOrName || e.name.normalize("NFC") === nfc);
+  const ids = named.slice(0, 10).map((e) => JSON.stringify(e.id)).join(", ");
+  if (named.length > 1) throw new GavelError(`${named.length} installed skills are named ${JSON.stringify(idOrName)} (${ids}${named.length > 10 ? ", …" : ""}): give the id of the one meant`, "INVALID_ARGUMENT");
+  return named[0];
+}
+
+/**
+ * ln((N + 1) / (df + 0.5)) of each token id over the N routable entries (held, by `handleOf`, and in
+ * `routable`), df counting the entries whose kept keys include the token; indexed by token id.
+ */
+export function tokenIdfOf(entries: readonly BankEntry[], handleOf: ReadonlyMap<string, number>, routable: ReadonlySet<number>): Float32Array {
+  const df = new Map<number, number>();
+  let n = 0, top = 0;
+  for (const e of entries) {
+    const h = handleOf.get(e.id);
+    if (h === undefined || !routable.has(h)) continue;
+    n++;
+    for (const t of new Set(e.keyTokens)) {
+      df.set(t, (df.get(t) ?? 0) + 1);
+      if (t > top) top = t;
+    }
+  }
+  const idf = new Float32Array(top + 2).fill(Math.log((n + 1) / 0.5));
+  for (const [t, d] of df) idf[t] = Math.log((n + 1) / (d + 0.5));
+  return idf;
 }

@@ -19,7 +19,7 @@ import type { Projections } from "../projections/projections.js";
 import type { RenderableSkill } from "../render/index.js";
 import type { Skill } from "../skills/index.js";
 import { GavelError } from "../errors.js";
-import { sameMeta } from "./entries.js";
+import { findEntry, sameMeta, tokenIdfOf } from "./entries.js";
 import { ReadWriteLock } from "./rw-lock.js";
 import { KeyBank, type KeyBankOptions } from "./key-bank.js";
 import { BankLexicon } from "./lexicon.js";
@@ -292,20 +292,7 @@ export class Library {
   tokenIdf(): Float32Array {
     const c = this.#idf;
     if (c && !this.changedSince(c.state)) return c.idf;
-    const routable = new Set(this.routable());
-    const df = new Map<number, number>();
-    let n = 0, top = 0;
-    for (const e of this.store.entries()) {
-      const h = this.#handleOf.get(e.id);
-      if (h === undefined || !routable.has(h)) continue;
-      n++;
-      for (const t of new Set(e.keyTokens)) {
-        df.set(t, (df.get(t) ?? 0) + 1);
-        if (t > top) top = t;
-      }
-    }
-    const idf = new Float32Array(top + 2).fill(Math.log((n + 1) / 0.5));
-    for (const [t, d] of df) idf[t] = Math.log((n + 1) / (d + 0.5));
+    const idf = tokenIdfOf(this.store.entries(), this.#handleOf, new Set(this.routable()));
     this.#idf = { state: this.state(), idf };
     return idf;
   }
@@ -348,13 +335,7 @@ export class Library {
    * @throws GavelError `INVALID_ARGUMENT` when no id matches and several skills have the name
    */
   find(idOrName: string): BankEntry | undefined {
-    const nfc = idOrName.normalize("NFC");
-    const byId = this.store.get(idOrName) ?? this.store.get(nfc);
-    if (byId) return byId;
-    const named = this.store.entries().filter((e) => e.name === idOrName || e.name.normalize("NFC") === nfc);
-    const ids = named.slice(0, 10).map((e) => JSON.stringify(e.id)).join(", ");
-    if (named.length > 1) throw new GavelError(`${named.length} installed skills are named ${JSON.stringify(idOrName)} (${ids}${named.length > 10 ? ", …" : ""}): give the id of the one meant`, "INVALID_ARGUMENT");
-    return named[0];
+    return findEntry(this.store, idOrName);
   }
 
   /** The text of an installed skill, as the verdict renders it. */
@@ -420,6 +401,23 @@ export class Library {
   async commit(): Promise<void> {
     await this.texts.syncDir();
     await this.store.commit();
+  }
+
+  /**
+   * After an install: rewrites the keys file without dead rows (of removed or replaced skills) once
+   * they are at least as many as the live ones, so a bank edited over and over stays within about
+   * twice its live size, and deletes texts no entry names. Not while damaged keys remain (their rows
+   * cannot be copied) or for a snapshot. Resolves to whether the keys file was rewritten.
+   */
+  async tidy(): Promise<boolean> {
+    if (this.readOnly) return false;
+    return this.#rw.write(async () => {
+      const s = this.store.stats();
+      const compact = this.#damaged.size === 0 && s.deadKeys > 0 && s.deadKeys >= s.keys;
+      if (compact) await this.store.compact();
+      await this.texts.prune(new Set(this.store.entries().map((e) => e.contentHash)));
+      return compact;
+    });
   }
 
   /** Removes an installed skill from disk and memory, commits, and deletes texts no entry names. */

@@ -173,6 +173,8 @@ export class Router {
       this.#check();
       try {
         const report = await installSkills(this.#parts, source, options);
+        // dead key rows reclaimed once they match the live ones; texts no entry names deleted
+        await this.#parts.library.tidy();
         // a library the route will glance through its index gets it now, not at the first route
         const { library } = this.#parts;
         // (while damaged keys remain, routes refuse: they are built by the first route after the repair)
@@ -194,6 +196,7 @@ export class Router {
       if (!entry) return false;
       try {
         await this.#parts.library.remove(entry.id);
+        await this.#parts.library.tidy();
       } finally {
         this.#lexical.invalidate();
       }

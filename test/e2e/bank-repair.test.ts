@@ -4,7 +4,7 @@
 // same skills re-encodes just the damaged ones and an uninstall removes one; afterwards routes work
 // and `gavel check` finds the bank clean. Before, the open itself failed, so neither verb could run,
 // and a reinstall of a skill whose text was damaged reported it "unchanged".
-import { mkdtemp, readFile, rm, truncate, writeFile } from "node:fs/promises";
+import { mkdtemp, readdir, readFile, rm, stat, truncate, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -99,6 +99,41 @@ describe(`a damaged bank is repaired by reinstall or uninstall (seed ${seed})`, 
       expect(report.installed).toEqual([e.id]);
       expect(report.unchanged).toHaveLength(3);
       expect((await r.get(e.id))?.description).toBe(skills[2].description);
+    } finally {
+      await r.close();
+    }
+    expect((await checkBank(dir)).problems).toEqual([]);
+  });
+});
+
+describe(`a bank edited over and over stays near its live size (seed ${seed})`, () => {
+  it("reinstalling an edited skill 12 times, then uninstalling: dead key rows are reclaimed and old texts deleted; routes and a reopen read the same library", async () => {
+    const { dir } = await bank();
+    const keysBytes = async () => {
+      const m = JSON.parse(await readFile(join(dir, "manifest.json"), "utf8"));
+      return { file: (await stat(join(dir, m.keysFile))).size, live: m.entries.reduce((a: number, e: { nKeys: number }) => a + e.nKeys, 0) * 16 * 4, entries: m.entries.length };
+    };
+    const r = await open(dir);
+    try {
+      for (let i = 0; i < 12; i++) {
+        const edited = { ...skills[3], body: `${skills[3].body}\nEdit ${i}: ${"more words about release notes ".repeat(1 + (i % 4))}` };
+        const report = await r.install([...skills.slice(0, 3), edited]);
+        expect(report.installed).toHaveLength(1);
+        const k = await keysBytes();
+        // dead rows never outgrow the live ones by more than the last replaced skill's
+        expect(k.file).toBeLessThanOrEqual(2 * k.live + 40 * 16 * 4);
+        expect((await readdir(join(dir, "texts"))).filter((f) => f.endsWith(".json"))).toHaveLength(4);
+      }
+      expect(await r.uninstall("delta")).toBe(true);
+      expect((await readdir(join(dir, "texts"))).filter((f) => f.endsWith(".json"))).toHaveLength(3);
+      const routed = await r.route("parse the csv files", { abstain: false });
+      expect(routed.skill).not.toBeNull();
+      const again = await open(dir, { readOnly: true });
+      try {
+        expect((await again.route("parse the csv files", { abstain: false })).shortlist).toEqual(routed.shortlist);
+      } finally {
+        await again.close();
+      }
     } finally {
       await r.close();
     }
