@@ -179,9 +179,12 @@ export async function readManifest(dir: string): Promise<BankManifest | undefine
   } catch (err) {
     throw new GavelError(`${path} is not valid JSON (${(err as Error).message}); delete ${dir} and run \`gavel install\` again`, "CORRUPT_FILE", { cause: err });
   }
-  // From format 2 on, nothing the file says is used before its seal is checked.
+  // From format 2 on, nothing the file says is used before its seal is checked; a manifest that
+  // carries a seal has it checked whatever its version says, so a flipped bit in the version is
+  // damage (CORRUPT_FILE), not a bank of another format.
   const version = (raw as { formatVersion?: unknown } | null)?.formatVersion;
-  if (typeof version === "number" && version >= 2 && READABLE_BANK_FORMATS.includes(version)) {
+  const sealed = typeof raw === "object" && raw !== null && Object.hasOwn(raw, MANIFEST_SEAL_KEY);
+  if (sealed || (typeof version === "number" && version >= 2 && READABLE_BANK_FORMATS.includes(version))) {
     const problem = manifestSealProblem(bytes);
     if (problem !== null) {
       throw new GavelError(

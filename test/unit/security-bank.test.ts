@@ -151,4 +151,18 @@ describe("the manifest is sealed whole", () => {
     await writeFile(path, sealedManifestText({ ...JSON.parse(after), formatVersion: 3 }));
     await expect(BankStore.open(dir, header)).rejects.toMatchObject({ code: "BANK_MISMATCH", message: expect.stringMatching(/newer than .*upgrade gavel-router/) });
   });
+
+  it("a flipped bit in a sealed manifest's formatVersion is CORRUPT_FILE, not another format (1 read unsealed, 3 and 6 as newer, before)", async () => {
+    const dir = await smallBank();
+    const path = join(dir, "manifest.json");
+    const good = await readFile(path, "utf8");
+    const at = good.indexOf('"formatVersion":2') + '"formatVersion":'.length;
+    expect(at).toBeGreaterThan(20);
+    for (const digit of ["3", "0", "6", "1"]) {
+      await writeFile(path, good.slice(0, at) + digit + good.slice(at + 1));
+      await expect(readManifest(dir), digit).rejects.toMatchObject({ code: "CORRUPT_FILE", message: expect.stringMatching(/does not match its "manifestSha256" seal/) });
+    }
+    await writeFile(path, good);
+    expect((await readManifest(dir))?.formatVersion).toBe(2);
+  });
 });
