@@ -58,7 +58,9 @@ export type GavelErrorCode =
   /** A CUDA call failed during a glance on the device (message carries CUDA's error). */
   | "CUDA_ERROR"
   /** A resident router (`gavel serve`) has as many requests in flight as it takes; try again later. */
-  | "BUSY";
+  | "BUSY"
+  /** The disk (or the user's quota) is full: a bank could not be written (ENOSPC / EDQUOT); what was committed before stands. */
+  | "NO_SPACE";
 
 /** Every {@link GavelErrorCode}, at run time (checked exhaustive below). */
 export const GAVEL_ERROR_CODES = [
@@ -89,6 +91,7 @@ export const GAVEL_ERROR_CODES = [
   "CUDA_UNAVAILABLE",
   "CUDA_ERROR",
   "BUSY",
+  "NO_SPACE",
 ] as const satisfies readonly GavelErrorCode[];
 
 // Compile-time: a code added to GavelErrorCode but not to GAVEL_ERROR_CODES fails type-checking here.

@@ -43,7 +43,7 @@ const out = [
   "With `--json`, a failure is one JSON object on **stderr** (stdout carries only results), with the exit",
   "code as above: `{\"error\":{\"code\":\"FILE_NOT_FOUND\",\"message\":\"…\",\"exitCode\":1}}`. `code` is the",
   "`GavelError` code, `USAGE` for a usage error, `ABORTED` after Ctrl-C, `INTERNAL` for an unexpected error.",
-  "A permission failure (EACCES, EPERM) is `PERMISSION_DENIED` with one line, never a stack.",
+  "A permission failure (EACCES, EPERM) is `PERMISSION_DENIED` with one line, never a stack; a full disk (ENOSPC, EDQUOT) while a bank is written is `NO_SPACE`, and what the bank committed before stands.",
   "",
 ];
 for (const name of names) out.push(`## gavel ${name}`, "", "```text", help([name, "--help"]), "```", "");

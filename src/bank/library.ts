@@ -437,7 +437,8 @@ export class Library {
     return this.#rw.write(async () => {
       this.keys.dispose();
       try {
-        if (!this.readOnly) await this.texts.syncDir();
+        // what a list showed is what the bank keeps: staged changes (a commit that failed) commit now
+        if (!this.readOnly) await (this.store.dirty ? this.commit() : this.texts.syncDir());
       } finally {
         // The lock is released whatever the texts folder holds.
         await this.store.close();

@@ -13,15 +13,28 @@ export const BANK_DIR_MODE = 0o700;
 
 /** The EACCES / EPERM error in `err` or its chain of causes, if any. */
 export function permissionCause(err: unknown): NodeJS.ErrnoException | undefined {
+  return errnoCause(err, ["EACCES", "EPERM"]);
+}
+
+/** The first error in `err`'s chain of causes whose code is one of `codes`, if any. */
+function errnoCause(err: unknown, codes: readonly string[]): NodeJS.ErrnoException | undefined {
   for (let e = err, depth = 0; e instanceof Error && depth < 8; e = (e as { cause?: unknown }).cause, depth++) {
     const code = (e as NodeJS.ErrnoException).code;
-    if (code === "EACCES" || code === "EPERM") return e as NodeJS.ErrnoException;
+    if (code !== undefined && codes.includes(code)) return e as NodeJS.ErrnoException;
   }
   return undefined;
 }
 
-/** `err` as PERMISSION_DENIED when a permission failure caused it; else `err` itself. */
+/** `err` as PERMISSION_DENIED when a permission failure caused it, NO_SPACE when a full disk did; else `err` itself. */
 export function asPermissionError(err: unknown, dir: string, doing: string): unknown {
+  const full = errnoCause(err, ["ENOSPC", "EDQUOT"]);
+  if (full !== undefined) {
+    return new GavelError(
+      `no space left ${doing} bank ${dir} (${full.code} on ${full.path ?? dir}): free some space and try again; what the bank committed before stands`,
+      "NO_SPACE",
+      { cause: err },
+    );
+  }
   const cause = permissionCause(err);
   if (cause === undefined) return err;
   const where = cause.path ?? dir;
