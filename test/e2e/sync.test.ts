@@ -2,7 +2,7 @@
 // home folders (HOME overridden): precedence, new / changed / deleted skills, --dry-run, idempotence,
 // and skills installed from elsewhere left alone.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { runNode } from "../helpers/run.js";
@@ -90,5 +90,27 @@ describe("gavel sync", () => {
     expect(summary.updated).toEqual(["team-review"]);
     expect(summary.uninstalled).toEqual([]);
     expect(summary.shadowed.map((s) => [s.name, s.winner])).toEqual([["team-review", join(project, ".claude", "skills", "team-review", "SKILL.md")]]);
+  });
+
+  it("a skill whose install fails is reported failed, not installed (exit 1); a mistyped --project is FILE_NOT_FOUND and makes no bank", async () => {
+    const proj = join(root, "failing");
+    writeSkill(join(proj, ".claude", "skills"), "dockerfile", "Write a Dockerfile with a multi-stage build. ".repeat(8));
+    const other = join(root, "failing-bank");
+    const bare = { ...env, HOME: join(root, "bare-home") };
+    mkdirSync(bare.HOME!);
+    // a skill budget under the render's scaffolding: the one skill cannot be encoded
+    const r = await runNode([cli, "sync", "--host", "claude-code", "--project", proj, "--bank", other, "--context", "2048", "--skill-budget", "16", "--json"], { env: bare, cwd: proj });
+    expect(r.code, r.out + r.err).toBe(1);
+    const summary = JSON.parse(r.out) as { installed: string[]; failed: { where: string; error: string }[] };
+    expect(summary.installed).toEqual([]);
+    expect(summary.failed.map((f) => f.where)).toEqual([join(proj, ".claude", "skills", "dockerfile", "SKILL.md")]);
+    const text = await runNode([cli, "sync", "--host", "claude-code", "--project", proj, "--bank", other, "--context", "2048", "--skill-budget", "16"], { env: bare, cwd: proj });
+    expect(text.code).toBe(1);
+    expect(text.out).toMatch(/installed 0 new, 0 changed; uninstalled 0; unchanged 0; failed 1/);
+    const typo = join(root, "no-such-project");
+    const t = await runNode([cli, "sync", "--project", typo, "--bank", join(root, "typo-bank"), "--context", "2048"], { env, cwd: project });
+    expect(t.code).not.toBe(0);
+    expect(t.err).toMatch(/FILE_NOT_FOUND|no such folder/);
+    expect(existsSync(join(root, "typo-bank"))).toBe(false);
   });
 });

@@ -1,9 +1,10 @@
 // `gavel sync`: the bank follows the host's skill folders. What is new or changed on disk (by content
 // hash) is installed, what was deleted on disk is uninstalled, and skills installed from anywhere
 // else (a JSONL library, another folder) are left alone.
-import { existsSync } from "node:fs";
+import { existsSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { MANIFEST } from "../../bank/manifest.js";
+import { GavelError } from "../../errors.js";
 import { bankDir } from "../../config.js";
 import { parseArgs } from "node:util";
 import { homedir } from "node:os";
@@ -48,17 +49,21 @@ function printPlan(found: FoundView, plan: PlanView, dryRun: boolean): void {
 }
 
 /** The summary line, or with --json the summary object. */
-function report(host: string, dryRun: boolean, found: FoundView, plan: PlanView, json: boolean): void {
+function report(host: string, dryRun: boolean, found: FoundView, plan: PlanView, json: boolean, installFailed: readonly { where: string; error: { message: string } }[] = []): void {
+  // a skill whose install failed is reported failed, not installed (its source is the failure's where)
+  const failedAt = new Set(installFailed.map((f) => f.where));
+  const add = plan.add.filter((s) => !failedAt.has(s.source));
+  const update = plan.update.filter((s) => !failedAt.has(s.source));
   const summary = {
     host,
     dryRun,
-    installed: plan.add.map((s) => s.id),
-    updated: plan.update.map((s) => s.id),
+    installed: add.map((s) => s.id),
+    updated: update.map((s) => s.id),
     uninstalled: plan.remove.map((s) => s.id),
     unchanged: plan.unchanged.length,
     kept: plan.kept,
     shadowed: found.shadowed,
-    failed: found.failed.map((f) => ({ where: f.where, error: f.error.message })),
+    failed: [...found.failed, ...installFailed].map((f) => ({ where: f.where, error: f.error.message })),
   };
   if (json) {
     console.log(JSON.stringify(summary, null, 2));
@@ -66,8 +71,9 @@ function report(host: string, dryRun: boolean, found: FoundView, plan: PlanView,
   }
   const did = dryRun ? "would install" : "installed";
   console.log(
-    `${dryRun ? "dry run: " : ""}${did} ${plan.add.length} new, ${plan.update.length} changed; ` +
+    `${dryRun ? "dry run: " : ""}${did} ${add.length} new, ${update.length} changed; ` +
       `${dryRun ? "would uninstall" : "uninstalled"} ${plan.remove.length}; unchanged ${plan.unchanged.length}` +
+      (installFailed.length > 0 ? `; failed ${installFailed.length}` : "") +
       (plan.add.length + plan.update.length + plan.remove.length === 0 ? " (nothing to do)" : ""),
   );
 }
@@ -104,6 +110,10 @@ ${routerOptionsHelp}`,
     }
     const host = discoveryHost(values.host);
     const dryRun = values["dry-run"] === true;
+    // a mistyped --project found nothing and made an empty bank for it
+    if (values.project !== undefined && !statSync(values.project, { throwIfNoEntry: false })?.isDirectory()) {
+      throw new GavelError(`--project ${values.project}: no such folder`, "FILE_NOT_FOUND");
+    }
     // a running server holds the bank: the sync goes through it instead of failing BANK_LOCKED
     checkRouterArgs(values);
     const served = await connectIfRunning({ bank: resolve(bankDir(values.bank)) });
@@ -126,14 +136,10 @@ ${routerOptionsHelp}`,
           const found = await discoverSkills({ host, projectDir: values.project, signal });
           const plan = await planSync(router, found);
           if (!values.json) printPlan(found, plan, dryRun);
-          let failedInstalls = 0;
-          if (!dryRun) {
-            const done = await applySync(router, plan, { signal });
-            failedInstalls = done?.failed.length ?? 0;
-            for (const f of done?.failed ?? []) console.error(`failed: ${f.where}: ${f.error.message}`);
-          }
-          report(host, dryRun, found, plan, values.json === true);
-          return failedInstalls > 0 ? 1 : 0;
+          const failed = dryRun ? [] : ((await applySync(router, plan, { signal }))?.failed ?? []);
+          for (const f of failed) console.error(`failed: ${f.where}: ${f.error.message}`);
+          report(host, dryRun, found, plan, values.json === true, failed);
+          return failed.length > 0 ? 1 : 0;
         },
         { create: !dryRun },
       ),
@@ -153,7 +159,7 @@ async function syncServed(client: ServeClient, host: string, dryRun: boolean, va
     const res = await withInterrupt((signal) => client.request<WireSyncResult>("sync", params, { signal, settleOnAbort: true }));
     if (!values.json) printPlan(res.found, res.plan, dryRun);
     for (const f of res.installFailed) console.error(`failed: ${f.where}: ${f.error.message}`);
-    report(host, dryRun, res.found, res.plan, values.json === true);
+    report(host, dryRun, res.found, res.plan, values.json === true, res.installFailed);
     return res.installFailed.length > 0 ? 1 : 0;
   } finally {
     client.close();
