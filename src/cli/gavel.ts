@@ -72,7 +72,9 @@ async function main(argv: string[]): Promise<number> {
   const command = commands[name];
   // the usage then lists every command, the lab's too where it is installed, as --help does
   if (!command) throw new UsageError(`unknown command '${name}' (gavel --help lists them)`, `gavel: unknown command '${name}'\n\n${usage(await commandTable("optional"))}`);
-  if (rest.includes("--help") || rest.includes("-h")) {
+  // only before a `--`: past it, `-h` is an argument (a skill named -h)
+  const flags = rest.includes("--") ? rest.slice(0, rest.indexOf("--")) : rest;
+  if (flags.includes("--help") || flags.includes("-h")) {
     console.log(command.help);
     return 0;
   }

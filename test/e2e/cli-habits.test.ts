@@ -203,4 +203,15 @@ describe("gavel's habits", () => {
     expect(r.code).toBe(1);
     expect(r.err).toMatch(/^gavel: permission denied checking bank .*EACCES.* \[PERMISSION_DENIED\]\n$/);
   }, 300_000);
+
+  it("`--` ends the flags: a skill named -h is an argument after it, not a call for help", async () => {
+    const help = await gavel("uninstall", "-h");
+    expect(help.code).toBe(0);
+    expect(help.out).toMatch(/usage: gavel uninstall/);
+    // past --, -h is the skill to remove: the command runs (here over a bank that does not exist)
+    const r = await gavel("uninstall", "--bank", join(root, "no-bank-here"), "--", "-h");
+    expect(r.out).not.toMatch(/usage: gavel uninstall/);
+    expect(r.code).not.toBe(0);
+    expect(r.err).toMatch(/FILE_NOT_FOUND|no bank/);
+  }, 300_000);
 });

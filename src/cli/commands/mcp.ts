@@ -8,7 +8,7 @@ import { GavelError } from "../../errors.js";
 import { intArg } from "../ui/options.js";
 import { packageVersion } from "../ui/version.js";
 import { loadMcpSdk, serveMcpStdio, startMcpHttp } from "../mcp/server.js";
-import { openModel, routerOptions, routerOptionsHelp } from "./common.js";
+import { checkRouterArgs, openModel, routerOptions, routerOptionsHelp, truncateArg } from "./common.js";
 import { servedSource } from "../mcp/source.js";
 import type { SkillSource } from "../../adapters/skill-tools.js";
 import { isRunning } from "../../serve/client.js";
@@ -75,6 +75,7 @@ ${routerOptionsHelp}`,
     }
     const port = intArg(values.port, "port", { min: 0, max: 65535 });
     const idleExitMs = intArg(values["idle-exit-ms"], "idle-exit-ms", { min: 1 }) ?? DEFAULT_ON_DEMAND_IDLE_MS;
+    checkRouterArgs(values); // --truncate and the numbers, before anything loads
     await loadMcpSdk(); // before the model loads: a missing SDK fails at once
     const token = values["token-file"] === undefined ? undefined : await readToken(resolve(values["token-file"]));
     // stdout is the protocol's (over stdio): whatever else prints goes to stderr
@@ -93,7 +94,7 @@ ${routerOptionsHelp}`,
       // a read-only command: a missing bank is an error, not a new empty bank. Its tools only read, so it
       // opens the bank's committed snapshot without the lock: any number of `gavel mcp` run beside
       // `gavel serve` and installs (never BANK_LOCKED), each moving to a newer commit at its next search
-      router ??= await Router.open(model, { projections, bankDir: bank, readOnly: true, skillBudget: intArg(values["skill-budget"], "skill-budget"), keyBudget: intArg(values["key-budget"], "key-budget") });
+      router ??= await Router.open(model, { projections, bankDir: bank, readOnly: true, skillBudget: intArg(values["skill-budget"], "skill-budget"), keyBudget: intArg(values["key-budget"], "key-budget"), ...truncateArg(values) });
       return router;
     };
     try {

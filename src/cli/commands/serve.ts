@@ -1,5 +1,6 @@
 // `gavel serve`: the resident router (src/serve/, docs/SERVE.md).
-import { existsSync } from "node:fs";
+import { existsSync, statSync } from "node:fs";
+import { dirname, resolve } from "node:path";
 import { availableParallelism } from "node:os";
 import { parseArgs } from "node:util";
 import { GavelError } from "../../errors.js";
@@ -10,7 +11,7 @@ import { safeText } from "../ui/safe-text.js";
 import { isRunning } from "../../serve/client.js";
 import { defaultSocketPath, httpEndpointPath, resolveBankDir } from "../../serve/protocol.js";
 import { intArg } from "../ui/options.js";
-import { openModel, routerOptions, routerOptionsHelp } from "./common.js";
+import { checkRouterArgs, openModel, routerOptions, routerOptionsHelp, truncateArg } from "./common.js";
 import type { Command } from "./types.js";
 
 /** Sequences of the model's context kept for batched glance passes (ModelLoadOptions.batchSequences). */
@@ -58,7 +59,11 @@ claude-code\` and \`gavel route\` use the server when it runs.`,
     const { values } = parseArgs({ args, options: { ...routerOptions, socket: { type: "string" }, port: { type: "string" }, "grace-ms": { type: "string" }, "max-task-tokens": { type: "string" }, "idle-exit-ms": { type: "string" }, create: { type: "boolean" }, watch: { type: "boolean" }, "watch-debounce-ms": { type: "string" } } });
     const bankDir = resolveBankDir(values.bank);
     const socket = values.socket ?? defaultSocketPath(bankDir);
-    const port = intArg(values.port, "port");
+    const port = intArg(values.port, "port", { min: 0, max: 65535 });
+    checkRouterArgs(values); // --truncate and the numbers, before the model loads
+    if (values.socket !== undefined && !statSync(dirname(resolve(values.socket)), { throwIfNoEntry: false })?.isDirectory()) {
+      throw new GavelError(`--socket ${values.socket}: its folder does not exist`, "FILE_NOT_FOUND");
+    }
     const create = values.create === true;
     // a mistyped --bank fails now, not after the model loads (and never becomes a new empty bank)
     if (!create && !existsSync(bankDir)) {
@@ -75,7 +80,7 @@ claude-code\` and \`gavel route\` use the server when it runs.`,
     const model = await openModel({ ...values, threads: values.threads ?? String(serveThreads()) }, { batchSequences: SERVE_BATCH_SEQUENCES });
     let router: Router;
     try {
-      router = await Router.open(model, { projections: resolveProjectionsPath(values.projections).path, bankDir, create, skillBudget: intArg(values["skill-budget"], "skill-budget"), keyBudget: intArg(values["key-budget"], "key-budget") });
+      router = await Router.open(model, { projections: resolveProjectionsPath(values.projections).path, bankDir, create, skillBudget: intArg(values["skill-budget"], "skill-budget"), keyBudget: intArg(values["key-budget"], "key-budget"), ...truncateArg(values) });
     } catch (err) {
       await model.dispose();
       throw err;
@@ -94,7 +99,8 @@ claude-code\` and \`gavel route\` use the server when it runs.`,
       throw err;
     }
     const skills = router.stats().skills;
-    console.log(`gavel serve: listening on ${server.listen} (bank ${bankDir}, ${skills} skill${skills === 1 ? "" : "s"}; protocol v1, docs/SERVE.md)`);
+    if (values.json) console.log(JSON.stringify({ listening: server.listen, bank: bankDir, skills, protocol: 1 }));
+    else console.log(`gavel serve: listening on ${server.listen} (bank ${bankDir}, ${skills} skill${skills === 1 ? "" : "s"}; protocol v1, docs/SERVE.md)`);
     if (values.watch) console.error(`gavel serve: watching ${server.watchedFolders.length} folder${server.watchedFolders.length === 1 ? "" : "s"} of installed skills`);
     await new Promise<void>((resolve) => {
       const stop = (sig: string) => {
