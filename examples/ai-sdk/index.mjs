@@ -1,7 +1,9 @@
 // gavel-router/ai-sdk: route each user message to a skill and add it to the system prompt, plus a
 // loadSkill tool; then the other way, the model searching with the work stated in its own words. Runs offline with the AI SDK's mock model; put your provider's model in its place
 // (e.g. `openai("gpt-5")` from @ai-sdk/openai) for a real agent.
-//   npm run build && node examples/ai-sdk/index.mjs
+//   In the repository: npm run build && node examples/ai-sdk/index.mjs
+//   In a project of your own: npm install gavel-router ai@6 zod, copy this file, node index.mjs
+//   (the mock model, MockLanguageModelV3, comes with ai 6 and 7; the adapter itself runs on ai 5 too)
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";

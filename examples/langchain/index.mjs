@@ -1,7 +1,8 @@
 // gavel-router/langchain: agent middleware that adds the routed skill to each model call's system
 // message; then the search_skills and load_skill tools, as a tool-calling agent would call them. Runs offline with LangChain's FakeListChatModel; use your chat model (e.g. "openai:gpt-5")
 // for a real agent.
-//   npm run build && node examples/langchain/index.mjs
+//   In the repository: npm run build && node examples/langchain/index.mjs
+//   In a project of your own: npm install gavel-router langchain @langchain/core zod, copy this file, node index.mjs
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";

@@ -1,7 +1,8 @@
 // gavel-router/mastra: an input processor that adds the routed skill as a system message, then the
 // search_skills and load_skill tools for a model that picks its own skill. Runs offline
 // with Mastra's mock model (createMockModel); use your model (e.g. "openai/gpt-5") for a real agent.
-//   npm run build && node examples/mastra/index.mjs
+//   In the repository: npm run build && node examples/mastra/index.mjs
+//   In a project of your own: npm install gavel-router @mastra/core zod, copy this file, node index.mjs
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";

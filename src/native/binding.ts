@@ -3,7 +3,7 @@
  * vectors cross as typed arrays, never number[]. The rest of the package talks to the addon only via
  * `loadBinding()`.
  */
-import { statSync } from "node:fs";
+import { readFileSync, statSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join, resolve as resolvePath, sep } from "node:path";
 import { GavelError } from "../errors.js";
@@ -289,6 +289,15 @@ export function addonUnavailableMessage(err: Error, platform: string = process.p
     );
   }
   const optional = platformPackageName(platform, arch);
+  if (optional !== null && !listsOptional(optional)) {
+    // a copy packed from the repository, not a release: no platform package is listed to install
+    return (
+      `${base} On ${here} the addon comes in the optional package ${optional}, and this copy of gavel-router does not list it ` +
+      `(its package.json has no optionalDependencies entry for it: a release build adds them). ` +
+      `What you can do: install ${optional} beside it where it is published, run gavel-router on linux-x64, ` +
+      "or set GAVEL_ADDON to an addon built for this platform."
+    );
+  }
   if (optional !== null) {
     return (
       `${base} On ${here} the addon comes in the optional package ${optional}, which npm installs beside gavel-router. ` +
@@ -417,4 +426,14 @@ export function loadBinding(): NativeBinding {
  */
 export function backendDevices(): readonly string[] {
   return devices;
+}
+
+/** Whether gavel-router's own package.json lists `name` among its optionalDependencies (a release build does). */
+function listsOptional(name: string): boolean {
+  try {
+    const pkg = JSON.parse(readFileSync(join(packageRoot(), "package.json"), "utf8")) as { optionalDependencies?: Record<string, string> };
+    return pkg.optionalDependencies?.[name] !== undefined;
+  } catch {
+    return true; // unknown: keep the usual advice
+  }
 }

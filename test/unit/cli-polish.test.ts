@@ -174,6 +174,17 @@ describe("the unsupported-platform message", () => {
       expect(m).toMatch(/What you can do: .*linux\/amd64 container/);
       expect(m).not.toMatch(/build:native/);
     }
+    // a platform package this copy's package.json does not list (a copy packed from the repository,
+    // not a release): reinstalling with optional dependencies cannot help, so it is not advised
+    const listed = (JSON.parse(readFileSync(join(repoRoot, "package.json"), "utf8")) as { optionalDependencies?: Record<string, string> }).optionalDependencies ?? {};
+    for (const [platform, arch] of [["darwin", "arm64"], ["linux", "arm64"], ["win32", "x64"]]) {
+      const m = addonUnavailableMessage(new Error("dlopen failed"), platform, arch);
+      const name = `gavel-router-${platform}-${arch}`;
+      if (listed[name] === undefined) {
+        expect(m).toMatch(new RegExp(`does not list it.*What you can do: install ${name} beside it`));
+        expect(m).not.toMatch(/--omit=optional|build:native/);
+      } else expect(m).toMatch(/without --omit=optional/);
+    }
     const here = addonUnavailableMessage(new Error("libggml.so: cannot open"), "linux", "x64");
     expect(here).toMatch(/libggml\.so/);
     expect(here).toMatch(/prebuilds\/linux-x64\/gavel-router\.node/);
