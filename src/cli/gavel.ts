@@ -98,7 +98,7 @@ function permissionCode(err: unknown): string | undefined {
 /**
  * A failure as the user sees it: the code (a GavelError's, `USAGE` for a usage error), one line of
  * message, and the exit code. A permission failure that reached here untyped is PERMISSION_DENIED,
- * one line (never a stack); any other untyped error keeps its stack in text output.
+ * a full disk NO_SPACE, one line each (never a stack); any other untyped error keeps its stack in text output.
  */
 function describeFailure(err: unknown): { code: string; message: string; exit: number; text: string } {
   const argv = process.argv;
@@ -115,6 +115,11 @@ function describeFailure(err: unknown): { code: string; message: string; exit: n
   if (perm !== undefined) {
     const message = `permission denied: ${(err as Error).message}`;
     return { code: "PERMISSION_DENIED", message, exit: 1, text: `gavel: ${message} [PERMISSION_DENIED]` };
+  }
+  const errno = (err as NodeJS.ErrnoException | null)?.code;
+  if (errno === "ENOSPC" || errno === "EDQUOT") {
+    const message = `no space left: ${(err as Error).message}`;
+    return { code: "NO_SPACE", message, exit: 1, text: `gavel: ${message} [NO_SPACE]` };
   }
   const message = err instanceof Error ? err.message : String(err);
   return { code: "INTERNAL", message, exit: 1, text: err instanceof Error ? (err.stack ?? message) : message };
