@@ -279,7 +279,7 @@ export function explicitAddonMessage(path: string, err: Error): string {
  * (./platform.ts); building it needs the repository's dev tools, so a user elsewhere is pointed at a
  * supported machine or container rather than at a build script they cannot run.
  */
-export function addonUnavailableMessage(err: Error, platform: string = process.platform, arch: string = process.arch): string {
+export function addonUnavailableMessage(err: Error, platform: string = process.platform, arch: string = process.arch, listed: (pkg: string) => boolean = listsOptional): string {
   const here = `${platform}-${arch}`;
   const base = `gavel-router's native addon could not be loaded on ${here} with Node ${process.versions.node} (${err.message}).`;
   if (/this CPU lacks/.test(err.message)) {
@@ -289,7 +289,7 @@ export function addonUnavailableMessage(err: Error, platform: string = process.p
     );
   }
   const optional = platformPackageName(platform, arch);
-  if (optional !== null && !listsOptional(optional)) {
+  if (optional !== null && !listed(optional)) {
     // a copy packed from the repository, not a release: no platform package is listed to install
     return (
       `${base} On ${here} the addon comes in the optional package ${optional}, and this copy of gavel-router does not list it ` +

@@ -225,7 +225,8 @@ describe(`BankStore (seed ${seed})`, () => {
     // reinstalled or uninstalled (test/e2e/bank-repair.test.ts)
     await expectCode(BankStore.openSnapshot(dir, header), "CORRUPT_FILE", /references .*reinstall or uninstall/);
     await (await BankStore.open(dir, header)).close();
-    await writeFile(manifest, JSON.stringify({ ...m, formatVersion: 9 }));
+    // (sealed: a seal that does not match is damage, CORRUPT_FILE, whatever the version says)
+    await writeFile(manifest, sealedManifestText({ ...m, formatVersion: 9 }));
     await expectCode(BankStore.open(dir, header), "BANK_MISMATCH", /format 9.*upgrade gavel-router/);
     await writeFile(manifest, good);
     await (await BankStore.open(dir, header)).close();

@@ -29,6 +29,7 @@ const TS_ONLY = [
   "SKILL_NOT_FOUND",
   "PERMISSION_DENIED",
   "BUSY",
+  "NO_SPACE",
 ];
 
 /** The X(NAME) entries of the GAVEL_ERROR_CODES X-macro. */
