@@ -1,11 +1,12 @@
-import { existsSync } from "node:fs";
+import { existsSync, statSync } from "node:fs";
 import { readFile } from "node:fs/promises";
+import { dirname, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { type Command, intArg, invalidArgument, Progress, type RouterArgs, routerOptions, routerOptionsHelp, table, withInterrupt, withRouter, UsageError } from "gavel-router/internal";
 import { evaluate, parseMethods, type EvalMethod, type EvalResult, type PerQueryRecord } from "../eval/evaluate.js";
 import { appendPerQuery, checkPerQueryOutput, loadLibrary, readPerQuery, writePerQuery } from "../eval/io.js";
 import { loadTasks, selectTasks, type EvalTask } from "../eval/tasks.js";
-import type { Skill } from "gavel-router";
+import { GavelError, type Skill } from "gavel-router";
 
 /** Options shared by `gavel eval` and `gavel calibrate` to pick tasks and a library. */
 export const taskOptions = {
@@ -26,12 +27,13 @@ export const taskOptionsHelp = `
 /** Loads the library and the selected tasks, telling on stderr what was read. */
 export async function loadTasksAndLibrary(values: { tasks?: string; library?: string[]; batches?: string; limit?: string }, signal?: AbortSignal): Promise<{ tasks: EvalTask[]; library: Skill[] }> {
   if (!values.tasks) throw invalidArgument("no tasks: pass --tasks <tasks.jsonl>");
-  const limit = intArg(values.limit, "limit", { min: 0 });
+  // at least one: --limit 0 would select no task
+  const limit = intArg(values.limit, "limit", { min: 1 });
   const all = await loadTasks(values.tasks);
   const tasks = selectTasks(all, { batches: values.batches, limit });
   // nothing to score: a table of zeros would read as a result
   if (all.length === 0) throw invalidArgument(`no tasks: ${values.tasks} holds none`);
-  if (tasks.length === 0 && limit !== 0) throw invalidArgument(`no tasks: none of the ${all.length} in ${values.tasks} is in batches ${values.batches}`);
+  if (tasks.length === 0) throw invalidArgument(`no tasks: none of the ${all.length} in ${values.tasks} is in batches ${values.batches}`);
   const lib = await loadLibrary(values.library ?? [], { signal });
   const notes = [`library: ${lib.skills.length} skills`];
   if (lib.failed.length) notes.push(`${lib.failed.length} could not be read (first: ${lib.failed[0].error.message})`);
@@ -45,13 +47,17 @@ export async function runEvaluation(
   values: RouterArgs & { tasks?: string; library?: string[]; batches?: string; limit?: string },
   methods: EvalMethod[],
   records: { previous?: readonly PerQueryRecord[]; onRecord?: (r: PerQueryRecord) => Promise<void>; pool?: number; lexicalPool?: number; also?: ReadonlyMap<string, readonly string[]> } = {},
+  beforeRun?: () => Promise<void>,
 ): Promise<EvalResult> {
   return withInterrupt(async (signal) => {
     const { tasks, library } = await loadTasksAndLibrary(values, signal);
     // a line rewritten in place on a terminal; every 10% elsewhere
     const progress = new Progress(process.stderr, { nameWidth: 60, every: 10, logLine: (done, total, pct) => `${done}/${total} tasks (${pct}%)` });
-    const run = (router?: Parameters<typeof evaluate>[0]["router"]) =>
-      evaluate({ router, tasks, library, methods, ...records, signal, onProgress: (p) => progress.update(p.done, p.total, p.task) });
+    // beforeRun (e.g. starting the per-query file) runs once the tasks, library and router are ready
+    const run = async (router?: Parameters<typeof evaluate>[0]["router"]) => {
+      await beforeRun?.();
+      return evaluate({ router, tasks, library, methods, ...records, signal, onProgress: (p) => progress.update(p.done, p.total, p.task) });
+    };
     const needsModel = methods.some((m) => m !== "bm25");
     const result = needsModel ? await withRouter(values, (router) => run(router), { readOnly: true }) : await run();
     if (result.skipped.length) console.error(`skipped ${result.skipped.length} tasks whose golds are all absent from the library (${result.skipped.slice(0, 3).join(", ")}${result.skipped.length > 3 ? ", …" : ""})`);
@@ -60,10 +66,21 @@ export async function runEvaluation(
   });
 }
 
+/** `--per-query F` checked before any work: a plain-JSONL name, not a folder, in a folder that exists. */
+function checkPerQueryPath(out: string): void {
+  checkPerQueryOutput(out);
+  if (existsSync(out) && statSync(out).isDirectory()) throw invalidArgument(`--per-query ${out} is a folder: give a file to write the records to`);
+  const folder = dirname(resolve(out));
+  if (!existsSync(folder)) throw new GavelError(`--per-query ${out}: its folder ${folder} does not exist`, "FILE_NOT_FOUND");
+}
+
 /** `--also F`: task id → skill ids (one JSON object a line), refused whole when a line is malformed. */
 async function readAlso(path: string): Promise<Map<string, string[]>> {
   const out = new Map<string, string[]>();
-  const lines = (await readFile(path, "utf8")).split("\n");
+  const text = await readFile(path, "utf8").catch((cause: Error) => {
+    throw new GavelError(`--also ${path}: ${cause.message}`, "FILE_NOT_FOUND", { cause });
+  });
+  const lines = text.split("\n");
   for (const [i, line] of lines.entries()) {
     if (!line.trim()) continue;
     let row: unknown;
@@ -135,21 +152,22 @@ the library into the bank first (gavel install).`,
     }
     const out = values["per-query"];
     if (values.resume && !out) throw invalidArgument("--resume needs --per-query <file>: the records to go on from");
-    if (out) checkPerQueryOutput(out);
+    if (out) checkPerQueryPath(out);
     const methods = values.methods ? parseMethods(values.methods) : parseMethods("all");
-    let previous: PerQueryRecord[] = [];
-    if (out) {
-      // Resuming keeps the file's whole records (a torn last line is dropped) and rewrites them, so
-      // appends start on a fresh line; otherwise the file starts empty.
-      previous = values.resume && existsSync(out) ? await readPerQuery(out, { tornTail: true }) : [];
-      await writePerQuery(out, previous);
-      if (previous.length) console.error(`resuming: ${previous.length} records in ${out}`);
-    }
     const pool = intArg(values.pool, "pool", { min: 1, max: 1024 });
     const lexicalPool = intArg(values["lexical-pool"], "lexical-pool", { min: 0, max: 1000 }) ?? 0;
     if (pool === undefined && (lexicalPool > 0 || values.also)) throw invalidArgument("--lexical-pool and --also widen the verdict's pool: give --pool N too (the glance's top N get a verdict)");
     const also = values.also ? await readAlso(values.also) : undefined;
-    const result = await runEvaluation(values, methods, { ...(pool !== undefined ? { pool } : {}), lexicalPool, ...(also ? { also } : {}), ...(out ? { previous, onRecord: (r) => appendPerQuery(out, r) } : {}) });
+    // Resuming keeps the file's whole records (a torn last line is dropped). F is (re)written only
+    // once every argument, the tasks, the library and the router are ready: a bad argument leaves it whole.
+    const previous = out && values.resume && existsSync(out) ? await readPerQuery(out, { tornTail: true }) : [];
+    // rewritten with the kept records so appends start on a fresh line; otherwise F starts empty
+    const startFile = out ? async () => {
+      await writePerQuery(out, previous);
+      if (previous.length) console.error(`resuming: ${previous.length} records in ${out}`);
+    } : undefined;
+    const perQuery = out ? { previous, onRecord: (r: PerQueryRecord) => appendPerQuery(out, r) } : {};
+    const result = await runEvaluation(values, methods, { ...(pool !== undefined ? { pool } : {}), lexicalPool, ...(also ? { also } : {}), ...perQuery }, startFile);
     // The file ends as the result's records in task order (a resumed run appended out of order, and
     // earlier records of tasks no longer selected are dropped).
     if (out) await writePerQuery(out, result.perQuery);

@@ -36,6 +36,11 @@ export interface ReadJsonlOptions {
   tornTail?: boolean;
 }
 
+/** The text without a leading U+FEFF (a UTF-8 BOM), as SKILL.md parsing drops it. */
+function stripBom(text: string): string {
+  return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+}
+
 function isGzipMagic(bytes: Uint8Array): boolean {
   return bytes.length >= 2 && bytes[0] === 0x1f && bytes[1] === 0x8b;
 }
@@ -60,7 +65,8 @@ export async function readJsonl(path: string, options: ReadJsonlOptions = {}): P
   } catch (err) {
     throw invalidArgument(`${path}: not gzip data (${(err as Error).message})`);
   }
-  const lines = text.split("\n");
+  // a leading BOM (as some editors write) is no part of the first row, as in SKILL.md (normalizeNewlines)
+  const lines = stripBom(text).split("\n");
   const rows: JsonlRow[] = [];
   for (let i = 0; i < lines.length; i++) {
     if (lines[i].trim() === "") continue;
@@ -128,7 +134,9 @@ export async function* jsonlLines(path: string, options: JsonlLinesOptions = {})
       parts = [];
       pending = 0;
       const n = bytes.length > 0 && bytes[bytes.length - 1] === 0x0d ? bytes.length - 1 : bytes.length;
-      return bytes.toString("utf8", 0, n);
+      const text = bytes.toString("utf8", 0, n);
+      // line is the count before this one: a BOM at the file's start is no part of its first row
+      return line === 0 ? stripBom(text) : text;
     };
     const tooLong = () =>
       new GavelError(`cannot read ${path}: line ${line + 1} is longer than ${maxLine} bytes`, "CORRUPT_FILE");

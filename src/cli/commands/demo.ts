@@ -127,11 +127,20 @@ async function cacheBankDir(model: string, projections: string, skillsDir: strin
   return join(tmpdir(), "gavel-demo", key);
 }
 
-/** Fails early, naming the file, where it came from, and the remedy. */
+/**
+ * Fails early, naming the file and where it came from: a path that does not exist, or is not a regular
+ * file (a folder, say: the hash and the model load would fail with a bare EISDIR), is FILE_NOT_FOUND.
+ */
 function requireFile(what: string, r: ResolvedPath, flag: string, env?: string): void {
-  if (existsSync(r.path)) return;
+  let st: ReturnType<typeof statSync> | undefined;
+  try {
+    st = statSync(r.path);
+  } catch {
+    st = undefined; // missing, or a path through a file: does not exist, as existsSync says
+  }
+  if (st?.isFile()) return;
   const from = r.source === "argument" ? `from ${flag}` : r.source === "env" ? `from $${env}` : "the embedded default";
-  throw new GavelError(`${what} ${r.path} (${from}) does not exist`, "FILE_NOT_FOUND");
+  throw new GavelError(`${what} ${r.path} (${from}) ${st ? "is not a file" : "does not exist"}`, "FILE_NOT_FOUND");
 }
 
 /**

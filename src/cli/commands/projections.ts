@@ -1,10 +1,22 @@
+import { stat } from "node:fs/promises";
+import { dirname, resolve } from "node:path";
 import { parseArgs } from "node:util";
+import { GavelError, invalidArgument } from "../../errors.js";
 import { Projections } from "../../projections/projections.js";
 import { intArg } from "../ui/options.js";
 import { openModel } from "./common.js";
 import { projectionsReport } from "./info.js";
 import type { Command } from "./types.js";
 import { UsageError } from "../usage-error.js";
+
+/** `--out` checked before any work, as `gavel train` checks its own: not a folder, in a folder that exists. */
+async function checkOut(out: string): Promise<void> {
+  if ((await stat(out).catch(() => null))?.isDirectory()) throw invalidArgument(`--out ${out} is a folder: give the projections file to write`);
+  const folder = dirname(resolve(out));
+  const st = await stat(folder).catch(() => null);
+  if (!st) throw new GavelError(`--out ${out}: its folder ${folder} does not exist`, "FILE_NOT_FOUND");
+  if (!st.isDirectory()) throw invalidArgument(`--out ${out}: ${folder} is not a folder`);
+}
 
 /** `gavel projections`: random W_q, W_s for a model. */
 export const projections: Command = {
@@ -33,13 +45,12 @@ With --out: random W_q and W_s, which route no better than chance: train real on
     if (!values.out) {
       throw new UsageError("gavel projections needs --out (and --model), or one FILE to describe", this.help);
     }
+    // the values and the output path first: a bad --out fails before the model loads, in one line
+    const shape = { seed: intArg(values.seed, "seed"), dim: intArg(values.dim, "dim"), layer: intArg(values.layer, "layer") };
+    await checkOut(values.out);
     const model = await openModel({ model: values.model, context: "256" });
     try {
-      const p = await Projections.random(model, {
-        seed: intArg(values.seed, "seed"),
-        dim: intArg(values.dim, "dim"),
-        layer: intArg(values.layer, "layer"),
-      });
+      const p = await Projections.random(model, shape);
       await p.save(values.out);
       console.log(`wrote ${values.out}: layer ${p.layer}, dim ${p.dim}, for ${model.info.architecture} (${model.info.nLayer} layers)`);
     } finally {
