@@ -92,9 +92,9 @@ describe("front matter is bounded before YAML builds anything", () => {
     const flow = `meta: {${Array.from({ length: 5000 }, (_, i) => `k${i}: 1`).join(", ")}}`;
     for (const extra of [block, flow]) {
       expect(Buffer.byteLength(extra)).toBeLessThan(MAX_FRONT_MATTER_BYTES);
-      const t0 = performance.now();
+      // the key-count pass refuses it before YAML builds a map (the message is that pass's); no clock
+      // here: a wall-time bound failed on a loaded machine, and speed is the benches' business
       const e = invalid(`---\nname: a\ndescription: b\n${extra}\n---\nbody`);
-      expect(performance.now() - t0).toBeLessThan(1500);
       expect(e.message).toMatch(new RegExp(`front matter has more than ${MAX_FRONT_MATTER_KEYS} keys`));
     }
   });
