@@ -404,23 +404,24 @@ export class Library {
   }
 
   /**
-   * After an install: rewrites the keys file without dead rows (of removed or replaced skills) once
+   * After an install (an uninstall does it itself): rewrites the keys file without dead rows (of removed or replaced skills) once
    * they are at least as many as the live ones, so a bank edited over and over stays within about
    * twice its live size, and deletes texts no entry names. Not while damaged keys remain (their rows
    * cannot be copied) or for a snapshot. Resolves to whether the keys file was rewritten.
    */
   async tidy(): Promise<boolean> {
-    if (this.readOnly) return false;
-    return this.#rw.write(async () => {
-      const s = this.store.stats();
-      const compact = this.#damaged.size === 0 && s.deadKeys > 0 && s.deadKeys >= s.keys;
-      if (compact) await this.store.compact();
-      await this.texts.prune(new Set(this.store.entries().map((e) => e.contentHash)));
-      return compact;
-    });
+    return this.readOnly ? false : this.#rw.write(() => this.#tidy());
   }
 
-  /** Removes an installed skill from disk and memory, commits, and deletes texts no entry names. */
+  async #tidy(): Promise<boolean> {
+    const s = this.store.stats();
+    const compact = this.#damaged.size === 0 && s.deadKeys > 0 && s.deadKeys >= s.keys;
+    if (compact) await this.store.compact();
+    await this.texts.prune(new Set(this.store.entries().map((e) => e.contentHash)));
+    return compact;
+  }
+
+  /** Removes an installed skill from disk and memory, commits, then tidies as {@link tidy} does. */
   async remove(id: string): Promise<void> {
     // Once the routes in flight are done: they may need this skill's keys, entry and text.
     return this.#rw.write(async () => {
@@ -428,7 +429,7 @@ export class Library {
       this.lexicon.remove(id);
       this.untrack(id);
       await this.store.commit();
-      await this.texts.prune(new Set(this.store.entries().map((e) => e.contentHash)));
+      await this.#tidy();
     });
   }
 

@@ -178,8 +178,11 @@ export class Router {
         // a library the route will glance through its index gets it now, not at the first route
         const { library } = this.#parts;
         // (while damaged keys remain, routes refuse: they are built by the first route after the repair)
-        if (library.damaged().length === 0 && prunes(library.routable().length)) await glanceIndexOf(library);
-        if (library.damaged().length === 0 && readsKeyIvf(library.routable().length, true)) await refreshKeyIvf(library);
+        if (library.damaged().length === 0) {
+          const routable = library.routable().length;
+          if (prunes(routable)) await glanceIndexOf(library);
+          if (readsKeyIvf(routable, true)) await refreshKeyIvf(library);
+        }
         return report;
       } finally {
         this.#lexical.invalidate();
@@ -196,7 +199,6 @@ export class Router {
       if (!entry) return false;
       try {
         await this.#parts.library.remove(entry.id);
-        await this.#parts.library.tidy();
       } finally {
         this.#lexical.invalidate();
       }

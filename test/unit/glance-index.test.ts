@@ -15,8 +15,7 @@
  *
  * Inputs are fresh random draws each run; the seed is logged (replay with GAVEL_TEST_SEED).
  */
-import { execFileSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -28,6 +27,7 @@ import { decayWeights } from "../../src/kernels/kernels.js";
 import { Rng } from "../../src/util/prng.js";
 import { kernelIsas, restoreKernelIsaAfterEach, setKernelIsa } from "../helpers/isa.js";
 import { freshSeed, gauss, rng } from "../helpers/random.js";
+import { ODD_FILES, putOddFile } from "../helpers/odd-files.js";
 
 const SEED = freshSeed();
 console.log(`glance-index.test.ts seed: ${SEED} (replay with GAVEL_TEST_SEED=${SEED})`);
@@ -285,14 +285,8 @@ describe("glance index", () => {
     expect((await openGlanceIndex(path, bank, handleOf, skillOf)).outcome).toMatchObject({ kind: "loaded" });
     // not a regular file in its place: rebuilt over, never a blocking or unbounded read (a FIFO
     // hung the open; a link to /dev/zero read until memory ran out); a directory is left unsaved
-    for (const [what, make] of [
-      ["a FIFO", (p: string) => execFileSync("mkfifo", [p])],
-      ["a device", (p: string) => symlinkSync("/dev/zero", p)],
-      ["a link loop", (p: string) => symlinkSync(p, p)],
-      ["a directory", (p: string) => mkdirSync(p)],
-    ] as const) {
-      rmSync(path, { recursive: true, force: true });
-      make(path);
+    for (const [what, make] of ODD_FILES) {
+      putOddFile(path, make);
       expect((await openGlanceIndex(path, bank, handleOf, skillOf)).outcome, what).toMatchObject({ kind: "rebuilt", reason: "corrupt" });
       if (what !== "a directory") expect((await openGlanceIndex(path, bank, handleOf, skillOf)).outcome, what).toMatchObject({ kind: "loaded" });
     }

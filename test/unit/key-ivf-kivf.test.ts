@@ -30,8 +30,7 @@
  *
  * Inputs are fresh random draws each run; the seed is logged (replay with GAVEL_TEST_SEED).
  */
-import { execFileSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -42,6 +41,7 @@ import { decayWeights } from "../../src/kernels/kernels.js";
 import { loadBinding } from "../../src/native/binding.js";
 import { kernelIsas, restoreKernelIsaAfterEach, setKernelIsa } from "../helpers/isa.js";
 import { freshSeed, gauss, rng } from "../helpers/random.js";
+import { ODD_FILES, putOddFile } from "../helpers/odd-files.js";
 
 const SEED = freshSeed();
 console.log(`key-ivf-kivf.test.ts seed: ${SEED} (replay with GAVEL_TEST_SEED=${SEED})`);
@@ -561,14 +561,8 @@ describe("key IVF glance", () => {
     expect((await openKeyIvf(path, other, handleOf, skillOf)).outcome).toMatchObject({ kind: "loaded", kept: 1 });
     // not a regular file in its place: rebuilt over, never a blocking or unbounded read (a FIFO
     // hung even a read-only route; a link to /dev/zero read until memory ran out)
-    for (const [what, make] of [
-      ["a FIFO", (p: string) => execFileSync("mkfifo", [p])],
-      ["a device", (p: string) => symlinkSync("/dev/zero", p)],
-      ["a link loop", (p: string) => symlinkSync(p, p)],
-      ["a directory", (p: string) => mkdirSync(p)],
-    ] as const) {
-      rmSync(path, { recursive: true, force: true });
-      make(path);
+    for (const [what, make] of ODD_FILES) {
+      putOddFile(path, make);
       expect((await openKeyIvf(path, other, handleOf, skillOf)).outcome, what).toMatchObject({ kind: "rebuilt", reason: "corrupt" });
       if (what !== "a directory") expect((await openKeyIvf(path, other, handleOf, skillOf)).outcome, what).toMatchObject({ kind: "loaded", kept: 1 });
     }
