@@ -127,15 +127,11 @@ export const SETTINGS: readonly Setting[] = [
     meaning: "How a router holds its bank's keys in memory (RouterOpenOptions.keyType, which wins over it): f32, or f16 (IEEE half, rounded to nearest even): half the keys' memory (the bank's largest part: 11 GB of float32 keys over 30,593 skills as gavel installs them), each inner product within 2⁻¹¹ of float32's for unit keys, so g can differ in its last digits and near ties can swap. The bank on disk keeps float32 either way." },
   { name: "GAVEL_LIBRARY_CUT", values: ["on", "off"], default: "on", readBy: "src/route/Router.ts, src/route/firing.ts: every command that routes", scope: "runtime",
     meaning: "Whether a route over a library of fewer than 125 skills (the projections' abstention reference's `below`) also abstains at the library's own cut, set by routing the projections' off-domain reference prompts over it (RouteOptions.libraryCut, which wins over it): off routes with the abstention model's cut alone, e.g. over a library of one-line skills, where the library's cut declines more requests (docs/BENCHMARKS.md, \"Small libraries: each library sets its own cut\")." },
-  {
-    name: "GAVEL_GLANCE_ROW_WEIGHTS",
-    values: ["uniform", "idf"],
-    default: "(unset: the projections' own, `gavel.glance_row_weights`)",
-    meaning:
-      "Overrides the vote weight of each task token of a written task in the glance, which the projections file carries (its constants were fitted with it): uniform (the paper's), or idf, ln((N + 1) / (df + 0.5)) of the token over the N routable skills' key tokens (a token in every skill weighs little, one in few much). The shipped projections say idf; files without the key, uniform. Live contexts keep the recency decay.",
-    readBy: "src/route/context.ts",
-    scope: "runtime",
-  },
+  { name: "GAVEL_PASTE_WEIGHT", values: ["on", "off"], default: "on", readBy: "src/lexical/postings.ts, src/route/context.ts", scope: "runtime",
+    meaning: "Whether a written task's pasted material (fenced blocks, runs of log lines, stack frames, dumps: src/lexical/paste.ts) that outweighs its request is read at the request's weight in all, in BM25's query and in the glance's vote (on), or word for word as the rest of the task (off). docs/BENCHMARKS.md, \"Requests with a paste\"." },
+  { name: "GAVEL_GLANCE_ROW_WEIGHTS", values: ["uniform", "idf"], default: "(unset: the projections' own, `gavel.glance_row_weights`)", readBy: "src/route/context.ts", scope: "runtime",
+    meaning: "Overrides the vote weight of each task token of a written task in the glance, which the projections file carries (its constants were fitted with it): uniform (the paper's), or idf, ln((N + 1) / (df + 0.5)) of the token over the N routable skills' key tokens (a token in every skill weighs little, one in few much). The shipped projections say idf; files without the key, uniform. Live contexts keep the recency decay." },
+
   {
     name: "GAVEL_GLANCE_VOTE_SHARE",
     values: "number in [0, 1]",
@@ -282,6 +278,8 @@ export interface Config {
   keyIvfI8: "on" | "off";
   keyType: "f32" | "f16";
   libraryCut: "on" | "off"; // a small library's own abstention cut by default (RouteOptions.libraryCut wins)
+  /** Whether a paste that outweighs the request is read at the request's weight (GAVEL_PASTE_WEIGHT). */
+  pasteWeight: "on" | "off";
   /** Overrides the projections' glance row weights; undefined: the projections decide. */
   glanceRowWeights: "uniform" | "idf" | undefined;
   /** Overrides the projections' glance vote share; undefined: the projections decide. */
@@ -363,6 +361,7 @@ export function resolveConfig(env: Env): Config {
     keyIvfI8: choice(env, "GAVEL_KEY_IVF_I8", ["on", "off"] as const) ?? "on",
     keyType: choice(env, "GAVEL_KEY_TYPE", ["f32", "f16"] as const) ?? "f32",
     libraryCut: choice(env, "GAVEL_LIBRARY_CUT", ["on", "off"] as const) ?? "on",
+    pasteWeight: choice(env, "GAVEL_PASTE_WEIGHT", ["on", "off"] as const) ?? "on",
     glanceRowWeights: choice(env, "GAVEL_GLANCE_ROW_WEIGHTS", ["uniform", "idf"] as const),
     glanceVoteShare: unitNumber(env, "GAVEL_GLANCE_VOTE_SHARE"),
     keyIvfFrom: integer(env, "GAVEL_KEY_IVF_FROM", 1) ?? 3000,

@@ -7,6 +7,8 @@
  * @module
  */
 import { invalidArgument } from "../errors.js";
+import { config } from "../config.js";
+import { pasteWeight, splitPaste } from "./paste.js";
 
 /** A document of the index: what BM25 reads of a skill. */
 export interface Bm25Doc {
@@ -235,16 +237,53 @@ export function postingsByTerm(nTerms: number, docs: readonly (DocTerms | undefi
 }
 
 /**
+ * The query's words ({@link bm25Tokens}) with the weight each counts at: 1, except a pasted word
+ * (src/lexical/paste.ts) of a query whose paste outweighs its request, which counts at
+ * request words / paste words ({@link pasteWeight}; GAVEL_PASTE_WEIGHT=off reads every word at 1).
+ * Calls `f` for each word in order.
+ */
+export function forEachQueryToken(query: string, f: (tok: string, weight: number) => void): void {
+  const read = queryPaste(query);
+  if (!read) {
+    for (const tok of bm25Tokens(query)) f(tok, 1);
+    return;
+  }
+  read.words.forEach((toks, i) => {
+    const wi = read.paste[i] ? read.weight : 1;
+    for (const tok of toks) f(tok, wi);
+  });
+}
+
+/**
+ * How a query's paste is read, when it has one that outweighs its request ({@link forEachQueryToken}):
+ * the pasted lines, the weight a pasted word counts at, and each line's words and class; undefined
+ * when every word counts at 1 (no paste, a paste no heavier than the request, a request of fewer than
+ * three words, or GAVEL_PASTE_WEIGHT=off).
+ */
+export function queryPaste(query: string): { lines: number; weight: number; paste: readonly boolean[]; words: string[][] } | undefined {
+  if (!query.includes("\n") || config().pasteWeight !== "on") return undefined;
+  const text = query.replace(/\r\n?/g, "\n");
+  const split = splitPaste(text);
+  if (split.pasteLines === 0) return undefined;
+  const words = text.split("\n").map(bm25Tokens);
+  let request = 0, paste = 0;
+  words.forEach((toks, i) => (split.paste[i] ? (paste += toks.length) : (request += toks.length)));
+  const weight = pasteWeight(request, paste);
+  return weight < 1 ? { lines: split.pasteLines, weight, paste: split.paste, words } : undefined;
+}
+
+/**
  * The query's words that the vocabulary knows, as term id → count, in order of first appearance. A
  * word repeated in the query counts each time (as Lucene and rank_bm25 do): its postings are walked
- * once, times its count, which is what keeps a task-length query cheap.
+ * once, times its count, which is what keeps a task-length query cheap. A pasted word may count
+ * less than 1 ({@link forEachQueryToken}).
  */
 export function queryTerms(query: string, vocab: Vocabulary): Map<number, number> {
   const counts = new Map<number, number>();
-  for (const tok of bm25Tokens(query)) {
+  forEachQueryToken(query, (tok, w) => {
     const t = vocab.id(tok);
-    if (t !== undefined) counts.set(t, (counts.get(t) ?? 0) + 1);
-  }
+    if (t !== undefined) counts.set(t, (counts.get(t) ?? 0) + w);
+  });
   return counts;
 }
 
@@ -300,18 +339,19 @@ export function accumulateBm25(
 /**
  * The most BM25 any document could score for `query`: Σ_t q(t) · idf(t) · (k1+1), the limit of each
  * term's saturation f(k1+1)/(f + k1(1 − b + b·|d|/avgdl)) as f → ∞ (or |d| → 0 with b = 1). Every
- * word of the query counts, as in {@link accumulateBm25}, each time it occurs; a word the library
+ * word of the query counts, as in {@link accumulateBm25}, each time it occurs, at its weight
+ * ({@link forEachQueryToken}); a word the library
  * lacks (unknown to the vocabulary, or held by no document: `df` 0) counts at n(t) = 0, the rarest a
  * word can be, so a task made of words no skill has gets a large ceiling that no skill approaches.
  * `df(t)` is n(t) of a known term; 0 for an empty query.
  */
 export function bm25Ceiling(query: string, vocab: Vocabulary, df: (t: number) => number, n: number, k1: number): number {
   let total = 0;
-  for (const tok of bm25Tokens(query)) {
+  forEachQueryToken(query, (tok, w) => {
     const t = vocab.id(tok);
     const nt = t === undefined ? 0 : df(t);
-    total += Math.log(1 + (n - nt + 0.5) / (nt + 0.5));
-  }
+    total += w * Math.log(1 + (n - nt + 0.5) / (nt + 0.5));
+  });
   return total * (k1 + 1);
 }
 

@@ -17,7 +17,7 @@ import { Projections } from "../projections/projections.js";
 import { MAX_BUDGET } from "../projections/meta.js";
 import { Library } from "../bank/library.js";
 import { config } from "../config.js";
-import { domainTextOf, encodeQueries, taskTextOf } from "./context.js";
+import { domainTextOf, encodeQueries, pasteOf, taskTextOf } from "./context.js";
 import { glanceIndexOf, prunes, readsKeyIvf, refreshKeyIvf, warmKeyIvf, type KeyIvfWarm } from "./glance-index-use.js";
 import { glanceLibrary, type Glanced } from "./glance.js";
 import { routeGlances, type GlanceVia } from "./glance-many.js";
@@ -322,6 +322,7 @@ export class Router {
       ...decisionOutcome(this.#parts, d),
       timings: { glanceMs: t1 - t0, verdictMs: d.verdictMs, totalMs: t2 - t0, ...(d.lexicalMs !== undefined ? { lexicalMs: d.lexicalMs } : {}) },
       ...(glanced.q.truncation ? { truncation: glanced.q.truncation } : {}),
+      ...pasteOf(glanced.q),
     };
     const flags = result.skill !== null ? await winnerFlags(this.#parts.library, glanced.q.taskText, result.skill) : [];
     if (flags.length > 0) result.flags = flags;

@@ -8,12 +8,16 @@
 import { invalidArgument } from "../errors.js";
 import { renderChat, type ChatMessage } from "../render/index.js";
 import type { EncodedTask } from "../render/encode.js";
+import type { TaskKeep } from "../render/encode.js";
 import { config } from "../config.js";
 import { decayWeights } from "../kernels/kernels.js";
 import { hiddenQueries } from "../model/hidden-queries.js";
 import { loadBinding } from "../native/binding.js";
 import type { GlanceRowWeights } from "../projections/meta.js";
 import type { RouterParts } from "./parts.js";
+import { pasteWeight, splitPaste } from "../lexical/paste.js";
+import { queryPaste } from "../lexical/postings.js";
+import type { Model } from "../model/Model.js";
 import type { RouteContext, TaskTruncation } from "./types.js";
 
 /** A context's queries for the glance, and its text for the verdict. */
@@ -30,6 +34,8 @@ export interface Queries {
   truncation?: TaskTruncation;
   /** A live rollout (decay weights and the paper's vote size); written tasks leave it unset. */
   live?: boolean;
+  /** The weight the glance read the task's pasted rows at, when a paste outweighed the request (src/lexical/paste.ts). */
+  pasteWeight?: number;
 }
 
 /** A chat as the verdict's task text: one "role: content" line per message. */
@@ -101,6 +107,70 @@ export function rowWeights(parts: RouterParts, tokens: ArrayLike<number>, mode: 
   return Float32Array.from(tokens, (t) => (t >= 0 && t < idf.length ? idf[t] : idf[idf.length - 1]));
 }
 
+/** Newlines in each token's piece, per model (filled as tokens are met). */
+const newlinesOf = new WeakMap<Model, Map<number, number>>();
+
+function newlines(model: Model, token: number): number {
+  let m = newlinesOf.get(model);
+  if (!m) newlinesOf.set(model, (m = new Map()));
+  let n = m.get(token);
+  if (n === undefined) {
+    n = 0;
+    for (const c of model.tokenPiece(token)) if (c === "\n") n++;
+    m.set(token, n);
+  }
+  return n;
+}
+
+/**
+ * Scales the vote weights of a written task's pasted rows ({@link splitPaste}) so that, when the paste
+ * outweighs the request, the pasted rows weigh as much in all as the request's ({@link pasteWeight},
+ * counted in the rows read). A row's line is found by counting the newlines in the tokens' pieces,
+ * from the end of the text when its start was cut and from its start otherwise; when the count does
+ * not match the text's lines (a tokenizer that folds newlines), the weights are left as they are.
+ * GAVEL_PASTE_WEIGHT=off leaves them too. Returns the weight a pasted row was scaled by (1: none).
+ */
+export function weighPasteRows(model: Model, taskText: string, tokens: ArrayLike<number>, weights: Float32Array, read: "whole" | TaskKeep): number {
+  if (config().pasteWeight !== "on") return 1;
+  const text = taskText.replace(/\r\n?/g, "\n").trim();
+  if (!text.includes("\n")) return 1;
+  const split = splitPaste(text);
+  if (split.pasteLines === 0) return 1;
+  const last = split.paste.length - 1;
+  const line = new Int32Array(tokens.length);
+  if (read === "end") {
+    // the start was cut: the last token ends the text's last line
+    let at = last;
+    for (let j = tokens.length - 1; j >= 0; j--) {
+      at -= newlines(model, tokens[j]);
+      if (at < 0) return 1;
+      line[j] = at;
+    }
+  } else {
+    let at = 0;
+    for (let j = 0; j < tokens.length; j++) {
+      line[j] = at;
+      at += newlines(model, tokens[j]);
+      if (at > last) return 1;
+    }
+    if (read === "whole" && at !== last) return 1;
+  }
+  let request = 0, paste = 0;
+  for (let j = 0; j < tokens.length; j++) split.paste[line[j]] ? paste++ : request++;
+  const w = pasteWeight(request, paste);
+  if (w !== 1) for (let j = 0; j < tokens.length; j++) if (split.paste[line[j]]) weights[j] *= w;
+  return w;
+}
+
+/** The result's `paste` (RouteResult.paste) of a context's queries: empty when no paste was weighed. */
+export function pasteOf(q: Queries): { paste?: { lines: number; wordWeight: number; tokenWeight: number } } {
+  const words = queryPaste(q.taskText);
+  const tokenWeight = q.pasteWeight ?? 1;
+  if (!words && tokenWeight === 1) return {};
+  const lines = words?.lines ?? splitPaste(q.taskText.replace(/\r\n?/g, "\n").trim()).pasteLines;
+  return { paste: { lines, wordWeight: words?.weight ?? 1, tokenWeight } };
+}
+
 /** The glance's queries: one forward pass over the task to ℓ*, then normalize(W_q h) per task token. */
 export async function encodeQueries(parts: RouterParts, context: RouteContext, live: boolean | undefined, signal?: AbortSignal): Promise<Queries> {
   const { enc, taskText, isLive, truncation } = await encodeContext(parts, context, live, signal);
@@ -108,8 +178,10 @@ export async function encodeQueries(parts: RouterParts, context: RouteContext, l
   // the task's rows at ℓ*, projected and normalised (a resident server batches both over concurrent requests)
   const queries = await hiddenQueries(parts.model, enc.tokens, layer, { from: enc.taskStart, to: enc.taskEnd, W: wq, dim }, { signal });
   const n = enc.taskEnd - enc.taskStart;
-  const weights = isLive ? decayWeights(n) : rowWeights(parts, enc.tokens.subarray(enc.taskStart, enc.taskEnd));
-  return { queries, weights, tokens: enc.tokens.subarray(enc.taskStart, enc.taskEnd), taskText, ...(truncation ? { truncation } : {}), ...(isLive ? { live: true } : {}) };
+  const tokens = enc.tokens.subarray(enc.taskStart, enc.taskEnd);
+  const weights = isLive ? decayWeights(n) : rowWeights(parts, tokens);
+  const paste = isLive ? 1 : weighPasteRows(parts.model, taskText, tokens, weights, enc.truncated ? parts.keep : "whole");
+  return { queries, weights, tokens, taskText, ...(truncation ? { truncation } : {}), ...(isLive ? { live: true } : {}), ...(paste !== 1 ? { pasteWeight: paste } : {}) };
 }
 
 /** Most tokens one {@link encodeTasksMany} pass decodes together (the resident router's default batch). */
@@ -143,7 +215,9 @@ export async function encodeTasksMany(parts: RouterParts, tasks: readonly string
       // what hiddenQueries computes from a single pass's rows (model/hidden-queries.ts)
       const queries = await loadBinding().projectNormalize(states.subarray(enc.taskStart * nEmbd, enc.taskEnd * nEmbd), nEmbd, wq, dim);
       const tokens = enc.tokens.subarray(enc.taskStart, enc.taskEnd);
-      out.push({ queries, weights: rowWeights(parts, tokens), tokens, taskText, ...(truncation ? { truncation } : {}) });
+      const weights = rowWeights(parts, tokens);
+      const paste = weighPasteRows(parts.model, taskText, tokens, weights, enc.truncated ? parts.keep : "whole");
+      out.push({ queries, weights, tokens, taskText, ...(truncation ? { truncation } : {}), ...(paste !== 1 ? { pasteWeight: paste } : {}) });
     }
     i = j;
   }

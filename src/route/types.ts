@@ -308,6 +308,15 @@ export interface RouteResult {
   /** Present when the glance or the verdict read only part of the task (see {@link TaskTruncation}). */
   truncation?: TaskTruncation;
   /**
+   * Present when a written task's pasted material (fenced blocks, runs of log lines, stack frames,
+   * dumps) outweighed its request and was read at the request's weight in all: `lines` pasted lines;
+   * `wordWeight`, the weight a pasted word counted at in the lexical expert's query; `tokenWeight`, the
+   * weight a pasted token voted at in the glance (1 when the glance read it as the rest). The verdict
+   * reads the text as it is. GAVEL_PASTE_WEIGHT=off reads a paste word for word (docs/BENCHMARKS.md,
+   * "Requests with a paste").
+   */
+  paste?: { lines: number; wordWeight: number; tokenWeight: number };
+  /**
    * The chosen skill's flags, when it has any: `hub` and `injection` (from its warnings, see
    * {@link InstalledSkill.warnings}) and `echo` (its text holds a verbatim run of at least 8 of the
    * task's words: it may have won by copying the task).

@@ -121,6 +121,12 @@ export async function readTaskArg(positionals: readonly string[], taskFile: stri
   return text;
 }
 
+/** What `gavel route` says of a paste read at the request's weight (RouteResult.paste). */
+export function pasteLine(p: NonNullable<RouteResult["paste"]>): string {
+  const w = (x: number) => (x < 1 ? x.toPrecision(2) : "1 (as the rest)");
+  return `paste: ${p.lines} pasted line${p.lines === 1 ? "" : "s"} outweighed the request and counted as much as it in all (a pasted word weighed ${w(p.wordWeight)}, a pasted token ${w(p.tokenWeight)}; GAVEL_PASTE_WEIGHT=off reads them as the rest)`;
+}
+
 /** The line `gavel route` prints for a cut task. */
 export function truncationLine(t: NonNullable<RouteResult["truncation"]>): string {
   const which = (n: number) => (t.kept === "start" ? `the first ${n}` : `the last ${n}`);
@@ -304,6 +310,7 @@ function printRoute(res: RouteResult): void {
   if (res.abstained) console.log("(a task for an agent routes best stated concretely: what to do, to what, and the tools, languages, file types or services involved)");
   if (res.flags?.length) console.log(`flagged: ${res.flags.join(", ")} (see gavel list for its warnings; --exclude-flagged leaves such skills out)`);
   if (res.truncation) console.log(truncationLine(res.truncation));
+  if (res.paste) console.log(pasteLine(res.paste));
   if (res.explanation) {
     console.log("\nvotes for it (task token → matched skill token, m):");
     for (const v of res.explanation.slice(0, 15)) console.log(`  ${JSON.stringify(v.token)} → ${JSON.stringify(v.matched)}  ${v.m.toFixed(3)}`);

@@ -1,0 +1,87 @@
+// A request with a paste (src/lexical/paste.ts): the embedded default pair over the example skills
+// routes a request written after or before a paste of neutral log lines to the request's skill, and
+// the result says the paste was weighed; the glance's pasted rows are scaled by exactly the weight the
+// result gives, whether the task was read whole or cut; a task without a paste is read as before.
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Model, Router } from "../../src/index.js";
+import { DEFAULT_MODEL, DEFAULT_PROJECTIONS } from "../../src/defaults.js";
+import { weighPasteRows } from "../../src/route/context.js";
+import { splitPaste } from "../../src/lexical/paste.js";
+import { repoRoot } from "../helpers/paths.js";
+
+const dir = mkdtempSync(join(tmpdir(), "gavel-paste-"));
+let model: Model;
+let router: Router;
+const logs = (n: number) =>
+  Array.from({ length: n }, (_, i) => `2026-11-26T03:00:${String(i % 60).padStart(2, "0")}Z INFO svc-${i % 7} worker heartbeat id=${(i * 7919) % 100000} took=${(i * 37) % 900}ms`).join("\n");
+const request = "Write unit tests with pytest for parse_invoice in invoices.py: one for bad input, and one for each currency.";
+
+beforeAll(async () => {
+  model = await Model.load(DEFAULT_MODEL, { threads: 1 });
+  router = await Router.open(model, { projections: DEFAULT_PROJECTIONS, bankDir: dir });
+  await router.install(join(repoRoot, "examples", "skills"));
+}, 180_000);
+afterAll(async () => {
+  await router?.close();
+  await model?.dispose();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe("a request with a paste", () => {
+  it("routes to the request's skill, with the paste before or after it, and says how the paste was read", async () => {
+    const alone = await router.route(request);
+    expect(alone.skill).toBe("pytest-testing");
+    expect(alone.paste).toBeUndefined();
+    for (const text of [`Here are the logs from last night:\n${logs(20)}\n\n${request}`, `${request}\n\nFor context, the logs:\n${logs(40)}`]) {
+      const res = await router.route(text);
+      expect(res.skill).toBe("pytest-testing");
+      expect(res.paste?.lines).toBe(text.includes(logs(40)) ? 40 : 20);
+      expect(res.paste!.wordWeight).toBeGreaterThan(0);
+      expect(res.paste!.wordWeight).toBeLessThan(0.2);
+      expect(res.paste!.tokenWeight).toBeGreaterThan(0);
+      expect(res.paste!.tokenWeight).toBeLessThan(0.2);
+    }
+  });
+
+  it("scales exactly the pasted rows of the glance, from the start of a whole task and from the end of a cut one", () => {
+    const text = `Here are the logs:\n${logs(12)}\n\n${request}`;
+    const split = splitPaste(text);
+    const toks = model.tokenize(text, { special: false, addBos: false });
+    // each token's line, from tokenizing the text line by line (a plain reference for the piece count)
+    const lines = text.split("\n");
+    for (const [read, tokens] of [["whole", toks], ["end", toks.subarray(toks.length - 150)]] as const) {
+      const w = new Float32Array(tokens.length).fill(2);
+      const f = weighPasteRows(model, text, tokens, w, read);
+      expect(f).toBeGreaterThan(0);
+      expect(f).toBeLessThan(1);
+      // pasted rows carry 2·f, the others 2; their counts agree with the lines' own tokenizations
+      const pasted = [...w].filter((x) => Math.abs(x - 2 * f) < 1e-6).length;
+      expect(pasted + [...w].filter((x) => x === 2).length).toBe(tokens.length);
+      if (read === "whole") {
+        const perLine = lines.map((l, i) => (split.paste[i] ? model.tokenize(l, { special: false, addBos: false }).length : 0)).reduce((a, b) => a + b, 0);
+        // a line's tokens alone differ from the same line's tokens in the whole text by at most the word-start marker
+        expect(Math.abs(pasted - perLine)).toBeLessThanOrEqual(split.pasteLines);
+        expect(f).toBeCloseTo((tokens.length - pasted) / pasted, 6);
+      } else {
+        // the cut task's last 150 tokens hold the request and the paste's end: its rows agree with the whole's
+        const whole = new Float32Array(toks.length).fill(2);
+        weighPasteRows(model, text, toks, whole, "whole");
+        const tailPasted = [...whole.subarray(toks.length - 150)].map((x) => x !== 2);
+        expect([...w].map((x) => x !== 2)).toEqual(tailPasted);
+      }
+    }
+  });
+
+  it("leaves a task without a paste, or with a light one, as it was", () => {
+    const t = `${request}\n\`\`\`\nparse_invoice(data)\n\`\`\``;
+    const w = new Float32Array(40).fill(1);
+    const toks = model.tokenize(t, { special: false, addBos: false });
+    const ww = new Float32Array(toks.length).fill(1);
+    expect(weighPasteRows(model, t, toks, ww, "whole")).toBe(1);
+    expect([...ww].every((x) => x === 1)).toBe(true);
+    expect(weighPasteRows(model, request, toks.subarray(0, 40), w, "whole")).toBe(1);
+  });
+});
