@@ -2,7 +2,7 @@
 // that outweighs the request), and, on validation only, the lexical expert's rank of the first
 // accepted skill over the benchmark library for those tasks. Run it with GAVEL_PASTE_WEIGHT=off and
 // without, and compare the ranks (decision in bench/results/2026-12-05-cpu-paste/):
-//   npx vite-node scripts/lexical/paste-check.ts
+//   npx vite-node scripts/lexical/paste-check.ts [--test]
 import { Bm25Index, bm25Tokens } from "../../src/lexical/bm25.js";
 import { pasteWeight, splitPaste } from "../../src/lexical/paste.js";
 import { config } from "../../src/config.js";
@@ -43,3 +43,12 @@ for (const t of trig.validation) {
   console.log(`validation task (weight ${weightOf(t.text).toFixed(3)}): gold rank ${rank}`);
 }
 console.log(`summed rank over the triggered validation tasks: ${sum}`);
+// --test: the same ranks for the test tasks either reading weighs (read once, to report, after the choice)
+if (process.argv.includes("--test")) {
+  for (const t of splits.test.filter((t) => weightOf(t.text) < 1 || glanceWeightOf(t.text) < 1)) {
+    const s = index.scores(t.text);
+    let best = -1;
+    routable.forEach((r, i) => { if (t.accepted.has(r.id) && (best < 0 || s[i] > s[best])) best = i; });
+    console.log(`test task ${[...t.accepted][0]} (word weight ${weightOf(t.text).toFixed(3)}, token weight ${glanceWeightOf(t.text).toFixed(3)}): gold rank by the lexical expert ${1 + s.reduce((n, x) => n + (x > s[best] ? 1 : 0), 0)}`);
+  }
+}
