@@ -6,7 +6,11 @@
  * gap between ticks of a 10 ms interval timer while the route runs (how long the event loop was
  * held), and when the promise settled (routed, or ABORTED).
  *
- *   npm run bench -- route-hold [sizes in KB = 10,100,500,2400]
+ * With `log`, each task is instead pasted service log lines (one per line) with a one-line request
+ * after them, the shape whose paste is read at the request's weight (src/lexical/paste.ts); run it
+ * with GAVEL_PASTE_WEIGHT=off too to see what reading the paste apart costs.
+ *
+ *   npm run bench -- route-hold [sizes in KB = 10,100,500,2400] [log]
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { cpus, loadavg, tmpdir } from "node:os";
@@ -14,13 +18,25 @@ import { join, resolve } from "node:path";
 import { Model } from "../src/model/Model.js";
 import { Router } from "../src/route/Router.js";
 import { DEFAULT_MODEL, DEFAULT_PROJECTIONS } from "../src/defaults.js";
+import { config } from "../src/config.js";
 
 const sizes = (process.argv[2] ?? "10,100,500,2400").split(",").map(Number);
+const shape = process.argv[3] === "log" ? "log" : "line";
+/** About `kb` KB of log lines, then the request. */
+function logTask(kb: number): string {
+  const lines: string[] = ["Here are the logs:"];
+  for (let i = 0, n = 0; n < kb * 1024; i++) {
+    const l = `2026-11-26T03:00:${String(i % 60).padStart(2, "0")}Z INFO svc-${i % 7} worker heartbeat id=${i * 31} took=${i % 900}ms`;
+    lines.push(l);
+    n += l.length + 1;
+  }
+  return `${lines.join("\n")}\n\nExtract the tables from report.pdf and clean the rows.`;
+}
 const model = await Model.load(DEFAULT_MODEL, { contextSize: 2048 });
 const dir = mkdtempSync(join(tmpdir(), "gavel-hold-"));
 const router = await Router.open(model, { projections: DEFAULT_PROJECTIONS, bankDir: dir });
 await router.install(join(resolve("."), "examples", "skills"));
-console.log(`route-hold: ${cpus()[0]?.model} × ${cpus().length}, node ${process.version}, ${new Date().toISOString()}, load ${loadavg()[0].toFixed(1)}`);
+console.log(`route-hold: ${cpus()[0]?.model} × ${cpus().length}, node ${process.version}, ${new Date().toISOString()}, load ${loadavg()[0].toFixed(1)}, tasks: ${shape === "log" ? "log lines and a request" : "one line"}, GAVEL_PASTE_WEIGHT=${config().pasteWeight}`);
 console.log("| task | route returns its promise | longest event-loop hold | settled | aborted 20 ms after the return: settled |");
 console.log("| --- | --- | --- | --- | --- |");
 
@@ -50,7 +66,7 @@ async function once(task: string, abortAfterMs?: number) {
 }
 
 for (const kb of sizes) {
-  const task = "Extract the tables from report.pdf and clean the rows. ".repeat(Math.ceil((kb * 1024) / 55));
+  const task = shape === "log" ? logTask(kb) : "Extract the tables from report.pdf and clean the rows. ".repeat(Math.ceil((kb * 1024) / 55));
   const whole = await once(task);
   const aborted = await once(task, 20);
   const ms = (x: number) => `${x.toFixed(0)} ms`;

@@ -98,13 +98,30 @@ export const GAVEL_ERROR_CODES = [
 const exhaustive: [Exclude<GavelErrorCode, (typeof GAVEL_ERROR_CODES)[number]>] extends [never] ? true : never = true;
 void exhaustive;
 
-/** The one error class of gavel-router (TypeScript and native alike): a message and a stable {@link GavelErrorCode}. */
+/**
+ * The brand every GavelError carries, registered process-wide (`Symbol.for`), so that an error made by
+ * one copy of the class (the package's CommonJS build) is an instance of another (its ES module
+ * build, or a second install of the package).
+ */
+const BRAND = Symbol.for("gavel-router.GavelError");
+
+/**
+ * The one error class of gavel-router (TypeScript and native alike): a message and a stable
+ * {@link GavelErrorCode}. `instanceof GavelError` holds across the package's CommonJS and ES module
+ * builds (each has its own class): it reads a process-wide brand, not the prototype chain.
+ */
 export class GavelError extends Error {
   readonly code: GavelErrorCode;
   constructor(message: string, code: GavelErrorCode, options?: { cause?: unknown }) {
     super(message, options);
     this.name = "GavelError";
     this.code = code;
+    Object.defineProperty(this, BRAND, { value: true });
+  }
+
+  /** An error made by any copy of this class (see the class's description). */
+  static [Symbol.hasInstance](value: unknown): boolean {
+    return typeof value === "object" && value !== null && (value as Record<symbol, unknown>)[BRAND] === true;
   }
 
   /** What `JSON.stringify` writes: the name, code and message (an Error's message is not enumerable). */

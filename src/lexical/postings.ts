@@ -260,8 +260,26 @@ export function forEachQueryToken(query: string, f: (tok: string, weight: number
  * when every word counts at 1 (no paste, a paste no heavier than the request, a request of fewer than
  * three words, or GAVEL_PASTE_WEIGHT=off).
  */
-export function queryPaste(query: string): { lines: number; weight: number; paste: readonly boolean[]; words: string[][] } | undefined {
+export function queryPaste(query: string): QueryPaste | undefined {
   if (!query.includes("\n") || config().pasteWeight !== "on") return undefined;
+  // a route reads one task several times (B, the ceiling, the re-ranker's BM25): split it once
+  if (lastPaste?.query === query) return lastPaste.read;
+  const read = readPaste(query);
+  lastPaste = { query, read };
+  return read;
+}
+
+/** How a query's paste is read ({@link queryPaste}). */
+export interface QueryPaste {
+  lines: number;
+  weight: number;
+  paste: readonly boolean[];
+  words: string[][];
+}
+
+let lastPaste: { query: string; read: QueryPaste | undefined } | undefined;
+
+function readPaste(query: string): QueryPaste | undefined {
   const text = query.replace(/\r\n?/g, "\n");
   const split = splitPaste(text);
   if (split.pasteLines === 0) return undefined;

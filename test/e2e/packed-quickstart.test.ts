@@ -129,6 +129,22 @@ describe("the README quick starts, from the packed package in a fresh project", 
     expect(res.out).toMatch(/^chosen: pdf \(verdict (ran|skipped)\)$/m);
   }, 150_000);
 
+  it("a GavelError of the CommonJS build is an instance of the ES module build's class, and the reverse", async () => {
+    const file = join(project, "error-builds.mjs");
+    writeFileSync(file, [
+      'import { createRequire } from "node:module";',
+      'import { GavelError } from "gavel-router";',
+      "const cjs = createRequire(import.meta.url)(\"gavel-router\");",
+      'console.log(cjs.GavelError === GavelError ? "one class" : "two classes");',
+      'console.log(new cjs.GavelError("a", "INVALID_ARGUMENT") instanceof GavelError, new GavelError("b", "INVALID_ARGUMENT") instanceof cjs.GavelError);',
+      'console.log(new Error("c") instanceof GavelError, Object.create(GavelError.prototype) instanceof cjs.GavelError, new GavelError("d", "INVALID_ARGUMENT") instanceof Error);',
+      'try { await cjs.Model.load(""); } catch (e) { console.log(e instanceof GavelError, e.code); }',
+    ].join("\n"));
+    const res = await runNode([file], { cwd: project, env: userEnv({ TMPDIR: tmp }), timeoutMs: 60_000 });
+    expect(res.code, res.err + res.out).toBe(0);
+    expect(res.out.trim().split("\n")).toEqual(["two classes", "true true", "false false true", expect.stringMatching(/^true [A-Z_]+$/)]);
+  }, 90_000);
+
   it("the JS quick starts type-check unchanged as strict TypeScript against the installed types", async () => {
     writeFileSync(join(project, "quickstart-model.ts"), modelJs);
     writeFileSync(join(project, "quickstart-router.ts"), routerJs);
