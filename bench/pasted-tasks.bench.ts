@@ -55,11 +55,50 @@ const STACK = [
   "  status: 500",
 ].join("\n");
 
+const PYTHON = [
+  "def shipping_cost(order, zones, rates):",
+  "    total = 0",
+  "    for item in order.items:",
+  "        zone = zones.get(item.destination)",
+  "        if zone is None:",
+  "            raise KeyError(item.destination)",
+  "        weight = item.weight * item.quantity",
+  "        rate = rates[zone]",
+  "        if weight > rate.limit:",
+  "            total += rate.base + (weight - rate.limit) * rate.extra",
+  "        else:",
+  "            total += rate.base",
+  "    if order.express:",
+  "        total *= 1.5",
+  "    return round(total, 2)",
+  "",
+].join("\n");
+
+const TYPESCRIPT = [
+  "export function mergeSettings(base: Settings, local: Partial<Settings>): Settings {",
+  "  const out: Settings = { ...base };",
+  "  for (const [key, value] of Object.entries(local)) {",
+  "    if (value === undefined) continue;",
+  "    if (typeof value === \"object\" && !Array.isArray(value)) {",
+  "      out[key] = { ...(base[key] ?? {}), ...value };",
+  "    } else {",
+  "      out[key] = value;",
+  "    }",
+  "  }",
+  "  if (out.retries < 0) {",
+  "    throw new RangeError(\"retries\");",
+  "  }",
+  "  return out;",
+  "}",
+].join("\n");
+
 const shapes: Record<string, (task: string) => string> = {
   "20 log lines, request after": (t) => `Here are the logs from last night:\n${logs(20)}\n\n${t}`,
   "40 log lines, request before": (t) => `${t}\n\nFor context, the logs from last night:\n${logs(40)}`,
   "stack trace, request after": (t) => `I got this:\n\n${STACK}\n\n${t}`,
   "stack trace in a fence, request before": (t) => `${t}\n\nThe error, for reference:\n\`\`\`\n${STACK}\n\`\`\``,
+  "Python function without a fence, request after": (t) => `This is the module I am working on:\n\n${PYTHON}\n${t}`,
+  "TypeScript function without a fence, request before": (t) => `${t}\n\nHere is some of the code:\n${TYPESCRIPT}`,
 };
 
 const right = (skill: string | null, expected: string | null) => skill === expected;

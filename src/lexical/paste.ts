@@ -43,11 +43,25 @@ const MACHINE: readonly RegExp[] = [
   /^\{\s*"[^"]+"\s*:/,
 ];
 
-/** Whether one line (trimmed) reads as machine output. */
+// source code: a line that opens with a declaration or a statement keyword, or ends as a statement does
+const CODE: readonly RegExp[] = [
+  /^(def|class|import|return|const|let|var|function|async function|export (default |const |function |class )|public|private|protected|static|func|fn|package|#include|using|namespace)\b.*\S$/,
+  /^from [\w.]+ import \w/,
+  /^(if|for|while|switch|elif|else|try|except|catch|finally|with)\b.*[:{]$/,
+  /^@\w+(\(.*\))?$/,
+  /[;{]$/,
+  /^[}\])]+[;,)]*$/,
+];
+
+/**
+ * Whether one line (trimmed) reads as machine output: a log line, a stack frame, a structured record,
+ * a dump, or a line of source code.
+ */
 export function machineLine(line: string): boolean {
   const t = line.trim();
   if (t === "") return false;
   for (const re of MACHINE) if (re.test(t)) return true;
+  for (const re of CODE) if (re.test(t)) return true;
   // numbers, hashes and punctuation more than words: a dump, a table of figures
   const chars = t.replace(/\s+/g, "");
   if (chars.length < 16) return false;

@@ -28,6 +28,20 @@ describe("which lines are pasted", () => {
     }
   });
 
+  it("reads source code as machine output: declarations, statement keywords and statement ends", () => {
+    for (const l of ["def shipping_cost(order, zones):", "    for item in order.items:", "    return round(total, 2)", "from app.models import Order", "import os", "const out = { ...base };", "export function merge(a, b) {", "  }", "});", "@dataclass", "#include <stdio.h>", "    if (value === undefined) continue;"]) {
+      expect(machineLine(l), l).toBe(true);
+    }
+    for (const l of ["Export the table to CSV.", "Return the order to the warehouse", "If the build fails, tell me why.", "Import the users from the spreadsheet", "    total = 0"]) {
+      expect(machineLine(l), l).toBe(false);
+    }
+  });
+
+  it("reads unfenced code of three statements or more as a paste, its plain lines between them included", () => {
+    const text = ["Write tests for this:", "def cost(order):", "    total = 0", "    for item in order.items:", "        total += item.price", "    return total", "Cover empty orders."].join("\n");
+    expect(splitPaste(text).paste).toEqual([false, true, true, true, true, true, false]);
+  });
+
   it("marks fenced blocks (fences included, an unclosed fence to the end) and runs of three machine lines or more", () => {
     const text = ["Fix this.", "```", "x = 1", "y = 2", "```", "Then this:", "~~~python", "print(1)"].join("\n");
     expect(splitPaste(text).paste).toEqual([false, true, true, true, true, false, true, true]);
