@@ -3,7 +3,7 @@
  * followed by two hundred log lines would otherwise be routed on the log: every word of a written task
  * counts in BM25's query and every token votes in the glance, so a paste of machine output outvotes
  * the few words that say what to do. Here a task's lines are split into the request (prose) and the
- * paste (fenced blocks, and runs of machine lines: log lines, stack frames, dumps), and a paste that
+ * paste (fenced blocks, and runs of machine lines: log lines, stack frames, dumps, source code), and a paste that
  * outweighs the request is read at a weight that gives it the request's mass in all: it still counts
  * (a traceback's exception names the library), but no longer decides alone.
  *

@@ -309,7 +309,7 @@ export interface RouteResult {
   truncation?: TaskTruncation;
   /**
    * Present when a written task's pasted material (fenced blocks, runs of log lines, stack frames,
-   * dumps) outweighed its request and was read at the request's weight in all: `lines` pasted lines;
+   * dumps or code) outweighed its request and was read at the request's weight in all: `lines` pasted lines;
    * `wordWeight`, the weight a pasted word counted at in the lexical expert's query; `tokenWeight`, the
    * weight a pasted token voted at in the glance (1 when the glance read it as the rest). The verdict
    * reads the text as it is. GAVEL_PASTE_WEIGHT=off reads a paste word for word (docs/BENCHMARKS.md,
