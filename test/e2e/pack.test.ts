@@ -104,6 +104,10 @@ describe.runIf(run_)("the packed tarball (slow, full set only: npm pack, offline
     expect([...files].filter((p) => /^(test|bench|src)\/|^models\/candidates\/|^docs\/(history|api)\/|(^|\/)node_modules\//.test(p))).toEqual([]);
   });
 
+  it("ships no build inputs of the addon: an installed copy cannot build it (a build needs a clone and its dev dependencies)", () => {
+    expect([...files].filter((p) => /^native\/|^CMakeLists\.txt$|^scripts\/|\.(cpp|cu|h)$/.test(p))).toEqual([]);
+  });
+
   it("carries linux-x64's addons only: the other platforms' come in their optional packages (npm/<platform>/)", () => {
     expect([...files].filter((p) => p.startsWith("npm/"))).toEqual([]);
     const folders = new Set([...files].filter((p) => p.startsWith("prebuilds/")).map((p) => p.split("/")[1]));
