@@ -21,6 +21,9 @@ export interface PasteSplit {
   readonly pasteLines: number;
 }
 
+/** Lines longer than this (in UTF-16 units: a page of prose) are machine output without further reading. */
+const MAX_LINE = 16_384;
+
 /** The fewest consecutive machine lines read as a paste (fewer may be a request's own example). */
 const RUN = 3;
 
@@ -50,7 +53,7 @@ const CODE: readonly RegExp[] = [
   /^(if|for|while|switch|elif|else|try|except|catch|finally|with)\b.*[:{]$/,
   /^@\w+(\(.*\))?$/,
   /[;{]$/,
-  /^[}\])]+[;,)]*$/,
+  /^[}\])]+[;,]*$/,
 ];
 
 /**
@@ -60,6 +63,9 @@ const CODE: readonly RegExp[] = [
 export function machineLine(line: string): boolean {
   const t = line.trim();
   if (t === "") return false;
+  // a line this long is no log line or statement a person pastes: read it as machine output
+  // without the rules (which stay linear, but need not read megabytes)
+  if (t.length > MAX_LINE) return true;
   for (const re of MACHINE) if (re.test(t)) return true;
   for (const re of CODE) if (re.test(t)) return true;
   // numbers, hashes and punctuation more than words: a dump, a table of figures

@@ -261,7 +261,7 @@ export function forEachQueryToken(query: string, f: (tok: string, weight: number
  * three words, or GAVEL_PASTE_WEIGHT=off).
  */
 export function queryPaste(query: string): QueryPaste | undefined {
-  if (!query.includes("\n") || config().pasteWeight !== "on") return undefined;
+  if (!/[\n\r]/.test(query) || config().pasteWeight !== "on") return undefined;
   // a route reads one task several times (B, the ceiling, the re-ranker's BM25): split it once
   if (lastPaste?.query === query) return lastPaste.read;
   const read = readPaste(query);

@@ -16,7 +16,7 @@
  * @module
  */
 import { GavelError, invalidArgument } from "../errors.js";
-import { boolOption, optionsObject, signalOption } from "../util/validate.js";
+import { abortedError, boolOption, optionsObject, signalOption } from "../util/validate.js";
 import { defaultLexical } from "./abstention.js";
 import { chatAsTask, domainTextOf } from "./context.js";
 import { decide, decisionOutcome } from "./decide.js";
@@ -106,6 +106,7 @@ export function liveVerdictText(parts: RouterParts, context: RouteContext): stri
  * @throws GavelError INVALID_ARGUMENT (no token read yet, a bad context), EMPTY_LIBRARY, ABORTED
  */
 export async function selectLive(live: LiveContext, context: RouteContext, options?: LiveSelectOptions): Promise<LiveSelection> {
+  if (typeof live !== "object" || live === null || !("routerParts" in live)) throw invalidArgument("selectLive: live must be a LiveContext (router.live())");
   const parts = live.routerParts;
   const o = optionsObject(options, "selectLive options", LIVE_SELECT_KEYS);
   const projections = parts.projections;
@@ -114,6 +115,7 @@ export async function selectLive(live: LiveContext, context: RouteContext, optio
   const verdict = boolOption(o.verdict, "verdict", true);
   const lexical = boolOption(o.lexical, "lexical", defaultLexical(projections, abstain));
   const signal = signalOption(o.signal);
+  if (signal?.aborted) throw abortedError();
   if (live.tokens === 0) throw invalidArgument("the live context has read no token yet: nothing to select from");
   const taskText = liveVerdictText(parts, context);
   const t0 = performance.now();
@@ -138,6 +140,7 @@ export async function selectLive(live: LiveContext, context: RouteContext, optio
     const d = await decide(parts, lexicalExpert, taskText, ranked, handles, { lexical, verdict, abstain, libraryCut: cut, domainText: domainTextOf(context), signal });
     const outcome = decisionOutcome(parts, d);
     const record = outcome.skill !== null ? await readSkillRecord(library, outcome.skill) : null;
+    if (signal?.aborted) throw abortedError();
     return {
       ...outcome,
       record,

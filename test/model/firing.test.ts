@@ -46,6 +46,19 @@ describe.skipIf(!existsSync(miniModel))("selectLive on gavel-mini: the winner, o
     return { pick, V: ranked.verdict[0].V, skill: ranked.verdict[0].skill };
   };
 
+  it("an aborted signal rejects with ABORTED, even where no model call is needed; a non-context is INVALID_ARGUMENT", async () => {
+    const messages: ChatMessage[] = [{ role: "user", content: "Remove duplicate rows from a CSV file." }];
+    const live = router.live();
+    await live.append(await model.hiddenStates(model.tokenize("<|user|>\nRemove duplicate rows from a CSV file.\n", { special: true, addBos: true }), live.layer));
+    const ac = new AbortController();
+    ac.abort();
+    for (const o of [{ signal: ac.signal }, { signal: ac.signal, verdict: false, abstain: false }]) {
+      await expect(selectLive(live, messages, o)).rejects.toMatchObject({ name: "GavelError", code: "ABORTED" });
+    }
+    expect(await selectLive(live, messages, { verdict: false, abstain: false })).toMatchObject({ skill: expect.any(String) });
+    for (const bad of [null, {}, 42]) await expect(selectLive(bad as never, messages)).rejects.toMatchObject({ name: "GavelError", code: "INVALID_ARGUMENT" });
+  });
+
   it("constructed cases: the skill's own job loads it (V ≥ 0); an unrelated chat loads nothing (V < 0)", async () => {
     const sys: ChatMessage = { role: "system", content: "You are a helpful assistant that can run shell commands." };
     const need = await fire([sys, { role: "user", content: "Remove duplicate rows from a CSV file." }]);

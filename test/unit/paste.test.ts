@@ -42,6 +42,24 @@ describe("which lines are pasted", () => {
     expect(splitPaste(text).paste).toEqual([false, true, true, true, true, true, false]);
   });
 
+  it("reads a line of closing brackets in linear time, and a line over 16,384 characters as machine output", () => {
+    // a rule once matched ")" twice over: a run of them ending otherwise backtracked quadratically
+    expect(machineLine(")".repeat(200_000) + "x")).toBe(true);
+    expect(machineLine("))")).toBe(true);
+    expect(machineLine("a".repeat(20_000))).toBe(true);
+    expect(machineLine("word ".repeat(3000))).toBe(false);
+    const text = ["Write unit tests for parse_invoice.", ")".repeat(300_000) + "x", "))"].join("\n");
+    expect(splitPaste(text).pasteLines).toBe(0); // two machine lines: no run
+  });
+
+  it("reads lines ended by a carriage return alone as lines, in BM25's query as in the glance", () => {
+    const lines = ["Write unit tests for parse_invoice.", ...Array.from({ length: 20 }, (_, i) => LOG(i))];
+    const lf = queryPaste(lines.join("\n"))!;
+    const cr = queryPaste(lines.join("\r"))!;
+    expect(cr.lines).toBe(20);
+    expect(cr.weight).toBeCloseTo(lf.weight, 12);
+  });
+
   it("marks fenced blocks (fences included, an unclosed fence to the end) and runs of three machine lines or more", () => {
     const text = ["Fix this.", "```", "x = 1", "y = 2", "```", "Then this:", "~~~python", "print(1)"].join("\n");
     expect(splitPaste(text).paste).toEqual([false, true, true, true, true, false, true, true]);
