@@ -57,15 +57,18 @@ export default defineConfig([
     banner: { js: "#!/usr/bin/env node" },
     shims: true,
   },
-  {
-    // The framework adapters (gavel-router/ai-sdk, /langchain, /mastra): subpath exports of their own,
-    // importing only their framework (an optional peer dependency) and types from the library, so
-    // nothing of them loads unless a user imports the subpath, and the main bundle is unchanged.
+  // The framework adapters (gavel-router/ai-sdk, /langchain, /mastra): subpath exports of their own,
+  // importing only their framework (optional peer dependencies) and types from the library, so
+  // nothing of them loads unless a user imports the subpath, and the main bundle is unchanged. Each
+  // loads its framework apart (src/adapters/peer.ts): the ES modules by an awaited import() (top-level
+  // await), the CommonJS build by require(), chosen by __GAVEL_CJS__ (the other branch is dead code).
+  ...(["esm", "cjs"] as const).map((format) => ({
     entry: { "adapters/ai-sdk": "src/adapters/ai-sdk.ts", "adapters/langchain": "src/adapters/langchain.ts", "adapters/mastra": "src/adapters/mastra.ts" },
-    format: ["esm", "cjs"],
+    format: [format],
     dts: true,
     sourcemap: true,
     target: "node20",
+    define: { __GAVEL_CJS__: format === "cjs" ? "true" : "false" },
     external: ["ai", "zod", "langchain", "@langchain/core", "@mastra/core"],
-  },
+  })),
 ]);

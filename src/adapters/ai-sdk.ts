@@ -19,13 +19,28 @@
  *
  * @module
  */
-import { tool, type Tool } from "ai";
-import { z } from "zod";
+import type { Tool } from "ai";
+import { loadPeer, loadPeerSync, need } from "./peer.js";
 import { loadedSkill, maxCharsOf, SkillInjector, textOf, type ChatTurn, type GavelAdapterOptions, type LoadedSkill, type SkillRouterLike } from "./core.js";
 import { LOAD_SKILL_DESCRIPTION, MAX_SEARCH_K, SEARCH_SKILLS_DESCRIPTION, SEARCH_TASK_DESCRIPTION, searchSkills, searchToolSetup, type SearchResult, type SkillSource } from "./skill-tools.js";
 
 export { skillInstructions, type GavelAdapterOptions, type LoadedSkill, type RoutedSkill, type SkillRouterLike } from "./core.js";
 export type { SearchHit, SearchResult, SkillSource } from "./skill-tools.js";
+
+declare const __GAVEL_CJS__: boolean | undefined;
+const ENTRY = "gavel-router/ai-sdk";
+// The framework, loaded apart (./peer.ts): a package that is not installed fails the first call that
+// needs it (the tools: `ai` and `zod`) with DEPENDENCY_MISSING, not this import; gavelPrepareStep
+// needs neither. tsup defines __GAVEL_CJS__ in the CommonJS build, which requires them instead.
+const [ai, zod] =
+  typeof __GAVEL_CJS__ !== "undefined" && __GAVEL_CJS__
+    ? ([loadPeerSync<typeof import("ai")>(ENTRY, "ai", () => require("ai")), loadPeerSync<typeof import("zod")>(ENTRY, "zod", () => require("zod"))] as const)
+    : await Promise.all([loadPeer<typeof import("ai")>(ENTRY, "ai", () => import("ai")), loadPeer<typeof import("zod")>(ENTRY, "zod", () => import("zod"))]);
+
+/** `tool` and `z`, or DEPENDENCY_MISSING naming what `what` needs. */
+function framework(what: string): { tool: (typeof import("ai"))["tool"]; z: (typeof import("zod"))["z"] } {
+  return { tool: need(ai, what).tool, z: need(zod, what).z };
+}
 
 /** A system message as the AI SDK writes one. */
 export interface SystemMessageLike {
@@ -103,6 +118,7 @@ export type LoadSkillResult = LoadedSkill | { error: string };
  * `allowed-tools`, and absolute path and folder; `{ error }` when no installed skill has that name.
  */
 export function gavelLoadSkillTool(router: SkillRouterLike, options: GavelLoadSkillOptions = {}): Tool<{ name: string }, LoadSkillResult> {
+  const { tool, z } = framework("gavelLoadSkillTool");
   const injector = new SkillInjector(router);
   const maxChars = maxCharsOf(options.maxChars, Infinity);
   return tool({
@@ -143,6 +159,7 @@ export interface GavelSearchSkillsOptions {
  * hands the model the error.
  */
 export function gavelSearchSkillsTool(router: SkillSource, options: GavelSearchSkillsOptions = {}): Tool<{ task: string; k?: number }, SearchResult> {
+  const { tool, z } = framework("gavelSearchSkillsTool");
   const { k, search } = searchToolSetup(router, options, "gavelSearchSkillsTool");
   return tool({
     description: options.description ?? SEARCH_SKILLS_DESCRIPTION,

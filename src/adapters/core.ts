@@ -8,7 +8,7 @@
  */
 import type { RouteContext, RouteOptions, RouteResult } from "../route/types.js";
 import type { SkillRecord } from "../route/skill-record.js";
-import { boolOption, optionsObject, signalOption, valueText } from "../util/validate.js";
+import { abortedError, boolOption, optionsObject, signalOption, valueText } from "../util/validate.js";
 import { invalidArgument } from "../errors.js";
 
 /** The keys of {@link GavelAdapterOptions}. */
@@ -42,6 +42,10 @@ export interface GavelAdapterOptions {
   format?: (skill: SkillRecord, result: RouteResult) => string;
   /** Called after each route, with the skill when one was chosen (for logs and tests). */
   onRoute?: (event: { result: RouteResult; skill: SkillRecord | null }) => void;
+  /**
+   * Stops every route of this adapter once aborted (ABORTED). The framework's own signal of a call,
+   * where it gives the adapter one, stops that call's route as well (see docs/INTEGRATIONS.md).
+   */
   signal?: AbortSignal;
 }
 
@@ -60,6 +64,24 @@ export interface ChatTurn {
 }
 
 export const DEFAULT_MAX_CHARS = 20_000;
+
+/** One signal for two (either aborts it); undefined when neither is given. */
+function eitherSignal(a: AbortSignal | undefined, b: AbortSignal | undefined): AbortSignal | undefined {
+  if (!a || a === b) return b;
+  if (!b) return a;
+  return AbortSignal.any([a, b]);
+}
+
+/** `promise`, or ABORTED as soon as `signal` aborts (the work behind `promise` goes on). */
+function untilAborted<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (!signal) return promise;
+  if (signal.aborted) return Promise.reject(abortedError());
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(abortedError());
+    signal.addEventListener("abort", onAbort, { once: true });
+    promise.then(resolve, reject).finally(() => signal.removeEventListener("abort", onAbort));
+  });
+}
 
 /** A `maxChars` option checked: a non-negative number, `fallback` when absent. */
 export function maxCharsOf(maxChars: unknown, fallback: number = DEFAULT_MAX_CHARS): number {
@@ -159,37 +181,55 @@ export class SkillInjector {
     return this.#options;
   }
 
-  /** Routes the conversation (see {@link contextOf}); null when it holds no text to route. */
-  async forTurns(turns: readonly ChatTurn[]): Promise<RoutedSkill | null> {
+  /**
+   * Routes the conversation (see {@link contextOf}); null when it holds no text to route. `signal`
+   * (the framework's, for this call) stops it as the `signal` option does.
+   */
+  async forTurns(turns: readonly ChatTurn[], signal?: AbortSignal): Promise<RoutedSkill | null> {
     const context = contextOf(turns, this.#options.context);
-    return context === null ? null : this.route(context);
+    return context === null ? null : this.route(context, signal);
   }
 
   /**
    * Routes `context` (once per distinct context in a row) and reads the winner. A route reused for
    * the same context is checked against the library first: when its skill was uninstalled since, the
-   * context is routed again; when the skill changed, its text is read again.
+   * context is routed again; when the skill changed, its text is read again. `signal` (this call's)
+   * and the `signal` option stop it: ABORTED, at once when either is already aborted. A call that
+   * joins another's route in flight stops waiting when its own signal aborts, and routes again when
+   * the other's signal stopped the shared route.
    */
-  route(context: RouteContext): Promise<RoutedSkill> {
-    const key = JSON.stringify(context);
-    if (this.#last && this.#lastKey === key) return this.#current(this.#last, context, key);
-    return this.#fresh(context, key);
+  route(context: RouteContext, signal?: AbortSignal): Promise<RoutedSkill> {
+    return this.#routeWith(context, eitherSignal(this.#options.signal, signal));
   }
 
-  #fresh(context: RouteContext, key: string): Promise<RoutedSkill> {
+  #routeWith(context: RouteContext, signal: AbortSignal | undefined): Promise<RoutedSkill> {
+    if (signal?.aborted) return Promise.reject(abortedError());
+    const key = JSON.stringify(context);
+    if (this.#last && this.#lastKey === key) return this.#current(this.#last, context, key, signal);
+    return this.#fresh(context, key, signal);
+  }
+
+  #fresh(context: RouteContext, key: string, signal: AbortSignal | undefined): Promise<RoutedSkill> {
     this.#lastKey = key;
-    this.#last = this.#route(context);
+    this.#last = this.#route(context, signal);
     this.#last.catch(() => {
       if (this.#lastKey === key) this.#last = this.#lastKey = null; // a failure is not remembered
     });
     return this.#last;
   }
 
-  async #current(last: Promise<RoutedSkill>, context: RouteContext, key: string): Promise<RoutedSkill> {
-    const routed = await last;
+  async #current(last: Promise<RoutedSkill>, context: RouteContext, key: string, signal: AbortSignal | undefined): Promise<RoutedSkill> {
+    let routed: RoutedSkill;
+    try {
+      routed = await untilAborted(last, signal);
+    } catch (err) {
+      // the route this call joined was stopped by another call's signal, not this one's: route again
+      if ((err as { code?: unknown }).code === "ABORTED" && !signal?.aborted && this.#last !== last) return this.#routeWith(context, signal);
+      throw err;
+    }
     if (routed.skill === null) return routed;
     const now = await this.load(routed.skill.id);
-    if (now === null) return this.#lastKey === key ? this.#fresh(context, key) : this.route(context);
+    if (now === null) return this.#lastKey === key ? this.#fresh(context, key, signal) : this.#routeWith(context, signal);
     if (now.contentHash === routed.skill.contentHash) return routed;
     return { ...routed, skill: now, instructions: this.#instructions(now, routed.result) };
   }
@@ -201,8 +241,8 @@ export class SkillInjector {
     return text;
   }
 
-  async #route(context: RouteContext): Promise<RoutedSkill> {
-    const { abstain, libraryCut, verdict, signal } = this.#options;
+  async #route(context: RouteContext, signal: AbortSignal | undefined): Promise<RoutedSkill> {
+    const { abstain, libraryCut, verdict } = this.#options;
     const options: RouteOptions = {};
     if (abstain !== undefined) options.abstain = abstain;
     if (libraryCut !== undefined) options.libraryCut = libraryCut;

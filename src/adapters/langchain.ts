@@ -35,10 +35,9 @@
  * @module
  */
 import { AsyncLocalStorage } from "node:async_hooks";
-import { createMiddleware } from "langchain";
-import { BaseRetriever, type BaseRetrieverInput } from "@langchain/core/retrievers";
-import { tool } from "@langchain/core/tools";
-import { Document } from "@langchain/core/documents";
+import type { BaseRetriever, BaseRetrieverInput } from "@langchain/core/retrievers";
+import type { Document } from "@langchain/core/documents";
+import { loadPeer, loadPeerSync, need, peerError } from "./peer.js";
 import { cutText, DEFAULT_MAX_CHARS, loadedSkill, maxCharsOf, SkillInjector, textOf, type LoadedSkill, type ChatTurn, type GavelAdapterOptions, type SkillRouterLike } from "./core.js";
 import type { RouteOptions } from "../route/types.js";
 import { shortlistScore } from "../route/ruling.js";
@@ -48,6 +47,43 @@ import { invalidArgument } from "../errors.js";
 
 /** The signal of the retriever run in progress (LangChain does not pass it to _getRelevantDocuments). */
 const runSignal = new AsyncLocalStorage<AbortSignal | undefined>();
+
+declare const __GAVEL_CJS__: boolean | undefined;
+const ENTRY = "gavel-router/langchain";
+type LangchainModule = typeof import("langchain");
+type RetrieversModule = typeof import("@langchain/core/retrievers");
+type ToolsModule = typeof import("@langchain/core/tools");
+type DocumentsModule = typeof import("@langchain/core/documents");
+// The framework, loaded apart (./peer.ts): a package that is not installed fails the first call that
+// needs it with DEPENDENCY_MISSING, not this import (the middleware needs `langchain`; the retriever
+// and the tools `@langchain/core` alone). tsup defines __GAVEL_CJS__ in the CommonJS build, which
+// requires them instead.
+const [langchain, retrievers, tools, documents] =
+  typeof __GAVEL_CJS__ !== "undefined" && __GAVEL_CJS__
+    ? ([
+        loadPeerSync<LangchainModule>(ENTRY, "langchain", () => require("langchain")),
+        loadPeerSync<RetrieversModule>(ENTRY, "@langchain/core", () => require("@langchain/core/retrievers")),
+        loadPeerSync<ToolsModule>(ENTRY, "@langchain/core", () => require("@langchain/core/tools")),
+        loadPeerSync<DocumentsModule>(ENTRY, "@langchain/core", () => require("@langchain/core/documents")),
+      ] as const)
+    : await Promise.all([
+        loadPeer<LangchainModule>(ENTRY, "langchain", () => import("langchain")),
+        loadPeer<RetrieversModule>(ENTRY, "@langchain/core", () => import("@langchain/core/retrievers")),
+        loadPeer<ToolsModule>(ENTRY, "@langchain/core", () => import("@langchain/core/tools")),
+        loadPeer<DocumentsModule>(ENTRY, "@langchain/core", () => import("@langchain/core/documents")),
+      ]);
+
+/**
+ * `BaseRetriever`, or without `@langchain/core` a stand-in whose constructor throws
+ * DEPENDENCY_MISSING, so that constructing a {@link GavelSkillRetriever} says what to install.
+ */
+const RetrieverBase: RetrieversModule["BaseRetriever"] =
+  retrievers.module?.BaseRetriever ??
+  (class {
+    constructor() {
+      throw peerError(retrievers, "GavelSkillRetriever");
+    }
+  } as unknown as RetrieversModule["BaseRetriever"]);
 
 export { skillInstructions, type GavelAdapterOptions, type LoadedSkill, type RoutedSkill, type SkillRouterLike } from "./core.js";
 export type { SearchHit, SearchResult, SkillSource } from "./skill-tools.js";
@@ -86,11 +122,13 @@ export interface GavelMiddlewareOptions extends GavelAdapterOptions {
  * The steps of one turn (model → tools → model) share one route.
  */
 export function gavelSkillMiddleware(router: SkillRouterLike, options: GavelMiddlewareOptions = {}) {
+  const { createMiddleware } = need(langchain, "gavelSkillMiddleware");
   const injector = new SkillInjector(router, options, ["name"]);
   return createMiddleware({
     name: options.name ?? "GavelSkillMiddleware",
     wrapModelCall: async (request, handler) => {
-      const routed = await injector.forTurns(turnsOf(request.messages as unknown as MessageLike[]));
+      // the agent run's signal (its config's `signal`, as the runtime carries it) stops the route: ABORTED
+      const routed = await injector.forTurns(turnsOf(request.messages as unknown as MessageLike[]), request.runtime?.signal);
       if (!routed || routed.instructions === null) return handler(request);
       const text = routed.instructions;
       // langchain ≥ 1.1 carries a SystemMessage (concat keeps its content blocks); 1.0 only the string
@@ -146,7 +184,7 @@ export interface GavelSkillMetadata {
  * ruled shortlist's best `k` skills as Documents (body as `pageContent`, {@link GavelSkillMetadata}
  * as `metadata`); an empty list when the ruling abstains (no skill fits confidently).
  */
-export class GavelSkillRetriever extends BaseRetriever<GavelSkillMetadata> {
+export class GavelSkillRetriever extends RetrieverBase<GavelSkillMetadata> {
   lc_namespace = ["gavel_router", "retrievers"];
   static lc_name(): string {
     return "GavelSkillRetriever";
@@ -201,7 +239,7 @@ export class GavelSkillRetriever extends BaseRetriever<GavelSkillMetadata> {
           V: Number.isFinite(c.V) ? c.V : null,
           cut,
         };
-        return new Document<GavelSkillMetadata>({ pageContent: text, metadata, id: skill.id });
+        return new (need(documents, "GavelSkillRetriever").Document)<GavelSkillMetadata>({ pageContent: text, metadata, id: skill.id });
       }),
     );
   }
@@ -226,6 +264,7 @@ export interface GavelSearchSkillsOptions {
  * and `get`: a `Router` has them. The run's `signal` stops the route.
  */
 export function gavelSearchSkillsTool(router: SkillSource, options: GavelSearchSkillsOptions = {}) {
+  const { tool } = need(tools, "gavelSearchSkillsTool");
   const { k, search } = searchToolSetup(router, options, "gavelSearchSkillsTool");
   return tool(
     async (input: unknown, config): Promise<[string, SearchResult]> => {
@@ -266,6 +305,7 @@ export interface GavelLoadSkillOptions {
  * line saying so when no installed skill has that name.
  */
 export function gavelLoadSkillTool(router: SkillRouterLike, options: GavelLoadSkillOptions = {}) {
+  const { tool } = need(tools, "gavelLoadSkillTool");
   const injector = new SkillInjector(router);
   const maxChars = maxCharsOf(options.maxChars, Infinity);
   return tool(

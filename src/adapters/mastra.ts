@@ -23,13 +23,28 @@
  * @module
  */
 import type { ProcessInputArgs, ProcessInputResult, Processor } from "@mastra/core/processors";
-import { createTool } from "@mastra/core/tools";
-import { z } from "zod";
+import { loadPeer, loadPeerSync, need } from "./peer.js";
 import { loadedSkill, maxCharsOf, SkillInjector, textOf, type LoadedSkill, type ChatTurn, type GavelAdapterOptions, type SkillRouterLike } from "./core.js";
 import { LOAD_SKILL_DESCRIPTION, MAX_SEARCH_K, SEARCH_SKILLS_DESCRIPTION, SEARCH_TASK_DESCRIPTION, searchSkills, searchToolSetup, type SkillSource } from "./skill-tools.js";
 
 export { skillInstructions, type GavelAdapterOptions, type LoadedSkill, type RoutedSkill, type SkillRouterLike } from "./core.js";
 export type { SearchHit, SearchResult, SkillSource } from "./skill-tools.js";
+
+declare const __GAVEL_CJS__: boolean | undefined;
+const ENTRY = "gavel-router/mastra";
+// The framework, loaded apart (./peer.ts): a package that is not installed fails the first call that
+// needs it (gavelSkillTools: `@mastra/core` and `zod`) with DEPENDENCY_MISSING, not this import; the
+// processor needs neither. tsup defines __GAVEL_CJS__ in the CommonJS build, which requires them instead.
+const [mastraTools, zod] =
+  typeof __GAVEL_CJS__ !== "undefined" && __GAVEL_CJS__
+    ? ([
+        loadPeerSync<typeof import("@mastra/core/tools")>(ENTRY, "@mastra/core", () => require("@mastra/core/tools")),
+        loadPeerSync<typeof import("zod")>(ENTRY, "zod", () => require("zod")),
+      ] as const)
+    : await Promise.all([
+        loadPeer<typeof import("@mastra/core/tools")>(ENTRY, "@mastra/core", () => import("@mastra/core/tools")),
+        loadPeer<typeof import("zod")>(ENTRY, "zod", () => import("zod")),
+      ]);
 
 /** The text of a Mastra message's content: a string, `{ parts }` (format 2) or `{ content }`. */
 function mastraText(content: unknown): string {
@@ -66,7 +81,8 @@ export class GavelSkillProcessor implements Processor<string> {
   }
 
   async processInput(args: ProcessInputArgs): Promise<ProcessInputResult> {
-    const routed = await this.#injector.forTurns(turnsOf(args.messages as ReadonlyArray<{ role: string; content: unknown }>));
+    // the agent call's abortSignal (Mastra passes it to processors) stops the route: ABORTED
+    const routed = await this.#injector.forTurns(turnsOf(args.messages as ReadonlyArray<{ role: string; content: unknown }>), args.abortSignal);
     if (!routed || routed.instructions === null) return args.messages;
     return { messages: args.messages, systemMessages: [...args.systemMessages, { role: "system", content: routed.instructions }] };
   }
@@ -95,6 +111,8 @@ export interface GavelSkillToolsOptions {
  * them. The call's `abortSignal` stops a search.
  */
 export function gavelSkillTools(router: SkillSource, options: GavelSkillToolsOptions = {}) {
+  const { createTool } = need(mastraTools, "gavelSkillTools");
+  const { z } = need(zod, "gavelSkillTools");
   const { k, search } = searchToolSetup(router, options, "gavelSkillTools");
   const maxChars = maxCharsOf(options.maxChars, Infinity);
   const injector = new SkillInjector(router);

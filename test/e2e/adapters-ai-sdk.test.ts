@@ -158,4 +158,13 @@ describe("gavel-router/ai-sdk", () => {
     expect(off).toMatchObject({ chosen: null, abstained: true });
     expect(off.skills).toHaveLength(2);
   });
+
+  it("prepareStep: the adapter's signal stops the route (ABORTED) and no model call is made; the AI SDK gives prepareStep no signal of its own", async () => {
+    const mock = textModel();
+    const routes: unknown[] = [];
+    const stopped = gavelPrepareStep(fixture.router, { signal: AbortSignal.abort(), onRoute: (e) => routes.push(e) });
+    await expect(generateText({ model: mock, prompt: PHOTOS, abortSignal: new AbortController().signal, prepareStep: stopped })).rejects.toMatchObject({ name: "GavelError", code: "ABORTED" });
+    expect(routes).toHaveLength(0);
+    expect(mock.doGenerateCalls).toHaveLength(0);
+  });
 });

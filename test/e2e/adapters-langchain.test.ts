@@ -153,4 +153,18 @@ describe("gavel-router/langchain", () => {
     expect(none.text).toBe('No installed skill has the id or name "no-such-skill"; search_skills lists them.');
     expect(none.artifact).toBeNull();
   });
+
+  it("the middleware's route stops on the run's signal (request.runtime.signal): ABORTED, and the model is not called", async () => {
+    const middleware = gavelSkillMiddleware(fixture.router);
+    let called = 0;
+    const handler = async () => {
+      called++;
+      return new AIMessage("ok");
+    };
+    const request = (signal: AbortSignal) => ({ messages: [new HumanMessage(PHOTOS)], systemPrompt: "Base.", runtime: { signal } }) as never;
+    await expect(middleware.wrapModelCall!(request(AbortSignal.abort()), handler as never)).rejects.toMatchObject({ name: "GavelError", code: "ABORTED" });
+    expect(called).toBe(0);
+    await middleware.wrapModelCall!(request(new AbortController().signal), handler as never);
+    expect(called).toBe(1);
+  });
 });

@@ -64,4 +64,18 @@ describe("gavel-router/mastra", () => {
     expect(await tools.load_skill.execute!({ skill: "nope" }, {} as never)).toEqual({ error: 'no installed skill has the id or name "nope"' });
     expect(() => gavelSkillTools(fixture.router, { k: 0 })).toThrow(/k must be an integer/);
   });
+
+  it("the processor's route stops on the call's abortSignal (ProcessInputArgs) or the adapter's signal: ABORTED", async () => {
+    const routes: unknown[] = [];
+    const processor = gavelSkillProcessor(fixture.router, { onRoute: (e) => routes.push(e) });
+    const args = (abortSignal?: AbortSignal) => ({ messages: [{ role: "user", content: PHOTOS }], systemMessages: [], abortSignal }) as never;
+    await expect(processor.processInput(args(AbortSignal.abort()))).rejects.toMatchObject({ name: "GavelError", code: "ABORTED" });
+    expect(routes).toHaveLength(0);
+    const live = (await processor.processInput(args(new AbortController().signal))) as { systemMessages: { content: string }[] };
+    expect(live.systemMessages.at(-1)?.content).toContain('<skill name="image-resizing"');
+    // through an agent (@mastra/core 1.71.0 gives processInput no abortSignal of its own): the option's
+    const { agent, prompts } = agentWith(gavelSkillProcessor(fixture.router, { signal: AbortSignal.abort() }));
+    await expect(agent.generate(PHOTOS)).rejects.toThrow();
+    expect(prompts).toHaveLength(0);
+  });
 });

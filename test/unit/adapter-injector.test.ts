@@ -76,3 +76,66 @@ describe("SkillInjector", () => {
     await expect(bad.route("Extract the tables from report.pdf")).rejects.toMatchObject({ code: "INVALID_ARGUMENT", message: expect.stringMatching(/format must return a string/) });
   });
 });
+
+describe("SkillInjector and abort signals", () => {
+  /** A router whose routes wait until released, and fail ABORTED when their signal aborts first. */
+  function slowRouter() {
+    const signals: (AbortSignal | undefined)[] = [];
+    const waiting: (() => void)[] = [];
+    const router: SkillRouterLike = {
+      route: (_context, options) =>
+        new Promise<RouteResult>((resolve, reject) => {
+          const signal = options?.signal;
+          signals.push(signal);
+          if (signal?.aborted) return reject(new GavelError("the operation was aborted", "ABORTED"));
+          signal?.addEventListener("abort", () => reject(new GavelError("the operation was aborted", "ABORTED")), { once: true });
+          waiting.push(() => resolve({ skill: null, abstained: true, shortlist: [] } as unknown as RouteResult));
+        }),
+      get: async (id) => {
+        throw new GavelError(`no installed skill ${id}`, "SKILL_NOT_FOUND");
+      },
+    };
+    return { router, signals, release: () => waiting.splice(0).forEach((r) => r()) };
+  }
+
+  it("an already-aborted call signal or option signal is ABORTED before any route", async () => {
+    const { router, signals } = slowRouter();
+    await expect(new SkillInjector(router).forTurns([{ role: "user", content: "resize photos" }], AbortSignal.abort())).rejects.toMatchObject({ code: "ABORTED" });
+    await expect(new SkillInjector(router, { signal: AbortSignal.abort() }).forTurns([{ role: "user", content: "resize photos" }])).rejects.toMatchObject({ code: "ABORTED" });
+    expect(signals).toHaveLength(0);
+  });
+
+  it("passes the call's signal (with the option's) to the route; a call joining a route stops on its own signal, and routes again when the other's stopped it", async () => {
+    const { router, signals, release } = slowRouter();
+    const option = new AbortController();
+    const injector = new SkillInjector(router, { signal: option.signal });
+    const turns = [{ role: "user", content: "resize photos" }];
+    const first = new AbortController();
+    const owner = injector.forTurns(turns, first.signal);
+    expect(signals).toHaveLength(1);
+    // both signals reach the route: aborting either stops it
+    expect(signals[0]).not.toBe(first.signal);
+    const second = new AbortController();
+    const joiner = injector.forTurns(turns, second.signal);
+    expect(signals).toHaveLength(1); // joined, not routed again
+    first.abort();
+    await expect(owner).rejects.toMatchObject({ code: "ABORTED" });
+    // the joiner's signal is live: it routes again, with its own signal
+    await new Promise((r) => setTimeout(r, 0));
+    expect(signals).toHaveLength(2);
+    release();
+    await expect(joiner).resolves.toMatchObject({ skill: null, instructions: null });
+    // a joiner whose own signal aborts stops waiting at once
+    const third = injector.forTurns([{ role: "user", content: "another task" }]);
+    const leaving = new AbortController();
+    const fourth = injector.forTurns([{ role: "user", content: "another task" }], leaving.signal);
+    leaving.abort();
+    await expect(fourth).rejects.toMatchObject({ code: "ABORTED" });
+    release();
+    await expect(third).resolves.toMatchObject({ skill: null });
+    // the option's signal stops every route
+    const fifth = injector.forTurns([{ role: "user", content: "a third task" }]);
+    option.abort();
+    await expect(fifth).rejects.toMatchObject({ code: "ABORTED" });
+  });
+});

@@ -12,6 +12,7 @@ import { randomBytes, timingSafeEqual } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { GavelError } from "../../errors.js";
+import { missingPackage } from "../../util/missing-package.js";
 import { DEFAULT_SEARCH_K, LOAD_SKILL_DESCRIPTION, loadSkill, MAX_SEARCH_K, searchSkills, searchText, SEARCH_SKILLS_DESCRIPTION, SEARCH_TASK_DESCRIPTION, skillText, type SearchOptions, type SkillSource } from "../../adapters/skill-tools.js";
 
 type McpModule = typeof import("@modelcontextprotocol/sdk/server/mcp.js");
@@ -33,24 +34,6 @@ export interface McpSdk {
 export type Importer = (specifier: string) => Promise<unknown>;
 
 /**
- * The package an ERR_MODULE_NOT_FOUND names ("zod", "@modelcontextprotocol/sdk"), and whether it is
- * installed but broken (the missing module is a file inside node_modules/<package>, e.g. zod 3.25.0 as
- * published, which has no dist/); null for another error.
- */
-function missingPackage(err: unknown): { pkg: string; broken: boolean } | null {
-  const code = (err as NodeJS.ErrnoException).code;
-  if (code !== "ERR_MODULE_NOT_FOUND" && code !== "MODULE_NOT_FOUND") return null;
-  const message = (err as Error).message;
-  const file = /Cannot find (?:package|module) '([^']*node_modules[\\/][^']*)'/.exec(message);
-  if (file) {
-    const inside = [...file[1].matchAll(/node_modules[\\/]((?:@[^\\/]+[\\/])?[^\\/]+)/g)].at(-1);
-    if (inside) return { pkg: inside[1].replace(/\\/g, "/"), broken: true };
-  }
-  const m = /Cannot find (?:package|module) '((?:@[^/']+\/)?[^/']+)/.exec(message);
-  return { pkg: m ? m[1] : "@modelcontextprotocol/sdk", broken: false };
-}
-
-/**
  * The SDK's modules, or a GavelError `DEPENDENCY_MISSING` naming the package to install.
  *
  * @param importer how modules are imported (default: `import()`).
@@ -66,7 +49,7 @@ export async function loadMcpSdk(importer: Importer = (s) => import(s)): Promise
     ]);
     return { mcp, stdio, http, types, zod } as McpSdk;
   } catch (err) {
-    const missing = missingPackage(err);
+    const missing = missingPackage(err, "@modelcontextprotocol/sdk");
     if (missing !== null) {
       const what = missing.broken
         ? `; the installed one cannot be imported (${(err as Error).message.split(" imported from")[0]}): install a release within gavel-router's peer range`
