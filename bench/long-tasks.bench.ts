@@ -19,7 +19,7 @@ import { join, resolve } from "node:path";
 import { Model } from "../src/model/Model.js";
 import { Router } from "../src/route/Router.js";
 import { DEFAULT_MODEL, DEFAULT_PROJECTIONS } from "../src/defaults.js";
-import { routingTasks } from "./routing-tasks.js";
+import { logs, routingTasks } from "./routing-tasks.js";
 
 const root = resolve(".");
 const tasks = routingTasks(root).filter((t) => t.expected !== null);
@@ -27,17 +27,6 @@ const model = await Model.load(DEFAULT_MODEL, { contextSize: 2048 });
 const dir = mkdtempSync(join(tmpdir(), "gavel-long-"));
 const router = await Router.open(model, { projections: DEFAULT_PROJECTIONS, bankDir: dir, skillBudget: 1024, truncate: "start" });
 await router.install(join(root, "examples", "skills"));
-
-/** Neutral log lines (no example skill's domain words beyond what any service log has). */
-function logs(lines: number): string {
-  const msgs = ["request handled", "cache refreshed", "worker heartbeat", "session renewed", "queue drained", "config reloaded", "metrics flushed", "connection reused"];
-  const out: string[] = [];
-  for (let i = 0; i < lines; i++) {
-    const s = String(i % 60).padStart(2, "0");
-    out.push(`2026-11-26T03:${String(Math.floor(i / 60) % 60).padStart(2, "0")}:${s}Z INFO svc-${i % 7} ${msgs[i % msgs.length]} id=${(i * 7919) % 100000} took=${(i * 37) % 900}ms`);
-  }
-  return out.join("\n");
-}
 
 /** The last `n` tokens of a text, as text (what keeping the end of a written task reads). */
 function lastTokens(text: string, n: number): string {

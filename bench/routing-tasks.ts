@@ -27,3 +27,17 @@ export function routingTasks(root: string): { task: string; expected: string | n
   const demo = JSON.parse(readFileSync(join(root, "examples", "demo-tasks.json"), "utf8")) as { task: string; expected: string | null }[];
   return [...demo, ...EXTRA];
 }
+
+/**
+ * Neutral service log lines (no example skill's domain words beyond what any service log has): the
+ * filler the long-task and pasted-task benches wrap a request in.
+ */
+export function logs(lines: number): string {
+  const msgs = ["request handled", "cache refreshed", "worker heartbeat", "session renewed", "queue drained", "config reloaded", "metrics flushed", "connection reused"];
+  const out: string[] = [];
+  for (let i = 0; i < lines; i++) {
+    const s = String(i % 60).padStart(2, "0");
+    out.push(`2026-11-26T03:${String(Math.floor(i / 60) % 60).padStart(2, "0")}:${s}Z INFO svc-${i % 7} ${msgs[i % msgs.length]} id=${(i * 7919) % 100000} took=${(i * 37) % 900}ms`);
+  }
+  return out.join("\n");
+}

@@ -28,37 +28,111 @@ const MAX_LINE = 16_384;
 const RUN = 3;
 
 const FENCE = /^\s{0,3}(```|~~~)/;
+const LEVELS = "TRACE|DEBUG|INFO|NOTICE|WARN|WARNING|ERROR|ERR|FATAL|CRITICAL|SEVERE";
+/** A log level first, unbracketed: the rest tells a log line from a requirement ("ERROR: page someone"). */
+const LEVEL = new RegExp(`^(${LEVELS})([\\s:|])(.*)$`);
+/** What marks a log line's text as machine-written: a figure, a path, a quote, a bracket, a name=value, two spaces. */
+const LOG_SIGN = /[\d=/\\"'()[\]{}<>@#_|]|:: | {2}/;
+/** A shell prompt and its command: `$ `, `user@host:~/app$ `, `(venv) $ `, `PS C:\> `, `C:\app> `, `>>> `. */
+const PROMPT = /^(\([\w.-]+\) )?(\$|[\w.-]+@[\w.-]+:[^\s$#]*[$#]|PS [A-Za-z]:\\[^>]*>|[A-Za-z]:\\[^>]*>|>>>) \S/;
+/** A unified diff's hunk header: @@ -start[,count] +start[,count] @@. */
+const HUNK = /^@@ -\d+(?:,(\d+))? \+\d+(?:,(\d+))? @@/;
+/** A line of prose: words of letters only (two or more), ending as a sentence does. */
+const PROSE = /^[A-Za-z][A-Za-z'’-]*(,? [A-Za-z'’-]+)+[.?!:]$/;
 const MACHINE: readonly RegExp[] = [
-  // a time stamp or log level first: 2026-12-05T01:12:44, [01:12:44], Dec  5 01:12:44, INFO, [ERROR]
+  // a time stamp first: 2026-12-05T01:12:44, [01:12:44], Dec  5 01:12:44
   /^\[?\d{4}-\d{2}-\d{2}[T ]\d{1,2}:\d{2}/,
   /^\[?\d{1,2}:\d{2}:\d{2}/,
   /^[A-Z][a-z]{2} +\d{1,2} \d{2}:\d{2}:\d{2}/,
-  /^\[?(TRACE|DEBUG|INFO|NOTICE|WARN|WARNING|ERROR|ERR|FATAL|CRITICAL|SEVERE)\]?[\s:|]/,
-  // stack frames and their headers (JavaScript, Java, Python, Go, gdb)
+  // a bracketed level, or a level glued to a logger's name (Python's "ERROR:root:...")
+  new RegExp(`^\\[(${LEVELS})\\]`),
+  new RegExp(`^(${LEVELS})[:|][^\\s:|]`),
+  // stack frames and their headers (JavaScript, Java, Python, Go, Rust, gdb)
   /^at [\w$.<>[\]/\\:-]+/,
   /^File "[^"]*", line \d+/,
   /^Traceback \(most recent call last\)/,
   /^Caused by: /,
+  /^Exception in thread "/,
   /^\.\.\. \d+ more$/,
   /^goroutine \d+ \[/,
+  /^panic: /,
+  /^created by [\w./*()-]+/,
+  /^exit status \d+$/,
+  /^\[signal [A-Z]+/,
+  /^[\w./\\-]*\w\.go:\d+( \+0x[0-9a-f]+)?$/,
+  /^[\w./-]*\w\.(\(\*?\w+\)\.)?\w+\(((0x[0-9a-f]+|\.\.\.)(, ?(0x[0-9a-f]+|\.\.\.))*)?\)$/,
+  /^thread '[^']*' panicked at /,
+  /^stack backtrace:$/,
+  /^\d+: +(0x[0-9a-f]+ - )?\S*(::|_)/,
+  /^note: .*`RUST_BACKTRACE=/,
   /^#\d+ +0x[0-9a-f]+/i,
   // a structured log record
   /^\{\s*"[^"]+"\s*:/,
+  // npm's log and its script echo ("> app@1.4.2 build")
+  /^npm (ERR!|error|warn|WARN|notice|verb|http)( |$)/,
+  /^> [\w@/.-]+@\d+\.\d+\.\d+ \S/,
+  // pytest's report: FAILED tests/x.py::test_y, ==== 1 failed in 0.1s ====, E   assert, >   assert, tests/x.py ..F [100%]
+  /^(FAILED|PASSED|ERROR|SKIPPED|XFAIL|XPASS) [\w./\\-]+::/,
+  /^([=_-])\1{2,} .*\S ([=_-])\2{2,}$/,
+  /^E {2,}\S/,
+  /^> {3,}\S/,
+  /^[\w./\\-]+\.py [.FEsxX]+( +\[ *\d+%\])?$/,
+  /^(platform \w+ -- Python \d|rootdir: \S|collected \d+ items?\b)/,
+  // compiler diagnostics: src/x.ts(3,5): error TS2322, error[E0308]:, --> src/x.rs:4:18, x.c:12:3: error:, x.py:14: AssertionError
+  /^([A-Za-z]:)?[\w./\\-]+\(\d+,\d+\): (error|warning) [A-Z]*\d+/,
+  /^(error|warning)\[[A-Z]?\d+\]: /,
+  /^--> [\w./\\-]+:\d+:\d+$/,
+  /^\|$/,
+  /^\d+ \|( |$)/,
+  /^\|( +[-^~|]+)+( |$)/,
+  /^[\w./\\-]*\w\.\w+:\d+(:\d+)?(: | - )\S/,
+  // a unified diff's headers (its hunks' lines are read by splitPaste)
+  /^diff --git /,
+  /^index [0-9a-f]{7,}\.\.[0-9a-f]{7,}/,
+  /^(---|\+\+\+) (a\/|b\/|\/dev\/null)/,
+  HUNK,
+  PROMPT,
 ];
 
-// source code: a line that opens with a declaration or a statement keyword, or ends as a statement does
+/** A statement of SQL: read as the request's own words, never as a paste by the statement rules (";"). */
+const SQL = /^(select|insert into|update \w+ set|delete from|create|alter|drop|with \w+ as|explain|vacuum|analyze|grant|revoke|begin|commit|rollback|truncate)\b/i;
+/** A code sign besides the words: a bracket, an operator, a quote. */
+const CODE_SIGN = /[()[\]{}=<>"'`+*/&|!\\]/;
+
+// source code: a line that opens with a declaration or a statement keyword in a code shape, or ends as a statement does
 const CODE: readonly RegExp[] = [
-  /^(def|class|import|return|const|let|var|function|async function|export (default |const |function |class )|public|private|protected|static|func|fn|package|#include|using|namespace)\b.*\S$/,
+  /^def \w+\s*\(/,
+  /^class \w+(\(.*\))?:$/,
+  /^((export|public|private|protected|internal|abstract|final|sealed|static|pub) )*(class|interface|struct|enum|trait|impl) [\w<>, ]*\{$/,
+  /^import [\w.*]+( as \w+)?;?$/,
+  /^import [\w.]+( as \w+)?(, ?[\w.]+( as \w+)?)+$/,
+  /^import (static |type )?[{*("'`]/,
+  /^import .*["'`];?$/,
   /^from [\w.]+ import \w/,
+  /^(const|let|var) (mut )?[\w$]+(: ?[^=]+)? =/,
+  /^(const|let|var) [[{]/,
+  /^((export|async|pub|public|private|static) )*(function\*?|func|fn) ?([\w$]+ ?)?(<[^>]*>)?\(/,
+  /^return( [\w$.]+)?;?$/,
+  /^return .*[()[\]{}=<>+*/&|!"'`]/,
+  /^export (default|const|let|function|class|async|interface|type|enum)\b.*[;{(=,]/,
+  /^export [{*]/,
+  /^(public|private|protected|internal|static) .*[({=;]/,
+  /^package [\w.]+;?$/,
+  /^namespace [\w.:]+ ?\{?$/,
+  /^#include [<"]/,
   /^(if|for|while|switch|elif|else|try|except|catch|finally|with)\b.*[:{]$/,
   /^@\w+(\(.*\))?$/,
-  /[;{]$/,
+  /\{$/,
   /^[}\])]+[;,]*$/,
 ];
 
+/** Every rule of the paste, for tests that run them on adversarial lines (they must stay linear). @internal */
+export const PASTE_RULES: readonly RegExp[] = [FENCE, LEVEL, LOG_SIGN, PROMPT, HUNK, PROSE, SQL, CODE_SIGN, ...MACHINE, ...CODE];
+
 /**
  * Whether one line (trimmed) reads as machine output: a log line, a stack frame, a structured record,
- * a dump, or a line of source code.
+ * a dump, a shell prompt, a test runner's or a compiler's report, a diff's header, or a line of
+ * source code.
  */
 export function machineLine(line: string): boolean {
   const t = line.trim();
@@ -66,13 +140,37 @@ export function machineLine(line: string): boolean {
   // a line this long is no log line or statement a person pastes: read it as machine output
   // without the rules (which stay linear, but need not read megabytes)
   if (t.length > MAX_LINE) return true;
+  return machineShape(t);
+}
+
+/** {@link machineLine} of a trimmed, non-empty line, at any length (the rules are linear; tests read 200 KB lines). */
+export function machineShape(t: string): boolean {
   for (const re of MACHINE) if (re.test(t)) return true;
+  // a level word first: a log line when what follows has a machine sign, else a requirement ("ERROR: page someone")
+  const level = LEVEL.exec(t);
+  if (level && LOG_SIGN.test(level[3])) return true;
   for (const re of CODE) if (re.test(t)) return true;
-  // numbers, hashes and punctuation more than words: a dump, a table of figures
-  const chars = t.replace(/\s+/g, "");
-  if (chars.length < 16) return false;
-  const letters = chars.match(/\p{L}/gu)?.length ?? 0;
-  return letters / chars.length < 0.4;
+  // a statement's ";" end, with a code sign besides (not prose that ends in ";", not SQL)
+  if (t.endsWith(";") && !SQL.test(t) && (CODE_SIGN.test(t) || /^[\w.:$]+;$/.test(t) || /^[\w-]+: [^;]+;$/.test(t))) return true;
+  return dumpLine(t);
+}
+
+/**
+ * Numbers, hashes and punctuation more than words, in four tokens or more of which at most a quarter
+ * are words: a dump ("0x7f3a 0x0001 0x0002 4096"), not a dated plan line ("2026-01-03: ship v2"), a
+ * list of figures with its words ("Q1: 1,204 units") or a markdown table row.
+ */
+function dumpLine(t: string): boolean {
+  if (t.length < 16 || (t.startsWith("|") && t.endsWith("|"))) return false;
+  const tokens = t.split(/\s+/);
+  if (tokens.length < 4) return false;
+  let chars = 0, letters = 0, words = 0;
+  for (const tok of tokens) {
+    chars += tok.length;
+    letters += tok.match(/\p{L}/gu)?.length ?? 0;
+    if (/^\p{L}{2,}[,.:;]?$/u.test(tok)) words++;
+  }
+  return letters / chars < 0.4 && words * 4 <= tokens.length;
 }
 
 /**
@@ -80,12 +178,46 @@ export function machineLine(line: string): boolean {
  * fenced blocks (``` or ~~~, fences included; an unclosed fence runs to the end), and runs of at least
  * three machine lines ({@link machineLine}), a run going on over blank lines and over one other line
  * between two machine lines (the source line under a Python frame, an indented argument), and taking
- * an indented line right after its last one (the source line under the last frame).
+ * an indented line right after its last one (the source line under the last frame). A shell prompt's
+ * output (the lines after it, up to a blank line, the next prompt or a line of prose) and a diff
+ * hunk's lines (as many as its header counts) are machine lines too.
  */
 export function splitPaste(text: string): PasteSplit {
   const lines = text.split("\n");
   const paste = new Array<boolean>(lines.length).fill(false);
   const machine = lines.map(machineLine);
+  for (let i = 0; i < lines.length; i++) {
+    const t = lines[i].trim();
+    if (t.length > MAX_LINE) continue;
+    if (PROMPT.test(t)) {
+      // the command's output
+      let j = i + 1;
+      for (; j < lines.length; j++) {
+        const u = lines[j].trim();
+        if (u === "" || (u.length <= MAX_LINE && PROMPT.test(u)) || FENCE.test(lines[j])) break;
+        if (!machine[j] && PROSE.test(u)) break;
+        machine[j] = true;
+      }
+      i = j - 1;
+      continue;
+    }
+    const hunk = HUNK.exec(t);
+    if (hunk) {
+      // the hunk's lines: " " (or an emptied line) both sides, "-" the old, "+" the new, "\" a marker
+      let old = hunk[1] === undefined ? 1 : Number(hunk[1]);
+      let neu = hunk[2] === undefined ? 1 : Number(hunk[2]);
+      let j = i + 1;
+      for (; j < lines.length && (old > 0 || neu > 0 || lines[j].startsWith("\\")); j++) {
+        const c = lines[j].charAt(0);
+        if (c === "" || c === " ") { if (old <= 0 || neu <= 0) break; old--; neu--; }
+        else if (c === "-") { if (old <= 0) break; old--; }
+        else if (c === "+") { if (neu <= 0) break; neu--; }
+        else if (c !== "\\") break;
+        machine[j] = true;
+      }
+      i = j - 1;
+    }
+  }
   let fenced = false;
   for (let i = 0; i < lines.length; i++) {
     if (FENCE.test(lines[i])) {
@@ -125,4 +257,20 @@ export function splitPaste(text: string): PasteSplit {
  */
 export function pasteWeight(request: number, paste: number, minRequest = 3): number {
   return request >= minRequest && paste > request ? request / paste : 1;
+}
+
+/** A task's text as the paste rules read it: line ends as "\n", without the whitespace around it. */
+export function pasteText(text: string): string {
+  return text.replace(/\r\n?/g, "\n").trim();
+}
+
+/**
+ * The paste split of a task ({@link splitPaste} of {@link pasteText}), read once per route and
+ * carried (the glance's rows, BM25's query, the result's line count); undefined for a one-line task
+ * or one with nothing pasted.
+ */
+export function taskPaste(text: string): PasteSplit | undefined {
+  if (!/[\n\r]/.test(text)) return undefined;
+  const split = splitPaste(pasteText(text));
+  return split.pasteLines > 0 ? split : undefined;
 }

@@ -8,7 +8,7 @@
  */
 import { invalidArgument } from "../errors.js";
 import { config } from "../config.js";
-import { pasteWeight, splitPaste } from "./paste.js";
+import { pasteText, pasteWeight, taskPaste, type PasteSplit } from "./paste.js";
 
 /** A document of the index: what BM25 reads of a skill. */
 export interface Bm25Doc {
@@ -259,14 +259,38 @@ export function forEachQueryToken(query: string, f: (tok: string, weight: number
  * the pasted lines, the weight a pasted word counts at, and each line's words and class; undefined
  * when every word counts at 1 (no paste, a paste no heavier than the request, a request of fewer than
  * three words, or GAVEL_PASTE_WEIGHT=off).
+ *
+ * A route reads one task several times (B, the ceiling, the re-ranker's BM25): the last query's
+ * reading is kept, of a query of at most {@link PASTE_CACHE_CHARS} characters, or of any size while a
+ * route holds it ({@link holdQueryPaste}, with the split the route already made).
  */
 export function queryPaste(query: string): QueryPaste | undefined {
   if (!/[\n\r]/.test(query) || config().pasteWeight !== "on") return undefined;
-  // a route reads one task several times (B, the ceiling, the re-ranker's BM25): split it once
-  if (lastPaste?.query === query) return lastPaste.read;
-  const read = readPaste(query);
-  lastPaste = { query, read };
+  if (lastPaste?.query === query) {
+    if (!lastPaste.done) lastPaste = { query, done: true, read: readPaste(query, lastPaste.split) };
+    return lastPaste.read;
+  }
+  const read = readPaste(query, taskPaste(query));
+  lastPaste = query.length <= PASTE_CACHE_CHARS ? { query, done: true, read } : undefined;
   return read;
+}
+
+/** The longest query whose paste reading {@link queryPaste} keeps after it was asked for (256 Ki characters). */
+export const PASTE_CACHE_CHARS = 1 << 18;
+
+/**
+ * Hands {@link queryPaste} the paste split a route made of its task ({@link taskPaste}), so that
+ * BM25's reads of the task do not split it again; the words are read the first time BM25 asks.
+ * {@link releaseQueryPaste} drops it when the route ends.
+ */
+export function holdQueryPaste(query: string, split: PasteSplit | undefined): void {
+  if (!/[\n\r]/.test(query) || config().pasteWeight !== "on") return;
+  lastPaste = { query, done: false, split };
+}
+
+/** Drops the kept reading of `query`, if it is the one kept (a route's end: its words need not outlive it). */
+export function releaseQueryPaste(query: string): void {
+  if (lastPaste?.query === query) lastPaste = undefined;
 }
 
 /** How a query's paste is read ({@link queryPaste}). */
@@ -277,13 +301,11 @@ export interface QueryPaste {
   words: string[][];
 }
 
-let lastPaste: { query: string; read: QueryPaste | undefined } | undefined;
+let lastPaste: { query: string; done: true; read: QueryPaste | undefined } | { query: string; done: false; split: PasteSplit | undefined } | undefined;
 
-function readPaste(query: string): QueryPaste | undefined {
-  const text = query.replace(/\r\n?/g, "\n");
-  const split = splitPaste(text);
-  if (split.pasteLines === 0) return undefined;
-  const words = text.split("\n").map(bm25Tokens);
+function readPaste(query: string, split: PasteSplit | undefined): QueryPaste | undefined {
+  if (!split) return undefined;
+  const words = pasteText(query).split("\n").map(bm25Tokens);
   let request = 0, paste = 0;
   words.forEach((toks, i) => (split.paste[i] ? (paste += toks.length) : (request += toks.length)));
   const weight = pasteWeight(request, paste);

@@ -15,8 +15,8 @@ import { hiddenQueries } from "../model/hidden-queries.js";
 import { loadBinding } from "../native/binding.js";
 import type { GlanceRowWeights } from "../projections/meta.js";
 import type { RouterParts } from "./parts.js";
-import { pasteWeight, splitPaste } from "../lexical/paste.js";
-import { queryPaste } from "../lexical/postings.js";
+import { pasteWeight, taskPaste, type PasteSplit } from "../lexical/paste.js";
+import { holdQueryPaste, queryPaste } from "../lexical/postings.js";
 import type { Model } from "../model/Model.js";
 import type { RouteContext, TaskTruncation } from "./types.js";
 
@@ -36,6 +36,8 @@ export interface Queries {
   live?: boolean;
   /** The weight the glance read the task's pasted rows at, when a paste outweighed the request (src/lexical/paste.ts). */
   pasteWeight?: number;
+  /** The written task's paste split ({@link taskPaste}), made once and read by the glance, BM25 and the result; unset without a paste. */
+  pasteSplit?: PasteSplit;
 }
 
 /** A chat as the verdict's task text: one "role: content" line per message. */
@@ -123,19 +125,15 @@ function newlines(model: Model, token: number): number {
 }
 
 /**
- * Scales the vote weights of a written task's pasted rows ({@link splitPaste}) so that, when the paste
+ * Scales the vote weights of a written task's pasted rows (its paste split, {@link taskPaste}) so that, when the paste
  * outweighs the request, the pasted rows weigh as much in all as the request's ({@link pasteWeight},
  * counted in the rows read). A row's line is found by counting the newlines in the tokens' pieces,
  * from the end of the text when its start was cut and from its start otherwise; when the count does
  * not match the text's lines (a tokenizer that folds newlines), the weights are left as they are.
  * GAVEL_PASTE_WEIGHT=off leaves them too. Returns the weight a pasted row was scaled by (1: none).
  */
-export function weighPasteRows(model: Model, taskText: string, tokens: ArrayLike<number>, weights: Float32Array, read: "whole" | TaskKeep): number {
-  if (config().pasteWeight !== "on") return 1;
-  const text = taskText.replace(/\r\n?/g, "\n").trim();
-  if (!text.includes("\n")) return 1;
-  const split = splitPaste(text);
-  if (split.pasteLines === 0) return 1;
+export function weighPasteRows(model: Model, split: PasteSplit | undefined, tokens: ArrayLike<number>, weights: Float32Array, read: "whole" | TaskKeep): number {
+  if (config().pasteWeight !== "on" || !split || split.pasteLines === 0) return 1;
   const last = split.paste.length - 1;
   const line = new Int32Array(tokens.length);
   if (read === "end") {
@@ -164,11 +162,22 @@ export function weighPasteRows(model: Model, taskText: string, tokens: ArrayLike
 
 /** The result's `paste` (RouteResult.paste) of a context's queries: empty when no paste was weighed. */
 export function pasteOf(q: Queries): { paste?: { lines: number; wordWeight: number; tokenWeight: number } } {
-  const words = queryPaste(q.taskText);
+  const words = q.pasteSplit ? queryPaste(q.taskText) : undefined;
   const tokenWeight = q.pasteWeight ?? 1;
   if (!words && tokenWeight === 1) return {};
-  const lines = words?.lines ?? splitPaste(q.taskText.replace(/\r\n?/g, "\n").trim()).pasteLines;
+  const lines = words?.lines ?? q.pasteSplit?.pasteLines ?? 0;
   return { paste: { lines, wordWeight: words?.weight ?? 1, tokenWeight } };
+}
+
+/**
+ * A written task's paste split, made once for its route ({@link taskPaste}; none with
+ * GAVEL_PASTE_WEIGHT=off), and handed to BM25's query reading ({@link holdQueryPaste}).
+ */
+function writtenPaste(taskText: string): PasteSplit | undefined {
+  if (config().pasteWeight !== "on") return undefined;
+  const split = taskPaste(taskText);
+  holdQueryPaste(taskText, split);
+  return split;
 }
 
 /** The glance's queries: one forward pass over the task to ℓ*, then normalize(W_q h) per task token. */
@@ -180,8 +189,9 @@ export async function encodeQueries(parts: RouterParts, context: RouteContext, l
   const n = enc.taskEnd - enc.taskStart;
   const tokens = enc.tokens.subarray(enc.taskStart, enc.taskEnd);
   const weights = isLive ? decayWeights(n) : rowWeights(parts, tokens);
-  const paste = isLive ? 1 : weighPasteRows(parts.model, taskText, tokens, weights, enc.truncated ? parts.keep : "whole");
-  return { queries, weights, tokens, taskText, ...(truncation ? { truncation } : {}), ...(isLive ? { live: true } : {}), ...(paste !== 1 ? { pasteWeight: paste } : {}) };
+  const split = isLive ? undefined : writtenPaste(taskText);
+  const paste = weighPasteRows(parts.model, split, tokens, weights, enc.truncated ? parts.keep : "whole");
+  return { queries, weights, tokens, taskText, ...(truncation ? { truncation } : {}), ...(isLive ? { live: true } : {}), ...(paste !== 1 ? { pasteWeight: paste } : {}), ...(split ? { pasteSplit: split } : {}) };
 }
 
 /** Most tokens one {@link encodeTasksMany} pass decodes together (the resident router's default batch). */
@@ -216,8 +226,9 @@ export async function encodeTasksMany(parts: RouterParts, tasks: readonly string
       const queries = await loadBinding().projectNormalize(states.subarray(enc.taskStart * nEmbd, enc.taskEnd * nEmbd), nEmbd, wq, dim);
       const tokens = enc.tokens.subarray(enc.taskStart, enc.taskEnd);
       const weights = rowWeights(parts, tokens);
-      const paste = weighPasteRows(parts.model, taskText, tokens, weights, enc.truncated ? parts.keep : "whole");
-      out.push({ queries, weights, tokens, taskText, ...(truncation ? { truncation } : {}), ...(paste !== 1 ? { pasteWeight: paste } : {}) });
+      const split = writtenPaste(taskText);
+      const paste = weighPasteRows(parts.model, split, tokens, weights, enc.truncated ? parts.keep : "whole");
+      out.push({ queries, weights, tokens, taskText, ...(truncation ? { truncation } : {}), ...(paste !== 1 ? { pasteWeight: paste } : {}), ...(split ? { pasteSplit: split } : {}) });
     }
     i = j;
   }

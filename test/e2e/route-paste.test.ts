@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Model, Router } from "../../src/index.js";
 import { DEFAULT_MODEL, DEFAULT_PROJECTIONS } from "../../src/defaults.js";
 import { weighPasteRows } from "../../src/route/context.js";
-import { splitPaste } from "../../src/lexical/paste.js";
+import { splitPaste, taskPaste } from "../../src/lexical/paste.js";
 import { repoRoot } from "../helpers/paths.js";
 
 const dir = mkdtempSync(join(tmpdir(), "gavel-paste-"));
@@ -54,7 +54,7 @@ describe("a request with a paste", () => {
     const lines = text.split("\n");
     for (const [read, tokens] of [["whole", toks], ["end", toks.subarray(toks.length - 150)]] as const) {
       const w = new Float32Array(tokens.length).fill(2);
-      const f = weighPasteRows(model, text, tokens, w, read);
+      const f = weighPasteRows(model, taskPaste(text), tokens, w, read);
       expect(f).toBeGreaterThan(0);
       expect(f).toBeLessThan(1);
       // pasted rows carry 2·f, the others 2; their counts agree with the lines' own tokenizations
@@ -68,7 +68,7 @@ describe("a request with a paste", () => {
       } else {
         // the cut task's last 150 tokens hold the request and the paste's end: its rows agree with the whole's
         const whole = new Float32Array(toks.length).fill(2);
-        weighPasteRows(model, text, toks, whole, "whole");
+        weighPasteRows(model, taskPaste(text), toks, whole, "whole");
         const tailPasted = [...whole.subarray(toks.length - 150)].map((x) => x !== 2);
         expect([...w].map((x) => x !== 2)).toEqual(tailPasted);
       }
@@ -80,8 +80,8 @@ describe("a request with a paste", () => {
     const w = new Float32Array(40).fill(1);
     const toks = model.tokenize(t, { special: false, addBos: false });
     const ww = new Float32Array(toks.length).fill(1);
-    expect(weighPasteRows(model, t, toks, ww, "whole")).toBe(1);
+    expect(weighPasteRows(model, taskPaste(t), toks, ww, "whole")).toBe(1);
     expect([...ww].every((x) => x === 1)).toBe(true);
-    expect(weighPasteRows(model, request, toks.subarray(0, 40), w, "whole")).toBe(1);
+    expect(weighPasteRows(model, taskPaste(request), toks.subarray(0, 40), w, "whole")).toBe(1);
   });
 });

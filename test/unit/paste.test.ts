@@ -2,8 +2,8 @@
 // paste that outweighs the request is read at, and BM25's query built with that weight, checked
 // against a plain reference on fresh random tasks.
 import { describe, expect, it } from "vitest";
-import { machineLine, pasteWeight, splitPaste } from "../../src/lexical/paste.js";
-import { bm25Ceiling, bm25Tokens, forEachQueryToken, queryPaste, queryTerms, Vocabulary } from "../../src/lexical/postings.js";
+import { machineLine, machineShape, PASTE_RULES, pasteWeight, splitPaste, taskPaste } from "../../src/lexical/paste.js";
+import { bm25Ceiling, bm25Tokens, forEachQueryToken, holdQueryPaste, PASTE_CACHE_CHARS, queryPaste, queryTerms, releaseQueryPaste, Vocabulary } from "../../src/lexical/postings.js";
 import { freshSeed, rng } from "../helpers/random.js";
 
 const LOG = (i: number) => `2026-11-26T03:00:${String(i % 60).padStart(2, "0")}Z INFO svc-${i % 7} request handled id=${i * 31} took=${i * 3}ms`;
@@ -32,7 +32,7 @@ describe("which lines are pasted", () => {
     for (const l of ["def shipping_cost(order, zones):", "    for item in order.items:", "    return round(total, 2)", "from app.models import Order", "import os", "const out = { ...base };", "export function merge(a, b) {", "  }", "});", "@dataclass", "#include <stdio.h>", "    if (value === undefined) continue;"]) {
       expect(machineLine(l), l).toBe(true);
     }
-    for (const l of ["Export the table to CSV.", "Return the order to the warehouse", "If the build fails, tell me why.", "Import the users from the spreadsheet", "    total = 0"]) {
+    for (const l of ["Export the table to CSV.", "Return the order to the warehouse", "If the build fails, tell me why.", "Import the users from the spreadsheet", "    total = 0", "import the CSV into postgres", "import users from the spreadsheet", "return the order to the warehouse", "let me know when it is done", "package the app for PyPI", "using the API, fetch the orders", "function names should be camelCase", "class names should be nouns", "public endpoints must require a token", "First, migrate the schema;", "make sure the tests pass;"]) {
       expect(machineLine(l), l).toBe(false);
     }
   });
@@ -75,6 +75,33 @@ describe("which lines are pasted", () => {
     const p = splitPaste(text).paste;
     // "Traceback" header and frames with their source lines are pasted; the message and the request are not
     expect(p).toEqual([false, true, true, true, true, true, true, true, false, false, false]);
+  });
+});
+
+describe("the paste split, made once per route", () => {
+  it("reads BM25's query with the split a route holds, and anew once the route releases it", () => {
+    const text = ["Write unit tests for parse_invoice.", ...Array.from({ length: 20 }, (_, i) => LOG(i))].join("\n");
+    const fresh = queryPaste(text)!;
+    releaseQueryPaste(text);
+    // the route's own split is what BM25 reads: a split that marks nothing reads as no paste
+    holdQueryPaste(text, undefined);
+    expect(queryPaste(text)).toBeUndefined();
+    releaseQueryPaste(text);
+    expect(queryPaste(text)!.weight).toBeCloseTo(fresh.weight, 12);
+    holdQueryPaste(text, taskPaste(text));
+    expect(queryPaste(text)).toEqual(fresh);
+    releaseQueryPaste(text);
+  });
+
+  it("reads a query longer than the cache keeps the same way each time", () => {
+    const lines = ["Write unit tests for parse_invoice.", ...Array.from({ length: Math.ceil(PASTE_CACHE_CHARS / 60) + 10 }, (_, i) => LOG(i))];
+    const text = lines.join("\n");
+    expect(text.length).toBeGreaterThan(PASTE_CACHE_CHARS);
+    const a = queryPaste(text)!;
+    const b = queryPaste(text)!;
+    expect(b).not.toBe(a); // not kept: read again
+    expect(b.weight).toBe(a.weight);
+    expect(b.lines).toBe(lines.length - 1);
   });
 });
 
@@ -134,5 +161,80 @@ describe("the weight of a paste", () => {
     expect(p.lines).toBe(20);
     expect(p.weight).toBeGreaterThan(0);
     expect(p.weight).toBeLessThan(0.05);
+  });
+});
+
+/** Which of the adversarial lines below read as machine output (a prompt, a gutter, a dump, a statement, a pytest line, a level, an import). */
+const EXPECT_LONG = new Set<number>([4, 6, 10, 11, 20, 23, 24, 25, 28, 35, 36]);
+
+// The audit of 2026-12-05: shapes of pasted output the rules missed, and prose they took for one.
+const REQUEST = "Fix the failing build and explain what went wrong in two sentences.";
+const wrapped = (paste: string[]) => [REQUEST, ...paste, "", "Thanks."].join("\n");
+const SHAPES: Record<string, string[]> = {
+  "a shell session": ["$ npm run build", "> web-app@1.4.2 build", "> tsc -p .", "src/x.ts:3:5 - error TS2322: Type 'string' is not assignable to type 'number'.", "user@box:~/app$ ls dist", "index.js  index.d.ts"],
+  "pytest's report": ["tests/test_orders.py ..F.                                              [100%]", "=================================== FAILURES ===================================", "    def test_total():", ">       assert total(3) == 30", "E       AssertionError: assert 27 == 30", "tests/test_orders.py:14: AssertionError", "FAILED tests/test_orders.py::test_total - AssertionError: assert 27 == 30", "========================= 1 failed, 3 passed in 0.42s ========================="],
+  "npm's errors": ["npm ERR! code ERESOLVE", "npm ERR! ERESOLVE unable to resolve dependency tree", "npm error While resolving: web-app@1.4.2", "npm error Found: left-pad@1.3.0"],
+  "a Go panic": ["panic: runtime error: index out of range [5] with length 3", "", "goroutine 1 [running]:", "main.(*Queue).Pop(0xc000012080)", "\t/home/dev/app/queue.go:41 +0x1d4", "main.main()", "\t/home/dev/app/main.go:12 +0x2a", "exit status 2"],
+  "a Rust panic": ["thread 'main' panicked at src/main.rs:4:5:", "index out of bounds: the len is 3 but the index is 5", "stack backtrace:", "   0: rust_begin_unwind", "   1: core::panicking::panic_fmt", "   2: app::main", "note: run with `RUST_BACKTRACE=full` for a verbose backtrace."],
+  "a unified diff": ["diff --git a/src/q.js b/src/q.js", "index 3b18e51..a9c4f02 100644", "--- a/src/q.js", "+++ b/src/q.js", "@@ -1,4 +1,5 @@", " function pop(q) {", "-  return q.items.shift()", "+  const item = q.items[q.head]", "+  q.head += 1", "+  return item", "", " }"],
+  "compiler diagnostics": ["src/x.ts(3,5): error TS2322: Type 'string' is not assignable to type 'number'.", "error[E0308]: mismatched types", " --> src/main.rs:4:18", "  |", "4 |     let x: i32 = \"a\";", "  |            ---   ^^^ expected `i32`, found `&str`", "file.c:12:3: error: implicit declaration of function 'pop'"],
+};
+const NOT_PASTE: Record<string, string[]> = {
+  "prose that opens with a keyword in lower case": ["import the CSV into postgres", "return the duplicates to the caller", "let me know which rows failed", "package the importer as a CLI"],
+  "prose lines that end in ';'": ["Do these in order:", "back up the database;", "migrate the schema;", "switch the traffic;", "then remove the old tables."],
+  "levels as requirements": ["Log levels for the service:", "ERROR: anything that pages someone", "WARN: degraded but still serving", "INFO: state changes only", "DEBUG: off in production"],
+  "dated plan lines": ["The plan:", "2026-01-03: ship v2", "2026-02-14: beta for the big customers", "2026-03-01: remove v1"],
+  "a list of figures": ["Last quarter:", "Q1: 1,204 units, 12% up", "Q2: 1,350 units, 9% up", "Q3: 1,502 units, 11% up", "| 2024 | 120 | 340 |", "| 2025 | 140 | 380 |"],
+  "an unfenced SQL query": ["Tune this query:", "SELECT o.id, c.name, sum(i.price) AS total", "FROM orders o", "JOIN customers c ON c.id = o.customer_id", "JOIN items i ON i.order_id = o.id", "WHERE o.created_at > now() - interval '30 days'", "GROUP BY o.id, c.name", "ORDER BY total DESC;"],
+  "SQL statements ending in ';'": ["Review this migration:", "ALTER TABLE users ADD COLUMN email text;", "UPDATE users SET email = lower(name) || '@example.com';", "ALTER TABLE users ALTER COLUMN email SET NOT NULL;", "CREATE INDEX CONCURRENTLY users_email ON users (email);"],
+  "unfenced YAML": ["Fix this workflow:", "name: ci", "on: [push]", "jobs:", "  test:", "    runs-on: ubuntu-latest", "    steps:", "      - uses: actions/checkout@v4", "      - run: npm ci"],
+  "unfenced config": ["Check these settings:", "DATABASE_URL=postgres://app:secret@db:5432/app", "REDIS_URL=redis://cache:6379/0", "[server]", "port = 8080", "workers = 4"],
+};
+
+describe("the audit's shapes (2026-12-05)", () => {
+  it("reads each shape of pasted output as a paste, the request around it not", () => {
+    for (const [name, lines] of Object.entries(SHAPES)) {
+      const p = splitPaste(wrapped(lines)).paste;
+      expect(p[0], name).toBe(false);
+      expect(p[p.length - 1], name).toBe(false);
+      // every non-blank pasted line is read as paste
+      lines.forEach((l, i) => l.trim() !== "" && expect(p[i + 1], `${name}: ${l}`).toBe(true));
+    }
+  });
+
+  it("reads prose, requirement lists, plans, figures, SQL, YAML and config written in the request as the request", () => {
+    for (const [name, lines] of Object.entries(NOT_PASTE)) expect(splitPaste(wrapped(lines)).pasteLines, name).toBe(0);
+    // a "$ " prompt's output stops at a blank line and at a line of prose
+    const session = ["$ make test", "make: *** [test] Error 2", "Please fix the Makefile so the tests run.", "It should also lint."].join("\n");
+    expect(splitPaste(session).paste).toEqual([false, false, false, false]); // two machine lines: no run
+    const longer = ["$ make test", "cc -o app main.c", "make: *** [test] Error 2", "Please fix the Makefile so the tests run."].join("\n");
+    expect(splitPaste(longer).paste).toEqual([true, true, true, false]);
+    // a hunk takes as many lines as its header counts, not a list that follows it
+    const diff = ["@@ -1,2 +1,2 @@", " a", "-b", "+c", "- a list item after the diff", "- another"].join("\n");
+    expect(splitPaste(diff).paste).toEqual([true, true, true, true, false, false]);
+  });
+
+  it("runs every rule on 200 KB adversarial lines to an answer (no rule backtracks without bound)", () => {
+    const n = 200_000;
+    const rep = (s: string) => s.repeat(Math.ceil(n / s.length));
+    const lines = [
+      rep("a.") + "(", rep("a.") + "go:1 +", rep("=") + "x", "=== " + rep("x ") + "==x", rep("= ") + "x", "E" + rep(" ") + "", rep("$ a"),
+      "a@b:" + rep("/") + "x", "a" + rep("@a") + ":", "PS C:\\" + rep("a"), rep("| -") + "x", "|" + rep(" -") + "x", "1: " + rep("a") + " ::",
+      "1:" + rep(" ") + "x", "note: " + rep("`"), "import " + rep("a.") + "!", "import a" + rep(", a") + "!", "const a" + rep(": a") + "!",
+      "function " + rep("a ") + "(", "class " + rep("a ") + "x", "main.a(" + rep("0x1, ") + "!", "main." + rep("a") + "(", "ERROR " + rep("word "),
+      rep("x") + ";", "a: " + rep("b") + ";", "tests/" + rep("a/") + ".py " + rep("."), "src/x.ts(" + rep("1"), "@@ -1,1 +" + rep("1"),
+      rep("0x1 "), "A" + rep(" a") + "1", "A" + rep(", a") + "1", rep("a.a:1") + "x", "thread '" + rep("a") + "' x", "> " + rep("a@1.") + "x",
+      rep("(a)") + "x", "[ERROR" + rep("]"), "import " + rep("'") + "x", "let " + rep("a ") + "=", "select " + rep("a ") + ";",
+    ];
+    const got = lines.map((l) => {
+      for (const re of PASTE_RULES) re.test(l); // each rule reads the whole line to an answer
+      return machineShape(l);
+    });
+    // which of them read as machine output
+    expect(got).toEqual(lines.map((l) => EXPECT_LONG.has(lines.indexOf(l))));
+    // and past 16,384 characters a line is machine output without the rules
+    const long = lines.filter((l) => l.trim().length > 16_384);
+    expect(long.length).toBe(lines.length - 1); // "E" and blanks trims to one letter
+    expect(long.every((l) => machineLine(l))).toBe(true);
   });
 });
