@@ -240,6 +240,9 @@ export class Model {
 
   #statesVia: StatesVia | null = null;
 
+  /** This model's generations holding a sequence (generate.ts counts them, for its CONTEXT_OVERFLOW message). */
+  readonly #generations = { open: 0 };
+
   #queriesVia: QueriesVia | null = null;
 
   /** Where states-many.ts's hiddenQueries sends its calls, when routed. */
@@ -309,12 +312,16 @@ export class Model {
    * `finalState: true` each chunk also carries the final layer's row of its position, from the same
    * decode (the row llama.cpp computes for the sampled token anyway). The iterator's
    * return value says why it stopped. Runs on a sequence of its own, so other calls on this model may
-   * run between its steps; each step is queued like any other call. Chat messages:
+   * run between its steps; each step is queued like any other call. The sequence is given back when
+   * the iterator ends, is closed (a `break` out of its loop, or `return()`), or its `signal` aborts
+   * (at once, even if it is never read again); an iterator merely dropped holds it until garbage
+   * collection. Chat messages:
    * `generateChat` (render/) renders them through the model's chat template first.
    *
    * @throws GavelError INVALID_ARGUMENT, LAYER_OUT_OF_RANGE, TOKEN_OUT_OF_VOCABULARY or CONTEXT_OVERFLOW
    *   synchronously for bad options or prompts; the iterator rejects with ABORTED when `signal` fires
-   *   (the model stays usable), CONTEXT_OVERFLOW when the context fills, DISPOSED.
+   *   (the model stays usable), CONTEXT_OVERFLOW when the context fills (the message says whether the
+   *   generation ran past it or other open generations hold the sequences), DISPOSED.
    * @example
    * ```ts
    * for await (const c of model.generate("Once upon a time", { temperature: 0, maxTokens: 32, stop: ["."] })) {
@@ -336,6 +343,8 @@ export class Model {
     const host = {
       enqueue: <T>(signal: AbortSignal | undefined, run: () => Promise<T>) => this.#enqueue(signal, () => run()),
       detokenize: (t: Int32Array) => this.#use().detokenize(t, false),
+      contextSize: this.info.contextSize,
+      generations: this.#generations,
     };
     return runGeneration(host, gen, tokens, s);
   }

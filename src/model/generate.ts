@@ -196,9 +196,35 @@ export interface GenerateHost {
   /** Runs one native call after every earlier call on the model (AbortSignal wired to the engine). */
   enqueue<T>(signal: AbortSignal | undefined, run: () => Promise<T>): Promise<T>;
   detokenize(tokens: Int32Array): string;
+  /** The model's context size in tokens. */
+  contextSize: number;
+  /** The model's generations that hold a sequence now (started, not yet closed): shared by its loops. */
+  generations: { open: number };
 }
 
-/** The decode loop of {@link Model.generate}. Closes the native generation however it ends. */
+/**
+ * A CONTEXT_OVERFLOW of a generation's append, worded for what caused it: the generation itself ran
+ * past the context, or the context's sequences and cells are held by other generations still open.
+ */
+function overflowError(err: GavelError, host: GenerateHost, prompt: number, generated: number | null, maxTokens: number): GavelError {
+  if (generated !== null && prompt + generated + 1 > host.contextSize) {
+    return new GavelError(
+      `generate: the prompt's ${prompt} tokens and the ${generated} generated fill the context of ${host.contextSize} tokens (maxTokens ${maxTokens} asks for more): lower maxTokens, shorten the prompt, or load the model with a larger contextSize`,
+      "CONTEXT_OVERFLOW", { cause: err },
+    );
+  }
+  const others = host.generations.open - 1;
+  if (others <= 0) return new GavelError(`generate: ${err.message}`, "CONTEXT_OVERFLOW", { cause: err });
+  return new GavelError(
+    `generate: no room in the model's context for this generation: ${others} other generation${others === 1 ? " is" : "s are"} still open on this model, each holding a sequence and its cells until its iterator ends, is closed (break out of its loop, or call its return()), its signal aborts, or it is garbage-collected; close those no longer read, or load the model with more sequences or a larger contextSize (${err.message})`,
+    "CONTEXT_OVERFLOW", { cause: err },
+  );
+}
+
+/**
+ * The decode loop of {@link Model.generate}. Closes the native generation however it ends, and at
+ * once when `signal` aborts, even while the iterator is not read (its next read rejects with ABORTED).
+ */
 export async function* runGeneration(
   host: GenerateHost, gen: NativeGeneration, prompt: Int32Array, s: GenerateSettings,
 ): AsyncGenerator<GenerateChunk, GenerateResult, undefined> {
@@ -206,15 +232,41 @@ export async function* runGeneration(
   let emitted = 0;
   let text = "";
   const maxStop = s.stop.reduce((m, x) => Math.max(m, x.length), 0);
+  // The sequence is taken at the first append and held until close; `open` counts it meanwhile.
+  let held = false;
+  const release = async (): Promise<void> => {
+    if (held) {
+      held = false;
+      host.generations.open--;
+    }
+    try {
+      await host.enqueue(undefined, () => gen.close());
+    } catch {
+      // a disposed model refuses the call (its sequences went with it): nothing to give back then
+    }
+  };
+  const onAbort = () => void release();
+  s.signal?.addEventListener("abort", onAbort, { once: true });
+  // `generated`: tokens generated before this append (null: the prompt's).
+  const append = async (t: Int32Array, generated: number | null): Promise<NativeGenerationStep> => {
+    try {
+      return await host.enqueue(s.signal, () => gen.append(t));
+    } catch (err) {
+      if (err instanceof GavelError && err.code === "CONTEXT_OVERFLOW") throw overflowError(err, host, prompt.length, generated, s.maxTokens);
+      throw err;
+    }
+  };
   try {
-    let step: NativeGenerationStep = await host.enqueue(s.signal, () => gen.append(prompt));
+    held = true;
+    host.generations.open++;
+    let step: NativeGenerationStep = await append(prompt, null);
     if (s.finalState) s.onPrompt?.(step.states, prompt, finalOf(step));
     else s.onPrompt?.(step.states, prompt);
     for (let i = 0; i < s.maxTokens; ++i) {
       const t = step.next;
       if (s.stopTokens.has(t)) return { reason: "stop-token", text, tokens: Int32Array.from(tokens), stop: t, seed: s.params.seed };
       if (!s.ignoreEog && gen.isEog(t)) return { reason: "eog", text, tokens: Int32Array.from(tokens), stop: t, seed: s.params.seed };
-      step = await host.enqueue(s.signal, () => gen.append(Int32Array.of(t)));
+      step = await append(Int32Array.of(t), tokens.length);
       tokens.push(t);
       text = host.detokenize(Int32Array.from(tokens));
       const hit = s.stop.length > 0 ? findStop(text, s.stop, emitted - maxStop) : null;
@@ -236,7 +288,8 @@ export async function* runGeneration(
     }
     return { reason: "max-tokens", text, tokens: Int32Array.from(tokens), seed: s.params.seed };
   } finally {
-    await host.enqueue(undefined, () => gen.close()).catch(() => undefined);
+    s.signal?.removeEventListener("abort", onAbort);
+    await release();
   }
 }
 

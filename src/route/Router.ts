@@ -402,7 +402,7 @@ export class Router {
    */
   live(): LiveContext {
     this.#check();
-    return new LiveContext(this.#parts);
+    return new LiveContext(this.#parts, () => this.#closed);
   }
 }
 

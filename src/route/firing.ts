@@ -68,8 +68,18 @@ export interface LiveSelection extends Pick<RouteResult, "skill" | "name" | "abs
   timings: Omit<RouteResult["timings"], "glanceMs">;
 }
 
-/** The verdict's text for a live context: the messages without the system prompt, the end kept within `budget` tokens. */
-export function liveVerdictText(parts: RouterParts, context: RouteContext): string {
+/** Tokens past the budget that a tail must hold before its kept end is read (the cut's own tokens are far from it). */
+const TAIL_MARGIN = 32;
+/** Characters per budget token of the first tail tried (four times more at each retry). */
+const TAIL_CHARS_PER_TOKEN = 8;
+
+/**
+ * The verdict's text for a live context: the messages without the system prompt, the end kept within
+ * `budget` tokens. Only a tail of the text is tokenized (off the JS thread): one that holds more tokens
+ * than the budget, grown until it does or is the whole text, so a long conversation costs what its end
+ * does.
+ */
+export async function liveVerdictText(parts: RouterParts, context: RouteContext): Promise<string> {
   let text: string;
   if (typeof context === "string") text = context;
   else if (Array.isArray(context)) {
@@ -82,10 +92,24 @@ export function liveVerdictText(parts: RouterParts, context: RouteContext): stri
   } else throw invalidArgument("context must be a text or an array of chat messages");
   if (text.trim() === "") throw invalidArgument("the live context's text is empty");
   const { model, taskBudget } = parts;
-  const tokens = model.tokenize(text, { special: false, addBos: false });
-  if (tokens.length <= taskBudget) return text;
   // The end: the most recent messages. Cut a few tokens short, so that the text tokenized again fits.
-  return model.detokenize(tokens.subarray(tokens.length - Math.max(1, taskBudget - 8)));
+  const keep = Math.max(1, taskBudget - 8);
+  for (let chars = (taskBudget + TAIL_MARGIN) * TAIL_CHARS_PER_TOKEN; ; chars *= 4) {
+    const whole = chars >= text.length;
+    const tail = whole ? text : text.slice(tailStart(text, text.length - chars));
+    const tokens = await model.tokenizeAsync(tail, { special: false, addBos: false });
+    if (whole) return tokens.length <= taskBudget ? text : model.detokenize(tokens.subarray(tokens.length - keep));
+    if (tokens.length >= taskBudget + TAIL_MARGIN) return model.detokenize(tokens.subarray(tokens.length - keep));
+  }
+}
+
+/** Where a tail cut near `at` starts: at the next white space within 64 characters, never inside a surrogate pair. */
+function tailStart(text: string, at: number): number {
+  const ws = text.slice(at, at + 64).search(/\s/);
+  let i = ws >= 0 ? at + ws : at;
+  const c = text.charCodeAt(i);
+  if (c >= 0xdc00 && c <= 0xdfff) i++;
+  return i;
 }
 
 /**
@@ -103,10 +127,12 @@ export function liveVerdictText(parts: RouterParts, context: RouteContext): stri
  *   }
  * }
  * ```
- * @throws GavelError INVALID_ARGUMENT (no token read yet, a bad context), EMPTY_LIBRARY, ABORTED
+ * @throws GavelError INVALID_ARGUMENT (no token read yet, a bad context), EMPTY_LIBRARY, ABORTED,
+ *   DISPOSED (the live context was disposed, or its router closed)
  */
 export async function selectLive(live: LiveContext, context: RouteContext, options?: LiveSelectOptions): Promise<LiveSelection> {
   if (typeof live !== "object" || live === null || !("routerParts" in live)) throw invalidArgument("selectLive: live must be a LiveContext (router.live())");
+  live.checkOpen("selectLive");
   const parts = live.routerParts;
   const o = optionsObject(options, "selectLive options", LIVE_SELECT_KEYS);
   const projections = parts.projections;
@@ -117,7 +143,9 @@ export async function selectLive(live: LiveContext, context: RouteContext, optio
   const signal = signalOption(o.signal);
   if (signal?.aborted) throw abortedError();
   if (live.tokens === 0) throw invalidArgument("the live context has read no token yet: nothing to select from");
-  const taskText = liveVerdictText(parts, context);
+  const taskText = await liveVerdictText(parts, context);
+  if (signal?.aborted) throw abortedError();
+  live.checkOpen("selectLive");
   const t0 = performance.now();
   const { library } = parts;
   return library.reading(async () => {

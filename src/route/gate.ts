@@ -15,10 +15,33 @@
  *
  * @module
  */
-import { readFile } from "node:fs/promises";
 import { GavelError, invalidArgument } from "../errors.js";
 import { describeMismatch, isModelFingerprint, sameModel, type ModelFingerprint } from "../model/fingerprint.js";
 import { writeFileDurable } from "../util/durable-file.js";
+import { readRegularFile, RegularFileError } from "../util/regular-file.js";
+import { describeValue } from "../util/validate.js";
+
+/** The largest gate file read (its weights are a few nEmbd float64 values in base64: far smaller). */
+const MAX_GATE_FILE_BYTES = 64 << 20;
+
+/** An array of numbers or a typed array (not a DataView): what the gate's vectors may be. */
+function isNumberList(v: unknown): v is ArrayLike<number> {
+  return Array.isArray(v) || (ArrayBuffer.isView(v) && !(v instanceof DataView));
+}
+
+/** `v` as a list of numbers, or INVALID_ARGUMENT naming `what`. */
+function numberList(v: unknown, what: string): ArrayLike<number> {
+  if (!isNumberList(v)) throw invalidArgument(`${what} must be an array or a typed array of numbers, got ${describeValue(v)}`);
+  return v;
+}
+
+/** A live context as the gate reads it, or INVALID_ARGUMENT. */
+function liveScores(live: unknown): Float64Array {
+  if (typeof live !== "object" || live === null || typeof (live as { scores?: unknown }).scores !== "function") {
+    throw invalidArgument(`live must be a live context (router.live()), got ${describeValue(live)}`);
+  }
+  return (live as { scores(): { g: Float64Array } }).scores().g;
+}
 
 /** Summary features of the accumulated scores g over the library (order fixed: {@link GATE_SCORE_FEATURES}). */
 export const GATE_SCORE_FEATURES = ["max", "margin", "mean", "std", "top5mean", "entropy"] as const;
@@ -28,7 +51,7 @@ export const GATE_SCORE_FEATURES = ["max", "margin", "mean", "std", "top5mean", 
  * g, the mean of the five best, and the entropy of softmax(g) over the library (float64).
  */
 export function gateScoreFeatures(g: ArrayLike<number>): Float64Array {
-  const n = g.length;
+  const n = numberList(g, "the scores g").length;
   if (n === 0) throw invalidArgument("the gate needs at least one score");
   // Linear in the library, no sort: it runs on every token of a live context (a sort of 30K scores
   // took 3.2 ms a token on the dev CPU, more than the GPU's whole live append).
@@ -102,8 +125,10 @@ export class Gate {
   readonly #b: number;
   #streak = 0;
 
+  /** @throws GavelError INVALID_ARGUMENT (not a `{ weights, bias }` object, weights of the wrong length or not finite, a bias not finite) */
   constructor(model: GateModel) {
-    const w = Float64Array.from(model.weights as ArrayLike<number>);
+    if (typeof model !== "object" || model === null) throw invalidArgument(`a gate model must be an object { weights, bias }, got ${describeValue(model)}`);
+    const w = Float64Array.from(numberList(model.weights, "gate weights"));
     if (w.length < GATE_SCORE_FEATURES.length || !w.every(Number.isFinite)) {
       throw invalidArgument(`gate weights must be ${GATE_SCORE_FEATURES.length} score weights plus the state's, all finite`);
     }
@@ -133,6 +158,8 @@ export class Gate {
   /** The logit from precomputed score features ({@link gateScoreFeatures}) and the state. */
   logitOfFeatures(f: ArrayLike<number>, state: ArrayLike<number>): number {
     const nf = GATE_SCORE_FEATURES.length;
+    numberList(f, "score features");
+    numberList(state, "state");
     if (f.length !== nf) throw invalidArgument(`score features must have ${nf} values, got ${f.length}`);
     if (state.length !== this.#w.length - nf) throw invalidArgument(`state must have ${this.#w.length - nf} values, got ${state.length}`);
     let z = this.#b;
@@ -150,7 +177,7 @@ export class Gate {
    * reads no state takes an empty one.
    */
   stepLive(live: { scores(): { g: Float64Array } }, state: ArrayLike<number>): boolean {
-    return this.step(live.scores().g, this.stateDim === 0 ? [] : state);
+    return this.step(liveScores(live), this.stateDim === 0 ? [] : state);
   }
 
   /**
@@ -177,6 +204,7 @@ export class Gate {
    */
   stepChunk(live: { scores(): { g: Float64Array } }, chunk: { state: ArrayLike<number>; finalState?: ArrayLike<number> }): boolean {
     const source = this.stateSource;
+    if (typeof chunk !== "object" || chunk === null) throw invalidArgument(`chunk must be a generate chunk { state, finalState? }, got ${describeValue(chunk)}`);
     if (source === null) throw invalidArgument(`this gate reads layer ${this.info?.stateLayer}, which generate does not capture: use stepLive with that layer's state`);
     if (source === "final" && chunk.finalState === undefined) throw invalidArgument("this gate reads the final layer: generate with finalState: true");
     return this.stepLive(live, source === "final" ? chunk.finalState! : chunk.state);
@@ -186,8 +214,10 @@ export class Gate {
    * Reads a gate file ({@link saveGate}). With `router`, checks that it was trained for the router's
    * model and projections and that its state layer exists.
    *
-   * @throws GavelError FILE_NOT_FOUND, CORRUPT_FILE (not a gate file, a bad field, weights of the wrong
-   *   length or not finite), PROJECTIONS_MISMATCH (another model or projections than the router's)
+   * @throws GavelError INVALID_ARGUMENT (a bad path or options), FILE_NOT_FOUND (no file there, or not
+   *   a regular file: a directory, a FIFO, a device), PERMISSION_DENIED, CORRUPT_FILE (not JSON, not a
+   *   gate file, a bad field, weights of the wrong length or not finite, above 64 MiB),
+   *   PROJECTIONS_MISMATCH (another model or projections than the router's)
    */
   static async load(path: string, options?: { router?: GateRouterView }): Promise<Gate> {
     return loadGate(path, options);
@@ -301,23 +331,40 @@ export function parseGateFile(text: string, where = "gate file"): Gate {
 }
 
 /**
- * Reads and checks a gate file ({@link Gate.load}).
+ * Reads and checks a gate file ({@link Gate.load}). Only a regular file is read (symbolic links
+ * followed): a directory, a FIFO or a device is refused before a byte is read.
  *
- * @throws GavelError FILE_NOT_FOUND, CORRUPT_FILE, PROJECTIONS_MISMATCH
+ * @throws GavelError INVALID_ARGUMENT, FILE_NOT_FOUND, PERMISSION_DENIED, CORRUPT_FILE, PROJECTIONS_MISMATCH
  */
 export async function loadGate(path: string, options?: { router?: GateRouterView }): Promise<Gate> {
-  if (typeof path !== "string" || path === "") throw invalidArgument("the gate's path must be a non-empty string");
+  if (typeof path !== "string" || path === "") throw invalidArgument(`the gate's path must be a non-empty string, got ${describeValue(path)}`);
+  if (options !== undefined && (typeof options !== "object" || options === null || Array.isArray(options))) {
+    throw invalidArgument(`loadGate options must be an object { router? }, got ${describeValue(options)}`);
+  }
+  const router = options?.router;
+  if (router !== undefined && !isGateRouterView(router)) throw invalidArgument("options.router must be a Router (its model and projections)");
   let text: string;
   try {
-    text = await readFile(path, "utf8");
+    text = (await readRegularFile(path, MAX_GATE_FILE_BYTES)).toString("utf8");
   } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code === "ENOENT" || code === "ENOTDIR") throw new GavelError(`no gate file at ${path}`, "FILE_NOT_FOUND", { cause: err });
-    throw err;
+    if (!(err instanceof RegularFileError)) throw err;
+    const errno = (err.cause as NodeJS.ErrnoException | undefined)?.code;
+    if (errno === "EACCES" || errno === "EPERM") throw new GavelError(`cannot read the gate file ${path}: permission denied (${errno})`, "PERMISSION_DENIED", { cause: err });
+    if (err.reason === "too-large") throw new GavelError(`not a gate file: ${err.message}`, "CORRUPT_FILE", { cause: err });
+    if (err.reason === "missing") throw new GavelError(`no gate file at ${path}`, "FILE_NOT_FOUND", { cause: err });
+    throw new GavelError(`no gate file at ${path}: ${err.message}`, "FILE_NOT_FOUND", { cause: err });
   }
   const gate = parseGateFile(text, path);
-  if (options?.router) checkGateFor(gate, options.router, path);
+  if (router !== undefined) checkGateFor(gate, router, path);
   return gate;
+}
+
+/** Whether `v` has what {@link checkGateFor} reads of a router. */
+function isGateRouterView(v: unknown): v is GateRouterView {
+  const r = v as { model?: { info?: { nLayer?: unknown; nEmbd?: unknown } }; projections?: { hash?: unknown; layer?: unknown; model?: unknown } } | null;
+  if (typeof r !== "object" || r === null) return false;
+  const info = r.model?.info, p = r.projections;
+  return typeof info?.nLayer === "number" && typeof info.nEmbd === "number" && typeof p?.hash === "string" && typeof p.layer === "number" && isModelFingerprint(p.model);
 }
 
 /** Refuses a gate trained for another model, projections or state width than the router's. */

@@ -70,10 +70,26 @@ export class LiveContext {
   #native: NativeLive | null = null;
   #disposed = false;
   #queue: Promise<unknown> = Promise.resolve();
+  /** Counts {@link reset}s: an append made before the latest one folds nothing that outlives it. */
+  #generation = 0;
+  /** Whether the router that made this context was closed. */
+  readonly #routerClosed: () => boolean;
 
-  /** @internal Made by {@link Router.live}. */
-  constructor(parts: RouterParts) {
+  /** @internal Made by {@link Router.live}; `routerClosed` says when that router was closed. */
+  constructor(parts: RouterParts, routerClosed: () => boolean = () => false) {
     this.#parts = parts;
+    this.#routerClosed = routerClosed;
+  }
+
+  /** Whether this context can no longer append or select: {@link dispose} ran, or its router was closed. */
+  get disposed(): boolean {
+    return this.#disposed || this.#routerClosed();
+  }
+
+  /** @internal Throws DISPOSED when this context was disposed or its router closed; `what` names the caller. */
+  checkOpen(what: string): void {
+    if (this.#disposed) throw new GavelError(`${what}: this live context was disposed`, "DISPOSED");
+    if (this.#routerClosed()) throw new GavelError(`${what}: the router of this live context was closed`, "DISPOSED");
   }
 
   /** @internal The router's parts, for a firing's verdict on this context (src/route/firing.ts). */
@@ -101,42 +117,51 @@ export class LiveContext {
 
   /**
    * Appends the ℓ* states of new tokens (rows × nEmbd, in token order) and updates every skill's score.
-   * Appends apply in call order.
+   * Appends apply in call order; a {@link reset} applies after every append called before it (their
+   * rows are forgotten, even those of an append still running when it was called).
    *
-   * @throws GavelError INVALID_ARGUMENT (shape, non-finite values), EMPTY_LIBRARY, ABORTED
+   * @throws GavelError INVALID_ARGUMENT (shape, non-finite values), EMPTY_LIBRARY, ABORTED, DISPOSED
+   *   (the context was disposed or its router closed)
    */
   append(states: Float32Array, options?: { signal?: AbortSignal }): Promise<void> {
     // Appends apply in call order, even when a caller does not await one before the next.
-    const p = this.#queue.then(() => this.#append(states, options));
+    const generation = this.#generation;
+    const p = this.#queue.then(() => this.#append(states, options, generation));
     this.#queue = p.catch(() => undefined);
     return p;
   }
 
-  async #append(states: Float32Array, options?: { signal?: AbortSignal }): Promise<void> {
+  async #append(states: Float32Array, options: { signal?: AbortSignal } | undefined, generation: number): Promise<void> {
     const signal = signalOption(optionsObject(options, "options", { signal: true }).signal);
     const { nEmbd } = this.#parts.model.info;
     if (!(states instanceof Float32Array) || states.length % nEmbd !== 0) {
       throw invalidArgument(`states must be a Float32Array of rows × nEmbd (${nEmbd})`);
     }
-    for (let i = 0; i < states.length; i++) if (!Number.isFinite(states[i])) throw invalidArgument(`states[${i}] is not finite`);
-    if (this.#disposed) throw new GavelError("this live context was disposed", "DISPOSED");
+    this.checkOpen("live append");
+    // A reset since this append was called forgets its rows: nothing to fold.
+    if (generation !== this.#generation) return;
     if (states.length === 0) return;
     if (signal?.aborted) throw new GavelError("live append aborted", "ABORTED");
     const { library } = this.#parts;
     const handles = library.routable();
     if (handles.length === 0) throw new GavelError("no skill is installed (or every one has disable-model-invocation)", "EMPTY_LIBRARY");
     const native = this.#nativeLive();
-    // Every skill of the bank, in its order: no handle list to pass or compare.
+    // Every skill of the bank, in its order: no handle list to pass or compare. The native append
+    // checks that every value is finite (INVALID_ARGUMENT naming the first that is not) before it
+    // changes anything: no pass over the rows here.
     const all = handles.length === library.keys.size;
     const pending = native.append(states, all ? null : handles, voteK(handles.length));
     if (pending === undefined) return; // done at once, or queued on the device
-    if (signal === undefined) return pending;
     const onAbort = () => native.abort();
-    signal.addEventListener("abort", onAbort, { once: true });
+    signal?.addEventListener("abort", onAbort, { once: true });
     try {
       await pending;
     } finally {
-      signal.removeEventListener("abort", onAbort);
+      signal?.removeEventListener("abort", onAbort);
+      // A reset called while this append ran on a worker cleared the sums before the worker's rows
+      // were folded in (the fold is the worker's completion): clear them again. This continuation is
+      // the first code to run after that fold, and the appends called after the reset wait for it.
+      if (generation !== this.#generation) this.#native?.reset();
     }
   }
 
@@ -183,8 +208,13 @@ export class LiveContext {
     });
   }
 
-  /** Forgets every token (the next append starts a new context). */
+  /**
+   * Forgets every token (the next append starts a new context). It applies after the appends called
+   * before it: one not yet started folds nothing, one running on a worker has its rows cleared when
+   * it completes; `tokens` reads 0 at once.
+   */
   reset(): void {
+    this.#generation++;
     this.#native?.reset();
   }
 

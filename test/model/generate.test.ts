@@ -278,6 +278,64 @@ describe("Model.generate (the tiny llama)", () => {
   });
 });
 
+describe("Model.generate's sequences (the tiny llama, one sequence for generations)", () => {
+  let model: Model;
+  beforeAll(async () => {
+    // two sequences: one scratch, one that a generation may take
+    model = await Model.load(TINY_LLAMA_PATH, { contextSize: 64, threads: 1, sequences: 2 });
+  });
+  afterAll(async () => {
+    await model.dispose();
+  });
+  const opts = { temperature: 0, ignoreEog: true } as const;
+
+  it("a generation left open holds the sequence: the next one's CONTEXT_OVERFLOW names it; return() frees it", async () => {
+    const a = model.generate(PROMPT, { ...opts, maxTokens: 20 });
+    expect((await a.next()).done).toBe(false);
+    const err = await model.generate(PROMPT, { ...opts, maxTokens: 3 }).next().catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(GavelError);
+    expect((err as GavelError).code).toBe("CONTEXT_OVERFLOW");
+    expect((err as GavelError).message).toMatch(/1 other generation is still open/);
+    expect((err as GavelError).message).toMatch(/return\(\)/);
+    await a.return(undefined as never);
+    const { result } = await collect(model.generate(PROMPT, { ...opts, maxTokens: 3 }));
+    expect(result.tokens.length).toBe(3);
+  });
+
+  it("an aborted signal frees the sequence at once, though the iterator is not read again; its next read is ABORTED", async () => {
+    const ac = new AbortController();
+    const a = model.generate(PROMPT, { ...opts, maxTokens: 20, signal: ac.signal });
+    expect((await a.next()).done).toBe(false);
+    ac.abort();
+    const { result } = await collect(model.generate(PROMPT, { ...opts, maxTokens: 3 }));
+    expect(result.tokens.length).toBe(3);
+    await expect(a.next()).rejects.toMatchObject({ name: "GavelError", code: "ABORTED" });
+  });
+
+  it("an abort after the model was disposed is quiet: nothing is left to give back, the next read is a typed error", async () => {
+    const m = await Model.load(TINY_LLAMA_PATH, { contextSize: 64, threads: 1, sequences: 2 });
+    const ac = new AbortController();
+    const a = m.generate(PROMPT, { ...opts, maxTokens: 5, signal: ac.signal });
+    expect((await a.next()).done).toBe(false);
+    await m.dispose();
+    ac.abort();
+    await expect(a.next()).rejects.toMatchObject({ name: "GavelError", code: expect.stringMatching(/^(ABORTED|DISPOSED)$/) });
+  });
+
+  it("a generation that runs past the context is CONTEXT_OVERFLOW naming the prompt, the tokens generated and maxTokens", async () => {
+    const prompt = model.tokenize(PROMPT, { addBos: model.info.addBos });
+    const maxTokens = model.info.contextSize;
+    const err = await collect(model.generate(prompt, { ...opts, maxTokens })).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(GavelError);
+    expect((err as GavelError).code).toBe("CONTEXT_OVERFLOW");
+    const generated = model.info.contextSize - prompt.length;
+    expect((err as GavelError).message).toContain(`the prompt's ${prompt.length} tokens and the ${generated} generated fill the context of ${model.info.contextSize} tokens (maxTokens ${maxTokens}`);
+    // the sequence was given back
+    const { result } = await collect(model.generate(PROMPT, { ...opts, maxTokens: 3 }));
+    expect(result.tokens.length).toBe(3);
+  });
+});
+
 describe("generateChat (the tiny llama, ChatML fallback)", () => {
   it("generates from the rendered chat exactly as from its tokens", async () => {
     const { generateChat, renderChat } = await import("../../src/index.js");

@@ -2,7 +2,8 @@
 // [score features, state]; gate files round-trip and are checked with typed errors; the firing
 // measures follow the two-token rule.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fitGate } from "../../lab/eval/gate-fit.js";
@@ -122,6 +123,28 @@ describe("gate files", () => {
     await expect(loadGate(p, { router: { ...router, projections: { ...router.projections, hash: "beef" } } })).rejects.toMatchObject({ code: "PROJECTIONS_MISMATCH" });
     await expect(loadGate(p, { router: { ...router, projections: { ...router.projections, model: { ...fingerprint, nLayer: 9 } } } })).rejects.toMatchObject({ code: "PROJECTIONS_MISMATCH" });
     await expect(loadGate(p, { router: { ...router, model: { info: { nLayer: 5, nEmbd: 8 } } } })).rejects.toMatchObject({ code: "PROJECTIONS_MISMATCH" });
+  });
+
+  it("typed errors for what is not a gate file's path or options: a directory, a FIFO, bad options, a router that is none", async () => {
+    const sub = join(dir, "a-directory");
+    mkdirSync(sub, { recursive: true });
+    const err = await loadGate(sub).catch((e: unknown) => e);
+    expect(err).toMatchObject({ name: "GavelError", code: "FILE_NOT_FOUND", message: expect.stringContaining("a directory") });
+    await expect(Gate.load(sub)).rejects.toMatchObject({ name: "GavelError", code: "FILE_NOT_FOUND" });
+    if (process.platform !== "win32") {
+      const fifo = join(dir, "a-fifo");
+      execFileSync("mkfifo", [fifo]);
+      // refused before a byte is read: never blocks on the pipe
+      await expect(loadGate(fifo)).rejects.toMatchObject({ name: "GavelError", code: "FILE_NOT_FOUND", message: expect.stringContaining("FIFO") });
+    }
+    const p = join(dir, "ok2.json");
+    writeFileSync(p, gateFileJson({ weights: new Array(nf + 4).fill(0.5), bias: 0 }, info(3)));
+    for (const bad of [5, "x", null, []]) await expect(loadGate(p, bad as never), String(bad)).rejects.toMatchObject({ name: "GavelError", code: "INVALID_ARGUMENT" });
+    for (const router of [{}, null, 5, { model: {}, projections: {} }]) {
+      await expect(loadGate(p, { router: router as never }), JSON.stringify(router)).rejects.toMatchObject({ name: "GavelError", code: "INVALID_ARGUMENT" });
+    }
+    await expect(loadGate(5 as never)).rejects.toMatchObject({ name: "GavelError", code: "INVALID_ARGUMENT" });
+    await expect(loadGate(p)).resolves.toBeInstanceOf(Gate);
   });
 });
 

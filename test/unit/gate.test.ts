@@ -75,6 +75,27 @@ describe("gate", () => {
     expect(() => gateScoreFeatures([])).toThrow(expect.objectContaining({ code: "INVALID_ARGUMENT" }));
   });
 
+  it("refuses what is not a gate model, a score list, a state, a live context or a chunk with INVALID_ARGUMENT (no TypeError or RangeError)", () => {
+    const invalid = expect.objectContaining({ name: "GavelError", code: "INVALID_ARGUMENT" });
+    for (const model of [null, undefined, 5, "w", { weights: null, bias: 0 }, { weights: { length: 1e12 }, bias: 0 }, { weights: 7, bias: 0 }, { bias: 0 }]) {
+      expect(() => new Gate(model as never), JSON.stringify(model)).toThrow(invalid);
+    }
+    const gate = new Gate({ weights: new Array(8).fill(1), bias: 0 });
+    const g = Float64Array.of(0.1, 0.5, 0.2);
+    for (const bad of [null, undefined, 5, "abc", { length: 3 }]) {
+      expect(() => gate.step(bad as never, [1, 2]), `g ${String(bad)}`).toThrow(invalid);
+      expect(() => gate.step(g, bad as never), `state ${String(bad)}`).toThrow(invalid);
+      expect(() => gate.logitOfFeatures(bad as never, [1, 2]), `features ${String(bad)}`).toThrow(invalid);
+      expect(() => gateScoreFeatures(bad as never), `features of ${String(bad)}`).toThrow(invalid);
+      expect(() => gate.stepLive(bad as never, [1, 2]), `live ${String(bad)}`).toThrow(invalid);
+      expect(() => gate.stepChunk({ scores: () => ({ g }) }, bad as never), `chunk ${String(bad)}`).toThrow(invalid);
+    }
+    expect(() => gate.stepLive({} as never, [1, 2])).toThrow(invalid);
+    // the well-formed calls still work
+    expect(typeof gate.step(g, Float32Array.of(1, 2))).toBe("boolean");
+    expect(typeof gate.stepLive({ scores: () => ({ g }) }, [1, 2])).toBe("boolean");
+  });
+
   it("stateSource says which of a generate chunk's states the gate reads; stepChunk feeds it that one", () => {
     const nf = GATE_SCORE_FEATURES.length;
     const model = { architecture: "llama", nLayer: 6, nEmbd: 2, nVocab: 10, vocabHash: "0".repeat(64) };

@@ -231,6 +231,45 @@ describe("NativeLive", () => {
     bank.dispose();
   }, 60_000);
 
+  it("LiveContext: a reset applies after the appends called before it, one not yet started or one running on a worker", async () => {
+    const seed = freshSeed();
+    const r = rng(seed);
+    // 400 skills of 2 keys, 3,000 rows: far above the native's synchronous limit, so the append runs on a worker
+    const nEmbd = 64, dim = 32;
+    const bank = new KeyBank(dim);
+    for (let s = 0; s < 400; s++) bank.add(unitKeys(r, 2, dim));
+    const handles = bank.handles();
+    const wq = randArray(r, dim * nEmbd, 0.5);
+    const live = new LiveContext(fakeParts(nEmbd, wq, dim, bank, () => handles));
+    const big = randArray(r, 3000 * nEmbd);
+    const small = randArray(r, 7 * nEmbd);
+    // called, not yet started: it folds nothing
+    const queued = live.append(big);
+    live.reset();
+    await queued;
+    expect(live.tokens, `seed ${seed}`).toBe(0);
+    // running on a worker when reset: its rows are cleared when it completes; an append called after
+    // the reset starts from zero
+    await live.append(small);
+    const running = live.append(big);
+    for (let i = 0; i < 3; i++) await Promise.resolve(); // the append is on the worker (no macrotask has run)
+    live.reset();
+    expect(live.tokens).toBe(0);
+    const after = live.append(small);
+    await running;
+    expect(live.tokens, `seed ${seed}`).toBe(0);
+    await after;
+    expect(live.tokens).toBe(7);
+    const fresh = new LiveContext(fakeParts(nEmbd, wq, dim, bank, () => handles));
+    await fresh.append(small);
+    const got = live.scores(), want = fresh.scores();
+    expect(Array.from(got.handles)).toEqual(Array.from(want.handles));
+    for (let c = 0; c < want.g.length; c++) expect(Math.abs(got.g[c] - want.g[c]), `seed ${seed}, column ${c}`).toBeLessThanOrEqual(1e-12);
+    live.dispose();
+    fresh.dispose();
+    bank.dispose();
+  }, 60_000);
+
   it("LiveContext: an aborted signal rejects with ABORTED, an empty library with EMPTY_LIBRARY, a disposed context with DISPOSED", async () => {
     const { r, bank, wq, nEmbd, dim } = setup();
     const handles = bank.handles();

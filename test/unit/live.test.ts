@@ -190,10 +190,23 @@ describe("LiveContext (incremental glance)", () => {
     bank.dispose();
   });
 
-  it("rejects states that are not rows of nEmbd", async () => {
-    const parts = { model: { info: { nEmbd: 4 } } } as unknown as RouterParts;
-    const live = new LiveContext(parts);
+  it("rejects states that are not rows of nEmbd, or not finite (checked once, natively), changing nothing", async () => {
+    const r = rng(freshSeed());
+    const nEmbd = 4, dim = 4;
+    const bank = new KeyBank(dim);
+    const handles = [bank.add(unitKeys(r, 2, dim)), bank.add(unitKeys(r, 3, dim))];
+    const live = new LiveContext(fakeParts(nEmbd, randArray(r, dim * nEmbd, 0.3), dim, bank, () => handles));
     await expect(live.append(new Float32Array(5))).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
-    await expect(live.append(Float32Array.of(1, 2, 3, Number.NaN))).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
+    await live.append(randArray(r, 2 * nEmbd));
+    const before = live.scores();
+    for (const bad of [Number.NaN, Number.POSITIVE_INFINITY]) {
+      const rows = randArray(r, 3 * nEmbd);
+      rows[2 * nEmbd + 1] = bad;
+      await expect(live.append(rows)).rejects.toMatchObject({ code: "INVALID_ARGUMENT", message: expect.stringContaining(`states[${2 * nEmbd + 1}] is not finite`) });
+    }
+    expect(live.tokens).toBe(2);
+    expect(Array.from(live.scores().g)).toEqual(Array.from(before.g));
+    live.dispose();
+    bank.dispose();
   });
 });

@@ -1,0 +1,117 @@
+// A live context's edges on a real model (stories260K, random projections, SWE-Skills-Bench skills):
+// a reset ordered behind the appends called before it (real ℓ* rows), selectLive and append on a
+// disposed context or a closed router (DISPOSED), and the verdict's text of a long conversation read
+// from its tail alone, tokenized off the JS thread, equal to what the whole text's tokens give.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Model, Projections, Router } from "../../src/index.js";
+import type { ChatMessage } from "../../src/render/index.js";
+import { liveVerdictText, selectLive } from "../../src/route/firing.js";
+import { chatAsTask } from "../../src/route/context.js";
+import type { RouterParts } from "../../src/route/parts.js";
+import { sharedDir, storiesPath, needsShared, SHARED } from "../helpers/paths.js";
+import { freshSeed, rng } from "../helpers/random.js";
+
+const NO_SHARED = needsShared("stories260K and SWE-Skills-Bench's skills", SHARED.stories, SHARED.benchSkills);
+const benchSkills = join(sharedDir, "data", "swe-skills-bench", "skills.jsonl");
+const TEXT = "Once upon a time the build failed and the little robot looked at the logs of the linker.";
+
+describe.skipIf(NO_SHARED)("live context edges (stories260K, random projections)", () => {
+  let model: Model;
+  let projections: Projections;
+  let router: Router;
+  let dir: string;
+  beforeAll(async () => {
+    model = await Model.load(storiesPath, { contextSize: 1024, threads: 1 });
+    projections = await Projections.random(model, { seed: freshSeed(), dim: 64 });
+    dir = mkdtempSync(join(tmpdir(), "gavel-live-edges-"));
+    router = await Router.open(model, { projections, bankDir: join(dir, "a"), skillBudget: 96 });
+    await router.install(benchSkills, { limit: 12 });
+  }, 600_000);
+  afterAll(async () => {
+    await router?.close();
+    await model?.dispose();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  const rowsOf = async (text: string, layer: number) => model.hiddenStates(model.tokenize(text, { addBos: model.info.addBos }), layer);
+
+  it("a reset applies after the appends called before it: their rows are forgotten, later ones start a fresh context", async () => {
+    const live = router.live();
+    const { nEmbd } = model.info;
+    const long = await rowsOf(TEXT.repeat(8), live.layer);
+    const short = long.subarray(0, 5 * nEmbd);
+    const first = live.append(long);
+    live.reset();
+    const second = live.append(short);
+    await first;
+    await second;
+    expect(live.tokens).toBe(5);
+    const fresh = router.live();
+    await fresh.append(short);
+    expect(live.top(12)).toEqual(fresh.top(12));
+    // reset while an append is under way (called, its native work started)
+    const third = live.append(long);
+    for (let i = 0; i < 3; i++) await Promise.resolve();
+    live.reset();
+    expect(live.tokens).toBe(0);
+    await third;
+    expect(live.tokens).toBe(0);
+    live.dispose();
+    fresh.dispose();
+  });
+
+  it("selectLive and append on a disposed context, or after its router closed, reject with DISPOSED", async () => {
+    const live = router.live();
+    const rows = await rowsOf(TEXT, live.layer);
+    await live.append(rows);
+    expect(live.disposed).toBe(false);
+    live.dispose();
+    expect(live.disposed).toBe(true);
+    for (const o of [{}, { verdict: false, abstain: false }]) {
+      await expect(selectLive(live, TEXT, o)).rejects.toMatchObject({ name: "GavelError", code: "DISPOSED", message: expect.stringContaining("disposed") });
+    }
+    await expect(live.append(rows)).rejects.toMatchObject({ name: "GavelError", code: "DISPOSED" });
+    // a router of its own, closed under a context that has read tokens
+    const other = await Router.open(model, { projections, bankDir: join(dir, "b"), skillBudget: 96 });
+    await other.install(benchSkills, { limit: 2 });
+    const orphan = other.live();
+    await orphan.append(rows);
+    expect(await selectLive(orphan, TEXT, { verdict: false, abstain: false })).toMatchObject({ skill: expect.any(String) });
+    await other.close();
+    expect(orphan.disposed).toBe(true);
+    await expect(selectLive(orphan, TEXT, { verdict: false, abstain: false })).rejects.toMatchObject({ name: "GavelError", code: "DISPOSED", message: expect.stringContaining("router") });
+    await expect(orphan.append(rows)).rejects.toMatchObject({ name: "GavelError", code: "DISPOSED" });
+  });
+
+  it("the verdict's text of a long conversation: its end as the whole text's tokens give it, from a tokenized tail only, off the JS thread", async () => {
+    const r = rng(freshSeed());
+    const words = "the robot build failed linker logs cannot find library tests time out fix retry cache file path error warning because".split(" ");
+    const sentence = () => Array.from({ length: 6 + Math.floor(r() * 20) }, () => words[Math.floor(r() * words.length)]).join(" ");
+    const messages: ChatMessage[] = [{ role: "system", content: "You are an agent." }];
+    for (let i = 0; i < 3000; i++) messages.push({ role: i % 2 ? "assistant" : "user", content: `${sentence()}.` });
+    const whole = chatAsTask(messages.slice(1));
+    const taskBudget = 200;
+    // the model, watched: which texts are tokenized, and how
+    const seen: { sync: number[]; async: number[] } = { sync: [], async: [] };
+    const watched = {
+      tokenize: (t: string, o?: { special?: boolean; addBos?: boolean }) => (seen.sync.push(t.length), model.tokenize(t, o)),
+      tokenizeAsync: (t: string, o?: { special?: boolean; addBos?: boolean }) => (seen.async.push(t.length), model.tokenizeAsync(t, o)),
+      detokenize: (t: Int32Array) => model.detokenize(t),
+    };
+    const parts = { model: watched, taskBudget } as unknown as RouterParts;
+    const got = await liveVerdictText(parts, messages);
+    const all = model.tokenize(whole, { special: false, addBos: false });
+    expect(all.length).toBeGreaterThan(50 * taskBudget);
+    expect(got).toBe(model.detokenize(all.subarray(all.length - (taskBudget - 8))));
+    expect(seen.sync).toEqual([]);
+    expect(seen.async.length).toBeGreaterThan(0);
+    expect(Math.max(...seen.async)).toBeLessThan(whole.length / 20);
+    // a conversation within the budget is read whole
+    const few: ChatMessage[] = [{ role: "system", content: "You are an agent." }, { role: "user", content: "Fix the failing build." }];
+    expect(await liveVerdictText(parts, few)).toBe(chatAsTask(few.slice(1)));
+    expect(await liveVerdictText(parts, "a plain text task")).toBe("a plain text task");
+  });
+});
