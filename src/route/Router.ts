@@ -326,7 +326,7 @@ export class Router {
         ...decisionOutcome(this.#parts, d),
         timings: { glanceMs: t1 - t0, verdictMs: d.verdictMs, totalMs: t2 - t0, ...(d.lexicalMs !== undefined ? { lexicalMs: d.lexicalMs } : {}) },
         ...(glanced.q.truncation ? { truncation: glanced.q.truncation } : {}),
-        ...pasteOf(glanced.q),
+        ...pasteOf(glanced.q, d.lexicalMs !== undefined),
       };
       const flags = result.skill !== null ? await winnerFlags(this.#parts.library, glanced.q.taskText, result.skill) : [];
       if (flags.length > 0) result.flags = flags;

@@ -160,9 +160,12 @@ export function weighPasteRows(model: Model, split: PasteSplit | undefined, toke
   return w;
 }
 
-/** The result's `paste` (RouteResult.paste) of a context's queries: empty when no paste was weighed. */
-export function pasteOf(q: Queries): { paste?: { lines: number; wordWeight: number; tokenWeight: number } } {
-  const words = q.pasteSplit ? queryPaste(q.taskText) : undefined;
+/**
+ * The result's `paste` (RouteResult.paste) of a context's queries: empty when no paste was weighed.
+ * `lexical`: whether the route read the lexical expert (its query's word weight is reported only then).
+ */
+export function pasteOf(q: Queries, lexical: boolean): { paste?: { lines: number; wordWeight: number; tokenWeight: number } } {
+  const words = lexical && q.pasteSplit ? queryPaste(q.taskText) : undefined;
   const tokenWeight = q.pasteWeight ?? 1;
   if (!words && tokenWeight === 1) return {};
   const lines = words?.lines ?? q.pasteSplit?.pasteLines ?? 0;

@@ -310,7 +310,8 @@ export interface RouteResult {
   /**
    * Present when a written task's pasted material (fenced blocks, runs of log lines, stack frames,
    * dumps or code) outweighed its request and was read at the request's weight in all: `lines` pasted lines;
-   * `wordWeight`, the weight a pasted word counted at in the lexical expert's query; `tokenWeight`, the
+   * `wordWeight`, the weight a pasted word counted at in the lexical expert's query (1 when the route
+   * did not read the lexical expert); `tokenWeight`, the
    * weight a pasted token voted at in the glance (1 when the glance read it as the rest). The verdict
    * reads the text as it is. GAVEL_PASTE_WEIGHT=off reads a paste word for word (docs/BENCHMARKS.md,
    * "Requests with a paste").

@@ -44,6 +44,12 @@ describe("a request with a paste", () => {
       expect(res.paste!.tokenWeight).toBeGreaterThan(0);
       expect(res.paste!.tokenWeight).toBeLessThan(0.2);
     }
+    // without the lexical expert no word was weighed: the glance's tokens were
+    const glanceOnly = await router.route(`${request}\n\nFor context, the logs:\n${logs(40)}`, { lexical: false, abstain: false });
+    expect(glanceOnly.timings.lexicalMs).toBeUndefined();
+    expect(glanceOnly.paste?.lines).toBe(40);
+    expect(glanceOnly.paste!.wordWeight).toBe(1);
+    expect(glanceOnly.paste!.tokenWeight).toBeLessThan(0.2);
   });
 
   it("scales exactly the pasted rows of the glance, from the start of a whole task and from the end of a cut one", () => {
