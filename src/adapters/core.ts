@@ -83,10 +83,10 @@ function untilAborted<T>(promise: Promise<T>, signal: AbortSignal | undefined): 
   });
 }
 
-/** A `maxChars` option checked: a non-negative number, `fallback` when absent. */
+/** A `maxChars` option checked: a non-negative number, `fallback` when absent; else INVALID_ARGUMENT. */
 export function maxCharsOf(maxChars: unknown, fallback: number = DEFAULT_MAX_CHARS): number {
   const n = maxChars ?? fallback;
-  if (typeof n !== "number" || !(n >= 0)) throw new TypeError(`maxChars must be a non-negative number, got ${valueText(n)}`);
+  if (typeof n !== "number" || !(n >= 0)) throw invalidArgument(`maxChars must be a non-negative number, got ${valueText(n)}`);
   return n;
 }
 

@@ -198,8 +198,8 @@ export class GavelSkillRetriever extends RetrieverBase<GavelSkillMetadata> {
     const { k = 3, abstain, verdict, maxChars = DEFAULT_MAX_CHARS, ...fields } = options;
     super(fields);
     if (!router || typeof router.route !== "function" || typeof router.get !== "function") throw new TypeError("GavelSkillRetriever needs a Router (or an object with route() and get())");
-    if (!(Number.isInteger(k) && k >= 1)) throw new TypeError(`k must be a positive integer, got ${valueText(k)}`);
-    if (typeof maxChars !== "number" || !(maxChars >= 0)) throw new TypeError(`maxChars must be a non-negative number, got ${valueText(maxChars)}`);
+    if (!(Number.isInteger(k) && k >= 1)) throw invalidArgument(`k must be a positive integer, got ${valueText(k)}`);
+    maxCharsOf(maxChars);
     this.#router = router;
     this.#k = k;
     this.#maxChars = maxChars;

@@ -112,6 +112,8 @@ describe("gavel-router/langchain", () => {
     const chain = new GavelSkillRetriever(fixture.router, { k: 1 }).pipe(RunnableLambda.from((docs: Document[]) => docs.map((d) => d.metadata.name)));
     expect(await chain.invoke(PHOTOS)).toEqual(["image-resizing"]);
     expect(() => new GavelSkillRetriever(fixture.router, { k: 0 })).toThrow(/k must be a positive integer/);
+    // a wrong kind is a typed GavelError, as the other adapters' options
+    for (const options of [{ k: "3" }, { maxChars: -1 }]) expect(() => new GavelSkillRetriever(fixture.router, options as never)).toThrow(expect.objectContaining({ code: "INVALID_ARGUMENT" }));
     // a query that is not a string, typed; the run's signal stops the route
     await expect(new GavelSkillRetriever(fixture.router).invoke(123 as never)).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
     await expect(new GavelSkillRetriever(fixture.router).invoke(PHOTOS, { signal: AbortSignal.abort() })).rejects.toMatchObject({ code: "ABORTED" });

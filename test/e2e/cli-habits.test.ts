@@ -135,6 +135,18 @@ describe("gavel's habits", () => {
     expect(none.err).toMatch(/gavel route needs a task/);
   }, 300_000);
 
+  it("an option value of the wrong kind is INVALID_ARGUMENT, exit 1, named by its flag", async () => {
+    const top = await gavel("glance", "write a dockerfile", "--top", "0", "--bank", join(root, "bad-bank"), ...model());
+    expect(top.code).toBe(1);
+    expect(top.err).toMatch(/--top must be .*, got 0 \[INVALID_ARGUMENT\]/);
+    const flagged = await gavel("route", "write a dockerfile", "--exclude-flagged", "bogus", "--bank", join(root, "bad-bank"), ...model());
+    expect(flagged.code).toBe(1);
+    expect(flagged.err).toMatch(/--exclude-flagged takes .*, got "bogus" \[INVALID_ARGUMENT\]/);
+    const budget = await gavel("route", "write a dockerfile", "--bank", join(root, "bad-bank"), ...model(), "--skill-budget", "abc");
+    expect(budget.code).toBe(1);
+    expect(budget.err).toMatch(/--skill-budget must be an integer, got abc \[INVALID_ARGUMENT\]/);
+  }, 300_000);
+
   it("sync --dry-run on a fresh project lists what it would install, creates nothing", async () => {
     const project = join(root, "sync-project");
     const folder = join(project, ".claude", "skills", "pdf-fill");

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { run } from "../helpers/run.js";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { DEFAULT_MODEL, DEFAULT_PROJECTIONS, PACKAGE_ROOT, defaultModelPaths, resolveModelPath, resolveProjectionsPath } from "../../src/defaults.js";
 import { repoRoot } from "../helpers/paths.js";
 import { rightOrNearTie } from "../helpers/near-tie.js";
@@ -88,6 +88,13 @@ describe("gavel demo", () => {
     const skills = await gavel(["demo", "--model", TINY_LLAMA_PATH, "--projections", TINY_LLAMA_PATH, "--skills", "/no/such/skills"]);
     expect(skills.code).toBe(1);
     expect(skills.err).toMatch(/skills folder \/no\/such\/skills does not exist/);
+    // a file where the folder is expected, a folder where the file is: named as such, not "does not exist" or EISDIR
+    const skillsFile = await gavel(["demo", "--model", TINY_LLAMA_PATH, "--projections", TINY_LLAMA_PATH, "--skills", TINY_LLAMA_PATH]);
+    expect(skillsFile.code).toBe(1);
+    expect(skillsFile.err).toContain(`skills folder ${TINY_LLAMA_PATH} is not a folder [FILE_NOT_FOUND]`);
+    const tasksDir = await gavel(["demo", "--model", TINY_LLAMA_PATH, "--projections", TINY_LLAMA_PATH, "--tasks", dirname(TINY_LLAMA_PATH)]);
+    expect(tasksDir.code).toBe(1);
+    expect(tasksDir.err).toContain(`tasks file ${dirname(TINY_LLAMA_PATH)} is not a file [FILE_NOT_FOUND]`);
     expect((await gavel(["demo", "stray"])).code).toBe(2);
   });
 

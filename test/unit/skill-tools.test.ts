@@ -97,6 +97,6 @@ describe("what a framework's search tool checks when it is built", () => {
     expect(maxCharsOf(undefined, Infinity)).toBe(Infinity);
     expect(maxCharsOf(0, Infinity)).toBe(0);
     expect(maxCharsOf(120)).toBe(120);
-    for (const bad of [-1, Number.NaN, "100", true]) expect(() => maxCharsOf(bad, Infinity)).toThrow(/maxChars must be a non-negative number/);
+    for (const bad of [-1, Number.NaN, "100", true]) expect(() => maxCharsOf(bad, Infinity)).toThrow(expect.objectContaining({ code: "INVALID_ARGUMENT", message: expect.stringMatching(/maxChars must be a non-negative number/) }));
   });
 });

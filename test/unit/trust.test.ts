@@ -124,5 +124,7 @@ describe("flag and trust options", () => {
     expect(() => trustFromArgs({ "tie-margin": "x" })).toThrow(/tie-margin/);
     expect(() => trustFromArgs({ "exclude-source": ["bogus"] })).toThrow(/unknown source selector "bogus"/);
     expect(() => trustFromArgs({ trust: ["projet=2"] })).toThrow(/did you mean project/);
+    // a flag word is checked here, named by the CLI's option (not the API's excludeFlagged)
+    expect(() => trustFromArgs({ "exclude-flagged": "hub,bogus" })).toThrow(expect.objectContaining({ code: "INVALID_ARGUMENT", message: expect.stringMatching(/^--exclude-flagged takes .*hub, echo, injection, got "bogus"/) }));
   });
 });

@@ -299,8 +299,10 @@ async function demoInputs(values: { model?: string; projections?: string; skills
   requireFile("projections", projections, "--projections", "GAVEL_PROJECTIONS");
   const skillsDir = values.skills ?? DEFAULT_SKILLS_DIR;
   const tasksFile = values.tasks ?? DEFAULT_TASKS_FILE;
-  if (!existsSync(skillsDir) || !statSync(skillsDir).isDirectory()) throw new GavelError(`skills folder ${skillsDir} does not exist`, "FILE_NOT_FOUND");
+  if (!existsSync(skillsDir)) throw new GavelError(`skills folder ${skillsDir} does not exist`, "FILE_NOT_FOUND");
+  if (!statSync(skillsDir).isDirectory()) throw new GavelError(`skills folder ${skillsDir} is not a folder`, "FILE_NOT_FOUND");
   if (!existsSync(tasksFile)) throw new GavelError(`tasks file ${tasksFile} does not exist`, "FILE_NOT_FOUND");
+  if (!statSync(tasksFile).isFile()) throw new GavelError(`tasks file ${tasksFile} is not a file`, "FILE_NOT_FOUND");
   const tasks = await loadTasks(tasksFile);
   return { model, projections, skillsDir, tasksFile, tasks, threads: intArg(values.threads, "threads", { min: 1 }) };
 }

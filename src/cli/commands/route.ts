@@ -191,6 +191,9 @@ const TRUST_ROUTE_HELP = `  --trust SEL=N         priority of a source (repeatab
   --tie-margin X        the near-tie margin in g for --trust (default the projections' Δ)`;
 
 /** The route or glance options from the trust flags. */
+/** The flags --exclude-flagged takes. */
+const FLAGS: readonly string[] = ["hub", "echo", "injection"];
+
 export function trustFromArgs(values: { "exclude-flagged"?: string; "exclude-source"?: string[]; trust?: string[]; "tie-margin"?: string }): {
   excludeFlagged?: ("hub" | "echo" | "injection")[];
   excludeSources?: string[];
@@ -198,7 +201,11 @@ export function trustFromArgs(values: { "exclude-flagged"?: string; "exclude-sou
   tieMargin?: number;
 } {
   const out: ReturnType<typeof trustFromArgs> = {};
-  if (values["exclude-flagged"] !== undefined) out.excludeFlagged = values["exclude-flagged"].split(",").map((f) => f.trim()).filter((f) => f !== "") as ("hub" | "echo" | "injection")[];
+  if (values["exclude-flagged"] !== undefined) {
+    const flags = values["exclude-flagged"].split(",").map((f) => f.trim()).filter((f) => f !== "");
+    for (const f of flags) if (!FLAGS.includes(f)) throw invalidArgument(`--exclude-flagged takes a comma-separated list of ${FLAGS.join(", ")}, got ${JSON.stringify(f)}`);
+    out.excludeFlagged = flags as ("hub" | "echo" | "injection")[];
+  }
   if (values["exclude-source"] !== undefined) out.excludeSources = [...values["exclude-source"]];
   if (values.trust !== undefined) {
     out.trust = {};
@@ -332,7 +339,7 @@ ${TRUST_HELP}`,
     const { positionals, values } = parseArgs({ args, allowPositionals: true, options: { ...routerOptions, top: { type: "string" }, "task-file": { type: "string" }, "exclude-flagged": trustArgOptions["exclude-flagged"], "exclude-source": trustArgOptions["exclude-source"] } });
     const task = await readTaskArg(positionals, values["task-file"]);
     if (task === undefined) throw new UsageError('gavel glance needs a task: "<task>", --task-file PATH, or - for stdin', this.help);
-    const topK = intArg(values.top, "top") ?? 20;
+    const topK = intArg(values.top, "top", { min: 1 }) ?? 20;
     const trust = trustFromArgs(values);
     const print = (hits: GlanceHit[]) => console.log(values.json ? JSON.stringify(hits, null, 2) : table(["skill", "g"], hits.map((h) => [safeText(h.skill), h.g])));
     // a running server answers `glance-top` (it takes no trust options, and at most 200)
