@@ -263,6 +263,7 @@ describe("the default pair's abstention", () => {
         }
         expect(judgedWhenNotAbstaining).toBeGreaterThan(0);
       });
-    });
+      // some 90 routes, a third with the verdict: 69 s beside one suite, over 120 s beside two and more
+    }, 600_000);
   });
 });
