@@ -314,8 +314,9 @@ export class Model {
    * return value says why it stopped. Runs on a sequence of its own, so other calls on this model may
    * run between its steps; each step is queued like any other call. The sequence is given back when
    * the iterator ends, is closed (a `break` out of its loop, or `return()`), or its `signal` aborts
-   * (at once, even if it is never read again); an iterator merely dropped holds it until garbage
-   * collection. Chat messages:
+   * (at once, even if it is never read again); an iterator merely dropped holds it until it is
+   * garbage-collected (its `signal`, however long it lives, does not keep it), and the sequence is then
+   * given back through the model's queue. Chat messages:
    * `generateChat` (render/) renders them through the model's chat template first.
    *
    * @throws GavelError INVALID_ARGUMENT, LAYER_OUT_OF_RANGE, TOKEN_OUT_OF_VOCABULARY or CONTEXT_OVERFLOW

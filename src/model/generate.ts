@@ -222,31 +222,107 @@ function overflowError(err: GavelError, host: GenerateHost, prompt: number, gene
 }
 
 /**
- * The decode loop of {@link Model.generate}. Closes the native generation however it ends, and at
- * once when `signal` aborts, even while the iterator is not read (its next read rejects with ABORTED).
+ * What a generation holds besides its iterator: the native generation, whether its sequence counts
+ * in `host.generations.open`, and its close. Nothing here refers to the iterator, so an iterator that
+ * is dropped can be collected while its signal lives on; {@link dropped} then gives all of this back.
  */
-export async function* runGeneration(
+class Lease {
+  /** Whether the sequence counts in `host.generations.open` (from the prompt's prefill until release). */
+  #held = false;
+  #closing: Promise<void> | undefined;
+  /** How the signal's one listener ({@link watch}) reaches this lease: weakly. */
+  readonly ref: WeakRef<Lease> = new WeakRef(this);
+
+  constructor(readonly host: GenerateHost, readonly gen: NativeGeneration, readonly signal: AbortSignal | undefined) {}
+
+  /** Counts the sequence, which the prompt's prefill is about to take. */
+  take(): void {
+    this.#held = true;
+    this.host.generations.open++;
+  }
+
+  /**
+   * Gives the sequence back: uncounts it, stops listening to the signal, and closes the native
+   * generation through the model's queue (once; later calls wait for that close). Never rejects.
+   */
+  release(): Promise<void> {
+    if (this.#held) {
+      this.#held = false;
+      this.host.generations.open--;
+    }
+    unwatch(this);
+    dropped.unregister(this);
+    this.#closing ??= (async () => {
+      try {
+        await this.host.enqueue(undefined, () => this.gen.close());
+      } catch {
+        // a disposed model refuses the call (its sequences went with it): nothing to give back then
+      }
+    })();
+    return this.#closing;
+  }
+}
+
+/**
+ * A dropped iterator (never finished, closed or aborted) is collected with its generator frame, but
+ * its finally never runs: this gives its lease back then (the listener, the count, the sequence,
+ * closed through the model's queue as any other close).
+ */
+const dropped = new FinalizationRegistry<Lease>((lease) => void lease.release());
+
+/**
+ * Per signal, the generations its abort releases: one listener whatever their number (so many on an
+ * app-wide signal draw no MaxListenersExceededWarning), holding each generation only weakly, so a
+ * long-lived signal keeps none alive.
+ */
+const watched = new WeakMap<AbortSignal, { refs: Set<WeakRef<Lease>>; onAbort: () => void }>();
+
+function watch(lease: Lease): void {
+  const signal = lease.signal;
+  if (signal === undefined || signal.aborted) return;
+  let w = watched.get(signal);
+  if (w === undefined) {
+    const refs = new Set<WeakRef<Lease>>();
+    const onAbort = () => {
+      watched.delete(signal);
+      for (const r of [...refs]) void r.deref()?.release();
+      refs.clear();
+    };
+    w = { refs, onAbort };
+    watched.set(signal, w);
+    signal.addEventListener("abort", onAbort, { once: true });
+  }
+  w.refs.add(lease.ref);
+}
+
+function unwatch(lease: Lease): void {
+  const signal = lease.signal;
+  const w = signal === undefined ? undefined : watched.get(signal);
+  if (signal === undefined || w === undefined || !w.refs.delete(lease.ref) || w.refs.size > 0) return;
+  signal.removeEventListener("abort", w.onAbort);
+  watched.delete(signal);
+}
+
+/**
+ * The decode loop of {@link Model.generate}. Closes the native generation however it ends, at once
+ * when `signal` aborts, even while the iterator is not read (its next read rejects with ABORTED), and
+ * when the iterator is dropped unfinished, once it is garbage-collected (the signal does not keep it).
+ */
+export function runGeneration(
   host: GenerateHost, gen: NativeGeneration, prompt: Int32Array, s: GenerateSettings,
 ): AsyncGenerator<GenerateChunk, GenerateResult, undefined> {
+  const lease = new Lease(host, gen, s.signal);
+  const it = steps(lease, prompt, s);
+  dropped.register(it, lease, lease);
+  return it;
+}
+
+async function* steps(lease: Lease, prompt: Int32Array, s: GenerateSettings): AsyncGenerator<GenerateChunk, GenerateResult, undefined> {
+  const { host, gen } = lease;
   const tokens: number[] = [];
   let emitted = 0;
   let text = "";
   const maxStop = s.stop.reduce((m, x) => Math.max(m, x.length), 0);
-  // The sequence is taken at the first append and held until close; `open` counts it meanwhile.
-  let held = false;
-  const release = async (): Promise<void> => {
-    if (held) {
-      held = false;
-      host.generations.open--;
-    }
-    try {
-      await host.enqueue(undefined, () => gen.close());
-    } catch {
-      // a disposed model refuses the call (its sequences went with it): nothing to give back then
-    }
-  };
-  const onAbort = () => void release();
-  s.signal?.addEventListener("abort", onAbort, { once: true });
   // `generated`: tokens generated before this append (null: the prompt's).
   const append = async (t: Int32Array, generated: number | null): Promise<NativeGenerationStep> => {
     try {
@@ -257,8 +333,9 @@ export async function* runGeneration(
     }
   };
   try {
-    held = true;
-    host.generations.open++;
+    // The sequence is taken at the first append and held until release; `open` counts it meanwhile.
+    watch(lease);
+    lease.take();
     let step: NativeGenerationStep = await append(prompt, null);
     if (s.finalState) s.onPrompt?.(step.states, prompt, finalOf(step));
     else s.onPrompt?.(step.states, prompt);
@@ -288,8 +365,7 @@ export async function* runGeneration(
     }
     return { reason: "max-tokens", text, tokens: Int32Array.from(tokens), seed: s.params.seed };
   } finally {
-    s.signal?.removeEventListener("abort", onAbort);
-    await release();
+    await lease.release();
   }
 }
 

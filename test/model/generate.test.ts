@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { GavelError, Model } from "../../src/index.js";
 import type { GenerateChunk, GenerateResult } from "../../src/model/generate.js";
 import { TINY_LLAMA_PATH } from "../fixtures/tiny-llama.js";
+import { collectGarbage } from "../helpers/gc.js";
 
 const PROMPT = "Once upon a time there was a little girl";
 
@@ -310,6 +311,31 @@ describe("Model.generate's sequences (the tiny llama, one sequence for generatio
     const { result } = await collect(model.generate(PROMPT, { ...opts, maxTokens: 3 }));
     expect(result.tokens.length).toBe(3);
     await expect(a.next()).rejects.toMatchObject({ name: "GavelError", code: "ABORTED" });
+  });
+
+  it("an iterator dropped on a long-lived signal gives its sequence back once collected and no longer counts as open", async () => {
+    const app = new AbortController(); // app-wide: never aborts here
+    const collected = { n: 0 };
+    const reg = new FinalizationRegistry<number>(() => collected.n++);
+    const openAndDrop = async () => {
+      const it = model.generate(PROMPT, { ...opts, maxTokens: 20, signal: app.signal });
+      reg.register(it, 0);
+      expect((await it.next()).done).toBe(false);
+    };
+    await openAndDrop();
+    await collectGarbage(() => collected.n === 1);
+    expect(collected.n).toBe(1);
+    await collectGarbage(() => false, 3); // and the library's own finalization callback, which closes it
+    // the sequence is free again (its close went through the model's queue, before this generation's
+    // prefill), and the dropped generation no longer counts as open
+    const a = model.generate(PROMPT, { ...opts, maxTokens: 20, signal: app.signal });
+    expect((await a.next()).done).toBe(false);
+    const err = await model.generate(PROMPT, { ...opts, maxTokens: 3, signal: app.signal }).next().catch((e: unknown) => e);
+    expect((err as GavelError).code).toBe("CONTEXT_OVERFLOW");
+    expect((err as GavelError).message).toMatch(/: 1 other generation is still open/);
+    await a.return(undefined as never);
+    const { result } = await collect(model.generate(PROMPT, { ...opts, maxTokens: 3, signal: app.signal }));
+    expect(result.tokens.length).toBe(3);
   });
 
   it("an abort after the model was disposed is quiet: nothing is left to give back, the next read is a typed error", async () => {
