@@ -62,7 +62,7 @@ const LIVE_SELECT_KEYS: Record<keyof LiveSelectOptions, true> = { abstain: true,
 export interface LiveSelection extends Pick<RouteResult, "skill" | "name" | "abstained" | "abstention" | "shortlist" | "verdict" | "load"> {
   /** The winner whole (body, front matter, allowed-tools); null when nothing loads. */
   record: SkillRecord | null;
-  /** Live tokens read when it fired. */
+  /** Live tokens read when it fired (the rows of the scores it ranked). */
   tokens: number;
   /** As `route().timings`, without the glance (the live context keeps its scores as it reads). */
   timings: Omit<RouteResult["timings"], "glanceMs">;
@@ -128,7 +128,8 @@ function tailStart(text: string, at: number): number {
  * }
  * ```
  * @throws GavelError INVALID_ARGUMENT (no token read yet, a bad context), EMPTY_LIBRARY, ABORTED,
- *   DISPOSED (the live context was disposed, or its router closed)
+ *   DISPOSED (the live context was disposed, or its router closed); the tokens and the disposal are
+ *   checked again after each wait, so a reset or a dispose while it runs is one of these too
  */
 export async function selectLive(live: LiveContext, context: RouteContext, options?: LiveSelectOptions): Promise<LiveSelection> {
   if (typeof live !== "object" || live === null || !("routerParts" in live)) throw invalidArgument("selectLive: live must be a LiveContext (router.live())");
@@ -142,16 +143,21 @@ export async function selectLive(live: LiveContext, context: RouteContext, optio
   const lexical = boolOption(o.lexical, "lexical", defaultLexical(projections, abstain));
   const signal = signalOption(o.signal);
   if (signal?.aborted) throw abortedError();
-  if (live.tokens === 0) throw invalidArgument("the live context has read no token yet: nothing to select from");
+  const noToken = () => invalidArgument("the live context has read no token yet: nothing to select from");
+  if (live.tokens === 0) throw noToken();
   const taskText = await liveVerdictText(parts, context);
   if (signal?.aborted) throw abortedError();
+  // checked again after each wait: a reset or a dispose may have come meanwhile
   live.checkOpen("selectLive");
+  if (live.tokens === 0) throw noToken();
   const t0 = performance.now();
   const { library } = parts;
   return library.reading(async () => {
+    live.checkOpen("selectLive");
     const routable = new Set(library.routable());
     if (routable.size === 0) throw new GavelError("no skill is installed (or every one has disable-model-invocation)", "EMPTY_LIBRARY");
     const scores = live.scores();
+    if (scores.tokens === 0) throw noToken();
     // Columns of skills still routable (one removed since the last append is dropped).
     const kept: number[] = [];
     for (let c = 0; c < scores.handles.length; c++) if (routable.has(scores.handles[c])) kept.push(c);
@@ -172,7 +178,7 @@ export async function selectLive(live: LiveContext, context: RouteContext, optio
     return {
       ...outcome,
       record,
-      tokens: live.tokens,
+      tokens: scores.tokens,
       timings: { verdictMs: d.verdictMs, totalMs: performance.now() - t0, ...(d.lexicalMs !== undefined ? { lexicalMs: d.lexicalMs } : {}) },
     };
   });

@@ -86,6 +86,45 @@ describe.skipIf(NO_SHARED)("live context edges (stories260K, random projections)
     await expect(orphan.append(rows)).rejects.toMatchObject({ name: "GavelError", code: "DISPOSED" });
   });
 
+  it("selectLive checks again after its waits: a reset meanwhile is INVALID_ARGUMENT, a dispose DISPOSED (not a selection from zeros)", async () => {
+    const o = { verdict: false, abstain: false };
+    const rows = await rowsOf(TEXT, router.projections.layer);
+    const noToken = { name: "GavelError", code: "INVALID_ARGUMENT", message: expect.stringContaining("no token") };
+    // during the verdict text's tokenization (selectLive's first await)
+    const live = router.live();
+    await live.append(rows);
+    const p = selectLive(live, TEXT, o);
+    live.reset();
+    await expect(p).rejects.toMatchObject(noToken);
+    // while the library's read waits (for a writer, say): a reset or a dispose lands there
+    const library = live.routerParts.library;
+    for (const [what, expected] of [["reset", noToken], ["dispose", { name: "GavelError", code: "DISPOSED" }]] as const) {
+      const l = router.live();
+      await l.append(rows);
+      Object.defineProperty(library, "reading", {
+        configurable: true,
+        value: async <T>(f: () => Promise<T>): Promise<T> => {
+          await Promise.resolve();
+          if (what === "reset") l.reset();
+          else l.dispose();
+          return Object.getPrototypeOf(library).reading.call(library, f);
+        },
+      });
+      try {
+        await expect(selectLive(l, TEXT, o), what).rejects.toMatchObject(expected);
+      } finally {
+        delete (library as { reading?: unknown }).reading;
+      }
+      l.dispose();
+    }
+    // unpatched, a context that has read tokens still selects
+    const ok = router.live();
+    await ok.append(rows);
+    expect(await selectLive(ok, TEXT, o)).toMatchObject({ skill: expect.any(String), tokens: ok.tokens });
+    ok.dispose();
+    live.dispose();
+  });
+
   it("the verdict's text of a long conversation: its end as the whole text's tokens give it, from a tokenized tail only, off the JS thread", async () => {
     const r = rng(freshSeed());
     const words = "the robot build failed linker logs cannot find library tests time out fix retry cache file path error warning because".split(" ");
