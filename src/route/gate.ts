@@ -214,8 +214,9 @@ export class Gate {
    * Reads a gate file ({@link saveGate}). With `router`, checks that it was trained for the router's
    * model and projections and that its state layer exists.
    *
-   * @throws GavelError INVALID_ARGUMENT (a bad path or options), FILE_NOT_FOUND (no file there, or not
-   *   a regular file: a directory, a FIFO, a device), PERMISSION_DENIED, CORRUPT_FILE (not JSON, not a
+   * @throws GavelError INVALID_ARGUMENT (a bad path or options), FILE_NOT_FOUND (no file there, not
+   *   a regular file: a directory, a FIFO, a device; or it cannot be read for another reason than
+   *   permission, the message naming the errno: EMFILE, EIO, ELOOP, …), PERMISSION_DENIED, CORRUPT_FILE (not JSON, not a
    *   gate file, a bad field, weights of the wrong length or not finite, above 64 MiB),
    *   PROJECTIONS_MISMATCH (another model or projections than the router's)
    */
@@ -347,16 +348,33 @@ export async function loadGate(path: string, options?: { router?: GateRouterView
   try {
     text = (await readRegularFile(path, MAX_GATE_FILE_BYTES)).toString("utf8");
   } catch (err) {
-    if (!(err instanceof RegularFileError)) throw err;
-    const errno = (err.cause as NodeJS.ErrnoException | undefined)?.code;
-    if (errno === "EACCES" || errno === "EPERM") throw new GavelError(`cannot read the gate file ${path}: permission denied (${errno})`, "PERMISSION_DENIED", { cause: err });
-    if (err.reason === "too-large") throw new GavelError(`not a gate file: ${err.message}`, "CORRUPT_FILE", { cause: err });
-    if (err.reason === "missing") throw new GavelError(`no gate file at ${path}`, "FILE_NOT_FOUND", { cause: err });
-    throw new GavelError(`no gate file at ${path}: ${err.message}`, "FILE_NOT_FOUND", { cause: err });
+    throw gateReadError(path, err);
   }
   const gate = parseGateFile(text, path);
   if (router !== undefined) checkGateFor(gate, router, path);
   return gate;
+}
+
+/**
+ * The typed error of a gate file that could not be read: PERMISSION_DENIED (EACCES, EPERM),
+ * CORRUPT_FILE (above the size cap), FILE_NOT_FOUND "no gate file" (missing, or not a regular file),
+ * and for any other errno (EMFILE, EIO, ENAMETOOLONG, ELOOP, …) FILE_NOT_FOUND "cannot read", naming
+ * it: the file may well exist. FILE_NOT_FOUND is what the model and projections loaders give a file
+ * they cannot read. Anything else is returned as it is.
+ */
+function gateReadError(path: string, err: unknown): unknown {
+  const file = err instanceof RegularFileError ? err : undefined;
+  // an errno of the open (the RegularFileError's cause) or of a read after it
+  const io = (file ? file.cause : err) as NodeJS.ErrnoException | undefined;
+  const errno = typeof io?.code === "string" ? io.code : undefined;
+  if (file === undefined && errno === undefined) return err;
+  if (errno === "EACCES" || errno === "EPERM") return new GavelError(`cannot read the gate file ${path}: permission denied (${errno})`, "PERMISSION_DENIED", { cause: err });
+  if (file?.reason === "too-large") return new GavelError(`not a gate file: ${file.message}`, "CORRUPT_FILE", { cause: err });
+  if (file?.reason === "missing") return new GavelError(`no gate file at ${path}`, "FILE_NOT_FOUND", { cause: err });
+  if (errno === undefined) return new GavelError(`no gate file at ${path}: ${file?.message}`, "FILE_NOT_FOUND", { cause: err });
+  // Node's errno messages read "ECODE: what it means, syscall 'path'"
+  const what = /^[A-Z0-9]+: ([^,]+)/.exec(io?.message ?? "")?.[1];
+  return new GavelError(`cannot read the gate file ${path}: ${what ?? "an I/O error"} (${errno})`, "FILE_NOT_FOUND", { cause: err });
 }
 
 /** Whether `v` has what {@link checkGateFor} reads of a router. */

@@ -3,7 +3,7 @@
 // measures follow the two-token rule.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { execFileSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fitGate } from "../../lab/eval/gate-fit.js";
@@ -145,6 +145,24 @@ describe("gate files", () => {
     }
     await expect(loadGate(5 as never)).rejects.toMatchObject({ name: "GavelError", code: "INVALID_ARGUMENT" });
     await expect(loadGate(p)).resolves.toBeInstanceOf(Gate);
+  });
+
+  it("a path that cannot be read for another reason than a missing file names its errno (FILE_NOT_FOUND, not 'no gate file')", async () => {
+    // a name longer than any file system's NAME_MAX: ENAMETOOLONG at the stat
+    const long = join(dir, `${"g".repeat(300)}.json`);
+    const err = await loadGate(long).catch((e: unknown) => e);
+    expect(err).toMatchObject({ name: "GavelError", code: "FILE_NOT_FOUND", message: expect.stringMatching(/^cannot read the gate file .*\(ENAMETOOLONG\)$/) });
+    expect((err as Error).message).not.toContain("no gate file");
+    if (process.platform !== "win32") {
+      // two links naming each other: ELOOP
+      const a = join(dir, "loop-a.json"), b = join(dir, "loop-b.json");
+      symlinkSync(b, a);
+      symlinkSync(a, b);
+      const loop = await loadGate(a).catch((e: unknown) => e);
+      expect(loop).toMatchObject({ name: "GavelError", code: "FILE_NOT_FOUND", message: expect.stringMatching(/^cannot read the gate file .*loop-a\.json: .*\(ELOOP\)$/) });
+    }
+    // a missing file is still "no gate file at"
+    await expect(loadGate(join(dir, "none.json"))).rejects.toMatchObject({ code: "FILE_NOT_FOUND", message: `no gate file at ${join(dir, "none.json")}` });
   });
 });
 
