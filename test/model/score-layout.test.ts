@@ -149,7 +149,8 @@ describe.each(models)("scoreMany on $name", (mx) => {
       await big.dispose();
       await small.dispose();
     }
-  });
+    // gavel-mini decodes ~4,500 tokens twice on one thread: past 120 s on a loaded 2-core machine
+  }, 600_000);
 });
 
 describe("scorer limits are typed errors before llama.cpp sees them", () => {
