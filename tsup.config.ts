@@ -62,13 +62,15 @@ export default defineConfig([
   // nothing of them loads unless a user imports the subpath, and the main bundle is unchanged. Each
   // loads its framework apart (src/adapters/peer.ts): the ES modules by an awaited import() (top-level
   // await), the CommonJS build by require(), chosen by __GAVEL_CJS__ (the other branch is dead code).
+  // The CommonJS build has no import.meta: peer.ts's import.meta.resolve (used by the ES module build
+  // alone, to name a peer's installed version) is defined away there, not left as an empty object.
   ...(["esm", "cjs"] as const).map((format) => ({
     entry: { "adapters/ai-sdk": "src/adapters/ai-sdk.ts", "adapters/langchain": "src/adapters/langchain.ts", "adapters/mastra": "src/adapters/mastra.ts" },
     format: [format],
     dts: true,
     sourcemap: true,
     target: "node20",
-    define: { __GAVEL_CJS__: format === "cjs" ? "true" : "false" },
+    define: { __GAVEL_CJS__: format === "cjs" ? "true" : "false", ...(format === "cjs" ? { "import.meta.resolve": "undefined" } : {}) },
     external: ["ai", "zod", "langchain", "@langchain/core", "@mastra/core"],
   })),
 ]);

@@ -29,13 +29,19 @@ export type { SearchHit, SearchResult, SkillSource } from "./skill-tools.js";
 
 declare const __GAVEL_CJS__: boolean | undefined;
 const ENTRY = "gavel-router/ai-sdk";
-// The framework, loaded apart (./peer.ts): a package that is not installed fails the first call that
-// needs it (the tools: `ai` and `zod`) with DEPENDENCY_MISSING, not this import; gavelPrepareStep
-// needs neither. tsup defines __GAVEL_CJS__ in the CommonJS build, which requires them instead.
+// The framework, loaded apart (./peer.ts): a package that is not installed, or that lacks the export
+// named beside it, fails the first call that needs it (the tools: `ai` and `zod`) with
+// DEPENDENCY_MISSING, not this import; gavelPrepareStep needs neither. tsup defines __GAVEL_CJS__ in the CommonJS build, which requires them instead.
 const [ai, zod] =
   typeof __GAVEL_CJS__ !== "undefined" && __GAVEL_CJS__
-    ? ([loadPeerSync<typeof import("ai")>(ENTRY, "ai", () => require("ai")), loadPeerSync<typeof import("zod")>(ENTRY, "zod", () => require("zod"))] as const)
-    : await Promise.all([loadPeer<typeof import("ai")>(ENTRY, "ai", () => import("ai")), loadPeer<typeof import("zod")>(ENTRY, "zod", () => import("zod"))]);
+    ? ([
+        loadPeerSync<typeof import("ai")>(ENTRY, "ai", ["tool"], () => require("ai")),
+        loadPeerSync<typeof import("zod")>(ENTRY, "zod", ["z"], () => require("zod")),
+      ] as const)
+    : await Promise.all([
+        loadPeer<typeof import("ai")>(ENTRY, "ai", ["tool"], () => import("ai")),
+        loadPeer<typeof import("zod")>(ENTRY, "zod", ["z"], () => import("zod")),
+      ]);
 
 /** `tool` and `z`, or DEPENDENCY_MISSING naming what `what` needs. */
 function framework(what: string): { tool: (typeof import("ai"))["tool"]; z: (typeof import("zod"))["z"] } {

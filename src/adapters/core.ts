@@ -9,6 +9,7 @@
 import type { RouteContext, RouteOptions, RouteResult } from "../route/types.js";
 import type { SkillRecord } from "../route/skill-record.js";
 import { abortedError, boolOption, optionsObject, signalOption, valueText } from "../util/validate.js";
+import { linkSignals } from "../util/linked-signal.js";
 import { invalidArgument } from "../errors.js";
 
 /** The keys of {@link GavelAdapterOptions}. */
@@ -64,13 +65,6 @@ export interface ChatTurn {
 }
 
 export const DEFAULT_MAX_CHARS = 20_000;
-
-/** One signal for two (either aborts it); undefined when neither is given. */
-function eitherSignal(a: AbortSignal | undefined, b: AbortSignal | undefined): AbortSignal | undefined {
-  if (!a || a === b) return b;
-  if (!b) return a;
-  return AbortSignal.any([a, b]);
-}
 
 /** `promise`, or ABORTED as soon as `signal` aborts (the work behind `promise` goes on). */
 function untilAborted<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
@@ -198,8 +192,15 @@ export class SkillInjector {
    * joins another's route in flight stops waiting when its own signal aborts, and routes again when
    * the other's signal stopped the shared route.
    */
-  route(context: RouteContext, signal?: AbortSignal): Promise<RoutedSkill> {
-    return this.#routeWith(context, eitherSignal(this.#options.signal, signal));
+  async route(context: RouteContext, signal?: AbortSignal): Promise<RoutedSkill> {
+    // one signal for the option's (often long-lived) and the call's, unlinked when the call settles
+    // (linked-signal.ts: AbortSignal.any would leave a record on the option's signal per call)
+    const linked = linkSignals([this.#options.signal, signal]);
+    try {
+      return await this.#routeWith(context, linked.signal);
+    } finally {
+      linked.dispose();
+    }
   }
 
   #routeWith(context: RouteContext, signal: AbortSignal | undefined): Promise<RoutedSkill> {

@@ -54,27 +54,27 @@ type LangchainModule = typeof import("langchain");
 type RetrieversModule = typeof import("@langchain/core/retrievers");
 type ToolsModule = typeof import("@langchain/core/tools");
 type DocumentsModule = typeof import("@langchain/core/documents");
-// The framework, loaded apart (./peer.ts): a package that is not installed fails the first call that
-// needs it with DEPENDENCY_MISSING, not this import (the middleware needs `langchain`; the retriever
-// and the tools `@langchain/core` alone). tsup defines __GAVEL_CJS__ in the CommonJS build, which
-// requires them instead.
+// The framework, loaded apart (./peer.ts): a package that is not installed, or that lacks the export
+// named beside it, fails the first call that needs it with DEPENDENCY_MISSING, not this import (the
+// middleware needs `langchain`; the retriever and the tools `@langchain/core` alone). tsup defines
+// __GAVEL_CJS__ in the CommonJS build, which requires them instead.
 const [langchain, retrievers, tools, documents] =
   typeof __GAVEL_CJS__ !== "undefined" && __GAVEL_CJS__
     ? ([
-        loadPeerSync<LangchainModule>(ENTRY, "langchain", () => require("langchain")),
-        loadPeerSync<RetrieversModule>(ENTRY, "@langchain/core", () => require("@langchain/core/retrievers")),
-        loadPeerSync<ToolsModule>(ENTRY, "@langchain/core", () => require("@langchain/core/tools")),
-        loadPeerSync<DocumentsModule>(ENTRY, "@langchain/core", () => require("@langchain/core/documents")),
+        loadPeerSync<LangchainModule>(ENTRY, "langchain", ["createMiddleware"], () => require("langchain")),
+        loadPeerSync<RetrieversModule>(ENTRY, "@langchain/core/retrievers", ["BaseRetriever"], () => require("@langchain/core/retrievers")),
+        loadPeerSync<ToolsModule>(ENTRY, "@langchain/core/tools", ["tool"], () => require("@langchain/core/tools")),
+        loadPeerSync<DocumentsModule>(ENTRY, "@langchain/core/documents", ["Document"], () => require("@langchain/core/documents")),
       ] as const)
     : await Promise.all([
-        loadPeer<LangchainModule>(ENTRY, "langchain", () => import("langchain")),
-        loadPeer<RetrieversModule>(ENTRY, "@langchain/core", () => import("@langchain/core/retrievers")),
-        loadPeer<ToolsModule>(ENTRY, "@langchain/core", () => import("@langchain/core/tools")),
-        loadPeer<DocumentsModule>(ENTRY, "@langchain/core", () => import("@langchain/core/documents")),
+        loadPeer<LangchainModule>(ENTRY, "langchain", ["createMiddleware"], () => import("langchain")),
+        loadPeer<RetrieversModule>(ENTRY, "@langchain/core/retrievers", ["BaseRetriever"], () => import("@langchain/core/retrievers")),
+        loadPeer<ToolsModule>(ENTRY, "@langchain/core/tools", ["tool"], () => import("@langchain/core/tools")),
+        loadPeer<DocumentsModule>(ENTRY, "@langchain/core/documents", ["Document"], () => import("@langchain/core/documents")),
       ]);
 
 /**
- * `BaseRetriever`, or without `@langchain/core` a stand-in whose constructor throws
+ * `BaseRetriever`, or without `@langchain/core` (or one without it) a stand-in whose constructor throws
  * DEPENDENCY_MISSING, so that constructing a {@link GavelSkillRetriever} says what to install.
  */
 const RetrieverBase: RetrieversModule["BaseRetriever"] =

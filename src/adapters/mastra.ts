@@ -32,18 +32,18 @@ export type { SearchHit, SearchResult, SkillSource } from "./skill-tools.js";
 
 declare const __GAVEL_CJS__: boolean | undefined;
 const ENTRY = "gavel-router/mastra";
-// The framework, loaded apart (./peer.ts): a package that is not installed fails the first call that
-// needs it (gavelSkillTools: `@mastra/core` and `zod`) with DEPENDENCY_MISSING, not this import; the
-// processor needs neither. tsup defines __GAVEL_CJS__ in the CommonJS build, which requires them instead.
+// The framework, loaded apart (./peer.ts): a package that is not installed, or that lacks the export
+// named beside it, fails the first call that needs it (gavelSkillTools: `@mastra/core` and `zod`)
+// with DEPENDENCY_MISSING, not this import; the processor needs neither. tsup defines __GAVEL_CJS__ in the CommonJS build, which requires them instead.
 const [mastraTools, zod] =
   typeof __GAVEL_CJS__ !== "undefined" && __GAVEL_CJS__
     ? ([
-        loadPeerSync<typeof import("@mastra/core/tools")>(ENTRY, "@mastra/core", () => require("@mastra/core/tools")),
-        loadPeerSync<typeof import("zod")>(ENTRY, "zod", () => require("zod")),
+        loadPeerSync<typeof import("@mastra/core/tools")>(ENTRY, "@mastra/core/tools", ["createTool"], () => require("@mastra/core/tools")),
+        loadPeerSync<typeof import("zod")>(ENTRY, "zod", ["z"], () => require("zod")),
       ] as const)
     : await Promise.all([
-        loadPeer<typeof import("@mastra/core/tools")>(ENTRY, "@mastra/core", () => import("@mastra/core/tools")),
-        loadPeer<typeof import("zod")>(ENTRY, "zod", () => import("zod")),
+        loadPeer<typeof import("@mastra/core/tools")>(ENTRY, "@mastra/core/tools", ["createTool"], () => import("@mastra/core/tools")),
+        loadPeer<typeof import("zod")>(ENTRY, "zod", ["z"], () => import("zod")),
       ]);
 
 /** The text of a Mastra message's content: a string, `{ parts }` (format 2) or `{ content }`. */

@@ -3,9 +3,10 @@
  * requests and matches their answers by id. The CLI and the Claude Code hook use it when a server is
  * running and fall back to loading the model themselves (or, for the hook, to doing nothing).
  *
- * Like protocol.ts it imports only node built-ins, errors.ts and limits.ts (constants), so a process that only talks to the
- * server (the hook) never loads the addon or the model; and of those only node:net and node:fs at
- * once (node:http when the server is an HTTP one): the hook's start is most of its time.
+ * Like protocol.ts it imports only node built-ins, errors.ts, limits.ts (constants) and
+ * util/linked-signal.ts (which imports nothing), so a process that only talks to the server (the
+ * hook) never loads the addon or the model; and of those only node:net and node:fs at once
+ * (node:http when the server is an HTTP one): the hook's start is most of its time.
  *
  * @module
  */
@@ -13,6 +14,7 @@ import { connect as netConnect, type Socket } from "node:net";
 import { lstat, readFile, type Stats } from "node:fs";
 import { GavelError, type GavelErrorCode } from "../errors.js";
 import { CONTROL_OPS, DEFAULT_LIMITS } from "./limits.js";
+import { linkSignals } from "../util/linked-signal.js";
 import { defaultSocketPath, httpEndpointPath, PROTOCOL_VERSION, resolveBankDir, type HttpEndpoint, type Op, type ProgressLine, type RequestId, type Response } from "./protocol.js";
 
 /** Where to find a server: a bank (its default socket, else its HTTP endpoint file), or a socket path. */
@@ -234,8 +236,10 @@ export class ServeClient {
     const id = this.#next++;
     const msg = { ...params, ...(options.onProgress ? { progress: true } : {}), v: PROTOCOL_VERSION, id, op };
     return new Promise<T>((resolve, reject) => {
-      const signals = [options.signal, options.timeoutMs !== undefined ? AbortSignal.timeout(options.timeoutMs) : undefined].filter((s): s is AbortSignal => s !== undefined);
-      const signal = signals.length ? AbortSignal.any(signals) : undefined;
+      // the caller's signal (often long-lived: one for many requests) and the timeout's, unlinked when
+      // the request settles (linked-signal.ts: AbortSignal.any would leave a record on it per request)
+      const linked = linkSignals([options.signal, options.timeoutMs !== undefined ? AbortSignal.timeout(options.timeoutMs) : undefined]);
+      const signal = linked.signal;
       if (signal?.aborted) return reject(new GavelError("the request was aborted", "ABORTED"));
       const onAbort = () => {
         const queued = this.#waiting.findIndex((w) => w.id === id);
@@ -247,6 +251,7 @@ export class ServeClient {
       };
       const done = (f: (v: never) => void) => (v: unknown) => {
         signal?.removeEventListener("abort", onAbort);
+        linked.dispose();
         f(v as never);
       };
       this.#pending.set(id, { resolve: done(resolve), reject: done(reject), progress: options.onProgress });

@@ -1,4 +1,4 @@
-import type { Dirent } from "node:fs";
+import { existsSync, type Dirent } from "node:fs";
 import { readdir, realpath, stat } from "node:fs/promises";
 import { basename, dirname, extname, join } from "node:path";
 import { GavelError, invalidArgument } from "../errors.js";
@@ -43,7 +43,9 @@ const READ_CONCURRENCY = 16;
  *
  * @throws GavelError `FILE_NOT_FOUND` when the path does not exist or cannot be read, `EMPTY_LIBRARY`
  *   when the source holds no candidate skill at all, `CORRUPT_FILE` when a gzip stream is corrupt,
- *   `INVALID_ARGUMENT` for bad options, `ABORTED` when `opts.signal` fires.
+ *   `INVALID_ARGUMENT` for bad options or for a file read as JSONL whose first non-blank line does
+ *   not start with `{` (a text, a PDF: not a library; a bad row after a first good one is a failed
+ *   skill, as any), `ABORTED` when `opts.signal` fires.
  */
 export async function loadSkills(
   source: string | readonly (Skill | SkillInput)[],
@@ -278,6 +280,7 @@ async function loadJsonl(path: string, o: Opts): Promise<LoadSkillsResult> {
   const c = new Collector("id");
   let candidates = 0;
   for await (const { text, line } of jsonlLines(path)) {
+    if (candidates === 0 && !text.trimStart().startsWith("{")) throw notJsonl(path, text);
     const index = candidates++;
     if (index < o.offset) continue;
     if (index >= o.offset + o.limit) break;
@@ -291,6 +294,21 @@ async function loadJsonl(path: string, o: Opts): Promise<LoadSkillsResult> {
   }
   if (candidates === 0) throw new GavelError(`no skills in ${path} (no rows)`, "EMPTY_LIBRARY");
   return c.result();
+}
+
+/**
+ * The refusal of a file read as a JSONL library whose first non-blank line is no JSON object (a text,
+ * a PDF): one error, not a failed skill per line.
+ */
+function notJsonl(path: string, first: string): GavelError {
+  // the line's start, quoted, with anything outside printable ASCII escaped (the file may be binary)
+  const start = JSON.stringify(first.trimStart().slice(0, 16)).replace(/[^\x20-\x7e]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
+  const folder = dirname(path);
+  const hint = existsSync(join(folder, SKILL_FILE)) ? `; its folder is a skill (it holds ${SKILL_FILE}): install ${folder}` : "";
+  return invalidArgument(
+    `${path} is not a JSONL skill library: its first line begins ${start}, not "{" (a library holds one JSON object a line). ` +
+      `A skill source is a folder of skill folders, a skill folder, a SKILL.md file or a .jsonl[.gz] library${hint}`,
+  );
 }
 
 function jsonlSkill(line: string, where: string, o: Opts): Skill {

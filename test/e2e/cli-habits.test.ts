@@ -6,7 +6,7 @@
 import { spawn } from "node:child_process";
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { othersCanReach, repoRoot } from "../helpers/paths.js";
 import { TINY_LLAMA_PATH } from "../fixtures/tiny-llama.js";
@@ -109,6 +109,41 @@ describe("gavel's habits", () => {
     expect((await gavel("install", skills, "--bank", bank, ...model())).code).toBe(0);
     expect((await gavel("install", join(project, "no-such-skills"), "--bank", bank, ...model())).code).toBe(1);
     expect(existsSync(join(bank, "manifest.json"))).toBe(true);
+  }, 300_000);
+
+  it("install FILE: a file that is not a skill library is one INVALID_ARGUMENT line, exit 1, no bank left; a SKILL.md and a JSONL with a bad line install", async () => {
+    const dir = join(root, "files");
+    mkdirSync(dir);
+    const txt = join(dir, "notes.txt");
+    writeFileSync(txt, "hello there\nthis is text\n");
+    const pdf = join(dir, "doc.pdf");
+    writeFileSync(pdf, Buffer.concat([Buffer.from("%PDF-1.4\n%"), Buffer.from([0xe2, 0xe3, 0xcf, 0xd3, 0x0a]), Buffer.from("1 0 obj\n<< /Type /Catalog >>\n")]));
+    for (const [file, start] of [[txt, "hello there"], [pdf, "%PDF-1.4"]] as const) {
+      const bank = join(dir, `bank-${basename(file)}`);
+      const r = await gavel("install", file, "--bank", bank, ...model());
+      expect(r.code, r.err).toBe(1);
+      expect(r.out).toBe("");
+      expect(r.err).not.toMatch(/not valid JSON|failed:/);
+      const refusals = r.err.split("\n").filter((l) => l.startsWith("gavel: ") && !l.startsWith("gavel: warning: "));
+      expect(refusals).toEqual([`gavel: ${file} is not a JSONL skill library: its first line begins "${start}", not "{" (a library holds one JSON object a line). A skill source is a folder of skill folders, a skill folder, a SKILL.md file or a .jsonl[.gz] library [INVALID_ARGUMENT]`]);
+      expect(existsSync(bank)).toBe(false); // a refused first install leaves no bank
+      // with --json: the error object, as any failure's
+      const j = await gavel("install", file, "--bank", bank, "--json", ...model());
+      expect(j.code).toBe(1);
+      expect(JSON.parse(j.err.trimEnd().split("\n").at(-1)!).error).toMatchObject({ code: "INVALID_ARGUMENT", exitCode: 1, message: expect.stringContaining("is not a JSONL skill library") });
+    }
+    // a lone SKILL.md installs its skill
+    const one = join(skillsFolder("lone", 1), "skill-0000", "SKILL.md");
+    const lone = await gavel("install", one, "--bank", join(dir, "bank-lone"), ...model());
+    expect(lone.code, lone.err).toBe(0);
+    expect(lone.out).toMatch(/installed 1, unchanged 0, failed 0/);
+    // a JSONL library with a bad line: the good rows install, the bad one is a failed skill, as before
+    const lib = join(dir, "lib.txt");
+    writeFileSync(lib, `${JSON.stringify({ id: "a", name: "alpha", description: "Use for alpha tasks.", body: "Do alpha." })}\nnot json\n`);
+    const jsonl = await gavel("install", lib, "--bank", join(dir, "bank-lib"), ...model());
+    expect(jsonl.code, jsonl.err).toBe(0);
+    expect(jsonl.out).toMatch(/installed 1, unchanged 0, failed 1/);
+    expect(jsonl.out).toContain(`  failed: ${lib}:2: not valid JSON`);
   }, 300_000);
 
   it("an install's failed skill is one line: its path once, then the reason and its code", async () => {

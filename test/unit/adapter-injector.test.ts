@@ -1,6 +1,7 @@
 // The adapters' shared core (src/adapters/core.ts) over a router stand-in: what a turn routes (the
 // last user turn, and nothing when it holds no text), a route reused across the steps of one turn only
 // while its skill is still installed as it was, and options checked when the adapter is built.
+import { getEventListeners } from "node:events";
 import { describe, expect, it } from "vitest";
 import { contextOf, SkillInjector, type SkillRouterLike } from "../../src/adapters/core.js";
 import { GavelError } from "../../src/errors.js";
@@ -137,5 +138,35 @@ describe("SkillInjector and abort signals", () => {
     const fifth = injector.forTurns([{ role: "user", content: "a third task" }]);
     option.abort();
     await expect(fifth).rejects.toMatchObject({ code: "ABORTED" });
+  });
+
+  it("a settled call leaves nothing on the option's (long-lived) signal: no listener, and no link that its abort still reaches", async () => {
+    const { router, signals, release } = slowRouter();
+    const option = new AbortController();
+    const injector = new SkillInjector(router, { signal: option.signal });
+    for (let i = 0; i < 20; i++) {
+      const call = new AbortController();
+      const routed = injector.forTurns([{ role: "user", content: `task ${i}` }], call.signal);
+      release();
+      await routed;
+      expect(getEventListeners(option.signal, "abort").length).toBe(0);
+    }
+    expect(signals).toHaveLength(20);
+    // each route's signal was one for the option's and the call's; once its call settled, the option's
+    // abort no longer reaches it (AbortSignal.any's composite stayed linked for as long as both lived)
+    option.abort();
+    expect(signals.filter((s) => s?.aborted)).toEqual([]);
+  });
+
+  it("a call's own abort stops its route with ABORTED, and leaves no listener on the option's signal", async () => {
+    const { router } = slowRouter();
+    const option = new AbortController();
+    const injector = new SkillInjector(router, { signal: option.signal });
+    const call = new AbortController();
+    const routed = injector.forTurns([{ role: "user", content: "resize photos" }], call.signal);
+    call.abort(new Error("the user left"));
+    await expect(routed).rejects.toMatchObject({ code: "ABORTED" });
+    expect(getEventListeners(option.signal, "abort").length).toBe(0);
+    expect(getEventListeners(call.signal, "abort").length).toBe(0);
   });
 });

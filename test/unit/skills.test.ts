@@ -336,6 +336,43 @@ describe("loadSkills: JSONL", () => {
     await rejectCode(loadSkills(corrupt), "CORRUPT_FILE");
   });
 
+  it("refuses a file that is not JSONL (a text, a PDF, gzipped text) with one INVALID_ARGUMENT, not a failed skill per line", async () => {
+    const text = join(tmp, "notes.txt");
+    writeFileSync(text, "hello there\nthis is text\n" + rows[0] + "\n");
+    const pdf = join(tmp, "doc.pdf");
+    writeFileSync(pdf, Buffer.concat([Buffer.from("%PDF-1.4\n%"), Buffer.from([0xe2, 0xe3, 0xcf, 0xd3, 0x0a, 0x1b]), Buffer.from("[2J 1 0 obj\n")]));
+    const gzText = join(tmp, "notes.jsonl.gz");
+    writeFileSync(gzText, gzipSync("\n  \n# rows\n" + rows[0] + "\n"));
+    const refused = async (path: string) => {
+      const err = await loadSkills(path).then(() => null, (e: unknown) => e);
+      expect(err, path).toBeInstanceOf(GavelError);
+      expect((err as GavelError).code).toBe("INVALID_ARGUMENT");
+      return (err as GavelError).message;
+    };
+    expect(await refused(text)).toBe(
+      `${text} is not a JSONL skill library: its first line begins "hello there", not "{" (a library holds one JSON object a line). ` +
+        "A skill source is a folder of skill folders, a skill folder, a SKILL.md file or a .jsonl[.gz] library",
+    );
+    expect(await refused(pdf)).toMatch(/^\S+doc\.pdf is not a JSONL skill library: its first line begins "%PDF-1\.4", not "\{"/);
+    expect(await refused(gzText)).toMatch(/its first line begins "# rows", not "\{"/);
+    // binary bytes are escaped, never printed raw (a terminal escape, invalid UTF-8)
+    const binary = join(tmp, "escape.bin");
+    writeFileSync(binary, Buffer.from([0x1b, 0x5b, 0x32, 0x4a, 0xff, 0x0a]));
+    expect(await refused(binary)).toContain('its first line begins "\\u001b[2J\\ufffd", not "{"');
+    // a file inside a skill folder: its folder is named
+    const inSkill = join(writeSkill(join(tmp, "one-skill"), "pdf", md("pdf", "PDFs.")), "..", "notes.txt");
+    writeFileSync(inSkill, "see SKILL.md\n");
+    expect(await refused(inSkill)).toMatch(/; its folder is a skill \(it holds SKILL\.md\): install \S+one-skill\/pdf$/);
+  });
+
+  it("still reads a library whose first row is good and later rows are bad (a BOM and blank lines before it too)", async () => {
+    const lib = join(tmp, "bom.jsonl");
+    writeFileSync(lib, "\ufeff\n   \n" + rows[0] + "\nnot json\n");
+    const r = await loadSkills(lib);
+    expect(r.skills.map((s) => s.id)).toEqual(["a"]);
+    expect(r.failed.map((f) => f.where)).toEqual([`${lib}:4`]);
+  });
+
   it("gives a folder skill and the same JSONL row the same hash", async () => {
     const dir = join(tmp, "same");
     writeSkill(dir, "alpha", md("alpha", "A.", "Alpha body"));

@@ -17,7 +17,12 @@ import { UsageError } from "../usage-error.js";
 /** `gavel install`: skills into a bank, with a progress bar. */
 export const install: Command = {
   summary: "install skills (a folder of SKILL.md folders, or a .jsonl[.gz] library) into a bank",
-  help: `usage: gavel install <dir|library.jsonl[.gz]> [options]
+  help: `usage: gavel install <dir|SKILL.md|library.jsonl[.gz]> [options]
+
+The source: a skill folder, a folder searched for skill folders (<skill>/SKILL.md), one SKILL.md (any
+.md file), or a JSONL library (one skill object a line; gzip is found by its bytes). Any other file
+is read as JSONL: one whose first line is not a JSON object (a text, a PDF) is refused whole
+(INVALID_ARGUMENT, exit 1); a bad line after that is a failed skill, and the others install.
 ${routerOptionsHelp}
   --limit N, --offset N take a slice of a JSONL library
   --jobs N              skills in flight at once (default 8; more keeps a GPU busy)
