@@ -48,7 +48,8 @@ describe("gavel hook claude-code --start-server", () => {
     expect(second.code).toBe(0);
     expect(second.err).not.toMatch(/started one/);
     await until(() => isRunning(bank, { timeoutMs: 5000 }));
-    const served = await runHook(input(PROMPT, project), ["--start-server", "--idle-exit-ms", "15000"]);
+    // answered within a minute (the default 5 s budget is missed by a route on a loaded machine)
+    const served = await runHook(input(PROMPT, project), ["--start-server", "--idle-exit-ms", "15000", "--timeout-ms", "60000"]);
     expect(served.code).toBe(0);
     expect(served.err).toBe("");
     expect(JSON.parse(served.out).hookSpecificOutput.additionalContext).toMatch(/skill "pdf-extract"/);

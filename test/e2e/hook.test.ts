@@ -11,8 +11,12 @@ import { offDomainPrompts } from "../helpers/off-domain-prompts.js";
 
 const env = { ...process.env, GAVEL_MODEL: "", GAVEL_PROJECTIONS: "", GAVEL_BANK: "", CLAUDE_PROJECT_DIR: "" };
 
-/** Runs the hook with `stdin` in this file's environment. */
-const runHook = (stdin: string, args: string[] = []) => runHookWith(stdin, args, env);
+/**
+ * Runs the hook with `stdin` in this file's environment. The answer may wait a minute: these tests
+ * check what the hook adds, not its 5 s default budget, which a route misses on a loaded machine.
+ */
+const runHook = (stdin: string, args: string[] = []) =>
+  runHookWith(stdin, args.includes("--timeout-ms") ? args : [...args, "--timeout-ms", "60000"], env);
 
 describe("gavel hook claude-code", () => {
   let project: string;
