@@ -177,6 +177,22 @@ const SHAPES: Record<string, string[]> = {
   "a Go panic": ["panic: runtime error: index out of range [5] with length 3", "", "goroutine 1 [running]:", "main.(*Queue).Pop(0xc000012080)", "\t/home/dev/app/queue.go:41 +0x1d4", "main.main()", "\t/home/dev/app/main.go:12 +0x2a", "exit status 2"],
   "a Rust panic": ["thread 'main' panicked at src/main.rs:4:5:", "index out of bounds: the len is 3 but the index is 5", "stack backtrace:", "   0: rust_begin_unwind", "   1: core::panicking::panic_fmt", "   2: app::main", "note: run with `RUST_BACKTRACE=full` for a verbose backtrace."],
   "a unified diff": ["diff --git a/src/q.js b/src/q.js", "index 3b18e51..a9c4f02 100644", "--- a/src/q.js", "+++ b/src/q.js", "@@ -1,4 +1,5 @@", " function pop(q) {", "-  return q.items.shift()", "+  const item = q.items[q.head]", "+  q.head += 1", "+  return item", "", " }"],
+  // output lines that read like prose: a tool's "name: " prefix, git's, npm's, pip's, cargo's and jest's
+  // messages, a [Y/n] choice, lines with no sign of a request (no "you", no question, no order)
+  "a shell session with wordy output": [
+    "$ git status", "On branch main", "Your branch is up to date with 'origin/main'.", "nothing to commit, working tree clean",
+    "$ git pull", "fatal: not a git repository (or any of the parent directories): .git",
+    "$ npm install", "npm WARN deprecated request@2.88.2: request has been deprecated, see https://github.com/request/request/issues/3142", "added 120 packages, and audited 121 packages in 3s", "found 0 vulnerabilities", "Run `npm audit` for details.",
+    "$ pip install foo", "Collecting foo", "Successfully installed foo-1.2", "ERROR: No matching distribution found for bar",
+    "$ ./deploy.sh", "bash: ./deploy.sh: Permission denied", "Permission denied",
+    "$ ls -l", "total 8", "-rw-r--r--  1 dev  staff  120 Dec  5 01:12 Makefile", "drwxr-xr-x  4 dev  staff  128 Dec  5 01:12 src",
+    "$ cargo build", "   Compiling app v0.1.0 (/home/dev/app)", "error: could not compile `app` (bin \"app\") due to 2 previous errors", "For more information about this error, try `rustc --explain E0308`.",
+    "$ npx jest", "Tests:       1 failed, 3 passed, 4 total", "Ran all test suites.",
+    "$ git log --oneline -2", "a1b2c3d Fix the login test", "e4f5a6b Add a clean target to the Makefile", "Did you mean this?",
+    "$ cat .env", "PORT=8080", '{"port": 8080, "debug": false}', "10.5 20.1 30.7 40.2",
+    "$ sudo apt-get install foo", "E: Unable to locate package foo", "Do you want to continue? [Y/n]", "Are you sure you want to continue connecting (yes/no/[fingerprint])?",
+    "$ make deploy", "uploading build artifacts", "checking environment... ok", "Traceback (most recent call last):", '  File "deploy.py", line 3, in <module>', "ModuleNotFoundError: No module named 'boto3'",
+  ],
   "compiler diagnostics": ["src/x.ts(3,5): error TS2322: Type 'string' is not assignable to type 'number'.", "error[E0308]: mismatched types", " --> src/main.rs:4:18", "  |", "4 |     let x: i32 = \"a\";", "  |            ---   ^^^ expected `i32`, found `&str`", "file.c:12:3: error: implicit declaration of function 'pop'"],
 };
 const NOT_PASTE: Record<string, string[]> = {
@@ -188,8 +204,49 @@ const NOT_PASTE: Record<string, string[]> = {
   "an unfenced SQL query": ["Tune this query:", "SELECT o.id, c.name, sum(i.price) AS total", "FROM orders o", "JOIN customers c ON c.id = o.customer_id", "JOIN items i ON i.order_id = o.id", "WHERE o.created_at > now() - interval '30 days'", "GROUP BY o.id, c.name", "ORDER BY total DESC;"],
   "SQL statements ending in ';'": ["Review this migration:", "ALTER TABLE users ADD COLUMN email text;", "UPDATE users SET email = lower(name) || '@example.com';", "ALTER TABLE users ALTER COLUMN email SET NOT NULL;", "CREATE INDEX CONCURRENTLY users_email ON users (email);"],
   "unfenced YAML": ["Fix this workflow:", "name: ci", "on: [push]", "jobs:", "  test:", "    runs-on: ubuntu-latest", "    steps:", "      - uses: actions/checkout@v4", "      - run: npm ci"],
+  "a request right under a short session": ["I ran this:", "$ make", "make: *** [all] Error 1", "Can you fix the Makefile so `make` works on macOS 14?", "Also add a clean target"],
+  "questions right under a session's one line of output": ["$ npm test", "FAIL src/auth.test.ts", "Why does the login test fail after upgrading to v2?", "Please make it pass without changing the test (it worked before)."],
   "unfenced config": ["Check these settings:", "DATABASE_URL=postgres://app:secret@db:5432/app", "REDIS_URL=redis://cache:6379/0", "[server]", "port = 8080", "workers = 4"],
 };
+
+// The review of 2026-12-05 (§1): a request written right under a pasted shell session, with digits,
+// backticks, parentheses or no final mark, was read as the last command's output.
+const UNDER_SESSION = [
+  "Can you fix the Makefile so `make` works on macOS 14?",
+  "Also add a clean target",
+  "Why does the login test fail after upgrading to v2?",
+  "Please make it pass without changing the test (it worked before).",
+  "how do I get this to build on Node 20",
+  "This Postgres query on the orders table takes eight seconds; figure out why and make it fast.",
+  "In a shell script, pull the email of every active user out of users.json and print them one per line.",
+  "The deploy script should upload to s3 and restart app-1",
+  "Update the CI config to Node 22 and cache npm",
+  "It worked yesterday, what changed?",
+];
+
+describe("a request right under a shell session (review, 2026-12-05)", () => {
+  it("ends the last command's output at a line in the user's words", () => {
+    const npm = ["$ npm test", "> app@1.0.0 test", "> jest", "FAIL src/auth.test.ts", UNDER_SESSION[2], UNDER_SESSION[3]];
+    expect(splitPaste(npm.join("\n")).paste).toEqual([true, true, true, true, false, false]);
+    // the prompt and one line of output are no run: nothing is pasted, and BM25 reads every word at 1
+    const make = ["I ran this:", "$ make", "make: *** [all] Error 1", UNDER_SESSION[0], UNDER_SESSION[1]].join("\n");
+    expect(splitPaste(make).pasteLines).toBe(0);
+    expect(queryPaste(make)).toBeUndefined();
+    for (const request of UNDER_SESSION) {
+      const text = ["$ make test", "cc -o app main.c", "make: *** [test] Error 2", request, "Also lint it."].join("\n");
+      expect(splitPaste(text).paste, request).toEqual([true, true, true, false, false]);
+    }
+  });
+
+  it("keeps wordy output as output, and a line of it the user's once it asks or orders", () => {
+    // under a prompt: output whatever the words, when indented or a known tool message
+    for (const out of ["    Fix the login test", "Your branch is up to date with 'origin/main'.", "hint: Use 'git add <file>' to mark resolution", "Did you mean this?"]) {
+      expect(splitPaste(["$ git log", "commit a1b2c3d", out, "Author: Dev <dev@example.com>"].join("\n")).paste, out).toEqual([true, true, true, true]);
+    }
+    // a letters-only sentence ends the output, as before the review
+    expect(splitPaste(["$ make", "cc -o app main.c", "ld -o app main.o", "Build this for arm too."].join("\n")).paste).toEqual([true, true, true, false]);
+  });
+});
 
 describe("the audit's shapes (2026-12-05)", () => {
   it("reads each shape of pasted output as a paste, the request around it not", () => {
@@ -204,7 +261,7 @@ describe("the audit's shapes (2026-12-05)", () => {
 
   it("reads prose, requirement lists, plans, figures, SQL, YAML and config written in the request as the request", () => {
     for (const [name, lines] of Object.entries(NOT_PASTE)) expect(splitPaste(wrapped(lines)).pasteLines, name).toBe(0);
-    // a "$ " prompt's output stops at a blank line and at a line of prose
+    // a "$ " prompt's output stops at a blank line and at a line in the user's words
     const session = ["$ make test", "make: *** [test] Error 2", "Please fix the Makefile so the tests run.", "It should also lint."].join("\n");
     expect(splitPaste(session).paste).toEqual([false, false, false, false]); // two machine lines: no run
     const longer = ["$ make test", "cc -o app main.c", "make: *** [test] Error 2", "Please fix the Makefile so the tests run."].join("\n");
