@@ -3,7 +3,7 @@
 // against a plain reference on fresh random tasks.
 import { describe, expect, it } from "vitest";
 import { machineLine, machineShape, PASTE_RULES, pasteWeight, splitPaste, taskPaste } from "../../src/lexical/paste.js";
-import { bm25Ceiling, bm25Tokens, forEachQueryToken, holdQueryPaste, PASTE_CACHE_CHARS, queryPaste, queryTerms, releaseQueryPaste, Vocabulary } from "../../src/lexical/postings.js";
+import { bm25Ceiling, bm25Query, bm25Tokens, forEachQueryToken, queryPaste, queryTerms, Vocabulary } from "../../src/lexical/postings.js";
 import { freshSeed, rng } from "../helpers/random.js";
 
 const LOG = (i: number) => `2026-11-26T03:00:${String(i % 60).padStart(2, "0")}Z INFO svc-${i % 7} request handled id=${i * 31} took=${i * 3}ms`;
@@ -79,29 +79,44 @@ describe("which lines are pasted", () => {
 });
 
 describe("the paste split, made once per route", () => {
-  it("reads BM25's query with the split a route holds, and anew once the route releases it", () => {
+  it("reads BM25's query with the split the route made, once, and keeps the reading with the query", () => {
     const text = ["Write unit tests for parse_invoice.", ...Array.from({ length: 20 }, (_, i) => LOG(i))].join("\n");
     const fresh = queryPaste(text)!;
-    releaseQueryPaste(text);
-    // the route's own split is what BM25 reads: a split that marks nothing reads as no paste
-    holdQueryPaste(text, undefined);
-    expect(queryPaste(text)).toBeUndefined();
-    releaseQueryPaste(text);
-    expect(queryPaste(text)!.weight).toBeCloseTo(fresh.weight, 12);
-    holdQueryPaste(text, taskPaste(text));
+    expect(queryPaste(text)).not.toBe(fresh); // a text is read anew at each call: the module keeps nothing
     expect(queryPaste(text)).toEqual(fresh);
-    releaseQueryPaste(text);
+    // the route's own split is what BM25 reads: a split that marks nothing reads as no paste
+    expect(bm25Query(text, { split: undefined }).paste()).toBeUndefined();
+    const held = bm25Query(text, { split: taskPaste(text) });
+    const read = held.paste()!;
+    expect(read).toEqual(fresh);
+    expect(held.paste()).toBe(read);
+    // without a split the query splits its own text, as a text does
+    expect(bm25Query(text).paste()).toEqual(fresh);
+    // BM25's readers read a query as they read its text
+    const vocab = new Vocabulary();
+    for (const t of bm25Tokens(text)) vocab.intern(t);
+    expect([...queryTerms(held, vocab)]).toEqual([...queryTerms(text, vocab)]);
+    expect(bm25Ceiling(held, vocab, () => 1, 50, 1.2)).toBe(bm25Ceiling(text, vocab, () => 1, 50, 1.2));
   });
 
-  it("reads a query longer than the cache keeps the same way each time", () => {
-    const lines = ["Write unit tests for parse_invoice.", ...Array.from({ length: Math.ceil(PASTE_CACHE_CHARS / 60) + 10 }, (_, i) => LOG(i))];
-    const text = lines.join("\n");
-    expect(text.length).toBeGreaterThan(PASTE_CACHE_CHARS);
-    const a = queryPaste(text)!;
-    const b = queryPaste(text)!;
-    expect(b).not.toBe(a); // not kept: read again
-    expect(b.weight).toBe(a.weight);
-    expect(b.lines).toBe(lines.length - 1);
+  it("keeps a large query's reading whatever other queries are read between its reads (interleaved routes)", () => {
+    const big = (tag: string) => [`Find why the ${tag} deploy fails.`, ...Array.from({ length: 5000 }, (_, i) => `${LOG(i)} ${tag}`)].join("\n");
+    const a = big("api"), b = big("web");
+    expect(a.length).toBeGreaterThan(1 << 18); // over the 256 Ki characters the module-level slot once kept
+    const qa = bm25Query(a, { split: taskPaste(a) });
+    const qb = bm25Query(b, { split: taskPaste(b) });
+    const first = qa.paste()!;
+    // route B's reads, and a plain text's, between two of route A's
+    qb.paste();
+    queryPaste(b);
+    forEachQueryToken(b, () => {});
+    expect(qa.paste()).toBe(first); // not split and tokenized again
+    expect(first).toEqual(queryPaste(a));
+    expect(qb.paste()!.weight).toBe(queryPaste(b)!.weight);
+    const got = new Map<string, number>(), want = new Map<string, number>();
+    forEachQueryToken(qa, (t, w) => got.set(t, (got.get(t) ?? 0) + w));
+    forEachQueryToken(a, (t, w) => want.set(t, (want.get(t) ?? 0) + w));
+    expect(got).toEqual(want);
   });
 });
 
