@@ -221,7 +221,7 @@ const shapes: Record<string, (task: string) => string> = {
   "Python function without a fence, request after": (t) => `This is the module I am working on:\n\n${PYTHON}\n${t}`,
   "TypeScript function without a fence, request before": (t) => `${t}\n\nHere is some of the code:\n${TYPESCRIPT}`,
   "shell session, request after": (t) => `This is what I ran:\n${SHELL}\n\n${t}`,
-  "shell session, request right under its output": (t) => `This is what I ran:\n${SHELL}\n${t}`,
+  "shell transcript, request right under its output": (t) => `This is what I ran:\n${SHELL}\n${t}`,
   "pytest report, request before": (t) => `${t}\n\nThe test run, for reference:\n${PYTEST}`,
   "npm error log, request after": (t) => `npm install fails in CI:\n${NPM}\n\n${t}`,
   "Go panic, request after": (t) => `The service crashed with:\n${GO_PANIC}\n\n${t}`,

@@ -126,8 +126,8 @@ const CODE: readonly RegExp[] = [
   /^[}\])]+[;,]*$/,
 ];
 
-// A shell prompt's output and the user's words under it. A request written right under a pasted
-// session ("Can you fix the Makefile so `make` works on macOS 14?") is no machine line, nor is much of
+// A shell prompt's output and the user's words under it. A request written right under pasted shell
+// output ("Can you fix the Makefile so `make` works on macOS 14?") is no machine line, nor is much of
 // what commands print ("uploading build artifacts", "nothing to commit, working tree clean"), so the
 // output is read line by line in this order (the first that applies decides):
 // 1. a machine line (the rules above), a known tool message (TOOL_OUTPUT) or an indented line
@@ -144,7 +144,7 @@ const CODE: readonly RegExp[] = [
 // which comes first; one missing from it ends the output early (the rest of the output is then read
 // by the machine-line rules alone), which costs less than taking a request for output.
 
-/** Messages that tools print in a shell session's output, read as output before the user-words test. */
+/** Messages that tools print under a shell prompt, read as output before the user-words test. */
 const TOOL_OUTPUT: readonly RegExp[] = [
   // a program's (or a path's) name in lower case and a colon: "make: *** [all] Error 1",
   // "fatal: not a git repository", "bash: foo: command not found", "curl: (7) ...", "/usr/bin/ld: ..."

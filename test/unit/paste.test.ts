@@ -194,7 +194,7 @@ const SHAPES: Record<string, string[]> = {
   "a unified diff": ["diff --git a/src/q.js b/src/q.js", "index 3b18e51..a9c4f02 100644", "--- a/src/q.js", "+++ b/src/q.js", "@@ -1,4 +1,5 @@", " function pop(q) {", "-  return q.items.shift()", "+  const item = q.items[q.head]", "+  q.head += 1", "+  return item", "", " }"],
   // output lines that read like prose: a tool's "name: " prefix, git's, npm's, pip's, cargo's and jest's
   // messages, a [Y/n] choice, lines with no sign of a request (no "you", no question, no order)
-  "a shell session with wordy output": [
+  "shell output that reads like prose": [
     "$ git status", "On branch main", "Your branch is up to date with 'origin/main'.", "nothing to commit, working tree clean",
     "$ git pull", "fatal: not a git repository (or any of the parent directories): .git",
     "$ npm install", "npm WARN deprecated request@2.88.2: request has been deprecated, see https://github.com/request/request/issues/3142", "added 120 packages, and audited 121 packages in 3s", "found 0 vulnerabilities", "Run `npm audit` for details.",
@@ -219,14 +219,14 @@ const NOT_PASTE: Record<string, string[]> = {
   "an unfenced SQL query": ["Tune this query:", "SELECT o.id, c.name, sum(i.price) AS total", "FROM orders o", "JOIN customers c ON c.id = o.customer_id", "JOIN items i ON i.order_id = o.id", "WHERE o.created_at > now() - interval '30 days'", "GROUP BY o.id, c.name", "ORDER BY total DESC;"],
   "SQL statements ending in ';'": ["Review this migration:", "ALTER TABLE users ADD COLUMN email text;", "UPDATE users SET email = lower(name) || '@example.com';", "ALTER TABLE users ALTER COLUMN email SET NOT NULL;", "CREATE INDEX CONCURRENTLY users_email ON users (email);"],
   "unfenced YAML": ["Fix this workflow:", "name: ci", "on: [push]", "jobs:", "  test:", "    runs-on: ubuntu-latest", "    steps:", "      - uses: actions/checkout@v4", "      - run: npm ci"],
-  "a request right under a short session": ["I ran this:", "$ make", "make: *** [all] Error 1", "Can you fix the Makefile so `make` works on macOS 14?", "Also add a clean target"],
-  "questions right under a session's one line of output": ["$ npm test", "FAIL src/auth.test.ts", "Why does the login test fail after upgrading to v2?", "Please make it pass without changing the test (it worked before)."],
+  "a request right under a prompt and one line of output": ["I ran this:", "$ make", "make: *** [all] Error 1", "Can you fix the Makefile so `make` works on macOS 14?", "Also add a clean target"],
+  "questions right under a prompt's one line of output": ["$ npm test", "FAIL src/auth.test.ts", "Why does the login test fail after upgrading to v2?", "Please make it pass without changing the test (it worked before)."],
   "unfenced config": ["Check these settings:", "DATABASE_URL=postgres://app:secret@db:5432/app", "REDIS_URL=redis://cache:6379/0", "[server]", "port = 8080", "workers = 4"],
 };
 
-// The review of 2026-12-05 (§1): a request written right under a pasted shell session, with digits,
+// The review of 2026-12-05 (§1): a request written right under pasted shell output, with digits,
 // backticks, parentheses or no final mark, was read as the last command's output.
-const UNDER_SESSION = [
+const UNDER_OUTPUT = [
   "Can you fix the Makefile so `make` works on macOS 14?",
   "Also add a clean target",
   "Why does the login test fail after upgrading to v2?",
@@ -239,15 +239,15 @@ const UNDER_SESSION = [
   "It worked yesterday, what changed?",
 ];
 
-describe("a request right under a shell session (review, 2026-12-05)", () => {
+describe("a request right under a shell prompt's output (review, 2026-12-05)", () => {
   it("ends the last command's output at a line in the user's words", () => {
-    const npm = ["$ npm test", "> app@1.0.0 test", "> jest", "FAIL src/auth.test.ts", UNDER_SESSION[2], UNDER_SESSION[3]];
+    const npm = ["$ npm test", "> app@1.0.0 test", "> jest", "FAIL src/auth.test.ts", UNDER_OUTPUT[2], UNDER_OUTPUT[3]];
     expect(splitPaste(npm.join("\n")).paste).toEqual([true, true, true, true, false, false]);
     // the prompt and one line of output are no run: nothing is pasted, and BM25 reads every word at 1
-    const make = ["I ran this:", "$ make", "make: *** [all] Error 1", UNDER_SESSION[0], UNDER_SESSION[1]].join("\n");
+    const make = ["I ran this:", "$ make", "make: *** [all] Error 1", UNDER_OUTPUT[0], UNDER_OUTPUT[1]].join("\n");
     expect(splitPaste(make).pasteLines).toBe(0);
     expect(queryPaste(make)).toBeUndefined();
-    for (const request of UNDER_SESSION) {
+    for (const request of UNDER_OUTPUT) {
       const text = ["$ make test", "cc -o app main.c", "make: *** [test] Error 2", request, "Also lint it."].join("\n");
       expect(splitPaste(text).paste, request).toEqual([true, true, true, false, false]);
     }
