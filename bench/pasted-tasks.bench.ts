@@ -1,7 +1,8 @@
 /**
  * Requests with a paste: each in-domain task of bench/routing-tasks.ts, and the demo's two off-domain
  * prompts, wrapped in pasted material (neutral service log lines, a Node.js stack trace, functions
- * without a fence, a shell session, pytest's report, npm's error log, Go and Rust panics, a unified
+ * without a fence, a shell session (the request after a blank line, or right under the last command's
+ * output), pytest's report, npm's error log, Go and Rust panics, a unified
  * diff, compiler diagnostics), some with the request after the paste and some before it, all short
  * enough to be read whole. Each is routed over the example skills with the embedded default pair and default
  * options; prints how many go to the skill written for them (or, off-domain, are declined), and the
@@ -220,6 +221,7 @@ const shapes: Record<string, (task: string) => string> = {
   "Python function without a fence, request after": (t) => `This is the module I am working on:\n\n${PYTHON}\n${t}`,
   "TypeScript function without a fence, request before": (t) => `${t}\n\nHere is some of the code:\n${TYPESCRIPT}`,
   "shell session, request after": (t) => `This is what I ran:\n${SHELL}\n\n${t}`,
+  "shell transcript, request right under its output": (t) => `This is what I ran:\n${SHELL}\n${t}`,
   "pytest report, request before": (t) => `${t}\n\nThe test run, for reference:\n${PYTEST}`,
   "npm error log, request after": (t) => `npm install fails in CI:\n${NPM}\n\n${t}`,
   "Go panic, request after": (t) => `The service crashed with:\n${GO_PANIC}\n\n${t}`,

@@ -14,7 +14,7 @@
  *
  * @module
  */
-import { accumulateBm25, bm25Ceiling, bm25DocTokens, bm25Params, postingsByTerm, queryTerms, TermCounter, Vocabulary, type Bm25Doc, type Bm25Options, type DocTerms, type Postings } from "./postings.js";
+import { accumulateBm25, bm25Ceiling, bm25DocTokens, bm25Params, postingsByTerm, queryTerms, TermCounter, Vocabulary, type Bm25Doc, type Bm25Options, type DocTerms, type Postings, type QueryText } from "./postings.js";
 
 /** What the base segment tolerates (as a fraction of its postings) before it is laid out again. */
 const RELAYOUT_FRACTION = 0.25;
@@ -138,7 +138,7 @@ export class LiveBm25Index {
    * BM25 of every document for `query` (0 where no query word occurs), in the order of {@link ids}.
    * `params` scores with other k1 / b than the index's (they are read at query time, not indexed).
    */
-  scores(query: string, params?: Bm25Options): Float64Array {
+  scores(query: QueryText, params?: Bm25Options): Float64Array {
     const { k1, b } = params ? bm25Params({ k1: params.k1 ?? this.k1, b: params.b ?? this.b }) : this;
     const segments = this.#layout();
     const slots = this.#idAt.length;
@@ -156,7 +156,7 @@ export class LiveBm25Index {
    * The most any document could score for `query` ({@link bm25Ceiling}), with the same n(t) and N as
    * {@link scores}: the denominator of the lexical coverage. `params.k1` as in {@link scores}.
    */
-  ceiling(query: string, params?: Bm25Options): number {
+  ceiling(query: QueryText, params?: Bm25Options): number {
     const { k1 } = params ? bm25Params({ k1: params.k1 ?? this.k1, b: params.b ?? this.b }) : this;
     const df = this.#df;
     return bm25Ceiling(query, this.#vocab, (t) => (t < df.length ? df[t] : 0), this.size, k1);

@@ -126,8 +126,108 @@ const CODE: readonly RegExp[] = [
   /^[}\])]+[;,]*$/,
 ];
 
+// A shell prompt's output and the user's words under it. A request written right under pasted shell
+// output ("Can you fix the Makefile so `make` works on macOS 14?") is no machine line, nor is much of
+// what commands print ("uploading build artifacts", "nothing to commit, working tree clean"), so the
+// output is read line by line in this order (the first that applies decides):
+// 1. a machine line (the rules above), a known tool message (TOOL_OUTPUT) or an indented line
+//    (people write at the margin; tools indent) is output;
+// 2. a line that reads as the user's own words ends the output: a letters-only sentence (PROSE, as
+//    before this order was written, so a tool's "Build succeeded." ends it too), or
+//    natural language by a looser test (three words or more, mostly letters, opening with a word;
+//    digits, backticks, parentheses and no final mark allowed) that bears a sign of a request: a
+//    question mark at its end, a person or politeness word (I, my, we, our, you, your, please,
+//    thanks) or "should" / "must", or a question word or an imperative verb opening it or one of its
+//    clauses;
+// 3. any other line is output: wordy output says no "you", asks nothing and gives no order.
+// Tools that do speak so (git's "Your branch is up to date with 'origin/main'.", "Did you mean",
+// "[y/N]" choices, rustc's "For more information about this error, try ...") are in TOOL_OUTPUT,
+// which comes first; one missing from it ends the output early (the rest of the output is then read
+// by the machine-line rules alone), which costs less than taking a request for output.
+
+/** Messages that tools print under a shell prompt, read as output before the user-words test. */
+const TOOL_OUTPUT: readonly RegExp[] = [
+  // a program's (or a path's) name in lower case and a colon: "make: *** [all] Error 1",
+  // "fatal: not a git repository", "bash: foo: command not found", "curl: (7) ...", "/usr/bin/ld: ..."
+  /^[a-z./][\w./+-]*: /,
+  // an upper-case level or an exception's name and a colon: "ERROR: No matching distribution", "E: Unable to locate", "TypeError: ..."
+  /^([A-Z]+|[A-Z]\w*(Error|Exception|Warning)|Error|Warning|Fatal|Usage|Hint): /,
+  // a choice to make at the end: "Do you want to continue? [Y/n]", "(yes/no/[fingerprint])?", "Is this ok [y/d/N]:"
+  /[[(](y|yes|n|no)\/[^[\]()]*(\[[^[\]()]*\][^[\]()]*)?[\])]{1,2}\s*([?:]\s*)?$/i,
+  // git's status and advice
+  /^(On branch \S|HEAD detached (at|from) |Your branch (is|and) |nothing (added )?to commit|no changes added to commit|Changes (not staged for commit|to be committed):|Untracked files:|Unmerged paths:|You have unmerged paths|You are in 'detached HEAD' state|All conflicts fixed|Already up[ -]to[ -]date|Everything up-to-date|Switched to (a new )?branch |Cloning into |Auto-merging |CONFLICT \(|Automatic merge failed|Merge made by |Please commit your changes or stash them|Please move or remove them|Initialized empty Git repository|Reinitialized existing Git repository|Did you mean\b)/,
+  // package managers', compilers' and test runners' hints and summaries that read like a request
+  /^(Run `[^`]*` (for|to) |For more information(,| about this error,) try |Ran all test suites|The connection to the server \S+ was refused|Successfully (installed|uninstalled|built|tagged) )/,
+];
+
+/** A word of natural language: letters (with ' ’ -), a quote or bracket around it, punctuation after. */
+const WORD = /^[("'`‘“]?\p{L}[\p{L}'’-]*[)"'`’”]?[,.;:!?…]*$/u;
+/** Person and politeness words and the modals of a requirement: a request speaks to someone or asks for something, tool output seldom does (lower case, ’ read as '). */
+const PERSON = new Set(["should", "must", "i", "i'm", "i've", "i'd", "i'll", "me", "my", "mine", "myself", "we", "we're", "we've", "we'd", "we'll", "us", "our", "ours", "you", "you're", "you've", "you'd", "you'll", "your", "yours", "please", "pls", "thanks", "thank", "thx"]);
+/** Words that open a question or a request: only as a line's first word. */
+const OPENERS = new Set(["also", "additionally", "now", "then", "next", "finally", "why", "how", "what", "where", "when", "which", "who", "whose", "can", "could", "would", "will", "should", "does", "do", "did", "is", "are", "any"]);
+/** Imperative verbs: a line's or a clause's first word (after "and", "but", "so", "then", "also", "now", "just", "please"). */
+const VERBS = new Set([
+  "add", "adjust", "allow", "analyse", "analyze", "bump", "change", "check", "clean", "compare", "configure", "convert", "create", "debug", "delete", "deploy",
+  "describe", "design", "disable", "document", "drop", "edit", "enable", "ensure", "explain", "extract", "figure", "find", "fix", "generate", "get", "give",
+  "handle", "help", "implement", "improve", "include", "install", "investigate", "keep", "lay", "let", "let's", "look", "make", "match", "merge", "migrate",
+  "modify", "move", "optimise", "optimize", "pin", "port", "profile", "publish", "pull", "push", "refactor", "remove", "rename", "replace", "review", "rewrite",
+  "run", "set", "show", "sort", "speed", "split", "stop", "suggest", "summarise", "summarize", "support", "tell", "tidy", "track", "translate", "tune", "turn",
+  "update", "upgrade", "write",
+]);
+const LINKS = new Set(["and", "but", "so", "then", "also", "now", "just", "please"]);
+
+/** A token as a bare lower-case word: its quotes, brackets and trailing punctuation dropped, ’ read as '. */
+function bare(tok: string): string {
+  let a = 0, b = tok.length;
+  while (a < b && `("'\`‘“`.includes(tok[a])) a++;
+  while (b > a && `)"'\`’”,.;:!?…`.includes(tok[b - 1])) b--;
+  return tok.slice(a, b).replace(/’/g, "'").toLowerCase();
+}
+
+/**
+ * Whether a trimmed line under a shell prompt reads as the user's own words (rule 2 above): a
+ * letters-only sentence, or natural language (three words or more, letters at least 60% of its
+ * non-space characters, words at least half its tokens, a word first) with a sign of a request.
+ */
+function ownWords(t: string): boolean {
+  if (PROSE.test(t)) return true;
+  const tokens = t.split(/\s+/);
+  if (tokens.length < 3 || !/^\p{L}[\p{L}'’-]*[,:]?$/u.test(tokens[0])) return false;
+  let chars = 0, letters = 0, words = 0;
+  for (const tok of tokens) {
+    chars += tok.length;
+    letters += tok.match(/\p{L}/gu)?.length ?? 0;
+    if (WORD.test(tok)) words++;
+  }
+  if (words < 3 || words * 2 < tokens.length || letters < 0.6 * chars) return false;
+  if (/\?[)"'`’”]*$/.test(t)) return true;
+  const first = bare(tokens[0]);
+  if (OPENERS.has(first) || VERBS.has(first)) return true;
+  for (let k = 0; k < tokens.length; k++) {
+    const w = bare(tokens[k]);
+    if (PERSON.has(w)) return true;
+    // a clause's first word (after a token that ends in punctuation), past a linking word
+    if (k > 0 && /[,.;:!?]$/.test(tokens[k - 1])) {
+      const v = LINKS.has(w) && k + 1 < tokens.length ? bare(tokens[k + 1]) : w;
+      if (VERBS.has(v)) return true;
+    }
+  }
+  return false;
+}
+
+/**
+ * Whether a line under a shell prompt (not blank, no prompt, no fence) is the command's output, by
+ * the order above. `machine`: the line is a machine line by the rules.
+ */
+function promptOutput(line: string, t: string, machine: boolean): boolean {
+  if (machine || /^\s/.test(line)) return true;
+  for (const re of TOOL_OUTPUT) if (re.test(t)) return true;
+  return !ownWords(t);
+}
+
 /** Every rule of the paste, for tests that run them on adversarial lines (they must stay linear). @internal */
-export const PASTE_RULES: readonly RegExp[] = [FENCE, LEVEL, LOG_SIGN, PROMPT, HUNK, PROSE, SQL, CODE_SIGN, ...MACHINE, ...CODE];
+export const PASTE_RULES: readonly RegExp[] = [FENCE, LEVEL, LOG_SIGN, PROMPT, HUNK, PROSE, SQL, CODE_SIGN, WORD, ...MACHINE, ...CODE, ...TOOL_OUTPUT];
 
 /**
  * Whether one line (trimmed) reads as machine output: a log line, a stack frame, a structured record,
@@ -179,8 +279,9 @@ function dumpLine(t: string): boolean {
  * three machine lines ({@link machineLine}), a run going on over blank lines and over one other line
  * between two machine lines (the source line under a Python frame, an indented argument), and taking
  * an indented line right after its last one (the source line under the last frame). A shell prompt's
- * output (the lines after it, up to a blank line, the next prompt or a line of prose) and a diff
- * hunk's lines (as many as its header counts) are machine lines too.
+ * output (the lines after it, up to a blank line, the next prompt, a fence or a line in the user's own
+ * words: see the rules above TOOL_OUTPUT) and a diff hunk's lines (as many as its header counts) are
+ * machine lines too.
  */
 export function splitPaste(text: string): PasteSplit {
   const lines = text.split("\n");
@@ -195,7 +296,7 @@ export function splitPaste(text: string): PasteSplit {
       for (; j < lines.length; j++) {
         const u = lines[j].trim();
         if (u === "" || (u.length <= MAX_LINE && PROMPT.test(u)) || FENCE.test(lines[j])) break;
-        if (!machine[j] && PROSE.test(u)) break;
+        if (!promptOutput(lines[j], u, machine[j])) break;
         machine[j] = true;
       }
       i = j - 1;

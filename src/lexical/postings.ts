@@ -237,15 +237,44 @@ export function postingsByTerm(nTerms: number, docs: readonly (DocTerms | undefi
 }
 
 /**
+ * A query as BM25 reads it: its text, and how its paste is read ({@link QueryPaste}), read at the first
+ * ask and kept with the query. A route makes one per task ({@link bm25Query} with the split it made
+ * for the glance) and hands it to every BM25 read of the task (B, the ceiling, the re-ranker's
+ * BM25, the result's word weight), so each reads the same weights and the task is split and tokenized
+ * once, whatever its size; the reading lives as long as the query, nothing is kept beside it.
+ */
+export interface Bm25Query {
+  readonly text: string;
+  /** The query's paste reading: undefined when every word counts at 1. */
+  paste(): QueryPaste | undefined;
+}
+
+/** A query's text, or the text with its paste reading ({@link Bm25Query}); a text is read anew at each call. */
+export type QueryText = string | Bm25Query;
+
+/**
+ * {@link Bm25Query} of `text`. `made.split`: the paste split the caller already made of the text
+ * ({@link taskPaste}; undefined: nothing pasted); without `made`, the query splits its text at the first
+ * ask.
+ */
+export function bm25Query(text: string, made?: { split: PasteSplit | undefined }): Bm25Query {
+  let read: { paste: QueryPaste | undefined } | undefined;
+  return {
+    text,
+    paste: () => (read ??= { paste: readQueryPaste(text, made) }).paste,
+  };
+}
+
+/**
  * The query's words ({@link bm25Tokens}) with the weight each counts at: 1, except a pasted word
  * (src/lexical/paste.ts) of a query whose paste outweighs its request, which counts at
  * request words / paste words ({@link pasteWeight}; GAVEL_PASTE_WEIGHT=off reads every word at 1).
  * Calls `f` for each word in order.
  */
-export function forEachQueryToken(query: string, f: (tok: string, weight: number) => void): void {
-  const read = queryPaste(query);
+export function forEachQueryToken(query: QueryText, f: (tok: string, weight: number) => void): void {
+  const read = typeof query === "string" ? queryPaste(query) : query.paste();
   if (!read) {
-    for (const tok of bm25Tokens(query)) f(tok, 1);
+    for (const tok of bm25Tokens(typeof query === "string" ? query : query.text)) f(tok, 1);
     return;
   }
   read.words.forEach((toks, i) => {
@@ -258,39 +287,11 @@ export function forEachQueryToken(query: string, f: (tok: string, weight: number
  * How a query's paste is read, when it has one that outweighs its request ({@link forEachQueryToken}):
  * the pasted lines, the weight a pasted word counts at, and each line's words and class; undefined
  * when every word counts at 1 (no paste, a paste no heavier than the request, a request of fewer than
- * three words, or GAVEL_PASTE_WEIGHT=off).
- *
- * A route reads one task several times (B, the ceiling, the re-ranker's BM25): the last query's
- * reading is kept, of a query of at most {@link PASTE_CACHE_CHARS} characters, or of any size while a
- * route holds it ({@link holdQueryPaste}, with the split the route already made).
+ * three words, or GAVEL_PASTE_WEIGHT=off). Read anew at each call: a reader that reads one query
+ * several times holds a {@link Bm25Query}.
  */
 export function queryPaste(query: string): QueryPaste | undefined {
-  if (!/[\n\r]/.test(query) || config().pasteWeight !== "on") return undefined;
-  if (lastPaste?.query === query) {
-    if (!lastPaste.done) lastPaste = { query, done: true, read: readPaste(query, lastPaste.split) };
-    return lastPaste.read;
-  }
-  const read = readPaste(query, taskPaste(query));
-  lastPaste = query.length <= PASTE_CACHE_CHARS ? { query, done: true, read } : undefined;
-  return read;
-}
-
-/** The longest query whose paste reading {@link queryPaste} keeps after it was asked for (256 Ki characters). */
-export const PASTE_CACHE_CHARS = 1 << 18;
-
-/**
- * Hands {@link queryPaste} the paste split a route made of its task ({@link taskPaste}), so that
- * BM25's reads of the task do not split it again; the words are read the first time BM25 asks.
- * {@link releaseQueryPaste} drops it when the route ends.
- */
-export function holdQueryPaste(query: string, split: PasteSplit | undefined): void {
-  if (!/[\n\r]/.test(query) || config().pasteWeight !== "on") return;
-  lastPaste = { query, done: false, split };
-}
-
-/** Drops the kept reading of `query`, if it is the one kept (a route's end: its words need not outlive it). */
-export function releaseQueryPaste(query: string): void {
-  if (lastPaste?.query === query) lastPaste = undefined;
+  return readQueryPaste(query, undefined);
 }
 
 /** How a query's paste is read ({@link queryPaste}). */
@@ -301,7 +302,11 @@ export interface QueryPaste {
   words: string[][];
 }
 
-let lastPaste: { query: string; done: true; read: QueryPaste | undefined } | { query: string; done: false; split: PasteSplit | undefined } | undefined;
+/** {@link queryPaste} of `query`, with the split the caller made (`made`) or its own. */
+function readQueryPaste(query: string, made: { split: PasteSplit | undefined } | undefined): QueryPaste | undefined {
+  if (!/[\n\r]/.test(query) || config().pasteWeight !== "on") return undefined;
+  return readPaste(query, made ? made.split : taskPaste(query));
+}
 
 function readPaste(query: string, split: PasteSplit | undefined): QueryPaste | undefined {
   if (!split) return undefined;
@@ -318,7 +323,7 @@ function readPaste(query: string, split: PasteSplit | undefined): QueryPaste | u
  * once, times its count, which is what keeps a task-length query cheap. A pasted word may count
  * less than 1 ({@link forEachQueryToken}).
  */
-export function queryTerms(query: string, vocab: Vocabulary): Map<number, number> {
+export function queryTerms(query: QueryText, vocab: Vocabulary): Map<number, number> {
   const counts = new Map<number, number>();
   forEachQueryToken(query, (tok, w) => {
     const t = vocab.id(tok);
@@ -385,7 +390,7 @@ export function accumulateBm25(
  * word can be, so a task made of words no skill has gets a large ceiling that no skill approaches.
  * `df(t)` is n(t) of a known term; 0 for an empty query.
  */
-export function bm25Ceiling(query: string, vocab: Vocabulary, df: (t: number) => number, n: number, k1: number): number {
+export function bm25Ceiling(query: QueryText, vocab: Vocabulary, df: (t: number) => number, n: number, k1: number): number {
   let total = 0;
   forEachQueryToken(query, (tok, w) => {
     const t = vocab.id(tok);

@@ -18,7 +18,6 @@ import { MAX_BUDGET } from "../projections/meta.js";
 import { Library } from "../bank/library.js";
 import { config } from "../config.js";
 import { domainTextOf, encodeQueries, pasteOf, taskTextOf } from "./context.js";
-import { releaseQueryPaste } from "../lexical/postings.js";
 import { glanceIndexOf, prunes, readsKeyIvf, refreshKeyIvf, warmKeyIvf, type KeyIvfWarm } from "./glance-index-use.js";
 import { glanceLibrary, type Glanced } from "./glance.js";
 import { routeGlances, type GlanceVia } from "./glance-many.js";
@@ -277,8 +276,7 @@ export class Router {
     const o = optionsObject(options, "glance options", GLANCE_KEYS);
     const topK = intOption(o.topK, "topK", 1, 1 << 30, 20);
     const trust = trustSettings(o, this.projections.delta);
-    const { ranked, q } = await this.#parts.library.reading(() => this.#glance(context, liveOption(o.live), signalOption(o.signal), trust));
-    releaseQueryPaste(q.taskText); // no BM25 read follows
+    const { ranked } = await this.#parts.library.reading(() => this.#glance(context, liveOption(o.live), signalOption(o.signal), trust));
     return glanceHits(ranked.slice(0, topK));
   }
 
@@ -312,33 +310,30 @@ export class Router {
     const trust = trustSettings(o, this.projections.delta);
     const t0 = performance.now();
     const glanced = await this.#glance(context, liveOption(o.live), signal, trust, explain);
-    // the task's paste reading, kept for BM25's reads of it, ends with the route
-    try {
-      const t1 = performance.now();
-      const { library } = this.#parts;
-      // trust per source: lower-priority skills within tieMargin of the best g lose the tie
-      const ranked = trust.trust.size > 0 ? preferTrusted(glanced.ranked, (id) => priorityOf(sourceClass(library.entry(id), library.dir), trust.trust), trust.tieMargin) : glanced.ranked;
-      // a small library's own cut: measured once per state of the library (the reference prompts routed over it)
-      const cut = abstain && ownCut ? await routeCut(this.#parts, this.#lexical, signal) : null;
-      const d = await decide(this.#parts, this.#lexical, glanced.q.taskText, ranked, glanced.res.handles, { lexical, verdict, abstain, libraryCut: cut, domainText: domainTextOf(context), signal });
-      const t2 = performance.now();
-      const result: RouteResult = {
-        ...decisionOutcome(this.#parts, d),
-        timings: { glanceMs: t1 - t0, verdictMs: d.verdictMs, totalMs: t2 - t0, ...(d.lexicalMs !== undefined ? { lexicalMs: d.lexicalMs } : {}) },
-        ...(glanced.q.truncation ? { truncation: glanced.q.truncation } : {}),
-        ...pasteOf(glanced.q, d.lexicalMs !== undefined),
-      };
-      const flags = result.skill !== null ? await winnerFlags(this.#parts.library, glanced.q.taskText, result.skill) : [];
-      if (flags.length > 0) result.flags = flags;
-      const best = d.shortlist[0];
-      if (explain && best) {
-        const column = glanced.ranked.find((r) => r.skill === best.skill)!.column;
-        result.explanation = explainVotes(this.model, this.#parts.library.entry(best.skill), column, glanced);
-      }
-      return result;
-    } finally {
-      releaseQueryPaste(glanced.q.taskText);
+    const t1 = performance.now();
+    const { library } = this.#parts;
+    // trust per source: lower-priority skills within tieMargin of the best g lose the tie
+    const ranked = trust.trust.size > 0 ? preferTrusted(glanced.ranked, (id) => priorityOf(sourceClass(library.entry(id), library.dir), trust.trust), trust.tieMargin) : glanced.ranked;
+    // a small library's own cut: measured once per state of the library (the reference prompts routed over it)
+    const cut = abstain && ownCut ? await routeCut(this.#parts, this.#lexical, signal) : null;
+    // every BM25 read of the route (B, the ceiling, the re-ranker, the result's word weight) reads the
+    // query the glance's encoding made, with its paste reading
+    const d = await decide(this.#parts, this.#lexical, glanced.q.bm25Query, ranked, glanced.res.handles, { lexical, verdict, abstain, libraryCut: cut, domainText: domainTextOf(context), signal });
+    const t2 = performance.now();
+    const result: RouteResult = {
+      ...decisionOutcome(this.#parts, d),
+      timings: { glanceMs: t1 - t0, verdictMs: d.verdictMs, totalMs: t2 - t0, ...(d.lexicalMs !== undefined ? { lexicalMs: d.lexicalMs } : {}) },
+      ...(glanced.q.truncation ? { truncation: glanced.q.truncation } : {}),
+      ...pasteOf(glanced.q, d.lexicalMs !== undefined),
+    };
+    const flags = result.skill !== null ? await winnerFlags(this.#parts.library, glanced.q.taskText, result.skill) : [];
+    if (flags.length > 0) result.flags = flags;
+    const best = d.shortlist[0];
+    if (explain && best) {
+      const column = glanced.ranked.find((r) => r.skill === best.skill)!.column;
+      result.explanation = explainVotes(this.model, this.#parts.library.entry(best.skill), column, glanced);
     }
+    return result;
   }
 
   /**
@@ -357,7 +352,6 @@ export class Router {
     const also = alsoOption(o.also);
     const signal = signalOption(o.signal);
     const { q, ranked } = await this.#glance(context, liveOption(o.live), signal);
-    releaseQueryPaste(q.taskText); // no BM25 read follows
     // `also`: skills outside the glance's leaders (e.g. BM25's) get their g and a verdict too, so
     // that records can replay a first stage that fuses both experts.
     const wanted = new Set(also);

@@ -16,7 +16,7 @@ import { loadBinding } from "../native/binding.js";
 import type { GlanceRowWeights } from "../projections/meta.js";
 import type { RouterParts } from "./parts.js";
 import { pasteWeight, taskPaste, type PasteSplit } from "../lexical/paste.js";
-import { holdQueryPaste, queryPaste } from "../lexical/postings.js";
+import { bm25Query, type Bm25Query } from "../lexical/postings.js";
 import type { Model } from "../model/Model.js";
 import type { RouteContext, TaskTruncation } from "./types.js";
 
@@ -38,6 +38,12 @@ export interface Queries {
   pasteWeight?: number;
   /** The written task's paste split ({@link taskPaste}), made once and read by the glance, BM25 and the result; unset without a paste. */
   pasteSplit?: PasteSplit;
+  /**
+   * The task as BM25 reads it: its text and its paste reading (with a written task's split), read at
+   * the first BM25 read and kept here for the route's other reads (B, the ceiling, the re-ranker,
+   * the result); a live rollout's splits its own text, as any text BM25 is given.
+   */
+  bm25Query: Bm25Query;
 }
 
 /** A chat as the verdict's task text: one "role: content" line per message. */
@@ -165,7 +171,7 @@ export function weighPasteRows(model: Model, split: PasteSplit | undefined, toke
  * `lexical`: whether the route read the lexical expert (its query's word weight is reported only then).
  */
 export function pasteOf(q: Queries, lexical: boolean): { paste?: { lines: number; wordWeight: number; tokenWeight: number } } {
-  const words = lexical && q.pasteSplit ? queryPaste(q.taskText) : undefined;
+  const words = lexical && q.pasteSplit ? q.bm25Query.paste() : undefined;
   const tokenWeight = q.pasteWeight ?? 1;
   if (!words && tokenWeight === 1) return {};
   const lines = words?.lines ?? q.pasteSplit?.pasteLines ?? 0;
@@ -174,13 +180,11 @@ export function pasteOf(q: Queries, lexical: boolean): { paste?: { lines: number
 
 /**
  * A written task's paste split, made once for its route ({@link taskPaste}; none with
- * GAVEL_PASTE_WEIGHT=off), and handed to BM25's query reading ({@link holdQueryPaste}).
+ * GAVEL_PASTE_WEIGHT=off), and its query for BM25 with it ({@link Queries.bm25Query}).
  */
-function writtenPaste(taskText: string): PasteSplit | undefined {
-  if (config().pasteWeight !== "on") return undefined;
-  const split = taskPaste(taskText);
-  holdQueryPaste(taskText, split);
-  return split;
+function writtenPaste(taskText: string): { split: PasteSplit | undefined; bm25Query: Bm25Query } {
+  const split = config().pasteWeight === "on" ? taskPaste(taskText) : undefined;
+  return { split, bm25Query: bm25Query(taskText, { split }) };
 }
 
 /** The glance's queries: one forward pass over the task to ℓ*, then normalize(W_q h) per task token. */
@@ -192,9 +196,9 @@ export async function encodeQueries(parts: RouterParts, context: RouteContext, l
   const n = enc.taskEnd - enc.taskStart;
   const tokens = enc.tokens.subarray(enc.taskStart, enc.taskEnd);
   const weights = isLive ? decayWeights(n) : rowWeights(parts, tokens);
-  const split = isLive ? undefined : writtenPaste(taskText);
+  const { split, bm25Query: query } = isLive ? { split: undefined, bm25Query: bm25Query(taskText) } : writtenPaste(taskText);
   const paste = weighPasteRows(parts.model, split, tokens, weights, enc.truncated ? parts.keep : "whole");
-  return { queries, weights, tokens, taskText, ...(truncation ? { truncation } : {}), ...(isLive ? { live: true } : {}), ...(paste !== 1 ? { pasteWeight: paste } : {}), ...(split ? { pasteSplit: split } : {}) };
+  return { queries, weights, tokens, taskText, ...(truncation ? { truncation } : {}), ...(isLive ? { live: true } : {}), ...(paste !== 1 ? { pasteWeight: paste } : {}), ...(split ? { pasteSplit: split } : {}), bm25Query: query };
 }
 
 /** Most tokens one {@link encodeTasksMany} pass decodes together (the resident router's default batch). */
@@ -229,9 +233,9 @@ export async function encodeTasksMany(parts: RouterParts, tasks: readonly string
       const queries = await loadBinding().projectNormalize(states.subarray(enc.taskStart * nEmbd, enc.taskEnd * nEmbd), nEmbd, wq, dim);
       const tokens = enc.tokens.subarray(enc.taskStart, enc.taskEnd);
       const weights = rowWeights(parts, tokens);
-      const split = writtenPaste(taskText);
+      const { split, bm25Query: query } = writtenPaste(taskText);
       const paste = weighPasteRows(parts.model, split, tokens, weights, enc.truncated ? parts.keep : "whole");
-      out.push({ queries, weights, tokens, taskText, ...(truncation ? { truncation } : {}), ...(paste !== 1 ? { pasteWeight: paste } : {}), ...(split ? { pasteSplit: split } : {}) });
+      out.push({ queries, weights, tokens, taskText, ...(truncation ? { truncation } : {}), ...(paste !== 1 ? { pasteWeight: paste } : {}), ...(split ? { pasteSplit: split } : {}), bm25Query: query });
     }
     i = j;
   }

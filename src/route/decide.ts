@@ -20,6 +20,7 @@ import type { Ranked } from "./glance.js";
 import type { RouterParts } from "./parts.js";
 import { skillHandle } from "./skill-record.js";
 import { termsCoverage } from "../lexical/reference-idf.js";
+import { bm25Query, type Bm25Query, type QueryText } from "../lexical/postings.js";
 import type { Candidate, RouteResult } from "./types.js";
 
 /** How one route runs its stages after the glance. */
@@ -86,10 +87,14 @@ function negativeV(winner: Candidate): AbstentionDecision {
 
 /**
  * The stages after the glance, for `ranked` (the glance's ranking of the routable library) and
- * `handles` (the glance's skills in column order, which `ranked[i].column` indexes).
+ * `handles` (the glance's skills in column order, which `ranked[i].column` indexes). `task`: the
+ * task's text, or its query for BM25 with the paste reading the route made (`Queries.bm25Query`);
+ * every BM25 read of the route reads that one query.
  */
-export async function decide(parts: RouterParts, lexical: LexicalExpert, taskText: string, ranked: readonly Ranked[], handles: Int32Array, o: DecideOptions): Promise<Decision> {
+export async function decide(parts: RouterParts, lexical: LexicalExpert, task: QueryText, ranked: readonly Ranked[], handles: Int32Array, o: DecideOptions): Promise<Decision> {
   const { projections, library } = parts;
+  const query: Bm25Query = typeof task === "string" ? bm25Query(task) : task;
+  const taskText = query.text;
   // A NaN g sorts anywhere and would shortlist arbitrarily: refuse it before the first stage.
   for (const r of ranked) {
     if (!Number.isFinite(r.g)) {
@@ -107,7 +112,7 @@ export async function decide(parts: RouterParts, lexical: LexicalExpert, taskTex
   const beta = o.lexical ? projections.beta : 0;
   if (o.lexical) {
     const t = performance.now();
-    post = await lexical.posteriorByColumn(library, taskText, projections.lexicalTemperature, handles, { k1: projections.lexicalK1, b: projections.lexicalB });
+    post = await lexical.posteriorByColumn(library, query, projections.lexicalTemperature, handles, { k1: projections.lexicalK1, b: projections.lexicalB });
     const B = post.B;
     // B read by glance column, with no object per skill: only the shortlist gets one
     const bOf = (c: Ranked) => B[c.column];
@@ -138,7 +143,7 @@ export async function decide(parts: RouterParts, lexical: LexicalExpert, taskTex
     // not when the route abstains: it loads nothing, so the verdict could change nothing it returns
     // (the shortlist it reports is then the cheap stage's order)
     const verdict = o.verdict && abstention?.abstain !== true && post.size >= projections.rerank.verdictMinSkills;
-    const r = await reranked(parts, lexical, taskText, ranked, handles, post, { verdict, signal: o.signal });
+    const r = await reranked(parts, lexical, query, ranked, handles, post, { verdict, signal: o.signal });
     return { shortlist: r.shortlist, verdict: r.ran ? "ran" : o.verdict ? "skipped" : "off", abstention, ...(lexicalMs !== undefined ? { lexicalMs } : {}), verdictMs: r.verdictMs };
   }
   const abstentionReadsV = o.abstain && (model ? needsVerdict(model) : true);
@@ -207,10 +212,11 @@ function taskDomain({ projections }: Pick<RouterParts, "projections">, model: Ab
  * ordered by the full stage once the verdict has read them (by the cheap stage when the verdict is
  * off, there is one candidate, or the cheap stage's best leads by the model's `verdictMargin`).
  */
-async function reranked(parts: RouterParts, lexical: LexicalExpert, taskText: string, ranked: readonly Ranked[], handles: Int32Array, post: { B: Float64Array; raw: Float64Array }, o: { verdict: boolean; signal?: AbortSignal }): Promise<{ shortlist: Candidate[]; ran: boolean; verdictMs: number }> {
+async function reranked(parts: RouterParts, lexical: LexicalExpert, query: Bm25Query, ranked: readonly Ranked[], handles: Int32Array, post: { B: Float64Array; raw: Float64Array }, o: { verdict: boolean; signal?: AbortSignal }): Promise<{ shortlist: Candidate[]; ran: boolean; verdictMs: number }> {
   const { projections, library } = parts;
   const rr = projections.rerank!;
-  const lucene = await lexical.scoresByColumn(library, taskText, handles, rr.lucene);
+  const taskText = query.text;
+  const lucene = await lexical.scoresByColumn(library, query, handles, rr.lucene);
   const top = cheapTop(rerankPool(rr, taskText, ranked, post.raw, lucene, projections.lexicalTemperature), rr.verdictTop);
   const run = o.verdict && verdictNeeded(rr, top);
   const t = performance.now();

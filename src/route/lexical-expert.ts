@@ -11,7 +11,7 @@
  * @module
  */
 import { logPartition } from "../lexical/posterior.js";
-import { lexicalCoverage, lexicalReach, type Bm25Options } from "../lexical/postings.js";
+import { lexicalCoverage, lexicalReach, type Bm25Options, type QueryText } from "../lexical/postings.js";
 import type { Library } from "../bank/library.js";
 
 /** BM25 of every routable skill for one task. */
@@ -32,10 +32,13 @@ export class LexicalExpert {
     this.#rows = undefined;
   }
 
-  /** BM25 of the whole routable library for the task text, with the ids in the bank's order. */
-  async scoresAll(library: Library, taskText: string, params?: Bm25Options): Promise<LexicalScores> {
+  /**
+   * BM25 of the whole routable library for the task (its text, or a route's `Bm25Query` with its paste
+   * reading, src/lexical/postings.ts), with the ids in the bank's order.
+   */
+  async scoresAll(library: Library, task: QueryText, params?: Bm25Options): Promise<LexicalScores> {
     const index = library.lexicon.index;
-    const scores = index.scores(taskText, params);
+    const scores = index.scores(task, params);
     return { ids: index.ids(), scores };
   }
 
@@ -43,8 +46,8 @@ export class LexicalExpert {
    * B at temperature T for each of `ids` (−∞ for a skill outside the routable library) given the
    * task text: BM25 / T minus log Σ exp(BM25 / T) over the whole routable library.
    */
-  async posterior(library: Library, taskText: string, ids: readonly string[], temperature: number, params?: Bm25Options): Promise<number[]> {
-    const all = await this.scoresAll(library, taskText, params);
+  async posterior(library: Library, task: QueryText, ids: readonly string[], temperature: number, params?: Bm25Options): Promise<number[]> {
+    const all = await this.scoresAll(library, task, params);
     const z = logPartition(all.scores, temperature);
     const row = this.#rowsOf(all.ids);
     return ids.map((id) => {
@@ -63,8 +66,8 @@ export class LexicalExpert {
    * kept until the library changes, so a route pays no per-skill lookup: the first stage over 30K
    * skills stays within a few milliseconds.
    */
-  async posteriorByColumn(library: Library, taskText: string, temperature: number, handles: Int32Array, params?: Bm25Options): Promise<{ B: Float64Array; raw: Float64Array; maxB: number; size: number; coverage: number; reach: number }> {
-    const all = await this.scoresAll(library, taskText, params);
+  async posteriorByColumn(library: Library, task: QueryText, temperature: number, handles: Int32Array, params?: Bm25Options): Promise<{ B: Float64Array; raw: Float64Array; maxB: number; size: number; coverage: number; reach: number }> {
+    const all = await this.scoresAll(library, task, params);
     const row = this.#columnRows(library, all.ids, handles);
     // A glance restricted to fewer skills (excludeFlagged, excludeSources) normalises B over
     // those skills only: an excluded skill that echoes the task takes no posterior mass from them.
@@ -79,13 +82,13 @@ export class LexicalExpert {
       raw[c] = row[c] < 0 ? 0 : all.scores[row[c]];
     }
     const index = library.lexicon.index;
-    const coverage = lexicalCoverage(top, index.ceiling(taskText, params));
+    const coverage = lexicalCoverage(top, index.ceiling(task, params));
     return { B, raw, maxB: top / temperature - z, size: scores.length, coverage, reach: lexicalReach(top, index.size) };
   }
 
   /** Raw BM25 under `params` of every column of a glance (0 for a skill outside the routable library). */
-  async scoresByColumn(library: Library, taskText: string, handles: Int32Array, params?: Bm25Options): Promise<Float64Array> {
-    const all = await this.scoresAll(library, taskText, params);
+  async scoresByColumn(library: Library, task: QueryText, handles: Int32Array, params?: Bm25Options): Promise<Float64Array> {
+    const all = await this.scoresAll(library, task, params);
     const row = this.#columnRows(library, all.ids, handles);
     return Float64Array.from(row, (r) => (r < 0 ? 0 : all.scores[r]));
   }

@@ -130,7 +130,7 @@ export function promptScorer(parts: RouterParts, lexical: LexicalExpert, signal?
   };
   return async (prompt) => {
     const g = await glanceLibrary(parts, () => queriesOf(prompt), signal);
-    const d = await decide(parts, lexical, g.q.taskText, g.ranked, g.res.handles, { lexical: defaultLexical(parts.projections, true), verdict: true, abstain: true, ...(signal ? { signal } : {}) });
+    const d = await decide(parts, lexical, g.q.bm25Query, g.ranked, g.res.handles, { lexical: defaultLexical(parts.projections, true), verdict: true, abstain: true, ...(signal ? { signal } : {}) });
     return d.abstention?.score ?? NaN;
   };
 }

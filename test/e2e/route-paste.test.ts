@@ -1,15 +1,17 @@
 // A request with a paste (src/lexical/paste.ts): the embedded default pair over the example skills
 // routes a request written after or before a paste of neutral log lines to the request's skill, and
 // the result says the paste was weighed; the glance's pasted rows are scaled by exactly the weight the
-// result gives, whether the task was read whole or cut; a task without a paste is read as before.
+// result gives, whether the task was read whole or cut; a task without a paste is read as before;
+// routes run together read each their own paste, and a failed route leaves nothing of it behind.
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Model, Router } from "../../src/index.js";
+import { Model, Router, type RouteResult } from "../../src/index.js";
 import { DEFAULT_MODEL, DEFAULT_PROJECTIONS } from "../../src/defaults.js";
 import { weighPasteRows } from "../../src/route/context.js";
 import { splitPaste, taskPaste } from "../../src/lexical/paste.js";
+import { queryPaste } from "../../src/lexical/postings.js";
 import { repoRoot } from "../helpers/paths.js";
 
 const dir = mkdtempSync(join(tmpdir(), "gavel-paste-"));
@@ -50,6 +52,38 @@ describe("a request with a paste", () => {
     expect(glanceOnly.paste?.lines).toBe(40);
     expect(glanceOnly.paste!.wordWeight).toBe(1);
     expect(glanceOnly.paste!.tokenWeight).toBeLessThan(0.2);
+  });
+
+  it("reads interleaved routes' pastes each at its own weight, and a route that fails after encoding its task leaves nothing behind", async () => {
+    const a = `Here are the logs from last night:\n${logs(20)}\n\n${request}`;
+    const b = `Add structured JSON logging to the worker, with a request id on every line.\n\nFor context, the logs:\n${logs(40)}`;
+    const read = (r: RouteResult) => ({ skill: r.skill, paste: r.paste, shortlist: r.shortlist.map((c) => [c.skill, c.S, c.B]) });
+    const alone = [read(await router.route(a)), read(await router.route(b))];
+    expect(alone[0].paste!.wordWeight).not.toBe(alone[1].paste!.wordWeight);
+    // three routes in flight at once: each encodes its task while the others read theirs
+    const together = await Promise.all([router.route(a), router.route(b), router.route(a)]);
+    expect(together.map(read)).toEqual([alone[0], alone[1], alone[0]]);
+    // a route aborted once its task is encoded (before the glance): ABORTED, and no reading kept. The
+    // task is over the 256 Ki characters that the module-level slot of 2026-12-05 kept only while a
+    // route held them, so a hold left behind would show as the same reading twice
+    const big = `${request}\n\nFor context, the logs:\n${logs(4000)}`;
+    expect(big.length).toBeGreaterThan(1 << 18);
+    const ac = new AbortController();
+    const own = model.hiddenStates;
+    const patched = model as unknown as { hiddenStates: typeof own };
+    patched.hiddenStates = async (...args) => {
+      const states = await own.apply(model, args);
+      ac.abort();
+      return states;
+    };
+    try {
+      await expect(router.route(big, { signal: ac.signal })).rejects.toMatchObject({ code: "ABORTED" });
+    } finally {
+      delete (patched as { hiddenStates?: unknown }).hiddenStates;
+    }
+    expect(ac.signal.aborted).toBe(true);
+    expect(queryPaste(big)).not.toBe(queryPaste(big)); // read anew each time: the module keeps no route's reading
+    expect(read(await router.route(a))).toEqual(alone[0]);
   });
 
   it("scales exactly the pasted rows of the glance, from the start of a whole task and from the end of a cut one", () => {

@@ -3,7 +3,7 @@
 // against a plain reference on fresh random tasks.
 import { describe, expect, it } from "vitest";
 import { machineLine, machineShape, PASTE_RULES, pasteWeight, splitPaste, taskPaste } from "../../src/lexical/paste.js";
-import { bm25Ceiling, bm25Tokens, forEachQueryToken, holdQueryPaste, PASTE_CACHE_CHARS, queryPaste, queryTerms, releaseQueryPaste, Vocabulary } from "../../src/lexical/postings.js";
+import { bm25Ceiling, bm25Query, bm25Tokens, forEachQueryToken, queryPaste, queryTerms, Vocabulary } from "../../src/lexical/postings.js";
 import { freshSeed, rng } from "../helpers/random.js";
 
 const LOG = (i: number) => `2026-11-26T03:00:${String(i % 60).padStart(2, "0")}Z INFO svc-${i % 7} request handled id=${i * 31} took=${i * 3}ms`;
@@ -79,29 +79,44 @@ describe("which lines are pasted", () => {
 });
 
 describe("the paste split, made once per route", () => {
-  it("reads BM25's query with the split a route holds, and anew once the route releases it", () => {
+  it("reads BM25's query with the split the route made, once, and keeps the reading with the query", () => {
     const text = ["Write unit tests for parse_invoice.", ...Array.from({ length: 20 }, (_, i) => LOG(i))].join("\n");
     const fresh = queryPaste(text)!;
-    releaseQueryPaste(text);
-    // the route's own split is what BM25 reads: a split that marks nothing reads as no paste
-    holdQueryPaste(text, undefined);
-    expect(queryPaste(text)).toBeUndefined();
-    releaseQueryPaste(text);
-    expect(queryPaste(text)!.weight).toBeCloseTo(fresh.weight, 12);
-    holdQueryPaste(text, taskPaste(text));
+    expect(queryPaste(text)).not.toBe(fresh); // a text is read anew at each call: the module keeps nothing
     expect(queryPaste(text)).toEqual(fresh);
-    releaseQueryPaste(text);
+    // the route's own split is what BM25 reads: a split that marks nothing reads as no paste
+    expect(bm25Query(text, { split: undefined }).paste()).toBeUndefined();
+    const held = bm25Query(text, { split: taskPaste(text) });
+    const read = held.paste()!;
+    expect(read).toEqual(fresh);
+    expect(held.paste()).toBe(read);
+    // without a split the query splits its own text, as a text does
+    expect(bm25Query(text).paste()).toEqual(fresh);
+    // BM25's readers read a query as they read its text
+    const vocab = new Vocabulary();
+    for (const t of bm25Tokens(text)) vocab.intern(t);
+    expect([...queryTerms(held, vocab)]).toEqual([...queryTerms(text, vocab)]);
+    expect(bm25Ceiling(held, vocab, () => 1, 50, 1.2)).toBe(bm25Ceiling(text, vocab, () => 1, 50, 1.2));
   });
 
-  it("reads a query longer than the cache keeps the same way each time", () => {
-    const lines = ["Write unit tests for parse_invoice.", ...Array.from({ length: Math.ceil(PASTE_CACHE_CHARS / 60) + 10 }, (_, i) => LOG(i))];
-    const text = lines.join("\n");
-    expect(text.length).toBeGreaterThan(PASTE_CACHE_CHARS);
-    const a = queryPaste(text)!;
-    const b = queryPaste(text)!;
-    expect(b).not.toBe(a); // not kept: read again
-    expect(b.weight).toBe(a.weight);
-    expect(b.lines).toBe(lines.length - 1);
+  it("keeps a large query's reading whatever other queries are read between its reads (interleaved routes)", () => {
+    const big = (tag: string) => [`Find why the ${tag} deploy fails.`, ...Array.from({ length: 5000 }, (_, i) => `${LOG(i)} ${tag}`)].join("\n");
+    const a = big("api"), b = big("web");
+    expect(a.length).toBeGreaterThan(1 << 18); // over the 256 Ki characters the module-level slot once kept
+    const qa = bm25Query(a, { split: taskPaste(a) });
+    const qb = bm25Query(b, { split: taskPaste(b) });
+    const first = qa.paste()!;
+    // route B's reads, and a plain text's, between two of route A's
+    qb.paste();
+    queryPaste(b);
+    forEachQueryToken(b, () => {});
+    expect(qa.paste()).toBe(first); // not split and tokenized again
+    expect(first).toEqual(queryPaste(a));
+    expect(qb.paste()!.weight).toBe(queryPaste(b)!.weight);
+    const got = new Map<string, number>(), want = new Map<string, number>();
+    forEachQueryToken(qa, (t, w) => got.set(t, (got.get(t) ?? 0) + w));
+    forEachQueryToken(a, (t, w) => want.set(t, (want.get(t) ?? 0) + w));
+    expect(got).toEqual(want);
   });
 });
 
@@ -177,6 +192,22 @@ const SHAPES: Record<string, string[]> = {
   "a Go panic": ["panic: runtime error: index out of range [5] with length 3", "", "goroutine 1 [running]:", "main.(*Queue).Pop(0xc000012080)", "\t/home/dev/app/queue.go:41 +0x1d4", "main.main()", "\t/home/dev/app/main.go:12 +0x2a", "exit status 2"],
   "a Rust panic": ["thread 'main' panicked at src/main.rs:4:5:", "index out of bounds: the len is 3 but the index is 5", "stack backtrace:", "   0: rust_begin_unwind", "   1: core::panicking::panic_fmt", "   2: app::main", "note: run with `RUST_BACKTRACE=full` for a verbose backtrace."],
   "a unified diff": ["diff --git a/src/q.js b/src/q.js", "index 3b18e51..a9c4f02 100644", "--- a/src/q.js", "+++ b/src/q.js", "@@ -1,4 +1,5 @@", " function pop(q) {", "-  return q.items.shift()", "+  const item = q.items[q.head]", "+  q.head += 1", "+  return item", "", " }"],
+  // output lines that read like prose: a tool's "name: " prefix, git's, npm's, pip's, cargo's and jest's
+  // messages, a [Y/n] choice, lines with no sign of a request (no "you", no question, no order)
+  "shell output that reads like prose": [
+    "$ git status", "On branch main", "Your branch is up to date with 'origin/main'.", "nothing to commit, working tree clean",
+    "$ git pull", "fatal: not a git repository (or any of the parent directories): .git",
+    "$ npm install", "npm WARN deprecated request@2.88.2: request has been deprecated, see https://github.com/request/request/issues/3142", "added 120 packages, and audited 121 packages in 3s", "found 0 vulnerabilities", "Run `npm audit` for details.",
+    "$ pip install foo", "Collecting foo", "Successfully installed foo-1.2", "ERROR: No matching distribution found for bar",
+    "$ ./deploy.sh", "bash: ./deploy.sh: Permission denied", "Permission denied",
+    "$ ls -l", "total 8", "-rw-r--r--  1 dev  staff  120 Dec  5 01:12 Makefile", "drwxr-xr-x  4 dev  staff  128 Dec  5 01:12 src",
+    "$ cargo build", "   Compiling app v0.1.0 (/home/dev/app)", "error: could not compile `app` (bin \"app\") due to 2 previous errors", "For more information about this error, try `rustc --explain E0308`.",
+    "$ npx jest", "Tests:       1 failed, 3 passed, 4 total", "Ran all test suites.",
+    "$ git log --oneline -2", "a1b2c3d Fix the login test", "e4f5a6b Add a clean target to the Makefile", "Did you mean this?",
+    "$ cat .env", "PORT=8080", '{"port": 8080, "debug": false}', "10.5 20.1 30.7 40.2",
+    "$ sudo apt-get install foo", "E: Unable to locate package foo", "Do you want to continue? [Y/n]", "Are you sure you want to continue connecting (yes/no/[fingerprint])?",
+    "$ make deploy", "uploading build artifacts", "checking environment... ok", "Traceback (most recent call last):", '  File "deploy.py", line 3, in <module>', "ModuleNotFoundError: No module named 'boto3'",
+  ],
   "compiler diagnostics": ["src/x.ts(3,5): error TS2322: Type 'string' is not assignable to type 'number'.", "error[E0308]: mismatched types", " --> src/main.rs:4:18", "  |", "4 |     let x: i32 = \"a\";", "  |            ---   ^^^ expected `i32`, found `&str`", "file.c:12:3: error: implicit declaration of function 'pop'"],
 };
 const NOT_PASTE: Record<string, string[]> = {
@@ -188,8 +219,49 @@ const NOT_PASTE: Record<string, string[]> = {
   "an unfenced SQL query": ["Tune this query:", "SELECT o.id, c.name, sum(i.price) AS total", "FROM orders o", "JOIN customers c ON c.id = o.customer_id", "JOIN items i ON i.order_id = o.id", "WHERE o.created_at > now() - interval '30 days'", "GROUP BY o.id, c.name", "ORDER BY total DESC;"],
   "SQL statements ending in ';'": ["Review this migration:", "ALTER TABLE users ADD COLUMN email text;", "UPDATE users SET email = lower(name) || '@example.com';", "ALTER TABLE users ALTER COLUMN email SET NOT NULL;", "CREATE INDEX CONCURRENTLY users_email ON users (email);"],
   "unfenced YAML": ["Fix this workflow:", "name: ci", "on: [push]", "jobs:", "  test:", "    runs-on: ubuntu-latest", "    steps:", "      - uses: actions/checkout@v4", "      - run: npm ci"],
+  "a request right under a prompt and one line of output": ["I ran this:", "$ make", "make: *** [all] Error 1", "Can you fix the Makefile so `make` works on macOS 14?", "Also add a clean target"],
+  "questions right under a prompt's one line of output": ["$ npm test", "FAIL src/auth.test.ts", "Why does the login test fail after upgrading to v2?", "Please make it pass without changing the test (it worked before)."],
   "unfenced config": ["Check these settings:", "DATABASE_URL=postgres://app:secret@db:5432/app", "REDIS_URL=redis://cache:6379/0", "[server]", "port = 8080", "workers = 4"],
 };
+
+// The review of 2026-12-05 (§1): a request written right under pasted shell output, with digits,
+// backticks, parentheses or no final mark, was read as the last command's output.
+const UNDER_OUTPUT = [
+  "Can you fix the Makefile so `make` works on macOS 14?",
+  "Also add a clean target",
+  "Why does the login test fail after upgrading to v2?",
+  "Please make it pass without changing the test (it worked before).",
+  "how do I get this to build on Node 20",
+  "This Postgres query on the orders table takes eight seconds; figure out why and make it fast.",
+  "In a shell script, pull the email of every active user out of users.json and print them one per line.",
+  "The deploy script should upload to s3 and restart app-1",
+  "Update the CI config to Node 22 and cache npm",
+  "It worked yesterday, what changed?",
+];
+
+describe("a request right under a shell prompt's output (review, 2026-12-05)", () => {
+  it("ends the last command's output at a line in the user's words", () => {
+    const npm = ["$ npm test", "> app@1.0.0 test", "> jest", "FAIL src/auth.test.ts", UNDER_OUTPUT[2], UNDER_OUTPUT[3]];
+    expect(splitPaste(npm.join("\n")).paste).toEqual([true, true, true, true, false, false]);
+    // the prompt and one line of output are no run: nothing is pasted, and BM25 reads every word at 1
+    const make = ["I ran this:", "$ make", "make: *** [all] Error 1", UNDER_OUTPUT[0], UNDER_OUTPUT[1]].join("\n");
+    expect(splitPaste(make).pasteLines).toBe(0);
+    expect(queryPaste(make)).toBeUndefined();
+    for (const request of UNDER_OUTPUT) {
+      const text = ["$ make test", "cc -o app main.c", "make: *** [test] Error 2", request, "Also lint it."].join("\n");
+      expect(splitPaste(text).paste, request).toEqual([true, true, true, false, false]);
+    }
+  });
+
+  it("keeps wordy output as output, and a line of it the user's once it asks or orders", () => {
+    // under a prompt: output whatever the words, when indented or a known tool message
+    for (const out of ["    Fix the login test", "Your branch is up to date with 'origin/main'.", "hint: Use 'git add <file>' to mark resolution", "Did you mean this?"]) {
+      expect(splitPaste(["$ git log", "commit a1b2c3d", out, "Author: Dev <dev@example.com>"].join("\n")).paste, out).toEqual([true, true, true, true]);
+    }
+    // a letters-only sentence ends the output, as before the review
+    expect(splitPaste(["$ make", "cc -o app main.c", "ld -o app main.o", "Build this for arm too."].join("\n")).paste).toEqual([true, true, true, false]);
+  });
+});
 
 describe("the audit's shapes (2026-12-05)", () => {
   it("reads each shape of pasted output as a paste, the request around it not", () => {
@@ -204,7 +276,7 @@ describe("the audit's shapes (2026-12-05)", () => {
 
   it("reads prose, requirement lists, plans, figures, SQL, YAML and config written in the request as the request", () => {
     for (const [name, lines] of Object.entries(NOT_PASTE)) expect(splitPaste(wrapped(lines)).pasteLines, name).toBe(0);
-    // a "$ " prompt's output stops at a blank line and at a line of prose
+    // a "$ " prompt's output stops at a blank line and at a line in the user's words
     const session = ["$ make test", "make: *** [test] Error 2", "Please fix the Makefile so the tests run.", "It should also lint."].join("\n");
     expect(splitPaste(session).paste).toEqual([false, false, false, false]); // two machine lines: no run
     const longer = ["$ make test", "cc -o app main.c", "make: *** [test] Error 2", "Please fix the Makefile so the tests run."].join("\n");
