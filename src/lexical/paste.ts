@@ -132,8 +132,8 @@ const CODE: readonly RegExp[] = [
 // output is read line by line in this order (the first that applies decides):
 // 1. a machine line (the rules above), a known tool message (TOOL_OUTPUT) or an indented line
 //    (people write at the margin; tools indent) is output;
-// 2. a line that reads as the user's own words ends the output: a letters-only sentence (PROSE, as
-//    before this order was written, so a tool's "Build succeeded." ends it too), or
+// 2. a line that reads as the user's own words ends the output: a letters-only sentence (PROSE: a
+//    tool's "Build succeeded." ends it too), or
 //    natural language by a looser test (three words or more, mostly letters, opening with a word;
 //    digits, backticks, parentheses and no final mark allowed) that bears a sign of a request: a
 //    question mark at its end, a person or politeness word (I, my, we, our, you, your, please,
