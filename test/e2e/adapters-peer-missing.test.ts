@@ -5,28 +5,12 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { exact, loadAdapter, type ChildOut, type Described } from "../helpers/adapter-peers.js";
 import { repoRoot } from "../helpers/paths.js";
-import { runNode } from "../helpers/run.js";
-
-interface Described {
-  name?: string;
-  code?: string;
-  message?: string;
-}
-interface ChildOut {
-  imported: "ok" | Described;
-  calls: Record<string, "ok" | Described>;
-}
 
 /** The child's report for `adapter`'s build `format`, with `hide` hidden. */
-async function load(adapter: string, format: "esm" | "cjs", hide: string): Promise<ChildOut> {
-  const file = join(repoRoot, "dist", "adapters", `${adapter}.${format === "esm" ? "js" : "cjs"}`);
-  const args = ["--import", join(repoRoot, "test", "helpers", "hide-packages.mjs"), join(repoRoot, "test", "helpers", "adapter-peers-child.mjs"), format, file];
-  const r = await runNode(args, { cwd: repoRoot, env: { ...process.env, GAVEL_HIDE_PACKAGES: hide }, timeoutMs: 60_000 });
-  expect(r.code, r.err).toBe(0);
-  const out = JSON.parse(r.out) as ChildOut;
-  expect(out.imported).toBe("ok");
-  return out;
+function load(adapter: string, format: "esm" | "cjs", hide: string): Promise<ChildOut> {
+  return loadAdapter(adapter, format, "hide-packages.mjs", { GAVEL_HIDE_PACKAGES: hide });
 }
 
 /** The DEPENDENCY_MISSING a call threw. */
@@ -34,7 +18,6 @@ function missing(message: string | RegExp): Described {
   return { name: "GavelError", code: "DEPENDENCY_MISSING", message: expect.stringMatching(message) as unknown as string };
 }
 
-const exact = (s: string) => new RegExp(`^${s.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&")}$`);
 
 describe.skipIf(!existsSync(join(repoRoot, "dist", "adapters", "ai-sdk.cjs")))("the adapters without their framework (after the build)", () => {
   for (const format of ["esm", "cjs"] as const) {

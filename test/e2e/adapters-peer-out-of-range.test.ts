@@ -9,19 +9,9 @@
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
+import { exact, loadAdapter, type ChildOut, type Described } from "../helpers/adapter-peers.js";
 import { repoRoot } from "../helpers/paths.js";
-import { runNode } from "../helpers/run.js";
 import { tempDirs } from "../helpers/temp-dirs.js";
-
-interface Described {
-  name?: string;
-  code?: string;
-  message?: string;
-}
-interface ChildOut {
-  imported: "ok" | Described;
-  calls: Record<string, "ok" | Described>;
-}
 
 const tempDir = tempDirs("gavel-peer-range-");
 let root: string;
@@ -48,19 +38,11 @@ beforeAll(() => {
 });
 
 /** The child's report for `adapter`'s build `format`, with `fake` resolved from the fakes. */
-async function load(adapter: string, format: "esm" | "cjs", fake: string): Promise<ChildOut> {
-  const file = join(repoRoot, "dist", "adapters", `${adapter}.${format === "esm" ? "js" : "cjs"}`);
-  const args = ["--import", join(repoRoot, "test", "helpers", "fake-packages.mjs"), join(repoRoot, "test", "helpers", "adapter-peers-child.mjs"), format, file];
-  const env = { ...process.env, GAVEL_FAKE_PACKAGES: fake, GAVEL_FAKE_PACKAGES_ROOT: root };
-  const r = await runNode(args, { cwd: repoRoot, env, timeoutMs: 60_000 });
-  expect(r.code, r.err).toBe(0);
-  const out = JSON.parse(r.out) as ChildOut;
-  expect(out.imported).toBe("ok");
-  return out;
+function load(adapter: string, format: "esm" | "cjs", fake: string): Promise<ChildOut> {
+  return loadAdapter(adapter, format, "fake-packages.mjs", { GAVEL_FAKE_PACKAGES: fake, GAVEL_FAKE_PACKAGES_ROOT: root });
 }
 
 const RANGE = "install a release within gavel-router's peer range (see package.json peerDependencies)";
-const exact = (s: string) => new RegExp(`^${s.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&")}$`);
 /** The DEPENDENCY_MISSING a call threw, with exactly `message`. */
 function missing(message: string): Described {
   return { name: "GavelError", code: "DEPENDENCY_MISSING", message: expect.stringMatching(exact(message)) as unknown as string };
