@@ -213,6 +213,16 @@ export class Router {
   }
 
   /**
+   * @internal The installed skill with this id now, or undefined: a resident server's lookup of a
+   * route's winner, which may have been installed a moment ago by a write still under way.
+   */
+  installed(id: string): InstalledSkill | undefined {
+    this.#check();
+    const e = this.#parts.library.store.get(id);
+    return e ? installedSkill(e) : undefined;
+  }
+
+  /**
    * An installed skill whole, by id or name: its body, front matter, `allowed-tools`, the absolute
    * path of its SKILL.md (or library row) and folder, its content hash and its provenance (see
    * {@link SkillRecord}). What a host needs to load a skill the route chose, or one asked for by name.

@@ -3,7 +3,7 @@
  * requests and matches their answers by id. The CLI and the Claude Code hook use it when a server is
  * running and fall back to loading the model themselves (or, for the hook, to doing nothing).
  *
- * Like protocol.ts it imports only node built-ins, errors.ts, limits.ts (constants) and
+ * Like protocol.ts it imports only node built-ins, errors.ts, limits.ts (constants), endpoint.ts and
  * util/linked-signal.ts (which imports nothing), so a process that only talks to the server (the
  * hook) never loads the addon or the model; and of those only node:net and node:fs at once
  * (node:http when the server is an HTTP one): the hook's start is most of its time.
@@ -11,22 +11,13 @@
  * @module
  */
 import { connect as netConnect, type Socket } from "node:net";
-import { lstat, readFile, type Stats } from "node:fs";
 import { GavelError, type GavelErrorCode } from "../errors.js";
 import { CONTROL_OPS, DEFAULT_LIMITS } from "./limits.js";
 import { linkSignals } from "../util/linked-signal.js";
-import { defaultSocketPath, httpEndpointPath, PROTOCOL_VERSION, resolveBankDir, type HttpEndpoint, type Op, type ProgressLine, type RequestId, type Response } from "./protocol.js";
+import { MAX_LINE_BYTES, PROTOCOL_VERSION, type Op, type ProgressLine, type RequestId, type Response } from "./protocol.js";
+import { findEndpoint, notRunning, readHttpEndpoint, type Endpoint, type EndpointOptions } from "./endpoint.js";
 
-/** Where to find a server: a bank (its default socket, else its HTTP endpoint file), or a socket path. */
-export interface EndpointOptions {
-  /** The bank directory (default: $GAVEL_BANK, else .gavel/bank). */
-  bank?: string;
-  /** An explicit socket path (default: the bank's, see `defaultSocketPath`). */
-  socket?: string;
-}
-
-/** A located server. */
-export type Endpoint = { kind: "unix"; path: string } | { kind: "http"; url: string; token: string };
+export { findEndpoint, type Endpoint, type EndpointOptions } from "./endpoint.js";
 
 /** Options of one request. */
 export interface RequestOptions {
@@ -47,43 +38,6 @@ export interface RequestOptions {
   settleOnAbort?: boolean;
 }
 
-function notRunning(where: string): GavelError {
-  return new GavelError(`no gavel server is running at ${where} (start one with \`gavel serve\`)`, "FILE_NOT_FOUND");
-}
-
-/** Whether a file is ours: owned by this user (a socket or token of another user is never trusted). */
-function ownedByMe(uid: number): boolean {
-  return typeof process.getuid !== "function" || uid === process.getuid();
-}
-
-/** A file's lstat, or null when it cannot be had (node:fs's callback form: node:fs/promises is not loaded for it). */
-function lstatOrNull(path: string): Promise<Stats | null> {
-  return new Promise((resolve) => lstat(path, (err, st) => resolve(err ? null : st)));
-}
-
-/**
- * Finds the server of a bank without connecting: its socket when one exists and belongs to this user,
- * else its HTTP endpoint file. Null when there is neither (no server: the caller's fast path).
- */
-export async function findEndpoint(options: EndpointOptions = {}): Promise<Endpoint | null> {
-  const bank = resolveBankDir(options.bank);
-  const path = options.socket ?? defaultSocketPath(bank);
-  const st = await lstatOrNull(path);
-  if (st?.isSocket() && ownedByMe(st.uid)) return { kind: "unix", path };
-  if (options.socket) return null;
-  const file = httpEndpointPath(bank);
-  const fst = await lstatOrNull(file);
-  if (!fst?.isFile() || !ownedByMe(fst.uid) || (fst.mode & 0o077) !== 0) return null;
-  try {
-    const text = await new Promise<string>((resolve, reject) => readFile(file, "utf8", (err, t) => (err ? reject(err) : resolve(t))));
-    const e = JSON.parse(text) as HttpEndpoint;
-    if (typeof e.url === "string" && typeof e.token === "string" && /^http:\/\/(127\.0\.0\.1|\[::1\]|localhost):\d+$/.test(e.url)) return { kind: "http", url: e.url, token: e.token };
-  } catch {
-    // unreadable or half-written: no server to talk to
-  }
-  return null;
-}
-
 /** An answer's error as a GavelError with the server's code. */
 function fromWire(e: { code: string; message: string }): GavelError {
   return new GavelError(e.message, (e.code || "INTERNAL") as GavelErrorCode);
@@ -97,8 +51,7 @@ interface Pending {
 
 /** A connection to a resident router. */
 export class ServeClient {
-  /** Where the server was found. */
-  readonly endpoint: Endpoint;
+  #endpoint: Endpoint;
   #socket: Socket | null;
   #pending = new Map<RequestId, Pending>();
   /**
@@ -107,12 +60,16 @@ export class ServeClient {
    * here in order, so many calls at once are queued rather than answered BUSY.
    */
   #sent = new Set<RequestId>();
-  /** The server's last refusal of a line it could not read (id null), for the close that follows. */
-  #refusal: Error | null = null;
   /** Sent requests a cancel has gone out for (close() does not cancel them again). */
   #cancelled = new Set<RequestId>();
   #waiting: { id: RequestId; line: string }[] = [];
   #next = 1;
+  /**
+   * Over HTTP the server holds one id space for every client (docs/serve-protocol.md, "id"): this
+   * client's ids are this random prefix and a count, so two clients never send the same id (each
+   * numbered from 1 collided, and a cancel of one's request aborted the other's).
+   */
+  readonly #idPrefix: string | null;
   #buffer = "";
   #closed = false;
 
@@ -121,9 +78,16 @@ export class ServeClient {
   #reopening: Promise<void> | null = null;
 
   private constructor(endpoint: Endpoint, socket: Socket | null) {
-    this.endpoint = endpoint;
+    this.#endpoint = endpoint;
     this.#socket = socket;
+    // (no node:crypto: the hook's start loads what it must only; these ids need to be unique, not secret)
+    this.#idPrefix = endpoint.kind === "http" ? `${process.pid.toString(36)}.${Date.now().toString(36)}.${Math.random().toString(36).slice(2, 12)}` : null;
     if (socket) this.#attach(socket);
+  }
+
+  /** Where the server was found (over HTTP, the URL and token read last). */
+  get endpoint(): Endpoint {
+    return this.#endpoint;
   }
 
   #attach(socket: Socket): void {
@@ -132,14 +96,18 @@ export class ServeClient {
     socket.on("close", () => {
       if (this.#socket !== socket || this.#closed) return;
       // the server closes connections left idle (docs/serve-protocol.md, "Limits"): not an error then
-      if (this.#pending.size === 0) {
-        this.#idleClosed = true;
-        this.#sent.clear();
-        this.#cancelled.clear();
-      }
-      else this.#failAll(this.#refusal ?? new GavelError("the gavel server closed the connection", "INTERNAL"));
+      if (this.#pending.size === 0) this.#dropConnection();
+      else this.#failAll(new GavelError("the gavel server closed the connection", "INTERNAL"));
     });
     socket.on("error", () => undefined); // "close" follows and fails what is pending
+  }
+
+  /** The connection is gone and nothing waits on it: the next request connects again. */
+  #dropConnection(): void {
+    this.#idleClosed = true;
+    this.#sent.clear();
+    this.#cancelled.clear();
+    this.#waiting = [];
   }
 
   static #connectUnix(path: string): Promise<Socket> {
@@ -161,7 +129,7 @@ export class ServeClient {
 
   /** A new connection after the server closed an idle one. */
   #reopen(): Promise<void> {
-    this.#reopening ??= ServeClient.#connectUnix((this.endpoint as Extract<Endpoint, { kind: "unix" }>).path).then(
+    this.#reopening ??= ServeClient.#connectUnix((this.#endpoint as Extract<Endpoint, { kind: "unix" }>).path).then(
       (s) => {
         this.#buffer = "";
         this.#socket = s;
@@ -190,7 +158,8 @@ export class ServeClient {
         if (typeof msg !== "object" || msg === null || Array.isArray(msg)) throw new Error("not an object");
       } catch {
         // not the gavel protocol: what waits fails, typed, and the connection is dropped
-        this.#failAll(new GavelError(`the server at ${this.endpoint.kind === "unix" ? this.endpoint.path : this.endpoint.url} answered a line that is not a gavel answer`, "INTERNAL"));
+        const e = this.#endpoint;
+        this.#failAll(new GavelError(`the server at ${e.kind === "unix" ? e.path : e.url} answered a line that is not a gavel answer`, "INTERNAL"));
         this.#socket?.destroy();
         return;
       }
@@ -209,15 +178,24 @@ export class ServeClient {
   }
 
   #settle(r: Response): void {
-    // a refusal of a line the server could not read (over its size bound): the connection closes next,
-    // and what waits fails with the server's own words
-    if (r.id === null && !r.ok) this.#refusal = fromWire(r.error);
+    // a refusal of a line the server could not read (over its size bound, or not finished in time):
+    // it closes the connection and aborts what runs on it, so what waits fails now with the server's
+    // words, and the next request connects again (this client sends only lines with an id, so an
+    // answer without one is such a refusal)
+    if (r.id === null && !r.ok) return this.#refused(fromWire(r.error));
     this.#answered(r.id);
     const p = r.id === null ? undefined : this.#pending.get(r.id);
     if (!p) return; // an answer to a request this side already gave up on
     this.#pending.delete(r.id!);
     if (r.ok) p.resolve(r.result);
     else p.reject(fromWire(r.error));
+  }
+
+  #refused(err: Error): void {
+    for (const p of this.#pending.values()) p.reject(err);
+    this.#pending.clear();
+    this.#dropConnection();
+    this.#socket?.destroy();
   }
 
   #failAll(err: Error): void {
@@ -229,12 +207,28 @@ export class ServeClient {
     this.#pending.clear();
   }
 
-  /** Sends one request and resolves with its result (rejects with the server's error). */
+  /**
+   * Sends one request and resolves with its result (rejects with the server's error). A request
+   * whose parameters JSON cannot carry, or over the 4 MiB a server reads, rejects with
+   * `INVALID_ARGUMENT` before anything is sent.
+   */
   request<T = unknown>(op: Exclude<Op, "cancel">, params: Record<string, unknown> = {}, options: RequestOptions = {}): Promise<T> {
     if (this.#closed) return Promise.reject(new GavelError("this connection to the gavel server is closed", "DISPOSED"));
     if (this.#idleClosed || this.#reopening) return this.#reopen().then(() => this.request<T>(op, params, options));
-    const id = this.#next++;
+    const n = this.#next++;
+    const id: RequestId = this.#idPrefix === null ? n : `${this.#idPrefix}-${n}`;
     const msg = { ...params, ...(options.onProgress ? { progress: true } : {}), v: PROTOCOL_VERSION, id, op };
+    // encoded before anything is registered: parameters JSON cannot carry (a BigInt, a cycle) or a line
+    // over the server's bound fail this request alone, typed (the server closes a connection on a line
+    // over its bound, failing every request on it)
+    let line: string;
+    try {
+      line = JSON.stringify(msg) + "\n";
+    } catch (err) {
+      return Promise.reject(new GavelError(`the ${op} request's parameters cannot be sent as JSON: ${(err as Error).message}`, "INVALID_ARGUMENT"));
+    }
+    const bytes = Buffer.byteLength(line);
+    if (bytes > MAX_LINE_BYTES) return Promise.reject(new GavelError(`the ${op} request is ${bytes} bytes, over the ${MAX_LINE_BYTES} bytes a gavel server reads in one request; send the part that matters`, "INVALID_ARGUMENT"));
     return new Promise<T>((resolve, reject) => {
       // the caller's signal (often long-lived: one for many requests) and the timeout's, unlinked when
       // the request settles (linked-signal.ts: AbortSignal.any would leave a record on it per request)
@@ -256,9 +250,41 @@ export class ServeClient {
       };
       this.#pending.set(id, { resolve: done(resolve), reject: done(reject), progress: options.onProgress });
       signal?.addEventListener("abort", onAbort, { once: true });
-      if (this.#socket) this.#write(id, JSON.stringify(msg) + "\n", CONTROL_OPS.has(op));
-      else this.#post(msg, (p) => this.#progress(id, p)).then((r) => this.#settle(r), (err) => this.#pending.get(id)?.reject(err));
+      if (this.#socket) this.#write(id, line, CONTROL_OPS.has(op));
+      else this.#exchange(id, line).catch((err: unknown) => this.#rejectOwn(id, err));
     });
+  }
+
+  /** Rejects request `id` when it still waits (it is forgotten either way). */
+  #rejectOwn(id: RequestId, err: unknown): void {
+    const p = this.#pending.get(id);
+    if (!p) return;
+    this.#pending.delete(id);
+    p.reject(err);
+  }
+
+  /**
+   * Request `id` over HTTP, settled by its own reply whatever id the reply carries: the server answers
+   * a request it refused before reading its id (401, 404, 413) with `"id": null`. A refused token is
+   * read again from the endpoint file once (a server restarted on the same port has a new one) and
+   * the request sent again: a refused request ran nothing.
+   */
+  async #exchange(id: RequestId, body: string): Promise<void> {
+    const onProgress = (p: unknown) => this.#progress(id, p);
+    let { status, answer } = await this.#post(body, onProgress);
+    if (status === 401 && this.#pending.has(id) && (await this.#reloadToken())) ({ status, answer } = await this.#post(body, onProgress));
+    if (answer.id === id) return this.#settle(answer);
+    this.#rejectOwn(id, answer.ok ? new GavelError(`the gavel server answered HTTP ${status} for another request (id ${JSON.stringify(answer.id)})`, "INTERNAL") : fromWire(answer.error));
+  }
+
+  /** Reads the HTTP endpoint file again: true when it now names another URL or token. */
+  async #reloadToken(): Promise<boolean> {
+    const e = this.#endpoint;
+    if (e.kind !== "http" || e.file === undefined) return false;
+    const fresh = await readHttpEndpoint(e.file);
+    if (fresh?.kind !== "http" || (fresh.token === e.token && fresh.url === e.url)) return false;
+    this.#endpoint = fresh;
+    return true;
   }
 
   /** Writes a request line now, or queues it while the connection holds its bound in flight. */
@@ -281,16 +307,15 @@ export class ServeClient {
     const msg = { v: PROTOCOL_VERSION, id, op: "cancel" };
     if (this.#sent.has(id)) this.#cancelled.add(id);
     if (this.#socket && !this.#closed) this.#socket.write(JSON.stringify(msg) + "\n");
-    else if (!this.#socket) this.#post(msg, () => undefined).catch(() => undefined);
+    else if (!this.#socket) this.#post(JSON.stringify(msg), () => undefined).catch(() => undefined);
   }
 
   /**
    * One HTTP exchange with the bearer token. The reply is one answer, or (a write asking for progress)
    * NDJSON: progress lines, each to `onProgress`, then the answer. A reply cut short is INTERNAL.
    */
-  async #post(msg: object, onProgress: (p: unknown) => void): Promise<Response> {
-    const e = this.endpoint as Extract<Endpoint, { kind: "http" }>;
-    const body = JSON.stringify(msg);
+  async #post(body: string, onProgress: (p: unknown) => void): Promise<{ status: number; answer: Response }> {
+    const e = this.#endpoint as Extract<Endpoint, { kind: "http" }>;
     const { request: httpRequest } = await import("node:http"); // loaded by an HTTP client only
     return new Promise((resolve, reject) => {
       const cut = () => reject(new GavelError("the gavel server closed the connection before its answer", "INTERNAL"));
@@ -324,7 +349,7 @@ export class ServeClient {
           } catch {
             return reject(new GavelError(`the gavel server answered HTTP ${res.statusCode} without JSON`, "INTERNAL"));
           }
-          if (answer) resolve(answer);
+          if (answer) resolve({ status: res.statusCode ?? 0, answer });
           else if (!res.complete) cut();
           else reject(new GavelError(`the gavel server answered HTTP ${res.statusCode} without JSON`, "INTERNAL"));
         });

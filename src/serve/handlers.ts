@@ -77,28 +77,9 @@ function str(params: Record<string, unknown>, key: string): string {
 export class Handlers {
   readonly #router: Router;
   readonly #facts: ServerFacts;
-  /** The installed skills by id and by name; rebuilt after a write. */
-  #skills: Map<string, InstalledSkill> | null = null;
-
   constructor(router: Router, facts: ServerFacts) {
     this.#router = router;
     this.#facts = facts;
-  }
-
-  /** Forgets what a write may have changed. */
-  invalidate(): void {
-    this.#skills = null;
-  }
-
-  #skillMap(): Map<string, InstalledSkill> {
-    if (!this.#skills) {
-      const m = new Map<string, InstalledSkill>();
-      const all = this.#router.list();
-      for (const s of all) if (!m.has(s.name)) m.set(s.name, s);
-      for (const s of all) m.set(s.id, s); // an id wins over another skill's equal name
-      this.#skills = m;
-    }
-    return this.#skills;
   }
 
   /** Where a skill's SKILL.md is, absolute, when its source names one that is a regular file. */
@@ -111,7 +92,7 @@ export class Handlers {
   /** The skill whole, as `Router.get` reads it (SKILL_NOT_FOUND when absent), with its keys and render length. */
   async getSkill(idOrName: string): Promise<SkillDocument> {
     const record = await this.#router.get(idOrName);
-    const s = this.#skillMap().get(record.id);
+    const s = this.#router.installed(record.id);
     return { ...record, keys: s?.keys ?? 0, renderTokens: s?.renderTokens ?? 0 };
   }
 
@@ -130,9 +111,13 @@ export class Handlers {
     for (const f of ROUTE_FLAGS) if (params[f] !== undefined) (options as Record<string, unknown>)[f] = params[f];
     if (glanceOnly) options.verdict = false;
     const res = await this.#router.route(task as string, options);
-    const chosen = res.skill === null ? undefined : this.#skillMap().get(res.skill);
+    // looked up now, not from a list taken earlier: a write under way commits skill by skill, and a route
+    // may choose one it committed a moment ago
+    const chosen = res.skill === null ? undefined : this.#router.installed(res.skill);
     const winner = chosen ? this.winner(chosen, res.load) : null;
-    // a host is told to read the winner's path: only while it still reads as a skill (not a file swapped for another)
+    // a host is told to read the winner's path only while it still reads as a skill (a file swapped for
+    // a FIFO, a device, an oversized or unparsable file is withheld; one edited into another valid skill
+    // is not: its content hash, beside the path, tells a host that compares it)
     if (winner?.path && !(await readSource(locateSkill(chosen!.source, this.#router.bankDir)))) {
       return { ...res, load: res.load && { ...res.load, path: null, dir: null }, winner: { ...winner, path: null, dir: null } };
     }
@@ -202,17 +187,9 @@ export class Handlers {
         return this.#router.list().map((s): ListedSkill => ({ ...s, ...this.ref(s) }));
       case "install":
       case "sync":
-        try {
-          return await (op === "install" ? installOp : syncOp)(this.#router, params, signal, progress);
-        } finally {
-          this.invalidate();
-        }
+        return (op === "install" ? installOp : syncOp)(this.#router, params, signal, progress);
       case "uninstall":
-        try {
-          return { removed: await this.#router.uninstall(str(params, "skill")) };
-        } finally {
-          this.invalidate();
-        }
+        return { removed: await this.#router.uninstall(str(params, "skill")) };
     }
   }
 

@@ -102,7 +102,7 @@ export class ResidentServer {
     // the model work and glances of concurrent requests batched (docs/SERVE.md, "Concurrency")
     this.#batching = attachSchedulers(o.model, o.router, this.#limits);
     this.#handlers = new Handlers(o.router, { pid: process.pid, bank: o.router.bankDir, model: o.modelPath, listen, startedAt: Date.now(), inFlight: () => this.#working, maxTaskTokens: this.#limits.maxTaskTokens });
-    this.#watcher = o.watch ? watcherFor(o.router, o.watch, o.onWatch, () => this.#handlers.invalidate()) : null;
+    this.#watcher = o.watch ? watcherFor(o.router, o.watch, o.onWatch) : null;
   }
 
   /** The skill folder watcher (ServeOptions.watch), when on. */

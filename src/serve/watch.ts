@@ -47,7 +47,6 @@ const SKILL_FILE = "SKILL.md";
 /** Watches the installed skills' folders of a router and syncs what changes. */
 export class SkillWatcher {
   readonly #router: Router;
-  readonly #afterWrite: () => void;
   readonly #report: (s: WatchSync) => void;
   readonly #warn: (text: string) => void;
   readonly #debounceMs: number;
@@ -65,13 +64,11 @@ export class SkillWatcher {
   #warnedCap = false;
 
   /**
-   * @param afterWrite called after each sync that wrote the bank (the server forgets its caches)
    * @param report each sync that did anything
    * @param warn a line about a folder that cannot be watched or a sync that failed
    */
-  constructor(router: Router, options: WatchOptions & { afterWrite?: () => void; report?: (s: WatchSync) => void; warn?: (text: string) => void } = {}) {
+  constructor(router: Router, options: WatchOptions & { report?: (s: WatchSync) => void; warn?: (text: string) => void } = {}) {
     this.#router = router;
-    this.#afterWrite = options.afterWrite ?? (() => undefined);
     this.#report = options.report ?? (() => undefined);
     this.#warn = options.warn ?? (() => undefined);
     const ms = (v: number | undefined, name: string, dflt: number) => {
@@ -183,7 +180,6 @@ export class SkillWatcher {
     try {
       const done = await this.syncFolders(dirs);
       const wrote = done.installed.length + done.updated.length + done.uninstalled.length > 0;
-      if (wrote) this.#afterWrite();
       if (wrote || done.kept.length > 0 || done.failed.length > 0) this.#report(done);
     } catch (err) {
       if (!this.#closed) this.#warn(`a sync of ${dirs.length} changed folder${dirs.length === 1 ? "" : "s"} failed: ${(err as Error).message}`);
@@ -256,7 +252,7 @@ export class SkillWatcher {
 /** What a server hears from its watcher: a sync that did anything, or a line of trouble. */
 export type WatchEvent = { sync: WatchSync } | { warning: string };
 
-/** The watcher of a server: `watch` as ServeOptions gives it, its events to `on`, `afterWrite` after each write. */
-export function watcherFor(router: Router, watch: true | WatchOptions, on: ((e: WatchEvent) => void) | undefined, afterWrite: () => void): SkillWatcher {
-  return new SkillWatcher(router, { ...(typeof watch === "object" ? watch : {}), afterWrite, report: (sync) => on?.({ sync }), warn: (warning) => on?.({ warning }) });
+/** The watcher of a server: `watch` as ServeOptions gives it, its events to `on`. */
+export function watcherFor(router: Router, watch: true | WatchOptions, on: ((e: WatchEvent) => void) | undefined): SkillWatcher {
+  return new SkillWatcher(router, { ...(typeof watch === "object" ? watch : {}), report: (sync) => on?.({ sync }), warn: (warning) => on?.({ warning }) });
 }

@@ -185,16 +185,15 @@ describe("gavel serve", () => {
     }
   }, 120_000);
 
-  it("answers `gavel route` for the bank instead of failing with BANK_LOCKED", async () => {
-    const t0 = performance.now();
-    const r = await runNode([cli, "route", TASKS[0], "--bank", bank, "--json"], { env, timeoutMs: 60_000 });
+  it("answers `gavel route` for the bank instead of failing with BANK_LOCKED, with no model of its own", async () => {
+    // a missing --model: the CLI would fail to load it; through the server it is never read
+    const r = await runNode([cli, "route", TASKS[0], "--bank", bank, "--json", "--model", join(dir, "no-such-model.gguf")], { env, timeoutMs: 60_000 });
     expect(r.err).not.toMatch(/BANK_LOCKED/);
     expect(r.code, r.err).toBe(0);
     const res = JSON.parse(r.out) as RouteResult & { winner: unknown };
     // the bank gained widget skills since local.route was taken: the winner is what must agree
     expect(res.skill).toBe(local.route[0].skill);
     expect(res.winner).toMatchObject({ name: "pdf-extract" });
-    expect(performance.now() - t0).toBeLessThan(10_000); // no model load
     // --no-abstain: the bank gained widget skills since local.glance was taken, and over a library
     // this small the default's abstention sits near its cut (docs/BENCHMARKS.md, "Abstention: a model by library size");
     // what this checks is that the server answers the CLI's route, not the abstention
@@ -300,12 +299,11 @@ describe("gavel serve", () => {
     expect(existsSync(missing)).toBe(false);
   }, 60_000);
 
-  it("refuses a second server on the same bank", async () => {
-    const t0 = performance.now();
-    const second = await runNode([cli, "serve", "--bank", bank, "--context", "2048"], { env, timeoutMs: 60_000 });
+  it("refuses a second server on the same bank, before loading a model", async () => {
+    // a missing --model: refused for the bank, not for the model (which is never read)
+    const second = await runNode([cli, "serve", "--bank", bank, "--context", "2048", "--model", join(dir, "no-such-model.gguf")], { env, timeoutMs: 60_000 });
     expect(second.code).toBe(1);
     expect(second.err).toMatch(/already listening.*BANK_LOCKED/);
-    expect(performance.now() - t0).toBeLessThan(10_000); // refused before loading the model
     expect(await isRunning(bank)).toBe(true);
   }, 60_000);
 

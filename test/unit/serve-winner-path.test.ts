@@ -25,6 +25,7 @@ function setup() {
   const router = {
     bankDir: join(root, "bank"),
     list: () => [skill],
+    installed: (id: string) => (id === skill.id ? skill : undefined),
     route: async () => ({ skill: "dockerfile", name: "dockerfile", abstained: false, shortlist: [], verdict: "skipped", load: { id: "dockerfile", name: "dockerfile", path: file, dir: folder, contentHash: "h" } }),
   } as unknown as Router;
   const handlers = new Handlers(router, { pid: 1, bank: "b", model: "m", listen: "l", startedAt: 0, inFlight: () => 0, maxTaskTokens: 0 });
