@@ -90,9 +90,13 @@ export class DirLock {
       try {
         await fh.writeFile(body);
         await fh.sync();
-      } finally {
-        await fh.close();
+      } catch (err) {
+        // a full disk (ENOSPC) or an I/O error: the private file goes too (the caller types the error)
+        await fh.close().catch(() => undefined);
+        await rm(tmp, { force: true }).catch(() => undefined);
+        throw err;
       }
+      await fh.close();
       try {
         await link(tmp, path);
         return new DirLock(path, token);
