@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { mkdir, open, readdir, rm, stat, type FileHandle } from "node:fs/promises";
+import { mkdir, open, readdir, rm, rmdir, stat, type FileHandle } from "node:fs/promises";
 import { endianness } from "node:os";
 import { join } from "node:path";
 import { GavelError, invalidArgument } from "../errors.js";
@@ -214,4 +214,31 @@ export async function committedManifest(dir: string): Promise<BankManifest> {
     throw noBank(dir);
   }
   return manifest;
+}
+
+/**
+ * Removes the bank at `dir` when it holds no skill (a first install that failed), under its lock: a
+ * bank another process holds (a writer that created it a moment ago) is kept, as is one whose
+ * manifest cannot be read or names a skill. True when the folder is gone (what it held with it: the
+ * caller made the folder, so nothing in it predates this run).
+ */
+export async function removeBankIfEmpty(dir: string): Promise<boolean> {
+  let lock: DirLock;
+  try {
+    lock = await DirLock.acquire(join(dir, LOCK), `bank ${dir}`);
+  } catch {
+    return false; // held by a live writer, or unreadable: not ours to remove
+  }
+  try {
+    const manifest = await readManifest(dir).catch(() => null);
+    if (manifest === null || (manifest !== undefined && manifest.entries.length > 0)) return false;
+    // the lock last: while it stands, no other writer opens the bank
+    for (const name of await readdir(dir)) if (name !== LOCK && !name.startsWith(`${LOCK}.`)) await rm(join(dir, name), { recursive: true, force: true });
+  } finally {
+    await lock.release();
+  }
+  return rmdir(dir).then(
+    () => true,
+    () => false,
+  );
 }

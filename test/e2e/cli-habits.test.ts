@@ -111,6 +111,28 @@ describe("gavel's habits", () => {
     expect(existsSync(join(bank, "manifest.json"))).toBe(true);
   }, 300_000);
 
+  it("two first installs into one bank at once: one installs, the other is BANK_LOCKED, and the bank is whole", async () => {
+    // the loser of the race removed the bank it had found missing, winner's lock and keys included,
+    // while the winner wrote: the winner reported success over a bank without keys.bin
+    const skills = skillsFolder("race", 60);
+    for (const [round, delayMs] of [0, 150, 400].entries()) {
+      const bank = join(root, `race-${round}`, ".gavel", "bank");
+      const first = gavel("install", skills, "--bank", bank, ...model());
+      await new Promise((r) => setTimeout(r, delayMs));
+      const runs = await Promise.all([first, gavel("install", skills, "--bank", bank, ...model())]);
+      expect(runs.some((r) => r.code === 0), `round ${round}: ${runs.map((r) => r.err).join("")}`).toBe(true);
+      for (const r of runs) {
+        const lines = r.err.split("\n").filter((l) => l !== "" && !l.startsWith("gavel: warning: "));
+        if (r.code !== 0) expect(lines, `round ${round}`).toEqual([expect.stringMatching(/^gavel: bank .* is in use by .*\[BANK_LOCKED\]$/)]);
+      }
+      const check = await gavel("check", "--bank", bank);
+      expect(check.code, `round ${round}: ${check.out}${check.err}`).toBe(0);
+      const list = await gavel("list", "--bank", bank, "--json");
+      expect(list.code, list.err).toBe(0);
+      expect((JSON.parse(list.out) as { id: string }[]).map((x) => x.id).sort(), `round ${round}`).toEqual(readdirSync(skills).sort());
+    }
+  }, 600_000);
+
   it("install FILE: a file that is not a skill library is one INVALID_ARGUMENT line, exit 1, no bank left; a SKILL.md and a JSONL with a bad line install", async () => {
     const dir = join(root, "files");
     mkdirSync(dir);

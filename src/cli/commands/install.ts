@@ -1,7 +1,7 @@
 import { existsSync } from "node:fs";
-import { readdir, rm, rmdir } from "node:fs/promises";
+import { readdir, rmdir } from "node:fs/promises";
 import { dirname, resolve } from "node:path";
-import { readManifest } from "../../bank/manifest.js";
+import { removeBankIfEmpty } from "../../bank/opening.js";
 import { bankDir } from "../../config.js";
 import { parseArgs } from "node:util";
 import { intArg } from "../ui/options.js";
@@ -168,13 +168,12 @@ function firstMissing(path: string): string | null {
 }
 
 /**
- * Removes `bank` when it holds no skill, and the empty folders above it up to `created` (the first
+ * Removes `bank` when it holds no skill, under its lock (removeBankIfEmpty: a bank another install
+ * created and holds meanwhile is kept), and the empty folders above it up to `created` (the first
  * this run made); a folder holding anything else (another tool's file) is kept.
  */
 async function removeIfEmpty(bank: string, created: string): Promise<void> {
-  const manifest = await readManifest(bank).catch(() => null);
-  if (manifest === null || (manifest !== undefined && manifest.entries.length > 0)) return;
-  await rm(bank, { recursive: true, force: true });
+  if (!(await removeBankIfEmpty(bank))) return;
   for (let dir = bank; dir !== created; ) {
     dir = dirname(dir);
     if ((await readdir(dir).catch(() => ["?"])).length > 0) return;
