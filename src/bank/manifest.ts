@@ -12,7 +12,7 @@ import { describeMismatch, isModelFingerprint } from "../model/fingerprint.js";
 import { writeAll, writeFileDurable } from "../util/durable-file.js";
 import { checkLayer, isUint } from "../util/validate.js";
 import { checkEntryFields, freezeEntry } from "./entries.js";
-import { BANK_FILE_MODE } from "./modes.js";
+import { asPermissionError, BANK_FILE_MODE, permissionCause } from "./modes.js";
 import { LEXICON_FILE } from "./lexicon-log.js";
 import { BANK_FORMAT_VERSION, READABLE_BANK_FORMATS, type BankEntry, type BankEntryInput, type BankHeader, type BankManifest } from "./types.js";
 
@@ -171,6 +171,8 @@ export async function readManifest(dir: string): Promise<BankManifest | undefine
       throw new GavelError(`${path} cannot be read (${(err as Error).message}); restore it from a backup, or move ${dir} aside and run \`gavel install\` again`, "CORRUPT_FILE", { cause: err });
     }
     if (err.reason === "missing") return undefined;
+    // another user's bank, or a folder this user may not read: not a damaged bank
+    if (permissionCause(err) !== undefined) throw asPermissionError(err, dir, "reading");
     throw new GavelError(`${err.message}; the bank's manifest must be a regular file. Restore it from a backup, or move ${dir} aside and run \`gavel install\` again`, "CORRUPT_FILE", { cause: err });
   }
   let raw: unknown;

@@ -2,7 +2,8 @@
 // version; with --json a failure is one JSON object on stderr; Ctrl-C exits 130 (it exited 1); a
 // failed first install leaves no empty bank (it did); `sync --dry-run` works before any bank exists
 // (it failed); an install writes the bank owner-only, and another user's check of it is one typed
-// PERMISSION_DENIED line (it was a raw EACCES stack).
+// PERMISSION_DENIED line (it was a raw EACCES stack), as are its list, info and uninstall (they said
+// CORRUPT_FILE and advised moving the bank aside).
 import { spawn } from "node:child_process";
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -268,9 +269,17 @@ describe("gavel's habits", () => {
     if (!othersCanReach(repoRoot)) return console.error("[skip] another user cannot reach this checkout (a 0700 folder above it)");
     chmodSync(join(root, "owned"), 0o755);
     chmodSync(join(root, "owned", ".gavel"), 0o755);
-    const r = await run("setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", process.execPath, cli, "check", "--bank", bank], { cwd: root, env: env(), timeoutMs: 60_000 });
+    const asNobody = (...args: string[]) => run("setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", process.execPath, cli, ...args], { cwd: root, env: env(), timeoutMs: 60_000 });
+    const r = await asNobody("check", "--bank", bank);
     expect(r.code).toBe(1);
     expect(r.err).toMatch(/^gavel: permission denied checking bank .*EACCES.* \[PERMISSION_DENIED\]\n$/);
+    // the commands that read only the manifest say the same, not that a healthy bank is corrupt
+    for (const args of [["list", "--bank", bank], ["info", bank], ["uninstall", "skill-0000", "--bank", bank], ["list", "--bank", bank, "--json"]]) {
+      const x = await asNobody(...args);
+      expect(x.code, args.join(" ")).toBe(1);
+      expect(x.err, args.join(" ")).toMatch(/PERMISSION_DENIED/);
+      expect(x.err, args.join(" ")).not.toMatch(/CORRUPT_FILE|move .* aside/);
+    }
   }, 300_000);
 
   it("`--` ends the flags: a skill named -h is an argument after it, not a call for help", async () => {
