@@ -12,6 +12,7 @@ import { randomBytes, timingSafeEqual } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { GavelError } from "../../errors.js";
+import { readBody } from "../../serve/limits.js";
 import { missingPackage } from "../../util/missing-package.js";
 import { DEFAULT_SEARCH_K, LOAD_SKILL_DESCRIPTION, loadSkill, MAX_SEARCH_K, searchSkills, searchText, SEARCH_SKILLS_DESCRIPTION, SEARCH_TASK_DESCRIPTION, skillText, type SearchOptions, type SkillSource } from "../../adapters/skill-tools.js";
 
@@ -291,31 +292,25 @@ export const MCP_HTTP_MAX_BODY = 8 * 1024 * 1024;
 /** The most connections `gavel mcp --port` holds at once, as `gavel serve` (a flood is closed as it is accepted). */
 export const MCP_HTTP_MAX_CONNECTIONS = 256;
 
-/** The request's body parsed as JSON, read up to `max` bytes: `too-large` past it, `bad-json`, or the value. */
-function readJsonBody(req: IncomingMessage, max: number): Promise<{ ok: true; value: unknown } | { ok: false; why: "too-large" | "bad-json" }> {
-  return new Promise((resolve, reject) => {
-    const declared = Number(req.headers["content-length"]);
-    if (Number.isFinite(declared) && declared > max) return resolve({ ok: false, why: "too-large" });
-    const chunks: Buffer[] = [];
-    let size = 0;
-    req.on("data", (c: Buffer) => {
-      size += c.length;
-      if (size > max) {
-        req.removeAllListeners("data");
-        req.pause();
-        return resolve({ ok: false, why: "too-large" });
-      }
-      chunks.push(c);
-    });
-    req.on("end", () => {
-      try {
-        resolve({ ok: true, value: JSON.parse(Buffer.concat(chunks).toString("utf8")) });
-      } catch {
-        resolve({ ok: false, why: "bad-json" });
-      }
-    });
-    req.on("error", reject); // an aborted body: nobody to answer
-  });
+/**
+ * The request's body parsed as JSON, read up to `max` bytes (serve/limits.ts's readBody: it settles
+ * on the body's end, an error, or the connection closing mid-body): `too-large` past it, `bad-json`,
+ * `gone` when the client left before the body ended (nobody to answer), or the value.
+ */
+async function readJsonBody(req: IncomingMessage, max: number): Promise<{ ok: true; value: unknown } | { ok: false; why: "too-large" | "bad-json" | "gone" }> {
+  const declared = Number(req.headers["content-length"]);
+  if (Number.isFinite(declared) && declared > max) return { ok: false, why: "too-large" };
+  const body = await readBody(req, max);
+  if (body === null) return { ok: false, why: "gone" };
+  if (body === "too-large") {
+    req.pause();
+    return { ok: false, why: "too-large" };
+  }
+  try {
+    return { ok: true, value: JSON.parse(body.toString("utf8")) };
+  } catch {
+    return { ok: false, why: "bad-json" };
+  }
 }
 
 /** A JSON-RPC error answer outside the SDK (auth, path, method). */
@@ -343,6 +338,7 @@ export async function startMcpHttp(router: SkillSource, info: McpServerInfo, opt
     if (given.length !== want.length || !timingSafeEqual(given, want)) return plainError(res, 401, "missing or wrong bearer token", { "www-authenticate": "Bearer" });
     if (req.method !== "POST") return plainError(res, 405, "this endpoint is stateless: POST only", { allow: "POST" });
     const body = await readJsonBody(req, MCP_HTTP_MAX_BODY);
+    if (!body.ok && body.why === "gone") return void res.destroy();
     if (!body.ok && body.why === "too-large") return plainError(res, 413, `the request body is over ${MCP_HTTP_MAX_BODY} bytes`, { connection: "close" });
     if (!body.ok) {
       res.writeHead(400, { "content-type": "application/json" });
