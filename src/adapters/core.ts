@@ -158,7 +158,7 @@ export class SkillInjector {
    */
   constructor(router: SkillRouterLike, options: GavelAdapterOptions = {}, extraKeys: readonly string[] = []) {
     if (!router || typeof router.route !== "function" || typeof router.get !== "function") {
-      throw new TypeError("a gavel adapter needs a Router (or an object with route() and get())");
+      throw invalidArgument("a gavel adapter needs a Router (or an object with route() and get())");
     }
     const known = Object.fromEntries([...ADAPTER_KEYS, ...extraKeys].map((k) => [k, true] as const));
     const o = optionsObject(options, "gavel adapter options", known);

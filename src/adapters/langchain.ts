@@ -197,7 +197,7 @@ export class GavelSkillRetriever extends RetrieverBase<GavelSkillMetadata> {
   constructor(router: SkillRouterLike, options: GavelRetrieverOptions = {}) {
     const { k = 3, abstain, verdict, maxChars = DEFAULT_MAX_CHARS, ...fields } = options;
     super(fields);
-    if (!router || typeof router.route !== "function" || typeof router.get !== "function") throw new TypeError("GavelSkillRetriever needs a Router (or an object with route() and get())");
+    if (!router || typeof router.route !== "function" || typeof router.get !== "function") throw invalidArgument("GavelSkillRetriever needs a Router (or an object with route() and get())");
     if (!(Number.isInteger(k) && k >= 1)) throw invalidArgument(`k must be a positive integer, got ${valueText(k)}`);
     maxCharsOf(maxChars);
     this.#router = router;

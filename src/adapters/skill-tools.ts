@@ -68,7 +68,7 @@ export const DEFAULT_SEARCH_K = 5;
  * options.
  */
 export function searchToolSetup(router: SkillSource, options: { k?: number; libraryCut?: boolean }, name: string): { k: number; search: SearchOptions } {
-  if (!router || typeof router.route !== "function" || typeof router.glance !== "function" || typeof router.list !== "function") throw new TypeError(`${name} needs a Router (or an object with route(), glance(), list() and get())`);
+  if (!router || typeof router.route !== "function" || typeof router.glance !== "function" || typeof router.list !== "function") throw invalidArgument(`${name} needs a Router (or an object with route(), glance(), list() and get())`);
   const k = searchK(options.k);
   return { k, search: options.libraryCut === undefined ? {} : { libraryCut: options.libraryCut } };
 }

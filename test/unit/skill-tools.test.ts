@@ -88,8 +88,10 @@ describe("what a framework's search tool checks when it is built", () => {
     expect(searchToolSetup(src, {}, "t")).toEqual({ k: 5, search: {} });
     expect(searchToolSetup(src, { k: 3, libraryCut: false }, "t")).toEqual({ k: 3, search: { libraryCut: false } });
     expect(() => searchToolSetup(src, { k: 0 }, "t")).toThrow(expect.objectContaining({ code: "INVALID_ARGUMENT" }));
-    expect(() => searchToolSetup({ ...src, glance: undefined } as never, {}, "myTool")).toThrow(/^myTool needs a Router/);
-    expect(() => searchToolSetup(null as never, {}, "myTool")).toThrow(TypeError);
+    const notRouter = expect.objectContaining({ name: "GavelError", code: "INVALID_ARGUMENT", message: "myTool needs a Router (or an object with route(), glance(), list() and get())" });
+    expect(() => searchToolSetup({ ...src, glance: undefined } as never, {}, "myTool")).toThrow(notRouter);
+    expect(() => searchToolSetup(null as never, {}, "myTool")).toThrow(notRouter);
+    expect(() => searchToolSetup({} as never, {}, "myTool")).toThrow(notRouter);
   });
 
   it("maxCharsOf takes a non-negative number, or the fallback when absent", () => {
