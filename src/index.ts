@@ -96,6 +96,7 @@ export {
   ServeClient,
   type Endpoint,
   type EndpointOptions,
+  type IsRunningOptions,
   type RequestOptions,
   type ServerRouteOptions,
 } from "./serve/client.js";

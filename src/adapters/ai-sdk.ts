@@ -21,7 +21,8 @@
  */
 import type { Tool } from "ai";
 import { loadPeer, loadPeerSync, need } from "./peer.js";
-import { loadedSkill, maxCharsOf, SkillInjector, textOf, type ChatTurn, type GavelAdapterOptions, type LoadedSkill, type SkillRouterLike } from "./core.js";
+import { adapterOptions, loadedSkill, maxCharsOf, SkillInjector, textOf, type ChatTurn, type GavelAdapterOptions, type LoadedSkill, type SkillRouterLike } from "./core.js";
+import { optionsObject } from "../util/validate.js";
 import { LOAD_SKILL_DESCRIPTION, MAX_SEARCH_K, SEARCH_SKILLS_DESCRIPTION, SEARCH_TASK_DESCRIPTION, searchSkills, searchToolSetup, type SearchResult, type SkillSource } from "./skill-tools.js";
 
 export { skillInstructions, type GavelAdapterOptions, type LoadedSkill, type RoutedSkill, type SkillRouterLike } from "./core.js";
@@ -116,6 +117,9 @@ export interface GavelLoadSkillOptions {
   description?: string;
 }
 
+/** The keys of {@link GavelLoadSkillOptions}. */
+const LOAD_KEYS: Record<keyof GavelLoadSkillOptions, true> = { maxChars: true, description: true };
+
 /** What the `loadSkill` tool returns: the skill, or an error the model can read. */
 export type LoadSkillResult = LoadedSkill | { error: string };
 
@@ -126,9 +130,10 @@ export type LoadSkillResult = LoadedSkill | { error: string };
 export function gavelLoadSkillTool(router: SkillRouterLike, options: GavelLoadSkillOptions = {}): Tool<{ name: string }, LoadSkillResult> {
   const { tool, z } = framework("gavelLoadSkillTool");
   const injector = new SkillInjector(router);
-  const maxChars = maxCharsOf(options.maxChars, Infinity);
+  const o = adapterOptions(options, "gavelLoadSkillTool options", LOAD_KEYS) as GavelLoadSkillOptions;
+  const maxChars = maxCharsOf(o.maxChars, Infinity);
   return tool({
-    description: options.description ?? LOAD_SKILL_DESCRIPTION,
+    description: o.description ?? LOAD_SKILL_DESCRIPTION,
     inputSchema: z.object({ name: z.string().min(1).describe("the skill's name (or id)") }),
     execute: async ({ name }): Promise<LoadSkillResult> => {
       const skill = await injector.load(name);
@@ -142,7 +147,7 @@ export function gavelSkills(
   router: SkillRouterLike,
   options: GavelPrepareStepOptions & { loadSkill?: GavelLoadSkillOptions } = {},
 ): { prepareStep: ReturnType<typeof gavelPrepareStep>; tools: { loadSkill: Tool<{ name: string }, LoadSkillResult> } } {
-  const { loadSkill, ...step } = options;
+  const { loadSkill, ...step } = optionsObject(options, "gavelSkills options") as GavelPrepareStepOptions & { loadSkill?: GavelLoadSkillOptions };
   return { prepareStep: gavelPrepareStep(router, step), tools: { loadSkill: gavelLoadSkillTool(router, loadSkill) } };
 }
 
@@ -156,6 +161,9 @@ export interface GavelSearchSkillsOptions {
   libraryCut?: boolean;
 }
 
+/** The keys of {@link GavelSearchSkillsOptions}. */
+const SEARCH_KEYS: Record<keyof GavelSearchSkillsOptions, true> = { k: true, description: true, libraryCut: true };
+
 /**
  * A `searchSkills` tool: `{ task, k? }` → the installed skills that fit the task, best first, with
  * scores and a one-line reason each, and the router's choice (`chosen`, null when it abstained); as
@@ -166,7 +174,7 @@ export interface GavelSearchSkillsOptions {
  */
 export function gavelSearchSkillsTool(router: SkillSource, options: GavelSearchSkillsOptions = {}): Tool<{ task: string; k?: number }, SearchResult> {
   const { tool, z } = framework("gavelSearchSkillsTool");
-  const { k, search } = searchToolSetup(router, options, "gavelSearchSkillsTool");
+  const { k, search } = searchToolSetup(router, options, "gavelSearchSkillsTool", SEARCH_KEYS);
   return tool({
     description: options.description ?? SEARCH_SKILLS_DESCRIPTION,
     inputSchema: z.object({
@@ -177,13 +185,25 @@ export function gavelSearchSkillsTool(router: SkillSource, options: GavelSearchS
   });
 }
 
+/** Options of {@link gavelSkillTools}: each tool's own. */
+export interface GavelSkillToolsOptions {
+  /** The `searchSkills` tool's options. */
+  search?: GavelSearchSkillsOptions;
+  /** The `loadSkill` tool's options. */
+  loadSkill?: GavelLoadSkillOptions;
+}
+
+/** The keys of {@link GavelSkillToolsOptions}. */
+const SKILL_TOOLS_KEYS: Record<keyof GavelSkillToolsOptions, true> = { search: true, loadSkill: true };
+
 /**
  * The two tools for a model that picks its own skills: `{ searchSkills, loadSkill }`, to spread into a
  * `generateText` call's `tools` (no `prepareStep`: nothing is routed unless the model asks).
  */
 export function gavelSkillTools(
   router: SkillSource,
-  options: { search?: GavelSearchSkillsOptions; loadSkill?: GavelLoadSkillOptions } = {},
+  options: GavelSkillToolsOptions = {},
 ): { searchSkills: Tool<{ task: string; k?: number }, SearchResult>; loadSkill: Tool<{ name: string }, LoadSkillResult> } {
-  return { searchSkills: gavelSearchSkillsTool(router, options.search), loadSkill: gavelLoadSkillTool(router, options.loadSkill) };
+  const o = adapterOptions(options, "gavelSkillTools options", SKILL_TOOLS_KEYS, { search: SEARCH_KEYS, loadSkill: LOAD_KEYS }) as GavelSkillToolsOptions;
+  return { searchSkills: gavelSearchSkillsTool(router, o.search), loadSkill: gavelLoadSkillTool(router, o.loadSkill) };
 }

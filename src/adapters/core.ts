@@ -84,6 +84,26 @@ export function maxCharsOf(maxChars: unknown, fallback: number = DEFAULT_MAX_CHA
   return n;
 }
 
+/**
+ * An adapter's options checked by key: `optionsObject` with `known` (the keys of its options type),
+ * and `nested` naming the keys of options that are objects themselves (`{ search: { k } }`), so that
+ * such a key given at the top level says where it goes.
+ *
+ * @throws GavelError `INVALID_ARGUMENT` naming the unknown key and the nearest known one (or where it goes)
+ */
+export function adapterOptions(value: unknown, what: string, known: Readonly<Record<string, true>>, nested: Readonly<Record<string, Readonly<Record<string, true>>>> = {}): Record<string, unknown> {
+  if (typeof value === "object" && value !== null && !Array.isArray(value)) {
+    for (const key of Object.keys(value)) {
+      if (Object.prototype.hasOwnProperty.call(known, key)) continue;
+      const homes = Object.keys(nested).filter((home) => Object.prototype.hasOwnProperty.call(nested[home], key));
+      if (homes.length === 0) continue; // optionsObject names it
+      const where = homes.map((home) => `{ ${home}: { ${key} } }`).join(" or ");
+      throw invalidArgument(`unknown option ${JSON.stringify(key)} in ${what} (did you mean ${where}?); the options are ${Object.keys(known).join(", ")}`);
+    }
+  }
+  return optionsObject(value, what, known);
+}
+
 /** `text` cut to `max` characters (at a line end when one is near), and whether it was cut. */
 export function cutText(text: string, max: number): { text: string; cut: boolean } {
   if (text.length <= max) return { text, cut: false };
@@ -158,7 +178,7 @@ export class SkillInjector {
    */
   constructor(router: SkillRouterLike, options: GavelAdapterOptions = {}, extraKeys: readonly string[] = []) {
     if (!router || typeof router.route !== "function" || typeof router.get !== "function") {
-      throw new TypeError("a gavel adapter needs a Router (or an object with route() and get())");
+      throw invalidArgument("a gavel adapter needs a Router (or an object with route() and get())");
     }
     const known = Object.fromEntries([...ADAPTER_KEYS, ...extraKeys].map((k) => [k, true] as const));
     const o = optionsObject(options, "gavel adapter options", known);

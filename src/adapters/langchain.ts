@@ -38,11 +38,11 @@ import { AsyncLocalStorage } from "node:async_hooks";
 import type { BaseRetriever, BaseRetrieverInput } from "@langchain/core/retrievers";
 import type { Document } from "@langchain/core/documents";
 import { loadPeer, loadPeerSync, need, peerError } from "./peer.js";
-import { cutText, DEFAULT_MAX_CHARS, loadedSkill, maxCharsOf, SkillInjector, textOf, type LoadedSkill, type ChatTurn, type GavelAdapterOptions, type SkillRouterLike } from "./core.js";
+import { adapterOptions, cutText, DEFAULT_MAX_CHARS, loadedSkill, maxCharsOf, SkillInjector, textOf, type LoadedSkill, type ChatTurn, type GavelAdapterOptions, type SkillRouterLike } from "./core.js";
 import type { RouteOptions } from "../route/types.js";
 import { shortlistScore } from "../route/ruling.js";
 import { MAX_SEARCH_K, LOAD_SKILL_DESCRIPTION, SEARCH_SKILLS_DESCRIPTION, SEARCH_TASK_DESCRIPTION, searchSkills, searchToolSetup, searchText, skillText, type SearchResult, type SkillSource } from "./skill-tools.js";
-import { abortedError, valueText } from "../util/validate.js";
+import { abortedError, boolOption, valueText } from "../util/validate.js";
 import { invalidArgument } from "../errors.js";
 
 /** The signal of the retriever run in progress (LangChain does not pass it to _getRelevantDocuments). */
@@ -179,6 +179,19 @@ export interface GavelSkillMetadata {
   cut: boolean;
 }
 
+/** The keys of {@link GavelRetrieverOptions}: the retriever's own and `BaseRetrieverInput`'s. */
+const RETRIEVER_KEYS: Record<keyof GavelRetrieverOptions, true> = { k: true, abstain: true, verdict: true, maxChars: true, callbacks: true, tags: true, metadata: true, verbose: true };
+
+/** The retriever's router and options checked, before `BaseRetriever` reads them: INVALID_ARGUMENT otherwise. */
+function retrieverOptions(router: SkillRouterLike, options: unknown): GavelRetrieverOptions {
+  if (!router || typeof router.route !== "function" || typeof router.get !== "function") throw invalidArgument("GavelSkillRetriever needs a Router (or an object with route() and get())");
+  const o = adapterOptions(options, "GavelSkillRetriever options", RETRIEVER_KEYS);
+  if (o.k !== undefined && !(Number.isInteger(o.k) && (o.k as number) >= 1)) throw invalidArgument(`k must be a positive integer, got ${valueText(o.k)}`);
+  for (const key of ["abstain", "verdict"] as const) if (o[key] !== undefined) boolOption(o[key], key, false);
+  maxCharsOf(o.maxChars);
+  return o as GavelRetrieverOptions;
+}
+
 /**
  * A LangChain retriever over the installed skills: `invoke(query)` routes the query and returns the
  * ruled shortlist's best `k` skills as Documents (body as `pageContent`, {@link GavelSkillMetadata}
@@ -195,11 +208,8 @@ export class GavelSkillRetriever extends RetrieverBase<GavelSkillMetadata> {
   readonly #route: RouteOptions;
 
   constructor(router: SkillRouterLike, options: GavelRetrieverOptions = {}) {
-    const { k = 3, abstain, verdict, maxChars = DEFAULT_MAX_CHARS, ...fields } = options;
+    const { k = 3, abstain, verdict, maxChars = DEFAULT_MAX_CHARS, ...fields } = retrieverOptions(router, options);
     super(fields);
-    if (!router || typeof router.route !== "function" || typeof router.get !== "function") throw new TypeError("GavelSkillRetriever needs a Router (or an object with route() and get())");
-    if (!(Number.isInteger(k) && k >= 1)) throw invalidArgument(`k must be a positive integer, got ${valueText(k)}`);
-    maxCharsOf(maxChars);
     this.#router = router;
     this.#k = k;
     this.#maxChars = maxChars;
@@ -257,6 +267,9 @@ export interface GavelSearchSkillsOptions {
   libraryCut?: boolean;
 }
 
+/** The keys of {@link GavelSearchSkillsOptions}. */
+const SEARCH_KEYS: Record<keyof GavelSearchSkillsOptions, true> = { name: true, k: true, description: true, libraryCut: true };
+
 /**
  * A `search_skills` tool: `{ task, k? }` → the installed skills that fit the task, best first, one line
  * each with its id, score and a reason, as `gavel mcp`'s `search_skills` answers; the
@@ -265,7 +278,7 @@ export interface GavelSearchSkillsOptions {
  */
 export function gavelSearchSkillsTool(router: SkillSource, options: GavelSearchSkillsOptions = {}) {
   const { tool } = need(tools, "gavelSearchSkillsTool");
-  const { k, search } = searchToolSetup(router, options, "gavelSearchSkillsTool");
+  const { k, search } = searchToolSetup(router, options, "gavelSearchSkillsTool", SEARCH_KEYS);
   return tool(
     async (input: unknown, config): Promise<[string, SearchResult]> => {
       const { task, k: asked } = input as { task: string; k?: number }; // checked by the schema
@@ -299,6 +312,9 @@ export interface GavelLoadSkillOptions {
   description?: string;
 }
 
+/** The keys of {@link GavelLoadSkillOptions}. */
+const LOAD_KEYS: Record<keyof GavelLoadSkillOptions, true> = { name: true, maxChars: true, description: true };
+
 /**
  * A `load_skill` tool: `{ skill }` (an id or name) → the installed skill as text (where it lives, its
  * allowed tools, its instructions), with the {@link LoadedSkill} as the tool message's `artifact`; a
@@ -307,6 +323,7 @@ export interface GavelLoadSkillOptions {
 export function gavelLoadSkillTool(router: SkillRouterLike, options: GavelLoadSkillOptions = {}) {
   const { tool } = need(tools, "gavelLoadSkillTool");
   const injector = new SkillInjector(router);
+  adapterOptions(options, "gavelLoadSkillTool options", LOAD_KEYS);
   const maxChars = maxCharsOf(options.maxChars, Infinity);
   return tool(
     async (input: unknown): Promise<[string, LoadedSkill | null]> => {

@@ -76,8 +76,8 @@ export class GavelSkillProcessor implements Processor<string> {
   readonly #injector: SkillInjector;
 
   constructor(router: SkillRouterLike, options: GavelProcessorOptions = {}) {
-    this.id = options.id ?? "gavel-skill";
     this.#injector = new SkillInjector(router, options, ["id"]);
+    this.id = options.id ?? "gavel-skill";
   }
 
   async processInput(args: ProcessInputArgs): Promise<ProcessInputResult> {
@@ -103,6 +103,9 @@ export interface GavelSkillToolsOptions {
   maxChars?: number;
 }
 
+/** The keys of {@link GavelSkillToolsOptions}. */
+const SKILL_TOOLS_KEYS: Record<keyof GavelSkillToolsOptions, true> = { k: true, libraryCut: true, maxChars: true };
+
 /**
  * Two tools for an agent's `tools`: `search_skills` (`{ task, k? }` → the installed skills that fit
  * the task, best first, with scores, one-line reasons and the router's choice; as `gavel mcp`'s) and
@@ -113,7 +116,7 @@ export interface GavelSkillToolsOptions {
 export function gavelSkillTools(router: SkillSource, options: GavelSkillToolsOptions = {}) {
   const { createTool } = need(mastraTools, "gavelSkillTools");
   const { z } = need(zod, "gavelSkillTools");
-  const { k, search } = searchToolSetup(router, options, "gavelSkillTools");
+  const { k, search } = searchToolSetup(router, options, "gavelSkillTools", SKILL_TOOLS_KEYS);
   const maxChars = maxCharsOf(options.maxChars, Infinity);
   const injector = new SkillInjector(router);
   const search_skills = createTool({

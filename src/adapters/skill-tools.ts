@@ -11,7 +11,7 @@ import type { Candidate, GlanceHit, RouteResult, Vote } from "../route/types.js"
 import type { SkillRecord } from "../route/skill-record.js";
 import { shortlistScore } from "../route/ruling.js";
 import { invalidArgument } from "../errors.js";
-import { valueText } from "../util/validate.js";
+import { boolOption, optionsObject, valueText } from "../util/validate.js";
 
 /**
  * The search tool's description, as the calling model reads it. The router matches the task's words
@@ -64,13 +64,17 @@ export const DEFAULT_SEARCH_K = 5;
 
 /**
  * What every framework's search tool checks when it is built: that `router` can be searched, and its
- * options; `name` is the building function's, for the error. Returns the default `k` and the route's
- * options.
+ * options by key (`known`: the keys of the tool's options type) and value; `name` is the building
+ * function's, for the error. Returns the default `k` and the route's options.
+ *
+ * @throws GavelError `INVALID_ARGUMENT` for no router, an unknown key (naming the nearest known one) or a wrong value
  */
-export function searchToolSetup(router: SkillSource, options: { k?: number; libraryCut?: boolean }, name: string): { k: number; search: SearchOptions } {
-  if (!router || typeof router.route !== "function" || typeof router.glance !== "function" || typeof router.list !== "function") throw new TypeError(`${name} needs a Router (or an object with route(), glance(), list() and get())`);
-  const k = searchK(options.k);
-  return { k, search: options.libraryCut === undefined ? {} : { libraryCut: options.libraryCut } };
+export function searchToolSetup(router: SkillSource, options: unknown, name: string, known: Readonly<Record<string, true>>): { k: number; search: SearchOptions } {
+  if (!router || typeof router.route !== "function" || typeof router.glance !== "function" || typeof router.list !== "function") throw invalidArgument(`${name} needs a Router (or an object with route(), glance(), list() and get())`);
+  const o = optionsObject(options, `${name} options`, known);
+  const k = searchK(o.k);
+  const libraryCut = o.libraryCut === undefined ? undefined : boolOption(o.libraryCut, "libraryCut", true);
+  return { k, search: libraryCut === undefined ? {} : { libraryCut } };
 }
 
 /** `k` checked: an integer from 1 to {@link MAX_SEARCH_K}. */

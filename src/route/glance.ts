@@ -5,6 +5,7 @@
  * @module
  */
 import { GavelError } from "../errors.js";
+import { abortedError } from "../util/validate.js";
 import type { KeyBankGlanceResult } from "../bank/key-bank.js";
 import type { Library } from "../bank/library.js";
 import { glancePruned } from "../bank/glance-index.js";
@@ -43,9 +44,11 @@ export interface Glanced {
  *
  * `tokenScores`: keep the glance's per-token m and argmax (an explanation reads them).
  *
- * @throws GavelError `EMPTY_LIBRARY` when no skill is routable, or `keep` excludes every one.
+ * @throws GavelError `ABORTED` when `signal` is already aborted (before anything else is checked);
+ *   `EMPTY_LIBRARY` when no skill is routable, or `keep` excludes every one.
  */
 export async function glanceLibrary({ library, projections }: RouterParts, queriesOf: () => Promise<Queries>, signal?: AbortSignal, keep?: (id: string) => boolean, tokenScores = false): Promise<Glanced> {
+  if (signal?.aborted) throw abortedError(signal.reason); // an aborted call stops first: not EMPTY_LIBRARY
   let handles = library.routable();
   if (handles.length === 0) throw new GavelError("no skill is installed (or every one has disable-model-invocation)", "EMPTY_LIBRARY");
   if (keep) {

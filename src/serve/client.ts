@@ -15,9 +15,9 @@ import { GavelError, type GavelErrorCode } from "../errors.js";
 import { CONTROL_OPS, DEFAULT_LIMITS } from "./limits.js";
 import { linkSignals } from "../util/linked-signal.js";
 import { MAX_LINE_BYTES, PROTOCOL_VERSION, type Op, type ProgressLine, type RequestId, type Response } from "./protocol.js";
-import { findEndpoint, notRunning, readHttpEndpoint, type Endpoint, type EndpointOptions } from "./endpoint.js";
+import { findEndpoint, isRunningOptions, notRunning, readHttpEndpoint, type Endpoint, type EndpointOptions, type IsRunningOptions } from "./endpoint.js";
 
-export { findEndpoint, type Endpoint, type EndpointOptions } from "./endpoint.js";
+export { findEndpoint, type Endpoint, type EndpointOptions, type IsRunningOptions } from "./endpoint.js";
 
 /** Options of one request. */
 export interface RequestOptions {
@@ -398,12 +398,19 @@ export async function request<T = unknown>(options: EndpointOptions, op: Exclude
   }
 }
 
-/** Whether a server answers for this bank (a ping within `timeoutMs`, default 1 s). */
-export async function isRunning(bank?: string, options: { socket?: string; timeoutMs?: number } = {}): Promise<boolean> {
-  const client = await connectIfRunning({ bank, socket: options.socket });
+/**
+ * Whether a server answers for this bank (a ping within `timeoutMs`, default 1 s). Takes the bank
+ * directory as a string (`isRunning(".gavel/bank", { timeoutMs })`) or every option in one object, as
+ * `connect` does (`isRunning({ bank: ".gavel/bank", timeoutMs })`).
+ *
+ * @throws GavelError `INVALID_ARGUMENT` when `bank` is neither a string nor an options object
+ */
+export async function isRunning(bank?: string | IsRunningOptions, options: Omit<IsRunningOptions, "bank"> = {}): Promise<boolean> {
+  const o = isRunningOptions(bank, options);
+  const client = await connectIfRunning({ bank: o.bank, socket: o.socket });
   if (!client) return false;
   try {
-    await client.request("ping", {}, { timeoutMs: options.timeoutMs ?? 1000 });
+    await client.request("ping", {}, { timeoutMs: o.timeoutMs ?? 1000 });
     return true;
   } catch {
     return false;

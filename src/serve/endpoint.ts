@@ -17,6 +17,12 @@ export interface EndpointOptions {
   socket?: string;
 }
 
+/** Options of `isRunning`: where the server is, and how long its ping may take. */
+export interface IsRunningOptions extends EndpointOptions {
+  /** Most milliseconds the ping may take (default 1000). */
+  timeoutMs?: number;
+}
+
 /** A located server. */
 export type Endpoint = { kind: "unix"; path: string } | { kind: "http"; url: string; token: string; /** The endpoint file it was read from (read again when the token is refused). */ file?: string };
 
@@ -61,3 +67,15 @@ export async function readHttpEndpoint(file: string): Promise<Endpoint | null> {
   return null;
 }
 
+/** `isRunning`'s arguments (client.ts) as one options object; INVALID_ARGUMENT for a call shape it does not take. */
+export function isRunningOptions(bank: unknown, options: unknown): IsRunningOptions {
+  const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+  const kind = (v: unknown) => (v === null ? "null" : Array.isArray(v) ? "an array" : typeof v === "object" ? "an object" : `a ${typeof v}`);
+  const refuse = (what: string) => new GavelError(`isRunning takes a bank directory (a string) or { bank, socket, timeoutMs }: ${what}`, "INVALID_ARGUMENT");
+  if (bank !== undefined && typeof bank !== "string" && !isObject(bank)) throw refuse(`got ${kind(bank)}`);
+  if (!isObject(options)) throw refuse(`its options must be an object, got ${kind(options)}`);
+  const o: Record<string, unknown> = isObject(bank) ? { ...options, ...bank } : { ...options, bank };
+  if (o.bank !== undefined && typeof o.bank !== "string") throw refuse(`bank must be a string, got ${kind(o.bank)}`);
+  if (o.socket !== undefined && typeof o.socket !== "string") throw refuse(`socket must be a string, got ${kind(o.socket)}`);
+  return o as IsRunningOptions;
+}

@@ -14,7 +14,7 @@ import {
   type SkillInput,
 } from "./types.js";
 import { nameSkeleton } from "./confusables.js";
-import { valueText } from "../util/validate.js";
+import { abortedError, valueText } from "../util/validate.js";
 
 const SKILL_FILE = "SKILL.md";
 /** Folders never searched for skills: huge and never hold a host's skills. */
@@ -45,13 +45,14 @@ const READ_CONCURRENCY = 16;
  *   when the source holds no candidate skill at all, `CORRUPT_FILE` when a gzip stream is corrupt,
  *   `INVALID_ARGUMENT` for bad options or for a file read as JSONL whose first non-blank line does
  *   not start with `{` (a text, a PDF: not a library; a bad row after a first good one is a failed
- *   skill, as any), `ABORTED` when `opts.signal` fires.
+ *   skill, as any), `ABORTED` when `opts.signal` fires (an already-aborted signal before anything else).
  */
 export async function loadSkills(
   source: string | readonly (Skill | SkillInput)[],
   opts: LoadSkillsOptions = {},
 ): Promise<LoadSkillsResult> {
   const o = checkOptions(opts);
+  checkAbort(o.signal); // an aborted call stops first: not EMPTY_LIBRARY or FILE_NOT_FOUND
   if (typeof source === "string") return loadPath(source, o);
   if (Array.isArray(source)) return loadArray(source, o);
   throw invalidArgument("loadSkills: source must be a path or an array of skills");
@@ -83,7 +84,7 @@ function checkOptions(opts: LoadSkillsOptions): Opts {
 }
 
 function checkAbort(signal: AbortSignal | undefined): void {
-  if (signal?.aborted) throw new GavelError("loadSkills: aborted", "ABORTED", { cause: signal.reason });
+  if (signal?.aborted) throw abortedError(signal.reason);
 }
 
 /** Collects skills and failures, turning duplicates into failures of the later entry. */

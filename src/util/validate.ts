@@ -161,7 +161,7 @@ export function checkLayer(layer: unknown, nLayer: number, what = "layer"): numb
   return layer;
 }
 
-/** The error an aborted call rejects with. */
-export function abortedError(): GavelError {
-  return new GavelError("the operation was aborted", "ABORTED");
+/** The error an aborted call rejects with; `cause`, when given, is the signal's reason. */
+export function abortedError(cause?: unknown): GavelError {
+  return new GavelError("the operation was aborted", "ABORTED", cause === undefined ? undefined : { cause });
 }

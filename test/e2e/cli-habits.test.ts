@@ -173,15 +173,22 @@ describe("gavel's habits", () => {
     const skills = skillsFolder("one-bad", 1);
     mkdirSync(join(skills, "nofm"));
     writeFileSync(join(skills, "nofm", "SKILL.md"), "just text, no front matter\n");
+    // an error at a line of the file (`path:3: …`) names the file once too
+    mkdirSync(join(skills, "yamlbad"));
+    writeFileSync(join(skills, "yamlbad", "SKILL.md"), "---\nname: yamlbad\ndescription: [unclosed\n---\nbody\n");
     const r = await gavel("install", skills, "--bank", join(root, "bad-bank"), ...model());
     expect(r.code, r.err).toBe(0);
-    const line = r.out.split("\n").find((l) => l.includes("failed: "));
+    const lines = r.out.split("\n").filter((l) => l.includes("failed: "));
     const where = join(skills, "nofm", "SKILL.md");
-    expect(line).toBe(`  failed: ${where}: no YAML front matter (a SKILL.md starts with a '---' line) [SKILL_INVALID]`);
+    expect(lines[0]).toBe(`  failed: ${where}: no YAML front matter (a SKILL.md starts with a '---' line) [SKILL_INVALID]`);
+    expect(lines[1]).toMatch(new RegExp(`^  failed: ${join(skills, "yamlbad", "SKILL.md").replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}:4: malformed YAML front matter: [^/]*\\[SKILL_INVALID\\]$`));
     // --json gives each failure as the server's install does: {where, error: {code, message}}
     const j = await gavel("install", skills, "--bank", join(root, "bad-bank"), "--json", ...model());
     expect(j.code, j.err).toBe(0);
-    expect(JSON.parse(j.out).failed).toEqual([{ where, error: { code: "SKILL_INVALID", message: expect.stringContaining("no YAML front matter (a SKILL.md starts with a '---' line)") } }]);
+    expect(JSON.parse(j.out).failed).toEqual([
+      { where, error: { code: "SKILL_INVALID", message: expect.stringContaining("no YAML front matter (a SKILL.md starts with a '---' line)") } },
+      { where: join(skills, "yamlbad", "SKILL.md"), error: { code: "SKILL_INVALID", message: expect.stringContaining(":4: malformed YAML front matter: ") } },
+    ]);
   }, 300_000);
 
   it("a task of blanks piped on stdin is refused by name; nothing piped prints the usage", async () => {

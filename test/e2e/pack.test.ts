@@ -1,7 +1,8 @@
 // The tarball is whole: `npm pack` of the built package, checked generically (no page names known
-// here): every link of README.md and docs/*.md that points inside the repository, and every docs/…md
-// path the runtime prints (grepped out of dist/), is in the tarball; the addon, the embedded pair and
-// dist's entry points are there; tests, benchmark results, candidate models and docs/history are not.
+// here): every link of README.md, CHANGELOG.md and docs/*.md that points inside the repository, and
+// every docs/…md path the runtime prints (grepped out of dist/), is in the tarball; the addon, the
+// embedded pair, dist's entry points, LICENSE and THIRD_PARTY_NOTICES.md are there; tests, benchmark
+// results, candidate models and docs/history are not.
 // Then the tarball is installed into a default `npm init -y` project (CommonJS), offline from the
 // cache `npm ci` filled, and examples/quickstart runs there as shipped: route.mjs and route.cjs with
 // node, route.ts type-checked by the repository's tsc in strict mode.
@@ -95,7 +96,11 @@ describe.runIf(run_)("the packed tarball (slow, full set only: npm pack, offline
     expect(entries.size).toBeGreaterThan(8);
     for (const e of entries) expect(files.has(posix.normalize(e)), e).toBe(true);
     expect([...files].filter((p) => /^prebuilds\/linux-x64[^/]*\/[^/]+\.node$/.test(p)).length).toBeGreaterThan(0);
-    for (const p of ["models/gavel-mini.gguf", "models/gavel-mini.projections.gguf", "README.md", "package.json"]) expect(files.has(p), p).toBe(true);
+    for (const p of ["models/gavel-mini.gguf", "models/gavel-mini.projections.gguf", "README.md", "CHANGELOG.md", "package.json"]) expect(files.has(p), p).toBe(true);
+    // the license, and the notices of what the addons compile in (llama.cpp and ggml, MIT)
+    for (const p of ["LICENSE", "THIRD_PARTY_NOTICES.md"]) expect(files.has(p), p).toBe(true);
+    expect(readFileSync(join(unpacked, "LICENSE"), "utf8")).toMatch(/^MIT License\n\nCopyright \(c\) 2026 the gavel-router authors\n/);
+    expect(readFileSync(join(unpacked, "THIRD_PARTY_NOTICES.md"), "utf8")).toContain("Copyright (c) 2023-2026 The ggml authors");
     for (const p of ["examples/quickstart/route.mjs", "examples/quickstart/route.cjs", "examples/quickstart/route.ts"]) expect(files.has(p), p).toBe(true);
     expect([...files].some((p) => p.startsWith("examples/skills/") && p.endsWith("/SKILL.md"))).toBe(true);
   });
@@ -114,8 +119,8 @@ describe.runIf(run_)("the packed tarball (slow, full set only: npm pack, offline
     expect([...folders].sort()).toEqual(["linux-x64", "linux-x64-avx512"]);
   });
 
-  it("every in-repository link of README.md and docs/*.md resolves inside the tarball", () => {
-    const pages = [...files].filter((p) => p === "README.md" || /^docs\/[^/]+\.md$/.test(p) || /^examples\/.*README\.md$/.test(p));
+  it("every in-repository link of README.md, CHANGELOG.md, THIRD_PARTY_NOTICES.md and docs/*.md resolves inside the tarball", () => {
+    const pages = [...files].filter((p) => /^(README|CHANGELOG|THIRD_PARTY_NOTICES)\.md$/.test(p) || /^docs\/[^/]+\.md$/.test(p) || /^examples\/.*README\.md$/.test(p));
     expect(pages.length).toBeGreaterThan(1);
     const dirs = new Set([...files].flatMap((p) => p.split("/").slice(0, -1).map((_, i, a) => a.slice(0, i + 1).join("/"))));
     const broken: string[] = [];

@@ -73,6 +73,9 @@ describe("SkillInjector", () => {
     refused({ abstain: "no" }, /abstain/);
     refused({ signal: { aborted: false } }, /signal must be an AbortSignal/);
     expect(() => new SkillInjector(s.router, { name: "x" } as never, ["name"])).not.toThrow(); // an adapter's own key
+    for (const notRouter of [undefined, null, {}, { route: () => undefined }]) {
+      expect(() => new SkillInjector(notRouter as never)).toThrow(expect.objectContaining({ name: "GavelError", code: "INVALID_ARGUMENT", message: "a gavel adapter needs a Router (or an object with route() and get())" }));
+    }
     const bad = new SkillInjector(s.router, { format: () => undefined as never });
     await expect(bad.route("Extract the tables from report.pdf")).rejects.toMatchObject({ code: "INVALID_ARGUMENT", message: expect.stringMatching(/format must return a string/) });
   });

@@ -2,7 +2,11 @@
 import { describe, expect, it } from "vitest";
 import { intArg, listArg, numberArg } from "../../src/cli/ui/options.js";
 import { Progress } from "../../src/cli/ui/progress.js";
-import { safeText } from "../../src/cli/ui/safe-text.js";
+import { failureText, safeText } from "../../src/cli/ui/safe-text.js";
+import { loadSkills } from "../../src/skills/index.js";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { formatMs, sparkline, table } from "../../src/cli/ui/table.js";
 
 /** A stand-in for process.stderr that records what is written. */
@@ -81,3 +85,39 @@ describe("safeText", () => {
     expect(safeText("ünïcödé — 日本語 \t ok")).toBe("ünïcödé — 日本語 \t ok");
   });
 });
+
+describe("a failed skill's line", () => {
+  it("names the file (and line) once, for the failures loadSkills reports", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "gavel-failure-line-"));
+    try {
+      mkdirSync(join(dir, "skills", "badyaml"), { recursive: true });
+      mkdirSync(join(dir, "skills", "nofm"), { recursive: true });
+      mkdirSync(join(dir, "skills", "good"), { recursive: true });
+      writeFileSync(join(dir, "skills", "badyaml", "SKILL.md"), "---\nname: badyaml\ndescription: [unclosed\n---\nbody\n");
+      writeFileSync(join(dir, "skills", "nofm", "SKILL.md"), "just text\n");
+      writeFileSync(join(dir, "skills", "good", "SKILL.md"), "---\nname: good\ndescription: A good skill.\n---\nbody\n");
+      const lib = join(dir, "lib.jsonl");
+      writeFileSync(lib, `${JSON.stringify({ name: "a", description: "A skill.", body: "x" })}\n{bad json\n`);
+      const lines = [...(await loadSkills(join(dir, "skills"))).failed, ...(await loadSkills(lib)).failed].map((f) => failureText(f.where, f.error.message));
+      const yaml = join(dir, "skills", "badyaml", "SKILL.md");
+      expect(lines).toEqual([
+        expect.stringMatching(new RegExp(`^${escape(yaml)}:4: malformed YAML front matter: `)),
+        `${join(dir, "skills", "nofm", "SKILL.md")}: no YAML front matter (a SKILL.md starts with a '---' line)`,
+        expect.stringMatching(new RegExp(`^${escape(lib)}:2: not valid JSON: `)),
+      ]);
+      for (const line of lines) expect(line.split(dir).length - 1, line).toBe(1);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("adds the location when the message lacks it, and makes the text inert for a terminal", () => {
+    expect(failureText("input[3]", "name is missing")).toBe("input[3]: name is missing");
+    expect(failureText("/a/SKILL.md", "/a/SKILL.md: bad\u001b[2J")).toBe("/a/SKILL.md: bad\\u{1b}[2J");
+  });
+});
+
+/** `s` for a RegExp, literally. */
+function escape(s: string): string {
+  return s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+}

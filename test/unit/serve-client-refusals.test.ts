@@ -12,7 +12,7 @@ import { GavelError } from "../../src/errors.js";
 import type { InstalledSkill, Router } from "../../src/route/index.js";
 import { residentFixtures } from "../helpers/resident-fixtures.js";
 import { ResidentServer, type ServeLimits } from "../../src/serve/server.js";
-import { connect, type ServeClient } from "../../src/serve/client.js";
+import { connect, isRunning, type ServeClient } from "../../src/serve/client.js";
 import { serverRouter } from "../../src/serve/client-router.js";
 import { MAX_LINE_BYTES } from "../../src/serve/protocol.js";
 
@@ -245,5 +245,26 @@ describe("the server's winner", () => {
     } finally {
       client.close();
     }
+  }, 60_000);
+});
+
+describe("isRunning", () => {
+  it("takes the bank as a string or every option in one object, as connect does; any other call shape is INVALID_ARGUMENT", async () => {
+    const unix = await start("unix");
+    const socket = join(unix.dir, "s.sock");
+    expect(await isRunning(unix.dir, { socket })).toBe(true);
+    expect(await isRunning({ bank: unix.dir, socket, timeoutMs: 5000 })).toBe(true);
+    const http = await start("http");
+    expect(await isRunning(http.dir, { timeoutMs: 5000 })).toBe(true);
+    expect(await isRunning({ bank: http.dir, timeoutMs: 5000 })).toBe(true);
+    const none = mkdtempSync(join(tmpdir(), "gavel-serve-none-"));
+    dirs.push(none);
+    expect(await isRunning({ bank: none })).toBe(false);
+    const refused = (message: RegExp) => expect.objectContaining({ code: "INVALID_ARGUMENT", message: expect.stringMatching(message) });
+    await expect(isRunning(3 as never)).rejects.toEqual(refused(/^isRunning takes a bank directory \(a string\) or \{ bank, socket, timeoutMs \}: got a number$/));
+    await expect(isRunning(null as never)).rejects.toEqual(refused(/got null$/));
+    await expect(isRunning({ bank: 3 } as never)).rejects.toEqual(refused(/bank must be a string, got a number$/));
+    await expect(isRunning(none, null as never)).rejects.toEqual(refused(/its options must be an object, got null$/));
+    await expect(isRunning({ bank: none, socket: {} } as never)).rejects.toEqual(refused(/socket must be a string, got an object$/));
   }, 60_000);
 });

@@ -82,14 +82,24 @@ describe("searchSkills", () => {
   });
 });
 
+/** The keys of a search tool's options, as a framework's tool passes them. */
+const KEYS = { k: true, libraryCut: true } as const;
+
 describe("what a framework's search tool checks when it is built", () => {
   it("needs route, glance and list, and takes k and libraryCut as the route's options", () => {
     const { src } = source(["alpha"]);
-    expect(searchToolSetup(src, {}, "t")).toEqual({ k: 5, search: {} });
-    expect(searchToolSetup(src, { k: 3, libraryCut: false }, "t")).toEqual({ k: 3, search: { libraryCut: false } });
-    expect(() => searchToolSetup(src, { k: 0 }, "t")).toThrow(expect.objectContaining({ code: "INVALID_ARGUMENT" }));
-    expect(() => searchToolSetup({ ...src, glance: undefined } as never, {}, "myTool")).toThrow(/^myTool needs a Router/);
-    expect(() => searchToolSetup(null as never, {}, "myTool")).toThrow(TypeError);
+    expect(searchToolSetup(src, {}, "t", KEYS)).toEqual({ k: 5, search: {} });
+    expect(searchToolSetup(src, { k: 3, libraryCut: false }, "t", KEYS)).toEqual({ k: 3, search: { libraryCut: false } });
+    expect(() => searchToolSetup(src, { k: 0 }, "t", KEYS)).toThrow(expect.objectContaining({ code: "INVALID_ARGUMENT" }));
+    const notRouter = expect.objectContaining({ name: "GavelError", code: "INVALID_ARGUMENT", message: "myTool needs a Router (or an object with route(), glance(), list() and get())" });
+    expect(() => searchToolSetup({ ...src, glance: undefined } as never, {}, "myTool", KEYS)).toThrow(notRouter);
+    expect(() => searchToolSetup(null as never, {}, "myTool", KEYS)).toThrow(notRouter);
+    expect(() => searchToolSetup({} as never, {}, "myTool", KEYS)).toThrow(notRouter);
+    const refused = (options: unknown, message: RegExp) => expect(() => searchToolSetup(src, options, "myTool", KEYS)).toThrow(expect.objectContaining({ code: "INVALID_ARGUMENT", message: expect.stringMatching(message) }));
+    refused({ kk: 3 }, /^unknown option "kk" in myTool options \(did you mean k\?\); the options are k, libraryCut$/);
+    refused({ search: { k: 3 } }, /^unknown option "search" in myTool options; the options are k, libraryCut$/);
+    refused(null, /^myTool options must be an object$/);
+    refused({ libraryCut: "no" }, /^libraryCut must be a boolean/);
   });
 
   it("maxCharsOf takes a non-negative number, or the fallback when absent", () => {

@@ -19,7 +19,7 @@ import { Router, type Candidate, type InstallReport, type RouteResult, type Skil
 import { PACKAGE_ROOT, resolveModelPath, resolveProjectionsPath, type ResolvedPath } from "../../defaults.js";
 import { intArg } from "../ui/options.js";
 import { Progress } from "../ui/progress.js";
-import { safeText } from "../ui/safe-text.js";
+import { failureText, safeText } from "../ui/safe-text.js";
 import { formatMs } from "../ui/table.js";
 import { shortlistTable } from "./route.js";
 import type { Command } from "./types.js";
@@ -246,7 +246,7 @@ off-domain prompt: the right answer is to load nothing, and the demo shows the a
           `skills ${inputs.skillsDir}: ${present.size} in the bank (${report.installed.length} installed now, ${report.unchanged.length} unchanged` +
             `${removed ? `, ${removed} removed` : ""}) in ${formatMs(t2 - t1)}`,
         );
-        for (const f of report.failed) log(`  failed: ${safeText(f.where)}: ${safeText(f.error.message)}`);
+        for (const f of report.failed) log(`  failed: ${failureText(f.where, f.error.message)}`);
         for (const w of report.warnings) for (const text of w.warnings) log(`  warning: ${safeText(w.name)}: ${safeText(text)}`);
         for (const t of inputs.tasks) if (t.expected !== null && !present.has(t.expected)) log(`  note: no installed skill is named ${t.expected} (expected by a task)`);
 

@@ -7,7 +7,7 @@ import { parseArgs } from "node:util";
 import { intArg } from "../ui/options.js";
 import { withInterrupt } from "../ui/interrupt.js";
 import { Progress } from "../ui/progress.js";
-import { safeText } from "../ui/safe-text.js";
+import { failureText, safeText } from "../ui/safe-text.js";
 import { routerOptions, routerOptionsHelp, withRouter, type RouterArgs, checkRouterArgs } from "./common.js";
 import type { Command } from "./types.js";
 import { connectIfRunning, type ServeClient } from "../../serve/client.js";
@@ -99,11 +99,8 @@ function printInstallReport(report: WireInstallReport, json: boolean): number {
       const parts = (Object.keys(st) as (keyof typeof st)[]).map((k) => `${k} ${st[k].toFixed(1)} s`);
       console.log(`  stages, summed over skills in flight: ${parts.join(", ")}`);
     }
-    // an error about a file usually starts with its path already (`where: …`): not said twice; its code at the end
-    for (const f of report.failed) {
-      const msg = f.error.message.startsWith(`${f.where}: `) ? f.error.message.slice(f.where.length + 2) : f.error.message;
-      console.log(`  failed: ${safeText(f.where)}: ${safeText(msg)} [${f.error.code}]`);
-    }
+    // the file (and line) once, its code at the end
+    for (const f of report.failed) console.log(`  failed: ${failureText(f.where, f.error.message)} [${f.error.code}]`);
     for (const w of report.warnings) {
       for (const text of w.warnings) console.log(`  warning: ${safeText(w.name)}: ${safeText(text)}`);
     }

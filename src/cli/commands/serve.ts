@@ -7,7 +7,7 @@ import { GavelError } from "../../errors.js";
 import { resolveModelPath, resolveProjectionsPath } from "../../defaults.js";
 import { Router } from "../../route/index.js";
 import { claimSocketPath, ResidentServer, type ServeOptions } from "../../serve/server.js";
-import { safeText } from "../ui/safe-text.js";
+import { failureText, safeText } from "../ui/safe-text.js";
 import { isRunning } from "../../serve/client.js";
 import { defaultSocketPath, httpEndpointPath, resolveBankDir } from "../../serve/protocol.js";
 import { intArg } from "../ui/options.js";
@@ -136,7 +136,7 @@ function watchOptions(values: { watch?: boolean; "watch-debounce-ms"?: string })
       const parts = [["installed", s.installed], ["updated", s.updated], ["uninstalled", s.uninstalled]].filter(([, ids]) => ids.length > 0).map(([verb, ids]) => `${verb} ${(ids as string[]).map(safeText).join(", ")}`);
       if (parts.length > 0) console.error(`gavel serve: watch: ${parts.join("; ")}`);
       for (const k of s.kept) console.error(`gavel serve: watch: kept ${safeText(k.id)} as installed: ${safeText(k.reason)}`);
-      for (const f of s.failed) console.error(`gavel serve: watch: failed: ${safeText(f.where)}: ${safeText(f.message)}`);
+      for (const f of s.failed) console.error(`gavel serve: watch: failed: ${failureText(f.where, f.message)}`);
     },
   };
 }

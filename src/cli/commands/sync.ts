@@ -13,6 +13,7 @@ import { connectIfRunning, type ServeClient } from "../../serve/client.js";
 import { applySync, planSync, type SyncPlan } from "../../serve/sync-plan.js";
 import type { WireSyncResult } from "../../serve/writes.js";
 import { withInterrupt } from "../ui/interrupt.js";
+import { failureText } from "../ui/safe-text.js";
 import { routerOptions, routerOptionsHelp, withRouter, checkRouterArgs } from "./common.js";
 import type { Command } from "./types.js";
 import { UsageError } from "../usage-error.js";
@@ -39,7 +40,7 @@ interface PlanView {
 function printPlan(found: FoundView, plan: PlanView, dryRun: boolean): void {
   for (const r of found.roots) console.log(`  ${r.exists ? `${String(r.skills).padStart(4)} skills` : "  (none)   "}  ${r.label}  ${r.dir}`);
   for (const w of found.warnings) console.log(`warning: ${w}`);
-  for (const f of found.failed) console.log(`failed: ${f.where}: ${f.error.message}`);
+  for (const f of found.failed) console.log(`failed: ${failureText(f.where, f.error.message)}`);
   const verb = dryRun ? "would " : "";
   // the id, not the name: a plugin's skill is installed as plugin:skill
   for (const s of plan.add) console.log(`${verb}install ${s.id} (new)  ${s.source}`);
@@ -137,7 +138,7 @@ ${routerOptionsHelp}`,
           const plan = await planSync(router, found);
           if (!values.json) printPlan(found, plan, dryRun);
           const failed = dryRun ? [] : ((await applySync(router, plan, { signal }))?.failed ?? []);
-          for (const f of failed) console.error(`failed: ${f.where}: ${f.error.message}`);
+          for (const f of failed) console.error(`failed: ${failureText(f.where, f.error.message)}`);
           report(host, dryRun, found, plan, values.json === true, failed);
           return failed.length > 0 ? 1 : 0;
         },
@@ -158,7 +159,7 @@ async function syncServed(client: ServeClient, host: string, dryRun: boolean, va
     const params = { host, dryRun, projectDir: resolve(values.project ?? process.cwd()), home: homedir() };
     const res = await withInterrupt((signal) => client.request<WireSyncResult>("sync", params, { signal, settleOnAbort: true }));
     if (!values.json) printPlan(res.found, res.plan, dryRun);
-    for (const f of res.installFailed) console.error(`failed: ${f.where}: ${f.error.message}`);
+    for (const f of res.installFailed) console.error(`failed: ${failureText(f.where, f.error.message)}`);
     report(host, dryRun, res.found, res.plan, values.json === true, res.installFailed);
     return res.installFailed.length > 0 ? 1 : 0;
   } finally {

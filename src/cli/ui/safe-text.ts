@@ -18,3 +18,12 @@ const UNSAFE = /[\u0000-\u0008\u000a-\u001f\u007f-\u009f\u061c\u200b-\u200f\u202
 export function safeText(s: string): string {
   return s.replace(UNSAFE, (c) => `\\u{${c.codePointAt(0)!.toString(16)}}`);
 }
+
+/**
+ * A skill failure as one line, safe for a terminal, with its location said once: an error about a
+ * file usually starts with it already (`where: …`, or `where:3: …` for a line of it), so the message
+ * is printed as it is then, and after `where: ` otherwise.
+ */
+export function failureText(where: string, message: string): string {
+  return safeText(message.startsWith(`${where}:`) ? message : `${where}: ${message}`);
+}
