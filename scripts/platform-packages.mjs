@@ -18,7 +18,7 @@
 // format and CPU for the platform, what it needs and exports (inspectAddon), and the sources hash of
 // this tree.
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -79,6 +79,7 @@ export function manifestProblems(platform, main = JSON.parse(readFileSync(join(r
   if (JSON.stringify(pkg.cpu) !== JSON.stringify([cpu])) problems.push(`cpu ${JSON.stringify(pkg.cpu)}, not ["${cpu}"]`);
   if (os === "linux" && JSON.stringify(pkg.libc) !== JSON.stringify(["glibc"])) problems.push(`libc ${JSON.stringify(pkg.libc)}, not ["glibc"]`);
   if (!Array.isArray(pkg.files) || !pkg.files.includes("prebuilds")) problems.push("files does not list prebuilds");
+  if (!Array.isArray(pkg.files) || !pkg.files.includes(NOTICES)) problems.push(`files does not list ${NOTICES} (llama.cpp's license, compiled into the addon)`);
   if (pkg.license !== main.license) problems.push(`license ${pkg.license}, not ${main.license}`);
   return problems;
 }
@@ -94,9 +95,17 @@ export function mainManifest(main = JSON.parse(readFileSync(join(root, "package.
   return { ...main, optionalDependencies };
 }
 
-/** `npm pack` of a folder into dest; returns the tarball's path. */
+/** The notices every package with an addon carries: llama.cpp and ggml are compiled into it. */
+export const NOTICES = "THIRD_PARTY_NOTICES.md";
+
+/**
+ * `npm pack` of a folder into dest; returns the tarball's path. A folder other than the main package's
+ * gets the main package's LICENSE and {@link NOTICES} first (copies, git-ignored in npm/), so a
+ * platform package carries the licenses of what its addon holds.
+ */
 export function packFolder(dir, dest, extra = []) {
   mkdirSync(dest, { recursive: true });
+  if (resolve(dir) !== root) for (const f of ["LICENSE", NOTICES]) copyFileSync(join(root, f), join(dir, f));
   const out = execFileSync("npm", ["pack", "--json", "--pack-destination", dest, ...extra], { cwd: dir, encoding: "utf8" });
   return join(dest, JSON.parse(out)[0].filename);
 }
@@ -127,6 +136,7 @@ export function checkPlatformTarball(platform, tarball, hash = nativeSourcesHash
     const sha = join(dir, "gavel-router.sources.sha256");
     const recorded = existsSync(sha) ? readFileSync(sha, "utf8").trim() : "(missing)";
     if (recorded !== hash) problems.push(`its sources hash is ${recorded}, not this tree's ${hash}: rebuild (${rebuild})`);
+    for (const f of ["LICENSE", NOTICES]) if (!existsSync(join(tmp, "package", f))) problems.push(`${tarball} holds no ${f}`);
     const others = readdirSync(join(tmp, "package", "prebuilds")).filter((d) => d !== platform);
     if (others.length > 0) problems.push(`it also holds prebuilds/${others.join(", prebuilds/")}`);
     return problems;
