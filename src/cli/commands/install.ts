@@ -112,7 +112,8 @@ function printInstallReport(report: WireInstallReport, json: boolean): number {
     if (report.truncated.length) {
       const shown = report.truncated.slice(0, 5).map(safeText).join(", ");
       const more = report.truncated.length > 5 ? ` and ${report.truncated.length - 5} more (--json lists them)` : "";
-      console.log(`  ${report.truncated.length} cut to the token budget: ${shown}${more}`);
+      // not a loss: the verdict reads a skill's start, the glance's keys read on to the key budget
+      console.log(`  ${report.truncated.length} longer than the skill budget (the verdict reads their start; their keys read on to the key budget): ${shown}${more}`);
     }
   }
   return report.failed.length > 0 && report.installed.length + report.unchanged.length === 0 ? 1 : 0;
