@@ -24,8 +24,7 @@ export type KeyIvfSkill = IndexedSkill;
  * stays the truth.
  */
 export async function saveKeyIvf(path: string, index: KeyIvf, skillOf: (handle: number) => KeyIvfSkill | undefined): Promise<void> {
-  const e = index.exportCodes();
-  const s = index.stats();
+  const { codes: e, stats: s } = await index.exportAsync();
   const ids: string[] = [], hashes: string[] = [];
   const offsets: number[] = [0], sims: number[] = [];
   const parts32: Int32Array[] = [];

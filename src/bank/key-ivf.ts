@@ -215,10 +215,29 @@ export function defaultNprobe(centroids: number): number {
   return Math.max(1, Math.min(NPROBE_CAP, Math.round(centroids / 16)));
 }
 
-/** A key IVF over one {@link KeyBank} (same dim); see the module comment. */
+/**
+ * A key IVF over one {@link KeyBank} (same dim); see the module comment.
+ *
+ * The native index runs one job at a time (train, sync and glance on worker threads under one lock),
+ * and its synchronous reads (`stats`, `exportCodes`) wait on the JavaScript thread for the job under
+ * way: a route's glance that read the centroid count while an install retrained the index froze the
+ * event loop for the whole training. So every job is queued here, in call order, and the reads the
+ * runtime makes go through the queue too ({@link statsAsync}, {@link exportAsync}); the glance
+ * reads the default nprobe when its turn comes. The synchronous reads stay for a caller that holds
+ * no job in flight (tests, tools).
+ */
 export class KeyIvf {
   readonly dim: number;
   readonly #native: NativeKeyIvf;
+  /** The last job queued (settled either way): the next one starts after it. */
+  #tail: Promise<unknown> = Promise.resolve();
+
+  /** Runs `f` once every job queued before it has settled. */
+  #queued<T>(f: () => T | Promise<T>): Promise<T> {
+    const p = this.#tail.then(f, f);
+    this.#tail = p.catch(() => undefined);
+    return p;
+  }
 
   private constructor(dim: number) {
     this.dim = dim;
@@ -243,18 +262,23 @@ export class KeyIvf {
       const v = options[key];
       if (v !== undefined) checkInt(v, key, key === "centroids" || key === "sample" || key === "groups" ? 1 : 0);
     }
-    return this.#native.train(bank._native, options);
+    return this.#queued(() => this.#native.train(bank._native, options));
   }
 
   /** Follows the bank: skills added since the last sync assigned, removed ones dropped. */
   async sync(bank: KeyBank): Promise<KeyIvfSyncStats> {
     this.#checkBank(bank);
-    return this.#native.sync(bank._native);
+    return this.#queued(() => this.#native.sync(bank._native));
   }
 
-  /** The index's size and drift figures. */
+  /** The index's size and drift figures (waits, on this thread, for a job under way: see the class comment). */
   stats(): KeyIvfStats {
     return this.#native.stats();
+  }
+
+  /** {@link stats} once the jobs queued before it are done: never waits on the JavaScript thread. */
+  statsAsync(): Promise<KeyIvfStats> {
+    return this.#queued(() => this.#native.stats());
   }
 
   /**
@@ -263,8 +287,7 @@ export class KeyIvf {
    * average than at training. Probing every list stays exact either way; only the agreement at a
    * partial nprobe degrades, which a {@link KeyIvf.train} restores.
    */
-  needsRetrain(): boolean {
-    const s = this.stats();
+  needsRetrain(s: KeyIvfStats = this.stats()): boolean {
     if (s.rows > RETRAIN_GROWTH * Math.max(1, s.trainedRows)) return true;
     return s.rows > 0 && s.trainMeanSim - s.meanSim > RETRAIN_DRIFT;
   }
@@ -276,14 +299,18 @@ export class KeyIvf {
    * keys for the same agreement, since the default probe caps the lists at {@link NPROBE_CAP}. An
    * install retrains then (src/route/glance-index-use.ts, `refreshKeyIvf`); a route never does.
    */
-  coarserThanDefault(): boolean {
-    const s = this.stats();
+  coarserThanDefault(s: KeyIvfStats = this.stats()): boolean {
     return s.defaultCentroids >= 1.5 * s.centroids;
   }
 
   /** The centroids and every indexed skill's key codes (what {@link saveKeyIvf} writes). */
   exportCodes(): KeyIvfCodes {
     return this.#native.exportCodes();
+  }
+
+  /** {@link exportCodes} and {@link stats} of one moment, once the jobs queued before are done. */
+  exportAsync(): Promise<{ codes: KeyIvfCodes; stats: KeyIvfStats }> {
+    return this.#queued(() => ({ codes: this.#native.exportCodes(), stats: this.#native.stats() }));
   }
 
   /** @internal An index with these centroids and no skill (the file loader's). */
@@ -314,16 +341,19 @@ export class KeyIvf {
     const weights = resolveWeights(options.weights, nq);
     const k = options.k ?? voteK(bank.size);
     checkInt(k, "k", 1);
-    const np = options.nprobe ?? defaultNprobe(this.stats().centroids);
-    const nprobe = np === "all" ? 0x7fffffff : np;
-    checkInt(nprobe, "nprobe", 1);
+    if (options.nprobe !== undefined && options.nprobe !== "all") checkInt(options.nprobe, "nprobe", 1);
     const probeGroups = options.probeGroups ?? 0;
     if (options.probeGroups !== undefined) checkInt(probeGroups, "probeGroups", 1);
     if (options.prune !== undefined && typeof options.prune !== "boolean") throw invalidArgument("prune must be a boolean");
     if (options.i8 !== undefined && typeof options.i8 !== "boolean") throw invalidArgument("i8 must be a boolean");
     const spread = options.probeSpread ?? "even";
     if (spread !== "even" && spread !== "weight") throw invalidArgument(`probeSpread must be "even" or "weight", got ${valueText(spread)}`);
-    return this.#native.glance(bank._native, queries, weights, k, nprobe, probeGroups, options.prune ?? false, options.i8 ?? false, spread === "weight");
+    return this.#queued(() => {
+      // the default reads the centroids as they are when this glance's turn comes (after a training queued before it)
+      const np = options.nprobe ?? defaultNprobe(this.#native.stats().centroids);
+      const nprobe = np === "all" ? 0x7fffffff : np;
+      return this.#native.glance(bank._native, queries, weights, k, nprobe, probeGroups, options.prune ?? false, options.i8 ?? false, spread === "weight");
+    });
   }
 
   #checkBank(bank: KeyBank): void {

@@ -178,7 +178,9 @@ export class Router {
         // a library the route will glance through its index gets it now, not at the first route
         const { library } = this.#parts;
         // (while damaged keys remain, routes refuse: they are built by the first route after the repair)
-        if (library.damaged().length === 0) {
+        // (and a bank without a key row has nothing to build an index from: an install whose skills all
+        // failed into an empty bank returns its report)
+        if (library.damaged().length === 0 && library.keys.keys > 0) {
           const routable = library.routable().length;
           if (prunes(routable)) await glanceIndexOf(library);
           if (readsKeyIvf(routable, true)) await refreshKeyIvf(library);

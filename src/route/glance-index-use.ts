@@ -193,7 +193,8 @@ export async function refreshKeyIvf(library: Library): Promise<void> {
   const index = await keyIvfOf(library);
   const sync = await index.sync(library.keys);
   let changed = sync.added > 0 || sync.removed > 0;
-  if (index.needsRetrain() || index.coarserThanDefault()) {
+  const s = await index.statsAsync();
+  if (index.needsRetrain(s) || index.coarserThanDefault(s)) {
     await index.train(library.keys);
     changed = true;
   }
@@ -247,9 +248,9 @@ export async function warmKeyIvf(library: Library, signal?: AbortSignal): Promis
   const index = await keyIvfForGlance(library);
   if (!index) return none;
   if (signal?.aborted) throw new GavelError("warm-up aborted", "ABORTED");
-  if (config().keyIvfI8 !== "on") return { ...none, keyIvf: true, bytes: index.stats().bytes };
+  if (config().keyIvfI8 !== "on") return { ...none, keyIvf: true, bytes: (await index.statsAsync()).bytes };
   const row = new Float32Array(index.dim);
   row[0] = 1;
   const r = await index.glance(library.keys, row, { nprobe: "all", i8: true });
-  return { keyIvf: true, coded: r.coded, codeMs: r.codeMs, bytes: index.stats().bytes };
+  return { keyIvf: true, coded: r.coded, codeMs: r.codeMs, bytes: (await index.statsAsync()).bytes };
 }

@@ -131,3 +131,30 @@ describe("the key IVF under auto", () => {
     expect(differs).toBeGreaterThan(0);
   });
 });
+
+// An install whose every skill fails, into a bank without a key row, returns its report with either
+// index forced on (it rejected with "the bank holds no key to train the key IVF on", the report lost).
+describe("an install with nothing to index", () => {
+  let model: Model;
+  let router: Router;
+  let bankDir: string;
+  beforeAll(async () => {
+    model = await Model.load(DEFAULT_MODEL, { contextSize: 4096, threads: 1 });
+    bankDir = mkdtempSync(join(tmpdir(), "gavel-kivf-empty-"));
+    router = await Router.open(model, { projections: DEFAULT_PROJECTIONS, bankDir, skillBudget: 512 });
+  });
+  afterAll(async () => {
+    await router?.close();
+    await model?.dispose();
+    if (bankDir) rmSync(bankDir, { recursive: true, force: true });
+  });
+
+  it("returns the report of its failures under GAVEL_KEY_IVF=on and GAVEL_GLANCE_INDEX=on", async () => {
+    for (const env of [{ GAVEL_KEY_IVF: "on" }, { GAVEL_GLANCE_INDEX: "on" }]) {
+      const report = await withEnv(env, () => router.install([{ id: "broken", name: "", description: "", body: "" }]));
+      expect(report.installed, JSON.stringify(env)).toEqual([]);
+      expect(report.failed.map((f) => f.error.code), JSON.stringify(env)).toEqual(["SKILL_INVALID"]);
+      expect(existsSync(join(bankDir, KEY_IVF_FILE))).toBe(false);
+    }
+  });
+});
