@@ -8,6 +8,7 @@ import { describe, expect, it } from "vitest";
 import { calibrate, type PerQueryRecord } from "../../lab/eval/index.js";
 import { firstStageHit, fitLexicalTemperature, LEXICAL_T_GRID, lexicalB, unionRecall, type LexicalRecord } from "../../lab/eval/lexical-fit.js";
 import { Bm25Index } from "../../src/lexical/bm25.js";
+import { bm25Tokens } from "../../src/lexical/postings.js";
 import { lexicalPosterior, logPartition } from "../../src/lexical/posterior.js";
 import { Projections } from "../../src/projections/projections.js";
 import { chooseByRuling, rule, ruling } from "../../src/route/index.js";
@@ -160,5 +161,23 @@ describe("projections carry β and T", () => {
     const back = await Projections.load(path);
     expect([back.beta, back.lexicalTemperature, back.alpha]).toEqual([0.002, 53.8, p.alpha]);
     expect(() => p.withCalibration({ beta: -1 })).toThrow(/beta/);
+  });
+});
+
+describe("the lexical expert's words", () => {
+  it("keep a word's combining marks in it, and read decomposed text as its composed form", () => {
+    // Devanagari writes vowels with combining signs: they split every word into consonants before
+    expect(bm25Tokens("हिन्दी में अनुवाद करें")).toEqual(["हिन्दी", "में", "अनुवाद", "करें"]);
+    expect(bm25Tokens("Thai: ภาษาไทย")).toEqual(["thai", "ภาษาไทย"]);
+    // "café" typed with a combining acute is the same word as the precomposed one
+    expect(bm25Tokens("cafe\u0301 CAFÉ café")).toEqual(["café", "café", "café"]);
+    // what split before splits still: underscores, dots, dashes, punctuation
+    expect(bm25Tokens("Audit_logs, audit-LOGS.js")).toEqual(["audit", "logs", "audit", "logs", "js"]);
+    // and a skill library written with marks matches a task that uses the same words
+    const index = new Bm25Index([
+      { id: "hi", name: "अनुवाद", description: "हिन्दी में अनुवाद करें", body: "" },
+      { id: "en", name: "translate", description: "Translate text into English", body: "" },
+    ]);
+    expect(index.search("अनुवाद करें", 2).map((h) => h.id)).toEqual(["hi"]);
   });
 });
