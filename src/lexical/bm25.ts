@@ -10,6 +10,7 @@
  * the bank keeps (live-index.ts).
  */
 import { accumulateBm25, bm25Ceiling, bm25DocTokens, bm25Params, postingsByTerm, queryTerms, TermCounter, Vocabulary, type Bm25Doc, type Bm25Options, type DocTerms, type Postings } from "./postings.js";
+import { checkInt } from "../util/validate.js";
 
 export { bm25Tokens, type Bm25Doc, type Bm25Options } from "./postings.js";
 
@@ -82,6 +83,7 @@ export class Bm25Index {
    * are reproducible. Documents sharing no word with the query are not returned.
    */
   search(query: string, k = 20, params?: Bm25Options): Bm25Hit[] {
+    checkInt(k, "k", 0);
     const s = this.scores(query, params);
     const hits: number[] = [];
     for (let i = 0; i < s.length; i++) if (s[i] > 0) hits.push(i);

@@ -30,7 +30,7 @@ export interface Bm25Options {
 export function bm25Params(options: Bm25Options = {}): { k1: number; b: number } {
   const k1 = options.k1 ?? 1.2;
   const b = options.b ?? 0.75;
-  if (!(k1 >= 0) || !(b >= 0 && b <= 1)) throw invalidArgument("bm25: k1 must be ≥ 0 and b in [0, 1]");
+  if (!(k1 >= 0 && k1 < Infinity) || !(b >= 0 && b <= 1)) throw invalidArgument("bm25: k1 must be finite and ≥ 0, and b in [0, 1]");
   return { k1, b };
 }
 

@@ -181,3 +181,16 @@ describe("the lexical expert's words", () => {
     expect(index.search("अनुवाद करें", 2).map((h) => h.id)).toEqual(["hi"]);
   });
 });
+
+describe("Bm25Index's arguments", () => {
+  it("refuses a k1 that is not finite and a k that is not a non-negative integer", () => {
+    const index = new Bm25Index([{ id: "a", name: "pdf", description: "read pdf files", body: "" }]);
+    for (const k1 of [Infinity, 1e309, NaN, -1]) {
+      expect(() => index.scores("pdf", { k1 }), String(k1)).toThrow(expect.objectContaining({ code: "INVALID_ARGUMENT" }));
+      expect(() => new Bm25Index([], { k1 }), String(k1)).toThrow(expect.objectContaining({ code: "INVALID_ARGUMENT" }));
+    }
+    for (const k of [-1, NaN, 1.5, Infinity]) expect(() => index.search("pdf", k), String(k)).toThrow(expect.objectContaining({ code: "INVALID_ARGUMENT" }));
+    expect(index.search("pdf", 0)).toEqual([]);
+    expect(index.search("pdf", 1).map((h) => h.id)).toEqual(["a"]);
+  });
+});
