@@ -85,6 +85,12 @@ function negativeV(winner: Candidate): AbstentionDecision {
   return { abstain, score: winner.V, reason: `V of the winner ${winner.V.toPrecision(3)} is ${abstain ? "below" : "at or above"} 0 (no calibrated abstention model in the projections)` };
 }
 
+/** Whether a text holds a letter or a digit (what the lexical expert's words are made of). */
+const HAS_WORD = /[\p{L}\p{N}]/u;
+
+/** The decision for a task without a word. */
+const WORDLESS: AbstentionDecision = { abstain: true, score: NaN, reason: "the task holds no word (no letter or digit) that a skill could match: abstaining" };
+
 /**
  * The stages after the glance, for `ranked` (the glance's ranking of the routable library) and
  * `handles` (the glance's skills in column order, which `ranked[i].column` indexes). `task`: the
@@ -127,6 +133,10 @@ export async function decide(parts: RouterParts, lexical: LexicalExpert, task: Q
     short = firstStageShortlist(ranked, projections.delta, projections.maxShortlist, 0, undefined, { glance: projections.shortlistGlance }).map(({ skill, name, g }) => ({ skill, name, g }));
   }
   const model: AbstentionModel | null = projections.abstention;
+  // a task without a letter or a digit (punctuation, emoji) shares no word with any skill: declined
+  // whatever the scores say (its lexical features read as neutral: over one example skill the
+  // calibrated model declined it by 0.03 of probability, and a review saw one load a skill)
+  const noWords = o.abstain && !HAS_WORD.test(taskText);
   // the library's cut was measured as a default route reads (library-cut.ts): a route that computes
   // the score otherwise (B off, or on where the default leaves it off) applies the model's cut alone
   const cut = o.libraryCut && o.lexical === defaultLexical(projections, true) ? o.libraryCut : null;
@@ -135,10 +145,10 @@ export async function decide(parts: RouterParts, lexical: LexicalExpert, task: Q
     const first = short.map((c) => ({ ...c, L: NaN, V: NaN, S: firstStage(c.g, c.B, beta) }));
     const winner = o.abstain && first.length > 0 ? { ...winnerWords(parts, model, logN, taskText, first[0].skill), ...taskDomain(parts, model, logN, o.domainText ?? taskText) } : {};
     const decided = o.abstain && first.length > 0
-      ? model ? applyLibraryCut(decideAbstention(model, abstentionFeatures(first, { lift, coverage, reach, logN, ...winner })), cut, model, logN) : { abstain: false, score: NaN, reason: "no calibrated abstention model in the projections: a re-ranked route does not abstain" }
+      ? noWords ? WORDLESS : model ? applyLibraryCut(decideAbstention(model, abstentionFeatures(first, { lift, coverage, reach, logN, ...winner })), cut, model, logN) : { abstain: false, score: NaN, reason: "no calibrated abstention model in the projections: a re-ranked route does not abstain" }
       : null;
     // "the winner" there is the first stage's leader, which the re-ranker may put anywhere: named
-    const abstention = decided && model ? { ...decided, reason: `${decided.reason} ("the winner" here is the first stage's leader, ${first[0].skill}; the re-ranker then chooses among the leaders)` } : decided;
+    const abstention = decided && model && !noWords ? { ...decided, reason: `${decided.reason} ("the winner" here is the first stage's leader, ${first[0].skill}; the re-ranker then chooses among the leaders)` } : decided;
     // the verdict reads the re-ranker's best only from its size on (below, the cheap stage picks), and
     // not when the route abstains: it loads nothing, so the verdict could change nothing it returns
     // (the shortlist it reports is then the cheap stage's order)
@@ -165,7 +175,8 @@ export async function decide(parts: RouterParts, lexical: LexicalExpert, task: Q
   checkFiniteReadouts(shortlist, run, parts.model.path);
   let abstention: AbstentionDecision | null = null;
   if (o.abstain && shortlist.length > 0) {
-    if (abstentionReadsV && !run) abstention = { abstain: false, score: NaN, reason: "abstention reads the verdict's V, and the verdict was off: no abstention" };
+    if (noWords) abstention = WORDLESS;
+    else if (abstentionReadsV && !run) abstention = { abstain: false, score: NaN, reason: "abstention reads the verdict's V, and the verdict was off: no abstention" };
     else abstention = model ? applyLibraryCut(decideAbstention(model, abstentionFeatures(shortlist, lift === undefined ? taskDomain(parts, model, logN, o.domainText ?? taskText) : { lift, coverage, reach, logN, ...winnerWords(parts, model, logN, taskText, shortlist[0].skill), ...taskDomain(parts, model, logN, o.domainText ?? taskText) })), o.verdict ? cut : null, model, logN) : negativeV(shortlist[0]);
   }
   return { shortlist, verdict: run ? "ran" : o.verdict ? "skipped" : "off", abstention, ...(lexicalMs !== undefined ? { lexicalMs } : {}), verdictMs };

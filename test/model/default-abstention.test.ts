@@ -93,6 +93,32 @@ describe("the default pair's abstention", () => {
       }
     });
 
+    it("declines a task without a word (punctuation, emoji, symbols) by rule, over a library of one skill too (the calibrated model sat just over its cut there)", async () => {
+      const tasks = ["?!.,", "😀😀😀", "→ ← ↑", "\u0000 ---"];
+      const check = async (r: Router, what: string) => {
+        for (const task of tasks) {
+          const d = await r.route(task);
+          expect(d.abstained, `${what}, ${JSON.stringify(task)}: loaded ${d.skill}`).toBe(true);
+          expect(d.skill).toBeNull();
+          expect(d.abstention!.reason).toMatch(/holds no word/);
+          // abstention off: routed as before
+          expect((await r.route(task, { abstain: false })).abstained).toBe(false);
+        }
+        // one letter or digit is a word: the calibrated model decides
+        expect((await r.route("😀 pdf")).abstention!.reason, what).not.toMatch(/holds no word/);
+      };
+      await check(router, "24 skills");
+      const dir = mkdtempSync(join(tmpdir(), "gavel-one-skill-"));
+      const one = await Router.open(model, { projections: DEFAULT_PROJECTIONS, bankDir: dir, skillBudget: 1024 });
+      try {
+        expect((await one.install(join(repoRoot, "examples", "skills", "pdf-extract"))).installed).toEqual(["pdf-extract"]);
+        await check(one, "one skill");
+      } finally {
+        await one.close();
+        rmSync(dir, { recursive: true, force: true });
+      }
+    });
+
     it("routes every in-domain demo task without abstaining, nine of ten at least right", async () => {
       const missed: string[] = [];
       for (const t of inDomain) {
