@@ -88,7 +88,12 @@ function negativeV(winner: Candidate): AbstentionDecision {
 /** Whether a text holds a letter or a digit (what the lexical expert's words are made of). */
 const HAS_WORD = /[\p{L}\p{N}]/u;
 
-/** The decision for a task without a word. */
+/**
+ * The decision for a task without a letter or a digit (punctuation, emoji): it shares no word with
+ * any skill, so it is declined whatever the scores say (its lexical features read as neutral: over
+ * one example skill the calibrated model declined it by 0.03 of probability, and a review saw one
+ * load a skill).
+ */
 const WORDLESS: AbstentionDecision = { abstain: true, score: NaN, reason: "the task holds no word (no letter or digit) that a skill could match: abstaining" };
 
 /**
@@ -133,10 +138,7 @@ export async function decide(parts: RouterParts, lexical: LexicalExpert, task: Q
     short = firstStageShortlist(ranked, projections.delta, projections.maxShortlist, 0, undefined, { glance: projections.shortlistGlance }).map(({ skill, name, g }) => ({ skill, name, g }));
   }
   const model: AbstentionModel | null = projections.abstention;
-  // a task without a letter or a digit (punctuation, emoji) shares no word with any skill: declined
-  // whatever the scores say (its lexical features read as neutral: over one example skill the
-  // calibrated model declined it by 0.03 of probability, and a review saw one load a skill)
-  const noWords = o.abstain && !HAS_WORD.test(taskText);
+  const noWords = o.abstain && !HAS_WORD.test(taskText); // see WORDLESS
   // the library's cut was measured as a default route reads (library-cut.ts): a route that computes
   // the score otherwise (B off, or on where the default leaves it off) applies the model's cut alone
   const cut = o.libraryCut && o.lexical === defaultLexical(projections, true) ? o.libraryCut : null;
@@ -166,13 +168,9 @@ export async function decide(parts: RouterParts, lexical: LexicalExpert, task: Q
       judged.map((c, i) => ({ ...c, ...(short[i].B !== undefined ? { B: short[i].B } : {}) })),
       { alpha: projections.alpha, gamma: projections.gamma, beta },
     );
-  } else {
-    // No verdict: L and V are unknown (NaN) and S is the first stage's own score.
-    shortlist = short.map((c) => ({ ...c, L: NaN, V: NaN, S: firstStage(c.g, c.B, beta) }));
-  }
+  } else shortlist = short.map((c) => ({ ...c, L: NaN, V: NaN, S: firstStage(c.g, c.B, beta) })); // no verdict: L and V unknown, S the first stage's
   const verdictMs = run ? performance.now() - t : 0;
-  // NaN or ±Inf anywhere would make the winner arbitrary and silence abstention (NaN < 0 is false).
-  checkFiniteReadouts(shortlist, run, parts.model.path);
+  checkFiniteReadouts(shortlist, run, parts.model.path); // NaN or ±Inf would pick arbitrarily and silence abstention
   let abstention: AbstentionDecision | null = null;
   if (o.abstain && shortlist.length > 0) {
     if (noWords) abstention = WORDLESS;
