@@ -14,6 +14,7 @@
 #include "common/half.h"
 #include "common/parallel.h"
 #include "common/x86_features.h"
+#include "kernels/i8_neon.h"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>
@@ -287,6 +288,12 @@ void Stage1Skill(I8Isa isa, const I8Queries& Q, const I8Skill& sk, int64_t dim4,
     case I8Isa::Avx512Vnni: return Stage1Vnni(Q, sk, dim4, out, ostride);
     case I8Isa::Avx2: return Stage1Avx2(Q, sk, dim4, out, ostride);
 #endif
+#if GAVEL_I8_NEON
+    case I8Isa::NeonDot:
+    case I8Isa::Neon:
+      return neon::SkillMax(isa == I8Isa::NeonDot, sk.keys.data(), sk.scale.data(), sk.rows, dim4, Q.q.data(),
+                            Q.rowBytes, Q.n, Q.b.data(), out, ostride);
+#endif
     default: return Stage1Scalar(Q, sk, dim4, out, ostride);
   }
 }
@@ -397,16 +404,33 @@ I8Isa SelectI8Isa(Isa isa) {
   if (isa == Isa::Avx512 && GAVEL_CPU_SUPPORTS("avx512vnni")) return I8Isa::Avx512Vnni;
   if (isa == Isa::Avx512 || isa == Isa::Avx2) return I8Isa::Avx2;
 #endif
+#if GAVEL_I8_NEON
+  // arm64's one kernels level (Isa::Generic, whatever GAVEL_KERNEL_ISA says) is NEON: the int8
+  // product too, with sdot where the CPU has it
+  (void)isa;
+  return neon::DotUsable() ? I8Isa::NeonDot : I8Isa::Neon;
+#else
   (void)isa;
   return I8Isa::Scalar;
+#endif
 }
 
 const char* I8IsaName(I8Isa isa) {
   switch (isa) {
     case I8Isa::Avx512Vnni: return "avx512-vnni";
     case I8Isa::Avx2: return "avx2";
+    case I8Isa::NeonDot: return "neon-dotprod";
+    case I8Isa::Neon: return "neon";
     default: return "scalar";
   }
+}
+
+void I8SkillMax(I8Isa isa, const I8Queries& Q, const I8Skill& sk, int64_t dim, float* out, int64_t ostride) {
+  if (sk.rows == 0) {
+    for (int64_t a = 0; a < Q.n; ++a) out[a * ostride] = -1.f;
+    return;
+  }
+  Stage1Skill(isa, Q, sk, Dim4(dim), out, ostride);
 }
 
 void I8Bounds(const float* queries, int64_t nq, const SkillKeys& keys, const I8Skill* const* i8, int64_t dim,

@@ -76,8 +76,10 @@ struct I8Skill {
 I8Skill QuantizeSkill(const float* f32, const uint16_t* half, int64_t rows, int64_t dim);
 
 // The int8 product's instruction set: VNNI's vpdpbusd on AVX-512, vpmaddubsw on AVX2, scalar
-// otherwise; picked from the kernels' Isa (capped like them) and the CPU's VNNI.
-enum class I8Isa { Scalar = 0, Avx2 = 1, Avx512Vnni = 2 };
+// otherwise on x86-64; picked from the kernels' Isa (capped like them) and the CPU's VNNI. On arm64,
+// NEON (kernels/i8_neon.h) whatever the Isa (arm64 has one kernels level, generic, whose float loops
+// are NEON too): ARMv8.2's sdot where the CPU reports it (NeonDot), else ARMv8.0's vmull / vpadal.
+enum class I8Isa { Scalar = 0, Avx2 = 1, Avx512Vnni = 2, Neon = 3, NeonDot = 4 };
 I8Isa SelectI8Isa(Isa isa);
 const char* I8IsaName(I8Isa isa);
 // The largest query code the product allows: 64 on AVX2 (vpmaddubsw's int16 pair sums), else 127.
@@ -99,6 +101,11 @@ GlanceResult GlanceI8(const float* queries, int64_t nq, const SkillKeys& keys, c
                       const float* weights, int64_t k, int64_t detail, Isa isa, unsigned threads,
                       std::vector<int64_t>& columns, I8Stats* stats = nullptr,
                       const std::atomic<bool>* stop = nullptr);
+
+// Stage 1 of one skill alone, through `isa`'s kernel (which this CPU must run), for tests
+// (native/test/i8_neon_check.cpp): out[a·ostride] = P of row a of Q against `sk` (-1 where sk has no
+// keys).
+void I8SkillMax(I8Isa isa, const I8Queries& Q, const I8Skill& sk, int64_t dim, float* out, int64_t ostride);
 
 // Stage 1 alone, for tests: L and U (nq × nSkills, row-major) of every row and skill. Skills
 // without keys get L = U = -1 (their m).

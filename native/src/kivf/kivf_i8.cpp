@@ -7,11 +7,16 @@
 #include <cstring>
 #include <utility>
 
+#include "kernels/i8_neon.h"
+
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>
 #define GAVEL_KIVF8_X86 1
 #else
 #define GAVEL_KIVF8_X86 0
+#endif
+#if GAVEL_I8_NEON
+#include <arm_neon.h>
 #endif
 
 namespace gavel::kivf {
@@ -81,12 +86,6 @@ void CodeKey(ListCodes& lc, int64_t j, const float* key, int64_t dim, bool dead,
 
 namespace {
 
-inline int32_t Load32(const void* p) {
-  int32_t v;
-  std::memcpy(&v, p, 4);
-  return v;
-}
-
 void ScoresScalar(const ListCodes& lc, int64_t dim4, const int8_t* const* q, const int32_t* corr, const float* b,
                   int64_t nr, float* P, int64_t ldP) {
   const int64_t tiles = static_cast<int64_t>(lc.scale.size()) / kCodeTile;
@@ -104,6 +103,12 @@ void ScoresScalar(const ListCodes& lc, int64_t dim4, const int8_t* const* q, con
 }
 
 #if GAVEL_KIVF8_X86
+inline int32_t Load32(const void* p) {
+  int32_t v;
+  std::memcpy(&v, p, 4);
+  return v;
+}
+
 // AVX2: vpmaddubsw (u8 key × s8 query in [-64, 64], pair sums in int16 without saturation) then
 // vpmaddwd by ones; a tile is two ymm of 8 keys. R rows at once.
 template <int R>
@@ -234,21 +239,7 @@ float RefinedScalar(const ListCodes& lc, int64_t j, const float* q, int64_t dim4
   return s1 * lc.scale[j] + s2 * lc.scale2[j];
 }
 
-#if GAVEL_KIVF8_X86
-// 16 bytes of the key's code (dimensions 4·d4 … 4·d4 + 15, from four tile vectors) and 16 residual
-// nibbles (8 bytes), as int8
-inline __m128i KeyBytes16(const uint8_t* T, int64_t d4) {
-  alignas(16) uint32_t w[4];
-  for (int i = 0; i < 4; ++i) std::memcpy(&w[i], T + (d4 + i) * 64, 4);
-  return _mm_xor_si128(_mm_load_si128(reinterpret_cast<const __m128i*>(w)), _mm_set1_epi8(static_cast<char>(0x80)));
-}
-inline __m128i Nibbles16(const uint8_t* F) {
-  const __m128i b = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(F));
-  const __m128i lo = _mm_and_si128(b, _mm_set1_epi8(0x0F));
-  const __m128i hi = _mm_and_si128(_mm_srli_epi16(b, 4), _mm_set1_epi8(0x0F));
-  return _mm_sub_epi8(_mm_unpacklo_epi8(lo, hi), _mm_set1_epi8(8));
-}
-
+#if GAVEL_KIVF8_X86 || GAVEL_I8_NEON
 // A vector refined score's end: its n lanes' partial sums of the key and residual products (a, b),
 // summed in lane order, then the dimensions from block d4 on in scalar, each scaled.
 float RefinedFinish(const ListCodes& lc, int64_t j, const float* q, const float* a, const float* b, int n,
@@ -265,6 +256,22 @@ float RefinedFinish(const ListCodes& lc, int64_t j, const float* q, const float*
       t2 += q[d] * static_cast<float>(int((F[d / 2] >> (4 * (d & 1))) & 0x0F) - 8);
     }
   return t1 * lc.scale[j] + t2 * lc.scale2[j];
+}
+#endif
+
+#if GAVEL_KIVF8_X86
+// 16 bytes of the key's code (dimensions 4·d4 … 4·d4 + 15, from four tile vectors) and 16 residual
+// nibbles (8 bytes), as int8
+inline __m128i KeyBytes16(const uint8_t* T, int64_t d4) {
+  alignas(16) uint32_t w[4];
+  for (int i = 0; i < 4; ++i) std::memcpy(&w[i], T + (d4 + i) * 64, 4);
+  return _mm_xor_si128(_mm_load_si128(reinterpret_cast<const __m128i*>(w)), _mm_set1_epi8(static_cast<char>(0x80)));
+}
+inline __m128i Nibbles16(const uint8_t* F) {
+  const __m128i b = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(F));
+  const __m128i lo = _mm_and_si128(b, _mm_set1_epi8(0x0F));
+  const __m128i hi = _mm_and_si128(_mm_srli_epi16(b, 4), _mm_set1_epi8(0x0F));
+  return _mm_sub_epi8(_mm_unpacklo_epi8(lo, hi), _mm_set1_epi8(8));
 }
 
 __attribute__((target("avx2,fma"))) float RefinedAvx2(const ListCodes& lc, int64_t j, const float* q, int64_t dim4) {
@@ -305,6 +312,55 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq"))) float RefinedAvx51
 }
 #endif
 
+#if GAVEL_I8_NEON
+// As KeyBytes16 / Nibbles16 above: a key's 16 code bytes from four tile vectors, as k_q, and its 16
+// residual nibbles, as r_q
+inline int8x16_t KeyBytes16Neon(const uint8_t* T, int64_t d4) {
+  uint32_t w[4];
+  for (int i = 0; i < 4; ++i) std::memcpy(&w[i], T + (d4 + i) * 64, 4);
+  return vreinterpretq_s8_u8(veorq_u8(vreinterpretq_u8_u32(vld1q_u32(w)), vdupq_n_u8(0x80)));
+}
+inline int8x16_t Nibbles16Neon(const uint8_t* F) {
+  const uint8x8_t b = vld1_u8(F);
+  const uint8x8_t lo = vand_u8(b, vdup_n_u8(0x0F)), hi = vshr_n_u8(b, 4);
+  return vsubq_s8(vreinterpretq_s8_u8(vcombine_u8(vzip1_u8(lo, hi), vzip2_u8(lo, hi))), vdupq_n_s8(8));
+}
+// 16 int8 as 4 × 4 floats (exact)
+inline void Floats16(int8x16_t v, float32x4_t (&f)[4]) {
+  const int16x8_t l = vmovl_s8(vget_low_s8(v)), h = vmovl_high_s8(v);
+  f[0] = vcvtq_f32_s32(vmovl_s16(vget_low_s16(l)));
+  f[1] = vcvtq_f32_s32(vmovl_high_s16(l));
+  f[2] = vcvtq_f32_s32(vmovl_s16(vget_low_s16(h)));
+  f[3] = vcvtq_f32_s32(vmovl_high_s16(h));
+}
+
+// 16 dimensions a step in 16 float lanes (four fused multiply-add chains of 4 for each sum), as
+// RefinedAvx512 sums them; RefinedBound holds for any order of the sums.
+float RefinedNeon(const ListCodes& lc, int64_t j, const float* q, int64_t dim4) {
+  const uint8_t* T = lc.tiles.data() + (j / kCodeTile) * dim4 * 64 + (j % kCodeTile) * 4;
+  const uint8_t* F = lc.fine.data() + j * dim4 * 2;
+  float32x4_t s1[4], s2[4];
+  for (int i = 0; i < 4; ++i) s1[i] = s2[i] = vdupq_n_f32(0.f);
+  int64_t d4 = 0;
+  for (; d4 + 4 <= dim4; d4 += 4) {
+    float32x4_t k[4], r[4];
+    Floats16(KeyBytes16Neon(T, d4), k);
+    Floats16(Nibbles16Neon(F + d4 * 2), r);
+    for (int i = 0; i < 4; ++i) {
+      const float32x4_t qd = vld1q_f32(q + d4 * 4 + i * 4);
+      s1[i] = vfmaq_f32(s1[i], qd, k[i]);
+      s2[i] = vfmaq_f32(s2[i], qd, r[i]);
+    }
+  }
+  float a[16], b[16];
+  for (int i = 0; i < 4; ++i) {
+    vst1q_f32(a + i * 4, s1[i]);
+    vst1q_f32(b + i * 4, s2[i]);
+  }
+  return RefinedFinish(lc, j, q, a, b, 16, T, F, d4, dim4);
+}
+#endif
+
 }  // namespace
 
 float RefinedScore(I8Isa isa, const ListCodes& lc, int64_t j, const float* q, int64_t dim4) {
@@ -312,6 +368,10 @@ float RefinedScore(I8Isa isa, const ListCodes& lc, int64_t j, const float* q, in
 #if GAVEL_KIVF8_X86
     case I8Isa::Avx512Vnni: return RefinedAvx512(lc, j, q, dim4);
     case I8Isa::Avx2: return RefinedAvx2(lc, j, q, dim4);
+#endif
+#if GAVEL_I8_NEON
+    case I8Isa::NeonDot:
+    case I8Isa::Neon: return RefinedNeon(lc, j, q, dim4);
 #endif
     default: return RefinedScalar(lc, j, q, dim4);
   }
@@ -361,6 +421,34 @@ __attribute__((target("avx2"))) void PassingAvx2(const float* p, int64_t n, floa
 }
 #endif
 
+#if GAVEL_I8_NEON
+// 16 scores a step: the lanes with p + hw < low (ordered: a NaN is not less, so it passes as in the
+// scalar test) narrowed to bytes and inverted; a step none passes costs one horizontal max, the others
+// give a 16-bit mask (one bit a byte, summed per half).
+void PassingNeon(const float* p, int64_t n, float hw, float low, std::vector<int32_t>& out) {
+  const float32x4_t h = vdupq_n_f32(hw), l = vdupq_n_f32(low);
+  static const uint8_t kBit[16] = {1, 2, 4, 8, 16, 32, 64, 128, 1, 2, 4, 8, 16, 32, 64, 128};
+  const uint8x16_t bit = vld1q_u8(kBit);
+  int64_t j = 0;
+  for (; j + 16 <= n; j += 16) {
+    const uint32x4_t l0 = vcltq_f32(vaddq_f32(vld1q_f32(p + j), h), l);
+    const uint32x4_t l1 = vcltq_f32(vaddq_f32(vld1q_f32(p + j + 4), h), l);
+    const uint32x4_t l2 = vcltq_f32(vaddq_f32(vld1q_f32(p + j + 8), h), l);
+    const uint32x4_t l3 = vcltq_f32(vaddq_f32(vld1q_f32(p + j + 12), h), l);
+    const uint16x8_t l01 = vcombine_u16(vmovn_u32(l0), vmovn_u32(l1)), l23 = vcombine_u16(vmovn_u32(l2), vmovn_u32(l3));
+    const uint8x16_t pass = vmvnq_u8(vcombine_u8(vmovn_u16(l01), vmovn_u16(l23)));
+    if (vmaxvq_u8(pass) == 0) continue;
+    const uint8x16_t m = vandq_u8(pass, bit);
+    uint32_t mask = uint32_t(vaddv_u8(vget_low_u8(m))) | (uint32_t(vaddv_u8(vget_high_u8(m))) << 8);
+    while (mask != 0) {
+      out.push_back(static_cast<int32_t>(j + __builtin_ctz(mask)));
+      mask &= mask - 1;
+    }
+  }
+  PassingScalar(p, j, n, hw, low, out);
+}
+#endif
+
 }  // namespace
 
 void PassingKeys(I8Isa isa, const float* p, int64_t n, float hw, float low, std::vector<int32_t>& out) {
@@ -368,6 +456,10 @@ void PassingKeys(I8Isa isa, const float* p, int64_t n, float hw, float low, std:
 #if GAVEL_KIVF8_X86
     case I8Isa::Avx512Vnni: return PassingAvx512(p, n, hw, low, out);
     case I8Isa::Avx2: return PassingAvx2(p, n, hw, low, out);
+#endif
+#if GAVEL_I8_NEON
+    case I8Isa::NeonDot:
+    case I8Isa::Neon: return PassingNeon(p, n, hw, low, out);
 #endif
     default: return PassingScalar(p, 0, n, hw, low, out);
   }
@@ -379,6 +471,12 @@ void ListScores8(I8Isa isa, const ListCodes& lc, int64_t dim4, const int8_t* con
 #if GAVEL_KIVF8_X86
     case I8Isa::Avx512Vnni: return ScoresVnni(lc, dim4, q, corr, b, nr, P, ldP);
     case I8Isa::Avx2: return ScoresAvx2(lc, dim4, q, corr, b, nr, P, ldP);
+#endif
+#if GAVEL_I8_NEON
+    case I8Isa::NeonDot:
+    case I8Isa::Neon:  // corr not read: the NEON sums are Σ k_q·q_q directly (kernels/i8_neon.h)
+      return kernels::neon::TileScores(isa == I8Isa::NeonDot, lc.tiles.data(), lc.scale.data(),
+                                       static_cast<int64_t>(lc.scale.size()) / kCodeTile, dim4, q, b, nr, P, ldP);
 #endif
     default: return ScoresScalar(lc, dim4, q, corr, b, nr, P, ldP);
   }

@@ -51,7 +51,8 @@ void CodeKey(ListCodes& lc, int64_t j, const float* key, int64_t dim, bool dead,
 
 // P[r·ldP + j] = fl(fl(Σ_d q_r[d]·k_j[d])·a_j)·b_r for the list's coded keys j < tiles·16 and nr
 // query rows q_r (int8, dim4·4 bytes each, quantised for `isa`'s I8QueryMax), corr_r = 128·Σ q_r,
-// b_r their scales. ldP ≥ tiles·16.
+// b_r their scales. ldP ≥ tiles·16. On arm64 (NEON, kernels/i8_neon.h) corr is not read: the key bytes
+// are flipped back to k_q and the sum taken directly, which is the same integer for that corr.
 // The refined score of coded key j against a float32 row q (Dim4(dim)·4 floats, zero past dim):
 // R = fl(a·Σ_d q_d·k_q[d]) + fl(a2·Σ_d q_d·r_q[d]), the sums in any order. For the float32 scan's
 // score of the same pair, |fl32(q·k) − R| ≤ ‖q‖·‖k − k̂‖ + |q·k̂ − R| + |fl32(q·k) − q·k|
