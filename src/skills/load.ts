@@ -180,10 +180,17 @@ async function loadFolder(dir: string, o: Opts): Promise<LoadSkillsResult> {
     const w = winner.get(p.name);
     if (w === undefined || (!inOwnFolder(w) && inOwnFolder(p))) winner.set(p.name, p);
   }
+  // A folder named as a skill whose SKILL.md failed still holds the name: a same-named skill from
+  // another folder must not take it (and replace the installed one) because the rightful file broke.
+  const brokenOwner = new Map<string, string>();
+  for (const p of parsed) if ("error" in p) brokenOwner.set(basename(dirname(p.where)).normalize("NFC"), p.where);
   const c = new Collector("name");
   for (const p of parsed) {
     if ("error" in p) c.fail(p.where, p.error);
-    else if (winner.get(p.name) !== p) {
+    else if (!inOwnFolder(p) && brokenOwner.has(p.name)) {
+      const owner = brokenOwner.get(p.name)!;
+      c.fail(p.source, skillError(p.source, `skill name "${p.name}" belongs to ${owner}, whose folder carries the name but which could not be read (see its error); this skill does not take its place`));
+    } else if (winner.get(p.name) !== p) {
       const w = winner.get(p.name)!;
       const why = inOwnFolder(w) && !inOwnFolder(p) ? "its folder carries the name" : "it comes first in path order";
       c.fail(p.source, skillError(p.source, `duplicate skill name "${p.name}": ${w.source} is installed instead (${why})`));

@@ -1,8 +1,9 @@
 import { createHash } from "node:crypto";
-import { LineCounter, parseDocument, isMap, isScalar, visit, type Document } from "yaml";
+import { isMap, isScalar, visit, type Document } from "yaml";
 import { GavelError } from "../errors.js";
 import { DEFAULT_MAX_BODY_BYTES, type ParseSkillOptions, type Skill } from "./types.js";
 import { lookalikeWarnings } from "./confusables.js";
+import { parseFrontMatterYaml } from "./front-matter-yaml.js";
 
 /** The spec's name rule: 1–64 of a-z, 0-9, '-', no leading/trailing hyphen, no "--". */
 const SPEC_NAME = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
@@ -182,9 +183,16 @@ function readName(raw: RawSkillFields, f: FieldContext): string {
   return nfc;
 }
 
-/** description: the glance and verdict read it; a non-string (list, map) has no single right reading. */
+/**
+ * description: the glance and verdict read it. A number or boolean is read as its text, as Claude Code
+ * reads it (`description: 42`); a list or map has no single right reading.
+ */
 function readDescription(value: unknown, f: FieldContext): string {
   if (value === undefined || value === null) throw skillError(f.where, "missing description");
+  if (typeof value === "number" || typeof value === "boolean") {
+    f.warnings.push(`${f.at("description")}: description is a ${typeof value}, read as the string "${String(value)}"`);
+    value = String(value);
+  }
   if (typeof value !== "string") {
     throw skillError(f.at("description"), `description must be a string, got ${describeType(value)}`);
   }
@@ -217,7 +225,8 @@ function readId(value: unknown, where: string, name: string): string {
 function specWarnings(raw: RawSkillFields, skill: { name: string; description: string; body: string }, f: FieldContext): void {
   const { name, description, body } = skill;
   const { where, at, warnings } = f;
-  if (name.length > SPEC_NAME_MAX || !SPEC_NAME.test(name)) {
+  // the spec's lengths are in characters (code points): an emoji is one, not two UTF-16 units
+  if (charCount(name) > SPEC_NAME_MAX || !SPEC_NAME.test(name)) {
     warnings.push(
       `${at("name")}: name "${truncate(name)}" breaks the spec's rule (1–${SPEC_NAME_MAX} of a-z, 0-9, '-'; no leading, trailing or double hyphen)`,
     );
@@ -226,12 +235,14 @@ function specWarnings(raw: RawSkillFields, skill: { name: string; description: s
   if (raw.folderName !== undefined && raw.name !== undefined && raw.name !== null && name !== raw.folderName.normalize("NFC")) {
     warnings.push(`${at("name")}: name "${truncate(name)}" differs from its folder's name "${raw.folderName}"`);
   }
-  if (description.length > SPEC_DESCRIPTION_MAX) {
-    warnings.push(`${at("description")}: description has ${description.length} characters, above the spec's ${SPEC_DESCRIPTION_MAX}`);
+  const descriptionChars = charCount(description);
+  if (descriptionChars > SPEC_DESCRIPTION_MAX) {
+    warnings.push(`${at("description")}: description has ${descriptionChars} characters, above the spec's ${SPEC_DESCRIPTION_MAX}`);
   }
   const compatibility = raw.meta["compatibility"];
-  if (typeof compatibility === "string" && compatibility.length > SPEC_COMPATIBILITY_MAX) {
-    warnings.push(`${at("compatibility")}: compatibility has ${compatibility.length} characters, above the spec's ${SPEC_COMPATIBILITY_MAX}`);
+  const compatibilityChars = typeof compatibility === "string" ? charCount(compatibility) : 0;
+  if (compatibilityChars > SPEC_COMPATIBILITY_MAX) {
+    warnings.push(`${at("compatibility")}: compatibility has ${compatibilityChars} characters, above the spec's ${SPEC_COMPATIBILITY_MAX}`);
   }
   const metadata = raw.meta["metadata"];
   if (metadata !== undefined && !isStringMap(metadata)) {
@@ -253,7 +264,8 @@ function specWarnings(raw: RawSkillFields, skill: { name: string; description: s
  * @param opts   `folderName` supplies the default name and the spec's name = folder check.
  * @returns the skill, with spec violations as warnings.
  * @throws GavelError `SKILL_INVALID` when the file cannot be used: empty, binary, no or unterminated
- *   front matter, malformed YAML, front matter not a map, missing/non-string description, missing name
+ *   front matter, malformed YAML (that quoting a broken top-level value, as Claude Code does, does not
+ *   repair; a repair is a warning), front matter not a map, a missing description (or a list or map), missing name
  *   (and no folder name), body above the cap.
  */
 export function parseSkillMarkdown(text: string | Uint8Array, where: string, opts: ParseSkillOptions = {}): Skill {
@@ -270,10 +282,10 @@ export function parseSkillMarkdown(text: string | Uint8Array, where: string, opt
   if (fmBytes > MAX_FRONT_MATTER_BYTES) {
     throw skillError(`${where}:${fm.yamlFirstLine}`, `front matter is ${fmBytes} bytes, above the cap of ${MAX_FRONT_MATTER_BYTES}`);
   }
-  const lineCounter = new LineCounter();
   // YAML 1.2 core schema keeps yes/no/dates as text. Unique keys are checked by checkKeys (linear),
-  // not by the library's uniqueKeys (quadratic in the keys of a map).
-  const doc = parseDocument(fm.yaml, { lineCounter, uniqueKeys: false, prettyErrors: false });
+  // not by the library's uniqueKeys (quadratic in the keys of a map). A value that breaks the YAML (an
+  // unquoted ": ") is read as Claude Code reads it, quoted, with a warning (front-matter-yaml.ts).
+  const { doc, lineCounter, repaired } = parseFrontMatterYaml(fm.yaml);
   const lineOf = (offset: number) => fm.yamlFirstLine + lineCounter.linePos(offset).line - 1;
   if (doc.errors.length > 0) {
     const e = doc.errors[0];
@@ -300,7 +312,7 @@ export function parseSkillMarkdown(text: string | Uint8Array, where: string, opt
     }
   }
   const { name, description, ...meta } = data as Record<string, unknown>;
-  return buildSkill({
+  const skill = buildSkill({
     name,
     description,
     body: fm.body,
@@ -310,6 +322,14 @@ export function parseSkillMarkdown(text: string | Uint8Array, where: string, opt
     folderName: opts.folderName,
     maxBodyBytes: opts.maxBodyBytes,
   });
+  skill.warnings.unshift(
+    ...repaired.map(
+      (r) =>
+        `${where}:${fm.yamlFirstLine + r.line}: the value of ${JSON.stringify(truncate(r.key))} is not valid YAML (an unquoted \": \", a leading \"*\" or another YAML indicator); ` +
+        "it is read as text, as Claude Code reads it, but strict readers such as Codex skip this skill: put the value in quotes",
+    ),
+  );
+  return skill;
 }
 
 /**
@@ -393,6 +413,13 @@ function describeType(v: unknown): string {
   if (Array.isArray(v)) return "a list";
   if (typeof v === "object") return "a map";
   return `a ${typeof v}`;
+}
+
+/** Characters as the spec (and Codex) count them: code points, not UTF-16 units. */
+function charCount(s: string): number {
+  let n = 0;
+  for (const _ of s) n++;
+  return n;
 }
 
 function truncate(s: string, n = 80): string {

@@ -175,7 +175,7 @@ describe("gavel's habits", () => {
     writeFileSync(join(skills, "nofm", "SKILL.md"), "just text, no front matter\n");
     // an error at a line of the file (`path:3: …`) names the file once too
     mkdirSync(join(skills, "yamlbad"));
-    writeFileSync(join(skills, "yamlbad", "SKILL.md"), "---\nname: yamlbad\ndescription: [unclosed\n---\nbody\n");
+    writeFileSync(join(skills, "yamlbad", "SKILL.md"), "---\nname: yamlbad\ndescription: ok\n\tversion: 2\n---\nbody\n");
     const r = await gavel("install", skills, "--bank", join(root, "bad-bank"), ...model());
     expect(r.code, r.err).toBe(0);
     const lines = r.out.split("\n").filter((l) => l.includes("failed: "));

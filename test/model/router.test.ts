@@ -218,7 +218,7 @@ describe.skipIf(NO_SHARED)("Router on stories260K with random projections", () =
   it("reports bad skills one by one, and bad libraries clearly, without crashing", async () => {
     const lib = tmp("gavel-lib-");
     skillDir(lib, "good", "---\nname: good\ndescription: A fine skill.\n---\nDo things.\n");
-    skillDir(lib, "bad-yaml", "---\nname: [unclosed\ndescription: x\n---\nbody\n");
+    skillDir(lib, "bad-yaml", "---\nname: bad-yaml\ndescription: x\n\tversion: 2\n---\nbody\n");
     skillDir(lib, "no-description", "---\nname: no-description\n---\nbody\n");
     skillDir(lib, "empty", "");
     skillDir(lib, "binary", Buffer.from([0x7f, 0x45, 0x4c, 0x46, 0, 1, 2, 3, 0xff, 0xfe]));

@@ -93,7 +93,7 @@ describe("a failed skill's line", () => {
       mkdirSync(join(dir, "skills", "badyaml"), { recursive: true });
       mkdirSync(join(dir, "skills", "nofm"), { recursive: true });
       mkdirSync(join(dir, "skills", "good"), { recursive: true });
-      writeFileSync(join(dir, "skills", "badyaml", "SKILL.md"), "---\nname: badyaml\ndescription: [unclosed\n---\nbody\n");
+      writeFileSync(join(dir, "skills", "badyaml", "SKILL.md"), "---\nname: badyaml\ndescription: ok\n\tversion: 2\n---\nbody\n");
       writeFileSync(join(dir, "skills", "nofm", "SKILL.md"), "just text\n");
       writeFileSync(join(dir, "skills", "good", "SKILL.md"), "---\nname: good\ndescription: A good skill.\n---\nbody\n");
       const lib = join(dir, "lib.jsonl");

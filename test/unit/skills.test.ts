@@ -111,8 +111,8 @@ describe("parseSkillMarkdown", () => {
     expect(skillInvalid("  \n\n").message).toMatch(/empty file/);
     expect(skillInvalid("# Just markdown\n").message).toMatch(/no YAML front matter/);
     expect(skillInvalid("---\nname: a\ndescription: b\n").message).toMatch(/not closed/);
-    // A colon inside an unquoted value: the most common real-world YAML error.
-    const bad = skillInvalid("---\nname: a\ndescription: Use when: you need it\n---\nbody", "p/SKILL.md");
+    // YAML that quoting a broken value (as Claude Code does; skill-format.test.ts) cannot repair.
+    const bad = skillInvalid("---\nname: a\ndescription: Use when: you need it\n  and more\n---\nbody", "p/SKILL.md");
     expect(bad.message).toMatch(/^p\/SKILL\.md:3: malformed YAML/);
     expect(skillInvalid("---\nname: a\nname: b\ndescription: c\n---\n").message).toMatch(/malformed YAML/);
     expect(skillInvalid("---\n- a\n- b\n---\nbody").message).toMatch(/must be a map/);
@@ -147,7 +147,7 @@ describe("loadSkills: folders", () => {
     // A SKILL.md inside a skill's resources is not a separate skill.
     writeSkill(lib, "beta/references/inner", md("inner", "Not scanned."));
     writeSkill(lib, "unnamed", md(null, "No name given."));
-    writeSkill(lib, "bad-yaml", "---\nname: bad-yaml\ndescription: Use when: broken\n---\nbody\n");
+    writeSkill(lib, "bad-yaml", "---\nname: bad-yaml\ndescription: Use when: broken\n  across lines\n---\nbody\n");
     writeSkill(lib, "no-desc", md("no-desc", null));
     writeSkill(lib, "empty", "");
     writeSkill(lib, "binary", Buffer.from([0x7f, 0x45, 0x4c, 0x46, 0, 0, 1, 2]));

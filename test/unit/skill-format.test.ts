@@ -1,0 +1,112 @@
+// SKILL.md front matter as agent hosts read it: what Claude Code accepts is accepted (a value that
+// breaks strict YAML is read as its text, with a warning that strict hosts such as Codex skip the
+// skill), spec lengths are counted in characters, non-string scalars are read as text, and a skill
+// whose own folder holds a broken SKILL.md is not replaced by a same-named skill from elsewhere.
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { GavelError } from "../../src/errors.js";
+import { loadSkills, parseSkillMarkdown } from "../../src/skills/index.js";
+
+let tmp: string;
+beforeAll(() => {
+  tmp = mkdtempSync(join(tmpdir(), "gavel-skill-format-"));
+});
+afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+
+const file = (frontMatter: string, body = "Body.") => `---\n${frontMatter}\n---\n${body}\n`;
+
+function refusal(text: string, where = "x/SKILL.md"): GavelError {
+  try {
+    parseSkillMarkdown(text, where);
+  } catch (e) {
+    expect(e).toBeInstanceOf(GavelError);
+    expect((e as GavelError).code).toBe("SKILL_INVALID");
+    return e as GavelError;
+  }
+  throw new Error("expected SKILL_INVALID");
+}
+
+describe("front matter that strict YAML refuses but Claude Code reads", () => {
+  it.each([
+    ["an unquoted ': '", "Make interfaces production-ready: error handling, empty states. Use when asked."],
+    ["': ' then a quoted phrase", 'Creates Three.js apps. Use for: "Create a threejs scene" or 3D web content.'],
+    ["a trailing ':'", "Triggers when:"],
+    ["Markdown bold at the start (a YAML alias)", "**PDF toolkit** - extract text and tables"],
+    ["a leading backtick", "`pdf` reader: extracts text"],
+    ["an unclosed flow sequence", "[beta] reads PDFs, [see docs"],
+    ["backslashes and quotes", 'Paths like C:\\dir: "quoted" text'],
+  ])("%s: read as the text written, with a located warning", (_, description) => {
+    const s = parseSkillMarkdown(file(`name: pdf\ndescription: ${description}\nallowed-tools: [Read, Grep]\nmetadata:\n  author: me`), "p/SKILL.md");
+    expect(s.description).toBe(description);
+    // the valid lines keep their YAML meaning
+    expect(s.meta).toEqual({ "allowed-tools": ["Read", "Grep"], metadata: { author: "me" } });
+    expect(s.warnings).toHaveLength(1);
+    expect(s.warnings[0]).toMatch(/^p\/SKILL\.md:3: the value of "description" is not valid YAML .*strict readers such as Codex skip this skill: put the value in quotes$/);
+  });
+
+  it("repairs every broken top-level value, and keeps guard flags read as before", () => {
+    const s = parseSkillMarkdown(file("name: pdf\ndescription: Reads PDFs: fast\nwhen_to_use: Use when: a PDF is attached\ndisable-model-invocation: true"), "w");
+    expect(s.description).toBe("Reads PDFs: fast");
+    expect(s.meta["when_to_use"]).toBe("Use when: a PDF is attached");
+    expect(s.disableModelInvocation).toBe(true);
+    expect(s.warnings.filter((w) => /not valid YAML/.test(w))).toHaveLength(2);
+  });
+
+  it("valid YAML is read as YAML: no repair, no warning", () => {
+    for (const fm of ['name: pdf\ndescription: "Use when: quoted"', "name: pdf\ndescription: >-\n  Use when: folded\n  text", "name: &n pdf\ndescription: *n"]) {
+      const s = parseSkillMarkdown(file(fm), "w");
+      expect(s.warnings).toEqual([]);
+    }
+    expect(parseSkillMarkdown(file("name: pdf\ndescription: >-\n  Use when: folded\n  text"), "w").description).toBe("Use when: folded text");
+  });
+
+  it("what quoting cannot repair is still refused, located at the original error", () => {
+    expect(refusal(file("name: a\ndescription: Use when: x\n  and more")).message).toMatch(/^x\/SKILL\.md:3: malformed YAML front matter: /);
+    expect(refusal(file("name: a\ndescription: ok\n\tbad: tab")).message).toMatch(/^x\/SKILL\.md:4: malformed YAML front matter: Tabs/);
+    expect(refusal(file("name: a\ndescription: Use when: x\ndescription: again")).message).toMatch(/map keys must be unique/);
+  });
+});
+
+describe("spec fields as hosts read them", () => {
+  it("a number or boolean description is read as its text, with a warning", () => {
+    const n = parseSkillMarkdown(file("name: a\ndescription: 42"), "w");
+    expect(n.description).toBe("42");
+    expect(n.warnings.join("\n")).toMatch(/w:3: description is a number, read as the string "42"/);
+    expect(parseSkillMarkdown(file("name: a\ndescription: true"), "w").description).toBe("true");
+    expect(refusal(file("name: a\ndescription: [one, two]")).message).toMatch(/description must be a string, got a list/);
+  });
+
+  it("lengths are counted in characters (code points), as the spec and Codex count them", () => {
+    const within = parseSkillMarkdown(file(`name: a\ndescription: ${"😀".repeat(1024)}`), "w");
+    expect(within.warnings.join("\n")).not.toMatch(/description has/);
+    const over = parseSkillMarkdown(file(`name: a\ndescription: ${"😀".repeat(1025)}`), "w");
+    expect(over.warnings.join("\n")).toMatch(/description has 1025 characters, above the spec's 1024/);
+    const compat = parseSkillMarkdown(file(`name: a\ndescription: d\ncompatibility: ${"𝒳".repeat(500)}`), "w");
+    expect(compat.warnings.join("\n")).not.toMatch(/compatibility has/);
+  });
+});
+
+describe("a folder that carries a skill's name keeps it when its SKILL.md breaks", () => {
+  it("a same-named skill from another folder is refused, not installed in its place", async () => {
+    const lib = join(tmp, "lib");
+    const put = (dir: string, text: string) => {
+      mkdirSync(join(lib, dir), { recursive: true });
+      writeFileSync(join(lib, dir, "SKILL.md"), text);
+    };
+    put("pdf", file("name: pdf\ndescription: Reads PDFs.\n\tversion: 2", "The real pdf skill."));
+    put("aaa-pdf", file("name: pdf\ndescription: Impostor.", "Another body."));
+    put("ok", file("name: ok\ndescription: Fine."));
+    const res = await loadSkills(lib);
+    expect(res.skills.map((s) => s.name)).toEqual(["ok"]);
+    const why = Object.fromEntries(res.failed.map((f) => [f.where.split("/").slice(-2, -1)[0], f.error.message]));
+    expect(why["pdf"]).toMatch(/malformed YAML/);
+    expect(why["aaa-pdf"]).toMatch(/skill name "pdf" belongs to .*\/pdf\/SKILL\.md, whose folder carries the name but which could not be read/);
+    // once the owner reads again, it wins as before and the other is the duplicate
+    put("pdf", file("name: pdf\ndescription: Reads PDFs.", "The real pdf skill."));
+    const fixed = await loadSkills(lib);
+    expect(fixed.skills.map((s) => s.source.split("/").slice(-2, -1)[0]).sort()).toEqual(["ok", "pdf"]);
+    expect(fixed.failed.map((f) => f.error.message).join("\n")).toMatch(/duplicate skill name "pdf"/);
+  });
+});
