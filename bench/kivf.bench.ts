@@ -14,6 +14,9 @@
  * each setting also with the list bound (flat probe only; `all` with it is still checked bit for bit).
  * `--i8 off,on`: each setting also with the int8 list codes (flat probe; the first such glance codes
  * every key, reported apart).
+ * `--leave-out N`: the bank's first N skills take no part in any glance (as skills with
+ * disable-model-invocation in a route): the exact glance over the others (KeyBank.glance's `handles`)
+ * against the key IVF's over them (KeyIvf.glance's `handles`).
  * `--k K`: every glance (exact and IVF) votes over each row's K best skills instead of the paper's
  * voteK (the route's vote share gives K = round(0.01·N), at most 1,024: 306 at 30.6K skills, 1,000 at 100K).
  *
@@ -51,6 +54,7 @@ const keyType = flag("--keytype", "f32") as "f32" | "f16";
 const noisePool = Number(flag("--noise-pool", "0"));
 // the vote's k (0: voteK of the bank's skills, the paper's); the route votes max(k, round(0.01·N)), at most 1,024
 const voteKArg = Number(flag("--k", "0"));
+const leaveOut = Number(flag("--leave-out", "0"));
 const dim = 256;
 
 function topCols(g: Float32Array, n: number): number[] {
@@ -100,12 +104,13 @@ async function compare(bank: KeyBank, index: KeyIvf, tasks: Task[]): Promise<voi
     agree: 0, top1: 0, share: 0, coded: 0, codeMs: 0, same: true, groups: 0,
   }));
   const loads: number[] = [];
+  const only = leaveOut > 0 ? { handles: bank.handles().slice(leaveOut) } : {};
   for (let i = 0; i < tasks.length; i++) {
     const t = tasks[i];
     const runs: number[] = [];
     let exactG!: Float32Array;
     for (let r = 0; r < reps; r++) {
-      const { ms, out } = await timed(() => bank.glance(t.queries, voteKArg > 0 ? { k: voteKArg } : {}));
+      const { ms, out } = await timed(() => bank.glance(t.queries, { ...only, ...(voteKArg > 0 ? { k: voteKArg } : {}) }));
       runs.push(ms);
       exactG = out.g;
     }
@@ -116,7 +121,7 @@ async function compare(bank: KeyBank, index: KeyIvf, tasks: Task[]): Promise<voi
       const sr: number[] = [];
       let res!: Awaited<ReturnType<KeyIvf["glance"]>>;
       for (let r = 0; r < reps; r++) {
-        const x = await timed(() => index.glance(bank, t.queries, { nprobe: np, probeGroups: pg, prune, i8, ...(voteKArg > 0 ? { k: voteKArg } : {}) }));
+        const x = await timed(() => index.glance(bank, t.queries, { nprobe: np, probeGroups: pg, prune, i8, ...only, ...(voteKArg > 0 ? { k: voteKArg } : {}) }));
         sr.push(x.ms);
         res = x.out;
         a.codeMs = Math.max(a.codeMs, res.codeMs);
@@ -191,7 +196,7 @@ async function synth(): Promise<void> {
       if (s < 64 * nTasks) tokenOf.push(toks);
       bank.add(keys);
     }
-    console.log(`${N} skills × ${keysPer} keys = ${bank.keys} keys, bank ${(bank.bytes / 2 ** 20).toFixed(0)} MiB (built in ${((performance.now() - t0) / 1000).toFixed(0)} s)`);
+    console.log(`${N} skills × ${keysPer} keys = ${bank.keys} keys, bank ${(bank.bytes / 2 ** 20).toFixed(0)} MiB (built in ${((performance.now() - t0) / 1000).toFixed(0)} s)${leaveOut > 0 ? `; the first ${leaveOut} take no part in any glance` : ""}`);
     t0 = performance.now();
     const index = await KeyIvf.build(bank, centroidsArg > 0 ? { centroids: centroidsArg } : {});
     const st = index.stats();

@@ -108,9 +108,9 @@ export const SETTINGS: readonly Setting[] = [
   {
     name: "GAVEL_KEY_IVF",
     values: ["auto", "off", "on"],
-    default: "auto (on the CPU, a whole-library glance over at least GAVEL_KEY_IVF_FROM routable skills reads the key IVF an install wrote)",
+    default: "auto (on the CPU, a glance over at least GAVEL_KEY_IVF_FROM routable skills reads the key IVF an install wrote)",
     meaning:
-      "Whether a route's glance reads the bank's key IVF (src/bank/key-ivf.ts: each task row probes the inverted lists of its nearest key centroids, exact max-sim over the keys found, the vote as the exact glance's) instead of every key; auto reads only the index an install or sync wrote (<bank>/key-ivf.bin; without it the exact glance runs, and a route never trains one); on reads it at any size and device, training it on the first glance that lacks it and writing it when the router can write the bank (a read-only router, as `gavel route` and `gavel glance` open, trains it in memory on each run); off never. Either way only a glance over every installed skill reads it: with a disable-model-invocation skill installed, or skills left out of a route, the glance is the exact one.",
+      "Whether a route's glance reads the bank's key IVF (src/bank/key-ivf.ts: each task row probes the inverted lists of its nearest key centroids, exact max-sim over the keys found, the vote as the exact glance's) instead of every key; auto reads only the index an install or sync wrote (<bank>/key-ivf.bin; without it the exact glance runs, and a route never trains one); on reads it at any size and device, training it on the first glance that lacks it and writing it when the router can write the bank (a read-only router, as `gavel route` and `gavel glance` open, trains it in memory on each run); off never. Skills a route leaves out (disable-model-invocation, excluded sources or flags) take no part in the glance through the index, as in the exact glance; an addon older than that reads the index only for a glance over every installed skill.",
     readBy: "src/route/glance-index-use.ts",
     scope: "runtime",
   },

@@ -163,12 +163,22 @@ export interface KeyIvfGlanceOptions {
    * `prune`, the list bound first skips whole lists.
    */
   i8?: boolean;
+  /**
+   * Only these skills take part (default every skill), as {@link KeyBank.glance}'s `handles`: the
+   * others are in no row's top k, so they take no vote, and the result holds only these (in the
+   * bank's handle order); handles the bank does not hold are left out. With `nprobe: "all"`, g is the
+   * exact glance's over these skills alone, bit for bit. `k` then defaults to voteK of their number.
+   * Needs an addon that has it ({@link KeyIvf.restricts}); otherwise `NATIVE_UNAVAILABLE`.
+   */
+  handles?: Int32Array;
 }
 
 interface NativeKeyIvf {
   train(bank: NativeBank, options: KeyIvfTrainOptions): Promise<KeyIvfSyncStats>;
   sync(bank: NativeBank): Promise<KeyIvfSyncStats>;
-  glance(bank: NativeBank, queries: Float32Array, weights: Float32Array, k: number, nprobe: number, probeGroups: number, prune: boolean, i8: boolean, spread: boolean): Promise<KeyIvfGlance>;
+  glance(bank: NativeBank, queries: Float32Array, weights: Float32Array, k: number, nprobe: number, probeGroups: number, prune: boolean, i8: boolean, spread: boolean, only?: Int32Array): Promise<KeyIvfGlance>;
+  /** The same verb, present where the addon reads `only` (older addons ignore a tenth argument). */
+  glanceOnly?: unknown;
   stats(): KeyIvfStats;
   exportCodes(): KeyIvfCodes;
   restore(centroids: Float32Array, coarse: Float32Array, groupStart: Int32Array, trainedRows: number, trainMeanSim: number): void;
@@ -339,7 +349,12 @@ export class KeyIvf {
     const nq = checkRows(queries, this.dim, "queries");
     if (nq === 0) throw invalidArgument("queries hold no token");
     const weights = resolveWeights(options.weights, nq);
-    const k = options.k ?? voteK(bank.size);
+    const only = options.handles;
+    if (only !== undefined) {
+      if (!(only instanceof Int32Array)) throw invalidArgument("handles must be an Int32Array");
+      if (!this.restricts) throw new GavelError("the native addon predates the key IVF glance over some skills: rebuild it (npm run build:native)", "NATIVE_UNAVAILABLE");
+    }
+    const k = options.k ?? voteK(only ? only.length : bank.size);
     checkInt(k, "k", 1);
     if (options.nprobe !== undefined && options.nprobe !== "all") checkInt(options.nprobe, "nprobe", 1);
     const probeGroups = options.probeGroups ?? 0;
@@ -352,11 +367,31 @@ export class KeyIvf {
       // the default reads the centroids as they are when this glance's turn comes (after a training queued before it)
       const np = options.nprobe ?? defaultNprobe(this.#native.stats().centroids);
       const nprobe = np === "all" ? 0x7fffffff : np;
-      return this.#native.glance(bank._native, queries, weights, k, nprobe, probeGroups, options.prune ?? false, options.i8 ?? false, spread === "weight");
-    });
+      return this.#native.glance(bank._native, queries, weights, k, nprobe, probeGroups, options.prune ?? false, options.i8 ?? false, spread === "weight", only);
+    }).then((r) => (only ? keepColumns(r, only) : r));
+  }
+
+  /** Whether the addon's glance takes {@link KeyIvfGlanceOptions.handles} (older addons glance every skill). */
+  get restricts(): boolean {
+    return typeof this.#native.glanceOnly === "function";
   }
 
   #checkBank(bank: KeyBank): void {
     if (bank.dim !== this.dim) throw invalidArgument(`the bank's dim (${bank.dim}) differs from the index's (${this.dim})`);
   }
+}
+
+/** A glance's columns of the listed handles only (the others took no vote: g 0), in column order. */
+function keepColumns(r: KeyIvfGlance, only: Int32Array): KeyIvfGlance {
+  const listed = new Set(only);
+  let n = 0;
+  for (const h of r.handles) if (listed.has(h)) n++;
+  const g = new Float32Array(n);
+  const handles = new Int32Array(n);
+  for (let i = 0, j = 0; i < r.handles.length; i++) {
+    if (!listed.has(r.handles[i])) continue;
+    g[j] = r.g[i];
+    handles[j++] = r.handles[i];
+  }
+  return { ...r, g, handles };
 }

@@ -183,7 +183,7 @@ export class Router {
         if (library.damaged().length === 0 && library.keys.keys > 0) {
           const routable = library.routable().length;
           if (prunes(routable)) await glanceIndexOf(library);
-          if (readsKeyIvf(routable, true)) await refreshKeyIvf(library);
+          if (readsKeyIvf(routable)) await refreshKeyIvf(library);
         }
         return report;
       } finally {

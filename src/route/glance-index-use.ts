@@ -15,7 +15,7 @@
  * The key IVF (src/bank/key-ivf.ts) is the other way to a sublinear CPU glance: each task row probes
  * the inverted lists of its nearest key centroids and the vote is the exact glance's over the keys
  * found (top-20 agreement with the exact glance in docs/BENCHMARKS.md). GAVEL_KEY_IVF: `auto` (the
- * default) reads it for a whole-library glance on the CPU from GAVEL_KEY_IVF_FROM routable skills
+ * default) reads it for a glance on the CPU from GAVEL_KEY_IVF_FROM routable skills
  * (an install over that many trains and writes it, {@link refreshKeyIvf}); `on` at any size and
  * device; `off` never. It is kept in `<bank>/key-ivf.bin` like the glance index.
  *
@@ -111,10 +111,14 @@ export const KEY_IVF_FILE = "key-ivf.bin";
 
 const ivfHeld = new WeakMap<Library, Promise<KeyIvf>>();
 
-/** Whether a glance over `routable` skills (all of the library's: `whole`) reads the key IVF. */
-export function readsKeyIvf(routable: number, whole: boolean): boolean {
+/**
+ * Whether a glance over `routable` skills reads the key IVF. A glance over some of the library's
+ * skills (skills with disable-model-invocation, excluded sources or flags) reads it too, the others
+ * taking no part ({@link keyIvfGlance}).
+ */
+export function readsKeyIvf(routable: number): boolean {
   const { keyIvf, keyIvfFrom } = config();
-  if (keyIvf === "off" || !whole) return false;
+  if (keyIvf === "off") return false;
   if (keyIvf === "on") return true;
   return routable >= keyIvfFrom && glanceDevice().device === "cpu";
 }
@@ -208,18 +212,19 @@ export async function refreshKeyIvf(library: Library): Promise<void> {
 }
 
 /**
- * The whole library's glance through its key IVF at the default nprobe, shared out among the task's
- * rows by their weights (`probeSpread: "weight"`): g over every skill (columns in the bank's handle
- * order, as a whole-bank glance's), no per-token detail. With `GAVEL_KEY_IVF_I8=on` (the default)
+ * The library's glance through its key IVF at the default nprobe, shared out among the task's rows by
+ * their weights (`probeSpread: "weight"`): g over every skill, or over `handles` alone where given
+ * (the others take no vote, as in the exact glance over those handles), in the bank's handle order;
+ * no per-token detail. With `GAVEL_KEY_IVF_I8=on` (the default)
  * through the int8 list codes and the list bound: the same g.
  *
  * @throws GavelError `ABORTED` when `signal` aborted before or during the search.
  */
-export async function keyIvfGlance(library: Library, index: KeyIvf, queries: Float32Array, weights: Float32Array, k: number, signal?: AbortSignal): Promise<KeyBankGlanceResult> {
+export async function keyIvfGlance(library: Library, index: KeyIvf, queries: Float32Array, weights: Float32Array, k: number, signal?: AbortSignal, handles?: Int32Array): Promise<KeyBankGlanceResult> {
   const aborted = () => new GavelError("glance aborted", "ABORTED");
   if (signal?.aborted) throw aborted();
   const fast = config().keyIvfI8 === "on";
-  const r = await index.glance(library.keys, queries, { weights, k, probeSpread: "weight", ...(fast ? { i8: true, prune: true } : {}) });
+  const r = await index.glance(library.keys, queries, { weights, k, probeSpread: "weight", ...(fast ? { i8: true, prune: true } : {}), ...(handles ? { handles } : {}) });
   if (signal?.aborted) throw aborted();
   return { g: r.g, handles: r.handles, m: new Float32Array(0), argmax: new Int32Array(0), columns: new Int32Array(0) };
 }
@@ -244,9 +249,9 @@ export interface KeyIvfWarm {
 export async function warmKeyIvf(library: Library, signal?: AbortSignal): Promise<KeyIvfWarm> {
   const none = { keyIvf: false, coded: 0, codeMs: 0, bytes: 0 };
   const handles = library.routable();
-  if (handles.length === 0 || !readsKeyIvf(handles.length, handles.length === library.keys.size)) return none;
+  if (handles.length === 0 || !readsKeyIvf(handles.length)) return none;
   const index = await keyIvfForGlance(library);
-  if (!index) return none;
+  if (!index || (handles.length < library.keys.size && !index.restricts)) return none;
   if (signal?.aborted) throw new GavelError("warm-up aborted", "ABORTED");
   if (config().keyIvfI8 !== "on") return { ...none, keyIvf: true, bytes: (await index.statsAsync()).bytes };
   const row = new Float32Array(index.dim);

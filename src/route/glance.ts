@@ -66,9 +66,11 @@ export async function glanceLibrary({ library, projections }: RouterParts, queri
   // they are 240 MB, copied from the device and into JavaScript, that a route does not read.
   // A resident server batches the plain glances of concurrent requests (glance-many.ts: same g)
   const via = tokenScores ? undefined : glanceVia(library.keys);
-  const ivf = !tokenScores && readsKeyIvf(handles.length, all) ? await keyIvfForGlance(library) : null;
+  // the key IVF over some of the bank's skills needs an addon that restricts it (else the exact glance)
+  const found = !tokenScores && readsKeyIvf(handles.length) ? await keyIvfForGlance(library) : null;
+  const ivf = found && (all || found.restricts) ? found : null;
   const res = ivf
-    ? await keyIvfGlance(library, ivf, q.queries, q.weights, k, signal)
+    ? await keyIvfGlance(library, ivf, q.queries, q.weights, k, signal, all ? undefined : Int32Array.from(handles))
     : !tokenScores && prunes(handles.length)
       ? await prunedGlance(library, handles, all, q, k, signal)
       : via

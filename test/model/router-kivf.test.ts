@@ -158,3 +158,42 @@ describe("an install with nothing to index", () => {
     }
   });
 });
+
+// A skill with disable-model-invocation (routable by no glance) no longer keeps the route off the key
+// IVF: the glance reads the index over the routable skills, the flagged one taking no part, and ranks
+// the same skills as the exact glance; warm() opens the index (it did nothing while any skill was
+// flagged).
+describe("the key IVF beside a disable-model-invocation skill", () => {
+  let model: Model;
+  let router: Router;
+  let bankDir: string;
+  beforeAll(async () => {
+    model = await Model.load(DEFAULT_MODEL, { contextSize: 4096, threads: 1 });
+    bankDir = mkdtempSync(join(tmpdir(), "gavel-kivf-flagged-"));
+    router = await Router.open(model, { projections: DEFAULT_PROJECTIONS, bankDir, skillBudget: 512 });
+    await withKeyIvf("on", async () => {
+      expect((await router.install(join(repoRoot, "examples", "skills"))).failed).toEqual([]);
+      const flagged = { id: "manual-deploy", name: "manual-deploy", description: "Deploy the docker image to production by hand; run only when asked.", body: "Build the Dockerfile, push the image, then deploy it.", disableModelInvocation: true };
+      expect((await router.install([flagged])).failed).toEqual([]);
+    });
+  });
+  afterAll(async () => {
+    await router?.close();
+    await model?.dispose();
+    if (bankDir) rmSync(bankDir, { recursive: true, force: true });
+  });
+
+  it("reads the index over the routable skills, the flagged one taking no part", async () => {
+    expect((await withKeyIvf("on", () => router.warm())).keyIvf).toBe(true);
+    let agree = 0;
+    for (const t of tasks) {
+      const exact = await withKeyIvf("off", () => router.glance(t, { topK: 30 }));
+      const ivf = await withKeyIvf("on", () => router.glance(t, { topK: 30 }));
+      expect(ivf.map((h) => h.skill)).not.toContain("manual-deploy");
+      expect(ivf.map((h) => h.skill).sort()).toEqual(exact.map((h) => h.skill).sort());
+      const top = new Set(ivf.slice(0, 20).map((h) => h.skill));
+      agree += exact.slice(0, 20).filter((h) => top.has(h.skill)).length / 20;
+    }
+    expect(agree / tasks.length).toBeGreaterThanOrEqual(0.9);
+  });
+});

@@ -43,7 +43,8 @@ inline bool Above(float v, int32_t c, const Cand& b) { return v > b.v || (v == b
 // enter the final top k. O(log k) an offer; the set is the one a best-first sorted array would hold.
 class TopSets {
  public:
-  TopSets(int64_t nq, int32_t kk) : kk_(kk) {
+  // skip (optional, one byte a column): columns that take no part (never offered, so in no top k)
+  TopSets(int64_t nq, int32_t kk, const uint8_t* skip = nullptr) : kk_(kk), skip_(skip) {
     hcap_ = 4;
     while (hcap_ < 2 * int64_t(kk)) hcap_ *= 2;
     top_.resize(static_cast<size_t>(nq * kk));
@@ -64,6 +65,7 @@ class TopSets {
     int32_t* pos = pos_.data() + row * kk_;
     int32_t* hash = hash_.data() + row * hcap_;
     int32_t& n = count_[row];
+    if (skip_ != nullptr && skip_[col] != 0) return;
     if (n == kk_ && !Above(v, col, e[heap[0]])) return;
     int64_t h = Find(e, hash, col);
     if (hash[h] != 0) {
@@ -141,6 +143,7 @@ class TopSets {
     }
   }
   int32_t kk_;
+  const uint8_t* skip_;
   int64_t hcap_;
   std::vector<Cand> top_;
   std::vector<int32_t> count_, heap_, pos_, hash_;
@@ -819,7 +822,8 @@ void Index::CodeList(int32_t c, Isa isa, float* kf, int8_t* scratch) const {
 
 SearchResult Index::Glance(const float* q, int64_t nq, const float* w, int64_t k, int64_t nprobe, Isa isa,
                            unsigned threads, SearchStats* stats, const std::atomic<bool>* stop,
-                           int64_t probeGroups, bool prune, bool i8, bool spread) const {
+                           int64_t probeGroups, bool prune, bool i8, bool spread,
+                           const std::vector<int32_t>* only) const {
   SearchStats st;
   SearchResult out;
   const int64_t nCols = static_cast<int64_t>(colHandle_.size());
@@ -830,8 +834,30 @@ SearchResult Index::Glance(const float* q, int64_t nq, const float* w, int64_t k
     if (stats) *stats = st;
     return out;
   }
+  // only the listed skills take part (only): the other columns are offered to no row's top k
+  std::vector<uint8_t> skip;
+  int64_t skipped = 0;
+  if (only != nullptr) {
+    skip.assign(static_cast<size_t>(nCols), 1);
+    skipped = nCols;
+    for (int32_t h : *only) {
+      const auto it = slotOf_.find(h);
+      if (it == slotOf_.end()) continue;
+      const int32_t col = colOf_[static_cast<size_t>(it->second)];
+      if (col >= 0 && skip[static_cast<size_t>(col)] != 0) {
+        skip[static_cast<size_t>(col)] = 0;
+        --skipped;
+      }
+    }
+    if (skipped == 0) skip.clear();
+  }
+  if (skipped == nCols) {
+    if (stats) *stats = st;
+    return out;
+  }
+  const uint8_t* skipCol = skip.empty() ? nullptr : skip.data();
   threads = Threads(threads);
-  const int32_t kk = static_cast<int32_t>(std::min<int64_t>(k, nCols));
+  const int32_t kk = static_cast<int32_t>(std::min<int64_t>(k, nCols - skipped));
   const bool all = nprobe >= nc_;
   const int64_t np = all ? nc_ : nprobe;
   // each row's probe count (every list for every row when all)
@@ -985,7 +1011,7 @@ SearchResult Index::Glance(const float* q, int64_t nq, const float* w, int64_t k
   const unsigned nt = threads;
   std::vector<TopSets> top;
   top.reserve(nt);
-  for (unsigned th = 0; th < nt; ++th) top.emplace_back(nq, kk);
+  for (unsigned th = 0; th < nt; ++th) top.emplace_back(nq, kk, skipCol);
   std::vector<int64_t> scored(nt, 0), coded(nt, 0), refined(nt, 0);
   std::vector<double> codeMs(nt, 0.0);
   std::vector<char> finite(nt, 1);
@@ -1279,7 +1305,8 @@ SearchResult Index::Glance(const float* q, int64_t nq, const float* w, int64_t k
       const Cand* e = top[th].set(i);
       for (int32_t j = 0; j < top[th].size(i); ++j) add(e[j].v, e[j].col);
     }
-    for (int32_t c : emptyCols_) add(-1.f, c);
+    for (int32_t c : emptyCols_)
+      if (skipCol == nullptr || skipCol[c] == 0) add(-1.f, c);
     for (const Cand& x : merged) mg.at[x.col] = -1;
     const int32_t n = static_cast<int32_t>(std::min<size_t>(static_cast<size_t>(kk), merged.size()));
     if (n > 0)

@@ -180,7 +180,8 @@ class Index {
   // lists a row probes, shared out by weight (ProbeCounts); otherwise every row probes nprobe.
   SearchResult Glance(const float* q, int64_t nq, const float* w, int64_t k, int64_t nprobe, Isa isa,
                       unsigned threads, SearchStats* stats = nullptr, const std::atomic<bool>* stop = nullptr,
-                      int64_t probeGroups = 0, bool prune = false, bool i8 = false, bool spread = false) const;
+                      int64_t probeGroups = 0, bool prune = false, bool i8 = false, bool spread = false,
+                      const std::vector<int32_t>* only = nullptr) const;
   // i8: each row's floor comes from its seed lists (kCodeSeed, kCodeSeedPerK: scored in int8, the
   // keys of its kCodeSeedKeep·k best skills by them refined, offered at a proven lower bound), then
   // every list it probes, seeds included, is scored in int8 from the lists' codes (kivf_i8.h); the
@@ -189,6 +190,10 @@ class Index {
   // for bit. Lists whose codes cannot be used (a non-finite key, products that could overflow) are
   // scanned in float32 whole, seeds included.
   // A list is coded when first scanned so, and follows its keys (0.40× float32 keys' memory).
+  // only (optional): the handles of the skills that take part (the route's routable skills, less its
+  // excluded sources and flags); the others are in no row's top k, so they take no vote and their g
+  // is 0, and handles the index does not hold are ignored. Probing every list, g over the listed
+  // skills is the exact glance's over those skills alone (KeyBank.glance with their handles), bit for bit.
   // prune: the list bound (kPruneSeed): lists that cannot hold a key of a row's top k are skipped
   // for that row, the result unchanged (bit for bit); it scores every centroid (probeGroups unused).
   // The groups a row probes given Glance's probeGroups (0: the flat probe: a flat index or probeGroups 0).

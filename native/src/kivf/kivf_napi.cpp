@@ -51,6 +51,8 @@ class NativeKeyIvf : public Napi::ObjectWrap<NativeKeyIvf> {
     return DefineClass(env, "NativeKeyIvf",
                        {InstanceMethod("train", &NativeKeyIvf::Train), InstanceMethod("sync", &NativeKeyIvf::Sync),
                         InstanceMethod("glance", &NativeKeyIvf::Glance), InstanceMethod("stats", &NativeKeyIvf::Stats),
+                        // the same verb: its name tells the TypeScript side this addon reads `only`
+                        InstanceMethod("glanceOnly", &NativeKeyIvf::Glance),
                         InstanceMethod("exportCodes", &NativeKeyIvf::Export),
                         InstanceMethod("restore", &NativeKeyIvf::Restore), InstanceMethod("load", &NativeKeyIvf::Load)});
   }
@@ -131,7 +133,7 @@ class NativeKeyIvf : public Napi::ObjectWrap<NativeKeyIvf> {
     });
   }
 
-  // glance(bank, queries, weights, k, nprobe, probeGroups?, prune?, i8?, spread?): Promise<{ g, handles, lists, probeGroups,
+  // glance(bank, queries, weights, k, nprobe, probeGroups?, prune?, i8?, spread?, only?): Promise<{ g, handles, lists, probeGroups,
   //   scored, coded, refined, codeMs, bankRows, centroidMs, probeMs, scanMs, voteMs, sync }> — syncs to the bank first;
   //   nprobe ≥ centroids is the exact glance, bit for bit.
   Napi::Value Glance(const Napi::CallbackInfo& info) {
@@ -153,6 +155,12 @@ class NativeKeyIvf : public Napi::ObjectWrap<NativeKeyIvf> {
       const bool i8 = info.Length() > 7 && info[7].IsBoolean() && info[7].As<Napi::Boolean>().Value();
       // spread (optional): nprobe is the rows' mean, shared out by weight (kivf_core.h, ProbeCounts)
       const bool spread = info.Length() > 8 && info[8].IsBoolean() && info[8].As<Napi::Boolean>().Value();
+      // only (optional, Int32Array of handles): the skills that take part (kivf_core.h, Glance)
+      std::shared_ptr<std::vector<int32_t>> only;
+      if (info.Length() > 9 && !info[9].IsUndefined() && !info[9].IsNull()) {
+        Napi::Int32Array ex = Int32Arg(info[9], "only");
+        only = std::make_shared<std::vector<int32_t>>(ex.Data(), ex.Data() + ex.ElementLength());
+      }
       const int64_t dim = h.index.dim();
       const int64_t nq = kernels::CheckQueries(queries.Data(), int64_t(queries.ElementLength()), dim);
       kernels::CheckWeights(weights.Data(), int64_t(weights.ElementLength()), nq);
@@ -162,12 +170,13 @@ class NativeKeyIvf : public Napi::ObjectWrap<NativeKeyIvf> {
       auto held = held_;
       return PromiseWorker<GlanceOut>::Start(
           info.Env(),
-          [held, snap, half, q, w, nq, k, nprobe, probeGroups, prune, i8, spread, isa]() {
+          [held, snap, half, q, w, nq, k, nprobe, probeGroups, prune, i8, spread, only, isa]() {
             std::lock_guard<std::mutex> lock(held->mu);
             if (held->index.centroids() == 0) throw Failure(Code::INVALID_ARGUMENT, "the key IVF is not trained");
             GlanceOut out;
             out.sync = held->index.Sync(*snap, half, isa, 0);
-            out.r = held->index.Glance(q->data(), nq, w->data(), k, nprobe, isa, 0, &out.stats, nullptr, probeGroups, prune, i8, spread);
+            out.r = held->index.Glance(q->data(), nq, w->data(), k, nprobe, isa, 0, &out.stats, nullptr, probeGroups, prune, i8, spread,
+                                     only.get());
             out.groups = prune || i8 ? 0 : held->index.ProbeGroups(probeGroups);
             return out;
           },
