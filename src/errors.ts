@@ -62,7 +62,7 @@ export type GavelErrorCode =
   /** The disk (or the user's quota) is full: a bank could not be written (ENOSPC / EDQUOT); what was committed before stands. */
   | "NO_SPACE";
 
-/** Every {@link GavelErrorCode}, at run time (checked exhaustive below). */
+/** Every {@link GavelErrorCode}, at run time. A compile-time check below keeps the list exhaustive. */
 export const GAVEL_ERROR_CODES = [
   "FILE_NOT_FOUND",
   "NOT_GGUF",

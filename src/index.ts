@@ -10,7 +10,7 @@
  * Training, evaluation and calibration are the lab's: `gavel-router/lab` (lab/index.ts). The full
  * list with one line per export is docs/api.md.
  */
-export { GavelError, type GavelErrorCode } from "./errors.js";
+export { GavelError, GAVEL_ERROR_CODES, type GavelErrorCode } from "./errors.js";
 export { Model, type ModelLoadOptions, type ModelInfo, type ScoreResult, type ScoreOptions, type CallOptions } from "./model/Model.js";
 export {
   Router,

@@ -42,7 +42,8 @@ async function commandTable(lab: "none" | "optional" | "required"): Promise<Reco
 
 function usage(commands: Record<string, Command>): string {
   const lines = ["usage: gavel <command> [options]", "", "commands:"];
-  for (const [name, c] of Object.entries(commands)) lines.push(`  ${name.padEnd(10)} ${c.summary}`);
+  const width = Math.max(...Object.keys(commands).map((name) => name.length)) + 1; // every summary in one column
+  for (const [name, c] of Object.entries(commands)) lines.push(`  ${name.padEnd(width)} ${c.summary}`);
   lines.push("", "gavel <command> --help shows a command's options; gavel --version (-v, -V) the version.");
   return lines.join("\n");
 }

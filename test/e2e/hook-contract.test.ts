@@ -306,9 +306,21 @@ describe("gavel hook install claude-code: portable commands", () => {
     mkdirSync(join(project, "node_modules", ".bin"), { recursive: true });
     symlinkSync(bin, join(project, "node_modules", ".bin", "gavel")); // as npm links package.json's "bin"
     expect((await runNode([cli, "hook", "install", "claude-code", "--dir", project, "--bank", "var/bank", "--timeout-ms", "3000"], { env: baseEnv, cwd: project })).code).toBe(0);
-    const tooLong = await runNode([cli, "hook", "install", "claude-code", "--dir", project, "--timeout-ms", "3000000000"], { env: baseEnv, cwd: project });
-    expect(tooLong.code).toBe(2);
-    expect(tooLong.err).toMatch(/--timeout-ms must be a number of milliseconds from 1 to 600000/);
+    // a value the hook would refuse at every prompt is not written: INVALID_ARGUMENT (exit 1), the file untouched
+    const before = readFileSync(join(project, ".claude", "settings.json"), "utf8");
+    const refused: [string[], RegExp][] = [
+      [["--timeout-ms", "3000000000"], /--timeout-ms must be a number of milliseconds from 1 to 600000/],
+      [["--min-score", "abc"], /--min-score must be a number, not "abc"/],
+      [["--idle-exit-ms=nope", "--start-server"], /--idle-exit-ms must be a positive integer, not "nope"/],
+      [["--idle-exit-ms", "0"], /--idle-exit-ms must be a positive integer, not "0"/],
+    ];
+    for (const [flags, message] of refused) {
+      const bad = await runNode([cli, "hook", "install", "claude-code", "--dir", project, ...flags], { env: baseEnv, cwd: project });
+      expect(bad.code, flags.join(" ")).toBe(1);
+      expect(bad.err).toMatch(message);
+      expect(bad.err).toMatch(/\[INVALID_ARGUMENT\]/);
+      expect(readFileSync(join(project, ".claude", "settings.json"), "utf8")).toBe(before);
+    }
     const command = installedCommand(file);
     expect(command).toBe('"$CLAUDE_PROJECT_DIR"/node_modules/.bin/gavel hook claude-code --bank var/bank --timeout-ms 3000');
     expect(readFileSync(file, "utf8")).not.toContain(process.execPath);

@@ -65,6 +65,11 @@ describe("error codes", () => {
   const table = nativeTable();
   const ts = new Set<string>(GAVEL_ERROR_CODES);
 
+  it("the package root exports GAVEL_ERROR_CODES, the list docs/api.md points to", async () => {
+    const root = await import("../../src/index.js");
+    expect(root.GAVEL_ERROR_CODES).toEqual(GAVEL_ERROR_CODES);
+  });
+
   it("the native table is non-trivial and has no repeats", () => {
     expect(table.length).toBeGreaterThanOrEqual(10);
     expect(new Set(table).size).toBe(table.length);

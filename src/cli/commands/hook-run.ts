@@ -95,6 +95,16 @@ export function hookTimeoutProblem(value: string | undefined): string | null {
   return Number.isFinite(n) && n > 0 && n <= MAX_HOOK_TIMEOUT_MS ? null : `--timeout-ms must be a number of milliseconds from 1 to ${MAX_HOOK_TIMEOUT_MS}, not ${JSON.stringify(value)}`;
 }
 
+/** What is wrong with the hook's option values (`--timeout-ms`, `--min-score`, `--idle-exit-ms`), or null: the hook and its installer both check them. */
+export function hookOptionProblem(values: { "timeout-ms"?: string; "min-score"?: string; "idle-exit-ms"?: string }): string | null {
+  const timeoutProblem = hookTimeoutProblem(values["timeout-ms"]);
+  if (timeoutProblem) return timeoutProblem;
+  if (values["min-score"] !== undefined && Number.isNaN(Number(values["min-score"]))) return `--min-score must be a number, not ${JSON.stringify(values["min-score"])}`;
+  const idle = values["idle-exit-ms"];
+  if (idle !== undefined && !(Number.isInteger(Number(idle)) && Number(idle) > 0)) return `--idle-exit-ms must be a positive integer, not ${JSON.stringify(idle)}`;
+  return null;
+}
+
 /** The input as Claude Code sends it, or the reason it is not. */
 function parseInput(text: string): HookInput | string {
   let v: unknown;
@@ -166,16 +176,11 @@ async function claudeCodeHook(args: string[]): Promise<number> {
     note((err as Error).message);
     return 0;
   }
-  const timeoutProblem = hookTimeoutProblem(values["timeout-ms"]);
-  if (timeoutProblem) return (note(timeoutProblem), 0);
+  const optionProblem = hookOptionProblem(values);
+  if (optionProblem) return (note(optionProblem), 0);
   const budget = values["timeout-ms"] === undefined ? DEFAULT_HOOK_TIMEOUT_MS : Number(values["timeout-ms"]);
   const min = values["min-score"] === undefined ? -Infinity : Number(values["min-score"]);
-  if (Number.isNaN(min)) {
-    note(`--min-score must be a number, not ${JSON.stringify(values["min-score"])}`);
-    return 0;
-  }
   const idleExitMs = values["idle-exit-ms"] === undefined ? undefined : Number(values["idle-exit-ms"]);
-  if (idleExitMs !== undefined && !(Number.isInteger(idleExitMs) && idleExitMs > 0)) return (note(`--idle-exit-ms must be a positive integer, not ${JSON.stringify(values["idle-exit-ms"])}`), 0);
   const onDemand = values["start-server"] === true || config().startServer;
   const noServer = (bank: string, socket: string | undefined, base: string, why: string) => noServerNote(bank, why, onDemand ? { socket, idleExitMs, cwd: base } : null);
   if (process.stdin.isTTY) {

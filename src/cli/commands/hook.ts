@@ -9,7 +9,7 @@ import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import type { Command } from "./types.js";
 import { GavelError } from "../../errors.js";
 import { DEFAULT_ON_DEMAND_IDLE_MS } from "../../serve/start.js";
-import { DEFAULT_HOOK_TIMEOUT_MS, HOOK_OPTIONS, hookTimeoutProblem, MAX_HOOK_TIMEOUT_MS, INSTALLED_HOOK_TIMEOUT_S, runClaudeCodeHook } from "./hook-run.js";
+import { DEFAULT_HOOK_TIMEOUT_MS, HOOK_OPTIONS, hookOptionProblem, MAX_HOOK_TIMEOUT_MS, INSTALLED_HOOK_TIMEOUT_S, runClaudeCodeHook } from "./hook-run.js";
 import { UsageError } from "../usage-error.js";
 
 export { DEFAULT_HOOK_TIMEOUT_MS, hookBase, hookContext, INSTALLED_HOOK_TIMEOUT_S, runClaudeCodeHook } from "./hook-run.js";
@@ -130,8 +130,9 @@ async function installHook(args: string[]): Promise<number> {
   ) {
     throw new UsageError(installUsageProblem(positionals, values, runners), hook.help);
   }
-  const timeoutProblem = hookTimeoutProblem(values["timeout-ms"]);
-  if (timeoutProblem) throw new UsageError(timeoutProblem, hook.help);
+  // a value the hook would refuse at every prompt is refused here, before it is written
+  const optionProblem = hookOptionProblem(values);
+  if (optionProblem) throw new GavelError(optionProblem, "INVALID_ARGUMENT");
   const root = values.user ? homedir() : resolve(values.dir ?? process.cwd());
   const file = join(root, ".claude", values.local ? "settings.local.json" : "settings.json");
   const scope = values.user ? "user" : "project";
