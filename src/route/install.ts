@@ -104,7 +104,9 @@ class Installation {
 
   /**
    * Takes one skill's outcome, in library order: stores its keys and text, or records it as unchanged
-   * or failed. An abort or a closed model ends the install; any other error fails this skill only.
+   * or failed. An abort or a closed model ends the install; any other error of the skill's encoding
+   * or storing fails this skill only. Once it is stored, what follows (the caller's `onProgress`, a
+   * due commit) is not the skill's: a throw there ends the install, the skill staying installed.
    */
   async settle(skill: Skill, outcome: Outcome<SkillKeys | typeof UNCHANGED>): Promise<void> {
     if (outcome.ok && outcome.value === UNCHANGED) {
@@ -117,15 +119,16 @@ class Installation {
     try {
       if (!outcome.ok) throw outcome.error;
       await this.#store(skill, outcome.value as SkillKeys);
-      this.#progress(skill.id, "installed");
-      this.#staged++;
-      if (this.#commitDue()) await this.commit();
     } catch (err) {
       if (err instanceof GavelError && (err.code === "ABORTED" || err.code === "DISPOSED")) throw err;
       const error = err instanceof GavelError ? err : new GavelError(`could not install: ${(err as Error).message}`, "SKILL_INVALID", { cause: err });
       this.report.failed.push({ where: skill.source, error });
       this.#progress(skill.id, "failed");
+      return;
     }
+    this.#staged++;
+    this.#progress(skill.id, "installed");
+    if (this.#commitDue()) await this.commit();
   }
 
   async #store(skill: Skill, enc: SkillKeys): Promise<void> {

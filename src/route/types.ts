@@ -70,6 +70,7 @@ export interface InstallProgress {
 
 /** Options of {@link Router.install}. */
 export interface InstallOptions extends Pick<LoadSkillsOptions, "offset" | "limit"> {
+  /** Called after each skill, in library order; a throw from it ends the install and is what it rejects with (what was stored stays installed). */
   onProgress?: (p: InstallProgress) => void;
   signal?: AbortSignal;
   /**
