@@ -19,7 +19,7 @@ fi
 [ -f npm/linux-arm64/prebuilds/linux-arm64/gavel-router.node ] || { echo "npm/linux-arm64 is not built"; exit 1; }
 [ -f dist/index.js ] || { echo "dist/ is not built: npx tsup"; exit 1; }
 # The optional package where Node's resolution finds it (NODE_PATH), as npm would install it; and for
-# vitest under qemu, rollup's arm64 binding (loaded in-process) beside it, while esbuild runs its x64
+# vitest under qemu, rollup's and rolldown's arm64 bindings (loaded in-process) beside it, while esbuild runs its x64
 # binary (a child process, which the host runs natively: qemu-user passes exec through).
 M="$PWD/$C/arm64-modules"
 mkdir -p "$M/@rollup"
@@ -28,6 +28,14 @@ R=$(node -p "require('rollup/package.json').version")
 if [ ! -d "$M/@rollup/rollup-linux-arm64-gnu" ]; then
   (cd "$C" && npm pack "@rollup/rollup-linux-arm64-gnu@$R" > /dev/null && mkdir -p "$M/@rollup/rollup-linux-arm64-gnu" &&
     tar -xzf "rollup-rollup-linux-arm64-gnu-$R.tgz" -C "$M/@rollup/rollup-linux-arm64-gnu" --strip-components=1 && rm "rollup-rollup-linux-arm64-gnu-$R.tgz")
+fi
+# vitest 4 bundles with rolldown: its arm64 binding too, at the installed rolldown's version
+RD=$(node -p "require('rolldown/package.json').version" 2>/dev/null || true)
+if [ -n "$RD" ] && [ ! -d "$M/@rolldown/binding-linux-arm64-gnu" ]; then
+  mkdir -p "$M/@rolldown/binding-linux-arm64-gnu"
+  (cd "$C" && npm pack "@rolldown/binding-linux-arm64-gnu@$RD" > /dev/null &&
+    tar -xzf "rolldown-binding-linux-arm64-gnu-$RD.tgz" -C "$M/@rolldown/binding-linux-arm64-gnu" --strip-components=1 &&
+    rm "rolldown-binding-linux-arm64-gnu-$RD.tgz")
 fi
 export QEMU_LD_PREFIX=/usr/aarch64-linux-gnu NODE_PATH="$M"
 export ESBUILD_BINARY_PATH="$PWD/node_modules/@esbuild/linux-x64/bin/esbuild"

@@ -2,17 +2,22 @@
 
 namespace gavel {
 
-static Napi::FunctionReference* g_error_class = nullptr;
-
-void SetErrorClass(const Napi::Function& cls) {
-  if (g_error_class == nullptr) g_error_class = new Napi::FunctionReference();
-  *g_error_class = Napi::Persistent(cls);
+EnvRefs& RefsOf(Napi::Env env) {
+  EnvRefs* r = env.GetInstanceData<EnvRefs>();
+  if (r == nullptr) {
+    r = new EnvRefs();
+    env.SetInstanceData<EnvRefs>(r);
+  }
+  return *r;
 }
+
+void SetErrorClass(const Napi::Function& cls) { RefsOf(cls.Env()).errorClass = Napi::Persistent(cls); }
 
 Napi::Error MakeError(Napi::Env env, Code code, const std::string& message) {
   const char* name = CodeName(code);
-  if (g_error_class != nullptr && !g_error_class->IsEmpty()) {
-    Napi::Value err = g_error_class->New({Napi::String::New(env, message), Napi::String::New(env, name)});
+  EnvRefs* refs = env.GetInstanceData<EnvRefs>();
+  if (refs != nullptr && !refs->errorClass.IsEmpty()) {
+    Napi::Value err = refs->errorClass.New({Napi::String::New(env, message), Napi::String::New(env, name)});
     return Napi::Error(env, err);
   }
   Napi::Error e = Napi::Error::New(env, message);

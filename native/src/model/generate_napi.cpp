@@ -9,8 +9,6 @@
 namespace gavel {
 namespace {
 
-Napi::FunctionReference* g_ctor = nullptr;
-
 struct Holder {
   std::shared_ptr<Engine> engine;
   int layer;
@@ -94,7 +92,7 @@ class NativeGeneration : public Napi::ObjectWrap<NativeGeneration> {
 
 void RegisterGeneration(Napi::Env env, Napi::Object exports) {
   Napi::Function f = NativeGeneration::Define(env);
-  if (g_ctor == nullptr) g_ctor = new Napi::FunctionReference(Napi::Persistent(f));
+  RefsOf(env).generation = Napi::Persistent(f);  // this environment's (common/errors.h)
   exports.Set("NativeGeneration", f);
 }
 
@@ -120,8 +118,9 @@ Napi::Value NewGeneration(const Napi::CallbackInfo& info, std::shared_ptr<Engine
   h.params.presence_penalty = float(num("presencePenalty", -1e6, 1e6));
   // Optional third argument: whether each append also returns the last block's row of its last token.
   if (info.Length() > 2 && !info[2].IsUndefined()) h.final_state = BoolArg(info[2], "finalState");
-  if (g_ctor == nullptr) Bad("NativeGeneration is not registered");
-  Napi::Object obj = g_ctor->New({Napi::External<Holder>::New(env, &h)});
+  Napi::FunctionReference& ctor = RefsOf(env).generation;
+  if (ctor.IsEmpty()) Bad("NativeGeneration is not registered");
+  Napi::Object obj = ctor.New({Napi::External<Holder>::New(env, &h)});
   return obj;
 }
 
