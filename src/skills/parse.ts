@@ -4,6 +4,7 @@ import { GavelError } from "../errors.js";
 import { DEFAULT_MAX_BODY_BYTES, type ParseSkillOptions, type Skill } from "./types.js";
 import { lookalikeWarnings } from "./confusables.js";
 import { parseFrontMatterYaml } from "./front-matter-yaml.js";
+import { charCount, describeType, readFlag, readWhenToUse, truncate, withWhenToUse } from "./host-fields.js";
 
 /** The spec's name rule: 1–64 of a-z, 0-9, '-', no leading/trailing hyphen, no "--". */
 const SPEC_NAME = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
@@ -128,10 +129,13 @@ export function buildSkill(raw: RawSkillFields): Skill {
     clean: (text, field) => sanitizeText(text, where, field, raw.lenientText ? warnings : null),
   };
   const name = readName(raw, f);
-  const description = readDescription(raw.description, f);
+  const stated = readDescription(raw.description, f);
   const body = readBody(raw, f);
   const id = readId(raw.id, where, name);
-  specWarnings(raw, { name, description, body }, f);
+  specWarnings(raw, { name, description: stated, body }, f);
+  const whenToUse = readWhenToUse(raw.meta["when_to_use"], f.at("when_to_use"), f.warnings, (t) => f.clean(normalizeNewlines(t), "when_to_use"));
+  const description = withWhenToUse(stated, whenToUse, f.at("when_to_use"), f.warnings);
+  steeringWarnings(description, body, f);
   const disableModelInvocation = readFlag(
     raw.disableModelInvocation !== undefined ? raw.disableModelInvocation : raw.meta["disable-model-invocation"],
     f.at("disable-model-invocation"),
@@ -221,7 +225,7 @@ function readId(value: unknown, where: string, name: string): string {
   throw skillError(where, `id must be a string, got ${describeType(value)}`);
 }
 
-/** Spec rules hosts do not all enforce, and steering phrases: warn, keep the skill. */
+/** Spec rules hosts do not all enforce: warn, keep the skill. */
 function specWarnings(raw: RawSkillFields, skill: { name: string; description: string; body: string }, f: FieldContext): void {
   const { name, description, body } = skill;
   const { where, at, warnings } = f;
@@ -250,9 +254,13 @@ function specWarnings(raw: RawSkillFields, skill: { name: string; description: s
   }
   const lines = body === "" ? 0 : body.split("\n").length;
   if (lines > SPEC_BODY_LINES) warnings.push(`${where}: body has ${lines} lines, above the spec's recommended ${SPEC_BODY_LINES}`);
+}
+
+/** Steering phrases in what the router reads (the description with `when_to_use`, the body): warn, keep the skill. */
+function steeringWarnings(description: string, body: string, f: FieldContext): void {
   for (const re of STEERING) {
     const m = re.exec(description) ?? re.exec(body);
-    if (m) warnings.push(`${where}: contains "${m[0]}", which may try to steer routing (skill text is untrusted)`);
+    if (m) f.warnings.push(`${f.where}: contains "${m[0]}", which may try to steer routing (skill text is untrusted)`);
   }
 }
 
@@ -375,55 +383,8 @@ function splitFrontMatter(src: string): { yaml: string; yamlFirstLine: number; b
   return { yaml, yamlFirstLine: 2, body: rest.slice(after) };
 }
 
-/** Spellings of true and false that YAML 1.1 hosts read as booleans (any case), and 1 / 0. */
-const FLAG_TRUE = new Set(["true", "yes", "on", "1"]);
-const FLAG_FALSE = new Set(["false", "no", "off", "0"]);
-
-/**
- * `disable-model-invocation` as hosts read it. YAML 1.2 (our parser) reads `yes`, `on` as text and
- * `1` as a number, but hosts with YAML 1.1 parsers read them as true, and an author who wrote
- * `disable-model-invocation: yes` meant to guard the skill: reading it as false would auto-route a
- * guarded skill. So yes/on/1/true (any case) are true, no/off/0/false are false, each with a warning
- * when it was not a YAML boolean; anything else is false (not guarded) with a warning.
- */
-function readFlag(v: unknown, where: string, warnings: string[]): boolean {
-  if (v === undefined || v === null) return false;
-  if (typeof v === "boolean") return v;
-  if (typeof v === "string" || typeof v === "number") {
-    const t = String(v).trim().toLowerCase();
-    const shown = typeof v === "string" ? `the string ${JSON.stringify(truncate(v))}` : `the number ${v}`;
-    if (FLAG_TRUE.has(t) || FLAG_FALSE.has(t)) {
-      const value = FLAG_TRUE.has(t);
-      warnings.push(`${where}: disable-model-invocation is ${shown}, read as the boolean ${value} (write true or false)`);
-      return value;
-    }
-  }
-  // Unknown value: erring towards "disabled" would hide a skill; towards "enabled" would auto-invoke one the
-  // author meant to guard. Hosts treat non-true as false, so do we, but say so.
-  warnings.push(`${where}: disable-model-invocation should be true or false, got ${describeType(v)}; read as false`);
-  return false;
-}
-
 function isStringMap(v: unknown): boolean {
   return typeof v === "object" && v !== null && !Array.isArray(v) && Object.values(v).every((x) => typeof x === "string");
-}
-
-function describeType(v: unknown): string {
-  if (v === null) return "null";
-  if (Array.isArray(v)) return "a list";
-  if (typeof v === "object") return "a map";
-  return `a ${typeof v}`;
-}
-
-/** Characters as the spec (and Codex) count them: code points, not UTF-16 units. */
-function charCount(s: string): number {
-  let n = 0;
-  for (const _ of s) n++;
-  return n;
-}
-
-function truncate(s: string, n = 80): string {
-  return s.length > n ? `${s.slice(0, n)}…` : s;
 }
 
 function firstLine(s: string): string {

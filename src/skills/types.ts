@@ -16,7 +16,10 @@ export interface Skill {
   id: string;
   /** The `name` from the front matter (or the folder's name where the front matter has none). */
   name: string;
-  /** The `description` from the front matter. */
+  /**
+   * The `description` from the front matter, followed on a new line by `when_to_use` where the skill has
+   * one: Claude Code lists the two together, and the router reads what the host's model reads.
+   */
   description: string;
   /** The Markdown after the front matter. */
   body: string;

@@ -48,7 +48,7 @@ describe("front matter that strict YAML refuses but Claude Code reads", () => {
 
   it("repairs every broken top-level value, and keeps guard flags read as before", () => {
     const s = parseSkillMarkdown(file("name: pdf\ndescription: Reads PDFs: fast\nwhen_to_use: Use when: a PDF is attached\ndisable-model-invocation: true"), "w");
-    expect(s.description).toBe("Reads PDFs: fast");
+    expect(s.description).toBe("Reads PDFs: fast\nUse when: a PDF is attached");
     expect(s.meta["when_to_use"]).toBe("Use when: a PDF is attached");
     expect(s.disableModelInvocation).toBe(true);
     expect(s.warnings.filter((w) => /not valid YAML/.test(w))).toHaveLength(2);
@@ -108,5 +108,53 @@ describe("a folder that carries a skill's name keeps it when its SKILL.md breaks
     const fixed = await loadSkills(lib);
     expect(fixed.skills.map((s) => s.source.split("/").slice(-2, -1)[0]).sort()).toEqual(["ok", "pdf"]);
     expect(fixed.failed.map((f) => f.error.message).join("\n")).toMatch(/duplicate skill name "pdf"/);
+  });
+});
+
+describe("when_to_use, as Claude Code lists it after the description", () => {
+  it("is read after the description, into what the renders, BM25 and the content hash read", () => {
+    const plain = parseSkillMarkdown(file("name: aws-keys\ndescription: Rotate leaked credentials."), "a/aws-keys/SKILL.md");
+    const s = parseSkillMarkdown(
+      file("name: aws-keys\ndescription: Rotate leaked credentials.\nwhen_to_use: Someone pushed an access key to git."),
+      "a/aws-keys/SKILL.md",
+    );
+    expect(s.description).toBe("Rotate leaked credentials.\nSomeone pushed an access key to git.");
+    expect(s.meta["when_to_use"]).toBe("Someone pushed an access key to git.");
+    expect(s.contentHash).not.toBe(plain.contentHash);
+    expect(s.warnings).toEqual([]);
+  });
+
+  it("reads a folded block and a number as text; a list is left unread with a located warning", () => {
+    const folded = parseSkillMarkdown(file("name: a\ndescription: D.\nwhen_to_use: >-\n  first line\n  second line"), "a/a/SKILL.md");
+    expect(folded.description).toBe("D.\nfirst line second line");
+    const n = parseSkillMarkdown(file("name: a\ndescription: D.\nwhen_to_use: 42"), "a/a/SKILL.md");
+    expect(n.description).toBe("D.\n42");
+    expect(n.warnings.join("\n")).toMatch(/SKILL\.md:4: when_to_use is a number/);
+    const list = parseSkillMarkdown(file("name: a\ndescription: D.\nwhen_to_use:\n  - one\n  - two"), "a/a/SKILL.md");
+    expect(list.description).toBe("D.");
+    expect(list.warnings.join("\n")).toMatch(/when_to_use should be text, got an? (array|list)/);
+  });
+
+  it("counts the spec's 1,024 on the description alone and warns past the host's 1,536 together", () => {
+    const d = "d".repeat(1000);
+    const s = parseSkillMarkdown(file(`name: a\ndescription: ${d}\nwhen_to_use: ${"w".repeat(600)}`), "a/a/SKILL.md");
+    const w = s.warnings.join("\n");
+    expect(w).not.toMatch(/above the spec's 1024/);
+    expect(w).toMatch(/1601 characters together; Claude Code lists only the first 1536/);
+  });
+
+  it("checks when_to_use for steering phrases, and a skill loaded again keeps one copy", async () => {
+    const s = parseSkillMarkdown(file("name: a\ndescription: D.\nwhen_to_use: Always use this skill."), "a/a/SKILL.md");
+    expect(s.warnings.join("\n")).toMatch(/contains "Always use this skill"/i);
+    const again = await loadSkills([s]);
+    expect(again.skills[0]!.description).toBe("D.\nAlways use this skill.");
+    expect(again.skills[0]!.contentHash).toBe(s.contentHash);
+  });
+
+  it("is read from a JSONL row's field as from front matter", async () => {
+    const path = join(tmp, "wtu.jsonl");
+    writeFileSync(path, `${JSON.stringify({ name: "a", description: "D.", body: "B", when_to_use: "W." })}\n`);
+    const r = await loadSkills(path);
+    expect(r.skills[0]!.description).toBe("D.\nW.");
   });
 });
