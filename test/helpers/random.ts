@@ -47,14 +47,38 @@ export function maxAbsDiff(a: ArrayLike<number>, b: ArrayLike<number>): number {
   return m;
 }
 
-/** `rows` rows of `dim` Gaussian draws from the stream `r`, each scaled to unit length. */
+/** Scales row `i` of `a` (rows `dim` wide) to unit length in place: each entry divided by the row's float64 norm. */
+export function normalizeRow(a: Float32Array, i: number, dim: number): void {
+  let ss = 0;
+  for (let j = 0; j < dim; j++) ss += a[i * dim + j] ** 2;
+  const n = Math.sqrt(ss);
+  for (let j = 0; j < dim; j++) a[i * dim + j] /= n;
+}
+
+/**
+ * `rows` rows of `dim` Gaussian draws from the stream `r` (row by row), each scaled to unit length:
+ * directions uniform on the sphere.
+ */
 export function unitKeys(r: () => number, rows: number, dim: number): Float32Array {
   const a = randArray(r, rows * dim);
-  for (let i = 0; i < rows; i++) {
-    let n = 0;
-    for (let j = 0; j < dim; j++) n += a[i * dim + j] ** 2;
-    n = Math.sqrt(n);
-    for (let j = 0; j < dim; j++) a[i * dim + j] /= n;
-  }
+  for (let i = 0; i < rows; i++) normalizeRow(a, i, dim);
   return a;
+}
+
+/**
+ * Unit rows near given centres (topic clusters, near-duplicate keys): row i is
+ * normalize(centre + noise · gauss) with a Gaussian draw per coordinate, its centre one row of
+ * `centers` (rows `dim` wide). `pick` is either a row count, each row's centre then drawn uniformly
+ * from the stream just before its noise, or the centre indices, one per row.
+ */
+export function nearKeys(r: () => number, centers: Float32Array, dim: number, pick: number | ArrayLike<number>, noise: number): Float32Array {
+  const nc = centers.length / dim;
+  const n = typeof pick === "number" ? pick : pick.length;
+  const out = new Float32Array(n * dim);
+  for (let i = 0; i < n; i++) {
+    const c = typeof pick === "number" ? Math.floor(r() * nc) : pick[i];
+    for (let d = 0; d < dim; d++) out[i * dim + d] = centers[c * dim + d] + noise * gauss(r);
+    normalizeRow(out, i, dim);
+  }
+  return out;
 }

@@ -12,23 +12,18 @@ import { matrixEntropy, topNormRow } from "../../lab/train/entropy.js";
 import { defaultLayerChoicePath, layerChoiceOf, pickLayer, readLayerChoice, sampleIndices, scanLayers, writeLayerChoice } from "../../lab/train/layer.js";
 import { modelFingerprint } from "../../src/model/fingerprint.js";
 import { repoRoot, sharedDir, storiesPath, needsShared, SHARED } from "../helpers/paths.js";
-import { freshSeed, rng } from "../helpers/random.js";
+import { freshSeed, gauss, rng } from "../helpers/random.js";
 import { run as runCommand } from "../helpers/run.js";
 
 const NO_SHARED = needsShared("stories260K for the layer scan and SWE-Skills-Bench's skills for gavel layer", SHARED.stories, SHARED.benchSkills);
 
 const benchSkills = join(sharedDir, "data", "swe-skills-bench", "skills.jsonl");
 
-function gaussian(r: () => number): number {
-  // Box–Muller; 1 − r() keeps the log finite.
-  return Math.sqrt(-2 * Math.log(1 - r())) * Math.cos(2 * Math.PI * r());
-}
-
 /** k orthonormal vectors of length n (rows of a k × n array), by Gram–Schmidt on Gaussian vectors. */
 function orthonormal(r: () => number, k: number, n: number): Float64Array[] {
   const out: Float64Array[] = [];
   while (out.length < k) {
-    const v = Float64Array.from({ length: n }, () => gaussian(r));
+    const v = Float64Array.from({ length: n }, () => gauss(r));
     // Twice, for orthogonality to rounding precision.
     for (let pass = 0; pass < 2; pass++) {
       for (const u of out) {
@@ -69,7 +64,7 @@ function randomSymmetric(r: () => number, n: number): Float64Array {
   const a = new Float64Array(n * n);
   for (let i = 0; i < n; i++) {
     for (let j = 0; j <= i; j++) {
-      const v = gaussian(r);
+      const v = gauss(r);
       a[i * n + j] = v;
       a[j * n + i] = v;
     }

@@ -3,54 +3,34 @@
 // the bank folder; every skill the pruned glance scores has the exact glance's g bit for bit, and
 // a skill it leaves out reads g = 0; the index is reopened from its file by a second router, and
 // follows an uninstall.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { describe, expect, it } from "vitest";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { Model, Router } from "../../src/index.js";
-import { resetConfig } from "../../src/config.js";
-import { DEFAULT_MODEL, DEFAULT_PROJECTIONS } from "../../src/defaults.js";
 import { GLANCE_INDEX_FILE } from "../../src/route/glance-index-use.js";
 import { repoRoot } from "../helpers/paths.js";
+import { withEnv } from "../helpers/env.js";
+import { suiteRouter } from "../helpers/model-suite.js";
 
 const tasks = (JSON.parse(readFileSync(join(repoRoot, "examples", "everyday-tasks.json"), "utf8")) as { task: string }[]).map((t) => t.task).slice(0, 5);
 
 function withIndex<T>(mode: "on" | "off", f: () => Promise<T>): Promise<T> {
-  const before = process.env.GAVEL_GLANCE_INDEX;
-  process.env.GAVEL_GLANCE_INDEX = mode;
-  resetConfig();
-  return f().finally(() => {
-    if (before === undefined) delete process.env.GAVEL_GLANCE_INDEX;
-    else process.env.GAVEL_GLANCE_INDEX = before;
-    resetConfig();
-  });
+  return withEnv({ GAVEL_GLANCE_INDEX: mode }, f);
 }
 
 describe("the glance index in the route", () => {
-  let model: Model;
-  let router: Router;
-  let bankDir: string;
-  beforeAll(async () => {
-    model = await Model.load(DEFAULT_MODEL, { contextSize: 4096, threads: 1 });
-    bankDir = mkdtempSync(join(tmpdir(), "gavel-glance-index-"));
-    router = await Router.open(model, { projections: DEFAULT_PROJECTIONS, bankDir, skillBudget: 512 });
-    await withIndex("on", async () => expect((await router.install(join(repoRoot, "examples", "skills"))).failed).toEqual([]));
-  });
-  afterAll(async () => {
-    await router?.close();
-    await model?.dispose();
-    if (bankDir) rmSync(bankDir, { recursive: true, force: true });
+  const fx = suiteRouter("gavel-glance-index-", async () => {
+    await withIndex("on", async () => expect((await fx.router.install(join(repoRoot, "examples", "skills"))).failed).toEqual([]));
   });
 
   it("is trained at install and written into the bank folder", () => {
-    expect(existsSync(join(bankDir, GLANCE_INDEX_FILE))).toBe(true);
+    expect(existsSync(join(fx.bankDir, GLANCE_INDEX_FILE))).toBe(true);
   });
 
   it("gives every skill it scores the exact glance's g, and the others 0", async () => {
     let scored = 0;
     for (const t of tasks) {
-      const exact = await withIndex("off", () => router.glance(t, { topK: 24 }));
-      const pruned = await withIndex("on", () => router.glance(t, { topK: 24 }));
+      const exact = await withIndex("off", () => fx.router.glance(t, { topK: 24 }));
+      const pruned = await withIndex("on", () => fx.router.glance(t, { topK: 24 }));
       expect(pruned.map((h) => h.skill).sort()).toEqual(exact.map((h) => h.skill).sort());
       const g = new Map(exact.map((h) => [h.skill, h.g]));
       for (const h of pruned) {
@@ -60,19 +40,19 @@ describe("the glance index in the route", () => {
         }
       }
       // the route's choice reads the same first stage
-      const a = await withIndex("off", () => router.route(t, { verdict: false, abstain: false }));
-      const b = await withIndex("on", () => router.route(t, { verdict: false, abstain: false }));
+      const a = await withIndex("off", () => fx.router.route(t, { verdict: false, abstain: false }));
+      const b = await withIndex("on", () => fx.router.route(t, { verdict: false, abstain: false }));
       if (pruned[0].g === exact[0].g) expect(b.skill).toBe(a.skill);
     }
     expect(scored).toBeGreaterThan(0);
   });
 
   it("is read back from its file by another router, and follows an uninstall", async () => {
-    await router.close();
-    router = await Router.open(model, { projections: DEFAULT_PROJECTIONS, bankDir, skillBudget: 512 });
-    const first = await withIndex("on", () => router.glance(tasks[0], { topK: 24 }));
-    expect(await router.uninstall(first[0].skill)).toBe(true);
-    const after = await withIndex("on", () => router.glance(tasks[0], { topK: 24 }));
+    await fx.router.close();
+    fx.router = await fx.open();
+    const first = await withIndex("on", () => fx.router.glance(tasks[0], { topK: 24 }));
+    expect(await fx.router.uninstall(first[0].skill)).toBe(true);
+    const after = await withIndex("on", () => fx.router.glance(tasks[0], { topK: 24 }));
     expect(after.map((h) => h.skill)).not.toContain(first[0].skill);
     expect(after.length).toBe(23);
   });

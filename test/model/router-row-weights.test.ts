@@ -5,18 +5,18 @@
 // table follows an uninstall, a route's glance under them differs from the uniform one while ranking
 // every skill with finite scores, and the projections' setting is what a route uses unless the
 // environment overrides it.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { describe, expect, it } from "vitest";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { Model, Router } from "../../src/index.js";
-import { DEFAULT_MODEL, DEFAULT_PROJECTIONS } from "../../src/defaults.js";
+import { Router } from "../../src/index.js";
+import { DEFAULT_PROJECTIONS } from "../../src/defaults.js";
 import { Library } from "../../src/bank/library.js";
 import { Projections } from "../../src/projections/projections.js";
 import { rowWeights } from "../../src/route/context.js";
 import type { RouterParts } from "../../src/route/parts.js";
 import { repoRoot } from "../helpers/paths.js";
 import { withEnv } from "../helpers/env.js";
+import { suiteRouter } from "../helpers/model-suite.js";
 
 const tasks = (JSON.parse(readFileSync(join(repoRoot, "examples", "demo-tasks.json"), "utf8")) as { task: string }[]).map((t) => t.task);
 
@@ -34,27 +34,16 @@ function referenceIdf(bankDir: string): { n: number; df: Map<number, number> } {
 }
 
 describe("the glance's idf row weights", () => {
-  let model: Model;
-  let router: Router;
-  let bankDir: string;
-  beforeAll(async () => {
-    model = await Model.load(DEFAULT_MODEL, { contextSize: 4096, threads: 1 });
-    bankDir = mkdtempSync(join(tmpdir(), "gavel-row-weights-"));
-    router = await Router.open(model, { projections: DEFAULT_PROJECTIONS, bankDir, skillBudget: 512 });
-    expect((await router.install(join(repoRoot, "examples", "skills"))).failed).toEqual([]);
-  });
-  afterAll(async () => {
-    await router?.close();
-    await model?.dispose();
-    if (bankDir) rmSync(bankDir, { recursive: true, force: true });
+  const fx = suiteRouter("gavel-row-weights-", async () => {
+    expect((await fx.router.install(join(repoRoot, "examples", "skills"))).failed).toEqual([]);
   });
 
   it("weighs each token ln((N + 1) / (df + 0.5)) over the routable skills' key tokens, following an uninstall", async () => {
     const projections = await Projections.load(DEFAULT_PROJECTIONS);
     for (const round of [0, 1]) {
-      if (round === 1) expect(await router.uninstall((await router.list())[3].id)).toBe(true);
-      const library = await Library.openSnapshot(bankDir, projections);
-      const { n, df } = referenceIdf(bankDir);
+      if (round === 1) expect(await fx.router.uninstall((await fx.router.list())[3].id)).toBe(true);
+      const library = await Library.openSnapshot(fx.bankDir, projections);
+      const { n, df } = referenceIdf(fx.bankDir);
       expect(n).toBe(round === 0 ? 24 : 23);
       const parts = { library } as unknown as RouterParts;
       const tokens = [...df.keys(), 0, 1, 31_999, 1 << 20]; // some ids no skill keeps, one past every table
@@ -71,8 +60,8 @@ describe("the glance's idf row weights", () => {
   it("a route's glance under them ranks every skill with finite scores, in another order than the uniform vote's", async () => {
     let differ = 0;
     for (const t of tasks) {
-      const uniform = await withEnv({ GAVEL_GLANCE_ROW_WEIGHTS: "uniform" }, () => router.glance(t, { topK: 50 }));
-      const idf = await withEnv({ GAVEL_GLANCE_ROW_WEIGHTS: "idf" }, () => router.glance(t, { topK: 50 }));
+      const uniform = await withEnv({ GAVEL_GLANCE_ROW_WEIGHTS: "uniform" }, () => fx.router.glance(t, { topK: 50 }));
+      const idf = await withEnv({ GAVEL_GLANCE_ROW_WEIGHTS: "idf" }, () => fx.router.glance(t, { topK: 50 }));
       expect(idf.map((h) => h.skill).sort()).toEqual(uniform.map((h) => h.skill).sort());
       for (const h of idf) expect(Number.isFinite(h.g)).toBe(true);
       if (idf.map((h) => h.skill).join() !== uniform.map((h) => h.skill).join()) differ++;
@@ -85,13 +74,13 @@ describe("the glance's idf row weights", () => {
     const t = tasks[0];
     const byEnv = new Map<string, string>();
     for (const mode of ["uniform", "idf"] as const) {
-      byEnv.set(mode, JSON.stringify(await withEnv({ GAVEL_GLANCE_ROW_WEIGHTS: mode }, () => router.glance(t, { topK: 24 }))));
+      byEnv.set(mode, JSON.stringify(await withEnv({ GAVEL_GLANCE_ROW_WEIGHTS: mode }, () => fx.router.glance(t, { topK: 24 }))));
     }
     expect(byEnv.get("idf")).not.toBe(byEnv.get("uniform"));
     // the shipped router with no override: the shipped file's own setting
-    expect(JSON.stringify(await withEnv({ GAVEL_GLANCE_ROW_WEIGHTS: undefined }, () => router.glance(t, { topK: 24 })))).toBe(byEnv.get(shipped.glanceRowWeights));
+    expect(JSON.stringify(await withEnv({ GAVEL_GLANCE_ROW_WEIGHTS: undefined }, () => fx.router.glance(t, { topK: 24 })))).toBe(byEnv.get(shipped.glanceRowWeights));
     for (const mode of ["uniform", "idf"] as const) {
-      const other = await Router.open(model, { projections: shipped.withCalibration({ glanceRowWeights: mode }), bankDir, readOnly: true, skillBudget: 512 });
+      const other = await Router.open(fx.model, { projections: shipped.withCalibration({ glanceRowWeights: mode }), bankDir: fx.bankDir, readOnly: true, skillBudget: 512 });
       try {
         expect(JSON.stringify(await withEnv({ GAVEL_GLANCE_ROW_WEIGHTS: undefined }, () => other.glance(t, { topK: 24 }))), mode).toBe(byEnv.get(mode));
         // the environment overrides the file
@@ -106,8 +95,8 @@ describe("the glance's idf row weights", () => {
   it("a vote share widens each written task token's vote (the projections', or GAVEL_GLANCE_VOTE_SHARE over them); live contexts keep the paper's k", async () => {
     const shipped = await Projections.load(DEFAULT_PROJECTIONS);
     const off = { GAVEL_GLANCE_VOTE_SHARE: undefined, GAVEL_GLANCE_ROW_WEIGHTS: "idf" };
-    const paper = await Router.open(model, { projections: shipped.withCalibration({ glanceVoteShare: 0 }), bankDir, readOnly: true, skillBudget: 512 });
-    const wide = await Router.open(model, { projections: shipped.withCalibration({ glanceVoteShare: 0.5 }), bankDir, readOnly: true, skillBudget: 512 });
+    const paper = await Router.open(fx.model, { projections: shipped.withCalibration({ glanceVoteShare: 0 }), bankDir: fx.bankDir, readOnly: true, skillBudget: 512 });
+    const wide = await Router.open(fx.model, { projections: shipped.withCalibration({ glanceVoteShare: 0.5 }), bankDir: fx.bankDir, readOnly: true, skillBudget: 512 });
     try {
       const n = (await paper.list()).length;
       let differ = 0;

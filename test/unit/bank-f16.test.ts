@@ -15,7 +15,6 @@
  *
  * Fresh random inputs each run; the seed is logged (replay with GAVEL_TEST_SEED=<seed>).
  */
-import { randomInt } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { GavelError } from "../../src/errors.js";
 import { loadBinding } from "../../src/native/binding.js";
@@ -25,23 +24,12 @@ import { glance } from "../../src/kernels/kernels.js";
 import { floatToHalf, halfToFloat } from "../../src/util/half.js";
 import { referenceGlance, referenceVote } from "../oracles/glance-reference.js";
 import { expectMaxSimNearReference } from "../helpers/glance-check.js";
-import { gauss, rng } from "../helpers/random.js";
+import { freshSeed, rng, unitKeys } from "../helpers/random.js";
 
-const SEED = process.env.GAVEL_TEST_SEED ? Number(process.env.GAVEL_TEST_SEED) : randomInt(2 ** 31);
+const SEED = freshSeed();
 console.log(`bank-f16.test.ts seed: ${SEED} (replay with GAVEL_TEST_SEED=${SEED})`);
 
 const F16_TOL = 2 ** -11 + 1e-5;
-
-function unitRows(r: () => number, n: number, dim: number): Float32Array {
-  const out = new Float32Array(n * dim);
-  for (let i = 0; i < n; i++) {
-    let ss = 0;
-    for (let d = 0; d < dim; d++) ss += (out[i * dim + d] = gauss(r)) ** 2;
-    const norm = Math.sqrt(ss);
-    for (let d = 0; d < dim; d++) out[i * dim + d] /= norm;
-  }
-  return out;
-}
 
 /** Values that exercise the rounding: f16 subnormals, exact halfway points, carries into the exponent. */
 function plantRoundingCases(r: () => number, keys: Float32Array): void {
@@ -85,12 +73,12 @@ describe("KeyBank with f16 keys", () => {
     for (const isa of isas) {
       setKernelIsa(isa);
       for (const [nSkills, maxKeys, dim, nq] of [[1, 1, 1, 1], [9, 40, 17, 13], [40, 70, 256, 30], [25, 33, 100, 7]]) {
-        const skills = Array.from({ length: nSkills }, (_, s) => unitRows(r, s % 6 === 5 ? 0 : 1 + Math.floor(r() * maxKeys), dim));
+        const skills = Array.from({ length: nSkills }, (_, s) => unitKeys(r, s % 6 === 5 ? 0 : 1 + Math.floor(r() * maxKeys), dim));
         skills.forEach((k) => plantRoundingCases(r, k));
         const bank = new KeyBank(dim, { keyType: "f16" });
         expect(bank.keyType).toBe("f16");
         for (const k of skills) bank.add(k);
-        const queries = unitRows(r, nq, dim);
+        const queries = unitKeys(r, nq, dim);
         const weights = Float32Array.from({ length: nq }, () => r());
         const k = 1 + Math.floor(r() * Math.min(nSkills, 5));
         const got = await bank.glance(queries, { weights, k });
@@ -107,10 +95,10 @@ describe("KeyBank with f16 keys", () => {
   it("stays within the f16 rounding bound of the float64 reference over the unrounded keys", async () => {
     const r = rng(SEED + 1);
     const dim = 192, nSkills = 30, nq = 24, k = 4;
-    const skills = Array.from({ length: nSkills }, () => unitRows(r, 1 + Math.floor(r() * 50), dim));
+    const skills = Array.from({ length: nSkills }, () => unitKeys(r, 1 + Math.floor(r() * 50), dim));
     const bank = new KeyBank(dim, { keyType: "f16" });
     for (const s of skills) bank.add(s);
-    const queries = unitRows(r, nq, dim);
+    const queries = unitKeys(r, nq, dim);
     const weights = Float32Array.from({ length: nq }, () => 0.1 + r());
     const got = await bank.glance(queries, { weights, k });
     const { bank: flat, offsets } = flatten(skills, dim);
@@ -137,7 +125,7 @@ describe("KeyBank with f16 keys", () => {
     const dim = 256;
     const a = new KeyBank(dim), b = new KeyBank(dim, { keyType: "f16" });
     for (let s = 0; s < 20; s++) {
-      const k = unitRows(r, 100, dim);
+      const k = unitKeys(r, 100, dim);
       a.add(k);
       b.add(k);
     }
@@ -163,8 +151,8 @@ describe("glance detail", () => {
     for (const keyType of ["f32", "f16"] as const) {
       const dim = 48, nSkills = 37, nq = 11;
       const bank = new KeyBank(dim, { keyType });
-      const handles = Array.from({ length: nSkills }, (_, s) => bank.add(unitRows(r, s % 7 === 6 ? 0 : 1 + Math.floor(r() * 20), dim)));
-      const queries = unitRows(r, nq, dim);
+      const handles = Array.from({ length: nSkills }, (_, s) => bank.add(unitKeys(r, s % 7 === 6 ? 0 : 1 + Math.floor(r() * 20), dim)));
+      const queries = unitKeys(r, nq, dim);
       for (const only of [undefined, Int32Array.from(handles.filter(() => r() < 0.5))]) {
         const full = await bank.glance(queries, { handles: only });
         const n = full.g.length;

@@ -12,7 +12,6 @@
  * Inputs are fresh random draws on every run; the seed is logged so a failure can be replayed with
  * GAVEL_TEST_SEED=<seed>.
  */
-import { randomInt } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { GavelError } from "../../src/errors.js";
 import { loadBinding } from "../../src/native/binding.js";
@@ -29,17 +28,12 @@ import {
 } from "../../src/kernels/kernels.js";
 import { referenceGlance, referenceProjectNormalize, referenceVote, row } from "../oracles/glance-reference.js";
 import { expectMaxSimNearReference } from "../helpers/glance-check.js";
-import { rng } from "../helpers/random.js";
+import { freshSeed, gauss, rng } from "../helpers/random.js";
 
-const SEED = process.env.GAVEL_TEST_SEED ? Number(process.env.GAVEL_TEST_SEED) : randomInt(2 ** 31);
+const SEED = freshSeed();
 console.log(`bank-kernels.test.ts seed: ${SEED} (replay with GAVEL_TEST_SEED=${SEED})`);
 
 const TOL = 1e-5;
-
-
-function gauss(r: () => number): number {
-  return Math.sqrt(-2 * Math.log(1 - r())) * Math.cos(2 * Math.PI * r());
-}
 
 /** n unit rows; with `centres`, drawn around a few directions (spread `spread`) like a skill's keys. */
 function unitRows(r: () => number, n: number, dim: number, spread = 0): Float32Array {

@@ -15,10 +15,9 @@
  *
  * Inputs are fresh random draws each run; the seed is logged (replay with GAVEL_TEST_SEED).
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { GavelError } from "../../src/errors.js";
 import { loadBinding } from "../../src/native/binding.js";
 import { KeyBank } from "../../src/bank/key-bank.js";
@@ -26,41 +25,19 @@ import { FULL_EXACTNESS, GlanceIndex, _ivf, glancePruned, openGlanceIndex, saveG
 import { decayWeights } from "../../src/kernels/kernels.js";
 import { Rng } from "../../src/util/prng.js";
 import { kernelIsas, restoreKernelIsaAfterEach, setKernelIsa } from "../helpers/isa.js";
-import { freshSeed, gauss, rng } from "../helpers/random.js";
+import { freshSeed, nearKeys, rng, unitKeys } from "../helpers/random.js";
 import { ODD_FILES, putOddFile } from "../helpers/odd-files.js";
+import { tempDirs } from "../helpers/temp-dirs.js";
 
 const SEED = freshSeed();
 console.log(`glance-index.test.ts seed: ${SEED} (replay with GAVEL_TEST_SEED=${SEED})`);
 
-function unit(r: () => number, n: number, dim: number): Float32Array {
-  const out = new Float32Array(n * dim);
-  for (let i = 0; i < n; i++) {
-    let ss = 0;
-    for (let d = 0; d < dim; d++) ss += (out[i * dim + d] = gauss(r)) ** 2;
-    const inv = 1 / Math.sqrt(ss);
-    for (let d = 0; d < dim; d++) out[i * dim + d] *= inv;
-  }
-  return out;
-}
-
-/** Rows near one of `centers` (nc × dim): normalize(center + noise · gauss). */
-function near(r: () => number, centers: Float32Array, dim: number, which: number[], noise: number): Float32Array {
-  const out = new Float32Array(which.length * dim);
-  which.forEach((c, i) => {
-    let ss = 0;
-    for (let d = 0; d < dim; d++) ss += (out[i * dim + d] = centers[c * dim + d] + noise * gauss(r)) ** 2;
-    const inv = 1 / Math.sqrt(ss);
-    for (let d = 0; d < dim; d++) out[i * dim + d] *= inv;
-  });
-  return out;
-}
-
 function randomBank(r: () => number, dim: number, n: number, keyType: "f32" | "f16"): KeyBank {
   const bank = new KeyBank(dim, { keyType });
-  const topics = unit(r, 6, dim);
+  const topics = unitKeys(r, 6, dim);
   for (let s = 0; s < n; s++) {
     const rows = r() < 0.1 ? 0 : 1 + Math.floor(r() * 12);
-    bank.add(near(r, topics, dim, Array.from({ length: rows }, () => Math.floor(r() * 6)), 0.6));
+    bank.add(nearKeys(r, topics, dim, Array.from({ length: rows }, () => Math.floor(r() * 6)), 0.6));
   }
   return bank;
 }
@@ -115,10 +92,7 @@ const handleOf = (s: IndexedSkill): number | undefined => (s.contentHash === `ha
 
 describe("glance index", () => {
   restoreKernelIsaAfterEach();
-  const dirs: string[] = [];
-  afterAll(() => {
-    for (const d of dirs) rmSync(d, { recursive: true, force: true });
-  });
+  const tempDir = tempDirs("gavel-index-");
 
   it("at full exactness equals the exact glance bit for bit, through removals and additions, on every ISA", async () => {
     const r = rng(SEED);
@@ -130,7 +104,7 @@ describe("glance index", () => {
         const index = await GlanceIndex.build(bank, { centroids: 1 + Math.floor(r() * 16), seed: Math.floor(r() * 1000) });
         for (let round = 0; round < 3; round++) {
           const nq = 1 + Math.floor(r() * 40);
-          const queries = unit(r, nq, dim);
+          const queries = unitKeys(r, nq, dim);
           const weights = decayWeights(nq, nq - 1 + Math.floor(r() * 50));
           for (const k of [undefined, 1, 7]) {
             const exact = await bank.glance(queries, { weights, k });
@@ -144,8 +118,8 @@ describe("glance index", () => {
           // the bank changes; the next pruned glance follows it by itself
           const held = Array.from(bank.handles());
           for (let i = 0; i < 5 && held.length > 0; i++) bank.remove(held.splice(Math.floor(r() * held.length), 1)[0]);
-          const topics = unit(r, 3, dim);
-          for (let i = 0; i < 7; i++) bank.add(near(r, topics, dim, [0, 1, 2].slice(0, Math.floor(r() * 4)), 0.5));
+          const topics = unitKeys(r, 3, dim);
+          for (let i = 0; i < 7; i++) bank.add(nearKeys(r, topics, dim, [0, 1, 2].slice(0, Math.floor(r() * 4)), 0.5));
         }
         bank.dispose();
       }
@@ -157,7 +131,7 @@ describe("glance index", () => {
     const dim = 16;
     const bank = randomBank(r, dim, 150, "f32");
     const index = await GlanceIndex.build(bank, { centroids: 8 });
-    const queries = unit(r, 12, dim);
+    const queries = unitKeys(r, 12, dim);
     const gone = bank.handles()[Math.floor(r() * bank.size)];
     const pending = glancePruned(bank, index, queries, { ...FULL_EXACTNESS, k: 10 });
     bank.remove(gone); // after the search took its snapshot, before the exact glance
@@ -188,10 +162,10 @@ describe("glance index", () => {
     const r = rng(SEED + 2);
     for (let t = 0; t < 6; t++) {
       const dim = 16 + Math.floor(r() * 60), c = 2 + Math.floor(r() * 12), perCluster = 5 + Math.floor(r() * 30);
-      const centers = unit(r, c, dim);
+      const centers = unitKeys(r, c, dim);
       // rows 0 … c−1 one per cluster (the initial centroids), the rest in a random cluster order
       const which = [...Array.from({ length: c }, (_, i) => i), ...Array.from({ length: c * perCluster }, () => Math.floor(r() * c))];
-      const x = near(r, centers, dim, which, 0.15 / Math.sqrt(dim));
+      const x = nearKeys(r, centers, dim, which, 0.15 / Math.sqrt(dim));
       const iters = Math.floor(r() * 6);
       const ref = referenceKMeans(x, dim, c, iters);
       const got = await _ivf.kmeans(x, dim, c, iters);
@@ -201,7 +175,7 @@ describe("glance index", () => {
     }
     for (let t = 0; t < 6; t++) {
       const dim = 4 + Math.floor(r() * 100), n = 20 + Math.floor(r() * 400), c = 1 + Math.floor(r() * 20);
-      const x = unit(r, n, dim);
+      const x = unitKeys(r, n, dim);
       const got = await _ivf.kmeans(x, dim, c, Math.floor(r() * 4));
       for (let i = 0; i < n; i++) {
         let best = -Infinity;
@@ -217,11 +191,11 @@ describe("glance index", () => {
     const dim = 24;
     const bank = randomBank(r, dim, 120, "f32");
     const followed = await GlanceIndex.build(bank, { centroids: 12 });
-    const topics = unit(r, 4, dim);
+    const topics = unitKeys(r, 4, dim);
     for (let step = 0; step < 60; step++) {
       const held = bank.handles();
       if (r() < 0.4 && held.length > 0) bank.remove(held[Math.floor(r() * held.length)]);
-      else bank.add(near(r, topics, dim, Array.from({ length: Math.floor(r() * 9) }, () => Math.floor(r() * 4)), 0.4));
+      else bank.add(nearKeys(r, topics, dim, Array.from({ length: Math.floor(r() * 9) }, () => Math.floor(r() * 4)), 0.4));
       if (r() < 0.3) await followed.sync(bank);
     }
     await followed.sync(bank);
@@ -235,7 +209,7 @@ describe("glance index", () => {
     expect(f.codes).toEqual(e.codes);
     expect(fresh.stats().skills).toBe(bank.size);
     for (let t = 0; t < 8; t++) {
-      const queries = unit(r, 1 + Math.floor(r() * 20), dim);
+      const queries = unitKeys(r, 1 + Math.floor(r() * 20), dim);
       const knob = { nprobe: 1 + Math.floor(r() * 4), maxCandidates: Math.floor(r() * 40) };
       const a = await followed.candidates(bank, queries, knob);
       const b = await fresh.candidates(bank, queries, knob);
@@ -248,8 +222,7 @@ describe("glance index", () => {
 
   it("loads a sound file and rebuilds a missing, corrupt or stale one, saying why", async () => {
     const r = rng(SEED + 4);
-    const dir = mkdtempSync(join(tmpdir(), "gavel-index-"));
-    dirs.push(dir);
+    const dir = tempDir();
     const path = join(dir, "glance.index");
     const dim = 16;
     const bank = randomBank(r, dim, 60, "f32");
@@ -258,13 +231,13 @@ describe("glance index", () => {
     const again = await openGlanceIndex(path, bank, handleOf, skillOf, { centroids: 8 });
     expect(again.outcome).toEqual({ kind: "loaded", kept: bank.size, assigned: 0, dropped: 0 });
     expect(again.index.exportCodes()).toEqual(first.index.exportCodes());
-    const queries = unit(r, 10, dim);
+    const queries = unitKeys(r, 10, dim);
     expect((await again.index.candidates(bank, queries, { nprobe: 2, maxCandidates: 9 })).handles).toEqual(
       (await first.index.candidates(bank, queries, { nprobe: 2, maxCandidates: 9 })).handles,
     );
     // a skill gone and one added since the file was written: loaded, the new one assigned
     bank.remove(bank.handles()[0]);
-    bank.add(unit(r, 3, dim));
+    bank.add(unitKeys(r, 3, dim));
     const moved = await openGlanceIndex(path, bank, handleOf, skillOf, { centroids: 8 });
     expect(moved.outcome).toEqual({ kind: "loaded", kept: bank.size - 1, assigned: 1, dropped: 1 });
     const sound = readFileSync(path);
@@ -298,16 +271,16 @@ describe("glance index", () => {
     const r = rng(SEED + 5);
     const dim = 64;
     const bank = new KeyBank(dim);
-    const topics = unit(r, 50, dim);
+    const topics = unitKeys(r, 50, dim);
     for (let s = 0; s < 3000; s++) {
       const t = Math.floor(r() * 50);
-      bank.add(near(r, topics, dim, Array.from({ length: 4 + Math.floor(r() * 8) }, () => t), 0.25));
+      bank.add(nearKeys(r, topics, dim, Array.from({ length: 4 + Math.floor(r() * 8) }, () => t), 0.25));
     }
-    const target = unit(r, 8, dim);
+    const target = unitKeys(r, 8, dim);
     const handle = bank.add(target);
     const index = await GlanceIndex.build(bank, { seed: SEED % 1000 });
     const rows = Array.from({ length: 30 }, (_, i) => i % 8);
-    const queries = near(r, target, dim, rows, 0.08);
+    const queries = nearKeys(r, target, dim, rows, 0.08);
     const exact = await bank.glance(queries);
     const pruned = await glancePruned(bank, index, queries);
     const top = (res: { g: Float32Array; handles: Int32Array }) => res.handles[res.g.indexOf(Math.max(...res.g))];
@@ -321,7 +294,7 @@ describe("glance index", () => {
     const r = rng(SEED + 6);
     const bank = randomBank(r, 8, 20, "f32");
     const index = await GlanceIndex.build(bank);
-    const q = unit(r, 2, 8);
+    const q = unitKeys(r, 2, 8);
     for (const knob of [{ nprobe: 0 }, { nprobe: 1.5 }, { maxCandidates: -1 }]) {
       await expect(glancePruned(bank, index, q, knob)).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
     }

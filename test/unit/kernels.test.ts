@@ -6,7 +6,6 @@
  * Inputs are fresh random draws on every run; the seed is logged so a failure can be replayed with
  * GAVEL_TEST_SEED=<seed>.
  */
-import { randomInt } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { GavelError } from "../../src/errors.js";
 import { loadBinding } from "../../src/native/binding.js";
@@ -23,15 +22,10 @@ import {
   row,
 } from "../oracles/glance-reference.js";
 import { expectMaxSimNearReference } from "../helpers/glance-check.js";
-import { rng } from "../helpers/random.js";
+import { freshSeed, gauss, rng } from "../helpers/random.js";
 
-const SEED = process.env.GAVEL_TEST_SEED ? Number(process.env.GAVEL_TEST_SEED) : randomInt(2 ** 31);
+const SEED = freshSeed();
 console.log(`kernels.test.ts seed: ${SEED} (replay with GAVEL_TEST_SEED=${SEED})`);
-
-
-function gauss(r: () => number): number {
-  return Math.sqrt(-2 * Math.log(1 - r())) * Math.cos(2 * Math.PI * r());
-}
 
 function normalise(v: Float64Array): Float64Array {
   const n = Math.sqrt(dot(v, v));

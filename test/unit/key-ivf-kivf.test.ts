@@ -30,49 +30,21 @@
  *
  * Inputs are fresh random draws each run; the seed is logged (replay with GAVEL_TEST_SEED).
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { KeyBank } from "../../src/bank/key-bank.js";
 import { defaultNprobe, KeyIvf } from "../../src/bank/key-ivf.js";
 import { openKeyIvf, type KeyIvfSkill } from "../../src/bank/key-ivf-file.js";
 import { decayWeights } from "../../src/kernels/kernels.js";
 import { loadBinding } from "../../src/native/binding.js";
 import { kernelIsas, restoreKernelIsaAfterEach, setKernelIsa } from "../helpers/isa.js";
-import { freshSeed, gauss, rng } from "../helpers/random.js";
+import { freshSeed, nearKeys, rng, unitKeys } from "../helpers/random.js";
 import { ODD_FILES, putOddFile } from "../helpers/odd-files.js";
+import { tempDirs } from "../helpers/temp-dirs.js";
 
 const SEED = freshSeed();
 console.log(`key-ivf-kivf.test.ts seed: ${SEED} (replay with GAVEL_TEST_SEED=${SEED})`);
-
-function normalizeInto(out: Float32Array, i: number, dim: number): void {
-  let ss = 0;
-  for (let d = 0; d < dim; d++) ss += out[i * dim + d] ** 2;
-  const inv = 1 / Math.sqrt(ss);
-  for (let d = 0; d < dim; d++) out[i * dim + d] *= inv;
-}
-
-function unit(r: () => number, n: number, dim: number): Float32Array {
-  const out = new Float32Array(n * dim);
-  for (let i = 0; i < n; i++) {
-    for (let d = 0; d < dim; d++) out[i * dim + d] = gauss(r);
-    normalizeInto(out, i, dim);
-  }
-  return out;
-}
-
-/** n rows, each normalize(center + noise · gauss) for a center drawn from `centers` (nc × dim). */
-function near(r: () => number, centers: Float32Array, dim: number, n: number, noise: number): Float32Array {
-  const nc = centers.length / dim;
-  const out = new Float32Array(n * dim);
-  for (let i = 0; i < n; i++) {
-    const c = Math.floor(r() * nc);
-    for (let d = 0; d < dim; d++) out[i * dim + d] = centers[c * dim + d] + noise * gauss(r);
-    normalizeInto(out, i, dim);
-  }
-  return out;
-}
 
 /** v rounded to the nearest float16 (ties to even), as an f16 bank holds it; |v| < 65,504. */
 function toHalf(v: number): number {
@@ -129,11 +101,11 @@ function referenceTop(
 /** A bank of 80-159 skills of 0-12 keys near 12 random topics (dim 16, 33 or 64), each skill's keys kept. */
 function topicBank(r: () => number): { dim: number; topics: Float32Array; bank: KeyBank; keysOf: Map<number, Float32Array> } {
   const dim = [16, 33, 64][Math.floor(r() * 3)];
-  const topics = unit(r, 12, dim);
+  const topics = unitKeys(r, 12, dim);
   const bank = new KeyBank(dim);
   const keysOf = new Map<number, Float32Array>();
   for (let s = 0; s < 80 + Math.floor(r() * 80); s++) {
-    const keys = near(r, topics, dim, r() < 0.05 ? 0 : 1 + Math.floor(r() * 12), 0.4 + r());
+    const keys = nearKeys(r, topics, dim, r() < 0.05 ? 0 : 1 + Math.floor(r() * 12), 0.4 + r());
     keysOf.set(bank.add(keys), keys);
   }
   return { dim, topics, bank, keysOf };
@@ -144,10 +116,7 @@ const handleOf = (s: KeyIvfSkill): number | undefined => (s.contentHash === `has
 
 describe("key IVF glance", () => {
   restoreKernelIsaAfterEach();
-  const dirs: string[] = [];
-  afterAll(() => {
-    for (const d of dirs) rmSync(d, { recursive: true, force: true });
-  });
+  const tempDir = tempDirs("gavel-kivf-");
 
   it("probing every list equals the exact glance bit for bit, through removals and additions, on every ISA", async () => {
     const r = rng(SEED);
@@ -155,12 +124,12 @@ describe("key IVF glance", () => {
       setKernelIsa(isa);
       for (const keyType of ["f32", "f16"] as const) {
         const dim = [8, 33, 64, 256, 600][Math.floor(r() * 5)];
-        const topics = unit(r, 8, dim);
+        const topics = unitKeys(r, 8, dim);
         const bank = new KeyBank(dim, { keyType });
         const addSkills = (n: number) => {
           for (let s = 0; s < n; s++) {
             const rows = r() < 0.1 ? 0 : 1 + Math.floor(r() * 20);
-            bank.add(near(r, topics, dim, rows, 0.3 + r()));
+            bank.add(nearKeys(r, topics, dim, rows, 0.3 + r()));
           }
         };
         addSkills(30 + Math.floor(r() * 90));
@@ -170,7 +139,7 @@ describe("key IVF glance", () => {
         const centroids = index.stats().centroids;
         for (let round = 0; round < 3; round++) {
           const nq = 1 + Math.floor(r() * 60);
-          const queries = near(r, topics, dim, nq, 0.5);
+          const queries = nearKeys(r, topics, dim, nq, 0.5);
           const weights = decayWeights(nq, nq - 1 + Math.floor(r() * 50));
           if (nq > 2) weights[1] = 0;
           // 129: with the int8 codes a wide vote seeds from three lists a row (kCodeSeedPerK)
@@ -213,7 +182,7 @@ describe("key IVF glance", () => {
         const left = Array.from(bank.handles());
         for (let i = 0; i < left.length; i++) if (i % 4 !== 0) bank.remove(left[i]);
         addSkills(3);
-        const queries = near(r, topics, dim, 20, 0.5);
+        const queries = nearKeys(r, topics, dim, 20, 0.5);
         const exact = await bank.glance(queries);
         expect((await index.glance(bank, queries, { nprobe: "all" })).g).toEqual(exact.g);
         expect((await index.glance(bank, queries, { nprobe: "all", prune: true })).g).toEqual(exact.g);
@@ -239,11 +208,11 @@ describe("key IVF glance", () => {
     for (const isa of kernelIsas(loadBinding())) {
       setKernelIsa(isa);
       const dim = [16, 40, 64][Math.floor(r() * 3)];
-      const topics = unit(r, 20, dim);
+      const topics = unitKeys(r, 20, dim);
       const bank = new KeyBank(dim, { keyType: r() < 0.5 ? "f16" : "f32" });
       const keysOf = new Map<number, Float32Array>();
       const add = (): void => {
-        const keys = near(r, topics, dim, r() < 0.05 ? 0 : 1 + Math.floor(r() * 40), 0.3 + r());
+        const keys = nearKeys(r, topics, dim, r() < 0.05 ? 0 : 1 + Math.floor(r() * 40), 0.3 + r());
         // what the bank holds (f16 banks round each key)
         const h = bank.add(keys);
         keysOf.set(h, bank.keyType === "f16" ? Float32Array.from(keys, toHalf) : keys);
@@ -287,7 +256,7 @@ describe("key IVF glance", () => {
       expect(G).toBeGreaterThan(1);
       for (let round = 0; round < 4; round++) {
         const nq = 5 + Math.floor(r() * 40);
-        const queries = near(r, topics, dim, nq, 0.6);
+        const queries = nearKeys(r, topics, dim, nq, 0.6);
         const k = [1, 3, 7][Math.floor(r() * 3)];
         const nprobe = 1 + Math.floor(r() * Math.min(12, C - 1));
         const probeGroups = round === 0 ? G : 1 + Math.floor(r() * G); // round 0: the flat probe's rule
@@ -360,7 +329,7 @@ describe("key IVF glance", () => {
       const C = index.stats().centroids;
       for (let round = 0; round < 4; round++) {
         const nq = 5 + Math.floor(r() * 40);
-        const queries = near(r, topics, dim, nq, 0.6);
+        const queries = nearKeys(r, topics, dim, nq, 0.6);
         const k = [1, 3, 7][Math.floor(r() * 3)];
         const nprobe = 2 + Math.floor(r() * Math.min(10, C - 2));
         // uneven weights: a few heavy rows, some light, some 0
@@ -426,13 +395,13 @@ describe("key IVF glance", () => {
     for (const isa of kernelIsas(loadBinding())) {
       setKernelIsa(isa);
       const dim = [16, 33, 64][Math.floor(r() * 3)];
-      const topics = unit(r, 6, dim);
+      const topics = unitKeys(r, 6, dim);
       const bank = new KeyBank(dim);
       // every third skill holds keys of norm ~1e36: a list holding one cannot be scored in int8
       let huge = 0;
       for (let s = 0; s < 60 + Math.floor(r() * 40); s++) {
         const rows = 1 + Math.floor(r() * 12);
-        const keys = near(r, topics, dim, rows, 0.2);
+        const keys = nearKeys(r, topics, dim, rows, 0.2);
         const big = s % 3 === 0;
         if (big) {
           for (let i = 0; i < keys.length; i++) keys[i] *= 1e36;
@@ -443,7 +412,7 @@ describe("key IVF glance", () => {
       const index = await KeyIvf.build(bank, { centroids: 4 + Math.floor(r() * 12), seed: Math.floor(r() * 1000) });
       const centroids = index.stats().centroids;
       const nq = 1 + Math.floor(r() * 40);
-      const queries = near(r, topics, dim, nq, 0.4);
+      const queries = nearKeys(r, topics, dim, nq, 0.4);
       const weights = decayWeights(nq);
       for (const k of [1, 7, 129]) {
         const exact = await bank.glance(queries, { weights, k });
@@ -466,10 +435,10 @@ describe("key IVF glance", () => {
   it("at the default nprobe agrees with the exact glance on a clustered bank, scoring a small share of the keys", async () => {
     const r = rng(SEED ^ 0x5eed);
     const dim = 64;
-    const vocab = unit(r, 512, dim); // token directions
+    const vocab = unitKeys(r, 512, dim); // token directions
     const bank = new KeyBank(dim);
     const nSkills = 800;
-    for (let s = 0; s < nSkills; s++) bank.add(near(r, vocab, dim, 8 + Math.floor(r() * 24), 0.05));
+    for (let s = 0; s < nSkills; s++) bank.add(nearKeys(r, vocab, dim, 8 + Math.floor(r() * 24), 0.05));
     const index = await KeyIvf.build(bank, { centroids: 512 });
     const st = index.stats();
     expect(st.rows).toBe(bank.keys);
@@ -479,7 +448,7 @@ describe("key IVF glance", () => {
     const tasks = 8;
     for (let t = 0; t < tasks; t++) {
       const nq = 100 + Math.floor(r() * 100);
-      const queries = near(r, vocab, dim, nq, 0.08);
+      const queries = nearKeys(r, vocab, dim, nq, 0.08);
       const weights = decayWeights(nq);
       const exact = await bank.glance(queries, { weights });
       const ivf = await index.glance(bank, queries, { weights });
@@ -510,16 +479,15 @@ describe("key IVF glance", () => {
 
   it("saves and reopens through its file, following the bank's changes; rebuilds a missing, corrupt or stale file", async () => {
     const r = rng(SEED ^ 0xf11e);
-    const dir = mkdtempSync(join(tmpdir(), "gavel-kivf-"));
-    dirs.push(dir);
+    const dir = tempDir();
     const path = join(dir, "key-ivf.bin");
     const dim = 32;
-    const vocab = unit(r, 64, dim);
+    const vocab = unitKeys(r, 64, dim);
     const bank = new KeyBank(dim, { keyType: r() < 0.5 ? "f16" : "f32" });
-    for (let s = 0; s < 120; s++) bank.add(near(r, vocab, dim, r() < 0.05 ? 0 : 1 + Math.floor(r() * 16), 0.1));
+    for (let s = 0; s < 120; s++) bank.add(nearKeys(r, vocab, dim, r() < 0.05 ? 0 : 1 + Math.floor(r() * 16), 0.1));
     const first = await openKeyIvf(path, bank, handleOf, skillOf, { centroids: 40, groups: r() < 0.5 ? 1 : 6 });
     expect(first.outcome).toMatchObject({ kind: "rebuilt", reason: "missing" });
-    const queries = near(r, vocab, dim, 30, 0.2);
+    const queries = nearKeys(r, vocab, dim, 30, 0.2);
     const before = await first.index.glance(bank, queries, { nprobe: 3 });
     // reopened unchanged: the same codes, the same results at a partial nprobe
     const again = await openKeyIvf(path, bank, handleOf, skillOf);
@@ -535,7 +503,7 @@ describe("key IVF glance", () => {
     const handles = Array.from(bank.handles());
     bank.remove(handles[3]);
     bank.remove(handles[50]);
-    for (let s = 0; s < 5; s++) bank.add(near(r, vocab, dim, 4, 0.1));
+    for (let s = 0; s < 5; s++) bank.add(nearKeys(r, vocab, dim, 4, 0.1));
     const moved = await openKeyIvf(path, bank, handleOf, skillOf);
     expect(moved.outcome).toEqual({ kind: "loaded", kept: 118, assigned: 5, dropped: 2 });
     const exact = await bank.glance(queries);
@@ -555,7 +523,7 @@ describe("key IVF glance", () => {
     writeFileSync(path, magic);
     expect((await openKeyIvf(path, bank, handleOf, skillOf)).outcome).toMatchObject({ kind: "rebuilt", reason: "corrupt", detail: "not a key IVF file (magic)" });
     const other = new KeyBank(dim + 1);
-    other.add(unit(r, 3, dim + 1));
+    other.add(unitKeys(r, 3, dim + 1));
     expect((await openKeyIvf(path, other, handleOf, skillOf)).outcome).toMatchObject({ kind: "rebuilt", reason: "stale" });
     // the rebuilt file (for the other bank) is loaded back for it
     expect((await openKeyIvf(path, other, handleOf, skillOf)).outcome).toMatchObject({ kind: "loaded", kept: 1 });
@@ -580,7 +548,7 @@ describe("key IVF glance", () => {
       const dim = 8;
       const bank = new KeyBank(dim);
       const skills = 20 + Math.floor(r() * 400);
-      for (let s = 0; s < skills; s++) bank.add(unit(r, 1 + Math.floor(r() * 30), dim));
+      for (let s = 0; s < skills; s++) bank.add(unitKeys(r, 1 + Math.floor(r() * 30), dim));
       const rows = bank.keys;
       const def = reference(rows);
       const centroids = Math.max(1, Math.floor(def / [1, 2, 3][t % 3]));
@@ -600,18 +568,18 @@ describe("key IVF glance", () => {
   it("refuses bad arguments", async () => {
     const r = rng(SEED ^ 0xbad);
     const bank = new KeyBank(16);
-    for (let s = 0; s < 10; s++) bank.add(unit(r, 4, 16));
+    for (let s = 0; s < 10; s++) bank.add(unitKeys(r, 4, 16));
     const index = await KeyIvf.build(bank, { centroids: 4 });
     const other = new KeyBank(8);
-    other.add(unit(r, 2, 8));
-    await expect(index.glance(other, unit(r, 2, 8))).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
-    await expect(index.glance(bank, unit(r, 2, 16), { nprobe: 0 })).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
-    await expect(index.glance(bank, unit(r, 2, 16), { k: 0 })).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
-    await expect(index.glance(bank, unit(r, 2, 16), { probeGroups: 0 })).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
-    await expect(index.glance(bank, unit(r, 2, 16), { probeGroups: 1.5 })).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
-    await expect(index.glance(bank, unit(r, 2, 16), { prune: 1 as unknown as boolean })).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
-    await expect(index.glance(bank, unit(r, 2, 16), { i8: "yes" as unknown as boolean })).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
-    await expect(index.glance(bank, unit(r, 2, 16), { probeSpread: "idf" as unknown as "even" })).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
+    other.add(unitKeys(r, 2, 8));
+    await expect(index.glance(other, unitKeys(r, 2, 8))).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
+    await expect(index.glance(bank, unitKeys(r, 2, 16), { nprobe: 0 })).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
+    await expect(index.glance(bank, unitKeys(r, 2, 16), { k: 0 })).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
+    await expect(index.glance(bank, unitKeys(r, 2, 16), { probeGroups: 0 })).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
+    await expect(index.glance(bank, unitKeys(r, 2, 16), { probeGroups: 1.5 })).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
+    await expect(index.glance(bank, unitKeys(r, 2, 16), { prune: 1 as unknown as boolean })).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
+    await expect(index.glance(bank, unitKeys(r, 2, 16), { i8: "yes" as unknown as boolean })).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
+    await expect(index.glance(bank, unitKeys(r, 2, 16), { probeSpread: "idf" as unknown as "even" })).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
     await expect(index.glance(bank, new Float32Array(15))).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
     await expect(KeyIvf.build(new KeyBank(16))).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
     bank.dispose();

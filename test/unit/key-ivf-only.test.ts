@@ -19,30 +19,10 @@ import { KeyIvf } from "../../src/bank/key-ivf.js";
 import { decayWeights } from "../../src/kernels/kernels.js";
 import { loadBinding } from "../../src/native/binding.js";
 import { kernelIsas, restoreKernelIsaAfterEach, setKernelIsa } from "../helpers/isa.js";
-import { freshSeed, gauss, rng } from "../helpers/random.js";
+import { freshSeed, nearKeys, rng, unitKeys } from "../helpers/random.js";
 
 const SEED = freshSeed();
 console.log(`key-ivf-only.test.ts seed: ${SEED} (replay with GAVEL_TEST_SEED=${SEED})`);
-
-/** n unit rows near centres drawn from `centers` (nc × dim), noise `noise`. */
-function near(r: () => number, centers: Float32Array, dim: number, n: number, noise: number): Float32Array {
-  const nc = centers.length / dim;
-  const out = new Float32Array(n * dim);
-  for (let i = 0; i < n; i++) {
-    const c = Math.floor(r() * nc);
-    let ss = 0;
-    for (let d = 0; d < dim; d++) {
-      out[i * dim + d] = centers[c * dim + d] + noise * gauss(r);
-      ss += out[i * dim + d] ** 2;
-    }
-    for (let d = 0; d < dim; d++) out[i * dim + d] /= Math.sqrt(ss);
-  }
-  return out;
-}
-
-function topicsOf(r: () => number, n: number, dim: number): Float32Array {
-  return near(r, new Float32Array(dim).fill(0), dim, n, 1);
-}
 
 /** handle → g of a glance result. */
 function byHandle(res: { g: Float32Array; handles: Int32Array }): Map<number, number> {
@@ -67,15 +47,15 @@ describe("key IVF glance over some skills", () => {
       setKernelIsa(isa);
       for (const keyType of ["f32", "f16"] as const) {
         const dim = [8, 33, 64, 256][Math.floor(r() * 4)];
-        const topics = topicsOf(r, 8, dim);
+        const topics = unitKeys(r, 8, dim);
         const bank = new KeyBank(dim, { keyType });
-        for (let s = 0; s < 40 + Math.floor(r() * 80); s++) bank.add(near(r, topics, dim, r() < 0.1 ? 0 : 1 + Math.floor(r() * 16), 0.3 + r()));
+        for (let s = 0; s < 40 + Math.floor(r() * 80); s++) bank.add(nearKeys(r, topics, dim, r() < 0.1 ? 0 : 1 + Math.floor(r() * 16), 0.3 + r()));
         const index = await KeyIvf.build(bank, { centroids: 1 + Math.floor(r() * 16), seed: Math.floor(r() * 1000), groups: r() < 0.5 ? 1 : 3 });
         expect(index.restricts).toBe(true);
         for (let round = 0; round < 3; round++) {
           const only = subset(r, bank.handles());
           const nq = 1 + Math.floor(r() * 40);
-          const queries = near(r, topics, dim, nq, 0.5);
+          const queries = nearKeys(r, topics, dim, nq, 0.5);
           const weights = decayWeights(nq, nq - 1 + Math.floor(r() * 40));
           for (const k of [undefined, 1, 5, only.length + 2]) {
             const exact = byHandle(await bank.glance(queries, { weights, k, handles: only }));
@@ -95,11 +75,11 @@ describe("key IVF glance over some skills", () => {
   it("at a partial nprobe equals the same lists holding the listed skills alone; codes and bound change no bit; every skill listed is the plain glance", async () => {
     const r = rng(SEED + 1);
     const dim = 32;
-    const topics = topicsOf(r, 10, dim);
+    const topics = unitKeys(r, 10, dim);
     const bank = new KeyBank(dim);
     const keysOf = new Map<number, Float32Array>();
     for (let s = 0; s < 150; s++) {
-      const keys = near(r, topics, dim, r() < 0.05 ? 0 : 1 + Math.floor(r() * 12), 0.5);
+      const keys = nearKeys(r, topics, dim, r() < 0.05 ? 0 : 1 + Math.floor(r() * 12), 0.5);
       keysOf.set(bank.add(keys), keys);
     }
     const index = await KeyIvf.build(bank, { centroids: 24, seed: 7 });
@@ -122,7 +102,7 @@ describe("key IVF glance over some skills", () => {
       }
       const ref = KeyIvf._restore(dim, codes, stats.trainedRows, stats.trainMeanSim);
       expect(ref._load(alone, Int32Array.from(handles), Int32Array.from(offsets), Int32Array.from(lists), Float64Array.from(sims))).toBe(only.length);
-      const queries = near(r, topics, dim, 12, 0.5);
+      const queries = nearKeys(r, topics, dim, 12, 0.5);
       const weights = decayWeights(12, 20);
       for (const nprobe of [1, 5]) {
         const want = await ref.glance(alone, queries, { weights, nprobe });
@@ -136,7 +116,7 @@ describe("key IVF glance over some skills", () => {
       alone.dispose();
     }
     // every skill listed: the unrestricted glance
-    const queries = near(r, topics, dim, 9, 0.5);
+    const queries = nearKeys(r, topics, dim, 9, 0.5);
     const a = await index.glance(bank, queries, { nprobe: 5 });
     const b = await index.glance(bank, queries, { nprobe: 5, handles: bank.handles() });
     expect(b.handles).toEqual(a.handles);
@@ -147,11 +127,11 @@ describe("key IVF glance over some skills", () => {
   it("leaves out handles the bank does not hold; lists of nothing indexed glance nothing; refuses a non-Int32Array", async () => {
     const r = rng(SEED + 2);
     const dim = 16;
-    const topics = topicsOf(r, 4, dim);
+    const topics = unitKeys(r, 4, dim);
     const bank = new KeyBank(dim);
-    for (let s = 0; s < 30; s++) bank.add(near(r, topics, dim, 1 + Math.floor(r() * 5), 0.5));
+    for (let s = 0; s < 30; s++) bank.add(nearKeys(r, topics, dim, 1 + Math.floor(r() * 5), 0.5));
     const index = await KeyIvf.build(bank, { centroids: 4 });
-    const queries = near(r, topics, dim, 3, 0.5);
+    const queries = nearKeys(r, topics, dim, 3, 0.5);
     const some = bank.handles().slice(0, 5);
     const withStranger = Int32Array.from([...some, 999_999]);
     const res = await index.glance(bank, queries, { nprobe: "all", handles: withStranger });

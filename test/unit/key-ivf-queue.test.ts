@@ -12,20 +12,10 @@
 import { describe, expect, it } from "vitest";
 import { KeyBank } from "../../src/bank/key-bank.js";
 import { defaultNprobe, KeyIvf } from "../../src/bank/key-ivf.js";
-import { freshSeed, gauss, rng } from "../helpers/random.js";
+import { freshSeed, rng, unitKeys } from "../helpers/random.js";
 
 const SEED = freshSeed();
 console.log(`key-ivf-queue.test.ts seed: ${SEED} (replay with GAVEL_TEST_SEED=${SEED})`);
-
-function unitRows(r: () => number, n: number, dim: number): Float32Array {
-  const out = new Float32Array(n * dim);
-  for (let i = 0; i < n; i++) {
-    let ss = 0;
-    for (let d = 0; d < dim; d++) ss += (out[i * dim + d] = gauss(r)) ** 2;
-    for (let d = 0; d < dim; d++) out[i * dim + d] /= Math.sqrt(ss);
-  }
-  return out;
-}
 
 /** Resolves on the event loop's next check phase: whether `busy()` still held then. */
 function nextTurn(busy: () => boolean): Promise<boolean> {
@@ -38,9 +28,9 @@ describe("the key IVF's jobs in call order", () => {
     const dim = 32;
     const bank = new KeyBank(dim);
     // enough keys that a training takes many turns of the event loop, even on a fast machine
-    for (let s = 0; s < 200; s++) bank.add(unitRows(r, 300, dim));
+    for (let s = 0; s < 200; s++) bank.add(unitKeys(r, 300, dim));
     const index = await KeyIvf.build(bank, { centroids: 16, seed: 1 });
-    const queries = unitRows(r, 12, dim);
+    const queries = unitKeys(r, 12, dim);
     let training = true;
     const trained = index.train(bank, { seed: 2, iters: 20 }).finally(() => (training = false));
     // the training under way on its worker thread (before, a glance called now waited for it)

@@ -5,14 +5,13 @@
  * spreads from flat to one dominant entry (terms below e^-87 are clamped, see simd_body.inc).
  * Fresh random rows every run; the seed is logged (replay with GAVEL_TEST_SEED).
  */
-import { randomInt } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { GavelError } from "../../src/errors.js";
 import { loadBinding } from "../../src/native/binding.js";
 import { kernelIsas, restoreKernelIsaAfterEach, setKernelIsa } from "../helpers/isa.js";
-import { rng } from "../helpers/random.js";
+import { freshSeed, gauss, rng } from "../helpers/random.js";
 
-const SEED = process.env.GAVEL_TEST_SEED ? Number(process.env.GAVEL_TEST_SEED) : randomInt(2 ** 31);
+const SEED = freshSeed();
 console.log(`logsumexp.test.ts seed: ${SEED} (replay with GAVEL_TEST_SEED=${SEED})`);
 
 /** ≤ 1e-6 relative error of the sum (16 terms ≤ 1 per float lane a block) moves the log by ≤ 1e-6. */
@@ -24,10 +23,6 @@ function reference(row: Float32Array): number {
   let s = 0;
   for (const v of row) s += Math.exp(v - mx);
   return mx + Math.log(s);
-}
-
-function gauss(r: () => number): number {
-  return Math.sqrt(-2 * Math.log(1 - r())) * Math.cos(2 * Math.PI * r());
 }
 
 describe("logSumExp = float64 logsumexp", () => {

@@ -5,13 +5,9 @@
 import { describe, expect, it } from "vitest";
 import { GavelError } from "../../src/errors.js";
 import { loadBinding, type NativeTrainBatch, type NativeTrainerOptions } from "../../src/native/binding.js";
-import { rng } from "../helpers/random.js";
+import { gauss, rng } from "../helpers/random.js";
 
 const newTrainer = (o: NativeTrainerOptions) => new (loadBinding().NativeTrainer)(o);
-
-function gauss(r: () => number): number {
-  return Math.sqrt(-2 * Math.log(1 - r())) * Math.cos(2 * Math.PI * r());
-}
 
 /** nTasks tasks over nSkills skills, each task with 1–2 positives among `nc` candidates. */
 function randomBatch(r: () => number, nEmbd: number, nTasks: number, nSkills: number, nc: number): NativeTrainBatch {
