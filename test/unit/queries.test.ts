@@ -120,7 +120,14 @@ describe("generators", () => {
       "Whenever a PDF must become text or CSV.",
     ]);
     for (const q of qs) expectSpansQuoted(SKILL, q);
-    expect(qs[3].spans).toEqual([]); // front matter is not in the keys: nothing to mask
+    expect(qs[3].spans).toEqual([]); // a record without it in the description: nothing to mask
+    // as the loader reads it: at the description's end, one query, masked there
+    const wtu = "Use when a scanned PDF must become text or CSV.";
+    const loaded = { ...SKILL, description: `${SKILL.description}\n${wtu}`, meta: { when_to_use: wtu } };
+    const lq = triggerQueries(loaded, new Rng(1));
+    expect(lq.map((q) => q.text)).toEqual([...qs.slice(0, 3).map((q) => q.text), wtu]);
+    for (const q of lq) expectSpansQuoted(loaded, q);
+    expect(lq[3].spans).toEqual([{ field: "description", start: SKILL.description.length + 1, end: loaded.description.length }]);
     expect(triggerQueries({ name: "x", description: "Converts files between formats quickly.", body: "# X\n\nJust prose." }, new Rng(1))).toEqual([]);
   });
 

@@ -115,7 +115,12 @@ function sectionQuery(body: string, s: Section): PseudoQuery | undefined {
 /** "When to use" material: trigger sentences of the description, trigger sections and lines of the body, `when_to_use`. */
 export const triggerQueries: QueryGenerator = (skill) => {
   const out: PseudoQuery[] = [];
+  const w = skill.meta?.when_to_use;
+  const whenToUse = typeof w === "string" ? w.trim() : "";
+  // a loaded skill's description ends with its when_to_use (as Claude Code lists the two): one query, masked there
+  const whenAt = whenToUse.length >= MIN_QUERY_CHARS ? skill.description.lastIndexOf(whenToUse) : -1;
   for (const s of sentenceSpans(skill.description, MIN_QUERY_CHARS)) {
+    if (whenAt >= 0 && s.start >= whenAt) continue;
     if (TRIGGER_SENTENCE.test(s.text)) out.push({ kind: "triggers", text: s.text, spans: [{ field: "description", start: s.start, end: s.end }] });
   }
   const inSection = new Set<number>();
@@ -132,8 +137,10 @@ export const triggerQueries: QueryGenerator = (skill) => {
       if (text.length >= MIN_QUERY_CHARS) out.push({ kind: "triggers", text, spans: [{ field: "body", start: l.start, end: l.end }] });
     }
   }
-  const w = skill.meta?.when_to_use;
-  if (typeof w === "string" && w.trim().length >= MIN_QUERY_CHARS) out.push({ kind: "triggers", text: w.trim(), spans: [] });
+  if (whenToUse.length >= MIN_QUERY_CHARS) {
+    const spans = whenAt >= 0 ? [{ field: "description" as const, start: whenAt, end: whenAt + whenToUse.length }] : [];
+    out.push({ kind: "triggers", text: whenToUse, spans });
+  }
   return out;
 };
 
