@@ -21,9 +21,9 @@ export type GavelErrorCode =
   | "CONTEXT_OVERFLOW"
   /** An argument has the wrong type or value. */
   | "INVALID_ARGUMENT"
-  /** The object was disposed. */
+  /** The object was disposed (or closed): every later call of its verbs rejects with it; `dispose()` and `close()` themselves are idempotent. */
   | "DISPOSED"
-  /** The operation was cancelled through its AbortSignal. */
+  /** The operation was cancelled through its AbortSignal: the message names the verb (`"Router.route: the operation was aborted"`), `cause` is the signal's reason. */
   | "ABORTED"
   /** llama_decode failed (message carries its status). */
   | "DECODE_FAILED"

@@ -246,7 +246,7 @@ export async function evaluate(options: EvaluateOptions): Promise<EvalResult> {
   const bm25Row = bm25 && plan.needRouter ? new Map(bm25.ids.map((id, i) => [id, i])) : undefined;
   let done = 0;
   for (const task of scored) {
-    if (signal?.aborted) throw abortedError();
+    if (signal?.aborted) throw abortedError("evaluate", signal);
     const earlier = reusable.get(task.id);
     if (earlier) {
       perQuery.push(earlier);

@@ -69,9 +69,9 @@ export const DEFAULT_MAX_CHARS = 20_000;
 /** `promise`, or ABORTED as soon as `signal` aborts (the work behind `promise` goes on). */
 function untilAborted<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
   if (!signal) return promise;
-  if (signal.aborted) return Promise.reject(abortedError());
+  if (signal.aborted) return Promise.reject(abortedError("route", signal));
   return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(abortedError());
+    const onAbort = () => reject(abortedError("route", signal));
     signal.addEventListener("abort", onAbort, { once: true });
     promise.then(resolve, reject).finally(() => signal.removeEventListener("abort", onAbort));
   });
@@ -224,7 +224,7 @@ export class SkillInjector {
   }
 
   #routeWith(context: RouteContext, signal: AbortSignal | undefined): Promise<RoutedSkill> {
-    if (signal?.aborted) return Promise.reject(abortedError());
+    if (signal?.aborted) return Promise.reject(abortedError("route", signal));
     const key = JSON.stringify(context);
     if (this.#last && this.#lastKey === key) return this.#current(this.#last, context, key, signal);
     return this.#fresh(context, key, signal);

@@ -225,7 +225,7 @@ export class GavelSkillRetriever extends RetrieverBase<GavelSkillMetadata> {
   async _getRelevantDocuments(query: string): Promise<Document<GavelSkillMetadata>[]> {
     if (typeof query !== "string") throw invalidArgument(`the retriever's query must be a string, got ${valueText(query)}`);
     const signal = runSignal.getStore();
-    if (signal?.aborted) throw abortedError();
+    if (signal?.aborted) throw abortedError("GavelRetriever", signal);
     if (!query.trim()) return [];
     const result = await this.#router.route(query, signal ? { ...this.#route, signal } : this.#route);
     if (result.abstained) return [];

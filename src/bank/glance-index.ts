@@ -136,10 +136,31 @@ export const RETRAIN_DRIFT = 0.05;
 /**
  * A glance index over one {@link KeyBank} (same dim). Holds centroids and codes in native memory
  * (a few bytes per key); never the keys, which it reads from the bank's snapshot when it assigns.
+ * Its jobs (train, sync, candidates) run on worker threads under one native lock, which the
+ * synchronous reads ({@link stats}, {@link exportCodes}: O(centroids)) take on the JavaScript thread,
+ * waiting there for a job under way (a train: seconds). {@link statsAsync} and {@link exportAsync}
+ * read once no job is in flight (each job still starts at its call): they never wait on the thread.
  */
 export class GlanceIndex {
   readonly dim: number;
   readonly #native: NativeGlanceIndex;
+  #jobs = 0; // native jobs in flight; #settled settles once those started so far have
+  #settled: Promise<unknown> = Promise.resolve();
+
+  /** Counts a native job while it runs. */
+  #job<T>(start: () => Promise<T>): Promise<T> {
+    const p = start();
+    this.#jobs++;
+    const done = p.finally(() => this.#jobs--);
+    this.#settled = Promise.all([this.#settled, done.catch(() => undefined)]);
+    return done;
+  }
+
+  /** `read()` once no job is in flight: it then takes the native lock without waiting. */
+  async #whenIdle<T>(read: () => T): Promise<T> {
+    while (this.#jobs > 0) await this.#settled;
+    return read();
+  }
 
   private constructor(dim: number) {
     this.dim = dim;
@@ -166,7 +187,7 @@ export class GlanceIndex {
       const v = options[key];
       if (v !== undefined) checkInt(v, key, key === "centroids" || key === "sample" ? 1 : 0);
     }
-    return this.#native.train(bank._native, options);
+    return this.#job(() => this.#native.train(bank._native, options));
   }
 
   /**
@@ -175,7 +196,7 @@ export class GlanceIndex {
    */
   async sync(bank: KeyBank): Promise<GlanceIndexSyncStats> {
     this.#checkBank(bank);
-    return this.#native.sync(bank._native);
+    return this.#job(() => this.#native.sync(bank._native));
   }
 
   /**
@@ -184,15 +205,19 @@ export class GlanceIndex {
    * average than at training. Pruning stays correct either way (the exact glance decides); only
    * its agreement with the whole-bank glance degrades, which a {@link GlanceIndex.train} restores.
    */
-  needsRetrain(): boolean {
-    const s = this.stats();
+  needsRetrain(s: GlanceIndexStats = this.stats()): boolean {
     if (s.rows > RETRAIN_GROWTH * Math.max(1, s.trainedRows)) return true;
     return s.rows > 0 && s.trainMeanSim - s.meanSim > RETRAIN_DRIFT;
   }
 
-  /** The index's size and drift figures. */
+  /** The index's size and drift figures; waits, on this thread, for a job under way ({@link statsAsync} never does). */
   stats(): GlanceIndexStats {
     return this.#native.stats();
+  }
+
+  /** {@link stats} once no job is in flight: never waits on the JavaScript thread. */
+  statsAsync(): Promise<GlanceIndexStats> {
+    return this.#whenIdle(() => this.#native.stats());
   }
 
   /**
@@ -208,12 +233,17 @@ export class GlanceIndex {
     if (nq === 0) throw invalidArgument("queries hold no token");
     const weights = resolveWeights(options.weights, nq);
     const { nprobe, maxCandidates } = resolveKnob(options, bank.size);
-    return this.#native.candidates(bank._native, queries, weights, nprobe, maxCandidates);
+    return this.#job(() => this.#native.candidates(bank._native, queries, weights, nprobe, maxCandidates));
   }
 
-  /** The centroids and every indexed skill's codes, by handle (what {@link saveGlanceIndex} writes). */
+  /** The centroids and every indexed skill's codes, by handle (what {@link saveGlanceIndex} writes); waits, as {@link stats}, for a job under way. */
   exportCodes(): ReturnType<NativeGlanceIndex["exportCodes"]> {
     return this.#native.exportCodes();
+  }
+
+  /** {@link exportCodes} and {@link stats} of one moment, once no job is in flight. */
+  exportAsync(): Promise<{ codes: ReturnType<NativeGlanceIndex["exportCodes"]>; stats: GlanceIndexStats }> {
+    return this.#whenIdle(() => ({ codes: this.#native.exportCodes(), stats: this.#native.stats() }));
   }
 
   #checkBank(bank: KeyBank): void {
@@ -298,8 +328,7 @@ export interface IndexedSkill {
  * for are left out), then a SHA-256 of everything before it. A cache: the bank stays the truth.
  */
 export async function saveGlanceIndex(path: string, index: GlanceIndex, skillOf: (handle: number) => IndexedSkill | undefined): Promise<void> {
-  const e = index.exportCodes();
-  const s = index.stats();
+  const { codes: e, stats: s } = await index.exportAsync();
   const ids: string[] = [], hashes: string[] = [];
   const offsets: number[] = [0], codes: number[] = [], rows: number[] = [], sims: number[] = [];
   for (let i = 0; i < e.handles.length; i++) {
@@ -362,7 +391,7 @@ export async function openGlanceIndex(
     kept++;
   }
   const sync = await index.sync(bank);
-  if (index.needsRetrain()) return rebuild("stale", "the bank outgrew the centroids (growth or drift past the retrain bounds)");
+  if (index.needsRetrain(await index.statsAsync())) return rebuild("stale", "the bank outgrew the centroids (growth or drift past the retrain bounds)");
   if (save && (sync.added > 0 || parsed.ids.length !== kept)) await saveGlanceIndex(path, index, skillOf);
   return { index, outcome: { kind: "loaded", kept, assigned: sync.added, dropped: parsed.ids.length - kept } };
 }

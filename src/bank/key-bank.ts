@@ -4,11 +4,11 @@
  *
  * @module
  */
-import { GavelError, invalidArgument } from "../errors.js";
+import { invalidArgument } from "../errors.js";
 import { loadBinding, type NativeBank, type NativeBankGlanceResult } from "../native/binding.js";
 import { checkFloat32, checkInt, checkRows, resolveWeights } from "../kernels/args.js";
 import { voteK, type GlanceOptions } from "../kernels/kernels.js";
-import { optionsObject, valueText } from "../util/validate.js";
+import { abortable, abortedError, optionsObject, valueText } from "../util/validate.js";
 
 /** Every key of {@link KeyBankGlanceOptions}. */
 const KEY_BANK_GLANCE_KEYS: Record<keyof KeyBankGlanceOptions, true> = { handles: true, signal: true, detail: true, weights: true, k: true };
@@ -23,7 +23,7 @@ export interface KeyBankGlanceOptions extends GlanceOptions {
    * skill, in {@link KeyBank.handles} order. The default k is then {@link voteK}(handles.length).
    */
   handles?: Int32Array;
-  /** Cancels the glance: it rejects with a GavelError `ABORTED` (the bank stays usable). */
+  /** Cancels the glance: it rejects at once with a GavelError `ABORTED`, the signal's reason as its `cause` (the bank stays usable). */
   signal?: AbortSignal;
   /**
    * Return m and argmax only for the `detail` best columns by g (integer ≥ 0), listed in
@@ -196,19 +196,22 @@ export class KeyBank {
     const k = options.k === undefined ? voteK(handles ? handles.length : this.size) : options.k;
     checkInt(k, "k", 1);
     if (options.detail !== undefined) checkInt(options.detail, "detail", 0);
-    if (signal?.aborted) throw new GavelError("glance aborted", "ABORTED");
+    return abortable("KeyBank.glance", signal, () => this.#glance(queries, weights, k, handles, options.detail, signal));
+  }
+
+  #glance(queries: Float32Array, weights: Float32Array, k: number, handles: Int32Array | undefined, detail: number | undefined, signal: AbortSignal | undefined): Promise<KeyBankGlanceResult> {
     const ticket = nextTicket;
     nextTicket = nextTicket >= 0x7fffffff ? 1 : nextTicket + 1;
-    const pending = this.#native.glance(queries, weights, k, handles ?? null, ticket, options.detail);
+    const pending = this.#native.glance(queries, weights, k, handles ?? null, ticket, detail);
     if (signal === undefined) return pending;
-    const onAbort = () => {
-      this.#native.abort(ticket);
-    };
-    signal.addEventListener("abort", onAbort, { once: true });
-    try {
-      return await pending;
-    } finally {
-      signal.removeEventListener("abort", onAbort);
-    }
+    // an abort rejects at once; the native glance stops at its next check, its result dropped
+    return new Promise<KeyBankGlanceResult>((resolve, reject) => {
+      const onAbort = () => {
+        this.#native.abort(ticket);
+        reject(abortedError("KeyBank.glance", signal));
+      };
+      signal.addEventListener("abort", onAbort, { once: true });
+      pending.then(resolve, reject).finally(() => signal.removeEventListener("abort", onAbort));
+    });
   }
 }

@@ -1,7 +1,7 @@
 import { GavelError, invalidArgument } from "../errors.js";
 import { backendDevices, loadBinding, type NativeModel, type NativeModelInfo } from "../native/binding.js";
 import { checkGgufFile, DEFAULT_CONTEXT, defaultContextFor, headerContext, validateModelFile } from "./gguf-file.js";
-import { abortedError, boolOption, checkLayer, intOption, optionsObject, signalOption, toTokens } from "../util/validate.js";
+import { abortable, abortedError, asAborted, boolOption, checkLayer, intOption, optionsObject, signalOption, toTokens } from "../util/validate.js";
 import { layoutOption, loadParams, MODEL_LOAD_KEYS, resolveLogprobsInGraph, SCORE_KEYS, TOKENIZE_KEYS, type ModelLoadOptions, type ScoreOptions } from "./load-options.js";
 
 export type { ModelLoadOptions, ScoreOptions };
@@ -32,7 +32,11 @@ export interface ScoreResult {
 
 /** Options of a model call that can be aborted. */
 export interface CallOptions {
-  /** Aborts the call (ABORTED); a call already running in native code stops at its next check. */
+  /**
+   * Aborts the call: it rejects with a GavelError `ABORTED` naming the verb, the signal's reason as
+   * its `cause`. An already-aborted signal rejects before the call waits for the calls queued before
+   * it; a call already running in native code stops at its next check.
+   */
   signal?: AbortSignal;
 }
 
@@ -112,16 +116,26 @@ export class Model {
     return this.#native;
   }
 
-  /** Runs a native call after every earlier one, with AbortSignal support. */
-  #enqueue<T>(signal: AbortSignal | undefined, run: (native: NativeModel) => Promise<T>): Promise<T> {
+  /**
+   * Runs a native call after every earlier one, with AbortSignal support: DISPOSED, then an
+   * already-aborted signal, are refused before the call is queued; an abort while it waits or runs
+   * rejects with `verb`'s ABORTED.
+   */
+  #enqueue<T>(verb: string, signal: AbortSignal | undefined, run: (native: NativeModel) => Promise<T>): Promise<T> {
     this.#use();
+    if (signal?.aborted) return Promise.reject(abortedError(verb, signal));
     const start = async (): Promise<T> => {
       const native = this.#use();
-      if (signal?.aborted) throw abortedError();
+      if (signal?.aborted) throw abortedError(verb, signal);
       const onAbort = () => native.abort();
       signal?.addEventListener("abort", onAbort, { once: true });
       try {
-        return await run(native);
+        const result = await run(native);
+        // a call whose signal aborted before it settled rejects, even when the native call got to its end
+        if (signal?.aborted) throw abortedError(verb, signal);
+        return result;
+      } catch (err) {
+        throw asAborted(err, verb, signal);
       } finally {
         signal?.removeEventListener("abort", onAbort);
       }
@@ -193,8 +207,8 @@ export class Model {
       this.#checkLength(t.length, "hiddenStates");
       const signal = signalOption(optionsObject(options, "options", SIGNAL_KEYS).signal);
       const via = this.#statesVia;
-      if (via && layers.length === 1) return via(t, layers[0], signal).then((rows) => [rows]);
-      return this.#enqueue(signal, (n) => n.hiddenStates(t, Int32Array.from(layers)));
+      if (via && layers.length === 1) return abortable("Model.hiddenStates", signal, () => via(t, layers[0], signal)).then((rows) => [rows]);
+      return this.#enqueue("Model.hiddenStates", signal, (n) => n.hiddenStates(t, Int32Array.from(layers)));
     });
   }
 
@@ -222,7 +236,7 @@ export class Model {
       const ts = checkTasks(tasks, this.info.nVocab, this.info.contextSize);
       this.#checkLayers(layers);
       const signal = signalOption(optionsObject(options, "options", SIGNAL_KEYS).signal);
-      return this.#enqueue(signal, (n) => nativeStatesMany(n, ts, Int32Array.from(layers), signal));
+      return this.#enqueue("Model.hiddenStatesMany", signal, (n) => nativeStatesMany(n, ts, Int32Array.from(layers), signal));
     });
   }
 
@@ -276,8 +290,9 @@ export class Model {
         return { prefix, continuation: cont };
       });
       const signal = signalOption(o.signal);
-      if (this.#scoresVia) return this.#scoresVia(requests, readIds, signal);
-      return this.#enqueue(signal, (n) => n.score(requests, readIds));
+      const via = this.#scoresVia;
+      if (via) return abortable("Model.score", signal, () => via(requests, readIds, signal));
+      return this.#enqueue("Model.score", signal, (n) => n.score(requests, readIds));
     });
   }
 
@@ -289,7 +304,7 @@ export class Model {
   routeScores(via: ScoresVia | null): ScoresVia {
     this.#use();
     this.#scoresVia = via;
-    return (requests, readIds, signal) => this.#enqueue(signal, (n) => n.score(requests, readIds));
+    return (requests, readIds, signal) => this.#enqueue("Model.score", signal, (n) => n.score(requests, readIds));
   }
 
   #scoresVia: ScoresVia | null = null;
@@ -300,7 +315,7 @@ export class Model {
       const t = toTokens(tokens, "tokens", this.info.nVocab);
       if (t.length === 0) throw invalidArgument("tokens must not be empty");
       this.#checkLength(t.length, "logits");
-      return this.#enqueue(signalOption(optionsObject(options, "options", SIGNAL_KEYS).signal), (n) => n.logits(t));
+      return this.#enqueue("Model.logits", signalOption(optionsObject(options, "options", SIGNAL_KEYS).signal), (n) => n.logits(t));
     });
   }
 
@@ -342,7 +357,7 @@ export class Model {
     checkGenerationVerb(native);
     const gen = s.finalState ? native.generation(s.layer, s.params, true) : native.generation(s.layer, s.params);
     const host = {
-      enqueue: <T>(signal: AbortSignal | undefined, run: () => Promise<T>) => this.#enqueue(signal, () => run()),
+      enqueue: <T>(signal: AbortSignal | undefined, run: () => Promise<T>) => this.#enqueue("Model.generate", signal, () => run()),
       detokenize: (t: Int32Array) => this.#use().detokenize(t, false),
       contextSize: this.info.contextSize,
       generations: this.#generations,
@@ -352,7 +367,7 @@ export class Model {
 
   /** Drops every cached prefix. */
   clearCache(): Promise<void> {
-    return this.#call(() => this.#enqueue(undefined, async (n) => n.clearCache()));
+    return this.#call(() => this.#enqueue("Model.clearCache", undefined, async (n) => n.clearCache()));
   }
 
   /** Counters of the prefix cache. */

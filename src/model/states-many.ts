@@ -7,7 +7,7 @@
  */
 import { GavelError, invalidArgument } from "../errors.js";
 import type { NativeModel } from "../native/binding.js";
-import { abortedError, toTokens } from "../util/validate.js";
+import { throwIfAborted, toTokens } from "../util/validate.js";
 
 /** One (prefix, continuation) pair of a score call, checked. */
 export interface ScoreRequest {
@@ -48,7 +48,7 @@ export async function nativeStatesMany(n: NativeModel, tasks: Int32Array[], laye
   if (n.hiddenStatesMany) return n.hiddenStatesMany(tasks, layers);
   const out: Float32Array[][] = [];
   for (const t of tasks) {
-    if (signal?.aborted) throw abortedError();
+    throwIfAborted(signal, "hiddenStatesMany");
     out.push(await n.hiddenStates(t, layers));
   }
   return out;

@@ -8,7 +8,7 @@
  * a span, the straddling token is left out of it.
  */
 import { GavelError } from "../errors.js";
-import { abortedError } from "../util/validate.js";
+import { abortedError, throwIfAborted } from "../util/validate.js";
 import type { Model } from "../model/Model.js";
 import { ChatTemplate, renderSkill, renderTask, renderVerdictTail, SKILL_INTRO, type RenderableSkill } from "./index.js";
 
@@ -189,7 +189,7 @@ export class RenderEncoder {
     let r = steps.next();
     while (!r.done) {
       const { text, special, addBos } = r.value;
-      if (signal?.aborted) throw abortedError();
+      throwIfAborted(signal, "tokenize");
       const tokens = text.length < syncBelow
         ? this.model.tokenize(text, { special, addBos })
         : await untilAborted(this.model.tokenizeAsync(text, { special, addBos }), signal);
@@ -419,7 +419,7 @@ export class RenderEncoder {
 function untilAborted<T>(p: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
   if (!signal) return p;
   return new Promise<T>((resolve, reject) => {
-    const fail = () => reject(abortedError());
+    const fail = () => reject(abortedError("tokenize", signal));
     if (signal.aborted) return fail();
     signal.addEventListener("abort", fail, { once: true });
     p.then(resolve, reject).finally(() => signal.removeEventListener("abort", fail));

@@ -9,7 +9,7 @@
  */
 import { GavelError, invalidArgument } from "../errors.js";
 import type { Model } from "../model/Model.js";
-import { boolOption, intOption, optionsObject, signalOption, valueText } from "../util/validate.js";
+import { abortable, abortedError, boolOption, intOption, optionsObject, signalOption, valueText } from "../util/validate.js";
 import type { Skill, SkillInput } from "../skills/index.js";
 import { RenderEncoder, type TaskKeep } from "../render/encode.js";
 import { modelFingerprint } from "../model/fingerprint.js";
@@ -34,7 +34,7 @@ import { glanceTrusted, preferTrusted, priorityOf, sourceClass, trustActive, tru
 import { type RouterParts, taskBudgets } from "./parts.js";
 import { readSkillRecord, type SkillRecord } from "./skill-record.js";
 import { installedSkill } from "./installed.js";
-import { GLANCE_KEYS, RANK_KEYS, ROUTE_KEYS, ROUTER_OPEN_KEYS } from "./option-keys.js";
+import { GLANCE_KEYS, INSTALL_KEYS, RANK_KEYS, ROUTE_KEYS, ROUTER_OPEN_KEYS } from "./option-keys.js";
 import type { Candidate, GlanceHit, GlanceOptions, InstalledSkill, InstallOptions, InstallReport } from "./types.js";
 import type { RankOptions, RankResult, RouteContext, RouteOptions, RouteResult, RouterOpenOptions } from "./types.js";
 
@@ -169,7 +169,16 @@ export class Router {
    * still install.
    */
   install(source: string | readonly (Skill | SkillInput)[], options?: InstallOptions): Promise<InstallReport> {
-    return this.#exclusive(async () => {
+    let signal: AbortSignal | undefined;
+    try {
+      this.#check();
+      signal = signalOption(optionsObject(options, "install options", INSTALL_KEYS).signal);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    // an aborted install neither waits for the writes queued before it nor reads its source
+    if (signal?.aborted) return Promise.reject(abortedError("Router.install", signal));
+    return this.#exclusive(() => abortable("Router.install", signal, async () => {
       this.#check();
       try {
         const report = await installSkills(this.#parts, source, options);
@@ -189,7 +198,7 @@ export class Router {
       } finally {
         this.#lexical.invalidate();
       }
-    });
+    }, true));
   }
 
   /** Removes an installed skill (by id or name). Resolves to false when there is none. */
@@ -273,13 +282,14 @@ export class Router {
    * tens of thousands of skills (routes started meanwhile wait for it); nothing to do otherwise.
    * `gavel serve` calls it once it listens.
    *
-   * @throws GavelError `ABORTED` when `signal` aborted before the glance.
+   * @throws GavelError `ABORTED` when `signal` aborted before the call (whether or not there is
+   *   anything to warm) or while it runs (a coding glance under way runs on to its end, its codes kept).
    */
   async warm(options?: { signal?: AbortSignal }): Promise<KeyIvfWarm> {
     this.#check();
     const o = optionsObject(options, "warm options", { signal: true });
     const signal = signalOption(o.signal);
-    return this.#parts.library.reading(() => warmKeyIvf(this.#parts.library, signal));
+    return abortable("Router.warm", signal, () => this.#parts.library.reading(() => warmKeyIvf(this.#parts.library, signal)));
   }
 
   /** Ranks the whole library by the glance alone, best first. */
@@ -288,7 +298,8 @@ export class Router {
     const o = optionsObject(options, "glance options", GLANCE_KEYS);
     const topK = intOption(o.topK, "topK", 1, 1 << 30, 20);
     const trust = trustSettings(o, this.projections.delta);
-    const { ranked } = await this.#parts.library.reading(() => this.#glance(context, liveOption(o.live), signalOption(o.signal), trust));
+    const signal = signalOption(o.signal);
+    const { ranked } = await abortable("Router.glance", signal, () => this.#parts.library.reading(() => this.#glance(context, liveOption(o.live), signal, trust)));
     return glanceHits(ranked.slice(0, topK));
   }
 
@@ -307,11 +318,11 @@ export class Router {
    */
   async route(context: RouteContext, options?: RouteOptions): Promise<RouteResult> {
     this.#check();
-    return this.#parts.library.reading(() => this.#route(context, options));
+    const o = optionsObject(options, "route options", ROUTE_KEYS);
+    return abortable("Router.route", signalOption(o.signal), () => this.#parts.library.reading(() => this.#route(context, o)));
   }
 
-  async #route(context: RouteContext, options?: RouteOptions): Promise<RouteResult> {
-    const o = optionsObject(options, "route options", ROUTE_KEYS);
+  async #route(context: RouteContext, o: Record<string, unknown>): Promise<RouteResult> {
     const model = this.projections.abstention;
     const abstain = boolOption(o.abstain, "abstain", model !== null);
     const ownCut = boolOption(o.libraryCut, "libraryCut", config().libraryCut === "on");
@@ -354,11 +365,11 @@ export class Router {
    */
   async rank(context: RouteContext, options?: RankOptions): Promise<RankResult> {
     this.#check();
-    return this.#parts.library.reading(() => this.#rank(context, options));
+    const o = optionsObject(options, "rank options", RANK_KEYS);
+    return abortable("Router.rank", signalOption(o.signal), () => this.#parts.library.reading(() => this.#rank(context, o)));
   }
 
-  async #rank(context: RouteContext, options?: RankOptions): Promise<RankResult> {
-    const o = optionsObject(options, "rank options", RANK_KEYS);
+  async #rank(context: RouteContext, o: Record<string, unknown>): Promise<RankResult> {
     const glanceTop = intOption(o.glanceTop, "glanceTop", 1, 1 << 30, 20);
     const verdictTop = intOption(o.verdictTop, "verdictTop", 0, 1 << 10, this.projections.maxShortlist);
     const also = alsoOption(o.also);

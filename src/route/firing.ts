@@ -16,7 +16,7 @@
  * @module
  */
 import { GavelError, invalidArgument } from "../errors.js";
-import { abortedError, boolOption, optionsObject, signalOption } from "../util/validate.js";
+import { asAborted, boolOption, optionsObject, signalOption, throwIfAborted } from "../util/validate.js";
 import { defaultLexical } from "./abstention.js";
 import { chatAsTask, domainTextOf } from "./context.js";
 import { decide, decisionOutcome } from "./decide.js";
@@ -132,6 +132,15 @@ function tailStart(text: string, at: number): number {
  *   checked again after each wait, so a reset or a dispose while it runs is one of these too
  */
 export async function selectLive(live: LiveContext, context: RouteContext, options?: LiveSelectOptions): Promise<LiveSelection> {
+  try {
+    return await select(live, context, options);
+  } catch (err) {
+    // an abort noticed by any stage (the verdict's model call, the library cut) is selectLive's
+    throw asAborted(err, "selectLive", (options as { signal?: AbortSignal } | undefined)?.signal);
+  }
+}
+
+async function select(live: LiveContext, context: RouteContext, options?: LiveSelectOptions): Promise<LiveSelection> {
   if (typeof live !== "object" || live === null || !("routerParts" in live)) throw invalidArgument("selectLive: live must be a LiveContext (router.live())");
   live.checkOpen("selectLive");
   const parts = live.routerParts;
@@ -142,11 +151,11 @@ export async function selectLive(live: LiveContext, context: RouteContext, optio
   const verdict = boolOption(o.verdict, "verdict", true);
   const lexical = boolOption(o.lexical, "lexical", defaultLexical(projections, abstain));
   const signal = signalOption(o.signal);
-  if (signal?.aborted) throw abortedError();
+  throwIfAborted(signal, "selectLive");
   const noToken = () => invalidArgument("the live context has read no token yet: nothing to select from");
   if (live.tokens === 0) throw noToken();
   const taskText = await liveVerdictText(parts, context);
-  if (signal?.aborted) throw abortedError();
+  throwIfAborted(signal, "selectLive");
   // checked again after each wait: a reset or a dispose may have come meanwhile
   live.checkOpen("selectLive");
   if (live.tokens === 0) throw noToken();
@@ -174,7 +183,7 @@ export async function selectLive(live: LiveContext, context: RouteContext, optio
     const d = await decide(parts, lexicalExpert, taskText, ranked, handles, { lexical, verdict, abstain, libraryCut: cut, domainText: domainTextOf(context), signal });
     const outcome = decisionOutcome(parts, d);
     const record = outcome.skill !== null ? await readSkillRecord(library, outcome.skill) : null;
-    if (signal?.aborted) throw abortedError();
+    throwIfAborted(signal, "selectLive");
     return {
       ...outcome,
       record,

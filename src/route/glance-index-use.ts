@@ -23,7 +23,6 @@
  */
 import { stat } from "node:fs/promises";
 import { join } from "node:path";
-import { GavelError } from "../errors.js";
 import { GlanceIndex, openGlanceIndex, type IndexedSkill } from "../bank/glance-index.js";
 import { KeyIvf } from "../bank/key-ivf.js";
 import { openKeyIvf, saveKeyIvf } from "../bank/key-ivf-file.js";
@@ -31,6 +30,7 @@ import type { KeyBankGlanceResult } from "../bank/key-bank.js";
 import { glanceDevice } from "../bank/key-bank.js";
 import type { Library } from "../bank/library.js";
 import { config } from "../config.js";
+import { throwIfAborted } from "../util/validate.js";
 
 /** Routable skills from which `auto` is meant to prune the CPU glance (it does not yet: see above). */
 export const PRUNE_FROM = 8192;
@@ -221,11 +221,10 @@ export async function refreshKeyIvf(library: Library): Promise<void> {
  * @throws GavelError `ABORTED` when `signal` aborted before or during the search.
  */
 export async function keyIvfGlance(library: Library, index: KeyIvf, queries: Float32Array, weights: Float32Array, k: number, signal?: AbortSignal, handles?: Int32Array): Promise<KeyBankGlanceResult> {
-  const aborted = () => new GavelError("glance aborted", "ABORTED");
-  if (signal?.aborted) throw aborted();
+  throwIfAborted(signal, "glance");
   const fast = config().keyIvfI8 === "on";
   const r = await index.glance(library.keys, queries, { weights, k, probeSpread: "weight", ...(fast ? { i8: true, prune: true } : {}), ...(handles ? { handles } : {}) });
-  if (signal?.aborted) throw aborted();
+  throwIfAborted(signal, "glance");
   return { g: r.g, handles: r.handles, m: new Float32Array(0), argmax: new Int32Array(0), columns: new Int32Array(0) };
 }
 
@@ -245,17 +244,20 @@ export interface KeyIvfWarm {
  * Makes ready what the route's first glances would otherwise make: the library's key IVF opened
  * (when the route reads it) and, with `GAVEL_KEY_IVF_I8=on`, every list's int8 codes, by one glance of
  * one row over every list. Over 30K skills that is seconds of CPU; glances wait for it meanwhile.
+ * `signal` is checked before each step (the coding glance, once started, runs to its end).
  */
 export async function warmKeyIvf(library: Library, signal?: AbortSignal): Promise<KeyIvfWarm> {
+  throwIfAborted(signal, "Router.warm");
   const none = { keyIvf: false, coded: 0, codeMs: 0, bytes: 0 };
   const handles = library.routable();
   if (handles.length === 0 || !readsKeyIvf(handles.length)) return none;
   const index = await keyIvfForGlance(library);
   if (!index || (handles.length < library.keys.size && !index.restricts)) return none;
-  if (signal?.aborted) throw new GavelError("warm-up aborted", "ABORTED");
+  throwIfAborted(signal, "Router.warm");
   if (config().keyIvfI8 !== "on") return { ...none, keyIvf: true, bytes: (await index.statsAsync()).bytes };
   const row = new Float32Array(index.dim);
   row[0] = 1;
   const r = await index.glance(library.keys, row, { nprobe: "all", i8: true });
+  throwIfAborted(signal, "Router.warm");
   return { keyIvf: true, coded: r.coded, codeMs: r.codeMs, bytes: (await index.statsAsync()).bytes };
 }

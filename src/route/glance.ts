@@ -5,7 +5,7 @@
  * @module
  */
 import { GavelError } from "../errors.js";
-import { abortedError } from "../util/validate.js";
+import { throwIfAborted } from "../util/validate.js";
 import type { KeyBankGlanceResult } from "../bank/key-bank.js";
 import type { Library } from "../bank/library.js";
 import { glancePruned } from "../bank/glance-index.js";
@@ -48,7 +48,7 @@ export interface Glanced {
  *   `EMPTY_LIBRARY` when no skill is routable, or `keep` excludes every one.
  */
 export async function glanceLibrary({ library, projections }: RouterParts, queriesOf: () => Promise<Queries>, signal?: AbortSignal, keep?: (id: string) => boolean, tokenScores = false): Promise<Glanced> {
-  if (signal?.aborted) throw abortedError(signal.reason); // an aborted call stops first: not EMPTY_LIBRARY
+  throwIfAborted(signal, "glance"); // an aborted call stops first: not EMPTY_LIBRARY
   let handles = library.routable();
   if (handles.length === 0) throw new GavelError("no skill is installed (or every one has disable-model-invocation)", "EMPTY_LIBRARY");
   if (keep) {

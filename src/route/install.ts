@@ -6,7 +6,7 @@
  * @module
  */
 import { GavelError, invalidArgument } from "../errors.js";
-import { abortedError, intOption, optionsObject, signalOption } from "../util/validate.js";
+import { throwIfAborted, intOption, optionsObject, signalOption } from "../util/validate.js";
 import { inOrder, type Outcome } from "../util/in-order.js";
 import { loadSkills, type Skill, type SkillInput } from "../skills/index.js";
 import { StatesCache } from "../model/states-cache.js";
@@ -176,7 +176,7 @@ export async function installSkills(parts: RouterParts, source: string | readonl
   const { skills, failed } = await loadSkills(source, { offset: settings.offset, limit: settings.limit, signal });
   const run = new Installation(parts, settings, states, t0, skills, failed);
   const beforeEach = () => {
-    if (signal?.aborted) throw abortedError();
+    throwIfAborted(signal, "Router.install");
   };
   try {
     await inOrder(skills, { width: settings.inFlight, beforeEach }, (s) => run.encode(s), (s, outcome) => run.settle(s, outcome));

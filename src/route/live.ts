@@ -23,7 +23,7 @@
 import { GavelError, invalidArgument } from "../errors.js";
 import { voteK } from "../kernels/kernels.js";
 import { loadBinding, type NativeLive } from "../native/binding.js";
-import { optionsObject, signalOption, valueText } from "../util/validate.js";
+import { asAborted, optionsObject, signalOption, throwIfAborted, valueText } from "../util/validate.js";
 import type { RouterParts } from "./parts.js";
 
 /** How {@link LiveContext.scores} and {@link LiveContext.top} read the scores. */
@@ -138,10 +138,11 @@ export class LiveContext {
       throw invalidArgument(`states must be a Float32Array of rows × nEmbd (${nEmbd})`);
     }
     this.checkOpen("live append");
+    // an aborted append rejects, whether or not it had rows to fold
+    throwIfAborted(signal, "LiveContext.append");
     // A reset since this append was called forgets its rows: nothing to fold.
     if (generation !== this.#generation) return;
     if (states.length === 0) return;
-    if (signal?.aborted) throw new GavelError("live append aborted", "ABORTED");
     const { library } = this.#parts;
     const handles = library.routable();
     if (handles.length === 0) throw new GavelError("no skill is installed (or every one has disable-model-invocation)", "EMPTY_LIBRARY");
@@ -156,6 +157,8 @@ export class LiveContext {
     signal?.addEventListener("abort", onAbort, { once: true });
     try {
       await pending;
+    } catch (err) {
+      throw asAborted(err, "LiveContext.append", signal);
     } finally {
       signal?.removeEventListener("abort", onAbort);
       // A reset called while this append ran on a worker cleared the sums before the worker's rows

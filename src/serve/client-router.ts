@@ -10,6 +10,7 @@ import type { GlanceHit, GlanceOptions, RouteContext, RouteOptions, RouteResult 
 import type { SkillRef } from "./handlers.js";
 import { resolve } from "node:path";
 import { GavelError } from "../errors.js";
+import { abortable, throwIfAborted } from "../util/validate.js";
 import { connect, type EndpointOptions, type ServeClient } from "./client.js";
 import { resolveBankDir } from "./protocol.js";
 import { DEFAULT_ON_DEMAND_IDLE_MS, startServer } from "./start.js";
@@ -25,7 +26,7 @@ async function connectOrStart(options: ServerRouterOptions, signal?: AbortSignal
   if ("refused" in r) throw new GavelError(`no gavel server runs for the bank ${bank}, and none was started: ${r.refused}`, "FILE_NOT_FOUND");
   const deadline = Date.now() + (o.waitMs ?? 120_000);
   for (;;) {
-    if (signal?.aborted) throw new GavelError("the request was aborted", "ABORTED");
+    throwIfAborted(signal, "serverRouter");
     const c = await connect(where).catch(() => null);
     if (c) return c;
     if (Date.now() > deadline) throw new GavelError(`the gavel server started for the bank ${bank} did not listen within ${o.waitMs ?? 120_000} ms (see ${"log" in r ? r.log : "its log"})`, "FILE_NOT_FOUND");
@@ -58,6 +59,9 @@ export interface ServerRouter {
   close(): void;
 }
 
+/** The verb of {@link ServerRouter} that sends each op. */
+const VERBS = { route: "route", "get-skill": "get", "glance-top": "glance", list: "list" } as const;
+
 /** The route options that travel (the server ignores the rest). */
 const FLAGS = ["abstain", "libraryCut", "verdict", "explain", "lexical", "live"] as const;
 
@@ -74,7 +78,10 @@ const FLAGS = ["abstain", "libraryCut", "verdict", "explain", "lexical", "live"]
  */
 export function serverRouter(options: ServerRouterOptions = {}): ServerRouter {
   let client: Promise<ServeClient> | null = null;
-  const request = async <T>(op: "route" | "get-skill" | "glance-top" | "list", params: Record<string, unknown>, signal?: AbortSignal): Promise<T> => {
+  // an aborted signal neither connects nor starts a server; an abort on the way is the verb's ABORTED
+  const request = <T>(op: "route" | "get-skill" | "glance-top" | "list", params: Record<string, unknown>, signal?: AbortSignal): Promise<T> =>
+    abortable(`serverRouter.${VERBS[op]}`, signal, () => send<T>(op, params, signal));
+  const send = async <T>(op: "route" | "get-skill" | "glance-top" | "list", params: Record<string, unknown>, signal?: AbortSignal): Promise<T> => {
     client ??= options.start ? connectOrStart(options, signal) : connect({ bank: options.bank, socket: options.socket });
     const c = client;
     try {

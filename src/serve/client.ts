@@ -14,6 +14,7 @@ import { connect as netConnect, type Socket } from "node:net";
 import { GavelError, type GavelErrorCode } from "../errors.js";
 import { CONTROL_OPS, DEFAULT_LIMITS } from "./limits.js";
 import { linkSignals } from "../util/linked-signal.js";
+import { abortedError } from "../util/validate.js";
 import { MAX_LINE_BYTES, PROTOCOL_VERSION, type Op, type ProgressLine, type RequestId, type Response } from "./protocol.js";
 import { findEndpoint, isRunningOptions, notRunning, readHttpEndpoint, type Endpoint, type EndpointOptions, type IsRunningOptions } from "./endpoint.js";
 
@@ -234,14 +235,15 @@ export class ServeClient {
       // the request settles (linked-signal.ts: AbortSignal.any would leave a record on it per request)
       const linked = linkSignals([options.signal, options.timeoutMs !== undefined ? AbortSignal.timeout(options.timeoutMs) : undefined]);
       const signal = linked.signal;
-      if (signal?.aborted) return reject(new GavelError("the request was aborted", "ABORTED"));
+      const verb = `ServeClient.request(${op})`;
+      if (signal?.aborted) return reject(abortedError(verb, signal));
       const onAbort = () => {
         const queued = this.#waiting.findIndex((w) => w.id === id);
         if (queued >= 0) this.#waiting.splice(queued, 1); // never sent: nothing to cancel, no answer to wait for
         else if (options.settleOnAbort && this.#pending.has(id)) return this.#cancel(id);
         if (!this.#pending.delete(id)) return;
         if (queued < 0) this.#cancel(id);
-        reject(new GavelError("the request was aborted", "ABORTED"));
+        reject(abortedError(verb, signal));
       };
       const done = (f: (v: never) => void) => (v: unknown) => {
         signal?.removeEventListener("abort", onAbort);

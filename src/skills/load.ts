@@ -14,7 +14,7 @@ import {
   type SkillInput,
 } from "./types.js";
 import { nameSkeleton } from "./confusables.js";
-import { abortedError, valueText } from "../util/validate.js";
+import { throwIfAborted, valueText } from "../util/validate.js";
 
 const SKILL_FILE = "SKILL.md";
 /** Folders never searched for skills: huge and never hold a host's skills. */
@@ -84,7 +84,7 @@ function checkOptions(opts: LoadSkillsOptions): Opts {
 }
 
 function checkAbort(signal: AbortSignal | undefined): void {
-  if (signal?.aborted) throw abortedError(signal.reason);
+  throwIfAborted(signal, "loadSkills");
 }
 
 /** Collects skills and failures, turning duplicates into failures of the later entry. */

@@ -161,7 +161,45 @@ export function checkLayer(layer: unknown, nLayer: number, what = "layer"): numb
   return layer;
 }
 
-/** The error an aborted call rejects with; `cause`, when given, is the signal's reason. */
-export function abortedError(cause?: unknown): GavelError {
-  return new GavelError("the operation was aborted", "ABORTED", cause === undefined ? undefined : { cause });
+/**
+ * The error every verb rejects with once its AbortSignal aborts: a GavelError `ABORTED` whose message
+ * names the verb (`"Router.route: the operation was aborted"`) and whose `cause` is the signal's
+ * reason (a DOMException `AbortError` for `controller.abort()`, `TimeoutError` for
+ * `AbortSignal.timeout`, or the value given to `abort(reason)`).
+ */
+export function abortedError(verb: string, signal?: AbortSignal): GavelError {
+  return new GavelError(`${verb}: the operation was aborted`, "ABORTED", signal === undefined ? undefined : { cause: signal.reason });
+}
+
+/** Throws {@link abortedError} when `signal` has aborted. */
+export function throwIfAborted(signal: AbortSignal | undefined, verb: string): void {
+  if (signal?.aborted) throw abortedError(verb, signal);
+}
+
+/**
+ * `err` as the verb's abort error when it is an `ABORTED` GavelError (a native check's, an inner
+ * stage's) and `signal` has aborted; else `err` itself (an ABORTED that no signal of the caller's
+ * made, such as a dispose stopping a running call, stays as it is).
+ */
+export function asAborted(err: unknown, verb: string, signal: AbortSignal | undefined): unknown {
+  const aborted = err instanceof GavelError && err.code === "ABORTED";
+  return aborted && signal?.aborted ? abortedError(verb, signal) : err;
+}
+
+/**
+ * Runs a verb's work under its signal: an already-aborted signal rejects before `work` starts, and
+ * an abort while it runs rejects with the verb's own {@link abortedError}, whichever stage noticed it.
+ * A read (`writes` false) whose signal aborted before its promise settled rejects even when the work
+ * got to its end; a write that got to its end resolves (what it did is done).
+ */
+export async function abortable<T>(verb: string, signal: AbortSignal | undefined, work: () => Promise<T>, writes = false): Promise<T> {
+  throwIfAborted(signal, verb);
+  let result: T;
+  try {
+    result = await work();
+  } catch (err) {
+    throw asAborted(err, verb, signal);
+  }
+  if (!writes) throwIfAborted(signal, verb);
+  return result;
 }

@@ -143,6 +143,33 @@ describe("glance index", () => {
     bank.dispose();
   });
 
+  // The native index takes one lock per job, and its synchronous reads take it on the JavaScript
+  // thread: stats() called while a training ran froze the event loop until it ended. statsAsync and
+  // exportAsync read once no job is in flight, so the loop turns meanwhile.
+  it("statsAsync and exportAsync called during a training leave the event loop free and read the new centroids", async () => {
+    const r = rng(SEED + 11);
+    const dim = 32;
+    const bank = new KeyBank(dim);
+    // enough keys that a training takes many turns of the event loop, even on a fast machine
+    for (let s = 0; s < 200; s++) bank.add(unit(r, 300, dim));
+    const index = await GlanceIndex.build(bank, { centroids: 16, seed: 1 });
+    let training = true;
+    const trained = index.train(bank, { centroids: 32, seed: 2, iters: 20 }).finally(() => (training = false));
+    const stats = index.statsAsync();
+    const exported = index.exportAsync();
+    // the loop turns while the training runs on its worker thread
+    expect(await new Promise((resolve) => setImmediate(() => resolve(training)))).toBe(true);
+    await trained;
+    const s = await stats;
+    expect(s.centroids).toBe(32);
+    expect(s).toEqual(index.stats());
+    expect(index.needsRetrain(s)).toBe(index.needsRetrain());
+    const { codes, stats: s2 } = await exported;
+    expect(s2).toEqual(s);
+    expect(codes.centroids).toEqual(index.exportCodes().centroids);
+    bank.dispose();
+  }, 300_000);
+
   it("samples its training rows as a partial Fisher–Yates over mulberry32", () => {
     const r = rng(SEED + 1);
     for (let t = 0; t < 20; t++) {

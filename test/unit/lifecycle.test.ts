@@ -1,0 +1,197 @@
+// Cancellation and lifecycle of every public async verb that takes `{ signal }`, as one table over
+// real objects: the stories260K model, random projections, the examples/skills library installed
+// once, a key bank, a live context, and a resident server (its own model and a read-only router on
+// the same bank) with a client and a serverRouter. For each verb:
+//   (a) an already-aborted signal rejects with GavelError ABORTED, the message naming the verb, the
+//       signal's reason as its cause, and no work done (no model call, nothing installed);
+//   (b) an abort right after the call returned (the verb has started: its first check passed) rejects
+//       the same way, whatever stage noticed it (a native check, an inner stage's own check);
+//   (c) the verb on a disposed (closed) object rejects with DISPOSED, and dispose()/close() is idempotent.
+// Verbs with nothing to do (Router.warm below the key IVF's threshold, an empty live append) reject
+// as well: an aborted call never resolves.
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { GavelError, KeyBank, Model, Projections, Router, selectLive, serverRouter, type LiveContext } from "../../src/index.js";
+import { connect, type ServeClient } from "../../src/serve/client.js";
+import { ResidentServer } from "../../src/serve/server.js";
+import { needsShared, repoRoot, SHARED, storiesPath } from "../helpers/paths.js";
+
+const NO_SHARED = needsShared("stories260K for the lifecycle table over a real model", SHARED.stories);
+const SKILLS = join(repoRoot, "examples", "skills");
+const TASK = "Write a Dockerfile for a small Go service";
+
+/** The objects the table's calls run on, made once in beforeAll. */
+interface Objects {
+  model: Model;
+  router: Router;
+  bank: KeyBank;
+  live: LiveContext;
+  liveStates: Float32Array;
+  client: ServeClient;
+  remote: ReturnType<typeof serverRouter>;
+}
+
+const tokensOf = (o: Objects, t: string) => o.model.tokenize(t, { addBos: true });
+const unitQuery = () => Float32Array.from({ length: 16 }, (_, i) => (i === 0 ? 1 : 0));
+
+/** Every verb: its name as the error names it, and the call under a signal. */
+const ROWS: { verb: string; call: (o: Objects, signal: AbortSignal) => Promise<unknown> }[] = [
+  { verb: "Router.install", call: (o, signal) => o.router.install(SKILLS, { signal }) },
+  { verb: "Router.route", call: (o, signal) => o.router.route(TASK, { signal }) },
+  { verb: "Router.glance", call: (o, signal) => o.router.glance(TASK, { signal }) },
+  { verb: "Router.rank", call: (o, signal) => o.router.rank(TASK, { signal }) },
+  { verb: "Router.warm", call: (o, signal) => o.router.warm({ signal }) },
+  { verb: "Model.hiddenStates", call: (o, signal) => o.model.hiddenStates(tokensOf(o, TASK), 2, { signal }) },
+  { verb: "Model.hiddenStates", call: (o, signal) => o.model.hiddenStatesAt(tokensOf(o, TASK), [1, 2], { signal }) },
+  { verb: "Model.hiddenStatesMany", call: (o, signal) => o.model.hiddenStatesMany([tokensOf(o, TASK), tokensOf(o, "a cat")], [2], { signal }) },
+  { verb: "Model.score", call: (o, signal) => o.model.score(tokensOf(o, TASK), tokensOf(o, " yes").subarray(1), { signal }) },
+  { verb: "Model.score", call: (o, signal) => o.model.scoreMany([tokensOf(o, TASK), tokensOf(o, "a cat")], tokensOf(o, " no").subarray(1), { signal }) },
+  { verb: "Model.logits", call: (o, signal) => o.model.logits(tokensOf(o, TASK), { signal }) },
+  { verb: "Model.generate", call: (o, signal) => firstChunk(o.model, signal) },
+  { verb: "KeyBank.glance", call: (o, signal) => o.bank.glance(unitQuery(), { signal }) },
+  { verb: "LiveContext.append", call: (o, signal) => o.live.append(o.liveStates.subarray(0, o.model.info.nEmbd), { signal }) },
+  { verb: "LiveContext.append", call: (o, signal) => o.live.append(new Float32Array(0), { signal }) },
+  { verb: "selectLive", call: (o, signal) => selectLive(o.live, TASK, { signal }) },
+  { verb: "ServeClient.request(route)", call: (o, signal) => o.client.request("route", { task: TASK }, { signal }) },
+  { verb: "serverRouter.route", call: (o, signal) => o.remote.route(TASK, { signal }) },
+  { verb: "serverRouter.glance", call: (o, signal) => o.remote.glance(TASK, { signal }) },
+];
+
+/** What a call rejected with (null when it resolved). */
+async function outcome(p: Promise<unknown>): Promise<unknown> {
+  return p.then(() => null, (e: unknown) => e);
+}
+
+function expectAborted(err: unknown, verb: string, reason: unknown): void {
+  expect(err, `${verb} resolved instead of rejecting`).toBeInstanceOf(GavelError);
+  expect(err).toMatchObject({ code: "ABORTED", message: `${verb}: the operation was aborted` });
+  expect((err as Error).cause).toBe(reason);
+}
+
+/** Reads the first chunk of a generation (the prompt's prefill and one step), then closes it. */
+async function firstChunk(model: Model, signal: AbortSignal): Promise<unknown> {
+  const it = model.generate("Once upon a time", { maxTokens: 4, temperature: 0, signal });
+  try {
+    return await it.next();
+  } finally {
+    await it.return(undefined as never);
+  }
+}
+
+describe.skipIf(NO_SHARED)("cancellation and lifecycle of the public async verbs", () => {
+  let dir: string;
+  let projections: Projections;
+  let server: ResidentServer | undefined;
+  const o = {} as Objects;
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), "gavel-lifecycle-"));
+    o.model = await Model.load(storiesPath, { contextSize: 512, threads: 1 });
+    projections = await Projections.random(o.model, { seed: 3, dim: 16 });
+    o.router = await Router.open(o.model, { projections, bankDir: join(dir, "bank"), skillBudget: 256 });
+    const report = await o.router.install(SKILLS);
+    expect(report.installed.length).toBeGreaterThan(10);
+    o.bank = new KeyBank(16);
+    o.bank.add(unitQuery());
+    o.bank.add(Float32Array.from({ length: 32 }, (_, i) => (i === 1 || i === 18 ? 1 : 0)));
+    o.live = o.router.live();
+    o.liveStates = await o.model.hiddenStates(tokensOf(o, "Once upon a time there was a"), o.live.layer);
+    await o.live.append(o.liveStates);
+    // the server: its own model and a read-only router over the same bank (shutdown closes both)
+    const serveModel = await Model.load(storiesPath, { contextSize: 512, threads: 1 });
+    const readOnly = await Router.open(serveModel, { projections, bankDir: o.router.bankDir, skillBudget: 256, readOnly: true });
+    server = await ResidentServer.start({ router: readOnly, model: serveModel, modelPath: storiesPath, socket: join(dir, "serve.sock") });
+    o.client = await connect({ bank: o.router.bankDir, socket: join(dir, "serve.sock") });
+    o.remote = serverRouter({ bank: o.router.bankDir, socket: join(dir, "serve.sock") });
+  }, 120_000);
+
+  afterAll(async () => {
+    o.remote?.close();
+    o.client?.close();
+    await server?.shutdown();
+    o.live?.dispose();
+    o.bank?.dispose();
+    await o.router?.close();
+    await o.model?.dispose();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it.each(ROWS)("$verb resolves when its signal is not aborted (the table's call is valid)", async ({ call }) => {
+    expect(await outcome(call(o, new AbortController().signal))).toBeNull();
+  }, 60_000);
+
+  it.each(ROWS)("(a) $verb with an already-aborted signal: ABORTED naming it, the reason as cause, no model call, nothing installed", async ({ verb, call }) => {
+    const installed = o.router.list().length;
+    const reason = new Error(`stop ${verb}`);
+    const before = o.model.cacheStats();
+    expectAborted(await outcome(call(o, AbortSignal.abort(reason))), verb, reason);
+    expect(o.model.cacheStats()).toEqual(before);
+    expect(o.router.list().length).toBe(installed);
+  }, 60_000);
+
+  it.each(ROWS)("(b) $verb aborted once it has started: ABORTED naming it, the reason as cause", async ({ verb, call }) => {
+    const controller = new AbortController();
+    const reason = new Error(`stop ${verb} on the way`);
+    const p = call(o, controller.signal);
+    controller.abort(reason);
+    expectAborted(await outcome(p), verb, reason);
+  }, 60_000);
+
+  it("the objects stay usable after the aborts", async () => {
+    expect((await o.router.route(TASK)).shortlist.length).toBeGreaterThan(0);
+    expect((await o.bank.glance(unitQuery())).g.length).toBe(2);
+    expect((await o.remote.glance(TASK)).length).toBeGreaterThan(0);
+    expect(await outcome(o.model.logits(tokensOf(o, "a")))).toBeNull();
+  }, 60_000);
+
+  it("(c) a verb on a disposed or closed object: DISPOSED; dispose() and close() are idempotent", async () => {
+    const m = await Model.load(storiesPath, { contextSize: 512, threads: 1 });
+    const r = await Router.open(m, { projections, bankDir: join(dir, "closed-bank"), skillBudget: 256 });
+    const l = r.live();
+    const b = new KeyBank(16);
+    const c = await connect({ bank: o.router.bankDir, socket: join(dir, "serve.sock") });
+    await r.close();
+    await r.close();
+    l.dispose();
+    l.dispose();
+    b.dispose();
+    b.dispose();
+    c.close();
+    c.close();
+    const toks = m.tokenize(TASK, { addBos: true });
+    const q = new Float32Array(16);
+    q[0] = 1;
+    const closedRouter: [string, () => Promise<unknown>][] = [
+      ["Router.install", () => r.install(SKILLS)],
+      ["Router.route", () => r.route(TASK)],
+      ["Router.glance", () => r.glance(TASK)],
+      ["Router.rank", () => r.rank(TASK)],
+      ["Router.warm", () => r.warm()],
+      ["Router.get", () => r.get("dockerfile")],
+      ["LiveContext.append", () => l.append(o.liveStates)],
+      ["selectLive", () => selectLive(l, TASK)],
+      ["KeyBank.glance", () => b.glance(q)],
+      ["ServeClient.request", () => c.request("route", { task: TASK })],
+    ];
+    await m.dispose();
+    await m.dispose();
+    const disposedModel: [string, () => Promise<unknown>][] = [
+      ["Model.hiddenStates", () => m.hiddenStates(toks, 2)],
+      ["Model.hiddenStatesMany", () => m.hiddenStatesMany([toks], [2])],
+      ["Model.score", () => m.score(toks, toks)],
+      ["Model.logits", () => m.logits(toks)],
+      ["Model.tokenizeAsync", () => m.tokenizeAsync(TASK)],
+      ["Model.clearCache", () => m.clearCache()],
+      ["Model.generate", async () => m.generate(toks).next()],
+    ];
+    for (const [verb, call] of [...closedRouter, ...disposedModel]) {
+      expect(await outcome(call()), verb).toMatchObject({ code: "DISPOSED" });
+    }
+    // with an aborted signal too, the disposal is what a closed router and a disposed model report
+    expect(await outcome(r.route(TASK, { signal: AbortSignal.abort() }))).toMatchObject({ code: "DISPOSED" });
+    expect(await outcome(m.logits(toks, { signal: AbortSignal.abort() }))).toMatchObject({ code: "DISPOSED" });
+    expect(m.disposed).toBe(true);
+  }, 120_000);
+});
