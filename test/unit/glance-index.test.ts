@@ -151,7 +151,7 @@ describe("glance index", () => {
     const dim = 32;
     const bank = new KeyBank(dim);
     // enough keys that a training takes many turns of the event loop, even on a fast machine
-    for (let s = 0; s < 200; s++) bank.add(unit(r, 300, dim));
+    for (let s = 0; s < 200; s++) bank.add(unitKeys(r, 300, dim));
     const index = await GlanceIndex.build(bank, { centroids: 16, seed: 1 });
     let training = true;
     const trained = index.train(bank, { centroids: 32, seed: 2, iters: 20 }).finally(() => (training = false));
