@@ -26,11 +26,12 @@
 import { GavelError, invalidArgument } from "../errors.js";
 import { checkFloat32, checkInt, checkRows, resolveWeights } from "../kernels/args.js";
 import { voteK } from "../kernels/kernels.js";
+import { functionOption, optionsObject } from "../util/validate.js";
 import { loadBinding, type NativeBank } from "../native/binding.js";
 import { readCacheFile, readFramedFile, saveCache, writeFramedFile } from "../util/framed-file.js";
 import type { KeyBank, KeyBankGlanceOptions, KeyBankGlanceResult } from "./key-bank.js";
 
-/** How an index is trained (defaults in parentheses). Deterministic for a seed and a bank. */
+/** How an index is trained (defaults in parentheses; each an integer up to 2^31 − 1: centroids and sample ≥ 1, iters and seed ≥ 0). Deterministic for a seed and a bank. */
 export interface GlanceIndexTrainOptions {
   /** Centroids (the power of two nearest √keys, within 1 … 4096). */
   centroids?: number;
@@ -133,6 +134,8 @@ export const RETRAIN_GROWTH = 4;
 /** Retrain when the mean key-to-centroid similarity fell this far below the trained one. */
 export const RETRAIN_DRIFT = 0.05;
 
+const TRAIN_KEYS: Readonly<Record<keyof GlanceIndexTrainOptions, true>> = { centroids: true, iters: true, sample: true, seed: true };
+
 /**
  * A glance index over one {@link KeyBank} (same dim). Holds centroids and codes in native memory
  * (a few bytes per key); never the keys, which it reads from the bank's snapshot when it assigns.
@@ -162,6 +165,7 @@ export class GlanceIndex {
   /** Retrains in place (new centroids, every skill assigned again). */
   async train(bank: KeyBank, options: GlanceIndexTrainOptions = {}): Promise<GlanceIndexSyncStats> {
     this.#checkBank(bank);
+    optionsObject(options, "GlanceIndex.train options", TRAIN_KEYS);
     for (const key of ["centroids", "iters", "sample", "seed"] as const) {
       const v = options[key];
       if (v !== undefined) checkInt(v, key, key === "centroids" || key === "sample" ? 1 : 0);
@@ -234,10 +238,10 @@ export class GlanceIndex {
 }
 
 function resolveKnob(knob: GlanceIndexKnob, skills: number): { nprobe: number; maxCandidates: number } {
-  const np = knob.nprobe ?? DEFAULT_NPROBE;
+  const np = knob.nprobe === undefined ? DEFAULT_NPROBE : knob.nprobe; // null is refused, not a default
   const nprobe = np === "all" ? 0x7fffffff : np;
   checkInt(nprobe, "nprobe", 1);
-  const maxCandidates = knob.maxCandidates ?? defaultMaxCandidates(skills);
+  const maxCandidates = knob.maxCandidates === undefined ? defaultMaxCandidates(skills) : knob.maxCandidates;
   checkInt(maxCandidates, "maxCandidates", 0);
   return { nprobe, maxCandidates };
 }
@@ -247,6 +251,8 @@ export interface PrunedGlanceOptions extends Omit<KeyBankGlanceOptions, "handles
   /** Only skills this keeps take part (the router's excluded sources and flags). */
   keep?: (handle: number) => boolean;
 }
+
+const PRUNED_KEYS: Readonly<Record<keyof PrunedGlanceOptions, true>> = { signal: true, detail: true, weights: true, k: true, nprobe: true, maxCandidates: true, keep: true };
 
 /** A pruned glance's result: the exact glance over the candidates, and what the search did. */
 export interface PrunedGlanceResult extends KeyBankGlanceResult {
@@ -263,6 +269,8 @@ export interface PrunedGlanceResult extends KeyBankGlanceResult {
  * @throws GavelError (as a rejection) as {@link KeyBank.glance}, and `INVALID_ARGUMENT` on a bad knob.
  */
 export async function glancePruned(bank: KeyBank, index: GlanceIndex, queries: Float32Array, options: PrunedGlanceOptions = {}): Promise<PrunedGlanceResult> {
+  optionsObject(options, "glancePruned options", PRUNED_KEYS);
+  functionOption(options.keep, "keep");
   const { keep, nprobe, maxCandidates, ...glanceOptions } = options;
   let k = options.k;
   if (k === undefined) k = voteK(keep ? bank.handles().filter((h) => keep(h)).length : bank.size);
