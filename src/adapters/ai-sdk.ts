@@ -111,7 +111,7 @@ export function gavelPrepareStep(router: SkillRouterLike, options: GavelPrepareS
 
 /** Options of {@link gavelLoadSkillTool}. */
 export interface GavelLoadSkillOptions {
-  /** Most characters of the body returned (default: all of it). */
+  /** Most characters of the body returned, a non-negative integer or Infinity (default: all of it). */
   maxChars?: number;
   /** The tool's description, as the model reads it. */
   description?: string;
@@ -148,6 +148,7 @@ export function gavelSkills(
   options: GavelPrepareStepOptions & { loadSkill?: GavelLoadSkillOptions } = {},
 ): { prepareStep: ReturnType<typeof gavelPrepareStep>; tools: { loadSkill: Tool<{ name: string }, LoadSkillResult> } } {
   const { loadSkill, ...step } = optionsObject(options, "gavelSkills options") as GavelPrepareStepOptions & { loadSkill?: GavelLoadSkillOptions };
+  optionsObject(loadSkill, "loadSkill (gavelLoadSkillTool options)");
   return { prepareStep: gavelPrepareStep(router, step), tools: { loadSkill: gavelLoadSkillTool(router, loadSkill) } };
 }
 
@@ -205,5 +206,7 @@ export function gavelSkillTools(
   options: GavelSkillToolsOptions = {},
 ): { searchSkills: Tool<{ task: string; k?: number }, SearchResult>; loadSkill: Tool<{ name: string }, LoadSkillResult> } {
   const o = adapterOptions(options, "gavelSkillTools options", SKILL_TOOLS_KEYS, { search: SEARCH_KEYS, loadSkill: LOAD_KEYS }) as GavelSkillToolsOptions;
+  optionsObject(o.search, "search (gavelSearchSkillsTool options)");
+  optionsObject(o.loadSkill, "loadSkill (gavelLoadSkillTool options)");
   return { searchSkills: gavelSearchSkillsTool(router, o.search), loadSkill: gavelLoadSkillTool(router, o.loadSkill) };
 }

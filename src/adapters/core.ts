@@ -8,9 +8,10 @@
  */
 import type { RouteContext, RouteOptions, RouteResult } from "../route/types.js";
 import type { SkillRecord } from "../route/skill-record.js";
-import { abortedError, boolOption, optionsObject, signalOption, valueText } from "../util/validate.js";
+import { abortedError, boolOption, describeValue, optionsObject, signalOption, valueText } from "../util/validate.js";
 import { linkSignals } from "../util/linked-signal.js";
 import { invalidArgument } from "../errors.js";
+import { checkTextOptions } from "./skill-tools.js";
 
 /** The keys of {@link GavelAdapterOptions}. */
 const ADAPTER_KEYS = ["abstain", "libraryCut", "verdict", "maxChars", "context", "format", "onRoute", "signal"] as const;
@@ -32,7 +33,7 @@ export interface GavelAdapterOptions {
   libraryCut?: boolean;
   /** Run the verdict (default true); false routes on the glance (and B) alone, faster. */
   verdict?: boolean;
-  /** Most characters of the skill's body written into the system prompt (default 20,000); the rest is named by its path. */
+  /** Most characters of the skill's body written into the system prompt, a non-negative integer or Infinity (default 20,000); the rest is named by its path. */
   maxChars?: number;
   /**
    * What is routed: the latest user message (`"last-user"`, default) or the whole conversation
@@ -77,11 +78,13 @@ function untilAborted<T>(promise: Promise<T>, signal: AbortSignal | undefined): 
   });
 }
 
-/** A `maxChars` option checked: a non-negative number, `fallback` when absent; else INVALID_ARGUMENT. */
+/** A `maxChars` option checked: a non-negative integer or `Infinity` (no cut), `fallback` when undefined; else INVALID_ARGUMENT. */
 export function maxCharsOf(maxChars: unknown, fallback: number = DEFAULT_MAX_CHARS): number {
-  const n = maxChars ?? fallback;
-  if (typeof n !== "number" || !(n >= 0)) throw invalidArgument(`maxChars must be a non-negative number, got ${valueText(n)}`);
-  return n;
+  if (maxChars === undefined) return fallback;
+  if (typeof maxChars !== "number" || !(maxChars >= 0) || !(Number.isInteger(maxChars) || maxChars === Infinity)) {
+    throw invalidArgument(`maxChars must be a non-negative integer or Infinity, got ${describeValue(maxChars)}`);
+  }
+  return maxChars;
 }
 
 /**
@@ -101,7 +104,9 @@ export function adapterOptions(value: unknown, what: string, known: Readonly<Rec
       throw invalidArgument(`unknown option ${JSON.stringify(key)} in ${what} (did you mean ${where}?); the options are ${Object.keys(known).join(", ")}`);
     }
   }
-  return optionsObject(value, what, known);
+  const o = optionsObject(value, what, known);
+  checkTextOptions(o);
+  return o;
 }
 
 /** `text` cut to `max` characters (at a line end when one is near), and whether it was cut. */
@@ -182,6 +187,7 @@ export class SkillInjector {
     }
     const known = Object.fromEntries([...ADAPTER_KEYS, ...extraKeys].map((k) => [k, true] as const));
     const o = optionsObject(options, "gavel adapter options", known);
+    checkTextOptions(o);
     for (const k of ["abstain", "libraryCut", "verdict"] as const) if (o[k] !== undefined) boolOption(o[k], k, false);
     signalOption(o.signal);
     if (o.context !== undefined && o.context !== "last-user" && o.context !== "conversation") throw invalidArgument(`context must be "last-user" or "conversation", got ${valueText(o.context)}`);

@@ -150,7 +150,7 @@ export interface GavelRetrieverOptions extends BaseRetrieverInput {
   abstain?: boolean;
   /** Run the verdict (default true); false ranks on the glance (and B) alone, faster. */
   verdict?: boolean;
-  /** Most characters of a skill's body in `pageContent` (default 20,000); `metadata.cut` says when it was cut. */
+  /** Most characters of a skill's body in `pageContent`, a non-negative integer or Infinity (default 20,000); `metadata.cut` says when it was cut. */
   maxChars?: number;
 }
 
@@ -306,7 +306,7 @@ export function gavelSearchSkillsTool(router: SkillSource, options: GavelSearchS
 export interface GavelLoadSkillOptions {
   /** The tool's name (default `load_skill`). */
   name?: string;
-  /** Most characters of the body returned (default: all of it). */
+  /** Most characters of the body returned, a non-negative integer or Infinity (default: all of it). */
   maxChars?: number;
   /** The tool's description, as the model reads it. */
   description?: string;

@@ -99,7 +99,7 @@ export interface GavelSkillToolsOptions {
   k?: number;
   /** As `RouteOptions.libraryCut`: it decides `abstained`, not the skills listed (default: the router's). */
   libraryCut?: boolean;
-  /** Most characters of a skill's body `load_skill` returns (default: all of it). */
+  /** Most characters of a skill's body `load_skill` returns, a non-negative integer or Infinity (default: all of it). */
   maxChars?: number;
 }
 

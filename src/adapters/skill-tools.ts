@@ -11,7 +11,7 @@ import type { Candidate, GlanceHit, RouteResult, Vote } from "../route/types.js"
 import type { SkillRecord } from "../route/skill-record.js";
 import { shortlistScore } from "../route/ruling.js";
 import { invalidArgument } from "../errors.js";
-import { boolOption, optionsObject, valueText } from "../util/validate.js";
+import { boolOption, optionsObject, signalOption, stringOption, valueText } from "../util/validate.js";
 
 /**
  * The search tool's description, as the calling model reads it. The router matches the task's words
@@ -72,9 +72,21 @@ export const DEFAULT_SEARCH_K = 5;
 export function searchToolSetup(router: SkillSource, options: unknown, name: string, known: Readonly<Record<string, true>>): { k: number; search: SearchOptions } {
   if (!router || typeof router.route !== "function" || typeof router.glance !== "function" || typeof router.list !== "function") throw invalidArgument(`${name} needs a Router (or an object with route(), glance(), list() and get())`);
   const o = optionsObject(options, `${name} options`, known);
+  checkTextOptions(o);
   const k = searchK(o.k);
   const libraryCut = o.libraryCut === undefined ? undefined : boolOption(o.libraryCut, "libraryCut", true);
   return { k, search: libraryCut === undefined ? {} : { libraryCut } };
+}
+
+/**
+ * The adapters' text options checked by type: `description` and `system` strings, `name` (a tool's)
+ * and `id` (a processor's) non-empty strings.
+ *
+ * @throws GavelError `INVALID_ARGUMENT` naming the option
+ */
+export function checkTextOptions(o: Record<string, unknown>): void {
+  for (const k of ["description", "system"]) stringOption(o[k], k);
+  for (const k of ["name", "id"]) stringOption(o[k], k, true);
 }
 
 /** `k` checked: an integer from 1 to {@link MAX_SEARCH_K}. */
@@ -152,8 +164,11 @@ function ruledReason(c: Candidate, i: number, r: RouteResult): string {
 export async function searchSkills(router: SkillSource, task: string, k: number = DEFAULT_SEARCH_K, signal?: AbortSignal, options: SearchOptions = {}): Promise<SearchResult> {
   if (typeof task !== "string" || task.trim() === "") throw invalidArgument("the task must be a non-empty string: the work, stated concretely");
   searchK(k); // the default already applied: k itself must be 1-MAX_SEARCH_K
+  const o = optionsObject(options, "searchSkills options", { libraryCut: true });
+  if (o.libraryCut !== undefined) boolOption(o.libraryCut, "libraryCut", true);
+  signalOption(signal);
   const t0 = performance.now();
-  const r = await router.route(task, { explain: true, signal, ...(options.libraryCut === undefined ? {} : { libraryCut: options.libraryCut }) });
+  const r = await router.route(task, { explain: true, signal, ...(o.libraryCut === undefined ? {} : { libraryCut: o.libraryCut as boolean }) });
   const described = new Map((await router.list()).map((s) => [s.id, s.description]));
   const skills: SearchHit[] = r.shortlist.slice(0, k).map((c, i) => ({
     rank: i + 1,

@@ -26,11 +26,13 @@
 import { GavelError, invalidArgument } from "../errors.js";
 import { checkFloat32, checkInt, checkRows, resolveWeights } from "../kernels/args.js";
 import { voteK } from "../kernels/kernels.js";
+import { functionOption, optionsObject } from "../util/validate.js";
 import { loadBinding, type NativeBank } from "../native/binding.js";
-import { readCacheFile, readFramedFile, saveCache, writeFramedFile } from "../util/framed-file.js";
+import { readCacheFile, saveCache, writeFramedFile } from "../util/framed-file.js";
+import { MAGIC, parseIndexFile } from "./glance-index-parse.js";
 import type { KeyBank, KeyBankGlanceOptions, KeyBankGlanceResult } from "./key-bank.js";
 
-/** How an index is trained (defaults in parentheses). Deterministic for a seed and a bank. */
+/** How an index is trained (defaults in parentheses; each an integer up to 2^31 − 1: centroids and sample ≥ 1, iters and seed ≥ 0). Deterministic for a seed and a bank. */
 export interface GlanceIndexTrainOptions {
   /** Centroids (the power of two nearest √keys, within 1 … 4096). */
   centroids?: number;
@@ -133,6 +135,8 @@ export const RETRAIN_GROWTH = 4;
 /** Retrain when the mean key-to-centroid similarity fell this far below the trained one. */
 export const RETRAIN_DRIFT = 0.05;
 
+const TRAIN_KEYS: Readonly<Record<keyof GlanceIndexTrainOptions, true>> = { centroids: true, iters: true, sample: true, seed: true };
+
 /**
  * A glance index over one {@link KeyBank} (same dim). Holds centroids and codes in native memory
  * (a few bytes per key); never the keys, which it reads from the bank's snapshot when it assigns.
@@ -183,6 +187,7 @@ export class GlanceIndex {
   /** Retrains in place (new centroids, every skill assigned again). */
   async train(bank: KeyBank, options: GlanceIndexTrainOptions = {}): Promise<GlanceIndexSyncStats> {
     this.#checkBank(bank);
+    optionsObject(options, "GlanceIndex.train options", TRAIN_KEYS);
     for (const key of ["centroids", "iters", "sample", "seed"] as const) {
       const v = options[key];
       if (v !== undefined) checkInt(v, key, key === "centroids" || key === "sample" ? 1 : 0);
@@ -264,10 +269,10 @@ export class GlanceIndex {
 }
 
 function resolveKnob(knob: GlanceIndexKnob, skills: number): { nprobe: number; maxCandidates: number } {
-  const np = knob.nprobe ?? DEFAULT_NPROBE;
+  const np = knob.nprobe === undefined ? DEFAULT_NPROBE : knob.nprobe; // null is refused, not a default
   const nprobe = np === "all" ? 0x7fffffff : np;
   checkInt(nprobe, "nprobe", 1);
-  const maxCandidates = knob.maxCandidates ?? defaultMaxCandidates(skills);
+  const maxCandidates = knob.maxCandidates === undefined ? defaultMaxCandidates(skills) : knob.maxCandidates;
   checkInt(maxCandidates, "maxCandidates", 0);
   return { nprobe, maxCandidates };
 }
@@ -277,6 +282,8 @@ export interface PrunedGlanceOptions extends Omit<KeyBankGlanceOptions, "handles
   /** Only skills this keeps take part (the router's excluded sources and flags). */
   keep?: (handle: number) => boolean;
 }
+
+const PRUNED_KEYS: Readonly<Record<keyof PrunedGlanceOptions, true>> = { signal: true, detail: true, weights: true, k: true, nprobe: true, maxCandidates: true, keep: true };
 
 /** A pruned glance's result: the exact glance over the candidates, and what the search did. */
 export interface PrunedGlanceResult extends KeyBankGlanceResult {
@@ -293,6 +300,8 @@ export interface PrunedGlanceResult extends KeyBankGlanceResult {
  * @throws GavelError (as a rejection) as {@link KeyBank.glance}, and `INVALID_ARGUMENT` on a bad knob.
  */
 export async function glancePruned(bank: KeyBank, index: GlanceIndex, queries: Float32Array, options: PrunedGlanceOptions = {}): Promise<PrunedGlanceResult> {
+  optionsObject(options, "glancePruned options", PRUNED_KEYS);
+  functionOption(options.keep, "keep");
   const { keep, nprobe, maxCandidates, ...glanceOptions } = options;
   let k = options.k;
   if (k === undefined) k = voteK(keep ? bank.handles().filter((h) => keep(h)).length : bank.size);
@@ -312,9 +321,6 @@ export async function glancePruned(bank: KeyBank, index: GlanceIndex, queries: F
 }
 
 // ---- the index file ------------------------------------------------------------------------------
-
-/** The first bytes of an index file. */
-const MAGIC = "GVLIDX01";
 
 /** One indexed skill as the file names it: its id and content hash in the bank. */
 export interface IndexedSkill {
@@ -394,52 +400,6 @@ export async function openGlanceIndex(
   if (index.needsRetrain(await index.statsAsync())) return rebuild("stale", "the bank outgrew the centroids (growth or drift past the retrain bounds)");
   if (save && (sync.added > 0 || parsed.ids.length !== kept)) await saveGlanceIndex(path, index, skillOf);
   return { index, outcome: { kind: "loaded", kept, assigned: sync.added, dropped: parsed.ids.length - kept } };
-}
-
-interface ParsedIndex {
-  dim: number;
-  trainedRows: number;
-  trainMeanSim: number;
-  ids: string[];
-  hashes: string[];
-  centroids: Float32Array;
-  offsets: Int32Array;
-  codes: Int32Array;
-  rows: Int32Array;
-  sims: Float64Array;
-}
-
-/** The file's content, or why it is corrupt. */
-function parseIndexFile(bytes: Buffer): ParsedIndex | string {
-  const framed = readFramedFile(bytes, MAGIC, "glance index");
-  if (typeof framed === "string") return framed;
-  const h = framed.header;
-  const int = (v: unknown, min: number) => typeof v === "number" && Number.isInteger(v) && v >= min;
-  if (h.version !== 1 || !int(h.dim, 1) || !int(h.centroids, 1) || !int(h.trainedRows, 0) || typeof h.trainMeanSim !== "number" || !int(h.skills, 0) || !int(h.codes, 0)) return "malformed header";
-  const dim = h.dim as number, nc = h.centroids as number, skills = h.skills as number, ncodes = h.codes as number;
-  const ids = h.ids, hashes = h.hashes;
-  if (!Array.isArray(ids) || !Array.isArray(hashes) || ids.length !== skills || hashes.length !== skills || !ids.every((x) => typeof x === "string") || !hashes.every((x) => typeof x === "string")) return "malformed header";
-  const need = nc * dim * 4 + (skills + 1) * 4 + ncodes * 4 + skills * 4 + skills * 8;
-  // a copy, aligned for the typed views
-  const payload = framed.payload;
-  if (payload.length !== need) return "payload size does not match the header";
-  let at = 0;
-  const take = <T>(make: (buf: ArrayBuffer, off: number, n: number) => T, n: number, size: number): T => {
-    const v = make(payload.buffer, at, n);
-    at += n * size;
-    return v;
-  };
-  const centroids = take((b, o, n) => new Float32Array(b, o, n), nc * dim, 4);
-  const offsets = take((b, o, n) => new Int32Array(b, o, n), skills + 1, 4);
-  const codes = take((b, o, n) => new Int32Array(b, o, n), ncodes, 4);
-  const rows = take((b, o, n) => new Int32Array(b, o, n), skills, 4);
-  // 8-byte alignment for the float64 view: copy out
-  const sims = new Float64Array(payload.slice(at, at + skills * 8).buffer);
-  if (offsets[0] !== 0 || offsets[skills] !== ncodes) return "code offsets out of range";
-  for (let i = 0; i < skills; i++) if (offsets[i + 1] < offsets[i]) return "code offsets out of range";
-  for (const c of codes) if (c < 0 || c >= nc) return "a code out of range";
-  for (const x of centroids) if (!Number.isFinite(x)) return "a centroid is not finite";
-  return { dim, trainedRows: h.trainedRows as number, trainMeanSim: h.trainMeanSim, ids: ids as string[], hashes: hashes as string[], centroids, offsets, codes, rows, sims };
 }
 
 /** @internal The training steps alone, for tests against a reference: spherical k-means and the sample. */

@@ -8,7 +8,7 @@ import { invalidArgument } from "../errors.js";
 import { loadBinding, type NativeBank, type NativeBankGlanceResult } from "../native/binding.js";
 import { checkFloat32, checkInt, checkRows, resolveWeights } from "../kernels/args.js";
 import { voteK, type GlanceOptions } from "../kernels/kernels.js";
-import { abortable, abortedError, optionsObject, valueText } from "../util/validate.js";
+import { abortable, abortedError, enumOption, optionsObject } from "../util/validate.js";
 
 /** Every key of {@link KeyBankGlanceOptions}. */
 const KEY_BANK_GLANCE_KEYS: Record<keyof KeyBankGlanceOptions, true> = { handles: true, signal: true, detail: true, weights: true, k: true };
@@ -91,8 +91,7 @@ export class KeyBank {
    */
   constructor(dim: number, options: KeyBankOptions = {}) {
     checkInt(dim, "dim", 1);
-    const keyType = options.keyType ?? "f32";
-    if (keyType !== "f32" && keyType !== "f16") throw invalidArgument(`keyType must be "f32" or "f16", got ${valueText(keyType)}`);
+    const keyType = enumOption(optionsObject(options, "KeyBank options", { keyType: true }).keyType, "keyType", ["f32", "f16"] as const) ?? "f32";
     this.dim = dim;
     this.#native = new (loadBinding().NativeBank)(dim, keyType);
   }

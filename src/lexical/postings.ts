@@ -7,6 +7,7 @@
  * @module
  */
 import { invalidArgument } from "../errors.js";
+import { checkFinite, optionsObject } from "../util/validate.js";
 import { config } from "../config.js";
 import { pasteText, pasteWeight, taskPaste, type PasteSplit } from "./paste.js";
 
@@ -20,17 +21,18 @@ export interface Bm25Doc {
 
 /** Parameters of BM25. */
 export interface Bm25Options {
-  /** Term-frequency saturation k1 (default 1.2, Lucene's). */
+  /** Term-frequency saturation k1, a finite number ≥ 0 (default 1.2, Lucene's). */
   k1?: number;
-  /** Length normalisation b (default 0.75, Lucene's). */
+  /** Length normalisation b, a number in [0, 1] (default 0.75, Lucene's). */
   b?: number;
 }
 
-/** {@link Bm25Options} checked, with their defaults. */
+/** {@link Bm25Options} checked by key and value (INVALID_ARGUMENT naming the option), with their defaults. */
 export function bm25Params(options: Bm25Options = {}): { k1: number; b: number } {
-  const k1 = options.k1 ?? 1.2;
-  const b = options.b ?? 0.75;
-  if (!(k1 >= 0 && k1 < Infinity) || !(b >= 0 && b <= 1)) throw invalidArgument("bm25: k1 must be finite and ≥ 0, and b in [0, 1]");
+  const o = optionsObject(options, "bm25 options", { k1: true, b: true });
+  const k1 = o.k1 === undefined ? 1.2 : checkFinite(o.k1, "bm25: k1", { min: 0 });
+  const b = o.b === undefined ? 0.75 : checkFinite(o.b, "bm25: b", { min: 0 });
+  if (b > 1) throw invalidArgument(`bm25: b must be in [0, 1], got ${b}`);
   return { k1, b };
 }
 

@@ -189,11 +189,11 @@ export interface Calibration {
 
 /** Options of {@link Projections.random}. */
 export interface RandomProjectionsOptions {
-  /** PRNG seed (default 0, so two calls give the same maps). */
+  /** PRNG seed, a safe integer of which the low 32 bits count (default 0, so two calls give the same maps). */
   seed?: number;
-  /** Rows of each map (default 768). */
+  /** Rows of each map, an integer from 1 to 4096 (default 768). */
   dim?: number;
-  /** ℓ* (default floor(0.7 × nLayer), the paper's ~70% depth). */
+  /** ℓ*, an integer in [0, nLayer) (default floor(0.7 × nLayer), the paper's ~70% depth). */
   layer?: number;
 }
 

@@ -10,7 +10,7 @@ import { Model } from "../model/Model.js";
 import { describeMismatch, describeModel, isModelFingerprint, modelFingerprint, type ModelFingerprint } from "../model/fingerprint.js";
 import { gaussian } from "../util/prng.js";
 import { quoteForMessage } from "../util/regular-file.js";
-import { checkFinite, checkLayer, type FiniteBounds, valueText } from "../util/validate.js";
+import { checkFinite, checkLayer, describeValue, type FiniteBounds, optionsObject, valueText } from "../util/validate.js";
 import { firstNonFinite, readProjectionsFile, writeProjectionsFile } from "./file.js";
 import { checkAbstentionModel, checkAbstentionReference, needsVerdict, readsFeature, type AbstentionModel, type AbstentionReference } from "./abstention-model.js";
 import { ReferenceIdf } from "../lexical/reference-idf.js";
@@ -205,11 +205,12 @@ export class Projections implements ProjectionsMeta {
   static async random(model: Model | ModelFingerprint, opts: RandomProjectionsOptions = {}): Promise<Projections> {
     const fp = model instanceof Model ? await modelFingerprint(model) : model;
     if (!isModelFingerprint(fp)) throw invalidArgument("Projections.random: model must be a Model or a ModelFingerprint");
-    const seed = opts.seed ?? 0;
-    if (!Number.isInteger(seed)) throw invalidArgument(`Projections.random: seed must be an integer, got ${valueText(seed)}`);
-    const dim = opts.dim ?? PROJECTION_DEFAULTS.dim;
-    if (!Number.isInteger(dim) || dim < 1 || dim > 4096) throw invalidArgument(`Projections.random: dim must be an integer from 1 to 4096, got ${valueText(dim)}`);
-    const layer = opts.layer ?? defaultLayer(fp.nLayer);
+    const o = optionsObject(opts, "Projections.random options", { seed: true, dim: true, layer: true });
+    const seed = o.seed === undefined ? 0 : o.seed;
+    if (typeof seed !== "number" || !Number.isSafeInteger(seed)) throw invalidArgument(`Projections.random: seed must be a safe integer, got ${describeValue(seed)}`);
+    const dim = o.dim === undefined ? PROJECTION_DEFAULTS.dim : o.dim;
+    if (typeof dim !== "number" || !Number.isInteger(dim) || dim < 1 || dim > 4096) throw invalidArgument(`Projections.random: dim must be an integer from 1 to 4096, got ${describeValue(dim)}`);
+    const layer = o.layer === undefined ? defaultLayer(fp.nLayer) : checkLayer(o.layer, fp.nLayer, "Projections.random: layer");
     const next = gaussian(seed);
     const scale = 1 / Math.sqrt(fp.nEmbd);
     const wq = new Float32Array(dim * fp.nEmbd);

@@ -9,10 +9,12 @@
 import { invalidArgument } from "../errors.js";
 import type { Model } from "../model/Model.js";
 import type { GenerateChunk, GenerateOptions, GenerateResult } from "../model/generate.js";
-import { renderChat, type ChatMessage, type RenderChatOptions } from "./template.js";
+import { optionsObject } from "../util/validate.js";
+import { renderChat, renderOptions, type ChatMessage, type RenderChatOptions } from "./template.js";
 
 /** Options of {@link generateChat}: generation options plus the template's (enable_thinking, tools, …). */
 export interface GenerateChatOptions extends Omit<GenerateOptions, "special"> {
+  /** The template's variables, an object: {@link RenderChatOptions} without `addGenerationPrompt` (always true here). */
   template?: Omit<RenderChatOptions, "addGenerationPrompt">;
 }
 
@@ -31,7 +33,8 @@ export function generateChat(model: Model, messages: readonly ChatMessage[], opt
       throw invalidArgument(`messages[${i}] must be { role: string, content: string }`);
     }
   });
-  const { template, ...gen } = options;
+  const { template: t, ...gen } = optionsObject(options, "generateChat options"); // the rest are Model.generate's, checked there
+  const template = renderOptions(t, "template", { enableThinking: true, tools: true, extra: true });
   const text = renderChat(model.info.chatTemplate ?? null, messages, { ...template, addGenerationPrompt: true });
   const tokens = model.tokenize(text, { special: true, addBos: model.info.addBos });
   return model.generate(tokens, gen);

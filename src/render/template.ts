@@ -1,5 +1,6 @@
 import { Template } from "@huggingface/jinja";
 import { GavelError, invalidArgument } from "../errors.js";
+import { boolOption, optionsObject, stringOption } from "../util/validate.js";
 
 /** One chat message as chat templates read it; extra fields (tool_calls, reasoning_content, …) pass through. */
 export interface ChatMessage {
@@ -20,9 +21,9 @@ export interface RenderChatOptions {
    * all, which such templates read as thinking mode; the GAVEL renders always pass false.
    */
   enableThinking?: boolean;
-  /** Tool definitions for templates that render them (`tools`). */
+  /** Tool definitions for templates that render them (`tools`), an array. */
   tools?: unknown[];
-  /** Any further template variables (they do not override messages, bos_token, eos_token). */
+  /** Any further template variables, an object (they do not override messages, bos_token, eos_token). */
   extra?: Record<string, unknown>;
 }
 
@@ -37,6 +38,19 @@ export interface ChatTemplateOptions {
   bosToken?: string;
   /** Text of the EOS token, for templates that print `eos_token`. Default "". */
   eosToken?: string;
+}
+
+const RENDER_KEYS: Readonly<Record<keyof RenderChatOptions, true>> = { addGenerationPrompt: true, enableThinking: true, tools: true, extra: true };
+const TEMPLATE_KEYS: Readonly<Record<keyof ChatTemplateOptions, true>> = { template: true, bosToken: true, eosToken: true };
+
+/** {@link RenderChatOptions} (and, with `known`, more keys) checked by key and value: INVALID_ARGUMENT naming the option. */
+export function renderOptions(value: unknown, what: string, known: Readonly<Record<string, true>> = RENDER_KEYS): RenderChatOptions {
+  const o = optionsObject(value, what, known);
+  boolOption(o.addGenerationPrompt, "addGenerationPrompt", false);
+  boolOption(o.enableThinking, "enableThinking", false);
+  if (o.tools !== undefined && !Array.isArray(o.tools)) throw invalidArgument("tools must be an array");
+  if (o.extra !== undefined) optionsObject(o.extra, "extra");
+  return o;
 }
 
 /**
@@ -67,6 +81,9 @@ export class ChatTemplate {
 
   /** @throws GavelError `INVALID_ARGUMENT` when the template does not parse as Jinja. */
   constructor(opts: ChatTemplateOptions = {}) {
+    optionsObject(opts, "ChatTemplate options", TEMPLATE_KEYS);
+    stringOption(opts.bosToken, "bosToken");
+    stringOption(opts.eosToken, "eosToken");
     const t = opts.template;
     if (t !== undefined && t !== null && typeof t !== "string") throw invalidArgument("chat template must be a string");
     this.isFallback = t === undefined || t === null || t.trim() === "";
@@ -106,6 +123,7 @@ export class ChatTemplate {
    *   (e.g. `raise_exception('Conversation roles must alternate')`).
    */
   render(messages: readonly ChatMessage[], opts: RenderChatOptions = {}): string {
+    renderOptions(opts, "render options");
     if (!Array.isArray(messages) || messages.length === 0) throw invalidArgument("renderChat: messages must be a non-empty array");
     for (const [i, m] of messages.entries()) {
       if (typeof m !== "object" || m === null || typeof m.role !== "string" || typeof m.content !== "string") {
@@ -143,6 +161,7 @@ export function renderChat(
   messages: readonly ChatMessage[],
   opts: RenderChatOptions & { bosToken?: string; eosToken?: string } = {},
 ): string {
+  renderOptions(opts, "renderChat options", { ...RENDER_KEYS, bosToken: true, eosToken: true });
   const key = JSON.stringify([template ?? null, opts.bosToken ?? "", opts.eosToken ?? ""]);
   let t = cache.get(key);
   if (!t) {
@@ -150,5 +169,6 @@ export function renderChat(
     if (cache.size >= CACHE_MAX) cache.delete(cache.keys().next().value as string);
     cache.set(key, t);
   }
-  return t.render(messages, opts);
+  const { bosToken: _b, eosToken: _e, ...render } = opts;
+  return t.render(messages, render);
 }

@@ -9,7 +9,7 @@
  */
 import { GavelError, invalidArgument } from "../errors.js";
 import type { Model } from "../model/Model.js";
-import { abortable, abortedError, boolOption, intOption, optionsObject, signalOption, valueText } from "../util/validate.js";
+import { abortable, abortedError, boolOption, describeValue, enumOption, intOption, optionsObject, signalOption } from "../util/validate.js";
 import type { Skill, SkillInput } from "../skills/index.js";
 import { RenderEncoder, type TaskKeep } from "../render/encode.js";
 import { modelFingerprint } from "../model/fingerprint.js";
@@ -110,11 +110,18 @@ export class Router {
    */
   static async open(model: Model, options: RouterOpenOptions): Promise<Router> {
     const o = optionsObject(options, "Router.open options", ROUTER_OPEN_KEYS);
-    if (typeof o.bankDir !== "string" || o.bankDir === "") throw invalidArgument("bankDir must be a non-empty string");
-    let projections: Projections;
-    if (o.projections instanceof Projections) projections = o.projections;
-    else if (typeof o.projections === "string") projections = await Projections.load(o.projections);
-    else throw invalidArgument("projections must be a Projections object or the path of a projections file");
+    // every option's type and range first: nothing is read or created for a call that is refused
+    if (typeof o.bankDir !== "string" || o.bankDir === "") throw invalidArgument(`bankDir must be a non-empty string, got ${describeValue(o.bankDir)}`);
+    if (!(o.projections instanceof Projections) && (typeof o.projections !== "string" || o.projections === "")) {
+      throw invalidArgument(`projections must be a Projections object or the non-empty path of a projections file, got ${describeValue(o.projections)}`);
+    }
+    for (const k of ["skillBudget", "keyBudget"] as const) intOption(o[k], k, 16, k === "skillBudget" ? 1 << 22 : MAX_BUDGET, 16);
+    const keep = enumOption(o.truncate, "truncate", ["start", "end"] as const) ?? "end";
+    const readOnly = boolOption(o.readOnly, "readOnly", false);
+    const create = boolOption(o.create, "create", true);
+    if (readOnly && o.create === true) throw invalidArgument("readOnly and create contradict each other: a read-only router never creates a bank");
+    const keyType = enumOption(o.keyType === undefined ? config().keyType : o.keyType, "keyType", ["f32", "f16"] as const) as "f32" | "f16";
+    const projections = o.projections instanceof Projections ? o.projections : await Projections.load(o.projections as string);
     projections.checkModel(await modelFingerprint(model));
     const ctx = model.info.contextSize;
     // The projections' own budgets, where they carry them and the context holds them; else ¾ of the context
@@ -122,13 +129,7 @@ export class Router {
     const skillBudget = intOption(o.skillBudget, "skillBudget", 16, 1 << 22, projections.skillBudget >= 16 && projections.skillBudget < ctx - 16 ? projections.skillBudget : rule);
     if (skillBudget >= ctx - 16) throw invalidArgument(`skillBudget ${skillBudget} leaves no room for a task in the context of ${ctx} tokens`);
     const keyBudget = intOption(o.keyBudget, "keyBudget", 16, MAX_BUDGET, Math.max(skillBudget, projections.keyBudget));
-    const keep = o.truncate ?? "end";
-    if (keep !== "start" && keep !== "end") throw invalidArgument(`truncate must be "start" or "end", got ${valueText(o.truncate)}`);
-    const readOnly = boolOption(o.readOnly, "readOnly", false);
-    if (readOnly && o.create === true) throw invalidArgument("readOnly and create contradict each other: a read-only router never creates a bank");
-    const keyType = o.keyType ?? config().keyType;
-    if (keyType !== "f32" && keyType !== "f16") throw invalidArgument(`keyType must be "f32" or "f16", got ${valueText(o.keyType)}`);
-    const library = readOnly ? await Library.openSnapshot(o.bankDir, projections, { keyType }) : await Library.open(o.bankDir, projections, { create: boolOption(o.create, "create", true), keyType });
+    const library = readOnly ? await Library.openSnapshot(o.bankDir, projections, { keyType }) : await Library.open(o.bankDir, projections, { create, keyType });
     let router: Router;
     try {
       router = new Router(model, projections, library, skillBudget, keyBudget, keep);

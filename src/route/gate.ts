@@ -19,7 +19,7 @@ import { GavelError, invalidArgument } from "../errors.js";
 import { describeMismatch, isModelFingerprint, sameModel, type ModelFingerprint } from "../model/fingerprint.js";
 import { writeFileDurable } from "../util/durable-file.js";
 import { readRegularFile, RegularFileError } from "../util/regular-file.js";
-import { describeValue } from "../util/validate.js";
+import { describeValue, optionsObject } from "../util/validate.js";
 
 /** The largest gate file read (its weights are a few nEmbd float64 values in base64: far smaller). */
 const MAX_GATE_FILE_BYTES = 64 << 20;
@@ -342,7 +342,7 @@ export async function loadGate(path: string, options?: { router?: GateRouterView
   if (options !== undefined && (typeof options !== "object" || options === null || Array.isArray(options))) {
     throw invalidArgument(`loadGate options must be an object { router? }, got ${describeValue(options)}`);
   }
-  const router = options?.router;
+  const router = optionsObject(options, "loadGate options", { router: true }).router;
   if (router !== undefined && !isGateRouterView(router)) throw invalidArgument("options.router must be a Router (its model and projections)");
   let text: string;
   try {

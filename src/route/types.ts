@@ -14,12 +14,13 @@ export type RouteContext = string | ChatMessage[];
 
 /** Options of {@link Router.open}. */
 export interface RouterOpenOptions {
-  /** The projections (W_q, W_s and the ruling's constants), or the path of their GGUF file. */
+  /** The projections (W_q, W_s and the ruling's constants), or the non-empty path of their GGUF file. */
   projections: Projections | string;
-  /** The bank's directory (created when missing). */
+  /** The bank's directory, a non-empty path (created when missing). */
   bankDir: string;
   /**
-   * Most tokens of a skill render r(s) (what the verdict reads); default the projections' own
+   * Most tokens of a skill render r(s) (what the verdict reads): an integer from 16 to 2^22 that
+   * leaves at least 16 tokens of the model's context for a task. Default the projections' own
    * (`Projections.skillBudget`; 512 for the embedded pair) where they carry one that leaves room for a
    * task, else min(30,720, ¾ of the model's context).
    */

@@ -12,7 +12,9 @@ import { resolve } from "node:path";
 import { GavelError } from "../errors.js";
 import { abortable, throwIfAborted } from "../util/validate.js";
 import { connect, type EndpointOptions, type ServeClient } from "./client.js";
+import { endpointOptions, ENDPOINT_KEYS } from "./endpoint.js";
 import { resolveBankDir } from "./protocol.js";
+import { checkInt, optionsObject } from "../util/validate.js";
 import { DEFAULT_ON_DEMAND_IDLE_MS, startServer } from "./start.js";
 
 /** Connects to the bank's server, starting one (and waiting for it) when none runs. */
@@ -36,13 +38,13 @@ async function connectOrStart(options: ServerRouterOptions, signal?: AbortSignal
 
 /** Options of {@link serverRouter}. */
 export interface ServerRouterOptions extends EndpointOptions {
-  /** Each request's deadline in milliseconds (default none): past it the request is cancelled (`ABORTED`). */
+  /** Each request's deadline in milliseconds, an integer from 1 to 2^31 − 1 (default none): past it the request is cancelled (`ABORTED`). */
   timeoutMs?: number;
   /**
    * Start a server when none runs for the bank (serve/start.ts: a detached `gavel serve
    * --idle-exit-ms`), then wait for it: `idleExitMs` (default 30 min) and how long to wait for it to
-   * listen, `waitMs` (default 120 s; past it the call fails with FILE_NOT_FOUND). A missing bank is
-   * never created.
+   * listen, `waitMs` (default 120 s; past it the call fails with FILE_NOT_FOUND), each an integer
+   * from 1 to 2^31 − 1. A missing bank is never created.
    */
   start?: boolean | { idleExitMs?: number; waitMs?: number };
 }
@@ -62,6 +64,18 @@ export interface ServerRouter {
 /** The verb of {@link ServerRouter} that sends each op. */
 const VERBS = { route: "route", "get-skill": "get", "glance-top": "glance", list: "list" } as const;
 
+const SERVER_ROUTER_KEYS: Readonly<Record<keyof ServerRouterOptions, true>> = { ...ENDPOINT_KEYS, timeoutMs: true, start: true };
+
+/** {@link serverRouter}'s options checked by key and value when it is made (INVALID_ARGUMENT naming the option). */
+function checkServerRouterOptions(options: unknown): void {
+  const o = endpointOptions(options, "serverRouter options", SERVER_ROUTER_KEYS);
+  if (o.timeoutMs !== undefined) checkInt(o.timeoutMs, "timeoutMs", 1);
+  if (o.start === undefined || typeof o.start === "boolean") return;
+  const start = optionsObject(o.start, "start (a boolean or { idleExitMs, waitMs })", { idleExitMs: true, waitMs: true });
+  if (start.idleExitMs !== undefined) checkInt(start.idleExitMs, "start.idleExitMs", 1);
+  if (start.waitMs !== undefined) checkInt(start.waitMs, "start.waitMs", 1);
+}
+
 /** The route options that travel (the server ignores the rest). */
 const FLAGS = ["abstain", "libraryCut", "verdict", "explain", "lexical", "live"] as const;
 
@@ -77,6 +91,7 @@ const FLAGS = ["abstain", "libraryCut", "verdict", "explain", "lexical", "live"]
  * ```
  */
 export function serverRouter(options: ServerRouterOptions = {}): ServerRouter {
+  checkServerRouterOptions(options);
   let client: Promise<ServeClient> | null = null;
   // an aborted signal neither connects nor starts a server; an abort on the way is the verb's ABORTED
   const request = <T>(op: "route" | "get-skill" | "glance-top" | "list", params: Record<string, unknown>, signal?: AbortSignal): Promise<T> =>

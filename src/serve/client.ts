@@ -3,8 +3,8 @@
  * requests and matches their answers by id. The CLI and the Claude Code hook use it when a server is
  * running and fall back to loading the model themselves (or, for the hook, to doing nothing).
  *
- * Like protocol.ts it imports only node built-ins, errors.ts, limits.ts (constants), endpoint.ts and
- * util/linked-signal.ts (which imports nothing), so a process that only talks to the server (the
+ * Like protocol.ts it imports only node built-ins, errors.ts, limits.ts (constants), endpoint.ts, util/validate.ts
+ * and util/linked-signal.ts (which import nothing else), so a process that only talks to the server (the
  * hook) never loads the addon or the model; and of those only node:net and node:fs at once
  * (node:http when the server is an HTTP one): the hook's start is most of its time.
  *
@@ -16,28 +16,10 @@ import { CONTROL_OPS, DEFAULT_LIMITS } from "./limits.js";
 import { linkSignals } from "../util/linked-signal.js";
 import { abortedError } from "../util/validate.js";
 import { MAX_LINE_BYTES, PROTOCOL_VERSION, type Op, type ProgressLine, type RequestId, type Response } from "./protocol.js";
-import { findEndpoint, isRunningOptions, notRunning, readHttpEndpoint, type Endpoint, type EndpointOptions, type IsRunningOptions } from "./endpoint.js";
+import { locateEndpoint, isRunningOptions, requestOptions, serverRouteOptions, notRunning, readHttpEndpoint, type Endpoint, type EndpointOptions, type IsRunningOptions, type RequestOptions, type ServerRouteOptions } from "./endpoint.js";
 
-export { findEndpoint, type Endpoint, type EndpointOptions, type IsRunningOptions } from "./endpoint.js";
+export { findEndpoint, type Endpoint, type EndpointOptions, type IsRunningOptions, type RequestOptions, type ServerRouteOptions } from "./endpoint.js";
 
-/** Options of one request. */
-export interface RequestOptions {
-  /** Aborts the request: the client sends a cancel and rejects with ABORTED. */
-  signal?: AbortSignal;
-  /** Rejects with ABORTED after this many milliseconds (and cancels it on the server). */
-  timeoutMs?: number;
-  /**
-   * A write's progress (install, sync: `{done, total, skill, status}`), as the server streams it
-   * before the answer: lines on the socket, or an NDJSON reply over HTTP.
-   */
-  onProgress?: (p: unknown) => void;
-  /**
-   * On abort, send the cancel and wait for the server's own answer (ABORTED, or the result when the
-   * work had already finished) instead of rejecting at once: a write then settles on the server
-   * (its committed part kept, as Ctrl-C leaves a local install) before the caller goes on.
-   */
-  settleOnAbort?: boolean;
-}
 
 /** An answer's error as a GavelError with the server's code. */
 function fromWire(e: { code: string; message: string }): GavelError {
@@ -214,6 +196,11 @@ export class ServeClient {
    * `INVALID_ARGUMENT` before anything is sent.
    */
   request<T = unknown>(op: Exclude<Op, "cancel">, params: Record<string, unknown> = {}, options: RequestOptions = {}): Promise<T> {
+    try {
+      requestOptions(options); // by key and value, before anything is sent
+    } catch (err) {
+      return Promise.reject(err);
+    }
     if (this.#closed) return Promise.reject(new GavelError("this connection to the gavel server is closed", "DISPOSED"));
     if (this.#idleClosed || this.#reopening) return this.#reopen().then(() => this.request<T>(op, params, options));
     const n = this.#next++;
@@ -374,14 +361,14 @@ export class ServeClient {
 
 /** Connects to the server of a bank (or socket); FILE_NOT_FOUND when none is running. */
 export async function connect(options: EndpointOptions = {}): Promise<ServeClient> {
-  const endpoint = await findEndpoint(options);
+  const endpoint = await locateEndpoint(options, "connect options");
   if (!endpoint) throw notRunning(options.socket ?? `the bank ${options.bank ?? "(default)"}`);
   return ServeClient.open(endpoint);
 }
 
 /** Connects when a server is running, else null (a stale socket counts as none). */
 export async function connectIfRunning(options: EndpointOptions = {}): Promise<ServeClient | null> {
-  const endpoint = await findEndpoint(options);
+  const endpoint = await locateEndpoint(options, "connectIfRunning options");
   if (!endpoint) return null;
   try {
     return await ServeClient.open(endpoint);
@@ -392,6 +379,7 @@ export async function connectIfRunning(options: EndpointOptions = {}): Promise<S
 
 /** One request on a fresh connection, closed after. */
 export async function request<T = unknown>(options: EndpointOptions, op: Exclude<Op, "cancel">, params: Record<string, unknown> = {}, ro: RequestOptions = {}): Promise<T> {
+  requestOptions(ro); // before connecting (which checks `options`): refused whether a server runs or not
   const client = await connect(options);
   try {
     return await client.request<T>(op, params, ro);
@@ -421,16 +409,6 @@ export async function isRunning(bank?: string | IsRunningOptions, options: Omit<
   }
 }
 
-/** Options of {@link routeViaServerIfRunning}: the route's own and where the server is. */
-export interface ServerRouteOptions extends EndpointOptions {
-  abstain?: boolean;
-  /** As `RouteOptions.libraryCut` (the server's own default when absent). */
-  libraryCut?: boolean;
-  verdict?: boolean;
-  explain?: boolean;
-  lexical?: boolean;
-  signal?: AbortSignal;
-}
 
 /**
  * Routes through the bank's resident router when one is running; null when none is (the caller then
@@ -438,7 +416,8 @@ export interface ServerRouteOptions extends EndpointOptions {
  * as null, plus `winner` (what a host needs to load the chosen skill).
  */
 export async function routeViaServerIfRunning<T = Record<string, unknown>>(task: string, options: ServerRouteOptions = {}): Promise<T | null> {
-  const client = await connectIfRunning(options);
+  const o = serverRouteOptions(options);
+  const client = await connectIfRunning({ bank: o.bank, socket: o.socket });
   if (!client) return null;
   try {
     const { bank: _b, socket: _s, signal, ...params } = options;

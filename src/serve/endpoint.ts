@@ -7,20 +7,67 @@
  */
 import { lstat, readFile, type Stats } from "node:fs";
 import { GavelError } from "../errors.js";
+import { boolOption, checkInt, functionOption, optionsObject, pathOption, signalOption } from "../util/validate.js";
 import { defaultSocketPath, httpEndpointPath, resolveBankDir, type HttpEndpoint } from "./protocol.js";
 
 /** Where to find a server: a bank (its default socket, else its HTTP endpoint file), or a socket path. */
 export interface EndpointOptions {
-  /** The bank directory (default: $GAVEL_BANK, else .gavel/bank). */
+  /** The bank directory, a non-empty path (default: $GAVEL_BANK, else .gavel/bank). */
   bank?: string;
-  /** An explicit socket path (default: the bank's, see `defaultSocketPath`). */
+  /** An explicit socket path, non-empty (default: the bank's, see `defaultSocketPath`). */
   socket?: string;
+}
+
+/** Every key of {@link EndpointOptions}. */
+export const ENDPOINT_KEYS: Readonly<Record<keyof EndpointOptions, true>> = { bank: true, socket: true };
+
+/**
+ * `value` as endpoint options, checked by key (`known`: the keys of the caller's options type, a
+ * superset of {@link ENDPOINT_KEYS}) and `bank`, `socket` by value, before anything is read or connected.
+ *
+ * @throws GavelError `INVALID_ARGUMENT` naming the option
+ */
+export function endpointOptions(value: unknown, what: string, known: Readonly<Record<string, true>> = ENDPOINT_KEYS): Record<string, unknown> & EndpointOptions {
+  const o = optionsObject(value, what, known);
+  pathOption(o.bank, "bank");
+  pathOption(o.socket, "socket");
+  return o;
 }
 
 /** Options of `isRunning`: where the server is, and how long its ping may take. */
 export interface IsRunningOptions extends EndpointOptions {
-  /** Most milliseconds the ping may take (default 1000). */
+  /** Most milliseconds the ping may take: an integer from 1 to 2^31 − 1 (default 1000). */
   timeoutMs?: number;
+}
+
+/** Options of one request. */
+export interface RequestOptions {
+  /** Aborts the request: the client sends a cancel and rejects with ABORTED. */
+  signal?: AbortSignal;
+  /** Rejects with ABORTED after this many milliseconds, an integer from 1 to 2^31 − 1 (and cancels it on the server). */
+  timeoutMs?: number;
+  /**
+   * A write's progress (install, sync: `{done, total, skill, status}`), as the server streams it
+   * before the answer: lines on the socket, or an NDJSON reply over HTTP.
+   */
+  onProgress?: (p: unknown) => void;
+  /**
+   * On abort, send the cancel and wait for the server's own answer (ABORTED, or the result when the
+   * work had already finished) instead of rejecting at once: a write then settles on the server
+   * (its committed part kept, as Ctrl-C leaves a local install) before the caller goes on.
+   */
+  settleOnAbort?: boolean;
+}
+
+/** Options of `routeViaServerIfRunning`: the route's own and where the server is. */
+export interface ServerRouteOptions extends EndpointOptions {
+  abstain?: boolean;
+  /** As `RouteOptions.libraryCut` (the server's own default when absent). */
+  libraryCut?: boolean;
+  verdict?: boolean;
+  explain?: boolean;
+  lexical?: boolean;
+  signal?: AbortSignal;
 }
 
 /** A located server. */
@@ -44,7 +91,13 @@ function lstatOrNull(path: string): Promise<Stats | null> {
  * Finds the server of a bank without connecting: its socket when one exists and belongs to this user,
  * else its HTTP endpoint file. Null when there is neither (no server: the caller's fast path).
  */
-export async function findEndpoint(options: EndpointOptions = {}): Promise<Endpoint | null> {
+export function findEndpoint(options: EndpointOptions = {}): Promise<Endpoint | null> {
+  return locateEndpoint(options, "findEndpoint options");
+}
+
+/** {@link findEndpoint}, its options named `what` in an error. */
+export async function locateEndpoint(value: unknown, what: string): Promise<Endpoint | null> {
+  const options = endpointOptions(value, what);
   const bank = resolveBankDir(options.bank);
   const path = options.socket ?? defaultSocketPath(bank);
   const st = await lstatOrNull(path);
@@ -67,6 +120,8 @@ export async function readHttpEndpoint(file: string): Promise<Endpoint | null> {
   return null;
 }
 
+const IS_RUNNING_KEYS: Readonly<Record<keyof IsRunningOptions, true>> = { ...ENDPOINT_KEYS, timeoutMs: true };
+
 /** `isRunning`'s arguments (client.ts) as one options object; INVALID_ARGUMENT for a call shape it does not take. */
 export function isRunningOptions(bank: unknown, options: unknown): IsRunningOptions {
   const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
@@ -77,5 +132,34 @@ export function isRunningOptions(bank: unknown, options: unknown): IsRunningOpti
   const o: Record<string, unknown> = isObject(bank) ? { ...options, ...bank } : { ...options, bank };
   if (o.bank !== undefined && typeof o.bank !== "string") throw refuse(`bank must be a string, got ${kind(o.bank)}`);
   if (o.socket !== undefined && typeof o.socket !== "string") throw refuse(`socket must be a string, got ${kind(o.socket)}`);
+  endpointOptions(o, "isRunning options", IS_RUNNING_KEYS);
+  if (o.timeoutMs !== undefined) checkInt(o.timeoutMs, "timeoutMs", 1);
   return o as IsRunningOptions;
+}
+
+const REQUEST_KEYS: Readonly<Record<keyof RequestOptions, true>> = { signal: true, timeoutMs: true, onProgress: true, settleOnAbort: true };
+const SERVER_ROUTE_KEYS: Readonly<Record<keyof ServerRouteOptions, true>> = { ...ENDPOINT_KEYS, abstain: true, libraryCut: true, verdict: true, explain: true, lexical: true, signal: true };
+
+/**
+ * A request's options (client.ts's `RequestOptions`) checked by key and value
+ * before anything is sent or connected: `signal` an AbortSignal, `timeoutMs` an integer from 1 to
+ * 2^31 − 1, `onProgress` a function, `settleOnAbort` a boolean.
+ *
+ * @throws GavelError `INVALID_ARGUMENT` naming the option
+ */
+export function requestOptions(value: unknown): Record<string, unknown> {
+  const o = optionsObject(value, "request options", REQUEST_KEYS);
+  signalOption(o.signal);
+  if (o.timeoutMs !== undefined) checkInt(o.timeoutMs, "timeoutMs", 1);
+  functionOption(o.onProgress, "onProgress");
+  boolOption(o.settleOnAbort, "settleOnAbort", false);
+  return o;
+}
+
+/** `routeViaServerIfRunning`'s options checked by key: where the server is, the route's flags as booleans, the signal. */
+export function serverRouteOptions(value: unknown): Record<string, unknown> & EndpointOptions {
+  const o = endpointOptions(value, "routeViaServerIfRunning options", SERVER_ROUTE_KEYS);
+  for (const f of ["abstain", "libraryCut", "verdict", "explain", "lexical"]) boolOption(o[f], f, false);
+  signalOption(o.signal);
+  return o;
 }

@@ -51,6 +51,7 @@ import { readRegularFileSync, RegularFileError } from "../util/regular-file.js";
 import { homedir } from "node:os";
 import { isAbsolute, join, resolve } from "node:path";
 import { GavelError, invalidArgument } from "../errors.js";
+import { describeValue, optionsObject, pathOption, signalOption } from "../util/validate.js";
 import { loadSkills } from "./load.js";
 import type { Skill, SkillFailure } from "./types.js";
 
@@ -80,15 +81,27 @@ export interface SkillRoot {
 export interface DiscoverOptions {
   /** Whose folders and precedence (default `all`). */
   host?: DiscoveryHost;
-  /** The project's root (default: the current directory). */
+  /** The project's root, a non-empty path (default: the current directory). */
   projectDir?: string;
-  /** The user's home (default: `os.homedir()`, which follows `$HOME`). */
+  /** The user's home, a non-empty path (default: `os.homedir()`, which follows `$HOME`). */
   home?: string;
-  /** Claude Code's managed-settings folder (default: {@link claudeManagedDir} of this platform). */
+  /** Claude Code's managed-settings folder, a non-empty path (default: {@link claudeManagedDir} of this platform). */
   managedDir?: string;
-  /** Codex's admin folder, whose `skills/` it reads (default `/etc/codex`). */
+  /** Codex's admin folder, whose `skills/` it reads, a non-empty path (default `/etc/codex`). */
   codexAdminDir?: string;
+  /** Cancels `discoverSkills` (ABORTED); `skillRoots` reads nothing and does not take it. */
   signal?: AbortSignal;
+}
+
+const DISCOVER_KEYS: Readonly<Record<keyof DiscoverOptions, true>> = { host: true, projectDir: true, home: true, managedDir: true, codexAdminDir: true, signal: true };
+
+/** `value` as {@link DiscoverOptions}, checked by key and value (INVALID_ARGUMENT naming the option) before anything is read. */
+function discoverOptions(value: unknown, what: string): DiscoverOptions {
+  const o = optionsObject(value, what, DISCOVER_KEYS);
+  discoveryHost(o.host);
+  for (const k of ["projectDir", "home", "managedDir", "codexAdminDir"] as const) pathOption(o[k], k);
+  signalOption(o.signal);
+  return o as DiscoverOptions;
 }
 
 /**
@@ -139,7 +152,7 @@ export function discoveryHost(host: unknown): DiscoveryHost {
   if (host === undefined) return "all";
   if (host === "github-copilot") return "copilot";
   if (typeof host === "string" && (SKILL_HOSTS as readonly string[]).includes(host)) return host as DiscoveryHost;
-  throw invalidArgument(`host must be one of ${SKILL_HOSTS.join(", ")}, got ${JSON.stringify(host)}`);
+  throw invalidArgument(`host must be one of ${SKILL_HOSTS.join(", ")}, got ${describeValue(host)}`);
 }
 
 /** Largest settings or plugin-registry JSON read (a host writes a few KB). */
@@ -233,7 +246,7 @@ function rootsOf(options: DiscoverOptions, notes: string[]): SkillRoot[] {
 
 /** The folders `host` reads skills from, highest precedence first (whether they exist or not). */
 export function skillRoots(options: DiscoverOptions = {}): SkillRoot[] {
-  return rootsOf(options, []);
+  return rootsOf(discoverOptions(options, "skillRoots options"), []);
 }
 
 /** A skill that a folder of higher precedence hides. */
@@ -294,6 +307,7 @@ function whyWins(host: DiscoveryHost, winner: SkillRoot, loser: SkillRoot): stri
  * them; a plugin's by `plugin:name`, so they never meet the others.
  */
 export async function discoverSkills(options: DiscoverOptions = {}): Promise<DiscoverResult> {
+  options = discoverOptions(options, "discoverSkills options");
   const host = discoveryHost(options.host);
   const notes: string[] = [];
   const roots = rootsOf(options, notes);

@@ -14,7 +14,7 @@ import {
   type SkillInput,
 } from "./types.js";
 import { nameSkeleton } from "./confusables.js";
-import { throwIfAborted, valueText } from "../util/validate.js";
+import { optionsObject, signalOption, throwIfAborted, valueText } from "../util/validate.js";
 
 const SKILL_FILE = "SKILL.md";
 /** Folders never searched for skills: huge and never hold a host's skills. */
@@ -66,7 +66,10 @@ interface Opts {
   signal?: AbortSignal;
 }
 
-function checkOptions(opts: LoadSkillsOptions): Opts {
+const LOAD_SKILLS_KEYS: Readonly<Record<keyof LoadSkillsOptions, true>> = { offset: true, limit: true, maxBodyBytes: true, maxDepth: true, signal: true };
+
+function checkOptions(value: unknown): Opts {
+  const opts = optionsObject(value, "loadSkills options", LOAD_SKILLS_KEYS) as LoadSkillsOptions;
   const count = (v: number | undefined, name: string, dflt: number) => {
     if (v === undefined) return dflt;
     if (typeof v !== "number" || !(v >= 0) || (!Number.isInteger(v) && v !== Infinity)) {
@@ -79,7 +82,7 @@ function checkOptions(opts: LoadSkillsOptions): Opts {
     limit: count(opts.limit, "limit", Infinity),
     maxBodyBytes: count(opts.maxBodyBytes, "maxBodyBytes", DEFAULT_MAX_BODY_BYTES),
     maxDepth: count(opts.maxDepth, "maxDepth", 3),
-    signal: opts.signal,
+    signal: signalOption(opts.signal),
   };
 }
 

@@ -74,7 +74,7 @@ export interface LoadSkillsResult {
 /** Default cap on a skill body: 1 MiB of UTF-8. The token budget itself is enforced by the router. */
 export const DEFAULT_MAX_BODY_BYTES = 1 << 20;
 
-/** Options of {@link loadSkills}. */
+/** Options of {@link loadSkills}; each count is a non-negative integer or `Infinity`. */
 export interface LoadSkillsOptions {
   /**
    * Skip this many candidate skills (JSONL rows, SKILL.md files in sorted path order, array entries)

@@ -97,6 +97,34 @@ export function boolOption(value: unknown, name: string, dflt: boolean): boolean
   return value;
 }
 
+/** An optional string option: `undefined` passes through; else a string, non-empty with `nonEmpty`. */
+export function stringOption(value: unknown, name: string, nonEmpty = false): string | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== "string" || (nonEmpty && value === "")) throw invalidArgument(`${name} must be a ${nonEmpty ? "non-empty " : ""}string, got ${describeValue(value)}`);
+  return value;
+}
+
+/** An optional path option: `undefined` passes through; else a non-empty string without a NUL byte. */
+export function pathOption(value: unknown, name: string): string | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== "string" || value === "" || value.includes("\0")) throw invalidArgument(`${name} must be a non-empty path (a string without NUL bytes), got ${describeValue(value)}`);
+  return value;
+}
+
+/** An optional option from a fixed set of values: `undefined` passes through. */
+export function enumOption<T extends string | boolean>(value: unknown, name: string, allowed: readonly T[]): T | undefined {
+  if (value === undefined) return undefined;
+  if (!allowed.includes(value as T)) throw invalidArgument(`${name} must be ${allowed.map((a) => JSON.stringify(a)).join(" or ")}, got ${describeValue(value)}`);
+  return value as T;
+}
+
+/** An optional function option: `undefined` passes through. */
+export function functionOption<F extends (...args: never[]) => unknown>(value: unknown, name: string): F | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== "function") throw invalidArgument(`${name} must be a function, got ${describeValue(value)}`);
+  return value as F;
+}
+
 /** An optional AbortSignal option (anything with a boolean `aborted` passes, as signals from other realms do). */
 export function signalOption(value: unknown): AbortSignal | undefined {
   if (value === undefined) return undefined;

@@ -149,7 +149,7 @@ describe("gavel-router/ai-sdk", () => {
     expect(() => gavelSearchSkillsTool(fixture.router, { k: 0 })).toThrow(expect.objectContaining({ code: "INVALID_ARGUMENT" }));
     expect(() => gavelSearchSkillsTool(fixture.router, { k: 51 })).toThrow(/k must be an integer from 1 to 50/);
     expect(() => gavelSearchSkillsTool({ route: fixture.router.route.bind(fixture.router) } as never)).toThrow(expect.objectContaining({ code: "INVALID_ARGUMENT", message: expect.stringMatching(/^gavelSearchSkillsTool needs a Router/) }));
-    expect(() => gavelLoadSkillTool(fixture.router, { maxChars: -1 })).toThrow(/maxChars must be a non-negative number/);
+    expect(() => gavelLoadSkillTool(fixture.router, { maxChars: -1 })).toThrow(/maxChars must be a non-negative integer or Infinity/);
     const search = gavelSearchSkillsTool(fixture.router, { k: 2 });
     const stopped = new AbortController();
     stopped.abort();

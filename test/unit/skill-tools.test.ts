@@ -102,11 +102,12 @@ describe("what a framework's search tool checks when it is built", () => {
     refused({ libraryCut: "no" }, /^libraryCut must be a boolean/);
   });
 
-  it("maxCharsOf takes a non-negative number, or the fallback when absent", () => {
+  it("maxCharsOf takes a non-negative integer or Infinity, or the fallback when absent", () => {
     expect(maxCharsOf(undefined)).toBe(DEFAULT_MAX_CHARS);
     expect(maxCharsOf(undefined, Infinity)).toBe(Infinity);
     expect(maxCharsOf(0, Infinity)).toBe(0);
     expect(maxCharsOf(120)).toBe(120);
-    for (const bad of [-1, Number.NaN, "100", true]) expect(() => maxCharsOf(bad, Infinity)).toThrow(expect.objectContaining({ code: "INVALID_ARGUMENT", message: expect.stringMatching(/maxChars must be a non-negative number/) }));
+    expect(maxCharsOf(Infinity)).toBe(Infinity);
+    for (const bad of [-1, Number.NaN, -Infinity, 1.5, null, "100", true]) expect(() => maxCharsOf(bad, Infinity)).toThrow(expect.objectContaining({ code: "INVALID_ARGUMENT", message: expect.stringMatching(/maxChars must be a non-negative integer or Infinity/) }));
   });
 });
