@@ -44,7 +44,7 @@ describe("BM25's constants read at query time", () => {
     }
     // without params, the index's own constants (Lucene's), unchanged
     expect(stock.scores(queries[0])).toEqual(live.scores(queries[0]));
-    expect(() => stock.scores("docker", { b: 2 })).toThrow(/b in \[0, 1\]/);
+    expect(() => stock.scores("docker", { b: 2 })).toThrow(/b must be in \[0, 1\]/);
   });
 });
 

@@ -96,7 +96,7 @@ describe(`the live BM25 index (seed ${seed})`, () => {
   });
 
   it("checks its parameters, and scores an empty index", () => {
-    expect(() => new LiveBm25Index({ b: 2 })).toThrow(/b in \[0, 1\]/);
+    expect(() => new LiveBm25Index({ b: 2 })).toThrow(/b must be in \[0, 1\]/);
     const live = new LiveBm25Index({ k1: 0.9, b: 0.4 });
     expect(live.scores("anything").length).toBe(0);
     live.add({ id: "x", name: "x", description: "" });
