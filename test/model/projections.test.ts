@@ -10,6 +10,7 @@ import { Model } from "../../src/model/Model.js";
 import { describeMismatch, modelFingerprint, sameModel, type ModelFingerprint } from "../../src/model/fingerprint.js";
 import { PROJECTION_DEFAULTS, Projections, defaultLayer } from "../../src/projections/projections.js";
 import { TINY_LLAMA_PATH } from "../fixtures/tiny-llama.js";
+import { expectCode, expectCodeSync } from "../helpers/gavel-error.js";
 import { freshSeed } from "../helpers/random.js";
 
 let dir: string;
@@ -25,17 +26,6 @@ afterAll(async () => {
   await model?.dispose();
   await rm(dir, { recursive: true, force: true });
 });
-
-async function expectCode(p: Promise<unknown>, code: string, msg?: RegExp): Promise<GavelError> {
-  const err = await p.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(GavelError);
-  expect((err as GavelError).code).toBe(code);
-  if (msg) expect((err as GavelError).message).toMatch(msg);
-  return err as GavelError;
-}
 
 describe("modelFingerprint", () => {
   it("reads shape from the model and hashes the GGUF vocabulary", async () => {
@@ -138,15 +128,7 @@ describe("Projections", () => {
     expect(() => p.checkModel(fp)).not.toThrow();
     const qwen = { architecture: "qwen3", nLayer: 36, nEmbd: 4096, nVocab: 151936, vocabHash: "3fa2".padEnd(64, "0") };
     const foreign = await Projections.random(qwen, { dim: 4 });
-    let err: unknown;
-    try {
-      foreign.checkModel(fp);
-    } catch (e) {
-      err = e;
-    }
-    expect(err).toBeInstanceOf(GavelError);
-    expect((err as GavelError).code).toBe("PROJECTIONS_MISMATCH");
-    expect((err as GavelError).message).toMatch(/trained for qwen3 with 36 layers.*this model is llama with \d+ layers/);
+    expectCodeSync(() => foreign.checkModel(fp), "PROJECTIONS_MISMATCH", /trained for qwen3 with 36 layers.*this model is llama with \d+ layers/);
     expect(() => p.checkModel({ ...fp, vocabHash: "f".repeat(64) })).toThrow(/different vocabulary/);
   });
 

@@ -16,7 +16,6 @@
  * Fresh random inputs each run; the seed is logged (replay with GAVEL_TEST_SEED=<seed>).
  */
 import { describe, expect, it } from "vitest";
-import { GavelError } from "../../src/errors.js";
 import { loadBinding } from "../../src/native/binding.js";
 import { kernelIsas, restoreKernelIsaAfterEach, setKernelIsa } from "../helpers/isa.js";
 import { KeyBank } from "../../src/bank/key-bank.js";
@@ -24,6 +23,7 @@ import { glance } from "../../src/kernels/kernels.js";
 import { floatToHalf, halfToFloat } from "../../src/util/half.js";
 import { referenceGlance, referenceVote } from "../oracles/glance-reference.js";
 import { expectMaxSimNearReference } from "../helpers/glance-check.js";
+import { expectCodeSync } from "../helpers/gavel-error.js";
 import { freshSeed, rng, unitKeys } from "../helpers/random.js";
 
 const SEED = freshSeed();
@@ -50,17 +50,6 @@ const rounded = (x: Float32Array) => halfToFloat(floatToHalf(x));
 function expectSameArray(got: ArrayLike<number>, want: ArrayLike<number>) {
   expect(got.length).toBe(want.length);
   for (let i = 0; i < want.length; i++) if (!Object.is(got[i], want[i])) expect([i, got[i]]).toEqual([i, want[i]]);
-}
-
-function expectCode(fn: () => unknown, code: string) {
-  let err: unknown;
-  try {
-    fn();
-  } catch (e) {
-    err = e;
-  }
-  expect(err).toBeInstanceOf(GavelError);
-  expect((err as GavelError).code).toBe(code);
 }
 
 const binding = loadBinding();
@@ -137,9 +126,9 @@ describe("KeyBank with f16 keys", () => {
   it("rejects keys beyond f16's range, a bad keyType and a bad detail", async () => {
     const bank = new KeyBank(2, { keyType: "f16" });
     bank.add(new Float32Array([65504, -65519]));  // rounds to ±65504: representable
-    expectCode(() => bank.add(new Float32Array([0, 65520])), "INVALID_ARGUMENT");
-    expectCode(() => new KeyBank(2, { keyType: "bf16" as "f16" }), "INVALID_ARGUMENT");
-    expectCode(() => new (binding.NativeBank)(2, "f8" as "f16"), "INVALID_ARGUMENT");
+    expectCodeSync(() => bank.add(new Float32Array([0, 65520])), "INVALID_ARGUMENT");
+    expectCodeSync(() => new KeyBank(2, { keyType: "bf16" as "f16" }), "INVALID_ARGUMENT");
+    expectCodeSync(() => new (binding.NativeBank)(2, "f8" as "f16"), "INVALID_ARGUMENT");
     await expect(bank.glance(new Float32Array([1, 0]), { detail: -1 })).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
     expect(bank.size).toBe(1);
   });

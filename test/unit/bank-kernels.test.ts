@@ -13,7 +13,6 @@
  * GAVEL_TEST_SEED=<seed>.
  */
 import { describe, expect, it } from "vitest";
-import { GavelError } from "../../src/errors.js";
 import { loadBinding } from "../../src/native/binding.js";
 import { kernelIsas, restoreKernelIsaAfterEach, setKernelIsa } from "../helpers/isa.js";
 import { runNode } from "../helpers/run.js";
@@ -28,6 +27,7 @@ import {
 } from "../../src/kernels/kernels.js";
 import { referenceGlance, referenceProjectNormalize, referenceVote, row } from "../oracles/glance-reference.js";
 import { expectMaxSimNearReference } from "../helpers/glance-check.js";
+import { caught, expectCode, expectCodeSync, expectGavelError } from "../helpers/gavel-error.js";
 import { freshSeed, gauss, rng } from "../helpers/random.js";
 
 const SEED = freshSeed();
@@ -75,20 +75,6 @@ function poolSkills(r: () => number, nSkills: number, keysPer: number, dim: numb
 function expectSameArray(got: ArrayLike<number>, want: ArrayLike<number>) {
   expect(got.length).toBe(want.length);
   for (let i = 0; i < want.length; i++) if (!Object.is(got[i], want[i])) expect([i, got[i]]).toEqual([i, want[i]]);
-}
-
-async function rejection(p: Promise<unknown> | (() => unknown)): Promise<unknown> {
-  try {
-    await (typeof p === "function" ? p() : p);
-  } catch (e) {
-    return e;
-  }
-  return undefined;
-}
-
-function expectCode(err: unknown, code: string) {
-  expect(err).toBeInstanceOf(GavelError);
-  expect((err as GavelError).code).toBe(code);
 }
 
 const binding = loadBinding();
@@ -293,9 +279,9 @@ describe("KeyBank concurrency: copy-on-write snapshots and abort", () => {
     const ac = new AbortController();
     const p = bank.glance(queries, { signal: ac.signal });
     ac.abort();
-    expectCode(await rejection(p), "ABORTED");
+    await expectCode(p, "ABORTED");
     // already aborted
-    expectCode(await rejection(bank.glance(queries, { signal: ac.signal })), "ABORTED");
+    await expectCode(bank.glance(queries, { signal: ac.signal }), "ABORTED");
 
     // aborted mid-run: well before the full glance's time
     let t0 = performance.now();
@@ -305,7 +291,7 @@ describe("KeyBank concurrency: copy-on-write snapshots and abort", () => {
     t0 = performance.now();
     const p2 = bank.glance(queries, { signal: ac2.signal });
     setTimeout(() => ac2.abort(), Math.min(20, full / 4));
-    expectCode(await rejection(p2), "ABORTED");
+    await expectCode(p2, "ABORTED");
     const took = performance.now() - t0;
     console.log(`full glance ${full.toFixed(1)} ms; aborted one settled after ${took.toFixed(1)} ms`);
     expect(took).toBeLessThan(full);
@@ -316,7 +302,7 @@ describe("KeyBank concurrency: copy-on-write snapshots and abort", () => {
     const ac3 = new AbortController();
     const p5 = bank.glance(queries, { signal: ac3.signal });
     ac3.abort();
-    expectCode(await rejection(p5), "ABORTED");
+    await expectCode(p5, "ABORTED");
     const [g3, g4] = await Promise.all([p3, p4]);
     expectSameArray(g3.g, g4.g);
 
@@ -330,19 +316,19 @@ describe("KeyBank concurrency: copy-on-write snapshots and abort", () => {
     for (const keys of banks.slice(0, 1500)) nb.add(keys);
     const w = new Float32Array(200).fill(1);
     // handlers attached at once: whichever settles first must not be an unhandled rejection
-    const a = rejection(nb.glance(queries, w, 10, null, 7));
-    const b = rejection(nb.glance(queries, w, 10));
+    const a = caught(nb.glance(queries, w, 10, null, 7));
+    const b = caught(nb.glance(queries, w, 10));
     expect(nb.abort()).toBe(2);
-    expectCode(await a, "ABORTED");
-    expectCode(await b, "ABORTED");
+    expectGavelError(await a, "ABORTED");
+    expectGavelError(await b, "ABORTED");
     expect(nb.abort()).toBe(0); // nothing running: a later glance is unaffected
     const c = await nb.glance(queries.subarray(0, 3 * dim), w.subarray(0, 3), 10, null, 7);
     expect(c.g.length).toBe(1500);
     // a ticket picks its own glances
-    const d = rejection(nb.glance(queries, w, 10, null, 8));
+    const d = caught(nb.glance(queries, w, 10, null, 8));
     const e = nb.glance(queries.subarray(0, 3 * dim), w.subarray(0, 3), 10, null, 9);
     expect(nb.abort(8)).toBe(1);
-    expectCode(await d, "ABORTED");
+    expectGavelError(await d, "ABORTED");
     expect((await e).g.length).toBe(1500);
   });
 });
@@ -424,18 +410,8 @@ describe("bad inputs throw or reject INVALID_ARGUMENT and never crash", () => {
   const k1 = new Float32Array([1, 0, 0, 0, 0, 1, 0, 0]);
   const w = new Float32Array([1]);
 
-  function expectInvalidSync(fn: () => unknown) {
-    let err: unknown;
-    try {
-      fn();
-    } catch (e) {
-      err = e;
-    }
-    expectCode(err, "INVALID_ARGUMENT");
-  }
-  async function expectInvalid(fn: () => unknown) {
-    expectCode(await rejection(fn), "INVALID_ARGUMENT");
-  }
+  const expectInvalidSync = (fn: () => unknown) => expectCodeSync(fn, "INVALID_ARGUMENT");
+  const expectInvalid = async (fn: () => unknown) => expectGavelError(await caught(fn), "INVALID_ARGUMENT");
 
   it.each([[0], [-1], [1.5], [NaN], ["4"], [2 ** 40], [undefined]])("KeyBank / NativeBank dim %s", (d) => {
     expectInvalidSync(() => new KeyBank(d as number));

@@ -4,30 +4,25 @@
 // wrote, and the winner reported success over a bank without keys.bin), one whose manifest names a
 // skill, and one whose manifest cannot be read.
 import { existsSync } from "node:fs";
-import { mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { readdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { BankStore, bankHeaderFor, type BankHeader } from "../../src/bank/index.js";
 import { removeBankIfEmpty } from "../../src/bank/opening.js";
 import type { ModelFingerprint } from "../../src/model/fingerprint.js";
 import { Projections } from "../../src/projections/projections.js";
+import { tempRoot } from "../helpers/temp-dirs.js";
 
 const DIM = 8;
 const fp: ModelFingerprint = { architecture: "llama", nLayer: 5, nEmbd: 64, nVocab: 512, vocabHash: "cd".repeat(32) };
 let header: BankHeader;
-let root: string;
-let n = 0;
-const freshDir = () => join(root, `bank-${n++}`);
+const tmp = tempRoot("gavel-remove-empty-");
+const freshDir = () => tmp.fresh();
 const entry = (id: string) => ({ id, name: id, description: "d", contentHash: "ab".repeat(32), source: "t", disableModelInvocation: false, keyTokens: [1, 1], renderTokens: 2 });
 const unitKeys = () => Float32Array.from({ length: 2 * DIM }, (_, i) => (i % DIM === 0 ? 1 : 0));
 
 beforeAll(async () => {
-  root = await mkdtemp(join(tmpdir(), "gavel-remove-empty-"));
   header = bankHeaderFor(await Projections.random(fp, { seed: 4, dim: DIM }));
-});
-afterAll(async () => {
-  await rm(root, { recursive: true, force: true });
 });
 
 describe("removeBankIfEmpty", () => {

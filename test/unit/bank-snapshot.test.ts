@@ -2,10 +2,9 @@
 // Library opened without the lock see the committed state only, change nothing on disk, refuse
 // writes, and a snapshot library moves to newer commits (keys, lexicon and texts as a fresh open
 // reads them), running a read again when a writer pruned a text it needed meanwhile.
-import { mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { BankStore, bankHeaderFor, type BankHeader } from "../../src/bank/index.js";
 import { Library } from "../../src/bank/library.js";
 import { GavelError } from "../../src/errors.js";
@@ -13,6 +12,7 @@ import type { ModelFingerprint } from "../../src/model/fingerprint.js";
 import { Projections } from "../../src/projections/projections.js";
 import { skillContentHash, type Skill } from "../../src/skills/index.js";
 import { freshSeed, rng } from "../helpers/random.js";
+import { tempRoot } from "../helpers/temp-dirs.js";
 
 const seed = freshSeed();
 const r = rng(seed);
@@ -20,17 +20,12 @@ const DIM = 8;
 const fp: ModelFingerprint = { architecture: "llama", nLayer: 5, nEmbd: 64, nVocab: 512, vocabHash: "cd".repeat(32) };
 let projections: Projections;
 let header: BankHeader;
-let root: string;
-let n = 0;
-const freshDir = () => join(root, `bank-${n++}`);
+const tmp = tempRoot("gavel-snapshot-test-");
+const freshDir = () => tmp.fresh();
 
 beforeAll(async () => {
-  root = await mkdtemp(join(tmpdir(), "gavel-snapshot-test-"));
   projections = await Projections.random(fp, { seed: 4, dim: DIM });
   header = bankHeaderFor(projections);
-});
-afterAll(async () => {
-  await rm(root, { recursive: true, force: true });
 });
 
 /** n unit rows of random keys. */

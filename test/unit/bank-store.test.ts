@@ -3,18 +3,19 @@
 // compaction, and the lock that keeps a second process out. Keys are random from a fresh seed each
 // run; the seed is in the test names so a failure can be replayed.
 import { spawn } from "node:child_process";
-import { cp, mkdtemp, readFile, readdir, rm, stat, writeFile } from "node:fs/promises";
-import { hostname, tmpdir } from "node:os";
+import { cp, readFile, readdir, rm, stat, writeFile } from "node:fs/promises";
+import { hostname } from "node:os";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { BankStore, bankHeaderFor, type BankEntry, type BankEntryInput, type BankHeader } from "../../src/bank/index.js";
-import { GavelError } from "../../src/errors.js";
 import { sealedManifestText } from "../../src/bank/manifest.js";
 import { Projections } from "../../src/projections/projections.js";
 import type { ModelFingerprint } from "../../src/model/fingerprint.js";
 import { repoRoot, viteNodeCli } from "../helpers/paths.js";
 import { freshSeed, rng } from "../helpers/random.js";
 import { run } from "../helpers/run.js";
+import { tempRoot } from "../helpers/temp-dirs.js";
+import { expectCode } from "../helpers/gavel-error.js";
 
 const seed = freshSeed();
 const r = rng(seed);
@@ -23,16 +24,11 @@ const DIM = 12;
 // A made-up model: the store only compares fingerprints, it never runs the model.
 const fp: ModelFingerprint = { architecture: "llama", nLayer: 5, nEmbd: 64, nVocab: 512, vocabHash: "ab".repeat(32) };
 let header: BankHeader;
-let root: string;
-let n = 0;
-const freshDir = () => join(root, `bank-${n++}`);
+const tmp = tempRoot("gavel-bank-test-");
+const freshDir = () => tmp.fresh();
 
 beforeAll(async () => {
-  root = await mkdtemp(join(tmpdir(), "gavel-bank-test-"));
   header = bankHeaderFor(await Projections.random(fp, { seed: 3, dim: DIM }));
-});
-afterAll(async () => {
-  await rm(root, { recursive: true, force: true });
 });
 
 function randomKeys(nKeys: number): Float32Array {
@@ -59,17 +55,6 @@ function skill(id: string, nKeys: number, extra: Partial<BankEntryInput> = {}): 
     },
     randomKeys(nKeys),
   ];
-}
-
-async function expectCode(p: Promise<unknown>, code: string, msg?: RegExp): Promise<GavelError> {
-  const err = await p.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err, "expected a rejection").toBeInstanceOf(GavelError);
-  expect((err as GavelError).code).toBe(code);
-  if (msg) expect((err as GavelError).message).toMatch(msg);
-  return err as GavelError;
 }
 
 /** Reads every entry one by one and all at once, and checks both against `expected`. */
@@ -196,12 +181,12 @@ describe(`BankStore (seed ${seed})`, () => {
   });
 
   it("refuses a folder path the file system cannot hold with a typed error, created or not", async () => {
-    const file = join(root, `plain-${n++}`);
+    const file = tmp.fresh("plain");
     await writeFile(file, "not a folder");
     for (const create of [false, true]) {
       await expectCode(BankStore.open(join(file, "bank"), header, { create }), "FILE_NOT_FOUND", /ENOTDIR/); // under a file
-      await expectCode(BankStore.open(join(root, "x".repeat(300)), header, { create }), "FILE_NOT_FOUND", /ENAMETOOLONG/);
-      await expectCode(BankStore.open(join(root, "a\0b"), header, { create }), "INVALID_ARGUMENT", /NUL/);
+      await expectCode(BankStore.open(join(tmp.root, "x".repeat(300)), header, { create }), "FILE_NOT_FOUND", /ENAMETOOLONG/);
+      await expectCode(BankStore.open(join(tmp.root, "a\0b"), header, { create }), "INVALID_ARGUMENT", /NUL/);
     }
     await expectCode(BankStore.openSnapshot(join(file, "bank"), header), "FILE_NOT_FOUND", /ENOTDIR/);
   });
@@ -271,7 +256,7 @@ describe(`BankStore (seed ${seed})`, () => {
 
   it("recovers after a real SIGKILL of the writing process, breaking its stale lock", async () => {
     const dir = freshDir();
-    const script = join(root, "crash-child.ts");
+    const script = join(tmp.root, "crash-child.ts");
     const src = (p: string) => JSON.stringify(join(repoRoot, "src", p));
     await writeFile(
       script,
@@ -406,29 +391,25 @@ describe("reading keys in bounded chunks", () => {
   it("readAll asks for at most one chunk per read (node refuses 2 GiB reads) and still fills the buffer exactly", async () => {
     const { readAll, READ_CHUNK } = await import("../../src/bank/keys-file.js");
     expect(READ_CHUNK).toBeLessThan(2 ** 31);
-    const dir = await mkdtemp(join(tmpdir(), "gavel-chunk-"));
+    const file = tmp.fresh("chunk");
+    const data = new Uint8Array(1000).map((_, i) => (i * 37 + 11) & 255);
+    await writeFile(file, data);
+    const { open } = await import("node:fs/promises");
+    const fh = await open(file, "r");
     try {
-      const data = new Uint8Array(1000).map((_, i) => (i * 37 + 11) & 255);
-      await writeFile(join(dir, "f"), data);
-      const { open } = await import("node:fs/promises");
-      const fh = await open(join(dir, "f"), "r");
-      try {
-        const asked: number[] = [];
-        const spy = { read: (b: Uint8Array, o: number, n: number, p: number) => (asked.push(n), fh.read(b, o, n, p)) };
-        for (const chunk of [1, 7, 333, 4096]) {
-          asked.length = 0;
-          const into = new Uint8Array(900);
-          await readAll(spy as never, into, 100, "f", chunk);
-          expect(Array.from(into)).toEqual(Array.from(data.subarray(100)));
-          expect(Math.max(...asked)).toBeLessThanOrEqual(chunk);
-        }
-        // a file shorter than the rows it should hold is reported, not padded
-        await expect(readAll(fh, new Uint8Array(10), 995, "f", 4)).rejects.toMatchObject({ code: "CORRUPT_FILE" });
-      } finally {
-        await fh.close();
+      const asked: number[] = [];
+      const spy = { read: (b: Uint8Array, o: number, n: number, p: number) => (asked.push(n), fh.read(b, o, n, p)) };
+      for (const chunk of [1, 7, 333, 4096]) {
+        asked.length = 0;
+        const into = new Uint8Array(900);
+        await readAll(spy as never, into, 100, "f", chunk);
+        expect(Array.from(into)).toEqual(Array.from(data.subarray(100)));
+        expect(Math.max(...asked)).toBeLessThanOrEqual(chunk);
       }
+      // a file shorter than the rows it should hold is reported, not padded
+      await expect(readAll(fh, new Uint8Array(10), 995, "f", 4)).rejects.toMatchObject({ code: "CORRUPT_FILE" });
     } finally {
-      await rm(dir, { recursive: true, force: true });
+      await fh.close();
     }
   });
 

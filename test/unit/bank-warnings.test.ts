@@ -3,16 +3,16 @@
 // lexicon, which follows the bank's order, stays in step, committed or not (a kill before the flag's
 // commit, or between the lexicon's half of it and the manifest, leaves a bank that opens without a
 // rebuild). Re-staging the entry (keys put again) moved it to the end and left the lexicon out of order.
-import { cp, mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { cp, rm } from "node:fs/promises";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { Library } from "../../src/bank/library.js";
 import type { ModelFingerprint } from "../../src/model/fingerprint.js";
 import { Projections } from "../../src/projections/projections.js";
 import { skillContentHash, type Skill } from "../../src/skills/index.js";
 import { canonical } from "../helpers/lexicon.js";
 import { freshSeed, rng } from "../helpers/random.js";
+import { tempRoot } from "../helpers/temp-dirs.js";
 
 const seed = freshSeed();
 const r = rng(seed);
@@ -20,16 +20,11 @@ const DIM = 8;
 const fp: ModelFingerprint = { architecture: "llama", nLayer: 5, nEmbd: 64, nVocab: 512, vocabHash: "ef".repeat(32) };
 const HUB = "hub: top match of 40% of 32 generic probe tasks";
 let projections: Projections;
-let root: string;
-let n = 0;
-const freshDir = () => join(root, `bank-${n++}`);
+const tmp = tempRoot("gavel-warnings-test-");
+const freshDir = () => tmp.fresh();
 
 beforeAll(async () => {
-  root = await mkdtemp(join(tmpdir(), "gavel-warnings-test-"));
   projections = await Projections.random(fp, { seed: 5, dim: DIM });
-});
-afterAll(async () => {
-  await rm(root, { recursive: true, force: true });
 });
 
 function keys(rows: number): Float32Array {

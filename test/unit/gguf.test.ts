@@ -39,6 +39,7 @@ import {
   defaultFixtureDir,
   makeQwen3Fixture,
 } from "../fixtures/qwen3.js";
+import { expectCode } from "../helpers/gavel-error.js";
 import { rng } from "../helpers/random.js";
 import { needsShared, repoRoot, SHARED, storiesPath } from "../helpers/paths.js";
 
@@ -90,16 +91,6 @@ function randomScalar(r: () => number, type: GgufScalarTypeName): GgufValue["val
 }
 
 const SCALARS: GgufScalarTypeName[] = ["u8", "i8", "u16", "i16", "u32", "i32", "f32", "bool", "str", "u64", "i64", "f64"];
-
-async function expectCode(p: Promise<unknown>, code: string): Promise<GavelError> {
-  const err = await p.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(GavelError);
-  expect((err as GavelError).code).toBe(code);
-  return err as GavelError;
-}
 
 /** A small valid file for the corruption tests. */
 async function writeSmall(path: string): Promise<void> {

@@ -7,7 +7,6 @@
  * GAVEL_TEST_SEED=<seed>.
  */
 import { describe, expect, it } from "vitest";
-import { GavelError } from "../../src/errors.js";
 import { loadBinding } from "../../src/native/binding.js";
 import { kernelIsas, restoreKernelIsaAfterEach, setKernelIsa } from "../helpers/isa.js";
 import { coverFarthestFirst, decayWeights, glance, MAX_VOTE_K, routeVoteK, voteK } from "../../src/kernels/kernels.js";
@@ -22,6 +21,7 @@ import {
   row,
 } from "../oracles/glance-reference.js";
 import { expectMaxSimNearReference } from "../helpers/glance-check.js";
+import { caught, expectCodeSync, expectGavelError } from "../helpers/gavel-error.js";
 import { freshSeed, gauss, rng } from "../helpers/random.js";
 
 const SEED = freshSeed();
@@ -380,26 +380,8 @@ describe("bad inputs reject with INVALID_ARGUMENT and never crash", () => {
   const off = new Int32Array([0, 1, 2]);
   const w = new Float32Array([1]);
 
-  function expectInvalidSync(fn: () => unknown) {
-    let err: unknown;
-    try {
-      fn();
-    } catch (e) {
-      err = e;
-    }
-    expect(err).toBeInstanceOf(GavelError);
-    expect((err as GavelError).code).toBe("INVALID_ARGUMENT");
-  }
-  async function expectInvalid(fn: () => unknown) {
-    let err: unknown;
-    try {
-      await fn();
-    } catch (e) {
-      err = e;
-    }
-    expect(err).toBeInstanceOf(GavelError);
-    expect((err as GavelError).code).toBe("INVALID_ARGUMENT");
-  }
+  const expectInvalidSync = (fn: () => unknown) => expectCodeSync(fn, "INVALID_ARGUMENT");
+  const expectInvalid = async (fn: () => unknown) => expectGavelError(await caught(fn), "INVALID_ARGUMENT");
 
   const badGlance: Array<[string, unknown[]]> = [
     ["queries as number[]", [[1, 0, 0, 0], bank, off, dim, w, 1]],

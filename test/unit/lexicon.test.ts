@@ -3,10 +3,9 @@
 // reopens and compactions, its rebuild when missing, damaged or out of step, and its survival of
 // SIGKILLs of the writing process. Skills and queries are random from a fresh seed, in the names.
 import { spawn } from "node:child_process";
-import { cp, mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { cp, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { bankHeaderFor, type BankHeader } from "../../src/bank/index.js";
 import { LiveBm25Index } from "../../src/lexical/live-index.js";
 import { Vocabulary } from "../../src/lexical/postings.js";
@@ -17,21 +16,17 @@ import { crc32, crc32Js } from "../../src/util/crc32.js";
 import { canonical, expectSameAsBm25, LexiconBank, randomQueries, randomSkill, words, type TestSkill } from "../helpers/lexicon.js";
 import { repoRoot, viteNodeCli } from "../helpers/paths.js";
 import { freshSeed, rng } from "../helpers/random.js";
+import { tempRoot } from "../helpers/temp-dirs.js";
 
 const seed = freshSeed();
 const r = rng(seed);
 const fp = { architecture: "llama", nLayer: 5, nEmbd: 64, nVocab: 512, vocabHash: "ab".repeat(32) };
 let header: BankHeader;
-let root: string;
-let n = 0;
-const freshDir = () => join(root, `bank-${n++}`);
+const tmp = tempRoot("gavel-lexicon-test-");
+const freshDir = () => tmp.fresh();
 
 beforeAll(async () => {
-  root = await mkdtemp(join(tmpdir(), "gavel-lexicon-test-"));
   header = bankHeaderFor(await Projections.random(fp, { seed: 3, dim: 4 }));
-});
-afterAll(async () => {
-  await rm(root, { recursive: true, force: true });
 });
 
 /** A copy of a bank directory as a dead process would leave it (no lock). */

@@ -4,39 +4,25 @@
 // bank without `create` is FILE_NOT_FOUND and nothing is created; a manifest or keys file that is a
 // FIFO, a device or a directory is CORRUPT_FILE at once, never a hang.
 import { execFileSync } from "node:child_process";
-import { mkdir, mkdtemp, readdir, readFile, rm, stat, symlink, unlink, writeFile } from "node:fs/promises";
+import { mkdir, readdir, readFile, stat, symlink, unlink, writeFile } from "node:fs/promises";
 import { existsSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { BankStore, bankHeaderFor, type BankHeader } from "../../src/bank/index.js";
-import { GavelError } from "../../src/errors.js";
 import { Projections } from "../../src/projections/projections.js";
 import type { ModelFingerprint } from "../../src/model/fingerprint.js";
+import { expectCode } from "../helpers/gavel-error.js";
+import { tempRoot } from "../helpers/temp-dirs.js";
 
 const DIM = 8;
 const fp: ModelFingerprint = { architecture: "llama", nLayer: 5, nEmbd: 64, nVocab: 512, vocabHash: "cd".repeat(32) };
 let header: BankHeader;
-let root: string;
-let n = 0;
-const freshDir = () => join(root, `bank-${n++}`);
+const tmp = tempRoot("gavel-rel-bank-");
+const freshDir = () => tmp.fresh();
 
 beforeAll(async () => {
-  root = await mkdtemp(join(tmpdir(), "gavel-rel-bank-"));
   header = bankHeaderFor(await Projections.random(fp, { seed: 1, dim: DIM }));
 });
-afterAll(async () => {
-  await rm(root, { recursive: true, force: true });
-});
-
-async function code(p: Promise<unknown>): Promise<GavelError> {
-  const err = await p.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(GavelError);
-  return err as GavelError;
-}
 
 /** A committed bank of two skills; returns its directory. */
 async function committedBank(): Promise<string> {
@@ -59,8 +45,7 @@ describe("a bank is never created or re-initialised implicitly", () => {
     expect(before.byteLength).toBe(6 * DIM * 4);
     await unlink(join(dir, "manifest.json"));
     for (const create of [false, true]) {
-      const err = await code(BankStore.open(dir, header, { create }));
-      expect(err.code).toBe("CORRUPT_FILE");
+      const err = await expectCode(BankStore.open(dir, header, { create }), "CORRUPT_FILE");
       expect(err.message).toMatch(/keys\.bin \(192 bytes\) but no manifest\.json/);
       expect(err.message).toMatch(/nothing was changed.*Restore manifest\.json from a backup, or move .* aside and run `gavel install`/);
       expect(Buffer.compare(await readFile(keysPath), before)).toBe(0);
@@ -70,13 +55,12 @@ describe("a bank is never created or re-initialised implicitly", () => {
 
   it("a missing bank is FILE_NOT_FOUND without create, and nothing is created (mistyped --bank)", async () => {
     const dir = freshDir();
-    const err = await code(BankStore.open(dir, header));
-    expect(err.code).toBe("FILE_NOT_FOUND");
+    await expectCode(BankStore.open(dir, header), "FILE_NOT_FOUND");
     expect(existsSync(dir)).toBe(false);
     // an existing folder without a bank: FILE_NOT_FOUND, and the folder is left as it was
     await mkdir(dir);
     await writeFile(join(dir, "notes.txt"), "mine");
-    expect((await code(BankStore.open(dir, header))).code).toBe("FILE_NOT_FOUND");
+    await expectCode(BankStore.open(dir, header), "FILE_NOT_FOUND");
     expect(await readdir(dir)).toEqual(["notes.txt"]);
   });
 
@@ -94,8 +78,7 @@ describe("a bank is never created or re-initialised implicitly", () => {
     const dir = freshDir();
     await mkdir(join(dir, "texts"), { recursive: true });
     await writeFile(join(dir, "texts", "abc.json"), "{}");
-    const err = await code(BankStore.open(dir, header, { create: true }));
-    expect(err.code).toBe("CORRUPT_FILE");
+    const err = await expectCode(BankStore.open(dir, header, { create: true }), "CORRUPT_FILE");
     expect(err.message).toMatch(/texts\/ \(1 files\)/);
   });
 });
@@ -112,8 +95,7 @@ describe("bank files are read only when they are regular files", () => {
       await unlink(m);
       await make(m);
       const t0 = performance.now();
-      const err = await code(BankStore.open(dir, header));
-      expect(err.code).toBe("CORRUPT_FILE");
+      const err = await expectCode(BankStore.open(dir, header), "CORRUPT_FILE");
       expect(err.message).toMatch(/not a regular file/);
       expect(performance.now() - t0).toBeLessThan(5000);
       expect((await stat(join(dir, "keys.bin"))).size).toBe(6 * DIM * 4);
@@ -126,8 +108,7 @@ describe("bank files are read only when they are regular files", () => {
       const k = join(dir, "keys.bin");
       await unlink(k);
       await make(k);
-      const err = await code(BankStore.open(dir, header));
-      expect(err.code).toBe("CORRUPT_FILE");
+      const err = await expectCode(BankStore.open(dir, header), "CORRUPT_FILE");
       expect(err.message).toMatch(/keys\.bin is (a FIFO|a device)/);
     }
   });
@@ -151,8 +132,7 @@ describe("bank files are read only when they are regular files", () => {
     }
     const dir = await committedBank();
     await mkdir(join(dir, "lock"));
-    const err = await code(BankStore.open(dir, header));
-    expect(err.code).toBe("CORRUPT_FILE");
+    const err = await expectCode(BankStore.open(dir, header), "CORRUPT_FILE");
     expect(err.message).toMatch(/lock .* is a directory/);
   });
 });
