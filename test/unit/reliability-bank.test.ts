@@ -94,10 +94,9 @@ describe("bank files are read only when they are regular files", () => {
       const m = join(dir, "manifest.json");
       await unlink(m);
       await make(m);
-      const t0 = performance.now();
+      // a hang (reading the FIFO or /dev/zero) would end in the test's timeout, not here
       const err = await expectCode(BankStore.open(dir, header), "CORRUPT_FILE");
       expect(err.message).toMatch(/not a regular file/);
-      expect(performance.now() - t0).toBeLessThan(5000);
       expect((await stat(join(dir, "keys.bin"))).size).toBe(6 * DIM * 4);
     }
   });
