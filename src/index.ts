@@ -11,7 +11,7 @@
  * list with one line per export is docs/api.md.
  */
 export { GavelError, GAVEL_ERROR_CODES, type GavelErrorCode } from "./errors.js";
-export { Model, type ModelLoadOptions, type ModelInfo, type ScoreResult, type ScoreOptions, type CallOptions } from "./model/Model.js";
+export { Model, type ModelLoadOptions, type ModelInfo, type ScoreResult, type ScoreOptions, type CallOptions, type TokenizeOptions, type TokenizeAsyncOptions } from "./model/Model.js";
 export {
   Router,
   type RouterOpenOptions,

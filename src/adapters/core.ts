@@ -8,7 +8,7 @@
  */
 import type { RouteContext, RouteOptions, RouteResult } from "../route/types.js";
 import type { SkillRecord } from "../route/skill-record.js";
-import { abortedError, boolOption, describeValue, optionsObject, signalOption, valueText } from "../util/validate.js";
+import { abortedError, boolOption, describeValue, optionsObject, signalOption, untilAborted, valueText } from "../util/validate.js";
 import { linkSignals } from "../util/linked-signal.js";
 import { invalidArgument } from "../errors.js";
 import { checkTextOptions } from "./skill-tools.js";
@@ -66,17 +66,6 @@ export interface ChatTurn {
 }
 
 export const DEFAULT_MAX_CHARS = 20_000;
-
-/** `promise`, or ABORTED as soon as `signal` aborts (the work behind `promise` goes on). */
-function untilAborted<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
-  if (!signal) return promise;
-  if (signal.aborted) return Promise.reject(abortedError("route", signal));
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(abortedError("route", signal));
-    signal.addEventListener("abort", onAbort, { once: true });
-    promise.then(resolve, reject).finally(() => signal.removeEventListener("abort", onAbort));
-  });
-}
 
 /** A `maxChars` option checked: a non-negative integer or `Infinity` (no cut), `fallback` when undefined; else INVALID_ARGUMENT. */
 export function maxCharsOf(maxChars: unknown, fallback: number = DEFAULT_MAX_CHARS): number {
@@ -248,7 +237,7 @@ export class SkillInjector {
   async #current(last: Promise<RoutedSkill>, context: RouteContext, key: string, signal: AbortSignal | undefined): Promise<RoutedSkill> {
     let routed: RoutedSkill;
     try {
-      routed = await untilAborted(last, signal);
+      routed = await untilAborted(last, "route", signal);
     } catch (err) {
       // the route this call joined was stopped by another call's signal, not this one's: route again
       if ((err as { code?: unknown }).code === "ABORTED" && !signal?.aborted && this.#last !== last) return this.#routeWith(context, signal);

@@ -8,7 +8,7 @@ import { invalidArgument } from "../errors.js";
 import { loadBinding, type NativeBank, type NativeBankGlanceResult } from "../native/binding.js";
 import { checkFloat32, checkInt, checkRows, resolveWeights } from "../kernels/args.js";
 import { voteK, type GlanceOptions } from "../kernels/kernels.js";
-import { abortable, abortedError, enumOption, optionsObject } from "../util/validate.js";
+import { abortable, enumOption, optionsObject, signalOption, untilAborted } from "../util/validate.js";
 
 /** Every key of {@link KeyBankGlanceOptions}. */
 const KEY_BANK_GLANCE_KEYS: Record<keyof KeyBankGlanceOptions, true> = { handles: true, signal: true, detail: true, weights: true, k: true };
@@ -188,9 +188,9 @@ export class KeyBank {
     const nq = checkRows(queries, this.dim, "queries");
     if (nq === 0) throw invalidArgument("queries hold no token");
     optionsObject(options, "glance options", KEY_BANK_GLANCE_KEYS);
-    const { handles, signal } = options;
+    const { handles } = options;
     if (handles !== undefined && !(handles instanceof Int32Array)) throw invalidArgument("handles must be an Int32Array");
-    if (signal !== undefined && !(signal instanceof AbortSignal)) throw invalidArgument("signal must be an AbortSignal");
+    const signal = signalOption(options.signal);
     const weights = resolveWeights(options.weights, nq);
     const k = options.k === undefined ? voteK(handles ? handles.length : this.size) : options.k;
     checkInt(k, "k", 1);
@@ -202,15 +202,7 @@ export class KeyBank {
     const ticket = nextTicket;
     nextTicket = nextTicket >= 0x7fffffff ? 1 : nextTicket + 1;
     const pending = this.#native.glance(queries, weights, k, handles ?? null, ticket, detail);
-    if (signal === undefined) return pending;
     // an abort rejects at once; the native glance stops at its next check, its result dropped
-    return new Promise<KeyBankGlanceResult>((resolve, reject) => {
-      const onAbort = () => {
-        this.#native.abort(ticket);
-        reject(abortedError("KeyBank.glance", signal));
-      };
-      signal.addEventListener("abort", onAbort, { once: true });
-      pending.then(resolve, reject).finally(() => signal.removeEventListener("abort", onAbort));
-    });
+    return untilAborted(pending, "KeyBank.glance", signal, () => this.#native.abort(ticket));
   }
 }

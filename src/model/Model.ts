@@ -1,10 +1,10 @@
 import { GavelError, invalidArgument } from "../errors.js";
 import { backendDevices, loadBinding, type NativeModel, type NativeModelInfo } from "../native/binding.js";
 import { checkGgufFile, DEFAULT_CONTEXT, defaultContextFor, headerContext, validateModelFile } from "./gguf-file.js";
-import { abortable, abortedError, asAborted, boolOption, checkLayer, intOption, optionsObject, signalOption, toTokens } from "../util/validate.js";
-import { layoutOption, loadParams, MODEL_LOAD_KEYS, resolveLogprobsInGraph, SCORE_KEYS, TOKENIZE_KEYS, type ModelLoadOptions, type ScoreOptions } from "./load-options.js";
+import { abortable, abortedError, asAborted, boolOption, checkLayer, intOption, optionsObject, signalOption, toTokens, untilAborted } from "../util/validate.js";
+import { layoutOption, loadParams, MODEL_LOAD_KEYS, resolveLogprobsInGraph, SCORE_KEYS, TOKENIZE_ASYNC_KEYS, TOKENIZE_KEYS, type ModelLoadOptions, type ScoreOptions, type TokenizeAsyncOptions, type TokenizeOptions } from "./load-options.js";
 
-export type { ModelLoadOptions, ScoreOptions };
+export type { ModelLoadOptions, ScoreOptions, TokenizeAsyncOptions, TokenizeOptions };
 import { checkTasks, nativeStatesMany, type QueriesVia, type ScoresVia, type StatesVia } from "./states-many.js";
 import { checkGenerationVerb, generateSettings, runGeneration, type GenerateChunk, type GenerateOptions, type GenerateResult } from "./generate.js";
 
@@ -118,8 +118,9 @@ export class Model {
 
   /**
    * Runs a native call after every earlier one, with AbortSignal support: DISPOSED, then an
-   * already-aborted signal, are refused before the call is queued; an abort while it waits or runs
-   * rejects with `verb`'s ABORTED.
+   * already-aborted signal, are refused before the call is queued; an abort while it waits rejects
+   * at once with `verb`'s ABORTED (its turn come, `start` refuses it without a native call), one
+   * while it runs stops the native call at its next check and rejects the same way.
    */
   #enqueue<T>(verb: string, signal: AbortSignal | undefined, run: (native: NativeModel) => Promise<T>): Promise<T> {
     this.#use();
@@ -140,9 +141,12 @@ export class Model {
         signal?.removeEventListener("abort", onAbort);
       }
     };
-    const p = this.#queue.then(start, start);
+    const turn = this.#queue;
+    // the wait is raced before `start` is chained: once the turn has come, `start` alone answers an abort
+    const waited = untilAborted(turn, verb, signal);
+    const p = turn.then(start, start);
     this.#queue = p.catch(() => undefined);
-    return p;
+    return signal ? waited.then(() => p) : p;
   }
 
   /** A GGUF metadata value as llama.cpp reads it (numbers and arrays as text), or undefined. */
@@ -156,7 +160,7 @@ export class Model {
    * Text to token ids. `special` parses control tokens written in the text (such as `<|im_start|>`);
    * keep it false for untrusted text. `addBos` prepends BOS when the vocabulary asks for one.
    */
-  tokenize(text: string, options?: { special?: boolean; addBos?: boolean }): Int32Array {
+  tokenize(text: string, options?: TokenizeOptions): Int32Array {
     if (typeof text !== "string") throw invalidArgument("text must be a string");
     const o = optionsObject(options, "tokenize options", TOKENIZE_KEYS);
     return this.#use().tokenize(text, boolOption(o.special, "special", false), boolOption(o.addBos, "addBos", false));
@@ -165,12 +169,19 @@ export class Model {
   /**
    * {@link Model.tokenize} off the JS thread: the same tokens, computed on a libuv worker, beside any
    * running forward pass and other tokenizations (llama.cpp's tokenizers only read the vocabulary).
-   * For work that tokenizes much text while the model runs, such as an install's renders.
+   * For work that tokenizes much text while the model runs, such as an install's renders. With a
+   * `signal`, an abort rejects at once with ABORTED (the worker's tokenization runs to its end, its
+   * tokens dropped).
    */
-  async tokenizeAsync(text: string, options?: { special?: boolean; addBos?: boolean }): Promise<Int32Array> {
+  async tokenizeAsync(text: string, options?: TokenizeAsyncOptions): Promise<Int32Array> {
     if (typeof text !== "string") throw invalidArgument("text must be a string");
-    const o = optionsObject(options, "tokenizeAsync options", TOKENIZE_KEYS);
-    return this.#use().tokenizeAsync(text, boolOption(o.special, "special", false), boolOption(o.addBos, "addBos", false));
+    const o = optionsObject(options, "tokenizeAsync options", TOKENIZE_ASYNC_KEYS);
+    const special = boolOption(o.special, "special", false);
+    const addBos = boolOption(o.addBos, "addBos", false);
+    const signal = signalOption(o.signal);
+    const native = this.#use();
+    const verb = "Model.tokenizeAsync";
+    return abortable(verb, signal, () => untilAborted(native.tokenizeAsync(text, special, addBos), verb, signal));
   }
 
   /** Token ids to text; special tokens are rendered unless `special` is false. */

@@ -79,13 +79,32 @@ export interface ScoreOptions {
   signal?: AbortSignal;
 }
 
+/** Options of {@link Model.tokenize}. */
+export interface TokenizeOptions {
+  /** Parse control tokens written in the text (such as `<|im_start|>`); keep it false (the default) for untrusted text. */
+  special?: boolean;
+  /** Prepend BOS when the vocabulary asks for one (default false). */
+  addBos?: boolean;
+}
+
+/** Options of {@link Model.tokenizeAsync}: {@link TokenizeOptions} and a signal. */
+export interface TokenizeAsyncOptions extends TokenizeOptions {
+  /**
+   * Stops waiting for the tokens: the call rejects at once with a GavelError `ABORTED`, the signal's
+   * reason as its `cause` (already aborted: before the worker starts). A tokenization under way runs
+   * to its end on its worker; its tokens are dropped.
+   */
+  signal?: AbortSignal;
+}
+
 /** The keys of {@link ModelLoadOptions}, {@link ScoreOptions} and tokenize's options (optionsObject refuses others). */
 export const MODEL_LOAD_KEYS: Record<keyof ModelLoadOptions, true> = {
   gpuLayers: true, contextSize: true, threads: true, batchSize: true, sequences: true, batchSequences: true,
   kvLayout: true, flashAttention: true, kvCacheType: true, logprobsInGraph: true,
 };
 export const SCORE_KEYS: Record<keyof ScoreOptions, true> = { readIds: true, signal: true };
-export const TOKENIZE_KEYS = { special: true, addBos: true } as const;
+export const TOKENIZE_KEYS: Record<keyof TokenizeOptions, true> = { special: true, addBos: true };
+export const TOKENIZE_ASYNC_KEYS: Record<keyof TokenizeAsyncOptions, true> = { ...TOKENIZE_KEYS, signal: true };
 
 /** The native load parameters at a context size: the options bounded by it checked against it. */
 export function loadParams(o: Record<string, unknown>, contextSize: number, kvUnified: boolean) {

@@ -8,7 +8,7 @@
  * a span, the straddling token is left out of it.
  */
 import { GavelError } from "../errors.js";
-import { abortedError, throwIfAborted } from "../util/validate.js";
+import { throwIfAborted } from "../util/validate.js";
 import type { Model } from "../model/Model.js";
 import { ChatTemplate, renderSkill, renderTask, renderVerdictTail, SKILL_INTRO, type RenderableSkill } from "./index.js";
 
@@ -182,8 +182,8 @@ export class RenderEncoder {
 
   /**
    * Answers each step with Model.tokenizeAsync, or on this thread for a text under `syncBelow`
-   * characters. With a signal, an abort rejects at once with ABORTED (a tokenization under way runs
-   * to its end on its thread; its result is dropped).
+   * characters. With a signal, an abort rejects at once with ABORTED (Model.tokenizeAsync's signal: a
+   * tokenization under way runs to its end on its thread; its result is dropped).
    */
   async #runAsync<T>(steps: Generator<TokenizeStep, T, Int32Array>, syncBelow = 0, signal?: AbortSignal): Promise<T> {
     let r = steps.next();
@@ -192,7 +192,7 @@ export class RenderEncoder {
       throwIfAborted(signal, "tokenize");
       const tokens = text.length < syncBelow
         ? this.model.tokenize(text, { special, addBos })
-        : await untilAborted(this.model.tokenizeAsync(text, { special, addBos }), signal);
+        : await this.model.tokenizeAsync(text, { special, addBos, signal });
       r = steps.next(tokens);
     }
     return r.value;
@@ -413,15 +413,4 @@ export class RenderEncoder {
     if (truncated) tokens = tokens.subarray(tokens.length - maxTokens);
     return { tokens, taskStart: 0, taskEnd: tokens.length, truncated, wholeTokens };
   }
-}
-
-/** `p`, or ABORTED as soon as `signal` aborts (p still runs to its end; its result is dropped). */
-function untilAborted<T>(p: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
-  if (!signal) return p;
-  return new Promise<T>((resolve, reject) => {
-    const fail = () => reject(abortedError("tokenize", signal));
-    if (signal.aborted) return fail();
-    signal.addEventListener("abort", fail, { once: true });
-    p.then(resolve, reject).finally(() => signal.removeEventListener("abort", fail));
-  });
 }

@@ -9,7 +9,7 @@
  */
 import { GavelError, invalidArgument } from "../errors.js";
 import type { Model } from "../model/Model.js";
-import { abortable, abortedError, boolOption, describeValue, enumOption, intOption, optionsObject, signalOption } from "../util/validate.js";
+import { abortable, abortedError, boolOption, describeValue, enumOption, intOption, optionsObject, signalOption, untilAborted } from "../util/validate.js";
 import type { Skill, SkillInput } from "../skills/index.js";
 import { RenderEncoder, type TaskKeep } from "../render/encode.js";
 import { modelFingerprint } from "../model/fingerprint.js";
@@ -151,16 +151,21 @@ export class Router {
   /**
    * Runs install/uninstall one at a time (they write the bank); refused on a read-only router. With
    * none queued it starts at once, so an uninstall claims the library before a route called after it.
+   * A call queued behind another rejects as soon as its `signal` aborts while it waits (`verb`'s
+   * ABORTED); when its turn comes `f` refuses it without work, so the queue goes on as before.
    */
-  #exclusive<T>(f: () => Promise<T>): Promise<T> {
+  #exclusive<T>(f: () => Promise<T>, verb?: string, signal?: AbortSignal): Promise<T> {
     if (this.#parts.library.readOnly) {
       return Promise.reject(invalidArgument(`this router opened bank ${this.bankDir} read-only (readOnly: true); open one without readOnly to install or uninstall`));
     }
-    const started = this.#writes === 0 ? f() : this.#busy.then(f, f);
+    const turn = this.#writes === 0 ? null : this.#busy;
+    // the wait is raced before `f` is chained: once the turn has come, `f` alone answers an abort
+    const waited = turn && verb !== undefined ? untilAborted(turn, verb, signal) : null;
+    const started = turn ? turn.then(f, f) : f();
     this.#writes++;
     const p = started.finally(() => this.#writes--);
     this.#busy = p.catch(() => undefined);
-    return p;
+    return waited ? waited.then(() => p) : p;
   }
 
   /**
@@ -199,7 +204,7 @@ export class Router {
       } finally {
         this.#lexical.invalidate();
       }
-    }, true));
+    }, true), "Router.install", signal);
   }
 
   /** Removes an installed skill (by id or name). Resolves to false when there is none. */

@@ -122,7 +122,7 @@ export const KEY_WINDOW = 1024;
 async function continuationRows(model: Model, layer: number, text: string, budget: number, signal?: AbortSignal): Promise<{ rows: Float32Array; tokens: Int32Array } | null> {
   if (budget <= 0 || text.length === 0) return null;
   // Never tokenize a long body whole: a token spans a few characters, rarely more than 16.
-  const tokens = (await model.tokenizeAsync(text.slice(0, budget * 16), { special: false, addBos: false })).subarray(0, budget);
+  const tokens = (await model.tokenizeAsync(text.slice(0, budget * 16), { special: false, addBos: false, signal })).subarray(0, budget);
   if (tokens.length === 0) return null;
   const { nEmbd, addBos, bos, contextSize } = model.info;
   const lead = addBos && bos !== undefined ? 1 : 0;

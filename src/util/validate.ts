@@ -125,7 +125,11 @@ export function functionOption<F extends (...args: never[]) => unknown>(value: u
   return value as F;
 }
 
-/** An optional AbortSignal option (anything with a boolean `aborted` passes, as signals from other realms do). */
+/**
+ * An optional AbortSignal option. Checked by shape, not by class: any object with a boolean `aborted`
+ * and `addEventListener` / `removeEventListener` functions passes (what the verbs use, with `reason`),
+ * so a signal from another realm (a `vm` context, an iframe, another copy of a polyfill) is taken.
+ */
 export function signalOption(value: unknown): AbortSignal | undefined {
   if (value === undefined) return undefined;
   const s = value as AbortSignal;
@@ -212,6 +216,31 @@ export function throwIfAborted(signal: AbortSignal | undefined, verb: string): v
 export function asAborted(err: unknown, verb: string, signal: AbortSignal | undefined): unknown {
   const aborted = err instanceof GavelError && err.code === "ABORTED";
   return aborted && signal?.aborted ? abortedError(verb, signal) : err;
+}
+
+/**
+ * `work`, or the verb's {@link abortedError} as soon as `signal` aborts (at once when it already has):
+ * the race every verb runs when its work cannot stop at once (a worker's tokenization, a native
+ * glance, a queued call's wait). What `work` goes on to do is dropped; its listener on `signal` is
+ * removed when `work` settles. `onAbort` runs after the rejection, once, to tell the work to stop;
+ * an error it throws is dropped (the verb has already rejected, and a throw from an abort listener
+ * would be the process's uncaught exception).
+ */
+export function untilAborted<T>(work: Promise<T>, verb: string, signal: AbortSignal | undefined, onAbort?: () => void): Promise<T> {
+  if (signal === undefined) return work;
+  return new Promise<T>((resolve, reject) => {
+    const abort = () => {
+      reject(abortedError(verb, signal));
+      try {
+        onAbort?.();
+      } catch {
+        // the work is gone already (disposed) or stops at its own next check
+      }
+    };
+    work.then(resolve, reject).finally(() => signal.removeEventListener("abort", abort));
+    if (signal.aborted) abort();
+    else signal.addEventListener("abort", abort, { once: true });
+  });
 }
 
 /**

@@ -8,10 +8,13 @@
 //       the same way, whatever stage noticed it (a native check, an inner stage's own check);
 //   (c) the verb on a disposed (closed) object rejects with DISPOSED, and dispose()/close() is idempotent.
 // Verbs with nothing to do (Router.warm below the key IVF's threshold, an empty live append) reject
-// as well: an aborted call never resolves.
+// as well: an aborted call never resolves. Then: a signal from another realm is taken by shape; a
+// call queued behind another (an install behind an install, a model call behind a model call)
+// rejects as soon as its signal aborts, without waiting for its turn, and the queue goes on.
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { runInNewContext } from "node:vm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { GavelError, KeyBank, Model, Projections, Router, selectLive, serverRouter, type LiveContext } from "../../src/index.js";
 import { connect, type ServeClient } from "../../src/serve/client.js";
@@ -50,6 +53,7 @@ const ROWS: { verb: string; call: (o: Objects, signal: AbortSignal) => Promise<u
   { verb: "Model.score", call: (o, signal) => o.model.scoreMany([tokensOf(o, TASK), tokensOf(o, "a cat")], tokensOf(o, " no").subarray(1), { signal }) },
   { verb: "Model.logits", call: (o, signal) => o.model.logits(tokensOf(o, TASK), { signal }) },
   { verb: "Model.generate", call: (o, signal) => firstChunk(o.model, signal) },
+  { verb: "Model.tokenizeAsync", call: (o, signal) => o.model.tokenizeAsync(TASK, { signal }) },
   { verb: "KeyBank.glance", call: (o, signal) => o.bank.glance(unitQuery(), { signal }) },
   { verb: "LiveContext.append", call: (o, signal) => o.live.append(o.liveStates.subarray(0, o.model.info.nEmbd), { signal }) },
   { verb: "LiveContext.append", call: (o, signal) => o.live.append(new Float32Array(0), { signal }) },
@@ -68,6 +72,39 @@ function expectAborted(err: unknown, verb: string, reason: unknown): void {
   expect(err, `${verb} resolved instead of rejecting`).toBeInstanceOf(GavelError);
   expect(err).toMatchObject({ code: "ABORTED", message: `${verb}: the operation was aborted` });
   expect((err as Error).cause).toBe(reason);
+}
+
+/** An AbortController's shape made in another realm (a vm context, which has no AbortController): not an instance of this realm's AbortSignal. */
+interface ForeignController {
+  signal: AbortSignal;
+  abort(reason?: unknown): void;
+  /** Listeners on the signal now. */
+  listeners(): number;
+}
+
+function foreignController(): ForeignController {
+  return runInNewContext(`(() => {
+    const listeners = [];
+    const signal = {
+      aborted: false,
+      reason: undefined,
+      addEventListener(type, fn) { if (type === "abort" && !listeners.includes(fn)) listeners.push(fn); },
+      removeEventListener(type, fn) { const i = listeners.indexOf(fn); if (type === "abort" && i >= 0) listeners.splice(i, 1); },
+    };
+    const abort = (reason) => {
+      if (signal.aborted) return;
+      signal.aborted = true;
+      signal.reason = reason;
+      for (const fn of listeners.splice(0)) fn.call(signal, { type: "abort", target: signal });
+    };
+    return { signal, abort, listeners: () => listeners.length };
+  })()`) as ForeignController;
+}
+
+/** Pushes `name` to `order` when `p` settles (either way); `p` itself, its rejection handled. */
+function settles<T>(p: Promise<T>, name: string, order: string[]): Promise<T> {
+  p.then(() => order.push(name), () => order.push(name));
+  return p;
 }
 
 /** Reads the first chunk of a generation (the prompt's prefill and one step), then closes it. */
@@ -137,6 +174,80 @@ describe.skipIf(NO_SHARED)("cancellation and lifecycle of the public async verbs
     const p = call(o, controller.signal);
     controller.abort(reason);
     expectAborted(await outcome(p), verb, reason);
+  }, 60_000);
+
+  const FOREIGN: { verb: string; call: (signal: AbortSignal) => Promise<unknown> }[] = [
+    { verb: "KeyBank.glance", call: (signal) => o.bank.glance(unitQuery(), { signal }) },
+    { verb: "Model.tokenizeAsync", call: (signal) => o.model.tokenizeAsync(TASK, { signal }) },
+    { verb: "Model.logits", call: (signal) => o.model.logits(tokensOf(o, TASK), { signal }) },
+    { verb: "Router.route", call: (signal) => o.router.route(TASK, { signal }) },
+  ];
+
+  it.each(FOREIGN)("$verb takes a signal from another realm: it resolves, then an abort rejects with ABORTED", async ({ verb, call }) => {
+    const free = foreignController();
+    expect(free.signal instanceof AbortSignal).toBe(false);
+    expect(await outcome(call(free.signal))).toBeNull();
+    expect(free.listeners()).toBe(0); // every listener removed once the call settled
+    const early = foreignController();
+    const reason = new Error(`stop ${verb} from another realm`);
+    early.abort(reason);
+    expectAborted(await outcome(call(early.signal)), verb, reason);
+    const late = foreignController();
+    const p = call(late.signal);
+    late.abort(reason);
+    expectAborted(await outcome(p), verb, reason);
+  }, 60_000);
+
+  it("KeyBank.glance aborted after its bank was disposed mid-glance rejects with ABORTED, and nothing is thrown from the abort listener", async () => {
+    const b = new KeyBank(16);
+    b.add(unitQuery());
+    const controller = new AbortController();
+    const reason = new Error("stop after dispose");
+    const p = b.glance(unitQuery(), { signal: controller.signal });
+    b.dispose();
+    // the glance's listener is still on the signal (its rejection has not come back yet): telling the
+    // disposed bank to stop must not throw out of the listener (an uncaught exception)
+    controller.abort(reason);
+    expectAborted(await outcome(p), "KeyBank.glance", reason);
+  });
+
+  it("an install queued behind another rejects as soon as its signal aborts; the running install and the next queued one still install", async () => {
+    const r = await Router.open(o.model, { projections, bankDir: join(dir, "queue-bank"), skillBudget: 256 });
+    try {
+      const order: string[] = [];
+      const controller = new AbortController();
+      const reason = new Error("stop the queued install");
+      const first = settles(r.install(SKILLS), "first", order);
+      const second = settles(r.install([{ name: "queued-aborted", description: "Never installed: its install was aborted in the queue" }], { signal: controller.signal }), "second", order);
+      const third = settles(r.install([{ name: "queued-after", description: "Installed after an aborted install in the queue" }]), "third", order);
+      controller.abort(reason);
+      expectAborted(await outcome(second), "Router.install", reason);
+      expect(order).toEqual(["second"]); // before the install ahead of it finished
+      expect((await first).installed.length).toBeGreaterThan(10);
+      expect((await third).installed).toEqual(["queued-after"]);
+      expect(order).toEqual(["second", "first", "third"]);
+      const names = r.list().map((s) => s.name);
+      expect(names).toContain("queued-after");
+      expect(names).not.toContain("queued-aborted");
+    } finally {
+      await r.close();
+    }
+  }, 120_000);
+
+  it("a model call queued behind another rejects as soon as its signal aborts; the running call and the next queued one still resolve", async () => {
+    const tokens = tokensOf(o, TASK);
+    const order: string[] = [];
+    const controller = new AbortController();
+    const reason = new Error("stop the queued call");
+    const running = settles(o.model.hiddenStates(tokens, 2), "running", order);
+    const queued = settles(o.model.logits(tokens, { signal: controller.signal }), "queued", order);
+    const next = settles(o.model.logits(tokens), "next", order);
+    controller.abort(reason);
+    expectAborted(await outcome(queued), "Model.logits", reason);
+    expect(order).toEqual(["queued"]); // before the call ahead of it finished
+    expect((await running).length).toBe(tokens.length * o.model.info.nEmbd);
+    expect((await next).length).toBe(tokens.length * o.model.info.nVocab);
+    expect(order).toEqual(["queued", "running", "next"]);
   }, 60_000);
 
   it("the objects stay usable after the aborts", async () => {

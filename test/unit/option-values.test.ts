@@ -159,6 +159,11 @@ describe.skipIf(needsShared("stories260K model for option checks over a real rou
     ["generateChat", "template's addGenerationPrompt", () => generateChat(model, MESSAGES, { template: { addGenerationPrompt: false } } as never), /^unknown option "addGenerationPrompt" in template/],
     ["searchSkills", "null", () => searchSkills(router, "write a dockerfile", 3, undefined, null as never), /^searchSkills options must be an object$/],
     ["searchSkills", "signal a string", () => searchSkills(router, "write a dockerfile", 3, "x" as never), /^signal must be an AbortSignal$/],
+    ["Model.tokenizeAsync", "signal a string", () => model.tokenizeAsync("a cat", { signal: "x" } as never), /^signal must be an AbortSignal$/],
+    ["Model.tokenizeAsync", "a misspelt key", () => model.tokenizeAsync("a cat", { signl: new AbortController().signal } as never), /^unknown option "signl" in tokenizeAsync options \(did you mean signal\?\)/],
+    ["Model.tokenize", "signal (tokenizeAsync's alone)", () => model.tokenize("a cat", { signal: new AbortController().signal } as never), /^unknown option "signal" in tokenize options/],
+    ["KeyBank.glance", "signal an object without listeners", () => bank.glance(q, { signal: { aborted: false } } as never), /^signal must be an AbortSignal$/],
+    ["KeyBank.glance", "signal null", () => bank.glance(q, { signal: null } as never), /^signal must be an AbortSignal$/],
     ["ai-sdk gavelLoadSkillTool", "maxChars null", () => aiSdk.gavelLoadSkillTool(router, { maxChars: null } as never), /^maxChars must be a non-negative integer or Infinity, got null$/],
     ["ai-sdk gavelPrepareStep", "maxChars 1.5", () => aiSdk.gavelPrepareStep(router, { maxChars: 1.5 }), /^maxChars must be a non-negative integer or Infinity, got 1\.5$/],
     ["ai-sdk gavelPrepareStep", "system a number", () => aiSdk.gavelPrepareStep(router, { system: 5 } as never), /^system must be a string, got 5$/],
@@ -187,6 +192,7 @@ describe.skipIf(needsShared("stories260K model for option checks over a real rou
     expect(renderChat(null, MESSAGES, { tools: [], extra: {}, enableThinking: false, bosToken: "", eosToken: "" })).toContain("hi");
     expect(skillRoots({ host: "codex", projectDir: "/p", home: "/h", codexAdminDir: "/etc/codex" }).length).toBeGreaterThan(0);
     expect((await loadSkills(SKILLS, { offset: 0, limit: Infinity, signal: new AbortController().signal })).skills.length).toBeGreaterThan(0);
+    expect(await model.tokenizeAsync("a cat", { special: false, addBos: true, signal: new AbortController().signal })).toEqual(model.tokenize("a cat", { addBos: true }));
     expect(await isRunning({ socket: NO_SOCKET, timeoutMs: 50 })).toBe(false);
     expect(await routeViaServerIfRunning("t", { socket: NO_SOCKET, verdict: false, signal: undefined })).toBeNull();
     expect((await glancePruned(bank, index, q, { nprobe: "all", maxCandidates: 0, keep: () => true })).search).toBeDefined();
