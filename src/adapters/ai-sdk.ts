@@ -21,7 +21,8 @@
  */
 import type { Tool } from "ai";
 import { loadPeer, loadPeerSync, need } from "./peer.js";
-import { adapterOptions, loadedSkill, maxCharsOf, SkillInjector, textOf, type ChatTurn, type GavelAdapterOptions, type LoadedSkill, type SkillRouterLike } from "./core.js";
+import { loadedSkill, maxCharsOf, SkillInjector, textOf, type ChatTurn, type GavelAdapterOptions, type LoadedSkill, type SkillRouterLike } from "./core.js";
+import { adapterOptions } from "./options.js";
 import { optionsObject } from "../util/validate.js";
 import { LOAD_SKILL_DESCRIPTION, MAX_SEARCH_K, SEARCH_SKILLS_DESCRIPTION, SEARCH_TASK_DESCRIPTION, searchSkills, searchToolSetup, type SearchResult, type SkillSource } from "./skill-tools.js";
 
