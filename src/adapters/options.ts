@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { invalidArgument } from "../errors.js";
+import { invalidArgument, clip } from "../errors.js";
 import { optionsObject, stringOption } from "../util/validate.js";
 
 /**
@@ -25,7 +25,7 @@ export function adapterOptions(value: unknown, what: string, known: Readonly<Rec
       const homes = Object.keys(nested).filter((home) => Object.prototype.hasOwnProperty.call(nested[home], key));
       if (homes.length === 0) continue; // optionsObject names it
       const where = homes.map((home) => `{ ${home}: { ${key} } }`).join(" or ");
-      throw invalidArgument(`unknown option ${JSON.stringify(key)} in ${what} (did you mean ${where}?); the options are ${Object.keys(known).join(", ")}`);
+      throw invalidArgument(`unknown option ${JSON.stringify(clip(key))} in ${what} (did you mean ${where}?); the options are ${Object.keys(known).join(", ")}`);
     }
   }
   const o = optionsObject(value, what, known);

@@ -7,7 +7,7 @@
  * its own module: install.ts and keys.ts (installation), context.ts (the task's queries), glance.ts,
  * verdict.ts, ruling.ts and explain.ts.
  */
-import { GavelError, invalidArgument } from "../errors.js";
+import { GavelError, invalidArgument, clip } from "../errors.js";
 import type { Model } from "../model/Model.js";
 import { abortable, abortedError, boolOption, describeValue, enumOption, intOption, optionsObject, signalOption } from "../util/validate.js";
 import type { Skill, SkillInput } from "../skills/index.js";
@@ -154,7 +154,7 @@ export class Router {
    */
   #exclusive<T>(f: () => Promise<T>): Promise<T> {
     if (this.#parts.library.readOnly) {
-      return Promise.reject(invalidArgument(`this router opened bank ${this.bankDir} read-only (readOnly: true); open one without readOnly to install or uninstall`));
+      return Promise.reject(invalidArgument(`this router opened bank ${clip(this.bankDir)} read-only (readOnly: true); open one without readOnly to install or uninstall`));
     }
     const started = this.#writes === 0 ? f() : this.#busy.then(f, f);
     this.#writes++;
@@ -396,7 +396,7 @@ export class Router {
     const taskText = taskTextOf(context);
     return this.#parts.library.reading(async () => {
       const entry = this.#parts.library.find(skill);
-      if (!entry) throw new GavelError(`no installed skill ${skill}`, "SKILL_NOT_FOUND");
+      if (!entry) throw new GavelError(`no installed skill ${clip(skill)}`, "SKILL_NOT_FOUND");
       return verdictInputsOf(this.#parts, taskText, entry.id);
     });
   }
