@@ -10,7 +10,7 @@
  * clear one. A value outside a variable's values is a GavelError `INVALID_ARGUMENT` naming it.
  */
 import { join } from "node:path";
-import { GavelError } from "./errors.js";
+import { GavelError, clip } from "./errors.js";
 
 /** One environment variable, as docs/configuration.md lists it. */
 export interface Setting {
@@ -310,7 +310,7 @@ function choice<T extends string>(env: Env, name: string, values: readonly T[]):
   const v = text(env, name);
   if (v === undefined) return undefined;
   if (!(values as readonly string[]).includes(v)) {
-    throw new GavelError(`${name} must be ${values.join(" or ")} (or unset), not ${JSON.stringify(v)}`, "INVALID_ARGUMENT");
+    throw new GavelError(`${name} must be ${values.join(" or ")} (or unset), not ${JSON.stringify(clip(v))}`, "INVALID_ARGUMENT");
   }
   return v as T;
 }
@@ -320,7 +320,7 @@ function integer(env: Env, name: string, min: number): number | undefined {
   if (v === undefined) return undefined;
   const n = Number(v);
   if (!/^\d+$/.test(v.trim()) || !Number.isSafeInteger(n) || n < min) {
-    throw new GavelError(`${name} must be an integer ≥ ${min} (or unset), not ${JSON.stringify(v)}`, "INVALID_ARGUMENT");
+    throw new GavelError(`${name} must be an integer ≥ ${min} (or unset), not ${JSON.stringify(clip(v))}`, "INVALID_ARGUMENT");
   }
   return n;
 }
@@ -330,7 +330,7 @@ function unitNumber(env: Env, name: string): number | undefined {
   if (v === undefined) return undefined;
   const n = Number(v);
   if (!/^\s*(\d+(\.\d*)?|\.\d+)(e-?\d+)?\s*$/i.test(v) || !(n >= 0 && n <= 1)) {
-    throw new GavelError(`${name} must be a number in [0, 1] (or unset), not ${JSON.stringify(v)}`, "INVALID_ARGUMENT");
+    throw new GavelError(`${name} must be a number in [0, 1] (or unset), not ${JSON.stringify(clip(v))}`, "INVALID_ARGUMENT");
   }
   return n;
 }

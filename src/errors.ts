@@ -134,3 +134,19 @@ export class GavelError extends Error {
 export function invalidArgument(message: string): GavelError {
   return new GavelError(message, "INVALID_ARGUMENT");
 }
+
+/** The most characters of a quoted string an error message holds (see {@link clip}). */
+export const CLIP_CHARS = 200;
+
+/**
+ * `text` as an error message quotes it (a path, a skill's name, an option's key or value): unchanged
+ * up to `max` characters, else its first `max` and how many more there were (`<first max>…(+N chars)`),
+ * so that a megabyte-long path or name never makes a megabyte-long message. Where the whole value
+ * matters, the error keeps it elsewhere (a `path` field, or the `cause`).
+ */
+export function clip(text: string, max: number = CLIP_CHARS): string {
+  if (text.length <= max) return text;
+  // never split a surrogate pair
+  const end = max > 0 && /[\ud800-\udbff]/.test(text[max - 1]) ? max - 1 : max;
+  return `${text.slice(0, end)}…(+${text.length - end} chars)`;
+}

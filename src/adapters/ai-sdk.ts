@@ -21,9 +21,11 @@
  */
 import type { Tool } from "ai";
 import { loadPeer, loadPeerSync, need } from "./peer.js";
-import { adapterOptions, loadedSkill, maxCharsOf, SkillInjector, textOf, type ChatTurn, type GavelAdapterOptions, type LoadedSkill, type SkillRouterLike } from "./core.js";
+import { loadedSkill, maxCharsOf, SkillInjector, textOf, type ChatTurn, type GavelAdapterOptions, type LoadedSkill, type SkillRouterLike } from "./core.js";
+import { adapterOptions } from "./options.js";
 import { optionsObject } from "../util/validate.js";
 import { LOAD_SKILL_DESCRIPTION, MAX_SEARCH_K, SEARCH_SKILLS_DESCRIPTION, SEARCH_TASK_DESCRIPTION, searchSkills, searchToolSetup, type SearchResult, type SkillSource } from "./skill-tools.js";
+import { clip } from "../errors.js";
 
 export { skillInstructions, type GavelAdapterOptions, type LoadedSkill, type RoutedSkill, type SkillRouterLike } from "./core.js";
 export type { SearchHit, SearchResult, SkillSource } from "./skill-tools.js";
@@ -137,7 +139,7 @@ export function gavelLoadSkillTool(router: SkillRouterLike, options: GavelLoadSk
     inputSchema: z.object({ name: z.string().min(1).describe("the skill's name (or id)") }),
     execute: async ({ name }): Promise<LoadSkillResult> => {
       const skill = await injector.load(name);
-      return skill ? loadedSkill(skill, maxChars) : { error: `no installed skill named "${name}"` };
+      return skill ? loadedSkill(skill, maxChars) : { error: `no installed skill named "${clip(name)}"` };
     },
   });
 }

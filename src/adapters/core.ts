@@ -11,7 +11,7 @@ import type { SkillRecord } from "../route/skill-record.js";
 import { abortedError, boolOption, describeValue, optionsObject, signalOption, untilAborted, valueText } from "../util/validate.js";
 import { linkSignals } from "../util/linked-signal.js";
 import { invalidArgument } from "../errors.js";
-import { checkTextOptions } from "./skill-tools.js";
+import { adapterOptions } from "./options.js";
 
 /** The keys of {@link GavelAdapterOptions}. */
 const ADAPTER_KEYS = ["abstain", "libraryCut", "verdict", "maxChars", "context", "format", "onRoute", "signal"] as const;
@@ -74,28 +74,6 @@ export function maxCharsOf(maxChars: unknown, fallback: number = DEFAULT_MAX_CHA
     throw invalidArgument(`maxChars must be a non-negative integer or Infinity, got ${describeValue(maxChars)}`);
   }
   return maxChars;
-}
-
-/**
- * An adapter's options checked by key: `optionsObject` with `known` (the keys of its options type),
- * and `nested` naming the keys of options that are objects themselves (`{ search: { k } }`), so that
- * such a key given at the top level says where it goes.
- *
- * @throws GavelError `INVALID_ARGUMENT` naming the unknown key and the nearest known one (or where it goes)
- */
-export function adapterOptions(value: unknown, what: string, known: Readonly<Record<string, true>>, nested: Readonly<Record<string, Readonly<Record<string, true>>>> = {}): Record<string, unknown> {
-  if (typeof value === "object" && value !== null && !Array.isArray(value)) {
-    for (const key of Object.keys(value)) {
-      if (Object.prototype.hasOwnProperty.call(known, key)) continue;
-      const homes = Object.keys(nested).filter((home) => Object.prototype.hasOwnProperty.call(nested[home], key));
-      if (homes.length === 0) continue; // optionsObject names it
-      const where = homes.map((home) => `{ ${home}: { ${key} } }`).join(" or ");
-      throw invalidArgument(`unknown option ${JSON.stringify(key)} in ${what} (did you mean ${where}?); the options are ${Object.keys(known).join(", ")}`);
-    }
-  }
-  const o = optionsObject(value, what, known);
-  checkTextOptions(o);
-  return o;
 }
 
 /** `text` cut to `max` characters (at a line end when one is near), and whether it was cut. */
@@ -175,8 +153,7 @@ export class SkillInjector {
       throw invalidArgument("a gavel adapter needs a Router (or an object with route() and get())");
     }
     const known = Object.fromEntries([...ADAPTER_KEYS, ...extraKeys].map((k) => [k, true] as const));
-    const o = optionsObject(options, "gavel adapter options", known);
-    checkTextOptions(o);
+    const o = adapterOptions(options, "gavel adapter options", known);
     for (const k of ["abstain", "libraryCut", "verdict"] as const) if (o[k] !== undefined) boolOption(o[k], k, false);
     signalOption(o.signal);
     if (o.context !== undefined && o.context !== "last-user" && o.context !== "conversation") throw invalidArgument(`context must be "last-user" or "conversation", got ${valueText(o.context)}`);

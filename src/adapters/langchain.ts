@@ -38,12 +38,13 @@ import { AsyncLocalStorage } from "node:async_hooks";
 import type { BaseRetriever, BaseRetrieverInput } from "@langchain/core/retrievers";
 import type { Document } from "@langchain/core/documents";
 import { loadPeer, loadPeerSync, need, peerError } from "./peer.js";
-import { adapterOptions, cutText, DEFAULT_MAX_CHARS, loadedSkill, maxCharsOf, SkillInjector, textOf, type LoadedSkill, type ChatTurn, type GavelAdapterOptions, type SkillRouterLike } from "./core.js";
+import { cutText, DEFAULT_MAX_CHARS, loadedSkill, maxCharsOf, SkillInjector, textOf, type LoadedSkill, type ChatTurn, type GavelAdapterOptions, type SkillRouterLike } from "./core.js";
+import { adapterOptions } from "./options.js";
 import type { RouteOptions } from "../route/types.js";
 import { shortlistScore } from "../route/ruling.js";
 import { MAX_SEARCH_K, LOAD_SKILL_DESCRIPTION, SEARCH_SKILLS_DESCRIPTION, SEARCH_TASK_DESCRIPTION, searchSkills, searchToolSetup, searchText, skillText, type SearchResult, type SkillSource } from "./skill-tools.js";
 import { abortedError, boolOption, valueText } from "../util/validate.js";
-import { invalidArgument } from "../errors.js";
+import { invalidArgument, clip } from "../errors.js";
 
 /** The signal of the retriever run in progress (LangChain does not pass it to _getRelevantDocuments). */
 const runSignal = new AsyncLocalStorage<AbortSignal | undefined>();
@@ -329,7 +330,7 @@ export function gavelLoadSkillTool(router: SkillRouterLike, options: GavelLoadSk
     async (input: unknown): Promise<[string, LoadedSkill | null]> => {
       const { skill } = input as { skill: string }; // checked by the schema
       const record = await injector.load(skill);
-      if (!record) return [`No installed skill has the id or name "${skill}"; search_skills lists them.`, null];
+      if (!record) return [`No installed skill has the id or name "${clip(skill)}"; search_skills lists them.`, null];
       const loaded = loadedSkill(record, maxChars);
       const text = skillText({ ...record, body: loaded.body });
       return [loaded.cut ? `${text}\n\n[cut at ${loaded.body.length} of ${record.body.length} characters${record.path ? `; the whole skill is in ${record.path}` : ""}]` : text, loaded];

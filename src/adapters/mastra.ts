@@ -26,6 +26,7 @@ import type { ProcessInputArgs, ProcessInputResult, Processor } from "@mastra/co
 import { loadPeer, loadPeerSync, need } from "./peer.js";
 import { loadedSkill, maxCharsOf, SkillInjector, textOf, type LoadedSkill, type ChatTurn, type GavelAdapterOptions, type SkillRouterLike } from "./core.js";
 import { LOAD_SKILL_DESCRIPTION, MAX_SEARCH_K, SEARCH_SKILLS_DESCRIPTION, SEARCH_TASK_DESCRIPTION, searchSkills, searchToolSetup, type SkillSource } from "./skill-tools.js";
+import { clip } from "../errors.js";
 
 export { skillInstructions, type GavelAdapterOptions, type LoadedSkill, type RoutedSkill, type SkillRouterLike } from "./core.js";
 export type { SearchHit, SearchResult, SkillSource } from "./skill-tools.js";
@@ -134,7 +135,7 @@ export function gavelSkillTools(router: SkillSource, options: GavelSkillToolsOpt
     inputSchema: z.object({ skill: z.string().min(1).describe("the skill's id or name, as search_skills lists it") }),
     execute: async (input): Promise<LoadedSkill | { error: string }> => {
       const record = await injector.load(input.skill);
-      return record ? loadedSkill(record, maxChars) : { error: `no installed skill has the id or name "${input.skill}"` };
+      return record ? loadedSkill(record, maxChars) : { error: `no installed skill has the id or name "${clip(input.skill)}"` };
     },
   });
   return { search_skills, load_skill };

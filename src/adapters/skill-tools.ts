@@ -11,7 +11,8 @@ import type { Candidate, GlanceHit, RouteResult, Vote } from "../route/types.js"
 import type { SkillRecord } from "../route/skill-record.js";
 import { shortlistScore } from "../route/ruling.js";
 import { invalidArgument } from "../errors.js";
-import { boolOption, optionsObject, signalOption, stringOption, valueText } from "../util/validate.js";
+import { boolOption, optionsObject, signalOption, valueText } from "../util/validate.js";
+import { adapterOptions } from "./options.js";
 
 /**
  * The search tool's description, as the calling model reads it. The router matches the task's words
@@ -71,22 +72,10 @@ export const DEFAULT_SEARCH_K = 5;
  */
 export function searchToolSetup(router: SkillSource, options: unknown, name: string, known: Readonly<Record<string, true>>): { k: number; search: SearchOptions } {
   if (!router || typeof router.route !== "function" || typeof router.glance !== "function" || typeof router.list !== "function") throw invalidArgument(`${name} needs a Router (or an object with route(), glance(), list() and get())`);
-  const o = optionsObject(options, `${name} options`, known);
-  checkTextOptions(o);
+  const o = adapterOptions(options, `${name} options`, known);
   const k = searchK(o.k);
   const libraryCut = o.libraryCut === undefined ? undefined : boolOption(o.libraryCut, "libraryCut", true);
   return { k, search: libraryCut === undefined ? {} : { libraryCut } };
-}
-
-/**
- * The adapters' text options checked by type: `description` and `system` strings, `name` (a tool's)
- * and `id` (a processor's) non-empty strings.
- *
- * @throws GavelError `INVALID_ARGUMENT` naming the option
- */
-export function checkTextOptions(o: Record<string, unknown>): void {
-  for (const k of ["description", "system"]) stringOption(o[k], k);
-  for (const k of ["name", "id"]) stringOption(o[k], k, true);
 }
 
 /** `k` checked: an integer from 1 to {@link MAX_SEARCH_K}. */

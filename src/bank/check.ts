@@ -20,7 +20,7 @@
  */
 import { readdir, stat, type FileHandle } from "node:fs/promises";
 import { join } from "node:path";
-import { GavelError } from "../errors.js";
+import { GavelError, clip } from "../errors.js";
 import { openRegularFile, quoteForMessage, RegularFileError } from "../gguf/regular-file.js";
 import { bm25DocTokens } from "../lexical/postings.js";
 import type { RenderableSkill } from "../render/index.js";
@@ -63,7 +63,7 @@ export async function checkBank(dir: string): Promise<BankCheckReport> {
   const report: BankCheckReport = { dir, ok: true, problems: [], repairs: [], unverified: [], skills: 0, rows: 0, deadRows: 0, keysVerified: 0, keysUnverified: 0, textsVerified: 0 };
   const finish = () => ((report.ok = report.problems.length === 0), report);
   const st = await stat(dir).catch(() => undefined);
-  if (!st?.isDirectory()) throw new GavelError(`no bank at ${dir} (${st ? "not a directory" : "the directory does not exist"})`, "FILE_NOT_FOUND");
+  if (!st?.isDirectory()) throw new GavelError(`no bank at ${clip(dir)} (${st ? "not a directory" : "the directory does not exist"})`, "FILE_NOT_FOUND");
   let m: BankManifest | undefined;
   try {
     m = await readManifest(dir);
@@ -75,7 +75,7 @@ export async function checkBank(dir: string): Promise<BankCheckReport> {
     report.problems.push(err.message);
     return finish();
   }
-  if (m === undefined) throw new GavelError(`no bank at ${dir} (no ${MANIFEST})`, "FILE_NOT_FOUND");
+  if (m === undefined) throw new GavelError(`no bank at ${clip(dir)} (no ${MANIFEST})`, "FILE_NOT_FOUND");
   report.generation = m.generation;
   if (!READABLE_BANK_FORMATS.includes(m.formatVersion)) {
     report.problems.push(`${join(dir, MANIFEST)}: bank format ${m.formatVersion}, this gavel-router reads formats ${READABLE_BANK_FORMATS.join(" and ")}; nothing else was checked`);

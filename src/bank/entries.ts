@@ -2,7 +2,7 @@
  * Bank entries: checking what a caller stages with {@link BankStore.put} and what a manifest holds,
  * and freezing entries (their manifest JSON is cached per entry object, so they must not change).
  */
-import { GavelError, invalidArgument } from "../errors.js";
+import { GavelError, invalidArgument, clip } from "../errors.js";
 import { isUint } from "../util/validate.js";
 import type { BankEntry, BankEntryInput } from "./types.js";
 
@@ -131,7 +131,7 @@ export function findEntry(store: { get(id: string): BankEntry | undefined; entri
   if (byId) return byId;
   const named = store.entries().filter((e) => e.name === idOrName || e.name.normalize("NFC") === nfc);
   const ids = named.slice(0, 10).map((e) => JSON.stringify(e.id)).join(", ");
-  if (named.length > 1) throw new GavelError(`${named.length} installed skills are named ${JSON.stringify(idOrName)} (${ids}${named.length > 10 ? ", …" : ""}): give the id of the one meant`, "INVALID_ARGUMENT");
+  if (named.length > 1) throw new GavelError(`${named.length} installed skills are named ${JSON.stringify(clip(idOrName))} (${ids}${named.length > 10 ? ", …" : ""}): give the id of the one meant`, "INVALID_ARGUMENT");
   return named[0];
 }
 

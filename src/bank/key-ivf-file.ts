@@ -7,6 +7,7 @@
  */
 import { GavelError } from "../errors.js";
 import { readCacheFile, readFramedFile, saveCache, writeFramedFile } from "../util/framed-file.js";
+import { checkCodeLists, isIntAtLeast, type ParsedCodeIndex, PayloadCursor, readCodeIndexHeader } from "./code-index-file.js";
 import type { IndexedSkill } from "./glance-index.js";
 import type { KeyBank } from "./key-bank.js";
 import { KeyIvf, type KeyIvfTrainOptions } from "./key-ivf.js";
@@ -148,55 +149,28 @@ export async function openKeyIvf(
   return { index, outcome: { kind: "loaded", kept, assigned: sync.added, dropped: parsed.ids.length - kept } };
 }
 
-interface ParsedKeyIvf {
-  dim: number;
-  trainedRows: number;
-  trainMeanSim: number;
-  ids: string[];
-  hashes: string[];
-  centroids: Float32Array;
+/** A key IVF file's content, checked: the shared fields and the coarse level's centroids and groups. */
+interface ParsedKeyIvf extends ParsedCodeIndex {
   coarse: Float32Array;
   groupStart: Int32Array;
-  offsets: Int32Array;
-  codes: Int32Array;
-  sims: Float64Array;
 }
 
 /** The file's content, or why it is corrupt. */
 function parseKeyIvfFile(bytes: Buffer): ParsedKeyIvf | string {
   const framed = readFramedFile(bytes, MAGIC, "key IVF");
   if (typeof framed === "string") return framed;
-  const h = framed.header;
-  const int = (v: unknown, min: number) => typeof v === "number" && Number.isInteger(v) && v >= min;
-  if (h.version !== 1 || !int(h.dim, 1) || !int(h.centroids, 1) || !int(h.groups, 0) || !int(h.trainedRows, 0) || typeof h.trainMeanSim !== "number" || !int(h.skills, 0) || !int(h.codes, 0)) {
-    return "malformed header";
-  }
-  const dim = h.dim as number, nc = h.centroids as number, G = h.groups as number, skills = h.skills as number, nCodes = h.codes as number;
-  const ids = h.ids, hashes = h.hashes;
-  if (!Array.isArray(ids) || !Array.isArray(hashes) || ids.length !== skills || hashes.length !== skills || !ids.every((x) => typeof x === "string") || !hashes.every((x) => typeof x === "string")) {
-    return "malformed header";
-  }
+  const h = readCodeIndexHeader(framed.header);
+  if (typeof h === "string") return h;
+  const G = framed.header.groups;
+  if (!isIntAtLeast(G, 0)) return "malformed header";
+  const { dim, nc, skills, nCodes } = h;
   const gs = G > 0 ? G + 1 : 0;
+  // layout: centroids, coarse centroids, group starts, offsets, codes, sims
   const need = nc * dim * 4 + G * dim * 4 + gs * 4 + (skills + 1) * 4 + nCodes * 4 + skills * 8;
-  const payload = framed.payload; // a copy, aligned for the typed views
-  if (payload.length !== need) return "payload size does not match the header";
-  let at = 0;
-  const f32 = (n: number) => {
-    const v = new Float32Array(payload.buffer, at, n);
-    at += n * 4;
-    return v;
-  };
-  const i32 = (n: number) => {
-    const v = new Int32Array(payload.buffer, at, n);
-    at += n * 4;
-    return v;
-  };
-  const centroids = f32(nc * dim), coarse = f32(G * dim), groupStart = i32(gs), offsets = i32(skills + 1), codes = i32(nCodes);
-  const sims = new Float64Array(payload.slice(at, at + skills * 8).buffer);
-  if (offsets[0] !== 0 || offsets[skills] !== nCodes) return "code offsets out of range";
-  for (let i = 0; i < skills; i++) if (offsets[i + 1] < offsets[i]) return "code offsets out of range";
-  for (const c of codes) if (c < 0 || c >= nc) return "a code out of range";
-  for (const x of centroids) if (!Number.isFinite(x)) return "a centroid is not finite";
-  for (const x of coarse) if (!Number.isFinite(x)) return "a centroid is not finite";
-  return { dim, trainedRows: h.trainedRows as number, trainMeanSim: h.trainMeanSim, ids: ids as string[], hashes: hashes as string[], centroids, coarse, groupStart, offsets, codes, sims };
+  if (framed.payload.length !== need) return "payload size does not match the header";
+  const p = new PayloadCursor(framed.payload);
+  const centroids = p.f32(nc * dim), coarse = p.f32(G * dim), groupStart = p.i32(gs), offsets = p.i32(skills + 1), codes = p.i32(nCodes), sims = p.f64(skills);
+  const bad = checkCodeLists(h, offsets, codes, [centroids, coarse]);
+  if (bad !== null) return bad;
+  return { dim, trainedRows: h.trainedRows, trainMeanSim: h.trainMeanSim, ids: h.ids, hashes: h.hashes, centroids, coarse, groupStart, offsets, codes, sims };
 }

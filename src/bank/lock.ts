@@ -11,7 +11,7 @@ import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { link, lstat, open, rename, rm } from "node:fs/promises";
 import { hostname } from "node:os";
-import { GavelError } from "../errors.js";
+import { GavelError, clip } from "../errors.js";
 import { readRegularFile, RegularFileError } from "../util/regular-file.js";
 
 /** A lock file is one short JSON line; anything longer is not a lock. */
@@ -113,7 +113,7 @@ export class DirLock {
       } catch (err) {
         if (!(err instanceof RegularFileError)) throw err;
         if (err.reason === "missing" && (await lstat(path).then(() => false, () => true))) continue; // released meanwhile: retry
-        if (err.reason === "directory") throw new GavelError(`${what}: its lock ${path} is a directory; move it aside`, "CORRUPT_FILE");
+        if (err.reason === "directory") throw new GavelError(`${what}: its lock ${clip(path)} is a directory; move it aside`, "CORRUPT_FILE");
         text = null;
       }
       const info = text === null ? undefined : parseLock(text);
@@ -146,7 +146,7 @@ export class DirLock {
       }
       await rm(aside, { force: true });
     }
-    throw new GavelError(`${what}: could not take the lock ${path} (contended); try again`, "BANK_LOCKED");
+    throw new GavelError(`${what}: could not take the lock ${clip(path)} (contended); try again`, "BANK_LOCKED");
   }
 
   /** Remove the lock file, if it is still ours. Idempotent. */

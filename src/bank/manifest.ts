@@ -6,7 +6,7 @@
 import { createHash } from "node:crypto";
 import { readdir, stat } from "node:fs/promises";
 import { join } from "node:path";
-import { GavelError, invalidArgument } from "../errors.js";
+import { GavelError, invalidArgument, clip } from "../errors.js";
 import { readRegularFile, RegularFileError } from "../gguf/regular-file.js";
 import { describeMismatch, isModelFingerprint } from "../model/fingerprint.js";
 import { writeAll, writeFileDurable } from "../util/durable-file.js";
@@ -168,18 +168,18 @@ export async function readManifest(dir: string): Promise<BankManifest | undefine
   } catch (err) {
     if (!(err instanceof RegularFileError)) {
       // An I/O error while reading (EIO, say: /proc/self/mem is a "regular file" of size 0).
-      throw new GavelError(`${path} cannot be read (${(err as Error).message}); restore it from a backup, or move ${dir} aside and run \`gavel install\` again`, "CORRUPT_FILE", { cause: err });
+      throw new GavelError(`${clip(path)} cannot be read (${clip((err as Error).message)}); restore it from a backup, or move ${clip(dir)} aside and run \`gavel install\` again`, "CORRUPT_FILE", { cause: err });
     }
     if (err.reason === "missing") return undefined;
     // another user's bank, or a folder this user may not read: not a damaged bank
     if (permissionCause(err) !== undefined) throw asPermissionError(err, dir, "reading");
-    throw new GavelError(`${err.message}; the bank's manifest must be a regular file. Restore it from a backup, or move ${dir} aside and run \`gavel install\` again`, "CORRUPT_FILE", { cause: err });
+    throw new GavelError(`${err.message}; the bank's manifest must be a regular file. Restore it from a backup, or move ${clip(dir)} aside and run \`gavel install\` again`, "CORRUPT_FILE", { cause: err });
   }
   let raw: unknown;
   try {
     raw = JSON.parse(bytes.toString("utf8"));
   } catch (err) {
-    throw new GavelError(`${path} is not valid JSON (${(err as Error).message}); delete ${dir} and run \`gavel install\` again`, "CORRUPT_FILE", { cause: err });
+    throw new GavelError(`${clip(path)} is not valid JSON (${clip((err as Error).message)}); delete ${clip(dir)} and run \`gavel install\` again`, "CORRUPT_FILE", { cause: err });
   }
   // From format 2 on, nothing the file says is used before its seal is checked; a manifest that
   // carries a seal has it checked whatever its version says, so a flipped bit in the version is
@@ -201,7 +201,7 @@ export async function readManifest(dir: string): Promise<BankManifest | undefine
 /** A parsed manifest, checked field by field (CORRUPT_FILE saying what is wrong and how to rebuild). */
 function parseManifest(raw: unknown, path: string, dir: string): BankManifest {
   const bad = (why: string) =>
-    new GavelError(`${path} is corrupt: ${why}; delete ${dir} and run \`gavel install\` again`, "CORRUPT_FILE");
+    new GavelError(`${clip(path)} is corrupt: ${why}; delete ${clip(dir)} and run \`gavel install\` again`, "CORRUPT_FILE");
   if (typeof raw !== "object" || raw === null || Array.isArray(raw)) throw bad("not a JSON object");
   const m = raw as Record<string, unknown>;
   if (m.format !== "gavel-bank") throw bad(`format is ${JSON.stringify(m.format)}, expected "gavel-bank"`);

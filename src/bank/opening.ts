@@ -9,7 +9,7 @@
 import { mkdir, open, readdir, rm, rmdir, stat, type FileHandle } from "node:fs/promises";
 import { endianness } from "node:os";
 import { join } from "node:path";
-import { GavelError, invalidArgument } from "../errors.js";
+import { GavelError, invalidArgument, clip } from "../errors.js";
 import { BANK_DIR_MODE, BANK_FILE_MODE } from "./modes.js";
 import { openRegularFile, RegularFileError } from "../gguf/regular-file.js";
 import { DirLock } from "./lock.js";
@@ -41,8 +41,8 @@ export async function manifestIdentity(dir: string): Promise<string | undefined>
  */
 function bankDirError(dir: string, err: unknown): unknown {
   const code = (err as NodeJS.ErrnoException)?.code;
-  if (code === "ENOTDIR" || code === "ENAMETOOLONG" || code === "ELOOP") return new GavelError(`no bank at ${dir}: the path cannot name a folder (${code})`, "FILE_NOT_FOUND");
-  if (code === "EACCES" || code === "EPERM" || code === "EROFS") return new GavelError(`cannot open or create a bank at ${dir} (${code})`, "PERMISSION_DENIED");
+  if (code === "ENOTDIR" || code === "ENAMETOOLONG" || code === "ELOOP") return new GavelError(`no bank at ${clip(dir)}: the path cannot name a folder (${code})`, "FILE_NOT_FOUND");
+  if (code === "EACCES" || code === "EPERM" || code === "EROFS") return new GavelError(`cannot open or create a bank at ${clip(dir)} (${code})`, "PERMISSION_DENIED");
   return err;
 }
 
@@ -60,19 +60,19 @@ async function checkBankDir(dir: string, expected: BankHeader, what: string, cre
   if (endianness() !== "LE") throw invalidArgument("banks need a little-endian host");
   try {
     const st = await stat(dir);
-    if (!st.isDirectory()) throw invalidArgument(`${dir} exists and is not a directory`);
+    if (!st.isDirectory()) throw invalidArgument(`${clip(dir)} exists and is not a directory`);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw bankDirError(dir, err);
-    if (!create) throw new GavelError(`no bank at ${dir} (the directory does not exist); run \`gavel install\` to build one`, "FILE_NOT_FOUND");
+    if (!create) throw new GavelError(`no bank at ${clip(dir)} (the directory does not exist); run \`gavel install\` to build one`, "FILE_NOT_FOUND");
     await mkdir(dir, { recursive: true, mode: BANK_DIR_MODE }).catch((e: unknown) => {
       throw bankDirError(dir, e);
     });
   }
 }
 
-const noBank = (dir: string) => new GavelError(`no bank at ${dir} (no ${MANIFEST}); run \`gavel install\` to build one`, "FILE_NOT_FOUND");
+const noBank = (dir: string) => new GavelError(`no bank at ${clip(dir)} (no ${MANIFEST}); run \`gavel install\` to build one`, "FILE_NOT_FOUND");
 const missingKeys = (path: string, dir: string, m: BankManifest) =>
-  new GavelError(`${path} is missing but ${dir}/${MANIFEST} references ${m.rows} key rows`, "CORRUPT_FILE");
+  new GavelError(`${clip(path)} is missing but ${clip(dir)}/${MANIFEST} references ${m.rows} key rows`, "CORRUPT_FILE");
 const shortKeys = (path: string, size: number, dir: string, m: BankManifest) =>
   new GavelError(
     `${path} holds ${size} bytes but ${dir}/${MANIFEST} references ${m.rows * m.header.dim * 4} (${m.rows} rows); ` +
@@ -206,8 +206,8 @@ export async function committedManifest(dir: string): Promise<BankManifest> {
     if (err.code === "ENOENT") return undefined;
     throw bankDirError(dir, err);
   });
-  if (st === undefined) throw new GavelError(`no bank at ${dir} (the directory does not exist); run \`gavel install\` to build one`, "FILE_NOT_FOUND");
-  if (!st.isDirectory()) throw invalidArgument(`${dir} exists and is not a directory`);
+  if (st === undefined) throw new GavelError(`no bank at ${clip(dir)} (the directory does not exist); run \`gavel install\` to build one`, "FILE_NOT_FOUND");
+  if (!st.isDirectory()) throw invalidArgument(`${clip(dir)} exists and is not a directory`);
   const manifest = await readManifest(dir);
   if (manifest === undefined) {
     await refuseBankWithoutManifest(dir);

@@ -3,7 +3,7 @@
  *
  * @module
  */
-import { GavelError } from "../errors.js";
+import { GavelError, clip } from "../errors.js";
 import { BankLexicon } from "./lexicon.js";
 import { BankStore, SNAPSHOT_ATTEMPTS } from "./store.js";
 import type { TextStore } from "./texts.js";
@@ -19,7 +19,7 @@ export async function openSnapshotParts(dir: string, header: BankHeader, texts: 
     try {
       const lexicon = await BankLexicon.openSnapshot(store, texts);
       if (lexicon !== undefined) return { store, lexicon };
-      if (attempt >= SNAPSHOT_ATTEMPTS) throw new GavelError(`bank ${dir} changed ${attempt} times while it was read; try again`, "CORRUPT_FILE");
+      if (attempt >= SNAPSHOT_ATTEMPTS) throw new GavelError(`bank ${clip(dir)} changed ${attempt} times while it was read; try again`, "CORRUPT_FILE");
     } catch (err) {
       await store.close();
       throw err;

@@ -22,7 +22,7 @@
  */
 import { open, rm, type FileHandle } from "node:fs/promises";
 import { join } from "node:path";
-import { GavelError, invalidArgument } from "../errors.js";
+import { GavelError, invalidArgument, clip } from "../errors.js";
 import { BANK_FILE_MODE, withPermissionErrors } from "./modes.js";
 import { checkEntryInput, freezeEntry, withMeta, withWarnings } from "./entries.js";
 import { copyLiveRows, keysChecksum, keysCorrupt, readAll, readEntryKeys, writeRows, type BankKeys } from "./keys-file.js";
@@ -325,7 +325,7 @@ export class BankStore {
       const id = typeof entry === "string" ? entry : entry?.id;
       // Look the id up again: a caller's entry object may predate a replacement or a compaction.
       const e = this.#entries.get(id);
-      if (!e) throw new GavelError(`skill ${JSON.stringify(id)} is not in bank ${this.dir}`, "SKILL_NOT_FOUND");
+      if (!e) throw new GavelError(`skill ${JSON.stringify(clip(id))} is not in bank ${clip(this.dir)}`, "SKILL_NOT_FOUND");
       const out = new Float32Array(e.nKeys * this.dim);
       await readAll(this.#fh!, new Uint8Array(out.buffer), e.offset * this.dim * 4, this.#keysPath());
       if (e.keysSha256 !== undefined && keysChecksum(out) !== e.keysSha256) throw keysCorrupt(e, this.#keysPath());
@@ -404,13 +404,13 @@ export class BankStore {
   }
 
   #open(): void {
-    if (this.#closing) throw new GavelError(`bank ${this.dir} is closed`, "DISPOSED");
+    if (this.#closing) throw new GavelError(`bank ${clip(this.dir)} is closed`, "DISPOSED");
   }
 
   /** {@link BankStore.#run} for a call that writes: refused on a snapshot. */
   #write<T>(f: () => Promise<T>): Promise<T> {
     if (!this.#readOnly) return this.#run(f);
-    return Promise.reject(invalidArgument(`bank ${this.dir} was opened read-only (a snapshot, without the lock); open it for writing to change it`));
+    return Promise.reject(invalidArgument(`bank ${clip(this.dir)} was opened read-only (a snapshot, without the lock); open it for writing to change it`));
   }
 
   /** Run `f` after every earlier call on this store. */

@@ -5,7 +5,7 @@
  */
 import { mkdir, readdir, rm, stat } from "node:fs/promises";
 import { join } from "node:path";
-import { GavelError } from "../errors.js";
+import { GavelError, clip } from "../errors.js";
 import { BANK_DIR_MODE, BANK_FILE_MODE } from "./modes.js";
 import { readRegularFile, RegularFileError } from "../gguf/regular-file.js";
 import { skillContentHash } from "../skills/index.js";
@@ -33,7 +33,7 @@ export function parseStoredText(bytes: Buffer, contentHash: string): RenderableS
   try {
     v = JSON.parse(bytes.toString("utf8"));
   } catch (err) {
-    throw new Error(`it is not valid JSON (${(err as Error).message})`);
+    throw new Error(`it is not valid JSON (${clip((err as Error).message)})`);
   }
   if (typeof v !== "object" || v === null || Array.isArray(v)) throw new Error("it is not a JSON object");
   const { name, description, body } = v as Record<string, unknown>;
@@ -62,7 +62,7 @@ export class TextStore {
   /** Writes a skill's text under its content hash (whole or not at all). */
   async put(contentHash: string, skill: RenderableSkill): Promise<void> {
     await mkdir(this.dir, { recursive: true, mode: BANK_DIR_MODE }).catch((err: unknown) => {
-      throw new GavelError(`${this.dir} cannot hold the bank's texts (${(err as Error).message}); move it aside`, "CORRUPT_FILE", { cause: err });
+      throw new GavelError(`${clip(this.dir)} cannot hold the bank's texts (${clip((err as Error).message)}); move it aside`, "CORRUPT_FILE", { cause: err });
     });
     const path = this.#path(contentHash);
     const text = JSON.stringify({ name: skill.name, description: skill.description, body: skill.body });
@@ -79,10 +79,10 @@ export class TextStore {
     // Only a directory is opened: a FIFO or a device put in its place would block or fail the open.
     const st = await stat(this.dir).catch((err: NodeJS.ErrnoException) => {
       if (err.code === "ENOENT") return undefined; // no text was ever put
-      throw new GavelError(`${this.dir} cannot be read (${err.message})`, "CORRUPT_FILE", { cause: err });
+      throw new GavelError(`${clip(this.dir)} cannot be read (${err.message})`, "CORRUPT_FILE", { cause: err });
     });
     if (st === undefined) return;
-    if (!st.isDirectory()) throw new GavelError(`${this.dir} is not a directory, so the bank's texts are lost; move it aside and reinstall the skills`, "CORRUPT_FILE");
+    if (!st.isDirectory()) throw new GavelError(`${clip(this.dir)} is not a directory, so the bank's texts are lost; move it aside and reinstall the skills`, "CORRUPT_FILE");
     await fsyncDir(this.dir);
   }
 
@@ -103,12 +103,12 @@ export class TextStore {
       bytes = await readRegularFile(path, MAX_TEXT_BYTES);
     } catch (err) {
       const why = err instanceof RegularFileError && err.reason === "missing" ? "is missing" : `cannot be read (${(err as Error).message})`;
-      throw new GavelError(`the bank has lost the text of a skill: ${path} ${why}; reinstall the skill`, "CORRUPT_FILE", { cause: err });
+      throw new GavelError(`the bank has lost the text of a skill: ${clip(path)} ${why}; reinstall the skill`, "CORRUPT_FILE", { cause: err });
     }
     try {
       return parseStoredText(bytes, contentHash);
     } catch (err) {
-      throw new GavelError(`the bank's text ${path} is corrupt: ${(err as Error).message}; reinstall the skill`, "CORRUPT_FILE", { cause: err });
+      throw new GavelError(`the bank's text ${clip(path)} is corrupt: ${clip((err as Error).message)}; reinstall the skill`, "CORRUPT_FILE", { cause: err });
     }
   }
 

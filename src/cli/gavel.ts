@@ -6,7 +6,7 @@
 // `gavel` executable is bin.ts (dist/cli/gavel.cjs), which runs the hook itself and imports this
 // module for every other command.
 import { availableParallelism } from "node:os";
-import { GavelError } from "../errors.js";
+import { GavelError, clip } from "../errors.js";
 import type { Command } from "./commands/types.js";
 import { LAB_COMMANDS, loadLabCommands } from "./lab.js";
 import { ensureThreadPoolSize } from "../config.js";
@@ -72,7 +72,7 @@ async function main(argv: string[]): Promise<number> {
   }
   const command = commands[name];
   // the usage then lists every command, the lab's too where it is installed, as --help does
-  if (!command) throw new UsageError(`unknown command '${name}' (gavel --help lists them)`, `gavel: unknown command '${name}'\n\n${usage(await commandTable("optional"))}`);
+  if (!command) throw new UsageError(`unknown command '${clip(name)}' (gavel --help lists them)`, `gavel: unknown command '${clip(name)}'\n\n${usage(await commandTable("optional"))}`);
   // only before a `--`: past it, `-h` is an argument (a skill named -h)
   const flags = rest.includes("--") ? rest.slice(0, rest.indexOf("--")) : rest;
   if (flags.includes("--help") || flags.includes("-h")) {

@@ -10,7 +10,7 @@
  * architecture's own keys are left to llama.cpp, whose loader throws (not aborts) on missing or
  * ill-shaped tensors.
  */
-import { GavelError } from "../errors.js";
+import { GavelError, clip } from "../errors.js";
 import { quoteForMessage } from "./regular-file.js";
 import { GgmlType, ggmlTypeName, type GgufHeader, type GgufValue } from "./types.js";
 
@@ -24,7 +24,7 @@ export const MAX_EMBEDDING = 1 << 20;
 
 /** A refusal naming the file and the field. */
 function bad(path: string, field: string, why: string): GavelError {
-  return new GavelError(`${path}: ${field} ${why}; llama.cpp would abort on it, so the model is not loaded`, "MODEL_LOAD_FAILED");
+  return new GavelError(`${clip(path)}: ${field} ${why}; llama.cpp would abort on it, so the model is not loaded`, "MODEL_LOAD_FAILED");
 }
 
 /** An integer metadata value (any integer type), or undefined when absent; refused when another type. */

@@ -5,7 +5,7 @@
  * typed errors the readers raise.
  */
 import type { FileHandle } from "node:fs/promises";
-import { GavelError } from "../errors.js";
+import { GavelError, clip } from "../errors.js";
 import { openRegularFile, RegularFileError } from "./regular-file.js";
 
 /** ggml's GGUF_MAX_STRING_LENGTH / GGUF_MAX_ARRAY_ELEMENTS: llama.cpp rejects anything longer. */
@@ -16,12 +16,12 @@ const CHUNK = 1 << 20;
 
 /** A file that is not GGUF, or whose header cannot be parsed (truncated, absurd counts). */
 export function notGguf(path: string, why: string): GavelError {
-  return new GavelError(`${path}: not a valid GGUF file: ${why}`, "NOT_GGUF");
+  return new GavelError(`${clip(path)}: not a valid GGUF file: ${why}`, "NOT_GGUF");
 }
 
 /** A GGUF header that parses but is inconsistent, or tensor data the file lacks. */
 export function corrupt(path: string, why: string): GavelError {
-  return new GavelError(`${path}: corrupt GGUF file: ${why}`, "CORRUPT_FILE");
+  return new GavelError(`${clip(path)}: corrupt GGUF file: ${why}`, "CORRUPT_FILE");
 }
 
 /**

@@ -1,7 +1,7 @@
 /**
  * GGUF tensor data: one tensor's bytes read by range, and decoded to float32 (F32, F16, BF16, Q8_0).
  */
-import { GavelError } from "../errors.js";
+import { GavelError, clip } from "../errors.js";
 import { GgmlType, ggmlTypeName, type GgufHeader } from "./types.js";
 import { fromHalf, halfToFloat } from "../util/half.js";
 import { corrupt, openFile } from "./stream.js";
@@ -24,10 +24,10 @@ export const READABLE_TENSOR_TYPES: readonly GgmlType[] = [GgmlType.F32, GgmlTyp
  */
 export async function readGgufTensor(path: string, header: GgufHeader, name: string): Promise<Float32Array> {
   const info = header.tensors.find((t) => t.name === name);
-  if (!info) throw new GavelError(`${path}: no tensor named '${name}'`, "INVALID_ARGUMENT");
+  if (!info) throw new GavelError(`${clip(path)}: no tensor named '${clip(name)}'`, "INVALID_ARGUMENT");
   if (!READABLE_TENSOR_TYPES.includes(info.type)) {
     throw new GavelError(
-      `${path}: tensor '${name}' has type ${ggmlTypeName(info.type)}; only F32, F16, BF16 and Q8_0 can be read`,
+      `${clip(path)}: tensor '${clip(name)}' has type ${ggmlTypeName(info.type)}; only F32, F16, BF16 and Q8_0 can be read`,
       "INVALID_ARGUMENT",
     );
   }
@@ -41,7 +41,7 @@ export async function readGgufTensor(path: string, header: GgufHeader, name: str
  */
 export async function readGgufTensorBytes(path: string, header: GgufHeader, name: string): Promise<Uint8Array> {
   const info = header.tensors.find((t) => t.name === name);
-  if (!info) throw new GavelError(`${path}: no tensor named '${name}'`, "INVALID_ARGUMENT");
+  if (!info) throw new GavelError(`${clip(path)}: no tensor named '${clip(name)}'`, "INVALID_ARGUMENT");
   return readRange(path, header.dataOffset + info.offset, info.nBytes);
 }
 

@@ -14,7 +14,7 @@
  *
  * @module
  */
-import { invalidArgument } from "../errors.js";
+import { invalidArgument, clip } from "../errors.js";
 import { hashIndex, termHash } from "./postings.js";
 import { valueText } from "../util/validate.js";
 
@@ -86,7 +86,7 @@ export class DomainModel implements DomainModelInit {
     });
     rows.sort((a, b) => a.h - b.h);
     for (let i = 1; i < rows.length; i++) {
-      if (rows[i].h === rows[i - 1].h) throw invalidArgument(`DomainModel.fromWords: ${JSON.stringify(rows[i - 1].word)} and ${JSON.stringify(rows[i].word)} share a hash`);
+      if (rows[i].h === rows[i - 1].h) throw invalidArgument(`DomainModel.fromWords: ${JSON.stringify(clip(rows[i - 1].word))} and ${JSON.stringify(clip(rows[i].word))} share a hash`);
     }
     return new DomainModel({ hashes: Uint32Array.from(rows, (r) => r.h), weights: Float32Array.from(rows, (r) => r.w), bias });
   }

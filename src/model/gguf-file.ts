@@ -4,7 +4,7 @@
  * @module
  */
 import { openSync, readSync, closeSync, statSync } from "node:fs";
-import { GavelError } from "../errors.js";
+import { GavelError, clip } from "../errors.js";
 import { checkModelHeader, ggufMetaNumber, ggufMetaString, readGgufHeader, type GgufHeader } from "../gguf/index.js";
 
 const GGUF_MAGIC = 0x46554747; // "GGUF" little-endian
@@ -13,11 +13,11 @@ export function checkGgufFile(path: string): void {
   let size: number;
   try {
     const st = statSync(path);
-    if (!st.isFile()) throw new GavelError(`${path} is not a file`, "FILE_NOT_FOUND");
+    if (!st.isFile()) throw new GavelError(`${clip(path)} is not a file`, "FILE_NOT_FOUND");
     size = st.size;
   } catch (err) {
     if (err instanceof GavelError) throw err;
-    throw new GavelError(`model file not found: ${path}`, "FILE_NOT_FOUND", { cause: err });
+    throw new GavelError(`model file not found: ${clip(path)}`, "FILE_NOT_FOUND", { cause: err });
   }
   const head = Buffer.alloc(8);
   try {
@@ -29,11 +29,11 @@ export function checkGgufFile(path: string): void {
     }
   } catch (err) {
     // EIO (/proc/self/mem), EACCES, …: the file cannot be read
-    throw new GavelError(`model file cannot be read: ${path} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`, "FILE_NOT_FOUND", { cause: err });
+    throw new GavelError(`model file cannot be read: ${clip(path)} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`, "FILE_NOT_FOUND", { cause: err });
   }
-  if (size < 24 || head.readUInt32LE(0) !== GGUF_MAGIC) throw new GavelError(`${path} is not a GGUF file`, "NOT_GGUF");
+  if (size < 24 || head.readUInt32LE(0) !== GGUF_MAGIC) throw new GavelError(`${clip(path)} is not a GGUF file`, "NOT_GGUF");
   const version = head.readUInt32LE(4);
-  if (version < 2 || version > 3) throw new GavelError(`${path}: GGUF version ${version} is not supported (2 or 3)`, "NOT_GGUF");
+  if (version < 2 || version > 3) throw new GavelError(`${clip(path)}: GGUF version ${version} is not supported (2 or 3)`, "NOT_GGUF");
 }
 
 /**

@@ -30,7 +30,7 @@ import { createReadStream } from "node:fs";
 import { mkdir, stat } from "node:fs/promises";
 import { readCacheFile } from "../util/framed-file.js";
 import { join } from "node:path";
-import { GavelError, invalidArgument } from "../errors.js";
+import { GavelError, invalidArgument, clip } from "../errors.js";
 import { writeFileDurable } from "../util/durable-file.js";
 import { fromHalf, toHalf } from "../util/half.js";
 import { loadBinding } from "../native/binding.js";
@@ -233,9 +233,9 @@ async function checkFolder(root: string): Promise<void> {
   try {
     st = await stat(root);
   } catch {
-    throw new GavelError(`states cache ${root} does not exist`, "FILE_NOT_FOUND");
+    throw new GavelError(`states cache ${clip(root)} does not exist`, "FILE_NOT_FOUND");
   }
-  if (!st.isDirectory()) throw invalidArgument(`states cache ${root} is not a folder`);
+  if (!st.isDirectory()) throw invalidArgument(`states cache ${clip(root)} is not a folder`);
 }
 
 // The model file's sha256, per path, size and mtime (a file replaced in place is hashed afresh).
@@ -247,7 +247,7 @@ const weightHashes = new Map<string, Promise<string>>();
  */
 export async function modelFileHash(model: Model): Promise<string> {
   const st = await stat(model.path).catch((err: unknown) => {
-    throw new GavelError(`cannot read the model file ${model.path} to key its states: ${(err as Error).message}`, "FILE_NOT_FOUND", { cause: err });
+    throw new GavelError(`cannot read the model file ${clip(model.path)} to key its states: ${clip((err as Error).message)}`, "FILE_NOT_FOUND", { cause: err });
   });
   const key = `${model.path}\0${st.size}\0${st.mtimeMs}`;
   let p = weightHashes.get(key);

@@ -12,7 +12,7 @@
  */
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { GavelError } from "../errors.js";
+import { GavelError, clip } from "../errors.js";
 import { config } from "../config.js";
 
 /** The features of the baseline ("avx2") prebuild, as /proc/cpuinfo names them. */
@@ -64,7 +64,7 @@ export function selectCpuVariant(
   forced: string | undefined = config().cpuVariant,
 ): CpuVariant {
   if (forced !== undefined && forced !== "" && forced !== "avx2" && forced !== "avx512") {
-    throw new GavelError(`GAVEL_CPU_VARIANT must be avx2 or avx512, not ${JSON.stringify(forced)}`, "INVALID_ARGUMENT");
+    throw new GavelError(`GAVEL_CPU_VARIANT must be avx2 or avx512, not ${JSON.stringify(clip(forced))}`, "INVALID_ARGUMENT");
   }
   if (platform !== "linux" || arch !== "x64") return "avx2";
   let flags: Set<string> | null;

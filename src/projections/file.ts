@@ -3,7 +3,7 @@
  * of a {@link ProjectionsMeta} as typed GGUF keys, so that a copied file still says what it is.
  * Writing is atomic and durable; reading checks every key, shape and weight.
  */
-import { GavelError } from "../errors.js";
+import { GavelError, clip } from "../errors.js";
 import {
   GgmlType,
   GgufWriter,
@@ -337,7 +337,7 @@ function readJson<T>(header: GgufHeader, key: string, check: (x: unknown) => T, 
 
 /** Typed getters of a header's metadata that throw CORRUPT_FILE naming the key. */
 function metadataReader(path: string, header: GgufHeader) {
-  const corrupt = (why: string) => new GavelError(`${path}: ${why}`, "CORRUPT_FILE");
+  const corrupt = (why: string) => new GavelError(`${clip(path)}: ${why}`, "CORRUPT_FILE");
   const num = (key: string, kind: "uint" | "float"): number => {
     const v = header.metadata.get(key);
     if (v === undefined) throw corrupt(`metadata key ${key} is missing`);

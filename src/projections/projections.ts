@@ -5,7 +5,7 @@
  * file (file.ts) so that a projections file can be copied around and still say what it is.
  */
 import { createHash } from "node:crypto";
-import { GavelError, invalidArgument } from "../errors.js";
+import { GavelError, invalidArgument, clip } from "../errors.js";
 import { Model } from "../model/Model.js";
 import { describeMismatch, describeModel, isModelFingerprint, modelFingerprint, type ModelFingerprint } from "../model/fingerprint.js";
 import { gaussian } from "../util/prng.js";
@@ -359,7 +359,7 @@ export class Projections implements ProjectionsMeta {
     } catch (err) {
       // Out-of-range values in a file are corruption, not a caller's bad argument.
       if (err instanceof GavelError && (err.code === "INVALID_ARGUMENT" || err.code === "LAYER_OUT_OF_RANGE")) {
-        throw new GavelError(`${path}: ${err.message}`, "CORRUPT_FILE", { cause: err });
+        throw new GavelError(`${clip(path)}: ${err.message}`, "CORRUPT_FILE", { cause: err });
       }
       throw err;
     }

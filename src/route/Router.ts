@@ -7,7 +7,7 @@
  * its own module: install.ts and keys.ts (installation), context.ts (the task's queries), glance.ts,
  * verdict.ts, ruling.ts and explain.ts.
  */
-import { GavelError, invalidArgument } from "../errors.js";
+import { GavelError, invalidArgument, clip } from "../errors.js";
 import type { Model } from "../model/Model.js";
 import { abortable, abortedError, boolOption, describeValue, enumOption, intOption, optionsObject, signalOption, untilAborted } from "../util/validate.js";
 import type { Skill, SkillInput } from "../skills/index.js";
@@ -156,7 +156,7 @@ export class Router {
    */
   #exclusive<T>(f: () => Promise<T>, verb?: string, signal?: AbortSignal): Promise<T> {
     if (this.#parts.library.readOnly) {
-      return Promise.reject(invalidArgument(`this router opened bank ${this.bankDir} read-only (readOnly: true); open one without readOnly to install or uninstall`));
+      return Promise.reject(invalidArgument(`this router opened bank ${clip(this.bankDir)} read-only (readOnly: true); open one without readOnly to install or uninstall`));
     }
     const turn = this.#writes === 0 ? null : this.#busy;
     // the wait is raced before `f` is chained: once the turn has come, `f` alone answers an abort
@@ -401,7 +401,7 @@ export class Router {
     const taskText = taskTextOf(context);
     return this.#parts.library.reading(async () => {
       const entry = this.#parts.library.find(skill);
-      if (!entry) throw new GavelError(`no installed skill ${skill}`, "SKILL_NOT_FOUND");
+      if (!entry) throw new GavelError(`no installed skill ${clip(skill)}`, "SKILL_NOT_FOUND");
       return verdictInputsOf(this.#parts, taskText, entry.id);
     });
   }

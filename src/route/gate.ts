@@ -15,7 +15,7 @@
  *
  * @module
  */
-import { GavelError, invalidArgument } from "../errors.js";
+import { GavelError, invalidArgument, clip } from "../errors.js";
 import { describeMismatch, isModelFingerprint, sameModel, type ModelFingerprint } from "../model/fingerprint.js";
 import { writeFileDurable } from "../util/durable-file.js";
 import { readRegularFile, RegularFileError } from "../util/regular-file.js";
@@ -295,12 +295,12 @@ export async function saveGate(path: string, model: GateModel, info: GateInfo): 
 
 /** Parses the JSON of a gate file; `where` names it in errors. */
 export function parseGateFile(text: string, where = "gate file"): Gate {
-  const bad = (why: string) => new GavelError(`${where} is not a valid gate file: ${why}`, "CORRUPT_FILE");
+  const bad = (why: string) => new GavelError(`${clip(where)} is not a valid gate file: ${why}`, "CORRUPT_FILE");
   let o: Record<string, unknown>;
   try {
     o = JSON.parse(text) as Record<string, unknown>;
   } catch (err) {
-    throw new GavelError(`${where} is not JSON: ${(err as Error).message}`, "CORRUPT_FILE", { cause: err });
+    throw new GavelError(`${clip(where)} is not JSON: ${(err as Error).message}`, "CORRUPT_FILE", { cause: err });
   }
   if (typeof o !== "object" || o === null || Array.isArray(o)) throw bad("not a JSON object");
   if (o.format !== GATE_FILE_FORMAT) throw bad(`format is ${JSON.stringify(o.format)}, not "${GATE_FILE_FORMAT}"`);
@@ -368,13 +368,13 @@ function gateReadError(path: string, err: unknown): unknown {
   const io = (file ? file.cause : err) as NodeJS.ErrnoException | undefined;
   const errno = typeof io?.code === "string" ? io.code : undefined;
   if (file === undefined && errno === undefined) return err;
-  if (errno === "EACCES" || errno === "EPERM") return new GavelError(`cannot read the gate file ${path}: permission denied (${errno})`, "PERMISSION_DENIED", { cause: err });
+  if (errno === "EACCES" || errno === "EPERM") return new GavelError(`cannot read the gate file ${clip(path)}: permission denied (${errno})`, "PERMISSION_DENIED", { cause: err });
   if (file?.reason === "too-large") return new GavelError(`not a gate file: ${file.message}`, "CORRUPT_FILE", { cause: err });
-  if (file?.reason === "missing") return new GavelError(`no gate file at ${path}`, "FILE_NOT_FOUND", { cause: err });
-  if (errno === undefined) return new GavelError(`no gate file at ${path}: ${file?.message}`, "FILE_NOT_FOUND", { cause: err });
+  if (file?.reason === "missing") return new GavelError(`no gate file at ${clip(path)}`, "FILE_NOT_FOUND", { cause: err });
+  if (errno === undefined) return new GavelError(`no gate file at ${clip(path)}: ${file?.message}`, "FILE_NOT_FOUND", { cause: err });
   // Node's errno messages read "ECODE: what it means, syscall 'path'"
   const what = /^[A-Z0-9]+: ([^,]+)/.exec(io?.message ?? "")?.[1];
-  return new GavelError(`cannot read the gate file ${path}: ${what ?? "an I/O error"} (${errno})`, "FILE_NOT_FOUND", { cause: err });
+  return new GavelError(`cannot read the gate file ${clip(path)}: ${what ?? "an I/O error"} (${errno})`, "FILE_NOT_FOUND", { cause: err });
 }
 
 /** Whether `v` has what {@link checkGateFor} reads of a router. */
@@ -391,12 +391,12 @@ export function checkGateFor(gate: Gate, router: GateRouterView, where = "the ga
   if (!info) return;
   const fp = router.projections.model;
   if (!sameModel(info.model, fp)) {
-    throw new GavelError(`${where} was trained on another model (${describeMismatch(info.model, fp) ?? "different"}): retrain it (gavel train-gate)`, "PROJECTIONS_MISMATCH");
+    throw new GavelError(`${clip(where)} was trained on another model (${describeMismatch(info.model, fp) ?? "different"}): retrain it (gavel train-gate)`, "PROJECTIONS_MISMATCH");
   }
   if (info.projections !== router.projections.hash || info.glanceLayer !== router.projections.layer) {
-    throw new GavelError(`${where} was trained with other projections (hash ${info.projections.slice(0, 12)}, not ${router.projections.hash.slice(0, 12)}): retrain it (gavel train-gate)`, "PROJECTIONS_MISMATCH");
+    throw new GavelError(`${clip(where)} was trained with other projections (hash ${info.projections.slice(0, 12)}, not ${router.projections.hash.slice(0, 12)}): retrain it (gavel train-gate)`, "PROJECTIONS_MISMATCH");
   }
   if (info.stateLayer !== null && (info.stateLayer >= router.model.info.nLayer || gate.stateDim !== router.model.info.nEmbd)) {
-    throw new GavelError(`${where} reads layer ${info.stateLayer} with ${gate.stateDim} values; the model has ${router.model.info.nLayer} layers of ${router.model.info.nEmbd}`, "PROJECTIONS_MISMATCH");
+    throw new GavelError(`${clip(where)} reads layer ${info.stateLayer} with ${gate.stateDim} values; the model has ${router.model.info.nLayer} layers of ${router.model.info.nEmbd}`, "PROJECTIONS_MISMATCH");
   }
 }

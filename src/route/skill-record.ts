@@ -10,7 +10,7 @@
  *
  * @module
  */
-import { GavelError, invalidArgument } from "../errors.js";
+import { GavelError, invalidArgument, clip } from "../errors.js";
 import type { BankEntry } from "../bank/types.js";
 import { readManifest } from "../bank/manifest.js";
 import { TextStore } from "../bank/texts.js";
@@ -90,7 +90,7 @@ export function parseAllowedTools(value: unknown): string[] | null {
 }
 
 function skillNotFound(idOrName: string): GavelError {
-  return new GavelError(`no installed skill ${JSON.stringify(idOrName)} (gavel list shows the installed skills)`, "SKILL_NOT_FOUND");
+  return new GavelError(`no installed skill ${JSON.stringify(clip(idOrName))} (gavel list shows the installed skills)`, "SKILL_NOT_FOUND");
 }
 
 /**

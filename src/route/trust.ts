@@ -13,7 +13,7 @@
  */
 import { homedir } from "node:os";
 import { resolve, sep } from "node:path";
-import { invalidArgument } from "../errors.js";
+import { invalidArgument, clip } from "../errors.js";
 import { nearest } from "../util/validate.js";
 import type { BankEntry } from "../bank/types.js";
 import { locateSkill } from "./skill-source.js";
@@ -96,7 +96,7 @@ export function matchesSource(c: SourceClass, selector: string): boolean {
 function checkSelector(selector: string, name: string): void {
   if (isPathSelector(selector) || (SELECTOR_WORDS as readonly string[]).includes(selector)) return;
   const near = nearest(selector, SELECTOR_WORDS);
-  throw invalidArgument(`${name}: unknown source selector ${JSON.stringify(selector)}${near ? ` (did you mean ${near}?)` : ""}; a selector is one of ${SELECTOR_WORDS.join(", ")} or an absolute path`);
+  throw invalidArgument(`${name}: unknown source selector ${JSON.stringify(clip(selector))}${near ? ` (did you mean ${near}?)` : ""}; a selector is one of ${SELECTOR_WORDS.join(", ")} or an absolute path`);
 }
 
 /** Selector lists and priority maps, checked. */
@@ -113,7 +113,7 @@ export function trustOption(value: unknown): Map<string, number> {
   if (value === undefined) return out;
   if (typeof value !== "object" || value === null || Array.isArray(value)) throw invalidArgument("trust must be an object mapping source selectors to priorities");
   for (const [k, v] of Object.entries(value)) {
-    if (k === "" || typeof v !== "number" || !Number.isFinite(v)) throw invalidArgument(`trust[${JSON.stringify(k)}] must be a finite number`);
+    if (k === "" || typeof v !== "number" || !Number.isFinite(v)) throw invalidArgument(`trust[${JSON.stringify(clip(k))}] must be a finite number`);
     checkSelector(k, "trust");
     out.set(k, v);
   }

@@ -9,7 +9,7 @@ import type { SkillRecord } from "../route/skill-record.js";
 import type { GlanceHit, GlanceOptions, RouteContext, RouteOptions, RouteResult } from "../route/types.js";
 import type { SkillRef } from "./handlers.js";
 import { resolve } from "node:path";
-import { GavelError } from "../errors.js";
+import { GavelError, clip } from "../errors.js";
 import { abortable, throwIfAborted } from "../util/validate.js";
 import { connect, type EndpointOptions, type ServeClient } from "./client.js";
 import { endpointOptions, ENDPOINT_KEYS } from "./endpoint.js";
@@ -25,13 +25,13 @@ async function connectOrStart(options: ServerRouterOptions, signal?: AbortSignal
   const o = typeof options.start === "object" ? options.start : {};
   const bank = resolveBankDir(options.bank);
   const r = startServer(bank, { socket: options.socket && resolve(options.socket), idleExitMs: o.idleExitMs ?? DEFAULT_ON_DEMAND_IDLE_MS, cwd: process.cwd() });
-  if ("refused" in r) throw new GavelError(`no gavel server runs for the bank ${bank}, and none was started: ${r.refused}`, "FILE_NOT_FOUND");
+  if ("refused" in r) throw new GavelError(`no gavel server runs for the bank ${clip(bank)}, and none was started: ${r.refused}`, "FILE_NOT_FOUND");
   const deadline = Date.now() + (o.waitMs ?? 120_000);
   for (;;) {
     throwIfAborted(signal, "serverRouter");
     const c = await connect(where).catch(() => null);
     if (c) return c;
-    if (Date.now() > deadline) throw new GavelError(`the gavel server started for the bank ${bank} did not listen within ${o.waitMs ?? 120_000} ms (see ${"log" in r ? r.log : "its log"})`, "FILE_NOT_FOUND");
+    if (Date.now() > deadline) throw new GavelError(`the gavel server started for the bank ${clip(bank)} did not listen within ${o.waitMs ?? 120_000} ms (see ${"log" in r ? r.log : "its log"})`, "FILE_NOT_FOUND");
     await new Promise((res) => setTimeout(res, 200));
   }
 }

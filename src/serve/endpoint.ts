@@ -6,7 +6,7 @@
  * @module
  */
 import { lstat, readFile, type Stats } from "node:fs";
-import { GavelError } from "../errors.js";
+import { GavelError, clip } from "../errors.js";
 import { boolOption, checkInt, functionOption, optionsObject, pathOption, signalOption } from "../util/validate.js";
 import { defaultSocketPath, httpEndpointPath, resolveBankDir, type HttpEndpoint } from "./protocol.js";
 
@@ -74,7 +74,7 @@ export interface ServerRouteOptions extends EndpointOptions {
 export type Endpoint = { kind: "unix"; path: string } | { kind: "http"; url: string; token: string; /** The endpoint file it was read from (read again when the token is refused). */ file?: string };
 
 export function notRunning(where: string): GavelError {
-  return new GavelError(`no gavel server is running at ${where} (start one with \`gavel serve\`)`, "FILE_NOT_FOUND");
+  return new GavelError(`no gavel server is running at ${clip(where)} (start one with \`gavel serve\`)`, "FILE_NOT_FOUND");
 }
 
 /** Whether a file is ours: owned by this user (a socket or token of another user is never trusted). */

@@ -18,7 +18,7 @@ import { createServer as createHttpServer, type IncomingMessage, type Server as 
 import { randomBytes, timingSafeEqual } from "node:crypto";
 import { chmod, rm, writeFile } from "node:fs/promises";
 import { readRegularFile } from "../util/regular-file.js";
-import { GavelError } from "../errors.js";
+import { GavelError, clip } from "../errors.js";
 import type { Model } from "../model/Model.js";
 import type { Router } from "../route/index.js";
 import { Handlers } from "./handlers.js";
@@ -300,7 +300,7 @@ export class ResidentServer {
       mine.get(req.id)?.abort(); // no answer of its own: the cancelled request answers ABORTED
       return;
     }
-    if (mine.has(req.id)) return send(errorOf(req.id, new GavelError(`request id ${JSON.stringify(req.id)} is already in flight on this connection`, "INVALID_ARGUMENT")));
+    if (mine.has(req.id)) return send(errorOf(req.id, new GavelError(`request id ${JSON.stringify(typeof req.id === "string" ? clip(req.id) : req.id)} is already in flight on this connection`, "INVALID_ARGUMENT")));
     if (!CONTROL_OPS.has(req.op) && mine.size >= this.#limits.maxInFlightPerConnection) {
       return send(errorOf(req.id, new GavelError(`this connection has ${mine.size} requests in flight, its bound; wait for an answer first`, "BUSY")));
     }
@@ -356,7 +356,7 @@ export class ResidentServer {
       c?.abort();
       return answer(200, { v: PROTOCOL_VERSION, id: r.id, ok: true, result: { cancelled: c !== undefined } });
     }
-    if (this.#httpFlights.has(r.id)) return answer(409, errorOf(r.id, new GavelError(`request id ${JSON.stringify(r.id)} is already in flight`, "INVALID_ARGUMENT")));
+    if (this.#httpFlights.has(r.id)) return answer(409, errorOf(r.id, new GavelError(`request id ${JSON.stringify(typeof r.id === "string" ? clip(r.id) : r.id)} is already in flight`, "INVALID_ARGUMENT")));
     const busy = this.#overServerBound(r.op);
     if (busy) return answer(503, errorOf(r.id, busy));
     const controller = new AbortController();

@@ -6,7 +6,7 @@
  */
 import { lstat, rm } from "node:fs/promises";
 import { connect as netConnect } from "node:net";
-import { GavelError } from "../errors.js";
+import { GavelError, clip } from "../errors.js";
 
 /**
  * Checks that nothing serves `socket` now: a socket that accepts a connection is a live server
@@ -15,13 +15,13 @@ import { GavelError } from "../errors.js";
 export async function claimSocketPath(socket: string): Promise<void> {
   const st = await lstat(socket).catch(() => null);
   if (!st) return;
-  if (!st.isSocket()) throw new GavelError(`${socket} exists and is not a socket; remove it or pass another --socket`, "INVALID_ARGUMENT");
+  if (!st.isSocket()) throw new GavelError(`${clip(socket)} exists and is not a socket; remove it or pass another --socket`, "INVALID_ARGUMENT");
   const live = await new Promise<boolean>((resolve) => {
     const s = netConnect(socket);
     const timer = setTimeout(() => (s.destroy(), resolve(true)), 2000); // accepts but never answers: treat as live
     s.once("connect", () => (clearTimeout(timer), s.destroy(), resolve(true)));
     s.once("error", () => (clearTimeout(timer), resolve(false)));
   });
-  if (live) throw new GavelError(`a gavel server is already listening on ${socket}; stop it first (or pass another --socket)`, "BANK_LOCKED");
+  if (live) throw new GavelError(`a gavel server is already listening on ${clip(socket)}; stop it first (or pass another --socket)`, "BANK_LOCKED");
   await rm(socket, { force: true });
 }

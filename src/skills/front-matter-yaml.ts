@@ -10,9 +10,14 @@
  * whole front matter then parses. Each repaired line is reported, so the caller can warn that strict
  * hosts will not read the file.
  *
+ * A `#` after a space or tab in an unquoted value starts a YAML comment (`description: tips #1 for
+ * agents` is "tips"): hosts parse the front matter as YAML and read it so, and so does the router.
+ * Where that cuts `name`, `description` or `when_to_use`, the cut is reported for a warning, so that
+ * an author learns why the text is short.
+ *
  * @module
  */
-import { isAlias, LineCounter, parseDocument, visit, type Document } from "yaml";
+import { isAlias, isMap, isScalar, LineCounter, parseDocument, visit, type Document } from "yaml";
 
 /** The parser's options: YAML 1.2 core; unique keys are checked by parse.ts's linear pass. */
 const YAML_OPTIONS = { uniqueKeys: false, prettyErrors: false } as const;
@@ -33,6 +38,22 @@ export interface FrontMatterYaml {
   lineCounter: LineCounter;
   /** Each repaired line: its index in the front matter (0-based) and its key. */
   repaired: { line: number; key: string }[];
+  /** Each of {@link COMMENT_CUT_KEYS} whose plain value a comment cut: see {@link CommentCut}. */
+  commentCuts: CommentCut[];
+}
+
+/** The keys whose text the router reads, where a comment that cuts a value is reported. */
+export const COMMENT_CUT_KEYS: readonly string[] = ["name", "description", "when_to_use"];
+
+/** A top-level plain value followed on its line by a comment: what YAML keeps, and the comment. */
+export interface CommentCut {
+  /** The comment's line in the front matter (0-based). */
+  line: number;
+  key: string;
+  /** The value as read (empty when the comment follows the key at once). */
+  kept: string;
+  /** The comment, from its `#` to the end of its line. */
+  comment: string;
 }
 
 /**
@@ -43,14 +64,36 @@ export function parseFrontMatterYaml(yaml: string): FrontMatterYaml {
   const lineCounter = new LineCounter();
   const doc = parseDocument(yaml, { lineCounter, ...YAML_OPTIONS });
   const aliasLines = unresolvedAliasLines(doc, lineCounter);
-  const first = { doc, lineCounter, repaired: [] };
-  if (doc.errors.length === 0 && aliasLines.size === 0) return first;
+  const first = () => ({ doc, lineCounter, repaired: [], commentCuts: commentCuts(doc, yaml, lineCounter) });
+  if (doc.errors.length === 0 && aliasLines.size === 0) return first();
   const { text, repaired } = quoteBrokenValues(yaml, aliasLines);
-  if (repaired.length === 0) return first;
+  if (repaired.length === 0) return first();
   const retryCounter = new LineCounter();
   const retry = parseDocument(text, { lineCounter: retryCounter, ...YAML_OPTIONS });
-  if (retry.errors.length > 0 || unresolvedAliasLines(retry, retryCounter).size > 0) return first;
-  return { doc: retry, lineCounter: retryCounter, repaired };
+  if (retry.errors.length > 0 || unresolvedAliasLines(retry, retryCounter).size > 0) return first();
+  return { doc: retry, lineCounter: retryCounter, repaired, commentCuts: commentCuts(retry, text, retryCounter) };
+}
+
+/**
+ * The values of {@link COMMENT_CUT_KEYS} at the top level that are plain (unquoted, not a block
+ * scalar) or empty and end where a comment starts on the same line: the text between the value's
+ * end and its node's end (`text`, the YAML `doc` was parsed from) opens with blanks and a `#`.
+ */
+function commentCuts(doc: Document, text: string, lineCounter: LineCounter): CommentCut[] {
+  const cuts: CommentCut[] = [];
+  if (!isMap(doc.contents)) return cuts;
+  for (const item of doc.contents.items) {
+    const key = isScalar(item.key) ? item.key.value : undefined;
+    const value = item.value;
+    if (typeof key !== "string" || !COMMENT_CUT_KEYS.includes(key) || !isScalar(value) || value.type !== "PLAIN" || !value.range) continue;
+    const [, end, nodeEnd] = value.range;
+    const hash = /^[ \t]*#/.exec(text.slice(end, nodeEnd));
+    if (!hash) continue;
+    const at = end + hash[0].length - 1;
+    const eol = text.indexOf("\n", at);
+    cuts.push({ line: lineCounter.linePos(at).line - 1, key, kept: value.value === null ? "" : String(value.value), comment: text.slice(at, eol === -1 ? text.length : eol) });
+  }
+  return cuts;
 }
 
 /** The lines (0-based) of aliases whose anchor the document does not have. */

@@ -1,7 +1,7 @@
 import { existsSync, type Dirent } from "node:fs";
 import { readdir, realpath, stat } from "node:fs/promises";
 import { basename, dirname, extname, join } from "node:path";
-import { GavelError, invalidArgument } from "../errors.js";
+import { GavelError, invalidArgument, clip } from "../errors.js";
 import { jsonlLines } from "../util/jsonl.js";
 import { readRegularFile, RegularFileError } from "../gguf/regular-file.js";
 import { buildSkill, MAX_FRONT_MATTER_BYTES, parseSkillMarkdown, skillError } from "./parse.js";
@@ -104,7 +104,7 @@ class Collector {
     const k = this.key === "name" ? skill.name : skill.id;
     const first = this.byKey.get(k);
     if (first !== undefined) {
-      this.fail(skill.source, skillError(skill.source, `duplicate skill ${this.key} "${k}" (first defined at ${first})`));
+      this.fail(skill.source, skillError(skill.source, `duplicate skill ${this.key} "${clip(k)}" (first defined at ${first})`));
       return;
     }
     this.byKey.set(k, skill.source);
@@ -140,10 +140,10 @@ async function loadPath(path: string, o: Opts): Promise<LoadSkillsResult> {
   try {
     st = await stat(path);
   } catch (cause) {
-    throw new GavelError(`skill library not found: ${path}`, "FILE_NOT_FOUND", { cause });
+    throw new GavelError(`skill library not found: ${clip(path)}`, "FILE_NOT_FOUND", { cause });
   }
   if (st.isDirectory()) return loadFolder(path, o);
-  if (!st.isFile()) throw new GavelError(`not a file or folder: ${path}`, "FILE_NOT_FOUND");
+  if (!st.isFile()) throw new GavelError(`not a file or folder: ${clip(path)}`, "FILE_NOT_FOUND");
   if (extname(path).toLowerCase() === ".md") {
     const c = new Collector("name");
     await readSkillFile(path, o, c);
@@ -155,7 +155,7 @@ async function loadPath(path: string, o: Opts): Promise<LoadSkillsResult> {
 async function loadFolder(dir: string, o: Opts): Promise<LoadSkillsResult> {
   const files = await findSkillFiles(dir, o.maxDepth, o.signal);
   if (files.length === 0) {
-    throw new GavelError(`no skills in ${dir} (no ${SKILL_FILE} within ${o.maxDepth} folder levels)`, "EMPTY_LIBRARY");
+    throw new GavelError(`no skills in ${clip(dir)} (no ${SKILL_FILE} within ${o.maxDepth} folder levels)`, "EMPTY_LIBRARY");
   }
   const slice = files.slice(o.offset, o.offset + o.limit);
   // Parse in parallel, then add in path order so duplicates are decided the same way every run.
@@ -192,11 +192,11 @@ async function loadFolder(dir: string, o: Opts): Promise<LoadSkillsResult> {
     if ("error" in p) c.fail(p.where, p.error);
     else if (!inOwnFolder(p) && brokenOwner.has(p.name)) {
       const owner = brokenOwner.get(p.name)!;
-      c.fail(p.source, skillError(p.source, `skill name "${p.name}" belongs to ${owner}, whose folder carries the name but which could not be read (see its error); this skill does not take its place`));
+      c.fail(p.source, skillError(p.source, `skill name "${clip(p.name)}" belongs to ${owner}, whose folder carries the name but which could not be read (see its error); this skill does not take its place`));
     } else if (winner.get(p.name) !== p) {
       const w = winner.get(p.name)!;
       const why = inOwnFolder(w) && !inOwnFolder(p) ? "its folder carries the name" : "it comes first in path order";
-      c.fail(p.source, skillError(p.source, `duplicate skill name "${p.name}": ${w.source} is installed instead (${why})`));
+      c.fail(p.source, skillError(p.source, `duplicate skill name "${clip(p.name)}": ${w.source} is installed instead (${why})`));
     } else c.add(p);
   }
   return c.result();
@@ -258,7 +258,7 @@ async function findSkillFiles(root: string, maxDepth: number, signal?: AbortSign
       try {
         entries = await readdir(dir, { withFileTypes: true });
       } catch (cause) {
-        if (depth === 0) throw new GavelError(`cannot read folder ${dir}`, "FILE_NOT_FOUND", { cause });
+        if (depth === 0) throw new GavelError(`cannot read folder ${clip(dir)}`, "FILE_NOT_FOUND", { cause });
         continue;
       }
       // Whatever SKILL.md is (a file, a link, a FIFO, a directory), the folder is a skill: reading it
@@ -303,7 +303,7 @@ async function loadJsonl(path: string, o: Opts): Promise<LoadSkillsResult> {
       c.fail(where, error);
     }
   }
-  if (candidates === 0) throw new GavelError(`no skills in ${path} (no rows)`, "EMPTY_LIBRARY");
+  if (candidates === 0) throw new GavelError(`no skills in ${clip(path)} (no rows)`, "EMPTY_LIBRARY");
   return c.result();
 }
 

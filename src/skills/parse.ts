@@ -3,7 +3,7 @@ import { isMap, isScalar, visit, type Document } from "yaml";
 import { GavelError } from "../errors.js";
 import { DEFAULT_MAX_BODY_BYTES, type ParseSkillOptions, type Skill } from "./types.js";
 import { lookalikeWarnings } from "./confusables.js";
-import { parseFrontMatterYaml } from "./front-matter-yaml.js";
+import { parseFrontMatterYaml, type CommentCut } from "./front-matter-yaml.js";
 import { charCount, describeType, readFlag, readWhenToUse, truncate, withWhenToUse } from "./host-fields.js";
 
 /** The spec's name rule: 1–64 of a-z, 0-9, '-', no leading/trailing hyphen, no "--". */
@@ -293,7 +293,7 @@ export function parseSkillMarkdown(text: string | Uint8Array, where: string, opt
   // YAML 1.2 core schema keeps yes/no/dates as text. Unique keys are checked by checkKeys (linear),
   // not by the library's uniqueKeys (quadratic in the keys of a map). A value that breaks the YAML (an
   // unquoted ": ") is read as Claude Code reads it, quoted, with a warning (front-matter-yaml.ts).
-  const { doc, lineCounter, repaired } = parseFrontMatterYaml(fm.yaml);
+  const { doc, lineCounter, repaired, commentCuts } = parseFrontMatterYaml(fm.yaml);
   const lineOf = (offset: number) => fm.yamlFirstLine + lineCounter.linePos(offset).line - 1;
   if (doc.errors.length > 0) {
     const e = doc.errors[0];
@@ -320,6 +320,9 @@ export function parseSkillMarkdown(text: string | Uint8Array, where: string, opt
     }
   }
   const { name, description, ...meta } = data as Record<string, unknown>;
+  const cutAt = (cut: CommentCut) => `${where}:${fm.yamlFirstLine + cut.line}`;
+  const emptied = commentCuts.find((c) => c.key === "description" && c.kept === "");
+  if (emptied && description === null) throw skillError(cutAt(emptied), `missing description: ${commentCutWhy(emptied)}`);
   const skill = buildSkill({
     name,
     description,
@@ -336,8 +339,14 @@ export function parseSkillMarkdown(text: string | Uint8Array, where: string, opt
         `${where}:${fm.yamlFirstLine + r.line}: the value of ${JSON.stringify(truncate(r.key))} is not valid YAML (an unquoted \": \", a leading \"*\" or another YAML indicator); ` +
         "it is read as text, as Claude Code reads it, but strict readers such as Codex skip this skill: put the value in quotes",
     ),
+    ...commentCuts.map((c) => `${cutAt(c)}: ${c.key} is ${c.kept === "" ? "empty" : JSON.stringify(truncate(c.kept))}: ${commentCutWhy(c)}`),
   );
   return skill;
+}
+
+/** Why a comment cut a value (front-matter-yaml.ts), and what keeps the text. */
+function commentCutWhy(cut: CommentCut): string {
+  return `the rest of its line, ${JSON.stringify(truncate(cut.comment))}, is a YAML comment (a "#" after a space or tab starts one, as hosts read it); put the value in quotes to keep it`;
 }
 
 /**

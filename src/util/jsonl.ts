@@ -6,7 +6,7 @@
 import type { ReadStream } from "node:fs";
 import { readFile, type FileHandle } from "node:fs/promises";
 import { createGunzip, gunzipSync } from "node:zlib";
-import { GavelError, invalidArgument } from "../errors.js";
+import { GavelError, invalidArgument, clip } from "../errors.js";
 import { openRegularFile } from "./regular-file.js";
 
 /** One non-blank line of a JSONL file. */
@@ -57,13 +57,13 @@ export async function readJsonl(path: string, options: ReadJsonlOptions = {}): P
     bytes = await readFile(path);
   } catch (err) {
     const what = options.what ? `${options.what} ` : "";
-    throw new GavelError(`cannot read ${what}${path}: ${(err as Error).message}`, "FILE_NOT_FOUND", { cause: err });
+    throw new GavelError(`cannot read ${what}${clip(path)}: ${clip((err as Error).message)}`, "FILE_NOT_FOUND", { cause: err });
   }
   let text: string;
   try {
     text = (path.endsWith(".gz") || isGzipMagic(bytes) ? gunzipSync(bytes) : bytes).toString("utf8");
   } catch (err) {
-    throw invalidArgument(`${path}: not gzip data (${(err as Error).message})`);
+    throw invalidArgument(`${clip(path)}: not gzip data (${(err as Error).message})`);
   }
   // a leading BOM (as some editors write) is no part of the first row, as in SKILL.md (normalizeNewlines)
   const lines = stripBom(text).split("\n");
@@ -75,7 +75,7 @@ export async function readJsonl(path: string, options: ReadJsonlOptions = {}): P
     } catch {
       // Only the text after the last newline can be a torn write.
       if (options.tornTail && i === lines.length - 1) break;
-      throw invalidArgument(`${path}:${i + 1}: not JSON`);
+      throw invalidArgument(`${clip(path)}:${i + 1}: not JSON`);
     }
   }
   return rows;
@@ -110,7 +110,7 @@ export async function* jsonlLines(path: string, options: JsonlLinesOptions = {})
   try {
     opened = await openRegularFile(path);
   } catch (cause) {
-    throw new GavelError(`cannot read ${path}: ${(cause as Error).message}`, "FILE_NOT_FOUND", { cause });
+    throw new GavelError(`cannot read ${clip(path)}: ${(cause as Error).message}`, "FILE_NOT_FOUND", { cause });
   }
   const { fh, size } = opened;
   let file: ReadStream | undefined;
@@ -139,14 +139,14 @@ export async function* jsonlLines(path: string, options: JsonlLinesOptions = {})
       return line === 0 ? stripBom(text) : text;
     };
     const tooLong = () =>
-      new GavelError(`cannot read ${path}: line ${line + 1} is longer than ${maxLine} bytes`, "CORRUPT_FILE");
+      new GavelError(`cannot read ${clip(path)}: line ${line + 1} is longer than ${maxLine} bytes`, "CORRUPT_FILE");
     const it = (input as AsyncIterable<Buffer>)[Symbol.asyncIterator]();
     for (;;) {
       let next: IteratorResult<Buffer>;
       try {
         next = await it.next();
       } catch (cause) {
-        throw new GavelError(`cannot read ${path} after line ${line}: ${(cause as Error).message}`, "CORRUPT_FILE", { cause });
+        throw new GavelError(`cannot read ${clip(path)} after line ${line}: ${clip((cause as Error).message)}`, "CORRUPT_FILE", { cause });
       }
       if (next.done) break;
       const chunk = next.value;

@@ -9,7 +9,7 @@
 import { lstatSync, mkdirSync } from "node:fs";
 import { tmpdir, userInfo } from "node:os";
 import { join } from "node:path";
-import { GavelError } from "../errors.js";
+import { GavelError, clip } from "../errors.js";
 
 /** This user's id, or undefined where there are none (Windows). */
 function myUid(): number | undefined {
@@ -18,7 +18,7 @@ function myUid(): number | undefined {
 
 const refuse = (dir: string, why: string) =>
   new GavelError(
-    `${dir} ${why}, so it cannot hold this user's socket safely; remove it (if it is yours) or set XDG_RUNTIME_DIR, or pass --socket PATH`,
+    `${clip(dir)} ${why}, so it cannot hold this user's socket safely; remove it (if it is yours) or set XDG_RUNTIME_DIR, or pass --socket PATH`,
     "PERMISSION_DENIED",
   );
 

@@ -14,6 +14,7 @@
  */
 import { closeSync, constants, fstatSync, openSync, readSync, statSync, type Stats } from "node:fs";
 import { open, stat, type FileHandle } from "node:fs/promises";
+import { clip } from "../errors.js";
 
 /** Why a path cannot be read as a regular file. */
 export type NotRegularReason = "missing" | "directory" | "fifo" | "device" | "socket" | "other" | "too-large" | "unreadable";
@@ -42,14 +43,14 @@ function kindOf(st: Stats): [NotRegularReason, string] {
 function refuseNonRegular(path: string, st: Stats): void {
   if (st.isFile()) return;
   const [reason, what] = kindOf(st);
-  throw new RegularFileError(path, reason, `${path} is ${what}, not a regular file (after following symlinks)`);
+  throw new RegularFileError(path, reason, `${clip(path)} is ${what}, not a regular file (after following symlinks)`);
 }
 
 function fromErrno(path: string, err: unknown): RegularFileError {
   const code = (err as NodeJS.ErrnoException).code;
-  if (code === "ENOENT" || code === "ENOTDIR") return new RegularFileError(path, "missing", `${path}: file not found`, err);
-  if (code === "ELOOP") return new RegularFileError(path, "other", `${path}: too many levels of symbolic links`, err);
-  return new RegularFileError(path, "unreadable", `${path}: cannot open (${code ?? String(err)})`, err);
+  if (code === "ENOENT" || code === "ENOTDIR") return new RegularFileError(path, "missing", `${clip(path)}: file not found`, err);
+  if (code === "ELOOP") return new RegularFileError(path, "other", `${clip(path)}: too many levels of symbolic links`, err);
+  return new RegularFileError(path, "unreadable", `${clip(path)}: cannot open (${code ?? clip(String(err))})`, err);
 }
 
 /**
@@ -92,7 +93,7 @@ export async function openRegularFile(path: string, options: { writable?: boolea
 export async function readRegularFile(path: string, maxBytes: number): Promise<Buffer> {
   const { fh, size } = await openRegularFile(path);
   try {
-    if (size > maxBytes) throw new RegularFileError(path, "too-large", `${path} is ${size} bytes, above the cap of ${maxBytes}`);
+    if (size > maxBytes) throw new RegularFileError(path, "too-large", `${clip(path)} is ${size} bytes, above the cap of ${maxBytes}`);
     // Read at most maxBytes + 1: a file that grew after fstat is caught without reading all of it.
     const buf = Buffer.alloc(Math.min(size, maxBytes) + 1);
     let n = 0;
@@ -101,7 +102,7 @@ export async function readRegularFile(path: string, maxBytes: number): Promise<B
       if (bytesRead === 0) break;
       n += bytesRead;
     }
-    if (n > maxBytes) throw new RegularFileError(path, "too-large", `${path} grew past the cap of ${maxBytes} bytes while it was read`);
+    if (n > maxBytes) throw new RegularFileError(path, "too-large", `${clip(path)} grew past the cap of ${maxBytes} bytes while it was read`);
     return buf.subarray(0, n);
   } finally {
     await fh.close().catch(() => undefined);
@@ -125,11 +126,11 @@ export function readRegularFileSync(path: string, maxBytes: number): Buffer {
   try {
     const st = fstatSync(fd);
     refuseNonRegular(path, st);
-    if (st.size > maxBytes) throw new RegularFileError(path, "too-large", `${path} is ${st.size} bytes, above the cap of ${maxBytes}`);
+    if (st.size > maxBytes) throw new RegularFileError(path, "too-large", `${clip(path)} is ${st.size} bytes, above the cap of ${maxBytes}`);
     const buf = Buffer.alloc(st.size + 1);
     let n = 0;
     for (let got; n < buf.length && (got = readSync(fd, buf, n, buf.length - n, n)) > 0; ) n += got;
-    if (n > maxBytes) throw new RegularFileError(path, "too-large", `${path} grew past the cap of ${maxBytes} bytes while it was read`);
+    if (n > maxBytes) throw new RegularFileError(path, "too-large", `${clip(path)} grew past the cap of ${maxBytes} bytes while it was read`);
     return buf.subarray(0, n);
   } finally {
     closeSync(fd);

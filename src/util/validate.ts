@@ -3,7 +3,7 @@
  * INVALID_ARGUMENT (or a more specific one, e.g. LAYER_OUT_OF_RANGE), raised before anything reaches
  * llama.cpp or the kernels.
  */
-import { GavelError, invalidArgument } from "../errors.js";
+import { GavelError, invalidArgument, clip } from "../errors.js";
 
 /** The largest value an int32 argument of the addon takes. */
 export const INT32_MAX = 0x7fffffff;
@@ -46,16 +46,16 @@ export function checkInt(value: unknown, name: string, lo: number, hi = INT32_MA
   return value;
 }
 
-/** A value as an error message shows it: a number as is, anything else with its type (the string "256", not 256). */
-/** `String(value)` for a message, never throwing (an object without a prototype, or whose toString throws). */
+/** `String(value)` for a message ({@link clip}ped), never throwing (an object without a prototype, or whose toString throws). */
 export function valueText(value: unknown): string {
   try {
-    return String(value);
+    return clip(String(value));
   } catch {
     return describeValue(value);
   }
 }
 
+/** A value as an error message shows it: a number as is, anything else with its type (the string "256", not 256). */
 export function describeValue(value: unknown): string {
   if (typeof value === "number") return String(value);
   if (typeof value === "string") return `the string ${JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value)}`;
@@ -154,7 +154,7 @@ export function optionsObject(value: unknown, what: string, known?: Readonly<Rec
       if (Object.prototype.hasOwnProperty.call(known, key)) continue;
       const names = Object.keys(known);
       const near = nearest(key, names);
-      throw invalidArgument(`unknown option ${JSON.stringify(key)} in ${what}${near ? ` (did you mean ${near}?)` : ""}; the options are ${names.join(", ")}`);
+      throw invalidArgument(`unknown option ${JSON.stringify(clip(key))} in ${what}${near ? ` (did you mean ${near}?)` : ""}; the options are ${names.join(", ")}`);
     }
   }
   return value as Record<string, unknown>;

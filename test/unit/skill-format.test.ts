@@ -1,7 +1,8 @@
 // SKILL.md front matter as agent hosts read it: what Claude Code accepts is accepted (a value that
 // breaks strict YAML is read as its text, with a warning that strict hosts such as Codex skip the
-// skill), spec lengths are counted in characters, non-string scalars are read as text, and a skill
-// whose own folder holds a broken SKILL.md is not replaced by a same-named skill from elsewhere.
+// skill), a comment that cuts an unquoted value is read as YAML reads it with a located warning,
+// spec lengths are counted in characters, non-string scalars are read as text, and a skill whose own
+// folder holds a broken SKILL.md is not replaced by a same-named skill from elsewhere.
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -66,6 +67,42 @@ describe("front matter that strict YAML refuses but Claude Code reads", () => {
     expect(refusal(file("name: a\ndescription: Use when: x\n  and more")).message).toMatch(/^x\/SKILL\.md:3: malformed YAML front matter: /);
     expect(refusal(file("name: a\ndescription: ok\n\tbad: tab")).message).toMatch(/^x\/SKILL\.md:4: malformed YAML front matter: Tabs/);
     expect(refusal(file("name: a\ndescription: Use when: x\ndescription: again")).message).toMatch(/map keys must be unique/);
+  });
+});
+
+describe("a comment that cuts an unquoted value", () => {
+  const WHY = 'is a YAML comment (a "#" after a space or tab starts one, as hosts read it); put the value in quotes to keep it';
+
+  it("is read as YAML reads it, as hosts do, with a warning at the comment's line", () => {
+    const s = parseSkillMarkdown(file("name: pdf\ndescription: tips #1 for writing PDFs\nlicense: MIT"), "p/SKILL.md");
+    expect(s.description).toBe("tips");
+    expect(s.warnings).toEqual([`p/SKILL.md:3: description is "tips": the rest of its line, "#1 for writing PDFs", ${WHY}`]);
+    // a "#" inside a word, in quotes or in a block scalar is text; a comment on a line of its own cuts nothing
+    for (const fm of [
+      "name: pdf\ndescription: Use C# for PDFs",
+      "name: pdf\ndescription: \"tips #1 for PDFs\" # a note",
+      "name: pdf\ndescription: >-\n  tips #1\n  for PDFs",
+      "name: pdf\ndescription: tips for PDFs\n# a note on a line of its own",
+    ]) {
+      const t = parseSkillMarkdown(file(fm), "p/SKILL.md");
+      expect(t.warnings, fm).toEqual([]);
+      expect(t.description, fm).toMatch(/PDFs$/);
+    }
+  });
+
+  it("names each of name, description and when_to_use so cut, at the comment's line", () => {
+    const s = parseSkillMarkdown(file("name: pdf #v2\ndescription: Reads PDFs,\n  tables #and forms\nwhen_to_use:\t#the user asks"), "a/pdf/SKILL.md", { folderName: "pdf" });
+    expect(s.name).toBe("pdf");
+    expect(s.description).toBe("Reads PDFs, tables");
+    expect(s.warnings).toEqual([
+      `a/pdf/SKILL.md:2: name is "pdf": the rest of its line, "#v2", ${WHY}`,
+      `a/pdf/SKILL.md:4: description is "Reads PDFs, tables": the rest of its line, "#and forms", ${WHY}`,
+      `a/pdf/SKILL.md:5: when_to_use is empty: the rest of its line, "#the user asks", ${WHY}`,
+    ]);
+  });
+
+  it("a description the comment empties is refused, saying why, at its line", () => {
+    expect(refusal(file("name: a\ndescription: #1 tool for PDFs")).message).toBe(`x/SKILL.md:3: missing description: the rest of its line, "#1 tool for PDFs", ${WHY}`);
   });
 });
 

@@ -5,7 +5,7 @@ import { resolveModelPath, resolveProjectionsPath } from "../../defaults.js";
 import { intArg } from "../ui/options.js";
 import { contextFor } from "./model-context.js";
 import { bankDir } from "../../config.js";
-import { invalidArgument } from "../../errors.js";
+import { invalidArgument, clip } from "../../errors.js";
 
 /** The flags of every command that loads the agent model (util.parseArgs specs). */
 export const modelOptions = {
@@ -69,7 +69,7 @@ export function checkRouterArgs(values: RouterArgs): void {
   intArg(values["skill-budget"], "skill-budget");
   intArg(values["key-budget"], "key-budget");
   if (values.truncate !== undefined && values.truncate !== "start" && values.truncate !== "end") {
-    throw invalidArgument(`--truncate must be "start" or "end", got ${JSON.stringify(values.truncate)}`);
+    throw invalidArgument(`--truncate must be "start" or "end", got ${JSON.stringify(clip(values.truncate))}`);
   }
 }
 

@@ -13,7 +13,7 @@ import { mkdir, mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
-import { GavelError, invalidArgument } from "../../errors.js";
+import { GavelError, invalidArgument, clip } from "../../errors.js";
 import { Model } from "../../model/Model.js";
 import { Router, type Candidate, type InstallReport, type RouteResult, type SkillWarnings } from "../../route/index.js";
 import { PACKAGE_ROOT, resolveModelPath, resolveProjectionsPath, type ResolvedPath } from "../../defaults.js";
@@ -92,12 +92,12 @@ async function loadTasks(path: string): Promise<DemoTask[]> {
   try {
     parsed = JSON.parse(await readFile(path, "utf8"));
   } catch (err) {
-    throw new GavelError(`cannot read the demo tasks ${path}: ${(err as Error).message}`, "CORRUPT_FILE", { cause: err });
+    throw new GavelError(`cannot read the demo tasks ${clip(path)}: ${clip((err as Error).message)}`, "CORRUPT_FILE", { cause: err });
   }
-  if (!Array.isArray(parsed) || parsed.length === 0) throw invalidArgument(`${path} must hold a non-empty JSON array of { "task", "expected" }`);
+  if (!Array.isArray(parsed) || parsed.length === 0) throw invalidArgument(`${clip(path)} must hold a non-empty JSON array of { "task", "expected" }`);
   return parsed.map((t, i) => {
     if (!t || typeof t.task !== "string" || t.task.trim() === "" || !(typeof t.expected === "string" || t.expected === null)) {
-      throw invalidArgument(`${path}[${i}] must be { "task": "<text>", "expected": "<skill name>" or null (no skill serves it) }`);
+      throw invalidArgument(`${clip(path)}[${i}] must be { "task": "<text>", "expected": "<skill name>" or null (no skill serves it) }`);
     }
     return { task: t.task, expected: t.expected };
   });
@@ -140,7 +140,7 @@ function requireFile(what: string, r: ResolvedPath, flag: string, env?: string):
   }
   if (st?.isFile()) return;
   const from = r.source === "argument" ? `from ${flag}` : r.source === "env" ? `from $${env}` : "the embedded default";
-  throw new GavelError(`${what} ${r.path} (${from}) ${st ? "is not a file" : "does not exist"}`, "FILE_NOT_FOUND");
+  throw new GavelError(`${what} ${clip(r.path)} (${from}) ${st ? "is not a file" : "does not exist"}`, "FILE_NOT_FOUND");
 }
 
 /**
@@ -299,10 +299,10 @@ async function demoInputs(values: { model?: string; projections?: string; skills
   requireFile("projections", projections, "--projections", "GAVEL_PROJECTIONS");
   const skillsDir = values.skills ?? DEFAULT_SKILLS_DIR;
   const tasksFile = values.tasks ?? DEFAULT_TASKS_FILE;
-  if (!existsSync(skillsDir)) throw new GavelError(`skills folder ${skillsDir} does not exist`, "FILE_NOT_FOUND");
-  if (!statSync(skillsDir).isDirectory()) throw new GavelError(`skills folder ${skillsDir} is not a folder`, "FILE_NOT_FOUND");
-  if (!existsSync(tasksFile)) throw new GavelError(`tasks file ${tasksFile} does not exist`, "FILE_NOT_FOUND");
-  if (!statSync(tasksFile).isFile()) throw new GavelError(`tasks file ${tasksFile} is not a file`, "FILE_NOT_FOUND");
+  if (!existsSync(skillsDir)) throw new GavelError(`skills folder ${clip(skillsDir)} does not exist`, "FILE_NOT_FOUND");
+  if (!statSync(skillsDir).isDirectory()) throw new GavelError(`skills folder ${clip(skillsDir)} is not a folder`, "FILE_NOT_FOUND");
+  if (!existsSync(tasksFile)) throw new GavelError(`tasks file ${clip(tasksFile)} does not exist`, "FILE_NOT_FOUND");
+  if (!statSync(tasksFile).isFile()) throw new GavelError(`tasks file ${clip(tasksFile)} is not a file`, "FILE_NOT_FOUND");
   const tasks = await loadTasks(tasksFile);
   return { model, projections, skillsDir, tasksFile, tasks, threads: intArg(values.threads, "threads", { min: 1 }) };
 }
@@ -312,7 +312,7 @@ function checkTaskLengths(model: Model, tasks: DemoTask[], tasksFile: string): v
   const taskLimit = model.info.contextLength - SKILL_BUDGET - VERDICT_ROOM;
   for (const [i, t] of tasks.entries()) {
     const n = model.tokenize(t.task).length;
-    if (n > taskLimit) throw invalidArgument(`task ${i + 1} of ${tasksFile} has ${n} tokens; the demo takes at most ${taskLimit}`);
+    if (n > taskLimit) throw invalidArgument(`task ${i + 1} of ${clip(tasksFile)} has ${n} tokens; the demo takes at most ${taskLimit}`);
   }
 }
 

@@ -4,7 +4,7 @@ import { lstat, readFile, rm, writeFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { Router } from "../../route/index.js";
 import { resolveProjectionsPath } from "../../defaults.js";
-import { GavelError } from "../../errors.js";
+import { GavelError, clip } from "../../errors.js";
 import { intArg } from "../ui/options.js";
 import { packageVersion } from "../ui/version.js";
 import { loadMcpSdk, serveMcpStdio, startMcpHttp } from "../mcp/server.js";
@@ -28,12 +28,12 @@ const MIN_TOKEN_CHARS = 16;
 /** The token in `file`: this user's, not readable by others, at least 16 characters. */
 async function readToken(file: string): Promise<string> {
   const st = await lstat(file).catch(() => null);
-  if (!st?.isFile()) throw new GavelError(`--token-file ${file} is not a regular file`, "FILE_NOT_FOUND");
+  if (!st?.isFile()) throw new GavelError(`--token-file ${clip(file)} is not a regular file`, "FILE_NOT_FOUND");
   if ((typeof process.getuid === "function" && st.uid !== process.getuid()) || (st.mode & 0o077) !== 0) {
-    throw new GavelError(`--token-file ${file} must belong to you and be readable by you alone (chmod 600)`, "INVALID_ARGUMENT");
+    throw new GavelError(`--token-file ${clip(file)} must belong to you and be readable by you alone (chmod 600)`, "INVALID_ARGUMENT");
   }
   const token = (await readFile(file, "utf8")).trim();
-  if (token.length < MIN_TOKEN_CHARS || /\s/.test(token)) throw new GavelError(`--token-file ${file} must hold one token of at least ${MIN_TOKEN_CHARS} characters and no spaces`, "INVALID_ARGUMENT");
+  if (token.length < MIN_TOKEN_CHARS || /\s/.test(token)) throw new GavelError(`--token-file ${clip(file)} must hold one token of at least ${MIN_TOKEN_CHARS} characters and no spaces`, "INVALID_ARGUMENT");
   return token;
 }
 

@@ -1,7 +1,7 @@
 import { stat } from "node:fs/promises";
 import { dirname, resolve } from "node:path";
 import { parseArgs } from "node:util";
-import { GavelError, invalidArgument } from "../../errors.js";
+import { GavelError, invalidArgument, clip } from "../../errors.js";
 import { Projections } from "../../projections/projections.js";
 import { intArg } from "../ui/options.js";
 import { openModel } from "./common.js";
@@ -11,11 +11,11 @@ import { UsageError } from "../usage-error.js";
 
 /** `--out` checked before any work, as `gavel train` checks its own: not a folder, in a folder that exists. */
 async function checkOut(out: string): Promise<void> {
-  if ((await stat(out).catch(() => null))?.isDirectory()) throw invalidArgument(`--out ${out} is a folder: give the projections file to write`);
+  if ((await stat(out).catch(() => null))?.isDirectory()) throw invalidArgument(`--out ${clip(out)} is a folder: give the projections file to write`);
   const folder = dirname(resolve(out));
   const st = await stat(folder).catch(() => null);
-  if (!st) throw new GavelError(`--out ${out}: its folder ${folder} does not exist`, "FILE_NOT_FOUND");
-  if (!st.isDirectory()) throw invalidArgument(`--out ${out}: ${folder} is not a folder`);
+  if (!st) throw new GavelError(`--out ${clip(out)}: its folder ${clip(folder)} does not exist`, "FILE_NOT_FOUND");
+  if (!st.isDirectory()) throw invalidArgument(`--out ${clip(out)}: ${clip(folder)} is not a folder`);
 }
 
 /** `gavel projections`: random W_q, W_s for a model. */

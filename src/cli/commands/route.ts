@@ -1,5 +1,5 @@
 import { parseArgs } from "node:util";
-import { GavelError, invalidArgument } from "../../errors.js";
+import { GavelError, invalidArgument, clip } from "../../errors.js";
 import { readRegularFile, RegularFileError } from "../../gguf/regular-file.js";
 import type { Candidate, GlanceHit, InstalledSkill, RouteResult } from "../../route/index.js";
 import { MAX_GLANCE_TOP } from "../../serve/handlers.js";
@@ -106,7 +106,7 @@ export async function readTaskArg(positionals: readonly string[], taskFile: stri
       return taskText(await readRegularFile(taskFile, MAX_TASK_BYTES), taskFile);
     } catch (err) {
       if (!(err instanceof RegularFileError)) throw err;
-      if (err.reason === "missing") throw new GavelError(`task file ${taskFile} does not exist`, "FILE_NOT_FOUND", { cause: err });
+      if (err.reason === "missing") throw new GavelError(`task file ${clip(taskFile)} does not exist`, "FILE_NOT_FOUND", { cause: err });
       throw invalidArgument(`task file: ${err.message}`);
     }
   }
@@ -203,7 +203,7 @@ export function trustFromArgs(values: { "exclude-flagged"?: string; "exclude-sou
   const out: ReturnType<typeof trustFromArgs> = {};
   if (values["exclude-flagged"] !== undefined) {
     const flags = values["exclude-flagged"].split(",").map((f) => f.trim()).filter((f) => f !== "");
-    for (const f of flags) if (!FLAGS.includes(f)) throw invalidArgument(`--exclude-flagged takes a comma-separated list of ${FLAGS.join(", ")}, got ${JSON.stringify(f)}`);
+    for (const f of flags) if (!FLAGS.includes(f)) throw invalidArgument(`--exclude-flagged takes a comma-separated list of ${FLAGS.join(", ")}, got ${JSON.stringify(clip(f))}`);
     out.excludeFlagged = flags as ("hub" | "echo" | "injection")[];
   }
   if (values["exclude-source"] !== undefined) out.excludeSources = [...values["exclude-source"]];
@@ -212,13 +212,13 @@ export function trustFromArgs(values: { "exclude-flagged"?: string; "exclude-sou
     for (const t of values.trust) {
       const i = t.lastIndexOf("=");
       const n = i > 0 ? Number(t.slice(i + 1)) : NaN;
-      if (i <= 0 || t.slice(i + 1).trim() === "" || !Number.isFinite(n)) throw invalidArgument(`--trust takes SELECTOR=NUMBER, got ${JSON.stringify(t)}`);
+      if (i <= 0 || t.slice(i + 1).trim() === "" || !Number.isFinite(n)) throw invalidArgument(`--trust takes SELECTOR=NUMBER, got ${JSON.stringify(clip(t))}`);
       out.trust[t.slice(0, i)] = n;
     }
   }
   if (values["tie-margin"] !== undefined) {
     const m = Number(values["tie-margin"]);
-    if (values["tie-margin"].trim() === "" || !Number.isFinite(m) || m < 0) throw invalidArgument(`--tie-margin takes a number ≥ 0, got ${JSON.stringify(values["tie-margin"])}`);
+    if (values["tie-margin"].trim() === "" || !Number.isFinite(m) || m < 0) throw invalidArgument(`--tie-margin takes a number ≥ 0, got ${JSON.stringify(clip(values["tie-margin"]))}`);
     out.tieMargin = m;
   }
   // selectors and flags checked here, before a bank or a server is reached

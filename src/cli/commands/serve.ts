@@ -3,7 +3,7 @@ import { existsSync, statSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { availableParallelism } from "node:os";
 import { parseArgs } from "node:util";
-import { GavelError } from "../../errors.js";
+import { GavelError, clip } from "../../errors.js";
 import { resolveModelPath, resolveProjectionsPath } from "../../defaults.js";
 import { Router } from "../../route/index.js";
 import { claimSocketPath, ResidentServer, type ServeOptions } from "../../serve/server.js";
@@ -62,17 +62,17 @@ claude-code\` and \`gavel route\` use the server when it runs.`,
     const port = intArg(values.port, "port", { min: 0, max: 65535 });
     checkRouterArgs(values); // --truncate and the numbers, before the model loads
     if (values.socket !== undefined && !statSync(dirname(resolve(values.socket)), { throwIfNoEntry: false })?.isDirectory()) {
-      throw new GavelError(`--socket ${values.socket}: its folder does not exist`, "FILE_NOT_FOUND");
+      throw new GavelError(`--socket ${clip(values.socket)}: its folder does not exist`, "FILE_NOT_FOUND");
     }
     const create = values.create === true;
     // a mistyped --bank fails now, not after the model loads (and never becomes a new empty bank)
     if (!create && !existsSync(bankDir)) {
-      throw new GavelError(`no skill bank at ${bankDir} (gavel install <skills> --bank ${bankDir} builds one; gavel serve --create starts an empty one)`, "FILE_NOT_FOUND");
+      throw new GavelError(`no skill bank at ${clip(bankDir)} (gavel install <skills> --bank ${clip(bankDir)} builds one; gavel serve --create starts an empty one)`, "FILE_NOT_FOUND");
     }
     // refuse a second server before paying for the model
     if (port === undefined) await claimSocketPath(socket);
     else if (await isRunning(bankDir, { timeoutMs: 1000 })) {
-      throw new GavelError(`a gavel server already serves ${bankDir} (see ${httpEndpointPath(bankDir)})`, "BANK_LOCKED");
+      throw new GavelError(`a gavel server already serves ${clip(bankDir)} (see ${clip(httpEndpointPath(bankDir))})`, "BANK_LOCKED");
     }
     const modelPath = resolveModelPath(values.model).path;
     // 4 of the context's 10 sequences kept for the batched glance passes, so that they never drop the

@@ -4,7 +4,7 @@
 import { existsSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { MANIFEST } from "../../bank/manifest.js";
-import { GavelError } from "../../errors.js";
+import { GavelError, clip } from "../../errors.js";
 import { bankDir } from "../../config.js";
 import { parseArgs } from "node:util";
 import { homedir } from "node:os";
@@ -113,7 +113,7 @@ ${routerOptionsHelp}`,
     const dryRun = values["dry-run"] === true;
     // a mistyped --project found nothing and made an empty bank for it
     if (values.project !== undefined && !statSync(values.project, { throwIfNoEntry: false })?.isDirectory()) {
-      throw new GavelError(`--project ${values.project}: no such folder`, "FILE_NOT_FOUND");
+      throw new GavelError(`--project ${clip(values.project)}: no such folder`, "FILE_NOT_FOUND");
     }
     // a running server holds the bank: the sync goes through it instead of failing BANK_LOCKED
     checkRouterArgs(values);

@@ -11,7 +11,7 @@
 import { randomBytes, timingSafeEqual } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { GavelError } from "../../errors.js";
+import { GavelError, clip } from "../../errors.js";
 import { readBody } from "../../serve/limits.js";
 import { missingPackage } from "../../util/missing-package.js";
 import { DEFAULT_SEARCH_K, LOAD_SKILL_DESCRIPTION, loadSkill, MAX_SEARCH_K, searchSkills, searchText, SEARCH_SKILLS_DESCRIPTION, SEARCH_TASK_DESCRIPTION, skillText, type SearchOptions, type SkillSource } from "../../adapters/skill-tools.js";
@@ -194,7 +194,7 @@ export async function createMcpServer(router: SkillSource, info: McpServerInfo) 
       try {
         id = decodeURIComponent(raw ?? "");
       } catch {
-        throw new types.McpError(RESOURCE_NOT_FOUND, `not a skill URI: ${uri.href}`);
+        throw new types.McpError(RESOURCE_NOT_FOUND, `not a skill URI: ${clip(uri.href)}`);
       }
       try {
         const record = await loadSkill(router, id);

@@ -4,7 +4,7 @@
  * what it already does); this module turns its string values into checked numbers and lists, each
  * failure an INVALID_ARGUMENT that names the flag. Our own small code: ~50 lines.
  */
-import { invalidArgument } from "../../errors.js";
+import { invalidArgument, clip } from "../../errors.js";
 
 /** Bounds of an integer option; `max` absent means none. */
 export interface IntRange {
@@ -20,8 +20,8 @@ function describeRange(range: IntRange): string {
   return `an integer of at least ${range.min}`;
 }
 
-/** A flag's value as a message shows it: quoted when blank (Number("") and Number(" ") are 0, refused). */
-const shown = (v: string) => (v.trim() === "" ? JSON.stringify(v) : v);
+/** A flag's value as a message shows it: quoted when blank (Number("") and Number(" ") are 0, refused), {@link clip}ped. */
+const shown = (v: string) => (v.trim() === "" ? JSON.stringify(v) : clip(v));
 const parsed = (v: string) => (v.trim() === "" ? NaN : Number(v));
 
 /** An integer option's value (undefined when absent); with a range, one inside it. */
