@@ -188,15 +188,15 @@ export class Library {
 
   /**
    * Runs a read of the library (a route, a glance, a lookup): beside other reads, never while an
-   * uninstall, a replacing reinstall or a refresh changes what it reads. A snapshot moves to the
-   * newest commit first, and when a text it needs was pruned by another process's uninstall
-   * meanwhile (CORRUPT_FILE, and the bank has moved on), it moves and runs `f` again.
+   * uninstall, a replacing reinstall or a refresh changes what it reads (`signal` aborting while it
+   * waits: ABORTED, `f` never run). A snapshot moves to the newest commit first, and when a text it
+   * needs was pruned by another process's uninstall meanwhile (CORRUPT_FILE), it moves and reruns `f`.
    */
-  async reading<T>(f: () => Promise<T>): Promise<T> {
+  async reading<T>(f: () => Promise<T>, signal?: AbortSignal): Promise<T> {
     if (this.readOnly) await this.refresh();
     for (let attempt = 1; ; attempt++) {
       try {
-        return await this.#rw.read(f);
+        return await this.#rw.read(f, signal, "Library.reading");
       } catch (err) {
         const retry = this.readOnly && attempt < SNAPSHOT_ATTEMPTS && err instanceof GavelError && err.code === "CORRUPT_FILE";
         if (!retry || !(await this.refresh())) throw err;

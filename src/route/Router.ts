@@ -295,7 +295,7 @@ export class Router {
     this.#check();
     const o = optionsObject(options, "warm options", { signal: true });
     const signal = signalOption(o.signal);
-    return abortable("Router.warm", signal, () => this.#parts.library.reading(() => warmKeyIvf(this.#parts.library, signal)));
+    return abortable("Router.warm", signal, () => this.#parts.library.reading(() => warmKeyIvf(this.#parts.library, signal), signal));
   }
 
   /** Ranks the whole library by the glance alone, best first. */
@@ -305,7 +305,7 @@ export class Router {
     const topK = intOption(o.topK, "topK", 1, 1 << 30, 20);
     const trust = trustSettings(o, this.projections.delta);
     const signal = signalOption(o.signal);
-    const { ranked } = await abortable("Router.glance", signal, () => this.#parts.library.reading(() => this.#glance(context, liveOption(o.live), signal, trust)));
+    const { ranked } = await abortable("Router.glance", signal, () => this.#parts.library.reading(() => this.#glance(context, liveOption(o.live), signal, trust), signal));
     return glanceHits(ranked.slice(0, topK));
   }
 
@@ -319,13 +319,15 @@ export class Router {
    * projections, a route may load nothing: `abstained: true` and the reason.
    *
    * A route reads one state of the library from start to end: an uninstall (or a reinstall that
-   * replaces a skill) waits for the routes in flight, and routes that start meanwhile wait for it;
-   * skills installed while it runs are not ranked by it.
+   * replaces a skill) waits for the routes in flight, and routes that start meanwhile wait for it (one
+   * whose `signal` aborts while it waits rejects at once); skills installed while it runs are not
+   * ranked by it.
    */
   async route(context: RouteContext, options?: RouteOptions): Promise<RouteResult> {
     this.#check();
     const o = optionsObject(options, "route options", ROUTE_KEYS);
-    return abortable("Router.route", signalOption(o.signal), () => this.#parts.library.reading(() => this.#route(context, o)));
+    const signal = signalOption(o.signal);
+    return abortable("Router.route", signal, () => this.#parts.library.reading(() => this.#route(context, o), signal));
   }
 
   async #route(context: RouteContext, o: Record<string, unknown>): Promise<RouteResult> {
@@ -372,7 +374,8 @@ export class Router {
   async rank(context: RouteContext, options?: RankOptions): Promise<RankResult> {
     this.#check();
     const o = optionsObject(options, "rank options", RANK_KEYS);
-    return abortable("Router.rank", signalOption(o.signal), () => this.#parts.library.reading(() => this.#rank(context, o)));
+    const signal = signalOption(o.signal);
+    return abortable("Router.rank", signal, () => this.#parts.library.reading(() => this.#rank(context, o), signal));
   }
 
   async #rank(context: RouteContext, o: Record<string, unknown>): Promise<RankResult> {

@@ -77,9 +77,10 @@ const TAIL_CHARS_PER_TOKEN = 8;
  * The verdict's text for a live context: the messages without the system prompt, the end kept within
  * `budget` tokens. Only a tail of the text is tokenized (off the JS thread): one that holds more tokens
  * than the budget, grown until it does or is the whole text, so a long conversation costs what its end
- * does.
+ * does. An abort of `signal` rejects at once (`Model.tokenizeAsync`'s ABORTED), the tokenization under
+ * way dropped.
  */
-export async function liveVerdictText(parts: RouterParts, context: RouteContext): Promise<string> {
+export async function liveVerdictText(parts: RouterParts, context: RouteContext, signal?: AbortSignal): Promise<string> {
   let text: string;
   if (typeof context === "string") text = context;
   else if (Array.isArray(context)) {
@@ -97,7 +98,7 @@ export async function liveVerdictText(parts: RouterParts, context: RouteContext)
   for (let chars = (taskBudget + TAIL_MARGIN) * TAIL_CHARS_PER_TOKEN; ; chars *= 4) {
     const whole = chars >= text.length;
     const tail = whole ? text : text.slice(tailStart(text, text.length - chars));
-    const tokens = await model.tokenizeAsync(tail, { special: false, addBos: false });
+    const tokens = await model.tokenizeAsync(tail, { special: false, addBos: false, signal });
     if (whole) return tokens.length <= taskBudget ? text : model.detokenize(tokens.subarray(tokens.length - keep));
     if (tokens.length >= taskBudget + TAIL_MARGIN) return model.detokenize(tokens.subarray(tokens.length - keep));
   }
@@ -154,7 +155,7 @@ async function select(live: LiveContext, context: RouteContext, options?: LiveSe
   throwIfAborted(signal, "selectLive");
   const noToken = () => invalidArgument("the live context has read no token yet: nothing to select from");
   if (live.tokens === 0) throw noToken();
-  const taskText = await liveVerdictText(parts, context);
+  const taskText = await liveVerdictText(parts, context, signal);
   throwIfAborted(signal, "selectLive");
   // checked again after each wait: a reset or a dispose may have come meanwhile
   live.checkOpen("selectLive");
@@ -190,7 +191,7 @@ async function select(live: LiveContext, context: RouteContext, options?: LiveSe
       tokens: scores.tokens,
       timings: { verdictMs: d.verdictMs, totalMs: performance.now() - t0, ...(d.lexicalMs !== undefined ? { lexicalMs: d.lexicalMs } : {}) },
     };
-  });
+  }, signal);
 }
 
 /**

@@ -23,8 +23,11 @@
 import { GavelError, invalidArgument } from "../errors.js";
 import { voteK } from "../kernels/kernels.js";
 import { loadBinding, type NativeLive } from "../native/binding.js";
-import { asAborted, optionsObject, signalOption, throwIfAborted, valueText } from "../util/validate.js";
+import { abortedError, asAborted, optionsObject, signalOption, throwIfAborted, untilAborted, valueText } from "../util/validate.js";
 import type { RouterParts } from "./parts.js";
+
+/** The verb an append's abort error names. */
+const APPEND = "LiveContext.append";
 
 /** How {@link LiveContext.scores} and {@link LiveContext.top} read the scores. */
 export interface LiveReadOptions {
@@ -118,28 +121,41 @@ export class LiveContext {
   /**
    * Appends the ℓ* states of new tokens (rows × nEmbd, in token order) and updates every skill's score.
    * Appends apply in call order; a {@link reset} applies after every append called before it (their
-   * rows are forgotten, even those of an append still running when it was called).
+   * rows are forgotten, even those of an append still running when it was called). The arguments, the
+   * disposal and an already-aborted signal are checked at the call; an append waiting behind others
+   * rejects as soon as its signal aborts, folds nothing, and the appends called after it run as before.
    *
    * @throws GavelError INVALID_ARGUMENT (shape, non-finite values), EMPTY_LIBRARY, ABORTED, DISPOSED
    *   (the context was disposed or its router closed)
    */
   append(states: Float32Array, options?: { signal?: AbortSignal }): Promise<void> {
+    let signal: AbortSignal | undefined;
+    try {
+      signal = signalOption(optionsObject(options, "options", { signal: true }).signal);
+      const { nEmbd } = this.#parts.model.info;
+      if (!(states instanceof Float32Array) || states.length % nEmbd !== 0) {
+        throw invalidArgument(`states must be a Float32Array of rows × nEmbd (${nEmbd})`);
+      }
+      this.checkOpen("live append");
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    // an aborted append rejects, whether or not it had rows to fold, without waiting for those before it
+    if (signal?.aborted) return Promise.reject(abortedError(APPEND, signal));
     // Appends apply in call order, even when a caller does not await one before the next.
     const generation = this.#generation;
-    const p = this.#queue.then(() => this.#append(states, options, generation));
+    const turn = this.#queue;
+    // the wait is raced before the append is chained: once its turn has come, #append alone answers an abort
+    const waited = untilAborted(turn, APPEND, signal);
+    const p = turn.then(() => this.#append(states, signal, generation));
     this.#queue = p.catch(() => undefined);
-    return p;
+    return signal ? waited.then(() => p) : p;
   }
 
-  async #append(states: Float32Array, options: { signal?: AbortSignal } | undefined, generation: number): Promise<void> {
-    const signal = signalOption(optionsObject(options, "options", { signal: true }).signal);
-    const { nEmbd } = this.#parts.model.info;
-    if (!(states instanceof Float32Array) || states.length % nEmbd !== 0) {
-      throw invalidArgument(`states must be a Float32Array of rows × nEmbd (${nEmbd})`);
-    }
+  async #append(states: Float32Array, signal: AbortSignal | undefined, generation: number): Promise<void> {
+    // disposed, or aborted, while it waited: nothing folded
     this.checkOpen("live append");
-    // an aborted append rejects, whether or not it had rows to fold
-    throwIfAborted(signal, "LiveContext.append");
+    throwIfAborted(signal, APPEND);
     // A reset since this append was called forgets its rows: nothing to fold.
     if (generation !== this.#generation) return;
     if (states.length === 0) return;
@@ -158,7 +174,7 @@ export class LiveContext {
     try {
       await pending;
     } catch (err) {
-      throw asAborted(err, "LiveContext.append", signal);
+      throw asAborted(err, APPEND, signal);
     } finally {
       signal?.removeEventListener("abort", onAbort);
       // A reset called while this append ran on a worker cleared the sums before the worker's rows

@@ -10,6 +10,10 @@ import type { GlanceHit, InstalledSkill, Router, RouteOptions, SkillHandle, Skil
 import { isRegularFile, locateSkill, readSource } from "../route/skill-source.js";
 import { PROTOCOL_VERSION, type Op } from "./protocol.js";
 import { installOp, syncOp, type ProgressSink } from "./writes.js";
+import { untilAborted } from "../util/validate.js";
+
+/** A request's abort, as the server words it (docs/serve-protocol.md: it answers ABORTED). */
+const cancelled = () => new GavelError("the request was cancelled", "ABORTED");
 
 /** How a host loads a skill: where its SKILL.md is, and what it says it is for. */
 export interface SkillRef {
@@ -150,14 +154,16 @@ export class Handlers {
     const text = taskText(task);
     if (Buffer.byteLength(text) < max) return;
     const model = this.#router.model;
-    // a count cannot be stopped once started; the request answers ABORTED without waiting for it
-    const aborted = new Promise<never>((_, reject) => {
-      const fail = () => reject(new GavelError("the request was cancelled", "ABORTED"));
-      if (signal.aborted) fail();
-      else signal.addEventListener("abort", fail, { once: true });
-    });
-    aborted.catch(() => undefined);
-    const count = async (t: string) => (await Promise.race([model.tokenizeAsync(t, { special: false, addBos: false }), aborted])).length;
+    // a count cannot be stopped once started: the request answers ABORTED at once without waiting for
+    // it, in the server's own words; the race's listener leaves the signal when the count settles
+    const count = async (t: string) => {
+      if (signal.aborted) throw cancelled();
+      try {
+        return (await untilAborted(model.tokenizeAsync(t, { special: false, addBos: false }), "the task's count", signal)).length;
+      } catch (err) {
+        throw err instanceof GavelError && err.code === "ABORTED" && signal.aborted ? cancelled() : err;
+      }
+    };
     const over = (what: string) => new GavelError(`the task is ${what} tokens, over this server's budget of ${max} tokens a request (gavel serve --max-task-tokens); send the part that matters`, "CONTEXT_OVERFLOW");
     const window = max * 8;
     if (text.length > window) {

@@ -9,7 +9,8 @@
 //   (c) the verb on a disposed (closed) object rejects with DISPOSED, and dispose()/close() is idempotent.
 // Verbs with nothing to do (Router.warm below the key IVF's threshold, an empty live append) reject
 // as well: an aborted call never resolves. Then: a signal from another realm is taken by shape; a
-// call queued behind another (an install behind an install, a model call behind a model call)
+// call queued behind another (an install behind an install, a model call behind a model call, a
+// route behind an uninstall's hold on the library, selectLive's tokenization behind the worker pool's)
 // rejects as soon as its signal aborts, without waiting for its turn, and the queue goes on.
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -248,6 +249,52 @@ describe.skipIf(NO_SHARED)("cancellation and lifecycle of the public async verbs
     expect((await running).length).toBe(tokens.length * o.model.info.nEmbd);
     expect((await next).length).toBe(tokens.length * o.model.info.nVocab);
     expect(order).toEqual(["queued", "running", "next"]);
+  }, 60_000);
+
+  it("a route waiting for the library behind an uninstall rejects as soon as its signal aborts; the route inside, the uninstall and the route after it still run", async () => {
+    const r = await Router.open(o.model, { projections, bankDir: join(dir, "lock-bank"), skillBudget: 256 });
+    try {
+      await r.install([
+        { name: "docker-image", description: "Build a Docker image for a service" },
+        { name: "go-service", description: "Write a small Go web service" },
+        { name: "sql-query", description: "Write and tune SQL queries" },
+      ]);
+      const order: string[] = [];
+      const controller = new AbortController();
+      const reason = new Error("stop the waiting route");
+      // the first route holds the library as a reader; the uninstall waits for it, and the routes
+      // called after the uninstall wait for the uninstall
+      const inside = settles(r.route(TASK), "inside", order);
+      const removing = settles(r.uninstall("sql-query"), "uninstall", order);
+      const waiting = settles(r.route(TASK, { signal: controller.signal }), "waiting", order);
+      const after = settles(r.route(TASK), "after", order);
+      controller.abort(reason);
+      expectAborted(await outcome(waiting), "Router.route", reason);
+      expect(order).toEqual(["waiting"]); // before the route and the uninstall ahead of it finished
+      expect((await inside).shortlist.length).toBeGreaterThan(0);
+      expect(await removing).toBe(true);
+      const routed = await after;
+      expect(routed.shortlist.length).toBeGreaterThan(0);
+      expect(routed.shortlist.map((c) => c.name)).not.toContain("sql-query"); // it read the library after the uninstall
+      expect(r.list().map((s) => s.name).sort()).toEqual(["docker-image", "go-service"]);
+    } finally {
+      await r.close();
+    }
+  }, 120_000);
+
+  it("selectLive aborted while its verdict text waits to be tokenized rejects at once, before the tokenizations queued ahead of it", async () => {
+    // every thread of the libuv pool busy with a tokenization: selectLive's own waits behind them
+    const pool = Number(process.env.UV_THREADPOOL_SIZE) || 4;
+    const order: string[] = [];
+    const long = "Once upon a time there was a little dog who liked to run. ".repeat(2000);
+    const busy = Array.from({ length: pool }, (_, i) => settles(o.model.tokenizeAsync(long), `busy ${i}`, order));
+    const controller = new AbortController();
+    const reason = new Error("stop the selection");
+    const selecting = settles(selectLive(o.live, TASK, { signal: controller.signal }), "selectLive", order);
+    controller.abort(reason);
+    expectAborted(await outcome(selecting), "selectLive", reason);
+    expect(order).toEqual(["selectLive"]);
+    await Promise.all(busy);
   }, 60_000);
 
   it("the objects stay usable after the aborts", async () => {

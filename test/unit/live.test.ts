@@ -190,6 +190,47 @@ describe("LiveContext (incremental glance)", () => {
     bank.dispose();
   });
 
+  it("an append queued behind a running one rejects as soon as its signal aborts (a bad one at once), folds nothing, and the appends after it run as before", async () => {
+    const seed = freshSeed();
+    const r = rng(seed);
+    const nEmbd = 32, dim = 16;
+    const bank = new KeyBank(dim);
+    const handles = Array.from({ length: 8 }, () => bank.add(unitKeys(r, 4, dim)));
+    const parts = fakeParts(nEmbd, randArray(r, dim * nEmbd, 0.3), dim, bank, () => handles);
+    // rows × dim × (nEmbd + key rows) = 12,000 × 16 × 64, above the native kSyncWork (2^22): a worker's append
+    const big = randArray(r, 12_000 * nEmbd);
+    const skipped = randArray(r, 3 * nEmbd);
+    const after = randArray(r, 2 * nEmbd);
+    const live = new LiveContext(parts);
+    const order: string[] = [];
+    const settles = (p: Promise<void>, name: string) => (p.then(() => order.push(name), () => order.push(name)), p);
+    const controller = new AbortController();
+    const reason = new Error("stop the queued append");
+    const first = settles(live.append(big), "first");
+    const queued = settles(live.append(skipped, { signal: controller.signal }), "queued");
+    const bad = settles(live.append(new Float32Array(nEmbd + 1)), "bad");
+    const next = settles(live.append(after), "next");
+    controller.abort(reason);
+    const err = await queued.then(() => null, (e: unknown) => e);
+    expect(err, `seed ${seed}`).toMatchObject({ code: "ABORTED", message: "LiveContext.append: the operation was aborted" });
+    expect((err as Error).cause).toBe(reason);
+    await expect(bad).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
+    // both before the append ahead of them finished
+    expect([...order].sort()).toEqual(["bad", "queued"]);
+    await first;
+    await next;
+    expect(order.slice(2)).toEqual(["first", "next"]);
+    expect(live.tokens).toBe(12_002);
+    // the state is what the first and the last append make: the aborted one changed nothing
+    const reference = new LiveContext(parts);
+    await reference.append(big);
+    await reference.append(after);
+    expect(Array.from(live.scores().g), `seed ${seed}`).toEqual(Array.from(reference.scores().g));
+    live.dispose();
+    reference.dispose();
+    bank.dispose();
+  });
+
   it("rejects states that are not rows of nEmbd, or not finite (checked once, natively), changing nothing", async () => {
     const r = rng(freshSeed());
     const nEmbd = 4, dim = 4;

@@ -13,6 +13,8 @@ import { GavelError } from "../../src/errors.js";
 import type { Router } from "../../src/route/index.js";
 import { residentFixtures } from "../helpers/resident-fixtures.js";
 import { ResidentServer, type ServeLimits } from "../../src/serve/server.js";
+import { Handlers } from "../../src/serve/handlers.js";
+import { getEventListeners } from "node:events";
 import { connect as clientConnect } from "../../src/serve/client.js";
 
 /** A router stand-in: `route` of "hold" waits until released (or aborted); of "big:N" returns N bytes. */
@@ -413,6 +415,33 @@ describe("per-request budget", () => {
     expect(fake.counted()).toBe(1);
     expect(fake.started()).toBe(2);
     c.close();
+  });
+
+  it("the count leaves no listener on the request's signal, and a cancel during it answers the server's ABORTED at once", async () => {
+    // Handlers over a router whose count answers at once (or never, for "held"): the signal is the
+    // request's own, as the server passes it
+    const router = {
+      bankDir: "/nonexistent",
+      model: { tokenizeAsync: (t: string) => (t.startsWith("held") ? new Promise<Int32Array>(() => undefined) : Promise.resolve(new Int32Array(t.split(" ").filter(Boolean).length))) },
+      route: async () => ({ skill: null, abstained: true, shortlist: [], verdict: false, load: null }),
+      glance: async () => [],
+    } as unknown as Router;
+    const handlers = new Handlers(router, { pid: 1, bank: "b", model: "m", listen: "l", startedAt: 0, inFlight: () => 0, maxTaskTokens: 100 });
+    const listeners = (s: AbortSignal) => getEventListeners(s, "abort").length;
+    // counted once (within the window), counted twice (head, then the whole) and refused, glance-top
+    const within = new AbortController().signal;
+    await expect(handlers.route({ task: "word ".repeat(50) }, false, within)).resolves.toMatchObject({ abstained: true });
+    const over = new AbortController().signal;
+    await expect(handlers.route({ task: "word ".repeat(1000) }, false, over)).rejects.toMatchObject({ code: "CONTEXT_OVERFLOW" });
+    const top = new AbortController().signal;
+    await expect(handlers.glanceTop({ task: "word ".repeat(50) }, top)).resolves.toEqual([]);
+    await new Promise((r) => setImmediate(r)); // whatever settles after the answer has settled
+    expect([listeners(within), listeners(over), listeners(top)]).toEqual([0, 0, 0]);
+    const controller = new AbortController();
+    const held = handlers.route({ task: "held " + "word ".repeat(50) }, false, controller.signal);
+    controller.abort(new Error("client gone"));
+    await expect(held).rejects.toMatchObject({ code: "ABORTED", message: "the request was cancelled" });
+    expect(listeners(controller.signal)).toBe(0);
   });
 
   it("maxTaskTokens 0 turns the budget off", async () => {
