@@ -48,11 +48,11 @@ describe("bash-agent sandbox", () => {
       expect(no.refused).toMatch(/`curl` is not an allowed command/);
       expect(no.returncode).toBeNull();
 
-      // a background child too: the whole process group goes
-      const slow = await box.exec("sleep 30 & echo $! > pid; sleep 30");
+      // a background child too: the whole process group goes. No clock: each sleep outlasts this
+      // test's timeout, so a command left running (or a child holding its output open) fails by timeout.
+      const slow = await box.exec("sleep 600 & echo $! > pid; sleep 600");
       expect(slow.timedOut).toBe(true);
       expect(slow.returncode).toBeNull();
-      expect(slow.ms).toBeLessThan(5_000);
       const pid = Number(readFileSync(join(box.dir, "pid"), "utf8"));
       await new Promise((r) => setTimeout(r, 200));
       // gone, or dead and waiting for its reaper (this machine's init may be slow to reap orphans)
@@ -73,7 +73,7 @@ const TURNS = [
   "There is a photos folder. Let me list it.\n```bash\nls photos\n```",
   "I will resize the photos into square thumbnails and convert them to WebP with ImageMagick.\n```bash\nmkdir -p thumbs\n```",
   "I need to download a tool.\n```bash\ncurl -O https://example.com/magick\n```",
-  "Let me wait for it.\n```bash\nsleep 30\n```",
+  "Let me wait for it.\n```bash\nsleep 600\n```", // outlasts the test's timeout: the time limit must kill it
   `Done.\n\`\`\`bash\necho ${SUBMIT_MARKER} && ls thumbs photos\n\`\`\``,
 ];
 const NEEDY = 2;
@@ -136,9 +136,8 @@ describe("bash-agent on gavel-mini (scripted turns read through the model)", () 
     // the disallowed command is refused, and the model is told so
     expect(actions[3].refused).toMatch(/`curl` is not an allowed command/);
     expect(obs[3]).toMatch(/^The command was not run: `curl` is not an allowed command/);
-    // the sleeping command is killed at the time limit
+    // the sleeping command is killed at the time limit (no clock: not killed, it would outlast the test)
     expect(actions[4]).toMatchObject({ timedOut: true, returncode: null });
-    expect(actions[4].ms).toBeLessThan(5_000);
     expect(obs[4]).toMatch(/timed out after 1 s and has been killed/);
     // the sandbox is gone
     expect(existsSync(res.sandbox)).toBe(false);

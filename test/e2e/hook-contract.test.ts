@@ -3,7 +3,7 @@
 // server that speaks the serve protocol on the bank's socket (answering, or busy: never answering).
 // Claude Code reads exit 2 of a UserPromptSubmit hook as "block the prompt"; the hook must exit 0.
 import { afterEach, describe, expect, it } from "vitest";
-import { spawn } from "node:child_process";
+import { spawn, type ChildProcess } from "node:child_process";
 import { createServer, type Server, type Socket } from "node:net";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -44,7 +44,12 @@ function answer(name: string) {
 
 const servers: Server[] = [];
 const dirs: string[] = [];
+/** Connections the stand-in servers accepted (never closed by them), and hook children to end: gone after each test, also one that timed out. */
+const held: Socket[] = [];
+const children: ChildProcess[] = [];
 afterEach(async () => {
+  for (const c of children.splice(0)) if (c.exitCode === null && c.signalCode === null) c.kill("SIGKILL");
+  for (const s of held.splice(0)) s.destroy();
   for (const s of servers.splice(0)) await new Promise((r) => s.close(r));
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
@@ -65,6 +70,7 @@ async function standIn(bank: string, reply: (op: string) => unknown): Promise<{ 
   const sockets: Socket[] = [];
   const server = createServer((sock) => {
     sockets.push(sock);
+    held.push(sock);
     let buf = "";
     sock.setEncoding("utf8").on("data", (d: string) => {
       buf += d;
@@ -202,55 +208,49 @@ describe("gavel hook claude-code against a server", () => {
     expect(r3.err.trim()).toBe(`gavel hook: no gavel server runs for the bank ${join(sub, ".gavel", "bank")} (start one with \`gavel serve\`); nothing added to the prompt`);
   });
 
-  it("answers within its budget when the server is busy, abstaining with a reason on stderr", async () => {
+  it("gives up at its budget when the server is busy, abstaining with a reason on stderr", async () => {
     const project = tempDir("gavel-hook-busy-");
     const { seen } = await standIn(join(project, ".gavel", "bank"), (op) => (op === "cancel" ? undefined : undefined));
     const r = await runShell(gavel("claude-code --timeout-ms 400"), input("Extract the tables from report.pdf", project), { ...baseEnv, CLAUDE_PROJECT_DIR: project }, project);
     expect(r.code).toBe(0);
     expect(r.out).toBe("");
+    // its own deadline, not a clock here: the message names the 400 ms it gave up at; a hook that
+    // waited for the stand-in (which never answers nor closes) would hang into this test's timeout
     expect(r.err.trim()).toBe("gavel hook: no answer within 400 ms (the gavel server is busy); nothing added to the prompt");
-    // well inside Claude Code's 10 s (node's start is most of it; generous for a loaded machine)
-    expect(r.ms).toBeLessThan(8000);
     // it asked, then cancelled what it gave up on
     await new Promise((resolve) => setTimeout(resolve, 100));
     expect(seen.map((s) => s.op)).toEqual(["glance", "cancel"]);
   });
 
-  it("exits within its budget when the busy server does not close the connection it gave up on", async () => {
+  it("exits at its budget when the busy server does not close the connection it gave up on", async () => {
     // A server whose JavaScript thread is busy reads neither the cancel nor the end of the connection:
     // the hook must not wait for it to close (it waited until Claude Code's timeout killed it).
     const project = tempDir("gavel-hook-wedged-");
     const bank = join(project, ".gavel", "bank");
     mkdirSync(bank, { recursive: true });
-    const held: Socket[] = [];
     const server = createServer({ allowHalfOpen: true }, (sock) => {
-      held.push(sock);
+      held.push(sock); // held until the test ends (afterEach): a hook that waits for the close hangs into the timeout
       sock.on("error", () => undefined);
       sock.resume(); // reads, never answers, never ends its side
     });
     servers.push(server);
     await new Promise<void>((resolve) => server.listen(defaultSocketPath(bank), resolve));
-    const release = setTimeout(() => held.forEach((s) => s.destroy()), 20_000); // the longest the hook could be held here
-    try {
-      for (const entry of ENTRIES) {
-        const r = await runShell(gavel("claude-code --timeout-ms 400", entry), input("Extract the tables from report.pdf", project), { ...baseEnv, CLAUDE_PROJECT_DIR: project }, project);
-        expect(r.code, entry).toBe(0);
-        expect(r.out).toBe("");
-        expect(r.err.trim()).toBe("gavel hook: no answer within 400 ms (the gavel server is busy); nothing added to the prompt");
-        // the budget and node's start, far inside the 20 s the server holds the connection
-        expect(r.ms, entry).toBeLessThan(10_000);
-      }
-    } finally {
-      clearTimeout(release);
-      for (const s of held) s.destroy();
+    for (const entry of ENTRIES) {
+      // no clock: that it exits at all, the server holding the connection, is the contract
+      const r = await runShell(gavel("claude-code --timeout-ms 400", entry), input("Extract the tables from report.pdf", project), { ...baseEnv, CLAUDE_PROJECT_DIR: project }, project);
+      expect(r.code, entry).toBe(0);
+      expect(r.out).toBe("");
+      expect(r.err.trim()).toBe("gavel hook: no answer within 400 ms (the gavel server is busy); nothing added to the prompt");
     }
   }, 60_000);
 
-  it("gives up within its budget on stdin that is never closed", async () => {
+  it("gives up at its budget on stdin that is never closed", async () => {
     const project = tempDir("gavel-hook-stdin-");
-    const t0 = performance.now();
+    // no clock: its message names the 300 ms it gave up at; a hook that waited for the end of stdin
+    // would hang into this test's timeout (then afterEach ends it)
     const r = await new Promise<{ code: number | null; out: string; err: string }>((resolve) => {
       const child = spawn(process.execPath, [cli, "hook", "claude-code", "--timeout-ms", "300"], { env: { ...baseEnv, CLAUDE_PROJECT_DIR: project }, cwd: project });
+      children.push(child);
       let out = "";
       let err = "";
       child.stdout.setEncoding("utf8").on("data", (d: string) => (out += d));
@@ -261,7 +261,6 @@ describe("gavel hook claude-code against a server", () => {
     expect(r.code).toBe(0);
     expect(r.out).toBe("");
     expect(r.err.trim()).toBe("gavel hook: stdin was not closed within 300 ms; nothing added to the prompt");
-    expect(performance.now() - t0).toBeLessThan(8000);
   });
 
   it("names the missing server on stderr when none runs, and ignores a stale socket file", async () => {

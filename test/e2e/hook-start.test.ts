@@ -42,7 +42,9 @@ describe("gavel hook claude-code --start-server", () => {
     expect(m, first.err).not.toBeNull();
     const pid = Number(m![1]);
     pids.push(pid);
-    expect(first.ms).toBeLessThan(5000); // the hook's default budget
+    // within the hook's default budget, by its own deadline, not a clock here: its watchdog did not
+    // have to give up (a hook that waited for the model to load would print an answer, or that line)
+    expect(first.err).not.toMatch(/within \d+ ms/);
     // a prompt right after: no second server (it is still loading, or already serves)
     const second = await runHook(input(PROMPT, project), ["--start-server", "--idle-exit-ms", "15000"]);
     expect(second.code).toBe(0);

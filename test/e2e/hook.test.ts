@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { runNode } from "../helpers/run.js";
 import { repoRoot } from "../helpers/paths.js";
-import { cli, hookInput as input, runHook as runHookWith, startServe, type ServeChild } from "../helpers/serve-process.js";
+import { bin, cli, hookInput as input, runChild, runHook as runHookWith, startServe, type ServeChild } from "../helpers/serve-process.js";
 import { offDomainPrompts } from "../helpers/off-domain-prompts.js";
 
 const env = { ...process.env, GAVEL_MODEL: "", GAVEL_PROJECTIONS: "", GAVEL_BANK: "", CLAUDE_PROJECT_DIR: "" };
@@ -55,14 +55,18 @@ describe("gavel hook claude-code", () => {
     expect(r.out).toBe("");
   });
 
-  it("exits 0 fast when no server runs, saying so in one line on stderr", async () => {
+  it("exits 0 when no server runs, saying so in one line on stderr, and loads no model", async () => {
     const elsewhere = mkdtempSync(join(tmpdir(), "gavel-hook-none-"));
-    const r = await runHook(input("Extract the tables from report.pdf", elsewhere));
+    // no clock: a preload writes, at exit, the files the run loaded; a model needs the native addon
+    const probe = join(elsewhere, "probe.cjs");
+    const loaded = join(elsewhere, "loaded.json");
+    writeFileSync(probe, `process.on("exit", () => require("node:fs").writeFileSync(${JSON.stringify(loaded)}, JSON.stringify(Object.keys(require.cache))));\n`);
+    const r = await runChild(process.execPath, ["-r", probe, bin, "hook", "claude-code", "--timeout-ms", "60000"], input("Extract the tables from report.pdf", elsewhere), env);
     expect(r.code).toBe(0);
     expect(r.out).toBe("");
     expect(r.err.trim().split("\n")).toHaveLength(1);
     expect(r.err).toMatch(/no gavel server runs for the bank/);
-    expect(r.ms).toBeLessThan(2000); // no model load (node's own start is most of it)
+    expect((JSON.parse(readFileSync(loaded, "utf8")) as string[]).sort()).toEqual([bin, probe].sort());
   });
 
   it("exits 0 with one line on stderr for malformed stdin", async () => {

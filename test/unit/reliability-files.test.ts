@@ -31,9 +31,8 @@ describe("projections files are read only when they are regular files", () => {
   ])("%s: FILE_NOT_FOUND at once, never a hang or a raw EISDIR", async (what, make, why) => {
     const p = join(root, `proj-${what.replace(/\W+/g, "-")}.gguf`);
     await make(p);
-    const t0 = performance.now();
+    // no clock: a hang (reading the FIFO or the device) ends in the test's timeout
     const err = await Projections.load(p).catch((e: unknown) => e);
-    expect(performance.now() - t0).toBeLessThan(5000);
     expect(err).toMatchObject({ code: "FILE_NOT_FOUND" });
     expect((err as Error).message).toMatch(why);
   });

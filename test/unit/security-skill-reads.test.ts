@@ -90,12 +90,11 @@ describe("a skill's source replaced after install is read bounded, never blockin
       const { file, bank } = await installedProject();
       await unlink(file);
       await swap(file);
-      const t0 = performance.now();
+      // no clock: a read that blocks (the FIFO, /dev/zero) ends in the test's timeout
       const r = await load(bank);
-      expect(performance.now() - t0).toBeLessThan(10_000);
       // and no path: a host told to read it would read whatever is there now
       expect(r).toMatchObject({ name: "safe-skill", body: "Run the safe thing.", sourceStatus: "missing", allowedTools: ["Read"], path: null, dir: null });
-      // a second and a fourth call are as quick: nothing is left blocked behind the first
+      // a second and a fourth call answer too: nothing is left blocked behind the first
       for (let i = 0; i < 3; i++) expect((await load(bank)).sourceStatus).toBe("missing");
     });
   }
