@@ -140,13 +140,18 @@ export const CLIP_CHARS = 200;
 
 /**
  * `text` as an error message quotes it (a path, a skill's name, an option's key or value): unchanged
- * up to `max` characters, else its first `max` and how many more there were (`<first max>…(+N chars)`),
- * so that a megabyte-long path or name never makes a megabyte-long message. Where the whole value
- * matters, the error keeps it elsewhere (a `path` field, or the `cause`).
+ * up to `max` characters, else its start and its end, `max` characters in all, around how many were
+ * cut (`<start>…(N chars cut)…<end>`; the end is a quarter of `max`, so a long path keeps its file
+ * name), so that a megabyte-long path or name never makes a megabyte-long message. Where the whole
+ * value matters, the error keeps it elsewhere (a `path` field, or the `cause`).
  */
 export function clip(text: string, max: number = CLIP_CHARS): string {
   if (text.length <= max) return text;
-  // never split a surrogate pair
-  const end = max > 0 && /[\ud800-\udbff]/.test(text[max - 1]) ? max - 1 : max;
-  return `${text.slice(0, end)}…(+${text.length - end} chars)`;
+  const keepEnd = Math.floor(Math.max(0, max) / 4);
+  // never split a surrogate pair: a cut that would is moved to keep the pair out whole
+  let headEnd = Math.max(0, max) - keepEnd;
+  if (headEnd > 0 && /[\ud800-\udbff]/.test(text[headEnd - 1])) headEnd--;
+  let tailStart = text.length - keepEnd;
+  if (tailStart < text.length && /[\udc00-\udfff]/.test(text[tailStart])) tailStart++;
+  return `${text.slice(0, headEnd)}…(${tailStart - headEnd} chars cut)…${text.slice(tailStart)}`;
 }

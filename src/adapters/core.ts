@@ -8,7 +8,7 @@
  */
 import type { RouteContext, RouteOptions, RouteResult } from "../route/types.js";
 import type { SkillRecord } from "../route/skill-record.js";
-import { abortedError, boolOption, describeValue, optionsObject, signalOption, untilAborted, valueText } from "../util/validate.js";
+import { abortedError, boolOption, describeValue, signalOption, untilAborted, valueText } from "../util/validate.js";
 import { linkSignals } from "../util/linked-signal.js";
 import { invalidArgument } from "../errors.js";
 import { adapterOptions } from "./options.js";

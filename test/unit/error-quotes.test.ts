@@ -1,7 +1,7 @@
 // An error message quotes a string it was handed (a path, a skill's name, an option's key or value)
-// in full up to CLIP_CHARS characters, else its first CLIP_CHARS and how many more there were
-// (errors.ts): a megabyte-long path gives a message of a few hundred bytes that still names the
-// code and the path's start, and a message over an ordinary input reads as it always did. Over the
+// in full up to CLIP_CHARS characters, else its start and end around how many were cut (errors.ts):
+// a megabyte-long path gives a message of a few hundred bytes that still names the code, the path's
+// start and its file name, and a message over an ordinary input reads as it always did. Over the
 // public entry points, with a 1 MiB path, name, key and value each.
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -30,16 +30,22 @@ function expectClipped(err: { name?: string; code?: string; message: string }, c
   expect(err.name).toBe("GavelError");
   expect(err.code).toBe(code);
   expect(err.message.length).toBeLessThan(1024);
-  expect(err.message).toContain(`${value.slice(0, CLIP_CHARS)}…(+${value.length - CLIP_CHARS} chars)`);
+  const end = CLIP_CHARS / 4;
+  expect(err.message).toContain(`${value.slice(0, CLIP_CHARS - end)}…(${value.length - CLIP_CHARS} chars cut)…${value.slice(-end)}`);
 }
 
 describe("clip", () => {
-  it("keeps a string up to the cap whole, and of a longer one its start and how many characters were cut", () => {
+  it("keeps a string up to the cap whole, and of a longer one its start, its end and how many characters were cut", () => {
     expect(clip("a".repeat(CLIP_CHARS))).toBe("a".repeat(CLIP_CHARS));
-    expect(clip("a".repeat(CLIP_CHARS + 1))).toBe(`${"a".repeat(CLIP_CHARS)}…(+1 chars)`);
-    expect(clip("abcdef", 3)).toBe("abc…(+3 chars)");
-    // a surrogate pair across the cut is kept out whole, never split into a lone surrogate
-    expect(clip("ab😀cd", 3)).toBe("ab…(+4 chars)");
+    expect(clip(`${"a".repeat(CLIP_CHARS)}b`)).toBe(`${"a".repeat(150)}…(1 chars cut)…${"a".repeat(49)}b`);
+    expect(clip("abcdefghij", 8)).toBe("abcdef…(2 chars cut)…ij");
+    // a long path keeps its file name
+    const path = `/srv/${"deep/".repeat(100)}SKILL.md`;
+    expect(clip(path)).toMatch(/^\/srv\/deep\/.*…\(\d+ chars cut\)….*\/SKILL\.md$/);
+    expect(clip(path)).toHaveLength(CLIP_CHARS + `…(${path.length - CLIP_CHARS} chars cut)…`.length);
+    // a surrogate pair across either cut is kept out whole, never split into a lone surrogate
+    expect(clip("ab😀cdefgh", 4)).toBe("ab…(7 chars cut)…h");
+    expect(clip("abcdefg😀h", 8)).toBe("abcdef…(3 chars cut)…h");
   });
 });
 
