@@ -155,3 +155,12 @@ export function clip(text: string, max: number = CLIP_CHARS): string {
   if (tailStart < text.length && /[\udc00-\udfff]/.test(text[tailStart])) tailStart++;
   return `${text.slice(0, headEnd)}…(${tailStart - headEnd} chars cut)…${text.slice(tailStart)}`;
 }
+
+/**
+ * The message of a caught error (Node's `ENOENT: no such file or directory, open '<path>'`, a JSON
+ * parser's complaint) as a message quotes it: {@link clip}ped at twice {@link CLIP_CHARS}, so that
+ * one holding a path of up to CLIP_CHARS characters, which the message quotes whole, reads whole too.
+ */
+export function clipMessage(err: unknown): string {
+  return clip(err instanceof Error ? err.message : String(err), 2 * CLIP_CHARS);
+}

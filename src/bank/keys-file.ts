@@ -5,7 +5,7 @@
  */
 import { createHash } from "node:crypto";
 import type { FileHandle } from "node:fs/promises";
-import { GavelError, clip } from "../errors.js";
+import { GavelError, clip, clipMessage } from "../errors.js";
 import { writeAll } from "../util/durable-file.js";
 import { freezeEntry } from "./entries.js";
 import type { BankEntry } from "./types.js";
@@ -56,7 +56,7 @@ export async function readAll(fh: FileHandle, into: Uint8Array, position: number
     try {
       ({ bytesRead } = await fh.read(into, done, Math.min(into.byteLength - done, chunk), position + done));
     } catch (err) {
-      throw new GavelError(`${clip(path)} cannot be read at byte ${position + done} (${clip((err as Error).message)})`, "CORRUPT_FILE", { cause: err });
+      throw new GavelError(`${clip(path)} cannot be read at byte ${position + done} (${clipMessage(err)})`, "CORRUPT_FILE", { cause: err });
     }
     if (bytesRead === 0) throw new GavelError(`${clip(path)} ended at byte ${position + done}, inside rows the manifest references`, "CORRUPT_FILE");
     done += bytesRead;

@@ -23,7 +23,7 @@
  */
 import { open, readdir, rm } from "node:fs/promises";
 import { join } from "node:path";
-import { GavelError, clip } from "../errors.js";
+import { GavelError, clip, clipMessage } from "../errors.js";
 import { BANK_FILE_MODE } from "./modes.js";
 import { readRegularFile, RegularFileError } from "../gguf/regular-file.js";
 import { writeAll, writeFileDurable } from "../util/durable-file.js";
@@ -399,7 +399,7 @@ export class BankLexicon implements CommitParticipant {
       if (write) this.#committedEnd = await this.#writeWhole(store.generation);
     } catch (err) {
       // Something that is not a file holds the name (a directory, say): refuse, typed, naming it.
-      throw new GavelError(`${clip(this.path)} cannot be rewritten (${clip((err as Error).message)}); move it aside and open the bank again`, "CORRUPT_FILE", { cause: err });
+      throw new GavelError(`${clip(this.path)} cannot be rewritten (${clipMessage(err)}); move it aside and open the bank again`, "CORRUPT_FILE", { cause: err });
     }
     if (routable.length > 0 || reason !== "it is missing") {
       this.#rebuilt = { reason, skills: this.#index.size, lost: [...this.#lost], seconds: (performance.now() - t0) / 1000 };

@@ -19,6 +19,7 @@ import type { Projections } from "../projections/projections.js";
 import type { RenderableSkill } from "../render/index.js";
 import type { Skill } from "../skills/index.js";
 import { GavelError } from "../errors.js";
+import { untilAborted } from "../util/validate.js";
 import { findEntry, sameMeta, tokenIdfOf } from "./entries.js";
 import { ReadWriteLock } from "./rw-lock.js";
 import { KeyBank, type KeyBankOptions } from "./key-bank.js";
@@ -54,13 +55,13 @@ export interface LibraryOpenOptions {
   keyType?: "f32" | "f16";
 }
 
-/** The installed library: bank on disk, keys in memory, texts, and the id ↔ handle maps. */
 /** A held skill's id and name, see {@link Library.label}. */
 export interface SkillLabel {
   readonly id: string;
   readonly name: string;
 }
 
+/** The installed library: bank on disk, keys in memory, texts, and the id ↔ handle maps. */
 export class Library {
   readonly keys: KeyBank;
   readonly texts: TextStore;
@@ -100,15 +101,11 @@ export class Library {
     return this.#store.readOnly;
   }
 
-  /**
-   * Loads the keys of `store`'s entries that `only` accepts (all by default) into this library; a
-   * skill whose key block is damaged is not loaded but named in `damaged`.
-   */
+  /** Loads the keys of `store`'s entries that `only` accepts (all by default); a damaged key block's skill goes to `damaged`. */
   async #loadKeys(store: BankStore, damaged: Set<string>, only?: (e: BankEntry) => boolean): Promise<[string, Float32Array][]> {
     const dim = store.dim;
     const out: [string, Float32Array][] = [];
-    // In batches of 256 MiB: the native bank copies each skill's keys, so reading the whole bank
-    // first would hold it twice.
+    // in batches of 256 MiB: the native bank copies each skill's keys (the whole bank would be held twice)
     await store.forEachKeyBatch(LOAD_BATCH_BYTES, (batch) => {
       for (let s = 0; s < batch.entries.length; s++) {
         const keys = batch.keys.subarray(batch.offsets[s] * dim, batch.offsets[s + 1] * dim);
@@ -189,17 +186,19 @@ export class Library {
   /**
    * Runs a read of the library (a route, a glance, a lookup): beside other reads, never while an
    * uninstall, a replacing reinstall or a refresh changes what it reads (`signal` aborting while it
-   * waits: ABORTED, `f` never run). A snapshot moves to the newest commit first, and when a text it
-   * needs was pruned by another process's uninstall meanwhile (CORRUPT_FILE), it moves and reruns `f`.
+   * waits, the wait for a snapshot's refresh included: ABORTED, `f` never run). A snapshot moves to the
+   * newest commit first, and when a text it needs was pruned by another process's uninstall meanwhile
+   * (CORRUPT_FILE), it moves and reruns `f`.
    */
   async reading<T>(f: () => Promise<T>, signal?: AbortSignal): Promise<T> {
-    if (this.readOnly) await this.refresh();
+    const refresh = () => untilAborted(this.refresh(), "Library.reading", signal);
+    if (this.readOnly) await refresh();
     for (let attempt = 1; ; attempt++) {
       try {
         return await this.#rw.read(f, signal, "Library.reading");
       } catch (err) {
         const retry = this.readOnly && attempt < SNAPSHOT_ATTEMPTS && err instanceof GavelError && err.code === "CORRUPT_FILE";
-        if (!retry || !(await this.refresh())) throw err;
+        if (!retry || !(await refresh())) throw err;
       }
     }
   }

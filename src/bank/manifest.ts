@@ -6,7 +6,7 @@
 import { createHash } from "node:crypto";
 import { readdir, stat } from "node:fs/promises";
 import { join } from "node:path";
-import { GavelError, invalidArgument, clip } from "../errors.js";
+import { GavelError, invalidArgument, clip, clipMessage } from "../errors.js";
 import { readRegularFile, RegularFileError } from "../gguf/regular-file.js";
 import { describeMismatch, isModelFingerprint } from "../model/fingerprint.js";
 import { writeAll, writeFileDurable } from "../util/durable-file.js";
@@ -168,7 +168,7 @@ export async function readManifest(dir: string): Promise<BankManifest | undefine
   } catch (err) {
     if (!(err instanceof RegularFileError)) {
       // An I/O error while reading (EIO, say: /proc/self/mem is a "regular file" of size 0).
-      throw new GavelError(`${clip(path)} cannot be read (${clip((err as Error).message)}); restore it from a backup, or move ${clip(dir)} aside and run \`gavel install\` again`, "CORRUPT_FILE", { cause: err });
+      throw new GavelError(`${clip(path)} cannot be read (${clipMessage(err)}); restore it from a backup, or move ${clip(dir)} aside and run \`gavel install\` again`, "CORRUPT_FILE", { cause: err });
     }
     if (err.reason === "missing") return undefined;
     // another user's bank, or a folder this user may not read: not a damaged bank
@@ -179,7 +179,7 @@ export async function readManifest(dir: string): Promise<BankManifest | undefine
   try {
     raw = JSON.parse(bytes.toString("utf8"));
   } catch (err) {
-    throw new GavelError(`${clip(path)} is not valid JSON (${clip((err as Error).message)}); delete ${clip(dir)} and run \`gavel install\` again`, "CORRUPT_FILE", { cause: err });
+    throw new GavelError(`${clip(path)} is not valid JSON (${clipMessage(err)}); delete ${clip(dir)} and run \`gavel install\` again`, "CORRUPT_FILE", { cause: err });
   }
   // From format 2 on, nothing the file says is used before its seal is checked; a manifest that
   // carries a seal has it checked whatever its version says, so a flipped bit in the version is

@@ -58,6 +58,8 @@ export class ReadWriteLock {
     if (free) this.#hold(write);
     else await this.#wait(write, signal, verb);
     try {
+      // an abort between being let in and this turn (the signal's other listeners let it in) still stops f
+      throwIfAborted(signal, verb);
       return await f();
     } finally {
       if (write) this.#writing = false;

@@ -5,7 +5,7 @@
  */
 import { mkdir, readdir, rm, stat } from "node:fs/promises";
 import { join } from "node:path";
-import { GavelError, clip } from "../errors.js";
+import { GavelError, clip, clipMessage } from "../errors.js";
 import { BANK_DIR_MODE, BANK_FILE_MODE } from "./modes.js";
 import { readRegularFile, RegularFileError } from "../gguf/regular-file.js";
 import { skillContentHash } from "../skills/index.js";
@@ -33,7 +33,7 @@ export function parseStoredText(bytes: Buffer, contentHash: string): RenderableS
   try {
     v = JSON.parse(bytes.toString("utf8"));
   } catch (err) {
-    throw new Error(`it is not valid JSON (${clip((err as Error).message)})`);
+    throw new Error(`it is not valid JSON (${clipMessage(err)})`);
   }
   if (typeof v !== "object" || v === null || Array.isArray(v)) throw new Error("it is not a JSON object");
   const { name, description, body } = v as Record<string, unknown>;
@@ -62,7 +62,7 @@ export class TextStore {
   /** Writes a skill's text under its content hash (whole or not at all). */
   async put(contentHash: string, skill: RenderableSkill): Promise<void> {
     await mkdir(this.dir, { recursive: true, mode: BANK_DIR_MODE }).catch((err: unknown) => {
-      throw new GavelError(`${clip(this.dir)} cannot hold the bank's texts (${clip((err as Error).message)}); move it aside`, "CORRUPT_FILE", { cause: err });
+      throw new GavelError(`${clip(this.dir)} cannot hold the bank's texts (${clipMessage(err)}); move it aside`, "CORRUPT_FILE", { cause: err });
     });
     const path = this.#path(contentHash);
     const text = JSON.stringify({ name: skill.name, description: skill.description, body: skill.body });
@@ -108,7 +108,7 @@ export class TextStore {
     try {
       return parseStoredText(bytes, contentHash);
     } catch (err) {
-      throw new GavelError(`the bank's text ${clip(path)} is corrupt: ${clip((err as Error).message)}; reinstall the skill`, "CORRUPT_FILE", { cause: err });
+      throw new GavelError(`the bank's text ${clip(path)} is corrupt: ${clipMessage(err)}; reinstall the skill`, "CORRUPT_FILE", { cause: err });
     }
   }
 

@@ -30,7 +30,7 @@ import { createReadStream } from "node:fs";
 import { mkdir, stat } from "node:fs/promises";
 import { readCacheFile } from "../util/framed-file.js";
 import { join } from "node:path";
-import { GavelError, invalidArgument, clip } from "../errors.js";
+import { GavelError, invalidArgument, clip, clipMessage } from "../errors.js";
 import { writeFileDurable } from "../util/durable-file.js";
 import { fromHalf, toHalf } from "../util/half.js";
 import { loadBinding } from "../native/binding.js";
@@ -247,7 +247,7 @@ const weightHashes = new Map<string, Promise<string>>();
  */
 export async function modelFileHash(model: Model): Promise<string> {
   const st = await stat(model.path).catch((err: unknown) => {
-    throw new GavelError(`cannot read the model file ${clip(model.path)} to key its states: ${clip((err as Error).message)}`, "FILE_NOT_FOUND", { cause: err });
+    throw new GavelError(`cannot read the model file ${clip(model.path)} to key its states: ${clipMessage(err)}`, "FILE_NOT_FOUND", { cause: err });
   });
   const key = `${model.path}\0${st.size}\0${st.mtimeMs}`;
   let p = weightHashes.get(key);

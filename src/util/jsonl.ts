@@ -6,7 +6,7 @@
 import type { ReadStream } from "node:fs";
 import { readFile, type FileHandle } from "node:fs/promises";
 import { createGunzip, gunzipSync } from "node:zlib";
-import { GavelError, invalidArgument, clip } from "../errors.js";
+import { GavelError, invalidArgument, clip, clipMessage } from "../errors.js";
 import { openRegularFile } from "./regular-file.js";
 
 /** One non-blank line of a JSONL file. */
@@ -57,7 +57,7 @@ export async function readJsonl(path: string, options: ReadJsonlOptions = {}): P
     bytes = await readFile(path);
   } catch (err) {
     const what = options.what ? `${options.what} ` : "";
-    throw new GavelError(`cannot read ${what}${clip(path)}: ${clip((err as Error).message)}`, "FILE_NOT_FOUND", { cause: err });
+    throw new GavelError(`cannot read ${what}${clip(path)}: ${clipMessage(err)}`, "FILE_NOT_FOUND", { cause: err });
   }
   let text: string;
   try {
@@ -146,7 +146,7 @@ export async function* jsonlLines(path: string, options: JsonlLinesOptions = {})
       try {
         next = await it.next();
       } catch (cause) {
-        throw new GavelError(`cannot read ${clip(path)} after line ${line}: ${clip((cause as Error).message)}`, "CORRUPT_FILE", { cause });
+        throw new GavelError(`cannot read ${clip(path)} after line ${line}: ${clipMessage(cause)}`, "CORRUPT_FILE", { cause });
       }
       if (next.done) break;
       const chunk = next.value;

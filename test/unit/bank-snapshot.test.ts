@@ -153,4 +153,30 @@ describe(`Library.openSnapshot (seed ${seed})`, () => {
     await snap.close();
     await w.close();
   });
+  it("a read waiting for the snapshot's refresh, which waits for a read in flight, leaves at once on abort", async () => {
+    const { w, snap } = await libraryAndSnapshot(["s0"]);
+    let release!: () => void;
+    const inside = new Promise<void>((r) => (release = r));
+    const order: string[] = [];
+    const held = snap.reading(() => inside).then(() => order.push("held"));
+    await install(w, "s1", 1); // a newer commit: the next read refreshes first, behind `held`
+    const controller = new AbortController();
+    const reason = new Error("stop waiting");
+    let ran = 0;
+    const waiting = snap.reading(async () => void ran++, controller.signal).then(
+      () => order.push("resolved"),
+      (err: unknown) => (order.push("aborted"), err),
+    );
+    controller.abort(reason);
+    const err = await waiting;
+    expect(order).toEqual(["aborted"]); // before the read it waited behind left
+    expect(err).toMatchObject({ name: "GavelError", code: "ABORTED", message: "Library.reading: the operation was aborted", cause: reason });
+    release();
+    await held;
+    expect(ran).toBe(0);
+    // the refresh went on and the snapshot moved
+    expect(await snap.reading(async () => snap.store.entries().map((e) => e.id))).toEqual(["s0", "s1"]);
+    await snap.close();
+    await w.close();
+  });
 });

@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Model, Projections, Router, loadGate, loadSkills } from "../../src/index.js";
 import * as aiSdk from "../../src/adapters/ai-sdk.js";
-import { CLIP_CHARS, clip } from "../../src/errors.js";
+import { CLIP_CHARS, clip, clipMessage } from "../../src/errors.js";
 import { needsShared, repoRoot, SHARED, storiesPath } from "../helpers/paths.js";
 import { tempDirs } from "../helpers/temp-dirs.js";
 
@@ -46,6 +46,19 @@ describe("clip", () => {
     // a surrogate pair across either cut is kept out whole, never split into a lone surrogate
     expect(clip("ab😀cdefgh", 4)).toBe("ab…(7 chars cut)…h");
     expect(clip("abcdefg😀h", 8)).toBe("abcdef…(3 chars cut)…h");
+  });
+});
+
+describe("clipMessage", () => {
+  it("keeps a caught error's message whole when the path it holds is quoted whole, and clips a longer one", async () => {
+    const { readFile } = await import("node:fs/promises");
+    const path = join(newDir(), "p".repeat(CLIP_CHARS - 40)); // the caller quotes it whole
+    const err = await failure(() => readFile(path));
+    expect(err.message.length).toBeGreaterThan(CLIP_CHARS);
+    expect(clipMessage(err)).toBe(err.message);
+    const long = new Error("x".repeat(3 * CLIP_CHARS));
+    expect(clipMessage(long)).toBe(clip(long.message, 2 * CLIP_CHARS));
+    expect(clipMessage("not an error")).toBe("not an error");
   });
 });
 

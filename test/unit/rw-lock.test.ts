@@ -119,4 +119,27 @@ describe("ReadWriteLock: a waiting acquisition is abortable", () => {
     expect(ran).toBe(0);
     expect([lock.readers, lock.waiting]).toEqual([0, 0]);
   });
+  it("a waiter let in by another waiter's abort of the same signal still never runs, and leaves the lock free", async () => {
+    // a reader inside; behind it a writer and a reader sharing one signal: the abort removes the writer,
+    // which lets the reader in while the signal's listeners are still being called
+    const lock = new ReadWriteLock();
+    const inside = deferred();
+    const r0 = lock.read(() => inside.promise);
+    const controller = new AbortController();
+    const reason = new Error("stop both");
+    const entered: string[] = [];
+    const w = lock.write(async () => void entered.push("w"), controller.signal, "Test.write");
+    const r = lock.read(async () => void entered.push("r"), controller.signal, "Test.read");
+    expect(lock.waiting).toBe(2);
+    controller.abort(reason);
+    expectAborted(await outcome(w), "Test.write", reason);
+    expectAborted(await outcome(r), "Test.read", reason);
+    expect(entered).toEqual([]);
+    inside.resolve();
+    await r0;
+    expect([lock.readers, lock.waiting]).toEqual([0, 0]);
+    let after = 0;
+    await lock.write(async () => void after++);
+    expect(after).toBe(1);
+  });
 });

@@ -13,7 +13,7 @@ import { mkdir, mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
-import { GavelError, invalidArgument, clip } from "../../errors.js";
+import { GavelError, invalidArgument, clip, clipMessage } from "../../errors.js";
 import { Model } from "../../model/Model.js";
 import { Router, type Candidate, type InstallReport, type RouteResult, type SkillWarnings } from "../../route/index.js";
 import { PACKAGE_ROOT, resolveModelPath, resolveProjectionsPath, type ResolvedPath } from "../../defaults.js";
@@ -92,7 +92,7 @@ async function loadTasks(path: string): Promise<DemoTask[]> {
   try {
     parsed = JSON.parse(await readFile(path, "utf8"));
   } catch (err) {
-    throw new GavelError(`cannot read the demo tasks ${clip(path)}: ${clip((err as Error).message)}`, "CORRUPT_FILE", { cause: err });
+    throw new GavelError(`cannot read the demo tasks ${clip(path)}: ${clipMessage(err)}`, "CORRUPT_FILE", { cause: err });
   }
   if (!Array.isArray(parsed) || parsed.length === 0) throw invalidArgument(`${clip(path)} must hold a non-empty JSON array of { "task", "expected" }`);
   return parsed.map((t, i) => {

@@ -7,7 +7,7 @@ import { readRegularFile, RegularFileError } from "../../util/regular-file.js";
 import { homedir } from "node:os";
 import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import type { Command } from "./types.js";
-import { GavelError, clip } from "../../errors.js";
+import { GavelError, clip, clipMessage } from "../../errors.js";
 import { DEFAULT_ON_DEMAND_IDLE_MS } from "../../serve/start.js";
 import { DEFAULT_HOOK_TIMEOUT_MS, HOOK_OPTIONS, hookOptionProblem, MAX_HOOK_TIMEOUT_MS, INSTALLED_HOOK_TIMEOUT_S, runClaudeCodeHook } from "./hook-run.js";
 import { UsageError } from "../usage-error.js";
@@ -92,7 +92,7 @@ export async function readSettings(file: string): Promise<Record<string, unknown
   // a regular file of at most 16 MiB: a FIFO or a device in its place never blocks the installer
   const text = await readRegularFile(file, 16 * 1024 * 1024).then((b) => b.toString("utf8"), (err: unknown) => {
     if (err instanceof RegularFileError && err.reason === "missing") return null;
-    throw new GavelError(`cannot read ${clip(file)}: ${clip((err as Error).message)}`, "FILE_NOT_FOUND", { cause: err });
+    throw new GavelError(`cannot read ${clip(file)}: ${clipMessage(err)}`, "FILE_NOT_FOUND", { cause: err });
   });
   if (text === null || !text.trim()) return {};
   let parsed: unknown;
