@@ -1,7 +1,7 @@
 import { GavelError, invalidArgument } from "../errors.js";
 import { backendDevices, loadBinding, type NativeModel, type NativeModelInfo } from "../native/binding.js";
 import { checkGgufFile, DEFAULT_CONTEXT, defaultContextFor, headerContext, validateModelFile } from "./gguf-file.js";
-import { abortable, abortedError, asAborted, boolOption, checkLayer, intOption, optionsObject, signalOption, toTokens, untilAborted } from "../util/validate.js";
+import { abortable, abortedError, asAborted, boolOption, checkLayer, intOption, optionsObject, signalOption, afterTurn, toTokens, untilAborted } from "../util/validate.js";
 import { layoutOption, loadParams, MODEL_LOAD_KEYS, resolveLogprobsInGraph, SCORE_KEYS, TOKENIZE_ASYNC_KEYS, TOKENIZE_KEYS, type ModelLoadOptions, type ScoreOptions, type TokenizeAsyncOptions, type TokenizeOptions } from "./load-options.js";
 
 export type { ModelLoadOptions, ScoreOptions, TokenizeAsyncOptions, TokenizeOptions };
@@ -141,12 +141,9 @@ export class Model {
         signal?.removeEventListener("abort", onAbort);
       }
     };
-    const turn = this.#queue;
-    // the wait is raced before `start` is chained: once the turn has come, `start` alone answers an abort
-    const waited = untilAborted(turn, verb, signal);
-    const p = turn.then(start, start);
-    this.#queue = p.catch(() => undefined);
-    return signal ? waited.then(() => p) : p;
+    const queued = afterTurn(this.#queue, start, verb, signal);
+    this.#queue = queued.run.catch(() => undefined);
+    return queued.reply(queued.run);
   }
 
   /** A GGUF metadata value as llama.cpp reads it (numbers and arrays as text), or undefined. */

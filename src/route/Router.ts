@@ -9,7 +9,7 @@
  */
 import { GavelError, invalidArgument, clip } from "../errors.js";
 import type { Model } from "../model/Model.js";
-import { abortable, abortedError, boolOption, describeValue, enumOption, intOption, optionsObject, signalOption, untilAborted } from "../util/validate.js";
+import { abortable, abortedError, boolOption, describeValue, enumOption, intOption, optionsObject, signalOption, afterTurn } from "../util/validate.js";
 import type { Skill, SkillInput } from "../skills/index.js";
 import { RenderEncoder, type TaskKeep } from "../render/encode.js";
 import { modelFingerprint } from "../model/fingerprint.js";
@@ -154,18 +154,15 @@ export class Router {
    * A call queued behind another rejects as soon as its `signal` aborts while it waits (`verb`'s
    * ABORTED); when its turn comes `f` refuses it without work, so the queue goes on as before.
    */
-  #exclusive<T>(f: () => Promise<T>, verb?: string, signal?: AbortSignal): Promise<T> {
+  #exclusive<T>(f: () => Promise<T>, verb: string, signal?: AbortSignal): Promise<T> {
     if (this.#parts.library.readOnly) {
       return Promise.reject(invalidArgument(`this router opened bank ${clip(this.bankDir)} read-only (readOnly: true); open one without readOnly to install or uninstall`));
     }
-    const turn = this.#writes === 0 ? null : this.#busy;
-    // the wait is raced before `f` is chained: once the turn has come, `f` alone answers an abort
-    const waited = turn && verb !== undefined ? untilAborted(turn, verb, signal) : null;
-    const started = turn ? turn.then(f, f) : f();
+    const { run, reply } = this.#writes === 0 ? { run: f(), reply: (p: Promise<T>) => p } : afterTurn(this.#busy, f, verb, signal);
     this.#writes++;
-    const p = started.finally(() => this.#writes--);
+    const p = run.finally(() => this.#writes--);
     this.#busy = p.catch(() => undefined);
-    return waited ? waited.then(() => p) : p;
+    return reply(p);
   }
 
   /**
@@ -220,7 +217,7 @@ export class Router {
         this.#lexical.invalidate();
       }
       return true;
-    });
+    }, "Router.uninstall");
   }
 
   /** The installed skills. */

@@ -23,7 +23,7 @@
 import { GavelError, invalidArgument } from "../errors.js";
 import { voteK } from "../kernels/kernels.js";
 import { loadBinding, type NativeLive } from "../native/binding.js";
-import { abortedError, asAborted, optionsObject, signalOption, throwIfAborted, untilAborted, valueText } from "../util/validate.js";
+import { abortedError, asAborted, optionsObject, signalOption, throwIfAborted, afterTurn, valueText } from "../util/validate.js";
 import type { RouterParts } from "./parts.js";
 
 /** The verb an append's abort error names. */
@@ -144,12 +144,9 @@ export class LiveContext {
     if (signal?.aborted) return Promise.reject(abortedError(APPEND, signal));
     // Appends apply in call order, even when a caller does not await one before the next.
     const generation = this.#generation;
-    const turn = this.#queue;
-    // the wait is raced before the append is chained: once its turn has come, #append alone answers an abort
-    const waited = untilAborted(turn, APPEND, signal);
-    const p = turn.then(() => this.#append(states, signal, generation));
-    this.#queue = p.catch(() => undefined);
-    return signal ? waited.then(() => p) : p;
+    const { run, reply } = afterTurn(this.#queue, () => this.#append(states, signal, generation), APPEND, signal);
+    this.#queue = run.catch(() => undefined);
+    return reply(run);
   }
 
   async #append(states: Float32Array, signal: AbortSignal | undefined, generation: number): Promise<void> {

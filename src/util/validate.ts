@@ -244,6 +244,19 @@ export function untilAborted<T>(work: Promise<T>, verb: string, signal: AbortSig
 }
 
 /**
+ * A call in a serial queue: `start` runs once `turn` (the queue's tail, which never rejects) settles,
+ * and `reply` gives the caller an outcome (`run`'s, or one derived from it) or, with a signal, the
+ * verb's {@link abortedError} as soon as the signal aborts while the call waits. The wait is raced
+ * before `start` is chained, so once the turn has come `start` alone answers an abort (it refuses
+ * without work when the signal has aborted), and the queue's next tail comes from `run` either way.
+ */
+export function afterTurn<T>(turn: Promise<unknown>, start: () => Promise<T>, verb: string, signal: AbortSignal | undefined): { run: Promise<T>; reply: (outcome: Promise<T>) => Promise<T> } {
+  const waited = signal === undefined ? undefined : untilAborted(turn, verb, signal);
+  const run = turn.then(start, start);
+  return { run, reply: (outcome) => (waited ? waited.then(() => outcome) : outcome) };
+}
+
+/**
  * Runs a verb's work under its signal: an already-aborted signal rejects before `work` starts, and
  * an abort while it runs rejects with the verb's own {@link abortedError}, whichever stage noticed it.
  * A read (`writes` false) whose signal aborted before its promise settled rejects even when the work
