@@ -58,7 +58,8 @@ interface Pending<I, R> {
   onAbort?: () => void;
 }
 
-const cancelled = () => new GavelError("the request was cancelled", "ABORTED");
+/** A request's abort, as the server words it (docs/serve-protocol.md: it answers ABORTED). */
+export const requestCancelled = (): GavelError => new GavelError("the request was cancelled", "ABORTED");
 
 export class BatchQueue<I, R> {
   readonly #runner: BatchRunner<I, R>;
@@ -84,14 +85,14 @@ export class BatchQueue<I, R> {
 
   /** One call's result, from the next pass that has room for it. */
   submit(item: I, signal?: AbortSignal): Promise<R> {
-    if (signal?.aborted) return Promise.reject(cancelled());
+    if (signal?.aborted) return Promise.reject(requestCancelled());
     return new Promise<R>((resolve, reject) => {
       const p: Pending<I, R> = { item, resolve, reject, done: false, signal };
       if (signal) {
         p.onAbort = () => {
           const i = this.#waiting.indexOf(p);
           if (i >= 0) this.#waiting.splice(i, 1);
-          this.#settle(p, { err: cancelled() });
+          this.#settle(p, { err: requestCancelled() });
         };
         signal.addEventListener("abort", p.onAbort, { once: true });
       }

@@ -10,10 +10,8 @@ import type { GlanceHit, InstalledSkill, Router, RouteOptions, SkillHandle, Skil
 import { isRegularFile, locateSkill, readSource } from "../route/skill-source.js";
 import { PROTOCOL_VERSION, type Op } from "./protocol.js";
 import { installOp, syncOp, type ProgressSink } from "./writes.js";
+import { requestCancelled } from "./batch-queue.js";
 import { untilAborted } from "../util/validate.js";
-
-/** A request's abort, as the server words it (docs/serve-protocol.md: it answers ABORTED). */
-const cancelled = () => new GavelError("the request was cancelled", "ABORTED");
 
 /** How a host loads a skill: where its SKILL.md is, and what it says it is for. */
 export interface SkillRef {
@@ -157,11 +155,11 @@ export class Handlers {
     // a count cannot be stopped once started: the request answers ABORTED at once without waiting for
     // it, in the server's own words; the race's listener leaves the signal when the count settles
     const count = async (t: string) => {
-      if (signal.aborted) throw cancelled();
+      if (signal.aborted) throw requestCancelled();
       try {
         return (await untilAborted(model.tokenizeAsync(t, { special: false, addBos: false }), "the task's count", signal)).length;
       } catch (err) {
-        throw err instanceof GavelError && err.code === "ABORTED" && signal.aborted ? cancelled() : err;
+        throw err instanceof GavelError && err.code === "ABORTED" && signal.aborted ? requestCancelled() : err;
       }
     };
     const over = (what: string) => new GavelError(`the task is ${what} tokens, over this server's budget of ${max} tokens a request (gavel serve --max-task-tokens); send the part that matters`, "CONTEXT_OVERFLOW");

@@ -22,6 +22,7 @@ import { GavelError, clip } from "../errors.js";
 import type { Model } from "../model/Model.js";
 import type { Router } from "../route/index.js";
 import { Handlers } from "./handlers.js";
+import { requestCancelled } from "./batch-queue.js";
 import { watcherFor, type SkillWatcher, type WatchEvent, type WatchOptions } from "./watch.js";
 import { CONTROL_OPS, limitsOf, readBody, type ServeLimits } from "./limits.js";
 import { removeStartMarker } from "./start.js";
@@ -186,12 +187,11 @@ export class ResidentServer {
     flight.done = (async () => {
       try {
         if (this.#stopping) throw new GavelError("the gavel server is shutting down", "DISPOSED");
-        // the skills a write added are watched too
-        const result = await this.#handlers.run(op as Exclude<Op, "cancel">, params, controller.signal, sink).finally(() => WRITE_OPS.has(op) && this.#watcher?.refresh());
-        if (controller.signal.aborted) throw new GavelError("the request was cancelled", "ABORTED");
+        const result = await this.#handlers.run(op as Exclude<Op, "cancel">, params, controller.signal, sink).finally(() => WRITE_OPS.has(op) && this.#watcher?.refresh()); // the skills a write added are watched too
+        if (controller.signal.aborted) throw requestCancelled();
         reply({ v: PROTOCOL_VERSION, id, ok: true, result });
       } catch (err) {
-        reply(errorOf(id, controller.signal.aborted && !(err instanceof GavelError && err.code === "ABORTED") ? new GavelError("the request was cancelled", "ABORTED") : err));
+        reply(errorOf(id, controller.signal.aborted && !(err instanceof GavelError && err.code === "ABORTED") ? requestCancelled() : err));
       } finally {
         this.#flights.delete(flight);
         if (!control) this.#working--;
