@@ -113,6 +113,8 @@ export interface RawSkillFields {
   /** Explicit flag (caller input); otherwise read from meta. */
   disableModelInvocation?: unknown;
   maxBodyBytes?: number;
+  /** Why the description is missing, where the reader knows (a YAML comment emptied it): its location and reason. */
+  descriptionMissing?: { where: string; why: string };
 }
 
 /**
@@ -129,7 +131,7 @@ export function buildSkill(raw: RawSkillFields): Skill {
     clean: (text, field) => sanitizeText(text, where, field, raw.lenientText ? warnings : null),
   };
   const name = readName(raw, f);
-  const stated = readDescription(raw.description, f);
+  const stated = readDescription(raw.description, f, raw.descriptionMissing);
   const body = readBody(raw, f);
   const id = readId(raw.id, where, name);
   specWarnings(raw, { name, description: stated, body }, f);
@@ -191,8 +193,10 @@ function readName(raw: RawSkillFields, f: FieldContext): string {
  * description: the glance and verdict read it. A number or boolean is read as its text, as Claude Code
  * reads it (`description: 42`); a list or map has no single right reading.
  */
-function readDescription(value: unknown, f: FieldContext): string {
-  if (value === undefined || value === null) throw skillError(f.where, "missing description");
+function readDescription(value: unknown, f: FieldContext, missing?: { where: string; why: string }): string {
+  if (value === undefined || value === null) {
+    throw missing ? skillError(missing.where, `missing description: ${missing.why}`) : skillError(f.where, "missing description");
+  }
   if (typeof value === "number" || typeof value === "boolean") {
     f.warnings.push(`${f.at("description")}: description is a ${typeof value}, read as the string "${String(value)}"`);
     value = String(value);
@@ -322,7 +326,6 @@ export function parseSkillMarkdown(text: string | Uint8Array, where: string, opt
   const { name, description, ...meta } = data as Record<string, unknown>;
   const cutAt = (cut: CommentCut) => `${where}:${fm.yamlFirstLine + cut.line}`;
   const emptied = commentCuts.find((c) => c.key === "description" && c.kept === "");
-  if (emptied && description === null) throw skillError(cutAt(emptied), `missing description: ${commentCutWhy(emptied)}`);
   const skill = buildSkill({
     name,
     description,
@@ -332,6 +335,7 @@ export function parseSkillMarkdown(text: string | Uint8Array, where: string, opt
     keyWhere: (key) => (keyLines.has(key) ? `${where}:${keyLines.get(key)}` : where),
     folderName: opts.folderName,
     maxBodyBytes: opts.maxBodyBytes,
+    descriptionMissing: emptied && description === null ? { where: cutAt(emptied), why: commentCutWhy(emptied) } : undefined,
   });
   skill.warnings.unshift(
     ...repaired.map(

@@ -104,6 +104,11 @@ describe("a comment that cuts an unquoted value", () => {
   it("a description the comment empties is refused, saying why, at its line", () => {
     expect(refusal(file("name: a\ndescription: #1 tool for PDFs")).message).toBe(`x/SKILL.md:3: missing description: the rest of its line, "#1 tool for PDFs", ${WHY}`);
   });
+
+  it("a name that cannot be used is reported before a description the comment empties, as without the comment", () => {
+    expect(refusal(file("name: [a, b]\ndescription: #1 tool for PDFs")).message).toMatch(/^x\/SKILL\.md:2: name must be a string, got a list/);
+    expect(refusal(file("name: [a, b]\ndescription:")).message).toMatch(/^x\/SKILL\.md:2: name must be a string, got a list/);
+  });
 });
 
 describe("spec fields as hosts read them", () => {
