@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { defaultSocketPath } from "../../src/serve/protocol.js";
 import { runNode } from "../helpers/run.js";
-import { bin, cli, runChild, type HookRun } from "../helpers/serve-process.js";
+import { bin, cli, endChildren, runChild, type HookRun } from "../helpers/serve-process.js";
 
 const baseEnv = { ...process.env, GAVEL_MODEL: "", GAVEL_PROJECTIONS: "", GAVEL_BANK: "", CLAUDE_PROJECT_DIR: "" };
 
@@ -48,6 +48,7 @@ const dirs: string[] = [];
 const held: Socket[] = [];
 const children: ChildProcess[] = [];
 afterEach(async () => {
+  endChildren();
   for (const c of children.splice(0)) if (c.exitCode === null && c.signalCode === null) c.kill("SIGKILL");
   for (const s of held.splice(0)) s.destroy();
   for (const s of servers.splice(0)) await new Promise((r) => s.close(r));

@@ -9,7 +9,7 @@ import { connect, isRunning } from "../../src/serve/client.js";
 import { serverRouter } from "../../src/serve/client-router.js";
 import { runNode } from "../helpers/run.js";
 import { repoRoot } from "../helpers/paths.js";
-import { alive, cli, hookInput as input, runHook as runHookWith, until } from "../helpers/serve-process.js";
+import { alive, cli, endChildren, hookInput as input, runHook as runHookWith, until } from "../helpers/serve-process.js";
 
 const base = { ...process.env, GAVEL_MODEL: "", GAVEL_PROJECTIONS: "", GAVEL_BANK: "", CLAUDE_PROJECT_DIR: "", GAVEL_START_SERVER: "" };
 const PROMPT = "Our quarterly report came as report.pdf; get the revenue table out of it into a CSV file.";
@@ -30,6 +30,7 @@ describe("gavel hook claude-code --start-server", () => {
   }, 300_000);
 
   afterAll(() => {
+    endChildren();
     for (const pid of pids) if (alive(pid)) process.kill(pid, "SIGKILL");
     if (project) rmSync(project, { recursive: true, force: true });
   });

@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { runNode } from "../helpers/run.js";
 import { repoRoot } from "../helpers/paths.js";
-import { bin, cli, hookInput as input, runChild, runHook as runHookWith, startServe, type ServeChild } from "../helpers/serve-process.js";
+import { bin, cli, endChildren, hookInput as input, runChild, runHook as runHookWith, startServe, type ServeChild } from "../helpers/serve-process.js";
 import { offDomainPrompts } from "../helpers/off-domain-prompts.js";
 
 const env = { ...process.env, GAVEL_MODEL: "", GAVEL_PROJECTIONS: "", GAVEL_BANK: "", CLAUDE_PROJECT_DIR: "" };
@@ -31,6 +31,7 @@ describe("gavel hook claude-code", () => {
   }, 300_000);
 
   afterAll(async () => {
+    endChildren();
     server?.child.kill("SIGTERM");
     await server?.exited;
   });
@@ -98,6 +99,7 @@ describe("gavel hook claude-code --no-library-cut", () => {
   }, 300_000);
 
   afterAll(async () => {
+    endChildren();
     server?.child.kill("SIGTERM");
     await server?.exited;
   });

@@ -68,6 +68,8 @@ export function runChild(command: string, args: string[], stdin: string, env: No
   return new Promise((resolve, reject) => {
     const t0 = performance.now();
     const child = spawn(command, args, { env, cwd });
+    running.add(child);
+    child.on("close", () => running.delete(child));
     let out = "";
     let err = "";
     child.stdout.setEncoding("utf8").on("data", (d: string) => (out += d));
@@ -77,6 +79,15 @@ export function runChild(command: string, args: string[], stdin: string, env: No
     child.stdin.on("error", () => undefined);
     child.stdin.end(stdin);
   });
+}
+
+/** Children {@link runChild} started that have not closed: a test that failed or timed out leaves them. */
+const running = new Set<ChildProcess>();
+
+/** Kills every child {@link runChild} started that is still running (for a file's afterEach/afterAll). */
+export function endChildren(): void {
+  for (const c of running) if (c.exitCode === null && c.signalCode === null) c.kill("SIGKILL");
+  running.clear();
 }
 
 /** Runs `gavel hook claude-code ...args` with `stdin`, as Claude Code runs it (through the `gavel` executable). */
