@@ -1,5 +1,6 @@
 """Does training gavel-mini's first blocks, not only the glance's two linear maps, teach the glance
-task text? (issue 34: the glance's R@20 target; BENCHMARKS says the measurements point at the backbone.)
+task text? (issue 34: the glance's R@20 target; docs/EXPERIMENTS.md says the measurements point at the
+backbone.)
 
 Reads the token data of early-layers-data.ts (DATA), gavel-mini's GGUF and the shipped projections,
 and runs on one GPU:

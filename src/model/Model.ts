@@ -103,7 +103,7 @@ export class Model {
     if (asked === undefined) params = sized(defaultContextFor(headerContext(header)));
     const binding = loadBinding();
     // The exact settings (f32 KV, no flash attention) unless asked otherwise, on a GPU too: the fast
-    // ones drifted past their tolerance there (docs/BENCHMARKS.md, "Verdict on the GPU").
+    // ones drifted past their tolerance there (docs/history/BENCHMARKS.md, "Verdict on the GPU").
     const native = new binding.NativeModel();
     const logprobsInGraph = resolveLogprobsInGraph(o.logprobsInGraph, { cuda: binding.buildInfo().cuda, devices: backendDevices(), gpuLayers: params.gpuLayers });
     await native.load(path, { ...params, batchSequences, flashAttention: params.flashAttention ?? 0, kvF16: params.kvF16 ?? false, logprobsInGraph });

@@ -32,13 +32,13 @@ export interface ModelLoadOptions {
    * a continuation's attention runs over every cell of the pool, other prefixes masked out.
    * "streams": each sequence its own stream of contextSize cells, so a continuation attends only to
    * its own prefix, and its log-probs do not depend on what else is cached. Default "streams"
-   * (faster for the verdict on the CPU, docs/BENCHMARKS.md "Verdict"); it takes contextSize ×
+   * (faster for the verdict on the CPU, docs/history/BENCHMARKS.md "Verdict"); it takes contextSize ×
    * sequences cells of KV memory, so "unified" suits many small prefixes in a bounded pool.
    */
   kvLayout?: "unified" | "streams";
   /**
    * llama.cpp's flash attention: true, false or "auto". Default false, on the CPU and the GPU alike:
-   * measured on an H100 (docs/BENCHMARKS.md, "Verdict on the GPU"), flash attention with an f16 KV
+   * measured on an H100 (docs/history/BENCHMARKS.md, "Verdict on the GPU"), flash attention with an f16 KV
    * cache moved gavel-mini's verdict L by up to 1.19e-2 nats against the exact settings, over the
    * 1e-2 tolerance set for making it the GPU default; ask for it (and `kvCacheType: "f16"`) for speed.
    * Whether a prefix came from the cache never changes a log-prob, to the bit, on the CPU and the
