@@ -1,11 +1,24 @@
-import { parseArgs } from "node:util";
-import { type AbstentionModel, type Command, config, describeAbstentionModel, intArg, invalidArgument, numberArg, routerOptions, routerOptionsHelp, table, UsageError } from "gavel-router/internal";
+import { type AbstentionModel, type Command, config, describeAbstentionModel, intArg, invalidArgument, numberArg, parseFlags, routerOptions, routerOptionsHelp, table, UsageError } from "gavel-router/internal";
 import { calibrate, PAPER_RULING, type CalibrationResult } from "../eval/calibrate.js";
 import { checkPerQueryOutput, readPerQuery, writePerQuery } from "../eval/io.js";
 import type { PerQueryRecord } from "../eval/evaluate.js";
 import { fitAbstention, splitByDomain, type AbstentionFitReport, type AbstentionRecord } from "../eval/abstention-fit.js";
 import { Projections, PROJECTION_DEFAULTS } from "gavel-router";
 import { runEvaluation, taskOptions, taskOptionsHelp } from "./eval.js";
+
+/** `gavel calibrate`'s options. */
+const CALIBRATE_OPTIONS = {
+  ...routerOptions,
+  ...taskOptions,
+  "per-query": { type: "string" },
+  "save-per-query": { type: "string" },
+  write: { type: "boolean" },
+  out: { type: "string", short: "o" },
+  "max-shortlist": { type: "string" },
+  "no-lexical": { type: "boolean" },
+  "off-domain": { type: "string" },
+  "trigger-rate": { type: "string" },
+} as const;
 
 /** The abstention model fitted after the ruling's constants, with its report. */
 type AbstentionFit = { model: AbstentionModel; report: AbstentionFitReport };
@@ -78,22 +91,9 @@ ${taskOptionsHelp}
   --trigger-rate R      the stated false-trigger rate: at most this share of off-domain prompts get a
                         skill (default 0.1)
 ${routerOptionsHelp}`,
+  options: CALIBRATE_OPTIONS,
   async run(args) {
-    const { values } = parseArgs({
-      args,
-      options: {
-        ...routerOptions,
-        ...taskOptions,
-        "per-query": { type: "string" },
-        "save-per-query": { type: "string" },
-        write: { type: "boolean" },
-        out: { type: "string", short: "o" },
-        "max-shortlist": { type: "string" },
-        "no-lexical": { type: "boolean" },
-        "off-domain": { type: "string" },
-        "trigger-rate": { type: "string" },
-      },
-    });
+    const { values } = parseFlags("calibrate", { args, options: CALIBRATE_OPTIONS });
     const fromFile = values["per-query"];
     if (!fromFile === !values.tasks) {
       throw new UsageError("gavel calibrate needs --per-query F or --tasks T (one of them)", this.help);

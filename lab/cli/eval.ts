@@ -1,8 +1,7 @@
 import { existsSync, statSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { dirname, resolve } from "node:path";
-import { parseArgs } from "node:util";
-import { type Command, intArg, invalidArgument, Progress, type RouterArgs, routerOptions, routerOptionsHelp, table, withInterrupt, withRouter, UsageError } from "gavel-router/internal";
+import { type Command, intArg, invalidArgument, parseFlags, Progress, type RouterArgs, routerOptions, routerOptionsHelp, table, withInterrupt, withRouter, UsageError } from "gavel-router/internal";
 import { evaluate, parseMethods, type EvalMethod, type EvalResult, type PerQueryRecord } from "../eval/evaluate.js";
 import { appendPerQuery, checkPerQueryOutput, loadLibrary, readPerQuery, writePerQuery } from "../eval/io.js";
 import { loadTasks, selectTasks, type EvalTask } from "../eval/tasks.js";
@@ -113,6 +112,9 @@ export function routeSummary(records: readonly PerQueryRecord[]): string | null 
   return `route's own shortlist: ${routed.length} tasks, declined ${declined}; the verdict ran on ${ran.length} (${passes} skills in all); route p50 ${p50} ms`;
 }
 
+/** `gavel eval`'s options. */
+const EVAL_OPTIONS = { ...routerOptions, ...taskOptions, methods: { type: "string" }, "per-query": { type: "string" }, resume: { type: "boolean" }, "lexical-pool": { type: "string" }, also: { type: "string" }, pool: { type: "string" } } as const;
+
 /** `gavel eval`: Hit@1 and R@20 of each method on a benchmark. */
 export const evalCommand: Command = {
   summary: "score BM25, the glance, the ruling and its ablations on a benchmark (Hit@1, R@20)",
@@ -145,8 +147,9 @@ R@20: a gold is in the top 20. The ruling and its ablations re-rank the glance's
 so their R@20 is the glance's. With the route's shortlist, gL, gV and "ruling without B" rule the
 route's own shortlist again; each record's "pool" says which pool made it ("route" or N). Install
 the library into the bank first (gavel install).`,
+  options: EVAL_OPTIONS,
   async run(args) {
-    const { values } = parseArgs({ args, options: { ...routerOptions, ...taskOptions, methods: { type: "string" }, "per-query": { type: "string" }, resume: { type: "boolean" }, "lexical-pool": { type: "string" }, also: { type: "string" }, pool: { type: "string" } } });
+    const { values } = parseFlags("eval", { args, options: EVAL_OPTIONS });
     if (!values.tasks || !values.library?.length) {
       throw new UsageError("gavel eval needs --tasks T and at least one --library L", this.help);
     }

@@ -2,8 +2,7 @@
  * `gavel layer`: scans a library's skills for the glance's layer ℓ* (train/layer.ts) and prints the
  * entropy curve, writing the choice for `gavel train`.
  */
-import { parseArgs } from "node:util";
-import { bankOptions, type Command, config, intArg, invalidArgument, modelOptions, Progress, sparkline, table, withInterrupt, UsageError } from "gavel-router/internal";
+import { bankOptions, type Command, config, intArg, invalidArgument, modelOptions, Progress, parseFlags, sparkline, table, withInterrupt, UsageError } from "gavel-router/internal";
 import { loadSkills, Model } from "gavel-router";
 import {
   DEFAULT_LAYER_MAX_TOKENS,
@@ -15,6 +14,17 @@ import {
   type LayerChoice,
   type LayerScan,
 } from "../train/layer.js";
+
+/** `gavel layer`'s options. */
+const LAYER_OPTIONS = {
+  ...modelOptions,
+  ...bankOptions,
+  sample: { type: "string" },
+  "max-tokens": { type: "string" },
+  seed: { type: "string" },
+  "keep-sink": { type: "boolean" },
+  out: { type: "string", short: "o" },
+} as const;
 
 /** `gavel layer`: ℓ* picked at the floor of the entropy valley. */
 export const layer: Command = {
@@ -39,20 +49,9 @@ layer of minimum median entropy excluding layer 0 and the last layer, and writes
   --threads N          CPU threads
   --gpu-layers N       layers offloaded to a GPU (CUDA build)
   --json               print JSON`,
+  options: LAYER_OPTIONS,
   async run(args) {
-    const { positionals, values } = parseArgs({
-      args,
-      allowPositionals: true,
-      options: {
-        ...modelOptions,
-        ...bankOptions,
-        sample: { type: "string" },
-        "max-tokens": { type: "string" },
-        seed: { type: "string" },
-        "keep-sink": { type: "boolean" },
-        out: { type: "string", short: "o" },
-      },
-    });
+    const { positionals, values } = parseFlags("layer", { args, allowPositionals: true, options: LAYER_OPTIONS });
     if (positionals.length !== 1) {
       throw new UsageError("gavel layer needs one skill folder or library file", this.help);
     }

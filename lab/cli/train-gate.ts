@@ -1,6 +1,5 @@
-import { parseArgs } from "node:util";
 import { Gate, type GateInfo, GavelError, type Router, saveGate } from "gavel-router";
-import { type Command, intArg, invalidArgument, numberArg, Progress, routerOptions, routerOptionsHelp, table, withInterrupt, withRouter, writeFileDurable, UsageError } from "gavel-router/internal";
+import { type Command, intArg, invalidArgument, numberArg, Progress, routerOptions, routerOptionsHelp, table, withInterrupt, withRouter, writeFileDurable, UsageError, parseFlags, type ParsedFlags } from "gavel-router/internal";
 import { fitGate } from "../eval/gate-fit.js";
 import { loadTasks, parseBatches } from "../eval/tasks.js";
 import { chooseFiringThreshold, collectGateFeatures, firingMetrics, firingSummary, labelledRows, positionMetrics, type FiringMetrics, type FiringThreshold, type PositionMetrics, type TrajectoryFeatures } from "../gate/gate-train.js";
@@ -27,7 +26,7 @@ const options = {
   "trajectories-only": { type: "boolean" },
 } as const;
 
-type Values = ReturnType<typeof parseArgs<{ options: typeof options; args: string[] }>>["values"];
+type Values = ParsedFlags<{ options: typeof options; args: string[] }>["values"];
 
 /** The trajectories the flags ask for (batches 6–10 are refused unless --allow-test-batches). */
 async function trajectoriesOf(v: Values): Promise<Trajectory[]> {
@@ -197,8 +196,9 @@ token by token to report the gate's firing (two consecutive positive tokens).
 ${routerOptionsHelp}
 
 The skills the gate's scores come from are the bank's: install the library first (gavel install).`,
+  options,
   async run(args) {
-    const { values } = parseArgs({ args, options });
+    const { values } = parseFlags("train-gate", { args, options });
     if (!values.tasks || (!values.out && !values["trajectories-only"])) {
       throw new UsageError("gavel train-gate needs --tasks T and --out F (or --trajectories-only)", this.help);
     }

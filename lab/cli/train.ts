@@ -1,9 +1,8 @@
 import { appendFile } from "node:fs/promises";
-import { parseArgs } from "node:util";
 import { trainProjections, type TrainProjectionsOptions } from "../train/pipeline.js";
 import { parseQueryKinds } from "../train/queries/index.js";
 import { assertTrainerDevice, TRAIN_DEFAULTS, type TrainProgress } from "../train/trainer.js";
-import { type Command, intArg, invalidArgument, listArg, numberArg, openModel, UsageError, withInterrupt } from "gavel-router/internal";
+import { type Command, intArg, invalidArgument, listArg, numberArg, openModel, parseFlags, type ParsedFlags, UsageError, withInterrupt } from "gavel-router/internal";
 import type { Model } from "gavel-router";
 
 /** Exit status of a run stopped by --stop-after before the schedule's end (run again with --resume). */
@@ -27,7 +26,7 @@ const OPTIONS = {
   device: { type: "string" }, precision: { type: "string" }, "glance-vote": { type: "string" },
 } as const;
 
-type Values = ReturnType<typeof parseArgs<{ options: typeof OPTIONS }>>["values"];
+type Values = ParsedFlags<{ options: typeof OPTIONS; args: string[] }>["values"];
 
 /** `--glance-vote ROWS/SHARE` (ROWS uniform or idf, SHARE in [0, 1]), or undefined when absent. */
 function glanceVote(v: string | undefined): { glanceRowWeights: "uniform" | "idf"; glanceVoteShare: number } | undefined {
@@ -123,8 +122,9 @@ export const train: Command = {
                         rescored in fp32; fp32: the CPU's exact twin)
   --states-workers N    N instances of the model compute the states pass side by side (default 1)
   --seed N, --threads N, --context N`,
+  options: OPTIONS,
   async run(args) {
-    const { values } = parseArgs({ args, options: OPTIONS });
+    const { values } = parseFlags("train", { args, options: OPTIONS });
     const modes = [values.pairs, values["self-supervised"], values.queries].filter((v) => v !== undefined && v !== false).length;
     if (!values.out || !values.library || modes !== 1) {
       throw new UsageError("gavel train needs --out, --library and exactly one of --queries, --pairs, --self-supervised", this.help);

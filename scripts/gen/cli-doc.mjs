@@ -33,7 +33,7 @@ const out = [
   "| --- | --- |",
   "| 0 | success (also `--help`, `--version` / `-v` / `-V`; `gavel hook claude-code` always exits 0) |",
   "| 1 | a failure: a `GavelError` (printed as `gavel: <message> [<CODE>]`) or another error; `gavel check` found a problem; `gavel install` installed nothing and some skills failed; `gavel sync` failed to install a skill; `gavel uninstall` removed nothing (its output says so: `no installed skill …`, with `--json` the result `{\"skill\", \"removed\": false, \"server\": false}` on stdout, not an error object); an option value of the wrong kind or out of range (`--context abc`, `--top 0`: `INVALID_ARGUMENT`, naming the flag); a file given to `gavel install` that is not a skill library (a text, a PDF: `INVALID_ARGUMENT`); `gavel` with no command |",
-  "| 2 | a usage error: an unknown command or option, a missing option value or argument (a value given but of the wrong kind is exit 1, above) |",
+  "| 2 | a usage error: an unknown command or option, a missing option value or argument (a value given but of the wrong kind is exit 1, above). A mistyped flag is one line naming it and the command, with what was probably meant: `gavel: unknown option --tpo for gavel glance; did you mean --top? (gavel glance --help shows the usage)` |",
   "| 75 | `gavel train --stop-after S` stopped with a checkpoint written; run again with `--resume` |",
   "| 130 | interrupted by SIGINT (Ctrl-C) |",
   "",

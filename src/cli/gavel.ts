@@ -12,6 +12,7 @@ import { LAB_COMMANDS, loadLabCommands } from "./lab.js";
 import { ensureThreadPoolSize } from "../config.js";
 import { isClaudeCodeHook } from "./hook-argv.js";
 import { isUsageError, UsageError } from "./usage-error.js";
+import { withOtherCommands } from "./ui/flags.js";
 
 // libuv's pool (4 threads unless told otherwise) runs every native verb, projection, cover and file
 // write; an install keeps 8 skills in flight, which a many-core machine can serve at once. Read by
@@ -79,7 +80,10 @@ async function main(argv: string[]): Promise<number> {
     console.log(command.help);
     return 0;
   }
-  return command.run(rest);
+  // an unknown option another command takes: its message says which (every command's specs are here)
+  return command.run(rest).catch((err: unknown) => {
+    throw withOtherCommands(err, commands);
+  });
 }
 
 /** The exit code after SIGINT (128 + 2, as a shell reports a process that Ctrl-C ended). */
@@ -102,16 +106,11 @@ function permissionCode(err: unknown): string | undefined {
  * a full disk NO_SPACE, one line each (never a stack); any other untyped error keeps its stack in text output.
  */
 function describeFailure(err: unknown): { code: string; message: string; exit: number; text: string } {
-  const argv = process.argv;
   if (isGavelError(err)) return { code: err.code, message: err.message, exit: 1, text: `gavel: ${err.message} [${err.code}]` };
   // a missing or stray argument the command found itself: its help on a terminal, one line in JSON
   // (the help, then what was wrong, last, where the eye lands)
-  if (isUsageError(err)) return { code: "USAGE", message: err.message, exit: 2, text: `${err.text.trimEnd()}\n\ngavel: ${err.message}` };
-  if (err instanceof Error && String((err as NodeJS.ErrnoException).code).startsWith("ERR_PARSE_ARGS_")) {
-    // an unknown option, a missing option value, a stray positional argument: a usage error
-    const message = `${err.message} (gavel ${argv[2] ?? ""} --help shows the usage)`;
-    return { code: "USAGE", message, exit: 2, text: `gavel: ${message}` };
-  }
+  // (an unknown option, a missing option value, a stray positional argument: one line, no help)
+  if (isUsageError(err)) return { code: "USAGE", message: err.message, exit: 2, text: err.text.trim() === "" ? `gavel: ${err.message}` : `${err.text.trimEnd()}\n\ngavel: ${err.message}` };
   const perm = permissionCode(err);
   if (perm !== undefined) {
     const message = `permission denied: ${(err as Error).message}`;

@@ -2,7 +2,10 @@
 // output is what the command printed before (its help, or the usage); with --json it is one JSON
 // object on stderr like every other failure (gavel.ts, describeFailure).
 
-/** A usage error: `message` is one line (for --json), `text` what a terminal gets (often the help). */
+/**
+ * A usage error: `message` is one line (for --json), `text` what a terminal gets before it (often the
+ * help; blank for a mistyped flag, whose one line says where the help is).
+ */
 export class UsageError extends Error {
   override readonly name = "UsageError";
   /** What the command prints on stderr without --json. */

@@ -1,8 +1,11 @@
-import { parseArgs } from "node:util";
 import { checkBank, formatBankCheck } from "../../bank/check.js";
 import type { Command } from "./types.js";
 import { bankDir } from "../../config.js";
 import { UsageError } from "../usage-error.js";
+import { parseFlags } from "../ui/flags.js";
+
+/** `gavel check`'s options. */
+const CHECK_OPTIONS = { bank: { type: "string", short: "b" }, json: { type: "boolean" } } as const;
 
 /** `gavel check`: a bank's integrity check (read-only), as SQLite's `PRAGMA integrity_check`. */
 export const check: Command = {
@@ -22,8 +25,9 @@ list of problems otherwise.
 
   --bank, -b DIR   the bank directory                 [$GAVEL_BANK, default .gavel/bank]
   --json           print the report as JSON`,
+  options: CHECK_OPTIONS,
   async run(args) {
-    const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { bank: { type: "string", short: "b" }, json: { type: "boolean" } } });
+    const { values, positionals } = parseFlags("check", { args, allowPositionals: true, options: CHECK_OPTIONS });
     if (positionals.length > 0) {
       throw new UsageError("gavel check takes no positional argument", this.help);
     }

@@ -12,7 +12,6 @@ import { createReadStream, existsSync, statSync } from "node:fs";
 import { mkdir, mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { parseArgs } from "node:util";
 import { GavelError, invalidArgument, clip, clipMessage } from "../../errors.js";
 import { Model } from "../../model/Model.js";
 import { Router, type Candidate, type InstallReport, type RouteResult, type SkillWarnings } from "../../route/index.js";
@@ -24,6 +23,7 @@ import { formatMs } from "../ui/table.js";
 import { shortlistTable } from "./route.js";
 import type { Command } from "./types.js";
 import { UsageError } from "../usage-error.js";
+import { parseFlags } from "../ui/flags.js";
 
 /** The example skills render to ~450–650 tokens; 1024 keeps them whole and leaves room for the task. */
 const SKILL_BUDGET = 1024;
@@ -186,6 +186,16 @@ function printTask(i: number, n: number, r: DemoTaskResult): void {
   console.log(`  ${formatMs(r.timings.glanceMs)} glance, ${verdict}`);
 }
 
+/** `gavel demo`'s options. */
+const DEMO_OPTIONS = {
+  model: { type: "string", short: "m" },
+  projections: { type: "string", short: "p" },
+  skills: { type: "string" },
+  tasks: { type: "string" },
+  threads: { type: "string" },
+  json: { type: "boolean" },
+} as const;
+
 /** `gavel demo`: the example tasks routed over the example skills. */
 export const demo: Command = {
   summary: "route the example tasks over examples/skills with the embedded default model (start here)",
@@ -204,19 +214,9 @@ off-domain prompt: the right answer is to load nothing, and the demo shows the a
                         no skill serves the task)   [default: examples/demo-tasks.json]
   --threads N           CPU threads (default: every core)
   --json                print the report as JSON`,
+  options: DEMO_OPTIONS,
   async run(args) {
-    const { values, positionals } = parseArgs({
-      args,
-      allowPositionals: true,
-      options: {
-        model: { type: "string", short: "m" },
-        projections: { type: "string", short: "p" },
-        skills: { type: "string" },
-        tasks: { type: "string" },
-        threads: { type: "string" },
-        json: { type: "boolean" },
-      },
-    });
+    const { values, positionals } = parseFlags("demo", { args, allowPositionals: true, options: DEMO_OPTIONS });
     if (positionals.length > 0) {
       throw new UsageError("gavel demo takes no positional argument", this.help);
     }

@@ -2,17 +2,18 @@
 // (its installer and help are hook.ts).
 //
 // The hook runs once per prompt, so its start is most of its cost: this module imports only node's
-// path and util, the serve client (node:net; node:http only for an HTTP server) and config.ts; the
-// on-demand start (hook-start.ts, node:child_process) is imported only when no server runs. The
-// `gavel` executable (bin.ts, dist/cli/gavel.cjs) carries it in one CommonJS file, so a warm hook
-// loads no ES module loader, no chunk, no addon. Claude Code reads exit 2 of a UserPromptSubmit hook
-// as "block this prompt", and any other non-zero code as a hook error; whatever goes wrong, the hook
-// exits 0 and prints nothing on stdout (one line on stderr at most): it never blocks the user's prompt.
-import { parseArgs } from "node:util";
+// path, the flag parser (ui/flags.ts, over node:util), the serve client (node:net; node:http only for
+// an HTTP server) and config.ts; the on-demand start (hook-start.ts, node:child_process) is imported
+// only when no server runs. The `gavel` executable (bin.ts, dist/cli/gavel.cjs) carries it in one
+// CommonJS file, so a warm hook loads no ES module loader, no chunk, no addon. Claude Code reads exit 2
+// of a UserPromptSubmit hook as "block this prompt", and any other non-zero code as a hook error;
+// whatever goes wrong, the hook exits 0 and prints nothing on stdout (one line on stderr at most): it
+// never blocks the user's prompt.
 import { resolve } from "node:path";
 import { findEndpoint, ServeClient } from "../../serve/client.js";
 import { bankDir, config } from "../../config.js";
 import { GavelError } from "../../errors.js";
+import { parseFlags } from "../ui/flags.js";
 
 /** The fields of Claude Code's UserPromptSubmit input that the hook reads. */
 interface HookInput {
@@ -171,7 +172,7 @@ async function claudeCodeHook(args: string[]): Promise<number> {
   const t0 = performance.now();
   let values: HookValues;
   try {
-    values = parseArgs({ args, options: HOOK_OPTIONS }).values;
+    values = parseFlags("hook claude-code", { args, options: HOOK_OPTIONS }).values;
   } catch (err) {
     note((err as Error).message);
     return 0;

@@ -1,7 +1,6 @@
 // `gavel hook`: the command, with `gavel hook install claude-code`, which writes the Claude Code hook
 // into .claude/settings.json. The hook itself (`gavel hook claude-code`) is hook-run.ts, which the
 // `gavel` executable runs without loading this module (bin.ts).
-import { parseArgs } from "node:util";
 import { access, mkdir, realpath, rename, writeFile } from "node:fs/promises";
 import { readRegularFile, RegularFileError } from "../../util/regular-file.js";
 import { homedir } from "node:os";
@@ -11,6 +10,7 @@ import { GavelError, clip, clipMessage } from "../../errors.js";
 import { DEFAULT_ON_DEMAND_IDLE_MS } from "../../serve/start.js";
 import { DEFAULT_HOOK_TIMEOUT_MS, HOOK_OPTIONS, hookOptionProblem, MAX_HOOK_TIMEOUT_MS, INSTALLED_HOOK_TIMEOUT_S, runClaudeCodeHook } from "./hook-run.js";
 import { UsageError } from "../usage-error.js";
+import { parseFlags } from "../ui/flags.js";
 
 export { DEFAULT_HOOK_TIMEOUT_MS, hookBase, hookContext, INSTALLED_HOOK_TIMEOUT_S, runClaudeCodeHook } from "./hook-run.js";
 
@@ -113,13 +113,12 @@ function installUsageProblem(positionals: string[], values: { project?: boolean;
   return "--runner project needs a project: not with --user";
 }
 
+/** The installer's options: where to write the hook, and the hook's own (written into its command). */
+const INSTALL_OPTIONS = { project: { type: "boolean" }, user: { type: "boolean" }, local: { type: "boolean" }, dir: { type: "string" }, runner: { type: "string" }, ...HOOK_OPTIONS } as const;
+
 /** `gavel hook install claude-code [--project|--user|--local]`. */
 async function installHook(args: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({
-    args,
-    allowPositionals: true,
-    options: { project: { type: "boolean" }, user: { type: "boolean" }, local: { type: "boolean" }, dir: { type: "string" }, runner: { type: "string" }, ...HOOK_OPTIONS },
-  });
+  const { values, positionals } = parseFlags("hook install", { args, allowPositionals: true, options: INSTALL_OPTIONS });
   const runners: HookRunner[] = ["project", "npx", "path", "absolute"];
   if (
     positionals[0] !== "claude-code" ||
@@ -194,6 +193,7 @@ export const hook: Command = {
                         starts it gets nothing, the next ones are served      [$GAVEL_START_SERVER=1]
   --idle-exit-ms N      how long a server the hook started waits with no client before it exits
                         (default ${DEFAULT_ON_DEMAND_IDLE_MS}: 30 minutes)`,
+  options: INSTALL_OPTIONS,
   async run(args) {
     if (args[0] === "install") return installHook(args.slice(1));
     if (args[0] === "claude-code") return runClaudeCodeHook(args.slice(1));

@@ -1,5 +1,4 @@
 import { stat } from "node:fs/promises";
-import { parseArgs } from "node:util";
 import { committedManifest } from "../../bank/opening.js";
 import { defaultModelPaths } from "../../defaults.js";
 import { describeMismatch } from "../../model/fingerprint.js";
@@ -12,6 +11,7 @@ import { intArg } from "../ui/options.js";
 import { addonStatus, backendDevices, loadBinding } from "../../native/binding.js";
 import type { Command } from "./types.js";
 import { UsageError } from "../usage-error.js";
+import { parseFlags } from "../ui/flags.js";
 
 /**
  * A projections file's constants and provenance, as JSON: what a route with it reads (ℓ*, the
@@ -64,6 +64,9 @@ export function addonReport(): Record<string, unknown> {
   return { kind: "addon", ...addonStatus(), build: b.buildInfo(), devices: backendDevices(), glance: b.glanceDevice() };
 }
 
+/** `gavel info`'s options. */
+const INFO_OPTIONS = { context: { type: "string" }, addon: { type: "boolean" } } as const;
+
 /** `gavel info`: a model's info, a projections file's constants, a bank's header, or the addon's status, as JSON. */
 export const info: Command = {
   summary: "print a GGUF model's info, a projections file's constants and provenance, what a bank was built with, or (--addon) the native addon's status, as JSON",
@@ -85,8 +88,9 @@ With --addon, the native addon this machine loads: its file and where it came fr
 local build, the CUDA package gavel-router-linux-x64-cuda, a platform package, the prebuilds), what
 became of the CUDA package (loaded, fallback with its reason, off, skipped, not-installed), its build
 and the devices ggml found.`,
+  options: INFO_OPTIONS,
   async run(args) {
-    const { positionals, values } = parseArgs({ args, allowPositionals: true, options: { context: { type: "string" }, addon: { type: "boolean" } } });
+    const { positionals, values } = parseFlags("info", { args, allowPositionals: true, options: INFO_OPTIONS });
     if (values.addon && positionals.length === 0) {
       console.log(JSON.stringify(addonReport(), null, 2));
       return 0;

@@ -3,7 +3,6 @@ import { readdir, rmdir } from "node:fs/promises";
 import { dirname, resolve } from "node:path";
 import { removeBankIfEmpty } from "../../bank/opening.js";
 import { bankDir } from "../../config.js";
-import { parseArgs } from "node:util";
 import { intArg } from "../ui/options.js";
 import { withInterrupt } from "../ui/interrupt.js";
 import { Progress } from "../ui/progress.js";
@@ -13,6 +12,10 @@ import type { Command } from "./types.js";
 import { connectIfRunning, type ServeClient } from "../../serve/client.js";
 import type { WireInstallReport } from "../../serve/writes.js";
 import { UsageError } from "../usage-error.js";
+import { parseFlags } from "../ui/flags.js";
+
+/** `gavel install`'s options. */
+const INSTALL_OPTIONS = { ...routerOptions, limit: { type: "string" }, offset: { type: "string" }, jobs: { type: "string" }, "states-cache": { type: "string" } } as const;
 
 /** `gavel install`: skills into a bank, with a progress bar. */
 export const install: Command = {
@@ -32,12 +35,9 @@ ${routerOptionsHelp}
 
 While \`gavel serve\` runs for the bank, the install goes through it (its model, under its lock), with
 the same output; Ctrl-C cancels it there.`,
+  options: INSTALL_OPTIONS,
   async run(args) {
-    const { positionals, values } = parseArgs({
-      args,
-      allowPositionals: true,
-      options: { ...routerOptions, limit: { type: "string" }, offset: { type: "string" }, jobs: { type: "string" }, "states-cache": { type: "string" } },
-    });
+    const { positionals, values } = parseFlags("install", { args, allowPositionals: true, options: INSTALL_OPTIONS });
     if (positionals.length !== 1) {
       throw new UsageError(`gavel install takes one skills folder or library, not ${positionals.length}`, this.help);
     }

@@ -1,4 +1,3 @@
-import { parseArgs } from "node:util";
 import { existsSync } from "node:fs";
 import { lstat, readFile, rm, writeFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
@@ -18,6 +17,7 @@ import type { Model } from "../../model/Model.js";
 import type { Command } from "./types.js";
 import { bankDir, config } from "../../config.js";
 import { UsageError } from "../usage-error.js";
+import { parseFlags } from "../ui/flags.js";
 
 /** The file `gavel mcp --port` writes into the bank: the URL and the bearer token (mode 0600). */
 export const MCP_HTTP_ENDPOINT_FILE = "mcp.http.json";
@@ -36,6 +36,9 @@ async function readToken(file: string): Promise<string> {
   if (token.length < MIN_TOKEN_CHARS || /\s/.test(token)) throw new GavelError(`--token-file ${clip(file)} must hold one token of at least ${MIN_TOKEN_CHARS} characters and no spaces`, "INVALID_ARGUMENT");
   return token;
 }
+
+/** `gavel mcp`'s options. */
+const MCP_OPTIONS = { ...routerOptions, port: { type: "string" }, "token-file": { type: "string" }, "start-server": { type: "boolean" }, "idle-exit-ms": { type: "string" }, local: { type: "boolean" }, "no-library-cut": { type: "boolean" } } as const;
 
 /** `gavel mcp`: an MCP server over stdio (or streamable HTTP) whose tools search and load the bank's skills. */
 export const mcp: Command = {
@@ -64,12 +67,9 @@ dependencies @modelcontextprotocol/sdk and zod. The bank must exist (gavel insta
   --no-library-cut      search_skills says a task fits no skill (abstained) by the calibrated model
                         alone, not also at a small library's own cut (as GAVEL_LIBRARY_CUT=off)
 ${routerOptionsHelp}`,
+  options: MCP_OPTIONS,
   async run(args) {
-    const { values, positionals } = parseArgs({
-      args,
-      allowPositionals: true,
-      options: { ...routerOptions, port: { type: "string" }, "token-file": { type: "string" }, "start-server": { type: "boolean" }, "idle-exit-ms": { type: "string" }, local: { type: "boolean" }, "no-library-cut": { type: "boolean" } },
-    });
+    const { values, positionals } = parseFlags("mcp", { args, allowPositionals: true, options: MCP_OPTIONS });
     if (positionals.length !== 0 || (values["token-file"] !== undefined && values.port === undefined) || (values.local && values["start-server"])) {
       throw new UsageError(positionals.length !== 0 ? "gavel mcp takes no positional argument" : values.local ? "--local and --start-server contradict each other" : "--token-file needs --port", this.help);
     }

@@ -1,6 +1,5 @@
 import { stat } from "node:fs/promises";
 import { dirname, resolve } from "node:path";
-import { parseArgs } from "node:util";
 import { GavelError, invalidArgument, clip } from "../../errors.js";
 import { Projections } from "../../projections/projections.js";
 import { intArg } from "../ui/options.js";
@@ -8,6 +7,7 @@ import { openModel } from "./common.js";
 import { projectionsReport } from "./info.js";
 import type { Command } from "./types.js";
 import { UsageError } from "../usage-error.js";
+import { parseFlags, strayArgument } from "../ui/flags.js";
 
 /** `--out` checked before any work, as `gavel train` checks its own: not a folder, in a folder that exists. */
 async function checkOut(out: string): Promise<void> {
@@ -18,6 +18,9 @@ async function checkOut(out: string): Promise<void> {
   if (!st.isDirectory()) throw invalidArgument(`--out ${clip(out)}: ${clip(folder)} is not a folder`);
 }
 
+/** `gavel projections`' options. */
+const PROJECTIONS_OPTIONS = { model: { type: "string", short: "m" }, out: { type: "string", short: "o" }, seed: { type: "string" }, dim: { type: "string" }, layer: { type: "string" } } as const;
+
 /** `gavel projections`: random W_q, W_s for a model. */
 export const projections: Command = {
   summary: "print a projections file's constants, or write random projections for a model",
@@ -26,21 +29,16 @@ export const projections: Command = {
 
 With FILE: prints its constants and provenance as JSON (as gavel info does).
 With --out: random W_q and W_s, which route no better than chance: train real ones for a real model.`,
+  options: PROJECTIONS_OPTIONS,
   async run(args) {
-    const { values, positionals } = parseArgs({
-      args,
-      allowPositionals: true,
-      options: { model: { type: "string", short: "m" }, out: { type: "string", short: "o" }, seed: { type: "string" }, dim: { type: "string" }, layer: { type: "string" } },
-    });
+    const { values, positionals } = parseFlags("projections", { args, allowPositionals: true, options: PROJECTIONS_OPTIONS });
     if (positionals.length === 1 && !values.out && !values.model) {
       console.log(JSON.stringify(await projectionsReport(positionals[0]), null, 2));
       return 0;
     }
     if (positionals.length > 0) {
-      // FILE with --out / --model, or two files: the usage error the CLI prints for a stray argument
-      const e = new TypeError(`Unexpected argument '${positionals[positionals.length > 1 ? 1 : 0]}': gavel projections takes FILE alone, or --model and --out`);
-      Object.assign(e, { code: "ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL" });
-      throw e;
+      // FILE with --out / --model, or two files: one line, as for any stray argument
+      throw strayArgument("projections", positionals[positionals.length > 1 ? 1 : 0], "FILE alone, or --model and --out");
     }
     if (!values.out) {
       throw new UsageError("gavel projections needs --out (and --model), or one FILE to describe", this.help);

@@ -1,4 +1,3 @@
-import { parseArgs } from "node:util";
 import { GavelError, invalidArgument, clip } from "../../errors.js";
 import { readRegularFile, RegularFileError } from "../../gguf/regular-file.js";
 import type { Candidate, GlanceHit, InstalledSkill, RouteResult } from "../../route/index.js";
@@ -7,6 +6,7 @@ import { committedEntries, committedManifest } from "../../bank/opening.js";
 import { Library } from "../../bank/library.js";
 import { installedSkill } from "../../route/installed.js";
 import { intArg } from "../ui/options.js";
+import { parseFlags } from "../ui/flags.js";
 import { safeText } from "../ui/safe-text.js";
 import { table } from "../ui/table.js";
 import { connectIfRunning, routeViaServerIfRunning } from "../../serve/client.js";
@@ -170,7 +170,7 @@ export function verdictLine(res: Pick<RouteResult, "verdict" | "shortlist" | "ab
   return "verdict: skipped (one candidate, and nothing reads V: it could change nothing)";
 }
 
-/** The trust options of `gavel route` and `glance`, as parseArgs declares them. */
+/** The trust options of `gavel route` and `glance`, as util.parseArgs declares them. */
 const trustArgOptions = {
   "exclude-flagged": { type: "string" },
   "exclude-source": { type: "string", multiple: true },
@@ -226,6 +226,19 @@ export function trustFromArgs(values: { "exclude-flagged"?: string; "exclude-sou
   return out;
 }
 
+/** `gavel route`'s options. */
+const ROUTE_OPTIONS = {
+  ...routerOptions,
+  abstain: { type: "boolean" },
+  "no-abstain": { type: "boolean" },
+  "no-library-cut": { type: "boolean" },
+  "no-verdict": { type: "boolean" },
+  explain: { type: "boolean" },
+  lexical: { type: "boolean" },
+  "task-file": { type: "string" },
+  ...trustArgOptions,
+} as const;
+
 /** `gavel route`: one task through glance, verdict and ruling. */
 export const route: Command = {
   summary: "route a task: glance, verdict on the shortlist, ruling (prints the shortlist)",
@@ -254,22 +267,9 @@ ${routerOptionsHelp}
                         the abstention model reads B)
 ${TRUST_HELP}
 ${TRUST_ROUTE_HELP}`,
+  options: ROUTE_OPTIONS,
   async run(args) {
-    const { positionals, values } = parseArgs({
-      args,
-      allowPositionals: true,
-      options: {
-        ...routerOptions,
-        abstain: { type: "boolean" },
-        "no-abstain": { type: "boolean" },
-        "no-library-cut": { type: "boolean" },
-        "no-verdict": { type: "boolean" },
-        explain: { type: "boolean" },
-        lexical: { type: "boolean" },
-        "task-file": { type: "string" },
-        ...trustArgOptions,
-      },
-    });
+    const { positionals, values } = parseFlags("route", { args, allowPositionals: true, options: ROUTE_OPTIONS });
     const task = await readTaskArg(positionals, values["task-file"]);
     if (task === undefined) throw new UsageError('gavel route needs a task: "<task>", --task-file PATH, or - for stdin', this.help);
     if (values.abstain && values["no-abstain"]) throw invalidArgument("--abstain and --no-abstain contradict each other");
@@ -327,6 +327,9 @@ function printRoute(res: RouteResult): void {
   console.log(`(${res.timings.glanceMs.toFixed(0)} ms glance, ${verdictMs}${lexicalMs})`);
 }
 
+/** `gavel glance`'s options. */
+const GLANCE_OPTIONS = { ...routerOptions, top: { type: "string" }, "task-file": { type: "string" }, "exclude-flagged": trustArgOptions["exclude-flagged"], "exclude-source": trustArgOptions["exclude-source"] } as const;
+
 /** `gavel glance`: the library ranked by the glance alone. */
 export const glance: Command = {
   summary: "rank the library by the glance alone",
@@ -335,8 +338,9 @@ ${routerOptionsHelp}
   --task-file PATH      read the task from a file (or give - to read it from stdin)
   --top K               how many to print (default 20)
 ${TRUST_HELP}`,
+  options: GLANCE_OPTIONS,
   async run(args) {
-    const { positionals, values } = parseArgs({ args, allowPositionals: true, options: { ...routerOptions, top: { type: "string" }, "task-file": { type: "string" }, "exclude-flagged": trustArgOptions["exclude-flagged"], "exclude-source": trustArgOptions["exclude-source"] } });
+    const { positionals, values } = parseFlags("glance", { args, allowPositionals: true, options: GLANCE_OPTIONS });
     const task = await readTaskArg(positionals, values["task-file"]);
     if (task === undefined) throw new UsageError('gavel glance needs a task: "<task>", --task-file PATH, or - for stdin', this.help);
     const topK = intArg(values.top, "top", { min: 1 }) ?? 20;
@@ -362,8 +366,9 @@ export const list: Command = {
 Reads the bank's last committed manifest, without its lock and without loading a model: any bank
 lists, whichever model built it, beside a running \`gavel serve\` or an install. The model flags of
 the other commands are accepted and not used.`,
+  options: routerOptions,
   async run(args) {
-    const { values } = parseArgs({ args, options: routerOptions });
+    const { values } = parseFlags("list", { args, options: routerOptions });
     checkRouterArgs(values);
     // Router.list's fields, from the manifest a router would open
     return printList((await committedEntries(bankDir(values.bank))).map(installedSkill), values.json);
@@ -417,8 +422,9 @@ Removes one installed skill (by id, or by a name no other skill has). With no --
 it was built, whichever model built it. Given either, the bank must have been built with that pair
 (else BANK_MISMATCH). Through the bank's running \`gavel serve\` when there is one.
 ${routerOptionsHelp}`,
+  options: routerOptions,
   async run(args) {
-    const { positionals, values } = parseArgs({ args, allowPositionals: true, options: routerOptions });
+    const { positionals, values } = parseFlags("uninstall", { args, allowPositionals: true, options: routerOptions });
     if (positionals.length !== 1) throw new UsageError(`gavel uninstall takes one skill, not ${positionals.length}`, this.help);
     const skill = positionals[0];
     // exit 1 when nothing was removed; with --json, {skill, removed, server} on stdout either way

@@ -2,7 +2,6 @@
 import { existsSync, statSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { availableParallelism } from "node:os";
-import { parseArgs } from "node:util";
 import { GavelError, clip } from "../../errors.js";
 import { resolveModelPath, resolveProjectionsPath } from "../../defaults.js";
 import { Router } from "../../route/index.js";
@@ -13,6 +12,7 @@ import { defaultSocketPath, httpEndpointPath, resolveBankDir } from "../../serve
 import { intArg } from "../ui/options.js";
 import { checkRouterArgs, openModel, routerOptions, routerOptionsHelp, truncateArg } from "./common.js";
 import type { Command } from "./types.js";
+import { parseFlags } from "../ui/flags.js";
 
 /** Sequences of the model's context kept for batched glance passes (ModelLoadOptions.batchSequences). */
 export const SERVE_BATCH_SEQUENCES = 4;
@@ -27,6 +27,9 @@ export const SERVE_BATCH_SEQUENCES = 4;
 export function serveThreads(cores: number = availableParallelism()): number {
   return Math.max(1, cores - 1);
 }
+
+/** `gavel serve`'s options. */
+const SERVE_OPTIONS = { ...routerOptions, socket: { type: "string" }, port: { type: "string" }, "grace-ms": { type: "string" }, "max-task-tokens": { type: "string" }, "idle-exit-ms": { type: "string" }, create: { type: "boolean" }, watch: { type: "boolean" }, "watch-debounce-ms": { type: "string" } } as const;
 
 /** `gavel serve`: load the model and the bank once, answer route / glance / get-skill / install / uninstall. */
 export const serve: Command = {
@@ -55,8 +58,9 @@ ${routerOptionsHelp}
 
 The protocol (newline-delimited JSON, version 1) is described in docs/SERVE.md. \`gavel hook
 claude-code\` and \`gavel route\` use the server when it runs.`,
+  options: SERVE_OPTIONS,
   async run(args) {
-    const { values } = parseArgs({ args, options: { ...routerOptions, socket: { type: "string" }, port: { type: "string" }, "grace-ms": { type: "string" }, "max-task-tokens": { type: "string" }, "idle-exit-ms": { type: "string" }, create: { type: "boolean" }, watch: { type: "boolean" }, "watch-debounce-ms": { type: "string" } } });
+    const { values } = parseFlags("serve", { args, options: SERVE_OPTIONS });
     const bankDir = resolveBankDir(values.bank);
     const socket = values.socket ?? defaultSocketPath(bankDir);
     const port = intArg(values.port, "port", { min: 0, max: 65535 });

@@ -6,7 +6,6 @@ import { join, resolve } from "node:path";
 import { MANIFEST } from "../../bank/manifest.js";
 import { GavelError, clip } from "../../errors.js";
 import { bankDir } from "../../config.js";
-import { parseArgs } from "node:util";
 import { homedir } from "node:os";
 import { discoverSkills, discoveryHost, SKILL_HOSTS } from "../../skills/discover.js";
 import { connectIfRunning, type ServeClient } from "../../serve/client.js";
@@ -17,6 +16,7 @@ import { failureText } from "../ui/safe-text.js";
 import { routerOptions, routerOptionsHelp, withRouter, checkRouterArgs } from "./common.js";
 import type { Command } from "./types.js";
 import { UsageError } from "../usage-error.js";
+import { parseFlags } from "../ui/flags.js";
 
 export { planSync, type SyncPlan } from "../../serve/sync-plan.js";
 
@@ -79,6 +79,9 @@ function report(host: string, dryRun: boolean, found: FoundView, plan: PlanView,
   );
 }
 
+/** `gavel sync`'s options. */
+const SYNC_OPTIONS = { ...routerOptions, host: { type: "string" }, project: { type: "string" }, "dry-run": { type: "boolean" } } as const;
+
 /** `gavel sync`. */
 export const sync: Command = {
   summary: "install what is new or changed in the hosts' skill folders, uninstall what was deleted",
@@ -100,12 +103,9 @@ and uninstalls what was deleted on disk. Skills installed from elsewhere are lef
   --project DIR         the project's root (default: the current directory)
   --dry-run             print what it would do, change nothing
 ${routerOptionsHelp}`,
+  options: SYNC_OPTIONS,
   async run(args) {
-    const { positionals, values } = parseArgs({
-      args,
-      allowPositionals: true,
-      options: { ...routerOptions, host: { type: "string" }, project: { type: "string" }, "dry-run": { type: "boolean" } },
-    });
+    const { positionals, values } = parseFlags("sync", { args, allowPositionals: true, options: SYNC_OPTIONS });
     if (positionals.length !== 0) {
       throw new UsageError("gavel sync takes no positional argument", this.help);
     }

@@ -1,8 +1,9 @@
 /**
  * Option values of the `gavel` commands. Flags are parsed by Node's own `util.parseArgs` (a maintained
  * parser with no dependency weight; a framework such as cac or commander would add a package for
- * what it already does); this module turns its string values into checked numbers and lists, each
- * failure an INVALID_ARGUMENT that names the flag. Our own small code: ~50 lines.
+ * what it already does), through flags.ts, which words a mistyped command line; this module turns
+ * its string values into checked numbers and lists, each failure an INVALID_ARGUMENT that names the
+ * flag. Our own small code: ~50 lines.
  */
 import { invalidArgument, clip } from "../../errors.js";
 
