@@ -106,14 +106,29 @@ void exhaustive;
 const BRAND = Symbol.for("gavel-router.GavelError");
 
 /**
+ * The most characters a {@link GavelError}'s message holds: a longer one keeps its first 1,500 and
+ * its last 500 around how many were cut (as {@link clip} cuts a quoted string). The library's own
+ * messages, quotes clipped, stay well under it; it bounds a message whatever a caller or the native
+ * addon put in it.
+ */
+export const MESSAGE_CHARS = 2000;
+
+/** The message each GavelError was made with, where {@link MESSAGE_CHARS} cut it (see {@link clipQuote}). */
+const uncut = new WeakMap<object, string>();
+
+/**
  * The one error class of gavel-router (TypeScript and native alike): a message and a stable
  * {@link GavelErrorCode}. `instanceof GavelError` holds across the package's CommonJS and ES module
- * builds (each has its own class): it reads a process-wide brand, not the prototype chain.
+ * builds (each has its own class): it reads a process-wide brand, not the prototype chain. A message
+ * over {@link MESSAGE_CHARS} characters is cut in the middle (`<start>…(N chars cut)…<end>`), so no
+ * error, wherever it was made, carries a message that grows with its input.
  */
 export class GavelError extends Error {
   readonly code: GavelErrorCode;
   constructor(message: string, code: GavelErrorCode, options?: { cause?: unknown }) {
-    super(message, options);
+    const cut = typeof message === "string" ? clip(message, MESSAGE_CHARS) : message;
+    super(cut, options);
+    if (cut !== message) uncut.set(this, message);
     this.name = "GavelError";
     this.code = code;
     Object.defineProperty(this, BRAND, { value: true });
@@ -157,10 +172,33 @@ export function clip(text: string, max: number = CLIP_CHARS): string {
 }
 
 /**
+ * A location as a message quotes it (a path, or `path:line`: a skill's file, a JSONL row): the path
+ * {@link clip}ped, its line number kept whole after it.
+ */
+export function clipLocation(where: string): string {
+  const line = /:\d{1,12}$/.exec(where.slice(-13))?.[0] ?? "";
+  return clip(where.slice(0, where.length - line.length)) + line;
+}
+
+/**
  * The message of a caught error (Node's `ENOENT: no such file or directory, open '<path>'`, a JSON
  * parser's complaint) as a message quotes it: {@link clip}ped at twice {@link CLIP_CHARS}, so that
  * one holding a path of up to CLIP_CHARS characters, which the message quotes whole, reads whole too.
  */
 export function clipMessage(err: unknown): string {
   return clip(err instanceof Error ? err.message : String(err), 2 * CLIP_CHARS);
+}
+
+/**
+ * `err` with each quote of `value` in its message {@link clip}ped: for a message made where the value
+ * could not be clipped (the native addon quotes the path it was handed whole). The quotes are found
+ * in the message as it was made, before {@link MESSAGE_CHARS} cut it; the result is a new GavelError
+ * of the same code whose `cause` is `err`. Anything else, or a message that does not quote a value
+ * longer than {@link CLIP_CHARS}, is returned as it is.
+ */
+export function clipQuote<E>(err: E, value: string): E | GavelError {
+  if (!(err instanceof GavelError) || value.length <= CLIP_CHARS) return err;
+  const whole = uncut.get(err) ?? err.message;
+  if (!whole.includes(value)) return err;
+  return new GavelError(whole.split(value).join(clip(value)), err.code, { cause: err });
 }

@@ -174,9 +174,9 @@ export async function copyLiveRows(from: FileHandle, fromPath: string, to: FileH
 
 /** A route over a library whose skills' keys are damaged: CORRUPT_FILE naming them. */
 export function damagedKeys(dir: string, ids: string[]): GavelError {
-  const named = ids.slice(0, 5).map((id) => JSON.stringify(id)).join(", ") + (ids.length > 5 ? ` and ${ids.length - 5} more` : "");
+  const named = ids.slice(0, 5).map((id) => JSON.stringify(clip(id))).join(", ") + (ids.length > 5 ? ` and ${ids.length - 5} more` : "");
   return new GavelError(
-    `the bank ${dir} holds damaged keys (they do not match their checksum, or the keys file ends before them) for ${named}; ` +
+    `the bank ${clip(dir)} holds damaged keys (they do not match their checksum, or the keys file ends before them) for ${named}; ` +
       "reinstall or uninstall those skills (`gavel check` lists every damaged skill), or restore the bank from a backup",
     "CORRUPT_FILE",
   );

@@ -6,7 +6,7 @@
 // `gavel` executable is bin.ts (dist/cli/gavel.cjs), which runs the hook itself and imports this
 // module for every other command.
 import { availableParallelism } from "node:os";
-import { GavelError, clip } from "../errors.js";
+import { GavelError, MESSAGE_CHARS, clip, clipMessage } from "../errors.js";
 import type { Command } from "./commands/types.js";
 import { LAB_COMMANDS, loadLabCommands } from "./lab.js";
 import { ensureThreadPoolSize } from "../config.js";
@@ -113,15 +113,15 @@ function describeFailure(err: unknown): { code: string; message: string; exit: n
   if (isUsageError(err)) return { code: "USAGE", message: err.message, exit: 2, text: err.text.trim() === "" ? `gavel: ${err.message}` : `${err.text.trimEnd()}\n\ngavel: ${err.message}` };
   const perm = permissionCode(err);
   if (perm !== undefined) {
-    const message = `permission denied: ${(err as Error).message}`;
+    const message = `permission denied: ${clipMessage(err)}`;
     return { code: "PERMISSION_DENIED", message, exit: 1, text: `gavel: ${message} [PERMISSION_DENIED]` };
   }
   const errno = (err as NodeJS.ErrnoException | null)?.code;
   if (errno === "ENOSPC" || errno === "EDQUOT") {
-    const message = `no space left: ${(err as Error).message}`;
+    const message = `no space left: ${clipMessage(err)}`;
     return { code: "NO_SPACE", message, exit: 1, text: `gavel: ${message} [NO_SPACE]` };
   }
-  const message = err instanceof Error ? err.message : String(err);
+  const message = clip(err instanceof Error ? err.message : String(err), MESSAGE_CHARS);
   return { code: "INTERNAL", message, exit: 1, text: err instanceof Error ? (err.stack ?? message) : message };
 }
 

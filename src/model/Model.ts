@@ -1,4 +1,4 @@
-import { GavelError, invalidArgument } from "../errors.js";
+import { GavelError, clipQuote, invalidArgument } from "../errors.js";
 import { backendDevices, loadBinding, type NativeModel, type NativeModelInfo } from "../native/binding.js";
 import { checkGgufFile, DEFAULT_CONTEXT, defaultContextFor, headerContext, validateModelFile } from "./gguf-file.js";
 import { abortable, abortedError, asAborted, boolOption, checkLayer, intOption, optionsObject, signalOption, afterTurn, toTokens, untilAborted } from "../util/validate.js";
@@ -106,7 +106,12 @@ export class Model {
     // ones drifted past their tolerance there (docs/history/BENCHMARKS.md, "Verdict on the GPU").
     const native = new binding.NativeModel();
     const logprobsInGraph = resolveLogprobsInGraph(o.logprobsInGraph, { cuda: binding.buildInfo().cuda, devices: backendDevices(), gpuLayers: params.gpuLayers });
-    await native.load(path, { ...params, batchSequences, flashAttention: params.flashAttention ?? 0, kvF16: params.kvF16 ?? false, logprobsInGraph });
+    // llama.cpp's failures quote the path whole: clipped here, as every message quotes a path
+    try {
+      await native.load(path, { ...params, batchSequences, flashAttention: params.flashAttention ?? 0, kvF16: params.kvF16 ?? false, logprobsInGraph });
+    } catch (err) {
+      throw clipQuote(err, path);
+    }
     return new Model(native, path);
   }
 

@@ -6,7 +6,7 @@
 import { readFileSync, statSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join, resolve as resolvePath, sep } from "node:path";
-import { GavelError } from "../errors.js";
+import { CLIP_CHARS, GavelError, clip } from "../errors.js";
 import { findPackageRoot } from "../util/package-root.js";
 import type { NativeGeneration, NativeSamplerParams } from "./generation.js";
 import { REQUIRED_CPU_FEATURES, selectCpuVariant, variantAddon } from "./cpu.js";
@@ -262,7 +262,7 @@ export function missingModelMethods(cls: unknown): string[] {
 /** Why the addon GAVEL_ADDON names did not load: a missing file, not a .node addon, or the loader's reason. */
 export function explicitAddonMessage(path: string, err: Error): string {
   const st = statSync(path, { throwIfNoEntry: false });
-  const reason = err.message.split("\n")[0];
+  const reason = clip(err.message.split("\n")[0], 2 * CLIP_CHARS);
   const what = !st
     ? "no such file"
     : !st.isFile()
@@ -270,7 +270,7 @@ export function explicitAddonMessage(path: string, err: Error): string {
       : !path.endsWith(".node")
         ? `not a native addon (a .node file built by \`npm run build:native\`): ${reason}`
         : reason;
-  return `GAVEL_ADDON=${path} could not be loaded: ${what}. Unset GAVEL_ADDON to use the addon the package ships, or point it at an addon you built (build/Release/gavel.node).`;
+  return `GAVEL_ADDON=${clip(path)} could not be loaded: ${what}. Unset GAVEL_ADDON to use the addon the package ships, or point it at an addon you built (build/Release/gavel.node).`;
 }
 
 /**

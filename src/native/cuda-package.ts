@@ -16,6 +16,7 @@
 import { closeSync, existsSync, fstatSync, openSync, readFileSync, readSync } from "node:fs";
 import { join } from "node:path";
 import type { Config } from "../config.js";
+import { CLIP_CHARS, clip } from "../errors.js";
 import { CUDA_PACKAGE_NAME, CUDA_PLATFORM, hasLocalBuild, resolvePackageDir } from "./platform.js";
 
 /**
@@ -112,7 +113,7 @@ export function elfProblem(file: string): string | null {
 
 /** Why a CUDA addon that threw at load cannot serve, in a user's words. */
 export function cudaLoadReason(err: unknown): string {
-  const message = (err instanceof Error ? err.message : String(err)).split("\n")[0];
+  const message = clip((err instanceof Error ? err.message : String(err)).split("\n")[0], 2 * CLIP_CHARS);
   const hint = /libcuda|libcublas|libnvidia/i.test(message)
     ? " (the CUDA addon needs the NVIDIA driver's libcuda.so.1 and the cuBLAS libraries, libcublas and libcublasLt, of the CUDA version it was built with)"
     : "";

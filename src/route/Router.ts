@@ -437,5 +437,5 @@ const warnedNoAnswers = new Set<string>();
 function warnNoAnswerTokens(path: string): void {
   if (warnedNoAnswers.has(path)) return;
   warnedNoAnswers.add(path);
-  process.emitWarning(`${path}: the model has no single token for "yes" or "no" (nor "Yes", " yes", …), so the verdict's V is 0 for every skill and abstention that reads V never fires; the route still reads the glance, BM25 and L`, { code: "GAVEL_NO_ANSWER_TOKENS" });
+  process.emitWarning(`${clip(path)}: the model has no single token for "yes" or "no" (nor "Yes", " yes", …), so the verdict's V is 0 for every skill and abstention that reads V never fires; the route still reads the glance, BM25 and L`, { code: "GAVEL_NO_ANSWER_TOKENS" });
 }

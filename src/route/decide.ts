@@ -9,7 +9,7 @@
  *
  * @module
  */
-import { GavelError } from "../errors.js";
+import { GavelError, clip } from "../errors.js";
 import { bandFor, needsVerdict, readsFeature, type AbstentionModel } from "../projections/abstention-model.js";
 import { abstentionFeatures, applyLibraryCut, defaultLexical, decideAbstention, type AbstentionDecision, type LibraryCut } from "./abstention.js";
 import { checkFiniteReadouts, firstStage, firstStageShortlist, rule } from "./ruling.js";
@@ -109,7 +109,7 @@ export async function decide(parts: RouterParts, lexical: LexicalExpert, task: Q
   // A NaN g sorts anywhere and would shortlist arbitrarily: refuse it before the first stage.
   for (const r of ranked) {
     if (!Number.isFinite(r.g)) {
-      throw new GavelError(`the glance g of skill ${JSON.stringify(r.skill.slice(0, 200))} is ${r.g}, not a finite number (model ${parts.model.path}, bank ${library.dir}): damaged keys or model; no skill is chosen`, "INTERNAL");
+      throw new GavelError(`the glance g of skill ${JSON.stringify(clip(r.skill))} is ${r.g}, not a finite number (model ${clip(parts.model.path)}, bank ${clip(library.dir)}): damaged keys or model; no skill is chosen`, "INTERNAL");
     }
   }
   let lexicalMs: number | undefined;

@@ -18,7 +18,7 @@ import { createServer as createHttpServer, type IncomingMessage, type Server as 
 import { randomBytes, timingSafeEqual } from "node:crypto";
 import { chmod, rm, writeFile } from "node:fs/promises";
 import { readRegularFile } from "../util/regular-file.js";
-import { GavelError, clip } from "../errors.js";
+import { GavelError, MESSAGE_CHARS, clip } from "../errors.js";
 import type { Model } from "../model/Model.js";
 import type { Router } from "../route/index.js";
 import { Handlers } from "./handlers.js";
@@ -61,10 +61,10 @@ export interface ServeOptions {
   onWatch?: (e: WatchEvent) => void;
 }
 
-/** The answer to a failure, as the wire carries it. */
+/** The answer to a failure, as the wire carries it (a message cut at MESSAGE_CHARS, as a GavelError's is). */
 function errorOf(id: RequestId | null, err: unknown): Response {
   const code = err instanceof GavelError ? err.code : "INTERNAL";
-  const message = err instanceof Error ? err.message : String(err);
+  const message = clip(err instanceof Error ? err.message : String(err), MESSAGE_CHARS);
   return { v: PROTOCOL_VERSION, id, ok: false, error: { code, message } };
 }
 

@@ -15,7 +15,7 @@
  */
 import { watch, type FSWatcher } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
-import { GavelError } from "../errors.js";
+import { GavelError, MESSAGE_CHARS, clip } from "../errors.js";
 import { locateSkill, type Router } from "../route/index.js";
 import { MAX_SOURCE_BYTES } from "../route/skill-source.js";
 import { parseSkillMarkdown } from "../skills/parse.js";
@@ -182,7 +182,7 @@ export class SkillWatcher {
       const wrote = done.installed.length + done.updated.length + done.uninstalled.length > 0;
       if (wrote || done.kept.length > 0 || done.failed.length > 0) this.#report(done);
     } catch (err) {
-      if (!this.#closed) this.#warn(`a sync of ${dirs.length} changed folder${dirs.length === 1 ? "" : "s"} failed: ${(err as Error).message}`);
+      if (!this.#closed) this.#warn(`a sync of ${dirs.length} changed folder${dirs.length === 1 ? "" : "s"} failed: ${clip((err as Error).message, MESSAGE_CHARS)}`);
     } finally {
       this.#skillFolders = null;
       this.refresh();

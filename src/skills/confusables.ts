@@ -9,6 +9,7 @@
  *
  * @module
  */
+import { clip } from "../errors.js";
 
 /** Scripts told apart; letters of any other script count as "Other". */
 const SCRIPTS = ["Latin", "Cyrillic", "Greek", "Armenian", "Georgian", "Cherokee", "Han", "Hiragana", "Katakana", "Hangul", "Arabic", "Hebrew", "Devanagari", "Thai"] as const;
@@ -55,10 +56,10 @@ export function lookalikeWarnings(name: string, at: string, shown: string): stri
   if (!oneWriting(scripts)) {
     const odd = [...name].filter((ch) => LETTER.test(ch) && !SCRIPT_RE.find(([s]) => s === scripts[0])![1].test(ch));
     const list = [...new Set(odd)].map((c) => `"${c}" U+${c.codePointAt(0)!.toString(16).toUpperCase().padStart(4, "0")}`).join(", ");
-    out.push(`${at}: name "${shown}" mixes scripts (${scripts.join(", ")}: ${list}), so it may look like another name; a look-alike name can pass for another skill`);
+    out.push(`${at}: name "${shown}" mixes scripts (${scripts.join(", ")}: ${clip(list)}), so it may look like another name; a look-alike name can pass for another skill`);
   }
   const hidden = invisibleOf(name);
-  if (hidden.length > 0) out.push(`${at}: name "${shown}" holds invisible characters (${hidden.join(", ")}), so it may look like another name`);
+  if (hidden.length > 0) out.push(`${at}: name "${shown}" holds invisible characters (${clip(hidden.join(", "))}), so it may look like another name`);
   return out;
 }
 

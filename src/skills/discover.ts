@@ -50,7 +50,7 @@ import { existsSync, statSync } from "node:fs";
 import { readRegularFileSync, RegularFileError } from "../util/regular-file.js";
 import { homedir } from "node:os";
 import { isAbsolute, join, resolve } from "node:path";
-import { GavelError, invalidArgument } from "../errors.js";
+import { GavelError, clip, clipLocation, clipMessage, invalidArgument } from "../errors.js";
 import { describeValue, optionsObject, pathOption, signalOption } from "../util/validate.js";
 import { loadSkills } from "./load.js";
 import type { Skill, SkillFailure } from "./types.js";
@@ -173,7 +173,7 @@ function readJson(file: string, notes: string[]): unknown {
   try {
     return JSON.parse(text) as unknown;
   } catch (err) {
-    notes.push(`${file} is not valid JSON (${(err as Error).message}): its plugins are not read`);
+    notes.push(`${clip(file)} is not valid JSON (${clipMessage(err)}): its plugins are not read`);
     return undefined;
   }
 }
@@ -292,8 +292,8 @@ async function loadRoot(root: SkillRoot, signal: AbortSignal | undefined): Promi
 
 /** The rule that ranks `winner`'s folder above `loser`'s, in words, with its source. */
 function whyWins(host: DiscoveryHost, winner: SkillRoot, loser: SkillRoot): string {
-  const order = `${winner.label} (${winner.scope}) comes before ${loser.label} (${loser.scope})`;
-  if (winner.plugin !== undefined) return `${order}: both are ${winner.plugin.split("@")[0]}'s, from two marketplaces; the first id in order wins`;
+  const order = `${clip(winner.label)} (${winner.scope}) comes before ${clip(loser.label)} (${loser.scope})`;
+  if (winner.plugin !== undefined) return `${order}: both are ${clip(winner.plugin.split("@")[0])}'s, from two marketplaces; the first id in order wins`;
   if (host === "claude-code") return `${order}: Claude Code's order is enterprise > personal > project`;
   if (host === "codex") return `${order}: Codex's order is repository, then user, then admin`;
   if (host === "copilot") return `${order}: GitHub's docs give no order; gavel takes the project's folders first`;
@@ -325,7 +325,7 @@ export async function discoverSkills(options: DiscoverOptions = {}): Promise<Dis
       if (first) {
         const why = whyWins(host, first.root, root);
         result.shadowed.push({ name: key, winner: first.skill.source, shadowed: skill.source, why });
-        result.warnings.push(`skill "${key}" at ${skill.source} is shadowed by ${first.skill.source} (${host} precedence): ${why}`);
+        result.warnings.push(`skill "${clip(key)}" at ${clipLocation(skill.source)} is shadowed by ${clipLocation(first.skill.source)} (${host} precedence): ${why}`);
         continue;
       }
       byKey.set(key, { skill, root });

@@ -1,7 +1,7 @@
 import { existsSync, type Dirent } from "node:fs";
 import { readdir, realpath, stat } from "node:fs/promises";
 import { basename, dirname, extname, join } from "node:path";
-import { GavelError, invalidArgument, clip } from "../errors.js";
+import { GavelError, invalidArgument, clip, clipLocation, clipMessage } from "../errors.js";
 import { jsonlLines } from "../util/jsonl.js";
 import { readRegularFile, RegularFileError } from "../gguf/regular-file.js";
 import { buildSkill, MAX_FRONT_MATTER_BYTES, parseSkillMarkdown, skillError } from "./parse.js";
@@ -104,20 +104,22 @@ class Collector {
     const k = this.key === "name" ? skill.name : skill.id;
     const first = this.byKey.get(k);
     if (first !== undefined) {
-      this.fail(skill.source, skillError(skill.source, `duplicate skill ${this.key} "${clip(k)}" (first defined at ${first})`));
+      this.fail(skill.source, skillError(skill.source, `duplicate skill ${this.key} "${clip(k)}" (first defined at ${clipLocation(first)})`));
       return;
     }
     this.byKey.set(k, skill.source);
     if (this.key === "id") {
       const sameName = this.byName.get(skill.name);
-      if (sameName !== undefined) skill.warnings.push(`${skill.source}: name "${skill.name}" is also used by ${sameName}`);
+      if (sameName !== undefined) skill.warnings.push(`${clipLocation(skill.source)}: name "${clip(skill.name)}" is also used by ${clipLocation(sameName)}`);
       else this.byName.set(skill.name, skill.source);
     }
     const sk = nameSkeleton(skill.name);
     const alike = this.bySkeleton.get(sk);
     if (alike === undefined) this.bySkeleton.set(sk, { name: skill.name, source: skill.source });
     else if (alike.name !== skill.name) {
-      skill.warnings.push(`${skill.source}: name ${JSON.stringify(skill.name)} looks like ${JSON.stringify(alike.name)} (${alike.source}); a look-alike name can pass for another skill`);
+      skill.warnings.push(
+        `${clipLocation(skill.source)}: name ${JSON.stringify(clip(skill.name))} looks like ${JSON.stringify(clip(alike.name))} (${clipLocation(alike.source)}); a look-alike name can pass for another skill`,
+      );
     }
     this.skills.push(skill);
   }
@@ -126,7 +128,7 @@ class Collector {
     const e =
       error instanceof GavelError && error.code === "SKILL_INVALID"
         ? error
-        : skillError(where, error instanceof Error ? error.message : String(error), error);
+        : skillError(where, error instanceof GavelError ? error.message : clipMessage(error), error);
     this.failed.push({ where, error: e });
   }
 
@@ -192,11 +194,11 @@ async function loadFolder(dir: string, o: Opts): Promise<LoadSkillsResult> {
     if ("error" in p) c.fail(p.where, p.error);
     else if (!inOwnFolder(p) && brokenOwner.has(p.name)) {
       const owner = brokenOwner.get(p.name)!;
-      c.fail(p.source, skillError(p.source, `skill name "${clip(p.name)}" belongs to ${owner}, whose folder carries the name but which could not be read (see its error); this skill does not take its place`));
+      c.fail(p.source, skillError(p.source, `skill name "${clip(p.name)}" belongs to ${clipLocation(owner)}, whose folder carries the name but which could not be read (see its error); this skill does not take its place`));
     } else if (winner.get(p.name) !== p) {
       const w = winner.get(p.name)!;
       const why = inOwnFolder(w) && !inOwnFolder(p) ? "its folder carries the name" : "it comes first in path order";
-      c.fail(p.source, skillError(p.source, `duplicate skill name "${clip(p.name)}": ${w.source} is installed instead (${why})`));
+      c.fail(p.source, skillError(p.source, `duplicate skill name "${clip(p.name)}": ${clipLocation(w.source)} is installed instead (${why})`));
     } else c.add(p);
   }
   return c.result();
@@ -226,8 +228,7 @@ async function parseSkillFile(file: string, o: Opts): Promise<Skill> {
     if (error instanceof RegularFileError && error.reason === "too-large") {
       throw skillError(file, `file is above the body cap of ${o.maxBodyBytes} bytes (${error.message})`, error);
     }
-    if (error instanceof RegularFileError) throw skillError(file, `cannot be read: ${error.message}`, error);
-    throw skillError(file, `cannot be read: ${(error as Error).message}`, error);
+    throw skillError(file, `cannot be read: ${clipMessage(error)}`, error);
   }
   return parseSkillMarkdown(bytes, file, { folderName: basename(dirname(file)), maxBodyBytes: o.maxBodyBytes });
 }
@@ -315,9 +316,9 @@ function notJsonl(path: string, first: string): GavelError {
   // the line's start, quoted, with anything outside printable ASCII escaped (the file may be binary)
   const start = JSON.stringify(first.trimStart().slice(0, 16)).replace(/[^\x20-\x7e]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
   const folder = dirname(path);
-  const hint = existsSync(join(folder, SKILL_FILE)) ? `; its folder is a skill (it holds ${SKILL_FILE}): install ${folder}` : "";
+  const hint = existsSync(join(folder, SKILL_FILE)) ? `; its folder is a skill (it holds ${SKILL_FILE}): install ${clip(folder)}` : "";
   return invalidArgument(
-    `${path} is not a JSONL skill library: its first line begins ${start}, not "{" (a library holds one JSON object a line). ` +
+    `${clip(path)} is not a JSONL skill library: its first line begins ${start}, not "{" (a library holds one JSON object a line). ` +
       `A skill source is a folder of skill folders, a skill folder, a SKILL.md file or a .jsonl[.gz] library${hint}`,
   );
 }
@@ -327,7 +328,7 @@ function jsonlSkill(line: string, where: string, o: Opts): Skill {
   try {
     row = JSON.parse(line);
   } catch (cause) {
-    throw skillError(where, `not valid JSON: ${(cause as Error).message}`, cause);
+    throw skillError(where, `not valid JSON: ${clipMessage(cause)}`, cause);
   }
   if (typeof row !== "object" || row === null || Array.isArray(row)) throw skillError(where, "row is not a JSON object");
   return fromRecord(row as Record<string, unknown>, where, o);

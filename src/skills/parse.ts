@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { isMap, isScalar, visit, type Document } from "yaml";
-import { GavelError } from "../errors.js";
+import { GavelError, clip, clipLocation, clipMessage } from "../errors.js";
 import { DEFAULT_MAX_BODY_BYTES, type ParseSkillOptions, type Skill } from "./types.js";
 import { lookalikeWarnings } from "./confusables.js";
 import { parseFrontMatterYaml, type CommentCut } from "./front-matter-yaml.js";
@@ -36,9 +36,9 @@ export const MAX_FRONT_MATTER_KEYS = 1000;
 
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
-/** Builds the per-skill error. */
+/** Builds the per-skill error: `where` (a path, or `path:line`) as {@link clipLocation} quotes it, then the message. */
 export function skillError(where: string, message: string, cause?: unknown): GavelError {
-  return new GavelError(`${where}: ${message}`, "SKILL_INVALID", cause === undefined ? undefined : { cause });
+  return new GavelError(`${clipLocation(where)}: ${message}`, "SKILL_INVALID", cause === undefined ? undefined : { cause });
 }
 
 /**
@@ -66,12 +66,12 @@ export function sanitizeText(text: string, where: string, field: string, warning
   if (t.includes("\0")) {
     if (warnings === null) throw skillError(where, `${field} contains NUL characters (binary data?)`);
     t = t.replaceAll("\0", "");
-    warnings.push(`${where}: ${field} contained NUL characters; they were removed`);
+    warnings.push(`${clipLocation(where)}: ${field} contained NUL characters; they were removed`);
   }
   if (LONE_SURROGATE.test(t)) {
     if (warnings === null) throw skillError(where, `${field} contains unpaired UTF-16 surrogates`);
     t = t.replace(new RegExp(LONE_SURROGATE.source, "g"), "\uFFFD");
-    warnings.push(`${where}: ${field} contained unpaired UTF-16 surrogates; replaced by U+FFFD`);
+    warnings.push(`${clipLocation(where)}: ${field} contained unpaired UTF-16 surrogates; replaced by U+FFFD`);
   }
   return t;
 }
@@ -124,10 +124,12 @@ export interface RawSkillFields {
 export function buildSkill(raw: RawSkillFields): Skill {
   const where = raw.source;
   const warnings: string[] = [];
+  const at = raw.keyWhere ?? (() => where);
   const f: FieldContext = {
     where,
-    at: raw.keyWhere ?? (() => where),
+    at,
     warnings,
+    warn: (key, text) => warnings.push(`${clipLocation(key === null ? where : at(key))}: ${text}`),
     clean: (text, field) => sanitizeText(text, where, field, raw.lenientText ? warnings : null),
   };
   const name = readName(raw, f);
@@ -135,12 +137,13 @@ export function buildSkill(raw: RawSkillFields): Skill {
   const body = readBody(raw, f);
   const id = readId(raw.id, where, name);
   specWarnings(raw, { name, description: stated, body }, f);
-  const whenToUse = readWhenToUse(raw.meta["when_to_use"], f.at("when_to_use"), f.warnings, (t) => f.clean(normalizeNewlines(t), "when_to_use"));
-  const description = withWhenToUse(stated, whenToUse, f.at("when_to_use"), f.warnings);
+  const whenToUseAt = clipLocation(f.at("when_to_use"));
+  const whenToUse = readWhenToUse(raw.meta["when_to_use"], whenToUseAt, f.warnings, (t) => f.clean(normalizeNewlines(t), "when_to_use"));
+  const description = withWhenToUse(stated, whenToUse, whenToUseAt, f.warnings);
   steeringWarnings(description, body, f);
   const disableModelInvocation = readFlag(
     raw.disableModelInvocation !== undefined ? raw.disableModelInvocation : raw.meta["disable-model-invocation"],
-    f.at("disable-model-invocation"),
+    clipLocation(f.at("disable-model-invocation")),
     warnings,
   );
   return {
@@ -159,9 +162,11 @@ export function buildSkill(raw: RawSkillFields): Skill {
 /** What the field readers of {@link buildSkill} share: where the skill is, its warnings, the text check. */
 interface FieldContext {
   where: string;
-  /** Location of a front-matter key, for warnings and errors. */
+  /** Location of a front-matter key, for errors (skillError clips it). */
   at: (key: string) => string;
   warnings: string[];
+  /** Adds a warning at a front-matter key's location (the skill's, for null), clipped as {@link clipLocation} clips it. */
+  warn: (key: string | null, text: string) => void;
   /** {@link sanitizeText}, strict or lenient as the reader asked. */
   clean: (text: string, field: string) => string;
 }
@@ -172,20 +177,20 @@ function readName(raw: RawSkillFields, f: FieldContext): string {
   if (raw.name === undefined || raw.name === null || (typeof raw.name === "string" && raw.name.trim() === "")) {
     if (raw.folderName === undefined) throw skillError(f.where, "missing name");
     name = raw.folderName.normalize("NFC");
-    f.warnings.push(`${f.where}: no name in the front matter; using the folder name "${name}"`);
+    f.warn(null, `no name in the front matter; using the folder name "${clip(name)}"`);
   } else if (typeof raw.name === "string") {
     name = f.clean(normalizeNewlines(raw.name), "name").trim();
   } else if (typeof raw.name === "number" || typeof raw.name === "boolean") {
     // YAML turns `name: 2048` into a number; the intent is plainly the text.
     name = String(raw.name);
-    f.warnings.push(`${f.at("name")}: name is a ${typeof raw.name}, read as the string "${name}"`);
+    f.warn("name", `name is a ${typeof raw.name}, read as the string "${name}"`);
   } else {
     throw skillError(f.at("name"), `name must be a string, got ${describeType(raw.name)}`);
   }
   if (name.includes("\n")) throw skillError(f.at("name"), "name spans several lines");
   // Names are compared in NFC: "café" typed (NFC) and "café" from a macOS folder (NFD) are one name.
   const nfc = name.normalize("NFC");
-  if (nfc !== name) f.warnings.push(`${f.at("name")}: name "${truncate(nfc)}" was not in Unicode NFC form; it is read in NFC (names are compared in NFC)`);
+  if (nfc !== name) f.warn("name", `name "${truncate(nfc)}" was not in Unicode NFC form; it is read in NFC (names are compared in NFC)`);
   return nfc;
 }
 
@@ -198,7 +203,7 @@ function readDescription(value: unknown, f: FieldContext, missing?: { where: str
     throw missing ? skillError(missing.where, `missing description: ${missing.why}`) : skillError(f.where, "missing description");
   }
   if (typeof value === "number" || typeof value === "boolean") {
-    f.warnings.push(`${f.at("description")}: description is a ${typeof value}, read as the string "${String(value)}"`);
+    f.warn("description", `description is a ${typeof value}, read as the string "${String(value)}"`);
     value = String(value);
   }
   if (typeof value !== "string") {
@@ -232,39 +237,40 @@ function readId(value: unknown, where: string, name: string): string {
 /** Spec rules hosts do not all enforce: warn, keep the skill. */
 function specWarnings(raw: RawSkillFields, skill: { name: string; description: string; body: string }, f: FieldContext): void {
   const { name, description, body } = skill;
-  const { where, at, warnings } = f;
+  const { warn } = f;
   // the spec's lengths are in characters (code points): an emoji is one, not two UTF-16 units
   if (charCount(name) > SPEC_NAME_MAX || !SPEC_NAME.test(name)) {
-    warnings.push(
-      `${at("name")}: name "${truncate(name)}" breaks the spec's rule (1–${SPEC_NAME_MAX} of a-z, 0-9, '-'; no leading, trailing or double hyphen)`,
+    warn(
+      "name",
+      `name "${truncate(name)}" breaks the spec's rule (1–${SPEC_NAME_MAX} of a-z, 0-9, '-'; no leading, trailing or double hyphen)`,
     );
   }
-  warnings.push(...lookalikeWarnings(name, at("name"), truncate(name)));
+  f.warnings.push(...lookalikeWarnings(name, clipLocation(f.at("name")), truncate(name)));
   if (raw.folderName !== undefined && raw.name !== undefined && raw.name !== null && name !== raw.folderName.normalize("NFC")) {
-    warnings.push(`${at("name")}: name "${truncate(name)}" differs from its folder's name "${raw.folderName}"`);
+    warn("name", `name "${truncate(name)}" differs from its folder's name "${clip(raw.folderName)}"`);
   }
   const descriptionChars = charCount(description);
   if (descriptionChars > SPEC_DESCRIPTION_MAX) {
-    warnings.push(`${at("description")}: description has ${descriptionChars} characters, above the spec's ${SPEC_DESCRIPTION_MAX}`);
+    warn("description", `description has ${descriptionChars} characters, above the spec's ${SPEC_DESCRIPTION_MAX}`);
   }
   const compatibility = raw.meta["compatibility"];
   const compatibilityChars = typeof compatibility === "string" ? charCount(compatibility) : 0;
   if (compatibilityChars > SPEC_COMPATIBILITY_MAX) {
-    warnings.push(`${at("compatibility")}: compatibility has ${compatibilityChars} characters, above the spec's ${SPEC_COMPATIBILITY_MAX}`);
+    warn("compatibility", `compatibility has ${compatibilityChars} characters, above the spec's ${SPEC_COMPATIBILITY_MAX}`);
   }
   const metadata = raw.meta["metadata"];
   if (metadata !== undefined && !isStringMap(metadata)) {
-    warnings.push(`${at("metadata")}: metadata should be a map of strings`);
+    warn("metadata", "metadata should be a map of strings");
   }
   const lines = body === "" ? 0 : body.split("\n").length;
-  if (lines > SPEC_BODY_LINES) warnings.push(`${where}: body has ${lines} lines, above the spec's recommended ${SPEC_BODY_LINES}`);
+  if (lines > SPEC_BODY_LINES) warn(null, `body has ${lines} lines, above the spec's recommended ${SPEC_BODY_LINES}`);
 }
 
 /** Steering phrases in what the router reads (the description with `when_to_use`, the body): warn, keep the skill. */
 function steeringWarnings(description: string, body: string, f: FieldContext): void {
   for (const re of STEERING) {
     const m = re.exec(description) ?? re.exec(body);
-    if (m) f.warnings.push(`${f.where}: contains "${m[0]}", which may try to steer routing (skill text is untrusted)`);
+    if (m) f.warn(null, `contains "${clip(m[0])}", which may try to steer routing (skill text is untrusted)`);
   }
 }
 
@@ -309,7 +315,7 @@ export function parseSkillMarkdown(text: string | Uint8Array, where: string, opt
     // maxAliasCount bounds alias expansion ("billion laughs"): skill files are untrusted.
     data = doc.toJS({ maxAliasCount: 100 });
   } catch (cause) {
-    throw skillError(where, `front matter cannot be read: ${(cause as Error).message}`, cause);
+    throw skillError(where, `front matter cannot be read: ${clipMessage(cause)}`, cause);
   }
   if (data === null || data === undefined) data = {};
   if (typeof data !== "object" || Array.isArray(data) || data instanceof Map) {
@@ -340,10 +346,10 @@ export function parseSkillMarkdown(text: string | Uint8Array, where: string, opt
   skill.warnings.unshift(
     ...repaired.map(
       (r) =>
-        `${where}:${fm.yamlFirstLine + r.line}: the value of ${JSON.stringify(truncate(r.key))} is not valid YAML (an unquoted \": \", a leading \"*\" or another YAML indicator); ` +
+        `${clip(where)}:${fm.yamlFirstLine + r.line}: the value of ${JSON.stringify(truncate(r.key))} is not valid YAML (an unquoted \": \", a leading \"*\" or another YAML indicator); ` +
         "it is read as text, as Claude Code reads it, but strict readers such as Codex skip this skill: put the value in quotes",
     ),
-    ...commentCuts.map((c) => `${cutAt(c)}: ${c.key} is ${c.kept === "" ? "empty" : JSON.stringify(truncate(c.kept))}: ${commentCutWhy(c)}`),
+    ...commentCuts.map((c) => `${clipLocation(cutAt(c))}: ${c.key} is ${c.kept === "" ? "empty" : JSON.stringify(truncate(c.kept))}: ${commentCutWhy(c)}`),
   );
   return skill;
 }

@@ -34,6 +34,14 @@ describe("gavel CLI", () => {
       expect(u.code, args.join(" ")).toBe(2);
       expect(u.err).toMatch(/^gavel: .*--help shows the usage\)\n$/);
     }
+    // an unknown option of 100 KB (Node's parser quotes it twice): one line of a few hundred bytes
+    const huge = `--${"o".repeat(100 * 1024)}`;
+    for (const json of [false, true]) {
+      const u = await gavel("eval", huge, ...(json ? ["--json"] : []));
+      expect(u.code).toBe(2);
+      expect(u.err.length).toBeLessThan(1024);
+      expect(u.err).toMatch(json ? /"code":"USAGE".*chars cut.*--help shows the usage/ : /^gavel: .*chars cut.*--help shows the usage\)\n$/);
+    }
     // `gavel projections FILE` reads a projections file: a missing one is a typed error, not usage
     const missing = await gavel("projections", join(tmpdir(), "gavel-no-such-projections.gguf"));
     expect(missing.code).toBe(1);

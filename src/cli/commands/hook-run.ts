@@ -12,7 +12,7 @@
 import { resolve } from "node:path";
 import { findEndpoint, ServeClient } from "../../serve/client.js";
 import { bankDir, config } from "../../config.js";
-import { GavelError } from "../../errors.js";
+import { GavelError, MESSAGE_CHARS, clip } from "../../errors.js";
 import { parseFlags } from "../ui/flags.js";
 
 /** The fields of Claude Code's UserPromptSubmit input that the hook reads. */
@@ -125,7 +125,7 @@ export const INSTALLED_HOOK_TIMEOUT_S = 10;
 
 /** One line on stderr, ending in what it means for the prompt. */
 function note(text: string): void {
-  console.error(`gavel hook: ${text}; nothing added to the prompt`);
+  console.error(`gavel hook: ${clip(text, MESSAGE_CHARS)}; nothing added to the prompt`);
 }
 
 /**

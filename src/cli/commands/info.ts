@@ -3,7 +3,7 @@ import { committedManifest } from "../../bank/opening.js";
 import { defaultModelPaths } from "../../defaults.js";
 import { describeMismatch } from "../../model/fingerprint.js";
 import { readGgufHeader } from "../../gguf/index.js";
-import { invalidArgument } from "../../errors.js";
+import { clip, invalidArgument } from "../../errors.js";
 import { Model } from "../../model/Model.js";
 import { PROJECTIONS_ARCHITECTURE } from "../../projections/file.js";
 import { Projections } from "../../projections/projections.js";
@@ -97,7 +97,7 @@ and the devices ggml found.`,
     }
     // the usage gives --addon alone: with a file it would be dropped without a word
     if (values.addon) {
-      throw invalidArgument(`--addon takes no file: it prints the native addon's status (gavel info --addon alone); to describe ${positionals.join(" ")}, run gavel info without --addon`);
+      throw invalidArgument(`--addon takes no file: it prints the native addon's status (gavel info --addon alone); to describe ${clip(positionals.join(" "))}, run gavel info without --addon`);
     }
     if (positionals.length !== 1) {
       throw new UsageError("gavel info takes one model file, projections file or bank directory (or --addon alone)", this.help);

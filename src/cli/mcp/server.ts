@@ -11,7 +11,7 @@
 import { randomBytes, timingSafeEqual } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { GavelError, clip } from "../../errors.js";
+import { GavelError, MESSAGE_CHARS, clip } from "../../errors.js";
 import { readBody } from "../../serve/limits.js";
 import { missingPackage } from "../../util/missing-package.js";
 import { DEFAULT_SEARCH_K, LOAD_SKILL_DESCRIPTION, loadSkill, MAX_SEARCH_K, searchSkills, searchText, SEARCH_SKILLS_DESCRIPTION, SEARCH_TASK_DESCRIPTION, skillText, type SearchOptions, type SkillSource } from "../../adapters/skill-tools.js";
@@ -255,7 +255,7 @@ export async function serveMcpStdio(router: SkillSource, info: McpServerInfo, si
   server.server.onerror = (err: Error) => {
     const parse = err instanceof SyntaxError;
     const invalid = err?.name === "ZodError";
-    process.stderr.write(`gavel mcp: ${parse ? "a frame that is not JSON" : invalid ? "a frame that is not a JSON-RPC message" : "error"}: ${err?.message?.split("\n")[0] ?? String(err)}\n`);
+    process.stderr.write(`gavel mcp: ${parse ? "a frame that is not JSON" : invalid ? "a frame that is not a JSON-RPC message" : "error"}: ${clip(err?.message?.split("\n")[0] ?? String(err), MESSAGE_CHARS)}\n`);
     if (parse || invalid) {
       const error = parse ? { code: -32700, message: "Parse error: the frame is not JSON" } : { code: -32600, message: "Invalid Request: the frame is not a JSON-RPC 2.0 message" };
       void transport.send({ jsonrpc: "2.0", id: null, error } as never).catch(() => undefined);
@@ -317,7 +317,7 @@ async function readJsonBody(req: IncomingMessage, max: number): Promise<{ ok: tr
 function plainError(res: ServerResponse, status: number, message: string, headers: Record<string, string> = {}): void {
   if (res.headersSent) return void res.end();
   res.writeHead(status, { "content-type": "application/json", ...headers });
-  res.end(JSON.stringify({ jsonrpc: "2.0", error: { code: -32000, message }, id: null }));
+  res.end(JSON.stringify({ jsonrpc: "2.0", error: { code: -32000, message: clip(message, MESSAGE_CHARS) }, id: null }));
 }
 
 /**

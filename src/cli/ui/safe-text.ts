@@ -3,6 +3,7 @@
  * a name could clear the terminal, move the cursor or hide text, and a bidi override could reorder
  * what the reader sees. {@link safeText} makes such text inert for a terminal.
  */
+import { clipLocation } from "../../errors.js";
 
 /**
  * C0 controls (but tab), DEL, C1 controls, the Unicode bidi embeddings, overrides and isolates,
@@ -21,9 +22,10 @@ export function safeText(s: string): string {
 
 /**
  * A skill failure as one line, safe for a terminal, with its location said once: an error about a
- * file usually starts with it already (`where: …`, or `where:3: …` for a line of it), so the message
- * is printed as it is then, and after `where: ` otherwise.
+ * file usually starts with it already (`where: …`, or `where:3: …` for a line of it; a long path
+ * {@link clipLocation}ped), so the message is printed as it is then, and after `where: ` otherwise.
  */
 export function failureText(where: string, message: string): string {
-  return safeText(message.startsWith(`${where}:`) ? message : `${where}: ${message}`);
+  const shown = clipLocation(where);
+  return safeText(message.startsWith(`${where}:`) || message.startsWith(`${shown}:`) ? message : `${shown}: ${message}`);
 }
