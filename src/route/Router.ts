@@ -185,8 +185,9 @@ export class Router {
       this.#check();
       try {
         const report = await installSkills(this.#parts, source, options);
-        // dead key rows reclaimed once they match the live ones; texts no entry names deleted
-        await this.#parts.library.tidy();
+        // dead key rows reclaimed once they match the live ones; texts no entry names deleted (its wait
+        // for the routes in flight ends with an abort: the skills stay committed, the next write tidies)
+        await this.#parts.library.tidy(signal);
         // a library the route will glance through its index gets it now, not at the first route
         const { library } = this.#parts;
         // (while damaged keys remain, routes refuse: they are built by the first route after the repair)
