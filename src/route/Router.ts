@@ -9,7 +9,7 @@
  */
 import { GavelError, invalidArgument, clip } from "../errors.js";
 import type { Model } from "../model/Model.js";
-import { abortable, abortedError, boolOption, describeValue, enumOption, intOption, optionsObject, signalOption, afterTurn } from "../util/validate.js";
+import { abortable, abortedError, boolOption, describeValue, enumOption, intOption, optionsObject, signalOption, afterTurn, throwIfAborted } from "../util/validate.js";
 import type { Skill, SkillInput } from "../skills/index.js";
 import { RenderEncoder, type TaskKeep } from "../render/encode.js";
 import { modelFingerprint } from "../model/fingerprint.js";
@@ -205,20 +205,27 @@ export class Router {
     }, true), "Router.install", signal);
   }
 
-  /** Removes an installed skill (by id or name). Resolves to false when there is none. */
-  uninstall(idOrName: string): Promise<boolean> {
-    return this.#exclusive(async () => {
+  /**
+   * Removes an installed skill (by id or name). Resolves to false when there is none. It waits for the
+   * installs and uninstalls called before it, then for the routes in flight; `signal` aborting while
+   * it waits rejects with ABORTED at once, nothing removed (a removal under way finishes).
+   */
+  async uninstall(idOrName: string, options?: { signal?: AbortSignal }): Promise<boolean> {
+    this.#check();
+    const signal = signalOption(optionsObject(options, "uninstall options", { signal: true }).signal);
+    if (typeof idOrName !== "string") throw invalidArgument("uninstall takes a skill id or name");
+    throwIfAborted(signal, "Router.uninstall");
+    return this.#exclusive(() => abortable("Router.uninstall", signal, async () => {
       this.#check();
-      if (typeof idOrName !== "string") throw invalidArgument("uninstall takes a skill id or name");
       const entry = this.#parts.library.find(idOrName);
       if (!entry) return false;
       try {
-        await this.#parts.library.remove(entry.id);
+        await this.#parts.library.remove(entry.id, signal);
       } finally {
         this.#lexical.invalidate();
       }
       return true;
-    }, "Router.uninstall");
+    }, true), "Router.uninstall", signal);
   }
 
   /** The installed skills. */

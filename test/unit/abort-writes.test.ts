@@ -136,4 +136,34 @@ describe.skipIf(NO_SHARED)("an install's or uninstall's wait for the library, ab
       await r.close();
     }
   }, 120_000);
+
+  it("an uninstall waiting for a route rejects with ABORTED as its signal aborts, before the route ends; the skill stays, and the uninstall run again removes it", async () => {
+    const r = await routerWithSkills();
+    try {
+      const order: string[] = [];
+      const held = heldRoute(r, order);
+      await held.inside;
+      // refused at the call, before any wait: a bad option, a bad name, an already-aborted signal
+      await expectCode(r.uninstall("sql-query", { sigal: new AbortController().signal } as never), "INVALID_ARGUMENT", /uninstall options/);
+      await expectCode(r.uninstall(42 as never), "INVALID_ARGUMENT", /uninstall takes a skill id or name/);
+      const early = new Error("stopped before the call");
+      expect((await expectCode(r.uninstall("sql-query", { signal: AbortSignal.abort(early) }), "ABORTED", /^Router\.uninstall: the operation was aborted$/)).cause).toBe(early);
+      const controller = new AbortController();
+      const reason = new Error("stop the waiting uninstall");
+      const removing = settles(r.uninstall("sql-query", { signal: controller.signal }), "uninstall", order);
+      controller.abort(reason);
+      const err = await expectCode(removing, "ABORTED", /^Router\.uninstall: the operation was aborted$/);
+      expect(err.cause).toBe(reason);
+      expect(order).toEqual(["uninstall"]); // the route still held the library
+      held.release();
+      expect((await held.route).shortlist.length).toBeGreaterThan(0);
+      expect(r.list().map((s) => s.name)).toContain("sql-query");
+      expect((await r.get("sql-query")).description).toBe(SKILLS[2].description);
+      expect(await r.uninstall("sql-query", { signal: new AbortController().signal })).toBe(true);
+      expect(r.list().map((s) => s.name).sort()).toEqual(["docker-image", "go-service"]);
+      expect((await r.route(TASK)).shortlist.map((c) => c.name)).not.toContain("sql-query");
+    } finally {
+      await r.close();
+    }
+  }, 120_000);
 });
