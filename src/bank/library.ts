@@ -19,33 +19,23 @@ import type { Projections } from "../projections/projections.js";
 import type { RenderableSkill } from "../render/index.js";
 import type { Skill } from "../skills/index.js";
 import { GavelError } from "../errors.js";
-import { untilAborted } from "../util/validate.js";
+import { SharedWork } from "../util/shared-work.js";
+import { throwIfAborted, untilAborted } from "../util/validate.js";
 import { findEntry, sameMeta, tokenIdfOf } from "./entries.js";
 import { ReadWriteLock } from "./rw-lock.js";
 import { KeyBank, type KeyBankOptions } from "./key-bank.js";
 import { BankLexicon } from "./lexicon.js";
 import { BankStore, SNAPSHOT_ATTEMPTS } from "./store.js";
-import { openSnapshotParts } from "./snapshot.js";
+import { openSnapshotParts, sameKeys } from "./snapshot.js";
 import { damagedKeys } from "./keys-file.js";
 import { TextStore } from "./texts.js";
-import { bankHeaderFor, type BankEntry, type HeaderSource, type RenderCut } from "./types.js";
+import { bankHeaderFor, type BankEntry, type HeaderSource, type SkillKeysRecord } from "./types.js";
 
 /** An opaque state of a {@link Library} (see {@link Library.changedSince}). */
 export type LibraryState = { readonly store: BankStore; readonly entries: number; readonly handles: number };
 
 /** Native memory read per batch when a library opens (see {@link Library.open}). */
 const LOAD_BATCH_BYTES = 256 * 2 ** 20;
-
-/** What install computed for one skill, as the bank records it beside the keys. */
-export interface SkillKeysRecord {
-  /** Token id of each key, and its position in r(s). */
-  keyTokens: number[];
-  keyPositions: number[];
-  /** Tokens of r(s). */
-  renderTokens: number;
-  /** Where r(s) was cut, so the verdict renders the same text. */
-  renderCut: RenderCut;
-}
 
 /** Opening options of {@link Library.open}. */
 export interface LibraryOpenOptions {
@@ -78,6 +68,9 @@ export class Library {
   #idf: { state: LibraryState; idf: Float32Array } | null = null;
   #labels: { state: LibraryState; of: SkillLabel[] } | null = null;
   readonly #rw = new ReadWriteLock();
+
+  /** Calls waiting for the library's lock now: reads, and the writes that take something away (for tests and diagnostics). */
+  get waiting(): number { return this.#rw.waiting; }
 
   private constructor(store: BankStore, keys: KeyBank, texts: TextStore, lexicon: BankLexicon) {
     this.#store = store;
@@ -138,49 +131,49 @@ export class Library {
    * For a snapshot: when a newer commit has landed, moves to it (the keys of the skills it added or
    * changed are read, those of the skills it removed dropped, its lexicon read). The new snapshot is
    * read while routes go on; only the swap waits for the routes in flight. Resolves to whether it
-   * moved. A writer's library is always current: false.
+   * moved. A writer's library is always current: false. A call while a refresh runs waits for that
+   * one; `signal` aborting while it waits: `verb`'s ABORTED at once. Once every call waiting for the
+   * refresh has aborted (none waits without a signal), the refresh stops waiting for the swap, closes
+   * what it opened and leaves the library as it was (the next read refreshes anew); a swap under way finishes.
    */
-  async refresh(): Promise<boolean> {
-    if (!this.readOnly || !(await this.#store.moved())) return false;
-    // One refresh at a time; a read that asks meanwhile waits for it.
-    this.#refreshing ??= this.#refreshOnce().finally(() => (this.#refreshing = null));
-    return this.#refreshing;
+  async refresh(signal?: AbortSignal, verb = "Library.refresh"): Promise<boolean> {
+    if (!this.readOnly || !(await untilAborted(this.#store.moved(), verb, signal))) return false;
+    return this.#refreshes.join((s) => this.#refreshOnce(s), signal, verb);
   }
 
-  #refreshing: Promise<boolean> | null = null;
+  readonly #refreshes = new SharedWork<boolean>();
 
-  async #refreshOnce(): Promise<boolean> {
+  /** One refresh (see {@link refresh}); `signal` aborts once no call waits for it. */
+  async #refreshOnce(signal: AbortSignal): Promise<boolean> {
     const { store, lexicon } = await openSnapshotParts(this.dir, this.#store.header, this.texts);
     // A skill whose keys are the same (by checksum) keeps them; the others are read. Only a refresh
-    // changes a snapshot library, and refreshes run one at a time, so this holds until the swap.
-    const prev = new Map(this.#store.entries().map((e) => [e.id, e]));
-    const same = (e: BankEntry) => {
-      const p = prev.get(e.id);
-      return p !== undefined && this.#handleOf.has(e.id) && p.nKeys === e.nKeys && p.keysSha256 !== undefined && p.keysSha256 === e.keysSha256;
-    };
-    let loaded: [string, Float32Array][];
+    // changes a snapshot library, and only one not abandoned swaps, so this holds until the swap.
+    const same = sameKeys(this.#store.entries(), (id) => this.#handleOf.has(id));
     // A damaged skill holds no keys, so it is never `same`: each is read again here.
     const damaged = new Set<string>();
+    let swapping = false;
     try {
-      loaded = await this.#loadKeys(store, damaged, (e) => !same(e));
+      throwIfAborted(signal, "Library.refresh"); // no call waits for it any more: its keys go unread
+      const loaded = await this.#loadKeys(store, damaged, (e) => !same(e));
+      return await this.#rw.write(async () => {
+        swapping = true;
+        for (const id of [...this.#handleOf.keys()]) {
+          const e = store.get(id);
+          if (e === undefined || !same(e)) this.untrack(id);
+        }
+        for (const [id, keys] of loaded) this.track(id, keys);
+        this.#damaged.clear();
+        for (const id of damaged) this.#damaged.add(id);
+        const old = this.#store;
+        this.#store = store;
+        this.#lexicon = lexicon;
+        await old.close();
+        return true;
+      }, signal, "Library.refresh");
     } catch (err) {
-      await store.close();
+      if (!swapping) await store.close();
       throw err;
     }
-    return this.#rw.write(async () => {
-      for (const id of [...this.#handleOf.keys()]) {
-        const e = store.get(id);
-        if (e === undefined || !same(e)) this.untrack(id);
-      }
-      for (const [id, keys] of loaded) this.track(id, keys);
-      this.#damaged.clear();
-      for (const id of damaged) this.#damaged.add(id);
-      const old = this.#store;
-      this.#store = store;
-      this.#lexicon = lexicon;
-      await old.close();
-      return true;
-    });
   }
 
   /**
@@ -191,7 +184,7 @@ export class Library {
    * (CORRUPT_FILE), it moves and reruns `f`.
    */
   async reading<T>(f: () => Promise<T>, signal?: AbortSignal): Promise<T> {
-    const refresh = () => untilAborted(this.refresh(), "Library.reading", signal);
+    const refresh = () => this.refresh(signal, "Library.reading");
     if (this.readOnly) await refresh();
     for (let attempt = 1; ; attempt++) {
       try {
@@ -365,10 +358,11 @@ export class Library {
   /**
    * Writes one encoded skill to disk: its text, then its entry and keys, and its terms to the
    * lexicon (staged until the next {@link commit}). The keys are not held in memory until {@link track}.
+   * A replacement waits for the reads in flight; `signal` aborting meanwhile: ABORTED, nothing written.
    */
-  async save(skill: Skill, record: SkillKeysRecord, keys: Float32Array): Promise<void> {
+  async save(skill: Skill, record: SkillKeysRecord, keys: Float32Array, signal?: AbortSignal): Promise<void> {
     // Replacing a skill takes its old keys away (until track): not while a route reads them.
-    if (this.store.has(skill.id)) return this.#rw.write(() => this.#save(skill, record, keys));
+    if (this.store.has(skill.id)) return this.#rw.write(() => this.#save(skill, record, keys), signal, "Library.save");
     return this.#save(skill, record, keys);
   }
 
@@ -406,10 +400,11 @@ export class Library {
    * After an install (an uninstall does it itself): rewrites the keys file without dead rows (of removed or replaced skills) once
    * they are at least as many as the live ones, so a bank edited over and over stays within about
    * twice its live size, and deletes texts no entry names. Not while damaged keys remain (their rows
-   * cannot be copied) or for a snapshot. Resolves to whether the keys file was rewritten.
+   * cannot be copied) or for a snapshot. Resolves to whether the keys file was rewritten. `signal`
+   * aborting while it waits for the reads in flight: ABORTED, nothing done.
    */
-  async tidy(): Promise<boolean> {
-    return this.readOnly ? false : this.#rw.write(() => this.#tidy());
+  async tidy(signal?: AbortSignal): Promise<boolean> {
+    return this.readOnly ? false : this.#rw.write(() => this.#tidy(), signal, "Library.tidy");
   }
 
   async #tidy(): Promise<boolean> {
@@ -420,16 +415,19 @@ export class Library {
     return compact;
   }
 
-  /** Removes an installed skill from disk and memory, commits, then tidies as {@link tidy} does. */
-  async remove(id: string): Promise<void> {
-    // Once the routes in flight are done: they may need this skill's keys, entry and text.
+  /**
+   * Removes an installed skill from disk and memory, commits, then tidies as {@link tidy} does; once
+   * the routes in flight are done (they may need its keys, entry and text). `signal` aborting while
+   * it waits for them: ABORTED, nothing removed.
+   */
+  async remove(id: string, signal?: AbortSignal): Promise<void> {
     return this.#rw.write(async () => {
       await this.store.remove(id);
       this.lexicon.remove(id);
       this.untrack(id);
       await this.store.commit();
       await this.#tidy();
-    });
+    }, signal, "Library.remove");
   }
 
   /** Frees the keys in memory and closes the bank (committing it), once the reads in flight are done. */

@@ -7,7 +7,7 @@ import { GavelError, clip } from "../errors.js";
 import { BankLexicon } from "./lexicon.js";
 import { BankStore, SNAPSHOT_ATTEMPTS } from "./store.js";
 import type { TextStore } from "./texts.js";
-import type { BankHeader } from "./types.js";
+import type { BankEntry, BankHeader } from "./types.js";
 
 /**
  * A committed snapshot's store and lexicon, read again from the newer manifest when a writer changed
@@ -26,4 +26,16 @@ export async function openSnapshotParts(dir: string, header: BankHeader, texts: 
     }
     await store.close();
   }
+}
+
+/**
+ * Whether an entry of a newer snapshot has the keys held now: its entry in `prev` (the snapshot held)
+ * has the same count and checksum, and `held(id)` (its keys are in memory). A refresh keeps those keys.
+ */
+export function sameKeys(prev: readonly BankEntry[], held: (id: string) => boolean): (e: BankEntry) => boolean {
+  const before = new Map(prev.map((e) => [e.id, e]));
+  return (e) => {
+    const p = before.get(e.id);
+    return p !== undefined && held(e.id) && p.nKeys === e.nKeys && p.keysSha256 !== undefined && p.keysSha256 === e.keysSha256;
+  };
 }

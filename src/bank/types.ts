@@ -97,6 +97,17 @@ export interface RenderCut {
   readonly bodyChars: number;
 }
 
+/** What install computed for one skill, as the bank records it beside the keys. */
+export interface SkillKeysRecord {
+  /** Token id of each key, and its position in r(s). */
+  keyTokens: number[];
+  keyPositions: number[];
+  /** Tokens of r(s). */
+  renderTokens: number;
+  /** Where r(s) was cut, so the verdict renders the same text. */
+  renderCut: RenderCut;
+}
+
 /** One installed skill as the manifest records it. */
 export interface BankEntry extends BankEntryInput {
   /** Number of key rows. */

@@ -9,7 +9,7 @@
  */
 import { GavelError, invalidArgument, clip } from "../errors.js";
 import type { Model } from "../model/Model.js";
-import { abortable, abortedError, boolOption, describeValue, enumOption, intOption, optionsObject, signalOption, afterTurn } from "../util/validate.js";
+import { abortable, abortedError, boolOption, describeValue, enumOption, intOption, optionsObject, signalOption, afterTurn, throwIfAborted } from "../util/validate.js";
 import type { Skill, SkillInput } from "../skills/index.js";
 import { RenderEncoder, type TaskKeep } from "../render/encode.js";
 import { modelFingerprint } from "../model/fingerprint.js";
@@ -185,8 +185,9 @@ export class Router {
       this.#check();
       try {
         const report = await installSkills(this.#parts, source, options);
-        // dead key rows reclaimed once they match the live ones; texts no entry names deleted
-        await this.#parts.library.tidy();
+        // dead key rows reclaimed once they match the live ones; texts no entry names deleted (its wait
+        // for the routes in flight ends with an abort: the skills stay committed, the next write tidies)
+        await this.#parts.library.tidy(signal);
         // a library the route will glance through its index gets it now, not at the first route
         const { library } = this.#parts;
         // (while damaged keys remain, routes refuse: they are built by the first route after the repair)
@@ -204,20 +205,27 @@ export class Router {
     }, true), "Router.install", signal);
   }
 
-  /** Removes an installed skill (by id or name). Resolves to false when there is none. */
-  uninstall(idOrName: string): Promise<boolean> {
-    return this.#exclusive(async () => {
+  /**
+   * Removes an installed skill (by id or name). Resolves to false when there is none. It waits for the
+   * installs and uninstalls called before it, then for the routes in flight; `signal` aborting while
+   * it waits rejects with ABORTED at once, nothing removed (a removal under way finishes).
+   */
+  async uninstall(idOrName: string, options?: { signal?: AbortSignal }): Promise<boolean> {
+    this.#check();
+    const signal = signalOption(optionsObject(options, "uninstall options", { signal: true }).signal);
+    if (typeof idOrName !== "string") throw invalidArgument("uninstall takes a skill id or name");
+    throwIfAborted(signal, "Router.uninstall");
+    return this.#exclusive(() => abortable("Router.uninstall", signal, async () => {
       this.#check();
-      if (typeof idOrName !== "string") throw invalidArgument("uninstall takes a skill id or name");
       const entry = this.#parts.library.find(idOrName);
       if (!entry) return false;
       try {
-        await this.#parts.library.remove(entry.id);
+        await this.#parts.library.remove(entry.id, signal);
       } finally {
         this.#lexical.invalidate();
       }
       return true;
-    }, "Router.uninstall");
+    }, true), "Router.uninstall", signal);
   }
 
   /** The installed skills. */

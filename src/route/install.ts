@@ -135,7 +135,8 @@ class Installation {
     const { library } = this.#parts;
     const t = performance.now();
     const { keys, keyTokens, keyPositions, renderTokens, renderCut } = enc;
-    await library.save(skill, { keyTokens, keyPositions, renderTokens, renderCut }, keys);
+    // a replacement waits for the routes in flight: an abort meanwhile ends the install, this skill unwritten
+    await library.save(skill, { keyTokens, keyPositions, renderTokens, renderCut }, keys, this.#settings.signal);
     this.report.stages.store += secondsSince(t);
     library.track(skill.id, keys);
     const r = this.report;

@@ -12,7 +12,7 @@ import type { StatesCache } from "../model/states-cache.js";
 import type { Projections } from "../projections/projections.js";
 import type { RenderEncoder } from "../render/encode.js";
 import type { Skill } from "../skills/index.js";
-import type { SkillKeysRecord } from "../bank/library.js";
+import type { SkillKeysRecord } from "../bank/types.js";
 import { coverFarthestFirstAsync, projectNormalize } from "../kernels/kernels.js";
 import type { InstallStages } from "./types.js";
 

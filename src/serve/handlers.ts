@@ -193,7 +193,7 @@ export class Handlers {
       case "sync":
         return (op === "install" ? installOp : syncOp)(this.#router, params, signal, progress);
       case "uninstall":
-        return { removed: await this.#router.uninstall(str(params, "skill")) };
+        return { removed: await this.#router.uninstall(str(params, "skill"), { signal }) };
     }
   }
 

@@ -1,7 +1,10 @@
 // Readers of a bank's last committed snapshot (issue 17, "readers never blocked"): BankStore and
 // Library opened without the lock see the committed state only, change nothing on disk, refuse
 // writes, and a snapshot library moves to newer commits (keys, lexicon and texts as a fresh open
-// reads them), running a read again when a writer pruned a text it needed meanwhile.
+// reads them), running a read again when a writer pruned a text it needed meanwhile. A read, or a
+// write that takes something away, waiting for the library's lock leaves at once when its signal
+// aborts, and a refresh that no read waits for any more stops waiting for its swap.
+import { existsSync } from "node:fs";
 import { readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
@@ -44,13 +47,24 @@ function skill(id: string, version: number): Skill {
   return { id, name: id, description, body, meta: {}, contentHash: skillContentHash(id, description, body), source: `${id}/SKILL.md`, warnings: [], disableModelInvocation: false };
 }
 const entryInput = (id: string, rows = 2) => ({ id, name: id, description: "d", contentHash: "ab".repeat(32), source: "t", disableModelInvocation: false, keyTokens: Array(rows).fill(1), renderTokens: rows });
+/** What install records beside `rows` keys. */
+const keysRecord = (rows: number) => ({ keyTokens: Array(rows).fill(1), keyPositions: Array(rows).fill(0), renderTokens: rows, renderCut: { descriptionChars: 1, bodyChars: 1 } });
 /** Installs a skill as Router's install does: save, track, commit. */
 async function install(lib: Library, id: string, version: number, rows = 2): Promise<void> {
   const k = keys(rows);
-  await lib.save(skill(id, version), { keyTokens: Array(rows).fill(1), keyPositions: Array(rows).fill(0), renderTokens: rows, renderCut: { descriptionChars: 1, bodyChars: 1 } }, k);
+  await lib.save(skill(id, version), keysRecord(rows), k);
   lib.track(id, k);
   await lib.commit();
 }
+/** What a call rejected with (null when it resolved). */
+const outcome = (p: Promise<unknown>): Promise<unknown> => p.then(() => null, (e: unknown) => e);
+/** A read of `lib` held inside until `release()`. */
+function heldRead(lib: Library): { held: Promise<void>; release: () => void } {
+  let release!: () => void;
+  const inside = new Promise<void>((r) => (release = r));
+  return { held: lib.reading(() => inside), release };
+}
+const aborted = (verb: string, cause: unknown) => ({ name: "GavelError", code: "ABORTED", message: `${verb}: the operation was aborted`, cause });
 /** Each skill's glance score for one query, by id: equal iff the two libraries hold the same keys. */
 async function scores(lib: Library, q: Float32Array): Promise<Map<string, number>> {
   const res = await lib.keys.glance(q, { k: 1 });
@@ -174,9 +188,78 @@ describe(`Library.openSnapshot (seed ${seed})`, () => {
     release();
     await held;
     expect(ran).toBe(0);
-    // the refresh went on and the snapshot moved
+    // the next read moves the snapshot
     expect(await snap.reading(async () => snap.store.entries().map((e) => e.id))).toEqual(["s0", "s1"]);
     await snap.close();
     await w.close();
+  });
+
+  it("a refresh that every read waiting for it left stops waiting for the swap: the library stays where it was, and the next read moves it", async () => {
+    const { dir, w, snap } = await libraryAndSnapshot(["s0"]);
+    const { held, release } = heldRead(snap);
+    await install(w, "s1", 1); // a newer commit: the next read refreshes, its swap behind `held`
+    const [a, b] = [new AbortController(), new AbortController()];
+    const [reasonA, reasonB] = [new Error("read a stops"), new Error("read b stops")];
+    let ran = 0;
+    const readA = outcome(snap.reading(async () => void ran++, a.signal));
+    const readB = outcome(snap.reading(async () => void ran++, b.signal));
+    // the refresh has read the new commit and waits to swap (the lock's one waiter: both reads wait for the refresh)
+    while (snap.waiting === 0) await new Promise((r) => setImmediate(r));
+    a.abort(reasonA);
+    expect(await readA).toMatchObject(aborted("Library.reading", reasonA));
+    expect(snap.waiting).toBe(1); // read b still waits for the refresh: it goes on
+    b.abort(reasonB);
+    expect(snap.waiting).toBe(0); // no read waits for it now: it left the lock's queue at once
+    expect(await readB).toMatchObject(aborted("Library.reading", reasonB));
+    release();
+    await held;
+    expect(ran).toBe(0);
+    expect(snap.store.entries().map((e) => e.id)).toEqual(["s0"]); // never swapped
+    expect(await snap.reading(async () => snap.store.entries().map((e) => e.id))).toEqual(["s0", "s1"]);
+    const fresh = await Library.openSnapshot(dir, projections);
+    const q = keys(4);
+    expect(await scores(snap, q)).toEqual(await scores(fresh, q));
+    for (const l of [snap, fresh, w]) await l.close();
+  });
+});
+
+describe(`Library writes waiting for the reads in flight (seed ${seed})`, () => {
+  it("a replacing save, a tidy and a remove reject with ABORTED as their signal aborts while a read holds the library, change nothing, and run once it left", async () => {
+    const dir = freshDir();
+    const w = await Library.open(dir, projections, { create: true });
+    for (const id of ["s0", "s1"]) await install(w, id, 1);
+    const q = keys(4);
+    const before = { entries: w.store.entries(), scores: await scores(w, q) };
+    const { held, release } = heldRead(w);
+    const v2 = skill("s0", 2);
+    const calls: [string, (signal: AbortSignal) => Promise<unknown>][] = [
+      ["Library.save", (signal) => w.save(v2, keysRecord(3), keys(3), signal)],
+      ["Library.tidy", (signal) => w.tidy(signal)],
+      ["Library.remove", (signal) => w.remove("s1", signal)],
+    ];
+    for (const [verb, call] of calls) {
+      const controller = new AbortController();
+      const reason = new Error(`stop ${verb}`);
+      const p = outcome(call(controller.signal));
+      expect(w.waiting).toBe(1); // behind the held read
+      controller.abort(reason);
+      expect(w.waiting).toBe(0);
+      expect(await p).toMatchObject(aborted(verb, reason));
+    }
+    release();
+    await held;
+    expect(w.store.entries()).toEqual(before.entries);
+    expect(await scores(w, q)).toEqual(before.scores);
+    expect(existsSync(w.texts.pathOf(v2.contentHash))).toBe(false);
+    expect(w.store.dirty).toBe(false);
+    // each runs now
+    await install(w, "s0", 2, 3);
+    await w.remove("s1");
+    await w.tidy();
+    await w.close();
+    const reopened = await Library.open(dir, projections, { create: false });
+    expect(reopened.store.entries().map((e) => [e.id, e.contentHash])).toEqual([["s0", v2.contentHash]]);
+    expect((await reopened.text(reopened.entry("s0"))).description).toBe(v2.description);
+    await reopened.close();
   });
 });

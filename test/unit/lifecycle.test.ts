@@ -328,6 +328,7 @@ describe.skipIf(NO_SHARED)("cancellation and lifecycle of the public async verbs
       ["Router.rank", () => r.rank(TASK)],
       ["Router.warm", () => r.warm()],
       ["Router.get", () => r.get("dockerfile")],
+      ["Router.uninstall", () => r.uninstall("dockerfile")],
       ["LiveContext.append", () => l.append(o.liveStates)],
       ["selectLive", () => selectLive(l, TASK)],
       ["KeyBank.glance", () => b.glance(q)],
@@ -349,6 +350,7 @@ describe.skipIf(NO_SHARED)("cancellation and lifecycle of the public async verbs
     }
     // with an aborted signal too, the disposal is what a closed router and a disposed model report
     expect(await outcome(r.route(TASK, { signal: AbortSignal.abort() }))).toMatchObject({ code: "DISPOSED" });
+    expect(await outcome(r.uninstall("dockerfile", { signal: AbortSignal.abort() }))).toMatchObject({ code: "DISPOSED" });
     expect(await outcome(m.logits(toks, { signal: AbortSignal.abort() }))).toMatchObject({ code: "DISPOSED" });
     expect(m.disposed).toBe(true);
   }, 120_000);
