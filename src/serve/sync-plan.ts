@@ -50,12 +50,13 @@ export async function planSync(router: Router, found: DiscoverResult): Promise<S
 /**
  * Carries a plan out: the new and changed skills installed in one `Router.install`, then the skills
  * deleted on disk uninstalled. An abort stops it where `Router.install` stops (its committed skills
- * stay; nothing is uninstalled), as Ctrl-C does a local sync. The install's report, or null when there
- * was nothing to install.
+ * stay; nothing is uninstalled), as Ctrl-C does a local sync; one after the install, while the
+ * uninstalls run, stops before the next uninstall (each one is whole or not done). The install's
+ * report, or null when there was nothing to install.
  */
 export async function applySync(router: Router, plan: SyncPlan, options: { signal?: AbortSignal; onProgress?: (p: InstallProgress) => void } = {}): Promise<InstallReport | null> {
   const toInstall = [...plan.add, ...plan.update];
   const report = toInstall.length > 0 ? await router.install(toInstall, { signal: options.signal, onProgress: options.onProgress }) : null;
-  for (const s of plan.remove) await router.uninstall(s.id);
+  for (const s of plan.remove) await router.uninstall(s.id, { signal: options.signal });
   return report;
 }

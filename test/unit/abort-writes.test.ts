@@ -7,6 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Model, Projections, Router, type RouteResult } from "../../src/index.js";
 import type { GlanceVia } from "../../src/route/glance-many.js";
+import { applySync } from "../../src/serve/sync-plan.js";
 import { expectCode } from "../helpers/gavel-error.js";
 import { needsShared, SHARED, storiesPath } from "../helpers/paths.js";
 import { tempRoot } from "../helpers/temp-dirs.js";
@@ -162,6 +163,22 @@ describe.skipIf(NO_SHARED)("an install's or uninstall's wait for the library, ab
       expect(await r.uninstall("sql-query", { signal: new AbortController().signal })).toBe(true);
       expect(r.list().map((s) => s.name).sort()).toEqual(["docker-image", "go-service"]);
       expect((await r.route(TASK)).shortlist.map((c) => c.name)).not.toContain("sql-query");
+    } finally {
+      await r.close();
+    }
+  }, 120_000);
+
+  it("a sync with nothing to install, aborted, uninstalls nothing", async () => {
+    const r = await routerWithSkills();
+    try {
+      const gone = r.list().filter((s) => s.name !== "docker-image").map((s) => ({ id: s.id, name: s.name, source: "gone/SKILL.md" }));
+      const plan = { add: [], update: [], unchanged: ["docker-image"], remove: gone, kept: [] };
+      const reason = new Error("sync stopped");
+      const err = await expectCode(applySync(r, plan, { signal: AbortSignal.abort(reason) }), "ABORTED");
+      expect(err.cause).toBe(reason);
+      expect(r.list().map((s) => s.name).sort()).toEqual(["docker-image", "go-service", "sql-query"]);
+      expect(await applySync(r, plan, { signal: new AbortController().signal })).toBeNull();
+      expect(r.list().map((s) => s.name)).toEqual(["docker-image"]);
     } finally {
       await r.close();
     }
