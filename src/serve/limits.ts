@@ -5,7 +5,7 @@
  * @module
  */
 import type { IncomingMessage } from "node:http";
-import { GavelError } from "../errors.js";
+import { checkInt } from "../util/validate.js";
 import { MAX_LINE_BYTES } from "./protocol.js";
 
 /**
@@ -58,10 +58,14 @@ export const DEFAULT_LIMITS: Readonly<ServeLimits> = Object.freeze({
 /** Ops answered at once from what the server holds: never counted against the in-flight bounds. */
 export const CONTROL_OPS: ReadonlySet<string> = new Set(["ping", "status", "cancel"]);
 
-/** The limits given, completed with {@link DEFAULT_LIMITS} and checked. */
+/**
+ * The limits given, completed with {@link DEFAULT_LIMITS} and checked: each an integer from 1 (from 0
+ * for `maxTaskTokens`, 0 being no budget) to 2^31 − 1 (the times end in timers, which take no more),
+ * else INVALID_ARGUMENT naming the limit and the range.
+ */
 export function limitsOf(given: Partial<ServeLimits> | undefined): ServeLimits {
   const l = { ...DEFAULT_LIMITS, ...given };
-  for (const [k, v] of Object.entries(l)) if (!Number.isInteger(v) || v < (k === "maxTaskTokens" ? 0 : 1)) throw new GavelError(`limits.${k} must be a positive integer`, "INVALID_ARGUMENT");
+  for (const [k, v] of Object.entries(l)) checkInt(v, `limits.${k}`, k === "maxTaskTokens" ? 0 : 1);
   return l;
 }
 

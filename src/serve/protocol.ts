@@ -92,6 +92,21 @@ export function defaultSocketPath(bank: string, runtimeDir: string | undefined =
   return fallbackSocketPath(`${hash}.sock`, runtimeDir);
 }
 
+/**
+ * The longest Unix socket path this platform takes, in bytes of UTF-8 (null on Windows, whose named
+ * pipes have no such bound): `sun_path` holds 108 bytes on Linux and 104 on macOS and the BSDs, the
+ * last a NUL. Neither the kernel nor node refuses a longer path: it is cut short, and a server would
+ * listen somewhere else than asked. ({@link defaultSocketPath} keeps its own documented 100 bytes.)
+ */
+export const MAX_SOCKET_PATH_BYTES: number | null = process.platform === "win32" ? null : process.platform === "linux" ? 107 : 103;
+
+/** What is wrong with `path` as a Unix socket path (its length), or null when it fits. */
+export function socketPathProblem(path: string): string | null {
+  const bytes = Buffer.byteLength(path);
+  if (MAX_SOCKET_PATH_BYTES === null || bytes <= MAX_SOCKET_PATH_BYTES) return null;
+  return `the path is ${bytes} bytes, over the ${MAX_SOCKET_PATH_BYTES} bytes a Unix socket path can hold on this platform`;
+}
+
 /** The HTTP endpoint file of a bank. */
 export function httpEndpointPath(bankDir: string): string {
   return join(resolve(bankDir), HTTP_ENDPOINT_FILE);

@@ -13,18 +13,17 @@
  *
  * @module
  */
-import { createServer as createNetServer, type Server as NetServer, type Socket } from "node:net";
-import { createServer as createHttpServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from "node:http";
+import type { Server as NetServer, Socket } from "node:net";
+import type { IncomingMessage, Server as HttpServer, ServerResponse } from "node:http";
 import { randomBytes, timingSafeEqual } from "node:crypto";
-import { chmod, rm, writeFile } from "node:fs/promises";
+import { chmod, rm } from "node:fs/promises";
 import { readRegularFile } from "../util/regular-file.js";
 import { GavelError, MESSAGE_CHARS, clip } from "../errors.js";
-import type { Model } from "../model/Model.js";
-import type { Router } from "../route/index.js";
 import { Handlers } from "./handlers.js";
 import { requestCancelled } from "./batch-queue.js";
-import { watcherFor, type SkillWatcher, type WatchEvent, type WatchOptions } from "./watch.js";
-import { CONTROL_OPS, limitsOf, readBody, type ServeLimits } from "./limits.js";
+import { watcherFor, type SkillWatcher } from "./watch.js";
+import { CONTROL_OPS, readBody, type ServeLimits } from "./limits.js";
+import { checkServeOptions, closeListener, listenHttp, listenUnix, startupError, writeEndpointFile, type ServeOptions } from "./listen.js";
 import { removeStartMarker } from "./start.js";
 import { attachSchedulers, type Schedulers } from "./schedulers.js";
 import { ndjsonReply } from "./ndjson.js";
@@ -32,34 +31,7 @@ import { envelopeError, encodeResponse, httpEndpointPath, PROTOCOL_VERSION, type
 
 export { DEFAULT_LIMITS, type ServeLimits } from "./limits.js";
 export { claimSocketPath } from "./socket-claim.js";
-
-/** Where and how the server listens, and what it serves. */
-export interface ServeOptions {
-  router: Router;
-  model: Model;
-  /** The model file, for `status`. */
-  modelPath: string;
-  /** The Unix socket path (used unless `port` is given). */
-  socket: string;
-  /** Listen on 127.0.0.1:port over HTTP instead (0: a free port). */
-  port?: number;
-  /** How long shutdown lets requests in flight finish before aborting them (default 10 s). */
-  graceMs?: number;
-  /** Bounds on connections and requests ({@link DEFAULT_LIMITS} for what is not given). */
-  limits?: Partial<ServeLimits>;
-  /**
-   * An on-demand server's idle exit: once no connection has been open and no request in flight for
-   * this long, `onIdle` is called (once); `gavel serve --idle-exit-ms` then shuts down.
-   */
-  idleExitMs?: number;
-  onIdle?: () => void;
-  /**
-   * Watch the installed skills' folders and sync what changes (watch.ts): true, or the watcher's
-   * options. `onWatch` hears each sync that did anything, and each line of trouble.
-   */
-  watch?: boolean | WatchOptions;
-  onWatch?: (e: WatchEvent) => void;
-}
+export type { ServeOptions } from "./listen.js";
 
 /** The answer to a failure, as the wire carries it (a message cut at MESSAGE_CHARS, as a GavelError's is). */
 function errorOf(id: RequestId | null, err: unknown): Response {
@@ -94,16 +66,17 @@ export class ResidentServer {
   #lastActive = Date.now();
   #idleTimer: NodeJS.Timeout | null = null;
 
-  private constructor(o: ServeOptions, server: NetServer | HttpServer, listen: string) {
+  private constructor(o: ServeOptions, server: NetServer | HttpServer, listen: string, limits: ServeLimits) {
     this.#o = o;
-    this.#limits = limitsOf(o.limits);
+    this.#limits = limits;
     this.#net = server;
     this.listen = listen;
-    if (o.idleExitMs !== undefined && o.onIdle) this.#watchIdle(o.idleExitMs, o.onIdle);
+    // the options were checked before listening (listen.ts): nothing here throws on them
+    this.#watcher = o.watch ? watcherFor(o.router, o.watch, o.onWatch) : null;
     // the model work and glances of concurrent requests batched (docs/SERVE.md, "Concurrency")
     this.#batching = attachSchedulers(o.model, o.router, this.#limits);
     this.#handlers = new Handlers(o.router, { pid: process.pid, bank: o.router.bankDir, model: o.modelPath, listen, startedAt: Date.now(), inFlight: () => this.#working, maxTaskTokens: this.#limits.maxTaskTokens });
-    this.#watcher = o.watch ? watcherFor(o.router, o.watch, o.onWatch) : null;
+    if (o.idleExitMs !== undefined && o.onIdle) this.#watchIdle(o.idleExitMs, o.onIdle);
   }
 
   /** The skill folder watcher (ServeOptions.watch), when on. */
@@ -114,66 +87,67 @@ export class ResidentServer {
     return this.#watcher?.folders ?? [];
   }
 
-  /** Starts listening (the socket path must be claimed first: claimSocketPath). */
+  /**
+   * Starts listening (the socket path must be claimed first: claimSocketPath). The options are
+   * checked before anything listens (INVALID_ARGUMENT); a step that fails after it (the socket's mode,
+   * the HTTP endpoint file) closes the listener and detaches everything again before the start
+   * rejects, typed (PERMISSION_DENIED, NO_SPACE, FILE_NOT_FOUND, ...): the router and the model stay
+   * the caller's, and nothing of the server is left running.
+   */
   static async start(o: ServeOptions): Promise<ResidentServer> {
-    if (o.port !== undefined) return ResidentServer.#startHttp(o);
-    // half-open: a client that closes its sending side (socat, nc -N) still reads its answers (#onSocket)
-    const net = createNetServer({ allowHalfOpen: true });
-    net.maxConnections = limitsOf(o.limits).maxConnections;
-    const server = new ResidentServer(o, net, o.socket);
-    net.on("connection", (s) => server.#onSocket(s));
-    await new Promise<void>((resolve, reject) => {
-      net.once("error", reject);
-      // the socket is created 0600: no moment where another user could connect
-      const old = process.umask(0o177);
-      try {
-        net.listen(o.socket, () => resolve());
-      } finally {
-        process.umask(old);
-      }
-    });
-    await chmod(o.socket, 0o600);
-    await removeStartMarker(o.socket);
+    const limits = checkServeOptions(o);
+    const http = o.port !== undefined;
+    const net = http ? await listenHttp(o.port!, limits) : await listenUnix(o.socket, limits);
+    let server: ResidentServer | undefined;
+    try {
+      const addr = net.address();
+      server = new ResidentServer(o, net, http ? `http://127.0.0.1:${typeof addr === "object" && addr ? addr.port : o.port}` : o.socket, limits);
+      await (http ? server.#serveHttp(net as HttpServer) : server.#serveUnix(net));
+    } catch (err) {
+      await (server ? server.#abandon() : closeListener(net));
+      throw startupError(err, `start on ${http ? `127.0.0.1:${o.port}` : clip(o.socket)}`);
+    }
     warmSoon(o.router);
     return server;
   }
 
-  static async #startHttp(o: ServeOptions): Promise<ResidentServer> {
-    const limits = limitsOf(o.limits);
-    // headers and body within requestMs of the first byte (node's own slow-loris guards), an idle
-    // keep-alive connection closed after idleMs; the check runs often enough for short bounds
-    const http = createHttpServer({
-      requestTimeout: limits.requestMs,
-      headersTimeout: limits.requestMs,
-      keepAliveTimeout: limits.idleMs,
-      connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(limits.requestMs / 4))),
-    });
-    http.maxConnections = limits.maxConnections;
-    await new Promise<void>((resolve, reject) => {
-      http.once("error", reject);
-      http.listen(o.port, "127.0.0.1", () => resolve());
-    });
-    const addr = http.address();
-    const url = `http://127.0.0.1:${typeof addr === "object" && addr ? addr.port : o.port}`;
-    const server = new ResidentServer(o, http, url);
-    server.#token = randomBytes(32).toString("hex");
+  async #serveUnix(net: NetServer): Promise<void> {
+    net.on("connection", (s) => this.#onSocket(s));
+    try {
+      await chmod(this.#o.socket, 0o600);
+    } catch (err) {
+      throw startupError(err, `make the socket ${clip(this.#o.socket)} private (mode 0600)`);
+    }
+    await removeStartMarker(this.#o.socket);
+  }
+
+  async #serveHttp(http: HttpServer): Promise<void> {
+    const limits = this.#limits;
+    this.#token = randomBytes(32).toString("hex");
     http.on("request", (req, res) => {
       // whatever goes wrong with one exchange ends that exchange, never the process
-      server.#onHttp(req, res).catch(() => res.destroy());
+      this.#onHttp(req, res).catch(() => res.destroy());
     });
     http.on("clientError", (_err, s: Socket) => s.destroy());
     http.on("connection", (s: Socket) => {
-      server.#conns.add(s);
-      s.on("close", () => server.#conns.delete(s));
+      this.#conns.add(s);
+      s.on("close", () => this.#conns.delete(s));
     });
     // no traffic for idleMs: closed unless it waits for an answer (a long route is not idleness);
     // node arms this on every connection and re-arms it on traffic
-    http.setTimeout(limits.idleMs, (s: Socket) => (server.#httpBusy.has(s) ? s.setTimeout(limits.idleMs) : s.destroy()));
-    const file = httpEndpointPath(o.router.bankDir);
-    await rm(file, { force: true });
-    await writeFile(file, JSON.stringify({ v: PROTOCOL_VERSION, url, token: server.#token, pid: process.pid }) + "\n", { mode: 0o600, flag: "wx" });
-    warmSoon(o.router);
-    return server;
+    http.setTimeout(limits.idleMs, (s: Socket) => (this.#httpBusy.has(s) ? s.setTimeout(limits.idleMs) : s.destroy()));
+    await writeEndpointFile(httpEndpointPath(this.#o.router.bankDir), JSON.stringify({ v: PROTOCOL_VERSION, url: this.listen, token: this.#token, pid: process.pid }) + "\n");
+  }
+
+  /** Undoes a start that failed after listening: the listener closed, the watcher, the idle timer and the schedulers gone. */
+  async #abandon(): Promise<void> {
+    this.#stopping ??= Promise.resolve();
+    if (this.#idleTimer) clearInterval(this.#idleTimer);
+    await this.#watcher?.close();
+    for (const s of this.#conns) s.destroy();
+    await closeListener(this.#net);
+    this.#batching.detachGlances();
+    this.#batching.detachModel();
   }
 
   /** Runs one request with its own AbortController; `reply` gets its answer, `progress` a write's progress lines (when the request asks for them). */
@@ -383,7 +357,6 @@ export class ResidentServer {
   readonly #httpFlights = new Map<RequestId, AbortController>();
 
   #watchIdle(ms: number, onIdle: () => void): void {
-    if (!Number.isInteger(ms) || ms < 1) throw new GavelError("idleExitMs must be a positive integer", "INVALID_ARGUMENT");
     this.#idleTimer = setInterval(() => {
       if (this.#conns.size > 0 || this.#flights.size > 0) this.#lastActive = Date.now();
       else if (Date.now() - this.#lastActive >= ms) {

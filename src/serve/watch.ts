@@ -15,12 +15,13 @@
  */
 import { watch, type FSWatcher } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
-import { GavelError, MESSAGE_CHARS, clip } from "../errors.js";
+import { MESSAGE_CHARS, clip } from "../errors.js";
 import { locateSkill, type Router } from "../route/index.js";
 import { MAX_SOURCE_BYTES } from "../route/skill-source.js";
 import { parseSkillMarkdown } from "../skills/parse.js";
 import type { Skill } from "../skills/types.js";
 import { readRegularFile, RegularFileError } from "../util/regular-file.js";
+import { checkInt } from "../util/validate.js";
 
 /** Options of {@link SkillWatcher}. */
 export interface WatchOptions {
@@ -43,6 +44,15 @@ export interface WatchSync {
 }
 
 const SKILL_FILE = "SKILL.md";
+
+/**
+ * The watcher's options with their defaults, checked: each an integer from 0 to 2^31 − 1 (the times
+ * end in timers, which take no more), else INVALID_ARGUMENT naming it.
+ */
+export function checkWatchOptions(options: WatchOptions): Required<WatchOptions> {
+  const int = (v: number | undefined, name: string, dflt: number) => (v === undefined ? dflt : checkInt(v, name, 0));
+  return { debounceMs: int(options.debounceMs, "debounceMs", 500), maxWaitMs: int(options.maxWaitMs, "maxWaitMs", 5000), maxFolders: int(options.maxFolders, "maxFolders", 4096) };
+}
 
 /** Watches the installed skills' folders of a router and syncs what changes. */
 export class SkillWatcher {
@@ -71,14 +81,10 @@ export class SkillWatcher {
     this.#router = router;
     this.#report = options.report ?? (() => undefined);
     this.#warn = options.warn ?? (() => undefined);
-    const ms = (v: number | undefined, name: string, dflt: number) => {
-      if (v === undefined) return dflt;
-      if (!Number.isInteger(v) || v < 0) throw new GavelError(`${name} must be a non-negative integer`, "INVALID_ARGUMENT");
-      return v;
-    };
-    this.#debounceMs = ms(options.debounceMs, "debounceMs", 500);
-    this.#maxWaitMs = Math.max(this.#debounceMs, ms(options.maxWaitMs, "maxWaitMs", 5000));
-    this.#maxFolders = ms(options.maxFolders, "maxFolders", 4096);
+    const o = checkWatchOptions(options);
+    this.#debounceMs = o.debounceMs;
+    this.#maxWaitMs = Math.max(o.debounceMs, o.maxWaitMs);
+    this.#maxFolders = o.maxFolders;
     this.refresh();
   }
 

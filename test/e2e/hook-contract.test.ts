@@ -311,8 +311,10 @@ describe("gavel hook install claude-code: portable commands", () => {
     const refused: [string[], RegExp][] = [
       [["--timeout-ms", "3000000000"], /--timeout-ms must be a number of milliseconds from 1 to 600000/],
       [["--min-score", "abc"], /--min-score must be a number, not "abc"/],
-      [["--idle-exit-ms=nope", "--start-server"], /--idle-exit-ms must be a positive integer, not "nope"/],
-      [["--idle-exit-ms", "0"], /--idle-exit-ms must be a positive integer, not "0"/],
+      [["--idle-exit-ms=nope", "--start-server"], /--idle-exit-ms must be a positive integer of at most 2147483647, not "nope"/],
+      [["--idle-exit-ms", "0"], /--idle-exit-ms must be a positive integer of at most 2147483647, not "0"/],
+      // past node's timers: the server it starts would refuse it
+      [["--idle-exit-ms", "3000000000", "--start-server"], /--idle-exit-ms must be a positive integer of at most 2147483647, not "3000000000"/],
     ];
     for (const [flags, message] of refused) {
       const bad = await runNode([cli, "hook", "install", "claude-code", "--dir", project, ...flags], { env: baseEnv, cwd: project });

@@ -102,7 +102,8 @@ export function hookOptionProblem(values: { "timeout-ms"?: string; "min-score"?:
   if (timeoutProblem) return timeoutProblem;
   if (values["min-score"] !== undefined && Number.isNaN(Number(values["min-score"]))) return `--min-score must be a number, not ${JSON.stringify(values["min-score"])}`;
   const idle = values["idle-exit-ms"];
-  if (idle !== undefined && !(Number.isInteger(Number(idle)) && Number(idle) > 0)) return `--idle-exit-ms must be a positive integer, not ${JSON.stringify(idle)}`;
+  // at most 2^31 - 1: the server it starts takes no more (node's timers take no more)
+  if (idle !== undefined && !(Number.isInteger(Number(idle)) && Number(idle) > 0 && Number(idle) <= 2 ** 31 - 1)) return `--idle-exit-ms must be a positive integer of at most ${2 ** 31 - 1}, not ${JSON.stringify(idle)}`;
   return null;
 }
 

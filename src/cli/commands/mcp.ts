@@ -4,7 +4,7 @@ import { join, resolve } from "node:path";
 import { Router } from "../../route/index.js";
 import { resolveProjectionsPath } from "../../defaults.js";
 import { GavelError, clip } from "../../errors.js";
-import { intArg } from "../ui/options.js";
+import { intArg, MAX_TIMER_MS } from "../ui/options.js";
 import { packageVersion } from "../ui/version.js";
 import { loadMcpSdk, serveMcpStdio, startMcpHttp } from "../mcp/server.js";
 import { checkRouterArgs, openModel, routerOptions, routerOptionsHelp, truncateArg } from "./common.js";
@@ -74,7 +74,7 @@ ${routerOptionsHelp}`,
       throw new UsageError(positionals.length !== 0 ? "gavel mcp takes no positional argument" : values.local ? "--local and --start-server contradict each other" : "--token-file needs --port", this.help);
     }
     const port = intArg(values.port, "port", { min: 0, max: 65535 });
-    const idleExitMs = intArg(values["idle-exit-ms"], "idle-exit-ms", { min: 1 }) ?? DEFAULT_ON_DEMAND_IDLE_MS;
+    const idleExitMs = intArg(values["idle-exit-ms"], "idle-exit-ms", { min: 1, max: MAX_TIMER_MS }) ?? DEFAULT_ON_DEMAND_IDLE_MS;
     checkRouterArgs(values); // --truncate and the numbers, before anything loads
     await loadMcpSdk(); // before the model loads: a missing SDK fails at once
     const token = values["token-file"] === undefined ? undefined : await readToken(resolve(values["token-file"]));

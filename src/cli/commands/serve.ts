@@ -8,8 +8,8 @@ import { Router } from "../../route/index.js";
 import { claimSocketPath, ResidentServer, type ServeOptions } from "../../serve/server.js";
 import { failureText, safeText } from "../ui/safe-text.js";
 import { isRunning } from "../../serve/client.js";
-import { defaultSocketPath, httpEndpointPath, resolveBankDir } from "../../serve/protocol.js";
-import { intArg } from "../ui/options.js";
+import { defaultSocketPath, httpEndpointPath, resolveBankDir, socketPathProblem } from "../../serve/protocol.js";
+import { intArg, MAX_TIMER_MS } from "../ui/options.js";
 import { checkRouterArgs, openModel, routerOptions, routerOptionsHelp, truncateArg } from "./common.js";
 import type { Command } from "./types.js";
 import { parseFlags } from "../ui/flags.js";
@@ -37,22 +37,25 @@ export const serve: Command = {
   help: `usage: gavel serve [options]
 ${routerOptionsHelp}
                         (gavel serve's --threads default: every core but one)
-  --socket PATH         the Unix socket to listen on (mode 0600)   [default: <bank>/serve.sock, or
-                        $XDG_RUNTIME_DIR/gavel-<hash>.sock, else <tmpdir>/gavel-<uid>/<hash>.sock
-                        (a private 0700 folder) when that path is too long]
+  --socket PATH         the Unix socket to listen on (mode 0600), at most 107 bytes on Linux (103 on
+                        macOS)   [default: <bank>/serve.sock, or $XDG_RUNTIME_DIR/gavel-<hash>.sock,
+                        else <tmpdir>/gavel-<uid>/<hash>.sock (a private 0700 folder) when that path
+                        is over 100 bytes]
   --port N              listen on http://127.0.0.1:N instead (0: any free port); the URL and a random
                         bearer token are written to <bank>/serve.http.json (mode 0600)
   --grace-ms N          on SIGINT/SIGTERM, how long requests in flight may finish before they are
-                        aborted (default 10000)
+                        aborted (default 10000; 0 to 2147483647)
   --max-task-tokens N   the per-request budget: a route or glance whose task is over N tokens is
-                        refused (CONTEXT_OVERFLOW) before the model reads it (default 16384; 0: none)
+                        refused (CONTEXT_OVERFLOW) before the model reads it (default 16384; 0: none;
+                        at most 2147483647)
   --idle-exit-ms N      exit (as on SIGTERM) once no client has been connected and no request in
-                        flight for N ms: for a server started on demand (default: never)
+                        flight for N ms: for a server started on demand (default: never; 1 to
+                        2147483647)
   --watch               watch the installed skills' folders (and the folders holding them) and sync
                         what changes, as \`gavel sync\` would: a SKILL.md edited is installed again, a
                         new skill folder beside them installed, a deleted one uninstalled; a burst of
                         edits is one sync (one line on stderr per sync)
-  --watch-debounce-ms N quiet time after the last edit before the sync (default 500)
+  --watch-debounce-ms N quiet time after the last edit before the sync (default 500; 0 to 2147483647)
   --create              create the bank when there is none (by default a missing bank is an error,
                         FILE_NOT_FOUND: \`gavel install\` builds one, or install through the server)
 
@@ -65,9 +68,8 @@ claude-code\` and \`gavel route\` use the server when it runs.`,
     const socket = values.socket ?? defaultSocketPath(bankDir);
     const port = intArg(values.port, "port", { min: 0, max: 65535 });
     checkRouterArgs(values); // --truncate and the numbers, before the model loads
-    if (values.socket !== undefined && !statSync(dirname(resolve(values.socket)), { throwIfNoEntry: false })?.isDirectory()) {
-      throw new GavelError(`--socket ${clip(values.socket)}: its folder does not exist`, "FILE_NOT_FOUND");
-    }
+    const served = serveArgs(values);
+    checkSocketArg(socket, values.socket !== undefined, port === undefined);
     const create = values.create === true;
     // a mistyped --bank fails now, not after the model loads (and never becomes a new empty bank)
     if (!create && !existsSync(bankDir)) {
@@ -90,14 +92,14 @@ claude-code\` and \`gavel route\` use the server when it runs.`,
       throw err;
     }
     let server: ResidentServer;
-    const idleExitMs = intArg(values["idle-exit-ms"], "idle-exit-ms", { min: 1 });
+    const idleExitMs = served.idleExitMs;
     let onIdle = () => undefined as void;
     const idle = new Promise<void>((resolve) => (onIdle = resolve));
     try {
       if (port === undefined) await claimSocketPath(socket); // again: the bank is ours now
-      const maxTaskTokens = intArg(values["max-task-tokens"], "max-task-tokens");
-      server = await ResidentServer.start({ router, model, modelPath, socket, port, graceMs: intArg(values["grace-ms"], "grace-ms"), limits: maxTaskTokens === undefined ? {} : { maxTaskTokens }, ...(idleExitMs === undefined ? {} : { idleExitMs, onIdle }), ...watchOptions(values) });
+      server = await ResidentServer.start({ router, model, modelPath, socket, port, ...served, ...(idleExitMs === undefined ? {} : { onIdle }) });
     } catch (err) {
+      // a start that failed has closed what it opened (server.ts): the router and the model go too
       await router.close();
       await model.dispose();
       throw err;
@@ -125,9 +127,33 @@ claude-code\` and \`gavel route\` use the server when it runs.`,
   },
 };
 
+/**
+ * The server's own flags as ServeOptions (`--grace-ms`, `--max-task-tokens`, `--idle-exit-ms`,
+ * `--watch`, `--watch-debounce-ms`), each checked before the model loads (INVALID_ARGUMENT).
+ */
+function serveArgs(values: { "grace-ms"?: string; "max-task-tokens"?: string; "idle-exit-ms"?: string; watch?: boolean; "watch-debounce-ms"?: string }): Pick<ServeOptions, "graceMs" | "limits" | "idleExitMs" | "watch" | "onWatch"> {
+  const graceMs = intArg(values["grace-ms"], "grace-ms", { min: 0, max: MAX_TIMER_MS });
+  const maxTaskTokens = intArg(values["max-task-tokens"], "max-task-tokens", { min: 0, max: 2 ** 31 - 1 });
+  const idleExitMs = intArg(values["idle-exit-ms"], "idle-exit-ms", { min: 1, max: MAX_TIMER_MS });
+  return { graceMs, limits: maxTaskTokens === undefined ? {} : { maxTaskTokens }, ...(idleExitMs === undefined ? {} : { idleExitMs }), ...watchOptions(values) };
+}
+
+/**
+ * The socket path, checked before the model loads: within the platform's length for a Unix socket
+ * (a longer one would be cut short, the server listening elsewhere), and (`--socket` given) in a
+ * folder that exists. Nothing to check when the server listens on a port.
+ */
+function checkSocketArg(socket: string, given: boolean, used: boolean): void {
+  const problem = used ? socketPathProblem(socket) : null;
+  if (problem) throw new GavelError(given ? `--socket ${clip(socket)}: ${problem}; pass a shorter path` : `the bank's socket ${clip(socket)}: ${problem}; pass a shorter --socket (or set XDG_RUNTIME_DIR to a shorter folder)`, "INVALID_ARGUMENT");
+  if (given && !statSync(dirname(resolve(socket)), { throwIfNoEntry: false })?.isDirectory()) {
+    throw new GavelError(`--socket ${clip(socket)}: its folder does not exist`, "FILE_NOT_FOUND");
+  }
+}
+
 /** `--watch` and `--watch-debounce-ms` as ServeOptions, with the line each watched sync prints. */
 function watchOptions(values: { watch?: boolean; "watch-debounce-ms"?: string }): Pick<ServeOptions, "watch" | "onWatch"> {
-  const debounceMs = intArg(values["watch-debounce-ms"], "watch-debounce-ms", { min: 0 });
+  const debounceMs = intArg(values["watch-debounce-ms"], "watch-debounce-ms", { min: 0, max: MAX_TIMER_MS });
   if (!values.watch) {
     if (debounceMs !== undefined) throw new GavelError("--watch-debounce-ms needs --watch", "INVALID_ARGUMENT");
     return {};

@@ -7,6 +7,9 @@
  */
 import { invalidArgument, clip } from "../../errors.js";
 
+/** Most milliseconds a time flag takes (2^31 − 1): node's timers take no more (a longer one fires at once). */
+export const MAX_TIMER_MS = 2 ** 31 - 1;
+
 /** Bounds of an integer option; `max` absent means none. */
 export interface IntRange {
   min: number;
