@@ -11,14 +11,15 @@
  * @module
  */
 import { connect as netConnect, type Socket } from "node:net";
+import type { ClientRequest } from "node:http";
 import { GavelError, type GavelErrorCode } from "../errors.js";
 import { CONTROL_OPS, DEFAULT_LIMITS } from "./limits.js";
 import { linkSignals } from "../util/linked-signal.js";
 import { abortedError } from "../util/validate.js";
 import { MAX_LINE_BYTES, PROTOCOL_VERSION, type Op, type ProgressLine, type RequestId, type Response } from "./protocol.js";
-import { locateEndpoint, isRunningOptions, requestOptions, serverRouteOptions, notRunning, readHttpEndpoint, type Endpoint, type EndpointOptions, type IsRunningOptions, type RequestOptions, type ServerRouteOptions } from "./endpoint.js";
+import { checkHttpEndpoint, isNotRunning, locateEndpoint, isRunningOptions, requestOptions, serverRouteOptions, notRunning, readHttpEndpoint, type Endpoint, type EndpointOptions, type IsRunningOptions, type RequestOptions, type ServerRouteOptions } from "./endpoint.js";
 
-export { findEndpoint, type Endpoint, type EndpointOptions, type IsRunningOptions, type RequestOptions, type ServerRouteOptions } from "./endpoint.js";
+export { findEndpoint, isNotRunning, type Endpoint, type EndpointOptions, type IsRunningOptions, type RequestOptions, type ServerRouteOptions } from "./endpoint.js";
 
 
 /** An answer's error as a GavelError with the server's code. */
@@ -46,6 +47,8 @@ export class ServeClient {
   /** Sent requests a cancel has gone out for (close() does not cancel them again). */
   #cancelled = new Set<RequestId>();
   #waiting: { id: RequestId; line: string }[] = [];
+  /** HTTP exchanges of requests still waiting: close() drops them, which the server takes as a cancel. */
+  #exchanges = new Map<RequestId, ClientRequest>();
   #next = 1;
   /**
    * Over HTTP the server holds one id space for every client (docs/serve-protocol.md, "id"): this
@@ -104,9 +107,12 @@ export class ServeClient {
     });
   }
 
-  /** Connects to a located server (a Unix socket is connected now; HTTP connects per request). */
+  /**
+   * Connects to a located server: a Unix socket is connected now; over HTTP, where each request
+   * connects, its port is tried now. FILE_NOT_FOUND when refused (a stale socket or endpoint file).
+   */
   static async open(endpoint: Endpoint): Promise<ServeClient> {
-    if (endpoint.kind === "http") return new ServeClient(endpoint, null);
+    if (endpoint.kind === "http") return (await checkHttpEndpoint(endpoint), new ServeClient(endpoint, null));
     return new ServeClient(endpoint, await ServeClient.#connectUnix(endpoint.path));
   }
 
@@ -260,8 +266,8 @@ export class ServeClient {
    */
   async #exchange(id: RequestId, body: string): Promise<void> {
     const onProgress = (p: unknown) => this.#progress(id, p);
-    let { status, answer } = await this.#post(body, onProgress);
-    if (status === 401 && this.#pending.has(id) && (await this.#reloadToken())) ({ status, answer } = await this.#post(body, onProgress));
+    let { status, answer } = await this.#post(body, onProgress, id);
+    if (status === 401 && this.#pending.has(id) && (await this.#reloadToken())) ({ status, answer } = await this.#post(body, onProgress, id));
     if (answer.id === id) return this.#settle(answer);
     this.#rejectOwn(id, answer.ok ? new GavelError(`the gavel server answered HTTP ${status} for another request (id ${JSON.stringify(answer.id)})`, "INTERNAL") : fromWire(answer.error));
   }
@@ -300,12 +306,14 @@ export class ServeClient {
   }
 
   /**
-   * One HTTP exchange with the bearer token. The reply is one answer, or (a write asking for progress)
-   * NDJSON: progress lines, each to `onProgress`, then the answer. A reply cut short is INTERNAL.
+   * One HTTP exchange with the bearer token (of request `id`: dropped by close() while it waits). The
+   * reply is one answer, or (a write asking for progress) NDJSON: progress lines, each to `onProgress`,
+   * then the answer. A reply cut short is INTERNAL.
    */
-  async #post(body: string, onProgress: (p: unknown) => void): Promise<{ status: number; answer: Response }> {
+  async #post(body: string, onProgress: (p: unknown) => void, id?: RequestId): Promise<{ status: number; answer: Response }> {
     const e = this.#endpoint as Extract<Endpoint, { kind: "http" }>;
     const { request: httpRequest } = await import("node:http"); // loaded by an HTTP client only
+    if (id !== undefined && !this.#pending.has(id)) throw new GavelError("the connection was closed", "DISPOSED"); // closed (or given up on) meanwhile: nothing is sent
     return new Promise((resolve, reject) => {
       const cut = () => reject(new GavelError("the gavel server closed the connection before its answer", "INTERNAL"));
       const req = httpRequest(`${e.url}/v1`, { method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${e.token}`, "content-length": Buffer.byteLength(body) } }, (res) => {
@@ -343,30 +351,37 @@ export class ServeClient {
           else reject(new GavelError(`the gavel server answered HTTP ${res.statusCode} without JSON`, "INTERNAL"));
         });
       });
+      if (id !== undefined) {
+        this.#exchanges.set(id, req);
+        req.once("close", () => this.#exchanges.get(id) === req && this.#exchanges.delete(id));
+      }
       req.on("error", (err: NodeJS.ErrnoException) => reject(err.code === "ECONNREFUSED" ? notRunning(e.url) : err.code === "ECONNRESET" || err.code === "EPIPE" ? new GavelError(`the gavel server closed the connection (${err.code})`, "INTERNAL") : err));
       req.end(body);
     });
   }
 
   /**
-   * Closes the connection; requests still pending reject, and are cancelled on the server (which
-   * answers a client that only stops sending, so it would otherwise run them to the end).
+   * Closes the connection; requests still pending reject (DISPOSED), and are cancelled on the server
+   * (which answers a client that only stops sending, so it would otherwise run them to the end): over
+   * the socket a `cancel` for each, over HTTP each one's exchange is dropped, which aborts it there.
    */
   close(): void {
     if (this.#socket && !this.#closed) for (const id of this.#sent) if (!this.#cancelled.has(id)) this.#cancel(id);
     if (this.#socket) this.#socket.end();
+    for (const req of this.#exchanges.values()) req.destroy();
+    this.#exchanges.clear();
     this.#failAll(new GavelError("the connection was closed", "DISPOSED"));
   }
 }
 
-/** Connects to the server of a bank (or socket); FILE_NOT_FOUND when none is running. */
+/** Connects to the server of a bank (or socket); FILE_NOT_FOUND when none is running (or only a stale socket or endpoint file is left). */
 export async function connect(options: EndpointOptions = {}): Promise<ServeClient> {
   const endpoint = await locateEndpoint(options, "connect options");
   if (!endpoint) throw notRunning(options.socket ?? `the bank ${options.bank ?? "(default)"}`);
   return ServeClient.open(endpoint);
 }
 
-/** Connects when a server is running, else null (a stale socket counts as none). */
+/** Connects when a server is running, else null (a stale socket or `serve.http.json`, one whose server was killed, counts as none). */
 export async function connectIfRunning(options: EndpointOptions = {}): Promise<ServeClient | null> {
   const endpoint = await locateEndpoint(options, "connectIfRunning options");
   if (!endpoint) return null;
@@ -422,6 +437,9 @@ export async function routeViaServerIfRunning<T = Record<string, unknown>>(task:
   try {
     const { bank: _b, socket: _s, signal, ...params } = options;
     return await client.request<T>("route", { task, ...params }, { signal });
+  } catch (err) {
+    if (isNotRunning(err)) return null; // gone since it was found: nothing was routed
+    throw err;
   } finally {
     client.close();
   }

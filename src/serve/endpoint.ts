@@ -5,7 +5,8 @@
  *
  * @module
  */
-import { lstat, readFile, type Stats } from "node:fs";
+import { link, lstat, readFile, rename, unlink, type Stats } from "node:fs";
+import { connect as netConnect } from "node:net";
 import { GavelError, clip } from "../errors.js";
 import { boolOption, checkInt, functionOption, optionsObject, pathOption, signalOption } from "../util/validate.js";
 import { defaultSocketPath, httpEndpointPath, resolveBankDir, type HttpEndpoint } from "./protocol.js";
@@ -73,8 +74,21 @@ export interface ServerRouteOptions extends EndpointOptions {
 /** A located server. */
 export type Endpoint = { kind: "unix"; path: string } | { kind: "http"; url: string; token: string; /** The endpoint file it was read from (read again when the token is refused). */ file?: string };
 
+/** The errors {@link notRunning} made: "no server there", never a server's own FILE_NOT_FOUND answer. */
+const NOT_RUNNING = new WeakSet<Error>();
+
 export function notRunning(where: string): GavelError {
-  return new GavelError(`no gavel server is running at ${clip(where)} (start one with \`gavel serve\`)`, "FILE_NOT_FOUND");
+  const err = new GavelError(`no gavel server is running at ${clip(where)} (start one with \`gavel serve\`)`, "FILE_NOT_FOUND");
+  NOT_RUNNING.add(err);
+  return err;
+}
+
+/**
+ * Whether `err` says that no server listens there (none found, its socket or port refused the
+ * connection), as opposed to an answer of a server: the caller then does what it does when none runs.
+ */
+export function isNotRunning(err: unknown): boolean {
+  return err instanceof Error && NOT_RUNNING.has(err);
 }
 
 /** Whether a file is ours: owned by this user (a socket or token of another user is never trusted). */
@@ -118,6 +132,73 @@ export async function readHttpEndpoint(file: string): Promise<Endpoint | null> {
     // unreadable or half-written: no server to talk to
   }
   return null;
+}
+
+/** A file's text, or null when it cannot be read (node:fs's callback form, as {@link lstatOrNull}). */
+function readTextOrNull(path: string): Promise<string | null> {
+  return new Promise((resolve) => readFile(path, "utf8", (err, t) => resolve(err ? null : t)));
+}
+
+/** Runs one node:fs callback call: true when it succeeded. */
+function fsDone(call: (cb: (err: Error | null) => void) => void): Promise<boolean> {
+  return new Promise((resolve) => call((err) => resolve(!err)));
+}
+
+/** How long the check of an HTTP endpoint waits for its connection (one still pending is taken as live). */
+const HTTP_CHECK_MS = 2000;
+
+/**
+ * Checks, before a client is made for it, that something listens at the address an HTTP endpoint file
+ * names. A refused connection means that the server which wrote the file is gone (killed: it removes
+ * the file only when it shuts down): FILE_NOT_FOUND ({@link notRunning}), as for a stale socket, and
+ * the file is removed when its server's process is gone too ({@link removeStaleEndpointFile}). Any
+ * other failure to connect is left to the request, which reports it.
+ */
+export async function checkHttpEndpoint(e: Extract<Endpoint, { kind: "http" }>): Promise<void> {
+  const { hostname, port } = new URL(e.url);
+  const refused = await new Promise<boolean>((resolve) => {
+    const s = netConnect({ host: hostname.replace(/^\[|\]$/g, ""), port: Number(port) });
+    const done = (v: boolean) => (clearTimeout(timer), s.destroy(), resolve(v));
+    const timer = setTimeout(() => done(false), HTTP_CHECK_MS);
+    s.once("connect", () => done(false));
+    s.once("error", (err: NodeJS.ErrnoException) => done(err.code === "ECONNREFUSED"));
+  });
+  if (!refused) return;
+  if (e.file !== undefined) await removeStaleEndpointFile(e.file, e.token);
+  throw notRunning(e.url);
+}
+
+/** Whether process `pid` is provably gone: signal 0 answers ESRCH (a live one, or another user's, EPERM, is not). */
+function processGone(pid: unknown): boolean {
+  if (typeof pid !== "number" || !Number.isInteger(pid) || pid <= 0) return false;
+  try {
+    process.kill(pid, 0);
+    return false;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === "ESRCH";
+  }
+}
+
+/**
+ * Removes the endpoint file a killed server left, once its URL refused a connection: only while it
+ * still names `token` (the same file: each server draws a new one) and the `pid` it names is gone (a
+ * server that is shutting down no longer accepts, and removes its file itself). The file is renamed
+ * aside first and put back when what moved is no longer it (a new server wrote its own meanwhile), as
+ * a stale bank lock is broken (bank/lock.ts).
+ */
+async function removeStaleEndpointFile(file: string, token: string): Promise<void> {
+  const text = await readTextOrNull(file);
+  let named: { token?: unknown; pid?: unknown } | null = null;
+  try {
+    named = text === null ? null : (JSON.parse(text) as { token?: unknown; pid?: unknown });
+  } catch {
+    return; // half-written or damaged: not provably the stale one
+  }
+  if (named?.token !== token || !processGone(named.pid)) return;
+  const aside = `${file}.${process.pid}-${Math.random().toString(36).slice(2, 10)}.stale`;
+  if (!(await fsDone((cb) => rename(file, aside, cb)))) return;
+  if ((await readTextOrNull(aside)) !== text) await fsDone((cb) => link(aside, file, cb));
+  await fsDone((cb) => unlink(aside, cb));
 }
 
 const IS_RUNNING_KEYS: Readonly<Record<keyof IsRunningOptions, true>> = { ...ENDPOINT_KEYS, timeoutMs: true };

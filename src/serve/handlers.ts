@@ -11,7 +11,7 @@ import { isRegularFile, locateSkill, readSource } from "../route/skill-source.js
 import { PROTOCOL_VERSION, type Op } from "./protocol.js";
 import { installOp, syncOp, type ProgressSink } from "./writes.js";
 import { requestCancelled } from "./batch-queue.js";
-import { untilAborted } from "../util/validate.js";
+import { boolOption, untilAborted } from "../util/validate.js";
 
 /** How a host loads a skill: where its SKILL.md is, and what it says it is for. */
 export interface SkillRef {
@@ -174,6 +174,7 @@ export class Handlers {
 
   /** Runs one op (not cancel: the server handles it); a write reports its progress to `progress` when given. */
   async run(op: Exclude<Op, "cancel">, params: Record<string, unknown>, signal: AbortSignal, progress?: ProgressSink): Promise<unknown> {
+    boolOption(params.progress, "progress", false); // a "true" that is not true never passes for one
     switch (op) {
       case "ping":
         return { pong: true, v: PROTOCOL_VERSION };

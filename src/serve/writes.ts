@@ -10,6 +10,7 @@
  */
 import { isAbsolute, resolve } from "node:path";
 import { invalidArgument } from "../errors.js";
+import { boolOption, describeValue } from "../util/validate.js";
 import type { InstallProgress, InstallReport, Router } from "../route/index.js";
 import { discoverSkills, discoveryHost, type DiscoverResult } from "../skills/discover.js";
 import { applySync, planSync } from "./sync-plan.js";
@@ -36,6 +37,14 @@ function count(params: Record<string, unknown>, key: string, min = 0): number | 
   return v;
 }
 
+/** The `cwd` parameter: an absolute path when given (null: not given), else the server's folder. */
+function cwdOf(params: Record<string, unknown>): string {
+  const v = params.cwd;
+  if (v === undefined || v === null) return process.cwd();
+  if (typeof v !== "string" || !isAbsolute(v)) throw invalidArgument(`cwd must be an absolute path, got ${describeValue(v)}`);
+  return v;
+}
+
 /** An absolute path parameter (a relative one is resolved against `cwd`, else the server's folder). */
 function path(params: Record<string, unknown>, key: string, required: boolean): string | undefined {
   const v = params[key];
@@ -44,8 +53,7 @@ function path(params: Record<string, unknown>, key: string, required: boolean): 
     return undefined;
   }
   if (typeof v !== "string" || v === "") throw invalidArgument(`${key} must be a non-empty string`);
-  const cwd = typeof params.cwd === "string" && isAbsolute(params.cwd) ? params.cwd : process.cwd();
-  return resolve(cwd, v);
+  return resolve(cwdOf(params), v);
 }
 
 /**
@@ -53,6 +61,7 @@ function path(params: Record<string, unknown>, key: string, required: boolean): 
  * `jobs` (skills in flight) and `statesCache` as `gavel install` takes them.
  */
 export async function installOp(router: Router, params: Record<string, unknown>, signal: AbortSignal, progress?: ProgressSink): Promise<WireInstallReport> {
+  cwdOf(params); // refused when malformed, whether a relative path needs it or not
   const source = path(params, "source", true)!;
   const report = await router.install(source, {
     signal,
@@ -92,7 +101,9 @@ export interface WireSyncResult {
  */
 export async function syncOp(router: Router, params: Record<string, unknown>, signal: AbortSignal, progress?: ProgressSink): Promise<WireSyncResult> {
   const host = discoveryHost(params.host ?? undefined);
-  const dryRun = params.dryRun === true;
+  cwdOf(params);
+  // anything but a boolean is refused, never read as absent (a "true" string would run a real sync)
+  const dryRun = boolOption(params.dryRun, "dryRun", false);
   const found = await discoverSkills({ host, projectDir: path(params, "projectDir", false), home: path(params, "home", false), signal });
   const plan = await planSync(router, found);
   const report = dryRun ? null : await applySync(router, plan, { signal, onProgress: progress });

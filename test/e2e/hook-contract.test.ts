@@ -1,16 +1,20 @@
 // The Claude Code hook's contract, without a model: `gavel hook …` run as Claude Code runs it (a
 // command line, the hook's JSON on stdin, CLAUDE_PROJECT_DIR in the environment), against a stand-in
-// server that speaks the serve protocol on the bank's socket (answering, or busy: never answering).
+// server that speaks the serve protocol on the bank's socket (answering, or busy: never answering), or
+// none but the serve.http.json a killed server left (a server started on demand then has no model:
+// it fails at once, and what is tested is that it was started).
 // Claude Code reads exit 2 of a UserPromptSubmit hook as "block the prompt"; the hook must exit 0.
 import { afterEach, describe, expect, it } from "vitest";
 import { spawn, type ChildProcess } from "node:child_process";
 import { createServer, type Server, type Socket } from "node:net";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { defaultSocketPath } from "../../src/serve/protocol.js";
 import { runNode } from "../helpers/run.js";
-import { bin, cli, endChildren, runChild, type HookRun } from "../helpers/serve-process.js";
+import { alive, bin, cli, endChildren, runChild, until, type HookRun } from "../helpers/serve-process.js";
+import { writeStaleEndpoint } from "../helpers/stale-endpoint.js";
+import { serverRouter } from "../../src/serve/client-router.js";
 
 const baseEnv = { ...process.env, GAVEL_MODEL: "", GAVEL_PROJECTIONS: "", GAVEL_BANK: "", CLAUDE_PROJECT_DIR: "" };
 
@@ -283,6 +287,57 @@ describe("gavel hook claude-code against a server", () => {
     expect(r2.err.trim().split("\n")).toHaveLength(1);
     expect(r2.err).toMatch(/no gavel server runs for the bank/);
   });
+});
+
+describe("a serve.http.json left by a killed server", () => {
+  /** The pid in the start marker the on-demand start left beside the bank's socket; waits for that server (no model) to exit. */
+  async function startedServerExits(bank: string): Promise<void> {
+    const pid = Number(readFileSync(`${defaultSocketPath(bank)}.starting`, "utf8").trim());
+    expect(pid).toBeGreaterThan(0);
+    await until(() => !alive(pid), 60_000);
+  }
+
+  it("the hook says no server runs (and removes the file), and with --start-server starts one", async () => {
+    const project = tempDir("gavel-hook-stale-http-");
+    const bank = join(project, ".gavel", "bank");
+    mkdirSync(bank, { recursive: true });
+    // a server started on demand has no model here: it exits at once (what matters is that it was started)
+    const env = { ...baseEnv, CLAUDE_PROJECT_DIR: project, GAVEL_MODEL: join(project, "no-model.gguf") };
+    const { file } = await writeStaleEndpoint(bank);
+    const r = await runShell(gavel("claude-code"), input("Extract the tables from report.pdf", project), env, project);
+    expect(r.code).toBe(0);
+    expect(r.out).toBe("");
+    expect(r.err.trim()).toBe(`gavel hook: no gavel server runs for the bank ${bank} (a stale serve.http.json; start one with \`gavel serve\`); nothing added to the prompt`);
+    expect(existsSync(file)).toBe(false); // its pid is gone and its port refuses: the killed server's, removed
+    await writeStaleEndpoint(bank);
+    const s = await runShell(gavel("claude-code --start-server --idle-exit-ms 1000"), input("Extract the tables from report.pdf", project), env, project);
+    expect(s.code).toBe(0);
+    expect(s.out).toBe("");
+    expect(s.err.trim()).toMatch(new RegExp(`^gavel hook: no gavel server ran for the bank ${bank.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}; started one \\(pid \\d+, log [^)]+\\) for the next prompts; nothing added to the prompt$`));
+    await startedServerExits(bank);
+  }, 120_000);
+
+  it("serverRouter({ start }) starts a server instead of failing on the file", async () => {
+    const bank = join(tempDir("gavel-router-stale-http-"), "bank");
+    mkdirSync(bank);
+    await writeStaleEndpoint(bank);
+    const model = process.env.GAVEL_MODEL;
+    process.env.GAVEL_MODEL = join(bank, "no-model.gguf"); // the server it starts inherits this process's environment
+    const router = serverRouter({ bank, start: { idleExitMs: 1000, waitMs: 1500 } });
+    try {
+      // no model: the server it started exits without listening, and the wait says so, naming its log
+      await expect(router.route("Extract the tables from report.pdf")).rejects.toMatchObject({
+        code: "FILE_NOT_FOUND",
+        message: expect.stringMatching(/^the gavel server started for the bank .* did not listen within 1500 ms \(see .*serve\.sock\.log\)$/),
+      });
+    } finally {
+      router.close();
+      if (model === undefined) delete process.env.GAVEL_MODEL;
+      else process.env.GAVEL_MODEL = model;
+    }
+    await startedServerExits(bank);
+    expect(readFileSync(`${defaultSocketPath(bank)}.log`, "utf8")).toMatch(/model file not found/);
+  }, 120_000);
 });
 
 describe("gavel hook install claude-code: portable commands", () => {

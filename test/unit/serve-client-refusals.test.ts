@@ -4,15 +4,17 @@
 // never aborts another's request; parameters JSON cannot carry fail that request alone. Also the
 // server's winner for a skill a write committed a moment ago. The server runs in this process over a
 // stand-in router (no model); every wait is for an answer, bounded generously for a loaded machine.
+// And the serve.http.json a killed server leaves: no server, as a stale socket is.
 import { describe, expect, it } from "vitest";
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { GavelError } from "../../src/errors.js";
 import type { InstalledSkill, Router } from "../../src/route/index.js";
 import { residentFixtures } from "../helpers/resident-fixtures.js";
 import { ResidentServer, type ServeLimits } from "../../src/serve/server.js";
-import { connect, isRunning, type ServeClient } from "../../src/serve/client.js";
+import { connect, connectIfRunning, isRunning, routeViaServerIfRunning, type ServeClient } from "../../src/serve/client.js";
+import { writeStaleEndpoint } from "../helpers/stale-endpoint.js";
 import { serverRouter } from "../../src/serve/client-router.js";
 import { MAX_LINE_BYTES } from "../../src/serve/protocol.js";
 
@@ -266,5 +268,51 @@ describe("isRunning", () => {
     await expect(isRunning({ bank: 3 } as never)).rejects.toEqual(refused(/bank must be a string, got a number$/));
     await expect(isRunning(none, null as never)).rejects.toEqual(refused(/its options must be an object, got null$/));
     await expect(isRunning({ bank: none, socket: {} } as never)).rejects.toEqual(refused(/socket must be a string, got an object$/));
+  }, 60_000);
+});
+
+describe("a serve.http.json left by a killed server", () => {
+  it("counts as no server: connectIfRunning and routeViaServerIfRunning answer null, connect FILE_NOT_FOUND; the file is removed once its pid is gone", async () => {
+    const bank = mkdtempSync(join(tmpdir(), "gavel-serve-stale-"));
+    dirs.push(bank);
+    const stale = await writeStaleEndpoint(bank);
+    expect(await within(connectIfRunning({ bank }))).toBeNull();
+    // its server's process is gone and its port refuses: the file was the stale one, and is gone
+    expect(existsSync(stale.file)).toBe(false);
+    const seen: string[] = [];
+    for (const call of [() => routeViaServerIfRunning("Extract the tables from report.pdf", { bank }), () => isRunning(bank), () => connect({ bank })]) {
+      await writeStaleEndpoint(bank);
+      seen.push(await within(outcome(call())));
+    }
+    expect(seen).toEqual(["ok null", "ok false", "FILE_NOT_FOUND"]);
+    const { url } = await writeStaleEndpoint(bank);
+    const err = await within(connect({ bank }).catch((e: unknown) => e));
+    expect(err).toBeInstanceOf(GavelError);
+    expect((err as GavelError).message).toBe(`no gavel server is running at ${url} (start one with \`gavel serve\`)`);
+  }, 60_000);
+
+  it("keeps the file while the pid it names lives (a server shutting down removes its own), yet counts it as no server", async () => {
+    const bank = mkdtempSync(join(tmpdir(), "gavel-serve-stale-live-"));
+    dirs.push(bank);
+    const stale = await writeStaleEndpoint(bank, process.pid);
+    expect(await within(connectIfRunning({ bank }))).toBeNull();
+    expect(await within(routeViaServerIfRunning("Extract the tables from report.pdf", { bank }))).toBeNull();
+    expect(readFileSync(stale.file, "utf8")).toBe(stale.text);
+  }, 60_000);
+
+  it("a live server's file is kept and served", async () => {
+    const { dir, fake } = await start("http");
+    fake.add("pdf");
+    const file = join(dir, "serve.http.json");
+    const text = readFileSync(file, "utf8");
+    const client = await within(connectIfRunning({ bank: dir }));
+    expect(client).not.toBeNull();
+    expect(client).not.toBe("pending");
+    try {
+      expect(await within(outcome((client as ServeClient).request("route", { task: "pick:pdf" })))).toBe("ok pdf");
+    } finally {
+      (client as ServeClient).close();
+    }
+    expect(readFileSync(file, "utf8")).toBe(text);
   }, 60_000);
 });

@@ -273,28 +273,33 @@ describe("socket transport", () => {
     c.close();
   });
 
-  it("cancels what a ServeClient still waits for when it closes", async () => {
-    const { socket, fake, server } = await start("unix");
-    const c = await clientConnect({ socket });
-    const held = c.request("route", { task: "hold" });
-    await within(
-      new Promise<void>((r) => {
-        const t = setInterval(() => server.inFlight === 1 && (clearInterval(t), r()), 20);
-      }),
-      15_000,
-      "the route in flight",
-    );
-    c.close();
-    await expect(held).rejects.toMatchObject({ code: "DISPOSED" });
-    // the server stops the route without it being released
-    await within(
-      new Promise<void>((r) => {
-        const t = setInterval(() => server.inFlight === 0 && (clearInterval(t), r()), 20);
-      }),
-      15_000,
-      "the route cancelled",
-    );
-    expect(fake.started()).toBe(1);
+  it("cancels what a ServeClient still waits for when it closes, over the socket and over HTTP", async () => {
+    for (const kind of ["unix", "http"] as const) {
+      const { socket, dir, fake, server } = await start(kind);
+      // over HTTP the client finds the server by the bank's serve.http.json
+      const c = await clientConnect(kind === "unix" ? { socket } : { bank: dir });
+      expect(c.endpoint.kind).toBe(kind);
+      const held = c.request("route", { task: "hold" });
+      await within(
+        new Promise<void>((r) => {
+          const t = setInterval(() => server.inFlight === 1 && (clearInterval(t), r()), 20);
+        }),
+        15_000,
+        `the route in flight (${kind})`,
+      );
+      c.close();
+      await expect(held).rejects.toMatchObject({ code: "DISPOSED" });
+      // the server stops the route without it being released (over HTTP: the client dropped its
+      // exchange; a route run to its end would also keep the client's process alive)
+      await within(
+        new Promise<void>((r) => {
+          const t = setInterval(() => server.inFlight === 0 && (clearInterval(t), r()), 20);
+        }),
+        15_000,
+        `the route cancelled (${kind})`,
+      );
+      expect(fake.started()).toBe(1);
+    }
   });
 
   it("closes a connection whose request line never ends (slow loris)", async () => {

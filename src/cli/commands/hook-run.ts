@@ -10,7 +10,7 @@
 // whatever goes wrong, the hook exits 0 and prints nothing on stdout (one line on stderr at most): it
 // never blocks the user's prompt.
 import { resolve } from "node:path";
-import { findEndpoint, ServeClient } from "../../serve/client.js";
+import { findEndpoint, isNotRunning, ServeClient } from "../../serve/client.js";
 import { bankDir, config } from "../../config.js";
 import { GavelError, MESSAGE_CHARS, clip } from "../../errors.js";
 import { parseFlags } from "../ui/flags.js";
@@ -220,7 +220,7 @@ async function claudeCodeHook(args: string[]): Promise<number> {
       return 0;
     }
     const client = await ServeClient.open(endpoint).catch(async (err: unknown) => {
-      if (err instanceof GavelError && err.code === "FILE_NOT_FOUND") await noServer(bank, socket, base, "a stale socket; ");
+      if (isNotRunning(err)) await noServer(bank, socket, base, endpoint.kind === "unix" ? "a stale socket; " : "a stale serve.http.json; ");
       else note(`cannot reach the gavel server: ${(err as Error).message}`);
       return null;
     });
@@ -234,6 +234,7 @@ async function claudeCodeHook(args: string[]): Promise<number> {
       process.stdout.write(JSON.stringify({ hookSpecificOutput: { hookEventName: "UserPromptSubmit", additionalContext: hookContext(res) } }) + "\n");
     } catch (err) {
       if (err instanceof GavelError && err.code === "ABORTED") note(`no answer within ${budget} ms (the gavel server is busy)`);
+      else if (isNotRunning(err)) await noServer(bank, socket, base, "it stopped; "); // gone since it was found
       else note((err as Error).message);
     } finally {
       client.close();
