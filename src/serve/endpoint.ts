@@ -9,7 +9,7 @@ import { link, lstat, readFile, rename, unlink, type Stats } from "node:fs";
 import { connect as netConnect } from "node:net";
 import { GavelError, clip } from "../errors.js";
 import { boolOption, checkInt, functionOption, optionsObject, pathOption, signalOption } from "../util/validate.js";
-import { defaultSocketPath, httpEndpointPath, resolveBankDir, type HttpEndpoint } from "./protocol.js";
+import { defaultSocketPath, httpEndpointPath, resolveBankDir, socketPathProblem, type HttpEndpoint } from "./protocol.js";
 
 /** Where to find a server: a bank (its default socket, else its HTTP endpoint file), or a socket path. */
 export interface EndpointOptions {
@@ -32,6 +32,9 @@ export function endpointOptions(value: unknown, what: string, known: Readonly<Re
   const o = optionsObject(value, what, known);
   pathOption(o.bank, "bank");
   pathOption(o.socket, "socket");
+  // a longer path would be cut short by the kernel and could reach another socket
+  const problem = typeof o.socket === "string" ? socketPathProblem(o.socket) : null;
+  if (problem) throw new GavelError(`${what}: socket ${clip(o.socket as string)} cannot be used: ${problem}`, "INVALID_ARGUMENT");
   return o;
 }
 

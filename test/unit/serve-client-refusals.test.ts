@@ -269,6 +269,17 @@ describe("isRunning", () => {
     await expect(isRunning(none, null as never)).rejects.toEqual(refused(/its options must be an object, got null$/));
     await expect(isRunning({ bank: none, socket: {} } as never)).rejects.toEqual(refused(/socket must be a string, got an object$/));
   }, 60_000);
+
+  it.skipIf(process.platform === "win32")("a socket path longer than the platform's limit is refused, not cut short by the kernel to reach another socket", async () => {
+    const none = mkdtempSync(join(tmpdir(), "gavel-serve-long-"));
+    dirs.push(none);
+    const socket = join(none, "s".repeat(120) + ".sock");
+    const refused = expect.objectContaining({ code: "INVALID_ARGUMENT", message: expect.stringMatching(/socket .* cannot be used: the path is \d+ bytes, over the 10[37] bytes/) });
+    await expect(isRunning({ bank: none, socket })).rejects.toEqual(refused);
+    await expect(connectIfRunning({ socket })).rejects.toEqual(refused);
+    await expect(connect({ socket })).rejects.toEqual(refused);
+    expect(await connectIfRunning({ socket: join(none, "s.sock") })).toBeNull();
+  }, 60_000);
 });
 
 describe("a serve.http.json left by a killed server", () => {
