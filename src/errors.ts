@@ -106,8 +106,9 @@ void exhaustive;
 const BRAND = Symbol.for("gavel-router.GavelError");
 
 /**
- * The most characters a {@link GavelError}'s message holds: a longer one keeps its first 1,500 and
- * its last 500 around how many were cut (as {@link clip} cuts a quoted string). The library's own
+ * The most characters of its own a {@link GavelError}'s message keeps: a longer one keeps its first
+ * 1,500 and its last 500 around how many were cut (as {@link clip} cuts a quoted string; with that
+ * marker, about 2,020 in all). The library's own
  * messages, quotes clipped, stay well under it; it bounds a message whatever a caller or the native
  * addon put in it.
  */

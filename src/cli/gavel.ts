@@ -122,7 +122,13 @@ function describeFailure(err: unknown): { code: string; message: string; exit: n
     return { code: "NO_SPACE", message, exit: 1, text: `gavel: ${message} [NO_SPACE]` };
   }
   const message = clip(err instanceof Error ? err.message : String(err), MESSAGE_CHARS);
-  return { code: "INTERNAL", message, exit: 1, text: err instanceof Error ? (err.stack ?? message) : message };
+  return { code: "INTERNAL", message, exit: 1, text: err instanceof Error ? withFrames(err, message) : message };
+}
+
+/** An untyped error as a bug report: its name, its message as cut, then its stack's frames (the stack repeats the message whole). */
+function withFrames(err: Error, message: string): string {
+  const frames = (err.stack ?? "").split("\n").filter((l) => /^\s+at /.test(l));
+  return [`${err.name}: ${message}`, ...frames].join("\n");
 }
 
 main(process.argv.slice(2)).then(

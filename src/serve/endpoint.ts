@@ -158,9 +158,13 @@ const HTTP_CHECK_MS = 2000;
  * other failure to connect is left to the request, which reports it.
  */
 export async function checkHttpEndpoint(e: Extract<Endpoint, { kind: "http" }>): Promise<void> {
-  const { hostname, port } = new URL(e.url);
+  // the port from the text: URL drops a scheme's default one (":80" reads as "")
+  const m = /^http:\/\/(?:\[([^\]]+)\]|([^:/]+)):(\d+)$/.exec(e.url);
+  const port = m ? Number(m[3]) : NaN;
+  if (!m || !(port >= 1 && port <= 65535)) throw new GavelError(`the server's endpoint ${clip(e.url)} names no port from 1 to 65535`, "INVALID_ARGUMENT");
+  const host = m[1] ?? m[2];
   const refused = await new Promise<boolean>((resolve) => {
-    const s = netConnect({ host: hostname.replace(/^\[|\]$/g, ""), port: Number(port) });
+    const s = netConnect({ host, port });
     const done = (v: boolean) => (clearTimeout(timer), s.destroy(), resolve(v));
     const timer = setTimeout(() => done(false), HTTP_CHECK_MS);
     s.once("connect", () => done(false));

@@ -164,6 +164,12 @@ describe("nearOptions", () => {
     expect(nearOptions("frobnicate", names)).toEqual([]);
     expect(nearOptions("", names)).toEqual([]);
   });
+
+  it("the option itself, case aside, before a longer one it begins (--WATCH, -watch)", () => {
+    expect(nearOptions("WATCH", ["watch", "watch-debounce-ms"])).toEqual(["watch"]);
+    expect(nearOptions("project", ["projections", "project"])).toEqual(["project"]);
+    expect(nearOptions("watc", ["watch", "watch-debounce-ms"])).toEqual(["watch"]);
+  });
 });
 
 describe("the CLI parses flags in one place", () => {

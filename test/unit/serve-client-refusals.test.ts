@@ -15,6 +15,8 @@ import { residentFixtures } from "../helpers/resident-fixtures.js";
 import { ResidentServer, type ServeLimits } from "../../src/serve/server.js";
 import { connect, connectIfRunning, isRunning, routeViaServerIfRunning, type ServeClient } from "../../src/serve/client.js";
 import { writeStaleEndpoint } from "../helpers/stale-endpoint.js";
+import { checkHttpEndpoint } from "../../src/serve/endpoint.js";
+import { createServer as createNetServer, type Server as NetServer } from "node:net";
 import { serverRouter } from "../../src/serve/client-router.js";
 import { MAX_LINE_BYTES } from "../../src/serve/protocol.js";
 
@@ -326,4 +328,42 @@ describe("a serve.http.json left by a killed server", () => {
     }
     expect(readFileSync(file, "utf8")).toBe(text);
   }, 60_000);
+});
+
+describe("the check of an HTTP endpoint", () => {
+  /** A plain TCP listener on `port` of `host` (0: any free one), and the port it got; null where it cannot listen there. */
+  async function listener(host: string, port: number): Promise<{ server: NetServer; port: number } | null> {
+    const server = createNetServer((s) => s.destroy());
+    const ok = await new Promise<boolean>((resolve) => {
+      server.once("error", () => resolve(false));
+      server.listen(port, host, () => resolve(true));
+    });
+    return ok ? { server, port: (server.address() as { port: number }).port } : null;
+  }
+
+  it("reaches the port its URL names, the scheme's default (80) included, over IPv4 and IPv6", async () => {
+    for (const [host, shown] of [["127.0.0.1", "127.0.0.1"], ["::1", "[::1]"]] as const) {
+      const l = await listener(host, 0);
+      if (!l) continue; // no IPv6 loopback on this machine
+      try {
+        await expect(checkHttpEndpoint({ kind: "http", url: `http://${shown}:${l.port}`, token: "t" })).resolves.toBeUndefined();
+      } finally {
+        await new Promise((r) => l.server.close(r));
+      }
+    }
+    const l80 = await listener("127.0.0.1", 80); // only where this user may listen on port 80
+    if (l80) {
+      try {
+        await expect(checkHttpEndpoint({ kind: "http", url: "http://127.0.0.1:80", token: "t" })).resolves.toBeUndefined();
+      } finally {
+        await new Promise((r) => l80.server.close(r));
+      }
+    }
+  }, 60_000);
+
+  it("an endpoint whose port is out of range is INVALID_ARGUMENT, never an untyped error", async () => {
+    for (const url of ["http://127.0.0.1:0", "http://127.0.0.1:70000", "http://127.0.0.1:"]) {
+      await expect(checkHttpEndpoint({ kind: "http", url, token: "t" })).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
+    }
+  });
 });

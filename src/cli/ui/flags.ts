@@ -140,6 +140,8 @@ function unknownOption(base: Omit<FlagProblem, "kind" | "arg">, options: FlagSpe
 export function nearOptions(typed: string, names: readonly string[]): string[] {
   const t = typed.toLowerCase();
   if (t === "") return [];
+  const exact = names.filter((n) => n.toLowerCase() === t); // --WATCH, -watch: the option itself
+  if (exact.length > 0) return exact;
   const prefixed = names.filter((n) => n.length > t.length && n.toLowerCase().startsWith(t));
   if (prefixed.length === 1) return prefixed;
   const limit = Math.min(2, t.length - 1);
