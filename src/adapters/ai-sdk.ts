@@ -126,8 +126,8 @@ const LOAD_KEYS: Record<keyof GavelLoadSkillOptions, true> = { maxChars: true, d
 export type LoadSkillResult = LoadedSkill | { error: string };
 
 /**
- * A `loadSkill` tool: `{ name }` → the installed skill's body, front matter (`metadata`),
- * `allowed-tools`, and absolute path and folder; `{ error }` when no installed skill has that name.
+ * A `loadSkill` tool: `{ name }` → the installed skill (body, front matter, allowed-tools, path and
+ * folder), or `{ error }` when no installed skill has that name or several share it (naming their ids).
  */
 export function gavelLoadSkillTool(router: SkillRouterLike, options: GavelLoadSkillOptions = {}): Tool<{ name: string }, LoadSkillResult> {
   const { tool, z } = framework("gavelLoadSkillTool");
@@ -138,7 +138,8 @@ export function gavelLoadSkillTool(router: SkillRouterLike, options: GavelLoadSk
     description: o.description ?? LOAD_SKILL_DESCRIPTION,
     inputSchema: z.object({ name: z.string().min(1).describe("the skill's name (or id)") }),
     execute: async ({ name }): Promise<LoadSkillResult> => {
-      const skill = await injector.load(name);
+      const skill = await injector.lookup(name);
+      if (skill && "error" in skill) return skill;
       return skill ? loadedSkill(skill, maxChars) : { error: `no installed skill named "${clip(name)}"` };
     },
   });

@@ -11,6 +11,7 @@ import type { SkillRecord } from "../route/skill-record.js";
 import { abortedError, boolOption, describeValue, signalOption, untilAborted, valueText } from "../util/validate.js";
 import { linkSignals } from "../util/linked-signal.js";
 import { invalidArgument } from "../errors.js";
+import { isAmbiguousName } from "../bank/entries.js";
 import { adapterOptions } from "./options.js";
 
 /** The keys of {@link GavelAdapterOptions}. */
@@ -255,6 +256,19 @@ export class SkillInjector {
       return await this.#router.get(name);
     } catch (err) {
       if ((err as { code?: unknown }).code === "SKILL_NOT_FOUND") return null;
+      throw err;
+    }
+  }
+
+  /**
+   * {@link load} for a load-skill tool's answer: a name several installed skills share is not thrown
+   * but answered as `{ error }`, which says the name is ambiguous and lists the ids to use instead.
+   */
+  async lookup(name: string): Promise<SkillRecord | { error: string } | null> {
+    try {
+      return await this.load(name);
+    } catch (err) {
+      if (isAmbiguousName(err)) return { error: `ambiguous name: ${(err as Error).message}` };
       throw err;
     }
   }

@@ -319,7 +319,7 @@ const LOAD_KEYS: Record<keyof GavelLoadSkillOptions, true> = { name: true, maxCh
 /**
  * A `load_skill` tool: `{ skill }` (an id or name) → the installed skill as text (where it lives, its
  * allowed tools, its instructions), with the {@link LoadedSkill} as the tool message's `artifact`; a
- * line saying so when no installed skill has that name.
+ * line saying so when no installed skill has that name, or when several share it (naming their ids).
  */
 export function gavelLoadSkillTool(router: SkillRouterLike, options: GavelLoadSkillOptions = {}) {
   const { tool } = need(tools, "gavelLoadSkillTool");
@@ -329,7 +329,8 @@ export function gavelLoadSkillTool(router: SkillRouterLike, options: GavelLoadSk
   return tool(
     async (input: unknown): Promise<[string, LoadedSkill | null]> => {
       const { skill } = input as { skill: string }; // checked by the schema
-      const record = await injector.load(skill);
+      const record = await injector.lookup(skill);
+      if (record && "error" in record) return [`${record.error}.`, null];
       if (!record) return [`No installed skill has the id or name "${clip(skill)}"; search_skills lists them.`, null];
       const loaded = loadedSkill(record, maxChars);
       const text = skillText({ ...record, body: loaded.body });

@@ -111,7 +111,7 @@ const SKILL_TOOLS_KEYS: Record<keyof GavelSkillToolsOptions, true> = { k: true, 
  * Two tools for an agent's `tools`: `search_skills` (`{ task, k? }` → the installed skills that fit
  * the task, best first, with scores, one-line reasons and the router's choice; as `gavel mcp`'s) and
  * `load_skill` (`{ skill }` → the skill's body, front matter and path, or `{ error }` when no installed
- * skill has that id or name). The router needs `route`, `glance`, `list` and `get`: a `Router` has
+ * skill has that id or name, or several share the name: the error lists their ids). The router needs `route`, `glance`, `list` and `get`: a `Router` has
  * them. The call's `abortSignal` stops a search.
  */
 export function gavelSkillTools(router: SkillSource, options: GavelSkillToolsOptions = {}) {
@@ -134,7 +134,8 @@ export function gavelSkillTools(router: SkillSource, options: GavelSkillToolsOpt
     description: LOAD_SKILL_DESCRIPTION,
     inputSchema: z.object({ skill: z.string().min(1).describe("the skill's id or name, as search_skills lists it") }),
     execute: async (input): Promise<LoadedSkill | { error: string }> => {
-      const record = await injector.load(input.skill);
+      const record = await injector.lookup(input.skill);
+      if (record && "error" in record) return record;
       return record ? loadedSkill(record, maxChars) : { error: `no installed skill has the id or name "${clip(input.skill)}"` };
     },
   });

@@ -114,8 +114,11 @@ export interface SearchResult {
   /** The router's choice, or null (it abstained, or nothing is installed). */
   chosen: string | null;
   abstained: boolean;
-  /** Why it abstained or not, when the projections carry an abstention model. */
-  abstention?: { reason: string; score: number };
+  /**
+   * Why it abstained or not, when the route decided on abstention: `score` is the abstention model's
+   * score, null when none was computed (no calibrated model, or a task without a letter or digit).
+   */
+  abstention?: { reason: string; score: number | null };
   skills: SearchHit[];
   /** Milliseconds the search took. */
   ms: number;
@@ -148,7 +151,9 @@ function ruledReason(c: Candidate, i: number, r: RouteResult): string {
 /**
  * `search_skills`: routes the task (glance, shortlist, verdict, ruling) and lists the ruled shortlist,
  * then — when it holds fewer than `k` — the glance's next best, up to `k` skills in all. An empty task,
- * or `k` outside 1-{@link MAX_SEARCH_K}, is an `INVALID_ARGUMENT` error.
+ * or `k` outside 1-{@link MAX_SEARCH_K}, is an `INVALID_ARGUMENT` error. A bank with no routable skill
+ * (none installed, or every one has disable-model-invocation) answers no skill: `chosen` null,
+ * `skills` empty.
  */
 export async function searchSkills(router: SkillSource, task: string, k: number = DEFAULT_SEARCH_K, signal?: AbortSignal, options: SearchOptions = {}): Promise<SearchResult> {
   if (typeof task !== "string" || task.trim() === "") throw invalidArgument("the task must be a non-empty string: the work, stated concretely");
@@ -157,7 +162,13 @@ export async function searchSkills(router: SkillSource, task: string, k: number 
   if (o.libraryCut !== undefined) boolOption(o.libraryCut, "libraryCut", true);
   signalOption(signal);
   const t0 = performance.now();
-  const r = await router.route(task, { explain: true, signal, ...(o.libraryCut === undefined ? {} : { libraryCut: o.libraryCut as boolean }) });
+  let r: RouteResult;
+  try {
+    r = await router.route(task, { explain: true, signal, ...(o.libraryCut === undefined ? {} : { libraryCut: o.libraryCut as boolean }) });
+  } catch (err) {
+    if ((err as { code?: unknown } | null)?.code !== "EMPTY_LIBRARY") throw err;
+    return { task, chosen: null, abstained: false, skills: [], ms: Math.round(performance.now() - t0) };
+  }
   const described = new Map((await router.list()).map((s) => [s.id, s.description]));
   const skills: SearchHit[] = r.shortlist.slice(0, k).map((c, i) => ({
     rank: i + 1,
@@ -192,7 +203,8 @@ export async function searchSkills(router: SkillSource, task: string, k: number 
     task,
     chosen: r.skill,
     abstained: r.abstained,
-    ...(r.abstention ? { abstention: r.abstention } : {}),
+    // a score not computed is NaN in the route (null through `gavel serve`): null here, as JSON keeps it
+    ...(r.abstention ? { abstention: { ...r.abstention, score: Number.isFinite(r.abstention.score) ? r.abstention.score : null } } : {}),
     skills,
     ms: Math.round(performance.now() - t0),
   };

@@ -131,8 +131,19 @@ export function findEntry(store: { get(id: string): BankEntry | undefined; entri
   if (byId) return byId;
   const named = store.entries().filter((e) => e.name === idOrName || e.name.normalize("NFC") === nfc);
   const ids = named.slice(0, 10).map((e) => JSON.stringify(e.id)).join(", ");
-  if (named.length > 1) throw new GavelError(`${named.length} installed skills are named ${JSON.stringify(clip(idOrName))} (${ids}${named.length > 10 ? ", …" : ""}): give the id of the one meant`, "INVALID_ARGUMENT");
+  if (named.length > 1) throw new GavelError(`${named.length} installed skills are named ${JSON.stringify(clip(idOrName))} (${ids}${named.length > 10 ? ", …" : ""})${AMBIGUOUS_END}`, "INVALID_ARGUMENT");
   return named[0];
+}
+
+/** How {@link findEntry}'s error for a name several skills share ends (its start counts them). */
+const AMBIGUOUS_END = ": give the id of the one meant";
+/** {@link findEntry}'s error for a shared name, as its message reads (also after `gavel serve`, which keeps code and message). */
+const AMBIGUOUS = /^\d+ installed skills are named "[\s\S]*\): give the id of the one meant$/;
+
+/** Whether `err` is {@link findEntry}'s `INVALID_ARGUMENT` for a name several installed skills share (its message lists their ids). */
+export function isAmbiguousName(err: unknown): boolean {
+  const e = err as { code?: unknown; message?: unknown } | null;
+  return e?.code === "INVALID_ARGUMENT" && typeof e.message === "string" && AMBIGUOUS.test(e.message);
 }
 
 /**

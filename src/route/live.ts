@@ -23,7 +23,7 @@
 import { GavelError, invalidArgument } from "../errors.js";
 import { voteK } from "../kernels/kernels.js";
 import { loadBinding, type NativeLive } from "../native/binding.js";
-import { abortedError, asAborted, optionsObject, signalOption, throwIfAborted, afterTurn, valueText } from "../util/validate.js";
+import { abortedError, asAborted, checkInt, optionsObject, signalOption, throwIfAborted, afterTurn, valueText } from "../util/validate.js";
 import type { RouterParts } from "./parts.js";
 
 /** The verb an append's abort error names. */
@@ -210,14 +210,17 @@ export class LiveContext {
 
   /**
    * The `n` best skills by g, best first (ties in column order), of those still routable (a skill
-   * uninstalled since the last append is dropped); `options` as {@link scores}.
+   * uninstalled since the last append is dropped); `options` as {@link scores}. `n`: an integer ≥ 0
+   * (default 5).
+   * @throws GavelError INVALID_ARGUMENT (`n` or options)
    */
   top(n = 5, options?: LiveReadOptions): LiveScore[] {
+    checkInt(n, "LiveContext.top's n", 0, Number.MAX_SAFE_INTEGER);
     const { handles, g } = this.scores(options);
     const { library } = this.#parts;
     const routable = new Set(library.routable());
     const kept = Array.from(g.keys()).filter((c) => routable.has(handles[c]));
-    const order = kept.sort((a, b) => g[b] - g[a] || a - b).slice(0, Math.max(0, n));
+    const order = kept.sort((a, b) => g[b] - g[a] || a - b).slice(0, n);
     return order.map((c) => {
       const { id, name } = library.label(handles[c]);
       return { skill: id, name, g: g[c] };

@@ -7,6 +7,11 @@ import { contextOf, SkillInjector, type SkillRouterLike } from "../../src/adapte
 import { GavelError } from "../../src/errors.js";
 import type { RouteResult } from "../../src/route/types.js";
 import type { SkillRecord } from "../../src/route/skill-record.js";
+import { findEntry } from "../../src/bank/entries.js";
+import type { BankEntry } from "../../src/bank/types.js";
+import * as aiSdk from "../../src/adapters/ai-sdk.js";
+import * as mastra from "../../src/adapters/mastra.js";
+import * as langchain from "../../src/adapters/langchain.js";
 
 /** A library of named skills that every route picks `pick()` from, and whose records can change. */
 function standIn() {
@@ -171,5 +176,49 @@ describe("SkillInjector and abort signals", () => {
     await expect(routed).rejects.toMatchObject({ code: "ABORTED" });
     expect(getEventListeners(option.signal, "abort").length).toBe(0);
     expect(getEventListeners(call.signal, "abort").length).toBe(0);
+  });
+});
+
+describe("load-skill tools and a name two installed skills share", () => {
+  /** A router stand-in whose get looks skills up as the bank does (findEntry): by id, else by a name only one skill has. */
+  function sharedName(): SkillRouterLike {
+    const rec = (id: string, name: string) => ({ id, name, description: `does ${id}`, body: `body of ${id}`, contentHash: `h-${id}`, metadata: {}, allowedTools: null, path: null, dir: null }) as unknown as SkillRecord;
+    const records = [rec("team-a/pdf", "pdf"), rec("team-b/pdf", "pdf"), rec("docker", "docker")];
+    const store = { get: (id: string) => records.find((r) => r.id === id) as unknown as BankEntry | undefined, entries: () => records as unknown as BankEntry[] };
+    return {
+      route: async () => ({ skill: null, abstained: true, shortlist: [] }) as unknown as RouteResult,
+      get: async (idOrName) => {
+        const e = findEntry(store, idOrName);
+        if (!e) throw new GavelError(`no installed skill has the id or name ${idOrName}`, "SKILL_NOT_FOUND");
+        return e as unknown as SkillRecord;
+      },
+    };
+  }
+  const AMBIGUOUS = 'ambiguous name: 2 installed skills are named "pdf" ("team-a/pdf", "team-b/pdf"): give the id of the one meant';
+
+  it("the AI SDK's loadSkill and Mastra's load_skill answer { error } naming the ids, LangChain's load_skill a line; an id still loads", async () => {
+    const router = sharedName();
+    const aiLoad = aiSdk.gavelLoadSkillTool(router);
+    const call = { toolCallId: "x", messages: [] } as never;
+    expect(await aiLoad.execute!({ name: "pdf" }, call)).toEqual({ error: AMBIGUOUS });
+    expect(await aiLoad.execute!({ name: "team-b/pdf" }, call)).toMatchObject({ name: "pdf", body: "body of team-b/pdf" });
+    expect(await aiLoad.execute!({ name: "nope" }, call)).toEqual({ error: 'no installed skill named "nope"' });
+    const { load_skill } = mastra.gavelSkillTools({ ...router, glance: async () => [], list: () => [] });
+    expect(await load_skill.execute!({ skill: "pdf" }, {} as never)).toEqual({ error: AMBIGUOUS });
+    expect(await load_skill.execute!({ skill: "team-a/pdf" }, {} as never)).toMatchObject({ body: "body of team-a/pdf" });
+    const lcLoad = langchain.gavelLoadSkillTool(router);
+    const msg = (await lcLoad.invoke({ name: "load_skill", args: { skill: "pdf" }, id: "c1", type: "tool_call" })) as unknown as { text: string; artifact: unknown };
+    expect([msg.text, msg.artifact]).toEqual([`${AMBIGUOUS}.`, null]);
+  });
+
+  it("another INVALID_ARGUMENT from get is still thrown, not answered", async () => {
+    const router: SkillRouterLike = {
+      route: async () => ({ skill: null, abstained: true, shortlist: [] }) as unknown as RouteResult,
+      get: async () => {
+        throw new GavelError("the skill id must be a string", "INVALID_ARGUMENT");
+      },
+    };
+    await expect(new SkillInjector(router).lookup("pdf")).rejects.toMatchObject({ code: "INVALID_ARGUMENT", message: "the skill id must be a string" });
+    await expect(aiSdk.gavelLoadSkillTool(router).execute!({ name: "pdf" }, { toolCallId: "x", messages: [] } as never)).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
   });
 });

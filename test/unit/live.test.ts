@@ -190,6 +190,24 @@ describe("LiveContext (incremental glance)", () => {
     bank.dispose();
   });
 
+  it("top(n) takes an integer n ≥ 0 and refuses anything else with INVALID_ARGUMENT", async () => {
+    const seed = freshSeed();
+    const r = rng(seed);
+    const nEmbd = 16, dim = 8;
+    const bank = new KeyBank(dim);
+    const routable = Array.from({ length: 4 }, () => bank.add(unitKeys(r, 2, dim)));
+    const live = new LiveContext(fakeParts(nEmbd, randArray(r, dim * nEmbd, 0.3), dim, bank, () => routable));
+    await live.append(randArray(r, 3 * nEmbd));
+    expect(live.top(0)).toEqual([]);
+    expect(live.top(2).map((s) => s.skill)).toEqual(live.top().slice(0, 2).map((s) => s.skill));
+    expect(live.top(100)).toHaveLength(4);
+    for (const n of [NaN, -1, 1.5, Infinity, "2", null]) {
+      expect(() => live.top(n as number), String(n)).toThrow(expect.objectContaining({ code: "INVALID_ARGUMENT", message: expect.stringContaining("LiveContext.top's n") }));
+    }
+    live.dispose();
+    bank.dispose();
+  });
+
   it("an append queued behind a running one rejects as soon as its signal aborts (a bad one at once), folds nothing, and the appends after it run as before", async () => {
     const seed = freshSeed();
     const r = rng(seed);

@@ -1,13 +1,22 @@
 // searchSkills and searchText (src/adapters/skill-tools.ts), what `gavel mcp`'s search_skills and the
 // adapters' search tools answer, over a SkillSource written here: the checks of the task and k come
 // before any route, the ruled shortlist is listed first and padded with the glance's next best
-// without repeats, and the text names the choice or says that the router abstained.
+// without repeats, and the text names the choice or says that the router abstained; an abstention
+// score not computed is null, and a bank with no routable skill answers no skill (also through
+// `gavel mcp`'s server and an SDK client, which check the output schema).
 import { describe, expect, it } from "vitest";
 import { MAX_SEARCH_K, searchK, searchSkills, searchText, searchToolSetup, type SkillSource } from "../../src/adapters/skill-tools.js";
 import { DEFAULT_MAX_CHARS, maxCharsOf } from "../../src/adapters/core.js";
 import type { Candidate, GlanceHit, RouteResult } from "../../src/route/types.js";
 import * as entry from "../../src/index.js";
 import type { Router, ServerRouter } from "../../src/index.js";
+import { GavelError } from "../../src/errors.js";
+import { createMcpServer } from "../../src/cli/mcp/server.js";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
+
+/** The reason a route gives for a task without a letter or digit (src/route/decide.ts), whose score it does not compute. */
+const WORDLESS_REASON = "the task holds no word (no letter or digit) that a skill could match: abstaining";
 
 // a Router is a source the tools can search, as is a client of the bank's server by its types (tsc checks both)
 const routerIsSource: Router extends SkillSource ? true : false = true;
@@ -79,6 +88,61 @@ describe("searchSkills", () => {
     expect(r.skills.map((h) => h.id)).toEqual(["beta", "alpha"]);
     expect(r.skills[0].reason).toMatch(/^best match, but the router abstained/);
     expect(searchText(r).split("\n")[0]).toBe("No skill fits this task confidently (p(off-domain) high); the closest ones:");
+  });
+
+  it("gives an abstention score that was not computed (NaN from a Router, null through gavel serve) as null", async () => {
+    for (const score of [Number.NaN, null, Infinity]) {
+      const { src } = source(["beta"], true);
+      const route = src.route;
+      src.route = async (task, o) => ({ ...(await route(task, o)), abstention: { abstain: true, reason: WORDLESS_REASON, score: score as number } });
+      const r = await searchSkills(src, "!!", 2);
+      expect(r.abstention, String(score)).toEqual({ abstain: true, reason: WORDLESS_REASON, score: null });
+      expect(JSON.parse(JSON.stringify(r))).toEqual(r); // what JSON carries is what it returned
+    }
+  });
+
+  it("answers a bank with no routable skill (the route's EMPTY_LIBRARY) with no skill, as its text says", async () => {
+    const src: SkillSource = { ...source([]).src, route: async () => Promise.reject(new GavelError("no skill is installed (or every one has disable-model-invocation)", "EMPTY_LIBRARY")) };
+    const r = await searchSkills(src, "resize images");
+    expect(r).toMatchObject({ task: "resize images", chosen: null, abstained: false, skills: [] });
+    expect(r).not.toHaveProperty("abstention");
+    expect(searchText(r)).toBe("No skill is installed in this bank (gavel install <folder> installs some).");
+    // any other failure of the route is still thrown
+    const broken: SkillSource = { ...src, route: async () => Promise.reject(new GavelError("damaged keys", "INTERNAL")) };
+    await expect(searchSkills(broken, "resize images")).rejects.toMatchObject({ code: "INTERNAL" });
+  });
+});
+
+describe("gavel mcp's search_skills, through an MCP client", () => {
+  /** Calls search_skills on a server over `src`, connected in memory to an SDK client (which checks the output schema again). */
+  async function callSearch(src: SkillSource, task: string) {
+    const server = await createMcpServer(src, { version: "0.0.0", bankDir: "/nowhere" });
+    const [a, b] = InMemoryTransport.createLinkedPair();
+    const client = new Client({ name: "test", version: "0.0.0" });
+    await Promise.all([server.connect(a), client.connect(b)]);
+    try {
+      return await client.callTool({ name: "search_skills", arguments: { task, k: 2 } });
+    } finally {
+      await client.close();
+      await server.close();
+    }
+  }
+
+  it("answers a wordless task's abstention, whose score was not computed, with score null (not an output validation error)", async () => {
+    const { src } = source(["beta"], true);
+    src.route = async () => ({ skill: null, name: null, abstained: true, shortlist: [], verdict: "off", load: null, abstention: { abstain: true, reason: WORDLESS_REASON, score: Number.NaN }, timings: { glanceMs: 1, verdictMs: 0, totalMs: 1 } }) as RouteResult;
+    const r = await callSearch(src, "🙂🙂");
+    expect(r.isError, JSON.stringify(r.content)).toBeFalsy();
+    expect(r.structuredContent).toMatchObject({ chosen: null, abstained: true, abstention: { reason: WORDLESS_REASON, score: null } });
+    expect((r.structuredContent as { skills: unknown[] }).skills).toHaveLength(2);
+  });
+
+  it("answers an empty bank with the documented text, not an EMPTY_LIBRARY error", async () => {
+    const src: SkillSource = { ...source([]).src, route: async () => Promise.reject(new GavelError("no skill is installed (or every one has disable-model-invocation)", "EMPTY_LIBRARY")), list: () => [] };
+    const r = await callSearch(src, "resize images");
+    expect(r.isError, JSON.stringify(r.content)).toBeFalsy();
+    expect(r.content).toEqual([{ type: "text", text: "No skill is installed in this bank (gavel install <folder> installs some)." }]);
+    expect(r.structuredContent).toMatchObject({ chosen: null, abstained: false, skills: [] });
   });
 });
 

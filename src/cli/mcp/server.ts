@@ -112,7 +112,7 @@ function outputSchemas(z: ZodModule["z"]) {
     task: z.string(),
     chosen: z.string().nullable().describe("the router's choice (an id), or null when it abstained or nothing is installed"),
     abstained: z.boolean(),
-    abstention: z.object({ reason: z.string(), score: z.number() }).optional(),
+    abstention: z.object({ reason: z.string(), score: z.number().nullable().describe("the abstention model's score; null when none was computed") }).optional(),
     skills: z.array(hit).describe("best first"),
     ms: z.number().describe("milliseconds the search took"),
   };
