@@ -1,6 +1,7 @@
 // The adapters' shared core (src/adapters/core.ts) over a router stand-in: what a turn routes (the
 // last user turn, and nothing when it holds no text), a route reused across the steps of one turn only
-// while its skill is still installed as it was, and options checked when the adapter is built.
+// while its skill is still installed as it was, options checked when the adapter is built, and the
+// load-skill tools' answer to a name two installed skills share.
 import { getEventListeners } from "node:events";
 import { describe, expect, it } from "vitest";
 import { contextOf, SkillInjector, type SkillRouterLike } from "../../src/adapters/core.js";
