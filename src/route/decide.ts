@@ -10,6 +10,7 @@
  * @module
  */
 import { GavelError, clip } from "../errors.js";
+import { quoteForMessage } from "../gguf/regular-file.js";
 import { bandFor, needsVerdict, readsFeature, type AbstentionModel } from "../projections/abstention-model.js";
 import { abstentionFeatures, applyLibraryCut, defaultLexical, decideAbstention, type AbstentionDecision, type LibraryCut } from "./abstention.js";
 import { checkFiniteReadouts, firstStage, firstStageShortlist, rule } from "./ruling.js";
@@ -129,6 +130,7 @@ export async function decide(parts: RouterParts, lexical: LexicalExpert, task: Q
     const bOf = (c: Ranked) => B[c.column];
     const union = { glance: projections.shortlistGlance, lexical: projections.shortlistLexical };
     short = firstStageShortlist(ranked, projections.delta, projections.maxShortlist, beta, bOf, union).map((c) => ({ skill: c.skill, name: c.name, g: c.g, B: bOf(c) }));
+    await refuseLost(parts, short);
     logN = Math.log(post.size);
     lift = post.maxB + logN;
     coverage = post.coverage;
@@ -181,6 +183,22 @@ export async function decide(parts: RouterParts, lexical: LexicalExpert, task: Q
 }
 
 /**
+ * Refuses a route whose candidates hold a skill the lexicon records as lost (its text was gone when
+ * lexicon.bin was rebuilt, so BM25 gives it no score and its B is −∞): `CORRUPT_FILE` naming the lost
+ * text, as the verdict gives when it reads it, not a B of −∞ taken for the model's failure.
+ */
+async function refuseLost({ library }: Pick<RouterParts, "library">, candidates: readonly { skill: string }[]): Promise<void> {
+  const lost = library.lexicon.lost;
+  if (lost.length === 0) return;
+  const set = new Set(lost);
+  for (const c of candidates) {
+    if (!set.has(c.skill)) continue;
+    await library.text(library.entry(c.skill)); // CORRUPT_FILE: the bank has lost the text …; reinstall the skill
+    throw new GavelError(`lexicon.bin records skill ${quoteForMessage(c.skill)} as lost, but its text is there: BM25 never scores it (delete lexicon.bin to have it rebuilt)`, "CORRUPT_FILE");
+  }
+}
+
+/**
  * What abstention reads of the winner's words in the bank's BM25 index, computed only when the band
  * of `model` that decides for a library of e^logN skills reads it: its reference coverage of the task
  * (`gcov`: the task's words, each weighed by the projections' reference idf, that the skill's text
@@ -227,6 +245,7 @@ async function reranked(parts: RouterParts, lexical: LexicalExpert, query: Bm25Q
   const taskText = query.text;
   const lucene = await lexical.scoresByColumn(library, query, handles, rr.lucene);
   const top = cheapTop(rerankPool(rr, taskText, ranked, post.raw, lucene, projections.lexicalTemperature), rr.verdictTop);
+  await refuseLost(parts, top);
   const run = o.verdict && verdictNeeded(rr, top);
   const t = performance.now();
   const judged = run ? await judge(parts, taskText, top, o.signal) : null;

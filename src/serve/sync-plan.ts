@@ -2,11 +2,12 @@
  * `gavel sync`'s plan and its application, shared by the CLI (a bank it opens itself) and the
  * resident router (a `sync` request, writes.ts): what the hosts' skill folders hold
  * compared with what the bank holds, then the new and changed skills installed and the skills
- * deleted on disk uninstalled. Skills installed from anywhere else are left alone.
+ * deleted on disk uninstalled. Skills installed from anywhere else are left alone, even where a host
+ * folder holds a skill of the same id (reported as a conflict).
  *
  * @module
  */
-import { resolve } from "node:path";
+import { dirname, resolve } from "node:path";
 import { locateSkill, type Router } from "../route/index.js";
 import type { InstallProgress, InstallReport } from "../route/index.js";
 import type { DiscoverResult } from "../skills/discover.js";
@@ -21,30 +22,52 @@ export interface SyncPlan {
   remove: { id: string; name: string; source: string }[];
   /** Installed skills whose SKILL.md no longer parses: kept (fix the file, or uninstall by hand). */
   kept: { id: string; source: string; reason: string }[];
+  /**
+   * Skills of the host's folders whose id is installed from elsewhere (a JSONL library, another
+   * folder): the installed one is kept, the host's copy (`source`) not installed; `installed` is the
+   * installed one's recorded source.
+   */
+  conflicts: { id: string; source: string; installed: string }[];
 }
 
 /** Compares what the folders hold with what the bank holds. */
 export async function planSync(router: Router, found: DiscoverResult): Promise<SyncPlan> {
-  const plan: SyncPlan = { add: [], update: [], unchanged: [], remove: [], kept: [] };
+  const plan: SyncPlan = { add: [], update: [], unchanged: [], remove: [], kept: [], conflicts: [] };
   const installed = new Map(router.list().map((s) => [s.id, s]));
+  const roots = new Set(found.roots.map((r) => resolve(r.dir)));
   for (const skill of found.skills) {
-    if (!installed.has(skill.id)) plan.add.push(skill);
-    else if ((await router.get(skill.id)).contentHash !== skill.contentHash) plan.update.push(skill);
+    const have = installed.get(skill.id);
+    const root = found.rootOf.get(skill.id);
+    if (!have) plan.add.push(skill);
+    else if (!hostFolderOf(router, have.source, roots, root?.scope === "plugin" ? root.dir : null)) {
+      plan.conflicts.push({ id: skill.id, source: skill.source, installed: have.source }); // installed from elsewhere: left alone
+    } else if ((await router.get(skill.id)).contentHash !== skill.contentHash) plan.update.push(skill);
     else plan.unchanged.push(skill.id);
   }
-  const roots = new Set(found.roots.map((r) => r.dir));
   const failed = new Map(found.failed.map((f) => [resolve(f.where), f.error.message]));
   const wanted = new Set(found.skills.map((s) => s.id));
   for (const s of installed.values()) {
-    if (wanted.has(s.id)) continue;
-    const loc = locateSkill(s.source, router.bankDir);
-    if (loc.provenance.kind !== "folder" || !roots.has(resolve(loc.provenance.hostFolder))) continue; // not the host's: leave it
-    const path = loc.path ?? resolve(s.source);
+    if (wanted.has(s.id) || !hostFolderOf(router, s.source, roots, null)) continue; // not the host's: leave it
+    const path = locateSkill(s.source, router.bankDir).path ?? resolve(s.source);
     const reason = failed.get(path);
     if (reason !== undefined) plan.kept.push({ id: s.id, source: path, reason });
     else plan.remove.push({ id: s.id, name: s.name, source: s.source });
   }
   return plan;
+}
+
+/**
+ * Whether an installed skill's recorded `source` is a SKILL.md in one of the host's folders (`roots`),
+ * or, for a skill found in a plugin's `pluginRoot`, in another version of that plugin (Claude Code
+ * keeps each version in its own `<plugin>/<version>/` folder, so an update moves the skill's source).
+ */
+function hostFolderOf(router: Router, source: string, roots: ReadonlySet<string>, pluginRoot: string | null): boolean {
+  const p = locateSkill(source, router.bankDir).provenance;
+  if (p.kind !== "folder") return false;
+  const folder = resolve(p.hostFolder);
+  if (roots.has(folder)) return true;
+  // <plugin>/<version>/skills: the same <plugin>, any version
+  return pluginRoot !== null && dirname(dirname(folder)) === dirname(dirname(resolve(pluginRoot)));
 }
 
 /**

@@ -90,6 +90,7 @@ export interface WireSyncResult {
     unchanged: string[];
     remove: { id: string; name: string; source: string }[];
     kept: { id: string; source: string; reason: string }[];
+    conflicts: { id: string; source: string; installed: string }[];
   };
   /** The install's failures (none on a dry run). */
   installFailed: { where: string; error: WireError }[];
@@ -117,7 +118,7 @@ export async function syncOp(router: Router, params: Record<string, unknown>, si
       failed: found.failed.map((f) => ({ where: f.where, error: { code: f.error.code, message: f.error.message } })),
       shadowed: found.shadowed,
     },
-    plan: { add: plan.add.map(ref), update: plan.update.map(ref), unchanged: plan.unchanged, remove: plan.remove, kept: plan.kept },
+    plan: { add: plan.add.map(ref), update: plan.update.map(ref), unchanged: plan.unchanged, remove: plan.remove, kept: plan.kept, conflicts: plan.conflicts },
     installFailed: report ? wireInstallReport(report).failed : [],
   };
 }

@@ -92,6 +92,25 @@ describe("gavel sync", () => {
     expect(summary.shadowed.map((s) => [s.name, s.winner])).toEqual([["team-review", join(project, ".claude", "skills", "team-review", "SKILL.md")]]);
   });
 
+  it("a host skill whose id is installed from elsewhere is a conflict: the installed one is neither replaced nor, once the copy is deleted, uninstalled", async () => {
+    const original = join(root, "elsewhere", "side-skill", "SKILL.md");
+    const copy = writeSkill(join(project, ".claude", "skills"), "side-skill", "Installed by hand, then copied and edited.");
+    const sourceOf = async () => (JSON.parse(await gavel("list", "--json")) as { name: string; source: string }[]).find((s) => s.name === "side-skill")?.source;
+    // the default host (all): the previous sync's precedence, so only the copy is new on disk
+    const out = await gavel("sync");
+    expect(out).toContain(`conflict side-skill: installed from ${original}, not from the host's folders; kept, ${copy} not installed`);
+    expect(out).not.toMatch(/^install side-skill/m);
+    expect(out).toMatch(/installed 0 new, 0 changed; uninstalled 0; unchanged 3; conflicts 1 \(nothing to do\)/);
+    const json = JSON.parse(await gavel("sync", "--json")) as { updated: string[]; conflicts: unknown[] };
+    expect(json.updated).toEqual([]);
+    expect(json.conflicts).toEqual([{ id: "side-skill", source: copy, installed: original }]);
+    expect(await sourceOf()).toBe(original);
+    rmSync(join(project, ".claude", "skills", "side-skill"), { recursive: true });
+    const gone = await gavel("sync");
+    expect(gone).toMatch(/uninstalled 0; unchanged 3 \(nothing to do\)/);
+    expect(await sourceOf()).toBe(original);
+  });
+
   it("a skill whose install fails is reported failed, not installed (exit 1); a mistyped --project is FILE_NOT_FOUND and makes no bank", async () => {
     const proj = join(root, "failing");
     writeSkill(join(proj, ".claude", "skills"), "dockerfile", "Write a Dockerfile with a multi-stage build. ".repeat(8));

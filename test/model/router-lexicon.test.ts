@@ -3,7 +3,7 @@
 // B and the raw scores of the whole library against a textbook BM25 and a float64 log-softmax written
 // here; the lexical coverage and reach a route gives abstention against the same references; and the lexicon surviving SIGKILLs of a process that is installing and uninstalling skills.
 import { spawn } from "node:child_process";
-import { cp, mkdtemp, rm } from "node:fs/promises";
+import { cp, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -96,6 +96,39 @@ describe(`the bank's lexicon under the Router on the tiny llama (seed ${seed})`,
       await checkBank(dir, projections, what);
       router = await Router.open(model, { projections, bankDir: dir, skillBudget: 128 });
     }
+    await router.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it("a lost skill text under a rebuilt lexicon refuses the route CORRUPT_FILE naming the text, one lost or all", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "gavel-lexicon-lost-"));
+    const skills = Array.from({ length: 3 }, (_, i) => randomSkill(r, `l${i}`, true));
+    let router = await Router.open(model, { projections, bankDir: dir, skillBudget: 128 });
+    await router.install(skills);
+    await router.close();
+    const textOf = (s: { contentHash: string }) => join(dir, "texts", `${s.contentHash}.json`);
+    const damage = async () => {
+      await rm(join(dir, "lexicon.bin"));
+      await writeFile(join(dir, "lexicon.bin"), "not a lexicon");
+    };
+    // one text lost, lexicon.bin damaged: the reopened bank rebuilds it and records the skill as lost
+    await rm(textOf(skills[1]));
+    await damage();
+    router = await Router.open(model, { projections, bankDir: dir, skillBudget: 128 });
+    // Δ large: the lost skill is shortlisted; the verdict off, so no text is read on the way
+    for (const options of [{ lexical: true, verdict: false }, { lexical: true, verdict: false, abstain: false }]) {
+      const err = await router.route(words(r, 20), options).then(() => null, (e: unknown) => e);
+      expect(err, `seed ${seed}`).toMatchObject({ code: "CORRUPT_FILE" });
+      expect((err as Error).message).toContain(`the bank has lost the text of a skill: ${textOf(skills[1])} is missing; reinstall the skill`);
+    }
+    await router.close();
+    // every text lost
+    for (const s of [skills[0], skills[2]]) await rm(textOf(s));
+    await damage();
+    router = await Router.open(model, { projections, bankDir: dir, skillBudget: 128 });
+    const err = await router.route(words(r, 20), { lexical: true, verdict: false }).then(() => null, (e: unknown) => e);
+    expect(err, `seed ${seed}`).toMatchObject({ code: "CORRUPT_FILE" });
+    expect((err as Error).message).toMatch(/the bank has lost the text of a skill: .* is missing; reinstall the skill/);
     await router.close();
     await rm(dir, { recursive: true, force: true });
   });

@@ -172,7 +172,7 @@ describe.skipIf(NO_SHARED)("an install's or uninstall's wait for the library, ab
     const r = await routerWithSkills();
     try {
       const gone = r.list().filter((s) => s.name !== "docker-image").map((s) => ({ id: s.id, name: s.name, source: "gone/SKILL.md" }));
-      const plan = { add: [], update: [], unchanged: ["docker-image"], remove: gone, kept: [] };
+      const plan = { add: [], update: [], unchanged: ["docker-image"], remove: gone, kept: [], conflicts: [] };
       const reason = new Error("sync stopped");
       const err = await expectCode(applySync(r, plan, { signal: AbortSignal.abort(reason) }), "ABORTED");
       expect(err.cause).toBe(reason);

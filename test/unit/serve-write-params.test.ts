@@ -3,7 +3,7 @@
 // written, never taken as absent (`"dryRun": "true"` taken as absent is a real sync). The server runs in this
 // process over a stand-in router (no model) that records every write it is asked for.
 import { describe, expect, it } from "vitest";
-import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { GavelError } from "../../src/errors.js";
@@ -13,11 +13,13 @@ import { ResidentServer } from "../../src/serve/server.js";
 import { connect } from "../../src/serve/client.js";
 
 /** A router stand-in with an empty bank: each install and uninstall is recorded and answered as done. */
-function fakeRouter(bankDir: string) {
+function fakeRouter(bankDir: string, installed: { id: string; name: string; source: string }[] = []) {
   const writes: string[] = [];
   const router = {
     bankDir,
-    list: () => [],
+    list: () => installed,
+    // an installed skill's text: never the same as the project's copy
+    get: async (id: string) => ({ id, contentHash: "0".repeat(64) }),
     stats: () => ({ skills: 0 }),
     close: async () => undefined,
     install: async (source: unknown) => {
@@ -32,7 +34,7 @@ function fakeRouter(bankDir: string) {
 const { model, dirs, servers } = residentFixtures();
 
 /** A server over the stand-in, its client, and a project whose .claude/skills holds one new skill. */
-async function setUp(kind: "unix" | "http") {
+async function setUp(kind: "unix" | "http", installed: (dir: string) => { id: string; name: string; source: string }[] = () => []) {
   const dir = mkdtempSync(join(tmpdir(), "gavel-serve-params-"));
   dirs.push(dir);
   const project = join(dir, "project");
@@ -40,12 +42,12 @@ async function setUp(kind: "unix" | "http") {
   mkdirSync(join(project, ".claude", "skills", "pdf-extract"), { recursive: true });
   mkdirSync(home);
   writeFileSync(join(project, ".claude", "skills", "pdf-extract", "SKILL.md"), "---\nname: pdf-extract\ndescription: Extract tables and text from PDF files.\n---\n# pdf-extract\n\nUse pdfplumber.\n");
-  const fake = fakeRouter(join(dir, "bank"));
+  const fake = fakeRouter(join(dir, "bank"), installed(dir));
   mkdirSync(fake.router.bankDir); // over HTTP its serve.http.json is written there
   const socket = join(dir, "s.sock");
   servers.push(await ResidentServer.start({ router: fake.router, model, modelPath: "fake.gguf", socket, graceMs: 100, ...(kind === "http" ? { port: 0 } : {}) }));
   const client = await connect(kind === "unix" ? { socket } : { bank: fake.router.bankDir });
-  return { client, project, home, writes: fake.writes };
+  return { client, dir, project, home, writes: fake.writes };
 }
 
 /** The error code a request rejects with and its message, or "ok". */
@@ -74,6 +76,29 @@ describe("the write ops' optional parameters", () => {
         expect(writes).toEqual([]);
         await client.request("sync", { ...where, dryRun: false });
         expect(writes).toEqual(["install pdf-extract"]);
+      } finally {
+        client.close();
+      }
+    }
+  });
+
+  it("a host skill whose id is installed from elsewhere is a conflict: neither replaced nor, once deleted on disk, uninstalled", async () => {
+    // pdf-extract installed from a folder that is not the host's (an examples folder, say)
+    const elsewhere = (dir: string) => [{ id: "pdf-extract", name: "pdf-extract", source: join(dir, "examples", "pdf-extract", "SKILL.md") }];
+    for (const kind of ["unix", "http"] as const) {
+      const { client, dir, project, home, writes } = await setUp(kind, elsewhere);
+      try {
+        const where = { host: "claude-code", projectDir: project, home };
+        type Answer = { plan: { add: unknown[]; update: unknown[]; remove: unknown[]; conflicts: { id: string; source: string; installed: string }[] } };
+        for (const dryRun of [true, false]) {
+          const res = await client.request<Answer>("sync", { ...where, dryRun });
+          expect([res.plan.add, res.plan.update, res.plan.remove], kind).toEqual([[], [], []]);
+          expect(res.plan.conflicts, kind).toEqual([{ id: "pdf-extract", source: join(project, ".claude", "skills", "pdf-extract", "SKILL.md"), installed: elsewhere(dir)[0].source }]);
+        }
+        rmSync(join(project, ".claude", "skills", "pdf-extract"), { recursive: true });
+        const gone = await client.request<Answer>("sync", { ...where, dryRun: false });
+        expect([gone.plan.remove, gone.plan.conflicts], kind).toEqual([[], []]);
+        expect(writes, kind).toEqual([]);
       } finally {
         client.close();
       }

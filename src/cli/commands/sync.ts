@@ -1,6 +1,7 @@
 // `gavel sync`: the bank follows the host's skill folders. What is new or changed on disk (by content
 // hash) is installed, what was deleted on disk is uninstalled, and skills installed from anywhere
-// else (a JSONL library, another folder) are left alone.
+// else (a JSONL library, another folder) are left alone, even when a host folder holds a skill of the
+// same id (a conflict, reported).
 import { existsSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { MANIFEST } from "../../bank/manifest.js";
@@ -35,6 +36,7 @@ interface PlanView {
   unchanged: string[];
   remove: { id: string; name: string; source: string }[];
   kept: { id: string; source: string; reason: string }[];
+  conflicts: { id: string; source: string; installed: string }[];
 }
 
 function printPlan(found: FoundView, plan: PlanView, dryRun: boolean): void {
@@ -47,6 +49,9 @@ function printPlan(found: FoundView, plan: PlanView, dryRun: boolean): void {
   for (const s of plan.update) console.log(`${verb}install ${s.id} (changed)  ${s.source}`);
   for (const s of plan.remove) console.log(`${verb}uninstall ${s.name} (deleted on disk)  ${s.source}`);
   for (const s of plan.kept) console.log(`kept ${s.id}: its SKILL.md no longer reads (${s.reason})`);
+  for (const s of plan.conflicts) {
+    console.log(`conflict ${s.id}: installed from ${s.installed}, not from the host's folders; kept, ${s.source} not installed (gavel uninstall ${s.id} lets the next sync install it)`);
+  }
 }
 
 /** The summary line, or with --json the summary object. */
@@ -63,6 +68,7 @@ function report(host: string, dryRun: boolean, found: FoundView, plan: PlanView,
     uninstalled: plan.remove.map((s) => s.id),
     unchanged: plan.unchanged.length,
     kept: plan.kept,
+    conflicts: plan.conflicts,
     shadowed: found.shadowed,
     failed: [...found.failed, ...installFailed].map((f) => ({ where: f.where, error: f.error.message })),
   };
@@ -75,6 +81,7 @@ function report(host: string, dryRun: boolean, found: FoundView, plan: PlanView,
     `${dryRun ? "dry run: " : ""}${did} ${add.length} new, ${update.length} changed; ` +
       `${dryRun ? "would uninstall" : "uninstalled"} ${plan.remove.length}; unchanged ${plan.unchanged.length}` +
       (installFailed.length > 0 ? `; failed ${installFailed.length}` : "") +
+      (plan.conflicts.length > 0 ? `; conflicts ${plan.conflicts.length}` : "") +
       (plan.add.length + plan.update.length + plan.remove.length === 0 ? " (nothing to do)" : ""),
   );
 }
@@ -88,7 +95,8 @@ export const sync: Command = {
   help: `usage: gavel sync [options]
 Reads the skill folders an agent host reads (project and user), resolves same-named skills by that
 host's precedence (a warning names each shadowed one), installs what is new or changed (content hash)
-and uninstalls what was deleted on disk. Skills installed from elsewhere are left alone. While
+and uninstalls what was deleted on disk. Skills installed from elsewhere are left alone, even when a
+host folder holds one of the same id (reported as a conflict). While
 \`gavel serve\` runs for the bank, the sync goes through it, with the same output (gavel serve
 --watch syncs edits of installed skills by itself).
   --host H              ${SKILL_HOSTS.join("|")} (default all): whose folders and precedence
@@ -124,7 +132,7 @@ ${routerOptionsHelp}`,
     if (dryRun && !existsSync(join(resolve(bankDir(values.bank)), MANIFEST))) {
       return withInterrupt(async (signal) => {
         const found = await discoverSkills({ host, projectDir: values.project, signal });
-        const plan: SyncPlan = { add: found.skills, update: [], unchanged: [], remove: [], kept: [] };
+        const plan: SyncPlan = { add: found.skills, update: [], unchanged: [], remove: [], kept: [], conflicts: [] };
         if (!values.json) printPlan(found, plan, true);
         report(host, true, found, plan, values.json === true);
         return 0;
