@@ -166,17 +166,27 @@ export function nearest(key: string, names: readonly string[]): string | undefin
   let best: string | undefined;
   let bestD = 3;
   for (const name of names) {
-    const b = name.toLowerCase();
-    if (Math.abs(a.length - b.length) >= bestD) continue;
-    let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
-    for (let i = 1; i <= a.length; i++) {
-      const cur = [i];
-      for (let j = 1; j <= b.length; j++) cur[j] = Math.min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
-      prev = cur;
-    }
-    if (prev[b.length] < bestD) [best, bestD] = [name, prev[b.length]];
+    const d = editDistance(a, name.toLowerCase());
+    if (d < bestD) [best, bestD] = [name, d];
   }
   return best;
+}
+
+/**
+ * Damerau–Levenshtein distance (optimal string alignment: an adjacent swap counts as one edit), exact
+ * up to 2; past that, some number over 2 (a long argument, a whole task, is not compared letter by
+ * letter). What {@link nearest} and the CLI's `did you mean` measure.
+ */
+export function editDistance(a: string, b: string): number {
+  if (Math.abs(a.length - b.length) > 2) return 3;
+  const d = Array.from({ length: a.length + 1 }, (_, i) => Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)));
+  for (let i = 1; i <= a.length; i++) {
+    for (let j = 1; j <= b.length; j++) {
+      d[i][j] = Math.min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) d[i][j] = Math.min(d[i][j], d[i - 2][j - 2] + 1);
+    }
+  }
+  return d[a.length][b.length];
 }
 
 /**

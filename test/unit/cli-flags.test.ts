@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { describe, expect, it } from "vitest";
 import { FlagError, isFlagError, nearOptions, parseFlags, strayArgument, withOtherCommands } from "../../src/cli/ui/flags.js";
+import { editDistance, nearest } from "../../src/util/validate.js";
 import { isUsageError } from "../../src/cli/usage-error.js";
 import { repoRoot } from "../helpers/paths.js";
 
@@ -150,6 +151,43 @@ describe("parseFlags", () => {
 
   it("passes other errors through (a spec util.parseArgs refuses)", () => {
     expect(() => parseFlags("route", { args: [], options: { a: { type: "number" as "string" } } })).toThrow(expect.objectContaining({ code: "ERR_INVALID_ARG_TYPE" }));
+  });
+});
+
+describe("editDistance (shared with the library's option-key suggestions)", () => {
+  /** Optimal string alignment distance, written plainly (recursion with memo). */
+  function osa(a: string, b: string): number {
+    const memo = new Map<string, number>();
+    const go = (i: number, j: number): number => {
+      const key = `${i},${j}`;
+      const hit = memo.get(key);
+      if (hit !== undefined) return hit;
+      let d: number;
+      if (i === 0) d = j;
+      else if (j === 0) d = i;
+      else {
+        d = Math.min(go(i - 1, j) + 1, go(i, j - 1) + 1, go(i - 1, j - 1) + (a[i - 1] === b[j - 1] ? 0 : 1));
+        if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) d = Math.min(d, go(i - 2, j - 2) + 1);
+      }
+      memo.set(key, d);
+      return d;
+    };
+    return go(a.length, b.length);
+  }
+
+  it("equals the plain distance up to 2, and says over 2 past it, on fresh random strings", () => {
+    const letters = "abc-";
+    const word = () => Array.from({ length: Math.floor(Math.random() * 7) }, () => letters[Math.floor(Math.random() * letters.length)]).join("");
+    for (let n = 0; n < 3000; n++) {
+      const [a, b] = [word(), word()];
+      const want = osa(a, b);
+      const got = editDistance(a, b);
+      if (want <= 2) expect(got, `${a} ~ ${b}`).toBe(want);
+      else expect(got, `${a} ~ ${b}`).toBeGreaterThan(2);
+    }
+    expect(nearest("sigal", ["signal", "timeoutMs"])).toBe("signal");
+    expect(nearest("singal", ["signal"])).toBe("signal");
+    expect(nearest("xyzzy", ["signal"])).toBeUndefined();
   });
 });
 

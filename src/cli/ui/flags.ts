@@ -11,6 +11,7 @@
  */
 import { parseArgs, type ParseArgsConfig } from "node:util";
 import { clip } from "../../errors.js";
+import { editDistance } from "../../util/validate.js";
 import { isUsageError, UsageError } from "../usage-error.js";
 
 /** A command's option specs, as util.parseArgs declares them. */
@@ -154,22 +155,6 @@ export function nearOptions(typed: string, names: readonly string[]): string[] {
     else if (d === bestD) best.push(n);
   }
   return best.slice(0, 3);
-}
-
-/**
- * Damerau–Levenshtein distance (optimal string alignment: an adjacent swap counts as one edit), exact
- * up to 2; past that, some number over 2 (a long argument, a whole task, is not compared letter by letter).
- */
-function editDistance(a: string, b: string): number {
-  if (Math.abs(a.length - b.length) > 2) return 3;
-  const d = Array.from({ length: a.length + 1 }, (_, i) => Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)));
-  for (let i = 1; i <= a.length; i++) {
-    for (let j = 1; j <= b.length; j++) {
-      d[i][j] = Math.min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) d[i][j] = Math.min(d[i][j], d[i - 2][j - 2] + 1);
-    }
-  }
-  return d[a.length][b.length];
 }
 
 /** An argument as a message quotes it: bare when it is plain, else JSON-quoted (one line, clipped). */
