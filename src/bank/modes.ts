@@ -5,29 +5,21 @@
  * `PERMISSION_DENIED` line naming the path, never a raw EACCES stack.
  */
 import { GavelError } from "../errors.js";
+import { errnoCause, NO_SPACE_ERRNOS, PERMISSION_ERRNOS } from "../util/errno.js";
 
 /** Mode of every file a bank writer creates (manifest, keys, texts, lexicon, lock). */
 export const BANK_FILE_MODE = 0o600;
 /** Mode of the folders a bank writer creates (the bank, texts/). */
 export const BANK_DIR_MODE = 0o700;
 
-/** The EACCES / EPERM error in `err` or its chain of causes, if any. */
+/** The EACCES / EPERM / EROFS error in `err` or its chain of causes, if any. */
 export function permissionCause(err: unknown): NodeJS.ErrnoException | undefined {
-  return errnoCause(err, ["EACCES", "EPERM"]);
-}
-
-/** The first error in `err`'s chain of causes whose code is one of `codes`, if any. */
-function errnoCause(err: unknown, codes: readonly string[]): NodeJS.ErrnoException | undefined {
-  for (let e = err, depth = 0; e instanceof Error && depth < 8; e = (e as { cause?: unknown }).cause, depth++) {
-    const code = (e as NodeJS.ErrnoException).code;
-    if (code !== undefined && codes.includes(code)) return e as NodeJS.ErrnoException;
-  }
-  return undefined;
+  return errnoCause(err, PERMISSION_ERRNOS);
 }
 
 /** `err` as PERMISSION_DENIED when a permission failure caused it, NO_SPACE when a full disk did; else `err` itself. */
 export function asPermissionError(err: unknown, dir: string, doing: string): unknown {
-  const full = errnoCause(err, ["ENOSPC", "EDQUOT"]);
+  const full = errnoCause(err, NO_SPACE_ERRNOS);
   if (full !== undefined) {
     return new GavelError(
       `no space left ${doing} bank ${dir} (${full.code} on ${full.path ?? dir}): free some space and try again; what the bank committed before stands`,

@@ -11,6 +11,7 @@ import { endianness } from "node:os";
 import { join } from "node:path";
 import { GavelError, invalidArgument, clip } from "../errors.js";
 import { BANK_DIR_MODE, BANK_FILE_MODE } from "./modes.js";
+import { PERMISSION_ERRNOS } from "../util/errno.js";
 import { openRegularFile, RegularFileError } from "../gguf/regular-file.js";
 import { DirLock } from "./lock.js";
 import { checkHeader, emptyManifest, KEYS_FILE_RE, MANIFEST, MANIFEST_TMP_RE, readManifest, refuseBankWithoutManifest, verifyHeader } from "./manifest.js";
@@ -42,7 +43,7 @@ export async function manifestIdentity(dir: string): Promise<string | undefined>
 function bankDirError(dir: string, err: unknown): unknown {
   const code = (err as NodeJS.ErrnoException)?.code;
   if (code === "ENOTDIR" || code === "ENAMETOOLONG" || code === "ELOOP") return new GavelError(`no bank at ${clip(dir)}: the path cannot name a folder (${code})`, "FILE_NOT_FOUND");
-  if (code === "EACCES" || code === "EPERM" || code === "EROFS") return new GavelError(`cannot open or create a bank at ${clip(dir)} (${code})`, "PERMISSION_DENIED");
+  if (code !== undefined && PERMISSION_ERRNOS.includes(code)) return new GavelError(`cannot open or create a bank at ${clip(dir)} (${code})`, "PERMISSION_DENIED");
   return err;
 }
 

@@ -13,6 +13,7 @@ import { ensureThreadPoolSize } from "../config.js";
 import { isClaudeCodeHook } from "./hook-argv.js";
 import { isUsageError, UsageError } from "./usage-error.js";
 import { withOtherCommands } from "./ui/flags.js";
+import { errnoCause, NO_SPACE_ERRNOS, PERMISSION_ERRNOS } from "../util/errno.js";
 
 // libuv's pool (4 threads unless told otherwise) runs every native verb, projection, cover and file
 // write; an install keeps 8 skills in flight, which a many-core machine can serve at once. Read by
@@ -91,15 +92,6 @@ const EXIT_SIGINT = 130;
 /** Set once SIGINT arrives: the command then exits 130, whatever it returned. */
 let interrupted = false;
 
-/** The errno code of a permission failure in `err`'s chain of causes (EACCES, EPERM), if any. */
-function permissionCode(err: unknown): string | undefined {
-  for (let e = err, depth = 0; e instanceof Error && depth < 8; e = (e as { cause?: unknown }).cause, depth++) {
-    const code = (e as NodeJS.ErrnoException).code;
-    if (code === "EACCES" || code === "EPERM") return code;
-  }
-  return undefined;
-}
-
 /**
  * A failure as the user sees it: the code (a GavelError's, `USAGE` for a usage error), one line of
  * message, and the exit code. A permission failure that reached here untyped is PERMISSION_DENIED,
@@ -111,13 +103,11 @@ function describeFailure(err: unknown): { code: string; message: string; exit: n
   // (the help, then what was wrong, last, where the eye lands)
   // (an unknown option, a missing option value, a stray positional argument: one line, no help)
   if (isUsageError(err)) return { code: "USAGE", message: err.message, exit: 2, text: err.text.trim() === "" ? `gavel: ${err.message}` : `${err.text.trimEnd()}\n\ngavel: ${err.message}` };
-  const perm = permissionCode(err);
-  if (perm !== undefined) {
+  if (errnoCause(err, PERMISSION_ERRNOS) !== undefined) {
     const message = `permission denied: ${clipMessage(err)}`;
     return { code: "PERMISSION_DENIED", message, exit: 1, text: `gavel: ${message} [PERMISSION_DENIED]` };
   }
-  const errno = (err as NodeJS.ErrnoException | null)?.code;
-  if (errno === "ENOSPC" || errno === "EDQUOT") {
+  if (errnoCause(err, NO_SPACE_ERRNOS) !== undefined) {
     const message = `no space left: ${clipMessage(err)}`;
     return { code: "NO_SPACE", message, exit: 1, text: `gavel: ${message} [NO_SPACE]` };
   }

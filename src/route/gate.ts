@@ -18,6 +18,7 @@
 import { GavelError, invalidArgument, clip } from "../errors.js";
 import { describeMismatch, isModelFingerprint, sameModel, type ModelFingerprint } from "../model/fingerprint.js";
 import { writeFileDurable } from "../util/durable-file.js";
+import { errnoReason, PERMISSION_ERRNOS } from "../util/errno.js";
 import { readRegularFile, RegularFileError } from "../util/regular-file.js";
 import { describeValue, optionsObject } from "../util/validate.js";
 
@@ -368,7 +369,7 @@ function gateReadError(path: string, err: unknown): unknown {
   const io = (file ? file.cause : err) as NodeJS.ErrnoException | undefined;
   const errno = typeof io?.code === "string" ? io.code : undefined;
   if (file === undefined && errno === undefined) return err;
-  if (errno === "EACCES" || errno === "EPERM") return new GavelError(`cannot read the gate file ${clip(path)}: permission denied (${errno})`, "PERMISSION_DENIED", { cause: err });
+  if (errno !== undefined && PERMISSION_ERRNOS.includes(errno)) return new GavelError(`cannot read the gate file ${clip(path)}: ${errnoReason(errno)![1]} (${errno})`, "PERMISSION_DENIED", { cause: err });
   if (file?.reason === "too-large") return new GavelError(`not a gate file: ${file.message}`, "CORRUPT_FILE", { cause: err });
   if (file?.reason === "missing") return new GavelError(`no gate file at ${clip(path)}`, "FILE_NOT_FOUND", { cause: err });
   if (errno === undefined) return new GavelError(`no gate file at ${clip(path)}: ${file?.message}`, "FILE_NOT_FOUND", { cause: err });

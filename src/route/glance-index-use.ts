@@ -30,6 +30,7 @@ import type { KeyBankGlanceResult } from "../bank/key-bank.js";
 import { glanceDevice } from "../bank/key-bank.js";
 import type { Library } from "../bank/library.js";
 import { config } from "../config.js";
+import { errnoOf, NO_SPACE_ERRNOS, PERMISSION_ERRNOS } from "../util/errno.js";
 import { throwIfAborted } from "../util/validate.js";
 
 /** Routable skills from which `auto` is meant to prune the CPU glance (it does not yet: see above). */
@@ -88,8 +89,8 @@ function namesOf(library: Library): { byId: (s: IndexedSkill) => number | undefi
 
 /** Whether a wagered write failed for want of a writable folder (the index then lives in memory). */
 function unwritable(err: unknown): boolean {
-  const code = (err as NodeJS.ErrnoException).code;
-  return code === "EACCES" || code === "EPERM" || code === "EROFS" || code === "ENOSPC";
+  const code = errnoOf(err);
+  return code !== undefined && (PERMISSION_ERRNOS.includes(code) || NO_SPACE_ERRNOS.includes(code));
 }
 
 async function openFor(library: Library): Promise<GlanceIndex> {

@@ -12,6 +12,7 @@ import { open, rm } from "node:fs/promises";
 import { GavelError, clip, type GavelErrorCode } from "../errors.js";
 import type { Model } from "../model/Model.js";
 import type { Router } from "../route/index.js";
+import { errnoOf, errnoReason } from "../util/errno.js";
 import { checkInt } from "../util/validate.js";
 import { limitsOf, type ServeLimits } from "./limits.js";
 import { socketPathProblem } from "./protocol.js";
@@ -64,21 +65,6 @@ export function checkServeOptions(o: ServeOptions): ServeLimits {
   return limits;
 }
 
-const ERRNO_REASONS: Record<string, [GavelErrorCode, string]> = {
-  EACCES: ["PERMISSION_DENIED", "permission denied"],
-  EPERM: ["PERMISSION_DENIED", "permission denied"],
-  EROFS: ["PERMISSION_DENIED", "a read-only file system"],
-  ENOSPC: ["NO_SPACE", "no space left on the device"],
-  EDQUOT: ["NO_SPACE", "the disk quota is used up"],
-  ENOENT: ["FILE_NOT_FOUND", "no such file or folder"],
-  ENOTDIR: ["FILE_NOT_FOUND", "a part of the path is not a folder"],
-  ENAMETOOLONG: ["FILE_NOT_FOUND", "the path is too long"],
-  ELOOP: ["FILE_NOT_FOUND", "too many levels of symbolic links"],
-  EISDIR: ["INVALID_ARGUMENT", "a folder is in the way (remove it)"],
-  ERR_FS_EISDIR: ["INVALID_ARGUMENT", "a folder is in the way (remove it)"],
-  EEXIST: ["INVALID_ARGUMENT", "a file is in the way (remove it)"],
-};
-
 /**
  * A failed step of a start as a GavelError: `doing` says what failed ("listen on /x/serve.sock"), the
  * file system's errno its code (a permission failure PERMISSION_DENIED, a full disk NO_SPACE, a
@@ -87,8 +73,8 @@ const ERRNO_REASONS: Record<string, [GavelErrorCode, string]> = {
  */
 export function startupError(err: unknown, doing: string): GavelError {
   if (err instanceof GavelError) return err;
-  const errno = String((err as NodeJS.ErrnoException | null)?.code ?? "");
-  const known = ERRNO_REASONS[errno];
+  const errno = errnoOf(err);
+  const known = errnoReason(errno);
   if (known) return new GavelError(`gavel serve could not ${doing}: ${known[1]} (${errno})`, known[0], { cause: err });
   return new GavelError(`gavel serve could not ${doing}: ${clip(err instanceof Error ? err.message : String(err))}`, "INTERNAL", { cause: err });
 }
