@@ -97,7 +97,7 @@ export interface WireSyncResult {
 }
 
 /**
- * `sync`: `gavel sync` in the server: the folders of `host` for the project `projectDir` (absolute)
+ * `sync`: `gavel sync` in the server: the folders of `host` for the project `projectDir` (absolute, or relative to `cwd`)
  * and the user's `home` (default the server's), compared with the bank, then applied unless `dryRun`.
  */
 export async function syncOp(router: Router, params: Record<string, unknown>, signal: AbortSignal, progress?: ProgressSink): Promise<WireSyncResult> {
