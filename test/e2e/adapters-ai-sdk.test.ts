@@ -7,6 +7,7 @@ import { MockLanguageModelV3 } from "ai/test";
 import { gavelLoadSkillTool, gavelPrepareStep, gavelSearchSkillsTool, gavelSkills, gavelSkillTools, type LoadSkillResult, type SearchResult } from "../../src/adapters/ai-sdk.js";
 import { HAIKU, PHOTOS, setUpExampleSkillsRouter } from "../helpers/adapter-router.js";
 import type { RouteContext, RouteOptions } from "../../src/index.js";
+import { expectCode } from "../helpers/gavel-error.js";
 
 const usage = {
   inputTokens: { total: 10, noCache: 10, cacheRead: undefined, cacheWrite: undefined },
@@ -153,7 +154,7 @@ describe("gavel-router/ai-sdk", () => {
     const search = gavelSearchSkillsTool(fixture.router, { k: 2 });
     const stopped = new AbortController();
     stopped.abort();
-    await expect(search.execute!({ task: PHOTOS }, { toolCallId: "a", messages: [], abortSignal: stopped.signal } as never)).rejects.toMatchObject({ code: "ABORTED" });
+    await expectCode(search.execute!({ task: PHOTOS }, { toolCallId: "a", messages: [], abortSignal: stopped.signal } as never), "ABORTED");
     const off = (await search.execute!({ task: HAIKU }, { toolCallId: "b", messages: [] } as never)) as SearchResult;
     expect(off).toMatchObject({ chosen: null, abstained: true });
     expect(off.skills).toHaveLength(2);

@@ -10,6 +10,7 @@ import { RunnableLambda } from "@langchain/core/runnables";
 import { GavelSkillRetriever, gavelLoadSkillTool, gavelSearchSkillsTool, gavelSkillMiddleware, type LoadedSkill, type SearchResult } from "../../src/adapters/langchain.js";
 import { ChatMessage, ToolMessage } from "@langchain/core/messages";
 import { HAIKU, PHOTOS, setUpExampleSkillsRouter } from "../helpers/adapter-router.js";
+import { expectCode } from "../helpers/gavel-error.js";
 
 /** Runs one agent turn and returns the messages the model received, by type and text. */
 async function modelSaw(agent: { invoke: (input: never, config?: never) => Promise<unknown> }, messages: BaseMessage[]) {
@@ -115,12 +116,12 @@ describe("gavel-router/langchain", () => {
     // a wrong kind is a typed GavelError, as the other adapters' options
     for (const options of [{ k: "3" }, { maxChars: -1 }]) expect(() => new GavelSkillRetriever(fixture.router, options as never)).toThrow(expect.objectContaining({ code: "INVALID_ARGUMENT" }));
     // a query that is not a string, typed; the run's signal stops the route
-    await expect(new GavelSkillRetriever(fixture.router).invoke(123 as never)).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
-    await expect(new GavelSkillRetriever(fixture.router).invoke(PHOTOS, { signal: AbortSignal.abort() })).rejects.toMatchObject({ code: "ABORTED" });
+    await expectCode(new GavelSkillRetriever(fixture.router).invoke(123 as never), "INVALID_ARGUMENT");
+    await expectCode(new GavelSkillRetriever(fixture.router).invoke(PHOTOS, { signal: AbortSignal.abort() }), "ABORTED");
     const stopping = new AbortController();
     const running = new GavelSkillRetriever(fixture.router, { abstain: false }).invoke(PHOTOS, { signal: stopping.signal });
     stopping.abort();
-    await expect(running).rejects.toMatchObject({ code: "ABORTED" });
+    await expectCode(running, "ABORTED");
   });
 
   it("search_skills and load_skill answer tool calls as ToolMessages: text for the model, the result as artifact", async () => {

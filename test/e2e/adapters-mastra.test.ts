@@ -6,6 +6,7 @@ import { Agent } from "@mastra/core/agent";
 import { createMockModel } from "@mastra/core/test-utils/llm-mock";
 import { gavelSkillProcessor, gavelSkillTools, type LoadedSkill, type SearchResult } from "../../src/adapters/mastra.js";
 import { HAIKU, PHOTOS, setUpExampleSkillsRouter } from "../helpers/adapter-router.js";
+import { expectCode } from "../helpers/gavel-error.js";
 
 type Prompt = { role: string; content: unknown }[];
 
@@ -57,7 +58,7 @@ describe("gavel-router/mastra", () => {
     expect(bad.error).toBe(true);
     const stopped = new AbortController();
     stopped.abort();
-    await expect(tools.search_skills.execute!({ task: PHOTOS }, { abortSignal: stopped.signal } as never)).rejects.toMatchObject({ code: "ABORTED" });
+    await expectCode(tools.search_skills.execute!({ task: PHOTOS }, { abortSignal: stopped.signal } as never), "ABORTED");
     const read = (await tools.load_skill.execute!({ skill: "image-resizing" }, {} as never)) as LoadedSkill;
     expect(read).toMatchObject({ name: "image-resizing", path: fixture.image.path, cut: true });
     expect(read.body.length).toBeLessThanOrEqual(80);

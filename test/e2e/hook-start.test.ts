@@ -10,6 +10,7 @@ import { serverRouter } from "../../src/serve/client-router.js";
 import { runNode } from "../helpers/run.js";
 import { repoRoot } from "../helpers/paths.js";
 import { alive, cli, endChildren, hookInput as input, runHook as runHookWith, until } from "../helpers/serve-process.js";
+import { expectCode } from "../helpers/gavel-error.js";
 
 const base = { ...process.env, GAVEL_MODEL: "", GAVEL_PROJECTIONS: "", GAVEL_BANK: "", CLAUDE_PROJECT_DIR: "", GAVEL_START_SERVER: "" };
 const PROMPT = "Our quarterly report came as report.pdf; get the revenue table out of it into a CSV file.";
@@ -102,7 +103,7 @@ describe("gavel hook claude-code --start-server", () => {
     await until(() => !alive(pid));
     // a missing bank: refused, nothing started
     const none = serverRouter({ bank: join(project, "no-bank"), start: true });
-    await expect(none.route(PROMPT)).rejects.toMatchObject({ code: "FILE_NOT_FOUND", message: expect.stringMatching(/none was started: no skill bank/) });
+    await expectCode(none.route(PROMPT), "FILE_NOT_FOUND", /none was started: no skill bank/);
     none.close();
   }, 600_000);
 

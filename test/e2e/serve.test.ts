@@ -12,6 +12,7 @@ import { connect, isRunning, routeViaServerIfRunning, type ServeClient } from ".
 import { runNode } from "../helpers/run.js";
 import { repoRoot } from "../helpers/paths.js";
 import { cli, startServe, type ServeChild } from "../helpers/serve-process.js";
+import { expectCode } from "../helpers/gavel-error.js";
 
 const skillsDir = join(repoRoot, "examples", "skills");
 const env = { ...process.env, GAVEL_MODEL: "", GAVEL_PROJECTIONS: "", GAVEL_BANK: "" };
@@ -103,8 +104,8 @@ describe("gavel serve", () => {
       expect(doc.keys).toBeGreaterThan(0);
       expect(doc.path).toBe(join(skillsDir, "pdf-extract", "SKILL.md"));
       expect(doc.body.length).toBeGreaterThan(100);
-      await expect(c.request("get-skill", { skill: "no-such-skill" })).rejects.toMatchObject({ code: "SKILL_NOT_FOUND" });
-      await expect(c.request("route", {})).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
+      await expectCode(c.request("get-skill", { skill: "no-such-skill" }), "SKILL_NOT_FOUND");
+      await expectCode(c.request("route", {}), "INVALID_ARGUMENT");
     } finally {
       c.close();
     }
@@ -177,7 +178,7 @@ describe("gavel serve", () => {
       const ac = new AbortController();
       const p = c.request("install", { source: syntheticSkills(join(dir, "cancelled"), "gizmo", 40) }, { signal: ac.signal });
       setTimeout(() => ac.abort(), 300);
-      await expect(p).rejects.toMatchObject({ code: "ABORTED" });
+      await expectCode(p, "ABORTED");
       // the server is still fine
       expect(await c.request("ping")).toEqual({ pong: true, v: 1 });
     } finally {
@@ -206,7 +207,7 @@ describe("gavel serve", () => {
       expect(want.abstained).toBe(false);
       expect(text.out).toContain(`chosen: ${want.skill}`);
       // libraryCut travels to the router like the other flags (which checks it)
-      await expect(c.request("route", { task: TASKS[1], libraryCut: "yes" })).rejects.toMatchObject({ code: "INVALID_ARGUMENT", message: expect.stringMatching(/libraryCut/) });
+      await expectCode(c.request("route", { task: TASKS[1], libraryCut: "yes" }), "INVALID_ARGUMENT", /libraryCut/);
       expect((await c.request<RouteResult>("route", { task: TASKS[1], verdict: false, abstain: false, libraryCut: false })).skill).toBe(want.skill);
     } finally {
       c.close();

@@ -11,6 +11,7 @@ import { trainProjections } from "../../lab/train/pipeline.js";
 import { assertTrainerDevice, createTrainer, runTraining } from "../../lab/train/trainer.js";
 import { repoRoot } from "../helpers/paths.js";
 import { run as runCommand } from "../helpers/run.js";
+import { expectCode } from "../helpers/gavel-error.js";
 
 const cli = join(repoRoot, "dist", "cli", "gavel.js");
 const cudaBuild = loadBinding().buildInfo().cuda;
@@ -44,10 +45,10 @@ describe("gavel train --device / --precision", () => {
     expect(() => createTrainer({ nEmbd: 4, dim: 2, device: "cuda" })).toThrow(expect.objectContaining({ code: "CUDA_UNAVAILABLE" }));
     // No model is touched before the check: a stand-in that throws on any use.
     const model = new Proxy({}, { get: () => { throw new Error("the model was used"); } }) as unknown as Model;
-    await expect(trainProjections(model, { library: "/nonexistent", queries: ["description"], out: "/nonexistent/p.gguf", device: "cuda" })).rejects.toMatchObject({ code: "CUDA_UNAVAILABLE" });
+    await expectCode(trainProjections(model, { library: "/nonexistent", queries: ["description"], out: "/nonexistent/p.gguf", device: "cuda" }), "CUDA_UNAVAILABLE");
     // runTraining too, before any step
     const set = { nEmbd: 4, skills: [new Float32Array(8), new Float32Array(8)], train: [{ query: new Float32Array(4), positives: [0] }], val: [] };
-    await expect(runTraining(set, { dim: 2, steps: 1, device: "cuda" })).rejects.toMatchObject({ code: "CUDA_UNAVAILABLE" });
+    await expectCode(runTraining(set, { dim: 2, steps: 1, device: "cuda" }), "CUDA_UNAVAILABLE");
   });
 
   it("the CPU trainer takes device cpu and any precision", () => {

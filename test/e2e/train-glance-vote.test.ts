@@ -7,6 +7,7 @@ import type { Model } from "../../src/model/Model.js";
 import { trainProjections } from "../../lab/train/pipeline.js";
 import { repoRoot } from "../helpers/paths.js";
 import { run as runCommand } from "../helpers/run.js";
+import { expectCode } from "../helpers/gavel-error.js";
 
 const cli = join(repoRoot, "dist", "cli", "gavel.js");
 const run = (...args: string[]) => runCommand(process.execPath, [cli, "train", ...args], { timeoutMs: 60_000 });
@@ -31,8 +32,8 @@ describe("gavel train --glance-vote", () => {
   it("trainProjections rejects a bad vote with INVALID_ARGUMENT before the model is used", async () => {
     const model = new Proxy({}, { get: () => { throw new Error("the model was used"); } }) as unknown as Model;
     const o = { library: "/nonexistent", queries: ["description" as const], out: "/nonexistent/p.gguf" };
-    await expect(trainProjections(model, { ...o, glanceVoteShare: 1.5 })).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
-    await expect(trainProjections(model, { ...o, glanceVoteShare: Number.NaN })).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
-    await expect(trainProjections(model, { ...o, glanceRowWeights: "bm25" as "idf" })).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
+    await expectCode(trainProjections(model, { ...o, glanceVoteShare: 1.5 }), "INVALID_ARGUMENT");
+    await expectCode(trainProjections(model, { ...o, glanceVoteShare: Number.NaN }), "INVALID_ARGUMENT");
+    await expectCode(trainProjections(model, { ...o, glanceRowWeights: "bm25" as "idf" }), "INVALID_ARGUMENT");
   });
 });

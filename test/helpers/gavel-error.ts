@@ -20,9 +20,9 @@ export function expectGavelError(err: unknown, code: GavelErrorCode, msg?: RegEx
   return err as GavelError;
 }
 
-/** Expects `p` to reject with a GavelError with `code` (and a message matching `msg`, when given); returns the error. */
-export async function expectCode(p: Promise<unknown>, code: GavelErrorCode, msg?: RegExp): Promise<GavelError> {
-  return expectGavelError(await caught(p), code, msg);
+/** Expects `p` (a promise, or a value a tool's typed union may hold) to reject with a GavelError with `code` (and a message matching `msg`, when given); returns the error. */
+export async function expectCode(p: PromiseLike<unknown> | unknown, code: GavelErrorCode, msg?: RegExp): Promise<GavelError> {
+  return expectGavelError(await caught(Promise.resolve(p)), code, msg);
 }
 
 /** Expects `fn()` to throw, synchronously, a GavelError with `code` (and a message matching `msg`, when given); returns the error. */

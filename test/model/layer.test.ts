@@ -14,6 +14,7 @@ import { modelFingerprint } from "../../src/model/fingerprint.js";
 import { repoRoot, sharedDir, storiesPath, needsShared, SHARED } from "../helpers/paths.js";
 import { freshSeed, gauss, rng } from "../helpers/random.js";
 import { run as runCommand } from "../helpers/run.js";
+import { expectCode } from "../helpers/gavel-error.js";
 
 const NO_SHARED = needsShared("stories260K for the layer scan and SWE-Skills-Bench's skills for gavel layer", SHARED.stories, SHARED.benchSkills);
 
@@ -314,7 +315,7 @@ describe.skipIf(NO_SHARED)("scanLayers on stories260K", () => {
   it("aborts", async () => {
     const c = new AbortController();
     const p = scanLayers(model, skills, { sample: 40, signal: c.signal, onProgress: (pr) => pr.done === 2 && c.abort() });
-    await expect(p).rejects.toMatchObject({ code: "ABORTED" });
+    await expectCode(p, "ABORTED");
   });
 
   it("the layer choice round-trips and is bound to the model", async () => {
@@ -327,10 +328,10 @@ describe.skipIf(NO_SHARED)("scanLayers on stories260K", () => {
     expect(back).toEqual(choice);
     expect(back.layer).toBe(scan.layer);
     const fp = await modelFingerprint(model);
-    await expect(readLayerChoice(path, { ...fp, nLayer: 36, vocabHash: "0".repeat(64) })).rejects.toMatchObject({ code: "PROJECTIONS_MISMATCH", message: expect.stringMatching(/5 layers vs 36/) });
-    await expect(readLayerChoice(join(dir, "none.json"), model)).rejects.toMatchObject({ code: "FILE_NOT_FOUND" });
+    await expectCode(readLayerChoice(path, { ...fp, nLayer: 36, vocabHash: "0".repeat(64) }), "PROJECTIONS_MISMATCH", /5 layers vs 36/);
+    await expectCode(readLayerChoice(join(dir, "none.json"), model), "FILE_NOT_FOUND");
     writeFileSync(join(dir, "bad.json"), JSON.stringify({ layer: 2 }));
-    await expect(readLayerChoice(join(dir, "bad.json"), model)).rejects.toMatchObject({ code: "CORRUPT_FILE" });
+    await expectCode(readLayerChoice(join(dir, "bad.json"), model), "CORRUPT_FILE");
   });
 });
 

@@ -12,6 +12,7 @@ import { DEFAULT_MODEL, DEFAULT_PROJECTIONS } from "../../src/defaults.js";
 import { PROBE_TASKS } from "../../src/route/probes.js";
 import { hostileSkill } from "../helpers/hostile-skills.js";
 import { repoRoot } from "../helpers/paths.js";
+import { expectCode } from "../helpers/gavel-error.js";
 
 const tasks = JSON.parse(readFileSync(join(repoRoot, "examples", "demo-tasks.json"), "utf8")) as { task: string; expected: string | null }[];
 const inDomain = tasks.filter((t) => t.expected !== null);
@@ -70,7 +71,7 @@ describe("hostile skills", () => {
   it("refuses to uninstall by a name two skills share, naming their ids; by id it removes the one meant", async () => {
     const twin = (id: string) => ({ id, name: "Invoice Generator", description: "Makes invoices from order data.", body: "Fill the invoice template.", source: `hostile/${id}` });
     expect((await router.install([twin("acme/invoice"), twin("other/invoice")])).failed).toEqual([]);
-    await expect(router.uninstall("Invoice Generator")).rejects.toMatchObject({ code: "INVALID_ARGUMENT", message: expect.stringMatching(/2 installed skills are named "Invoice Generator" \("acme\/invoice", "other\/invoice"\): give the id/) });
+    await expectCode(router.uninstall("Invoice Generator"), "INVALID_ARGUMENT", /2 installed skills are named "Invoice Generator" \("acme\/invoice", "other\/invoice"\): give the id/);
     expect(router.list().filter((s) => s.name === "Invoice Generator")).toHaveLength(2);
     expect(await router.uninstall("other/invoice")).toBe(true);
     // one left: its name is now unambiguous
@@ -135,7 +136,7 @@ describe("hostile skills", () => {
       expect((await router.route(task, { ...margin, trust: { project: 1, input: 0 } })).skill).toBe(first);
       // with no margin there is no tie to break: trust changes nothing
       expect((await router.route(task, { abstain: false, tieMargin: 0, trust: { input: 1 } })).skill).toBe(first);
-      await expect(router.glance(task, { excludeSources: ["folder", "input"] })).rejects.toMatchObject({ code: "EMPTY_LIBRARY" });
+      await expectCode(router.glance(task, { excludeSources: ["folder", "input"] }), "EMPTY_LIBRARY");
     } finally {
       await router.uninstall(second);
       await router.install(join(repoRoot, "examples", "skills", second));

@@ -9,6 +9,7 @@ import { Model } from "../../src/index.js";
 import { StatesCache } from "../../src/model/states-cache.js";
 import { TINY_LLAMA_PATH } from "../fixtures/tiny-llama.js";
 import { freshSeed, rng } from "../helpers/random.js";
+import { expectCode } from "../helpers/gavel-error.js";
 
 describe("StatesCache with several workers", () => {
   const models: Model[] = [];
@@ -46,7 +47,7 @@ describe("StatesCache with several workers", () => {
     const other = await Model.load(DEFAULT_MODEL, { contextSize: 256, threads: 1 });
     try {
       const c = await StatesCache.open(undefined, models[0], 3);
-      await expect(c.addWorkers([other])).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
+      await expectCode(c.addWorkers([other]), "INVALID_ARGUMENT");
       expect(c.workers).toBe(1);
     } finally {
       await other.dispose();

@@ -13,6 +13,7 @@ import type { BandAbstention } from "../../src/projections/abstention-model.js";
 import { needsLexical } from "../../src/route/index.js";
 import type { AbstentionRecord } from "../../lab/eval/index.js";
 import { synthSet } from "../helpers/abstention-records.js";
+import { expectCode } from "../helpers/gavel-error.js";
 
 const model = { architecture: "llama", nLayer: 2, nEmbd: 4, nVocab: 10, vocabHash: "0".repeat(64) };
 const dir = mkdtempSync(join(tmpdir(), "abstain-"));
@@ -95,21 +96,21 @@ describe("the projections file keeps the abstention model", () => {
     const p = base();
     const bad = { ...MODELS[3], weights: [1, 2] } as unknown as AbstentionModel;
     await writeProjectionsFile(path, { ...p.meta, wq: p.wq, ws: p.ws, abstention: bad });
-    await expect(Projections.load(path)).rejects.toMatchObject({ code: "CORRUPT_FILE", message: expect.stringMatching(/weights must hold 5/) });
+    await expectCode(Projections.load(path), "CORRUPT_FILE", /weights must hold 5/);
     // a by-size model's large band is checked as the small one is
     const badLarge = { kind: "bySize", from: 100, small: BAND[0], large: { ...BAND[3], weights: [1, 2] } } as unknown as AbstentionModel;
     await writeProjectionsFile(path, { ...p.meta, wq: p.wq, ws: p.ws, abstention: badLarge });
-    await expect(Projections.load(path)).rejects.toMatchObject({ code: "CORRUPT_FILE", message: expect.stringMatching(/weights must hold 5/) });
+    await expectCode(Projections.load(path), "CORRUPT_FILE", /weights must hold 5/);
     const badFrom = { kind: "bySize", from: 1.5, small: BAND[0], large: BAND[3] } as unknown as AbstentionModel;
     await writeProjectionsFile(path, { ...p.meta, wq: p.wq, ws: p.ws, abstention: badFrom });
-    await expect(Projections.load(path)).rejects.toMatchObject({ code: "CORRUPT_FILE", message: expect.stringMatching(/from must be an integer ≥ 2/) });
+    await expectCode(Projections.load(path), "CORRUPT_FILE", /from must be an integer ≥ 2/);
     // a middle band is checked as the others, and must end above where it starts
     const badMid = { kind: "bySize", from: 125, small: BAND[0], mid: { ...BAND[3], weights: [1] }, midUntil: 10_000, large: BAND[3] } as unknown as AbstentionModel;
     await writeProjectionsFile(path, { ...p.meta, wq: p.wq, ws: p.ws, abstention: badMid });
-    await expect(Projections.load(path)).rejects.toMatchObject({ code: "CORRUPT_FILE", message: expect.stringMatching(/weights must hold 5/) });
+    await expectCode(Projections.load(path), "CORRUPT_FILE", /weights must hold 5/);
     const badUntil = { kind: "bySize", from: 125, small: BAND[0], mid: BAND[3], midUntil: 100, large: BAND[3] } as unknown as AbstentionModel;
     await writeProjectionsFile(path, { ...p.meta, wq: p.wq, ws: p.ws, abstention: badUntil });
-    await expect(Projections.load(path)).rejects.toMatchObject({ code: "CORRUPT_FILE", message: expect.stringMatching(/midUntil must be an integer > from \(125\)/) });
+    await expectCode(Projections.load(path), "CORRUPT_FILE", /midUntil must be an integer > from \(125\)/);
   });
 });
 

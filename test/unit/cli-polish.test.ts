@@ -15,6 +15,7 @@ import type { BankEntry } from "../../src/bank/types.js";
 import type { RenderableSkill } from "../../src/render/index.js";
 import { repoRoot } from "../helpers/paths.js";
 import { TINY_LLAMA_PATH } from "../fixtures/tiny-llama.js";
+import { expectCode } from "../helpers/gavel-error.js";
 
 const pkg = JSON.parse(readFileSync(join(repoRoot, "package.json"), "utf8"));
 
@@ -260,8 +261,8 @@ describe("the skill record", () => {
       const gone = await readSkillRecord(bank, "demo-skill");
       // the front matter is the installed snapshot's, whether or not the file is still there
       expect(gone).toMatchObject({ sourceStatus: "missing", path: null, body: "Run the thing.", allowedTools: ["Read", "Bash(git log:*)"] });
-      await expect(readSkillRecord(bank, "nope")).rejects.toMatchObject({ code: "SKILL_NOT_FOUND" });
-      await expect(readSkillRecord(bank, "")).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
+      await expectCode(readSkillRecord(bank, "nope"), "SKILL_NOT_FOUND");
+      await expectCode(readSkillRecord(bank, ""), "INVALID_ARGUMENT");
     } finally {
       rmSync(project, { recursive: true, force: true });
     }

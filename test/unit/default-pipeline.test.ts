@@ -13,6 +13,7 @@ import { TENSOR_WQ, TENSOR_WS } from "../../src/projections/file.js";
 import { Projections } from "../../src/projections/projections.js";
 import { firstStageShortlist } from "../../src/route/index.js";
 import { freshSeed, rng } from "../helpers/random.js";
+import { expectCode } from "../helpers/gavel-error.js";
 
 const seed = freshSeed();
 console.log(`default-pipeline.test.ts seed: ${seed} (replay with GAVEL_TEST_SEED=${seed})`);
@@ -131,7 +132,7 @@ describe("the constants in the projections file", () => {
     w.addTensor(TENSOR_WS, [model.nEmbd, 2], base().ws);
     const bad = join(dir, "kb-bad.gguf");
     await w.write(bad);
-    await expect(Projections.load(bad)).rejects.toMatchObject({ code: "CORRUPT_FILE" });
+    await expectCode(Projections.load(bad), "CORRUPT_FILE");
   });
 
   it("refuses values outside their range with a typed error", () => {

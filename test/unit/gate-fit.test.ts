@@ -10,6 +10,7 @@ import { fitGate } from "../../lab/eval/gate-fit.js";
 import { Gate, gateFileJson, GATE_SCORE_FEATURES, loadGate, saveGate, type GateInfo } from "../../src/route/gate.js";
 import { chooseFiringThreshold, firingMetrics, firingSummary, firstFiring, type TrajectoryFeatures } from "../../lab/gate/gate-train.js";
 import { freshSeed, gauss, rng } from "../helpers/random.js";
+import { expectCode } from "../helpers/gavel-error.js";
 
 const nf = GATE_SCORE_FEATURES.length;
 const fingerprint = { architecture: "llama", nLayer: 5, nEmbd: 4, nVocab: 512, vocabHash: "ab".repeat(32) };
@@ -97,7 +98,7 @@ describe("gate files", () => {
   });
 
   it("typed errors: missing file, not JSON, wrong fields, mismatched router", async () => {
-    await expect(loadGate(join(dir, "none.json"))).rejects.toMatchObject({ code: "FILE_NOT_FOUND" });
+    await expectCode(loadGate(join(dir, "none.json")), "FILE_NOT_FOUND");
     const good = JSON.parse(gateFileJson({ weights: new Array(nf + 4).fill(0.5), bias: 0 }, info(3)));
     const cases: [string, unknown][] = [
       ["not json", "{"],
@@ -120,9 +121,9 @@ describe("gate files", () => {
     writeFileSync(p, JSON.stringify(good));
     const router = { model: { info: { nLayer: 5, nEmbd: 4 } }, projections: { hash: "f00d", layer: 2, model: fingerprint } };
     await expect(loadGate(p, { router })).resolves.toBeInstanceOf(Gate);
-    await expect(loadGate(p, { router: { ...router, projections: { ...router.projections, hash: "beef" } } })).rejects.toMatchObject({ code: "PROJECTIONS_MISMATCH" });
-    await expect(loadGate(p, { router: { ...router, projections: { ...router.projections, model: { ...fingerprint, nLayer: 9 } } } })).rejects.toMatchObject({ code: "PROJECTIONS_MISMATCH" });
-    await expect(loadGate(p, { router: { ...router, model: { info: { nLayer: 5, nEmbd: 8 } } } })).rejects.toMatchObject({ code: "PROJECTIONS_MISMATCH" });
+    await expectCode(loadGate(p, { router: { ...router, projections: { ...router.projections, hash: "beef" } } }), "PROJECTIONS_MISMATCH");
+    await expectCode(loadGate(p, { router: { ...router, projections: { ...router.projections, model: { ...fingerprint, nLayer: 9 } } } }), "PROJECTIONS_MISMATCH");
+    await expectCode(loadGate(p, { router: { ...router, model: { info: { nLayer: 5, nEmbd: 8 } } } }), "PROJECTIONS_MISMATCH");
   });
 
   it("typed errors for what is not a gate file's path or options: a directory, a FIFO, bad options, a router that is none", async () => {

@@ -6,6 +6,7 @@ import { join } from "node:path";
 import { gzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { jsonlLines, readJsonl } from "../../src/util/jsonl.js";
+import { expectCode } from "../helpers/gavel-error.js";
 
 let dir: string;
 beforeAll(async () => {
@@ -36,8 +37,8 @@ describe("readJsonl", () => {
     const bad = '{"a":1}\n\n{"a":\n{"a":3}\n';
     await writeFile(join(dir, "bad.jsonl"), bad);
     await writeFile(join(dir, "bad.jsonl.gz"), gzipSync(bad));
-    await expect(readJsonl(join(dir, "bad.jsonl"))).rejects.toMatchObject({ code: "INVALID_ARGUMENT", message: expect.stringMatching(/bad\.jsonl:3: not JSON/) });
-    await expect(readJsonl(join(dir, "bad.jsonl.gz"))).rejects.toMatchObject({ code: "INVALID_ARGUMENT", message: expect.stringMatching(/bad\.jsonl\.gz:3: not JSON/) });
+    await expectCode(readJsonl(join(dir, "bad.jsonl")), "INVALID_ARGUMENT", /bad\.jsonl:3: not JSON/);
+    await expectCode(readJsonl(join(dir, "bad.jsonl.gz")), "INVALID_ARGUMENT", /bad\.jsonl\.gz:3: not JSON/);
   });
 
   it("drops only an unfinished last line with tornTail", async () => {
@@ -50,9 +51,9 @@ describe("readJsonl", () => {
   });
 
   it("reports a missing file as FILE_NOT_FOUND naming what it holds, and a .gz that is not gzip", async () => {
-    await expect(readJsonl(join(dir, "none.jsonl"), { what: "tasks" })).rejects.toMatchObject({ code: "FILE_NOT_FOUND", message: expect.stringMatching(/^cannot read tasks .*none\.jsonl/) });
+    await expectCode(readJsonl(join(dir, "none.jsonl"), { what: "tasks" }), "FILE_NOT_FOUND", /^cannot read tasks .*none\.jsonl/);
     await writeFile(join(dir, "plain.jsonl.gz"), text);
-    await expect(readJsonl(join(dir, "plain.jsonl.gz"))).rejects.toMatchObject({ code: "INVALID_ARGUMENT", message: expect.stringMatching(/not gzip data/) });
+    await expectCode(readJsonl(join(dir, "plain.jsonl.gz")), "INVALID_ARGUMENT", /not gzip data/);
   });
 });
 
@@ -78,7 +79,7 @@ describe("jsonlLines", () => {
     const broken = Buffer.from(gz);
     broken.fill(0x55, 200, 400);
     await writeFile(join(dir, "broken.jsonl.gz"), broken);
-    await expect(collect(join(dir, "broken.jsonl.gz"))).rejects.toMatchObject({ code: "CORRUPT_FILE", message: expect.stringMatching(/broken\.jsonl\.gz after line \d+/) });
-    await expect(collect(join(dir, "absent.jsonl"))).rejects.toMatchObject({ code: "FILE_NOT_FOUND" });
+    await expectCode(collect(join(dir, "broken.jsonl.gz")), "CORRUPT_FILE", /broken\.jsonl\.gz after line \d+/);
+    await expectCode(collect(join(dir, "absent.jsonl")), "FILE_NOT_FOUND");
   });
 });

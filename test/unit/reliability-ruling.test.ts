@@ -5,6 +5,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { expectCode } from "../helpers/gavel-error.js";
 
 const verdictOut: { L: number; V: number }[] = [];
 vi.mock("../../src/route/verdict.js", () => ({
@@ -55,12 +56,12 @@ describe("NaN and Inf in the verdict and ruling", () => {
   });
 
   it("with abstention on (V < 0 rule), a NaN V is an error, never 'not abstained'", async () => {
-    await expect(route([-1, -2], [NaN, 0.1], [0.5, 0.49], true)).rejects.toMatchObject({ code: "INTERNAL" });
-    await expect(route([-1], [NaN], [0.5], true)).rejects.toMatchObject({ code: "INTERNAL" });
+    await expectCode(route([-1, -2], [NaN, 0.1], [0.5, 0.49], true), "INTERNAL");
+    await expectCode(route([-1], [NaN], [0.5], true), "INTERNAL");
   });
 
   it("a NaN glance g is refused before the first stage", async () => {
-    await expect(route([-1, -2], [0, 0], [NaN, 0.4])).rejects.toMatchObject({ code: "INTERNAL", message: expect.stringMatching(/glance g of skill "s0" is NaN/) });
+    await expectCode(route([-1, -2], [0, 0], [NaN, 0.4]), "INTERNAL", /glance g of skill "s0" is NaN/);
   });
 
   it("checkFiniteReadouts ignores L and V when the verdict did not run", () => {
@@ -101,6 +102,6 @@ describe("projection constants out of range are refused on load, naming the file
     const path = join(root, "zeroed.gguf");
     const { writeProjectionsFile } = await import("../../src/projections/file.js");
     await writeProjectionsFile(path, { ...p.meta, wq, ws: p.ws });
-    await expect(Projections.load(path)).rejects.toMatchObject({ code: "CORRUPT_FILE", message: expect.stringMatching(/gavel\.w_q has 1 row of zeros .*row 1/) });
+    await expectCode(Projections.load(path), "CORRUPT_FILE", /gavel\.w_q has 1 row of zeros .*row 1/);
   });
 });

@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { loadSkills, parseSkillMarkdown } from "../../src/skills/index.js";
 import { MAX_FRONT_MATTER_BYTES, MAX_FRONT_MATTER_KEYS } from "../../src/skills/parse.js";
 import { GavelError } from "../../src/errors.js";
+import { expectCode } from "../helpers/gavel-error.js";
 
 // YAML's parse, counted (it still parses): a front matter refused by its size is never parsed
 vi.mock("yaml", async (importOriginal) => {
@@ -71,7 +72,7 @@ describe("hostile SKILL.md files are per-skill SKILL_INVALID, never a hang or un
   it("a SKILL.md given directly as a link to /dev/zero is refused (FILE_NOT_FOUND: not a file)", async () => {
     const p = join(root, "direct.md");
     await symlink("/dev/zero", p);
-    await expect(loadSkills(p)).rejects.toMatchObject({ code: "FILE_NOT_FOUND" });
+    await expectCode(loadSkills(p), "FILE_NOT_FOUND");
   });
 
   it("a symlinked regular SKILL.md still loads (links are followed to regular files)", async () => {

@@ -15,6 +15,7 @@ import { Projections } from "../../src/projections/projections.js";
 import { parseSkillMarkdown } from "../../src/skills/index.js";
 import type { ModelFingerprint } from "../../src/model/fingerprint.js";
 import { freshSeed, rng } from "../helpers/random.js";
+import { expectCode } from "../helpers/gavel-error.js";
 
 const seed = freshSeed();
 const r = rng(seed);
@@ -115,12 +116,12 @@ describe("the manifest is sealed whole", () => {
     const rep = await checkBank(dir);
     expect(rep.ok).toBe(false);
     expect(rep.problems.join("\n")).toMatch(/does not match its "manifestSha256" seal/);
-    await expect(readManifest(dir)).rejects.toMatchObject({ code: "CORRUPT_FILE", message: expect.stringMatching(/restore it from a backup, or delete .* run `gavel install` again/) });
-    await expect(BankStore.openSnapshot(dir, header)).rejects.toMatchObject({ code: "CORRUPT_FILE" });
+    await expectCode(readManifest(dir), "CORRUPT_FILE", /restore it from a backup, or delete .* run `gavel install` again/);
+    await expectCode(BankStore.openSnapshot(dir, header), "CORRUPT_FILE");
     // with the seal removed, a format-2 manifest is refused as unsealed
     const { [MANIFEST_SEAL_KEY]: _seal, ...unsealed } = m;
     await writeFile(path, JSON.stringify(unsealed) + "\n");
-    await expect(readManifest(dir)).rejects.toMatchObject({ code: "CORRUPT_FILE", message: expect.stringMatching(/no valid "manifestSha256" seal/) });
+    await expectCode(readManifest(dir), "CORRUPT_FILE", /no valid "manifestSha256" seal/);
     // resealed by a tool that means it: accepted
     await writeFile(path, sealedManifestText(m));
     expect((await readManifest(dir))?.entries[0].description).toMatch(/^Before you start/);
@@ -149,7 +150,7 @@ describe("the manifest is sealed whole", () => {
     expect((await checkBank(dir)).unverified.join("\n")).not.toMatch(/no manifestSha256 seal/);
     // a format this version does not know is refused with the fix
     await writeFile(path, sealedManifestText({ ...JSON.parse(after), formatVersion: 3 }));
-    await expect(BankStore.open(dir, header)).rejects.toMatchObject({ code: "BANK_MISMATCH", message: expect.stringMatching(/newer than .*upgrade gavel-router/) });
+    await expectCode(BankStore.open(dir, header), "BANK_MISMATCH", /newer than .*upgrade gavel-router/);
   });
 
   it("a flipped bit in a sealed manifest's formatVersion is CORRUPT_FILE, not another format (1 read unsealed, 3 and 6 as newer, before)", async () => {

@@ -10,6 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ServeClient } from "../../src/serve/client.js";
+import { expectCode } from "../helpers/gavel-error.js";
 
 let dir: string;
 let server: Server;
@@ -55,12 +56,12 @@ describe("ServeClient.request's signal and timeout", () => {
   it("the caller's signal aborts a held request, and the timeout does; neither leaves a listener on the caller's signal", async () => {
     const longLived = new AbortController();
     const timedOut = client.request("route", { task: "hold" }, { signal: longLived.signal, timeoutMs: 50 });
-    await expect(timedOut).rejects.toMatchObject({ code: "ABORTED" });
+    await expectCode(timedOut, "ABORTED");
     expect(listeners(longLived.signal)).toBe(0);
     const held = client.request("route", { task: "hold" }, { signal: longLived.signal, timeoutMs: 60_000 });
     longLived.abort();
-    await expect(held).rejects.toMatchObject({ code: "ABORTED" });
+    await expectCode(held, "ABORTED");
     expect(listeners(longLived.signal)).toBe(0);
-    await expect(client.request("ping", {}, { signal: longLived.signal })).rejects.toMatchObject({ code: "ABORTED" });
+    await expectCode(client.request("ping", {}, { signal: longLived.signal }), "ABORTED");
   });
 });

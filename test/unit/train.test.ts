@@ -8,6 +8,7 @@ import { GavelError } from "../../src/errors.js";
 import { infoNceReference } from "../oracles/infonce-reference.js";
 import { createTrainer, evaluateRetrieval, loadCheckpoint, packBatch, Rng, runTraining, type NativeTrainBatch, type TrainingSet } from "../../lab/train/trainer.js";
 import { gauss, randArray, rng } from "../helpers/random.js";
+import { expectCode } from "../helpers/gavel-error.js";
 
 
 /** 3 tasks over 5 skills; task 1 has two positives (multi-positive), task 2 has no negative-free case. */
@@ -234,7 +235,7 @@ describe("runTraining", () => {
       // resume from it ends where the uninterrupted run does.
       const ac = new AbortController();
       const aborted = runTraining(set, { ...base, steps: 12, checkpoint: join(dir, "c.ckpt"), signal: ac.signal, onProgress: (p) => p.step === 7 && ac.abort() });
-      await expect(aborted).rejects.toMatchObject({ code: "ABORTED", message: expect.stringMatching(/aborted at main step 7; checkpoint written to .*c\.ckpt/) });
+      await expectCode(aborted, "ABORTED", /aborted at main step 7; checkpoint written to .*c\.ckpt/);
       expect((await loadCheckpoint(join(dir, "c.ckpt")))?.state.step).toBe(7);
       const after = await runTraining(set, { ...base, steps: 12, checkpoint: join(dir, "c.ckpt"), resume: true });
       expect(after.resumedFrom).toBe(7);
