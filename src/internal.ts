@@ -55,6 +55,8 @@ export type { Command } from "./cli/commands/types.js";
 export { bankOptions, modelOptions, openModel, routerOptions, routerOptionsHelp, withRouter, type RouterArgs } from "./cli/commands/common.js";
 export { withInterrupt } from "./cli/ui/interrupt.js";
 export { intArg, listArg, numberArg } from "./cli/ui/options.js";
+export { checkOutPath } from "./cli/ui/out-path.js";
+export { errnoError } from "./util/errno.js";
 export { parseFlags, type FlagSpecs, type ParsedFlags } from "./cli/ui/flags.js";
 export { Progress } from "./cli/ui/progress.js";
 export { sparkline, table } from "./cli/ui/table.js";

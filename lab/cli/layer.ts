@@ -2,7 +2,7 @@
  * `gavel layer`: scans a library's skills for the glance's layer ℓ* (train/layer.ts) and prints the
  * entropy curve, writing the choice for `gavel train`.
  */
-import { bankOptions, type Command, config, intArg, invalidArgument, modelOptions, Progress, parseFlags, sparkline, table, withInterrupt, UsageError } from "gavel-router/internal";
+import { bankOptions, checkOutPath, type Command, config, intArg, invalidArgument, modelOptions, Progress, parseFlags, sparkline, table, withInterrupt, UsageError } from "gavel-router/internal";
 import { loadSkills, Model } from "gavel-router";
 import {
   DEFAULT_LAYER_MAX_TOKENS,
@@ -61,6 +61,8 @@ layer of minimum median entropy excluding layer 0 and the last layer, and writes
     const out =
       values.out ??
       defaultLayerChoicePath({ projections: values.projections || config().projections, bank: values.bank || config().bank });
+    // before the scan (the writer makes a missing folder): a folder in the file's place fails at once
+    await checkOutPath(out, "the layer choice file", { makesFolder: true });
 
     return withInterrupt(async (signal) => {
       const library = await loadSkills(positionals[0], { signal });

@@ -1,5 +1,5 @@
 import { Gate, type GateInfo, GavelError, type Router, saveGate } from "gavel-router";
-import { type Command, intArg, invalidArgument, numberArg, Progress, routerOptions, routerOptionsHelp, table, withInterrupt, withRouter, writeFileDurable, UsageError, parseFlags, type ParsedFlags } from "gavel-router/internal";
+import { checkOutPath, type Command, errnoError, intArg, invalidArgument, numberArg, Progress, routerOptions, routerOptionsHelp, table, withInterrupt, withRouter, writeFileDurable, UsageError, parseFlags, type ParsedFlags } from "gavel-router/internal";
 import { fitGate } from "../eval/gate-fit.js";
 import { loadTasks, parseBatches } from "../eval/tasks.js";
 import { chooseFiringThreshold, collectGateFeatures, firingMetrics, firingSummary, labelledRows, positionMetrics, type FiringMetrics, type FiringThreshold, type PositionMetrics, type TrajectoryFeatures } from "../gate/gate-train.js";
@@ -202,8 +202,16 @@ The skills the gate's scores come from are the bank's: install the library first
     if (!values.tasks || (!values.out && !values["trajectories-only"])) {
       throw new UsageError("gavel train-gate needs --tasks T and --out F (or --trajectories-only)", this.help);
     }
+    // the output paths first: a bad one fails in one line, before the trajectories and the model
+    const save = values["save-trajectories"];
+    if (values.out && !values["trajectories-only"]) await checkOutPath(values.out, "the gate file");
+    if (save) await checkOutPath(save, "the trajectories file", { flag: "--save-trajectories" });
     const all = await trajectoriesOf(values);
-    if (values["save-trajectories"]) await writeFileDurable(values["save-trajectories"], all.map((t) => JSON.stringify(t)).join("\n") + "\n");
+    if (save) {
+      await writeFileDurable(save, all.map((t) => JSON.stringify(t)).join("\n") + "\n").catch((err: unknown) => {
+        throw errnoError(err, `--save-trajectories: cannot write ${save}`);
+      });
+    }
     console.error(`trajectories: ${all.length} (${all.filter((t) => t.needsSkill).length} need a skill)`);
     if (values["trajectories-only"]) return 0;
     const report = await withInterrupt((signal) => withRouter(values, (router) => train(router, values, all, signal)));

@@ -55,7 +55,14 @@ export function batchNumber(batch: string | number | undefined): number | undefi
 }
 
 /**
- * Parses a batch selection such as `"6-10"`, `"1,3,5-7"` or `"batch6"` into the set of batch numbers.
+ * The most batch numbers a selection may name. SWE-Skills-Bench numbers its batches 1–10; a wider
+ * range is a typo, and would otherwise be spelled out number by number.
+ */
+export const MAX_BATCHES = 10_000;
+
+/**
+ * Parses a batch selection such as `"6-10"`, `"1,3,5-7"` or `"batch6"` into the set of batch numbers
+ * ({@link MAX_BATCHES} at most, counted range by range: SWE-Skills-Bench's are 1-10).
  */
 export function parseBatches(spec: string): Set<number> {
   const out = new Set<number>();
@@ -66,6 +73,7 @@ export function parseBatches(spec: string): Set<number> {
     const lo = Number(m[1]);
     const hi = m[2] === undefined ? lo : Number(m[2]);
     if (hi < lo) throw invalidArgument(`--batches: empty range ${raw.trim()}`);
+    if (out.size + (hi - lo + 1) > MAX_BATCHES) throw invalidArgument(`--batches ${spec.trim()} names more than ${MAX_BATCHES} batches (SWE-Skills-Bench's are 1-10)`);
     for (let b = lo; b <= hi; b++) out.add(b);
   }
   return out;

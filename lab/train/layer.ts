@@ -19,7 +19,7 @@
 import { mkdir, readFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { GavelError, type Model, modelFingerprint, type ModelFingerprint } from "gavel-router";
-import { checkLayer, describeMismatch, describeModel, inOrder, INT32_MAX, intOption, invalidArgument, isModelFingerprint, mulberry32, type RenderableSkill, RenderEncoder, writeFileDurable } from "gavel-router/internal";
+import { checkLayer, describeMismatch, errnoError, describeModel, inOrder, INT32_MAX, intOption, invalidArgument, isModelFingerprint, mulberry32, type RenderableSkill, RenderEncoder, writeFileDurable } from "gavel-router/internal";
 import { matrixEntropy } from "./entropy.js";
 
 /** Skills sampled by default (the paper's figure uses 500). */
@@ -328,10 +328,17 @@ export function defaultLayerChoicePath(at: { projections?: string; bank?: string
   return DEFAULT_LAYER_FILE;
 }
 
-/** Writes `choice` as JSON, atomically (a temporary file renamed over the target). */
+/**
+ * Writes `choice` as JSON, atomically (a temporary file renamed over the target), making its folder
+ * when missing; a file-system failure is typed (util/errno.ts: PERMISSION_DENIED, NO_SPACE, …).
+ */
 export async function writeLayerChoice(path: string, choice: LayerChoice): Promise<void> {
-  await mkdir(dirname(path), { recursive: true });
-  await writeFileDurable(path, JSON.stringify(choice, null, 2) + "\n");
+  try {
+    await mkdir(dirname(path), { recursive: true });
+    await writeFileDurable(path, JSON.stringify(choice, null, 2) + "\n");
+  } catch (err) {
+    throw errnoError(err, `cannot write the layer choice ${path}`);
+  }
 }
 
 function isLayerChoice(v: unknown): v is LayerChoice {

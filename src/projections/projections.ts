@@ -41,6 +41,8 @@ export { checkRerankModel, RERANK_FEATURES, type RerankFeature, type RerankModel
 export const MAX_CONSTANT = 1e9;
 /** Largest maxShortlist accepted (the verdict runs one pass per candidate). */
 export const MAX_SHORTLIST = 1024;
+/** Widest random projections ({@link Projections.random}'s dim). */
+export const MAX_RANDOM_DIM = 4096;
 
 /** A ruling constant: finite, within its bounds and at most {@link MAX_CONSTANT}. */
 function constant(value: unknown, name: string, bounds: FiniteBounds): number {
@@ -209,7 +211,7 @@ export class Projections implements ProjectionsMeta {
     const seed = o.seed === undefined ? 0 : o.seed;
     if (typeof seed !== "number" || !Number.isSafeInteger(seed)) throw invalidArgument(`Projections.random: seed must be a safe integer, got ${describeValue(seed)}`);
     const dim = o.dim === undefined ? PROJECTION_DEFAULTS.dim : o.dim;
-    if (typeof dim !== "number" || !Number.isInteger(dim) || dim < 1 || dim > 4096) throw invalidArgument(`Projections.random: dim must be an integer from 1 to 4096, got ${describeValue(dim)}`);
+    if (typeof dim !== "number" || !Number.isInteger(dim) || dim < 1 || dim > MAX_RANDOM_DIM) throw invalidArgument(`Projections.random: dim must be an integer from 1 to ${MAX_RANDOM_DIM}, got ${describeValue(dim)}`);
     const layer = o.layer === undefined ? defaultLayer(fp.nLayer) : checkLayer(o.layer, fp.nLayer, "Projections.random: layer");
     const next = gaussian(seed);
     const scale = 1 / Math.sqrt(fp.nEmbd);

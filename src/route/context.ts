@@ -61,14 +61,20 @@ export function domainTextOf(context: RouteContext): string {
   return context.filter((m) => m && m.role !== "system" && typeof m.content === "string").map((m) => m.content).join("\n");
 }
 
+/** Refuses (INVALID_ARGUMENT) an element of `context` that is not a chat message, naming its index in `context`. */
+export function checkChatMessages(context: readonly unknown[]): void {
+  for (const [i, m] of context.entries()) {
+    const msg = m as Partial<ChatMessage> | null | undefined;
+    if (!msg || typeof msg.role !== "string" || typeof msg.content !== "string") throw invalidArgument(`context[${i}] must be a chat message { role, content }`);
+  }
+}
+
 /** The task text the verdict reads for a context, its chat messages checked (INVALID_ARGUMENT). */
 export function taskTextOf(context: RouteContext): string {
   if (typeof context === "string") return context;
   if (!Array.isArray(context)) throw invalidArgument("context must be a task string or an array of chat messages");
   if (context.length === 0) throw invalidArgument("context holds no message");
-  for (const [i, m] of context.entries()) {
-    if (!m || typeof m.role !== "string" || typeof m.content !== "string") throw invalidArgument(`context[${i}] must be a chat message { role, content }`);
-  }
+  checkChatMessages(context);
   return chatAsTask(context);
 }
 

@@ -18,7 +18,7 @@
 import { GavelError, invalidArgument } from "../errors.js";
 import { asAborted, boolOption, optionsObject, signalOption, throwIfAborted } from "../util/validate.js";
 import { defaultLexical } from "./abstention.js";
-import { chatAsTask, domainTextOf } from "./context.js";
+import { chatAsTask, checkChatMessages, domainTextOf } from "./context.js";
 import { decide, decisionOutcome } from "./decide.js";
 import { LexicalExpert } from "./lexical-expert.js";
 import { routeCut } from "./library-cut.js";
@@ -84,11 +84,9 @@ export async function liveVerdictText(parts: RouterParts, context: RouteContext,
   let text: string;
   if (typeof context === "string") text = context;
   else if (Array.isArray(context)) {
-    const kept = context.filter((m) => m && m.role !== "system");
+    checkChatMessages(context); // every message, at its own index, before the system prompt is dropped
+    const kept = context.filter((m) => m.role !== "system");
     if (kept.length === 0) throw invalidArgument("the live context needs a message besides the system prompt");
-    for (const [i, m] of kept.entries()) {
-      if (typeof m.role !== "string" || typeof m.content !== "string") throw invalidArgument(`context[${i}] must be a chat message { role, content }`);
-    }
     text = chatAsTask(kept);
   } else throw invalidArgument("context must be a text or an array of chat messages");
   if (text.trim() === "") throw invalidArgument("the live context's text is empty");

@@ -18,16 +18,16 @@
 import { GavelError, invalidArgument, clip } from "../errors.js";
 import { describeMismatch, isModelFingerprint, sameModel, type ModelFingerprint } from "../model/fingerprint.js";
 import { writeFileDurable } from "../util/durable-file.js";
-import { errnoReason, PERMISSION_ERRNOS } from "../util/errno.js";
+import { errnoError, errnoReason, PERMISSION_ERRNOS } from "../util/errno.js";
 import { readRegularFile, RegularFileError } from "../util/regular-file.js";
 import { describeValue, optionsObject } from "../util/validate.js";
 
 /** The largest gate file read (its weights are a few nEmbd float64 values in base64: far smaller). */
 const MAX_GATE_FILE_BYTES = 64 << 20;
 
-/** An array of numbers or a typed array (not a DataView): what the gate's vectors may be. */
+/** An array of numbers or a typed array of numbers (not a DataView, nor a BigInt array): what the gate's vectors may be. */
 function isNumberList(v: unknown): v is ArrayLike<number> {
-  return Array.isArray(v) || (ArrayBuffer.isView(v) && !(v instanceof DataView));
+  return Array.isArray(v) || (ArrayBuffer.isView(v) && !(v instanceof DataView) && !(v instanceof BigInt64Array) && !(v instanceof BigUint64Array));
 }
 
 /** `v` as a list of numbers, or INVALID_ARGUMENT naming `what`. */
@@ -36,11 +36,13 @@ function numberList(v: unknown, what: string): ArrayLike<number> {
   return v;
 }
 
-/** A live context as the gate reads it, or INVALID_ARGUMENT. */
+/** A live context as the gate reads it, or INVALID_ARGUMENT; DISPOSED when it was disposed (or its router closed), as its append is. */
 function liveScores(live: unknown): Float64Array {
   if (typeof live !== "object" || live === null || typeof (live as { scores?: unknown }).scores !== "function") {
     throw invalidArgument(`live must be a live context (router.live()), got ${describeValue(live)}`);
   }
+  const open = live as { checkOpen?: unknown };
+  if (typeof open.checkOpen === "function") (open.checkOpen as (what: string) => void).call(live, "gate.stepLive");
   return (live as { scores(): { g: Float64Array } }).scores().g;
 }
 
@@ -61,6 +63,7 @@ export function gateScoreFeatures(g: ArrayLike<number>): Float64Array {
   let sum = 0;
   for (let i = 0; i < n; i++) {
     const x = g[i];
+    if (!Number.isFinite(x)) throw invalidArgument(`the scores g must be finite numbers: g[${i}] is ${describeValue(x)}`);
     sum += x;
     if (x > best[top - 1]) {
       let j = top - 1;
@@ -267,12 +270,41 @@ function fromBase64Float64(s: string): Float64Array | null {
   return out;
 }
 
-/** The JSON of a gate file. */
+/**
+ * What is wrong with a gate file's record of its training (`o`: {@link GateInfo}'s fields) for
+ * weights that read `stateDim` state values; null when nothing is. The writer and the reader check
+ * the same rules, so {@link saveGate} never writes a file {@link Gate.load} refuses.
+ */
+function gateInfoProblem(o: Record<string, unknown>, stateDim: number): string | null {
+  const int = (v: unknown, min: number) => typeof v === "number" && Number.isInteger(v) && v >= min;
+  if (!(o.stateLayer === null ? stateDim === 0 : int(o.stateLayer, 0) && stateDim > 0)) return "stateLayer must be a layer ≥ 0 (null exactly when stateDim is 0)";
+  if (!int(o.glanceLayer, 0)) return "glanceLayer must be an integer ≥ 0";
+  if (!isModelFingerprint(o.model)) return "model must be a model fingerprint";
+  if (typeof o.projections !== "string" || o.projections === "") return "projections must be the projections' hash";
+  if (!int(o.librarySize, 1)) return "librarySize must be an integer ≥ 1";
+  if (o.training !== undefined && (typeof o.training !== "object" || o.training === null || Array.isArray(o.training))) return "training must be an object";
+  return null;
+}
+
+/**
+ * The JSON of a gate file.
+ *
+ * @throws GavelError INVALID_ARGUMENT (bad weights, or `info` not what {@link Gate.load} reads back)
+ */
 export function gateFileJson(model: GateModel, info: GateInfo): string {
   const gate = new Gate(model); // checks the weights
   const { weights, bias } = gate.model;
   const stateDim = weights.length - GATE_SCORE_FEATURES.length;
-  if ((info.stateLayer === null) !== (stateDim === 0)) throw invalidArgument("stateLayer must be null exactly when the gate reads no state");
+  if (typeof info !== "object" || info === null || Array.isArray(info)) throw invalidArgument(`the gate's info must be an object { stateLayer, glanceLayer, model, projections, librarySize, training? }, got ${describeValue(info)}`);
+  const problem = gateInfoProblem(info as unknown as Record<string, unknown>, stateDim);
+  if (problem !== null) throw invalidArgument(`the gate's info: ${problem}`);
+  let training: unknown;
+  try {
+    training = info.training === undefined ? undefined : JSON.parse(JSON.stringify(info.training)) as unknown;
+  } catch (err) {
+    throw invalidArgument(`the gate's info: training must be JSON (${(err as Error).message})`);
+  }
+  if (training !== undefined && (typeof training !== "object" || training === null || Array.isArray(training))) throw invalidArgument("the gate's info: training must be an object");
   return `${JSON.stringify({
     format: GATE_FILE_FORMAT,
     version: GATE_FILE_VERSION,
@@ -285,13 +317,25 @@ export function gateFileJson(model: GateModel, info: GateInfo): string {
     librarySize: info.librarySize,
     bias,
     weights: toBase64Float64(weights),
-    ...(info.training ? { training: info.training } : {}),
+    ...(training !== undefined ? { training } : {}),
   }, null, 2)}\n`;
 }
 
-/** Writes a gate file (JSON, weights as base64 float64), durably (temp file, fsync, rename). */
+/**
+ * Writes a gate file (JSON, weights as base64 float64), durably (temp file, fsync, rename).
+ *
+ * @throws GavelError INVALID_ARGUMENT (a bad path, bad weights, `info` not what {@link Gate.load}
+ *   reads back, a folder in the file's place), FILE_NOT_FOUND (its folder is missing),
+ *   PERMISSION_DENIED, NO_SPACE
+ */
 export async function saveGate(path: string, model: GateModel, info: GateInfo): Promise<void> {
-  await writeFileDurable(path, gateFileJson(model, info));
+  if (typeof path !== "string" || path === "") throw invalidArgument(`the gate's path must be a non-empty string, got ${describeValue(path)}`);
+  const text = gateFileJson(model, info);
+  try {
+    await writeFileDurable(path, text);
+  } catch (err) {
+    throw errnoError(err, `cannot write the gate file ${clip(path)}`);
+  }
 }
 
 /** Parses the JSON of a gate file; `where` names it in errors. */
@@ -307,25 +351,20 @@ export function parseGateFile(text: string, where = "gate file"): Gate {
   if (o.format !== GATE_FILE_FORMAT) throw bad(`format is ${JSON.stringify(o.format)}, not "${GATE_FILE_FORMAT}"`);
   if (o.version !== GATE_FILE_VERSION) throw bad(`version ${JSON.stringify(o.version)} (this code reads version ${GATE_FILE_VERSION})`);
   if (!Array.isArray(o.features) || o.features.join(",") !== GATE_SCORE_FEATURES.join(",")) throw bad(`features must be ${GATE_SCORE_FEATURES.join(", ")}`);
-  const int = (v: unknown, min: number) => typeof v === "number" && Number.isInteger(v) && v >= min;
-  if (!int(o.stateDim, 0)) throw bad("stateDim must be an integer ≥ 0");
-  if (!(o.stateLayer === null ? o.stateDim === 0 : int(o.stateLayer, 0) && (o.stateDim as number) > 0)) throw bad("stateLayer must be a layer ≥ 0 (null exactly when stateDim is 0)");
-  if (!int(o.glanceLayer, 0)) throw bad("glanceLayer must be an integer ≥ 0");
-  if (!isModelFingerprint(o.model)) throw bad("model must be a model fingerprint");
-  if (typeof o.projections !== "string" || o.projections === "") throw bad("projections must be the projections' hash");
-  if (!int(o.librarySize, 1)) throw bad("librarySize must be an integer ≥ 1");
+  if (!(typeof o.stateDim === "number" && Number.isInteger(o.stateDim) && o.stateDim >= 0)) throw bad("stateDim must be an integer ≥ 0");
+  const problem = gateInfoProblem(o, o.stateDim);
+  if (problem !== null) throw bad(problem);
   if (typeof o.bias !== "number" || !Number.isFinite(o.bias)) throw bad("bias must be a finite number");
   const w = typeof o.weights === "string" ? fromBase64Float64(o.weights) : null;
   if (w === null) throw bad("weights must be base64 of little-endian float64 values");
   if (w.length !== GATE_SCORE_FEATURES.length + (o.stateDim as number)) throw bad(`weights hold ${w.length} values, not ${GATE_SCORE_FEATURES.length} + stateDim ${o.stateDim as number}`);
   if (!w.every(Number.isFinite)) throw bad("weights must be finite");
-  if (o.training !== undefined && (typeof o.training !== "object" || o.training === null || Array.isArray(o.training))) throw bad("training must be an object");
   const gate = new Gate({ weights: w, bias: o.bias });
   gate.info = {
     stateLayer: o.stateLayer as number | null,
     glanceLayer: o.glanceLayer as number,
     model: o.model as ModelFingerprint,
-    projections: o.projections,
+    projections: o.projections as string,
     librarySize: o.librarySize as number,
     ...(o.training ? { training: o.training as Record<string, unknown> } : {}),
   };
@@ -394,8 +433,11 @@ export function checkGateFor(gate: Gate, router: GateRouterView, where = "the ga
   if (!sameModel(info.model, fp)) {
     throw new GavelError(`${clip(where)} was trained on another model (${describeMismatch(info.model, fp) ?? "different"}): retrain it (gavel train-gate)`, "PROJECTIONS_MISMATCH");
   }
-  if (info.projections !== router.projections.hash || info.glanceLayer !== router.projections.layer) {
+  if (info.projections !== router.projections.hash) {
     throw new GavelError(`${clip(where)} was trained with other projections (hash ${info.projections.slice(0, 12)}, not ${router.projections.hash.slice(0, 12)}): retrain it (gavel train-gate)`, "PROJECTIONS_MISMATCH");
+  }
+  if (info.glanceLayer !== router.projections.layer) {
+    throw new GavelError(`${clip(where)} was trained on scores of the glance at layer ${info.glanceLayer}, not the router's ${router.projections.layer}: retrain it (gavel train-gate)`, "PROJECTIONS_MISMATCH");
   }
   if (info.stateLayer !== null && (info.stateLayer >= router.model.info.nLayer || gate.stateDim !== router.model.info.nEmbd)) {
     throw new GavelError(`${clip(where)} reads layer ${info.stateLayer} with ${gate.stateDim} values; the model has ${router.model.info.nLayer} layers of ${router.model.info.nEmbd}`, "PROJECTIONS_MISMATCH");

@@ -124,12 +124,15 @@ export class LiveContext {
    * rows are forgotten, even those of an append still running when it was called). The arguments, the
    * disposal and an already-aborted signal are checked at the call; an append waiting behind others
    * rejects as soon as its signal aborts, folds nothing, and the appends called after it run as before.
+   * The rows are copied at the call: the caller may reuse or detach `states` at once. A dispose while
+   * the append waits or runs (or the router's close, which stops it) rejects it with DISPOSED.
    *
-   * @throws GavelError INVALID_ARGUMENT (shape, non-finite values), EMPTY_LIBRARY, ABORTED, DISPOSED
-   *   (the context was disposed or its router closed)
+   * @throws GavelError INVALID_ARGUMENT (shape, a detached buffer, non-finite values), EMPTY_LIBRARY,
+   *   ABORTED, DISPOSED (the context was disposed or its router closed)
    */
   append(states: Float32Array, options?: { signal?: AbortSignal }): Promise<void> {
     let signal: AbortSignal | undefined;
+    let rows: Float32Array;
     try {
       signal = signalOption(optionsObject(options, "options", { signal: true }).signal);
       const { nEmbd } = this.#parts.model.info;
@@ -137,6 +140,7 @@ export class LiveContext {
         throw invalidArgument(`states must be a Float32Array of rows × nEmbd (${nEmbd})`);
       }
       this.checkOpen("live append");
+      rows = copyRows(states);
     } catch (err) {
       return Promise.reject(err);
     }
@@ -144,7 +148,7 @@ export class LiveContext {
     if (signal?.aborted) return Promise.reject(abortedError(APPEND, signal));
     // Appends apply in call order, even when a caller does not await one before the next.
     const generation = this.#generation;
-    const { run, reply } = afterTurn(this.#queue, () => this.#append(states, signal, generation), APPEND, signal);
+    const { run, reply } = afterTurn(this.#queue, () => this.#append(rows, signal, generation), APPEND, signal);
     this.#queue = run.catch(() => undefined);
     return reply(run);
   }
@@ -171,6 +175,8 @@ export class LiveContext {
     try {
       await pending;
     } catch (err) {
+      // disposed, or its router closed, while it ran: the glance it stopped is not the caller's abort
+      if (this.disposed) this.checkOpen("live append");
       throw asAborted(err, APPEND, signal);
     } finally {
       signal?.removeEventListener("abort", onAbort);
@@ -179,6 +185,7 @@ export class LiveContext {
       // the first code to run after that fold, and the appends called after the reset wait for it.
       if (generation !== this.#generation) this.#native?.reset();
     }
+    if (this.#disposed) this.checkOpen("live append"); // disposed while it ran: its rows were not folded
   }
 
   #nativeLive(): NativeLive {
@@ -245,6 +252,15 @@ export class LiveContext {
     this.#disposed = true;
     this.#native?.dispose();
     this.#native = null;
+  }
+}
+
+/** A copy of `states` (INVALID_ARGUMENT for a detached buffer, which reads as no rows). */
+function copyRows(states: Float32Array): Float32Array {
+  try {
+    return states.slice();
+  } catch {
+    throw invalidArgument("states' buffer is detached (transferred or freed): pass the rows themselves");
   }
 }
 

@@ -2,11 +2,12 @@
  * The project's one reading of the file system's errno codes: which {@link GavelErrorCode} each
  * stands for and the words a message gives it. The server's start (serve/listen.ts), the bank's
  * permission and full-disk errors (bank/modes.ts, bank/opening.ts), the glance index's in-memory
- * fallback, the gate file's reader and the CLI's last-resort report all read it here.
+ * fallback, the gate file's reader and writer, the CLI's output files and its last-resort report
+ * all read it here.
  *
  * @module
  */
-import type { GavelErrorCode } from "../errors.js";
+import { GavelError, type GavelErrorCode } from "../errors.js";
 
 /** Each errno the project names, as [its code, the words a message gives it]. */
 export const ERRNO_REASONS: Readonly<Record<string, readonly [GavelErrorCode, string]>> = {
@@ -51,4 +52,17 @@ export function errnoCause(err: unknown, codes: readonly string[]): NodeJS.Errno
     if (code !== undefined && codes.includes(code)) return e as NodeJS.ErrnoException;
   }
   return undefined;
+}
+
+/**
+ * `err` as the typed error of a failed file operation when an errno the project names is in its
+ * chain of causes: `doing` (e.g. "cannot write the gate file x.json"), the errno's words and the
+ * errno, with its code ({@link ERRNO_REASONS}); a GavelError, or an error of another errno, as it is.
+ */
+export function errnoError(err: unknown, doing: string): unknown {
+  if (err instanceof GavelError) return err;
+  const io = errnoCause(err, Object.keys(ERRNO_REASONS));
+  if (io === undefined) return err;
+  const [code, words] = ERRNO_REASONS[io.code!]!;
+  return new GavelError(`${doing}: ${words} (${io.code})`, code, { cause: err });
 }

@@ -1,8 +1,9 @@
 // The gavel command, run as a user would (node dist/cli/gavel.js …).
 import { describe, expect, it } from "vitest";
-import { existsSync, mkdtempSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { DEFAULT_PROJECTIONS } from "../../src/defaults.js";
 import { repoRoot } from "../helpers/paths.js";
 import { TINY_LLAMA_PATH } from "../fixtures/tiny-llama.js";
 import { run } from "../helpers/run.js";
@@ -46,6 +47,25 @@ describe("gavel CLI", () => {
     const missing = await gavel("projections", join(tmpdir(), "gavel-no-such-projections.gguf"));
     expect(missing.code).toBe(1);
     expect(missing.err).toMatch(/FILE_NOT_FOUND/);
+  });
+
+  it("refuses a flag its reading would drop, and option values before loading the model", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "gavel-cli-flags-"));
+    // --context sizes a model: gavel info reads a projections file, a bank or the addon without one
+    const noModel = /^gavel: --context is for a model file: .*; run it without --context \[INVALID_ARGUMENT\]\n$/;
+    for (const args of [["--addon"], [DEFAULT_PROJECTIONS], [dir]]) {
+      const r = await gavel("info", ...args, "--context", "512");
+      expect(r.code, args.join(" ")).toBe(1);
+      expect(r.err, args.join(" ")).toMatch(noModel);
+    }
+    // --dim and --layer checked before the model loads (the model here does not exist)
+    const noSuchModel = join(dir, "no-such-model.gguf");
+    for (const [flag, value, want] of [["--dim", "0", "a whole number from 1 to 4096"], ["--dim", "5000", "a whole number from 1 to 4096"], ["--layer", "-1", "a non-negative integer"]]) {
+      const r = await gavel("projections", "--model", noSuchModel, "--out", join(dir, "p.gguf"), `${flag}=${value}`);
+      expect(r.code, `${flag} ${value}`).toBe(1);
+      expect(r.err).toBe(`gavel: ${flag} must be ${want}, got ${value} [INVALID_ARGUMENT]\n`);
+    }
+    rmSync(dir, { recursive: true, force: true });
   });
 
   it("projections → install → glance → route → list → uninstall", async () => {

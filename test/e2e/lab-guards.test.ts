@@ -1,8 +1,9 @@
 // The lab's commands say when a result means nothing: `gavel calibrate` on records none of which
 // holds a gold in its verdict pool warns that its fit is arbitrary (every setting scores 0), not when
 // one does, and its ceiling line names the records' own pool; `gavel eval` refuses a task file with no
-// task to score (it printed a table of zeros).
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+// task to score (it printed a table of zeros); `gavel train-gate` and `gavel layer` check their output
+// paths and --batches before any work, in one typed line.
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -52,5 +53,33 @@ describe("the lab's commands on inputs with nothing to measure", () => {
     const ok = await runNode([cli, ...base, "--tasks", one], { timeoutMs: 120_000 });
     expect(ok.code, ok.err).toBe(0);
     expect(ok.out).toMatch(/bm25 +1\.000 +1\.000 +1/);
+  });
+
+  it("gavel train-gate and gavel layer refuse a bad output path or --batches before any work, typed, in one line", async () => {
+    const tasks = join(dir, "gate-tasks.jsonl");
+    writeFileSync(tasks, JSON.stringify({ id: "a", text: "Write a Dockerfile for the app", gold_skill_ids: ["dockerfile"], batch: "batch1" }) + "\n");
+    const folder = join(dir, "a-folder");
+    mkdirSync(folder);
+    const missing = join(dir, "missing", "gate.json");
+    const gate = (...args: string[]) => runNode([cli, "train-gate", "--tasks", tasks, ...args], { timeoutMs: 120_000, env: { ...process.env, GAVEL_MODEL: "", GAVEL_PROJECTIONS: "" } });
+    const out = await gate("--out", missing);
+    expect(out.code).toBe(1);
+    expect(out.err).toBe(`gavel: --out ${missing}: its folder ${join(dir, "missing")} does not exist [FILE_NOT_FOUND]\n`);
+    const save = await gate("--trajectories-only", "--save-trajectories", folder);
+    expect(save.code).toBe(1);
+    expect(save.err).toBe(`gavel: --save-trajectories ${folder} is a folder: give the trajectories file to write [INVALID_ARGUMENT]\n`);
+    expect(readdirSync(folder)).toEqual([]); // no temporary file left behind
+    for (const spec of ["1-100000000", "1-30000000"]) {
+      const b = await gate("--trajectories-only", "--batches", spec, "--json");
+      expect(b.code).toBe(1);
+      expect(JSON.parse(b.err)).toMatchObject({ error: { code: "INVALID_ARGUMENT", message: expect.stringMatching(/^--batches .* names more than 10000 batches/) } });
+    }
+    const ev = await runNode([cli, "eval", "--library", join(repoRoot, "examples", "skills"), "--methods", "bm25", "--tasks", tasks, "--batches", "1-30000000"], { timeoutMs: 120_000 });
+    expect(ev.code).toBe(1);
+    expect(ev.err).toMatch(/--batches 1-30000000 names more than 10000 batches.*\[INVALID_ARGUMENT\]/);
+    // gavel layer makes a missing folder, but a folder in the file's place fails before the model loads
+    const layer = await runNode([cli, "layer", join(repoRoot, "examples", "skills"), "--model", join(dir, "no-model.gguf"), "--out", folder], { timeoutMs: 120_000 });
+    expect(layer.code).toBe(1);
+    expect(layer.err).toBe(`gavel: --out ${folder} is a folder: give the layer choice file to write [INVALID_ARGUMENT]\n`);
   });
 });

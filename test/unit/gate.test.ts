@@ -1,7 +1,12 @@
 // The gate's scaffold on synthetic features: the score summary against a plain float64 computation,
 // the linear logit, and the two-consecutive-positives rule.
 import { describe, expect, it } from "vitest";
-import { Gate, GATE_SCORE_FEATURES, gateScoreFeatures } from "../../src/route/gate.js";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { checkGateFor, Gate, GATE_SCORE_FEATURES, gateScoreFeatures, saveGate, type GateInfo } from "../../src/route/gate.js";
+import { LiveContext } from "../../src/route/live.js";
+import type { RouterParts } from "../../src/route/parts.js";
 import { freshSeed, randArray, rng } from "../helpers/random.js";
 
 describe("gate", () => {
@@ -123,5 +128,82 @@ describe("gate", () => {
     expect(() => final.stepChunk(live, { state: chunk.state })).toThrow(expect.objectContaining({ code: "INVALID_ARGUMENT" }));
     expect(() => make(4).stepChunk(live, chunk)).toThrow(expect.objectContaining({ code: "INVALID_ARGUMENT" }));
     expect(make(null).stepChunk(live, { state: chunk.state })).toBe(false);
+  });
+
+  it("refuses BigInt typed arrays and scores that are not finite numbers with INVALID_ARGUMENT (no TypeError, no NaN features)", () => {
+    const invalid = expect.objectContaining({ name: "GavelError", code: "INVALID_ARGUMENT" });
+    expect(() => new Gate({ weights: new BigInt64Array(6) as never, bias: 0 })).toThrow(invalid);
+    expect(() => new Gate({ weights: new BigUint64Array(6) as never, bias: 0 })).toThrow(invalid);
+    const gate = new Gate({ weights: new Array(6).fill(1), bias: 0 });
+    expect(() => gate.step(new BigInt64Array(2) as never, [])).toThrow(invalid);
+    expect(() => gate.step([0.1, 0.2], new BigInt64Array(0) as never)).toThrow(invalid);
+    for (const g of [[1, "a"], [1, Number.NaN], [Infinity, 1], [1, undefined], [0.5, null]]) {
+      expect(() => gateScoreFeatures(g as never), JSON.stringify(g)).toThrow(expect.objectContaining({ code: "INVALID_ARGUMENT", message: expect.stringContaining("g[") }));
+    }
+    expect(gateScoreFeatures(Int8Array.of(1, 2)).every(Number.isFinite)).toBe(true);
+  });
+
+  it("stepLive on a disposed live context, or one whose router closed, is DISPOSED as its append is", () => {
+    const gate = new Gate({ weights: new Array(6).fill(1), bias: 0 });
+    const parts = {} as RouterParts; // disposed before any append: nothing of the router is read
+    const disposed = new LiveContext(parts);
+    disposed.dispose();
+    expect(() => gate.stepLive(disposed, [])).toThrow(expect.objectContaining({ code: "DISPOSED", message: "gate.stepLive: this live context was disposed" }));
+    expect(() => gate.stepChunk(disposed, { state: new Float32Array(0) })).toThrow(expect.objectContaining({ code: "DISPOSED" }));
+    const orphan = new LiveContext(parts, () => true);
+    expect(() => gate.stepLive(orphan, [])).toThrow(expect.objectContaining({ code: "DISPOSED", message: expect.stringContaining("router of this live context was closed") }));
+    // open, no token read yet: no scores to step on
+    expect(() => gate.stepLive(new LiveContext(parts), [])).toThrow(expect.objectContaining({ code: "INVALID_ARGUMENT" }));
+  });
+
+  describe("gate files", () => {
+    const model = { architecture: "llama", nLayer: 6, nEmbd: 2, nVocab: 10, vocabHash: "0".repeat(64) };
+    const info: GateInfo = { stateLayer: null, glanceLayer: 3, model, projections: "ab".repeat(32), librarySize: 4, training: { by: "test" } };
+    const weights = [1, -1, 0.5, 0.25, 2, -0.5];
+    const withDir = async (f: (dir: string) => Promise<void>) => {
+      const dir = mkdtempSync(join(tmpdir(), "gavel-gate-"));
+      try {
+        await f(dir);
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    };
+
+    it("saveGate refuses an info Gate.load would refuse (INVALID_ARGUMENT), writing nothing; a good one loads back", () => withDir(async (dir) => {
+      const path = join(dir, "g.json");
+      const bad: unknown[] = [
+        null, undefined, 5, [], { stateLayer: null }, { ...info, stateLayer: 3 }, { ...info, glanceLayer: -1 }, { ...info, glanceLayer: 1.5 },
+        { ...info, model: { architecture: "llama" } }, { ...info, projections: "" }, { ...info, librarySize: 0 }, { ...info, training: [1] },
+        { ...info, training: "x" }, { ...info, training: { n: 1n } }, { ...info, training: { toJSON: () => 5 } },
+      ];
+      for (const b of bad) {
+        await expect(saveGate(path, { weights, bias: 0 }, b as GateInfo), String(JSON.stringify(b, (_k, v: unknown) => (typeof v === "bigint" ? "1n" : v)))).rejects.toMatchObject({ name: "GavelError", code: "INVALID_ARGUMENT" });
+      }
+      await expect(saveGate(path, { weights: [...weights, 1, 1], bias: 0 }, info)).rejects.toMatchObject({ code: "INVALID_ARGUMENT", message: expect.stringContaining("stateLayer") });
+      expect(() => readFileSync(path)).toThrow(); // nothing written
+      await saveGate(path, { weights, bias: 0.5 }, info);
+      const gate = await Gate.load(path);
+      expect(gate.info).toEqual(info);
+      expect(Array.from(gate.model.weights)).toEqual(weights);
+    }));
+
+    it("saveGate's write failures are typed, never the temporary file's raw errno", () => withDir(async (dir) => {
+      const missing = join(dir, "missing", "g.json");
+      await expect(saveGate(missing, { weights, bias: 0 }, info)).rejects.toMatchObject({ name: "GavelError", code: "FILE_NOT_FOUND", message: `cannot write the gate file ${missing}: no such file or folder (ENOENT)` });
+      mkdirSync(join(dir, "folder"));
+      await expect(saveGate(join(dir, "folder"), { weights, bias: 0 }, info)).rejects.toMatchObject({ name: "GavelError", code: "INVALID_ARGUMENT", message: expect.stringContaining("a folder is in the way") });
+      writeFileSync(join(dir, "file"), "x");
+      await expect(saveGate(join(dir, "file", "g.json"), { weights, bias: 0 }, info)).rejects.toMatchObject({ name: "GavelError", code: "FILE_NOT_FOUND", message: expect.stringContaining("(ENOTDIR)") });
+      await expect(saveGate("", { weights, bias: 0 }, info)).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
+    }));
+
+    it("a gate of another glance layer is refused in its own words, not as other projections of the same hash", () => {
+      const gate = new Gate({ weights, bias: 0 });
+      gate.info = info;
+      const router = { model: { info: { nLayer: 6, nEmbd: 2 } }, projections: { hash: info.projections, layer: 4, model } };
+      expect(() => checkGateFor(gate, router, "g.json")).toThrow(expect.objectContaining({ code: "PROJECTIONS_MISMATCH", message: "g.json was trained on scores of the glance at layer 3, not the router's 4: retrain it (gavel train-gate)" }));
+      expect(() => checkGateFor(gate, { ...router, projections: { ...router.projections, hash: "cd".repeat(32) } }, "g.json")).toThrow(expect.objectContaining({ code: "PROJECTIONS_MISMATCH", message: expect.stringContaining("hash abababababab, not cdcdcdcdcdcd") }));
+      expect(() => checkGateFor(gate, { ...router, projections: { ...router.projections, layer: 3 } })).not.toThrow();
+    });
   });
 });

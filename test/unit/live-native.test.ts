@@ -303,4 +303,58 @@ describe("NativeLive", () => {
     expect(live.tokens).toBe(0);
     bank.dispose();
   });
+
+  it("LiveContext: the rows are copied at the call (a buffer changed or detached after append() changes nothing); a detached one is INVALID_ARGUMENT", async () => {
+    const seed = freshSeed();
+    const r = rng(seed);
+    const nEmbd = 8, dim = 4;
+    const bank = new KeyBank(dim);
+    for (let s = 0; s < 6; s++) bank.add(unitKeys(r, 2, dim));
+    const handles = bank.handles();
+    const wq = randArray(r, dim * nEmbd, 0.5);
+    const parts = fakeParts(nEmbd, wq, dim, bank, () => handles);
+    const rows = randArray(r, 3 * nEmbd);
+    const want = new LiveContext(parts);
+    await want.append(rows.slice());
+    // changed right after the call
+    const changed = new LiveContext(parts);
+    const pending = changed.append(rows);
+    rows.set(randArray(r, rows.length));
+    await pending;
+    expect(changed.tokens).toBe(3);
+    expect(Array.from(changed.scores().g), `seed ${seed}`).toEqual(Array.from(want.scores().g));
+    // detached right after the call
+    const moved = randArray(r, 3 * nEmbd);
+    const ref = new LiveContext(parts);
+    await ref.append(moved.slice());
+    const detached = new LiveContext(parts);
+    const transferred = detached.append(moved);
+    structuredClone(moved.buffer, { transfer: [moved.buffer as ArrayBuffer] });
+    await transferred;
+    expect(detached.tokens).toBe(3);
+    expect(Array.from(detached.scores().g), `seed ${seed}`).toEqual(Array.from(ref.scores().g));
+    // detached before the call: refused, not read as no rows
+    await expect(detached.append(moved)).rejects.toMatchObject({ name: "GavelError", code: "INVALID_ARGUMENT", message: expect.stringContaining("detached") });
+    expect(detached.tokens).toBe(3);
+    for (const l of [want, changed, ref, detached]) l.dispose();
+    bank.dispose();
+  });
+
+  // on the CPU only: on a CUDA device an append is queued there and resolves at once
+  it.skipIf(loadBinding().glanceDevice().device === "cuda")("LiveContext: a dispose while an append runs on a worker rejects it with DISPOSED, in append's words (not the glance's ABORTED)", async () => {
+    const r = rng(freshSeed());
+    const nEmbd = 64, dim = 32;
+    const bank = new KeyBank(dim);
+    for (let s = 0; s < 400; s++) bank.add(unitKeys(r, 2, dim));
+    const handles = bank.handles();
+    const live = new LiveContext(fakeParts(nEmbd, randArray(r, dim * nEmbd, 0.5), dim, bank, () => handles));
+    // 8 batches of 2,048 rows: far above the native's synchronous limit, so the append runs on a worker
+    const running = live.append(randArray(r, 8 * 2048 * nEmbd));
+    await Promise.resolve(); // the append has started (its native object is made), no macrotask has run
+    expect(live.device).toBe("cpu");
+    live.dispose();
+    await expect(running).rejects.toMatchObject({ name: "GavelError", code: "DISPOSED", message: "live append: this live context was disposed" });
+    expect(live.tokens).toBe(0);
+    bank.dispose();
+  }, 60_000);
 });

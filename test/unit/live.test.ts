@@ -5,6 +5,7 @@
 import { describe, expect, it } from "vitest";
 import { KeyBank } from "../../src/bank/key-bank.js";
 import { voteK } from "../../src/kernels/kernels.js";
+import { liveVerdictText } from "../../src/route/firing.js";
 import { LiveContext } from "../../src/route/live.js";
 import type { RouterParts } from "../../src/route/parts.js";
 import { freshSeed, randArray, rng, unitKeys } from "../helpers/random.js";
@@ -268,5 +269,26 @@ describe("LiveContext (incremental glance)", () => {
     expect(Array.from(live.scores().g)).toEqual(Array.from(before.g));
     live.dispose();
     bank.dispose();
+  });
+});
+
+describe("selectLive's context", () => {
+  // the verdict's text needs only the model's tokenizer: one token per word here
+  const parts = {
+    taskBudget: 1000,
+    model: { tokenizeAsync: async (t: string) => Int32Array.from(t.split(/\s+/), () => 1), detokenize: () => "" },
+  } as unknown as RouterParts;
+  const user = { role: "user", content: "write a bash script" };
+  const system = { role: "system", content: "you are an agent" };
+
+  it("refuses every element that is not a chat message, at its own index, system prompt or not (as route does)", async () => {
+    for (const [context, index] of [[[null, user], 0], [[system, user, null], 2], [[system, user, 5], 2], [[system, { role: "system" }, user], 1], [[user, { content: "x" }], 1]] as const) {
+      await expect(liveVerdictText(parts, context as never), JSON.stringify(context)).rejects.toMatchObject({
+        name: "GavelError", code: "INVALID_ARGUMENT", message: `context[${index}] must be a chat message { role, content }`,
+      });
+    }
+    // the system prompt is left out of the verdict's text; a context of nothing else is refused
+    expect(await liveVerdictText(parts, [system, user] as never)).toBe("user: write a bash script");
+    await expect(liveVerdictText(parts, [system] as never)).rejects.toMatchObject({ code: "INVALID_ARGUMENT", message: expect.stringContaining("besides the system prompt") });
   });
 });

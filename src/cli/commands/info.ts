@@ -74,12 +74,12 @@ export const info: Command = {
        gavel info --addon
 
 A model is loaded with llama.cpp and model.info printed (--context N, default 256: llama.cpp rounds
-the context up to a multiple of 256). A projections file (general.architecture "gavel-projections")
-is read without loading anything: the keysHash a bank built with it records, its layer, dim, τ, ε,
-the ruling's α, γ, Δ, β, the lexical expert's T, k1 and b, the verdict's pool (maxShortlist,
-shortlistGlance, shortlistLexical), the glance's row weights and vote share, the skill and key
-budgets a router opens with, the abstention model, and its provenance (trainedBy, createdAt, the
-model it was trained for).
+the context up to a multiple of 256; --context is for a model file only). A projections file
+(general.architecture "gavel-projections") is read without loading anything: the keysHash a bank
+built with it records, its layer, dim, τ, ε, the ruling's α, γ, Δ, β, the lexical expert's T, k1 and
+b, the verdict's pool (maxShortlist, shortlistGlance, shortlistLexical), the glance's row weights
+and vote share, the skill and key budgets a router opens with, the abstention model, and its
+provenance (trainedBy, createdAt, the model it was trained for).
 A bank directory is read from its last committed manifest, without a model or its lock: the model
 (fingerprint) and projections (projectionsHash, a projections file's keysHash) it was built with,
 whether that is the embedded pair (builtWithEmbeddedPair), its layer, ε and key width, and its skills
@@ -91,7 +91,10 @@ and the devices ggml found.`,
   options: INFO_OPTIONS,
   async run(args) {
     const { positionals, values } = parseFlags("info", { args, allowPositionals: true, options: INFO_OPTIONS });
+    // --context sizes a model's context: where no model loads it would be dropped without a word
+    const noModel = (what: string) => invalidArgument(`--context is for a model file: ${what}; run it without --context`);
     if (values.addon && positionals.length === 0) {
+      if (values.context !== undefined) throw noModel("gavel info --addon loads no model");
       console.log(JSON.stringify(addonReport(), null, 2));
       return 0;
     }
@@ -104,10 +107,12 @@ and the devices ggml found.`,
     }
     const isDir = await stat(positionals[0]).then((s) => s.isDirectory(), () => false);
     if (isDir) {
+      if (values.context !== undefined) throw noModel(`${clip(positionals[0])} is a bank directory, read without a model`);
       console.log(JSON.stringify(await bankReport(positionals[0]), null, 2));
       return 0;
     }
     if (await isProjectionsFile(positionals[0])) {
+      if (values.context !== undefined) throw noModel(`${clip(positionals[0])} is a projections file, read without a model`);
       console.log(JSON.stringify(await projectionsReport(positionals[0]), null, 2));
       return 0;
     }

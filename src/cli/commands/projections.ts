@@ -1,22 +1,11 @@
-import { stat } from "node:fs/promises";
-import { dirname, resolve } from "node:path";
-import { GavelError, invalidArgument, clip } from "../../errors.js";
-import { Projections } from "../../projections/projections.js";
+import { Projections, MAX_RANDOM_DIM } from "../../projections/projections.js";
 import { intArg } from "../ui/options.js";
+import { checkOutPath } from "../ui/out-path.js";
 import { openModel } from "./common.js";
 import { projectionsReport } from "./info.js";
 import type { Command } from "./types.js";
 import { UsageError } from "../usage-error.js";
 import { parseFlags, strayArgument } from "../ui/flags.js";
-
-/** `--out` checked before any work, as `gavel train` checks its own: not a folder, in a folder that exists. */
-async function checkOut(out: string): Promise<void> {
-  if ((await stat(out).catch(() => null))?.isDirectory()) throw invalidArgument(`--out ${clip(out)} is a folder: give the projections file to write`);
-  const folder = dirname(resolve(out));
-  const st = await stat(folder).catch(() => null);
-  if (!st) throw new GavelError(`--out ${clip(out)}: its folder ${clip(folder)} does not exist`, "FILE_NOT_FOUND");
-  if (!st.isDirectory()) throw invalidArgument(`--out ${clip(out)}: ${clip(folder)} is not a folder`);
-}
 
 /** `gavel projections`' options. */
 const PROJECTIONS_OPTIONS = { model: { type: "string", short: "m" }, out: { type: "string", short: "o" }, seed: { type: "string" }, dim: { type: "string" }, layer: { type: "string" } } as const;
@@ -44,8 +33,9 @@ With --out: random W_q and W_s, which route no better than chance: train real on
       throw new UsageError("gavel projections needs --out (and --model), or one FILE to describe", this.help);
     }
     // the values and the output path first: a bad --out fails before the model loads, in one line
-    const shape = { seed: intArg(values.seed, "seed"), dim: intArg(values.dim, "dim"), layer: intArg(values.layer, "layer") };
-    await checkOut(values.out);
+    // (a layer past the model's last is known only once it loads)
+    const shape = { seed: intArg(values.seed, "seed"), dim: intArg(values.dim, "dim", { min: 1, max: MAX_RANDOM_DIM }), layer: intArg(values.layer, "layer", { min: 0 }) };
+    await checkOutPath(values.out, "the projections file");
     const model = await openModel({ model: values.model, context: "256" });
     try {
       const p = await Projections.random(model, shape);

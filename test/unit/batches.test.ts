@@ -1,0 +1,24 @@
+// The --batches selection of gavel eval and gavel train-gate (lab/eval/tasks.ts): SWE-Skills-Bench
+// numbers its batches 1-10, so a range of millions is a typo, refused at once with INVALID_ARGUMENT
+// naming the flag (spelling it out number by number ran for seconds, then overflowed a Set).
+import { describe, expect, it } from "vitest";
+import { MAX_BATCHES, parseBatches, selectTasks, type EvalTask } from "../../lab/eval/tasks.js";
+
+const invalid = (message: RegExp) => expect.objectContaining({ name: "GavelError", code: "INVALID_ARGUMENT", message: expect.stringMatching(message) });
+
+describe("--batches", () => {
+  it("reads ranges, lists and batch labels", () => {
+    expect([...parseBatches("1,3,5-7")].sort((a, b) => a - b)).toEqual([1, 3, 5, 6, 7]);
+    expect([...parseBatches("batch6-batch8")]).toEqual([6, 7, 8]);
+    expect(parseBatches(`1-${MAX_BATCHES}`).size).toBe(MAX_BATCHES);
+  });
+
+  it("refuses a selection of more than MAX_BATCHES batch numbers, naming --batches", () => {
+    for (const spec of ["1-100000000", "1-30000000", `0-${MAX_BATCHES}`, `1-${MAX_BATCHES},${MAX_BATCHES + 1}`, "1-99999999999999999999999"]) {
+      expect(() => parseBatches(spec), spec).toThrow(invalid(/^--batches .*more than 10000 batches/));
+    }
+    const tasks: EvalTask[] = [{ id: "a", text: "t", gold_skill_ids: [], batch: "batch2" }];
+    expect(() => selectTasks(tasks, { batches: "1-30000000" })).toThrow(invalid(/--batches/));
+    expect(selectTasks(tasks, { batches: "2" }).map((t) => t.id)).toEqual(["a"]);
+  });
+});
