@@ -77,15 +77,16 @@ export function sameMeta(e: BankEntry, meta: Readonly<Record<string, unknown>>):
   return e.meta !== undefined && JSON.stringify(e.meta) === JSON.stringify(checkMeta(meta));
 }
 
-/** `e` with its front matter replaced, frozen; INVALID_ARGUMENT unless a JSON object. */
-export function withMeta(e: BankEntry, meta: Readonly<Record<string, unknown>>): BankEntry {
+/** `e` with its front matter (and its recorded source, given one) replaced, frozen; INVALID_ARGUMENT unless a JSON object. */
+export function withMeta(e: BankEntry, meta: Readonly<Record<string, unknown>>, source = e.source): BankEntry {
   let m: Record<string, unknown>;
   try {
     m = checkMeta(meta);
   } catch (err) {
     throw invalidArgument(`setMeta: ${(err as Error).message}`);
   }
-  return freezeEntry({ ...e, meta: m });
+  if (typeof source !== "string") throw invalidArgument(`setMeta: source must be a string, got ${typeof source}`);
+  return freezeEntry({ ...e, meta: m, source });
 }
 
 function checkWarnings(w: unknown): string[] {

@@ -345,14 +345,15 @@ export class Library {
   }
 
   /**
-   * Records an installed skill's front matter as `skill.meta` when the entry's differs (an edit of the
-   * front matter alone leaves the content hash, and so the keys, as they are; an entry of an older
-   * bank has none). Durable at the next commit. False when nothing changed.
+   * Records an installed skill's front matter as `skill.meta` and its source as `skill.source` when the
+   * entry's differ (an edit of the front matter alone, or the same skill installed from another file,
+   * leaves the content hash, and so the keys, as they are; an entry of an older bank has no meta).
+   * Durable at the next commit. False when nothing changed.
    */
-  async refreshMeta(skill: Pick<Skill, "id" | "meta">): Promise<boolean> {
+  async refreshMeta(skill: Pick<Skill, "id" | "meta" | "source">): Promise<boolean> {
     const e = this.store.get(skill.id);
-    if (!e || sameMeta(e, skill.meta)) return false;
-    return this.store.setMeta(skill.id, skill.meta);
+    if (!e || (sameMeta(e, skill.meta) && e.source === skill.source)) return false;
+    return this.store.setMeta(skill.id, skill.meta, skill.source);
   }
 
   /**

@@ -245,9 +245,9 @@ export class BankStore {
     return this.#replace(id, (e) => withWarnings(e, warnings));
   }
 
-  /** Stage new front matter for skill `id`, as {@link setWarnings} (an edit of the front matter alone). */
-  setMeta(id: string, meta: Readonly<Record<string, unknown>>): Promise<boolean> {
-    return this.#replace(id, (e) => withMeta(e, meta));
+  /** Stage new front matter (and source, given one) for skill `id`, as {@link setWarnings} (an edit of the front matter alone, or a move). */
+  setMeta(id: string, meta: Readonly<Record<string, unknown>>, source?: string): Promise<boolean> {
+    return this.#replace(id, (e) => withMeta(e, meta, source));
   }
 
   #replace(id: string, change: (e: BankEntry) => BankEntry): Promise<boolean> {

@@ -12,9 +12,10 @@
  * @module
  */
 import { homedir } from "node:os";
-import { resolve, sep } from "node:path";
+import { sep } from "node:path";
 import { invalidArgument, clip } from "../errors.js";
 import { nearest } from "../util/validate.js";
+import { isInside, pathInside, samePath } from "../util/same-path.js";
 import type { BankEntry } from "../bank/types.js";
 import { locateSkill } from "./skill-source.js";
 import { echoRun } from "./probes.js";
@@ -63,19 +64,15 @@ export function sourceClass(entry: BankEntry, bankDir: string): SourceClass {
   if (c) return c;
   const { provenance: p } = locateSkill(entry.source, bankDir);
   if (p.kind === "folder") {
+    // `~/.claude/skills` and its kin (directly under the home folder): the user's own skills
     const home = homedir();
-    const user = home !== "" && p.host !== null && resolve(p.hostFolder).startsWith(resolve(home) + sep) && isHomeHostFolder(p.hostFolder, home);
+    const rel = home === "" || p.host === null ? null : pathInside(home, p.hostFolder);
+    const user = rel !== null && rel.split(sep).length === 2;
     c = { kind: "folder", scope: user ? "user" : "project", host: p.host, path: p.hostFolder };
   } else if (p.kind === "library") c = { kind: "library", scope: "library", host: null, path: p.library };
   else c = { kind: "input", scope: "input", host: null, path: null };
   classCache.set(entry, c);
   return c;
-}
-
-/** `~/.claude/skills` and its kin (directly under the home folder): the user's own skills. */
-function isHomeHostFolder(hostFolder: string, home: string): boolean {
-  const rel = resolve(hostFolder).slice(resolve(home).length + 1);
-  return rel.split(sep).length === 2;
 }
 
 /** The selectors that are words: source kinds, scopes and hosts (`copilot` is `github-copilot`). */
@@ -88,8 +85,7 @@ export function matchesSource(c: SourceClass, selector: string): boolean {
   const word = selector === "copilot" ? "github-copilot" : selector;
   if (word === c.kind || word === c.scope || (c.host !== null && word === c.host)) return true;
   if (c.path === null || !isPathSelector(selector)) return false;
-  const prefix = resolve(selector);
-  return c.path === prefix || c.path.startsWith(prefix.endsWith(sep) ? prefix : prefix + sep);
+  return samePath(c.path, selector) || isInside(selector, c.path);
 }
 
 /** A selector checked: one of {@link SELECTOR_WORDS} or an absolute path. */

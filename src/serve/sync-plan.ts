@@ -12,10 +12,12 @@ import { locateSkill, type Router } from "../route/index.js";
 import type { InstallProgress, InstallReport } from "../route/index.js";
 import type { DiscoverResult } from "../skills/discover.js";
 import type { Skill } from "../skills/types.js";
+import { samePath } from "../util/same-path.js";
 
 /** What a sync does, or would do with --dry-run. */
 export interface SyncPlan {
   add: Skill[];
+  /** Skills whose content changed, or whose SKILL.md moved (a plugin's new version): installed again. */
   update: Skill[];
   unchanged: string[];
   /** Installed skills of the host's folders that are gone from disk: id and recorded source. */
@@ -34,21 +36,22 @@ export interface SyncPlan {
 export async function planSync(router: Router, found: DiscoverResult): Promise<SyncPlan> {
   const plan: SyncPlan = { add: [], update: [], unchanged: [], remove: [], kept: [], conflicts: [] };
   const installed = new Map(router.list().map((s) => [s.id, s]));
-  const roots = new Set(found.roots.map((r) => resolve(r.dir)));
+  const isHosts = hostFolders(found);
+  const recorded = (source: string) => locateSkill(source, router.bankDir).path ?? resolve(source);
   for (const skill of found.skills) {
     const have = installed.get(skill.id);
-    const root = found.rootOf.get(skill.id);
     if (!have) plan.add.push(skill);
-    else if (!hostFolderOf(router, have.source, roots, root?.scope === "plugin" ? root.dir : null)) {
+    else if (!isHosts(router, have.source)) {
       plan.conflicts.push({ id: skill.id, source: skill.source, installed: have.source }); // installed from elsewhere: left alone
     } else if ((await router.get(skill.id)).contentHash !== skill.contentHash) plan.update.push(skill);
+    else if (!samePath(recorded(have.source), skill.source)) plan.update.push(skill); // moved (a plugin's new version): its source recorded again
     else plan.unchanged.push(skill.id);
   }
   const failed = new Map(found.failed.map((f) => [resolve(f.where), f.error.message]));
   const wanted = new Set(found.skills.map((s) => s.id));
   for (const s of installed.values()) {
-    if (wanted.has(s.id) || !hostFolderOf(router, s.source, roots, null)) continue; // not the host's: leave it
-    const path = locateSkill(s.source, router.bankDir).path ?? resolve(s.source);
+    if (wanted.has(s.id) || !isHosts(router, s.source)) continue; // not the host's: leave it
+    const path = recorded(s.source);
     const reason = failed.get(path);
     if (reason !== undefined) plan.kept.push({ id: s.id, source: path, reason });
     else plan.remove.push({ id: s.id, name: s.name, source: s.source });
@@ -57,17 +60,20 @@ export async function planSync(router: Router, found: DiscoverResult): Promise<S
 }
 
 /**
- * Whether an installed skill's recorded `source` is a SKILL.md in one of the host's folders (`roots`),
- * or, for a skill found in a plugin's `pluginRoot`, in another version of that plugin (Claude Code
- * keeps each version in its own `<plugin>/<version>/` folder, so an update moves the skill's source).
+ * Whether an installed skill's recorded `source` is a SKILL.md in one of the host's folders that
+ * `found` looked at, or in any version of a plugin found there (Claude Code keeps each version in its
+ * own `<plugin>/<version>/skills/` folder, so an update moves a skill's source and deletes the old
+ * version, with the skills it dropped).
  */
-function hostFolderOf(router: Router, source: string, roots: ReadonlySet<string>, pluginRoot: string | null): boolean {
-  const p = locateSkill(source, router.bankDir).provenance;
-  if (p.kind !== "folder") return false;
-  const folder = resolve(p.hostFolder);
-  if (roots.has(folder)) return true;
+function hostFolders(found: DiscoverResult): (router: Router, source: string) => boolean {
+  const roots = found.roots.map((r) => r.dir);
   // <plugin>/<version>/skills: the same <plugin>, any version
-  return pluginRoot !== null && dirname(dirname(folder)) === dirname(dirname(resolve(pluginRoot)));
+  const plugins = found.roots.filter((r) => r.scope === "plugin").map((r) => dirname(dirname(r.dir)));
+  return (router, source) => {
+    const p = locateSkill(source, router.bankDir).provenance;
+    if (p.kind !== "folder") return false;
+    return roots.some((r) => samePath(r, p.hostFolder)) || plugins.some((r) => samePath(r, dirname(dirname(p.hostFolder))));
+  };
 }
 
 /**

@@ -1,9 +1,11 @@
 /**
  * Skill folder watching for the resident router (`gavel serve --watch`, ServeOptions.watch): the
- * installed skills' folders, and the folders that hold them, are watched (fs.watch); a change is
- * synced into the bank as `gavel sync` would sync it: a SKILL.md whose content changed is installed
- * again, a new skill folder beside watched ones is installed, a skill whose SKILL.md was deleted is
- * uninstalled. Skills installed from a JSONL library or an array are not watched.
+ * folders that hold installed skills (the roots), and every folder in them, are watched (fs.watch); a
+ * change is synced into the bank as `gavel sync` would sync it: a SKILL.md whose content changed is
+ * installed again, a folder in a root that gets a SKILL.md is installed (a plugin's as `plugin:skill`),
+ * a skill whose SKILL.md was deleted is uninstalled (its root still watched, so one copied back is
+ * installed again), a skill folder renamed stays installed from its new folder. Skills installed from
+ * a JSONL library or an array are not watched.
  *
  * Events are debounced: a burst of edits (an editor's save, a `git checkout`) becomes one sync, run
  * `debounceMs` after the last event (and at most `maxWaitMs` after the first). Syncs run one at a
@@ -13,14 +15,17 @@
  *
  * @module
  */
-import { watch, type FSWatcher } from "node:fs";
-import { basename, dirname, join, resolve } from "node:path";
+import { readdirSync, statSync, watch, type FSWatcher } from "node:fs";
+import { basename, dirname, join, relative, resolve, sep } from "node:path";
 import { MESSAGE_CHARS, clip } from "../errors.js";
 import { locateSkill, type Router } from "../route/index.js";
 import { MAX_SOURCE_BYTES } from "../route/skill-source.js";
+import { discoveredSkillId, type DiscoverOptions } from "../skills/discover.js";
+import { SKIP_DIRS } from "../skills/load.js";
 import { parseSkillMarkdown } from "../skills/parse.js";
 import type { Skill } from "../skills/types.js";
 import { readRegularFile, RegularFileError } from "../util/regular-file.js";
+import { samePath } from "../util/same-path.js";
 import { checkInt } from "../util/validate.js";
 
 /** Options of {@link SkillWatcher}. */
@@ -54,7 +59,47 @@ export function checkWatchOptions(options: WatchOptions): Required<WatchOptions>
   return { debounceMs: int(options.debounceMs, "debounceMs", 500), maxWaitMs: int(options.maxWaitMs, "maxWaitMs", 5000), maxFolders: int(options.maxFolders, "maxFolders", 4096) };
 }
 
-/** Watches the installed skills' folders of a router and syncs what changes. */
+/** A watched folder: its watcher, and which folder it is (device and inode, to see it replaced). */
+interface Watched {
+  watcher: FSWatcher;
+  identity: string | null;
+}
+
+/** Device and inode of a folder; null when it is not one now. */
+function folderIdentity(dir: string): string | null {
+  try {
+    const st = statSync(dir);
+    return st.isDirectory() ? `${st.dev}:${st.ino}` : null;
+  } catch {
+    return null;
+  }
+}
+
+/** The folder itself when it exists, else its nearest folder that does (null when none does). */
+function nearestFolder(dir: string): string | null {
+  for (let p = dir; ; p = dirname(p)) {
+    if (folderIdentity(p) !== null) return p;
+    if (dirname(p) === p) return null;
+  }
+}
+
+/** The folders in `root` that may be (or become) skill folders: all but `.git` and `node_modules`. */
+function foldersIn(root: string): string[] {
+  try {
+    return readdirSync(root, { withFileTypes: true })
+      .filter((e) => (e.isDirectory() || e.isSymbolicLink()) && !SKIP_DIRS.has(e.name))
+      .map((e) => join(root, e.name));
+  } catch {
+    return []; // gone, or unreadable
+  }
+}
+
+/**
+ * Watches the skill folders of a router and syncs what changes. The folders holding installed skills
+ * (the roots) stay watched after their skills are uninstalled here; a root that is gone is watched
+ * through its nearest folder that exists, until it comes back. Every folder in a root is watched,
+ * a skill's or not yet one, so a SKILL.md written into a new folder later is seen.
+ */
 export class SkillWatcher {
   readonly #router: Router;
   readonly #report: (s: WatchSync) => void;
@@ -62,10 +107,18 @@ export class SkillWatcher {
   readonly #debounceMs: number;
   readonly #maxWaitMs: number;
   readonly #maxFolders: number;
-  /** Watched folders: skill folders and the folders holding them. */
-  readonly #watchers = new Map<string, FSWatcher>();
-  /** Folders with an event since the last sync. */
+  /** Where plugin skills are found (a new skill in a plugin's folder gets its `plugin:skill` id). */
+  readonly #discover: Pick<DiscoverOptions, "home" | "projectDir">;
+  /** Watched folders: roots (or the folders standing in for missing ones) and the folders in them. */
+  readonly #watchers = new Map<string, Watched>();
+  /** The roots: folders holding installed skills, and those whose skills were uninstalled here. */
+  #roots = new Set<string>();
+  readonly #formerRoots = new Set<string>();
+  /** Folders watched for missing roots below them: the roots each stands for. */
+  #standIns = new Map<string, string[]>();
+  /** Folders with an event since the last sync, and roots to sync whole. */
   #dirty = new Set<string>();
+  #rescans = new Set<string>();
   #timer: NodeJS.Timeout | null = null;
   #firstEvent = 0;
   #running: Promise<void> | null = null;
@@ -76,8 +129,9 @@ export class SkillWatcher {
   /**
    * @param report each sync that did anything
    * @param warn a line about a folder that cannot be watched or a sync that failed
+   * @param discover the home and project whose Claude Code plugins are read (default: `os.homedir()`, the current folder)
    */
-  constructor(router: Router, options: WatchOptions & { report?: (s: WatchSync) => void; warn?: (text: string) => void } = {}) {
+  constructor(router: Router, options: WatchOptions & { report?: (s: WatchSync) => void; warn?: (text: string) => void; discover?: Pick<DiscoverOptions, "home" | "projectDir"> } = {}) {
     this.#router = router;
     this.#report = options.report ?? (() => undefined);
     this.#warn = options.warn ?? (() => undefined);
@@ -85,6 +139,7 @@ export class SkillWatcher {
     this.#debounceMs = o.debounceMs;
     this.#maxWaitMs = Math.max(o.debounceMs, o.maxWaitMs);
     this.#maxFolders = o.maxFolders;
+    this.#discover = options.discover ?? {};
     this.refresh();
   }
 
@@ -106,19 +161,39 @@ export class SkillWatcher {
     return m;
   }
 
-  /** Watches the folders of the skills installed now (and their parents); stops watching the others. */
+  /** Watches the roots of the skills installed now and the folders in them; stops watching the others. */
   refresh(): void {
-    if (this.#closed) return;
+    this.#rearm(false);
+  }
+
+  /** The folders to watch, most needed first: the roots (or their stand-ins), the skills' folders, the roots' other folders. */
+  #wanted(installed: Map<string, { id: string }>): Set<string> {
+    this.#roots = new Set([...[...installed.keys()].map((d) => dirname(d)), ...this.#formerRoots]);
+    this.#standIns = new Map();
     const want = new Set<string>();
-    for (const dir of this.#installed().keys()) {
-      want.add(dir);
-      want.add(dirname(dir));
+    for (const root of this.#roots) {
+      const at = nearestFolder(root);
+      if (at === null) continue;
+      want.add(at);
+      if (at !== root) this.#standIns.set(at, [...(this.#standIns.get(at) ?? []), root]);
     }
+    for (const dir of installed.keys()) want.add(dir);
+    for (const root of this.#roots) for (const dir of foldersIn(root)) want.add(dir);
+    return want;
+  }
+
+  /**
+   * Watches the wanted folders; a folder replaced since it was watched (deleted and made again) is
+   * watched anew. After a sync (`recheck`), each folder newly watched is synced too: what was written
+   * into it between the sync's reading and its watch is not missed.
+   */
+  #rearm(recheck: boolean): void {
+    if (this.#closed) return;
+    const want = this.#wanted(this.#installed());
     for (const [dir, w] of this.#watchers) {
-      if (!want.has(dir)) {
-        w.close();
-        this.#watchers.delete(dir);
-      }
+      if (want.has(dir) && w.identity !== null && folderIdentity(dir) === w.identity) continue;
+      w.watcher.close();
+      this.#watchers.delete(dir);
     }
     for (const dir of want) {
       if (this.#watchers.has(dir)) continue;
@@ -127,37 +202,49 @@ export class SkillWatcher {
         this.#warnedCap = true;
         break;
       }
-      try {
-        const w = watch(dir, { persistent: false }, (_event, name) => this.#onEvent(dir, name === null ? null : String(name)));
-        // a folder deleted (or its watch lost) stops being watched; the event before it marked it dirty
-        w.on("error", () => {
-          w.close();
-          if (this.#watchers.get(dir) === w) this.#watchers.delete(dir);
-          this.#mark(dir);
-        });
-        this.#watchers.set(dir, w);
-      } catch {
-        // a folder gone since it was installed, or not watchable: its skill is not watched
-      }
+      if (this.#arm(dir) && recheck) this.#onEvent(dir, null);
     }
   }
 
+  /** Starts watching `dir`; false when it cannot be (gone since, or not watchable: its skills are not watched). */
+  #arm(dir: string): boolean {
+    try {
+      const identity = folderIdentity(dir);
+      const w = watch(dir, { persistent: false }, (_event, name) => this.#onEvent(dir, name === null ? null : String(name)));
+      // a folder deleted (or its watch lost) stops being watched; the event before it marked it dirty
+      w.on("error", () => {
+        w.close();
+        if (this.#watchers.get(dir)?.watcher === w) this.#watchers.delete(dir);
+        this.#mark(dir);
+      });
+      this.#watchers.set(dir, { watcher: w, identity });
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  /**
+   * An event (`name` null: of unknown entries) in a watched folder: in a root, the entry named (the
+   * whole root when unnamed); in a folder of a root, that folder; in a stand-in, each missing root
+   * below the entry named.
+   */
   #onEvent(dir: string, name: string | null): void {
-    // an event in a skill's folder: that skill; in a folder holding skills: the entry named
-    if (this.#isSkillFolder(dir)) this.#mark(dir);
-    else if (name) this.#mark(join(dir, name));
+    if (this.#roots.has(dir)) {
+      if (name) this.#mark(join(dir, name));
+      else this.#mark(dir, true);
+    }
+    if (this.#roots.has(dirname(dir))) this.#mark(dir);
+    for (const root of this.#standIns.get(dir) ?? []) {
+      if (name === null || relative(dir, root).split(sep)[0] === name) this.#mark(root, true);
+    }
   }
 
-  #skillFolders: Set<string> | null = null;
-  #isSkillFolder(dir: string): boolean {
-    this.#skillFolders ??= new Set(this.#installed().keys());
-    return this.#skillFolders.has(dir);
-  }
-
-  #mark(dir: string): void {
+  /** Marks a folder (or, `whole`, every folder of a root) to sync, and schedules the sync. */
+  #mark(dir: string, whole = false): void {
     if (this.#closed) return;
-    if (this.#dirty.size === 0) this.#firstEvent = Date.now();
-    this.#dirty.add(dir);
+    if (this.#dirty.size + this.#rescans.size === 0) this.#firstEvent = Date.now();
+    (whole ? this.#rescans : this.#dirty).add(dir);
     this.#schedule();
   }
 
@@ -169,7 +256,7 @@ export class SkillWatcher {
       this.#timer = null;
       this.#running = this.#syncDirty().finally(() => {
         this.#running = null;
-        if (this.#dirty.size > 0 && !this.#closed) this.#schedule();
+        if (this.#dirty.size + this.#rescans.size > 0 && !this.#closed) this.#schedule();
       });
     }, wait);
     this.#timer.unref();
@@ -183,6 +270,12 @@ export class SkillWatcher {
   async #syncDirty(): Promise<void> {
     const dirs = [...this.#dirty];
     this.#dirty = new Set();
+    if (this.#rescans.size > 0) {
+      // a root synced whole: the folders in it now, and its installed skills' (gone ones are uninstalled)
+      const installed = [...this.#installed().keys()];
+      for (const root of this.#rescans) dirs.push(...foldersIn(root), ...installed.filter((d) => dirname(d) === root));
+      this.#rescans = new Set();
+    }
     try {
       const done = await this.syncFolders(dirs);
       const wrote = done.installed.length + done.updated.length + done.uninstalled.length > 0;
@@ -190,42 +283,32 @@ export class SkillWatcher {
     } catch (err) {
       if (!this.#closed) this.#warn(`a sync of ${dirs.length} changed folder${dirs.length === 1 ? "" : "s"} failed: ${clip((err as Error).message, MESSAGE_CHARS)}`);
     } finally {
-      this.#skillFolders = null;
-      this.refresh();
+      this.#rearm(true);
     }
   }
 
   /**
    * Syncs these folders into the bank now (what a burst of events leads to): each that holds a
    * SKILL.md is installed when new or changed, each installed skill whose SKILL.md is gone is
-   * uninstalled. One `Router.install` for all that changed.
+   * uninstalled. A new folder holding a skill uninstalled in the same sync (a folder renamed) takes
+   * its place: the skill stays installed, from its new folder. One `Router.install` for all that changed.
    */
   async syncFolders(dirs: readonly string[]): Promise<WatchSync> {
     const out: WatchSync = { installed: [], updated: [], uninstalled: [], kept: [], failed: [] };
     const installed = this.#installed();
-    const ids = new Set(this.#router.list().map((s) => s.id));
-    const toInstall: Skill[] = [];
-    const gone: string[] = [];
-    for (const dir of new Set(dirs)) {
-      const known = installed.get(dir);
-      const file = join(dir, SKILL_FILE);
-      let skill: Skill;
-      try {
-        const bytes = await readRegularFile(file, MAX_SOURCE_BYTES);
-        skill = parseSkillMarkdown(bytes, file, { folderName: basename(dir) });
-      } catch (err) {
-        if (err instanceof RegularFileError && err.reason === "missing") {
-          if (known) gone.push(known.id);
-        } else if (known) out.kept.push({ id: known.id, reason: err instanceof Error ? err.message : String(err) });
-        continue; // not a skill folder (a file beside the skills, a folder without SKILL.md): nothing to do
-      }
-      if (known) {
-        skill.id = known.id; // a plugin's skill keeps its plugin:skill id
-        if (skill.contentHash === (await this.#router.get(known.id)).contentHash) continue;
-        toInstall.push(skill);
+    const { changed, fresh, gone } = await this.#read(dirs, installed, out);
+    const toInstall = [...changed];
+    out.updated.push(...changed.map((s) => s.id));
+    const ids = new Map([...installed].map(([dir, s]) => [s.id, dir]));
+    const others = new Set(this.#router.list().map((s) => s.id));
+    for (const { skill, dir } of fresh) {
+      skill.id = discoveredSkillId(dir, skill.name, this.#discover); // a plugin's skill: plugin:skill, as gavel sync installs it
+      const was = ids.get(skill.id);
+      if (gone.delete(skill.id) || (was !== undefined && samePath(was, dir))) {
+        toInstall.push(skill); // moved here (renamed, or its name's case changed): its source recorded anew
         out.updated.push(skill.id);
-      } else if (ids.has(skill.id)) {
-        out.kept.push({ id: skill.id, reason: `${file} is a new skill named as an installed one from elsewhere; not installed (gavel install it by hand)` });
+      } else if (others.has(skill.id)) {
+        out.kept.push({ id: skill.id, reason: `${join(dir, SKILL_FILE)} is a new skill named as an installed one from elsewhere; not installed (gavel install it by hand)` });
       } else {
         toInstall.push(skill);
         out.installed.push(skill.id);
@@ -239,8 +322,42 @@ export class SkillWatcher {
       out.installed = out.installed.filter(ok);
       out.updated = out.updated.filter(ok);
     }
-    for (const id of gone) if (await this.#router.uninstall(id)) out.uninstalled.push(id);
+    for (const [id, dir] of gone) {
+      this.#formerRoots.add(dirname(dir)); // its root stays watched: a skill copied back is installed again
+      if (await this.#router.uninstall(id)) out.uninstalled.push(id);
+    }
     return out;
+  }
+
+  /**
+   * Reads each folder's SKILL.md: the installed skills whose text changed (`changed`), the skills of
+   * folders not installed (`fresh`), the installed skills whose SKILL.md is gone (`gone`: id and folder);
+   * an installed skill whose SKILL.md cannot be read or parsed is kept (in `out`).
+   */
+  async #read(dirs: readonly string[], installed: Map<string, { id: string }>, out: WatchSync) {
+    const changed: Skill[] = [];
+    const fresh: { skill: Skill; dir: string }[] = [];
+    const gone = new Map<string, string>();
+    for (const dir of new Set(dirs)) {
+      const known = installed.get(dir);
+      const file = join(dir, SKILL_FILE);
+      let skill: Skill;
+      try {
+        const bytes = await readRegularFile(file, MAX_SOURCE_BYTES);
+        skill = parseSkillMarkdown(bytes, file, { folderName: basename(dir) });
+      } catch (err) {
+        if (err instanceof RegularFileError && err.reason === "missing") {
+          if (known) gone.set(known.id, dir);
+        } else if (known) out.kept.push({ id: known.id, reason: err instanceof Error ? err.message : String(err) });
+        continue; // not a skill folder (a file beside the skills, a folder without SKILL.md): nothing to do
+      }
+      if (!known) fresh.push({ skill, dir });
+      else {
+        skill.id = known.id; // a plugin's skill keeps its plugin:skill id
+        if (skill.contentHash !== (await this.#router.get(known.id)).contentHash) changed.push(skill);
+      }
+    }
+    return { changed, fresh, gone };
   }
 
   /** Stops watching; a sync running now is aborted (what it committed stays) and waited for. */
@@ -248,7 +365,7 @@ export class SkillWatcher {
     this.#closed = true;
     if (this.#timer) clearTimeout(this.#timer);
     this.#timer = null;
-    for (const w of this.#watchers.values()) w.close();
+    for (const w of this.#watchers.values()) w.watcher.close();
     this.#watchers.clear();
     this.#abort.abort();
     await this.#running?.catch(() => undefined);

@@ -49,9 +49,10 @@
 import { existsSync, statSync } from "node:fs";
 import { readRegularFileSync, RegularFileError } from "../util/regular-file.js";
 import { homedir } from "node:os";
-import { isAbsolute, join, resolve } from "node:path";
+import { dirname, isAbsolute, join, resolve } from "node:path";
 import { GavelError, clip, clipLocation, clipMessage, invalidArgument } from "../errors.js";
 import { describeValue, optionsObject, pathOption, signalOption } from "../util/validate.js";
+import { expandHome, samePath } from "../util/same-path.js";
 import { loadSkills } from "./load.js";
 import type { Skill, SkillFailure } from "./types.js";
 
@@ -203,11 +204,10 @@ function claudePluginRoots(home: string, project: string, notes: string[]): Skil
     const install = installs.find((i) => {
       const scope = i.scope ?? "user";
       if (scope === "user" || scope === "managed") return true;
-      return typeof i.projectPath === "string" && resolve(i.projectPath) === project;
+      return typeof i.projectPath === "string" && samePath(i.projectPath, project);
     });
     if (!install || typeof install.installPath !== "string") continue;
-    let dir = install.installPath;
-    if (dir === "~" || dir.startsWith("~/")) dir = join(home, dir.slice(1));
+    const dir = expandHome(install.installPath, home);
     if (!isAbsolute(dir)) continue;
     roots.push({ dir: join(resolve(dir), "skills"), scope: "plugin", label: `plugin ${id}`, plugin: id });
   }
@@ -247,6 +247,21 @@ function rootsOf(options: DiscoverOptions, notes: string[]): SkillRoot[] {
 /** The folders `host` reads skills from, highest precedence first (whether they exist or not). */
 export function skillRoots(options: DiscoverOptions = {}): SkillRoot[] {
   return rootsOf(discoverOptions(options, "skillRoots options"), []);
+}
+
+/** The id of a skill named `name` found in `root`: `plugin:name` in a plugin's folder, else the name. */
+function skillKey(root: SkillRoot, name: string): string {
+  return root.plugin !== undefined ? `${root.plugin.split("@")[0]}:${name}` : name;
+}
+
+/**
+ * The id {@link discoverSkills} gives the skill named `name` in the skill folder `skillDir`: `plugin:name`
+ * when the folder holding it is an installed Claude Code plugin's `skills/` (as `options` find them),
+ * else the name. Reads the plugin registry and settings files, not the folder.
+ */
+export function discoveredSkillId(skillDir: string, name: string, options: DiscoverOptions = {}): string {
+  const root = skillRoots(options).find((r) => r.plugin !== undefined && samePath(r.dir, dirname(skillDir)));
+  return root ? skillKey(root, name) : name;
 }
 
 /** A skill that a folder of higher precedence hides. */
@@ -319,7 +334,7 @@ export async function discoverSkills(options: DiscoverOptions = {}): Promise<Dis
     result.roots.push({ ...root, exists, skills: loaded.skills.length });
     result.failed.push(...loaded.failed);
     for (const found of loaded.skills) {
-      const key = root.plugin !== undefined ? `${root.plugin.split("@")[0]}:${found.name}` : found.name;
+      const key = skillKey(root, found.name);
       const skill = root.plugin !== undefined ? { ...found, id: key } : found;
       const first = byKey.get(key);
       if (first) {

@@ -18,7 +18,8 @@ import { optionsObject, signalOption, throwIfAborted, valueText } from "../util/
 
 const SKILL_FILE = "SKILL.md";
 /** Folders never searched for skills: huge and never hold a host's skills. */
-const SKIP_DIRS = new Set([".git", "node_modules"]);
+/** Folders never searched for skills. */
+export const SKIP_DIRS: ReadonlySet<string> = new Set([".git", "node_modules"]);
 /** Room for front matter on top of the body cap when refusing an oversized file before reading it. */
 const FRONT_MATTER_ALLOWANCE = MAX_FRONT_MATTER_BYTES + 16;
 /** Files read at once when loading a folder library (bounded so huge libraries do not exhaust fds). */
