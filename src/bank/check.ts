@@ -4,7 +4,10 @@
  * each entry records), every text (parsed, and verified against the content hash it is stored
  * under), and the lexicon (replayed up to the manifest's COMMIT, as an open would, and each skill's
  * term counts compared with a fresh tokenization of its text). It never writes, takes no lock and
- * truncates nothing: it reads the last committed state, so it may run beside an install.
+ * truncates nothing: it reads the last committed state, so it may run beside an install. When a
+ * commit lands while it reads and it found anything (a writer's tidy step removes the texts and the
+ * keys file the manifest it read named), it checks again on the newer manifest, up to
+ * SNAPSHOT_ATTEMPTS times, as a snapshot read starts again.
  *
  * Findings come in three kinds:
  * - problems: damage an open would not repair, which loses or changes data (a manifest that does not
@@ -29,6 +32,7 @@ import { BankLexicon } from "./lexicon.js";
 import { LEXICON_TMP_RE } from "./lexicon-log.js";
 import { KEYS_FILE_RE, MANIFEST, MANIFEST_TMP_RE, readManifest, refuseBankWithoutManifest } from "./manifest.js";
 import { asPermissionError, permissionCause } from "./modes.js";
+import { manifestIdentity, SNAPSHOT_ATTEMPTS } from "./opening.js";
 import { isVerifiableHash, TextStore } from "./texts.js";
 import { BANK_FORMAT_VERSION, READABLE_BANK_FORMATS, type BankEntry, type BankManifest } from "./types.js";
 
@@ -60,6 +64,17 @@ export interface BankCheckReport {
  * @throws GavelError FILE_NOT_FOUND when `dir` holds no bank at all (no manifest and no bank files)
  */
 export async function checkBank(dir: string): Promise<BankCheckReport> {
+  for (let attempt = 1; ; attempt++) {
+    const before = await manifestIdentity(dir);
+    const report = await checkOnce(dir);
+    // A commit landed meanwhile: its tidy step may have removed texts or a keys file the manifest read
+    // named (an uninstall, a compaction). Findings are checked again against the newer manifest.
+    const settled = report.problems.length === 0 && report.repairs.length === 0;
+    if (settled || attempt >= SNAPSHOT_ATTEMPTS || (await manifestIdentity(dir)) === before) return report;
+  }
+}
+
+async function checkOnce(dir: string): Promise<BankCheckReport> {
   const report: BankCheckReport = { dir, ok: true, problems: [], repairs: [], unverified: [], skills: 0, rows: 0, deadRows: 0, keysVerified: 0, keysUnverified: 0, textsVerified: 0 };
   const finish = () => ((report.ok = report.problems.length === 0), report);
   const st = await stat(dir).catch(() => undefined);
@@ -87,18 +102,24 @@ export async function checkBank(dir: string): Promise<BankCheckReport> {
   report.skills = m.entries.length;
   report.rows = m.rows;
   report.deadRows = m.rows - m.entries.reduce((a, e) => a + e.nKeys, 0);
-  await checkLeftovers(dir, m, report);
-  await checkKeys(dir, m, report);
+  const keysOpen = await checkKeys(dir, m, report);
+  await checkLeftovers(dir, m, keysOpen, report);
   const texts = await checkTexts(dir, m.entries, report);
   await checkLexicon(dir, m, texts, report);
   return finish();
 }
 
-/** Temp files of interrupted commits, keys files the manifest does not name, texts no entry names. */
-async function checkLeftovers(dir: string, m: BankManifest, report: BankCheckReport): Promise<void> {
+/**
+ * Temp files of interrupted commits, keys files the manifest does not name (removed by the next open
+ * only once the named one, `keysOpen`, opens), texts no entry names.
+ */
+async function checkLeftovers(dir: string, m: BankManifest, keysOpen: boolean, report: BankCheckReport): Promise<void> {
   for (const name of await readdir(dir)) {
     if (MANIFEST_TMP_RE.test(name) || LEXICON_TMP_RE.test(name)) report.repairs.push(`${name}: a temp file of an interrupted commit (removed at the next open)`);
-    else if (KEYS_FILE_RE.test(name) && name !== m.keysFile) report.repairs.push(`${name}: a keys file the manifest does not name (an interrupted compaction; removed at the next open)`);
+    else if (KEYS_FILE_RE.test(name) && name !== m.keysFile) {
+      if (keysOpen) report.repairs.push(`${name}: a keys file the manifest does not name (an interrupted compaction; removed at the next open)`);
+      else report.unverified.push(`${name}: a keys file the manifest does not name, kept while ${m.keysFile} cannot be opened (it may hold the keys of an earlier commit; keep it)`);
+    }
   }
   const live = new Set(m.entries.map((e) => `${e.contentHash}.json`));
   const names = await readdir(join(dir, "texts")).catch(() => [] as string[]);
@@ -106,8 +127,11 @@ async function checkLeftovers(dir: string, m: BankManifest, report: BankCheckRep
   if (orphans.length > 0) report.repairs.push(`texts/: ${orphans.length} file(s) no entry names (${orphans.slice(0, 3).join(", ")}${orphans.length > 3 ? ", …" : ""}; removed at the next uninstall)`);
 }
 
-/** The keys file: its size against the manifest, and every entry's block (finite, checksum). */
-async function checkKeys(dir: string, m: BankManifest, report: BankCheckReport): Promise<void> {
+/**
+ * The keys file: its size against the manifest, and every entry's block (finite, checksum). False when
+ * it cannot be opened (a missing file of a bank without rows is fine).
+ */
+async function checkKeys(dir: string, m: BankManifest, report: BankCheckReport): Promise<boolean> {
   const path = join(dir, m.keysFile);
   const rowBytes = m.header.dim * 4;
   const committed = m.rows * rowBytes;
@@ -115,9 +139,9 @@ async function checkKeys(dir: string, m: BankManifest, report: BankCheckReport):
   try {
     opened = await openRegularFile(path);
   } catch (err) {
-    if (err instanceof RegularFileError && err.reason === "missing" && m.rows === 0) return;
+    if (err instanceof RegularFileError && err.reason === "missing" && m.rows === 0) return true;
     report.problems.push(`${path}: ${(err as Error).message}; the manifest references ${m.rows} key rows`);
-    return;
+    return false;
   }
   const { fh, size } = opened;
   try {
@@ -147,6 +171,7 @@ async function checkKeys(dir: string, m: BankManifest, report: BankCheckReport):
   } finally {
     await fh.close();
   }
+  return true;
 }
 
 /** Every entry's text, read and verified as a route reads it; returns the texts that are good. */

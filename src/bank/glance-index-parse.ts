@@ -24,7 +24,19 @@ export function parseIndexFile(bytes: Buffer): ParsedIndex | string {
   if (framed.payload.length !== need) return "payload size does not match the header";
   const p = new PayloadCursor(framed.payload);
   const centroids = p.f32(nc * dim), offsets = p.i32(skills + 1), codes = p.i32(nCodes), rows = p.i32(skills), sims = p.f64(skills);
-  const bad = checkCodeLists(h, offsets, codes, [centroids]);
+  const bad = checkCodeLists(h, offsets, codes, [centroids]) ?? checkRows(rows, sims, offsets);
   if (bad !== null) return bad;
   return { dim, trainedRows: h.trainedRows, trainMeanSim: h.trainMeanSim, ids: h.ids, hashes: h.hashes, centroids, offsets, codes, rows, sims };
+}
+
+/**
+ * Why a skill's row count or similarity sum is corrupt, or null: a skill has at least as many key rows
+ * as distinct codes (so none negative), and its similarity sum is finite.
+ */
+function checkRows(rows: Int32Array, sims: Float64Array, offsets: Int32Array): string | null {
+  for (let i = 0; i < rows.length; i++) {
+    if (rows[i] < offsets[i + 1] - offsets[i]) return "a skill's row count out of range";
+    if (!Number.isFinite(sims[i])) return "a skill's similarity sum is not finite";
+  }
+  return null;
 }

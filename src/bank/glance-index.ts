@@ -358,8 +358,9 @@ export type GlanceIndexOpenOutcome =
 
 /**
  * The index for `bank` from the file at `path`, or rebuilt from the bank (and written back) when the
- * file is missing, corrupt (wrong magic, truncated, checksum mismatch, malformed header) or stale
- * (another dim, or centroids the bank outgrew: {@link GlanceIndex.needsRetrain}). A loaded file's
+ * file is missing, corrupt (wrong magic, truncated, checksum mismatch, malformed header, a row count
+ * below a skill's codes) or stale (another dim, row counts that do not add up to the bank's keys, or
+ * centroids the bank outgrew: {@link GlanceIndex.needsRetrain}). A loaded file's
  * skills are matched to the bank by id and content hash (`handleOf`); skills it lacks or holds
  * under another content are assigned anew, skills it holds that the bank does not are dropped.
  * `save: false` writes nothing back (a read-only reader of the bank).
@@ -397,7 +398,10 @@ export async function openGlanceIndex(
     kept++;
   }
   const sync = await index.sync(bank);
-  if (index.needsRetrain(await index.statsAsync())) return rebuild("stale", "the bank outgrew the centroids (growth or drift past the retrain bounds)");
+  const stats = await index.statsAsync();
+  // every skill kept holds the keys of the bank's skill of that id and content: their counts agree
+  if (stats.rows !== bank.keys) return rebuild("stale", `the file's row counts (${stats.rows} in all, once synced) differ from the bank's ${bank.keys} keys`);
+  if (index.needsRetrain(stats)) return rebuild("stale", "the bank outgrew the centroids (growth or drift past the retrain bounds)");
   if (save && (sync.added > 0 || parsed.ids.length !== kept)) await saveGlanceIndex(path, index, skillOf);
   return { index, outcome: { kind: "loaded", kept, assigned: sync.added, dropped: parsed.ids.length - kept } };
 }

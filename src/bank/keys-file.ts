@@ -4,10 +4,11 @@
  * live rows into a fresh file.
  */
 import { createHash } from "node:crypto";
-import type { FileHandle } from "node:fs/promises";
+import { open, rm, type FileHandle } from "node:fs/promises";
 import { GavelError, clip, clipMessage } from "../errors.js";
 import { writeAll } from "../util/durable-file.js";
 import { freezeEntry } from "./entries.js";
+import { BANK_FILE_MODE } from "./modes.js";
 import type { BankEntry } from "./types.js";
 
 /** Result of {@link BankStore.readAllKeys}: every skill's keys, ready for the glance kernel. */
@@ -109,6 +110,26 @@ export function contiguousRuns(entries: readonly BankEntry[]): KeyRun[] {
   return runs;
 }
 
+/**
+ * `entries` (those `only` keeps, in order) in batches of whole skills of at most `maxBytes` of keys
+ * each (`rowBytes` a row); a larger skill comes alone.
+ */
+export function* keyBatches(entries: Iterable<BankEntry>, rowBytes: number, maxBytes: number, only?: (e: BankEntry) => boolean): Generator<BankEntry[]> {
+  let batch: BankEntry[] = [];
+  let bytes = 0;
+  for (const e of entries) {
+    if (only && !only(e)) continue;
+    if (batch.length > 0 && bytes + e.nKeys * rowBytes > maxBytes) {
+      yield batch;
+      batch = [];
+      bytes = 0;
+    }
+    batch.push(e);
+    bytes += e.nKeys * rowBytes;
+  }
+  if (batch.length > 0) yield batch;
+}
+
 /** Appends (or overwrites from `row`) key rows: `keys` is rows × dim float32. */
 export async function writeRows(fh: FileHandle, keys: Float32Array, row: number, dim: number): Promise<void> {
   await writeAll(fh, new Uint8Array(keys.buffer, keys.byteOffset, keys.byteLength), row * dim * 4);
@@ -148,12 +169,29 @@ export async function readEntryKeys(fh: FileHandle, entries: BankEntry[], dim: n
 }
 
 /**
+ * A new keys file at `toPath` (a compaction's) holding the rows of the `live` entries of `from`,
+ * fsynced and left open; removed again when the copy fails.
+ *
+ * @returns the new file and the entries with their new offsets
+ */
+export async function writeCompacted(from: FileHandle, fromPath: string, toPath: string, live: readonly BankEntry[], dim: number): Promise<{ fh: FileHandle; moved: BankEntry[] }> {
+  const fh = await open(toPath, "w+", BANK_FILE_MODE);
+  try {
+    return { fh, moved: await copyLiveRows(from, fromPath, fh, live, dim) };
+  } catch (err) {
+    await fh.close().catch(() => undefined);
+    await rm(toPath, { force: true });
+    throw err;
+  }
+}
+
+/**
  * Copies the rows of the `live` entries (in row order) from one keys file to the start of another,
  * packed, in runs of adjacent entries and a bounded buffer at a time, then fsyncs the copy.
  *
  * @returns the entries with their new offsets
  */
-export async function copyLiveRows(from: FileHandle, fromPath: string, to: FileHandle, live: readonly BankEntry[], dim: number): Promise<BankEntry[]> {
+async function copyLiveRows(from: FileHandle, fromPath: string, to: FileHandle, live: readonly BankEntry[], dim: number): Promise<BankEntry[]> {
   const moved: BankEntry[] = [];
   let row = 0;
   for (const run of contiguousRuns(live)) {

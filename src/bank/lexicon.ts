@@ -26,7 +26,7 @@ import { join } from "node:path";
 import { GavelError, clip, clipMessage } from "../errors.js";
 import { BANK_FILE_MODE } from "./modes.js";
 import { readRegularFile, RegularFileError } from "../gguf/regular-file.js";
-import { writeAll, writeFileDurable } from "../util/durable-file.js";
+import { DirSyncError, writeAll, writeFileDurable } from "../util/durable-file.js";
 import { inOrder } from "../util/in-order.js";
 import { LiveBm25Index } from "../lexical/live-index.js";
 import { TOKENIZER_VERSION, type DocTerms } from "../lexical/postings.js";
@@ -282,7 +282,12 @@ export class BankLexicon implements CommitParticipant {
     }
     for (const id of this.#lost) add(id, { lost: true, firstNewTerm: seen, newTerms: [], doc: NO_TERMS });
     chunks.push(encodeCommit(generation, this.#hashOf.size, vocab.size));
-    await writeFileDurable(this.path, chunks, { mode: BANK_FILE_MODE });
+    await writeFileDurable(this.path, chunks, { mode: BANK_FILE_MODE }).catch((err: unknown) => {
+      // Renamed into place (only the folder's sync failed): this is the file now. The folder is the
+      // bank's, synced again by the next manifest written; a power cut before that brings back the
+      // file as it was, which an open replays or rebuilds.
+      if (!(err instanceof DirSyncError)) throw err;
+    });
     this.#pending.splice(0, staged);
     return chunks.reduce((a, c) => a + c.length, 0);
   }

@@ -4,8 +4,9 @@
  * matter. A permission failure on a bank (another user's bank, a read-only folder) is one typed
  * `PERMISSION_DENIED` line naming the path, never a raw EACCES stack.
  */
-import { GavelError } from "../errors.js";
-import { errnoCause, NO_SPACE_ERRNOS, PERMISSION_ERRNOS } from "../util/errno.js";
+import { GavelError, clip, clipMessage } from "../errors.js";
+import type { DirSyncError } from "../util/durable-file.js";
+import { errnoCause, errnoOf, errnoReason, NO_SPACE_ERRNOS, PERMISSION_ERRNOS } from "../util/errno.js";
 
 /** Mode of every file a bank writer creates (manifest, keys, texts, lexicon, lock). */
 export const BANK_FILE_MODE = 0o600;
@@ -17,8 +18,12 @@ export function permissionCause(err: unknown): NodeJS.ErrnoException | undefined
   return errnoCause(err, PERMISSION_ERRNOS);
 }
 
-/** `err` as PERMISSION_DENIED when a permission failure caused it, NO_SPACE when a full disk did; else `err` itself. */
+/**
+ * `err` as PERMISSION_DENIED when a permission failure caused it, NO_SPACE when a full disk did; else
+ * `err` itself (as is one typed so already).
+ */
 export function asPermissionError(err: unknown, dir: string, doing: string): unknown {
+  if (err instanceof GavelError && (err.code === "NO_SPACE" || err.code === "PERMISSION_DENIED")) return err;
   const full = errnoCause(err, NO_SPACE_ERRNOS);
   if (full !== undefined) {
     return new GavelError(
@@ -45,4 +50,22 @@ export async function withPermissionErrors<T>(dir: string, doing: string, f: () 
   } catch (err) {
     throw asPermissionError(err, dir, doing);
   }
+}
+
+/**
+ * A commit whose manifest was renamed into place but whose folder could not be synced (`err`, the
+ * {@link DirSyncError}): it has landed, and may not survive a power cut. Typed by the fsync's errno
+ * (a read-only remount PERMISSION_DENIED, a full disk NO_SPACE, …); an I/O error, or any errno the
+ * table does not name, is CORRUPT_FILE: the disk failed under the bank.
+ */
+export function unsyncedCommit(dir: string, generation: number, err: DirSyncError): GavelError {
+  const errno = errnoOf(err);
+  const [code, words] = errnoReason(errno) ?? ["CORRUPT_FILE", errno === "EIO" ? "an I/O error; the disk may be failing" : clipMessage(err.cause)];
+  return new GavelError(
+    `bank ${clip(dir)}: generation ${generation} is committed (its manifest is in place and every reader sees it), ` +
+      `but the bank's folder could not be synced (${words}${errno === undefined ? "" : `, ${errno}`}), so it may not survive a power cut; ` +
+      `check the disk, then run \`gavel check --bank ${clip(dir)}\``,
+    code,
+    { cause: err },
+  );
 }

@@ -106,13 +106,9 @@ export async function openForWriting(dir: string, expected: BankHeader, create: 
     } else {
       verifyHeader(dir, manifest, expected);
     }
-    // Leftovers of interrupted commits and compactions: torn temp manifests and keys files the
-    // manifest does not name. We hold the lock, so no other writer is writing them (readers only read).
-    for (const name of await readdir(dir)) {
-      if (MANIFEST_TMP_RE.test(name) || (KEYS_FILE_RE.test(name) && name !== manifest.keysFile)) {
-        await rm(join(dir, name), { force: true });
-      }
-    }
+    // Leftovers of interrupted commits: torn temp manifests. We hold the lock, so no other writer is
+    // writing them (readers only read).
+    await removeLeftovers(dir, (name) => MANIFEST_TMP_RE.test(name));
     const keysPath = join(dir, manifest.keysFile);
     const committedBytes = manifest.rows * manifest.header.dim * 4;
     let size: number;
@@ -126,6 +122,9 @@ export async function openForWriting(dir: string, expected: BankHeader, create: 
       fh = await open(keysPath, "w+", BANK_FILE_MODE);
       size = 0;
     }
+    // Keys files the manifest does not name (an interrupted compaction's), once the one it names has
+    // opened: while that one is missing or damaged, an older file may be all that is left of the keys.
+    await removeLeftovers(dir, (name) => KEYS_FILE_RE.test(name) && name !== manifest.keysFile);
     // A short file (damage: committed rows are never truncated) is opened all the same, so that the
     // skills whose keys lay past its end can be reinstalled or uninstalled: the library loads them as
     // damaged and routes refuse until then. New rows are written past the manifest's last row.
@@ -138,6 +137,11 @@ export async function openForWriting(dir: string, expected: BankHeader, create: 
     await lock.release();
     throw err;
   }
+}
+
+/** Removes the files of `dir` that `leftover` names. */
+async function removeLeftovers(dir: string, leftover: (name: string) => boolean): Promise<void> {
+  for (const name of await readdir(dir)) if (leftover(name)) await rm(join(dir, name), { force: true });
 }
 
 /** What a snapshot read found: the committed manifest, its keys file open for reading, its identity. */

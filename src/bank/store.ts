@@ -20,12 +20,13 @@
  * manifest lands. The lexicon's records and its COMMIT of the new generation are fsynced in the same
  * window (after the rows, before the manifest), so it always holds the COMMIT of the manifest on disk.
  */
-import { open, rm, type FileHandle } from "node:fs/promises";
+import { rm, type FileHandle } from "node:fs/promises";
 import { join } from "node:path";
 import { GavelError, invalidArgument, clip } from "../errors.js";
-import { BANK_FILE_MODE, withPermissionErrors } from "./modes.js";
+import { unsyncedCommit, withPermissionErrors } from "./modes.js";
+import { DirSyncError } from "../util/durable-file.js";
 import { checkEntryInput, freezeEntry, withMeta, withWarnings } from "./entries.js";
-import { copyLiveRows, keysChecksum, keysCorrupt, readAll, readEntryKeys, writeRows, type BankKeys } from "./keys-file.js";
+import { keyBatches, keysChecksum, keysCorrupt, readAll, readEntryKeys, writeCompacted, writeRows, type BankKeys } from "./keys-file.js";
 import type { DirLock } from "./lock.js";
 import { manifestIdentity, openForWriting, readSnapshot } from "./opening.js";
 import { writeManifest } from "./manifest.js";
@@ -263,7 +264,9 @@ export class BankStore {
 
   /**
    * Persist staged changes: fsync the keys file, write the manifest to a temporary file, fsync it,
-   * rename it over manifest.json and fsync the directory. A no-op when nothing is staged.
+   * rename it over manifest.json and fsync the directory. A no-op when nothing is staged. When only
+   * the directory's fsync fails, the commit has landed (readers see it; the store moves on to it) and
+   * the error, typed by its errno (CORRUPT_FILE for an I/O error), says it may not survive a power cut.
    */
   commit(): Promise<void> {
     return this.#write(() => withPermissionErrors(this.dir, "writing", () => this.#commit()));
@@ -273,6 +276,8 @@ export class BankStore {
    * Rewrite the keys without dead rows (of removed or replaced skills) into a new keys file, then
    * commit a manifest pointing at it and delete the old file. Commits staged changes too. Atomic: a
    * crash leaves either the old manifest with the old file or the new manifest with the new one.
+   * A failed fsync of the directory after the manifest's rename fails it as {@link BankStore.commit}
+   * says, with the new file kept and the old one left for the next open to remove.
    */
   compact(): Promise<void> {
     return this.#write(async () => {
@@ -282,17 +287,9 @@ export class BankStore {
       const newName = `keys.${this.#generation + 1}.bin`;
       const newPath = join(this.dir, newName);
       const oldFh = this.#fh!;
-      const newFh = await open(newPath, "w+", BANK_FILE_MODE);
-      let moved: BankEntry[];
-      try {
-        moved = await copyLiveRows(oldFh, this.#keysPath(), newFh, live, this.dim);
-      } catch (err) {
-        await newFh.close().catch(() => undefined);
-        await rm(newPath, { force: true });
-        throw err;
-      }
+      const { fh: newFh, moved } = await writeCompacted(oldFh, this.#keysPath(), newPath, live, this.dim);
       const oldPath = this.#keysPath();
-      const prev = { fh: oldFh, keysFile: this.#keysFile, rows: this.#rows, entries: this.#entries, dirty: this.#dirty };
+      const prev = { fh: oldFh, keysFile: this.#keysFile, rows: this.#rows, entries: this.#entries, dirty: this.#dirty, generation: this.#generation };
       this.#fh = newFh;
       this.#keysFile = newName;
       this.#rows = liveRows;
@@ -302,6 +299,12 @@ export class BankStore {
       try {
         await this.#commit();
       } catch (err) {
+        // Landed (the manifest names the new file, only its folder's sync failed): nothing goes back,
+        // and the old file stays until the next open, should a power cut bring the old manifest back.
+        if (this.#generation !== prev.generation) {
+          await oldFh.close().catch(() => undefined);
+          throw err;
+        }
         // The old manifest still names the old file: go back to it.
         this.#fh = prev.fh;
         this.#keysFile = prev.keysFile;
@@ -354,20 +357,7 @@ export class BankStore {
   forEachKeyBatch(maxBytes: number, onBatch: (batch: BankKeys) => void | Promise<void>, only?: (e: BankEntry) => boolean, tolerate = false): Promise<void> {
     if (!(maxBytes > 0)) return Promise.reject(invalidArgument("maxBytes must be positive"));
     return this.#run(async () => {
-      const rowBytes = this.dim * 4;
-      let batch: BankEntry[] = [];
-      let bytes = 0;
-      for (const e of this.#entries.values()) {
-        if (only && !only(e)) continue;
-        if (batch.length > 0 && bytes + e.nKeys * rowBytes > maxBytes) {
-          await onBatch(await this.#readBatch(batch, tolerate));
-          batch = [];
-          bytes = 0;
-        }
-        batch.push(e);
-        bytes += e.nKeys * rowBytes;
-      }
-      if (batch.length > 0) await onBatch(await this.#readBatch(batch, tolerate));
+      for (const batch of keyBatches(this.#entries.values(), this.dim * 4, maxBytes, only)) await onBatch(await this.#readBatch(batch, tolerate));
     });
   }
 
@@ -440,10 +430,18 @@ export class BankStore {
       generation,
     };
     for (const p of this.#participants) await p.prepare(generation);
-    await writeManifest(this.dir, manifest, this.#entries.values(), this.#entryJson);
+    let unsynced: DirSyncError | undefined;
+    try {
+      await writeManifest(this.dir, manifest, this.#entries.values(), this.#entryJson);
+    } catch (err) {
+      // Renamed into place, only the folder's sync failed: the commit has landed (readers see it).
+      if (!(err instanceof DirSyncError)) throw err;
+      unsynced = err;
+    }
     this.#generation = generation;
     this.#dirty = false;
     for (const p of this.#participants) await p.committed(generation).catch(() => undefined);
+    if (unsynced) throw unsyncedCommit(this.dir, generation, unsynced);
   }
 }
 

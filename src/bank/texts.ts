@@ -3,7 +3,7 @@
  * one small JSON file per content hash under <bank>/texts/, written atomically before the manifest
  * that names it is committed, so a committed bank never points at a missing text.
  */
-import { mkdir, readdir, rm, stat } from "node:fs/promises";
+import { lstat, mkdir, readdir, rm, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { GavelError, clip, clipMessage } from "../errors.js";
 import { BANK_DIR_MODE, BANK_FILE_MODE } from "./modes.js";
@@ -46,6 +46,19 @@ export function parseStoredText(bytes: Buffer, contentHash: string): RenderableS
   return { name, description, body };
 }
 
+/**
+ * Removes a folder standing where a text is about to be written (damage: texts/ holds only the
+ * bank's files, and the text written is the one its hash names), which the rename could not replace.
+ * Anything else is replaced by the rename itself.
+ */
+async function clearPlace(path: string): Promise<void> {
+  const st = await lstat(path).catch(() => undefined);
+  if (!st?.isDirectory()) return;
+  await rm(path, { recursive: true, force: true }).catch((err: unknown) => {
+    throw new GavelError(`${clip(path)} is a folder where the bank keeps a skill's text and cannot be removed (${clipMessage(err)}); move it aside`, "CORRUPT_FILE", { cause: err });
+  });
+}
+
 /** The texts of one bank, by content hash. */
 export class TextStore {
   /** `<bank>/texts`. */
@@ -59,12 +72,13 @@ export class TextStore {
     return join(this.dir, `${contentHash}.json`);
   }
 
-  /** Writes a skill's text under its content hash (whole or not at all). */
+  /** Writes a skill's text under its content hash (whole or not at all), over whatever is in its place. */
   async put(contentHash: string, skill: RenderableSkill): Promise<void> {
     await mkdir(this.dir, { recursive: true, mode: BANK_DIR_MODE }).catch((err: unknown) => {
       throw new GavelError(`${clip(this.dir)} cannot hold the bank's texts (${clipMessage(err)}); move it aside`, "CORRUPT_FILE", { cause: err });
     });
     const path = this.#path(contentHash);
+    await clearPlace(path);
     const text = JSON.stringify({ name: skill.name, description: skill.description, body: skill.body });
     // The file is fsynced before its rename; the texts directory is synced once by syncDir(), not
     // per skill, so an install of thousands of skills does not pay a directory fsync each.
@@ -124,7 +138,8 @@ export class TextStore {
     for (const name of names) {
       const hash = name.endsWith(".json") ? name.slice(0, -5) : null;
       if (hash === null || !live.has(hash)) {
-        await rm(join(this.dir, name), { force: true });
+        // texts/ holds only the bank's files: a folder in it is damage, removed as a stray text is
+        await rm(join(this.dir, name), { recursive: true, force: true });
         n++;
       }
     }

@@ -5,7 +5,8 @@
  *
  * The recipe: write a temporary file beside the target (same directory, so the rename cannot cross
  * file systems), fsync it, rename it over the target, fsync the directory. Readers therefore see the
- * old file or the new one, never a torn one.
+ * old file or the new one, never a torn one. A failure after the rename is a {@link DirSyncError}: the
+ * new file is in place then, and a caller must not act as though the old one still were.
  */
 import { randomBytes } from "node:crypto";
 import { open, rename, rm, type FileHandle } from "node:fs/promises";
@@ -68,8 +69,28 @@ export interface DurableWriteOptions {
 }
 
 /**
+ * What {@link writeFileDurable} throws when the rename was done but the directory's fsync failed: the
+ * new file is in place (every reader sees it), but the rename may not survive a power cut. `cause` is
+ * the fsync's error and `code` its errno, so a caller that reads errnos reads it as it would the fsync's.
+ */
+export class DirSyncError extends Error {
+  /** The file that was written (and renamed into place). */
+  readonly path: string;
+  /** The errno of the failed fsync, if it had one. */
+  readonly code: string | undefined;
+  constructor(path: string, cause: unknown) {
+    const code = (cause as NodeJS.ErrnoException | null)?.code;
+    super(`${path} was written, but its folder could not be synced (${cause instanceof Error ? cause.message : String(cause)})`, { cause });
+    this.name = "DirSyncError";
+    this.path = path;
+    this.code = typeof code === "string" ? code : undefined;
+  }
+}
+
+/**
  * Replaces `path` with `content`, whole or not at all: temp file, fsync, rename, directory fsync.
- * The temporary file is removed when anything fails.
+ * The temporary file is removed when anything fails before the rename (the old file stands then);
+ * a failed directory fsync after it is a {@link DirSyncError} (the new file stands).
  */
 export async function writeFileDurable(path: string, content: DurableContent, options: DurableWriteOptions = {}): Promise<void> {
   const sync = options.sync ?? true;
@@ -87,7 +108,12 @@ export async function writeFileDurable(path: string, content: DurableContent, op
     await rm(tmp, { force: true });
     throw err;
   }
-  if (options.syncDir ?? sync) await fsyncDir(dirname(path));
+  if (!(options.syncDir ?? sync)) return;
+  try {
+    await fsyncDir(dirname(path));
+  } catch (err) {
+    throw new DirSyncError(path, err);
+  }
 }
 
 async function writeContent(fh: FileHandle, content: DurableContent): Promise<void> {

@@ -3,8 +3,9 @@
 // its content. Routes refuse such a bank (CORRUPT_FILE naming the skills), while a reinstall of the
 // same skills re-encodes just the damaged ones and an uninstall removes one; afterwards routes work
 // and `gavel check` finds the bank clean. Before, the open itself failed, so neither verb could run,
-// and a reinstall of a skill whose text was damaged reported it "unchanged".
-import { mkdtemp, readdir, readFile, rm, stat, truncate, writeFile } from "node:fs/promises";
+// and a reinstall of a skill whose text was damaged reported it "unchanged"; a text replaced by a
+// folder failed the reinstall (EISDIR, SKILL_INVALID) and a stray folder in texts/ the uninstall.
+import { mkdir, mkdtemp, readdir, readFile, rm, stat, truncate, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -103,6 +104,33 @@ describe(`a damaged bank is repaired by reinstall or uninstall (seed ${seed})`, 
     } finally {
       await r.close();
     }
+    expect((await checkBank(dir)).problems).toEqual([]);
+  });
+
+  it("a stored text replaced by a folder is written again by a reinstall, and a stray folder in texts/ is pruned by an uninstall", async () => {
+    const { dir, entries } = await bank();
+    const e = entries.find((x) => x.name === "delta")!;
+    const path = join(dir, "texts", `${e.contentHash}.json`);
+    await rm(path);
+    await mkdir(join(path, "inside"), { recursive: true });
+    await writeFile(join(path, "inside", "f"), "x");
+    expect((await checkBank(dir)).problems.join("\n")).toMatch(/lost the text/);
+    const stray = join(dir, "texts", `${"0".repeat(64)}.json`);
+    await mkdir(stray);
+    const r = await open(dir);
+    try {
+      // before, the rename over the folder failed (EISDIR), reported as SKILL_INVALID blaming the skill
+      const report = await r.install(skills);
+      expect(report.failed).toEqual([]);
+      expect(report.installed).toEqual([e.id]);
+      expect((await stat(path)).isFile()).toBe(true);
+      expect((await r.get(e.id))?.description).toBe(skills[3].description);
+      // before, the prune after the commit failed on the folder (ERR_FS_EISDIR) and the uninstall with it
+      expect(await r.uninstall(entries.find((x) => x.name === "alpha")!.id)).toBe(true);
+    } finally {
+      await r.close();
+    }
+    expect(await readdir(join(dir, "texts"))).not.toContain(`${"0".repeat(64)}.json`);
     expect((await checkBank(dir)).problems).toEqual([]);
   });
 });

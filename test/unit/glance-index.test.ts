@@ -8,8 +8,9 @@
  *   assignment = the best centroid up to float32 rounding on arbitrary data;
  * - an index followed through adds and removes = a fresh one over the same centroids (codes and
  *   candidates at several knob settings);
- * - the index file: loaded when sound; a missing, corrupt (checksum, magic, truncation) or stale
- *   (dim) file rebuilt, with the reason as a typed outcome;
+ * - the index file: loaded when sound; a missing, corrupt (checksum, magic, truncation, row counts
+ *   or similarity sums out of range) or stale (dim, row counts off the bank's keys) file rebuilt,
+ *   with the reason as a typed outcome;
  * - at the default knob a planted target is the pruned glance's top skill, as the exact glance's;
  * - bad knobs and another bank's dim are INVALID_ARGUMENT.
  *
@@ -22,6 +23,8 @@ import { GavelError } from "../../src/errors.js";
 import { loadBinding } from "../../src/native/binding.js";
 import { KeyBank } from "../../src/bank/key-bank.js";
 import { FULL_EXACTNESS, GlanceIndex, _ivf, glancePruned, openGlanceIndex, saveGlanceIndex, type IndexedSkill } from "../../src/bank/glance-index.js";
+import { MAGIC, parseIndexFile, type ParsedIndex } from "../../src/bank/glance-index-parse.js";
+import { readFramedFile, writeFramedFile } from "../../src/util/framed-file.js";
 import { decayWeights } from "../../src/kernels/kernels.js";
 import { Rng } from "../../src/util/prng.js";
 import { kernelIsas, restoreKernelIsaAfterEach, setKernelIsa } from "../helpers/isa.js";
@@ -293,6 +296,37 @@ describe("glance index", () => {
     }
     bank.dispose();
     other.dispose();
+  });
+
+  it("rebuilds a sealed file whose row counts are negative, below a skill's codes or off the bank's keys, or whose similarity sums are not finite", async () => {
+    const r = rng(SEED + 6);
+    const path = join(tempDir(), "glance.index");
+    const dim = 16;
+    const bank = randomBank(r, dim, 40, "f32");
+    bank.add(unitKeys(r, 3, dim)); // a skill with keys, so one exists to tamper with
+    await openGlanceIndex(path, bank, handleOf, skillOf, { centroids: 8 });
+    const sound = readFileSync(path);
+    /** The sound file with one skill's row count or similarity sum changed, sealed again (checksum and all). */
+    const tampered = async (change: (f: ParsedIndex, i: number) => void) => {
+      const framed = readFramedFile(sound, MAGIC, "glance index") as { header: Record<string, unknown> };
+      const f = parseIndexFile(sound) as ParsedIndex;
+      const i = [...f.rows].findIndex((n) => n > 0);
+      change(f, i);
+      await writeFramedFile(path, MAGIC, framed.header, [f.centroids, f.offsets, f.codes, f.rows, f.sims]);
+    };
+    // before: a negative count reached the native put, which threw INVALID_ARGUMENT out of the open
+    const cases: [string, (f: ParsedIndex, i: number) => void, "corrupt" | "stale"][] = [
+      ["a negative row count", (f, i) => void (f.rows[i] = -1 - Math.floor(r() * 1000)), "corrupt"],
+      ["fewer rows than codes", (f, i) => void (f.rows[i] = f.offsets[i + 1] - f.offsets[i] - 1), "corrupt"],
+      ["a row count off the bank's", (f, i) => void (f.rows[i] += 1 + Math.floor(r() * 5)), "stale"],
+      ["a similarity sum not finite", (f, i) => void (f.sims[i] = [NaN, Infinity, -Infinity][Math.floor(r() * 3)]), "corrupt"],
+    ];
+    for (const [what, change, reason] of cases) {
+      await tampered(change);
+      expect((await openGlanceIndex(path, bank, handleOf, skillOf)).outcome, what).toMatchObject({ kind: "rebuilt", reason });
+      expect((await openGlanceIndex(path, bank, handleOf, skillOf)).outcome, `${what}, rebuilt`).toMatchObject({ kind: "loaded" });
+    }
+    bank.dispose();
   });
 
   it("at the default knob ranks a planted target first, as the exact glance does", async () => {
