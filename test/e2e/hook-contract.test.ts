@@ -125,6 +125,7 @@ describe("gavel hook: exit codes", () => {
       expect(r.code, `${entry} ${args}`).toBe(0);
       expect(r.out).toBe("");
       expect(r.err.trim().split("\n"), r.err).toHaveLength(1);
+      expect(r.err.match(/nothing added to the prompt/g), r.err).toHaveLength(1);
     }
   });
 });
