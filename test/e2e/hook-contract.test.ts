@@ -411,11 +411,17 @@ describe("gavel hook install claude-code: portable commands", () => {
     // a global install on PATH: the executable by name, no npm in the way
     expect((await runNode([cli, "hook", "install", "claude-code", "--user", "--runner", "path", "--bank", "banks/main"], { env, cwd: home })).code).toBe(0);
     expect(installedCommand(join(home, ".claude", "settings.json"))).toBe("gavel hook claude-code --bank banks/main");
-    for (const bad of [["--user", "--runner", "project"], ["--runner", "bun"], ["--user", "--local"]]) {
+    // a leading ~/ the shell left as it is (--bank=~/…) is the home folder, not a folder named ~
+    expect((await runNode([cli, "hook", "install", "claude-code", "--user", "--bank=~/banks/main"], { env, cwd: home })).code).toBe(0);
+    expect(installedCommand(join(home, ".claude", "settings.json"))).toBe(`npx --no gavel hook claude-code --bank ${join(home, "banks", "main")}`);
+    const before = readFileSync(join(home, ".claude", "settings.json"), "utf8");
+    for (const bad of [["--user", "--runner", "project"], ["--runner", "bun"], ["--user", "--local"], ["--user", "--dir", home]]) {
       const u = await runNode([cli, "hook", "install", "claude-code", ...bad], { env, cwd: home });
       expect(u.code, bad.join(" ")).toBe(2);
       expect(u.err).toMatch(/^usage: gavel hook/);
     }
+    expect(readFileSync(join(home, ".claude", "settings.json"), "utf8")).toBe(before);
+    expect((await runNode([cli, "hook", "install", "claude-code", "--user", "--dir", home], { env, cwd: home })).err).toMatch(/--dir names a project's folder: not with --user/);
   });
 
   it("refuses a malformed settings file with one typed line, leaving it untouched", async () => {
@@ -552,5 +558,15 @@ describe("gavel hook install claude-code: the settings file and its folder", () 
     writeFileSync(file, big);
     await refused(project, "INVALID_ARGUMENT", /settings\.json is \d+ bytes, above the cap of 16777216/);
     expect(statSync(file).size).toBe(big.length);
+  });
+
+  it("writes a folder named ..bank inside the project relative to it, and ../bank absolute", async () => {
+    const project = tempDir("gavel-hook-dotdot-");
+    const file = join(project, ".claude", "settings.json");
+    const command = () => (JSON.parse(readFileSync(file, "utf8")) as { hooks: { UserPromptSubmit: { hooks: { command: string }[] }[] } }).hooks.UserPromptSubmit[0].hooks[0].command;
+    expect((await install(project, "--bank", join(project, "..bank"))).code).toBe(0);
+    expect(command()).toBe("npx --no gavel hook claude-code --bank ..bank");
+    expect((await install(project, "--bank", join(project, "..", "bank"))).code).toBe(0);
+    expect(command()).toBe(`npx --no gavel hook claude-code --bank ${join(project, "..", "bank")}`);
   });
 });

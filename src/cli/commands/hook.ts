@@ -42,19 +42,24 @@ export async function hookLauncher(runner: HookRunner): Promise<string> {
  * A path flag as the installed command carries it: in a project's settings (shared through git), a
  * path inside the project is written relative to it (the hook resolves it against
  * `CLAUDE_PROJECT_DIR`); in the user's settings a relative path stays relative (so it names a folder
- * of each project); anything else is made absolute.
+ * of each project); anything else is made absolute. A leading `~/` is the home folder (the shell
+ * leaves it as it is in `--bank=~/b`, and the hook would take it as a folder named `~`).
  */
 export function portablePath(given: string, root: string, scope: "project" | "user"): string {
+  if (given === "~" || given.startsWith("~/") || given.startsWith(`~${sep}`)) given = join(homedir(), given.slice(1));
   if (scope === "user") return isAbsolute(given) ? given : given.split(sep).join("/");
   const abs = resolve(given);
   const rel = relative(root, abs);
-  return rel && !rel.startsWith("..") && !isAbsolute(rel) ? rel.split(sep).join("/") : abs;
+  // outside: `..` or under it; a folder named `..bank` is inside
+  const outside = rel === ".." || rel.startsWith(`..${sep}`) || isAbsolute(rel);
+  return rel && !outside ? rel.split(sep).join("/") : abs;
 }
 
 /** What is wrong with the installer's arguments, in one line (they are known to be wrong). */
-function installUsageProblem(positionals: string[], values: { project?: boolean; user?: boolean; local?: boolean; runner?: string }, runners: HookRunner[]): string {
+function installUsageProblem(positionals: string[], values: { project?: boolean; user?: boolean; local?: boolean; dir?: string; runner?: string }, runners: HookRunner[]): string {
   if (positionals[0] !== "claude-code" || positionals.length !== 1) return `gavel hook install takes one hook name, claude-code, not ${JSON.stringify(positionals.join(" "))}`;
   if ([values.project, values.user, values.local].filter(Boolean).length > 1) return "at most one of --project, --user, --local";
+  if (values.user && values.dir !== undefined) return "--dir names a project's folder: not with --user (~/.claude)";
   if (values.runner !== undefined && !runners.includes(values.runner as HookRunner)) return `--runner must be one of ${runners.join(", ")}, not ${JSON.stringify(values.runner)}`;
   return "--runner project needs a project: not with --user";
 }
@@ -71,7 +76,7 @@ async function installHook(args: string[]): Promise<number> {
     positionals.length !== 1 ||
     [values.project, values.user, values.local].filter(Boolean).length > 1 ||
     (values.runner !== undefined && !runners.includes(values.runner as HookRunner)) ||
-    (values.user && values.runner === "project")
+    (values.user && (values.runner === "project" || values.dir !== undefined))
   ) {
     throw new UsageError(installUsageProblem(positionals, values, runners), hook.help);
   }
