@@ -5,9 +5,9 @@
 // it fails at once, and what is tested is that it was started).
 // Claude Code reads exit 2 of a UserPromptSubmit hook as "block the prompt"; the hook must exit 0.
 import { afterEach, describe, expect, it } from "vitest";
-import { spawn, type ChildProcess } from "node:child_process";
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { createServer, type Server, type Socket } from "node:net";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { defaultSocketPath } from "../../src/serve/protocol.js";
@@ -125,6 +125,7 @@ describe("gavel hook: exit codes", () => {
       expect(r.code, `${entry} ${args}`).toBe(0);
       expect(r.out).toBe("");
       expect(r.err.trim().split("\n"), r.err).toHaveLength(1);
+      expect(r.err.match(/nothing added to the prompt/g), r.err).toHaveLength(1);
     }
   });
 });
@@ -410,11 +411,17 @@ describe("gavel hook install claude-code: portable commands", () => {
     // a global install on PATH: the executable by name, no npm in the way
     expect((await runNode([cli, "hook", "install", "claude-code", "--user", "--runner", "path", "--bank", "banks/main"], { env, cwd: home })).code).toBe(0);
     expect(installedCommand(join(home, ".claude", "settings.json"))).toBe("gavel hook claude-code --bank banks/main");
-    for (const bad of [["--user", "--runner", "project"], ["--runner", "bun"], ["--user", "--local"]]) {
+    // a leading ~/ the shell left as it is (--bank=~/…) is the home folder, not a folder named ~
+    expect((await runNode([cli, "hook", "install", "claude-code", "--user", "--bank=~/banks/main"], { env, cwd: home })).code).toBe(0);
+    expect(installedCommand(join(home, ".claude", "settings.json"))).toBe(`npx --no gavel hook claude-code --bank ${join(home, "banks", "main")}`);
+    const before = readFileSync(join(home, ".claude", "settings.json"), "utf8");
+    for (const bad of [["--user", "--runner", "project"], ["--runner", "bun"], ["--user", "--local"], ["--user", "--dir", home]]) {
       const u = await runNode([cli, "hook", "install", "claude-code", ...bad], { env, cwd: home });
       expect(u.code, bad.join(" ")).toBe(2);
       expect(u.err).toMatch(/^usage: gavel hook/);
     }
+    expect(readFileSync(join(home, ".claude", "settings.json"), "utf8")).toBe(before);
+    expect((await runNode([cli, "hook", "install", "claude-code", "--user", "--dir", home], { env, cwd: home })).err).toMatch(/--dir names a project's folder: not with --user/);
   });
 
   it("refuses a malformed settings file with one typed line, leaving it untouched", async () => {
@@ -430,5 +437,136 @@ describe("gavel hook install claude-code: portable commands", () => {
       expect(lines[0]).toMatch(new RegExp(`^gavel: ${file.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")} is not (valid JSON|a JSON object).*\\[INVALID_ARGUMENT\\]$`));
       expect(readFileSync(file, "utf8")).toBe(bad);
     }
+  });
+});
+
+describe("gavel hook install claude-code: the settings file and its folder", () => {
+  const install = (dir: string, ...flags: string[]) => runNode([cli, "hook", "install", "claude-code", "--dir", dir, ...flags], { env: baseEnv, cwd: tmpdir(), timeoutMs: 60_000 });
+  /** The one line a refusal prints, checked: exit 1, the code, nothing left behind but what was there. */
+  async function refused(dir: string, code: string, message: RegExp): Promise<void> {
+    const r = await install(dir);
+    expect(r.timedOut, r.err).toBe(false);
+    expect(r.code, r.err).toBe(1);
+    const lines = r.err.trim().split("\n");
+    expect(lines, r.err).toHaveLength(1);
+    expect(lines[0]).toMatch(message);
+    expect(lines[0]).toMatch(new RegExp(`^gavel: .*\\[${code}\\]$`));
+  }
+  const esc = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+
+  it("refuses a hooks setting of another shape than Claude Code's, or a number it would change, naming the place; the file untouched", async () => {
+    const project = tempDir("gavel-hook-shape-");
+    mkdirSync(join(project, ".claude"));
+    const file = join(project, ".claude", "settings.json");
+    const cases: [string, string][] = [
+      ['{"hooks":{"UserPromptSubmit":[null]}}', "hooks.UserPromptSubmit[0] is null, not a matcher group"],
+      ['{"hooks":{"UserPromptSubmit":[{"hooks":{}}]}}', "hooks.UserPromptSubmit[0].hooks is an object, not an array of hooks"],
+      ['{"hooks":{"UserPromptSubmit":[{"matcher":""}]}}', "hooks.UserPromptSubmit[0].hooks is missing, not an array of hooks"],
+      ['{"hooks":{"UserPromptSubmit":[{"hooks":[{"type":"command","command":"echo a"},null]}]}}', "hooks.UserPromptSubmit[0].hooks[1] is null, not a hook"],
+      ['{"hooks":{"UserPromptSubmit":{"hooks":[{"type":"command","command":"echo keepme"}]}}}', "hooks.UserPromptSubmit is an object, not an array of matcher groups"],
+      ['{"hooks":{"PreToolUse":"x","UserPromptSubmit":[]}}', "hooks.PreToolUse is a string, not an array of matcher groups"],
+      ['{"hooks":"x"}', "hooks is a string, not an object of hook events"],
+      ['{"hooks":[]}', "hooks is an array, not an object of hook events"],
+      ['{"hooks":null}', "hooks is null, not an object of hook events"],
+      ['{"big": 9007199254740993, "f": 1}', "the value of big (9007199254740993) would be written back as 9007199254740992"],
+      ['{"ok": 1.50, "f": [1e2, {"x y": 1e400}]}', 'the value of f[1]["x y"] (1e400) would be written back as null'],
+    ];
+    for (const [bad, place] of cases) {
+      writeFileSync(file, bad);
+      await refused(project, "INVALID_ARGUMENT", new RegExp(`^gavel: ${esc(file)}: ${esc(place)}.*\\[INVALID_ARGUMENT\\]$`));
+      expect(readFileSync(file, "utf8")).toBe(bad);
+    }
+    // numbers written back as the same value are no reason to refuse
+    writeFileSync(file, '{"n": [1.0, 1E2, 0.1, -0, 1.5e-3, 123456789, 1e21], "s": "9007199254740993"}');
+    expect((await install(project)).code).toBe(0);
+    expect(JSON.parse(readFileSync(file, "utf8")).n).toEqual([1, 100, 0.1, 0, 0.0015, 123456789, 1e21]);
+  });
+
+  it("leaves exactly one gavel hook where the file held two, keeping every other hook", async () => {
+    const project = tempDir("gavel-hook-two-");
+    mkdirSync(join(project, ".claude"));
+    const file = join(project, ".claude", "settings.json");
+    const theirs = { type: "command", command: "echo keep-me" };
+    const old = (flags: string) => ({ type: "command", command: `npx --no gavel hook claude-code${flags}`, timeout: 10 });
+    writeFileSync(file, JSON.stringify({ hooks: { UserPromptSubmit: [{ hooks: [old(" --verdict"), theirs] }, { matcher: "", hooks: [old(" --bank b")] }, { hooks: [{ type: "command", command: "echo other" }] }] } }));
+    const r = await install(project);
+    expect(r.code, r.err).toBe(0);
+    const groups = (JSON.parse(readFileSync(file, "utf8")) as { hooks: { UserPromptSubmit: { hooks: { command: string }[] }[] } }).hooks.UserPromptSubmit;
+    // the first replaced in place, the second gone with the group it leaves empty
+    expect(groups).toEqual([{ hooks: [{ type: "command", command: "npx --no gavel hook claude-code", timeout: 10 }, theirs] }, { hooks: [{ type: "command", command: "echo other" }] }]);
+  });
+
+  it("writes through a symbolic link, keeping the file's mode; a link to nothing is refused", async () => {
+    const project = tempDir("gavel-hook-link-");
+    mkdirSync(join(project, ".claude"));
+    mkdirSync(join(project, "dotfiles"));
+    const real = join(project, "dotfiles", "claude-settings.json");
+    writeFileSync(real, JSON.stringify({ model: "opus" }));
+    chmodSync(real, 0o600);
+    const file = join(project, ".claude", "settings.json");
+    symlinkSync(join("..", "dotfiles", "claude-settings.json"), file);
+    const r = await install(project);
+    expect(r.code, r.err).toBe(0);
+    expect(lstatSync(file).isSymbolicLink()).toBe(true);
+    expect(statSync(real).mode & 0o777).toBe(0o600);
+    const s = JSON.parse(readFileSync(real, "utf8")) as { model: string; hooks: { UserPromptSubmit: unknown[] } };
+    expect(s.model).toBe("opus");
+    expect(s.hooks.UserPromptSubmit).toHaveLength(1);
+    expect(readdirSync(join(project, "dotfiles"))).toEqual(["claude-settings.json"]); // no temporary file left
+    // a plain file keeps its mode too
+    rmSync(file);
+    writeFileSync(file, "{}");
+    chmodSync(file, 0o640);
+    expect((await install(project)).code).toBe(0);
+    expect(statSync(file).mode & 0o777).toBe(0o640);
+    // a link to a missing file: FILE_NOT_FOUND, the link as it was, nothing created where it points
+    rmSync(file);
+    symlinkSync(join(project, "gone.json"), file);
+    await refused(project, "FILE_NOT_FOUND", /is a symbolic link to a missing file/);
+    expect(lstatSync(file).isSymbolicLink()).toBe(true);
+    expect(existsSync(join(project, "gone.json"))).toBe(false);
+  });
+
+  it("refuses a --dir that is not an existing folder, and a .claude or settings file it cannot use, typed and untouched", async () => {
+    // a mistyped --dir is not created
+    const missing = join(tempDir("gavel-hook-nodir-"), "typo", "x");
+    await refused(missing, "FILE_NOT_FOUND", new RegExp(`--dir ${esc(missing)}: no such file or folder`));
+    expect(existsSync(join(missing, ".."))).toBe(false);
+    await refused("/dev/null", "INVALID_ARGUMENT", /--dir \/dev\/null is not a folder/);
+    // /proc/self: once a recursive mkdir that never returned; now only .claude is created, and that fails typed
+    if (existsSync("/proc/self")) await refused("/proc/self", "FILE_NOT_FOUND", /cannot create \/proc\/self\/\.claude: /);
+    // .claude: a regular file, a link to a missing folder
+    const asFile = tempDir("gavel-hook-claudefile-");
+    writeFileSync(join(asFile, ".claude"), "x");
+    await refused(asFile, "INVALID_ARGUMENT", /\.claude is not a folder/);
+    expect(readFileSync(join(asFile, ".claude"), "utf8")).toBe("x");
+    const dangling = tempDir("gavel-hook-claudelink-");
+    symlinkSync(join(dangling, "nowhere"), join(dangling, ".claude"));
+    await refused(dangling, "FILE_NOT_FOUND", /\.claude is a symbolic link to a missing folder/);
+    expect(existsSync(join(dangling, "nowhere"))).toBe(false);
+    // the settings file: a folder, a FIFO (never blocks), past 16 MiB
+    const project = tempDir("gavel-hook-notfile-");
+    const file = join(project, ".claude", "settings.json");
+    mkdirSync(file, { recursive: true });
+    await refused(project, "INVALID_ARGUMENT", /settings\.json is a directory, not a regular file.*so it is left as it is/);
+    rmSync(file, { recursive: true });
+    if (spawnSync("mkfifo", [file]).status === 0) {
+      await refused(project, "INVALID_ARGUMENT", /settings\.json is a FIFO \(named pipe\), not a regular file/);
+      rmSync(file);
+    }
+    const big = `{"pad": "${"x".repeat(17 * 1024 * 1024)}"}`;
+    writeFileSync(file, big);
+    await refused(project, "INVALID_ARGUMENT", /settings\.json is \d+ bytes, above the cap of 16777216/);
+    expect(statSync(file).size).toBe(big.length);
+  });
+
+  it("writes a folder named ..bank inside the project relative to it, and ../bank absolute", async () => {
+    const project = tempDir("gavel-hook-dotdot-");
+    const file = join(project, ".claude", "settings.json");
+    const command = () => (JSON.parse(readFileSync(file, "utf8")) as { hooks: { UserPromptSubmit: { hooks: { command: string }[] }[] } }).hooks.UserPromptSubmit[0].hooks[0].command;
+    expect((await install(project, "--bank", join(project, "..bank"))).code).toBe(0);
+    expect(command()).toBe("npx --no gavel hook claude-code --bank ..bank");
+    expect((await install(project, "--bank", join(project, "..", "bank"))).code).toBe(0);
+    expect(command()).toBe(`npx --no gavel hook claude-code --bank ${join(project, "..", "bank")}`);
   });
 });

@@ -198,7 +198,7 @@ async function claudeCodeHook(args: string[]): Promise<number> {
   watchdog.unref();
   try {
     const text = await readStdin();
-    if (text === null) return (note(`stdin is over ${MAX_HOOK_STDIN_BYTES} bytes: nothing added to the prompt`), 0);
+    if (text === null) return (note(`stdin is over ${MAX_HOOK_STDIN_BYTES} bytes (reading stopped there)`), 0);
     const input = parseInput(text);
     waitingFor = "server";
     if (typeof input === "string") {

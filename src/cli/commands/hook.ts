@@ -1,58 +1,22 @@
 // `gavel hook`: the command, with `gavel hook install claude-code`, which writes the Claude Code hook
 // into .claude/settings.json. The hook itself (`gavel hook claude-code`) is hook-run.ts, which the
 // `gavel` executable runs without loading this module (bin.ts).
-import { access, mkdir, realpath, rename, writeFile } from "node:fs/promises";
-import { readRegularFile, RegularFileError } from "../../util/regular-file.js";
+import { access, realpath } from "node:fs/promises";
 import { homedir } from "node:os";
-import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
+import { isAbsolute, join, relative, resolve, sep } from "node:path";
 import type { Command } from "./types.js";
-import { GavelError, clip, clipMessage } from "../../errors.js";
+import { GavelError } from "../../errors.js";
 import { DEFAULT_ON_DEMAND_IDLE_MS } from "../../serve/start.js";
 import { DEFAULT_HOOK_TIMEOUT_MS, HOOK_OPTIONS, hookOptionProblem, MAX_HOOK_TIMEOUT_MS, INSTALLED_HOOK_TIMEOUT_S, runClaudeCodeHook } from "./hook-run.js";
 import { UsageError } from "../usage-error.js";
 import { parseFlags } from "../ui/flags.js";
+import { ensureFolder, existingFolder, mergeHook, readSettings, settingsTarget, writeSettings } from "./hook-settings.js";
 
 export { DEFAULT_HOOK_TIMEOUT_MS, hookBase, hookContext, INSTALLED_HOOK_TIMEOUT_S, runClaudeCodeHook } from "./hook-run.js";
 
 /** A path quoted for the shell Claude Code runs hook commands with. */
 function shellQuote(s: string): string {
   return /^[\w@%+=:,./-]+$/.test(s) ? s : `'${s.replace(/'/g, "'\\''")}'`;
-}
-
-/** Whether a hook command is one of ours (so that a second install replaces it). */
-function isGavelHook(command: unknown): boolean {
-  return typeof command === "string" && /\bhook claude-code\b/.test(command) && /gavel/.test(command);
-}
-
-interface HookEntry {
-  type: string;
-  command?: string;
-  timeout?: number;
-}
-interface MatcherGroup {
-  matcher?: string;
-  hooks?: HookEntry[];
-}
-
-/**
- * Merges the gavel hook into a settings object: other settings and other hooks are kept; an earlier
- * gavel hook is replaced in place (idempotent). `timeoutS`: the `timeout` Claude Code kills it after.
- */
-export function mergeHook(settings: Record<string, unknown>, command: string, timeoutS = INSTALLED_HOOK_TIMEOUT_S): Record<string, unknown> {
-  const hooks = (typeof settings.hooks === "object" && settings.hooks !== null ? settings.hooks : {}) as Record<string, MatcherGroup[]>;
-  const groups = Array.isArray(hooks.UserPromptSubmit) ? hooks.UserPromptSubmit : [];
-  const entry: HookEntry = { type: "command", command, timeout: timeoutS };
-  let found = false;
-  const next = groups.map((g) => ({
-    ...g,
-    hooks: (g.hooks ?? []).map((h) => {
-      if (!isGavelHook(h.command)) return h;
-      found = true;
-      return entry;
-    }),
-  }));
-  if (!found) next.push({ hooks: [entry] });
-  return { ...settings, hooks: { ...hooks, UserPromptSubmit: next } };
 }
 
 /** How the installed command starts gavel (`--runner`). */
@@ -78,37 +42,24 @@ export async function hookLauncher(runner: HookRunner): Promise<string> {
  * A path flag as the installed command carries it: in a project's settings (shared through git), a
  * path inside the project is written relative to it (the hook resolves it against
  * `CLAUDE_PROJECT_DIR`); in the user's settings a relative path stays relative (so it names a folder
- * of each project); anything else is made absolute.
+ * of each project); anything else is made absolute. A leading `~/` is the home folder (the shell
+ * leaves it as it is in `--bank=~/b`, and the hook would take it as a folder named `~`).
  */
 export function portablePath(given: string, root: string, scope: "project" | "user"): string {
+  if (given === "~" || given.startsWith("~/") || given.startsWith(`~${sep}`)) given = join(homedir(), given.slice(1));
   if (scope === "user") return isAbsolute(given) ? given : given.split(sep).join("/");
   const abs = resolve(given);
   const rel = relative(root, abs);
-  return rel && !rel.startsWith("..") && !isAbsolute(rel) ? rel.split(sep).join("/") : abs;
-}
-
-/** The settings file's object; a missing or empty file is `{}`, anything but a JSON object a GavelError. */
-export async function readSettings(file: string): Promise<Record<string, unknown>> {
-  // a regular file of at most 16 MiB: a FIFO or a device in its place never blocks the installer
-  const text = await readRegularFile(file, 16 * 1024 * 1024).then((b) => b.toString("utf8"), (err: unknown) => {
-    if (err instanceof RegularFileError && err.reason === "missing") return null;
-    throw new GavelError(`cannot read ${clip(file)}: ${clipMessage(err)}`, "FILE_NOT_FOUND", { cause: err });
-  });
-  if (text === null || !text.trim()) return {};
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch (err) {
-    throw new GavelError(`${clip(file)} is not valid JSON (${(err as Error).message.split("\n")[0]}); fix it, then install the hook again`, "INVALID_ARGUMENT");
-  }
-  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) throw new GavelError(`${clip(file)} is not a JSON object; fix it, then install the hook again`, "INVALID_ARGUMENT");
-  return parsed as Record<string, unknown>;
+  // outside: `..` or under it; a folder named `..bank` is inside
+  const outside = rel === ".." || rel.startsWith(`..${sep}`) || isAbsolute(rel);
+  return rel && !outside ? rel.split(sep).join("/") : abs;
 }
 
 /** What is wrong with the installer's arguments, in one line (they are known to be wrong). */
-function installUsageProblem(positionals: string[], values: { project?: boolean; user?: boolean; local?: boolean; runner?: string }, runners: HookRunner[]): string {
+function installUsageProblem(positionals: string[], values: { project?: boolean; user?: boolean; local?: boolean; dir?: string; runner?: string }, runners: HookRunner[]): string {
   if (positionals[0] !== "claude-code" || positionals.length !== 1) return `gavel hook install takes one hook name, claude-code, not ${JSON.stringify(positionals.join(" "))}`;
   if ([values.project, values.user, values.local].filter(Boolean).length > 1) return "at most one of --project, --user, --local";
+  if (values.user && values.dir !== undefined) return "--dir names a project's folder: not with --user (~/.claude)";
   if (values.runner !== undefined && !runners.includes(values.runner as HookRunner)) return `--runner must be one of ${runners.join(", ")}, not ${JSON.stringify(values.runner)}`;
   return "--runner project needs a project: not with --user";
 }
@@ -125,7 +76,7 @@ async function installHook(args: string[]): Promise<number> {
     positionals.length !== 1 ||
     [values.project, values.user, values.local].filter(Boolean).length > 1 ||
     (values.runner !== undefined && !runners.includes(values.runner as HookRunner)) ||
-    (values.user && values.runner === "project")
+    (values.user && (values.runner === "project" || values.dir !== undefined))
   ) {
     throw new UsageError(installUsageProblem(positionals, values, runners), hook.help);
   }
@@ -133,6 +84,8 @@ async function installHook(args: string[]): Promise<number> {
   const optionProblem = hookOptionProblem(values);
   if (optionProblem) throw new GavelError(optionProblem, "INVALID_ARGUMENT");
   const root = values.user ? homedir() : resolve(values.dir ?? process.cwd());
+  // an existing folder: a mistyped --dir is not created, only `.claude` in it
+  if (values.dir !== undefined) await existingFolder(root, "--dir");
   const file = join(root, ".claude", values.local ? "settings.local.json" : "settings.json");
   const scope = values.user ? "user" : "project";
   const hasProjectBin = !values.user && (await access(join(root, "node_modules", ".bin", "gavel")).then(() => true, () => false));
@@ -149,15 +102,14 @@ async function installHook(args: string[]): Promise<number> {
   ];
   const command = [await hookLauncher(runner), "hook", "claude-code", ...flags.map(shellQuote)].join(" ");
   const settings = await readSettings(file); // a malformed file stops here, untouched
-  await mkdir(dirname(file), { recursive: true });
-  const tmp = `${file}.${process.pid}.tmp`;
+  const target = await settingsTarget(file); // a symbolic link is written through
+  await ensureFolder(join(root, ".claude"));
   // Claude Code's own timeout stays above the hook's budget (node's start and the exit grace besides)
   const budgetMs = values["timeout-ms"] === undefined ? DEFAULT_HOOK_TIMEOUT_MS : Number(values["timeout-ms"]);
   const timeoutS = Math.max(INSTALLED_HOOK_TIMEOUT_S, Math.ceil(budgetMs / 1000) + 5);
-  await writeFile(tmp, JSON.stringify(mergeHook(settings, command, timeoutS), null, 2) + "\n");
-  await rename(tmp, file);
+  await writeSettings(target, JSON.stringify(mergeHook(settings, command, timeoutS), null, 2) + "\n");
   const how = values["start-server"] ? "the hook starts `gavel serve` when none runs" : "start the router with `gavel serve`, or install with --start-server; without it the hook adds nothing";
-  console.log(`gavel hook: UserPromptSubmit → ${command}\n  written to ${file} (${how})`);
+  console.log(`gavel hook: UserPromptSubmit → ${command}\n  written to ${file}${target === file ? "" : ` (a link to ${target})`} (${how})`);
   return 0;
 }
 
@@ -173,8 +125,9 @@ export const hook: Command = {
                         nothing but one line on stderr when no server runs, the server is busy past
                         the budget, or anything fails. Always exit 0 (exit 2 would block the prompt)
   install claude-code   writes the hook into .claude/settings.json (--project, the default: under
-                        the current folder or --dir; --user: ~/.claude; --local: settings.local.json),
-                        merged with what is there; installing again replaces it
+                        the current folder or --dir DIR, an existing folder; --user: ~/.claude;
+                        --local: settings.local.json), merged with what is there; installing again
+                        replaces it; a file it cannot edit without loss is refused, left as it is
   --runner R            how the installed command starts gavel: project ("$CLAUDE_PROJECT_DIR"/
                         node_modules/.bin/gavel; the default where the project has it), npx
                         (npx --no gavel; the default otherwise; npm's start adds ~1 s a prompt),
