@@ -64,6 +64,47 @@ async function readTypeId(r: StreamReader, path: string, what: string): Promise<
   return name;
 }
 
+/**
+ * The most items a metadata array may declare: 2²⁴ (16,777,216), and 2²² (4,194,304) for the
+ * tokenizer's arrays (tokenizer.ggml.*: tokens, scores, token types and merges, one item a token or
+ * merge; the largest vocabularies have about 262k tokens). More is refused with NOT_GGUF before
+ * anything is allocated for it.
+ */
+export const MAX_GGUF_ARRAY_ITEMS = 1 << 24;
+/** See {@link MAX_GGUF_ARRAY_ITEMS}. */
+export const MAX_GGUF_TOKENIZER_ITEMS = 1 << 22;
+
+/** The typed array each numeric item type is read into, over the file's bytes (GGUF is little-endian, as is every platform the package supports: x64, arm64). */
+const TYPED: Readonly<Record<Exclude<GgufScalarTypeName, "str" | "bool">, new (buf: ArrayBuffer, offset: number, length: number) => ArrayLike<unknown>>> = {
+  u8: Uint8Array,
+  i8: Int8Array,
+  u16: Uint16Array,
+  i16: Int16Array,
+  u32: Uint32Array,
+  i32: Int32Array,
+  f32: Float32Array,
+  f64: Float64Array,
+  u64: BigUint64Array,
+  i64: BigInt64Array,
+};
+
+/** An array's items: strings one by one, booleans from their bytes, numbers as a typed array over their bytes. */
+async function readItems(r: StreamReader, it: GgufScalarTypeName, n: number, key: string): Promise<unknown> {
+  if (it === "str") {
+    const out: string[] = new Array(n);
+    for (let i = 0; i < n; i++) {
+      // Token lists and merges have 150k+ items: decode synchronously while the string is already
+      // in the window, and only take the async refill path at window boundaries.
+      out[i] = r.stringIfBuffered() ?? (await r.string(`item of ${quoteForMessage(key)}`));
+    }
+    return out;
+  }
+  // n * size <= remaining() was checked by count()
+  const bytes = await r.bytes(n * MIN_SIZE[it]);
+  if (it === "bool") return Array.from(bytes, (b) => b !== 0);
+  return new TYPED[it](bytes.buffer as ArrayBuffer, 0, n);
+}
+
 /** One metadata value (its type id, then the value: a scalar, or an array of scalars). */
 export async function readValue(r: StreamReader, path: string, key: string): Promise<GgufValue> {
   const type = await readTypeId(r, path, `key ${quoteForMessage(key)}`);
@@ -74,20 +115,11 @@ export async function readValue(r: StreamReader, path: string, key: string): Pro
   const itemType = await readTypeId(r, path, `array ${quoteForMessage(key)}`);
   if (itemType === "arr") throw notGguf(path, `array ${quoteForMessage(key)} nests arrays, which GGUF readers do not support`);
   const it: GgufScalarTypeName = itemType;
+  const at = r.tell();
   const n = await r.count(`array ${quoteForMessage(key)}`, MIN_SIZE[it]);
-  const out: unknown[] = new Array(n);
-  if (it === "str") {
-    for (let i = 0; i < n; i++) {
-      // Token lists and merges have 150k+ items: decode synchronously while the string is already
-      // in the window, and only take the async refill path at window boundaries.
-      out[i] = r.stringIfBuffered() ?? (await r.string(`item of ${quoteForMessage(key)}`));
-    }
-  } else {
-    // n * size <= remaining() was checked by count(), so this window is bounded by the file.
-    await r.need(n * MIN_SIZE[it]);
-    for (let i = 0; i < n; i++) out[i] = readBufferedScalar(r, it);
-  }
-  return { type: "arr", itemType: it, value: out } as GgufValue;
+  const cap = key.startsWith("tokenizer.ggml.") ? MAX_GGUF_TOKENIZER_ITEMS : MAX_GGUF_ARRAY_ITEMS;
+  if (n > cap) throw notGguf(path, `array ${quoteForMessage(key)} at byte ${at} declares ${n} items, more than the ${cap} ${cap === MAX_GGUF_ARRAY_ITEMS ? "a metadata array" : "a tokenizer array"} may hold`);
+  return { type: "arr", itemType: it, value: await readItems(r, it, n, key) } as GgufValue;
 }
 
 /**

@@ -37,7 +37,7 @@ function intOf(header: GgufHeader, key: string, path: string): number | number[]
     if (!Number.isSafeInteger(n)) throw bad(path, key, `is ${String(x)}, out of range`);
     return n;
   };
-  if (v.type === "arr") return (v.value as unknown[]).map((x) => one(v.itemType, x));
+  if (v.type === "arr") return Array.from(v.value as ArrayLike<unknown>, (x) => one(v.itemType, x));
   return one(v.type, v.value);
 }
 

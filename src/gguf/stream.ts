@@ -11,6 +11,14 @@ import { openRegularFile, RegularFileError } from "./regular-file.js";
 /** ggml's GGUF_MAX_STRING_LENGTH / GGUF_MAX_ARRAY_ELEMENTS: llama.cpp rejects anything longer. */
 const MAX_ITEMS = 1n << 30n;
 
+/**
+ * The longest string (key or value, in bytes) the reader accepts: 64 MiB. Metadata strings are short
+ * (a chat template is tens of KB; a whole tokenizer.json a few MB), and a longer one is refused with
+ * NOT_GGUF before it is read, so a forged length costs nothing (one near V8's string limit would cost
+ * its size in memory, then fail).
+ */
+export const MAX_GGUF_STRING_BYTES = 64 * 1024 * 1024;
+
 /** Read window; headers with big vocabularies (~5 MB) take a handful of reads. */
 const CHUNK = 1 << 20;
 
@@ -173,10 +181,37 @@ export class StreamReader {
     return this.utf8(len);
   }
 
-  /** A GGUF string: u64 byte length + UTF-8 bytes (no terminator). */
+  /** A GGUF string: u64 byte length + UTF-8 bytes (no terminator), at most {@link MAX_GGUF_STRING_BYTES}. */
   async string(what: string): Promise<string> {
+    const at = this.tell();
     const n = await this.count(`${what} length`, 1);
+    if (n > MAX_GGUF_STRING_BYTES) throw notGguf(this.path, `${what} at byte ${at} is ${n} bytes long, more than the ${MAX_GGUF_STRING_BYTES} a metadata string may be`);
     await this.need(n);
     return this.utf8(n);
+  }
+
+  /**
+   * The next `n` bytes (n ≤ remaining(), checked by the caller) in a fresh Uint8Array of their own
+   * (offset 0, so any typed array may view it): what the window holds is copied, the rest is read
+   * from the file straight into it, so a large array costs its size once.
+   */
+  async bytes(n: number): Promise<Uint8Array> {
+    if (n > this.remaining()) throw notGguf(this.path, `header truncated at byte ${this.tell()}`);
+    const out = new Uint8Array(n);
+    const have = Math.min(n, this.bufLen - this.pos);
+    out.set(this.buf.subarray(this.pos, this.pos + have));
+    this.pos += have;
+    if (have === n) return out;
+    let at = this.tell();
+    for (let got = have; got < n; ) {
+      const { bytesRead } = await this.fh.read(out, got, n - got, at);
+      if (bytesRead === 0) throw notGguf(this.path, `header truncated at byte ${at}`);
+      got += bytesRead;
+      at += bytesRead;
+    }
+    this.bufStart = at; // the window is spent: the next need() refills from here
+    this.bufLen = 0;
+    this.pos = 0;
+    return out;
   }
 }

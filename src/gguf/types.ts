@@ -89,6 +89,25 @@ export type GgufScalarValue = {
 }[GgufScalarTypeName];
 
 /**
+ * JS representation of a GGUF array of each item type: numbers in the typed array of their width
+ * (64-bit integers in BigInt arrays), so an array costs its bytes; booleans and strings in plain arrays.
+ */
+export interface GgufArrayJs {
+  u8: Uint8Array;
+  i8: Int8Array;
+  u16: Uint16Array;
+  i16: Int16Array;
+  u32: Uint32Array;
+  i32: Int32Array;
+  f32: Float32Array;
+  f64: Float64Array;
+  u64: BigUint64Array;
+  i64: BigInt64Array;
+  bool: readonly boolean[];
+  str: readonly string[];
+}
+
+/**
  * A typed array metadata value. GGUF arrays are homogeneous; nested arrays are not supported by
  * llama.cpp and are rejected here too.
  */
@@ -96,7 +115,7 @@ export type GgufArrayValue = {
   [T in GgufScalarTypeName]: {
     readonly type: "arr";
     readonly itemType: T;
-    readonly value: readonly GgufScalarJs[T][];
+    readonly value: GgufArrayJs[T];
   };
 }[GgufScalarTypeName];
 
@@ -163,8 +182,9 @@ export const bool = (v: boolean): GgufScalarValue => ({ type: "bool", value: v }
 export const str = (v: string): GgufScalarValue => ({ type: "str", value: v });
 
 /**
- * A homogeneous array of `itemType`. Numeric items are range-checked like the scalar helpers;
- * `f32` items are rounded with `Math.fround`; `u64`/`i64` items may be safe-integer numbers.
+ * A homogeneous array of `itemType` ({@link GgufArrayJs}: numbers come back in a typed array). Numeric
+ * items are range-checked like the scalar helpers; `f32` items are rounded with `Math.fround`;
+ * `u64`/`i64` items may be safe-integer numbers.
  *
  * @example arr("str", ["a", "b"]); arr("i32", tokenTypes); arr("f32", [0.5, 1.5])
  */
@@ -173,8 +193,8 @@ export function arr<T extends GgufScalarTypeName>(
   values: ArrayLike<GgufScalarJs[T] | (T extends "u64" | "i64" ? number : never)>,
 ): GgufArrayValue {
   const make = SCALAR_MAKERS[itemType] as (v: unknown) => GgufScalarValue;
-  const out = new Array(values.length);
-  // Strings and booleans need no normalisation; skip the per-item object for large token lists.
+  const out = itemType === "str" || itemType === "bool" ? new Array(values.length) : new ARRAY_OF[itemType as Exclude<GgufScalarTypeName, "str" | "bool">](values.length);
+  // Strings need no normalisation; skip the per-item object for large token lists.
   if (itemType === "str") {
     for (let i = 0; i < values.length; i++) {
       const v = values[i];
@@ -186,6 +206,20 @@ export function arr<T extends GgufScalarTypeName>(
   }
   return { type: "arr", itemType, value: out } as GgufArrayValue;
 }
+
+/** The typed array of each numeric item type ({@link GgufArrayJs}). */
+const ARRAY_OF: Readonly<Record<Exclude<GgufScalarTypeName, "str" | "bool">, new (n: number) => { [i: number]: unknown }>> = {
+  u8: Uint8Array,
+  i8: Int8Array,
+  u16: Uint16Array,
+  i16: Int16Array,
+  u32: Uint32Array,
+  i32: Int32Array,
+  f32: Float32Array,
+  f64: Float64Array,
+  u64: BigUint64Array,
+  i64: BigInt64Array,
+};
 
 const SCALAR_MAKERS: Readonly<Record<GgufScalarTypeName, (v: never) => GgufScalarValue>> = {
   u8,

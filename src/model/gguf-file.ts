@@ -40,7 +40,8 @@ export function checkGgufFile(path: string): void {
  * Reads the model's GGUF header with the bounded TypeScript reader and checks its hyper-parameters
  * and vocabulary (gguf/model-check.ts) before llama.cpp sees the file: llama.cpp aborts the process
  * on some malformed headers. An inconsistent header is MODEL_LOAD_FAILED; NOT_GGUF and
- * FILE_NOT_FOUND pass through.
+ * FILE_NOT_FOUND pass through, and any other failure of the read (an I/O error, an exhausted
+ * allocation) is MODEL_LOAD_FAILED too: Model.load rejects with its documented codes only.
  */
 export async function validateModelFile(path: string): Promise<GgufHeader> {
   let header: GgufHeader;
@@ -48,7 +49,8 @@ export async function validateModelFile(path: string): Promise<GgufHeader> {
     header = await readGgufHeader(path);
   } catch (err) {
     if (err instanceof GavelError && err.code === "CORRUPT_FILE") throw new GavelError(err.message, "MODEL_LOAD_FAILED", { cause: err });
-    throw err;
+    if (err instanceof GavelError) throw err;
+    throw new GavelError(`${clip(path)}: its GGUF header could not be read: ${clip(err instanceof Error ? err.message : String(err))}`, "MODEL_LOAD_FAILED", { cause: err });
   }
   checkModelHeader(header, path);
   return header;

@@ -5,12 +5,14 @@
  */
 import { readFileSync, statSync } from "node:fs";
 import { createRequire } from "node:module";
-import { join, resolve as resolvePath, sep } from "node:path";
+import { join } from "node:path";
 import { CLIP_CHARS, GavelError, clip } from "../errors.js";
 import { findPackageRoot } from "../util/package-root.js";
 import type { NativeGeneration, NativeSamplerParams } from "./generation.js";
-import { REQUIRED_CPU_FEATURES, selectCpuVariant, variantAddon } from "./cpu.js";
-import { PREBUILT_PLATFORMS, platformPackageDir, platformPackageName } from "./platform.js";
+import { AVX512_CPU_FEATURES, REQUIRED_CPU_FEATURES, selectCpuVariant } from "./cpu.js";
+import { chooseAddon, damagedAddonMessage, DamagedAddonError, loadAddon, type AddonSource } from "./addon-file.js";
+export type { AddonSource } from "./addon-file.js";
+import { PREBUILT_PLATFORMS, platformPackageName } from "./platform.js";
 import { loadCudaPackage, type CudaAddonStatus } from "./cuda-package.js";
 
 export type { NativeGeneration, NativeGenerationStep, NativeSamplerParams } from "./generation.js";
@@ -282,7 +284,15 @@ export function explicitAddonMessage(path: string, err: Error): string {
 export function addonUnavailableMessage(err: Error, platform: string = process.platform, arch: string = process.arch, listed: (pkg: string) => boolean = listsOptional): string {
   const here = `${platform}-${arch}`;
   const base = `gavel-router's native addon could not be loaded on ${here} with Node ${process.versions.node} (${err.message}).`;
-  if (/this CPU lacks/.test(err.message)) {
+  const lacks = /this CPU lacks ([\w.]+(?:,[\w.]+)*)/.exec(err.message);
+  if (lacks && lacks[1].split(",").every((f) => f.startsWith("avx512"))) {
+    // only the AVX-512 prebuild's extra features (asked for by GAVEL_CPU_VARIANT=avx512): the baseline one runs here
+    return (
+      `${base} The AVX-512 prebuild (GAVEL_CPU_VARIANT=avx512) needs ${AVX512_CPU_FEATURES.join(", ")} beyond the baseline, and this CPU does not pass its check. ` +
+      "What you can do: unset GAVEL_CPU_VARIANT, or set it to avx2, to run the avx2 prebuild."
+    );
+  }
+  if (lacks) {
     return (
       `${base} The addon's llama.cpp is compiled for x86-64 CPUs with ${REQUIRED_CPU_FEATURES.join(", ")} (Intel Haswell / AMD Excavator or newer). ` +
       "What you can do: run gavel-router on a newer x86-64 machine; in a virtual machine, let the guest see the host CPU's features (e.g. QEMU/KVM `-cpu host`)."
@@ -322,8 +332,6 @@ export function addonUnavailableMessage(err: Error, platform: string = process.p
   );
 }
 
-/** Where the loaded addon came from (see {@link loadBinding} for the order). */
-export type AddonSource = "GAVEL_ADDON" | "local-build" | "cuda-package" | "platform-package" | "prebuild";
 
 /**
  * The addon this process loaded: its file, where it came from, and on linux-x64 what became of the
@@ -371,12 +379,14 @@ function prepare(b: NativeBinding, cfg: Config, needsCuda: boolean): readonly st
  * Loads the addon once (GAVEL_ADDON, else a local build/Release, else on linux-x64 the opt-in CUDA
  * package, else the AVX-512 prebuild where the CPU has it, else this platform's optional package, else
  * the package's prebuilds/), gives it its settings (config.ts's, through configure) and initialises ggml.
- * In detail: GAVEL_ADDON; a local build (build/Release); on linux-x64 the opt-in CUDA package where
- * it is installed and GAVEL_CUDA_ADDON is not off (./cuda-package.ts: one that cannot serve falls back,
- * its reason in {@link addonStatus}, and a warning GAVEL_CUDA_FALLBACK is emitted); the AVX-512
- * prebuild where the CPU has it; this platform's optional package (./platform.ts); the package's
- * prebuilds/ (node-gyp-build). A CPU without the addon's instruction set is refused first (./cpu.ts),
- * with NATIVE_UNAVAILABLE.
+ * In detail: GAVEL_ADDON; a local build (build/Release/gavel.node, build/Debug/gavel.node); on
+ * linux-x64 the opt-in CUDA package where it is installed and GAVEL_CUDA_ADDON is not off
+ * (./cuda-package.ts: one that cannot serve falls back, its reason in {@link addonStatus}, and a
+ * warning GAVEL_CUDA_FALLBACK is emitted); the AVX-512 prebuild where the CPU has it (falling back to
+ * the avx2 one, with a warning GAVEL_CPU_FALLBACK, when it is damaged or refuses the CPU); this
+ * platform's optional package (./platform.ts); the package's prebuilds/<platform>-<arch>/
+ * (./addon-file.ts). On Linux a file whose ELF headers do not fit it (truncated) is refused before
+ * dlopen. A CPU without the addon's instruction set is refused first (./cpu.ts), with NATIVE_UNAVAILABLE.
  */
 export function loadBinding(): NativeBinding {
   if (binding) return binding;
@@ -391,33 +401,32 @@ export function loadBinding(): NativeBinding {
   if (cuda.status?.state === "fallback") {
     process.emitWarning(`${cuda.status.package} is installed but not used, ${cuda.status.reason}; the CPU addon runs instead (GAVEL_CUDA_ADDON=off silences this)`, { code: "GAVEL_CUDA_FALLBACK" });
   }
+  const choice = chooseAddon(root, variant, cfg);
+  if (cfg.cpuVariant === "avx512" && (cuda.addon || choice.notHonoured)) {
+    const why = cuda.addon ? "the CUDA package's addon is loaded (GAVEL_CUDA_ADDON=off keeps to the CPU prebuilds)" : choice.notHonoured;
+    process.emitWarning(`GAVEL_CPU_VARIANT=avx512 is not honoured: ${why}`, { code: "GAVEL_CPU_VARIANT" });
+  }
   if (cuda.addon) {
     devices = cuda.addon.found;
     status = { file: cuda.status!.file!, source: "cuda-package", cuda: cuda.status };
     binding = cuda.addon.b;
     return binding;
   }
-  let b: NativeBinding;
-  let file: string;
-  let source: AddonSource;
+  let loaded: { value: NativeBinding; file: string };
   try {
-    // a relative GAVEL_ADDON is relative to the working folder, as a user typed it
-    const explicit = (cfg.addon ? resolvePath(cfg.addon) : "") || variantAddon(root, variant);
-    const packageDir = explicit ? null : platformPackageDir(root);
-    file = explicit || (require("node-gyp-build") as { resolve(dir: string): string }).resolve(packageDir ?? root);
-    source = cfg.addon ? "GAVEL_ADDON" : file.startsWith(join(root, "build") + sep) ? "local-build" : packageDir !== null ? "platform-package" : "prebuild";
     // require() would run a .js or parse a .json named by GAVEL_ADDON: only an addon is loaded
-    if (cfg.addon && !file.endsWith(".node")) throw new Error("its name does not end in .node");
-    b = require(file) as NativeBinding;
+    if (cfg.addon && !choice.file.endsWith(".node")) throw new Error("its name does not end in .node");
+    loaded = loadAddon(choice, (file) => require(file) as NativeBinding, (message) => process.emitWarning(message, { code: "GAVEL_CPU_FALLBACK" }));
   } catch (err) {
     // GAVEL_ADDON names the file: say what is wrong with it, not what an install lacks
-    if (cfg.addon) throw new GavelError(explicitAddonMessage(cfg.addon, err as Error), "NATIVE_UNAVAILABLE", { cause: err });
+    if (cfg.addon) throw new GavelError(explicitAddonMessage(cfg.addon, err instanceof DamagedAddonError ? new Error(`the file ${err.problem}`) : (err as Error)), "NATIVE_UNAVAILABLE", { cause: err });
+    if (err instanceof DamagedAddonError) throw new GavelError(damagedAddonMessage(err, choice.source), "NATIVE_UNAVAILABLE", { cause: err });
     throw new GavelError(addonUnavailableMessage(err as Error), "NATIVE_UNAVAILABLE", { cause: err });
   }
-  devices = prepare(b, cfg, false);
-  status = { file, source, cuda: cuda.status };
-  binding = b;
-  return b;
+  devices = prepare(loaded.value, cfg, false);
+  status = { file: loaded.file, source: choice.source, cuda: cuda.status };
+  binding = loaded.value;
+  return binding;
 }
 
 /**

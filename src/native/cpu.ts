@@ -10,8 +10,7 @@
  * The win32-x64 and darwin-x64 addons (optional packages, ./platform.ts) are built for the same avx2
  * level; there only the addon's own check at load answers. arm64 addons need nothing beyond ARMv8-A.
  */
-import { existsSync, readFileSync } from "node:fs";
-import { join } from "node:path";
+import { readFileSync } from "node:fs";
 import { GavelError, clip } from "../errors.js";
 import { config } from "../config.js";
 
@@ -83,16 +82,4 @@ export function selectCpuVariant(
     throw new GavelError(`GAVEL_CPU_VARIANT=avx512, but this CPU lacks ${lacks.join(", ")}: unset it to run the avx2 prebuild`, "NATIVE_UNAVAILABLE");
   }
   return has512 ? "avx512" : "avx2";
-}
-
-/**
- * The AVX-512 prebuild under package root `root`, when `variant` is "avx512" and no local build
- * (build/Release, build/Debug, which node-gyp-build prefers) is there; else null: node-gyp-build
- * chooses (a local build, or the avx2 prebuild of prebuilds/linux-x64/).
- */
-export function variantAddon(root: string, variant: CpuVariant): string | null {
-  if (variant !== "avx512") return null;
-  if (existsSync(join(root, "build", "Release", "gavel.node")) || existsSync(join(root, "build", "Debug", "gavel.node"))) return null;
-  const path = join(root, "prebuilds", "linux-x64-avx512", "gavel-router.node");
-  return existsSync(path) ? path : null;
 }

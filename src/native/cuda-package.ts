@@ -13,11 +13,12 @@
  * {@link CudaAddonStatus}, which `addonStatus()` returns and `gavel info --addon` prints; the load
  * never fails for it.
  */
-import { closeSync, existsSync, fstatSync, openSync, readFileSync, readSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Config } from "../config.js";
 import { CLIP_CHARS, clip } from "../errors.js";
 import { CUDA_PACKAGE_NAME, CUDA_PLATFORM, hasLocalBuild, resolvePackageDir } from "./platform.js";
+import { elfProblem } from "./addon-file.js";
 
 /**
  * What became of the CUDA package in this process: loaded; fallback (installed, tried, not usable:
@@ -76,39 +77,9 @@ export function cudaPackageCandidate(
       },
     };
   }
-  const bad = elfProblem(file);
-  if (bad !== null) return { status: { package: pkg, state: "fallback", file, reason: bad } };
+  const bad = elfProblem(file, "x64");
+  if (bad !== null) return { status: { package: pkg, state: "fallback", file, reason: `its addon ${bad}${/^is truncated/.test(bad) ? " (reinstall the package)" : ""}` } };
   return { file };
-}
-
-/**
- * Why `file` cannot be an x86-64 ELF shared object whole, or null when its headers fit: a file shorter
- * than what its program headers load (or than its section header table) is refused before dlopen,
- * which would map the missing pages and kill the process with SIGBUS when they are touched (a partial
- * download or copy). Reads the headers only.
- */
-export function elfProblem(file: string): string | null {
-  const fd = openSync(file, "r");
-  try {
-    const size = fstatSync(fd).size;
-    const head = Buffer.alloc(64);
-    if (readSync(fd, head, 0, 64, 0) < 64 || head.readUInt32BE(0) !== 0x7f454c46) return "its addon is not an ELF file";
-    if (head[4] !== 2 || head[5] !== 1 || head.readUInt16LE(18) !== 62) return "its addon is not a 64-bit little-endian x86-64 ELF file";
-    const phoff = Number(head.readBigUInt64LE(0x20));
-    const shoff = Number(head.readBigUInt64LE(0x28));
-    const phentsize = head.readUInt16LE(0x36);
-    const phnum = head.readUInt16LE(0x38);
-    let need = shoff + head.readUInt16LE(0x3a) * head.readUInt16LE(0x3c);
-    const ph = Buffer.alloc(phentsize * phnum);
-    if (phentsize < 56 || phoff + ph.length > size || readSync(fd, ph, 0, ph.length, phoff) < ph.length) return `its addon is truncated (${size} bytes, shorter than its program headers)`;
-    for (let i = 0; i < phnum; i++) {
-      const at = i * phentsize;
-      if (ph.readUInt32LE(at) === 1) need = Math.max(need, Number(ph.readBigUInt64LE(at + 8) + ph.readBigUInt64LE(at + 32))); // PT_LOAD: p_offset + p_filesz
-    }
-    return size < need ? `its addon is truncated: ${size} bytes of the ${need} its ELF headers describe (reinstall the package)` : null;
-  } finally {
-    closeSync(fd);
-  }
 }
 
 /** Why a CUDA addon that threw at load cannot serve, in a user's words. */
@@ -124,8 +95,9 @@ export function cudaLoadReason(err: unknown): string {
 /**
  * Tries the CUDA package (see {@link cudaPackageCandidate}): `prepare` loads its file and readies it
  * (require, configure, init), throwing when it cannot serve. Returns the prepared addon with status
- * loaded, or no addon with the status that says why (fallback keeps prepare's error as the reason);
- * status is null off linux-x64. Never throws.
+ * loaded, or no addon with the status that says why (fallback keeps prepare's error as the reason,
+ * or why the package's files could not be read: the CPU addon is tried then); status is null off
+ * linux-x64. Never throws.
  */
 export function loadCudaPackage<T>(
   root: string,
@@ -134,7 +106,14 @@ export function loadCudaPackage<T>(
   platform: string = process.platform,
   arch: string = process.arch,
 ): { addon?: T; status: CudaAddonStatus | null } {
-  const candidate = cudaPackageCandidate(root, cfg, platform, arch);
+  let candidate: ReturnType<typeof cudaPackageCandidate>;
+  try {
+    candidate = cudaPackageCandidate(root, cfg, platform, arch);
+  } catch (err) {
+    // an unreadable sources hash (EACCES, a directory in its place), package.json, …
+    const why = clip((err instanceof Error ? err.message : String(err)).split("\n")[0], 2 * CLIP_CHARS);
+    return { status: { package: CUDA_PACKAGE_NAME, state: "fallback", reason: `its files could not be read: ${why}` } };
+  }
   if (candidate === null) return { status: null };
   if ("status" in candidate) return { status: candidate.status };
   try {

@@ -4,7 +4,8 @@
  * addon from one optional package, `gavel-router-<platform>-<arch>`, which the package lists in its
  * optionalDependencies with `os` and `cpu` fields, so npm downloads only the one this machine matches
  * (npm/<platform>-<arch>/ in the repository; scripts/build-all-platforms.mjs builds and packs them).
- * Such a package holds prebuilds/<platform>-<arch>/gavel-router.node, which node-gyp-build finds in it.
+ * Such a package holds prebuilds/<platform>-<arch>/gavel-router.node, which the loader takes from it
+ * (./addon-file.ts).
  *
  * linux-x64 has one more package, `gavel-router-linux-x64-cuda` (llama.cpp with ggml's CUDA backend and
  * the CUDA glance), which the package does NOT list: a user opts in by installing it beside
@@ -32,9 +33,18 @@ export const CUDA_PLATFORM = "linux-x64-cuda";
 /** The opt-in CUDA package's name: never in the package's optionalDependencies (npm/linux-x64-cuda/). */
 export const CUDA_PACKAGE_NAME = `gavel-router-${CUDA_PLATFORM}`;
 
-/** Whether `root` holds a local build (build/Release, build/Debug), which the loader prefers to any package. */
+/** The local build under `root` the loader takes before any package: build/Release/gavel.node, else build/Debug/gavel.node; null when neither exists. */
+export function localBuildFile(root: string): string | null {
+  for (const config of ["Release", "Debug"]) {
+    const file = join(root, "build", config, "gavel.node");
+    if (existsSync(file)) return file;
+  }
+  return null;
+}
+
+/** Whether `root` holds a local build ({@link localBuildFile}), which the loader prefers to any package. */
 export function hasLocalBuild(root: string): boolean {
-  return existsSync(join(root, "build", "Release", "gavel.node")) || existsSync(join(root, "build", "Debug", "gavel.node"));
+  return localBuildFile(root) !== null;
 }
 
 /** The folder of package `name` as Node resolves it from the package root `root`, or null when it is not installed. */
@@ -49,7 +59,7 @@ export function resolvePackageDir(root: string, name: string): string | null {
 /**
  * The folder of this platform's optional package as Node resolves it from the package root `root`,
  * or null: no such package for this platform, not installed, or a local build under `root`
- * (build/Release, build/Debug), which node-gyp-build prefers.
+ * (build/Release, build/Debug), which the loader prefers.
  */
 export function platformPackageDir(root: string, platform: string = process.platform, arch: string = process.arch): string | null {
   const name = platformPackageName(platform, arch);

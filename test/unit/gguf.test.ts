@@ -112,7 +112,7 @@ describe("GGUF typing helpers", () => {
     expect(() => u64(-1n)).toThrow(RangeError);
     expect(u64(5).value).toBe(5n);
     expect(f32(0.1).value).toBe(Math.fround(0.1));
-    expect(arr("u64", [1, 2n]).value).toEqual([1n, 2n]);
+    expect(arr("u64", [1, 2n]).value).toEqual(new BigUint64Array([1n, 2n]));
     expect(() => arr("u8", [1, 300])).toThrow(RangeError);
   });
 });

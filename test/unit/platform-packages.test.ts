@@ -77,7 +77,7 @@ describe("the platform packages", () => {
     expect(platformPackageDir(root, "linux", "x64")).toBeNull();
     mkdirSync(join(root, "build", "Release"), { recursive: true });
     writeFileSync(join(root, "build", "Release", "gavel.node"), "");
-    expect(platformPackageDir(root, "darwin", "arm64")).toBeNull(); // node-gyp-build takes the local build
+    expect(platformPackageDir(root, "darwin", "arm64")).toBeNull(); // the loader takes the local build
   });
 
   it("are named in the message of a failed load on their platform", () => {

@@ -7,7 +7,7 @@ import { nativeSourcesHash } from "../../scripts/native-sources.mjs";
 import { repoRoot } from "../helpers/paths.js";
 
 describe("prebuilt addon", () => {
-  // avx2: the baseline node-gyp-build finds; avx512: the one src/native/binding.ts picks where the CPU has it
+  // avx2: the baseline; avx512: the one src/native/addon-file.ts picks where the CPU has it
   it.each(["linux-x64", "linux-x64-avx512"])("exists for %s and matches the native sources (run `npm run build:prebuild`)", (folder) => {
     const dir = join(repoRoot, "prebuilds", folder);
     expect(existsSync(join(dir, "gavel-router.node"))).toBe(true);
