@@ -42,7 +42,7 @@ if [ "$mode" = pack ]; then
   A=.device/cpu-a; rm -rf "$A" .device/cpu-b; mkdir -p "$A/pkg/node_modules/@huggingface" "$A/pkg/bench" .device/cpu-b
   [ -f .device/node.xz ] || xz -T2 -c "$(readlink -f "$(which node)")" > .device/node.xz
   cp .device/node.xz "$A/"
-  for p in yaml node-gyp-build; do cp -r "node_modules/$p" "$A/pkg/node_modules/"; done
+  for p in yaml; do cp -r "node_modules/$p" "$A/pkg/node_modules/"; done
   cp -r node_modules/@huggingface/jinja "$A/pkg/node_modules/@huggingface/"
   npx tsup >/dev/null
   cp -r dist "$A/pkg/dist" && find "$A/pkg/dist" -name '*.map' -delete

@@ -11,7 +11,7 @@ LIB=${LIB:-/tmp/gpu}
 rm -rf .device/run && mkdir -p .device/run/node_modules/@huggingface .device/lib
 cp .device/node.xz .device/llama-src.tar.xz .device/cpu-ref.json .device/stories.gguf .device/run/
 cp -r node_modules/node-api-headers/include .device/run/node-api-headers
-for p in yaml node-gyp-build node-addon-api; do cp -r "node_modules/$p" .device/run/node_modules/; done
+for p in yaml node-addon-api; do cp -r "node_modules/$p" .device/run/node_modules/; done
 cp -r node_modules/@huggingface/jinja .device/run/node_modules/@huggingface/
 npx tsup >/dev/null
 rm -rf .device/run/dist && cp -r dist .device/run/dist && find .device/run/dist -name '*.map' -delete

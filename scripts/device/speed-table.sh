@@ -48,7 +48,7 @@ case "${1:-}" in
     mkdir -p $R/node_modules/@huggingface
     cp /work/main/.device/llama-src.tar.xz /work/main/.device/cpu-ref.json /work/main/.device/stories.gguf $R/
     cp -r node_modules/node-api-headers/include $R/node-api-headers
-    for p in yaml node-gyp-build node-addon-api; do cp -r "node_modules/$p" $R/node_modules/; done
+    for p in yaml node-addon-api; do cp -r "node_modules/$p" $R/node_modules/; done
     cp -r node_modules/@huggingface/jinja $R/node_modules/@huggingface/
     cp -r dist $R/dist && find $R/dist -name '*.map' -delete
     cp ../shared/device/baselines/glance_torch_bench.py "$P/"

@@ -94,19 +94,33 @@ function withSkill(base: PrepareStepInput["initialInstructions"], text: string):
   return [...(Array.isArray(base) ? base : [base]), { role: "system", content: text }];
 }
 
+/** The call's own instructions as a step returns them (none: no system message). */
+function asInstructions(base: PrepareStepInput["initialInstructions"]): string | SystemMessageLike[] {
+  if (base === undefined) return [];
+  return typeof base === "string" || Array.isArray(base) ? base : [base];
+}
+
 /**
  * A `prepareStep` for `generateText` / `streamText` / `ToolLoopAgent`: routes the step's latest user
  * message (once per distinct message: the tool-call steps that follow reuse the route) and adds the
- * chosen skill's `<skill>` block to the system prompt. When the ruling abstains it returns nothing, and
- * the step runs as it would have.
+ * chosen skill's `<skill>` block to the system prompt. When the ruling abstains the step runs as it
+ * would have: on AI SDK 5 and 6 it returns nothing; on AI SDK 7, which carries a step's instructions
+ * over to the next, it returns the call's own instructions, so a skill an earlier step added is gone.
  */
 export function gavelPrepareStep(router: SkillRouterLike, options: GavelPrepareStepOptions = {}): (step: PrepareStepInput) => Promise<PrepareStepOutput | undefined> {
   const injector = new SkillInjector(router, options, ["system"]);
   return async (step) => {
     const routed = await injector.forTurns(turnsOf(step.messages));
-    if (!routed || routed.instructions === null) return undefined;
-    if ("initialInstructions" in step) return { instructions: withSkill(step.initialInstructions ?? options.system, routed.instructions) };
-    const system = withSkill(options.system, routed.instructions);
+    const skill = routed && routed.instructions !== null ? routed.instructions : null;
+    if ("initialInstructions" in step) {
+      // AI SDK 7 carries a step's instructions over to the next step that returns none: a step with
+      // nothing to add returns the call's own (no system message at all for none), so an earlier
+      // step's skill never stays in the prompt
+      const base = step.initialInstructions ?? options.system;
+      return { instructions: skill === null ? asInstructions(base) : withSkill(base, skill) };
+    }
+    if (skill === null) return undefined;
+    const system = withSkill(options.system, skill);
     return { system: typeof system === "string" ? system : system.map((m) => m.content).join("\n\n") };
   };
 }

@@ -4,8 +4,7 @@
  * local build (build/Release/gavel.node, build/Debug/gavel.node: ./platform.ts hasLocalBuild); on
  * linux-x64 the AVX-512 prebuild where ./cpu.ts picks it, else prebuilds/linux-x64/; elsewhere this
  * platform's optional package, else the package's prebuilds/<platform>-<arch>/. No other environment
- * variable steers it (npm_config_arch, which npm sets from an .npmrc, LIBC, PREBUILDS_ONLY: node-gyp-build
- * read those).
+ * variable steers it (npm_config_arch, which npm sets from an .npmrc, LIBC and PREBUILDS_ONLY are not read).
  *
  * On Linux every file is checked from its ELF headers before dlopen ({@link elfProblem}): a truncated
  * addon would be mapped whole and kill the process with SIGBUS when its missing pages are touched.

@@ -2,9 +2,9 @@
 // gavelPrepareStep and the loadSkill tool, over a real Router (the embedded gavel-mini pair and the 24
 // example skills). The mock model records each prompt it received.
 import { describe, expect, it } from "vitest";
-import { generateText, stepCountIs } from "ai";
+import { generateText, jsonSchema, stepCountIs, tool } from "ai";
 import { MockLanguageModelV3 } from "ai/test";
-import { gavelLoadSkillTool, gavelPrepareStep, gavelSearchSkillsTool, gavelSkills, gavelSkillTools, type LoadSkillResult, type SearchResult } from "../../src/adapters/ai-sdk.js";
+import { gavelLoadSkillTool, gavelPrepareStep, gavelSearchSkillsTool, gavelSkills, gavelSkillTools, type LoadSkillResult, type SearchResult, type SkillRouterLike } from "../../src/adapters/ai-sdk.js";
 import { HAIKU, PHOTOS, setUpExampleSkillsRouter } from "../helpers/adapter-router.js";
 import type { RouteContext, RouteOptions } from "../../src/index.js";
 import { expectCode } from "../helpers/gavel-error.js";
@@ -56,6 +56,39 @@ describe("gavel-router/ai-sdk", () => {
     const forced = textModel();
     await generateText({ model: forced, prompt: HAIKU, prepareStep: gavelPrepareStep(fixture.router, { abstain: false, verdict: false }) });
     expect(systemOf(forced.doGenerateCalls[0].prompt as Prompt)).toMatch(/^<skill name="/);
+  });
+
+  it("a later step whose route adds nothing runs without the skill an earlier step added (AI SDK 7 carries instructions over)", async () => {
+    // a router that picks a skill for the first context it sees and abstains on every later one
+    let routes = 0;
+    const router = {
+      route: async () => (++routes === 1 ? { skill: fixture.image.id, abstained: false, shortlist: [] } : { skill: null, abstained: true, shortlist: [] }),
+      get: (id: string) => fixture.router.get(id),
+    } as unknown as SkillRouterLike;
+    for (const system of ["Base.", undefined]) {
+      routes = 0;
+      let k = 0;
+      const mock = new MockLanguageModelV3({
+        doGenerate: async () =>
+          ++k === 1
+            ? { content: [{ type: "text", text: "Let me look." }, { type: "tool-call", toolCallId: "c1", toolName: "noop", input: "{}" }], finishReason: finish("tool-calls"), usage, warnings: [] }
+            : { content: [{ type: "text", text: "done" }], finishReason: finish("stop"), usage, warnings: [] },
+      });
+      await generateText({
+        model: mock,
+        ...(system === undefined ? {} : { system }),
+        prompt: PHOTOS,
+        tools: { noop: tool({ inputSchema: jsonSchema({ type: "object", properties: {} }), execute: async () => "ok" }) },
+        prepareStep: gavelPrepareStep(router, { context: "conversation", ...(system === undefined ? {} : { system }) }),
+        stopWhen: stepCountIs(3),
+      });
+      expect(routes).toBe(2);
+      const [first, second] = mock.doGenerateCalls.map((c) => c.prompt as Prompt);
+      expect(systemOf(first)).toContain('<skill name="image-resizing"');
+      expect(systemOf(second)).not.toContain("<skill");
+      if (system === undefined) expect(second.filter((m) => m.role === "system")).toEqual([]);
+      else expect(systemOf(second)).toBe(system);
+    }
   });
 
   it("passes abstain, libraryCut and verdict through to the router's route", async () => {
