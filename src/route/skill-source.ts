@@ -7,12 +7,13 @@
  * @module
  */
 import { statSync } from "node:fs";
-import { basename, dirname, isAbsolute, join, resolve, sep } from "node:path";
+import { basename, dirname, isAbsolute, join, resolve } from "node:path";
 import { readRegularFile } from "../gguf/regular-file.js";
 import { parseSkillMarkdown } from "../skills/index.js";
 import { MAX_FRONT_MATTER_BYTES } from "../skills/parse.js";
 import { buildSkill } from "../skills/parse.js";
 import { jsonlLines } from "../util/jsonl.js";
+import { pathsOf, samePath } from "../util/same-path.js";
 
 /** Which host a skill folder belongs to, read from the folder that holds it. */
 export type SkillHost = "claude-code" | "codex" | "agents" | "github-copilot" | null;
@@ -48,16 +49,21 @@ export interface SkillLocation {
   provenance: SkillProvenance;
 }
 
-const HOST_FOLDERS: readonly [string, SkillHost][] = [
-  [`.claude${sep}skills`, "claude-code"],
-  [`.codex${sep}skills`, "codex"],
-  [`.agents${sep}skills`, "agents"],
-  [`.github${sep}skills`, "github-copilot"],
+const HOST_FOLDERS: readonly [readonly [string, string], SkillHost][] = [
+  [[".claude", "skills"], "claude-code"],
+  [[".codex", "skills"], "codex"],
+  [[".agents", "skills"], "agents"],
+  [[".github", "skills"], "github-copilot"],
 ];
 
-/** The host whose skills folder `hostFolder` is, by its last two path segments. */
-export function hostOfFolder(hostFolder: string): SkillHost {
-  for (const [tail, host] of HOST_FOLDERS) if (hostFolder.endsWith(sep + tail) || hostFolder === tail) return host;
+/**
+ * The host whose skills folder `hostFolder` is, by its last two path names, compared as the
+ * platform compares paths (`.Claude/Skills` is `.claude/skills` on macOS and Windows).
+ */
+export function hostOfFolder(hostFolder: string, platform: NodeJS.Platform = process.platform): SkillHost {
+  const paths = pathsOf(platform);
+  const above = paths.dirname(paths.dirname(hostFolder));
+  for (const [tail, host] of HOST_FOLDERS) if (samePath(hostFolder, paths.join(above, ...tail), platform)) return host;
   return null;
 }
 

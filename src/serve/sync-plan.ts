@@ -7,7 +7,7 @@
  *
  * @module
  */
-import { dirname, resolve } from "node:path";
+import { basename, dirname, join, resolve } from "node:path";
 import { locateSkill, type Router } from "../route/index.js";
 import type { InstallProgress, InstallReport } from "../route/index.js";
 import type { DiscoverResult } from "../skills/discover.js";
@@ -61,18 +61,22 @@ export async function planSync(router: Router, found: DiscoverResult): Promise<S
 
 /**
  * Whether an installed skill's recorded `source` is a SKILL.md in one of the host's folders that
- * `found` looked at, or in any version of a plugin found there (Claude Code keeps each version in its
- * own `<plugin>/<version>/skills/` folder, so an update moves a skill's source and deletes the old
- * version, with the skills it dropped).
+ * `found` looked at, or in another version of a plugin found there: Claude Code keeps each version in
+ * its own `<plugin>/<version>/skills/` folder, so an update moves a skill's source and deletes the old
+ * version, with the skills it dropped. Only a plugin whose install path is such a version folder
+ * (`SkillRoot.pluginVersions`) has other versions; a plugin installed from any other folder (its own
+ * working copy, say) has only that folder, and skills from the folders beside it are not the host's.
  */
 function hostFolders(found: DiscoverResult): (router: Router, source: string) => boolean {
   const roots = found.roots.map((r) => r.dir);
-  // <plugin>/<version>/skills: the same <plugin>, any version
-  const plugins = found.roots.filter((r) => r.scope === "plugin").map((r) => dirname(dirname(r.dir)));
+  const versions = found.roots.flatMap((r) => (r.pluginVersions !== undefined ? [r.pluginVersions] : []));
   return (router, source) => {
     const p = locateSkill(source, router.bankDir).provenance;
     if (p.kind !== "folder") return false;
-    return roots.some((r) => samePath(r, p.hostFolder)) || plugins.some((r) => samePath(r, dirname(dirname(p.hostFolder))));
+    if (roots.some((r) => samePath(r, p.hostFolder))) return true;
+    // <plugin>/<some version>/skills
+    const version = basename(dirname(p.hostFolder));
+    return versions.some((v) => samePath(join(v, version, "skills"), p.hostFolder));
   };
 }
 

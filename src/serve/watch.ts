@@ -20,7 +20,7 @@ import { basename, dirname, join, relative, resolve, sep } from "node:path";
 import { MESSAGE_CHARS, clip } from "../errors.js";
 import { locateSkill, type Router } from "../route/index.js";
 import { MAX_SOURCE_BYTES } from "../route/skill-source.js";
-import { discoveredSkillId, type DiscoverOptions } from "../skills/discover.js";
+import { discoveredSkillId, skillRoots, type DiscoverOptions } from "../skills/discover.js";
 import { SKIP_DIRS } from "../skills/load.js";
 import { parseSkillMarkdown } from "../skills/parse.js";
 import type { Skill } from "../skills/types.js";
@@ -34,7 +34,11 @@ export interface WatchOptions {
   debounceMs?: number;
   /** Longest a sync waits after the first event of a burst that never goes quiet, in ms (default 5000). */
   maxWaitMs?: number;
-  /** Most folders watched (default 4096); past it, the skills beyond are not watched (reported once). */
+  /**
+   * Most folders watched (default 4096), the roots first, then the skills' folders, then the roots'
+   * other folders; past it, those beyond are not watched (a line says so, again each time the folders
+   * outgrow it after having fitted).
+   */
   maxFolders?: number;
 }
 
@@ -62,7 +66,7 @@ export function checkWatchOptions(options: WatchOptions): Required<WatchOptions>
 /** A watched folder: its watcher, and which folder it is (device and inode, to see it replaced). */
 interface Watched {
   watcher: FSWatcher;
-  identity: string | null;
+  identity: string;
 }
 
 /** Device and inode of a folder; null when it is not one now. */
@@ -83,11 +87,14 @@ function nearestFolder(dir: string): string | null {
   }
 }
 
-/** The folders in `root` that may be (or become) skill folders: all but `.git` and `node_modules`. */
+/**
+ * The folders in `root` that may be (or become) skill folders: all but `.git` and `node_modules`; a
+ * symbolic link only when it leads to a folder (one to a file, as dotfile managers make, is no folder).
+ */
 function foldersIn(root: string): string[] {
   try {
     return readdirSync(root, { withFileTypes: true })
-      .filter((e) => (e.isDirectory() || e.isSymbolicLink()) && !SKIP_DIRS.has(e.name))
+      .filter((e) => !SKIP_DIRS.has(e.name) && (e.isDirectory() || (e.isSymbolicLink() && folderIdentity(join(root, e.name)) !== null)))
       .map((e) => join(root, e.name));
   } catch {
     return []; // gone, or unreadable
@@ -184,32 +191,51 @@ export class SkillWatcher {
 
   /**
    * Watches the wanted folders; a folder replaced since it was watched (deleted and made again) is
-   * watched anew. After a sync (`recheck`), each folder newly watched is synced too: what was written
-   * into it between the sync's reading and its watch is not missed.
+   * watched anew. At most `maxFolders` are watched, the most needed first: past the cap a root or a
+   * skill's folder takes the place of a folder watched before that is neither (its watch is closed),
+   * and a line says so once, again after all have fitted and then no longer do. After a sync
+   * (`recheck`), each folder newly watched is synced too: what was written into it between the sync's
+   * reading and its watch is not missed.
    */
   #rearm(recheck: boolean): void {
     if (this.#closed) return;
     const want = this.#wanted(this.#installed());
     for (const [dir, w] of this.#watchers) {
-      if (want.has(dir) && w.identity !== null && folderIdentity(dir) === w.identity) continue;
+      if (want.has(dir) && folderIdentity(dir) === w.identity) continue;
       w.watcher.close();
       this.#watchers.delete(dir);
     }
+    const placed = new Set<string>();
+    let over = false;
     for (const dir of want) {
-      if (this.#watchers.has(dir)) continue;
-      if (this.#watchers.size >= this.#maxFolders) {
-        if (!this.#warnedCap) this.#warn(`watching ${this.#maxFolders} folders, the most it watches; later skills' folders are not watched (gavel sync syncs them)`);
-        this.#warnedCap = true;
+      if (placed.size >= this.#maxFolders) {
+        over = true;
         break;
       }
-      if (this.#arm(dir) && recheck) this.#onEvent(dir, null);
+      if (this.#watchers.has(dir)) placed.add(dir);
+      else if (this.#arm(dir)) {
+        placed.add(dir);
+        if (recheck) this.#onEvent(dir, null);
+      }
     }
+    if (!over) {
+      this.#warnedCap = false;
+      return;
+    }
+    for (const [dir, w] of this.#watchers) {
+      if (placed.has(dir)) continue;
+      w.watcher.close(); // less needed than those placed: its place goes to them
+      this.#watchers.delete(dir);
+    }
+    if (!this.#warnedCap) this.#warn(`watching ${this.#maxFolders} folders, the most it watches; later skills' folders are not watched (gavel sync syncs them)`);
+    this.#warnedCap = true;
   }
 
-  /** Starts watching `dir`; false when it cannot be (gone since, or not watchable: its skills are not watched). */
+  /** Starts watching `dir`; false when it cannot be (gone since, not a folder, or not watchable: its skills are not watched). */
   #arm(dir: string): boolean {
+    const identity = folderIdentity(dir);
+    if (identity === null) return false; // a file (or gone): a watch of it would be dropped and made again at every sync
     try {
-      const identity = folderIdentity(dir);
       const w = watch(dir, { persistent: false }, (_event, name) => this.#onEvent(dir, name === null ? null : String(name)));
       // a folder deleted (or its watch lost) stops being watched; the event before it marked it dirty
       w.on("error", () => {
@@ -301,8 +327,9 @@ export class SkillWatcher {
     out.updated.push(...changed.map((s) => s.id));
     const ids = new Map([...installed].map(([dir, s]) => [s.id, dir]));
     const others = new Set(this.#router.list().map((s) => s.id));
+    const roots = fresh.length > 0 ? skillRoots(this.#discover) : []; // the plugin registry and settings, read once
     for (const { skill, dir } of fresh) {
-      skill.id = discoveredSkillId(dir, skill.name, this.#discover); // a plugin's skill: plugin:skill, as gavel sync installs it
+      skill.id = discoveredSkillId(dir, skill.name, roots); // a plugin's skill: plugin:skill, as gavel sync installs it
       const was = ids.get(skill.id);
       if (gone.delete(skill.id) || (was !== undefined && samePath(was, dir))) {
         toInstall.push(skill); // moved here (renamed, or its name's case changed): its source recorded anew

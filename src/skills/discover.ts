@@ -49,10 +49,10 @@
 import { existsSync, statSync } from "node:fs";
 import { readRegularFileSync, RegularFileError } from "../util/regular-file.js";
 import { homedir } from "node:os";
-import { dirname, isAbsolute, join, resolve } from "node:path";
+import { basename, dirname, isAbsolute, join, resolve } from "node:path";
 import { GavelError, clip, clipLocation, clipMessage, invalidArgument } from "../errors.js";
 import { describeValue, optionsObject, pathOption, signalOption } from "../util/validate.js";
-import { expandHome, samePath } from "../util/same-path.js";
+import { expandHome, isInside, samePath } from "../util/same-path.js";
 import { loadSkills } from "./load.js";
 import type { Skill, SkillFailure } from "./types.js";
 
@@ -76,6 +76,13 @@ export interface SkillRoot {
   label: string;
   /** A plugin's folder: the plugin's id, `name@marketplace`; its skills are keyed `name:skill`. */
   plugin?: string;
+  /**
+   * A plugin whose install path is one of its version folders (`<plugin>/<version>`: the path's last
+   * name is the registry's `version`, or the path is in Claude Code's cache `~/.claude/plugins/cache`):
+   * the folder holding its versions, `<plugin>`. Absent for any other install path (a plugin's own
+   * working folder, say), whose siblings are not its versions.
+   */
+  pluginVersions?: string;
 }
 
 /** Where {@link skillRoots} and {@link discoverSkills} look. */
@@ -207,9 +214,11 @@ function claudePluginRoots(home: string, project: string, notes: string[]): Skil
       return typeof i.projectPath === "string" && samePath(i.projectPath, project);
     });
     if (!install || typeof install.installPath !== "string") continue;
-    const dir = expandHome(install.installPath, home);
-    if (!isAbsolute(dir)) continue;
-    roots.push({ dir: join(resolve(dir), "skills"), scope: "plugin", label: `plugin ${id}`, plugin: id });
+    const given = expandHome(install.installPath, home);
+    if (!isAbsolute(given)) continue;
+    const dir = resolve(given);
+    const versioned = (typeof install.version === "string" && basename(dir) === install.version) || isInside(join(home, ".claude", "plugins", "cache"), dir);
+    roots.push({ dir: join(dir, "skills"), scope: "plugin", label: `plugin ${id}`, plugin: id, ...(versioned ? { pluginVersions: dirname(dir) } : {}) });
   }
   return roots;
 }
@@ -256,11 +265,11 @@ function skillKey(root: SkillRoot, name: string): string {
 
 /**
  * The id {@link discoverSkills} gives the skill named `name` in the skill folder `skillDir`: `plugin:name`
- * when the folder holding it is an installed Claude Code plugin's `skills/` (as `options` find them),
- * else the name. Reads the plugin registry and settings files, not the folder.
+ * when the folder holding it is an installed Claude Code plugin's `skills/` among `roots` (what
+ * {@link skillRoots} gives: read once for many folders), else the name. Reads nothing.
  */
-export function discoveredSkillId(skillDir: string, name: string, options: DiscoverOptions = {}): string {
-  const root = skillRoots(options).find((r) => r.plugin !== undefined && samePath(r.dir, dirname(skillDir)));
+export function discoveredSkillId(skillDir: string, name: string, roots: readonly SkillRoot[]): string {
+  const root = roots.find((r) => r.plugin !== undefined && samePath(r.dir, dirname(skillDir)));
   return root ? skillKey(root, name) : name;
 }
 

@@ -17,8 +17,7 @@ import { nameSkeleton } from "./confusables.js";
 import { optionsObject, signalOption, throwIfAborted, valueText } from "../util/validate.js";
 
 const SKILL_FILE = "SKILL.md";
-/** Folders never searched for skills: huge and never hold a host's skills. */
-/** Folders never searched for skills. */
+/** Folders never searched for skills (nor watched by `serve --watch`): huge, and never hold a host's skills. */
 export const SKIP_DIRS: ReadonlySet<string> = new Set([".git", "node_modules"]);
 /** Room for front matter on top of the body cap when refusing an oversized file before reading it. */
 const FRONT_MATTER_ALLOWANCE = MAX_FRONT_MATTER_BYTES + 16;

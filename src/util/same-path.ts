@@ -25,13 +25,15 @@ export function samePath(a: string, b: string, platform: NodeJS.Platform = proce
 
 /**
  * `p` relative to `folder` when `p` is inside it (not `folder` itself), with the platform's separator
- * (lower-cased where case is folded); null when it is not (outside, on another drive, or a sibling
- * that merely shares a prefix of its name).
+ * and `p`'s own case (case is folded only to compare); null when it is not (outside, on another
+ * drive, or a sibling that merely shares a prefix of its name).
  */
 export function pathInside(folder: string, p: string, platform: NodeJS.Platform = process.platform): string | null {
   const paths = pathsOf(platform);
   const rel = paths.relative(key(folder, platform), key(p, platform));
-  return rel === "" || rel === ".." || rel.startsWith(".." + paths.sep) || paths.isAbsolute(rel) ? null : rel;
+  if (rel === "" || rel === ".." || rel.startsWith(".." + paths.sep) || paths.isAbsolute(rel)) return null;
+  // as many of `p`'s last names as `rel` has (folding case changes no separator)
+  return paths.resolve(p).split(paths.sep).slice(-rel.split(paths.sep).length).join(paths.sep);
 }
 
 /** Whether `p` is inside `folder` (not `folder` itself), as {@link pathInside} says. */

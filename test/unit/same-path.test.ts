@@ -3,6 +3,7 @@
 // either separator, macOS folds case, Linux does not; "inside" is a real path step, never a name prefix.
 import { describe, expect, it } from "vitest";
 import { expandHome, isInside, pathInside, samePath } from "../../src/util/same-path.js";
+import { hostOfFolder } from "../../src/route/skill-record.js";
 
 describe("samePath", () => {
   it("Windows: drive letter and name case, and the separator, do not count", () => {
@@ -36,6 +37,12 @@ describe("pathInside and isInside", () => {
     expect(isInside("/", "/etc", "linux")).toBe(true);
     expect(isInside("/home/me", "/home/me", "linux")).toBe(false);
   });
+  it("the relative path keeps the case of the path given; the case is folded only to compare", () => {
+    expect(pathInside("/Users/me", "/users/ME/Proj/Notes", "darwin")).toBe("Proj/Notes");
+    expect(pathInside("C:\\Users\\me", "c:\\users\\me\\.Claude\\Skills", "win32")).toBe(".Claude\\Skills");
+    expect(pathInside("C:\\Users\\me", "c:/users/ME/Dev/./X/../Repo", "win32")).toBe("Dev\\Repo");
+    expect(pathInside("/home/me", "/home/me/Proj/Notes", "linux")).toBe("Proj/Notes");
+  });
 });
 
 describe("expandHome", () => {
@@ -47,5 +54,17 @@ describe("expandHome", () => {
     expect(expandHome("~/.claude/plugins/x", "C:\\Users\\me", "win32")).toBe("C:\\Users\\me\\.claude\\plugins\\x");
     expect(expandHome("~user/x", "/home/me", "linux")).toBe("~user/x");
     expect(expandHome("/opt/x", "/home/me", "linux")).toBe("/opt/x");
+  });
+});
+
+describe("hostOfFolder", () => {
+  it("knows a host's folder as the platform compares paths: case folded on macOS and Windows, not on Linux", () => {
+    expect(hostOfFolder("/Users/me/Proj/.Claude/Skills", "darwin")).toBe("claude-code");
+    expect(hostOfFolder("C:\\Proj\\.GITHUB\\skills", "win32")).toBe("github-copilot");
+    expect(hostOfFolder("C:/Proj/.agents/skills", "win32")).toBe("agents");
+    expect(hostOfFolder("/home/me/.Claude/Skills", "linux")).toBeNull();
+    expect(hostOfFolder("/home/me/.codex/skills", "linux")).toBe("codex");
+    expect(hostOfFolder("/home/me/x.codex/skills", "darwin")).toBeNull();
+    expect(hostOfFolder("/home/me/skills", "darwin")).toBeNull();
   });
 });

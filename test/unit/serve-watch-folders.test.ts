@@ -2,15 +2,26 @@
 // tiny test model: a folder that becomes a skill only after it was made, a SKILL.md removed and copied
 // back, the whole skills folder deleted and restored, a skill folder renamed (and its name's case
 // changed), and a new skill in a Claude Code plugin's folder (its plugin:skill id). Each step waits
-// for the bank to show it (polled with a generous deadline), never for a fixed time.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { cpSync, mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from "node:fs";
+// for the bank to show it (polled with a generous deadline), never for a fixed time. Also: a symbolic
+// link to a file in a skills folder (as dotfile managers make) is not watched and starts no endless
+// syncs; a sync of many new plugin skills reads the plugin registry once; past the cap on watched
+// folders, the roots and skills' folders take the places of other folders, and the line saying so
+// comes again after all have fitted once more.
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { cpSync, mkdirSync, mkdtempSync, renameSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { Model, Projections, Router, discoverSkills } from "../../src/index.js";
 import { SkillWatcher, type WatchSync } from "../../src/serve/watch.js";
 import { tinyLlamaPath } from "../fixtures/tiny-llama.js";
 import { until } from "../helpers/serve-process.js";
+
+/** Every file the plugin registry and settings are read from (the synchronous bounded reader's calls). */
+const syncReads = vi.hoisted(() => [] as string[]);
+vi.mock("../../src/util/regular-file.js", async (importOriginal) => {
+  const real = await importOriginal<typeof import("../../src/util/regular-file.js")>();
+  return { ...real, readRegularFileSync: (file: string, max: number) => (syncReads.push(file), real.readRegularFileSync(file, max)) };
+});
 
 const skillText = (name: string, what: string) =>
   `---\nname: ${name}\ndescription: ${JSON.stringify(`Use for ${name} tasks: ${what}.`)}\n---\n# ${name}\n\nSteps for ${what}, one by one.\n`;
@@ -27,6 +38,7 @@ describe("SkillWatcher", () => {
   let home: string;
   let model: Model;
   let router: Router;
+  let projections: Projections;
   let watcher: SkillWatcher;
   const syncs: WatchSync[] = [];
   const sources = () => new Map(router.list().map((s) => [s.id, s.source]));
@@ -40,7 +52,7 @@ describe("SkillWatcher", () => {
     mkdirSync(home);
     for (const n of ["alpha", "beta", "dockerfile"]) writeSkill(skills, n);
     model = await Model.load(await tinyLlamaPath(), { contextSize: 512, threads: 1 });
-    const projections = await Projections.random(model, { seed: 5, dim: 16 });
+    projections = await Projections.random(model, { seed: 5, dim: 16 });
     router = await Router.open(model, { projections, bankDir: join(root, "bank"), skillBudget: 256 });
     expect((await router.install(skills)).installed.sort()).toEqual(["alpha", "beta", "dockerfile"]);
     watcher = new SkillWatcher(router, { debounceMs: 50, discover: { home, projectDir: root }, report: (s) => syncs.push(s) });
@@ -110,5 +122,81 @@ describe("SkillWatcher", () => {
     await bankShows((s) => s.get("review:bash-scripting") === file);
     await watcher.idle();
     expect(sources().has("bash-scripting")).toBe(false);
+  }, 120_000);
+
+  it("a sync of many new skills in a plugin's skills/ reads the plugin registry once", async () => {
+    await watcher.idle();
+    const plugin = join(home, ".claude", "plugins", "cache", "acme", "extra", "1.0.0");
+    const review = join(home, ".claude", "plugins", "cache", "acme", "review", "1.0.0");
+    const names = ["one", "two", "three", "four"];
+    for (const n of names) writeSkill(join(plugin, "skills"), n);
+    const plugins = { "review@acme": [{ scope: "user", installPath: review, version: "1.0.0" }], "extra@acme": [{ scope: "user", installPath: plugin, version: "1.0.0" }] };
+    writeFileSync(join(home, ".claude", "plugins", "installed_plugins.json"), JSON.stringify({ version: 2, plugins }));
+    syncReads.length = 0;
+    const done = await watcher.syncFolders(names.map((n) => join(plugin, "skills", n)));
+    expect(done.installed.sort()).toEqual(["extra:four", "extra:one", "extra:three", "extra:two"]);
+    expect(syncReads.filter((f) => basename(f) === "installed_plugins.json")).toHaveLength(1);
+  }, 120_000);
+
+  it("a symbolic link to a file in a skills folder is not watched, and the watcher goes idle", async () => {
+    await watcher.idle();
+    writeFileSync(join(root, "notes.txt"), "notes");
+    mkdirSync(join(root, "elsewhere", "shared"), { recursive: true });
+    symlinkSync(join(root, "notes.txt"), join(skills, "README.md"));
+    symlinkSync(join(root, "elsewhere", "shared"), join(skills, "shared"));
+    // a link to a folder is watched, as any folder of a root
+    await until(() => watcher.folders.includes(join(skills, "shared")) || undefined, 60_000);
+    writeFileSync(join(skills, "alpha", "notes.txt"), "an event in a watched folder");
+    // before, the link's watch was closed and made again after every sync, each time starting another
+    await watcher.idle();
+    expect(watcher.folders).not.toContain(join(skills, "README.md"));
+  }, 120_000);
+});
+
+describe("SkillWatcher at its cap on watched folders", () => {
+  let root: string;
+  let model: Model;
+  let router: Router;
+  let watcher: SkillWatcher | undefined;
+
+  beforeAll(async () => {
+    root = mkdtempSync(join(tmpdir(), "gavel-watch-cap-"));
+    model = await Model.load(await tinyLlamaPath(), { contextSize: 512, threads: 1 });
+    const projections = await Projections.random(model, { seed: 6, dim: 16 });
+    router = await Router.open(model, { projections, bankDir: join(root, "bank"), skillBudget: 256 });
+  }, 120_000);
+
+  afterAll(async () => {
+    await watcher?.close();
+    await router?.close();
+    await model?.dispose();
+    if (root) rmSync(root, { recursive: true, force: true });
+  });
+
+  it("roots and skills' folders take the places of other folders; the line comes again after all fitted", async () => {
+    const a = join(root, "a-skills");
+    const b = join(root, "b-skills");
+    const first = writeSkill(a, "first");
+    for (const n of ["notes", "drafts"]) mkdirSync(join(a, n));
+    const second = writeSkill(b, "second");
+    await router.install(first);
+    const warnings: string[] = [];
+    watcher = new SkillWatcher(router, { maxFolders: 4, warn: (t) => warnings.push(t), discover: { home: join(root, "home"), projectDir: root } });
+    expect(watcher.folders.sort()).toEqual([a, join(a, "drafts"), join(a, "first"), join(a, "notes")]);
+    expect(warnings).toEqual([]);
+
+    await router.install(second);
+    watcher.refresh();
+    expect(watcher.folders.sort()).toEqual([a, join(a, "first"), b, join(b, "second")]);
+    expect(warnings).toHaveLength(1);
+
+    await router.uninstall("second");
+    watcher.refresh();
+    expect(watcher.folders.sort()).toEqual([a, join(a, "drafts"), join(a, "first"), join(a, "notes")]);
+    await router.install(second);
+    watcher.refresh();
+    expect(watcher.folders.sort()).toEqual([a, join(a, "first"), b, join(b, "second")]);
+    expect(warnings).toHaveLength(2);
+    expect(warnings[1]).toMatch(/watching 4 folders, the most it watches/);
   }, 120_000);
 });
