@@ -13,6 +13,7 @@ import { GavelError, invalidArgument, clip } from "../errors.js";
 import { BANK_DIR_MODE, BANK_FILE_MODE } from "./modes.js";
 import { PERMISSION_ERRNOS } from "../util/errno.js";
 import { openRegularFile, RegularFileError } from "../gguf/regular-file.js";
+import { keysFileWhole } from "./keys-file.js";
 import { DirLock } from "./lock.js";
 import { checkHeader, emptyManifest, KEYS_FILE_RE, MANIFEST, MANIFEST_TMP_RE, readManifest, refuseBankWithoutManifest, verifyHeader } from "./manifest.js";
 import type { BankEntry, BankHeader, BankManifest } from "./types.js";
@@ -122,9 +123,9 @@ export async function openForWriting(dir: string, expected: BankHeader, create: 
       fh = await open(keysPath, "w+", BANK_FILE_MODE);
       size = 0;
     }
-    // Keys files the manifest does not name (an interrupted compaction's), once the one it names has
-    // opened: while that one is missing or damaged, an older file may be all that is left of the keys.
-    await removeLeftovers(dir, (name) => KEYS_FILE_RE.test(name) && name !== manifest.keysFile);
+    // Keys files the manifest does not name (an interrupted compaction's), once the one it names is
+    // whole: while that one is missing or damaged, an older file may be all that is left of the keys.
+    await removeOlderKeys(dir, manifest, fh, size);
     // A short file (damage: committed rows are never truncated) is opened all the same, so that the
     // skills whose keys lay past its end can be reinstalled or uninstalled: the library loads them as
     // damaged and routes refuse until then. New rows are written past the manifest's last row.
@@ -137,6 +138,19 @@ export async function openForWriting(dir: string, expected: BankHeader, create: 
     await lock.release();
     throw err;
   }
+}
+
+/** Keys files read at a time when the named one is verified before older ones are removed. */
+const VERIFY_BATCH_BYTES = 64 * 1024 * 1024;
+
+/**
+ * Removes the keys files the manifest does not name, when there are any and the one it names (`fh`,
+ * of `size` bytes) is whole: every committed row there, every block matching its checksum.
+ */
+async function removeOlderKeys(dir: string, m: BankManifest, fh: FileHandle, size: number): Promise<void> {
+  const older = (await readdir(dir)).filter((name) => KEYS_FILE_RE.test(name) && name !== m.keysFile);
+  if (older.length === 0 || !(await keysFileWhole(fh, size, m, join(dir, m.keysFile), VERIFY_BATCH_BYTES))) return;
+  for (const name of older) await rm(join(dir, name), { force: true });
 }
 
 /** Removes the files of `dir` that `leftover` names. */
