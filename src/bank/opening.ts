@@ -11,7 +11,7 @@ import { endianness } from "node:os";
 import { join } from "node:path";
 import { GavelError, invalidArgument, clip } from "../errors.js";
 import { BANK_DIR_MODE, BANK_FILE_MODE } from "./modes.js";
-import { PERMISSION_ERRNOS } from "../util/errno.js";
+import { errnoError } from "../util/errno.js";
 import { openRegularFile, RegularFileError } from "../gguf/regular-file.js";
 import { keysFileWhole } from "./keys-file.js";
 import { DirLock } from "./lock.js";
@@ -38,14 +38,13 @@ export async function manifestIdentity(dir: string): Promise<string | undefined>
 }
 
 /**
- * A typed error for a bank folder the file system refuses: a path through a file, too long or a
- * link loop (FILE_NOT_FOUND), or not permitted (PERMISSION_DENIED); any other error as it is.
+ * A typed error for a bank folder the file system refuses (util/errno.ts, errnoError): a path through
+ * a file, too long or a link loop "no bank at …" (FILE_NOT_FOUND); not permitted (PERMISSION_DENIED),
+ * a full disk (NO_SPACE) or anything else the table names "cannot open or create a bank at …"; any
+ * other error as it is.
  */
 function bankDirError(dir: string, err: unknown): unknown {
-  const code = (err as NodeJS.ErrnoException)?.code;
-  if (code === "ENOTDIR" || code === "ENAMETOOLONG" || code === "ELOOP") return new GavelError(`no bank at ${clip(dir)}: the path cannot name a folder (${code})`, "FILE_NOT_FOUND");
-  if (code !== undefined && PERMISSION_ERRNOS.includes(code)) return new GavelError(`cannot open or create a bank at ${clip(dir)} (${code})`, "PERMISSION_DENIED");
-  return err;
+  return errnoError(err, (code) => (code === "FILE_NOT_FOUND" ? `no bank at ${clip(dir)}` : `cannot open or create a bank at ${clip(dir)}`));
 }
 
 /** A bank folder's name: a non-empty string without NUL (which no file system path holds). */

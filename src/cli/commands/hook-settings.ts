@@ -4,7 +4,7 @@
 // old file's mode. A file the installer cannot edit without losing something is refused, untouched.
 import { lstat, mkdir, open, realpath, rename, stat, unlink } from "node:fs/promises";
 import { GavelError, clip, clipMessage } from "../../errors.js";
-import { errnoOf, errnoReason } from "../../util/errno.js";
+import { errnoError, errnoOf } from "../../util/errno.js";
 import { readRegularFile, RegularFileError } from "../../util/regular-file.js";
 import { INSTALLED_HOOK_TIMEOUT_S } from "./hook-run.js";
 
@@ -13,13 +13,9 @@ export const MAX_SETTINGS_BYTES = 16 * 1024 * 1024;
 
 const AGAIN = "then install the hook again";
 
-/** A file-system failure of `doing` ("write /x/settings.json") as a GavelError: its errno's code and words (util/errno.ts), else INTERNAL. */
+/** A file-system failure of `doing` ("write /x/settings.json") as a GavelError: its errno's code and words (util/errno.ts, errnoError), else INTERNAL. */
 export function fsError(err: unknown, doing: string): GavelError {
-  if (err instanceof GavelError) return err;
-  const errno = errnoOf(err);
-  const known = errnoReason(errno);
-  if (known) return new GavelError(`cannot ${doing}: ${known[1]} (${errno})`, known[0], { cause: err });
-  return new GavelError(`cannot ${doing}: ${clipMessage(err)}`, "INTERNAL", { cause: err });
+  return errnoError(err, `cannot ${doing}`, { fallback: "internal" });
 }
 
 /** `--dir`'s folder, which must exist (the installer creates `.claude` in it, nothing above). */
