@@ -81,6 +81,9 @@ export class Router {
   /** Most tokens of a skill's text its keys are read from ({@link RouterOpenOptions.keyBudget}, resolved). */
   readonly keyBudget: number;
   readonly #parts: RouterParts;
+  /** close() was called: every call after it is refused (DISPOSED), the writes called before it finish. */
+  #closing: Promise<void> | null = null;
+  /** The writes called before close() have finished: the library is closing or closed. */
   #closed = false;
   #busy: Promise<unknown> = Promise.resolve();
   /** Installs and uninstalls queued or running (see #exclusive). */
@@ -144,7 +147,13 @@ export class Router {
     return router;
   }
 
+  /** Throws DISPOSED once close() was called (at once, not only once it finished). */
   #check(): void {
+    if (this.#closing !== null) throw new GavelError("this router was closed", "DISPOSED");
+  }
+
+  /** At a queued write's turn: DISPOSED once the library is closing (close() waits for the writes called before it). */
+  #checkTurn(): void {
     if (this.#closed) throw new GavelError("this router was closed", "DISPOSED");
   }
 
@@ -182,7 +191,7 @@ export class Router {
     // an aborted install neither waits for the writes queued before it nor reads its source
     if (signal?.aborted) return Promise.reject(abortedError("Router.install", signal));
     return this.#exclusive(() => abortable("Router.install", signal, async () => {
-      this.#check();
+      this.#checkTurn();
       try {
         const report = await installSkills(this.#parts, source, options);
         // dead key rows reclaimed once they match the live ones; texts no entry names deleted (its wait
@@ -216,7 +225,7 @@ export class Router {
     if (typeof idOrName !== "string") throw invalidArgument("uninstall takes a skill id or name");
     throwIfAborted(signal, "Router.uninstall");
     return this.#exclusive(() => abortable("Router.uninstall", signal, async () => {
-      this.#check();
+      this.#checkTurn();
       const entry = this.#parts.library.find(idOrName);
       if (!entry) return false;
       try {
@@ -414,12 +423,18 @@ export class Router {
     });
   }
 
-  /** Commits and closes the bank (the model stays open: it is the caller's). Idempotent. */
-  async close(): Promise<void> {
-    if (this.#closed) return;
-    await this.#busy;
-    this.#closed = true;
-    await this.#parts.library.close();
+  /**
+   * Commits and closes the bank (the model stays open: it is the caller's), once the installs and
+   * uninstalls called before it have finished. Every call after it, even in the same tick, is refused
+   * with DISPOSED at once, and live contexts report their router closed. Idempotent.
+   */
+  close(): Promise<void> {
+    this.#closing ??= (async () => {
+      await this.#busy;
+      this.#closed = true;
+      await this.#parts.library.close();
+    })();
+    return this.#closing;
   }
 
   async [Symbol.asyncDispose](): Promise<void> {
@@ -433,7 +448,7 @@ export class Router {
    */
   live(): LiveContext {
     this.#check();
-    return new LiveContext(this.#parts, () => this.#closed);
+    return new LiveContext(this.#parts, () => this.#closing !== null);
   }
 }
 
