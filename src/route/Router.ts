@@ -34,23 +34,9 @@ import { glanceTrusted, preferTrusted, priorityOf, sourceClass, trustActive, tru
 import { type RouterParts, taskBudgets } from "./parts.js";
 import { readSkillRecord, type SkillRecord } from "./skill-record.js";
 import { installedSkill } from "./installed.js";
-import { GLANCE_KEYS, INSTALL_KEYS, RANK_KEYS, ROUTE_KEYS, ROUTER_OPEN_KEYS } from "./option-keys.js";
+import { alsoOption, GLANCE_KEYS, INSTALL_KEYS, liveOption, RANK_KEYS, ROUTE_KEYS, ROUTER_OPEN_KEYS } from "./option-keys.js";
 import type { Candidate, GlanceHit, GlanceOptions, InstalledSkill, InstallOptions, InstallReport } from "./types.js";
 import type { RankOptions, RankResult, RouteContext, RouteOptions, RouteResult, RouterOpenOptions } from "./types.js";
-
-/** The `live` option as given: undefined lets the context's kind decide. */
-function liveOption(value: unknown): boolean | undefined {
-  return value === undefined ? undefined : boolOption(value, "live", false);
-}
-
-/** The `also` option of {@link Router.rank}: skill ids (at most 4,096). */
-function alsoOption(value: unknown): string[] {
-  if (value === undefined) return [];
-  if (!Array.isArray(value) || value.length > 4096 || !value.every((v) => typeof v === "string")) {
-    throw invalidArgument("also must be an array of at most 4096 skill ids");
-  }
-  return value as string[];
-}
 
 /** The ranking without its glance columns, as the public results give it. */
 function glanceHits(ranked: readonly GlanceHit[]): GlanceHit[] {
@@ -147,14 +133,9 @@ export class Router {
     return router;
   }
 
-  /** Throws DISPOSED once close() was called (at once, not only once it finished). */
-  #check(): void {
-    if (this.#closing !== null) throw new GavelError("this router was closed", "DISPOSED");
-  }
-
-  /** At a queued write's turn: DISPOSED once the library is closing (close() waits for the writes called before it). */
-  #checkTurn(): void {
-    if (this.#closed) throw new GavelError("this router was closed", "DISPOSED");
+  /** DISPOSED once close() was called; at a queued write's `turn`, once the library is closing (close() waits for the writes called before it). */
+  #check(turn = false): void {
+    if (turn ? this.#closed : this.#closing !== null) throw new GavelError("this router was closed", "DISPOSED");
   }
 
   /**
@@ -191,7 +172,7 @@ export class Router {
     // an aborted install neither waits for the writes queued before it nor reads its source
     if (signal?.aborted) return Promise.reject(abortedError("Router.install", signal));
     return this.#exclusive(() => abortable("Router.install", signal, async () => {
-      this.#checkTurn();
+      this.#check(true);
       try {
         const report = await installSkills(this.#parts, source, options);
         // dead key rows reclaimed once they match the live ones; texts no entry names deleted (its wait
@@ -225,7 +206,7 @@ export class Router {
     if (typeof idOrName !== "string") throw invalidArgument("uninstall takes a skill id or name");
     throwIfAborted(signal, "Router.uninstall");
     return this.#exclusive(() => abortable("Router.uninstall", signal, async () => {
-      this.#checkTurn();
+      this.#check(true);
       const entry = this.#parts.library.find(idOrName);
       if (!entry) return false;
       try {
