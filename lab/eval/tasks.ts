@@ -62,10 +62,11 @@ export const MAX_BATCHES = 10_000;
 
 /**
  * Parses a batch selection such as `"6-10"`, `"1,3,5-7"` or `"batch6"` into the set of batch numbers
- * ({@link MAX_BATCHES} at most, counted range by range: SWE-Skills-Bench's are 1-10).
+ * (in the order the selection names them; {@link MAX_BATCHES} distinct numbers at most, ranges that
+ * overlap counting the numbers they share once: SWE-Skills-Bench's are 1-10).
  */
 export function parseBatches(spec: string): Set<number> {
-  const out = new Set<number>();
+  const ranges: [number, number][] = [];
   for (const raw of spec.split(",")) {
     const part = raw.trim().replace(/^batch/i, "");
     const m = /^(\d+)(?:\s*-\s*(?:batch)?(\d+))?$/i.exec(part);
@@ -73,10 +74,25 @@ export function parseBatches(spec: string): Set<number> {
     const lo = Number(m[1]);
     const hi = m[2] === undefined ? lo : Number(m[2]);
     if (hi < lo) throw invalidArgument(`--batches: empty range ${raw.trim()}`);
-    if (out.size + (hi - lo + 1) > MAX_BATCHES) throw invalidArgument(`--batches ${spec.trim()} names more than ${MAX_BATCHES} batches (SWE-Skills-Bench's are 1-10)`);
-    for (let b = lo; b <= hi; b++) out.add(b);
+    ranges.push([lo, hi]);
   }
+  if (distinctCount(ranges) > MAX_BATCHES) throw invalidArgument(`--batches ${spec.trim()} names more than ${MAX_BATCHES} batches (SWE-Skills-Bench's are 1-10)`);
+  const out = new Set<number>();
+  for (const [lo, hi] of ranges) for (let b = lo; b <= hi; b++) out.add(b);
   return out;
+}
+
+/** How many distinct integers the inclusive ranges cover (overlapping ones merged first). */
+function distinctCount(ranges: readonly (readonly [number, number])[]): number {
+  const sorted = [...ranges].sort((a, b) => a[0] - b[0]);
+  let count = 0;
+  let end = -Infinity;
+  for (const [lo, hi] of sorted) {
+    if (hi <= end) continue;
+    count += hi - Math.max(lo, end + 1) + 1;
+    end = hi;
+  }
+  return count;
 }
 
 /**

@@ -102,8 +102,8 @@ async function checkOnce(dir: string): Promise<BankCheckReport> {
   report.skills = m.entries.length;
   report.rows = m.rows;
   report.deadRows = m.rows - m.entries.reduce((a, e) => a + e.nKeys, 0);
-  const keysOpen = await checkKeys(dir, m, report);
-  await checkLeftovers(dir, m, keysOpen, report);
+  const keysWhole = await checkKeys(dir, m, report);
+  await checkLeftovers(dir, m, keysWhole, report);
   const texts = await checkTexts(dir, m.entries, report);
   await checkLexicon(dir, m, texts, report);
   return finish();
@@ -111,14 +111,14 @@ async function checkOnce(dir: string): Promise<BankCheckReport> {
 
 /**
  * Temp files of interrupted commits, keys files the manifest does not name (removed by the next open
- * only once the named one, `keysOpen`, opens), texts no entry names.
+ * only when the named one is whole, `keysWhole`), texts no entry names.
  */
-async function checkLeftovers(dir: string, m: BankManifest, keysOpen: boolean, report: BankCheckReport): Promise<void> {
+async function checkLeftovers(dir: string, m: BankManifest, keysWhole: boolean, report: BankCheckReport): Promise<void> {
   for (const name of await readdir(dir)) {
     if (MANIFEST_TMP_RE.test(name) || LEXICON_TMP_RE.test(name)) report.repairs.push(`${name}: a temp file of an interrupted commit (removed at the next open)`);
     else if (KEYS_FILE_RE.test(name) && name !== m.keysFile) {
-      if (keysOpen) report.repairs.push(`${name}: a keys file the manifest does not name (an interrupted compaction; removed at the next open)`);
-      else report.unverified.push(`${name}: a keys file the manifest does not name, kept while ${m.keysFile} cannot be opened (it may hold the keys of an earlier commit; keep it)`);
+      if (keysWhole) report.repairs.push(`${name}: a keys file the manifest does not name (an interrupted compaction; removed at the next open)`);
+      else report.unverified.push(`${name}: a keys file the manifest does not name, kept while ${m.keysFile} is missing or damaged (it may hold the keys of an earlier commit; keep it)`);
     }
   }
   const live = new Set(m.entries.map((e) => `${e.contentHash}.json`));
@@ -129,7 +129,8 @@ async function checkLeftovers(dir: string, m: BankManifest, keysOpen: boolean, r
 
 /**
  * The keys file: its size against the manifest, and every entry's block (finite, checksum). False when
- * it cannot be opened (a missing file of a bank without rows is fine).
+ * it is not whole: it cannot be opened (a missing file of a bank without rows is fine), or a keys
+ * problem was reported (the next open then keeps the keys files the manifest does not name).
  */
 async function checkKeys(dir: string, m: BankManifest, report: BankCheckReport): Promise<boolean> {
   const path = join(dir, m.keysFile);
@@ -144,6 +145,7 @@ async function checkKeys(dir: string, m: BankManifest, report: BankCheckReport):
     return false;
   }
   const { fh, size } = opened;
+  const problemsBefore = report.problems.length;
   try {
     if (size < committed) report.problems.push(`${path} holds ${size} bytes but the manifest references ${committed} (${m.rows} rows of ${m.header.dim} float32)`);
     else if (size > committed) report.repairs.push(`${m.keysFile}: ${size - committed} bytes of uncommitted rows past the ${m.rows} committed (dropped at the next open)`);
@@ -171,7 +173,7 @@ async function checkKeys(dir: string, m: BankManifest, report: BankCheckReport):
   } finally {
     await fh.close();
   }
-  return true;
+  return report.problems.length === problemsBefore;
 }
 
 /** Every entry's text, read and verified as a route reads it; returns the texts that are good. */

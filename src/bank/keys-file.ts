@@ -9,7 +9,7 @@ import { GavelError, clip, clipMessage } from "../errors.js";
 import { writeAll } from "../util/durable-file.js";
 import { freezeEntry } from "./entries.js";
 import { BANK_FILE_MODE } from "./modes.js";
-import type { BankEntry } from "./types.js";
+import type { BankEntry, BankManifest } from "./types.js";
 
 /** Result of {@link BankStore.readAllKeys}: every skill's keys, ready for the glance kernel. */
 export interface BankKeys {
@@ -166,6 +166,27 @@ export async function readEntryKeys(fh: FileHandle, entries: BankEntry[], dim: n
     if (short || (e.keysSha256 !== undefined && keysChecksum(keys.subarray(offsets[i] * dim, offsets[i + 1] * dim)) !== e.keysSha256)) damaged.add(i);
   }
   return { keys, offsets, entries, damaged };
+}
+
+/**
+ * Whether the keys file `fh` (of `size` bytes) is whole for manifest `m`: it holds every committed row,
+ * and each entry's block matches its checksum where one is recorded and holds only finite values (what
+ * `gavel check` reports no keys problem for). Read in batches of at most `batchBytes`; a file that
+ * cannot be read is not whole.
+ */
+export async function keysFileWhole(fh: FileHandle, size: number, m: BankManifest, path: string, batchBytes: number): Promise<boolean> {
+  const rowBytes = m.header.dim * 4;
+  if (size < m.rows * rowBytes) return false;
+  try {
+    for (const batch of keyBatches(m.entries, rowBytes, batchBytes)) {
+      const read = await readEntryKeys(fh, batch, m.header.dim, path, true);
+      if (read.damaged!.size > 0 || !read.keys.every((v) => Number.isFinite(v))) return false;
+    }
+  } catch (err) {
+    if (err instanceof GavelError) return false;
+    throw err;
+  }
+  return true;
 }
 
 /**

@@ -4,9 +4,9 @@
  * matter. A permission failure on a bank (another user's bank, a read-only folder) is one typed
  * `PERMISSION_DENIED` line naming the path, never a raw EACCES stack.
  */
-import { GavelError, clip, clipMessage } from "../errors.js";
+import { GavelError, clip } from "../errors.js";
 import type { DirSyncError } from "../util/durable-file.js";
-import { errnoCause, errnoOf, errnoReason, NO_SPACE_ERRNOS, PERMISSION_ERRNOS } from "../util/errno.js";
+import { errnoCause, NO_SPACE_ERRNOS, PERMISSION_ERRNOS, unsyncedReason } from "../util/errno.js";
 
 /** Mode of every file a bank writer creates (manifest, keys, texts, lexicon, lock). */
 export const BANK_FILE_MODE = 0o600;
@@ -59,11 +59,10 @@ export async function withPermissionErrors<T>(dir: string, doing: string, f: () 
  * table does not name, is CORRUPT_FILE: the disk failed under the bank.
  */
 export function unsyncedCommit(dir: string, generation: number, err: DirSyncError): GavelError {
-  const errno = errnoOf(err);
-  const [code, words] = errnoReason(errno) ?? ["CORRUPT_FILE", errno === "EIO" ? "an I/O error; the disk may be failing" : clipMessage(err.cause)];
+  const [code, words] = unsyncedReason(err);
   return new GavelError(
     `bank ${clip(dir)}: generation ${generation} is committed (its manifest is in place and every reader sees it), ` +
-      `but the bank's folder could not be synced (${words}${errno === undefined ? "" : `, ${errno}`}), so it may not survive a power cut; ` +
+      `but the bank's folder could not be synced (${words}), so it may not survive a power cut; ` +
       `check the disk, then run \`gavel check --bank ${clip(dir)}\``,
     code,
     { cause: err },

@@ -11,8 +11,9 @@ import { endianness } from "node:os";
 import { join } from "node:path";
 import { GavelError, invalidArgument, clip } from "../errors.js";
 import { BANK_DIR_MODE, BANK_FILE_MODE } from "./modes.js";
-import { PERMISSION_ERRNOS } from "../util/errno.js";
+import { errnoError } from "../util/errno.js";
 import { openRegularFile, RegularFileError } from "../gguf/regular-file.js";
+import { keysFileWhole } from "./keys-file.js";
 import { DirLock } from "./lock.js";
 import { checkHeader, emptyManifest, KEYS_FILE_RE, MANIFEST, MANIFEST_TMP_RE, readManifest, refuseBankWithoutManifest, verifyHeader } from "./manifest.js";
 import type { BankEntry, BankHeader, BankManifest } from "./types.js";
@@ -37,14 +38,13 @@ export async function manifestIdentity(dir: string): Promise<string | undefined>
 }
 
 /**
- * A typed error for a bank folder the file system refuses: a path through a file, too long or a
- * link loop (FILE_NOT_FOUND), or not permitted (PERMISSION_DENIED); any other error as it is.
+ * A typed error for a bank folder the file system refuses (util/errno.ts, errnoError): a path through
+ * a file, too long or a link loop "no bank at …" (FILE_NOT_FOUND); not permitted (PERMISSION_DENIED),
+ * a full disk (NO_SPACE) or anything else the table names "cannot open or create a bank at …"; any
+ * other error as it is.
  */
 function bankDirError(dir: string, err: unknown): unknown {
-  const code = (err as NodeJS.ErrnoException)?.code;
-  if (code === "ENOTDIR" || code === "ENAMETOOLONG" || code === "ELOOP") return new GavelError(`no bank at ${clip(dir)}: the path cannot name a folder (${code})`, "FILE_NOT_FOUND");
-  if (code !== undefined && PERMISSION_ERRNOS.includes(code)) return new GavelError(`cannot open or create a bank at ${clip(dir)} (${code})`, "PERMISSION_DENIED");
-  return err;
+  return errnoError(err, (code) => (code === "FILE_NOT_FOUND" ? `no bank at ${clip(dir)}` : `cannot open or create a bank at ${clip(dir)}`));
 }
 
 /** A bank folder's name: a non-empty string without NUL (which no file system path holds). */
@@ -122,9 +122,9 @@ export async function openForWriting(dir: string, expected: BankHeader, create: 
       fh = await open(keysPath, "w+", BANK_FILE_MODE);
       size = 0;
     }
-    // Keys files the manifest does not name (an interrupted compaction's), once the one it names has
-    // opened: while that one is missing or damaged, an older file may be all that is left of the keys.
-    await removeLeftovers(dir, (name) => KEYS_FILE_RE.test(name) && name !== manifest.keysFile);
+    // Keys files the manifest does not name (an interrupted compaction's), once the one it names is
+    // whole: while that one is missing or damaged, an older file may be all that is left of the keys.
+    await removeOlderKeys(dir, manifest, fh, size);
     // A short file (damage: committed rows are never truncated) is opened all the same, so that the
     // skills whose keys lay past its end can be reinstalled or uninstalled: the library loads them as
     // damaged and routes refuse until then. New rows are written past the manifest's last row.
@@ -137,6 +137,19 @@ export async function openForWriting(dir: string, expected: BankHeader, create: 
     await lock.release();
     throw err;
   }
+}
+
+/** Keys files read at a time when the named one is verified before older ones are removed. */
+const VERIFY_BATCH_BYTES = 64 * 1024 * 1024;
+
+/**
+ * Removes the keys files the manifest does not name, when there are any and the one it names (`fh`,
+ * of `size` bytes) is whole: every committed row there, every block matching its checksum.
+ */
+async function removeOlderKeys(dir: string, m: BankManifest, fh: FileHandle, size: number): Promise<void> {
+  const older = (await readdir(dir)).filter((name) => KEYS_FILE_RE.test(name) && name !== m.keysFile);
+  if (older.length === 0 || !(await keysFileWhole(fh, size, m, join(dir, m.keysFile), VERIFY_BATCH_BYTES))) return;
+  for (const name of older) await rm(join(dir, name), { force: true });
 }
 
 /** Removes the files of `dir` that `leftover` names. */

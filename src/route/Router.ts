@@ -34,23 +34,9 @@ import { glanceTrusted, preferTrusted, priorityOf, sourceClass, trustActive, tru
 import { type RouterParts, taskBudgets } from "./parts.js";
 import { readSkillRecord, type SkillRecord } from "./skill-record.js";
 import { installedSkill } from "./installed.js";
-import { GLANCE_KEYS, INSTALL_KEYS, RANK_KEYS, ROUTE_KEYS, ROUTER_OPEN_KEYS } from "./option-keys.js";
+import { alsoOption, GLANCE_KEYS, INSTALL_KEYS, liveOption, RANK_KEYS, ROUTE_KEYS, ROUTER_OPEN_KEYS } from "./option-keys.js";
 import type { Candidate, GlanceHit, GlanceOptions, InstalledSkill, InstallOptions, InstallReport } from "./types.js";
 import type { RankOptions, RankResult, RouteContext, RouteOptions, RouteResult, RouterOpenOptions } from "./types.js";
-
-/** The `live` option as given: undefined lets the context's kind decide. */
-function liveOption(value: unknown): boolean | undefined {
-  return value === undefined ? undefined : boolOption(value, "live", false);
-}
-
-/** The `also` option of {@link Router.rank}: skill ids (at most 4,096). */
-function alsoOption(value: unknown): string[] {
-  if (value === undefined) return [];
-  if (!Array.isArray(value) || value.length > 4096 || !value.every((v) => typeof v === "string")) {
-    throw invalidArgument("also must be an array of at most 4096 skill ids");
-  }
-  return value as string[];
-}
 
 /** The ranking without its glance columns, as the public results give it. */
 function glanceHits(ranked: readonly GlanceHit[]): GlanceHit[] {
@@ -81,6 +67,9 @@ export class Router {
   /** Most tokens of a skill's text its keys are read from ({@link RouterOpenOptions.keyBudget}, resolved). */
   readonly keyBudget: number;
   readonly #parts: RouterParts;
+  /** close() was called: every call after it is refused (DISPOSED), the writes called before it finish. */
+  #closing: Promise<void> | null = null;
+  /** The writes called before close() have finished: the library is closing or closed. */
   #closed = false;
   #busy: Promise<unknown> = Promise.resolve();
   /** Installs and uninstalls queued or running (see #exclusive). */
@@ -144,8 +133,9 @@ export class Router {
     return router;
   }
 
-  #check(): void {
-    if (this.#closed) throw new GavelError("this router was closed", "DISPOSED");
+  /** DISPOSED once close() was called; at a queued write's `turn`, once the library is closing (close() waits for the writes called before it). */
+  #check(turn = false): void {
+    if (turn ? this.#closed : this.#closing !== null) throw new GavelError("this router was closed", "DISPOSED");
   }
 
   /**
@@ -182,7 +172,7 @@ export class Router {
     // an aborted install neither waits for the writes queued before it nor reads its source
     if (signal?.aborted) return Promise.reject(abortedError("Router.install", signal));
     return this.#exclusive(() => abortable("Router.install", signal, async () => {
-      this.#check();
+      this.#check(true);
       try {
         const report = await installSkills(this.#parts, source, options);
         // dead key rows reclaimed once they match the live ones; texts no entry names deleted (its wait
@@ -216,7 +206,7 @@ export class Router {
     if (typeof idOrName !== "string") throw invalidArgument("uninstall takes a skill id or name");
     throwIfAborted(signal, "Router.uninstall");
     return this.#exclusive(() => abortable("Router.uninstall", signal, async () => {
-      this.#check();
+      this.#check(true);
       const entry = this.#parts.library.find(idOrName);
       if (!entry) return false;
       try {
@@ -414,12 +404,18 @@ export class Router {
     });
   }
 
-  /** Commits and closes the bank (the model stays open: it is the caller's). Idempotent. */
-  async close(): Promise<void> {
-    if (this.#closed) return;
-    await this.#busy;
-    this.#closed = true;
-    await this.#parts.library.close();
+  /**
+   * Commits and closes the bank (the model stays open: it is the caller's), once the installs and
+   * uninstalls called before it have finished. Every call after it, even in the same tick, is refused
+   * with DISPOSED at once, and live contexts report their router closed. Idempotent.
+   */
+  close(): Promise<void> {
+    this.#closing ??= (async () => {
+      await this.#busy;
+      this.#closed = true;
+      await this.#parts.library.close();
+    })();
+    return this.#closing;
   }
 
   async [Symbol.asyncDispose](): Promise<void> {
@@ -433,7 +429,7 @@ export class Router {
    */
   live(): LiveContext {
     this.#check();
-    return new LiveContext(this.#parts, () => this.#closed);
+    return new LiveContext(this.#parts, () => this.#closing !== null);
   }
 }
 

@@ -185,7 +185,8 @@ export class LiveContext {
       // the first code to run after that fold, and the appends called after the reset wait for it.
       if (generation !== this.#generation) this.#native?.reset();
     }
-    if (this.#disposed) this.checkOpen("live append"); // disposed while it ran: its rows were not folded
+    // disposed, or its router closed, while it ran (as the catch above): DISPOSED, though the worker finished
+    if (this.disposed) this.checkOpen("live append");
   }
 
   #nativeLive(): NativeLive {

@@ -1,10 +1,12 @@
 /**
  * The keys of the public options objects, one record each: typed `Record<keyof Options, true>`, so
  * the compiler refuses a record that misses an option or names one the type lacks, and
- * {@link optionsObject} refuses a key a caller misspelt.
+ * {@link optionsObject} refuses a key a caller misspelt; and the Router's own option readers.
  *
  * @module
  */
+import { invalidArgument } from "../errors.js";
+import { boolOption } from "../util/validate.js";
 import type { GlanceOptions, InstallOptions, RankOptions, RouteOptions, RouterOpenOptions } from "./types.js";
 
 export const ROUTER_OPEN_KEYS: Record<keyof RouterOpenOptions, true> = {
@@ -19,3 +21,17 @@ export const ROUTE_KEYS: Record<keyof RouteOptions, true> = {
   live: true, explain: true, lexical: true, signal: true,
 };
 export const RANK_KEYS: Record<keyof RankOptions, true> = { glanceTop: true, verdictTop: true, also: true, live: true, signal: true };
+
+/** The `live` option as given: undefined lets the context's kind decide. */
+export function liveOption(value: unknown): boolean | undefined {
+  return value === undefined ? undefined : boolOption(value, "live", false);
+}
+
+/** The `also` option of {@link Router.rank}: skill ids (at most 4,096). */
+export function alsoOption(value: unknown): string[] {
+  if (value === undefined) return [];
+  if (!Array.isArray(value) || value.length > 4096 || !value.every((v) => typeof v === "string")) {
+    throw invalidArgument("also must be an array of at most 4096 skill ids");
+  }
+  return value as string[];
+}

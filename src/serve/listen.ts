@@ -12,7 +12,7 @@ import { open, rm } from "node:fs/promises";
 import { GavelError, clip, type GavelErrorCode } from "../errors.js";
 import type { Model } from "../model/Model.js";
 import type { Router } from "../route/index.js";
-import { errnoOf, errnoReason } from "../util/errno.js";
+import { errnoError } from "../util/errno.js";
 import { checkInt } from "../util/validate.js";
 import { limitsOf, type ServeLimits } from "./limits.js";
 import { socketPathProblem } from "./protocol.js";
@@ -66,17 +66,13 @@ export function checkServeOptions(o: ServeOptions): ServeLimits {
 }
 
 /**
- * A failed step of a start as a GavelError: `doing` says what failed ("listen on /x/serve.sock"), the
- * file system's errno its code (a permission failure PERMISSION_DENIED, a full disk NO_SPACE, a
- * missing path FILE_NOT_FOUND, a folder in the way INVALID_ARGUMENT); a GavelError as it is; anything
- * else INTERNAL.
+ * A failed step of a start as a GavelError (util/errno.ts, errnoError): `doing` says what failed
+ * ("listen on /x/serve.sock"), the file system's errno its code (a permission failure
+ * PERMISSION_DENIED, a full disk NO_SPACE, a missing path FILE_NOT_FOUND, a folder in the way
+ * INVALID_ARGUMENT); a GavelError as it is; anything else INTERNAL.
  */
 export function startupError(err: unknown, doing: string): GavelError {
-  if (err instanceof GavelError) return err;
-  const errno = errnoOf(err);
-  const known = errnoReason(errno);
-  if (known) return new GavelError(`gavel serve could not ${doing}: ${known[1]} (${errno})`, known[0], { cause: err });
-  return new GavelError(`gavel serve could not ${doing}: ${clip(err instanceof Error ? err.message : String(err))}`, "INTERNAL", { cause: err });
+  return errnoError(err, `gavel serve could not ${doing}`, { fallback: "internal" });
 }
 
 /** Listens on `server` (through `listen`); a failure to is a typed error (`inUse`: the code and words for EADDRINUSE). */

@@ -8,7 +8,7 @@
 // appended to at the old file's end (a gap of zeros, rebuilt at the next open). The folder's fsync is
 // failed in-process by wrapping `open` of node:fs/promises.
 import { createHash } from "node:crypto";
-import { mkdir, readFile, readdir, rename } from "node:fs/promises";
+import { mkdir, readFile, readdir, rename, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it, vi } from "vitest";
 import { BankStore, bankHeaderFor, type BankHeader } from "../../src/bank/index.js";
@@ -214,6 +214,45 @@ describe(`a writable open whose manifest names a keys file that is gone (seed ${
     const rep = await checkBank(dir);
     expect(rep.problems.filter((p) => !/lost the text/.test(p))).toEqual([expect.stringContaining(named)]);
     expect(rep.repairs.join("\n")).not.toMatch(/keys\.bin/);
-    expect(rep.unverified).toEqual([expect.stringMatching(/^keys\.bin: .*kept while .* cannot be opened/)]);
+    expect(rep.unverified).toEqual([expect.stringMatching(/^keys\.bin: .*kept while .* is missing or damaged/)]);
   });
+
+  // Before, a named file that opened was enough: a short one (opened all the same, so its damaged
+  // skills can be reinstalled) or one whose blocks fail their checksums had the older file removed by
+  // the open, and check listed that removal as a repair while reporting the named file damaged.
+  for (const [damage, hurt] of [
+    ["short", (b: Buffer) => b.subarray(0, b.length - 4 * DIM)],
+    ["failing a checksum", (b: Buffer) => (b.writeFloatLE(b.readFloatLE(0) + 1, 0), b)],
+  ] as const) {
+    it(`keeps an older keys file while the named one is ${damage}, and check lists it as kept, not as a repair`, async () => {
+      const dir = tmp.fresh();
+      const store = await BankStore.open(dir, header, { create: true });
+      await store.put(entry("a", 3), randArray(r, 3 * DIM));
+      await store.put(entry("b", 2), randArray(r, 2 * DIM));
+      await store.commit();
+      await store.remove("a");
+      await store.compact();
+      await store.close();
+      const named = (await manifestOf(dir)).keysFile as string;
+      expect(named).not.toBe("keys.bin");
+      const whole = await readFile(join(dir, named));
+      await writeFile(join(dir, "keys.bin"), whole);
+      await writeFile(join(dir, named), hurt(Buffer.from(whole)));
+      const rep = await checkBank(dir);
+      // (the store writes no texts: each entry's is reported lost)
+      const keyProblems = rep.problems.filter((p) => !/lost the text/.test(p));
+      expect(keyProblems.length).toBeGreaterThan(0);
+      for (const p of keyProblems) expect(p).toContain(named);
+      expect(rep.repairs.join("\n")).not.toMatch(/keys\.bin/);
+      expect(rep.unverified).toEqual([expect.stringMatching(/^keys\.bin: .*kept while .* is missing or damaged/)]);
+      const again = await BankStore.open(dir, header);
+      await again.close();
+      expect((await readFile(join(dir, "keys.bin"))).equals(whole)).toBe(true);
+      // the named file made whole again: the next open removes the older one, as check says
+      await writeFile(join(dir, named), whole);
+      expect((await checkBank(dir)).repairs).toContainEqual(expect.stringMatching(/^keys\.bin: a keys file the manifest does not name/));
+      await (await BankStore.open(dir, header)).close();
+      expect((await readdir(dir)).filter((n) => /^keys/.test(n))).toEqual([named]);
+    });
+  }
 });

@@ -4,8 +4,10 @@
 import { describe, expect, it } from "vitest";
 import { GavelError } from "../../src/errors.js";
 import { asPermissionError, permissionCause } from "../../src/bank/modes.js";
+import { fsError } from "../../src/cli/commands/hook-settings.js";
 import { startupError } from "../../src/serve/listen.js";
-import { ERRNO_REASONS, NO_SPACE_ERRNOS, PERMISSION_ERRNOS, errnoCause, errnoReason } from "../../src/util/errno.js";
+import { DirSyncError } from "../../src/util/durable-file.js";
+import { ERRNO_REASONS, NO_SPACE_ERRNOS, PERMISSION_ERRNOS, errnoCause, errnoError, errnoReason } from "../../src/util/errno.js";
 
 function errno(code: string, path = "/x/bank/keys.f16"): NodeJS.ErrnoException {
   return Object.assign(new Error(`${code}: something, open '${path}'`), { code, path });
@@ -74,6 +76,45 @@ describe("a bank's file-system errors", () => {
     for (const code of NO_SPACE_ERRNOS) {
       expect(startupError(errno(code), "write x").code).toBe("NO_SPACE");
       expect((asPermissionError(errno(code), "/b", "writing") as GavelError).code).toBe("NO_SPACE");
+    }
+  });
+});
+
+// One errnoError behind the server's start, the hook installer, the bank's folder and the gate file,
+// the layer choice and --save-trajectories. Before, the hook installer's copy read only the error's own
+// errno (a wrapped EACCES was INTERNAL), and a DirSyncError (the file renamed into place, only the
+// folder's fsync failed) read as "cannot write …: a read-only file system (EROFS)" though the file was
+// written.
+describe("errnoError", () => {
+  it("reads an errno down the chain of causes for every caller, each with its own prefix and fallback", () => {
+    const cause = wrapped(errno("EACCES"), 2);
+    expect(errnoError(cause, "cannot write x")).toMatchObject({ code: "PERMISSION_DENIED", message: "cannot write x: permission denied (EACCES)" });
+    expect(fsError(cause, "write x")).toMatchObject({ code: "PERMISSION_DENIED", message: "cannot write x: permission denied (EACCES)" });
+    expect(startupError(cause, "write x")).toMatchObject({ code: "PERMISSION_DENIED", message: "gavel serve could not write x: permission denied (EACCES)" });
+    const other = new TypeError("boom");
+    expect(errnoError(other, "cannot write x")).toBe(other);
+    expect(errnoError(other, "cannot write x", { fallback: "internal" })).toMatchObject({ code: "INTERNAL", message: "cannot write x: boom" });
+    expect(fsError(other, "write x")).toMatchObject({ code: "INTERNAL", message: "cannot write x: boom" });
+    const typed = new GavelError("typed", "NO_SPACE");
+    expect(errnoError(typed, "cannot write x", { fallback: "internal" })).toBe(typed);
+    expect(errnoError(errno("ENOTDIR"), (code) => `${code} at x`)).toMatchObject({ code: "FILE_NOT_FOUND", message: "FILE_NOT_FOUND at x: a part of the path is not a folder (ENOTDIR)" });
+  });
+
+  it("words a failed folder sync after the rename as a file written, typed by the fsync's errno", () => {
+    const path = "/ro/out/gate.json";
+    for (const [code, want, words] of [
+      ["EROFS", "PERMISSION_DENIED", "a read-only file system, EROFS"],
+      ["ENOSPC", "NO_SPACE", "no space left on the device, ENOSPC"],
+      ["EIO", "CORRUPT_FILE", "an I/O error; the disk may be failing, EIO"],
+    ] as const) {
+      const sync = new DirSyncError(path, errno(code, "/ro/out"));
+      for (const err of [sync, wrapped(sync, 2)]) {
+        for (const e of [errnoError(err, `cannot write the gate file ${path}`), fsError(err, `write ${path}`), startupError(err, `write ${path}`)]) {
+          expect(e).toBeInstanceOf(GavelError);
+          expect(e).toMatchObject({ code: want });
+          expect((e as GavelError).message).toBe(`${path} was written, but its folder could not be synced (${words}), so it may not survive a power cut; check the disk`);
+        }
+      }
     }
   });
 });

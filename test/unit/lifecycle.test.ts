@@ -18,6 +18,7 @@ import { join } from "node:path";
 import { runInNewContext } from "node:vm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { GavelError, KeyBank, Model, Projections, Router, selectLive, serverRouter, type LiveContext } from "../../src/index.js";
+import { committedEntries } from "../../src/bank/opening.js";
 import { connect, type ServeClient } from "../../src/serve/client.js";
 import { ResidentServer } from "../../src/serve/server.js";
 import { needsShared, repoRoot, SHARED, storiesPath } from "../helpers/paths.js";
@@ -353,5 +354,28 @@ describe.skipIf(NO_SHARED)("cancellation and lifecycle of the public async verbs
     expect(await outcome(r.uninstall("dockerfile", { signal: AbortSignal.abort() }))).toMatchObject({ code: "DISPOSED" });
     expect(await outcome(m.logits(toks, { signal: AbortSignal.abort() }))).toMatchObject({ code: "DISPOSED" });
     expect(m.disposed).toBe(true);
+  }, 120_000);
+
+  // Before, close() marked the router closed only after the writes called before it had finished, so
+  // an install, uninstall or route called right after it (same tick) passed the check, started work and
+  // failed deep inside on the closed bank (or, an uninstall, removed its skill first).
+  it("(c) calls made right after close(), in the same tick, are refused at once with DISPOSED and change nothing; a write called before it finishes", async () => {
+    const bankDir = join(dir, "close-now-bank");
+    const r = await Router.open(o.model, { projections, bankDir, skillBudget: 256 });
+    await r.install([{ name: "first", description: "writes Dockerfiles for small Go services", body: "Use a multi-stage build." }]);
+    const early = r.install([{ name: "early", description: "reviews pull requests", body: "Read the diff first." }]);
+    const closing = r.close();
+    const late = [
+      outcome(r.install([{ name: "late", description: "plans database migrations", body: "Back up first." }])),
+      outcome(r.uninstall("first")),
+      outcome(r.route(TASK)),
+      outcome(r.glance(TASK)),
+      outcome(Promise.resolve().then(() => r.list())),
+    ];
+    expect((await early).installed).toEqual(["early"]);
+    await closing;
+    for (const e of await Promise.all(late)) expect(e).toMatchObject({ name: "GavelError", code: "DISPOSED", message: "this router was closed" });
+    expect((await committedEntries(bankDir)).map((e) => e.id).sort()).toEqual(["early", "first"]);
+    expect(r.close()).toBe(closing); // idempotent: the same close
   }, 120_000);
 });

@@ -357,4 +357,25 @@ describe("NativeLive", () => {
     expect(live.tokens).toBe(0);
     bank.dispose();
   }, 60_000);
+
+  // The router's close is seen as the context's dispose: before, an append whose worker finished after
+  // the router closed (nothing stopped it) resolved, since the check after it read the dispose alone.
+  it.skipIf(loadBinding().glanceDevice().device === "cuda")("LiveContext: an append running on a worker when the router closes rejects with DISPOSED, though the worker finishes", async () => {
+    const r = rng(freshSeed());
+    const nEmbd = 64, dim = 32;
+    const bank = new KeyBank(dim);
+    for (let s = 0; s < 400; s++) bank.add(unitKeys(r, 2, dim));
+    const handles = bank.handles();
+    let routerClosed = false;
+    const live = new LiveContext(fakeParts(nEmbd, randArray(r, dim * nEmbd, 0.5), dim, bank, () => handles), () => routerClosed);
+    // 3,000 rows: far above the native's synchronous limit, so the append runs on a worker
+    const running = live.append(randArray(r, 3000 * nEmbd));
+    await Promise.resolve(); // the append has started (its native object is made), no macrotask has run
+    expect(live.device).toBe("cpu");
+    // closed while it runs; nothing aborts the worker, which finishes
+    routerClosed = true;
+    await expect(running).rejects.toMatchObject({ name: "GavelError", code: "DISPOSED", message: "live append: the router of this live context was closed" });
+    expect(live.disposed).toBe(true);
+    bank.dispose();
+  }, 60_000);
 });

@@ -2,9 +2,10 @@
 // (a regular file of at most 16 MiB), its shape and its numbers checked before anything is written,
 // the gavel hook merged in, and written back beside the real file (through a symbolic link) with the
 // old file's mode. A file the installer cannot edit without losing something is refused, untouched.
-import { lstat, mkdir, open, realpath, rename, stat, unlink } from "node:fs/promises";
+import { lstat, mkdir, realpath, stat, type FileHandle } from "node:fs/promises";
 import { GavelError, clip, clipMessage } from "../../errors.js";
-import { errnoOf, errnoReason } from "../../util/errno.js";
+import { writeFileDurable } from "../../util/durable-file.js";
+import { errnoError, errnoOf } from "../../util/errno.js";
 import { readRegularFile, RegularFileError } from "../../util/regular-file.js";
 import { INSTALLED_HOOK_TIMEOUT_S } from "./hook-run.js";
 
@@ -13,13 +14,9 @@ export const MAX_SETTINGS_BYTES = 16 * 1024 * 1024;
 
 const AGAIN = "then install the hook again";
 
-/** A file-system failure of `doing` ("write /x/settings.json") as a GavelError: its errno's code and words (util/errno.ts), else INTERNAL. */
+/** A file-system failure of `doing` ("write /x/settings.json") as a GavelError: its errno's code and words (util/errno.ts, errnoError), else INTERNAL. */
 export function fsError(err: unknown, doing: string): GavelError {
-  if (err instanceof GavelError) return err;
-  const errno = errnoOf(err);
-  const known = errnoReason(errno);
-  if (known) return new GavelError(`cannot ${doing}: ${known[1]} (${errno})`, known[0], { cause: err });
-  return new GavelError(`cannot ${doing}: ${clipMessage(err)}`, "INTERNAL", { cause: err });
+  return errnoError(err, `cannot ${doing}`, { fallback: "internal" });
 }
 
 /** `--dir`'s folder, which must exist (the installer creates `.claude` in it, nothing above). */
@@ -224,29 +221,22 @@ export function mergeHook(settings: Record<string, unknown>, command: string, ti
 }
 
 /**
- * Writes `text` to `target` (a real file, not a link: {@link settingsTarget}) through a temporary file
- * beside it, renamed into place. The old file's mode is kept (the temporary file never has more than
- * it); a new file gets the umask's default (as Claude Code creates its own).
+ * Writes `text` to `target` (a real file, not a link: {@link settingsTarget}) as every durable file is
+ * written (util/durable-file.ts): a temporary file of a fresh random name beside it, fsynced, renamed
+ * into place, the folder fsynced; the temporary file is removed when the write fails. The old file's
+ * mode is kept (the temporary file never has more than it); a new file gets the umask's default (as
+ * Claude Code creates its own).
  */
 export async function writeSettings(target: string, text: string): Promise<void> {
   const mode = await stat(target).then((st) => st.mode & 0o7777, (err: unknown) => {
     if (errnoOf(err) === "ENOENT") return undefined;
     throw fsError(err, `read ${clip(target)}`);
   });
-  const tmp = `${target}.${process.pid}.tmp`;
-  let created = false;
-  try {
-    const fh = await open(tmp, "wx", mode ?? 0o666);
-    created = true;
-    try {
-      await fh.writeFile(text);
-      if (mode !== undefined) await fh.chmod(mode);
-    } finally {
-      await fh.close();
-    }
-    await rename(tmp, target);
-  } catch (err) {
-    if (created) await unlink(tmp).catch(() => undefined);
+  const content = async (fh: FileHandle) => {
+    await fh.writeFile(text);
+    if (mode !== undefined) await fh.chmod(mode);
+  };
+  await writeFileDurable(target, content, { mode: mode ?? 0o666 }).catch((err: unknown) => {
     throw fsError(err, `write ${clip(target)}`);
-  }
+  });
 }
