@@ -85,7 +85,9 @@ async function checkOnce(dir: string): Promise<BankCheckReport> {
     if (m === undefined) await refuseBankWithoutManifest(dir);
   } catch (err) {
     // Another user's bank is not damaged: one typed line, not a problem report.
-    if (permissionCause(err)) throw asPermissionError(err, dir, "checking");
+    // (worded for the check, whatever read first typed it)
+    const denied = permissionCause(err);
+    if (denied) throw asPermissionError(denied, dir, "checking");
     if (!(err instanceof GavelError)) throw err;
     report.problems.push(err.message);
     return finish();
