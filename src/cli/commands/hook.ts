@@ -3,7 +3,7 @@
 // `gavel` executable runs without loading this module (bin.ts).
 import { access, realpath } from "node:fs/promises";
 import { homedir } from "node:os";
-import { isAbsolute, join, relative, resolve, sep } from "node:path";
+import { isAbsolute, join, resolve, sep } from "node:path";
 import type { Command } from "./types.js";
 import { GavelError } from "../../errors.js";
 import { DEFAULT_ON_DEMAND_IDLE_MS } from "../../serve/start.js";
@@ -11,6 +11,7 @@ import { DEFAULT_HOOK_TIMEOUT_MS, HOOK_OPTIONS, hookOptionProblem, MAX_HOOK_TIME
 import { UsageError } from "../usage-error.js";
 import { parseFlags } from "../ui/flags.js";
 import { ensureFolder, existingFolder, mergeHook, readSettings, settingsTarget, writeSettings } from "./hook-settings.js";
+import { expandHome, pathInside } from "../../util/same-path.js";
 
 export { DEFAULT_HOOK_TIMEOUT_MS, hookBase, hookContext, INSTALLED_HOOK_TIMEOUT_S, runClaudeCodeHook } from "./hook-run.js";
 
@@ -46,13 +47,12 @@ export async function hookLauncher(runner: HookRunner): Promise<string> {
  * leaves it as it is in `--bank=~/b`, and the hook would take it as a folder named `~`).
  */
 export function portablePath(given: string, root: string, scope: "project" | "user"): string {
-  if (given === "~" || given.startsWith("~/") || given.startsWith(`~${sep}`)) given = join(homedir(), given.slice(1));
+  given = expandHome(given, homedir());
   if (scope === "user") return isAbsolute(given) ? given : given.split(sep).join("/");
   const abs = resolve(given);
-  const rel = relative(root, abs);
-  // outside: `..` or under it; a folder named `..bank` is inside
-  const outside = rel === ".." || rel.startsWith(`..${sep}`) || isAbsolute(rel);
-  return rel && !outside ? rel.split(sep).join("/") : abs;
+  // inside as the platform compares paths (a folder named `..bank` is inside); the root itself is absolute
+  const rel = pathInside(root, abs);
+  return rel !== null ? rel.split(sep).join("/") : abs;
 }
 
 /** What is wrong with the installer's arguments, in one line (they are known to be wrong). */
