@@ -3,8 +3,8 @@
 // into build/; minutes the first time, then only what changed), with cmake-js.
 // GAVEL_CPU_VARIANT=avx512: the AVX-512 level, into build-avx512/. GAVEL_CUDA=1: llama.cpp with CUDA,
 // also static with hidden symbols, into build-cuda/. --prebuild builds both CPU levels and copies them
-// to prebuilds/linux-x64/ (avx2) and prebuilds/linux-x64-avx512/ (which src/native/addon-file.ts
-// picks on CPUs that have it). Parallel jobs: GAVEL_JOBS (default 2).
+// to prebuilds/linux-x64/ (avx2, which node-gyp-build finds) and prebuilds/linux-x64-avx512/ (which
+// src/native/binding.ts picks on CPUs that have it). Parallel jobs: GAVEL_JOBS (default 2).
 //
 // --platform P cross-builds for another platform from a Linux x64 machine, with plain CMake and the
 // toolchain of PLATFORMS[P] (below), into build-P/: linux-arm64 (Debian's gcc-aarch64-linux-gnu),
