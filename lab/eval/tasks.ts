@@ -73,6 +73,7 @@ export function parseBatches(spec: string): Set<number> {
     if (!m) throw invalidArgument(`--batches: cannot read "${raw.trim()}" (use e.g. 6-10 or 1,3,5-7)`);
     const lo = Number(m[1]);
     const hi = m[2] === undefined ? lo : Number(m[2]);
+    if (!Number.isSafeInteger(hi)) throw invalidArgument(`--batches: ${raw.trim()} is past the largest batch number this reads (${Number.MAX_SAFE_INTEGER})`);
     if (hi < lo) throw invalidArgument(`--batches: empty range ${raw.trim()}`);
     ranges.push([lo, hi]);
   }

@@ -2,7 +2,8 @@
  * `gavel-router/ai-sdk`: the Vercel AI SDK (`ai` 5, 6 or 7) adapter.
  *
  * - {@link gavelPrepareStep}: a `prepareStep` that routes the step's latest user message (or the whole
- *   conversation) and adds the chosen skill to the system prompt; nothing when the ruling abstains.
+ *   conversation) and adds the chosen skill to the system prompt; when the ruling abstains the step
+ *   runs with the call's own system prompt.
  * - {@link gavelLoadSkillTool}: a `loadSkill` tool (`tool()` with a zod input schema) that returns an
  *   installed skill's body, metadata and path by name.
  * - {@link gavelSearchSkillsTool}: a `searchSkills` tool: the model states the work, the router lists

@@ -46,8 +46,10 @@ export function elfProblem(file: string, arch: string = process.arch): string | 
     const phentsize = head.readUInt16LE(0x36);
     const phnum = head.readUInt16LE(0x38);
     let need = shoff + head.readUInt16LE(0x3a) * head.readUInt16LE(0x3c);
+    // (sized against the file before anything is allocated: damaged headers may name gigabytes)
+    if (phentsize < 56 || phoff + phentsize * phnum > size) return `is truncated (${size} bytes, shorter than its program headers)`;
     const ph = Buffer.alloc(phentsize * phnum);
-    if (phentsize < 56 || phoff + ph.length > size || readSync(fd, ph, 0, ph.length, phoff) < ph.length) return `is truncated (${size} bytes, shorter than its program headers)`;
+    if (readSync(fd, ph, 0, ph.length, phoff) < ph.length) return `is truncated (${size} bytes, shorter than its program headers)`;
     for (let i = 0; i < phnum; i++) {
       const at = i * phentsize;
       if (ph.readUInt32LE(at) === 1) need = Math.max(need, Number(ph.readBigUInt64LE(at + 8) + ph.readBigUInt64LE(at + 32))); // PT_LOAD: p_offset + p_filesz

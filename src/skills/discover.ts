@@ -49,10 +49,10 @@
 import { existsSync, statSync } from "node:fs";
 import { readRegularFileSync, RegularFileError } from "../util/regular-file.js";
 import { homedir } from "node:os";
-import { basename, dirname, isAbsolute, join, resolve } from "node:path";
+import { basename, dirname, isAbsolute, join, resolve, sep } from "node:path";
 import { GavelError, clip, clipLocation, clipMessage, invalidArgument } from "../errors.js";
 import { describeValue, optionsObject, pathOption, signalOption } from "../util/validate.js";
-import { expandHome, isInside, samePath } from "../util/same-path.js";
+import { expandHome, pathInside, samePath } from "../util/same-path.js";
 import { loadSkills } from "./load.js";
 import type { Skill, SkillFailure } from "./types.js";
 
@@ -217,7 +217,9 @@ function claudePluginRoots(home: string, project: string, notes: string[]): Skil
     const given = expandHome(install.installPath, home);
     if (!isAbsolute(given)) continue;
     const dir = resolve(given);
-    const versioned = (typeof install.version === "string" && basename(dir) === install.version) || isInside(join(home, ".claude", "plugins", "cache"), dir);
+    // a version folder: named for the entry's version, or the cache's <marketplace>/<plugin>/<version>
+    const inCache = pathInside(join(home, ".claude", "plugins", "cache"), dir);
+    const versioned = (typeof install.version === "string" && basename(dir) === install.version) || (inCache !== null && inCache.split(sep).length === 3);
     roots.push({ dir: join(dir, "skills"), scope: "plugin", label: `plugin ${id}`, plugin: id, ...(versioned ? { pluginVersions: dirname(dir) } : {}) });
   }
   return roots;

@@ -7,7 +7,7 @@
 import { copyFileSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { spawnSync } from "node:child_process";
 import { join } from "node:path";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { chooseAddon, damagedAddonMessage, DamagedAddonError, elfProblem, loadAddon } from "../../src/native/addon-file.js";
 import { addonUnavailableMessage } from "../../src/native/binding.js";
 import { loadCudaPackage } from "../../src/native/cuda-package.js";
@@ -56,6 +56,22 @@ describe("the ELF check before dlopen", () => {
     expect(elfProblem(cut, "x64")).toMatch(new RegExp(`^is truncated: ${half} bytes of the \\d+ its ELF headers describe$`));
     writeFileSync(cut, readFileSync(avx512Prebuild).subarray(0, 100));
     expect(elfProblem(cut, "x64")).toMatch(/^is truncated \(100 bytes, shorter than its program headers\)$/);
+  });
+
+  it("sizes damaged program headers against the file before allocating for them", () => {
+    // a whole prebuild's first 4 KiB with e_phentsize and e_phnum at their largest: 65,535² bytes of headers
+    const head = readFileSync(avx2Prebuild).subarray(0, 4096);
+    head.writeUInt16LE(0xffff, 0x36);
+    head.writeUInt16LE(0xffff, 0x38);
+    const damaged = join(newDir(), "damaged.node");
+    writeFileSync(damaged, head);
+    const alloc = vi.spyOn(Buffer, "alloc");
+    try {
+      expect(elfProblem(damaged, "x64")).toMatch(/^is truncated \(4096 bytes, shorter than its program headers\)$/);
+      expect(Math.max(0, ...alloc.mock.calls.map((c) => Number(c[0])))).toBeLessThanOrEqual(4096);
+    } finally {
+      alloc.mockRestore();
+    }
   });
 
   it("refuses what is no ELF file of this machine, and never throws on a file it cannot read", () => {

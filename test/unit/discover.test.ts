@@ -222,6 +222,22 @@ describe("discoverSkills", () => {
       ]);
     });
 
+    it("counts a plugin's sibling folders as its versions only where its install path is a version folder", () => {
+      const cache = join(home, ".claude", "plugins", "cache");
+      mkdirSync(cache, { recursive: true });
+      const cases: [string, string, string | undefined][] = [
+        [join(cache, "acme", "review", "1a2b3c"), "1.0.0", join(cache, "acme", "review")], // the cache's <marketplace>/<plugin>/<version>
+        [join(root, "opt", "review", "2.0.0"), "2.0.0", join(root, "opt", "review")], // named for its version
+        [join(cache, "review"), "1.0.0", undefined], // one level into the cache: its siblings are other plugins
+        [join(root, "dev", "review"), "1.0.0", undefined], // a working folder: its siblings are the user's projects
+      ];
+      for (const [installPath, version, versions] of cases) {
+        registry({ "review@acme": [{ scope: "user", installPath, version }] });
+        const roots = skillRoots(at("claude-code")).filter((r) => r.plugin !== undefined);
+        expect(roots.map((r) => r.pluginVersions), installPath).toEqual([versions]);
+      }
+    });
+
     it("a registry or settings file swapped for a FIFO or /dev/zero is a warning at once, never a hang", async () => {
       mkdirSync(join(home, ".claude", "plugins"), { recursive: true });
       const registry = join(home, ".claude", "plugins", "installed_plugins.json");

@@ -5,11 +5,27 @@
 // and random (util/durable-file.ts, which removes it when the write fails).
 import { chmodSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { writeSettings } from "../../src/cli/commands/hook-settings.js";
 import { tempDirs } from "../helpers/temp-dirs.js";
 
 const fresh = tempDirs("gavel-hook-write-");
+
+/** The next fsync of folder `dir` fails with `code` (EINVAL: some network and FUSE file systems refuse one). */
+const fsState = vi.hoisted(() => ({ dir: "", code: "EINVAL" }));
+
+vi.mock("node:fs/promises", async (importOriginal) => {
+  const real = await importOriginal<typeof import("node:fs/promises")>();
+  const open = (async (...a: Parameters<typeof real.open>) => {
+    const fh = await real.open(...a);
+    if (a[0] === fsState.dir && (a[1] ?? "r") === "r") {
+      fsState.dir = "";
+      fh.sync = () => Promise.reject(Object.assign(new Error(`${fsState.code}: invalid argument, fsync`), { code: fsState.code, syscall: "fsync" }));
+    }
+    return fh;
+  }) as typeof real.open;
+  return { ...real, open, default: { ...real, open } };
+});
 
 describe("writeSettings", () => {
   it("writes beside a temporary file a crashed run of the same pid left, keeping the file's mode", async () => {
@@ -27,4 +43,14 @@ describe("writeSettings", () => {
     expect(readdirSync(dir).sort()).toEqual(["settings.json", `settings.json.${process.pid}.tmp`]);
   });
 
+  it("stands when only its folder's fsync fails: the file is in place", async () => {
+    const dir = fresh();
+    const target = join(dir, "settings.json");
+    writeFileSync(target, "{}");
+    fsState.dir = dir;
+    await writeSettings(target, '{"hooks": {}}\n');
+    expect(fsState.dir).toBe(""); // the folder's fsync was made, and failed
+    expect(readFileSync(target, "utf8")).toBe('{"hooks": {}}\n');
+    expect(readdirSync(dir)).toEqual(["settings.json"]);
+  });
 });

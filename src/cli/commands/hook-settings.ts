@@ -4,7 +4,7 @@
 // old file's mode. A file the installer cannot edit without losing something is refused, untouched.
 import { lstat, mkdir, realpath, stat, type FileHandle } from "node:fs/promises";
 import { GavelError, clip, clipMessage } from "../../errors.js";
-import { writeFileDurable } from "../../util/durable-file.js";
+import { DirSyncError, writeFileDurable } from "../../util/durable-file.js";
 import { errnoError, errnoOf } from "../../util/errno.js";
 import { readRegularFile, RegularFileError } from "../../util/regular-file.js";
 import { INSTALLED_HOOK_TIMEOUT_S } from "./hook-run.js";
@@ -237,6 +237,9 @@ export async function writeSettings(target: string, text: string): Promise<void>
     if (mode !== undefined) await fh.chmod(mode);
   };
   await writeFileDurable(target, content, { mode: mode ?? 0o666 }).catch((err: unknown) => {
+    // the file is in place and every reader sees it; only its folder's fsync failed (some network and
+    // FUSE file systems refuse one): the install stands, as an editor's save would
+    if (err instanceof DirSyncError) return;
     throw fsError(err, `write ${clip(target)}`);
   });
 }
