@@ -202,9 +202,12 @@ The skills the gate's scores come from are the bank's: install the library first
     if (!values.tasks || (!values.out && !values["trajectories-only"])) {
       throw new UsageError("gavel train-gate needs --tasks T and --out F (or --trajectories-only)", this.help);
     }
+    if (values.out && values["trajectories-only"]) {
+      throw new UsageError("gavel train-gate --trajectories-only writes no gate file: drop --out (--save-trajectories F keeps the trajectories)", this.help);
+    }
     // the output paths first: a bad one fails in one line, before the trajectories and the model
     const save = values["save-trajectories"];
-    if (values.out && !values["trajectories-only"]) await checkOutPath(values.out, "the gate file");
+    if (values.out) await checkOutPath(values.out, "the gate file");
     if (save) await checkOutPath(save, "the trajectories file", { flag: "--save-trajectories" });
     const all = await trajectoriesOf(values);
     if (save) {

@@ -2,7 +2,7 @@
  * GGUF metadata values: reading a key's typed value off the stream (arrays bounded by the bytes left
  * before they are allocated), and plain accessors on a header that was read.
  */
-import { GGUF_TYPE_NAME, type GgufHeader, type GgufScalarTypeName, type GgufTypeName, type GgufValue } from "./types.js";
+import { GGUF_TYPE_NAME, GGUF_TYPED_ARRAY, type GgufHeader, type GgufScalarTypeName, type GgufTypeName, type GgufValue } from "./types.js";
 import { notGguf, type StreamReader } from "./stream.js";
 import { quoteForMessage } from "./regular-file.js";
 
@@ -74,20 +74,6 @@ export const MAX_GGUF_ARRAY_ITEMS = 1 << 24;
 /** See {@link MAX_GGUF_ARRAY_ITEMS}. */
 export const MAX_GGUF_TOKENIZER_ITEMS = 1 << 22;
 
-/** The typed array each numeric item type is read into, over the file's bytes (GGUF is little-endian, as is every platform the package supports: x64, arm64). */
-const TYPED: Readonly<Record<Exclude<GgufScalarTypeName, "str" | "bool">, new (buf: ArrayBuffer, offset: number, length: number) => ArrayLike<unknown>>> = {
-  u8: Uint8Array,
-  i8: Int8Array,
-  u16: Uint16Array,
-  i16: Int16Array,
-  u32: Uint32Array,
-  i32: Int32Array,
-  f32: Float32Array,
-  f64: Float64Array,
-  u64: BigUint64Array,
-  i64: BigInt64Array,
-};
-
 /** An array's items: strings one by one, booleans from their bytes, numbers as a typed array over their bytes. */
 async function readItems(r: StreamReader, it: GgufScalarTypeName, n: number, key: string): Promise<unknown> {
   if (it === "str") {
@@ -102,7 +88,7 @@ async function readItems(r: StreamReader, it: GgufScalarTypeName, n: number, key
   // n * size <= remaining() was checked by count()
   const bytes = await r.bytes(n * MIN_SIZE[it]);
   if (it === "bool") return Array.from(bytes, (b) => b !== 0);
-  return new TYPED[it](bytes.buffer as ArrayBuffer, 0, n);
+  return new GGUF_TYPED_ARRAY[it](bytes.buffer as ArrayBuffer, 0, n);
 }
 
 /** One metadata value (its type id, then the value: a scalar, or an array of scalars). */

@@ -193,7 +193,7 @@ export function arr<T extends GgufScalarTypeName>(
   values: ArrayLike<GgufScalarJs[T] | (T extends "u64" | "i64" ? number : never)>,
 ): GgufArrayValue {
   const make = SCALAR_MAKERS[itemType] as (v: unknown) => GgufScalarValue;
-  const out = itemType === "str" || itemType === "bool" ? new Array(values.length) : new ARRAY_OF[itemType as Exclude<GgufScalarTypeName, "str" | "bool">](values.length);
+  const out = itemType === "str" || itemType === "bool" ? new Array(values.length) : new GGUF_TYPED_ARRAY[itemType as Exclude<GgufScalarTypeName, "str" | "bool">](values.length);
   // Strings need no normalisation; skip the per-item object for large token lists.
   if (itemType === "str") {
     for (let i = 0; i < values.length; i++) {
@@ -207,8 +207,17 @@ export function arr<T extends GgufScalarTypeName>(
   return { type: "arr", itemType, value: out } as GgufArrayValue;
 }
 
-/** The typed array of each numeric item type ({@link GgufArrayJs}). */
-const ARRAY_OF: Readonly<Record<Exclude<GgufScalarTypeName, "str" | "bool">, new (n: number) => { [i: number]: unknown }>> = {
+/** A typed-array constructor: by length, or as a view over bytes. */
+interface GgufTypedArrayConstructor {
+  new (length: number): { [i: number]: unknown } & ArrayLike<unknown>;
+  new (buffer: ArrayBuffer, byteOffset: number, length: number): ArrayLike<unknown>;
+}
+
+/**
+ * The typed array of each numeric item type ({@link GgufArrayJs}): what `arr` builds and what the
+ * reader views a file's bytes as (GGUF is little-endian, as is every platform the package supports).
+ */
+export const GGUF_TYPED_ARRAY: Readonly<Record<Exclude<GgufScalarTypeName, "str" | "bool">, GgufTypedArrayConstructor>> = {
   u8: Uint8Array,
   i8: Int8Array,
   u16: Uint16Array,

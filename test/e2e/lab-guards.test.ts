@@ -65,6 +65,11 @@ describe("the lab's commands on inputs with nothing to measure", () => {
     const out = await gate("--out", missing);
     expect(out.code).toBe(1);
     expect(out.err).toBe(`gavel: --out ${missing}: its folder ${join(dir, "missing")} does not exist [FILE_NOT_FOUND]\n`);
+    // --out with --trajectories-only would be ignored: a usage error, and nothing is written
+    const both = await gate("--trajectories-only", "--out", join(dir, "gate.gguf"));
+    expect(both.code).toBe(2);
+    expect(both.err).toContain("gavel train-gate --trajectories-only writes no gate file: drop --out");
+    expect(existsSync(join(dir, "gate.gguf"))).toBe(false);
     const save = await gate("--trajectories-only", "--save-trajectories", folder);
     expect(save.code).toBe(1);
     expect(save.err).toBe(`gavel: --save-trajectories ${folder} is a folder: give the trajectories file to write [INVALID_ARGUMENT]\n`);
