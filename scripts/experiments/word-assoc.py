@@ -1,9 +1,8 @@
 """Query expansion by word associations learned from public skills (an experiment; not shipped).
 
 Document co-occurrence over the public skills (each skill's name, description and body as one bag of
-the lexical expert's words as bm25Tokens read them before NFC, marks and CJK bigrams: runs of letters
-and digits, lower-cased). For a request word w with df(w) >= 5, its m best words v (df(v) in
-[5, N/10], v not in the request) by normalised PMI
+the lexical expert's words, bm25Tokens: runs of letters and digits, lower-cased). For a request word
+w with df(w) >= 5, its m best words v (df(v) in [5, N/10], v not in the request) by normalised PMI
 over documents; the request becomes its own words (weight: their count) plus each such v with weight
 lambda * npmi(w, v) (the largest over the request words reaching it). Scored by BM25 (k1 3, b 1,
 Lucene's idf) over the library with weighted query terms, as src/lexical/postings.ts scores.

@@ -10,7 +10,6 @@ import { invalidArgument } from "../errors.js";
 import { checkFinite, optionsObject } from "../util/validate.js";
 import { config } from "../config.js";
 import { pasteText, pasteWeight, taskPaste, type PasteSplit } from "./paste.js";
-import { bm25Tokens } from "./tokens.js";
 
 /** A document of the index: what BM25 reads of a skill. */
 export interface Bm25Doc {
@@ -37,7 +36,26 @@ export function bm25Params(options: Bm25Options = {}): { k1: number; b: number }
   return { k1, b };
 }
 
-export { bm25Tokens, TOKENIZER_VERSION } from "./tokens.js";
+/** A word: letters, their combining marks and digits (a mark inside a word does not split it). */
+const TOKEN = /[\p{L}\p{M}\p{N}]+/gu;
+
+/**
+ * Version of {@link bm25Tokens} and {@link bm25DocTokens}: an index kept on disk (the bank's
+ * lexicon) records it and is rebuilt when it changes. Bump it with any change to either.
+ * 2: combining marks stay in their word, and the text is NFC-normalised first.
+ */
+export const TOKENIZER_VERSION = 2;
+
+/**
+ * Lower-cased runs of letters (with their combining marks) and digits, of the text in NFC.
+ * Underscores, dots and dashes split, so `audit_logs` and `audit-logs.js` share `audit` and `logs`
+ * with prose; no stemming and no stop list, since the idf already discounts words every skill uses.
+ * Marks keep scripts that write vowels with them (Devanagari, Thai, Arabic's vowel signs) in whole
+ * words, and NFC makes a decomposed "café" the precomposed one.
+ */
+export function bm25Tokens(text: string): string[] {
+  return text.normalize("NFC").toLowerCase().match(TOKEN) ?? [];
+}
 
 /** The tokens of a document: its name, description and body as one text. */
 export function bm25DocTokens(d: Pick<Bm25Doc, "name" | "description" | "body">): string[] {
