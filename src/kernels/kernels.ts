@@ -13,7 +13,7 @@
 import { invalidArgument } from "../errors.js";
 import { loadBinding, type NativeGlanceResult } from "../native/binding.js";
 import { checkFloat32, checkInt, checkRows, resolveWeights } from "./args.js";
-import { valueText } from "../util/validate.js";
+import { optionsObject, valueText } from "../util/validate.js";
 
 /** Results of {@link glance}; see {@link NativeGlanceResult}. */
 export type GlanceResult = NativeGlanceResult;
@@ -79,6 +79,9 @@ export function routeVoteK(nSkills: number, share = 0): number {
   return share === 0 ? k : Math.min(MAX_VOTE_K, Math.max(k, Math.round(share * nSkills)));
 }
 
+/** Float32's least positive (subnormal) value, 2^−149: the floor of {@link decayWeights}. */
+const MIN_WEIGHT = 2 ** -149;
+
 /**
  * Recency weights for the vote (paper §5, trajectories): `w_i = 2^(−a_i/64)` where a_i counts the
  * tokens from position i to the decision point, so the weight halves every 64 tokens back.
@@ -87,7 +90,8 @@ export function routeVoteK(nSkills: number, share = 0): number {
  * @param decisionPoint - position of the decision point, integer ≥ nTokens − 1; defaults to the
  *   last token (whose a is then 0, weight 1). Pass a later position when the span read ends before
  *   the decision point; a token after the decision point has no defined weight, hence the bound.
- * @returns Float32Array of nTokens weights in (0, 1].
+ * @returns Float32Array of nTokens weights in (0, 1]: a token more than 9536 back (where 2^(−a/64)
+ *   leaves float32's range) gets float32's least positive value, 2^−149, rather than 0.
  */
 export function decayWeights(nTokens: number, decisionPoint: number = nTokens - 1): Float32Array {
   checkInt(nTokens, "nTokens", 1);
@@ -95,9 +99,11 @@ export function decayWeights(nTokens: number, decisionPoint: number = nTokens - 
     throw invalidArgument(`decisionPoint must be an integer >= nTokens - 1 (${nTokens - 1}), got ${valueText(decisionPoint)}`);
   }
   const w = new Float32Array(nTokens);
-  // Far-back tokens underflow to 0 in float32 (after ~9600 tokens); Σw stays > 0 thanks to the
-  // nearest ones as long as the decision point is within that range of the span.
-  for (let i = 0; i < nTokens; i++) w[i] = 2 ** (-(decisionPoint - i) / 64);
+  // 2^(−a/64) leaves float32's range (it would round to 0) once a passes 149·64 = 9536 tokens; such a
+  // weight is held at float32's least positive value 2^−149 instead, so every weight stays in (0, 1]
+  // and a span read far before its decision point still votes (uniformly) rather than summing to 0.
+  // Below that age the float32 rounding of 2^(−a/64) is already ≥ 2^−149, so the floor changes nothing.
+  for (let i = 0; i < nTokens; i++) w[i] = Math.max(2 ** (-(decisionPoint - i) / 64), MIN_WEIGHT);
   return w;
 }
 
@@ -108,6 +114,9 @@ export interface GlanceOptions {
   /** Top-k of the vote, integer ≥ 1 (k ≥ N puts every skill in every T_i); default {@link voteK}(N). */
   k?: number;
 }
+
+/** The keys of {@link GlanceOptions} (optionsObject refuses others). */
+const GLANCE_KEYS: Readonly<Record<keyof GlanceOptions, true>> = { weights: true, k: true };
 
 /**
  * The glance (Eqs. 1 and 3): for each query token i and skill s,
@@ -130,7 +139,8 @@ export interface GlanceOptions {
  * @param dim - vector dimension, integer ≥ 1.
  * @returns g (N), m and argmax (nq × N, row-major by token).
  * @throws GavelError `INVALID_ARGUMENT` (as a rejection, never synchronously) on a wrong type,
- *   length or value of any argument, or when the bank holds NaN/Inf.
+ *   length or value of any argument, options that are not an object or hold a key other than
+ *   `weights` and `k`, or when the bank holds NaN/Inf.
  */
 export async function glance(
   queries: Float32Array,
@@ -139,6 +149,7 @@ export async function glance(
   dim: number,
   options: GlanceOptions = {},
 ): Promise<GlanceResult> {
+  const o = optionsObject(options, "glance options", GLANCE_KEYS) as GlanceOptions;
   checkFloat32(queries, "queries");
   checkFloat32(bank, "bank");
   if (!(offsets instanceof Int32Array)) throw invalidArgument("offsets must be an Int32Array");
@@ -157,8 +168,8 @@ export async function glance(
     throw invalidArgument(`offsets[last] (${offsets[offsets.length - 1]}) must equal the bank's row count (${rows})`);
   }
   const nSkills = offsets.length - 1;
-  const weights = resolveWeights(options.weights, nq);
-  const k = options.k === undefined ? voteK(nSkills) : options.k;
+  const weights = resolveWeights(o.weights, nq);
+  const k = o.k === undefined ? voteK(nSkills) : o.k;
   checkInt(k, "k", 1);
   return loadBinding().glance(queries, bank, offsets, dim, weights, k);
 }

@@ -10,7 +10,8 @@
  * the bank keeps (live-index.ts).
  */
 import { accumulateBm25, bm25Ceiling, bm25DocTokens, bm25Params, postingsByTerm, queryTerms, TermCounter, Vocabulary, type Bm25Doc, type Bm25Options, type DocTerms, type Postings } from "./postings.js";
-import { checkInt } from "../util/validate.js";
+import { invalidArgument } from "../errors.js";
+import { checkInt, describeValue, optionsObject } from "../util/validate.js";
 
 export { bm25Tokens, type Bm25Doc, type Bm25Options } from "./postings.js";
 
@@ -35,8 +36,16 @@ export class Bm25Index {
   #len: Float64Array;
   #avgLen: number;
 
+  /**
+   * @param docs - the documents, each with a string `id`, `name` and `description` and an optional
+   *   string `body`.
+   * @throws GavelError `INVALID_ARGUMENT` naming the document and field when `docs` is not an array of
+   *   such documents, or on a bad option ({@link Bm25Options}).
+   */
   constructor(docs: readonly Bm25Doc[], options: Bm25Options = {}) {
     ({ k1: this.k1, b: this.b } = bm25Params(options));
+    if (!Array.isArray(docs)) throw invalidArgument(`Bm25Index: documents must be an array, got ${describeValue(docs)}`);
+    for (let i = 0; i < docs.length; i++) checkBm25Doc(docs[i], `Bm25Index: documents[${i}]`);
     this.ids = docs.map((d) => d.id);
     this.#len = new Float64Array(docs.length);
     const counter = new TermCounter();
@@ -59,9 +68,13 @@ export class Bm25Index {
   /**
    * BM25 of every document for `query` (0 where no query word occurs), in document order. `params`
    * scores with other k1 / b than the index's (they are read at query time, not indexed).
+   *
+   * @throws GavelError `INVALID_ARGUMENT` when `query` is not a string or `params` not
+   *   {@link Bm25Options}
    */
   scores(query: string, params?: Bm25Options): Float64Array {
-    const { k1, b } = params ? bm25Params({ k1: params.k1 ?? this.k1, b: params.b ?? this.b }) : this;
+    checkQuery(query, "Bm25Index.scores");
+    const { k1, b } = this.#params(params);
     const out = new Float64Array(this.ids.length);
     const stats = { k1, b, n: this.ids.length, avgLen: this.#avgLen };
     accumulateBm25(out, queryTerms(query, this.#vocab), [this.#postings], undefined, stats, this.#len);
@@ -73,9 +86,17 @@ export class Bm25Index {
    * lexical coverage. `params.k1` as in {@link scores} (b does not enter it).
    */
   ceiling(query: string, params?: Bm25Options): number {
-    const { k1 } = params ? bm25Params({ k1: params.k1 ?? this.k1, b: params.b ?? this.b }) : this;
+    checkQuery(query, "Bm25Index.ceiling");
+    const { k1 } = this.#params(params);
     const p = this.#postings;
     return bm25Ceiling(query, this.#vocab, (t) => p.start[t + 1] - p.start[t], this.ids.length, k1);
+  }
+
+  /** The k1 and b of a query: `params`' where it gives them (checked as {@link Bm25Options}), else the index's. */
+  #params(params: Bm25Options | undefined): { k1: number; b: number } {
+    if (params === undefined) return this;
+    const o = optionsObject(params, "bm25 options", { k1: true, b: true }) as Bm25Options;
+    return bm25Params({ k1: o.k1 ?? this.k1, b: o.b ?? this.b });
   }
 
   /**
@@ -83,6 +104,7 @@ export class Bm25Index {
    * are reproducible. Documents sharing no word with the query are not returned.
    */
   search(query: string, k = 20, params?: Bm25Options): Bm25Hit[] {
+    checkQuery(query, "Bm25Index.search");
     checkInt(k, "k", 0);
     const s = this.scores(query, params);
     const hits: number[] = [];
@@ -90,4 +112,23 @@ export class Bm25Index {
     hits.sort((x, y) => s[y] - s[x] || x - y);
     return hits.slice(0, k).map((i) => ({ id: this.ids[i], score: s[i] }));
   }
+}
+
+/**
+ * Checks one document of an index: an object with a string `id`, `name` and `description`, and a
+ * `body` that is a string or absent (undefined). `what` names it in the message.
+ *
+ * @throws GavelError `INVALID_ARGUMENT` naming the document and the field
+ */
+export function checkBm25Doc(doc: unknown, what: string): asserts doc is Bm25Doc {
+  if (typeof doc !== "object" || doc === null || Array.isArray(doc)) throw invalidArgument(`${what} must be an object with id, name and description, got ${describeValue(doc)}`);
+  const d = doc as Record<string, unknown>;
+  for (const field of ["id", "name", "description"] as const) {
+    if (typeof d[field] !== "string") throw invalidArgument(`${what}.${field} must be a string, got ${describeValue(d[field])}`);
+  }
+  if (d.body !== undefined && typeof d.body !== "string") throw invalidArgument(`${what}.body must be a string or absent, got ${describeValue(d.body)}`);
+}
+
+function checkQuery(query: unknown, what: string): void {
+  if (typeof query !== "string") throw invalidArgument(`${what}: query must be a string, got ${describeValue(query)}`);
 }

@@ -14,6 +14,7 @@
  *
  * @module
  */
+import { checkBm25Doc } from "./bm25.js";
 import { accumulateBm25, bm25Ceiling, bm25DocTokens, bm25Params, postingsByTerm, queryTerms, TermCounter, Vocabulary, type Bm25Doc, type Bm25Options, type DocTerms, type Postings, type QueryText } from "./postings.js";
 
 /** What the base segment tolerates (as a fraction of its postings) before it is laid out again. */
@@ -82,6 +83,7 @@ export class LiveBm25Index {
    * Returns its term counts; terms with ids from `firstNewTerm` on were new to the vocabulary.
    */
   add(doc: Bm25Doc): { terms: DocTerms; firstNewTerm: number } {
+    checkBm25Doc(doc, "LiveBm25Index.add: document");
     this.remove(doc.id);
     const firstNewTerm = this.#vocab.size;
     const terms = this.#counter.count(bm25DocTokens(doc), this.#vocab);

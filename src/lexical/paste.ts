@@ -226,8 +226,27 @@ function promptOutput(line: string, t: string, machine: boolean): boolean {
   return !ownWords(t);
 }
 
+/**
+ * Whether any of `rules` matches, as one test: the rules without flags or backreferences joined into
+ * one alternation, `(?:r1)|(?:r2)|…` (a match of the alternation at a position is a match of one of
+ * them there, so it matches exactly when one of them does), and the others tried one by one. A line
+ * that no rule takes (a column of numbers) then costs one regex run, not one a rule. @internal
+ */
+export function anyRule(rules: readonly RegExp[]): { union: RegExp | undefined; rest: readonly RegExp[]; test(t: string): boolean } {
+  const joinable = rules.filter((r) => r.flags === "" && !/\\[1-9k]/.test(r.source));
+  const rest = rules.filter((r) => !joinable.includes(r));
+  const union = joinable.length > 0 ? new RegExp(joinable.map((r) => `(?:${r.source})`).join("|")) : undefined;
+  return { union, rest, test: (t) => (union !== undefined && union.test(t)) || rest.some((r) => r.test(t)) };
+}
+
+const ANY_MACHINE = anyRule(MACHINE);
+const ANY_CODE = anyRule(CODE);
+
+/** The machine-line and code rules one by one, for tests of {@link anyRule}. @internal */
+export const LINE_RULES = { machine: MACHINE, code: CODE } as const;
+
 /** Every rule of the paste, for tests that run them on adversarial lines (they must stay linear). @internal */
-export const PASTE_RULES: readonly RegExp[] = [FENCE, LEVEL, LOG_SIGN, PROMPT, HUNK, PROSE, SQL, CODE_SIGN, WORD, ...MACHINE, ...CODE, ...TOOL_OUTPUT];
+export const PASTE_RULES: readonly RegExp[] = [FENCE, LEVEL, LOG_SIGN, PROMPT, HUNK, PROSE, SQL, CODE_SIGN, WORD, ...MACHINE, ...CODE, ...TOOL_OUTPUT, ...[ANY_MACHINE.union, ANY_CODE.union].filter((r): r is RegExp => r !== undefined)];
 
 /**
  * Whether one line (trimmed) reads as machine output: a log line, a stack frame, a structured record,
@@ -245,11 +264,11 @@ export function machineLine(line: string): boolean {
 
 /** {@link machineLine} of a trimmed, non-empty line, at any length (the rules are linear; tests read 200 KB lines). */
 export function machineShape(t: string): boolean {
-  for (const re of MACHINE) if (re.test(t)) return true;
+  if (ANY_MACHINE.test(t)) return true;
   // a level word first: a log line when what follows has a machine sign, else a requirement ("ERROR: page someone")
   const level = LEVEL.exec(t);
   if (level && LOG_SIGN.test(level[3])) return true;
-  for (const re of CODE) if (re.test(t)) return true;
+  if (ANY_CODE.test(t)) return true;
   // a statement's ";" end, with a code sign besides (not prose that ends in ";", not SQL)
   if (t.endsWith(";") && !SQL.test(t) && (CODE_SIGN.test(t) || /^[\w.:$]+;$/.test(t) || /^[\w-]+: [^;]+;$/.test(t))) return true;
   return dumpLine(t);

@@ -16,7 +16,7 @@
 import { invalidArgument } from "../errors.js";
 import { bm25Tokens, hashIndex, termHash, type DocTerms, type Vocabulary } from "./postings.js";
 import type { LiveBm25Index } from "./live-index.js";
-import { valueText } from "../util/validate.js";
+import { describeValue, valueText } from "../util/validate.js";
 
 /** What a {@link ReferenceIdf} is made of. */
 export interface ReferenceIdfInit {
@@ -69,11 +69,19 @@ export class ReferenceIdf implements ReferenceIdfInit {
   /**
    * Counts each word's documents over `docs` (each a document's words; repeats count once) and keeps
    * those in at least `minDf` of them.
+   *
+   * @throws GavelError `INVALID_ARGUMENT` when `docs` is not an iterable of arrays of strings, or on a
+   *   bad `minDf`
    */
   static build(docs: Iterable<readonly string[]>, minDf: number): ReferenceIdf {
+    if (!isIterable(docs) || typeof docs === "string") throw invalidArgument(`ReferenceIdf.build: docs must be an iterable of word arrays, got ${describeValue(docs)}`);
     const counts = new Map<number, number>();
     let n = 0;
     for (const words of docs) {
+      if (!Array.isArray(words)) throw invalidArgument(`ReferenceIdf.build: document ${n} must be an array of words, got ${describeValue(words)}`);
+      for (let i = 0; i < words.length; i++) {
+        if (typeof words[i] !== "string") throw invalidArgument(`ReferenceIdf.build: document ${n}, word ${i} must be a string, got ${describeValue(words[i])}`);
+      }
       n++;
       for (const h of new Set(words.map(termHash))) counts.set(h, (counts.get(h) ?? 0) + 1);
     }
@@ -103,12 +111,17 @@ export class ReferenceIdf implements ReferenceIdfInit {
    * (1: abstention's `gcov`; 2: `gcov2`), that `holds` accepts (the words a skill's text contains):
    * in [0, 1]; 0 for a task without words.
    *
-   * @throws GavelError `INVALID_ARGUMENT` when `power` is not a finite number > 0
+   * @throws GavelError `INVALID_ARGUMENT` when `taskWords` is not an iterable of strings (a string
+   *   itself is refused: its characters are not its words), `holds` is not a function, or `power` is
+   *   not a finite number > 0
    */
   coverage(taskWords: Iterable<string>, holds: (word: string) => boolean, power = 1): number {
+    if (typeof taskWords === "string" || !isIterable(taskWords)) throw invalidArgument(`ReferenceIdf.coverage: taskWords must be an iterable of words (not a string), got ${describeValue(taskWords)}`);
+    if (typeof holds !== "function") throw invalidArgument(`ReferenceIdf.coverage: holds must be a function, got ${describeValue(holds)}`);
     if (typeof power !== "number" || !Number.isFinite(power) || power <= 0) throw invalidArgument(`ReferenceIdf.coverage: power must be a finite number > 0, got ${valueText(power)}`);
     let all = 0, held = 0;
     for (const w of new Set(taskWords)) {
+      if (typeof w !== "string") throw invalidArgument(`ReferenceIdf.coverage: taskWords must hold strings, got ${describeValue(w)}`);
       const x = this.idf(w) ** power;
       all += x;
       if (holds(w)) held += x;
@@ -138,4 +151,8 @@ export function termsCoverage(ref: ReferenceIdf, vocab: Vocabulary, doc: DocTerm
     },
     power,
   );
+}
+
+function isIterable(value: unknown): value is Iterable<unknown> {
+  return value !== null && value !== undefined && typeof (value as { [Symbol.iterator]?: unknown })[Symbol.iterator] === "function";
 }

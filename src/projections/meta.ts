@@ -67,7 +67,7 @@ export interface ProjectionsMeta {
   readonly delta: number;
   /** β: weight of the lexical expert B in S = g + αL + γV + βB (0: not used; files without it read as 0). */
   readonly beta: number;
-  /** T of the lexical expert B = log softmax(BM25 / T) over the installed skills. */
+  /** T of the lexical expert B = log softmax(BM25 / T) over the installed skills, in [1e-9, 1e9]. */
   readonly lexicalTemperature: number;
   /** BM25's k1 in the lexical expert. */
   readonly lexicalK1: number;

@@ -144,7 +144,8 @@ export class Projections implements ProjectionsMeta {
     this.gamma = constant(init.gamma ?? d.gamma, "gamma", { min: 0 });
     this.delta = constant(init.delta ?? d.delta, "delta", { min: 0 });
     this.beta = constant(init.beta ?? d.beta, "beta", { min: 0 });
-    this.lexicalTemperature = constant(init.lexicalTemperature ?? d.lexicalTemperature, "lexicalTemperature", { above: 0 });
+    // T ≥ 1/MAX_CONSTANT: a smaller one is damage, and BM25 / T could overflow a double.
+    this.lexicalTemperature = constant(init.lexicalTemperature ?? d.lexicalTemperature, "lexicalTemperature", { min: 1 / MAX_CONSTANT });
     this.lexicalK1 = constant(init.lexicalK1 ?? d.lexicalK1, "lexicalK1", { min: 0 });
     this.lexicalB = constant(init.lexicalB ?? d.lexicalB, "lexicalB", { min: 0 });
     if (this.lexicalB > 1) throw invalidArgument(`Projections: lexicalB must be in [0, 1], got ${this.lexicalB}`);

@@ -369,6 +369,26 @@ describe("voteK and decayWeights", () => {
     const later = decayWeights(10, 73);
     expect(later[9]).toBeCloseTo(2 ** (-64 / 64), 7);
   });
+  it("every weight in (0, 1]: float32's rounding of 2^(−a/64) while it is positive, 2^−149 past that", () => {
+    // ages 0 … 9599 back from the decision point: 2^(−a/64) rounds to a positive float32 up to 9535
+    const w = decayWeights(9600);
+    for (let a = 0; a < 9600; a++) {
+      const exact = Math.fround(2 ** (-a / 64));
+      expect(w[9599 - a], `age ${a}`).toBe(exact > 0 ? exact : 2 ** -149);
+    }
+    // a span read long before its decision point still weighs something, uniformly, and glances
+    const far = decayWeights(3, 100_000);
+    expect(Array.from(far)).toEqual([2 ** -149, 2 ** -149, 2 ** -149]);
+    expect(Array.from(decayWeights(1, 10_000))).toEqual([2 ** -149]);
+  });
+  it("a glance over weights of a far decision point votes as a uniform glance does", async () => {
+    const q = new Float32Array([1, 0, 0, 1, 0.6, 0.8]);
+    const bank = new Float32Array([1, 0, 0, 1, 0.8, 0.6]);
+    const off = new Int32Array([0, 1, 2, 3]);
+    const far = await glance(q, bank, off, 2, { weights: decayWeights(3, 50_000), k: 1 });
+    const uniform = await glance(q, bank, off, 2, { k: 1 });
+    expect(Array.from(far.g)).toEqual(Array.from(uniform.g));
+  });
 });
 
 // ---------------------------------------------------------------------------------------------
@@ -451,6 +471,18 @@ describe("bad inputs reject with INVALID_ARGUMENT and never crash", () => {
   it.each(badCover)("coverFarthestFirst: %s", (_name, args) => {
     expectInvalidSync(() => (binding.coverFarthestFirst as (...a: unknown[]) => unknown)(...args));
     expectInvalidSync(() => (coverFarthestFirst as (...a: unknown[]) => unknown)(...args));
+  });
+
+  it("glance refuses options that are not an object or hold an unknown key", async () => {
+    await expectInvalid(() => (glance as (...a: unknown[]) => unknown)(q, bank, off, dim, null));
+    await expectInvalid(() => (glance as (...a: unknown[]) => unknown)(q, bank, off, dim, "k"));
+    await expectInvalid(() => (glance as (...a: unknown[]) => unknown)(q, bank, off, dim, [1]));
+    const err = await caught(() => (glance as (...a: unknown[]) => unknown)(q, bank, off, dim, { topk: 1 }));
+    expectGavelError(err, "INVALID_ARGUMENT", /unknown option "topk" in glance options/);
+    // a rejection, never a synchronous throw
+    const p = (glance as (...a: unknown[]) => Promise<unknown>)(q, bank, off, dim, null);
+    expect(p).toBeInstanceOf(Promise);
+    await p.catch(() => undefined);
   });
 
   it("voteK / decayWeights reject bad sizes", () => {

@@ -1,8 +1,10 @@
 // A request apart from its paste (src/lexical/paste.ts): which lines are pasted material, the weight a
 // paste that outweighs the request is read at, and BM25's query built with that weight, checked
 // against a plain reference on fresh random tasks.
+import { readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { machineLine, machineShape, PASTE_RULES, pasteWeight, splitPaste, taskPaste } from "../../src/lexical/paste.js";
+import { anyRule, LINE_RULES, machineLine, machineShape, PASTE_RULES, pasteWeight, splitPaste, taskPaste } from "../../src/lexical/paste.js";
 import { bm25Ceiling, bm25Query, bm25Tokens, forEachQueryToken, queryPaste, queryTerms, Vocabulary } from "../../src/lexical/postings.js";
 import { freshSeed, rng } from "../helpers/random.js";
 
@@ -284,6 +286,34 @@ describe("the audit's shapes (2026-12-05)", () => {
     // a hunk takes as many lines as its header counts, not a list that follows it
     const diff = ["@@ -1,2 +1,2 @@", " a", "-b", "+c", "- a list item after the diff", "- another"].join("\n");
     expect(splitPaste(diff).paste).toEqual([true, true, true, true, false, false]);
+  });
+
+  it("tests the machine-line and code rules as one alternation that matches exactly when one rule does", () => {
+    const seed = freshSeed();
+    const r = rng(seed);
+    // fragments of what the rules look for, and the characters between them
+    const parts = ["at ", "File \"", "\", line ", "ERROR", "INFO", ":", " ", "  ", "1", "42", "0x7f", "2026-12-05", "T", "01:12:44", "[", "]", "(", ")", "{", "}", ";", ",", ".", "/", "-", "=", "==", "===", "_", "#", "@", "$", ">", "|", "^", "~", "\"", "'", "`", "a", "foo", "go", "py", "rs", "ts", "E", "FAILED", "::", "-->", "@@ -1,2 +1,3 @@", "diff --git ", "index ", "npm ", "ERR!", "panic: ", "goroutine ", "def ", "class ", "import ", "from ", "const ", "let ", "return", "export ", "public ", "package ", "#include ", "if ", "else", "fn ", "function", "Traceback (most recent call last)", "note: ", "RUST_BACKTRACE=", "+0x1f", "error", "warning", "[E0308]", "Caused by: ", "... 3 more", "exit status 1", "created by ", "\t", "é", "中"];
+    const { machine, code } = LINE_RULES;
+    const any = [anyRule(machine), anyRule(code)];
+    expect(any.every((a) => a.union !== undefined && a.rest.length <= 2)).toBe(true);
+    let taken = 0;
+    for (let trial = 0; trial < 20_000; trial++) {
+      const n = 1 + Math.floor(r() * 8);
+      let t = "";
+      for (let i = 0; i < n; i++) t += parts[Math.floor(r() * parts.length)];
+      for (const [k, rules] of [machine, code].entries()) {
+        const want = rules.some((re) => re.test(t));
+        expect(any[k].test(t), `seed ${seed}: ${JSON.stringify(t)}`).toBe(want);
+        if (want) taken++;
+      }
+    }
+    // the random lines reach the rules, not only their misses
+    expect(taken).toBeGreaterThan(1000);
+    // and on every line of this file's cases
+    for (const line of readFileSync(fileURLToPath(import.meta.url), "utf8").split("\n")) {
+      const t = line.trim();
+      for (const [k, rules] of [machine, code].entries()) expect(any[k].test(t), JSON.stringify(t)).toBe(rules.some((re) => re.test(t)));
+    }
   });
 
   it("runs every rule on 200 KB adversarial lines to an answer (no rule backtracks without bound)", () => {
