@@ -33,6 +33,13 @@ const STEERING = [
 export const MAX_FRONT_MATTER_BYTES = 64 * 1024;
 /** Most keys in the front matter, nested maps included (see {@link MAX_FRONT_MATTER_BYTES}). */
 export const MAX_FRONT_MATTER_KEYS = 1000;
+/**
+ * Cap on what the router reads as a skill's description (the description with `when_to_use`), in
+ * UTF-8 bytes, for every source (a SKILL.md's front matter is already within it; a JSONL row or an
+ * array entry is not). The spec allows 1,024 characters and hosts list about 1,536; the cap is far
+ * above both, and bounds the encoder's search for a cut when the description alone overflows the budget.
+ */
+export const MAX_DESCRIPTION_BYTES = 64 * 1024;
 
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
@@ -140,6 +147,7 @@ export function buildSkill(raw: RawSkillFields): Skill {
   const whenToUseAt = clipLocation(f.at("when_to_use"));
   const whenToUse = readWhenToUse(raw.meta["when_to_use"], whenToUseAt, f.warnings, (t) => f.clean(normalizeNewlines(t), "when_to_use"));
   const description = withWhenToUse(stated, whenToUse, whenToUseAt, f.warnings);
+  if (description !== stated) checkDescriptionSize(description, f.at("when_to_use"), "description and when_to_use are");
   steeringWarnings(description, body, f);
   const disableModelInvocation = readFlag(
     raw.disableModelInvocation !== undefined ? raw.disableModelInvocation : raw.meta["disable-model-invocation"],
@@ -209,9 +217,17 @@ function readDescription(value: unknown, f: FieldContext, missing?: { where: str
   if (typeof value !== "string") {
     throw skillError(f.at("description"), `description must be a string, got ${describeType(value)}`);
   }
+  checkDescriptionSize(value, f.at("description"), "description is");
   const description = f.clean(normalizeNewlines(value), "description").trim();
   if (description === "") throw skillError(f.at("description"), "empty description");
   return description;
+}
+
+/** Refuses a description above {@link MAX_DESCRIPTION_BYTES} (a JSONL row's or an array entry's: a SKILL.md's is within its front matter). */
+function checkDescriptionSize(text: string, where: string, what: string): void {
+  if (text.length <= MAX_DESCRIPTION_BYTES / 3) return; // 3 bytes at most per UTF-16 unit
+  const bytes = Buffer.byteLength(text, "utf8");
+  if (bytes > MAX_DESCRIPTION_BYTES) throw skillError(where, `${what} ${bytes} bytes, above the cap of ${MAX_DESCRIPTION_BYTES}`);
 }
 
 /** The body, normalised (may be empty), refused above the byte cap. */
