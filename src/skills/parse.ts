@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import { isMap, isScalar, visit, type Document } from "yaml";
-import { GavelError, clip, clipLocation, clipMessage } from "../errors.js";
+import { GavelError, clip, clipLocation, clipMessage, invalidArgument } from "../errors.js";
+import { describeValue, intOption, optionsObject, stringOption } from "../util/validate.js";
 import { DEFAULT_MAX_BODY_BYTES, type ParseSkillOptions, type Skill } from "./types.js";
 import { lookalikeWarnings } from "./confusables.js";
 import { parseFrontMatterYaml, type CommentCut } from "./front-matter-yaml.js";
@@ -40,6 +41,8 @@ export const MAX_FRONT_MATTER_KEYS = 1000;
  * above both, and bounds the encoder's search for a cut when the description alone overflows the budget.
  */
 export const MAX_DESCRIPTION_BYTES = 64 * 1024;
+
+const PARSE_KEYS: Readonly<Record<keyof ParseSkillOptions, true>> = { folderName: true, maxBodyBytes: true };
 
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
@@ -303,6 +306,13 @@ function steeringWarnings(description: string, body: string, f: FieldContext): v
  *   (and no folder name), body above the cap.
  */
 export function parseSkillMarkdown(text: string | Uint8Array, where: string, opts: ParseSkillOptions = {}): Skill {
+  if (typeof text !== "string" && !(text instanceof Uint8Array)) throw invalidArgument(`parseSkillMarkdown: text must be a string or a Uint8Array, got ${describeValue(text)}`);
+  if (typeof where !== "string") throw invalidArgument(`parseSkillMarkdown: where must be a string, got ${describeValue(where)}`);
+  const o = optionsObject(opts, "parseSkillMarkdown options", PARSE_KEYS) as ParseSkillOptions;
+  opts = {
+    folderName: stringOption(o.folderName, "parseSkillMarkdown: folderName"),
+    maxBodyBytes: o.maxBodyBytes === Infinity ? Infinity : intOption(o.maxBodyBytes, "parseSkillMarkdown: maxBodyBytes", 0, Number.MAX_SAFE_INTEGER, DEFAULT_MAX_BODY_BYTES),
+  };
   let src = typeof text === "string" ? text : decodeSkillText(text, where);
   if (typeof text === "string") sanitizeText(src, where, "file", null);
   src = normalizeNewlines(src);

@@ -126,6 +126,34 @@ describe("parseSkillMarkdown", () => {
     expect(() => parseSkillMarkdown(md("a", "b", "x".repeat(100)), "w", { maxBodyBytes: 50 })).toThrow(/above the cap of 50/);
   });
 
+  it("refuses arguments of the wrong type with INVALID_ARGUMENT, never a TypeError", () => {
+    const call = (...a: unknown[]) => (parseSkillMarkdown as (...x: unknown[]) => unknown)(...a);
+    const cases: [unknown[], RegExp][] = [
+      [[null, "w"], /text must be a string or a Uint8Array, got null/],
+      [[123, "w"], /text must be a string or a Uint8Array, got 123/],
+      [[new DataView(new ArrayBuffer(4)), "w"], /text must be a string or a Uint8Array/],
+      [[md("a", "b"), 5], /where must be a string, got 5/],
+      [[md("a", "b")], /where must be a string, got undefined/],
+      [[md("a", "b"), "w", null], /options must be an object/],
+      [[md("a", "b"), "w", { folderName: 5 }], /folderName must be a string, got 5/],
+      [[md("a", "b"), "w", { maxBodyBytes: "x" }], /maxBodyBytes must be an integer/],
+      [[md("a", "b"), "w", { maxBodyBytes: -1 }], /maxBodyBytes must be an integer/],
+      [[md("a", "b"), "w", { maxBodyByte: 5 }], /unknown option "maxBodyByte".*did you mean maxBodyBytes/],
+    ];
+    for (const [args, msg] of cases) {
+      let err: unknown;
+      try {
+        call(...args);
+      } catch (e) {
+        err = e;
+      }
+      expect(err, String(msg)).toBeInstanceOf(GavelError);
+      expect((err as GavelError).code).toBe("INVALID_ARGUMENT");
+      expect((err as GavelError).message).toMatch(msg);
+    }
+    expect(parseSkillMarkdown(md("a", "b", "x".repeat(100)), "w", { maxBodyBytes: Infinity }).body).toBe("x".repeat(100));
+  });
+
   it("hashes the three texts only, field-delimited", () => {
     const a = parseSkillMarkdown(md("a", "b", "c", "version: 1"), "1");
     const b = parseSkillMarkdown(md("a", "b", "\n\nc\n\n"), "2");
