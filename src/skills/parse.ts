@@ -4,7 +4,7 @@ import { GavelError, clip, clipLocation, clipMessage, invalidArgument } from "..
 import { describeValue, intOption, optionsObject, stringOption } from "../util/validate.js";
 import { DEFAULT_MAX_BODY_BYTES, type ParseSkillOptions, type Skill } from "./types.js";
 import { lookalikeWarnings } from "./confusables.js";
-import { parseFrontMatterYaml, type CommentCut } from "./front-matter-yaml.js";
+import { numberSources, parseFrontMatterYaml, type CommentCut } from "./front-matter-yaml.js";
 import { charCount, describeType, readFlag, readWhenToUse, truncate, withWhenToUse } from "./host-fields.js";
 
 /** The spec's name rule: 1–64 of a-z, 0-9, '-', no leading/trailing hyphen, no "--". */
@@ -125,6 +125,8 @@ export interface RawSkillFields {
   maxBodyBytes?: number;
   /** Why the description is missing, where the reader knows (a YAML comment emptied it): its location and reason. */
   descriptionMissing?: { where: string; why: string };
+  /** The source text of a `name` or `description` YAML read as a number (`007`, `1.10`): read as written. */
+  scalarText?: { name?: string; description?: string };
 }
 
 /**
@@ -143,7 +145,7 @@ export function buildSkill(raw: RawSkillFields): Skill {
     clean: (text, field) => sanitizeText(text, where, field, raw.lenientText ? warnings : null),
   };
   const name = readName(raw, f);
-  const stated = readDescription(raw.description, f, raw.descriptionMissing);
+  const stated = readDescription(raw.description, f, raw.descriptionMissing, raw.scalarText?.description);
   const body = readBody(raw, f);
   const id = readId(raw.id, where, name);
   specWarnings(raw, { name, description: stated, body }, f);
@@ -192,8 +194,8 @@ function readName(raw: RawSkillFields, f: FieldContext): string {
   } else if (typeof raw.name === "string") {
     name = f.clean(normalizeNewlines(raw.name), "name").trim();
   } else if (typeof raw.name === "number" || typeof raw.name === "boolean") {
-    // YAML turns `name: 2048` into a number; the intent is plainly the text.
-    name = String(raw.name);
+    // YAML turns `name: 2048` into a number; the intent is plainly the text, as written (`007`).
+    name = raw.scalarText?.name ?? String(raw.name);
     f.warn("name", `name is a ${typeof raw.name}, read as the string "${name}"`);
   } else {
     throw skillError(f.at("name"), `name must be a string, got ${describeType(raw.name)}`);
@@ -209,13 +211,14 @@ function readName(raw: RawSkillFields, f: FieldContext): string {
  * description: the glance and verdict read it. A number or boolean is read as its text, as Claude Code
  * reads it (`description: 42`); a list or map has no single right reading.
  */
-function readDescription(value: unknown, f: FieldContext, missing?: { where: string; why: string }): string {
+function readDescription(value: unknown, f: FieldContext, missing?: { where: string; why: string }, written?: string): string {
   if (value === undefined || value === null) {
     throw missing ? skillError(missing.where, `missing description: ${missing.why}`) : skillError(f.where, "missing description");
   }
   if (typeof value === "number" || typeof value === "boolean") {
-    f.warn("description", `description is a ${typeof value}, read as the string "${String(value)}"`);
-    value = String(value);
+    const text = written ?? String(value);
+    f.warn("description", `description is a ${typeof value}, read as the string "${clip(text)}"`);
+    value = text;
   }
   if (typeof value !== "string") {
     throw skillError(f.at("description"), `description must be a string, got ${describeType(value)}`);
@@ -368,6 +371,7 @@ export function parseSkillMarkdown(text: string | Uint8Array, where: string, opt
     folderName: opts.folderName,
     maxBodyBytes: opts.maxBodyBytes,
     descriptionMissing: emptied && description === null ? { where: cutAt(emptied), why: commentCutWhy(emptied) } : undefined,
+    scalarText: numberSources(doc),
   });
   skill.warnings.unshift(
     ...repaired.map(

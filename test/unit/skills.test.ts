@@ -106,6 +106,17 @@ describe("parseSkillMarkdown", () => {
     expect(w).toMatch(/disable-model-invocation is the string/);
   });
 
+  it("reads a name or description YAML takes for a number as written (007, 1.10, 0x1F), warning", () => {
+    for (const v of ["007", "1.10", "0x1F", "1e3", "0o17", ".inf"]) {
+      const s = parseSkillMarkdown(md(v, v), `/x/${v}/SKILL.md`, { folderName: v });
+      expect([s.name, s.description], v).toEqual([v, v]);
+      expect(s.warnings.filter((x) => x.includes(`differs`)), v).toEqual([]);
+      expect(s.warnings.join("\n"), v).toContain(`description is a number, read as the string "${v}"`);
+    }
+    // a quoted one was never a number; a nested one (meta) is left as YAML read it
+    expect(parseSkillMarkdown(md('"007"', "'1.10'", "", "version: 1.10"), "w")).toMatchObject({ name: "007", description: "1.10", meta: { version: 1.1 } });
+  });
+
   it("refuses what cannot be read, each with SKILL_INVALID", () => {
     expect(skillInvalid("").message).toMatch(/empty file/);
     expect(skillInvalid("  \n\n").message).toMatch(/empty file/);
