@@ -396,7 +396,8 @@ function fromRecord(rec: Record<string, unknown>, where: string, o: Opts): Skill
   if (src !== undefined) merged["source"] = src;
   if (meta !== undefined) {
     if (typeof meta !== "object" || meta === null || Array.isArray(meta)) throw skillError(where, "meta must be a map");
-    Object.assign(merged, meta);
+    // own properties defined, not assigned: a JSON `"__proto__"` key is a key, never the map's prototype
+    for (const [k, v] of Object.entries(meta)) Object.defineProperty(merged, k, { value: v, enumerable: true, writable: true, configurable: true });
   }
   return buildSkill({ id, name, description, body, meta: merged, source: where, disableModelInvocation, maxBodyBytes: o.maxBodyBytes, lenientText: true });
 }

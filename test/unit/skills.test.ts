@@ -412,6 +412,22 @@ describe("loadSkills: JSONL", () => {
     expect(r.failed.map((f) => f.where)).toEqual([`${lib}:4`]);
   });
 
+  it("a \"__proto__\" key in a row's meta is a key of the skill's meta, never its prototype (nor a flag it hides)", async () => {
+    const lib = join(tmp, "proto.jsonl");
+    writeFileSync(lib, '{"name":"p","description":"d","meta":{"__proto__":{"disable-model-invocation":true,"compatibility":"x"}}}\n');
+    const [s] = (await loadSkills(lib)).skills;
+    expect(Object.getPrototypeOf(s.meta)).toBe(Object.prototype);
+    expect(s.disableModelInvocation).toBe(false);
+    expect(Object.keys(s.meta)).toEqual(["__proto__"]);
+    expect(JSON.parse(JSON.stringify(s.meta))).toEqual(JSON.parse('{"__proto__":{"disable-model-invocation":true,"compatibility":"x"}}'));
+    // a SKILL.md's `__proto__:` key survives a reload as an array entry
+    const parsed = parseSkillMarkdown("---\nname: c\ndescription: d\n__proto__:\n  tag: t\n---\nb", "c/SKILL.md");
+    const [again] = (await loadSkills([parsed])).skills;
+    expect(Object.getPrototypeOf(again.meta)).toBe(Object.prototype);
+    expect(JSON.stringify(again.meta)).toBe(JSON.stringify(parsed.meta));
+    expect(JSON.stringify(again.meta)).toBe('{"__proto__":{"tag":"t"}}');
+  });
+
   it("gives a folder skill and the same JSONL row the same hash", async () => {
     const dir = join(tmp, "same");
     writeSkill(dir, "alpha", md("alpha", "A.", "Alpha body"));
