@@ -219,7 +219,7 @@ export class RenderEncoder {
     const bodyCut = (n: number) => ({ ...skill, body: skill.body.slice(0, n) });
     if (room < 0) {
       // Even the name and description overflow (tiny budgets): no body, and the description cut.
-      const cut = yield* this.#longestFitting(skill.description.length, (n) => ({ ...skill, description: skill.description.slice(0, n), body: "" }));
+      const cut = yield* this.#longestFitting(skill.description.length, skill.description, (n) => ({ ...skill, description: skill.description.slice(0, n), body: "" }));
       if (!cut) throw new GavelError(`the skill's name alone overflows the token budget of ${this.skillBudget}`, "SKILL_INVALID");
       return { ...cut, truncated: true };
     }
@@ -228,7 +228,7 @@ export class RenderEncoder {
       // Joining the body to its scaffolding changes a token or two at the seams.
       if (probe.length > room + SEAM_SLACK) {
         const guess = Math.min(probeChars - 1, this.model.detokenize(probe.subarray(0, room)).length);
-        const cut = yield* this.#longestFitting(probeChars, bodyCut, guess, 4);
+        const cut = yield* this.#longestFitting(probeChars, skill.body, bodyCut, guess, 4);
         if (cut) return { ...cut, truncated: true };
         break;
       }
@@ -240,16 +240,18 @@ export class RenderEncoder {
     const bodyRoom = this.skillBudget - (enc.tokens.length - bodyTokens.length);
     const guess = bodyRoom <= 0 ? 0 : Math.min(skill.body.length - 1, this.model.detokenize(bodyTokens.subarray(0, bodyRoom)).length);
     // n = 0 (no body) fits: room ≥ 0 above
-    const cut = (yield* this.#longestFitting(skill.body.length, bodyCut, guess, 4))!;
+    const cut = (yield* this.#longestFitting(skill.body.length, skill.body, bodyCut, guess, 4))!;
     return { ...cut, truncated: true };
   }
 
   /**
    * The longest cut n ∈ [0, max) whose render fits the budget: from `guess`, gallop to a bracket
    * (doubling steps), then bisect inside it. Fitting is monotone in n, so this finds the same n as a
-   * plain bisection. A probe tokenizes the render's content once; the cut found reuses its probe.
+   * plain bisection. A probe tokenizes the render's content once; the cut found reuses its probe. A
+   * cut inside a surrogate pair of `text` (the text cut) steps back before the pair: a lone half
+   * would reach the tokenizer as U+FFFD.
    */
-  *#longestFitting(max: number, variant: (n: number) => RenderableSkill, guess = -1, firstStep?: number): Generator<TokenizeStep, EncodedSkill | null, Int32Array> {
+  *#longestFitting(max: number, text: string, variant: (n: number) => RenderableSkill, guess = -1, firstStep?: number): Generator<TokenizeStep, EncodedSkill | null, Int32Array> {
     let lo = 0;
     let hi = max - 1;
     let best = -1;
@@ -294,6 +296,8 @@ export class RenderEncoder {
       } else hi = mid - 1;
     }
     if (best < 0) return null;
+    // fitting is monotone, so the cut before the pair fits too
+    if (insidePair(text, best)) best--;
     // the cut's render was tokenized by its probe (only a bisection that never probed n = 0 lacks it)
     const cut = variant(best);
     return yield* this.#encodeRenderedSteps(probed.get(best) ?? (yield* this.#renderSteps(cut)), cut);
@@ -413,4 +417,12 @@ export class RenderEncoder {
     if (truncated) tokens = tokens.subarray(tokens.length - maxTokens);
     return { tokens, taskStart: 0, taskEnd: tokens.length, truncated, wholeTokens };
   }
+}
+
+/** Whether cutting `text` at `n` splits a surrogate pair (a high surrogate before, a low one after). */
+export function insidePair(text: string, n: number): boolean {
+  if (n <= 0 || n >= text.length) return false;
+  const hi = text.charCodeAt(n - 1);
+  const lo = text.charCodeAt(n);
+  return hi >= 0xd800 && hi <= 0xdbff && lo >= 0xdc00 && lo <= 0xdfff;
 }

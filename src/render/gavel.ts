@@ -27,6 +27,7 @@
  * description and body are used as {@link Skill} normalises them on load.
  */
 import { invalidArgument } from "../errors.js";
+import { describeValue } from "../util/validate.js";
 import type { Skill } from "../skills/types.js";
 import { ChatTemplate, type ChatMessage } from "./template.js";
 
@@ -179,6 +180,7 @@ function checkTask(task: string): string {
 }
 
 function verdictSegments(template: ChatTemplate, skill: RenderableSkill, task: string): VerdictRender {
+  if (typeof skill !== "object" || skill === null) throw invalidArgument(`skill must be an object with name, description and body, got ${describeValue(skill)}`);
   for (const k of ["name", "description", "body"] as const) {
     if (typeof skill[k] !== "string") throw invalidArgument(`skill.${k} must be a string`);
   }
@@ -226,6 +228,9 @@ function verdictSegments(template: ChatTemplate, skill: RenderableSkill, task: s
  *   (the content's edges are then located as the bounds of the whole rendered content by difference).
  */
 function renderWithCuts(template: ChatTemplate, pieces: string[], internalOnly = false): { text: string; cuts: number[] } {
+  if (typeof template !== "object" || template === null || typeof (template as { render?: unknown }).render !== "function") {
+    throw invalidArgument(`template must be a ChatTemplate, got ${describeValue(template)}`);
+  }
   const content = pieces.join("");
   let nonce = 0;
   const mark = (i: number) => `\uE000gavel${nonce}:${i}\uE001`;

@@ -103,9 +103,11 @@ export class ChatTemplate {
    * "default".
    */
   static fromTokenizerConfig(config: Record<string, unknown>): ChatTemplate {
+    if (typeof config !== "object" || config === null || Array.isArray(config)) throw invalidArgument("tokenizer config must be an object");
     let template = config["chat_template"];
     if (Array.isArray(template)) {
-      const named = template as { name?: string; template?: string }[];
+      // entries that are no {name, template} object are passed over
+      const named = (template as unknown[]).filter((x): x is { name?: unknown; template?: unknown } => typeof x === "object" && x !== null);
       template = (named.find((x) => x.name === "default") ?? named[0])?.template;
     }
     const tokenText = (v: unknown) =>

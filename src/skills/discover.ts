@@ -53,7 +53,7 @@ import { basename, dirname, isAbsolute, join, resolve, sep } from "node:path";
 import { GavelError, clip, clipLocation, clipMessage, invalidArgument } from "../errors.js";
 import { describeValue, optionsObject, pathOption, signalOption } from "../util/validate.js";
 import { expandHome, pathInside, samePath } from "../util/same-path.js";
-import { loadSkills } from "./load.js";
+import { loadSkillRoot } from "./load.js";
 import type { Skill, SkillFailure } from "./types.js";
 
 /** The hosts whose folders and precedence {@link skillRoots} knows; `all` is the union. */
@@ -302,16 +302,19 @@ export interface DiscoverResult {
   shadowed: ShadowedSkill[];
   /** SKILL.md files that could not be read (the others still load). */
   failed: SkillFailure[];
-  /** One line per shadowed skill, naming both and why; the spec warnings of the winners; unreadable plugin files. */
+  /**
+   * One line per shadowed skill, naming both and why; the spec warnings of the winners; unreadable
+   * plugin files; a stray `SKILL.md` at the top of a skill folder (never read as a skill).
+   */
   warnings: string[];
 }
 
 /** The skills of one host folder; none when it is missing or empty. */
-async function loadRoot(root: SkillRoot, signal: AbortSignal | undefined): Promise<{ skills: Skill[]; failed: SkillFailure[] }> {
+async function loadRoot(root: SkillRoot, signal: AbortSignal | undefined): Promise<{ skills: Skill[]; failed: SkillFailure[]; warnings: string[] }> {
   try {
-    return await loadSkills(root.dir, { maxDepth: 1, signal });
+    return await loadSkillRoot(root.dir, signal);
   } catch (err) {
-    if (err instanceof GavelError && (err.code === "EMPTY_LIBRARY" || err.code === "FILE_NOT_FOUND")) return { skills: [], failed: [] };
+    if (err instanceof GavelError && (err.code === "EMPTY_LIBRARY" || err.code === "FILE_NOT_FOUND")) return { skills: [], failed: [], warnings: [] };
     throw err;
   }
 }
@@ -341,9 +344,10 @@ export async function discoverSkills(options: DiscoverOptions = {}): Promise<Dis
   const byKey = new Map<string, { skill: Skill; root: SkillRoot }>();
   for (const root of roots) {
     const exists = existsSync(root.dir) && statSync(root.dir).isDirectory();
-    const loaded = exists ? await loadRoot(root, options.signal) : { skills: [], failed: [] };
+    const loaded = exists ? await loadRoot(root, options.signal) : { skills: [], failed: [], warnings: [] };
     result.roots.push({ ...root, exists, skills: loaded.skills.length });
     result.failed.push(...loaded.failed);
+    result.warnings.push(...loaded.warnings);
     for (const found of loaded.skills) {
       const key = skillKey(root, found.name);
       const skill = root.plugin !== undefined ? { ...found, id: key } : found;

@@ -129,3 +129,16 @@ function quoteBrokenValues(yaml: string, aliasLines: ReadonlySet<number>): { tex
   }
   return { text: lines.join("\n"), repaired };
 }
+
+/** The source text of a top-level `name` or `description` that YAML read as a number (`007` → 7, `1.10` → 1.1). */
+export function numberSources(doc: Document): { name?: string; description?: string } {
+  const out: { name?: string; description?: string } = {};
+  if (!isMap(doc.contents)) return out;
+  for (const item of doc.contents.items) {
+    const key = isScalar(item.key) ? item.key.value : undefined;
+    if ((key === "name" || key === "description") && isScalar(item.value) && typeof item.value.value === "number" && typeof item.value.source === "string") {
+      out[key] = item.value.source;
+    }
+  }
+  return out;
+}

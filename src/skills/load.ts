@@ -36,7 +36,7 @@ const READ_CONCURRENCY = 16;
  * - an array of {@link SkillInput} (or {@link Skill}) records, re-validated like any other source.
  *
  * Per-skill problems never throw: each becomes a {@link SkillFailure} (`SKILL_INVALID`) and the other
- * skills still load. Duplicates are failures naming the skill kept: folder skills by name (hosts address
+ * skills still load; so does a folder below `source` that cannot be read (at its `SKILL.md`). Duplicates are failures naming the skill kept: folder skills by name (hosts address
  * them by name), where a skill in a folder of its own name (the spec's rule) wins over same-named ones
  * elsewhere and otherwise the first in path order does; JSONL rows and array entries by id, the first
  * kept (real libraries reuse names across collections, so a repeated name there is only a warning).
@@ -144,7 +144,10 @@ async function loadPath(path: string, o: Opts): Promise<LoadSkillsResult> {
   } catch (cause) {
     throw new GavelError(`skill library not found: ${clip(path)}`, "FILE_NOT_FOUND", { cause });
   }
-  if (st.isDirectory()) return loadFolder(path, o);
+  if (st.isDirectory()) {
+    const { skills, failed } = await loadFolder(path, o);
+    return { skills, failed };
+  }
   if (!st.isFile()) throw new GavelError(`not a file or folder: ${clip(path)}`, "FILE_NOT_FOUND");
   if (extname(path).toLowerCase() === ".md") {
     const c = new Collector("name");
@@ -154,8 +157,27 @@ async function loadPath(path: string, o: Opts): Promise<LoadSkillsResult> {
   return loadJsonl(path, o);
 }
 
-async function loadFolder(dir: string, o: Opts): Promise<LoadSkillsResult> {
-  const files = await findSkillFiles(dir, o.maxDepth, o.signal);
+/**
+ * The skills of one host skill folder (`.claude/skills`, a plugin's `skills/`): `<root>/<skill>/SKILL.md`,
+ * one level down. The root itself is never a skill, as no host reads it as one: a stray `SKILL.md` at
+ * its top is a warning and its sub-folders are still read (taking the root for one skill would hide
+ * every real one, and `gavel sync` would uninstall them as deleted). Throws as {@link loadSkills}.
+ */
+export async function loadSkillRoot(dir: string, signal?: AbortSignal): Promise<LoadSkillsResult & { warnings: string[] }> {
+  const o = checkOptions({ maxDepth: 1, signal });
+  checkAbort(o.signal);
+  return loadFolder(dir, o, true);
+}
+
+async function loadFolder(dir: string, o: Opts, hostRoot = false): Promise<LoadSkillsResult & { warnings: string[] }> {
+  const { files, rootSkillFile } = await findSkillFiles(dir, o.maxDepth, o.signal, hostRoot);
+  const warnings: string[] = [];
+  if (rootSkillFile !== undefined) {
+    warnings.push(
+      `${clipLocation(rootSkillFile)}: a ${SKILL_FILE} at the top of a skill folder is no skill (hosts read <folder>/<skill>/${SKILL_FILE}); ignored, the skills in its sub-folders are read`,
+    );
+    if (files.length === 0) return { skills: [], failed: [], warnings };
+  }
   if (files.length === 0) {
     throw new GavelError(`no skills in ${clip(dir)} (no ${SKILL_FILE} within ${o.maxDepth} folder levels)`, "EMPTY_LIBRARY");
   }
@@ -166,10 +188,15 @@ async function loadFolder(dir: string, o: Opts): Promise<LoadSkillsResult> {
   const worker = async () => {
     for (let i = next++; i < slice.length; i = next++) {
       checkAbort(o.signal);
+      const entry = slice[i];
+      if (typeof entry !== "string") {
+        parsed[i] = entry; // a folder that could not be read
+        continue;
+      }
       try {
-        parsed[i] = await parseSkillFile(slice[i], o);
+        parsed[i] = await parseSkillFile(entry, o);
       } catch (error) {
-        parsed[i] = { where: slice[i], error };
+        parsed[i] = { where: entry, error };
       }
     }
   };
@@ -201,7 +228,7 @@ async function loadFolder(dir: string, o: Opts): Promise<LoadSkillsResult> {
       c.fail(p.source, skillError(p.source, `duplicate skill name "${clip(p.name)}": ${clipLocation(w.source)} is installed instead (${why})`));
     } else c.add(p);
   }
-  return c.result();
+  return { ...c.result(), warnings };
 }
 
 /** Whether a folder skill sits in a folder named as the skill (the spec's rule; names are NFC). */
@@ -233,14 +260,37 @@ async function parseSkillFile(file: string, o: Opts): Promise<Skill> {
   return parseSkillMarkdown(bytes, file, { folderName: basename(dirname(file)), maxBodyBytes: o.maxBodyBytes });
 }
 
+/** A folder below the searched one that exists but could not be read: a failure at its `SKILL.md`. */
+type Unreadable = { where: string; error: GavelError };
+
+/** Whether a file-system error says the path is gone (deleted while searched): nothing to report. */
+function isGone(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return code === "ENOENT" || code === "ENOTDIR";
+}
+
+function unreadable(dir: string, cause: unknown): Unreadable {
+  const where = join(dir, SKILL_FILE);
+  return { where, error: skillError(where, `its folder cannot be read: ${clipMessage(cause)}`, cause) };
+}
+
 /**
  * Finds `SKILL.md` files: the folder itself if it is a skill, else breadth-first down to `maxDepth`
  * levels, not descending into a skill folder (its sub-folders are its resources) nor into `.git` or
  * `node_modules`. Hidden folders are searched: hosts keep skills in `.claude/skills`, `.agents/skills`,
- * `.github/skills`. Symlinked folders are followed once (by real path) so a link cycle ends.
+ * `.github/skills`. Symlinked folders are followed once (by real path) so a link cycle ends. A folder
+ * below the root that cannot be read (EACCES, EIO) is a failure at its `SKILL.md`, never skipped: it
+ * may be an installed skill's, and a silent skip would read as the skill deleted. With `hostRoot`, the
+ * root is never a skill: its own `SKILL.md` is returned apart and its sub-folders are searched.
  */
-async function findSkillFiles(root: string, maxDepth: number, signal?: AbortSignal): Promise<string[]> {
-  const found: string[] = [];
+async function findSkillFiles(
+  root: string,
+  maxDepth: number,
+  signal: AbortSignal | undefined,
+  hostRoot: boolean,
+): Promise<{ files: (string | Unreadable)[]; rootSkillFile?: string }> {
+  const found: (string | Unreadable)[] = [];
+  let rootSkillFile: string | undefined;
   const seen = new Set<string>();
   let level: string[] = [root];
   for (let depth = 0; depth <= maxDepth && level.length > 0; depth++) {
@@ -248,26 +298,25 @@ async function findSkillFiles(root: string, maxDepth: number, signal?: AbortSign
     for (const dir of level) {
       checkAbort(signal);
       let real: string;
-      try {
-        real = await realpath(dir);
-      } catch {
-        continue;
-      }
-      if (seen.has(real)) continue;
-      seen.add(real);
       let entries: Dirent[];
       try {
+        real = await realpath(dir);
+        if (seen.has(real)) continue;
+        seen.add(real);
         entries = await readdir(dir, { withFileTypes: true });
       } catch (cause) {
         if (depth === 0) throw new GavelError(`cannot read folder ${clip(dir)}`, "FILE_NOT_FOUND", { cause });
+        if (!isGone(cause)) found.push(unreadable(dir, cause));
         continue;
       }
       // Whatever SKILL.md is (a file, a link, a FIFO, a directory), the folder is a skill: reading it
       // refuses what is not a regular file as that skill's SKILL_INVALID, never silently skips it.
-      const skillFile = entries.find((e) => e.name === SKILL_FILE);
-      if (skillFile) {
-        found.push(join(dir, SKILL_FILE));
-        continue;
+      if (entries.some((e) => e.name === SKILL_FILE)) {
+        if (!(hostRoot && depth === 0)) {
+          found.push(join(dir, SKILL_FILE));
+          continue;
+        }
+        rootSkillFile = join(dir, SKILL_FILE);
       }
       for (const e of entries) {
         if (SKIP_DIRS.has(e.name)) continue;
@@ -276,15 +325,19 @@ async function findSkillFiles(root: string, maxDepth: number, signal?: AbortSign
         else if (e.isSymbolicLink()) {
           try {
             if ((await stat(p)).isDirectory()) nextLevel.push(p);
-          } catch {
-            // dangling link: nothing to search
+          } catch (cause) {
+            // a dangling link (or a loop) has nothing to search; one whose target cannot be reached is unreadable
+            const code = (cause as { code?: unknown } | null)?.code;
+            if (!isGone(cause) && code !== "ELOOP" && depth < maxDepth) found.push(unreadable(p, cause));
           }
         }
       }
     }
     level = nextLevel;
   }
-  return found.sort();
+  const path = (f: string | Unreadable) => (typeof f === "string" ? f : f.where);
+  found.sort((x, y) => (path(x) < path(y) ? -1 : path(x) > path(y) ? 1 : 0));
+  return { files: found, rootSkillFile };
 }
 
 /** Reads a JSONL (or gzip JSONL) library row by row; `where` of a row is `path:line`. */
@@ -343,7 +396,8 @@ function fromRecord(rec: Record<string, unknown>, where: string, o: Opts): Skill
   if (src !== undefined) merged["source"] = src;
   if (meta !== undefined) {
     if (typeof meta !== "object" || meta === null || Array.isArray(meta)) throw skillError(where, "meta must be a map");
-    Object.assign(merged, meta);
+    // own properties defined, not assigned: a JSON `"__proto__"` key is a key, never the map's prototype
+    for (const [k, v] of Object.entries(meta)) Object.defineProperty(merged, k, { value: v, enumerable: true, writable: true, configurable: true });
   }
   return buildSkill({ id, name, description, body, meta: merged, source: where, disableModelInvocation, maxBodyBytes: o.maxBodyBytes, lenientText: true });
 }

@@ -1,9 +1,10 @@
 import { createHash } from "node:crypto";
 import { isMap, isScalar, visit, type Document } from "yaml";
-import { GavelError, clip, clipLocation, clipMessage } from "../errors.js";
+import { GavelError, clip, clipLocation, clipMessage, invalidArgument } from "../errors.js";
+import { describeValue, intOption, optionsObject, stringOption } from "../util/validate.js";
 import { DEFAULT_MAX_BODY_BYTES, type ParseSkillOptions, type Skill } from "./types.js";
 import { lookalikeWarnings } from "./confusables.js";
-import { parseFrontMatterYaml, type CommentCut } from "./front-matter-yaml.js";
+import { numberSources, parseFrontMatterYaml, type CommentCut } from "./front-matter-yaml.js";
 import { charCount, describeType, readFlag, readWhenToUse, truncate, withWhenToUse } from "./host-fields.js";
 
 /** The spec's name rule: 1–64 of a-z, 0-9, '-', no leading/trailing hyphen, no "--". */
@@ -33,6 +34,15 @@ const STEERING = [
 export const MAX_FRONT_MATTER_BYTES = 64 * 1024;
 /** Most keys in the front matter, nested maps included (see {@link MAX_FRONT_MATTER_BYTES}). */
 export const MAX_FRONT_MATTER_KEYS = 1000;
+/**
+ * Cap on what the router reads as a skill's description (the description with `when_to_use`), in
+ * UTF-8 bytes, for every source (a SKILL.md's front matter is already within it; a JSONL row or an
+ * array entry is not). The spec allows 1,024 characters and hosts list about 1,536; the cap is far
+ * above both, and bounds the encoder's search for a cut when the description alone overflows the budget.
+ */
+export const MAX_DESCRIPTION_BYTES = 64 * 1024;
+
+const PARSE_KEYS: Readonly<Record<keyof ParseSkillOptions, true>> = { folderName: true, maxBodyBytes: true };
 
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
@@ -115,6 +125,8 @@ export interface RawSkillFields {
   maxBodyBytes?: number;
   /** Why the description is missing, where the reader knows (a YAML comment emptied it): its location and reason. */
   descriptionMissing?: { where: string; why: string };
+  /** The source text of a `name` or `description` YAML read as a number (`007`, `1.10`): read as written. */
+  scalarText?: { name?: string; description?: string };
 }
 
 /**
@@ -133,13 +145,14 @@ export function buildSkill(raw: RawSkillFields): Skill {
     clean: (text, field) => sanitizeText(text, where, field, raw.lenientText ? warnings : null),
   };
   const name = readName(raw, f);
-  const stated = readDescription(raw.description, f, raw.descriptionMissing);
+  const stated = readDescription(raw.description, f, raw.descriptionMissing, raw.scalarText?.description);
   const body = readBody(raw, f);
   const id = readId(raw.id, where, name);
   specWarnings(raw, { name, description: stated, body }, f);
   const whenToUseAt = clipLocation(f.at("when_to_use"));
   const whenToUse = readWhenToUse(raw.meta["when_to_use"], whenToUseAt, f.warnings, (t) => f.clean(normalizeNewlines(t), "when_to_use"));
   const description = withWhenToUse(stated, whenToUse, whenToUseAt, f.warnings);
+  if (description !== stated) checkDescriptionSize(description, f.at("when_to_use"), "description and when_to_use are");
   steeringWarnings(description, body, f);
   const disableModelInvocation = readFlag(
     raw.disableModelInvocation !== undefined ? raw.disableModelInvocation : raw.meta["disable-model-invocation"],
@@ -181,8 +194,8 @@ function readName(raw: RawSkillFields, f: FieldContext): string {
   } else if (typeof raw.name === "string") {
     name = f.clean(normalizeNewlines(raw.name), "name").trim();
   } else if (typeof raw.name === "number" || typeof raw.name === "boolean") {
-    // YAML turns `name: 2048` into a number; the intent is plainly the text.
-    name = String(raw.name);
+    // YAML turns `name: 2048` into a number; the intent is plainly the text, as written (`007`).
+    name = raw.scalarText?.name ?? String(raw.name);
     f.warn("name", `name is a ${typeof raw.name}, read as the string "${name}"`);
   } else {
     throw skillError(f.at("name"), `name must be a string, got ${describeType(raw.name)}`);
@@ -198,20 +211,29 @@ function readName(raw: RawSkillFields, f: FieldContext): string {
  * description: the glance and verdict read it. A number or boolean is read as its text, as Claude Code
  * reads it (`description: 42`); a list or map has no single right reading.
  */
-function readDescription(value: unknown, f: FieldContext, missing?: { where: string; why: string }): string {
+function readDescription(value: unknown, f: FieldContext, missing?: { where: string; why: string }, written?: string): string {
   if (value === undefined || value === null) {
     throw missing ? skillError(missing.where, `missing description: ${missing.why}`) : skillError(f.where, "missing description");
   }
   if (typeof value === "number" || typeof value === "boolean") {
-    f.warn("description", `description is a ${typeof value}, read as the string "${String(value)}"`);
-    value = String(value);
+    const text = written ?? String(value);
+    f.warn("description", `description is a ${typeof value}, read as the string "${clip(text)}"`);
+    value = text;
   }
   if (typeof value !== "string") {
     throw skillError(f.at("description"), `description must be a string, got ${describeType(value)}`);
   }
+  checkDescriptionSize(value, f.at("description"), "description is");
   const description = f.clean(normalizeNewlines(value), "description").trim();
   if (description === "") throw skillError(f.at("description"), "empty description");
   return description;
+}
+
+/** Refuses a description above {@link MAX_DESCRIPTION_BYTES} (a JSONL row's or an array entry's: a SKILL.md's is within its front matter). */
+function checkDescriptionSize(text: string, where: string, what: string): void {
+  if (text.length <= MAX_DESCRIPTION_BYTES / 3) return; // 3 bytes at most per UTF-16 unit
+  const bytes = Buffer.byteLength(text, "utf8");
+  if (bytes > MAX_DESCRIPTION_BYTES) throw skillError(where, `${what} ${bytes} bytes, above the cap of ${MAX_DESCRIPTION_BYTES}`);
 }
 
 /** The body, normalised (may be empty), refused above the byte cap. */
@@ -287,6 +309,13 @@ function steeringWarnings(description: string, body: string, f: FieldContext): v
  *   (and no folder name), body above the cap.
  */
 export function parseSkillMarkdown(text: string | Uint8Array, where: string, opts: ParseSkillOptions = {}): Skill {
+  if (typeof text !== "string" && !(text instanceof Uint8Array)) throw invalidArgument(`parseSkillMarkdown: text must be a string or a Uint8Array, got ${describeValue(text)}`);
+  if (typeof where !== "string") throw invalidArgument(`parseSkillMarkdown: where must be a string, got ${describeValue(where)}`);
+  const o = optionsObject(opts, "parseSkillMarkdown options", PARSE_KEYS) as ParseSkillOptions;
+  opts = {
+    folderName: stringOption(o.folderName, "parseSkillMarkdown: folderName"),
+    maxBodyBytes: o.maxBodyBytes === Infinity ? Infinity : intOption(o.maxBodyBytes, "parseSkillMarkdown: maxBodyBytes", 0, Number.MAX_SAFE_INTEGER, DEFAULT_MAX_BODY_BYTES),
+  };
   let src = typeof text === "string" ? text : decodeSkillText(text, where);
   if (typeof text === "string") sanitizeText(src, where, "file", null);
   src = normalizeNewlines(src);
@@ -342,6 +371,7 @@ export function parseSkillMarkdown(text: string | Uint8Array, where: string, opt
     folderName: opts.folderName,
     maxBodyBytes: opts.maxBodyBytes,
     descriptionMissing: emptied && description === null ? { where: cutAt(emptied), why: commentCutWhy(emptied) } : undefined,
+    scalarText: numberSources(doc),
   });
   skill.warnings.unshift(
     ...repaired.map(

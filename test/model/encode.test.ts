@@ -41,11 +41,39 @@ describe("RenderEncoder.encodeSkill under a budget", () => {
           // exactly the longest cut: the render of the kept body is this one, one character more overflows
           if (e.bodyChars > 0) {
             expect(Array.from(unbounded.encodeSkill({ ...skill, body: body.slice(0, e.bodyChars) }).tokens)).toEqual(Array.from(e.tokens));
-            expect(unbounded.encodeSkill({ ...skill, body: body.slice(0, e.bodyChars + 1) }).tokens.length, `seed ${seed}`).toBeGreaterThan(budget);
+            // one code point more: a cut never splits a surrogate pair (🙂)
+            const next = e.bodyChars + (body.codePointAt(e.bodyChars)! > 0xffff ? 2 : 1);
+            expect(unbounded.encodeSkill({ ...skill, body: body.slice(0, next) }).tokens.length, `seed ${seed}`).toBeGreaterThan(budget);
           }
         }
       }
     }
+  });
+
+  it("never cuts inside a surrogate pair: the longest cut of whole code points, body or description", () => {
+    const unbounded = new RenderEncoder(model, 1 << 20);
+    const isHigh = (c: number) => c >= 0xd800 && c <= 0xdbff;
+    let cutsBeforeAPair = 0;
+    for (let budget = 80; budget < 140; budget++) {
+      const enc = new RenderEncoder(model, budget);
+      for (const skill of [
+        { name: "e", description: "d", body: "a😀".repeat(200) },
+        { name: "e", description: "😀b".repeat(200), body: "x" },
+      ]) {
+        const e = enc.encodeSkill(skill);
+        const [text, n] = e.descriptionChars < skill.description.length ? [skill.description, e.descriptionChars] : [skill.body, e.bodyChars];
+        expect(e.truncated).toBe(true);
+        expect(e.tokens.length).toBeLessThanOrEqual(budget);
+        expect(isHigh(text.charCodeAt(n - 1)), `budget ${budget}: cut at ${n} splits a pair`).toBe(false);
+        // one code point more overflows: the cut is the longest of whole code points
+        const next = n + (text.codePointAt(n)! > 0xffff ? 2 : 1);
+        const longer = text === skill.body ? { ...skill, body: text.slice(0, next) } : { ...skill, description: text.slice(0, next), body: "" };
+        expect(unbounded.encodeSkill(longer).tokens.length, `budget ${budget}`).toBeGreaterThan(budget);
+        if (text.codePointAt(n)! > 0xffff) cutsBeforeAPair++;
+      }
+    }
+    // the inputs do put cuts right before an emoji (where a cut inside it was possible)
+    expect(cutsBeforeAPair).toBeGreaterThan(0);
   });
 
   it("cuts the description when the name and description alone overflow, whatever the body's length", () => {

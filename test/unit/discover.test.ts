@@ -277,4 +277,23 @@ describe("discoverSkills", () => {
     const none = await discoverSkills(at("codex"));
     expect(none.skills).toEqual([]);
   });
+
+  it("a stray SKILL.md at the top of a host folder is a warning, never the folder as one skill: the skills in it are still read", async () => {
+    const personal = join(home, ".claude", "skills");
+    writeSkill(personal, "alpha");
+    writeSkill(personal, "beta");
+    writeFileSync(join(personal, "SKILL.md"), "---\nname: stray\ndescription: At the top.\n---\nbody\n");
+    const found = await discoverSkills(at("claude-code"));
+    expect(found.skills.map((s) => s.name)).toEqual(["alpha", "beta"]);
+    expect(found.skills.map((s) => s.source)).toEqual([join(personal, "alpha", "SKILL.md"), join(personal, "beta", "SKILL.md")]);
+    expect(found.failed).toEqual([]);
+    expect(found.warnings).toEqual([expect.stringContaining(`${join(personal, "SKILL.md")}: a SKILL.md at the top of a skill folder is no skill`)]);
+    expect(found.roots[1]).toMatchObject({ label: "~/.claude/skills", exists: true, skills: 2 });
+    // alone in its folder: no skill, still the warning
+    rmSync(join(personal, "alpha"), { recursive: true });
+    rmSync(join(personal, "beta"), { recursive: true });
+    const alone = await discoverSkills(at("claude-code"));
+    expect(alone.skills).toEqual([]);
+    expect(alone.warnings).toEqual([expect.stringContaining("a SKILL.md at the top of a skill folder is no skill")]);
+  });
 });

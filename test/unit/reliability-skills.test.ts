@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { parseDocument } from "yaml";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { loadSkills, parseSkillMarkdown } from "../../src/skills/index.js";
-import { MAX_FRONT_MATTER_BYTES, MAX_FRONT_MATTER_KEYS } from "../../src/skills/parse.js";
+import { MAX_DESCRIPTION_BYTES, MAX_FRONT_MATTER_BYTES, MAX_FRONT_MATTER_KEYS } from "../../src/skills/parse.js";
 import { GavelError } from "../../src/errors.js";
 import { expectCode } from "../helpers/gavel-error.js";
 
@@ -147,5 +147,31 @@ describe("disable-model-invocation is read as hosts read it", () => {
     await writeFile(p, [{ name: "r1", description: "d", "disable-model-invocation": "yes" }, { name: "r2", description: "d", disableModelInvocation: 1 }].map((r) => JSON.stringify(r)).join("\n"));
     const res = await loadSkills(p);
     expect(res.skills.map((s) => s.disableModelInvocation)).toEqual([true, true]);
+  });
+});
+
+describe("a description is bounded in every source (the encoder's cut searched over it)", () => {
+  const cap = MAX_DESCRIPTION_BYTES;
+  it("a JSONL row above the cap is that row's SKILL_INVALID, naming it; one at the cap loads", async () => {
+    const file = join(root, "descriptions.jsonl");
+    const rows = [
+      { name: "at-cap", description: "é".repeat(cap / 2), body: "b" },
+      { name: "over", description: `${"é".repeat(cap / 2)}x`, body: "b" },
+      { name: "with-when", description: "d".repeat(cap - 10), body: "b", meta: { when_to_use: "Use it when the user asks." } },
+    ];
+    await writeFile(file, rows.map((r) => JSON.stringify(r)).join("\n") + "\n");
+    const r = await loadSkills(file);
+    expect(r.skills.map((s) => s.name)).toEqual(["at-cap"]);
+    expect(r.failed.map((f) => [f.where, f.error.code, f.error.message])).toEqual([
+      [`${file}:2`, "SKILL_INVALID", `${file}:2: description is ${cap + 1} bytes, above the cap of ${cap}`],
+      [`${file}:3`, "SKILL_INVALID", expect.stringMatching(new RegExp(`^.*:3: description and when_to_use are \\d+ bytes, above the cap of ${cap}$`))],
+    ]);
+  });
+
+  it("an array entry above the cap is refused the same; a SKILL.md's description is within its front matter's cap", async () => {
+    const r = await loadSkills([{ name: "big", description: "x".repeat(8 * cap), body: "" }]);
+    expect(r.skills).toEqual([]);
+    expect(r.failed[0].error.message).toBe(`input[0]: description is ${8 * cap} bytes, above the cap of ${cap}`);
+    expect(MAX_FRONT_MATTER_BYTES).toBeLessThanOrEqual(cap);
   });
 });

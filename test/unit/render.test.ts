@@ -168,6 +168,24 @@ describe("fallback and other templates", () => {
     });
   });
 
+  it("refuses a template, skill or tokenizer config that is not one with INVALID_ARGUMENT, never a TypeError", () => {
+    const t = new ChatTemplate({ template: null });
+    const loose = { renderSkill, renderTask, renderVerdict } as unknown as Record<string, (...a: unknown[]) => unknown>;
+    invalidArg(() => loose.renderSkill(t, null));
+    invalidArg(() => loose.renderSkill(t, 5));
+    invalidArg(() => loose.renderSkill(null, NDB));
+    invalidArg(() => loose.renderTask(null, "x"));
+    invalidArg(() => loose.renderTask({}, "x"));
+    invalidArg(() => loose.renderVerdict(null, NDB, "x"));
+    invalidArg(() => loose.renderVerdict(t, null, "x"));
+    const fromConfig = ChatTemplate.fromTokenizerConfig as (c: unknown) => ChatTemplate;
+    invalidArg(() => fromConfig(null));
+    invalidArg(() => fromConfig("x"));
+    // a list of named templates with entries that are no objects: those are passed over
+    expect(fromConfig({ chat_template: [null, 5] }).isFallback).toBe(true);
+    expect(fromConfig({ chat_template: [null, { name: "default", template: "{{ messages[0].content }}" }] }).source).toBe("{{ messages[0].content }}");
+  });
+
   it("prints bos_token where a template asks for it (Llama 3 style)", () => {
     const llama3 =
       "{{- bos_token }}{%- for m in messages %}{{- '<|start_header_id|>' + m.role + '<|end_header_id|>\\n\\n' + m.content | trim + '<|eot_id|>' }}{%- endfor %}" +

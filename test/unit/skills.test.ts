@@ -106,6 +106,17 @@ describe("parseSkillMarkdown", () => {
     expect(w).toMatch(/disable-model-invocation is the string/);
   });
 
+  it("reads a name or description YAML takes for a number as written (007, 1.10, 0x1F), warning", () => {
+    for (const v of ["007", "1.10", "0x1F", "1e3", "0o17", ".inf"]) {
+      const s = parseSkillMarkdown(md(v, v), `/x/${v}/SKILL.md`, { folderName: v });
+      expect([s.name, s.description], v).toEqual([v, v]);
+      expect(s.warnings.filter((x) => x.includes(`differs`)), v).toEqual([]);
+      expect(s.warnings.join("\n"), v).toContain(`description is a number, read as the string "${v}"`);
+    }
+    // a quoted one was never a number; a nested one (meta) is left as YAML read it
+    expect(parseSkillMarkdown(md('"007"', "'1.10'", "", "version: 1.10"), "w")).toMatchObject({ name: "007", description: "1.10", meta: { version: 1.1 } });
+  });
+
   it("refuses what cannot be read, each with SKILL_INVALID", () => {
     expect(skillInvalid("").message).toMatch(/empty file/);
     expect(skillInvalid("  \n\n").message).toMatch(/empty file/);
@@ -124,6 +135,34 @@ describe("parseSkillMarkdown", () => {
     expect(skillInvalid(Buffer.concat([Buffer.from(md("a", "b")), Buffer.from([0xc3, 0x28])])).message).toMatch(/UTF-8/);
     expect(skillInvalid(md("a", "b") + "\0").message).toMatch(/NUL/);
     expect(() => parseSkillMarkdown(md("a", "b", "x".repeat(100)), "w", { maxBodyBytes: 50 })).toThrow(/above the cap of 50/);
+  });
+
+  it("refuses arguments of the wrong type with INVALID_ARGUMENT, never a TypeError", () => {
+    const call = (...a: unknown[]) => (parseSkillMarkdown as (...x: unknown[]) => unknown)(...a);
+    const cases: [unknown[], RegExp][] = [
+      [[null, "w"], /text must be a string or a Uint8Array, got null/],
+      [[123, "w"], /text must be a string or a Uint8Array, got 123/],
+      [[new DataView(new ArrayBuffer(4)), "w"], /text must be a string or a Uint8Array/],
+      [[md("a", "b"), 5], /where must be a string, got 5/],
+      [[md("a", "b")], /where must be a string, got undefined/],
+      [[md("a", "b"), "w", null], /options must be an object/],
+      [[md("a", "b"), "w", { folderName: 5 }], /folderName must be a string, got 5/],
+      [[md("a", "b"), "w", { maxBodyBytes: "x" }], /maxBodyBytes must be an integer/],
+      [[md("a", "b"), "w", { maxBodyBytes: -1 }], /maxBodyBytes must be an integer/],
+      [[md("a", "b"), "w", { maxBodyByte: 5 }], /unknown option "maxBodyByte".*did you mean maxBodyBytes/],
+    ];
+    for (const [args, msg] of cases) {
+      let err: unknown;
+      try {
+        call(...args);
+      } catch (e) {
+        err = e;
+      }
+      expect(err, String(msg)).toBeInstanceOf(GavelError);
+      expect((err as GavelError).code).toBe("INVALID_ARGUMENT");
+      expect((err as GavelError).message).toMatch(msg);
+    }
+    expect(parseSkillMarkdown(md("a", "b", "x".repeat(100)), "w", { maxBodyBytes: Infinity }).body).toBe("x".repeat(100));
   });
 
   it("hashes the three texts only, field-delimited", () => {
@@ -371,6 +410,22 @@ describe("loadSkills: JSONL", () => {
     const r = await loadSkills(lib);
     expect(r.skills.map((s) => s.id)).toEqual(["a"]);
     expect(r.failed.map((f) => f.where)).toEqual([`${lib}:4`]);
+  });
+
+  it("a \"__proto__\" key in a row's meta is a key of the skill's meta, never its prototype (nor a flag it hides)", async () => {
+    const lib = join(tmp, "proto.jsonl");
+    writeFileSync(lib, '{"name":"p","description":"d","meta":{"__proto__":{"disable-model-invocation":true,"compatibility":"x"}}}\n');
+    const [s] = (await loadSkills(lib)).skills;
+    expect(Object.getPrototypeOf(s.meta)).toBe(Object.prototype);
+    expect(s.disableModelInvocation).toBe(false);
+    expect(Object.keys(s.meta)).toEqual(["__proto__"]);
+    expect(JSON.parse(JSON.stringify(s.meta))).toEqual(JSON.parse('{"__proto__":{"disable-model-invocation":true,"compatibility":"x"}}'));
+    // a SKILL.md's `__proto__:` key survives a reload as an array entry
+    const parsed = parseSkillMarkdown("---\nname: c\ndescription: d\n__proto__:\n  tag: t\n---\nb", "c/SKILL.md");
+    const [again] = (await loadSkills([parsed])).skills;
+    expect(Object.getPrototypeOf(again.meta)).toBe(Object.prototype);
+    expect(JSON.stringify(again.meta)).toBe(JSON.stringify(parsed.meta));
+    expect(JSON.stringify(again.meta)).toBe('{"__proto__":{"tag":"t"}}');
   });
 
   it("gives a folder skill and the same JSONL row the same hash", async () => {
