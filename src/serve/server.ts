@@ -257,6 +257,9 @@ export class ResidentServer {
     });
   }
 
+  /** The controllers of control ops (ping, status) in flight on socket connections: not counted against a connection's bound. */
+  readonly #controlCalls = new WeakSet<AbortController>();
+
   /** One line of a socket connection: a request, a cancel, or garbage. */
   #onLine(line: string, mine: Map<RequestId, AbortController>, send: (r: Response | ProgressLine) => void, s: Socket): void {
     let msg: unknown;
@@ -275,12 +278,18 @@ export class ResidentServer {
       return;
     }
     if (mine.has(req.id)) return send(errorOf(req.id, new GavelError(`request id ${JSON.stringify(typeof req.id === "string" ? clip(req.id) : req.id)} is already in flight on this connection`, "INVALID_ARGUMENT")));
-    if (!CONTROL_OPS.has(req.op) && mine.size >= this.#limits.maxInFlightPerConnection) {
-      return send(errorOf(req.id, new GavelError(`this connection has ${mine.size} requests in flight, its bound; wait for an answer first`, "BUSY")));
+    const control = CONTROL_OPS.has(req.op);
+    if (!control) {
+      let working = 0; // the control ops (ping, status) in flight are not counted
+      for (const c of mine.values()) if (!this.#controlCalls.has(c)) working++;
+      if (working >= this.#limits.maxInFlightPerConnection) {
+        return send(errorOf(req.id, new GavelError(`this connection has ${working} requests in flight, its bound; wait for an answer first`, "BUSY")));
+      }
     }
     const busy = this.#overServerBound(req.op);
     if (busy) return send(errorOf(req.id, busy));
     const controller = new AbortController();
+    if (control) this.#controlCalls.add(controller);
     mine.set(req.id, controller);
     this.#dispatch(
       req,

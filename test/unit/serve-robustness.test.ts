@@ -343,6 +343,24 @@ describe("socket transport", () => {
     c.s.destroy();
   });
 
+  it("does not count ping and status in flight against the per-connection bound", async () => {
+    const { socket, fake } = await start("unix", { maxInFlightPerConnection: 4 });
+    const c = await raw({ path: socket });
+    const answers = () => c.data().split("\n").filter(Boolean).map((l) => JSON.parse(l) as { id: number | string; ok: boolean; error?: { code: string } });
+    const line = (id: number | string, op: string) => JSON.stringify({ v: 1, id, op, ...(op === "route" ? { task: "hold" } : {}) }) + "\n";
+    // three held routes, then in one write a ping and a status (in flight until the next turn) and the fourth route
+    c.s.write(line(0, "route") + line(1, "route") + line(2, "route"));
+    await within(new Promise<void>((r) => { const t = setInterval(() => fake.started() >= 3 && (clearInterval(t), r()), 20); }), 15_000, "three routes started");
+    c.s.write(line("p", "ping") + line("s", "status") + line(3, "route"));
+    await within(new Promise<void>((r) => { const t = setInterval(() => answers().length >= 2 && (clearInterval(t), r()), 20); }), 15_000, "ping and status answered");
+    expect(answers().filter((a) => !a.ok)).toEqual([]);
+    expect(fake.started()).toBe(4);
+    fake.release();
+    await within(new Promise<void>((r) => { const t = setInterval(() => answers().length >= 6 && (clearInterval(t), r()), 20); }), 15_000, "all answered");
+    expect(answers().every((a) => a.ok)).toBe(true);
+    c.s.destroy();
+  });
+
   it("drops a client that stops reading once its unread answers pass the bound", async () => {
     const { socket, server } = await start("unix", { maxOutputBytes: 256 << 10 });
     const c = await raw({ path: socket });
