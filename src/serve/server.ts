@@ -22,7 +22,7 @@ import { GavelError, MESSAGE_CHARS, clip } from "../errors.js";
 import { Handlers } from "./handlers.js";
 import { requestCancelled } from "./batch-queue.js";
 import { watcherFor, type SkillWatcher } from "./watch.js";
-import { CONTROL_OPS, readBody, type ServeLimits } from "./limits.js";
+import { CONTROL_OPS, DISCARD_FACTOR, discardBody, readBody, type ServeLimits } from "./limits.js";
 import { checkServeOptions, closeListener, listenHttp, listenUnix, startupError, writeEndpointFile, type ServeOptions } from "./listen.js";
 import { removeStartMarker } from "./start.js";
 import { attachSchedulers, type Schedulers } from "./schedulers.js";
@@ -319,11 +319,14 @@ export class ResidentServer {
     const want = Buffer.from(this.#token);
     if (given.length !== want.length || !timingSafeEqual(given, want)) return answer(401, errorOf(null, new GavelError("missing or wrong bearer token", "INVALID_ARGUMENT")), true);
     if (req.method !== "POST" || req.url !== "/v1") return answer(404, errorOf(null, new GavelError("POST /v1 is the only endpoint", "INVALID_ARGUMENT")), true);
+    const max = this.#limits.maxRequestBytes;
     const declared = Number(req.headers["content-length"] ?? 0);
-    if (declared > this.#limits.maxRequestBytes) return tooLarge(); // refused before a byte of it is read
-    const body = await readBody(req, this.#limits.maxRequestBytes);
+    // a body over the bound is read and discarded (up to DISCARD_FACTOR times the bound), then refused:
+    // closed while it still arrives, the client's writes would fail before it reads the 413
+    if (declared > max * DISCARD_FACTOR) return tooLarge(); // refused before a byte of it is read
+    const body = declared > max ? "too-large" : await readBody(req, max);
     if (body === null) return void res.destroy(); // the client went away mid-body
-    if (body === "too-large") return tooLarge();
+    if (body === "too-large") return void discardBody(req, max * DISCARD_FACTOR - (declared > max ? 0 : max)).then(tooLarge);
     let msg: unknown;
     try {
       msg = JSON.parse(body.toString("utf8"));

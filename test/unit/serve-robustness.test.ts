@@ -174,6 +174,25 @@ describe("HTTP transport", () => {
     expect(c.data()).toContain('"INVALID_ARGUMENT"');
   });
 
+  it("reads the rest of a body over the bound before it answers 413 and closes (no reset under a plain client)", async () => {
+    const { endpoint } = await start("http", { maxRequestBytes: 1000 });
+    const port = portOf(endpoint!.url);
+    const c = await raw({ port });
+    const errors: string[] = [];
+    c.s.on("error", (e: NodeJS.ErrnoException) => errors.push(e.code ?? e.message));
+    // a plain client (no Expect: 100-continue): its headers and the first part of a 3,000-byte body ...
+    c.s.write(`POST /v1 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${endpoint!.token}\r\nContent-Length: 3000\r\n\r\n${"a".repeat(1000)}`);
+    // ... taken in by the server (a ping over another connection answered after it) ...
+    expect((await post(endpoint!, ping())).status).toBe(200);
+    expect(c.data()).toBe(""); // not answered while the body still comes
+    // ... then the rest: the 413 comes after it, the connection closed cleanly
+    c.s.write("a".repeat(2000));
+    await within(c.closed, 15_000, "oversized request answered and closed");
+    expect(errors).toEqual([]);
+    expect(c.data()).toMatch(/^HTTP\/1\.1 413/);
+    expect(c.data()).toContain('"INVALID_ARGUMENT"');
+  });
+
   it("refuses a chunked body once it passes the bound", async () => {
     const { endpoint } = await start("http", { maxRequestBytes: 1000 });
     const r = await post(endpoint!, JSON.stringify({ v: 1, id: 1, op: "route", task: "é".repeat(600) }), { "transfer-encoding": "chunked" });
