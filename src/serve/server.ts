@@ -27,7 +27,7 @@ import { checkServeOptions, closeListener, listenHttp, listenUnix, startupError,
 import { removeStartMarker } from "./start.js";
 import { attachSchedulers, type Schedulers } from "./schedulers.js";
 import { ndjsonReply } from "./ndjson.js";
-import { envelopeError, encodeResponse, httpEndpointPath, PROTOCOL_VERSION, type Op, type ProgressLine, type Request, type RequestId, type Response, WRITE_OPS } from "./protocol.js";
+import { envelopeError, encodeResponse, httpEndpointPath, PROTOCOL_VERSION, type Op, type ProgressLine, type Request, type RequestId, type Response, PROGRESS_OPS, WRITE_OPS } from "./protocol.js";
 
 export { DEFAULT_LIMITS, type ServeLimits } from "./limits.js";
 export { claimSocketPath } from "./socket-claim.js";
@@ -351,7 +351,7 @@ export class ResidentServer {
       if (!res.writableFinished) controller.abort(); // the client hung up before its answer
     });
     // a write asking for progress is answered as NDJSON: its progress lines as they come, the answer last
-    const stream = r.progress === true && WRITE_OPS.has(r.op) ? ndjsonReply(res, this.#limits.maxOutputBytes) : null;
+    const stream = r.progress === true && PROGRESS_OPS.has(r.op) ? ndjsonReply(res, this.#limits.maxOutputBytes) : null;
     this.#dispatch(
       r,
       controller,
