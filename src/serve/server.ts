@@ -315,7 +315,8 @@ export class ResidentServer {
       res.end(body);
     };
     const tooLarge = () => answer(413, errorOf(null, new GavelError(`the request is over ${this.#limits.maxRequestBytes} bytes`, "INVALID_ARGUMENT")), true);
-    const given = Buffer.from(String(req.headers.authorization ?? "").replace(/^Bearer /, ""));
+    // the Bearer scheme, its name in any case (RFC 7235); a token without it is refused
+    const given = Buffer.from(/^bearer +(\S+)$/i.exec(String(req.headers.authorization ?? ""))?.[1] ?? "");
     const want = Buffer.from(this.#token);
     if (given.length !== want.length || !timingSafeEqual(given, want)) return answer(401, errorOf(null, new GavelError("missing or wrong bearer token", "INVALID_ARGUMENT")), true);
     if (req.method !== "POST" || req.url !== "/v1") return answer(404, errorOf(null, new GavelError("POST /v1 is the only endpoint", "INVALID_ARGUMENT")), true);

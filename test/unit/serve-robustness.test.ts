@@ -193,6 +193,16 @@ describe("HTTP transport", () => {
     expect(c.data()).toContain('"INVALID_ARGUMENT"');
   });
 
+  it("takes the token only with the Bearer scheme, its name in any case", async () => {
+    const { endpoint } = await start("http");
+    const status = (authorization: string) => post(endpoint!, ping(), { authorization }).then((r) => r.status);
+    expect(await status(`bearer ${endpoint!.token}`)).toBe(200);
+    expect(await status(`BEARER ${endpoint!.token}`)).toBe(200);
+    expect(await status(endpoint!.token)).toBe(401); // the token alone, without its scheme
+    expect(await status(`Basic ${endpoint!.token}`)).toBe(401);
+    expect(await status(`Bearer ${endpoint!.token}`)).toBe(200);
+  });
+
   it("refuses a chunked body once it passes the bound", async () => {
     const { endpoint } = await start("http", { maxRequestBytes: 1000 });
     const r = await post(endpoint!, JSON.stringify({ v: 1, id: 1, op: "route", task: "é".repeat(600) }), { "transfer-encoding": "chunked" });
