@@ -200,15 +200,17 @@ export class Router {
    * installs and uninstalls called before it, then for the routes in flight; `signal` aborting while
    * it waits rejects with ABORTED at once, nothing removed (a removal under way finishes).
    */
-  async uninstall(idOrName: string, options?: { signal?: AbortSignal }): Promise<boolean> {
+  async uninstall(idOrName: string, options?: { signal?: AbortSignal; /** @internal Only when its recorded source is this one now (false otherwise): a sync's removal. */ ifSource?: string }): Promise<boolean> {
     this.#check();
-    const signal = signalOption(optionsObject(options, "uninstall options", { signal: true }).signal);
+    const o = optionsObject(options, "uninstall options", { signal: true, ifSource: true });
+    const signal = signalOption(o.signal);
     if (typeof idOrName !== "string") throw invalidArgument("uninstall takes a skill id or name");
+    if (o.ifSource !== undefined && typeof o.ifSource !== "string") throw invalidArgument(`ifSource must be a string, got ${describeValue(o.ifSource)}`);
     throwIfAborted(signal, "Router.uninstall");
     return this.#exclusive(() => abortable("Router.uninstall", signal, async () => {
       this.#check(true);
       const entry = this.#parts.library.find(idOrName);
-      if (!entry) return false;
+      if (!entry || (o.ifSource !== undefined && entry.source !== o.ifSource)) return false;
       try {
         await this.#parts.library.remove(entry.id, signal);
       } finally {

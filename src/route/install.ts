@@ -29,6 +29,7 @@ interface InstallSettings {
   limit?: number;
   /** The trainer's states cache root to read keyed rows from (InstallOptions.statesCache). */
   statesCache?: string;
+  admit?: InstallOptions["admit"];
 }
 
 function installSettings(options: InstallOptions | undefined): InstallSettings {
@@ -38,7 +39,8 @@ function installSettings(options: InstallOptions | undefined): InstallSettings {
   const inFlight = intOption(o.concurrency, "concurrency", 1, 256, 8);
   if (o.onProgress !== undefined && typeof o.onProgress !== "function") throw invalidArgument("onProgress must be a function");
   if (o.statesCache !== undefined && (typeof o.statesCache !== "string" || o.statesCache === "")) throw invalidArgument("statesCache must be a non-empty path");
-  return { signal, commitEvery, inFlight, onProgress: o.onProgress, offset: o.offset, limit: o.limit, statesCache: o.statesCache };
+  if (o.admit !== undefined && typeof o.admit !== "function") throw invalidArgument("admit must be a function");
+  return { signal, commitEvery, inFlight, onProgress: o.onProgress, offset: o.offset, limit: o.limit, statesCache: o.statesCache, admit: o.admit };
 }
 
 /** A skill whose content the bank already holds: nothing to compute. */
@@ -174,7 +176,10 @@ export async function installSkills(parts: RouterParts, source: string | readonl
   const t0 = performance.now();
   // Read-only: an install never writes the trainer's cache, and its misses are plain passes.
   const states = settings.statesCache === undefined ? undefined : await StatesCache.open(settings.statesCache, parts.model, parts.projections.layer, { readOnly: true });
-  const { skills, failed } = await loadSkills(source, { offset: settings.offset, limit: settings.limit, signal });
+  const loaded = await loadSkills(source, { offset: settings.offset, limit: settings.limit, signal });
+  const { failed } = loaded;
+  // asked here, in the install's turn of the write queue: no other write comes between it and the store
+  const skills = settings.admit ? loaded.skills.filter((s) => settings.admit!(s, parts.library.store.get(s.id))) : loaded.skills;
   const run = new Installation(parts, settings, states, t0, skills, failed);
   const beforeEach = () => {
     throwIfAborted(signal, "Router.install");

@@ -13,7 +13,7 @@ export const ROUTER_OPEN_KEYS: Record<keyof RouterOpenOptions, true> = {
   projections: true, bankDir: true, skillBudget: true, keyBudget: true, truncate: true, create: true, readOnly: true, keyType: true,
 };
 export const INSTALL_KEYS: Record<keyof InstallOptions, true> = {
-  offset: true, limit: true, onProgress: true, signal: true, commitEvery: true, concurrency: true, statesCache: true,
+  offset: true, limit: true, onProgress: true, signal: true, commitEvery: true, concurrency: true, statesCache: true, admit: true,
 };
 export const GLANCE_KEYS: Record<keyof GlanceOptions, true> = { excludeFlagged: true, excludeSources: true, topK: true, live: true, signal: true };
 export const ROUTE_KEYS: Record<keyof RouteOptions, true> = {

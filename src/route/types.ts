@@ -5,7 +5,7 @@
  * @module
  */
 import type { ChatMessage } from "../render/index.js";
-import type { LoadSkillsOptions, SkillFailure } from "../skills/index.js";
+import type { LoadSkillsOptions, Skill, SkillFailure } from "../skills/index.js";
 import type { Projections } from "../projections/projections.js";
 import type { SkillHandle } from "./skill-record.js";
 
@@ -96,6 +96,13 @@ export interface InstallOptions extends Pick<LoadSkillsOptions, "offset" | "limi
    * read: nothing is written there. The folder must exist (`FILE_NOT_FOUND` otherwise).
    */
   statesCache?: string;
+  /**
+   * @internal Asked in the install's turn of the write queue (no other install or uninstall runs until
+   * it ends), for each skill read, with the skill of that id installed now (its recorded source and
+   * content hash; undefined when none): false leaves the skill out, not installed and not reported.
+   * How a sync installs only what its plan saw (serve/sync-plan.ts, serve/watch.ts).
+   */
+  admit?: (skill: Skill, installed: { readonly source: string; readonly contentHash: string } | undefined) => boolean;
 }
 
 /** What {@link Router.install} did, and where its time went. */

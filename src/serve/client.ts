@@ -17,7 +17,7 @@ import { CONTROL_OPS, DEFAULT_LIMITS } from "./limits.js";
 import { linkSignals } from "../util/linked-signal.js";
 import { abortedError } from "../util/validate.js";
 import { MAX_LINE_BYTES, PROTOCOL_VERSION, type Op, type ProgressLine, type RequestId, type Response } from "./protocol.js";
-import { checkHttpEndpoint, isNotRunning, locateEndpoint, isRunningOptions, requestOptions, serverRouteOptions, notRunning, readHttpEndpoint, type Endpoint, type EndpointOptions, type IsRunningOptions, type RequestOptions, type ServerRouteOptions } from "./endpoint.js";
+import { checkHttpEndpoint, connectFailure, isNotRunning, locateEndpoint, isRunningOptions, requestOptions, serverRouteOptions, notRunning, readHttpEndpoint, type Endpoint, type EndpointOptions, type IsRunningOptions, type RequestOptions, type ServerRouteOptions } from "./endpoint.js";
 
 export { findEndpoint, isNotRunning, type Endpoint, type EndpointOptions, type IsRunningOptions, type RequestOptions, type ServerRouteOptions } from "./endpoint.js";
 
@@ -103,7 +103,7 @@ export class ServeClient {
         s.removeAllListeners("error");
         resolve(s);
       });
-      s.once("error", (err: NodeJS.ErrnoException) => reject(err.code === "ECONNREFUSED" || err.code === "ENOENT" ? notRunning(path) : err));
+      s.once("error", (err: NodeJS.ErrnoException) => reject(connectFailure(path, err)));
     });
   }
 

@@ -87,6 +87,19 @@ export function notRunning(where: string): GavelError {
 }
 
 /**
+ * A connection to a server's socket or port that failed: refused (or no socket there) is no server
+ * running (FILE_NOT_FOUND, {@link notRunning}); a socket whose server does not take connections now
+ * (EAGAIN: its queue of connections is full, a live server busy) is BUSY; one this user may not
+ * connect to is PERMISSION_DENIED; anything else INTERNAL, its system code named.
+ */
+export function connectFailure(where: string, err: NodeJS.ErrnoException): GavelError {
+  if (err.code === "ECONNREFUSED" || err.code === "ENOENT") return notRunning(where);
+  if (err.code === "EAGAIN") return new GavelError(`the gavel server at ${clip(where)} takes no connection now (EAGAIN: its queue of connections is full); try again later`, "BUSY", { cause: err });
+  if (err.code === "EACCES" || err.code === "EPERM") return new GavelError(`cannot connect to ${clip(where)} (${err.code}): not this user's to use`, "PERMISSION_DENIED", { cause: err });
+  return new GavelError(`cannot connect to the gavel server at ${clip(where)} (${err.code ?? clip(err.message)})`, "INTERNAL", { cause: err });
+}
+
+/**
  * Whether `err` says that no server listens there (none found, its socket or port refused the
  * connection), as opposed to an answer of a server: the caller then does what it does when none runs.
  */

@@ -89,3 +89,31 @@ export function readBody(req: IncomingMessage, max: number): Promise<Buffer | "t
     req.once("close", () => done(req.complete ? Buffer.concat(chunks, size) : null));
   });
 }
+
+/** Most bytes of a body over the bound read and discarded before its 413 (see {@link discardBody}): this many times the bound. */
+export const DISCARD_FACTOR = 4;
+
+/**
+ * Reads and discards the rest of a body refused as too large, at most `max` more bytes: a 413 sent
+ * while the body still arrives, its connection then closed, would reset the connection under a client
+ * still sending (its write fails, the 413 unread). Resolves once the body ended, the client went away,
+ * or `max` bytes passed. Its time is bounded by the server's `requestMs` (node's requestTimeout).
+ */
+export function discardBody(req: IncomingMessage, max: number): Promise<void> {
+  return new Promise((resolve) => {
+    if (req.complete || req.destroyed) return resolve();
+    let size = 0;
+    const done = () => {
+      req.removeListener("data", onData);
+      resolve();
+    };
+    const onData = (c: Buffer) => {
+      size += c.length;
+      if (size > max) done();
+    };
+    req.on("data", onData);
+    req.once("end", done);
+    req.once("error", done);
+    req.once("close", done);
+  });
+}

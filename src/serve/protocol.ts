@@ -26,6 +26,9 @@ export type Op = (typeof OPS)[number];
 /** Operations that write the bank: the server runs them one at a time. */
 export const WRITE_OPS: ReadonlySet<Op> = new Set<Op>(["install", "uninstall", "sync"]);
 
+/** The writes that report progress (`"progress": true`): over HTTP their reply is NDJSON then; any other op answers one JSON. */
+export const PROGRESS_OPS: ReadonlySet<Op> = new Set<Op>(["install", "sync"]);
+
 /** A request id: a string or a number the client chooses, unique among its requests in flight. */
 export type RequestId = string | number;
 

@@ -22,12 +22,12 @@ import { GavelError, MESSAGE_CHARS, clip } from "../errors.js";
 import { Handlers } from "./handlers.js";
 import { requestCancelled } from "./batch-queue.js";
 import { watcherFor, type SkillWatcher } from "./watch.js";
-import { CONTROL_OPS, readBody, type ServeLimits } from "./limits.js";
+import { CONTROL_OPS, DISCARD_FACTOR, discardBody, readBody, type ServeLimits } from "./limits.js";
 import { checkServeOptions, closeListener, listenHttp, listenUnix, startupError, writeEndpointFile, type ServeOptions } from "./listen.js";
 import { removeStartMarker } from "./start.js";
 import { attachSchedulers, type Schedulers } from "./schedulers.js";
 import { ndjsonReply } from "./ndjson.js";
-import { envelopeError, encodeResponse, httpEndpointPath, PROTOCOL_VERSION, type Op, type ProgressLine, type Request, type RequestId, type Response, WRITE_OPS } from "./protocol.js";
+import { envelopeError, encodeResponse, httpEndpointPath, PROTOCOL_VERSION, type Op, type ProgressLine, type Request, type RequestId, type Response, PROGRESS_OPS, WRITE_OPS } from "./protocol.js";
 
 export { DEFAULT_LIMITS, type ServeLimits } from "./limits.js";
 export { claimSocketPath } from "./socket-claim.js";
@@ -257,6 +257,9 @@ export class ResidentServer {
     });
   }
 
+  /** The controllers of control ops (ping, status) in flight on socket connections: not counted against a connection's bound. */
+  readonly #controlCalls = new WeakSet<AbortController>();
+
   /** One line of a socket connection: a request, a cancel, or garbage. */
   #onLine(line: string, mine: Map<RequestId, AbortController>, send: (r: Response | ProgressLine) => void, s: Socket): void {
     let msg: unknown;
@@ -275,12 +278,18 @@ export class ResidentServer {
       return;
     }
     if (mine.has(req.id)) return send(errorOf(req.id, new GavelError(`request id ${JSON.stringify(typeof req.id === "string" ? clip(req.id) : req.id)} is already in flight on this connection`, "INVALID_ARGUMENT")));
-    if (!CONTROL_OPS.has(req.op) && mine.size >= this.#limits.maxInFlightPerConnection) {
-      return send(errorOf(req.id, new GavelError(`this connection has ${mine.size} requests in flight, its bound; wait for an answer first`, "BUSY")));
+    const control = CONTROL_OPS.has(req.op);
+    if (!control) {
+      let working = 0; // the control ops (ping, status) in flight are not counted
+      for (const c of mine.values()) if (!this.#controlCalls.has(c)) working++;
+      if (working >= this.#limits.maxInFlightPerConnection) {
+        return send(errorOf(req.id, new GavelError(`this connection has ${working} requests in flight, its bound; wait for an answer first`, "BUSY")));
+      }
     }
     const busy = this.#overServerBound(req.op);
     if (busy) return send(errorOf(req.id, busy));
     const controller = new AbortController();
+    if (control) this.#controlCalls.add(controller);
     mine.set(req.id, controller);
     this.#dispatch(
       req,
@@ -306,15 +315,19 @@ export class ResidentServer {
       res.end(body);
     };
     const tooLarge = () => answer(413, errorOf(null, new GavelError(`the request is over ${this.#limits.maxRequestBytes} bytes`, "INVALID_ARGUMENT")), true);
-    const given = Buffer.from(String(req.headers.authorization ?? "").replace(/^Bearer /, ""));
+    // the Bearer scheme, its name in any case (RFC 7235); a token without it is refused
+    const given = Buffer.from(/^bearer +(\S+)$/i.exec(String(req.headers.authorization ?? ""))?.[1] ?? "");
     const want = Buffer.from(this.#token);
     if (given.length !== want.length || !timingSafeEqual(given, want)) return answer(401, errorOf(null, new GavelError("missing or wrong bearer token", "INVALID_ARGUMENT")), true);
     if (req.method !== "POST" || req.url !== "/v1") return answer(404, errorOf(null, new GavelError("POST /v1 is the only endpoint", "INVALID_ARGUMENT")), true);
+    const max = this.#limits.maxRequestBytes;
     const declared = Number(req.headers["content-length"] ?? 0);
-    if (declared > this.#limits.maxRequestBytes) return tooLarge(); // refused before a byte of it is read
-    const body = await readBody(req, this.#limits.maxRequestBytes);
+    // a body over the bound is read and discarded (up to DISCARD_FACTOR times the bound), then refused:
+    // closed while it still arrives, the client's writes would fail before it reads the 413
+    if (declared > max * DISCARD_FACTOR) return tooLarge(); // refused before a byte of it is read
+    const body = declared > max ? "too-large" : await readBody(req, max);
     if (body === null) return void res.destroy(); // the client went away mid-body
-    if (body === "too-large") return tooLarge();
+    if (body === "too-large") return void discardBody(req, max * DISCARD_FACTOR - (declared > max ? 0 : max)).then(tooLarge);
     let msg: unknown;
     try {
       msg = JSON.parse(body.toString("utf8"));
@@ -339,7 +352,7 @@ export class ResidentServer {
       if (!res.writableFinished) controller.abort(); // the client hung up before its answer
     });
     // a write asking for progress is answered as NDJSON: its progress lines as they come, the answer last
-    const stream = r.progress === true && WRITE_OPS.has(r.op) ? ndjsonReply(res, this.#limits.maxOutputBytes) : null;
+    const stream = r.progress === true && PROGRESS_OPS.has(r.op) ? ndjsonReply(res, this.#limits.maxOutputBytes) : null;
     this.#dispatch(
       r,
       controller,

@@ -10,18 +10,21 @@ import { GavelError, clip } from "../errors.js";
 
 /**
  * Checks that nothing serves `socket` now: a socket that accepts a connection is a live server
- * (BANK_LOCKED); one that refuses is stale and is removed; any other file there is refused.
+ * (BANK_LOCKED); one that refuses it (ECONNREFUSED) is stale and is removed; one whose connection
+ * fails otherwise (EAGAIN: a live server's queue of connections is full) is refused too (BANK_LOCKED),
+ * never removed; any other file there is refused.
  */
 export async function claimSocketPath(socket: string): Promise<void> {
   const st = await lstat(socket).catch(() => null);
   if (!st) return;
   if (!st.isSocket()) throw new GavelError(`${clip(socket)} exists and is not a socket; remove it or pass another --socket`, "INVALID_ARGUMENT");
-  const live = await new Promise<boolean>((resolve) => {
+  const failed = await new Promise<string | null>((resolve) => {
     const s = netConnect(socket);
-    const timer = setTimeout(() => (s.destroy(), resolve(true)), 2000); // accepts but never answers: treat as live
-    s.once("connect", () => (clearTimeout(timer), s.destroy(), resolve(true)));
-    s.once("error", () => (clearTimeout(timer), resolve(false)));
+    const timer = setTimeout(() => (s.destroy(), resolve(null)), 2000); // accepts but never answers: treat as live
+    s.once("connect", () => (clearTimeout(timer), s.destroy(), resolve(null)));
+    s.once("error", (err: NodeJS.ErrnoException) => (clearTimeout(timer), resolve(err.code ?? "an error")));
   });
-  if (live) throw new GavelError(`a gavel server is already listening on ${clip(socket)}; stop it first (or pass another --socket)`, "BANK_LOCKED");
-  await rm(socket, { force: true });
+  if (failed === "ECONNREFUSED" || failed === "ENOENT") return void (await rm(socket, { force: true }));
+  const why = failed === null ? "" : ` (a connection to it failed with ${failed}, not refused: a live server that takes no connection now)`;
+  throw new GavelError(`a gavel server is already listening on ${clip(socket)}${why}; stop it first (or pass another --socket)`, "BANK_LOCKED");
 }

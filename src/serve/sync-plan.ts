@@ -32,6 +32,9 @@ export interface SyncPlan {
   conflicts: { id: string; source: string; installed: string }[];
 }
 
+/** What the plan saw installed for each skill of its `update`: applySync installs it only over that. */
+const planned = new WeakMap<Skill, { source: string; contentHash: string }>();
+
 /** Compares what the folders hold with what the bank holds. */
 export async function planSync(router: Router, found: DiscoverResult): Promise<SyncPlan> {
   const plan: SyncPlan = { add: [], update: [], unchanged: [], remove: [], kept: [], conflicts: [] };
@@ -43,9 +46,14 @@ export async function planSync(router: Router, found: DiscoverResult): Promise<S
     if (!have) plan.add.push(skill);
     else if (!isHosts(router, have.source)) {
       plan.conflicts.push({ id: skill.id, source: skill.source, installed: have.source }); // installed from elsewhere: left alone
-    } else if ((await router.get(skill.id)).contentHash !== skill.contentHash) plan.update.push(skill);
-    else if (!samePath(recorded(have.source), skill.source)) plan.update.push(skill); // moved (a plugin's new version): its source recorded again
-    else plan.unchanged.push(skill.id);
+    } else {
+      const was = { source: have.source, contentHash: (await router.get(skill.id)).contentHash };
+      // changed, or moved (a plugin's new version: its source recorded again)
+      if (was.contentHash !== skill.contentHash || !samePath(recorded(have.source), skill.source)) {
+        plan.update.push(skill);
+        planned.set(skill, was);
+      } else plan.unchanged.push(skill.id);
+    }
   }
   const failed = new Map(found.failed.map((f) => [resolve(f.where), f.error.message]));
   const wanted = new Set(found.skills.map((s) => s.id));
@@ -86,10 +94,41 @@ function hostFolders(found: DiscoverResult): (router: Router, source: string) =>
  * stay; nothing is uninstalled), as Ctrl-C does a local sync; one after the install, while the
  * uninstalls run, stops before the next uninstall (each one is whole or not done). The install's
  * report, or null when there was nothing to install.
+ *
+ * Each write does only what the plan saw, checked in its own turn of the router's write queue (a
+ * resident router takes other clients' writes between the plan and them): a skill is installed only
+ * when its id is still not installed (an add) or still installed from the source and content the plan
+ * read (an update; or no longer installed), and uninstalled only while still installed from the
+ * source the plan recorded. One installed meanwhile from elsewhere is left alone: it moves from
+ * `add`/`update`/`remove` to `conflicts` (the plan, as returned, says what was done).
  */
 export async function applySync(router: Router, plan: SyncPlan, options: { signal?: AbortSignal; onProgress?: (p: InstallProgress) => void } = {}): Promise<InstallReport | null> {
+  const saw = new Map<string, { source: string; contentHash: string } | null>(plan.add.map((s) => [s.id, null]));
+  for (const s of plan.update) saw.set(s.id, planned.get(s) ?? null);
+  const skipped = new Map<string, string>(); // id → the installed one's source
+  const admit = (skill: Skill, now: { source: string; contentHash: string } | undefined) => {
+    const was = saw.get(skill.id);
+    if (now === undefined || (was && now.source === was.source && now.contentHash === was.contentHash)) return true;
+    skipped.set(skill.id, now.source);
+    return false;
+  };
   const toInstall = [...plan.add, ...plan.update];
-  const report = toInstall.length > 0 ? await router.install(toInstall, { signal: options.signal, onProgress: options.onProgress }) : null;
-  for (const s of plan.remove) await router.uninstall(s.id, { signal: options.signal });
+  const report = toInstall.length > 0 ? await router.install(toInstall, { signal: options.signal, onProgress: options.onProgress, admit }) : null;
+  const left = (s: Skill) => {
+    const installed = skipped.get(s.id);
+    if (installed !== undefined) plan.conflicts.push({ id: s.id, source: s.source, installed });
+    return installed === undefined;
+  };
+  plan.add = plan.add.filter(left);
+  plan.update = plan.update.filter(left);
+  const removed: SyncPlan["remove"] = [];
+  for (const s of plan.remove) {
+    if (await router.uninstall(s.id, { signal: options.signal, ifSource: s.source })) removed.push(s);
+    else {
+      const now = router.installed(s.id); // installed again meanwhile (else uninstalled already: nothing to say)
+      if (now) plan.conflicts.push({ id: s.id, source: s.source, installed: now.source });
+    }
+  }
+  plan.remove = removed;
   return report;
 }

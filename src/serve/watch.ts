@@ -156,14 +156,14 @@ export class SkillWatcher {
   }
 
   /** The installed folder skills: the folder of each SKILL.md (absolute) and the skill. */
-  #installed(): Map<string, { id: string }> {
-    const m = new Map<string, { id: string }>();
+  #installed(): Map<string, { id: string; source: string }> {
+    const m = new Map<string, { id: string; source: string }>();
     for (const s of this.#router.list()) {
       const loc = locateSkill(s.source, this.#router.bankDir);
       if (loc.provenance.kind !== "folder") continue;
       const file = loc.path ?? resolve(s.source);
       if (basename(file) !== SKILL_FILE) continue;
-      m.set(dirname(file), { id: s.id });
+      m.set(dirname(file), { id: s.id, source: s.source });
     }
     return m;
   }
@@ -174,7 +174,7 @@ export class SkillWatcher {
   }
 
   /** The folders to watch, most needed first: the roots (or their stand-ins), the skills' folders, the roots' other folders. */
-  #wanted(installed: Map<string, { id: string }>): Set<string> {
+  #wanted(installed: Map<string, { id: string; source: string }>): Set<string> {
     this.#roots = new Set([...[...installed.keys()].map((d) => dirname(d)), ...this.#formerRoots]);
     this.#standIns = new Map();
     const want = new Set<string>();
@@ -318,11 +318,13 @@ export class SkillWatcher {
    * SKILL.md is installed when new or changed, each installed skill whose SKILL.md is gone is
    * uninstalled. A new folder holding a skill uninstalled in the same sync (a folder renamed) takes
    * its place: the skill stays installed, from its new folder. One `Router.install` for all that changed.
+   * Each install and uninstall is done only over what this sync read installed (checked in its turn
+   * of the router's write queue): a skill another client installed meanwhile is left alone (kept).
    */
   async syncFolders(dirs: readonly string[]): Promise<WatchSync> {
     const out: WatchSync = { installed: [], updated: [], uninstalled: [], kept: [], failed: [] };
     const installed = this.#installed();
-    const { changed, fresh, gone } = await this.#read(dirs, installed, out);
+    const { changed, fresh, gone, saw } = await this.#read(dirs, installed, out);
     const toInstall = [...changed];
     out.updated.push(...changed.map((s) => s.id));
     const ids = new Map([...installed].map(([dir, s]) => [s.id, dir]));
@@ -332,6 +334,7 @@ export class SkillWatcher {
       skill.id = discoveredSkillId(dir, skill.name, roots); // a plugin's skill: plugin:skill, as gavel sync installs it
       const was = ids.get(skill.id);
       if (gone.delete(skill.id) || (was !== undefined && samePath(was, dir))) {
+        saw.set(skill.id, { source: installed.get(was!)!.source });
         toInstall.push(skill); // moved here (renamed, or its name's case changed): its source recorded anew
         out.updated.push(skill.id);
       } else if (others.has(skill.id)) {
@@ -341,17 +344,26 @@ export class SkillWatcher {
         out.installed.push(skill.id);
       }
     }
+    const skipped = new Set<string>();
+    const admit = (skill: Skill, now: { source: string; contentHash: string } | undefined) => {
+      const was = saw.get(skill.id);
+      if (now === undefined || (was && now.source === was.source && (was.contentHash ?? now.contentHash) === now.contentHash)) return true;
+      skipped.add(skill.id);
+      out.kept.push({ id: skill.id, reason: `installed from ${clip(now.source)} meanwhile; ${skill.source} not installed over it` });
+      return false;
+    };
     if (toInstall.length > 0) {
-      const report = await this.#router.install(toInstall, { signal: this.#abort.signal });
+      const report = await this.#router.install(toInstall, { signal: this.#abort.signal, admit });
       const failed = new Set(report.failed.map((f) => f.where));
       for (const f of report.failed) out.failed.push({ where: f.where, message: f.error.message });
-      const ok = (id: string) => !toInstall.some((s) => s.id === id && failed.has(s.source));
+      const ok = (id: string) => !skipped.has(id) && !toInstall.some((s) => s.id === id && failed.has(s.source));
       out.installed = out.installed.filter(ok);
       out.updated = out.updated.filter(ok);
     }
     for (const [id, dir] of gone) {
       this.#formerRoots.add(dirname(dir)); // its root stays watched: a skill copied back is installed again
-      if (await this.#router.uninstall(id)) out.uninstalled.push(id);
+      // only the one read installed from this folder (not one installed from elsewhere meanwhile)
+      if (await this.#router.uninstall(id, { ifSource: installed.get(dir)!.source })) out.uninstalled.push(id);
     }
     return out;
   }
@@ -361,8 +373,10 @@ export class SkillWatcher {
    * folders not installed (`fresh`), the installed skills whose SKILL.md is gone (`gone`: id and folder);
    * an installed skill whose SKILL.md cannot be read or parsed is kept (in `out`).
    */
-  async #read(dirs: readonly string[], installed: Map<string, { id: string }>, out: WatchSync) {
+  async #read(dirs: readonly string[], installed: Map<string, { id: string; source: string }>, out: WatchSync) {
     const changed: Skill[] = [];
+    /** What was read installed for each skill to install over it: its source, and content where read. */
+    const saw = new Map<string, { source: string; contentHash?: string }>();
     const fresh: { skill: Skill; dir: string }[] = [];
     const gone = new Map<string, string>();
     for (const dir of new Set(dirs)) {
@@ -381,10 +395,14 @@ export class SkillWatcher {
       if (!known) fresh.push({ skill, dir });
       else {
         skill.id = known.id; // a plugin's skill keeps its plugin:skill id
-        if (skill.contentHash !== (await this.#router.get(known.id)).contentHash) changed.push(skill);
+        const { contentHash } = await this.#router.get(known.id);
+        if (skill.contentHash !== contentHash) {
+          changed.push(skill);
+          saw.set(skill.id, { source: known.source, contentHash });
+        }
       }
     }
-    return { changed, fresh, gone };
+    return { changed, fresh, gone, saw };
   }
 
   /** Stops watching; a sync running now is aborted (what it committed stays) and waited for. */

@@ -171,7 +171,7 @@ describe.skipIf(NO_SHARED)("an install's or uninstall's wait for the library, ab
   it("a sync with nothing to install, aborted, uninstalls nothing", async () => {
     const r = await routerWithSkills();
     try {
-      const gone = r.list().filter((s) => s.name !== "docker-image").map((s) => ({ id: s.id, name: s.name, source: "gone/SKILL.md" }));
+      const gone = r.list().filter((s) => s.name !== "docker-image").map((s) => ({ id: s.id, name: s.name, source: s.source })); // the recorded source, as planSync plans it
       const plan = { add: [], update: [], unchanged: ["docker-image"], remove: gone, kept: [], conflicts: [] };
       const reason = new Error("sync stopped");
       const err = await expectCode(applySync(r, plan, { signal: AbortSignal.abort(reason) }), "ABORTED");

@@ -26,6 +26,7 @@ function fakeRouter(bankDir: string) {
     list: () => [],
     stats: () => ({ skills: 0 }),
     close: async () => undefined,
+    uninstall: async () => true,
     install: (source: string, o: InstallOptions) =>
       new Promise((resolve, reject) => {
         SKILLS.forEach((skill, i) => {
@@ -119,6 +120,10 @@ describe("a write's progress over HTTP", () => {
     const ping = await post(endpoint!, { v: 1, id: 9, op: "ping", progress: true });
     expect(ping.type).toBe("application/json");
     expect(ping.lines).toEqual([{ v: 1, id: 9, ok: true, result: { pong: true, v: 1 } }]);
+    // a write that reports no progress (uninstall) asking for it: its one answer, as JSON
+    const removed = await post(endpoint!, { v: 1, id: 10, op: "uninstall", skill: "alpha", progress: true });
+    expect(removed.type).toBe("application/json");
+    expect(removed.lines).toEqual([{ v: 1, id: 10, ok: true, result: { removed: true } }]);
   });
 
   it("a reply cut short after some progress rejects typed (INTERNAL), never hangs", async () => {

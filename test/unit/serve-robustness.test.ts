@@ -174,6 +174,35 @@ describe("HTTP transport", () => {
     expect(c.data()).toContain('"INVALID_ARGUMENT"');
   });
 
+  it("reads the rest of a body over the bound before it answers 413 and closes (no reset under a plain client)", async () => {
+    const { endpoint } = await start("http", { maxRequestBytes: 1000 });
+    const port = portOf(endpoint!.url);
+    const c = await raw({ port });
+    const errors: string[] = [];
+    c.s.on("error", (e: NodeJS.ErrnoException) => errors.push(e.code ?? e.message));
+    // a plain client (no Expect: 100-continue): its headers and the first part of a 3,000-byte body ...
+    c.s.write(`POST /v1 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${endpoint!.token}\r\nContent-Length: 3000\r\n\r\n${"a".repeat(1000)}`);
+    // ... taken in by the server (a ping over another connection answered after it) ...
+    expect((await post(endpoint!, ping())).status).toBe(200);
+    expect(c.data()).toBe(""); // not answered while the body still comes
+    // ... then the rest: the 413 comes after it, the connection closed cleanly
+    c.s.write("a".repeat(2000));
+    await within(c.closed, 15_000, "oversized request answered and closed");
+    expect(errors).toEqual([]);
+    expect(c.data()).toMatch(/^HTTP\/1\.1 413/);
+    expect(c.data()).toContain('"INVALID_ARGUMENT"');
+  });
+
+  it("takes the token only with the Bearer scheme, its name in any case", async () => {
+    const { endpoint } = await start("http");
+    const status = (authorization: string) => post(endpoint!, ping(), { authorization }).then((r) => r.status);
+    expect(await status(`bearer ${endpoint!.token}`)).toBe(200);
+    expect(await status(`BEARER ${endpoint!.token}`)).toBe(200);
+    expect(await status(endpoint!.token)).toBe(401); // the token alone, without its scheme
+    expect(await status(`Basic ${endpoint!.token}`)).toBe(401);
+    expect(await status(`Bearer ${endpoint!.token}`)).toBe(200);
+  });
+
   it("refuses a chunked body once it passes the bound", async () => {
     const { endpoint } = await start("http", { maxRequestBytes: 1000 });
     const r = await post(endpoint!, JSON.stringify({ v: 1, id: 1, op: "route", task: "é".repeat(600) }), { "transfer-encoding": "chunked" });
@@ -340,6 +369,24 @@ describe("socket transport", () => {
       "the held four answered",
     );
     expect(answers().filter((a) => a.ok).map((a) => a.id).sort((a, b) => a - b)).toEqual([0, 1, 2, 3]);
+    c.s.destroy();
+  });
+
+  it("does not count ping and status in flight against the per-connection bound", async () => {
+    const { socket, fake } = await start("unix", { maxInFlightPerConnection: 4 });
+    const c = await raw({ path: socket });
+    const answers = () => c.data().split("\n").filter(Boolean).map((l) => JSON.parse(l) as { id: number | string; ok: boolean; error?: { code: string } });
+    const line = (id: number | string, op: string) => JSON.stringify({ v: 1, id, op, ...(op === "route" ? { task: "hold" } : {}) }) + "\n";
+    // three held routes, then in one write a ping and a status (in flight until the next turn) and the fourth route
+    c.s.write(line(0, "route") + line(1, "route") + line(2, "route"));
+    await within(new Promise<void>((r) => { const t = setInterval(() => fake.started() >= 3 && (clearInterval(t), r()), 20); }), 15_000, "three routes started");
+    c.s.write(line("p", "ping") + line("s", "status") + line(3, "route"));
+    await within(new Promise<void>((r) => { const t = setInterval(() => answers().length >= 2 && (clearInterval(t), r()), 20); }), 15_000, "ping and status answered");
+    expect(answers().filter((a) => !a.ok)).toEqual([]);
+    expect(fake.started()).toBe(4);
+    fake.release();
+    await within(new Promise<void>((r) => { const t = setInterval(() => answers().length >= 6 && (clearInterval(t), r()), 20); }), 15_000, "all answered");
+    expect(answers().every((a) => a.ok)).toBe(true);
     c.s.destroy();
   });
 
