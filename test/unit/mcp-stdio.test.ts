@@ -4,6 +4,9 @@
 // client that closes stdout ends the session instead of crashing the process.
 import { afterEach, describe, expect, it } from "vitest";
 import { PassThrough, Writable } from "node:stream";
+import { mkdtempSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { serveMcpStdio } from "../../src/cli/mcp/server.js";
 import { MCP_STDIO_MAX_FRAME, idFromHead } from "../../src/cli/mcp/stdio-transport.js";
 import { GavelError } from "../../src/errors.js";
@@ -35,13 +38,13 @@ afterEach(() => {
 });
 
 /** A server on a PassThrough pair: send lines, await the answer to an id. */
-function session() {
+function session(bankDir = "/nowhere") {
   const input = new PassThrough();
   const output = new PassThrough();
   const logs: string[] = [];
   const stop = new AbortController();
   stops.push(stop);
-  const done = serveMcpStdio(source, info, stop.signal, { input, output, log: (l) => logs.push(l) });
+  const done = serveMcpStdio(source, { ...info, bankDir }, stop.signal, { input, output, log: (l) => logs.push(l) });
   const frames: Frame[] = [];
   const waiters: (() => void)[] = [];
   let buf = "";
@@ -53,23 +56,24 @@ function session() {
     }
     for (const w of waiters.splice(0)) w();
   });
+  const until = async (pred: () => boolean): Promise<void> => {
+    while (!pred()) await new Promise<void>((r) => waiters.push(r));
+  };
   const answer = async (id: unknown): Promise<Frame> => {
-    for (;;) {
-      const f = frames.find((x) => x.id === id && (x.result !== undefined || x.error !== undefined));
-      if (f) return f;
-      await new Promise<void>((r) => waiters.push(r));
-    }
+    const f = () => frames.find((x) => x.id === id && (x.result !== undefined || x.error !== undefined));
+    await until(() => f() !== undefined);
+    return f()!;
   };
   const send = (line: string) => input.write(line);
   const rpc = async (id: string | number, method: string, params: Record<string, unknown> = {}) => {
     send(JSON.stringify({ jsonrpc: "2.0", id, method, params }) + "\n");
     return answer(id);
   };
-  return { input, output, logs, frames, done, answer, send, rpc, stop };
+  return { input, output, logs, frames, done, answer, until, send, rpc, stop };
 }
 
-async function initialized() {
-  const s = session();
+async function initialized(bankDir?: string) {
+  const s = session(bankDir);
   const init = await s.rpc("init", "initialize", { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "0" } });
   expect(init.result?.serverInfo).toMatchObject({ name: "gavel-router" });
   s.send(JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }) + "\n");
@@ -146,5 +150,33 @@ describe("gavel mcp over stdio: resources and prompts", () => {
     expect(p.error).toEqual({ code: -32602, message: "MCP error -32602: the bank's keys file is damaged [CORRUPT_FILE]" });
     const r = await s.rpc("r", "resources/read", { uri: "skill://broken" });
     expect(r.error).toMatchObject({ code: -32602, message: "MCP error -32602: the bank's keys file is damaged [CORRUPT_FILE]" });
+  });
+});
+
+describe("gavel mcp over stdio: list_changed", () => {
+  it("declares listChanged and tells the client when the bank's commit moves", async () => {
+    const bank = mkdtempSync(join(tmpdir(), "gavel-mcp-watch-"));
+    try {
+      const commit = (n: number) => {
+        writeFileSync(join(bank, "manifest.json.tmp"), JSON.stringify({ commit: n }));
+        renameSync(join(bank, "manifest.json.tmp"), join(bank, "manifest.json")); // as a bank commit replaces it
+      };
+      commit(1);
+      const s = session(bank);
+      const init = await s.rpc("init", "initialize", { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "0" } });
+      expect(init.result?.capabilities).toMatchObject({ resources: { listChanged: true }, prompts: { listChanged: true } });
+      s.send(JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }) + "\n");
+      await s.rpc("a", "ping");
+      const notices = () => s.frames.filter((f) => (f as { method?: string }).method?.endsWith("list_changed")).map((f) => (f as { method?: string }).method);
+      expect(notices()).toEqual([]);
+      commit(2);
+      await s.rpc("b", "ping"); // each frame read checks the commit first
+      await s.until(() => notices().length >= 2);
+      expect(notices()).toEqual(["notifications/resources/list_changed", "notifications/prompts/list_changed"]);
+      await s.rpc("c", "ping");
+      expect(notices()).toHaveLength(2); // once a commit
+    } finally {
+      rmSync(bank, { recursive: true, force: true });
+    }
   });
 });

@@ -16,6 +16,7 @@ import { GavelError, MESSAGE_CHARS, clip } from "../../errors.js";
 import { readBody } from "../../serve/limits.js";
 import { missingPackage } from "../../util/missing-package.js";
 import { LineTransport, messageChecker } from "./stdio-transport.js";
+import { watchBank } from "./bank-watch.js";
 import { DEFAULT_SEARCH_K, LOAD_SKILL_DESCRIPTION, loadSkill, MAX_SEARCH_K, searchSkills, searchText, SEARCH_SKILLS_DESCRIPTION, SEARCH_TASK_DESCRIPTION, skillText, type SearchOptions, type SkillSource } from "../../adapters/skill-tools.js";
 
 type McpModule = typeof import("@modelcontextprotocol/sdk/server/mcp.js");
@@ -231,7 +232,7 @@ export async function createMcpServer(router: SkillSource, info: McpServerInfo) 
  * `task` as a second user message. An unknown skill, or any GavelError, is -32602 `<message> [<CODE>]`.
  */
 function registerSkillPrompts(server: InstanceType<McpModule["McpServer"]>, router: SkillSource, types: TypesModule): void {
-  server.server.registerCapabilities({ prompts: {} });
+  server.server.registerCapabilities({ prompts: { listChanged: true } });
   const task = { name: "task", description: "the task to follow the skill's instructions for (optional)", required: false };
   server.server.setRequestHandler(types.ListPromptsRequestSchema, async () => ({
     prompts: (await router.list()).map((s) => ({ name: s.id, title: s.name, description: s.description, arguments: [task] })),
@@ -267,16 +268,27 @@ export async function serveMcpStdio(router: SkillSource, info: McpServerInfo, si
   const { types } = await loadMcpSdk();
   const server = await createMcpServer(router, info);
   const log = io?.log ?? ((line: string) => void process.stderr.write(`${line}\n`));
-  const transport = new LineTransport({ input: io?.input ?? process.stdin, output: io?.output ?? process.stdout, check: messageChecker(types.JSONRPCMessageSchema), log });
+  // an install or uninstall committed while the session runs: the resources and prompts changed
+  const watch = watchBank(info.bankDir, () => {
+    if (!server.isConnected() || !server.server.getClientCapabilities()) return; // not initialized yet
+    void server.server.sendResourceListChanged().catch(() => undefined);
+    void server.server.sendPromptListChanged().catch(() => undefined);
+  });
+  const check = messageChecker(types.JSONRPCMessageSchema);
+  const transport = new LineTransport({ input: io?.input ?? process.stdin, output: io?.output ?? process.stdout, check, log, onLine: watch.check });
   const closed = new Promise<void>((resolve) => {
     server.server.onclose = () => resolve();
     signal?.addEventListener("abort", () => resolve(), { once: true });
   });
   // the protocol's own complaints (a response to no request, …): one line each
   server.server.onerror = (err: Error) => log(`gavel mcp: error: ${clip(err?.message?.split("\n")[0] ?? String(err), MESSAGE_CHARS)}`);
-  await server.connect(transport);
-  await closed;
-  await server.close();
+  try {
+    await server.connect(transport);
+    await closed;
+  } finally {
+    watch.stop();
+    await server.close();
+  }
 }
 
 /** Options of {@link startMcpHttp}. */

@@ -88,6 +88,8 @@ export interface LineTransportOptions {
   log: (line: string) => void;
   /** Most bytes of one line (default {@link MCP_STDIO_MAX_FRAME}). */
   maxFrame?: number;
+  /** Hears each line read, before it is handled. */
+  onLine?: () => void;
 }
 
 /** The transport; see the module's comment. */
@@ -154,6 +156,7 @@ export class LineTransport implements Transport {
 
   private frame(line: string): void {
     if (line.trim() === "") return;
+    this.o.onLine?.();
     let value: unknown;
     try {
       value = JSON.parse(line);
