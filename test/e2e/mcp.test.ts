@@ -195,7 +195,7 @@ describe("gavel mcp", () => {
       const frames = out.trim().split("\n").map((l) => JSON.parse(l) as { id: unknown; error?: { code: number }; result?: unknown });
       expect(frames.map((f) => [f.id, f.error?.code ?? "ok"]), err).toEqual([
         [null, -32700],
-        [null, -32600],
+        [5, -32600], // the id echoed: it could be read
         [7, "ok"],
       ]);
       expect(err).toMatch(/gavel mcp: a frame that is not JSON/);
@@ -353,6 +353,14 @@ describe("gavel mcp --port (streamable HTTP)", () => {
     expect(ok.status).toBe(200);
     expect(JSON.parse(ok.body).result.serverInfo.name).toBe("gavel-router");
   });
+
+  it("refuses a second gavel mcp --port on the bank while it serves, leaving its endpoint file", async () => {
+    const before = readFileSync(endpointFile(), "utf8");
+    const r = await runNode([cli, "mcp", "--bank", bank, "--port", "0"], { env, cwd: dir, timeoutMs: 120_000 });
+    expect(r.code, r.err).toBe(1);
+    expect(r.err).toMatch(new RegExp(`a gavel mcp --port \\(pid ${server.pid}\\) already serves this bank at .*\\[BANK_LOCKED\\]`));
+    expect(readFileSync(endpointFile(), "utf8")).toBe(before);
+  }, 120_000);
 
   it("stops on SIGTERM, removing its endpoint file", async () => {
     server.kill("SIGTERM");

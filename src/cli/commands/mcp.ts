@@ -1,5 +1,5 @@
 import { existsSync } from "node:fs";
-import { lstat, readFile, rm, writeFile } from "node:fs/promises";
+import { lstat, readFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { Router } from "../../route/index.js";
 import { resolveProjectionsPath } from "../../defaults.js";
@@ -9,6 +9,7 @@ import { packageVersion } from "../ui/version.js";
 import { loadMcpSdk, serveMcpStdio, startMcpHttp } from "../mcp/server.js";
 import { checkRouterArgs, openModel, routerOptions, routerOptionsHelp, truncateArg } from "./common.js";
 import { servedSource } from "../mcp/source.js";
+import { claimEndpointFile, refuseIfServed, releaseEndpointFile } from "../mcp/endpoint-file.js";
 import type { SkillSource } from "../../adapters/skill-tools.js";
 import { isRunning } from "../../serve/client.js";
 import { serverRouter } from "../../serve/client-router.js";
@@ -82,6 +83,8 @@ ${routerOptionsHelp}`,
     console.log = console.error;
     const projections = resolveProjectionsPath(values.projections).path;
     const bank = bankDir(values.bank);
+    // one gavel mcp --port a bank: refused before the model loads while another serves it
+    if (port !== undefined) await refuseIfServed(join(resolve(bank), MCP_HTTP_ENDPOINT_FILE));
     const stop = new AbortController();
     const onSignal = () => stop.abort();
     process.once("SIGINT", onSignal);
@@ -93,7 +96,7 @@ ${routerOptionsHelp}`,
       model ??= await openModel(values); // --context, else the model's trained context up to 8192
       // a read-only command: a missing bank is an error, not a new empty bank. Its tools only read, so it
       // opens the bank's committed snapshot without the lock: any number of `gavel mcp` run beside
-      // `gavel serve` and installs (never BANK_LOCKED), each moving to a newer commit at its next search
+      // `gavel serve` and installs (never waiting on the bank lock), each moving to a newer commit at its next search
       router ??= await Router.open(model, { projections, bankDir: bank, readOnly: true, skillBudget: intArg(values["skill-budget"], "skill-budget"), keyBudget: intArg(values["key-budget"], "key-budget"), ...truncateArg(values) });
       return router;
     };
@@ -108,16 +111,17 @@ ${routerOptionsHelp}`,
           console.error(`gavel mcp: serving ${what} over stdio`);
           await serveMcpStdio(source, info, stop.signal);
         } else {
-          const endpoint = await startMcpHttp(source, info, { port, token });
           const file = join(resolve(bank), MCP_HTTP_ENDPOINT_FILE);
+          const endpoint = await startMcpHttp(source, info, { port, token });
+          let claimed = false;
           try {
-            await rm(file, { force: true });
-            await writeFile(file, JSON.stringify({ url: endpoint.url, token: endpoint.token, pid: process.pid }) + "\n", { mode: 0o600, flag: "wx" });
+            await claimEndpointFile(file, endpoint);
+            claimed = true;
             console.error(`gavel mcp: serving ${what} on ${endpoint.url} (bearer token in ${file})`);
             await new Promise<void>((done) => (stop.signal.aborted ? done() : stop.signal.addEventListener("abort", () => done(), { once: true })));
           } finally {
             await endpoint.close();
-            await rm(file, { force: true });
+            if (claimed) await releaseEndpointFile(file, endpoint.token);
           }
         }
       } finally {

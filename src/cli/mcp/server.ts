@@ -11,9 +11,12 @@
 import { randomBytes, timingSafeEqual } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import type { Readable, Writable } from "node:stream";
 import { GavelError, MESSAGE_CHARS, clip } from "../../errors.js";
 import { readBody } from "../../serve/limits.js";
 import { missingPackage } from "../../util/missing-package.js";
+import { LineTransport, messageChecker } from "./stdio-transport.js";
+import { watchBank } from "./bank-watch.js";
 import { DEFAULT_SEARCH_K, LOAD_SKILL_DESCRIPTION, loadSkill, MAX_SEARCH_K, searchSkills, searchText, SEARCH_SKILLS_DESCRIPTION, SEARCH_TASK_DESCRIPTION, skillText, type SearchOptions, type SkillSource } from "../../adapters/skill-tools.js";
 
 type McpModule = typeof import("@modelcontextprotocol/sdk/server/mcp.js");
@@ -92,6 +95,31 @@ const RESOURCE_NOT_FOUND = -32002;
 /** The `skill://` URI of an installed skill. */
 export function skillUri(id: string): string {
   return `skill://${encodeURIComponent(id)}`;
+}
+
+/**
+ * `resources/read` of `skill://<id>` (the id percent-encoded, as {@link skillUri} writes it): the body as
+ * installed, or -32002 for a URI that names no installed skill (an unknown id, an empty one, a raw `/`,
+ * `?` or `#`, bad percent-encoding, another scheme); another GavelError is -32602 `<message> [<CODE>]`.
+ */
+async function readSkillResource(router: SkillSource, types: TypesModule, uri: string) {
+  const notFound = (why: string) => new types.McpError(RESOURCE_NOT_FOUND, why, { uri: clip(uri) });
+  const m = /^skill:\/\/([^/?#]+)$/i.exec(uri);
+  let id: string | null = null;
+  try {
+    id = m ? decodeURIComponent(m[1]) : null;
+  } catch {
+    // bad percent-encoding: not a skill URI
+  }
+  if (id === null) throw notFound(`not a skill URI: ${clip(uri)} (skill://<id>, the id percent-encoded)`);
+  try {
+    const record = await loadSkill(router, id);
+    return { contents: [{ uri, mimeType: "text/markdown", text: record.body }] };
+  } catch (err) {
+    if (!(err instanceof GavelError)) throw err;
+    if (err.code === "SKILL_NOT_FOUND") throw notFound(`${err.message} [${err.code}]`);
+    throw new types.McpError(types.ErrorCode.InvalidParams, `${err.message} [${err.code}]`);
+  }
 }
 
 /** The output schemas of the two tools (what their `structuredContent` holds; see src/adapters/skill-tools.ts). */
@@ -188,23 +216,11 @@ export async function createMcpServer(router: SkillSource, info: McpServerInfo) 
       }),
     }),
     { title: "Installed skill", description: "A skill installed in the gavel bank: its SKILL.md instructions (the body after the front matter), as installed.", mimeType: "text/markdown" },
-    async (uri, variables) => {
-      const raw = Array.isArray(variables.id) ? variables.id[0] : variables.id;
-      let id: string;
-      try {
-        id = decodeURIComponent(raw ?? "");
-      } catch {
-        throw new types.McpError(RESOURCE_NOT_FOUND, `not a skill URI: ${clip(uri.href)}`);
-      }
-      try {
-        const record = await loadSkill(router, id);
-        return { contents: [{ uri: uri.href, mimeType: "text/markdown", text: record.body }] };
-      } catch (err) {
-        if (err instanceof GavelError && err.code === "SKILL_NOT_FOUND") throw new types.McpError(RESOURCE_NOT_FOUND, `${err.message} [${err.code}]`, { uri: uri.href });
-        throw err;
-      }
-    },
+    async (uri) => readSkillResource(router, types, uri.href),
   );
+  // every read through readSkillResource: a URI the template does not match (skill://, skill://a/b,
+  // another scheme) is -32002 as an unknown skill is, not the SDK's -32602
+  server.server.setRequestHandler(types.ReadResourceRequestSchema, async (request) => readSkillResource(router, types, request.params.uri));
   registerSkillPrompts(server, router, types);
   return server;
 }
@@ -213,10 +229,10 @@ export async function createMcpServer(router: SkillSource, info: McpServerInfo) 
  * Every installed skill as a prompt (a host's slash command): `prompts/list` lists them from the bank
  * at each call (a skill installed through `gavel serve` appears without a restart), `prompts/get`
  * answers the body as installed (`load_skill`'s `body`, the same bounded read), then the optional
- * `task` as a second user message. An unknown skill is -32602 (the SDK's "prompt not found").
+ * `task` as a second user message. An unknown skill, or any GavelError, is -32602 `<message> [<CODE>]`.
  */
 function registerSkillPrompts(server: InstanceType<McpModule["McpServer"]>, router: SkillSource, types: TypesModule): void {
-  server.server.registerCapabilities({ prompts: {} });
+  server.server.registerCapabilities({ prompts: { listChanged: true } });
   const task = { name: "task", description: "the task to follow the skill's instructions for (optional)", required: false };
   server.server.setRequestHandler(types.ListPromptsRequestSchema, async () => ({
     prompts: (await router.list()).map((s) => ({ name: s.id, title: s.name, description: s.description, arguments: [task] })),
@@ -226,7 +242,7 @@ function registerSkillPrompts(server: InstanceType<McpModule["McpServer"]>, rout
     try {
       record = await loadSkill(router, request.params.name);
     } catch (err) {
-      if (err instanceof GavelError && err.code === "SKILL_NOT_FOUND") throw new types.McpError(types.ErrorCode.InvalidParams, `${err.message} [${err.code}]`);
+      if (err instanceof GavelError) throw new types.McpError(types.ErrorCode.InvalidParams, `${err.message} [${err.code}]`);
       throw err;
     }
     const text = (t: string) => ({ role: "user" as const, content: { type: "text" as const, text: t } });
@@ -235,34 +251,44 @@ function registerSkillPrompts(server: InstanceType<McpModule["McpServer"]>, rout
   });
 }
 
+/** The streams `gavel mcp` speaks over stdio (a parameter so that a test can stand in for them). */
+export interface McpStdio {
+  input: Readable;
+  output: Writable;
+  /** Hears the lines for stderr. */
+  log: (line: string) => void;
+}
+
 /**
- * Serves `router` over stdio until the client closes stdin (or the transport closes); stdout carries
- * the protocol only, so anything else the process prints must go to stderr.
+ * Serves `router` over stdio until the client closes stdin or stdout (or `signal` aborts); stdout
+ * carries the protocol only, so anything else the process prints must go to stderr. Frames are read
+ * by {@link LineTransport}: a bad or over-cap frame is answered and the server goes on.
  */
-export async function serveMcpStdio(router: SkillSource, info: McpServerInfo, signal?: AbortSignal): Promise<void> {
-  const { stdio } = await loadMcpSdk();
+export async function serveMcpStdio(router: SkillSource, info: McpServerInfo, signal?: AbortSignal, io?: McpStdio): Promise<void> {
+  const { types } = await loadMcpSdk();
   const server = await createMcpServer(router, info);
-  const transport = new stdio.StdioServerTransport();
+  const log = io?.log ?? ((line: string) => void process.stderr.write(`${line}\n`));
+  // an install or uninstall committed while the session runs: the resources and prompts changed
+  const watch = watchBank(info.bankDir, () => {
+    if (!server.isConnected() || !server.server.getClientCapabilities()) return; // not initialized yet
+    void server.server.sendResourceListChanged().catch(() => undefined);
+    void server.server.sendPromptListChanged().catch(() => undefined);
+  });
+  const check = messageChecker(types.JSONRPCMessageSchema);
+  const transport = new LineTransport({ input: io?.input ?? process.stdin, output: io?.output ?? process.stdout, check, log, onLine: watch.check });
   const closed = new Promise<void>((resolve) => {
     server.server.onclose = () => resolve();
-    process.stdin.once("end", () => resolve());
-    process.stdin.once("close", () => resolve());
     signal?.addEventListener("abort", () => resolve(), { once: true });
   });
-  await server.connect(transport);
-  // A frame that is not JSON, or not a JSON-RPC message, is answered as JSON-RPC says (id null: it
-  // could not be read) and named on stderr; the SDK's transport would only drop it, leaving the client waiting.
-  server.server.onerror = (err: Error) => {
-    const parse = err instanceof SyntaxError;
-    const invalid = err?.name === "ZodError";
-    process.stderr.write(`gavel mcp: ${parse ? "a frame that is not JSON" : invalid ? "a frame that is not a JSON-RPC message" : "error"}: ${clip(err?.message?.split("\n")[0] ?? String(err), MESSAGE_CHARS)}\n`);
-    if (parse || invalid) {
-      const error = parse ? { code: -32700, message: "Parse error: the frame is not JSON" } : { code: -32600, message: "Invalid Request: the frame is not a JSON-RPC 2.0 message" };
-      void transport.send({ jsonrpc: "2.0", id: null, error } as never).catch(() => undefined);
-    }
-  };
-  await closed;
-  await server.close();
+  // the protocol's own complaints (a response to no request, …): one line each
+  server.server.onerror = (err: Error) => log(`gavel mcp: error: ${clip(err?.message?.split("\n")[0] ?? String(err), MESSAGE_CHARS)}`);
+  try {
+    await server.connect(transport);
+    await closed;
+  } finally {
+    watch.stop();
+    await server.close();
+  }
 }
 
 /** Options of {@link startMcpHttp}. */

@@ -1,0 +1,71 @@
+/**
+ * `<bank>/mcp.http.json`, the file `gavel mcp --port` writes its URL, token and pid to: one serving
+ * process a bank. A start refuses while the file names another live process (`BANK_LOCKED`), replaces
+ * a file left by a process that is gone, and a stop removes the file only while it is still its own
+ * (its pid and token), so that one server never deletes another's.
+ *
+ * @module
+ */
+import { readFile, rm, writeFile } from "node:fs/promises";
+import { GavelError, clip } from "../../errors.js";
+
+/** What the file holds. */
+export interface McpEndpointRecord {
+  url: string;
+  token: string;
+  pid: number;
+}
+
+/** The record in `file`, or null when there is none or it cannot be read as one. */
+async function readRecord(file: string): Promise<Partial<McpEndpointRecord> | null> {
+  try {
+    const value = JSON.parse(await readFile(file, "utf8")) as unknown;
+    return value !== null && typeof value === "object" ? (value as Partial<McpEndpointRecord>) : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Whether `pid` names a live process (signal 0; another user's answers EPERM and counts as live). */
+function alive(pid: unknown): pid is number {
+  if (typeof pid !== "number" || !Number.isSafeInteger(pid) || pid <= 0) return false;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+/** A `BANK_LOCKED` error when `file` names another live process; else nothing. */
+export async function refuseIfServed(file: string): Promise<void> {
+  const record = await readRecord(file);
+  if (record && record.pid !== process.pid && alive(record.pid)) {
+    throw new GavelError(
+      `a gavel mcp --port (pid ${record.pid}) already serves this bank at ${clip(String(record.url))}; use it, or stop it first ` +
+        `(if pid ${record.pid} is not gavel mcp, remove ${clip(file)})`,
+      "BANK_LOCKED",
+    );
+  }
+}
+
+/** Writes this process's record to `file` (mode 0600): refused while another live process holds it, a stale one replaced. */
+export async function claimEndpointFile(file: string, endpoint: { url: string; token: string }): Promise<void> {
+  const text = JSON.stringify({ url: endpoint.url, token: endpoint.token, pid: process.pid }) + "\n";
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      return await writeFile(file, text, { mode: 0o600, flag: "wx" });
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
+    }
+    await refuseIfServed(file);
+    await rm(file, { force: true }); // a record of a process that is gone
+  }
+  throw new GavelError(`${clip(file)} is rewritten as gavel mcp --port writes it: another process is starting on this bank`, "BANK_LOCKED");
+}
+
+/** Removes `file` when it still holds this process's record (`token`); another's is left alone. */
+export async function releaseEndpointFile(file: string, token: string): Promise<void> {
+  const record = await readRecord(file);
+  if (record?.pid === process.pid && record.token === token) await rm(file, { force: true });
+}
