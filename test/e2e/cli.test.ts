@@ -1,6 +1,6 @@
 // The gavel command, run as a user would (node dist/cli/gavel.js …).
 import { describe, expect, it } from "vitest";
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { DEFAULT_PROJECTIONS } from "../../src/defaults.js";
@@ -65,6 +65,15 @@ describe("gavel CLI", () => {
       expect(r.code, `${flag} ${value}`).toBe(1);
       expect(r.err).toBe(`gavel: ${flag} must be ${want}, got ${value} [INVALID_ARGUMENT]\n`);
     }
+    // --out naming the model file (here through a link) is refused, and the model is left as it was
+    const model = join(dir, "model.gguf");
+    copyFileSync(TINY_LLAMA_PATH, model);
+    symlinkSync(model, join(dir, "link.gguf"));
+    const before = readFileSync(model);
+    const same = await gavel("projections", "--model", model, "--out", join(dir, "link.gguf"));
+    expect(same.code).toBe(1);
+    expect(same.err).toMatch(/\ngavel: --out .*link\.gguf is the model file: give another path for the projections \[INVALID_ARGUMENT\]\n$/);
+    expect(readFileSync(model).equals(before)).toBe(true);
     rmSync(dir, { recursive: true, force: true });
   });
 

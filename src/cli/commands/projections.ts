@@ -1,3 +1,5 @@
+import { stat } from "node:fs/promises";
+import { clip, invalidArgument } from "../../errors.js";
 import { Projections, MAX_RANDOM_DIM } from "../../projections/projections.js";
 import { intArg } from "../ui/options.js";
 import { checkOutPath } from "../ui/out-path.js";
@@ -38,6 +40,9 @@ With --out: random W_q and W_s, which route no better than chance: train real on
     await checkOutPath(values.out, "the projections file");
     const model = await openModel({ model: values.model, context: "256" });
     try {
+      // the model file itself (or a link to it) is never the output: the save would replace the model
+      const [o, m] = await Promise.all([stat(values.out).catch(() => null), stat(model.path).catch(() => null)]);
+      if (o && m && o.dev === m.dev && o.ino === m.ino) throw invalidArgument(`--out ${clip(values.out)} is the model file: give another path for the projections`);
       const p = await Projections.random(model, shape);
       await p.save(values.out);
       console.log(`wrote ${values.out}: layer ${p.layer}, dim ${p.dim}, for ${model.info.architecture} (${model.info.nLayer} layers)`);
