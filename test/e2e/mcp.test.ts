@@ -300,6 +300,8 @@ describe("gavel mcp --port (streamable HTTP)", () => {
     const client = new Client({ name: "gavel-mcp-http-test", version: "0.0.0" });
     await client.connect(new StreamableHTTPClientTransport(new URL(endpoint.url), { requestInit: { headers: { Authorization: `Bearer ${endpoint.token}` } } }));
     try {
+      // over --port nothing is ever sent, so the prompts do not declare listChanged
+      expect(client.getServerCapabilities()?.prompts?.listChanged).toBe(false);
       const { tools } = await client.listTools();
       expect(tools.map((t) => t.name).sort()).toEqual(["load_skill", "search_skills"]);
       expect(tools.every((t) => t.outputSchema?.type === "object")).toBe(true);

@@ -6,7 +6,8 @@
  *
  * @module
  */
-import { readFile, rm, writeFile } from "node:fs/promises";
+import { randomBytes } from "node:crypto";
+import { link, readFile, rm, writeFile } from "node:fs/promises";
 import { GavelError, clip } from "../../errors.js";
 
 /** What the file holds. */
@@ -49,17 +50,27 @@ export async function refuseIfServed(file: string): Promise<void> {
   }
 }
 
-/** Writes this process's record to `file` (mode 0600): refused while another live process holds it, a stale one replaced. */
+/**
+ * Writes this process's record to `file` (mode 0600): refused while another live process holds it, a
+ * stale one replaced. The record is written whole to a temporary file and linked into place (a link
+ * fails with EEXIST atomically), so no reader ever sees the file empty or half written.
+ */
 export async function claimEndpointFile(file: string, endpoint: { url: string; token: string }): Promise<void> {
   const text = JSON.stringify({ url: endpoint.url, token: endpoint.token, pid: process.pid }) + "\n";
-  for (let attempt = 0; attempt < 2; attempt++) {
-    try {
-      return await writeFile(file, text, { mode: 0o600, flag: "wx" });
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
+  const tmp = `${file}.${process.pid}.${randomBytes(6).toString("hex")}.tmp`;
+  await writeFile(tmp, text, { mode: 0o600, flag: "wx" });
+  try {
+    for (let attempt = 0; attempt < 2; attempt++) {
+      try {
+        return await link(tmp, file);
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
+      }
+      await refuseIfServed(file);
+      await rm(file, { force: true }); // a record of a process that is gone
     }
-    await refuseIfServed(file);
-    await rm(file, { force: true }); // a record of a process that is gone
+  } finally {
+    await rm(tmp, { force: true });
   }
   throw new GavelError(`${clip(file)} is rewritten as gavel mcp --port writes it: another process is starting on this bank`, "BANK_LOCKED");
 }

@@ -82,6 +82,8 @@ export interface McpServerInfo {
   bankDir: string;
   /** How `search_skills` routes. */
   search?: SearchOptions;
+  /** Whether the prompts declare `listChanged` (stdio, which sends the notifications; `--port` sends none). */
+  promptsListChanged?: boolean;
 }
 
 const INSTRUCTIONS =
@@ -221,7 +223,7 @@ export async function createMcpServer(router: SkillSource, info: McpServerInfo) 
   // every read through readSkillResource: a URI the template does not match (skill://, skill://a/b,
   // another scheme) is -32002 as an unknown skill is, not the SDK's -32602
   server.server.setRequestHandler(types.ReadResourceRequestSchema, async (request) => readSkillResource(router, types, request.params.uri));
-  registerSkillPrompts(server, router, types);
+  registerSkillPrompts(server, router, types, info.promptsListChanged === true);
   return server;
 }
 
@@ -231,8 +233,8 @@ export async function createMcpServer(router: SkillSource, info: McpServerInfo) 
  * answers the body as installed (`load_skill`'s `body`, the same bounded read), then the optional
  * `task` as a second user message. An unknown skill, or any GavelError, is -32602 `<message> [<CODE>]`.
  */
-function registerSkillPrompts(server: InstanceType<McpModule["McpServer"]>, router: SkillSource, types: TypesModule): void {
-  server.server.registerCapabilities({ prompts: { listChanged: true } });
+function registerSkillPrompts(server: InstanceType<McpModule["McpServer"]>, router: SkillSource, types: TypesModule, listChanged: boolean): void {
+  server.server.registerCapabilities({ prompts: { listChanged } });
   const task = { name: "task", description: "the task to follow the skill's instructions for (optional)", required: false };
   server.server.setRequestHandler(types.ListPromptsRequestSchema, async () => ({
     prompts: (await router.list()).map((s) => ({ name: s.id, title: s.name, description: s.description, arguments: [task] })),
@@ -266,7 +268,7 @@ export interface McpStdio {
  */
 export async function serveMcpStdio(router: SkillSource, info: McpServerInfo, signal?: AbortSignal, io?: McpStdio): Promise<void> {
   const { types } = await loadMcpSdk();
-  const server = await createMcpServer(router, info);
+  const server = await createMcpServer(router, { ...info, promptsListChanged: true });
   const log = io?.log ?? ((line: string) => void process.stderr.write(`${line}\n`));
   // an install or uninstall committed while the session runs: the resources and prompts changed
   const watch = watchBank(info.bankDir, () => {
