@@ -12,7 +12,7 @@ import { locateSkill, type Router } from "../route/index.js";
 import type { InstallProgress, InstallReport } from "../route/index.js";
 import type { DiscoverResult } from "../skills/discover.js";
 import type { Skill } from "../skills/types.js";
-import { samePath } from "../util/same-path.js";
+import { pathInside, samePath } from "../util/same-path.js";
 
 /** What a sync does, or would do with --dry-run. */
 export interface SyncPlan {
@@ -60,7 +60,8 @@ export async function planSync(router: Router, found: DiscoverResult): Promise<S
   for (const s of installed.values()) {
     if (wanted.has(s.id) || !isHosts(router, s.source)) continue; // not the host's: leave it
     const path = recorded(s.source);
-    const reason = failed.get(path);
+    // its SKILL.md, or the host folder it lies in, could not be read: not known to be gone
+    const reason = failed.get(path) ?? [...failed].find(([where]) => pathInside(where, path) !== null)?.[1];
     if (reason !== undefined) plan.kept.push({ id: s.id, source: path, reason });
     else plan.remove.push({ id: s.id, name: s.name, source: s.source });
   }

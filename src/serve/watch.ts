@@ -363,7 +363,9 @@ export class SkillWatcher {
     for (const [id, dir] of gone) {
       this.#formerRoots.add(dirname(dir)); // its root stays watched: a skill copied back is installed again
       // only the one read installed from this folder (not one installed from elsewhere meanwhile)
-      if (await this.#router.uninstall(id, { ifSource: installed.get(dir)!.source })) out.uninstalled.push(id);
+      const source = installed.get(dir)!.source;
+      if (await this.#router.uninstall(id, { ifSource: source })) out.uninstalled.push(id);
+      else out.kept.push({ id, reason: `installed again meanwhile (not from ${clip(source)}); not uninstalled` });
     }
     return out;
   }

@@ -300,7 +300,7 @@ export interface DiscoverResult {
   rootOf: Map<string, SkillRoot>;
   /** Skills hidden by a same-named one of higher precedence. */
   shadowed: ShadowedSkill[];
-  /** SKILL.md files that could not be read (the others still load). */
+  /** SKILL.md files, or whole host folders (`where` the folder), that could not be read (the others still load). */
   failed: SkillFailure[];
   /**
    * One line per shadowed skill, naming both and why; the spec warnings of the winners; unreadable
@@ -309,13 +309,21 @@ export interface DiscoverResult {
   warnings: string[];
 }
 
-/** The skills of one host folder; none when it is missing or empty. */
+/**
+ * The skills of one host folder; none when it is missing or empty. A folder that exists but cannot be
+ * read (EACCES, EIO) is one failure at the folder itself, never empty: `gavel sync` keeps the skills
+ * installed from it rather than reading them as deleted.
+ */
 async function loadRoot(root: SkillRoot, signal: AbortSignal | undefined): Promise<{ skills: Skill[]; failed: SkillFailure[]; warnings: string[] }> {
   try {
     return await loadSkillRoot(root.dir, signal);
   } catch (err) {
-    if (err instanceof GavelError && (err.code === "EMPTY_LIBRARY" || err.code === "FILE_NOT_FOUND")) return { skills: [], failed: [], warnings: [] };
-    throw err;
+    if (!(err instanceof GavelError)) throw err;
+    const code = (err.cause as { code?: unknown } | null | undefined)?.code;
+    if (err.code === "EMPTY_LIBRARY" || (err.code === "FILE_NOT_FOUND" && (code === "ENOENT" || code === "ENOTDIR"))) return { skills: [], failed: [], warnings: [] };
+    if (err.code !== "FILE_NOT_FOUND") throw err;
+    const error = new GavelError(`skill folder ${clip(root.dir)} cannot be read: ${clipMessage(err.cause)}`, "SKILL_INVALID", { cause: err.cause });
+    return { skills: [], failed: [{ where: root.dir, error }], warnings: [] };
   }
 }
 

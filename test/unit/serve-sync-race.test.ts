@@ -115,7 +115,8 @@ describe("a sync's writes against another client's install of the same id", () =
       expect(sourceOf("newcomer")).toBe(theirs);
       expect(out.uninstalled).toEqual([]);
       expect(out.installed).toEqual([]);
-      expect(out.kept.map((k) => k.id)).toEqual(["newcomer"]);
+      expect(out.kept.map((k) => k.id)).toEqual(["newcomer", "victim"]);
+      expect(out.kept[1].reason).toMatch(/installed again meanwhile .*not uninstalled/);
     } finally {
       await watcher.close();
     }

@@ -87,6 +87,20 @@ describe("planSync over a host folder that reads oddly", () => {
     }
   });
 
+  it.each(["EACCES", "EIO"])("a host folder that exists but cannot be listed (%s) is a failure, and its skills are kept installed", async (code) => {
+    fsState.dirs.set(skills, code);
+    try {
+      const found = await discoverSkills({ host: "claude-code", home, projectDir: join(root, "project"), managedDir: join(root, "managed") });
+      expect(found.failed).toEqual([{ where: skills, error: expect.objectContaining({ code: "SKILL_INVALID", message: expect.stringContaining("cannot be read") }) }]);
+      const p = await plan();
+      expect(p.remove).toEqual([]);
+      expect(p.kept.map((k) => k.id).sort()).toEqual(["alpha", "beta"]);
+      expect(p.kept[0].reason).toContain(code);
+    } finally {
+      fsState.dirs.clear();
+    }
+  });
+
   it("a folder deleted while searched (ENOENT) is no failure", async () => {
     fsState.dirs.set(join(skills, "beta"), "ENOENT");
     try {
