@@ -133,7 +133,9 @@ describe("RenderEncoder.encodeSkill under a budget", () => {
           if (!e.truncated || e.bodyChars > 0) expect(Array.from(unbounded.encodeSkill(kept).tokens), at).toEqual(Array.from(e.tokens));
           if (e.truncated) {
             cuts++;
-            expect(unbounded.encodeSkill({ ...skill, body: skill.body.slice(0, e.bodyChars + 1) }).tokens.length, at).toBeGreaterThan(budget);
+            // one character more: a whole code point, as the cut never splits a surrogate pair
+            const next = e.bodyChars + (skill.body.codePointAt(e.bodyChars)! > 0xffff ? 2 : 1);
+            expect(unbounded.encodeSkill({ ...skill, body: skill.body.slice(0, next) }).tokens.length, at).toBeGreaterThan(budget);
           }
         }
       }
