@@ -16,7 +16,7 @@
  */
 import { invalidArgument, clip } from "../errors.js";
 import { hashIndex, termHash } from "./postings.js";
-import { valueText } from "../util/validate.js";
+import { describeValue, valueText } from "../util/validate.js";
 
 /** Words the domain score never reads (they carry the style of a question, not its subject). */
 export const DOMAIN_STOP_WORDS: ReadonlySet<string> = new Set(
@@ -28,8 +28,12 @@ export const MAX_DOMAIN_WORDS = 1 << 20;
 
 const WORD = /[a-z0-9]+/g;
 
-/** The distinct words the domain score reads of `text`, in order of first appearance. */
+/**
+ * The distinct words the domain score reads of `text`, in order of first appearance.
+ * @throws GavelError `INVALID_ARGUMENT` when `text` is not a string
+ */
 export function domainWords(text: string): string[] {
+  if (typeof text !== "string") throw invalidArgument(`domainWords: text must be a string, got ${describeValue(text)}`);
   const out = new Set<string>();
   for (const w of text.toLowerCase().match(WORD) ?? []) {
     if (w.length > 1 && !DOMAIN_STOP_WORDS.has(w)) out.add(w);
@@ -96,8 +100,12 @@ export class DomainModel implements DomainModelInit {
     return this.hashes.length;
   }
 
-  /** The weight of `word`, or undefined when the table does not hold it. */
+  /**
+   * The weight of `word`, or undefined when the table does not hold it.
+   * @throws GavelError `INVALID_ARGUMENT` when `word` is not a string
+   */
   weightOf(word: string): number | undefined {
+    if (typeof word !== "string") throw invalidArgument(`DomainModel.weightOf: word must be a string, got ${describeValue(word)}`);
     const i = hashIndex(this.hashes, word);
     return i >= 0 ? this.weights[i] : undefined;
   }
@@ -105,8 +113,10 @@ export class DomainModel implements DomainModelInit {
   /**
    * The domain score of `text`: bias + the sum of its known words' weights over √(their number);
    * undefined when the text holds no word of the table (nothing to read either way).
+   * @throws GavelError `INVALID_ARGUMENT` when `text` is not a string
    */
   score(text: string): number | undefined {
+    if (typeof text !== "string") throw invalidArgument(`DomainModel.score: text must be a string, got ${describeValue(text)}`);
     let sum = 0, n = 0;
     for (const w of domainWords(text)) {
       const x = this.weightOf(w);

@@ -114,6 +114,19 @@ describe("DomainModel", () => {
     expect(() => DomainModel.fromWords([""], [1], 0)).toThrow(expect.objectContaining({ code: "INVALID_ARGUMENT" }));
   });
 
+  it("refuses a text or word that is not a string with INVALID_ARGUMENT, naming the verb and what came", () => {
+    const model = DomainModel.fromWords(["dockerfile", "flask"], [1.5, 0.5], -0.2);
+    for (const bad of [5, null, undefined, { length: 3 }, ["dockerfile"], Symbol("x")]) {
+      const what = typeof bad === "symbol" ? "a symbol" : JSON.stringify(bad) ?? "undefined";
+      expect(() => domainWords(bad as never), what).toThrow(expect.objectContaining({ name: "GavelError", code: "INVALID_ARGUMENT", message: expect.stringMatching(/^domainWords: text must be a string, got /) }));
+      expect(() => model.score(bad as never), what).toThrow(expect.objectContaining({ name: "GavelError", code: "INVALID_ARGUMENT", message: expect.stringMatching(/^DomainModel\.score: text must be a string, got /) }));
+      expect(() => model.weightOf(bad as never), what).toThrow(expect.objectContaining({ name: "GavelError", code: "INVALID_ARGUMENT", message: expect.stringMatching(/^DomainModel\.weightOf: word must be a string, got /) }));
+    }
+    expect(() => model.score(5 as never)).toThrow("got 5");
+    // a string still scores
+    expect(model.score("a Dockerfile for Flask")).toBeCloseTo(-0.2 + 2 / Math.SQRT2, 6);
+  });
+
   it("travels in a projections file: read back weight for weight, kept by withCalibration, absent from the metadata", async () => {
     const dir = tmp();
     const r = rng(freshSeed());
