@@ -10,7 +10,7 @@
  * the bank keeps (live-index.ts).
  */
 import { accumulateBm25, bm25Ceiling, bm25DocTokens, bm25Params, postingsByTerm, queryTerms, TermCounter, Vocabulary, type Bm25Doc, type Bm25Options, type DocTerms, type Postings } from "./postings.js";
-import { invalidArgument } from "../errors.js";
+import { clip, invalidArgument } from "../errors.js";
 import { checkInt, describeValue, optionsObject } from "../util/validate.js";
 
 export { bm25Tokens, type Bm25Doc, type Bm25Options } from "./postings.js";
@@ -38,14 +38,22 @@ export class Bm25Index {
 
   /**
    * @param docs - the documents, each with a string `id`, `name` and `description` and an optional
-   *   string `body`.
+   *   string `body`; no two with the same `id` (a library names each skill once, as `loadSkills` and
+   *   the bank keep it; an id twice would rank twice, and the index is built whole, so there is no
+   *   later document to replace an earlier one with).
    * @throws GavelError `INVALID_ARGUMENT` naming the document and field when `docs` is not an array of
-   *   such documents, or on a bad option ({@link Bm25Options}).
+   *   such documents, naming both documents when two share an id, or on a bad option ({@link Bm25Options}).
    */
   constructor(docs: readonly Bm25Doc[], options: Bm25Options = {}) {
     ({ k1: this.k1, b: this.b } = bm25Params(options));
     if (!Array.isArray(docs)) throw invalidArgument(`Bm25Index: documents must be an array, got ${describeValue(docs)}`);
-    for (let i = 0; i < docs.length; i++) checkBm25Doc(docs[i], `Bm25Index: documents[${i}]`);
+    const first = new Map<string, number>();
+    for (let i = 0; i < docs.length; i++) {
+      checkBm25Doc(docs[i], `Bm25Index: documents[${i}]`);
+      const j = first.get(docs[i].id);
+      if (j !== undefined) throw invalidArgument(`Bm25Index: documents[${i}].id ${JSON.stringify(clip(docs[i].id))} repeats documents[${j}].id (each id names one document)`);
+      first.set(docs[i].id, i);
+    }
     this.ids = docs.map((d) => d.id);
     this.#len = new Float64Array(docs.length);
     const counter = new TermCounter();

@@ -37,6 +37,18 @@ describe("Bm25Index refuses what is not its documents or a query", () => {
     expect(ctor([{ id: "x", name: "n", description: "d", body: undefined }, ...docs]).size).toBe(3);
   });
 
+  it("documents: no two with one id (an id twice would rank twice); the live index replaces instead", () => {
+    const twice = [docs[0], docs[1], { id: "a", name: "gamma", description: "docker compose" }];
+    expectCodeSync(() => new Bm25Index(twice), "INVALID_ARGUMENT", /^Bm25Index: documents\[2\]\.id "a" repeats documents\[0\]\.id/);
+    expectCodeSync(() => new Bm25Index([docs[1], docs[1]]), "INVALID_ARGUMENT", /documents\[1\]\.id "b" repeats documents\[0\]\.id/);
+    // ids that differ only in case or by a space are distinct documents
+    expect(new Bm25Index([docs[0], { ...docs[1], id: "A" }, { ...docs[1], id: "a " }]).ids).toEqual(["a", "A", "a "]);
+    // the live index, updated one document at a time, takes a second add of an id as its new version
+    const live = new LiveBm25Index();
+    for (const d of twice) live.add(d);
+    expect(live.size).toBe(2);
+  });
+
   it("queries: a string, in scores, search and ceiling", () => {
     const index = new Bm25Index(docs);
     for (const q of [42, undefined, null, { text: "git" }, ["git"]]) {
