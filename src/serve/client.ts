@@ -17,7 +17,7 @@ import { CONTROL_OPS, DEFAULT_LIMITS } from "./limits.js";
 import { linkSignals } from "../util/linked-signal.js";
 import { abortedError } from "../util/validate.js";
 import { MAX_LINE_BYTES, PROTOCOL_VERSION, type Op, type ProgressLine, type RequestId, type Response } from "./protocol.js";
-import { checkHttpEndpoint, connectFailure, isNotRunning, locateEndpoint, isRunningOptions, requestOptions, serverRouteOptions, notRunning, readHttpEndpoint, type Endpoint, type EndpointOptions, type IsRunningOptions, type RequestOptions, type ServerRouteOptions } from "./endpoint.js";
+import { checkHttpEndpoint, connectFailure, exchangeFailure, isNotRunning, locateEndpoint, isRunningOptions, requestOptions, serverRouteOptions, notRunning, readHttpEndpoint, type Endpoint, type EndpointOptions, type IsRunningOptions, type RequestOptions, type ServerRouteOptions } from "./endpoint.js";
 
 export { findEndpoint, isNotRunning, type Endpoint, type EndpointOptions, type IsRunningOptions, type RequestOptions, type ServerRouteOptions } from "./endpoint.js";
 
@@ -355,7 +355,9 @@ export class ServeClient {
         this.#exchanges.set(id, req);
         req.once("close", () => this.#exchanges.get(id) === req && this.#exchanges.delete(id));
       }
-      req.on("error", (err: NodeJS.ErrnoException) => reject(err.code === "ECONNREFUSED" ? notRunning(e.url) : err.code === "ECONNRESET" || err.code === "EPIPE" ? new GavelError(`the gavel server closed the connection (${err.code})`, "INTERNAL") : err));
+      let connected = false;
+      req.once("socket", (s) => s.once("connect", () => (connected = true)));
+      req.on("error", (err: NodeJS.ErrnoException) => reject(exchangeFailure(e.url, err, connected || req.reusedSocket))); // (a kept-alive socket comes connected)
       req.end(body);
     });
   }

@@ -100,6 +100,20 @@ export function connectFailure(where: string, err: NodeJS.ErrnoException): Gavel
 }
 
 /**
+ * An HTTP exchange with a server that failed (its request's `error`), always typed: before the
+ * connection was made, as {@link connectFailure} (ECONNREFUSED no server running; ETIMEDOUT,
+ * EHOSTUNREACH, ENETUNREACH and the like INTERNAL naming the code); once connected, ECONNRESET or EPIPE
+ * is the server closing the connection, a reply that is not HTTP (Node's `HPE_` codes) says so, and
+ * anything else is INTERNAL naming its code.
+ */
+export function exchangeFailure(url: string, err: NodeJS.ErrnoException, connected: boolean): GavelError {
+  if (err.code === "ECONNRESET" || err.code === "EPIPE") return new GavelError(`the gavel server closed the connection (${err.code})`, "INTERNAL", { cause: err });
+  if (!connected) return connectFailure(url, err);
+  if (err.code?.startsWith("HPE_")) return new GavelError(`the server at ${clip(url)} answered something other than HTTP (${err.code}: ${clip(err.message)})`, "INTERNAL", { cause: err });
+  return new GavelError(`the connection to the gavel server at ${clip(url)} failed (${err.code ?? clip(err.message)})`, "INTERNAL", { cause: err });
+}
+
+/**
  * Whether `err` says that no server listens there (none found, its socket or port refused the
  * connection), as opposed to an answer of a server: the caller then does what it does when none runs.
  */
