@@ -1,6 +1,7 @@
 // `gavel mcp --port`'s HTTP endpoint (src/cli/mcp/server.ts, startMcpHttp) against floods and aborted
 // bodies, over a stand-in skill source (no model): connections are capped (one over the cap is closed
-// as it is accepted; it was unbounded), and a client that drops mid-body leaves a server that answers.
+// as it is accepted; it was unbounded), a client that drops mid-body leaves a server that answers, and
+// a request whose params do not fit its method is -32602 invalid params.
 import { afterEach, describe, expect, it } from "vitest";
 import { connect, type Socket } from "node:net";
 import { startMcpHttp, type McpHttpEndpoint } from "../../src/cli/mcp/server.js";
@@ -82,5 +83,22 @@ describe("gavel mcp --port under floods", () => {
     s.resetAndDestroy();
     await new Promise((r) => setTimeout(r, 200));
     expect(await status(e.url)).toBe(401);
+  });
+
+  it("answers a request whose params do not fit its method -32602 invalid params, as stdio does", async () => {
+    const e = await start();
+    const call = async (id: number, method: string, params?: Record<string, unknown>) => {
+      const r = await fetch(e.url, {
+        method: "POST",
+        headers: { "content-type": "application/json", accept: "application/json, text/event-stream", authorization: "Bearer t0k3n", "mcp-protocol-version": "2025-06-18" },
+        body: JSON.stringify({ jsonrpc: "2.0", id, method, ...(params ? { params } : {}) }),
+      });
+      return (await r.json()) as { id: number; result?: { contents: { text: string }[] }; error?: { code: number; message: string } };
+    };
+    expect((await call(1, "resources/read", { uri: 5 })).error).toEqual({ code: -32602, message: "MCP error -32602: resources/read: params.uri: Invalid input: expected string, received number" });
+    expect((await call(2, "resources/read")).error).toEqual({ code: -32602, message: "MCP error -32602: resources/read: params: Invalid input: expected object, received undefined" });
+    expect((await call(3, "prompts/get", {})).error).toMatchObject({ code: -32602, message: expect.stringMatching(/^MCP error -32602: prompts\/get: params\.name: /) });
+    // a URI that fits the schema but names no skill is still the server's own answer
+    expect((await call(4, "resources/read", { uri: "file:///etc/passwd" })).error?.code).toBe(-32002);
   });
 });

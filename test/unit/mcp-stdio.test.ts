@@ -144,6 +144,28 @@ describe("gavel mcp over stdio: resources and prompts", () => {
     expect((await s.rpc("enc", "resources/read", { uri: "skill://a%2Fb" })).error?.message).toMatch(/no installed skill "a\/b" \[SKILL_NOT_FOUND\]/);
   });
 
+  it("answers -32602 invalid params, naming the param, for a request whose params do not fit its method", async () => {
+    const s = await initialized();
+    const cases: [string, Record<string, unknown>, string][] = [
+      ["resources/read", {}, "params.uri: Invalid input: expected string, received undefined"],
+      ["resources/read", { uri: 5 }, "params.uri: Invalid input: expected string, received number"],
+      ["resources/read", { uri: { href: "skill://pdf" } }, "params.uri: Invalid input: expected string, received object"],
+      ["prompts/get", {}, "params.name: Invalid input: expected string, received undefined"],
+      ["tools/call", { name: 5 }, "params.name: Invalid input: expected string, received number"],
+      ["resources/list", { cursor: 5 }, "params.cursor: Invalid input: expected string, received number"],
+      ["prompts/list", { cursor: null }, "params.cursor: Invalid input: expected string, received null"],
+    ];
+    for (const [i, [method, params, issue]] of cases.entries()) {
+      const r = await s.rpc(`bad${i}`, method, params);
+      expect(r.error, `${method} ${JSON.stringify(params)}`).toEqual({ code: -32602, message: `MCP error -32602: ${method}: ${issue}` });
+    }
+    s.send(JSON.stringify({ jsonrpc: "2.0", id: "no params", method: "resources/read" }) + "\n");
+    expect((await s.answer("no params")).error).toEqual({ code: -32602, message: "MCP error -32602: resources/read: params: Invalid input: expected object, received undefined" });
+    // and the session goes on; a method it does not serve is still -32601, whatever its params
+    expect(((await s.rpc("ok", "resources/read", { uri: "skill://pdf" })).result?.contents as { text: string }[])[0].text).toBe("Read PDFs.");
+    expect((await s.rpc("sub", "resources/subscribe", {})).error?.code).toBe(-32601);
+  });
+
   it("answers any GavelError of prompts/get and resources/read as -32602 <message> [<CODE>]", async () => {
     const s = await initialized();
     const p = await s.rpc("p", "prompts/get", { name: "broken" });

@@ -17,6 +17,7 @@ import { readBody } from "../../serve/limits.js";
 import { missingPackage } from "../../util/missing-package.js";
 import { LineTransport, messageChecker } from "./stdio-transport.js";
 import { watchBank } from "./bank-watch.js";
+import { checkRequestParams } from "./params-check.js";
 import { DEFAULT_SEARCH_K, LOAD_SKILL_DESCRIPTION, loadSkill, MAX_SEARCH_K, searchSkills, searchText, SEARCH_SKILLS_DESCRIPTION, SEARCH_TASK_DESCRIPTION, skillText, type SearchOptions, type SkillSource } from "../../adapters/skill-tools.js";
 
 type McpModule = typeof import("@modelcontextprotocol/sdk/server/mcp.js");
@@ -286,6 +287,7 @@ export async function serveMcpStdio(router: SkillSource, info: McpServerInfo, si
   server.server.onerror = (err: Error) => log(`gavel mcp: error: ${clip(err?.message?.split("\n")[0] ?? String(err), MESSAGE_CHARS)}`);
   try {
     await server.connect(transport);
+    checkRequestParams(transport, types);
     await closed;
   } finally {
     watch.stop();
@@ -355,7 +357,7 @@ function plainError(res: ServerResponse, status: number, message: string, header
  * rebinding); a body over {@link MCP_HTTP_MAX_BODY} is refused unread (413).
  */
 export async function startMcpHttp(router: SkillSource, info: McpServerInfo, options: McpHttpOptions): Promise<McpHttpEndpoint> {
-  const { http } = await loadMcpSdk();
+  const { http, types } = await loadMcpSdk();
   const token = options.token ?? randomBytes(32).toString("hex");
   const want = Buffer.from(`Bearer ${token}`);
   let port = 0;
@@ -384,6 +386,7 @@ export async function startMcpHttp(router: SkillSource, info: McpServerInfo, opt
       void server.close();
     });
     await server.connect(transport);
+    checkRequestParams(transport, types);
     await transport.handleRequest(req, res, body.value);
   };
   const httpServer: Server = createServer((req, res) => {
