@@ -321,7 +321,7 @@ async function loadRoot(root: SkillRoot, signal: AbortSignal | undefined): Promi
     if (!(err instanceof GavelError)) throw err;
     const code = (err.cause as { code?: unknown } | null | undefined)?.code;
     if (err.code === "EMPTY_LIBRARY" || (err.code === "FILE_NOT_FOUND" && (code === "ENOENT" || code === "ENOTDIR"))) return { skills: [], failed: [], warnings: [] };
-    if (err.code !== "FILE_NOT_FOUND") throw err;
+    if (err.code !== "FILE_NOT_FOUND" && err.code !== "PERMISSION_DENIED") throw err;
     const error = new GavelError(`skill folder ${clip(root.dir)} cannot be read: ${clipMessage(err.cause)}`, "SKILL_INVALID", { cause: err.cause });
     return { skills: [], failed: [{ where: root.dir, error }], warnings: [] };
   }

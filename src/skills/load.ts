@@ -3,6 +3,7 @@ import { readdir, realpath, stat } from "node:fs/promises";
 import { basename, dirname, extname, join } from "node:path";
 import { GavelError, invalidArgument, clip, clipLocation, clipMessage } from "../errors.js";
 import { jsonlLines } from "../util/jsonl.js";
+import { errnoCause, PERMISSION_ERRNOS } from "../util/errno.js";
 import { readRegularFile, RegularFileError } from "../gguf/regular-file.js";
 import { buildSkill, MAX_FRONT_MATTER_BYTES, parseSkillMarkdown, skillError } from "./parse.js";
 import {
@@ -41,7 +42,8 @@ const READ_CONCURRENCY = 16;
  * elsewhere and otherwise the first in path order does; JSONL rows and array entries by id, the first
  * kept (real libraries reuse names across collections, so a repeated name there is only a warning).
  *
- * @throws GavelError `FILE_NOT_FOUND` when the path does not exist or cannot be read, `EMPTY_LIBRARY`
+ * @throws GavelError `FILE_NOT_FOUND` when the path does not exist or cannot be read,
+ *   `PERMISSION_DENIED` when this user may not read it (the path, or the folder it names), `EMPTY_LIBRARY`
  *   when the source holds no candidate skill at all, `CORRUPT_FILE` when a gzip stream is corrupt,
  *   `INVALID_ARGUMENT` for bad options or for a file read as JSONL whose first non-blank line does
  *   not start with `{` (a text, a PDF: not a library; a bad row after a first good one is a failed
@@ -142,7 +144,7 @@ async function loadPath(path: string, o: Opts): Promise<LoadSkillsResult> {
   try {
     st = await stat(path);
   } catch (cause) {
-    throw new GavelError(`skill library not found: ${clip(path)}`, "FILE_NOT_FOUND", { cause });
+    throw permissionDenied(cause, `cannot read the skill library ${clip(path)}`) ?? new GavelError(`skill library not found: ${clip(path)}`, "FILE_NOT_FOUND", { cause });
   }
   if (st.isDirectory()) {
     const { skills, failed } = await loadFolder(path, o);
@@ -274,6 +276,12 @@ function unreadable(dir: string, cause: unknown): Unreadable {
   return { where, error: skillError(where, `its folder cannot be read: ${clipMessage(cause)}`, cause) };
 }
 
+/** PERMISSION_DENIED, `doing` and the errno, when `cause` is the file system refusing this user (EACCES, EPERM); else undefined. */
+function permissionDenied(cause: unknown, doing: string): GavelError | undefined {
+  const denied = errnoCause(cause, PERMISSION_ERRNOS);
+  return denied && new GavelError(`${doing}: permission denied (${denied.code})`, "PERMISSION_DENIED", { cause });
+}
+
 /**
  * Finds `SKILL.md` files: the folder itself if it is a skill, else breadth-first down to `maxDepth`
  * levels, not descending into a skill folder (its sub-folders are its resources) nor into `.git` or
@@ -305,7 +313,7 @@ async function findSkillFiles(
         seen.add(real);
         entries = await readdir(dir, { withFileTypes: true });
       } catch (cause) {
-        if (depth === 0) throw new GavelError(`cannot read folder ${clip(dir)}`, "FILE_NOT_FOUND", { cause });
+        if (depth === 0) throw permissionDenied(cause, `cannot read folder ${clip(dir)}`) ?? new GavelError(`cannot read folder ${clip(dir)}`, "FILE_NOT_FOUND", { cause });
         if (!isGone(cause)) found.push(unreadable(dir, cause));
         continue;
       }
