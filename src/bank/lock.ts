@@ -9,10 +9,12 @@
  */
 import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
-import { link, lstat, open, rename, rm } from "node:fs/promises";
+import { link, lstat, open, rm } from "node:fs/promises";
 import { hostname } from "node:os";
 import { GavelError, clip } from "../errors.js";
+import { pidState } from "../util/pid.js";
 import { readRegularFile, RegularFileError } from "../util/regular-file.js";
+import { removeIfUnchanged } from "../util/stale-file.js";
 
 /** A lock file is one short JSON line; anything longer is not a lock. */
 const MAX_LOCK_BYTES = 64 * 1024;
@@ -41,12 +43,8 @@ function processStart(pid: number): string | undefined {
 /** Whether the process a lock names still runs (unknowable for another host: assume it does). */
 function ownerAlive(info: LockInfo): boolean {
   if (info.host !== hostname()) return true;
-  try {
-    process.kill(info.pid, 0);
-  } catch (err) {
-    // EPERM: the pid exists but belongs to someone else, so it is alive.
-    return (err as NodeJS.ErrnoException).code === "EPERM";
-  }
+  // alive includes another user's process (EPERM); a pid of 0 or below (a process group) is no owner
+  if (pidState(info.pid) !== "alive") return false;
   if (info.start !== undefined) {
     const now = processStart(info.pid);
     if (now !== undefined && now !== info.start) return false; // pid recycled
@@ -129,22 +127,10 @@ export class DirLock {
       }
       // Break the stale lock by renaming it away first: rename is atomic, so of two processes
       // breaking the same stale lock only one moves it. If what we moved is no longer the stale
-      // file (someone broke it and locked again in between), put it back and report the conflict.
-      const aside = `${path}.${randomBytes(6).toString("hex")}.stale`;
-      try {
-        await rename(path, aside);
-      } catch (err) {
-        if ((err as NodeJS.ErrnoException).code === "ENOENT") continue;
-        throw err;
-      }
+      // file (someone broke it and locked again in between), it is put back and the loop retries.
       // (what was damaged still reads as null; a lock someone took meanwhile reads as its text)
-      const moved = await readRegularFile(aside, MAX_LOCK_BYTES).then((b) => b.toString("utf8"), () => null);
-      if (moved !== text) {
-        await link(aside, path).catch(() => undefined);
-        await rm(aside, { force: true });
-        continue;
-      }
-      await rm(aside, { force: true });
+      const read = (p: string) => readRegularFile(p, MAX_LOCK_BYTES).then((b) => b.toString("utf8"), () => null);
+      await removeIfUnchanged(path, text, read); // removed, or put back: either way, try again
     }
     throw new GavelError(`${what}: could not take the lock ${clip(path)} (contended); try again`, "BANK_LOCKED");
   }

@@ -1,13 +1,15 @@
 /**
  * Where the resident router of a bank listens (docs/serve-protocol.md, "Transports"): its socket, or
- * the HTTP endpoint its `serve.http.json` names. Imports only node built-ins, errors.ts and
- * protocol.ts, as client.ts.
+ * the HTTP endpoint its `serve.http.json` names. Imports only node built-ins (never
+ * node:fs/promises), errors.ts, util/ and protocol.ts, as client.ts.
  *
  * @module
  */
-import { link, lstat, readFile, rename, unlink, type Stats } from "node:fs";
+import { lstat, readFile, type Stats } from "node:fs";
 import { connect as netConnect } from "node:net";
 import { GavelError, clip } from "../errors.js";
+import { pidState } from "../util/pid.js";
+import { readTextOrNull, removeIfUnchanged } from "../util/stale-file.js";
 import { boolOption, checkInt, functionOption, optionsObject, pathOption, signalOption } from "../util/validate.js";
 import { defaultSocketPath, httpEndpointPath, resolveBankDir, socketPathProblem, type HttpEndpoint } from "./protocol.js";
 
@@ -164,16 +166,6 @@ export async function readHttpEndpoint(file: string): Promise<Endpoint | null> {
   return null;
 }
 
-/** A file's text, or null when it cannot be read (node:fs's callback form, as {@link lstatOrNull}). */
-function readTextOrNull(path: string): Promise<string | null> {
-  return new Promise((resolve) => readFile(path, "utf8", (err, t) => resolve(err ? null : t)));
-}
-
-/** Runs one node:fs callback call: true when it succeeded. */
-function fsDone(call: (cb: (err: Error | null) => void) => void): Promise<boolean> {
-  return new Promise((resolve) => call((err) => resolve(!err)));
-}
-
 /** How long the check of an HTTP endpoint waits for its connection (one still pending is taken as live). */
 const HTTP_CHECK_MS = 2000;
 
@@ -202,17 +194,6 @@ export async function checkHttpEndpoint(e: Extract<Endpoint, { kind: "http" }>):
   throw notRunning(e.url);
 }
 
-/** Whether process `pid` is provably gone: signal 0 answers ESRCH (a live one, or another user's, EPERM, is not). */
-function processGone(pid: unknown): boolean {
-  if (typeof pid !== "number" || !Number.isInteger(pid) || pid <= 0) return false;
-  try {
-    process.kill(pid, 0);
-    return false;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === "ESRCH";
-  }
-}
-
 /**
  * Removes the endpoint file a killed server left, once its URL refused a connection: only while it
  * still names `token` (the same file: each server draws a new one) and the `pid` it names is gone (a
@@ -228,11 +209,9 @@ async function removeStaleEndpointFile(file: string, token: string): Promise<voi
   } catch {
     return; // half-written or damaged: not provably the stale one
   }
-  if (named?.token !== token || !processGone(named.pid)) return;
-  const aside = `${file}.${process.pid}-${Math.random().toString(36).slice(2, 10)}.stale`;
-  if (!(await fsDone((cb) => rename(file, aside, cb)))) return;
-  if ((await readTextOrNull(aside)) !== text) await fsDone((cb) => link(aside, file, cb));
-  await fsDone((cb) => unlink(aside, cb));
+  // gone: signal 0 answers ESRCH (a live process, another user's (EPERM), or no valid pid is not)
+  if (named?.token !== token || pidState(named.pid) !== "gone") return;
+  await removeIfUnchanged(file, text).catch(() => undefined);
 }
 
 const IS_RUNNING_KEYS: Readonly<Record<keyof IsRunningOptions, true>> = { ...ENDPOINT_KEYS, timeoutMs: true };

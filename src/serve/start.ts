@@ -1,7 +1,7 @@
 /**
  * Starting a resident router on demand: a detached `gavel serve --idle-exit-ms N` for a bank, its
  * output in a 0600 log file beside the socket. Used by the hook (`gavel hook claude-code
- * --start-server`) and by `serverRouter({ start })`. Imports only node built-ins and protocol.ts.
+ * --start-server`) and by `serverRouter({ start })`. Imports only node built-ins, util/ and protocol.ts.
  *
  * @module
  */
@@ -11,6 +11,7 @@ import { rm } from "node:fs/promises";
 import { readRegularFile, readRegularFileSync } from "../util/regular-file.js";
 import { join } from "node:path";
 import { findPackageRoot } from "../util/package-root.js";
+import { pidAlive } from "../util/pid.js";
 import { defaultSocketPath } from "./protocol.js";
 
 /** How long a server started on demand waits with no client before it exits (30 min). */
@@ -34,16 +35,6 @@ export interface StartOptions {
   cli?: string;
 }
 
-/** Whether process `pid` exists (signal 0 checks without sending anything). */
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === "EPERM";
-  }
-}
-
 /**
  * Starts `gavel serve` for `bank` (absolute), detached from this process, its output appended to
  * `<socket>.log` (0600). A start marker (`<socket>.starting`, the server's pid) keeps callers in a row
@@ -58,7 +49,7 @@ export function startServer(bank: string, options: StartOptions): StartOutcome {
   const marker = `${socket}.starting`;
   try {
     const pid = Number(readRegularFileSync(marker, 64).toString("utf8").trim());
-    if (Number.isInteger(pid) && pid > 0 && alive(pid) && Date.now() - statSync(marker).mtimeMs < STARTING_MS) return { starting: pid };
+    if (pidAlive(pid) && Date.now() - statSync(marker).mtimeMs < STARTING_MS) return { starting: pid };
   } catch {
     // no marker (or an unreadable one): start
   }

@@ -3,9 +3,9 @@
 // stop removes the file only while it is still this process's (two servers deleted each other's).
 import { afterEach, describe, expect, it } from "vitest";
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { claimEndpointFile, refuseIfServed, releaseEndpointFile } from "../../src/cli/mcp/endpoint-file.js";
 
 const dirs: string[] = [];
@@ -49,6 +49,7 @@ describe("gavel mcp --port's endpoint file", () => {
     await expect(refuseIfServed(f)).resolves.toBeUndefined();
     await claimEndpointFile(f, { url: "http://127.0.0.1:1/mcp", token: "mine" });
     expect(read(f).token).toBe("mine");
+    expect(readdirSync(dirname(f))).toEqual(["mcp.http.json"]); // nothing left aside
   });
 
   it("leaves another process's file in place on release", async () => {

@@ -6,6 +6,7 @@
 import { execFileSync } from "node:child_process";
 import { mkdir, readdir, readFile, stat, symlink, unlink, writeFile } from "node:fs/promises";
 import { existsSync } from "node:fs";
+import { hostname } from "node:os";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { BankStore, bankHeaderFor, type BankHeader } from "../../src/bank/index.js";
@@ -133,5 +134,23 @@ describe("bank files are read only when they are regular files", () => {
     await mkdir(join(dir, "lock"));
     const err = await expectCode(BankStore.open(dir, header), "CORRUPT_FILE");
     expect(err.message).toMatch(/lock .* is a directory/);
+  });
+
+  it("a lock naming pid 0 or a negative pid (a process group, no owner) is broken as a stale lock; a live pid keeps it", async () => {
+    // before, kill(0, 0) and kill(-1, 0) signal process groups and succeed: BANK_LOCKED for ever
+    const lock = (pid: number) => JSON.stringify({ pid, host: hostname(), createdAt: "2020-01-01T00:00:00.000Z" }) + "\n";
+    for (const pid of [0, -1]) {
+      const dir = await committedBank();
+      await writeFile(join(dir, "lock"), lock(pid));
+      const store = await BankStore.open(dir, header);
+      expect(store.entries().map((e) => e.id), `pid ${pid}`).toEqual(["a", "b"]);
+      await store.close();
+      expect((await readdir(dir)).filter((f) => f.startsWith("lock")), `pid ${pid}`).toEqual([]);
+    }
+    const dir = await committedBank();
+    await writeFile(join(dir, "lock"), lock(process.ppid));
+    const err = await expectCode(BankStore.open(dir, header), "BANK_LOCKED");
+    expect(err.message).toContain(`process ${process.ppid} on ${hostname()}`);
+    expect(await readFile(join(dir, "lock"), "utf8")).toBe(lock(process.ppid));
   });
 });
