@@ -9,12 +9,13 @@ import { repoRoot } from "../helpers/paths.js";
 import { run } from "../helpers/run.js";
 
 const cli = join(repoRoot, "dist", "cli", "gavel.js");
-// the embedded gavel-mini pair (context 2048, skill budget 512, key budget 1536)
+const dir = mkdtempSync(join(tmpdir(), "gavel-cli-budgets-"));
+// the embedded gavel-mini pair (context 2048, skill budget 512, key budget 1536); run in `dir`, so a
+// default bank (.gavel/bank) would land there
 function gavel(...args: string[]) {
-  return run(process.execPath, [cli, ...args], { timeoutMs: 300_000, env: { ...process.env, GAVEL_MODEL: "", GAVEL_PROJECTIONS: "", GAVEL_BANK: "" } });
+  return run(process.execPath, [cli, ...args], { cwd: dir, timeoutMs: 300_000, env: { ...process.env, GAVEL_MODEL: "", GAVEL_PROJECTIONS: "", GAVEL_BANK: "" } });
 }
 
-const dir = mkdtempSync(join(tmpdir(), "gavel-cli-budgets-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const skills = join(repoRoot, "examples", "skills");
 
