@@ -154,8 +154,8 @@ export class Router {
 
   /**
    * Installs skills: a folder of skill folders (SKILL.md), one skill folder, a JSONL library (also
-   * .jsonl.gz), or skill records. One forward pass each; a skill whose content is unchanged costs
-   * nothing, a changed one is re-encoded. A malformed skill is reported in `failed` and the others
+   * .jsonl.gz), or skill records. One forward pass each; a skill whose content and budgets are
+   * unchanged costs nothing, a changed one (or one built with another skill or key budget: `BankEntry.build`) is re-encoded. A malformed skill is reported in `failed` and the others
    * still install.
    */
   install(source: string | readonly (Skill | SkillInput)[], options?: InstallOptions): Promise<InstallReport> {
