@@ -4,7 +4,7 @@
  */
 import { GavelError, invalidArgument, clip } from "../errors.js";
 import { isUint } from "../util/validate.js";
-import type { BankEntry, BankEntryInput } from "./types.js";
+import type { BankEntry, BankEntryInput, EntryBuild } from "./types.js";
 
 /** Checks a {@link BankStore.put}'s entry and keys; INVALID_ARGUMENT naming the problem. */
 export function checkEntryInput(input: BankEntryInput, keys: Float32Array, dim: number): BankEntryInput {
@@ -49,6 +49,7 @@ export function checkEntryFields(input: BankEntryInput, nKeys: number): BankEntr
     ...(input.renderCut !== undefined ? { renderCut: checkRenderCut(input.renderCut) } : {}),
     ...(input.warnings !== undefined && input.warnings.length > 0 ? { warnings: checkWarnings(input.warnings) } : {}),
     ...(input.meta !== undefined ? { meta: checkMeta(input.meta) } : {}),
+    ...(input.build !== undefined ? { build: checkBuild(input.build) } : {}),
   };
 }
 
@@ -94,6 +95,13 @@ function checkWarnings(w: unknown): string[] {
   return [...(w as string[])];
 }
 
+function checkBuild(b: unknown): EntryBuild {
+  if (typeof b !== "object" || b === null) throw new Error("build must be an object");
+  const { skillBudget, keyBudget, contextSize } = b as Record<string, unknown>;
+  if (!isUint(skillBudget) || !isUint(keyBudget) || !isUint(contextSize)) throw new Error("build must hold skillBudget, keyBudget and contextSize, non-negative integers");
+  return { skillBudget, keyBudget, contextSize };
+}
+
 function checkRenderCut(c: unknown): { descriptionChars: number; bodyChars: number } {
   if (typeof c !== "object" || c === null) throw new Error("renderCut must be an object");
   const { descriptionChars, bodyChars } = c as Record<string, unknown>;
@@ -118,6 +126,7 @@ export function freezeEntry(e: BankEntry): BankEntry {
   Object.freeze(e.keyTokens);
   if (e.keyPositions) Object.freeze(e.keyPositions);
   if (e.renderCut) Object.freeze(e.renderCut);
+  if (e.build) Object.freeze(e.build);
   if (e.warnings) Object.freeze(e.warnings);
   return Object.freeze(e);
 }

@@ -89,6 +89,22 @@ export interface BankEntryInput {
    * before it was recorded (their records carry no front matter until the skill is installed again).
    */
   readonly meta?: Readonly<Record<string, unknown>>;
+  /**
+   * The budgets the keys were built with: an install with other budgets builds the skill again.
+   * Absent in entries of banks written before it was recorded: those count as built with the
+   * router's default budgets.
+   */
+  readonly build?: EntryBuild;
+}
+
+/** The token budgets an entry's keys were built with (a router with other budgets computes other keys). */
+export interface EntryBuild {
+  /** The skill budget: most tokens of the render r(s). */
+  readonly skillBudget: number;
+  /** The key budget: most tokens of the skill its keys were read from. */
+  readonly keyBudget: number;
+  /** The model's context size (it bounds the key render when the key budget exceeds it). */
+  readonly contextSize: number;
 }
 
 /** How much of a skill's description and body its install render r(s) kept. */
@@ -106,6 +122,8 @@ export interface SkillKeysRecord {
   renderTokens: number;
   /** Where r(s) was cut, so the verdict renders the same text. */
   renderCut: RenderCut;
+  /** The budgets these keys were built with. */
+  build?: EntryBuild;
 }
 
 /** One installed skill as the manifest records it. */

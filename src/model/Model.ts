@@ -2,7 +2,7 @@ import { GavelError, clipQuote, invalidArgument } from "../errors.js";
 import { backendDevices, loadBinding, type NativeModel, type NativeModelInfo } from "../native/binding.js";
 import { checkGgufFile, DEFAULT_CONTEXT, defaultContextFor, headerContext, validateModelFile } from "./gguf-file.js";
 import { abortable, abortedError, asAborted, boolOption, checkLayer, intOption, optionsObject, signalOption, afterTurn, toTokens, untilAborted } from "../util/validate.js";
-import { layoutOption, loadParams, MODEL_LOAD_KEYS, resolveLogprobsInGraph, SCORE_KEYS, TOKENIZE_ASYNC_KEYS, TOKENIZE_KEYS, type ModelLoadOptions, type ScoreOptions, type TokenizeAsyncOptions, type TokenizeOptions } from "./load-options.js";
+import { CONTEXT_SIZE_RANGE, layoutOption, loadParams, MODEL_LOAD_KEYS, resolveLogprobsInGraph, SCORE_KEYS, TOKENIZE_ASYNC_KEYS, TOKENIZE_KEYS, type ModelLoadOptions, type ScoreOptions, type TokenizeAsyncOptions, type TokenizeOptions } from "./load-options.js";
 
 export type { ModelLoadOptions, ScoreOptions, TokenizeAsyncOptions, TokenizeOptions };
 import { checkTasks, nativeStatesMany, type QueriesVia, type ScoresVia, type StatesVia } from "./states-many.js";
@@ -93,7 +93,7 @@ export class Model {
     const kvUnified = layoutOption(o.kvLayout);
     // every option is checked before the file and the addon are touched; those bounded by the context
     // size against the default's largest value, then again once the file gives the default
-    const asked = o.contextSize === undefined ? undefined : intOption(o.contextSize, "contextSize", 16, 1 << 22, 0);
+    const asked = o.contextSize === undefined ? undefined : intOption(o.contextSize, "contextSize", CONTEXT_SIZE_RANGE.min, CONTEXT_SIZE_RANGE.max, 0);
     const sized = (contextSize: number) => loadParams(o, contextSize, kvUnified);
     let params = sized(asked ?? DEFAULT_CONTEXT);
     const batchSequences = intOption(o.batchSequences, "batchSequences", 0, params.sequences - 2, 0);

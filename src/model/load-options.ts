@@ -106,6 +106,13 @@ export const SCORE_KEYS: Record<keyof ScoreOptions, true> = { readIds: true, sig
 export const TOKENIZE_KEYS: Record<keyof TokenizeOptions, true> = { special: true, addBos: true };
 export const TOKENIZE_ASYNC_KEYS: Record<keyof TokenizeAsyncOptions, true> = { ...TOKENIZE_KEYS, signal: true };
 
+/** The bounds of {@link ModelLoadOptions.contextSize} (Model.load refuses a value outside them). */
+export const CONTEXT_SIZE_RANGE = { min: 16, max: 1 << 22 } as const;
+/** The bounds of {@link ModelLoadOptions.threads}. */
+export const THREADS_RANGE = { min: 1, max: 1024 } as const;
+/** The bounds of {@link ModelLoadOptions.gpuLayers} (-1: every layer). */
+export const GPU_LAYERS_RANGE = { min: -1, max: 100000 } as const;
+
 /** The native load parameters at a context size: the options bounded by it checked against it. */
 export function loadParams(o: Record<string, unknown>, contextSize: number, kvUnified: boolean) {
   const sequences = intOption(o.sequences, "sequences", 2, 256, kvUnified ? 32 : 10);
@@ -114,9 +121,9 @@ export function loadParams(o: Record<string, unknown>, contextSize: number, kvUn
     throw invalidArgument(`the KV cache would hold ${cells} cells (contextSize × sequences with kvLayout "streams"); at most ${MAX_KV_CELLS}`);
   }
   return {
-    gpuLayers: intOption(o.gpuLayers, "gpuLayers", -1, 100000, -1),
+    gpuLayers: intOption(o.gpuLayers, "gpuLayers", GPU_LAYERS_RANGE.min, GPU_LAYERS_RANGE.max, -1),
     contextSize,
-    threads: intOption(o.threads, "threads", 1, 1024, availableParallelism()),
+    threads: intOption(o.threads, "threads", THREADS_RANGE.min, THREADS_RANGE.max, availableParallelism()),
     batchSize: intOption(o.batchSize, "batchSize", 1, contextSize, Math.min(512, contextSize)),
     sequences,
     flashAttention: flashOption(o.flashAttention),

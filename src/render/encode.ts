@@ -9,6 +9,7 @@
  */
 import { GavelError } from "../errors.js";
 import { throwIfAborted } from "../util/validate.js";
+import { quoteForMessage } from "../util/regular-file.js";
 import type { Model } from "../model/Model.js";
 import { ChatTemplate, renderSkill, renderTask, renderVerdictTail, SKILL_INTRO, type RenderableSkill } from "./index.js";
 
@@ -98,6 +99,21 @@ interface RenderedContent {
 export interface AnswerIds {
   yes: Int32Array;
   no: Int32Array;
+}
+
+/** The errors {@link budgetOverflow} made: a router adds which setting to raise (route/install.ts). */
+const overflows = new WeakSet<object>();
+
+/** SKILL_INVALID: the render of skill `name` without its body (`tokens`) overflows the skill budget even with its description cut away. */
+function budgetOverflow(name: string, budget: number, tokens: number): GavelError {
+  const err = new GavelError(`skill ${quoteForMessage(name)}: its name and the render's scaffolding alone overflow the skill budget of ${budget} tokens (its render without a body takes ${tokens})`, "SKILL_INVALID");
+  overflows.add(err);
+  return err;
+}
+
+/** Whether `err` is a render's refusal of a skill whose name and scaffolding alone overflow the skill budget. */
+export function isBudgetOverflow(err: unknown): err is GavelError {
+  return typeof err === "object" && err !== null && overflows.has(err);
 }
 
 export class RenderEncoder {
@@ -220,7 +236,7 @@ export class RenderEncoder {
     if (room < 0) {
       // Even the name and description overflow (tiny budgets): no body, and the description cut.
       const cut = yield* this.#longestFitting(skill.description.length, skill.description, (n) => ({ ...skill, description: skill.description.slice(0, n), body: "" }));
-      if (!cut) throw new GavelError(`the skill's name alone overflows the token budget of ${this.skillBudget}`, "SKILL_INVALID");
+      if (!cut) throw budgetOverflow(skill.name, this.skillBudget, bare.fixed.beforeTokens.length + bare.content.length);
       return { ...cut, truncated: true };
     }
     for (let probeChars = Math.max(64, room * 8); probeChars < skill.body.length; probeChars *= 4) {

@@ -14,7 +14,6 @@ import type { Skill, SkillInput } from "../skills/index.js";
 import { RenderEncoder, type TaskKeep } from "../render/encode.js";
 import { modelFingerprint } from "../model/fingerprint.js";
 import { Projections } from "../projections/projections.js";
-import { MAX_BUDGET } from "../projections/meta.js";
 import { Library } from "../bank/library.js";
 import { config } from "../config.js";
 import { domainTextOf, encodeQueries, pasteOf, taskTextOf } from "./context.js";
@@ -32,9 +31,10 @@ import { installSkills } from "./install.js";
 import { LiveContext } from "./live.js";
 import { glanceTrusted, preferTrusted, priorityOf, sourceClass, trustActive, trustSettings, winnerFlags, type TrustSettings } from "./trust.js";
 import { type RouterParts, taskBudgets } from "./parts.js";
+import { noRoomForTask, resolveBudgets, type ResolvedBudgets } from "./budgets.js";
 import { readSkillRecord, type SkillRecord } from "./skill-record.js";
 import { installedSkill } from "./installed.js";
-import { alsoOption, GLANCE_KEYS, INSTALL_KEYS, liveOption, RANK_KEYS, ROUTE_KEYS, ROUTER_OPEN_KEYS } from "./option-keys.js";
+import { alsoOption, GLANCE_KEYS, INSTALL_KEYS, KEY_BUDGET_RANGE, liveOption, RANK_KEYS, ROUTE_KEYS, ROUTER_OPEN_KEYS, SKILL_BUDGET_RANGE } from "./option-keys.js";
 import type { Candidate, GlanceHit, GlanceOptions, InstalledSkill, InstallOptions, InstallReport } from "./types.js";
 import type { RankOptions, RankResult, RouteContext, RouteOptions, RouteResult, RouterOpenOptions } from "./types.js";
 
@@ -76,7 +76,8 @@ export class Router {
   #writes = 0;
   readonly #lexical = new LexicalExpert();
 
-  private constructor(model: Model, projections: Projections, library: Library, skillBudget: number, keyBudget: number, keep: TaskKeep) {
+  private constructor(model: Model, projections: Projections, library: Library, budgets: ResolvedBudgets, keep: TaskKeep) {
+    const { skillBudget, keyBudget } = budgets;
     if (!(library instanceof Library)) throw new TypeError("a Router is opened with Router.open(model, { projections, bankDir }), not new Router()");
     this.model = model;
     this.projections = projections;
@@ -86,7 +87,7 @@ export class Router {
     const encoder = new RenderEncoder(model, skillBudget);
     if (encoder.answers.yes.length === 0 || encoder.answers.no.length === 0) warnNoAnswerTokens(model.path);
     const { taskBudget, glanceBudget } = taskBudgets(model.info.contextSize, skillBudget, encoder);
-    this.#parts = { model, projections, encoder, library, taskBudget, glanceBudget, keyBudget, keep };
+    this.#parts = { model, projections, encoder, library, taskBudget, glanceBudget, keyBudget, keep, skillOrigin: budgets.skillOrigin, defaultBudgets: budgets.defaults };
   }
 
   /**
@@ -104,7 +105,7 @@ export class Router {
     if (!(o.projections instanceof Projections) && (typeof o.projections !== "string" || o.projections === "")) {
       throw invalidArgument(`projections must be a Projections object or the non-empty path of a projections file, got ${describeValue(o.projections)}`);
     }
-    for (const k of ["skillBudget", "keyBudget"] as const) intOption(o[k], k, 16, k === "skillBudget" ? 1 << 22 : MAX_BUDGET, 16);
+    for (const [k, r] of [["skillBudget", SKILL_BUDGET_RANGE], ["keyBudget", KEY_BUDGET_RANGE]] as const) intOption(o[k], k, r.min, r.max, r.min);
     const keep = enumOption(o.truncate, "truncate", ["start", "end"] as const) ?? "end";
     const readOnly = boolOption(o.readOnly, "readOnly", false);
     const create = boolOption(o.create, "create", true);
@@ -113,22 +114,18 @@ export class Router {
     const projections = o.projections instanceof Projections ? o.projections : await Projections.load(o.projections as string);
     projections.checkModel(await modelFingerprint(model));
     const ctx = model.info.contextSize;
-    // The projections' own budgets, where they carry them and the context holds them; else ¾ of the context
-    const rule = Math.min(30_720, Math.floor(ctx * 0.75));
-    const skillBudget = intOption(o.skillBudget, "skillBudget", 16, 1 << 22, projections.skillBudget >= 16 && projections.skillBudget < ctx - 16 ? projections.skillBudget : rule);
-    if (skillBudget >= ctx - 16) throw invalidArgument(`skillBudget ${skillBudget} leaves no room for a task in the context of ${ctx} tokens`);
-    const keyBudget = intOption(o.keyBudget, "keyBudget", 16, MAX_BUDGET, Math.max(skillBudget, projections.keyBudget));
+    const budgets = resolveBudgets(o, projections, ctx);
     const library = readOnly ? await Library.openSnapshot(o.bankDir, projections, { keyType }) : await Library.open(o.bankDir, projections, { create, keyType });
     let router: Router;
     try {
-      router = new Router(model, projections, library, skillBudget, keyBudget, keep);
+      router = new Router(model, projections, library, budgets, keep);
     } catch (err) {
       await library.close();
       throw err;
     }
     if (router.#parts.taskBudget < 16) {
       await router.close();
-      throw invalidArgument(`skillBudget ${skillBudget} leaves too little room for a task in the context of ${ctx} tokens`);
+      throw noRoomForTask(budgets, ctx, "too little");
     }
     return router;
   }
@@ -157,8 +154,8 @@ export class Router {
 
   /**
    * Installs skills: a folder of skill folders (SKILL.md), one skill folder, a JSONL library (also
-   * .jsonl.gz), or skill records. One forward pass each; a skill whose content is unchanged costs
-   * nothing, a changed one is re-encoded. A malformed skill is reported in `failed` and the others
+   * .jsonl.gz), or skill records. One forward pass each; a skill whose content and budgets are
+   * unchanged costs nothing, a changed one (or one built with another skill or key budget: `BankEntry.build`) is re-encoded. A malformed skill is reported in `failed` and the others
    * still install.
    */
   install(source: string | readonly (Skill | SkillInput)[], options?: InstallOptions): Promise<InstallReport> {

@@ -10,9 +10,10 @@ import { throwIfAborted, intOption, optionsObject, signalOption } from "../util/
 import { inOrder, type Outcome } from "../util/in-order.js";
 import { loadSkills, type Skill, type SkillInput } from "../skills/index.js";
 import { StatesCache } from "../model/states-cache.js";
-import { RenderEncoder } from "../render/encode.js";
+import { isBudgetOverflow, RenderEncoder } from "../render/encode.js";
 import { encodeSkillKeys, type SkillKeys, type StageLap } from "./keys.js";
 import type { RouterParts } from "./parts.js";
+import { sameBuild, type BudgetBuild } from "./budgets.js";
 import { INSTALL_KEYS } from "./option-keys.js";
 import { HUB_SHARE, hubWarning, probeBreadth } from "./probes.js";
 import { COMMIT_INTERVAL_MS, type InstallOptions, type InstallProgress, type InstallReport, type InstallStages } from "./types.js";
@@ -43,6 +44,12 @@ function installSettings(options: InstallOptions | undefined): InstallSettings {
   return { signal, commitEvery, inFlight, onProgress: o.onProgress, offset: o.offset, limit: o.limit, statesCache: o.statesCache, admit: o.admit };
 }
 
+/** A render's budget overflow with the setting to raise: the skill budget, named by where it came from (`origin`, RouterParts.skillOrigin). */
+function withBudgetRemedy(err: GavelError, origin = "skillBudget"): GavelError {
+  const remedy = origin === "skillBudget" ? "raise skillBudget" : origin.includes("contextSize") ? "raise contextSize or give a larger skillBudget" : "give a larger skillBudget";
+  return new GavelError(`${err.message}; the skill budget is ${origin}: ${remedy}`, "SKILL_INVALID", { cause: err });
+}
+
 /** A skill whose content the bank already holds: nothing to compute. */
 const UNCHANGED = Symbol("unchanged");
 
@@ -64,6 +71,8 @@ class Installation {
    */
   readonly #keyEncoder: RenderEncoder | undefined;
   readonly #total: number;
+  /** The budgets this install builds keys with, recorded in each entry it writes. */
+  readonly #build: BudgetBuild;
   #done = 0;
   #staged = 0;
   #lastCommit: number;
@@ -71,6 +80,7 @@ class Installation {
   /** `started`: when the install began (the commit interval counts from it). */
   constructor(parts: RouterParts, settings: InstallSettings, states: StatesCache | undefined, started: number, skills: readonly Skill[], failed: InstallReport["failed"]) {
     this.#parts = parts;
+    this.#build = { skillBudget: parts.encoder.skillBudget, keyBudget: parts.keyBudget, contextSize: parts.model.info.contextSize };
     const keyRender = Math.min(parts.keyBudget, parts.model.info.contextSize);
     this.#keyEncoder = keyRender > parts.encoder.skillBudget ? new RenderEncoder(parts.model, keyRender) : undefined;
     this.#states = states;
@@ -92,7 +102,8 @@ class Installation {
    */
   async encode(skill: Skill): Promise<SkillKeys | typeof UNCHANGED> {
     const { library } = this.#parts;
-    if (library.isCurrent(skill) && (await library.texts.get(skill.contentHash).then(() => true, () => false))) return UNCHANGED;
+    const built = library.store.get(skill.id)?.build;
+    if (library.isCurrent(skill) && sameBuild(built, this.#build, this.#parts.defaultBudgets) && (await library.texts.get(skill.contentHash).then(() => true, () => false))) return UNCHANGED;
     let t = performance.now();
     const lap: StageLap = (stage) => {
       const now = performance.now();
@@ -123,7 +134,8 @@ class Installation {
       await this.#store(skill, outcome.value as SkillKeys);
     } catch (err) {
       if (err instanceof GavelError && (err.code === "ABORTED" || err.code === "DISPOSED")) throw err;
-      const error = err instanceof GavelError ? err : new GavelError(`could not install: ${(err as Error).message}`, "SKILL_INVALID", { cause: err });
+      const error = isBudgetOverflow(err) ? withBudgetRemedy(err, this.#parts.skillOrigin)
+        : err instanceof GavelError ? err : new GavelError(`could not install: ${(err as Error).message}`, "SKILL_INVALID", { cause: err });
       this.report.failed.push({ where: skill.source, error });
       this.#progress(skill.id, "failed");
       return;
@@ -138,7 +150,7 @@ class Installation {
     const t = performance.now();
     const { keys, keyTokens, keyPositions, renderTokens, renderCut } = enc;
     // a replacement waits for the routes in flight: an abort meanwhile ends the install, this skill unwritten
-    await library.save(skill, { keyTokens, keyPositions, renderTokens, renderCut }, keys, this.#settings.signal);
+    await library.save(skill, { keyTokens, keyPositions, renderTokens, renderCut, build: this.#build }, keys, this.#settings.signal);
     this.report.stages.store += secondsSince(t);
     library.track(skill.id, keys);
     const r = this.report;

@@ -6,8 +6,14 @@
  * @module
  */
 import { invalidArgument } from "../errors.js";
+import { MAX_BUDGET } from "../projections/meta.js";
 import { boolOption } from "../util/validate.js";
 import type { GlanceOptions, InstallOptions, RankOptions, RouteOptions, RouterOpenOptions } from "./types.js";
+
+/** The bounds of {@link RouterOpenOptions.skillBudget} (Router.open refuses a value outside them, and one that leaves no room for a task). */
+export const SKILL_BUDGET_RANGE = { min: 16, max: 1 << 22 } as const;
+/** The bounds of {@link RouterOpenOptions.keyBudget}. */
+export const KEY_BUDGET_RANGE = { min: 16, max: MAX_BUDGET } as const;
 
 export const ROUTER_OPEN_KEYS: Record<keyof RouterOpenOptions, true> = {
   projections: true, bankDir: true, skillBudget: true, keyBudget: true, truncate: true, create: true, readOnly: true, keyType: true,

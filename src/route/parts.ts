@@ -29,6 +29,14 @@ export interface RouterParts {
   readonly keyBudget: number;
   /** Which part of a written task over the budget is read (RouterOpenOptions.truncate). */
   readonly keep: TaskKeep;
+  /** Where the skill budget came from, in words (`skillBudget`, or which default): a render that cannot fit it says which setting to raise. */
+  readonly skillOrigin?: string;
+  /**
+   * The budgets the router takes by default: a bank entry that records no build counts as built with
+   * them (its keys are kept while they match the budgets in use). Absent: such an entry counts as
+   * built with the budgets in use.
+   */
+  readonly defaultBudgets?: { readonly skillBudget: number; readonly keyBudget: number };
 }
 
 /**

@@ -213,7 +213,7 @@ describe("gavel's habits", () => {
     expect(flagged.err).toMatch(/--exclude-flagged takes .*, got "bogus" \[INVALID_ARGUMENT\]/);
     const budget = await gavel("route", "write a dockerfile", "--bank", join(root, "bad-bank"), ...model(), "--skill-budget", "abc");
     expect(budget.code).toBe(1);
-    expect(budget.err).toMatch(/--skill-budget must be an integer, got abc \[INVALID_ARGUMENT\]/);
+    expect(budget.err).toMatch(/--skill-budget must be a whole number from 16 to 4194304, got abc \[INVALID_ARGUMENT\]/);
   }, 300_000);
 
   it("sync --dry-run on a fresh project lists what it would install, creates nothing", async () => {

@@ -1,7 +1,7 @@
 // The shared router flags are checked before a command reaches a running server, which ignores the
 // model's flags: a bad value fails the same way whether a server or the command answers.
 import { describe, expect, it } from "vitest";
-import { checkRouterArgs } from "../../src/cli/commands/common.js";
+import { checkRouterArgs, flagWords } from "../../src/cli/commands/common.js";
 
 describe("checkRouterArgs", () => {
   it("refuses bad numbers and truncate values by flag name, and passes good ones and absent flags", () => {
@@ -20,5 +20,35 @@ describe("checkRouterArgs", () => {
       expect(() => checkRouterArgs(values), JSON.stringify(values)).toThrow(message);
       expect(() => checkRouterArgs(values)).toThrow(expect.objectContaining({ code: "INVALID_ARGUMENT" }));
     }
+  });
+
+  it("refuses what the library refuses, by the library's ranges, named by flag", () => {
+    const bad: [Record<string, string>, string][] = [
+      [{ "skill-budget": "0" }, "--skill-budget must be a whole number from 16 to 4194304, got 0"],
+      [{ "skill-budget": "4194305" }, "--skill-budget must be a whole number from 16 to 4194304, got 4194305"],
+      [{ "key-budget": "15" }, "--key-budget must be a whole number from 16 to 1048576, got 15"],
+      [{ threads: "0" }, "--threads must be a whole number from 1 to 1024, got 0"],
+      [{ threads: "1025" }, "--threads must be a whole number from 1 to 1024, got 1025"],
+      [{ "gpu-layers": "-2" }, "--gpu-layers must be a whole number from -1 to 100000, got -2"],
+      [{ context: "100000000" }, "--context must be a whole number from 16 to 4194304, got 100000000"],
+      [{ context: "1024", "skill-budget": "1010" }, "--skill-budget 1010 leaves no room for a task in --context 1024: lower --skill-budget or raise --context"],
+    ];
+    for (const [values, message] of bad) {
+      expect(() => checkRouterArgs(values), JSON.stringify(values)).toThrow(message);
+      expect(() => checkRouterArgs(values)).toThrow(expect.objectContaining({ code: "INVALID_ARGUMENT" }));
+    }
+    expect(() => checkRouterArgs({ context: "1024", "skill-budget": "1007", threads: "1024", "gpu-layers": "-1", "key-budget": "1048576" })).not.toThrow();
+  });
+
+  it("refuses an empty --model, --projections or --bank as a usage error, not the default", () => {
+    for (const flag of ["model", "projections", "bank"] as const) {
+      expect(() => checkRouterArgs({ [flag]: "" }), flag).toThrow(expect.objectContaining({ name: "UsageError", message: `--${flag} needs a value, got "" (leave the flag out for its default)` }));
+    }
+  });
+
+  it("words the library's budget messages with the flags", () => {
+    expect(flagWords("the skill budget of 24 tokens (the default, ¾ of contextSize 32) leaves no room: raise contextSize or give a smaller skillBudget; keyBudget")).toBe(
+      "the skill budget of 24 tokens (the default, ¾ of --context 32) leaves no room: raise --context or give a smaller --skill-budget; --key-budget",
+    );
   });
 });

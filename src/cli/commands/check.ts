@@ -3,6 +3,7 @@ import type { Command } from "./types.js";
 import { bankDir } from "../../config.js";
 import { UsageError } from "../usage-error.js";
 import { parseFlags } from "../ui/flags.js";
+import { nonEmptyArgs } from "../ui/options.js";
 
 /** `gavel check`'s options. */
 const CHECK_OPTIONS = { bank: { type: "string", short: "b" }, json: { type: "boolean" } } as const;
@@ -31,6 +32,7 @@ list of problems otherwise.
     if (positionals.length > 0) {
       throw new UsageError("gavel check takes no positional argument", this.help);
     }
+    nonEmptyArgs(values, ["bank"]);
     const report = await checkBank(bankDir(values.bank));
     console.log(values.json ? JSON.stringify(report, null, 2) : formatBankCheck(report));
     return report.ok ? 0 : 1;

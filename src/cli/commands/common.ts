@@ -1,11 +1,13 @@
 // Options every router command shares, and opening a model + router from them.
 import { Model, type ModelLoadOptions } from "../../model/Model.js";
-import { Router } from "../../route/index.js";
+import { CONTEXT_SIZE_RANGE, GPU_LAYERS_RANGE, THREADS_RANGE } from "../../model/load-options.js";
+import { Router, type RouterOpenOptions } from "../../route/index.js";
+import { KEY_BUDGET_RANGE, SKILL_BUDGET_RANGE } from "../../route/option-keys.js";
 import { resolveModelPath, resolveProjectionsPath } from "../../defaults.js";
-import { intArg } from "../ui/options.js";
+import { intArg, nonEmptyArgs } from "../ui/options.js";
 import { contextFor } from "./model-context.js";
 import { bankDir } from "../../config.js";
-import { invalidArgument, clip } from "../../errors.js";
+import { GavelError, invalidArgument, clip } from "../../errors.js";
 
 /** The flags of every command that loads the agent model (util.parseArgs specs). */
 export const modelOptions = {
@@ -56,20 +58,54 @@ export interface RouterArgs {
 }
 
 /**
- * The shared flags' values checked (numbers, `--truncate`) without loading anything, so a bad value
- * fails the same way whether a running `gavel serve` answers the command (and ignores the model's
- * flags) or this process does.
+ * The shared flags' values checked (numbers and their ranges, `--truncate`, no empty path) without
+ * loading anything, so a bad value fails the same way whether a running `gavel serve` answers the
+ * command (and ignores the model's flags) or this process does. The ranges are the library's own
+ * (Model.load's and Router.open's); what depends on the model's context (a skill budget that leaves
+ * no room for a task) is checked here when `--context` gives it, else once the model is loaded.
  *
- * @throws GavelError `INVALID_ARGUMENT` naming the flag
+ * @throws GavelError `INVALID_ARGUMENT` naming the flag; UsageError for an empty `--model`, `--projections` or `--bank`
  */
 export function checkRouterArgs(values: RouterArgs): void {
-  intArg(values.context, "context", { min: 16 });
-  intArg(values.threads, "threads");
-  intArg(values["gpu-layers"], "gpu-layers");
-  intArg(values["skill-budget"], "skill-budget");
-  intArg(values["key-budget"], "key-budget");
+  nonEmptyArgs(values, ["model", "projections", "bank"]);
+  const context = intArg(values.context, "context", CONTEXT_SIZE_RANGE);
+  intArg(values.threads, "threads", THREADS_RANGE);
+  intArg(values["gpu-layers"], "gpu-layers", GPU_LAYERS_RANGE);
+  const skillBudget = intArg(values["skill-budget"], "skill-budget", SKILL_BUDGET_RANGE);
+  intArg(values["key-budget"], "key-budget", KEY_BUDGET_RANGE);
+  if (context !== undefined && skillBudget !== undefined && skillBudget >= context - 16) {
+    throw invalidArgument(`--skill-budget ${skillBudget} leaves no room for a task in --context ${context}: lower --skill-budget or raise --context`);
+  }
   if (values.truncate !== undefined && values.truncate !== "start" && values.truncate !== "end") {
     throw invalidArgument(`--truncate must be "start" or "end", got ${JSON.stringify(clip(values.truncate))}`);
+  }
+}
+
+/** The library's option names as the CLI's flags spell them. */
+const FLAG_OF: Readonly<Record<string, string>> = { skillBudget: "--skill-budget", keyBudget: "--key-budget", contextSize: "--context" };
+
+/** A library message about the budgets in the CLI's words: each option it names (`skillBudget`) as its flag (`--skill-budget`). */
+export function flagWords(message: string): string {
+  return message.replace(/\b(skillBudget|keyBudget|contextSize)\b/g, (name) => FLAG_OF[name]);
+}
+
+/**
+ * Router.open with the options the flags give; a refusal of the budgets (INVALID_ARGUMENT) names the
+ * flags, not the library's options.
+ */
+export async function openRouter(model: Model, values: RouterArgs, options: Omit<RouterOpenOptions, "skillBudget" | "keyBudget" | "truncate">): Promise<Router> {
+  try {
+    return await Router.open(model, {
+      ...options,
+      skillBudget: intArg(values["skill-budget"], "skill-budget", SKILL_BUDGET_RANGE),
+      keyBudget: intArg(values["key-budget"], "key-budget", KEY_BUDGET_RANGE),
+      ...truncateArg(values),
+    });
+  } catch (err) {
+    if (err instanceof GavelError && err.code === "INVALID_ARGUMENT" && /\b(skillBudget|keyBudget)\b/.test(err.message)) {
+      throw new GavelError(flagWords(err.message), "INVALID_ARGUMENT", { cause: err });
+    }
+    throw err;
   }
 }
 
@@ -87,8 +123,8 @@ export async function openModel(values: RouterArgs, extra?: Pick<ModelLoadOption
   const path = resolveModelPath(values.model).path;
   return Model.load(path, {
     contextSize: await contextFor(path, values.context),
-    threads: intArg(values.threads, "threads"),
-    gpuLayers: intArg(values["gpu-layers"], "gpu-layers"),
+    threads: intArg(values.threads, "threads", THREADS_RANGE),
+    gpuLayers: intArg(values["gpu-layers"], "gpu-layers", GPU_LAYERS_RANGE),
     ...extra,
   });
 }
@@ -121,12 +157,9 @@ export async function withRouter<T>(
   const projections = resolveProjectionsPath(values.projections).path;
   const model = await openModel(values);
   try {
-    const router = await Router.open(model, {
+    const router = await openRouter(model, values, {
       projections,
       bankDir: bankDir(values.bank),
-      skillBudget: intArg(values["skill-budget"], "skill-budget"),
-      keyBudget: intArg(values["key-budget"], "key-budget"),
-      ...truncateArg(values),
       ...(options.readOnly ? { readOnly: true } : { create: options.create ?? false }),
     });
     try {

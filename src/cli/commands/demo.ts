@@ -16,7 +16,7 @@ import { GavelError, invalidArgument, clip, clipMessage } from "../../errors.js"
 import { Model } from "../../model/Model.js";
 import { Router, type Candidate, type InstallReport, type RouteResult, type SkillWarnings } from "../../route/index.js";
 import { PACKAGE_ROOT, resolveModelPath, resolveProjectionsPath, type ResolvedPath } from "../../defaults.js";
-import { intArg } from "../ui/options.js";
+import { intArg, nonEmptyArgs } from "../ui/options.js";
 import { Progress } from "../ui/progress.js";
 import { failureText, safeText } from "../ui/safe-text.js";
 import { formatMs } from "../ui/table.js";
@@ -293,6 +293,7 @@ interface DemoInputs {
 }
 
 async function demoInputs(values: { model?: string; projections?: string; skills?: string; tasks?: string; threads?: string }): Promise<DemoInputs> {
+  nonEmptyArgs(values, ["model", "projections", "skills", "tasks"]);
   const model = resolveModelPath(values.model);
   requireFile("model", model, "--model", "GAVEL_MODEL");
   const projections = resolveProjectionsPath(values.projections);

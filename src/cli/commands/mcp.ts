@@ -7,7 +7,7 @@ import { GavelError, clip } from "../../errors.js";
 import { intArg, MAX_TIMER_MS } from "../ui/options.js";
 import { packageVersion } from "../ui/version.js";
 import { loadMcpSdk, serveMcpStdio, startMcpHttp } from "../mcp/server.js";
-import { checkRouterArgs, openModel, routerOptions, routerOptionsHelp, truncateArg } from "./common.js";
+import { checkRouterArgs, openModel, openRouter, routerOptions, routerOptionsHelp } from "./common.js";
 import { servedSource } from "../mcp/source.js";
 import { claimEndpointFile, refuseIfServed, releaseEndpointFile } from "../mcp/endpoint-file.js";
 import type { SkillSource } from "../../adapters/skill-tools.js";
@@ -97,7 +97,7 @@ ${routerOptionsHelp}`,
       // a read-only command: a missing bank is an error, not a new empty bank. Its tools only read, so it
       // opens the bank's committed snapshot without the lock: any number of `gavel mcp` run beside
       // `gavel serve` and installs (never waiting on the bank lock), each moving to a newer commit at its next search
-      router ??= await Router.open(model, { projections, bankDir: bank, readOnly: true, skillBudget: intArg(values["skill-budget"], "skill-budget"), keyBudget: intArg(values["key-budget"], "key-budget"), ...truncateArg(values) });
+      router ??= await openRouter(model, values, { projections, bankDir: bank, readOnly: true });
       return router;
     };
     try {

@@ -8,6 +8,7 @@
 import { readGgufHeader } from "../../gguf/index.js";
 import { DEFAULT_CONTEXT, defaultContextFor, headerContext, MIN_FOLLOWED_CONTEXT } from "../../model/gguf-file.js";
 import { intArg } from "../ui/options.js";
+import { CONTEXT_SIZE_RANGE } from "../../model/load-options.js";
 
 /** The CLI's context size when neither `--context` nor the model says less (Model.load's default). */
 export const CLI_DEFAULT_CONTEXT = DEFAULT_CONTEXT;
@@ -24,7 +25,7 @@ export async function trainedContext(modelPath: string): Promise<number | null> 
  * follow. An unreadable header leaves the choice to `Model.load`, which reports the file's problem itself.
  */
 export async function contextFor(modelPath: string, given: string | undefined, warn: (message: string) => void = (m) => console.error(m)): Promise<number> {
-  const asked = intArg(given, "context", { min: 16 });
+  const asked = intArg(given, "context", CONTEXT_SIZE_RANGE);
   let trained: number | null = null;
   try {
     trained = await trainedContext(modelPath);

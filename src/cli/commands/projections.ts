@@ -1,7 +1,7 @@
 import { stat } from "node:fs/promises";
 import { clip, invalidArgument } from "../../errors.js";
 import { Projections, MAX_RANDOM_DIM } from "../../projections/projections.js";
-import { intArg } from "../ui/options.js";
+import { intArg, nonEmptyArgs } from "../ui/options.js";
 import { checkOutPath } from "../ui/out-path.js";
 import { openModel } from "./common.js";
 import { projectionsReport } from "./info.js";
@@ -23,6 +23,7 @@ With --out: random W_q and W_s, which route no better than chance: train real on
   options: PROJECTIONS_OPTIONS,
   async run(args) {
     const { values, positionals } = parseFlags("projections", { args, allowPositionals: true, options: PROJECTIONS_OPTIONS });
+    nonEmptyArgs(values, ["model", "out"]);
     if (positionals.length === 1 && !values.out && !values.model) {
       console.log(JSON.stringify(await projectionsReport(positionals[0]), null, 2));
       return 0;

@@ -5,7 +5,7 @@ import { MAX_GLANCE_TOP } from "../../serve/handlers.js";
 import { committedEntries, committedManifest } from "../../bank/opening.js";
 import { Library } from "../../bank/library.js";
 import { installedSkill } from "../../route/installed.js";
-import { intArg } from "../ui/options.js";
+import { intArg, nonEmptyArgs } from "../ui/options.js";
 import { parseFlags } from "../ui/flags.js";
 import { safeText } from "../ui/safe-text.js";
 import { table } from "../ui/table.js";
@@ -14,7 +14,7 @@ import { resolveProjectionsPath } from "../../defaults.js";
 import { Router } from "../../route/index.js";
 import { trustSettings } from "../../route/trust.js";
 import type { Model } from "../../model/Model.js";
-import { checkRouterArgs, openModel, routerOptions, routerOptionsHelp, truncateArg, withRouter, type RouterArgs } from "./common.js";
+import { checkRouterArgs, openModel, routerOptions, routerOptionsHelp, openRouter, withRouter, type RouterArgs } from "./common.js";
 import type { Command } from "./types.js";
 import { bankDir, config } from "../../config.js";
 import { UsageError } from "../usage-error.js";
@@ -46,14 +46,7 @@ async function withReader<T>(values: RouterArgs, use: (router: Router) => Promis
   const projections = resolveProjectionsPath(values.projections).path;
   const model: Model = await openModel(values);
   try {
-    const router = await Router.open(model, {
-      projections,
-      bankDir: bankDir(values.bank),
-      skillBudget: intArg(values["skill-budget"], "skill-budget"),
-      keyBudget: intArg(values["key-budget"], "key-budget"),
-      ...truncateArg(values),
-      readOnly: true,
-    });
+    const router = await openRouter(model, values, { projections, bankDir: bankDir(values.bank), readOnly: true });
     try {
       return await use(router);
     } finally {
@@ -369,6 +362,7 @@ the other commands are accepted and not used.`,
   options: routerOptions,
   async run(args) {
     const { values } = parseFlags("list", { args, options: routerOptions });
+    nonEmptyArgs(values, ["model", "projections", "bank"]);
     checkRouterArgs(values);
     // Router.list's fields, from the manifest a router would open
     return printList((await committedEntries(bankDir(values.bank))).map(installedSkill), values.json);
@@ -425,6 +419,7 @@ ${routerOptionsHelp}`,
   options: routerOptions,
   async run(args) {
     const { positionals, values } = parseFlags("uninstall", { args, allowPositionals: true, options: routerOptions });
+    nonEmptyArgs(values, ["model", "projections", "bank"]);
     if (positionals.length !== 1) throw new UsageError(`gavel uninstall takes one skill, not ${positionals.length}`, this.help);
     const skill = positionals[0];
     // exit 1 when nothing was removed; with --json, {skill, removed, server} on stdout either way

@@ -10,7 +10,7 @@ import { failureText, safeText } from "../ui/safe-text.js";
 import { isRunning } from "../../serve/client.js";
 import { defaultSocketPath, httpEndpointPath, resolveBankDir, socketPathProblem } from "../../serve/protocol.js";
 import { intArg, MAX_TIMER_MS } from "../ui/options.js";
-import { checkRouterArgs, openModel, routerOptions, routerOptionsHelp, truncateArg } from "./common.js";
+import { checkRouterArgs, openModel, openRouter, routerOptions, routerOptionsHelp } from "./common.js";
 import type { Command } from "./types.js";
 import { parseFlags } from "../ui/flags.js";
 
@@ -86,7 +86,7 @@ claude-code\` and \`gavel route\` use the server when it runs.`,
     const model = await openModel({ ...values, threads: values.threads ?? String(serveThreads()) }, { batchSequences: SERVE_BATCH_SEQUENCES });
     let router: Router;
     try {
-      router = await Router.open(model, { projections: resolveProjectionsPath(values.projections).path, bankDir, create, skillBudget: intArg(values["skill-budget"], "skill-budget"), keyBudget: intArg(values["key-budget"], "key-budget"), ...truncateArg(values) });
+      router = await openRouter(model, values, { projections: resolveProjectionsPath(values.projections).path, bankDir, create });
     } catch (err) {
       await model.dispose();
       throw err;

@@ -6,6 +6,7 @@
  * flag. Our own small code: ~50 lines.
  */
 import { invalidArgument, clip } from "../../errors.js";
+import { UsageError } from "../usage-error.js";
 
 /** Most milliseconds a time flag takes (2^31 − 1): node's timers take no more (a longer one fires at once). */
 export const MAX_TIMER_MS = 2 ** 31 - 1;
@@ -50,4 +51,14 @@ export function numberArg(v: string | undefined, name: string): number | undefin
 /** A comma-separated list option's items, trimmed, empty ones dropped (undefined when absent). */
 export function listArg(v: string | undefined): string[] | undefined {
   return v?.split(",").map((s) => s.trim()).filter(Boolean);
+}
+
+/**
+ * Refuses a path flag given an empty value (`--bank ""`), which would otherwise read as absent and
+ * fall back to the default: a usage error naming the flag.
+ */
+export function nonEmptyArgs<T extends object>(values: T, names: readonly (keyof T & string)[]): void {
+  for (const name of names) {
+    if ((values[name] as unknown) === "") throw new UsageError(`--${name} needs a value, got "" (leave the flag out for its default)`, "");
+  }
 }
