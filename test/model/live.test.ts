@@ -17,9 +17,10 @@ describe.skipIf(NO_SHARED)("router.live() over a generated rollout (stories260K,
   let model: Model;
   let router: Router;
   let dir: string;
+  const seed = freshSeed();
   beforeAll(async () => {
     model = await Model.load(storiesPath, { contextSize: 1024, threads: 1 });
-    const projections = await Projections.random(model, { seed: freshSeed(), dim: 64 });
+    const projections = await Projections.random(model, { seed, dim: 64 });
     dir = mkdtempSync(join(tmpdir(), "gavel-live-"));
     router = await Router.open(model, { projections, bankDir: dir, skillBudget: 96 });
     await router.install(benchSkills, { limit: 20 });
@@ -51,9 +52,9 @@ describe.skipIf(NO_SHARED)("router.live() over a generated rollout (stories260K,
     await scratch.append(await model.hiddenStates(all, live.layer));
     const mine = live.top(20);
     const ref = scratch.top(20);
-    expect(mine[0].skill).toBe(ref[0].skill);
+    expect(mine[0].skill, `seed ${seed}`).toBe(ref[0].skill);
     const bySkill = new Map(ref.map((h) => [h.skill, h.g]));
-    for (const m of mine) expect(Math.abs(m.g - bySkill.get(m.skill)!)).toBeLessThanOrEqual(1e-4);
+    for (const m of mine) expect(Math.abs(m.g - bySkill.get(m.skill)!), `seed ${seed}`).toBeLessThanOrEqual(1e-4);
   });
 
   it("a one-shot live context is the router's live glance of the same text", async () => {
@@ -63,7 +64,7 @@ describe.skipIf(NO_SHARED)("router.live() over a generated rollout (stories260K,
     await live.append(await model.hiddenStates(tokens, live.layer));
     const ref = await router.glance(text, { live: true, topK: 20 });
     const mine = live.top(20);
-    expect(mine.map((m) => m.skill)).toEqual(ref.map((h) => h.skill));
-    for (let i = 0; i < ref.length; i++) expect(Math.abs(mine[i].g - ref[i].g)).toBeLessThanOrEqual(1e-6);
+    expect(mine.map((m) => m.skill), `seed ${seed}`).toEqual(ref.map((h) => h.skill));
+    for (let i = 0; i < ref.length; i++) expect(Math.abs(mine[i].g - ref[i].g), `seed ${seed}`).toBeLessThanOrEqual(1e-6);
   });
 });
