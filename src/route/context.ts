@@ -69,12 +69,17 @@ export function checkChatMessages(context: readonly unknown[]): void {
   }
 }
 
-/** The task text the verdict reads for a context, its chat messages checked (INVALID_ARGUMENT). */
+/**
+ * The task text the verdict reads for a context, its chat messages checked (INVALID_ARGUMENT, also
+ * for chat messages that are all system prompts).
+ */
 export function taskTextOf(context: RouteContext): string {
   if (typeof context === "string") return context;
   if (!Array.isArray(context)) throw invalidArgument("context must be a task string or an array of chat messages");
   if (context.length === 0) throw invalidArgument("context holds no message");
   checkChatMessages(context);
+  // a system prompt says how to work, not what to do: alone it holds no task to route
+  if (context.every((m) => m.role === "system")) throw invalidArgument("context needs a message besides the system prompt: a system prompt alone holds no task to route");
   return chatAsTask(context);
 }
 

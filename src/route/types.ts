@@ -9,7 +9,10 @@ import type { LoadSkillsOptions, Skill, SkillFailure } from "../skills/index.js"
 import type { Projections } from "../projections/projections.js";
 import type { SkillHandle } from "./skill-record.js";
 
-/** A routing context: a written task, or a live chat (rendered with the model's chat template). */
+/**
+ * A routing context: a written task, or a live chat (rendered with the model's chat template) that
+ * holds at least one message besides the system prompt.
+ */
 export type RouteContext = string | ChatMessage[];
 
 /** Options of {@link Router.open}. */

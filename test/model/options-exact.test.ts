@@ -73,6 +73,18 @@ describe("options are validated exactly", () => {
     await refused(router.verdictInputs([{}] as never, "sql"), /context\[0\] must be a chat message/);
   });
 
+  it("refuses a chat context of system prompts alone (no task to route), and routes one with a request", async () => {
+    const system = { role: "system", content: "You are a coding agent with tools for files, tests and databases." };
+    const alone = /context needs a message besides the system prompt/;
+    await refused(router.route([system]), alone);
+    await refused(router.route([system, { ...system, content: "Answer briefly." }], { live: false }), alone);
+    await refused(router.glance([system]), alone);
+    await refused(router.rank([system]), alone);
+    await refused(router.verdictInputs([system], "sql"), alone);
+    const r = await router.route([system, { role: "user", content: "Speed up this SQL query" }], { abstain: false });
+    expect(r.skill).toBe("sql");
+  });
+
   it("refuses a model that is not a loaded Model, typed", async () => {
     // the constructor is not the way in, from JavaScript either
     expect(() => new (Router as unknown as new (...a: unknown[]) => Router)(model, {})).toThrow(/Router\.open\(model/);
