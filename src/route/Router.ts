@@ -77,8 +77,9 @@ export class Router {
   readonly #lexical = new LexicalExpert();
 
   private constructor(model: Model, projections: Projections, library: Library, budgets: ResolvedBudgets, keep: TaskKeep) {
-    const { skillBudget, keyBudget } = budgets;
+    // first: a `new Router(…)` from JavaScript passes anything, budgets included
     if (!(library instanceof Library)) throw new TypeError("a Router is opened with Router.open(model, { projections, bankDir }), not new Router()");
+    const { skillBudget, keyBudget } = budgets;
     this.model = model;
     this.projections = projections;
     this.bankDir = library.dir;
