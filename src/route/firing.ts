@@ -140,7 +140,7 @@ export async function selectLive(live: LiveContext, context: RouteContext, optio
 }
 
 async function select(live: LiveContext, context: RouteContext, options?: LiveSelectOptions): Promise<LiveSelection> {
-  if (typeof live !== "object" || live === null || !("routerParts" in live)) throw invalidArgument("selectLive: live must be a LiveContext (router.live())");
+  checkLive(live);
   live.checkOpen("selectLive");
   const parts = live.routerParts;
   const o = optionsObject(options, "selectLive options", LIVE_SELECT_KEYS);
@@ -190,6 +190,24 @@ async function select(live: LiveContext, context: RouteContext, options?: LiveSe
       timings: { verdictMs: d.verdictMs, totalMs: performance.now() - t0, ...(d.lexicalMs !== undefined ? { lexicalMs: d.lexicalMs } : {}) },
     };
   }, signal);
+}
+
+/**
+ * Refuses (INVALID_ARGUMENT) what is not a live context. One of this package's other build (ESM
+ * beside CommonJS) is no instance of this build's class: it passes by what it has, read through its
+ * own getters (one that throws, as a private field's read on a copy does, refuses).
+ */
+function checkLive(live: unknown): asserts live is LiveContext {
+  const bad = () => invalidArgument("selectLive: live must be a LiveContext (router.live())");
+  if (typeof live !== "object" || live === null) throw bad();
+  try {
+    const l = live as Partial<LiveContext>;
+    const parts = l.routerParts as Partial<RouterParts> | undefined;
+    if (typeof l.checkOpen === "function" && typeof l.scores === "function" && typeof l.tokens === "number" && parts?.projections && parts.library && parts.model) return;
+  } catch {
+    // a getter that throws: not a live context
+  }
+  throw bad();
 }
 
 /**

@@ -57,6 +57,9 @@ describe.skipIf(!existsSync(miniModel))("selectLive on gavel-mini: the winner, o
     }
     expect(await selectLive(live, messages, { verdict: false, abstain: false })).toMatchObject({ skill: expect.any(String) });
     for (const bad of [null, {}, 42]) await expect(selectLive(bad as never, messages)).rejects.toMatchObject({ name: "GavelError", code: "INVALID_ARGUMENT" });
+    // objects that only look like one: a copy whose private fields are not there, a stand-in with the names
+    const lookalikes = [Object.create(live), { routerParts: {}, checkOpen: () => undefined }, { routerParts: 1 }];
+    for (const bad of lookalikes) await expect(selectLive(bad as never, messages)).rejects.toMatchObject({ name: "GavelError", code: "INVALID_ARGUMENT", message: expect.stringMatching(/live must be a LiveContext/) });
   });
 
   it("constructed cases: the skill's own job loads it (V ≥ 0); an unrelated chat loads nothing (V < 0)", async () => {
