@@ -203,14 +203,16 @@ export class LiveContext {
    * never waits and reads the newest completed append's ({@link LiveReadOptions}), so a decode loop
    * can read the scores every few tokens without stalling on the device.
    *
-   * A disposed context's scores read empty.
+   * A disposed context's scores read empty, as do those of a context whose router was closed
+   * ({@link disposed}).
    *
    * @throws GavelError INVALID_ARGUMENT (options)
    */
   scores(options?: LiveReadOptions): LiveScores {
     const wait = waitOption(options);
     const native = this.#native;
-    if (native === null) return { handles: new Int32Array(0), g: new Float64Array(0), tokens: 0 };
+    // disposed, or its router closed (its library closed: nothing left to read the columns against)
+    if (native === null || this.disposed) return { handles: new Int32Array(0), g: new Float64Array(0), tokens: 0 };
     const read = native.scores(wait);
     // an addon built before reads without waiting has no `tokens` and always waits
     return { handles: read.handles, g: read.g, tokens: read.tokens ?? native.tokens };

@@ -378,4 +378,23 @@ describe("NativeLive", () => {
     expect(live.disposed).toBe(true);
     bank.dispose();
   }, 60_000);
+
+  it("LiveContext: once its router closed, the scores read empty, as a disposed context's", async () => {
+    const r = rng(freshSeed());
+    const nEmbd = 64, dim = 32;
+    const bank = new KeyBank(dim);
+    for (let s = 0; s < 5; s++) bank.add(unitKeys(r, 2, dim));
+    const handles = bank.handles();
+    let routerClosed = false;
+    const live = new LiveContext(fakeParts(nEmbd, randArray(r, dim * nEmbd, 0.5), dim, bank, () => handles), () => routerClosed);
+    await live.append(randArray(r, 3 * nEmbd));
+    expect(live.scores().g.length).toBe(handles.length);
+    expect(live.top(2)).toHaveLength(2);
+    routerClosed = true;
+    expect(live.disposed).toBe(true);
+    expect(live.scores()).toMatchObject({ handles: new Int32Array(0), g: new Float64Array(0), tokens: 0 });
+    expect(live.scores({ wait: false }).g.length).toBe(0);
+    expect(live.top(2)).toEqual([]);
+    bank.dispose();
+  }, 60_000);
 });
