@@ -27,7 +27,7 @@ import { decide, decisionOutcome } from "./decide.js";
 import { defaultLexical } from "./abstention.js";
 import { routeCut } from "./library-cut.js";
 import { explainVotes } from "./explain.js";
-import { installSkills } from "./install.js";
+import { builtOtherwise, installSkills } from "./install.js";
 import { LiveContext } from "./live.js";
 import { glanceTrusted, preferTrusted, priorityOf, sourceClass, trustActive, trustSettings, winnerFlags, type TrustSettings } from "./trust.js";
 import { type RouterParts, taskBudgets } from "./parts.js";
@@ -35,8 +35,7 @@ import { noRoomForTask, resolveBudgets, type ResolvedBudgets } from "./budgets.j
 import { readSkillRecord, type SkillRecord } from "./skill-record.js";
 import { installedSkill } from "./installed.js";
 import { alsoOption, GLANCE_KEYS, INSTALL_KEYS, KEY_BUDGET_RANGE, liveOption, RANK_KEYS, ROUTE_KEYS, ROUTER_OPEN_KEYS, SKILL_BUDGET_RANGE } from "./option-keys.js";
-import type { Candidate, GlanceHit, GlanceOptions, InstalledSkill, InstallOptions, InstallReport } from "./types.js";
-import type { RankOptions, RankResult, RouteContext, RouteOptions, RouteResult, RouterOpenOptions } from "./types.js";
+import type { Candidate, GlanceHit, GlanceOptions, InstalledSkill, InstallOptions, InstallReport, RankOptions, RankResult, RouteContext, RouteOptions, RouteResult, RouterOpenOptions } from "./types.js";
 
 /** The ranking without its glance columns, as the public results give it. */
 function glanceHits(ranked: readonly GlanceHit[]): GlanceHit[] {
@@ -232,6 +231,12 @@ export class Router {
     this.#check();
     const e = this.#parts.library.store.get(id);
     return e ? installedSkill(e) : undefined;
+  }
+
+  /** @internal Whether installing skill `id` again would build it anew, its entry built with other budgets (gavel sync's plan). */
+  builtOtherwise(id: string): boolean {
+    this.#check();
+    return builtOtherwise(this.#parts, id);
   }
 
   /**

@@ -80,7 +80,7 @@ class Installation {
   /** `started`: when the install began (the commit interval counts from it). */
   constructor(parts: RouterParts, settings: InstallSettings, states: StatesCache | undefined, started: number, skills: readonly Skill[], failed: InstallReport["failed"]) {
     this.#parts = parts;
-    this.#build = { skillBudget: parts.encoder.skillBudget, keyBudget: parts.keyBudget, contextSize: parts.model.info.contextSize };
+    this.#build = routerBuild(parts);
     const keyRender = Math.min(parts.keyBudget, parts.model.info.contextSize);
     this.#keyEncoder = keyRender > parts.encoder.skillBudget ? new RenderEncoder(parts.model, keyRender) : undefined;
     this.#states = states;
@@ -174,6 +174,20 @@ class Installation {
     this.#lastCommit = performance.now();
     this.report.stages.commit += (this.#lastCommit - t) / 1000;
   }
+}
+
+/** The budgets a router builds its entries with (what it records as `BankEntry.build`). */
+function routerBuild(parts: RouterParts): BudgetBuild {
+  return { skillBudget: parts.encoder.skillBudget, keyBudget: parts.keyBudget, contextSize: parts.model.info.contextSize };
+}
+
+/**
+ * Whether the installed skill `id` was built with budgets other than the router's (`BankEntry.build`,
+ * {@link sameBuild}), so that installing it again builds it anew; false when it is not installed.
+ */
+export function builtOtherwise(parts: RouterParts, id: string): boolean {
+  const entry = parts.library.store.get(id);
+  return entry !== undefined && !sameBuild(entry.build, routerBuild(parts), parts.defaultBudgets);
 }
 
 /**

@@ -3,7 +3,7 @@
  * requests and matches their answers by id. The CLI and the Claude Code hook use it when a server is
  * running and fall back to loading the model themselves (or, for the hook, to doing nothing).
  *
- * Like protocol.ts it imports only node built-ins, errors.ts, limits.ts (constants), endpoint.ts, util/validate.ts
+ * Like protocol.ts it imports only node built-ins, errors.ts, limits.ts (constants), endpoint.ts, http-reply.ts, util/validate.ts
  * and util/linked-signal.ts (which import nothing else), so a process that only talks to the server (the
  * hook) never loads the addon or the model; and of those only node:net and node:fs at once
  * (node:http when the server is an HTTP one): the hook's start is most of its time.
@@ -17,6 +17,7 @@ import { CONTROL_OPS, DEFAULT_LIMITS } from "./limits.js";
 import { linkSignals } from "../util/linked-signal.js";
 import { abortedError } from "../util/validate.js";
 import { MAX_LINE_BYTES, PROTOCOL_VERSION, type Op, type ProgressLine, type RequestId, type Response } from "./protocol.js";
+import { readReply } from "./http-reply.js";
 import { checkHttpEndpoint, connectFailure, exchangeFailure, isNotRunning, locateEndpoint, isRunningOptions, requestOptions, serverRouteOptions, notRunning, readHttpEndpoint, type Endpoint, type EndpointOptions, type IsRunningOptions, type RequestOptions, type ServerRouteOptions } from "./endpoint.js";
 
 export { findEndpoint, isNotRunning, type Endpoint, type EndpointOptions, type IsRunningOptions, type RequestOptions, type ServerRouteOptions } from "./endpoint.js";
@@ -308,48 +309,15 @@ export class ServeClient {
   /**
    * One HTTP exchange with the bearer token (of request `id`: dropped by close() while it waits). The
    * reply is one answer, or (a write asking for progress) NDJSON: progress lines, each to `onProgress`,
-   * then the answer. A reply cut short is INTERNAL.
+   * then the answer (serve/http-reply.ts). A reply cut short is INTERNAL.
    */
   async #post(body: string, onProgress: (p: unknown) => void, id?: RequestId): Promise<{ status: number; answer: Response }> {
     const e = this.#endpoint as Extract<Endpoint, { kind: "http" }>;
     const { request: httpRequest } = await import("node:http"); // loaded by an HTTP client only
     if (id !== undefined && !this.#pending.has(id)) throw new GavelError("the connection was closed", "DISPOSED"); // closed (or given up on) meanwhile: nothing is sent
     return new Promise((resolve, reject) => {
-      const cut = () => reject(new GavelError("the gavel server closed the connection before its answer", "INTERNAL"));
       const req = httpRequest(`${e.url}/v1`, { method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${e.token}`, "content-length": Buffer.byteLength(body) } }, (res) => {
-        let text = "";
-        let answer: Response | null = null;
-        const lines = (all: boolean) => {
-          let nl: number;
-          while ((nl = text.indexOf("\n")) >= 0 || (all && text.trim())) {
-            const line = nl >= 0 ? text.slice(0, nl) : text;
-            text = nl >= 0 ? text.slice(nl + 1) : "";
-            if (!line.trim()) continue;
-            const m = JSON.parse(line) as Response | ProgressLine;
-            if ("progress" in m && !("ok" in m)) onProgress(m.progress);
-            else answer = m as Response;
-          }
-        };
-        res.setEncoding("utf8");
-        res.on("data", (d: string) => {
-          text += d;
-          try {
-            lines(false);
-          } catch {
-            res.destroy(); // not JSON: "close" below says so
-          }
-        });
-        res.on("error", () => undefined); // "close" follows
-        res.on("close", () => {
-          try {
-            lines(true);
-          } catch {
-            return reject(new GavelError(`the gavel server answered HTTP ${res.statusCode} without JSON`, "INTERNAL"));
-          }
-          if (answer) resolve({ status: res.statusCode ?? 0, answer });
-          else if (!res.complete) cut();
-          else reject(new GavelError(`the gavel server answered HTTP ${res.statusCode} without JSON`, "INTERNAL"));
-        });
+        readReply(res, onProgress).then(resolve, reject);
       });
       if (id !== undefined) {
         this.#exchanges.set(id, req);

@@ -17,7 +17,11 @@ import { pathInside, samePath } from "../util/same-path.js";
 /** What a sync does, or would do with --dry-run. */
 export interface SyncPlan {
   add: Skill[];
-  /** Skills whose content changed, or whose SKILL.md moved (a plugin's new version): installed again. */
+  /**
+   * Skills whose content changed, whose SKILL.md moved (a plugin's new version), or whose entry was
+   * built with other budgets than the router's (`--skill-budget`, `--key-budget`, the context;
+   * `BankEntry.build`): installed again.
+   */
   update: Skill[];
   unchanged: string[];
   /** Installed skills of the host's folders that are gone from disk: id and recorded source. */
@@ -48,8 +52,8 @@ export async function planSync(router: Router, found: DiscoverResult): Promise<S
       plan.conflicts.push({ id: skill.id, source: skill.source, installed: have.source }); // installed from elsewhere: left alone
     } else {
       const was = { source: have.source, contentHash: (await router.get(skill.id)).contentHash };
-      // changed, or moved (a plugin's new version: its source recorded again)
-      if (was.contentHash !== skill.contentHash || !samePath(recorded(have.source), skill.source)) {
+      // changed, moved (a plugin's new version: its source recorded again) or built with other budgets
+      if (was.contentHash !== skill.contentHash || !samePath(recorded(have.source), skill.source) || router.builtOtherwise(skill.id)) {
         plan.update.push(skill);
         planned.set(skill, was);
       } else plan.unchanged.push(skill.id);

@@ -371,7 +371,8 @@ export class SkillWatcher {
   }
 
   /**
-   * Reads each folder's SKILL.md: the installed skills whose text changed (`changed`), the skills of
+   * Reads each folder's SKILL.md: the installed skills whose text changed or whose entry was built
+   * with other budgets than the router's (`changed`), the skills of
    * folders not installed (`fresh`), the installed skills whose SKILL.md is gone (`gone`: id and folder);
    * an installed skill whose SKILL.md cannot be read or parsed is kept (in `out`).
    */
@@ -398,7 +399,7 @@ export class SkillWatcher {
       else {
         skill.id = known.id; // a plugin's skill keeps its plugin:skill id
         const { contentHash } = await this.#router.get(known.id);
-        if (skill.contentHash !== contentHash) {
+        if (skill.contentHash !== contentHash || this.#router.builtOtherwise(known.id)) { // or built with other budgets
           changed.push(skill);
           saw.set(skill.id, { source: known.source, contentHash });
         }

@@ -43,7 +43,7 @@ const READ_CONCURRENCY = 16;
  * kept (real libraries reuse names across collections, so a repeated name there is only a warning).
  *
  * @throws GavelError `FILE_NOT_FOUND` when the path does not exist or cannot be read,
- *   `PERMISSION_DENIED` when this user may not read it (the path, or the folder it names), `EMPTY_LIBRARY`
+ *   `PERMISSION_DENIED` when this user may not read it (the path, the folder or JSONL file it names), `EMPTY_LIBRARY`
  *   when the source holds no candidate skill at all, `CORRUPT_FILE` when a gzip stream is corrupt,
  *   `INVALID_ARGUMENT` for bad options or for a file read as JSONL whose first non-blank line does
  *   not start with `{` (a text, a PDF: not a library; a bad row after a first good one is a failed

@@ -8,6 +8,7 @@ import { readFile, type FileHandle } from "node:fs/promises";
 import { createGunzip, gunzipSync } from "node:zlib";
 import { GavelError, invalidArgument, clip, clipMessage } from "../errors.js";
 import { openRegularFile } from "./regular-file.js";
+import { errnoCause, PERMISSION_ERRNOS } from "./errno.js";
 
 /** One non-blank line of a JSONL file. */
 export interface JsonlLine {
@@ -41,6 +42,16 @@ function stripBom(text: string): string {
   return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
 }
 
+/**
+ * The error of a JSONL file that cannot be opened: PERMISSION_DENIED, `doing` and the errno when the
+ * file system refuses this user (EACCES, EPERM, EROFS); else FILE_NOT_FOUND, `doing` and `detail`.
+ */
+function openError(doing: string, detail: string, cause: unknown): GavelError {
+  const denied = errnoCause(cause, PERMISSION_ERRNOS);
+  if (denied) return new GavelError(`${doing}: permission denied (${denied.code})`, "PERMISSION_DENIED", { cause });
+  return new GavelError(`${doing}: ${detail}`, "FILE_NOT_FOUND", { cause });
+}
+
 function isGzipMagic(bytes: Uint8Array): boolean {
   return bytes.length >= 2 && bytes[0] === 0x1f && bytes[1] === 0x8b;
 }
@@ -48,7 +59,8 @@ function isGzipMagic(bytes: Uint8Array): boolean {
 /**
  * Reads a whole JSONL file (plain or gzipped) and parses every non-blank line.
  *
- * @throws GavelError `FILE_NOT_FOUND` when the file cannot be read; `INVALID_ARGUMENT` when it is
+ * @throws GavelError `FILE_NOT_FOUND` when the file cannot be read, `PERMISSION_DENIED` when this
+ *   user may not read it (EACCES, EPERM); `INVALID_ARGUMENT` when it is
  *   named `.gz` but is not gzip data, or a line is not JSON (the message says `path:line`)
  */
 export async function readJsonl(path: string, options: ReadJsonlOptions = {}): Promise<JsonlRow[]> {
@@ -57,7 +69,7 @@ export async function readJsonl(path: string, options: ReadJsonlOptions = {}): P
     bytes = await readFile(path);
   } catch (err) {
     const what = options.what ? `${options.what} ` : "";
-    throw new GavelError(`cannot read ${what}${clip(path)}: ${clipMessage(err)}`, "FILE_NOT_FOUND", { cause: err });
+    throw openError(`cannot read ${what}${clip(path)}`, clipMessage(err), err);
   }
   let text: string;
   try {
@@ -101,6 +113,7 @@ export interface JsonlLinesOptions {
  * line can wedge the reader or grow its memory.
  *
  * @throws GavelError `FILE_NOT_FOUND` when the file cannot be opened or is not a regular file,
+ *   `PERMISSION_DENIED` when this user may not read it (EACCES, EPERM),
  *   `CORRUPT_FILE` when reading or decompressing fails midway or a line is too long (the message
  *   names the last line read)
  */
@@ -110,7 +123,7 @@ export async function* jsonlLines(path: string, options: JsonlLinesOptions = {})
   try {
     opened = await openRegularFile(path);
   } catch (cause) {
-    throw new GavelError(`cannot read ${clip(path)}: ${(cause as Error).message}`, "FILE_NOT_FOUND", { cause });
+    throw openError(`cannot read ${clip(path)}`, (cause as Error).message, cause);
   }
   const { fh, size } = opened;
   let file: ReadStream | undefined;

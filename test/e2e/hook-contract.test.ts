@@ -214,6 +214,23 @@ describe("gavel hook claude-code against a server", () => {
     expect(r3.err.trim()).toBe(`gavel hook: no gavel server runs for the bank ${join(sub, ".gavel", "bank")} (start one with \`gavel serve\`); nothing added to the prompt`);
   });
 
+  it("an empty --bank or --socket routes nothing (never the default bank) and says why on stderr", async () => {
+    const project = tempDir("gavel-hook-empty-bank-");
+    // a server on the default bank, which an empty --bank must not reach
+    const { seen } = await standIn(join(project, ".gavel", "bank"), () => answer("pdf-extract"));
+    for (const flags of ['--bank ""', "--bank=", "-b ''", '--socket ""']) {
+      const r = await runShell(gavel(`claude-code ${flags}`), input("Extract the tables from report.pdf", project), { ...baseEnv, CLAUDE_PROJECT_DIR: project }, project);
+      expect(r.code, flags).toBe(0);
+      expect(r.out, flags).toBe("");
+      const name = flags.includes("socket") ? "socket" : "bank";
+      expect(r.err.trim(), flags).toBe(`gavel hook: --${name} needs a value, got "" (leave the flag out for its default); nothing added to the prompt`);
+    }
+    expect(seen).toEqual([]);
+    // the same server, with the flag left out: routed
+    const ok = await runShell(gavel("claude-code"), input("Extract the tables from report.pdf", project), { ...baseEnv, CLAUDE_PROJECT_DIR: project }, project);
+    expect(JSON.parse(ok.out).hookSpecificOutput.additionalContext).toMatch(/skill "pdf-extract"/);
+  });
+
   it("gives up at its budget when the server is busy, abstaining with a reason on stderr", async () => {
     const project = tempDir("gavel-hook-busy-");
     const { seen } = await standIn(join(project, ".gavel", "bank"), (op) => (op === "cancel" ? undefined : undefined));
@@ -367,6 +384,9 @@ describe("gavel hook install claude-code: portable commands", () => {
     const refused: [string[], RegExp][] = [
       [["--timeout-ms", "3000000000"], /--timeout-ms must be a number of milliseconds from 1 to 600000/],
       [["--min-score", "abc"], /--min-score must be a number, not "abc"/],
+      // an empty bank or socket would be dropped, and the hook would then use the default bank
+      [["--bank", ""], /--bank needs a value, got "" \(leave the flag out for its default\)/],
+      [["--socket="], /--socket needs a value, got ""/],
       [["--idle-exit-ms=nope", "--start-server"], /--idle-exit-ms must be a positive integer of at most 2147483647, not "nope"/],
       [["--idle-exit-ms", "0"], /--idle-exit-ms must be a positive integer of at most 2147483647, not "0"/],
       // past node's timers: the server it starts would refuse it

@@ -1,5 +1,6 @@
 // The HTTP client of a resident server (src/serve/client.ts) when the connection itself fails: a port
-// that answers something other than HTTP, resets the connection, or an address no route reaches. Each
+// that answers something other than HTTP, resets the connection, closes it part-way through a reply,
+// or an address no route reaches. Each
 // is a typed GavelError naming what happened (never Node's own error: `Parse Error`, `connect
 // ENETUNREACH`); a local server is found through the bank's serve.http.json as `gavel route` finds
 // it. Real sockets on this machine; every wait is for an answer or a failure, none for a time.
@@ -7,6 +8,7 @@ import { describe, expect, it } from "vitest";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { createServer, type Socket } from "node:net";
+import { createServer as createHttpServer, type ServerResponse } from "node:http";
 import { connect, isNotRunning, ServeClient } from "../../src/serve/client.js";
 import { exchangeFailure } from "../../src/serve/endpoint.js";
 import { GavelError } from "../../src/errors.js";
@@ -89,4 +91,44 @@ describe("the HTTP client when the connection fails", () => {
     expect([late.code, late.message]).toEqual(["INTERNAL", `the connection to the gavel server at ${url} failed (ETIMEDOUT)`]);
     expect(exchangeFailure(url, errno("ECONNRESET"), true).message).toBe("the gavel server closed the connection (ECONNRESET)");
   });
+
+  it("a reply the server cuts off part-way is INTERNAL saying so, not 'without JSON'; a whole reply that is not JSON still is", async () => {
+    const answer = JSON.stringify({ v: 1, id: 1, ok: true, result: { pong: true, note: "é".repeat(40) } }) + "\n";
+    const whole = Buffer.byteLength(answer);
+    const cases: [string, (res: ServerResponse) => void, RegExp][] = [
+      ["cut mid-body", (res) => {
+        res.writeHead(200, { "content-type": "application/json", "content-length": whole });
+        res.write(answer.slice(0, 30), () => res.socket?.destroy()); // once the 30 bytes are sent
+      }, new RegExp(`^the gavel server closed the connection before its whole answer \\(HTTP 200, 30 of ${whole} bytes came\\)$`)],
+      ["cut after the headers", (res) => {
+        res.writeHead(200, { "content-type": "application/json", "content-length": whole });
+        res.flushHeaders(); // written to the socket now; its end() follows them, without a byte of the body
+        res.socket?.end();
+      }, /^the gavel server closed the connection before its answer$/],
+      ["whole, not JSON", (res) => {
+        res.writeHead(200, { "content-type": "text/plain" });
+        res.end("hello");
+      }, /^the gavel server answered HTTP 200 without JSON$/],
+    ];
+    for (const [what, reply, msg] of cases) {
+      const server = createHttpServer((req, res) => {
+        req.resume();
+        req.once("end", () => reply(res));
+      });
+      await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+      const url = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+      try {
+        const client = await connect({ bank: bankNaming(url) });
+        try {
+          const err = await expectCode(client.request("ping"), "INTERNAL", msg);
+          expect(isNotRunning(err), what).toBe(false);
+        } finally {
+          client.close();
+        }
+      } finally {
+        server.closeAllConnections();
+        await new Promise<void>((resolve) => server.close(() => resolve()));
+      }
+    }
+  }, 60_000);
 });

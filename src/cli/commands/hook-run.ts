@@ -96,8 +96,15 @@ export function hookTimeoutProblem(value: string | undefined): string | null {
   return Number.isFinite(n) && n > 0 && n <= MAX_HOOK_TIMEOUT_MS ? null : `--timeout-ms must be a number of milliseconds from 1 to ${MAX_HOOK_TIMEOUT_MS}, not ${JSON.stringify(value)}`;
 }
 
-/** What is wrong with the hook's option values (`--timeout-ms`, `--min-score`, `--idle-exit-ms`), or null: the hook and its installer both check them. */
-export function hookOptionProblem(values: { "timeout-ms"?: string; "min-score"?: string; "idle-exit-ms"?: string }): string | null {
+/**
+ * What is wrong with the hook's option values (an empty `--bank` or `--socket`, which would read as
+ * the default; `--timeout-ms`, `--min-score`, `--idle-exit-ms`), or null: the hook and its installer
+ * both check them.
+ */
+export function hookOptionProblem(values: { bank?: string; socket?: string; "timeout-ms"?: string; "min-score"?: string; "idle-exit-ms"?: string }): string | null {
+  for (const name of ["bank", "socket"] as const) {
+    if (values[name] === "") return `--${name} needs a value, got "" (leave the flag out for its default)`;
+  }
   const timeoutProblem = hookTimeoutProblem(values["timeout-ms"]);
   if (timeoutProblem) return timeoutProblem;
   if (values["min-score"] !== undefined && Number.isNaN(Number(values["min-score"]))) return `--min-score must be a number, not ${JSON.stringify(values["min-score"])}`;

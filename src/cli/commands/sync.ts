@@ -95,8 +95,9 @@ export const sync: Command = {
   help: `usage: gavel sync [options]
 Reads the skill folders an agent host reads (project and user), resolves same-named skills by that
 host's precedence (a warning names each shadowed one), installs what is new or changed (content hash)
-and uninstalls what was deleted on disk. Skills installed from elsewhere are left alone, even when a
-host folder holds one of the same id (reported as a conflict). While
+or was built with other budgets (--skill-budget, --key-budget, --context) and uninstalls what was
+deleted on disk. Skills installed from elsewhere are left alone, even when a host folder holds one of
+the same id (reported as a conflict). While
 \`gavel serve\` runs for the bank, the sync goes through it, with the same output (gavel serve
 --watch syncs edits of installed skills by itself).
   --host H              ${SKILL_HOSTS.join("|")} (default all): whose folders and precedence
