@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { othersCanReach, repoRoot } from "../helpers/paths.js";
 import { TINY_LLAMA_PATH } from "../fixtures/tiny-llama.js";
 import { run } from "../helpers/run.js";
+import { whenIdle } from "../helpers/signal-ready.js";
 
 const cli = join(repoRoot, "dist", "cli", "gavel.js");
 const pkg = JSON.parse((await import("node:fs")).readFileSync(join(repoRoot, "package.json"), "utf8")) as { version: string };
@@ -256,7 +257,7 @@ describe("gavel's habits", () => {
     expect(chk.code, chk.out + chk.err).toBe(0);
     // a command with nothing to cancel (here `route -` waiting on stdin) exits 130 at once
     const waiting = spawn(process.execPath, [cli, "route", "-", "--bank", bank, ...model()], { cwd: root, env: env(), stdio: ["pipe", "pipe", "pipe"] });
-    await new Promise((r) => setTimeout(r, 1500));
+    await whenIdle(waiting.pid!); // started and waiting on stdin (a loaded machine starts slowly)
     waiting.kill("SIGINT");
     const code2 = await new Promise<number | null>((resolve) => waiting.on("close", (c) => resolve(c)));
     expect(code2).toBe(130);
