@@ -52,6 +52,11 @@ export interface GavelAdapterOptions {
   signal?: AbortSignal;
 }
 
+/** Whether `err` is the router's `EMPTY_LIBRARY`: no skill installed, or none routable. */
+export function isEmptyLibrary(err: unknown): boolean {
+  return (err as { code?: unknown } | null)?.code === "EMPTY_LIBRARY";
+}
+
 /** A route and, when it chose one, the skill whole and its system text. */
 export interface RoutedSkill {
   result: RouteResult;
@@ -169,12 +174,21 @@ export class SkillInjector {
   }
 
   /**
-   * Routes the conversation (see {@link contextOf}); null when it holds no text to route. `signal`
-   * (the framework's, for this call) stops it as the `signal` option does.
+   * Routes the conversation (see {@link contextOf}); null when it holds no text to route, or when the
+   * library has no skill to route to (none installed, or every one has disable-model-invocation:
+   * `EMPTY_LIBRARY`, which would otherwise fail every model call of the agent; the call runs as it
+   * would have, as on an abstention). `signal` (the framework's, for this call) stops it as the
+   * `signal` option does.
    */
   async forTurns(turns: readonly ChatTurn[], signal?: AbortSignal): Promise<RoutedSkill | null> {
     const context = contextOf(turns, this.#options.context);
-    return context === null ? null : this.route(context, signal);
+    if (context === null) return null;
+    try {
+      return await this.route(context, signal);
+    } catch (err) {
+      if (isEmptyLibrary(err)) return null;
+      throw err;
+    }
   }
 
   /**

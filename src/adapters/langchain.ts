@@ -38,7 +38,7 @@ import { AsyncLocalStorage } from "node:async_hooks";
 import type { BaseRetriever, BaseRetrieverInput } from "@langchain/core/retrievers";
 import type { Document } from "@langchain/core/documents";
 import { loadPeer, loadPeerSync, need, peerError } from "./peer.js";
-import { cutText, DEFAULT_MAX_CHARS, loadedSkill, maxCharsOf, SkillInjector, textOf, type LoadedSkill, type ChatTurn, type GavelAdapterOptions, type SkillRouterLike } from "./core.js";
+import { cutText, DEFAULT_MAX_CHARS, isEmptyLibrary, loadedSkill, maxCharsOf, SkillInjector, textOf, type LoadedSkill, type ChatTurn, type GavelAdapterOptions, type SkillRouterLike } from "./core.js";
 import { adapterOptions } from "./options.js";
 import type { RouteOptions } from "../route/types.js";
 import { shortlistScore } from "../route/ruling.js";
@@ -228,7 +228,13 @@ export class GavelSkillRetriever extends RetrieverBase<GavelSkillMetadata> {
     const signal = runSignal.getStore();
     if (signal?.aborted) throw abortedError("GavelRetriever", signal);
     if (!query.trim()) return [];
-    const result = await this.#router.route(query, signal ? { ...this.#route, signal } : this.#route);
+    let result: Awaited<ReturnType<SkillRouterLike["route"]>>;
+    try {
+      result = await this.#router.route(query, signal ? { ...this.#route, signal } : this.#route);
+    } catch (err) {
+      if (isEmptyLibrary(err)) return []; // no skill installed (or none routable): none fits
+      throw err;
+    }
     if (result.abstained) return [];
     const picked = result.shortlist.slice(0, this.#k);
     return Promise.all(

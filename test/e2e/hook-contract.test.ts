@@ -130,6 +130,38 @@ describe("gavel hook: exit codes", () => {
   });
 });
 
+describe("gavel hook: empty option values", () => {
+  it("an empty --bank or --socket is refused (one line, exit 0), not read as the default bank; a blank --min-score is not 0", async () => {
+    // a server answers on the project's default bank: an empty --bank read as absent would ask it
+    const project = tempDir("gavel-hook-empty-");
+    const { seen } = await standIn(join(project, ".gavel", "bank"), () => answer("pdf-extract"));
+    const env = { ...baseEnv, CLAUDE_PROJECT_DIR: project };
+    const cases: [string, RegExp][] = [
+      ["claude-code --bank ''", /--bank needs a value, got "" \(leave the flag out for its default\)/],
+      ["claude-code --bank=", /--bank needs a value, got ""/],
+      ["claude-code --socket ''", /--socket needs a value, got ""/],
+      ["claude-code --min-score ' '", /--min-score must be a number, not " "/],
+    ];
+    for (const [entry, [args, message]] of ENTRIES.flatMap((e) => cases.map((c) => [e, c] as const))) {
+      const r = await runShell(gavel(args, entry), input("Extract the tables from report.pdf", project), env, project);
+      expect(r.code, `${entry} ${args}`).toBe(0);
+      expect(r.out, `${entry} ${args}`).toBe("");
+      expect(r.err.trim().split("\n"), r.err).toHaveLength(1);
+      expect(r.err).toMatch(message);
+      expect(r.err).toMatch(/nothing added to the prompt$/m);
+    }
+    expect(seen).toEqual([]); // the default bank's server was never asked
+    // the installer refuses them too, rather than writing a hook without the flag
+    for (const flags of [["--bank", ""], ["--socket", ""], ["--min-score", ""]]) {
+      const bad = await runNode([cli, "hook", "install", "claude-code", "--dir", project, ...flags], { env: baseEnv, cwd: project });
+      expect(bad.code, flags.join(" ")).toBe(1);
+      expect(bad.err).toMatch(/needs a value|must be a number/);
+      expect(bad.err).toMatch(/\[INVALID_ARGUMENT\]/);
+      expect(existsSync(join(project, ".claude", "settings.json"))).toBe(false);
+    }
+  });
+});
+
 describe("gavel hook claude-code: what a warm run loads", () => {
   it("the `gavel` executable answers from one file: no CLI chunk, no ES module run, no addon, no crypto, http or child_process", async () => {
     const project = tempDir("gavel-hook-lean-");

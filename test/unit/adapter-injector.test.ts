@@ -224,3 +224,47 @@ describe("load-skill tools and a name two installed skills share", () => {
     await expectCode(aiSdk.gavelLoadSkillTool(router).execute!({ name: "pdf" }, { toolCallId: "x", messages: [] } as never), "INVALID_ARGUMENT");
   });
 });
+
+describe("a library with no skill to route to", () => {
+  /** A router over an empty bank (or one whose every skill has disable-model-invocation): route is EMPTY_LIBRARY. */
+  function emptyRouter(): SkillRouterLike {
+    return {
+      route: async (_context, options) => {
+        if (options?.signal?.aborted) throw new GavelError("the operation was aborted", "ABORTED");
+        throw new GavelError("no skill is installed (or every one has disable-model-invocation)", "EMPTY_LIBRARY");
+      },
+      get: async (id) => {
+        throw new GavelError(`no installed skill ${id}`, "SKILL_NOT_FOUND");
+      },
+    };
+  }
+  const turns = [{ role: "user", content: "resize photos" }];
+
+  it("adds nothing, as on an abstention, rather than failing the agent's model call (every routed adapter)", async () => {
+    const router = emptyRouter();
+    await expect(new SkillInjector(router).forTurns(turns)).resolves.toBeNull();
+    // the AI SDK's prepareStep: nothing on 5/6, the call's own instructions on 7
+    const step = aiSdk.gavelPrepareStep(router, { system: "be brief" });
+    await expect(step({ messages: [{ role: "user", content: "resize photos" }] })).resolves.toBeUndefined();
+    await expect(step({ messages: [{ role: "user", content: "resize photos" }], initialInstructions: "be brief" })).resolves.toEqual({ instructions: "be brief" });
+    // Mastra's processor: the messages as they were
+    const messages = [{ role: "user", content: "resize photos" }];
+    await expect(mastra.gavelSkillProcessor(router).processInput({ messages, systemMessages: [] } as never)).resolves.toBe(messages);
+    // LangChain's retriever: no documents
+    await expect(new langchain.GavelSkillRetriever(router).invoke("resize photos")).resolves.toEqual([]);
+  });
+
+  it("an aborted call is still ABORTED, and another routing error is still thrown", async () => {
+    await expectCode(new SkillInjector(emptyRouter()).forTurns(turns, AbortSignal.abort()), "ABORTED");
+    const failing: SkillRouterLike = {
+      route: async () => {
+        throw new GavelError("the bank is corrupt", "CORRUPT_FILE");
+      },
+      get: async () => {
+        throw new GavelError("x", "SKILL_NOT_FOUND");
+      },
+    };
+    await expectCode(new SkillInjector(failing).forTurns(turns), "CORRUPT_FILE");
+    await expectCode(new langchain.GavelSkillRetriever(failing).invoke("resize photos"), "CORRUPT_FILE");
+  });
+});

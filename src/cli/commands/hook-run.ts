@@ -97,17 +97,18 @@ export function hookTimeoutProblem(value: string | undefined): string | null {
 }
 
 /**
- * What is wrong with the hook's option values (an empty `--bank` or `--socket`, which would read as
- * the default; `--timeout-ms`, `--min-score`, `--idle-exit-ms`), or null: the hook and its installer
- * both check them.
+ * What is wrong with the hook's option values (`--bank`, `--socket`, `--timeout-ms`, `--min-score`,
+ * `--idle-exit-ms`), or null: the hook and its installer both check them. An empty `--bank` or
+ * `--socket` (`--bank "$DIR"` with DIR unset) is refused, as every other command refuses it: read as
+ * absent it would ask the server of another bank (the project's default) than the one named, and an
+ * empty `--socket` would be the project's folder; a blank `--min-score` is not 0.
  */
 export function hookOptionProblem(values: { bank?: string; socket?: string; "timeout-ms"?: string; "min-score"?: string; "idle-exit-ms"?: string }): string | null {
-  for (const name of ["bank", "socket"] as const) {
-    if (values[name] === "") return `--${name} needs a value, got "" (leave the flag out for its default)`;
-  }
+  for (const name of ["bank", "socket"] as const) if (values[name] === "") return `--${name} needs a value, got "" (leave the flag out for its default)`;
   const timeoutProblem = hookTimeoutProblem(values["timeout-ms"]);
   if (timeoutProblem) return timeoutProblem;
-  if (values["min-score"] !== undefined && Number.isNaN(Number(values["min-score"]))) return `--min-score must be a number, not ${JSON.stringify(values["min-score"])}`;
+  const minScore = values["min-score"];
+  if (minScore !== undefined && (minScore.trim() === "" || Number.isNaN(Number(minScore)))) return `--min-score must be a number, not ${JSON.stringify(minScore)}`;
   const idle = values["idle-exit-ms"];
   // at most 2^31 - 1: the server it starts takes no more (node's timers take no more)
   if (idle !== undefined && !(Number.isInteger(Number(idle)) && Number(idle) > 0 && Number(idle) <= 2 ** 31 - 1)) return `--idle-exit-ms must be a positive integer of at most ${2 ** 31 - 1}, not ${JSON.stringify(idle)}`;
