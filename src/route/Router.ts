@@ -79,11 +79,7 @@ export class Router {
     // first: a `new Router(…)` from JavaScript passes anything, budgets included
     if (!(library instanceof Library)) throw new TypeError("a Router is opened with Router.open(model, { projections, bankDir }), not new Router()");
     const { skillBudget, keyBudget } = budgets;
-    this.model = model;
-    this.projections = projections;
-    this.bankDir = library.dir;
-    this.skillBudget = skillBudget;
-    this.keyBudget = keyBudget;
+    [this.model, this.projections, this.bankDir, this.skillBudget, this.keyBudget] = [model, projections, library.dir, skillBudget, keyBudget];
     const encoder = new RenderEncoder(model, skillBudget);
     if (encoder.answers.yes.length === 0 || encoder.answers.no.length === 0) warnNoAnswerTokens(model.path);
     const { taskBudget, glanceBudget } = taskBudgets(model.info.contextSize, skillBudget, encoder);
