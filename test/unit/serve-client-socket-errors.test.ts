@@ -35,6 +35,17 @@ function bankNaming(url: string): string {
   return bank;
 }
 
+/** A ping through the bank naming `url` fails INTERNAL with `msg`, not as "no server runs" (`what` names the case); the client closed after. */
+async function expectInternal(url: string, what: string, msg: RegExp): Promise<void> {
+  const client = await connect({ bank: bankNaming(url) });
+  try {
+    const err = await expectCode(client.request("ping"), "INTERNAL", msg);
+    expect(isNotRunning(err), what).toBe(false);
+  } finally {
+    client.close();
+  }
+}
+
 describe("the HTTP client when the connection fails", () => {
   it("a port that answers something other than HTTP, or resets the connection, is a typed INTERNAL naming it", async () => {
     const cases: [string, (s: Socket) => void, RegExp][] = [
@@ -44,13 +55,7 @@ describe("the HTTP client when the connection fails", () => {
     for (const [what, answer, msg] of cases) {
       const srv = await rawServer(answer);
       try {
-        const client = await connect({ bank: bankNaming(srv.url) });
-        try {
-          const err = await expectCode(client.request("ping"), "INTERNAL", msg);
-          expect(isNotRunning(err), what).toBe(false);
-        } finally {
-          client.close();
-        }
+        await expectInternal(srv.url, what, msg);
       } finally {
         await srv.close();
       }
@@ -118,13 +123,7 @@ describe("the HTTP client when the connection fails", () => {
       await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
       const url = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
       try {
-        const client = await connect({ bank: bankNaming(url) });
-        try {
-          const err = await expectCode(client.request("ping"), "INTERNAL", msg);
-          expect(isNotRunning(err), what).toBe(false);
-        } finally {
-          client.close();
-        }
+        await expectInternal(url, what, msg);
       } finally {
         server.closeAllConnections();
         await new Promise<void>((resolve) => server.close(() => resolve()));
