@@ -126,12 +126,23 @@ const uncut = new WeakMap<object, string>();
  */
 export class GavelError extends Error {
   readonly code: GavelErrorCode;
-  constructor(message: string, code: GavelErrorCode, options?: { cause?: unknown }) {
+  /**
+   * The option this error refuses, by the name the API gives it, where a refusal is of one option's
+   * value: a number outside its range (`Model.load`'s `contextSize`, `threads`, `gpuLayers`, …;
+   * `Router.open`'s `skillBudget`, `keyBudget`, …), a context whose KV cache would be too large
+   * (`contextSize`), or a token budget that leaves no room (the option to change first:
+   * `skillBudget` when given, else `contextSize`; a skill whose render cannot fit the skill budget,
+   * reported in `InstallReport.failed`, names `skillBudget`, or `contextSize` when the budget is the
+   * default drawn from the context). Absent on other errors.
+   */
+  declare readonly option?: string;
+  constructor(message: string, code: GavelErrorCode, options?: { cause?: unknown; option?: string }) {
     const cut = typeof message === "string" ? clip(message, MESSAGE_CHARS) : message;
     super(cut, options);
     if (cut !== message) uncut.set(this, message);
     this.name = "GavelError";
     this.code = code;
+    if (typeof options?.option === "string") this.option = options.option;
     Object.defineProperty(this, BRAND, { value: true });
   }
 
@@ -140,10 +151,33 @@ export class GavelError extends Error {
     return typeof value === "object" && value !== null && (value as Record<symbol, unknown>)[BRAND] === true;
   }
 
-  /** What `JSON.stringify` writes: the name, code and message (an Error's message is not enumerable). */
-  toJSON(): { name: string; code: GavelErrorCode; message: string } {
-    return { name: this.name, code: this.code, message: this.message };
+  /** What `JSON.stringify` writes: the name, code and message (an Error's message is not enumerable), and the option where one is refused. */
+  toJSON(): { name: string; code: GavelErrorCode; message: string; option?: string } {
+    return { name: this.name, code: this.code, message: this.message, ...(this.option === undefined ? {} : { option: this.option }) };
   }
+}
+
+/** How a message names the options it speaks of: the API's names (`skillBudget`) unless a caller words them its own way (the CLI: `--skill-budget`). */
+export type OptionNames = (option: string) => string;
+
+/** The message makers of the errors {@link optionError} made. */
+const wordings = new WeakMap<object, (name: OptionNames) => string>();
+
+/**
+ * A GavelError refusing `option` ({@link GavelError.option}), its message written by `words` with each
+ * option it speaks of named by `words`' argument: the API's names here; {@link messageNaming} writes
+ * it again with other names.
+ */
+export function optionError(words: (name: OptionNames) => string, code: GavelErrorCode, option: string, options?: { cause?: unknown }): GavelError {
+  const err = new GavelError(words((o) => o), code, { ...options, option });
+  wordings.set(err, words);
+  return err;
+}
+
+/** The message of `err` with the options it speaks of named by `name`, where {@link optionError} made it; else its message as it is. */
+export function messageNaming(err: { readonly message: string }, name: OptionNames): string {
+  const words = wordings.get(err);
+  return words ? clip(words(name), MESSAGE_CHARS) : err.message;
 }
 
 /** Shorthand for argument validation failures. */
@@ -201,5 +235,5 @@ export function clipQuote<E>(err: E, value: string): E | GavelError {
   if (!(err instanceof GavelError) || value.length <= CLIP_CHARS) return err;
   const whole = uncut.get(err) ?? err.message;
   if (!whole.includes(value)) return err;
-  return new GavelError(whole.split(value).join(clip(value)), err.code, { cause: err });
+  return new GavelError(whole.split(value).join(clip(value)), err.code, { cause: err, option: err.option });
 }

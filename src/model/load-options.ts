@@ -1,7 +1,7 @@
 // Model.load's option checks that need neither the file nor the addon: each returns what the native
 // LoadParams want, or throws INVALID_ARGUMENT naming the option.
 import { availableParallelism } from "node:os";
-import { invalidArgument } from "../errors.js";
+import { invalidArgument, optionError } from "../errors.js";
 import { intOption, valueText } from "../util/validate.js";
 
 /** Options of {@link Model.load}. */
@@ -118,7 +118,7 @@ export function loadParams(o: Record<string, unknown>, contextSize: number, kvUn
   const sequences = intOption(o.sequences, "sequences", 2, 256, kvUnified ? 32 : 10);
   const cells = kvUnified ? contextSize : contextSize * sequences;
   if (cells > MAX_KV_CELLS) {
-    throw invalidArgument(`the KV cache would hold ${cells} cells (contextSize × sequences with kvLayout "streams"); at most ${MAX_KV_CELLS}`);
+    throw optionError((n) => `the KV cache would hold ${cells} cells (${n("contextSize")} × ${n("sequences")} with kvLayout "streams"); at most ${MAX_KV_CELLS}`, "INVALID_ARGUMENT", "contextSize");
   }
   return {
     gpuLayers: intOption(o.gpuLayers, "gpuLayers", GPU_LAYERS_RANGE.min, GPU_LAYERS_RANGE.max, -1),

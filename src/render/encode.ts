@@ -101,19 +101,14 @@ export interface AnswerIds {
   no: Int32Array;
 }
 
-/** The errors {@link budgetOverflow} made: a router adds which setting to raise (route/install.ts). */
-const overflows = new WeakSet<object>();
-
-/** SKILL_INVALID: the render of skill `name` without its body (`tokens`) overflows the skill budget even with its description cut away. */
+/**
+ * SKILL_INVALID: the render of skill `name` without its body (`tokens`) overflows the skill budget
+ * even with its description cut away. It refuses the skill budget (`GavelError.option` is
+ * `skillBudget`): a router adds which setting to raise (route/install.ts).
+ */
 function budgetOverflow(name: string, budget: number, tokens: number): GavelError {
-  const err = new GavelError(`skill ${quoteForMessage(name)}: its name and the render's scaffolding alone overflow the skill budget of ${budget} tokens (its render without a body takes ${tokens})`, "SKILL_INVALID");
-  overflows.add(err);
-  return err;
-}
-
-/** Whether `err` is a render's refusal of a skill whose name and scaffolding alone overflow the skill budget. */
-export function isBudgetOverflow(err: unknown): err is GavelError {
-  return typeof err === "object" && err !== null && overflows.has(err);
+  const message = `skill ${quoteForMessage(name)}: its name and the render's scaffolding alone overflow the skill budget of ${budget} tokens (its render without a body takes ${tokens})`;
+  return new GavelError(message, "SKILL_INVALID", { option: "skillBudget" });
 }
 
 export class RenderEncoder {

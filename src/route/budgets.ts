@@ -3,12 +3,13 @@
  * (what an install keys from), resolved from Router.open's options, the projections' own and the
  * model's context, with where each came from, so a refusal says which setting to change.
  *
- * Messages name the options as the API spells them (`skillBudget`, `keyBudget`, `contextSize`); the
- * CLI words them as its flags (src/cli/commands/common.ts, `flagWords`).
+ * A refusal names the option to change (`GavelError.option`) and is written with the options' names
+ * as a parameter (errors.ts, `optionError`): the API's names (`skillBudget`, `contextSize`) here, the
+ * CLI's flags where the CLI words it (`messageNaming`).
  *
  * @module
  */
-import { GavelError, invalidArgument } from "../errors.js";
+import { optionError, type GavelError, type OptionNames } from "../errors.js";
 import { intOption } from "../util/validate.js";
 import type { Projections } from "../projections/projections.js";
 import type { EntryBuild } from "../bank/types.js";
@@ -20,12 +21,25 @@ const RULE_CAP = 30_720;
 /** The budgets an entry's keys were built with (recorded in the bank: `BankEntry.build`). */
 export type BudgetBuild = EntryBuild;
 
+/**
+ * Where a skill budget came from: the `skillBudget` option, the projections' own, or the default rule:
+ * ¾ of the context (`context`), at most {@link RULE_CAP} tokens (`cap`).
+ */
+export type SkillOrigin = "skillBudget" | "projections" | "cap" | "context";
+
+/** A skill budget's origin in words, its options named by `name`, for a context of `ctx` tokens. */
+export function originWords(origin: SkillOrigin, ctx: number, name: OptionNames): string {
+  if (origin === "skillBudget") return name("skillBudget");
+  if (origin === "projections") return "the projections' skill budget";
+  return origin === "cap" ? `the default, at most ${RULE_CAP}` : `the default, ¾ of ${name("contextSize")} ${ctx}`;
+}
+
 /** The budgets of a router, as Router.open resolved them. */
 export interface ResolvedBudgets {
   skillBudget: number;
   keyBudget: number;
-  /** Where the skill budget came from, in words: `skillBudget` when given, else which default. */
-  skillOrigin: string;
+  /** Where the skill budget came from ({@link originWords} says it in words). */
+  skillOrigin: SkillOrigin;
   /** Whether the caller gave the skill budget (else it is a default). */
   skillGiven: boolean;
   /** The budgets the router takes with neither option given: what a bank entry without a build record counts as built with. */
@@ -45,17 +59,25 @@ export function resolveBudgets(o: { skillBudget?: unknown; keyBudget?: unknown }
   const defaultSkill = fromProjections ? projections.skillBudget : rule;
   const skillGiven = o.skillBudget !== undefined;
   const skillBudget = intOption(o.skillBudget, "skillBudget", SKILL_BUDGET_RANGE.min, SKILL_BUDGET_RANGE.max, defaultSkill);
-  const skillOrigin = skillGiven ? "skillBudget" : fromProjections ? "the projections' skill budget" : rule === RULE_CAP ? `the default, at most ${RULE_CAP}` : `the default, ¾ of contextSize ${ctx}`;
+  const skillOrigin: SkillOrigin = skillGiven ? "skillBudget" : fromProjections ? "projections" : rule === RULE_CAP ? "cap" : "context";
   const resolved = { skillBudget, skillOrigin, skillGiven };
   if (skillBudget >= ctx - 16) throw noRoomForTask(resolved, ctx, "no");
   const keyBudget = intOption(o.keyBudget, "keyBudget", KEY_BUDGET_RANGE.min, KEY_BUDGET_RANGE.max, Math.max(skillBudget, projections.keyBudget));
   return { ...resolved, keyBudget, defaults: { skillBudget: defaultSkill, keyBudget: Math.max(defaultSkill, projections.keyBudget) } };
 }
 
-/** The refusal of a skill budget that leaves `how` ("no", "too little") room for a task in the context: which setting to change. */
+/**
+ * The refusal of a skill budget that leaves `how` ("no", "too little") room for a task in the context:
+ * which setting to change, first `skillBudget` when given, else `contextSize` (`GavelError.option`).
+ */
 export function noRoomForTask(b: Pick<ResolvedBudgets, "skillBudget" | "skillOrigin" | "skillGiven">, ctx: number, how: "no" | "too little"): GavelError {
-  const remedy = b.skillGiven ? "lower skillBudget or raise contextSize" : "raise contextSize or give a smaller skillBudget";
-  return invalidArgument(`the skill budget of ${b.skillBudget} tokens (${b.skillOrigin}) leaves ${how} room for a task in the context of ${ctx} tokens (contextSize): ${remedy}`);
+  const [first, second] = b.skillGiven ? ["skillBudget", "contextSize"] : ["contextSize", "skillBudget"];
+  const remedy = (n: OptionNames) => (b.skillGiven ? `lower ${n(first)} or raise ${n(second)}` : `raise ${n(first)} or give a smaller ${n(second)}`);
+  return optionError(
+    (n) => `the skill budget of ${b.skillBudget} tokens (${originWords(b.skillOrigin, ctx, n)}) leaves ${how} room for a task in the context of ${ctx} tokens (${n("contextSize")}): ${remedy(n)}`,
+    "INVALID_ARGUMENT",
+    first,
+  );
 }
 
 /**

@@ -5,15 +5,15 @@
  *
  * @module
  */
-import { GavelError, invalidArgument } from "../errors.js";
+import { GavelError, invalidArgument, optionError, type OptionNames } from "../errors.js";
 import { throwIfAborted, intOption, optionsObject, signalOption } from "../util/validate.js";
 import { inOrder, type Outcome } from "../util/in-order.js";
 import { loadSkills, type Skill, type SkillInput } from "../skills/index.js";
 import { StatesCache } from "../model/states-cache.js";
-import { isBudgetOverflow, RenderEncoder } from "../render/encode.js";
+import { RenderEncoder } from "../render/encode.js";
 import { encodeSkillKeys, type SkillKeys, type StageLap } from "./keys.js";
 import type { RouterParts } from "./parts.js";
-import { sameBuild, type BudgetBuild } from "./budgets.js";
+import { originWords, sameBuild, type BudgetBuild, type SkillOrigin } from "./budgets.js";
 import { INSTALL_KEYS } from "./option-keys.js";
 import { HUB_SHARE, hubWarning, probeBreadth } from "./probes.js";
 import { COMMIT_INTERVAL_MS, type InstallOptions, type InstallProgress, type InstallReport, type InstallStages } from "./types.js";
@@ -44,10 +44,20 @@ function installSettings(options: InstallOptions | undefined): InstallSettings {
   return { signal, commitEvery, inFlight, onProgress: o.onProgress, offset: o.offset, limit: o.limit, statesCache: o.statesCache, admit: o.admit };
 }
 
-/** A render's budget overflow with the setting to raise: the skill budget, named by where it came from (`origin`, RouterParts.skillOrigin). */
-function withBudgetRemedy(err: GavelError, origin = "skillBudget"): GavelError {
-  const remedy = origin === "skillBudget" ? "raise skillBudget" : origin.includes("contextSize") ? "raise contextSize or give a larger skillBudget" : "give a larger skillBudget";
-  return new GavelError(`${err.message}; the skill budget is ${origin}: ${remedy}`, "SKILL_INVALID", { cause: err });
+/**
+ * A render's budget overflow (a SKILL_INVALID refusing `skillBudget`) with the setting to raise: the
+ * skill budget, named by where it came from (`origin`, RouterParts.skillOrigin; `ctx`, the context);
+ * a default drawn from the context refuses `contextSize` first.
+ */
+function withBudgetRemedy(err: GavelError, origin: SkillOrigin, ctx: number): GavelError {
+  const remedy = (n: OptionNames) => (origin === "skillBudget" ? `raise ${n("skillBudget")}` : origin === "context" ? `raise ${n("contextSize")} or give a larger ${n("skillBudget")}` : `give a larger ${n("skillBudget")}`);
+  const option = origin === "context" ? "contextSize" : "skillBudget";
+  return optionError((n) => `${err.message}; the skill budget is ${originWords(origin, ctx, n)}: ${remedy(n)}`, "SKILL_INVALID", option, { cause: err });
+}
+
+/** Whether `err` is a render's refusal of a skill that cannot fit the skill budget (render/encode.ts). */
+function isBudgetOverflow(err: unknown): err is GavelError {
+  return err instanceof GavelError && err.code === "SKILL_INVALID" && err.option === "skillBudget";
 }
 
 /** A skill whose content the bank already holds: nothing to compute. */
@@ -134,7 +144,7 @@ class Installation {
       await this.#store(skill, outcome.value as SkillKeys);
     } catch (err) {
       if (err instanceof GavelError && (err.code === "ABORTED" || err.code === "DISPOSED")) throw err;
-      const error = isBudgetOverflow(err) ? withBudgetRemedy(err, this.#parts.skillOrigin)
+      const error = isBudgetOverflow(err) ? withBudgetRemedy(err, this.#parts.skillOrigin ?? "skillBudget", this.#parts.model.info.contextSize)
         : err instanceof GavelError ? err : new GavelError(`could not install: ${(err as Error).message}`, "SKILL_INVALID", { cause: err });
       this.report.failed.push({ where: skill.source, error });
       this.#progress(skill.id, "failed");

@@ -9,6 +9,7 @@ import type { Model } from "../model/Model.js";
 import type { Projections } from "../projections/projections.js";
 import type { RenderEncoder, TaskKeep } from "../render/encode.js";
 import type { Library } from "../bank/library.js";
+import type { SkillOrigin } from "./budgets.js";
 
 /** The parts of a {@link Router} its stages work with. */
 export interface RouterParts {
@@ -29,8 +30,8 @@ export interface RouterParts {
   readonly keyBudget: number;
   /** Which part of a written task over the budget is read (RouterOpenOptions.truncate). */
   readonly keep: TaskKeep;
-  /** Where the skill budget came from, in words (`skillBudget`, or which default): a render that cannot fit it says which setting to raise. */
-  readonly skillOrigin?: string;
+  /** Where the skill budget came from (`skillBudget`, or which default): a render that cannot fit it says which setting to raise. */
+  readonly skillOrigin?: SkillOrigin;
   /**
    * The budgets the router takes by default: a bank entry that records no build counts as built with
    * them (its keys are kept while they match the budgets in use). Absent: such an entry counts as

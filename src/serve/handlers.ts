@@ -5,7 +5,7 @@
  * @module
  */
 import { basename, isAbsolute, resolve } from "node:path";
-import { GavelError, invalidArgument } from "../errors.js";
+import { GavelError, invalidArgument, type OptionNames } from "../errors.js";
 import type { GlanceHit, InstalledSkill, Router, RouteOptions, SkillHandle, SkillRecord } from "../route/index.js";
 import { isRegularFile, locateSkill, readSource } from "../route/skill-source.js";
 import { PROTOCOL_VERSION, type Op } from "./protocol.js";
@@ -79,9 +79,12 @@ function str(params: Record<string, unknown>, key: string): string {
 export class Handlers {
   readonly #router: Router;
   readonly #facts: ServerFacts;
-  constructor(router: Router, facts: ServerFacts) {
+  /** How a write's failures name the router's options (ServeOptions.optionNames). */
+  readonly #names: OptionNames | undefined;
+  constructor(router: Router, facts: ServerFacts, names?: OptionNames) {
     this.#router = router;
     this.#facts = facts;
+    this.#names = names;
   }
 
   /** Where a skill's SKILL.md is, absolute, when its source names one that is a regular file. */
@@ -192,7 +195,7 @@ export class Handlers {
         return this.#router.list().map((s): ListedSkill => ({ ...s, ...this.ref(s) }));
       case "install":
       case "sync":
-        return (op === "install" ? installOp : syncOp)(this.#router, params, signal, progress);
+        return (op === "install" ? installOp : syncOp)(this.#router, params, signal, progress, this.#names);
       case "uninstall":
         return { removed: await this.#router.uninstall(str(params, "skill"), { signal }) };
     }

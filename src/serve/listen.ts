@@ -9,7 +9,7 @@
 import { createServer as createNetServer, type Server as NetServer } from "node:net";
 import { createServer as createHttpServer, type Server as HttpServer } from "node:http";
 import { open, rm } from "node:fs/promises";
-import { GavelError, clip, type GavelErrorCode } from "../errors.js";
+import { GavelError, clip, type GavelErrorCode, type OptionNames } from "../errors.js";
 import type { Model } from "../model/Model.js";
 import type { Router } from "../route/index.js";
 import { errnoError } from "../util/errno.js";
@@ -44,6 +44,8 @@ export interface ServeOptions {
    */
   watch?: boolean | WatchOptions;
   onWatch?: (e: WatchEvent) => void;
+  /** How the messages of an install's or a sync's failures name the router's options (`gavel serve`: its flags); the API's names when absent. */
+  optionNames?: OptionNames;
 }
 
 /**

@@ -40,10 +40,11 @@ export interface Request {
   [field: string]: unknown;
 }
 
-/** An error as it travels: a GavelErrorCode (src/errors.ts) and a sentence. */
+/** An error as it travels: a GavelErrorCode (src/errors.ts) and a sentence; a write's failure also carries the option it refuses (`GavelError.option`), where it refuses one. */
 export interface WireError {
   code: string;
   message: string;
+  option?: string;
 }
 
 /** An answer to one request. */

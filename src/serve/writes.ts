@@ -9,7 +9,7 @@
  * @module
  */
 import { isAbsolute, resolve } from "node:path";
-import { invalidArgument } from "../errors.js";
+import { invalidArgument, messageNaming, type GavelError, type OptionNames } from "../errors.js";
 import { boolOption, describeValue } from "../util/validate.js";
 import type { InstallProgress, InstallReport, Router } from "../route/index.js";
 import { discoverSkills, discoveryHost, type DiscoverResult } from "../skills/discover.js";
@@ -24,9 +24,18 @@ export interface WireInstallReport extends Omit<InstallReport, "failed"> {
   failed: { where: string; error: WireError }[];
 }
 
-/** The report with its failures made plain JSON (a GavelError's message is not an own property). */
-export function wireInstallReport(r: InstallReport): WireInstallReport {
-  return { ...r, failed: r.failed.map((f) => ({ where: f.where, error: { code: f.error.code, message: f.error.message } })) };
+/**
+ * The report with its failures made plain JSON (a GavelError's message is not an own property), each
+ * failure's message naming the options it speaks of by `names` (ServeOptions.optionNames) when given.
+ */
+export function wireInstallReport(r: InstallReport, names?: OptionNames): WireInstallReport {
+  return { ...r, failed: r.failed.map((f) => ({ where: f.where, error: wireFailure(f.error, names) })) };
+}
+
+/** A write's failure as it travels: its code, its message (options named by `names` when given), and the option it refuses. */
+function wireFailure(e: GavelError, names: OptionNames | undefined): WireError {
+  const message = names ? messageNaming(e, names) : e.message;
+  return { code: e.code, message, ...(e.option === undefined ? {} : { option: e.option }) };
 }
 
 /** A non-negative integer parameter, or undefined when absent. */
@@ -60,7 +69,7 @@ function path(params: Record<string, unknown>, key: string, required: boolean): 
  * `install`: `source` (a folder or a JSONL library; relative to `cwd`), with `offset`, `limit`,
  * `jobs` (skills in flight) and `statesCache` as `gavel install` takes them.
  */
-export async function installOp(router: Router, params: Record<string, unknown>, signal: AbortSignal, progress?: ProgressSink): Promise<WireInstallReport> {
+export async function installOp(router: Router, params: Record<string, unknown>, signal: AbortSignal, progress?: ProgressSink, names?: OptionNames): Promise<WireInstallReport> {
   cwdOf(params); // refused when malformed, whether a relative path needs it or not
   const source = path(params, "source", true)!;
   const report = await router.install(source, {
@@ -71,7 +80,7 @@ export async function installOp(router: Router, params: Record<string, unknown>,
     statesCache: path(params, "statesCache", false),
     onProgress: progress,
   });
-  return wireInstallReport(report);
+  return wireInstallReport(report, names);
 }
 
 /** What `sync` answers: what was found, the plan, and what its install reported. */
@@ -100,7 +109,7 @@ export interface WireSyncResult {
  * `sync`: `gavel sync` in the server: the folders of `host` for the project `projectDir` (absolute, or relative to `cwd`)
  * and the user's `home` (default the server's), compared with the bank, then applied unless `dryRun`.
  */
-export async function syncOp(router: Router, params: Record<string, unknown>, signal: AbortSignal, progress?: ProgressSink): Promise<WireSyncResult> {
+export async function syncOp(router: Router, params: Record<string, unknown>, signal: AbortSignal, progress?: ProgressSink, names?: OptionNames): Promise<WireSyncResult> {
   const host = discoveryHost(params.host ?? undefined);
   cwdOf(params);
   // anything but a boolean is refused, never read as absent (a "true" string would run a real sync)
@@ -119,6 +128,6 @@ export async function syncOp(router: Router, params: Record<string, unknown>, si
       shadowed: found.shadowed,
     },
     plan: { add: plan.add.map(ref), update: plan.update.map(ref), unchanged: plan.unchanged, remove: plan.remove, kept: plan.kept, conflicts: plan.conflicts },
-    installFailed: report ? wireInstallReport(report).failed : [],
+    installFailed: report ? wireInstallReport(report, names).failed : [],
   };
 }

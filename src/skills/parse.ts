@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { isMap, isScalar, visit, type Document } from "yaml";
 import { GavelError, clip, clipLocation, clipMessage, invalidArgument } from "../errors.js";
-import { describeValue, intOption, optionsObject, stringOption } from "../util/validate.js";
+import { checkInt, describeValue, optionsObject, stringOption } from "../util/validate.js";
 import { DEFAULT_MAX_BODY_BYTES, type ParseSkillOptions, type Skill } from "./types.js";
 import { lookalikeWarnings } from "./confusables.js";
 import { numberSources, parseFrontMatterYaml, type CommentCut } from "./front-matter-yaml.js";
@@ -314,7 +314,7 @@ export function parseSkillMarkdown(text: string | Uint8Array, where: string, opt
   const o = optionsObject(opts, "parseSkillMarkdown options", PARSE_KEYS) as ParseSkillOptions;
   opts = {
     folderName: stringOption(o.folderName, "parseSkillMarkdown: folderName"),
-    maxBodyBytes: o.maxBodyBytes === Infinity ? Infinity : intOption(o.maxBodyBytes, "parseSkillMarkdown: maxBodyBytes", 0, Number.MAX_SAFE_INTEGER, DEFAULT_MAX_BODY_BYTES),
+    maxBodyBytes: o.maxBodyBytes === Infinity ? Infinity : o.maxBodyBytes === undefined ? DEFAULT_MAX_BODY_BYTES : checkInt(o.maxBodyBytes, "parseSkillMarkdown: maxBodyBytes", 0, Number.MAX_SAFE_INTEGER),
   };
   let src = typeof text === "string" ? text : decodeSkillText(text, where);
   if (typeof text === "string") sanitizeText(src, where, "file", null);

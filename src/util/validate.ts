@@ -3,7 +3,7 @@
  * INVALID_ARGUMENT (or a more specific one, e.g. LAYER_OUT_OF_RANGE), raised before anything reaches
  * llama.cpp or the kernels.
  */
-import { GavelError, invalidArgument, clip } from "../errors.js";
+import { GavelError, invalidArgument, clip, optionError, type OptionNames } from "../errors.js";
 
 /** The largest value an int32 argument of the addon takes. */
 export const INT32_MAX = 0x7fffffff;
@@ -36,12 +36,14 @@ export function isUint(v: unknown): v is number {
 
 /**
  * `value` as an integer in [lo, hi] (hi defaults to {@link INT32_MAX}, what the addon takes).
- * @throws GavelError `INVALID_ARGUMENT` naming `name` and the range otherwise
+ * @throws GavelError `INVALID_ARGUMENT` naming `name` and the range otherwise (with `asOption`, an option's refusal: `GavelError.option` is `name`)
  */
-export function checkInt(value: unknown, name: string, lo: number, hi = INT32_MAX): number {
+export function checkInt(value: unknown, name: string, lo: number, hi = INT32_MAX, asOption = false): number {
   if (typeof value !== "number" || !Number.isInteger(value) || value < lo || value > hi) {
     const top = hi === INT32_MAX ? "2^31 - 1" : String(hi);
-    throw invalidArgument(`${name} must be an integer in [${lo}, ${top}], got ${describeValue(value)}`);
+    const got = describeValue(value);
+    const words = (n: OptionNames) => `${n(name)} must be an integer in [${lo}, ${top}], got ${got}`;
+    throw asOption ? optionError(words, "INVALID_ARGUMENT", name) : invalidArgument(words((o) => o));
   }
   return value;
 }
@@ -66,9 +68,9 @@ export function describeValue(value: unknown): string {
   return `the ${typeof value} ${String(value)}`;
 }
 
-/** An optional integer option: `dflt` when undefined, else {@link checkInt}. */
+/** An optional integer option: `dflt` when undefined, else {@link checkInt}, its refusal naming the option (`GavelError.option`). */
 export function intOption(value: unknown, name: string, lo: number, hi: number, dflt: number): number {
-  return value === undefined ? dflt : checkInt(value, name, lo, hi);
+  return value === undefined ? dflt : checkInt(value, name, lo, hi, true);
 }
 
 /** Bounds of {@link checkFinite}; each is optional. */

@@ -80,6 +80,24 @@ describe("install and sync through a running gavel serve", () => {
     expect(JSON.parse(r.err.trim().split("\n").at(-1)!)).toMatchObject({ error: { code: "FILE_NOT_FOUND", exitCode: 1 } });
   }, 120_000);
 
+  it("a skill whose render cannot fit the server's skill budget fails naming the option, worded with gavel serve's flags", async () => {
+    // a name whose tokens alone overflow gavel-mini's skill budget (its projections' 512 tokens)
+    const src = join(dir, "long-name");
+    mkdirSync(join(src, "long-name"), { recursive: true });
+    const name = Array.from({ length: 400 }, (_, i) => `word${i}`).join("-");
+    writeFileSync(join(src, "long-name", "SKILL.md"), `---\nname: ${name}\ndescription: does one thing\n---\nThe body.\n`);
+    const c = await connect({ bank });
+    try {
+      const report = await c.request<{ failed: { where: string; error: { code: string; message: string; option?: string } }[] }>("install", { source: src });
+      expect(report.failed).toHaveLength(1);
+      const { error } = report.failed[0];
+      expect(error).toMatchObject({ code: "SKILL_INVALID", option: "skillBudget" });
+      expect(error.message).toMatch(/alone overflow the skill budget of 512 tokens .*; the skill budget is the projections' skill budget: give a larger --skill-budget$/);
+    } finally {
+      c.close();
+    }
+  }, 120_000);
+
   it("`gavel sync` installs a new project skill through the server, which then routes to it", async () => {
     writeSkill(
       join(project, ".claude", "skills"),

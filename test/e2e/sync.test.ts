@@ -123,9 +123,15 @@ describe("gavel sync", () => {
     const summary = JSON.parse(r.out) as { installed: string[]; failed: { where: string; error: string }[] };
     expect(summary.installed).toEqual([]);
     expect(summary.failed.map((f) => f.where)).toEqual([join(proj, ".claude", "skills", "dockerfile", "SKILL.md")]);
+    // the flag to raise, not the library's option
+    const remedy = /alone overflow the skill budget of 16 tokens .*; the skill budget is --skill-budget: raise --skill-budget$/;
+    expect(summary.failed[0].error).toMatch(remedy);
     const text = await runNode([cli, "sync", "--host", "claude-code", "--project", proj, "--bank", other, "--context", "2048", "--skill-budget", "16"], { env: bare, cwd: proj });
     expect(text.code).toBe(1);
     expect(text.out).toMatch(/installed 0 new, 0 changed; uninstalled 0; unchanged 0; failed 1/);
+    const failedLine = text.err.split("\n").find((l) => l.startsWith("failed: "));
+    expect(failedLine).toMatch(remedy);
+    expect(failedLine).not.toMatch(/skillBudget/);
     const typo = join(root, "no-such-project");
     const t = await runNode([cli, "sync", "--project", typo, "--bank", join(root, "typo-bank"), "--context", "2048"], { env, cwd: project });
     expect(t.code).not.toBe(0);

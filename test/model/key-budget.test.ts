@@ -173,4 +173,33 @@ describe(`the key budget on the tiny llama (seed ${seed})`, () => {
       expect(() => projections.withCalibration(bad), JSON.stringify(bad)).toThrow(expect.objectContaining({ code: "INVALID_ARGUMENT" }));
     }
   });
+
+  it("names the budget option it refuses (GavelError.option): a budget that leaves no room, a render that cannot fit it", async () => {
+    await expect(Router.open(model, { projections, bankDir: join(dir, `bad${n++}`), skillBudget: 1020 })).rejects.toMatchObject({
+      code: "INVALID_ARGUMENT",
+      option: "skillBudget",
+      message: "the skill budget of 1020 tokens (skillBudget) leaves no room for a task in the context of 1024 tokens (contextSize): lower skillBudget or raise contextSize",
+    });
+    // a name whose tokens alone fill the skill budget: the skill fails, the others install
+    const name = words(r, 100);
+    const skills: SkillInput[] = [{ id: "long-name", name, description: "d", body: "b" }, { id: "tiny", name: "tiny", description: "does one thing", body: "The body." }];
+    for (const [o, origin, remedy] of [
+      [{ skillBudget: 128 }, "skillBudget", "raise skillBudget"],
+      [{ p: projections.withCalibration({ skillBudget: 128 }) }, "the projections' skill budget", "give a larger skillBudget"],
+    ] as const) {
+      const p = "p" in o ? o.p : projections;
+      const router = await Router.open(model, { projections: p, bankDir: join(dir, `overflow${n++}`), ..."skillBudget" in o ? { skillBudget: o.skillBudget } : {} });
+      try {
+        const report = await router.install(skills);
+        expect(report.installed, origin).toEqual(["tiny"]);
+        expect(report.failed, origin).toHaveLength(1);
+        const { error } = report.failed[0];
+        expect(error, origin).toMatchObject({ code: "SKILL_INVALID", option: "skillBudget" });
+        expect(error.message, origin).toMatch(/alone overflow the skill budget of 128 tokens \(its render without a body takes \d+\)/);
+        expect(error.message, origin).toMatch(new RegExp(`; the skill budget is ${origin}: ${remedy}$`));
+      } finally {
+        await router.close();
+      }
+    }
+  });
 });

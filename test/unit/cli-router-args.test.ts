@@ -1,7 +1,21 @@
 // The shared router flags are checked before a command reaches a running server, which ignores the
 // model's flags: a bad value fails the same way whether a server or the command answers.
 import { describe, expect, it } from "vitest";
-import { checkRouterArgs, flagWords } from "../../src/cli/commands/common.js";
+import { checkRouterArgs, flagOf, withFlags } from "../../src/cli/commands/common.js";
+import { GavelError } from "../../src/errors.js";
+import { Model } from "../../src/model/Model.js";
+import { resolveBudgets } from "../../src/route/budgets.js";
+import type { Projections } from "../../src/projections/projections.js";
+
+/** What `f` throws or rejects with. */
+async function refusal(f: () => unknown): Promise<GavelError> {
+  try {
+    await f();
+  } catch (err) {
+    return err as GavelError;
+  }
+  throw new Error("no error");
+}
 
 describe("checkRouterArgs", () => {
   it("refuses bad numbers and truncate values by flag name, and passes good ones and absent flags", () => {
@@ -46,9 +60,34 @@ describe("checkRouterArgs", () => {
     }
   });
 
-  it("words the library's budget messages with the flags", () => {
-    expect(flagWords("the skill budget of 24 tokens (the default, ¾ of contextSize 32) leaves no room: raise contextSize or give a smaller skillBudget; keyBudget")).toBe(
-      "the skill budget of 24 tokens (the default, ¾ of --context 32) leaves no room: raise --context or give a smaller --skill-budget; --key-budget",
-    );
+  it("words the library's refusal of an option with the flags, from the option it names", async () => {
+    const proj = { skillBudget: 0, keyBudget: 0 } as Projections;
+    // a budget that leaves no room, known once the model gives the context
+    const room = withFlags(await refusal(() => resolveBudgets({}, proj, 32)));
+    expect(room).toMatchObject({
+      code: "INVALID_ARGUMENT",
+      option: "contextSize",
+      message: "the skill budget of 24 tokens (the default, ¾ of --context 32) leaves no room for a task in the context of 32 tokens (--context): raise --context or give a smaller --skill-budget",
+    });
+    expect(withFlags(await refusal(() => resolveBudgets({ skillBudget: 1020 }, proj, 1024)))).toMatchObject({
+      option: "skillBudget",
+      message: "the skill budget of 1020 tokens (--skill-budget) leaves no room for a task in the context of 1024 tokens (--context): lower --skill-budget or raise --context",
+    });
+    // a range refusal of Model.load's options (before the file is read)
+    for (const [options, message] of [
+      [{ threads: 0 }, "--threads must be an integer in [1, 1024], got 0"],
+      [{ gpuLayers: -2 }, "--gpu-layers must be an integer in [-1, 100000], got -2"],
+      [{ contextSize: 8 }, "--context must be an integer in [16, 4194304], got 8"],
+    ] as const) {
+      const err = await refusal(() => Model.load("/no/such/model.gguf", options));
+      expect(withFlags(err), message).toMatchObject({ code: "INVALID_ARGUMENT", message, cause: err });
+    }
+    expect(withFlags(await refusal(() => resolveBudgets({ keyBudget: 8 }, proj, 2048)))).toMatchObject({ message: "--key-budget must be an integer in [16, 1048576], got 8" });
+    // an error that refuses no option a flag gives is left as it is
+    const other = new GavelError("no installed skill pdf", "SKILL_NOT_FOUND");
+    expect(withFlags(other)).toBe(other);
+    const sequences = new GavelError("sequences must be an integer in [2, 256], got 1", "INVALID_ARGUMENT", { option: "sequences" });
+    expect(withFlags(sequences)).toBe(sequences);
+    expect([flagOf("skillBudget"), flagOf("gpuLayers"), flagOf("toString")]).toEqual(["--skill-budget", "--gpu-layers", "toString"]);
   });
 });

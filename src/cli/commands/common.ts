@@ -7,7 +7,7 @@ import { resolveModelPath, resolveProjectionsPath } from "../../defaults.js";
 import { intArg, nonEmptyArgs } from "../ui/options.js";
 import { contextFor } from "./model-context.js";
 import { bankDir } from "../../config.js";
-import { GavelError, invalidArgument, clip } from "../../errors.js";
+import { GavelError, invalidArgument, clip, messageNaming } from "../../errors.js";
 
 /** The flags of every command that loads the agent model (util.parseArgs specs). */
 export const modelOptions = {
@@ -81,17 +81,29 @@ export function checkRouterArgs(values: RouterArgs): void {
   }
 }
 
-/** The library's option names as the CLI's flags spell them. */
-const FLAG_OF: Readonly<Record<string, string>> = { skillBudget: "--skill-budget", keyBudget: "--key-budget", contextSize: "--context" };
+/** The library's options (`GavelError.option`) the router flags give, as the CLI's flags spell them. */
+const FLAG_OF: Readonly<Record<string, string>> = {
+  skillBudget: "--skill-budget", keyBudget: "--key-budget", contextSize: "--context", threads: "--threads", gpuLayers: "--gpu-layers",
+};
 
-/** A library message about the budgets in the CLI's words: each option it names (`skillBudget`) as its flag (`--skill-budget`). */
-export function flagWords(message: string): string {
-  return message.replace(/\b(skillBudget|keyBudget|contextSize)\b/g, (name) => FLAG_OF[name]);
+/** The flag that gives library option `option` (`skillBudget` → `--skill-budget`); an option no flag gives keeps its name. */
+export function flagOf(option: string): string {
+  return Object.hasOwn(FLAG_OF, option) ? FLAG_OF[option] : option;
 }
 
 /**
- * Router.open with the options the flags give; a refusal of the budgets (INVALID_ARGUMENT) names the
- * flags, not the library's options.
+ * `err` in the CLI's words where it refuses an option a flag gives (`GavelError.option`): a GavelError
+ * of the same code and option whose message names each option by its flag (`cause`: `err`); any
+ * other error as it is.
+ */
+export function withFlags(err: unknown): unknown {
+  if (!(err instanceof GavelError) || err.option === undefined || !Object.hasOwn(FLAG_OF, err.option)) return err;
+  return new GavelError(messageNaming(err, flagOf), err.code, { cause: err, option: err.option });
+}
+
+/**
+ * Router.open with the options the flags give; a refusal of an option (a budget that leaves no room)
+ * names the flags, not the library's options.
  */
 export async function openRouter(model: Model, values: RouterArgs, options: Omit<RouterOpenOptions, "skillBudget" | "keyBudget" | "truncate">): Promise<Router> {
   try {
@@ -102,10 +114,7 @@ export async function openRouter(model: Model, values: RouterArgs, options: Omit
       ...truncateArg(values),
     });
   } catch (err) {
-    if (err instanceof GavelError && err.code === "INVALID_ARGUMENT" && /\b(skillBudget|keyBudget)\b/.test(err.message)) {
-      throw new GavelError(flagWords(err.message), "INVALID_ARGUMENT", { cause: err });
-    }
-    throw err;
+    throw withFlags(err);
   }
 }
 
@@ -121,11 +130,14 @@ export function truncateArg(values: RouterArgs): { truncate?: "start" | "end" } 
 export async function openModel(values: RouterArgs, extra?: Pick<ModelLoadOptions, "batchSequences">): Promise<Model> {
   // --model, else $GAVEL_MODEL, else the embedded gavel-mini
   const path = resolveModelPath(values.model).path;
+  // a refusal of an option the flags give (the KV cache a context needs) names the flag
   return Model.load(path, {
     contextSize: await contextFor(path, values.context),
     threads: intArg(values.threads, "threads", THREADS_RANGE),
     gpuLayers: intArg(values["gpu-layers"], "gpu-layers", GPU_LAYERS_RANGE),
     ...extra,
+  }).catch((err: unknown) => {
+    throw withFlags(err);
   });
 }
 

@@ -7,7 +7,8 @@ import { intArg } from "../ui/options.js";
 import { withInterrupt } from "../ui/interrupt.js";
 import { Progress } from "../ui/progress.js";
 import { failureText, safeText } from "../ui/safe-text.js";
-import { routerOptions, routerOptionsHelp, withRouter, type RouterArgs, checkRouterArgs, flagWords } from "./common.js";
+import { routerOptions, routerOptionsHelp, withRouter, type RouterArgs, checkRouterArgs, flagOf } from "./common.js";
+import { messageNaming } from "../../errors.js";
 import type { Command } from "./types.js";
 import { connectIfRunning, type ServeClient } from "../../serve/client.js";
 import type { WireInstallReport } from "../../serve/writes.js";
@@ -80,16 +81,14 @@ function installInto(source0: string, values: InstallValues): Promise<number> {
   );
 }
 
-/** A render's refusal of a skill whose name alone overflows the skill budget (render/encode.ts), as the report carries it. */
-const BUDGET_OVERFLOW = /alone overflow the skill budget of \d+ tokens/;
-
 /** The install's report as `gavel install` prints it (text, or JSON with --json); the exit code. */
 function printInstallReport(wire: WireInstallReport, json: boolean): number {
-  // a render over the skill budget says which flag to raise, not which library option
-  const failed = wire.failed.map((f) => (BUDGET_OVERFLOW.test(f.error.message) ? { ...f, error: { ...f.error, message: flagWords(f.error.message) } } : f));
+  // a render over the skill budget says which flag to raise, not which library option (a running
+  // gavel serve words its failures so already: ServeOptions.optionNames)
+  const failed = wire.failed.map((f) => ({ where: f.where, error: { code: f.error.code, message: messageNaming(f.error, flagOf) } }));
   const report = { ...wire, failed };
   if (json) {
-    console.log(JSON.stringify({ ...report, failed: report.failed.map((f) => ({ where: f.where, error: { code: f.error.code, message: f.error.message } })) }, null, 2));
+    console.log(JSON.stringify(report, null, 2));
   } else {
     console.log(
       `installed ${report.installed.length}, unchanged ${report.unchanged.length}, failed ${report.failed.length}` +

@@ -10,7 +10,7 @@ import { failureText, safeText } from "../ui/safe-text.js";
 import { isRunning } from "../../serve/client.js";
 import { defaultSocketPath, httpEndpointPath, resolveBankDir, socketPathProblem } from "../../serve/protocol.js";
 import { intArg, MAX_TIMER_MS } from "../ui/options.js";
-import { checkRouterArgs, openModel, openRouter, routerOptions, routerOptionsHelp } from "./common.js";
+import { checkRouterArgs, flagOf, openModel, openRouter, routerOptions, routerOptionsHelp } from "./common.js";
 import type { Command } from "./types.js";
 import { parseFlags } from "../ui/flags.js";
 
@@ -97,7 +97,7 @@ claude-code\` and \`gavel route\` use the server when it runs.`,
     const idle = new Promise<void>((resolve) => (onIdle = resolve));
     try {
       if (port === undefined) await claimSocketPath(socket); // again: the bank is ours now
-      server = await ResidentServer.start({ router, model, modelPath, socket, port, ...served, ...(idleExitMs === undefined ? {} : { onIdle }) });
+      server = await ResidentServer.start({ router, model, modelPath, socket, port, ...served, optionNames: flagOf, ...(idleExitMs === undefined ? {} : { onIdle }) });
     } catch (err) {
       // a start that failed has closed what it opened (server.ts): the router and the model go too
       await router.close();

@@ -5,7 +5,7 @@
 import { existsSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { MANIFEST } from "../../bank/manifest.js";
-import { GavelError, clip } from "../../errors.js";
+import { GavelError, clip, messageNaming } from "../../errors.js";
 import { bankDir } from "../../config.js";
 import { homedir } from "node:os";
 import { discoverSkills, discoveryHost, SKILL_HOSTS } from "../../skills/discover.js";
@@ -14,7 +14,7 @@ import { applySync, planSync, type SyncPlan } from "../../serve/sync-plan.js";
 import type { WireSyncResult } from "../../serve/writes.js";
 import { withInterrupt } from "../ui/interrupt.js";
 import { failureText } from "../ui/safe-text.js";
-import { routerOptions, routerOptionsHelp, withRouter, checkRouterArgs } from "./common.js";
+import { routerOptions, routerOptionsHelp, withRouter, checkRouterArgs, flagOf } from "./common.js";
 import type { Command } from "./types.js";
 import { UsageError } from "../usage-error.js";
 import { parseFlags } from "../ui/flags.js";
@@ -146,7 +146,9 @@ ${routerOptionsHelp}`,
           const found = await discoverSkills({ host, projectDir: values.project, signal });
           const plan = await planSync(router, found);
           if (!values.json) printPlan(found, plan, dryRun);
-          const failed = dryRun ? [] : ((await applySync(router, plan, { signal }))?.failed ?? []);
+          // a render over the skill budget names the flag to raise, as a running gavel serve words it
+          const installed = dryRun ? null : await applySync(router, plan, { signal });
+          const failed = (installed?.failed ?? []).map((f) => ({ where: f.where, error: { code: f.error.code, message: messageNaming(f.error, flagOf) } }));
           for (const f of failed) console.error(`failed: ${failureText(f.where, f.error.message)}`);
           report(host, dryRun, found, plan, values.json === true, failed);
           return failed.length > 0 ? 1 : 0;
