@@ -4,7 +4,7 @@
  * {@link config}. No other module reads `process.env` (`npm run lint` checks it, with the addon
  * loader's one exception); native code gets its settings as arguments (`configure`, called by the
  * loader in src/native/binding.ts). docs/configuration.md is generated from {@link SETTINGS}
- * (`node scripts/gen/config-table.mjs`).
+ * (`npm run gen:config`: scripts/gen/write-config-table.ts).
  *
  * An empty value means "not set" for every variable, as shells and test harnesses use `VAR=""` to
  * clear one. A value outside a variable's values is a GavelError `INVALID_ARGUMENT` naming it.

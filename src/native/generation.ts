@@ -1,6 +1,6 @@
 /** The addon's generation surface (native/src/model/generate*.{h,cpp}), re-exported by binding.ts. */
 
-/** llama.cpp sampler chain parameters: every field required (src/model/generate-options.ts sets them). */
+/** llama.cpp sampler chain parameters: every field required (src/model/generate.ts sets them). */
 export interface NativeSamplerParams {
   /** 0: greedy. */
   temperature: number;

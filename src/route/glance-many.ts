@@ -8,7 +8,7 @@
  * lower column), their m summed in double in row order with the row's weight, divided by the
  * weights' sum in double, rounded to float32. A row's m does not depend on the other rows of the call
  * (each inner product is its own lane of the max-sim kernel), so each task's g is bit for bit the g of
- * its own glance (test/model/glance-many.test.ts).
+ * its own glance (test/unit/serve-glance-many.test.ts).
  *
  * {@link routeGlances} lets a resident server take over the glance calls of the route
  * (src/route/glance.ts) for one bank, as {@link Model.routeHiddenStates} does for the forward passes.

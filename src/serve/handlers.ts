@@ -1,5 +1,5 @@
 /**
- * What each operation of the resident router does with the Router (docs/SERVE.md): parameters
+ * What each operation of the resident router does with the Router (docs/serve-protocol.md): parameters
  * checked, the Router verb called with the request's AbortSignal, the result shaped for the wire.
  *
  * @module

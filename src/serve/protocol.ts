@@ -1,5 +1,5 @@
 /**
- * The resident router's wire format (docs/SERVE.md), shared by the server and its clients.
+ * The resident router's wire format (docs/serve-protocol.md), shared by the server and its clients.
  *
  * Version 1: newline-delimited JSON over a Unix domain socket, or one JSON object per HTTP POST on
  * localhost. A request is `{"v":1,"id":…,"op":…, …params}`, its answer

@@ -47,7 +47,7 @@ interface StatesOut {
 /**
  * The queries of several calls from one {@link projectNormalize} call per projection matrix: their
  * rows stacked, projected and normalised together, then cut apart. Each row's result is its own dot
- * products and norm, so it equals the call made alone (test/unit/serve-batch-queries.test.ts); if a
+ * products and norm, so it equals the call made alone (test/model/states-scheduler.test.ts); if a
  * merged call fails (a call's rows hold NaN), each is projected alone, so only that one fails.
  */
 function projectTogether(calls: StatesCall[], rows: Float32Array[], nEmbd: number): (Promise<Float32Array> | undefined)[] {

@@ -15,6 +15,16 @@ function gavel(...args: string[]) {
 
 const ESC = "\u001b";
 
+describe("gavel projections: warnings", () => {
+  it("names no --context it was not given (the tiny model's trained context is 128 tokens)", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "gavel-proj-warn-"));
+    const res = await gavel("projections", "--model", TINY_LLAMA_PATH, "--out", join(dir, "p.gguf"), "--dim", "64");
+    expect(res.code, res.err).toBe(0);
+    expect(res.out).toMatch(/^wrote .*p\.gguf: layer \d+, dim 64, for llama/);
+    expect(res.err).not.toContain("--context");
+  }, 300_000);
+});
+
 describe("gavel install / list: skill warnings", () => {
   it("prints the loader's warnings, keeps them in the bank, and escapes control characters in names", async () => {
     const dir = mkdtempSync(join(tmpdir(), "gavel-warn-"));

@@ -3,7 +3,8 @@ import { clip, invalidArgument } from "../../errors.js";
 import { Projections, MAX_RANDOM_DIM } from "../../projections/projections.js";
 import { intArg, nonEmptyArgs } from "../ui/options.js";
 import { checkOutPath } from "../ui/out-path.js";
-import { openModel } from "./common.js";
+import { resolveModelPath } from "../../defaults.js";
+import { Model } from "../../model/Model.js";
 import { projectionsReport } from "./info.js";
 import type { Command } from "./types.js";
 import { UsageError } from "../usage-error.js";
@@ -39,7 +40,9 @@ With --out: random W_q and W_s, which route no better than chance: train real on
     // (a layer past the model's last is known only once it loads)
     const shape = { seed: intArg(values.seed, "seed"), dim: intArg(values.dim, "dim", { min: 1, max: MAX_RANDOM_DIM }), layer: intArg(values.layer, "layer", { min: 0 }) };
     await checkOutPath(values.out, "the projections file");
-    const model = await openModel({ model: values.model, context: "256" });
+    // only the model's shape and fingerprint are read: a small context, and no warning about a
+    // --context this command does not take (the CLI's warns when it exceeds the trained context)
+    const model = await Model.load(resolveModelPath(values.model).path, { contextSize: 256 });
     try {
       // the model file itself (or a link to it) is never the output: the save would replace the model
       const [o, m] = await Promise.all([stat(values.out).catch(() => null), stat(model.path).catch(() => null)]);

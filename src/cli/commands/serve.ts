@@ -59,7 +59,7 @@ ${routerOptionsHelp}
   --create              create the bank when there is none (by default a missing bank is an error,
                         FILE_NOT_FOUND: \`gavel install\` builds one, or install through the server)
 
-The protocol (newline-delimited JSON, version 1) is described in docs/SERVE.md. \`gavel hook
+The protocol (newline-delimited JSON, version 1) is described in docs/serve-protocol.md. \`gavel hook
 claude-code\` and \`gavel route\` use the server when it runs.`,
   options: SERVE_OPTIONS,
   async run(args) {
