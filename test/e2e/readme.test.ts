@@ -19,17 +19,29 @@ function shownOutputs(markdown: string): Map<string, string> {
   return new Map([...markdown.matchAll(new RegExp("```js\\n" + FENCED + "\\n\\n```text\\n" + FENCED, "g"))].map((m) => [m[1], m[2]]));
 }
 
+/** A number as the README prints one (a minus sign or U+2212, digits, an optional fraction). */
+const NUMBER = /[-\u2212]?\d+(?:\.\d+)?/g;
+const numberValue = (text: string): number => Number(text.replace("\u2212", "-"));
+
 /**
  * Whether `out` is what `shown` shows: line for line, where each "…" of a shown line stands for any
- * text (the README shortens the long abstention reasons so).
+ * text, as little as lets the line match (the README shortens the long abstention reasons so), and
+ * each number shown matches the number printed in its place within one unit of its last shown digit
+ * (the model's floats differ in their last bits between the addon's AVX2 and AVX-512 builds).
  */
 function matchesShown(out: string, shown: string): boolean {
   const outLines = out.replace(/\n$/, "").split("\n");
   const shownLines = shown.replace(/\n$/, "").split("\n");
   if (outLines.length !== shownLines.length) return false;
   return shownLines.every((line, i) => {
-    const pattern = line.split("…").map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")).join("[\\s\\S]*");
-    return new RegExp(`^${pattern}$`).test(outLines[i]);
+    const numbers = line.match(NUMBER) ?? [];
+    const pattern = line.split(NUMBER).map((text) => text.split("…").map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")).join("[\\s\\S]*?"))
+      .join("([-\u2212]?\\d+(?:\\.\\d+)?)");
+    const m = new RegExp(`^${pattern}$`).exec(outLines[i]);
+    return m !== null && numbers.every((text, k) => {
+      const unit = 10 ** -(text.split(".")[1]?.length ?? 0);
+      return Math.abs(numberValue(m[k + 1]) - numberValue(text)) <= unit * 1.000001;
+    });
   });
 }
 
@@ -46,8 +58,12 @@ describe("README", () => {
   });
   it("compares an output with its shortened form line for line", () => {
     expect(matchesShown("a (long reason) 0.5, more\nb\n", "a (…) 0.5, …\nb")).toBe(true);
-    expect(matchesShown("a (long reason) 0.6, more\nb\n", "a (…) 0.5, …\nb")).toBe(false);
+    expect(matchesShown("a (long reason) 0.7, more\nb\n", "a (…) 0.5, …\nb")).toBe(false);
     expect(matchesShown("a 0.5\n", "a 0.5\nb")).toBe(false);
+    // a number within one unit of its last shown digit matches; two units off does not
+    expect(matchesShown("p 0.0860, logit \u22122.36 (+3)", "p 0.0859, logit \u22122.37 (+3)")).toBe(true);
+    expect(matchesShown("p 0.0861, logit \u22122.37 (+3)", "p 0.0859, logit \u22122.37 (+3)")).toBe(false);
+    expect(matchesShown("p 0.0859, logit 2.37 (+3)", "p 0.0859, logit \u22122.37 (+3)")).toBe(false);
   });
   it.each(blocks.map((b, i) => [i, b] as const))("example %i runs", async (_, code) => {
     const dir = mkdtempSync(join(tmpdir(), "gavel-readme-"));
