@@ -396,6 +396,9 @@ describe("gavel hook install claude-code: portable commands", () => {
       [["--bank", ""], /--bank needs a value, got "" \(leave the flag out for its default\)/],
       [["--socket", ""], /--socket needs a value, got "" \(leave the flag out for its default\)/],
       [["--socket="], /--socket needs a value, got ""/],
+      // an empty folder is not the current one (which here is the project: its file would be rewritten)
+      [["--dir", ""], /--dir needs a value, got "" \(leave the flag out for the current folder\)/],
+      [["--dir="], /--dir needs a value, got ""/],
       [["--idle-exit-ms=nope", "--start-server"], /--idle-exit-ms must be a positive integer of at most 2147483647, not "nope"/],
       [["--idle-exit-ms", "0"], /--idle-exit-ms must be a positive integer of at most 2147483647, not "0"/],
       // past node's timers: the server it starts would refuse it
