@@ -44,7 +44,7 @@ export interface ServeOptions {
    */
   watch?: boolean | WatchOptions;
   onWatch?: (e: WatchEvent) => void;
-  /** How the messages of an install's or a sync's failures name the router's options (`gavel serve`: its flags); the API's names when absent. */
+  /** How the messages of an install's or a sync's failures, and the watcher's, name the router's options (`gavel serve`: its flags); the API's names when absent. */
   optionNames?: OptionNames;
 }
 

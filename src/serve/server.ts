@@ -72,7 +72,7 @@ export class ResidentServer {
     this.#net = server;
     this.listen = listen;
     // the options were checked before listening (listen.ts): nothing here throws on them
-    this.#watcher = o.watch ? watcherFor(o.router, o.watch, o.onWatch) : null;
+    this.#watcher = o.watch ? watcherFor(o.router, o.watch, o.onWatch, o.optionNames) : null;
     // the model work and glances of concurrent requests batched (docs/SERVE.md, "Concurrency")
     this.#batching = attachSchedulers(o.model, o.router, this.#limits);
     this.#handlers = new Handlers(o.router, { pid: process.pid, bank: o.router.bankDir, model: o.modelPath, listen, startedAt: Date.now(), inFlight: () => this.#working, maxTaskTokens: this.#limits.maxTaskTokens }, o.optionNames);

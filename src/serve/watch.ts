@@ -17,7 +17,7 @@
  */
 import { readdirSync, statSync, watch, type FSWatcher } from "node:fs";
 import { basename, dirname, join, relative, resolve, sep } from "node:path";
-import { MESSAGE_CHARS, clip } from "../errors.js";
+import { MESSAGE_CHARS, clip, messageNaming, type OptionNames } from "../errors.js";
 import { locateSkill, type Router } from "../route/index.js";
 import { MAX_SOURCE_BYTES } from "../route/skill-source.js";
 import { discoveredSkillId, skillRoots, type DiscoverOptions } from "../skills/discover.js";
@@ -132,13 +132,15 @@ export class SkillWatcher {
   #closed = false;
   readonly #abort = new AbortController();
   #warnedCap = false;
+  readonly #names: OptionNames;
 
   /**
    * @param report each sync that did anything
    * @param warn a line about a folder that cannot be watched or a sync that failed
    * @param discover the home and project whose Claude Code plugins are read (default: `os.homedir()`, the current folder)
+   * @param optionNames how failures name the router's options (default: the API's names; `gavel serve`: its flags)
    */
-  constructor(router: Router, options: WatchOptions & { report?: (s: WatchSync) => void; warn?: (text: string) => void; discover?: Pick<DiscoverOptions, "home" | "projectDir"> } = {}) {
+  constructor(router: Router, options: WatchOptions & { report?: (s: WatchSync) => void; warn?: (text: string) => void; discover?: Pick<DiscoverOptions, "home" | "projectDir">; optionNames?: OptionNames } = {}) {
     this.#router = router;
     this.#report = options.report ?? (() => undefined);
     this.#warn = options.warn ?? (() => undefined);
@@ -147,6 +149,7 @@ export class SkillWatcher {
     this.#maxWaitMs = Math.max(o.debounceMs, o.maxWaitMs);
     this.#maxFolders = o.maxFolders;
     this.#discover = options.discover ?? {};
+    this.#names = options.optionNames ?? ((o) => o);
     this.refresh();
   }
 
@@ -307,7 +310,7 @@ export class SkillWatcher {
       const wrote = done.installed.length + done.updated.length + done.uninstalled.length > 0;
       if (wrote || done.kept.length > 0 || done.failed.length > 0) this.#report(done);
     } catch (err) {
-      if (!this.#closed) this.#warn(`a sync of ${dirs.length} changed folder${dirs.length === 1 ? "" : "s"} failed: ${clip((err as Error).message, MESSAGE_CHARS)}`);
+      if (!this.#closed) this.#warn(`a sync of ${dirs.length} changed folder${dirs.length === 1 ? "" : "s"} failed: ${clip(messageNaming(err as Error, this.#names), MESSAGE_CHARS)}`);
     } finally {
       this.#rearm(true);
     }
@@ -355,7 +358,7 @@ export class SkillWatcher {
     if (toInstall.length > 0) {
       const report = await this.#router.install(toInstall, { signal: this.#abort.signal, admit });
       const failed = new Set(report.failed.map((f) => f.where));
-      for (const f of report.failed) out.failed.push({ where: f.where, message: f.error.message });
+      for (const f of report.failed) out.failed.push({ where: f.where, message: messageNaming(f.error, this.#names) });
       const ok = (id: string) => !skipped.has(id) && !toInstall.some((s) => s.id === id && failed.has(s.source));
       out.installed = out.installed.filter(ok);
       out.updated = out.updated.filter(ok);
@@ -424,6 +427,6 @@ export class SkillWatcher {
 export type WatchEvent = { sync: WatchSync } | { warning: string };
 
 /** The watcher of a server: `watch` as ServeOptions gives it, its events to `on`. */
-export function watcherFor(router: Router, watch: true | WatchOptions, on: ((e: WatchEvent) => void) | undefined): SkillWatcher {
-  return new SkillWatcher(router, { ...(typeof watch === "object" ? watch : {}), report: (sync) => on?.({ sync }), warn: (warning) => on?.({ warning }) });
+export function watcherFor(router: Router, watch: true | WatchOptions, on: ((e: WatchEvent) => void) | undefined, optionNames?: OptionNames): SkillWatcher {
+  return new SkillWatcher(router, { ...(typeof watch === "object" ? watch : {}), report: (sync) => on?.({ sync }), warn: (warning) => on?.({ warning }), optionNames });
 }

@@ -51,6 +51,14 @@ describe("gavel install with other budgets", () => {
     expect(failed).toContain(`skill "${name}"`);
     expect(failed).toMatch(/overflow the skill budget of 24 tokens .*; the skill budget is --skill-budget: raise --skill-budget \[SKILL_INVALID\]$/);
     expect(failed).not.toMatch(/skillBudget/);
+    // --json: the same failure, with the option it refuses by the library's name
+    const j = await gavel("install", src, "--bank", join(dir, "bank-long"), "--skill-budget", "24", "--json");
+    expect(j.code).toBe(1);
+    const report = JSON.parse(j.out) as { failed: { where: string; error: { code: string; message: string; option?: string } }[] };
+    expect(report.failed).toHaveLength(1);
+    expect(report.failed[0].error.code).toBe("SKILL_INVALID");
+    expect(report.failed[0].error.option).toBe("skillBudget");
+    expect(report.failed[0].error.message).toMatch(/; the skill budget is --skill-budget: raise --skill-budget$/);
   });
 });
 

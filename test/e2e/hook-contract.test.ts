@@ -214,7 +214,7 @@ describe("gavel hook claude-code against a server", () => {
     expect(r3.err.trim()).toBe(`gavel hook: no gavel server runs for the bank ${join(sub, ".gavel", "bank")} (start one with \`gavel serve\`); nothing added to the prompt`);
   });
 
-  it("an empty --bank or --socket routes nothing (never the default bank) and says why on stderr; a blank --min-score is not 0", async () => {
+  it("an empty --bank or --socket routes nothing (never the default bank) and says why on stderr; a blank or hex --min-score is not a number", async () => {
     const project = tempDir("gavel-hook-empty-bank-");
     // a server on the default bank, which an empty --bank must not reach
     const { seen } = await standIn(join(project, ".gavel", "bank"), () => answer("pdf-extract"));
@@ -225,6 +225,8 @@ describe("gavel hook claude-code against a server", () => {
       ["-b ''", empty("bank")],
       ['--socket ""', empty("socket")],
       ["--min-score ' '", '--min-score must be a number, not " "'],
+      ["--min-score 0x10", '--min-score must be a number, not "0x10"'], // not 16
+      ["--min-score=-Infinity", '--min-score must be a number, not "-Infinity"'],
     ];
     for (const [entry, [flags, why]] of ENTRIES.flatMap((e) => cases.map((c) => [e, c] as const))) {
       const r = await runShell(gavel(`claude-code ${flags}`, entry), input("Extract the tables from report.pdf", project), { ...baseEnv, CLAUDE_PROJECT_DIR: project }, project);
@@ -392,10 +394,18 @@ describe("gavel hook install claude-code: portable commands", () => {
       [["--timeout-ms", "3000000000"], /--timeout-ms must be a number of milliseconds from 1 to 600000/],
       [["--min-score", "abc"], /--min-score must be a number, not "abc"/],
       [["--min-score", ""], /--min-score must be a number, not ""/], // blank is not 0
+      // a number written in decimal only, as every number flag takes: not hex (16), not Infinity
+      [["--min-score", "0x10"], /--min-score must be a number, not "0x10"/],
+      [["--min-score", "Infinity"], /--min-score must be a number, not "Infinity"/],
+      [["--timeout-ms", "0x10"], /--timeout-ms must be a number of milliseconds from 1 to 600000, not "0x10"/],
+      [["--idle-exit-ms", "0x10"], /--idle-exit-ms must be a positive integer of at most 2147483647, not "0x10"/],
       // an empty bank or socket would be dropped, and the hook would then use the default bank
       [["--bank", ""], /--bank needs a value, got "" \(leave the flag out for its default\)/],
       [["--socket", ""], /--socket needs a value, got "" \(leave the flag out for its default\)/],
       [["--socket="], /--socket needs a value, got ""/],
+      // an empty folder is not the current one (which here is the project: its file would be rewritten)
+      [["--dir", ""], /--dir needs a value, got "" \(leave the flag out for the current folder\)/],
+      [["--dir="], /--dir needs a value, got ""/],
       [["--idle-exit-ms=nope", "--start-server"], /--idle-exit-ms must be a positive integer of at most 2147483647, not "nope"/],
       [["--idle-exit-ms", "0"], /--idle-exit-ms must be a positive integer of at most 2147483647, not "0"/],
       // past node's timers: the server it starts would refuse it

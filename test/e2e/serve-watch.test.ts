@@ -99,3 +99,35 @@ describe("gavel serve --watch", () => {
     expect(await server.exited).toBe(0);
   }, 120_000);
 });
+
+describe("gavel serve --watch with a small --skill-budget", () => {
+  let dir: string;
+  let server: ServeChild | undefined;
+  let c: ServeClient | undefined;
+
+  afterAll(() => {
+    c?.close();
+    server?.child.kill("SIGKILL");
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("a watched skill whose name alone overflows the budget fails in a line naming --skill-budget, not the library's option", async () => {
+    dir = mkdtempSync(join(tmpdir(), "gavel-serve-watch-budget-"));
+    const skills = join(dir, "skills");
+    const bank = join(dir, "bank");
+    mkdirSync(join(skills, "ok"), { recursive: true });
+    writeFileSync(join(skills, "ok", "SKILL.md"), "---\nname: ok\ndescription: does one thing\n---\nThe body.\n");
+    server = await startServe(["--bank", bank, "--create", "--watch", "--watch-debounce-ms", "200", "--skill-budget", "40"], { env: { ...process.env, GAVEL_MODEL: "", GAVEL_PROJECTIONS: "", GAVEL_BANK: "" } });
+    c = await connect({ bank });
+    expect((await c.request<{ installed: string[] }>("install", { source: skills })).installed).toEqual(["ok"]);
+    // a new folder beside the installed one (which fits 40 tokens, its body cut): the watcher installs
+    // it, and its render cannot fit
+    const name = "a-skill-name-so-long-that-its-tokens-alone-fill-a-budget-of-forty";
+    mkdirSync(join(skills, "long"));
+    writeFileSync(join(skills, "long", "SKILL.md"), `---\nname: ${name}\ndescription: does one thing\n---\nThe body.\n`);
+    const line = await until(async () => server!.err().split("\n").find((l) => l.startsWith("gavel serve: watch: failed: ")));
+    expect(line).toContain(`skill "${name}"`);
+    expect(line).toMatch(/overflow the skill budget of 40 tokens .*; the skill budget is --skill-budget: raise --skill-budget$/);
+    expect(line).not.toMatch(/skillBudget/);
+  }, 300_000);
+});

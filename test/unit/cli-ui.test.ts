@@ -29,6 +29,17 @@ describe("option values", () => {
     expect(listArg(" a, b,,c ")).toEqual(["a", "b", "c"]);
     expect(listArg(undefined)).toBeUndefined();
   });
+
+  it("takes numbers written in decimal only: not hex, binary, octal, Infinity or a blank", () => {
+    expect(intArg(" 12 ", "top", { min: 1 })).toBe(12);
+    expect(intArg("1e3", "top", { min: 1 })).toBe(1000);
+    expect(numberArg("+.5", "lr")).toBe(0.5);
+    expect(numberArg("-2.", "lr")).toBe(-2);
+    for (const v of ["0x10", "0b11", "0o17", "Infinity", "-Infinity", "1_000", "12px", "e3", ".", ""]) {
+      expect(() => intArg(v, "top", { min: 1 }), v).toThrow(expect.objectContaining({ code: "INVALID_ARGUMENT", message: expect.stringMatching(/^--top must be a positive integer, got /) }));
+      expect(() => numberArg(v, "lr"), v).toThrow(expect.objectContaining({ code: "INVALID_ARGUMENT", message: expect.stringMatching(/^--lr must be a number, got /) }));
+    }
+  });
 });
 
 describe("Progress", () => {

@@ -14,6 +14,7 @@ import { findEndpoint, isNotRunning, ServeClient } from "../../serve/client.js";
 import { bankDir, config } from "../../config.js";
 import { GavelError, MESSAGE_CHARS, clip } from "../../errors.js";
 import { parseFlags } from "../ui/flags.js";
+import { decimalNumber } from "../ui/options.js";
 
 /** The fields of Claude Code's UserPromptSubmit input that the hook reads. */
 interface HookInput {
@@ -92,7 +93,7 @@ export const MAX_HOOK_TIMEOUT_MS = 600_000;
 /** What is wrong with a `--timeout-ms` value, or null when it is a number of milliseconds the hook takes. */
 export function hookTimeoutProblem(value: string | undefined): string | null {
   if (value === undefined) return null;
-  const n = Number(value);
+  const n = decimalNumber(value);
   return Number.isFinite(n) && n > 0 && n <= MAX_HOOK_TIMEOUT_MS ? null : `--timeout-ms must be a number of milliseconds from 1 to ${MAX_HOOK_TIMEOUT_MS}, not ${JSON.stringify(value)}`;
 }
 
@@ -108,10 +109,10 @@ export function hookOptionProblem(values: { bank?: string; socket?: string; "tim
   const timeoutProblem = hookTimeoutProblem(values["timeout-ms"]);
   if (timeoutProblem) return timeoutProblem;
   const minScore = values["min-score"];
-  if (minScore !== undefined && (minScore.trim() === "" || Number.isNaN(Number(minScore)))) return `--min-score must be a number, not ${JSON.stringify(minScore)}`;
+  if (minScore !== undefined && !Number.isFinite(decimalNumber(minScore))) return `--min-score must be a number, not ${JSON.stringify(minScore)}`;
   const idle = values["idle-exit-ms"];
   // at most 2^31 - 1: the server it starts takes no more (node's timers take no more)
-  if (idle !== undefined && !(Number.isInteger(Number(idle)) && Number(idle) > 0 && Number(idle) <= 2 ** 31 - 1)) return `--idle-exit-ms must be a positive integer of at most ${2 ** 31 - 1}, not ${JSON.stringify(idle)}`;
+  if (idle !== undefined && !(Number.isInteger(decimalNumber(idle)) && decimalNumber(idle) > 0 && decimalNumber(idle) <= 2 ** 31 - 1)) return `--idle-exit-ms must be a positive integer of at most ${2 ** 31 - 1}, not ${JSON.stringify(idle)}`;
   return null;
 }
 
@@ -189,7 +190,7 @@ async function claudeCodeHook(args: string[]): Promise<number> {
   const optionProblem = hookOptionProblem(values);
   if (optionProblem) return (note(optionProblem), 0);
   const budget = values["timeout-ms"] === undefined ? DEFAULT_HOOK_TIMEOUT_MS : Number(values["timeout-ms"]);
-  const min = values["min-score"] === undefined ? -Infinity : Number(values["min-score"]);
+  const min = values["min-score"] === undefined ? -Infinity : decimalNumber(values["min-score"]);
   const idleExitMs = values["idle-exit-ms"] === undefined ? undefined : Number(values["idle-exit-ms"]);
   const onDemand = values["start-server"] === true || config().startServer;
   const noServer = (bank: string, socket: string | undefined, base: string, why: string) => noServerNote(bank, why, onDemand ? { socket, idleExitMs, cwd: base } : null);

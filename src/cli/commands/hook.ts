@@ -83,6 +83,8 @@ async function installHook(args: string[]): Promise<number> {
   // a value the hook would refuse at every prompt is refused here, before it is written
   const optionProblem = hookOptionProblem(values);
   if (optionProblem) throw new GavelError(optionProblem, "INVALID_ARGUMENT");
+  // an empty --dir ("$DIR" unset) is not the current folder, as an empty --bank is not the default bank
+  if (values.dir === "") throw new GavelError('--dir needs a value, got "" (leave the flag out for the current folder)', "INVALID_ARGUMENT");
   const root = values.user ? homedir() : resolve(values.dir ?? process.cwd());
   // an existing folder: a mistyped --dir is not created, only `.claude` in it
   if (values.dir !== undefined) await existingFolder(root, "--dir");

@@ -34,6 +34,10 @@ ${routerOptionsHelp}
                         layer it holds skip their forward pass (states rounded through f16); others
                         are computed as usual; nothing is written there
 
+With --json, the report as Router.install returns it, each failure as {"where", "error": {"code",
+"message", "option"}}: "option" (GavelError.option) only where the failure refuses an option, by the
+library's name ("skillBudget" where the message says --skill-budget).
+
 While \`gavel serve\` runs for the bank, the install goes through it (its model, under its lock), with
 the same output; Ctrl-C cancels it there.`,
   options: INSTALL_OPTIONS,
@@ -85,7 +89,7 @@ function installInto(source0: string, values: InstallValues): Promise<number> {
 function printInstallReport(wire: WireInstallReport, json: boolean): number {
   // a render over the skill budget says which flag to raise, not which library option (a running
   // gavel serve words its failures so already: ServeOptions.optionNames)
-  const failed = wire.failed.map((f) => ({ where: f.where, error: { code: f.error.code, message: messageNaming(f.error, flagOf) } }));
+  const failed = wire.failed.map((f) => ({ where: f.where, error: { code: f.error.code, message: messageNaming(f.error, flagOf), ...(f.error.option === undefined ? {} : { option: f.error.option }) } }));
   const report = { ...wire, failed };
   if (json) {
     console.log(JSON.stringify(report, null, 2));

@@ -27,7 +27,16 @@ function describeRange(range: IntRange): string {
 
 /** A flag's value as a message shows it: quoted when blank (Number("") and Number(" ") are 0, refused), {@link clip}ped. */
 const shown = (v: string) => (v.trim() === "" ? JSON.stringify(v) : clip(v));
-const parsed = (v: string) => (v.trim() === "" ? NaN : Number(v));
+
+/**
+ * A number flag's value, or NaN where it is not one written in decimal: digits with an optional sign,
+ * point and exponent (`3`, `-0.5`, `1e3`), spaces around it allowed, as the GAVEL_* variables take
+ * numbers. Number() alone would also take `0x10` (16), `0b1`, `0o7`, `Infinity` and a blank (0).
+ */
+export function decimalNumber(v: string): number {
+  return /^\s*[+-]?(\d+(\.\d*)?|\.\d+)(e[+-]?\d+)?\s*$/i.test(v) ? Number(v) : NaN;
+}
+const parsed = decimalNumber;
 
 /** An integer option's value (undefined when absent); with a range, one inside it. */
 export function intArg(v: string | undefined, name: string, range?: IntRange): number | undefined {
