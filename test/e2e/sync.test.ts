@@ -120,12 +120,13 @@ describe("gavel sync", () => {
     // a skill budget under the render's scaffolding: the one skill cannot be encoded
     const r = await runNode([cli, "sync", "--host", "claude-code", "--project", proj, "--bank", other, "--context", "2048", "--skill-budget", "16", "--json"], { env: bare, cwd: proj });
     expect(r.code, r.out + r.err).toBe(1);
-    const summary = JSON.parse(r.out) as { installed: string[]; failed: { where: string; error: string }[] };
+    const summary = JSON.parse(r.out) as { installed: string[]; failed: { where: string; error: string; option?: string }[] };
     expect(summary.installed).toEqual([]);
     expect(summary.failed.map((f) => f.where)).toEqual([join(proj, ".claude", "skills", "dockerfile", "SKILL.md")]);
     // the flag to raise, not the library's option
     const remedy = /alone overflow the skill budget of 16 tokens .*; the skill budget is --skill-budget: raise --skill-budget$/;
     expect(summary.failed[0].error).toMatch(remedy);
+    expect(summary.failed[0].option).toBe("skillBudget");
     const text = await runNode([cli, "sync", "--host", "claude-code", "--project", proj, "--bank", other, "--context", "2048", "--skill-budget", "16"], { env: bare, cwd: proj });
     expect(text.code).toBe(1);
     expect(text.out).toMatch(/installed 0 new, 0 changed; uninstalled 0; unchanged 0; failed 1/);

@@ -25,7 +25,7 @@ export { planSync, type SyncPlan } from "../../serve/sync-plan.js";
 interface FoundView {
   roots: { exists: boolean; skills: number; label: string; dir: string }[];
   warnings: string[];
-  failed: { where: string; error: { message: string } }[];
+  failed: { where: string; error: { message: string; option?: string } }[];
   shadowed: unknown[];
 }
 
@@ -54,8 +54,11 @@ function printPlan(found: FoundView, plan: PlanView, dryRun: boolean): void {
   }
 }
 
+/** `{ option }` where a failure refuses an option (GavelError.option, as `gavel install --json` gives it), else nothing. */
+const optionOf = (error: { option?: string }): { option?: string } => (error.option === undefined ? {} : { option: error.option });
+
 /** The summary line, or with --json the summary object. */
-function report(host: string, dryRun: boolean, found: FoundView, plan: PlanView, json: boolean, installFailed: readonly { where: string; error: { message: string } }[] = []): void {
+function report(host: string, dryRun: boolean, found: FoundView, plan: PlanView, json: boolean, installFailed: readonly { where: string; error: { message: string; option?: string } }[] = []): void {
   // a skill whose install failed is reported failed, not installed (its source is the failure's where)
   const failedAt = new Set(installFailed.map((f) => f.where));
   const add = plan.add.filter((s) => !failedAt.has(s.source));
@@ -70,7 +73,7 @@ function report(host: string, dryRun: boolean, found: FoundView, plan: PlanView,
     kept: plan.kept,
     conflicts: plan.conflicts,
     shadowed: found.shadowed,
-    failed: [...found.failed, ...installFailed].map((f) => ({ where: f.where, error: f.error.message })),
+    failed: [...found.failed, ...installFailed].map((f) => ({ where: f.where, error: f.error.message, ...optionOf(f.error) })),
   };
   if (json) {
     console.log(JSON.stringify(summary, null, 2));
@@ -148,7 +151,7 @@ ${routerOptionsHelp}`,
           if (!values.json) printPlan(found, plan, dryRun);
           // a render over the skill budget names the flag to raise, as a running gavel serve words it
           const installed = dryRun ? null : await applySync(router, plan, { signal });
-          const failed = (installed?.failed ?? []).map((f) => ({ where: f.where, error: { code: f.error.code, message: messageNaming(f.error, flagOf) } }));
+          const failed = (installed?.failed ?? []).map((f) => ({ where: f.where, error: { code: f.error.code, message: messageNaming(f.error, flagOf), ...optionOf(f.error) } }));
           for (const f of failed) console.error(`failed: ${failureText(f.where, f.error.message)}`);
           report(host, dryRun, found, plan, values.json === true, failed);
           return failed.length > 0 ? 1 : 0;
