@@ -24,8 +24,8 @@ export { findEndpoint, isNotRunning, type Endpoint, type EndpointOptions, type I
 
 
 /** An answer's error as a GavelError with the server's code. */
-function fromWire(e: { code: string; message: string }): GavelError {
-  return new GavelError(e.message, (e.code || "INTERNAL") as GavelErrorCode);
+function fromWire(e: { code: string; message: string; option?: unknown }): GavelError {
+  return new GavelError(e.message, (e.code || "INTERNAL") as GavelErrorCode, typeof e.option === "string" ? { option: e.option } : undefined);
 }
 
 interface Pending {

@@ -33,11 +33,15 @@ export { DEFAULT_LIMITS, type ServeLimits } from "./limits.js";
 export { claimSocketPath } from "./socket-claim.js";
 export type { ServeOptions } from "./listen.js";
 
-/** The answer to a failure, as the wire carries it (a message cut at MESSAGE_CHARS, as a GavelError's is). */
+/**
+ * The answer to a failure, as the wire carries it (a message cut at MESSAGE_CHARS, as a GavelError's
+ * is), with the option it refuses (`GavelError.option`) where it refuses one.
+ */
 function errorOf(id: RequestId | null, err: unknown): Response {
   const code = err instanceof GavelError ? err.code : "INTERNAL";
   const message = clip(err instanceof Error ? err.message : String(err), MESSAGE_CHARS);
-  return { v: PROTOCOL_VERSION, id, ok: false, error: { code, message } };
+  const option = err instanceof GavelError ? err.option : undefined;
+  return { v: PROTOCOL_VERSION, id, ok: false, error: { code, message, ...(option === undefined ? {} : { option }) } };
 }
 
 /** A request in flight: its abort switch and its settling. */

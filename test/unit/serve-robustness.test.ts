@@ -41,6 +41,7 @@ function fakeRouter(bankDir: string) {
       new Promise((resolve, reject) => {
         started++;
         const result = { skill: null, abstained: true, shortlist: [], verdict: false, load: null, pad: task.startsWith("big:") ? "x".repeat(Number(task.slice(4))) : "" };
+        if (task === "refuse") return reject(new GavelError("the skill budget leaves no room", "INVALID_ARGUMENT", { option: "skillBudget" }));
         if (task !== "hold") return resolve(result);
         o.signal?.addEventListener("abort", () => reject(new GavelError("aborted", "ABORTED")), { once: true });
         held.push(() => resolve(result));
@@ -294,6 +295,24 @@ describe("socket transport", () => {
     expect(codes.filter((x) => x === "ok")).toHaveLength(99);
     expect(fake.started()).toBe(99);
     c.close();
+  });
+
+  it("a refusal of an option carries the option (GavelError.option) over the wire, and the client's error has it", async () => {
+    const { socket } = await start("unix");
+    const c = await clientConnect({ socket });
+    const err = await c.request("route", { task: "refuse" }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(GavelError);
+    expect(err).toMatchObject({ code: "INVALID_ARGUMENT", option: "skillBudget", message: "the skill budget leaves no room" });
+    // an error that refuses no option has none
+    const other = await c.request("uninstall", { skill: "" }).catch((e: unknown) => e);
+    expect(other).toBeInstanceOf(GavelError);
+    expect((other as GavelError).option).toBeUndefined();
+    c.close();
+    const line = await raw({ path: socket });
+    line.s.write(JSON.stringify({ v: 1, id: 1, op: "route", task: "refuse" }) + "\n");
+    await within(new Promise<void>((r) => { const t = setInterval(() => line.data().includes("\n") && (clearInterval(t), r()), 20); }), 15_000, "the answer");
+    expect(JSON.parse(line.data().split("\n")[0])).toMatchObject({ id: 1, ok: false, error: { code: "INVALID_ARGUMENT", option: "skillBudget" } });
+    line.s.destroy();
   });
 
   it("a ServeClient fails a request whose line the server refused with the server's own reason", async () => {
