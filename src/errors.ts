@@ -153,8 +153,13 @@ export class GavelError extends Error {
 
   /** What `JSON.stringify` writes: the name, code and message (an Error's message is not enumerable), and the option where one is refused. */
   toJSON(): { name: string; code: GavelErrorCode; message: string; option?: string } {
-    return { name: this.name, code: this.code, message: this.message, ...(this.option === undefined ? {} : { option: this.option }) };
+    return { name: this.name, code: this.code, message: this.message, ...optionField(this) };
   }
+}
+
+/** `{ option }` where `e` refuses an option ({@link GavelError.option}), else `{}`: what a JSON form of a failure spreads in. */
+export function optionField(e: { readonly option?: string }): { option?: string } {
+  return e.option === undefined ? {} : { option: e.option };
 }
 
 /** How a message names the options it speaks of: the API's names (`skillBudget`) unless a caller words them its own way (the CLI: `--skill-budget`). */

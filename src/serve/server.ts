@@ -18,7 +18,7 @@ import type { IncomingMessage, Server as HttpServer, ServerResponse } from "node
 import { randomBytes, timingSafeEqual } from "node:crypto";
 import { chmod, rm } from "node:fs/promises";
 import { readRegularFile } from "../util/regular-file.js";
-import { GavelError, MESSAGE_CHARS, clip } from "../errors.js";
+import { GavelError, MESSAGE_CHARS, clip, optionField } from "../errors.js";
 import { Handlers } from "./handlers.js";
 import { requestCancelled } from "./batch-queue.js";
 import { watcherFor, type SkillWatcher } from "./watch.js";
@@ -40,8 +40,7 @@ export type { ServeOptions } from "./listen.js";
 function errorOf(id: RequestId | null, err: unknown): Response {
   const code = err instanceof GavelError ? err.code : "INTERNAL";
   const message = clip(err instanceof Error ? err.message : String(err), MESSAGE_CHARS);
-  const option = err instanceof GavelError ? err.option : undefined;
-  return { v: PROTOCOL_VERSION, id, ok: false, error: { code, message, ...(option === undefined ? {} : { option }) } };
+  return { v: PROTOCOL_VERSION, id, ok: false, error: { code, message, ...(err instanceof GavelError ? optionField(err) : {}) } };
 }
 
 /** A request in flight: its abort switch and its settling. */

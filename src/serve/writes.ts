@@ -9,7 +9,7 @@
  * @module
  */
 import { isAbsolute, resolve } from "node:path";
-import { invalidArgument, messageNaming, type GavelError, type OptionNames } from "../errors.js";
+import { invalidArgument, messageNaming, optionField, type GavelError, type OptionNames } from "../errors.js";
 import { boolOption, describeValue } from "../util/validate.js";
 import type { InstallProgress, InstallReport, Router } from "../route/index.js";
 import { discoverSkills, discoveryHost, type DiscoverResult } from "../skills/discover.js";
@@ -35,7 +35,7 @@ export function wireInstallReport(r: InstallReport, names?: OptionNames): WireIn
 /** A write's failure as it travels: its code, its message (options named by `names` when given), and the option it refuses. */
 function wireFailure(e: GavelError, names: OptionNames | undefined): WireError {
   const message = names ? messageNaming(e, names) : e.message;
-  return { code: e.code, message, ...(e.option === undefined ? {} : { option: e.option }) };
+  return { code: e.code, message, ...optionField(e) };
 }
 
 /** A non-negative integer parameter, or undefined when absent. */

@@ -8,10 +8,9 @@ import { withInterrupt } from "../ui/interrupt.js";
 import { Progress } from "../ui/progress.js";
 import { failureText, safeText } from "../ui/safe-text.js";
 import { routerOptions, routerOptionsHelp, withRouter, type RouterArgs, checkRouterArgs, flagOf } from "./common.js";
-import { messageNaming } from "../../errors.js";
 import type { Command } from "./types.js";
 import { connectIfRunning, type ServeClient } from "../../serve/client.js";
-import type { WireInstallReport } from "../../serve/writes.js";
+import { wireInstallReport, type WireInstallReport } from "../../serve/writes.js";
 import { UsageError } from "../usage-error.js";
 import { parseFlags } from "../ui/flags.js";
 
@@ -80,17 +79,15 @@ function installInto(source0: string, values: InstallValues): Promise<number> {
         statesCache: values["states-cache"],
       });
       progress.end();
-      return printInstallReport(report, values.json === true);
+      // a render over the skill budget says which flag to raise, not which library option, as a
+      // running gavel serve words its failures (ServeOptions.optionNames)
+      return printInstallReport(wireInstallReport(report, flagOf), values.json === true);
     }, { create: true }), // the one command that builds a bank
   );
 }
 
 /** The install's report as `gavel install` prints it (text, or JSON with --json); the exit code. */
-function printInstallReport(wire: WireInstallReport, json: boolean): number {
-  // a render over the skill budget says which flag to raise, not which library option (a running
-  // gavel serve words its failures so already: ServeOptions.optionNames)
-  const failed = wire.failed.map((f) => ({ where: f.where, error: { code: f.error.code, message: messageNaming(f.error, flagOf), ...(f.error.option === undefined ? {} : { option: f.error.option }) } }));
-  const report = { ...wire, failed };
+function printInstallReport(report: WireInstallReport, json: boolean): number {
   if (json) {
     console.log(JSON.stringify(report, null, 2));
   } else {

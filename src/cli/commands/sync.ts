@@ -5,13 +5,13 @@
 import { existsSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { MANIFEST } from "../../bank/manifest.js";
-import { GavelError, clip, messageNaming } from "../../errors.js";
+import { GavelError, clip, optionField } from "../../errors.js";
 import { bankDir } from "../../config.js";
 import { homedir } from "node:os";
 import { discoverSkills, discoveryHost, SKILL_HOSTS } from "../../skills/discover.js";
 import { connectIfRunning, type ServeClient } from "../../serve/client.js";
 import { applySync, planSync, type SyncPlan } from "../../serve/sync-plan.js";
-import type { WireSyncResult } from "../../serve/writes.js";
+import { wireInstallReport, type WireSyncResult } from "../../serve/writes.js";
 import { withInterrupt } from "../ui/interrupt.js";
 import { failureText } from "../ui/safe-text.js";
 import { routerOptions, routerOptionsHelp, withRouter, checkRouterArgs, flagOf } from "./common.js";
@@ -54,9 +54,6 @@ function printPlan(found: FoundView, plan: PlanView, dryRun: boolean): void {
   }
 }
 
-/** `{ option }` where a failure refuses an option (GavelError.option, as `gavel install --json` gives it), else nothing. */
-const optionOf = (error: { option?: string }): { option?: string } => (error.option === undefined ? {} : { option: error.option });
-
 /** The summary line, or with --json the summary object. */
 function report(host: string, dryRun: boolean, found: FoundView, plan: PlanView, json: boolean, installFailed: readonly { where: string; error: { message: string; option?: string } }[] = []): void {
   // a skill whose install failed is reported failed, not installed (its source is the failure's where)
@@ -73,7 +70,7 @@ function report(host: string, dryRun: boolean, found: FoundView, plan: PlanView,
     kept: plan.kept,
     conflicts: plan.conflicts,
     shadowed: found.shadowed,
-    failed: [...found.failed, ...installFailed].map((f) => ({ where: f.where, error: f.error.message, ...optionOf(f.error) })),
+    failed: [...found.failed, ...installFailed].map((f) => ({ where: f.where, error: f.error.message, ...optionField(f.error) })),
   };
   if (json) {
     console.log(JSON.stringify(summary, null, 2));
@@ -151,7 +148,7 @@ ${routerOptionsHelp}`,
           if (!values.json) printPlan(found, plan, dryRun);
           // a render over the skill budget names the flag to raise, as a running gavel serve words it
           const installed = dryRun ? null : await applySync(router, plan, { signal });
-          const failed = (installed?.failed ?? []).map((f) => ({ where: f.where, error: { code: f.error.code, message: messageNaming(f.error, flagOf), ...optionOf(f.error) } }));
+          const failed = installed ? wireInstallReport(installed, flagOf).failed : [];
           for (const f of failed) console.error(`failed: ${failureText(f.where, f.error.message)}`);
           report(host, dryRun, found, plan, values.json === true, failed);
           return failed.length > 0 ? 1 : 0;
