@@ -319,7 +319,8 @@ export function mutateGguf(r: R, buf: Buffer, layout: GgufLayout, opts: { nanBlo
       // off by a little
       const old = f.width === 8 ? Number(b.readBigUInt64LE(f.at)) : f.width === 4 ? b.readUInt32LE(f.at) : f.width === 2 ? b.readUInt16LE(f.at) : b.readUInt8(f.at);
       const v = Math.max(0, old + r.pick([-2, -1, 1, 2, old]));
-      if (f.width === 8) b.writeBigUInt64LE(BigInt(v), f.at);
+      // a 64-bit field wraps as a u64 does (doubling one near 2^64 would not fit)
+      if (f.width === 8) b.writeBigUInt64LE(BigInt.asUintN(64, BigInt(v)), f.at);
       else if (f.width === 4) b.writeUInt32LE(v >>> 0, f.at);
       else if (f.width === 2) b.writeUInt16LE(v & 0xffff, f.at);
       else b.writeUInt8(v & 0xff, f.at);
