@@ -8,9 +8,11 @@
  *
  * With `log`, each task is instead pasted service log lines (one per line) with a one-line request
  * after them, the shape whose paste is read at the request's weight (src/lexical/paste.ts); run it
- * with GAVEL_PASTE_WEIGHT=off too to see what reading the paste apart costs.
+ * with GAVEL_PASTE_WEIGHT=off too to see what reading the paste apart costs. With `chat`, the context
+ * is a conversation: user and assistant messages of about 4 KB each, in turn, read as a live rollout
+ * (a chat's default).
  *
- *   npm run bench -- route-hold [sizes in KB = 10,100,500,2400] [log]
+ *   npm run bench -- route-hold [sizes in KB = 10,100,500,2400] [log|chat]
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { cpus, loadavg, tmpdir } from "node:os";
@@ -21,7 +23,15 @@ import { DEFAULT_MODEL, DEFAULT_PROJECTIONS } from "../src/defaults.js";
 import { config } from "../src/config.js";
 
 const sizes = (process.argv[2] ?? "10,100,500,2400").split(",").map(Number);
-const shape = process.argv[3] === "log" ? "log" : "line";
+const shape = process.argv[3] === "log" || process.argv[3] === "chat" ? process.argv[3] : "line";
+/** About `kb` KB of conversation: messages of about 4 KB, the user's and the assistant's in turn, the request last. */
+function chatTask(kb: number): { role: "user" | "assistant"; content: string }[] {
+  const turn = "I ran the exporter again and the rows still come out shifted by one column in the second table. ";
+  const n = Math.max(1, Math.round(kb / 4));
+  const msgs = Array.from({ length: n }, (_, i) => ({ role: i % 2 ? ("assistant" as const) : ("user" as const), content: turn.repeat(42) }));
+  msgs.push({ role: "user", content: "Extract the tables from report.pdf and clean the rows." });
+  return msgs;
+}
 /** About `kb` KB of log lines, then the request. */
 function logTask(kb: number): string {
   const lines: string[] = ["Here are the logs:"];
@@ -36,11 +46,11 @@ const model = await Model.load(DEFAULT_MODEL, { contextSize: 2048 });
 const dir = mkdtempSync(join(tmpdir(), "gavel-hold-"));
 const router = await Router.open(model, { projections: DEFAULT_PROJECTIONS, bankDir: dir });
 await router.install(join(resolve("."), "examples", "skills"));
-console.log(`route-hold: ${cpus()[0]?.model} × ${cpus().length}, node ${process.version}, ${new Date().toISOString()}, load ${loadavg()[0].toFixed(1)}, tasks: ${shape === "log" ? "log lines and a request" : "one line"}, GAVEL_PASTE_WEIGHT=${config().pasteWeight}`);
+console.log(`route-hold: ${cpus()[0]?.model} × ${cpus().length}, node ${process.version}, ${new Date().toISOString()}, load ${loadavg()[0].toFixed(1)}, tasks: ${shape === "log" ? "log lines and a request" : shape === "chat" ? "a conversation, 4 KB messages" : "one line"}, GAVEL_PASTE_WEIGHT=${config().pasteWeight}`);
 console.log("| task | route returns its promise | longest event-loop hold | settled | aborted 20 ms after the return: settled |");
 console.log("| --- | --- | --- | --- | --- |");
 
-async function once(task: string, abortAfterMs?: number) {
+async function once(task: string | ReturnType<typeof chatTask>, abortAfterMs?: number) {
   let hold = 0;
   let last = performance.now();
   const timer = setInterval(() => {
@@ -66,7 +76,7 @@ async function once(task: string, abortAfterMs?: number) {
 }
 
 for (const kb of sizes) {
-  const task = shape === "log" ? logTask(kb) : "Extract the tables from report.pdf and clean the rows. ".repeat(Math.ceil((kb * 1024) / 55));
+  const task = shape === "chat" ? chatTask(kb) : shape === "log" ? logTask(kb) : "Extract the tables from report.pdf and clean the rows. ".repeat(Math.ceil((kb * 1024) / 55));
   const whole = await once(task);
   const aborted = await once(task, 20);
   const ms = (x: number) => `${x.toFixed(0)} ms`;

@@ -16,7 +16,7 @@ import { modelFingerprint } from "../model/fingerprint.js";
 import { Projections } from "../projections/projections.js";
 import { Library } from "../bank/library.js";
 import { config } from "../config.js";
-import { domainTextOf, encodeQueries, pasteOf, taskTextOf } from "./context.js";
+import { encodeQueries, lexicalDomainText, pasteOf, taskTextOf } from "./context.js";
 import { glanceIndexOf, prunes, readsKeyIvf, refreshKeyIvf, warmKeyIvf, type KeyIvfWarm } from "./glance-index-use.js";
 import { glanceLibrary, type Glanced } from "./glance.js";
 import { routeGlances, type GlanceVia } from "./glance-many.js";
@@ -345,7 +345,7 @@ export class Router {
     const cut = abstain && ownCut ? await routeCut(this.#parts, this.#lexical, signal) : null;
     // every BM25 read of the route (B, the ceiling, the re-ranker, the result's word weight) reads the
     // query the glance's encoding made, with its paste reading
-    const d = await decide(this.#parts, this.#lexical, glanced.q.bm25Query, ranked, glanced.res.handles, { lexical, verdict, abstain, libraryCut: cut, domainText: domainTextOf(context), signal });
+    const d = await decide(this.#parts, this.#lexical, glanced.q.bm25Query, ranked, glanced.res.handles, { lexical, verdict, abstain, libraryCut: cut, domainText: lexicalDomainText(this.#parts, context, glanced.q.live), signal });
     const t2 = performance.now();
     const result: RouteResult = {
       ...decisionOutcome(this.#parts, d),
@@ -353,7 +353,7 @@ export class Router {
       ...(glanced.q.truncation ? { truncation: glanced.q.truncation } : {}),
       ...pasteOf(glanced.q, d.lexicalMs !== undefined),
     };
-    const flags = result.skill !== null ? await winnerFlags(this.#parts.library, glanced.q.taskText, result.skill) : [];
+    const flags = result.skill !== null ? await winnerFlags(this.#parts.library, glanced.q.bm25Query.text, result.skill) : [];
     if (flags.length > 0) result.flags = flags;
     const best = d.shortlist[0];
     if (explain && best) {

@@ -8,7 +8,7 @@
 import { invalidArgument } from "../errors.js";
 import { renderChat, type ChatMessage } from "../render/index.js";
 import type { EncodedTask } from "../render/encode.js";
-import type { TaskKeep } from "../render/encode.js";
+import { insidePair, type TaskKeep } from "../render/encode.js";
 import { config } from "../config.js";
 import { decayWeights } from "../kernels/kernels.js";
 import { hiddenQueries } from "../model/hidden-queries.js";
@@ -44,6 +44,38 @@ export interface Queries {
    * the result); a live rollout's splits its own text, as any text BM25 is given.
    */
   bm25Query: Bm25Query;
+}
+
+/** The fewest characters of a task its lexical readers take ({@link lexicalRead}). */
+export const LEXICAL_MIN_CHARS = 65_536;
+
+/**
+ * The part of a context's text its lexical readers take: BM25's query and its paste split, the
+ * re-ranker's name features, abstention's word and domain scores, the echo flag. They run on the
+ * JavaScript thread, linear in the text, so a task of megabytes would hold the event loop for all of
+ * it. The whole text up to max(65,536, 16 × `glanceBudget`) characters; past that, as many from the
+ * side the glance keeps (`keep`), cut at white space within 64 characters and never inside a
+ * surrogate pair. What is cut lies far past anything the glance and the verdict read.
+ */
+export function lexicalRead(text: string, keep: TaskKeep, glanceBudget: number): string {
+  const max = Math.max(LEXICAL_MIN_CHARS, 16 * glanceBudget);
+  if (text.length <= max) return text;
+  if (keep === "end") return text.slice(tailStart(text, text.length - max));
+  const ws = text.slice(max - 64, max + 1).search(/\s\S*$/);
+  const end = ws >= 0 ? max - 64 + ws : max;
+  return text.slice(0, insidePair(text, end) ? end - 1 : end);
+}
+
+/** Where a tail cut near `at` starts: at the next white space within 64 characters, never inside a surrogate pair. */
+export function tailStart(text: string, at: number): number {
+  const ws = text.slice(at, at + 64).search(/\s/);
+  const i = ws >= 0 ? at + ws : at;
+  return insidePair(text, i) ? i + 1 : i;
+}
+
+/** {@link lexicalRead} of a context's domain text ({@link domainTextOf}): a live rollout's end, a written task's kept side. */
+export function lexicalDomainText(parts: Pick<RouterParts, "keep" | "glanceBudget">, context: RouteContext, live: boolean | undefined): string {
+  return lexicalRead(domainTextOf(context), live ? "end" : parts.keep, parts.glanceBudget);
 }
 
 /** A chat as the verdict's task text: one "role: content" line per message. */
@@ -207,7 +239,8 @@ export async function encodeQueries(parts: RouterParts, context: RouteContext, l
   const n = enc.taskEnd - enc.taskStart;
   const tokens = enc.tokens.subarray(enc.taskStart, enc.taskEnd);
   const weights = isLive ? decayWeights(n) : rowWeights(parts, tokens);
-  const { split, bm25Query: query } = isLive ? { split: undefined, bm25Query: bm25Query(taskText) } : writtenPaste(taskText);
+  const lexText = lexicalRead(taskText, isLive ? "end" : parts.keep, parts.glanceBudget);
+  const { split, bm25Query: query } = isLive ? { split: undefined, bm25Query: bm25Query(lexText) } : writtenPaste(lexText);
   const paste = weighPasteRows(parts.model, split, tokens, weights, enc.truncated ? parts.keep : "whole");
   return { queries, weights, tokens, taskText, ...(truncation ? { truncation } : {}), ...(isLive ? { live: true } : {}), ...(paste !== 1 ? { pasteWeight: paste } : {}), ...(split ? { pasteSplit: split } : {}), bm25Query: query };
 }
@@ -244,7 +277,7 @@ export async function encodeTasksMany(parts: RouterParts, tasks: readonly string
       const queries = await loadBinding().projectNormalize(states.subarray(enc.taskStart * nEmbd, enc.taskEnd * nEmbd), nEmbd, wq, dim);
       const tokens = enc.tokens.subarray(enc.taskStart, enc.taskEnd);
       const weights = rowWeights(parts, tokens);
-      const { split, bm25Query: query } = writtenPaste(taskText);
+      const { split, bm25Query: query } = writtenPaste(lexicalRead(taskText, parts.keep, parts.glanceBudget));
       const paste = weighPasteRows(parts.model, split, tokens, weights, enc.truncated ? parts.keep : "whole");
       out.push({ queries, weights, tokens, taskText, ...(truncation ? { truncation } : {}), ...(paste !== 1 ? { pasteWeight: paste } : {}), ...(split ? { pasteSplit: split } : {}), bm25Query: query });
     }

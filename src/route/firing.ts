@@ -18,7 +18,7 @@
 import { GavelError, invalidArgument } from "../errors.js";
 import { asAborted, boolOption, optionsObject, signalOption, throwIfAborted } from "../util/validate.js";
 import { defaultLexical } from "./abstention.js";
-import { chatAsTask, checkChatMessages, domainTextOf } from "./context.js";
+import { chatAsTask, checkChatMessages, lexicalDomainText, tailStart } from "./context.js";
 import { decide, decisionOutcome } from "./decide.js";
 import { LexicalExpert } from "./lexical-expert.js";
 import { routeCut } from "./library-cut.js";
@@ -102,15 +102,6 @@ export async function liveVerdictText(parts: RouterParts, context: RouteContext,
   }
 }
 
-/** Where a tail cut near `at` starts: at the next white space within 64 characters, never inside a surrogate pair. */
-function tailStart(text: string, at: number): number {
-  const ws = text.slice(at, at + 64).search(/\s/);
-  let i = ws >= 0 ? at + ws : at;
-  const c = text.charCodeAt(i);
-  if (c >= 0xdc00 && c <= 0xdfff) i++;
-  return i;
-}
-
 /**
  * Runs the verdict on a live context's shortlist and returns the winner's skill (or nothing): call it
  * when the gate fires (`gate.stepChunk(live, chunk)` or `gate.stepLive(live, state)` returned true). `context` is the conversation so
@@ -179,7 +170,7 @@ async function select(live: LiveContext, context: RouteContext, options?: LiveSe
     const lexicalExpert = liveExpertOf(library);
     // a small library's own cut, as a route reads it (src/route/library-cut.ts)
     const cut = abstain && ownCut ? await routeCut(parts, lexicalExpert, signal) : null;
-    const d = await decide(parts, lexicalExpert, taskText, ranked, handles, { lexical, verdict, abstain, libraryCut: cut, domainText: domainTextOf(context), signal });
+    const d = await decide(parts, lexicalExpert, taskText, ranked, handles, { lexical, verdict, abstain, libraryCut: cut, domainText: lexicalDomainText(parts, context, true), signal });
     const outcome = decisionOutcome(parts, d);
     const record = outcome.skill !== null ? await readSkillRecord(library, outcome.skill) : null;
     throwIfAborted(signal, "selectLive");

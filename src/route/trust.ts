@@ -214,8 +214,8 @@ export async function glanceTrusted(
   const keep = rankFilter(parts.library, t);
   const glanced = await glanceLibrary(parts, once, signal, keep, tokenScores);
   if (!t.excludeFlagged.includes("echo")) return glanced;
-  // the task text as the verdict reads it (the context was checked by the glance's encoding)
-  const echoes = await echoIds(parts.library, glanced.q.taskText, glanced.ranked.slice(0, ECHO_CHECK_TOP).map((r) => r.skill));
+  // the task text as the lexical readers take it (the context was checked by the glance's encoding)
+  const echoes = await echoIds(parts.library, glanced.q.bm25Query.text, glanced.ranked.slice(0, ECHO_CHECK_TOP).map((r) => r.skill));
   if (echoes.size === 0) return glanced;
   return glanceLibrary(parts, once, signal, (id) => !echoes.has(id) && (keep?.(id) ?? true), tokenScores);
 }

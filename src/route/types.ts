@@ -321,7 +321,8 @@ export interface RouteResult {
   truncation?: TaskTruncation;
   /**
    * Present when a written task's pasted material (fenced blocks, runs of log lines, stack frames,
-   * dumps or code) outweighed its request and was read at the request's weight in all: `lines` pasted lines;
+   * dumps or code) outweighed its request and was read at the request's weight in all: `lines` pasted
+   * lines (of the part the lexical readers take: at most the kept side's 65,536 characters, docs/RELIABILITY.md "Long tasks");
    * `wordWeight`, the weight a pasted word counted at in the lexical expert's query (1 when the route
    * did not read the lexical expert); `tokenWeight`, the
    * weight a pasted token voted at in the glance (1 when the glance read it as the rest). The verdict

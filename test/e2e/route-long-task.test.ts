@@ -13,6 +13,7 @@ import { TINY_LLAMA_PATH } from "../fixtures/tiny-llama.js";
 import { readerSkill } from "../helpers/reader-skills.js";
 import { run } from "../helpers/run.js";
 import { expectCode } from "../helpers/gavel-error.js";
+import { LEXICAL_MIN_CHARS, lexicalRead } from "../../src/route/context.js";
 
 const root = mkdtempSync(join(tmpdir(), "gavel-long-task-"));
 const proj = join(root, "p.gguf");
@@ -130,6 +131,34 @@ describe("a task of megabytes", () => {
       await expectCode(glancing, "ABORTED");
     } finally {
       spy.mockRestore();
+      await router.close();
+    }
+  }, 120_000);
+});
+
+describe("the lexical readers of a task of megabytes", () => {
+  it("take only the kept side's last 65,536 characters: words before them move no score, the echo flag or the pick", async () => {
+    const router = await Router.open(model, { projections, bankDir: bank, skillBudget: 256, readOnly: true });
+    try {
+      // far from the end, a skill's own words over and over; then neutral text past the lexical bound; then the request
+      const far = `${readerSkill("s1", 1, 1).description} `.repeat(Math.ceil(200_000 / 60));
+      const neutral = longTask.repeat(Math.ceil((LEXICAL_MIN_CHARS + 5000) / longTask.length));
+      const huge = far + neutral;
+      const read = lexicalRead(huge, "end", 0);
+      expect(read.length).toBeLessThanOrEqual(LEXICAL_MIN_CHARS);
+      expect(huge.endsWith(read) && !read.includes(readerSkill("s1", 1, 1).description)).toBe(true);
+      const view = (r: Awaited<ReturnType<Router["route"]>>) => ({ skill: r.skill, flags: r.flags, shortlist: r.shortlist.map((c) => [c.skill, c.g, c.B, c.R]) });
+      for (const context of [huge, [{ role: "user" as const, content: huge }]]) {
+        const whole = await router.route(context, { abstain: false, lexical: true });
+        const cut = await router.route(typeof context === "string" ? read : [{ role: "user" as const, content: read }], { abstain: false, lexical: true });
+        expect(whole.shortlist.some((c) => Number.isFinite(c.B))).toBe(true);
+        expect(view(whole)).toEqual(view(cut));
+      }
+      // the far words do count when they lie within the bound
+      const near = await router.route(far.slice(-20_000) + longTask, { abstain: false, lexical: true });
+      const alone = await router.route(longTask, { abstain: false, lexical: true });
+      expect(view(near)).not.toEqual(view(alone));
+    } finally {
       await router.close();
     }
   }, 120_000);
