@@ -6,6 +6,11 @@
  * The lock is created exclusively (a hard link, which fails on an existing name like O_EXCL). It records the owner's pid, host and (on Linux) the process start
  * time, so a lock left behind by a crashed process is recognised as stale and taken over, while a
  * recycled pid belonging to an unrelated process is not mistaken for the owner.
+ *
+ * A stale lock is removed under a second lock of the same kind, `<lock>.break`: processes that break
+ * it take turns, so between the read that judged it stale and its removal nobody else can have
+ * changed it (its owner is gone, and a link fails while it stands). A `.break` lock left by a breaker
+ * that died is stale in turn and broken the same way, under `<lock>.break.break`.
  */
 import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
@@ -14,10 +19,12 @@ import { hostname } from "node:os";
 import { GavelError, clip } from "../errors.js";
 import { pidState } from "../util/pid.js";
 import { readRegularFile, RegularFileError } from "../util/regular-file.js";
-import { removeIfUnchanged } from "../util/stale-file.js";
 
 /** A lock file is one short JSON line; anything longer is not a lock. */
 const MAX_LOCK_BYTES = 64 * 1024;
+/** How long a take of the lock keeps trying while other processes break a stale one (after three tries), and its pause between tries then. */
+const CONTENDED_MS = 5000;
+const BREAK_WAIT_MS = 10;
 
 /** What a lock file holds. */
 interface LockInfo {
@@ -62,6 +69,30 @@ function parseLock(text: string): LockInfo | undefined {
   return undefined;
 }
 
+/** A lock file's text, or null when it cannot be read as one (missing, damaged, not a regular file). */
+const readLock = (p: string) => readRegularFile(p, MAX_LOCK_BYTES).then((b) => b.toString("utf8"), () => null);
+
+/**
+ * Removes the lock at `path` if it still reads as `stale` (null: a damaged or odd file), holding
+ * `<path>.break` meanwhile. False when another process holds that (it is breaking the same lock):
+ * the caller waits a moment and tries again. Either way the caller then tries to take the lock.
+ */
+async function breakStale(path: string, stale: string | null, what: string): Promise<boolean> {
+  let breaking: DirLock;
+  try {
+    breaking = await DirLock.acquire(`${path}.break`, what);
+  } catch (err) {
+    if (err instanceof GavelError && err.code === "BANK_LOCKED") return false;
+    throw err;
+  }
+  try {
+    if ((await readLock(path)) === stale) await rm(path, { force: true });
+  } finally {
+    await breaking.release();
+  }
+  return true;
+}
+
 /** A held lock; {@link DirLock.release} removes the file. */
 export class DirLock {
   private constructor(
@@ -79,7 +110,8 @@ export class DirLock {
     const me: LockInfo = { pid: process.pid, host: hostname(), start: processStart(process.pid), createdAt: new Date().toISOString() };
     const token = randomBytes(8).toString("hex");
     const body = JSON.stringify({ ...me, token }) + "\n";
-    for (let attempt = 0; attempt < 3; attempt++) {
+    const deadline = Date.now() + CONTENDED_MS;
+    for (let attempt = 0; attempt < 3 || Date.now() < deadline; attempt++) {
       // Write the whole lock body to a private file, then hard-link it into place: link() fails
       // with EEXIST like O_EXCL does, but the lock appears with its content already in it, so no
       // other process can read a half-written lock and take it for a dead one.
@@ -125,12 +157,8 @@ export class DirLock {
           "BANK_LOCKED",
         );
       }
-      // Break the stale lock by renaming it away first: rename is atomic, so of two processes
-      // breaking the same stale lock only one moves it. If what we moved is no longer the stale
-      // file (someone broke it and locked again in between), it is put back and the loop retries.
       // (what was damaged still reads as null; a lock someone took meanwhile reads as its text)
-      const read = (p: string) => readRegularFile(p, MAX_LOCK_BYTES).then((b) => b.toString("utf8"), () => null);
-      await removeIfUnchanged(path, text, read); // removed, or put back: either way, try again
+      if (!(await breakStale(path, text, what))) await new Promise((r) => setTimeout(r, BREAK_WAIT_MS * (1 + Math.random())));
     }
     throw new GavelError(`${what}: could not take the lock ${clip(path)} (contended); try again`, "BANK_LOCKED");
   }
