@@ -27,6 +27,8 @@
 # and routes with that skill budget (default 512, the budget of every SWE-Skills-Bench table;
 # SKILL_BUDGET=default gives none, as `gavel` with no flags: ¾ of the context); TAG=x keeps this run's
 # files in ~/routex (two runs side by side: start the first with WAIT_S=0).
+# SPLITS: which splits the routes run, in order (default "test val"; "val test" routes validation
+# first, so that a device budget cut short still yields it).
 # OLD=1 also routes test and validation with .device/full/route-rerank-real-old.bench.mjs (test-old,
 # val-old), bundled by `OLD_REV=<commit> bash scripts/device/route-go.sh pack` from that commit's
 # tree (its fixed skill budget replaced by this run's): the same bank routed by an earlier runtime.
@@ -148,10 +150,15 @@ if [ "${SHORT:-0}" = 1 ]; then
   echo chain-done; exit 0
 fi
 for v in "" \$([ -f bench/route-rerank-real-old.bench.mjs ] && [ "${OLD:-0}" = 1 ] && echo -old); do
-  node bench/route-rerank-real\$v.bench.mjs $R/bank $R/tasks.jsonl $R/skills.jsonl,$MIT --batches 6-10 --skill-budget \$SB \
-    --records $R/test\$v.jsonl --abstain-off --off-domain $R/off-domain-prompts.jsonl > $R/test\$v.txt 2>&1
-  node bench/route-rerank-real\$v.bench.mjs $R/bank $R/tasks.jsonl $R/skills.jsonl,$MIT --batches 1-5 --skill-budget \$SB \
-    --records $R/val\$v.jsonl --abstain-off --off-domain $R/off-domain-prompts.jsonl --off-batches offhw1,offhw2,offhw3,offhw4,offhw5 > $R/val\$v.txt 2>&1
+  for sp in ${SPLITS:-test val}; do
+    if [ \$sp = test ]; then
+      node bench/route-rerank-real\$v.bench.mjs $R/bank $R/tasks.jsonl $R/skills.jsonl,$MIT --batches 6-10 --skill-budget \$SB \
+        --records $R/test\$v.jsonl --abstain-off --off-domain $R/off-domain-prompts.jsonl > $R/test\$v.txt 2>&1
+    else
+      node bench/route-rerank-real\$v.bench.mjs $R/bank $R/tasks.jsonl $R/skills.jsonl,$MIT --batches 1-5 --skill-budget \$SB \
+        --records $R/val\$v.jsonl --abstain-off --off-domain $R/off-domain-prompts.jsonl --off-batches offhw1,offhw2,offhw3,offhw4,offhw5 > $R/val\$v.txt 2>&1
+    fi
+  done
 done
 if [ "${KIVF:-1}" = 1 ]; then
   node bench/glance-index-real.bench.mjs $R/bank $R/tasks.jsonl $R/skills.jsonl,$MIT --batches 1-5 --limit 40 \
