@@ -198,8 +198,9 @@ export async function checkHttpEndpoint(e: Extract<Endpoint, { kind: "http" }>):
  * Removes the endpoint file a killed server left, once its URL refused a connection: only while it
  * still names `token` (the same file: each server draws a new one) and the `pid` it names is gone (a
  * server that is shutting down no longer accepts, and removes its file itself). The file is renamed
- * aside first and put back when what moved is no longer it (a new server wrote its own meanwhile), as
- * a stale bank lock is broken (bank/lock.ts).
+ * aside first and put back when what moved is no longer it (a new server wrote its own meanwhile:
+ * util/stale-file.ts). Only a server writes the file, and `gavel serve` holds the bank's lock, so no
+ * second one can link its own into the gap before the put-back.
  */
 async function removeStaleEndpointFile(file: string, token: string): Promise<void> {
   const text = await readTextOrNull(file);
