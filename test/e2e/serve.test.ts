@@ -253,6 +253,60 @@ describe("gavel serve", () => {
     expect(text.out).toMatch(new RegExp(`^${local.route[0].skill}\\s+\\d+\\s+\\d+`, "m"));
   }, 120_000);
 
+  it("`gavel route`, `glance` and `uninstall` answered by the server name on stderr the model flags and variables given, which it does not read; stdout as without them", async () => {
+    const c = await connect({ bank });
+    let model: string;
+    try {
+      model = (await c.request<{ model: string }>("status")).model;
+    } finally {
+      c.close();
+    }
+    // started with GAVEL_MODEL unset and no --model: the embedded gavel-mini
+    expect(model).toBe(DEFAULT_MODEL);
+    const said = (command: string, unread: string) => [`gavel ${command}: answered by the gavel serve running for this bank (model ${model}), which does not read ${unread}: it keeps the model and settings it was started with`];
+    const notes = (err: string) => err.split("\n").filter((l) => l.includes("answered by the gavel serve"));
+    const missing = join(dir, "no-such-model.gguf");
+    const gavel = (args: string[], vars: Record<string, string> = {}) => runNode([cli, ...args, "--bank", bank], { env: { ...env, ...vars }, timeoutMs: 60_000 });
+
+    // route --json: --model and --context named (--no-abstain and --json are read); one JSON document on stdout either way
+    const plain = await gavel(["route", TASKS[0], "--json", "--no-abstain"]);
+    const flagged = await gavel(["route", TASKS[0], "--json", "--no-abstain", "--model", missing, "--context", "4096"]);
+    expect(plain.code, plain.err).toBe(0);
+    expect(flagged.code, flagged.err).toBe(0);
+    expect(notes(plain.err)).toEqual([]);
+    expect(notes(flagged.err)).toEqual(said("route", "--model, --context"));
+    const [a, b] = [JSON.parse(plain.out) as RouteResult, JSON.parse(flagged.out) as RouteResult];
+    expect(strip(b)).toEqual(strip(a));
+    expect(Object.keys(b).sort()).toEqual(Object.keys(a).sort());
+    // as text: the budgets and --truncate
+    const text = await gavel(["route", TASKS[0], "--no-abstain", "--truncate", "start", "--skill-budget", "256", "--key-budget", "300"]);
+    expect(text.code, text.err).toBe(0);
+    expect(notes(text.err)).toEqual(said("route", "--skill-budget, --key-budget, --truncate"));
+    expect(text.out).toContain(`chosen: ${a.skill}`);
+    expect(text.out).not.toContain("answered by");
+
+    // glance --json: a flag names itself, not the variable it stands in for; a variable alone is named
+    const glance = await gavel(["glance", TASKS[0], "--top", "3", "--json"]);
+    const glanceFlagged = await gavel(["glance", TASKS[0], "--top", "3", "--json", "--model", missing, "--threads", "2", "--gpu-layers", "0"], { GAVEL_MODEL: missing, GAVEL_PROJECTIONS: join(dir, "no-such-projections.gguf") });
+    expect(glance.code, glance.err).toBe(0);
+    expect(glanceFlagged.code, glanceFlagged.err).toBe(0);
+    expect(notes(glance.err)).toEqual([]);
+    expect(notes(glanceFlagged.err)).toEqual(said("glance", "--model, GAVEL_PROJECTIONS, --threads, --gpu-layers"));
+    const hits = (out: string) => (JSON.parse(out) as { skill: string }[]).map((h) => h.skill);
+    expect(hits(glanceFlagged.out)).toEqual(hits(glance.out));
+
+    // uninstall --json (a skill the bank lacks: exit 1, nothing changed): GAVEL_MODEL alone named
+    const gone = await gavel(["uninstall", "no-such-skill", "--json"]);
+    const goneFlagged = await gavel(["uninstall", "no-such-skill", "--json"], { GAVEL_MODEL: missing });
+    for (const r of [gone, goneFlagged]) {
+      expect(r.code, r.err).toBe(1);
+      expect(JSON.parse(r.out)).toEqual({ skill: "no-such-skill", removed: false, server: true });
+    }
+    expect(goneFlagged.out).toBe(gone.out);
+    expect(notes(gone.err)).toEqual([]);
+    expect(notes(goneFlagged.err)).toEqual(said("uninstall", "GAVEL_MODEL"));
+  }, 120_000);
+
   it("`gavel uninstall` goes through the running server instead of failing with BANK_LOCKED", async () => {
     const c = await connect({ bank });
     try {

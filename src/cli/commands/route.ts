@@ -18,23 +18,27 @@ import { checkRouterArgs, openModel, routerOptions, routerOptionsHelp, openRoute
 import type { Command } from "./types.js";
 import { bankDir, config } from "../../config.js";
 import { UsageError } from "../usage-error.js";
+import { noteUnreadFlags } from "./served-flags.js";
 
 /** route, glance, list and uninstall never create a bank: a mistyped --bank is FILE_NOT_FOUND. */
 const READ_ONLY = { create: false } as const;
 
 /**
- * `op` answered by the bank's running `gavel serve` (no model load here), or null when
- * none runs; the model flags are then the server's (as for `gavel route`).
+ * `op` answered by the bank's running `gavel serve` (no model load here), or null when none runs; the
+ * model flags are then the server's, and a line on stderr names those given (as for `gavel route`).
  */
-async function viaServer<T>(values: RouterArgs, op: "glance-top" | "uninstall", params: Record<string, unknown>): Promise<T | null> {
+async function viaServer<T>(command: string, values: RouterArgs, op: "glance-top" | "uninstall", params: Record<string, unknown>): Promise<T | null> {
   checkRouterArgs(values);
   const served = await connectIfRunning({ bank: bankDir(values.bank) });
   if (!served) return null;
+  let answer: T;
   try {
-    return await served.request<T>(op, params);
+    answer = await served.request<T>(op, params);
   } finally {
     served.close();
   }
+  await noteUnreadFlags(command, values);
+  return answer;
 }
 
 /**
@@ -284,6 +288,7 @@ ${TRUST_ROUTE_HELP}`,
       ...(values.explain ? { explain: true } : {}),
     });
     if (served) {
+      await noteUnreadFlags("route", values);
       if (values.json) console.log(JSON.stringify(served, null, 2));
       else printRoute(served);
       return 0;
@@ -340,7 +345,7 @@ ${TRUST_HELP}`,
     const trust = trustFromArgs(values);
     const print = (hits: GlanceHit[]) => console.log(values.json ? JSON.stringify(hits, null, 2) : table(["skill", "g"], hits.map((h) => [safeText(h.skill), h.g])));
     // a running server answers `glance-top` (it takes no trust options, and at most 200)
-    const served = Object.keys(trust).length === 0 && topK >= 1 && topK <= MAX_GLANCE_TOP ? await viaServer<GlanceHit[]>(values, "glance-top", { task, k: topK }) : null;
+    const served = Object.keys(trust).length === 0 && topK >= 1 && topK <= MAX_GLANCE_TOP ? await viaServer<GlanceHit[]>("glance", values, "glance-top", { task, k: topK }) : null;
     if (served) return (print(served), 0);
     return withReader(values, async (router) => {
       print(await router.glance(task, { topK, ...trust }));
@@ -429,7 +434,7 @@ ${routerOptionsHelp}`,
       return removed ? 0 : 1;
     };
     // a running server holds the bank: the uninstall goes through it instead of failing BANK_LOCKED
-    const served = await viaServer<{ removed: boolean }>(values, "uninstall", { skill });
+    const served = await viaServer<{ removed: boolean }>("uninstall", values, "uninstall", { skill });
     if (served) return report(served.removed, true);
     const c = config();
     if (values.model === undefined && values.projections === undefined && c.model === undefined && c.projections === undefined) {
