@@ -305,6 +305,12 @@ describe("gavel serve", () => {
     expect(goneFlagged.out).toBe(gone.out);
     expect(notes(gone.err)).toEqual([]);
     expect(notes(goneFlagged.err)).toEqual(said("uninstall", "GAVEL_MODEL"));
+    // the server's own model, by flag or variable, is not named; what else was given still is
+    const same = await gavel(["route", TASKS[0], "--json", "--no-abstain", "--model", model]);
+    const sameEnv = await gavel(["route", TASKS[0], "--json", "--no-abstain", "--context", "4096"], { GAVEL_MODEL: model });
+    for (const r of [same, sameEnv]) expect(r.code, r.err).toBe(0);
+    expect(notes(same.err)).toEqual([]);
+    expect(notes(sameEnv.err)).toEqual(said("route", "--context"));
   }, 120_000);
 
   it("`gavel uninstall` goes through the running server instead of failing with BANK_LOCKED", async () => {

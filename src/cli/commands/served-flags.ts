@@ -1,8 +1,10 @@
 /**
  * What `gavel route`, `glance` and `uninstall` say when the bank's running `gavel serve` answers them:
  * the server keeps the model and settings it was started with, so the flags (and GAVEL_* variables)
- * that only a router this process opens reads are not read, and one line on stderr names those given.
+ * that only a router this process opens reads are not read, and one line on stderr names those given
+ * (a model naming the server's own file is not).
  */
+import { resolve } from "node:path";
 import { bankDir, config, type Config } from "../../config.js";
 import { request } from "../../serve/client.js";
 import { safeText } from "../ui/safe-text.js";
@@ -49,9 +51,13 @@ async function serverModel(bank: string): Promise<string | undefined> {
  * variables of {@link unreadByServer} that were given, and the server's model; nothing when none was.
  */
 export async function noteUnreadFlags(command: string, values: RouterArgs): Promise<void> {
-  const unread = unreadByServer(values);
+  let unread = unreadByServer(values);
   if (unread.length === 0) return;
   const model = await serverModel(bankDir(values.bank));
+  // a model that names the server's own file changes nothing
+  const given = values.model ?? config().model;
+  if (model !== undefined && given !== undefined && resolve(given) === resolve(model)) unread = unread.filter((f) => f !== "--model" && f !== "GAVEL_MODEL");
+  if (unread.length === 0) return;
   const its = model === undefined ? "" : ` (model ${safeText(model)})`;
   console.error(`gavel ${command}: answered by the gavel serve running for this bank${its}, which does not read ${unread.join(", ")}: it keeps the model and settings it was started with`);
 }
