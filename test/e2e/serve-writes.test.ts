@@ -58,9 +58,12 @@ describe("install and sync through a running gavel serve", () => {
     expect(r.err).toContain(`${EXAMPLES}/${EXAMPLES} (100%)`); // the server's progress, streamed back
     expect(r.out).toMatch(new RegExp(`^installed ${EXAMPLES}, unchanged 0, failed 0 in [\\d.]+ s \\(\\d+ tokens, \\d+ keys kept of \\d+\\)`));
     expect(r.out).toContain("stages, summed over skills in flight:");
-    // --json: the local command's object; a second install finds every skill unchanged
-    const j = await runNode([cli, "install", skillsDir, "--bank", bank, "--json"], { env, timeoutMs: 300_000 });
+    expect(r.err).not.toContain("does not read");
+    // --json: the local command's object; a second install finds every skill unchanged (the server
+    // keeps its own skill budget, and a line on stderr says that --skill-budget was not read)
+    const j = await runNode([cli, "install", skillsDir, "--bank", bank, "--json", "--skill-budget", "256"], { env, timeoutMs: 300_000 });
     expect(j.code, j.err).toBe(0);
+    expect(j.err).toMatch(/^gavel install: answered by the gavel serve running for this bank \(model .+\), which does not read --skill-budget: it keeps the model and settings it was started with$/m);
     const rep = JSON.parse(j.out) as { installed: string[]; unchanged: string[]; failed: unknown[] };
     expect(rep.installed).toEqual([]);
     expect(rep.unchanged).toHaveLength(EXAMPLES);
@@ -105,14 +108,16 @@ describe("install and sync through a running gavel serve", () => {
       "Roll back a failed Helm release on a Kubernetes cluster to an earlier revision. Use when a helm upgrade broke a deployment.",
       "Run `helm history <release>` to list revisions, then `helm rollback <release> <revision> --wait`. Check the pods with kubectl get pods afterwards.",
     );
-    const dry = await runNode([cli, "sync", "--host", "claude-code", "--dry-run", "--bank", bank], { env, cwd: project, timeoutMs: 120_000 });
+    const dry = await runNode([cli, "sync", "--host", "claude-code", "--dry-run", "--bank", bank, "--context", "4096"], { env, cwd: project, timeoutMs: 120_000 });
     expect(dry.code, dry.err).toBe(0);
+    expect(dry.err).toMatch(/^gavel sync: answered by the gavel serve running for this bank \(model .+\), which does not read --context: it keeps the model and settings it was started with$/m);
     expect(dry.out).toContain(`would install ${HELM} (new)`);
     expect(dry.out).toMatch(/dry run: would install 1 new, 0 changed; would uninstall 0/);
     const r = await runNode([cli, "sync", "--host", "claude-code", "--bank", bank, "--json"], { env, cwd: project, timeoutMs: 300_000 });
     expect(r.err).not.toMatch(/BANK_LOCKED/);
     expect(r.code, r.err).toBe(0);
     expect(r.err).toContain("gavel sync: through the running gavel serve");
+    expect(r.err).not.toContain("does not read");
     expect(JSON.parse(r.out)).toMatchObject({ host: "claude-code", dryRun: false, installed: [HELM], updated: [], uninstalled: [], unchanged: 0, failed: [] });
     const c = await connect({ bank });
     try {

@@ -10,6 +10,7 @@ import { failureText, safeText } from "../ui/safe-text.js";
 import { routerOptions, routerOptionsHelp, withRouter, type RouterArgs, checkRouterArgs, flagOf } from "./common.js";
 import type { Command } from "./types.js";
 import { connectIfRunning, type ServeClient } from "../../serve/client.js";
+import { noteUnreadFlags } from "./served-flags.js";
 import { wireInstallReport, type WireInstallReport } from "../../serve/writes.js";
 import { UsageError } from "../usage-error.js";
 import { parseFlags } from "../ui/flags.js";
@@ -129,11 +130,12 @@ function printInstallReport(report: WireInstallReport, json: boolean): number {
  * The install through a running `gavel serve`: the server installs under its own lock and streams its
  * progress back; the output is the local install's. Ctrl-C cancels it on the server and waits for the
  * server to settle (what it committed stays, as with a local install). The model flags are the
- * server's: the bank is encoded with the model it serves.
+ * server's: the bank is encoded with the model it serves (a line on stderr names those given).
  */
 async function installServed(client: ServeClient, source0: string, values: InstallValues): Promise<number> {
   try {
     console.error(`gavel install: through the running gavel serve (${client.endpoint.kind === "unix" ? client.endpoint.path : client.endpoint.url})`);
+    await noteUnreadFlags("install", values);
     const progress = new Progress(process.stderr, { bar: 30, every: 5, everySeconds: 60, rate: { unit: "skills" } });
     const source = existsSync(source0) ? resolve(source0) : source0;
     const params = {

@@ -1,5 +1,5 @@
 /**
- * What `gavel route`, `glance` and `uninstall` say when the bank's running `gavel serve` answers them:
+ * What `gavel route`, `glance`, `uninstall`, `install` and `sync` say when the bank's running `gavel serve` answers them:
  * the server keeps the model and settings it was started with, so the flags (and GAVEL_* variables)
  * that only a router this process opens reads are not read, and one line on stderr names those given
  * (a model naming the server's own file is not).

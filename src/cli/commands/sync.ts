@@ -10,11 +10,12 @@ import { bankDir } from "../../config.js";
 import { homedir } from "node:os";
 import { discoverSkills, discoveryHost, SKILL_HOSTS } from "../../skills/discover.js";
 import { connectIfRunning, type ServeClient } from "../../serve/client.js";
+import { noteUnreadFlags } from "./served-flags.js";
 import { applySync, planSync, type SyncPlan } from "../../serve/sync-plan.js";
 import { wireInstallReport, type WireSyncResult } from "../../serve/writes.js";
 import { withInterrupt } from "../ui/interrupt.js";
 import { failureText } from "../ui/safe-text.js";
-import { routerOptions, routerOptionsHelp, withRouter, checkRouterArgs, flagOf } from "./common.js";
+import { routerOptions, routerOptionsHelp, withRouter, checkRouterArgs, flagOf, type RouterArgs } from "./common.js";
 import type { Command } from "./types.js";
 import { UsageError } from "../usage-error.js";
 import { parseFlags } from "../ui/flags.js";
@@ -162,11 +163,13 @@ ${routerOptionsHelp}`,
 /**
  * The sync through a running `gavel serve`: the server discovers this project's and this user's
  * folders, plans and applies under its own lock; the output is the local sync's. Ctrl-C cancels it on
- * the server and waits for the server to settle, as a local sync stops at Ctrl-C.
+ * the server and waits for the server to settle, as a local sync stops at Ctrl-C. The model flags are
+ * the server's (a line on stderr names those given).
  */
-async function syncServed(client: ServeClient, host: string, dryRun: boolean, values: { project?: string; json?: boolean }): Promise<number> {
+async function syncServed(client: ServeClient, host: string, dryRun: boolean, values: RouterArgs & { project?: string; json?: boolean }): Promise<number> {
   try {
     console.error(`gavel sync: through the running gavel serve (${client.endpoint.kind === "unix" ? client.endpoint.path : client.endpoint.url})`);
+    await noteUnreadFlags("sync", values);
     const params = { host, dryRun, projectDir: resolve(values.project ?? process.cwd()), home: homedir() };
     const res = await withInterrupt((signal) => client.request<WireSyncResult>("sync", params, { signal, settleOnAbort: true }));
     if (!values.json) printPlan(res.found, res.plan, dryRun);
