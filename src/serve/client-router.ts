@@ -24,7 +24,7 @@ async function connectOrStart(options: ServerRouterOptions, signal?: AbortSignal
   if (first) return first;
   const o = typeof options.start === "object" ? options.start : {};
   const bank = resolveBankDir(options.bank);
-  const r = startServer(bank, { socket: options.socket && resolve(options.socket), idleExitMs: o.idleExitMs ?? DEFAULT_ON_DEMAND_IDLE_MS, cwd: process.cwd() });
+  const r = startServer(bank, { socket: options.socket && resolve(options.socket), idleExitMs: o.idleExitMs ?? DEFAULT_ON_DEMAND_IDLE_MS, cwd: process.cwd(), ...(o.serveArgs ? { args: o.serveArgs } : {}) });
   if ("refused" in r) throw new GavelError(`no gavel server runs for the bank ${clip(bank)}, and none was started: ${r.refused}`, "FILE_NOT_FOUND");
   const deadline = Date.now() + (o.waitMs ?? 120_000);
   for (;;) {
@@ -44,9 +44,12 @@ export interface ServerRouterOptions extends EndpointOptions {
    * Start a server when none runs for the bank (serve/start.ts: a detached `gavel serve
    * --idle-exit-ms`), then wait for it: `idleExitMs` (default 30 min) and how long to wait for it to
    * listen, `waitMs` (default 120 s; past it the call fails with FILE_NOT_FOUND), each an integer
-   * from 1 to 2^31 − 1. A missing bank is never created.
+   * from 1 to 2^31 − 1; `serveArgs`, more flags for the `gavel serve` it starts, as the CLI takes them
+   * (`["--model", "/abs/agent.gguf", "--context", "4096"]`: at most 64 strings, none empty, none
+   * `--bank`, `--socket` or `--idle-exit-ms`, which the start sets; a server already running keeps
+   * its own). A missing bank is never created.
    */
-  start?: boolean | { idleExitMs?: number; waitMs?: number };
+  start?: boolean | { idleExitMs?: number; waitMs?: number; serveArgs?: readonly string[] };
 }
 
 /** A {@link serverRouter}: route and get through the server, and close its connection. */
@@ -71,9 +74,23 @@ function checkServerRouterOptions(options: unknown): void {
   const o = endpointOptions(options, "serverRouter options", SERVER_ROUTER_KEYS);
   if (o.timeoutMs !== undefined) checkInt(o.timeoutMs, "timeoutMs", 1);
   if (o.start === undefined || typeof o.start === "boolean") return;
-  const start = optionsObject(o.start, "start (a boolean or { idleExitMs, waitMs })", { idleExitMs: true, waitMs: true });
+  const start = optionsObject(o.start, "start (a boolean or { idleExitMs, waitMs, serveArgs })", { idleExitMs: true, waitMs: true, serveArgs: true });
   if (start.idleExitMs !== undefined) checkInt(start.idleExitMs, "start.idleExitMs", 1);
   if (start.waitMs !== undefined) checkInt(start.waitMs, "start.waitMs", 1);
+  if (start.serveArgs !== undefined) checkServeArgs(start.serveArgs);
+}
+
+/** The flags a start sets itself. */
+const START_FLAGS = new Set(["--bank", "--socket", "--idle-exit-ms"]);
+
+/** `start.serveArgs`: an array of at most 64 non-empty strings without a NUL, none a flag the start sets (INVALID_ARGUMENT). */
+function checkServeArgs(v: unknown): void {
+  const bad = (why: string) => new GavelError(`start.serveArgs${why.startsWith("[") ? "" : " "}${why}`, "INVALID_ARGUMENT", { option: "start.serveArgs" });
+  if (!Array.isArray(v) || v.length > 64) throw bad("must be an array of at most 64 strings");
+  for (const [i, a] of v.entries()) {
+    if (typeof a !== "string" || a === "" || a.includes("\0") || a.length > 4096) throw bad(`[${i}] must be a non-empty string of at most 4096 characters without a NUL`);
+    if (START_FLAGS.has(a.split("=")[0])) throw bad(`[${i}] is ${clip(a)}: the start sets --bank, --socket and --idle-exit-ms itself`);
+  }
 }
 
 /** The route options that travel (the server ignores the rest). */

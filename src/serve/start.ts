@@ -58,6 +58,8 @@ export interface StartOptions {
   cwd: string;
   /** The CLI to run (default: this package's dist/cli/gavel.js). */
   cli?: string;
+  /** More flags for the server (`--model PATH`, `--context N`, …), after those the start sets. */
+  args?: readonly string[];
 }
 
 /**
@@ -84,7 +86,7 @@ export function startServer(bank: string, options: StartOptions): StartOutcome {
   }
   const fd = openSync(log, "a", 0o600);
   try {
-    const args = [cli, "serve", "--bank", bank, "--idle-exit-ms", String(options.idleExitMs), ...(options.socket ? ["--socket", options.socket] : [])];
+    const args = [cli, "serve", "--bank", bank, "--idle-exit-ms", String(options.idleExitMs), ...(options.socket ? ["--socket", options.socket] : []), ...(options.args ?? [])];
     const child = spawn(process.execPath, args, { cwd: options.cwd, detached: true, stdio: ["ignore", fd, fd] });
     child.on("error", () => undefined);
     child.unref();

@@ -81,7 +81,8 @@ describe("gavel hook claude-code --start-server", () => {
 
   it("serverRouter({ start }) starts a server for the adapters, waits for it, and it exits once idle", async () => {
     expect(await isRunning(bank)).toBe(false);
-    const router = serverRouter({ bank, start: { idleExitMs: 15000 } });
+    // serveArgs reach the server it starts: its per-request budget is the one given
+    const router = serverRouter({ bank, start: { idleExitMs: 15000, serveArgs: ["--max-task-tokens", "4000"] } });
     let pid = 0;
     try {
       const res = await router.route(PROMPT, { abstain: false });
@@ -89,7 +90,9 @@ describe("gavel hook claude-code --start-server", () => {
       expect((await router.get("pdf-extract")).name).toBe("pdf-extract");
       const c = await connect({ bank });
       try {
-        pid = (await c.request<{ pid: number }>("status")).pid;
+        const status = await c.request<{ pid: number; maxTaskTokens: number }>("status");
+        pid = status.pid;
+        expect(status.maxTaskTokens).toBe(4000);
       } finally {
         c.close();
       }

@@ -112,6 +112,15 @@ describe("gavel mcp through gavel serve", () => {
     const s = await openMcp(bank);
     try {
       expect(s.stderr()).toMatch(/serving the bank .* through its running gavel serve over stdio/);
+      expect(s.stderr()).not.toMatch(/does not read/);
+      // a model flag given to a gavel mcp that a running server answers: named on stderr, not read
+      const flagged = await openMcp(bank, ["--context", "4096"]);
+      try {
+        expect(flagged.stderr()).toMatch(/^gavel mcp: answered by the gavel serve running for this bank \(model .+\), which does not read --context: it keeps the model and settings it was started with$/m);
+        expectSameSearch(await search(flagged, TASKS[0]), local[0]);
+      } finally {
+        await flagged.close();
+      }
       for (let i = 0; i < TASKS.length; i++) expectSameSearch(await search(s, TASKS[i]), local[i]);
       const skill = ((await s.client.callTool({ name: "load_skill", arguments: { skill: "pdf-extract" } })) as ToolResult).structuredContent!;
       expect(skill).toEqual(localSkill);
@@ -142,10 +151,11 @@ describe("gavel mcp through gavel serve", () => {
 
   it("with GAVEL_START_SERVER=1 starts a server on demand and answers through it; the server exits once idle", async () => {
     expect(await isRunning(bank)).toBe(false);
-    const s = await openMcp(bank, ["--idle-exit-ms", "3000"], { GAVEL_START_SERVER: "1" });
+    const s = await openMcp(bank, ["--idle-exit-ms", "3000", "--context", "2048"], { GAVEL_START_SERVER: "1" });
     let pid = 0;
     try {
       expect(s.stderr()).toMatch(/through a gavel serve started on demand/);
+      expect(s.stderr()).not.toMatch(/does not read/);
       expectSameSearch(await search(s, TASKS[0]), local[0]);
       expect(await isRunning(bank)).toBe(true);
       const c = await connect({ bank });
@@ -155,6 +165,9 @@ describe("gavel mcp through gavel serve", () => {
         c.close();
       }
       expect(alive(pid)).toBe(true);
+      // the server started here was given the model flags gavel mcp was given
+      const argv = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0");
+      expect(argv.slice(argv.indexOf("--context"), argv.indexOf("--context") + 2)).toEqual(["--context", "2048"]);
       // the start marker is gone once the server listens
       expect(existsSync(`${join(bank, "serve.sock")}.starting`)).toBe(false);
       expect(mapsModel(s.pid)).toBe(false);

@@ -107,7 +107,10 @@ describe("option values, without a model", () => {
     ["serverRouter", "null", () => serverRouter(null as never), /^serverRouter options must be an object$/],
     ["serverRouter", "timeoutMs NaN", () => serverRouter({ timeoutMs: Number.NaN }), /^timeoutMs must be an integer in \[1, 2\^31 - 1\], got NaN$/],
     ["serverRouter", "start.waitMs -1", () => serverRouter({ start: { waitMs: -1 } }), /^start\.waitMs must be an integer/],
-    ["serverRouter", "start a string", () => serverRouter({ start: "yes" } as never), /^start \(a boolean or \{ idleExitMs, waitMs \}\) must be an object$/],
+    ["serverRouter", "start a string", () => serverRouter({ start: "yes" } as never), /^start \(a boolean or \{ idleExitMs, waitMs, serveArgs \}\) must be an object$/],
+    ["serverRouter", "start.serveArgs a string", () => serverRouter({ start: { serveArgs: "--model m" } } as never), /^start\.serveArgs must be an array of at most 64 strings$/],
+    ["serverRouter", "start.serveArgs with an empty string", () => serverRouter({ start: { serveArgs: ["--model", ""] } }), /^start\.serveArgs\[1\] must be a non-empty string/],
+    ["serverRouter", "start.serveArgs naming the bank", () => serverRouter({ start: { serveArgs: ["--bank=/x"] } }), /^start\.serveArgs\[0\] is --bank=\/x: the start sets --bank, --socket and --idle-exit-ms itself$/],
     ["loadGate", "a misspelt key, no file", () => loadGate(join(newDir(), "gate.json"), { routr: undefined } as never), /^unknown option "routr" in loadGate options \(did you mean router\?\)/],
   ]);
 });

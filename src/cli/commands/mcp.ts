@@ -7,7 +7,8 @@ import { GavelError, clip } from "../../errors.js";
 import { intArg, MAX_TIMER_MS } from "../ui/options.js";
 import { packageVersion } from "../ui/version.js";
 import { loadMcpSdk, serveMcpStdio, startMcpHttp } from "../mcp/server.js";
-import { checkRouterArgs, openModel, openRouter, routerOptions, routerOptionsHelp } from "./common.js";
+import { checkRouterArgs, openModel, openRouter, routerOptions, routerOptionsHelp, type RouterArgs } from "./common.js";
+import { noteUnreadFlags, serveArgsOf } from "./served-flags.js";
 import { servedSource } from "../mcp/source.js";
 import { claimEndpointFile, refuseIfServed, releaseEndpointFile } from "../mcp/endpoint-file.js";
 import type { SkillSource } from "../../adapters/skill-tools.js";
@@ -101,7 +102,7 @@ ${routerOptionsHelp}`,
       return router;
     };
     try {
-      const served = await resolveSource(bank, { local: values.local === true, start: values["start-server"] === true || config().startServer, idleExitMs, openLocal });
+      const served = await resolveSource(bank, { local: values.local === true, start: values["start-server"] === true || config().startServer, idleExitMs, openLocal, values });
       const here = served ? null : await openLocal();
       const source: SkillSource = here ?? served!.source;
       const what = here ? `${here.list().length} skills from ${bank}` : `the bank ${bank} through ${served!.how}`;
@@ -142,13 +143,16 @@ ${routerOptionsHelp}`,
  * `local`), or, with `start`, one started on demand (serve/start.ts, as the hook's --start-server)
  * that exits once idle. Null: no server and no start, so the tools use a Router of this process.
  */
-async function resolveSource(bank: string, o: { local: boolean; start: boolean; idleExitMs: number; openLocal: () => Promise<Router> }): Promise<{ source: SkillSource; how: string; close(): void } | null> {
+async function resolveSource(bank: string, o: { local: boolean; start: boolean; idleExitMs: number; openLocal: () => Promise<Router>; values: RouterArgs }): Promise<{ source: SkillSource; how: string; close(): void } | null> {
   if (o.local) return null;
   const abs = resolve(bank);
   const running = await isRunning(abs, { timeoutMs: 5000 });
   // no bank: nothing to start a server for (the local open says so, as without --start-server)
   if (!running && (!o.start || !existsSync(abs))) return null;
-  const server = serverRouter({ bank: abs, ...(o.start ? { start: { idleExitMs: o.idleExitMs } } : {}) });
+  // a running server keeps its model and settings (stderr names the flags it does not read); one
+  // started here is given them
+  if (running) await noteUnreadFlags("mcp", o.values);
+  const server = serverRouter({ bank: abs, ...(o.start ? { start: { idleExitMs: o.idleExitMs, serveArgs: serveArgsOf(o.values) } } : {}) });
   const source = servedSource(server, { fallback: o.openLocal, retry: o.start, onFallback: (why) => console.error(`gavel mcp: ${why}`) });
   // a server started on demand loads its model while the client connects; its failure is the first call's
   if (!running) void Promise.resolve().then(() => source.list()).catch(() => undefined);

@@ -61,3 +61,17 @@ export async function noteUnreadFlags(command: string, values: RouterArgs): Prom
   const its = model === undefined ? "" : ` (model ${safeText(model)})`;
   console.error(`gavel ${command}: answered by the gavel serve running for this bank${its}, which does not read ${unread.join(", ")}: it keeps the model and settings it was started with`);
 }
+
+/**
+ * The flags of {@link unreadByServer} given on the command line, as `gavel serve` takes them (model
+ * and projections paths made absolute): what a server started on demand is given, so that it reads
+ * them (a GAVEL_* variable reaches it through its environment).
+ */
+export function serveArgsOf(values: RouterArgs): string[] {
+  const args: string[] = [];
+  for (const flag of LOCAL_ONLY_FLAGS) {
+    const v = values[flag];
+    if (v !== undefined) args.push(`--${flag}`, flag === "model" || flag === "projections" ? resolve(v) : v);
+  }
+  return args;
+}
