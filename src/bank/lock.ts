@@ -73,11 +73,12 @@ function parseLock(text: string): LockInfo | undefined {
 const readLock = (p: string) => readRegularFile(p, MAX_LOCK_BYTES).then((b) => b.toString("utf8"), () => null);
 
 /**
- * Removes the lock at `path` if it still reads as `stale` (null: a damaged or odd file), holding
- * `<path>.break` meanwhile. False when another process holds that (it is breaking the same lock):
- * the caller waits a moment and tries again. Either way the caller then tries to take the lock.
+ * Removes the file at `path` (a lock, or another file that one process at a time holds by linking it
+ * in) if it still reads as `stale` (null: a damaged or odd file), holding `<path>.break` meanwhile.
+ * False when another process holds that (it is breaking the same file): the caller waits a moment and
+ * tries again. Either way the caller then tries to link its own. `what` names the thing in errors.
  */
-async function breakStale(path: string, stale: string | null, what: string): Promise<boolean> {
+export async function breakStale(path: string, stale: string | null, what: string): Promise<boolean> {
   let breaking: DirLock;
   try {
     breaking = await DirLock.acquire(`${path}.break`, what);

@@ -1,8 +1,8 @@
 /**
  * `<bank>/mcp.http.json`, the file `gavel mcp --port` writes its URL, token and pid to: one serving
  * process a bank. A start refuses while the file names another live process (`BANK_LOCKED`), replaces
- * a file left by a process that is gone (renamed aside and put back when what moved was no longer the
- * stale record: util/stale-file.ts), and a stop removes the file only while it is still its own (its
+ * a file left by a process that is gone (removed under `<file>.break` while it still reads as the
+ * stale record, as a stale bank lock is: bank/lock.ts), and a stop removes the file only while it is still its own (its
  * pid and token), so that one server never deletes another's.
  *
  * @module
@@ -11,7 +11,7 @@ import { randomBytes } from "node:crypto";
 import { link, readFile, rm, writeFile } from "node:fs/promises";
 import { GavelError, clip } from "../../errors.js";
 import { pidAlive } from "../../util/pid.js";
-import { removeIfUnchanged } from "../../util/stale-file.js";
+import { breakStale } from "../../bank/lock.js";
 
 /** What the file holds. */
 export interface McpEndpointRecord {
@@ -73,9 +73,10 @@ export async function claimEndpointFile(file: string, endpoint: { url: string; t
       });
       if (found === null) continue;
       refuseRecord(file, parseRecord(found));
-      // a record of a process that is gone: removed only while it is still that record (another
-      // start that broke it first and linked its own is left alone; the next link then refuses)
-      await removeIfUnchanged(file, found);
+      // a record of a process that is gone: removed only while it is still that record, one breaker
+      // at a time (another start that broke it first and linked its own is left alone; the next
+      // link then refuses)
+      if (!(await breakStale(file, found, `the endpoint file ${clip(file)}`))) await new Promise((r) => setTimeout(r, 10 + 10 * Math.random()));
     }
   } finally {
     await rm(tmp, { force: true });
