@@ -1,11 +1,16 @@
 /**
- * Removing a file judged stale (a lock or an endpoint record whose process is gone) without removing
+ * Removing a file judged stale (an endpoint record whose process is gone) without removing
  * what another process put in its place meanwhile. Between the read that judged it and a plain
  * unlink, another process may break the same stale file and link its own in; the unlink would then
  * remove that live file. Instead the file is renamed aside (atomic: of two processes breaking it,
  * only one moves it), what moved is read again, and when it is no longer the stale content it is
  * linked back. Uses node:fs's callback form, so that a client that loads it does not load
  * node:fs/promises.
+ *
+ * The put-back can fail when a third process links its own file into the gap, so this is safe only
+ * where one process at a time can write the file (the serve endpoint record: its server holds the
+ * bank's lock). A file any process may take, such as the bank lock or `gavel mcp --port`'s record, is
+ * removed under a second lock instead (bank/lock.ts `breakStale`).
  *
  * @module
  */
