@@ -85,11 +85,11 @@ const START_FLAGS = new Set(["--bank", "--socket", "--idle-exit-ms"]);
 
 /** `start.serveArgs`: an array of at most 64 non-empty strings without a NUL, none a flag the start sets (INVALID_ARGUMENT). */
 function checkServeArgs(v: unknown): void {
-  const bad = (why: string) => new GavelError(`start.serveArgs${why.startsWith("[") ? "" : " "}${why}`, "INVALID_ARGUMENT", { option: "start.serveArgs" });
-  if (!Array.isArray(v) || v.length > 64) throw bad("must be an array of at most 64 strings");
+  const bad = (what: string, why: string) => new GavelError(`${what} ${why}`, "INVALID_ARGUMENT", { option: "start.serveArgs" });
+  if (!Array.isArray(v) || v.length > 64) throw bad("start.serveArgs", "must be an array of at most 64 strings");
   for (const [i, a] of v.entries()) {
-    if (typeof a !== "string" || a === "" || a.includes("\0") || a.length > 4096) throw bad(`[${i}] must be a non-empty string of at most 4096 characters without a NUL`);
-    if (START_FLAGS.has(a.split("=")[0])) throw bad(`[${i}] is ${clip(a)}: the start sets --bank, --socket and --idle-exit-ms itself`);
+    if (typeof a !== "string" || a === "" || a.includes("\0") || a.length > 4096) throw bad(`start.serveArgs[${i}]`, "must be a non-empty string of at most 4096 characters without a NUL");
+    if (START_FLAGS.has(a.split("=")[0])) throw bad(`start.serveArgs[${i}]`, `is ${clip(a)}: the start sets --bank, --socket and --idle-exit-ms itself`);
   }
 }
 

@@ -2,19 +2,19 @@
 // turns: the stale lock is never renamed aside while another process may link its own in. Before,
 // of three processes one could rename a live lock aside to check it, a second link its lock into the
 // gap, and the first's put-back fail: two writers on one bank.
-import { execFileSync, spawn, spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { once } from "node:events";
 import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DirLock } from "../../src/bank/lock.js";
-import { repoRoot } from "../helpers/paths.js";
+import { bundleChild, runChildren } from "../helpers/race-children.js";
 
 const root = mkdtempSync(join(tmpdir(), "gavel-lock-break-"));
-const child = join(root, "lock-race-child.mjs");
+let child: string;
 beforeAll(() => {
-  execFileSync(join(repoRoot, "node_modules", ".bin", "esbuild"), [join(repoRoot, "test", "helpers", "lock-race-child.ts"), "--bundle", "--platform=node", "--format=esm", `--outfile=${child}`, "--log-level=warning"], { cwd: repoRoot });
+  child = bundleChild("lock-race-child", root);
 }, 60_000);
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
@@ -54,13 +54,7 @@ describe("breaking a stale bank lock", () => {
       const lock = join(dir, "lock");
       staleLock(lock);
       const startAt = Date.now() + 1500;
-      const runs = Array.from({ length: 6 }, () => {
-        const p = spawn(process.execPath, [child, lock, join(dir, "holder"), "40", String(startAt)], { stdio: ["ignore", "pipe", "inherit"] });
-        let out = "";
-        p.stdout.on("data", (d) => (out += d));
-        return once(p, "exit").then(() => JSON.parse(out) as { took: boolean; overlap: boolean; code?: string });
-      });
-      const results = await Promise.all(runs);
+      const results = await runChildren<{ took: boolean; overlap: boolean; code?: string }>(6, child, [lock, join(dir, "holder"), "40", String(startAt)]);
       expect(results.filter((r) => r.overlap)).toEqual([]);
       expect(results.some((r) => r.took)).toBe(true);
       for (const r of results) if (!r.took) expect(r.code).toBe("BANK_LOCKED");
