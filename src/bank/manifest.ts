@@ -175,6 +175,17 @@ export async function readManifest(dir: string): Promise<BankManifest | undefine
     if (permissionCause(err) !== undefined) throw asPermissionError(err, dir, "reading");
     throw new GavelError(`${err.message}; the bank's manifest must be a regular file. Restore it from a backup, or move ${clip(dir)} aside and run \`gavel install\` again`, "CORRUPT_FILE", { cause: err });
   }
+  return manifestFromBytes(bytes, dir);
+}
+
+/**
+ * The manifest of bank `dir` from its file's bytes, as {@link readManifest} reads it: JSON, then the
+ * seal (format 2 on, or wherever one is present), then every field.
+ *
+ * @throws GavelError CORRUPT_FILE naming what is wrong
+ */
+export function manifestFromBytes(bytes: Buffer, dir: string): BankManifest {
+  const path = join(dir, MANIFEST);
   let raw: unknown;
   try {
     raw = JSON.parse(bytes.toString("utf8"));

@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BankStore, bankHeaderFor, type BankHeader } from "../../src/bank/index.js";
 import { checkBank } from "../../src/bank/check.js";
-import { MANIFEST_SEAL_KEY, readManifest, sealedManifestText } from "../../src/bank/manifest.js";
+import { MANIFEST_SEAL_KEY, manifestFromBytes, readManifest, sealedManifestText } from "../../src/bank/manifest.js";
 import { TextStore } from "../../src/bank/texts.js";
 import { Projections } from "../../src/projections/projections.js";
 import { parseSkillMarkdown } from "../../src/skills/index.js";
@@ -66,11 +66,12 @@ function valueRanges(text: string, key: string): [number, number][] {
 }
 
 describe("the manifest is sealed whole", () => {
-  it(`check and open refuse every single-bit flip of a real bank's manifest (seed ${seed})`, async () => {
+  it(`the manifest reader refuses every single-bit flip of a real bank's manifest, and check a sample of them (seed ${seed})`, async () => {
     const dir = await smallBank();
     const path = join(dir, "manifest.json");
     const clean = await readFile(path);
     expect((await checkBank(dir)).ok).toBe(true);
+    expect(manifestFromBytes(clean, dir).entries.map((e) => e.name)).toEqual(["git-log", "pdf-fill"]);
     const text = clean.toString("utf8");
     expect(text).toMatch(new RegExp(`"${MANIFEST_SEAL_KEY}":"[0-9a-f]{64}"\\}\\n$`));
     // every bit of every description, source and name, the seal itself, the last bytes, and 150 random bytes more
@@ -83,18 +84,36 @@ describe("the manifest is sealed whole", () => {
     for (let i = clean.length - 4; i < clean.length; i++) bytes.add(i);
     const wanted = Math.min(clean.length, bytes.size + 150);
     while (bytes.size < wanted) bytes.add(Math.floor(r() * clean.length));
+    const flipped = (i: number, bit: number) => {
+      const bad = Buffer.from(clean);
+      bad[i] ^= 1 << bit;
+      return bad;
+    };
+    // every flip through the reader every open and check use (in memory: thousands of file round trips
+    // are slow on a loaded machine, and add nothing the sample below does not)
     let flips = 0;
     for (const i of bytes) {
       for (let bit = 0; bit < 8; bit++) {
-        const bad = Buffer.from(clean);
-        bad[i] ^= 1 << bit;
-        await writeFile(path, bad);
-        const rep = await checkBank(dir);
-        if (rep.ok) throw new Error(`check passed a flip of bit ${bit} of byte ${i} (${JSON.stringify(text.slice(Math.max(0, i - 20), i + 20))})`);
-        flips++;
+        try {
+          manifestFromBytes(flipped(i, bit), dir);
+        } catch (err) {
+          expect(err).toMatchObject({ code: "CORRUPT_FILE" });
+          flips++;
+          continue;
+        }
+        throw new Error(`the reader passed a flip of bit ${bit} of byte ${i} (${JSON.stringify(text.slice(Math.max(0, i - 20), i + 20))})`);
       }
     }
     expect(flips).toBe(wanted * 8);
+    // check, from the file, on 48 of them: the seal's first and last bytes and random ones
+    const all = [...bytes];
+    const sample = [valueRanges(text, MANIFEST_SEAL_KEY)[0][0], clean.length - 1, ...Array.from({ length: 46 }, () => all[Math.floor(r() * all.length)])];
+    for (const i of sample) {
+      const bit = Math.floor(r() * 8);
+      await writeFile(path, flipped(i, bit));
+      const rep = await checkBank(dir);
+      if (rep.ok) throw new Error(`check passed a flip of bit ${bit} of byte ${i} (${JSON.stringify(text.slice(Math.max(0, i - 20), i + 20))})`);
+    }
     // and an open refuses them too (a sample: opens take the lock)
     for (const i of [valueRanges(text, "description")[0][0] + 10, valueRanges(text, "source")[0][0] + 12, 5]) {
       const bad = Buffer.from(clean);
@@ -104,7 +123,7 @@ describe("the manifest is sealed whole", () => {
     }
     await writeFile(path, clean);
     expect((await checkBank(dir)).ok).toBe(true);
-  }, 300_000);
+  });
 
   it("a forged description is a typed CORRUPT_FILE at open and a problem in check", async () => {
     const dir = await smallBank();
