@@ -9,6 +9,8 @@ import { GavelError, invalidArgument, type OptionNames } from "../errors.js";
 import type { GlanceHit, InstalledSkill, Router, RouteOptions, SkillHandle, SkillRecord } from "../route/index.js";
 import { isRegularFile, locateSkill, readSource } from "../route/skill-source.js";
 import { PROTOCOL_VERSION, type Op } from "./protocol.js";
+import { routeSettings } from "./settings.js";
+import { config } from "../config.js";
 import { installOp, syncOp, type ProgressSink } from "./writes.js";
 import { requestCancelled } from "./batch-queue.js";
 import { boolOption, untilAborted } from "../util/validate.js";
@@ -214,6 +216,7 @@ export class Handlers {
       uptimeS: (Date.now() - f.startedAt) / 1000,
       inFlight: f.inFlight(),
       maxTaskTokens: f.maxTaskTokens,
+      settings: routeSettings(config()),
     };
   }
 }

@@ -311,6 +311,22 @@ describe("gavel serve", () => {
     for (const r of [same, sameEnv]) expect(r.code, r.err).toBe(0);
     expect(notes(same.err)).toEqual([]);
     expect(notes(sameEnv.err)).toEqual(said("route", "--context"));
+    // the settings the server read from its own environment (status.settings): those set here to other
+    // values are named with both; one set to its default (the server's) is not
+    const s = await connect({ bank });
+    try {
+      const settings = (await s.request<{ settings: Record<string, string> }>("status")).settings;
+      expect(settings).toMatchObject({ GAVEL_LIBRARY_CUT: "on", GAVEL_PASTE_WEIGHT: "on", GAVEL_GLANCE_VOTE_SHARE: "projections", GAVEL_KEY_TYPE: "f32" });
+    } finally {
+      s.close();
+    }
+    const set = await gavel(["route", TASKS[0], "--json", "--no-abstain"], { GAVEL_LIBRARY_CUT: "off", GAVEL_PASTE_WEIGHT: "on", GAVEL_GLANCE_VOTE_SHARE: "0.01" });
+    expect(set.code, set.err).toBe(0);
+    expect(notes(set.err)).toEqual(said("route", "GAVEL_LIBRARY_CUT (off here, on in the server), GAVEL_GLANCE_VOTE_SHARE (0.01 here, projections in the server)"));
+    expect(strip(JSON.parse(set.out) as RouteResult)).toEqual(strip(a));
+    const defaults = await gavel(["route", TASKS[0], "--json", "--no-abstain"], { GAVEL_LIBRARY_CUT: "on", GAVEL_KEY_TYPE: "f32" });
+    expect(defaults.code, defaults.err).toBe(0);
+    expect(notes(defaults.err)).toEqual([]);
   }, 120_000);
 
   it("`gavel uninstall` goes through the running server instead of failing with BANK_LOCKED", async () => {

@@ -2,11 +2,13 @@
  * What `gavel route`, `glance`, `uninstall`, `install` and `sync` say when the bank's running `gavel serve` answers them:
  * the server keeps the model and settings it was started with, so the flags (and GAVEL_* variables)
  * that only a router this process opens reads are not read, and one line on stderr names those given
- * (a model naming the server's own file is not).
+ * (a model naming the server's own file is not), with the GAVEL_* settings set here to values the
+ * server was not started with.
  */
 import { resolve } from "node:path";
 import { bankDir, config, type Config } from "../../config.js";
 import { request } from "../../serve/client.js";
+import { settingsGiven, settingsUnread } from "../../serve/settings.js";
 import { safeText } from "../ui/safe-text.js";
 import type { RouterArgs } from "./common.js";
 
@@ -36,11 +38,11 @@ export function unreadByServer(values: RouterArgs, env: Pick<Config, "model" | "
   return unread;
 }
 
-/** The model path the bank's server reports (`status`), or undefined when it says none or does not answer. */
-async function serverModel(bank: string): Promise<string | undefined> {
+/** The model path the bank's server reports (`status`, undefined when it says none) and its settings; undefined when it does not answer. */
+async function serverStatus(bank: string): Promise<{ model: string | undefined; settings: unknown } | undefined> {
   try {
-    const status = await request<{ model?: unknown }>({ bank }, "status", {}, { timeoutMs: STATUS_TIMEOUT_MS });
-    return typeof status.model === "string" && status.model !== "" ? status.model : undefined;
+    const status = await request<{ model?: unknown; settings?: unknown }>({ bank }, "status", {}, { timeoutMs: STATUS_TIMEOUT_MS });
+    return { model: typeof status.model === "string" && status.model !== "" ? status.model : undefined, settings: status.settings };
   } catch {
     return undefined;
   }
@@ -48,15 +50,19 @@ async function serverModel(bank: string): Promise<string | undefined> {
 
 /**
  * After the bank's server answered `gavel <command>`: one line on stderr naming the flags and
- * variables of {@link unreadByServer} that were given, and the server's model; nothing when none was.
+ * variables of {@link unreadByServer} that were given, the settings of src/serve/settings.ts set
+ * here to values the server does not read (all of them when it does not answer), and the server's
+ * model; nothing when none was.
  */
 export async function noteUnreadFlags(command: string, values: RouterArgs): Promise<void> {
   let unread = unreadByServer(values);
-  if (unread.length === 0) return;
-  const model = await serverModel(bankDir(values.bank));
+  if (unread.length === 0 && settingsGiven(config()).length === 0) return;
+  const status = await serverStatus(bankDir(values.bank));
+  const model = status?.model;
   // a model that names the server's own file changes nothing
   const given = values.model ?? config().model;
   if (model !== undefined && given !== undefined && resolve(given) === resolve(model)) unread = unread.filter((f) => f !== "--model" && f !== "GAVEL_MODEL");
+  unread = [...unread, ...settingsUnread(config(), status?.settings)];
   if (unread.length === 0) return;
   const its = model === undefined ? "" : ` (model ${safeText(model)})`;
   console.error(`gavel ${command}: answered by the gavel serve running for this bank${its}, which does not read ${unread.join(", ")}: it keeps the model and settings it was started with`);
