@@ -151,6 +151,10 @@ export class SkillWatcher {
     this.#discover = options.discover ?? {};
     this.#names = options.optionNames ?? ((o) => o);
     this.refresh();
+    // one sync of every root at start, as `gavel sync` would: what changed while nothing watched
+    // (an edit, a new or deleted skill, an entry built with other budgets) is not left for its
+    // folder's next event
+    for (const root of this.#roots) this.#mark(root, true);
   }
 
   /** Folders watched now. */
