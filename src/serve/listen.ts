@@ -39,8 +39,8 @@ export interface ServeOptions {
   idleExitMs?: number;
   onIdle?: () => void;
   /**
-   * Watch the installed skills' folders and sync what changes (watch.ts): true, or the watcher's
-   * options. `onWatch` hears each sync that did anything, and each line of trouble.
+   * Watch the installed skills' folders and sync what changes (watch.ts; every root once at start):
+   * true, or the watcher's options. `onWatch` hears each sync that did anything, and each line of trouble.
    */
   watch?: boolean | WatchOptions;
   onWatch?: (e: WatchEvent) => void;

@@ -5,7 +5,8 @@
  * installed again, a folder in a root that gets a SKILL.md is installed (a plugin's as `plugin:skill`),
  * a skill whose SKILL.md was deleted is uninstalled (its root still watched, so one copied back is
  * installed again), a skill folder renamed stays installed from its new folder. Skills installed from
- * a JSONL library or an array are not watched.
+ * a JSONL library or an array are not watched. Every root is synced once at start, so what changed
+ * while nothing watched is synced then.
  *
  * Events are debounced: a burst of edits (an editor's save, a `git checkout`) becomes one sync, run
  * `debounceMs` after the last event (and at most `maxWaitMs` after the first). Syncs run one at a

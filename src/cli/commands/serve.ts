@@ -54,7 +54,8 @@ ${routerOptionsHelp}
   --watch               watch the installed skills' folders (and the folders holding them) and sync
                         what changes, as \`gavel sync\` would: a SKILL.md edited is installed again, a
                         new skill folder beside them installed, a deleted one uninstalled; a burst of
-                        edits is one sync (one line on stderr per sync)
+                        edits is one sync (one line on stderr per sync); one sync at start catches
+                        what changed while no server watched
   --watch-debounce-ms N quiet time after the last edit before the sync (default 500; 0 to 2147483647)
   --create              create the bank when there is none (by default a missing bank is an error,
                         FILE_NOT_FOUND: \`gavel install\` builds one, or install through the server)
