@@ -6,7 +6,7 @@
 // link to a file in a skills folder (as dotfile managers make) is not watched and starts no endless
 // syncs; a sync of many new plugin skills reads the plugin registry once; past the cap on watched
 // folders, the roots and skills' folders take the places of other folders, and the line saying so
-// comes again after all have fitted once more.
+// comes again after all have fitted once more; a watcher syncs at start what changed while none ran.
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { cpSync, mkdirSync, mkdtempSync, renameSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -153,7 +153,7 @@ describe("SkillWatcher", () => {
   }, 120_000);
 });
 
-describe("SkillWatcher at its cap on watched folders", () => {
+describe("SkillWatcher over a bank of its own: the cap on watched folders, the sync at start", () => {
   let root: string;
   let model: Model;
   let router: Router;
@@ -199,68 +199,56 @@ describe("SkillWatcher at its cap on watched folders", () => {
     expect(warnings).toHaveLength(2);
     expect(warnings[1]).toMatch(/watching 4 folders, the most it watches/);
   }, 120_000);
-});
-
-describe("SkillWatcher at start", () => {
-  let root: string;
-  let model: Model;
-  let router: Router | undefined;
-  let watcher: SkillWatcher | undefined;
-
-  beforeAll(async () => {
-    root = mkdtempSync(join(tmpdir(), "gavel-watch-start-"));
-    model = await Model.load(await tinyLlamaPath(), { contextSize: 512, threads: 1 });
-  }, 120_000);
-
-  afterAll(async () => {
-    await watcher?.close();
-    await router?.close();
-    await model?.dispose();
-    if (root) rmSync(root, { recursive: true, force: true });
-  });
 
   it("syncs what changed while nothing watched: an edit, a deleted skill, a new one, entries built with other budgets; nothing when nothing did", async () => {
-    const skills = join(root, "skills");
-    const home = join(root, "home");
+    const skills = join(root, "start-skills");
+    const home = join(root, "start-home");
     mkdirSync(home);
-    for (const n of ["alpha", "beta", "gamma"]) writeSkill(skills, n);
-    const projections = await Projections.random(model, { seed: 8, dim: 16 });
-    const bankDir = join(root, "bank");
-    const open = (skillBudget: number) => Router.open(model, { projections, bankDir, skillBudget });
-    const start = (syncs: WatchSync[]) => new SkillWatcher(router!, { debounceMs: 50, discover: { home, projectDir: root }, report: (s) => syncs.push(s) });
-    const described = () => new Map(router!.list().map((s) => [s.id, s.description]));
-    router = await open(256);
-    expect((await router.install(skills)).installed.sort()).toEqual(["alpha", "beta", "gamma"]);
+    let router: Router | undefined;
+    let watcher: SkillWatcher | undefined;
+    try {
+      for (const n of ["alpha", "beta", "gamma"]) writeSkill(skills, n);
+      const projections = await Projections.random(model, { seed: 8, dim: 16 });
+      const bankDir = join(root, "start-bank");
+      const open = (skillBudget: number) => Router.open(model, { projections, bankDir, skillBudget });
+      const start = (syncs: WatchSync[]) => new SkillWatcher(router!, { debounceMs: 50, discover: { home, projectDir: root }, report: (s) => syncs.push(s) });
+      const described = () => new Map(router!.list().map((s) => [s.id, s.description]));
+      router = await open(256);
+      expect((await router.install(skills)).installed.sort()).toEqual(["alpha", "beta", "gamma"]);
 
-    // nothing changed: the first sync reads every folder and reports nothing
-    const quiet: WatchSync[] = [];
-    watcher = start(quiet);
-    await until(() => watcher!.folders.includes(join(skills, "alpha")) || undefined, 60_000);
-    await watcher.idle();
-    expect(quiet).toEqual([]);
-    await watcher.close();
+      // nothing changed: the first sync reads every folder and reports nothing
+      const quiet: WatchSync[] = [];
+      watcher = start(quiet);
+      await until(() => watcher!.folders.includes(join(skills, "alpha")) || undefined, 60_000);
+      await watcher.idle();
+      expect(quiet).toEqual([]);
+      await watcher.close();
 
-    // changed while stopped
-    writeSkill(skills, "alpha", "the edited alpha work");
-    rmSync(join(skills, "beta", "SKILL.md"));
-    writeSkill(skills, "delta");
-    const syncs: WatchSync[] = [];
-    watcher = start(syncs);
-    await until(() => { const d = described(); return (d.get("alpha")?.includes("edited") && !d.has("beta") && d.has("delta")) || undefined; }, 60_000);
-    await watcher.idle();
-    expect(syncs.flatMap((s) => s.updated).sort()).toEqual(["alpha"]);
-    expect(syncs.flatMap((s) => s.uninstalled)).toEqual(["beta"]);
-    expect(syncs.flatMap((s) => s.installed)).toEqual(["delta"]);
-    await watcher.close();
+      // changed while stopped
+      writeSkill(skills, "alpha", "the edited alpha work");
+      rmSync(join(skills, "beta", "SKILL.md"));
+      writeSkill(skills, "delta");
+      const syncs: WatchSync[] = [];
+      watcher = start(syncs);
+      await until(() => { const d = described(); return (d.get("alpha")?.includes("edited") && !d.has("beta") && d.has("delta")) || undefined; }, 60_000);
+      await watcher.idle();
+      expect(syncs.flatMap((s) => s.updated).sort()).toEqual(["alpha"]);
+      expect(syncs.flatMap((s) => s.uninstalled)).toEqual(["beta"]);
+      expect(syncs.flatMap((s) => s.installed)).toEqual(["delta"]);
+      await watcher.close();
 
-    // the router opened with another skill budget: every entry is built again at start
-    await router.close();
-    router = await open(128);
-    const rebuilt: WatchSync[] = [];
-    watcher = start(rebuilt);
-    await until(() => (rebuilt.flatMap((s) => s.updated).length >= 3 ? true : undefined), 60_000);
-    await watcher.idle();
-    expect(rebuilt.flatMap((s) => s.updated).sort()).toEqual(["alpha", "delta", "gamma"]);
-    expect(rebuilt.flatMap((s) => [...s.installed, ...s.uninstalled])).toEqual([]);
+      // the router opened with another skill budget: every entry is built again at start
+      await router.close();
+      router = await open(128);
+      const rebuilt: WatchSync[] = [];
+      watcher = start(rebuilt);
+      await until(() => (rebuilt.flatMap((s) => s.updated).length >= 3 ? true : undefined), 60_000);
+      await watcher.idle();
+      expect(rebuilt.flatMap((s) => s.updated).sort()).toEqual(["alpha", "delta", "gamma"]);
+      expect(rebuilt.flatMap((s) => [...s.installed, ...s.uninstalled])).toEqual([]);
+    } finally {
+      await watcher?.close();
+      await router?.close();
+    }
   }, 180_000);
 });
