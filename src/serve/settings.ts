@@ -38,6 +38,9 @@ export function routeSettings(c: Config): Record<RouteSetting, string> {
   };
 }
 
+/** What a setting's value looks like (a word or a number); another is not read from a server's answer. */
+const VALUE = /^[\w.+-]{1,32}$/;
+
 let defaults: Record<RouteSetting, string> | undefined;
 
 /** The settings of `c` set to other than their defaults: those a user gave on purpose. */
@@ -58,7 +61,8 @@ export function settingsUnread(c: Config, server: unknown): string[] {
   const out: string[] = [];
   for (const k of settingsGiven(c)) {
     const v = theirs?.[k];
-    if (typeof v !== "string") out.push(k);
+    // a value no setting takes (another type, a control character) is printed nowhere: no agreement
+    if (typeof v !== "string" || !VALUE.test(v)) out.push(k);
     else if (v !== mine[k]) out.push(`${k} (${mine[k]} here, ${v} in the server)`);
   }
   return out;

@@ -25,5 +25,10 @@ describe("route settings", () => {
     for (const none of [undefined, null, "x", {}]) expect(settingsUnread(c, none)).toEqual(["GAVEL_PASTE_WEIGHT", "GAVEL_GLANCE_VOTE_SHARE", "GAVEL_KEY_IVF"]);
     // a value of another type in the report is no agreement
     expect(settingsUnread(c, { ...server, GAVEL_KEY_IVF: 1 })).toContain("GAVEL_KEY_IVF");
+    // nor is a value no setting takes, which is never printed (a terminal escape, a long text)
+    for (const odd of ["\u001b[2Jon", "x".repeat(33), ""]) {
+      const named = settingsUnread(c, { ...server, GAVEL_PASTE_WEIGHT: odd });
+      expect(named).toEqual(["GAVEL_PASTE_WEIGHT", "GAVEL_GLANCE_VOTE_SHARE (0.25 here, projections in the server)"]);
+    }
   });
 });
