@@ -1,0 +1,78 @@
+/**
+ * What `gavel serve --watch`'s start sync costs (src/serve/watch.ts: every watched root is synced once
+ * when the watcher starts). n skill folders in one root, each a short SKILL.md, are installed with the
+ * embedded default pair (skill budget 128), then a watcher starts over them three times: with nothing
+ * changed, with 1% of the SKILL.md files edited, and with nothing changed again. Per start: the time
+ * until the start sync ends (the default 500 ms debounce included), the longest gap between ticks of a
+ * 10 ms interval timer after the watcher's construction (how long the event loop was held, which is
+ * what a server's requests wait for), the construction's own time (the folders' watches set up, as
+ * before the start sync was added), and what the sync did.
+ *
+ *   npm run bench -- watch-start [n = 1000,5000]
+ */
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { cpus, loadavg, tmpdir } from "node:os";
+import { join } from "node:path";
+import { Model } from "../src/model/Model.js";
+import { Router } from "../src/route/Router.js";
+import { DEFAULT_MODEL, DEFAULT_PROJECTIONS } from "../src/defaults.js";
+import { SkillWatcher, type WatchSync } from "../src/serve/watch.js";
+
+const sizes = (process.argv[2] ?? "1000,5000").split(",").map(Number);
+const skillText = (i: number, edit = "") =>
+  `---\nname: skill-${i}\ndescription: Use for the skill-${i} tasks: step ${i} of the work${edit}.\n---\n# skill-${i}\n\nSteps for part ${i} of the work, one by one.\n`;
+
+const model = await Model.load(DEFAULT_MODEL, { contextSize: 512 });
+console.log(`watch-start: ${cpus()[0]?.model} × ${cpus().length}, node ${process.version}, ${new Date().toISOString()}, load ${loadavg()[0].toFixed(1)}`);
+console.log("| skills | install | start | the watcher's construction | start sync ends | longest event-loop hold after the construction | the sync did |");
+console.log("| --- | --- | --- | --- | --- | --- | --- |");
+
+async function start(router: Router, root: string): Promise<{ ctor: number; ms: number; hold: number; did: string }> {
+  let hold = 0;
+  let last = performance.now();
+  const timer = setInterval(() => {
+    const now = performance.now();
+    hold = Math.max(hold, now - last);
+    last = now;
+  }, 10);
+  const syncs: WatchSync[] = [];
+  const t0 = performance.now();
+  const w = new SkillWatcher(router, { report: (s) => syncs.push(s), discover: { home: join(root, "home"), projectDir: root } });
+  const ctor = performance.now() - t0;
+  last = performance.now(); // the construction (the folders' watches set up, as before the start sync) is timed apart
+  await new Promise((r) => setTimeout(r, 20)); // the start sync is scheduled, not yet run
+  await w.idle();
+  const ms = performance.now() - t0;
+  clearInterval(timer);
+  hold = Math.max(hold, performance.now() - last);
+  await w.close();
+  const n = (k: keyof WatchSync) => syncs.reduce((a, s) => a + s[k].length, 0);
+  return { ctor, ms, hold, did: `${n("updated")} updated, ${n("installed")} installed, ${n("uninstalled")} uninstalled, ${n("kept")} kept` };
+}
+
+for (const n of sizes) {
+  const root = mkdtempSync(join(tmpdir(), "gavel-watch-start-"));
+  try {
+    const skills = join(root, "skills");
+    mkdirSync(join(root, "home"));
+    for (let i = 0; i < n; i++) {
+      mkdirSync(join(skills, `skill-${i}`), { recursive: true });
+      writeFileSync(join(skills, `skill-${i}`, "SKILL.md"), skillText(i));
+    }
+    const router = await Router.open(model, { projections: DEFAULT_PROJECTIONS, bankDir: join(root, "bank"), skillBudget: 128 });
+    const t0 = performance.now();
+    await router.install(skills);
+    const install = performance.now() - t0;
+    const row = (what: string, r: { ctor: number; ms: number; hold: number; did: string }) =>
+      console.log(`| ${n} | ${(install / 1000).toFixed(1)} s | ${what} | ${r.ctor.toFixed(0)} ms | ${r.ms.toFixed(0)} ms | ${r.hold.toFixed(1)} ms | ${r.did} |`);
+    row("nothing changed", await start(router, root));
+    const edits = Math.max(1, Math.round(n / 100));
+    for (let i = 0; i < edits; i++) writeFileSync(join(skills, `skill-${i * 100}`, "SKILL.md"), skillText(i * 100, ", edited"));
+    row(`${edits} edited`, await start(router, root));
+    row("nothing changed, again", await start(router, root));
+    await router.close();
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+}
+await model.dispose();
