@@ -70,6 +70,13 @@ for (const n of sizes) {
     for (let i = 0; i < edits; i++) writeFileSync(join(skills, `skill-${i * 100}`, "SKILL.md"), skillText(i * 100, ", edited"));
     row(`${edits} edited`, await start(router, root));
     row("nothing changed, again", await start(router, root));
+    // the pass each sync ends with (the folders to watch, worked out again over every installed skill)
+    const w = new SkillWatcher(router, { discover: { home: join(root, "home"), projectDir: root } });
+    await w.idle();
+    const t1 = performance.now();
+    w.refresh();
+    console.log(`| ${n} | | one refresh (the pass each sync ends with), on the thread | ${(performance.now() - t1).toFixed(0)} ms | | | |`);
+    await w.close();
     await router.close();
   } finally {
     rmSync(root, { recursive: true, force: true });
