@@ -21,6 +21,7 @@ import { Model } from "../src/model/Model.js";
 import { Router } from "../src/route/Router.js";
 import { DEFAULT_MODEL, DEFAULT_PROJECTIONS } from "../src/defaults.js";
 import { config } from "../src/config.js";
+import { loopHold } from "./loop-hold.js";
 
 const sizes = (process.argv[2] ?? "10,100,500,2400").split(",").map(Number);
 const shape = process.argv[3] === "log" || process.argv[3] === "chat" ? process.argv[3] : "line";
@@ -51,13 +52,7 @@ console.log("| task | route returns its promise | longest event-loop hold | sett
 console.log("| --- | --- | --- | --- | --- |");
 
 async function once(task: string | ReturnType<typeof chatTask>, abortAfterMs?: number) {
-  let hold = 0;
-  let last = performance.now();
-  const timer = setInterval(() => {
-    const now = performance.now();
-    hold = Math.max(hold, now - last);
-    last = now;
-  }, 10);
+  const loop = loopHold();
   const ac = new AbortController();
   const t0 = performance.now();
   const p = router.route(task, { signal: ac.signal });
@@ -70,8 +65,7 @@ async function once(task: string | ReturnType<typeof chatTask>, abortAfterMs?: n
     outcome = (e as { code?: string }).code ?? String(e);
   }
   const settled = performance.now() - t0;
-  clearInterval(timer);
-  hold = Math.max(hold, performance.now() - last);
+  const hold = loop.stop();
   return { returned, hold, settled, outcome };
 }
 

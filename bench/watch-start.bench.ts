@@ -17,6 +17,7 @@ import { Model } from "../src/model/Model.js";
 import { Router } from "../src/route/Router.js";
 import { DEFAULT_MODEL, DEFAULT_PROJECTIONS } from "../src/defaults.js";
 import { SkillWatcher, type WatchSync } from "../src/serve/watch.js";
+import { loopHold } from "./loop-hold.js";
 
 const sizes = (process.argv[2] ?? "1000,5000").split(",").map(Number);
 const skillText = (i: number, edit = "") =>
@@ -28,23 +29,16 @@ console.log("| skills | install | start | the watcher's construction | start syn
 console.log("| --- | --- | --- | --- | --- | --- | --- |");
 
 async function start(router: Router, root: string): Promise<{ ctor: number; ms: number; hold: number; did: string }> {
-  let hold = 0;
-  let last = performance.now();
-  const timer = setInterval(() => {
-    const now = performance.now();
-    hold = Math.max(hold, now - last);
-    last = now;
-  }, 10);
+  const loop = loopHold();
   const syncs: WatchSync[] = [];
   const t0 = performance.now();
   const w = new SkillWatcher(router, { report: (s) => syncs.push(s), discover: { home: join(root, "home"), projectDir: root } });
   const ctor = performance.now() - t0;
-  last = performance.now(); // the construction (the folders' watches set up, as before the start sync) is timed apart
+  loop.restart(); // the construction (the folders' watches set up, as before the start sync) is timed apart
   await new Promise((r) => setTimeout(r, 20)); // the start sync is scheduled, not yet run
   await w.idle();
   const ms = performance.now() - t0;
-  clearInterval(timer);
-  hold = Math.max(hold, performance.now() - last);
+  const hold = loop.stop();
   await w.close();
   const n = (k: keyof WatchSync) => syncs.reduce((a, s) => a + s[k].length, 0);
   return { ctor, ms, hold, did: `${n("updated")} updated, ${n("installed")} installed, ${n("uninstalled")} uninstalled, ${n("kept")} kept` };
