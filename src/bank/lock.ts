@@ -94,6 +94,14 @@ export async function breakStale(path: string, stale: string | null, what: strin
   return true;
 }
 
+/**
+ * {@link breakStale}, then, when another process was breaking the same file, a short random pause
+ * (10-20 ms) before the caller tries to link its own again.
+ */
+export async function breakStaleOrPause(path: string, stale: string | null, what: string): Promise<void> {
+  if (!(await breakStale(path, stale, what))) await new Promise((r) => setTimeout(r, BREAK_WAIT_MS * (1 + Math.random())));
+}
+
 /** A held lock; {@link DirLock.release} removes the file. */
 export class DirLock {
   private constructor(
@@ -159,7 +167,7 @@ export class DirLock {
         );
       }
       // (what was damaged still reads as null; a lock someone took meanwhile reads as its text)
-      if (!(await breakStale(path, text, what))) await new Promise((r) => setTimeout(r, BREAK_WAIT_MS * (1 + Math.random())));
+      await breakStaleOrPause(path, text, what);
     }
     throw new GavelError(`${what}: could not take the lock ${clip(path)} (contended); try again`, "BANK_LOCKED");
   }

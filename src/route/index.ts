@@ -76,6 +76,7 @@ export {
   readSkillRecord,
   skillHandle,
   locateSkill,
+  skillFileOf,
   type SkillBankView,
   type SkillHandle,
   type SkillHost,

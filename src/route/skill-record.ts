@@ -17,7 +17,7 @@ import { TextStore } from "../bank/texts.js";
 import type { RenderableSkill } from "../render/index.js";
 import { locateSkill, readSource, type SkillProvenance } from "./skill-source.js";
 
-export { hostOfFolder, installRoots, locateSkill, type SkillHost, type SkillLocation, type SkillProvenance } from "./skill-source.js";
+export { hostOfFolder, installRoots, locateSkill, skillFileOf, type SkillHost, type SkillLocation, type SkillProvenance } from "./skill-source.js";
 
 /**
  * Whether the source still says what the bank installed: `current` (same content), `changed` (the

@@ -126,6 +126,17 @@ export function locateSkill(source: string, bankDir: string): SkillLocation {
   return { path, dir: path ? dir : null, provenance: { kind: "folder", hostFolder, host: hostOfFolder(hostFolder) } };
 }
 
+/**
+ * The SKILL.md (or other .md) file a folder skill's recorded `source` names, as {@link locateSkill}
+ * finds it (else the source resolved against the current folder), without its `stat`s for an absolute
+ * source: what a caller that only wants the file's place reads for every installed skill (the
+ * watcher of `gavel serve --watch`). Null for a JSONL library's row and a skill given in memory.
+ */
+export function skillFileOf(source: string, bankDir: string): string | null {
+  if (librarySource(source) || /^input\[\d+\]$/.test(source) || !/\.md$/i.test(source)) return null;
+  return isAbsolute(source) ? resolve(source) : (resolveRecorded(source, bankDir) ?? resolve(source));
+}
+
 /** What the source file says today: its front matter and the hash of its texts. */
 export interface SourceReading {
   /** Every front-matter key (or JSONL field) but name, description and body. */

@@ -17,9 +17,9 @@
  * @module
  */
 import { readdirSync, statSync, watch, type FSWatcher } from "node:fs";
-import { basename, dirname, join, relative, resolve, sep } from "node:path";
+import { basename, dirname, join, relative, sep } from "node:path";
 import { MESSAGE_CHARS, clip, messageNaming, type OptionNames } from "../errors.js";
-import { locateSkill, type Router } from "../route/index.js";
+import { skillFileOf, type Router } from "../route/index.js";
 import { MAX_SOURCE_BYTES } from "../route/skill-source.js";
 import { discoveredSkillId, skillRoots, type DiscoverOptions } from "../skills/discover.js";
 import { SKIP_DIRS } from "../skills/load.js";
@@ -166,11 +166,11 @@ export class SkillWatcher {
   /** The installed folder skills: the folder of each SKILL.md (absolute) and the skill. */
   #installed(): Map<string, { id: string; source: string }> {
     const m = new Map<string, { id: string; source: string }>();
+    const bankDir = this.#router.bankDir;
     for (const s of this.#router.list()) {
-      const loc = locateSkill(s.source, this.#router.bankDir);
-      if (loc.provenance.kind !== "folder") continue;
-      const file = loc.path ?? resolve(s.source);
-      if (basename(file) !== SKILL_FILE) continue;
+      // no stat of an absolute source: a pass over every installed skill, at each sync
+      const file = skillFileOf(s.source, bankDir);
+      if (file === null || basename(file) !== SKILL_FILE) continue;
       m.set(dirname(file), { id: s.id, source: s.source });
     }
     return m;

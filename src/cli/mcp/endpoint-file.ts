@@ -11,7 +11,7 @@ import { randomBytes } from "node:crypto";
 import { link, readFile, rm, writeFile } from "node:fs/promises";
 import { GavelError, clip } from "../../errors.js";
 import { pidAlive } from "../../util/pid.js";
-import { breakStale } from "../../bank/lock.js";
+import { breakStaleOrPause } from "../../bank/lock.js";
 
 /** What the file holds. */
 export interface McpEndpointRecord {
@@ -76,7 +76,7 @@ export async function claimEndpointFile(file: string, endpoint: { url: string; t
       // a record of a process that is gone: removed only while it is still that record, one breaker
       // at a time (another start that broke it first and linked its own is left alone; the next
       // link then refuses)
-      if (!(await breakStale(file, found, `the endpoint file ${clip(file)}`))) await new Promise((r) => setTimeout(r, 10 + 10 * Math.random()));
+      await breakStaleOrPause(file, found, `the endpoint file ${clip(file)}`);
     }
   } finally {
     await rm(tmp, { force: true });
