@@ -43,6 +43,11 @@ export interface DecideOptions {
   libraryCut?: LibraryCut | null;
   /** The text abstention's domain score reads (context.ts `domainTextOf`); absent: the task text. */
   domainText?: string;
+  /**
+   * The text the verdict reads; absent: the task's text. A live selection's verdict reads the
+   * conversation's end within the task budget, its BM25 the longer end a route reads.
+   */
+  verdictText?: string;
   signal?: AbortSignal;
 }
 
@@ -157,7 +162,7 @@ export async function decide(parts: RouterParts, lexical: LexicalExpert, task: Q
     // not when the route abstains: it loads nothing, so the verdict could change nothing it returns
     // (the shortlist it reports is then the cheap stage's order)
     const verdict = o.verdict && abstention?.abstain !== true && post.size >= projections.rerank.verdictMinSkills;
-    const r = await reranked(parts, lexical, query, ranked, handles, post, { verdict, signal: o.signal });
+    const r = await reranked(parts, lexical, query, ranked, handles, post, { verdict, verdictText: o.verdictText, signal: o.signal });
     return { shortlist: r.shortlist, verdict: r.ran ? "ran" : o.verdict ? "skipped" : "off", abstention, ...(lexicalMs !== undefined ? { lexicalMs } : {}), verdictMs: r.verdictMs };
   }
   const abstentionReadsV = o.abstain && (model ? needsVerdict(model) : true);
@@ -165,7 +170,7 @@ export async function decide(parts: RouterParts, lexical: LexicalExpert, task: Q
   const t = performance.now();
   let shortlist: Candidate[];
   if (run) {
-    const judged = await judge(parts, taskText, short, o.signal);
+    const judged = await judge(parts, o.verdictText ?? taskText, short, o.signal);
     shortlist = rule(
       judged.map((c, i) => ({ ...c, ...(short[i].B !== undefined ? { B: short[i].B } : {}) })),
       { alpha: projections.alpha, gamma: projections.gamma, beta },
@@ -239,7 +244,7 @@ function taskDomain({ projections }: Pick<RouterParts, "projections">, model: Ab
  * ordered by the full stage once the verdict has read them (by the cheap stage when the verdict is
  * off, there is one candidate, or the cheap stage's best leads by the model's `verdictMargin`).
  */
-async function reranked(parts: RouterParts, lexical: LexicalExpert, query: Bm25Query, ranked: readonly Ranked[], handles: Int32Array, post: { B: Float64Array; raw: Float64Array }, o: { verdict: boolean; signal?: AbortSignal }): Promise<{ shortlist: Candidate[]; ran: boolean; verdictMs: number }> {
+async function reranked(parts: RouterParts, lexical: LexicalExpert, query: Bm25Query, ranked: readonly Ranked[], handles: Int32Array, post: { B: Float64Array; raw: Float64Array }, o: { verdict: boolean; verdictText?: string; signal?: AbortSignal }): Promise<{ shortlist: Candidate[]; ran: boolean; verdictMs: number }> {
   const { projections, library } = parts;
   const rr = projections.rerank!;
   const taskText = query.text;
@@ -248,7 +253,7 @@ async function reranked(parts: RouterParts, lexical: LexicalExpert, query: Bm25Q
   await refuseLost(parts, top);
   const run = o.verdict && verdictNeeded(rr, top);
   const t = performance.now();
-  const judged = run ? await judge(parts, taskText, top, o.signal) : null;
+  const judged = run ? await judge(parts, o.verdictText ?? taskText, top, o.signal) : null;
   const verdictMs = run ? performance.now() - t : 0;
   const R = judged ? fullScores(rr, top, judged.map((j) => j.L), judged.map((j) => j.V)) : top.map((c) => c.cheap);
   const shortlist: Candidate[] = top.map((c, i) => {

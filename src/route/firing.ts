@@ -11,16 +11,19 @@
  *
  * The verdict reads the context as text: chat messages as "role: content" lines without the system
  * prompt, and, when that is longer than the router's task budget, its end (the most recent messages),
- * as the paper's verdict continues from the most recent message.
+ * as the paper's verdict continues from the most recent message. The lexical expert's BM25 reads a
+ * longer end of the same text, as a live `router.route` does (16 characters a glance-budget token),
+ * so the request that opened a long turn still counts.
  *
  * @module
  */
 import { GavelError, invalidArgument } from "../errors.js";
 import { asAborted, boolOption, optionsObject, signalOption, throwIfAborted } from "../util/validate.js";
 import { defaultLexical } from "./abstention.js";
-import { chatAsTask, checkChatMessages, lexicalDomainText, tailStart } from "./context.js";
+import { chatAsTask, checkChatMessages, lexicalDomainText, lexicalRead, tailStart } from "./context.js";
 import { decide, decisionOutcome } from "./decide.js";
 import { LexicalExpert } from "./lexical-expert.js";
+import { bm25Query } from "../lexical/postings.js";
 import { routeCut } from "./library-cut.js";
 import { config } from "../config.js";
 import type { LiveContext } from "./live.js";
@@ -81,6 +84,11 @@ const TAIL_CHARS_PER_TOKEN = 8;
  * way dropped.
  */
 export async function liveVerdictText(parts: RouterParts, context: RouteContext, signal?: AbortSignal): Promise<string> {
+  return liveTail(parts, liveText(context), signal);
+}
+
+/** A live context as text: a string as it is; chat messages as "role: content" lines without the system prompt. */
+function liveText(context: RouteContext): string {
   let text: string;
   if (typeof context === "string") text = context;
   else if (Array.isArray(context)) {
@@ -90,6 +98,11 @@ export async function liveVerdictText(parts: RouterParts, context: RouteContext,
     text = chatAsTask(kept);
   } else throw invalidArgument("context must be a text or an array of chat messages");
   if (text.trim() === "") throw invalidArgument("the live context's text is empty");
+  return text;
+}
+
+/** The end of a live context's text within the task budget ({@link liveVerdictText}). */
+async function liveTail(parts: RouterParts, text: string, signal?: AbortSignal): Promise<string> {
   const { model, taskBudget } = parts;
   // The end: the most recent messages. Cut a few tokens short, so that the text tokenized again fits.
   const keep = Math.max(1, taskBudget - 8);
@@ -144,7 +157,11 @@ async function select(live: LiveContext, context: RouteContext, options?: LiveSe
   throwIfAborted(signal, "selectLive");
   const noToken = () => invalidArgument("the live context has read no token yet: nothing to select from");
   if (live.tokens === 0) throw noToken();
-  const taskText = await liveVerdictText(parts, context, signal);
+  const text = liveText(context);
+  const verdictText = await liveTail(parts, text, signal);
+  // BM25 reads the end a live route reads (16 × the glance budget in characters), not only the
+  // verdict's: the request that started a long turn stays in its query
+  const query = bm25Query(lexicalRead(text, "end", parts.glanceBudget));
   throwIfAborted(signal, "selectLive");
   // checked again after each wait: a reset or a dispose may have come meanwhile
   live.checkOpen("selectLive");
@@ -170,7 +187,7 @@ async function select(live: LiveContext, context: RouteContext, options?: LiveSe
     const lexicalExpert = liveExpertOf(library);
     // a small library's own cut, as a route reads it (src/route/library-cut.ts)
     const cut = abstain && ownCut ? await routeCut(parts, lexicalExpert, signal) : null;
-    const d = await decide(parts, lexicalExpert, taskText, ranked, handles, { lexical, verdict, abstain, libraryCut: cut, domainText: lexicalDomainText(parts, context, true), signal });
+    const d = await decide(parts, lexicalExpert, query, ranked, handles, { lexical, verdict, abstain, libraryCut: cut, domainText: lexicalDomainText(parts, context, true), verdictText, signal });
     const outcome = decisionOutcome(parts, d);
     const record = outcome.skill !== null ? await readSkillRecord(library, outcome.skill) : null;
     throwIfAborted(signal, "selectLive");

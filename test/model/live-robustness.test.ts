@@ -2,14 +2,15 @@
 // a reset ordered behind the appends called before it (real ℓ* rows), selectLive and append on a
 // disposed context or a closed router (DISPOSED), and the verdict's text of a long conversation read
 // from its tail alone, tokenized off the JS thread, equal to what the whole text's tokens give.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Model, Projections, Router } from "../../src/index.js";
 import type { ChatMessage } from "../../src/render/index.js";
 import { liveVerdictText, selectLive } from "../../src/route/firing.js";
-import { chatAsTask } from "../../src/route/context.js";
+import { chatAsTask, lexicalRead } from "../../src/route/context.js";
+import { LexicalExpert } from "../../src/route/lexical-expert.js";
 import type { RouterParts } from "../../src/route/parts.js";
 import { sharedDir, storiesPath, needsShared, SHARED } from "../helpers/paths.js";
 import { freshSeed, rng } from "../helpers/random.js";
@@ -152,5 +153,46 @@ describe.skipIf(NO_SHARED)("live context edges (stories260K, random projections)
     const few: ChatMessage[] = [{ role: "system", content: "You are an agent." }, { role: "user", content: "Fix the failing build." }];
     expect(await liveVerdictText(parts, few)).toBe(chatAsTask(few.slice(1)));
     expect(await liveVerdictText(parts, "a plain text task")).toBe("a plain text task");
+  });
+  it("selectLive's BM25 reads the end a live route reads, so the request before a long assistant turn counts (the verdict keeps its tail)", async () => {
+    const skills = router.list();
+    const target = skills[Math.floor(rng(freshSeed())() * skills.length)];
+    const { description } = await router.get(target.id);
+    const probe = router.live();
+    const parts = probe.routerParts;
+    probe.dispose();
+    // an assistant turn longer than the verdict's tail, of words no skill holds
+    const filler = "lorem ipsum dolor sit amet qwzx ".repeat(Math.ceil((parts.taskBudget * 12) / 32));
+    const messages: ChatMessage[] = [
+      { role: "system", content: "You are an agent." },
+      { role: "user", content: `${target.name}: ${description}` },
+      { role: "assistant", content: filler },
+    ];
+    const text = chatAsTask(messages.slice(1));
+    expect(text.length).toBeLessThan(16 * parts.glanceBudget); // the whole conversation within the live route's read
+    const tail = await liveVerdictText(parts, messages);
+    expect(tail).not.toContain(description.slice(0, 20)); // the verdict's tail holds filler only
+    const seen: { text: string; B: Float64Array; handles: Int32Array }[] = [];
+    const original = LexicalExpert.prototype.posteriorByColumn;
+    const spy = vi.spyOn(LexicalExpert.prototype, "posteriorByColumn").mockImplementation(async function (this: LexicalExpert, ...args: Parameters<typeof original>) {
+      const out = await original.apply(this, args);
+      seen.push({ text: typeof args[1] === "string" ? args[1] : args[1].text, B: out.B, handles: args[3] });
+      return out;
+    });
+    const live = router.live();
+    try {
+      await live.append(await rowsOf(TEXT, live.layer));
+      await selectLive(live, messages, { lexical: true, verdict: false, abstain: false });
+    } finally {
+      spy.mockRestore();
+      live.dispose();
+    }
+    expect(seen).toHaveLength(1);
+    expect(seen[0].text).toBe(lexicalRead(text, "end", parts.glanceBudget));
+    const { B, handles } = seen[0];
+    const library = parts.library;
+    const at = [...handles].findIndex((h) => library.label(h).id === target.id);
+    expect(at).toBeGreaterThanOrEqual(0);
+    for (let c = 0; c < B.length; c++) if (c !== at) expect(B[at], library.label(handles[c]).id).toBeGreaterThan(B[c]);
   });
 });
