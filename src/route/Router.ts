@@ -345,7 +345,7 @@ export class Router {
     const cut = abstain && ownCut ? await routeCut(this.#parts, this.#lexical, signal) : null;
     // every BM25 read of the route (B, the ceiling, the re-ranker, the result's word weight) reads the
     // query the glance's encoding made, with its paste reading
-    const d = await decide(this.#parts, this.#lexical, glanced.q.bm25Query, ranked, glanced.res.handles, { lexical, verdict, abstain, libraryCut: cut, domainText: lexicalDomainText(this.#parts, context, glanced.q.live), signal });
+    const d = await decide(this.#parts, this.#lexical, glanced.q.bm25Query, ranked, glanced.res.handles, { lexical, verdict, abstain, libraryCut: cut, domainText: lexicalDomainText(this.#parts, context, glanced.q.live), verdictText: glanced.q.verdictText, signal });
     const t2 = performance.now();
     const result: RouteResult = {
       ...decisionOutcome(this.#parts, d),

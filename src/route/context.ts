@@ -44,6 +44,12 @@ export interface Queries {
    * the result); a live rollout's splits its own text, as any text BM25 is given.
    */
   bm25Query: Bm25Query;
+  /**
+   * The text the verdict reads where BM25 reads another: chat messages, whose "role: content" lines
+   * (the system prompt's included) the verdict reads and whose contents alone, without the system
+   * prompt, BM25 reads (as abstention's domain score does: {@link domainTextOf}). Unset: `bm25Query.text`.
+   */
+  verdictText?: string;
 }
 
 /** The fewest characters of a task its lexical readers take ({@link lexicalRead}). */
@@ -240,9 +246,12 @@ export async function encodeQueries(parts: RouterParts, context: RouteContext, l
   const tokens = enc.tokens.subarray(enc.taskStart, enc.taskEnd);
   const weights = isLive ? decayWeights(n) : rowWeights(parts, tokens);
   const lexText = lexicalRead(taskText, isLive ? "end" : parts.keep, parts.glanceBudget);
-  const { split, bm25Query: query } = isLive ? { split: undefined, bm25Query: bm25Query(lexText) } : writtenPaste(lexText);
+  // chat messages: BM25 reads their contents without the system prompt (an agent's system prompt,
+  // and the role labels, would add the same words to every task's query); the verdict their lines
+  const bmText = typeof context === "string" ? lexText : lexicalDomainText(parts, context, isLive);
+  const { split, bm25Query: query } = isLive ? { split: undefined, bm25Query: bm25Query(bmText) } : writtenPaste(bmText);
   const paste = weighPasteRows(parts.model, split, tokens, weights, enc.truncated ? parts.keep : "whole");
-  return { queries, weights, tokens, taskText, ...(truncation ? { truncation } : {}), ...(isLive ? { live: true } : {}), ...(paste !== 1 ? { pasteWeight: paste } : {}), ...(split ? { pasteSplit: split } : {}), bm25Query: query };
+  return { queries, weights, tokens, taskText, ...(truncation ? { truncation } : {}), ...(isLive ? { live: true } : {}), ...(paste !== 1 ? { pasteWeight: paste } : {}), ...(split ? { pasteSplit: split } : {}), bm25Query: query, ...(bmText !== lexText ? { verdictText: lexText } : {}) };
 }
 
 /** Most tokens one {@link encodeTasksMany} pass decodes together (the resident router's default batch). */

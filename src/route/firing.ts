@@ -12,15 +12,15 @@
  * The verdict reads the context as text: chat messages as "role: content" lines without the system
  * prompt, and, when that is longer than the router's task budget, its end (the most recent messages),
  * as the paper's verdict continues from the most recent message. The lexical expert's BM25 reads a
- * longer end of the same text, as a live `router.route` does (16 characters a glance-budget token),
- * so the request that opened a long turn still counts.
+ * longer end of the messages' contents (at least 65,536 characters, without the system prompt), as a
+ * live `router.route` does, so the request that opened a long turn still counts.
  *
  * @module
  */
 import { GavelError, invalidArgument } from "../errors.js";
 import { asAborted, boolOption, optionsObject, signalOption, throwIfAborted } from "../util/validate.js";
 import { defaultLexical } from "./abstention.js";
-import { chatAsTask, checkChatMessages, lexicalDomainText, lexicalRead, tailStart } from "./context.js";
+import { chatAsTask, checkChatMessages, lexicalDomainText, tailStart } from "./context.js";
 import { decide, decisionOutcome } from "./decide.js";
 import { LexicalExpert } from "./lexical-expert.js";
 import { bm25Query } from "../lexical/postings.js";
@@ -157,11 +157,11 @@ async function select(live: LiveContext, context: RouteContext, options?: LiveSe
   throwIfAborted(signal, "selectLive");
   const noToken = () => invalidArgument("the live context has read no token yet: nothing to select from");
   if (live.tokens === 0) throw noToken();
-  const text = liveText(context);
-  const verdictText = await liveTail(parts, text, signal);
-  // BM25 reads the end a live route reads (16 × the glance budget in characters), not only the
-  // verdict's: the request that started a long turn stays in its query
-  const query = bm25Query(lexicalRead(text, "end", parts.glanceBudget));
+  const verdictText = await liveTail(parts, liveText(context), signal);
+  // BM25 reads what a live route's reads (the contents' end, at least 65,536 characters), not only
+  // the verdict's tail: the request that started a long turn stays in its query
+  const domainText = lexicalDomainText(parts, context, true);
+  const query = bm25Query(domainText);
   throwIfAborted(signal, "selectLive");
   // checked again after each wait: a reset or a dispose may have come meanwhile
   live.checkOpen("selectLive");
@@ -187,7 +187,7 @@ async function select(live: LiveContext, context: RouteContext, options?: LiveSe
     const lexicalExpert = liveExpertOf(library);
     // a small library's own cut, as a route reads it (src/route/library-cut.ts)
     const cut = abstain && ownCut ? await routeCut(parts, lexicalExpert, signal) : null;
-    const d = await decide(parts, lexicalExpert, query, ranked, handles, { lexical, verdict, abstain, libraryCut: cut, domainText: lexicalDomainText(parts, context, true), verdictText, signal });
+    const d = await decide(parts, lexicalExpert, query, ranked, handles, { lexical, verdict, abstain, libraryCut: cut, domainText, verdictText, signal });
     const outcome = decisionOutcome(parts, d);
     const record = outcome.skill !== null ? await readSkillRecord(library, outcome.skill) : null;
     throwIfAborted(signal, "selectLive");

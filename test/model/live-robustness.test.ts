@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { Model, Projections, Router } from "../../src/index.js";
 import type { ChatMessage } from "../../src/render/index.js";
 import { liveVerdictText, selectLive } from "../../src/route/firing.js";
-import { chatAsTask, lexicalRead } from "../../src/route/context.js";
+import { chatAsTask, encodeQueries, lexicalRead } from "../../src/route/context.js";
 import { LexicalExpert } from "../../src/route/lexical-expert.js";
 import type { RouterParts } from "../../src/route/parts.js";
 import { sharedDir, storiesPath, needsShared, SHARED } from "../helpers/paths.js";
@@ -188,11 +188,56 @@ describe.skipIf(NO_SHARED)("live context edges (stories260K, random projections)
       live.dispose();
     }
     expect(seen).toHaveLength(1);
-    expect(seen[0].text).toBe(lexicalRead(text, "end", parts.glanceBudget));
+    // the messages' contents, without the system prompt, as abstention's domain score reads them
+    expect(seen[0].text).toBe(lexicalRead(messages.slice(1).map((m) => m.content).join("\n"), "end", parts.glanceBudget));
     const { B, handles } = seen[0];
     const library = parts.library;
     const at = [...handles].findIndex((h) => library.label(h).id === target.id);
     expect(at).toBeGreaterThanOrEqual(0);
     for (let c = 0; c < B.length; c++) if (c !== at) expect(B[at], library.label(handles[c]).id).toBeGreaterThan(B[c]);
+  });
+  it("a route of chat messages: BM25 reads their contents without the system prompt, the verdict their lines", async () => {
+    const skills = router.list();
+    const pick = Math.floor(rng(freshSeed())() * skills.length);
+    const [asked, other] = [skills[pick], skills[(pick + 1) % skills.length]];
+    const { description } = await router.get(asked.id);
+    const { description: otherDescription } = await router.get(other.id);
+    // a system prompt made of another skill's words: read by BM25, it would pull that skill up
+    const messages: ChatMessage[] = [
+      { role: "system", content: `${other.name}: ${otherDescription} `.repeat(4) },
+      { role: "user", content: `${asked.name}: ${description}` },
+    ];
+    const probe = router.live();
+    const parts = probe.routerParts;
+    probe.dispose();
+    for (const live of [true, false]) {
+      const q = await encodeQueries(parts, messages, live);
+      const keep = live ? "end" : parts.keep;
+      expect(q.bm25Query.text).toBe(lexicalRead(messages[1].content, keep, parts.glanceBudget));
+      expect(q.verdictText).toBe(lexicalRead(chatAsTask(messages), keep, parts.glanceBudget));
+      const written = await encodeQueries(parts, messages[1].content, live);
+      expect(written.verdictText).toBeUndefined();
+      expect(written.bm25Query.text).toBe(q.bm25Query.text);
+    }
+    const seen: { B: Float64Array; handles: Int32Array }[] = [];
+    const original = LexicalExpert.prototype.posteriorByColumn;
+    const spy = vi.spyOn(LexicalExpert.prototype, "posteriorByColumn").mockImplementation(async function (this: LexicalExpert, ...args: Parameters<typeof original>) {
+      const out = await original.apply(this, args);
+      seen.push({ B: out.B, handles: args[3] });
+      return out;
+    });
+    try {
+      await router.route(messages, { lexical: true, verdict: false, abstain: false });
+    } finally {
+      spy.mockRestore();
+    }
+    expect(seen.length).toBeGreaterThan(0);
+    const { B, handles } = seen[0];
+    const at = [...handles].findIndex((h) => parts.library.label(h).id === asked.id);
+    for (let c = 0; c < B.length; c++) if (c !== at) expect(B[at], parts.library.label(handles[c]).id).toBeGreaterThan(B[c]);
+    // a chat whose messages hold no word besides the system prompt's is wordless: declined, not an error
+    const empty = await router.route([messages[0], { role: "user", content: "  " }], { lexical: true, verdict: false, abstain: true });
+    expect(empty.abstained).toBe(true);
+    expect((await router.route([messages[0], { role: "user", content: "  " }], { lexical: true, verdict: false, abstain: false })).skill).toEqual(expect.any(String));
   });
 });
