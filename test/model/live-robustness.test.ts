@@ -19,6 +19,18 @@ const NO_SHARED = needsShared("stories260K and SWE-Skills-Bench's skills", SHARE
 const benchSkills = join(sharedDir, "data", "swe-skills-bench", "skills.jsonl");
 const TEXT = "Once upon a time the build failed and the little robot looked at the logs of the linker.";
 
+/** Records each B the lexical expert computes (the query's text, B by column, the columns' handles) until `spy.mockRestore()`. */
+function watchPosteriors() {
+  const seen: { text: string; B: Float64Array; handles: Int32Array }[] = [];
+  const original = LexicalExpert.prototype.posteriorByColumn;
+  const spy = vi.spyOn(LexicalExpert.prototype, "posteriorByColumn").mockImplementation(async function (this: LexicalExpert, ...args: Parameters<typeof original>) {
+    const out = await original.apply(this, args);
+    seen.push({ text: typeof args[1] === "string" ? args[1] : args[1].text, B: out.B, handles: args[3] });
+    return out;
+  });
+  return { seen, spy };
+}
+
 describe.skipIf(NO_SHARED)("live context edges (stories260K, random projections)", () => {
   let model: Model;
   let projections: Projections;
@@ -172,13 +184,7 @@ describe.skipIf(NO_SHARED)("live context edges (stories260K, random projections)
     expect(text.length).toBeLessThan(16 * parts.glanceBudget); // the whole conversation within the live route's read
     const tail = await liveVerdictText(parts, messages);
     expect(tail).not.toContain(description.slice(0, 20)); // the verdict's tail holds filler only
-    const seen: { text: string; B: Float64Array; handles: Int32Array }[] = [];
-    const original = LexicalExpert.prototype.posteriorByColumn;
-    const spy = vi.spyOn(LexicalExpert.prototype, "posteriorByColumn").mockImplementation(async function (this: LexicalExpert, ...args: Parameters<typeof original>) {
-      const out = await original.apply(this, args);
-      seen.push({ text: typeof args[1] === "string" ? args[1] : args[1].text, B: out.B, handles: args[3] });
-      return out;
-    });
+    const { seen, spy } = watchPosteriors();
     const live = router.live();
     try {
       await live.append(await rowsOf(TEXT, live.layer));
@@ -219,13 +225,7 @@ describe.skipIf(NO_SHARED)("live context edges (stories260K, random projections)
       expect(written.verdictText).toBeUndefined();
       expect(written.bm25Query.text).toBe(q.bm25Query.text);
     }
-    const seen: { B: Float64Array; handles: Int32Array }[] = [];
-    const original = LexicalExpert.prototype.posteriorByColumn;
-    const spy = vi.spyOn(LexicalExpert.prototype, "posteriorByColumn").mockImplementation(async function (this: LexicalExpert, ...args: Parameters<typeof original>) {
-      const out = await original.apply(this, args);
-      seen.push({ B: out.B, handles: args[3] });
-      return out;
-    });
+    const { seen, spy } = watchPosteriors();
     try {
       await router.route(messages, { lexical: true, verdict: false, abstain: false });
     } finally {
