@@ -44,8 +44,9 @@ export interface DecideOptions {
   /** The text abstention's domain score reads (context.ts `domainTextOf`); absent: the task text. */
   domainText?: string;
   /**
-   * The text the verdict reads; absent: the task's text. A live selection's verdict reads the
-   * conversation's end within the task budget, its BM25 the longer end a route reads.
+   * The text the verdict reads; absent: the task's text. A route of chat messages: their "role:
+   * content" lines, where BM25 reads their contents without the system prompt; a live selection: the
+   * conversation's end within the task budget, where BM25 reads the longer end a live route reads.
    */
   verdictText?: string;
   signal?: AbortSignal;
