@@ -16,7 +16,7 @@ import { modelFingerprint } from "../model/fingerprint.js";
 import { Projections } from "../projections/projections.js";
 import { Library } from "../bank/library.js";
 import { config } from "../config.js";
-import { encodeQueries, lexicalDomainText, pasteOf, taskTextOf } from "./context.js";
+import { encodeQueries, pasteOf, taskTextOf } from "./context.js";
 import { glanceIndexOf, prunes, readsKeyIvf, refreshKeyIvf, warmKeyIvf, type KeyIvfWarm } from "./glance-index-use.js";
 import { glanceLibrary, type Glanced } from "./glance.js";
 import { routeGlances, type GlanceVia } from "./glance-many.js";
@@ -344,8 +344,9 @@ export class Router {
     // a small library's own cut: measured once per state of the library (the reference prompts routed over it)
     const cut = abstain && ownCut ? await routeCut(this.#parts, this.#lexical, signal) : null;
     // every BM25 read of the route (B, the ceiling, the re-ranker, the result's word weight) reads the
-    // query the glance's encoding made, with its paste reading
-    const d = await decide(this.#parts, this.#lexical, glanced.q.bm25Query, ranked, glanced.res.handles, { lexical, verdict, abstain, libraryCut: cut, domainText: lexicalDomainText(this.#parts, context, glanced.q.live), verdictText: glanced.q.verdictText, signal });
+    // query the glance's encoding made, with its paste reading; its text is also abstention's domain
+    // text (lexicalDomainText of the context: a string's kept side, a chat's contents without the system prompt)
+    const d = await decide(this.#parts, this.#lexical, glanced.q.bm25Query, ranked, glanced.res.handles, { lexical, verdict, abstain, libraryCut: cut, domainText: glanced.q.bm25Query.text, verdictText: glanced.q.verdictText, signal });
     const t2 = performance.now();
     const result: RouteResult = {
       ...decisionOutcome(this.#parts, d),

@@ -73,6 +73,11 @@ function librarySource(source: string): { file: string; line: number } | null {
   return m && !/\.md$/i.test(m[1]) ? { file: m[1], line: Number(m[2]) } : null;
 }
 
+/** Whether a recorded `source` names a folder skill's .md file: not a JSONL row, not an `input[i]` label. */
+function folderSource(source: string): boolean {
+  return /\.md$/i.test(source) && !librarySource(source);
+}
+
 /**
  * Folders a relative `source` may be relative to, most likely first: the current directory, and the
  * project that holds the bank (`<project>/.gavel/bank` → `<project>`, and the bank's parent).
@@ -117,9 +122,7 @@ export function locateSkill(source: string, bankDir: string): SkillLocation {
     const path = resolveRecorded(lib.file, bankDir);
     return { path, dir: null, provenance: { kind: "library", library: path ?? resolve(lib.file), line: lib.line } };
   }
-  if (/^input\[\d+\]$/.test(source) || !/\.md$/i.test(source)) {
-    return { path: null, dir: null, provenance: { kind: "input", label: source } };
-  }
+  if (!folderSource(source)) return { path: null, dir: null, provenance: { kind: "input", label: source } };
   const path = resolveRecorded(source, bankDir);
   const dir = dirname(path ?? resolve(source));
   const hostFolder = dirname(dir);
@@ -133,7 +136,7 @@ export function locateSkill(source: string, bankDir: string): SkillLocation {
  * watcher of `gavel serve --watch`). Null for a JSONL library's row and a skill given in memory.
  */
 export function skillFileOf(source: string, bankDir: string): string | null {
-  if (librarySource(source) || /^input\[\d+\]$/.test(source) || !/\.md$/i.test(source)) return null;
+  if (!folderSource(source)) return null;
   return isAbsolute(source) ? resolve(source) : (resolveRecorded(source, bankDir) ?? resolve(source));
 }
 
