@@ -16,18 +16,18 @@
  *
  * @module
  */
-import { readdirSync, statSync, watch, type FSWatcher } from "node:fs";
+import { watch, type FSWatcher } from "node:fs";
 import { basename, dirname, join, relative, sep } from "node:path";
 import { MESSAGE_CHARS, clip, messageNaming, type OptionNames } from "../errors.js";
 import { skillFileOf, type Router } from "../route/index.js";
 import { MAX_SOURCE_BYTES } from "../route/skill-source.js";
 import { discoveredSkillId, skillRoots, type DiscoverOptions } from "../skills/discover.js";
-import { SKIP_DIRS } from "../skills/load.js";
 import { parseSkillMarkdown } from "../skills/parse.js";
 import type { Skill } from "../skills/types.js";
 import { readRegularFile, RegularFileError } from "../util/regular-file.js";
 import { samePath } from "../util/same-path.js";
 import { checkInt } from "../util/validate.js";
+import { folderIdentity, foldersIn, foldersInAsync, nearestFolder, readAhead, type ReadAhead } from "./watch-fs.js";
 
 /** Options of {@link SkillWatcher}. */
 export interface WatchOptions {
@@ -68,38 +68,6 @@ export function checkWatchOptions(options: WatchOptions): Required<WatchOptions>
 interface Watched {
   watcher: FSWatcher;
   identity: string;
-}
-
-/** Device and inode of a folder; null when it is not one now. */
-function folderIdentity(dir: string): string | null {
-  try {
-    const st = statSync(dir);
-    return st.isDirectory() ? `${st.dev}:${st.ino}` : null;
-  } catch {
-    return null;
-  }
-}
-
-/** The folder itself when it exists, else its nearest folder that does (null when none does). */
-function nearestFolder(dir: string): string | null {
-  for (let p = dir; ; p = dirname(p)) {
-    if (folderIdentity(p) !== null) return p;
-    if (dirname(p) === p) return null;
-  }
-}
-
-/**
- * The folders in `root` that may be (or become) skill folders: all but `.git` and `node_modules`; a
- * symbolic link only when it leads to a folder (one to a file, as dotfile managers make, is no folder).
- */
-function foldersIn(root: string): string[] {
-  try {
-    return readdirSync(root, { withFileTypes: true })
-      .filter((e) => !SKIP_DIRS.has(e.name) && (e.isDirectory() || (e.isSymbolicLink() && folderIdentity(join(root, e.name)) !== null)))
-      .map((e) => join(root, e.name));
-  } catch {
-    return []; // gone, or unreadable
-  }
 }
 
 /**
@@ -182,7 +150,7 @@ export class SkillWatcher {
   }
 
   /** The folders to watch, most needed first: the roots (or their stand-ins), the skills' folders, the roots' other folders. */
-  #wanted(installed: Map<string, { id: string; source: string }>): Set<string> {
+  #wanted(installed: Map<string, { id: string; source: string }>, ahead?: ReadAhead): Set<string> {
     this.#roots = new Set([...[...installed.keys()].map((d) => dirname(d)), ...this.#formerRoots]);
     this.#standIns = new Map();
     const want = new Set<string>();
@@ -193,7 +161,7 @@ export class SkillWatcher {
       if (at !== root) this.#standIns.set(at, [...(this.#standIns.get(at) ?? []), root]);
     }
     for (const dir of installed.keys()) want.add(dir);
-    for (const root of this.#roots) for (const dir of foldersIn(root)) want.add(dir);
+    for (const root of this.#roots) for (const dir of ahead?.folders.get(root) ?? foldersIn(root)) want.add(dir);
     return want;
   }
 
@@ -203,13 +171,14 @@ export class SkillWatcher {
    * skill's folder takes the place of a folder watched before that is neither (its watch is closed),
    * and a line says so once, again after all have fitted and then no longer do. After a sync
    * (`recheck`), each folder newly watched is synced too: what was written into it between the sync's
-   * reading and its watch is not missed.
+   * reading and its watch is not missed. `ahead`: the watched folders' identities and the roots'
+   * folders, read off the thread just before ({@link readAhead}); what it lacks is read here.
    */
-  #rearm(recheck: boolean): void {
+  #rearm(recheck: boolean, ahead?: ReadAhead): void {
     if (this.#closed) return;
-    const want = this.#wanted(this.#installed());
+    const want = this.#wanted(this.#installed(), ahead);
     for (const [dir, w] of this.#watchers) {
-      if (want.has(dir) && folderIdentity(dir) === w.identity) continue;
+      if (want.has(dir) && (ahead?.identity.has(dir) ? ahead.identity.get(dir) : folderIdentity(dir)) === w.identity) continue;
       w.watcher.close();
       this.#watchers.delete(dir);
     }
@@ -307,8 +276,9 @@ export class SkillWatcher {
     if (this.#rescans.size > 0) {
       // a root synced whole: the folders in it now, and its installed skills' (gone ones are uninstalled)
       const installed = [...this.#installed().keys()];
-      for (const root of this.#rescans) dirs.push(...foldersIn(root), ...installed.filter((d) => dirname(d) === root));
+      const rescans = [...this.#rescans];
       this.#rescans = new Set();
+      for (const root of rescans) dirs.push(...(await foldersInAsync(root)), ...installed.filter((d) => dirname(d) === root));
     }
     try {
       const done = await this.syncFolders(dirs);
@@ -317,7 +287,9 @@ export class SkillWatcher {
     } catch (err) {
       if (!this.#closed) this.#warn(`a sync of ${dirs.length} changed folder${dirs.length === 1 ? "" : "s"} failed: ${clip(messageNaming(err as Error, this.#names), MESSAGE_CHARS)}`);
     } finally {
-      this.#rearm(true);
+      // the folders to watch again, read off the thread first (a stat per watched folder, a listing per root)
+      const ahead = this.#closed ? undefined : await readAhead(this.#watchers.keys(), this.#roots);
+      this.#rearm(true, ahead);
     }
   }
 
