@@ -70,6 +70,12 @@ for (const n of sizes) {
     const t1 = performance.now();
     w.refresh();
     console.log(`| ${n} | | one refresh (the pass each sync ends with), on the thread | ${(performance.now() - t1).toFixed(0)} ms | | | |`);
+    // the same after a server's write: the file system read off the thread first
+    const loop = loopHold();
+    const t2 = performance.now();
+    await w.refreshAhead();
+    const ahead = performance.now() - t2;
+    console.log(`| ${n} | | one refreshAhead (a server's, after a write), its reads off the thread | ${ahead.toFixed(0)} ms | | ${loop.stop().toFixed(1)} ms | |`);
     await w.close();
     await router.close();
   } finally {

@@ -164,7 +164,7 @@ export class ResidentServer {
     flight.done = (async () => {
       try {
         if (this.#stopping) throw new GavelError("the gavel server is shutting down", "DISPOSED");
-        const result = await this.#handlers.run(op as Exclude<Op, "cancel">, params, controller.signal, sink).finally(() => WRITE_OPS.has(op) && this.#watcher?.refresh()); // the skills a write added are watched too
+        const result = await this.#handlers.run(op as Exclude<Op, "cancel">, params, controller.signal, sink).finally(() => (WRITE_OPS.has(op) ? this.#watcher?.refreshAhead() : undefined)); // the skills a write added are watched (before the reply) too
         if (controller.signal.aborted) throw requestCancelled();
         reply({ v: PROTOCOL_VERSION, id, ok: true, result });
       } catch (err) {

@@ -149,6 +149,20 @@ export class SkillWatcher {
     this.#rearm(false);
   }
 
+  /**
+   * {@link refresh}, with what it reads of the file system (each watched folder's identity, each root's
+   * folders) read off the thread first: what a server runs after each write it answers.
+   */
+  async refreshAhead(): Promise<void> {
+    await this.#rearmAhead(false);
+  }
+
+  /** {@link #rearm} after {@link readAhead} of the folders watched now and the roots known now. */
+  async #rearmAhead(recheck: boolean): Promise<void> {
+    if (this.#closed) return;
+    this.#rearm(recheck, await readAhead(this.#watchers.keys(), this.#roots));
+  }
+
   /** The folders to watch, most needed first: the roots (or their stand-ins), the skills' folders, the roots' other folders. */
   #wanted(installed: Map<string, { id: string; source: string }>, ahead?: ReadAhead): Set<string> {
     this.#roots = new Set([...[...installed.keys()].map((d) => dirname(d)), ...this.#formerRoots]);
@@ -288,8 +302,7 @@ export class SkillWatcher {
       if (!this.#closed) this.#warn(`a sync of ${dirs.length} changed folder${dirs.length === 1 ? "" : "s"} failed: ${clip(messageNaming(err as Error, this.#names), MESSAGE_CHARS)}`);
     } finally {
       // the folders to watch again, read off the thread first (a stat per watched folder, a listing per root)
-      const ahead = this.#closed ? undefined : await readAhead(this.#watchers.keys(), this.#roots);
-      this.#rearm(true, ahead);
+      await this.#rearmAhead(true);
     }
   }
 

@@ -117,7 +117,7 @@ describe("SkillWatcher", () => {
     writeFileSync(join(home, ".claude", "plugins", "installed_plugins.json"), JSON.stringify({ version: 2, plugins: { "review@acme": [{ scope: "user", installPath: plugin, version: "1.0.0" }] } }));
     const found = await discoverSkills({ host: "claude-code", home, projectDir: root });
     expect((await router.install(found.skills)).installed).toEqual(["review:lint"]);
-    watcher.refresh(); // as the server does after an install
+    await watcher.refreshAhead(); // as the server does after an install
     const file = writeSkill(join(plugin, "skills"), "bash-scripting");
     await bankShows((s) => s.get("review:bash-scripting") === file);
     await watcher.idle();
