@@ -1,6 +1,6 @@
 // Compares two route runs' per-task records (route-rerank-real.bench.ts --records), split by split:
 // picks, shortlists and the largest difference of each read-out (g, B, L, V, R) and abstention logit.
-// Usage: node compare-records.mjs NEW_DIR OLD_DIR   (each holding test.jsonl[.gz] and val.jsonl[.gz]; a split
+// Usage: node scripts/device/compare-records.mjs NEW_DIR OLD_DIR   (each holding test.jsonl[.gz] and val.jsonl[.gz]; a split
 // missing from either is skipped)
 import { existsSync, readFileSync } from "node:fs";
 import { gunzipSync } from "node:zlib";
