@@ -11,6 +11,7 @@ import { readdirSync, statSync, type Dirent, type Stats } from "node:fs";
 import { readdir, stat } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { SKIP_DIRS } from "../skills/load.js";
+import { inOrder } from "../util/in-order.js";
 
 const identityOf = (st: Stats): string | null => (st.isDirectory() ? `${st.dev}:${st.ino}` : null);
 
@@ -78,17 +79,15 @@ export interface ReadAhead {
 /** Reads at a time off the thread (libuv's pool runs four; more queued gain nothing). */
 const READ_AHEAD_AT_ONCE = 32;
 
-/** The identity of each of `dirs` and the folders in each of `roots`, read off the thread, {@link READ_AHEAD_AT_ONCE} at a time. */
+/**
+ * The folders in each of `roots` and the identity of each of `dirs`, read off the thread,
+ * {@link READ_AHEAD_AT_ONCE} at a time (both iterables are taken as they are now).
+ */
 export async function readAhead(dirs: Iterable<string>, roots: Iterable<string>): Promise<ReadAhead> {
   const out: ReadAhead = { identity: new Map(), folders: new Map() };
-  const jobs: (() => Promise<void>)[] = [
-    ...[...roots].map((r) => async () => void out.folders.set(r, await foldersInAsync(r))),
-    ...[...dirs].map((d) => async () => void out.identity.set(d, await folderIdentityAsync(d))),
-  ];
-  let next = 0;
-  const worker = async () => {
-    while (next < jobs.length) await jobs[next++]!();
-  };
-  await Promise.all(Array.from({ length: Math.min(READ_AHEAD_AT_ONCE, jobs.length) }, worker));
+  const window = { width: READ_AHEAD_AT_ONCE };
+  // neither read rejects (a path gone or unreadable reads as no folder); one missing here is read on the thread
+  await inOrder([...roots], window, foldersInAsync, (root, got) => void (got.ok && out.folders.set(root, got.value)));
+  await inOrder([...dirs], window, folderIdentityAsync, (dir, got) => void (got.ok && out.identity.set(dir, got.value)));
   return out;
 }
