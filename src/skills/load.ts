@@ -4,6 +4,7 @@ import { basename, dirname, extname, join } from "node:path";
 import { GavelError, invalidArgument, clip, clipLocation, clipMessage } from "../errors.js";
 import { jsonlLines } from "../util/jsonl.js";
 import { errnoCause, PERMISSION_ERRNOS } from "../util/errno.js";
+import { inOrder } from "../util/in-order.js";
 import { readRegularFile, RegularFileError } from "../gguf/regular-file.js";
 import { buildSkill, MAX_FRONT_MATTER_BYTES, parseSkillMarkdown, skillError } from "./parse.js";
 import {
@@ -185,24 +186,14 @@ async function loadFolder(dir: string, o: Opts, hostRoot = false): Promise<LoadS
   }
   const slice = files.slice(o.offset, o.offset + o.limit);
   // Parse in parallel, then add in path order so duplicates are decided the same way every run.
-  const parsed: (Skill | { where: string; error: unknown })[] = new Array(slice.length);
-  let next = 0;
-  const worker = async () => {
-    for (let i = next++; i < slice.length; i = next++) {
-      checkAbort(o.signal);
-      const entry = slice[i];
-      if (typeof entry !== "string") {
-        parsed[i] = entry; // a folder that could not be read
-        continue;
-      }
-      try {
-        parsed[i] = await parseSkillFile(entry, o);
-      } catch (error) {
-        parsed[i] = { where: entry, error };
-      }
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(READ_CONCURRENCY, slice.length) }, worker));
+  const parsed: (Skill | { where: string; error: unknown })[] = [];
+  await inOrder(
+    slice,
+    { width: READ_CONCURRENCY, beforeEach: () => checkAbort(o.signal) },
+    // a folder that could not be read is its own failure
+    async (entry) => (typeof entry === "string" ? parseSkillFile(entry, o) : entry),
+    (entry, out) => void parsed.push(out.ok ? out.value : { where: entry as string, error: out.error }),
+  );
   checkAbort(o.signal);
   // Duplicate names, by a documented precedence rather than by whichever path sorts first: the spec
   // says a skill's name equals its folder's, so a skill in a folder of its own name wins over
