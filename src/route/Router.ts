@@ -219,20 +219,22 @@ export class Router {
     return this.#parts.library.store.entries().map(installedSkill);
   }
 
-  /**
-   * @internal The installed skill with this id now, or undefined: a resident server's lookup of a
-   * route's winner, which may have been installed a moment ago by a write still under way.
-   */
+  /** @internal The installed skill `id` now, or undefined: a server's lookup of a route's winner (maybe installed a moment ago). */
   installed(id: string): InstalledSkill | undefined {
     this.#check();
     const e = this.#parts.library.store.get(id);
     return e ? installedSkill(e) : undefined;
   }
 
-  /** @internal Whether installing skill `id` again would build it anew, its entry built with other budgets (gavel sync's plan). */
-  builtOtherwise(id: string): boolean {
+  /**
+   * @internal What a sync compares a SKILL.md read now with, from the bank's entry alone ({@link get}
+   * reads the file and the texts again): the content hash skill `id` was installed with, and whether
+   * installing it again would build it anew (its entry built with other budgets); undefined when not installed.
+   */
+  installedState(id: string): { contentHash: string; builtOtherwise: boolean } | undefined {
     this.#check();
-    return builtOtherwise(this.#parts, id);
+    const e = this.#parts.library.store.get(id);
+    return e && { contentHash: e.contentHash, builtOtherwise: builtOtherwise(this.#parts, id) };
   }
 
   /**

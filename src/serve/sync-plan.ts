@@ -51,9 +51,10 @@ export async function planSync(router: Router, found: DiscoverResult): Promise<S
     else if (!isHosts(router, have.source)) {
       plan.conflicts.push({ id: skill.id, source: skill.source, installed: have.source }); // installed from elsewhere: left alone
     } else {
-      const was = { source: have.source, contentHash: (await router.get(skill.id)).contentHash };
+      const now = router.installedState(skill.id);
+      const was = { source: have.source, contentHash: now?.contentHash ?? "" };
       // changed, moved (a plugin's new version: its source recorded again) or built with other budgets
-      if (was.contentHash !== skill.contentHash || !samePath(recorded(have.source), skill.source) || router.builtOtherwise(skill.id)) {
+      if (was.contentHash !== skill.contentHash || !samePath(recorded(have.source), skill.source) || now?.builtOtherwise !== false) {
         plan.update.push(skill);
         planned.set(skill, was);
       } else plan.unchanged.push(skill.id);

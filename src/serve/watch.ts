@@ -25,6 +25,7 @@ import { discoveredSkillId, skillRoots, type DiscoverOptions } from "../skills/d
 import { parseSkillMarkdown } from "../skills/parse.js";
 import type { Skill } from "../skills/types.js";
 import { readRegularFile, RegularFileError } from "../util/regular-file.js";
+import { inOrder } from "../util/in-order.js";
 import { samePath } from "../util/same-path.js";
 import { checkInt } from "../util/validate.js";
 import { folderIdentity, foldersIn, foldersInAsync, nearestFolder, readAhead, type ReadAhead } from "./watch-fs.js";
@@ -54,6 +55,8 @@ export interface WatchSync {
 }
 
 const SKILL_FILE = "SKILL.md";
+/** SKILL.md files a sync reads at once. */
+const READ_WIDTH = 16;
 
 /**
  * The watcher's options with their defaults, checked: each an integer from 0 to 2^31 − 1 (the times
@@ -375,29 +378,30 @@ export class SkillWatcher {
     const saw = new Map<string, { source: string; contentHash?: string }>();
     const fresh: { skill: Skill; dir: string }[] = [];
     const gone = new Map<string, string>();
-    for (const dir of new Set(dirs)) {
-      const known = installed.get(dir);
+    // read and parsed 16 at a time, taken in the folders' order
+    const readOne = async (dir: string) => {
       const file = join(dir, SKILL_FILE);
-      let skill: Skill;
-      try {
-        const bytes = await readRegularFile(file, MAX_SOURCE_BYTES);
-        skill = parseSkillMarkdown(bytes, file, { folderName: basename(dir) });
-      } catch (err) {
+      return parseSkillMarkdown(await readRegularFile(file, MAX_SOURCE_BYTES), file, { folderName: basename(dir) });
+    };
+    await inOrder(new Set(dirs), { width: READ_WIDTH, beforeEach: () => this.#abort.signal.throwIfAborted() }, readOne, (dir, read) => {
+      const known = installed.get(dir);
+      if (!read.ok) {
+        const err = read.error;
         if (err instanceof RegularFileError && err.reason === "missing") {
           if (known) gone.set(known.id, dir);
         } else if (known) out.kept.push({ id: known.id, reason: err instanceof Error ? err.message : String(err) });
-        continue; // not a skill folder (a file beside the skills, a folder without SKILL.md): nothing to do
+        return; // not a skill folder (a file beside the skills, a folder without SKILL.md): nothing to do
       }
-      if (!known) fresh.push({ skill, dir });
-      else {
-        skill.id = known.id; // a plugin's skill keeps its plugin:skill id
-        const { contentHash } = await this.#router.get(known.id);
-        if (skill.contentHash !== contentHash || this.#router.builtOtherwise(known.id)) { // or built with other budgets
-          changed.push(skill);
-          saw.set(skill.id, { source: known.source, contentHash });
-        }
+      const skill = read.value;
+      if (!known) return void fresh.push({ skill, dir });
+      skill.id = known.id; // a plugin's skill keeps its plugin:skill id
+      const now = this.#router.installedState(known.id);
+      if (now === undefined) return; // uninstalled since this sync listed it (by another client): not this sync's
+      if (skill.contentHash !== now.contentHash || now.builtOtherwise) { // or built with other budgets
+        changed.push(skill);
+        saw.set(skill.id, { source: known.source, contentHash: now.contentHash });
       }
-    }
+    });
     return { changed, fresh, gone, saw };
   }
 
