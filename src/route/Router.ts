@@ -9,7 +9,7 @@
  */
 import { GavelError, invalidArgument, clip } from "../errors.js";
 import type { Model } from "../model/Model.js";
-import { abortable, abortedError, boolOption, describeValue, enumOption, intOption, optionsObject, signalOption, afterTurn, throwIfAborted } from "../util/validate.js";
+import { abortable, abortedError, boolOption, describeValue, intOption, optionsObject, signalOption, afterTurn, throwIfAborted } from "../util/validate.js";
 import type { Skill, SkillInput } from "../skills/index.js";
 import { RenderEncoder, type TaskKeep } from "../render/encode.js";
 import { modelFingerprint } from "../model/fingerprint.js";
@@ -34,7 +34,7 @@ import { type RouterParts, taskBudgets } from "./parts.js";
 import { noRoomForTask, resolveBudgets, type ResolvedBudgets } from "./budgets.js";
 import { readSkillRecord, type SkillRecord } from "./skill-record.js";
 import { installedSkill } from "./installed.js";
-import { alsoOption, GLANCE_KEYS, INSTALL_KEYS, KEY_BUDGET_RANGE, liveOption, RANK_KEYS, ROUTE_KEYS, ROUTER_OPEN_KEYS, SKILL_BUDGET_RANGE } from "./option-keys.js";
+import { alsoOption, GLANCE_KEYS, INSTALL_KEYS, liveOption, openSettings, RANK_KEYS, ROUTE_KEYS } from "./option-keys.js";
 import type { Candidate, GlanceHit, GlanceOptions, InstalledSkill, InstallOptions, InstallReport, RankOptions, RankResult, RouteContext, RouteOptions, RouteResult, RouterOpenOptions } from "./types.js";
 
 /** The ranking without its glance columns, as the public results give it. */
@@ -95,23 +95,13 @@ export class Router {
    * newer commit at the start of each route, glance or rank, and refuses install and uninstall.
    */
   static async open(model: Model, options: RouterOpenOptions): Promise<Router> {
-    const o = optionsObject(options, "Router.open options", ROUTER_OPEN_KEYS);
     // every option's type and range first: nothing is read or created for a call that is refused
-    if (typeof o.bankDir !== "string" || o.bankDir === "") throw invalidArgument(`bankDir must be a non-empty string, got ${describeValue(o.bankDir)}`);
-    if (!(o.projections instanceof Projections) && (typeof o.projections !== "string" || o.projections === "")) {
-      throw invalidArgument(`projections must be a Projections object or the non-empty path of a projections file, got ${describeValue(o.projections)}`);
-    }
-    for (const [k, r] of [["skillBudget", SKILL_BUDGET_RANGE], ["keyBudget", KEY_BUDGET_RANGE]] as const) intOption(o[k], k, r.min, r.max, r.min);
-    const keep = enumOption(o.truncate, "truncate", ["start", "end"] as const) ?? "end";
-    const readOnly = boolOption(o.readOnly, "readOnly", false);
-    const create = boolOption(o.create, "create", true);
-    if (readOnly && o.create === true) throw invalidArgument("readOnly and create contradict each other: a read-only router never creates a bank");
-    const keyType = enumOption(o.keyType === undefined ? config().keyType : o.keyType, "keyType", ["f32", "f16"] as const) as "f32" | "f16";
+    const { o, bankDir, keep, readOnly, create, keyType } = openSettings(options);
     const projections = o.projections instanceof Projections ? o.projections : await Projections.load(o.projections as string);
     projections.checkModel(await modelFingerprint(model));
     const ctx = model.info.contextSize;
     const budgets = resolveBudgets(o, projections, ctx);
-    const library = readOnly ? await Library.openSnapshot(o.bankDir, projections, { keyType }) : await Library.open(o.bankDir, projections, { create, keyType });
+    const library = readOnly ? await Library.openSnapshot(bankDir, projections, { keyType }) : await Library.open(bankDir, projections, { create, keyType });
     let router: Router;
     try {
       router = new Router(model, projections, library, budgets, keep);

@@ -7,7 +7,9 @@
  */
 import { invalidArgument } from "../errors.js";
 import { MAX_BUDGET } from "../projections/meta.js";
-import { boolOption } from "../util/validate.js";
+import { config } from "../config.js";
+import { Projections } from "../projections/projections.js";
+import { boolOption, describeValue, enumOption, intOption, optionsObject } from "../util/validate.js";
 import type { GlanceOptions, InstallOptions, RankOptions, RouteOptions, RouterOpenOptions } from "./types.js";
 
 /** The bounds of {@link RouterOpenOptions.skillBudget} (Router.open refuses a value outside them, and one that leaves no room for a task). */
@@ -40,4 +42,24 @@ export function alsoOption(value: unknown): string[] {
     throw invalidArgument("also must be an array of at most 4096 skill ids");
   }
   return value as string[];
+}
+
+/**
+ * Router.open's options, each checked for its type and range (INVALID_ARGUMENT), with the defaults of
+ * those the router reads itself: `truncate` "end", `readOnly` false, `create` true, `keyType` from
+ * the configuration.
+ */
+export function openSettings(options: RouterOpenOptions) {
+  const o = optionsObject(options, "Router.open options", ROUTER_OPEN_KEYS);
+  if (typeof o.bankDir !== "string" || o.bankDir === "") throw invalidArgument(`bankDir must be a non-empty string, got ${describeValue(o.bankDir)}`);
+  if (!(o.projections instanceof Projections) && (typeof o.projections !== "string" || o.projections === "")) {
+    throw invalidArgument(`projections must be a Projections object or the non-empty path of a projections file, got ${describeValue(o.projections)}`);
+  }
+  for (const [k, r] of [["skillBudget", SKILL_BUDGET_RANGE], ["keyBudget", KEY_BUDGET_RANGE]] as const) intOption(o[k], k, r.min, r.max, r.min);
+  const keep = enumOption(o.truncate, "truncate", ["start", "end"] as const) ?? "end";
+  const readOnly = boolOption(o.readOnly, "readOnly", false);
+  const create = boolOption(o.create, "create", true);
+  if (readOnly && o.create === true) throw invalidArgument("readOnly and create contradict each other: a read-only router never creates a bank");
+  const keyType = enumOption(o.keyType === undefined ? config().keyType : o.keyType, "keyType", ["f32", "f16"] as const) as "f32" | "f16";
+  return { o, bankDir: o.bankDir, keep, readOnly, create, keyType };
 }
