@@ -14,7 +14,7 @@ import type { Skill, SkillInput } from "../skills/index.js";
 import { RenderEncoder, type TaskKeep } from "../render/encode.js";
 import { modelFingerprint } from "../model/fingerprint.js";
 import { Projections } from "../projections/projections.js";
-import { Library } from "../bank/library.js";
+import { Library, type LibraryState } from "../bank/library.js";
 import { config } from "../config.js";
 import { encodeQueries, pasteOf, taskTextOf } from "./context.js";
 import { glanceIndexOf, prunes, readsKeyIvf, refreshKeyIvf, warmKeyIvf, type KeyIvfWarm } from "./glance-index-use.js";
@@ -207,6 +207,12 @@ export class Router {
   list(): InstalledSkill[] {
     this.#check();
     return this.#parts.library.store.entries().map(installedSkill);
+  }
+
+  /** @internal What {@link list} would list now, as a state: the same store and `entries` count, the same skills (a watcher's cache key). */
+  listState(): LibraryState {
+    this.#check();
+    return this.#parts.library.state();
   }
 
   /** @internal The installed skill `id` now, or undefined: a server's lookup of a route's winner (maybe installed a moment ago). */

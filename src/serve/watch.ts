@@ -18,6 +18,7 @@
  */
 import { watch, type FSWatcher } from "node:fs";
 import { basename, dirname, join, relative, sep } from "node:path";
+import type { LibraryState } from "../bank/library.js";
 import { MESSAGE_CHARS, clip, messageNaming, type OptionNames } from "../errors.js";
 import { skillFileOf, type Router } from "../route/index.js";
 import { MAX_SOURCE_BYTES } from "../route/skill-source.js";
@@ -98,6 +99,8 @@ export class SkillWatcher {
   /** Folders with an event since the last sync, and roots to sync whole. */
   #dirty = new Set<string>();
   #rescans = new Set<string>();
+  /** {@link #installed}'s last answer, and the router's list state it was worked out at. */
+  #installedAt: { state: LibraryState; map: ReadonlyMap<string, { id: string; source: string }> } | null = null;
   #timer: NodeJS.Timeout | null = null;
   #firstEvent = 0;
   #running: Promise<void> | null = null;
@@ -134,16 +137,23 @@ export class SkillWatcher {
     return [...this.#watchers.keys()];
   }
 
-  /** The installed folder skills: the folder of each SKILL.md (absolute) and the skill. */
-  #installed(): Map<string, { id: string; source: string }> {
+  /**
+   * The installed folder skills: the folder of each SKILL.md (absolute) and the skill. Worked out
+   * again only once a skill was installed or uninstalled since (by anyone: the router's list state).
+   */
+  #installed(): ReadonlyMap<string, { id: string; source: string }> {
+    const state = this.#router.listState();
+    const had = this.#installedAt;
+    if (had && had.state.store === state.store && had.state.entries === state.entries) return had.map;
     const m = new Map<string, { id: string; source: string }>();
     const bankDir = this.#router.bankDir;
     for (const s of this.#router.list()) {
-      // no stat of an absolute source: a pass over every installed skill, at each sync
+      // no stat of an absolute source: a pass over every installed skill
       const file = skillFileOf(s.source, bankDir);
       if (file === null || basename(file) !== SKILL_FILE) continue;
       m.set(dirname(file), { id: s.id, source: s.source });
     }
+    this.#installedAt = { state, map: m };
     return m;
   }
 
@@ -167,7 +177,7 @@ export class SkillWatcher {
   }
 
   /** The folders to watch, most needed first: the roots (or their stand-ins), the skills' folders, the roots' other folders. */
-  #wanted(installed: Map<string, { id: string; source: string }>, ahead?: ReadAhead): Set<string> {
+  #wanted(installed: ReadonlyMap<string, { id: string; source: string }>, ahead?: ReadAhead): Set<string> {
     this.#roots = new Set([...[...installed.keys()].map((d) => dirname(d)), ...this.#formerRoots]);
     this.#standIns = new Map();
     const want = new Set<string>();
@@ -324,7 +334,6 @@ export class SkillWatcher {
     const toInstall = [...changed];
     out.updated.push(...changed.map((s) => s.id));
     const ids = new Map([...installed].map(([dir, s]) => [s.id, dir]));
-    const others = new Set(this.#router.list().map((s) => s.id));
     const roots = fresh.length > 0 ? skillRoots(this.#discover) : []; // the plugin registry and settings, read once
     for (const { skill, dir } of fresh) {
       skill.id = discoveredSkillId(dir, skill.name, roots); // a plugin's skill: plugin:skill, as gavel sync installs it
@@ -333,7 +342,7 @@ export class SkillWatcher {
         saw.set(skill.id, { source: installed.get(was!)!.source });
         toInstall.push(skill); // moved here (renamed, or its name's case changed): its source recorded anew
         out.updated.push(skill.id);
-      } else if (others.has(skill.id)) {
+      } else if (this.#router.installed(skill.id) !== undefined) {
         out.kept.push({ id: skill.id, reason: `${join(dir, SKILL_FILE)} is a new skill named as an installed one from elsewhere; not installed (gavel install it by hand)` });
       } else {
         toInstall.push(skill);
@@ -372,7 +381,7 @@ export class SkillWatcher {
    * folders not installed (`fresh`), the installed skills whose SKILL.md is gone (`gone`: id and folder);
    * an installed skill whose SKILL.md cannot be read or parsed is kept (in `out`).
    */
-  async #read(dirs: readonly string[], installed: Map<string, { id: string; source: string }>, out: WatchSync) {
+  async #read(dirs: readonly string[], installed: ReadonlyMap<string, { id: string; source: string }>, out: WatchSync) {
     const changed: Skill[] = [];
     /** What was read installed for each skill to install over it: its source, and content where read. */
     const saw = new Map<string, { source: string; contentHash?: string }>();

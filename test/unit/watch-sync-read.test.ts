@@ -2,7 +2,9 @@
 // read several at a time and taken in the order the folders were given, and an installed skill is
 // compared with the content hash its bank entry records (Router.installedState, the entry alone).
 // Over a random mix of folders (edited, unchanged, emptied, broken, new, without a skill) in a random
-// order, the sync's report names each in that order, and only what changed is written.
+// order, the sync's report names each in that order, and only what changed is written. The watcher
+// keeps its list of installed folder skills until the router's list state changes: a skill installed
+// or uninstalled by another caller of the router is seen at the watcher's next refresh.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { mkdirSync, mkdtempSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -86,4 +88,29 @@ describe("a watcher's sync of many folders", () => {
       await router.close();
     }
   }, 180_000);
+
+  it("watches what another caller of the router installs or uninstalls at its next refresh", async () => {
+    const dir = join(root, "others");
+    const mine = join(dir, "mine"), theirs = join(dir, "theirs");
+    for (const [at, n] of [[mine, "one"], [theirs, "two"]] as const) {
+      mkdirSync(join(at, n), { recursive: true });
+      writeFileSync(join(at, n, "SKILL.md"), skillText(n, `the ${n} work`));
+    }
+    const router = await Router.open(model, { projections, bankDir: join(dir, "bank"), skillBudget: 256 });
+    await router.install(mine);
+    const watcher = new SkillWatcher(router, { debounceMs: 600_000, maxWaitMs: 600_000, discover: { home: join(dir, "home"), projectDir: dir } });
+    try {
+      expect(watcher.folders.sort()).toEqual([mine, join(mine, "one")].sort());
+      await router.install(theirs); // not through the watcher
+      watcher.refresh();
+      expect(watcher.folders.sort()).toEqual([mine, join(mine, "one"), theirs, join(theirs, "two")].sort());
+      await router.uninstall("one");
+      watcher.refresh();
+      // a root whose skills were uninstalled elsewhere is no root any more (the watcher did not uninstall them)
+      expect(watcher.folders.sort()).toEqual([theirs, join(theirs, "two")].sort());
+    } finally {
+      await watcher.close();
+      await router.close();
+    }
+  }, 120_000);
 });
