@@ -8,22 +8,18 @@
  *   npm run bench -- sync-plan [n = 1000,10000]
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { cpus, loadavg, tmpdir } from "node:os";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Model } from "../src/model/Model.js";
 import { Router } from "../src/route/Router.js";
+import { printHeader, skillText, writeSkillFolders } from "./skill-folders.js";
 import { DEFAULT_MODEL, DEFAULT_PROJECTIONS } from "../src/defaults.js";
 import { discoverSkills } from "../src/skills/discover.js";
 import { planSync } from "../src/serve/sync-plan.js";
 
 const sizes = (process.argv[2] ?? "1000,10000").split(",").map(Number);
-const skillText = (i: number, edit = "") =>
-  `---\nname: skill-${i}\ndescription: Use for the skill-${i} tasks: step ${i} of the work${edit}.\n---\n# skill-${i}\n\nSteps for part ${i} of the work, one by one.\n`;
-
 const model = await Model.load(DEFAULT_MODEL, { contextSize: 512 });
-console.log(`sync-plan: ${cpus()[0]?.model} × ${cpus().length}, node ${process.version}, ${new Date().toISOString()}, load ${loadavg()[0].toFixed(1)}`);
-console.log("| skills | install | folders | discovery | plan | found |");
-console.log("| --- | --- | --- | --- | --- | --- |");
+printHeader("sync-plan", ["skills", "install", "folders", "discovery", "plan", "found"]);
 
 for (const n of sizes) {
   const root = mkdtempSync(join(tmpdir(), "gavel-sync-plan-"));
@@ -31,10 +27,7 @@ for (const n of sizes) {
     const home = join(root, "home");
     const skills = join(root, ".claude", "skills");
     mkdirSync(home);
-    for (let i = 0; i < n; i++) {
-      mkdirSync(join(skills, `skill-${i}`), { recursive: true });
-      writeFileSync(join(skills, `skill-${i}`, "SKILL.md"), skillText(i));
-    }
+    writeSkillFolders(skills, n);
     const router = await Router.open(model, { projections: DEFAULT_PROJECTIONS, bankDir: join(root, "bank"), skillBudget: 128 });
     const t0 = performance.now();
     await router.install(skills);

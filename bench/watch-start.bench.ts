@@ -11,22 +11,18 @@
  *   npm run bench -- watch-start [n = 1000,5000]
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { cpus, loadavg, tmpdir } from "node:os";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Model } from "../src/model/Model.js";
 import { Router } from "../src/route/Router.js";
+import { printHeader, skillText, writeSkillFolders } from "./skill-folders.js";
 import { DEFAULT_MODEL, DEFAULT_PROJECTIONS } from "../src/defaults.js";
 import { SkillWatcher, type WatchSync } from "../src/serve/watch.js";
 import { loopHold } from "./loop-hold.js";
 
 const sizes = (process.argv[2] ?? "1000,5000").split(",").map(Number);
-const skillText = (i: number, edit = "") =>
-  `---\nname: skill-${i}\ndescription: Use for the skill-${i} tasks: step ${i} of the work${edit}.\n---\n# skill-${i}\n\nSteps for part ${i} of the work, one by one.\n`;
-
 const model = await Model.load(DEFAULT_MODEL, { contextSize: 512 });
-console.log(`watch-start: ${cpus()[0]?.model} × ${cpus().length}, node ${process.version}, ${new Date().toISOString()}, load ${loadavg()[0].toFixed(1)}`);
-console.log("| skills | install | start | the watcher's construction | start sync ends | longest event-loop hold after the construction | the sync did |");
-console.log("| --- | --- | --- | --- | --- | --- | --- |");
+printHeader("watch-start", ["skills", "install", "start", "the watcher's construction", "start sync ends", "longest event-loop hold after the construction", "the sync did"]);
 
 async function start(router: Router, root: string): Promise<{ ctor: number; ms: number; hold: number; did: string }> {
   const loop = loopHold();
@@ -49,10 +45,7 @@ for (const n of sizes) {
   try {
     const skills = join(root, "skills");
     mkdirSync(join(root, "home"));
-    for (let i = 0; i < n; i++) {
-      mkdirSync(join(skills, `skill-${i}`), { recursive: true });
-      writeFileSync(join(skills, `skill-${i}`, "SKILL.md"), skillText(i));
-    }
+    writeSkillFolders(skills, n);
     const router = await Router.open(model, { projections: DEFAULT_PROJECTIONS, bankDir: join(root, "bank"), skillBudget: 128 });
     const t0 = performance.now();
     await router.install(skills);
