@@ -55,6 +55,7 @@ function standIns(bankDir: string, skillFile?: string) {
     bankDir,
     model: { tokenizeAsync: async (t: string) => new Int32Array(t.length) },
     list: () => (skillFile ? [{ id: "a", name: "a", description: "a skill", source: skillFile, keys: 1, renderTokens: 1, disableModelInvocation: false }] : []),
+    listState: () => ({ store: null, entries: 0, handles: 0 }),
     stats: () => ({ skills: skillFile ? 1 : 0 }),
     routeGlances: (f: unknown) => void (attached.glances = f),
     close: async () => void attached.closed++,
