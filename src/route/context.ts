@@ -46,8 +46,8 @@ export interface Queries {
   bm25Query: Bm25Query;
   /**
    * The text the verdict reads where BM25 reads another: chat messages, whose "role: content" lines
-   * (the system prompt's included) the verdict reads and whose contents alone, without the system
-   * prompt, BM25 reads (as abstention's domain score does: {@link domainTextOf}). Unset: `bm25Query.text`.
+   * the verdict reads and whose contents alone BM25 reads (as abstention's domain score does:
+   * {@link domainTextOf}), both without the system prompt. Unset: `bm25Query.text`.
    */
   verdictText?: string;
 }
@@ -109,16 +109,19 @@ export function checkChatMessages(context: readonly unknown[]): void {
 
 /**
  * The task text the verdict reads for a context, its chat messages checked (INVALID_ARGUMENT, also
- * for chat messages that are all system prompts).
+ * for chat messages that are all system prompts): a string as it is; chat messages as "role: content"
+ * lines without the system prompt, as `selectLive` reads them (src/route/firing.ts).
  */
 export function taskTextOf(context: RouteContext): string {
   if (typeof context === "string") return context;
   if (!Array.isArray(context)) throw invalidArgument("context must be a task string or an array of chat messages");
   if (context.length === 0) throw invalidArgument("context holds no message");
   checkChatMessages(context);
-  // a system prompt says how to work, not what to do: alone it holds no task to route
-  if (context.every((m) => m.role === "system")) throw invalidArgument("context needs a message besides the system prompt: a system prompt alone holds no task to route");
-  return chatAsTask(context);
+  // a system prompt says how to work, not what to do: alone it holds no task to route, and beside
+  // one it would give every task the verdict reads the same words
+  const kept = context.filter((m) => m.role !== "system");
+  if (kept.length === 0) throw invalidArgument("context needs a message besides the system prompt: a system prompt alone holds no task to route");
+  return chatAsTask(kept);
 }
 
 /**

@@ -11,7 +11,8 @@ import type { SkillHandle } from "./skill-record.js";
 
 /**
  * A routing context: a written task, or a live chat (rendered with the model's chat template) that
- * holds at least one message besides the system prompt.
+ * holds at least one message besides the system prompt. Of a chat, the glance reads the whole
+ * rendering (a live one); BM25, abstention and the verdict read its messages without the system prompt.
  */
 export type RouteContext = string | ChatMessage[];
 

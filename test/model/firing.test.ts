@@ -84,6 +84,30 @@ describe.skipIf(!existsSync(miniModel))("selectLive on gavel-mini: the winner, o
     expect(none.pick.record).toBeNull();
   });
 
+  it("route, rank, verdictInputs and selectLive give the verdict the same text of chat messages: without the system prompt", async () => {
+    const sys: ChatMessage = { role: "system", content: "You are a careful agent. Never rewrite history or commit credentials; run the tests after each change." };
+    const user: ChatMessage = { role: "user", content: "Remove duplicate rows from a CSV file." };
+    const asLines = chatAsTask([sys, user]); // what the verdict would read with the system prompt kept
+    const inputs = await router.verdictInputs([sys, user], skill.name);
+    expect(inputs).toEqual(await router.verdictInputs([user], skill.name));
+    expect(inputs.continuation).not.toEqual((await router.verdictInputs(asLines, skill.name)).continuation);
+    const reference = (await router.rank(chatAsTask([user]), { verdictTop: 1 })).verdict[0];
+    const withSystem = (await router.rank(asLines, { verdictTop: 1 })).verdict[0];
+    expect(Math.abs(withSystem.V - reference.V)).toBeGreaterThan(1e-4); // the system prompt's lines would move V
+    const ranked = (await router.rank([sys, user], { verdictTop: 1 })).verdict[0];
+    // abstention on (a route's default only with a calibrated model): its rule then reads V, so the
+    // verdict runs on the one candidate
+    const routed = (await router.route([sys, user], { abstain: true })).shortlist[0];
+    const live = router.live();
+    await live.append(await model.hiddenStates(model.tokenize(`<|system|>\n${sys.content}\n<|user|>\n${user.content}\n`, { special: true, addBos: true }), live.layer));
+    const selected = (await selectLive(live, [sys, user])).shortlist[0];
+    for (const c of [ranked, routed, selected]) {
+      expect(c.skill).toBe(reference.skill);
+      expect(Math.abs(c.L - reference.L)).toBeLessThanOrEqual(1e-4);
+      expect(Math.abs(c.V - reference.V)).toBeLessThanOrEqual(1e-4);
+    }
+  });
+
   it("a selection after an install or an uninstall reads the library as it is then (the lexical expert kept per library)", async () => {
     const other = { name: "json-pretty", description: "Pretty-print and validate JSON files.", body: "# JSON pretty\nPretty-print a JSON file with jq." };
     const messages: ChatMessage[] = [{ role: "user", content: "Pretty-print the JSON file config.json and validate it." }];

@@ -202,7 +202,7 @@ describe.skipIf(NO_SHARED)("live context edges (stories260K, random projections)
     expect(at).toBeGreaterThanOrEqual(0);
     for (let c = 0; c < B.length; c++) if (c !== at) expect(B[at], library.label(handles[c]).id).toBeGreaterThan(B[c]);
   });
-  it("a route of chat messages: BM25 reads their contents without the system prompt, the verdict their lines", async () => {
+  it("a route of chat messages: BM25 reads their contents, the verdict their lines, both without the system prompt", async () => {
     const skills = router.list();
     const pick = Math.floor(rng(freshSeed())() * skills.length);
     const [asked, other] = [skills[pick], skills[(pick + 1) % skills.length]];
@@ -220,7 +220,7 @@ describe.skipIf(NO_SHARED)("live context edges (stories260K, random projections)
       const q = await encodeQueries(parts, messages, live);
       const keep = live ? "end" : parts.keep;
       expect(q.bm25Query.text).toBe(lexicalRead(messages[1].content, keep, parts.glanceBudget));
-      expect(q.verdictText).toBe(lexicalRead(chatAsTask(messages), keep, parts.glanceBudget));
+      expect(q.verdictText).toBe(lexicalRead(chatAsTask(messages.slice(1)), keep, parts.glanceBudget));
       const written = await encodeQueries(parts, messages[1].content, live);
       expect(written.verdictText).toBeUndefined();
       expect(written.bm25Query.text).toBe(q.bm25Query.text);
