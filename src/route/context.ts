@@ -24,7 +24,7 @@ import type { RouteContext, TaskTruncation } from "./types.js";
 export interface Queries {
   /** n × dim unit queries, one per task token. */
   queries: Float32Array;
-  /** Vote weight of each query: 1, or 2^(−a_i/64) for a live rollout. */
+  /** Vote weight of each query: idf or 1 for a written task, 2^(−a_i/64) for a live rollout, 0 for a live chat's system prompt rows. */
   weights: Float32Array;
   /** Query token ids (for explanations). */
   tokens: Int32Array;
@@ -149,11 +149,35 @@ async function encodeContext(parts: RouterParts, context: RouteContext, live: bo
   } else throw invalidArgument("context must be a task string or an array of chat messages");
   if (enc.taskEnd <= enc.taskStart) throw invalidArgument("the task has no tokens");
   const read = enc.taskEnd - enc.taskStart;
+  const systemRows = isLive && Array.isArray(context) ? await systemRowsOf(parts, context, liveText, enc, signal) : 0;
   let truncation: TaskTruncation | undefined;
   if (enc.truncated) truncation = { totalTokens: enc.wholeTokens, keptTokens: read, droppedTokens: enc.wholeTokens - read, kept: isLive ? "end" : parts.keep };
   else if (!isLive && read > taskBudget) truncation = { totalTokens: read, keptTokens: read, droppedTokens: 0, kept: parts.keep };
   if (truncation && !isLive && Math.min(truncation.totalTokens, taskBudget) < truncation.keptTokens) truncation.verdictTokens = taskBudget;
-  return { enc, taskText, isLive, truncation };
+  return { enc, taskText, isLive, truncation, systemRows };
+}
+
+/**
+ * The rows of a live chat's encoding that hold its leading system messages: the tokens of those
+ * messages rendered alone (one fewer, for a token the boundary may merge), less those the encoding
+ * cut from the start. 0 when the chat opens with no system message, or its rendering alone does not
+ * start the whole one's (a template that places it otherwise). At least one row is left.
+ */
+async function systemRowsOf(parts: RouterParts, messages: readonly ChatMessage[], liveText: string, enc: EncodedTask, signal?: AbortSignal): Promise<number> {
+  let k = 0;
+  while (k < messages.length && messages[k].role === "system") k++;
+  if (k === 0 || k === messages.length) return 0;
+  const { model } = parts;
+  let head: string;
+  try {
+    head = renderChat(model.info.chatTemplate ?? null, messages.slice(0, k));
+  } catch {
+    return 0; // a template that will not render system messages alone
+  }
+  if (head === "" || !liveText.startsWith(head)) return 0;
+  const n = (await model.tokenizeAsync(head, { special: true, addBos: model.info.addBos, signal })).length - 1;
+  const read = enc.taskEnd - enc.taskStart;
+  return Math.max(0, Math.min(n - (enc.wholeTokens - read), read - 1));
 }
 
 /**
@@ -241,13 +265,16 @@ function writtenPaste(taskText: string): { split: PasteSplit | undefined; bm25Qu
 
 /** The glance's queries: one forward pass over the task to ℓ*, then normalize(W_q h) per task token. */
 export async function encodeQueries(parts: RouterParts, context: RouteContext, live: boolean | undefined, signal?: AbortSignal): Promise<Queries> {
-  const { enc, taskText, isLive, truncation } = await encodeContext(parts, context, live, signal);
+  const { enc, taskText, isLive, truncation, systemRows } = await encodeContext(parts, context, live, signal);
   const { layer, dim, wq } = parts.projections;
   // the task's rows at ℓ*, projected and normalised (a resident server batches both over concurrent requests)
   const queries = await hiddenQueries(parts.model, enc.tokens, layer, { from: enc.taskStart, to: enc.taskEnd, W: wq, dim }, { signal });
   const n = enc.taskEnd - enc.taskStart;
   const tokens = enc.tokens.subarray(enc.taskStart, enc.taskEnd);
   const weights = isLive ? decayWeights(n) : rowWeights(parts, tokens);
+  // a live chat's system prompt is in the forward pass but does not vote: it says how to work, not
+  // what, and would give every task of the agent the same votes (BM25 and the verdict skip it too)
+  weights.fill(0, 0, systemRows);
   const lexText = lexicalRead(taskText, isLive ? "end" : parts.keep, parts.glanceBudget);
   // chat messages: BM25 reads their contents without the system prompt (an agent's system prompt,
   // and the role labels, would add the same words to every task's query); the verdict their lines

@@ -11,12 +11,14 @@ import type { Vote } from "./types.js";
 
 /**
  * The task tokens whose top-k held the skill in glance column `column`, strongest m first.
- * A token votes for the skill when fewer than k columns beat it (ties to the lower column).
+ * A token votes for the skill when fewer than k columns beat it (ties to the lower column) and its
+ * vote weight is not 0.
  */
 export function explainVotes(model: Model, entry: BankEntry, column: number, { q, res, k }: Glanced): Vote[] {
   const n = res.handles.length;
   const votes: Vote[] = [];
   for (let i = 0; i < q.tokens.length; i++) {
+    if (q.weights[i] === 0) continue; // a row that does not vote (a live chat's system prompt)
     const row = res.m.subarray(i * n, (i + 1) * n);
     const mine = row[column];
     let ahead = 0;

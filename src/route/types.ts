@@ -11,8 +11,9 @@ import type { SkillHandle } from "./skill-record.js";
 
 /**
  * A routing context: a written task, or a live chat (rendered with the model's chat template) that
- * holds at least one message besides the system prompt. Of a chat, the glance reads the whole
- * rendering (a live one); BM25, abstention and the verdict read its messages without the system prompt.
+ * holds at least one message besides the system prompt. Of a live chat, the glance reads the whole
+ * rendering, its leading system messages' rows with a vote weight of 0; BM25, abstention and the
+ * verdict read its messages without the system prompt.
  */
 export type RouteContext = string | ChatMessage[];
 
@@ -198,7 +199,7 @@ export interface ExclusionOptions {
 export interface GlanceOptions extends ExclusionOptions {
   /** How many skills to return, best first (default 20). */
   topK?: number;
-  /** Read the context as a live rollout: decayed vote weights 2^(−a_i/64) (default: true for chat messages). */
+  /** Read the context as a live rollout: decayed vote weights 2^(−a_i/64), a chat's leading system messages' rows weighted 0 (default: true for chat messages). */
   live?: boolean;
   signal?: AbortSignal;
 }

@@ -10,7 +10,8 @@ import { join } from "node:path";
 import { Model, Projections, Router } from "../../src/index.js";
 import type { ChatMessage } from "../../src/render/index.js";
 import { selectLive, skillInjection } from "../../src/route/firing.js";
-import { chatAsTask } from "../../src/route/context.js";
+import { chatAsTask, encodeQueries } from "../../src/route/context.js";
+import { renderChat } from "../../src/render/index.js";
 import { repoRoot } from "../helpers/paths.js";
 
 const miniModel = join(repoRoot, "models", "gavel-mini.gguf");
@@ -106,6 +107,35 @@ describe.skipIf(!existsSync(miniModel))("selectLive on gavel-mini: the winner, o
       expect(Math.abs(c.L - reference.L)).toBeLessThanOrEqual(1e-4);
       expect(Math.abs(c.V - reference.V)).toBeLessThanOrEqual(1e-4);
     }
+  });
+
+  it("a live route of chat messages: the system prompt's rows do not vote in the glance, the rest do", async () => {
+    const probe = router.live();
+    const parts = probe.routerParts;
+    probe.dispose();
+    const words = "Always explain each change, keep the history clean and never commit credentials or secrets.";
+    const user: ChatMessage = { role: "user", content: "Remove duplicate rows from a CSV file." };
+    const rowsOf = (messages: ChatMessage[]) => model.tokenize(renderChat(model.info.chatTemplate ?? null, messages), { special: true, addBos: model.info.addBos }).length;
+    for (const [sys, cut] of [[words, false], [`${words} `.repeat(300), true]] as const) {
+      const messages: ChatMessage[] = [{ role: "system", content: sys }, user, { role: "assistant", content: "Reading the file." }];
+      const q = await encodeQueries(parts, messages, true);
+      const zero = q.weights.findIndex((w) => w > 0);
+      expect(q.weights.subarray(zero).every((w) => w > 0)).toBe(true);
+      const dropped = rowsOf(messages) - q.weights.length;
+      expect(dropped > 0).toBe(cut);
+      // the system turn rendered alone, one token short (a boundary merge), less what the cut dropped
+      expect(zero).toBe(Math.max(0, rowsOf(messages.slice(0, 1)) - 1 - dropped));
+      if (!cut) expect(zero).toBeGreaterThan(10);
+      // the explanation names voters only: none of the zeroed rows
+      const { explanation } = await router.route(messages, { explain: true, abstain: false, verdict: false });
+      expect(explanation!.length).toBeGreaterThan(0);
+      for (const v of explanation!) expect(v.position).toBeGreaterThanOrEqual(zero);
+      // written (live: false) chats and chats without a system prompt vote with every row
+      expect((await encodeQueries(parts, messages, false)).weights.every((w) => w > 0)).toBe(true);
+      expect((await encodeQueries(parts, messages.slice(1), true)).weights.every((w) => w > 0)).toBe(true);
+    }
+    // a chat of system messages before the last one still routes (the rows after them vote)
+    expect((await router.route([{ role: "system", content: words }, user], { abstain: false, verdict: false })).skill).toBe(skill.name);
   });
 
   it("a selection after an install or an uninstall reads the library as it is then (the lexical expert kept per library)", async () => {
