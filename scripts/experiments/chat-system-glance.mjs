@@ -1,30 +1,15 @@
 // What an agent's system prompt does to the glance of a live route of chat messages. The embedded
-// pair over examples/skills; the requests and the system prompt of chat-system-prompt.mjs (the prompt
+// pair over examples/skills; the requests and the system prompt of chat-requests.mjs (the prompt
 // written before any route was read). For each request, `Router.rank` gives the glance's best three
 // for the request as a written task, as [system, user] chat messages (live, the default for messages)
 // and as the [user] message alone (live). Prints, per context, how often the glance's first and its
 // best three hold the expected skill. Needs `npx tsup` (reads dist/).
 //
 //   node scripts/experiments/chat-system-glance.mjs
-import { Model, Router, defaultModelPaths } from "../../dist/index.js";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { SYSTEM, requests, withExampleRouter } from "./chat-requests.mjs";
 
-const SYSTEM = readFileSync(new URL("./chat-system-prompt.mjs", import.meta.url), "utf8")
-  .match(/const SYSTEM = \[([\s\S]*?)\]\.join/)[1]
-  .split("\n").map((l) => l.trim()).filter(Boolean).map((l) => JSON.parse(l.replace(/,$/, ""))).join(" ");
-
-const { model: modelPath, projections } = defaultModelPaths();
-const model = await Model.load(modelPath, { contextSize: 2048 });
-const bankDir = mkdtempSync(join(tmpdir(), "gavel-chat-glance-"));
-const router = await Router.open(model, { projections, bankDir, skillBudget: 512 });
-try {
-  await router.install("examples/skills");
-  const tasks = [
-    ...readFileSync("bench/data/short-requests-examples.jsonl", "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l)).map((t) => ({ text: t.text, gold: t.gold_skill_ids })),
-    ...["examples/everyday-tasks.json", "examples/demo-tasks.json"].flatMap((f) => JSON.parse(readFileSync(f, "utf8")).filter((t) => t.expected).map((t) => ({ text: t.task, gold: [t.expected] }))),
-  ];
+await withExampleRouter(async (router) => {
+  const tasks = requests();
   const forms = {
     "written task": (t) => t,
     "[system, user], live": (t) => [{ role: "system", content: SYSTEM }, { role: "user", content: t }],
@@ -41,8 +26,4 @@ try {
     }
     console.log(`${name}\t${hit1}\t${hit3}`);
   }
-} finally {
-  await router.close();
-  await model.dispose();
-  rmSync(bankDir, { recursive: true, force: true });
-}
+});

@@ -1,0 +1,42 @@
+// What the chat-system-*.mjs experiments share: the system prompt (a generic coding agent's, written
+// before any route was read), the 66 requests over examples/skills that expect a skill (the 46 of
+// bench/data/short-requests-examples.jsonl, then examples/everyday-tasks.json and
+// examples/demo-tasks.json), and the embedded pair opened over those skills in a temporary bank.
+// Paths are the repository root's (run the scripts from there). Needs `npx tsup` (reads dist/).
+import { Model, Router, defaultModelPaths } from "../../dist/index.js";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+export const SYSTEM = [
+  "You are a careful software engineering agent working in the user's repository through a shell.",
+  "Read the relevant files before you change them, keep changes small, and explain what you did.",
+  "Run the project's tests and linters after each change; never commit secrets or credentials.",
+  "Prefer the tools and conventions the project already uses. Ask before deleting data, rewriting",
+  "history or running anything against production. When a command fails, read its output and fix",
+  "the cause rather than retrying blindly. Answer in plain text; put commands and code in fenced blocks.",
+].join(" ");
+
+/** The requests, each { text, gold: [skill ids] }. */
+export function requests() {
+  return [
+    ...readFileSync("bench/data/short-requests-examples.jsonl", "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l)).map((t) => ({ text: t.text, gold: t.gold_skill_ids })),
+    ...["examples/everyday-tasks.json", "examples/demo-tasks.json"].flatMap((f) => JSON.parse(readFileSync(f, "utf8")).filter((t) => t.expected).map((t) => ({ text: t.task, gold: [t.expected] }))),
+  ];
+}
+
+/** Runs `body(router)` with the embedded pair over examples/skills (skill budget 512), then closes all. */
+export async function withExampleRouter(body) {
+  const { model: modelPath, projections } = defaultModelPaths();
+  const model = await Model.load(modelPath, { contextSize: 2048 });
+  const bankDir = mkdtempSync(join(tmpdir(), "gavel-chat-"));
+  const router = await Router.open(model, { projections, bankDir, skillBudget: 512 });
+  try {
+    await router.install("examples/skills");
+    return await body(router);
+  } finally {
+    await router.close();
+    await model.dispose();
+    rmSync(bankDir, { recursive: true, force: true });
+  }
+}
