@@ -175,9 +175,29 @@ async function systemRowsOf(parts: RouterParts, messages: readonly ChatMessage[]
     return 0; // a template that will not render system messages alone
   }
   if (head === "" || !liveText.startsWith(head)) return 0;
-  const n = (await model.tokenizeAsync(head, { special: true, addBos: model.info.addBos, signal })).length - 1;
+  const n = (await headTokens(model, head, signal)) - 1;
   const read = enc.taskEnd - enc.taskStart;
   return Math.max(0, Math.min(n - (enc.wholeTokens - read), read - 1));
+}
+
+/** How many system-prompt renderings each model keeps the token count of ({@link headTokens}). */
+const HEAD_CACHE = 8;
+const headCounts = new WeakMap<Model, Map<string, number>>();
+
+/**
+ * The token count of a chat's rendered system messages, remembered for the model's last few
+ * renderings: an agent sends the same system prompt with every route, and tokenizing one of
+ * thousands of tokens costs tens of milliseconds.
+ */
+async function headTokens(model: Model, head: string, signal?: AbortSignal): Promise<number> {
+  let counts = headCounts.get(model);
+  if (!counts) headCounts.set(model, (counts = new Map()));
+  let n = counts.get(head);
+  if (n === undefined) n = (await model.tokenizeAsync(head, { special: true, addBos: model.info.addBos, signal })).length;
+  counts.delete(head); // most recent last
+  counts.set(head, n);
+  if (counts.size > HEAD_CACHE) counts.delete(counts.keys().next().value as string);
+  return n;
 }
 
 /**

@@ -20,7 +20,7 @@
 import { GavelError, invalidArgument } from "../errors.js";
 import { asAborted, boolOption, optionsObject, signalOption, throwIfAborted } from "../util/validate.js";
 import { defaultLexical } from "./abstention.js";
-import { chatAsTask, checkChatMessages, lexicalDomainText, tailStart } from "./context.js";
+import { lexicalDomainText, tailStart, taskTextOf } from "./context.js";
 import { decide, decisionOutcome } from "./decide.js";
 import { LexicalExpert } from "./lexical-expert.js";
 import { bm25Query } from "../lexical/postings.js";
@@ -87,16 +87,9 @@ export async function liveVerdictText(parts: RouterParts, context: RouteContext,
   return liveTail(parts, liveText(context), signal);
 }
 
-/** A live context as text: a string as it is; chat messages as "role: content" lines without the system prompt. */
+/** A live context as text: a string as it is; chat messages as "role: content" lines without the system prompt ({@link taskTextOf}). */
 function liveText(context: RouteContext): string {
-  let text: string;
-  if (typeof context === "string") text = context;
-  else if (Array.isArray(context)) {
-    checkChatMessages(context); // every message, at its own index, before the system prompt is dropped
-    const kept = context.filter((m) => m.role !== "system");
-    if (kept.length === 0) throw invalidArgument("the live context needs a message besides the system prompt");
-    text = chatAsTask(kept);
-  } else throw invalidArgument("context must be a text or an array of chat messages");
+  const text = taskTextOf(context);
   if (text.trim() === "") throw invalidArgument("the live context's text is empty");
   return text;
 }

@@ -138,6 +138,37 @@ describe.skipIf(!existsSync(miniModel))("selectLive on gavel-mini: the winner, o
     expect((await router.route([{ role: "system", content: words }, user], { abstain: false, verdict: false })).skill).toBe(skill.name);
   });
 
+  it("a live chat's system prompt is tokenized alone once while it is among the model's last 8", async () => {
+    const probe = router.live();
+    const parts = probe.routerParts;
+    probe.dispose();
+    const user: ChatMessage = { role: "user", content: "Remove duplicate rows from a CSV file." };
+    const chat = (i: number): ChatMessage[] => [{ role: "system", content: `Agent ${i}: explain each change and run the tests after it.` }, user];
+    const heads: string[] = []; // the texts tokenized alone: the system turns rendered without the rest
+    const tokenizeAsync = model.tokenizeAsync.bind(model);
+    model.tokenizeAsync = ((text: string, options?: never) => {
+      if (!text.includes(user.content)) heads.push(text);
+      return tokenizeAsync(text, options);
+    }) as typeof model.tokenizeAsync;
+    try {
+      const first = await encodeQueries(parts, chat(0), true);
+      expect(heads).toEqual([renderChat(model.info.chatTemplate ?? null, chat(0).slice(0, 1))]);
+      const again = await encodeQueries(parts, chat(0), true);
+      expect(heads.length).toBe(1); // remembered
+      expect(Array.from(again.weights)).toEqual(Array.from(first.weights));
+      for (let i = 1; i <= 8; i++) await encodeQueries(parts, chat(i), true);
+      expect(heads.length).toBe(9);
+      // chat(0)'s was the least recent of nine: forgotten, tokenized again, the same rows zeroed
+      const later = await encodeQueries(parts, chat(0), true);
+      expect(heads.length).toBe(10);
+      expect(Array.from(later.weights)).toEqual(Array.from(first.weights));
+      await encodeQueries(parts, chat(8), true); // among the last 8
+      expect(heads.length).toBe(10);
+    } finally {
+      model.tokenizeAsync = tokenizeAsync;
+    }
+  });
+
   it("a selection after an install or an uninstall reads the library as it is then (the lexical expert kept per library)", async () => {
     const other = { name: "json-pretty", description: "Pretty-print and validate JSON files.", body: "# JSON pretty\nPretty-print a JSON file with jq." };
     const messages: ChatMessage[] = [{ role: "user", content: "Pretty-print the JSON file config.json and validate it." }];
