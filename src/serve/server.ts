@@ -106,6 +106,7 @@ export class ResidentServer {
       const addr = net.address();
       server = new ResidentServer(o, net, http ? `http://127.0.0.1:${typeof addr === "object" && addr ? addr.port : o.port}` : o.socket, limits);
       await (http ? server.#serveHttp(net as HttpServer) : server.#serveUnix(net));
+      await server.#watcher?.started; // the folders watched (set up a slice at a time, requests served meanwhile)
     } catch (err) {
       await (server ? server.#abandon() : closeListener(net));
       throw startupError(err, `start on ${http ? `127.0.0.1:${o.port}` : clip(o.socket)}`);

@@ -21,15 +21,12 @@ import { basename, dirname, join, relative, sep } from "node:path";
 import type { LibraryState } from "../bank/library.js";
 import { MESSAGE_CHARS, clip, messageNaming, type OptionNames } from "../errors.js";
 import { skillFileOf, type Router } from "../route/index.js";
-import { MAX_SOURCE_BYTES } from "../route/skill-source.js";
 import { discoveredSkillId, skillRoots, type DiscoverOptions } from "../skills/discover.js";
-import { parseSkillMarkdown } from "../skills/parse.js";
 import type { Skill } from "../skills/types.js";
-import { readRegularFile, RegularFileError } from "../util/regular-file.js";
-import { inOrder } from "../util/in-order.js";
 import { samePath } from "../util/same-path.js";
 import { checkInt } from "../util/validate.js";
 import { folderIdentity, foldersIn, foldersInAsync, nearestFolder, readAhead, type ReadAhead } from "./watch-fs.js";
+import { readSkillFolders, SKILL_FILE, type WatchSync } from "./watch-read.js";
 
 /** Options of {@link SkillWatcher}. */
 export interface WatchOptions {
@@ -45,19 +42,10 @@ export interface WatchOptions {
   maxFolders?: number;
 }
 
-/** What one sync of the watcher did. */
-export interface WatchSync {
-  installed: string[];
-  updated: string[];
-  uninstalled: string[];
-  /** Skills left as installed, and why (their SKILL.md is unreadable, not a regular file, too large, or no longer parses). */
-  kept: { id: string; reason: string }[];
-  failed: { where: string; message: string }[];
-}
+export type { WatchSync } from "./watch-read.js";
 
-const SKILL_FILE = "SKILL.md";
-/** SKILL.md files a sync reads at once. */
-const READ_WIDTH = 16;
+/** Folders a rearm read ahead starts watching before it gives the event loop back (about 7 ms of `fs.watch` on Linux). */
+const ARM_SLICE = 256;
 
 /**
  * The watcher's options with their defaults, checked: each an integer from 0 to 2^31 − 1 (the times
@@ -108,6 +96,17 @@ export class SkillWatcher {
   readonly #abort = new AbortController();
   #warnedCap = false;
   readonly #names: OptionNames;
+  /** True until the first arm is done ({@link started}): no sync is scheduled before it. */
+  #starting = true;
+  /** The rearms read ahead, one after another (each gives the event loop back between slices of watches). */
+  #rearms: Promise<void> = Promise.resolve();
+
+  /**
+   * Resolves once the watcher watches its folders: the roots' folders and the folders' identities
+   * read off the thread, the watches set up {@link ARM_SLICE} at a time, then the start sync of every
+   * root scheduled. It never rejects (a folder that cannot be watched is left unwatched, as later).
+   */
+  readonly started: Promise<void>;
 
   /**
    * @param report each sync that did anything
@@ -125,11 +124,17 @@ export class SkillWatcher {
     this.#maxFolders = o.maxFolders;
     this.#discover = options.discover ?? {};
     this.#names = options.optionNames ?? ((o) => o);
-    this.refresh();
-    // one sync of every root at start, as `gavel sync` would: what changed while nothing watched
-    // (an edit, a new or deleted skill, an entry built with other budgets) is not left for its
-    // folder's next event
-    for (const root of this.#roots) this.#mark(root, true);
+    const first = this.#rearmAhead(false).catch((err: unknown) => {
+      if (!this.#closed) this.#warn(`watching the skill folders failed: ${clip(messageNaming(err as Error, this.#names), MESSAGE_CHARS)}`);
+    });
+    this.started = first.then(() => {
+      this.#starting = false;
+      // one sync of every root at start, as `gavel sync` would: what changed while nothing watched
+      // (an edit, a new or deleted skill, an entry built with other budgets) is not left for its
+      // folder's next event (and events seen during the start are synced with it)
+      for (const root of this.#roots) this.#mark(root, true);
+      if (this.#dirty.size > 0) this.#schedule();
+    });
   }
 
   /** Folders watched now. */
@@ -157,28 +162,53 @@ export class SkillWatcher {
     return m;
   }
 
-  /** Watches the roots of the skills installed now and the folders in them; stops watching the others. */
+  /**
+   * Watches the roots of the skills installed now and the folders in them; stops watching the others.
+   * On the thread, all at once; before {@link started} resolves, it runs once the start is done.
+   */
   refresh(): void {
-    this.#rearm(false);
+    if (!this.#starting) return this.#rearm(false);
+    this.started.then(() => this.#rearm(false)).catch((err: unknown) => this.#warn(`watching the skill folders again failed: ${clip(messageNaming(err as Error, this.#names), MESSAGE_CHARS)}`));
   }
 
   /**
    * {@link refresh}, with what it reads of the file system (each watched folder's identity, each root's
-   * folders) read off the thread first: what a server runs after each write it answers.
+   * folders, each new folder's identity) read off the thread first and the new watches set up a slice
+   * at a time: what a server runs after each write it answers.
    */
   async refreshAhead(): Promise<void> {
     await this.#rearmAhead(false);
   }
 
-  /** {@link #rearm} after {@link readAhead} of the folders watched now and the roots known now. */
-  async #rearmAhead(recheck: boolean): Promise<void> {
+  /** {@link #rearm} after {@link readAhead}, in slices; one at a time. */
+  #rearmAhead(recheck: boolean): Promise<void> {
+    const run = this.#rearms.then(() => this.#rearmAheadNow(recheck));
+    this.#rearms = run.catch(() => undefined);
+    return run;
+  }
+
+  async #rearmAheadNow(recheck: boolean): Promise<void> {
     if (this.#closed) return;
-    this.#rearm(recheck, await readAhead(this.#watchers.keys(), this.#roots));
+    const ahead = await readAhead(this.#watchers.keys(), this.#rootsOf(this.#installed()));
+    if (this.#closed) return;
+    // the folders to be watched anew: their identities read off the thread too
+    const fresh = [...this.#wanted(this.#installed(), ahead)].filter((d) => !this.#watchers.has(d)).slice(0, this.#maxFolders);
+    for (const [dir, id] of (await readAhead(fresh, [])).identity) ahead.identity.set(dir, id);
+    const steps = this.#rearmSteps(recheck, ahead);
+    while (!steps.next().done) {
+      await new Promise((resolve) => setImmediate(resolve)); // the event loop given back between slices
+      if (this.#closed) return;
+    }
+  }
+
+  /** The roots: the folders holding the installed skills, and those whose skills were uninstalled here. */
+  #rootsOf(installed: ReadonlyMap<string, { id: string; source: string }>): Set<string> {
+    return new Set([...[...installed.keys()].map((d) => dirname(d)), ...this.#formerRoots]);
   }
 
   /** The folders to watch, most needed first: the roots (or their stand-ins), the skills' folders, the roots' other folders. */
   #wanted(installed: ReadonlyMap<string, { id: string; source: string }>, ahead?: ReadAhead): Set<string> {
-    this.#roots = new Set([...[...installed.keys()].map((d) => dirname(d)), ...this.#formerRoots]);
+    this.#roots = this.#rootsOf(installed);
     this.#standIns = new Map();
     const want = new Set<string>();
     for (const root of this.#roots) {
@@ -198,28 +228,40 @@ export class SkillWatcher {
    * skill's folder takes the place of a folder watched before that is neither (its watch is closed),
    * and a line says so once, again after all have fitted and then no longer do. After a sync
    * (`recheck`), each folder newly watched is synced too: what was written into it between the sync's
-   * reading and its watch is not missed. `ahead`: the watched folders' identities and the roots'
-   * folders, read off the thread just before ({@link readAhead}); what it lacks is read here.
+   * reading and its watch is not missed. `ahead`: the folders' identities and the roots' folders,
+   * read off the thread just before ({@link readAhead}); what it lacks is read here.
    */
   #rearm(recheck: boolean, ahead?: ReadAhead): void {
+    const steps = this.#rearmSteps(recheck, ahead);
+    while (!steps.next().done); // every slice at once
+  }
+
+  /** {@link #rearm}'s work, pausing after each {@link ARM_SLICE} folders newly watched (and stopping once closed). */
+  *#rearmSteps(recheck: boolean, ahead?: ReadAhead): Generator<void, void, void> {
     if (this.#closed) return;
+    const identity = (dir: string) => (ahead?.identity.has(dir) ? ahead.identity.get(dir)! : folderIdentity(dir));
     const want = this.#wanted(this.#installed(), ahead);
     for (const [dir, w] of this.#watchers) {
-      if (want.has(dir) && (ahead?.identity.has(dir) ? ahead.identity.get(dir) : folderIdentity(dir)) === w.identity) continue;
+      if (want.has(dir) && identity(dir) === w.identity) continue;
       w.watcher.close();
       this.#watchers.delete(dir);
     }
     const placed = new Set<string>();
     let over = false;
+    let armed = 0;
     for (const dir of want) {
       if (placed.size >= this.#maxFolders) {
         over = true;
         break;
       }
       if (this.#watchers.has(dir)) placed.add(dir);
-      else if (this.#arm(dir)) {
+      else if (this.#arm(dir, identity(dir))) {
         placed.add(dir);
         if (recheck) this.#onEvent(dir, null);
+        if (++armed % ARM_SLICE === 0) {
+          yield;
+          if (this.#closed) return;
+        }
       }
     }
     if (!over) {
@@ -235,9 +277,8 @@ export class SkillWatcher {
     this.#warnedCap = true;
   }
 
-  /** Starts watching `dir`; false when it cannot be (gone since, not a folder, or not watchable: its skills are not watched). */
-  #arm(dir: string): boolean {
-    const identity = folderIdentity(dir);
+  /** Starts watching `dir` (`identity`: {@link folderIdentity}'s); false when it cannot be (gone since, not a folder, or not watchable: its skills are not watched). */
+  #arm(dir: string, identity: string | null): boolean {
     if (identity === null) return false; // a file (or gone): a watch of it would be dropped and made again at every sync
     try {
       const w = watch(dir, { persistent: false }, (_event, name) => this.#onEvent(dir, name === null ? null : String(name)));
@@ -280,7 +321,7 @@ export class SkillWatcher {
 
   #schedule(): void {
     if (this.#timer) clearTimeout(this.#timer);
-    if (this.#running) return; // the sync running now schedules the next when it ends
+    if (this.#running || this.#starting) return; // the sync running now (or the start) schedules the next when it ends
     const wait = Math.max(0, Math.min(this.#debounceMs, this.#firstEvent + this.#maxWaitMs - Date.now()));
     this.#timer = setTimeout(() => {
       this.#timer = null;
@@ -294,6 +335,7 @@ export class SkillWatcher {
 
   /** Waits until no sync runs or is scheduled (for tests and shutdown). */
   async idle(): Promise<void> {
+    await this.started;
     while (this.#running || this.#timer) await (this.#running ?? new Promise((r) => setTimeout(r, 20)));
   }
 
@@ -330,7 +372,7 @@ export class SkillWatcher {
   async syncFolders(dirs: readonly string[]): Promise<WatchSync> {
     const out: WatchSync = { installed: [], updated: [], uninstalled: [], kept: [], failed: [] };
     const installed = this.#installed();
-    const { changed, fresh, gone, saw } = await this.#read(dirs, installed, out);
+    const { changed, fresh, gone, saw } = await readSkillFolders(this.#router, dirs, installed, out, this.#abort.signal);
     const toInstall = [...changed];
     out.updated.push(...changed.map((s) => s.id));
     const ids = new Map([...installed].map(([dir, s]) => [s.id, dir]));
@@ -375,45 +417,6 @@ export class SkillWatcher {
     return out;
   }
 
-  /**
-   * Reads each folder's SKILL.md: the installed skills whose text changed or whose entry was built
-   * with other budgets than the router's (`changed`), the skills of
-   * folders not installed (`fresh`), the installed skills whose SKILL.md is gone (`gone`: id and folder);
-   * an installed skill whose SKILL.md cannot be read or parsed is kept (in `out`).
-   */
-  async #read(dirs: readonly string[], installed: ReadonlyMap<string, { id: string; source: string }>, out: WatchSync) {
-    const changed: Skill[] = [];
-    /** What was read installed for each skill to install over it: its source, and content where read. */
-    const saw = new Map<string, { source: string; contentHash?: string }>();
-    const fresh: { skill: Skill; dir: string }[] = [];
-    const gone = new Map<string, string>();
-    // read and parsed 16 at a time, taken in the folders' order
-    const readOne = async (dir: string) => {
-      const file = join(dir, SKILL_FILE);
-      return parseSkillMarkdown(await readRegularFile(file, MAX_SOURCE_BYTES), file, { folderName: basename(dir) });
-    };
-    await inOrder(new Set(dirs), { width: READ_WIDTH, beforeEach: () => this.#abort.signal.throwIfAborted() }, readOne, (dir, read) => {
-      const known = installed.get(dir);
-      if (!read.ok) {
-        const err = read.error;
-        if (err instanceof RegularFileError && err.reason === "missing") {
-          if (known) gone.set(known.id, dir);
-        } else if (known) out.kept.push({ id: known.id, reason: err instanceof Error ? err.message : String(err) });
-        return; // not a skill folder (a file beside the skills, a folder without SKILL.md): nothing to do
-      }
-      const skill = read.value;
-      if (!known) return void fresh.push({ skill, dir });
-      skill.id = known.id; // a plugin's skill keeps its plugin:skill id
-      const now = this.#router.installedState(known.id);
-      if (now === undefined) return; // uninstalled since this sync listed it (by another client): not this sync's
-      if (skill.contentHash !== now.contentHash || now.builtOtherwise) { // or built with other budgets
-        changed.push(skill);
-        saw.set(skill.id, { source: known.source, contentHash: now.contentHash });
-      }
-    });
-    return { changed, fresh, gone, saw };
-  }
-
   /** Stops watching; a sync running now is aborted (what it committed stays) and waited for. */
   async close(): Promise<void> {
     this.#closed = true;
@@ -423,6 +426,7 @@ export class SkillWatcher {
     this.#watchers.clear();
     this.#abort.abort();
     await this.#running?.catch(() => undefined);
+    await this.#rearms;
   }
 }
 

@@ -56,6 +56,7 @@ describe("SkillWatcher", () => {
     router = await Router.open(model, { projections, bankDir: join(root, "bank"), skillBudget: 256 });
     expect((await router.install(skills)).installed.sort()).toEqual(["alpha", "beta", "dockerfile"]);
     watcher = new SkillWatcher(router, { debounceMs: 50, discover: { home, projectDir: root }, report: (s) => syncs.push(s) });
+    await watcher.started;
   }, 120_000);
 
   afterAll(async () => {
@@ -182,6 +183,8 @@ describe("SkillWatcher over a bank of its own: the cap on watched folders, the s
     await router.install(first);
     const warnings: string[] = [];
     watcher = new SkillWatcher(router, { maxFolders: 4, warn: (t) => warnings.push(t), discover: { home: join(root, "home"), projectDir: root } });
+    expect(watcher.folders).toEqual([]); // watched once started: read off the thread, then set up
+    await watcher.started;
     expect(watcher.folders.sort()).toEqual([a, join(a, "drafts"), join(a, "first"), join(a, "notes")]);
     expect(warnings).toEqual([]);
 
@@ -199,6 +202,39 @@ describe("SkillWatcher over a bank of its own: the cap on watched folders, the s
     expect(warnings).toHaveLength(2);
     expect(warnings[1]).toMatch(/watching 4 folders, the most it watches/);
   }, 120_000);
+
+  it("starts watching a slice of folders at a time, giving the event loop back between; a close during the start stops it", async () => {
+    const c = join(root, "c-skills");
+    const third = writeSkill(c, "third");
+    for (let i = 0; i < 700; i++) mkdirSync(join(c, `folder-${i}`)); // a root's other folders are watched too
+    await router.install(third);
+    const w = new SkillWatcher(router, { debounceMs: 1 << 30, maxWaitMs: 1 << 30, discover: { home: join(root, "home"), projectDir: root } });
+    try {
+      expect(w.folders).toEqual([]); // the construction reads nothing on the thread
+      const seen: number[] = [];
+      let done = false;
+      const poll = () => {
+        seen.push(w.folders.length);
+        if (!done) setImmediate(poll);
+      };
+      setImmediate(poll);
+      await w.started;
+      done = true;
+      expect(w.folders).toEqual(expect.arrayContaining([c, join(c, "third"), join(c, "folder-0"), join(c, "folder-699")]));
+      const total = w.folders.length;
+      expect(total).toBeGreaterThan(700);
+      // turns of the event loop ran while some but not all of the folders were watched
+      expect(seen.some((n) => n > 0 && n < total)).toBe(true);
+    } finally {
+      await w.close();
+      await router.uninstall("third");
+    }
+    const early = new SkillWatcher(router, { debounceMs: 1 << 30, maxWaitMs: 1 << 30, discover: { home: join(root, "home"), projectDir: root } });
+    await early.close();
+    await early.started;
+    expect(early.folders).toEqual([]);
+    await early.idle();
+  }, 180_000);
 
   it("syncs what changed while nothing watched: an edit, a deleted skill, a new one, entries built with other budgets; nothing when nothing did", async () => {
     const skills = join(root, "start-skills");

@@ -100,6 +100,7 @@ describe("a watcher's sync of many folders", () => {
     await router.install(mine);
     const watcher = new SkillWatcher(router, { debounceMs: 600_000, maxWaitMs: 600_000, discover: { home: join(dir, "home"), projectDir: dir } });
     try {
+      await watcher.started;
       expect(watcher.folders.sort()).toEqual([mine, join(mine, "one")].sort());
       await router.install(theirs); // not through the watcher
       watcher.refresh();
