@@ -1,9 +1,9 @@
 /**
  * A live route of chat messages that open with an agent's system prompt, by the prompt's length: the
  * warm route's p50 and p95 over the example skills, against the same request sent as a user message
- * alone. A live chat's route tokenizes the whole rendering for the forward pass and, to weigh the
- * system prompt's rows 0, counts the tokens of the system turn rendered alone (remembered per model
- * for its last few prompts), so a long system prompt costs tokenization on each route.
+ * alone. A live chat's forward pass reads the system messages from their last 256 characters
+ * (`LIVE_SYSTEM_CHARS`, src/route/context.ts); before, it read the whole rendering up to the task
+ * budget, and the whole was tokenized on every route.
  *
  *   npm run bench -- chat-route [routes=20] [threads=1]
  *

@@ -416,13 +416,16 @@ export class RenderEncoder {
     return this.#runSync(this.#liveSteps(text, maxTokens));
   }
 
-  /** {@link encodeLive} with a long context tokenized off the JavaScript thread. */
-  encodeLiveAsync(text: string, maxTokens: number, signal?: AbortSignal): Promise<EncodedTask> {
-    return this.#runAsync(this.#liveSteps(text, maxTokens), ASYNC_TOKENIZE_CHARS, signal);
+  /**
+   * {@link encodeLive} with a long context tokenized off the JavaScript thread; `bos` false: a text
+   * that does not start the context (no BOS before it, whatever the model adds).
+   */
+  encodeLiveAsync(text: string, maxTokens: number, signal?: AbortSignal, bos = true): Promise<EncodedTask> {
+    return this.#runAsync(this.#liveSteps(text, maxTokens, bos), ASYNC_TOKENIZE_CHARS, signal);
   }
 
-  *#liveSteps(text: string, maxTokens: number): Generator<TokenizeStep, EncodedTask, Int32Array> {
-    let tokens = yield { text, special: true, addBos: this.model.info.addBos };
+  *#liveSteps(text: string, maxTokens: number, bos = true): Generator<TokenizeStep, EncodedTask, Int32Array> {
+    let tokens = yield { text, special: true, addBos: bos && this.model.info.addBos };
     const wholeTokens = tokens.length;
     const truncated = tokens.length > maxTokens;
     if (truncated) tokens = tokens.subarray(tokens.length - maxTokens);

@@ -134,22 +134,30 @@ async function encodeContext(parts: RouterParts, context: RouteContext, live: bo
   let enc: EncodedTask;
   let taskText: string;
   let isLive: boolean;
-  /** The text a live encoding tokenized. */
-  let liveText = "";
+  /** The tokens of what a live chat's encoding read of its leading system messages. */
+  let systemTokens = 0;
   if (typeof context === "string") {
     isLive = live ?? false;
     taskText = context;
-    liveText = context;
     enc = await (isLive ? encoder.encodeLiveAsync(context, taskBudget, signal) : encoder.encodeTaskAsync(context, glanceBudget, parts.keep, signal));
   } else if (Array.isArray(context)) {
     isLive = live ?? true;
     taskText = taskTextOf(context); // checks each message
-    if (isLive) liveText = renderChat(model.info.chatTemplate ?? null, context);
-    enc = await (isLive ? encoder.encodeLiveAsync(liveText, taskBudget, signal) : encoder.encodeTaskAsync(taskText, glanceBudget, parts.keep, signal));
+    if (isLive) {
+      const whole = renderChat(model.info.chatTemplate ?? null, context);
+      const head = systemHeadOf(model, context, whole);
+      // a long system prompt is read from its last LIVE_SYSTEM_CHARS characters (at a word's start)
+      const from = head.length > LIVE_SYSTEM_CHARS ? tailStart(whole, head.length - LIVE_SYSTEM_CHARS) : 0;
+      const liveText = from > 0 ? whole.slice(from) : whole;
+      if (head.length > from) systemTokens = model.tokenize(liveText.slice(0, head.length - from), { special: true, addBos: from === 0 && model.info.addBos }).length;
+      enc = await encoder.encodeLiveAsync(liveText, taskBudget, signal, from === 0);
+    } else enc = await encoder.encodeTaskAsync(taskText, glanceBudget, parts.keep, signal);
   } else throw invalidArgument("context must be a task string or an array of chat messages");
   if (enc.taskEnd <= enc.taskStart) throw invalidArgument("the task has no tokens");
   const read = enc.taskEnd - enc.taskStart;
-  const systemRows = isLive && Array.isArray(context) ? await systemRowsOf(parts, context, liveText, enc, signal) : 0;
+  // the system messages' rows in the window: the tokens of what was read of them (one fewer, for a
+  // token the boundary may merge), less those the cut dropped; at least one row left
+  const systemRows = systemTokens > 0 ? Math.max(0, Math.min(systemTokens - 1 - (enc.wholeTokens - read), read - 1)) : 0;
   let truncation: TaskTruncation | undefined;
   if (enc.truncated) truncation = { totalTokens: enc.wholeTokens, keptTokens: read, droppedTokens: enc.wholeTokens - read, kept: isLive ? "end" : parts.keep };
   else if (!isLive && read > taskBudget) truncation = { totalTokens: read, keptTokens: read, droppedTokens: 0, kept: parts.keep };
@@ -158,47 +166,31 @@ async function encodeContext(parts: RouterParts, context: RouteContext, live: bo
 }
 
 /**
- * The rows of a live chat's encoding that hold its leading system messages: the tokens of those
- * messages rendered alone (one fewer, for a token the boundary may merge), less those the encoding
- * cut from the start. 0 when the chat opens with no system message, or its rendering alone does not
- * start the whole one's (a template that places it otherwise). At least one row is left.
+ * A live chat's leading system messages rendered alone, where that rendering starts the whole chat's
+ * (`whole`); "" when the chat opens with no system message or holds nothing else, or the template
+ * places them otherwise.
  */
-async function systemRowsOf(parts: RouterParts, messages: readonly ChatMessage[], liveText: string, enc: EncodedTask, signal?: AbortSignal): Promise<number> {
+function systemHeadOf(model: Model, messages: readonly ChatMessage[], whole: string): string {
   let k = 0;
   while (k < messages.length && messages[k].role === "system") k++;
-  if (k === 0 || k === messages.length) return 0;
-  const { model } = parts;
+  if (k === 0 || k === messages.length) return "";
   let head: string;
   try {
     head = renderChat(model.info.chatTemplate ?? null, messages.slice(0, k));
   } catch {
-    return 0; // a template that will not render system messages alone
+    return ""; // a template that will not render system messages alone
   }
-  if (head === "" || !liveText.startsWith(head)) return 0;
-  const n = (await headTokens(model, head, signal)) - 1;
-  const read = enc.taskEnd - enc.taskStart;
-  return Math.max(0, Math.min(n - (enc.wholeTokens - read), read - 1));
+  return whole.startsWith(head) ? head : "";
 }
-
-/** How many system-prompt renderings each model keeps the token count of ({@link headTokens}). */
-const HEAD_CACHE = 8;
-const headCounts = new WeakMap<Model, Map<string, number>>();
 
 /**
- * The token count of a chat's rendered system messages, remembered for the model's last few
- * renderings: an agent sends the same system prompt with every route, and tokenizing one of
- * thousands of tokens costs tens of milliseconds.
+ * How much of a live chat's leading system messages its forward pass reads: their last 256 characters
+ * (from a word's start), the template's turn and what the prompt ends with, as context for the
+ * messages after them. Their rows have no vote; over the example skills, reading a prompt whole or
+ * from its last 16-128 tokens moved the glance's first pick for at most one request in 66
+ * (docs/LIVE.md), and a prompt of 1,751 tokens cost 250 ms a route on a CPU.
  */
-async function headTokens(model: Model, head: string, signal?: AbortSignal): Promise<number> {
-  let counts = headCounts.get(model);
-  if (!counts) headCounts.set(model, (counts = new Map()));
-  let n = counts.get(head);
-  if (n === undefined) n = (await model.tokenizeAsync(head, { special: true, addBos: model.info.addBos, signal })).length;
-  counts.delete(head); // most recent last
-  counts.set(head, n);
-  if (counts.size > HEAD_CACHE) counts.delete(counts.keys().next().value as string);
-  return n;
-}
+export const LIVE_SYSTEM_CHARS = 256;
 
 /**
  * A written task's vote weights, as the projections say (`glanceRowWeights`; the environment's

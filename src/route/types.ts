@@ -11,9 +11,10 @@ import type { SkillHandle } from "./skill-record.js";
 
 /**
  * A routing context: a written task, or a live chat (rendered with the model's chat template) that
- * holds at least one message besides the system prompt. Of a live chat, the glance reads the whole
- * rendering, its leading system messages' rows with a vote weight of 0; BM25, abstention and the
- * verdict read its messages without the system prompt.
+ * holds at least one message besides the system prompt. Of a live chat, the glance reads the
+ * rendering's end within the task budget, its leading system messages from their last 256 characters
+ * and their rows with a vote weight of 0; BM25, abstention and the verdict read its messages without
+ * the system prompt.
  */
 export type RouteContext = string | ChatMessage[];
 

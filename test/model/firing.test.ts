@@ -113,60 +113,60 @@ describe.skipIf(!existsSync(miniModel))("selectLive on gavel-mini: the winner, o
     const probe = router.live();
     const parts = probe.routerParts;
     probe.dispose();
+    const template = model.info.chatTemplate ?? null;
     const words = "Always explain each change, keep the history clean and never commit credentials or secrets.";
     const user: ChatMessage = { role: "user", content: "Remove duplicate rows from a CSV file." };
-    const rowsOf = (messages: ChatMessage[]) => model.tokenize(renderChat(model.info.chatTemplate ?? null, messages), { special: true, addBos: model.info.addBos }).length;
-    for (const [sys, cut] of [[words, false], [`${words} `.repeat(300), true]] as const) {
-      const messages: ChatMessage[] = [{ role: "system", content: sys }, user, { role: "assistant", content: "Reading the file." }];
-      const q = await encodeQueries(parts, messages, true);
-      const zero = q.weights.findIndex((w) => w > 0);
-      expect(q.weights.subarray(zero).every((w) => w > 0)).toBe(true);
-      const dropped = rowsOf(messages) - q.weights.length;
-      expect(dropped > 0).toBe(cut);
-      // the system turn rendered alone, one token short (a boundary merge), less what the cut dropped
-      expect(zero).toBe(Math.max(0, rowsOf(messages.slice(0, 1)) - 1 - dropped));
-      if (!cut) expect(zero).toBeGreaterThan(10);
-      // the explanation names voters only: none of the zeroed rows
-      const { explanation } = await router.route(messages, { explain: true, abstain: false, verdict: false });
-      expect(explanation!.length).toBeGreaterThan(0);
-      for (const v of explanation!) expect(v.position).toBeGreaterThanOrEqual(zero);
-      // written (live: false) chats and chats without a system prompt vote with every row
-      expect((await encodeQueries(parts, messages, false)).weights.every((w) => w > 0)).toBe(true);
-      expect((await encodeQueries(parts, messages.slice(1), true)).weights.every((w) => w > 0)).toBe(true);
-    }
+    const tokenCount = (text: string, bos: boolean) => model.tokenize(text, { special: true, addBos: bos && model.info.addBos }).length;
+    const chat = (sys: string): ChatMessage[] => [{ role: "system", content: sys }, user, { role: "assistant", content: "Reading the file." }];
+    // a short system prompt is read whole: its rows are the system turn rendered alone, one token short (a boundary merge)
+    const short = chat(words);
+    const q = await encodeQueries(parts, short, true);
+    const zero = q.weights.findIndex((w) => w > 0);
+    expect(q.weights.subarray(zero).every((w) => w > 0)).toBe(true);
+    expect(q.weights.length).toBe(tokenCount(renderChat(template, short), true));
+    expect(zero).toBe(tokenCount(renderChat(template, short.slice(0, 1)), true) - 1);
+    expect(zero).toBeGreaterThan(10);
+    // the explanation names voters only: none of the zeroed rows
+    const { explanation } = await router.route(short, { explain: true, abstain: false, verdict: false });
+    expect(explanation!.length).toBeGreaterThan(0);
+    for (const v of explanation!) expect(v.position).toBeGreaterThanOrEqual(zero);
+    // written (live: false) chats and chats without a system prompt vote with every row
+    expect((await encodeQueries(parts, short, false)).weights.every((w) => w > 0)).toBe(true);
+    expect((await encodeQueries(parts, short.slice(1), true)).weights.every((w) => w > 0)).toBe(true);
     // a chat of system messages before the last one still routes (the rows after them vote)
     expect((await router.route([{ role: "system", content: words }, user], { abstain: false, verdict: false })).skill).toBe(skill.name);
   });
 
-  it("a live chat's system prompt is tokenized alone once while it is among the model's last 8", async () => {
+  it("a live route reads a long system prompt from its last 256 characters: the same rows whatever came before them, none cut", async () => {
     const probe = router.live();
     const parts = probe.routerParts;
     probe.dispose();
+    const template = model.info.chatTemplate ?? null;
+    const words = "Always explain each change, keep the history clean and never commit credentials or secrets.";
     const user: ChatMessage = { role: "user", content: "Remove duplicate rows from a CSV file." };
-    const chat = (i: number): ChatMessage[] => [{ role: "system", content: `Agent ${i}: explain each change and run the tests after it.` }, user];
-    const heads: string[] = []; // the texts tokenized alone: the system turns rendered without the rest
-    const tokenizeAsync = model.tokenizeAsync.bind(model);
-    model.tokenizeAsync = ((text: string, options?: never) => {
-      if (!text.includes(user.content)) heads.push(text);
-      return tokenizeAsync(text, options);
-    }) as typeof model.tokenizeAsync;
-    try {
-      const first = await encodeQueries(parts, chat(0), true);
-      expect(heads).toEqual([renderChat(model.info.chatTemplate ?? null, chat(0).slice(0, 1))]);
-      const again = await encodeQueries(parts, chat(0), true);
-      expect(heads.length).toBe(1); // remembered
-      expect(Array.from(again.weights)).toEqual(Array.from(first.weights));
-      for (let i = 1; i <= 8; i++) await encodeQueries(parts, chat(i), true);
-      expect(heads.length).toBe(9);
-      // chat(0)'s was the least recent of nine: forgotten, tokenized again, the same rows zeroed
-      const later = await encodeQueries(parts, chat(0), true);
-      expect(heads.length).toBe(10);
-      expect(Array.from(later.weights)).toEqual(Array.from(first.weights));
-      await encodeQueries(parts, chat(8), true); // among the last 8
-      expect(heads.length).toBe(10);
-    } finally {
-      model.tokenizeAsync = tokenizeAsync;
-    }
+    const chat = (sys: string): ChatMessage[] => [{ role: "system", content: sys }, user];
+    // about 5,700 and 57,000 tokens: far past the task budget, were they read
+    const [long, longer] = [300, 3000].map((n) => chat(`${words} `.repeat(n)));
+    const a = await encodeQueries(parts, long, true);
+    const b = await encodeQueries(parts, longer, true);
+    expect(a.truncation).toBeUndefined();
+    expect(Array.from(b.weights)).toEqual(Array.from(a.weights));
+    expect(Array.from(b.queries)).toEqual(Array.from(a.queries));
+    // what is read: the rendering from a word's start within the system prompt's last 256 characters
+    const whole = renderChat(template, long);
+    const head = renderChat(template, long.slice(0, 1));
+    const at = head.length - 256;
+    const from = at + whole.slice(at, at + 64).search(/\s/); // the first white space from there
+    expect(from).toBeGreaterThanOrEqual(at);
+    const tokens = model.tokenize(whole.slice(from), { special: true, addBos: false });
+    expect(a.weights.length).toBe(tokens.length);
+    const zero = a.weights.findIndex((w) => w > 0);
+    expect(zero).toBe(model.tokenize(whole.slice(from, head.length), { special: true, addBos: false }).length - 1);
+    expect(a.weights.subarray(zero).every((w) => w > 0)).toBe(true);
+    // the rows after the system prompt are the user turn's: as many as a short system prompt leaves
+    const short = await encodeQueries(parts, chat(words), true);
+    expect(a.weights.length - zero).toBe(short.weights.length - short.weights.findIndex((w) => w > 0));
+    expect((await router.route(longer, { abstain: false, verdict: false })).skill).toBe(skill.name);
   });
 
   it("a selection after an install or an uninstall reads the library as it is then (the lexical expert kept per library)", async () => {
