@@ -348,7 +348,8 @@ export interface RouteResult {
  * (the context less the skill budget and the verdict's scaffolding): `verdictTokens`, present when
  * that is fewer than the glance read. Both keep the same part: the end of a written task by default
  * (its start with `truncate: "start"`), the end of a live rollout, which both stages read within the
- * task budget.
+ * task budget. A live chat's system prompt read from its end (past 256 characters) is not a cut: its
+ * tokens before that are not counted.
  */
 export interface TaskTruncation {
   /** Task tokens in the whole task. */
