@@ -1,4 +1,4 @@
-// What the chat-system-*.mjs experiments share: the system prompt (a generic coding agent's, written
+// What the chat-system-*.mjs experiments share: the glance counts (glanceHits), the system prompt (a generic coding agent's, written
 // before any route was read), the 66 requests over examples/skills that expect a skill (the 46 of
 // bench/data/short-requests-examples.jsonl, then examples/everyday-tasks.json and
 // examples/demo-tasks.json), and the embedded pair opened over those skills in a temporary bank.
@@ -39,4 +39,15 @@ export async function withExampleRouter(body) {
     await model.dispose();
     rmSync(bankDir, { recursive: true, force: true });
   }
+}
+
+/** Of `tasks`, how many have the expected skill as the glance's first and among its best three (`Router.rank`) for the context `form(text)`. */
+export async function glanceHits(router, tasks, form) {
+  let hit1 = 0, hit3 = 0;
+  for (const t of tasks) {
+    const { glance } = await router.rank(form(t.text), { glanceTop: 3, verdictTop: 0 });
+    if (t.gold.includes(glance[0].skill)) hit1++;
+    if (glance.some((g) => t.gold.includes(g.skill))) hit3++;
+  }
+  return { hit1, hit3 };
 }

@@ -8,7 +8,7 @@
 //
 //   node scripts/experiments/chat-system-1k.mjs [BANK]
 import { Model, Router, defaultModelPaths, loadSkills } from "../../dist/index.js";
-import { SYSTEM, requests } from "./chat-requests.mjs";
+import { SYSTEM, glanceHits, requests } from "./chat-requests.mjs";
 
 const bankDir = process.argv[2] ?? "/tmp/gavel-chat-1k";
 const { model: modelPath, projections } = defaultModelPaths();
@@ -31,11 +31,9 @@ try {
   console.log(`${tasks.length} requests over ${router.list().length} skills; system prompt ${SYSTEM.length} characters`);
   console.log("context\tglance Hit@1\tglance Hit@3\troute right\tdeclined");
   for (const [name, form] of Object.entries(forms)) {
-    let hit1 = 0, hit3 = 0, right = 0, declined = 0;
+    const { hit1, hit3 } = await glanceHits(router, tasks, form);
+    let right = 0, declined = 0;
     for (const t of tasks) {
-      const { glance } = await router.rank(form(t.text), { glanceTop: 3, verdictTop: 0 });
-      if (t.gold.includes(glance[0].skill)) hit1++;
-      if (glance.some((g) => t.gold.includes(g.skill))) hit3++;
       const r = await router.route(form(t.text));
       if (r.skill === null) declined++;
       else if (t.gold.includes(r.skill)) right++;

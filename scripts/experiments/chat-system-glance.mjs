@@ -6,7 +6,7 @@
 // best three hold the expected skill. Needs `npx tsup` (reads dist/).
 //
 //   node scripts/experiments/chat-system-glance.mjs
-import { SYSTEM, requests, withExampleRouter } from "./chat-requests.mjs";
+import { SYSTEM, glanceHits, requests, withExampleRouter } from "./chat-requests.mjs";
 
 await withExampleRouter(async (router) => {
   const tasks = requests();
@@ -18,12 +18,7 @@ await withExampleRouter(async (router) => {
   console.log(`${tasks.length} requests over ${router.list().length} skills; system prompt ${SYSTEM.length} characters`);
   console.log("context\tglance Hit@1\tglance Hit@3");
   for (const [name, form] of Object.entries(forms)) {
-    let hit1 = 0, hit3 = 0;
-    for (const t of tasks) {
-      const { glance } = await router.rank(form(t.text), { glanceTop: 3, verdictTop: 0 });
-      if (t.gold.includes(glance[0].skill)) hit1++;
-      if (glance.some((g) => t.gold.includes(g.skill))) hit3++;
-    }
+    const { hit1, hit3 } = await glanceHits(router, tasks, form);
     console.log(`${name}\t${hit1}\t${hit3}`);
   }
 });

@@ -192,9 +192,11 @@ export class SkillWatcher {
     const ahead = await readAhead(this.#watchers.keys(), this.#rootsOf(this.#installed()));
     if (this.#closed) return;
     // the folders to be watched anew: their identities read off the thread too
-    const fresh = [...this.#wanted(this.#installed(), ahead)].filter((d) => !this.#watchers.has(d)).slice(0, this.#maxFolders);
+    const want = this.#wanted(this.#installed(), ahead);
+    const fresh = [...want].filter((d) => !this.#watchers.has(d)).slice(0, this.#maxFolders);
     for (const [dir, id] of (await readAhead(fresh, [])).identity) ahead.identity.set(dir, id);
-    const steps = this.#rearmSteps(recheck, ahead);
+    if (this.#closed) return;
+    const steps = this.#rearmSteps(recheck, ahead, want);
     while (!steps.next().done) {
       await new Promise((resolve) => setImmediate(resolve)); // the event loop given back between slices
       if (this.#closed) return;
@@ -236,11 +238,14 @@ export class SkillWatcher {
     while (!steps.next().done); // every slice at once
   }
 
-  /** {@link #rearm}'s work, pausing after each {@link ARM_SLICE} folders newly watched (and stopping once closed). */
-  *#rearmSteps(recheck: boolean, ahead?: ReadAhead): Generator<void, void, void> {
+  /**
+   * {@link #rearm}'s work, pausing after each {@link ARM_SLICE} folders newly watched (and stopping once
+   * closed); `want`: the folders to watch, when worked out just before.
+   */
+  *#rearmSteps(recheck: boolean, ahead?: ReadAhead, want?: Set<string>): Generator<void, void, void> {
     if (this.#closed) return;
     const identity = (dir: string) => (ahead?.identity.has(dir) ? ahead.identity.get(dir)! : folderIdentity(dir));
-    const want = this.#wanted(this.#installed(), ahead);
+    want ??= this.#wanted(this.#installed(), ahead);
     for (const [dir, w] of this.#watchers) {
       if (want.has(dir) && identity(dir) === w.identity) continue;
       w.watcher.close();

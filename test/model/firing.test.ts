@@ -109,13 +109,23 @@ describe.skipIf(!existsSync(miniModel))("selectLive on gavel-mini: the winner, o
     }
   });
 
-  it("a live route of chat messages: the system prompt's rows do not vote in the glance, the rest do", async () => {
+  /** The router's parts, as a live context holds them. */
+  const routerParts = () => {
     const probe = router.live();
     const parts = probe.routerParts;
     probe.dispose();
+    return parts;
+  };
+  /** A system prompt's words and a user message asking for the installed skill's job. */
+  const systemChat = {
+    words: "Always explain each change, keep the history clean and never commit credentials or secrets.",
+    user: { role: "user", content: "Remove duplicate rows from a CSV file." } as ChatMessage,
+  };
+
+  it("a live route of chat messages: the system prompt's rows do not vote in the glance, the rest do", async () => {
+    const parts = routerParts();
     const template = model.info.chatTemplate ?? null;
-    const words = "Always explain each change, keep the history clean and never commit credentials or secrets.";
-    const user: ChatMessage = { role: "user", content: "Remove duplicate rows from a CSV file." };
+    const { words, user } = systemChat;
     const tokenCount = (text: string, bos: boolean) => model.tokenize(text, { special: true, addBos: bos && model.info.addBos }).length;
     const chat = (sys: string): ChatMessage[] => [{ role: "system", content: sys }, user, { role: "assistant", content: "Reading the file." }];
     // a short system prompt is read whole: its rows are the system turn rendered alone, one token short (a boundary merge)
@@ -138,12 +148,9 @@ describe.skipIf(!existsSync(miniModel))("selectLive on gavel-mini: the winner, o
   });
 
   it("a live route reads a long system prompt from its last 256 characters: the same rows whatever came before them, none cut", async () => {
-    const probe = router.live();
-    const parts = probe.routerParts;
-    probe.dispose();
+    const parts = routerParts();
     const template = model.info.chatTemplate ?? null;
-    const words = "Always explain each change, keep the history clean and never commit credentials or secrets.";
-    const user: ChatMessage = { role: "user", content: "Remove duplicate rows from a CSV file." };
+    const { words, user } = systemChat;
     const chat = (sys: string): ChatMessage[] => [{ role: "system", content: sys }, user];
     // about 5,700 and 57,000 tokens: far past the task budget, were they read
     const [long, longer] = [300, 3000].map((n) => chat(`${words} `.repeat(n)));
