@@ -130,25 +130,14 @@ export const SETTINGS: readonly Setting[] = [
   { name: "GAVEL_PASTE_WEIGHT", values: ["on", "off"], default: "on", readBy: "src/lexical/postings.ts, src/route/context.ts", scope: "runtime",
     meaning: "Whether a written task's pasted material (fenced blocks, runs of log lines, stack frames, dumps or code: src/lexical/paste.ts) that outweighs its request is read at the request's weight in all, in BM25's query and in the glance's vote (on), or word for word as the rest of the task (off). docs/BENCHMARKS.md, \"Requests with a paste\"." },
   { name: "GAVEL_GLANCE_ROW_WEIGHTS", values: ["uniform", "idf"], default: "(unset: the projections' own, `gavel.glance_row_weights`)", readBy: "src/route/context.ts", scope: "runtime",
-    meaning: "Overrides the vote weight of each task token of a written task in the glance, which the projections file carries (its constants were fitted with it): uniform (the paper's), or idf, ln((N + 1) / (df + 0.5)) of the token over the N routable skills' key tokens (a token in every skill weighs little, one in few much). The shipped projections say idf; files without the key, uniform. Live contexts keep the recency decay." },
+    meaning: "Overrides the vote weight of each task token of a written task in the glance, which the projections file carries (its constants were fitted with it): uniform (the paper's), or idf, ln((N + 1) / (df + 0.5)) of the token over the N routable skills' key tokens (a token in every skill weighs little, one in few much). The shipped projections say idf; files without the key, uniform. Live contexts: GAVEL_LIVE_ROW_WEIGHTS." },
 
-  {
-    name: "GAVEL_GLANCE_VOTE_SHARE",
-    values: "number in [0, 1]",
-    default: "(unset: the projections' own, `gavel.glance_vote_share`)",
-    meaning:
-      "Overrides the glance's vote share s for written tasks, which the projections file carries: each task token votes for its max(k, round(s·N)) best skills (k the paper's 10 from 95 skills on; at most 1,024), so a token's vote reaches the same share of any library; 0 is the paper's k. Live contexts keep the paper's k.",
-    readBy: "src/route/glance.ts",
-    scope: "runtime",
-  },
-  {
-    name: "GAVEL_KEY_IVF_FROM",
-    values: "integer ≥ 1",
-    default: "3000",
-    meaning: "Routable skills from which GAVEL_KEY_IVF=auto glances through the key IVF (and installs build it).",
-    readBy: "src/route/glance-index-use.ts",
-    scope: "runtime",
-  },
+  { name: "GAVEL_GLANCE_VOTE_SHARE", values: "number in [0, 1]", default: "(unset: the projections' own, `gavel.glance_vote_share`)", meaning: "Overrides the glance's vote share s for written tasks, which the projections file carries: each task token votes for its max(k, round(s·N)) best skills (k the paper's 10 from 95 skills on; at most 1,024), so a token's vote reaches the same share of any library; 0 is the paper's k. Live contexts keep the paper's k unless GAVEL_LIVE_VOTE_SHARE=on.", readBy: "src/route/glance.ts", scope: "runtime" },
+  { name: "GAVEL_LIVE_ROW_WEIGHTS", values: ["decay", "idf-decay", "idf"], default: "decay", readBy: "src/route/context.ts", scope: "runtime",
+    meaning: "The vote weight of each row of a live route's context (chat messages, or `live: true`; a `LiveContext` always decays): decay, the paper's recency 2^(−a/64) with a the tokens to the context's end; idf-decay, that times the token's idf over the routable skills' key tokens (a written task's weight, GAVEL_GLANCE_ROW_WEIGHTS's idf); idf, the idf alone. A chat's system rows weigh 0 under each. docs/EXPERIMENTS.md, \"The live chat's rows weighed by idf\", has what each measured." },
+  { name: "GAVEL_LIVE_VOTE_SHARE", values: ["off", "on"], default: "off", readBy: "src/route/glance.ts", scope: "runtime",
+    meaning: "Whether a live route's glance votes with the written tasks' vote share (on: the projections' `gavel.glance_vote_share`, or GAVEL_GLANCE_VOTE_SHARE over it) or with the paper's k (off)." },
+  { name: "GAVEL_KEY_IVF_FROM", values: "integer ≥ 1", default: "3000", meaning: "Routable skills from which GAVEL_KEY_IVF=auto glances through the key IVF (and installs build it).", readBy: "src/route/glance-index-use.ts", scope: "runtime" },
   {
     name: "GAVEL_GLANCE_EXACT8",
     values: ["off", "on"],
@@ -284,6 +273,10 @@ export interface Config {
   glanceRowWeights: "uniform" | "idf" | undefined;
   /** Overrides the projections' glance vote share; undefined: the projections decide. */
   glanceVoteShare: number | undefined;
+  /** A live route's row weights (GAVEL_LIVE_ROW_WEIGHTS). */
+  liveRowWeights: "decay" | "idf-decay" | "idf";
+  /** Whether a live route's glance votes with the written tasks' share (GAVEL_LIVE_VOTE_SHARE). */
+  liveVoteShare: "off" | "on";
   keyIvfFrom: number;
   glanceKernel: "auto" | "wmma";
   glanceExact8: "off" | "on";
@@ -364,6 +357,8 @@ export function resolveConfig(env: Env): Config {
     pasteWeight: choice(env, "GAVEL_PASTE_WEIGHT", ["on", "off"] as const) ?? "on",
     glanceRowWeights: choice(env, "GAVEL_GLANCE_ROW_WEIGHTS", ["uniform", "idf"] as const),
     glanceVoteShare: unitNumber(env, "GAVEL_GLANCE_VOTE_SHARE"),
+    liveRowWeights: choice(env, "GAVEL_LIVE_ROW_WEIGHTS", ["decay", "idf-decay", "idf"] as const) ?? "decay",
+    liveVoteShare: choice(env, "GAVEL_LIVE_VOTE_SHARE", ["off", "on"] as const) ?? "off",
     keyIvfFrom: integer(env, "GAVEL_KEY_IVF_FROM", 1) ?? 3000,
     glanceKernel: choice(env, "GAVEL_GLANCE_KERNEL", ["auto", "wmma"] as const) ?? "auto",
     glanceExact8: choice(env, "GAVEL_GLANCE_EXACT8", ["off", "on"] as const) ?? "off",

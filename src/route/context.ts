@@ -203,6 +203,20 @@ export function rowWeights(parts: RouterParts, tokens: ArrayLike<number>, mode: 
   return Float32Array.from(tokens, (t) => (t >= 0 && t < idf.length ? idf[t] : idf[idf.length - 1]));
 }
 
+/**
+ * A live route's vote weights (GAVEL_LIVE_ROW_WEIGHTS): the paper's recency decay
+ * ({@link decayWeights}), that times each token's idf ({@link rowWeights}' idf), or the idf alone.
+ */
+export function liveRowWeights(parts: RouterParts, tokens: ArrayLike<number>, mode = config().liveRowWeights): Float32Array {
+  if (mode === "idf") return rowWeights(parts, tokens, "idf");
+  const w = decayWeights(tokens.length);
+  if (mode === "idf-decay") {
+    const idf = rowWeights(parts, tokens, "idf");
+    for (let i = 0; i < w.length; i++) w[i] *= idf[i];
+  }
+  return w;
+}
+
 /** Newlines in each token's piece, per model (filled as tokens are met). */
 const newlinesOf = new WeakMap<Model, Map<number, number>>();
 
@@ -281,9 +295,8 @@ export async function encodeQueries(parts: RouterParts, context: RouteContext, l
   const { layer, dim, wq } = parts.projections;
   // the task's rows at ℓ*, projected and normalised (a resident server batches both over concurrent requests)
   const queries = await hiddenQueries(parts.model, enc.tokens, layer, { from: enc.taskStart, to: enc.taskEnd, W: wq, dim }, { signal });
-  const n = enc.taskEnd - enc.taskStart;
   const tokens = enc.tokens.subarray(enc.taskStart, enc.taskEnd);
-  const weights = isLive ? decayWeights(n) : rowWeights(parts, tokens);
+  const weights = isLive ? liveRowWeights(parts, tokens) : rowWeights(parts, tokens);
   // a live chat's system prompt is in the forward pass but does not vote: it says how to work, not
   // what, and would give every task of the agent the same votes (BM25 and the verdict skip it too)
   weights.fill(0, 0, systemRows);

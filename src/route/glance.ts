@@ -57,8 +57,8 @@ export async function glanceLibrary({ library, projections }: RouterParts, queri
     if (handles.length === 0) throw new GavelError("every routable skill is excluded by excludeFlagged or excludeSources", "EMPTY_LIBRARY");
   }
   const q = await queriesOf();
-  // a written task's vote size follows the projections' share; live contexts keep the paper's k
-  const k = routeVoteK(handles.length, q.live ? 0 : (config().glanceVoteShare ?? projections?.glanceVoteShare ?? 0));
+  // a written task's vote size follows the projections' share; live contexts keep the paper's k (unless GAVEL_LIVE_VOTE_SHARE)
+  const k = routeVoteK(handles.length, q.live && config().liveVoteShare === "off" ? 0 : (config().glanceVoteShare ?? projections?.glanceVoteShare ?? 0));
   // The whole bank when every skill is routable: a whole-bank glance is the one a CUDA build runs
   // on the device (a restricted one gathers its columns from a whole-bank pass there too).
   const all = handles.length === library.keys.size;

@@ -4,7 +4,8 @@
 // tokens, as a plain count over the bank's manifest gives it (a token no skill keeps: df 0), the
 // table follows an uninstall, a route's glance under them differs from the uniform one while ranking
 // every skill with finite scores, and the projections' setting is what a route uses unless the
-// environment overrides it.
+// environment overrides it. A live route's rows and vote follow GAVEL_LIVE_ROW_WEIGHTS and
+// GAVEL_LIVE_VOTE_SHARE (against a plain reference on fresh random tokens).
 import { describe, expect, it } from "vitest";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -12,7 +13,7 @@ import { Router } from "../../src/index.js";
 import { DEFAULT_PROJECTIONS } from "../../src/defaults.js";
 import { Library } from "../../src/bank/library.js";
 import { Projections } from "../../src/projections/projections.js";
-import { rowWeights } from "../../src/route/context.js";
+import { encodeQueries, liveRowWeights, rowWeights } from "../../src/route/context.js";
 import type { RouterParts } from "../../src/route/parts.js";
 import { repoRoot } from "../helpers/paths.js";
 import { withEnv } from "../helpers/env.js";
@@ -92,6 +93,49 @@ describe("the glance's idf row weights", () => {
     }
   });
 
+  it("a live route's rows weigh as GAVEL_LIVE_ROW_WEIGHTS says (the decay, times idf, or idf), its vote as GAVEL_LIVE_VOTE_SHARE; a written task's are unchanged", async () => {
+    const projections = await Projections.load(DEFAULT_PROJECTIONS);
+    const library = await Library.openSnapshot(fx.bankDir, projections);
+    try {
+      const { n, df } = referenceIdf(fx.bankDir);
+      const parts = { library } as unknown as RouterParts;
+      // fresh random token ids, some no skill keeps
+      const keyed = [...df.keys()];
+      let seed = 12345;
+      const rand = () => ((seed = (seed * 1103515245 + 12345) >>> 0) / 2 ** 32);
+      const tokens = Array.from({ length: 300 }, () => (rand() < 0.8 ? keyed[Math.floor(rand() * keyed.length)] : Math.floor(rand() * 32_000)));
+      const idf = (t: number) => Math.log((n + 1) / ((df.get(t) ?? 0) + 0.5));
+      const decay = (i: number) => Math.max(2 ** (-(tokens.length - 1 - i) / 64), 2 ** -149);
+      const reference = { decay, "idf-decay": (i: number) => decay(i) * idf(tokens[i]), idf: (i: number) => idf(tokens[i]) };
+      for (const mode of ["decay", "idf-decay", "idf"] as const) {
+        const w = liveRowWeights(parts, tokens, mode);
+        tokens.forEach((_, i) => expect(Math.abs(w[i] - reference[mode](i)), `${mode} ${i}`).toBeLessThanOrEqual(1e-5 * Math.max(1, reference[mode](i))));
+        // the environment's choice is the default
+        expect(Array.from(await withEnv({ GAVEL_LIVE_ROW_WEIGHTS: mode }, async () => liveRowWeights(parts, tokens)))).toEqual(Array.from(w));
+      }
+    } finally {
+      await library.close();
+    }
+    // through a route: a chat's voting rows weigh the decay times idf of their tokens, the system rows 0; a written task is untouched
+    const probe = fx.router.live();
+    const routerParts = probe.routerParts;
+    probe.dispose();
+    const chat = [{ role: "system" as const, content: "Keep changes small." }, { role: "user" as const, content: tasks[1] }];
+    const dq = await withEnv({ GAVEL_LIVE_ROW_WEIGHTS: "decay" }, () => encodeQueries(routerParts, chat, true));
+    const iq = await withEnv({ GAVEL_LIVE_ROW_WEIGHTS: "idf-decay" }, () => encodeQueries(routerParts, chat, true));
+    const idfRows = rowWeights(routerParts, iq.tokens, "idf");
+    expect(iq.weights.length).toBe(dq.weights.length);
+    let voting = 0;
+    dq.weights.forEach((w, i) => {
+      expect(Math.abs(iq.weights[i] - w * idfRows[i])).toBeLessThanOrEqual(1e-6 * Math.max(1, w * idfRows[i]));
+      if (w > 0) voting++;
+    });
+    expect(voting).toBeGreaterThan(5);
+    expect(voting).toBeLessThan(dq.weights.length);
+    const written = await withEnv({ GAVEL_LIVE_ROW_WEIGHTS: "decay", GAVEL_LIVE_VOTE_SHARE: "off" }, () => fx.router.glance(tasks[1], { topK: 24 }));
+    expect(JSON.stringify(await withEnv({ GAVEL_LIVE_ROW_WEIGHTS: "idf", GAVEL_LIVE_VOTE_SHARE: "on" }, () => fx.router.glance(tasks[1], { topK: 24 })))).toBe(JSON.stringify(written));
+  });
+
   it("a vote share widens each written task token's vote (the projections', or GAVEL_GLANCE_VOTE_SHARE over them); live contexts keep the paper's k", async () => {
     const shipped = await Projections.load(DEFAULT_PROJECTIONS);
     const off = { GAVEL_GLANCE_VOTE_SHARE: undefined, GAVEL_GLANCE_ROW_WEIGHTS: "idf" };
@@ -99,7 +143,7 @@ describe("the glance's idf row weights", () => {
     const wide = await Router.open(fx.model, { projections: shipped.withCalibration({ glanceVoteShare: 0.5 }), bankDir: fx.bankDir, readOnly: true, skillBudget: 512 });
     try {
       const n = (await paper.list()).length;
-      let differ = 0;
+      let differ = 0, liveDiffer = 0;
       for (const t of tasks.slice(0, 4)) {
         const a = JSON.stringify(await withEnv(off, () => paper.glance(t, { topK: n })));
         const b = JSON.stringify(await withEnv(off, () => wide.glance(t, { topK: n })));
@@ -110,11 +154,17 @@ describe("the glance's idf row weights", () => {
         // each token now votes for round(0.5·N) skills, so more skills hold a vote (g > 0)
         const voted = (x: string) => (JSON.parse(x) as { g: number }[]).filter((h) => h.g > 0).length;
         expect(voted(b)).toBeGreaterThanOrEqual(voted(a));
-        // a live rollout (chat messages) keeps the paper's vote size whatever the share
+        // a live rollout (chat messages) keeps the paper's vote size whatever the share, unless GAVEL_LIVE_VOTE_SHARE=on
         const chat = [{ role: "user" as const, content: t }];
         expect(JSON.stringify(await withEnv(off, () => wide.glance(chat, { topK: n, live: true })))).toBe(JSON.stringify(await withEnv(off, () => paper.glance(chat, { topK: n, live: true }))));
+        const liveShare = { ...off, GAVEL_LIVE_VOTE_SHARE: "on" };
+        const [lp, lw] = [await withEnv(liveShare, () => paper.glance(chat, { topK: n, live: true })), await withEnv(liveShare, () => wide.glance(chat, { topK: n, live: true }))];
+        expect(JSON.stringify(lp)).toBe(JSON.stringify(await withEnv(off, () => paper.glance(chat, { topK: n, live: true }))));
+        if (JSON.stringify(lw) !== JSON.stringify(lp)) liveDiffer++;
+        expect(voted(JSON.stringify(lw))).toBeGreaterThanOrEqual(voted(JSON.stringify(lp)));
       }
       expect(differ).toBeGreaterThan(0);
+      expect(liveDiffer).toBeGreaterThan(0);
     } finally {
       await paper.close();
       await wide.close();
