@@ -316,7 +316,7 @@ describe("gavel serve", () => {
     const s = await connect({ bank });
     try {
       const settings = (await s.request<{ settings: Record<string, string> }>("status")).settings;
-      expect(settings).toMatchObject({ GAVEL_LIBRARY_CUT: "on", GAVEL_PASTE_WEIGHT: "on", GAVEL_GLANCE_VOTE_SHARE: "projections", GAVEL_KEY_TYPE: "f32" });
+      expect(settings).toMatchObject({ GAVEL_LIBRARY_CUT: "on", GAVEL_PASTE_WEIGHT: "on", GAVEL_GLANCE_VOTE_SHARE: "projections", GAVEL_LIVE_ROW_WEIGHTS: "decay", GAVEL_LIVE_VOTE_SHARE: "off", GAVEL_KEY_TYPE: "f32" });
     } finally {
       s.close();
     }

@@ -13,8 +13,11 @@ describe("route settings", () => {
   });
 
   it("a value other than the default is given; the default spelled out is not", () => {
-    const c = resolveConfig({ GAVEL_LIBRARY_CUT: "on", GAVEL_KEY_TYPE: "f16", GAVEL_GLANCE_ROW_WEIGHTS: "uniform", GAVEL_PASTE_WEIGHT: "" });
+    const c = resolveConfig({ GAVEL_LIBRARY_CUT: "on", GAVEL_KEY_TYPE: "f16", GAVEL_GLANCE_ROW_WEIGHTS: "uniform", GAVEL_PASTE_WEIGHT: "", GAVEL_LIVE_ROW_WEIGHTS: "decay" });
     expect(settingsGiven(c)).toEqual(["GAVEL_GLANCE_ROW_WEIGHTS", "GAVEL_KEY_TYPE"]);
+    const live = resolveConfig({ GAVEL_LIVE_ROW_WEIGHTS: "idf", GAVEL_LIVE_VOTE_SHARE: "on" });
+    expect(settingsGiven(live)).toEqual(["GAVEL_LIVE_ROW_WEIGHTS", "GAVEL_LIVE_VOTE_SHARE"]);
+    expect(settingsUnread(live, routeSettings(resolveConfig({})))).toEqual(["GAVEL_LIVE_ROW_WEIGHTS (idf here, decay in the server)", "GAVEL_LIVE_VOTE_SHARE (on here, off in the server)"]);
   });
 
   it("names a given setting with both values where the server's differs, not where it agrees, and plainly where the server reports none", () => {
