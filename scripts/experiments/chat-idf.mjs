@@ -11,7 +11,7 @@
 import { spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { Model, Router, defaultModelPaths } from "../../dist/index.js";
-import { SYSTEM, glanceHits, requests, withExampleRouter } from "./chat-requests.mjs";
+import { SYSTEM, glanceHits, requests, routePicks, withExampleRouter } from "./chat-requests.mjs";
 
 // name: [row weights, vote share on]
 const VOTES = { decay: ["decay", false], "idf-decay": ["idf-decay", false], idf: ["idf", false], "idf-decay+share": ["idf-decay", true], "idf+share": ["idf", true] };
@@ -30,12 +30,7 @@ async function run(router, v) {
   for (const [name, form] of Object.entries(forms)) {
     const t0 = performance.now();
     const { hit1, hit3 } = await glanceHits(router, tasks, form);
-    let right = 0, declined = 0;
-    for (const t of tasks) {
-      const r = await router.route(form(t.text));
-      if (r.skill === null) declined++;
-      else if (t.gold.includes(r.skill)) right++;
-    }
+    const { right, declined } = await routePicks(router, tasks, form);
     console.log(`${v}\t${name}\t${hit1}\t${hit3}\t${right}\t${declined}\t${((performance.now() - t0) / 1000).toFixed(0)}`);
   }
 }

@@ -1,5 +1,6 @@
-// What the chat-system-*.mjs experiments share: the glance counts (glanceHits), the system prompt (a generic coding agent's, written
-// before any route was read), the 66 requests over examples/skills that expect a skill (the 46 of
+// What the chat-system-*.mjs and chat-idf.mjs experiments share: the glance counts (glanceHits), the
+// route's (routePicks), the system prompt (a generic coding agent's, written before any route was
+// read), the 66 requests over examples/skills that expect a skill (the 46 of
 // bench/data/short-requests-examples.jsonl, then examples/everyday-tasks.json and
 // examples/demo-tasks.json), and the embedded pair opened over those skills in a temporary bank.
 // Paths are the repository root's (run the scripts from there). Needs `npx tsup` (reads dist/).
@@ -50,4 +51,15 @@ export async function glanceHits(router, tasks, form) {
     if (glance.some((g) => t.gold.includes(g.skill))) hit3++;
   }
   return { hit1, hit3 };
+}
+
+/** Of `tasks`, how many the default route (`Router.route`) picks right and declines for the context `form(text)`. */
+export async function routePicks(router, tasks, form) {
+  let right = 0, declined = 0;
+  for (const t of tasks) {
+    const r = await router.route(form(t.text));
+    if (r.skill === null) declined++;
+    else if (t.gold.includes(r.skill)) right++;
+  }
+  return { right, declined };
 }

@@ -8,7 +8,7 @@
 //
 //   node scripts/experiments/chat-system-1k.mjs [BANK]
 import { Model, Router, defaultModelPaths, loadSkills } from "../../dist/index.js";
-import { SYSTEM, glanceHits, requests } from "./chat-requests.mjs";
+import { SYSTEM, glanceHits, requests, routePicks } from "./chat-requests.mjs";
 
 const bankDir = process.argv[2] ?? "/tmp/gavel-chat-1k";
 const { model: modelPath, projections } = defaultModelPaths();
@@ -32,12 +32,7 @@ try {
   console.log("context\tglance Hit@1\tglance Hit@3\troute right\tdeclined");
   for (const [name, form] of Object.entries(forms)) {
     const { hit1, hit3 } = await glanceHits(router, tasks, form);
-    let right = 0, declined = 0;
-    for (const t of tasks) {
-      const r = await router.route(form(t.text));
-      if (r.skill === null) declined++;
-      else if (t.gold.includes(r.skill)) right++;
-    }
+    const { right, declined } = await routePicks(router, tasks, form);
     console.log(`${name}\t${hit1}\t${hit3}\t${right}\t${declined}`);
   }
 } finally {
