@@ -200,7 +200,7 @@ export interface ExclusionOptions {
 export interface GlanceOptions extends ExclusionOptions {
   /** How many skills to return, best first (default 20). */
   topK?: number;
-  /** Read the context as a live rollout: decayed vote weights 2^(−a_i/64), a chat's leading system messages' rows weighted 0 (default: true for chat messages). */
+  /** Read the context as a live rollout: decayed vote weights 2^(−a_i/64) and the paper's vote size (GAVEL_LIVE_ROW_WEIGHTS and GAVEL_LIVE_VOTE_SHARE can weigh the rows by idf and widen the vote), a chat's leading system messages' rows weighted 0 (default: true for chat messages). */
   live?: boolean;
   signal?: AbortSignal;
 }
