@@ -11,7 +11,7 @@
 import { spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { Model, Router, defaultModelPaths } from "../../dist/index.js";
-import { SYSTEM, glanceHits, requests, routePicks, withExampleRouter } from "./chat-requests.mjs";
+import { FORMS, glanceHits, requests, routePicks, withExampleRouter } from "./chat-requests.mjs";
 
 // name: [row weights, vote share on]
 const VOTES = { decay: ["decay", false], "idf-decay": ["idf-decay", false], idf: ["idf", false], "idf-decay+share": ["idf-decay", true], "idf+share": ["idf", true] };
@@ -22,10 +22,7 @@ for (const v of votes) if (!VOTES[v]) throw new Error(`unknown vote ${v}: ${Obje
 
 async function run(router, v) {
   const tasks = requests();
-  const forms = {
-    "[system, user]": (t) => [{ role: "system", content: SYSTEM }, { role: "user", content: t }],
-    "[user]": (t) => [{ role: "user", content: t }],
-  };
+  const forms = { "[system, user]": FORMS["[system, user], live"], "[user]": FORMS["[user], live"] };
   if (v === votes[0]) console.log(`${tasks.length} requests over ${router.list().length} skills\nvote\tcontext\tglance Hit@1\tglance Hit@3\troute right\tdeclined\tseconds`);
   for (const [name, form] of Object.entries(forms)) {
     const t0 = performance.now();

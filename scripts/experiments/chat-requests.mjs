@@ -1,5 +1,5 @@
 // What the chat-system-*.mjs and chat-idf.mjs experiments share: the glance counts (glanceHits), the
-// route's (routePicks), the system prompt (a generic coding agent's, written before any route was
+// route's (routePicks), the three forms of a request (FORMS), the system prompt (a generic coding agent's, written before any route was
 // read), the 66 requests over examples/skills that expect a skill (the 46 of
 // bench/data/short-requests-examples.jsonl, then examples/everyday-tasks.json and
 // examples/demo-tasks.json), and the embedded pair opened over those skills in a temporary bank.
@@ -17,6 +17,13 @@ export const SYSTEM = [
   "history or running anything against production. When a command fails, read its output and fix",
   "the cause rather than retrying blindly. Answer in plain text; put commands and code in fenced blocks.",
 ].join(" ");
+
+/** A request as a written task, as [system, user] chat messages and as the [user] message alone (both read live, the default for messages). */
+export const FORMS = {
+  "written task": (t) => t,
+  "[system, user], live": (t) => [{ role: "system", content: SYSTEM }, { role: "user", content: t }],
+  "[user], live": (t) => [{ role: "user", content: t }],
+};
 
 /** The requests, each { text, gold: [skill ids] }. */
 export function requests() {

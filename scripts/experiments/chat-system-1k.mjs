@@ -8,7 +8,7 @@
 //
 //   node scripts/experiments/chat-system-1k.mjs [BANK]
 import { Model, Router, defaultModelPaths, loadSkills } from "../../dist/index.js";
-import { SYSTEM, glanceHits, requests, routePicks } from "./chat-requests.mjs";
+import { FORMS, SYSTEM, glanceHits, requests, routePicks } from "./chat-requests.mjs";
 
 const bankDir = process.argv[2] ?? "/tmp/gavel-chat-1k";
 const { model: modelPath, projections } = defaultModelPaths();
@@ -23,14 +23,9 @@ try {
     console.error(`installed ${report.installed.length} public skills (${report.failed.length} failed)`);
   }
   const tasks = requests();
-  const forms = {
-    "written task": (t) => t,
-    "[system, user], live": (t) => [{ role: "system", content: SYSTEM }, { role: "user", content: t }],
-    "[user], live": (t) => [{ role: "user", content: t }],
-  };
   console.log(`${tasks.length} requests over ${router.list().length} skills; system prompt ${SYSTEM.length} characters`);
   console.log("context\tglance Hit@1\tglance Hit@3\troute right\tdeclined");
-  for (const [name, form] of Object.entries(forms)) {
+  for (const [name, form] of Object.entries(FORMS)) {
     const { hit1, hit3 } = await glanceHits(router, tasks, form);
     const { right, declined } = await routePicks(router, tasks, form);
     console.log(`${name}\t${hit1}\t${hit3}\t${right}\t${declined}`);

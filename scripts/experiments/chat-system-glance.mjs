@@ -6,18 +6,13 @@
 // best three hold the expected skill. Needs `npx tsup` (reads dist/).
 //
 //   node scripts/experiments/chat-system-glance.mjs
-import { SYSTEM, glanceHits, requests, withExampleRouter } from "./chat-requests.mjs";
+import { FORMS, SYSTEM, glanceHits, requests, withExampleRouter } from "./chat-requests.mjs";
 
 await withExampleRouter(async (router) => {
   const tasks = requests();
-  const forms = {
-    "written task": (t) => t,
-    "[system, user], live": (t) => [{ role: "system", content: SYSTEM }, { role: "user", content: t }],
-    "[user], live": (t) => [{ role: "user", content: t }],
-  };
   console.log(`${tasks.length} requests over ${router.list().length} skills; system prompt ${SYSTEM.length} characters`);
   console.log("context\tglance Hit@1\tglance Hit@3");
-  for (const [name, form] of Object.entries(forms)) {
+  for (const [name, form] of Object.entries(FORMS)) {
     const { hit1, hit3 } = await glanceHits(router, tasks, form);
     console.log(`${name}\t${hit1}\t${hit3}`);
   }
