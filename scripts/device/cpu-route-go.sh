@@ -30,7 +30,11 @@
 # INSTALL_ADDON=<a CUDA addon> (gpu-build.sh's, `$(cat ~/gavel/addon-path)`) installs with it instead
 # (the model on the GPU, ~200 s; GAVEL_GLANCE_DEVICE=cpu, so the install still writes the key IVF as on
 # a CPU); the routes still load the CPU prebuilds. CHAIN=prompts: only the bank and the examples'
-# requests, with GAVEL_KEY_IVF_I8=off (1 rep) and the default (3 reps), in that order.
+# requests, with GAVEL_KEY_IVF_I8=off (1 rep) and the default (3 reps), in that order. CHAIN=quality:
+# only the bank and the shipped route over every test task (batches 6-10), then every validation task
+# (1-5), each with its held-out off-domain prompts, on every core (quality-test/val.txt and .jsonl,
+# records of route-go.sh's shape, for compare-records.mjs against a GPU run). SKILL_BUDGET=default
+# installs with no skill budget, as `gavel` with no flags (default 512).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 mode=${1:-wait}
@@ -71,12 +75,12 @@ alive() { [ -f "$R/pid" ] && kill -0 "$(cat "$R/pid")" 2>/dev/null; }
 if [ "$mode" = start ]; then
   F=.device/full
   [ -f "$R/mit-full.jsonl" ] || { xz -dc "$F/mit-full.jsonl.xz" > "$R/mit-full.tmp" && mv "$R/mit-full.tmp" "$R/mit-full.jsonl"; }
-  cp "$F"/tasks.jsonl "$F"/skills.jsonl "$R/"
+  cp "$F"/tasks.jsonl "$F"/skills.jsonl "$F"/off-domain-prompts.jsonl "$R/"
   cat > "$R/chain.sh" <<EOF
 set -x
 cd "$G"
 export GAVEL_LOG=0
-A="--model $G/models/gavel-mini.gguf --projections $G/models/gavel-mini.projections.gguf --context 2048 --skill-budget 512"
+A="--model $G/models/gavel-mini.gguf --projections $G/models/gavel-mini.projections.gguf --context 2048$([ "${SKILL_BUDGET:-512}" = default ] || echo " --skill-budget ${SKILL_BUDGET:-512}")"
 B="--model $G/models/gavel-mini.gguf --projections $G/models/gavel-mini.projections.gguf"
 L="$R/skills.jsonl,$R/mit-full.jsonl"
 IA="${INSTALL_ADDON:+env GAVEL_ADDON=$INSTALL_ADDON GAVEL_GLANCE_DEVICE=cpu}"
@@ -96,6 +100,14 @@ prompts_on() { # bank size [label reps]: the examples' requests, the hook's deci
   taskset -c 0,1 node bench/route-prompts.bench.mjs $R/bank-\$1 demo-tasks.json,everyday-tasks.json --reps \${3:-3} \$B > $R/prompts-\$1\${2:+-\$2}.txt 2>&1
 }
 bank_of all
+if [ "${CHAIN:-}" = quality ]; then   # every task of both splits and the held-out prompts, every core (picks, not latency)
+  for sp in test:6-10:offhw6,offhw7,offhw8,offhw9,offhw10 val:1-5:offhw1,offhw2,offhw3,offhw4,offhw5; do
+    IFS=: read -r name batches off <<< "\$sp"
+    node bench/route-rerank-real.bench.mjs $R/bank-all $R/tasks.jsonl \$L --batches \$batches --shipped-only \$B --skill-budget ${SKILL_BUDGET:-512} \
+      --off-domain $R/off-domain-prompts.jsonl --off-batches \$off --records $R/quality-\$name.jsonl > $R/quality-\$name.txt 2>&1
+  done
+  echo chain-done; exit 0
+fi
 if [ "${CHAIN:-}" = prompts ]; then
   export GAVEL_KEY_IVF_I8=off; prompts_on all i8off 1
   unset GAVEL_KEY_IVF_I8; prompts_on all i8on 3
