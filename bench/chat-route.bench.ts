@@ -3,7 +3,9 @@
  * warm route's p50 and p95 over the example skills, against the same request sent as a user message
  * alone. A live chat's forward pass reads the system messages from their last 256 characters
  * (`LIVE_SYSTEM_CHARS`, src/route/context.ts); before, it read the whole rendering up to the task
- * budget, and the whole was tokenized on every route.
+ * budget, and the whole was tokenized on every route. Then a conversation of 4 to 100 user and
+ * assistant turns before the request, by its length, with the tokens the forward pass read: under the
+ * decay at most the rendering's last 768 (`LIVE_DECAY_WINDOW`); before, the task budget (1,509 here).
  *
  *   npm run bench -- chat-route [routes=20] [threads=1]
  *
@@ -22,6 +24,13 @@ import type { ChatMessage } from "../src/render/index.js";
 
 const [routes, threads] = [20, 1].map((d, i) => Number(process.argv[2 + i] ?? d));
 const PARAGRAPH = "You are a coding agent working in the user's repository. Follow its conventions, keep changes small, run the tests after each change and explain what you did briefly. ";
+/** A conversation's turns: talk about the build before the request. */
+const TALK = [
+  "I looked at the build logs again and the step that compiles the assets keeps timing out on the runner.",
+  "So I tried raising the memory limit and caching node_modules between runs, and it got a little further.",
+  "The tests pass locally on my laptop, but the container image is huge and takes minutes to pull.",
+  "Let me check which files changed in the last release and whether anything in the config moved.",
+];
 const user: ChatMessage = { role: "user", content: "Write a Dockerfile for this Node service and keep the image small." };
 
 const model = await Model.load(DEFAULT_MODEL, { contextSize: 2048, threads });
@@ -46,6 +55,13 @@ try {
     const system = PARAGRAPH.repeat(reps);
     const tokens = model.tokenize(system, { special: false, addBos: false }).length;
     console.log(`  [system ${tokens} tokens, user]: ${await time([{ role: "system", content: system }, user])}`);
+  }
+  for (const turns of [4, 10, 20, 100]) {
+    const messages: ChatMessage[] = [{ role: "system", content: PARAGRAPH }];
+    for (let i = 0; i < turns; i++) messages.push({ role: i % 2 ? "assistant" : "user", content: TALK.map((_, j) => TALK[(i + j) % TALK.length]).join(" ") });
+    messages.push(user);
+    const t = (await router.route(messages)).truncation;
+    console.log(`  [system, ${turns} turns, user], read ${t ? `${t.keptTokens} of ${t.totalTokens}` : "whole"}: ${await time(messages)}`);
   }
 } finally {
   await router.close();

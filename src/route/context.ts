@@ -139,7 +139,7 @@ async function encodeContext(parts: RouterParts, context: RouteContext, live: bo
   if (typeof context === "string") {
     isLive = live ?? false;
     taskText = context;
-    enc = await (isLive ? encoder.encodeLiveAsync(context, taskBudget, signal) : encoder.encodeTaskAsync(context, glanceBudget, parts.keep, signal));
+    enc = await (isLive ? encoder.encodeLiveAsync(context, liveReadTokens(taskBudget), signal) : encoder.encodeTaskAsync(context, glanceBudget, parts.keep, signal));
   } else if (Array.isArray(context)) {
     isLive = live ?? true;
     taskText = taskTextOf(context); // checks each message
@@ -150,7 +150,7 @@ async function encodeContext(parts: RouterParts, context: RouteContext, live: bo
       const from = head.length > LIVE_SYSTEM_CHARS ? tailStart(whole, head.length - LIVE_SYSTEM_CHARS) : 0;
       const liveText = from > 0 ? whole.slice(from) : whole;
       if (head.length > from) systemTokens = model.tokenize(liveText.slice(0, head.length - from), { special: true, addBos: from === 0 && model.info.addBos }).length;
-      enc = await encoder.encodeLiveAsync(liveText, taskBudget, signal, from === 0);
+      enc = await encoder.encodeLiveAsync(liveText, liveReadTokens(taskBudget), signal, from === 0);
     } else enc = await encoder.encodeTaskAsync(taskText, glanceBudget, parts.keep, signal);
   } else throw invalidArgument("context must be a task string or an array of chat messages");
   if (enc.taskEnd <= enc.taskStart) throw invalidArgument("the task has no tokens");
@@ -191,6 +191,19 @@ function systemHeadOf(model: Model, messages: readonly ChatMessage[], whole: str
  * (docs/LIVE.md), and a prompt of 1,751 tokens cost 250 ms a route on a CPU.
  */
 export const LIVE_SYSTEM_CHARS = 256;
+
+/**
+ * The most tokens a live route's forward pass reads while its rows vote by the paper's decay alone
+ * (2^(−a/64)): twelve half-lives. The rows further back would carry at most 2^−12 of the vote's
+ * weight (a geometric tail), so the pass reads the context's last 768 tokens, or the task budget where
+ * that is smaller; a vote weighed by idf (GAVEL_LIVE_ROW_WEIGHTS) reads the whole task budget.
+ */
+export const LIVE_DECAY_WINDOW = 12 * 64;
+
+/** How many of a live context's last tokens its forward pass reads ({@link LIVE_DECAY_WINDOW}). */
+export function liveReadTokens(taskBudget: number): number {
+  return config().liveRowWeights === "decay" ? Math.min(taskBudget, LIVE_DECAY_WINDOW) : taskBudget;
+}
 
 /**
  * A written task's vote weights, as the projections say (`glanceRowWeights`; the environment's

@@ -23,7 +23,8 @@ export interface RouterParts {
   /**
    * Most task tokens the glance reads from a written task (or a chat read as one): its pass holds the
    * task alone, so the whole context less the task render's scaffolding (≥ taskBudget). A live
-   * rollout reads taskBudget, as the verdict.
+   * rollout reads at most taskBudget, as the verdict: its last 768 tokens under the decay
+   * (context.ts, `LIVE_DECAY_WINDOW`).
    */
   readonly glanceBudget: number;
   /** Most tokens of a skill's text its keys are read from (RouterOpenOptions.keyBudget, resolved). */

@@ -356,7 +356,11 @@ export interface TaskTruncation {
   totalTokens: number;
   /** Task tokens the glance read. */
   keptTokens: number;
-  /** totalTokens − keptTokens: tokens no stage read (0 when only the verdict's read was cut). */
+  /**
+   * totalTokens − keptTokens: tokens the glance did not read (0 when only the verdict's read was cut).
+   * A written task's are read by no stage; a live rollout's glance reads the rendering's end (at most
+   * 768 tokens under the decay) while BM25 and the verdict read the messages' text on their own terms.
+   */
   droppedTokens: number;
   /** Task tokens the verdict reads (its task budget), when fewer than keptTokens. */
   verdictTokens?: number;

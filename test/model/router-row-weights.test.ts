@@ -5,7 +5,8 @@
 // table follows an uninstall, a route's glance under them differs from the uniform one while ranking
 // every skill with finite scores, and the projections' setting is what a route uses unless the
 // environment overrides it. A live route's rows and vote follow GAVEL_LIVE_ROW_WEIGHTS and
-// GAVEL_LIVE_VOTE_SHARE (against a plain reference on fresh random tokens).
+// GAVEL_LIVE_VOTE_SHARE (against a plain reference on fresh random tokens); under the decay a live
+// route reads the rendering's last 768 tokens, whose rows carry all but 2^-12 of the vote.
 import { describe, expect, it } from "vitest";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -13,7 +14,9 @@ import { Router } from "../../src/index.js";
 import { DEFAULT_PROJECTIONS } from "../../src/defaults.js";
 import { Library } from "../../src/bank/library.js";
 import { Projections } from "../../src/projections/projections.js";
-import { encodeQueries, liveRowWeights, rowWeights } from "../../src/route/context.js";
+import { encodeQueries, LIVE_DECAY_WINDOW, liveRowWeights, rowWeights } from "../../src/route/context.js";
+import { decayWeights } from "../../src/kernels/kernels.js";
+import { renderChat } from "../../src/render/index.js";
 import type { RouterParts } from "../../src/route/parts.js";
 import { repoRoot } from "../helpers/paths.js";
 import { withEnv } from "../helpers/env.js";
@@ -134,6 +137,39 @@ describe("the glance's idf row weights", () => {
     expect(voting).toBeLessThan(dq.weights.length);
     const written = await withEnv({ GAVEL_LIVE_ROW_WEIGHTS: "decay", GAVEL_LIVE_VOTE_SHARE: "off" }, () => fx.router.glance(tasks[1], { topK: 24 }));
     expect(JSON.stringify(await withEnv({ GAVEL_LIVE_ROW_WEIGHTS: "idf", GAVEL_LIVE_VOTE_SHARE: "on" }, () => fx.router.glance(tasks[1], { topK: 24 })))).toBe(JSON.stringify(written));
+  });
+
+  it("a live route under the decay reads the rendering's last 768 tokens, the rows further back weighing at most 2^-12 of the vote; under idf the task budget", async () => {
+    expect(LIVE_DECAY_WINDOW).toBe(768);
+    // the geometric tail, summed plainly over the kernel's weights: rows 768 or more back
+    for (const n of [769, 1000, 2500, 9000]) {
+      const w = decayWeights(n);
+      let all = 0, tail = 0;
+      w.forEach((x, i) => ((all += x), n - 1 - i >= LIVE_DECAY_WINDOW && (tail += x)));
+      expect(tail / all).toBeGreaterThan(0);
+      expect(tail / all).toBeLessThanOrEqual(2 ** -12 * (1 + 1e-6));
+    }
+    const probe = fx.router.live();
+    const parts = probe.routerParts;
+    probe.dispose();
+    const chat = [
+      { role: "system" as const, content: "Keep changes small." },
+      ...Array.from({ length: 150 }, (_, i) => ({ role: (i % 2 ? "assistant" : "user") as "user", content: tasks[i % tasks.length] })),
+      { role: "user" as const, content: tasks[1] },
+    ];
+    const whole = fx.model.tokenize(renderChat(fx.model.info.chatTemplate ?? null, chat), { special: true, addBos: fx.model.info.addBos });
+    expect(whole.length).toBeGreaterThan(parts.taskBudget);
+    expect(parts.taskBudget).toBeGreaterThan(LIVE_DECAY_WINDOW);
+    const decayed = await withEnv({ GAVEL_LIVE_ROW_WEIGHTS: "decay" }, () => encodeQueries(parts, chat, true));
+    expect(Array.from(decayed.tokens)).toEqual(Array.from(whole.subarray(whole.length - LIVE_DECAY_WINDOW)));
+    expect(decayed.truncation).toEqual({ totalTokens: whole.length, keptTokens: LIVE_DECAY_WINDOW, droppedTokens: whole.length - LIVE_DECAY_WINDOW, kept: "end" });
+    for (const mode of ["idf", "idf-decay"]) {
+      const q = await withEnv({ GAVEL_LIVE_ROW_WEIGHTS: mode }, () => encodeQueries(parts, chat, true));
+      expect(Array.from(q.tokens)).toEqual(Array.from(whole.subarray(whole.length - parts.taskBudget)));
+    }
+    // what a route reports; a chat within the window is read whole
+    expect((await fx.router.route(chat, { abstain: false })).truncation).toMatchObject({ keptTokens: LIVE_DECAY_WINDOW, kept: "end" });
+    expect((await fx.router.route(chat.slice(-3), { abstain: false })).truncation).toBeUndefined();
   });
 
   it("a vote share widens each written task token's vote (the projections', or GAVEL_GLANCE_VOTE_SHARE over them); live contexts keep the paper's k", async () => {
