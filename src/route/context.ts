@@ -136,6 +136,8 @@ async function encodeContext(parts: RouterParts, context: RouteContext, live: bo
   let isLive: boolean;
   /** The tokens of what a live chat's encoding read of its leading system messages. */
   let systemTokens = 0;
+  /** A live chat's text for the lexical readers ({@link liveDomainText}); otherwise unset. */
+  let domainText: string | undefined;
   if (typeof context === "string") {
     isLive = live ?? false;
     taskText = context;
@@ -151,6 +153,7 @@ async function encodeContext(parts: RouterParts, context: RouteContext, live: bo
       const liveText = from > 0 ? whole.slice(from) : whole;
       if (head.length > from) systemTokens = model.tokenize(liveText.slice(0, head.length - from), { special: true, addBos: from === 0 && model.info.addBos }).length;
       enc = await encoder.encodeLiveAsync(liveText, liveReadTokens(taskBudget), signal, from === 0);
+      domainText = liveDomainText(model, context, liveText, enc);
     } else enc = await encoder.encodeTaskAsync(taskText, glanceBudget, parts.keep, signal);
   } else throw invalidArgument("context must be a task string or an array of chat messages");
   if (enc.taskEnd <= enc.taskStart) throw invalidArgument("the task has no tokens");
@@ -162,7 +165,38 @@ async function encodeContext(parts: RouterParts, context: RouteContext, live: bo
   if (enc.truncated) truncation = { totalTokens: enc.wholeTokens, keptTokens: read, droppedTokens: enc.wholeTokens - read, kept: isLive ? "end" : parts.keep };
   else if (!isLive && read > taskBudget) truncation = { totalTokens: read, keptTokens: read, droppedTokens: 0, kept: parts.keep };
   if (truncation && !isLive && Math.min(truncation.totalTokens, taskBudget) < truncation.keptTokens) truncation.verdictTokens = taskBudget;
-  return { enc, taskText, isLive, truncation, systemRows };
+  return { enc, taskText, isLive, truncation, systemRows, domainText };
+}
+
+/**
+ * What a live chat's lexical readers read (GAVEL_LIVE_LEXICAL): `all`, the contents of every message
+ * but the system prompt ({@link domainTextOf}); `latest`, from the latest user message on (every
+ * message, where none is the user's); `window`, the messages whose contents reach into what the
+ * forward pass read (`enc`, the last tokens of `liveText`, the chat's rendering), a message the window
+ * starts inside whole, and one whose contents the rendering does not show as they are, too.
+ */
+export function liveDomainText(model: Pick<Model, "detokenize">, messages: readonly ChatMessage[], liveText: string, enc: EncodedTask, mode = config().liveLexical): string {
+  const kept = messages.filter((m) => m.role !== "system");
+  if (mode === "latest") {
+    let last = kept.length - 1;
+    while (last > 0 && kept[last].role !== "user") last--;
+    return domainTextOf(kept.slice(last));
+  }
+  if (mode === "all" || !enc.truncated) return domainTextOf(kept);
+  // where the window starts in the rendering: its text's length back from the end
+  const start = liveText.length - model.detokenize(enc.tokens.subarray(enc.taskStart, enc.taskEnd), { special: true }).length;
+  const reached: ChatMessage[] = [];
+  let at = 0;
+  for (const m of kept) {
+    const i = m.content.length > 0 ? liveText.indexOf(m.content, at) : -1;
+    if (i < 0) {
+      if (m.content.length > 0) reached.push(m); // not found as it is: kept, the safe side
+      continue;
+    }
+    at = i + m.content.length;
+    if (at > start) reached.push(m);
+  }
+  return domainTextOf(reached);
 }
 
 /**
@@ -304,7 +338,7 @@ function writtenPaste(taskText: string): { split: PasteSplit | undefined; bm25Qu
 
 /** The glance's queries: one forward pass over the task to ℓ*, then normalize(W_q h) per task token. */
 export async function encodeQueries(parts: RouterParts, context: RouteContext, live: boolean | undefined, signal?: AbortSignal): Promise<Queries> {
-  const { enc, taskText, isLive, truncation, systemRows } = await encodeContext(parts, context, live, signal);
+  const { enc, taskText, isLive, truncation, systemRows, domainText } = await encodeContext(parts, context, live, signal);
   const { layer, dim, wq } = parts.projections;
   // the task's rows at ℓ*, projected and normalised (a resident server batches both over concurrent requests)
   const queries = await hiddenQueries(parts.model, enc.tokens, layer, { from: enc.taskStart, to: enc.taskEnd, W: wq, dim }, { signal });
@@ -316,7 +350,7 @@ export async function encodeQueries(parts: RouterParts, context: RouteContext, l
   const lexText = lexicalRead(taskText, isLive ? "end" : parts.keep, parts.glanceBudget);
   // chat messages: BM25 reads their contents without the system prompt (an agent's system prompt,
   // and the role labels, would add the same words to every task's query); the verdict their lines
-  const bmText = typeof context === "string" ? lexText : lexicalDomainText(parts, context, isLive);
+  const bmText = typeof context === "string" ? lexText : domainText !== undefined ? lexicalRead(domainText, "end", parts.glanceBudget) : lexicalDomainText(parts, context, isLive);
   const { split, bm25Query: query } = isLive ? { split: undefined, bm25Query: bm25Query(bmText) } : writtenPaste(bmText);
   const paste = weighPasteRows(parts.model, split, tokens, weights, enc.truncated ? parts.keep : "whole");
   return { queries, weights, tokens, taskText, ...(truncation ? { truncation } : {}), ...(isLive ? { live: true } : {}), ...(paste !== 1 ? { pasteWeight: paste } : {}), ...(split ? { pasteSplit: split } : {}), bm25Query: query, ...(bmText !== lexText ? { verdictText: lexText } : {}) };

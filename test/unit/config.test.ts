@@ -61,10 +61,11 @@ describe("resolveConfig", () => {
       GAVEL_MODEL: "/m.gguf", GAVEL_BANK: "b", GAVEL_KERNEL_ISA: "avx2", GAVEL_GLANCE_DEVICE: "cpu", GAVEL_GLANCE_KERNEL: "wmma",
       GAVEL_GLANCE_TOPK: "passes", GAVEL_GLANCE_LOADER: "cp.async", GAVEL_LOG: "1", UV_THREADPOOL_SIZE: "12", GAVEL_RESIDENT_ROWS: "4096",
       GAVEL_GLANCE_EXACT8: "on", GAVEL_GLANCE_ROW_WEIGHTS: "idf", GAVEL_GLANCE_VOTE_SHARE: "0.01",
-      GAVEL_LIVE_ROW_WEIGHTS: "idf-decay", GAVEL_LIVE_VOTE_SHARE: "on",
+      GAVEL_LIVE_ROW_WEIGHTS: "idf-decay", GAVEL_LIVE_VOTE_SHARE: "on", GAVEL_LIVE_LEXICAL: "window",
     });
-    expect(c).toMatchObject({ glanceRowWeights: "idf", glanceVoteShare: 0.01, liveRowWeights: "idf-decay", liveVoteShare: "on" });
-    expect(resolveConfig({})).toMatchObject({ liveRowWeights: "decay", liveVoteShare: "off" });
+    expect(c).toMatchObject({ glanceRowWeights: "idf", glanceVoteShare: 0.01, liveRowWeights: "idf-decay", liveVoteShare: "on", liveLexical: "window" });
+    expect(resolveConfig({})).toMatchObject({ liveRowWeights: "decay", liveVoteShare: "off", liveLexical: "all" });
+    expect(() => resolveConfig({ GAVEL_LIVE_LEXICAL: "recent" })).toThrow(/GAVEL_LIVE_LEXICAL/);
     expect(() => resolveConfig({ GAVEL_LIVE_ROW_WEIGHTS: "uniform" })).toThrow(/GAVEL_LIVE_ROW_WEIGHTS/);
     for (const [v, n] of [["0", 0], ["1", 1], [".5", 0.5], ["1e-3", 0.001], [" 0.25 ", 0.25]] as const) expect(resolveConfig({ GAVEL_GLANCE_VOTE_SHARE: v }).glanceVoteShare).toBe(n);
     expect(resolveConfig({}).glanceVoteShare).toBeUndefined();
