@@ -11,7 +11,9 @@
  *   npx vite-node scripts/experiments/chat-topic-switch.ts -- --bank DIR [--before 2] [--limit 100] [--offset 0] [--seed 1] [--batches 1,2,3,4,5] [--out records.jsonl]
  *
  * `--offset`: skip that many trajectories first; `--seed`: the trajectories' draw
- * (lab/gate/trajectories.ts); `--batches`: the benchmark's batches (test is 6-10).
+ * (lab/gate/trajectories.ts); `--batches`: the benchmark's batches (test is 6-10); `--switched-only`:
+ * only the route after the switch (no glance, the other two routes not run: their columns read 0).
+ * What the lexical readers read follows GAVEL_LIVE_LEXICAL (src/config.ts).
  */
 import { parseArgs } from "node:util";
 import { writeFileSync } from "node:fs";
@@ -23,7 +25,7 @@ import { loadTasks } from "../../lab/eval/tasks.js";
 import { acceptedIds, LibraryIndex } from "../../lab/eval/metrics.js";
 import { buildTrajectories } from "../../lab/gate/trajectories.js";
 
-const { values: v } = parseArgs({ options: { bank: { type: "string" }, before: { type: "string" }, limit: { type: "string" }, offset: { type: "string" }, seed: { type: "string" }, batches: { type: "string" }, out: { type: "string" } } });
+const { values: v } = parseArgs({ options: { bank: { type: "string" }, before: { type: "string" }, limit: { type: "string" }, offset: { type: "string" }, seed: { type: "string" }, batches: { type: "string" }, out: { type: "string" }, "switched-only": { type: "boolean" } } });
 if (!v.bank) throw new Error("--bank <dir> is required");
 const before = Number(v.before ?? 2);
 const tasks = await loadTasks(join("..", "shared", "data", "swe-skills-bench", "tasks.jsonl"));
@@ -48,14 +50,16 @@ for (const [c, t] of chosen.entries()) {
   const switched = [system, ...earlier.flatMap((o) => o.messages.slice(1)), ...rest];
   const lastUser = [...t.messages].reverse().find((m) => m.role === "user")!;
   const pick = async (context: Parameters<Router["route"]>[0]) => (await router.route(context, { abstain: false })).skill;
-  const r = { alone: await pick(t.messages), switched: await pick(switched), lastUser: await pick(lastUser.content) };
+  const only = v["switched-only"] === true;
+  const r = { alone: only ? null : await pick(t.messages), switched: await pick(switched), lastUser: only ? null : await pick(lastUser.content) };
   const hit = (s: string | null) => (s !== null && accepted.has(s) ? 1 : 0);
   for (const k of ["alone", "switched", "lastUser"] as const) hits[k] += hit(r[k]);
-  const glanced = { alone: (await router.glance(t.messages, { topK: 1 }))[0]?.skill ?? null, switched: (await router.glance(switched, { topK: 1 }))[0]?.skill ?? null };
+  const glanced = only ? { alone: null, switched: null } : { alone: (await router.glance(t.messages, { topK: 1 }))[0]?.skill ?? null, switched: (await router.glance(switched, { topK: 1 }))[0]?.skill ?? null };
   hits.glanceAlone += hit(glanced.alone);
   hits.glanceSwitched += hit(glanced.switched);
   records.push(JSON.stringify({ task: t.task, earlier: earlier.map((o) => o.task), ...r, glanced, hits: [hit(r.alone), hit(r.switched), hit(r.lastUser)] }));
 }
+if (v["switched-only"]) console.log(`GAVEL_LIVE_LEXICAL=${process.env.GAVEL_LIVE_LEXICAL ?? "all"}; --switched-only: the alone and latest-message routes and the glances not run`);
 console.log(`${chosen.length} user-request trajectories (seed ${v.seed ?? 1}, from ${offset}) over ${index.byId.size} skills, ${before} earlier trajectories before the switch; route Hit@1 (abstention off):`);
 console.log(`  the trajectory alone ${hits.alone}; after the switch, read live ${hits.switched}; the latest user message alone ${hits.lastUser}`);
 console.log(`  the chat glance's first: the trajectory alone ${hits.glanceAlone}, after the switch ${hits.glanceSwitched}`);
