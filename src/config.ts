@@ -135,8 +135,8 @@ export const SETTINGS: readonly Setting[] = [
   { name: "GAVEL_GLANCE_VOTE_SHARE", values: "number in [0, 1]", default: "(unset: the projections' own, `gavel.glance_vote_share`)", meaning: "Overrides the glance's vote share s for written tasks, which the projections file carries: each task token votes for its max(k, round(s·N)) best skills (k the paper's 10 from 95 skills on; at most 1,024), so a token's vote reaches the same share of any library; 0 is the paper's k. Live contexts keep the paper's k unless GAVEL_LIVE_VOTE_SHARE=on.", readBy: "src/route/glance.ts", scope: "runtime" },
   { name: "GAVEL_LIVE_ROW_WEIGHTS", values: ["decay", "idf-decay", "idf"], default: "decay", readBy: "src/route/context.ts", scope: "runtime",
     meaning: "The vote weight of each row of a live route's context (chat messages, or `live: true`; a `LiveContext` always decays): decay, the paper's recency 2^(−a/64) with a the tokens to the context's end; idf-decay, that times the token's idf over the routable skills' key tokens (a written task's weight, GAVEL_GLANCE_ROW_WEIGHTS's idf); idf, the idf alone. A chat's system rows weigh 0 under each. docs/EXPERIMENTS.md, \"The live chat's rows weighed by idf\", has what each measured." },
-  { name: "GAVEL_LIVE_LEXICAL", values: ["all", "window", "latest"], default: "all", readBy: "src/route/context.ts", scope: "runtime",
-    meaning: "What a live route of chat messages gives its lexical readers (BM25's query, the re-ranker's name features, abstention's word and domain scores): all, the contents of every message but the system prompt; window, those of the messages the glance's forward pass reaches (its last 768 tokens under the decay, a message the window starts inside whole); latest, the latest user message's and every later one's. Written tasks, strings read live and a LiveContext read as before; the verdict's text is not changed." },
+  { name: "GAVEL_LIVE_LEXICAL", values: ["latest", "window", "all"], default: "latest", readBy: "src/route/context.ts", scope: "runtime",
+    meaning: "What a live route of chat messages gives its lexical readers (BM25's query, the re-ranker's name features, abstention's word and domain scores): latest, the latest user message's contents and every later message's (all of them where no message is the user's); window, those of the messages the glance's forward pass reaches (its last 768 tokens under the decay, a message the window starts inside whole); all, every message's but the system prompt. Written tasks, strings read live and a LiveContext are read the same under each; the verdict's text is not changed. docs/LIVE.md, \"A conversation that changes subject\", has what each measured." },
   { name: "GAVEL_LIVE_VOTE_SHARE", values: ["off", "on"], default: "off", readBy: "src/route/glance.ts", scope: "runtime",
     meaning: "Whether a live route's glance votes with the written tasks' vote share (on: the projections' `gavel.glance_vote_share`, or GAVEL_GLANCE_VOTE_SHARE over it) or with the paper's k (off)." },
   { name: "GAVEL_KEY_IVF_FROM", values: "integer ≥ 1", default: "3000", meaning: "Routable skills from which GAVEL_KEY_IVF=auto glances through the key IVF (and installs build it).", readBy: "src/route/glance-index-use.ts", scope: "runtime" },
@@ -278,7 +278,7 @@ export interface Config {
   /** A live route's row weights (GAVEL_LIVE_ROW_WEIGHTS). */
   liveRowWeights: "decay" | "idf-decay" | "idf";
   /** What a live chat's lexical readers read (GAVEL_LIVE_LEXICAL). */
-  liveLexical: "all" | "window" | "latest";
+  liveLexical: "latest" | "window" | "all";
   /** Whether a live route's glance votes with the written tasks' share (GAVEL_LIVE_VOTE_SHARE). */
   liveVoteShare: "off" | "on";
   keyIvfFrom: number;
@@ -363,7 +363,7 @@ export function resolveConfig(env: Env): Config {
     glanceVoteShare: unitNumber(env, "GAVEL_GLANCE_VOTE_SHARE"),
     liveRowWeights: choice(env, "GAVEL_LIVE_ROW_WEIGHTS", ["decay", "idf-decay", "idf"] as const) ?? "decay",
     liveVoteShare: choice(env, "GAVEL_LIVE_VOTE_SHARE", ["off", "on"] as const) ?? "off",
-    liveLexical: choice(env, "GAVEL_LIVE_LEXICAL", ["all", "window", "latest"] as const) ?? "all",
+    liveLexical: choice(env, "GAVEL_LIVE_LEXICAL", ["latest", "window", "all"] as const) ?? "latest",
     keyIvfFrom: integer(env, "GAVEL_KEY_IVF_FROM", 1) ?? 3000,
     glanceKernel: choice(env, "GAVEL_GLANCE_KERNEL", ["auto", "wmma"] as const) ?? "auto",
     glanceExact8: choice(env, "GAVEL_GLANCE_EXACT8", ["off", "on"] as const) ?? "off",

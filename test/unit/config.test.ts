@@ -64,7 +64,7 @@ describe("resolveConfig", () => {
       GAVEL_LIVE_ROW_WEIGHTS: "idf-decay", GAVEL_LIVE_VOTE_SHARE: "on", GAVEL_LIVE_LEXICAL: "window",
     });
     expect(c).toMatchObject({ glanceRowWeights: "idf", glanceVoteShare: 0.01, liveRowWeights: "idf-decay", liveVoteShare: "on", liveLexical: "window" });
-    expect(resolveConfig({})).toMatchObject({ liveRowWeights: "decay", liveVoteShare: "off", liveLexical: "all" });
+    expect(resolveConfig({})).toMatchObject({ liveRowWeights: "decay", liveVoteShare: "off", liveLexical: "latest" });
     expect(() => resolveConfig({ GAVEL_LIVE_LEXICAL: "recent" })).toThrow(/GAVEL_LIVE_LEXICAL/);
     expect(() => resolveConfig({ GAVEL_LIVE_ROW_WEIGHTS: "uniform" })).toThrow(/GAVEL_LIVE_ROW_WEIGHTS/);
     for (const [v, n] of [["0", 0], ["1", 1], [".5", 0.5], ["1e-3", 0.001], [" 0.25 ", 0.25]] as const) expect(resolveConfig({ GAVEL_GLANCE_VOTE_SHARE: v }).glanceVoteShare).toBe(n);
