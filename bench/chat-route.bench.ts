@@ -5,7 +5,8 @@
  * (`LIVE_SYSTEM_CHARS`, src/route/context.ts); before, it read the whole rendering up to the task
  * budget, and the whole was tokenized on every route. Then a conversation of 4 to 100 user and
  * assistant turns before the request, by its length, with the tokens the forward pass read: under the
- * decay at most the rendering's last 768 (`LIVE_DECAY_WINDOW`); before, the task budget (1,509 here).
+ * decay at most the rendering's last 768 (`LIVE_DECAY_WINDOW`); before, the task budget (1,509 here),
+ * and the skill it routes to (its lexical side reads what GAVEL_LIVE_LEXICAL says).
  *
  *   npm run bench -- chat-route [routes=20] [threads=1]
  *
@@ -60,8 +61,9 @@ try {
     const messages: ChatMessage[] = [{ role: "system", content: PARAGRAPH }];
     for (let i = 0; i < turns; i++) messages.push({ role: i % 2 ? "assistant" : "user", content: TALK.map((_, j) => TALK[(i + j) % TALK.length]).join(" ") });
     messages.push(user);
-    const t = (await router.route(messages)).truncation;
-    console.log(`  [system, ${turns} turns, user], read ${t ? `${t.keptTokens} of ${t.totalTokens}` : "whole"}: ${await time(messages)}`);
+    const r = await router.route(messages);
+    const t = r.truncation;
+    console.log(`  [system, ${turns} turns, user], read ${t ? `${t.keptTokens} of ${t.totalTokens}` : "whole"}, routed to ${r.skill ?? "none"}: ${await time(messages)}`);
   }
 } finally {
   await router.close();
