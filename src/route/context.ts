@@ -153,7 +153,7 @@ async function encodeContext(parts: RouterParts, context: RouteContext, live: bo
       const liveText = from > 0 ? whole.slice(from) : whole;
       if (head.length > from) systemTokens = model.tokenize(liveText.slice(0, head.length - from), { special: true, addBos: from === 0 && model.info.addBos }).length;
       enc = await encoder.encodeLiveAsync(liveText, liveReadTokens(taskBudget), signal, from === 0);
-      domainText = liveDomainText(model, context, liveText, enc);
+      domainText = liveDomainText(model, context, liveText, enc, undefined, Math.max(0, head.length - from));
     } else enc = await encoder.encodeTaskAsync(taskText, glanceBudget, parts.keep, signal);
   } else throw invalidArgument("context must be a task string or an array of chat messages");
   if (enc.taskEnd <= enc.taskStart) throw invalidArgument("the task has no tokens");
@@ -173,9 +173,11 @@ async function encodeContext(parts: RouterParts, context: RouteContext, live: bo
  * but the system prompt ({@link domainTextOf}); `latest`, from the latest user message on (every
  * message, where none is the user's); `window`, the messages whose contents reach into what the
  * forward pass read (`enc`, the last tokens of `liveText`, the chat's rendering), a message the window
- * starts inside whole, and one whose contents the rendering does not show as they are, too.
+ * starts inside whole, and one whose contents the rendering does not show as they are, too. The
+ * contents are looked for in order from `after` (where the leading system messages' rendering ends
+ * in `liveText`), so words of a system prompt are not taken for a message.
  */
-export function liveDomainText(model: Pick<Model, "detokenize">, messages: readonly ChatMessage[], liveText: string, enc: EncodedTask, mode = config().liveLexical): string {
+export function liveDomainText(model: Pick<Model, "detokenize">, messages: readonly ChatMessage[], liveText: string, enc: EncodedTask, mode = config().liveLexical, after = 0): string {
   const kept = messages.filter((m) => m.role !== "system");
   if (mode === "latest") {
     let last = kept.length - 1;
@@ -186,7 +188,7 @@ export function liveDomainText(model: Pick<Model, "detokenize">, messages: reado
   // where the window starts in the rendering: its text's length back from the end
   const start = liveText.length - model.detokenize(enc.tokens.subarray(enc.taskStart, enc.taskEnd), { special: true }).length;
   const reached: ChatMessage[] = [];
-  let at = 0;
+  let at = after;
   for (const m of kept) {
     const i = m.content.length > 0 ? liveText.indexOf(m.content, at) : -1;
     if (i < 0) {

@@ -2,7 +2,8 @@
 // every message but the system prompt (all), from the latest user message on (latest), or the messages
 // the glance's window reaches (window), the last against a plain reference on fresh random chats
 // rendered with the embedded backbone's template: a message is reached when the tokens of the
-// rendering up to its contents' end pass the window's start. A route's BM25 query follows the
+// rendering up to its contents' end pass the window's start (a system prompt that holds a message's
+// words not taken for the message). A route's BM25 query follows the
 // setting; a written task, and the verdict's text, do not.
 import { describe, expect, it } from "vitest";
 import { join } from "node:path";
@@ -49,10 +50,14 @@ describe("what a live chat's lexical readers read", () => {
     const template = fx.model.info.chatTemplate ?? null;
     let partial = 0;
     for (let round = 0; round < 12; round++) {
-      const messages: ChatMessage[] = [{ role: "system", content: Array.from({ length: 5 }, word).join(" ") }];
+      const messages: ChatMessage[] = [{ role: "system", content: "" }];
       const n = 4 + Math.floor(Math.random() * 12);
       for (let i = 0; i < n; i++) messages.push({ role: i % 2 ? "assistant" : "user", content: Array.from({ length: 3 + Math.floor(Math.random() * 40) }, word).join(" ") });
+      // the system prompt holds the first message's words too: they are not taken for the message
+      messages[0].content = `${word()} ${messages[1].content} ${word()}`;
       const text = renderChat(template, messages);
+      const head = renderChat(template, messages.slice(0, 1));
+      expect(text.startsWith(head)).toBe(true);
       const whole = fx.model.tokenize(text, { special: true, addBos: fx.model.info.addBos });
       // each message's contents end: the tokens of the rendering up to there
       let at = 0;
@@ -66,12 +71,41 @@ describe("what a live chat's lexical readers read", () => {
         const enc: EncodedTask = { tokens: whole.subarray(whole.length - keep), taskStart: 0, taskEnd: keep, truncated: true, wholeTokens: whole.length };
         const start = whole.length - keep;
         const expected = messages.filter((m, i) => m.role !== "system" && ends[i] > start).map((m) => m.content).join("\n");
-        const got = liveDomainText(fx.model, messages, text, enc, "window");
+        const got = liveDomainText(fx.model, messages, text, enc, "window", head.length);
         expect(got).toBe(expected);
         if (expected !== "" && expected !== liveDomainText(fx.model, messages, text, enc, "all")) partial++;
       }
     }
     expect(partial).toBeGreaterThan(10); // the windows cut chats, not only read them whole
+  });
+
+  it("window in a route: a message whose words the system prompt also holds is found where it is, not in the prompt", async () => {
+    const probe = fx.router.live();
+    const parts = probe.routerParts;
+    probe.dispose();
+    const template = fx.model.info.chatTemplate ?? null;
+    const ask = "deploy the staging site tonight";
+    const tokens = (t: string) => fx.model.tokenize(t, { special: true, addBos: fx.model.info.addBos }).length;
+    // the filler grows until the 768-token window starts inside the first user message
+    let chat: ChatMessage[] = [];
+    for (let k = 0; k < 4000; k++) {
+      chat = [
+        { role: "system", content: `Never ${ask} without a review.` },
+        { role: "user", content: ask },
+        { role: "assistant", content: Array.from({ length: k }, (_, i) => `step${i % 97}`).join(" ") },
+        { role: "user", content: "go on" },
+      ];
+      const text = renderChat(template, chat);
+      const head = renderChat(template, chat.slice(0, 1));
+      const at = text.indexOf(ask, head.length);
+      const [from, to] = [tokens(text.slice(0, at)), tokens(text.slice(0, at + ask.length))];
+      const start = tokens(text) - 768;
+      if (start >= to) throw new Error("the window passed the message");
+      if (start > from) break;
+    }
+    const q = await withEnv({ GAVEL_LIVE_LEXICAL: "window" }, () => encodeQueries(parts, chat, true));
+    expect(q.truncation?.keptTokens).toBe(768);
+    expect(q.bm25Query.text).toBe(chat.slice(1).map((m) => m.content).join("\n"));
   });
 
   it("a route's BM25 query follows the setting; a written task and the verdict's text do not", async () => {
