@@ -1,6 +1,6 @@
 // What a live chat's lexical readers read (GAVEL_LIVE_LEXICAL; src/route/context.ts liveDomainText):
 // every message but the system prompt (all), from the latest user message on (latest), or the messages
-// the glance's window reaches (window), the last against a plain reference on fresh random chats
+// the glance's window reaches (window), the last against a plain reference on fresh random chats (seeded: GAVEL_TEST_SEED replays one)
 // rendered with the embedded backbone's template: a message is reached when the tokens of the
 // rendering up to its contents' end pass the window's start (a system prompt that holds a message's
 // words not taken for the message). A route's BM25 query follows the
@@ -13,6 +13,7 @@ import type { EncodedTask } from "../../src/render/encode.js";
 import { repoRoot } from "../helpers/paths.js";
 import { withEnv } from "../helpers/env.js";
 import { suiteRouter } from "../helpers/model-suite.js";
+import { freshSeed, rng } from "../helpers/random.js";
 
 const notTruncated: EncodedTask = { tokens: new Int32Array(4), taskStart: 0, taskEnd: 4, truncated: false, wholeTokens: 4 };
 const noModel = { detokenize: () => { throw new Error("not read"); } };
@@ -25,10 +26,10 @@ const chat: ChatMessage[] = [
   { role: "assistant", content: "Reading the PDF." },
 ];
 
-/** A fresh random word of lower-case letters. */
-function word(): string {
-  const n = 3 + Math.floor(Math.random() * 6);
-  return Array.from({ length: n }, () => String.fromCharCode(97 + Math.floor(Math.random() * 26))).join("");
+/** A random word of lower-case letters from the stream `r`. */
+function word(r: () => number): string {
+  const n = 3 + Math.floor(r() * 6);
+  return Array.from({ length: n }, () => String.fromCharCode(97 + Math.floor(r() * 26))).join("");
 }
 
 describe("what a live chat's lexical readers read", () => {
@@ -48,13 +49,16 @@ describe("what a live chat's lexical readers read", () => {
 
   it("window: the messages whose contents reach into the rendering's last tokens, against a plain token reference on fresh random chats", () => {
     const template = fx.model.info.chatTemplate ?? null;
+    const seed = freshSeed();
+    const r = rng(seed);
+    const words = (n: number) => Array.from({ length: n }, () => word(r)).join(" ");
     let partial = 0;
     for (let round = 0; round < 12; round++) {
       const messages: ChatMessage[] = [{ role: "system", content: "" }];
-      const n = 4 + Math.floor(Math.random() * 12);
-      for (let i = 0; i < n; i++) messages.push({ role: i % 2 ? "assistant" : "user", content: Array.from({ length: 3 + Math.floor(Math.random() * 40) }, word).join(" ") });
+      const n = 4 + Math.floor(r() * 12);
+      for (let i = 0; i < n; i++) messages.push({ role: i % 2 ? "assistant" : "user", content: words(3 + Math.floor(r() * 40)) });
       // the system prompt holds the first message's words too: they are not taken for the message
-      messages[0].content = `${word()} ${messages[1].content} ${word()}`;
+      messages[0].content = `${word(r)} ${messages[1].content} ${word(r)}`;
       const text = renderChat(template, messages);
       const head = renderChat(template, messages.slice(0, 1));
       expect(text.startsWith(head)).toBe(true);
@@ -72,11 +76,11 @@ describe("what a live chat's lexical readers read", () => {
         const start = whole.length - keep;
         const expected = messages.filter((m, i) => m.role !== "system" && ends[i] > start).map((m) => m.content).join("\n");
         const got = liveDomainText(fx.model, messages, text, enc, "window", head.length);
-        expect(got).toBe(expected);
+        expect(got, `seed ${seed}`).toBe(expected);
         if (expected !== "" && expected !== liveDomainText(fx.model, messages, text, enc, "all")) partial++;
       }
     }
-    expect(partial).toBeGreaterThan(10); // the windows cut chats, not only read them whole
+    expect(partial, `seed ${seed}`).toBeGreaterThan(10); // the windows cut chats, not only read them whole
   });
 
   it("window in a route: a message whose words the system prompt also holds is found where it is, not in the prompt", async () => {
